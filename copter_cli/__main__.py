@@ -1,0 +1,3 @@
+from copter_cli.app import main
+
+main()

@@ -1,0 +1,109 @@
+"""Output helpers shared by every command: JSON on stdout, human output on stderr, error mapping.
+
+``--json`` prints exactly one JSON object on stdout as plain text (never through rich, which wraps long
+lines when piped). Human output goes through a rich Console on stderr, without colour when stderr is
+not a TTY.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import traceback
+from collections.abc import Callable
+from contextlib import contextmanager
+
+import numpy as np
+import typer
+from rich.console import Console
+
+from copter_cli import exit_codes
+from solver.errors import CopterError
+
+console = Console(stderr=True, highlight=False, soft_wrap=False)
+
+
+def _default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return _finite(float(o))
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if hasattr(o, "name") and hasattr(o, "value"):  # enums
+        return o.name
+    return str(o)
+
+
+def _finite(v: float):
+    """JSON has no inf/nan: +-inf become the strings "inf"/"-inf", nan becomes null."""
+    if math.isnan(v):
+        return None
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def _clean(o):
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if isinstance(o, float):
+        return _finite(o)
+    return o
+
+
+def dumps(obj) -> str:
+    """Serialize a report to strict JSON (no NaN/Infinity tokens)."""
+    return json.dumps(_clean(obj), default=_default, allow_nan=False)
+
+
+def print_json(obj) -> None:
+    """Print one JSON object on stdout, plain text, newline-terminated."""
+    sys.stdout.write(dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+@contextmanager
+def command_errors(json_out: bool, debug: bool):
+    """Run a command body; map errors to the exit-code table.
+
+    CopterError -> its code with a one-line message naming the culprit (JSON: ``{"error": {...}}``);
+    KeyboardInterrupt -> 130; any other exception -> 1, traceback only with ``--debug``.
+    ``typer.Exit`` passes through untouched.
+    """
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        _fail(exit_codes.INTERRUPTED, "interrupted", "interrupted; the state is unchanged", json_out, {})
+    except CopterError as err:
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        _fail(exit_codes.for_error(err), err.kind, str(err), json_out, err.to_dict())
+    except Exception as err:  # noqa: BLE001 - last-resort mapping to "internal error"
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        msg = f"internal error: {type(err).__name__}: {err}"
+        if not debug:
+            msg += " (run with --debug for a traceback)"
+        _fail(exit_codes.INTERNAL, "internal", msg, json_out, {})
+
+
+def _fail(code: int, kind: str, message: str, json_out: bool, extra: dict) -> None:
+    if json_out:
+        err = {"code": code, "kind": kind, "message": message}
+        err.update({k: v for k, v in extra.items() if k not in ("kind", "message")})
+        print_json({"error": err})
+    console.print(f"[bold red]error[/] ({kind}, exit {code}): {message}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def run(json_out: bool, debug: bool, body: Callable[[], int | None]) -> None:
+    """Run ``body`` under :func:`command_errors` and exit with the code it returns (default 0)."""
+    with command_errors(json_out, debug):
+        code = body()
+    raise typer.Exit(code or 0)

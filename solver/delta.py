@@ -1,0 +1,170 @@
+"""The delta: one long-format table of changes (DESIGN.md section 4), in memory.
+
+A problem file is a delta applied to the empty problem. The table has the columns below; ``None``
+(Arrow null) means "keep the current value" for an existing entity and "default" for a new one.
+
+| column  | Arrow type | meaning                                                          |
+|---------|-----------|------------------------------------------------------------------|
+| kind    | string    | ``var``, ``con``, ``coef``, ``drop_var``, ``drop_con``           |
+| var     | string    | variable name (``var``, ``coef``, ``drop_var``)                  |
+| con     | string    | constraint name (``con``, ``coef``, ``drop_con``)                |
+| value   | float64   | cost for ``var``; coefficient for ``coef`` (0 removes the entry) |
+| lower   | float64   | lower bound for ``var`` / ``con``                                |
+| upper   | float64   | upper bound for ``var`` / ``con``                                |
+| integer | bool      | integrality for ``var``                                          |
+
+This module only builds and holds deltas; validation and application live in
+``solver/differential.py`` and reading/writing Parquet in ``formats/``.
+
+Python API for pipelines (arrays or pandas Series in, one Delta out)::
+
+    d = Delta.concat([
+        Delta.vars(["x1", "x2"], cost=[1.0, 2.0], upper=[10, None]),
+        Delta.cons(["cap"], upper=[5.0]),
+        Delta.coefs(var=["x1", "x2"], con=["cap", "cap"], value=[1.0, 1.0]),
+        Delta.drop_vars(["old"]),
+    ], base_round=3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+KINDS = ("var", "con", "coef", "drop_var", "drop_con")
+SCHEMA = pa.schema([
+    ("kind", pa.string()),
+    ("var", pa.string()),
+    ("con", pa.string()),
+    ("value", pa.float64()),
+    ("lower", pa.float64()),
+    ("upper", pa.float64()),
+    ("integer", pa.bool_()),
+])
+
+
+def _col(values, n: int, typ: pa.DataType) -> pa.Array:
+    """Arrow array of length n from None / scalar / sequence / numpy / pandas (None or pandas NA -> null).
+
+    NaN in a float input is kept as NaN (an error caught by validation), never turned into null:
+    pass None (or a masked/pandas-NA value) to mean "unchanged".
+    """
+    if values is None:
+        return pa.nulls(n, type=typ)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        arr = values
+    elif hasattr(values, "to_numpy") and hasattr(values, "isna"):  # pandas Series
+        mask = np.asarray(values.isna(), dtype=bool)
+        if typ == pa.float64():
+            raw = values.to_numpy(dtype=np.float64, na_value=0.0)
+            # pandas marks NaN as NA too; keep real NaN visible as NaN only if the dtype is not nullable
+            arr = pa.array(raw, type=typ, mask=mask if str(values.dtype) in ("Float64", "object") else None)
+            if str(values.dtype) not in ("Float64", "object"):
+                arr = pa.array(values.to_numpy(dtype=np.float64), type=typ)
+        else:
+            arr = pa.array(values.astype(object).where(~values.isna(), None).tolist(), type=typ)
+    elif np.isscalar(values):
+        arr = pa.array([values] * n, type=typ)
+    else:
+        if isinstance(values, np.ndarray) and values.dtype != object:
+            arr = pa.array(values, type=typ) if typ != pa.string() else pa.array(values.astype(str), type=typ)
+        else:
+            arr = pa.array(list(values), type=typ, from_pandas=False)
+    if arr.type != typ:
+        arr = arr.cast(typ)
+    if len(arr) != n:
+        raise ValueError(f"column has length {len(arr)}, expected {n}")
+    return arr
+
+
+@dataclass(eq=False)
+class Delta:
+    """A set of changes to a problem.
+
+    Attributes:
+        table: pyarrow Table with exactly the columns of :data:`SCHEMA` (nulls allowed), rows in
+            file order.
+        sense: +1/-1 to set the objective sense, None to keep it.
+        offset: new objective constant, None to keep it.
+        base_round: the round this delta applies to (produces base_round + 1), None if unchecked.
+        format: ``"delta"`` or ``"problem"`` (a full problem = delta on the empty problem).
+        meta: any other key-value metadata read from / written to the file.
+    """
+
+    table: pa.Table
+    sense: int | None = None
+    offset: float | None = None
+    base_round: int | None = None
+    format: str = "delta"
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    @classmethod
+    def from_columns(cls, kind, var=None, con=None, value=None, lower=None, upper=None, integer=None,
+                     **meta) -> Delta:
+        """Build a delta from parallel columns (sequences, numpy arrays, pandas Series or scalars).
+
+        Args:
+            kind: (k,) kinds, or one kind string for all rows.
+            var, con: (k,) names or None.
+            value, lower, upper: (k,) float or None (None/null = unchanged or default).
+            integer: (k,) bool or None.
+            **meta: ``sense``, ``offset``, ``base_round``, ``format`` as on the dataclass.
+        Returns:
+            Delta with a table of k rows (not yet validated: see ``solver.differential.validate``).
+        """
+        lens = [len(c) for c in (var, con, value, lower, upper, integer)
+                if c is not None and not np.isscalar(c)]
+        if not isinstance(kind, str):
+            lens.append(len(kind))
+        if not lens:
+            raise ValueError("cannot infer the number of rows: pass at least one sequence")
+        n = lens[0]
+        table = pa.Table.from_arrays(
+            [_col(kind, n, pa.string()), _col(var, n, pa.string()), _col(con, n, pa.string()),
+             _col(value, n, pa.float64()), _col(lower, n, pa.float64()), _col(upper, n, pa.float64()),
+             _col(integer, n, pa.bool_())], schema=SCHEMA)
+        return cls(table=table, **meta)
+
+    @classmethod
+    def empty(cls, **meta) -> Delta:
+        """A delta that changes nothing."""
+        return cls(table=SCHEMA.empty_table(), **meta)
+
+    @classmethod
+    def vars(cls, names: Sequence[str], cost=None, lower=None, upper=None, integer=None) -> Delta:
+        """Upsert variables: (k,) names with optional (k,) cost/lower/upper/integer (None = keep/default)."""
+        return cls.from_columns("var", var=names, value=cost, lower=lower, upper=upper, integer=integer)
+
+    @classmethod
+    def cons(cls, names: Sequence[str], lower=None, upper=None) -> Delta:
+        """Upsert constraints: (k,) names with optional (k,) lower/upper row bounds."""
+        return cls.from_columns("con", con=names, lower=lower, upper=upper)
+
+    @classmethod
+    def coefs(cls, var: Sequence[str], con: Sequence[str], value) -> Delta:
+        """Set coefficients A[con, var] = value for (k,) triples (value 0 removes the entry)."""
+        return cls.from_columns("coef", var=var, con=con, value=value)
+
+    @classmethod
+    def drop_vars(cls, names: Sequence[str]) -> Delta:
+        """Drop variables (and their coefficients) by name."""
+        return cls.from_columns("drop_var", var=names)
+
+    @classmethod
+    def drop_cons(cls, names: Sequence[str]) -> Delta:
+        """Drop constraints (and their coefficients) by name."""
+        return cls.from_columns("drop_con", con=names)
+
+    @classmethod
+    def concat(cls, parts: Sequence[Delta], **meta) -> Delta:
+        """Concatenate deltas row-wise; metadata from ``meta`` (the parts' metadata is ignored)."""
+        tables = [p.table for p in parts if p.table.num_rows] or [SCHEMA.empty_table()]
+        return cls(table=pa.concat_tables(tables), **meta)

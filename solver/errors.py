@@ -1,0 +1,95 @@
+"""One hierarchy of typed errors for the whole library.
+
+The CLI maps each class to an exit code (``copter_cli/exit_codes.py``); the library never exits.
+Every error carries the culprit where known: ``file``, ``line`` (1-based line or Parquet row),
+and ``entity`` (a variable or constraint name).
+"""
+
+from __future__ import annotations
+
+
+class CopterError(Exception):
+    """Base of every error copter raises on purpose.
+
+    Attributes:
+        kind: short machine-readable name (``"validation"``, ``"format"``, ...), printed in ``--json``.
+        file: path of the offending file, or None.
+        line: 1-based line number (MPS) or 0-based row number (Parquet) of the culprit, or None.
+        entity: name of the offending variable/constraint, or None.
+    """
+
+    kind = "error"
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 entity: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.file = None if file is None else str(file)
+        self.line = line
+        self.entity = entity
+
+    def __str__(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(self.file if self.line is None else f"{self.file}:{self.line}")
+        elif self.line is not None:
+            where.append(f"row {self.line}")
+        if self.entity is not None:
+            where.append(repr(self.entity))
+        return (": ".join(where) + ": " if where else "") + self.message
+
+    def to_dict(self) -> dict:
+        d = {"kind": self.kind, "message": str(self)}
+        for k in ("file", "line", "entity"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        return d
+
+
+class InputError(CopterError):
+    """Bad input of any kind (exit code 3): nothing was changed."""
+
+    kind = "input"
+
+
+class FormatError(InputError):
+    """A file that cannot be read as what it claims to be (not Parquet, not MPS, truncated)."""
+
+    kind = "format"
+
+
+class ValidationError(InputError):
+    """A readable file whose content breaks a rule (NaN, unknown name, lower > upper, duplicate key)."""
+
+    kind = "validation"
+
+
+class UnsupportedError(InputError):
+    """A valid model copter does not handle (quadratic, SOS, indicator, semi-continuous sections)."""
+
+    kind = "unsupported"
+
+
+class RoundMismatchError(InputError):
+    """A delta whose ``copter.base_round`` is not the state's current round."""
+
+    kind = "round_mismatch"
+
+
+class StateError(InputError):
+    """A state directory that is missing, not initialised, or unreadable."""
+
+    kind = "state"
+
+
+class StateBusyError(CopterError):
+    """Another writer holds the state directory's lock (exit code 6); retry later."""
+
+    kind = "busy"
+
+
+class UsageError(CopterError):
+    """Options that contradict each other or name something that does not exist (exit code 2)."""
+
+    kind = "usage"

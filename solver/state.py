@@ -1,0 +1,29 @@
+"""What a solve leaves behind for the next round's warm start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(eq=False)
+class SolverState:
+    """Warm-start data carried between rounds, in the problem's original (unscaled) units.
+
+    Attributes:
+        x: (n,) float64 primal iterate (column order of the problem it was computed for).
+        y: (m,) float64 dual iterate (row duals, HiGHS sign convention: reduced cost = c - A'y,
+           y >= 0 at an active row lower bound, for a minimisation).
+        step_size: PDHG step eta of the last solve (scaled space), or nan if unknown.
+        primal_weight: PDHG primal weight w of the last solve, or nan if unknown.
+        iterations: iterations the solve that produced this state took.
+        integer_x: (n,) float64 last integer allocation (MILP) used for tie-breaking, or None.
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    step_size: float = float("nan")
+    primal_weight: float = float("nan")
+    iterations: int = 0
+    integer_x: np.ndarray | None = None
