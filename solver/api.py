@@ -1,0 +1,31 @@
+"""One entry point that solves any copter problem: the LP core for LPs, LP relaxation + integerization
+for MILPs. Used by ``copter solve``, ``copter init/step`` and the benchmarks."""
+
+from __future__ import annotations
+
+from solver.problem import Problem
+from solver.result import SolveResult
+from solver.settings import Settings
+from solver.state import SolverState
+
+
+def solve_problem(problem: Problem, settings: Settings | None = None,
+                  warm_start: SolverState | None = None) -> SolveResult:
+    """Solve ``problem`` (LP or MILP), warm-started from ``warm_start`` when given.
+
+    Args:
+        problem: the model; its integrality decides LP vs MILP.
+        settings: solver settings (defaults when None).
+        warm_start: the previous round's state already mapped onto this problem's index space
+            (``solver.differential.map_state``), or None for a cold start.
+    Returns:
+        SolveResult; for a MILP ``result.mip`` holds the integerization report.
+    """
+    settings = settings or Settings()
+    if problem.is_mip:
+        from solver.integer import solve_milp
+
+        return solve_milp(problem, settings, warm_start)
+    from solver.pdhg import solve
+
+    return solve(problem, settings, warm_start)
