@@ -12,10 +12,40 @@ import numpy as np
 
 from solver.problem import Problem, normalize_infinite
 
+_banner_shown = False
+
+
+def _construct_quietly() -> highspy.Highs:
+    """Construct a Highs instance; the first one in a process is built with file descriptor 1 pointed at
+    /dev/null, because HiGHS prints its banner on C stdout then (before any option can be set), which
+    would corrupt ``--json`` output."""
+    global _banner_shown
+    if _banner_shown:
+        return highspy.Highs()
+    import ctypes
+    import os
+    import sys
+
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        h = highspy.Highs()
+        try:
+            ctypes.CDLL(None).fflush(None)
+        except (OSError, AttributeError):  # no C runtime handle (e.g. Windows): banner may show
+            pass
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+        _banner_shown = True
+    return h
+
 
 def new_highs(threads: int | None = None, time_limit_seconds: float | None = None) -> highspy.Highs:
     """A silent Highs instance (no banner, no log) with optional thread count and time limit."""
-    h = highspy.Highs()
+    h = _construct_quietly()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)
     if threads is not None:

@@ -1,0 +1,10 @@
+"""Baselines copter is measured against: HiGHS cold, HiGHS hot-started, and POP partitioning.
+
+Every baseline returns a :class:`~solver.baselines.result.BaselineResult` whose objective and violations
+are recomputed on the full problem, so the figures of copter and of every baseline are comparable.
+"""
+
+from solver.baselines.highs import SOLVERS, solve_highs
+from solver.baselines.result import BaselineResult, point_quality
+
+__all__ = ["SOLVERS", "BaselineResult", "point_quality", "solve_highs"]

@@ -1,0 +1,185 @@
+"""HiGHS cold: the reference baseline (a fresh ``highspy.Highs`` per solve).
+
+HiGHS facts this module handles (REFERENCES.md section 5, measured on highspy 1.16):
+
+- ``time_limit`` is cumulative per Highs instance, so every solve sets ``getRunTime() + budget``
+  (:func:`run_highs`; a fresh instance per cold solve makes that simply the budget).
+- HiGHS's MIP clock has been seen to restart after a model change, so MIP solves are also bounded by
+  wall time in the caller: a ``cbMipInterrupt`` callback interrupts the solve at the deadline.
+- The thread scheduler is global per process: the first ``run()`` fixes the thread count, and a later
+  ``run()`` asking for a different count fails unless ``Highs.resetGlobalScheduler(True)`` is called
+  first (:func:`configure_threads`).
+- HiGHS's PDLP needs ``kkt_tolerance`` (``pdlp_optimality_tolerance`` alone leaves the feasibility
+  tolerances at 1e-7); it overshoots ``time_limit`` and has no warm start.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import highspy
+import numpy as np
+
+from solver.baselines.result import BaselineResult, make_result
+from solver.errors import UsageError
+from solver.highs_bridge import new_highs, to_highs_lp
+from solver.problem import Problem
+from solver.status import Status
+
+SOLVERS = ("choose", "simplex", "ipm", "pdlp", "mip")
+
+_scheduler_threads: int | None = None  # thread count the global scheduler was last (re)built with
+
+_MS = highspy.HighsModelStatus
+_LIMIT_STATUSES = {_MS.kTimeLimit: Status.TIME_LIMIT, _MS.kInterrupt: Status.TIME_LIMIT,
+                   _MS.kIterationLimit: Status.ITERATION_LIMIT, _MS.kSolutionLimit: Status.ITERATION_LIMIT}
+_MODEL_STATUSES = {_MS.kOptimal: Status.OPTIMAL, _MS.kModelEmpty: Status.OPTIMAL,
+                   _MS.kInfeasible: Status.PRIMAL_INFEASIBLE, _MS.kUnbounded: Status.DUAL_INFEASIBLE,
+                   _MS.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED}
+
+
+def check_solver(solver: str) -> str:
+    """Return ``solver`` if it is one of :data:`SOLVERS`.
+
+    Raises:
+        UsageError: for any other name.
+    """
+    if solver not in SOLVERS:
+        raise UsageError(f"unknown HiGHS solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    return solver
+
+
+def configure_threads(h: highspy.Highs, threads: int | None) -> None:
+    """Set HiGHS's ``threads`` option on ``h``, rebuilding the process-global scheduler when needed.
+
+    Args:
+        h: the instance about to run.
+        threads: thread count, or None to leave HiGHS's default (which reuses the running scheduler).
+    """
+    global _scheduler_threads
+    if threads is None:
+        return
+    threads = int(threads)
+    if threads != _scheduler_threads:
+        highspy.Highs.resetGlobalScheduler(True)
+        _scheduler_threads = threads
+    h.setOptionValue("threads", threads)
+
+
+def apply_solver_options(h: highspy.Highs, solver: str, *, is_mip: bool, kkt_tolerance: float) -> str:
+    """Set the ``solver`` option of ``h``; returns the solver name actually used.
+
+    A problem with integers is always solved by HiGHS's MIP solver (``solver`` then only matters
+    for ``mip``/``choose``, which are the same); ``mip`` on an LP means HiGHS's own choice.
+    ``pdlp`` also sets ``kkt_tolerance`` (relative KKT tolerance, copter's default 1e-4).
+    """
+    check_solver(solver)
+    if is_mip:
+        h.setOptionValue("solver", "choose")
+        return "mip"
+    if solver in ("choose", "mip"):
+        h.setOptionValue("solver", "choose")
+        return "choose"
+    h.setOptionValue("solver", solver)
+    if solver == "pdlp":
+        h.setOptionValue("kkt_tolerance", float(kkt_tolerance))
+    return solver
+
+
+def run_highs(h: highspy.Highs, *, is_mip: bool, time_limit_seconds: float = math.inf) -> tuple[bool, float]:
+    """Run ``h`` under a per-call time budget (seconds); returns (run ok, wall seconds of ``run()``).
+
+    Sets ``time_limit`` to ``getRunTime() + budget`` (HiGHS's limit is cumulative per instance). For a
+    MIP a wall-clock deadline is also enforced through the ``cbMipInterrupt`` callback.
+    """
+    budget = float(time_limit_seconds)
+    if math.isfinite(budget):
+        h.setOptionValue("time_limit", float(h.getRunTime()) + max(budget, 0.0))
+    else:
+        h.setOptionValue("time_limit", math.inf)
+    start = time.perf_counter()
+    deadline = start + budget
+
+    def _interrupt(event) -> None:
+        if time.perf_counter() >= deadline:
+            event.interrupt()
+
+    watch = is_mip and math.isfinite(budget)
+    if watch:
+        h.cbMipInterrupt.subscribe(_interrupt)
+    try:
+        status = h.run()
+    finally:
+        if watch:
+            h.cbMipInterrupt.unsubscribe(_interrupt)
+    return status != highspy.HighsStatus.kError, time.perf_counter() - start
+
+
+def collect(h: highspy.Highs, problem: Problem, name: str, seconds: float, *, ran: bool, is_mip: bool,
+            solver_used: str, extra: dict | None = None) -> BaselineResult:
+    """Turn the state of a Highs instance after ``run()`` into a :class:`BaselineResult` on ``problem``.
+
+    The point is taken when HiGHS says it has one (for a MIP: an incumbent); objective and violations
+    are recomputed on ``problem`` (which must have the instance's column order).
+    """
+    extra = dict(extra or {})
+    extra.setdefault("solver", solver_used)
+    if not ran:
+        return make_result(name, problem, Status.NUMERICAL_ERROR, None, seconds,
+                           message="HiGHS run() returned an error", extra=extra)
+    ms = h.getModelStatus()
+    info = h.getInfo()
+    sol = h.getSolution()
+    has_point = bool(sol.value_valid) and (not is_mip or int(info.primal_solution_status) >= 2)
+    x = np.asarray(sol.col_value, dtype=np.float64).copy() if has_point else None
+    if x is not None and x.shape != (problem.n_cols,):
+        x = None
+    hit_limit = ms in _LIMIT_STATUSES
+    if ms in _MODEL_STATUSES:
+        status = _MODEL_STATUSES[ms]
+    elif hit_limit:
+        status = Status.FEASIBLE if (is_mip and x is not None) else _LIMIT_STATUSES[ms]
+    else:
+        status = Status.NUMERICAL_ERROR
+    extra["highs_status"] = h.modelStatusToString(ms)
+    extra["simplex_iterations"] = int(info.simplex_iteration_count)
+    if is_mip:
+        extra["mip_gap"] = float(info.mip_gap) if x is not None else math.nan
+        extra["mip_dual_bound"] = float(info.mip_dual_bound)
+    message = f"HiGHS {solver_used}: {h.modelStatusToString(ms)}"
+    if hit_limit:
+        message += " (time limit hit)"
+    return make_result(name, problem, status, x, seconds, hit_limit=hit_limit, message=message, extra=extra)
+
+
+def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds: float = math.inf,
+                threads: int | None = None, kkt_tolerance: float = 1e-4, relax: bool = False,
+                name: str = "highs") -> BaselineResult:
+    """Solve ``problem`` cold with HiGHS (fresh instance, no presolve or other options changed).
+
+    Args:
+        problem: LP or MILP (n columns, m rows).
+        solver: ``choose`` | ``simplex`` | ``ipm`` | ``pdlp`` | ``mip`` (a MILP always uses HiGHS MIP).
+        time_limit_seconds: budget in seconds (inf = none); a MILP is also stopped at the wall deadline.
+        threads: HiGHS thread count, or None for HiGHS's default.
+        kkt_tolerance: PDLP's relative KKT tolerance.
+        relax: solve the LP relaxation of a MILP.
+        name: the result's name.
+    Returns:
+        BaselineResult with x of shape (n,) when HiGHS returned a point; ``seconds`` is the wall time of
+        model hand-over plus ``run()``; ``extra`` holds ``run_seconds`` and HiGHS's own status text.
+    Raises:
+        UsageError: for an unknown ``solver``.
+    """
+    check_solver(solver)
+    is_mip = problem.is_mip and not relax
+    start = time.perf_counter()
+    h = new_highs()
+    configure_threads(h, threads)
+    used = apply_solver_options(h, solver, is_mip=is_mip, kkt_tolerance=kkt_tolerance)
+    h.passModel(to_highs_lp(problem, with_names=False, relax=relax))
+    ran, run_seconds = run_highs(h, is_mip=is_mip, time_limit_seconds=time_limit_seconds)
+    seconds = time.perf_counter() - start
+    return collect(h, problem, name, seconds, ran=ran, is_mip=is_mip, solver_used=used,
+                   extra={"run_seconds": run_seconds})
