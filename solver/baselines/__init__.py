@@ -5,6 +5,7 @@ are recomputed on the full problem, so the figures of copter and of every baseli
 """
 
 from solver.baselines.highs import SOLVERS, solve_highs
+from solver.baselines.pop import solve_pop
 from solver.baselines.result import BaselineResult, point_quality
 
-__all__ = ["SOLVERS", "BaselineResult", "point_quality", "solve_highs"]
+__all__ = ["SOLVERS", "BaselineResult", "point_quality", "solve_highs", "solve_pop"]

@@ -1,0 +1,114 @@
+"""Which columns belong to which client, and which rows are shared resources (for POP).
+
+POP (Narayanan et al., SOSP 2021) splits the *clients* of an allocation problem (jobs, commodities,
+shards) into k random groups and gives each group 1/k of every *shared resource* (GPU capacity, link
+capacity, server load and memory). This module finds both from the problem alone:
+
+- **clients** (default): the text of a variable's name before its first ``/``, the naming convention of
+  copter's workload generators (``job17/a100/x4``, ``d3-7/p2``, ``shard12/srv3/r``). With
+  ``client_regex``, the client is the text matched by the regex's named group ``client`` (or by the whole
+  regex if it has no such group; RE2 syntax, search semantics). A variable that yields no client (no
+  ``/``, or no regex match) is a client of its own.
+- **shared rows**: every row whose nonzeros touch more than one client (found from the matrix), plus, with
+  ``shared_rows_regex``, every nonempty row whose name matches that regex (search semantics; anchor with
+  ``^``...``$``). Every other nonempty row belongs to the one client it touches. Rows without nonzeros
+  belong to nobody.
+
+All work is vectorised (pyarrow compute on names, numpy on the nonzeros): O(n + m + nnz).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from solver.errors import UsageError
+from solver.problem import Problem
+
+SHARED = -1  #: ``row_client`` value of a shared row
+EMPTY = -2   #: ``row_client`` value of a row without nonzeros
+
+
+@dataclass(eq=False)
+class ClientGrouping:
+    """Columns grouped by client and rows classified as client-owned or shared.
+
+    Attributes:
+        col_client: (n,) int64 client id of every column, in ``0 .. n_clients-1``.
+        client_names: (n_clients,) object array of client names.
+        row_client: (m,) int64 owning client of every row, :data:`SHARED` or :data:`EMPTY`.
+    """
+
+    col_client: np.ndarray
+    client_names: np.ndarray
+    row_client: np.ndarray
+
+    @property
+    def n_clients(self) -> int:
+        return int(self.client_names.shape[0])
+
+    @property
+    def shared(self) -> np.ndarray:
+        """(m,) bool mask of the shared rows."""
+        return self.row_client == SHARED
+
+
+def _compile_check(pattern: str, what: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        raise UsageError(f"invalid {what} {pattern!r}: {err}") from err
+
+
+def _client_keys(names: pa.Array, client_regex: str | None) -> pa.Array:
+    """(n,) client key per column name (the name itself when no client can be read from it)."""
+    if client_regex is None:
+        return pc.list_element(pc.split_pattern(names, "/", max_splits=1), 0)
+    _compile_check(client_regex, "--pop-client-regex")
+    pattern = client_regex if "(?P<client>" in client_regex else f"(?P<client>{client_regex})"
+    try:
+        found = pc.extract_regex(names, pattern)
+    except pa.ArrowInvalid as err:
+        raise UsageError(f"invalid --pop-client-regex {client_regex!r}: {err}") from err
+    return pc.if_else(found.is_valid(), pc.struct_field(found, "client"), names)
+
+
+def group_clients(problem: Problem, *, client_regex: str | None = None,
+                  shared_rows_regex: str | None = None) -> ClientGrouping:
+    """Group ``problem``'s columns by client and classify its rows (see the module docstring).
+
+    Args:
+        problem: the full problem (n columns, m rows, nnz nonzeros).
+        client_regex: optional regex for the client part of variable names.
+        shared_rows_regex: optional regex naming rows that are shared even if one client uses them.
+    Returns:
+        ClientGrouping.
+    Raises:
+        UsageError: when a regex does not compile.
+    """
+    n, m = problem.n_cols, problem.n_rows
+    names = pa.array(problem.col_names, type=pa.string())
+    enc = _client_keys(names, client_regex).dictionary_encode()
+    col_client = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    client_names = np.asarray(enc.dictionary.to_pylist(), dtype=object)
+
+    nnz_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(problem.a_indptr))
+    nnz_client = col_client[nnz_col]
+    rmin = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
+    rmax = np.full(m, -1, dtype=np.int64)
+    np.minimum.at(rmin, problem.a_indices, nnz_client)
+    np.maximum.at(rmax, problem.a_indices, nnz_client)
+    row_client = np.where(rmax < 0, EMPTY, np.where(rmin == rmax, rmax, SHARED)).astype(np.int64)
+    if shared_rows_regex is not None:
+        _compile_check(shared_rows_regex, "--pop-shared-rows-regex")
+        try:
+            hit = pc.match_substring_regex(pa.array(problem.row_names, type=pa.string()), shared_rows_regex)
+        except pa.ArrowInvalid as err:
+            raise UsageError(f"invalid --pop-shared-rows-regex {shared_rows_regex!r}: {err}") from err
+        hit = hit.to_numpy(zero_copy_only=False).astype(bool)
+        row_client[hit & (row_client != EMPTY)] = SHARED
+    return ClientGrouping(col_client=col_client, client_names=client_names, row_client=row_client)

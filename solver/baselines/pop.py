@@ -1,0 +1,180 @@
+"""POP: partitioned optimization (Narayanan et al., "Solving Large-Scale Granular Resource Allocation
+Problems Efficiently with POP", SOSP 2021).
+
+Clients are split uniformly at random into k groups; group p's sub-problem has the group's columns, the
+rows owned by its clients, and every shared row restricted to its columns with both finite bounds
+scaled by 1/k (so each part gets 1/k of every resource; for a load-balance row ``L - eps <= load <=
+L + eps`` that is 1/k of the mean load and of eps). Parts are solved independently by HiGHS in parallel
+worker processes and their points concatenated into one full-length x, whose objective and violations
+are evaluated on the FULL problem.
+
+Runtime is reported two ways: ``seconds`` is the wall time of the whole call on this machine (with as
+many worker processes as ``workers``), and ``extra["pop_seconds"]`` is POP's own measure, setup (split +
+sub-problem build + combine) plus the maximum over the parts' solve times, i.e. the time with k cores.
+Client grouping: :mod:`solver.baselines.clients`.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import os
+import time
+from collections import Counter
+from concurrent.futures import Executor, ProcessPoolExecutor
+
+import numpy as np
+
+from solver.baselines.clients import ClientGrouping, group_clients
+from solver.baselines.highs import check_solver, solve_highs
+from solver.baselines.result import BaselineResult, make_result, point_quality
+from solver.errors import UsageError
+from solver.problem import Problem
+from solver.status import Status
+
+FEASIBLE_REL_TOL = 1e-6  #: combined point counts as feasible when row/bound violations (rel.) are below this
+
+# worst first: the combined status is the worst part's status
+_SEVERITY = [Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DUAL_INFEASIBLE,
+             Status.NUMERICAL_ERROR, Status.NO_INTEGER_SOLUTION, Status.TIME_LIMIT, Status.ITERATION_LIMIT,
+             Status.FEASIBLE, Status.OPTIMAL]
+
+
+def split_clients(n_clients: int, k: int, seed: int | None) -> np.ndarray:
+    """(n_clients,) part id in ``0..k-1`` of every client: a uniformly random, size-balanced split."""
+    rng = np.random.default_rng(seed)
+    part = np.empty(n_clients, dtype=np.int64)
+    part[rng.permutation(n_clients)] = np.arange(n_clients, dtype=np.int64) % k
+    return part
+
+
+def build_parts(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray,
+                k: int) -> list[tuple[np.ndarray, Problem]]:
+    """The k sub-problems: ``[(cols, sub_problem), ...]`` with ``cols`` the (n_p,) full-problem columns.
+
+    Every nonzero of a part's columns lies in a row owned by one of its clients or in a shared row, so a
+    part's rows are exactly the rows its columns touch; shared rows get finite bounds divided by k.
+    O(nnz + k m) numpy work; sub-problems carry the full problem's names (not re-validated).
+    """
+    indptr, counts = problem.a_indptr, np.diff(problem.a_indptr)
+    shared = grouping.shared
+    parts = []
+    for p in range(k):
+        cols = np.flatnonzero(col_part == p)
+        lens = counts[cols]
+        sub_ptr = np.zeros(cols.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=sub_ptr[1:])
+        pos = np.repeat(indptr[cols] - sub_ptr[:-1], lens) + np.arange(sub_ptr[-1], dtype=np.int64)
+        old_rows = problem.a_indices[pos]
+        rows = np.unique(old_rows)
+        sub_idx = np.searchsorted(rows, old_rows).astype(np.int32)  # monotone remap keeps columns sorted
+        scale = np.where(shared[rows], 1.0 / k, 1.0)
+        sub = Problem(
+            col_names=problem.col_names[cols], row_names=problem.row_names[rows], cost=problem.cost[cols],
+            col_lower=problem.col_lower[cols], col_upper=problem.col_upper[cols],
+            row_lower=problem.row_lower[rows] * scale, row_upper=problem.row_upper[rows] * scale,
+            integrality=problem.integrality[cols], a_indptr=sub_ptr, a_indices=sub_idx,
+            a_data=problem.a_data[pos], sense=problem.sense, offset=0.0, name=f"{problem.name}#pop{p}")
+        parts.append((cols, sub))
+    return parts
+
+
+def _solve_part(sub: Problem, solver: str, time_limit_seconds: float, threads: int | None,
+                kkt_tolerance: float) -> tuple[int, np.ndarray | None, float, bool, str]:
+    """Worker: solve one part with HiGHS; returns (status value, x, seconds, hit_limit, message)."""
+    r = solve_highs(sub, solver=solver, time_limit_seconds=time_limit_seconds, threads=threads,
+                    kkt_tolerance=kkt_tolerance, name=sub.name)
+    return int(r.status), r.x, r.seconds, r.hit_limit, r.message
+
+
+def make_executor(workers: int | None = None) -> ProcessPoolExecutor:
+    """A process pool for POP parts (reuse it across rounds to pay process start-up once).
+
+    Uses the ``forkserver`` start method where available (never plain ``fork``: a forked child would
+    inherit HiGHS's global thread scheduler without its threads), else ``spawn``.
+    """
+    methods = mp.get_all_start_methods()
+    ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx)
+
+
+def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str = "choose",
+              time_limit_seconds: float = math.inf, threads_per_part: int | None = 1,
+              kkt_tolerance: float = 1e-4, client_regex: str | None = None,
+              shared_rows_regex: str | None = None, executor: Executor | None = None,
+              workers: int | None = None, grouping: ClientGrouping | None = None,
+              name: str | None = None) -> BaselineResult:
+    """Solve ``problem`` with POP-k: random client split, 1/k of shared resources, HiGHS per part.
+
+    Args:
+        problem: the full LP/MILP (n columns).
+        k: number of parts (>= 1; more parts than clients leaves some parts empty).
+        seed: seed of the random split (None = fresh randomness).
+        solver, kkt_tolerance: HiGHS solver per part (see :func:`solver.baselines.highs.solve_highs`).
+        time_limit_seconds: time budget of every part, in seconds.
+        threads_per_part: HiGHS threads inside each worker (1: parts run side by side).
+        client_regex, shared_rows_regex: client grouping overrides (:mod:`solver.baselines.clients`).
+        executor: an existing executor to run parts on (e.g. :func:`make_executor`, kept across rounds);
+            None creates a process pool of ``workers`` processes for this call (``workers=0``: solve the
+            parts one after another in this process).
+        grouping: a precomputed grouping (skips name parsing).
+        name: result name (default ``pop-{k}``).
+    Returns:
+        BaselineResult with the concatenated (n,) point; status FEASIBLE when every part was solved and
+        the combined point is feasible on the full problem (it is not the full problem's optimum), else
+        the worst part status. ``extra``: ``pop_seconds``, ``setup_seconds``, ``max_part_seconds``,
+        ``sum_part_seconds``, ``k``, ``seed``, ``n_clients``, ``n_shared_rows``, ``part_statuses``.
+    Raises:
+        UsageError: for k < 1, an unknown solver or an invalid regex.
+    """
+    if k < 1:
+        raise UsageError(f"POP needs k >= 1 parts, got {k}")
+    check_solver(solver)
+    name = name or f"pop-{k}"
+    t0 = time.perf_counter()
+    if grouping is None:
+        grouping = group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex)
+    col_part = split_clients(grouping.n_clients, k, seed)[grouping.col_client]
+    parts = [(cols, sub) for cols, sub in build_parts(problem, grouping, col_part, k) if cols.size]
+    setup = time.perf_counter() - t0
+    args = (solver, time_limit_seconds, threads_per_part, kkt_tolerance)
+    if executor is None and workers == 0:
+        outcomes = [_solve_part(sub, *args) for _, sub in parts]
+    else:
+        own = executor is None
+        pool = make_executor(min(len(parts), workers or os.cpu_count() or 1) or 1) if own else executor
+        try:
+            outcomes = list(pool.map(_solve_part, [sub for _, sub in parts], *([a] * len(parts) for a in args)))
+        finally:
+            if own:
+                pool.shutdown()
+    t1 = time.perf_counter()
+    x = np.zeros(problem.n_cols, dtype=np.float64)
+    statuses, missing = [], 0
+    for (cols, _), (st, xp, _, _, _) in zip(parts, outcomes, strict=True):
+        statuses.append(Status(st))
+        if xp is None:
+            missing += 1
+        else:
+            x[cols] = xp
+    combine = time.perf_counter() - t1
+    part_seconds = [o[2] for o in outcomes] or [0.0]
+    hit_limit = any(o[3] for o in outcomes)
+    worst = min(statuses, key=_SEVERITY.index) if statuses else Status.OPTIMAL
+    point = x if missing == 0 else None
+    q = point_quality(problem, point)
+    if worst in (Status.OPTIMAL, Status.FEASIBLE) and point is not None:
+        feasible = max(q.max_row_violation_rel, q.max_bound_violation) <= FEASIBLE_REL_TOL
+        status = Status.FEASIBLE if feasible else Status.NUMERICAL_ERROR
+        message = (f"POP-{k}: {len(parts)} parts solved, combined point feasible on the full problem"
+                   if feasible else f"POP-{k}: parts solved but the combined point violates the full problem")
+    else:
+        status = worst
+        message = f"POP-{k}: a part ended {worst.name}" + (f"; {missing} part(s) without a point" if missing else "")
+    extra = {"k": k, "seed": seed, "n_clients": grouping.n_clients,
+             "n_shared_rows": int(grouping.shared.sum()), "setup_seconds": setup + combine,
+             "max_part_seconds": max(part_seconds), "sum_part_seconds": float(sum(part_seconds)),
+             "pop_seconds": setup + combine + max(part_seconds),
+             "part_statuses": dict(Counter(s.name for s in statuses))}
+    return make_result(name, problem, status, point, time.perf_counter() - t0, hit_limit=hit_limit,
+                       message=message, extra=extra)

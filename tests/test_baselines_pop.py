@@ -1,0 +1,102 @@
+"""POP baseline: client/shared-row detection and feasibility of the combined point on the full problem."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from solver.baselines import solve_highs
+from solver.baselines.clients import EMPTY, SHARED, group_clients
+from solver.baselines.pop import build_parts, solve_pop, split_clients
+from solver.errors import UsageError
+from solver.problem import Problem
+from solver.status import Status
+
+
+def _allocation(n_clients: int = 8, seed: int = 1) -> Problem:
+    """Clients c{i} with variables c{i}/a, c{i}/b; per-client demand rows; shared capacities capA, capB
+    (capA also has a lower bound, like a load-balance row); an empty row 'unused'. Maximise weighted use."""
+    rng = np.random.default_rng(seed)
+    cols = [f"c{i}/{r}" for i in range(n_clients) for r in ("a", "b")]
+    rows = [f"c{i}/demand" for i in range(n_clients)] + ["capA", "capB", "unused"]
+    trip_r, trip_c, trip_v = [], [], []
+    for i in range(n_clients):
+        for j, r in ((2 * i, 0), (2 * i + 1, 1)):
+            trip_r += [i, n_clients + r]
+            trip_c += [j, j]
+            trip_v += [1.0, 1.0 + r]
+    A = sp.csc_array((trip_v, (trip_r, trip_c)), shape=(len(rows), len(cols)))
+    demand = rng.uniform(1.0, 3.0, n_clients)
+    return Problem.from_arrays(
+        cost=rng.uniform(1.0, 2.0, len(cols)), col_lower=np.zeros(len(cols)), col_upper=np.full(len(cols), 5.0),
+        row_lower=np.r_[np.full(n_clients, -np.inf), 0.1 * n_clients, -np.inf, -np.inf],
+        row_upper=np.r_[demand, 0.4 * n_clients, 0.3 * n_clients, 1.0], matrix=A, col_names=cols,
+        row_names=rows, sense=-1)
+
+
+def test_default_grouping_reads_clients_from_names_and_shared_rows_from_the_matrix():
+    p = _allocation(4)
+    g = group_clients(p)
+    assert g.n_clients == 4
+    assert list(g.client_names[g.col_client]) == ["c0", "c0", "c1", "c1", "c2", "c2", "c3", "c3"]
+    assert g.row_client[:4].tolist() == [0, 1, 2, 3]  # demand rows belong to their client
+    assert g.row_client[4:].tolist() == [SHARED, SHARED, EMPTY]
+
+
+def test_regex_overrides_group_clients_and_force_shared_rows():
+    A = sp.csc_array(np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0], [1.0, 0.0, 1.0, 0.0],
+                               [1.0, 1.0, 0.0, 0.0]]))
+    p = Problem.from_arrays(cost=np.ones(4), col_lower=np.zeros(4), col_upper=np.ones(4),
+                            row_lower=np.full(4, -np.inf), row_upper=np.ones(4), matrix=A,
+                            col_names=["x_job1_gpu", "y_job1_cpu", "x_job2_gpu", "free_var"],
+                            row_names=["own1", "mixed", "cap_gpu", "pool_cap"])
+    g = group_clients(p, client_regex=r"job(?P<client>\d+)", shared_rows_regex=r"^pool_")
+    assert list(g.client_names[g.col_client]) == ["1", "1", "2", "free_var"]  # no match: own client
+    assert g.row_client.tolist() == [0, SHARED, SHARED, SHARED]  # pool_cap forced shared by name
+
+
+def test_invalid_regex_is_a_usage_error():
+    with pytest.raises(UsageError, match="pop-client-regex"):
+        group_clients(_allocation(2), client_regex="job(")
+
+
+def test_parts_get_one_kth_of_every_shared_bound_and_cover_every_column_once():
+    p = _allocation(8)
+    g = group_clients(p)
+    col_part = split_clients(g.n_clients, 4, seed=3)[g.col_client]
+    parts = build_parts(p, g, col_part, 4)
+    covered = np.sort(np.concatenate([cols for cols, _ in parts]))
+    assert np.array_equal(covered, np.arange(p.n_cols))
+    for _, sub in parts:
+        sub.check()
+        cap = np.flatnonzero(sub.row_names == "capA")[0]
+        assert sub.row_lower[cap] == pytest.approx(0.1 * 8 / 4) and sub.row_upper[cap] == pytest.approx(0.4 * 8 / 4)
+        assert "unused" not in set(sub.row_names)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_pop_point_is_feasible_on_the_full_problem_and_no_better_than_the_optimum(k):
+    p = _allocation(8)
+    best = solve_highs(p)
+    r = solve_pop(p, k=k, seed=7, workers=0)
+    assert r.status == Status.FEASIBLE, r.message
+    assert r.x.shape == (p.n_cols,)
+    assert r.max_row_violation_rel <= 1e-6 and r.max_bound_violation <= 1e-9
+    assert r.objective <= best.objective + 1e-7  # maximisation
+    if k == 1:
+        assert r.objective == pytest.approx(best.objective, rel=1e-9)
+
+
+def test_pop_in_worker_processes_matches_in_process_run():
+    p = _allocation(8)
+    seq = solve_pop(p, k=2, seed=5, workers=0)
+    par = solve_pop(p, k=2, seed=5, workers=2)
+    assert par.status == Status.FEASIBLE
+    assert par.objective == pytest.approx(seq.objective, rel=1e-9)
+    assert par.extra["pop_seconds"] <= par.seconds + 1e-9
+
+
+def test_more_parts_than_clients_leaves_empty_parts_out():
+    r = solve_pop(_allocation(2), k=4, seed=0, workers=0)
+    assert r.status == Status.FEASIBLE and sum(r.extra["part_statuses"].values()) == 2
