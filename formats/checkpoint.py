@@ -1,0 +1,493 @@
+"""The checkpoint store: a state directory of round generations (DESIGN.md section 5).
+
+Layout::
+
+    STATE/
+      CURRENT               the current round number ("3\\n"), replaced atomically
+      .lock                 filelock lock, held for the whole of init/step/rollback
+      config.json           state-wide settings (keep, solver settings), written at init
+      gen-000003/
+        generation.json     manifest, written last: round, delta_sha256, status, every file with its size
+        problem/meta.json   sense, offset, name, round, sizes, and how each array is stored
+        problem/*.arrow     Arrow IPC arrays (see formats/checkpoint_arrays.py: base + optional patch)
+        state.arrow         solver state: x, y, step_size, primal_weight, iterations, integer_x
+        report.json, solution.parquet, duals.parquet, changes.parquet
+      failed/round-000004-<utc>/report.json   rounds that failed and were not accepted (CURRENT unchanged)
+
+Atomic protocol: a generation is written completely in ``.tmp-gen-*`` (every file fsynced, then the
+folder), renamed to ``gen-NNNNNN``, the state folder fsynced; only then is ``CURRENT`` replaced (temp file,
+fsync, ``os.replace``, fsync of the folder). A crash at any point leaves the previous round current. On
+load ``CURRENT`` is validated; when it is unreadable or names a generation whose manifest is missing or
+whose files do not match it, the newest complete generation is used and :attr:`Generation.warning` says so.
+
+Sharing: unchanged arrays are hard links to the previous generation's files (``os.link``), changed ones a
+small patch against their base while the cumulative change stays under 1/8 of the array; a generation is
+therefore self-contained (deleting any other one never breaks it) and a round's save cost grows with the
+change, not with the problem size.
+
+Locking: one ``filelock.FileLock`` object per state directory per process (a module registry), acquired
+with timeout 0: a second writer raises :class:`~solver.errors.StateBusyError` at once (exit code 6).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+from filelock import FileLock, Timeout
+
+from formats.checkpoint_arrays import (
+    StoredArray,
+    fsync_path,
+    load_array,
+    read_columns,
+    save_array,
+    to_numpy,
+)
+from formats.reports import dumps
+from solver.errors import StateBusyError, StateError
+from solver.problem import Problem
+from solver.state import SolverState
+
+PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
+                  "integrality", "a_indptr", "a_indices", "a_data")
+FORMAT_VERSION = 1
+DEFAULT_KEEP = 5
+_GEN_RE = re.compile(r"^gen-(\d{6,})$")
+
+_LOCKS: dict[str, FileLock] = {}
+
+
+def gen_name(round_: int) -> str:
+    """Folder name of a round's generation, e.g. ``gen-000003``."""
+    return f"gen-{round_:06d}"
+
+
+def fault_point(name: str) -> None:
+    """Fault injection for the crash-safety tests: SIGKILL this process when ``$COPTER_FAULT_INJECT`` is ``name``."""
+    if os.environ.get("COPTER_FAULT_INJECT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_path(path.parent, directory=True)
+
+
+def write_json(path: Path, obj: dict) -> int:
+    """Write ``obj`` as JSON to ``path`` and fsync; return the size in bytes."""
+    with open(path, "w") as f:
+        f.write(dumps(obj) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return os.path.getsize(path)
+
+
+@dataclass
+class Generation:
+    """One loaded generation.
+
+    Attributes:
+        round: its round number.
+        path: its folder.
+        problem: the round's problem (numeric arrays may be read-only memory maps).
+        state: solver state saved with it, or None.
+        report: its report.json content.
+        manifest: its generation.json content.
+        stored: field -> StoredArray (how each problem array is stored).
+        bases: field -> memory-mapped base array (for the next save's patch).
+        warning: set when CURRENT was unusable and this generation was chosen instead.
+    """
+
+    round: int
+    path: Path
+    problem: Problem
+    state: SolverState | None
+    report: dict
+    manifest: dict
+    stored: dict = field(default_factory=dict)
+    bases: dict = field(default_factory=dict)
+    warning: str | None = None
+
+    @property
+    def delta_sha256(self) -> str | None:
+        return self.manifest.get("delta_sha256")
+
+
+def save_state_arrays(path: Path, state: SolverState) -> int:
+    """Write a SolverState as a one-row Arrow IPC file with list columns; fsync; return its size."""
+    ix = state.integer_x
+    table = pa.table({
+        "x": pa.array([np.asarray(state.x, dtype=np.float64)], type=pa.list_(pa.float64())),
+        "y": pa.array([np.asarray(state.y, dtype=np.float64)], type=pa.list_(pa.float64())),
+        "integer_x": pa.array([None if ix is None else np.asarray(ix, dtype=np.float64)],
+                              type=pa.list_(pa.float64())),
+        "step_size": pa.array([float(state.step_size)], type=pa.float64()),
+        "primal_weight": pa.array([float(state.primal_weight)], type=pa.float64()),
+        "iterations": pa.array([int(state.iterations)], type=pa.int64()),
+    })
+    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    fsync_path(path)
+    return os.path.getsize(path)
+
+
+def load_state_arrays(path: Path) -> SolverState:
+    """Read a state.arrow written by :func:`save_state_arrays` (x, y memory-mapped, read-only)."""
+    cols = read_columns(path)
+
+    def vec(name):
+        col = cols[name]
+        if col.is_null()[0].as_py():
+            return None
+        return col.values.to_numpy(zero_copy_only=True)
+
+    return SolverState(x=vec("x"), y=vec("y"), integer_x=vec("integer_x"),
+                       step_size=cols["step_size"][0].as_py(), primal_weight=cols["primal_weight"][0].as_py(),
+                       iterations=int(cols["iterations"][0].as_py()))
+
+
+class GenerationWriter:
+    """Writes one generation in a temporary folder; :meth:`commit` renames it into place.
+
+    Usage: ``w = store.begin(round)``, then :meth:`save_problem`, :meth:`save_state`, write any other
+    files at :meth:`path` (fsync them, e.g. with ``formats.reports``), then :meth:`commit`. Call
+    :meth:`abort` on failure (removes the temporary folder).
+    """
+
+    def __init__(self, store: StateStore, round_: int):
+        self.store = store
+        self.round = round_
+        self.tmp = store.root / f".tmp-{gen_name(round_)}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        (self.tmp / "problem").mkdir(parents=True)
+        self.written_bytes = 0
+        self.stored: dict[str, StoredArray] = {}
+
+    @property
+    def final(self) -> Path:
+        return self.store.root / gen_name(self.round)
+
+    def path(self, name: str) -> Path:
+        """Path of file ``name`` inside the temporary generation folder."""
+        return self.tmp / name
+
+    def rel(self, name: str) -> str:
+        """Path of ``name`` as reports state it: relative to the state directory, in the final folder."""
+        return f"{gen_name(self.round)}/{name}"
+
+    def save_problem(self, problem: Problem, prev: Generation | None = None,
+                     changed: set[str] | None = None) -> dict[str, StoredArray]:
+        """Store the problem's arrays, sharing unchanged ones with ``prev``.
+
+        Args:
+            problem: the round's problem.
+            prev: the generation this round was derived from (None: write everything in full).
+            changed: names of the Problem array fields that may differ from ``prev`` (from
+                ``solver.differential.ApplyInfo``); None = unknown (every field is compared to its base).
+        Returns:
+            field -> StoredArray (also written to problem/meta.json).
+        """
+        folder = str(self.tmp / "problem")
+        prev_folder = str(prev.path / "problem") if prev is not None else None
+        for f in PROBLEM_FIELDS:
+            values = getattr(problem, f)
+            self.stored[f] = save_array(
+                folder, f, values, prev_folder,
+                prev.stored.get(f) if prev is not None else None,
+                prev.bases.get(f) if prev is not None else None,
+                changed=True if changed is None or prev is None else (f in changed))
+            self.written_bytes += self.stored[f].written_bytes
+        meta = {"format": "copter-problem", "version": FORMAT_VERSION, "round": self.round,
+                "name": problem.name, "sense": int(problem.sense), "offset": float(problem.offset),
+                "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
+                "arrays": {f: s.to_json() for f, s in self.stored.items()}}
+        self.written_bytes += write_json(self.tmp / "problem" / "meta.json", meta)
+        return self.stored
+
+    def save_state(self, state: SolverState | None) -> None:
+        """Store the warm-start state (skipped when None or when its vectors are not finite)."""
+        if state is None:
+            return
+        if not (np.isfinite(state.x).all() and np.isfinite(state.y).all()):
+            return
+        self.written_bytes += save_state_arrays(self.tmp / "state.arrow", state)
+
+    def commit(self, report: dict, manifest_extra: dict | None = None) -> Path:
+        """Write report.json and generation.json, fsync, rename into place; return the final folder.
+
+        A generation folder of the same round left over from before a rollback is replaced (it is not
+        current, so nothing refers to it). ``CURRENT`` is *not* changed: call
+        :meth:`StateStore.set_current`.
+        """
+        write_json(self.tmp / "report.json", report)
+        files = {}
+        for p in sorted(self.tmp.rglob("*")):
+            if p.is_file():
+                files[str(p.relative_to(self.tmp))] = p.stat().st_size
+        manifest = {"format": "copter-generation", "version": FORMAT_VERSION, "round": self.round,
+                    "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files}
+        manifest.update(manifest_extra or {})
+        fault_point("before_manifest")
+        write_json(self.tmp / "generation.json", manifest)
+        fsync_path(self.tmp / "problem", directory=True)
+        fsync_path(self.tmp, directory=True)
+        fault_point("before_rename")
+        final = self.final
+        if final.exists():
+            trash = self.store.root / f".trash-{final.name}-{uuid.uuid4().hex[:8]}"
+            os.rename(final, trash)
+            os.rename(self.tmp, final)
+            fsync_path(self.store.root, directory=True)
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            os.rename(self.tmp, final)
+            fsync_path(self.store.root, directory=True)
+        fault_point("after_rename")
+        return final
+
+    def abort(self) -> None:
+        """Remove the temporary folder (nothing else was touched)."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class StateStore:
+    """A state directory (see module docstring). Cheap to construct; touches nothing until used.
+
+    Args:
+        root: the state directory path.
+    """
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    # ------------------------------------------------------------------ locking
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the state's writer lock; raise StateBusyError at once when another writer holds it.
+
+        Creates the state folder if needed. One FileLock object per directory per process.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        key = os.path.realpath(self.root)
+        lk = _LOCKS.get(key)
+        if lk is None:
+            lk = _LOCKS[key] = FileLock(os.path.join(key, ".lock"), timeout=0)
+        try:
+            lk.acquire(timeout=0)
+        except Timeout:
+            raise StateBusyError(f"state directory {self.root} is busy: another copter writer holds "
+                                 f"{self.root / '.lock'}; retry later") from None
+        try:
+            yield
+        finally:
+            lk.release()
+
+    # ------------------------------------------------------------------ config
+    @property
+    def initialised(self) -> bool:
+        """True when the folder holds a CURRENT file or at least one generation."""
+        return (self.root / "CURRENT").exists() or bool(self.generations())
+
+    def write_config(self, config: dict) -> None:
+        """Replace config.json atomically."""
+        _write_text_atomic(self.root / "config.json", dumps(config) + "\n")
+
+    def config(self) -> dict:
+        """config.json content ({} when absent or unreadable)."""
+        try:
+            return json.loads((self.root / "config.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    # ------------------------------------------------------------------ generations
+    def generations(self) -> list[int]:
+        """Round numbers of every *complete* generation, ascending."""
+        if not self.root.is_dir():
+            return []
+        rounds = []
+        for p in self.root.iterdir():
+            m = _GEN_RE.match(p.name)
+            if m and self.is_complete(int(m.group(1))):
+                rounds.append(int(m.group(1)))
+        return sorted(rounds)
+
+    def manifest(self, round_: int) -> dict | None:
+        """generation.json of a round, or None when missing/unreadable."""
+        try:
+            return json.loads((self.root / gen_name(round_) / "generation.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def is_complete(self, round_: int) -> bool:
+        """True when the generation's manifest is readable and every file it lists exists with its size."""
+        man = self.manifest(round_)
+        if not man or man.get("round") != round_ or not isinstance(man.get("files"), dict):
+            return False
+        folder = self.root / gen_name(round_)
+        try:
+            return all((folder / rel).stat().st_size == size for rel, size in man["files"].items())
+        except OSError:
+            return False
+
+    def current(self) -> tuple[int, str | None]:
+        """The round to load and a warning when CURRENT was not usable.
+
+        Raises:
+            StateError: no complete generation at all (not initialised).
+        """
+        text = None
+        try:
+            text = (self.root / "CURRENT").read_text().strip()
+            r = int(text)
+            if self.is_complete(r):
+                return r, None
+            why = f"CURRENT names round {r}, whose generation is incomplete or missing"
+        except FileNotFoundError:
+            why = "CURRENT is missing"
+        except (OSError, ValueError):
+            why = f"CURRENT is unreadable ({text!r})"
+        gens = self.generations()
+        if not gens:
+            raise StateError(f"{self.root} is not an initialised copter state directory "
+                             f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
+        return gens[-1], f"{why}; using the newest complete generation, round {gens[-1]}"
+
+    def load(self, round_: int | None = None, with_state: bool = True) -> Generation:
+        """Load a generation (default: the current one).
+
+        Raises:
+            StateError: not initialised, or the requested generation is incomplete/damaged.
+        """
+        warning = None
+        if round_ is None:
+            round_, warning = self.current()
+        elif not self.is_complete(round_):
+            raise StateError(f"round {round_} is not a complete generation in {self.root} "
+                             f"(kept: {self.generations()})", file=str(self.root))
+        folder = self.root / gen_name(round_)
+        try:
+            meta = json.loads((folder / "problem" / "meta.json").read_text())
+            stored = {f: StoredArray.from_json(meta["arrays"][f]) for f in PROBLEM_FIELDS}
+            values, bases = {}, {}
+            for f in PROBLEM_FIELDS:
+                values[f], bases[f] = load_array(str(folder / "problem"), f, stored[f])
+            problem = Problem(**values, sense=int(meta["sense"]), offset=float(meta["offset"]),
+                              name=str(meta.get("name", "")))
+            state = None
+            if with_state and (folder / "state.arrow").exists():
+                state = load_state_arrays(folder / "state.arrow")
+                if state.x.shape[0] != problem.n_cols or state.y.shape[0] != problem.n_rows:
+                    state = None
+            report = json.loads((folder / "report.json").read_text())
+        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as err:
+            raise StateError(f"generation {folder.name} is damaged: {err}", file=str(folder)) from err
+        return Generation(round=round_, path=folder, problem=problem, state=state, report=report,
+                          manifest=self.manifest(round_) or {}, stored=stored, bases=bases, warning=warning)
+
+    def begin(self, round_: int) -> GenerationWriter:
+        """Start writing generation ``round_`` in a temporary folder."""
+        return GenerationWriter(self, round_)
+
+    def set_current(self, round_: int) -> None:
+        """Atomically make ``round_`` current (temp file + fsync + os.replace + fsync of the folder)."""
+        fault_point("before_current")
+        _write_text_atomic(self.root / "CURRENT", f"{round_}\n")
+        fault_point("after_current")
+
+    def applied_in(self, sha256: str, up_to: int) -> int | None:
+        """Round (<= ``up_to``) of a kept generation produced by the delta with this SHA-256, or None."""
+        for r in reversed(self.generations()):
+            if r <= up_to and (self.manifest(r) or {}).get("delta_sha256") == sha256:
+                return r
+        return None
+
+    def prune(self, keep: int, current: int) -> list[int]:
+        """Delete generations beyond the newest ``keep`` (never the current one) and stale temp folders.
+
+        Returns:
+            The rounds removed.
+        """
+        gens = self.generations()
+        keep_set = set(gens[-max(1, keep):]) | {current}
+        removed = []
+        for r in gens:
+            if r not in keep_set:
+                trash = self.root / f".trash-{gen_name(r)}-{uuid.uuid4().hex[:8]}"
+                os.rename(self.root / gen_name(r), trash)
+                removed.append(r)
+        self.cleanup()
+        return removed
+
+    def cleanup(self) -> None:
+        """Remove temporary and trash folders left by interrupted writers (call under the lock)."""
+        if not self.root.is_dir():
+            return
+        for p in self.root.iterdir():
+            if p.name.startswith((".tmp-", ".trash-")) and p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            elif p.name.startswith(".CURRENT.") and p.name.endswith(".tmp"):
+                p.unlink(missing_ok=True)
+            elif _GEN_RE.match(p.name) and p.is_dir() and not self.is_complete(int(_GEN_RE.match(p.name).group(1))):
+                shutil.rmtree(p, ignore_errors=True)
+        failed = self.root / "failed"
+        if failed.is_dir():
+            for p in failed.iterdir():
+                if p.name.startswith(".tmp-"):
+                    shutil.rmtree(p, ignore_errors=True)
+
+    # ------------------------------------------------------------------ failed rounds
+    def record_failure(self, round_: int, report: dict, keep: int = DEFAULT_KEEP) -> Path:
+        """Store the report of a round that failed and was not accepted, as ``failed/round-N-<utc>/``.
+
+        Returns:
+            The record's folder. Only the newest ``keep`` records are kept.
+        """
+        base = self.root / "failed"
+        base.mkdir(exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        name = f"round-{round_:06d}-{stamp}-{uuid.uuid4().hex[:6]}"
+        tmp = base / f".tmp-{name}"
+        tmp.mkdir()
+        write_json(tmp / "report.json", report)
+        fsync_path(tmp, directory=True)
+        os.rename(tmp, base / name)
+        fsync_path(base, directory=True)
+        for old in self.failures()[:-max(1, keep)]:
+            shutil.rmtree(old, ignore_errors=True)
+        return base / name
+
+    def failures(self) -> list[Path]:
+        """Failed-round record folders, oldest first."""
+        base = self.root / "failed"
+        if not base.is_dir():
+            return []
+        return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
+
+
+def load_failure(path: Path) -> dict:
+    """The report of a failed-round record ({} when unreadable)."""
+    try:
+        return json.loads((path / "report.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+__all__ = ["DEFAULT_KEEP", "Generation", "GenerationWriter", "PROBLEM_FIELDS", "StateStore", "fault_point",
+           "gen_name", "load_failure", "to_numpy", "write_json"]

@@ -1,0 +1,205 @@
+"""One-dimensional arrays stored as Arrow IPC files, shared between checkpoint generations.
+
+Each array field of a generation is stored as
+
+* ``<field>.arrow``: a *base* file holding the full array of some generation (single column ``v``), and
+* optionally ``<field>.patch.arrow``: the cumulative change against that base (columns ``idx`` int64 and
+  ``v``), plus the array's current length, kept in the generation's ``problem/meta.json``.
+
+Files are never modified after they are written: a generation that keeps an array (or its base) hard-links
+the earlier generation's file (``os.link``; a copy where the filesystem refuses links). Deleting an old
+generation then only drops directory entries. Saving a changed field compares it against its base once
+(a memory-bandwidth pass, no hashing) and writes only the differing positions while they stay below
+:data:`PATCH_MAX_FRACTION` of the array; beyond that a new full base is written. The save cost therefore
+grows with the cumulative change since the last full write, not with the array size.
+
+Loading memory-maps the base (``pyarrow.memory_map`` + ``pyarrow.ipc``): numeric arrays without a patch
+are zero-copy, read-only numpy views of the file; a patched array costs one copy plus the patch.
+Strings are stored as ``large_string`` and load as numpy object arrays; booleans as ``uint8``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+PATCH_MAX_FRACTION = 0.125   #: write a patch while it holds at most this fraction of the array's entries
+PATCH_MIN_LENGTH = 1024      #: arrays shorter than this are always written in full
+
+
+def fsync_path(path: str | os.PathLike, directory: bool = False) -> None:
+    """fsync a file (or a directory, to make renames/links inside it durable)."""
+    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def link_or_copy(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+    """Hard-link ``src`` to ``dst``; copy (and fsync) where the filesystem does not support links."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+        fsync_path(dst)
+
+
+def _to_arrow(values: np.ndarray) -> pa.Array:
+    if values.dtype == object or values.dtype.kind == "U":
+        return pa.array(values, type=pa.large_string())
+    if values.dtype == np.bool_:
+        return pa.array(values.view(np.uint8))
+    return pa.array(np.ascontiguousarray(values))
+
+
+def write_columns(path: str | os.PathLike, columns: dict[str, np.ndarray | pa.Array]) -> int:
+    """Write equal-length columns as one Arrow IPC file (one record batch), fsync it; return its size in bytes."""
+    arrays = [c if isinstance(c, pa.Array) else _to_arrow(c) for c in columns.values()]
+    batch = pa.RecordBatch.from_arrays(arrays, names=list(columns))
+    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    fsync_path(path)
+    return os.path.getsize(path)
+
+
+def read_columns(path: str | os.PathLike) -> dict[str, pa.Array]:
+    """Memory-map an Arrow IPC file written by :func:`write_columns`; return its columns (zero-copy)."""
+    with pa.memory_map(str(path), "r") as source:
+        table = ipc.open_file(source).read_all()
+    return {name: (col.chunk(0) if col.num_chunks == 1 else col.combine_chunks())
+            for name, col in zip(table.column_names, table.columns, strict=True)}
+
+
+def to_numpy(arr: pa.Array, dtype: str) -> np.ndarray:
+    """Arrow column -> numpy array of ``dtype`` ('object' for names, 'bool' stored as uint8).
+
+    Numeric columns without nulls are zero-copy (read-only when memory-mapped)."""
+    if dtype == "object":
+        return arr.to_numpy(zero_copy_only=False).astype(object, copy=False)
+    out = arr.to_numpy(zero_copy_only=True)
+    if dtype == "bool":
+        return out.view(np.bool_)
+    return out
+
+
+def _differs(new: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Positions where two equal-length arrays differ bitwise (floats compared as integers: NaN, -0.0 safe)."""
+    if new.dtype.kind == "f":
+        width = {8: np.int64, 4: np.int32}[new.dtype.itemsize]
+        return np.flatnonzero(new.view(width) != base.view(width))
+    if new.dtype == np.bool_:
+        return np.flatnonzero(new.view(np.uint8) != base.view(np.uint8))
+    return np.flatnonzero(new != base)
+
+
+@dataclass
+class StoredArray:
+    """Where one array field of a generation lives (kept in ``problem/meta.json``).
+
+    Attributes:
+        length: number of entries of the array.
+        dtype: 'float64', 'int64', 'int32', 'bool' or 'object' (strings).
+        patch: True when ``<field>.patch.arrow`` exists.
+        patch_entries: number of positions in the patch.
+        written_bytes: bytes this generation wrote for the field (0 when everything was linked).
+    """
+
+    length: int
+    dtype: str
+    patch: bool = False
+    patch_entries: int = 0
+    written_bytes: int = 0
+
+    def to_json(self) -> dict:
+        return {"length": self.length, "dtype": self.dtype, "patch": self.patch,
+                "patch_entries": self.patch_entries}
+
+    @classmethod
+    def from_json(cls, d: dict) -> StoredArray:
+        return cls(length=int(d["length"]), dtype=str(d["dtype"]), patch=bool(d["patch"]),
+                   patch_entries=int(d.get("patch_entries", 0)))
+
+
+def _dtype_name(values: np.ndarray) -> str:
+    if values.dtype == object or values.dtype.kind == "U":
+        return "object"
+    return str(values.dtype)
+
+
+def save_array(folder: str, field: str, values: np.ndarray, prev_folder: str | None,
+               prev: StoredArray | None, prev_base: np.ndarray | None, changed: bool) -> StoredArray:
+    """Store ``values`` as field ``field`` in ``folder``, sharing files with the previous generation.
+
+    Args:
+        folder: the new generation's ``problem/`` folder (being written).
+        field: array name (file stem).
+        values: (k,) the array's current content.
+        prev_folder: the previous generation's ``problem/`` folder, or None (write in full).
+        prev: how the previous generation stored this field, or None.
+        prev_base: (k0,) the previous generation's *base* array (memory-mapped), or None.
+        changed: False when the caller knows the array is identical to the previous generation's
+            (from ``solver.differential.ApplyInfo``): both files are hard-linked, nothing is compared.
+    Returns:
+        The StoredArray entry for ``meta.json``.
+    """
+    dtype = _dtype_name(values)
+    n = int(values.shape[0])
+    base_path = os.path.join(folder, f"{field}.arrow")
+    patch_path = os.path.join(folder, f"{field}.patch.arrow")
+    usable = prev is not None and prev_folder is not None and prev.dtype == dtype
+    if usable and not changed and prev.length == n:
+        link_or_copy(os.path.join(prev_folder, f"{field}.arrow"), base_path)
+        if prev.patch:
+            link_or_copy(os.path.join(prev_folder, f"{field}.patch.arrow"), patch_path)
+        return StoredArray(length=n, dtype=dtype, patch=prev.patch, patch_entries=prev.patch_entries)
+    if usable and prev_base is not None and n >= PATCH_MIN_LENGTH:
+        k = min(n, int(prev_base.shape[0]))
+        budget = int(PATCH_MAX_FRACTION * n)
+        if n - k <= budget:
+            vals = values if dtype != "object" else np.asarray(values, dtype=object)
+            idx = _differs(vals[:k], prev_base[:k])
+            if idx.size + (n - k) <= budget:
+                if n > k:
+                    idx = np.concatenate([idx, np.arange(k, n, dtype=np.int64)])
+                link_or_copy(os.path.join(prev_folder, f"{field}.arrow"), base_path)
+                size = 0
+                if idx.size:
+                    size = write_columns(patch_path, {"idx": idx.astype(np.int64), "v": vals[idx]})
+                return StoredArray(length=n, dtype=dtype, patch=bool(idx.size), patch_entries=int(idx.size),
+                                   written_bytes=size)
+    size = write_columns(base_path, {"v": values})
+    return StoredArray(length=n, dtype=dtype, written_bytes=size)
+
+
+def load_array(folder: str, field: str, stored: StoredArray) -> tuple[np.ndarray, np.ndarray]:
+    """Load field ``field`` of a generation.
+
+    Returns:
+        (values, base): values (length ``stored.length``) and the memory-mapped base array (used by
+        the next save to compute its patch). Without a patch, numeric ``values`` is the read-only
+        memory-mapped base itself.
+    Raises:
+        OSError / pyarrow.ArrowInvalid: a missing or damaged file (the caller turns it into StateError).
+    """
+    base = to_numpy(read_columns(os.path.join(folder, f"{field}.arrow"))["v"], stored.dtype)
+    if not stored.patch:
+        if base.shape[0] != stored.length:
+            raise ValueError(f"{field}: stored array has {base.shape[0]} entries, expected {stored.length}")
+        return base, base
+    cols = read_columns(os.path.join(folder, f"{field}.patch.arrow"))
+    idx = to_numpy(cols["idx"], "int64")
+    vals = to_numpy(cols["v"], stored.dtype)
+    if idx.shape[0] != stored.patch_entries:
+        raise ValueError(f"{field}: patch has {idx.shape[0]} entries, expected {stored.patch_entries}")
+    n = stored.length
+    out = np.empty(n, dtype=object if stored.dtype == "object" else base.dtype)
+    k = min(n, base.shape[0])
+    out[:k] = base[:k]
+    out[idx] = vals
+    return out, base

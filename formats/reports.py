@@ -1,0 +1,207 @@
+"""Writers for a round's outputs: solution.parquet, duals.parquet, changes.parquet and report.json.
+
+* ``solution.parquet``: one row per variable: ``name`` (string), ``value``, ``reduced_cost`` (float64).
+* ``duals.parquet``: one row per constraint: ``name``, ``activity`` (row activity A x), ``dual``
+  (HiGHS sign convention).
+* ``changes.parquet``: what changed against the previous round: ``kind`` (``var_added``,
+  ``var_removed``, ``con_added``, ``con_removed``, ``value_changed``), ``name``, ``old_value``,
+  ``new_value`` (float64, null where not applicable; for constraints both are null). A variable is
+  ``value_changed`` when it exists in both rounds and ``|new - old| > 1e-6`` (absolute).
+  Names are matched with a hash join (``pyarrow.compute.index_in``), no Python loop over names.
+* ``report.json``: the round report of DESIGN.md section 7 (:func:`round_report`), strict JSON
+  (``inf`` -> ``"inf"``, ``nan`` -> null).
+
+Every writer fsyncs the file it writes (the checkpoint's atomic protocol relies on it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+MOVE_TOL = 1e-6  #: a variable whose value moved by more than this (absolute) is listed in changes.parquet
+
+CHANGES_SCHEMA = pa.schema([("kind", pa.string()), ("name", pa.string()),
+                            ("old_value", pa.float64()), ("new_value", pa.float64())])
+
+
+def _clean(o):
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (float, np.floating)):
+        v = float(o)
+        if math.isnan(v):
+            return None
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if hasattr(o, "name") and hasattr(o, "value") and not isinstance(o, (str, int)):  # enums
+        return o.name
+    return o
+
+
+def dumps(obj) -> str:
+    """Strict JSON for reports (no NaN/Infinity tokens: inf -> "inf", nan -> null; enums by name)."""
+    return json.dumps(_clean(obj), allow_nan=False, default=str)
+
+
+def write_parquet(path: str | os.PathLike, table: pa.Table) -> int:
+    """Write ``table`` to ``path`` as Parquet and fsync it; return the size in bytes."""
+    pq.write_table(table, str(path))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return os.path.getsize(path)
+
+
+def _names(names: np.ndarray) -> pa.Array:
+    return pa.array(names, type=pa.string())
+
+
+def solution_table(col_names: np.ndarray, x: np.ndarray, reduced_cost: np.ndarray) -> pa.Table:
+    """Variables table: (n,) names, (n,) values, (n,) reduced costs -> columns name, value, reduced_cost."""
+    return pa.table({"name": _names(col_names), "value": pa.array(np.asarray(x, dtype=np.float64)),
+                     "reduced_cost": pa.array(np.asarray(reduced_cost, dtype=np.float64))})
+
+
+def duals_table(row_names: np.ndarray, activity: np.ndarray, dual: np.ndarray) -> pa.Table:
+    """Constraints table: (m,) names, (m,) row activities A x, (m,) duals -> columns name, activity, dual."""
+    return pa.table({"name": _names(row_names), "activity": pa.array(np.asarray(activity, dtype=np.float64)),
+                     "dual": pa.array(np.asarray(dual, dtype=np.float64))})
+
+
+def _match(new_names: pa.Array, old_names: pa.Array) -> np.ndarray:
+    """(len(new),) int64 position of each new name among the old names, -1 where absent."""
+    idx = pc.index_in(new_names, value_set=old_names)
+    return idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def changes_table(old_col_names: np.ndarray | None, old_x: np.ndarray | None, new_col_names: np.ndarray,
+                  new_x: np.ndarray | None, old_row_names: np.ndarray | None, new_row_names: np.ndarray,
+                  tol: float = MOVE_TOL, col_map: np.ndarray | None = None,
+                  row_map: np.ndarray | None = None) -> pa.Table:
+    """What changed between two rounds, matched by name (vectorized).
+
+    Args:
+        old_col_names, old_x: (n0,) previous round's variable names and values (None: no previous
+            round, every entity counts as added; old_x None: only additions/removals are listed).
+        new_col_names, new_x: (n1,) this round's names and values (new_x None: no usable point).
+        old_row_names, new_row_names: (m0,), (m1,) constraint names.
+        tol: absolute threshold for ``value_changed``.
+        col_map, row_map: optional (n1,), (m1,) int64 old position of each new variable/constraint (-1 for
+            an added one), e.g. ``solver.differential.ApplyInfo.col_map``; when given, names are not matched.
+    Returns:
+        A table with :data:`CHANGES_SCHEMA`: added variables, removed variables, moved variables,
+        added constraints, removed constraints (in that order, each in position order).
+    """
+    parts = []
+    new_c = _names(new_col_names)
+    new_r = _names(new_row_names)
+    old_c = _names(old_col_names if old_col_names is not None else np.zeros(0, dtype=object))
+    old_r = _names(old_row_names if old_row_names is not None else np.zeros(0, dtype=object))
+    nx = None if new_x is None else np.asarray(new_x, dtype=np.float64)
+    ox = None if old_x is None else np.asarray(old_x, dtype=np.float64)
+
+    def part(kind, names, old_v, new_v):
+        k = len(names)
+        parts.append(pa.table({
+            "kind": pa.array(np.full(k, kind, dtype=object), type=pa.string()), "name": names,
+            "old_value": pa.array(old_v, type=pa.float64()) if old_v is not None else pa.nulls(k, pa.float64()),
+            "new_value": pa.array(new_v, type=pa.float64()) if new_v is not None else pa.nulls(k, pa.float64()),
+        }, schema=CHANGES_SCHEMA))
+
+    pos_in_old = _match(new_c, old_c) if col_map is None else np.asarray(col_map, dtype=np.int64)
+    added = np.flatnonzero(pos_in_old < 0)
+    part("var_added", new_c.take(added), None, None if nx is None else nx[added])
+    kept_old = np.zeros(len(old_c), dtype=bool)
+    kept_old[pos_in_old[pos_in_old >= 0]] = True
+    removed = np.flatnonzero(~kept_old)
+    part("var_removed", old_c.take(removed), None if ox is None else ox[removed], None)
+    if nx is not None and ox is not None:
+        surv = np.flatnonzero(pos_in_old >= 0)
+        a, b = ox[pos_in_old[surv]], nx[surv]
+        moved = surv[~(np.abs(b - a) <= tol)]
+        part("value_changed", new_c.take(moved), ox[pos_in_old[moved]], nx[moved])
+    rpos = _match(new_r, old_r) if row_map is None else np.asarray(row_map, dtype=np.int64)
+    part("con_added", new_r.take(np.flatnonzero(rpos < 0)), None, None)
+    kept_r = np.zeros(len(old_r), dtype=bool)
+    kept_r[rpos[rpos >= 0]] = True
+    part("con_removed", old_r.take(np.flatnonzero(~kept_r)), None, None)
+    return pa.concat_tables(parts)
+
+
+def changed_variable_count(changes: pa.Table) -> int:
+    """Variables added, removed or moved (rows of ``changes`` whose kind is about variables)."""
+    kinds = changes.column("kind")
+    return int(pc.sum(pc.is_in(kinds, value_set=pa.array(["var_added", "var_removed", "value_changed"])))
+               .as_py() or 0)
+
+
+def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str | None = None,
+                 changed_variables: int | None = None, paths: dict | None = None,
+                 problem=None, message: str = "", extra: dict | None = None) -> dict:
+    """The round report (DESIGN.md section 7) as a dict, ready for :func:`dumps`.
+
+    Args:
+        round_: the round number (None for a one-shot solve).
+        result: the ``solver.result.SolveResult`` of the round, or None (the round did not solve).
+        seconds: wall seconds per phase: load, apply, solve, integerize, save, total.
+        delta_sha256: SHA-256 (hex) of the delta file applied, None for init.
+        changed_variables: rows of changes.parquet about variables (added, removed, moved).
+        paths: {"solution_path", "duals_path", "changes_path"} relative to the state directory.
+        problem: the solved Problem (for its size), or None.
+        message: why the round ended as it did (always set for failures).
+        extra: further keys (e.g. ``accepted``, ``current``, ``warnings``).
+    Returns:
+        dict with keys round, status, objective, (lp_bound, gap_rel for a MILP), iterations,
+        warm_started, primal_residual_rel, dual_residual_rel, dual_objective, point_feasible,
+        max_row_violation, seconds, changed_variables, delta_sha256, the three paths, n_cols, n_rows,
+        nnz, message (and ``extra``).
+    """
+    rep: dict = {}
+    if round_ is not None:
+        rep["round"] = int(round_)
+    if result is not None:
+        rep["status"] = result.status.name
+        rep["objective"] = float(result.objective)
+        if result.mip is not None:
+            mip = result.mip
+            rep["lp_bound"] = float(mip.get("lp_bound", result.dual_objective))
+            rep["gap_rel"] = float(mip.get("gap_rel", result.gap_rel))
+        rep["iterations"] = int(result.iterations)
+        rep["warm_started"] = bool(result.warm_started)
+        rep["primal_residual_rel"] = float(result.primal_residual_rel)
+        rep["dual_residual_rel"] = float(result.dual_residual_rel)
+        rep["dual_objective"] = float(result.dual_objective)
+        rep["point_feasible"] = bool(result.point_feasible)
+        rep["max_row_violation"] = float(result.max_row_violation)
+        message = message or result.message
+    else:
+        rep["status"] = None
+    full = {k: 0.0 for k in ("load", "apply", "solve", "integerize", "save", "total")}
+    full.update({k: round(float(v), 6) for k, v in seconds.items()})
+    rep["seconds"] = full
+    rep["changed_variables"] = changed_variables
+    rep["delta_sha256"] = delta_sha256
+    p = paths or {}
+    for k in ("solution_path", "duals_path", "changes_path"):
+        rep[k] = p.get(k)
+    if problem is not None:
+        rep.update(n_cols=problem.n_cols, n_rows=problem.n_rows, nnz=problem.nnz)
+    rep["message"] = message
+    rep.update(extra or {})
+    return rep

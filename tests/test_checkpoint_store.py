@@ -1,0 +1,240 @@
+"""The checkpoint store (formats/checkpoint.py): round trip, sharing, atomic CURRENT, incomplete
+generations, locking and pruning. Hand-built problems; no solver involved."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from formats import checkpoint_arrays as ca
+from formats.checkpoint import StateStore, gen_name
+from solver.errors import StateBusyError, StateError
+from solver.problem import Problem
+from solver.state import SolverState
+
+
+def make_problem(n=3000, m=200, seed=0, density=0.01) -> Problem:
+    rng = np.random.default_rng(seed)
+    A = sp.random(m, n, density=density, random_state=seed, format="csc")
+    return Problem.from_arrays(cost=rng.normal(size=n), col_lower=np.zeros(n),
+                               col_upper=np.where(rng.random(n) < 0.5, np.inf, 10.0),
+                               row_lower=np.full(m, -np.inf), row_upper=rng.random(m) + 1, matrix=A,
+                               integrality=rng.random(n) < 0.2, sense=-1, offset=3.5, name="hand")
+
+
+def save(store: StateStore, r: int, p: Problem, prev=None, changed=None, state=None):
+    w = store.begin(r)
+    w.save_problem(p, prev, changed)
+    w.save_state(state)
+    w.commit({"round": r})
+    store.set_current(r)
+    return w
+
+
+def test_problem_and_state_round_trip_bit_identical(tmp_path):
+    p = make_problem()
+    rng = np.random.default_rng(1)
+    s = SolverState(x=rng.random(p.n_cols), y=rng.normal(size=p.n_rows), step_size=0.25, primal_weight=3.0,
+                    iterations=77, integer_x=np.round(rng.random(p.n_cols)))
+    store = StateStore(tmp_path / "st")
+    with store.lock():
+        save(store, 0, p, state=s)
+    g = store.load()
+    assert g.round == 0 and g.warning is None
+    assert g.problem.equals(p) and g.problem.name == "hand" and g.problem.sense == -1
+    for k in ("x", "y", "integer_x"):
+        assert np.array_equal(getattr(g.state, k), getattr(s, k))
+    assert (g.state.step_size, g.state.primal_weight, g.state.iterations) == (0.25, 3.0, 77)
+
+
+def test_numeric_arrays_load_as_read_only_memory_maps(tmp_path):
+    store = StateStore(tmp_path / "st")
+    with store.lock():
+        save(store, 0, make_problem())
+    g = store.load()
+    assert not g.problem.a_data.flags.writeable  # zero-copy view of the mapped file
+
+
+def test_unchanged_arrays_are_hard_links_and_small_change_is_a_patch(tmp_path):
+    p = make_problem()
+    store = StateStore(tmp_path / "st")
+    with store.lock():
+        save(store, 0, p)
+        g0 = store.load()
+        cost = p.cost.copy()
+        cost[[5, 17, 2000]] += 1.0
+        p1 = p.replace(cost=cost)
+        w = save(store, 1, p1, g0, {"cost"})
+    d0, d1 = tmp_path / "st" / "gen-000000" / "problem", tmp_path / "st" / "gen-000001" / "problem"
+    for f in ("a_data", "a_indices", "col_names", "cost"):  # cost's base is shared too
+        assert os.stat(d0 / f"{f}.arrow").st_ino == os.stat(d1 / f"{f}.arrow").st_ino
+    assert w.stored["cost"].patch and w.stored["cost"].patch_entries == 3
+    assert store.load().problem.equals(p1)
+
+
+def test_large_change_rewrites_the_array_in_full(tmp_path):
+    p = make_problem()
+    store = StateStore(tmp_path / "st")
+    with store.lock():
+        save(store, 0, p)
+        p1 = p.replace(cost=p.cost + 1.0)
+        w = save(store, 1, p1, store.load(), {"cost"})
+    assert not w.stored["cost"].patch
+    assert store.load().problem.equals(p1)
+
+
+def test_patches_are_cumulative_against_the_base_and_survive_pruning(tmp_path):
+    p = make_problem()
+    store = StateStore(tmp_path / "st")
+    with store.lock():
+        save(store, 0, p)
+        cur = p
+        for r in range(1, 5):
+            cost = cur.cost.copy()
+            cost[r * 10] = -r
+            cur = cur.replace(cost=cost)
+            save(store, r, cur, store.load(), {"cost"})
+            store.prune(2, r)
+    assert store.generations() == [3, 4]
+    g = store.load()
+    assert g.problem.equals(cur) and g.stored["cost"].patch_entries == 4
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(0, 3000), n2=st.integers(0, 3000), k=st.integers(0, 400), seed=st.integers(0, 10**6))
+def test_save_array_load_array_returns_the_saved_array(tmp_path_factory, n, n2, k, seed):
+    """Any mix of changed entries, growth and shrinkage: what is loaded is what was saved."""
+    rng = np.random.default_rng(seed)
+    d = tmp_path_factory.mktemp("arr")
+    a0, a1 = d / "g0", d / "g1"
+    a0.mkdir()
+    a1.mkdir()
+    base = rng.normal(size=n)
+    s0 = ca.save_array(str(a0), "v", base, None, None, None, True)
+    loaded0, b0 = ca.load_array(str(a0), "v", s0)
+    new = np.resize(base, n2) if n else rng.normal(size=n2)
+    if n2:
+        new[rng.integers(0, n2, size=k)] = rng.normal(size=k)
+    s1 = ca.save_array(str(a1), "v", new, str(a0), s0, b0, True)
+    loaded1, _ = ca.load_array(str(a1), "v", s1)
+    assert np.array_equal(loaded0, base) and np.array_equal(loaded1, new)
+
+
+def test_name_arrays_patch_and_grow(tmp_path):
+    names = np.array([f"x{i}" for i in range(5000)], dtype=object)
+    g0, g1 = tmp_path / "a", tmp_path / "b"
+    g0.mkdir()
+    g1.mkdir()
+    s0 = ca.save_array(str(g0), "n", names, None, None, None, True)
+    _, b0 = ca.load_array(str(g0), "n", s0)
+    new = np.concatenate([names, np.array(["new1", "new2"], dtype=object)])
+    new[7] = "renamed"
+    s1 = ca.save_array(str(g1), "n", new, str(g0), s0, b0, True)
+    out, _ = ca.load_array(str(g1), "n", s1)
+    assert s1.patch and s1.patch_entries == 3 and out.tolist() == new.tolist()
+
+
+def test_current_is_replaced_atomically_without_leftovers(tmp_path):
+    store = StateStore(tmp_path / "st")
+    with store.lock():
+        save(store, 0, make_problem(n=50, m=5))
+        save(store, 1, make_problem(n=50, m=5, seed=1), store.load())
+    assert (tmp_path / "st" / "CURRENT").read_text() == "1\n"
+    assert not [p for p in os.listdir(tmp_path / "st") if p.startswith(".") and p != ".lock"]
+
+
+def test_incomplete_generation_named_by_current_falls_back_to_newest_complete(tmp_path):
+    store = StateStore(tmp_path / "st")
+    p = make_problem(n=50, m=5)
+    with store.lock():
+        save(store, 0, p)
+        save(store, 1, p, store.load())
+    # damage round 1: a file shorter than its manifest says (a torn write)
+    f = tmp_path / "st" / "gen-000001" / "problem" / "cost.arrow"
+    os.unlink(f)
+    f.write_bytes(b"ARROW1")
+    g = store.load()
+    assert g.round == 0 and "incomplete" in g.warning and "round 0" in g.warning
+    assert store.generations() == [0]
+
+
+def test_generation_without_manifest_is_ignored(tmp_path):
+    store = StateStore(tmp_path / "st")
+    with store.lock():
+        save(store, 0, make_problem(n=50, m=5))
+    (tmp_path / "st" / gen_name(7) / "problem").mkdir(parents=True)
+    (tmp_path / "st" / "CURRENT").write_text("7\n")
+    g = store.load()
+    assert g.round == 0 and "round 7" in g.warning
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage\n", b"\xff\xfe"])
+def test_unreadable_current_uses_newest_complete_generation(tmp_path, content):
+    store = StateStore(tmp_path / "st")
+    p = make_problem(n=50, m=5)
+    with store.lock():
+        save(store, 0, p)
+        save(store, 1, p, store.load())
+    (tmp_path / "st" / "CURRENT").write_bytes(content)
+    g = store.load()
+    assert g.round == 1 and "CURRENT" in g.warning
+
+
+def test_uninitialised_directory_is_a_state_error(tmp_path):
+    with pytest.raises(StateError, match="not an initialised"):
+        StateStore(tmp_path / "nothing").load()
+
+
+def test_second_writer_gets_busy_at_once(tmp_path):
+    store = StateStore(tmp_path / "st")
+    with store.lock():
+        pass
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time, filelock; l = filelock.FileLock(sys.argv[1]); l.acquire(); "
+         "print('held', flush=True); time.sleep(30)", str(tmp_path / "st" / ".lock")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        t = time.perf_counter()
+        with pytest.raises(StateBusyError, match="busy"):
+            with store.lock():
+                pass
+        assert time.perf_counter() - t < 5.0
+    finally:
+        holder.kill()
+        holder.wait()
+    with store.lock():  # released by the OS when the holder died
+        pass
+
+
+def test_lock_is_reentrant_within_one_process(tmp_path):
+    store, again = StateStore(tmp_path / "st"), StateStore(tmp_path / "st")
+    with store.lock(), again.lock():
+        pass
+
+
+def test_prune_keeps_the_newest_k_and_the_current_one(tmp_path):
+    store = StateStore(tmp_path / "st")
+    p = make_problem(n=50, m=5)
+    with store.lock():
+        for r in range(6):
+            save(store, r, p, store.load() if r else None)
+        store.set_current(1)
+        removed = store.prune(3, 1)
+    assert store.generations() == [1, 3, 4, 5] and removed == [0, 2]
+
+
+def test_failed_round_records_are_kept_and_bounded(tmp_path):
+    store = StateStore(tmp_path / "st")
+    with store.lock():
+        for r in range(4):
+            store.record_failure(r, {"round": r, "status": "PRIMAL_INFEASIBLE"}, keep=2)
+    assert len(store.failures()) == 2
