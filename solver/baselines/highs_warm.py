@@ -1,0 +1,351 @@
+"""HiGHS hot-started from the previous round: the strongest classical baseline for continual LPs.
+
+Two ways, both keyed by entity NAMES (positions may move between rounds):
+
+- :class:`WarmHighs` keeps one Highs instance alive across rounds (a long-running bench). Each round
+  the new problem is compared with the instance's model by name and only the differences are applied
+  through highspy edits (``deleteCols/deleteRows``, ``changeColsCost``, ``changeColsBounds``,
+  ``changeRowsBounds``, ``changeColsIntegrality``, ``changeCoeff``, ``addRows``, ``addCols``); HiGHS
+  keeps its basis and factorization through these edits, so the next ``run()`` is a hot start.
+- :class:`StoredBasis` + :func:`solve_from_basis` serve ``copter compare``, where every round is a new
+  process: the simplex basis (``getBasis`` column/row statuses) is kept by name as an Arrow table, mapped
+  onto the next round's problem (new columns nonbasic at a finite bound, new rows basic slack) and
+  passed to a fresh instance with ``setBasis`` as an *alien* basis, which HiGHS repairs if the number of
+  basic variables no longer matches the number of rows.
+
+For a MILP a basis is of little use; the previous round's integer point is handed to HiGHS instead
+(``setSolution``, by name), as an incumbent to start the branch-and-bound from.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from solver.baselines.highs import apply_solver_options, check_solver, collect, configure_threads, run_highs
+from solver.baselines.result import BaselineResult
+from solver.highs_bridge import new_highs, to_highs_lp
+from solver.problem import Problem
+
+_BS = highspy.HighsBasisStatus
+LOWER, BASIC, UPPER, ZERO = int(_BS.kLower), int(_BS.kBasic), int(_BS.kUpper), int(_BS.kZero)
+_ENUM = np.empty(5, dtype=object)
+for _s in (_BS.kLower, _BS.kBasic, _BS.kUpper, _BS.kZero, _BS.kNonbasic):
+    _ENUM[int(_s)] = _s
+
+
+# ----------------------------------------------------------------------------- problem reordering
+def permute(problem: Problem, col_order: np.ndarray, row_order: np.ndarray) -> Problem:
+    """``problem`` with columns in ``col_order`` and rows in ``row_order`` (index arrays). O(nnz)."""
+    A = problem.matrix()[:, col_order][row_order, :].tocsc()
+    A.sort_indices()
+    return Problem(col_names=problem.col_names[col_order], row_names=problem.row_names[row_order],
+                   cost=problem.cost[col_order], col_lower=problem.col_lower[col_order],
+                   col_upper=problem.col_upper[col_order], row_lower=problem.row_lower[row_order],
+                   row_upper=problem.row_upper[row_order], integrality=problem.integrality[col_order],
+                   a_indptr=A.indptr.astype(np.int64), a_indices=A.indices.astype(np.int32),
+                   a_data=A.data.astype(np.float64), sense=problem.sense, offset=problem.offset,
+                   name=problem.name)
+
+
+def _i32(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int32)
+
+
+def _f64(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _changed_coefficients(A0, A1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, cols, new values) of every entry where CSC matrices A0 and A1 (same shape) differ."""
+    D = (A1 - A0).tocoo()
+    nz = D.data != 0
+    r, c = D.row[nz].astype(np.int64), D.col[nz].astype(np.int64)
+    A1 = A1.tocsc()
+    A1.sort_indices()
+    m = A1.shape[0]
+    keys = np.repeat(np.arange(A1.shape[1], dtype=np.int64), np.diff(A1.indptr)) * m + A1.indices
+    want = c * m + r
+    if keys.size == 0:
+        return r, c, np.zeros(want.size)
+    pos = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+    vals = np.where(keys[pos] == want, A1.data[pos], 0.0)  # absent in A1: the entry was removed
+    return r, c, vals
+
+
+# ----------------------------------------------------------------------------- (a) long-running instance
+class WarmHighs:
+    """A Highs instance kept across rounds; each round's problem is applied as edits (hot start).
+
+    Usage::
+
+        w = WarmHighs(solver="simplex", threads=1)
+        r0 = w.solve(problem_round0)            # cold
+        r1 = w.solve(problem_round1)            # edits by name + hot-started run
+    """
+
+    def __init__(self, *, solver: str = "simplex", threads: int | None = None, kkt_tolerance: float = 1e-4,
+                 name: str = "highs-warm"):
+        self.solver = check_solver(solver)
+        self.threads = threads
+        self.kkt_tolerance = kkt_tolerance
+        self.name = name
+        self.h: highspy.Highs | None = None
+        self.model: Problem | None = None  # the instance's model, in the instance's column/row order
+        self.edits: dict = {}
+
+    def solve(self, problem: Problem, *, time_limit_seconds: float = math.inf) -> BaselineResult:
+        """Solve ``problem`` (n columns, m rows), hot-started from the previous call's instance.
+
+        Returns a BaselineResult whose x is in ``problem``'s own column order. ``seconds`` is the wall time
+        of the edits (finding the differences by name and applying them) plus ``run()``; ``extra`` has
+        ``edit_seconds``, ``run_seconds`` and the edit counts. The first call is a cold solve.
+        """
+        start = time.perf_counter()
+        if self.h is None:
+            self.h = new_highs()
+            configure_threads(self.h, self.threads)
+            self.h.passModel(to_highs_lp(problem, with_names=False))
+            self.model = problem
+            order = np.arange(problem.n_cols)
+            self.edits = {"cold": True}
+        else:
+            configure_threads(self.h, self.threads)
+            order = self._apply(problem)
+        is_mip = problem.is_mip
+        used = apply_solver_options(self.h, self.solver, is_mip=is_mip, kkt_tolerance=self.kkt_tolerance)
+        edit_seconds = time.perf_counter() - start
+        ran, run_seconds = run_highs(self.h, is_mip=is_mip, time_limit_seconds=time_limit_seconds)
+        seconds = time.perf_counter() - start
+        inst = collect(self.h, self.model, self.name, seconds, ran=ran, is_mip=is_mip, solver_used=used,
+                       extra={"edit_seconds": edit_seconds, "run_seconds": run_seconds, **self.edits})
+        if inst.x is not None:  # back to the caller's column order (violations are order-independent)
+            x = np.empty(problem.n_cols, dtype=np.float64)
+            x[order] = inst.x
+            inst.x = x
+        return inst
+
+    def _apply(self, new: Problem) -> np.ndarray:
+        """Edit the instance from ``self.model`` to ``new``; returns ``new``'s column index per instance column."""
+        h, old = self.h, self.model
+        ci = pd.Index(old.col_names).get_indexer(new.col_names)  # (n1,) old position or -1
+        ri = pd.Index(old.row_names).get_indexer(new.row_names)
+        keep_c = np.zeros(old.n_cols, dtype=bool)
+        keep_c[ci[ci >= 0]] = True
+        keep_r = np.zeros(old.n_rows, dtype=bool)
+        keep_r[ri[ri >= 0]] = True
+        drop_c, drop_r = np.flatnonzero(~keep_c), np.flatnonzero(~keep_r)
+        if drop_r.size:
+            h.deleteRows(int(drop_r.size), _i32(drop_r))
+        if drop_c.size:
+            h.deleteCols(int(drop_c.size), _i32(drop_c))
+        pos_c = np.cumsum(keep_c) - 1  # instance position after deletion, for kept old columns
+        pos_r = np.cumsum(keep_r) - 1
+        old_c, old_r = np.flatnonzero(keep_c), np.flatnonzero(keep_r)
+        n_k, m_k = old_c.size, old_r.size
+        new_of_c = np.empty(n_k, dtype=np.int64)  # new index of each kept instance column
+        sel = np.flatnonzero(ci >= 0)
+        new_of_c[pos_c[ci[sel]]] = sel
+        new_of_r = np.empty(m_k, dtype=np.int64)
+        sel = np.flatnonzero(ri >= 0)
+        new_of_r[pos_r[ri[sel]]] = sel
+
+        idx = np.arange(n_k)
+        ch = np.flatnonzero(old.cost[old_c] != new.cost[new_of_c])
+        if ch.size:
+            h.changeColsCost(int(ch.size), _i32(idx[ch]), _f64(new.cost[new_of_c[ch]]))
+        cb = np.flatnonzero((old.col_lower[old_c] != new.col_lower[new_of_c])
+                            | (old.col_upper[old_c] != new.col_upper[new_of_c]))
+        if cb.size:
+            h.changeColsBounds(int(cb.size), _i32(cb), _f64(new.col_lower[new_of_c[cb]]),
+                               _f64(new.col_upper[new_of_c[cb]]))
+        ci_ch = np.flatnonzero(old.integrality[old_c] != new.integrality[new_of_c])
+        if ci_ch.size:
+            h.changeColsIntegrality(int(ci_ch.size), _i32(ci_ch),
+                                    np.ascontiguousarray(new.integrality[new_of_c[ci_ch]], dtype=np.uint8))
+        rb = np.flatnonzero((old.row_lower[old_r] != new.row_lower[new_of_r])
+                            | (old.row_upper[old_r] != new.row_upper[new_of_r]))
+        if rb.size:
+            h.changeRowsBounds(int(rb.size), _i32(rb), _f64(new.row_lower[new_of_r[rb]]),
+                               _f64(new.row_upper[new_of_r[rb]]))
+        A_new = new.matrix()
+        r, c, v = _changed_coefficients(old.matrix()[:, old_c][old_r, :], A_new[:, new_of_c][new_of_r, :])
+        for rr, cc, vv in zip(r.tolist(), c.tolist(), v.tolist(), strict=True):  # one call per changed entry
+            h.changeCoeff(rr, cc, vv)
+
+        add_r, add_c = np.flatnonzero(ri < 0), np.flatnonzero(ci < 0)
+        inst_of_new_c = np.full(new.n_cols, -1, dtype=np.int64)
+        inst_of_new_c[new_of_c] = np.arange(n_k)
+        inst_of_new_r = np.full(new.n_rows, -1, dtype=np.int64)
+        inst_of_new_r[new_of_r] = np.arange(m_k)
+        inst_of_new_r[add_r] = m_k + np.arange(add_r.size)
+        if add_r.size:  # new rows with their coefficients on kept columns
+            R = A_new[add_r, :][:, new_of_c].tocsr()
+            h.addRows(int(add_r.size), _f64(new.row_lower[add_r]), _f64(new.row_upper[add_r]), int(R.nnz),
+                      _i32(R.indptr[:-1]), _i32(R.indices), _f64(R.data))
+        if add_c.size:  # new columns with their coefficients on every row (instance positions)
+            C = A_new[:, add_c].tocsc()
+            h.addCols(int(add_c.size), _f64(new.cost[add_c]), _f64(new.col_lower[add_c]),
+                      _f64(new.col_upper[add_c]), int(C.nnz), _i32(C.indptr[:-1]),
+                      _i32(inst_of_new_r[C.indices]), _f64(C.data))
+            integ = np.flatnonzero(new.integrality[add_c])
+            if integ.size:
+                h.changeColsIntegrality(int(integ.size), _i32(n_k + integ), np.ones(integ.size, dtype=np.uint8))
+        if new.sense != old.sense:
+            h.changeObjectiveSense(highspy.ObjSense.kMaximize if new.sense == -1 else highspy.ObjSense.kMinimize)
+        if new.offset != old.offset:
+            h.changeObjectiveOffset(float(new.offset))
+        col_order = np.concatenate([new_of_c, add_c])
+        self.model = permute(new, col_order, np.concatenate([new_of_r, add_r]))
+        self.edits = {"cold": False, "dropped_cols": int(drop_c.size), "dropped_rows": int(drop_r.size),
+                      "added_cols": int(add_c.size), "added_rows": int(add_r.size),
+                      "changed_costs": int(ch.size), "changed_col_bounds": int(cb.size),
+                      "changed_row_bounds": int(rb.size), "changed_coefficients": int(r.size)}
+        return col_order
+
+
+# ----------------------------------------------------------------------------- (b) basis by name
+@dataclass(eq=False)
+class StoredBasis:
+    """A simplex basis (and point) by name, to warm-start a later round in another process.
+
+    Attributes:
+        col_names, row_names: (n,), (m,) object arrays of names.
+        col_status, row_status: (n,), (m,) int8 HiGHS basis status codes (kLower=0, kBasic=1, kUpper=2,
+            kZero=3, kNonbasic=4).
+        col_value: (n,) float64 primal values (used as a MILP start).
+        round: the round the basis was computed for (-1 if unknown).
+    """
+
+    col_names: np.ndarray
+    col_status: np.ndarray
+    row_names: np.ndarray
+    row_status: np.ndarray
+    col_value: np.ndarray
+    round: int = -1
+
+    def to_table(self) -> pa.Table:
+        """Arrow table with columns ``kind`` (col/row), ``name``, ``status`` (int8), ``value`` (float64);
+        schema metadata ``copter.round``."""
+        n, m = self.col_names.size, self.row_names.size
+        t = pa.table({
+            "kind": pa.array(np.r_[np.full(n, "col", dtype=object), np.full(m, "row", dtype=object)], pa.string()),
+            "name": pa.array(np.r_[self.col_names, self.row_names], pa.string()),
+            "status": pa.array(np.r_[self.col_status, self.row_status].astype(np.int8), pa.int8()),
+            "value": pa.array(np.r_[self.col_value, np.full(m, np.nan)], pa.float64()),
+        })
+        return t.replace_schema_metadata({"copter.round": str(self.round)})
+
+    @classmethod
+    def from_table(cls, t: pa.Table) -> StoredBasis:
+        """Inverse of :meth:`to_table`."""
+        kind = t.column("kind").to_numpy(zero_copy_only=False)
+        is_col = kind == "col"
+        name = t.column("name").to_numpy(zero_copy_only=False).astype(object)
+        status = t.column("status").to_numpy().astype(np.int8)
+        value = t.column("value").to_numpy()
+        meta = t.schema.metadata or {}
+        return cls(col_names=name[is_col], col_status=status[is_col], row_names=name[~is_col],
+                   row_status=status[~is_col], col_value=value[is_col],
+                   round=int(meta.get(b"copter.round", b"-1")))
+
+    @classmethod
+    def from_highs(cls, h: highspy.Highs, problem: Problem, round: int = -1) -> StoredBasis | None:
+        """The basis and point of a solved instance holding ``problem`` (None without a valid basis)."""
+        b = h.getBasis()
+        sol = h.getSolution()
+        if not b.valid and not sol.value_valid:
+            return None
+        n, m = problem.n_cols, problem.n_rows
+        cs = np.fromiter(map(int, b.col_status), dtype=np.int8, count=n) if b.valid else np.full(n, -1, np.int8)
+        rs = np.fromiter(map(int, b.row_status), dtype=np.int8, count=m) if b.valid else np.full(m, -1, np.int8)
+        x = np.asarray(sol.col_value, dtype=np.float64) if sol.value_valid else np.full(n, np.nan)
+        return cls(col_names=problem.col_names, col_status=cs, row_names=problem.row_names, row_status=rs,
+                   col_value=x, round=round)
+
+    @property
+    def has_basis(self) -> bool:
+        return bool((self.col_status >= 0).all() and (self.row_status >= 0).all())
+
+
+def _nonbasic_at_bound(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Status of a nonbasic entity at its finite bound: kLower, else kUpper, else kZero (free)."""
+    return np.where(np.isfinite(lower), LOWER, np.where(np.isfinite(upper), UPPER, ZERO)).astype(np.int8)
+
+
+def _fix_nonbasic(status: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Replace statuses that name an infinite bound (bounds may have changed) by a valid nonbasic one."""
+    bad = ((status == LOWER) & ~np.isfinite(lower)) | ((status == UPPER) & ~np.isfinite(upper)) | \
+          ((status == ZERO) & (np.isfinite(lower) | np.isfinite(upper)))
+    return np.where(bad, _nonbasic_at_bound(lower, upper), status).astype(np.int8)
+
+
+def map_basis(stored: StoredBasis, problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Map ``stored`` onto ``problem`` by name.
+
+    Returns:
+        (col_status (n,), row_status (m,), col_value (n,)): known entities keep their status (made
+        consistent with the current bounds); new columns are nonbasic at a finite bound (value: the bound
+        nearest 0), new rows basic. The number of basic entities may differ from m: HiGHS repairs that
+        when the basis is passed as alien.
+    """
+    ci = pd.Index(stored.col_names).get_indexer(problem.col_names)
+    ri = pd.Index(stored.row_names).get_indexer(problem.row_names)
+    default_c = _nonbasic_at_bound(problem.col_lower, problem.col_upper)
+    cs = np.where(ci >= 0, stored.col_status[np.maximum(ci, 0)], default_c)
+    rs = np.where(ri >= 0, stored.row_status[np.maximum(ri, 0)], BASIC).astype(np.int8)
+    cs = _fix_nonbasic(cs.astype(np.int8), problem.col_lower, problem.col_upper)
+    rs = _fix_nonbasic(rs, problem.row_lower, problem.row_upper)
+    start = np.clip(0.0, problem.col_lower, problem.col_upper)
+    x = np.where(ci >= 0, stored.col_value[np.maximum(ci, 0)], start)
+    x = np.clip(np.where(np.isnan(x), start, x), problem.col_lower, problem.col_upper)
+    return cs, rs, x
+
+
+def solve_from_basis(problem: Problem, stored: StoredBasis | None, *, solver: str = "simplex",
+                     time_limit_seconds: float = math.inf, threads: int | None = None,
+                     kkt_tolerance: float = 1e-4, round: int = -1,
+                     name: str = "highs-warm") -> tuple[BaselineResult, StoredBasis | None]:
+    """Solve ``problem`` in a fresh instance, hot-started from ``stored`` (mapped by name).
+
+    LP: the mapped basis is set as an alien basis (``setBasis``); if HiGHS refuses it the solve runs
+    cold and the message says so. MILP: the stored point is offered as a start (``setSolution``).
+    ``stored=None`` is a cold solve.
+
+    Returns:
+        (result, basis of this solve for the next round, or None).
+    """
+    check_solver(solver)
+    start = time.perf_counter()
+    h = new_highs()
+    configure_threads(h, threads)
+    used = apply_solver_options(h, solver, is_mip=problem.is_mip, kkt_tolerance=kkt_tolerance)
+    h.passModel(to_highs_lp(problem, with_names=False))
+    how = "cold (no stored basis)"
+    if stored is not None:
+        cs, rs, x0 = map_basis(stored, problem)
+        if problem.is_mip:
+            ok = h.setSolution(int(problem.n_cols), _i32(np.arange(problem.n_cols)), _f64(x0))
+            how = f"start point from round {stored.round}" if ok != highspy.HighsStatus.kError else how
+        elif stored.has_basis:
+            b = highspy.HighsBasis()
+            b.col_status = _ENUM[cs].tolist()
+            b.row_status = _ENUM[rs].tolist()
+            b.valid = True
+            b.alien = True
+            ok = h.setBasis(b)
+            how = (f"basis from round {stored.round}" if ok != highspy.HighsStatus.kError
+                   else "cold (HiGHS refused the mapped basis)")
+    setup = time.perf_counter() - start
+    ran, run_seconds = run_highs(h, is_mip=problem.is_mip, time_limit_seconds=time_limit_seconds)
+    seconds = time.perf_counter() - start
+    res = collect(h, problem, name, seconds, ran=ran, is_mip=problem.is_mip, solver_used=used,
+                  extra={"setup_seconds": setup, "run_seconds": run_seconds, "warm_from": how})
+    res.message += f"; {how}"
+    return res, (StoredBasis.from_highs(h, problem, round) if ran else None)
