@@ -1,7 +1,8 @@
 """Solver settings: one documented dataclass, every limit in seconds.
 
-Defaults follow the r2HPDHG / cuPDLPx recipe (Lu, Peng, Yang 2025, arXiv 2507.14051) and PDLP
-(Applegate et al., arXiv 2106.04756). The LP core owns and may extend this module.
+Defaults follow the r2HPDHG / cuPDLPx recipe (Lu, Peng, Yang 2025, arXiv 2507.14051; Lu & Yang,
+arXiv 2407.16144), HPR-LP (Chen et al., arXiv 2408.12179) and PDLP (Applegate et al., arXiv 2106.04756).
+The LP core owns and may extend this module.
 """
 
 from __future__ import annotations
@@ -13,12 +14,44 @@ from dataclasses import dataclass
 class Settings:
     """Parameters of the proximal-point LP core and of integerization.
 
-    Attributes:
-        tol: relative KKT tolerance for primal residual, dual residual and gap (default 1e-4).
-        time_limit_seconds: wall-clock budget of one solve, in seconds (inf = none).
-        iteration_limit: maximum PDHG iterations.
-        check_every: iterations between termination / restart checks.
-        verbose: print HiGHS-style progress lines to stderr.
+    Termination and limits:
+        tol: relative KKT tolerance for primal residual, dual residual and gap (default 1e-4); see
+            ``solver.termination`` for the exact formulas (original units).
+        time_limit_seconds: wall-clock budget of one solve, in seconds (inf = none). Checked every
+            ``check_every`` iterations, so a solve can overshoot by one check interval.
+        iteration_limit: maximum PDHG iterations (checked every ``check_every`` iterations).
+        check_every: iterations between termination / restart / infeasibility checks (cuPDLPx uses
+            200, PDLP 64). Between checks the iterations run inside one numba call.
+        infeasibility_tol: a ray certifies infeasibility when its max violation divided by its
+            objective is at most this (PDLP's normalized test, arXiv 2106.04756 section 3.2).
+        verbose: print HiGHS/PDLP-style progress lines (log-spaced iterations) to stderr.
+
+    Restarts (fixed-point residual, cuPDLPx ``docs/algorithm/restart.md``):
+        restart_sufficient: restart when r <= this * r(anchor) (beta_sufficient, 0.2).
+        restart_necessary: restart when r <= this * r(anchor) and r rose since the last check (0.5).
+        restart_artificial: restart when the epoch is >= this fraction of all iterations (0.36).
+
+    Primal weight w (tau = eta / w, sigma = eta * w), PID on log w (cuPDLPx ``primal-weight.md``):
+        pid_kp, pid_ki, pid_kd: proportional / integral / derivative gains (0.99, 0.01, 0.0).
+        pid_discount: discount rho of the integral term (0.3).
+
+    Step and reflection:
+        step_safety: eta = step_safety / ||A_scaled||_2 (power iteration), 0.998.
+        reflection: reflection coefficient gamma of the Halpern update (1 = full reflection,
+            0.5 = plain Halpern PDHG).
+        power_iterations: maximum power-iteration steps for ||A_scaled||_2.
+
+    Scaling (``solver.scaling``):
+        ruiz_iterations: Ruiz equilibration passes (10).
+        pock_chambolle_alpha: Pock-Chambolle exponent alpha (1.0); None disables the stage.
+        bound_objective_scaling: apply HPR-LP's theta_b = 1/(1+||b||), theta_c = 1/(1+||c||).
+
+    Threads:
+        threads: numba threads for the parallel kernels (None = numba's default); problems with
+            fewer than ``parallel_min_nnz`` nonzeros always run the serial kernels.
+        parallel_min_nnz: size (nonzeros) from which the parallel kernels are used.
+
+    Integerization (solver.integer):
         integer_fallback: ``"highs"`` (HiGHS MIP, time-limited) or ``"none"`` when the integerization
             heuristics find no feasible point.
         integer_fallback_seconds: time limit of the fallback, in seconds.
@@ -33,3 +66,19 @@ class Settings:
     integer_fallback: str = "highs"
     integer_fallback_seconds: float = 60.0
     mip_gap_tol: float = 1e-4
+    infeasibility_tol: float = 1e-8
+    restart_sufficient: float = 0.2
+    restart_necessary: float = 0.5
+    restart_artificial: float = 0.36
+    pid_kp: float = 0.99
+    pid_ki: float = 0.01
+    pid_kd: float = 0.0
+    pid_discount: float = 0.3
+    step_safety: float = 0.998
+    reflection: float = 1.0
+    power_iterations: int = 500
+    ruiz_iterations: int = 10
+    pock_chambolle_alpha: float | None = 1.0
+    bound_objective_scaling: bool = True
+    threads: int | None = None
+    parallel_min_nnz: int = 200_000

@@ -1,0 +1,298 @@
+"""numba kernels of the LP core, each with a plain-numpy reference twin (``*_ref``) used by tests.
+
+Matrix storage: A (m x n) is held twice, as CSR (``rp, ri, rv``: row starts, column indices, values)
+and as CSC (``cp, ci, cv``). ``A x`` is a gather over CSR rows and ``A' y`` a gather over CSC columns,
+so every output entry is written by exactly one loop iteration (no racy scatter when run in parallel).
+
+One reflected-Halpern PDHG iteration (cuPDLPx, arXiv 2507.14051; Lu & Yang, arXiv 2407.16144) from
+z = (x, y) with anchor z0 = (x0, y0), Halpern counter k, weights w1 = (k+1)/(k+2), w0 = 1/(k+2) and
+reflection coefficient g::
+
+    xh  = proj_[lv,uv](x - tau (c - A'y))                      (primal step; already computed)
+    yh  = y - sigma (A(2 xh - x) - proj_[lc,uc](A(2 xh - x) - y / sigma))      (dual step)
+    x  <- w1 (2 g xh + (1 - 2 g) x) + w0 x0,  y likewise                (reflected Halpern update)
+
+``A x`` and ``A' y`` of the current iterate are carried along by linearity (``ax``, ``aty``), so an
+iteration costs exactly two passes over the matrix: a row pass (A xh, dual step, Halpern update of y)
+and a column pass (A' yh, Halpern update of x, next primal step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+# --------------------------------------------------------------------------- sparse products
+
+
+@njit(cache=True)
+def spmv_csr(rp, ri, rv, x, out):
+    """out[i] = sum_j A[i, j] x[j] over CSR rows. Shapes: rp (m+1,), x (n,), out (m,)."""
+    m = rp.shape[0] - 1
+    for i in range(m):
+        s = 0.0
+        for p in range(rp[i], rp[i + 1]):
+            s += rv[p] * x[ri[p]]
+        out[i] = s
+
+
+def spmv_csr_ref(rp, ri, rv, x, out):
+    """numpy twin of :func:`spmv_csr`."""
+    import scipy.sparse as sp
+
+    m = rp.shape[0] - 1
+    out[:] = sp.csr_array((rv, ri, rp), shape=(m, x.shape[0])) @ x
+
+
+@njit(cache=True)
+def spmv_csc_t(cp, ci, cv, y, out):
+    """out[j] = sum_i A[i, j] y[i] (A' y) over CSC columns. Shapes: cp (n+1,), y (m,), out (n,)."""
+    n = cp.shape[0] - 1
+    for j in range(n):
+        s = 0.0
+        for p in range(cp[j], cp[j + 1]):
+            s += cv[p] * y[ci[p]]
+        out[j] = s
+
+
+def spmv_csc_t_ref(cp, ci, cv, y, out):
+    """numpy twin of :func:`spmv_csc_t`."""
+    import scipy.sparse as sp
+
+    n = cp.shape[0] - 1
+    out[:] = sp.csc_array((cv, ci, cp), shape=(y.shape[0], n)).T @ y
+
+
+# --------------------------------------------------------------------------- PDHG passes
+
+
+@njit(cache=True)
+def primal_step(x, aty, c, lv, uv, tau, xh):
+    """xh = clip(x - tau (c - aty), lv, uv). All arrays (n,)."""
+    for j in range(x.shape[0]):
+        v = x[j] - tau * (c[j] - aty[j])
+        if v < lv[j]:
+            v = lv[j]
+        if v > uv[j]:
+            v = uv[j]
+        xh[j] = v
+
+
+def primal_step_ref(x, aty, c, lv, uv, tau, xh):
+    """numpy twin of :func:`primal_step`."""
+    xh[:] = np.minimum(np.maximum(x - tau * (c - aty), lv), uv)
+
+
+@njit(cache=True)
+def row_pass(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, halpern, yh, axh):
+    """Row pass: axh = A xh; dual step yh; if ``halpern``: Halpern update of y and of ax = A x.
+
+    Shapes: rp (m+1,), xh (n,), every other array (m,). ``g`` is the reflection coefficient.
+    """
+    m = rp.shape[0] - 1
+    a = 2.0 * g
+    b = 1.0 - 2.0 * g
+    for i in range(m):
+        s = 0.0
+        for p in range(rp[i], rp[i + 1]):
+            s += rv[p] * xh[ri[p]]
+        axh[i] = s
+        t = 2.0 * s - ax[i]
+        v = t - y[i] / sigma
+        if v < lc[i]:
+            v = lc[i]
+        if v > uc[i]:
+            v = uc[i]
+        yi = y[i] - sigma * (t - v)
+        yh[i] = yi
+        if halpern:
+            y[i] = w1 * (a * yi + b * y[i]) + w0 * y0[i]
+            ax[i] = w1 * (a * s + b * ax[i]) + w0 * ax0[i]
+
+
+def row_pass_ref(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, halpern, yh, axh):
+    """numpy twin of :func:`row_pass`."""
+    spmv_csr_ref(rp, ri, rv, xh, axh)
+    t = 2.0 * axh - ax
+    v = np.minimum(np.maximum(t - y / sigma, lc), uc)
+    yh[:] = y - sigma * (t - v)
+    if halpern:
+        y[:] = w1 * (2 * g * yh + (1 - 2 * g) * y) + w0 * y0
+        ax[:] = w1 * (2 * g * axh + (1 - 2 * g) * ax) + w0 * ax0
+
+
+@njit(cache=True)
+def col_pass(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, w1, w0, g, halpern, xh, atyh):
+    """Column pass: atyh = A' yh; if ``halpern``: Halpern update of x and aty = A'y, then the next
+    primal step xh = clip(x - tau (c - aty), lv, uv).
+
+    Shapes: cp (n+1,), yh (m,), every other array (n,).
+    """
+    n = cp.shape[0] - 1
+    a = 2.0 * g
+    b = 1.0 - 2.0 * g
+    for j in range(n):
+        s = 0.0
+        for p in range(cp[j], cp[j + 1]):
+            s += cv[p] * yh[ci[p]]
+        atyh[j] = s
+        if halpern:
+            xj = w1 * (a * xh[j] + b * x[j]) + w0 * x0[j]
+            aj = w1 * (a * s + b * aty[j]) + w0 * aty0[j]
+            x[j] = xj
+            aty[j] = aj
+            v = xj - tau * (c[j] - aj)
+            if v < lv[j]:
+                v = lv[j]
+            if v > uv[j]:
+                v = uv[j]
+            xh[j] = v
+
+
+def col_pass_ref(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, w1, w0, g, halpern, xh, atyh):
+    """numpy twin of :func:`col_pass`."""
+    spmv_csc_t_ref(cp, ci, cv, yh, atyh)
+    if halpern:
+        x[:] = w1 * (2 * g * xh + (1 - 2 * g) * x) + w0 * x0
+        aty[:] = w1 * (2 * g * atyh + (1 - 2 * g) * aty) + w0 * aty0
+        primal_step_ref(x, aty, c, lv, uv, tau, xh)
+
+
+@njit(cache=True)
+def run_block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count,
+              x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh):
+    """Run ``count`` full reflected-Halpern PDHG iterations from Halpern counter ``k``, then one more
+    PDHG step *without* the Halpern update, so that on return (x, y) is the current iterate z_k,
+    (xh, yh) = T(z_k), axh = A xh and atyh = A' yh (what termination and restart checks need).
+
+    On entry xh must equal the primal step of (x, aty). Returns the new Halpern counter k + count.
+    """
+    for t in range(count):
+        kk = k + t
+        w1 = (kk + 1.0) / (kk + 2.0)
+        w0 = 1.0 / (kk + 2.0)
+        row_pass(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, True, yh, axh)
+        col_pass(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, w1, w0, g, True, xh, atyh)
+    row_pass(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, 0.0, 0.0, g, False, yh, axh)
+    col_pass(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, 0.0, 0.0, g, False, xh, atyh)
+    return k + count
+
+
+def run_block_ref(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count,
+                  x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh):
+    """numpy twin of :func:`run_block`."""
+    for t in range(count):
+        kk = k + t
+        w1 = (kk + 1.0) / (kk + 2.0)
+        w0 = 1.0 / (kk + 2.0)
+        row_pass_ref(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, True, yh, axh)
+        col_pass_ref(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, w1, w0, g, True, xh, atyh)
+    row_pass_ref(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, 0.0, 0.0, g, False, yh, axh)
+    col_pass_ref(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, 0.0, 0.0, g, False, xh, atyh)
+    return k + count
+
+
+# --------------------------------------------------------------------------- parallel variants
+# Same arithmetic as run_block, with the row and column loops spread over numba threads
+# (prange). Each output entry is written by one thread; results are bitwise equal to the serial
+# kernels because every entry's sum runs in the same order.
+
+
+@njit(cache=True, parallel=True)
+def run_block_parallel(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count,
+                       x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh):
+    """Parallel twin of :func:`run_block` (same contract, same results)."""
+    m = rp.shape[0] - 1
+    n = cp.shape[0] - 1
+    a = 2.0 * g
+    b = 1.0 - 2.0 * g
+    for t in range(count + 1):
+        halpern = t < count
+        kk = k + t
+        w1 = (kk + 1.0) / (kk + 2.0)
+        w0 = 1.0 / (kk + 2.0)
+        for i in prange(m):
+            s = 0.0
+            for p in range(rp[i], rp[i + 1]):
+                s += rv[p] * xh[ri[p]]
+            axh[i] = s
+            tt = 2.0 * s - ax[i]
+            v = min(max(tt - y[i] / sigma, lc[i]), uc[i])
+            yi = y[i] - sigma * (tt - v)
+            yh[i] = yi
+            if halpern:
+                y[i] = w1 * (a * yi + b * y[i]) + w0 * y0[i]
+                ax[i] = w1 * (a * s + b * ax[i]) + w0 * ax0[i]
+        for j in prange(n):
+            s = 0.0
+            for p in range(cp[j], cp[j + 1]):
+                s += cv[p] * yh[ci[p]]
+            atyh[j] = s
+            if halpern:
+                xj = w1 * (a * xh[j] + b * x[j]) + w0 * x0[j]
+                aj = w1 * (a * s + b * aty[j]) + w0 * aty0[j]
+                x[j] = xj
+                aty[j] = aj
+                xh[j] = min(max(xj - tau * (c[j] - aj), lv[j]), uv[j])
+    return k + count
+
+
+# --------------------------------------------------------------------------- operator norm
+
+
+@njit(cache=True)
+def power_iteration(rp, ri, rv, cp, ci, cv, v, max_iter, rel_tol):
+    """Estimate ||A||_2 by power iteration on A'A from the (n,) start vector ``v`` (overwritten).
+
+    Returns (sigma_max estimate, iterations used). Stops when the estimate changes by less than
+    ``rel_tol`` relative. The estimate approaches ||A||_2 from below.
+    """
+    m = rp.shape[0] - 1
+    n = cp.shape[0] - 1
+    av = np.zeros(m)
+    w = np.zeros(n)
+    nv = np.sqrt(np.sum(v * v))
+    if nv == 0.0:
+        return 0.0, 0
+    v /= nv
+    est = 0.0
+    it = 0
+    for it in range(1, max_iter + 1):
+        spmv_csr(rp, ri, rv, v, av)
+        spmv_csc_t(cp, ci, cv, av, w)
+        lam = np.sqrt(np.sum(w * w))  # ||A'A v|| -> sigma_max^2
+        if lam == 0.0:
+            return 0.0, it
+        new = np.sqrt(lam)
+        for j in range(n):
+            v[j] = w[j] / lam
+        if abs(new - est) <= rel_tol * new:
+            est = new
+            break
+        est = new
+    return est, it
+
+
+def power_iteration_ref(rp, ri, rv, cp, ci, cv, v, max_iter, rel_tol):
+    """numpy twin of :func:`power_iteration`."""
+    import scipy.sparse as sp
+
+    m, n = rp.shape[0] - 1, cp.shape[0] - 1
+    A = sp.csr_array((rv, ri, rp), shape=(m, n))
+    nv = np.linalg.norm(v)
+    if nv == 0.0:
+        return 0.0, 0
+    v /= nv
+    est, it = 0.0, 0
+    for it in range(1, max_iter + 1):
+        w = A.T @ (A @ v)
+        lam = np.linalg.norm(w)
+        if lam == 0.0:
+            return 0.0, it
+        new = np.sqrt(lam)
+        v[:] = w / lam
+        if abs(new - est) <= rel_tol * new:
+            est = new
+            break
+        est = new
+    return est, it

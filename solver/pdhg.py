@@ -1,0 +1,295 @@
+"""Restarted reflected Halpern PDHG (r2HPDHG) for LPs in HiGHS form, warm-startable.
+
+Algorithm: cuPDLPx (Lu, Peng, Yang, arXiv 2507.14051) = Halpern PDHG with reflection and
+fixed-point-residual restarts (Lu & Yang, arXiv 2407.16144), HPR-LP's bound/objective scaling
+(arXiv 2408.12179) and PDLP's preconditioning and infeasibility detection (arXiv 2106.04756).
+Pieces: ``solver.scaling`` (Ruiz + Pock-Chambolle + theta_b/theta_c), ``solver.kernels`` (numba
+passes), ``solver.restart`` (restarts, PID primal weight), ``solver.termination`` (relative KKT in
+original units), ``solver.infeasibility`` (ray certificates), ``solver.trivial`` (empty boxes, empty
+rows and columns, decided before iterating).
+
+Sign conventions (HiGHS): reduced cost = c - A'y; a row dual is >= 0 at an active lower bound of a
+minimisation. A maximisation (sense = -1) is solved as ``min -c'x``; its duals are reported negated
+so that ``reduced_cost = c - A'y`` still holds with the problem's own c (HiGHS does the same): for a
+maximisation a row dual is <= 0 at an active lower bound. Objectives are reported in the problem's
+sense and include its constant.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from solver import kernels
+from solver.infeasibility import dual_infeasibility_ratio, primal_infeasibility_ratio
+from solver.problem import Problem
+from solver.restart import RestartController, fixed_point_residual
+from solver.result import SolveResult
+from solver.scaling import ScaledLP, combined_bound_norm, scale_lp
+from solver.settings import Settings
+from solver.state import SolverState
+from solver.status import Status
+from solver.termination import KKT, OrigLP, evaluate
+from solver.trivial import reduce_trivial
+
+LOG_HEADER = (f"{'iter':>9} {'time':>8} {'primal obj':>15} {'dual obj':>15} "
+              f"{'rel p res':>9} {'rel d res':>9} {'rel gap':>9}")
+
+
+def _log_line(it: int, sec: float, kkt: KKT, sense: int, tag: str = "") -> str:
+    return (f"{it:9d} {sec:7.2f}s {sense * kkt.primal_objective:15.8e} {sense * kkt.dual_objective:15.8e} "
+            f"{kkt.primal_residual_rel:9.2e} {kkt.dual_residual_rel:9.2e} {kkt.gap_rel:9.2e}{tag}")
+
+
+def parse_warm_start(warm_start, n: int, m: int):
+    """Normalise ``warm_start`` to (x (n,), y (m,), SolverState | None) or explain why it is refused.
+
+    Accepts a SolverState, a tuple (x, y, state) or (x, y). Returns ((x, y, state) | None, message).
+    """
+    if warm_start is None:
+        return None, ""
+    if isinstance(warm_start, SolverState):
+        x, y, st = warm_start.x, warm_start.y, warm_start
+    elif isinstance(warm_start, (tuple, list)) and len(warm_start) in (2, 3):
+        x, y = warm_start[0], warm_start[1]
+        st = warm_start[2] if len(warm_start) == 3 else None
+    else:
+        return None, f"warm start ignored: expected a SolverState or (x, y, state), got {type(warm_start).__name__}"
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    if x.shape[0] != n or y.shape[0] != m:
+        return None, (f"warm start ignored: it has {x.shape[0]} variables and {y.shape[0]} constraints, "
+                      f"the problem has {n} and {m}; solved cold")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        return None, "warm start ignored: it contains NaN or infinite values; solved cold"
+    return (x, y, st), ""
+
+
+class _Core:
+    """One run of the iteration on a reduced, scaled minimisation LP (internal to :func:`solve`)."""
+
+    def __init__(self, lp: OrigLP, A, settings: Settings, sense: int, t_start: float):
+        self.lp, self.A, self.s, self.sense, self.t_start = lp, A, settings, sense, t_start
+        self.sc: ScaledLP = scale_lp(lp.c, lp.lc, lp.uc, lp.lv, lp.uv, A,
+                                     ruiz_iterations=settings.ruiz_iterations,
+                                     pock_chambolle_alpha=settings.pock_chambolle_alpha,
+                                     bound_objective_scaling=settings.bound_objective_scaling)
+        sc = self.sc
+        v = np.random.default_rng(12345).standard_normal(sc.n)
+        smax, _ = kernels.power_iteration(*sc.csr, *sc.csc, v, settings.power_iterations, 1e-7)
+        self.eta = settings.step_safety / smax if smax > 0 else 1.0
+
+    def run(self, x_init, y_init, w_init):
+        s, sc, lp = self.s, self.sc, self.lp
+        n, m = sc.n, sc.m
+        rp, ri, rv = sc.csr
+        cp, ci, cv = sc.csc
+        c, lc, uc, lv, uv = sc.c, sc.lc, sc.uc, sc.lv, sc.uv
+        g = float(s.reflection)
+        eta = self.eta
+        w = float(w_init) if (w_init is not None and math.isfinite(w_init) and w_init > 0) else 1.0
+        tau, sigma = eta / w, eta * w
+        x = sc.x_to_scaled(x_init) if x_init is not None else np.minimum(np.maximum(0.0, lv), uv)
+        y = sc.y_to_scaled(y_init) if y_init is not None else np.zeros(m)
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        ax, aty = np.empty(m), np.empty(n)
+        kernels.spmv_csr(rp, ri, rv, x, ax)
+        kernels.spmv_csc_t(cp, ci, cv, y, aty)
+        x0, y0, ax0, aty0 = x.copy(), y.copy(), ax.copy(), aty.copy()
+        xh, yh, axh, atyh = np.empty(n), np.empty(m), np.empty(m), np.empty(n)
+        kernels.primal_step(x, aty, c, lv, uv, tau, xh)
+        block = kernels.run_block
+        if s.threads is not None:
+            import numba
+
+            numba.set_num_threads(max(1, min(int(s.threads), numba.config.NUMBA_NUM_THREADS)))
+        if sc.csr[2].shape[0] >= s.parallel_min_nnz and (s.threads is None or s.threads > 1):
+            block = kernels.run_block_parallel
+        k = block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, 0, 0,
+                  x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
+        ctrl = RestartController(s, w)
+        total = 0
+        first = True
+        restarts = 0
+        next_log = 0
+        t_iter = time.perf_counter()
+        status, message = Status.ITERATION_LIMIT, ""
+        while True:
+            kkt, xo, yo, ro = evaluate(lp, sc, x, aty, xh, yh, axh, atyh, tau)
+            elapsed = time.perf_counter() - self.t_start
+            if s.verbose and total >= next_log:
+                print(_log_line(total, elapsed, kkt, self.sense), file=sys.stderr, flush=True)
+                next_log = max(2 * next_log, s.check_every)
+            if not (math.isfinite(kkt.primal_residual_rel) and math.isfinite(kkt.dual_residual_rel)
+                    and math.isfinite(kkt.gap_rel)):
+                status, message = Status.NUMERICAL_ERROR, "iterates became NaN or infinite"
+                break
+            if kkt.converged(s.tol):
+                status, message = Status.OPTIMAL, f"relative KKT residuals and gap below {s.tol:g}"
+                break
+            if total > 0:
+                dyo = sc.y_to_orig(yh - y0)
+                atdyo = (atyh - aty0) / (sc.d2 * sc.theta_c)
+                if primal_infeasibility_ratio(lp, dyo, atdyo) <= s.infeasibility_tol:
+                    status = Status.PRIMAL_INFEASIBLE
+                    message = "a dual ray certifies that no feasible point exists"
+                    break
+                if dual_infeasibility_ratio(lp, self.A, sc.x_to_orig(xh - x0)) <= s.infeasibility_tol:
+                    status = Status.DUAL_INFEASIBLE
+                    message = "a primal ray certifies that the objective is unbounded"
+                    break
+            if total >= s.iteration_limit:
+                status, message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
+                break
+            if elapsed >= s.time_limit_seconds:
+                status, message = Status.TIME_LIMIT, f"time limit {s.time_limit_seconds:g} s reached"
+                break
+            r = fixed_point_residual(x - xh, y - yh, ax - axh, eta, w)
+            if first:
+                ctrl.start_epoch(r)
+                first = False
+                restart = False
+            else:
+                restart = ctrl.should_restart(r, k, total)
+            if restart:
+                restarts += 1
+                w = ctrl.update_weight(float(np.linalg.norm(xh - x0)), float(np.linalg.norm(yh - y0)),
+                                       kkt.primal_residual_rel, kkt.dual_residual_rel)
+                tau, sigma = eta / w, eta * w
+                for dst, src in ((x, xh), (x0, xh), (y, yh), (y0, yh), (ax, axh), (ax0, axh),
+                                 (aty, atyh), (aty0, atyh)):
+                    dst[:] = src
+                k = 0
+                ctrl.start_epoch(r)
+            else:
+                w1, w0 = (k + 1.0) / (k + 2.0), 1.0 / (k + 2.0)
+                a, b = 2.0 * g, 1.0 - 2.0 * g
+                for cur, hat, anc in ((x, xh, x0), (y, yh, y0), (ax, axh, ax0), (aty, atyh, aty0)):
+                    cur *= b
+                    cur += a * hat
+                    cur *= w1
+                    cur += w0 * anc
+                k += 1
+            kernels.primal_step(x, aty, c, lv, uv, tau, xh)
+            count = max(0, min(s.check_every - 1, s.iteration_limit - total - 1))
+            k = block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count,
+                      x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
+            total += count + 1
+        if s.verbose:
+            print(_log_line(total, time.perf_counter() - self.t_start, kkt, self.sense,
+                            f"  {status.name}"), file=sys.stderr, flush=True)
+        self.iterate_seconds = time.perf_counter() - t_iter
+        self.restarts = restarts
+        return status, message, kkt, xo, yo, total, w
+
+
+def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -> SolveResult:
+    """Solve the LP (relaxation, integrality ignored) of ``problem`` with restarted Halpern PDHG.
+
+    Args:
+        problem: the model in HiGHS form (any mix of ranged/equality/free rows, free/fixed/boxed
+            columns, minimise or maximise, objective constant, empty rows/columns, no rows).
+        settings: tolerances, limits (seconds), restart/primal-weight parameters; defaults if None.
+        warm_start: None (cold), a SolverState, or a tuple (x (n,), y (m,), state | None) in original
+            units and this problem's index order. It sets BOTH the current iterate and the Halpern
+            anchor (in scaled space) and reuses the state's primal weight. The step size is recomputed
+            from the scaled matrix (power iteration) so that the step condition eta ||A|| < 1 always
+            holds. A warm start of the wrong length is refused: the solve runs cold and
+            ``result.message`` says why.
+    Returns:
+        SolveResult with every field filled (original units, problem's sense); ``result.state`` holds
+        x, y, step size, primal weight and iterations for the next warm start.
+    Raises:
+        Nothing for infeasible/unbounded models (see ``result.status``); ValidationError only if
+        ``problem`` breaks its invariants (``Problem.check``).
+    """
+    t_start = time.perf_counter()
+    s = settings or Settings()
+    sense = int(problem.sense)
+    n, m = problem.n_cols, problem.n_rows
+    c_min = sense * problem.cost
+    A_full = problem.matrix()
+    ws, ws_msg = parse_warm_start(warm_start, n, m)
+    if ws_msg and s.verbose:
+        print(ws_msg, file=sys.stderr)
+    red = reduce_trivial(c_min, problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
+                         problem.a_indptr, problem.a_indices, problem.col_names, problem.row_names)
+    b_norm = combined_bound_norm(problem.row_lower, problem.row_upper)
+    c_norm = float(np.linalg.norm(problem.cost))
+    kc, kr = red.keep_cols, red.keep_rows
+    removed = np.ones(n, dtype=bool)
+    removed[kc] = False
+    x = np.where(removed, red.x_fixed, 0.0)
+    y_min = np.zeros(m)
+    iterations, eta, w = 0, float("nan"), float("nan")
+    if ws is not None and ws[2] is not None:
+        w = float(ws[2].primal_weight)
+    seconds = {}
+    if red.infeasible_message:
+        status, message = Status.PRIMAL_INFEASIBLE, red.infeasible_message
+        x = np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper)
+        x = np.where(np.isfinite(x), x, 0.0)
+        kkt = None
+    else:
+        offset_min = sense * problem.offset + float(c_min[removed] @ x[removed])
+        lp = OrigLP(c=c_min[kc], lc=problem.row_lower[kr], uc=problem.row_upper[kr],
+                    lv=problem.col_lower[kc], uv=problem.col_upper[kc], b_norm=b_norm, c_norm=c_norm,
+                    offset=offset_min)
+        if kc.size == 0:
+            status, message = Status.OPTIMAL, "every column is empty: solved analytically"
+            kkt = KKT(offset_min, offset_min, 0.0, 0.0, 0.0, 0.0, 0.0)
+        else:
+            A = A_full[kr][:, kc] if (kr.size < m or kc.size < n) else A_full
+            A = A.tocsc() if hasattr(A, "tocsc") else A
+            if s.verbose:
+                print(f"copter PDHG: {m} rows, {n} columns, {problem.nnz} nonzeros; "
+                      f"tol {s.tol:g}{', warm start' if ws is not None else ''}", file=sys.stderr)
+            core = _Core(lp, A, s, sense, t_start)
+            seconds["presolve"] = time.perf_counter() - t_start
+            if s.verbose:
+                print(f"step size {core.eta:.4g} (||A~||_2 = {s.step_safety / core.eta:.4g})",
+                      file=sys.stderr)
+                print(LOG_HEADER, file=sys.stderr)
+            x_init = y_init = None
+            w_init = None
+            if ws is not None:
+                x_init = ws[0][kc]
+                y_init = sense * ws[1][kr]
+                w_init = w
+            status, message, kkt, xo, yo, iterations, w = core.run(x_init, y_init, w_init)
+            seconds["iterate"] = core.iterate_seconds
+            eta = core.eta
+            x[kc] = xo
+            y_min[kr] = yo
+        if red.unbounded_col >= 0 and status in (Status.OPTIMAL, Status.ITERATION_LIMIT, Status.TIME_LIMIT):
+            j = red.unbounded_col
+            if status == Status.OPTIMAL:
+                status = Status.DUAL_INFEASIBLE
+                message = (f"variable {problem.col_names[j]!r} appears in no constraint and its cost "
+                           f"improves without bound in a direction it has no bound")
+    if ws_msg:
+        message = f"{message}; {ws_msg}" if message else ws_msg
+    y = sense * y_min
+    row_activity = A_full @ x
+    reduced_cost = problem.cost - A_full.T @ y
+    viol = np.maximum(problem.row_lower - row_activity, row_activity - problem.row_upper)
+    max_viol = float(np.max(np.maximum(viol, 0.0), initial=0.0))
+    if kkt is None:
+        kkt = KKT(math.nan, math.nan, math.inf, math.inf, math.inf, math.inf, math.inf)
+        dual_obj = math.nan
+    else:
+        dual_obj = sense * kkt.dual_objective
+    seconds["solve"] = time.perf_counter() - t_start
+    seconds["total"] = seconds["solve"]
+    state = SolverState(x=x.copy(), y=y.copy(), step_size=eta, primal_weight=w, iterations=iterations)
+    return SolveResult(
+        status=status, x=x, y=y, reduced_cost=reduced_cost, row_activity=row_activity,
+        objective=float(problem.cost @ x + problem.offset), dual_objective=dual_obj,
+        primal_residual_rel=kkt.primal_residual_rel, dual_residual_rel=kkt.dual_residual_rel,
+        gap_rel=kkt.gap_rel, iterations=iterations, seconds=seconds,
+        point_feasible=bool(kkt.primal_residual_rel <= s.tol), state=state,
+        warm_started=ws is not None, message=message, max_row_violation=max_viol)

@@ -1,0 +1,87 @@
+"""Restart decisions and primal-weight updates of restarted Halpern PDHG.
+
+- Fixed-point residual in the PDHG metric (cuPDLPx ``docs/algorithm/restart.md``; Lu & Yang,
+  arXiv 2407.16144): for z = (x, y) and its PDHG step T(z) = (xh, yh), dx = x - xh, dy = y - yh,
+  r(z)^2 = (w/eta) ||dx||^2 + ||dy||^2 / (eta w) + 2 dy'A dx.
+- Restart when r <= beta_sufficient r(anchor), or r <= beta_necessary r(anchor) and r rose since the
+  previous check, or the epoch has lasted >= beta_artificial of all iterations.
+- Primal weight by a PID controller on log w (cuPDLPx ``docs/algorithm/primal-weight.md``):
+  e = log(w ||dx_epoch|| / ||dy_epoch||), log w <- log w - (Kp e + Ki sum_i rho^(n-i) e_i + Kd (e - e_prev)),
+  with a reset to the best-seen w when the displacements leave [1e-16, 1e12] or the residual ratio
+  leaves [1e-8, 1e8] (HPR-LP safeguard).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from solver.settings import Settings
+
+
+def fixed_point_residual(dx: np.ndarray, dy: np.ndarray, adx: np.ndarray, eta: float, w: float) -> float:
+    """r(z) in the PDHG metric; dx (n,), dy (m,), adx = A dx (m,) (scaled space)."""
+    v = (w / eta) * float(dx @ dx) + float(dy @ dy) / (eta * w) + 2.0 * float(dy @ adx)
+    return math.sqrt(max(v, 0.0))
+
+
+class RestartController:
+    """Holds the restart reference residuals and the PID state of the primal weight.
+
+    Attributes:
+        w: current primal weight; r_anchor: residual at the epoch's start; r_last: at the last check.
+    """
+
+    def __init__(self, settings: Settings, w: float):
+        self.s = settings
+        self.w = float(w)
+        self.best_w = float(w)
+        self.best_balance = math.inf
+        self.integral = 0.0
+        self.last_error = None
+        self.r_anchor = math.nan
+        self.r_last = math.nan
+
+    def start_epoch(self, r: float) -> None:
+        """Record the residual at the new anchor."""
+        self.r_anchor = r
+        self.r_last = r
+
+    def should_restart(self, r: float, epoch_iterations: int, total_iterations: int) -> bool:
+        """Decide a restart from the current residual r (call once per check)."""
+        s = self.s
+        ra = self.r_anchor
+        go = False
+        if not math.isfinite(ra) or ra <= 0.0:
+            go = epoch_iterations > 0
+        elif r <= s.restart_sufficient * ra:
+            go = True
+        elif r <= s.restart_necessary * ra and r > self.r_last:
+            go = True
+        elif epoch_iterations >= s.restart_artificial * total_iterations:
+            go = True
+        self.r_last = r
+        return go
+
+    def update_weight(self, dx_norm: float, dy_norm: float, rel_primal: float, rel_dual: float) -> float:
+        """PID update of w from the epoch's primal/dual displacement norms (scaled 2-norms)."""
+        s = self.s
+        ok = 1e-16 <= dx_norm <= 1e12 and 1e-16 <= dy_norm <= 1e12
+        ratio = rel_dual / rel_primal if rel_primal > 0 else math.inf
+        ok = ok and 1e-8 <= ratio <= 1e8
+        if not ok:
+            self.w = self.best_w
+            self.integral = 0.0
+            self.last_error = None
+            return self.w
+        e = math.log(self.w * dx_norm / dy_norm)
+        self.integral = s.pid_discount * self.integral + e
+        de = 0.0 if self.last_error is None else e - self.last_error
+        self.last_error = e
+        self.w = self.w * math.exp(-(s.pid_kp * e + s.pid_ki * self.integral + s.pid_kd * de))
+        balance = abs(math.log10(ratio)) if ratio > 0 else math.inf
+        if balance < self.best_balance:
+            self.best_balance = balance
+            self.best_w = self.w
+        return self.w

@@ -1,0 +1,103 @@
+"""Relative KKT termination of the LP core, evaluated in ORIGINAL units on the unscaled point.
+
+Follows cuPDLPx (``docs/algorithm/termination.md``; Lu, Peng, Yang, arXiv 2507.14051) and PDLP
+(arXiv 2106.04756): for ``min c'x, lc <= A x <= uc, lv <= x <= uv`` with row duals y (HiGHS sign:
+reduced cost r = c - A'y) and reduced costs r recovered from the primal prox step
+(r = (xh - x)/tau + c - A'y_k in scaled space, which has the sign its bounds allow),
+
+    primal residual  ||A x - proj_[lc,uc](A x)||_2 / (1 + ||b||_2)      (b: finite row bounds)
+    dual residual    ||c - A'y - r||_2 / (1 + ||c||_2)
+    gap              |p - d| / (1 + |p| + |d|)
+    p = c'x + c0,   d = lc'y+ - uc'y- + lv'r+ - uv'r- + c0   (finite bounds only; the sign of y and r
+                                                              is guaranteed by the projections)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver.scaling import ScaledLP
+
+
+@dataclass
+class KKT:
+    """Residuals and objectives of one (x, y, r) in original units (minimisation form)."""
+
+    primal_objective: float
+    dual_objective: float
+    primal_residual: float
+    dual_residual: float
+    primal_residual_rel: float
+    dual_residual_rel: float
+    gap_rel: float
+
+    def converged(self, tol: float) -> bool:
+        """True when all three relative measures are at most ``tol`` (and finite)."""
+        return bool(self.primal_residual_rel <= tol and self.dual_residual_rel <= tol and self.gap_rel <= tol)
+
+
+@dataclass(eq=False)
+class OrigLP:
+    """The (reduced) minimisation LP in original units that termination is measured on.
+
+    Attributes: c, lv, uv (n,); lc, uc (m,); finite-bound copies with infinities replaced by 0
+    (``lc_f`` ...) so that bound * dual never makes ``inf * 0``; ``b_norm``, ``c_norm``: norms of the
+    FULL problem's finite row bounds and cost (denominators); ``offset``: objective constant plus the
+    contribution of columns removed before iterating.
+    """
+
+    c: np.ndarray
+    lc: np.ndarray
+    uc: np.ndarray
+    lv: np.ndarray
+    uv: np.ndarray
+    b_norm: float
+    c_norm: float
+    offset: float
+
+    def __post_init__(self):
+        self.lc_f = np.where(np.isfinite(self.lc), self.lc, 0.0)
+        self.uc_f = np.where(np.isfinite(self.uc), self.uc, 0.0)
+        self.lv_f = np.where(np.isfinite(self.lv), self.lv, 0.0)
+        self.uv_f = np.where(np.isfinite(self.uv), self.uv, 0.0)
+
+    def dual_objective(self, y: np.ndarray, r: np.ndarray) -> float:
+        """lc'y+ - uc'y- + lv'r+ - uv'r- + offset (finite bounds only)."""
+        return float(self.lc_f @ np.maximum(y, 0.0) + self.uc_f @ np.minimum(y, 0.0)
+                     + self.lv_f @ np.maximum(r, 0.0) + self.uv_f @ np.minimum(r, 0.0) + self.offset)
+
+
+def kkt_from_original(lp: OrigLP, x: np.ndarray, ax: np.ndarray, y: np.ndarray, aty: np.ndarray,
+                      r: np.ndarray) -> KKT:
+    """KKT measures of the original-unit point x (n,), A x (m,), y (m,), A'y (n,), r (n,)."""
+    pres = ax - np.minimum(np.maximum(ax, lp.lc), lp.uc)
+    dres = lp.c - aty - r
+    p = float(lp.c @ x + lp.offset)
+    d = lp.dual_objective(y, r)
+    pn = float(np.linalg.norm(pres))
+    dn = float(np.linalg.norm(dres))
+    return KKT(primal_objective=p, dual_objective=d, primal_residual=pn, dual_residual=dn,
+               primal_residual_rel=pn / (1.0 + lp.b_norm), dual_residual_rel=dn / (1.0 + lp.c_norm),
+               gap_rel=abs(p - d) / (1.0 + abs(p) + abs(d)))
+
+
+def evaluate(lp: OrigLP, sc: ScaledLP, x: np.ndarray, aty: np.ndarray, xh: np.ndarray, yh: np.ndarray,
+             axh: np.ndarray, atyh: np.ndarray, tau: float):
+    """KKT of the PDHG output (xh, yh) computed from scaled-space vectors without another SpMV.
+
+    Args:
+        x, aty: (n,) scaled current iterate and A~'y~ it was stepped from.
+        xh, yh: (n,), (m,) scaled PDHG step T(z); axh = A~ xh (m,), atyh = A~' yh (n,).
+        tau: primal step size used for xh.
+    Returns:
+        (KKT, x_orig, y_orig, r_orig): measures and the unscaled point with its recovered reduced costs.
+    """
+    xo = sc.x_to_orig(xh)
+    yo = sc.y_to_orig(yh)
+    axo = axh / (sc.d1 * sc.theta_b)
+    atyo = atyh / (sc.d2 * sc.theta_c)
+    rs = (xh - x) / tau + (sc.c - aty)
+    ro = rs / (sc.d2 * sc.theta_c)
+    return kkt_from_original(lp, xo, axo, yo, atyo, ro), xo, yo, ro
