@@ -94,6 +94,7 @@ class Delta:
         base_round: the round this delta applies to (produces base_round + 1), None if unchecked.
         format: ``"delta"`` or ``"problem"`` (a full problem = delta on the empty problem).
         meta: any other key-value metadata read from / written to the file.
+        source: path of the file the delta was read from (for error messages), or None.
     """
 
     table: pa.Table
@@ -102,6 +103,7 @@ class Delta:
     base_round: int | None = None
     format: str = "delta"
     meta: dict = field(default_factory=dict)
+    source: str | None = None
 
     def __len__(self) -> int:
         return self.table.num_rows

@@ -1,0 +1,351 @@
+"""MPS reading and writing through highspy (HiGHS's own reader), plus what HiGHS lets through.
+
+Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
+
+* Fixed and free format are both accepted (HiGHS tries free format first and falls back to fixed, so
+  names with embedded spaces, as in ``forplan``, read correctly); ``.mps.gz`` is read directly.
+* An RHS entry on the objective row is the objective constant with the sign negated (e226: the optimum
+  -11.6389 includes the constant 7.113).
+* RANGES on an E row: R > 0 gives ``[rhs, rhs + |R|]``, R < 0 gives ``[rhs - |R|, rhs]``; on L/G rows
+  the range is ``|R|`` below/above the rhs.
+* Integer columns inside ``MARKER INTORG/INTEND`` blocks with no bound get ``[0, 1]`` (HiGHS); any
+  explicit bound replaces that default. ``BV`` = binary, ``LI``/``UI`` integer bounds, ``FR`` free,
+  ``MI`` lower ``-inf``, ``PL`` upper ``+inf``, ``FX`` fixed.
+* *copter*: a negative ``UP`` bound on a column whose lower bound was not given explicitly sets the
+  lower bound to ``-inf`` (the classic convention that CPLEX and HiGHS's fixed-format parser apply;
+  HiGHS's free parser keeps 0 and reads an empty box). A warning is logged on stderr.
+* Values of magnitude >= 1e30 mean infinity. Matrix values of magnitude <= 1e-9 are dropped (HiGHS's
+  ``small_matrix_value``), with a HiGHS warning that copter accepts.
+* An empty box (lower > upper) is accepted: the model is infeasible and the solver reports it.
+* *copter* rejects what HiGHS reads with a warning (an entry naming an undefined row, duplicate row
+  names, duplicate entries HiGHS would silently drop): ``FormatError`` quoting HiGHS's warning.
+* *copter* rejects ``nan`` anywhere and an infinite (>= 1e30) cost or coefficient: ``ValidationError``
+  naming the file, line and entity.
+* *copter* rejects quadratic (``QUADOBJ``, ``QMATRIX``, ``QSECTION``, ``QCMATRIX``), ``SOS``,
+  ``INDICATORS`` sections and semi-continuous/semi-integer bounds (``SC``/``SI``): ``UnsupportedError``
+  (copter is LP/MILP only).
+* *copter* rejects an ``OBJSENSE`` section whose value is not MIN/MAX (HiGHS ignores it), an ``FR``/
+  ``MI``/``PL`` bound line that carries a value, and, in files with integer markers, a column whose
+  entries are split into separate blocks (its integrality would be ambiguous): ``FormatError`` with
+  the line.
+* Writing uses HiGHS's ``writeModel`` (free-format MPS); ``.mps.gz`` is compressed by copter after
+  HiGHS writes plain text. Sense and objective constant are written (``OBJSENSE``, RHS on the
+  objective row).
+
+The light text pre-scan looks only at section header lines (``bytes.find``, C speed), the few lines
+before ``ROWS``, and the ``BOUNDS`` section; it parses ``COLUMNS`` lines in Python only when the file
+has integer markers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import mmap
+import os
+import re
+import shutil
+import sys
+import tempfile
+from contextlib import contextmanager
+
+import highspy
+import numpy as np
+
+from solver.errors import FormatError, InputError, UnsupportedError, ValidationError
+from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp
+from solver.problem import INF_BOUND, Problem
+
+UNSUPPORTED_SECTIONS = {
+    b"QUADOBJ": "quadratic objective (QUADOBJ)", b"QMATRIX": "quadratic objective (QMATRIX)",
+    b"QSECTION": "quadratic section (QSECTION)", b"QCMATRIX": "quadratic constraint (QCMATRIX)",
+    b"SOS": "special ordered sets (SOS)", b"INDICATORS": "indicator constraints (INDICATORS)",
+    b"CSECTION": "cone constraints (CSECTION)", b"PWLOBJ": "piecewise-linear objective (PWLOBJ)",
+}
+_SECTIONS = (b"NAME", b"ROWS", b"COLUMNS", b"RHS", b"RANGES", b"BOUNDS", b"ENDATA", b"OBJSENSE",
+             b"OBJSENS", b"OBJNAME") + tuple(UNSUPPORTED_SECTIONS)
+_SENSES = {b"MIN": 1, b"MINIMIZE": 1, b"MINIMISE": 1, b"MAX": -1, b"MAXIMIZE": -1, b"MAXIMISE": -1}
+_ACCEPTED_WARNINGS = ("at/below tolerance",)
+_NAN_TOKEN = rb"(?i)(?<![^\s])[+-]?nan(?![^\s])"
+
+
+@contextmanager
+def _text(path: str):
+    """The file's bytes (memory-mapped when plain, decompressed when gzip)."""
+    with open(path, "rb") as f:
+        head = f.read(2)
+        f.seek(0)
+        if head == b"\x1f\x8b":
+            try:
+                yield gzip.decompress(f.read())
+            except (OSError, EOFError) as e:
+                raise FormatError(f"not a readable gzip file ({e})", file=path) from None
+            return
+        if os.fstat(f.fileno()).st_size == 0:
+            yield b""
+            return
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            yield mm
+        finally:
+            mm.close()
+
+
+def _line_of(data, pos: int) -> int:
+    return bytes(data[:pos]).count(b"\n") + 1
+
+
+def _header_positions(data, name: bytes) -> list[int]:
+    """Start offsets of lines whose first token is ``name`` (a section header at column 1)."""
+    out = []
+    if data[:len(name)] == name and data[len(name):len(name) + 1] in (b"", b" ", b"\t", b"\r", b"\n"):
+        out.append(0)
+    start = 0
+    pat = b"\n" + name
+    while True:
+        i = data.find(pat, start)
+        if i < 0:
+            return out
+        nxt = data[i + 1 + len(name):i + 2 + len(name)]
+        if nxt in (b"", b" ", b"\t", b"\r", b"\n"):
+            out.append(i + 1)
+        start = i + 1
+
+
+def _section_end(data, start: int) -> int:
+    """Offset of the next section header line after ``start`` (a line starting with a letter)."""
+    i = data.find(b"\n", start)
+    while i >= 0:
+        c = data[i + 1:i + 2]
+        if c and (c.isalpha()):
+            return i + 1
+        i = data.find(b"\n", i + 1)
+    return len(data)
+
+
+def prescan(path: str) -> None:
+    """Reject, from the text, what HiGHS would read silently or with an unclear message.
+
+    Raises:
+        UnsupportedError: quadratic/SOS/indicator/cone sections.
+        FormatError: bad OBJSENSE value, FR/MI/PL bounds carrying a value, split integer columns.
+    """
+    with _text(path) as data:
+        for name, what in UNSUPPORTED_SECTIONS.items():
+            pos = _header_positions(data, name)
+            if pos:
+                raise UnsupportedError(f"{what} is not supported: copter handles LP/MILP only",
+                                       file=path, line=_line_of(data, pos[0]))
+        for name in (b"OBJSENSE", b"OBJSENS"):
+            for p in _header_positions(data, name):
+                end = data.find(b"\n", p)
+                end = len(data) if end < 0 else end
+                toks = bytes(data[p:end]).split()[1:]
+                line = _line_of(data, p)
+                if not toks:  # value on the next non-empty line
+                    nxt = end + 1
+                    while nxt < len(data):
+                        e2 = data.find(b"\n", nxt)
+                        e2 = len(data) if e2 < 0 else e2
+                        toks = bytes(data[nxt:e2]).split()
+                        line += 1
+                        if toks:
+                            break
+                        nxt = e2 + 1
+                if not toks or toks[0].upper() not in _SENSES:
+                    shown = toks[0].decode("latin-1") if toks else "(nothing)"
+                    raise FormatError(f"OBJSENSE must be MIN or MAX, found {shown!r}", file=path, line=line)
+        for p in _header_positions(data, b"BOUNDS"):
+            end = _section_end(data, p + 1)
+            sec = bytes(data[p:end])
+            m = re.search(rb"(?m)^[ \t]+(FR|MI|PL)[ \t]+\S+[ \t]+\S+[ \t]+\S+", sec)
+            if m:
+                raise FormatError(f"bound type {m.group(1).decode()} takes no value",
+                                  file=path, line=_line_of(data, p + m.start()))
+        if _header_positions(data, b"COLUMNS") and data.find(b"MARKER") >= 0:
+            _check_contiguous_columns(data, path)
+
+
+def _check_contiguous_columns(data, path: str) -> None:
+    """In files with integer markers, every column's entries must be one contiguous block."""
+    p = _header_positions(data, b"COLUMNS")[0]
+    end = _section_end(data, p + 1)
+    seen: set = set()
+    current = None
+    lines = bytes(data[p:end]).split(b"\n")
+    for k, raw in enumerate(lines[1:], start=1):
+        toks = raw.split()
+        if not toks or raw[:1] == b"*":
+            continue
+        if b"MARKER" in raw:
+            current = None  # a column may not straddle an integer marker
+            continue
+        name = toks[0]
+        if name != current:
+            if name in seen:
+                raise FormatError(f"column {name.decode('latin-1')!r} appears in two separate blocks of "
+                                  "COLUMNS (its integrality would be ambiguous)", file=path,
+                                  line=_line_of(data, p) + k, entity=name.decode("latin-1"))
+            seen.add(name)
+            current = name
+
+
+def _find_token_line(path: str, pattern: bytes) -> int | None:
+    with _text(path) as data:
+        m = re.search(pattern, bytes(data) if not isinstance(data, bytes) else data)
+        return None if m is None else _line_of(data, m.start())
+
+
+def _negative_up_rule(path: str, problem: Problem) -> Problem:
+    """Apply "negative UP with no lower bound => lower = -inf" where HiGHS's free parser did not."""
+    cand = np.flatnonzero((problem.col_lower == 0) & (problem.col_upper < 0))
+    if not cand.size:
+        return problem
+    with _text(path) as data:
+        pos = _header_positions(data, b"BOUNDS")
+        sec = b"".join(bytes(data[p:_section_end(data, p + 1)]) for p in pos)
+    explicit = set()
+    for raw in sec.split(b"\n")[1:]:
+        toks = raw.split()
+        if len(toks) >= 3 and toks[0].upper() in (b"LO", b"LI", b"FX", b"MI", b"FR", b"BV"):
+            explicit.update(toks[1:3])
+    names = problem.col_names[cand]
+    apply = np.array([str(s).encode("latin-1", "replace") not in explicit for s in names], dtype=bool)
+    if not apply.any():
+        return problem
+    lower = problem.col_lower.copy()
+    lower[cand[apply]] = -np.inf
+    print(f"warning: {path}: {int(apply.sum())} column(s) with a negative UP bound and no lower bound "
+          f"get lower bound -inf (e.g. {names[apply][0]!r})", file=sys.stderr)
+    return problem.replace(col_lower=lower)
+
+
+def read_mps(path: str | os.PathLike) -> Problem:
+    """Read an MPS file (fixed or free format, optionally gzip-compressed) into a Problem.
+
+    Args:
+        path: ``.mps`` or ``.mps.gz`` file.
+    Returns:
+        The canonical Problem (names, bounds, costs, sense, constant, integrality, CSC matrix).
+    Raises:
+        InputError: missing file. FormatError: HiGHS cannot parse it, or reads it only with a warning
+        (see module docstring). UnsupportedError: quadratic/SOS/indicator/semi-continuous content.
+        ValidationError: nan, or an infinite cost/coefficient (file, line, entity named).
+    """
+    path = str(path)
+    if not os.path.isfile(path):
+        raise InputError("file not found", file=path)
+    prescan(path)
+    h = new_highs()
+    with tempfile.TemporaryDirectory(prefix="copter-mps-") as tmp:
+        log = os.path.join(tmp, "highs.log")
+        h.setOptionValue("output_flag", True)
+        h.setOptionValue("log_to_console", False)
+        h.setOptionValue("log_file", log)
+        status = h.readModel(path)
+        h.setOptionValue("output_flag", False)
+        try:
+            with open(log, encoding="utf-8", errors="replace") as f:
+                messages = [ln.strip() for ln in f if ln.startswith(("WARNING", "ERROR"))]
+        except OSError:
+            messages = []
+    if status == highspy.HighsStatus.kError:
+        nan_line = _find_token_line(path, _NAN_TOKEN)
+        if nan_line is not None:
+            raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
+                                  file=path, line=nan_line)
+        msg = "; ".join(m.split(":", 1)[1].strip() for m in messages if m.startswith("ERROR")
+                        and "Parser error reading" not in m)
+        raise FormatError(f"not a valid MPS file ({msg or 'HiGHS parser error'})", file=path)
+    if status == highspy.HighsStatus.kWarning:
+        bad = [m.split(":", 1)[1].strip() for m in messages if m.startswith("WARNING")
+               and not any(a in m for a in _ACCEPTED_WARNINGS)]
+        if bad:
+            raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
+    model = h.getModel()
+    if model.hessian_.dim_ > 0:
+        raise UnsupportedError("quadratic objective is not supported: copter handles LP/MILP only", file=path)
+    h.ensureColwise()
+    lp = h.getLp()
+    integ = lp.integrality_
+    if len(integ):
+        kinds = np.fromiter((int(t) for t in integ), dtype=np.int8, count=len(integ))
+        semi = np.flatnonzero(kinds >= 2)
+        if semi.size:
+            nm = lp.col_names_[int(semi[0])] if len(lp.col_names_) else f"C{semi[0]}"
+            raise UnsupportedError(f"semi-continuous/semi-integer variables are not supported "
+                                   f"({semi.size} column(s), SC/SI bounds)", file=path, entity=nm)
+    _check_numbers(path, lp)
+    name = os.path.basename(path)
+    for ext in (".gz", ".mps", ".MPS"):
+        name = name[:-len(ext)] if name.endswith(ext) else name
+    try:
+        problem = from_highs_lp(lp, name=name)
+    except ValidationError as e:
+        raise ValidationError(e.message, file=path, entity=e.entity) from None
+    return _negative_up_rule(path, problem)
+
+
+def _check_numbers(path: str, lp) -> None:
+    """NaN anywhere, or infinite cost/coefficient -> ValidationError with file, line and entity."""
+    cost = np.asarray(lp.col_cost_)
+    checks = [("cost", cost, True, lp.col_names_)]
+    for nm, arr, names in (("column lower bound", lp.col_lower_, lp.col_names_),
+                           ("column upper bound", lp.col_upper_, lp.col_names_),
+                           ("row lower bound", lp.row_lower_, lp.row_names_),
+                           ("row upper bound", lp.row_upper_, lp.row_names_)):
+        checks.append((nm, np.asarray(arr), False, names))
+    value = np.asarray(lp.a_matrix_.value_, dtype=np.float64)
+    for nm, arr, finite_required, names in checks + [("coefficient", value, True, None)]:
+        if not arr.size:
+            continue
+        bad = np.isnan(arr)
+        if finite_required:
+            bad |= ~(np.abs(arr) < INF_BOUND)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            entity = None
+            if names is not None and len(names) > i:
+                entity = names[i]
+            elif names is None:
+                start = np.asarray(lp.a_matrix_.start_)
+                j = int(np.searchsorted(start, i, side="right") - 1)
+                if len(lp.col_names_) > j:
+                    entity = lp.col_names_[j]
+            v = arr[i]
+            line = _find_token_line(path, _NAN_TOKEN) if np.isnan(v) else \
+                _find_token_line(path, rb"(?i)(?<![^\s])[+-]?(inf|infinity|[0-9.]+e\+?[0-9]{2,})(?![^\s])")
+            what = "NaN" if np.isnan(v) else f"infinite ({v})"
+            raise ValidationError(f"{nm} is {what}; copter requires finite costs and coefficients and no NaN",
+                                  file=path, line=line, entity=entity)
+
+
+def write_mps(problem: Problem, path: str | os.PathLike) -> None:
+    """Write ``problem`` as free-format MPS via HiGHS; ``.gz`` suffix -> gzip-compressed.
+
+    Raises:
+        InputError: HiGHS could not write the file (e.g. the folder does not exist).
+    """
+    path = str(path)
+    h = new_highs()
+    st = h.passModel(to_highs_lp(problem, with_names=True))
+    if st == highspy.HighsStatus.kError:
+        raise InputError("HiGHS refused the model for writing", file=path)
+    gz = path.endswith(".gz")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError("folder does not exist", file=path)
+    fd, tmp = tempfile.mkstemp(prefix=".copter-", suffix=".mps", dir=folder)
+    os.close(fd)
+    try:
+        st = h.writeModel(tmp)
+        if st == highspy.HighsStatus.kError:
+            raise InputError("HiGHS could not write the MPS file", file=path)
+        if gz:
+            with open(tmp, "rb") as src, gzip.open(path, "wb", compresslevel=6) as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

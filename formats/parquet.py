@@ -1,0 +1,250 @@
+"""Parquet long format for deltas and full problems (DESIGN.md section 4).
+
+One table serves both: a problem file is a delta applied to the empty problem. Columns: ``kind``
+(``var``/``con``/``coef``/``drop_var``/``drop_con``), ``var``, ``con`` (names), ``value`` (cost of a
+``var`` row, coefficient of a ``coef`` row), ``lower``, ``upper`` (bounds), ``integer`` (bool).
+
+Reading normalizes what different writers produce: name/kind columns as string, large_string or
+dictionary (kept dictionary-encoded in memory: lookups go through the dictionary); a column of Arrow
+type ``null`` (pandas writes one when every value is missing); integer or float32 numeric columns
+(cast to float64); a missing optional column (all null); a zero-row file (a no-change delta). Null
+means "keep / default"; NaN is an error (pandas writes a missing float as null, numpy-built Arrow
+arrays keep NaN: both arrive here distinctly). Unknown extra columns (e.g. a pandas index) are ignored.
+
+Key-value metadata: ``copter.format`` = ``delta`` | ``problem``, ``copter.version`` = ``1`` (another
+version is refused), optional ``copter.sense`` = ``min`` | ``max``, ``copter.objective_offset``
+(float, written with ``repr`` so it round-trips exactly), ``copter.base_round`` (int). Other keys
+are kept in ``Delta.meta``.
+
+Errors: a missing file, or one that is not Parquet (truncated, still being written) -> ``FormatError``
+naming the file; a column of the wrong type or bad metadata -> ``FormatError``; rule violations are
+found when applying (``solver.differential``) and raise ``ValidationError`` naming the 0-based table
+row(s) and the entity.
+
+Problem files are written vectorised: the ``var``/``con`` columns are dictionary-encoded over the
+problem's own name arrays (var rows, then con rows, then one coef row per nonzero in CSC order), so
+no name string is repeated per nonzero and reading resolves coefficient names with one hash of the
+dictionaries.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from solver.delta import KINDS, SCHEMA, Delta
+from solver.errors import FormatError, InputError
+from solver.problem import Problem
+
+FORMAT_VERSION = "1"
+_NUMERIC = ("value", "lower", "upper")
+
+
+def _meta_get(meta: dict, key: str):
+    v = meta.get(key.encode())
+    return None if v is None else v.decode("utf-8", errors="replace")
+
+
+def _normalize(table: pa.Table, path: str) -> pa.Table:
+    """Table with exactly the SCHEMA columns in order; names may stay dictionary-encoded."""
+    n = table.num_rows
+    cols = []
+    for f in SCHEMA:
+        if f.name not in table.column_names:
+            if f.name == "kind" and n:
+                raise FormatError("Parquet file has no 'kind' column (not a copter delta/problem file)",
+                                  file=path)
+            cols.append(pa.nulls(n, f.type))
+            continue
+        c = table.column(f.name)
+        c = c.combine_chunks() if c.num_chunks != 1 else c.chunk(0) if c.num_chunks else pa.nulls(0, f.type)
+        t = c.type
+        try:
+            if pa.types.is_null(t):
+                c = pa.nulls(n, f.type)
+            elif f.name in ("kind", "var", "con"):
+                if pa.types.is_dictionary(t):
+                    vt = t.value_type
+                    if pa.types.is_large_string(vt):
+                        c = pa.DictionaryArray.from_arrays(c.indices, c.dictionary.cast(pa.string()))
+                    elif not pa.types.is_string(vt):
+                        raise FormatError(f"column {f.name!r} has type {t}, expected strings", file=path)
+                elif pa.types.is_large_string(t) or pa.types.is_string_view(t):
+                    c = c.cast(pa.string())
+                elif not pa.types.is_string(t):
+                    raise FormatError(f"column {f.name!r} has type {t}, expected strings", file=path)
+            elif f.name in _NUMERIC:
+                if pa.types.is_dictionary(t):
+                    c = c.cast(t.value_type)
+                    t = c.type
+                if pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_decimal(t):
+                    if t != pa.float64():
+                        c = c.cast(pa.float64())
+                else:
+                    raise FormatError(f"column {f.name!r} has type {t}, expected float64", file=path)
+            else:  # integer
+                if pa.types.is_boolean(t):
+                    pass
+                elif pa.types.is_integer(t):
+                    c = c.cast(pa.bool_())
+                else:
+                    raise FormatError(f"column 'integer' has type {t}, expected bool", file=path)
+        except pa.ArrowInvalid as e:
+            raise FormatError(f"column {f.name!r} cannot be read as {f.type}: {e}", file=path) from None
+        cols.append(c)
+    return pa.Table.from_arrays(cols, names=SCHEMA.names)
+
+
+def read_delta(path: str | os.PathLike) -> Delta:
+    """Read a delta (or problem) Parquet file.
+
+    Args:
+        path: the file.
+    Returns:
+        Delta with the normalized table, ``sense``/``offset``/``base_round``/``format`` from the
+        metadata and ``source`` = path. Not validated against a problem (see ``solver.differential``).
+    Raises:
+        InputError: the file does not exist. FormatError: not Parquet, truncated, wrong column types,
+            bad ``copter.*`` metadata.
+    """
+    path = str(path)
+    if not os.path.exists(path):
+        raise InputError("file not found", file=path)
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
+        raise FormatError(f"not a readable Parquet file ({e})", file=path) from None
+    meta = dict(table.schema.metadata or {})
+    fmt = _meta_get(meta, "copter.format") or "delta"
+    if fmt not in ("delta", "problem"):
+        raise FormatError(f"copter.format is {fmt!r}, expected 'delta' or 'problem'", file=path)
+    ver = _meta_get(meta, "copter.version")
+    if ver is not None and ver != FORMAT_VERSION:
+        raise FormatError(f"copter.version {ver!r} is not supported (this copter reads version 1)",
+                          file=path)
+    sense = _meta_get(meta, "copter.sense")
+    if sense is not None:
+        if sense.lower() not in ("min", "max"):
+            raise FormatError(f"copter.sense is {sense!r}, expected 'min' or 'max'", file=path)
+        sense = 1 if sense.lower() == "min" else -1
+    offset = _meta_get(meta, "copter.objective_offset")
+    if offset is not None:
+        try:
+            offset = float(offset)
+        except ValueError:
+            raise FormatError(f"copter.objective_offset {offset!r} is not a number", file=path) from None
+        if not np.isfinite(offset):
+            raise FormatError(f"copter.objective_offset {offset!r} is not finite", file=path)
+    base = _meta_get(meta, "copter.base_round")
+    if base is not None:
+        try:
+            base = int(base)
+        except ValueError:
+            raise FormatError(f"copter.base_round {base!r} is not an integer", file=path) from None
+    extra = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in meta.items()
+             if not k.startswith(b"copter.") and k != b"ARROW:schema" and k != b"pandas"}
+    return Delta(table=_normalize(table, path), sense=sense, offset=offset, base_round=base, format=fmt,
+                 meta=extra, source=path)
+
+
+def _metadata(delta: Delta) -> dict:
+    meta = {"copter.format": delta.format, "copter.version": FORMAT_VERSION}
+    if delta.sense is not None:
+        meta["copter.sense"] = "min" if delta.sense == 1 else "max"
+    if delta.offset is not None:
+        meta["copter.objective_offset"] = repr(float(delta.offset))
+    if delta.base_round is not None:
+        meta["copter.base_round"] = str(int(delta.base_round))
+    for k, v in (delta.meta or {}).items():
+        meta.setdefault(str(k), str(v))
+    return meta
+
+
+def write_delta(delta: Delta, path: str | os.PathLike) -> None:
+    """Write ``delta`` as Parquet with its ``copter.*`` metadata (temp file + rename: readers never
+    see a half-written file).
+
+    Raises:
+        InputError: the folder does not exist or is not writable.
+    """
+    path = str(path)
+    table = delta.table.replace_schema_metadata(_metadata(delta))
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        pq.write_table(table, tmp, compression="zstd", dictionary_pagesize_limit=1 << 28)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise InputError(f"cannot write ({e.strerror or e})", file=path) from None
+
+
+def problem_to_delta(problem: Problem) -> Delta:
+    """The delta that builds ``problem`` from the empty problem (``format="problem"``).
+
+    Rows: n ``var`` rows (cost, bounds, integrality), m ``con`` rows (bounds), then nnz ``coef`` rows
+    in CSC order. Name columns are dictionary arrays over ``col_names``/``row_names``: O(n + m + nnz)
+    vectorised, no per-nonzero strings.
+    """
+    n, m, nnz = problem.n_cols, problem.n_rows, problem.nnz
+    total = n + m + nnz
+    kind_idx = np.concatenate([np.zeros(n, np.int8), np.ones(m, np.int8), np.full(nnz, 2, np.int8)])
+    kind = pa.DictionaryArray.from_arrays(pa.array(kind_idx), pa.array(KINDS, pa.string()))
+    ecol = np.repeat(np.arange(n, dtype=np.int32), np.diff(problem.a_indptr))
+    var_idx = np.concatenate([np.arange(n, dtype=np.int32), np.zeros(m, np.int32), ecol])
+    var_mask = np.zeros(total, dtype=bool)
+    var_mask[n:n + m] = True
+    con_idx = np.concatenate([np.zeros(n, np.int32), np.arange(m, dtype=np.int32),
+                              problem.a_indices.astype(np.int32)])
+    con_mask = np.zeros(total, dtype=bool)
+    con_mask[:n] = True
+    var = pa.DictionaryArray.from_arrays(pa.array(var_idx, mask=var_mask),
+                                         pa.array(problem.col_names.tolist(), pa.string()))
+    con = pa.DictionaryArray.from_arrays(pa.array(con_idx, mask=con_mask),
+                                         pa.array(problem.row_names.tolist(), pa.string()))
+    value = pa.array(np.concatenate([problem.cost, np.zeros(m), problem.a_data]), mask=var_mask)
+    nn = np.zeros(nnz)
+    bmask = np.zeros(total, dtype=bool)
+    bmask[n + m:] = True
+    lower = pa.array(np.concatenate([problem.col_lower, problem.row_lower, nn]), mask=bmask)
+    upper = pa.array(np.concatenate([problem.col_upper, problem.row_upper, nn]), mask=bmask)
+    imask = np.ones(total, dtype=bool)
+    imask[:n] = False
+    integer = pa.array(np.concatenate([problem.integrality, np.zeros(m + nnz, bool)]), mask=imask)
+    table = pa.Table.from_arrays([kind, var, con, value, lower, upper, integer], names=SCHEMA.names)
+    return Delta(table=table, sense=problem.sense, offset=problem.offset, format="problem",
+                 meta={"copter.name": problem.name} if problem.name else {})
+
+
+def write_problem_parquet(problem: Problem, path: str | os.PathLike) -> None:
+    """Write ``problem`` as a Parquet problem file (see :func:`problem_to_delta`)."""
+    write_delta(problem_to_delta(problem), path)
+
+
+def delta_to_problem(delta: Delta) -> Problem:
+    """Apply a problem delta to the empty problem (sense defaults to min, offset to 0).
+
+    Raises:
+        ValidationError: the rules of DESIGN.md section 4, naming the row(s) and entity (an empty box
+            ``lower > upper`` is an error in copter's own files).
+    """
+    from solver.differential import apply_delta
+
+    prob, _ = apply_delta(Problem.empty(), delta)
+    name = delta.meta.get("copter.name") or (Path(delta.source).stem if delta.source else "")
+    return prob.replace(name=name)
+
+
+def read_problem_parquet(path: str | os.PathLike) -> Problem:
+    """Read a Parquet problem file (a delta applied to the empty problem).
+
+    Raises:
+        InputError/FormatError: see :func:`read_delta`; ValidationError: see :func:`delta_to_problem`.
+    """
+    return delta_to_problem(read_delta(path))
