@@ -1,9 +1,203 @@
-"""copter state command(s) (placeholder: to be filled by the issue that owns it)."""
+"""The stateful commands: ``copter init``, ``step``, ``show``, ``history``, ``rollback``, ``export``.
+
+Thin wrappers over ``copter_cli.engine``; ``--state`` defaults to ``$COPTER_STATE`` or ``./copter-state``.
+``--json`` prints the round report (or the command's result) as one plain JSON object on stdout; human
+output is a rich table on stderr. Exit codes: ``copter_cli.exit_codes`` (a failed round exits with the
+code of its status, a no-op re-apply with 0).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.table import Table
+
+from copter_cli import engine
+from copter_cli.output import console, print_json, run
+
+STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
+
+
+def _state(state: Path | None) -> Path:
+    return state if state is not None else engine.default_state_dir()
+
+
+def _settings(tol: float | None, time_limit: float | None, base=None):
+    s = base or engine.Settings()
+    if tol is not None:
+        s.tol = tol
+    if time_limit is not None:
+        s.time_limit_seconds = time_limit
+    return s
+
+
+def _fmt(v, spec: str = ".6g") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return format(v, spec)
+    return str(v)
+
+
+def _print_report(report: dict) -> None:
+    """Human summary of a round report on stderr."""
+    t = Table(title=f"copter round {report.get('round', '?')}", show_header=False, box=None)
+    for key in ("status", "objective", "lp_bound", "gap_rel", "iterations", "warm_started",
+                "primal_residual_rel", "dual_residual_rel", "changed_variables", "solution_path",
+                "duals_path", "changes_path"):
+        if key in report:
+            t.add_row(key, _fmt(report[key]))
+    sec = report.get("seconds") or {}
+    if sec:
+        t.add_row("seconds", "  ".join(f"{k} {_fmt(sec.get(k), '.3f')}" for k in
+                                       ("load", "apply", "solve", "integerize", "save", "total")))
+    console.print(t)
+    for w in report.get("warnings") or []:
+        console.print(f"[yellow]warning[/]: {w}")
+    if report.get("message"):
+        console.print(report["message"], markup=False)
+
+
+def _finish(report: dict, json_out: bool) -> int:
+    if json_out:
+        print_json(report)
+    else:
+        _print_report(report)
+    return engine.exit_code(report)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add init, step, show, history, rollback and export to the app."""
+
+    @app.command()
+    def init(
+        base: Path = typer.Argument(..., help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
+        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
+        keep: int = typer.Option(5, "--keep", help="Number of round generations to keep."),
+        tol: float | None = typer.Option(None, "--tol", help="Relative KKT tolerance (default 1e-4)."),
+        time_limit: float | None = typer.Option(None, "--time-limit", help="Solve time limit, seconds."),
+        out: Path | None = typer.Option(None, "--out", help="Also copy the round's outputs into this folder."),
+        json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    ) -> None:
+        """Create a state directory from BASE and solve round 0."""
+        run(json_out, debug, lambda: _finish(engine.init_state(base, _state(state), _settings(tol, time_limit),
+                                                               keep, out), json_out))
+
+    @app.command()
+    def step(
+        delta: Path = typer.Argument(..., help="Delta Parquet file (copter.base_round = current round)."),
+        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
+        force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match."),
+        accept_failed: bool = typer.Option(False, "--accept-failed",
+                                           help="Advance CURRENT even if the round is infeasible/limited."),
+        out: Path | None = typer.Option(None, "--out", help="Also copy the round's outputs into this folder."),
+        tol: float | None = typer.Option(None, "--tol", help="Override the stored tolerance for this round."),
+        time_limit: float | None = typer.Option(None, "--time-limit", help="Override the time limit, seconds."),
+        json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    ) -> None:
+        """Apply DELTA to the current round, re-solve warm, store the next round."""
+
+        def body():
+            st = _state(state)
+            settings = None
+            if tol is not None or time_limit is not None:
+                cfg = engine.StateStore(st).config()
+                settings = _settings(tol, time_limit, engine.settings_from_json(cfg.get("settings")))
+            return _finish(engine.step_state(delta, st, settings, force, accept_failed, out), json_out)
+
+        run(json_out, debug, body)
+
+    @app.command()
+    def show(
+        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
+        json_out: bool = typer.Option(False, "--json", help="Print the current round's report as JSON."),
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    ) -> None:
+        """Show the current round's report (and the last failed round, if any)."""
+
+        def body():
+            report = engine.show(_state(state))
+            if json_out:
+                print_json(report)
+            else:
+                _print_report(report)
+                if "last_failed" in report:
+                    lf = report["last_failed"]
+                    console.print(f"[yellow]last failed round[/]: {lf.get('round')} {lf.get('status')}: "
+                                  f"{lf.get('message', '')}")
+            return 0
+
+        run(json_out, debug, body)
+
+    @app.command()
+    def history(
+        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
+        json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [...]} as JSON."),
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    ) -> None:
+        """Table of the kept rounds: status, objective, iterations, seconds per phase."""
+
+        def body():
+            rows = engine.history(_state(state))
+            if json_out:
+                print_json({"rounds": rows})
+                return 0
+            t = Table(title="copter history")
+            for col in ("round", "", "status", "objective", "iters", "warm", "changed", "load", "apply",
+                        "solve", "integ.", "save", "total"):
+                t.add_column(col, justify="left" if col in ("", "status") else "right")
+            for r in rows:
+                s = r["seconds"] or {}
+                mark = "*" if r["current"] else ("failed" if r["kind"] == "failed" else "")
+                t.add_row(_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]),
+                          _fmt(r["iterations"]), _fmt(r["warm_started"]), _fmt(r["changed_variables"]),
+                          *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save",
+                                                            "total")])
+            console.print(t)
+            return 0
+
+        run(json_out, debug, body)
+
+    @app.command()
+    def rollback(
+        to: int | None = typer.Option(None, "--to", help="Round to make current (default: the previous kept one)."),
+        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
+        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    ) -> None:
+        """Move CURRENT back to an earlier kept round."""
+
+        def body():
+            res = engine.rollback(_state(state), to)
+            if json_out:
+                print_json(res)
+            else:
+                console.print(res["message"])
+            return 0
+
+        run(json_out, debug, body)
+
+    @app.command()
+    def export(
+        output: Path | None = typer.Option(None, "-o", "--output",
+                                           help="Output file: .mps/.mps.gz (MPS) or .parquet (default round-N.mps)."),
+        round_: int | None = typer.Option(None, "--round", help="A kept round instead of the current one."),
+        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
+        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    ) -> None:
+        """Write the current round's problem as MPS or Parquet (by the output's extension)."""
+
+        def body():
+            res = engine.export(_state(state), output, round_)
+            if json_out:
+                print_json(res)
+            else:
+                console.print(f"round {res['round']}: wrote {res['path']} ({res['n_cols']} variables, "
+                              f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
+            return 0
+
+        run(json_out, debug, body)

@@ -1,0 +1,225 @@
+"""The continual loop (copter_cli/engine.py) in-process: reports, no-op re-apply, round checks, failure
+behaviour, rollback, and warm-equals-cold against HiGHS on shared LP instances."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import scipy.sparse as sp
+
+from copter_cli import engine
+from solver.delta import Delta
+from solver.errors import RoundMismatchError, StateError, UsageError, ValidationError
+from solver.problem import Problem
+from solver.settings import Settings
+from tests.conftest import require_data
+
+REPORT_KEYS = {"round", "status", "objective", "iterations", "warm_started", "primal_residual_rel",
+               "dual_residual_rel", "seconds", "changed_variables", "delta_sha256", "solution_path",
+               "duals_path", "changes_path", "message"}
+
+
+def small_lp(n=30, m=12, seed=0) -> Problem:
+    """max sum(c x) s.t. A x <= b, 0 <= x <= 1 (always feasible and bounded)."""
+    rng = np.random.default_rng(seed)
+    A = sp.random(m, n, density=0.3, random_state=seed, format="csc") + sp.eye(m, n, format="csc")
+    return Problem.from_arrays(cost=rng.random(n) + 0.1, col_lower=np.zeros(n), col_upper=np.ones(n),
+                               row_lower=np.full(m, -np.inf), row_upper=rng.random(m) + 1.0, matrix=A,
+                               sense=-1, row_names=[f"cap{i}" for i in range(m)],
+                               col_names=[f"x{j}" for j in range(n)])
+
+
+def snapshot(root: Path) -> dict:
+    """Every file under root with its bytes (for byte-identical before/after checks)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def state(tmp_path):
+    st = tmp_path / "st"
+    rep = engine.init_state(small_lp(), st, Settings(tol=1e-6))
+    assert rep["status"] == "OPTIMAL"
+    return st
+
+
+def test_init_writes_round_zero_with_every_report_field(state):
+    rep = engine.show(state)
+    assert REPORT_KEYS <= set(rep) and rep["round"] == 0 and not rep["warm_started"]
+    assert set(rep["seconds"]) >= {"load", "apply", "solve", "integerize", "save", "total"}
+    sol = pq.read_table(state / rep["solution_path"])
+    assert sol.column_names == ["name", "value", "reduced_cost"] and sol.num_rows == 30
+    duals = pq.read_table(state / rep["duals_path"])
+    assert duals.column_names == ["name", "activity", "dual"] and duals.num_rows == 12
+    ch = pq.read_table(state / rep["changes_path"]).to_pydict()
+    assert ch["kind"].count("var_added") == 30 and ch["kind"].count("con_added") == 12
+    assert (state / "CURRENT").read_text() == "0\n"
+
+
+def test_step_advances_and_lists_changes(state, tmp_path):
+    d = Delta.concat([Delta.vars(["x3", "new"], cost=[50.0, 2.0], upper=[None, 1.0]),
+                      Delta.coefs(var=["new"], con=["cap0"], value=[1.0]), Delta.drop_vars(["x7"])],
+                     base_round=0)
+    rep = engine.step_state(d, state, out_dir=tmp_path / "out")
+    assert rep["round"] == 1 and rep["status"] == "OPTIMAL" and rep["warm_started"]
+    assert (state / "CURRENT").read_text() == "1\n"
+    ch = pq.read_table(state / rep["changes_path"]).to_pydict()
+    rows = dict(zip(ch["name"], ch["kind"], strict=True))
+    assert rows["new"] == "var_added" and rows["x7"] == "var_removed"
+    assert rep["changed_variables"] == sum(k != "con_added" and k != "con_removed" for k in ch["kind"])
+    assert sorted(os.listdir(tmp_path / "out")) == ["changes.parquet", "duals.parquet", "report.json",
+                                                    "solution.parquet"]
+    assert json.loads((state / "gen-000001" / "report.json").read_text())["delta_sha256"] == rep["delta_sha256"]
+
+
+def test_reapplying_the_same_delta_is_a_no_op(state):
+    d = Delta.vars(["x1"], cost=[3.0])
+    d.base_round = 0
+    engine.step_state(d, state)
+    before = snapshot(state)
+    rep = engine.step_state(d, state)
+    assert rep["no_op"] and "already applied" in rep["message"] and engine.exit_code(rep) == 0
+    assert snapshot(state) == before
+
+
+def test_reapply_is_checked_before_base_round(state):
+    d = Delta.vars(["x1"], cost=[3.0], )
+    d.base_round = 0
+    engine.step_state(d, state)
+    engine.step_state(Delta.vars(["x2"], cost=[3.0]), state)  # round 2
+    assert engine.step_state(d, state)["no_op"]
+
+
+def test_base_round_mismatch_is_refused_and_state_unchanged(state):
+    d = Delta.vars(["x1"], cost=[3.0])
+    d.base_round = 5
+    before = snapshot(state)
+    with pytest.raises(RoundMismatchError, match="round 5"):
+        engine.step_state(d, state)
+    assert snapshot(state) == before
+    rep = engine.step_state(d, state, force=True)
+    assert rep["round"] == 1 and any("--force" in w for w in rep["warnings"])
+
+
+@pytest.mark.parametrize("delta, culprit", [
+    (Delta.coefs(var=["nosuch"], con=["cap0"], value=[1.0]), "nosuch"),
+    (Delta.vars(["x1"], cost=[float("nan")]), "row 0"),
+    (Delta.vars(["x1"], lower=[5.0], upper=[1.0]), "x1"),
+    (Delta.drop_cons(["ghost"]), "ghost"),
+])
+def test_invalid_delta_raises_naming_the_culprit_and_changes_nothing(state, delta, culprit):
+    before = snapshot(state)
+    with pytest.raises(ValidationError, match=culprit):
+        engine.step_state(delta, state)
+    assert snapshot(state) == before
+
+
+def infeasible_delta() -> Delta:
+    # x0 <= 1 by its bounds, and a new row forces x0 >= 5
+    return Delta.concat([Delta.cons(["force"], lower=[5.0]), Delta.coefs(var=["x0"], con=["force"], value=[1.0])],
+                        base_round=0)
+
+
+def test_infeasible_round_keeps_current_and_records_the_failure(state):
+    rep = engine.step_state(infeasible_delta(), state, Settings(tol=1e-6, iteration_limit=20000))
+    assert engine.exit_code(rep) == 4 and rep["status"] == "PRIMAL_INFEASIBLE" and not rep["accepted"]
+    assert (state / "CURRENT").read_text() == "0\n" and "CURRENT stays at round 0" in rep["message"]
+    assert engine.show(state)["last_failed"]["round"] == 1
+    assert [r["kind"] for r in engine.history(state)] == ["generation", "failed"]
+
+
+def test_accept_failed_advances_current(state):
+    rep = engine.step_state(infeasible_delta(), state, Settings(tol=1e-6, iteration_limit=20000),
+                            accept_failed=True)
+    assert rep["accepted"] and engine.exit_code(rep) in (4, 5)
+    assert (state / "CURRENT").read_text() == "1\n"
+
+
+def test_rollback_moves_current_and_next_step_overwrites(state):
+    engine.step_state(Delta.vars(["x1"], cost=[3.0]), state)
+    engine.step_state(Delta.vars(["x2"], cost=[3.0]), state)
+    assert engine.rollback(state)["round"] == 1
+    with pytest.raises(UsageError, match="kept"):
+        engine.rollback(state, to=9)
+    rep = engine.step_state(Delta.vars(["x5"], cost=[4.0]), state)
+    assert rep["round"] == 2 and engine.show(state)["delta_sha256"] == rep["delta_sha256"]
+
+
+def test_keep_limits_the_generations_on_disk(tmp_path):
+    st = tmp_path / "st"
+    engine.init_state(small_lp(), st, keep=2)
+    for i in range(4):
+        engine.step_state(Delta.vars([f"x{i}"], cost=[float(i + 2)]), st)
+    assert sorted(p.name for p in st.iterdir() if p.name.startswith("gen-")) == ["gen-000003", "gen-000004"]
+
+
+def test_init_twice_and_step_without_init_are_state_errors(state, tmp_path):
+    with pytest.raises(StateError, match="already"):
+        engine.init_state(small_lp(), state)
+    with pytest.raises(StateError, match="not an initialised"):
+        engine.step_state(Delta.vars(["x1"], cost=[1.0]), tmp_path / "empty")
+
+
+# ------------------------------------------------------------------------------------ warm == cold
+def _read_mps(path: Path) -> Problem:
+    from solver.highs_bridge import from_highs_lp, new_highs
+
+    h = new_highs()
+    h.readModel(str(path))
+    lp = h.getLp()
+    lp.a_matrix_.ensureColwise() if hasattr(lp.a_matrix_, "ensureColwise") else None
+    return from_highs_lp(lp)
+
+
+def _random_delta(rng, p: Problem, round_: int, highs) -> Delta:
+    """Costs scaled by 1 +- 5%, finite row bounds loosened by up to 5%, one new bounded column with two
+    coefficients; the same changes are replayed into ``highs`` (independently of copter's apply)."""
+    import highspy
+
+    n, m = p.n_cols, p.n_rows
+    cols = rng.choice(n, size=max(1, n // 10), replace=False)
+    cost = p.cost[cols] * (1 + 0.05 * rng.uniform(-1, 1, cols.size))
+    rows = rng.choice(m, size=max(1, m // 10), replace=False)
+    lo, up = p.row_lower[rows].copy(), p.row_upper[rows].copy()
+    lo = np.where(np.isfinite(lo), lo - 0.05 * np.abs(lo) * rng.random(rows.size), lo)
+    up = np.where(np.isfinite(up), up + 0.05 * np.abs(up) * rng.random(rows.size), up)
+    name = f"new{round_}"
+    crow = rng.choice(m, size=2, replace=False)
+    cval = rng.uniform(0.5, 1.5, 2)
+    ccost = float(abs(p.cost).mean() + 1.0) * p.sense  # a worse-than-average new column
+    # replay into HiGHS by position (new column appended last, as copter appends)
+    highs.changeColsCost(cols.size, cols.astype(np.int32), cost)
+    highs.changeRowsBounds(rows.size, rows.astype(np.int32), lo, up)
+    highs.addCol(ccost, 0.0, 1.0, 2, np.sort(crow).astype(np.int32), cval[np.argsort(crow)])
+    assert highs.getLp().num_col_ == n + 1 and isinstance(highspy.HighsLp, type)
+    return Delta.concat([Delta.vars(p.col_names[cols], cost=cost), Delta.cons(p.row_names[rows], lower=lo, upper=up),
+                         Delta.vars([name], cost=[ccost], lower=[0.0], upper=[1.0]),
+                         Delta.coefs(var=[name, name], con=p.row_names[crow], value=cval)], base_round=round_)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("instance", ["afiro.mps", "sc50a.mps.gz", "adlittle.mps"])
+def test_each_warm_round_matches_a_cold_highs_solve_of_the_replayed_problem(tmp_path, instance):
+    from solver.highs_bridge import new_highs, to_highs_lp
+
+    path = require_data("mps") / instance
+    base = _read_mps(path)
+    tol = 1e-6
+    st = tmp_path / "st"
+    rep = engine.init_state(base, st, Settings(tol=tol))
+    highs = new_highs(threads=1)
+    highs.passModel(to_highs_lp(base, with_names=False))
+    rng = np.random.default_rng(hash(instance) % 2**32)
+    for r in range(4):
+        p = engine.StateStore(st).load(with_state=False).problem
+        d = _random_delta(rng, p, r, highs)
+        rep = engine.step_state(d, st)
+        highs.run()
+        ref = highs.getInfo().objective_function_value
+        assert highs.getModelStatus().name == "kOptimal"
+        assert rep["status"] == "OPTIMAL" and rep["warm_started"], rep["message"]
+        assert abs(rep["objective"] - ref) <= 10 * tol * (1 + abs(ref)), (instance, r, rep["objective"], ref)
