@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from solver.baselines import solve_highs
-from solver.baselines.clients import EMPTY, SHARED, group_clients
+from solver.baselines.clients import EMPTY, GLOBAL, SHARED, group_clients
 from solver.baselines.pop import build_parts, solve_pop, split_clients
 from solver.errors import UsageError
 from solver.problem import Problem
@@ -52,8 +52,10 @@ def test_regex_overrides_group_clients_and_force_shared_rows():
                             col_names=["x_job1_gpu", "y_job1_cpu", "x_job2_gpu", "free_var"],
                             row_names=["own1", "mixed", "cap_gpu", "pool_cap"])
     g = group_clients(p, client_regex=r"job(?P<client>\d+)", shared_rows_regex=r"^pool_")
-    assert list(g.client_names[g.col_client]) == ["1", "1", "2", "free_var"]  # no match: own client
-    assert g.row_client.tolist() == [0, SHARED, SHARED, SHARED]  # pool_cap forced shared by name
+    assert list(g.client_names[g.col_client[:3]]) == ["1", "1", "2"]
+    assert g.col_client[3] == GLOBAL  # no match: a global variable
+    # 'mixed' touches job2 and the global only -> job2's row; pool_cap is forced shared by its name
+    assert g.row_client.tolist() == [0, 1, SHARED, SHARED]
 
 
 def test_invalid_regex_is_a_usage_error():
@@ -100,3 +102,41 @@ def test_pop_in_worker_processes_matches_in_process_run():
 def test_more_parts_than_clients_leaves_empty_parts_out():
     r = solve_pop(_allocation(2), k=4, seed=0, workers=0)
     assert r.status == Status.FEASIBLE and sum(r.extra["part_statuses"].values()) == 2
+
+
+def _concurrent_flow(n_dem: int = 6) -> Problem:
+    """max alpha s.t. d{i}/p0 + d{i}/p1 >= dem_i * alpha (row d{i}/dem), shared links link/0, link/1:
+    sum of p0 flows <= 4, sum of p1 flows <= 3; alpha <= 10 (global row 'alpha_cap')."""
+    rng = np.random.default_rng(2)
+    dem = rng.uniform(1.0, 2.0, n_dem)
+    cols = [f"d{i}/p{q}" for i in range(n_dem) for q in (0, 1)] + ["alpha"]
+    r, c, v = [], [], []
+    for i in range(n_dem):
+        for q in (0, 1):
+            r += [i, n_dem + q]
+            c += [2 * i + q] * 2
+            v += [1.0, 1.0]
+        r.append(i)
+        c.append(2 * n_dem)
+        v.append(-dem[i])
+    r.append(n_dem + 2)
+    c.append(2 * n_dem)
+    v.append(1.0)
+    A = sp.csc_array((v, (r, c)), shape=(n_dem + 3, len(cols)))
+    return Problem.from_arrays(cost=np.r_[np.zeros(2 * n_dem), 1.0], col_lower=np.zeros(len(cols)),
+                               col_upper=np.full(len(cols), np.inf),
+                               row_lower=np.r_[np.zeros(n_dem), -np.inf, -np.inf, -np.inf],
+                               row_upper=np.r_[np.full(n_dem, np.inf), 4.0, 3.0, 10.0], matrix=A, col_names=cols,
+                               row_names=[f"d{i}/dem" for i in range(n_dem)] + ["link/0", "link/1", "alpha_cap"],
+                               sense=-1)
+
+
+def test_global_variable_is_copied_into_every_part_and_combined_feasibly():
+    p = _concurrent_flow()
+    g = group_clients(p)
+    assert g.col_client[-1] == GLOBAL and g.row_client[-1] == GLOBAL
+    assert (g.row_client[:6] >= 0).all()  # demand rows stay with their commodity despite alpha
+    r = solve_pop(p, k=3, seed=1, workers=0)
+    assert r.status == Status.FEASIBLE, r.message
+    assert r.max_row_violation_rel <= 1e-6
+    assert r.objective <= solve_highs(p).objective + 1e-7

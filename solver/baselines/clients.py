@@ -8,11 +8,13 @@ capacity, server load and memory). This module finds both from the problem alone
   copter's workload generators (``job17/a100/x4``, ``d3-7/p2``, ``shard12/srv3/r``). With
   ``client_regex``, the client is the text matched by the regex's named group ``client`` (or by the whole
   regex if it has no such group; RE2 syntax, search semantics). A variable that yields no client (no
-  ``/``, or no regex match) is a client of its own.
+  ``/``, or no regex match) is **global**: shared by every client (e.g. ``alpha``, the concurrent-flow
+  fraction of TE's max-concurrent-flow form); POP copies it into every part.
 - **shared rows**: every row whose nonzeros touch more than one client (found from the matrix), plus, with
   ``shared_rows_regex``, every nonempty row whose name matches that regex (search semantics; anchor with
-  ``^``...``$``). Every other nonempty row belongs to the one client it touches. Rows without nonzeros
-  belong to nobody.
+  ``^``...``$``). Every other row belongs to the one client it touches (global variables do not count);
+  a row touching only global variables is a global row (kept, unscaled, in every part). Rows without
+  nonzeros belong to nobody.
 
 All work is vectorised (pyarrow compute on names, numpy on the nonzeros): O(n + m + nnz).
 """
@@ -31,6 +33,7 @@ from solver.problem import Problem
 
 SHARED = -1  #: ``row_client`` value of a shared row
 EMPTY = -2   #: ``row_client`` value of a row without nonzeros
+GLOBAL = -3  #: ``row_client`` value of a row touching only global variables; ``col_client`` of a global column
 
 
 @dataclass(eq=False)
@@ -38,9 +41,9 @@ class ClientGrouping:
     """Columns grouped by client and rows classified as client-owned or shared.
 
     Attributes:
-        col_client: (n,) int64 client id of every column, in ``0 .. n_clients-1``.
+        col_client: (n,) int64 client id of every column, in ``0 .. n_clients-1``, or :data:`GLOBAL`.
         client_names: (n_clients,) object array of client names.
-        row_client: (m,) int64 owning client of every row, :data:`SHARED` or :data:`EMPTY`.
+        row_client: (m,) int64 owning client of every row, or :data:`SHARED`, :data:`GLOBAL`, :data:`EMPTY`.
     """
 
     col_client: np.ndarray
@@ -56,6 +59,11 @@ class ClientGrouping:
         """(m,) bool mask of the shared rows."""
         return self.row_client == SHARED
 
+    @property
+    def global_cols(self) -> np.ndarray:
+        """(n,) bool mask of the global columns."""
+        return self.col_client == GLOBAL
+
 
 def _compile_check(pattern: str, what: str) -> None:
     try:
@@ -65,16 +73,17 @@ def _compile_check(pattern: str, what: str) -> None:
 
 
 def _client_keys(names: pa.Array, client_regex: str | None) -> pa.Array:
-    """(n,) client key per column name (the name itself when no client can be read from it)."""
+    """(n,) client key per column name (null when no client can be read from it: a global column)."""
     if client_regex is None:
-        return pc.list_element(pc.split_pattern(names, "/", max_splits=1), 0)
+        has = pc.match_substring(names, "/")
+        return pc.if_else(has, pc.list_element(pc.split_pattern(names, "/", max_splits=1), 0), None)
     _compile_check(client_regex, "--pop-client-regex")
     pattern = client_regex if "(?P<client>" in client_regex else f"(?P<client>{client_regex})"
     try:
         found = pc.extract_regex(names, pattern)
     except pa.ArrowInvalid as err:
         raise UsageError(f"invalid --pop-client-regex {client_regex!r}: {err}") from err
-    return pc.if_else(found.is_valid(), pc.struct_field(found, "client"), names)
+    return pc.if_else(found.is_valid(), pc.struct_field(found, "client"), None)
 
 
 def group_clients(problem: Problem, *, client_regex: str | None = None,
@@ -93,16 +102,19 @@ def group_clients(problem: Problem, *, client_regex: str | None = None,
     n, m = problem.n_cols, problem.n_rows
     names = pa.array(problem.col_names, type=pa.string())
     enc = _client_keys(names, client_regex).dictionary_encode()
-    col_client = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    col_client = enc.indices.fill_null(GLOBAL).to_numpy(zero_copy_only=False).astype(np.int64)
     client_names = np.asarray(enc.dictionary.to_pylist(), dtype=object)
 
     nnz_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(problem.a_indptr))
     nnz_client = col_client[nnz_col]
+    own = nnz_client >= 0
     rmin = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
     rmax = np.full(m, -1, dtype=np.int64)
-    np.minimum.at(rmin, problem.a_indices, nnz_client)
-    np.maximum.at(rmax, problem.a_indices, nnz_client)
-    row_client = np.where(rmax < 0, EMPTY, np.where(rmin == rmax, rmax, SHARED)).astype(np.int64)
+    np.minimum.at(rmin, problem.a_indices[own], nnz_client[own])
+    np.maximum.at(rmax, problem.a_indices[own], nnz_client[own])
+    nonempty = np.bincount(problem.a_indices, minlength=m) > 0
+    row_client = np.where(~nonempty, EMPTY, np.where(rmax < 0, GLOBAL, np.where(rmin == rmax, rmax, SHARED)))
+    row_client = row_client.astype(np.int64)
     if shared_rows_regex is not None:
         _compile_check(shared_rows_regex, "--pop-shared-rows-regex")
         try:

@@ -25,7 +25,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 
 import numpy as np
 
-from solver.baselines.clients import ClientGrouping, group_clients
+from solver.baselines.clients import GLOBAL, SHARED, ClientGrouping, group_clients
 from solver.baselines.highs import check_solver, solve_highs
 from solver.baselines.result import BaselineResult, make_result, point_quality
 from solver.errors import UsageError
@@ -52,20 +52,32 @@ def build_parts(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray
                 k: int) -> list[tuple[np.ndarray, Problem]]:
     """The k sub-problems: ``[(cols, sub_problem), ...]`` with ``cols`` the (n_p,) full-problem columns.
 
-    Every nonzero of a part's columns lies in a row owned by one of its clients or in a shared row, so a
-    part's rows are exactly the rows its columns touch; shared rows get finite bounds divided by k.
-    O(nnz + k m) numpy work; sub-problems carry the full problem's names (not re-validated).
+    Part p holds its clients' columns plus every global column, its clients' rows, every global row
+    (unscaled) and every shared row with finite bounds divided by k, each row restricted to the part's
+    columns; rows without a nonzero in the part are left out. ``col_part`` is (n,) with -1 for global
+    columns. O(k (nnz_global + m) + nnz) numpy work; sub-problems keep the full problem's names.
     """
     indptr, counts = problem.a_indptr, np.diff(problem.a_indptr)
-    shared = grouping.shared
+    rc = grouping.row_client
+    shared = rc == SHARED
+    everywhere = shared | (rc == GLOBAL)
+    client_part = np.full(grouping.n_clients, -1, dtype=np.int64)
+    if grouping.n_clients:
+        client_part[grouping.col_client[grouping.col_client >= 0]] = col_part[grouping.col_client >= 0]
+    row_part = np.where(rc >= 0, client_part[np.maximum(rc, 0)] if grouping.n_clients else -1, -1)
+    glob = np.flatnonzero(col_part < 0)
     parts = []
     for p in range(k):
-        cols = np.flatnonzero(col_part == p)
+        cols = np.union1d(np.flatnonzero(col_part == p), glob) if glob.size else np.flatnonzero(col_part == p)
         lens = counts[cols]
-        sub_ptr = np.zeros(cols.size + 1, dtype=np.int64)
-        np.cumsum(lens, out=sub_ptr[1:])
-        pos = np.repeat(indptr[cols] - sub_ptr[:-1], lens) + np.arange(sub_ptr[-1], dtype=np.int64)
+        ptr = np.zeros(cols.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=ptr[1:])
+        pos = np.repeat(indptr[cols] - ptr[:-1], lens) + np.arange(ptr[-1], dtype=np.int64)
         old_rows = problem.a_indices[pos]
+        keep = everywhere[old_rows] | (row_part[old_rows] == p)  # global columns touch other parts' rows
+        pos, old_rows = pos[keep], old_rows[keep]
+        sub_ptr = np.zeros(cols.size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(np.repeat(np.arange(cols.size), lens)[keep], minlength=cols.size), out=sub_ptr[1:])
         rows = np.unique(old_rows)
         sub_idx = np.searchsorted(rows, old_rows).astype(np.int32)  # monotone remap keeps columns sorted
         scale = np.where(shared[rows], 1.0 / k, 1.0)
@@ -77,6 +89,34 @@ def build_parts(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray
             a_data=problem.a_data[pos], sense=problem.sense, offset=0.0, name=f"{problem.name}#pop{p}")
         parts.append((cols, sub))
     return parts
+
+
+def combine_parts(problem: Problem, parts: list[tuple[np.ndarray, Problem]], points: list[np.ndarray],
+                  global_cols: np.ndarray) -> np.ndarray:
+    """Concatenate the parts' (n_p,) points into one (n,) point.
+
+    Client columns take their part's value. Global columns (``global_cols``: (n,) bool) get one part's
+    values as a whole: the candidate whose full point has the smallest max relative row violation,
+    ties broken by the objective (e.g. the concurrent-flow fraction ``alpha`` becomes the smallest over
+    the parts, which keeps every demand row feasible). k extra mat-vecs when globals exist.
+    """
+    x = np.zeros(problem.n_cols, dtype=np.float64)
+    candidates = []
+    for (cols, _), xp in zip(parts, points, strict=True):
+        own = ~global_cols[cols]
+        x[cols[own]] = xp[own]
+        candidates.append(xp[~own])
+    if global_cols.any() and candidates:
+        gcols = np.flatnonzero(global_cols)
+        best, best_key = None, None
+        for cand in candidates:
+            x[gcols] = cand
+            q = point_quality(problem, x)
+            key = (q.max_row_violation_rel, -problem.sense * q.objective)
+            if best_key is None or key < best_key:
+                best, best_key = cand, key
+        x[gcols] = best
+    return x
 
 
 def _solve_part(sub: Problem, solver: str, time_limit_seconds: float, threads: int | None,
@@ -134,8 +174,11 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     t0 = time.perf_counter()
     if grouping is None:
         grouping = group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex)
-    col_part = split_clients(grouping.n_clients, k, seed)[grouping.col_client]
-    parts = [(cols, sub) for cols, sub in build_parts(problem, grouping, col_part, k) if cols.size]
+    col_part = np.full(problem.n_cols, -1, dtype=np.int64)
+    own = grouping.col_client >= 0
+    col_part[own] = split_clients(grouping.n_clients, k, seed)[grouping.col_client[own]]
+    parts = [(cols, sub) for cols, sub in build_parts(problem, grouping, col_part, k)
+             if (~grouping.global_cols[cols]).any() or k == 1]
     setup = time.perf_counter() - t0
     args = (solver, time_limit_seconds, threads_per_part, kkt_tolerance)
     if executor is None and workers == 0:
@@ -149,19 +192,13 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
             if own:
                 pool.shutdown()
     t1 = time.perf_counter()
-    x = np.zeros(problem.n_cols, dtype=np.float64)
-    statuses, missing = [], 0
-    for (cols, _), (st, xp, _, _, _) in zip(parts, outcomes, strict=True):
-        statuses.append(Status(st))
-        if xp is None:
-            missing += 1
-        else:
-            x[cols] = xp
+    statuses = [Status(o[0]) for o in outcomes]
+    missing = sum(o[1] is None for o in outcomes)
+    point = None if missing else combine_parts(problem, parts, [o[1] for o in outcomes], grouping.global_cols)
     combine = time.perf_counter() - t1
     part_seconds = [o[2] for o in outcomes] or [0.0]
     hit_limit = any(o[3] for o in outcomes)
     worst = min(statuses, key=_SEVERITY.index) if statuses else Status.OPTIMAL
-    point = x if missing == 0 else None
     q = point_quality(problem, point)
     if worst in (Status.OPTIMAL, Status.FEASIBLE) and point is not None:
         feasible = max(q.max_row_violation_rel, q.max_bound_violation) <= FEASIBLE_REL_TOL
