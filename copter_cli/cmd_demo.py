@@ -1,9 +1,162 @@
-"""copter demo command(s) (placeholder: to be filled by the issue that owns it)."""
+"""``copter demo``: the README's main job. Generates a built-in scenario (no data files) and runs the
+continual loop on it: ``init`` on the base problem, then one ``step`` per round, each round's delta
+computed from the previous round's returned allocation (Sia's job progress, the load balancer's
+previous placement). Prints a per-round table on stderr; ``--json`` prints ``{"rounds": [report, ...]}``.
+
+The generators live in ``solver.workloads`` (installed with the package); ``examples/`` only adds the
+loaders for real data. :func:`write_stream` is shared with ``examples/*/generate.py``.
+"""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
 import typer
+
+from copter_cli.output import console, print_json, run
+
+DEMO_ROUNDS = 5
+
+
+def write_stream(scenario, out_dir, rounds: int, base_name: str = "base.parquet") -> list[Path]:
+    """Write ``scenario``'s base problem and ``rounds`` deltas (simulated allocations) to ``out_dir``.
+
+    Files: ``base.parquet`` (or ``.mps`` via ``base_name``), ``delta_0001.parquet`` ... in the DESIGN.md
+    section 4 format (``copter.base_round`` set). Returns the paths written, base first.
+    """
+    from formats.io import write_delta, write_problem
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / base_name]
+    write_problem(scenario.base(), paths[0])
+    for r in range(1, rounds + 1):
+        p = out / f"delta_{r:04d}.parquet"
+        write_delta(scenario.next_delta(r), p)
+        paths.append(p)
+    return paths
+
+
+def _previous_solution(state_dir: Path, report: dict):
+    """The last accepted round's solution as a (name, value) table, or None (scenario simulates)."""
+    import pyarrow.parquet as pq
+
+    rel = report.get("solution_path")
+    if not rel or report.get("accepted") is False:
+        return None
+    try:
+        return pq.read_table(state_dir / rel, columns=["name", "value"])
+    except (OSError, ValueError):
+        return None
+
+
+def run_round(state_dir: Path, path: Path, round_: int) -> dict:
+    """The one place the demo calls the engine: init for round 0, step afterwards."""
+    from copter_cli import engine
+
+    if round_ == 0:
+        return engine.init_state(path, state_dir=state_dir)
+    return engine.step_state(path, state_dir=state_dir)
+
+
+def demo(domain: str, rounds: int, scale: str | None, directory: str | None, seed: int,
+         json_out: bool) -> int:
+    """Generate and run the demo; return the exit code of the worst round (0 when all succeeded)."""
+    from copter_cli import engine
+    from formats.io import write_delta, write_problem
+    from solver.errors import UsageError
+    from solver.workloads import make_scenario
+
+    if rounds < 0:
+        raise UsageError(f"--rounds must be >= 0, got {rounds}")
+    t0 = time.perf_counter()
+    scenario = make_scenario(domain, scale, seed=seed)
+    tmp = directory is None
+    root = Path(tempfile.mkdtemp(prefix="copter-demo-")) if tmp else Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    state_dir = root / "state"
+    if state_dir.exists() and any(state_dir.iterdir()):
+        raise UsageError(f"{state_dir} already holds a state; pass an empty --dir", file=str(state_dir))
+    reports: list[dict] = []
+    code = 0
+    try:
+        base = scenario.base()
+        if not json_out:
+            console.print(f"copter demo: {domain} ({base.name}), {base.n_rows:,} rows x {base.n_cols:,} "
+                          f"columns, {base.nnz:,} nonzeros, {'MILP' if base.is_mip else 'LP'}; files in {root}")
+        base_path = root / "base.parquet"
+        write_problem(base, base_path)
+        rep = run_round(state_dir, base_path, 0)
+        rep["delta_rows"] = 0
+        reports.append(rep)
+        _log(rep, json_out)
+        for r in range(1, rounds + 1):
+            delta = scenario.next_delta(r, _previous_solution(state_dir, reports[-1]))
+            path = root / f"delta_{r:04d}.parquet"
+            write_delta(delta, path)
+            rep = run_round(state_dir, path, r)
+            rep["delta_rows"] = len(delta)
+            reports.append(rep)
+            _log(rep, json_out)
+        codes = [engine.exit_code(rp) for rp in reports]
+        code = next((c for c in codes if c), 0)
+    finally:
+        if tmp:
+            shutil.rmtree(root, ignore_errors=True)
+    if json_out:
+        print_json({"domain": domain, "scale": scale, "seed": seed, "dir": None if tmp else str(root),
+                    "rounds": reports})
+    else:
+        _table(reports, time.perf_counter() - t0)
+    return code
+
+
+def _fmt(v, spec: str = ".6g") -> str:
+    return "-" if v is None else format(v, spec) if isinstance(v, (int, float)) else str(v)
+
+
+def _log(rep: dict, json_out: bool) -> None:
+    if not json_out:
+        console.print(f"  round {rep.get('round')}: {rep.get('status')} objective {_fmt(rep.get('objective'))} "
+                      f"in {_fmt((rep.get('seconds') or {}).get('total'), '.3f')} s", highlight=False)
+
+
+def _table(reports: list[dict], seconds: float) -> None:
+    from rich.table import Table
+
+    cold = reports[0].get("iterations") if reports else None
+    t = Table(title="copter demo: rounds", title_justify="left")
+    for col in ("round", "changes", "status", "objective", "seconds", "iterations", "vs cold"):
+        t.add_column(col, justify="left" if col == "status" else "right")
+    for rep in reports:
+        it = rep.get("iterations")
+        ratio = "cold" if rep.get("round") == 0 else (
+            f"{it / cold:.2f}x" if isinstance(it, (int, float)) and cold else "-")
+        t.add_row(str(rep.get("round")), f"{rep.get('delta_rows', 0):,}", str(rep.get("status")),
+                  _fmt(rep.get("objective"), ".8g"), _fmt((rep.get("seconds") or {}).get("total"), ".3f"),
+                  _fmt(it, "d") if isinstance(it, int) else _fmt(it), ratio)
+    console.print(t)
+    console.print(f"total {seconds:.2f} s (including generation and the first-call compilation)")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add ``copter demo`` to the app."""
+
+    @app.command("demo")
+    def demo_cmd(
+        domain: str = typer.Option("sia", "--domain", help="sia (GPU scheduling), te (traffic engineering) "
+                                   "or lb (shard load balancing)."),
+        rounds: int = typer.Option(DEMO_ROUNDS, "--rounds", help="Number of rounds after round 0."),
+        scale: str = typer.Option(None, "--scale", help="sia: GPUs (128); te: ring nodes (24); "
+                                  "lb: SHARDSxSERVERS (128x16)."),
+        directory: str = typer.Option(None, "--dir", help="Keep the files and state here (default: a "
+                                      "temporary folder, removed afterwards)."),
+        seed: int = typer.Option(0, "--seed", help="Random seed of the scenario."),
+        json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [report, ...]} on stdout."),
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    ) -> None:
+        """Run a built-in scenario (GPU scheduling a la Sia by default): init + N warm-started steps."""
+        run(json_out, debug, lambda: demo(domain, rounds, scale, directory, seed, json_out))
