@@ -1,9 +1,95 @@
-"""copter formats command(s) (placeholder: to be filled by the issue that owns it)."""
+"""``copter convert`` (MPS <-> Parquet by extension) and ``copter diff`` (the delta between two problems)."""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import typer
+
+JSON_OPT = typer.Option(False, "--json", help="Print one JSON object on stdout.")
+DEBUG_OPT = typer.Option(False, "--debug", help="Show a traceback on errors.")
+
+
+def convert(
+    src: Path = typer.Argument(..., help="Input problem: .mps, .mps.gz or .parquet."),
+    dst: Path = typer.Argument(..., help="Output problem: .mps, .mps.gz or .parquet."),
+    json_out: bool = JSON_OPT,
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Convert a problem between MPS and Parquet (format chosen by each file's extension)."""
+    from copter_cli.output import console, print_json, run
+
+    def body() -> int:
+        from formats.io import kind_of, read_problem, write_problem
+
+        kind_of(dst)  # refuse an unknown output extension before reading anything
+        t0 = time.perf_counter()
+        problem = read_problem(src)
+        t1 = time.perf_counter()
+        write_problem(problem, dst)
+        t2 = time.perf_counter()
+        out = {"input": str(src), "output": str(dst), "rows": problem.n_rows, "cols": problem.n_cols,
+               "nonzeros": problem.nnz, "integer_cols": int(problem.integrality.sum()),
+               "sense": "max" if problem.sense == -1 else "min", "objective_offset": problem.offset,
+               "seconds": {"read": t1 - t0, "write": t2 - t1}}
+        if json_out:
+            print_json(out)
+        else:
+            console.print(f"{src} -> {dst}: {problem.n_rows} rows, {problem.n_cols} columns "
+                          f"({out['integer_cols']} integer), {problem.nnz} nonzeros "
+                          f"(read {t1 - t0:.2f} s, write {t2 - t1:.2f} s)", markup=False)
+        return 0
+
+    run(json_out, debug, body)
+
+
+def diff_cmd(
+    old: Path = typer.Argument(..., help="The previous full problem (.mps, .mps.gz or .parquet)."),
+    new: Path = typer.Argument(..., help="The new full problem."),
+    output: Path = typer.Option(..., "-o", "--output", help="Delta file to write (.parquet)."),
+    base_round: int = typer.Option(None, "--base-round", help="Record copter.base_round = N in the delta."),
+    json_out: bool = JSON_OPT,
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Write the delta that turns OLD into NEW (applying it to OLD gives NEW exactly)."""
+    from copter_cli.output import console, print_json, run
+
+    def body() -> int:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from formats.io import kind_of, read_problem, write_delta
+        from solver.delta import KINDS
+        from solver.differential import diff
+        from solver.errors import UsageError
+
+        if kind_of(output) != "parquet":
+            raise UsageError("the delta must be written as .parquet", file=str(output))
+        a, b = read_problem(old), read_problem(new)
+        t0 = time.perf_counter()
+        delta = diff(a, b)
+        delta.base_round = base_round
+        secs = time.perf_counter() - t0
+        write_delta(delta, output)
+        counts = {k: 0 for k in KINDS}
+        if delta.table.num_rows:
+            kinds = delta.table.column("kind").combine_chunks().cast(pa.string())
+            counts.update({d["values"]: int(d["counts"]) for d in pc.value_counts(kinds).to_pylist()})
+        out = {"old": str(old), "new": str(new), "output": str(output), "rows": delta.table.num_rows,
+               "counts": counts, "sense_changed": delta.sense is not None,
+               "offset_changed": delta.offset is not None, "base_round": base_round, "seconds": secs}
+        if json_out:
+            print_json(out)
+        else:
+            parts = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+            console.print(f"{output}: {delta.table.num_rows} rows ({parts or 'no changes'})")
+        return 0
+
+    run(json_out, debug, body)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add ``convert`` and ``diff`` to the app."""
+    app.command("convert")(convert)
+    app.command("diff")(diff_cmd)

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from numba import njit
 
 from solver.delta import KINDS, SCHEMA, Delta
 from solver.errors import StateError, ValidationError
@@ -331,28 +330,13 @@ def find_entries(indptr: np.ndarray, indices: np.ndarray, cols: np.ndarray, rows
     scanned. Args: indptr (n+1,) int64, indices (nnz,) int32 sorted per column, cols/rows (k,) int64
     (negative = absent). Returns (k,) int64. Numba kernel; twin: :func:`find_entries_numpy`.
     """
-    return _find_entries_kernel(np.ascontiguousarray(indptr, dtype=np.int64), indices,
+    if not cols.size or not indices.size:
+        return np.full(cols.shape[0], -1, dtype=np.int64)
+    from solver.differential_kernels import find_entries_kernel  # lazy: numba import costs ~0.5 s
+
+    return find_entries_kernel(np.ascontiguousarray(indptr, dtype=np.int64), indices,
                                 np.ascontiguousarray(cols, dtype=np.int64),
                                 np.ascontiguousarray(rows, dtype=np.int64))
-
-
-@njit(cache=True)
-def _find_entries_kernel(indptr, indices, cols, rows):  # pragma: no cover - compiled
-    out = np.full(cols.shape[0], -1, dtype=np.int64)
-    for t in range(cols.shape[0]):
-        j, i = cols[t], rows[t]
-        if j < 0 or i < 0 or j >= indptr.shape[0] - 1:
-            continue
-        lo, hi = indptr[j], indptr[j + 1]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if indices[mid] < i:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < indptr[j + 1] and indices[lo] == i:
-            out[t] = lo
-    return out
 
 
 def _assemble(problem: Problem, col_keep, row_keep, old_to_new_col, old_to_new_row, n_new, m_new,
