@@ -1,9 +1,103 @@
-"""copter compare command(s) (placeholder: to be filled by the issue that owns it)."""
+"""``copter compare``: solve the current round with baselines (HiGHS cold, HiGHS hot-started, POP-k) and
+print them next to copter's own result: status, objective, relative objective difference to the best,
+max absolute/relative row violation, integrality violation, seconds, and time ratio baseline / copter.
+
+The work is in :mod:`copter_cli.compare_run`; this module parses options and prints.
+"""
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from copter_cli.output import console, print_json, run
+
+STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
+
+
+def _fmt(v, spec: str = ".6g") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return format(v, spec)
+    return str(v)
+
+
+def _wide_console() -> Console:
+    """stderr console at least 150 columns wide (a 9-column table is unreadable at rich's 80-column default
+    when stderr is not a terminal)."""
+    return Console(stderr=True, highlight=False, soft_wrap=False, width=max(console.width, 150))
+
+
+def print_table(res: dict) -> None:
+    """The comparison as a rich table on stderr."""
+    out = _wide_console()
+    t = Table(title=f"round {res['round']}: {res['n_rows']} rows x {res['n_cols']} cols, {res['nnz']} nonzeros")
+    for col in ("name", "status", "objective", "obj. diff rel", "row viol.", "row viol. rel",
+                "int. viol.", "seconds", "x copter"):
+        t.add_column(col, justify="left" if col in ("name", "status") else "right", no_wrap=True)
+    for r in [res["copter"], *res["baselines"]]:
+        status = str(r.get("status")) + (" (limit hit)" if r.get("hit_limit") and r["name"] != "copter" else "")
+        t.add_row(r["name"], status, _fmt(r.get("objective"), ".10g"), _fmt(r.get("objective_diff_rel"), ".2e"),
+                  _fmt(r.get("max_row_violation"), ".2e"), _fmt(r.get("max_row_violation_rel"), ".2e"),
+                  _fmt(r.get("integrality_violation"), ".1e"), _fmt(r.get("seconds"), ".3f"),
+                  _fmt(r.get("time_ratio"), ".2f"))
+    out.print(t)
+    for r in res["baselines"]:
+        if r.get("message"):
+            out.print(f"  {r['name']}: {r['message']}")
+    out.print("obj. diff rel = sense * (objective - best) / max(1, |best|) over the OPTIMAL/FEASIBLE rows "
+              "(0 = best, > 0 = worse); row viol. = max absolute row violation (rel: divided by "
+              "max(1, |bound|)); x copter = seconds / copter's solve seconds of this round.")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add ``compare`` to the app."""
+
+    @app.command()
+    def compare(
+        baseline: list[str] = typer.Option(["highs"], "--baseline", "-b",
+                                           help="highs | highs-warm | pop (repeatable)."),
+        k: list[int] = typer.Option([4], "--k", help="POP parts (repeatable: --k 4 --k 16)."),
+        highs_solver: str = typer.Option("choose", "--highs-solver",
+                                         help="HiGHS solver: choose | simplex | ipm | pdlp | mip "
+                                              "(a problem with integers always uses MIP)."),
+        time_limit: float = typer.Option(600.0, "--time-limit", help="Time limit per baseline (POP: per part), s."),
+        threads: int | None = typer.Option(None, "--threads", help="HiGHS threads (default: HiGHS's choice)."),
+        seed: int | None = typer.Option(None, "--seed", help="POP split seed (default: the round number)."),
+        pop_client_regex: str | None = typer.Option(
+            None, "--pop-client-regex",
+            help="Regex for the client part of variable names (named group 'client' or the whole match); "
+                 "default: the text before the first '/'. Unmatched variables are global."),
+        pop_shared_rows_regex: str | None = typer.Option(
+            None, "--pop-shared-rows-regex",
+            help="Regex of row names that are shared resources even if one client uses them (rows "
+                 "touching several clients are always shared)."),
+        pop_workers: int | None = typer.Option(None, "--pop-workers", help="POP worker processes (0: in-process)."),
+        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
+        json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    ) -> None:
+        """Solve the current round with baselines and compare them with copter's own result."""
+
+        def body():
+            from copter_cli.compare_run import run_compare
+            from copter_cli.engine import default_state_dir
+
+            st = state if state is not None else default_state_dir()
+            with console.status("running baselines") as status:
+                res = run_compare(st, baseline, ks=k, highs_solver=highs_solver, time_limit_seconds=time_limit,
+                                  threads=threads, seed=seed, pop_client_regex=pop_client_regex,
+                                  pop_shared_rows_regex=pop_shared_rows_regex, pop_workers=pop_workers,
+                                  progress=lambda b: status.update(f"running {b}"))
+            if json_out:
+                print_json(res)
+            else:
+                print_table(res)
+            return 0
+
+        run(json_out, debug, body)

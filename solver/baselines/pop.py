@@ -213,5 +213,6 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
              "max_part_seconds": max(part_seconds), "sum_part_seconds": float(sum(part_seconds)),
              "pop_seconds": setup + combine + max(part_seconds),
              "part_statuses": dict(Counter(s.name for s in statuses))}
+    message += f"; POP time (setup + slowest part) {extra['pop_seconds']:.3f} s"
     return make_result(name, problem, status, point, time.perf_counter() - t0, hit_limit=hit_limit,
                        message=message, extra=extra)

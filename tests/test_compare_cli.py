@@ -1,0 +1,95 @@
+"""``copter compare`` end to end on a tiny state directory built with ``copter init`` / ``copter step``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from formats.io import write_problem
+from formats.parquet import write_delta
+from solver.delta import Delta
+from solver.problem import Problem
+
+runner = CliRunner()
+FIELDS = ("name", "status", "objective", "seconds", "max_row_violation", "time_ratio")
+
+
+def _allocation() -> Problem:
+    """4 clients x 2 resources: max weighted use, per-client demand rows, shared capacities."""
+    cols = [f"c{i}/{r}" for i in range(4) for r in ("a", "b")]
+    rows = [f"c{i}/demand" for i in range(4)] + ["cap/a", "cap/b"]
+    r = [i for i in range(4) for _ in range(2)] + [4 + (j % 2) for j in range(8)]
+    c = list(range(8)) * 2
+    A = sp.csc_array((np.ones(16), (r, c)), shape=(6, 8))
+    return Problem.from_arrays(cost=[1.0, 1.2, 1.1, 0.9, 1.3, 1.0, 0.8, 1.4], col_lower=np.zeros(8),
+                               col_upper=np.full(8, 3.0), row_lower=np.full(6, -np.inf),
+                               row_upper=[2.0, 3.0, 2.5, 1.5, 4.0, 3.0], matrix=A, col_names=cols, row_names=rows,
+                               sense=-1)
+
+
+@pytest.fixture(scope="module")
+def state_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cmp")
+    write_problem(_allocation(), d / "base.parquet")
+    res = runner.invoke(app, ["init", str(d / "base.parquet"), "--state", str(d / "st"), "--json"])
+    assert res.exit_code == 0, res.output
+    return d
+
+
+def _compare(*args):
+    res = runner.invoke(app, ["compare", *args, "--json"])
+    return res, (json.loads(res.stdout) if res.stdout.strip() else None)
+
+
+def test_compare_highs_json_reports_each_baseline_with_the_contract_fields(state_dir):
+    res, out = _compare("--baseline", "highs", "--state", str(state_dir / "st"))
+    assert res.exit_code == 0, res.output
+    assert [b["name"] for b in out["baselines"]] == ["highs"]
+    b = out["baselines"][0]
+    for f in FIELDS:
+        assert f in b and f in out["copter"]
+    assert b["status"] == "OPTIMAL" and b["max_row_violation"] <= 1e-9
+    assert b["time_ratio"] == pytest.approx(b["seconds"] / out["copter"]["seconds"])
+    assert b["objective_diff_rel"] == 0.0  # HiGHS's optimum is the best row
+    assert out["copter"]["objective_diff_rel"] >= 0.0
+
+
+def test_compare_runs_pop_for_every_k_and_highs_warm(state_dir):
+    res, out = _compare("-b", "highs-warm", "-b", "pop", "--k", "2", "--k", "4", "--pop-workers", "0",
+                        "--state", str(state_dir / "st"))
+    assert res.exit_code == 0, res.output
+    names = [b["name"] for b in out["baselines"]]
+    assert names == ["highs-warm", "pop-2", "pop-4"]
+    for b in out["baselines"]:
+        assert b["status"] in ("OPTIMAL", "FEASIBLE") and b["max_row_violation_rel"] <= 1e-6
+
+
+def test_highs_warm_after_a_step_starts_from_the_previous_rounds_basis(tmp_path):
+    write_problem(_allocation(), tmp_path / "base.parquet")
+    st = str(tmp_path / "st")
+    assert runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", st]).exit_code == 0
+    d = Delta.concat([Delta.vars(["c4/a"], cost=[2.0], upper=[1.0]), Delta.coefs(["c4/a"], ["cap/a"], [1.0]),
+                      Delta.drop_vars(["c3/b"])], base_round=0)
+    write_delta(d, tmp_path / "d1.parquet")
+    assert runner.invoke(app, ["step", str(tmp_path / "d1.parquet"), "--state", st]).exit_code == 0
+    res, out = _compare("-b", "highs-warm", "-b", "highs", "--state", st)
+    assert res.exit_code == 0, res.output
+    warm, cold = out["baselines"]
+    assert "basis from round 0" in warm["message"] and "untimed" in warm["message"]
+    assert warm["objective"] == pytest.approx(cold["objective"], rel=1e-9)
+    assert (tmp_path / "st" / "baselines" / "highs-warm" / "round-000001.parquet").exists()
+
+
+def test_unknown_baseline_is_a_usage_error(state_dir):
+    res, out = _compare("-b", "gurobi", "--state", str(state_dir / "st"))
+    assert res.exit_code == 2 and out["error"]["kind"] == "usage"
+
+
+def test_compare_on_a_missing_state_directory_is_bad_input(tmp_path):
+    res, out = _compare("-b", "highs", "--state", str(tmp_path / "nothing"))
+    assert res.exit_code == 3 and out["error"]["kind"] == "state"
