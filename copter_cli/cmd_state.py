@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich import box
+from rich.console import Console
 from rich.table import Table
 
 from copter_cli import engine
@@ -30,6 +32,12 @@ def _settings(tol: float | None, time_limit: float | None, base=None):
     if time_limit is not None:
         s.time_limit_seconds = time_limit
     return s
+
+
+def _wide() -> Console:
+    """The stderr console, or (when stderr is not a terminal, where rich assumes 80 columns) a wider one so
+    tables are not truncated in logs."""
+    return console if console.is_terminal else Console(stderr=True, width=160, highlight=False)
 
 
 def _fmt(v, spec: str = ".6g") -> str:
@@ -52,7 +60,7 @@ def _print_report(report: dict) -> None:
     if sec:
         t.add_row("seconds", "  ".join(f"{k} {_fmt(sec.get(k), '.3f')}" for k in
                                        ("load", "apply", "solve", "integerize", "save", "total")))
-    console.print(t)
+    _wide().print(t)
     for w in report.get("warnings") or []:
         console.print(f"[yellow]warning[/]: {w}")
     if report.get("message"):
@@ -145,7 +153,7 @@ def register(app: typer.Typer) -> None:
             if json_out:
                 print_json({"rounds": rows})
                 return 0
-            t = Table(title="copter history")
+            t = Table(title="copter history", box=box.SIMPLE_HEAD)
             for col in ("round", "", "status", "objective", "iters", "warm", "changed", "load", "apply",
                         "solve", "integ.", "save", "total"):
                 t.add_column(col, justify="left" if col in ("", "status") else "right")
@@ -156,7 +164,7 @@ def register(app: typer.Typer) -> None:
                           _fmt(r["iterations"]), _fmt(r["warm_started"]), _fmt(r["changed_variables"]),
                           *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save",
                                                             "total")])
-            console.print(t)
+            _wide().print(t)
             return 0
 
         run(json_out, debug, body)

@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from copter_cli import exit_codes
 from formats import reports
-from formats.checkpoint import DEFAULT_KEEP, Generation, StateStore, gen_name, load_failure
+from formats.checkpoint import DEFAULT_KEEP, Generation, StateStore, fault_point, gen_name, load_failure
 from solver.delta import Delta
 from solver.errors import RoundMismatchError, StateError, UsageError
 from solver.problem import Problem
@@ -149,6 +149,7 @@ def _save_round(store: StateStore, round_: int, problem: Problem, result, prev: 
     writer = store.begin(round_)
     try:
         writer.save_problem(problem, prev, None if info is None else set(info.changed_fields))
+        fault_point("sigint_during_save")
         writer.save_state(result.state)
         old_x = None
         if prev is not None and prev.state is not None:

@@ -76,9 +76,10 @@ def gen_name(round_: int) -> str:
 
 
 def fault_point(name: str) -> None:
-    """Fault injection for the crash-safety tests: SIGKILL this process when ``$COPTER_FAULT_INJECT`` is ``name``."""
+    """Fault injection for the crash-safety tests: when ``$COPTER_FAULT_INJECT`` equals ``name``, send this
+    process SIGKILL (or SIGINT for names starting with ``sigint_``). A no-op otherwise."""
     if os.environ.get("COPTER_FAULT_INJECT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGINT if name.startswith("sigint_") else signal.SIGKILL)
 
 
 def _write_text_atomic(path: Path, text: str) -> None:

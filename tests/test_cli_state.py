@@ -1,0 +1,291 @@
+"""The stateful commands end to end: exit codes, messages naming the culprit, byte-identical state on bad
+input, busy lock, concurrent steps, and crash safety under SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli import engine
+from copter_cli.app import app
+from formats.checkpoint import StateStore
+from formats.io import read_problem, write_delta, write_problem
+from solver.delta import Delta
+from tests.test_rounds_engine import infeasible_delta, small_lp, snapshot
+
+REPO = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+
+def cli(*args: str):
+    res = runner.invoke(app, [str(a) for a in args])
+    return res.exit_code, res.stdout, res.stderr
+
+
+def copter_proc(*args: str, extra_env: dict | None = None) -> subprocess.Popen:
+    """`python -m copter_cli ARGS` in a subprocess (the real entry point, its own process and lock)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), **(extra_env or {}))
+    return subprocess.Popen([sys.executable, "-m", "copter_cli", *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture
+def st(tmp_path) -> Path:
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    code, out, _ = cli("init", tmp_path / "base.parquet", "--state", tmp_path / "st", "--json")
+    assert code == 0, out
+    assert json.loads(out)["round"] == 0
+    return tmp_path / "st"
+
+
+def delta_file(path: Path, delta: Delta) -> Path:
+    write_delta(delta, path)
+    return path
+
+
+def cost_delta(base_round=0, name="x3", cost=5.0) -> Delta:
+    return Delta.concat([Delta.vars([name], cost=[cost])], base_round=base_round)
+
+
+def test_init_step_show_history_json(st, tmp_path):
+    d = delta_file(tmp_path / "d1.parquet", cost_delta())
+    code, out, _ = cli("step", d, "--state", st, "--json", "--out", tmp_path / "out")
+    rep = json.loads(out)
+    assert code == 0 and rep["round"] == 1 and rep["solution_path"] == "gen-000001/solution.parquet"
+    assert (tmp_path / "out" / "solution.parquet").exists()
+    code, out, _ = cli("show", "--state", st, "--json")
+    assert code == 0 and json.loads(out)["delta_sha256"] == rep["delta_sha256"]
+    code, out, _ = cli("history", "--state", st, "--json")
+    assert code == 0 and [r["round"] for r in json.loads(out)["rounds"]] == [0, 1]
+
+
+def test_state_defaults_to_copter_state_env(tmp_path, monkeypatch):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    monkeypatch.setenv("COPTER_STATE", str(tmp_path / "envstate"))
+    assert cli("init", tmp_path / "base.parquet")[0] == 0
+    assert (tmp_path / "envstate" / "CURRENT").exists()
+
+
+def test_reapplying_a_delta_file_exits_zero_and_says_so(st, tmp_path):
+    d = delta_file(tmp_path / "d1.parquet", cost_delta())
+    assert cli("step", d, "--state", st)[0] == 0
+    before = snapshot(st)
+    code, out, _ = cli("step", d, "--state", st, "--json")
+    assert code == 0 and json.loads(out)["no_op"] and "already applied" in json.loads(out)["message"]
+    assert snapshot(st) == before
+
+
+def _bad_files(tmp: Path) -> list[tuple[Path, str]]:
+    good = delta_file(tmp / "good.parquet", cost_delta())
+    garbage = tmp / "garbage.parquet"
+    garbage.write_bytes(b"this is not parquet at all\n" * 10)
+    truncated = tmp / "truncated.parquet"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    return [
+        (garbage, "garbage.parquet"),
+        (truncated, "truncated.parquet"),
+        (delta_file(tmp / "unknown.parquet", Delta.concat([Delta.coefs(var=["ghost"], con=["cap0"], value=[1.0])],
+                                                          base_round=0)), "ghost"),
+        (delta_file(tmp / "nan.parquet", Delta.concat([Delta.vars(["x1"], cost=np.array([np.nan]))], base_round=0)),
+         "NaN"),
+        (delta_file(tmp / "box.parquet", Delta.concat([Delta.vars(["x2"], lower=[3.0], upper=[1.0])], base_round=0)),
+         "x2"),
+        (delta_file(tmp / "round.parquet", cost_delta(base_round=7)), "round 7"),
+        (tmp / "missing.parquet", "missing.parquet"),
+    ]
+
+
+def test_every_bad_input_exits_3_names_the_culprit_and_leaves_state_byte_identical(st, tmp_path):
+    before = snapshot(st)
+    for path, culprit in _bad_files(tmp_path):
+        code, out, err = cli("step", path, "--state", st, "--json")
+        assert code == 3, (path.name, out, err)
+        msg = json.loads(out)["error"]["message"]
+        assert culprit in msg, (path.name, msg)
+        assert "Traceback" not in err
+        assert snapshot(st) == before, path.name
+
+
+def test_infeasible_round_exits_4_and_keeps_current_unless_accepted(st, tmp_path):
+    d = delta_file(tmp_path / "inf.parquet", infeasible_delta())
+    code, out, _ = cli("step", d, "--state", st, "--json")
+    assert code == 4 and json.loads(out)["accepted"] is False
+    assert (st / "CURRENT").read_text() == "0\n"
+    code, out, _ = cli("show", "--state", st, "--json")
+    assert json.loads(out)["last_failed"]["status"] == "PRIMAL_INFEASIBLE"
+    code, out, _ = cli("step", d, "--state", st, "--accept-failed", "--json")
+    assert code == 4 and json.loads(out)["accepted"] is True
+    assert (st / "CURRENT").read_text() == "1\n"
+
+
+def test_rollback_and_export_round_trip(st, tmp_path):
+    cli("step", delta_file(tmp_path / "d1.parquet", cost_delta()), "--state", st)
+    code, out, _ = cli("rollback", "--state", st, "--json")
+    assert code == 0 and json.loads(out) == {"round": 0, "previous_round": 1,
+                                              "message": "CURRENT moved from round 1 to round 0"}
+    assert cli("rollback", "--state", st, "--to", "42")[0] == 2
+    for name in ("cur.mps", "cur.parquet"):
+        code, out, _ = cli("export", "--state", st, "-o", tmp_path / name, "--json")
+        assert code == 0
+        back = read_problem(tmp_path / name)
+        orig = StateStore(st).load(with_state=False).problem
+        assert back.n_cols == orig.n_cols and np.allclose(back.cost, orig.cost)
+
+
+def test_commands_on_a_missing_state_exit_3(tmp_path):
+    for args in (("show",), ("history",), ("export",), ("rollback",)):
+        code, _, err = cli(*args, "--state", tmp_path / "nope")
+        assert code == 3 and "not an initialised" in " ".join(err.split())
+
+
+def test_second_step_while_the_lock_is_held_exits_6_at_once(st, tmp_path):
+    d = delta_file(tmp_path / "d1.parquet", cost_delta())
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time, filelock; l = filelock.FileLock(sys.argv[1]); l.acquire(); "
+         "print('held', flush=True); time.sleep(60)", str(st / ".lock")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        before = snapshot(st)
+        t = time.perf_counter()
+        code, out, _ = cli("step", d, "--state", st, "--json")
+        assert code == 6 and json.loads(out)["error"]["kind"] == "busy"
+        assert time.perf_counter() - t < 5.0
+        assert snapshot(st) == before
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_concurrent_steps_apply_the_delta_exactly_once(st, tmp_path):
+    d = delta_file(tmp_path / "d1.parquet", cost_delta())
+    procs = [copter_proc("step", d, "--state", st, "--json") for _ in range(4)]
+    outs = [(p.wait(timeout=120), p.stdout.read()) for p in procs]
+    applied = [json.loads(o) for c, o in outs if c == 0 and not json.loads(o).get("no_op")]
+    assert len(applied) == 1 and applied[0]["round"] == 1
+    assert all(c in (0, 6) for c, _ in outs), outs
+    assert StateStore(st).generations() == [0, 1] and (st / "CURRENT").read_text() == "1\n"
+
+
+# ------------------------------------------------------------------------------------ crash safety
+def _expected(st: Path, tmp_path: Path, d: Path):
+    """Reference: the state after an uninterrupted step (round 1) and before it (round 0)."""
+    ref = tmp_path / "ref"
+    shutil.copytree(st, ref)
+    engine.step_state(d, ref)
+    s = StateStore(ref)
+    return s.load(0, with_state=False).problem, s.load(1, with_state=False).problem
+
+
+def _check_whole_round(root: Path, p0, p1) -> int:
+    """The state loads, is round 0 or 1, and every part of it belongs to that same round."""
+    store = StateStore(root)
+    g = store.load()
+    assert g.warning is None, g.warning
+    assert g.round in (0, 1)
+    assert g.problem.equals(p0 if g.round == 0 else p1)
+    assert g.report["round"] == g.round and g.manifest["round"] == g.round
+    assert pq.read_table(root / g.report["solution_path"]).num_rows == g.problem.n_cols
+    assert g.state is not None and g.state.x.shape == (g.problem.n_cols,)
+    return g.round
+
+
+COMMIT_POINTS = ("before_manifest", "before_rename", "after_rename", "before_current", "after_current")
+
+
+def _crash_delta(tmp_path: Path) -> Path:
+    return delta_file(tmp_path / "d1.parquet", Delta.concat([
+        Delta.vars(["x3", "xn"], cost=[5.0, 1.0], upper=[None, 2.0]),
+        Delta.coefs(var=["xn"], con=["cap1"], value=[2.0])], base_round=0))
+
+
+def test_step_killed_at_each_commit_point_leaves_previous_or_next_round(st, tmp_path):
+    """`copter step` processes SIGKILLed (fault injection) at each point of the commit protocol."""
+    d = _crash_delta(tmp_path)
+    p0, p1 = _expected(st, tmp_path, d)
+    roots = {pt: tmp_path / f"crash-{pt}" for pt in COMMIT_POINTS}
+    procs = {}
+    for pt, root in roots.items():
+        shutil.copytree(st, root)
+        procs[pt] = copter_proc("step", d, "--state", root, extra_env={"COPTER_FAULT_INJECT": pt})
+    for pt, proc in procs.items():
+        assert proc.wait(timeout=120) == -signal.SIGKILL, (pt, proc.stderr.read())
+        root = roots[pt]
+        assert _check_whole_round(root, p0, p1) == (1 if pt == "after_current" else 0), pt
+        rep = engine.step_state(d, root)  # the next writer cleans up and finishes (or no-ops) the round
+        assert rep["round"] == 1 and _check_whole_round(root, p0, p1) == 1
+        assert not [p for p in os.listdir(root) if p.startswith((".tmp-", ".trash-"))]
+
+
+def test_step_killed_at_random_moments_never_leaves_a_mix(st, tmp_path):
+    """24 SIGKILLs at random delays over the whole step, in forked children of this process (already
+    imported and compiled, so each trial takes a fraction of a second and the kills land inside the
+    step, not in interpreter start-up)."""
+    d = _crash_delta(tmp_path)
+    p0, p1 = _expected(st, tmp_path, d)
+
+    def run_child(root: Path, delay: float | None) -> float:
+        t = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:  # child: one step, no pytest machinery on the way out
+            try:
+                engine.step_state(d, root)
+            finally:
+                os._exit(0)
+        if delay is not None:
+            time.sleep(delay)
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return time.perf_counter() - t
+
+    probe = tmp_path / "probe"
+    shutil.copytree(st, probe)
+    full = run_child(probe, None)
+    rng = random.Random(1234)
+    seen = set()
+    for trial in range(24):
+        root = tmp_path / f"t{trial}"
+        shutil.copytree(st, root)
+        run_child(root, rng.uniform(0.0, 1.1 * full))
+        seen.add(_check_whole_round(root, p0, p1))
+        engine.step_state(d, root)
+        assert _check_whole_round(root, p0, p1) == 1
+    assert seen <= {0, 1}
+
+
+def test_sigint_during_step_exits_130_and_leaves_state_unchanged(st, tmp_path):
+    d = delta_file(tmp_path / "d1.parquet", cost_delta())
+    before = snapshot(st)
+    proc = copter_proc("step", d, "--state", st, extra_env={"COPTER_FAULT_INJECT": "sigint_during_save"})
+    assert proc.wait(timeout=120) == 130, proc.stderr.read()
+    after = snapshot(st)
+    assert after == before
+
+
+def test_history_table_has_phase_columns(st, tmp_path):
+    cli("step", delta_file(tmp_path / "d1.parquet", cost_delta()), "--state", st)
+    code, _, err = cli("history", "--state", st)
+    assert code == 0 and "solve" in err and "OPTIMAL" in err
+
+
+def test_parquet_written_by_pandas_is_accepted(st, tmp_path):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"kind": ["var"], "var": ["x4"], "con": [None], "value": [2.5], "lower": [None],
+                       "upper": [None], "integer": [None]})
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"copter.base_round": b"0"})
+    pq.write_table(table, tmp_path / "pd.parquet")
+    code, out, err = cli("step", tmp_path / "pd.parquet", "--state", st, "--json")
+    assert code == 0, err
