@@ -1,0 +1,219 @@
+"""MILP rounds without branch-and-cut: LP relaxation + integerization heuristics + a proven gap bound.
+
+Pipeline of :func:`solve_milp` (DESIGN.md section 6; the integer "shims" of the COpter authors' code,
+REFERENCES.md section 1, generalised by structure detection):
+
+1. structure detection (``structure.py``): choice rows, capacity rows, variable upper bounds, general
+   integers; integer bounds rounded inward;
+2. the LP relaxation by the LP core ``solver.pdhg.solve``, warm-started (``relaxation.py``);
+3. ``round`` / ``repair`` / ``fill`` on the integer columns (``rounding.py`` over numba kernels
+   ``kernels.py``, numpy twins in ``kernels_ref.py``);
+4. ``fix_and_resolve``: integers fixed, continuous part re-solved warm by the LP core and finished
+   exactly by HiGHS simplex on the small remaining LP (``resolve.py``); the point is re-checked exactly;
+5. ``fallback`` (``settings.integer_fallback == "highs"``): HiGHS MIP for at most
+   ``settings.integer_fallback_seconds`` (wall), seeded with the rounded integer assignment, when steps
+   3-4 found no feasible point;
+6. the bound: the Lagrangian dual bound of the relaxation's dual point, valid even when the relaxation
+   was not solved exactly (``bound.py``); ``gap_rel = sense * (integer_objective - lp_bound) /
+   max(1, |integer_objective|)``; status OPTIMAL when ``gap_rel <= settings.mip_gap_tol``, else FEASIBLE;
+   NO_INTEGER_SOLUTION when no point was found (a point is only ever reported when it satisfies bounds
+   and integrality exactly and every row to 1e-9 relative to max(1, |bound|)).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from solver.integer.bound import lagrangian_bound
+from solver.integer.check import check_point
+from solver.integer.relaxation import solve_relaxation
+from solver.integer.resolve import fix_and_resolve
+from solver.integer.rounding import run_rounding
+from solver.integer.structure import detect_structure
+from solver.problem import Problem
+from solver.result import SolveResult
+from solver.settings import Settings
+from solver.state import SolverState
+from solver.status import Status
+
+__all__ = ["solve_milp"]
+
+INTEGRALITY_TOL = 1e-6  #: an LP value farther than this from an integer counts as fractional
+
+
+def _fallback_mode(settings: Settings) -> str:
+    mode = str(getattr(settings, "integer_fallback", "highs")).lower()
+    if mode not in ("highs", "none"):
+        from solver.errors import UsageError
+
+        raise UsageError(f"integer_fallback must be 'highs' or 'none', got {mode!r}")
+    return mode
+
+
+def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | None) -> SolveResult:
+    """Solve the MILP ``problem`` by LP relaxation + integerization (no branch-and-cut).
+
+    Args:
+        problem: a Problem with integer columns (n columns, m rows).
+        settings: solver settings; uses the LP core's fields and ``integer_fallback`` ("highs" | "none"),
+            ``integer_fallback_seconds`` (seconds), ``mip_gap_tol``.
+        warm_start: the previous round's state mapped onto this problem (its x/y warm-start the LP
+            relaxation; its ``integer_x`` breaks rounding ties), or None.
+    Returns:
+        SolveResult: ``x`` the integer point (or the rounded point when none was found, with
+        ``point_feasible=False``), ``objective`` its objective (problem's sense, offset included),
+        ``dual_objective``/``mip["lp_bound"]`` the valid bound, ``mip`` the report (module doc),
+        ``state`` the LP iterate plus ``integer_x``.
+    Raises:
+        UsageError: unknown ``settings.integer_fallback``.
+        Errors of the LP core for invalid input.
+    """
+    t_start = time.perf_counter()
+    fallback_mode = _fallback_mode(settings)
+    n, m = problem.n_cols, problem.n_rows
+    seconds: dict = {}
+    steps: list = []
+
+    t0 = time.perf_counter()
+    st = detect_structure(problem)
+    seconds["structure"] = time.perf_counter() - t0
+    report: dict = {"integer_objective": math.nan, "lp_bound": math.nan, "gap_rel": math.inf,
+                    "fractional_before": 0, "steps": steps, "fallback_used": False, "source": "none",
+                    "structure": st.summary()}
+
+    if st.integer_infeasible_bounds.any():
+        j = int(np.flatnonzero(st.integer_infeasible_bounds)[0])
+        return _result(problem, Status.PRIMAL_INFEASIBLE, np.clip(np.zeros(n), problem.col_lower, problem.col_upper),
+                       np.zeros(m), math.nan, 0, seconds, t_start, None, warm_start, report,
+                       f"integer column {problem.col_names[j]!r} has no integer in its bounds")
+
+    # ---- LP relaxation
+    t0 = time.perf_counter()
+    lp, engine = solve_relaxation(problem, settings, warm_start, st.lower, st.upper)
+    seconds["relaxation"] = time.perf_counter() - t0
+    report["lp_engine"] = engine
+    report["lp_status"] = lp.status.name
+    report["lp_objective"] = float(lp.objective)
+    report["lp_dual_residual_rel"] = float(lp.dual_residual_rel)
+    x_lp = np.asarray(lp.x, dtype=np.float64)
+    y_lp = np.asarray(lp.y, dtype=np.float64)
+    lp_state = lp.state if lp.state is not None else SolverState(x=x_lp.copy(), y=y_lp.copy())
+    if lp.status in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
+        status = lp.status if lp.status == Status.PRIMAL_INFEASIBLE else Status.INFEASIBLE_OR_UNBOUNDED
+        return _result(problem, status, x_lp, y_lp, math.nan, lp.iterations, seconds, t_start, lp_state,
+                       warm_start, report, f"LP relaxation: {lp.status.name}; no integer point exists"
+                       if status == Status.PRIMAL_INFEASIBLE else
+                       "LP relaxation is unbounded or infeasible: the MILP has no optimum")
+    t0 = time.perf_counter()
+    lp_bound = lagrangian_bound(problem, y_lp, st.lower, st.upper)
+    if lp.status == Status.OPTIMAL and engine == "highs" and not np.isfinite(lp_bound):
+        lp_bound = float(lp.dual_objective)  # exact simplex duals; only reached in development mode
+    seconds["bound"] = time.perf_counter() - t0
+    report["lp_bound"] = float(lp_bound)
+    it = problem.integrality
+    xi_lp = x_lp[it]
+    report["fractional_before"] = int(np.count_nonzero(np.abs(xi_lp - np.round(xi_lp)) > INTEGRALITY_TOL))
+
+    # ---- round / repair / fill
+    prev = None
+    if warm_start is not None and warm_start.integer_x is not None and warm_start.integer_x.shape == (n,):
+        prev = np.asarray(warm_start.integer_x, dtype=np.float64)
+    t0 = time.perf_counter()
+    out = run_rounding(problem, st, x_lp, prev)
+    seconds["rounding"] = time.perf_counter() - t0
+    steps.extend(out.steps)
+
+    x_best = None
+    source = "none"
+    t0 = time.perf_counter()
+    resolve_info = {}
+    if out.rows_violated == 0:
+        for cand in (out.x, out.x_before_fill):
+            x_best, resolve_info = fix_and_resolve(problem, cand, settings, x_lp, y_lp,
+                                                   resolve_seconds=max(0.5, seconds["relaxation"]))
+            if x_best is not None:
+                break
+            if np.array_equal(out.x, out.x_before_fill):
+                break
+    steps.append({"step": "fix_and_resolve", "changed": int(resolve_info.get("changed", 0)),
+                  "seconds": time.perf_counter() - t0,
+                  **{k: v for k, v in resolve_info.items() if k in ("lp_columns", "lp_rows", "highs_status",
+                                                                    "pdhg_iterations", "reason")}})
+    seconds["fix_and_resolve"] = time.perf_counter() - t0
+    if x_best is not None:
+        source = "heuristic"
+
+    # ---- fallback
+    if x_best is None and fallback_mode == "highs":
+        from solver.integer.fallback import highs_mip
+
+        t0 = time.perf_counter()
+        seed = np.where(it, out.x, np.nan)
+        xf, finfo = highs_mip(problem, float(settings.integer_fallback_seconds), seed)
+        if xf is not None:
+            xf, rinfo = fix_and_resolve(problem, xf, settings, x_lp, y_lp,
+                                        resolve_seconds=max(0.5, seconds["relaxation"]))
+            if xf is None:
+                finfo["reason"] = rinfo.get("reason", "")
+        steps.append({"step": "fallback", "changed": int(np.count_nonzero(xf[it] != out.x[it])) if xf is not None
+                      else 0, "seconds": time.perf_counter() - t0, **finfo})
+        seconds["fallback"] = time.perf_counter() - t0
+        report["fallback_used"] = True
+        if xf is not None:
+            x_best, source = xf, "fallback"
+            report["fallback_highs_status"] = finfo["highs_status"]
+
+    report["source"] = source
+    if x_best is None:
+        report["integer_objective"] = math.nan
+        return _result(problem, Status.NO_INTEGER_SOLUTION, out.x, y_lp, lp_bound, lp.iterations, seconds, t_start,
+                       lp_state, warm_start, report, "no integer-feasible point found"
+                       + ("" if fallback_mode == "highs" else " (fallback disabled)"))
+    obj = problem.objective(x_best)
+    gap = _gap(problem.sense, obj, lp_bound)
+    report["integer_objective"] = obj
+    report["gap_rel"] = gap
+    status = Status.OPTIMAL if gap <= settings.mip_gap_tol else Status.FEASIBLE
+    if source == "fallback" and report.get("fallback_highs_status") == "Optimal":
+        status = Status.OPTIMAL
+    msg = (f"integer point from the {source}; objective {obj:.10g}, LP bound {lp_bound:.10g}, gap {gap:.3g}")
+    return _result(problem, status, x_best, y_lp, lp_bound, lp.iterations, seconds, t_start, lp_state, warm_start,
+                   report, msg, feasible=True)
+
+
+def _gap(sense: int, obj: float, bound: float) -> float:
+    """sense * (obj - bound) / max(1, |obj|), clipped at 0; inf when the bound is not finite."""
+    if not np.isfinite(bound):
+        return math.inf
+    return max(0.0, sense * (obj - bound)) / max(1.0, abs(obj))
+
+
+def _result(problem, status, x, y, bound, iterations, seconds, t_start, lp_state, warm_start, report, message,
+            feasible=False) -> SolveResult:
+    x = np.asarray(x, dtype=np.float64)
+    chk = check_point(problem, x)
+    act = problem.row_activity(x)
+    rl, ru = problem.row_lower, problem.row_upper
+    viol = np.maximum(np.maximum(np.where(np.isfinite(rl), rl - act, 0.0), np.where(np.isfinite(ru), act - ru, 0.0)),
+                      0.0)
+    b = np.concatenate([rl[np.isfinite(rl)], ru[np.isfinite(ru)]])
+    seconds["total"] = time.perf_counter() - t_start
+    seconds.setdefault("solve", seconds["total"])
+    state = None
+    if lp_state is not None:
+        state = SolverState(x=lp_state.x, y=lp_state.y, step_size=lp_state.step_size,
+                            primal_weight=lp_state.primal_weight, iterations=lp_state.iterations,
+                            integer_x=x.copy() if feasible else (warm_start.integer_x if warm_start else None))
+    obj = problem.objective(x)
+    yv = np.asarray(y, dtype=np.float64)
+    return SolveResult(
+        status=status, x=x, y=yv, reduced_cost=problem.cost - problem.matrix().T @ yv, row_activity=act,
+        objective=obj, dual_objective=float(bound),
+        primal_residual_rel=float(np.linalg.norm(viol) / (1.0 + np.linalg.norm(b))) if viol.size else 0.0,
+        dual_residual_rel=float(report.get("lp_dual_residual_rel", math.nan)), gap_rel=float(report.get("gap_rel", math.inf)), iterations=int(iterations),
+        seconds=seconds, point_feasible=bool(feasible and chk["ok"]), state=state,
+        warm_started=warm_start is not None, message=message,
+        max_row_violation=float(viol.max()) if viol.size else 0.0, mip=report)

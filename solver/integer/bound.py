@@ -1,0 +1,99 @@
+"""A valid bound on the MILP optimum from any (possibly inexact) dual point of the LP relaxation.
+
+Lagrangian bound (the "dual objective with reduced costs clipped against the bounds" of PDLP,
+Applegate et al. 2021, section 3.4, and of HiGHS's dual objective): in minimisation form, for any y
+whose sign matches a finite row bound (y_i > 0 only if row_lower_i is finite, y_i < 0 only if
+row_upper_i is finite),
+
+    L(y) = sum_i [y_i > 0] y_i rl_i + [y_i < 0] y_i ru_i + min_{l <= x <= u} (c - A'y)' x
+
+is a lower bound on the LP optimum, hence on the MILP optimum; the inner minimum takes x_j = l_j where
+the reduced cost z_j > 0 and u_j where z_j < 0. Components of y whose sign points at an infinite row
+bound are projected to 0 first (this keeps L valid; it only loosens it). Integer columns use their bounds
+rounded inward, which every integer point satisfies. When some z_j needs an infinite bound, no finite
+bound follows from this y: the result is -inf (+inf for a maximisation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solver.problem import Problem
+
+
+def implied_bounds(problem: Problem, lower: np.ndarray, upper: np.ndarray, passes: int = 3):
+    """(n,) bounds valid for every point satisfying the rows and ``lower``/``upper`` (vectorized).
+
+    Each pass computes, per row, the minimum and maximum activity (finite part and count of infinite
+    terms) and, per nonzero, the bound the row implies on its column given the other columns' bounds;
+    results are intersected with the current bounds (never loosened) and loosened by 1e-9 relative.
+    """
+    lo = lower.astype(np.float64, copy=True)
+    up = upper.astype(np.float64, copy=True)
+    m = problem.n_rows
+    if problem.nnz == 0 or m == 0:
+        return lo, up
+    col = np.repeat(np.arange(problem.n_cols), np.diff(problem.a_indptr))
+    row = problem.a_indices
+    a = problem.a_data
+    rl, ru = problem.row_lower[row], problem.row_upper[row]
+    for _ in range(passes):
+        mn = np.where(a > 0, a * lo[col], a * up[col])
+        mx = np.where(a > 0, a * up[col], a * lo[col])
+        mni, mxi = ~np.isfinite(mn), ~np.isfinite(mx)
+        fmin = np.bincount(row, weights=np.where(mni, 0.0, mn), minlength=m)
+        fmax = np.bincount(row, weights=np.where(mxi, 0.0, mx), minlength=m)
+        nmin = np.bincount(row, weights=mni.astype(float), minlength=m)
+        nmax = np.bincount(row, weights=mxi.astype(float), minlength=m)
+        # activity of the other columns: min/max, finite only when no other term is infinite
+        omin = np.where(nmin[row] - mni == 0, fmin[row] - np.where(mni, 0.0, mn), -np.inf)
+        omax = np.where(nmax[row] - mxi == 0, fmax[row] - np.where(mxi, 0.0, mx), np.inf)
+        with np.errstate(invalid="ignore", over="ignore"):
+            hi_val = (ru - omin) / a   # from a x_j <= ru - omin: upper if a > 0, lower if a < 0
+            lo_val = (rl - omax) / a   # from a x_j >= rl - omax: lower if a > 0, upper if a < 0
+        new_up = np.where(a > 0, hi_val, lo_val)
+        new_lo = np.where(a > 0, lo_val, hi_val)
+        new_up = np.where(np.isnan(new_up), np.inf, new_up)
+        new_lo = np.where(np.isnan(new_lo), -np.inf, new_lo)
+        new_up = new_up + 1e-9 * np.maximum(1.0, np.abs(new_up))
+        new_lo = new_lo - 1e-9 * np.maximum(1.0, np.abs(new_lo))
+        cu = np.full(problem.n_cols, np.inf)
+        cl = np.full(problem.n_cols, -np.inf)
+        np.minimum.at(cu, col, new_up)
+        np.maximum.at(cl, col, new_lo)
+        nlo, nup = np.maximum(lo, cl), np.minimum(up, cu)
+        if np.array_equal(nlo, lo) and np.array_equal(nup, up):
+            break
+        lo, up = np.minimum(nlo, nup), np.maximum(nup, nlo)
+    return lo, up
+
+
+def lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    """Bound on the optimum of ``problem`` (its own sense, offset included) from row duals ``y``.
+
+    Args:
+        problem: the model (n columns, m rows).
+        y: (m,) row duals in HiGHS's sign convention for the problem's own sense (reduced cost = c - A'y).
+        lower, upper: (n,) column bounds valid for every feasible point (e.g. integer bounds rounded inward).
+    Returns:
+        A lower bound (minimisation) / upper bound (maximisation) on the optimum; +-inf when none follows.
+    """
+    s = problem.sense
+    c = s * problem.cost
+    ym = s * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    rl, ru = problem.row_lower, problem.row_upper
+    ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)), 0.0, ym)
+    z = c - problem.matrix().T @ ym
+    row_term = float(np.sum(np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0))
+                     + np.sum(np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0)))
+    need_lo = z > 0
+    need_up = z < 0
+    if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
+        ilo, iup = implied_bounds(problem, lower, upper)
+        lower = np.where(np.isfinite(lower), lower, ilo)
+        upper = np.where(np.isfinite(upper), upper, iup)
+    if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
+        return -np.inf * s
+    col_term = float(np.sum(np.where(need_lo, z * np.where(need_lo, lower, 0.0), 0.0))
+                     + np.sum(np.where(need_up, z * np.where(need_up, upper, 0.0), 0.0)))
+    return s * (row_term + col_term) + problem.offset
