@@ -64,7 +64,7 @@ UNSUPPORTED_SECTIONS = {
 _SECTIONS = (b"NAME", b"ROWS", b"COLUMNS", b"RHS", b"RANGES", b"BOUNDS", b"ENDATA", b"OBJSENSE",
              b"OBJSENS", b"OBJNAME") + tuple(UNSUPPORTED_SECTIONS)
 _SENSES = {b"MIN": 1, b"MINIMIZE": 1, b"MINIMISE": 1, b"MAX": -1, b"MAXIMIZE": -1, b"MAXIMISE": -1}
-_ACCEPTED_WARNINGS = ("at/below tolerance",)
+_ACCEPTED_WARNINGS = ("at/below tolerance", "switching to fixed format parser")
 _NAN_TOKEN = rb"(?i)(?<![^\s])[+-]?nan(?![^\s])"
 
 
@@ -256,11 +256,11 @@ def read_mps(path: str | os.PathLike) -> Problem:
         msg = "; ".join(m.split(":", 1)[1].strip() for m in messages if m.startswith("ERROR")
                         and "Parser error reading" not in m)
         raise FormatError(f"not a valid MPS file ({msg or 'HiGHS parser error'})", file=path)
-    if status == highspy.HighsStatus.kWarning:
-        bad = [m.split(":", 1)[1].strip() for m in messages if m.startswith("WARNING")
-               and not any(a in m for a in _ACCEPTED_WARNINGS)]
-        if bad:
-            raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
+    # HiGHS may log an ignored entry as a WARNING and still return kOk: check the log, not the status
+    bad = [m.split(":", 1)[1].strip() for m in messages if m.startswith("WARNING")
+           and not any(a in m for a in _ACCEPTED_WARNINGS)]
+    if bad:
+        raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
     model = h.getModel()
     if model.hessian_.dim_ > 0:
         raise UnsupportedError("quadratic objective is not supported: copter handles LP/MILP only", file=path)
