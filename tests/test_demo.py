@@ -1,0 +1,60 @@
+"""``copter demo``: init + warm steps on the built-in scenarios, JSON report shape, error exits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli import exit_codes
+from copter_cli.app import app
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("domain,scale,rounds", [("sia", "64", 2), ("te", "6", 2), ("lb", "16x2", 1)])
+def test_demo_json_has_one_successful_report_per_round(domain, scale, rounds, tmp_path):
+    res = runner.invoke(app, ["demo", "--domain", domain, "--scale", scale, "--rounds", str(rounds),
+                              "--dir", str(tmp_path / "d"), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    reps = out["rounds"]
+    assert [r["round"] for r in reps] == list(range(rounds + 1))
+    assert all(r["status"] in ("OPTIMAL", "FEASIBLE") for r in reps)
+    assert all(r["delta_rows"] > 0 for r in reps[1:])
+    assert (tmp_path / "d" / "base.parquet").exists()
+    assert (tmp_path / "d" / f"delta_{rounds:04d}.parquet").exists()
+
+
+def test_demo_prints_a_table_on_stderr_and_removes_its_temporary_folder(tmp_path):
+    res = runner.invoke(app, ["demo", "--domain", "te", "--scale", "5", "--rounds", "1"])
+    assert res.exit_code == 0, res.output
+    assert "round" in res.output and "vs cold" in res.output
+    assert not list(tmp_path.glob("copter-demo-*"))
+
+
+def test_demo_runs_without_the_examples_folder(tmp_path):
+    code = ("import sys; sys.modules['examples'] = None\n"
+            "from copter_cli.app import main\n"
+            "sys.argv = ['copter', 'demo', '--domain', 'te', '--scale', '5', '--rounds', '1', '--json']\n"
+            "main()\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert len(json.loads(res.stdout)["rounds"]) == 2
+
+
+@pytest.mark.parametrize("args", [["--domain", "weather"], ["--rounds", "-1"], ["--domain", "lb", "--scale", "big"]])
+def test_demo_usage_errors_exit_2_with_a_json_error(args):
+    res = runner.invoke(app, ["demo", *args, "--json"])
+    assert res.exit_code == exit_codes.USAGE
+    assert json.loads(res.stdout)["error"]["kind"] == "usage"
+
+
+def test_demo_refuses_a_directory_that_already_holds_a_state(tmp_path):
+    d = tmp_path / "d"
+    assert runner.invoke(app, ["demo", "--domain", "te", "--scale", "5", "--rounds", "0", "--dir", str(d)]).exit_code == 0
+    res = runner.invoke(app, ["demo", "--domain", "te", "--scale", "5", "--rounds", "0", "--dir", str(d), "--json"])
+    assert res.exit_code == exit_codes.USAGE
