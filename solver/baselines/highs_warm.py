@@ -100,8 +100,12 @@ class WarmHighs:
         self.model: Problem | None = None  # the instance's model, in the instance's column/row order
         self.edits: dict = {}
 
-    def solve(self, problem: Problem, *, time_limit_seconds: float = math.inf) -> BaselineResult:
+    def solve(self, problem: Problem, *, time_limit_seconds: float = math.inf, info=None) -> BaselineResult:
         """Solve ``problem`` (n columns, m rows), hot-started from the previous call's instance.
+
+        ``info`` (optional): the ``solver.differential.ApplyInfo`` of the delta that produced ``problem``
+        from the previously solved one; its ``col_map``/``row_map`` then replace the name lookups (valid
+        because a delta keeps survivors in order and appends new entities, as this instance does).
 
         Returns a BaselineResult whose x is in ``problem``'s own column order. ``seconds`` is the wall time
         of the edits (finding the differences by name and applying them) plus ``run()``; ``extra`` has
@@ -117,7 +121,7 @@ class WarmHighs:
             self.edits = {"cold": True}
         else:
             configure_threads(self.h, self.threads)
-            order = self._apply(problem)
+            order = self._apply(problem, info)
         is_mip = problem.is_mip
         used = apply_solver_options(self.h, self.solver, is_mip=is_mip, kkt_tolerance=self.kkt_tolerance)
         edit_seconds = time.perf_counter() - start
@@ -131,11 +135,14 @@ class WarmHighs:
             inst.x = x
         return inst
 
-    def _apply(self, new: Problem) -> np.ndarray:
+    def _apply(self, new: Problem, info=None) -> np.ndarray:
         """Edit the instance from ``self.model`` to ``new``; returns ``new``'s column index per instance column."""
         h, old = self.h, self.model
-        ci = pd.Index(old.col_names).get_indexer(new.col_names)  # (n1,) old position or -1
-        ri = pd.Index(old.row_names).get_indexer(new.row_names)
+        if info is not None and info.old_n_cols == old.n_cols and info.old_n_rows == old.n_rows:
+            ci, ri = np.asarray(info.col_map), np.asarray(info.row_map)  # (n1,), (m1,) old position or -1
+        else:
+            ci = pd.Index(old.col_names).get_indexer(new.col_names)
+            ri = pd.Index(old.row_names).get_indexer(new.row_names)
         keep_c = np.zeros(old.n_cols, dtype=bool)
         keep_c[ci[ci >= 0]] = True
         keep_r = np.zeros(old.n_rows, dtype=bool)

@@ -1,0 +1,27 @@
+"""POP's shard load balancing (MILP) rounds: copter warm/cold against HiGHS cold/warm and POP-4/16.
+
+    .venv/bin/python bench/bench_lb.py --scale 1024x128 --rounds 10 --time-limit 120
+
+Scale: SHARDSxSERVERS (POP's benchmark is 1024x128). See bench/common.py for what is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from common import add_common_args, main
+
+
+def parse(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", default="1024x128", help="SHARDSxSERVERS (default 1024x128)")
+    add_common_args(ap)
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":
+    args = parse()
+    from solver.workloads import make_scenario
+
+    sc = make_scenario("lb", args.scale, seed=args.seed)
+    main(f"lb-{args.scale}", sc, args, f"load balancing {args.scale} (shards x servers)")

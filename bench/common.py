@@ -1,0 +1,347 @@
+"""Shared machinery of the domain benchmarks (bench_sia.py, bench_te.py, bench_lb.py).
+
+One run = one scenario stream (``solver.workloads``: ``base()`` then ``next_delta(r, previous_solution)``)
+of R rounds; every round's problem is solved by each method:
+
+- ``copter-warm``: ``solver.api.solve_problem`` warm-started from the previous round's state mapped by
+  ``solver.differential.map_state`` (seconds = apply the delta + map the state + solve);
+- ``copter-cold``: the same solver from scratch (seconds = solve);
+- ``highs``: HiGHS cold, fresh instance (``solver.baselines.highs``; seconds include handing the model over);
+- ``highs-warm``: one HiGHS instance kept across rounds, edited by the round's changes (hot start);
+- ``pop-4``, ``pop-16``: POP with k parts in a persistent pool of worker processes; ``seconds`` is the
+  wall time on this machine, ``pop_seconds`` POP's own measure (setup + slowest part = time on k cores).
+
+Quality per method and round: objective gap to HiGHS's optimum of the round
+(``sense * (objective - reference) / max(1, |reference|)``, > 0 = worse), max absolute/relative row
+violation recomputed from the data, integrality violation, churn = surviving variables whose value
+moved by more than 1e-6 * max(1, |previous value|) since the method's own previous round.
+Each method gets a per-round time limit; a method that hits it ``--skip-after`` times is skipped for the
+remaining rounds (reported). The header prints the exact command line and versions; results go to
+``bench/results/<name>-<UTC timestamp>.parquet`` and ``.csv`` (and a PNG of per-round time by method
+when matplotlib happens to be installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import shlex
+import sys
+import time
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as `python bench/bench_x.py` from a checkout
+    sys.path.insert(0, str(REPO))
+
+RESULTS = Path(__file__).resolve().parent / "results"
+METHODS = ("copter-warm", "copter-cold", "highs", "highs-warm", "pop-4", "pop-16")
+CHURN_TOL = 1e-6
+
+
+# ----------------------------------------------------------------------------- header and timing
+def versions() -> dict:
+    """Versions of copter and the libraries the figures depend on."""
+    out = {"python": platform.python_version()}
+    for pkg in ("copter", "highspy", "numba", "numpy", "scipy", "pyarrow"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "absent"
+    return out
+
+
+def header(argv: list[str] | None = None) -> dict:
+    """Print and return the run header: exact command line, UTC time, machine, versions."""
+    argv = sys.argv if argv is None else argv
+    info = {"command": " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *argv]),
+            "utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "cpus": os.cpu_count(),
+            "machine": platform.platform(), **versions()}
+    print(f"# command: {info['command']}")
+    print(f"# utc: {info['utc']}  cpus: {info['cpus']}  machine: {info['machine']}")
+    print("# versions: " + "  ".join(f"{k} {info[k]}" for k in ("copter", "highspy", "numba", "numpy", "python")))
+    sys.stdout.flush()
+    return info
+
+
+class Timer:
+    """``with Timer() as t: ...`` then ``t.seconds`` (wall, perf_counter)."""
+
+    def __enter__(self) -> Timer:
+        self.start = time.perf_counter()
+        self.seconds = math.nan
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.seconds = time.perf_counter() - self.start
+
+
+# ----------------------------------------------------------------------------- arguments
+def add_common_args(ap: argparse.ArgumentParser, *, default_highs_solver: str = "choose") -> None:
+    """Options every domain bench shares."""
+    ap.add_argument("--rounds", type=int, default=10, help="rounds after the base round (default 10)")
+    ap.add_argument("--time-limit", type=float, default=120.0, help="per-round time limit per method, s")
+    ap.add_argument("--methods", default=",".join(METHODS), help=f"comma list from {','.join(METHODS)}")
+    ap.add_argument("--highs-solver", default=default_highs_solver,
+                    help="HiGHS solver for highs and POP parts: choose|simplex|ipm|pdlp (MIP if integers)")
+    ap.add_argument("--tol", type=float, default=1e-4, help="copter's relative KKT tolerance")
+    ap.add_argument("--threads", type=int, default=None, help="HiGHS threads (default: HiGHS's choice)")
+    ap.add_argument("--pop-workers", type=int, default=None, help="POP worker processes (default: CPUs)")
+    ap.add_argument("--seed", type=int, default=0, help="scenario seed")
+    ap.add_argument("--skip-after", type=int, default=2,
+                    help="skip a method for the remaining rounds after this many time-limit hits")
+    ap.add_argument("--no-write", action="store_true", help="do not write bench/results files")
+    ap.add_argument("--plot", action="store_true", help="also write a PNG (needs matplotlib)")
+
+
+# ----------------------------------------------------------------------------- one run
+def _warm_up(is_mip: bool) -> None:
+    """Compile/load copter's numba kernels on a 2x2 problem so round 0 does not time JIT compilation."""
+    from solver.api import solve_problem
+    from solver.problem import Problem
+    from solver.settings import Settings
+
+    p = Problem.from_arrays(cost=[-1.0, -1.0], col_lower=[0, 0], col_upper=[1, 1], row_lower=[-np.inf],
+                            row_upper=[1.5], matrix=np.array([[1.0, 1.0]]), col_names=["a/x", "b/x"],
+                            row_names=["cap"], integrality=[is_mip, is_mip])
+    solve_problem(p, Settings(time_limit_seconds=60.0))
+
+
+def _churn(x, prev_x, col_map) -> float:
+    if x is None or prev_x is None or col_map is None:
+        return math.nan
+    surv = np.flatnonzero(col_map >= 0)
+    old = prev_x[col_map[surv]]
+    return float(np.count_nonzero(np.abs(x[surv] - old) > CHURN_TOL * np.maximum(1.0, np.abs(old))))
+
+
+def _row(r: int, method: str, res, seconds: float, extra: dict | None = None) -> dict:
+    """One result row from a BaselineResult-like object."""
+    d = {"round": r, "method": method, "status": res.status.name, "objective": res.objective,
+         "seconds": seconds, "max_row_violation": res.max_row_violation,
+         "max_row_violation_rel": res.max_row_violation_rel, "max_bound_violation": res.max_bound_violation,
+         "integrality_violation": res.integrality_violation, "hit_limit": bool(res.hit_limit)}
+    d.update(extra or {})
+    return d
+
+
+def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, highs_solver: str = "choose",
+               tol: float = 1e-4, threads: int | None = None, pop_workers: int | None = None,
+               skip_after: int = 2, log=print) -> list[dict]:
+    """Run ``rounds`` + 1 rounds of ``scenario`` through every method; return one dict per (round, method).
+
+    The scenario's next round is driven by copter-warm's allocation (else by the first method that
+    returned a point, else simulated by the scenario).
+    """
+    from solver.api import solve_problem
+    from solver.baselines.highs import solve_highs
+    from solver.baselines.highs_warm import WarmHighs
+    from solver.baselines.pop import make_executor, solve_pop
+    from solver.baselines.result import make_result
+    from solver.differential import apply_delta, map_state
+    from solver.settings import Settings
+
+    bad = [m for m in methods if m not in METHODS]
+    if bad:
+        raise SystemExit(f"unknown method(s) {bad}; choose from {METHODS}")
+    settings = Settings(tol=tol, time_limit_seconds=time_limit)
+    with Timer() as t:
+        problem = scenario.base()
+    log(f"# round 0 built in {t.seconds:.2f} s: {problem.n_rows} rows x {problem.n_cols} cols, "
+        f"{problem.nnz} nonzeros, {'MILP' if problem.is_mip else 'LP'}")
+    _warm_up(problem.is_mip)
+    pool = make_executor(pop_workers) if any(m.startswith("pop-") for m in methods) else None
+    warm_highs = WarmHighs(solver="simplex", threads=threads)
+    state, info, apply_s = None, None, 0.0
+    prev_x: dict[str, np.ndarray | None] = {}
+    hits = dict.fromkeys(methods, 0)
+    rows: list[dict] = []
+    try:
+        for r in range(rounds + 1):
+            if r > 0:
+                driver = prev_x.get("copter-warm")
+                if driver is None:
+                    driver = next((v for v in prev_x.values() if v is not None), None)
+                prev_names = problem.col_names
+                delta = scenario.next_delta(r, None if driver is None else (prev_names, driver))
+                with Timer() as t:
+                    problem, info = apply_delta(problem, delta)
+                apply_s = t.seconds
+            round_rows = []
+            for m in methods:
+                if hits[m] >= skip_after:
+                    round_rows.append({"round": r, "method": m, "status": "SKIPPED", "seconds": math.nan,
+                                       "hit_limit": True})
+                    continue
+                extra: dict = {}
+                if m in ("copter-warm", "copter-cold"):
+                    with Timer() as t:
+                        warm = (map_state(state, info, problem) if (m == "copter-warm" and state is not None
+                                                                     and info is not None) else None)
+                        res = solve_problem(problem, settings, warm)
+                    seconds = t.seconds + (apply_s if m == "copter-warm" and r > 0 else 0.0)
+                    if m == "copter-warm":
+                        state = res.state
+                    b = make_result(m, problem, res.status, res.x, seconds,
+                                    hit_limit=res.status.name == "TIME_LIMIT")
+                    extra = {"solve_seconds": t.seconds, "iterations": res.iterations,
+                             "warm_started": bool(res.warm_started)}
+                elif m == "highs":
+                    b = solve_highs(problem, solver=highs_solver, time_limit_seconds=time_limit, threads=threads)
+                    seconds = b.seconds
+                elif m == "highs-warm":
+                    b = warm_highs.solve(problem, time_limit_seconds=time_limit, info=info)
+                    seconds = b.seconds
+                    extra = {"edit_seconds": b.extra.get("edit_seconds")}
+                else:
+                    k = int(m.split("-")[1])
+                    b = solve_pop(problem, k=k, seed=r, solver=highs_solver, time_limit_seconds=time_limit,
+                                  executor=pool)
+                    seconds = b.seconds
+                    extra = {"pop_seconds": b.extra["pop_seconds"], "max_part_seconds": b.extra["max_part_seconds"]}
+                extra["churn"] = _churn(b.x, prev_x.get(m), None if info is None else info.col_map) if r else math.nan
+                prev_x[m] = b.x
+                hits[m] += int(b.hit_limit)
+                round_rows.append(_row(r, m, b, seconds, extra))
+            _add_gaps(round_rows, problem.sense)
+            rows.extend(round_rows)
+            log(format_round(round_rows))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return rows
+
+
+def _add_gaps(rows: list[dict], sense: int) -> None:
+    """Objective gap of each row to the round's HiGHS optimum (highs, else highs-warm, when OPTIMAL)."""
+    ref = next((x["objective"] for name in ("highs", "highs-warm") for x in rows
+                if x["method"] == name and x.get("status") == "OPTIMAL"), math.nan)
+    for x in rows:
+        obj = x.get("objective", math.nan)
+        x["reference_objective"] = ref
+        x["gap_rel"] = sense * (obj - ref) / max(1.0, abs(ref)) + 0.0 if np.isfinite(ref) and obj is not None else math.nan
+
+
+# ----------------------------------------------------------------------------- printing
+def _f(v, spec: str) -> str:
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return "-"
+    return format(v, spec)
+
+
+def format_round(rows: list[dict]) -> str:
+    """One round as aligned text lines."""
+    lines = []
+    for x in rows:
+        lim = " LIMIT" if x.get("hit_limit") and x.get("status") != "SKIPPED" else ""
+        lines.append(f"round {x['round']:>3}  {x['method']:<12} {x.get('status', '-'):<17} "
+                     f"t={_f(x.get('seconds'), '9.3f')} s  gap={_f(x.get('gap_rel'), '+.2e'):>10}  "
+                     f"viol={_f(x.get('max_row_violation'), '.1e'):>8} "
+                     f"(rel {_f(x.get('max_row_violation_rel'), '.1e')})  churn={_f(x.get('churn'), '.0f')}{lim}")
+    return "\n".join(lines)
+
+
+def summarize(rows: list[dict]):
+    """Per-method medians over rounds >= 1 (steady state) as a pandas DataFrame, with time ratios
+    median(seconds) / median(seconds of highs) and / median(seconds of highs-warm)."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    steady = df[df["round"] >= 1] if (df["round"] >= 1).any() else df
+    g = steady.groupby("method", sort=False)
+    out = pd.DataFrame({
+        "median_s": g["seconds"].median(),
+        "max_s": g["seconds"].max(),
+        "median_gap_rel": g["gap_rel"].median() if "gap_rel" in steady else math.nan,
+        "max_row_viol": g["max_row_violation"].max(),
+        "max_row_viol_rel": g["max_row_violation_rel"].max(),
+        "median_churn": g["churn"].median() if "churn" in steady else math.nan,
+        "limit_hits": g["hit_limit"].sum(),
+        "rounds": g["round"].count(),
+    })
+    if "pop_seconds" in steady:
+        out["median_pop_s"] = g["pop_seconds"].median()
+    for ref in ("highs", "highs-warm"):
+        if ref in out.index and np.isfinite(out.loc[ref, "median_s"]) and out.loc[ref, "median_s"] > 0:
+            out[f"x_{ref}"] = out["median_s"] / out.loc[ref, "median_s"]
+    return out
+
+
+def print_summary(rows: list[dict], title: str) -> None:
+    """Print the median table (x_highs < 1 means faster than HiGHS cold)."""
+    import pandas as pd
+
+    s = summarize(rows)
+    print(f"\n## {title}: medians over rounds 1..{max(x['round'] for x in rows)} "
+          "(x_highs / x_highs-warm = median seconds / that baseline's median seconds; < 1 = faster)")
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format",
+                           lambda v: f"{v:.4g}"):
+        print(s.to_string())
+    sys.stdout.flush()
+
+
+# ----------------------------------------------------------------------------- files
+def write_results(name: str, rows: list[dict], info: dict, *, plot: bool = False) -> Path | None:
+    """Write ``bench/results/<name>-<timestamp>.parquet`` and ``.csv`` (header as Parquet metadata and as
+    ``#`` comment lines of the CSV); optionally a PNG of per-round time by method. Returns the Parquet path."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    base = RESULTS / f"{name}-{stamp}"
+    df = pd.DataFrame(rows)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = {f"bench.{k}": str(v) for k, v in info.items()}
+    pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}), **meta}),
+                   base.with_suffix(".parquet"))
+    with open(base.with_suffix(".csv"), "w") as f:
+        for k, v in info.items():
+            f.write(f"# {k}: {v}\n")
+        df.to_csv(f, index=False)
+    print(f"# results: {base.with_suffix('.parquet')} and .csv")
+    if plot:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("# --plot: matplotlib is not installed; no PNG written")
+        else:
+            fig, ax = plt.subplots(figsize=(8, 4.5))
+            for m, part in df.groupby("method", sort=False):
+                ax.plot(part["round"], part["seconds"], marker="o", label=m)
+            ax.set_yscale("log")
+            ax.set_xlabel("round")
+            ax.set_ylabel("seconds")
+            ax.set_title(name)
+            ax.legend()
+            fig.tight_layout()
+            fig.savefig(base.with_suffix(".png"), dpi=120)
+            print(f"# plot: {base.with_suffix('.png')}")
+    return base.with_suffix(".parquet")
+
+
+def main(name: str, scenario, args: argparse.Namespace, title: str) -> list[dict]:
+    """Header, run, summary, files: what every domain script's ``__main__`` does."""
+    info = header()
+    info.update({"scenario": title, "rounds": args.rounds, "time_limit": args.time_limit,
+                 "highs_solver": args.highs_solver, "tol": args.tol})
+    print(f"# scenario: {title}; rounds {args.rounds}; per-round time limit {args.time_limit} s; "
+          f"HiGHS solver {args.highs_solver} (highs-warm: simplex); copter tol {args.tol}")
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    rows = run_rounds(scenario, rounds=args.rounds, methods=methods, time_limit=args.time_limit,
+                      highs_solver=args.highs_solver, tol=args.tol, threads=args.threads,
+                      pop_workers=args.pop_workers, skip_after=args.skip_after)
+    print_summary(rows, title)
+    if not args.no_write:
+        write_results(name, rows, info, plot=args.plot)
+    return rows
