@@ -1,9 +1,162 @@
-"""copter solve command(s) (placeholder: to be filled by the issue that owns it)."""
+"""``copter solve PROBLEM``: one-shot solve of an LP (or MILP) file, no state.
+
+Reads ``.mps``/``.mps.gz``/``.parquet`` with ``formats.io.read_problem``, solves with
+``solver.api.solve_problem`` (LP core; MILPs go through integerization), prints a HiGHS-style summary
+on stderr (and a live progress line for solves longer than a second), ``--json`` prints the report of
+DESIGN.md section 7 on stdout, ``-o FILE`` writes variables (name, value, reduced_cost) to FILE and
+constraints (name, activity, dual) to FILE with suffix ``.duals.parquet``. Exit code by status
+(``copter_cli.exit_codes.for_status``).
+"""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import typer
+
+JSON_OPT = typer.Option(False, "--json", help="Print one JSON object (the solve report) on stdout.")
+DEBUG_OPT = typer.Option(False, "--debug", help="Show a traceback on errors.")
+
+
+def duals_path_for(path: Path) -> Path:
+    """FILE.parquet -> FILE.duals.parquet (any other suffix: FILE + .duals.parquet)."""
+    name = path.name
+    stem = name[: -len(".parquet")] if name.endswith(".parquet") else name
+    return path.with_name(stem + ".duals.parquet")
+
+
+class _Progress:
+    """A transient rich status line on stderr, shown only once a solve has run for a second."""
+
+    def __init__(self, console, enabled: bool):
+        self.console, self.enabled, self.live = console, enabled, None
+
+    def __call__(self, info: dict) -> None:
+        if not self.enabled or info["seconds"] < 1.0:
+            return
+        text = (f"iter {info['iteration']:>9,d}  {info['seconds']:7.1f} s  obj {info['primal_objective']:.8g}"
+                f"  rel p {info['primal_residual_rel']:.1e}  rel d {info['dual_residual_rel']:.1e}"
+                f"  gap {info['gap_rel']:.1e}")
+        if self.live is None:
+            from rich.live import Live
+
+            self.live = Live(text, console=self.console, transient=True, refresh_per_second=4)
+            self.live.start()
+        else:
+            self.live.update(text)
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+def report_for(problem, result, seconds: dict) -> dict:
+    """The JSON report of a one-shot solve (DESIGN.md section 7, without round and paths)."""
+    rep = {
+        "status": result.status.name,
+        "objective": float(result.objective),
+        "dual_objective": float(result.dual_objective),
+        "iterations": int(result.iterations),
+        "seconds": {k: round(float(v), 6) for k, v in seconds.items()},
+        "primal_residual_rel": float(result.primal_residual_rel),
+        "dual_residual_rel": float(result.dual_residual_rel),
+        "gap_rel": float(result.gap_rel),
+        "max_row_violation": float(result.max_row_violation),
+        "point_feasible": bool(result.point_feasible),
+        "warm_started": bool(result.warm_started),
+        "n_rows": problem.n_rows, "n_cols": problem.n_cols, "nnz": problem.nnz,
+        "message": result.message,
+    }
+    if result.mip is not None:
+        rep["lp_bound"] = float(result.mip.get("lp_bound", result.dual_objective))
+        rep["gap_rel"] = float(result.mip.get("gap_rel", result.gap_rel))
+        rep["mip"] = result.mip
+    return rep
+
+
+def _summary(console, path: Path, problem, result, rep: dict) -> None:
+    """HiGHS-style summary block on stderr."""
+    sec = rep["seconds"]
+    lines = [
+        f"Model {path.name}: {problem.n_rows} rows, {problem.n_cols} columns, {problem.nnz} nonzeros"
+        + (f", {int(problem.integrality.sum())} integer" if problem.is_mip else ""),
+        f"Model status        : {result.status.name}",
+        f"Objective value     : {result.objective:.12g}",
+        f"Dual objective      : {result.dual_objective:.12g}",
+        f"Relative gap        : {result.gap_rel:.2e}",
+        f"Rel. primal residual: {result.primal_residual_rel:.2e}   max row violation {result.max_row_violation:.2e}",
+        f"Rel. dual residual  : {result.dual_residual_rel:.2e}",
+        f"Iterations          : {result.iterations}",
+        "Seconds             : " + "  ".join(f"{k} {v:.3f}" for k, v in sec.items()),
+    ]
+    if result.message:
+        lines.append(f"Message             : {result.message}")
+    console.print("\n".join(lines), markup=False, highlight=False)
+
+
+def solve_cmd(
+    problem_path: Path = typer.Argument(..., metavar="PROBLEM", help="Problem file: .mps, .mps.gz or .parquet."),
+    tol: float = typer.Option(1e-4, "--tol", help="Relative KKT tolerance (primal/dual residual and gap)."),
+    time_limit: float = typer.Option(float("inf"), "--time-limit", help="Time limit in seconds."),
+    iteration_limit: int = typer.Option(1_000_000, "--iteration-limit", help="Maximum PDHG iterations."),
+    output: Path | None = typer.Option(None, "-o", "--output",
+                                       help="Write variables here (Parquet) and constraints to *.duals.parquet."),
+    verbose: bool = typer.Option(False, "--verbose", help="Print the solver's iteration log on stderr."),
+    json_out: bool = JSON_OPT,
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Solve one LP/MILP file from scratch (no state) and print the result."""
+    from copter_cli.exit_codes import for_status
+    from copter_cli.output import console, print_json, run
+
+    def body() -> int:
+        from formats.io import read_problem
+        from solver.api import solve_problem
+        from solver.errors import UsageError
+        from solver.pdhg import progress_callback
+        from solver.settings import Settings
+
+        if not (tol > 0):
+            raise UsageError(f"--tol must be positive, got {tol}")
+        if not (time_limit > 0):
+            raise UsageError(f"--time-limit must be positive seconds, got {time_limit}")
+        if iteration_limit < 0:
+            raise UsageError(f"--iteration-limit must be >= 0, got {iteration_limit}")
+        t0 = time.perf_counter()
+        problem = read_problem(problem_path)
+        t1 = time.perf_counter()
+        settings = Settings(tol=tol, time_limit_seconds=time_limit, iteration_limit=iteration_limit,
+                            verbose=verbose)
+        progress = _Progress(console, enabled=not verbose)
+        try:
+            with progress_callback(progress):
+                result = solve_problem(problem, settings)
+        finally:
+            progress.stop()
+        t2 = time.perf_counter()
+        seconds = {"load": t1 - t0}
+        seconds.update({k: v for k, v in result.seconds.items() if k != "total"})
+        seconds["solve"] = t2 - t1
+        if output is not None:
+            from formats.reports import duals_table, solution_table, write_parquet
+
+            write_parquet(output, solution_table(problem.col_names, result.x, result.reduced_cost))
+            write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
+        seconds["total"] = time.perf_counter() - t0
+        rep = report_for(problem, result, seconds)
+        if output is not None:
+            rep["solution_path"] = str(output)
+            rep["duals_path"] = str(duals_path_for(output))
+        if json_out:
+            print_json(rep)
+        _summary(console, problem_path, problem, result, rep)
+        return for_status(result.status)
+
+    run(json_out, debug, body)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add ``copter solve`` to the app."""
+    app.command("solve")(solve_cmd)

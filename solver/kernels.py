@@ -10,6 +10,7 @@ reflection coefficient g::
 
     xh  = proj_[lv,uv](x - tau (c - A'y))                      (primal step; already computed)
     yh  = y - sigma (A(2 xh - x) - proj_[lc,uc](A(2 xh - x) - y / sigma))      (dual step)
+        = sigma (proj_[lc,uc](u) - u),  u = A(2 xh - x) - y / sigma        (computed this way: exact sign)
     x  <- w1 (2 g xh + (1 - 2 g) x) + w0 x0,  y likewise                (reflected Halpern update)
 
 ``A x`` and ``A' y`` of the current iterate are carried along by linearity (``ax``, ``aty``), so an
@@ -97,13 +98,13 @@ def row_pass(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, halpern, 
         for p in range(rp[i], rp[i + 1]):
             s += rv[p] * xh[ri[p]]
         axh[i] = s
-        t = 2.0 * s - ax[i]
-        v = t - y[i] / sigma
+        u = 2.0 * s - ax[i] - y[i] / sigma
+        v = u
         if v < lc[i]:
             v = lc[i]
         if v > uc[i]:
             v = uc[i]
-        yi = y[i] - sigma * (t - v)
+        yi = sigma * (v - u)  # = y - sigma (A xbar - v); this form keeps the dual sign exact
         yh[i] = yi
         if halpern:
             y[i] = w1 * (a * yi + b * y[i]) + w0 * y0[i]
@@ -113,9 +114,8 @@ def row_pass(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, halpern, 
 def row_pass_ref(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, halpern, yh, axh):
     """numpy twin of :func:`row_pass`."""
     spmv_csr_ref(rp, ri, rv, xh, axh)
-    t = 2.0 * axh - ax
-    v = np.minimum(np.maximum(t - y / sigma, lc), uc)
-    yh[:] = y - sigma * (t - v)
+    u = 2.0 * axh - ax - y / sigma
+    yh[:] = sigma * (np.minimum(np.maximum(u, lc), uc) - u)
     if halpern:
         y[:] = w1 * (2 * g * yh + (1 - 2 * g) * y) + w0 * y0
         ax[:] = w1 * (2 * g * axh + (1 - 2 * g) * ax) + w0 * ax0
@@ -216,9 +216,8 @@ def run_block_parallel(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g,
             for p in range(rp[i], rp[i + 1]):
                 s += rv[p] * xh[ri[p]]
             axh[i] = s
-            tt = 2.0 * s - ax[i]
-            v = min(max(tt - y[i] / sigma, lc[i]), uc[i])
-            yi = y[i] - sigma * (tt - v)
+            u = 2.0 * s - ax[i] - y[i] / sigma
+            yi = sigma * (min(max(u, lc[i]), uc[i]) - u)
             yh[i] = yi
             if halpern:
                 y[i] = w1 * (a * yi + b * y[i]) + w0 * y0[i]

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 import sys
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -34,6 +36,24 @@ from solver.state import SolverState
 from solver.status import Status
 from solver.termination import KKT, OrigLP, evaluate
 from solver.trivial import reduce_trivial
+
+_PROGRESS: ContextVar = ContextVar("copter_pdhg_progress", default=None)
+
+
+@contextmanager
+def progress_callback(fn):
+    """Within the ``with`` block, every solve calls ``fn(info)`` at each termination check.
+
+    ``info`` is a dict: iteration, seconds (since the solve started), primal_objective, dual_objective
+    (problem's sense), primal_residual_rel, dual_residual_rel, gap_rel. Used by ``copter solve`` for its
+    progress line; works through ``solver.api.solve_problem`` (also inside MILP relaxations).
+    """
+    token = _PROGRESS.set(fn)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
 
 LOG_HEADER = (f"{'iter':>9} {'time':>8} {'primal obj':>15} {'dual obj':>15} "
               f"{'rel p res':>9} {'rel d res':>9} {'rel gap':>9}")
@@ -118,9 +138,16 @@ class _Core:
         next_log = 0
         t_iter = time.perf_counter()
         status, message = Status.ITERATION_LIMIT, ""
+        cb = _PROGRESS.get()
         while True:
             kkt, xo, yo, ro = evaluate(lp, sc, x, aty, xh, yh, axh, atyh, tau)
             elapsed = time.perf_counter() - self.t_start
+            if cb is not None:
+                cb({"iteration": total, "seconds": elapsed,
+                    "primal_objective": self.sense * kkt.primal_objective,
+                    "dual_objective": self.sense * kkt.dual_objective,
+                    "primal_residual_rel": kkt.primal_residual_rel,
+                    "dual_residual_rel": kkt.dual_residual_rel, "gap_rel": kkt.gap_rel})
             if s.verbose and total >= next_log:
                 print(_log_line(total, elapsed, kkt, self.sense), file=sys.stderr, flush=True)
                 next_log = max(2 * next_log, s.check_every)

@@ -80,6 +80,7 @@ class RestartController:
         de = 0.0 if self.last_error is None else e - self.last_error
         self.last_error = e
         self.w = self.w * math.exp(-(s.pid_kp * e + s.pid_ki * self.integral + s.pid_kd * de))
+        self.w = min(max(self.w, s.primal_weight_min), s.primal_weight_max)
         balance = abs(math.log10(ratio)) if ratio > 0 else math.inf
         if balance < self.best_balance:
             self.best_balance = balance

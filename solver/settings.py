@@ -34,6 +34,9 @@ class Settings:
     Primal weight w (tau = eta / w, sigma = eta * w), PID on log w (cuPDLPx ``primal-weight.md``):
         pid_kp, pid_ki, pid_kd: proportional / integral / derivative gains (0.99, 0.01, 0.0).
         pid_discount: discount rho of the integral term (0.3).
+        primal_weight_min, primal_weight_max: clamp of w (scaled problem, where w = 1 is neutral);
+            keeps the weight from running away on infeasible problems, where the primal
+            displacement vanishes while the dual one grows (seen on netlib klein1).
 
     Step and reflection:
         step_safety: eta = step_safety / ||A_scaled||_2 (power iteration), 0.998.
@@ -74,6 +77,8 @@ class Settings:
     pid_ki: float = 0.01
     pid_kd: float = 0.0
     pid_discount: float = 0.3
+    primal_weight_min: float = 1e-5
+    primal_weight_max: float = 1e5
     step_safety: float = 0.998
     reflection: float = 1.0
     power_iterations: int = 500

@@ -94,7 +94,7 @@ def evaluate(lp: OrigLP, sc: ScaledLP, x: np.ndarray, aty: np.ndarray, xh: np.nd
     Returns:
         (KKT, x_orig, y_orig, r_orig): measures and the unscaled point with its recovered reduced costs.
     """
-    xo = sc.x_to_orig(xh)
+    xo = np.minimum(np.maximum(sc.x_to_orig(xh), lp.lv), lp.uv)  # unscaling may round past a bound
     yo = sc.y_to_orig(yh)
     axo = axh / (sc.d1 * sc.theta_b)
     atyo = atyh / (sc.d2 * sc.theta_c)

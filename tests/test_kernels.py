@@ -1,0 +1,146 @@
+"""Each numba kernel of solver.kernels agrees with its plain-numpy twin (random sparse data)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from solver import kernels as K
+
+
+def _matrix(m, n, density, seed):
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((m, n), density=density, format="csc", rng=rng,
+                        data_sampler=lambda size: rng.uniform(-2, 2, size))
+    A.sort_indices()
+    csc = (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data.copy())
+    R = sp.csr_array(A)
+    R.sort_indices()
+    csr = (R.indptr.astype(np.int64), R.indices.astype(np.int32), R.data.copy())
+    return A, csr, csc, rng
+
+
+def _bounds(rng, k):
+    lo = rng.uniform(-1, 0, k)
+    hi = lo + rng.uniform(0, 2, k)
+    lo[rng.random(k) < 0.2] = -np.inf
+    hi[rng.random(k) < 0.2] = np.inf
+    eq = rng.random(k) < 0.1
+    hi[eq] = lo[eq] if np.isfinite(lo[eq]).all() else hi[eq]
+    return lo, hi
+
+
+@pytest.mark.parametrize("shape", [(40, 30), (1, 17), (25, 1), (60, 90)])
+def test_spmv_kernels_match_numpy(shape):
+    A, csr, csc, rng = _matrix(*shape, 0.2, 1)
+    x = rng.standard_normal(shape[1])
+    y = rng.standard_normal(shape[0])
+    out1, out2 = np.empty(shape[0]), np.empty(shape[0])
+    K.spmv_csr(*csr, x, out1)
+    K.spmv_csr_ref(*csr, x, out2)
+    np.testing.assert_allclose(out1, out2, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(out1, A @ x, rtol=1e-13, atol=1e-13)
+    t1, t2 = np.empty(shape[1]), np.empty(shape[1])
+    K.spmv_csc_t(*csc, y, t1)
+    K.spmv_csc_t_ref(*csc, y, t2)
+    np.testing.assert_allclose(t1, t2, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(t1, A.T @ y, rtol=1e-13, atol=1e-13)
+
+
+def _state(m, n, rng):
+    names = ["x", "y", "x0", "y0", "ax", "aty", "ax0", "aty0", "xh", "yh", "axh", "atyh"]
+    sizes = dict(x=n, y=m, x0=n, y0=m, ax=m, aty=n, ax0=m, aty0=n, xh=n, yh=m, axh=m, atyh=n)
+    return {k: rng.standard_normal(sizes[k]) for k in names}
+
+
+@pytest.mark.parametrize("halpern", [True, False])
+@pytest.mark.parametrize("g", [1.0, 0.5])
+def test_row_and_col_passes_match_numpy(halpern, g):
+    m, n = 35, 50
+    A, csr, csc, rng = _matrix(m, n, 0.15, 2)
+    lc, uc = _bounds(rng, m)
+    lv, uv = _bounds(rng, n)
+    c = rng.standard_normal(n)
+    s = _state(m, n, rng)
+    t = {k: v.copy() for k, v in s.items()}
+    K.row_pass(*csr, s["xh"], s["ax"], s["ax0"], s["y"], s["y0"], lc, uc, 0.7, 0.8, 0.2, g, halpern,
+               s["yh"], s["axh"])
+    K.row_pass_ref(*csr, t["xh"], t["ax"], t["ax0"], t["y"], t["y0"], lc, uc, 0.7, 0.8, 0.2, g, halpern,
+                   t["yh"], t["axh"])
+    K.col_pass(*csc, s["yh"], s["x"], s["x0"], s["aty"], s["aty0"], c, lv, uv, 0.3, 0.8, 0.2, g, halpern,
+               s["xh"], s["atyh"])
+    K.col_pass_ref(*csc, t["yh"], t["x"], t["x0"], t["aty"], t["aty0"], c, lv, uv, 0.3, 0.8, 0.2, g,
+                   halpern, t["xh"], t["atyh"])
+    for k in s:
+        np.testing.assert_allclose(s[k], t[k], rtol=1e-12, atol=1e-12, err_msg=k)
+
+
+def test_primal_step_matches_numpy_and_respects_bounds():
+    rng = np.random.default_rng(3)
+    n = 64
+    lv, uv = _bounds(rng, n)
+    x, aty, c = rng.standard_normal(n), rng.standard_normal(n), rng.standard_normal(n)
+    a, b = np.empty(n), np.empty(n)
+    K.primal_step(x, aty, c, lv, uv, 0.9, a)
+    K.primal_step_ref(x, aty, c, lv, uv, 0.9, b)
+    np.testing.assert_array_equal(a, b)
+    assert np.all(a >= lv) and np.all(a <= uv)
+
+
+@pytest.mark.parametrize("kernel", [K.run_block, K.run_block_parallel])
+@pytest.mark.parametrize("k0,count", [(0, 0), (0, 7), (5, 20)])
+def test_run_block_matches_numpy(kernel, k0, count):
+    m, n = 30, 45
+    A, csr, csc, rng = _matrix(m, n, 0.2, 4)
+    lc, uc = _bounds(rng, m)
+    lv, uv = _bounds(rng, n)
+    c = rng.standard_normal(n)
+    s = _state(m, n, rng)
+    K.primal_step(s["x"], s["aty"], c, lv, uv, 0.2, s["xh"])
+    t = {k: v.copy() for k, v in s.items()}
+    order = ["x", "y", "x0", "y0", "ax", "aty", "ax0", "aty0", "xh", "yh", "axh", "atyh"]
+    k1 = kernel(*csr, *csc, c, lc, uc, lv, uv, 0.2, 0.3, 1.0, k0, count, *[s[k] for k in order])
+    k2 = K.run_block_ref(*csr, *csc, c, lc, uc, lv, uv, 0.2, 0.3, 1.0, k0, count, *[t[k] for k in order])
+    assert k1 == k2 == k0 + count
+    for k in order:
+        np.testing.assert_allclose(s[k], t[k], rtol=1e-10, atol=1e-10, err_msg=k)
+
+
+def test_parallel_block_gives_same_result_at_one_and_many_threads():
+    import numba
+
+    m, n = 200, 300
+    A, csr, csc, rng = _matrix(m, n, 0.05, 5)
+    lc, uc = _bounds(rng, m)
+    lv, uv = _bounds(rng, n)
+    c = rng.standard_normal(n)
+    base = _state(m, n, rng)
+    K.primal_step(base["x"], base["aty"], c, lv, uv, 0.2, base["xh"])
+    order = ["x", "y", "x0", "y0", "ax", "aty", "ax0", "aty0", "xh", "yh", "axh", "atyh"]
+    results = []
+    old = numba.get_num_threads()
+    try:
+        for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+            numba.set_num_threads(threads)
+            s = {k: v.copy() for k, v in base.items()}
+            K.run_block_parallel(*csr, *csc, c, lc, uc, lv, uv, 0.2, 0.3, 1.0, 0, 30, *[s[k] for k in order])
+            results.append(s)
+    finally:
+        numba.set_num_threads(old)
+    s = {k: v.copy() for k, v in base.items()}
+    K.run_block(*csr, *csc, c, lc, uc, lv, uv, 0.2, 0.3, 1.0, 0, 30, *[s[k] for k in order])
+    for r in results:
+        for k in order:
+            np.testing.assert_array_equal(r[k], s[k], err_msg=k)
+
+
+def test_power_iteration_matches_numpy_and_svd():
+    A, csr, csc, rng = _matrix(40, 25, 0.3, 6)
+    v1 = rng.standard_normal(25)
+    v2 = v1.copy()
+    e1, i1 = K.power_iteration(*csr, *csc, v1, 2000, 1e-12)
+    e2, i2 = K.power_iteration_ref(*csr, *csc, v2, 2000, 1e-12)
+    assert i1 == i2
+    np.testing.assert_allclose(e1, e2, rtol=1e-10)
+    np.testing.assert_allclose(e1, np.linalg.norm(A.toarray(), 2), rtol=1e-5)

@@ -1,0 +1,72 @@
+"""Ruiz + Pock-Chambolle + bound/objective scaling: a pure change of variables that round-trips."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from solver.scaling import combined_bound_norm, scale_lp
+
+
+def _lp(seed=0, m=30, n=40):
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((m, n), density=0.2, format="csc", rng=rng,
+                        data_sampler=lambda size: rng.choice([-1, 1], size) * 10 ** rng.uniform(-3, 3, size))
+    A.sort_indices()
+    c = rng.standard_normal(n) * 100
+    lc = rng.uniform(-5, 0, m)
+    uc = lc + 3
+    uc[:5] = np.inf
+    lv, uv = np.zeros(n), np.full(n, 7.0)
+    uv[:4] = np.inf
+    return c, lc, uc, lv, uv, A
+
+
+def test_scaled_matrix_is_d1_a_d2_and_csr_csc_agree():
+    c, lc, uc, lv, uv, A = _lp()
+    sc = scale_lp(c, lc, uc, lv, uv, A)
+    expect = (sp.diags_array(sc.d1) @ A @ sp.diags_array(sc.d2)).toarray()
+    cp, ci, cv = sc.csc
+    rp, ri, rv = sc.csr
+    np.testing.assert_allclose(sp.csc_array((cv, ci, cp), shape=A.shape).toarray(), expect, rtol=1e-14)
+    np.testing.assert_allclose(sp.csr_array((rv, ri, rp), shape=A.shape).toarray(), expect, rtol=1e-14)
+
+
+def test_ruiz_equilibrates_a_badly_scaled_matrix():
+    c, lc, uc, lv, uv, A = _lp()
+    sc = scale_lp(c, lc, uc, lv, uv, A, pock_chambolle_alpha=None)
+    B = abs(sp.csc_array((sc.csc[2], sc.csc[1], sc.csc[0]), shape=A.shape))
+    rmax = B.max(axis=1).toarray().ravel()
+    cmax = B.max(axis=0).toarray().ravel()
+    assert abs(A).max() / abs(A).data.min() > 1e5
+    np.testing.assert_allclose(rmax[rmax > 0], 1.0, atol=0.05)
+    np.testing.assert_allclose(cmax[cmax > 0], 1.0, atol=0.05)
+
+
+def test_point_maps_round_trip_and_preserve_objective_and_feasibility():
+    c, lc, uc, lv, uv, A = _lp(1)
+    sc = scale_lp(c, lc, uc, lv, uv, A)
+    rng = np.random.default_rng(2)
+    x = np.clip(rng.uniform(-1, 8, c.size), lv, uv)
+    y = rng.standard_normal(lc.size)
+    y[~np.isfinite(uc)] = np.abs(y[~np.isfinite(uc)])
+    xs = sc.x_to_scaled(x)
+    np.testing.assert_allclose(sc.x_to_orig(xs), x, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(sc.y_to_orig(sc.y_to_scaled(y)), y, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(sc.c @ xs, sc.theta_b * sc.theta_c * (c @ x), rtol=1e-12)
+    As = sp.csc_array((sc.csc[2], sc.csc[1], sc.csc[0]), shape=A.shape)
+    np.testing.assert_allclose(As @ xs, sc.theta_b * sc.d1 * (A @ x), rtol=1e-12, atol=1e-14)
+
+
+def test_bound_objective_scalars_follow_hpr_lp():
+    c, lc, uc, lv, uv, A = _lp(3)
+    sc = scale_lp(c, lc, uc, lv, uv, A)
+    lcs, ucs = sc.lc / sc.theta_b, sc.uc / sc.theta_b
+    assert np.isclose(sc.theta_b, 1 / (1 + combined_bound_norm(lcs, ucs)))
+    assert np.isclose(sc.theta_c, 1 / (1 + np.linalg.norm(sc.c / sc.theta_c)))
+
+
+def test_empty_rows_and_columns_keep_unit_factors():
+    A = sp.csc_array(np.array([[0.0, 0.0, 0.0], [0.0, 4.0, 0.0]]))
+    sc = scale_lp(np.ones(3), np.zeros(2), np.ones(2), np.zeros(3), np.ones(3), A)
+    assert sc.d1[0] == 1.0 and sc.d2[0] == 1.0 and sc.d2[2] == 1.0
