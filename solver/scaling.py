@@ -7,7 +7,8 @@ theta_b = 1/(1+||b||_2), theta_c = 1/(1+||c||_2). The scaled LP is
     A~ = D1 A D2,  c~ = theta_c D2 c,  [lc~, uc~] = theta_b D1 [lc, uc],  [lv~, uv~] = theta_b [lv, uv] / D2
 
 and a scaled point maps back as x = D2 x~ / theta_b, y = D1 y~ / theta_c (row duals),
-reduced cost r = r~ / (D2 theta_c). Empty rows and columns keep factor 1. Vectorised with scipy.
+reduced cost r = r~ / (D2 theta_c). Empty rows and columns keep factor 1. The passes are numba kernels
+over the CSC arrays (one pass over the nonzeros each), with scipy twins used by tests.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 
 @dataclass(eq=False)
@@ -70,14 +72,104 @@ class ScaledLP:
         return ys
 
 
-def _abs_matrix(A: sp.csc_array) -> sp.csc_array:
-    B = A.copy()
-    B.data = np.abs(B.data)
-    return B
+@njit(cache=True)
+def ruiz_pass(cp, ci, cv, m, d1, d2):
+    """One Ruiz pass in place on CSC values ``cv``: rows by 1/sqrt(max_j |a_ij|), columns by
+    1/sqrt(max_i |a_ij|) (both from the same matrix), factors multiplied into d1 (m,), d2 (n,)."""
+    n = cp.shape[0] - 1
+    rmax = np.zeros(m)
+    cmax = np.zeros(n)
+    for j in range(n):
+        for p in range(cp[j], cp[j + 1]):
+            a = abs(cv[p])
+            if a > cmax[j]:
+                cmax[j] = a
+            if a > rmax[ci[p]]:
+                rmax[ci[p]] = a
+    for i in range(m):
+        rmax[i] = 1.0 / np.sqrt(rmax[i]) if rmax[i] > 0 else 1.0
+        d1[i] *= rmax[i]
+    for j in range(n):
+        f = 1.0 / np.sqrt(cmax[j]) if cmax[j] > 0 else 1.0
+        d2[j] *= f
+        for p in range(cp[j], cp[j + 1]):
+            cv[p] *= rmax[ci[p]] * f
+
+
+def ruiz_pass_ref(cp, ci, cv, m, d1, d2):
+    """numpy/scipy twin of :func:`ruiz_pass`."""
+    A = abs(sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1)))
+    r = _safe_inv_sqrt(A.max(axis=1).toarray().ravel())
+    s = _safe_inv_sqrt(A.max(axis=0).toarray().ravel())
+    d1 *= r
+    d2 *= s
+    cv *= r[ci] * np.repeat(s, np.diff(cp))
+
+
+@njit(cache=True)
+def pock_chambolle_pass(cp, ci, cv, m, alpha, d1, d2):
+    """Pock-Chambolle scaling in place on CSC values: rows by 1/sqrt(sum_j |a_ij|^(2-alpha)),
+    columns by 1/sqrt(sum_i |a_ij|^alpha); factors multiplied into d1, d2."""
+    n = cp.shape[0] - 1
+    rs = np.zeros(m)
+    cs = np.zeros(n)
+    for j in range(n):
+        for p in range(cp[j], cp[j + 1]):
+            a = abs(cv[p])
+            cs[j] += a ** alpha
+            rs[ci[p]] += a ** (2.0 - alpha)
+    for i in range(m):
+        rs[i] = 1.0 / np.sqrt(rs[i]) if rs[i] > 0 else 1.0
+        d1[i] *= rs[i]
+    for j in range(n):
+        f = 1.0 / np.sqrt(cs[j]) if cs[j] > 0 else 1.0
+        d2[j] *= f
+        for p in range(cp[j], cp[j + 1]):
+            cv[p] *= rs[ci[p]] * f
+
+
+def pock_chambolle_pass_ref(cp, ci, cv, m, alpha, d1, d2):
+    """numpy/scipy twin of :func:`pock_chambolle_pass`."""
+    A = abs(sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1)))
+    r = _safe_inv_sqrt(np.asarray((A ** (2.0 - alpha)).sum(axis=1)).ravel())
+    s = _safe_inv_sqrt(np.asarray((A ** alpha).sum(axis=0)).ravel())
+    d1 *= r
+    d2 *= s
+    cv *= r[ci] * np.repeat(s, np.diff(cp))
+
+
+@njit(cache=True)
+def csc_to_csr(cp, ci, cv, m):
+    """Transpose CSC arrays (n+1,), (nnz,), (nnz,) of an m-row matrix into CSR arrays (counting sort;
+    column indices come out sorted within each row)."""
+    n = cp.shape[0] - 1
+    nnz = cp[n]
+    rp = np.zeros(m + 1, dtype=np.int64)
+    for p in range(nnz):
+        rp[ci[p] + 1] += 1
+    for i in range(m):
+        rp[i + 1] += rp[i]
+    nxt = rp[:-1].copy()
+    ri = np.empty(nnz, dtype=np.int32)
+    rv = np.empty(nnz, dtype=np.float64)
+    for j in range(n):
+        for p in range(cp[j], cp[j + 1]):
+            q = nxt[ci[p]]
+            ri[q] = j
+            rv[q] = cv[p]
+            nxt[ci[p]] = q + 1
+    return rp, ri, rv
+
+
+def csc_to_csr_ref(cp, ci, cv, m):
+    """scipy twin of :func:`csc_to_csr`."""
+    R = sp.csr_array(sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1)))
+    R.sort_indices()
+    return R.indptr.astype(np.int64), R.indices.astype(np.int32), R.data.astype(np.float64)
 
 
 def _safe_inv_sqrt(v: np.ndarray) -> np.ndarray:
-    out = np.ones_like(v)
+    out = np.ones_like(v, dtype=np.float64)
     pos = v > 0
     out[pos] = 1.0 / np.sqrt(v[pos])
     return out
@@ -97,7 +189,7 @@ def scale_lp(c, lc, uc, lv, uv, A: sp.csc_array, *, ruiz_iterations: int = 10,
 
     Args:
         c, lv, uv: (n,) float64; lc, uc: (m,) float64 (may hold +-inf).
-        A: (m, n) scipy CSC array with canonical indices.
+        A: (m, n) scipy CSC array with sorted indices (not modified).
         ruiz_iterations: Ruiz passes d = 1/sqrt(max |a|) on rows and columns together.
         pock_chambolle_alpha: alpha of the Pock-Chambolle pass (row 1/sqrt(sum |a|^(2-alpha)),
             column 1/sqrt(sum |a|^alpha)); None skips it.
@@ -108,29 +200,13 @@ def scale_lp(c, lc, uc, lv, uv, A: sp.csc_array, *, ruiz_iterations: int = 10,
     m, n = A.shape
     d1 = np.ones(m)
     d2 = np.ones(n)
-    B = _abs_matrix(sp.csc_array(A))
-    for _ in range(ruiz_iterations):
-        if B.nnz == 0:
-            break
-        rmax = B.max(axis=1).toarray().ravel() if m else np.zeros(0)
-        cmax = B.max(axis=0).toarray().ravel() if n else np.zeros(0)
-        r = _safe_inv_sqrt(rmax)
-        s = _safe_inv_sqrt(cmax)
-        d1 *= r
-        d2 *= s
-        B = sp.csc_array(sp.diags_array(r) @ B @ sp.diags_array(s))
-    if pock_chambolle_alpha is not None and B.nnz:
-        al = float(pock_chambolle_alpha)
-        Br = B.copy()
-        Br.data = Br.data ** (2.0 - al)
-        Bc = B.copy()
-        Bc.data = Bc.data ** al
-        r = _safe_inv_sqrt(np.asarray(Br.sum(axis=1)).ravel())
-        s = _safe_inv_sqrt(np.asarray(Bc.sum(axis=0)).ravel())
-        d1 *= r
-        d2 *= s
-    As = sp.csc_array(sp.diags_array(d1) @ sp.csc_array(A) @ sp.diags_array(d2))
-    As.sort_indices()
+    cp = np.ascontiguousarray(A.indptr, dtype=np.int64)
+    ci = np.ascontiguousarray(A.indices, dtype=np.int32)
+    cv = np.array(A.data, dtype=np.float64)  # scaled in place
+    for _ in range(ruiz_iterations if cv.size else 0):
+        ruiz_pass(cp, ci, cv, m, d1, d2)
+    if pock_chambolle_alpha is not None and cv.size:
+        pock_chambolle_pass(cp, ci, cv, m, float(pock_chambolle_alpha), d1, d2)
     cs = c * d2
     lcs, ucs = lc * d1, uc * d1
     lvs, uvs = lv / d2, uv / d2
@@ -138,9 +214,7 @@ def scale_lp(c, lc, uc, lv, uv, A: sp.csc_array, *, ruiz_iterations: int = 10,
     if bound_objective_scaling:
         tb = 1.0 / (1.0 + combined_bound_norm(lcs, ucs))
         tc = 1.0 / (1.0 + float(np.linalg.norm(cs)))
-    Acsr = sp.csr_array(As)
-    Acsr.sort_indices()
-    csr = (Acsr.indptr.astype(np.int64), Acsr.indices.astype(np.int32), Acsr.data.astype(np.float64))
-    csc = (As.indptr.astype(np.int64), As.indices.astype(np.int32), As.data.astype(np.float64))
+    csr = csc_to_csr(cp, ci, cv, m)
+    csc = (cp, ci, cv)
     return ScaledLP(c=cs * tc, lc=lcs * tb, uc=ucs * tb, lv=lvs * tb, uv=uvs * tb, csr=csr, csc=csc,
                     d1=d1, d2=d2, theta_b=tb, theta_c=tc)

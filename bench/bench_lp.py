@@ -1,0 +1,195 @@
+"""LP core vs HiGHS on every LP of the shared MPS set with expected status optimal.
+
+For each instance and each tolerance (1e-4, 1e-6): copter's PDHG (cold) vs HiGHS simplex, IPM and
+``solver=pdlp`` (``kkt_tolerance`` = the same tolerance), each with a fresh Highs instance and a time
+cap; iterations, seconds, max absolute row violation and objective relative error vs the manifest
+(|obj - opt| / max(1, |opt|)). Then warm start: 1% of costs and of row bounds perturbed by +-5%
+(fixed seed), solved cold and warm (from the unperturbed solve's state) by copter.
+
+Prints the command line and versions, one row per instance and tolerance, and a summary:
+- fraction of instances OPTIMAL within 1e-5 relative of the manifest at tol 1e-6 (goal >= 90%);
+- median time ratio copter / HiGHS pdlp at 1e-4 (goal <= 1), and the accuracy both reached;
+- median warm / cold iteration ratio (goal <= 1/4).
+Writes the table to bench/results/bench_lp-<timestamp>.csv.
+
+Run: ``.venv/bin/python bench/bench_lp.py [--cap 60] [--only NAME ...] [--tols 1e-4 1e-6]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import platform
+import statistics
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp  # noqa: E402
+from solver.pdhg import solve  # noqa: E402
+from solver.problem import Problem  # noqa: E402
+from solver.settings import Settings  # noqa: E402
+
+
+def data_dir() -> Path:
+    import os
+
+    env = os.environ.get("COPTER_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+def read(path: Path) -> Problem:
+    h = new_highs()
+    h.readModel(str(path))
+    h.ensureColwise()
+    return from_highs_lp(h.getLp(), name=path.name)
+
+
+def perturb(p: Problem, seed: int = 0, frac: float = 0.01, rel: float = 0.05) -> Problem:
+    """1% of costs and of rows' finite bounds multiplied by 1 + U(-rel, rel) (at least one of each)."""
+    rng = np.random.default_rng(seed)
+    q = p.copy()
+    if q.n_cols:
+        j = rng.choice(q.n_cols, max(1, int(round(frac * q.n_cols))), replace=False)
+        q.cost[j] *= 1 + rng.uniform(-rel, rel, j.size)
+    if q.n_rows:
+        i = rng.choice(q.n_rows, max(1, int(round(frac * q.n_rows))), replace=False)
+        f = 1 + rng.uniform(-rel, rel, i.size)
+        lo, hi = q.row_lower[i] * f, q.row_upper[i] * f
+        q.row_lower[i] = np.minimum(lo, hi)
+        q.row_upper[i] = np.maximum(lo, hi)
+    return q
+
+
+def max_row_violation(p: Problem, x: np.ndarray) -> float:
+    ax = p.matrix() @ x
+    v = np.maximum(p.row_lower - ax, ax - p.row_upper)
+    return float(np.max(np.maximum(v, 0.0), initial=0.0))
+
+
+def rel_err(obj: float, opt: float) -> float:
+    return abs(obj - opt) / max(1.0, abs(opt))
+
+
+def run_highs(p: Problem, solver: str, tol: float, cap: float) -> dict:
+    h = new_highs(threads=1, time_limit_seconds=cap)
+    h.setOptionValue("solver", solver)
+    if solver == "pdlp":
+        h.setOptionValue("kkt_tolerance", tol)
+    h.passModel(to_highs_lp(p, with_names=False))
+    t = time.perf_counter()
+    h.run()
+    sec = time.perf_counter() - t
+    info = h.getInfo()
+    x = np.asarray(h.getSolution().col_value)
+    it = {"simplex": info.simplex_iteration_count, "ipm": info.ipm_iteration_count,
+          "pdlp": info.pdlp_iteration_count}[solver]
+    ok = x.shape == (p.n_cols,)
+    return {"status": h.modelStatusToString(h.getModelStatus()), "seconds": sec, "iterations": it,
+            "objective": float(info.objective_function_value),
+            "viol": max_row_violation(p, x) if ok else math.nan}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
+    ap.add_argument("--tols", type=float, nargs="+", default=[1e-4, 1e-6])
+    ap.add_argument("--only", nargs="*", default=None, help="instance file names to run")
+    ap.add_argument("--no-highs", action="store_true", help="skip the HiGHS baselines")
+    args = ap.parse_args()
+
+    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print("versions:", ", ".join(f"{k} {version(k)}" for k in ("copter", "numba", "numpy", "scipy", "highspy")),
+          f"python {platform.python_version()}", f"machine {platform.machine()}")
+    print(f"time cap {args.cap:g} s per solve; HiGHS threads=1, fresh instance per solve\n")
+
+    mdir = data_dir() / "mps"
+    rows = list(csv.DictReader(open(mdir / "MANIFEST.tsv"), delimiter="\t"))
+    rows = [r for r in rows if r["kind"] == "LP" and r["expected_status"] == "optimal"]
+    if args.only:
+        rows = [r for r in rows if r["file"] in args.only]
+    solve(read(mdir / "afiro.mps"))  # load numba kernels once, outside the timings
+
+    table = []
+    hdr = (f"{'instance':16s} {'tol':>6s} {'status':>10s} {'iters':>8s} {'sec':>7s} {'relerr':>8s} "
+           f"{'viol':>8s} | {'pdlp s':>7s} {'pdlp it':>8s} {'pdlp viol':>9s} {'pdlp err':>8s} | "
+           f"{'splx s':>7s} {'ipm s':>7s} | {'t/pdlp':>6s} | {'cold it':>8s} {'warm it':>8s} {'w/c':>5s}")
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rows:
+        p = read(mdir / r["file"])
+        opt = float(r["optimal_objective"])
+        q = perturb(p)
+        for tol in args.tols:
+            s = Settings(tol=tol, time_limit_seconds=args.cap)
+            t = time.perf_counter()
+            res = solve(p, s)
+            sec = time.perf_counter() - t
+            row = {"instance": r["file"], "rows": p.n_rows, "cols": p.n_cols, "nnz": p.nnz, "tol": tol,
+                   "status": res.status.name, "iterations": res.iterations, "seconds": sec,
+                   "rel_err": rel_err(res.objective, opt), "viol": res.max_row_violation}
+            if not args.no_highs:
+                for name in ("pdlp", "simplex", "ipm"):
+                    if name != "pdlp" and tol != args.tols[0]:
+                        continue  # exact methods: once per instance
+                    hres = run_highs(p, name, tol, args.cap)
+                    row.update({f"{name}_{k}": v for k, v in hres.items()})
+                    row[f"{name}_rel_err"] = rel_err(hres["objective"], opt)
+                row["time_ratio_pdlp"] = sec / max(row["pdlp_seconds"], 1e-9)
+            cold = solve(q, s)
+            warm = solve(q, s, warm_start=res.state)
+            row.update({"cold_status": cold.status.name, "cold_iterations": cold.iterations,
+                        "warm_status": warm.status.name, "warm_iterations": warm.iterations,
+                        "warm_seconds": warm.seconds["solve"], "cold_seconds": cold.seconds["solve"],
+                        "warm_cold_ratio": warm.iterations / max(cold.iterations, 1),
+                        "warm_obj_diff": abs(warm.objective - cold.objective) / max(1.0, abs(cold.objective))})
+            table.append(row)
+            print(f"{r['file']:16s} {tol:6.0e} {res.status.name[:10]:>10s} {res.iterations:8d} {sec:7.2f} "
+                  f"{row['rel_err']:8.1e} {row['viol']:8.1e} | "
+                  f"{row.get('pdlp_seconds', math.nan):7.2f} {row.get('pdlp_iterations', 0):8d} "
+                  f"{row.get('pdlp_viol', math.nan):9.1e} {row.get('pdlp_rel_err', math.nan):8.1e} | "
+                  f"{row.get('simplex_seconds', math.nan):7.3f} {row.get('ipm_seconds', math.nan):7.3f} | "
+                  f"{row.get('time_ratio_pdlp', math.nan):6.2f} | {cold.iterations:8d} {warm.iterations:8d} "
+                  f"{row['warm_cold_ratio']:5.2f}", flush=True)
+
+    print("\nsummary")
+    for tol in args.tols:
+        sub = [t for t in table if t["tol"] == tol]
+        if not sub:
+            continue
+        good = [t for t in sub if t["status"] == "OPTIMAL" and t["rel_err"] <= 1e-5]
+        print(f"  tol {tol:g}: OPTIMAL within 1e-5 of the manifest: {len(good)}/{len(sub)} "
+              f"= {len(good) / len(sub):.0%}")
+        if "time_ratio_pdlp" in sub[0]:
+            ratios = [t["time_ratio_pdlp"] for t in sub]
+            pd_ok = sum(1 for t in sub if t["pdlp_rel_err"] <= 1e-5)
+            print(f"    median time ratio copter / HiGHS pdlp: {statistics.median(ratios):.2f} "
+                  f"(copter faster on {sum(x < 1 for x in ratios)}/{len(ratios)}); "
+                  f"HiGHS pdlp within 1e-5: {pd_ok}/{len(sub)}; "
+                  f"median max row violation copter {statistics.median(t['viol'] for t in sub):.1e} "
+                  f"vs pdlp {statistics.median(t['pdlp_viol'] for t in sub):.1e}")
+        wc = [t["warm_cold_ratio"] for t in sub if t["cold_status"] == "OPTIMAL" and t["warm_status"] == "OPTIMAL"]
+        if wc:
+            print(f"    median warm/cold iteration ratio (1% of costs and rows +-5%): {statistics.median(wc):.2f} "
+                  f"over {len(wc)} instances; warm <= 1/4 of cold on {sum(x <= 0.25 for x in wc)}, "
+                  f"warm > cold on {sum(x > 1 for x in wc)}")
+    out = REPO / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"bench_lp-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+    keys = sorted({k for t in table for k in t})
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(table)
+    print(f"\ntable written to {path.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
