@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from examples.sia.loader import interpolate, load_trace, read_workload
+from examples.sia.loader import interpolate, load_trace, read_gavel_throughputs, read_workload
 from examples.te.loader import (
     read_graphml,
     read_json_topology,
@@ -39,6 +39,17 @@ def test_sia_workload_and_profiles_load_and_drive_a_scenario():
     h.passModel(to_highs_lp(p, with_names=False))
     h.run()
     assert h.modelStatusToString(h.getModelStatus()) == "Optimal"
+
+
+def test_gavel_throughputs_become_a_goodput_table_that_scenarios_accept():
+    f = require_data("traces/gavel") / "simulation_throughputs_isolated_flat.csv"
+    gp = read_gavel_throughputs(f)
+    assert gp.types == ("K80", "P100", "V100") and len(gp.apps) == gp.tput.shape[0] > 10
+    assert (gp.tput[:, :, 0] > 0).all()  # every job type measured on 1 GPU of every type
+    s = SiaScenario(total_gpus=96, goodput=gp, seed=1)
+    p = s.base()
+    p, _ = apply_delta(p, s.next_delta(1))
+    assert p.equals(s.problem())
 
 
 def test_profile_interpolation_is_monotone_and_exact_on_measured_points():

@@ -2,7 +2,9 @@
 
 Synthetic (no data):      python examples/sia/generate.py --out /tmp/sia --rounds 10 --scale 1024
 Sia's real workload:      python examples/sia/generate.py --out /tmp/sia --trace newtrace/workload-1.csv --scale 64
-(the trace path is relative to $COPTER_DATA/traces/sia/workloads, or absolute).
+Gavel's throughputs:      python examples/sia/generate.py --out /tmp/sia --gavel --scale 1024
+(the trace path is relative to $COPTER_DATA/traces/sia/workloads, or absolute; --gavel uses Gavel's 26
+job types on K80/P100/V100 with synthetic arrivals).
 Offline streams simulate each round's allocation with a greedy (see solver.workloads.sia).
 """
 
@@ -17,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from copter_cli.cmd_demo import write_stream  # noqa: E402
 from examples.data import require  # noqa: E402
-from examples.sia.loader import load_trace  # noqa: E402
+from examples.sia.loader import load_trace, read_gavel_throughputs  # noqa: E402
 from solver.workloads.sia import SiaScenario  # noqa: E402
 
 
@@ -30,6 +32,9 @@ def build(args) -> SiaScenario:
             wl = require("traces/sia/workloads") / wl
         arrivals, goodput = load_trace(wl, require("traces/sia/throughput_profiles"), args.trace_max_gpus)
         return SiaScenario(goodput=goodput, arrivals=arrivals, jobs=args.jobs, **kw)
+    if args.gavel:
+        gp = read_gavel_throughputs(require("traces/gavel/simulation_throughputs_isolated_flat.csv"))
+        return SiaScenario(goodput=gp, jobs=args.jobs, **kw)
     return SiaScenario(jobs=args.jobs, **kw)
 
 
@@ -41,6 +46,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="jobs at round 0 (default: by scale / trace)")
     ap.add_argument("--form", choices=("max", "min"), default="max", help="max (p=0.5) or Sia's min (p=-0.5)")
     ap.add_argument("--trace", default=None, help="Sia workload CSV (e.g. newtrace/workload-1.csv)")
+    ap.add_argument("--gavel", action="store_true", help="Gavel's throughputs (K80/P100/V100) instead")
     ap.add_argument("--trace-max-gpus", action="store_true", help="cap jobs at the trace's num_replicas")
     ap.add_argument("--mps", action="store_true", help="write base.mps instead of base.parquet")
     ap.add_argument("--seed", type=int, default=0)

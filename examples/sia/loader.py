@@ -140,3 +140,41 @@ def load_trace(workload_csv, profile_dir, trace_max_gpus: bool = False):
     idx = np.searchsorted(np.asarray(apps, dtype=object), w["application"])
     gmax = w["num_replicas"] if trace_max_gpus else np.full(idx.size, int(CONFIG_GPUS[-1]))
     return (w["time"], idx, gmax), gp
+
+
+GAVEL_TYPES = {"k80": "K80", "p100": "P100", "v100": "V100"}
+
+
+def read_gavel_throughputs(path) -> GoodputTable:
+    """A :class:`GoodputTable` from Gavel's isolated throughputs (``*_isolated_flat.csv``).
+
+    Rows ``gpu_type,job_type,scale_factor,isolated_throughput`` (steps/s of the whole job on
+    ``scale_factor`` GPUs, consolidated placement; the ``*_unconsolidated`` types are skipped). Each job
+    type becomes an application; 1, 2, 4, 8 GPUs are measured, larger configurations are extrapolated
+    (:func:`interpolate`). Restart cost 30 s for every application (Sia's default).
+
+    Raises:
+        FormatError: unreadable file or missing columns. ValidationError: a non-numeric value.
+    """
+    path = Path(path)
+    rows = _rows(path)
+    need = ("gpu_type", "job_type", "scale_factor", "isolated_throughput")
+    if not rows or any(c not in rows[0] for c in need):
+        raise FormatError(f"expected columns {','.join(need)}", file=str(path))
+    rows = [r for r in rows if r["gpu_type"] in GAVEL_TYPES]
+    apps = tuple(sorted({r["job_type"] for r in rows}))
+    types = tuple(GAVEL_TYPES)
+    points: dict = {}
+    for line, r in enumerate(rows):
+        try:
+            g, t = int(r["scale_factor"]), float(r["isolated_throughput"])
+        except ValueError as err:
+            raise ValidationError(f"non-numeric value: {err}", file=str(path), line=line + 2) from err
+        if np.isfinite(t) and t > 0:
+            points.setdefault((r["job_type"], r["gpu_type"]), {})[g] = t
+    tput = np.zeros((len(apps), len(types), CONFIG_GPUS.size))
+    for a, app in enumerate(apps):
+        for c, ty in enumerate(types):
+            tput[a, c] = interpolate(points.get((app, ty), {}))
+    return GoodputTable(apps=apps, restart_seconds=np.full(len(apps), 30.0),
+                        types=tuple(GAVEL_TYPES[t] for t in types), tput=tput)
