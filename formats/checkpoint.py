@@ -68,6 +68,7 @@ DEFAULT_KEEP = 5
 _GEN_RE = re.compile(r"^gen-(\d{6,})$")
 
 _LOCKS: dict[str, FileLock] = {}
+_RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation)
 
 
 def gen_name(round_: int) -> str:
@@ -80,6 +81,7 @@ def fault_point(name: str) -> None:
     process SIGKILL (or SIGINT for names starting with ``sigint_``). A no-op otherwise."""
     if os.environ.get("COPTER_FAULT_INJECT") == name:
         os.kill(os.getpid(), signal.SIGINT if name.startswith("sigint_") else signal.SIGKILL)
+        time.sleep(5)  # the Python-level SIGINT handler runs here (KeyboardInterrupt), not in a later C call
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
@@ -180,6 +182,9 @@ class GenerationWriter:
         (self.tmp / "problem").mkdir(parents=True)
         self.written_bytes = 0
         self.stored: dict[str, StoredArray] = {}
+        self.bases: dict[str, np.ndarray] = {}
+        self.problem: Problem | None = None
+        self.state: SolverState | None = None
 
     @property
     def final(self) -> Path:
@@ -214,7 +219,11 @@ class GenerationWriter:
                 prev.stored.get(f) if prev is not None else None,
                 prev.bases.get(f) if prev is not None else None,
                 changed=True if changed is None or prev is None else (f in changed))
-            self.written_bytes += self.stored[f].written_bytes
+            st_ = self.stored[f]
+            self.written_bytes += st_.written_bytes
+            full = prev is None or (st_.written_bytes > 0 and not st_.patch)
+            self.bases[f] = values if full else prev.bases.get(f)
+        self.problem = problem
         meta = {"format": "copter-problem", "version": FORMAT_VERSION, "round": self.round,
                 "name": problem.name, "sense": int(problem.sense), "offset": float(problem.offset),
                 "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
@@ -229,6 +238,7 @@ class GenerationWriter:
         if not (np.isfinite(state.x).all() and np.isfinite(state.y).all()):
             return
         self.written_bytes += save_state_arrays(self.tmp / "state.arrow", state)
+        self.state = state
 
     def commit(self, report: dict, manifest_extra: dict | None = None) -> Path:
         """Write report.json and generation.json, fsync, rename into place; return the final folder.
@@ -261,6 +271,10 @@ class GenerationWriter:
             os.rename(self.tmp, final)
             fsync_path(self.store.root, directory=True)
         fault_point("after_rename")
+        if self.problem is not None and self.store.reuse:
+            self.store._remember(Generation(round=self.round, path=final, problem=self.problem, state=self.state,
+                                            report=report, manifest=manifest, stored=dict(self.stored),
+                                            bases=dict(self.bases)))
         return final
 
     def abort(self) -> None:
@@ -273,10 +287,13 @@ class StateStore:
 
     Args:
         root: the state directory path.
+        reuse: let :meth:`load` return the generation this process itself committed last (same files
+            on disk, checked by the identity of its generation.json) instead of reading it back.
     """
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike, reuse: bool = True):
         self.root = Path(root)
+        self.reuse = reuse
 
     # ------------------------------------------------------------------ locking
     @contextmanager
@@ -383,6 +400,11 @@ class StateStore:
             raise StateError(f"round {round_} is not a complete generation in {self.root} "
                              f"(kept: {self.generations()})", file=str(self.root))
         folder = self.root / gen_name(round_)
+        hit = self._recent(round_)
+        if hit is not None:
+            return Generation(round=round_, path=folder, problem=hit.problem,
+                              state=hit.state if with_state else None, report=hit.report, manifest=hit.manifest,
+                              stored=hit.stored, bases=hit.bases, warning=warning)
         try:
             meta = json.loads((folder / "problem" / "meta.json").read_text())
             stored = {f: StoredArray.from_json(meta["arrays"][f]) for f in PROBLEM_FIELDS}
@@ -401,6 +423,28 @@ class StateStore:
             raise StateError(f"generation {folder.name} is damaged: {err}", file=str(folder)) from err
         return Generation(round=round_, path=folder, problem=problem, state=state, report=report,
                           manifest=self.manifest(round_) or {}, stored=stored, bases=bases, warning=warning)
+
+    # ------------------------------------------------------------------ in-process reuse
+    def _identity(self, round_: int) -> tuple | None:
+        try:
+            st = (self.root / gen_name(round_) / "generation.json").stat()
+        except OSError:
+            return None
+        return (round_, st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _remember(self, gen: Generation) -> None:
+        """Keep the generation this process just wrote, so the next round in the same process skips the
+        reload (and keeps the problem's name -> position dicts)."""
+        ident = self._identity(gen.round)
+        if ident is not None:
+            _RECENT[os.path.realpath(self.root)] = (ident, gen)
+
+    def _recent(self, round_: int) -> Generation | None:
+        """The generation this process wrote for ``round_``, if its files on disk are still those."""
+        entry = _RECENT.get(os.path.realpath(self.root)) if self.reuse else None
+        if entry is None or entry[0][0] != round_ or self._identity(round_) != entry[0]:
+            return None
+        return entry[1]
 
     def begin(self, round_: int) -> GenerationWriter:
         """Start writing generation ``round_`` in a temporary folder."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,6 +109,7 @@ class StoredArray:
         patch: True when ``<field>.patch.arrow`` exists.
         patch_entries: number of positions in the patch.
         written_bytes: bytes this generation wrote for the field (0 when everything was linked).
+        seconds: wall seconds the save of this field took (comparison against the base included).
     """
 
     length: int
@@ -115,6 +117,7 @@ class StoredArray:
     patch: bool = False
     patch_entries: int = 0
     written_bytes: int = 0
+    seconds: float = 0.0
 
     def to_json(self) -> dict:
         return {"length": self.length, "dtype": self.dtype, "patch": self.patch,
@@ -134,6 +137,15 @@ def _dtype_name(values: np.ndarray) -> str:
 
 def save_array(folder: str, field: str, values: np.ndarray, prev_folder: str | None,
                prev: StoredArray | None, prev_base: np.ndarray | None, changed: bool) -> StoredArray:
+    """Store ``values`` as field ``field`` in ``folder`` (see :func:`_save_array`); times the save."""
+    t = time.perf_counter()
+    out = _save_array(folder, field, values, prev_folder, prev, prev_base, changed)
+    out.seconds = time.perf_counter() - t
+    return out
+
+
+def _save_array(folder: str, field: str, values: np.ndarray, prev_folder: str | None,
+                prev: StoredArray | None, prev_base: np.ndarray | None, changed: bool) -> StoredArray:
     """Store ``values`` as field ``field`` in ``folder``, sharing files with the previous generation.
 
     Args:

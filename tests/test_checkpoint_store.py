@@ -47,7 +47,7 @@ def test_problem_and_state_round_trip_bit_identical(tmp_path):
     store = StateStore(tmp_path / "st")
     with store.lock():
         save(store, 0, p, state=s)
-    g = store.load()
+    g = StateStore(tmp_path / "st", reuse=False).load()
     assert g.round == 0 and g.warning is None
     assert g.problem.equals(p) and g.problem.name == "hand" and g.problem.sense == -1
     for k in ("x", "y", "integer_x"):
@@ -59,7 +59,7 @@ def test_numeric_arrays_load_as_read_only_memory_maps(tmp_path):
     store = StateStore(tmp_path / "st")
     with store.lock():
         save(store, 0, make_problem())
-    g = store.load()
+    g = StateStore(tmp_path / "st", reuse=False).load()
     assert not g.problem.a_data.flags.writeable  # zero-copy view of the mapped file
 
 
@@ -77,7 +77,7 @@ def test_unchanged_arrays_are_hard_links_and_small_change_is_a_patch(tmp_path):
     for f in ("a_data", "a_indices", "col_names", "cost"):  # cost's base is shared too
         assert os.stat(d0 / f"{f}.arrow").st_ino == os.stat(d1 / f"{f}.arrow").st_ino
     assert w.stored["cost"].patch and w.stored["cost"].patch_entries == 3
-    assert store.load().problem.equals(p1)
+    assert StateStore(tmp_path / "st", reuse=False).load().problem.equals(p1)
 
 
 def test_large_change_rewrites_the_array_in_full(tmp_path):
@@ -104,7 +104,7 @@ def test_patches_are_cumulative_against_the_base_and_survive_pruning(tmp_path):
             save(store, r, cur, store.load(), {"cost"})
             store.prune(2, r)
     assert store.generations() == [3, 4]
-    g = store.load()
+    g = StateStore(tmp_path / "st", reuse=False).load()
     assert g.problem.equals(cur) and g.stored["cost"].patch_entries == 4
 
 
@@ -238,3 +238,15 @@ def test_failed_round_records_are_kept_and_bounded(tmp_path):
         for r in range(4):
             store.record_failure(r, {"round": r, "status": "PRIMAL_INFEASIBLE"}, keep=2)
     assert len(store.failures()) == 2
+
+
+def test_in_process_reuse_returns_the_committed_generation_and_notices_outside_changes(tmp_path):
+    store = StateStore(tmp_path / "st")
+    p = make_problem(n=50, m=5)
+    with store.lock():
+        save(store, 0, p)
+    assert store.load().problem is p  # no read-back of what this process just wrote
+    w = StateStore(tmp_path / "st", reuse=False)
+    with w.lock():
+        save(w, 0, make_problem(n=50, m=5, seed=3))  # another writer replaced round 0
+    assert store.load().problem.equals(make_problem(n=50, m=5, seed=3))

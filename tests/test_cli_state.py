@@ -191,7 +191,7 @@ def _expected(st: Path, tmp_path: Path, d: Path):
 
 def _check_whole_round(root: Path, p0, p1) -> int:
     """The state loads, is round 0 or 1, and every part of it belongs to that same round."""
-    store = StateStore(root)
+    store = StateStore(root, reuse=False)
     g = store.load()
     assert g.warning is None, g.warning
     assert g.round in (0, 1)
