@@ -94,11 +94,15 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | None, see
         reports.append(rep)
         _log(rep, json_out)
         for r in range(1, rounds + 1):
-            delta = scenario.next_delta(r, _previous_solution(state_dir, reports[-1]))
+            if reports[-1].get("accepted") is False:
+                break  # the state did not advance: later deltas would not match its round
+            previous = _previous_solution(state_dir, reports[-1])
+            delta = scenario.next_delta(r, previous)
             path = root / f"delta_{r:04d}.parquet"
             write_delta(delta, path)
             rep = run_round(state_dir, path, r)
             rep["delta_rows"] = len(delta)
+            rep["delta_from"] = "simulated allocation" if previous is None else f"round {r - 1} solution"
             reports.append(rep)
             _log(rep, json_out)
         codes = [engine.exit_code(rp) for rp in reports]

@@ -25,6 +25,7 @@ def test_demo_json_has_one_successful_report_per_round(domain, scale, rounds, tm
     assert [r["round"] for r in reps] == list(range(rounds + 1))
     assert all(r["status"] in ("OPTIMAL", "FEASIBLE") for r in reps)
     assert all(r["delta_rows"] > 0 for r in reps[1:])
+    assert all(r["delta_from"] == f"round {r['round'] - 1} solution" for r in reps[1:])
     assert (tmp_path / "d" / "base.parquet").exists()
     assert (tmp_path / "d" / f"delta_{rounds:04d}.parquet").exists()
 
