@@ -93,6 +93,8 @@ def add_common_args(ap: argparse.ArgumentParser, *, default_highs_solver: str = 
     ap.add_argument("--tol", type=float, default=1e-4, help="copter's relative KKT tolerance")
     ap.add_argument("--threads", type=int, default=None, help="HiGHS threads (default: HiGHS's choice)")
     ap.add_argument("--pop-workers", type=int, default=None, help="POP worker processes (default: CPUs)")
+    ap.add_argument("--pop-scaling", choices=("auto", "uniform"), default="auto",
+                    help="POP's share of shared rows (solver/baselines/pop.py)")
     ap.add_argument("--seed", type=int, default=0, help="scenario seed")
     ap.add_argument("--skip-after", type=int, default=2,
                     help="skip a method for the remaining rounds after this many time-limit hits")
@@ -133,7 +135,7 @@ def _row(r: int, method: str, res, seconds: float, extra: dict | None = None) ->
 
 def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, highs_solver: str = "choose",
                tol: float = 1e-4, threads: int | None = None, pop_workers: int | None = None,
-               skip_after: int = 2, log=print) -> list[dict]:
+               pop_scaling: str = "auto", skip_after: int = 2, log=print) -> list[dict]:
     """Run ``rounds`` + 1 rounds of ``scenario`` through every method; return one dict per (round, method).
 
     The scenario's next round is driven by copter-warm's allocation (else by the first method that
@@ -202,7 +204,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
                 else:
                     k = int(m.split("-")[1])
                     b = solve_pop(problem, k=k, seed=r, solver=highs_solver, time_limit_seconds=time_limit,
-                                  executor=pool)
+                                  shared_scaling=pop_scaling, executor=pool)
                     seconds = b.seconds
                     extra = {"pop_seconds": b.extra["pop_seconds"], "max_part_seconds": b.extra["max_part_seconds"]}
                 extra["churn"] = _churn(b.x, prev_x.get(m), None if info is None else info.col_map) if r else math.nan
@@ -334,13 +336,13 @@ def main(name: str, scenario, args: argparse.Namespace, title: str) -> list[dict
     """Header, run, summary, files: what every domain script's ``__main__`` does."""
     info = header()
     info.update({"scenario": title, "rounds": args.rounds, "time_limit": args.time_limit,
-                 "highs_solver": args.highs_solver, "tol": args.tol})
+                 "highs_solver": args.highs_solver, "tol": args.tol, "pop_scaling": args.pop_scaling})
     print(f"# scenario: {title}; rounds {args.rounds}; per-round time limit {args.time_limit} s; "
           f"HiGHS solver {args.highs_solver} (highs-warm: simplex); copter tol {args.tol}")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     rows = run_rounds(scenario, rounds=args.rounds, methods=methods, time_limit=args.time_limit,
                       highs_solver=args.highs_solver, tol=args.tol, threads=args.threads,
-                      pop_workers=args.pop_workers, skip_after=args.skip_after)
+                      pop_workers=args.pop_workers, pop_scaling=args.pop_scaling, skip_after=args.skip_after)
     print_summary(rows, title)
     if not args.no_write:
         write_results(name, rows, info, plot=args.plot)

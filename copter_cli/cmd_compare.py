@@ -78,6 +78,10 @@ def register(app: typer.Typer) -> None:
             help="Regex of row names that are shared resources even if one client uses them (rows "
                  "touching several clients are always shared)."),
         pop_workers: int | None = typer.Option(None, "--pop-workers", help="POP worker processes (0: in-process)."),
+        pop_scaling: str = typer.Option(
+            "auto", "--pop-scaling",
+            help="Share of a shared row per POP part: auto (1/k for one-sided rows, the part's share of the "
+                 "row's coefficient mass for two-sided band/equality rows) or uniform (1/k everywhere)."),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
@@ -93,7 +97,7 @@ def register(app: typer.Typer) -> None:
                 res = run_compare(st, baseline, ks=k, highs_solver=highs_solver, time_limit_seconds=time_limit,
                                   threads=threads, seed=seed, pop_client_regex=pop_client_regex,
                                   pop_shared_rows_regex=pop_shared_rows_regex, pop_workers=pop_workers,
-                                  progress=lambda b: status.update(f"running {b}"))
+                                  pop_scaling=pop_scaling, progress=lambda b: status.update(f"running {b}"))
             if json_out:
                 print_json(res)
             else:

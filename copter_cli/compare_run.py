@@ -109,7 +109,7 @@ def _highs_warm(store: StateStore, round_: int, problem: Problem, **kw) -> Basel
 def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, highs_solver: str = "choose",
                 time_limit_seconds: float = math.inf, threads: int | None = None, seed: int | None = None,
                 pop_client_regex: str | None = None, pop_shared_rows_regex: str | None = None,
-                pop_workers: int | None = None, progress=None) -> dict:
+                pop_workers: int | None = None, pop_scaling: str = "auto", progress=None) -> dict:
     """Run ``baselines`` on the current round of ``state_dir``.
 
     Args:
@@ -123,6 +123,7 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
         seed: POP split seed (default: the round number).
         pop_client_regex, pop_shared_rows_regex: POP grouping overrides.
         pop_workers: POP worker processes (default: CPU count).
+        pop_scaling: POP's share of shared rows per part, ``auto`` or ``uniform`` (solver.baselines.pop).
         progress: optional callable(str) told which baseline starts.
     Returns:
         ``{"round", "n_cols", "n_rows", "nnz", "copter": {...}, "baselines": [{...}, ...]}``; every row
@@ -160,7 +161,7 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
                 rows.append(solve_pop(problem, k=k, seed=gen.round if seed is None else seed,
                                       solver=highs_solver, time_limit_seconds=time_limit_seconds,
                                       client_regex=pop_client_regex, shared_rows_regex=pop_shared_rows_regex,
-                                      workers=pop_workers))
+                                      shared_scaling=pop_scaling, workers=pop_workers))
     out = [r.summary() for r in rows]
     _derive(copter, out, problem.sense)
     return {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,

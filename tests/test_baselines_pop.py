@@ -140,3 +140,50 @@ def test_global_variable_is_copied_into_every_part_and_combined_feasibly():
     assert r.status == Status.FEASIBLE, r.message
     assert r.max_row_violation_rel <= 1e-6
     assert r.objective <= solve_highs(p).objective + 1e-7
+
+
+def _balance(loads=(8.0, 1.0, 1.0, 2.0), servers: int = 2, band: float = 0.1) -> Problem:
+    """Load balancing as in POP: r[s, i] = fraction of shard s on server i, sum_i r = 1 (row s{j}/assign),
+    server bands L(1 - band) <= sum_s load_s r[s, i] <= L(1 + band) (rows load/i), minimise nothing."""
+    N = len(loads)
+    cols = [f"s{j}/r/{i}" for j in range(N) for i in range(servers)]
+    r, c, v = [], [], []
+    for j in range(N):
+        for i in range(servers):
+            col = j * servers + i
+            r += [j, N + i]
+            c += [col, col]
+            v += [1.0, loads[j]]
+    L = sum(loads) / servers
+    A = sp.csc_array((v, (r, c)), shape=(N + servers, len(cols)))
+    return Problem.from_arrays(cost=np.zeros(len(cols)), col_lower=np.zeros(len(cols)), col_upper=np.ones(len(cols)),
+                               row_lower=np.r_[np.ones(N), np.full(servers, L * (1 - band))],
+                               row_upper=np.r_[np.ones(N), np.full(servers, L * (1 + band))], matrix=A,
+                               col_names=cols, row_names=[f"s{j}/assign" for j in range(N)] +
+                               [f"load/{i}" for i in range(servers)])
+
+
+def test_band_rows_get_the_parts_share_of_coefficient_mass_and_the_shares_sum_to_one():
+    p = _balance()
+    g = group_clients(p)
+    col_part = split_clients(g.n_clients, 2, seed=0)[g.col_client]
+    for scaling, check in (("auto", None), ("uniform", 0.5)):
+        lows = []
+        for _, sub in build_parts(p, g, col_part, 2, scaling):
+            i = np.flatnonzero(sub.row_names == "load/0")[0]
+            lows.append(sub.row_lower[i])
+        if check is None:
+            assert sum(lows) == pytest.approx(p.row_lower[p.row_index()["load/0"]])
+            assert lows[0] != pytest.approx(lows[1])  # loads 8,1,1,2 never split evenly
+        else:
+            assert lows == pytest.approx([p.row_lower[p.row_index()["load/0"]] * check] * 2)
+
+
+def test_pop_on_load_balancing_is_feasible_with_auto_shares_and_not_with_uniform_ones():
+    p = _balance()
+    auto = solve_pop(p, k=2, seed=0, workers=0)
+    assert auto.status == Status.FEASIBLE and auto.max_row_violation_rel <= 1e-6
+    uniform = solve_pop(p, k=2, seed=0, workers=0, shared_scaling="uniform")
+    assert uniform.status in (Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
+    with pytest.raises(UsageError, match="scaling"):
+        solve_pop(p, k=2, workers=0, shared_scaling="half")

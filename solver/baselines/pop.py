@@ -2,11 +2,21 @@
 Problems Efficiently with POP", SOSP 2021).
 
 Clients are split uniformly at random into k groups; group p's sub-problem has the group's columns, the
-rows owned by its clients, and every shared row restricted to its columns with both finite bounds
-scaled by 1/k (so each part gets 1/k of every resource; for a load-balance row ``L - eps <= load <=
-L + eps`` that is 1/k of the mean load and of eps). Parts are solved independently by HiGHS in parallel
-worker processes and their points concatenated into one full-length x, whose objective and violations
-are evaluated on the FULL problem.
+rows owned by its clients, and every shared row restricted to its columns with its finite bounds scaled
+by the part's share. The shares of a row sum to 1 over the parts, so parts that satisfy their rows give a
+combined point that satisfies the full row. Shares (``shared_scaling``):
+
+- ``"uniform"``: 1/k for every shared row (POP's "1/k of every resource").
+- ``"auto"`` (default): 1/k for one-sided rows (capacities ``<= cap`` or ``>= need``); for a shared row
+  with two finite bounds (a band ``lo <= a'x <= hi`` or an equality) the part's share of the row's
+  coefficient mass ``sum |a_ij|`` over its columns. For load balancing's band ``L - eps <= sum_j load_j
+  r_ij <= L + eps`` that is the part's share of the total load: the band is re-centred on the part's
+  own mean load, as POP does when it splits shards. With 1/k instead, a part whose random shards carry
+  more or less than 1/k of the load (Zipf loads: almost always) has an empty band and is infeasible
+  (measured on ``bench_lb.py``).
+
+Parts are solved independently by HiGHS in parallel worker processes and their points concatenated into
+one full-length x, whose objective and violations are evaluated on the FULL problem.
 
 Runtime is reported two ways: ``seconds`` is the wall time of the whole call on this machine (with as
 many worker processes as ``workers``), and ``extra["pop_seconds"]`` is POP's own measure, setup (split +
@@ -48,19 +58,31 @@ def split_clients(n_clients: int, k: int, seed: int | None) -> np.ndarray:
     return part
 
 
+SCALINGS = ("auto", "uniform")
+
+
 def build_parts(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray,
-                k: int) -> list[tuple[np.ndarray, Problem]]:
+                k: int, shared_scaling: str = "auto") -> list[tuple[np.ndarray, Problem]]:
     """The k sub-problems: ``[(cols, sub_problem), ...]`` with ``cols`` the (n_p,) full-problem columns.
 
     Part p holds its clients' columns plus every global column, its clients' rows, every global row
-    (unscaled) and every shared row with finite bounds divided by k, each row restricted to the part's
-    columns; rows without a nonzero in the part are left out. ``col_part`` is (n,) with -1 for global
-    columns. O(k (nnz_global + m) + nnz) numpy work; sub-problems keep the full problem's names.
+    (unscaled) and every shared row with its bounds times the part's share (module docstring), each row
+    restricted to the part's columns; rows without a nonzero in the part are left out. ``col_part`` is
+    (n,) with -1 for global columns. O(k (nnz_global + m) + nnz) numpy work; sub-problems keep the full
+    problem's names.
     """
+    if shared_scaling not in SCALINGS:
+        raise UsageError(f"unknown POP shared-row scaling {shared_scaling!r}; choose {' or '.join(SCALINGS)}")
     indptr, counts = problem.a_indptr, np.diff(problem.a_indptr)
     rc = grouping.row_client
     shared = rc == SHARED
     everywhere = shared | (rc == GLOBAL)
+    band = shared & np.isfinite(problem.row_lower) & np.isfinite(problem.row_upper)
+    if shared_scaling == "uniform":
+        band[:] = False
+    own_nnz = np.repeat(col_part >= 0, counts)
+    mass = np.bincount(problem.a_indices[own_nnz], weights=np.abs(problem.a_data[own_nnz]),
+                       minlength=problem.n_rows)
     client_part = np.full(grouping.n_clients, -1, dtype=np.int64)
     if grouping.n_clients:
         client_part[grouping.col_client[grouping.col_client >= 0]] = col_part[grouping.col_client >= 0]
@@ -81,6 +103,12 @@ def build_parts(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray
         rows = np.unique(old_rows)
         sub_idx = np.searchsorted(rows, old_rows).astype(np.int32)  # monotone remap keeps columns sorted
         scale = np.where(shared[rows], 1.0 / k, 1.0)
+        if band.any():
+            own = col_part[np.repeat(cols, lens)[keep]] >= 0
+            part_mass = np.bincount(sub_idx[own], weights=np.abs(problem.a_data[pos[own]]), minlength=rows.size)
+            total = mass[rows]
+            is_band = band[rows] & (total > 0)
+            scale[is_band] = part_mass[is_band] / total[is_band]
         sub = Problem(
             col_names=problem.col_names[cols], row_names=problem.row_names[rows], cost=problem.cost[cols],
             col_lower=problem.col_lower[cols], col_upper=problem.col_upper[cols],
@@ -141,7 +169,8 @@ def make_executor(workers: int | None = None) -> ProcessPoolExecutor:
 def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str = "choose",
               time_limit_seconds: float = math.inf, threads_per_part: int | None = 1,
               kkt_tolerance: float = 1e-4, client_regex: str | None = None,
-              shared_rows_regex: str | None = None, executor: Executor | None = None,
+              shared_rows_regex: str | None = None, shared_scaling: str = "auto",
+              executor: Executor | None = None,
               workers: int | None = None, grouping: ClientGrouping | None = None,
               name: str | None = None) -> BaselineResult:
     """Solve ``problem`` with POP-k: random client split, 1/k of shared resources, HiGHS per part.
@@ -154,6 +183,7 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
         time_limit_seconds: time budget of every part, in seconds.
         threads_per_part: HiGHS threads inside each worker (1: parts run side by side).
         client_regex, shared_rows_regex: client grouping overrides (:mod:`solver.baselines.clients`).
+        shared_scaling: ``auto`` or ``uniform`` share of shared rows per part (module docstring).
         executor: an existing executor to run parts on (e.g. :func:`make_executor`, kept across rounds);
             None creates a process pool of ``workers`` processes for this call (``workers=0``: solve the
             parts one after another in this process).
@@ -165,7 +195,7 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
         the worst part status. ``extra``: ``pop_seconds``, ``setup_seconds``, ``max_part_seconds``,
         ``sum_part_seconds``, ``k``, ``seed``, ``n_clients``, ``n_shared_rows``, ``part_statuses``.
     Raises:
-        UsageError: for k < 1, an unknown solver or an invalid regex.
+        UsageError: for k < 1, an unknown solver or scaling, or an invalid regex.
     """
     if k < 1:
         raise UsageError(f"POP needs k >= 1 parts, got {k}")
@@ -177,7 +207,7 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     col_part = np.full(problem.n_cols, -1, dtype=np.int64)
     own = grouping.col_client >= 0
     col_part[own] = split_clients(grouping.n_clients, k, seed)[grouping.col_client[own]]
-    parts = [(cols, sub) for cols, sub in build_parts(problem, grouping, col_part, k)
+    parts = [(cols, sub) for cols, sub in build_parts(problem, grouping, col_part, k, shared_scaling)
              if (~grouping.global_cols[cols]).any() or k == 1]
     setup = time.perf_counter() - t0
     args = (solver, time_limit_seconds, threads_per_part, kkt_tolerance)
@@ -208,7 +238,7 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     else:
         status = worst
         message = f"POP-{k}: a part ended {worst.name}" + (f"; {missing} part(s) without a point" if missing else "")
-    extra = {"k": k, "seed": seed, "n_clients": grouping.n_clients,
+    extra = {"k": k, "seed": seed, "shared_scaling": shared_scaling, "n_clients": grouping.n_clients,
              "n_shared_rows": int(grouping.shared.sum()), "setup_seconds": setup + combine,
              "max_part_seconds": max(part_seconds), "sum_part_seconds": float(sum(part_seconds)),
              "pop_seconds": setup + combine + max(part_seconds),
