@@ -1,0 +1,117 @@
+"""Warm start of the LP core: from a perturbed problem's neighbour, from the optimum, from zero, and
+refused (with a message) when its length does not match."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import require_data
+
+from formats.io import read_problem
+from solver.pdhg import solve
+from solver.problem import Problem
+from solver.settings import Settings
+from solver.state import SolverState
+from solver.status import Status
+
+WARM_SAMPLE = ["sc105.mps.gz", "adlittle.mps", "bandm.mps.gz", "israel.mps"]
+TOL = 1e-6
+
+
+def perturb(p: Problem, seed: int = 0, frac: float = 0.01, rel: float = 0.05) -> Problem:
+    """1% of costs and of rows' finite bounds (at least one each) multiplied by 1 + U(-5%, 5%)."""
+    rng = np.random.default_rng(seed)
+    q = p.copy()
+    j = rng.choice(q.n_cols, max(1, round(frac * q.n_cols)), replace=False)
+    q.cost[j] *= 1 + rng.uniform(-rel, rel, j.size)
+    i = rng.choice(q.n_rows, max(1, round(frac * q.n_rows)), replace=False)
+    f = 1 + rng.uniform(-rel, rel, i.size)
+    lo, hi = q.row_lower[i] * f, q.row_upper[i] * f
+    q.row_lower[i], q.row_upper[i] = np.minimum(lo, hi), np.maximum(lo, hi)
+    return q
+
+
+def transportation(n_src=25, n_dst=40, seed=0) -> Problem:
+    """A random balanced-ish transportation LP: supplies (<=) and demands (>=), costs U(1, 10)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    n = n_src * n_dst
+    src = np.repeat(np.arange(n_src), n_dst)
+    dst = np.tile(np.arange(n_dst), n_src)
+    A = sp.csc_array((np.ones(2 * n), (np.concatenate([src, n_src + dst]), np.tile(np.arange(n), 2))),
+                     shape=(n_src + n_dst, n))
+    demand = rng.uniform(5, 15, n_dst)
+    supply = rng.uniform(0.5, 1.5, n_src)
+    supply *= 1.2 * demand.sum() / supply.sum()
+    return Problem.from_arrays(cost=rng.uniform(1, 10, n), matrix=A,
+                               row_lower=np.concatenate([np.full(n_src, -np.inf), demand]),
+                               row_upper=np.concatenate([supply, np.full(n_dst, np.inf)]),
+                               col_lower=np.zeros(n), col_upper=np.full(n, np.inf))
+
+
+def _check_warm_beats_cold(p: Problem):
+    base = solve(p, Settings(tol=TOL))
+    assert base.status == Status.OPTIMAL
+    q = perturb(p)
+    cold = solve(q, Settings(tol=TOL))
+    warm = solve(q, Settings(tol=TOL), warm_start=base.state)
+    assert cold.status == warm.status == Status.OPTIMAL
+    assert warm.warm_started and not cold.warm_started
+    assert abs(warm.objective - cold.objective) <= 1e-5 * max(1.0, abs(cold.objective))
+    assert warm.iterations <= cold.iterations, (warm.iterations, cold.iterations)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", WARM_SAMPLE)
+def test_warm_start_after_small_perturbation_needs_no_more_iterations(name):
+    _check_warm_beats_cold(read_problem(require_data("mps") / name))
+
+
+def test_warm_start_on_perturbed_transportation_lp_needs_no_more_iterations():
+    _check_warm_beats_cold(transportation())
+
+
+@pytest.mark.parametrize("form", ["state", "tuple3", "tuple2"])
+def test_warm_start_at_the_optimum_stops_at_the_first_check(form):
+    p = transportation(seed=1)
+    base = solve(p, Settings(tol=TOL))
+    assert base.status == Status.OPTIMAL and base.iterations > 0
+    st = base.state
+    ws = {"state": st, "tuple3": (st.x, st.y, st), "tuple2": (st.x, st.y)}[form]
+    again = solve(p, Settings(tol=TOL), warm_start=ws)
+    assert again.status == Status.OPTIMAL and again.warm_started
+    if form == "tuple2":  # no primal weight given: the first PDHG step differs, one check later at most
+        assert again.iterations <= Settings().check_every
+    else:  # the check at iteration 0 already certifies the point
+        assert again.iterations == 0
+        assert again.state.primal_weight == pytest.approx(st.primal_weight)
+
+
+def test_warm_start_from_zero_is_the_cold_start():
+    p = transportation(seed=2)
+    cold = solve(p, Settings(tol=1e-5))
+    warm = solve(p, Settings(tol=1e-5), warm_start=(np.zeros(p.n_cols), np.zeros(p.n_rows)))
+    assert warm.iterations == cold.iterations
+    np.testing.assert_array_equal(warm.x, cold.x)
+
+
+@pytest.mark.parametrize("bad", ["short_x", "long_y"])
+def test_mismatched_warm_start_falls_back_to_cold_with_a_message(bad):
+    p = transportation(seed=3)
+    cold = solve(p, Settings(tol=1e-5))
+    x, y = np.ones(p.n_cols), np.ones(p.n_rows)
+    st = SolverState(x=x[:-1], y=y) if bad == "short_x" else SolverState(x=x, y=np.ones(p.n_rows + 2))
+    res = solve(p, Settings(tol=1e-5), warm_start=st)
+    assert res.status == Status.OPTIMAL and not res.warm_started
+    assert "warm start ignored" in res.message
+    assert res.iterations == cold.iterations
+
+
+def test_warm_start_state_is_in_original_units_and_carries_step_and_weight():
+    p = transportation(seed=4)
+    res = solve(p, Settings(tol=1e-5))
+    st = res.state
+    np.testing.assert_array_equal(st.x, res.x)
+    np.testing.assert_array_equal(st.y, res.y)
+    assert st.step_size > 0 and st.primal_weight > 0 and st.iterations == res.iterations
