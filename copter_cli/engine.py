@@ -111,9 +111,15 @@ def _sigint_deferred():
 
 
 def _phase_seconds(result, t_solve: float) -> tuple[float, float]:
-    """(solve, integerize) seconds: the solver's own split when it reports one."""
+    """(solve, integerize) seconds of a wall time ``t_solve``: the solver's own split when it reports one
+    (``integerize``), else for a MILP everything after the LP ``relaxation``."""
     s = dict(getattr(result, "seconds", {}) or {})
-    integ = float(s.get("integerize", 0.0))
+    if "integerize" in s:
+        integ = float(s["integerize"])
+    elif result.mip is not None and "relaxation" in s:
+        integ = max(t_solve - float(s["relaxation"]), 0.0)
+    else:
+        integ = 0.0
     return max(t_solve - integ, 0.0), integ
 
 

@@ -164,6 +164,47 @@ def test_init_twice_and_step_without_init_are_state_errors(state, tmp_path):
         engine.step_state(Delta.vars(["x1"], cost=[1.0]), tmp_path / "empty")
 
 
+def small_milp() -> Problem:
+    """Assignment-like MILP: 6 jobs x 3 machines, binary x, each job at most once, machine capacities."""
+    rng = np.random.default_rng(5)
+    jobs, machines = 6, 3
+    n = jobs * machines
+    rows, cols, vals = [], [], []
+    for j in range(jobs):
+        for k in range(machines):
+            c = j * machines + k
+            rows += [j, jobs + k]
+            cols += [c, c]
+            vals += [1.0, float(rng.integers(1, 4))]
+    A = sp.csc_array((vals, (rows, cols)), shape=(jobs + machines, n))
+    return Problem.from_arrays(cost=rng.uniform(1, 3, n), col_lower=np.zeros(n), col_upper=np.ones(n),
+                               row_lower=np.full(jobs + machines, -np.inf),
+                               row_upper=np.r_[np.ones(jobs), np.full(machines, 4.0)], matrix=A,
+                               integrality=np.ones(n, dtype=bool), sense=-1)
+
+
+def test_milp_rounds_report_lp_bound_and_keep_the_integer_allocation(tmp_path):
+    st = tmp_path / "st"
+    rep = engine.init_state(small_milp(), st)
+    assert rep["status"] in ("OPTIMAL", "FEASIBLE") and {"lp_bound", "gap_rel"} <= set(rep)
+    x = pq.read_table(st / rep["solution_path"]).column("value").to_numpy()
+    assert np.array_equal(x, np.round(x))
+    assert engine.StateStore(st, reuse=False).load().state.integer_x is not None
+    rep = engine.step_state(Delta.vars(["x4"], cost=[9.0]), st)
+    assert rep["round"] == 1 and rep["status"] in ("OPTIMAL", "FEASIBLE") and rep["lp_bound"] >= rep["objective"] - 1e-6
+
+
+def test_init_with_an_infeasible_base_stores_round_zero_and_a_fixing_delta_recovers(tmp_path):
+    p = small_lp()
+    p = p.replace(row_lower=np.r_[5.0, p.row_lower[1:]], row_upper=np.r_[6.0, p.row_upper[1:]])
+    p = p.replace(col_upper=np.zeros(p.n_cols))  # x = 0 cannot reach row 0's lower bound 5
+    st = tmp_path / "st"
+    rep = engine.init_state(p, st, Settings(iteration_limit=20000))
+    assert engine.exit_code(rep) in (4, 5) and (st / "CURRENT").read_text() == "0\n"
+    fix = Delta.concat([Delta.cons(["cap0"], lower=[-np.inf], upper=[6.0])], base_round=0)
+    assert engine.step_state(fix, st)["status"] == "OPTIMAL"
+
+
 # ------------------------------------------------------------------------------------ warm == cold
 def _read_mps(path: Path) -> Problem:
     from solver.highs_bridge import from_highs_lp, new_highs
