@@ -336,6 +336,7 @@ def step_state(delta, state_dir=None, settings: Settings | None = None, force: b
                 extra=extra)
             path = store.record_failure(round_, report, keep)
             report["failure_record"] = str(path.relative_to(store.root))
+            _copy_out(store.root, report, out_dir)  # only report.json: the round has no outputs
             return report
         report = _save_round(store, round_, problem, result, gen, info, t0, seconds, sha,
                              extra, keep)

@@ -121,9 +121,10 @@ def test_every_bad_input_exits_3_names_the_culprit_and_leaves_state_byte_identic
 
 def test_infeasible_round_exits_4_and_keeps_current_unless_accepted(st, tmp_path):
     d = delta_file(tmp_path / "inf.parquet", infeasible_delta())
-    code, out, _ = cli("step", d, "--state", st, "--json")
+    code, out, _ = cli("step", d, "--state", st, "--json", "--out", tmp_path / "out")
     assert code == 4 and json.loads(out)["accepted"] is False
     assert (st / "CURRENT").read_text() == "0\n"
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["status"] == "PRIMAL_INFEASIBLE"
     code, out, _ = cli("show", "--state", st, "--json")
     assert json.loads(out)["last_failed"]["status"] == "PRIMAL_INFEASIBLE"
     code, out, _ = cli("step", d, "--state", st, "--accept-failed", "--json")
