@@ -8,6 +8,8 @@ import re
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from solver.delta import Delta
 from solver.differential import apply_delta
@@ -380,3 +382,29 @@ def test_delta_is_a_plain_delta_object():
     s.base()
     d = s.next_delta(1)
     assert isinstance(d, Delta) and set(d.table.column("kind").to_pylist()) <= {"var", "con", "coef"}
+
+
+# ---------------------------------------------------------------------------------------------- properties
+@settings(max_examples=25, deadline=None)
+@given(st.integers(3, 9), st.integers(0, 10_000), st.integers(1, 4))
+def test_numba_paths_equal_the_reference_on_random_graphs(n, seed, k):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(n, 3 * n))
+    topo = make_topology(np.arange(n), rng.integers(0, n, m), rng.integers(0, n, m), undirected=bool(seed % 2))
+    ss, tt = np.nonzero(~np.eye(topo.n, dtype=bool))
+    fast = disjoint_paths(topo.n, topo.src, topo.dst, ss, tt, k=k, threads=1)
+    ref = disjoint_paths_reference(topo.n, topo.src, topo.dst, ss, tt, k=k)
+    for a, b in zip(fast, ref, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 12), st.integers(0, 10_000))
+def test_line_placement_serves_every_shard_and_equalizes_servers(servers, seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(servers, 6 * servers))
+    load = np.round(rng.pareto(1.0, n) * 100 + 1)
+    r = line_placement(load, rng.permutation(n), servers)
+    assert (r >= 0).all()
+    np.testing.assert_allclose(r.sum(axis=1), 1.0, rtol=1e-9)
+    np.testing.assert_allclose(load @ r, load.sum() / servers, rtol=1e-9)
