@@ -88,3 +88,14 @@ def test_changing_thread_count_between_solves_keeps_working():
 def test_unknown_solver_name_is_a_usage_error():
     with pytest.raises(UsageError, match="unknown HiGHS solver"):
         solve_highs(_knapsack(False), solver="barrier")
+
+
+def test_mip_time_limit_stops_the_solve_near_the_wall_deadline_and_keeps_the_incumbent():
+    from solver.workloads.sia import SiaScenario
+
+    p = SiaScenario(total_gpus=256, seed=0).base()  # HiGHS needs several seconds for this MILP
+    r = solve_highs(p, time_limit_seconds=0.3)
+    assert r.hit_limit and r.status in (Status.FEASIBLE, Status.TIME_LIMIT)
+    assert r.extra["run_seconds"] < 0.3 + 3.0  # the callback interrupts at the deadline (+ slack for a busy box)
+    if r.status == Status.FEASIBLE:
+        assert r.integrality_violation <= 1e-6 and r.max_row_violation_rel <= 1e-6
