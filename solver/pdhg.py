@@ -56,12 +56,13 @@ def progress_callback(fn):
 
 
 LOG_HEADER = (f"{'iter':>9} {'time':>8} {'primal obj':>15} {'dual obj':>15} "
-              f"{'rel p res':>9} {'rel d res':>9} {'rel gap':>9}")
+              f"{'rel p res':>9} {'rel d res':>9} {'rel gap':>9} {'restarts':>8} {'weight':>9}")
 
 
-def _log_line(it: int, sec: float, kkt: KKT, sense: int, tag: str = "") -> str:
+def _log_line(it: int, sec: float, kkt: KKT, sense: int, restarts: int, w: float, tag: str = "") -> str:
     return (f"{it:9d} {sec:7.2f}s {sense * kkt.primal_objective:15.8e} {sense * kkt.dual_objective:15.8e} "
-            f"{kkt.primal_residual_rel:9.2e} {kkt.dual_residual_rel:9.2e} {kkt.gap_rel:9.2e}{tag}")
+            f"{kkt.primal_residual_rel:9.2e} {kkt.dual_residual_rel:9.2e} {kkt.gap_rel:9.2e} "
+            f"{restarts:8d} {w:9.2e}{tag}")
 
 
 def parse_warm_start(warm_start, n: int, m: int):
@@ -149,8 +150,8 @@ class _Core:
                     "primal_residual_rel": kkt.primal_residual_rel,
                     "dual_residual_rel": kkt.dual_residual_rel, "gap_rel": kkt.gap_rel})
             if s.verbose and total >= next_log:
-                print(_log_line(total, elapsed, kkt, self.sense), file=sys.stderr, flush=True)
-                next_log = max(2 * next_log, s.check_every)
+                print(_log_line(total, elapsed, kkt, self.sense, restarts, w), file=sys.stderr, flush=True)
+                next_log = max(2 * next_log, s.check_every) if not s.verbose_all else 0
             if not (math.isfinite(kkt.primal_residual_rel) and math.isfinite(kkt.dual_residual_rel)
                     and math.isfinite(kkt.gap_rel)):
                 status, message = Status.NUMERICAL_ERROR, "iterates became NaN or infinite"
@@ -176,12 +177,12 @@ class _Core:
                 status, message = Status.TIME_LIMIT, f"time limit {s.time_limit_seconds:g} s reached"
                 break
             r = fixed_point_residual(x - xh, y - yh, ax - axh, eta, w)
-            if first:
+            if first:  # z is the anchor here: its residual is the epoch's reference
                 ctrl.start_epoch(r)
                 first = False
                 restart = False
-            else:
-                restart = ctrl.should_restart(r, k, total)
+            else:  # cuPDLPx also restarts unconditionally at the first check after the start
+                restart = ctrl.should_restart(r, k, total) or restarts == 0
             if restart:
                 restarts += 1
                 w = ctrl.update_weight(float(np.linalg.norm(xh - x0)), float(np.linalg.norm(yh - y0)),
@@ -191,23 +192,28 @@ class _Core:
                                  (aty, atyh), (aty0, atyh)):
                     dst[:] = src
                 k = 0
-                ctrl.start_epoch(r)
-            else:
-                w1, w0 = (k + 1.0) / (k + 2.0), 1.0 / (k + 2.0)
-                a, b = 2.0 * g, 1.0 - 2.0 * g
-                for cur, hat, anc in ((x, xh, x0), (y, yh, y0), (ax, axh, ax0), (aty, atyh, aty0)):
-                    cur *= b
-                    cur += a * hat
-                    cur *= w1
-                    cur += w0 * anc
-                k += 1
+                # the new anchor's own residual is the reference of the epoch: one PDHG step from it
+                # (it also serves as the epoch's first iteration below)
+                kernels.primal_step(x, aty, c, lv, uv, tau, xh)
+                block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, 0, 0,
+                      x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
+                ctrl.start_epoch(fixed_point_residual(x - xh, y - yh, ax - axh, eta, w))
+                total += 1
+            w1, w0 = (k + 1.0) / (k + 2.0), 1.0 / (k + 2.0)
+            a, b = 2.0 * g, 1.0 - 2.0 * g
+            for cur, hat, anc in ((x, xh, x0), (y, yh, y0), (ax, axh, ax0), (aty, atyh, aty0)):
+                cur *= b
+                cur += a * hat
+                cur *= w1
+                cur += w0 * anc
+            k += 1
             kernels.primal_step(x, aty, c, lv, uv, tau, xh)
             count = max(0, min(s.check_every - 1, s.iteration_limit - total - 1))
             k = block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count,
                       x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
             total += count + 1
         if s.verbose:
-            print(_log_line(total, time.perf_counter() - self.t_start, kkt, self.sense,
+            print(_log_line(total, time.perf_counter() - self.t_start, kkt, self.sense, restarts, w,
                             f"  {status.name}"), file=sys.stderr, flush=True)
         self.iterate_seconds = time.perf_counter() - t_iter
         self.restarts = restarts

@@ -25,6 +25,7 @@ class Settings:
         infeasibility_tol: a ray certifies infeasibility when its max violation divided by its
             objective is at most this (PDLP's normalized test, arXiv 2106.04756 section 3.2).
         verbose: print HiGHS/PDLP-style progress lines (log-spaced iterations) to stderr.
+        verbose_all: with ``verbose``, print a line at every check instead of log-spaced ones.
 
     Restarts (fixed-point residual, cuPDLPx ``docs/algorithm/restart.md``):
         restart_sufficient: restart when r <= this * r(anchor) (beta_sufficient, 0.2).
@@ -35,8 +36,8 @@ class Settings:
         pid_kp, pid_ki, pid_kd: proportional / integral / derivative gains (0.99, 0.01, 0.0).
         pid_discount: discount rho of the integral term (0.3).
         primal_weight_min, primal_weight_max: clamp of w (scaled problem, where w = 1 is neutral);
-            keeps the weight from running away on infeasible problems, where the primal
-            displacement vanishes while the dual one grows (seen on netlib klein1).
+            a last guard against a runaway weight (on infeasible problems the primal displacement
+            vanishes while the dual one grows); wide by default, tighter clamps slowed fit1d down.
 
     Step and reflection:
         step_safety: eta = step_safety / ||A_scaled||_2 (power iteration), 0.998.
@@ -66,6 +67,7 @@ class Settings:
     iteration_limit: int = 1_000_000
     check_every: int = 64
     verbose: bool = False
+    verbose_all: bool = False
     integer_fallback: str = "highs"
     integer_fallback_seconds: float = 60.0
     mip_gap_tol: float = 1e-4
@@ -77,8 +79,8 @@ class Settings:
     pid_ki: float = 0.01
     pid_kd: float = 0.0
     pid_discount: float = 0.3
-    primal_weight_min: float = 1e-5
-    primal_weight_max: float = 1e5
+    primal_weight_min: float = 1e-10
+    primal_weight_max: float = 1e10
     step_safety: float = 0.998
     reflection: float = 1.0
     power_iterations: int = 500
