@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solver.workloads.lb import LBScenario  # noqa: E402
 from solver.workloads.paths import disjoint_paths  # noqa: E402
-from solver.workloads.sia import SiaScenario  # noqa: E402
+from solver.workloads.sia import SiaScenario, fine_configs  # noqa: E402
 from solver.workloads.te import TEScenario, ring_with_chords  # noqa: E402
 
 
@@ -40,6 +40,8 @@ def cases(only: set, skip_kdl: bool):
     if "sia" in only:
         for g in (64, 1024, 10240, 25600):
             out.append(("sia", f"{g} GPUs", lambda g=g: SiaScenario(total_gpus=g, seed=0)))
+        out.append(("sia", "25600 GPUs, fine configs (1..8, nodes to 512)",
+                    lambda: SiaScenario(total_gpus=25600, seed=0, config_gpus=fine_configs(512))))
     if "te" in only:
         out.append(("te", "ring 24 (demo)", lambda: TEScenario(nodes=24, seed=0)))
         topo = _data() / "topologies"

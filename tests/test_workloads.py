@@ -19,7 +19,7 @@ from solver.workloads import make_scenario
 from solver.workloads.common import align_solution, client_of, join_names, parse_scale
 from solver.workloads.lb import LBScenario, line_placement
 from solver.workloads.paths import disjoint_paths, disjoint_paths_reference
-from solver.workloads.sia import CONFIG_GPUS, GPUS_PER_NODE, SiaScenario, split_nodes
+from solver.workloads.sia import CONFIG_GPUS, GPUS_PER_NODE, SiaScenario, fine_configs, split_nodes
 from solver.workloads.te import TEScenario, gravity_matrix, make_topology, ring_with_chords
 
 VAR_RE = {
@@ -112,6 +112,20 @@ def test_sia_sizes_match_the_formulation():
     assert p.n_cols == 3 * 77 and p.n_rows == 7 + 3 and p.nnz == 2 * p.n_cols
     assert s.caps.sum() == 10240 and (s.caps % GPUS_PER_NODE == 0).all()
     assert p.is_mip and (p.col_upper == 1).all() and (p.col_lower == 0).all()
+
+
+def test_sia_fine_configurations_give_497_per_job_on_a_large_cluster():
+    cfg = fine_configs(512)
+    assert cfg.size == 8 + 63 and (cfg[8:] % GPUS_PER_NODE == 0).all()
+    s = SiaScenario(total_gpus=10240, jobs=2, seed=0, config_gpus=cfg)
+    p = s.base()
+    assert p.n_cols == 2 * 7 * cfg.size and p.nnz == 2 * p.n_cols
+    p, _ = apply_delta(p, s.next_delta(1))
+    assert p.equals(s.problem())
+    with pytest.raises(UsageError):
+        fine_configs(100)
+    with pytest.raises(UsageError):
+        SiaScenario(total_gpus=64, config_gpus=np.array([1, 2, 12]))
 
 
 def test_sia_small_cluster_drops_configurations_larger_than_a_type():

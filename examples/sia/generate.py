@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from copter_cli.cmd_demo import write_stream  # noqa: E402
 from examples.data import require  # noqa: E402
 from examples.sia.loader import load_trace, read_gavel_throughputs  # noqa: E402
-from solver.workloads.sia import SiaScenario  # noqa: E402
+from solver.workloads.sia import SiaScenario, fine_configs  # noqa: E402
 
 
 def build(args) -> SiaScenario:
@@ -35,7 +35,7 @@ def build(args) -> SiaScenario:
     if args.gavel:
         gp = read_gavel_throughputs(require("traces/gavel/simulation_throughputs_isolated_flat.csv"))
         return SiaScenario(goodput=gp, jobs=args.jobs, **kw)
-    return SiaScenario(jobs=args.jobs, **kw)
+    return SiaScenario(jobs=args.jobs, config_gpus=fine_configs(args.fine) if args.fine else None, **kw)
 
 
 def main(argv=None) -> int:
@@ -46,6 +46,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="jobs at round 0 (default: by scale / trace)")
     ap.add_argument("--form", choices=("max", "min"), default="max", help="max (p=0.5) or Sia's min (p=-0.5)")
     ap.add_argument("--trace", default=None, help="Sia workload CSV (e.g. newtrace/workload-1.csv)")
+    ap.add_argument("--fine", type=int, default=None, metavar="MAX_GPUS",
+                    help="finer configurations: 1..8 GPUs, then every whole node up to MAX_GPUS (e.g. 512)")
     ap.add_argument("--gavel", action="store_true", help="Gavel's throughputs (K80/P100/V100) instead")
     ap.add_argument("--trace-max-gpus", action="store_true", help="cap jobs at the trace's num_replicas")
     ap.add_argument("--mps", action="store_true", help="write base.mps instead of base.parquet")

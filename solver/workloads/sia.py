@@ -38,7 +38,9 @@ over k nodes is ``speed[t] ** affinity[a] * g / (1 + alpha[a] (g - 1)) * beta[a]
 differently from faster GPUs), times a per-(job, type) log-normal noise of sigma 0.1. Restart costs per
 application are Sia's measured 25-250 s. Scale knob: total GPUs (64, 1024, 10240, 25600, ...), split
 evenly over the types in whole nodes; the default number of concurrent jobs follows COpter's sizes
-(500 jobs at 1,024 GPUs, 3,000 at 10,240, 7,000 at 25,600).
+(500 jobs at 1,024 GPUs, 3,000 at 10,240, 7,000 at 25,600). ``config_gpus=fine_configs()`` switches to
+a finer configuration set (every count 1..8, then every whole node up to 512 GPUs: 497 configurations per
+job on 7 types, about 3.5 million variables at 25,600 GPUs), as in COpter's largest experiments.
 """
 
 from __future__ import annotations
@@ -93,8 +95,9 @@ class GoodputTable:
         apps: (A,) application names.
         restart_seconds: (A,) restart cost S per application (seconds).
         types: (T,) GPU type names.
-        tput: (A, T, K) throughput on ``CONFIG_GPUS[k]`` GPUs; 0 where the configuration is unavailable.
+        tput: (A, T, K) throughput on ``gpus[k]`` GPUs; 0 where the configuration is unavailable.
         type_weight: (T,) relative share of nodes per type when splitting a cluster (default equal).
+        gpus: (K,) GPU counts of the configurations (default ``CONFIG_GPUS``; see :func:`fine_configs`).
     """
 
     apps: tuple
@@ -102,19 +105,34 @@ class GoodputTable:
     types: tuple
     tput: np.ndarray
     type_weight: np.ndarray | None = None
+    gpus: np.ndarray = field(default_factory=lambda: CONFIG_GPUS.copy())
 
 
-def synthetic_goodput() -> GoodputTable:
-    """The built-in goodput model (module docstring): 7 application archetypes x 7 GPU types."""
+def fine_configs(max_gpus: int = 512) -> np.ndarray:
+    """A finer configuration set (as in COpter's large experiments): every count 1..8 in one node, then
+    every whole number of nodes up to ``max_gpus`` GPUs (71 per type at 512, i.e. 497 per job on 7 types).
+
+    Raises:
+        UsageError: max_gpus below 8 or not a multiple of 8.
+    """
+    if max_gpus < GPUS_PER_NODE or max_gpus % GPUS_PER_NODE:
+        raise UsageError(f"max_gpus must be a multiple of {GPUS_PER_NODE}, got {max_gpus}")
+    return np.r_[np.arange(1, GPUS_PER_NODE + 1), np.arange(2 * GPUS_PER_NODE, max_gpus + 1, GPUS_PER_NODE)]
+
+
+def synthetic_goodput(gpus: np.ndarray = CONFIG_GPUS) -> GoodputTable:
+    """The built-in goodput model (module docstring): 7 application archetypes x 7 GPU types, on the
+    configurations ``gpus`` (K,) GPU counts (counts above 8 must be whole nodes)."""
+    gpus = np.asarray(gpus, dtype=np.int64)
     names = tuple(a[0] for a in SYNTHETIC_APPS)
     alpha = np.array([a[1] for a in SYNTHETIC_APPS])[:, None, None]
     beta = np.array([a[2] for a in SYNTHETIC_APPS])[:, None, None]
     aff = np.array([a[3] for a in SYNTHETIC_APPS])[:, None, None]
-    g = CONFIG_GPUS.astype(float)[None, None, :]
+    g = gpus.astype(float)[None, None, :]
     nodes = np.maximum(1.0, g / GPUS_PER_NODE)
     tput = TYPE_SPEED[None, :, None] ** aff * g / (1.0 + alpha * (g - 1.0)) * beta ** np.log2(nodes)
     return GoodputTable(apps=names, restart_seconds=np.array([a[4] for a in SYNTHETIC_APPS]),
-                        types=GPU_TYPES, tput=tput)
+                        types=GPU_TYPES, tput=tput, gpus=gpus.copy())
 
 
 def split_nodes(total_gpus: int, types: tuple, weight: np.ndarray | None = None) -> np.ndarray:
@@ -169,7 +187,9 @@ class SiaScenario(Scenario):
         jobs: concurrent jobs at round 0 (default :func:`default_jobs`).
         form: ``"max"`` (p = 0.5, maximize) or ``"min"`` (Sia's p = -0.5, minimize).
         p: override the fairness power.
-        goodput: a :class:`GoodputTable` (default :func:`synthetic_goodput`).
+        goodput: a :class:`GoodputTable` (default :func:`synthetic_goodput` on ``config_gpus``).
+        config_gpus: (K,) configuration GPU counts for the synthetic model (default ``CONFIG_GPUS``;
+            :func:`fine_configs` reaches millions of variables at 25,600 GPUs).
         arrivals: optional trace ``(times_s, app_index, max_gpus)`` of (k,) arrays replacing the
             synthetic Poisson arrivals (times relative to the start; jobs with time <= 0 are present
             at round 0).
@@ -183,7 +203,7 @@ class SiaScenario(Scenario):
 
     def __init__(self, total_gpus: int = 256, jobs: int | None = None, form: str = "max",
                  p: float | None = None, goodput: GoodputTable | None = None, arrivals=None,
-                 mean_life_rounds: float = 40.0, seed: int = 0):
+                 mean_life_rounds: float = 40.0, seed: int = 0, config_gpus=None):
         super().__init__()
         if form not in ("max", "min"):
             raise UsageError(f"Sia form must be 'max' or 'min', got {form!r}")
@@ -191,7 +211,9 @@ class SiaScenario(Scenario):
         self.p = float(p if p is not None else (0.5 if form == "max" else -0.5))
         self.sense = -1 if form == "max" else 1
         self.rng = np.random.default_rng(seed)
-        self.gp = goodput or synthetic_goodput()
+        if goodput is not None and config_gpus is not None:
+            raise UsageError("config_gpus applies to the synthetic goodput model; a goodput table has its own")
+        self.gp = goodput or synthetic_goodput(CONFIG_GPUS if config_gpus is None else config_gpus)
         self.total_gpus = int(total_gpus)
         caps = split_nodes(self.total_gpus, self.gp.types, self.gp.type_weight)
         keep = caps > 0
@@ -199,13 +221,17 @@ class SiaScenario(Scenario):
         self.type_src = np.flatnonzero(keep)  # index into gp.types / tput axis 1
         self.caps = caps[keep].astype(float)
         # global configuration list: (type position, gpus index) with gpus <= capacity of the type
-        tt, kk = np.meshgrid(np.arange(len(self.types)), np.arange(CONFIG_GPUS.size), indexing="ij")
+        self.gpus = np.asarray(self.gp.gpus, dtype=np.int64)
+        if self.gpus.size != self.gp.tput.shape[2] or ((self.gpus > GPUS_PER_NODE) & (self.gpus % GPUS_PER_NODE != 0)).any():
+            raise UsageError("goodput table's GPU counts must match its throughput axis, and counts above "
+                             f"{GPUS_PER_NODE} must be whole nodes")
+        tt, kk = np.meshgrid(np.arange(len(self.types)), np.arange(self.gpus.size), indexing="ij")
         tt, kk = tt.ravel(), kk.ravel()
-        ok = CONFIG_GPUS[kk] <= self.caps[tt]
+        ok = self.gpus[kk] <= self.caps[tt]
         self.cfg_type, self.cfg_k = tt[ok], kk[ok]
-        self.cfg_gpus = CONFIG_GPUS[self.cfg_k].astype(float)
+        self.cfg_gpus = self.gpus[self.cfg_k].astype(float)
         self.cfg_label = join_names(np.asarray(self.types, dtype=object)[self.cfg_type], "/",
-                                    CONFIG_GPUS[self.cfg_k])
+                                    self.gpus[self.cfg_k])
         self.n_jobs_target = int(jobs) if jobs is not None else default_jobs(self.total_gpus)
         self.mean_life = float(mean_life_rounds)
         self.time = 3600.0  # simulated seconds at round 0
@@ -237,7 +263,7 @@ class SiaScenario(Scenario):
         A = len(self.gp.apps)
         app = self.rng.integers(0, A, k) if app is None else np.asarray(app, dtype=np.int64)
         noise = np.exp(0.1 * self.rng.standard_normal((k, len(self.types))))
-        max_g = np.full(k, int(CONFIG_GPUS[-1])) if max_gpus is None else np.asarray(max_gpus, dtype=np.int64)
+        max_g = np.full(k, int(self.gpus[-1])) if max_gpus is None else np.asarray(max_gpus, dtype=np.int64)
         life = self.rng.lognormal(np.log(self.mean_life * 0.75), 0.75, k)
         ids = np.arange(self.next_id, self.next_id + k, dtype=np.int64)
         self.next_id += k
@@ -258,7 +284,7 @@ class SiaScenario(Scenario):
             end = int(np.searchsorted(times, t, side="right"))
             sl = slice(self.trace_pos, end)
             self.trace_pos = end
-            return self._new_jobs(end - sl.start, times[sl], apps[sl], np.minimum(gmax[sl], CONFIG_GPUS[-1]))
+            return self._new_jobs(end - sl.start, times[sl], apps[sl], np.minimum(gmax[sl], self.gpus[-1]))
         k = int(self.rng.poisson(self.n_jobs_target / self.mean_life))
         return self._new_jobs(k, np.sort(self.rng.uniform(t - ROUND_SECONDS, t, k)))
 
@@ -322,9 +348,9 @@ class SiaScenario(Scenario):
                 ok = used <= remaining[t]
                 alloc[cand[ok]] = c[ok]
                 np.subtract.at(remaining, t[ok], self.cfg_gpus[c[ok]])
-            if limit >= CONFIG_GPUS[-1] and (cand.size == 0):
+            if limit >= self.gpus[-1] and (cand.size == 0):
                 break
-            limit = min(2 * limit, float(CONFIG_GPUS[-1]))
+            limit = min(2 * limit, float(self.gpus[-1]))
         return alloc
 
     # ------------------------------------------------------------------ problem building
