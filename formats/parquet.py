@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from solver.delta import KINDS, SCHEMA, Delta
+from solver.differential import _plain
 from solver.errors import FormatError, InputError
 from solver.problem import Problem
 
@@ -60,8 +61,7 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                                   file=path)
             cols.append(pa.nulls(n, f.type))
             continue
-        c = table.column(f.name)
-        c = c.combine_chunks() if c.num_chunks != 1 else c.chunk(0) if c.num_chunks else pa.nulls(0, f.type)
+        c = _plain(table.column(f.name))
         t = c.type
         try:
             if pa.types.is_null(t):
@@ -115,7 +115,8 @@ def read_delta(path: str | os.PathLike) -> Delta:
     if not os.path.exists(path):
         raise InputError("file not found", file=path)
     try:
-        table = pq.read_table(path)
+        with pq.ParquetFile(path) as f:
+            table = f.read()  # one chunk per row group (read_table splits into many batches)
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
         raise FormatError(f"not a readable Parquet file ({e})", file=path) from None
     meta = dict(table.schema.metadata or {})
@@ -175,7 +176,9 @@ def write_delta(delta: Delta, path: str | os.PathLike) -> None:
     table = delta.table.replace_schema_metadata(_metadata(delta))
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
-        pq.write_table(table, tmp, compression="zstd", dictionary_pagesize_limit=1 << 28)
+        # one row group (up to 64M rows): one dictionary per name column, shared by every read batch
+        pq.write_table(table, tmp, compression="zstd", dictionary_pagesize_limit=1 << 28,
+                       row_group_size=max(1, min(table.num_rows, 1 << 26)), write_statistics=False)
         os.replace(tmp, path)
     except OSError as e:
         try:

@@ -96,10 +96,26 @@ class ApplyInfo:
 
 # ---------------------------------------------------------------------------------------------- parsing
 def _plain(arr) -> pa.Array:
-    """One contiguous Arrow array from a (chunked) column."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
-    return arr
+    """One contiguous Arrow array from a (chunked) column.
+
+    Dictionary chunks that share one dictionary (what the Parquet reader returns for one row group)
+    are joined by concatenating their indices; differing dictionaries are unified first.
+    """
+    if not isinstance(arr, pa.ChunkedArray):
+        return arr
+    if arr.num_chunks == 1:
+        return arr.chunk(0)
+    if arr.num_chunks == 0:
+        return pa.array([], type=arr.type)
+    if pa.types.is_dictionary(arr.type):
+        d0 = arr.chunk(0).dictionary
+        key = [b.address if b is not None else 0 for b in d0.buffers()]
+        if all(len(c.dictionary) == len(d0) and [b.address if b is not None else 0
+               for b in c.dictionary.buffers()] == key for c in arr.chunks):
+            idx = pa.concat_arrays([c.indices for c in arr.chunks])
+            return pa.DictionaryArray.from_arrays(idx, d0)
+        arr = pa.Table.from_arrays([arr], names=["c"]).unify_dictionaries().column(0)
+    return arr.combine_chunks()
 
 
 def _as_string(arr: pa.Array) -> pa.Array:
@@ -108,80 +124,69 @@ def _as_string(arr: pa.Array) -> pa.Array:
     if pa.types.is_null(t):
         return pa.nulls(len(arr), pa.string())
     if pa.types.is_dictionary(t):
-        if not (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
-            return arr.cast(pa.string())
         if pa.types.is_large_string(t.value_type):
             return pa.DictionaryArray.from_arrays(arr.indices, arr.dictionary.cast(pa.string()))
+        if not pa.types.is_string(t.value_type):
+            return arr.cast(pa.string())
         return arr
     if pa.types.is_string(t):
         return arr
     return arr.cast(pa.string())
 
 
-def _index_in(arr: pa.Array, value_set: pa.Array) -> np.ndarray:
-    """Position of each element of ``arr`` in ``value_set`` (-1 when absent or null), vectorised.
-
-    Dictionary arrays are resolved through their (usually much smaller) dictionary.
-    """
-    if pa.types.is_dictionary(value_set.type):
-        if pa.types.is_dictionary(arr.type) and arr.dictionary.equals(value_set.dictionary):
-            # same dictionary (e.g. one Parquet column): pure integer mapping, no string hashing
-            canon = pc.dictionary_encode(arr.dictionary).indices.to_numpy(zero_copy_only=False)
-            canon = canon.astype(np.int64)
-            vs = canon[value_set.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)]
-            inv = np.full(max(int(canon.max(initial=-1)) + 1, 1), -1, dtype=np.int64)
-            inv[vs[::-1]] = np.arange(vs.size, dtype=np.int64)[::-1]
-            out = inv[canon[arr.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)]]
-            if arr.null_count:
-                out[arr.is_null().to_numpy(zero_copy_only=False)] = -1
-            return out
-        value_set = value_set.cast(pa.string())
+def _encode(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """(codes, uniques): an int64 id per element (-1 for null), equal strings -> equal ids, and the
+    unique strings the ids index. Hash-based and vectorised; a dictionary column is resolved through
+    its dictionary (one hash of the dictionary, then an integer gather)."""
     if pa.types.is_dictionary(arr.type):
-        pos = pc.index_in(arr.dictionary, value_set=value_set).to_numpy(zero_copy_only=False)
-        pos = np.where(np.isnan(pos), -1, pos).astype(np.int64) if pos.dtype.kind == "f" else pos.astype(np.int64)
-        idx = arr.indices.to_numpy(zero_copy_only=False)
-        if arr.indices.null_count:
-            idx = np.where(arr.indices.is_null().to_numpy(zero_copy_only=False), 0, idx)
-            out = pos[idx.astype(np.int64)] if pos.size else np.full(len(arr), -1, np.int64)
-            out[arr.is_null().to_numpy(zero_copy_only=False)] = -1
-            return out
-        return pos[idx.astype(np.int64)] if pos.size else np.full(len(arr), -1, np.int64)
-    pos = pc.index_in(arr, value_set=value_set)
-    return pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        d = pc.dictionary_encode(arr.dictionary)
+        canon = d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        idx = arr.indices
+        if idx.null_count:
+            valid = idx.is_valid().to_numpy(zero_copy_only=False)
+            raw = idx.fill_null(0).to_numpy(zero_copy_only=False)
+            codes = np.where(valid, canon[raw] if canon.size else -1, -1)
+        else:
+            codes = canon[idx.to_numpy(zero_copy_only=False)] if canon.size else np.full(len(arr), -1)
+        return codes.astype(np.int64, copy=False), d.dictionary
+    enc = pc.dictionary_encode(arr)
+    codes = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, enc.dictionary
 
 
-def _str_list(arr: pa.Array) -> list:
-    return arr.to_pylist()
-
-
-def _floats(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(values, valid) as float64 numpy (null -> 0.0 in values, False in valid)."""
+def _floats(arr: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+    """(values, valid): a zero-copy float64 view of the data buffer and the validity mask (None when
+    nothing is null). Null slots hold arbitrary bits: every use is masked by ``valid``."""
     if pa.types.is_null(arr.type):
         n = len(arr)
         return np.zeros(n), np.zeros(n, dtype=bool)
-    if not pa.types.is_floating(arr.type) or arr.type != pa.float64():
+    if arr.type != pa.float64():
         arr = arr.cast(pa.float64())
+    buf = arr.buffers()[1]
+    if buf is None:
+        vals = np.zeros(len(arr))
+    else:
+        vals = np.frombuffer(buf, dtype=np.float64, count=arr.offset + len(arr))[arr.offset:]
     if arr.null_count == 0:
-        return arr.to_numpy(zero_copy_only=False), np.ones(len(arr), dtype=bool)
-    valid = arr.is_valid().to_numpy(zero_copy_only=False)
-    return arr.fill_null(0.0).to_numpy(zero_copy_only=False), valid
+        return vals, None
+    return vals, arr.is_valid().to_numpy(zero_copy_only=False)
 
 
-def _bools(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def _bools(arr: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
     if pa.types.is_null(arr.type):
         n = len(arr)
         return np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     if arr.type != pa.bool_():
         arr = arr.cast(pa.bool_())
-    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    valid = None if arr.null_count == 0 else arr.is_valid().to_numpy(zero_copy_only=False)
     return arr.fill_null(False).to_numpy(zero_copy_only=False).astype(bool), valid
 
 
-def _valid(arr: pa.Array) -> np.ndarray:
+def _valid(arr: pa.Array) -> np.ndarray | None:
     if pa.types.is_null(arr.type):
         return np.zeros(len(arr), dtype=bool)
     if arr.null_count == 0:
-        return np.ones(len(arr), dtype=bool)
+        return None
     return arr.is_valid().to_numpy(zero_copy_only=False)
 
 
@@ -203,16 +208,48 @@ def _fail(msg: str, rows, delta: Delta, entity=None):
 class _Parsed:
     n: int
     kind: np.ndarray           # (k,) int8 kind code
-    var: pa.Array              # string or dictionary<string>
-    con: pa.Array
+    rows: list                 # rows[k] = sorted table rows of kind k
+    var_codes: np.ndarray      # (k,) int64 id of the var name (-1 null)
+    var_uniq: pa.Array         # the distinct var names the ids index
+    con_codes: np.ndarray
+    con_uniq: pa.Array
     value: np.ndarray
-    value_ok: np.ndarray
+    value_ok: np.ndarray | None
     lower: np.ndarray
-    lower_ok: np.ndarray
+    lower_ok: np.ndarray | None
     upper: np.ndarray
-    upper_ok: np.ndarray
+    upper_ok: np.ndarray | None
     integer: np.ndarray
-    integer_ok: np.ndarray
+    integer_ok: np.ndarray | None
+
+    spans: list = None        # spans[k] = slice when the rows of kind k are one contiguous run
+
+    def at(self, arr: np.ndarray | None, k: int) -> np.ndarray | None:
+        """``arr`` restricted to the rows of kind k (a view when they are contiguous); None stays None."""
+        if arr is None:
+            return None
+        sp_ = self.spans[k]
+        return arr[sp_] if sp_ is not None else arr[self.rows[k]]
+
+    def name(self, is_col: bool, row: int) -> str:
+        code = (self.var_codes if is_col else self.con_codes)[row]
+        return (self.var_uniq if is_col else self.con_uniq)[int(code)].as_py()
+
+
+_REQ = np.array([[f in _REQUIRED[k] for f in _FIELDS] for k in range(len(KINDS))])
+_ALW = np.array([[f in _ALLOWED[k] for f in _FIELDS] for k in range(len(KINDS))])
+
+
+def _kind_codes(kind: pa.Array) -> np.ndarray:
+    """int8 kind code per row, -1 for an unknown kind or null."""
+    kinds = pa.array(KINDS, pa.string())
+    if pa.types.is_dictionary(kind.type):
+        dmap = pc.index_in(kind.dictionary, value_set=kinds).fill_null(-1).to_numpy(zero_copy_only=False)
+        dmap = np.append(dmap.astype(np.int8), np.int8(-1))   # slot -1 for null indices
+        idx = kind.indices.fill_null(-1).to_numpy(zero_copy_only=False) if kind.indices.null_count \
+            else kind.indices.to_numpy(zero_copy_only=False)
+        return dmap[idx]
+    return pc.index_in(kind, value_set=kinds).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int8)
 
 
 def _parse(delta: Delta) -> _Parsed:
@@ -230,12 +267,20 @@ def _parse(delta: Delta) -> _Parsed:
         else:
             cols[name] = pa.nulls(n, SCHEMA.field(name).type)
     kind = _as_string(cols["kind"])
-    codes = _index_in(kind, pa.array(KINDS, pa.string()))
+    codes = _kind_codes(kind)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         shown = kind.take(pa.array(bad[:1])).to_pylist()[0]
         _fail(f"unknown kind {shown!r} (expected one of {', '.join(KINDS)})", bad, delta)
-    codes = codes.astype(np.int8)
+    if n < 2 or np.all(codes[1:] >= codes[:-1]):
+        order = np.arange(n, dtype=np.int64)  # already grouped by kind (what problem files look like)
+    else:
+        order = np.argsort(codes, kind="stable")  # radix sort of int8
+    bounds = np.zeros(len(KINDS) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(codes, minlength=len(KINDS)), out=bounds[1:])
+    rows = [order[bounds[k]:bounds[k + 1]] for k in range(len(KINDS))]
+    spans = [slice(int(r[0]), int(r[-1]) + 1) if r.size and r[-1] - r[0] + 1 == r.size else
+             (slice(0, 0) if not r.size else None) for r in rows]
     var, con = _as_string(cols["var"]), _as_string(cols["con"])
     value, value_ok = _floats(cols["value"])
     lower, lower_ok = _floats(cols["lower"])
@@ -243,55 +288,81 @@ def _parse(delta: Delta) -> _Parsed:
     integer, integer_ok = _bools(cols["integer"])
     valid = {"var": _valid(var), "con": _valid(con), "value": value_ok, "lower": lower_ok,
              "upper": upper_ok, "integer": integer_ok}
-    for k in range(len(KINDS)):
-        sel = codes == k
-        if not sel.any():
-            continue
-        for f in _FIELDS:
+    present = [k for k in range(len(KINDS)) if rows[k].size]
+
+    def at(arr, k):
+        return arr[spans[k]] if spans[k] is not None else arr[rows[k]]
+
+    for f in _FIELDS:
+        v = valid[f]
+        for k in present:
             if f in _REQUIRED[k]:
-                miss = np.flatnonzero(sel & ~valid[f])
-                if miss.size:
-                    _fail(f"kind {KINDS[k]!r} needs a non-null {f!r}", miss, delta)
+                if v is not None:
+                    vk = at(v, k)
+                    if not vk.all():
+                        _fail(f"kind {KINDS[k]!r} needs a non-null {f!r}", rows[k][~vk], delta)
             elif f not in _ALLOWED[k]:
-                extra = np.flatnonzero(sel & valid[f])
-                if extra.size:
-                    _fail(f"kind {KINDS[k]!r} must leave {f!r} null", extra, delta)
-    for nm, vals, ok in (("value", value, value_ok), ("lower", lower, lower_ok), ("upper", upper, upper_ok)):
-        nan = np.flatnonzero(np.isnan(vals) & ok)
-        if nan.size:
-            _fail(f"{nm} is NaN (use null to mean 'unchanged')", nan, delta)
-    big = np.flatnonzero(value_ok & ~(np.abs(value) < INF_BOUND))
-    if big.size:
-        what = "cost" if codes[big[0]] == K_VAR else "coefficient"
-        _fail(f"{what} {value[big[0]]} is infinite (|value| >= 1e30)", big, delta)
-    lower = np.where(lower <= -INF_BOUND, -np.inf, np.where(lower >= INF_BOUND, np.inf, lower))
-    upper = np.where(upper <= -INF_BOUND, -np.inf, np.where(upper >= INF_BOUND, np.inf, upper))
-    return _Parsed(n, codes, var, con, value, value_ok, lower, lower_ok, upper, upper_ok, integer, integer_ok)
+                if v is None:
+                    _fail(f"kind {KINDS[k]!r} must leave {f!r} null", rows[k], delta)
+                vk = at(v, k)
+                if vk.any():
+                    _fail(f"kind {KINDS[k]!r} must leave {f!r} null", rows[k][vk], delta)
+    # NaN / infinite checks only where the field may be non-null (null slots hold arbitrary bits)
+    for nm, vals, ok, kinds in (("value", value, value_ok, (K_VAR, K_COEF)),
+                                ("lower", lower, lower_ok, (K_VAR, K_CON)),
+                                ("upper", upper, upper_ok, (K_VAR, K_CON))):
+        for k in kinds:
+            if not rows[k].size:
+                continue
+            vk, okk = at(vals, k), (None if ok is None else at(ok, k))
+            nan = np.isnan(vk)
+            if nan.any() and okk is not None:
+                nan &= okk
+            if nan.any():
+                _fail(f"{nm} is NaN (use null to mean 'unchanged')", rows[k][nan], delta)
+            if nm == "value":
+                big = ~(np.abs(vk) < INF_BOUND)
+                if big.any() and okk is not None:
+                    big &= okk
+                if big.any():
+                    what = "cost" if k == K_VAR else "coefficient"
+                    _fail(f"{what} {vk[big][0]} is infinite (|value| >= 1e30)", rows[k][big], delta)
+    var_codes, var_uniq = _encode(var)
+    con_codes, con_uniq = _encode(con)
+    return _Parsed(n, codes, rows, var_codes, var_uniq, con_codes, con_uniq, value, value_ok, lower,
+                   lower_ok, upper, upper_ok, integer, integer_ok, spans)
 
 
-def _codes(arr: pa.Array) -> np.ndarray:
-    """Integer id per element, equal strings -> equal ids (hash-based, vectorised); nulls -> -1."""
-    if pa.types.is_dictionary(arr.type):
-        d = pc.dictionary_encode(arr.dictionary)
-        dmap = d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        idx = arr.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        return dmap[idx] if dmap.size else np.full(len(arr), -1, np.int64)
-    enc = pc.dictionary_encode(arr)
-    return enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+def _inf(arr: np.ndarray) -> np.ndarray:
+    """Bounds with every magnitude >= 1e30 as +-inf (copy only when something changes)."""
+    if arr.size and not (np.abs(arr) < INF_BOUND).all():
+        big = np.abs(arr) >= INF_BOUND
+        if big.any():
+            arr = arr.copy()
+            arr[big] = np.copysign(np.inf, arr[big])
+    return arr
 
 
-def _check_unique(names: pa.Array, rows: np.ndarray, what: str, delta: Delta) -> None:
-    """Reject a name that appears twice among ``names`` (the rows ``rows`` of the delta)."""
-    if len(names) < 2:
-        return
-    codes = _codes(names)
-    counts = np.bincount(codes[codes >= 0])
-    if counts.size == 0 or counts.max() < 2:
-        return
-    c = int(np.argmax(counts > 1))
-    same = np.flatnonzero(codes == c)
-    nm = names[int(same[0])].as_py()
-    _fail(f"{what} {nm!r} appears twice in one phase", rows[same], delta, entity=nm)
+def _first_duplicate(codes: np.ndarray) -> int:
+    """Index (into ``codes``) of the first element whose code occurs twice, or -1."""
+    if codes.size < 2:
+        return -1
+    cnt = np.bincount(codes[codes >= 0])
+    if not cnt.size or cnt.max() < 2:
+        return -1
+    c = int(np.argmax(cnt > 1))
+    return int(np.flatnonzero(codes == c)[0])
+
+
+def _check_unique(p: _Parsed, is_col: bool, k: int, what: str, delta: Delta) -> np.ndarray:
+    """Codes of the names of the rows of kind k; reject a name that appears twice among them."""
+    rows = p.rows[k]
+    codes = p.at(p.var_codes if is_col else p.con_codes, k)
+    i = _first_duplicate(codes)
+    if i >= 0:
+        nm = p.name(is_col, int(rows[i]))
+        _fail(f"{what} {nm!r} appears twice in one phase", rows[codes == codes[i]], delta, entity=nm)
+    return codes
 
 
 def _lookup(index: dict, names: pa.Array) -> np.ndarray:
@@ -302,10 +373,11 @@ def _lookup(index: dict, names: pa.Array) -> np.ndarray:
     return np.fromiter((get(s, -1) for s in names.to_pylist()), dtype=np.int64, count=len(names))
 
 
-def _take(arr: pa.Array, rows: np.ndarray) -> pa.Array:
-    if len(rows) == len(arr):
-        return arr
-    return arr.take(pa.array(rows, type=pa.int64()))
+def _take(arr: pa.Array, idx: np.ndarray) -> pa.Array:
+    """``arr[idx]``; a zero-copy slice when ``idx`` is a contiguous run."""
+    if idx.size and idx[-1] - idx[0] + 1 == idx.size and (idx.size < 3 or np.all(np.diff(idx) == 1)):
+        return arr.slice(int(idx[0]), int(idx.size))
+    return arr.take(pa.array(idx, type=pa.int64()))
 
 
 # ---------------------------------------------------------------------------------------------- matrix
@@ -340,12 +412,26 @@ def find_entries(indptr: np.ndarray, indices: np.ndarray, cols: np.ndarray, rows
 
 
 def _assemble(problem: Problem, col_keep, row_keep, old_to_new_col, old_to_new_row, n_new, m_new,
-              c_cols_old, c_rows_old, c_cols_new, c_rows_new, c_vals):
+              c_cols_old, c_rows_old, c_cols_new, c_rows_new, c_vals, keys_sorted=False):
     """Build the new CSC arrays. Returns (indptr, indices, data, n_changed, changed_fields)."""
     indptr, indices, data = problem.a_indptr, problem.a_indices, problem.a_data
     n_old = problem.n_cols
     structural_drop = (col_keep is not None) or (row_keep is not None)
     k = c_vals.size
+    if indices.size == 0 or (col_keep is not None and not col_keep.any()) or \
+            (row_keep is not None and not row_keep.any()):
+        # no old entry survives (e.g. a problem file applied to the empty problem): inserts only
+        nz = c_vals != 0
+        ic, ir, iv = (c_cols_new, c_rows_new, c_vals) if nz.all() else \
+            (c_cols_new[nz], c_rows_new[nz], c_vals[nz])
+        if not keys_sorted and ic.size > 1:
+            order = np.argsort(ic * max(m_new, 1) + ir, kind="stable")
+            ic, ir, iv = ic[order], ir[order], iv[order]
+        new_indptr = np.zeros(n_new + 1, dtype=np.int64)
+        np.cumsum(np.bincount(ic, minlength=n_new), out=new_indptr[1:])
+        changed = {"a_indptr", "a_indices", "a_data"} if (indices.size or ic.size or n_new != n_old) else set()
+        return new_indptr, ir.astype(np.int32), np.ascontiguousarray(iv, dtype=np.float64), \
+            int(ic.size), changed
     pos = (find_entries(indptr, indices, c_cols_old, c_rows_old, problem.n_rows) if k
            else np.zeros(0, np.int64))
     found = pos >= 0
@@ -385,8 +471,9 @@ def _assemble(problem: Problem, col_keep, row_keep, old_to_new_col, old_to_new_r
     if ins.any():
         ic, ir, iv = c_cols_new[ins], c_rows_new[ins], c_vals[ins]
         ikeys = ic * max(m_new, 1) + ir
-        order = np.argsort(ikeys, kind="stable")
-        ikeys, ic, ir, iv = ikeys[order], ic[order], ir[order], iv[order]
+        if ikeys.size > 1 and not (keys_sorted and ins.all()) and not np.all(ikeys[1:] > ikeys[:-1]):
+            order = np.argsort(ikeys, kind="stable")
+            ikeys, ic, ir, iv = ikeys[order], ic[order], ir[order], iv[order]
         kkeys = new_cols * max(m_new, 1) + new_rows
         at = np.searchsorted(kkeys, ikeys)
         new_cols = np.insert(new_cols, at, ic)
@@ -402,23 +489,22 @@ def _assemble(problem: Problem, col_keep, row_keep, old_to_new_col, old_to_new_r
 def _side(problem: Problem, p: _Parsed, delta: Delta, is_col: bool):
     """Drops and upserts of one side (columns or rows). Returns a dict describing the new side."""
     k_drop, k_up = (K_DROP_VAR, K_VAR) if is_col else (K_DROP_CON, K_CON)
-    names_col = p.var if is_col else p.con
+    uniq = p.var_uniq if is_col else p.con_uniq
     what = "variable" if is_col else "constraint"
     old_names = problem.col_names if is_col else problem.row_names
     n_old = old_names.shape[0]
     index = (problem.col_index() if is_col else problem.row_index()) if n_old else {}
 
-    drop_rows = np.flatnonzero(p.kind == k_drop)
+    drop_rows = p.rows[k_drop]
     keep = None
     removed = np.zeros(0, dtype=object)
     if drop_rows.size:
-        dnames = _take(names_col, drop_rows)
-        _check_unique(dnames, drop_rows, f"drop_{'var' if is_col else 'con'} name", delta)
-        dpos = _lookup(index, dnames)
+        dcodes = _check_unique(p, is_col, k_drop, f"drop_{'var' if is_col else 'con'} name", delta)
+        dpos = _lookup(index, uniq.take(pa.array(dcodes)))
         unknown = np.flatnonzero(dpos < 0)
         if unknown.size:
-            _fail(f"cannot drop unknown {what} {dnames[int(unknown[0])].as_py()!r}", drop_rows[unknown],
-                  delta, entity=dnames[int(unknown[0])].as_py())
+            nm = p.name(is_col, int(drop_rows[unknown[0]]))
+            _fail(f"cannot drop unknown {what} {nm!r}", drop_rows[unknown], delta, entity=nm)
         keep = np.ones(n_old, dtype=bool)
         keep[dpos] = False
         removed = old_names[np.sort(dpos)]
@@ -429,25 +515,28 @@ def _side(problem: Problem, p: _Parsed, delta: Delta, is_col: bool):
         old_to_new = None
         n_surv = n_old
 
-    up_rows = np.flatnonzero(p.kind == k_up)
-    unames = _take(names_col, up_rows)
-    if up_rows.size:
-        _check_unique(unames, up_rows, what, delta)
-    upos = _lookup(index, unames)                      # old position or -1
+    up_rows = p.rows[k_up]
+    ucodes = _check_unique(p, is_col, k_up, what, delta) if up_rows.size else np.zeros(0, np.int64)
+    upos = _lookup(index, uniq.take(pa.array(ucodes))) if (index and ucodes.size) else \
+        np.full(ucodes.size, -1, dtype=np.int64)
     if keep is not None and upos.size:
         upos = np.where(upos >= 0, old_to_new[np.maximum(upos, 0)], -1)  # dropped + re-added = new
     is_new = upos < 0
-    new_rows_idx = up_rows[is_new]
     n_add = int(is_new.sum())
     n_new = n_surv + n_add
     newpos = upos.copy()
     newpos[is_new] = n_surv + np.arange(n_add)
-    added_names = unames.filter(pa.array(is_new)).to_numpy(zero_copy_only=False) if n_add else \
-        np.zeros(0, dtype=object)
+    if n_add:
+        added = uniq.take(pa.array(ucodes[is_new])).to_numpy(zero_copy_only=False)
+    else:
+        added = np.zeros(0, dtype=object)
+    # name code -> new position, for every name upserted in this delta (new or existing)
+    code_pos = np.full(len(uniq), -1, dtype=np.int64)
+    code_pos[ucodes] = newpos
     return dict(keep=keep, old_to_new=old_to_new, n_surv=n_surv, n_new=n_new, up_rows=up_rows,
-                unames=unames, newpos=newpos, is_new=is_new, new_rows_idx=new_rows_idx, n_add=n_add,
-                added=np.asarray(added_names, dtype=object), removed=np.asarray(removed, dtype=object),
-                index=index, drop_rows=drop_rows)
+                newpos=newpos, is_new=is_new, n_add=n_add, code_pos=code_pos, code_old=None,
+                added=np.asarray(added, dtype=object), removed=np.asarray(removed, dtype=object),
+                index=index, drop_rows=drop_rows, ucodes=ucodes)
 
 
 def _vector(old: np.ndarray, keep, n_add: int, default, dtype, up_pos, vals, ok):
@@ -460,9 +549,13 @@ def _vector(old: np.ndarray, keep, n_add: int, default, dtype, up_pos, vals, ok)
     if n_add:
         arr = np.concatenate([arr, np.full(n_add, default, dtype=dtype)])
         changed = True
-    sel = ok
-    if sel.any():
-        pos, v = up_pos[sel], vals[sel]
+    if ok is None or ok.all():
+        pos, v = up_pos, vals
+    elif ok.any():
+        pos, v = up_pos[ok], vals[ok]
+    else:
+        pos = None
+    if pos is not None and pos.size:
         diff = arr[pos] != v
         if diff.any():
             if not changed:
@@ -497,35 +590,35 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
     changed: set[str] = set()
 
     # ---- columns
-    r = cs["up_rows"]
-    cost, ch = _vector(problem.cost, cs["keep"], cs["n_add"], 0.0, np.float64, cs["newpos"], p.value[r],
-                       p.value_ok[r])
+    r, K = cs["up_rows"], K_VAR
+    cost, ch = _vector(problem.cost, cs["keep"], cs["n_add"], 0.0, np.float64, cs["newpos"],
+                       p.at(p.value, K), p.at(p.value_ok, K))
     col_lower, ch_l = _vector(problem.col_lower, cs["keep"], cs["n_add"], 0.0, np.float64, cs["newpos"],
-                              p.lower[r], p.lower_ok[r])
+                              _inf(p.at(p.lower, K)), p.at(p.lower_ok, K))
     col_upper, ch_u = _vector(problem.col_upper, cs["keep"], cs["n_add"], np.inf, np.float64,
-                              cs["newpos"], p.upper[r], p.upper_ok[r])
+                              cs["newpos"], _inf(p.at(p.upper, K)), p.at(p.upper_ok, K))
     integ, ch_i = _vector(problem.integrality, cs["keep"], cs["n_add"], False, bool, cs["newpos"],
-                          p.integer[r], p.integer_ok[r])
+                          p.at(p.integer, K), p.at(p.integer_ok, K))
     for f, c in (("cost", ch), ("col_lower", ch_l), ("col_upper", ch_u), ("integrality", ch_i)):
         if c:
             changed.add(f)
     bad = np.flatnonzero(col_lower[cs["newpos"]] > col_upper[cs["newpos"]]) if r.size else np.zeros(0, int)
     if bad.size:
-        nm = cs["unames"][int(bad[0])].as_py()
+        nm = p.name(True, int(r[bad[0]]))
         _fail(f"variable {nm!r} has lower bound {col_lower[cs['newpos'][bad[0]]]} > upper bound "
               f"{col_upper[cs['newpos'][bad[0]]]} after the upsert", r[bad], delta, entity=nm)
     # ---- rows
-    r = rs["up_rows"]
+    r, K = rs["up_rows"], K_CON
     row_lower, ch_l = _vector(problem.row_lower, rs["keep"], rs["n_add"], -np.inf, np.float64,
-                              rs["newpos"], p.lower[r], p.lower_ok[r])
+                              rs["newpos"], _inf(p.at(p.lower, K)), p.at(p.lower_ok, K))
     row_upper, ch_u = _vector(problem.row_upper, rs["keep"], rs["n_add"], np.inf, np.float64,
-                              rs["newpos"], p.upper[r], p.upper_ok[r])
+                              rs["newpos"], _inf(p.at(p.upper, K)), p.at(p.upper_ok, K))
     for f, c in (("row_lower", ch_l), ("row_upper", ch_u)):
         if c:
             changed.add(f)
     bad = np.flatnonzero(row_lower[rs["newpos"]] > row_upper[rs["newpos"]]) if r.size else np.zeros(0, int)
     if bad.size:
-        nm = rs["unames"][int(bad[0])].as_py()
+        nm = p.name(False, int(r[bad[0]]))
         _fail(f"constraint {nm!r} has lower bound {row_lower[rs['newpos'][bad[0]]]} > upper bound "
               f"{row_upper[rs['newpos'][bad[0]]]} after the upsert", r[bad], delta, entity=nm)
 
@@ -543,24 +636,26 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
         changed.add("row_names")
 
     # ---- coefficients: resolve names to (old position, new position)
-    crow = np.flatnonzero(p.kind == K_COEF)
+    crow = p.rows[K_COEF]
     c_cols_old, c_cols_new = _resolve_coef(problem, p, delta, cs, crow, True)
     c_rows_old, c_rows_new = _resolve_coef(problem, p, delta, rs, crow, False)
-    c_vals = p.value[crow]
+    c_vals = p.at(p.value, K_COEF)
+    keys_sorted = True
     if crow.size > 1:
         keys = c_cols_new * max(rs["n_new"], 1) + c_rows_new
-        if not np.all(keys[1:] > keys[:-1]):
+        keys_sorted = bool(np.all(keys[1:] > keys[:-1]))
+        if not keys_sorted:
             order = np.argsort(keys, kind="stable")
             dup = np.flatnonzero(keys[order][1:] == keys[order][:-1])
             if dup.size:
                 i = order[dup[0]]
                 same = crow[keys == keys[i]]
-                vn, cn = p.var[int(crow[i])].as_py(), p.con[int(crow[i])].as_py()
+                vn, cn = p.name(True, int(crow[i])), p.name(False, int(crow[i]))
                 _fail(f"coefficient ({cn!r}, {vn!r}) appears twice", same, delta, entity=f"{cn}/{vn}")
     t1 = time.perf_counter()
     indptr, indices, data, n_changed, mchanged = _assemble(
         problem, cs["keep"], rs["keep"], cs["old_to_new"], rs["old_to_new"], cs["n_new"], rs["n_new"],
-        c_cols_old, c_rows_old, c_cols_new, c_rows_new, c_vals)
+        c_cols_old, c_rows_old, c_cols_new, c_rows_new, c_vals, keys_sorted)
     t2 = time.perf_counter()
     changed |= mchanged
     sense = problem.sense if delta.sense is None else int(delta.sense)
@@ -606,39 +701,41 @@ def _map(side, n_old: int) -> np.ndarray:
 
 
 def _resolve_coef(problem, p: _Parsed, delta, side, crow, is_col):
-    """(old_pos, new_pos) int64 arrays for the coef rows' var (is_col) or con names."""
+    """(old_pos, new_pos) int64 arrays for the coef rows' var (is_col) or con names.
+
+    Names upserted by this delta resolve through integer codes; the others are looked up once per
+    distinct name in the problem's cached dict. ``old_pos`` is -1 for an entity created by this delta.
+    """
     k = crow.size
     if not k:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    names = _take(p.var if is_col else p.con, crow)
+    codes = p.at(p.var_codes if is_col else p.con_codes, K_COEF)
     what = "variable" if is_col else "constraint"
-    new_pos = np.full(k, -1, dtype=np.int64)
-    old_pos = np.full(k, -1, dtype=np.int64)
-    if side["n_add"]:
-        added_arrow = side["unames"].filter(pa.array(side["is_new"]))
-        j = _index_in(names, added_arrow)
-        hit = j >= 0
-        new_pos[hit] = side["n_surv"] + j[hit]
-    rest = np.flatnonzero(new_pos < 0)
+    n_surv = side["n_surv"]
+    new_pos = side["code_pos"][codes]
+    # no survivor on this side: no old entry can be found (the matrix is rebuilt from the inserts)
+    old_pos = np.full(k, -1, dtype=np.int64) if n_surv else None
+    upd = (new_pos >= 0) & (new_pos < n_surv) if n_surv else None  # existing entity upserted here
+    if upd is not None and upd.any():
+        old_pos[upd] = new_pos[upd] if side["keep"] is None else np.flatnonzero(side["keep"])[new_pos[upd]]
+    rest = np.flatnonzero(new_pos < 0)                  # not upserted: must exist and survive
     if rest.size:
-        sub = names if rest.size == k else names.take(pa.array(rest))
-        opos = _lookup(side["index"], sub)
+        ucode, inv = np.unique(codes[rest], return_inverse=True)
+        uniq = p.var_uniq if is_col else p.con_uniq
+        opos = _lookup(side["index"], uniq.take(pa.array(ucode)))[inv]
         unknown = opos < 0
         if unknown.any():
-            i = int(rest[np.flatnonzero(unknown)[0]])
-            _fail(f"coef names unknown {what} {names[i].as_py()!r}", crow[rest[unknown]], delta,
-                  entity=names[i].as_py())
-        if side["keep"] is not None:
-            npos = side["old_to_new"][opos]
-            gone = npos < 0
-            if gone.any():
-                i = int(rest[np.flatnonzero(gone)[0]])
-                _fail(f"coef names {what} {names[i].as_py()!r}, which this delta drops (and does not re-add)",
-                      crow[rest[gone]], delta, entity=names[i].as_py())
-        else:
-            npos = opos
+            nm = p.name(is_col, int(crow[rest[np.flatnonzero(unknown)[0]]]))
+            _fail(f"coef names unknown {what} {nm!r}", crow[rest[unknown]], delta, entity=nm)
+        npos = opos if side["keep"] is None else side["old_to_new"][opos]
+        gone = npos < 0
+        if gone.any():
+            nm = p.name(is_col, int(crow[rest[np.flatnonzero(gone)[0]]]))
+            _fail(f"coef names {what} {nm!r}, which this delta drops (and does not re-add)",
+                  crow[rest[gone]], delta, entity=nm)
         new_pos[rest] = npos
-        old_pos[rest] = opos
+        if old_pos is not None:
+            old_pos[rest] = opos
     return old_pos, new_pos
 
 
