@@ -157,9 +157,7 @@ def _save_round(store: StateStore, round_: int, problem: Problem, result, prev: 
         writer.save_problem(problem, prev, None if info is None else set(info.changed_fields))
         fault_point("sigint_during_save")
         writer.save_state(result.state)
-        old_x = None
-        if prev is not None and prev.state is not None:
-            old_x = _previous_allocation(prev)
+        old_x = None if prev is None else _previous_allocation(prev)
         changed_vars = _write_outputs(writer, problem, result, None if prev is None else prev.problem, old_x,
                                       info)
         seconds["save"] = time.perf_counter() - t

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from enum import Enum
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +33,8 @@ CHANGES_SCHEMA = pa.schema([("kind", pa.string()), ("name", pa.string()),
 
 
 def _clean(o):
+    if isinstance(o, Enum):
+        return o.name
     if isinstance(o, dict):
         return {str(k): _clean(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)):
@@ -47,8 +50,6 @@ def _clean(o):
         return v
     if isinstance(o, np.bool_):
         return bool(o)
-    if hasattr(o, "name") and hasattr(o, "value") and not isinstance(o, (str, int)):  # enums
-        return o.name
     return o
 
 
