@@ -60,6 +60,8 @@ class Settings:
             heuristics find no feasible point.
         integer_fallback_seconds: time limit of the fallback, in seconds.
         mip_gap_tol: relative gap under which a MILP result is OPTIMAL rather than FEASIBLE.
+        integer_dive_max: LP re-solves of the relax-and-fix dive when the rounded integers leave the
+            continuous LP infeasible (0 = no dive).
     """
 
     tol: float = 1e-4
@@ -71,6 +73,7 @@ class Settings:
     integer_fallback: str = "highs"
     integer_fallback_seconds: float = 60.0
     mip_gap_tol: float = 1e-4
+    integer_dive_max: int = 3
     infeasibility_tol: float = 1e-8
     restart_sufficient: float = 0.2
     restart_necessary: float = 0.5

@@ -10,6 +10,9 @@ REFERENCES.md section 1, generalised by structure detection):
    ``kernels.py``, numpy twins in ``kernels_ref.py``);
 4. ``fix_and_resolve``: integers fixed, continuous part re-solved warm by the LP core and finished
    exactly by HiGHS simplex on the small remaining LP (``resolve.py``); the point is re-checked exactly;
+   if the fixed LP is infeasible, a relax-and-fix ``dive`` (``dive.py``) fixes the sure integers,
+   re-solves the LP relaxation warm with the LP core and rounds again (at most
+   ``settings.integer_dive_max`` times);
 5. ``fallback`` (``settings.integer_fallback == "highs"``): HiGHS MIP for at most
    ``settings.integer_fallback_seconds`` (wall), seeded with the rounded integer assignment, when steps
    3-4 found no feasible point;
@@ -145,6 +148,36 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     seconds["fix_and_resolve"] = time.perf_counter() - t0
     if x_best is not None:
         source = "heuristic"
+
+    # ---- dive: fix the sure integers, re-solve the LP warm, round again
+    if x_best is None and settings.integer_dive_max > 0:
+        from solver.integer.dive import dive
+
+        t0 = time.perf_counter()
+        x_best, dinfo = dive(problem, st, x_lp, y_lp, out.x, settings, prev, lp_state,
+                             max_dives=int(settings.integer_dive_max),
+                             resolve_seconds=max(0.5, seconds["relaxation"]))
+        steps.append({"step": "dive", "changed": int(np.count_nonzero(x_best[it] != out.x[it]))
+                      if x_best is not None else 0, "seconds": time.perf_counter() - t0, **dinfo})
+        seconds["dive"] = time.perf_counter() - t0
+        if x_best is not None:
+            source = "heuristic"
+
+    # ---- fill again with the exact continuous values pinned (a vertex frees integers the LP point used)
+    if x_best is not None and not it.all():
+        from solver.integer.rounding import fill_pinned
+
+        t0 = time.perf_counter()
+        x_fill, k = fill_pinned(problem, st, x_best, prev)
+        if k:
+            x_new, _ = fix_and_resolve(problem, x_fill, settings, x_best, y_lp,
+                                       resolve_seconds=max(0.5, seconds["relaxation"]))
+            if x_new is not None and problem.sense * (problem.objective(x_new) - problem.objective(x_best)) < 0:
+                x_best = x_new
+            else:
+                k = 0
+        steps.append({"step": "fill", "changed": int(k), "seconds": time.perf_counter() - t0,
+                      "after": "fix_and_resolve"})
 
     # ---- fallback
     if x_best is None and fallback_mode == "highs":

@@ -192,11 +192,29 @@ def run_rounding(problem: Problem, st: Structure, x_lp: np.ndarray, prev: np.nda
     t0 = time.perf_counter()
     filled = 0
     if left == 0:
-        dl = np.where(it, xi, x_lp_c)
-        Sf = initial_state(M, dl, dl)
-        cand = np.flatnonzero(it & (cost != 0))
-        of = np.lexsort((-prev_alt[cand], -np.abs(cost[cand])))
-        filled, _ = K.fill_pass(cand[of].astype(np.int64), M, Sf, W)
-        xi = np.where(it, Sf[0], x_lp)
+        xi, filled = _fill(M, W, it, xi, x_lp_c, prev_alt)
     steps.append({"step": "fill", "changed": int(filled), "seconds": time.perf_counter() - t0})
     return RoundingOutcome(x=xi, x_before_fill=x_before_fill, rows_violated=int(left), steps=steps)
+
+
+def _fill(M, W, it, xi, x_cont, prev_alt):
+    cost = M[13]
+    dl = np.where(it, xi, x_cont)
+    Sf = initial_state(M, dl, dl)
+    cand = np.flatnonzero(it & (cost != 0))
+    of = np.lexsort((-prev_alt[cand], -np.abs(cost[cand])))
+    filled, _ = K.fill_pass(cand[of].astype(np.int64), M, Sf, W)
+    return np.where(it, Sf[0], x_cont), int(filled)
+
+
+def fill_pinned(problem: Problem, st: Structure, x: np.ndarray, prev: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """Fill step on a feasible point ``x`` ((n,)) with its continuous values pinned: every move keeps
+    ``x``'s continuous part feasible, so the result stays feasible once the continuous part is re-solved.
+    Used after fix_and_resolve, whose simplex (vertex) continuous values free integers an interior LP
+    point still used (e.g. copies with r = 0 in load balancing). Returns (new point, columns changed)."""
+    it = problem.integrality
+    M = build_model(problem, st)
+    prev_alt = np.zeros(problem.n_cols)
+    if prev is not None and prev.shape == x.shape:
+        prev_alt = (prev != x).astype(np.float64)
+    return _fill(M, scratch(M), it, x, x, prev_alt)
