@@ -104,6 +104,11 @@ def solve_cmd(
     output: Path | None = typer.Option(None, "-o", "--output",
                                        help="Write variables here (Parquet) and constraints to *.duals.parquet."),
     verbose: bool = typer.Option(False, "--verbose", help="Print the solver's iteration log on stderr."),
+    integer_fallback: str = typer.Option("highs", "--integer-fallback",
+                                         help="MILP: when the integerization heuristics find no integer point, "
+                                              "'highs' runs HiGHS MIP (time-limited) or 'none' reports none."),
+    integer_fallback_seconds: float = typer.Option(60.0, "--integer-fallback-seconds",
+                                                   help="Time limit of the HiGHS MIP fallback, seconds."),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -127,8 +132,11 @@ def solve_cmd(
         t0 = time.perf_counter()
         problem = read_problem(problem_path)
         t1 = time.perf_counter()
+        if integer_fallback not in ("highs", "none"):
+            raise UsageError(f"--integer-fallback must be 'highs' or 'none', got {integer_fallback!r}")
         settings = Settings(tol=tol, time_limit_seconds=time_limit, iteration_limit=iteration_limit,
-                            verbose=verbose)
+                            verbose=verbose, integer_fallback=integer_fallback,
+                            integer_fallback_seconds=integer_fallback_seconds)
         progress = _Progress(console, enabled=not verbose)
         try:
             with progress_callback(progress):

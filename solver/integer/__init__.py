@@ -235,6 +235,7 @@ def _result(problem, status, x, y, bound, iterations, seconds, t_start, lp_state
     b = np.concatenate([rl[np.isfinite(rl)], ru[np.isfinite(ru)]])
     seconds["total"] = time.perf_counter() - t_start
     seconds.setdefault("solve", seconds["total"])
+    seconds["integerize"] = max(0.0, seconds["total"] - seconds.get("relaxation", 0.0))
     state = None
     if lp_state is not None:
         state = SolverState(x=lp_state.x, y=lp_state.y, step_size=lp_state.step_size,
