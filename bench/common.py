@@ -156,7 +156,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
     with Timer() as t:
         problem = scenario.base()
     log(f"# round 0 built in {t.seconds:.2f} s: {problem.n_rows} rows x {problem.n_cols} cols, "
-        f"{problem.nnz} nonzeros, {'MILP' if problem.is_mip else 'LP'}")
+        f"{problem.nnz} nonzeros, {'MILP' if problem.is_mip else 'LP'}", flush=True)
     _warm_up(problem.is_mip)
     pool = make_executor(pop_workers) if any(m.startswith("pop-") for m in methods) else None
     warm_highs = WarmHighs(solver="simplex", threads=threads)
@@ -211,9 +211,10 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
                 prev_x[m] = b.x
                 hits[m] += int(b.hit_limit)
                 round_rows.append(_row(r, m, b, seconds, extra))
+                log(f"#   round {r} {m}: {b.status.name} in {seconds:.3f} s", flush=True)
             _add_gaps(round_rows, problem.sense)
             rows.extend(round_rows)
-            log(format_round(round_rows))
+            log(format_round(round_rows), flush=True)
     finally:
         if pool is not None:
             pool.shutdown()
