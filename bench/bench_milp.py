@@ -1,0 +1,174 @@
+"""MILP rounds: copter's integerization (warm LP relaxation + heuristics) against HiGHS MIP and POP.
+
+Workloads (solver.workloads, deterministic for --seed):
+
+- ``sia``: Sia GPU scheduling at each ``--gpus`` size for ``--rounds`` rounds. Per round: copter's integer
+  objective vs HiGHS MIP's (cold, fresh instance, ``--highs-limit`` seconds), the relative difference
+  (> 0 = copter worse; goal <= 0.5%), copter's own proven gap to its LP bound, and the time ratio
+  HiGHS MIP / copter (goal 100x at 10,240 GPUs). HiGHS runs on every ``--highs-every``-th round only
+  when it is too slow to run on all of them.
+- ``lb``: POP's shard load balancing at each ``--lb`` size (e.g. 256x32, 1024x128): shards newly placed
+  (the objective, an absolute count) by copter vs HiGHS MIP (its optimum or its incumbent at the time
+  limit) and POP-k (HiGHS per part).
+
+copter's time is the whole ``solve_milp`` (LP relaxation warm-started from the previous round's state
+mapped through the delta, rounding, repair, fill, exact clean-up); applying the delta and mapping the
+state are shown separately (``apply_s``). Every copter point is re-checked exactly (bounds,
+integrality, rows to 1e-9 relative) and the table says so (``exact``).
+
+Usage::
+
+    python bench/bench_milp.py --workload sia --gpus 1024 10240 --rounds 10
+    python bench/bench_milp.py --workload sia --gpus 25600 --rounds 3 --highs-every 3
+    python bench/bench_milp.py --workload lb --lb 256x32 1024x128 --rounds 3 --highs-limit 120
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.common import header  # noqa: E402
+from solver.baselines.highs import solve_highs  # noqa: E402
+from solver.differential import apply_delta, map_state  # noqa: E402
+from solver.integer import solve_milp  # noqa: E402
+from solver.integer.check import check_point  # noqa: E402
+from solver.settings import Settings  # noqa: E402
+
+
+def _rel(sense: int, ours: float, ref: float) -> float:
+    """sense * (ours - ref) / max(1, |ref|): > 0 means ours is worse."""
+    if not (math.isfinite(ours) and math.isfinite(ref)):
+        return math.nan
+    return sense * (ours - ref) / max(1.0, abs(ref))
+
+
+def _fmt(v, spec=".4g"):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else format(v, spec)
+    return str(v)
+
+
+def _table(title: str, cols: list[str], rows: list[dict]) -> None:
+    print(f"\n## {title}")
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "|".join("---" for _ in cols) + "|")
+    for r in rows:
+        print("| " + " | ".join(_fmt(r.get(c)) for c in cols) + " |")
+    sys.stdout.flush()
+
+
+def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, highs_every: int,
+               pop_k: list[int], label: str) -> list[dict]:
+    """Solve ``rounds`` rounds of ``scenario`` with copter (warm) and the baselines; one dict per round."""
+    problem = scenario.base()
+    state = None
+    rows = []
+    executor = None
+    if pop_k:
+        from solver.baselines.pop import make_executor
+
+        executor = make_executor(2)
+    for r in range(rounds):
+        row = {"workload": label, "round": r, "cols": problem.n_cols, "rows": problem.n_rows}
+        t = time.perf_counter()
+        res = solve_milp(problem, settings, state)
+        row["copter_s"] = time.perf_counter() - t
+        chk = check_point(problem, res.x)
+        row["copter_obj"] = res.objective if res.point_feasible else math.nan
+        row["status"] = res.status.name
+        row["source"] = res.mip["source"]
+        row["exact"] = bool(chk["ok"]) if res.point_feasible else "-"
+        row["gap_to_bound"] = res.mip["gap_rel"]
+        row["lp_s"] = res.seconds.get("relaxation", math.nan)
+        row["int_s"] = res.seconds.get("integerize", math.nan)
+        row["lp_iters"] = res.iterations
+        row["frac"] = res.mip["fractional_before"]
+        row["warm"] = state is not None
+        if highs_limit > 0 and (r % highs_every == 0 or r == rounds - 1):
+            b = solve_highs(problem, solver="mip", time_limit_seconds=highs_limit, threads=1)
+            row["highs_obj"] = b.objective
+            row["highs_s"] = b.seconds
+            row["highs_status"] = b.extra.get("highs_status", b.status.name)
+            row["diff_vs_highs"] = _rel(problem.sense, row["copter_obj"], b.objective)
+            row["time_ratio"] = b.seconds / row["copter_s"]
+        for k in pop_k:
+            from solver.baselines.pop import solve_pop
+
+            pb = solve_pop(problem, k=k, seed=r, time_limit_seconds=highs_limit, executor=executor)
+            row[f"pop{k}_obj"] = pb.objective
+            row[f"pop{k}_s"] = pb.extra.get("pop_seconds", pb.seconds)
+        rows.append(row)
+        print("  " + "  ".join(f"{k}={_fmt(v)}" for k, v in row.items()), flush=True)
+        if r + 1 < rounds:
+            t = time.perf_counter()
+            delta = scenario.next_delta(r + 1, res.x if res.point_feasible else None)
+            problem, info = apply_delta(problem, delta)
+            state = map_state(res.state, info, problem) if res.state is not None else None
+            rows[-1]["apply_s"] = time.perf_counter() - t
+    if executor is not None:
+        executor.shutdown()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workload", choices=("sia", "lb"), default="sia")
+    ap.add_argument("--gpus", type=int, nargs="*", default=[1024, 10240], help="Sia cluster sizes.")
+    ap.add_argument("--lb", nargs="*", default=["256x32"], help="LB sizes SHARDSxSERVERS.")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--highs-limit", type=float, default=120.0, help="HiGHS MIP time limit per round (s); 0 = skip.")
+    ap.add_argument("--highs-every", type=int, default=1, help="Run HiGHS on every k-th round (and the last).")
+    ap.add_argument("--pop", type=int, nargs="*", default=[], help="POP-k baselines to run (LB).")
+    ap.add_argument("--fallback", choices=("highs", "none"), default="none",
+                    help="copter's integer fallback (default none: measure the heuristics alone).")
+    ap.add_argument("--tol", type=float, default=1e-4)
+    args = ap.parse_args(argv)
+    header(sys.argv if argv is None else ["bench/bench_milp.py", *argv])
+    settings = Settings(tol=args.tol, integer_fallback=args.fallback, integer_fallback_seconds=args.highs_limit)
+    all_rows = []
+    if args.workload == "sia":
+        from solver.workloads.sia import SiaScenario
+
+        for g in args.gpus:
+            sc = SiaScenario(total_gpus=g, seed=args.seed)
+            rows = run_stream(sc, args.rounds, settings, args.highs_limit, args.highs_every, args.pop, f"sia-{g}")
+            all_rows += rows
+            _table(f"Sia {g} GPUs, {args.rounds} rounds (maximize; diff_vs_highs > 0 = copter worse)",
+                   ["round", "cols", "warm", "copter_obj", "highs_obj", "diff_vs_highs", "gap_to_bound", "exact",
+                    "source", "frac", "lp_iters", "lp_s", "int_s", "copter_s", "highs_s", "time_ratio", "apply_s"],
+                   rows)
+    else:
+        from solver.workloads.lb import LBScenario
+
+        for spec in args.lb:
+            n, s = (int(v) for v in spec.lower().split("x"))
+            sc = LBScenario(n, s, seed=args.seed)
+            rows = run_stream(sc, args.rounds, settings, args.highs_limit, args.highs_every, args.pop, f"lb-{spec}")
+            all_rows += rows
+            cols = ["round", "cols", "warm", "copter_obj", "highs_obj", "highs_status", *[f"pop{k}_obj" for k in args.pop],
+                    "gap_to_bound", "exact", "source", "lp_iters", "lp_s", "int_s", "copter_s", "highs_s",
+                    *[f"pop{k}_s" for k in args.pop], "time_ratio"]
+            _table(f"Load balancing {spec}, {args.rounds} rounds (shards newly placed; lower is better)", cols, rows)
+    # summary
+    good = [r for r in all_rows if isinstance(r.get("diff_vs_highs"), float) and math.isfinite(r["diff_vs_highs"])]
+    if good:
+        print(f"\n# summary: rounds compared {len(good)}, worst diff_vs_highs {max(r['diff_vs_highs'] for r in good):.3e}, "
+              f"median time ratio HiGHS/copter {np.median([r['time_ratio'] for r in good]):.1f}, "
+              f"all copter points exact: {all(r['exact'] is True for r in all_rows if r['exact'] != '-')}")
+
+
+if __name__ == "__main__":
+    main()
