@@ -135,22 +135,26 @@ def _as_string(arr: pa.Array) -> pa.Array:
 
 
 def _encode(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """(codes, uniques): an int64 id per element (-1 for null), equal strings -> equal ids, and the
-    unique strings the ids index. Hash-based and vectorised; a dictionary column is resolved through
-    its dictionary (one hash of the dictionary, then an integer gather)."""
+    """(codes, uniques): an integer id per element, equal strings -> equal ids, and the unique strings
+    the ids index. Hash-based and vectorised; a dictionary column is resolved through its dictionary
+    (one hash of the dictionary; when it has no repeated string the ids are the stored indices,
+    zero-copy). Ids of null elements are arbitrary: callers only use ids of rows whose kind requires
+    the name (checked non-null in :func:`_parse`).
+    """
     if pa.types.is_dictionary(arr.type):
         d = pc.dictionary_encode(arr.dictionary)
-        canon = d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         idx = arr.indices
+        buf = idx.buffers()[1]
+        raw = (np.frombuffer(buf, dtype=idx.type.to_pandas_dtype(), count=idx.offset + len(idx))[idx.offset:]
+               if buf is not None else np.zeros(len(idx), np.int32))
+        if len(d.dictionary) == len(arr.dictionary):
+            return raw, arr.dictionary  # a dictionary without repeats: its indices are the ids
+        canon = d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         if idx.null_count:
-            valid = idx.is_valid().to_numpy(zero_copy_only=False)
-            raw = idx.fill_null(0).to_numpy(zero_copy_only=False)
-            codes = np.where(valid, canon[raw] if canon.size else -1, -1)
-        else:
-            codes = canon[idx.to_numpy(zero_copy_only=False)] if canon.size else np.full(len(arr), -1)
-        return codes.astype(np.int64, copy=False), d.dictionary
+            raw = np.where(idx.is_valid().to_numpy(zero_copy_only=False), raw, 0)
+        return (canon[raw] if canon.size else np.zeros(len(arr), np.int64)), d.dictionary
     enc = pc.dictionary_encode(arr)
-    codes = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    codes = enc.indices.fill_null(0).to_numpy(zero_copy_only=False)
     return codes, enc.dictionary
 
 
@@ -209,7 +213,7 @@ class _Parsed:
     n: int
     kind: np.ndarray           # (k,) int8 kind code
     rows: list                 # rows[k] = sorted table rows of kind k
-    var_codes: np.ndarray      # (k,) int64 id of the var name (-1 null)
+    var_codes: np.ndarray      # (k,) integer id of the var name (arbitrary where the name is null)
     var_uniq: pa.Array         # the distinct var names the ids index
     con_codes: np.ndarray
     con_uniq: pa.Array
