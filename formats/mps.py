@@ -30,7 +30,9 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   the line.
 * Writing uses HiGHS's ``writeModel`` (free-format MPS); ``.mps.gz`` is compressed by copter after
   HiGHS writes plain text. Sense and objective constant are written (``OBJSENSE``, RHS on the
-  objective row).
+  objective row). Free format cannot hold names with spaces: HiGHS writes them with ``_`` (use
+  Parquet to keep such names exactly). HiGHS prints numbers with ~15 significant digits, so an MPS
+  round trip may change the last bit of a computed value (e.g. a RANGES bound); Parquet is exact.
 
 The light text pre-scan looks only at section header lines (``bytes.find``, C speed), the few lines
 before ``ROWS``, and the ``BOUNDS`` section; it parses ``COLUMNS`` lines in Python only when the file

@@ -193,3 +193,37 @@ def test_write_gz_is_really_gzip_and_keeps_sense_offset_and_integrality(tmp_path
         assert "ROWS" in f.read()
     q = read_mps(tmp_path / "o.mps.gz")
     assert q.equals(p)
+
+
+RANGED = """NAME rng
+ROWS
+ N obj
+ E e1
+ E e2
+ L l1
+ G g1
+COLUMNS
+    x obj 1 e1 1
+    x e2 1 l1 1
+    x g1 1
+    y obj 1 e1 2
+RHS
+    rhs e1 4 e2 5
+    rhs l1 6 g1 7
+RANGES
+    rng e1 2 e2 -3
+    rng l1 1 g1 1
+ENDATA
+"""
+
+
+def test_ranges_sign_on_equality_rows_decides_the_side(tmp_path):
+    p = read_mps(_write(tmp_path, RANGED))
+    assert p.row_lower.tolist() == [4.0, 2.0, 5.0, 7.0] and p.row_upper.tolist() == [6.0, 5.0, 6.0, 8.0]
+
+
+def test_duplicate_entries_and_bounds_are_rejected_instead_of_silently_keeping_the_first(tmp_path):
+    with pytest.raises(FormatError, match="duplicate"):
+        read_mps(_write(tmp_path, RANGED.replace("    y obj 1 e1 2\n", "    y obj 1 e1 2\n    y obj 3\n")))
+    with pytest.raises(FormatError, match="duplicate upper bound"):
+        read_mps(_write(tmp_path, RANGED.replace("ENDATA", "BOUNDS\n UP bnd x 4\n UP bnd x 5\nENDATA")))
