@@ -69,8 +69,25 @@ def write_parquet(path: str | os.PathLike, table: pa.Table) -> int:
     return os.path.getsize(path)
 
 
+_NAME_CACHE: list[tuple[np.ndarray, pa.Array]] = []  # recent (object array, its Arrow copy), newest last
+
+
 def _names(names: np.ndarray) -> pa.Array:
-    return pa.array(names, type=pa.string())
+    """(k,) object array of names -> Arrow string array. The conversion of the last few name arrays is
+    cached by identity: consecutive rounds share an unchanged name array (``apply_delta`` keeps it), so
+    writing the outputs does not convert a million names again."""
+    for arr, conv in _NAME_CACHE:
+        if arr is names:
+            return conv
+    conv = pa.array(names, type=pa.string())
+    if isinstance(names, np.ndarray) and names.dtype == object:
+        _NAME_CACHE.append((names, conv))
+        del _NAME_CACHE[:-4]
+    return conv
+
+
+def _take_names(names: np.ndarray, idx: np.ndarray) -> pa.Array:
+    return pa.array(names[idx], type=pa.string())
 
 
 def solution_table(col_names: np.ndarray, x: np.ndarray, reduced_cost: np.ndarray) -> pa.Table:
@@ -110,10 +127,10 @@ def changes_table(old_col_names: np.ndarray | None, old_x: np.ndarray | None, ne
         added constraints, removed constraints (in that order, each in position order).
     """
     parts = []
-    new_c = _names(new_col_names)
-    new_r = _names(new_row_names)
-    old_c = _names(old_col_names if old_col_names is not None else np.zeros(0, dtype=object))
-    old_r = _names(old_row_names if old_row_names is not None else np.zeros(0, dtype=object))
+    empty = np.zeros(0, dtype=object)
+    new_c, new_r = np.asarray(new_col_names, dtype=object), np.asarray(new_row_names, dtype=object)
+    old_c = empty if old_col_names is None else np.asarray(old_col_names, dtype=object)
+    old_r = empty if old_row_names is None else np.asarray(old_row_names, dtype=object)
     nx = None if new_x is None else np.asarray(new_x, dtype=np.float64)
     ox = None if old_x is None else np.asarray(old_x, dtype=np.float64)
 
@@ -125,23 +142,24 @@ def changes_table(old_col_names: np.ndarray | None, old_x: np.ndarray | None, ne
             "new_value": pa.array(new_v, type=pa.float64()) if new_v is not None else pa.nulls(k, pa.float64()),
         }, schema=CHANGES_SCHEMA))
 
-    pos_in_old = _match(new_c, old_c) if col_map is None else np.asarray(col_map, dtype=np.int64)
+    pos_in_old = (_match(_names(new_c), _names(old_c)) if col_map is None
+                  else np.asarray(col_map, dtype=np.int64))
     added = np.flatnonzero(pos_in_old < 0)
-    part("var_added", new_c.take(added), None, None if nx is None else nx[added])
+    part("var_added", _take_names(new_c, added), None, None if nx is None else nx[added])
     kept_old = np.zeros(len(old_c), dtype=bool)
     kept_old[pos_in_old[pos_in_old >= 0]] = True
     removed = np.flatnonzero(~kept_old)
-    part("var_removed", old_c.take(removed), None if ox is None else ox[removed], None)
+    part("var_removed", _take_names(old_c, removed), None if ox is None else ox[removed], None)
     if nx is not None and ox is not None:
         surv = np.flatnonzero(pos_in_old >= 0)
         a, b = ox[pos_in_old[surv]], nx[surv]
         moved = surv[~(np.abs(b - a) <= tol)]
-        part("value_changed", new_c.take(moved), ox[pos_in_old[moved]], nx[moved])
-    rpos = _match(new_r, old_r) if row_map is None else np.asarray(row_map, dtype=np.int64)
-    part("con_added", new_r.take(np.flatnonzero(rpos < 0)), None, None)
+        part("value_changed", _take_names(new_c, moved), ox[pos_in_old[moved]], nx[moved])
+    rpos = _match(_names(new_r), _names(old_r)) if row_map is None else np.asarray(row_map, dtype=np.int64)
+    part("con_added", _take_names(new_r, np.flatnonzero(rpos < 0)), None, None)
     kept_r = np.zeros(len(old_r), dtype=bool)
     kept_r[rpos[rpos >= 0]] = True
-    part("con_removed", old_r.take(np.flatnonzero(~kept_r)), None, None)
+    part("con_removed", _take_names(old_r, np.flatnonzero(~kept_r)), None, None)
     return pa.concat_tables(parts)
 
 
