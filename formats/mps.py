@@ -276,14 +276,17 @@ def read_mps(path: str | os.PathLike) -> Problem:
             nm = lp.col_names_[int(semi[0])] if len(lp.col_names_) else f"C{semi[0]}"
             raise UnsupportedError(f"semi-continuous/semi-integer variables are not supported "
                                    f"({semi.size} column(s), SC/SI bounds)", file=path, entity=nm)
-    _check_numbers(path, lp)
     name = os.path.basename(path)
     for ext in (".gz", ".mps", ".MPS"):
         name = name[:-len(ext)] if name.endswith(ext) else name
     try:
-        problem = from_highs_lp(lp, name=name)
+        problem = from_highs_lp(lp, name=name)  # Problem.check: NaN, infinite cost/coefficient
     except ValidationError as e:
+        _check_numbers(path, lp)  # error path only: find the offending line
         raise ValidationError(e.message, file=path, entity=e.entity) from None
+    big = ~(np.abs(problem.cost) < INF_BOUND)
+    if big.any():
+        _check_numbers(path, lp)
     return _negative_up_rule(path, problem)
 
 

@@ -107,11 +107,12 @@ def from_highs_lp(lp: highspy.HighsLp, name: str = "") -> Problem:
         start = np.zeros(n + 1, dtype=np.int64)
     nnz = int(start[-1])
     A = sp.csc_array((value[:nnz], index[:nnz], start), shape=(m, n))
-    integ = lp.integrality_
+    integ = lp.integrality_  # every attribute access converts the whole vector: read each once
     integrality = (np.zeros(n, dtype=bool) if len(integ) == 0
                    else np.fromiter((int(t) == 1 for t in integ), dtype=bool, count=n))
-    col_names = list(lp.col_names_) if len(lp.col_names_) == n else [f"C{j}" for j in range(n)]
-    row_names = list(lp.row_names_) if len(lp.row_names_) == m else [f"R{i}" for i in range(m)]
+    col_names, row_names = lp.col_names_, lp.row_names_
+    col_names = col_names if len(col_names) == n else [f"C{j}" for j in range(n)]
+    row_names = row_names if len(row_names) == m else [f"R{i}" for i in range(m)]
     return Problem.from_arrays(
         cost=np.asarray(lp.col_cost_, dtype=np.float64), col_lower=normalize_infinite(lp.col_lower_),
         col_upper=normalize_infinite(lp.col_upper_), row_lower=normalize_infinite(lp.row_lower_),
