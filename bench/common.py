@@ -7,7 +7,9 @@ of R rounds; every round's problem is solved by each method:
   ``solver.differential.map_state`` (seconds = apply the delta + map the state + solve);
 - ``copter-cold``: the same solver from scratch (seconds = solve);
 - ``highs``: HiGHS cold, fresh instance (``solver.baselines.highs``; seconds include handing the model over);
-- ``highs-warm``: one HiGHS instance kept across rounds, edited by the round's changes (hot start);
+- ``highs-warm``: one HiGHS instance kept across rounds, edited by the round's changes, re-solved by
+  simplex from the kept basis (hot start); its round 0 is solved by ``--warm-cold-solver`` (default IPM
+  with crossover, which leaves a basis: cold simplex can take minutes on TE/LB);
 - ``pop-4``, ``pop-16``: POP with k parts in a persistent pool of worker processes; ``seconds`` is the
   wall time on this machine, ``pop_seconds`` POP's own measure (setup + slowest part = time on k cores).
 
@@ -90,6 +92,8 @@ def add_common_args(ap: argparse.ArgumentParser, *, default_highs_solver: str = 
     ap.add_argument("--methods", default=",".join(METHODS), help=f"comma list from {','.join(METHODS)}")
     ap.add_argument("--highs-solver", default=default_highs_solver,
                     help="HiGHS solver for highs and POP parts: choose|simplex|ipm|pdlp (MIP if integers)")
+    ap.add_argument("--warm-cold-solver", default="ipm",
+                    help="HiGHS solver of highs-warm's first round (ipm + crossover leaves a basis; default ipm)")
     ap.add_argument("--tol", type=float, default=1e-4, help="copter's relative KKT tolerance")
     ap.add_argument("--threads", type=int, default=None, help="HiGHS threads (default: HiGHS's choice)")
     ap.add_argument("--pop-workers", type=int, default=None, help="POP worker processes (default: CPUs)")
@@ -135,7 +139,8 @@ def _row(r: int, method: str, res, seconds: float, extra: dict | None = None) ->
 
 def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, highs_solver: str = "choose",
                tol: float = 1e-4, threads: int | None = None, pop_workers: int | None = None,
-               pop_scaling: str = "auto", skip_after: int = 2, log=print) -> list[dict]:
+               pop_scaling: str = "auto", warm_cold_solver: str = "ipm", skip_after: int = 2,
+               log=print) -> list[dict]:
     """Run ``rounds`` + 1 rounds of ``scenario`` through every method; return one dict per (round, method).
 
     The scenario's next round is driven by copter-warm's allocation (else by the first method that
@@ -159,7 +164,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
         f"{problem.nnz} nonzeros, {'MILP' if problem.is_mip else 'LP'}", flush=True)
     _warm_up(problem.is_mip)
     pool = make_executor(pop_workers) if any(m.startswith("pop-") for m in methods) else None
-    warm_highs = WarmHighs(solver="simplex", threads=threads)
+    warm_highs = WarmHighs(solver="simplex", cold_solver=warm_cold_solver, threads=threads)
     state, info, apply_s = None, None, 0.0
     prev_x: dict[str, np.ndarray | None] = {}
     hits = dict.fromkeys(methods, 0)
@@ -339,11 +344,13 @@ def main(name: str, scenario, args: argparse.Namespace, title: str) -> list[dict
     info.update({"scenario": title, "rounds": args.rounds, "time_limit": args.time_limit,
                  "highs_solver": args.highs_solver, "tol": args.tol, "pop_scaling": args.pop_scaling})
     print(f"# scenario: {title}; rounds {args.rounds}; per-round time limit {args.time_limit} s; "
-          f"HiGHS solver {args.highs_solver} (highs-warm: simplex); copter tol {args.tol}")
+          f"HiGHS solver {args.highs_solver} (highs-warm: {args.warm_cold_solver} at round 0, then simplex "
+          f"hot starts); copter tol {args.tol}")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     rows = run_rounds(scenario, rounds=args.rounds, methods=methods, time_limit=args.time_limit,
                       highs_solver=args.highs_solver, tol=args.tol, threads=args.threads,
-                      pop_workers=args.pop_workers, pop_scaling=args.pop_scaling, skip_after=args.skip_after)
+                      pop_workers=args.pop_workers, pop_scaling=args.pop_scaling,
+                      warm_cold_solver=args.warm_cold_solver, skip_after=args.skip_after)
     print_summary(rows, title)
     if not args.no_write:
         write_results(name, rows, info, plot=args.plot)

@@ -104,3 +104,13 @@ def test_hot_start_from_the_same_problem_needs_no_simplex_iterations(rounds):
     _, b = solve_from_basis(p0, None, solver="simplex")
     r, _ = solve_from_basis(p0, b, solver="simplex")
     assert r.status == Status.OPTIMAL and r.extra["simplex_iterations"] == 0
+
+
+def test_ipm_cold_start_leaves_a_basis_for_simplex_hot_starts(rounds):
+    p0, p1 = rounds
+    w = WarmHighs(solver="simplex", cold_solver="ipm")
+    r0 = w.solve(p0)
+    assert r0.extra["solver"] == "ipm" and r0.status == Status.OPTIMAL
+    r1 = w.solve(p1)
+    assert r1.extra["solver"] == "simplex" and r1.status == Status.OPTIMAL
+    assert r1.objective == pytest.approx(solve_highs(p1).objective, rel=1e-9)

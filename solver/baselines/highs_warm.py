@@ -83,16 +83,21 @@ def _changed_coefficients(A0, A1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 class WarmHighs:
     """A Highs instance kept across rounds; each round's problem is applied as edits (hot start).
 
+    ``cold_solver`` is used for the first (cold) solve only: ``ipm`` (with HiGHS's default crossover, which
+    ends at a basis) is much faster than cold simplex on large degenerate LPs and still leaves a basis
+    for the simplex hot starts of the later rounds.
+
     Usage::
 
-        w = WarmHighs(solver="simplex", threads=1)
+        w = WarmHighs(solver="simplex", cold_solver="ipm", threads=1)
         r0 = w.solve(problem_round0)            # cold
         r1 = w.solve(problem_round1)            # edits by name + hot-started run
     """
 
-    def __init__(self, *, solver: str = "simplex", threads: int | None = None, kkt_tolerance: float = 1e-4,
-                 name: str = "highs-warm"):
+    def __init__(self, *, solver: str = "simplex", cold_solver: str | None = None, threads: int | None = None,
+                 kkt_tolerance: float = 1e-4, name: str = "highs-warm"):
         self.solver = check_solver(solver)
+        self.cold_solver = check_solver(cold_solver) if cold_solver is not None else self.solver
         self.threads = threads
         self.kkt_tolerance = kkt_tolerance
         self.name = name
@@ -123,7 +128,8 @@ class WarmHighs:
             configure_threads(self.h, self.threads)
             order = self._apply(problem, info)
         is_mip = problem.is_mip
-        used = apply_solver_options(self.h, self.solver, is_mip=is_mip, kkt_tolerance=self.kkt_tolerance)
+        which = self.cold_solver if self.edits.get("cold") else self.solver
+        used = apply_solver_options(self.h, which, is_mip=is_mip, kkt_tolerance=self.kkt_tolerance)
         edit_seconds = time.perf_counter() - start
         ran, run_seconds = run_highs(self.h, is_mip=is_mip, time_limit_seconds=time_limit_seconds)
         seconds = time.perf_counter() - start
