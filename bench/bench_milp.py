@@ -94,6 +94,7 @@ def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, hi
         row["lp_s"] = res.seconds.get("relaxation", math.nan)
         row["int_s"] = res.seconds.get("integerize", math.nan)
         row["lp_iters"] = res.iterations
+        row["lp_status"] = res.mip.get("lp_status", "-")
         row["frac"] = res.mip["fractional_before"]
         row["warm"] = state is not None
         if highs_limit > 0 and (r % highs_every == 0 or r == rounds - 1):
@@ -135,9 +136,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fallback", choices=("highs", "none"), default="none",
                     help="copter's integer fallback (default none: measure the heuristics alone).")
     ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--time-limit", type=float, default=math.inf,
+                    help="copter's LP core time limit per LP solve (s); the rounding still runs on the last iterate.")
     args = ap.parse_args(argv)
     header(sys.argv if argv is None else ["bench/bench_milp.py", *argv])
-    settings = Settings(tol=args.tol, integer_fallback=args.fallback, integer_fallback_seconds=args.highs_limit)
+    settings = Settings(tol=args.tol, integer_fallback=args.fallback, integer_fallback_seconds=args.highs_limit,
+                        time_limit_seconds=args.time_limit)
     all_rows = []
     if args.workload == "sia":
         from solver.workloads.sia import SiaScenario

@@ -140,3 +140,34 @@ def test_repair_never_makes_a_feasible_state_infeasible_and_fixes_a_capacity_ove
     moves, left = K.repair_pass(100, M, S, scratch(M), np.zeros(3, dtype=np.int8))
     assert left == 0 and moves == 1
     assert S[0].tolist() == [0.0, 0.0, 0.0]  # the least valuable undo here is the only one: drop x0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_swap_pass_kernel_matches_numpy_twin(seed):
+    from solver.integer.rounding import choice_lists
+
+    p, stc, M, dl, du = _decided_state(seed)
+    S = initial_state(M, dl, du)
+    dl0, du0 = S[0].copy(), S[1].copy()
+    cp, cc = choice_lists(stc)
+    swaps, gain = K.swap_pass(cp, cc, M, S, scratch(M))
+    dl_r, du_r, swaps_r, gain_r = R.swap_pass_ref(cp, cc, M, dl0, du0)
+    assert swaps == swaps_r and gain == gain_r
+    assert np.array_equal(S[0], dl_r) and np.array_equal(S[1], du_r)
+
+
+def test_swap_moves_a_job_to_a_better_configuration_that_fits():
+    # one job, configs (2 GPUs, value 1) chosen and (3 GPUs, value 2) free; capacity 3 fits the swap only
+    A = np.array([[1, 1], [2, 3]], float)
+    p = Problem.from_arrays(cost=[-1, -2], col_lower=[0, 0], col_upper=[1, 1], row_lower=[-np.inf] * 2,
+                            row_upper=[1, 3], matrix=A, integrality=[1, 1])
+    from solver.integer.rounding import choice_lists
+
+    stc = detect_structure(p)
+    M = build_model(p, stc)
+    v = np.array([1.0, 0.0])
+    S = initial_state(M, v, v)
+    cp, cc = choice_lists(stc)
+    swaps, gain = K.swap_pass(cp, cc, M, S, scratch(M))
+    assert swaps == 1 and gain == -1.0 and S[0].tolist() == [0.0, 1.0]

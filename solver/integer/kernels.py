@@ -385,3 +385,63 @@ def init_activity(M, S):
             nmin[i] += a1
             fmax[i] += a2
             nmax[i] += a3
+
+
+@njit(cache=True)
+def swap_pass(cptr_rows, ccols, M, S, W):
+    """One pass of 1-swaps in choice rows: the member currently at 1 (or none) is replaced by the member
+    with the best objective improvement whose swap makes no row's violation grow (a job moves to a better
+    configuration once capacity allows); rows with more than one member at 1 are skipped. ``cptr_rows`` (k+1,) / ``ccols`` (members,) list the choice
+    rows' columns. Columns with VUB children are left alone.
+
+    Returns:
+        (swaps made, total objective change (<= 0, minimisation form)).
+    """
+    cost = M[13]
+    pptr = M[14]
+    dl = S[0]
+    du = S[1]
+    swaps = 0
+    gain = 0.0
+    for c in range(cptr_rows.shape[0] - 1):
+        a, b = cptr_rows[c], cptr_rows[c + 1]
+        j = -1
+        ones = 0
+        ok = True
+        for t in range(a, b):
+            q = ccols[t]
+            if dl[q] != du[q] or pptr[q + 1] > pptr[q]:
+                ok = False
+                break
+            if dl[q] == 1.0:
+                ones += 1
+                if j < 0:
+                    j = q
+        if not ok or ones > 1:
+            continue
+        base = cost[j] if j >= 0 else 0.0
+        best_k = -1
+        best_g = -1e-12
+        for t in range(a, b):
+            k = ccols[t]
+            if k == j or dl[k] != 0.0:
+                continue
+            g = cost[k] - base
+            if g >= best_g:
+                continue
+            if j >= 0:
+                _stage_move(j, 0.0, M, S, W)
+            _stage_move(k, 1.0, M, S, W)
+            nw, sc = _evaluate(M, S, W, -1)
+            _discard(W)
+            if nw == 0:
+                best_k = k
+                best_g = g
+        if best_k >= 0:
+            if j >= 0:
+                _stage_move(j, 0.0, M, S, W)
+            _stage_move(best_k, 1.0, M, S, W)
+            _commit(S, W)
+            swaps += 1
+            gain += best_g
+    return swaps, gain

@@ -203,3 +203,38 @@ def fill_pass_ref(order, M, dl, du):
                 break
         changed += int(moved)
     return dl, du, changed, gain
+
+
+def swap_pass_ref(cptr_rows, ccols, M, dl, du):
+    """Twin of ``kernels.swap_pass``; returns (dl, du, swaps, gain)."""
+    cost, pptr, rtol = M[13], M[14], M[8]
+    dl, du = dl.copy(), du.copy()
+    swaps, gain = 0, 0.0
+    for c in range(cptr_rows.shape[0] - 1):
+        mem = ccols[cptr_rows[c]:cptr_rows[c + 1]]
+        if np.any(dl[mem] != du[mem]) or np.any(pptr[mem + 1] > pptr[mem]):
+            continue
+        ones = mem[dl[mem] == 1.0]
+        if ones.size > 1:
+            continue
+        j = int(ones[0]) if ones.size else -1
+        base = cost[j] if j >= 0 else 0.0
+        best_k, best_g = -1, -1e-12
+        old = violation_ref(M, dl, du)
+        for k in mem:
+            if k == j or dl[k] != 0.0:
+                continue
+            g = cost[k] - base
+            if g >= best_g:
+                continue
+            dl2, du2 = (moved_domains(M, dl, du, j, 0.0) if j >= 0 else (dl, du))
+            dl2, du2 = moved_domains(M, dl2, du2, k, 1.0)
+            if not np.any(violation_ref(M, dl2, du2) - old > rtol):
+                best_k, best_g = int(k), g
+        if best_k >= 0:
+            if j >= 0:
+                dl, du = moved_domains(M, dl, du, j, 0.0)
+            dl, du = moved_domains(M, dl, du, best_k, 1.0)
+            swaps += 1
+            gain += best_g
+    return dl, du, swaps, gain

@@ -14,7 +14,8 @@ order of confidence ``1 - |x_lp - preferred|`` (ties: previous round's value ``w
 first, then better objective), then every other column, least attractive alternative first and forced.
 Repair moves columns of violated rows, least valuable first (kernels.repair_pass). Fill moves columns
 in their improving direction while every row stays satisfied, largest objective gain first, with
-continuous columns pinned at their LP values so the LP's continuous point stays usable.
+continuous columns pinned at their LP values so the LP's continuous point stays usable, then 1-swaps
+inside choice rows (a job moves to a better configuration when capacity allows) and fill once more.
 """
 
 from __future__ import annotations
@@ -192,19 +193,40 @@ def run_rounding(problem: Problem, st: Structure, x_lp: np.ndarray, prev: np.nda
     t0 = time.perf_counter()
     filled = 0
     if left == 0:
-        xi, filled = _fill(M, W, it, xi, x_lp_c, prev_alt)
+        xi, filled = _fill(M, W, it, xi, x_lp_c, prev_alt, choice_lists(st))
     steps.append({"step": "fill", "changed": int(filled), "seconds": time.perf_counter() - t0})
     return RoundingOutcome(x=xi, x_before_fill=x_before_fill, rows_violated=int(left), steps=steps)
 
 
-def _fill(M, W, it, xi, x_cont, prev_alt):
+def choice_lists(st: Structure) -> tuple[np.ndarray, np.ndarray]:
+    """(k+1,) pointers and member columns of the choice rows (from the CSR copy, vectorized)."""
+    rptr, rcol = st.csr_indptr, st.csr_indices
+    rows = st.choice_rows
+    cnt = rptr[rows + 1] - rptr[rows]
+    ptr = np.concatenate(([0], np.cumsum(cnt))).astype(np.int64)
+    if ptr[-1] == 0:
+        return ptr, np.zeros(0, dtype=np.int64)
+    pos = np.arange(ptr[-1], dtype=np.int64) + np.repeat(rptr[rows] - ptr[:-1], cnt)
+    return ptr, rcol[pos].astype(np.int64)
+
+
+def _fill(M, W, it, xi, x_cont, prev_alt, choice=None):
+    """Fill, then 1-swaps in choice rows (if any), then fill again when a swap freed resources."""
     cost = M[13]
     dl = np.where(it, xi, x_cont)
     Sf = initial_state(M, dl, dl)
     cand = np.flatnonzero(it & (cost != 0))
     of = np.lexsort((-prev_alt[cand], -np.abs(cost[cand])))
-    filled, _ = K.fill_pass(cand[of].astype(np.int64), M, Sf, W)
-    return np.where(it, Sf[0], x_cont), int(filled)
+    order = cand[of].astype(np.int64)
+    filled, _ = K.fill_pass(order, M, Sf, W)
+    changed = int(filled)
+    if choice is not None and choice[1].size:
+        swaps, _ = K.swap_pass(choice[0], choice[1], M, Sf, W)
+        changed += int(swaps)
+        if swaps:
+            more, _ = K.fill_pass(order, M, Sf, W)
+            changed += int(more)
+    return np.where(it, Sf[0], x_cont), changed
 
 
 def fill_pinned(problem: Problem, st: Structure, x: np.ndarray, prev: np.ndarray | None) -> tuple[np.ndarray, int]:
@@ -217,4 +239,4 @@ def fill_pinned(problem: Problem, st: Structure, x: np.ndarray, prev: np.ndarray
     prev_alt = np.zeros(problem.n_cols)
     if prev is not None and prev.shape == x.shape:
         prev_alt = (prev != x).astype(np.float64)
-    return _fill(M, scratch(M), it, x, x, prev_alt)
+    return _fill(M, scratch(M), it, x, x, prev_alt, choice_lists(st))
