@@ -30,6 +30,7 @@ import math
 import os
 import platform
 import shlex
+import signal
 import sys
 import time
 from datetime import UTC, datetime
@@ -140,8 +141,10 @@ def _row(r: int, method: str, res, seconds: float, extra: dict | None = None) ->
 def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, highs_solver: str = "choose",
                tol: float = 1e-4, threads: int | None = None, pop_workers: int | None = None,
                pop_scaling: str = "auto", warm_cold_solver: str = "ipm", skip_after: int = 2,
-               log=print) -> list[dict]:
+               log=print, out: list | None = None) -> list[dict]:
     """Run ``rounds`` + 1 rounds of ``scenario`` through every method; return one dict per (round, method).
+
+    ``out``: a list to append each finished round's rows to (so an interrupted run keeps them).
 
     The scenario's next round is driven by copter-warm's allocation (else by the first method that
     returned a point, else simulated by the scenario).
@@ -168,7 +171,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
     state, info, apply_s = None, None, 0.0
     prev_x: dict[str, np.ndarray | None] = {}
     hits = dict.fromkeys(methods, 0)
-    rows: list[dict] = []
+    rows: list[dict] = out if out is not None else []
     try:
         for r in range(rounds + 1):
             if r > 0:
@@ -222,7 +225,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
             log(format_round(round_rows), flush=True)
     finally:
         if pool is not None:
-            pool.shutdown()
+            pool.shutdown(cancel_futures=True)
     return rows
 
 
@@ -338,6 +341,10 @@ def write_results(name: str, rows: list[dict], info: dict, *, plot: bool = False
     return base.with_suffix(".parquet")
 
 
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main(name: str, scenario, args: argparse.Namespace, title: str) -> list[dict]:
     """Header, run, summary, files: what every domain script's ``__main__`` does."""
     info = header()
@@ -347,10 +354,19 @@ def main(name: str, scenario, args: argparse.Namespace, title: str) -> list[dict
           f"HiGHS solver {args.highs_solver} (highs-warm: {args.warm_cold_solver} at round 0, then simplex "
           f"hot starts); copter tol {args.tol}")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    rows = run_rounds(scenario, rounds=args.rounds, methods=methods, time_limit=args.time_limit,
-                      highs_solver=args.highs_solver, tol=args.tol, threads=args.threads,
-                      pop_workers=args.pop_workers, pop_scaling=args.pop_scaling,
-                      warm_cold_solver=args.warm_cold_solver, skip_after=args.skip_after)
+    rows: list[dict] = []
+    signal.signal(signal.SIGTERM, _raise_interrupt)  # `timeout` / kill: still summarise finished rounds
+    try:
+        run_rounds(scenario, rounds=args.rounds, methods=methods, time_limit=args.time_limit,
+                   highs_solver=args.highs_solver, tol=args.tol, threads=args.threads,
+                   pop_workers=args.pop_workers, pop_scaling=args.pop_scaling,
+                   warm_cold_solver=args.warm_cold_solver, skip_after=args.skip_after, out=rows)
+    except KeyboardInterrupt:
+        done = max((x["round"] for x in rows), default=-1)
+        print(f"# interrupted: summarising the {done + 1} finished round(s)")
+        rows = [x for x in rows if x["round"] <= done and "gap_rel" in x]
+    if not rows:
+        return rows
     print_summary(rows, title)
     if not args.no_write:
         write_results(name, rows, info, plot=args.plot)
