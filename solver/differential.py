@@ -208,11 +208,27 @@ def _fail(msg: str, rows, delta: Delta, entity=None):
                           entity=None if entity is None else str(entity))
 
 
+class _KindRows:
+    """Table rows of each kind, sorted; built lazily (a problem file's 10M coef rows are one range)."""
+
+    def __init__(self, order: np.ndarray | None, bounds: np.ndarray):
+        self.order, self.bounds, self._cache = order, bounds, {}
+
+    def size(self, k: int) -> int:
+        return int(self.bounds[k + 1] - self.bounds[k])
+
+    def __getitem__(self, k: int) -> np.ndarray:
+        if k not in self._cache:
+            a, b = int(self.bounds[k]), int(self.bounds[k + 1])
+            self._cache[k] = np.arange(a, b, dtype=np.int64) if self.order is None else self.order[a:b]
+        return self._cache[k]
+
+
 @dataclass
 class _Parsed:
     n: int
     kind: np.ndarray           # (k,) int8 kind code
-    rows: list                 # rows[k] = sorted table rows of kind k
+    rows: _KindRows            # rows[k] = sorted table rows of kind k
     var_codes: np.ndarray      # (k,) integer id of the var name (arbitrary where the name is null)
     var_uniq: pa.Array         # the distinct var names the ids index
     con_codes: np.ndarray
@@ -276,15 +292,18 @@ def _parse(delta: Delta) -> _Parsed:
     if bad.size:
         shown = kind.take(pa.array(bad[:1])).to_pylist()[0]
         _fail(f"unknown kind {shown!r} (expected one of {', '.join(KINDS)})", bad, delta)
-    if n < 2 or np.all(codes[1:] >= codes[:-1]):
-        order = np.arange(n, dtype=np.int64)  # already grouped by kind (what problem files look like)
-    else:
-        order = np.argsort(codes, kind="stable")  # radix sort of int8
     bounds = np.zeros(len(KINDS) + 1, dtype=np.int64)
     np.cumsum(np.bincount(codes, minlength=len(KINDS)), out=bounds[1:])
-    rows = [order[bounds[k]:bounds[k + 1]] for k in range(len(KINDS))]
-    spans = [slice(int(r[0]), int(r[-1]) + 1) if r.size and r[-1] - r[0] + 1 == r.size else
-             (slice(0, 0) if not r.size else None) for r in rows]
+    if n < 2 or np.all(codes[1:] >= codes[:-1]):
+        rows = _KindRows(None, bounds)  # already grouped by kind (what problem files look like)
+        spans = [slice(int(bounds[k]), int(bounds[k + 1])) for k in range(len(KINDS))]
+    else:
+        rows = _KindRows(np.argsort(codes, kind="stable"), bounds)  # radix sort of int8
+        spans = []
+        for k in range(len(KINDS)):
+            r = rows[k]
+            spans.append(slice(int(r[0]), int(r[-1]) + 1) if r.size and r[-1] - r[0] + 1 == r.size else
+                         (slice(0, 0) if not r.size else None))
     var, con = _as_string(cols["var"]), _as_string(cols["con"])
     value, value_ok = _floats(cols["value"])
     lower, lower_ok = _floats(cols["lower"])
@@ -292,7 +311,7 @@ def _parse(delta: Delta) -> _Parsed:
     integer, integer_ok = _bools(cols["integer"])
     valid = {"var": _valid(var), "con": _valid(con), "value": value_ok, "lower": lower_ok,
              "upper": upper_ok, "integer": integer_ok}
-    present = [k for k in range(len(KINDS)) if rows[k].size]
+    present = [k for k in range(len(KINDS)) if rows.size(k)]
 
     def at(arr, k):
         return arr[spans[k]] if spans[k] is not None else arr[rows[k]]
@@ -316,7 +335,7 @@ def _parse(delta: Delta) -> _Parsed:
                                 ("lower", lower, lower_ok, (K_VAR, K_CON)),
                                 ("upper", upper, upper_ok, (K_VAR, K_CON))):
         for k in kinds:
-            if not rows[k].size:
+            if not rows.size(k):
                 continue
             vk, okk = at(vals, k), (None if ok is None else at(ok, k))
             nan = np.isnan(vk)
@@ -640,12 +659,12 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
         changed.add("row_names")
 
     # ---- coefficients: resolve names to (old position, new position)
-    crow = p.rows[K_COEF]
-    c_cols_old, c_cols_new = _resolve_coef(problem, p, delta, cs, crow, True)
-    c_rows_old, c_rows_new = _resolve_coef(problem, p, delta, rs, crow, False)
+    kc = p.rows.size(K_COEF)
+    c_cols_old, c_cols_new = _resolve_coef(problem, p, delta, cs, True)
+    c_rows_old, c_rows_new = _resolve_coef(problem, p, delta, rs, False)
     c_vals = p.at(p.value, K_COEF)
     keys_sorted = True
-    if crow.size > 1:
+    if kc > 1:
         keys = c_cols_new * max(rs["n_new"], 1) + c_rows_new
         keys_sorted = bool(np.all(keys[1:] > keys[:-1]))
         if not keys_sorted:
@@ -653,6 +672,7 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
             dup = np.flatnonzero(keys[order][1:] == keys[order][:-1])
             if dup.size:
                 i = order[dup[0]]
+                crow = p.rows[K_COEF]
                 same = crow[keys == keys[i]]
                 vn, cn = p.name(True, int(crow[i])), p.name(False, int(crow[i]))
                 _fail(f"coefficient ({cn!r}, {vn!r}) appears twice", same, delta, entity=f"{cn}/{vn}")
@@ -704,26 +724,32 @@ def _map(side, n_old: int) -> np.ndarray:
     return np.concatenate([surv, np.full(side["n_add"], -1, dtype=np.int64)])
 
 
-def _resolve_coef(problem, p: _Parsed, delta, side, crow, is_col):
+def _resolve_coef(problem, p: _Parsed, delta, side, is_col):
     """(old_pos, new_pos) int64 arrays for the coef rows' var (is_col) or con names.
 
     Names upserted by this delta resolve through integer codes; the others are looked up once per
-    distinct name in the problem's cached dict. ``old_pos`` is -1 for an entity created by this delta.
+    distinct name in the problem's cached dict. ``old_pos`` is -1 for an entity created by this
+    delta, and None when no entity of this side survives (nothing to search in the old matrix).
     """
-    k = crow.size
+    k = p.rows.size(K_COEF)
     if not k:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     codes = p.at(p.var_codes if is_col else p.con_codes, K_COEF)
     what = "variable" if is_col else "constraint"
     n_surv = side["n_surv"]
-    new_pos = side["code_pos"][codes]
-    # no survivor on this side: no old entry can be found (the matrix is rebuilt from the inserts)
+    code_pos = side["code_pos"]
+    if code_pos.size and np.array_equal(code_pos, np.arange(code_pos.size)):
+        new_pos = codes.astype(np.int64)  # names in dictionary order = positions: no gather
+    else:
+        new_pos = code_pos[codes]
     old_pos = np.full(k, -1, dtype=np.int64) if n_surv else None
     upd = (new_pos >= 0) & (new_pos < n_surv) if n_surv else None  # existing entity upserted here
     if upd is not None and upd.any():
         old_pos[upd] = new_pos[upd] if side["keep"] is None else np.flatnonzero(side["keep"])[new_pos[upd]]
-    rest = np.flatnonzero(new_pos < 0)                  # not upserted: must exist and survive
+    # not upserted here: must exist and survive (skip the scan when every name was upserted)
+    rest = np.flatnonzero(new_pos < 0) if (code_pos < 0).any() else np.zeros(0, np.int64)
     if rest.size:
+        crow = p.rows[K_COEF]
         ucode, inv = np.unique(codes[rest], return_inverse=True)
         uniq = p.var_uniq if is_col else p.con_uniq
         opos = _lookup(side["index"], uniq.take(pa.array(ucode)))[inv]
