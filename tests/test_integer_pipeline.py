@@ -117,8 +117,9 @@ def test_previous_integer_choice_breaks_ties():
         assert r.x.tolist() == prev
 
 
-def test_mixed_problem_continuous_part_is_finished_exactly():
-    # load-balancing shape: r[i,j] <= x[i,j], sum_i r[i,j] = 1, memory sum_j x[i,j] <= 2, loads balanced
+def lb_like() -> Problem:
+    """Load-balancing shape: r[i,j] <= x[i,j], sum_i r[i,j] = 1, memory sum_j x[i,j] <= 3, loads within
+    +-10% of the mean; minimise copies on servers that did not hold the shard."""
     rng = np.random.default_rng(3)
     S_, N = 6, 3
     load = rng.uniform(1, 3, S_)
@@ -163,8 +164,13 @@ def test_mixed_problem_continuous_part_is_finished_exactly():
     placed = np.zeros(nx)
     placed[[i * S_ + j for j in range(S_) for i in [j % N]]] = 1
     cost = np.concatenate([1.0 - placed, np.zeros(nx)])
-    p = Problem.from_arrays(cost=cost, col_lower=np.zeros(2 * nx), col_upper=np.ones(2 * nx), row_lower=rl,
-                            row_upper=ru, matrix=A, integrality=np.r_[np.ones(nx, bool), np.zeros(nx, bool)])
+    return Problem.from_arrays(cost=cost, col_lower=np.zeros(2 * nx), col_upper=np.ones(2 * nx), row_lower=rl,
+                               row_upper=ru, matrix=A, integrality=np.r_[np.ones(nx, bool), np.zeros(nx, bool)])
+
+
+def test_mixed_problem_continuous_part_is_finished_exactly():
+    p = lb_like()
+    nx = p.n_cols // 2
     r = solve_milp(p, Settings(integer_fallback="highs", integer_fallback_seconds=10), None)
     check_result(p, r)
     assert r.mip["structure"]["vub_rows"] == nx
@@ -215,3 +221,21 @@ def test_report_lists_steps_and_fractional_count():
     assert all(s["seconds"] >= 0 and s["changed"] >= 0 for s in r.mip["steps"])
     assert 0 <= r.mip["fractional_before"] <= p.n_cols
     assert r.mip["gap_rel"] == pytest.approx(max(0.0, -(r.objective - r.mip["lp_bound"])) / max(1, abs(r.objective)))
+
+
+def test_dive_recovers_from_a_rounding_whose_continuous_lp_is_infeasible():
+    from solver.integer.dive import dive
+    from solver.integer.relaxation import solve_relaxation
+    from solver.integer.resolve import fix_and_resolve
+    from solver.integer.structure import detect_structure
+
+    p = lb_like()
+    st = detect_structure(p)
+    settings = Settings()
+    lp, _ = solve_relaxation(p, settings, None, st.lower, st.upper)
+    bad = np.where(p.integrality, 0.0, lp.x)  # no copies at all: the shards cannot be served
+    assert fix_and_resolve(p, bad, settings, lp.x, lp.y)[0] is None
+    x, info = dive(p, st, lp.x, lp.y, bad, settings, None, lp.state)
+    assert x is not None, info
+    assert 1 <= info["dives"] <= 3
+    assert_exactly_feasible(p, x)
