@@ -12,15 +12,24 @@ REFERENCES.md section 1, generalised by structure detection):
    exactly by HiGHS simplex on the small remaining LP (``resolve.py``); the point is re-checked exactly;
    if the fixed LP is infeasible, a relax-and-fix ``dive`` (``dive.py``) fixes the sure integers,
    re-solves the LP relaxation warm with the LP core and rounds again (at most
-   ``settings.integer_dive_max`` times);
+   ``settings.integer_dive_max`` times); once a point exists, ``fill`` runs again with the exact
+   (simplex-vertex) continuous values pinned, which frees integers an interior LP point still used
+   (step ``"fill"`` with ``"after": "fix_and_resolve"``);
 5. ``fallback`` (``settings.integer_fallback == "highs"``): HiGHS MIP for at most
    ``settings.integer_fallback_seconds`` (wall), seeded with the rounded integer assignment, when steps
    3-4 found no feasible point;
 6. the bound: the Lagrangian dual bound of the relaxation's dual point, valid even when the relaxation
    was not solved exactly (``bound.py``); ``gap_rel = sense * (integer_objective - lp_bound) /
-   max(1, |integer_objective|)``; status OPTIMAL when ``gap_rel <= settings.mip_gap_tol``, else FEASIBLE;
+   max(1, |integer_objective|)`` (inf when no finite bound follows); status OPTIMAL when ``gap_rel <= settings.mip_gap_tol``, else FEASIBLE;
    NO_INTEGER_SOLUTION when no point was found (a point is only ever reported when it satisfies bounds
    and integrality exactly and every row to 1e-9 relative to max(1, |bound|)).
+
+Report (``result.mip``): integer_objective, lp_bound, gap_rel, fractional_before (integer columns whose LP
+value is more than 1e-6 from an integer), steps (one dict per step run: ``step`` in round | repair | fill |
+fix_and_resolve | dive | fallback, ``changed`` columns, ``seconds``, step details), fallback_used, source
+(heuristic | fallback | none), structure counts, lp_engine, lp_status, lp_objective.
+``result.state``: the relaxation's LP iterate (x, y, step size, primal weight) for the next round's warm
+start, plus ``integer_x`` = the integer allocation (previous-round tie-breaking).
 """
 
 from __future__ import annotations
