@@ -203,7 +203,7 @@ def main() -> None:
             shutil.rmtree(ws)
         store = StateStore(st)
         from solver.state import SolverState
-        with store.lock():
+        with store.lock(create=True):
             t = time.perf_counter()
             w = store.begin(0)
             w.save_problem(p)
@@ -238,7 +238,7 @@ def main() -> None:
             ps = packing_lp(max(args.nnz // 10, 10_000), seed=1)
             ps.col_index()
             ps.row_index()
-            with small.lock():
+            with small.lock(create=True):
                 w = small.begin(0)
                 w.save_problem(ps)
                 w.save_state(SolverState(x=np.zeros(ps.n_cols), y=np.zeros(ps.n_rows)))

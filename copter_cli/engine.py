@@ -210,7 +210,7 @@ def init_state(base, state_dir=None, settings: Settings | None = None, keep: int
         raise UsageError(f"--keep must be at least 1, got {keep}")
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
     settings = settings or Settings()
-    with store.lock():
+    with store.lock(create=True):
         if store.initialised:
             raise StateError(f"{store.root} is already an initialised state directory (current round "
                              f"{store.current()[0]}); use `copter step` or another --state", file=str(store.root))

@@ -297,12 +297,18 @@ class StateStore:
 
     # ------------------------------------------------------------------ locking
     @contextmanager
-    def lock(self) -> Iterator[None]:
+    def lock(self, create: bool = False) -> Iterator[None]:
         """Hold the state's writer lock; raise StateBusyError at once when another writer holds it.
 
-        Creates the state folder if needed. One FileLock object per directory per process.
+        Args:
+            create: create the state folder when missing (``init``); otherwise a missing folder raises
+                StateError (nothing is created). One FileLock object per directory per process.
         """
-        self.root.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.root.mkdir(parents=True, exist_ok=True)
+        elif not self.root.is_dir():
+            raise StateError(f"{self.root} is not an initialised copter state directory "
+                             f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
         key = os.path.realpath(self.root)
         lk = _LOCKS.get(key)
         if lk is None:

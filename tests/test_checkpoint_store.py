@@ -45,7 +45,7 @@ def test_problem_and_state_round_trip_bit_identical(tmp_path):
     s = SolverState(x=rng.random(p.n_cols), y=rng.normal(size=p.n_rows), step_size=0.25, primal_weight=3.0,
                     iterations=77, integer_x=np.round(rng.random(p.n_cols)))
     store = StateStore(tmp_path / "st")
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, p, state=s)
     g = StateStore(tmp_path / "st", reuse=False).load()
     assert g.round == 0 and g.warning is None
@@ -57,7 +57,7 @@ def test_problem_and_state_round_trip_bit_identical(tmp_path):
 
 def test_numeric_arrays_load_as_read_only_memory_maps(tmp_path):
     store = StateStore(tmp_path / "st")
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, make_problem())
     g = StateStore(tmp_path / "st", reuse=False).load()
     assert not g.problem.a_data.flags.writeable  # zero-copy view of the mapped file
@@ -66,7 +66,7 @@ def test_numeric_arrays_load_as_read_only_memory_maps(tmp_path):
 def test_unchanged_arrays_are_hard_links_and_small_change_is_a_patch(tmp_path):
     p = make_problem()
     store = StateStore(tmp_path / "st")
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, p)
         g0 = store.load()
         cost = p.cost.copy()
@@ -83,7 +83,7 @@ def test_unchanged_arrays_are_hard_links_and_small_change_is_a_patch(tmp_path):
 def test_large_change_rewrites_the_array_in_full(tmp_path):
     p = make_problem()
     store = StateStore(tmp_path / "st")
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, p)
         p1 = p.replace(cost=p.cost + 1.0)
         w = save(store, 1, p1, store.load(), {"cost"})
@@ -94,7 +94,7 @@ def test_large_change_rewrites_the_array_in_full(tmp_path):
 def test_patches_are_cumulative_against_the_base_and_survive_pruning(tmp_path):
     p = make_problem()
     store = StateStore(tmp_path / "st")
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, p)
         cur = p
         for r in range(1, 5):
@@ -144,7 +144,7 @@ def test_name_arrays_patch_and_grow(tmp_path):
 
 def test_current_is_replaced_atomically_without_leftovers(tmp_path):
     store = StateStore(tmp_path / "st")
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, make_problem(n=50, m=5))
         save(store, 1, make_problem(n=50, m=5, seed=1), store.load())
     assert (tmp_path / "st" / "CURRENT").read_text() == "1\n"
@@ -154,7 +154,7 @@ def test_current_is_replaced_atomically_without_leftovers(tmp_path):
 def test_incomplete_generation_named_by_current_falls_back_to_newest_complete(tmp_path):
     store = StateStore(tmp_path / "st")
     p = make_problem(n=50, m=5)
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, p)
         save(store, 1, p, store.load())
     # damage round 1: a file shorter than its manifest says (a torn write)
@@ -168,7 +168,7 @@ def test_incomplete_generation_named_by_current_falls_back_to_newest_complete(tm
 
 def test_generation_without_manifest_is_ignored(tmp_path):
     store = StateStore(tmp_path / "st")
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, make_problem(n=50, m=5))
     (tmp_path / "st" / gen_name(7) / "problem").mkdir(parents=True)
     (tmp_path / "st" / "CURRENT").write_text("7\n")
@@ -180,7 +180,7 @@ def test_generation_without_manifest_is_ignored(tmp_path):
 def test_unreadable_current_uses_newest_complete_generation(tmp_path, content):
     store = StateStore(tmp_path / "st")
     p = make_problem(n=50, m=5)
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, p)
         save(store, 1, p, store.load())
     (tmp_path / "st" / "CURRENT").write_bytes(content)
@@ -195,7 +195,7 @@ def test_uninitialised_directory_is_a_state_error(tmp_path):
 
 def test_second_writer_gets_busy_at_once(tmp_path):
     store = StateStore(tmp_path / "st")
-    with store.lock():
+    with store.lock(create=True):
         pass
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time, filelock; l = filelock.FileLock(sys.argv[1]); l.acquire(); "
@@ -205,26 +205,26 @@ def test_second_writer_gets_busy_at_once(tmp_path):
         assert holder.stdout.readline().strip() == "held"
         t = time.perf_counter()
         with pytest.raises(StateBusyError, match="busy"):
-            with store.lock():
+            with store.lock(create=True):
                 pass
         assert time.perf_counter() - t < 5.0
     finally:
         holder.kill()
         holder.wait()
-    with store.lock():  # released by the OS when the holder died
+    with store.lock(create=True):  # released by the OS when the holder died
         pass
 
 
 def test_lock_is_reentrant_within_one_process(tmp_path):
     store, again = StateStore(tmp_path / "st"), StateStore(tmp_path / "st")
-    with store.lock(), again.lock():
+    with store.lock(create=True), again.lock():
         pass
 
 
 def test_prune_keeps_the_newest_k_and_the_current_one(tmp_path):
     store = StateStore(tmp_path / "st")
     p = make_problem(n=50, m=5)
-    with store.lock():
+    with store.lock(create=True):
         for r in range(6):
             save(store, r, p, store.load() if r else None)
         store.set_current(1)
@@ -234,7 +234,7 @@ def test_prune_keeps_the_newest_k_and_the_current_one(tmp_path):
 
 def test_failed_round_records_are_kept_and_bounded(tmp_path):
     store = StateStore(tmp_path / "st")
-    with store.lock():
+    with store.lock(create=True):
         for r in range(4):
             store.record_failure(r, {"round": r, "status": "PRIMAL_INFEASIBLE"}, keep=2)
     assert len(store.failures()) == 2
@@ -243,7 +243,7 @@ def test_failed_round_records_are_kept_and_bounded(tmp_path):
 def test_in_process_reuse_returns_the_committed_generation_and_notices_outside_changes(tmp_path):
     store = StateStore(tmp_path / "st")
     p = make_problem(n=50, m=5)
-    with store.lock():
+    with store.lock(create=True):
         save(store, 0, p)
     assert store.load().problem is p  # no read-back of what this process just wrote
     w = StateStore(tmp_path / "st", reuse=False)

@@ -162,6 +162,7 @@ def test_init_twice_and_step_without_init_are_state_errors(state, tmp_path):
         engine.init_state(small_lp(), state)
     with pytest.raises(StateError, match="not an initialised"):
         engine.step_state(Delta.vars(["x1"], cost=[1.0]), tmp_path / "empty")
+    assert not (tmp_path / "empty").exists()  # nothing created by a refused command
 
 
 def small_milp() -> Problem:
