@@ -146,8 +146,10 @@ def read_delta(path: str | os.PathLike) -> Delta:
             base = int(base)
         except ValueError:
             raise FormatError(f"copter.base_round {base!r} is not an integer", file=path) from None
+    known = (b"copter.format", b"copter.version", b"copter.sense", b"copter.objective_offset",
+             b"copter.base_round", b"ARROW:schema", b"pandas")
     extra = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in meta.items()
-             if not k.startswith(b"copter.") and k != b"ARROW:schema" and k != b"pandas"}
+             if k not in known}
     return Delta(table=_normalize(table, path), sense=sense, offset=offset, base_round=base, format=fmt,
                  meta=extra, source=path)
 
