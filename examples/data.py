@@ -26,3 +26,32 @@ def require(sub: str) -> Path:
     if not p.exists():
         raise InputError(f"data not found at {p}; set COPTER_DATA to the shared data folder", file=str(p))
     return p
+
+
+def generator_main(doc: str, add_arguments, build, argv=None) -> int:
+    """Shared command line of the ``examples/<domain>/generate.py`` scripts.
+
+    Adds the common options (``--out``, ``--rounds``, ``--mps``, ``--seed``), lets the domain add its own
+    with ``add_arguments(parser)``, builds the scenario with ``build(args)`` and writes
+    ``base.parquet`` (or ``base.mps``) plus ``delta_0001.parquet ...`` into ``--out``.
+
+    Returns:
+        The process exit code (0).
+    """
+    import argparse
+    import sys
+    import time
+
+    from copter_cli.cmd_demo import write_stream
+
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="output folder")
+    ap.add_argument("--rounds", type=int, default=10, help="number of deltas")
+    add_arguments(ap)
+    ap.add_argument("--mps", action="store_true", help="write base.mps instead of base.parquet")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    t = time.perf_counter()
+    paths = write_stream(build(args), args.out, args.rounds, "base.mps" if args.mps else "base.parquet")
+    print(f"wrote {len(paths)} files to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
+    return 0

@@ -10,15 +10,12 @@ Offline streams simulate each round's allocation with a greedy (see solver.workl
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from copter_cli.cmd_demo import write_stream  # noqa: E402
-from examples.data import require  # noqa: E402
+from examples.data import generator_main, require  # noqa: E402
 from examples.sia.loader import load_trace, read_gavel_throughputs  # noqa: E402
 from solver.workloads.sia import SiaScenario, fine_configs  # noqa: E402
 
@@ -38,10 +35,8 @@ def build(args) -> SiaScenario:
     return SiaScenario(jobs=args.jobs, config_gpus=fine_configs(args.fine) if args.fine else None, **kw)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="output folder")
-    ap.add_argument("--rounds", type=int, default=10, help="number of deltas")
+def add_arguments(ap) -> None:
+    """This domain's options."""
     ap.add_argument("--scale", type=int, default=1024, help="total GPUs (64, 1024, 10240, 25600)")
     ap.add_argument("--jobs", type=int, default=None, help="jobs at round 0 (default: by scale / trace)")
     ap.add_argument("--form", choices=("max", "min"), default="max", help="max (p=0.5) or Sia's min (p=-0.5)")
@@ -50,13 +45,10 @@ def main(argv=None) -> int:
                     help="finer configurations: 1..8 GPUs, then every whole node up to MAX_GPUS (e.g. 512)")
     ap.add_argument("--gavel", action="store_true", help="Gavel's throughputs (K80/P100/V100) instead")
     ap.add_argument("--trace-max-gpus", action="store_true", help="cap jobs at the trace's num_replicas")
-    ap.add_argument("--mps", action="store_true", help="write base.mps instead of base.parquet")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    t = time.perf_counter()
-    paths = write_stream(build(args), args.out, args.rounds, "base.mps" if args.mps else "base.parquet")
-    print(f"wrote {len(paths)} files to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
-    return 0
+
+
+def main(argv=None) -> int:
+    return generator_main(__doc__, add_arguments, build, argv)
 
 
 if __name__ == "__main__":

@@ -9,15 +9,12 @@ B4 with its 36 real TMs:    python examples/te/generate.py --out /tmp/te --topol
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from copter_cli.cmd_demo import write_stream  # noqa: E402
-from examples.data import require  # noqa: E402
+from examples.data import generator_main, require  # noqa: E402
 from examples.te.loader import read_tm, read_topology, tm_for_topology, tm_sequence  # noqa: E402
 from solver.workloads.te import TEScenario  # noqa: E402
 
@@ -41,22 +38,17 @@ def build(args) -> TEScenario:
     return TEScenario(topology=topo, demands=demands, **kw)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="output folder")
-    ap.add_argument("--rounds", type=int, default=10, help="number of deltas")
+def add_arguments(ap) -> None:
+    """This domain's options."""
     ap.add_argument("--scale", type=int, default=24, help="synthetic ring nodes (when no --topology)")
     ap.add_argument("--topology", default=None, help="GraphML or JSON topology file")
     ap.add_argument("--tm", default=None, help="traffic-matrix CSV or folder of CSVs (default: gravity)")
     ap.add_argument("--objective", choices=("total", "concurrent"), default="total")
     ap.add_argument("--paths", type=int, default=4, help="edge-disjoint paths per commodity")
-    ap.add_argument("--mps", action="store_true", help="write base.mps instead of base.parquet")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    t = time.perf_counter()
-    paths = write_stream(build(args), args.out, args.rounds, "base.mps" if args.mps else "base.parquet")
-    print(f"wrote {len(paths)} files to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
-    return 0
+
+
+def main(argv=None) -> int:
+    return generator_main(__doc__, add_arguments, build, argv)
 
 
 if __name__ == "__main__":
