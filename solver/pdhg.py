@@ -124,11 +124,10 @@ class _Core:
         xh, yh, axh, atyh = np.empty(n), np.empty(m), np.empty(m), np.empty(n)
         kernels.primal_step(x, aty, c, lv, uv, tau, xh)
         block = kernels.run_block
-        if s.threads is not None:
+        if s.threads is not None and s.threads > 1 and sc.csr[2].shape[0] >= s.parallel_min_nnz:
             import numba
 
             numba.set_num_threads(max(1, min(int(s.threads), numba.config.NUMBA_NUM_THREADS)))
-        if sc.csr[2].shape[0] >= s.parallel_min_nnz and (s.threads is None or s.threads > 1):
             block = kernels.run_block_parallel
         k = block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, 0, 0,
                   x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
@@ -182,7 +181,7 @@ class _Core:
                 first = False
                 restart = False
             else:  # cuPDLPx also restarts unconditionally at the first check after the start
-                restart = ctrl.should_restart(r, k, total) or restarts == 0
+                restart = ctrl.should_restart(r, k, total)
             if restart:
                 restarts += 1
                 w = ctrl.update_weight(float(np.linalg.norm(xh - x0)), float(np.linalg.norm(yh - y0)),

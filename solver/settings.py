@@ -51,8 +51,10 @@ class Settings:
         bound_objective_scaling: apply HPR-LP's theta_b = 1/(1+||b||), theta_c = 1/(1+||c||).
 
     Threads:
-        threads: numba threads for the parallel kernels (None = numba's default); problems with
-            fewer than ``parallel_min_nnz`` nonzeros always run the serial kernels.
+        threads: numba threads for the iteration (default 1: the serial kernels). With threads > 1
+            problems of at least ``parallel_min_nnz`` nonzeros run the parallel kernels (same results
+            bitwise). Measured on the shared 2-core machine under load: 2 threads were 4x SLOWER than 1
+            on a 400k-nonzero LP (a barrier per pass), so parallelism is opt-in.
         parallel_min_nnz: size (nonzeros) from which the parallel kernels are used.
 
     Integerization (solver.integer):
@@ -90,5 +92,5 @@ class Settings:
     ruiz_iterations: int = 10
     pock_chambolle_alpha: float | None = 1.0
     bound_objective_scaling: bool = True
-    threads: int | None = None
+    threads: int | None = 1
     parallel_min_nnz: int = 200_000
