@@ -472,38 +472,76 @@ def _assemble(problem: Problem, col_keep, row_keep, old_to_new_col, old_to_new_r
             indptr = np.concatenate([indptr, np.full(n_new - n_old, indptr[-1], dtype=np.int64)])
             changed.add("a_indptr")
         return indptr, indices, data, n_changed, changed
-    # general path: one vectorised pass: mask, remap, merge inserts
-    counts = np.diff(indptr)
-    ecol = np.repeat(np.arange(n_old, dtype=np.int64), counts)
-    keep = np.ones(indices.size, dtype=bool)
-    if col_keep is not None:
-        keep &= col_keep[ecol]
-    if row_keep is not None:
-        keep &= row_keep[indices]
-    vals = data
-    if upd.any():
-        vals = data.copy()
-        vals[pos[upd]] = c_vals[upd]
-    if dele.any():
-        keep[pos[dele]] = False
-    new_cols = old_to_new_col[ecol[keep]] if col_keep is not None else ecol[keep]
-    new_rows = (old_to_new_row[indices[keep]] if row_keep is not None else indices[keep]).astype(np.int64)
-    vals = vals[keep]
-    if ins.any():
-        ic, ir, iv = c_cols_new[ins], c_rows_new[ins], c_vals[ins]
+    # general path: one pass over the matrix (numba merge; numpy twin: merge_csc_numpy)
+    chg = upd | dele
+    chg_pos, chg_val = pos[chg], np.where(dele[chg], 0.0, c_vals[chg])
+    if chg_pos.size > 1:
+        o = np.argsort(chg_pos)
+        chg_pos, chg_val = chg_pos[o], chg_val[o]
+    ic, ir, iv = c_cols_new[ins], c_rows_new[ins], c_vals[ins]
+    if ic.size > 1 and not (keys_sorted and ins.all()):
         ikeys = ic * max(m_new, 1) + ir
-        if ikeys.size > 1 and not (keys_sorted and ins.all()) and not np.all(ikeys[1:] > ikeys[:-1]):
-            order = np.argsort(ikeys, kind="stable")
-            ikeys, ic, ir, iv = ikeys[order], ic[order], ir[order], iv[order]
-        kkeys = new_cols * max(m_new, 1) + new_rows
-        at = np.searchsorted(kkeys, ikeys)
-        new_cols = np.insert(new_cols, at, ic)
-        new_rows = np.insert(new_rows, at, ir)
-        vals = np.insert(vals, at, iv)
+        if not np.all(ikeys[1:] > ikeys[:-1]):
+            o = np.argsort(ikeys, kind="stable")
+            ic, ir, iv = ic[o], ir[o], iv[o]
+    n_surv = n_old if col_keep is None else int(col_keep.sum())
+    col_map = np.concatenate([np.arange(n_old, dtype=np.int64) if col_keep is None
+                              else np.flatnonzero(col_keep).astype(np.int64),
+                              np.full(n_new - n_surv, -1, dtype=np.int64)])
+    row_map = np.arange(problem.n_rows, dtype=np.int64) if row_keep is None else old_to_new_row
+    new_indptr, new_indices, new_data = merge_csc(indptr, indices, data, col_map, row_map, chg_pos, chg_val,
+                                                  ic, ir, iv)
+    return new_indptr, new_indices, new_data, n_changed, {"a_indptr", "a_indices", "a_data"}
+
+
+def merge_csc_numpy(indptr, indices, data, col_map, row_map, chg_pos, chg_val, ins_col, ins_row, ins_val):
+    """Reference twin of :func:`merge_csc` in plain numpy (several vectorised passes)."""
+    n_old, n_new = indptr.size - 1, col_map.size
+    old_to_new = np.full(n_old, -1, dtype=np.int64)
+    live = col_map >= 0
+    old_to_new[col_map[live]] = np.flatnonzero(live)
+    ecol = np.repeat(np.arange(n_old, dtype=np.int64), np.diff(indptr))
+    vals = data.copy()
+    vals[chg_pos] = chg_val
+    keep = (vals != 0) & (old_to_new[ecol] >= 0) & (row_map[indices] >= 0)
+    new_cols = old_to_new[ecol[keep]]
+    new_rows = row_map[indices[keep]].astype(np.int64)
+    vals = vals[keep]
+    m = int(max(row_map.max(initial=-1), ins_row.max(initial=-1))) + 1 if (row_map.size or ins_row.size) else 1
+    at = np.searchsorted(new_cols * m + new_rows, ins_col.astype(np.int64) * m + ins_row)
+    new_cols = np.insert(new_cols, at, ins_col)
+    new_rows = np.insert(new_rows, at, ins_row)
+    vals = np.insert(vals, at, ins_val)
     new_indptr = np.zeros(n_new + 1, dtype=np.int64)
     np.cumsum(np.bincount(new_cols, minlength=n_new), out=new_indptr[1:])
-    return new_indptr, new_rows.astype(np.int32), np.ascontiguousarray(vals, dtype=np.float64), n_changed, \
-        {"a_indptr", "a_indices", "a_data"}
+    return new_indptr, new_rows.astype(np.int32), vals.astype(np.float64)
+
+
+def merge_csc(indptr, indices, data, col_map, row_map, chg_pos, chg_val, ins_col, ins_row, ins_val):
+    """New CSC arrays from the old ones in ONE pass: keep the columns ``col_map`` names, remap rows,
+    apply value changes, drop removed entries, merge inserted entries.
+
+    Args:
+        indptr (n_old+1,) int64, indices (nnz,) int32, data (nnz,) float64: the old matrix.
+        col_map: (n_new,) int64 old column of each new column (-1 = new, empty), survivors increasing.
+        row_map: (m_old,) int64 new row of each old row (-1 = dropped), increasing where >= 0.
+        chg_pos, chg_val: (c,) sorted old entry positions and their new values (0 removes the entry).
+        ins_col, ins_row, ins_val: (i,) entries to insert, sorted by (new column, new row), absent
+            from the old matrix.
+    Returns:
+        (indptr (n_new+1,) int64, indices int32, data float64), canonical (rows sorted per column).
+    Numba kernel (``differential_kernels.merge_csc_kernel``); twin: :func:`merge_csc_numpy`.
+    """
+    from solver.differential_kernels import merge_csc_kernel
+
+    ptr, idx, val, t = merge_csc_kernel(
+        indptr.astype(np.int64, copy=False), indices, data, col_map.astype(np.int64, copy=False),
+        row_map.astype(np.int64, copy=False), np.ascontiguousarray(chg_pos, dtype=np.int64),
+        np.ascontiguousarray(chg_val, dtype=np.float64), np.ascontiguousarray(ins_col, dtype=np.int64),
+        np.ascontiguousarray(ins_row, dtype=np.int64), np.ascontiguousarray(ins_val, dtype=np.float64))
+    if t < 0.75 * idx.size:  # many entries removed: do not keep the spare capacity alive
+        return ptr, idx[:t].copy(), val[:t].copy()
+    return ptr, idx[:t], val[:t]
 
 
 # ---------------------------------------------------------------------------------------------- apply

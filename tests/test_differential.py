@@ -296,3 +296,34 @@ def test_find_entries_kernel_matches_numpy_twin(seed):
     assert np.array_equal(a, b)
     hit = a >= 0
     assert np.all(p.a_indices[a[hit]] == rows[hit])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_merge_csc_kernel_matches_numpy_twin(seed):
+    from solver.differential import merge_csc, merge_csc_numpy
+
+    rng = np.random.default_rng(seed)
+    p = random_problem(rng, int(rng.integers(1, 25)), int(rng.integers(1, 25)), density=0.4)
+    keep_c = rng.random(p.n_cols) < 0.8
+    n_add = int(rng.integers(0, 4))
+    col_map = np.concatenate([np.flatnonzero(keep_c), np.full(n_add, -1)]).astype(np.int64)
+    keep_r = rng.random(p.n_rows) < 0.8
+    row_map = np.where(keep_r, np.cumsum(keep_r) - 1, -1).astype(np.int64)
+    chg_pos = np.unique(rng.integers(0, max(p.nnz, 1), int(rng.integers(0, 6)))) if p.nnz else np.zeros(0, np.int64)
+    chg_val = rng.choice([0.0, 4.5, -1.0], chg_pos.size)
+    # inserts: new positions not present among surviving entries
+    A = p.matrix().toarray()
+    dense = np.zeros((int(keep_r.sum()), col_map.size))
+    for jn, jo in enumerate(col_map):
+        if jo >= 0:
+            dense[:, jn] = A[keep_r, jo]
+    free = np.argwhere(dense.T == 0)  # (col, row) sorted by col then row
+    pick = np.sort(rng.choice(len(free), min(len(free), int(rng.integers(0, 5))), replace=False)) if len(free) else []
+    ins = free[pick] if len(free) else np.zeros((0, 2), dtype=np.int64)
+    ins_val = rng.choice([1.0, 2.0], len(ins))
+    args = (p.a_indptr, p.a_indices, p.a_data, col_map, row_map, chg_pos, chg_val,
+            ins[:, 0].astype(np.int64), ins[:, 1].astype(np.int64), ins_val)
+    a, b = merge_csc(*args), merge_csc_numpy(*args)
+    for x, y in zip(a, b, strict=True):
+        assert np.array_equal(x, y)
