@@ -93,7 +93,7 @@ def _summary(console, path: Path, problem, result, rep: dict) -> None:
     ]
     if result.message:
         lines.append(f"Message             : {result.message}")
-    console.print("\n".join(lines), markup=False, highlight=False)
+    console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 
 def solve_cmd(

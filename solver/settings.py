@@ -40,7 +40,9 @@ class Settings:
             vanishes while the dual one grows); wide by default, tighter clamps slowed fit1d down.
 
     Step and reflection:
-        step_safety: eta = step_safety / ||A_scaled||_2 (power iteration), 0.998.
+        step_safety: eta = step_safety / ||A_scaled||_2, 0.998. With Pock-Chambolle scaling on,
+            ||A_scaled||_2 <= 1 is known exactly (Pock & Chambolle 2011, Lemma 2); otherwise it is
+            estimated by power iteration.
         reflection: reflection coefficient gamma of the Halpern update (1 = full reflection,
             0.5 = plain Halpern PDHG).
         power_iterations: maximum power-iteration steps for ||A_scaled||_2.

@@ -95,3 +95,13 @@ def test_scaling_kernels_match_scipy_twins():
     cp, ci, cv = _csc(A)
     for a, b in zip(S.csc_to_csr(cp, ci, cv, m), S.csc_to_csr_ref(cp, ci, cv, m), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_pock_chambolle_scaling_bounds_the_operator_norm_by_one():
+    # the LP core takes ||A~||_2 <= 1 for granted after this stage (Pock & Chambolle 2011, Lemma 2)
+    for seed in range(5):
+        c, lc, uc, lv, uv, A = _lp(seed, m=25, n=35)
+        for alpha in (1.0, 0.5, 1.7):
+            sc = scale_lp(c, lc, uc, lv, uv, A, pock_chambolle_alpha=alpha)
+            As = sp.csc_array((sc.csc[2], sc.csc[1], sc.csc[0]), shape=A.shape).toarray()
+            assert np.linalg.norm(As, 2) <= 1.0 + 1e-12
