@@ -49,8 +49,9 @@ SCHEMA = pa.schema([
 def _col(values, n: int, typ: pa.DataType) -> pa.Array:
     """Arrow array of length n from None / scalar / sequence / numpy / pandas (None or pandas NA -> null).
 
-    NaN in a float input is kept as NaN (an error caught by validation), never turned into null:
-    pass None (or a masked/pandas-NA value) to mean "unchanged".
+    NaN in a numpy/list float input is kept as NaN (an error caught by validation), never turned into
+    null: pass None to mean "unchanged". A pandas Series follows pandas' own convention (NaN, None and
+    NA are missing values), so it gives the same delta as ``DataFrame.to_parquet`` would.
     """
     if values is None:
         return pa.nulls(n, type=typ)
@@ -59,15 +60,8 @@ def _col(values, n: int, typ: pa.DataType) -> pa.Array:
     if isinstance(values, pa.Array):
         arr = values
     elif hasattr(values, "to_numpy") and hasattr(values, "isna"):  # pandas Series
-        mask = np.asarray(values.isna(), dtype=bool)
-        if typ == pa.float64():
-            raw = values.to_numpy(dtype=np.float64, na_value=0.0)
-            # pandas marks NaN as NA too; keep real NaN visible as NaN only if the dtype is not nullable
-            arr = pa.array(raw, type=typ, mask=mask if str(values.dtype) in ("Float64", "object") else None)
-            if str(values.dtype) not in ("Float64", "object"):
-                arr = pa.array(values.to_numpy(dtype=np.float64), type=typ)
-        else:
-            arr = pa.array(values.astype(object).where(~values.isna(), None).tolist(), type=typ)
+        # pandas semantics, exactly as DataFrame.to_parquet writes it: NaN/None/NA are missing -> null
+        arr = pa.Array.from_pandas(values, type=typ)
     elif np.isscalar(values):
         arr = pa.array([values] * n, type=typ)
     else:
@@ -134,6 +128,17 @@ class Delta:
              _col(value, n, pa.float64()), _col(lower, n, pa.float64()), _col(upper, n, pa.float64()),
              _col(integer, n, pa.bool_())], schema=SCHEMA)
         return cls(table=table, **meta)
+
+    @classmethod
+    def from_frame(cls, frame, **meta) -> Delta:
+        """Build a delta from a pandas DataFrame with a ``kind`` column and any of ``var``, ``con``,
+        ``value``, ``lower``, ``upper``, ``integer`` (missing values -> null, as in Parquet)."""
+        cols = {c: frame[c] for c in SCHEMA.names if c in frame.columns}
+        if "kind" not in cols:
+            raise ValueError("the frame needs a 'kind' column")
+        if len(frame) == 0:
+            return cls.empty(**meta)
+        return cls.from_columns(**cols, **meta)
 
     @classmethod
     def empty(cls, **meta) -> Delta:

@@ -159,3 +159,15 @@ def test_pandas_round_trip_of_any_valid_delta_applies_identically(tmp_path_facto
     back.sense, back.offset = d.sense, d.offset
     got, _ = apply_delta(p, back)
     assert got.equals(expected)
+
+
+def test_delta_from_a_pandas_frame_treats_missing_values_like_to_parquet_does(tmp_path):
+    df = pd.DataFrame({"kind": ["var", "var", "con"], "var": ["a", "z", None], "con": [None, None, "r"],
+                       "value": [np.nan, 3.0, np.nan], "upper": [9.0, np.nan, 2.5]})
+    d = Delta.from_frame(df)
+    df.to_parquet(tmp_path / "d.parquet")
+    q1, _ = apply_delta(_base(), d)
+    q2, _ = apply_delta(_base(), read_delta(tmp_path / "d.parquet"))
+    assert q1.equals(q2) and q1.cost.tolist() == [1.0, 2.0, 3.0] and q1.col_upper.tolist() == [9.0, 4.0, np.inf]
+    with pytest.raises(ValidationError, match="NaN"):  # numpy NaN stays an error
+        apply_delta(_base(), Delta.vars(["a"], cost=np.array([np.nan])))
