@@ -2,7 +2,7 @@
 
 | extension | reader / writer |
 |---|---|
-| ``.mps``, ``.mps.gz`` (also ``.MPS``, ``.mps.gzip``) | ``formats.mps`` (through highspy) |
+| ``.mps``, ``.mps.gz`` (any letter case) | ``formats.mps`` (through highspy) |
 | ``.parquet``, ``.pq`` | ``formats.parquet`` (the long format of DESIGN.md section 4) |
 
 Anything else raises ``UsageError`` (exit code 2) naming the path and the accepted extensions.
@@ -24,7 +24,7 @@ from solver.problem import Problem
 
 __all__ = ["read_problem", "write_problem", "read_delta", "write_delta", "problem_to_delta", "kind_of"]
 
-_MPS = (".mps", ".mps.gz", ".mps.gzip")
+_MPS = (".mps", ".mps.gz")
 _PARQUET = (".parquet", ".pq")
 
 
