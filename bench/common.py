@@ -7,9 +7,11 @@ of R rounds; every round's problem is solved by each method:
   ``solver.differential.map_state`` (seconds = apply the delta + map the state + solve);
 - ``copter-cold``: the same solver from scratch (seconds = solve);
 - ``highs``: HiGHS cold, fresh instance (``solver.baselines.highs``; seconds include handing the model over);
-- ``highs-warm``: one HiGHS instance kept across rounds, edited by the round's changes, re-solved by
+- ``highs-warm``: LP: one HiGHS instance kept across rounds, edited by the round's changes, re-solved by
   simplex from the kept basis (hot start); its round 0 is solved by ``--warm-cold-solver`` (default IPM
-  with crossover, which leaves a basis: cold simplex can take minutes on TE/LB);
+  with crossover, which leaves a basis: cold simplex can take minutes on TE/LB). MILP: HiGHS MIP in a
+  fresh child process started from the previous round's incumbent mapped by name (HiGHS's MIP presolve
+  overruns its time limit, so MILP baselines run under a hard wall limit, see solver/baselines/guard.py);
 - ``pop-4``, ``pop-16``: POP with k parts in a persistent pool of worker processes; ``seconds`` is the
   wall time on this machine, ``pop_seconds`` POP's own measure (setup + slowest part = time on k cores).
 
@@ -151,7 +153,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
     """
     from solver.api import solve_problem
     from solver.baselines.highs import solve_highs
-    from solver.baselines.highs_warm import WarmHighs
+    from solver.baselines.highs_warm import WarmHighs, solve_from_basis_bounded
     from solver.baselines.pop import make_executor, solve_pop
     from solver.baselines.result import make_result
     from solver.differential import apply_delta, map_state
@@ -168,7 +170,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
     _warm_up(problem.is_mip)
     pool = make_executor(pop_workers) if any(m.startswith("pop-") for m in methods) else None
     warm_highs = WarmHighs(solver="simplex", cold_solver=warm_cold_solver, threads=threads)
-    state, info, apply_s = None, None, 0.0
+    state, info, apply_s, mip_start = None, None, 0.0, None
     prev_x: dict[str, np.ndarray | None] = {}
     hits = dict.fromkeys(methods, 0)
     rows: list[dict] = out if out is not None else []
@@ -204,6 +206,10 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
                              "warm_started": bool(res.warm_started)}
                 elif m == "highs":
                     b = solve_highs(problem, solver=highs_solver, time_limit_seconds=time_limit, threads=threads)
+                    seconds = b.seconds
+                elif m == "highs-warm" and problem.is_mip:  # incumbent start by name, hard wall limit
+                    b, mip_start = solve_from_basis_bounded(problem, mip_start, solver="simplex",
+                                                            time_limit_seconds=time_limit, threads=threads, round=r)
                     seconds = b.seconds
                 elif m == "highs-warm":
                     b = warm_highs.solve(problem, time_limit_seconds=time_limit, info=info)

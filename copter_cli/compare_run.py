@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from formats.checkpoint import StateStore
 from solver.baselines.highs import check_solver, solve_highs
-from solver.baselines.highs_warm import StoredBasis, solve_from_basis
+from solver.baselines.highs_warm import StoredBasis, solve_from_basis_bounded
 from solver.baselines.pop import solve_pop
 from solver.baselines.result import BaselineResult, point_quality
 from solver.errors import StateError, UsageError
@@ -95,11 +95,11 @@ def _highs_warm(store: StateStore, round_: int, problem: Problem, **kw) -> Basel
     note = ""
     if prev is None and round_ > 0 and round_ - 1 in store.generations():
         prev_problem = store.load(round_ - 1, with_state=False).problem
-        _, prev = solve_from_basis(prev_problem, None, round=round_ - 1, **kw)
+        _, prev = solve_from_basis_bounded(prev_problem, None, round=round_ - 1, **kw)
         if prev is not None:
             save_basis(store.root, prev)
             note = f"; round {round_ - 1} solved cold first (untimed) to get its basis"
-    res, basis = solve_from_basis(problem, prev, round=round_, **kw)
+    res, basis = solve_from_basis_bounded(problem, prev, round=round_, **kw)
     if basis is not None:
         save_basis(store.root, basis)
     res.message += note

@@ -155,7 +155,8 @@ def collect(h: highspy.Highs, problem: Problem, name: str, seconds: float, *, ra
 
 def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds: float = math.inf,
                 threads: int | None = None, kkt_tolerance: float = 1e-4, relax: bool = False,
-                name: str = "highs") -> BaselineResult:
+                name: str = "highs", hard_limit: bool | None = None,
+                grace_seconds: float = 10.0) -> BaselineResult:
     """Solve ``problem`` cold with HiGHS (fresh instance, no presolve or other options changed).
 
     Args:
@@ -166,6 +167,9 @@ def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds:
         kkt_tolerance: PDLP's relative KKT tolerance.
         relax: solve the LP relaxation of a MILP.
         name: the result's name.
+        hard_limit: run in a child process killed at ``time_limit_seconds + grace_seconds``
+            (:mod:`solver.baselines.guard`); default: for a MILP with a finite limit, since HiGHS's MIP
+            presolve can run far past its time limit. A killed solve returns TIME_LIMIT without a point.
     Returns:
         BaselineResult with x of shape (n,) when HiGHS returned a point; ``seconds`` is the wall time of
         model hand-over plus ``run()``; ``extra`` holds ``run_seconds`` and HiGHS's own status text.
@@ -174,6 +178,11 @@ def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds:
     """
     check_solver(solver)
     is_mip = problem.is_mip and not relax
+    if hard_limit is None:
+        hard_limit = is_mip and math.isfinite(time_limit_seconds)
+    if hard_limit:
+        return _solve_in_child(problem, solver=solver, time_limit_seconds=time_limit_seconds, threads=threads,
+                               kkt_tolerance=kkt_tolerance, relax=relax, name=name, grace_seconds=grace_seconds)
     start = time.perf_counter()
     h = new_highs()
     configure_threads(h, threads)
@@ -183,3 +192,23 @@ def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds:
     seconds = time.perf_counter() - start
     return collect(h, problem, name, seconds, ran=ran, is_mip=is_mip, solver_used=used,
                    extra={"run_seconds": run_seconds})
+
+
+def _solve_in_child(problem: Problem, *, grace_seconds: float, **kw) -> BaselineResult:
+    """:func:`solve_highs` in a child process with a hard wall deadline (see ``hard_limit``)."""
+    from solver.baselines.guard import run_with_deadline
+
+    limit = kw["time_limit_seconds"]
+    kw["hard_limit"] = False
+    outcome, value, seconds = run_with_deadline(solve_highs, (problem,), kw, wall_seconds=limit + grace_seconds)
+    if outcome == "ok":  # value.seconds: the child's own wall time (model hand-over + run)
+        value.extra["hard_limit"] = True
+        value.extra["result_transfer_seconds"] = max(0.0, seconds - value.seconds)
+        return value
+    if outcome == "killed":
+        return make_result(kw["name"], problem, Status.TIME_LIMIT, None, seconds, hit_limit=True,
+                           message=f"HiGHS killed at the wall deadline ({limit:g} s + {grace_seconds:g} s grace): "
+                                   "it did not stop at its own time limit",
+                           extra={"hard_limit": True, "solver": "mip" if problem.is_mip else kw["solver"]})
+    return make_result(kw["name"], problem, Status.NUMERICAL_ERROR, None, seconds,
+                       message=f"HiGHS child process failed: {value}", extra={"hard_limit": True})

@@ -362,3 +362,31 @@ def solve_from_basis(problem: Problem, stored: StoredBasis | None, *, solver: st
                   extra={"setup_seconds": setup, "run_seconds": run_seconds, "warm_from": how})
     res.message += f"; {how}"
     return res, (StoredBasis.from_highs(h, problem, round) if ran else None)
+
+
+def solve_from_basis_bounded(problem: Problem, stored: StoredBasis | None, *, time_limit_seconds: float = math.inf,
+                             grace_seconds: float = 10.0, **kw) -> tuple[BaselineResult, StoredBasis | None]:
+    """:func:`solve_from_basis` under a hard wall limit for a MILP with a finite time limit (child process
+    killed at ``time_limit_seconds + grace_seconds``, see :mod:`solver.baselines.guard`); LPs run here.
+
+    A killed solve returns (TIME_LIMIT result without a point, ``stored`` unchanged).
+    """
+    if not (problem.is_mip and math.isfinite(time_limit_seconds)):
+        return solve_from_basis(problem, stored, time_limit_seconds=time_limit_seconds, **kw)
+    from solver.baselines.guard import run_with_deadline
+    from solver.baselines.result import make_result
+    from solver.status import Status
+
+    kw["time_limit_seconds"] = time_limit_seconds
+    outcome, value, seconds = run_with_deadline(solve_from_basis, (problem, stored), kw,
+                                                wall_seconds=time_limit_seconds + grace_seconds)
+    name = kw.get("name", "highs-warm")
+    if outcome == "ok":
+        value[0].extra["hard_limit"] = True
+        return value
+    if outcome == "killed":
+        return make_result(name, problem, Status.TIME_LIMIT, None, seconds, hit_limit=True,
+                           message=f"HiGHS killed at the wall deadline ({time_limit_seconds:g} s + "
+                                   f"{grace_seconds:g} s grace)", extra={"hard_limit": True}), stored
+    return make_result(name, problem, Status.NUMERICAL_ERROR, None, seconds,
+                       message=f"HiGHS child process failed: {value}", extra={"hard_limit": True}), stored

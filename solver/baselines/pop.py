@@ -150,8 +150,10 @@ def combine_parts(problem: Problem, parts: list[tuple[np.ndarray, Problem]], poi
 def _solve_part(sub: Problem, solver: str, time_limit_seconds: float, threads: int | None,
                 kkt_tolerance: float) -> tuple[int, np.ndarray | None, float, bool, str]:
     """Worker: solve one part with HiGHS; returns (status value, x, seconds, hit_limit, message)."""
+    # in-process limit (callback): a child process per part would cost a process start per part; a part
+    # may therefore overrun its limit in HiGHS's MIP presolve (see solver/baselines/guard.py)
     r = solve_highs(sub, solver=solver, time_limit_seconds=time_limit_seconds, threads=threads,
-                    kkt_tolerance=kkt_tolerance, name=sub.name)
+                    kkt_tolerance=kkt_tolerance, name=sub.name, hard_limit=False)
     return int(r.status), r.x, r.seconds, r.hit_limit, r.message
 
 

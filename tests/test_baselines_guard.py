@@ -1,0 +1,26 @@
+"""The hard wall-clock guard: a child process that overruns its deadline is killed; results and errors
+come back."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from solver.baselines.guard import run_with_deadline
+
+
+def test_function_finishing_in_time_returns_its_value():
+    outcome, value, seconds = run_with_deadline(math.sqrt, (16.0,), wall_seconds=30.0)
+    assert (outcome, value) == ("ok", 4.0) and seconds < 30.0
+
+
+def test_function_overrunning_the_deadline_is_killed_near_it():
+    t = time.perf_counter()
+    outcome, value, seconds = run_with_deadline(time.sleep, (60.0,), wall_seconds=0.5)
+    assert outcome == "killed" and value is None
+    assert 0.5 <= seconds < 5.0 and time.perf_counter() - t < 60.0
+
+
+def test_exception_in_the_child_is_reported_as_an_error():
+    outcome, value, _ = run_with_deadline(math.sqrt, (-1.0,), wall_seconds=30.0)
+    assert outcome == "error" and "ValueError" in value
