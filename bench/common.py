@@ -189,7 +189,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
             for m in methods:
                 if hits[m] >= skip_after:
                     round_rows.append({"round": r, "method": m, "status": "SKIPPED", "seconds": math.nan,
-                                       "hit_limit": True})
+                                       "hit_limit": False})
                     continue
                 extra: dict = {}
                 if m in ("copter-warm", "copter-cold"):
@@ -280,6 +280,7 @@ def summarize(rows: list[dict]):
         "max_row_viol_rel": g["max_row_violation_rel"].max(),
         "median_churn": g["churn"].median() if "churn" in steady else math.nan,
         "limit_hits": g["hit_limit"].sum(),
+        "skipped": g["status"].apply(lambda v: int((v == "SKIPPED").sum())),
         "rounds": g["round"].count(),
     })
     if "pop_seconds" in steady:
