@@ -138,10 +138,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--time-limit", type=float, default=math.inf,
                     help="copter's LP core time limit per LP solve (s); the rounding still runs on the last iterate.")
+    ap.add_argument("--dive-max", type=int, default=3, help="copter's relax-and-fix dive re-solves (integer_dive_max).")
     args = ap.parse_args(argv)
     header(sys.argv if argv is None else ["bench/bench_milp.py", *argv])
     settings = Settings(tol=args.tol, integer_fallback=args.fallback, integer_fallback_seconds=args.highs_limit,
-                        time_limit_seconds=args.time_limit)
+                        time_limit_seconds=args.time_limit, integer_dive_max=args.dive_max)
     all_rows = []
     if args.workload == "sia":
         from solver.workloads.sia import SiaScenario
