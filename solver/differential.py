@@ -393,12 +393,41 @@ def _check_unique(p: _Parsed, is_col: bool, k: int, what: str, delta: Delta) -> 
     return codes
 
 
-def _lookup(index: dict, names: pa.Array) -> np.ndarray:
-    """Positions of ``names`` in a cached name -> position dict (-1 when absent), O(len(names))."""
-    if not index or len(names) == 0:
+def _lookup(index, names: pa.Array) -> np.ndarray:
+    """Positions of ``names`` (-1 when absent) in ``index``: a name -> position dict (O(len(names))
+    once built) or an Arrow array of the problem's names (one vectorised ``index_in``)."""
+    if index is None or len(names) == 0 or (isinstance(index, dict) and not index):
         return np.full(len(names), -1, dtype=np.int64)
+    if isinstance(index, pa.Array):
+        if names.type != index.type:
+            names = names.cast(index.type)
+        return pc.index_in(names, value_set=index).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     get = index.get
     return np.fromiter((get(s, -1) for s in names.to_pylist()), dtype=np.int64, count=len(names))
+
+
+def attach_arrow_names(problem: Problem, col_names: pa.Array | None, row_names: pa.Array | None) -> None:
+    """Give ``problem`` Arrow copies of its names (e.g. memory-mapped from a checkpoint).
+
+    Until the problem's name -> position dict exists, :func:`apply_delta` then resolves names with one
+    ``pyarrow.compute.index_in`` per phase (~0.3 s at 1M names) instead of building that dict in Python
+    (~0.8 s at 1M names, once per process). The arrays must equal ``problem.col_names``/``row_names``.
+    """
+    problem.__dict__["_arrow_names"] = (col_names, row_names)
+
+
+def _name_index(problem: Problem, is_col: bool):
+    """The fastest available name -> position resolver for one side of ``problem``."""
+    n = problem.n_cols if is_col else problem.n_rows
+    if not n:
+        return {}
+    cached = problem._col_index if is_col else problem._row_index
+    if cached is not None:
+        return cached
+    arrow = problem.__dict__.get("_arrow_names")
+    if arrow is not None and arrow[0 if is_col else 1] is not None and len(arrow[0 if is_col else 1]) == n:
+        return arrow[0 if is_col else 1]
+    return problem.col_index() if is_col else problem.row_index()
 
 
 # ---------------------------------------------------------------------------------------------- matrix
@@ -552,7 +581,7 @@ def _side(problem: Problem, p: _Parsed, delta: Delta, is_col: bool):
     what = "variable" if is_col else "constraint"
     old_names = problem.col_names if is_col else problem.row_names
     n_old = old_names.shape[0]
-    index = (problem.col_index() if is_col else problem.row_index()) if n_old else {}
+    index = _name_index(problem, is_col)
 
     drop_rows = p.rows[k_drop]
     keep = None
@@ -576,7 +605,7 @@ def _side(problem: Problem, p: _Parsed, delta: Delta, is_col: bool):
 
     up_rows = p.rows[k_up]
     ucodes = _check_unique(p, is_col, k_up, what, delta) if up_rows.size else np.zeros(0, np.int64)
-    upos = _lookup(index, uniq.take(pa.array(ucodes))) if (index and ucodes.size) else \
+    upos = _lookup(index, uniq.take(pa.array(ucodes))) if (n_old and ucodes.size) else \
         np.full(ucodes.size, -1, dtype=np.int64)
     if keep is not None and upos.size:
         upos = np.where(upos >= 0, old_to_new[np.maximum(upos, 0)], -1)  # dropped + re-added = new
@@ -729,6 +758,10 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
                           a_indptr=indptr, a_indices=indices, a_data=data, sense=sense, offset=offset)
     new._col_index = _next_index(problem._col_index, cs, col_names)
     new._row_index = _next_index(problem._row_index, rs, row_names)
+    arrow = problem.__dict__.get("_arrow_names")
+    if arrow is not None:  # still valid for a side whose names did not change
+        attach_arrow_names(new, None if "col_names" in changed else arrow[0],
+                           None if "row_names" in changed else arrow[1])
     info = ApplyInfo(
         col_map=_map(cs, problem.n_cols), row_map=_map(rs, problem.n_rows), old_n_cols=problem.n_cols,
         old_n_rows=problem.n_rows, vars_added=cs["added"], vars_removed=cs["removed"],

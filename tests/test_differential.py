@@ -10,7 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver.delta import Delta
-from solver.differential import apply_delta, diff, find_entries, find_entries_numpy, map_state
+from solver.differential import (
+    apply_delta,
+    attach_arrow_names,
+    diff,
+    find_entries,
+    find_entries_numpy,
+    map_state,
+)
 from solver.errors import StateError, ValidationError
 from solver.problem import Problem
 from solver.state import SolverState
@@ -144,6 +151,10 @@ def test_apply_matches_the_naive_reference_and_diff_round_trips(pd_):
     before = p.copy()
     q, info = apply_delta(p, d)
     q.check()
+    p_arrow = p.copy()  # no cached dict: names resolved through Arrow copies instead
+    attach_arrow_names(p_arrow, pa.array(p.col_names.tolist(), pa.large_string()),
+                       pa.array(p.row_names.tolist(), pa.large_string()))
+    assert apply_delta(p_arrow, d)[0].equals(q) and p_arrow._col_index is None
     assert p.equals(before), "apply_delta modified its input"
     assert q.equals(reference_apply(p, d))
     assert np.array_equal(q.col_names[info.col_map >= 0], p.col_names[info.col_map[info.col_map >= 0]])
