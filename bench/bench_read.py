@@ -8,7 +8,12 @@ then times (best of --repeat runs, seconds):
 * ``read_problem(x.mps)`` (copter: pre-scan + highspy + checks + arrays) vs ``Highs.readModel(x.mps)``
   alone -- goal: ratio <= 2.5.
 
-Usage: ``.venv/bin/python bench/bench_read.py [--nnz 10000000] [--repeat 2] [--dir DIR] [--skip-mps]``
+With ``--apply`` it also times ``solver.differential.apply_delta`` on the generated problem for deltas
+touching 0.1%, 1% and 10% of the columns (cost-only, coefficient values, drop + add columns), with the
+linear pass over the matrix reported separately.
+
+Usage: ``.venv/bin/python bench/bench_read.py [--nnz 10000000] [--repeat 2] [--dir DIR] [--skip-mps]
+[--apply]``
 """
 
 from __future__ import annotations
@@ -63,12 +68,51 @@ def best(fn, repeat: int) -> float:
     return min(times)
 
 
+def apply_table(p: Problem) -> None:
+    """Print apply_delta seconds for deltas of growing size on ``p`` (name dicts built first)."""
+    from solver.delta import Delta
+    from solver.differential import apply_delta
+
+    rng = np.random.default_rng(1)
+    t = time.perf_counter()
+    p.col_index()
+    p.row_index()
+    print(f"name -> position dicts built once per process: {time.perf_counter() - t:.2f} s")
+    A = p.matrix().tocoo()
+    # load the numba kernels (compiled once, cached on disk) outside the timed runs
+    apply_delta(p, Delta.concat([Delta.coefs(p.col_names[A.col[:1]], p.row_names[A.row[:1]], 2.0),
+                                 Delta.drop_vars(p.col_names[-1:])]))
+    print("| delta | rows | apply s | of which linear pass s | arrays replaced |")
+    print("|---|---|---|---|---|")
+    for frac in (0.001, 0.01, 0.1):
+        k = max(1, int(frac * p.n_cols))
+        cols = rng.choice(p.n_cols, k, replace=False)
+        ent = rng.choice(p.nnz, k, replace=False)
+        new = np.char.add("new", np.arange(k).astype(str)).astype(object)
+        deltas = {
+            "cost only": Delta.vars(p.col_names[cols], cost=rng.normal(size=k)),
+            "coef values": Delta.coefs(p.col_names[A.col[ent]], p.row_names[A.row[ent]],
+                                       rng.integers(1, 9, k) * 1.0),
+            "drop+add cols": Delta.concat([Delta.drop_vars(p.col_names[cols]),
+                                           Delta.vars(new, cost=1.0, upper=5.0),
+                                           Delta.coefs(new, p.row_names[rng.integers(0, p.n_rows, k)], 1.0)]),
+        }
+        for name, d in deltas.items():
+            t = time.perf_counter()
+            _, info = apply_delta(p, d)
+            el = time.perf_counter() - t
+            print(f"| {frac * 100:g}% {name} | {len(d)} | {el:.3f} | {info.seconds_linear:.3f} | "
+                  f"{', '.join(sorted(info.changed_fields))} |")
+    print()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nnz", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--dir", default=None, help="where to write the files (default: a temp folder)")
     ap.add_argument("--skip-mps", action="store_true")
+    ap.add_argument("--apply", action="store_true", help="also time apply_delta for small deltas")
     args = ap.parse_args()
     import highspy
     import pyarrow.parquet as pq
@@ -91,6 +135,8 @@ def main() -> None:
         assert check.equals(p), "Parquet round trip differs"
         del check
         rows.append(("Parquet", "copter read_problem", t_ours, "pyarrow.parquet.read_table", t_ref, 3.0))
+        if args.apply:
+            apply_table(p)
         if not args.skip_mps:
             t = time.perf_counter()
             write_problem(p, mps_path)
@@ -108,8 +154,8 @@ def main() -> None:
             t_ours = best(lambda: read_problem(mps_path), args.repeat)
             rows.append(("MPS", "copter read_problem", t_ours, "highspy Highs.readModel", t_ref, 2.5))
     print()
-    print(f"| format  | ours                | seconds | reference                  | seconds | ratio | goal  |")
-    print(f"|---------|---------------------|---------|----------------------------|---------|-------|-------|")
+    print("| format  | ours                | seconds | reference                  | seconds | ratio | goal  |")
+    print("|---------|---------------------|---------|----------------------------|---------|-------|-------|")
     for fmt, a, ta, b, tb, goal in rows:
         ratio = ta / tb
         print(f"| {fmt:<7} | {a:<19} | {ta:7.2f} | {b:<26} | {tb:7.2f} | {ratio:5.2f} | <={goal:<4}|"
