@@ -17,8 +17,10 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
 * Values of magnitude >= 1e30 mean infinity. Matrix values of magnitude <= 1e-9 are dropped (HiGHS's
   ``small_matrix_value``), with a HiGHS warning that copter accepts.
 * An empty box (lower > upper) is accepted: the model is infeasible and the solver reports it.
-* *copter* rejects what HiGHS reads with a warning (an entry naming an undefined row, duplicate row
-  names, duplicate entries HiGHS would silently drop): ``FormatError`` quoting HiGHS's warning.
+* *copter* rejects whatever HiGHS logs a WARNING about, even when its read status is kOk (an entry
+  naming an undefined row, duplicate row names, duplicate coefficients or bounds of which HiGHS keeps
+  the first): ``FormatError`` quoting HiGHS's warning. Only two warnings are accepted: small matrix
+  values dropped, and the switch to the fixed-format parser for names with spaces.
 * *copter* rejects ``nan`` anywhere and an infinite (>= 1e30) cost or coefficient: ``ValidationError``
   naming the file, line and entity.
 * *copter* rejects quadratic (``QUADOBJ``, ``QMATRIX``, ``QSECTION``, ``QCMATRIX``), ``SOS``,
