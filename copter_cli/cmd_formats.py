@@ -53,7 +53,7 @@ def diff_cmd(
     debug: bool = DEBUG_OPT,
 ) -> None:
     """Write the delta that turns OLD into NEW (applying it to OLD gives NEW exactly)."""
-    from copter_cli.output import console, print_json, run
+    from copter_cli.output import print_json, run, say
 
     def body() -> int:
         import pyarrow as pa
@@ -83,7 +83,7 @@ def diff_cmd(
             print_json(out)
         else:
             parts = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
-            console.print(f"{output}: {delta.table.num_rows} rows ({parts or 'no changes'})")
+            say(f"{output}: {delta.table.num_rows} rows ({parts or 'no changes'})")
         return 0
 
     run(json_out, debug, body)

@@ -13,10 +13,11 @@ from pathlib import Path
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from copter_cli import engine
-from copter_cli.output import console, print_json, run
+from copter_cli.output import console, print_json, run, say
 
 STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
 
@@ -72,7 +73,7 @@ def _print_report(report: dict) -> None:
                                        ("load", "apply", "solve", "integerize", "save", "total")))
     _wide().print(t)
     for w in report.get("warnings") or []:
-        console.print(f"[yellow]warning[/]: {w}")
+        console.print(f"[yellow]warning[/]: {escape(str(w))}")
     if report.get("message"):
         console.print(report["message"], markup=False)
 
@@ -148,7 +149,7 @@ def register(app: typer.Typer) -> None:
                 if "last_failed" in report:
                     lf = report["last_failed"]
                     console.print(f"[yellow]last failed round[/]: {lf.get('round')} {lf.get('status')}: "
-                                  f"{lf.get('message', '')}")
+                                  f"{escape(str(lf.get('message', '')))}")
             return 0
 
         run(json_out, debug, body)
@@ -196,7 +197,7 @@ def register(app: typer.Typer) -> None:
             if json_out:
                 print_json(res)
             else:
-                console.print(res["message"])
+                say(res["message"])
             return 0
 
         run(json_out, debug, body)
@@ -217,8 +218,8 @@ def register(app: typer.Typer) -> None:
             if json_out:
                 print_json(res)
             else:
-                console.print(f"round {res['round']}: wrote {res['path']} ({res['n_cols']} variables, "
-                              f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
+                say(f"round {res['round']}: wrote {res['path']} ({res['n_cols']} variables, "
+                    f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
             return 0
 
         run(json_out, debug, body)

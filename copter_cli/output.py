@@ -17,11 +17,12 @@ from contextlib import contextmanager
 import numpy as np
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from copter_cli import exit_codes
 from solver.errors import CopterError
 
-console = Console(stderr=True, highlight=False, soft_wrap=False)
+console = Console(stderr=True, highlight=False, soft_wrap=True)  # never hard-wrap: one message, one line
 
 
 def _default(o):
@@ -58,6 +59,11 @@ def _clean(o):
 def dumps(obj) -> str:
     """Serialize a report to strict JSON (no NaN/Infinity tokens)."""
     return json.dumps(_clean(obj), default=_default, allow_nan=False)
+
+
+def say(text: str) -> None:
+    """Print user-derived text on stderr verbatim (no markup parsing, no hard wrap)."""
+    console.print(text, markup=False, highlight=False)
 
 
 def print_json(obj) -> None:
@@ -98,7 +104,8 @@ def _fail(code: int, kind: str, message: str, json_out: bool, extra: dict) -> No
         err = {"code": code, "kind": kind, "message": message}
         err.update({k: v for k, v in extra.items() if k not in ("kind", "message")})
         print_json({"error": err})
-    console.print(f"[bold red]error[/] ({kind}, exit {code}): {message}", markup=True, highlight=False)
+    # user text (names, paths, HiGHS messages) is never parsed as rich markup
+    console.print(Text.assemble(("error", "bold red"), f" ({kind}, exit {code}): {message}"))
     raise typer.Exit(code)
 
 
