@@ -83,7 +83,11 @@ def lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, upper: 
     ym = s * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     rl, ru = problem.row_lower, problem.row_upper
     ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)), 0.0, ym)
-    z = c - problem.matrix().T @ ym
+    A = problem.matrix()
+    z = c - A.T @ ym
+    # reduced costs within the floating-point error of computing them are zero (their sign is noise)
+    noise = 64 * np.finfo(np.float64).eps * (np.abs(c) + abs(A).T @ np.abs(ym))
+    z = np.where(np.abs(z) <= noise, 0.0, z)
     row_term = float(np.sum(np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0))
                      + np.sum(np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0)))
     need_lo = z > 0
