@@ -39,9 +39,47 @@ for _module in (cmd_solve, cmd_formats, cmd_state, cmd_demo, cmd_compare):
     _module.register(app)
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app()
+def _usage_json(err) -> int:
+    """Print a click/typer usage error as the ``--json`` error object on stdout; return its exit code."""
+    from copter_cli import exit_codes
+    from copter_cli.output import print_json, say
+
+    code = int(getattr(err, "exit_code", exit_codes.USAGE) or exit_codes.USAGE)
+    message = err.format_message() if hasattr(err, "format_message") else str(err)
+    if type(err).__name__ == "NoArgsIsHelpError":  # the "message" is the whole help text
+        say(message)
+        message = "missing command or arguments (help printed on stderr)"
+    kind = "usage" if code == exit_codes.USAGE else "error"
+    print_json({"error": {"code": code, "kind": kind, "message": message}})
+    say(f"error ({kind}, exit {code}): {message}")
+    return code
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point.
+
+    Without ``--json`` the app runs as usual (typer prints usage errors as a box on stderr, exit 2). With
+    ``--json`` anywhere in ``argv`` a usage error (missing argument, unknown option or command, bad value)
+    is printed as ``{"error": {"code": 2, "kind": "usage", "message": ...}}`` on stdout, still exit 2;
+    ``--help`` keeps exit 0.
+    """
+    import sys
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    if "--json" not in args:
+        app(args=args)
+        return
+    try:
+        code = app(args=args, standalone_mode=False)
+    except typer.Abort:
+        from copter_cli import exit_codes
+        from copter_cli.output import print_json
+
+        print_json({"error": {"code": exit_codes.INTERRUPTED, "kind": "interrupted", "message": "aborted"}})
+        code = exit_codes.INTERRUPTED
+    except typer.TyperException as err:  # click's ClickException/UsageError derive from it
+        code = _usage_json(err)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":
