@@ -167,13 +167,17 @@ def _save_round(store: StateStore, round_: int, problem: Problem, result, prev: 
         report = reports.round_report(round_=round_, result=result, seconds=seconds, delta_sha256=delta_sha,
                                       changed_variables=changed_vars, paths=paths, problem=problem,
                                       extra=extra)
-        writer.commit(report, {"delta_sha256": delta_sha, "status": report["status"]})
+        parent = {"parent_id": None if prev is None else prev.manifest.get("id"),
+                  "parent_round": None if prev is None else prev.round}
+        # from here the round is finished, SIGINT or not: moving an abandoned branch aside, the rename
+        # and CURRENT belong together
+        with _sigint_deferred():
+            writer.commit(report, {"delta_sha256": delta_sha, "status": report["status"], **parent})
+            store.set_current(round_)
+            store.prune(keep, round_)
     except BaseException:
         writer.abort()
         raise
-    with _sigint_deferred():
-        store.set_current(round_)
-        store.prune(keep, round_)
     return report
 
 
@@ -368,7 +372,7 @@ def show(state_dir=None) -> dict:
 
 
 def history(state_dir=None) -> list[dict]:
-    """One row per kept generation and per failed-round record, oldest first.
+    """One row per kept generation on CURRENT's lineage and per failed-round record, oldest first.
 
     Row keys: round, status, objective, iterations, warm_started, seconds, delta_sha256, current
     (bool), kind (``"generation"`` or ``"failed"``).
@@ -378,7 +382,7 @@ def history(state_dir=None) -> list[dict]:
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
     cur, _ = store.current()
     rows = []
-    for r in store.generations():
+    for r in store.lineage(cur):
         try:
             rep = json.loads((store.root / gen_name(r) / "report.json").read_text())
         except (OSError, ValueError):
@@ -401,7 +405,9 @@ def _history_row(rep: dict, r, kind: str, current: bool) -> dict:
 def rollback(state_dir=None, to: int | None = None) -> dict:
     """Make an earlier kept round current (default: the newest kept round before the current one).
 
-    Later generations stay on disk until the next ``step`` overwrites them or ``--keep`` prunes them.
+    Later generations stay on disk (``--to`` can move forward to them again) until the next ``step``
+    starts a new branch: it moves them into ``abandoned/`` before its round becomes visible. Only rounds
+    on CURRENT's lineage (:meth:`StateStore.lineage`) can be chosen.
 
     Returns:
         {"round": new current, "previous_round": old current, "message": ...}.
@@ -412,7 +418,7 @@ def rollback(state_dir=None, to: int | None = None) -> dict:
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
     with store.lock():
         cur, _ = store.current()
-        gens = store.generations()
+        gens = store.lineage(cur)
         if to is None:
             earlier = [r for r in gens if r < cur]
             if not earlier:

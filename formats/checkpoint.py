@@ -13,6 +13,15 @@ Layout::
         state.arrow         solver state: x, y, step_size, primal_weight, iterations, integer_x
         report.json, solution.parquet, duals.parquet, changes.parquet
       failed/round-000004-<utc>/report.json   rounds that failed and were not accepted (CURRENT unchanged)
+      abandoned/<utc>-<id>/gen-000003, ...     a branch left by ``rollback``, moved aside by the next commit
+
+Lineage: every generation.json carries an ``id`` and its ``parent_id`` (the generation it was derived
+from). A step after ``rollback --to N`` creates round N+1 on a new branch; *before* the new generation is
+renamed into place (and long before CURRENT names it), every generation >= N+1 of the old branch (and
+every failed-round record > N+1) is moved into ``abandoned/``, so "the newest complete generation" is
+always on the live branch, whatever point a crash interrupts. :meth:`StateStore.lineage` additionally
+follows the ``parent_id`` links through CURRENT, so history and rollback never offer a round of another
+branch even if one were left on disk.
 
 Atomic protocol: a generation is written completely in ``.tmp-gen-*`` (every file fsynced, then the
 folder), renamed to ``gen-NNNNNN``, the state folder fsynced; only then is ``CURRENT`` replaced (temp file,
@@ -243,9 +252,10 @@ class GenerationWriter:
     def commit(self, report: dict, manifest_extra: dict | None = None) -> Path:
         """Write report.json and generation.json, fsync, rename into place; return the final folder.
 
-        A generation folder of the same round left over from before a rollback is replaced (it is not
-        current, so nothing refers to it). ``CURRENT`` is *not* changed: call
-        :meth:`StateStore.set_current`.
+        Generations of this round and later (a branch left by a rollback: none of them is current) are
+        first moved into ``abandoned/`` (:meth:`StateStore.abandon_from`). ``CURRENT`` is *not* changed:
+        call :meth:`StateStore.set_current`. ``manifest_extra`` should carry ``parent_id`` (the ``id`` of
+        the generation this round was derived from).
         """
         write_json(self.tmp / "report.json", report)
         files = {}
@@ -253,6 +263,7 @@ class GenerationWriter:
             if p.is_file():
                 files[str(p.relative_to(self.tmp))] = p.stat().st_size
         manifest = {"format": "copter-generation", "version": FORMAT_VERSION, "round": self.round,
+                    "id": uuid.uuid4().hex, "parent_id": None,
                     "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files}
         manifest.update(manifest_extra or {})
         fault_point("before_manifest")
@@ -260,6 +271,8 @@ class GenerationWriter:
         fsync_path(self.tmp / "problem", directory=True)
         fsync_path(self.tmp, directory=True)
         fault_point("before_rename")
+        self.store.abandon_from(self.round)
+        fault_point("after_abandon")
         final = self.final
         if final.exists():
             trash = self.store.root / f".trash-{final.name}-{uuid.uuid4().hex[:8]}"
@@ -369,6 +382,62 @@ class StateStore:
             return all((folder / rel).stat().st_size == size for rel, size in man["files"].items())
         except OSError:
             return False
+
+    def lineage(self, current: int) -> list[int]:
+        """Kept rounds on the live branch through ``current``, ascending.
+
+        Walks down from ``current`` while each generation's ``parent_id`` is the ``id`` of the round
+        below, and up while the round above names this one as parent (rounds kept for a roll-forward
+        after a rollback). A generation without ids (older format) counts as linked.
+        """
+        gens = set(self.generations())
+        if current not in gens:
+            return sorted(gens)
+        mans = {r: self.manifest(r) or {} for r in gens}
+
+        def linked(lo: int, hi: int) -> bool:
+            parent, own = mans[hi].get("parent_id"), mans[lo].get("id")
+            return parent is None or own is None or parent == own
+
+        out = [current]
+        r = current
+        while r - 1 in gens and linked(r - 1, r):
+            r -= 1
+            out.append(r)
+        r = current
+        while r + 1 in gens and linked(r, r + 1):
+            r += 1
+            out.append(r)
+        return sorted(out)
+
+    def abandon_from(self, round_: int) -> list[int]:
+        """Move every generation >= ``round_`` and every failed-round record > ``round_`` into
+        ``abandoned/<utc>-<id>/`` (one atomic rename each; newest first, so an interrupted move never
+        leaves a gap below a kept round). Call under the lock, before a new generation ``round_`` is
+        renamed into place; CURRENT must name a round < ``round_``.
+
+        Returns:
+            The generation rounds moved.
+        """
+        gens = [r for r in self._gen_folders() if r >= round_]
+        fails = [p for p in self.failures() if _failed_round(p) > round_]
+        if not gens and not fails:
+            return []
+        dest = self.root / "abandoned" / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:8]}"
+        dest.mkdir(parents=True)
+        for r in sorted(gens, reverse=True):
+            os.rename(self.root / gen_name(r), dest / gen_name(r))
+        for p in fails:
+            os.rename(p, dest / f"failed-{p.name}")
+        fsync_path(dest, directory=True)
+        fsync_path(self.root, directory=True)
+        return sorted(gens)
+
+    def _gen_folders(self) -> list[int]:
+        """Round numbers of every ``gen-*`` folder, complete or not."""
+        if not self.root.is_dir():
+            return []
+        return [int(m.group(1)) for p in self.root.iterdir() if (m := _GEN_RE.match(p.name)) and p.is_dir()]
 
     def current(self) -> tuple[int, str | None]:
         """The round to load and a warning when CURRENT was not usable.
@@ -484,6 +553,10 @@ class StateStore:
                 os.rename(self.root / gen_name(r), trash)
                 removed.append(r)
         self.cleanup()
+        ab = self.root / "abandoned"
+        if ab.is_dir():
+            for old in sorted(p for p in ab.iterdir() if not p.name.startswith("."))[:-max(1, keep)]:
+                shutil.rmtree(old, ignore_errors=True)
         return removed
 
     def cleanup(self) -> None:
@@ -530,6 +603,14 @@ class StateStore:
         if not base.is_dir():
             return []
         return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
+
+
+def _failed_round(path: Path) -> int:
+    """Round number of a failed-round record folder ``round-NNNNNN-<utc>-<id>`` (-1 when unparsable)."""
+    try:
+        return int(path.name.split("-")[1])
+    except (IndexError, ValueError):
+        return -1
 
 
 def load_failure(path: Path) -> dict:

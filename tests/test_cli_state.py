@@ -290,3 +290,29 @@ def test_parquet_written_by_pandas_is_accepted(st, tmp_path):
     pq.write_table(table, tmp_path / "pd.parquet")
     code, out, err = cli("step", tmp_path / "pd.parquet", "--state", st, "--json")
     assert code == 0, err
+
+
+
+def test_step_after_rollback_killed_mid_commit_never_recovers_the_abandoned_branch(st, tmp_path):
+    """Rounds 1, 2; rollback to 1; a new round 2 is SIGKILLed at each commit point after the old branch is
+    moved aside. Whatever survives, CURRENT is round 1, and recovery from an unreadable CURRENT never lands
+    on the old round 2; the next step completes the new round 2."""
+    old = [engine.step_state(cost_delta(base_round=r, cost=5.0 + r), st)["delta_sha256"] for r in (0, 1)]
+    engine.rollback(st, to=1)
+    d = delta_file(tmp_path / "new2.parquet", cost_delta(base_round=1, name="x4", cost=9.0))
+    roots = {pt: tmp_path / f"crash-{pt}" for pt in ("after_abandon", "after_rename", "before_current")}
+    procs = {}
+    for pt, root in roots.items():
+        shutil.copytree(st, root)
+        procs[pt] = copter_proc("step", d, "--state", root, extra_env={"COPTER_FAULT_INJECT": pt})
+    for pt, proc in procs.items():
+        assert proc.wait(timeout=120) == -signal.SIGKILL, (pt, proc.stderr.read())
+        root = roots[pt]
+        assert (root / "CURRENT").read_text() == "1\n", pt
+        assert [r["round"] for r in engine.history(root)] in ([0, 1], [0, 1, 2]), pt
+        assert all(r["delta_sha256"] != old[1] for r in engine.history(root)), pt
+        (root / "CURRENT").write_text("garbage")
+        assert engine.show(root)["delta_sha256"] != old[1], pt
+        (root / "CURRENT").write_text("1\n")
+        rep = engine.step_state(d, root)
+        assert rep["round"] == 2 and engine.show(root)["delta_sha256"] == rep["delta_sha256"] not in old, pt

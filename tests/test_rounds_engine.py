@@ -149,6 +149,60 @@ def test_rollback_moves_current_and_next_step_overwrites(state):
     assert rep["round"] == 2 and engine.show(state)["delta_sha256"] == rep["delta_sha256"]
 
 
+def _branch_after_rollback(state) -> dict:
+    """Rounds 1..3, rollback to 1, a failed round 4 of the old branch, then a new round 2."""
+    for i in range(3):
+        engine.step_state(Delta.vars([f"x{i}"], cost=[3.0 + i]), state)
+    failed = engine.step_state(infeasible_delta(), state, Settings(tol=1e-6, iteration_limit=20000), force=True)
+    assert failed["round"] == 4 and not failed["accepted"]
+    engine.rollback(state, to=1)
+    return engine.step_state(Delta.vars(["x5"], cost=[4.0]), state)
+
+
+def test_step_after_rollback_moves_the_abandoned_branch_aside(state):
+    rep = _branch_after_rollback(state)
+    assert rep["round"] == 2 and (state / "CURRENT").read_text() == "2\n"
+    assert sorted(p.name for p in state.glob("gen-*")) == ["gen-000000", "gen-000001", "gen-000002"]
+    moved = sorted(p.name for p in (state / "abandoned").glob("*/gen-*"))
+    assert moved == ["gen-000002", "gen-000003"]
+    assert [p.name[:19] for p in (state / "abandoned").glob("*/failed-*")] == ["failed-round-000004"]
+    assert [(r["round"], r["kind"]) for r in engine.history(state)] == [(0, "generation"), (1, "generation"),
+                                                                         (2, "generation")]
+    assert "last_failed" not in engine.show(state)
+    with pytest.raises(UsageError, match="not kept"):
+        engine.rollback(state, to=3)
+    man = json.loads((state / "gen-000002" / "generation.json").read_text())
+    parent = json.loads((state / "gen-000001" / "generation.json").read_text())
+    assert man["parent_id"] == parent["id"] and man["parent_round"] == 1
+
+
+def test_unreadable_current_after_a_branch_recovers_the_new_round_not_the_abandoned_one(state):
+    rep = _branch_after_rollback(state)
+    (state / "CURRENT").write_text("garbage\n")
+    shown = engine.show(state)
+    assert shown["round"] == 2 and shown["delta_sha256"] == rep["delta_sha256"]
+    assert "newest complete generation, round 2" in shown["warnings"][-1]
+
+
+def test_rollback_without_a_step_can_move_forward_again(state):
+    for i in range(3):
+        engine.step_state(Delta.vars([f"x{i}"], cost=[3.0 + i]), state)
+    engine.rollback(state, to=1)
+    assert [r["round"] for r in engine.history(state)] == [0, 1, 2, 3]
+    assert engine.rollback(state, to=3)["round"] == 3 and not (state / "abandoned").exists()
+
+
+def test_lineage_skips_a_generation_of_another_branch_left_on_disk(state):
+    """Belt and braces: even if a generation of an old branch were still in place (e.g. copied back by
+    hand), history and rollback follow CURRENT's parent links and do not offer it."""
+    _branch_after_rollback(state)
+    old3 = next((state / "abandoned").glob("*/gen-000003"))
+    os.rename(old3, state / "gen-000003")
+    assert [r["round"] for r in engine.history(state)] == [0, 1, 2]
+    with pytest.raises(UsageError, match="not kept"):
+        engine.rollback(state, to=3)
+
+
 def test_keep_limits_the_generations_on_disk(tmp_path):
     st = tmp_path / "st"
     engine.init_state(small_lp(), st, keep=2)
