@@ -10,7 +10,11 @@ approximates it. A candidate certifies
 - DUAL infeasibility (a primal ray dx, projected onto the bounds' recession cone): c'dx < 0 and
   every row of A dx stays in the rows' recession cone up to ``tol`` times |c'dx|.
 
-Both tests are normalised (scale invariant); a positive dual objective alone is never enough.
+Both tests are normalised. The primal test's violation/objective ratio is multiplied by the largest
+finite bound, i.e. it is evaluated as in the bound-scaled space of HPR-LP/PDLP (theta_b = 1/(1+||b||)),
+so it does not depend on the magnitude of the right-hand sides: without that factor, ``min x s.t.
+x >= 1e8`` passed the test (violation/objective = 1e-8) on the ordinary difference of two dual
+iterates of a feasible LP. A positive dual objective alone is never enough.
 All vectors in original units (minimisation form).
 """
 
@@ -36,7 +40,12 @@ def primal_infeasibility_ratio(lp: OrigLP, dy: np.ndarray, atdy: np.ndarray) -> 
     scale = float(np.max(np.abs(dy), initial=0.0))
     if not (obj > 0.0 and scale > 0.0 and np.isfinite(obj)):
         return float("inf")
-    return viol / obj
+    return viol * _bound_scale(lp) / obj
+
+
+def _bound_scale(lp: OrigLP) -> float:
+    """1 + the largest finite row or column bound magnitude (the inverse of HPR-LP's theta_b)."""
+    return 1.0 + max(float(np.max(np.abs(v), initial=0.0)) for v in (lp.lc_f, lp.uc_f, lp.lv_f, lp.uv_f))
 
 
 def project_primal_ray(lp: OrigLP, dx: np.ndarray) -> np.ndarray:

@@ -1,0 +1,38 @@
+"""Infeasibility certificates must not depend on the magnitude of the data (H7 finding F9)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from solver.pdhg import solve
+from solver.problem import Problem
+from solver.settings import Settings
+from solver.status import Status
+
+
+@pytest.mark.parametrize("rhs", [1e4, 1e8, 1e12])
+def test_feasible_lp_with_large_right_hand_side_is_optimal_not_infeasible(rhs):
+    # min x  s.t.  x >= rhs, x >= 0: optimum rhs; a false dual-ray certificate once appeared at rhs >= 1e8
+    p = Problem.from_arrays(cost=[1.0], col_lower=[0.0], col_upper=[np.inf], row_lower=[rhs],
+                            row_upper=[np.inf], matrix=sp.csc_array(np.array([[1.0]])))
+    r = solve(p, Settings(tol=1e-6, iteration_limit=20000))
+    assert r.status == Status.OPTIMAL
+    assert abs(r.objective - rhs) <= 1e-5 * rhs
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e8])
+def test_infeasible_lp_is_certified_at_any_data_scale(scale):
+    # x >= 2*scale and x <= scale: infeasible whatever the scale
+    p = Problem.from_arrays(cost=[1.0], col_lower=[0.0], col_upper=[np.inf], row_lower=[2 * scale, -np.inf],
+                            row_upper=[np.inf, scale], matrix=sp.csc_array(np.array([[1.0], [1.0]])))
+    r = solve(p, Settings(tol=1e-6, iteration_limit=200000))
+    assert r.status == Status.PRIMAL_INFEASIBLE
+
+
+@pytest.mark.parametrize("cost_scale", [1.0, 1e8])
+def test_unbounded_lp_is_certified_at_any_cost_scale(cost_scale):
+    # min -c*x1 s.t. x1 - x2 <= 1, x >= 0: unbounded along x1 = x2 -> inf
+    p = Problem.from_arrays(cost=[-cost_scale, 0.0], col_lower=[0.0, 0.0], col_upper=[np.inf, np.inf],
+                            row_lower=[-np.inf], row_upper=[1.0], matrix=sp.csc_array(np.array([[1.0, -1.0]])))
+    r = solve(p, Settings(tol=1e-6, iteration_limit=200000))
+    assert r.status == Status.DUAL_INFEASIBLE
