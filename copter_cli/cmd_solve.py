@@ -129,6 +129,11 @@ def solve_cmd(
             raise UsageError(f"--time-limit must be positive seconds, got {time_limit}")
         if iteration_limit < 0:
             raise UsageError(f"--iteration-limit must be >= 0, got {iteration_limit}")
+        if output is not None:  # refuse an unwritable -o before solving
+            from copter_cli.output import check_output_file
+
+            check_output_file(output, "-o")
+            check_output_file(duals_path_for(output), "-o (duals)")
         t0 = time.perf_counter()
         problem = read_problem(problem_path)
         t1 = time.perf_counter()

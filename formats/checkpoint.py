@@ -176,6 +176,32 @@ def load_state_arrays(path: Path) -> SolverState:
                        iterations=int(cols["iterations"][0].as_py()))
 
 
+def check_structure(values: dict[str, np.ndarray], meta: dict) -> None:
+    """Cheap consistency check of a loaded problem's arrays against problem/meta.json (no hashing).
+
+    Checks every array's length (n_cols, n_rows, nnz, n_cols + 1), that the CSC column pointers start at
+    0, end at nnz and never decrease (O(n_cols)), and that every row index lies in [0, n_rows) (a min/max
+    pass over ``a_indices``). Catches a same-size damaged or replaced array file that the manifest's
+    sizes cannot see, before it reaches the solver as an out-of-range index.
+
+    Raises:
+        ValueError: naming the array file (the caller reports the generation).
+    """
+    n, m, nnz = int(meta["n_cols"]), int(meta["n_rows"]), int(meta["nnz"])
+    sizes = {"col_names": n, "cost": n, "col_lower": n, "col_upper": n, "integrality": n, "row_names": m,
+             "row_lower": m, "row_upper": m, "a_indptr": n + 1, "a_indices": nnz, "a_data": nnz}
+    for f, size in sizes.items():
+        if values[f].shape != (size,):
+            raise ValueError(f"problem/{f}.arrow has {values[f].shape[0]} entries, expected {size}")
+    ptr = values["a_indptr"]
+    if ptr[0] != 0 or ptr[-1] != nnz or (n and np.any(ptr[1:] < ptr[:-1])):
+        raise ValueError(f"problem/a_indptr.arrow: column pointers are not 0 <= ... <= {nnz} non-decreasing")
+    idx = values["a_indices"]
+    if nnz and (int(idx.min()) < 0 or int(idx.max()) >= m):
+        raise ValueError(f"problem/a_indices.arrow: row index out of range [0, {m}) "
+                         f"(min {int(idx.min())}, max {int(idx.max())})")
+
+
 class GenerationWriter:
     """Writes one generation in a temporary folder; :meth:`commit` renames it into place.
 
@@ -317,8 +343,14 @@ class StateStore:
             create: create the state folder when missing (``init``); otherwise a missing folder raises
                 StateError (nothing is created). One FileLock object per directory per process.
         """
+        if self.root.exists() and not self.root.is_dir():
+            raise StateError("is a file, not a state directory", file=str(self.root))
         if create:
-            self.root.mkdir(parents=True, exist_ok=True)
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise StateError(f"cannot create the state directory: {err.strerror or err}",
+                                 file=str(self.root)) from err
         elif not self.root.is_dir():
             raise StateError(f"{self.root} is not an initialised copter state directory "
                              f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
@@ -458,9 +490,29 @@ class StateStore:
             why = f"CURRENT is unreadable ({text!r})"
         gens = self.generations()
         if not gens:
+            folders = sorted(self._gen_folders())
+            if folders:
+                raise StateError(f"no complete generation: {gen_name(folders[-1])} is damaged "
+                                 f"({self.damage(folders[-1])})", file=str(self.root))
             raise StateError(f"{self.root} is not an initialised copter state directory "
                              f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
         return gens[-1], f"{why}; using the newest complete generation, round {gens[-1]}"
+
+    def damage(self, round_: int) -> str:
+        """Why a generation is not complete: its manifest is unreadable, or the first file that is missing
+        or whose size differs from generation.json ("" when it is complete)."""
+        man = self.manifest(round_)
+        if not man or man.get("round") != round_ or not isinstance(man.get("files"), dict):
+            return "generation.json is missing or unreadable"
+        folder = self.root / gen_name(round_)
+        for rel, size in man["files"].items():
+            try:
+                got = (folder / rel).stat().st_size
+            except OSError:
+                return f"{rel} is missing"
+            if got != size:
+                return f"{rel} has {got} bytes, generation.json says {size}"
+        return ""
 
     def load(self, round_: int | None = None, with_state: bool = True) -> Generation:
         """Load a generation (default: the current one).
@@ -486,6 +538,7 @@ class StateStore:
             values, bases = {}, {}
             for f in PROBLEM_FIELDS:
                 values[f], bases[f] = load_array(str(folder / "problem"), f, stored[f])
+            check_structure(values, meta)
             problem = Problem(**values, sense=int(meta["sense"]), offset=float(meta["offset"]),
                               name=str(meta.get("name", "")))
             state = None

@@ -4,11 +4,19 @@ object on stdout."""
 
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
+from copter_cli import engine
 from copter_cli.app import main
+from formats import checkpoint
+from formats.io import write_delta, write_problem
+from solver.delta import Delta
+from tests.test_rounds_engine import small_lp, snapshot
 
 
 def run_main(capsys, *args: str) -> tuple[int, str, str]:
@@ -49,3 +57,77 @@ def test_command_exit_code_passes_through_json_entry_point(capsys, tmp_path):
     code, out, _ = run_main(capsys, "show", "--state", tmp_path / "missing", "--json")
     assert code == 3 and json.loads(out)["error"]["kind"] == "state"
     assert not (tmp_path / "missing").exists()
+
+
+# ---------------------------------------------------------------------------------------------- F4 / F13
+@pytest.fixture
+def base(tmp_path) -> Path:
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    return tmp_path / "base.parquet"
+
+
+@pytest.fixture
+def st(tmp_path, base) -> Path:
+    engine.init_state(base, tmp_path / "st")
+    return tmp_path / "st"
+
+
+def test_solve_output_into_a_missing_folder_exits_2_naming_the_path_before_solving(capsys, base, tmp_path):
+    target = tmp_path / "nope" / "x.parquet"
+    code, out, _ = run_main(capsys, "solve", base, "--json", "-o", target)
+    err = json.loads(out)["error"]
+    assert code == 2 and err["kind"] == "usage" and str(target.parent) in err["message"]
+    assert not (tmp_path / "nope").exists()
+
+
+def test_solve_output_that_is_a_folder_exits_2(capsys, base, tmp_path):
+    code, out, _ = run_main(capsys, "solve", base, "--json", "-o", tmp_path)
+    assert code == 2 and "is a folder" in json.loads(out)["error"]["message"]
+
+
+@pytest.mark.parametrize("sub", ["", "sub"])
+def test_init_on_a_regular_file_exits_3_and_leaves_the_file(capsys, base, tmp_path, sub):
+    f = tmp_path / "afile"
+    f.write_text("hi\n")
+    target = f / sub if sub else f
+    code, out, _ = run_main(capsys, "init", base, "--state", target, "--json")
+    err = json.loads(out)["error"]
+    assert code == 3 and err["kind"] == "state" and str(target) in err["message"]
+    assert ("is a file, not a state directory" if not sub else "cannot create") in err["message"]
+    assert f.read_text() == "hi\n"
+
+
+def _overwrite_arrow(path: Path, values: list[int]) -> None:
+    """Replace an Arrow IPC array file in place (same inode, so hard links see it) by a valid one."""
+    t = pa.ipc.open_file(str(path)).read_all()
+    sink = io.BytesIO()
+    t2 = pa.table({"v": pa.array(values, t.schema.field("v").type)}).replace_schema_metadata(t.schema.metadata)
+    with pa.ipc.new_file(sink, t2.schema) as w:
+        w.write_table(t2)
+    with open(path, "r+b") as f:
+        f.truncate(0)
+        f.write(sink.getvalue())
+
+
+@pytest.mark.parametrize(("field", "make", "needle"), [
+    ("a_indices", lambda v: [*v[:-1], 70_000_000], "row index out of range"),
+    ("a_indices", lambda v: [-1, *v[1:]], "row index out of range"),
+    ("a_indptr", lambda v: [v[0], v[2], v[1], *v[3:]], "column pointers"),
+    ("cost", lambda v: v[:-1], "generation.json says"),  # size differs: the manifest catches it
+])
+def test_damaged_checkpoint_array_exits_3_naming_generation_and_file(capsys, st, tmp_path, monkeypatch,
+                                                                    field, make, needle):
+    monkeypatch.setattr(checkpoint, "_RECENT", {})  # force a real load, as in a new process
+    path = st / "gen-000000" / "problem" / f"{field}.arrow"
+    vals = pa.ipc.open_file(str(path)).read_all().column("v").to_pylist()
+    if field == "a_indptr":
+        assert vals[1] != vals[2]
+    _overwrite_arrow(path, make(vals))
+    d = tmp_path / "d.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
+    before = snapshot(st)
+    code, out, _ = run_main(capsys, "step", d, "--state", st, "--json")
+    err = json.loads(out)["error"]
+    assert code == 3 and err["kind"] == "state", err
+    assert "gen-000000" in err["message"] and f"{field}.arrow" in err["message"] and needle in err["message"]
+    assert snapshot(st) == before
