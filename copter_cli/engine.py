@@ -137,15 +137,51 @@ def _write_outputs(writer, problem: Problem, result, old: Problem | None, old_x,
     return reports.changed_variable_count(changes)
 
 
-def _copy_out(state_dir: Path, report: dict, out_dir) -> None:
+def check_out_dir(out_dir) -> None:
+    """Refuse an ``--out`` folder that cannot be used, before any work (nothing is created here).
+
+    Raises:
+        UsageError: ``out_dir`` exists and is not a folder, is not writable, or cannot be created
+            (its nearest existing ancestor is a file or not writable).
+    """
     if out_dir is None:
         return
+    p = Path(out_dir)
+    if p.exists():
+        if not p.is_dir():
+            raise UsageError(f"--out {p}: exists and is not a folder")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise UsageError(f"--out {p}: folder is not writable")
+        return
+    anc = p.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise UsageError(f"--out {p}: cannot create it, {anc} is not a folder")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {p}: cannot create it, {anc} is not writable")
+
+
+def _copy_out(state_dir: Path, report: dict, out_dir) -> dict:
+    """Copy the round's outputs and report.json into ``out_dir``; return the report.
+
+    The round is already committed: a failure here never raises, it returns a copy of the report with
+    a warning (the exit code stays the round's)."""
+    if out_dir is None:
+        return report
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for key in ("solution_path", "duals_path", "changes_path"):
-        if report.get(key):
-            shutil.copyfile(state_dir / report[key], out / Path(report[key]).name)
-    (out / "report.json").write_text(reports.dumps(report) + "\n")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for key in ("solution_path", "duals_path", "changes_path"):
+            if report.get(key):
+                shutil.copyfile(state_dir / report[key], out / Path(report[key]).name)
+        (out / "report.json").write_text(reports.dumps(report) + "\n")
+    except OSError as err:
+        report = dict(report)
+        report["warnings"] = [*report.get("warnings", []),
+                              f"round {report.get('round')} is stored in the state, but copying its outputs "
+                              f"to --out {out} failed: {err}"]
+    return report
 
 
 def _save_round(store: StateStore, round_: int, problem: Problem, result, prev: Generation | None,
@@ -206,12 +242,14 @@ def init_state(base, state_dir=None, settings: Settings | None = None, keep: int
         The round-0 report (also written to ``gen-000000/report.json``); round 0 is stored and made
         current whatever its status (see the module docstring).
     Raises:
-        UsageError: keep < 1. StateError: the directory is already initialised. StateBusyError: another
-        writer holds the lock. InputError subclasses: the base file is unreadable or invalid.
+        UsageError: keep < 1, or ``out_dir`` is unusable (checked first, see :func:`check_out_dir`).
+        StateError: the directory is already initialised. StateBusyError: another writer holds the
+        lock. InputError subclasses: the base file is unreadable or invalid.
     """
     t0 = time.perf_counter()
     if keep < 1:
         raise UsageError(f"--keep must be at least 1, got {keep}")
+    check_out_dir(out_dir)
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
     settings = settings or Settings()
     with store.lock(create=True):
@@ -237,7 +275,7 @@ def init_state(base, state_dir=None, settings: Settings | None = None, keep: int
                             "settings": settings_to_json(settings)})
         extra = {"accepted": True, "base_sha256": base_sha}
         report = _save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep)
-    _copy_out(store.root, report, out_dir)
+    report = _copy_out(store.root, report, out_dir)
     return report
 
 
@@ -278,8 +316,11 @@ def step_state(delta, state_dir=None, settings: Settings | None = None, force: b
         StateError: not initialised / damaged. StateBusyError: another writer holds the lock.
         FormatError, ValidationError: the delta is unreadable or invalid (state untouched).
         RoundMismatchError: ``copter.base_round`` differs from the current round and not ``force``.
+        UsageError: ``out_dir`` is unusable (checked before anything else; nothing changes). A copy to
+            ``out_dir`` that fails after the round is committed only adds a warning to the report.
     """
     t0 = time.perf_counter()
+    check_out_dir(out_dir)
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
     with store.lock():
         if not store.initialised:
@@ -338,11 +379,10 @@ def step_state(delta, state_dir=None, settings: Settings | None = None, force: b
                 extra=extra)
             path = store.record_failure(round_, report, keep)
             report["failure_record"] = str(path.relative_to(store.root))
-            _copy_out(store.root, report, out_dir)  # only report.json: the round has no outputs
-            return report
+            return _copy_out(store.root, report, out_dir)  # only report.json: the round has no outputs
         report = _save_round(store, round_, problem, result, gen, info, t0, seconds, sha,
                              extra, keep)
-    _copy_out(store.root, report, out_dir)
+    report = _copy_out(store.root, report, out_dir)
     return report
 
 

@@ -131,3 +131,45 @@ def test_damaged_checkpoint_array_exits_3_naming_generation_and_file(capsys, st,
     assert code == 3 and err["kind"] == "state", err
     assert "gen-000000" in err["message"] and f"{field}.arrow" in err["message"] and needle in err["message"]
     assert snapshot(st) == before
+
+
+def _delta(tmp_path: Path) -> Path:
+    d = tmp_path / "d1.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
+    return d
+
+
+@pytest.mark.parametrize("kind", ["file", "under_file", "proc"])
+def test_step_out_that_cannot_be_a_folder_exits_2_before_any_work(capsys, st, tmp_path, kind):
+    afile = tmp_path / "afile"
+    afile.write_text("hi\n")
+    out = {"file": afile, "under_file": afile / "sub", "proc": Path("/proc/version")}[kind]
+    if kind == "proc" and not out.is_file():
+        pytest.skip("no /proc/version on this system")
+    before = snapshot(st)
+    code, js, _ = run_main(capsys, "step", _delta(tmp_path), "--state", st, "--json", "--out", out)
+    err = json.loads(js)["error"]
+    assert code == 2 and err["kind"] == "usage" and str(out) in err["message"] and "--out" in err["message"]
+    assert snapshot(st) == before and afile.read_text() == "hi\n"
+
+
+def test_init_out_that_is_a_file_exits_2_and_creates_no_state(capsys, base, tmp_path):
+    (tmp_path / "afile").write_text("hi\n")
+    code, js, _ = run_main(capsys, "init", base, "--state", tmp_path / "new", "--json", "--out", tmp_path / "afile")
+    assert code == 2 and json.loads(js)["error"]["kind"] == "usage"
+    assert not (tmp_path / "new").exists()
+
+
+def test_copy_to_out_failing_after_the_commit_warns_and_keeps_the_round_exit_code(capsys, st, tmp_path):
+    out = tmp_path / "out"
+    (out / "solution.parquet").mkdir(parents=True)  # passes the --out check, but the copy cannot write there
+    code, js, _ = run_main(capsys, "step", _delta(tmp_path), "--state", st, "--json", "--out", out)
+    rep = json.loads(js)
+    assert code == 0 and rep["round"] == 1 and rep["status"] == "OPTIMAL"
+    assert any("copying its outputs to --out" in w for w in rep["warnings"])
+    assert (st / "CURRENT").read_text() == "1\n"
+    d2 = tmp_path / "d2.parquet"
+    write_delta(Delta.concat([Delta.vars(["x4"], cost=[6.0])], base_round=1), d2)
+    code, js, err = run_main(capsys, "step", d2, "--state", st, "--out", out)  # human output
+    assert code == 0 and js == "" and "warning" in err and "copying its outputs" in err
+    assert (st / "CURRENT").read_text() == "2\n"
