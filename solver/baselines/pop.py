@@ -216,12 +216,12 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     if executor is None and workers == 0:
         outcomes = [_solve_part(sub, *args) for _, sub in parts]
     else:
-        own = executor is None
-        pool = make_executor(min(len(parts), workers or os.cpu_count() or 1) or 1) if own else executor
+        own_pool = executor is None
+        pool = make_executor(min(len(parts), workers or os.cpu_count() or 1) or 1) if own_pool else executor
         try:
             outcomes = list(pool.map(_solve_part, [sub for _, sub in parts], *([a] * len(parts) for a in args)))
         finally:
-            if own:
+            if own_pool:
                 pool.shutdown()
     t1 = time.perf_counter()
     statuses = [Status(o[0]) for o in outcomes]
