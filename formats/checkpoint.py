@@ -444,7 +444,7 @@ class StateStore:
 
     def abandon_from(self, round_: int) -> list[int]:
         """Move every generation >= ``round_`` and every failed-round record > ``round_`` into
-        ``abandoned/<utc>-<id>/`` (one atomic rename each; newest first, so an interrupted move never
+        ``abandoned/<utc with ns>-<id>/`` (one atomic rename each; newest first, so an interrupted move never
         leaves a gap below a kept round). Call under the lock, before a new generation ``round_`` is
         renamed into place; CURRENT must name a round < ``round_``.
 
@@ -455,7 +455,9 @@ class StateStore:
         fails = [p for p in self.failures() if _failed_round(p) > round_]
         if not gens and not fails:
             return []
-        dest = self.root / "abandoned" / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:8]}"
+        ns = time.time_ns()  # the name sorts by time (prune keeps the newest batches)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns // 10**9)) + f".{ns % 10**9:09d}Z"
+        dest = self.root / "abandoned" / f"{stamp}-{uuid.uuid4().hex[:8]}"
         dest.mkdir(parents=True)
         for r in sorted(gens, reverse=True):
             os.rename(self.root / gen_name(r), dest / gen_name(r))

@@ -3,6 +3,7 @@ generations, locking and pruning. Hand-built problems; no solver involved."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -250,3 +251,33 @@ def test_in_process_reuse_returns_the_committed_generation_and_notices_outside_c
     with w.lock():
         save(w, 0, make_problem(n=50, m=5, seed=3))  # another writer replaced round 0
     assert store.load().problem.equals(make_problem(n=50, m=5, seed=3))
+
+
+def test_committing_a_round_moves_later_generations_aside_and_prune_bounds_them(tmp_path):
+    store = StateStore(tmp_path / "st")
+    p = make_problem(n=50, m=5)
+    with store.lock(create=True):
+        for r in range(4):
+            save(store, r, p, store.load() if r else None)
+        for back in (2, 1, 0):  # three rollbacks, each followed by a new round: three abandoned batches
+            store.set_current(back)
+            save(store, back + 1, p, store.load())
+        assert store.generations() == [0, 1] and store.current() == (1, None)
+        assert len(list((store.root / "abandoned").iterdir())) == 3
+        store.prune(2, 1)
+    batches = sorted((store.root / "abandoned").iterdir())
+    assert len(batches) == 2 and sorted(g.name for g in batches[-1].iterdir()) == ["gen-000001", "gen-000002"]
+
+
+def test_lineage_treats_generations_without_ids_as_linked(tmp_path):
+    store = StateStore(tmp_path / "st")
+    p = make_problem(n=50, m=5)
+    with store.lock(create=True):
+        for r in range(3):
+            save(store, r, p, store.load() if r else None)
+    for r in range(3):  # an older state directory: manifests without id/parent_id
+        path = store.root / f"gen-{r:06d}" / "generation.json"
+        man = json.loads(path.read_text())
+        man.pop("id"), man.pop("parent_id")
+        path.write_text(json.dumps(man))
+    assert store.lineage(1) == [0, 1, 2]
