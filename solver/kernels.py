@@ -295,3 +295,153 @@ def power_iteration_ref(rp, ri, rv, cp, ci, cv, v, max_iter, rel_tol):
             break
         est = new
     return est, it
+
+
+# --------------------------------------------------------------------------- termination check
+
+
+@njit(cache=True)
+def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o,
+                   lc_f, uc_f, lv_f, uv_f, rp, ri, rv,
+                   x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh, rays, work_n, work_m):
+    """Everything a termination/restart check needs, in one pass over columns and one over rows.
+
+    Inputs: the scaled cost ``c_s`` (n,), row/column factors d1 (m,), d2 (n,), theta_b ``tb`` and
+    theta_c ``tc``; the ORIGINAL-unit reduced LP (``c_o``, bounds ``lc_o``/``uc_o`` (m,),
+    ``lv_o``/``uv_o`` (n,) and their finite copies ``*_f`` with inf -> 0); the scaled CSR of A~
+    (used only for the dual-infeasibility ray, when ``rays``); the PDHG state (current z = (x, y),
+    anchor z0, A x, A'y, and the step T(z) = (xh, yh) with A xh, A'yh); work arrays (n,), (m,).
+
+    Returns the tuple (primal objective, dual objective, ||primal residual||_2, ||dual residual||_2,
+    fixed-point residual r(z), primal-infeasibility ratio, dual-infeasibility ratio), the first four
+    in original units (see ``solver.termination``), r(z) in the PDHG metric (``solver.restart``), the
+    ratios as in ``solver.infeasibility`` on the rays (yh - y0, xh - x0) (inf when ``rays`` is False
+    or the ray's objective has the wrong sign). Twin: :func:`check_measures_ref`.
+    """
+    n = x.shape[0]
+    m = y.shape[0]
+    inf = np.inf
+    pobj = 0.0
+    dobj = 0.0
+    dres2 = 0.0
+    dxx = 0.0
+    pviol = 0.0
+    pray = 0.0
+    cdx = 0.0
+    for j in range(n):
+        s2 = d2[j] * tc
+        xo = xh[j] * d2[j] / tb
+        if xo < lv_o[j]:
+            xo = lv_o[j]
+        if xo > uv_o[j]:
+            xo = uv_o[j]
+        pobj += c_o[j] * xo
+        ro = ((xh[j] - x[j]) / tau + (c_s[j] - aty[j])) / s2
+        dr = c_o[j] - atyh[j] / s2 - ro
+        dres2 += dr * dr
+        if ro > 0.0:
+            dobj += lv_f[j] * ro
+        else:
+            dobj += uv_f[j] * ro
+        dx = x[j] - xh[j]
+        dxx += dx * dx
+        if rays:
+            r = -(atyh[j] - aty0[j]) / s2
+            rok = 0.0
+            if lv_o[j] > -inf and r > 0.0:
+                rok += r
+            if uv_o[j] < inf and r < 0.0:
+                rok += r
+            v = abs(r - rok)
+            if v > pviol:
+                pviol = v
+            if rok > 0.0:
+                pray += lv_f[j] * rok
+            else:
+                pray += uv_f[j] * rok
+            dv = xh[j] - x0[j]  # scaled; the projection onto the recession cone keeps its sign
+            if lv_o[j] > -inf and dv < 0.0:
+                dv = 0.0
+            if uv_o[j] < inf and dv > 0.0:
+                dv = 0.0
+            work_n[j] = dv
+            cdx += c_o[j] * dv * d2[j] / tb
+    pres2 = 0.0
+    dyy = 0.0
+    dyadx = 0.0
+    yscale = 0.0
+    for i in range(m):
+        s1 = d1[i] / tc
+        axo = axh[i] / (d1[i] * tb)
+        pr = 0.0
+        if axo < lc_o[i]:
+            pr = axo - lc_o[i]
+        elif axo > uc_o[i]:
+            pr = axo - uc_o[i]
+        pres2 += pr * pr
+        yo = yh[i] * s1
+        if yo > 0.0:
+            dobj += lc_f[i] * yo
+        else:
+            dobj += uc_f[i] * yo
+        dy = y[i] - yh[i]
+        dyy += dy * dy
+        dyadx += dy * (ax[i] - axh[i])
+        if rays:
+            dyo = (yh[i] - y0[i]) * s1
+            v = 0.0
+            if lc_o[i] == -inf and dyo > 0.0:
+                v = dyo
+            if uc_o[i] == inf and dyo < 0.0:
+                v = -dyo
+            if v > pviol:
+                pviol = v
+            if dyo > 0.0:
+                pray += lc_f[i] * dyo
+            else:
+                pray += uc_f[i] * dyo
+            if abs(dyo) > yscale:
+                yscale = abs(dyo)
+    fp = (w / eta) * dxx + dyy / (eta * w) + 2.0 * dyadx
+    fp = np.sqrt(fp) if fp > 0.0 else 0.0
+    pratio = inf
+    dratio = inf
+    if rays:
+        if pray > 0.0 and yscale > 0.0 and pray < inf:
+            pratio = pviol / pray
+        if cdx < 0.0 and cdx > -inf:
+            spmv_csr(rp, ri, rv, work_n, work_m)
+            dviol = 0.0
+            for i in range(m):
+                ad = work_m[i] / (d1[i] * tb)
+                if uc_o[i] < inf and ad > dviol:
+                    dviol = ad
+                if lc_o[i] > -inf and -ad > dviol:
+                    dviol = -ad
+            dratio = dviol / abs(cdx)
+    return pobj, dobj, np.sqrt(pres2), np.sqrt(dres2), fp, pratio, dratio
+
+
+def check_measures_ref(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o,
+                       lc_f, uc_f, lv_f, uv_f, rp, ri, rv,
+                       x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh, rays, work_n, work_m):
+    """numpy twin of :func:`check_measures`, composed of the reference modules' own functions."""
+    import scipy.sparse as sp
+
+    from solver.infeasibility import dual_infeasibility_ratio, primal_infeasibility_ratio
+    from solver.restart import fixed_point_residual
+    from solver.scaling import ScaledLP
+    from solver.termination import OrigLP, evaluate
+
+    m, n = y.shape[0], x.shape[0]
+    lp = OrigLP(c=c_o, lc=lc_o, uc=uc_o, lv=lv_o, uv=uv_o, b_norm=0.0, c_norm=0.0, offset=0.0)
+    sc = ScaledLP(c=c_s, lc=lc_o, uc=uc_o, lv=lv_o, uv=uv_o, csr=(rp, ri, rv), csc=None, d1=d1, d2=d2,
+                  theta_b=tb, theta_c=tc)
+    kkt, _, _, _ = evaluate(lp, sc, x, aty, xh, yh, axh, atyh, tau)
+    fp = fixed_point_residual(x - xh, y - yh, ax - axh, eta, w)
+    pr = dr = np.inf
+    if rays:
+        pr = primal_infeasibility_ratio(lp, sc.y_to_orig(yh - y0), (atyh - aty0) / (d2 * tc))
+        A = sp.csr_array((rv, ri, rp), shape=(m, n)) / d1[:, None] / d2[None, :]
+        dr = dual_infeasibility_ratio(lp, sp.csc_array(A), sc.x_to_orig(xh - x0))
+    return (kkt.primal_objective, kkt.dual_objective, kkt.primal_residual, kkt.dual_residual, fp, pr, dr)

@@ -26,7 +26,6 @@ from contextvars import ContextVar
 import numpy as np
 
 from solver import kernels
-from solver.infeasibility import dual_infeasibility_ratio, primal_infeasibility_ratio
 from solver.problem import Problem
 from solver.restart import RestartController, fixed_point_residual
 from solver.result import SolveResult
@@ -145,8 +144,16 @@ class _Core:
         t_iter = time.perf_counter()
         status, message = Status.ITERATION_LIMIT, ""
         cb = _PROGRESS.get()
+        lpa = (lp.c, lp.lc, lp.uc, lp.lv, lp.uv, lp.lc_f, lp.uc_f, lp.lv_f, lp.uv_f, rp, ri, rv)
+        work_n, work_m = np.empty(n), np.empty(m)
+        pden, dden = 1.0 + lp.b_norm, 1.0 + lp.c_norm
         while True:
-            kkt, xo, yo, ro = evaluate(lp, sc, x, aty, xh, yh, axh, atyh, tau)
+            po, do, pn, dn, r, pinf, dinf = kernels.check_measures(
+                c, sc.d1, sc.d2, sc.theta_b, sc.theta_c, tau, eta, w, *lpa,
+                x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh, total > 0, work_n, work_m)
+            po += lp.offset
+            do += lp.offset
+            kkt = KKT(po, do, pn, dn, pn / pden, dn / dden, abs(po - do) / (1.0 + abs(po) + abs(do)))
             elapsed = time.perf_counter() - self.t_start
             if cb is not None:
                 cb({"iteration": total, "seconds": elapsed,
@@ -164,24 +171,20 @@ class _Core:
             if kkt.converged(s.tol):
                 status, message = Status.OPTIMAL, f"relative KKT residuals and gap below {s.tol:g}"
                 break
-            if total > 0:
-                dyo = sc.y_to_orig(yh - y0)
-                atdyo = (atyh - aty0) / (sc.d2 * sc.theta_c)
-                if primal_infeasibility_ratio(lp, dyo, atdyo) <= s.infeasibility_tol:
-                    status = Status.PRIMAL_INFEASIBLE
-                    message = "a dual ray certifies that no feasible point exists"
-                    break
-                if dual_infeasibility_ratio(lp, self.A, sc.x_to_orig(xh - x0)) <= s.infeasibility_tol:
-                    status = Status.DUAL_INFEASIBLE
-                    message = "a primal ray certifies that the objective is unbounded"
-                    break
+            if pinf <= s.infeasibility_tol:
+                status = Status.PRIMAL_INFEASIBLE
+                message = "a dual ray certifies that no feasible point exists"
+                break
+            if dinf <= s.infeasibility_tol:
+                status = Status.DUAL_INFEASIBLE
+                message = "a primal ray certifies that the objective is unbounded"
+                break
             if total >= s.iteration_limit:
                 status, message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
                 break
             if elapsed >= s.time_limit_seconds:
                 status, message = Status.TIME_LIMIT, f"time limit {s.time_limit_seconds:g} s reached"
                 break
-            r = fixed_point_residual(x - xh, y - yh, ax - axh, eta, w)
             if first:  # z is the anchor here: its residual is the epoch's reference
                 ctrl.start_epoch(r)
                 first = False
@@ -217,6 +220,7 @@ class _Core:
             k = block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count,
                       x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
             total += count + 1
+        _, xo, yo, _ = evaluate(lp, sc, x, aty, xh, yh, axh, atyh, tau)
         if s.verbose:
             print(_log_line(total, time.perf_counter() - self.t_start, kkt, self.sense, restarts, w,
                             f"  {status.name}"), file=sys.stderr, flush=True)

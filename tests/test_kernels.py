@@ -144,3 +144,27 @@ def test_power_iteration_matches_numpy_and_svd():
     assert i1 == i2
     np.testing.assert_allclose(e1, e2, rtol=1e-10)
     np.testing.assert_allclose(e1, np.linalg.norm(A.toarray(), 2), rtol=1e-5)
+
+
+@pytest.mark.parametrize("rays", [True, False])
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_check_measures_match_the_reference_termination_and_infeasibility_code(rays, seed):
+    m, n = 30, 45
+    A, csr, csc, rng = _matrix(m, n, 0.2, seed)
+    st = _state(m, n, rng)
+    lc, uc = _bounds(rng, m)
+    lv, uv = _bounds(rng, n)
+    d1, d2 = rng.uniform(0.5, 2, m), rng.uniform(0.5, 2, n)
+    c_s, c_o = rng.standard_normal(n), rng.standard_normal(n)
+    if seed == 5:  # a ray with negative cost: the dual-infeasibility branch runs
+        c_o = -np.abs(c_o)
+        st["xh"] = st["x0"] + np.abs(rng.standard_normal(n))
+    fin = [np.where(np.isfinite(v), v, 0.0) for v in (lc, uc, lv, uv)]
+    args = (c_s, d1, d2, 0.3, 0.7, 0.9, 0.998, 1.7, c_o, lc, uc, lv, uv, *fin, *csr,
+            *(st[k] for k in ("x", "y", "x0", "y0", "ax", "aty", "ax0", "aty0", "xh", "yh", "axh", "atyh")),
+            rays, np.empty(n), np.empty(m))
+    got = K.check_measures(*args)
+    ref = K.check_measures_ref(*args)
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+    if seed == 5 and rays:
+        assert np.isfinite(got[6])
