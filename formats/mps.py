@@ -26,6 +26,10 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
 * *copter* rejects quadratic (``QUADOBJ``, ``QMATRIX``, ``QSECTION``, ``QCMATRIX``), ``SOS``,
   ``INDICATORS`` sections and semi-continuous/semi-integer bounds (``SC``/``SI``): ``UnsupportedError``
   (copter is LP/MILP only).
+* *copter* rejects a free-format data line with more (or fewer) fields than HiGHS reads from it
+  (a third row/value pair on a ``COLUMNS``/``RHS`` line, a trailing odd field, a fifth ``BOUNDS``
+  field): HiGHS drops them with status kOk and no warning. ``FormatError`` naming file, line and
+  entity; the rules and their cost are in ``formats/mps_fields.py``.
 * *copter* rejects an ``OBJSENSE`` section whose value is not MIN/MAX (HiGHS ignores it), an ``FR``/
   ``MI``/``PL`` bound line that carries a value, and, in files with integer markers, a column whose
   entries are split into separate blocks (its integrality would be ambiguous): ``FormatError`` with
@@ -36,9 +40,9 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   Parquet to keep such names exactly). HiGHS prints numbers with ~15 significant digits, so an MPS
   round trip may change the last bit of a computed value (e.g. a RANGES bound); Parquet is exact.
 
-The light text pre-scan looks only at section header lines (``bytes.find``, C speed), the few lines
-before ``ROWS``, and the ``BOUNDS`` section; it parses ``COLUMNS`` lines in Python only when the file
-has integer markers.
+The light text pre-scan finds the section header lines with one regex scan (C speed) and reads the
+``OBJSENSE`` and ``BOUNDS`` sections; it parses ``COLUMNS`` lines in Python only when the file has
+integer markers. The field-count check is numpy over the bytes of the data sections.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from contextlib import contextmanager
 import highspy
 import numpy as np
 
+from formats.mps_fields import HEADER_START, check_fields
 from solver.errors import FormatError, InputError, UnsupportedError, ValidationError
 from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp
 from solver.problem import INF_BOUND, Problem
@@ -67,8 +72,10 @@ UNSUPPORTED_SECTIONS = {
 }
 _SECTIONS = (b"NAME", b"ROWS", b"COLUMNS", b"RHS", b"RANGES", b"BOUNDS", b"ENDATA", b"OBJSENSE",
              b"OBJSENS", b"OBJNAME") + tuple(UNSUPPORTED_SECTIONS)
+_HEADER_WORD = re.compile(rb"(" + b"|".join(sorted(_SECTIONS, key=len, reverse=True)) + rb")(?=[ \t\r\n]|\Z)")
 _SENSES = {b"MIN": 1, b"MINIMIZE": 1, b"MINIMISE": 1, b"MAX": -1, b"MAXIMIZE": -1, b"MAXIMISE": -1}
-_ACCEPTED_WARNINGS = ("at/below tolerance", "switching to fixed format parser")
+_FIXED_FORMAT = "switching to fixed format parser"
+_ACCEPTED_WARNINGS = ("at/below tolerance", _FIXED_FORMAT)
 _NAN_TOKEN = rb"(?i)(?<![^\s])[+-]?nan(?![^\s])"
 
 
@@ -98,32 +105,23 @@ def _line_of(data, pos: int) -> int:
     return bytes(data[:pos]).count(b"\n") + 1
 
 
-def _header_positions(data, name: bytes) -> list[int]:
-    """Start offsets of lines whose first token is ``name`` (a section header at column 1)."""
-    out = []
-    if data[:len(name)] == name and data[len(name):len(name) + 1] in (b"", b" ", b"\t", b"\r", b"\n"):
-        out.append(0)
-    start = 0
-    pat = b"\n" + name
-    while True:
-        i = data.find(pat, start)
-        if i < 0:
-            return out
-        nxt = data[i + 1 + len(name):i + 2 + len(name)]
-        if nxt in (b"", b" ", b"\t", b"\r", b"\n"):
-            out.append(i + 1)
-        start = i + 1
+def _header_index(data) -> dict[bytes, list[int]]:
+    """Section name -> start offsets of its header lines (one regex scan of the text, C speed)."""
+    out: dict[bytes, list[int]] = {}
+    starts = [m.start() + 1 for m in HEADER_START.finditer(data)]  # lines starting with a letter
+    if data[:1].isalpha():
+        starts.insert(0, 0)
+    for p in starts:
+        m = _HEADER_WORD.match(data, p)
+        if m:
+            out.setdefault(m.group(1), []).append(p)
+    return out
 
 
 def _section_end(data, start: int) -> int:
     """Offset of the next section header line after ``start`` (a line starting with a letter)."""
-    i = data.find(b"\n", start)
-    while i >= 0:
-        c = data[i + 1:i + 2]
-        if c and (c.isalpha()):
-            return i + 1
-        i = data.find(b"\n", i + 1)
-    return len(data)
+    m = HEADER_START.search(data, start)
+    return len(data) if m is None else m.start() + 1
 
 
 def prescan(path: str) -> None:
@@ -134,44 +132,48 @@ def prescan(path: str) -> None:
         FormatError: bad OBJSENSE value, FR/MI/PL bounds carrying a value, split integer columns.
     """
     with _text(path) as data:
-        for name, what in UNSUPPORTED_SECTIONS.items():
-            pos = _header_positions(data, name)
-            if pos:
-                raise UnsupportedError(f"{what} is not supported: copter handles LP/MILP only",
-                                       file=path, line=_line_of(data, pos[0]))
-        for name in (b"OBJSENSE", b"OBJSENS"):
-            for p in _header_positions(data, name):
-                end = data.find(b"\n", p)
-                end = len(data) if end < 0 else end
-                toks = bytes(data[p:end]).split()[1:]
-                line = _line_of(data, p)
-                if not toks:  # value on the next non-empty line
-                    nxt = end + 1
-                    while nxt < len(data):
-                        e2 = data.find(b"\n", nxt)
-                        e2 = len(data) if e2 < 0 else e2
-                        toks = bytes(data[nxt:e2]).split()
-                        line += 1
-                        if toks:
-                            break
-                        nxt = e2 + 1
-                if not toks or toks[0].upper() not in _SENSES:
-                    shown = toks[0].decode("latin-1") if toks else "(nothing)"
-                    raise FormatError(f"OBJSENSE must be MIN or MAX, found {shown!r}", file=path, line=line)
-        for p in _header_positions(data, b"BOUNDS"):
-            end = _section_end(data, p + 1)
-            sec = bytes(data[p:end])
-            m = re.search(rb"(?m)^[ \t]+(FR|MI|PL)[ \t]+\S+[ \t]+\S+[ \t]+\S+", sec)
-            if m:
-                raise FormatError(f"bound type {m.group(1).decode()} takes no value",
-                                  file=path, line=_line_of(data, p + m.start()))
-        if _header_positions(data, b"COLUMNS") and data.find(b"MARKER") >= 0:
-            _check_contiguous_columns(data, path)
+        _prescan(data, path, _header_index(data))
 
 
-def _check_contiguous_columns(data, path: str) -> None:
-    """In files with integer markers, every column's entries must be one contiguous block."""
-    p = _header_positions(data, b"COLUMNS")[0]
+def _prescan(data, path: str, idx: dict[bytes, list[int]]) -> None:
+    for name, what in UNSUPPORTED_SECTIONS.items():
+        pos = idx.get(name)
+        if pos:
+            raise UnsupportedError(f"{what} is not supported: copter handles LP/MILP only",
+                                   file=path, line=_line_of(data, pos[0]))
+    for name in (b"OBJSENSE", b"OBJSENS"):
+        for p in idx.get(name, ()):
+            end = data.find(b"\n", p)
+            end = len(data) if end < 0 else end
+            toks = bytes(data[p:end]).split()[1:]
+            line = _line_of(data, p)
+            if not toks:  # value on the next non-empty line
+                nxt = end + 1
+                while nxt < len(data):
+                    e2 = data.find(b"\n", nxt)
+                    e2 = len(data) if e2 < 0 else e2
+                    toks = bytes(data[nxt:e2]).split()
+                    line += 1
+                    if toks:
+                        break
+                    nxt = e2 + 1
+            if not toks or toks[0].upper() not in _SENSES:
+                shown = toks[0].decode("latin-1") if toks else "(nothing)"
+                raise FormatError(f"OBJSENSE must be MIN or MAX, found {shown!r}", file=path, line=line)
+    for p in idx.get(b"BOUNDS", ()):
+        end = _section_end(data, p + 1)
+        sec = bytes(data[p:end])
+        m = re.search(rb"(?m)^[ \t]+(FR|MI|PL)[ \t]+\S+[ \t]+\S+[ \t]+\S+", sec)
+        if m:
+            raise FormatError(f"bound type {m.group(1).decode()} takes no value",
+                              file=path, line=_line_of(data, p + m.start()))
+    if idx.get(b"COLUMNS") and data.find(b"MARKER") >= 0:
+        _check_contiguous_columns(data, path, idx[b"COLUMNS"][0])
+
+
+def _check_contiguous_columns(data, path: str, p: int) -> None:
+    """In files with integer markers, every column's entries must be one contiguous block (``p``: the
+    COLUMNS header offset)."""
     end = _section_end(data, p + 1)
     seen: set = set()
     current = None
@@ -205,7 +207,7 @@ def _negative_up_rule(path: str, problem: Problem) -> Problem:
     if not cand.size:
         return problem
     with _text(path) as data:
-        pos = _header_positions(data, b"BOUNDS")
+        pos = _header_index(data).get(b"BOUNDS", [])
         sec = b"".join(bytes(data[p:_section_end(data, p + 1)]) for p in pos)
     explicit = set()
     for raw in sec.split(b"\n")[1:]:
@@ -223,6 +225,24 @@ def _negative_up_rule(path: str, problem: Problem) -> Problem:
     return problem.replace(col_lower=lower)
 
 
+def _highs_read(path: str):
+    """``Highs.readModel(path)`` with its log captured: ``(highs, status, WARNING/ERROR log lines)``."""
+    h = new_highs()
+    with tempfile.TemporaryDirectory(prefix="copter-mps-") as tmp:
+        log = os.path.join(tmp, "highs.log")
+        h.setOptionValue("output_flag", True)
+        h.setOptionValue("log_to_console", False)
+        h.setOptionValue("log_file", log)
+        status = h.readModel(path)
+        h.setOptionValue("output_flag", False)
+        try:
+            with open(log, encoding="utf-8", errors="replace") as f:
+                messages = [ln.strip() for ln in f if ln.startswith(("WARNING", "ERROR"))]
+        except OSError:
+            messages = []
+    return h, status, messages
+
+
 def read_mps(path: str | os.PathLike) -> Problem:
     """Read an MPS file (fixed or free format, optionally gzip-compressed) into a Problem.
 
@@ -238,20 +258,12 @@ def read_mps(path: str | os.PathLike) -> Problem:
     path = str(path)
     if not os.path.isfile(path):
         raise InputError("file not found", file=path)
-    prescan(path)
-    h = new_highs()
-    with tempfile.TemporaryDirectory(prefix="copter-mps-") as tmp:
-        log = os.path.join(tmp, "highs.log")
-        h.setOptionValue("output_flag", True)
-        h.setOptionValue("log_to_console", False)
-        h.setOptionValue("log_file", log)
-        status = h.readModel(path)
-        h.setOptionValue("output_flag", False)
-        try:
-            with open(log, encoding="utf-8", errors="replace") as f:
-                messages = [ln.strip() for ln in f if ln.startswith(("WARNING", "ERROR"))]
-        except OSError:
-            messages = []
+    with _text(path) as data:  # one read (one decompression) for the text checks
+        idx = _header_index(data)
+        _prescan(data, path, idx)
+        h, status, messages = _highs_read(path)
+        if status != highspy.HighsStatus.kError and not any(_FIXED_FORMAT in m for m in messages):
+            check_fields(data, path, idx, _line_of)
     if status == highspy.HighsStatus.kError:
         nan_line = _find_token_line(path, _NAN_TOKEN)
         if nan_line is not None:
@@ -265,6 +277,11 @@ def read_mps(path: str | os.PathLike) -> Problem:
            and not any(a in m for a in _ACCEPTED_WARNINGS)]
     if bad:
         raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
+    return _to_problem(path, h)
+
+
+def _to_problem(path: str, h) -> Problem:
+    """The Problem from a Highs object holding a read model (semi-continuous and number checks)."""
     model = h.getModel()
     if model.hessian_.dim_ > 0:
         raise UnsupportedError("quadratic objective is not supported: copter handles LP/MILP only", file=path)

@@ -16,7 +16,7 @@ INVALID = manifest("mps-invalid")
 EXPECT = {
     "garbage.mps": "not a valid MPS", "nan0.mps": "NaN", "nan2.mps": "NaN",
     "moi_bad_objective_sense_newline.mps": "OBJSENSE", "moi_bounds_invalid_type2.mps": "PL takes no value",
-    "moi_bounds_missing_column.mps": "BOUNDS", "moi_columns_malformed.mps": "not defined",
+    "moi_bounds_missing_column.mps": "BOUNDS", "moi_columns_malformed.mps": "COLUMNS line has 4 fields",
     "moi_columns_marker2.mps": "two separate blocks", "moi_malformed_indicator_value.mps": "INDICATORS",
     "moi_malformed_qcmatrix_header.mps": "QCMATRIX", "moi_malformed_qsection.mps": "QSECTION",
     "moi_parse_items_single_1.mps": "not defined", "moi_parse_items_single_3.mps": "not defined",
