@@ -34,6 +34,11 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   ``MI``/``PL`` bound line that carries a value, and, in files with integer markers, a column whose
   entries are split into separate blocks (its integrality would be ambiguous): ``FormatError`` with
   the line.
+* *copter* rejects names that are not UTF-8 (e.g. a latin-1 ``\xe9``; HiGHS reads the bytes, but
+  copter's names are text, stored as UTF-8 in Parquet and states, and guessing an encoding would
+  silently rename entities): ``FormatError`` naming the line and the name, suggesting ``iconv``.
+  Bytes in comment lines do not matter. A ``.gz`` file that does not decompress is a ``FormatError``
+  ("not a readable gzip file").
 * Writing uses HiGHS's ``writeModel`` (free-format MPS); ``.mps.gz`` is compressed by copter after
   HiGHS writes plain text. Sense and objective constant are written (``OBJSENSE``, RHS on the
   objective row). Free format cannot hold names with spaces: HiGHS writes them with ``_`` (use
@@ -54,6 +59,7 @@ import re
 import shutil
 import sys
 import tempfile
+import zlib
 from contextlib import contextmanager
 
 import highspy
@@ -88,7 +94,7 @@ def _text(path: str):
         if head == b"\x1f\x8b":
             try:
                 yield gzip.decompress(f.read())
-            except (OSError, EOFError) as e:
+            except (OSError, EOFError, zlib.error) as e:
                 raise FormatError(f"not a readable gzip file ({e})", file=path) from None
             return
         if os.fstat(f.fileno()).st_size == 0:
@@ -277,7 +283,10 @@ def read_mps(path: str | os.PathLike) -> Problem:
            and not any(a in m for a in _ACCEPTED_WARNINGS)]
     if bad:
         raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
-    return _to_problem(path, h)
+    try:
+        return _to_problem(path, h)
+    except UnicodeDecodeError:  # pybind11 cannot turn a non-UTF-8 name into str
+        raise _not_utf8(path) from None
 
 
 def _to_problem(path: str, h) -> Problem:
@@ -307,6 +316,32 @@ def _to_problem(path: str, h) -> Problem:
     if big.any():
         _check_numbers(path, lp)
     return _negative_up_rule(path, problem)
+
+
+def _not_utf8(path: str) -> FormatError:
+    """The error for a name that is not UTF-8, naming the first such line outside comments."""
+    with _text(path) as data:
+        raw = bytes(data)
+    pos = 0
+    while True:
+        try:
+            raw[pos:].decode("utf-8")
+            return FormatError("a name is not valid UTF-8 text", file=path)
+        except UnicodeDecodeError as e:
+            bad = pos + e.start
+        start = raw.rfind(b"\n", 0, bad) + 1
+        end = raw.find(b"\n", bad)
+        end = len(raw) if end < 0 else end
+        if raw[start:start + 1] != b"*":  # comment lines may hold anything
+            break
+        pos = end
+    tok_start = max(raw.rfind(c, start, bad) for c in (b" ", b"\t")) + 1
+    tok_start = max(tok_start, start)
+    tok = raw[tok_start:end].split()[0]
+    shown = tok.decode("latin-1")
+    return FormatError(f"name {shown!r} (shown as latin-1) is not valid UTF-8 (byte 0x{raw[bad]:02x}); "
+                       "copter keeps names as UTF-8 text: re-encode the file, e.g. iconv -f latin1 -t utf-8",
+                       file=path, line=raw.count(b"\n", 0, start) + 1, entity=shown)
 
 
 def _check_numbers(path: str, lp) -> None:

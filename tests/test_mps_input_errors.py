@@ -1,0 +1,48 @@
+"""MPS input mistakes that used to leak as internal errors (H7 finding F4): a gzip file that does not
+decompress, names that are not UTF-8. Exit 3 naming the file (and line), no traceback."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from copter_cli.exit_codes import BAD_INPUT
+from formats.mps import read_mps
+from solver.errors import FormatError
+
+
+def test_gzip_with_a_valid_magic_but_garbage_content_is_a_format_error(tmp_path):
+    bad = tmp_path / "g.mps.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage garbage garbage garbage")
+    with pytest.raises(FormatError, match="not a readable gzip file"):
+        read_mps(bad)
+    res = CliRunner().invoke(app, ["solve", str(bad), "--json"])
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "format" and err["file"] == str(bad)
+    assert "Traceback" not in res.output
+
+
+LATIN1 = b"NAME t\nROWS\n N obj\n L c\xe9\nCOLUMNS\n    x obj 1 c\xe9 1\nRHS\n    rhs c\xe9 4\nENDATA\n"
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_non_utf8_name_is_rejected_naming_the_line_not_an_internal_error(tmp_path, gz):
+    path = tmp_path / ("l.mps.gz" if gz else "l.mps")
+    path.write_bytes(gzip.compress(LATIN1) if gz else LATIN1)
+    with pytest.raises(FormatError, match="not valid UTF-8") as e:
+        read_mps(path)
+    assert e.value.line == 4 and e.value.entity == "c\xe9"
+    res = CliRunner().invoke(app, ["convert", str(path), str(tmp_path / "o.parquet"), "--json"])
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert res.exit_code == BAD_INPUT == err["code"] and err["line"] == 4 and "iconv" in err["message"]
+    assert "Traceback" not in res.output
+
+
+def test_non_utf8_bytes_in_a_comment_line_are_fine(tmp_path):
+    path = tmp_path / "c.mps"
+    path.write_bytes(LATIN1.replace(b"c\xe9", b"c1").replace(b"ROWS\n", b"ROWS\n* caf\xe9\n"))
+    assert read_mps(path).row_names.tolist() == ["c1"]
