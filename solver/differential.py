@@ -13,9 +13,11 @@ Semantics (DESIGN.md section 4, the single reference for deltas and problem file
   the 0-based table rows and the entity; the input problem is never modified) for: an unknown kind;
   a missing required field or a field that kind must leave null; ``nan`` anywhere; an infinite
   (>= 1e30) cost or coefficient; the same key twice in one phase; an unknown name in ``coef`` or
-  ``drop_*``; a ``coef`` naming an entity that is dropped and not re-added; ``lower > upper`` after the
-  upsert (only upserted entities are checked: an empty box read from MPS is an infeasible model,
-  not an error, until a delta touches it); a non-finite objective offset.
+  ``drop_*``; a ``coef`` naming an entity that is dropped and not re-added; a lower bound of +inf, an
+  upper bound of -inf, or ``lower > upper`` after the upsert (only upserted entities are checked: an
+  empty box read from MPS is an infeasible model, not an error, until a delta touches it; HiGHS's
+  MPS reader itself refuses a lower bound >= 1e20 or an upper bound <= -1e20); a non-finite
+  objective offset.
 
 Cost. Inside the delta, names become integer ids with one vectorised hash (``dictionary_encode``; a
 dictionary-encoded Parquet column is hashed through its dictionary only, and a repeat-free
@@ -361,6 +363,25 @@ def _parse(delta: Delta) -> _Parsed:
                    lower_ok, upper, upper_ok, integer, integer_ok, spans)
 
 
+def _check_infinite_box(lower: np.ndarray, upper: np.ndarray, rows: np.ndarray, p: _Parsed, is_var: bool,
+                        delta: Delta) -> None:
+    """Reject a lower bound of +inf or an upper bound of -inf on the upserted entities.
+
+    ``lower``/``upper``: (k,) the bounds after the upsert (|value| >= 1e30 already mapped to +-inf) of
+    the entities upserted at delta rows ``rows`` (k,). Such a box holds no finite point, and the PDHG
+    iteration turns it into inf - inf = NaN (NUMERICAL_ERROR) instead of an infeasibility verdict, so it
+    is a validation error naming the entity and the delta row.
+    """
+    for side, arr, value in (("lower", lower, np.inf), ("upper", upper, -np.inf)):
+        bad = np.flatnonzero(arr == value)
+        if bad.size:
+            nm = p.name(is_var, int(rows[bad[0]]))
+            what = "variable" if is_var else "constraint"
+            sign = "+" if value > 0 else "-"
+            _fail(f"{what} {nm!r}: {side} bound is {sign}inf (|value| >= 1e30 means infinity; no finite "
+                  f"point satisfies it)", rows[bad], delta, entity=nm)
+
+
 def _inf(arr: np.ndarray) -> np.ndarray:
     """Bounds with every magnitude >= 1e30 as +-inf (copy only when something changes)."""
     if arr.size and not (np.abs(arr) < INF_BOUND).all():
@@ -690,6 +711,8 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
     for f, c in (("cost", ch), ("col_lower", ch_l), ("col_upper", ch_u), ("integrality", ch_i)):
         if c:
             changed.add(f)
+    if r.size:
+        _check_infinite_box(col_lower[cs["newpos"]], col_upper[cs["newpos"]], r, p, True, delta)
     bad = np.flatnonzero(col_lower[cs["newpos"]] > col_upper[cs["newpos"]]) if r.size else np.zeros(0, int)
     if bad.size:
         nm = p.name(True, int(r[bad[0]]))
@@ -704,6 +727,8 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
     for f, c in (("row_lower", ch_l), ("row_upper", ch_u)):
         if c:
             changed.add(f)
+    if r.size:
+        _check_infinite_box(row_lower[rs["newpos"]], row_upper[rs["newpos"]], r, p, False, delta)
     bad = np.flatnonzero(row_lower[rs["newpos"]] > row_upper[rs["newpos"]]) if r.size else np.zeros(0, int)
     if bad.size:
         nm = p.name(False, int(r[bad[0]]))

@@ -197,7 +197,7 @@ class Problem:
 
         Raises:
             ValidationError: naming the first offending entity (NaN, infinite cost or coefficient,
-                shape mismatch, duplicate name, unsorted/duplicate/zero CSC entries).
+                lower bound +inf or upper bound -inf, shape mismatch, duplicate name, unsorted/duplicate/zero CSC entries).
         """
         n, m = self.n_cols, self.n_rows
         for nm, arr, size in (("col_names", self.col_names, n), ("col_lower", self.col_lower, n),
@@ -214,13 +214,16 @@ class Problem:
         bad = np.flatnonzero(~np.isfinite(self.cost))
         if bad.size:
             raise ValidationError(f"cost is not finite ({self.cost[bad[0]]})", entity=str(self.col_names[bad[0]]))
-        for nm, arr, names in (("lower bound", self.col_lower, self.col_names),
-                               ("upper bound", self.col_upper, self.col_names),
-                               ("row lower bound", self.row_lower, self.row_names),
-                               ("row upper bound", self.row_upper, self.row_names)):
+        for nm, arr, names, wrong in (("lower bound", self.col_lower, self.col_names, np.inf),
+                                      ("upper bound", self.col_upper, self.col_names, -np.inf),
+                                      ("row lower bound", self.row_lower, self.row_names, np.inf),
+                                      ("row upper bound", self.row_upper, self.row_names, -np.inf)):
             bad = np.flatnonzero(np.isnan(arr))
             if bad.size:
                 raise ValidationError(f"{nm} is NaN", entity=str(names[bad[0]]))
+            bad = np.flatnonzero(arr == wrong)  # no finite point; PDHG would compute inf - inf
+            if bad.size:
+                raise ValidationError(f"{nm} is {wrong:+}", entity=str(names[bad[0]]))
         bad = np.flatnonzero(~np.isfinite(self.a_data) | (self.a_data == 0))
         if bad.size:
             col = int(np.searchsorted(self.a_indptr, bad[0], side="right") - 1)

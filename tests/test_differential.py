@@ -169,7 +169,8 @@ def test_apply_matches_the_naive_reference_and_diff_round_trips(pd_):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**31 - 1), st.sampled_from(["dup_var", "dup_coef", "unknown_drop", "unknown_coef",
                                                     "nan_cost", "nan_bound", "lower_gt_upper", "dropped_coef",
-                                                    "inf_coef", "inf_cost", "dup_drop"]))
+                                                    "inf_coef", "inf_cost", "dup_drop", "lower_plus_inf",
+                                                    "upper_minus_inf", "con_lower_plus_inf"]))
 def test_invalid_deltas_are_rejected_whole_and_leave_the_problem_unchanged(seed, how):
     rng = np.random.default_rng(seed)
     p = random_problem(rng, 6, 4)
@@ -188,6 +189,9 @@ def test_invalid_deltas_are_rejected_whole_and_leave_the_problem_unchanged(seed,
         "dropped_coef": Delta.concat([Delta.drop_vars([x]), Delta.coefs([x], [r], [1.0])]),
         "inf_coef": Delta.coefs([x], [r], [np.inf]),
         "inf_cost": Delta.vars([x], cost=[1e30]),
+        "lower_plus_inf": Delta.vars([x], lower=[np.inf], upper=[np.inf]),
+        "upper_minus_inf": Delta.vars([x], lower=[-1e30], upper=[-1e30]),
+        "con_lower_plus_inf": Delta.cons([r], lower=[1e30]),
     }[how]
     d = Delta.concat(good + [bad])
     with pytest.raises(ValidationError) as e:
@@ -264,6 +268,21 @@ def test_huge_bounds_mean_infinity_in_deltas():
     assert q.col_lower[0] == -np.inf and q.col_upper[0] == np.inf
 
 
+@pytest.mark.parametrize("make,side,entity", [
+    (lambda: Delta.vars(["x1"], lower=[1e30], upper=[1e30]), "lower bound is \\+inf", "x1"),
+    (lambda: Delta.vars(["x1"], lower=[np.inf]), "lower bound is \\+inf", "x1"),
+    (lambda: Delta.vars(["new"], lower=[-np.inf], upper=[-np.inf]), "upper bound is -inf", "new"),
+    (lambda: Delta.cons(["r0"], lower=[1e31], upper=[np.inf]), "lower bound is \\+inf", "r0"),
+    (lambda: Delta.cons(["r9"], upper=[-1e30]), "upper bound is -inf", "r9"),
+])
+def test_lower_bound_plus_inf_or_upper_bound_minus_inf_is_rejected_naming_entity_and_row(make, side, entity):
+    p = random_problem(np.random.default_rng(8), 3, 2)
+    d = Delta.concat([Delta.vars(["x0"], cost=[5.0]), make()])
+    with pytest.raises(ValidationError, match=side) as e:
+        apply_delta(p, d)
+    assert e.value.entity == entity and e.value.line == 1 and "row 1" in str(e.value)
+
+
 def test_diff_recreates_survivors_whose_relative_order_changed():
     p = Problem.from_arrays(cost=[1, 2, 3], col_lower=[0] * 3, col_upper=[1] * 3, row_lower=[0],
                             row_upper=[5], matrix=np.array([[1.0, 2.0, 3.0]]), col_names=["a", "b", "c"],
@@ -338,3 +357,13 @@ def test_merge_csc_kernel_matches_numpy_twin(seed):
     a, b = merge_csc(*args), merge_csc_numpy(*args)
     for x, y in zip(a, b, strict=True):
         assert np.array_equal(x, y)
+
+
+def test_problem_check_refuses_lower_plus_inf_and_upper_minus_inf_naming_the_entity():
+    kw = dict(cost=[1.0, 1.0], col_lower=[0.0, 0.0], col_upper=[1.0, 1.0], row_lower=[0.0], row_upper=[1.0],
+              matrix=np.array([[1.0, 1.0]]), col_names=["a", "b"], row_names=["r"])
+    for field, value, entity in (("col_lower", [0.0, np.inf], "b"), ("col_upper", [-np.inf, 1.0], "a"),
+                                 ("row_lower", [np.inf], "r"), ("row_upper", [-1e30], "r")):
+        with pytest.raises(ValidationError, match="bound is [+-]inf") as e:
+            Problem.from_arrays(**{**kw, field: value})
+        assert e.value.entity == entity
