@@ -204,9 +204,22 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                       else 0, "seconds": time.perf_counter() - t0, **finfo})
         seconds["fallback"] = time.perf_counter() - t0
         report["fallback_used"] = True
+        report["fallback_highs_status"] = finfo["highs_status"]
         if xf is not None:
             x_best, source = xf, "fallback"
-            report["fallback_highs_status"] = finfo["highs_status"]
+        elif finfo["highs_status"] == "Infeasible":
+            # branch-and-cut proved it: the MILP has no integer point at all (exit 4, not 5)
+            report["source"] = "none"
+            report["integer_objective"] = math.nan
+            return _result(problem, Status.PRIMAL_INFEASIBLE, out.x, y_lp, lp_bound, lp.iterations, seconds,
+                           t_start, lp_state, warm_start, report,
+                           "the HiGHS MIP fallback proved that no integer-feasible point exists")
+        mip_bound = float(finfo.get("mip_dual_bound", math.nan))
+        if np.isfinite(mip_bound) and (not np.isfinite(lp_bound) or problem.sense * (mip_bound - lp_bound) > 0):
+            # HiGHS's branch-and-cut bound is valid too and tighter: report the gap against it
+            lp_bound = mip_bound
+            report["lp_bound"] = lp_bound
+            report["bound_source"] = "highs_mip"
 
     report["source"] = source
     if x_best is None:
@@ -220,7 +233,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     report["gap_rel"] = gap
     status = Status.OPTIMAL if gap <= settings.mip_gap_tol else Status.FEASIBLE
     if source == "fallback" and report.get("fallback_highs_status") == "Optimal":
-        status = Status.OPTIMAL
+        status = Status.OPTIMAL  # HiGHS closed the gap within its own mip_rel_gap
     msg = (f"integer point from the {source}; objective {obj:.10g}, LP bound {lp_bound:.10g}, gap {gap:.3g}")
     return _result(problem, status, x_best, y_lp, lp_bound, lp.iterations, seconds, t_start, lp_state, warm_start,
                    report, msg, feasible=True)
