@@ -207,15 +207,8 @@ class _Core:
                       x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
                 ctrl.start_epoch(fixed_point_residual(x - xh, y - yh, ax - axh, eta, w))
                 total += 1
-            w1, w0 = (k + 1.0) / (k + 2.0), 1.0 / (k + 2.0)
-            a, b = 2.0 * g, 1.0 - 2.0 * g
-            for cur, hat, anc in ((x, xh, x0), (y, yh, y0), (ax, axh, ax0), (aty, atyh, aty0)):
-                cur *= b
-                cur += a * hat
-                cur *= w1
-                cur += w0 * anc
+            kernels.halpern_step(k, g, x, y, ax, aty, xh, yh, axh, atyh, x0, y0, ax0, aty0, c, lv, uv, tau)
             k += 1
-            kernels.primal_step(x, aty, c, lv, uv, tau, xh)
             count = max(0, min(s.check_every - 1, s.iteration_limit - total - 1))
             k = block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count,
                       x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)

@@ -168,3 +168,19 @@ def test_check_measures_match_the_reference_termination_and_infeasibility_code(r
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
     if seed == 5 and rays:
         assert np.isfinite(got[6])
+
+
+@pytest.mark.parametrize("g", [1.0, 0.5])
+def test_halpern_step_matches_numpy(g):
+    m, n = 20, 33
+    rng = np.random.default_rng(7)
+    st, ref = _state(m, n, rng), None
+    ref = {k: v.copy() for k, v in st.items()}
+    lv, uv = _bounds(rng, n)
+    c = rng.standard_normal(n)
+    order = ("x", "y", "ax", "aty", "xh", "yh", "axh", "atyh", "x0", "y0", "ax0", "aty0")
+    K.halpern_step(5, g, *(st[k] for k in order), c, lv, uv, 0.7)
+    K.halpern_step_ref(5, g, *(ref[k] for k in order), c, lv, uv, 0.7)
+    for k in order:
+        np.testing.assert_allclose(st[k], ref[k], rtol=1e-14, atol=1e-14)
+    assert np.all(st["xh"] >= lv) and np.all(st["xh"] <= uv)
