@@ -7,7 +7,9 @@ One table serves both: a problem file is a delta applied to the empty problem. C
 Reading normalizes what different writers produce: name/kind columns as string, large_string or
 dictionary (kept dictionary-encoded in memory: lookups go through the dictionary); a column of Arrow
 type ``null`` (pandas writes one when every value is missing); integer or float32 numeric columns
-(cast to float64); a missing optional column (all null); a zero-row file (a no-change delta). Null
+(cast to float64); an integer-typed ``integer`` column holding 0/1 (another value, e.g. 2, is a
+``ValidationError`` naming the row, not a silent True); a missing optional column (all null); a
+zero-row file (a no-change delta). Null
 means "keep / default"; NaN is an error (pandas writes a missing float as null, numpy-built Arrow
 arrays keep NaN: both arrive here distinctly). Unknown extra columns (e.g. a pandas index) are ignored.
 
@@ -34,11 +36,12 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from solver.delta import KINDS, SCHEMA, Delta
 from solver.differential import _plain
-from solver.errors import FormatError, InputError
+from solver.errors import FormatError, InputError, ValidationError
 from solver.problem import Problem
 
 FORMAT_VERSION = "1"
@@ -90,13 +93,27 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                 if pa.types.is_boolean(t):
                     pass
                 elif pa.types.is_integer(t):
-                    c = c.cast(pa.bool_())
+                    c = _int_flags(c, path)
                 else:
                     raise FormatError(f"column 'integer' has type {t}, expected bool", file=path)
         except pa.ArrowInvalid as e:
             raise FormatError(f"column {f.name!r} cannot be read as {f.type}: {e}", file=path) from None
         cols.append(c)
     return pa.Table.from_arrays(cols, names=SCHEMA.names)
+
+
+def _int_flags(c, path: str):
+    """An integer-typed ``integer`` column as bool; a value other than 0/1 is refused, not cast to True.
+
+    Raises:
+        ValidationError: naming the 0-based row of the first such value.
+    """
+    bad = pc.and_(pc.is_valid(c), pc.invert(pc.is_in(c, value_set=pa.array([0, 1], c.type))))
+    if pc.any(bad).as_py():
+        row = int(pc.index(bad, True).as_py())
+        raise ValidationError(f"column 'integer' holds {c[row].as_py()}; expected 0/1 or true/false",
+                              file=path, line=row)
+    return c.cast(pa.bool_())
 
 
 def read_delta(path: str | os.PathLike) -> Delta:

@@ -171,3 +171,19 @@ def test_delta_from_a_pandas_frame_treats_missing_values_like_to_parquet_does(tm
     assert q1.equals(q2) and q1.cost.tolist() == [1.0, 2.0, 3.0] and q1.col_upper.tolist() == [9.0, 4.0, np.inf]
     with pytest.raises(ValidationError, match="NaN"):  # numpy NaN stays an error
         apply_delta(_base(), Delta.vars(["a"], cost=np.array([np.nan])))
+
+
+def test_integer_column_typed_int_accepts_0_1_and_null_but_refuses_2_naming_the_row(tmp_path):
+    base = {"kind": ["var", "var", "var"], "var": ["a", "b", "c"]}
+    pq.write_table(pa.table({**base, "integer": pa.array([1, 0, None], pa.int64())}), tmp_path / "ok.parquet")
+    assert read_delta(tmp_path / "ok.parquet").table.column("integer").to_pylist() == [True, False, None]
+    pq.write_table(pa.table({**base, "integer": pa.array([1, None, 2], pa.int8())}), tmp_path / "bad.parquet")
+    with pytest.raises(ValidationError, match="holds 2") as e:
+        read_delta(tmp_path / "bad.parquet")
+    assert e.value.line == 2 and e.value.file == str(tmp_path / "bad.parquet")
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+
+    res = CliRunner().invoke(app, ["convert", str(tmp_path / "bad.parquet"), str(tmp_path / "o.mps")])
+    assert res.exit_code == 3 and "bad.parquet:2" in res.output and "Traceback" not in res.output
