@@ -12,7 +12,13 @@ Prints the command line and versions, one row per instance and tolerance, and a 
 - median warm / cold iteration ratio (goal <= 1/4).
 Writes the table to bench/results/bench_lp-<timestamp>.csv.
 
-Run: ``.venv/bin/python bench/bench_lp.py [--cap 60] [--only NAME ...] [--tols 1e-4 1e-6]``
+With ``--domains``: warm/cold iteration rows on the domain workloads' LP relaxations (Sia 1024 GPUs,
+TE default ring, LB 256x32; each round's delta applied with ``solver.differential.apply_delta`` and the
+previous warm solve's state mapped with ``map_state``) and on a transportation LP after a 1% cost change
+(``--transport 400x500`` = 200k variables). ``--no-netlib`` skips the MPS set.
+
+Run: ``.venv/bin/python bench/bench_lp.py [--cap 60] [--only NAME ...] [--tols 1e-4 1e-6] [--domains]
+[--rounds 3] [--transport 400x500] [--no-netlib]``
 """
 
 from __future__ import annotations
@@ -97,12 +103,86 @@ def run_highs(p: Problem, solver: str, tol: float, cap: float) -> dict:
             "viol": max_row_violation(p, x) if ok else math.nan}
 
 
+def transportation(n_src: int, n_dst: int, seed: int = 0) -> Problem:
+    """Random transportation LP: supplies (<=) and demands (>=), costs U(1, 10), n_src * n_dst columns."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    n = n_src * n_dst
+    src, dst = np.repeat(np.arange(n_src), n_dst), np.tile(np.arange(n_dst), n_src)
+    A = sp.csc_array((np.ones(2 * n), (np.concatenate([src, n_src + dst]), np.tile(np.arange(n), 2))),
+                     shape=(n_src + n_dst, n))
+    demand = rng.uniform(5, 15, n_dst)
+    supply = rng.uniform(0.5, 1.5, n_src)
+    supply *= 1.2 * demand.sum() / supply.sum()
+    return Problem.from_arrays(cost=rng.uniform(1, 10, n), matrix=A,
+                               row_lower=np.concatenate([np.full(n_src, -np.inf), demand]),
+                               row_upper=np.concatenate([supply, np.full(n_dst, np.inf)]),
+                               col_lower=np.zeros(n), col_upper=np.full(n, np.inf))
+
+
+def domain_rows(tols, cap: float, rounds: int, transport: str | None, domains: bool = True) -> list[dict]:
+    """Warm vs cold iterations per round on the domain workloads and the transportation LP."""
+    from solver.differential import apply_delta, map_state
+    from solver.workloads import make_scenario
+
+    out = []
+    print(f"\n{'workload':18s} {'tol':>6s} {'round':>5s} {'cols':>7s} {'cold it':>8s} {'warm it':>8s} "
+          f"{'w/c':>5s} {'cold s':>7s} {'warm s':>7s} {'obj diff':>8s}")
+    cases = [("sia-1024", "sia", 1024), ("te-default", "te", None), ("lb-256x32", "lb", (256, 32))] if domains else []
+    if transport:
+        cases.append((f"transport-{transport}", "transport", transport))
+    for label, dom, scale in cases:
+        for tol in tols:
+            s = Settings(tol=tol, time_limit_seconds=cap)
+            if dom == "transport":
+                a, b = (int(v) for v in scale.split("x"))
+                p = transportation(a, b)
+                steps = [(p, perturb(p, seed=1, frac=0.01, rel=0.05), None)]
+            else:
+                sc = make_scenario(dom, scale, seed=0)
+                steps = [(sc.base(), None, sc)]
+            prev = solve(steps[0][0], s)
+            p = steps[0][0]
+            for r in range(1, rounds + 1 if dom != "transport" else 2):
+                if dom == "transport":
+                    q, st = steps[0][1], prev.state
+                else:
+                    q, info = apply_delta(p, sc.next_delta(r, None))
+                    st = map_state(prev.state, info, q)
+                cold = solve(q, s)
+                warm = solve(q, s, warm_start=st)
+                row = {"workload": label, "tol": tol, "round": r, "cols": q.n_cols,
+                       "cold_status": cold.status.name, "warm_status": warm.status.name,
+                       "cold_iterations": cold.iterations, "warm_iterations": warm.iterations,
+                       "warm_cold_ratio": warm.iterations / max(cold.iterations, 1),
+                       "cold_seconds": cold.seconds["solve"], "warm_seconds": warm.seconds["solve"],
+                       "warm_obj_diff": abs(warm.objective - cold.objective) / max(1.0, abs(cold.objective))}
+                out.append(row)
+                print(f"{label:18s} {tol:6.0e} {r:5d} {q.n_cols:7d} {cold.iterations:8d} {warm.iterations:8d} "
+                      f"{row['warm_cold_ratio']:5.2f} {cold.seconds['solve']:7.2f} {warm.seconds['solve']:7.2f} "
+                      f"{row['warm_obj_diff']:8.1e}{'' if warm.status.name == 'OPTIMAL' else ' ' + warm.status.name}",
+                      flush=True)
+                p, prev = q, warm
+    for tol in tols:
+        wc = [t["warm_cold_ratio"] for t in out if t["tol"] == tol
+              and t["cold_status"] == t["warm_status"] == "OPTIMAL"]
+        if wc:
+            print(f"  tol {tol:g}: median warm/cold iterations on the domain rows {statistics.median(wc):.2f} "
+                  f"over {len(wc)} rounds (goal <= 0.25)")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
     ap.add_argument("--tols", type=float, nargs="+", default=[1e-4, 1e-6])
     ap.add_argument("--only", nargs="*", default=None, help="instance file names to run")
     ap.add_argument("--no-highs", action="store_true", help="skip the HiGHS baselines")
+    ap.add_argument("--domains", action="store_true", help="add the domain/transportation warm-start rows")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per domain workload")
+    ap.add_argument("--transport", default=None, help="transportation LP size SRCxDST, e.g. 400x500")
+    ap.add_argument("--no-netlib", action="store_true", help="skip the shared MPS set")
     args = ap.parse_args()
 
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
@@ -115,6 +195,8 @@ def main() -> None:
     rows = [r for r in rows if r["kind"] == "LP" and r["expected_status"] == "optimal"]
     if args.only:
         rows = [r for r in rows if r["file"] in args.only]
+    if args.no_netlib:
+        rows = []
     solve(read(mdir / "afiro.mps"))  # load numba kernels once, outside the timings
 
     table = []
@@ -180,6 +262,8 @@ def main() -> None:
             print(f"    median warm/cold iteration ratio (1% of costs and rows +-5%): {statistics.median(wc):.2f} "
                   f"over {len(wc)} instances; warm <= 1/4 of cold on {sum(x <= 0.25 for x in wc)}, "
                   f"warm > cold on {sum(x > 1 for x in wc)}")
+    if args.domains or args.transport:
+        table += domain_rows(args.tols, args.cap, args.rounds, args.transport, args.domains)
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"bench_lp-{time.strftime('%Y%m%d-%H%M%S')}.csv"
