@@ -41,8 +41,10 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   ("not a readable gzip file").
 * Writing uses HiGHS's ``writeModel`` (free-format MPS); ``.mps.gz`` is compressed by copter after
   HiGHS writes plain text. Sense and objective constant are written (``OBJSENSE``, RHS on the
-  objective row). Free format cannot hold names with spaces: HiGHS writes them with ``_`` (use
-  Parquet to keep such names exactly). HiGHS prints numbers with ~15 significant digits, so an MPS
+  objective row). *copter* refuses to write an empty name or one with
+  whitespace (``ValidationError`` naming it): free format cannot hold it and HiGHS would silently
+  write it renamed (``c_ekk0``, ``my_var``), so the file would no longer match the state by name
+  (use Parquet for such names). HiGHS prints numbers with ~15 significant digits, so an MPS
   round trip may change the last bit of a computed value (e.g. a RANGES bound); Parquet is exact.
 
 The light text pre-scan finds the section header lines with one regex scan (C speed) and reads the
@@ -83,6 +85,7 @@ _SENSES = {b"MIN": 1, b"MINIMIZE": 1, b"MINIMISE": 1, b"MAX": -1, b"MAXIMIZE": -
 _FIXED_FORMAT = "switching to fixed format parser"
 _ACCEPTED_WARNINGS = ("at/below tolerance", _FIXED_FORMAT)
 _NAN_TOKEN = rb"(?i)(?<![^\s])[+-]?nan(?![^\s])"
+_UNWRITABLE_NAME = re.compile(r"[ \t\r\n\v\f]")  # whitespace inside a name (names joined with NUL)
 
 
 @contextmanager
@@ -378,13 +381,38 @@ def _check_numbers(path: str, lp) -> None:
                                   file=path, line=line, entity=entity)
 
 
+def _check_names_writable(problem: Problem, path: str) -> None:
+    """Refuse names free-format MPS cannot hold: empty, or with ASCII whitespace (vectorised: one
+    comparison, one join and one regex scan per name list)."""
+    for what, names in (("variable", problem.col_names), ("constraint", problem.row_names)):
+        if not names.size:
+            continue
+        empty = np.flatnonzero(names == "")
+        joined = "\x00".join(names.tolist())
+        m = _UNWRITABLE_NAME.search(joined)
+        if m is None and not empty.size:
+            continue
+        k = int(empty[0]) if empty.size else len(names)
+        if m is not None:
+            k = min(k, joined.count("\x00", 0, m.start()))
+        name = str(names[k])
+        why = "is empty" if name == "" else "contains whitespace"
+        raise ValidationError(f"{what} name {name!r} {why}: free-format MPS cannot hold it (HiGHS would "
+                              "write it renamed); export to .parquet to keep names exactly",
+                              file=path, entity=name)
+
+
 def write_mps(problem: Problem, path: str | os.PathLike) -> None:
     """Write ``problem`` as free-format MPS via HiGHS; ``.gz`` suffix -> gzip-compressed.
 
     Raises:
-        InputError: HiGHS could not write the file (e.g. the folder does not exist).
+        ValidationError: a name free-format MPS cannot hold (empty, or containing whitespace): HiGHS
+            would write it renamed (``c_ekk0``, ``my_var``) and the file would no longer match the
+            state by name. Nothing is written. InputError: HiGHS could not write the file (e.g. the
+            folder does not exist).
     """
     path = str(path)
+    _check_names_writable(problem, path)
     h = new_highs()
     st = h.passModel(to_highs_lp(problem, with_names=True))
     if st == highspy.HighsStatus.kError:

@@ -65,8 +65,13 @@ def test_mps_to_parquet_to_mps_round_trip_keeps_the_highs_optimum(row, tmp_path)
     write_problem(p, tmp_path / "p.parquet")
     q = read_problem(tmp_path / "p.parquet")
     assert q.equals(p)  # Parquet is exact
-    write_problem(q, tmp_path / "p.mps.gz")
-    r = read_problem(tmp_path / "p.mps.gz")
+    if any(" " in str(n) for n in np.concatenate([p.col_names, p.row_names])):  # forplan: fixed format
+        with pytest.raises(ValidationError, match="MPS cannot hold"):  # free format would rename them
+            write_problem(q, tmp_path / "p.mps.gz")
+        r = q
+    else:
+        write_problem(q, tmp_path / "p.mps.gz")
+        r = read_problem(tmp_path / "p.mps.gz")
     status, obj = _solve(r)
     expected = row["expected_status"]
     if expected == "optimal":

@@ -46,3 +46,24 @@ def test_non_utf8_bytes_in_a_comment_line_are_fine(tmp_path):
     path = tmp_path / "c.mps"
     path.write_bytes(LATIN1.replace(b"c\xe9", b"c1").replace(b"ROWS\n", b"ROWS\n* caf\xe9\n"))
     assert read_mps(path).row_names.tolist() == ["c1"]
+
+
+@pytest.mark.parametrize("names,bad", [(["x", "my var"], "my var"), (["x", ""], ""), (["", "a b"], ""),
+                                       (["a\tb", "c"], "a\tb"), (["a", "b", "c\nd"], "c\nd")])
+def test_writing_a_name_mps_cannot_hold_is_refused_instead_of_renamed(tmp_path, names, bad):
+    from formats.io import write_problem
+    from formats.mps import write_mps
+    from solver.errors import ValidationError
+    from solver.problem import Problem
+
+    p = Problem.from_arrays(cost=[1.0] * len(names), col_lower=[0.0] * len(names), col_upper=[1.0] * len(names),
+                            row_lower=[0.0], row_upper=[1.0], matrix=[[1.0] * len(names)], col_names=names,
+                            row_names=["r"])
+    with pytest.raises(ValidationError, match="MPS cannot hold") as e:
+        write_mps(p, tmp_path / "o.mps")
+    assert e.value.entity == bad and not (tmp_path / "o.mps").exists()
+    write_problem(p, tmp_path / "p.parquet")  # Parquet keeps it
+    res = CliRunner().invoke(app, ["convert", str(tmp_path / "p.parquet"), str(tmp_path / "o.mps"), "--json"])
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == bad and "Traceback" not in res.output
+    assert not (tmp_path / "o.mps").exists()
