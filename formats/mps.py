@@ -34,6 +34,9 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   ``MI``/``PL`` bound line that carries a value, and, in files with integer markers, a column whose
   entries are split into separate blocks (its integrality would be ambiguous): ``FormatError`` with
   the line.
+* When HiGHS fails (or warns) on a file that has MPS sections and also a column-1 line that is no
+  section header (e.g. ``FOOBAR``), the error names that line ("unknown section") instead of quoting
+  HiGHS's follow-up message.
 * *copter* rejects names that are not UTF-8 (e.g. a latin-1 ``\xe9``; HiGHS reads the bytes, but
   copter's names are text, stored as UTF-8 in Parquet and states, and guessing an encoding would
   silently rename entities): ``FormatError`` naming the line and the name, suggesting ``iconv``.
@@ -234,6 +237,25 @@ def _negative_up_rule(path: str, problem: Problem) -> Problem:
     return problem.replace(col_lower=lower)
 
 
+def _raise_unknown_section(path: str) -> None:
+    """On a failed read: a line starting at column 1 with a word that is no MPS section is the likely
+    cause, and says more than HiGHS's follow-up message -> FormatError naming it and its line."""
+    with _text(path) as data:
+        starts = [m.start() + 1 for m in HEADER_START.finditer(data)]
+        if data[:1].isalpha():
+            starts.insert(0, 0)
+        known = [p for p in starts if _HEADER_WORD.match(data, p) is not None]
+        if not known:  # nothing MPS-like at all: HiGHS's own message is as good
+            return
+        for p in starts:
+            if _HEADER_WORD.match(data, p) is None:
+                end = data.find(b"\n", p)
+                word = bytes(data[p:len(data) if end < 0 else end]).split()[0].decode("latin-1")[:40]
+                raise FormatError(f"not a valid MPS file: unknown section {word!r} (a line starting in "
+                                  "column 1 must be a section header such as ROWS, COLUMNS, RHS, RANGES, "
+                                  "BOUNDS, ENDATA)", file=path, line=_line_of(data, p))
+
+
 def _highs_read(path: str):
     """``Highs.readModel(path)`` with its log captured: ``(highs, status, WARNING/ERROR log lines)``."""
     h = new_highs()
@@ -278,6 +300,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
         if nan_line is not None:
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
                                   file=path, line=nan_line)
+        _raise_unknown_section(path)
         msg = "; ".join(m.split(":", 1)[1].strip() for m in messages if m.startswith("ERROR")
                         and "Parser error reading" not in m)
         raise FormatError(f"not a valid MPS file ({msg or 'HiGHS parser error'})", file=path)
@@ -285,6 +308,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
     bad = [m.split(":", 1)[1].strip() for m in messages if m.startswith("WARNING")
            and not any(a in m for a in _ACCEPTED_WARNINGS)]
     if bad:
+        _raise_unknown_section(path)
         raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
     try:
         return _to_problem(path, h)

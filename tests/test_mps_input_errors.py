@@ -67,3 +67,13 @@ def test_writing_a_name_mps_cannot_hold_is_refused_instead_of_renamed(tmp_path, 
     err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
     assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == bad and "Traceback" not in res.output
     assert not (tmp_path / "o.mps").exists()
+
+
+@pytest.mark.parametrize("where", ["RHS\n    rhs c1 4\nFOOBAR\n    a b c\n", "FOOBAR\nRHS\n    rhs c1 4\n"])
+def test_unknown_section_is_named_with_its_line_instead_of_highs_follow_up_message(tmp_path, where):
+    path = tmp_path / "u.mps"
+    path.write_text("NAME t\nROWS\n N obj\n L c1\nCOLUMNS\n    x obj 1 c1 1\n" + where + "ENDATA\n")
+    res = CliRunner().invoke(app, ["solve", str(path), "--json"])
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert res.exit_code == BAD_INPUT == err["code"] and "unknown section 'FOOBAR'" in err["message"]
+    assert err["line"] == where.split("\n").index("FOOBAR") + 7 and "Traceback" not in res.output
