@@ -9,15 +9,15 @@ Semantics (DESIGN.md section 4, the single reference for deltas and problem file
   the default of a new one (variable ``[0, +inf)``, cost 0, continuous; constraint ``(-inf, +inf)``).
 * Surviving entities keep their relative order; new ones are appended in file-row order.
 * ``coef`` sets ``A[con, var] = value``; value 0 removes the entry (a no-op if there is none).
-* Bounds of magnitude >= 1e30 mean infinity. The whole delta is rejected (``ValidationError`` naming
-  the 0-based table rows and the entity; the input problem is never modified) for: an unknown kind;
-  a missing required field or a field that kind must leave null; ``nan`` anywhere; an infinite
-  (>= 1e30) cost or coefficient; the same key twice in one phase; an unknown name in ``coef`` or
+* Bounds of magnitude >= 1e30 mean infinity. The whole delta is rejected (``ValidationError`` naming the
+  0-based table rows and the entity; the input problem is never modified) for: an unknown kind; a
+  missing required field or a field that kind must leave null; ``nan`` anywhere; an infinite (>= 1e30)
+  cost or coefficient; an empty name; the same key twice in one phase; an unknown name in ``coef`` or
   ``drop_*``; a ``coef`` naming an entity that is dropped and not re-added; a lower bound of +inf, an
   upper bound of -inf, or ``lower > upper`` after the upsert (only upserted entities are checked: an
-  empty box read from MPS is an infeasible model, not an error, until a delta touches it; HiGHS's
-  MPS reader itself refuses a lower bound >= 1e20 or an upper bound <= -1e20); a non-finite
-  objective offset.
+  empty box read from MPS is an infeasible model, not an error, until a delta touches it; HiGHS's MPS
+  reader itself refuses a lower bound >= 1e20 or an upper bound <= -1e20); a non-finite objective
+  offset.
 
 Cost. Inside the delta, names become integer ids with one vectorised hash (``dictionary_encode``; a
 dictionary-encoded Parquet column is hashed through its dictionary only, and a repeat-free
@@ -359,6 +359,15 @@ def _parse(delta: Delta) -> _Parsed:
                     _fail(f"{what} {vk[big][0]} is infinite (|value| >= 1e30)", rows[k][big], delta)
     var_codes, var_uniq = _encode(var)
     con_codes, con_uniq = _encode(con)
+    for nm, codes_, uniq, ok in (("var", var_codes, var_uniq, valid["var"]), ("con", con_codes, con_uniq,
+                                                                           valid["con"])):
+        if len(uniq) and pc.any(pc.equal(uniq, "")).as_py():  # one comparison per distinct name
+            empty = np.isin(codes_, np.flatnonzero(pc.equal(uniq, "").to_numpy(zero_copy_only=False)))
+            if ok is not None:
+                empty &= ok
+            if empty.any():
+                _fail(f"{nm} name is empty (names identify entities across rounds and must be non-empty)",
+                      np.flatnonzero(empty), delta, entity="")
     return _Parsed(n, codes, rows, var_codes, var_uniq, con_codes, con_uniq, value, value_ok, lower,
                    lower_ok, upper, upper_ok, integer, integer_ok, spans)
 

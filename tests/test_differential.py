@@ -170,7 +170,8 @@ def test_apply_matches_the_naive_reference_and_diff_round_trips(pd_):
 @given(st.integers(0, 2**31 - 1), st.sampled_from(["dup_var", "dup_coef", "unknown_drop", "unknown_coef",
                                                     "nan_cost", "nan_bound", "lower_gt_upper", "dropped_coef",
                                                     "inf_coef", "inf_cost", "dup_drop", "lower_plus_inf",
-                                                    "upper_minus_inf", "con_lower_plus_inf"]))
+                                                    "upper_minus_inf", "con_lower_plus_inf", "empty_var_name",
+                                                    "empty_con_name_in_coef"]))
 def test_invalid_deltas_are_rejected_whole_and_leave_the_problem_unchanged(seed, how):
     rng = np.random.default_rng(seed)
     p = random_problem(rng, 6, 4)
@@ -192,6 +193,8 @@ def test_invalid_deltas_are_rejected_whole_and_leave_the_problem_unchanged(seed,
         "lower_plus_inf": Delta.vars([x], lower=[np.inf], upper=[np.inf]),
         "upper_minus_inf": Delta.vars([x], lower=[-1e30], upper=[-1e30]),
         "con_lower_plus_inf": Delta.cons([r], lower=[1e30]),
+        "empty_var_name": Delta.vars([""], cost=[1.0]),
+        "empty_con_name_in_coef": Delta.coefs([x], [""], [1.0]),
     }[how]
     d = Delta.concat(good + [bad])
     with pytest.raises(ValidationError) as e:

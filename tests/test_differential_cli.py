@@ -63,3 +63,15 @@ def test_mps_with_an_infinite_wrong_side_bound_is_refused_at_read_time(tmp_path,
     res = CliRunner().invoke(app, ["solve", str(path), "--json"])
     err = _error(res)  # HiGHS's reader refuses |bound| >= 1e20 on the wrong side and names the column
     assert res.exit_code == BAD_INPUT == err["code"] and f"(Col {entity})" in err["message"]
+
+
+def test_step_with_an_empty_name_exits_3_naming_the_row(tmp_path):
+    base = _problem(tmp_path / "base.parquet")
+    state = tmp_path / "S"
+    assert CliRunner().invoke(app, ["init", str(base), "--state", str(state)]).exit_code == 0
+    d = Delta.concat([Delta.vars(["x1"], cost=[2.0]), Delta.vars([""], cost=[1.0], upper=[1.0])])
+    d.base_round = 0
+    write_delta(d, tmp_path / "d.parquet")
+    res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
+    err = _error(res)
+    assert res.exit_code == BAD_INPUT == err["code"] and err["line"] == 1 and "name is empty" in err["message"]
