@@ -363,6 +363,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     pviol = 0.0
     pray = 0.0
     cdx = 0.0
+    bmax = 0.0  # largest finite bound magnitude: the primal ray test is made in bound-scaled terms
     for j in range(n):
         s2 = d2[j] * tc
         xo = xh[j] * d2[j] / tb
@@ -381,6 +382,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
         dx = x[j] - xh[j]
         dxx += dx * dx
         if rays:
+            bmax = max(bmax, abs(lv_f[j]), abs(uv_f[j]))
             r = -(atyh[j] - aty0[j]) / s2
             rok = 0.0
             if lv_o[j] > -inf and r > 0.0:
@@ -423,6 +425,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
         dyy += dy * dy
         dyadx += dy * (ax[i] - axh[i])
         if rays:
+            bmax = max(bmax, abs(lc_f[i]), abs(uc_f[i]))
             dyo = (yh[i] - y0[i]) * s1
             v = 0.0
             if lc_o[i] == -inf and dyo > 0.0:
@@ -443,7 +446,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     dratio = inf
     if rays:
         if pray > 0.0 and yscale > 0.0 and pray < inf:
-            pratio = pviol / pray
+            pratio = pviol * (1.0 + bmax) / pray  # solver.infeasibility.primal_infeasibility_ratio
         if cdx < 0.0 and cdx > -inf:
             spmv_csr(rp, ri, rv, work_n, work_m)
             dviol = 0.0
