@@ -76,6 +76,8 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | None, see
     scenario = make_scenario(domain, scale, seed=seed)
     tmp = directory is None
     root = Path(tempfile.mkdtemp(prefix="copter-demo-")) if tmp else Path(directory)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--dir {root} is a file, not a folder", file=str(root))
     root.mkdir(parents=True, exist_ok=True)
     state_dir = root / "state"
     if state_dir.exists() and any(state_dir.iterdir()):

@@ -286,7 +286,8 @@ def _delta_hash(delta) -> str:
     if not path.is_file():
         from solver.errors import FormatError
 
-        raise FormatError("delta file not found", file=str(path))
+        what = "is a directory, not a delta file" if path.is_dir() else "delta file not found"
+        raise FormatError(what, file=str(path))
     return file_sha256(path)
 
 

@@ -173,3 +173,30 @@ def test_copy_to_out_failing_after_the_commit_warns_and_keeps_the_round_exit_cod
     code, js, err = run_main(capsys, "step", d2, "--state", st, "--out", out)  # human output
     assert code == 0 and js == "" and "warning" in err and "copying its outputs" in err
     assert (st / "CURRENT").read_text() == "2\n"
+
+
+
+def test_demo_dir_that_is_a_file_is_a_usage_error(tmp_path):
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+
+    f = tmp_path / "afile"
+    f.write_text("hi")
+    res = CliRunner().invoke(app, ["demo", "--dir", str(f), "--rounds", "1", "--json"])
+    assert res.exit_code == 2
+    assert "is a file, not a folder" in json.loads(res.stdout)["error"]["message"]
+
+
+def test_step_given_a_directory_instead_of_a_delta_says_so(tmp_path):
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+
+    state = tmp_path / "state"
+    engine.init_state(small_lp(), state_dir=state)
+    d = tmp_path / "adir"
+    d.mkdir()
+    res = CliRunner().invoke(app, ["step", str(d), "--state", str(state), "--json"])
+    assert res.exit_code == 3
+    assert "is a directory, not a delta file" in json.loads(res.stdout)["error"]["message"]
