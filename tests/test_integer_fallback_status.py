@@ -30,3 +30,14 @@ def test_optimum_proved_by_the_fallback_reports_the_fallback_bound_and_a_zero_ga
     # the gap is measured against HiGHS's proven bound, not the weak LP relaxation's
     assert r.mip["bound_source"] == "highs_mip"
     assert r.mip["lp_bound"] <= r.objective + 1e-6 and r.mip["gap_rel"] <= 1e-4
+
+
+def test_exhausted_time_limit_skips_the_dive_and_the_fallback():
+    # a round whose budget is spent by the relaxation must not start minutes of dive/branch-and-cut after it
+    p = Problem.from_arrays(cost=[1.0], col_lower=[0.0], col_upper=[100.0], row_lower=[3.0], row_upper=[3.0],
+                            matrix=sp.csc_array(np.array([[2.0]])), integrality=[True])
+    r = solve_milp(p, Settings(integer_fallback="highs", integer_fallback_seconds=60, time_limit_seconds=0.0),
+                   None)
+    ran = {s["step"] for s in r.mip["steps"]}
+    assert "dive" not in ran and "fallback" not in ran
+    assert r.status == Status.NO_INTEGER_SOLUTION

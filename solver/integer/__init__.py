@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace as dc_replace
 
 import numpy as np
 
@@ -145,7 +146,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     if out.rows_violated == 0:
         for cand in (out.x, out.x_before_fill):
             x_best, resolve_info = fix_and_resolve(problem, cand, settings, x_lp, y_lp,
-                                                   resolve_seconds=max(0.5, seconds["relaxation"]))
+                                                   resolve_seconds=_resolve_budget(settings, t_start, seconds))
             if x_best is not None:
                 break
             if np.array_equal(out.x, out.x_before_fill):
@@ -159,13 +160,14 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
         source = "heuristic"
 
     # ---- dive: fix the sure integers, re-solve the LP warm, round again
-    if x_best is None and settings.integer_dive_max > 0:
+    if x_best is None and settings.integer_dive_max > 0 and _remaining(settings, t_start) > 0:
         from solver.integer.dive import dive
 
         t0 = time.perf_counter()
-        x_best, dinfo = dive(problem, st, x_lp, y_lp, out.x, settings, prev, lp_state,
+        x_best, dinfo = dive(problem, st, x_lp, y_lp, out.x,
+                             dc_replace(settings, time_limit_seconds=_remaining(settings, t_start)), prev, lp_state,
                              max_dives=int(settings.integer_dive_max),
-                             resolve_seconds=max(0.5, seconds["relaxation"]))
+                             resolve_seconds=_resolve_budget(settings, t_start, seconds))
         steps.append({"step": "dive", "changed": int(np.count_nonzero(x_best[it] != out.x[it]))
                       if x_best is not None else 0, "seconds": time.perf_counter() - t0, **dinfo})
         seconds["dive"] = time.perf_counter() - t0
@@ -180,7 +182,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
         x_fill, k = fill_pinned(problem, st, x_best, prev)
         if k:
             x_new, _ = fix_and_resolve(problem, x_fill, settings, x_best, y_lp,
-                                       resolve_seconds=max(0.5, seconds["relaxation"]))
+                                       resolve_seconds=_resolve_budget(settings, t_start, seconds))
             if x_new is not None and problem.sense * (problem.objective(x_new) - problem.objective(x_best)) < 0:
                 x_best = x_new
             else:
@@ -189,15 +191,16 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                       "after": "fix_and_resolve"})
 
     # ---- fallback
-    if x_best is None and fallback_mode == "highs":
+    if x_best is None and fallback_mode == "highs" and _remaining(settings, t_start) > 0:
         from solver.integer.fallback import highs_mip
 
         t0 = time.perf_counter()
         seed = np.where(it, out.x, np.nan)
-        xf, finfo = highs_mip(problem, float(settings.integer_fallback_seconds), seed)
+        xf, finfo = highs_mip(problem, min(float(settings.integer_fallback_seconds),
+                                           _remaining(settings, t_start)), seed)
         if xf is not None:
             xf, rinfo = fix_and_resolve(problem, xf, settings, x_lp, y_lp,
-                                        resolve_seconds=max(0.5, seconds["relaxation"]))
+                                        resolve_seconds=_resolve_budget(settings, t_start, seconds))
             if xf is None:
                 finfo["reason"] = rinfo.get("reason", "")
         steps.append({"step": "fallback", "changed": int(np.count_nonzero(xf[it] != out.x[it])) if xf is not None
@@ -237,6 +240,16 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     msg = (f"integer point from the {source}; objective {obj:.10g}, LP bound {lp_bound:.10g}, gap {gap:.3g}")
     return _result(problem, status, x_best, y_lp, lp_bound, lp.iterations, seconds, t_start, lp_state, warm_start,
                    report, msg, feasible=True)
+
+
+def _remaining(settings: Settings, t_start: float) -> float:
+    """Seconds left of ``settings.time_limit_seconds`` for the whole MILP round (inf when unlimited)."""
+    return float(settings.time_limit_seconds) - (time.perf_counter() - t_start)
+
+
+def _resolve_budget(settings: Settings, t_start: float, seconds: dict) -> float:
+    """Time for one fix-and-resolve LP: as long as the relaxation took, within what is left (>= 0.5 s)."""
+    return max(0.5, min(seconds["relaxation"], _remaining(settings, t_start)))
 
 
 def _gap(sense: int, obj: float, bound: float) -> float:

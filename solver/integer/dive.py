@@ -43,7 +43,7 @@ def dive(problem: Problem, st: Structure, x_lp: np.ndarray, y_lp: np.ndarray, x_
         problem, st: the MILP and its structure.
         x_lp, y_lp: (n,), (m,) relaxation point.
         x_round: (n,) the failed rounding (integer columns).
-        settings: solver settings for the LP core.
+        settings: solver settings for the LP core; ``time_limit_seconds`` bounds the whole dive.
         prev: previous round's integer allocation for tie-breaking, or None.
         lp_state: the relaxation's state (step size / primal weight reuse), or None.
     Returns:
@@ -58,6 +58,10 @@ def dive(problem: Problem, st: Structure, x_lp: np.ndarray, y_lp: np.ndarray, x_
     x_cur, y_cur, state = x_lp, y_lp, lp_state
     x_int = x_round
     for k in range(max_dives):
+        left = float(settings.time_limit_seconds) - (time.perf_counter() - t0)
+        if left <= 0:
+            info["reason"] = "time limit reached"
+            break
         pref, _ = targets(problem, replace(st, lower=lo, upper=up), x_cur)
         free = it & (lo != up)
         sure = free & (x_int == pref) & (np.abs(x_int - x_cur) <= SURE)
@@ -79,7 +83,7 @@ def dive(problem: Problem, st: Structure, x_lp: np.ndarray, y_lp: np.ndarray, x_
         ws = SolverState(x=np.clip(x_cur, lo, up), y=y_cur.copy(),
                          step_size=state.step_size if state is not None else float("nan"),
                          primal_weight=state.primal_weight if state is not None else float("nan"))
-        res = pdhg_solve(relaxed, settings, ws)
+        res = pdhg_solve(relaxed, replace(settings, time_limit_seconds=left), ws)
         if res.status in (Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DUAL_INFEASIBLE):
             info["reason"] = f"LP after fixing {info['fixed']} integer columns: {res.status.name}"
             break
