@@ -41,6 +41,13 @@ def manifest(sub: str) -> list[dict]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
+def pytest_sessionstart(session):
+    """Under COPTER_REQUIRE_DATA=1 a missing data folder fails the run at once: tests parametrized from
+    a manifest would otherwise collect nothing and silently pass."""
+    if os.environ.get("COPTER_REQUIRE_DATA") == "1" and not (data_dir() / "mps" / "MANIFEST.tsv").exists():
+        pytest.exit(f"COPTER_REQUIRE_DATA=1 but the shared test data is missing at {data_dir()}", returncode=1)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The shared data directory (skips/fails when absent, see module doc)."""

@@ -26,6 +26,7 @@ TOL = 1e-6
 
 
 def _rows():
+    require_data("mps")  # skip (or fail under COPTER_REQUIRE_DATA=1) rather than KeyError without the data
     return {r["file"]: r for r in manifest("mps")}
 
 
