@@ -63,6 +63,14 @@ def test_invalid_regex_is_a_usage_error():
         group_clients(_allocation(2), client_regex="job(")
 
 
+def test_problem_without_client_names_is_a_usage_error_not_a_failed_row():
+    # names without a '<client>/' prefix: POP cannot split anything and must say how to tell it
+    p = Problem.from_arrays(cost=[1.0, 1.0], col_lower=[0, 0], col_upper=[1, 1], row_lower=[1], row_upper=[2],
+                            matrix=sp.csc_array(np.array([[1.0, 1.0]])), col_names=["a", "b"])
+    with pytest.raises(UsageError, match="no clients"):
+        solve_pop(p, k=2, workers=0)
+
+
 def test_parts_get_one_kth_of_every_shared_bound_and_cover_every_column_once():
     p = _allocation(8)
     g = group_clients(p)

@@ -206,6 +206,9 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     t0 = time.perf_counter()
     if grouping is None:
         grouping = group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex)
+    if grouping.n_clients == 0:
+        raise UsageError("POP found no clients: variable names carry no '<client>/' prefix; say how to group "
+                         "columns with --pop-client-regex (and shared rows with --pop-shared-rows-regex)")
     col_part = np.full(problem.n_cols, -1, dtype=np.int64)
     own = grouping.col_client >= 0
     col_part[own] = split_clients(grouping.n_clients, k, seed)[grouping.col_client[own]]
