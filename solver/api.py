@@ -3,6 +3,8 @@ for MILPs. Used by ``copter solve``, ``copter init/step`` and the benchmarks."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from solver.problem import Problem
 from solver.result import SolveResult
 from solver.settings import Settings
@@ -22,10 +24,15 @@ def solve_problem(problem: Problem, settings: Settings | None = None,
         SolveResult; for a MILP ``result.mip`` holds the integerization report.
     """
     settings = settings or Settings()
-    if problem.is_mip:
-        from solver.integer import solve_milp
+    # Overflow/invalid values in intermediate numpy expressions (a huge bound divided by a tiny scaling
+    # factor, a diverging ray) are expected and handled: the solver checks its iterates and measures
+    # with isfinite and reports NUMERICAL_ERROR itself, so numpy's RuntimeWarnings (with source lines)
+    # would only clutter a cron job's stderr.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        if problem.is_mip:
+            from solver.integer import solve_milp
 
-        return solve_milp(problem, settings, warm_start)
-    from solver.pdhg import solve
+            return solve_milp(problem, settings, warm_start)
+        from solver.pdhg import solve
 
-    return solve(problem, settings, warm_start)
+        return solve(problem, settings, warm_start)
