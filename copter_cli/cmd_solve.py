@@ -109,6 +109,9 @@ def solve_cmd(
                                               "'highs' runs HiGHS MIP (time-limited) or 'none' reports none."),
     integer_fallback_seconds: float = typer.Option(60.0, "--integer-fallback-seconds",
                                                    help="Time limit of the HiGHS MIP fallback, seconds."),
+    integer_fallback_gap: float = typer.Option(float("inf"), "--integer-fallback-gap",
+                                               help="MILP: also run the HiGHS fallback, seeded with the heuristic "
+                                                    "point, when its relative gap exceeds this (default: never)."),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -141,7 +144,8 @@ def solve_cmd(
             raise UsageError(f"--integer-fallback must be 'highs' or 'none', got {integer_fallback!r}")
         settings = Settings(tol=tol, time_limit_seconds=time_limit, iteration_limit=iteration_limit,
                             verbose=verbose, integer_fallback=integer_fallback,
-                            integer_fallback_seconds=integer_fallback_seconds)
+                            integer_fallback_seconds=integer_fallback_seconds,
+                            integer_fallback_gap=integer_fallback_gap)
         progress = _Progress(console, enabled=not verbose)
         try:
             with progress_callback(progress):

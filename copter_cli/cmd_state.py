@@ -26,7 +26,8 @@ def _state(state: Path | None) -> Path:
     return state if state is not None else engine.default_state_dir()
 
 
-def _settings(tol: float | None, time_limit: float | None, base=None, integer_fallback: str | None = None):
+def _settings(tol: float | None, time_limit: float | None, base=None, integer_fallback: str | None = None,
+              integer_fallback_gap: float | None = None):
     s = base or engine.Settings()
     if tol is not None:
         s.tol = tol
@@ -38,9 +39,13 @@ def _settings(tol: float | None, time_limit: float | None, base=None, integer_fa
         if integer_fallback not in ("highs", "none"):
             raise UsageError(f"--integer-fallback must be 'highs' or 'none', got {integer_fallback!r}")
         s.integer_fallback = integer_fallback
+    if integer_fallback_gap is not None:
+        s.integer_fallback_gap = integer_fallback_gap
     return s
 
 
+GAP_HELP = ("MILP: also run the HiGHS fallback, seeded with the heuristic point, when that point's relative gap "
+            "to the LP bound exceeds this (default: never).")
 FALLBACK_HELP = ("MILP: what to do when the integerization heuristics find no integer point: 'highs' (HiGHS MIP, "
                  "time-limited) or 'none'.")
 
@@ -98,12 +103,14 @@ def register(app: typer.Typer) -> None:
         time_limit: float | None = typer.Option(None, "--time-limit", help="Solve time limit, seconds."),
         out: Path | None = typer.Option(None, "--out", help="Also copy the round's outputs into this folder."),
         integer_fallback: str | None = typer.Option(None, "--integer-fallback", help=FALLBACK_HELP),
+        integer_fallback_gap: float | None = typer.Option(None, "--integer-fallback-gap", help=GAP_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
         """Create a state directory from BASE and solve round 0."""
         run(json_out, debug, lambda: _finish(engine.init_state(
-            base, _state(state), _settings(tol, time_limit, integer_fallback=integer_fallback), keep, out), json_out))
+            base, _state(state), _settings(tol, time_limit, integer_fallback=integer_fallback,
+                                           integer_fallback_gap=integer_fallback_gap), keep, out), json_out))
 
     @app.command()
     def step(
@@ -116,6 +123,7 @@ def register(app: typer.Typer) -> None:
         tol: float | None = typer.Option(None, "--tol", help="Override the stored tolerance for this round."),
         time_limit: float | None = typer.Option(None, "--time-limit", help="Override the time limit, seconds."),
         integer_fallback: str | None = typer.Option(None, "--integer-fallback", help=FALLBACK_HELP),
+        integer_fallback_gap: float | None = typer.Option(None, "--integer-fallback-gap", help=GAP_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
@@ -124,10 +132,11 @@ def register(app: typer.Typer) -> None:
         def body():
             st = _state(state)
             settings = None
-            if tol is not None or time_limit is not None or integer_fallback is not None:
+            if (tol is not None or time_limit is not None or integer_fallback is not None
+                    or integer_fallback_gap is not None):
                 cfg = engine.StateStore(st).config()
                 settings = _settings(tol, time_limit, engine.settings_from_json(cfg.get("settings")),
-                                     integer_fallback=integer_fallback)
+                                     integer_fallback=integer_fallback, integer_fallback_gap=integer_fallback_gap)
             return _finish(engine.step_state(delta, st, settings, force, accept_failed, out), json_out)
 
         run(json_out, debug, body)

@@ -63,6 +63,8 @@ class Settings:
         integer_fallback: ``"highs"`` (HiGHS MIP, time-limited) or ``"none"`` when the integerization
             heuristics find no feasible point.
         integer_fallback_seconds: time limit of the fallback, in seconds.
+        integer_fallback_gap: also run the fallback (seeded with the heuristic point) when the heuristic
+            point's relative gap to the LP bound exceeds this; inf (default) = only when no point is found.
         mip_gap_tol: relative gap under which a MILP result is OPTIMAL rather than FEASIBLE.
         integer_dive_max: LP re-solves of the relax-and-fix dive when the rounded integers leave the
             continuous LP infeasible (0 = no dive).
@@ -76,6 +78,7 @@ class Settings:
     verbose_all: bool = False
     integer_fallback: str = "highs"
     integer_fallback_seconds: float = 60.0
+    integer_fallback_gap: float = float("inf")
     mip_gap_tol: float = 1e-4
     integer_dive_max: int = 3
     infeasibility_tol: float = 1e-8

@@ -217,12 +217,29 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
             return _result(problem, Status.PRIMAL_INFEASIBLE, out.x, y_lp, lp_bound, lp.iterations, seconds,
                            t_start, lp_state, warm_start, report,
                            "the HiGHS MIP fallback proved that no integer-feasible point exists")
-        mip_bound = float(finfo.get("mip_dual_bound", math.nan))
-        if np.isfinite(mip_bound) and (not np.isfinite(lp_bound) or problem.sense * (mip_bound - lp_bound) > 0):
-            # HiGHS's branch-and-cut bound is valid too and tighter: report the gap against it
-            lp_bound = mip_bound
-            report["lp_bound"] = lp_bound
-            report["bound_source"] = "highs_mip"
+        lp_bound = _tighter_bound(problem, lp_bound, finfo, report)
+
+    # ---- optional improvement: a heuristic point whose gap is above integer_fallback_gap goes to HiGHS
+    if (x_best is not None and fallback_mode == "highs" and _remaining(settings, t_start) > 0
+            and _gap(problem.sense, problem.objective(x_best), lp_bound) > settings.integer_fallback_gap):
+        from solver.integer.fallback import highs_mip
+
+        t0 = time.perf_counter()
+        xf, finfo = highs_mip(problem, min(float(settings.integer_fallback_seconds),
+                                           _remaining(settings, t_start)), np.where(it, x_best, np.nan))
+        if xf is not None:
+            xf, _ = fix_and_resolve(problem, xf, settings, x_lp, y_lp,
+                                    resolve_seconds=_resolve_budget(settings, t_start, seconds))
+        better = xf is not None and problem.sense * (problem.objective(xf) - problem.objective(x_best)) < 0
+        steps.append({"step": "fallback", "reason": "gap above integer_fallback_gap",
+                      "changed": int(np.count_nonzero(xf[it] != x_best[it])) if better else 0,
+                      "seconds": time.perf_counter() - t0, **finfo})
+        seconds["fallback"] = seconds.get("fallback", 0.0) + time.perf_counter() - t0
+        report["fallback_used"] = True
+        report["fallback_highs_status"] = finfo["highs_status"]
+        lp_bound = _tighter_bound(problem, lp_bound, finfo, report)
+        if better:
+            x_best, source = xf, "fallback"
 
     report["source"] = source
     if x_best is None:
@@ -240,6 +257,16 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     msg = (f"integer point from the {source}; objective {obj:.10g}, LP bound {lp_bound:.10g}, gap {gap:.3g}")
     return _result(problem, status, x_best, y_lp, lp_bound, lp.iterations, seconds, t_start, lp_state, warm_start,
                    report, msg, feasible=True)
+
+
+def _tighter_bound(problem: Problem, lp_bound: float, finfo: dict, report: dict) -> float:
+    """HiGHS's branch-and-cut dual bound when it is finite and tighter than ``lp_bound`` (both are valid)."""
+    mip_bound = float(finfo.get("mip_dual_bound", math.nan))
+    if np.isfinite(mip_bound) and (not np.isfinite(lp_bound) or problem.sense * (mip_bound - lp_bound) > 0):
+        report["lp_bound"] = mip_bound
+        report["bound_source"] = "highs_mip"
+        return mip_bound
+    return lp_bound
 
 
 def _remaining(settings: Settings, t_start: float) -> float:
