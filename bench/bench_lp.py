@@ -42,6 +42,7 @@ from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp  # noqa: E
 from solver.pdhg import solve  # noqa: E402
 from solver.problem import Problem  # noqa: E402
 from solver.settings import Settings  # noqa: E402
+from solver.workloads.transport import transportation  # noqa: E402
 
 
 def data_dir() -> Path:
@@ -101,24 +102,6 @@ def run_highs(p: Problem, solver: str, tol: float, cap: float) -> dict:
     return {"status": h.modelStatusToString(h.getModelStatus()), "seconds": sec, "iterations": it,
             "objective": float(info.objective_function_value),
             "viol": max_row_violation(p, x) if ok else math.nan}
-
-
-def transportation(n_src: int, n_dst: int, seed: int = 0) -> Problem:
-    """Random transportation LP: supplies (<=) and demands (>=), costs U(1, 10), n_src * n_dst columns."""
-    import scipy.sparse as sp
-
-    rng = np.random.default_rng(seed)
-    n = n_src * n_dst
-    src, dst = np.repeat(np.arange(n_src), n_dst), np.tile(np.arange(n_dst), n_src)
-    A = sp.csc_array((np.ones(2 * n), (np.concatenate([src, n_src + dst]), np.tile(np.arange(n), 2))),
-                     shape=(n_src + n_dst, n))
-    demand = rng.uniform(5, 15, n_dst)
-    supply = rng.uniform(0.5, 1.5, n_src)
-    supply *= 1.2 * demand.sum() / supply.sum()
-    return Problem.from_arrays(cost=rng.uniform(1, 10, n), matrix=A,
-                               row_lower=np.concatenate([np.full(n_src, -np.inf), demand]),
-                               row_upper=np.concatenate([supply, np.full(n_dst, np.inf)]),
-                               col_lower=np.zeros(n), col_upper=np.full(n, np.inf))
 
 
 def domain_rows(tols, cap: float, rounds: int, transport: str | None, domains: bool = True) -> list[dict]:

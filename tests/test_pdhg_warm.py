@@ -13,6 +13,7 @@ from solver.problem import Problem
 from solver.settings import Settings
 from solver.state import SolverState
 from solver.status import Status
+from solver.workloads.transport import transportation
 
 WARM_SAMPLE = ["sc105.mps.gz", "adlittle.mps", "bandm.mps.gz", "israel.mps"]
 TOL = 1e-6
@@ -29,25 +30,6 @@ def perturb(p: Problem, seed: int = 0, frac: float = 0.01, rel: float = 0.05) ->
     lo, hi = q.row_lower[i] * f, q.row_upper[i] * f
     q.row_lower[i], q.row_upper[i] = np.minimum(lo, hi), np.maximum(lo, hi)
     return q
-
-
-def transportation(n_src=25, n_dst=40, seed=0) -> Problem:
-    """A random balanced-ish transportation LP: supplies (<=) and demands (>=), costs U(1, 10)."""
-    import scipy.sparse as sp
-
-    rng = np.random.default_rng(seed)
-    n = n_src * n_dst
-    src = np.repeat(np.arange(n_src), n_dst)
-    dst = np.tile(np.arange(n_dst), n_src)
-    A = sp.csc_array((np.ones(2 * n), (np.concatenate([src, n_src + dst]), np.tile(np.arange(n), 2))),
-                     shape=(n_src + n_dst, n))
-    demand = rng.uniform(5, 15, n_dst)
-    supply = rng.uniform(0.5, 1.5, n_src)
-    supply *= 1.2 * demand.sum() / supply.sum()
-    return Problem.from_arrays(cost=rng.uniform(1, 10, n), matrix=A,
-                               row_lower=np.concatenate([np.full(n_src, -np.inf), demand]),
-                               row_upper=np.concatenate([supply, np.full(n_dst, np.inf)]),
-                               col_lower=np.zeros(n), col_upper=np.full(n, np.inf))
 
 
 def _check_warm_beats_cold(p: Problem):
@@ -69,12 +51,12 @@ def test_warm_start_after_small_perturbation_needs_no_more_iterations(name):
 
 
 def test_warm_start_on_perturbed_transportation_lp_needs_no_more_iterations():
-    _check_warm_beats_cold(transportation())
+    _check_warm_beats_cold(transportation(25, 40))
 
 
 @pytest.mark.parametrize("form", ["state", "tuple3", "tuple2"])
 def test_warm_start_at_the_optimum_stops_at_the_first_check(form):
-    p = transportation(seed=1)
+    p = transportation(25, 40, seed=1)
     base = solve(p, Settings(tol=TOL))
     assert base.status == Status.OPTIMAL and base.iterations > 0
     st = base.state
@@ -89,7 +71,7 @@ def test_warm_start_at_the_optimum_stops_at_the_first_check(form):
 
 
 def test_warm_start_from_zero_is_the_cold_start():
-    p = transportation(seed=2)
+    p = transportation(25, 40, seed=2)
     cold = solve(p, Settings(tol=1e-5))
     warm = solve(p, Settings(tol=1e-5), warm_start=(np.zeros(p.n_cols), np.zeros(p.n_rows)))
     assert warm.iterations == cold.iterations
@@ -98,7 +80,7 @@ def test_warm_start_from_zero_is_the_cold_start():
 
 @pytest.mark.parametrize("bad", ["short_x", "long_y"])
 def test_mismatched_warm_start_falls_back_to_cold_with_a_message(bad):
-    p = transportation(seed=3)
+    p = transportation(25, 40, seed=3)
     cold = solve(p, Settings(tol=1e-5))
     x, y = np.ones(p.n_cols), np.ones(p.n_rows)
     st = SolverState(x=x[:-1], y=y) if bad == "short_x" else SolverState(x=x, y=np.ones(p.n_rows + 2))
@@ -109,7 +91,7 @@ def test_mismatched_warm_start_falls_back_to_cold_with_a_message(bad):
 
 
 def test_warm_start_state_is_in_original_units_and_carries_step_and_weight():
-    p = transportation(seed=4)
+    p = transportation(25, 40, seed=4)
     res = solve(p, Settings(tol=1e-5))
     st = res.state
     np.testing.assert_array_equal(st.x, res.x)
