@@ -43,13 +43,37 @@ def _construct_quietly() -> highspy.Highs:
     return h
 
 
+_scheduler_threads: int | None = None  # thread count HiGHS's global scheduler was last (re)built with
+
+
+def configure_threads(h: highspy.Highs, threads: int | None) -> None:
+    """Set HiGHS's ``threads`` option on ``h``, rebuilding the process-global scheduler when needed.
+
+    HiGHS's first ``run()`` in a process fixes its thread scheduler; a later ``run()`` asking for another
+    count fails (model status kNotset) unless ``Highs.resetGlobalScheduler(True)`` is called first
+    (REFERENCES.md section 5).
+
+    Args:
+        h: the instance about to run.
+        threads: thread count, or None to leave HiGHS's default (which reuses the running scheduler).
+    """
+    global _scheduler_threads
+    if threads is None:
+        return
+    threads = int(threads)
+    if threads != _scheduler_threads:
+        highspy.Highs.resetGlobalScheduler(True)
+        _scheduler_threads = threads
+    h.setOptionValue("threads", threads)
+
+
 def new_highs(threads: int | None = None, time_limit_seconds: float | None = None) -> highspy.Highs:
-    """A silent Highs instance (no banner, no log) with optional thread count and time limit."""
+    """A silent Highs instance (no banner, no log) with optional thread count (see
+    :func:`configure_threads`) and time limit in seconds."""
     h = _construct_quietly()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)
-    if threads is not None:
-        h.setOptionValue("threads", int(threads))
+    configure_threads(h, threads)
     if time_limit_seconds is not None and np.isfinite(time_limit_seconds):
         h.setOptionValue("time_limit", float(time_limit_seconds))
     return h

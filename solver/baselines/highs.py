@@ -8,7 +8,7 @@ HiGHS facts this module handles (REFERENCES.md section 5, measured on highspy 1.
   wall time in the caller: a ``cbMipInterrupt`` callback interrupts the solve at the deadline.
 - The thread scheduler is global per process: the first ``run()`` fixes the thread count, and a later
   ``run()`` asking for a different count fails unless ``Highs.resetGlobalScheduler(True)`` is called
-  first (:func:`configure_threads`).
+  first (:func:`solver.highs_bridge.configure_threads`).
 - HiGHS's PDLP needs ``kkt_tolerance`` (``pdlp_optimality_tolerance`` alone leaves the feasibility
   tolerances at 1e-7); it overshoots ``time_limit`` and has no warm start.
 """
@@ -23,13 +23,11 @@ import numpy as np
 
 from solver.baselines.result import BaselineResult, make_result
 from solver.errors import UsageError
-from solver.highs_bridge import new_highs, to_highs_lp
+from solver.highs_bridge import configure_threads, new_highs, to_highs_lp
 from solver.problem import Problem
 from solver.status import Status
 
 SOLVERS = ("choose", "simplex", "ipm", "pdlp", "mip")
-
-_scheduler_threads: int | None = None  # thread count the global scheduler was last (re)built with
 
 _MS = highspy.HighsModelStatus
 _LIMIT_STATUSES = {_MS.kTimeLimit: Status.TIME_LIMIT, _MS.kInterrupt: Status.TIME_LIMIT,
@@ -48,23 +46,6 @@ def check_solver(solver: str) -> str:
     if solver not in SOLVERS:
         raise UsageError(f"unknown HiGHS solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     return solver
-
-
-def configure_threads(h: highspy.Highs, threads: int | None) -> None:
-    """Set HiGHS's ``threads`` option on ``h``, rebuilding the process-global scheduler when needed.
-
-    Args:
-        h: the instance about to run.
-        threads: thread count, or None to leave HiGHS's default (which reuses the running scheduler).
-    """
-    global _scheduler_threads
-    if threads is None:
-        return
-    threads = int(threads)
-    if threads != _scheduler_threads:
-        highspy.Highs.resetGlobalScheduler(True)
-        _scheduler_threads = threads
-    h.setOptionValue("threads", threads)
 
 
 def apply_solver_options(h: highspy.Highs, solver: str, *, is_mip: bool, kkt_tolerance: float) -> str:

@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from solver.baselines.highs import apply_solver_options, check_solver, collect, configure_threads, run_highs
+from solver.baselines.highs import apply_solver_options, check_solver, collect, run_highs
 from solver.baselines.result import BaselineResult
-from solver.highs_bridge import new_highs, to_highs_lp
+from solver.highs_bridge import configure_threads, new_highs, to_highs_lp
 from solver.problem import Problem
 
 _BS = highspy.HighsBasisStatus
