@@ -45,15 +45,11 @@ def spmv_csr_ref(rp, ri, rv, x, out):
     out[:] = sp.csr_array((rv, ri, rp), shape=(m, x.shape[0])) @ x
 
 
-@njit(cache=True)
-def spmv_csc_t(cp, ci, cv, y, out):
-    """out[j] = sum_i A[i, j] y[i] (A' y) over CSC columns. Shapes: cp (n+1,), y (m,), out (n,)."""
-    n = cp.shape[0] - 1
-    for j in range(n):
-        s = 0.0
-        for p in range(cp[j], cp[j + 1]):
-            s += cv[p] * y[ci[p]]
-        out[j] = s
+# A'y over the CSC arrays of A is exactly the CSR product with the arrays of A' (CSC of A = CSR of A'):
+# one kernel serves both, and each output entry is still written by one loop iteration (no scatter).
+spmv_csc_t = spmv_csr
+"""out[j] = sum_i A[i, j] y[i] (A' y) over CSC columns: ``spmv_csc_t(cp, ci, cv, y, out)``, shapes
+cp (n+1,), y (m,), out (n,). Same kernel as :func:`spmv_csr`."""
 
 
 def spmv_csc_t_ref(cp, ci, cv, y, out):
