@@ -7,8 +7,8 @@
   previous check, or the epoch has lasted >= beta_artificial of all iterations.
 - Primal weight by a PID controller on log w (cuPDLPx ``docs/algorithm/primal-weight.md``):
   e = log(w ||dx_epoch|| / ||dy_epoch||), log w <- log w - (Kp e + Ki sum_i rho^(n-i) e_i + Kd (e - e_prev)),
-  with a reset to the best-seen w when the displacements leave [1e-16, 1e12] or the residual ratio
-  leaves [1e-8, 1e8] (HPR-LP safeguard).
+  with a reset to the best-seen w (best: relative primal and dual residuals closest to balanced) when the
+  displacements leave [1e-16, 1e12].
 """
 
 from __future__ import annotations
@@ -68,8 +68,10 @@ class RestartController:
         """PID update of w from the epoch's primal/dual displacement norms (scaled 2-norms)."""
         s = self.s
         ok = 1e-16 <= dx_norm <= 1e12 and 1e-16 <= dy_norm <= 1e12
+        # Only the displacements gate the update. A residual-ratio gate (HPR-LP) froze w whenever the
+        # iterate was exactly primal feasible (rel. primal residual ~1e-20, ratio > 1e8 at every restart):
+        # on the load-balancing LPs that kept w at its start value for thousands of iterations.
         ratio = rel_dual / rel_primal if rel_primal > 0 else math.inf
-        ok = ok and 1e-8 <= ratio <= 1e8
         if not ok:
             self.w = self.best_w
             self.integral = 0.0
