@@ -20,6 +20,7 @@ from copter_cli import engine
 from copter_cli.output import console, print_json, run, say
 
 STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
+ROUND_HELP = "A kept round instead of the current one (a round that is not kept: exit 2)."
 
 
 def _state(state: Path | None) -> Path:
@@ -143,14 +144,15 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def show(
+        round_: int | None = typer.Option(None, "--round", help=ROUND_HELP),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
-        json_out: bool = typer.Option(False, "--json", help="Print the current round's report as JSON."),
+        json_out: bool = typer.Option(False, "--json", help="Print the round's report as JSON."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Show the current round's report (and the last failed round, if any)."""
+        """Show the current round's report (and the last failed round, if any), or a kept round's."""
 
         def body():
-            report = engine.show(_state(state))
+            report = engine.show(_state(state), round_)
             if json_out:
                 print_json(report)
             else:
@@ -215,7 +217,7 @@ def register(app: typer.Typer) -> None:
     def export(
         output: Path | None = typer.Option(None, "-o", "--output",
                                            help="Output file: .mps/.mps.gz (MPS) or .parquet (default round-N.mps)."),
-        round_: int | None = typer.Option(None, "--round", help="A kept round instead of the current one."),
+        round_: int | None = typer.Option(None, "--round", help=ROUND_HELP),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),

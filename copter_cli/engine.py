@@ -387,15 +387,19 @@ def step_state(delta, state_dir=None, settings: Settings | None = None, force: b
     return report
 
 
-def show(state_dir=None) -> dict:
+def show(state_dir=None, round_: int | None = None) -> dict:
     """The current round's report (``report.json``), plus ``warnings`` when CURRENT was unusable and
     ``last_failed`` (the newest failed-round report) when a later round failed and was not accepted.
+    With ``round_``: that kept round's report (no ``last_failed``).
 
     Raises:
-        StateError: not initialised.
+        StateError: not initialised, or the round is damaged. UsageError: ``round_`` is not kept.
     """
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
     r, warning = store.current()
+    if round_ is not None:
+        require_round(store, round_, store.generations())
+        r, warning = round_, None
     try:
         import json
 
@@ -404,7 +408,7 @@ def show(state_dir=None) -> dict:
         raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
     if warning:
         report.setdefault("warnings", []).append(warning)
-    fails = store.failures()
+    fails = store.failures() if round_ is None else []
     if fails:
         last = load_failure(fails[-1])
         if last.get("round", -1) > r:
@@ -443,6 +447,25 @@ def _history_row(rep: dict, r, kind: str, current: bool) -> dict:
             "changed_variables": rep.get("changed_variables"), "delta_sha256": rep.get("delta_sha256")}
 
 
+def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
+    """Check that ``round_`` (a user's ``--to``/``--round``) is one of ``kept``.
+
+    One rule for every command that takes a round number (show, rollback, export): a round that is not
+    kept is a usage error (exit 2, the option names something that does not exist); a round whose
+    generation folder exists but is incomplete or damaged is a StateError (exit 3, bad input on disk).
+
+    Raises:
+        UsageError: ``round_`` has no generation in the state (the message lists the kept rounds).
+        StateError: its generation folder exists but is damaged (the message says what is wrong).
+    """
+    if round_ in kept:
+        return
+    if (store.root / gen_name(round_)).is_dir() and not store.is_complete(round_):
+        raise StateError(f"round {round_} is damaged: {store.damage(round_)}", file=str(store.root))
+    raise UsageError(f"round {round_} is not kept in {store.root} (kept rounds: "
+                     f"{', '.join(map(str, kept)) or 'none'})")
+
+
 def rollback(state_dir=None, to: int | None = None) -> dict:
     """Make an earlier kept round current (default: the newest kept round before the current one).
 
@@ -454,7 +477,8 @@ def rollback(state_dir=None, to: int | None = None) -> dict:
         {"round": new current, "previous_round": old current, "message": ...}.
     Raises:
         UsageError: the requested round is not kept (the message lists the kept rounds), or there is
-        no earlier round. StateBusyError: another writer holds the lock.
+        no earlier round. StateError: the requested round is damaged. StateBusyError: another writer
+        holds the lock.
     """
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
     with store.lock():
@@ -465,8 +489,7 @@ def rollback(state_dir=None, to: int | None = None) -> dict:
             if not earlier:
                 raise UsageError(f"no kept round before the current round {cur} (kept: {gens})")
             to = earlier[-1]
-        if to not in gens:
-            raise UsageError(f"round {to} is not kept in {store.root} (kept: {gens})")
+        require_round(store, to, gens)
         with _sigint_deferred():
             store.set_current(to)
     return {"round": to, "previous_round": cur, "message": f"CURRENT moved from round {cur} to round {to}"}
@@ -477,10 +500,16 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
 
     Returns:
         {"round", "path", "n_cols", "n_rows", "nnz"}.
+    Raises:
+        UsageError: ``round_`` is not kept (see :func:`require_round`). StateError: not initialised, or
+        the round is damaged. InputError subclasses: the output cannot be written.
     """
     from formats.io import write_problem
 
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
+    if round_ is not None:
+        store.current()  # not initialised -> StateError first
+        require_round(store, round_, store.generations())
     gen = store.load(round_, with_state=False)
     out = Path(output) if output is not None else Path(f"round-{gen.round:06d}.mps")
     write_problem(gen.problem, out)

@@ -4,8 +4,8 @@
 |---|---|
 | 0 | success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply |
 | 1 | internal error (a bug) |
-| 2 | usage error |
-| 3 | bad input: unreadable file, format or validation error, delta for another round |
+| 2 | usage error: unknown option or command, bad option value, a round number that is not kept |
+| 3 | bad input: unreadable file, format or validation error, delta for another round, missing or damaged state |
 | 4 | the model is infeasible or unbounded |
 | 5 | limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION |
 | 6 | state busy: another writer holds the lock; retry later |
@@ -29,8 +29,9 @@ INTERRUPTED = 130
 TABLE = {
     OK: "success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply",
     INTERNAL: "internal error (a bug)",
-    USAGE: "usage error",
-    BAD_INPUT: "bad input: unreadable file, format or validation error, delta for another round",
+    USAGE: "usage error: unknown option or command, bad option value, a round number that is not kept",
+    BAD_INPUT: ("bad input: unreadable file, format or validation error, delta for another round, missing or "
+                "damaged state"),
     INFEASIBLE_OR_UNBOUNDED: "the model is infeasible or unbounded",
     LIMIT_OR_NUMERICAL: "limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION",
     BUSY: "state busy: another writer holds the lock; retry later",

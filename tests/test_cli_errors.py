@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from copter_cli import engine
+from copter_cli import engine, exit_codes
 from copter_cli.app import main
 from formats import checkpoint
 from formats.io import write_delta, write_problem
@@ -200,3 +201,10 @@ def test_step_given_a_directory_instead_of_a_delta_says_so(tmp_path):
     res = CliRunner().invoke(app, ["step", str(d), "--state", str(state), "--json"])
     assert res.exit_code == 3
     assert "is a directory, not a delta file" in json.loads(res.stdout)["error"]["message"]
+
+
+def test_readme_exit_code_table_is_the_exit_codes_module_table():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("### Exit codes", 1)[1].split("\n\n", 3)[2]
+    rows = {int(c): m for c, m in re.findall(r"^\| (\d+) \| (.+) \|$", section, flags=re.M)}
+    assert rows == exit_codes.TABLE

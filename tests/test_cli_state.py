@@ -316,3 +316,30 @@ def test_step_after_rollback_killed_mid_commit_never_recovers_the_abandoned_bran
         (root / "CURRENT").write_text("1\n")
         rep = engine.step_state(d, root)
         assert rep["round"] == 2 and engine.show(root)["delta_sha256"] == rep["delta_sha256"] not in old, pt
+
+
+def test_a_round_that_is_not_kept_is_a_usage_error_in_show_rollback_and_export(st, tmp_path):
+    for args in (("show", "--round", "42"), ("rollback", "--to", "42"),
+                 ("export", "--round", "42", "-o", tmp_path / "r42.mps")):
+        code, out, _ = cli(*args, "--state", st, "--json")
+        err = json.loads(out)["error"]
+        assert (code, err["code"], err["kind"]) == (2, 2, "usage"), args
+        assert "round 42 is not kept" in err["message"] and "kept rounds: 0" in err["message"]
+    assert not (tmp_path / "r42.mps").exists()
+
+
+def test_a_damaged_round_asked_for_by_number_is_bad_input(st, tmp_path):
+    cli("step", delta_file(tmp_path / "d1.parquet", cost_delta()), "--state", st)
+    with open(st / "gen-000001" / "solution.parquet", "ab") as f:
+        f.write(b"x")  # size no longer matches generation.json
+    for args in (("show", "--round", "1"), ("rollback", "--to", "1"), ("export", "--round", "1")):
+        code, out, _ = cli(*args, "--state", st, "--json")
+        err = json.loads(out)["error"]
+        assert (code, err["kind"]) == (3, "state") and "round 1 is damaged" in err["message"], args
+
+
+def test_show_round_prints_that_kept_rounds_report(st, tmp_path):
+    cli("step", delta_file(tmp_path / "d1.parquet", cost_delta()), "--state", st)
+    code, out, _ = cli("show", "--round", "0", "--state", st, "--json")
+    assert code == 0 and json.loads(out)["round"] == 0
+    assert json.loads(cli("show", "--state", st, "--json")[1])["round"] == 1
