@@ -96,6 +96,7 @@ def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, hi
         row["lp_iters"] = res.iterations
         row["lp_status"] = res.mip.get("lp_status", "-")
         row["frac"] = res.mip["fractional_before"]
+        row["stages"] = len(res.mip.get("relaxation_stages", [])) or 1
         row["warm"] = state is not None
         if highs_limit > 0 and (r % highs_every == 0 or r == rounds - 1):
             b = solve_highs(problem, solver="mip", time_limit_seconds=highs_limit, threads=1)
@@ -138,11 +139,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--time-limit", type=float, default=math.inf,
                     help="copter's LP core time limit per LP solve (s); the rounding still runs on the last iterate.")
+    ap.add_argument("--relaxation-tol", type=float, default=None,
+                    help="tolerance of the first relaxation stage (Settings.relaxation_tol; default: --tol).")
+    ap.add_argument("--mip-gap", type=float, default=1e-4,
+                    help="copter's mip_gap_tol: relaxation stages stop once the rounded point is within it.")
     ap.add_argument("--dive-max", type=int, default=3, help="copter's relax-and-fix dive re-solves (integer_dive_max).")
     args = ap.parse_args(argv)
     header(sys.argv if argv is None else ["bench/bench_milp.py", *argv])
     settings = Settings(tol=args.tol, integer_fallback=args.fallback, integer_fallback_seconds=args.highs_limit,
-                        time_limit_seconds=args.time_limit, integer_dive_max=args.dive_max)
+                        time_limit_seconds=args.time_limit, integer_dive_max=args.dive_max,
+                        relaxation_tol=args.relaxation_tol, mip_gap_tol=args.mip_gap)
     all_rows = []
     if args.workload == "sia":
         from solver.workloads.sia import SiaScenario
@@ -153,7 +159,8 @@ def main(argv: list[str] | None = None) -> None:
             all_rows += rows
             _table(f"Sia {g} GPUs, {args.rounds} rounds (maximize; diff_vs_highs > 0 = copter worse)",
                    ["round", "cols", "warm", "copter_obj", "highs_obj", "diff_vs_highs", "gap_to_bound", "exact",
-                    "source", "frac", "lp_iters", "lp_s", "int_s", "copter_s", "highs_s", "time_ratio", "apply_s"],
+                    "source", "frac", "stages", "lp_iters", "lp_s", "int_s", "copter_s", "highs_s", "time_ratio",
+                    "apply_s"],
                    rows)
     else:
         from solver.workloads.lb import LBScenario
@@ -164,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
             rows = run_stream(sc, args.rounds, settings, args.highs_limit, args.highs_every, args.pop, f"lb-{spec}")
             all_rows += rows
             cols = ["round", "cols", "warm", "copter_obj", "highs_obj", "highs_status", *[f"pop{k}_obj" for k in args.pop],
-                    "gap_to_bound", "exact", "source", "lp_iters", "lp_s", "int_s", "copter_s", "highs_s",
+                    "gap_to_bound", "exact", "source", "stages", "lp_iters", "lp_s", "int_s", "copter_s", "highs_s",
                     *[f"pop{k}_s" for k in args.pop], "time_ratio"]
             _table(f"Load balancing {spec}, {args.rounds} rounds (shards newly placed; lower is better)", cols, rows)
     # summary

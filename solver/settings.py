@@ -68,6 +68,11 @@ class Settings:
         mip_gap_tol: relative gap under which a MILP result is OPTIMAL rather than FEASIBLE.
         integer_dive_max: LP re-solves of the relax-and-fix dive when the rounded integers leave the
             continuous LP infeasible (0 = no dive).
+        relaxation_tol: tolerance of the FIRST LP relaxation solve of a MILP round (None = ``tol``).
+            When looser than ``tol``, the relaxation runs in stages relaxation_tol, /10, ... down to
+            ``tol``, each warm-started from the previous stage's iterate and rounded; the round stops at
+            the first stage whose integer point is within ``mip_gap_tol`` of the tightest Lagrangian bound
+            (always a valid bound), so a loose first stage only saves time when mip_gap_tol allows it.
     """
 
     tol: float = 1e-4
@@ -81,6 +86,7 @@ class Settings:
     integer_fallback_gap: float = float("inf")
     mip_gap_tol: float = 1e-4
     integer_dive_max: int = 3
+    relaxation_tol: float | None = None
     infeasibility_tol: float = 1e-8
     restart_sufficient: float = 0.2
     restart_necessary: float = 0.5

@@ -42,7 +42,7 @@ import numpy as np
 
 from solver.integer.bound import lagrangian_bound
 from solver.integer.check import check_point
-from solver.integer.relaxation import solve_relaxation
+from solver.integer.relaxation import relaxation_tolerances, solve_relaxation
 from solver.integer.resolve import fix_and_resolve
 from solver.integer.rounding import run_rounding
 from solver.integer.structure import detect_structure
@@ -103,61 +103,90 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                        np.zeros(m), math.nan, 0, seconds, t_start, None, warm_start, report,
                        f"integer column {problem.col_names[j]!r} has no integer in its bounds")
 
-    # ---- LP relaxation
-    t0 = time.perf_counter()
-    lp, engine = solve_relaxation(problem, settings, warm_start, st.lower, st.upper)
-    seconds["relaxation"] = time.perf_counter() - t0
-    report["lp_engine"] = engine
-    report["lp_status"] = lp.status.name
-    report["lp_objective"] = float(lp.objective)
-    report["lp_dual_residual_rel"] = float(lp.dual_residual_rel)
-    x_lp = np.asarray(lp.x, dtype=np.float64)
-    y_lp = np.asarray(lp.y, dtype=np.float64)
-    lp_state = lp.state if lp.state is not None else SolverState(x=x_lp.copy(), y=y_lp.copy())
-    if lp.status in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
-        status = lp.status if lp.status == Status.PRIMAL_INFEASIBLE else Status.INFEASIBLE_OR_UNBOUNDED
-        return _result(problem, status, x_lp, y_lp, math.nan, lp.iterations, seconds, t_start, lp_state,
-                       warm_start, report, f"LP relaxation: {lp.status.name}; no integer point exists"
-                       if status == Status.PRIMAL_INFEASIBLE else
-                       "LP relaxation is unbounded or infeasible: the MILP has no optimum")
-    t0 = time.perf_counter()
-    lp_bound = lagrangian_bound(problem, y_lp, st.lower, st.upper)
-    if lp.status == Status.OPTIMAL and engine == "highs" and not np.isfinite(lp_bound):
-        lp_bound = float(lp.dual_objective)  # exact simplex duals; only reached in development mode
-    seconds["bound"] = time.perf_counter() - t0
-    report["lp_bound"] = float(lp_bound)
-    it = problem.integrality
-    xi_lp = x_lp[it]
-    report["fractional_before"] = int(np.count_nonzero(np.abs(xi_lp - np.round(xi_lp)) > INTEGRALITY_TOL))
-
-    # ---- round / repair / fill
+    # ---- LP relaxation and rounding, in tolerance stages (relaxation_tolerances)
     prev = None
     if warm_start is not None and warm_start.integer_x is not None and warm_start.integer_x.shape == (n,):
         prev = np.asarray(warm_start.integer_x, dtype=np.float64)
-    t0 = time.perf_counter()
-    out = run_rounding(problem, st, x_lp, prev)
-    seconds["rounding"] = time.perf_counter() - t0
-    steps.extend(out.steps)
-
+    it = problem.integrality
+    stages: list = []
+    report["relaxation_stages"] = stages
+    seconds["relaxation"] = seconds["bound"] = seconds["rounding"] = seconds["fix_and_resolve"] = 0.0
     x_best = None
     source = "none"
-    t0 = time.perf_counter()
-    resolve_info = {}
-    if out.rows_violated == 0:
-        for cand in (out.x, out.x_before_fill):
-            x_best, resolve_info = fix_and_resolve(problem, cand, settings, x_lp, y_lp,
-                                                   resolve_seconds=_resolve_budget(settings, t_start, seconds))
-            if x_best is not None:
-                break
-            if np.array_equal(out.x, out.x_before_fill):
-                break
-    steps.append({"step": "fix_and_resolve", "changed": int(resolve_info.get("changed", 0)),
-                  "seconds": time.perf_counter() - t0,
-                  **{k: v for k, v in resolve_info.items() if k in ("lp_columns", "lp_rows", "highs_status",
-                                                                    "pdhg_iterations", "reason")}})
-    seconds["fix_and_resolve"] = time.perf_counter() - t0
-    if x_best is not None:
-        source = "heuristic"
+    lp_bound = -math.inf * problem.sense
+    iterations = 0
+    state_in = warm_start
+    tols = relaxation_tolerances(settings)
+    for k, tol_k in enumerate(tols):
+        t_stage = t0 = time.perf_counter()
+        stage_settings = settings if tol_k == settings.tol else dc_replace(settings, tol=tol_k)
+        if k > 0:
+            stage_settings = dc_replace(stage_settings, time_limit_seconds=_remaining(settings, t_start))
+        lp, engine = solve_relaxation(problem, stage_settings, state_in, st.lower, st.upper)
+        seconds["relaxation"] += time.perf_counter() - t0
+        iterations += int(lp.iterations)
+        report["lp_engine"] = engine
+        report["lp_status"] = lp.status.name
+        report["lp_objective"] = float(lp.objective)
+        report["lp_dual_residual_rel"] = float(lp.dual_residual_rel)
+        x_lp = np.asarray(lp.x, dtype=np.float64)
+        y_lp = np.asarray(lp.y, dtype=np.float64)
+        lp_state = lp.state if lp.state is not None else SolverState(x=x_lp.copy(), y=y_lp.copy())
+        if lp.status in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
+            status = lp.status if lp.status == Status.PRIMAL_INFEASIBLE else Status.INFEASIBLE_OR_UNBOUNDED
+            return _result(problem, status, x_lp, y_lp, math.nan, iterations, seconds, t_start, lp_state,
+                           warm_start, report, f"LP relaxation: {lp.status.name}; no integer point exists"
+                           if status == Status.PRIMAL_INFEASIBLE else
+                           "LP relaxation is unbounded or infeasible: the MILP has no optimum")
+        t0 = time.perf_counter()
+        bound_k = lagrangian_bound(problem, y_lp, st.lower, st.upper)
+        if lp.status == Status.OPTIMAL and engine == "highs" and not np.isfinite(bound_k):
+            bound_k = float(lp.dual_objective)  # exact simplex duals; only reached in development mode
+        if np.isfinite(bound_k) and (not np.isfinite(lp_bound) or problem.sense * (bound_k - lp_bound) > 0):
+            lp_bound = bound_k  # every stage's bound is valid: keep the tightest
+        seconds["bound"] += time.perf_counter() - t0
+        report["lp_bound"] = float(lp_bound)
+        xi_lp = x_lp[it]
+        report["fractional_before"] = int(np.count_nonzero(np.abs(xi_lp - np.round(xi_lp)) > INTEGRALITY_TOL))
+
+        # ---- round / repair / fill
+        t0 = time.perf_counter()
+        out = run_rounding(problem, st, x_lp, prev)
+        seconds["rounding"] += time.perf_counter() - t0
+        if len(tols) > 1:
+            for d in out.steps:
+                d["stage"] = k
+        steps.extend(out.steps)
+
+        t0 = time.perf_counter()
+        resolve_info = {}
+        x_k = None
+        if out.rows_violated == 0:
+            for cand in (out.x, out.x_before_fill):
+                x_k, resolve_info = fix_and_resolve(problem, cand, settings, x_lp, y_lp,
+                                                    resolve_seconds=_resolve_budget(settings, t_start, seconds))
+                if x_k is not None:
+                    break
+                if np.array_equal(out.x, out.x_before_fill):
+                    break
+        steps.append({"step": "fix_and_resolve", "changed": int(resolve_info.get("changed", 0)),
+                      "seconds": time.perf_counter() - t0, **({"stage": k} if len(tols) > 1 else {}),
+                      **{k2: v for k2, v in resolve_info.items() if k2 in ("lp_columns", "lp_rows", "highs_status",
+                                                                           "pdhg_iterations", "reason")}})
+        seconds["fix_and_resolve"] += time.perf_counter() - t0
+        if x_k is not None and (x_best is None or problem.sense * (problem.objective(x_k)
+                                                                    - problem.objective(x_best)) < 0):
+            x_best, source = x_k, "heuristic"
+        gap_k = _gap(problem.sense, problem.objective(x_best), lp_bound) if x_best is not None else math.inf
+        stages.append({"tol": float(tol_k), "lp_status": lp.status.name, "iterations": int(lp.iterations),
+                       "seconds": time.perf_counter() - t_stage, "lp_bound": float(bound_k),
+                       "integer_objective": float(problem.objective(x_k)) if x_k is not None else math.nan,
+                       "gap_rel": float(gap_k), "fractional_before": report["fractional_before"]})
+        if gap_k <= settings.mip_gap_tol or lp.status != Status.OPTIMAL or _remaining(settings, t_start) <= 0:
+            break
+        state_in = SolverState(x=lp_state.x, y=lp_state.y, step_size=lp_state.step_size,
+                               primal_weight=lp_state.primal_weight, iterations=lp_state.iterations,
+                               integer_x=prev)
 
     # ---- dive: fix the sure integers, re-solve the LP warm, round again
     if x_best is None and settings.integer_dive_max > 0 and _remaining(settings, t_start) > 0:
@@ -214,7 +243,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
             # branch-and-cut proved it: the MILP has no integer point at all (exit 4, not 5)
             report["source"] = "none"
             report["integer_objective"] = math.nan
-            return _result(problem, Status.PRIMAL_INFEASIBLE, out.x, y_lp, lp_bound, lp.iterations, seconds,
+            return _result(problem, Status.PRIMAL_INFEASIBLE, out.x, y_lp, lp_bound, iterations, seconds,
                            t_start, lp_state, warm_start, report,
                            "the HiGHS MIP fallback proved that no integer-feasible point exists")
         lp_bound = _tighter_bound(problem, lp_bound, finfo, report)
@@ -244,7 +273,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     report["source"] = source
     if x_best is None:
         report["integer_objective"] = math.nan
-        return _result(problem, Status.NO_INTEGER_SOLUTION, out.x, y_lp, lp_bound, lp.iterations, seconds, t_start,
+        return _result(problem, Status.NO_INTEGER_SOLUTION, out.x, y_lp, lp_bound, iterations, seconds, t_start,
                        lp_state, warm_start, report, "no integer-feasible point found"
                        + ("" if fallback_mode == "highs" else " (fallback disabled)"))
     obj = problem.objective(x_best)
@@ -255,7 +284,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     if source == "fallback" and report.get("fallback_highs_status") == "Optimal":
         status = Status.OPTIMAL  # HiGHS closed the gap within its own mip_rel_gap
     msg = (f"integer point from the {source}; objective {obj:.10g}, LP bound {lp_bound:.10g}, gap {gap:.3g}")
-    return _result(problem, status, x_best, y_lp, lp_bound, lp.iterations, seconds, t_start, lp_state, warm_start,
+    return _result(problem, status, x_best, y_lp, lp_bound, iterations, seconds, t_start, lp_state, warm_start,
                    report, msg, feasible=True)
 
 

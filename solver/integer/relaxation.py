@@ -18,6 +18,34 @@ from solver.settings import Settings
 from solver.state import SolverState
 from solver.status import Status
 
+RELAXATION_TOL_FACTOR = 10.0  #: ratio between the tolerances of consecutive relaxation stages
+
+
+def relaxation_tolerances(settings: Settings) -> list[float]:
+    """The relaxation's stage tolerances: ``relaxation_tol``, /10, ... (each > ``tol``), then ``tol``.
+
+    ``relaxation_tol`` None, not finite, or not looser than ``tol`` gives the single stage ``[tol]``.
+
+    Raises:
+        UsageError: ``relaxation_tol`` is not a positive number.
+    """
+    tol = float(settings.tol)
+    r = getattr(settings, "relaxation_tol", None)
+    if r is None:
+        return [tol]
+    r = float(r)
+    if r == float("inf"):
+        return [tol]
+    if not r > 0:
+        from solver.errors import UsageError
+
+        raise UsageError(f"relaxation_tol must be a positive number, got {r!r}")
+    out = []
+    while r > tol * (1.0 + 1e-9) and len(out) < 20:
+        out.append(r)
+        r /= RELAXATION_TOL_FACTOR
+    return [*out, tol]
+
 
 def relaxed_problem(problem: Problem, lower: np.ndarray, upper: np.ndarray) -> Problem:
     """``problem`` without integrality and with bounds ``lower``/``upper`` ((n,) arrays, shared)."""
