@@ -1,4 +1,8 @@
-"""``copter convert`` (MPS <-> Parquet by extension) and ``copter diff`` (the delta between two problems)."""
+"""``copter convert`` (MPS <-> Parquet by extension) and ``copter diff`` (the delta between two problems).
+
+``--json`` keys follow the rest of the CLI: problem sizes are ``n_rows``/``n_cols``/``nnz`` (as in round
+reports, ``solve`` and ``export``), the file written is ``output``, ``seconds`` is a dict of phases.
+"""
 
 from __future__ import annotations
 
@@ -29,15 +33,15 @@ def convert(
         t1 = time.perf_counter()
         write_problem(problem, dst)
         t2 = time.perf_counter()
-        out = {"input": str(src), "output": str(dst), "rows": problem.n_rows, "cols": problem.n_cols,
-               "nonzeros": problem.nnz, "integer_cols": int(problem.integrality.sum()),
+        out = {"input": str(src), "output": str(dst), "n_rows": problem.n_rows, "n_cols": problem.n_cols,
+               "nnz": problem.nnz, "n_integer": int(problem.integrality.sum()),
                "sense": "max" if problem.sense == -1 else "min", "objective_offset": problem.offset,
                "seconds": {"read": t1 - t0, "write": t2 - t1}}
         if json_out:
             print_json(out)
         else:
             console.print(f"{src} -> {dst}: {problem.n_rows} rows, {problem.n_cols} columns "
-                          f"({out['integer_cols']} integer), {problem.nnz} nonzeros "
+                          f"({out['n_integer']} integer), {problem.nnz} nonzeros "
                           f"(read {t1 - t0:.2f} s, write {t2 - t1:.2f} s)", markup=False)
         return 0
 
@@ -66,17 +70,19 @@ def diff_cmd(
 
         if kind_of(output) != "parquet":
             raise UsageError("the delta must be written as .parquet", file=str(output))
-        a, b = read_problem(old), read_problem(new)
         t0 = time.perf_counter()
+        a, b = read_problem(old), read_problem(new)
+        t1 = time.perf_counter()
         delta = diff(a, b)
         delta.base_round = base_round
-        secs = time.perf_counter() - t0
+        t2 = time.perf_counter()
         write_delta(delta, output)
+        secs = {"read": t1 - t0, "diff": t2 - t1, "write": time.perf_counter() - t2}
         counts = {k: 0 for k in KINDS}
         if delta.table.num_rows:
             kinds = delta.table.column("kind").combine_chunks().cast(pa.string())
             counts.update({d["values"]: int(d["counts"]) for d in pc.value_counts(kinds).to_pylist()})
-        out = {"old": str(old), "new": str(new), "output": str(output), "rows": delta.table.num_rows,
+        out = {"old": str(old), "new": str(new), "output": str(output), "delta_rows": delta.table.num_rows,
                "counts": counts, "sense_changed": delta.sense is not None,
                "offset_changed": delta.offset is not None, "base_round": base_round, "seconds": secs}
         if json_out:

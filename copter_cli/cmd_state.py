@@ -229,7 +229,7 @@ def register(app: typer.Typer) -> None:
             if json_out:
                 print_json(res)
             else:
-                say(f"round {res['round']}: wrote {res['path']} ({res['n_cols']} variables, "
+                say(f"round {res['round']}: wrote {res['output']} ({res['n_cols']} variables, "
                     f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
             return 0
 

@@ -499,7 +499,7 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     """Write the current (or a kept) round's problem as MPS or Parquet (by the output's extension).
 
     Returns:
-        {"round", "path", "n_cols", "n_rows", "nnz"}.
+        {"round", "output", "n_cols", "n_rows", "nnz"} (``output``: the file written, as in convert/diff).
     Raises:
         UsageError: ``round_`` is not kept (see :func:`require_round`). StateError: not initialised, or
         the round is damaged. InputError subclasses: the output cannot be written.
@@ -513,5 +513,5 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     gen = store.load(round_, with_state=False)
     out = Path(output) if output is not None else Path(f"round-{gen.round:06d}.mps")
     write_problem(gen.problem, out)
-    return {"round": gen.round, "path": str(out), "n_cols": gen.problem.n_cols, "n_rows": gen.problem.n_rows,
+    return {"round": gen.round, "output": str(out), "n_cols": gen.problem.n_cols, "n_rows": gen.problem.n_rows,
             "nnz": gen.problem.nnz}

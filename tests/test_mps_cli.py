@@ -45,15 +45,15 @@ def test_every_invalid_mps_file_is_rejected_with_exit_3_a_reason_and_no_tracebac
 
 
 @pytest.mark.data
-def test_convert_json_prints_rows_cols_nonzeros_and_round_trips(tmp_path):
+def test_convert_json_prints_n_rows_n_cols_nnz_and_round_trips(tmp_path):
     mps = require_data("mps")  # skips (or fails under COPTER_REQUIRE_DATA=1) before the manifest is used
     row = next(r for r in manifest("mps") if r["file"] == "afiro.mps")
     res = _run(["convert", str(mps / "afiro.mps"), str(tmp_path / "x.parquet"), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert (out["rows"], out["cols"], out["nonzeros"]) == (int(row["rows"]), int(row["cols"]), int(row["nonzeros"]))
+    assert (out["n_rows"], out["n_cols"], out["nnz"]) == (int(row["rows"]), int(row["cols"]), int(row["nonzeros"]))
     res = _run(["convert", str(tmp_path / "x.parquet"), str(tmp_path / "x.mps"), "--json"])
-    assert res.exit_code == 0 and json.loads(res.stdout)["nonzeros"] == out["nonzeros"]
+    assert res.exit_code == 0 and json.loads(res.stdout)["nnz"] == out["nnz"]
 
 
 def test_convert_refuses_an_unknown_extension_with_the_usage_code(tmp_path):
@@ -80,6 +80,6 @@ def test_diff_writes_the_delta_between_two_problems_and_reports_counts(tmp_path)
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     d = read_delta(tmp_path / "d.parquet")
-    assert d.base_round == 4 and sum(out["counts"].values()) == out["rows"] == len(d)
+    assert d.base_round == 4 and sum(out["counts"].values()) == out["delta_rows"] == len(d)
     q, _ = apply_delta(read_problem(a), d)
     assert q.equals(read_problem(b))
