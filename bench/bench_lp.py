@@ -1,14 +1,18 @@
 """LP core vs HiGHS on every LP of the shared MPS set with expected status optimal.
 
-For each instance and each tolerance (1e-4, 1e-6): copter's PDHG (cold) vs HiGHS simplex, IPM and
-``solver=pdlp`` (``kkt_tolerance`` = the same tolerance), each with a fresh Highs instance and a time
-cap; iterations, seconds, max absolute row violation and objective relative error vs the manifest
-(|obj - opt| / max(1, |opt|)). Then warm start: 1% of costs and of row bounds perturbed by +-5%
-(fixed seed), solved cold and warm (from the unperturbed solve's state) by copter.
+For each instance and each tolerance (1e-4, 1e-6): copter's PDHG (cold, default ``presolve="auto"``:
+HiGHS presolve -> PDHG -> HiGHS postsolve -> original-space check/polish, ``solver.presolve``) and
+copter without presolve (``presolve="off"``, the "np" columns) vs HiGHS simplex, IPM and
+``solver=pdlp`` (HiGHS defaults incl. its own presolve, ``kkt_tolerance`` = the same tolerance), each
+with a fresh Highs instance and a time cap; iterations, seconds, max absolute row violation and
+objective relative error vs the manifest (|obj - opt| / max(1, |opt|)). Then warm start: 1% of costs
+and of row bounds perturbed by +-5% (fixed seed), solved cold without presolve (like-with-like PDHG
+iterations on the same LP) and warm (from the unperturbed solve's state) by copter.
 
 Prints the command line and versions, one row per instance and tolerance, and a summary:
 - fraction of instances OPTIMAL within 1e-5 relative of the manifest at tol 1e-6 (goal >= 90%);
-- median time ratio copter / HiGHS pdlp at 1e-4 (goal <= 1), and the accuracy both reached;
+- median time ratio copter / HiGHS pdlp at 1e-4 (goal <= 1), with and without presolve, and the
+  accuracy (max row violation) each reached;
 - median warm / cold iteration ratio (goal <= 1/4).
 Writes the table to bench/results/bench_lp-<timestamp>.csv.
 
@@ -18,7 +22,7 @@ previous warm solve's state mapped with ``map_state``) and on a transportation L
 (``--transport 400x500`` = 200k variables). ``--no-netlib`` skips the MPS set.
 
 Run: ``.venv/bin/python bench/bench_lp.py [--cap 60] [--only NAME ...] [--tols 1e-4 1e-6] [--domains]
-[--rounds 3] [--transport 400x500] [--no-netlib]``
+[--rounds 3] [--transport 400x500] [--no-netlib] [--no-presolve-column]``
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import platform
 import statistics
 import sys
 import time
+from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 
@@ -133,7 +138,7 @@ def domain_rows(tols, cap: float, rounds: int, transport: str | None, domains: b
                 else:
                     q, info = apply_delta(p, sc.next_delta(r, None))
                     st = map_state(prev.state, info, q)
-                cold = solve(q, s)
+                cold = solve(q, replace(s, presolve="off"))  # like-with-like iterations
                 warm = solve(q, s, warm_start=st)
                 row = {"workload": label, "tol": tol, "round": r, "cols": q.n_cols,
                        "cold_status": cold.status.name, "warm_status": warm.status.name,
@@ -166,6 +171,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="rounds per domain workload")
     ap.add_argument("--transport", default=None, help="transportation LP size SRCxDST, e.g. 400x500")
     ap.add_argument("--no-netlib", action="store_true", help="skip the shared MPS set")
+    ap.add_argument("--no-presolve-column", action="store_true",
+                    help="skip the copter-without-presolve solves (the 'np' columns)")
     args = ap.parse_args()
 
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
@@ -184,7 +191,7 @@ def main() -> None:
 
     table = []
     hdr = (f"{'instance':16s} {'tol':>6s} {'status':>10s} {'iters':>8s} {'sec':>7s} {'relerr':>8s} "
-           f"{'viol':>8s} | {'pdlp s':>7s} {'pdlp it':>8s} {'pdlp viol':>9s} {'pdlp err':>8s} | "
+           f"{'viol':>8s} | {'np s':>7s} {'np it':>8s} {'np viol':>8s} {'np/pd':>6s} | {'pdlp s':>7s} {'pdlp it':>8s} {'pdlp viol':>9s} {'pdlp err':>8s} | "
            f"{'splx s':>7s} {'ipm s':>7s} | {'t/pdlp':>6s} | {'cold it':>8s} {'warm it':>8s} {'w/c':>5s}")
     print(hdr)
     print("-" * len(hdr))
@@ -199,7 +206,15 @@ def main() -> None:
             sec = time.perf_counter() - t
             row = {"instance": r["file"], "rows": p.n_rows, "cols": p.n_cols, "nnz": p.nnz, "tol": tol,
                    "status": res.status.name, "iterations": res.iterations, "seconds": sec,
-                   "rel_err": rel_err(res.objective, opt), "viol": res.max_row_violation}
+                   "rel_err": rel_err(res.objective, opt), "viol": res.max_row_violation,
+                   "presolve_seconds": res.seconds.get("presolve", math.nan),
+                   "polish_seconds": res.seconds.get("polish", math.nan)}
+            if not args.no_presolve_column:
+                t = time.perf_counter()
+                npr = solve(p, replace(s, presolve="off"))
+                row.update({"np_status": npr.status.name, "np_iterations": npr.iterations,
+                            "np_seconds": time.perf_counter() - t, "np_rel_err": rel_err(npr.objective, opt),
+                            "np_viol": npr.max_row_violation})
             if not args.no_highs:
                 for name in ("pdlp", "simplex", "ipm"):
                     if name != "pdlp" and tol != args.tols[0]:
@@ -208,7 +223,9 @@ def main() -> None:
                     row.update({f"{name}_{k}": v for k, v in hres.items()})
                     row[f"{name}_rel_err"] = rel_err(hres["objective"], opt)
                 row["time_ratio_pdlp"] = sec / max(row["pdlp_seconds"], 1e-9)
-            cold = solve(q, s)
+                if "np_seconds" in row:
+                    row["np_time_ratio_pdlp"] = row["np_seconds"] / max(row["pdlp_seconds"], 1e-9)
+            cold = solve(q, replace(s, presolve="off"))
             warm = solve(q, s, warm_start=res.state)
             row.update({"cold_status": cold.status.name, "cold_iterations": cold.iterations,
                         "warm_status": warm.status.name, "warm_iterations": warm.iterations,
@@ -218,6 +235,8 @@ def main() -> None:
             table.append(row)
             print(f"{r['file']:16s} {tol:6.0e} {res.status.name[:10]:>10s} {res.iterations:8d} {sec:7.2f} "
                   f"{row['rel_err']:8.1e} {row['viol']:8.1e} | "
+                  f"{row.get('np_seconds', math.nan):7.2f} {row.get('np_iterations', 0):8d} "
+                  f"{row.get('np_viol', math.nan):8.1e} {row.get('np_time_ratio_pdlp', math.nan):6.2f} | "
                   f"{row.get('pdlp_seconds', math.nan):7.2f} {row.get('pdlp_iterations', 0):8d} "
                   f"{row.get('pdlp_viol', math.nan):9.1e} {row.get('pdlp_rel_err', math.nan):8.1e} | "
                   f"{row.get('simplex_seconds', math.nan):7.3f} {row.get('ipm_seconds', math.nan):7.3f} | "
@@ -232,6 +251,11 @@ def main() -> None:
         good = [t for t in sub if t["status"] == "OPTIMAL" and t["rel_err"] <= 1e-5]
         print(f"  tol {tol:g}: OPTIMAL within 1e-5 of the manifest: {len(good)}/{len(sub)} "
               f"= {len(good) / len(sub):.0%}")
+        if "np_status" in sub[0]:
+            npg = [t for t in sub if t["np_status"] == "OPTIMAL" and t["np_rel_err"] <= 1e-5]
+            print(f"    without presolve: {len(npg)}/{len(sub)} = {len(npg) / len(sub):.0%}; "
+                  f"median max row violation with presolve {statistics.median(t['viol'] for t in sub):.1e}, "
+                  f"without {statistics.median(t['np_viol'] for t in sub):.1e}")
         if "time_ratio_pdlp" in sub[0]:
             ratios = [t["time_ratio_pdlp"] for t in sub]
             pd_ok = sum(1 for t in sub if t["pdlp_rel_err"] <= 1e-5)
@@ -240,6 +264,10 @@ def main() -> None:
                   f"HiGHS pdlp within 1e-5: {pd_ok}/{len(sub)}; "
                   f"median max row violation copter {statistics.median(t['viol'] for t in sub):.1e} "
                   f"vs pdlp {statistics.median(t['pdlp_viol'] for t in sub):.1e}")
+            if "np_time_ratio_pdlp" in sub[0]:
+                npr = [t["np_time_ratio_pdlp"] for t in sub]
+                print(f"    without presolve: median time ratio copter / HiGHS pdlp {statistics.median(npr):.2f} "
+                      f"(copter faster on {sum(x < 1 for x in npr)}/{len(npr)})")
         wc = [t["warm_cold_ratio"] for t in sub if t["cold_status"] == "OPTIMAL" and t["warm_status"] == "OPTIMAL"]
         if wc:
             print(f"    median warm/cold iteration ratio (1% of costs and rows +-5%): {statistics.median(wc):.2f} "

@@ -245,6 +245,10 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     """
     t_start = time.perf_counter()
     s = settings or Settings()
+    from solver.presolve import presolve_applies, solve_with_presolve  # it calls back into solve()
+
+    if presolve_applies(problem, s, warm_start):
+        return solve_with_presolve(problem, s, warm_start)
     sense = int(problem.sense)
     n, m = problem.n_cols, problem.n_rows
     c_min = sense * problem.cost

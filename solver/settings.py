@@ -59,6 +59,11 @@ class Settings:
             on a 400k-nonzero LP (a barrier per pass), so parallelism is opt-in.
         parallel_min_nnz: size (nonzeros) from which the parallel kernels are used.
 
+    Presolve (``solver.presolve``):
+        presolve: ``"auto"`` (default) runs HiGHS presolve/postsolve around PDHG for COLD solves only
+            (a warm start is worth more than presolve for round-to-round re-solves); ``"on"`` also for
+            warm-started solves (the warm start is then dropped); ``"off"`` never.
+
     Integerization (solver.integer):
         integer_fallback: ``"highs"`` (HiGHS MIP, time-limited) or ``"none"`` when the integerization
             heuristics find no feasible point.
@@ -105,3 +110,4 @@ class Settings:
     bound_objective_scaling: bool = True
     threads: int | None = 1
     parallel_min_nnz: int = 200_000
+    presolve: str = "auto"

@@ -1,0 +1,277 @@
+"""Cold LP solves through HiGHS presolve: reduce, solve the reduced LP with PDHG, postsolve, verify.
+
+HiGHS's presolve (Achterberg et al., "Presolve reductions in mixed integer programming", and HiGHS's
+``presolve/HPresolve``; Galabova, Hall, "HiGHS" 2020) removes fixed/singleton/doubleton rows and
+columns, dominated columns and redundant bounds; on the netlib set it shrinks e.g. seba 515x1028 to
+2x8 and solves sctest outright. HiGHS's own ``solver=pdlp`` runs it before iterating, so copter does
+the same for COLD solves (a warm start is worth more than presolve for round-to-round re-solves, and it
+cannot be carried into the reduced space).
+
+Pipeline (:func:`solve_with_presolve`):
+1. ``Highs.presolve()`` on the LP (integrality dropped: copter solves LPs and relaxations here), its
+   time counted against ``settings.time_limit_seconds``;
+2. PDHG (``solver.pdhg.solve``, presolve off) on ``Highs.getPresolvedLp()``;
+3. ``Highs.postsolve`` with the reduced primal/dual point (x, A x, y, c - A'y) back to the original
+   space; HiGHS then reports model status Unknown because PDHG's point is not a basic solution, so the
+   result is never taken from HiGHS's word:
+4. the relative KKT residuals and gap are recomputed in the ORIGINAL space by
+   :func:`original_kkt` (``solver.termination``'s formulas); if they miss ``settings.tol`` (postsolve
+   can amplify a reduced-space error, e.g. through a doubleton substitution), a warm-started PDHG solve
+   on the original LP from the postsolved (x, y) polishes it. The status is OPTIMAL only when the
+   original-space criteria hold.
+
+Presolve outcomes: reduced to empty -> postsolve of the empty solution (exact); infeasible ->
+PRIMAL_INFEASIBLE; "unbounded or infeasible", not reduced, timeout or any error -> the LP is solved
+without presolve within the time left.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import replace
+
+import highspy
+import numpy as np
+
+from solver.errors import UsageError
+from solver.problem import Problem
+from solver.result import SolveResult
+from solver.scaling import combined_bound_norm
+from solver.settings import Settings
+from solver.state import SolverState
+from solver.status import Status
+from solver.termination import OrigLP, kkt_from_original
+from solver.trivial import reduce_trivial
+
+PRESOLVE_MODES = ("auto", "on", "off")
+
+_PS = highspy.HighsPresolveStatus
+
+
+def presolve_applies(problem: Problem, settings: Settings, warm_start) -> bool:
+    """True when ``solve()`` should go through HiGHS presolve.
+
+    ``settings.presolve``: ``"auto"`` = cold solves only; ``"on"`` = also when a warm start is given
+    (the warm start is then dropped: it lives in the original space); ``"off"`` = never. Problems with no
+    rows or no columns, or trivially infeasible (an empty bound box or an empty row excluding 0, which
+    the direct path names: ``solver.trivial``), skip it.
+
+    Raises:
+        UsageError: ``settings.presolve`` is not one of ``"auto"``, ``"on"``, ``"off"``.
+    """
+    mode = settings.presolve
+    if mode not in PRESOLVE_MODES:
+        raise UsageError(f"settings.presolve must be one of {PRESOLVE_MODES}, got {mode!r}")
+    if mode == "off" or (mode == "auto" and warm_start is not None):
+        return False
+    if problem.n_cols == 0 or problem.n_rows == 0:
+        return False
+    red = reduce_trivial(problem.cost, problem.col_lower, problem.col_upper, problem.row_lower,
+                         problem.row_upper, problem.a_indptr, problem.a_indices, problem.col_names,
+                         problem.row_names)
+    return not red.infeasible_message
+
+
+def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray):
+    """Relative KKT measures of (x, y) on the ORIGINAL problem, with projections PDLP uses.
+
+    x is clipped to the column bounds; y (HiGHS sign convention) is projected onto the signs its row
+    bounds allow (y >= 0 needs a finite lower bound, y <= 0 a finite upper bound, in minimisation form);
+    the reduced cost c - A'y is split into its part the column bounds allow (r) and the rest, which is
+    the dual residual. Formulas: ``solver.termination`` (cuPDLPx / PDLP relative KKT).
+
+    Args:
+        problem: the original LP (integrality ignored), n columns, m rows.
+        x: (n,) primal point; y: (m,) row duals, problem's sense.
+    Returns:
+        (kkt, x, y, reduced_cost, row_activity): KKT in minimisation form, the clipped x (n,), the
+        projected y (m,, problem's sense), c - A'y (n,) and A x (m,).
+    """
+    sense = int(problem.sense)
+    A = problem.matrix()
+    x = np.minimum(np.maximum(np.asarray(x, dtype=np.float64), problem.col_lower), problem.col_upper)
+    x = np.where(np.isfinite(x), x, 0.0)
+    y_min = sense * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    y_min = (np.where(np.isfinite(problem.row_lower), np.maximum(y_min, 0.0), 0.0)
+             + np.where(np.isfinite(problem.row_upper), np.minimum(y_min, 0.0), 0.0))
+    c_min = sense * problem.cost
+    ax = A @ x
+    aty = A.T @ y_min
+    rc = c_min - aty
+    r = (np.where(np.isfinite(problem.col_lower), np.maximum(rc, 0.0), 0.0)
+         + np.where(np.isfinite(problem.col_upper), np.minimum(rc, 0.0), 0.0))
+    lp = OrigLP(c=c_min, lc=problem.row_lower, uc=problem.row_upper, lv=problem.col_lower,
+                uv=problem.col_upper, b_norm=combined_bound_norm(problem.row_lower, problem.row_upper),
+                c_norm=float(np.linalg.norm(problem.cost)), offset=sense * problem.offset)
+    kkt = kkt_from_original(lp, x, ax, y_min, aty, r)
+    return kkt, x, sense * y_min, problem.cost - A.T @ (sense * y_min), ax
+
+
+def _remaining(settings: Settings, t_start: float) -> float:
+    return settings.time_limit_seconds - (time.perf_counter() - t_start)
+
+
+def _direct(problem: Problem, settings: Settings, t_start: float, seconds: dict, note: str) -> SolveResult:
+    """Solve without presolve in the time left; keep the presolve seconds and say why."""
+    from solver.pdhg import solve
+
+    left = max(_remaining(settings, t_start), 0.0)
+    res = solve(problem, replace(settings, presolve="off", time_limit_seconds=left))
+    inner = res.seconds
+    res.seconds = {**seconds, "iterate": inner.get("iterate", 0.0), "setup": inner.get("presolve", 0.0)}
+    _finish_seconds(res.seconds, t_start)
+    res.message = f"{res.message}; {note}" if res.message else note
+    return res
+
+
+def _finish_seconds(seconds: dict, t_start: float) -> None:
+    seconds["solve"] = seconds["total"] = time.perf_counter() - t_start
+
+
+def _presolved_problem(plp: highspy.HighsLp, name: str) -> Problem:
+    """The reduced LP as a Problem (HiGHS may hand it over row-wise)."""
+    from solver.highs_bridge import from_highs_lp
+
+    if plp.a_matrix_.format_ == highspy.MatrixFormat.kRowwise:
+        import scipy.sparse as sp
+
+        m, n = int(plp.num_row_), int(plp.num_col_)
+        start = np.asarray(plp.a_matrix_.start_, dtype=np.int64)
+        A = sp.csr_array((np.asarray(plp.a_matrix_.value_, dtype=np.float64),
+                          np.asarray(plp.a_matrix_.index_, dtype=np.int64), start), shape=(m, n)).tocsc()
+        plp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        plp.a_matrix_.start_ = A.indptr.astype(np.int32)
+        plp.a_matrix_.index_ = A.indices.astype(np.int32)
+        plp.a_matrix_.value_ = A.data
+    return from_highs_lp(plp, name=name)
+
+
+def _result(problem: Problem, status: Status, message: str, measured, settings: Settings, iterations: int,
+            seconds: dict, weight: float) -> SolveResult:
+    """A complete SolveResult in original space from ``measured`` = :func:`original_kkt`'s output."""
+    kkt, x, y, rc, ax = measured
+    viol = np.maximum(problem.row_lower - ax, ax - problem.row_upper)
+    sense = int(problem.sense)
+    return SolveResult(
+        status=status, x=x, y=y, reduced_cost=rc, row_activity=ax,
+        objective=float(problem.cost @ x + problem.offset), dual_objective=sense * kkt.dual_objective,
+        primal_residual_rel=kkt.primal_residual_rel, dual_residual_rel=kkt.dual_residual_rel,
+        gap_rel=kkt.gap_rel, iterations=iterations, seconds=seconds,
+        point_feasible=bool(kkt.primal_residual_rel <= settings.tol),
+        state=SolverState(x=x.copy(), y=y.copy(), step_size=math.nan, primal_weight=weight,
+                          iterations=iterations),
+        warm_started=False, message=message, max_row_violation=float(np.max(np.maximum(viol, 0.0), initial=0.0)))
+
+
+def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -> SolveResult:
+    """Solve the LP (integrality ignored) of ``problem`` via HiGHS presolve, PDHG and HiGHS postsolve.
+
+    Args:
+        problem: the model (n columns, m rows), any HiGHS form.
+        settings: tolerances and limits; ``time_limit_seconds`` covers presolve, the reduced solve,
+            postsolve and polish together; ``iteration_limit`` covers reduced + polish iterations.
+        warm_start: ignored (only reached with ``presolve="on"``); ``result.message`` says so.
+    Returns:
+        SolveResult in original units and sense: x (n,), y (m,), reduced costs, row activity,
+        objective, dual objective and relative residuals recomputed on the original LP;
+        ``iterations`` = reduced + polish iterations; ``seconds`` has ``presolve`` (HiGHS presolve incl.
+        model transfer), ``reduced_solve``, ``postsolve``, ``polish``, ``iterate``, ``solve``, ``total``;
+        ``state`` = original-space x, y and the last primal weight. OPTIMAL only when the original-space
+        relative KKT criteria hold within ``settings.tol``.
+    Raises:
+        Nothing for infeasible/unbounded models (see ``result.status``).
+    """
+    from solver.highs_bridge import new_highs, to_highs_lp
+    from solver.pdhg import solve
+
+    t_start = time.perf_counter()
+    s = settings
+    inner = replace(s, presolve="off")
+    notes = ["presolve ignores the warm start"] if warm_start is not None else []
+    seconds: dict = {}
+    h = new_highs(time_limit_seconds=s.time_limit_seconds)
+    h.passModel(to_highs_lp(problem, with_names=False, relax=True))
+    h.presolve()
+    pstat = h.getModelPresolveStatus()
+    seconds["presolve"] = time.perf_counter() - t_start
+    if pstat == _PS.kInfeasible:
+        seconds["reduced_solve"] = seconds["postsolve"] = seconds["polish"] = seconds["iterate"] = 0.0
+        _finish_seconds(seconds, t_start)
+        x0 = np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper)
+        return _result(problem, Status.PRIMAL_INFEASIBLE, "; ".join(
+            ["HiGHS presolve proved that no feasible point exists", *notes]),
+            original_kkt(problem, x0, np.zeros(problem.n_rows)), s, 0, seconds, math.nan)
+    if pstat != _PS.kReduced and pstat != _PS.kReducedToEmpty:
+        why = {_PS.kNotReduced: "presolve removed nothing", _PS.kTimeout: "presolve hit the time limit",
+               _PS.kUnboundedOrInfeasible: "presolve found the LP infeasible or unbounded (which one is "
+                                           "decided without presolve)"}.get(pstat, f"presolve failed ({pstat.name})")
+        return _direct(problem, s, t_start, seconds, "; ".join([f"{why}: solved without it", *notes]))
+    plp = h.getPresolvedLp()
+    sol = highspy.HighsSolution()
+    iterations, weight, status, msg = 0, math.nan, Status.OPTIMAL, "HiGHS presolve solved the LP"
+    iterate = 0.0
+    if pstat == _PS.kReduced:
+        try:
+            q = _presolved_problem(plp, problem.name)
+        except Exception as exc:  # a reduced LP our Problem refuses: do without presolve
+            return _direct(problem, s, t_start, seconds, f"presolved LP unusable ({exc}): solved without it")
+        red = solve(q, replace(inner, time_limit_seconds=max(_remaining(s, t_start), 0.0)))
+        iterations, weight, status, msg = red.iterations, red.state.primal_weight, red.status, red.message
+        iterate = red.seconds.get("iterate", 0.0)
+        seconds["reduced_solve"] = red.seconds["total"]
+        if s.verbose:
+            print(f"HiGHS presolve: {problem.n_rows}x{problem.n_cols} -> {q.n_rows}x{q.n_cols}, "
+                  f"reduced LP {red.status.name} after {red.iterations} iterations", file=sys.stderr)
+        if status == Status.NUMERICAL_ERROR:
+            return _direct(problem, s, t_start, seconds, "PDHG failed on the presolved LP: solved without presolve")
+        sol.col_value = red.x
+        sol.col_dual = red.reduced_cost
+        sol.row_value = red.row_activity
+        sol.row_dual = red.y
+    else:
+        seconds["reduced_solve"] = 0.0
+    sol.value_valid = True
+    sol.dual_valid = True
+    t = time.perf_counter()
+    ok = h.postsolve(sol) != highspy.HighsStatus.kError
+    out = h.getSolution() if ok else None
+    seconds["postsolve"] = time.perf_counter() - t
+    if out is None or len(out.col_value) != problem.n_cols or len(out.row_dual) != problem.n_rows:
+        return _direct(problem, s, t_start, seconds, "HiGHS postsolve failed: solved without presolve")
+    x = np.asarray(out.col_value, dtype=np.float64)
+    y = np.asarray(out.row_dual, dtype=np.float64)
+    measured = original_kkt(problem, x, y)
+    kkt = measured[0]
+    seconds["polish"] = 0.0
+    if status == Status.OPTIMAL and not kkt.converged(s.tol):
+        status = Status.ITERATION_LIMIT
+        msg = "postsolved point misses the tolerance in the original space"
+    if kkt.converged(s.tol) and status in (Status.OPTIMAL, Status.ITERATION_LIMIT, Status.TIME_LIMIT):
+        seconds["iterate"] = iterate
+        _finish_seconds(seconds, t_start)
+        msg = (f"relative KKT residuals and gap below {s.tol:g} in the original space after HiGHS "
+               f"presolve/postsolve")
+        return _result(problem, Status.OPTIMAL, "; ".join([msg, *notes]), measured, s, iterations, seconds,
+                       weight)
+    left_t, left_it = _remaining(s, t_start), s.iteration_limit - iterations
+    if status not in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE) and left_t > 0 and left_it > 0:
+        # polish: warm-started PDHG on the original LP from the postsolved point
+        t = time.perf_counter()
+        pol = solve(problem, replace(inner, time_limit_seconds=left_t, iteration_limit=left_it),
+                    warm_start=(x, y, None))
+        seconds["polish"] = time.perf_counter() - t
+        seconds["iterate"] = iterate + pol.seconds.get("iterate", 0.0)
+        _finish_seconds(seconds, t_start)
+        pol.iterations += iterations
+        pol.state.iterations = pol.iterations
+        pol.seconds = seconds
+        pol.warm_started = False
+        pol.message = "; ".join([f"{pol.message} (polished on the original LP from the postsolved point, "
+                                 f"{pol.iterations - iterations} of {pol.iterations} iterations)", *notes])
+        return pol
+    seconds["iterate"] = iterate
+    _finish_seconds(seconds, t_start)
+    return _result(problem, status, "; ".join([f"{msg} (presolved LP)", *notes]), measured, s, iterations,
+                   seconds, weight)

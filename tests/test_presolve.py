@@ -1,0 +1,170 @@
+"""HiGHS presolve around PDHG for cold solves (``solver.presolve``, ``Settings.presolve``).
+
+Every OPTIMAL result is re-certified from the raw data in the ORIGINAL space (``independent_kkt`` of
+test_pdhg_forms recomputes residuals and gap from the problem's arrays), never from the solver's numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import manifest, require_data
+from test_pdhg_forms import assert_certified_optimal, lp
+
+import solver.presolve as presolve_mod
+from formats.io import read_problem
+from solver.errors import UsageError
+from solver.highs_bridge import new_highs, to_highs_lp
+from solver.pdhg import solve
+from solver.settings import Settings
+from solver.status import Status
+
+TOL = 1e-6
+# presolve shrinks these a lot: seba 515x1028 -> 2x8, vtpbase 198x203 -> 26x37, afiro 27x32 -> 7x10;
+# sctest is solved by presolve outright (reduced to empty)
+REDUCED = ["seba.mps.gz", "vtpbase.mps.gz", "afiro.mps", "sctest.mps"]
+NOT_REDUCED = "avgas.mps"  # HiGHS presolve removes nothing
+INFEASIBLE_BY_PRESOLVE = ["galenet.mps", "woodinfe.mps"]
+
+
+def _row(name):
+    require_data("mps")
+    rows = {r["file"]: r for r in manifest("mps")}
+    if name not in rows:
+        pytest.fail(f"{name} missing from the manifest")
+    return rows[name]
+
+
+def _load(name):
+    return read_problem(require_data("mps") / name)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", REDUCED)
+def test_presolved_solve_reaches_manifest_optimum_certified_in_original_space(name):
+    opt = float(_row(name)["optimal_objective"])
+    p = _load(name)
+    res = solve(p, Settings(tol=TOL, time_limit_seconds=60))
+    assert_certified_optimal(p, res, TOL)
+    assert abs(res.objective - opt) <= 1e-5 * max(1.0, abs(opt)), (res.objective, opt)
+    assert "presolve" in res.seconds and res.seconds["total"] >= res.seconds["presolve"]
+    assert res.x.shape == (p.n_cols,) and res.y.shape == (p.n_rows,)
+    assert res.state.x.shape == (p.n_cols,) and res.state.y.shape == (p.n_rows,)
+    assert res.state.iterations == res.iterations
+
+
+@pytest.mark.data
+def test_reduced_to_empty_needs_no_iterations():
+    p = _load("sctest.mps")
+    res = solve(p, Settings(tol=TOL))
+    assert res.status == Status.OPTIMAL and res.iterations == 0, res.message
+
+
+@pytest.mark.data
+def test_not_reduced_lp_is_solved_directly_as_without_presolve():
+    p = _load(NOT_REDUCED)
+    on = solve(p, Settings(tol=1e-4))
+    off = solve(p, Settings(tol=1e-4, presolve="off"))
+    assert "removed nothing" in on.message
+    assert on.status == off.status == Status.OPTIMAL
+    assert on.iterations == off.iterations
+    np.testing.assert_array_equal(on.x, off.x)
+    np.testing.assert_array_equal(on.y, off.y)
+    assert on.seconds["presolve"] > 0
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", INFEASIBLE_BY_PRESOLVE)
+def test_presolve_infeasibility_is_reported_primal_infeasible(name):
+    assert _row(name)["expected_status"] == "infeasible"
+    p = _load(name)
+    res = solve(p, Settings(time_limit_seconds=20))
+    assert res.status == Status.PRIMAL_INFEASIBLE and "HiGHS presolve" in res.message, res.message
+    assert res.iterations == 0 and res.x.shape == (p.n_cols,) and not res.point_feasible
+
+
+@pytest.mark.data
+def test_unbounded_or_infeasible_verdict_falls_back_to_solving_without_presolve():
+    # HiGHS presolve says kUnboundedOrInfeasible on gas11; the direct solve decides: unbounded
+    assert _row("gas11.mps")["expected_status"] == "unbounded"
+    res = solve(_load("gas11.mps"), Settings(time_limit_seconds=20))
+    assert res.status == Status.DUAL_INFEASIBLE, res.message
+    assert "infeasible or unbounded" in res.message and "presolve" in res.seconds
+
+
+@pytest.mark.data
+def test_relaxation_of_a_milp_ignores_integrality_in_presolve():
+    p = _load("small_mip.mps")
+    assert p.is_mip
+    h = new_highs()
+    h.passModel(to_highs_lp(p, with_names=False, relax=True))
+    h.run()
+    relax_obj = h.getInfo().objective_function_value
+    res = solve(p, Settings(tol=TOL))
+    assert_certified_optimal(p, res, TOL)
+    assert abs(res.objective - relax_obj) <= 1e-4 * max(1.0, abs(relax_obj)), (res.objective, relax_obj)
+
+
+def _tiny():
+    # x + y >= 2 (doubleton), x - y = 0, 0 <= x, y <= 3, min x + 2y: presolve substitutes
+    return lp([1, 2, 1], [[1, 1, 0], [1, -1, 0], [0, 0, 1]], [2, 0, 1], [np.inf, 0, 4], [0, 0, 0], [3, 3, 5])
+
+
+def test_presolved_result_is_certified_on_a_small_lp():
+    p = _tiny()
+    res = solve(p, Settings(tol=1e-8))
+    assert_certified_optimal(p, res, 1e-8)
+    assert abs(res.objective - 4.0) <= 1e-6
+
+
+def test_warm_start_skips_presolve_under_auto(monkeypatch):
+    p = _tiny()
+    cold = solve(p, Settings(tol=1e-8))
+
+    def boom(*a, **k):
+        raise AssertionError("presolve must not run for a warm-started solve under presolve='auto'")
+
+    monkeypatch.setattr(presolve_mod, "solve_with_presolve", boom)
+    warm = solve(p, Settings(tol=1e-8), warm_start=cold.state)
+    assert warm.warm_started and warm.status == Status.OPTIMAL
+
+
+def test_presolve_on_drops_a_warm_start_and_says_so():
+    p = _tiny()
+    cold = solve(p, Settings(tol=1e-8))
+    res = solve(p, Settings(tol=1e-8, presolve="on"), warm_start=cold.state)
+    assert not res.warm_started and "ignores the warm start" in res.message
+    assert_certified_optimal(p, res, 1e-8)
+
+
+def test_presolve_off_never_enters_presolve(monkeypatch):
+    p = _tiny()
+
+    def boom(*a, **k):
+        raise AssertionError("presolve='off' must solve directly")
+
+    monkeypatch.setattr(presolve_mod, "solve_with_presolve", boom)
+    res = solve(p, Settings(tol=1e-8, presolve="off"))
+    assert_certified_optimal(p, res, 1e-8)
+    assert "iterate" in res.seconds and "postsolve" not in res.seconds
+
+
+def test_state_of_a_presolved_solve_warm_starts_the_same_lp_at_its_optimum():
+    p = _tiny()
+    s = Settings(tol=1e-8)
+    cold = solve(p, s)
+    warm = solve(p, s, warm_start=cold.state)
+    assert warm.status == Status.OPTIMAL and warm.iterations <= s.check_every, warm.iterations
+
+
+def test_unknown_presolve_mode_is_a_usage_error():
+    with pytest.raises(UsageError, match="presolve"):
+        solve(_tiny(), Settings(presolve="sometimes"))
+
+
+@pytest.mark.data
+def test_time_limit_counts_presolve_and_is_never_reported_optimal():
+    p = _load("maros.mps.gz")  # 846x1443: cold solve takes seconds, far beyond this limit
+    res = solve(p, Settings(tol=1e-6, time_limit_seconds=0.05))
+    assert res.status == Status.TIME_LIMIT, res.message
+    assert res.x.shape == (p.n_cols,) and np.isfinite(res.objective)
