@@ -15,9 +15,20 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    """Eager ``--version``: print ``copter X.Y.Z`` (the installed package's version) on stdout and exit 0."""
+    if value:
+        from importlib.metadata import version as v
+
+        typer.echo(f"copter {v('copter')}")
+        raise typer.Exit(0)
+
 
 @app.callback()
-def _root() -> None:
+def _root(
+    _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                  help="Print copter's version and exit (`copter version` adds the libraries)."),
+) -> None:
     """copter: keep an LP/MILP and its solver state on disk, apply a delta each round, re-solve warm."""
 
 
