@@ -15,6 +15,8 @@ from pathlib import Path
 
 import typer
 
+from copter_cli import solver_options as opts
+
 JSON_OPT = typer.Option(False, "--json", help="Print one JSON object (the solve report) on stdout.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show a traceback on errors.")
 
@@ -98,20 +100,17 @@ def _summary(console, path: Path, problem, result, rep: dict) -> None:
 
 def solve_cmd(
     problem_path: Path = typer.Argument(..., metavar="PROBLEM", help="Problem file: .mps, .mps.gz or .parquet."),
-    tol: float = typer.Option(1e-4, "--tol", help="Relative KKT tolerance (primal/dual residual and gap)."),
-    time_limit: float = typer.Option(float("inf"), "--time-limit", help="Time limit in seconds."),
-    iteration_limit: int = typer.Option(1_000_000, "--iteration-limit", help="Maximum PDHG iterations."),
     output: Path | None = typer.Option(None, "-o", "--output",
                                        help="Write variables here (Parquet) and constraints to *.duals.parquet."),
-    verbose: bool = typer.Option(False, "--verbose", help="Print the solver's iteration log on stderr."),
-    integer_fallback: str = typer.Option("highs", "--integer-fallback",
-                                         help="MILP: when the integerization heuristics find no integer point, "
-                                              "'highs' runs HiGHS MIP (time-limited) or 'none' reports none."),
-    integer_fallback_seconds: float = typer.Option(60.0, "--integer-fallback-seconds",
-                                                   help="Time limit of the HiGHS MIP fallback, seconds."),
-    integer_fallback_gap: float = typer.Option(float("inf"), "--integer-fallback-gap",
-                                               help="MILP: also run the HiGHS fallback, seeded with the heuristic "
-                                                    "point, when its relative gap exceeds this (default: never)."),
+    tol: float | None = opts.TOL,
+    time_limit: float | None = opts.TIME_LIMIT,
+    iteration_limit: int | None = opts.ITERATION_LIMIT,
+    integer_fallback: str | None = opts.INTEGER_FALLBACK,
+    integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
+    integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
+    relaxation_tol: float | None = opts.RELAXATION_TOL,
+    presolve: str | None = opts.PRESOLVE_OPT,
+    verbose: bool = opts.VERBOSE,
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -122,16 +121,12 @@ def solve_cmd(
     def body() -> int:
         from formats.io import read_problem
         from solver.api import solve_problem
-        from solver.errors import UsageError
         from solver.pdhg import progress_callback
-        from solver.settings import Settings
 
-        if not (tol > 0):
-            raise UsageError(f"--tol must be positive, got {tol}")
-        if not (time_limit > 0):
-            raise UsageError(f"--time-limit must be positive seconds, got {time_limit}")
-        if iteration_limit < 0:
-            raise UsageError(f"--iteration-limit must be >= 0, got {iteration_limit}")
+        settings = opts.settings_with(
+            tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,
+            integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap,
+            relaxation_tol=relaxation_tol, presolve=presolve, verbose=verbose)
         if output is not None:  # refuse an unwritable -o before solving
             from copter_cli.output import check_output_file
 
@@ -140,12 +135,6 @@ def solve_cmd(
         t0 = time.perf_counter()
         problem = read_problem(problem_path)
         t1 = time.perf_counter()
-        if integer_fallback not in ("highs", "none"):
-            raise UsageError(f"--integer-fallback must be 'highs' or 'none', got {integer_fallback!r}")
-        settings = Settings(tol=tol, time_limit_seconds=time_limit, iteration_limit=iteration_limit,
-                            verbose=verbose, integer_fallback=integer_fallback,
-                            integer_fallback_seconds=integer_fallback_seconds,
-                            integer_fallback_gap=integer_fallback_gap)
         progress = _Progress(console, enabled=not verbose)
         try:
             with progress_callback(progress):

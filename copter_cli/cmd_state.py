@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from copter_cli import engine
+from copter_cli import solver_options as opts
 from copter_cli.output import console, print_json, run, say
 
 STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
@@ -25,30 +26,6 @@ ROUND_HELP = "A kept round instead of the current one (a round that is not kept:
 
 def _state(state: Path | None) -> Path:
     return state if state is not None else engine.default_state_dir()
-
-
-def _settings(tol: float | None, time_limit: float | None, base=None, integer_fallback: str | None = None,
-              integer_fallback_gap: float | None = None):
-    s = base or engine.Settings()
-    if tol is not None:
-        s.tol = tol
-    if time_limit is not None:
-        s.time_limit_seconds = time_limit
-    if integer_fallback is not None:
-        from solver.errors import UsageError
-
-        if integer_fallback not in ("highs", "none"):
-            raise UsageError(f"--integer-fallback must be 'highs' or 'none', got {integer_fallback!r}")
-        s.integer_fallback = integer_fallback
-    if integer_fallback_gap is not None:
-        s.integer_fallback_gap = integer_fallback_gap
-    return s
-
-
-GAP_HELP = ("MILP: also run the HiGHS fallback, seeded with the heuristic point, when that point's relative gap "
-            "to the LP bound exceeds this (default: never).")
-FALLBACK_HELP = ("MILP: what to do when the integerization heuristics find no integer point: 'highs' (HiGHS MIP, "
-                 "time-limited) or 'none'.")
 
 
 def _wide() -> Console:
@@ -100,18 +77,29 @@ def register(app: typer.Typer) -> None:
         base: Path = typer.Argument(..., help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         keep: int = typer.Option(5, "--keep", help="Number of round generations to keep."),
-        tol: float | None = typer.Option(None, "--tol", help="Relative KKT tolerance (default 1e-4)."),
-        time_limit: float | None = typer.Option(None, "--time-limit", help="Solve time limit, seconds."),
         out: Path | None = typer.Option(None, "--out", help="Also copy the round's outputs into this folder."),
-        integer_fallback: str | None = typer.Option(None, "--integer-fallback", help=FALLBACK_HELP),
-        integer_fallback_gap: float | None = typer.Option(None, "--integer-fallback-gap", help=GAP_HELP),
+        tol: float | None = opts.TOL,
+        time_limit: float | None = opts.TIME_LIMIT,
+        iteration_limit: int | None = opts.ITERATION_LIMIT,
+        integer_fallback: str | None = opts.INTEGER_FALLBACK,
+        integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
+        integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
+        relaxation_tol: float | None = opts.RELAXATION_TOL,
+        presolve: str | None = opts.PRESOLVE_OPT,
+        verbose: bool = opts.VERBOSE,
         json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Create a state directory from BASE and solve round 0."""
-        run(json_out, debug, lambda: _finish(engine.init_state(
-            base, _state(state), _settings(tol, time_limit, integer_fallback=integer_fallback,
-                                           integer_fallback_gap=integer_fallback_gap), keep, out), json_out))
+        """Create a state directory from BASE and solve round 0; the solver options are stored for later steps."""
+
+        def body():
+            settings = opts.settings_with(
+                tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,
+                integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap,
+                relaxation_tol=relaxation_tol, presolve=presolve, verbose=verbose)
+            return _finish(engine.init_state(base, _state(state), settings, keep, out), json_out)
+
+        run(json_out, debug, body)
 
     @app.command()
     def step(
@@ -121,23 +109,32 @@ def register(app: typer.Typer) -> None:
         accept_failed: bool = typer.Option(False, "--accept-failed",
                                            help="Advance CURRENT even if the round is infeasible/limited."),
         out: Path | None = typer.Option(None, "--out", help="Also copy the round's outputs into this folder."),
-        tol: float | None = typer.Option(None, "--tol", help="Override the stored tolerance for this round."),
-        time_limit: float | None = typer.Option(None, "--time-limit", help="Override the time limit, seconds."),
-        integer_fallback: str | None = typer.Option(None, "--integer-fallback", help=FALLBACK_HELP),
-        integer_fallback_gap: float | None = typer.Option(None, "--integer-fallback-gap", help=GAP_HELP),
+        tol: float | None = opts.TOL,
+        time_limit: float | None = opts.TIME_LIMIT,
+        iteration_limit: int | None = opts.ITERATION_LIMIT,
+        integer_fallback: str | None = opts.INTEGER_FALLBACK,
+        integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
+        integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
+        relaxation_tol: float | None = opts.RELAXATION_TOL,
+        presolve: str | None = opts.PRESOLVE_OPT,
+        verbose: bool = opts.VERBOSE,
         json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Apply DELTA to the current round, re-solve warm, store the next round."""
+        """Apply DELTA to the current round, re-solve warm, store the next round.
+
+        Solver options given here override the ones stored by init for this round only."""
 
         def body():
             st = _state(state)
+            given = dict(tol=tol, time_limit=time_limit, iteration_limit=iteration_limit,
+                         integer_fallback=integer_fallback, integer_fallback_seconds=integer_fallback_seconds,
+                         integer_fallback_gap=integer_fallback_gap, relaxation_tol=relaxation_tol,
+                         presolve=presolve, verbose=verbose)
             settings = None
-            if (tol is not None or time_limit is not None or integer_fallback is not None
-                    or integer_fallback_gap is not None):
-                cfg = engine.StateStore(st).config()
-                settings = _settings(tol, time_limit, engine.settings_from_json(cfg.get("settings")),
-                                     integer_fallback=integer_fallback, integer_fallback_gap=integer_fallback_gap)
+            if opts.given(**given):
+                stored = engine.settings_from_json(engine.StateStore(st).config().get("settings"))
+                settings = opts.settings_with(stored, **given)
             return _finish(engine.step_state(delta, st, settings, force, accept_failed, out), json_out)
 
         run(json_out, debug, body)

@@ -82,7 +82,11 @@ def delta_sha256(delta: Delta) -> str:
 
 
 def settings_to_json(settings: Settings) -> dict:
-    return asdict(settings)
+    """The settings ``init`` stores in config.json for later steps (``verbose`` is per invocation, not kept)."""
+    d = asdict(settings)
+    d.pop("verbose", None)
+    d.pop("verbose_all", None)
+    return d
 
 
 def settings_from_json(d: dict | None) -> Settings:

@@ -1,0 +1,76 @@
+"""``copter solve``, ``init`` and ``step`` take the same solver options with the same checks; ``init`` stores
+them in config.json (where ``step`` takes its settings), ``step`` overrides them for one round."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli import engine
+from copter_cli.app import app
+from formats.checkpoint import StateStore
+from formats.io import write_delta, write_problem
+from solver.delta import Delta
+from tests.test_rounds_engine import small_lp
+
+runner = CliRunner()
+SOLVER_OPTIONS = {"--tol", "--time-limit", "--iteration-limit", "--integer-fallback", "--integer-fallback-seconds",
+                  "--integer-fallback-gap", "--relaxation-tol", "--presolve", "--verbose"}
+
+
+def _options(command: str) -> set[str]:
+    import typer.main
+
+    cmd = typer.main.get_command(app).commands[command]
+    return {o for p in cmd.params for o in p.opts if o.startswith("--")}
+
+
+@pytest.mark.parametrize("command", ["solve", "init", "step"])
+def test_solve_init_and_step_offer_the_same_solver_options(command):
+    assert SOLVER_OPTIONS <= _options(command)
+
+
+def test_init_stores_the_given_solver_options_for_later_steps(tmp_path):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    res = runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(st), "--iteration-limit",
+                              "5000", "--integer-fallback-seconds", "7", "--tol", "1e-6", "--presolve", "off",
+                              "--verbose"])
+    assert res.exit_code == 0, res.output
+    stored = engine.settings_from_json(StateStore(st).config()["settings"])
+    assert (stored.iteration_limit, stored.integer_fallback_seconds, stored.tol, stored.presolve) == \
+        (5000, 7.0, 1e-6, "off")
+    assert stored.verbose is False  # per invocation, never stored
+
+
+def test_step_iteration_limit_applies_to_that_round_only(tmp_path):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    assert runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(st)]).exit_code == 0
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), tmp_path / "d1.parquet")
+    res = runner.invoke(app, ["step", str(tmp_path / "d1.parquet"), "--state", str(st), "--tol", "1e-9",
+                              "--iteration-limit", "1", "--accept-failed", "--json"])
+    rep = json.loads(res.stdout)
+    assert rep["status"] == "ITERATION_LIMIT" and res.exit_code == 5
+    assert engine.settings_from_json(StateStore(st).config()["settings"]).iteration_limit == 1_000_000
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--tol", "0"], "--tol must be positive"),
+    (["--time-limit", "-1"], "--time-limit must be positive"),
+    (["--iteration-limit", "-5"], "--iteration-limit must be >= 0"),
+    (["--integer-fallback", "cplex"], "--integer-fallback must be"),
+    (["--integer-fallback-seconds", "0"], "--integer-fallback-seconds must be positive"),
+    (["--integer-fallback-gap", "-0.1"], "--integer-fallback-gap must be >= 0"),
+    (["--presolve", "maybe"], "--presolve must be one of"),
+])
+@pytest.mark.parametrize("command", ["solve", "init"])
+def test_a_bad_solver_option_is_a_usage_error_naming_it(tmp_path, command, args, needle):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    extra = ["--state", str(tmp_path / "st")] if command == "init" else []
+    res = runner.invoke(app, [command, str(tmp_path / "base.parquet"), *extra, *args, "--json"])
+    err = json.loads(res.stdout)["error"]
+    assert res.exit_code == 2 and err["kind"] == "usage" and needle in err["message"]
+    assert not (tmp_path / "st").exists()
