@@ -38,21 +38,24 @@ def print_table(res: dict) -> None:
     out = _wide_console()
     t = Table(title=f"round {res['round']}: {res['n_rows']} rows x {res['n_cols']} cols, {res['nnz']} nonzeros")
     for col in ("name", "status", "objective", "obj. diff rel", "row viol.", "row viol. rel",
-                "int. viol.", "seconds", "x copter"):
+                "int. viol.", "seconds", "x copter", "POP s", "POP x copter"):
         t.add_column(col, justify="left" if col in ("name", "status") else "right", no_wrap=True)
     for r in [res["copter"], *res["baselines"]]:
         status = str(r.get("status")) + (" (limit hit)" if r.get("hit_limit") and r["name"] != "copter" else "")
         t.add_row(r["name"], status, _fmt(r.get("objective"), ".10g"), _fmt(r.get("objective_diff_rel"), ".2e"),
                   _fmt(r.get("max_row_violation"), ".2e"), _fmt(r.get("max_row_violation_rel"), ".2e"),
                   _fmt(r.get("integrality_violation"), ".1e"), _fmt(r.get("seconds"), ".3f"),
-                  _fmt(r.get("time_ratio"), ".2f"))
+                  _fmt(r.get("time_ratio"), ".2f"), _fmt(r.get("pop_seconds"), ".3f"),
+                  _fmt(r.get("pop_time_ratio"), ".2f"))
     out.print(t)
     for r in res["baselines"]:
         if r.get("message"):
             out.print(f"  {r['name']}: {r['message']}")
-    out.print("obj. diff rel = sense * (objective - best) / max(1, |best|) over the OPTIMAL/FEASIBLE rows "
-              "(0 = best, > 0 = worse); row viol. = max absolute row violation (rel: divided by "
-              "max(1, |bound|)); x copter = seconds / copter's solve seconds of this round.")
+    out.print("objective and obj. diff rel only for OPTIMAL/FEASIBLE rows: diff = sense * (objective - best) / "
+              "max(1, |best|) (0 = best, > 0 = worse); row viol. = max absolute row violation (rel: divided by "
+              "max(1, |bound|)); seconds = wall time on this machine (copter: apply + solve + integerize of "
+              "this round; POP: the whole call); x copter = seconds / copter's seconds; POP s = setup + "
+              "slowest part (POP's own measure: one core per part).")
 
 
 def register(app: typer.Typer) -> None:

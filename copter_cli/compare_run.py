@@ -4,6 +4,21 @@ Loads the current round of a state directory (``formats.checkpoint``), evaluates
 on the same ruler as the baselines (``solver.baselines.result.point_quality``), runs each named baseline
 and derives the relative objective difference to the best and the time ratio baseline / copter.
 
+Row fields (the same for copter and every baseline; the bench scripts' rows use the same names):
+
+- ``status``, ``objective`` (null unless the status is OPTIMAL or FEASIBLE: an infeasible, limited or
+  failed row has no objective to compare), ``objective_diff_rel`` = sense * (objective - best) /
+  max(1, |best|) over the OPTIMAL/FEASIBLE rows (0 = best, > 0 = worse; null for the other rows, which
+  never count toward the best);
+- ``seconds``: wall seconds of the method's work on this round's problem on this machine: copter's
+  apply + solve + integerize phases (its report; load and save are I/O no baseline does), HiGHS's model
+  hand-over + solve, POP's whole call (split, worker processes, parts, combine); ``time_ratio`` =
+  seconds / copter's seconds;
+- copter only: ``solve_seconds`` (solve + integerize) and ``round_seconds`` (the round's total with I/O);
+- POP only: ``setup_seconds`` (split + sub-problems + combine), ``max_part_seconds`` (slowest part),
+  ``sum_part_seconds``, and ``pop_seconds`` = setup_seconds + max_part_seconds, POP's own measure (the time
+  with one core per part), with ``pop_time_ratio`` = pop_seconds / copter's seconds.
+
 The ``highs-warm`` baseline keeps its simplex basis by name in ``STATE/baselines/highs-warm/``
 (``round-NNNNNN.parquet``, the newest 3 kept). To time round r hot-started from round r-1 it uses the
 stored basis of round r-1; when there is none but generation r-1 is still kept, that round is first
@@ -83,7 +98,8 @@ def copter_row(gen, problem: Problem) -> dict:
     secs = rep.get("seconds") or {}
     solve_s = float(secs.get("solve", math.nan)) + float(secs.get("integerize", 0.0) or 0.0)
     return {"name": "copter", "status": rep.get("status"), "objective": rep.get("objective", q.objective),
-            "seconds": solve_s, "total_seconds": secs.get("total"), "max_row_violation": q.max_row_violation,
+            "seconds": float(secs.get("apply", 0.0) or 0.0) + solve_s, "solve_seconds": solve_s,
+            "round_seconds": secs.get("total"), "max_row_violation": q.max_row_violation,
             "max_row_violation_rel": q.max_row_violation_rel, "max_bound_violation": q.max_bound_violation,
             "integrality_violation": q.integrality_violation, "hit_limit": rep.get("status") == "TIME_LIMIT",
             "warm_started": rep.get("warm_started"), "iterations": rep.get("iterations"),
@@ -128,7 +144,8 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     Returns:
         ``{"round", "n_cols", "n_rows", "nnz", "copter": {...}, "baselines": [{...}, ...]}``; every row
         has name, status, objective, objective_diff_rel, seconds, time_ratio, max_row_violation,
-        max_row_violation_rel, max_bound_violation, integrality_violation, hit_limit, message.
+        max_row_violation_rel, max_bound_violation, integrality_violation, hit_limit, message (the
+        module docstring defines them; POP rows add the POP time fields).
     Raises:
         UsageError: unknown baseline or solver, k < 1, bad regex. StateError: not initialised/damaged.
     """
@@ -168,16 +185,29 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
             "copter": copter, "baselines": out}
 
 
+def _ratio(seconds, base) -> float:
+    if seconds is None or not base or not np.isfinite(base) or base <= 0:
+        return math.nan
+    return float(seconds) / base
+
+
 def _derive(copter: dict, rows: list[dict], sense: int) -> None:
-    """Add ``objective_diff_rel`` (>= 0 means worse than the best successful row, in the problem's sense:
-    sense * (objective - best) / max(1, |best|)) and ``time_ratio`` (seconds / copter's solve seconds)."""
+    """Blank the objective of every row that is not OPTIMAL/FEASIBLE (None: an infeasible or limited row's
+    point is no allocation to compare) and add ``objective_diff_rel`` (sense * (objective - best) /
+    max(1, |best|) over the OPTIMAL/FEASIBLE rows, >= 0; None for the other rows), ``time_ratio`` (seconds /
+    copter's seconds) and, for POP rows, ``pop_time_ratio`` (pop_seconds / copter's seconds)."""
     everyone = [copter, *rows]
-    good = [r["objective"] for r in everyone
-            if r.get("status") in SUCCESS and r.get("objective") is not None and np.isfinite(r["objective"])]
-    best = (min(good) if sense == 1 else max(good)) if good else math.nan
-    base = copter.get("seconds")
     for r in everyone:
         obj = r.get("objective")
-        r["objective_diff_rel"] = (sense * (obj - best) / max(1.0, abs(best)) + 0.0
-                                   if obj is not None and np.isfinite(best) else math.nan)
-        r["time_ratio"] = (r["seconds"] / base if base and np.isfinite(base) and base > 0 else math.nan)
+        if r.get("status") not in SUCCESS or obj is None or not np.isfinite(obj):
+            r["objective"] = None
+    good = [r["objective"] for r in everyone if r["objective"] is not None]
+    best = (min(good) if sense == 1 else max(good)) if good else None
+    base = copter.get("seconds")
+    for r in everyone:
+        obj = r["objective"]
+        r["objective_diff_rel"] = (None if obj is None or best is None
+                                   else sense * (obj - best) / max(1.0, abs(best)) + 0.0)
+        r["time_ratio"] = _ratio(r.get("seconds"), base)
+        if "pop_seconds" in r:
+            r["pop_time_ratio"] = _ratio(r["pop_seconds"], base)

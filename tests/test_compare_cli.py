@@ -93,3 +93,43 @@ def test_unknown_baseline_is_a_usage_error(state_dir):
 def test_compare_on_a_missing_state_directory_is_bad_input(tmp_path):
     res, out = _compare("-b", "highs", "--state", str(tmp_path / "nothing"))
     assert res.exit_code == 3 and out["error"]["kind"] == "state"
+
+
+def _pop_infeasible() -> Problem:
+    """Two clients share 'cover: c0/x + c1/x >= 4'; c1/x <= 0, so POP-2's part holding c1 must cover 2 alone
+    and is infeasible, while the full problem (c0/x = 4) is not."""
+    A = sp.csc_array(np.array([[1.0, 1.0]]))
+    return Problem.from_arrays(cost=[1.0, 0.5], col_lower=[0.0, 0.0], col_upper=[10.0, 0.0], row_lower=[4.0],
+                               row_upper=[np.inf], matrix=A, col_names=["c0/x", "c1/x"], row_names=["cover"])
+
+
+def test_an_infeasible_pop_row_has_no_objective_or_diff_and_is_never_the_best(tmp_path):
+    write_problem(_pop_infeasible(), tmp_path / "base.parquet")
+    st = str(tmp_path / "st")
+    assert runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", st]).exit_code == 0
+    res, out = _compare("-b", "pop", "--k", "2", "--pop-workers", "0", "-b", "highs", "--state", st)
+    assert res.exit_code == 0, res.output
+    pop, highs = out["baselines"]
+    assert pop["status"] not in ("OPTIMAL", "FEASIBLE"), pop
+    assert pop["objective"] is None and pop["objective_diff_rel"] is None
+    assert highs["objective"] == pytest.approx(4.0) and highs["objective_diff_rel"] == 0.0
+    assert out["copter"]["objective_diff_rel"] >= 0.0
+    table = runner.invoke(app, ["compare", "-b", "pop", "--k", "2", "--pop-workers", "0", "--state", st]).stderr
+    line = next(x for x in table.splitlines() if "pop-2" in x and "│" in x)
+    cells = [c.strip() for c in line.split("│")[1:-1]]
+    assert cells[2] == "-" and cells[3] == "-", cells  # objective, obj. diff rel
+
+
+def test_every_row_times_the_same_way_and_pop_adds_its_own_measure(state_dir):
+    res, out = _compare("-b", "highs", "-b", "pop", "--k", "2", "--pop-workers", "0", "--state",
+                        str(state_dir / "st"))
+    assert res.exit_code == 0, res.output
+    cop = out["copter"]
+    assert cop["seconds"] >= cop["solve_seconds"] > 0 and cop["round_seconds"] >= cop["seconds"]
+    for r in [cop, *out["baselines"]]:
+        assert r["seconds"] > 0 and r["time_ratio"] == pytest.approx(r["seconds"] / cop["seconds"])
+    highs, pop = out["baselines"]
+    assert "pop_seconds" not in highs and "pop_seconds" not in cop
+    assert pop["pop_seconds"] == pytest.approx(pop["setup_seconds"] + pop["max_part_seconds"])
+    assert pop["pop_seconds"] <= pop["seconds"] + 1e-9
+    assert pop["pop_time_ratio"] == pytest.approx(pop["pop_seconds"] / cop["seconds"])
