@@ -242,7 +242,9 @@ def _add_gaps(rows: list[dict], sense: int) -> None:
     for x in rows:
         obj = x.get("objective", math.nan)
         x["reference_objective"] = ref
-        x["gap_rel"] = sense * (obj - ref) / max(1.0, abs(ref)) + 0.0 if np.isfinite(ref) and obj is not None else math.nan
+        ok = x.get("status") in ("OPTIMAL", "FEASIBLE")  # as in `copter compare`: no gap for a failed row
+        x["gap_rel"] = (sense * (obj - ref) / max(1.0, abs(ref)) + 0.0
+                        if ok and np.isfinite(ref) and obj is not None else math.nan)
 
 
 # ----------------------------------------------------------------------------- printing
