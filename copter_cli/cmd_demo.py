@@ -62,7 +62,7 @@ def run_round(state_dir: Path, path: Path, round_: int) -> dict:
     return engine.step_state(path, state_dir=state_dir)
 
 
-def demo(domain: str, rounds: int, scale: str | None, directory: str | None, seed: int,
+def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | None, seed: int,
          json_out: bool) -> int:
     """Generate and run the demo; return the exit code of the worst round (0 when all succeeded)."""
     from copter_cli import engine
@@ -87,8 +87,10 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | None, see
     try:
         base = scenario.base()
         if not json_out:
+            where = "a temporary folder, removed at the end (--dir keeps them)" if tmp else str(root)
             console.print(f"copter demo: {domain} ({base.name}), {base.n_rows:,} rows x {base.n_cols:,} "
-                          f"columns, {base.nnz:,} nonzeros, {'MILP' if base.is_mip else 'LP'}; files in {root}")
+                          f"columns, {base.nnz:,} nonzeros, {'MILP' if base.is_mip else 'LP'}; files in {where}",
+                          markup=False, highlight=False)
         base_path = root / "base.parquet"
         write_problem(base, base_path)
         rep = run_round(state_dir, base_path, 0)
@@ -145,6 +147,8 @@ def _table(reports: list[dict], seconds: float) -> None:
                   _fmt(rep.get("objective"), ".8g"), _fmt((rep.get("seconds") or {}).get("total"), ".3f"),
                   _fmt(it, "d") if isinstance(it, int) else _fmt(it), ratio)
     console.print(t)
+    console.print("changes = delta rows; seconds = the round's total (load, apply, solve, integerize, save); "
+                  "vs cold = PDHG iterations / round 0's (a cold start)")
     console.print(f"total {seconds:.2f} s (including generation and the first-call compilation)")
 
 
@@ -158,10 +162,11 @@ def register(app: typer.Typer) -> None:
         rounds: int = typer.Option(DEMO_ROUNDS, "--rounds", help="Number of rounds after round 0."),
         scale: str = typer.Option(None, "--scale", help="sia: GPUs (128); te: ring nodes (24); "
                                   "lb: SHARDSxSERVERS (128x16)."),
-        directory: str = typer.Option(None, "--dir", help="Keep the files and state here (default: a "
-                                      "temporary folder, removed afterwards)."),
+        directory: Path | None = typer.Option(None, "--dir", help="Keep the files and state here (default: a "
+                                              "temporary folder, removed afterwards)."),
         seed: int = typer.Option(0, "--seed", help="Random seed of the scenario."),
-        json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [report, ...]} on stdout."),
+        json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout: domain, scale, "
+                                      "seed, dir and rounds (the round reports)."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
         """Run a built-in scenario (GPU scheduling a la Sia by default): init + N warm-started steps."""
