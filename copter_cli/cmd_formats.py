@@ -16,8 +16,8 @@ DEBUG_OPT = typer.Option(False, "--debug", help="Show a traceback on errors.")
 
 
 def convert(
-    src: Path = typer.Argument(..., help="Input problem: .mps, .mps.gz or .parquet."),
-    dst: Path = typer.Argument(..., help="Output problem: .mps, .mps.gz or .parquet."),
+    src: Path = typer.Argument(..., metavar="SRC", help="Input problem: .mps, .mps.gz or .parquet."),
+    dst: Path = typer.Argument(..., metavar="DST", help="Output problem: .mps, .mps.gz or .parquet."),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -49,8 +49,8 @@ def convert(
 
 
 def diff_cmd(
-    old: Path = typer.Argument(..., help="The previous full problem (.mps, .mps.gz or .parquet)."),
-    new: Path = typer.Argument(..., help="The new full problem."),
+    old: Path = typer.Argument(..., metavar="OLD", help="The previous full problem (.mps, .mps.gz or .parquet)."),
+    new: Path = typer.Argument(..., metavar="NEW", help="The new full problem."),
     output: Path = typer.Option(..., "-o", "--output", help="Delta file to write (.parquet)."),
     base_round: int = typer.Option(None, "--base-round", help="Record copter.base_round = N in the delta."),
     json_out: bool = JSON_OPT,

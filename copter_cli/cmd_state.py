@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def init(
-        base: Path = typer.Argument(..., help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
+        base: Path = typer.Argument(..., metavar="BASE", help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         keep: int = typer.Option(5, "--keep", help="Number of round generations to keep."),
         out: Path | None = typer.Option(None, "--out", help="Also copy the round's outputs into this folder."),
@@ -103,7 +103,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def step(
-        delta: Path = typer.Argument(..., help="Delta Parquet file (copter.base_round = current round)."),
+        delta: Path = typer.Argument(..., metavar="DELTA", help="Delta Parquet file (copter.base_round = current round)."),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match."),
         accept_failed: bool = typer.Option(False, "--accept-failed",
@@ -193,12 +193,16 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def rollback(
-        to: int | None = typer.Option(None, "--to", help="Round to make current (default: the previous kept one)."),
+        to: int | None = typer.Option(None, "--to", help="Kept round to make current (default: the one before the "
+                                                         "current round; a later kept round moves forward again)."),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Move CURRENT back to an earlier kept round."""
+        """Make another kept round current (default: the previous one).
+
+        Later rounds stay on disk, so --to can move forward again, until the next step starts a new branch and
+        moves them into STATE/abandoned/."""
 
         def body():
             res = engine.rollback(_state(state), to)
@@ -213,7 +217,8 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def export(
         output: Path | None = typer.Option(None, "-o", "--output",
-                                           help="Output file: .mps/.mps.gz (MPS) or .parquet (default round-N.mps)."),
+                                           help="Output file: .mps/.mps.gz (MPS) or .parquet (default: round-NNNNNN.mps in the "
+                                                "current folder, e.g. round-000003.mps)."),
         round_: int | None = typer.Option(None, "--round", help=ROUND_HELP),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),

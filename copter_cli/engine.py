@@ -371,6 +371,11 @@ def step_state(delta, state_dir=None, settings: Settings | None = None, force: b
         seconds["solve"], seconds["integerize"] = _phase_seconds(result, time.perf_counter() - t)
         round_ = gen.round + 1
         extra = {"accepted": True, "previous_round": gen.round}
+        later = [r for r in store.generations() if r > gen.round]  # a branch left by a rollback
+        if later and (result.status.is_success or accept_failed):
+            extra["abandoned_rounds"] = later
+            warnings.append(f"round(s) {', '.join(map(str, later))} of the branch left by a rollback moved into "
+                            f"{store.root / 'abandoned'}")
         if warnings:
             extra["warnings"] = warnings
         if not result.status.is_success and not accept_failed:
@@ -445,8 +450,12 @@ def history(state_dir=None) -> list[dict]:
 
 
 def _history_row(rep: dict, r, kind: str, current: bool) -> dict:
-    return {"round": r, "kind": kind, "current": current, "status": rep.get("status"),
-            "objective": rep.get("objective"), "iterations": rep.get("iterations"),
+    """One history row; ``objective`` only for an OPTIMAL/FEASIBLE round (as in ``compare``: the last iterate
+    of an infeasible or limited round is no allocation; its report.json keeps the number)."""
+    status = rep.get("status")
+    ok = status is not None and status in Status.__members__ and Status[status].is_success
+    return {"round": r, "kind": kind, "current": current, "status": status,
+            "objective": rep.get("objective") if ok else None, "iterations": rep.get("iterations"),
             "warm_started": rep.get("warm_started"), "seconds": rep.get("seconds", {}),
             "changed_variables": rep.get("changed_variables"), "delta_sha256": rep.get("delta_sha256")}
 
@@ -478,7 +487,8 @@ def rollback(state_dir=None, to: int | None = None) -> dict:
     on CURRENT's lineage (:meth:`StateStore.lineage`) can be chosen.
 
     Returns:
-        {"round": new current, "previous_round": old current, "message": ...}.
+        {"round": new current, "previous_round": old current, "later_rounds": kept rounds after the new
+        current one (moved into ``abandoned/`` by the next step), "message": ...}.
     Raises:
         UsageError: the requested round is not kept (the message lists the kept rounds), or there is
         no earlier round. StateError: the requested round is damaged. StateBusyError: another writer
@@ -496,7 +506,12 @@ def rollback(state_dir=None, to: int | None = None) -> dict:
         require_round(store, to, gens)
         with _sigint_deferred():
             store.set_current(to)
-    return {"round": to, "previous_round": cur, "message": f"CURRENT moved from round {cur} to round {to}"}
+    later = [r for r in gens if r > to]
+    msg = f"CURRENT moved from round {cur} to round {to}"
+    if later:
+        msg += (f"; later round(s) {', '.join(map(str, later))} stay until the next step, which moves them into "
+                f"{store.root / 'abandoned'}")
+    return {"round": to, "previous_round": cur, "later_rounds": later, "message": msg}
 
 
 def export(state_dir=None, output=None, round_: int | None = None) -> dict:

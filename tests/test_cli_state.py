@@ -135,8 +135,10 @@ def test_infeasible_round_exits_4_and_keeps_current_unless_accepted(st, tmp_path
 def test_rollback_and_export_round_trip(st, tmp_path):
     cli("step", delta_file(tmp_path / "d1.parquet", cost_delta()), "--state", st)
     code, out, _ = cli("rollback", "--state", st, "--json")
-    assert code == 0 and json.loads(out) == {"round": 0, "previous_round": 1,
-                                              "message": "CURRENT moved from round 1 to round 0"}
+    res = json.loads(out)
+    assert code == 0 and (res["round"], res["previous_round"], res["later_rounds"]) == (0, 1, [1])
+    assert res["message"].startswith("CURRENT moved from round 1 to round 0; later round(s) 1 stay until the next "
+                                     "step, which moves them into") and "abandoned" in res["message"]
     assert cli("rollback", "--state", st, "--to", "42")[0] == 2
     for name in ("cur.mps", "cur.parquet"):
         code, out, _ = cli("export", "--state", st, "-o", tmp_path / name, "--json")
@@ -343,3 +345,15 @@ def test_show_round_prints_that_kept_rounds_report(st, tmp_path):
     code, out, _ = cli("show", "--round", "0", "--state", st, "--json")
     assert code == 0 and json.loads(out)["round"] == 0
     assert json.loads(cli("show", "--state", st, "--json")[1])["round"] == 1
+
+
+def test_history_shows_no_objective_for_a_failed_round(st, tmp_path):
+    d = delta_file(tmp_path / "inf.parquet", infeasible_delta())
+    assert cli("step", d, "--state", st, "--iteration-limit", "20000")[0] == 4
+    rows = json.loads(cli("history", "--state", st, "--json")[1])["rounds"]
+    failed = [r for r in rows if r["kind"] == "failed"]
+    assert [r["status"] for r in failed] == ["PRIMAL_INFEASIBLE"] and failed[0]["objective"] is None
+    assert rows[0]["objective"] is not None  # the OPTIMAL round 0 keeps its objective
+    _, _, err = cli("history", "--state", st)
+    line = next(x for x in err.splitlines() if "PRIMAL_INFEASIBLE" in x)
+    assert line.split("PRIMAL_INFEASIBLE")[1].split()[0] == "-"
