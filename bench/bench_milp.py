@@ -141,6 +141,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="copter's LP core time limit per LP solve (s); the rounding still runs on the last iterate.")
     ap.add_argument("--relaxation-tol", type=float, default=None,
                     help="tolerance of the first relaxation stage (Settings.relaxation_tol; default: --tol).")
+    ap.add_argument("--round-every", type=int, default=0,
+                    help="Settings.relaxation_round_iterations: round the relaxation after 64, 128, ... iterations "
+                         "(doubling) and stop once within --mip-gap (0 = only at the tolerance).")
     ap.add_argument("--mip-gap", type=float, default=1e-4,
                     help="copter's mip_gap_tol: relaxation stages stop once the rounded point is within it.")
     ap.add_argument("--dive-max", type=int, default=3, help="copter's relax-and-fix dive re-solves (integer_dive_max).")
@@ -148,7 +151,8 @@ def main(argv: list[str] | None = None) -> None:
     header(sys.argv if argv is None else ["bench/bench_milp.py", *argv])
     settings = Settings(tol=args.tol, integer_fallback=args.fallback, integer_fallback_seconds=args.highs_limit,
                         time_limit_seconds=args.time_limit, integer_dive_max=args.dive_max,
-                        relaxation_tol=args.relaxation_tol, mip_gap_tol=args.mip_gap)
+                        relaxation_tol=args.relaxation_tol, mip_gap_tol=args.mip_gap,
+                        relaxation_round_iterations=args.round_every)
     all_rows = []
     if args.workload == "sia":
         from solver.workloads.sia import SiaScenario

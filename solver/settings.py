@@ -78,6 +78,10 @@ class Settings:
             ``tol``, each warm-started from the previous stage's iterate and rounded; the round stops at
             the first stage whose integer point is within ``mip_gap_tol`` of the tightest Lagrangian bound
             (always a valid bound), so a loose first stage only saves time when mip_gap_tol allows it.
+        relaxation_round_iterations: when > 0, relaxation stages also end after this many PDHG
+            iterations, doubling per stage (64, 128, 256, ...): the iterate is rounded at geometrically
+            spaced iteration counts and the round stops as soon as a rounded point is within
+            ``mip_gap_tol`` of the Lagrangian bound (0 = stages end only at their tolerance).
     """
 
     tol: float = 1e-4
@@ -92,6 +96,7 @@ class Settings:
     mip_gap_tol: float = 1e-4
     integer_dive_max: int = 3
     relaxation_tol: float | None = None
+    relaxation_round_iterations: int = 0
     infeasibility_tol: float = 1e-8
     restart_sufficient: float = 0.2
     restart_necessary: float = 0.5

@@ -140,3 +140,39 @@ def test_engine_step_warm_starts_the_relaxation_from_the_saved_relaxation_iterat
     step_state(delta, tmp_path / "state")
     assert len(calls) > n0
     _assert_warm_from_relaxation(calls[n0 - 1][1], calls[n0][0], info, p1)
+
+
+def test_round_every_rounds_at_doubling_iteration_budgets_and_stops_once_the_gap_is_met(sia_small, sia_optimum):
+    p = sia_small
+    r = solve_milp(p, Settings(relaxation_round_iterations=64, mip_gap_tol=5e-3, integer_fallback="none"), None)
+    st = r.mip["relaxation_stages"]
+    assert [s["iteration_budget"] for s in st] == [64 * 2 ** k for k in range(len(st))]
+    assert all(s["iterations"] <= s["iteration_budget"] for s in st)
+    assert all(s["gap_rel"] > 5e-3 for s in st[:-1])  # no stage before the last met the gap
+    assert r.point_feasible
+    assert_exactly_feasible(p, r.x)
+    assert r.mip["lp_bound"] >= sia_optimum - 1e-9 * abs(sia_optimum)
+    assert (sia_optimum - r.objective) / max(1.0, abs(r.objective)) <= r.mip["gap_rel"] + 1e-12
+    assert r.status == (Status.OPTIMAL if r.mip["gap_rel"] <= 5e-3 else Status.FEASIBLE)
+
+
+def test_round_every_with_an_unreachable_gap_runs_the_relaxation_to_tol(sia_small):
+    r = solve_milp(sia_small, Settings(relaxation_round_iterations=64, mip_gap_tol=0.0, integer_fallback="none"),
+                   None)
+    st = r.mip["relaxation_stages"]
+    assert st[-1]["lp_status"] == "OPTIMAL" and st[-1]["tol"] == Settings().tol
+    assert all(s["lp_status"] == "ITERATION_LIMIT" for s in st[:-1])
+    assert r.iterations == sum(s["iterations"] for s in st)
+
+
+def test_round_every_keeps_the_callers_iteration_limit_for_the_whole_round(sia_small):
+    r = solve_milp(sia_small, Settings(relaxation_round_iterations=64, mip_gap_tol=0.0, iteration_limit=200,
+                                       integer_fallback="none"), None)
+    assert r.iterations == 200
+    assert [s["iteration_budget"] for s in r.mip["relaxation_stages"]] == [64, 128, 8]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5])
+def test_round_every_that_is_not_a_non_negative_integer_is_a_usage_error(sia_small, bad):
+    with pytest.raises(UsageError, match="relaxation_round_iterations"):
+        solve_milp(sia_small, Settings(relaxation_round_iterations=bad), None)

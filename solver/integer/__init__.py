@@ -103,7 +103,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                        np.zeros(m), math.nan, 0, seconds, t_start, None, warm_start, report,
                        f"integer column {problem.col_names[j]!r} has no integer in its bounds")
 
-    # ---- LP relaxation and rounding, in tolerance stages (relaxation_tolerances)
+    # ---- LP relaxation and rounding, in stages (tolerance ladder x doubling iteration budgets)
     prev = None
     if warm_start is not None and warm_start.integer_x is not None and warm_start.integer_x.shape == (n,):
         prev = np.asarray(warm_start.integer_x, dtype=np.float64)
@@ -117,11 +117,16 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     iterations = 0
     state_in = warm_start
     tols = relaxation_tolerances(settings)
-    for k, tol_k in enumerate(tols):
+    every = _round_every(settings)
+    staged = len(tols) > 1 or every > 0
+    ti, k, budget = 0, 0, every
+    while True:
+        tol_k = tols[ti]
         t_stage = t0 = time.perf_counter()
-        stage_settings = settings if tol_k == settings.tol else dc_replace(settings, tol=tol_k)
-        if k > 0:
-            stage_settings = dc_replace(stage_settings, time_limit_seconds=_remaining(settings, t_start))
+        stage_settings = dc_replace(settings, tol=tol_k, time_limit_seconds=_remaining(settings, t_start))
+        cap = max(1, min(budget, int(settings.iteration_limit) - iterations)) if every else None
+        if every:
+            stage_settings = dc_replace(stage_settings, iteration_limit=cap)
         lp, engine = solve_relaxation(problem, stage_settings, state_in, st.lower, st.upper)
         seconds["relaxation"] += time.perf_counter() - t0
         iterations += int(lp.iterations)
@@ -153,7 +158,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
         t0 = time.perf_counter()
         out = run_rounding(problem, st, x_lp, prev)
         seconds["rounding"] += time.perf_counter() - t0
-        if len(tols) > 1:
+        if staged:
             for d in out.steps:
                 d["stage"] = k
         steps.extend(out.steps)
@@ -170,7 +175,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                 if np.array_equal(out.x, out.x_before_fill):
                     break
         steps.append({"step": "fix_and_resolve", "changed": int(resolve_info.get("changed", 0)),
-                      "seconds": time.perf_counter() - t0, **({"stage": k} if len(tols) > 1 else {}),
+                      "seconds": time.perf_counter() - t0, **({"stage": k} if staged else {}),
                       **{k2: v for k2, v in resolve_info.items() if k2 in ("lp_columns", "lp_rows", "highs_status",
                                                                            "pdhg_iterations", "reason")}})
         seconds["fix_and_resolve"] += time.perf_counter() - t0
@@ -178,12 +183,21 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                                                                     - problem.objective(x_best)) < 0):
             x_best, source = x_k, "heuristic"
         gap_k = _gap(problem.sense, problem.objective(x_best), lp_bound) if x_best is not None else math.inf
-        stages.append({"tol": float(tol_k), "lp_status": lp.status.name, "iterations": int(lp.iterations),
+        stages.append({"tol": float(tol_k), "iteration_budget": cap,
+                       "lp_status": lp.status.name, "iterations": int(lp.iterations),
                        "seconds": time.perf_counter() - t_stage, "lp_bound": float(bound_k),
                        "integer_objective": float(problem.objective(x_k)) if x_k is not None else math.nan,
                        "gap_rel": float(gap_k), "fractional_before": report["fractional_before"]})
-        if gap_k <= settings.mip_gap_tol or lp.status != Status.OPTIMAL or _remaining(settings, t_start) <= 0:
+        if gap_k <= settings.mip_gap_tol or _remaining(settings, t_start) <= 0:
             break
+        if lp.status == Status.OPTIMAL:  # this stage's tolerance is met: tighten, or stop at settings.tol
+            if ti == len(tols) - 1:
+                break
+            ti += 1
+        elif not (every and lp.status == Status.ITERATION_LIMIT and iterations < settings.iteration_limit):
+            break  # time limit, numerical trouble, or the caller's own iteration limit
+        k += 1
+        budget *= 2
         state_in = SolverState(x=lp_state.x, y=lp_state.y, step_size=lp_state.step_size,
                                primal_weight=lp_state.primal_weight, iterations=lp_state.iterations,
                                integer_x=prev)
@@ -296,6 +310,20 @@ def _tighter_bound(problem: Problem, lp_bound: float, finfo: dict, report: dict)
         report["bound_source"] = "highs_mip"
         return mip_bound
     return lp_bound
+
+
+def _round_every(settings: Settings) -> int:
+    """``settings.relaxation_round_iterations`` as an int >= 0 (0 = stages end only at their tolerance).
+
+    Raises:
+        UsageError: a negative or non-integer value.
+    """
+    v = getattr(settings, "relaxation_round_iterations", 0) or 0
+    if isinstance(v, bool) or not float(v).is_integer() or v < 0:
+        from solver.errors import UsageError
+
+        raise UsageError(f"relaxation_round_iterations must be a non-negative integer, got {v!r}")
+    return int(v)
 
 
 def _remaining(settings: Settings, t_start: float) -> float:
