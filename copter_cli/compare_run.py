@@ -147,13 +147,20 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
         max_row_violation_rel, max_bound_violation, integrality_violation, hit_limit, message (the
         module docstring defines them; POP rows add the POP time fields).
     Raises:
-        UsageError: unknown baseline or solver, k < 1, bad regex. StateError: not initialised/damaged.
+        UsageError: unknown baseline or solver, k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
+            regex. StateError: not initialised/damaged.
     """
     names = list(dict.fromkeys(baselines))
     bad = [b for b in names if b not in BASELINES]
     if bad or not names:
         raise UsageError(f"unknown baseline {bad[0] if bad else '(none)'}; choose from {', '.join(BASELINES)}")
     check_solver(highs_solver)
+    if not (time_limit_seconds > 0):  # also refuses nan
+        raise UsageError(f"--time-limit must be positive seconds, got {time_limit_seconds}")
+    if threads is not None and threads < 1:
+        raise UsageError(f"--threads must be at least 1, got {threads}")
+    if pop_workers is not None and pop_workers < 0:
+        raise UsageError(f"--pop-workers must be >= 0 (0: parts in this process), got {pop_workers}")
     ks = list(dict.fromkeys(ks or [4]))
     if any(k < 1 for k in ks):
         raise UsageError(f"--k must be at least 1, got {min(ks)}")

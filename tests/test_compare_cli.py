@@ -133,3 +133,14 @@ def test_every_row_times_the_same_way_and_pop_adds_its_own_measure(state_dir):
     assert pop["pop_seconds"] == pytest.approx(pop["setup_seconds"] + pop["max_part_seconds"])
     assert pop["pop_seconds"] <= pop["seconds"] + 1e-9
     assert pop["pop_time_ratio"] == pytest.approx(pop["pop_seconds"] / cop["seconds"])
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--time-limit", "0"], "--time-limit must be positive"),
+    (["--time-limit", "-5"], "--time-limit must be positive"),
+    (["--threads", "0"], "--threads must be at least 1"),
+    (["-b", "pop", "--pop-workers", "-1"], "--pop-workers must be >= 0"),
+])
+def test_a_limit_or_thread_count_that_cannot_work_is_a_usage_error(state_dir, args, needle):
+    res, out = _compare(*args, "--state", str(state_dir / "st"))
+    assert res.exit_code == 2 and out["error"]["kind"] == "usage" and needle in out["error"]["message"]
