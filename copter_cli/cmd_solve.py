@@ -150,6 +150,7 @@ def solve_cmd(
 
             write_parquet(output, solution_table(problem.col_names, result.x, result.reduced_cost))
             write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
+            seconds["write"] = time.perf_counter() - t2
         seconds["total"] = time.perf_counter() - t0
         rep = report_for(problem, result, seconds)
         if output is not None:

@@ -258,8 +258,8 @@ def init_state(base, state_dir=None, settings: Settings | None = None, keep: int
     settings = settings or Settings()
     with store.lock(create=True):
         if store.initialised:
-            raise StateError(f"{store.root} is already an initialised state directory (current round "
-                             f"{store.current()[0]}); use `copter step` or another --state", file=str(store.root))
+            raise StateError(f"already an initialised state directory (current round {store.current()[0]}); use "
+                             "`copter step` or another --state", file=str(store.root))
         store.cleanup()
         base_sha = None
         if isinstance(base, Problem):
@@ -329,8 +329,8 @@ def step_state(delta, state_dir=None, settings: Settings | None = None, force: b
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
     with store.lock():
         if not store.initialised:
-            raise StateError(f"{store.root} is not an initialised copter state directory "
-                             f"(run `copter init BASE --state {store.root}`)", file=str(store.root))
+            raise StateError(f"not an initialised copter state directory (run `copter init BASE --state "
+                             f"{store.root}`)", file=str(store.root))
         config = store.config()
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
@@ -520,12 +520,15 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     Returns:
         {"round", "output", "n_cols", "n_rows", "nnz"} (``output``: the file written, as in convert/diff).
     Raises:
-        UsageError: ``round_`` is not kept (see :func:`require_round`). StateError: not initialised, or
-        the round is damaged. InputError subclasses: the output cannot be written.
+        UsageError: ``round_`` is not kept (see :func:`require_round`), or ``output`` is a folder, in a
+        missing folder or not writable. StateError: not initialised, or the round is damaged.
     """
+    from copter_cli.output import check_output_file
     from formats.io import write_problem
 
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
+    if output is not None:  # an unusable -o is a usage error before any work, as for solve and --out
+        check_output_file(output, "-o")
     if round_ is not None:
         store.current()  # not initialised -> StateError first
         require_round(store, round_, store.generations())

@@ -51,3 +51,10 @@ def test_diff_json_counts_delta_rows_and_names_its_output(tmp_path):
     assert out["delta_rows"] == sum(out["counts"].values()) > 0
     assert out["output"] == str(tmp_path / "d.parquet") and not OLD_KEYS & set(out)
     assert set(out["seconds"]) == {"read", "diff", "write"}
+
+
+def test_solve_json_seconds_account_for_writing_the_output(tmp_path):
+    write_problem(small_lp(), tmp_path / "a.parquet")
+    sec = _json("solve", tmp_path / "a.parquet", "-o", tmp_path / "sol.parquet")["seconds"]
+    assert sec["write"] > 0
+    assert sec["load"] + sec["solve"] + sec["write"] <= sec["total"] + 1e-6

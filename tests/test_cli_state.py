@@ -357,3 +357,16 @@ def test_history_shows_no_objective_for_a_failed_round(st, tmp_path):
     _, _, err = cli("history", "--state", st)
     line = next(x for x in err.splitlines() if "PRIMAL_INFEASIBLE" in x)
     assert line.split("PRIMAL_INFEASIBLE")[1].split()[0] == "-"
+
+
+def test_export_to_an_unusable_path_is_a_usage_error_before_any_work(st, tmp_path):
+    for target, needle in ((tmp_path / "missing" / "x.mps", "does not exist"), (tmp_path, "is a folder")):
+        code, out, _ = cli("export", "--state", st, "-o", target, "--json")
+        err = json.loads(out)["error"]
+        assert (code, err["kind"]) == (2, "usage") and needle in err["message"] and "-o" in err["message"]
+
+
+def test_init_on_an_initialised_state_names_the_directory_once(st, tmp_path):
+    code, out, _ = cli("init", tmp_path / "base.parquet", "--state", st, "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 3 and msg.count(str(st)) == 1 and "already an initialised state directory" in msg
