@@ -39,7 +39,7 @@ from copter_cli import exit_codes
 from formats import reports
 from formats.checkpoint import DEFAULT_KEEP, Generation, StateStore, fault_point, gen_name, load_failure
 from solver.delta import Delta
-from solver.errors import RoundMismatchError, StateError, UsageError
+from solver.errors import RoundMismatchError, StateBusyError, StateError, UsageError
 from solver.problem import Problem
 from solver.settings import Settings
 from solver.status import Status
@@ -256,6 +256,30 @@ def init_state(base, state_dir=None, settings: Settings | None = None, keep: int
     check_out_dir(out_dir)
     store = StateStore(state_dir if state_dir is not None else default_state_dir())
     settings = settings or Settings()
+    created = not store.root.exists()
+    try:
+        report = _init_locked(store, base, settings, keep, t0)
+    except StateBusyError:
+        raise  # the folder is another writer's now
+    except BaseException:
+        _remove_if_created_empty(store.root, created)
+        raise
+    report = _copy_out(store.root, report, out_dir)
+    return report
+
+
+def _remove_if_created_empty(root: Path, created: bool) -> None:
+    """After a failed ``init``, remove the state folder it created when nothing but the lock (and config)
+    is in it, so a typo'd base file leaves no half-made state behind."""
+    try:
+        if created and set(os.listdir(root)) <= {".lock", "config.json"}:
+            shutil.rmtree(root, ignore_errors=True)
+    except OSError:
+        pass
+
+
+def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float) -> dict:
+    """The part of :func:`init_state` that runs under the writer lock; returns the round-0 report."""
     with store.lock(create=True):
         if store.initialised:
             raise StateError(f"already an initialised state directory (current round {store.current()[0]}); use "
@@ -278,9 +302,7 @@ def init_state(base, state_dir=None, settings: Settings | None = None, keep: int
         store.write_config({"format": "copter-state", "version": 1, "keep": int(keep),
                             "settings": settings_to_json(settings)})
         extra = {"accepted": True, "base_sha256": base_sha}
-        report = _save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep)
-    report = _copy_out(store.root, report, out_dir)
-    return report
+        return _save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep)
 
 
 def _delta_hash(delta) -> str:

@@ -370,3 +370,13 @@ def test_init_on_an_initialised_state_names_the_directory_once(st, tmp_path):
     code, out, _ = cli("init", tmp_path / "base.parquet", "--state", st, "--json")
     msg = json.loads(out)["error"]["message"]
     assert code == 3 and msg.count(str(st)) == 1 and "already an initialised state directory" in msg
+
+
+def test_init_with_a_missing_base_leaves_no_state_folder_behind(tmp_path):
+    code, out, _ = cli("init", tmp_path / "nothere.mps", "--state", tmp_path / "new", "--json")
+    assert code == 3 and json.loads(out)["error"]["kind"] in ("input", "format")
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "keep.txt").write_text("a user's file")
+    assert cli("init", tmp_path / "nothere.mps", "--state", tmp_path / "mine")[0] == 3
+    assert (tmp_path / "mine" / "keep.txt").read_text() == "a user's file"  # a folder it did not create stays
