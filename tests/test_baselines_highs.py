@@ -108,3 +108,13 @@ def test_in_process_mip_limit_is_enforced_by_the_interrupt_callback():
     p = SiaScenario(total_gpus=256, seed=0).base()
     r = solve_highs(p, time_limit_seconds=0.3, hard_limit=False)
     assert r.hit_limit and "hard_limit" not in r.extra
+
+
+def test_highs_choose_says_which_algorithm_it_picked():
+    from solver.baselines.highs import solve_highs
+    from tests.test_rounds_engine import small_lp
+
+    r = solve_highs(small_lp(), solver="choose")
+    assert r.status.name == "OPTIMAL" and r.extra["solver_picked"] in ("simplex", "ipm", "pdlp")
+    assert f"HiGHS choose -> {r.extra['solver_picked']}: Optimal" == r.message
+    assert "solver_picked" not in solve_highs(small_lp(), solver="ipm").extra

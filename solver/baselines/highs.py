@@ -128,9 +128,15 @@ def collect(h: highspy.Highs, problem: Problem, name: str, seconds: float, *, ra
     if is_mip:
         extra["mip_gap"] = float(info.mip_gap) if x is not None else math.nan
         extra["mip_dual_bound"] = float(info.mip_dual_bound)
-    message = f"HiGHS {solver_used}: {h.modelStatusToString(ms)}"
+    ran_with = solver_used
+    if solver_used == "choose":  # say which algorithm HiGHS picked (by its iteration counters)
+        picked = ("ipm" if int(info.ipm_iteration_count) > 0 else "pdlp" if int(info.pdlp_iteration_count) > 0
+                  else "simplex")
+        extra["solver_picked"] = picked
+        ran_with = f"choose -> {picked}"
+    message = f"HiGHS {ran_with}: {h.modelStatusToString(ms)}"
     if hit_limit:
-        message += " (time limit hit)"
+        message += " (time limit hit)" if ms in (_MS.kTimeLimit, _MS.kInterrupt) else " (iteration limit hit)"
     return make_result(name, problem, status, x, seconds, hit_limit=hit_limit, message=message, extra=extra)
 
 
