@@ -176,3 +176,36 @@ def test_round_every_keeps_the_callers_iteration_limit_for_the_whole_round(sia_s
 def test_round_every_that_is_not_a_non_negative_integer_is_a_usage_error(sia_small, bad):
     with pytest.raises(UsageError, match="relaxation_round_iterations"):
         solve_milp(sia_small, Settings(relaxation_round_iterations=bad), None)
+
+
+def test_vub_thresholds_try_sparser_parents_first_only_when_vub_links_exist(sia_small):
+    from solver.integer.rounding import VUB_MIN, vub_thresholds
+    from solver.integer.structure import detect_structure
+    from solver.workloads.lb import LBScenario
+
+    assert vub_thresholds(detect_structure(sia_small)) == (VUB_MIN,)
+    th = vub_thresholds(detect_structure(LBScenario(64, 8, seed=0).base()))
+    assert th[-1] == VUB_MIN and list(th) == sorted(th, reverse=True) and len(th) > 1
+
+
+def test_sparse_vub_rounding_places_no_more_shards_than_dense_rounding_over_load_balancing_rounds(monkeypatch):
+    """Load balancing 64 x 8, rounds 1-2 of three seeds: the threshold ladder's points (exactly feasible)
+    move in total no more shards than rounding every parent of a positive LP child."""
+    import solver.integer.rounding as rounding
+    from solver.differential import apply_delta
+    from solver.workloads.lb import LBScenario
+
+    problems = []
+    for seed in range(3):
+        sc = LBScenario(64, 8, seed=seed)
+        p1, _ = apply_delta(sc.base(), sc.next_delta(1, None))
+        p2, _ = apply_delta(p1, sc.next_delta(2, None))
+        problems += [p1, p2]
+    s = Settings(integer_fallback="none")
+    ladder = [solve_milp(p, s, None) for p in problems]
+    monkeypatch.setattr(rounding, "VUB_LADDER", ())
+    dense = [solve_milp(p, s, None) for p in problems]
+    assert all(r.point_feasible for r in ladder + dense)
+    for p, r in zip(problems, ladder, strict=True):
+        assert_exactly_feasible(p, r.x)
+    assert sum(r.objective for r in ladder) <= sum(r.objective for r in dense)

@@ -5,9 +5,15 @@ REFERENCES.md section 1, generalised by structure detection):
 
 1. structure detection (``structure.py``): choice rows, capacity rows, variable upper bounds, general
    integers; integer bounds rounded inward;
-2. the LP relaxation by the LP core ``solver.pdhg.solve``, warm-started (``relaxation.py``);
+2. the LP relaxation by the LP core ``solver.pdhg.solve``, warm-started (``relaxation.py``), in
+   stages: each stage ends at its tolerance (``settings.relaxation_tol`` then /10 ... down to ``tol``)
+   or, with ``settings.relaxation_round_iterations`` > 0, after a doubling iteration budget; every stage
+   is rounded (steps 3-4) and the next stage continues warm from the stage's iterate only while the
+   best point is not within ``mip_gap_tol`` of the tightest stage bound (``report["relaxation_stages"]``);
 3. ``round`` / ``repair`` / ``fill`` on the integer columns (``rounding.py`` over numba kernels
-   ``kernels.py``, numpy twins in ``kernels_ref.py``);
+   ``kernels.py``, numpy twins in ``kernels_ref.py``); with VUB links, sparser VUB thresholds are
+   tried first (``rounding.vub_thresholds``: a parent rounds up only when its child's LP value is
+   above 0.1, 0.01, ... of its bound), the next one only when step 4 finds the sparser choice infeasible;
 4. ``fix_and_resolve``: integers fixed, continuous part re-solved warm by the LP core and finished
    exactly by HiGHS simplex on the small remaining LP (``resolve.py``); the point is re-checked exactly;
    if the fixed LP is infeasible, a relax-and-fix ``dive`` (``dive.py``) fixes the sure integers,
@@ -27,7 +33,10 @@ REFERENCES.md section 1, generalised by structure detection):
 Report (``result.mip``): integer_objective, lp_bound, gap_rel, fractional_before (integer columns whose LP
 value is more than 1e-6 from an integer), steps (one dict per step run: ``step`` in round | repair | fill |
 fix_and_resolve | dive | fallback, ``changed`` columns, ``seconds``, step details), fallback_used, source
-(heuristic | fallback | none), structure counts, lp_engine, lp_status, lp_objective.
+(heuristic | fallback | none), structure counts, lp_engine, lp_status, lp_objective (of the last
+relaxation stage), relaxation_stages (one dict per stage: tol, iteration_budget, lp_status, iterations,
+seconds, lp_bound, integer_objective, gap_rel, fractional_before; step dicts carry ``stage`` and
+``vub_min`` when there are several).
 ``result.state``: the relaxation's LP iterate (x, y, step size, primal weight) for the next round's warm
 start, plus ``integer_x`` = the integer allocation (previous-round tie-breaking).
 """
@@ -154,31 +163,9 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
         xi_lp = x_lp[it]
         report["fractional_before"] = int(np.count_nonzero(np.abs(xi_lp - np.round(xi_lp)) > INTEGRALITY_TOL))
 
-        # ---- round / repair / fill
-        t0 = time.perf_counter()
-        out = run_rounding(problem, st, x_lp, prev)
-        seconds["rounding"] += time.perf_counter() - t0
-        if staged:
-            for d in out.steps:
-                d["stage"] = k
-        steps.extend(out.steps)
-
-        t0 = time.perf_counter()
-        resolve_info = {}
-        x_k = None
-        if out.rows_violated == 0:
-            for cand in (out.x, out.x_before_fill):
-                x_k, resolve_info = fix_and_resolve(problem, cand, settings, x_lp, y_lp,
-                                                    resolve_seconds=_resolve_budget(settings, t_start, seconds))
-                if x_k is not None:
-                    break
-                if np.array_equal(out.x, out.x_before_fill):
-                    break
-        steps.append({"step": "fix_and_resolve", "changed": int(resolve_info.get("changed", 0)),
-                      "seconds": time.perf_counter() - t0, **({"stage": k} if staged else {}),
-                      **{k2: v for k2, v in resolve_info.items() if k2 in ("lp_columns", "lp_rows", "highs_status",
-                                                                           "pdhg_iterations", "reason")}})
-        seconds["fix_and_resolve"] += time.perf_counter() - t0
+        # ---- round / repair / fill, then fix the integers and re-solve the continuous part
+        x_k, out = _round_and_resolve(problem, st, x_lp, y_lp, prev, settings, t_start, seconds, steps,
+                                      {"stage": k} if staged else {})
         if x_k is not None and (x_best is None or problem.sense * (problem.objective(x_k)
                                                                     - problem.objective(x_best)) < 0):
             x_best, source = x_k, "heuristic"
@@ -310,6 +297,45 @@ def _tighter_bound(problem: Problem, lp_bound: float, finfo: dict, report: dict)
         report["bound_source"] = "highs_mip"
         return mip_bound
     return lp_bound
+
+
+def _round_and_resolve(problem, st, x_lp, y_lp, prev, settings, t_start, seconds, steps, tag):
+    """Round ``x_lp`` (round / repair / fill) and complete the integers exactly (fix_and_resolve), for each
+    VUB threshold of ``vub_thresholds`` (sparsest first) until a point is found.
+
+    Returns:
+        (x, out): the exact point ((n,) or None) and the last RoundingOutcome (seed of dive/fallback).
+    """
+    from solver.integer.rounding import vub_thresholds
+
+    x_k, out = None, None
+    ths = vub_thresholds(st)
+    for th in ths:
+        t0 = time.perf_counter()
+        out = run_rounding(problem, st, x_lp, prev, vub_min=th, free_vub_up=len(ths) > 1)
+        seconds["rounding"] += time.perf_counter() - t0
+        extra = {**tag, **({"vub_min": th} if len(ths) > 1 else {})}
+        for d in out.steps:
+            d.update(extra)
+        steps.extend(out.steps)
+        t0 = time.perf_counter()
+        resolve_info = {}
+        if out.rows_violated == 0:
+            for cand in (out.x, out.x_before_fill):
+                x_k, resolve_info = fix_and_resolve(problem, cand, settings, x_lp, y_lp,
+                                                    resolve_seconds=_resolve_budget(settings, t_start, seconds))
+                if x_k is not None:
+                    break
+                if np.array_equal(out.x, out.x_before_fill):
+                    break
+        steps.append({"step": "fix_and_resolve", "changed": int(resolve_info.get("changed", 0)),
+                      "seconds": time.perf_counter() - t0, **extra,
+                      **{k2: v for k2, v in resolve_info.items() if k2 in ("lp_columns", "lp_rows", "highs_status",
+                                                                           "pdhg_iterations", "reason")}})
+        seconds["fix_and_resolve"] += time.perf_counter() - t0
+        if x_k is not None:
+            break
+    return x_k, out
 
 
 def _round_every(settings: Settings) -> int:

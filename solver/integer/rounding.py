@@ -31,6 +31,7 @@ from solver.problem import Problem
 
 CHOICE_MIN = 1e-3   #: LP value above which a choice-row binary is a rounding candidate
 VUB_MIN = 1e-6      #: relative LP value of a VUB child above which its parent rounds up
+VUB_LADDER = (1e-1, 1e-2, 1e-3)  #: sparser VUB thresholds tried first when VUB links exist (vub_thresholds)
 TIE_QUANTUM = 1e-3  #: LP confidences closer than this count as ties (first-order LP points are inexact)
 
 
@@ -107,8 +108,15 @@ def scratch(M):
             np.zeros(kmax), np.zeros(kmax), np.zeros(2, dtype=np.int64))
 
 
-def targets(problem: Problem, st: Structure, x_lp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(n,) preferred and alternative values of the integer columns (module doc); continuous: x_lp."""
+def targets(problem: Problem, st: Structure, x_lp: np.ndarray, vub_min: float = VUB_MIN,
+            free_vub_up: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(n,) preferred and alternative values of the integer columns (module doc); continuous: x_lp.
+
+    ``vub_min``: relative LP value of a VUB child above which its binary parent prefers 1.
+    ``free_vub_up``: binary VUB parents whose objective does not get worse when raised (cost <= 0 in
+    minimisation form) also prefer 1; their LP value makes them the last to be decided, so they only
+    take capacity the others left (raising them can only loosen their children's ``r <= x`` rows).
+    """
     it = problem.integrality
     lo, up = st.lower, st.upper
     x = np.clip(x_lp, lo, up)
@@ -119,9 +127,13 @@ def targets(problem: Problem, st: Structure, x_lp: np.ndarray) -> tuple[np.ndarr
     pref = np.where(b & st.in_choice, (x > CHOICE_MIN).astype(np.float64), pref)
     if st.vub_parent.size:
         child_ub = np.where(np.isfinite(st.upper[st.vub_child]), np.maximum(st.upper[st.vub_child], 1.0), 1.0)
-        hot = np.clip(x_lp[st.vub_child], 0, None) > VUB_MIN * child_ub
+        hot = np.clip(x_lp[st.vub_child], 0, None) > vub_min * child_ub
         up_par = np.zeros(problem.n_cols, dtype=bool)
         up_par[st.vub_parent[hot]] = True
+        if free_vub_up:
+            free = np.zeros(problem.n_cols, dtype=bool)
+            free[st.vub_parent] = True
+            up_par |= free & (problem.sense * problem.cost <= 0)
         pref = np.where(b & up_par, 1.0, pref)
     pref = np.clip(pref, lo, up)
     alt = np.where(b, 1.0 - pref, alt)
@@ -132,7 +144,8 @@ def targets(problem: Problem, st: Structure, x_lp: np.ndarray) -> tuple[np.ndarr
 
 
 def run_rounding(problem: Problem, st: Structure, x_lp: np.ndarray, prev: np.ndarray | None,
-                 max_repair_moves: int | None = None) -> RoundingOutcome:
+                 max_repair_moves: int | None = None, vub_min: float = VUB_MIN,
+                 free_vub_up: bool = False) -> RoundingOutcome:
     """Round, repair and fill the integer columns of ``problem`` starting from the LP point ``x_lp``.
 
     Args:
@@ -141,6 +154,7 @@ def run_rounding(problem: Problem, st: Structure, x_lp: np.ndarray, prev: np.nda
         x_lp: (n,) LP relaxation point (any accuracy; values are clipped into bounds).
         prev: (n,) previous round's integer allocation (NaN where unknown) for tie-breaking, or None.
         max_repair_moves: cap on repair moves (default 10 * integer columns + 1000).
+        vub_min, free_vub_up: see :func:`targets`.
     Returns:
         RoundingOutcome (integer columns hold integer values within their inward-rounded bounds).
     """
@@ -149,7 +163,7 @@ def run_rounding(problem: Problem, st: Structure, x_lp: np.ndarray, prev: np.nda
     M = build_model(problem, st)
     W = scratch(M)
     cost = M[13]
-    pref, alt = targets(problem, st, x_lp)
+    pref, alt = targets(problem, st, x_lp, vub_min, free_vub_up)
     prev_match = np.zeros(n, dtype=np.float64)
     prev_alt = np.zeros(n, dtype=np.float64)
     if prev is not None and prev.shape == (n,):
@@ -196,6 +210,15 @@ def run_rounding(problem: Problem, st: Structure, x_lp: np.ndarray, prev: np.nda
         xi, filled = _fill(M, W, it, xi, x_lp_c, prev_alt, choice_lists(st))
     steps.append({"step": "fill", "changed": int(filled), "seconds": time.perf_counter() - t0})
     return RoundingOutcome(x=xi, x_before_fill=x_before_fill, rows_violated=int(left), steps=steps)
+
+
+def vub_thresholds(st: Structure) -> tuple[float, ...]:
+    """VUB thresholds to round with, sparsest first: ``VUB_LADDER`` then ``VUB_MIN`` when the problem has
+    VUB links, else ``(VUB_MIN,)``. A first-order LP point spreads a little of a child's value over many
+    parents (load balancing: a shard's load over servers), and rounding every such parent up places far
+    more binaries than a vertex would; the continuous re-solve decides whether a sparser choice is
+    feasible, and the next threshold is tried only when it is not."""
+    return (*VUB_LADDER, VUB_MIN) if st.vub_parent.size else (VUB_MIN,)
 
 
 def choice_lists(st: Structure) -> tuple[np.ndarray, np.ndarray]:
