@@ -12,6 +12,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: rich's panels showed every flag as taking a value ("--json <bool>")
 )
 
 
@@ -34,7 +35,7 @@ def _root(
 
 @app.command()
 def version(json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
-    """Print copter's version and the versions of the libraries it runs on."""
+    """Print the versions of copter and its libraries."""
     from importlib.metadata import version as v
 
     from copter_cli.output import console, print_json

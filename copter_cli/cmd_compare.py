@@ -63,9 +63,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def compare(
-        baseline: list[str] = typer.Option(["highs"], "--baseline", "-b",
+        baseline: list[str] = typer.Option(["highs"], "--baseline", "-b", metavar="NAME",
                                            help="highs | highs-warm | pop (repeatable)."),
-        k: list[int] = typer.Option([4], "--k", help="POP parts (repeatable: --k 4 --k 16)."),
+        k: list[int] = typer.Option([4], "--k", metavar="K", help="POP parts (repeatable: --k 4 --k 16)."),
         highs_solver: str = typer.Option("choose", "--highs-solver",
                                          help="HiGHS solver: choose | simplex | ipm | pdlp | mip "
                                               "(a problem with integers always uses MIP)."),
@@ -89,7 +89,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Solve the current round with baselines and compare them with copter's own result."""
+        """Run baselines on the current round, next to copter's result.
+
+        Baselines: HiGHS cold, HiGHS hot-started from the previous round, POP-k."""
 
         def body():
             from copter_cli.compare_run import run_compare

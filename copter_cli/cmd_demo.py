@@ -169,5 +169,7 @@ def register(app: typer.Typer) -> None:
                                       "seed, dir and rounds (the round reports)."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Run a built-in scenario (GPU scheduling a la Sia by default): init + N warm-started steps."""
+        """Run a built-in scenario (default: Sia GPU scheduling).
+
+        Runs init on a generated base problem, then N warm-started steps; a per-round table on stderr."""
         run(json_out, debug, lambda: demo(domain, rounds, scale, directory, seed, json_out))

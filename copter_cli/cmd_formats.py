@@ -21,7 +21,9 @@ def convert(
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
-    """Convert a problem between MPS and Parquet (format chosen by each file's extension)."""
+    """Convert a problem between MPS and Parquet.
+
+    The format of SRC and DST is chosen by each file's extension."""
     from copter_cli.output import console, print_json, run
 
     def body() -> int:
@@ -56,7 +58,9 @@ def diff_cmd(
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
-    """Write the delta that turns OLD into NEW (applying it to OLD gives NEW exactly)."""
+    """Write the delta that turns OLD into NEW.
+
+    Applying it to OLD gives NEW exactly."""
     from copter_cli.output import print_json, run, say
 
     def body() -> int:

@@ -114,7 +114,9 @@ def solve_cmd(
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
-    """Solve one LP/MILP file from scratch (no state) and print the result."""
+    """Solve one LP/MILP file from scratch (no state).
+
+    A HiGHS-style summary on stderr; --json prints the report on stdout."""
     from copter_cli.exit_codes import for_status
     from copter_cli.output import console, print_json, run
 

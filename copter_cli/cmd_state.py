@@ -90,7 +90,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Create a state directory from BASE and solve round 0; the solver options are stored for later steps."""
+        """Create a state directory from BASE and solve round 0.
+
+        The solver options given here are stored for later steps."""
 
         def body():
             settings = opts.settings_with(
@@ -121,7 +123,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Apply DELTA to the current round, re-solve warm, store the next round.
+        """Apply DELTA, re-solve warm, store the next round.
 
         Solver options given here override the ones stored by init for this round only."""
 
@@ -146,7 +148,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the round's report as JSON."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Show the current round's report (and the last failed round, if any), or a kept round's."""
+        """Show the current (or a kept) round's report.
+
+        For the current round also the last failed round, if any."""
 
         def body():
             report = engine.show(_state(state), round_)
@@ -168,7 +172,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [...]} as JSON."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Table of the kept rounds: status, objective, iterations, seconds per phase."""
+        """Table of the kept and failed rounds.
+
+        Status, objective, iterations, seconds per phase."""
 
         def body():
             rows = engine.history(_state(state))
@@ -224,7 +230,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
     ) -> None:
-        """Write the current round's problem as MPS or Parquet (by the output's extension)."""
+        """Write the current (or a kept) round's problem to a file.
+
+        MPS or Parquet, by the output's extension."""
 
         def body():
             res = engine.export(_state(state), output, round_)

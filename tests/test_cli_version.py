@@ -32,3 +32,17 @@ def test_version_command_json_names_copter_and_its_libraries(capsys):
     info = json.loads(out)
     assert code == 0 and info["copter"] == version("copter")
     assert {"highspy", "numba", "numpy", "pyarrow"} <= set(info)
+
+
+def test_help_never_shows_a_flag_as_taking_a_value_and_lists_commands_untruncated(capsys):
+    import typer.main
+
+    from copter_cli.app import app
+
+    commands = typer.main.get_command(app).commands
+    for name in commands:
+        code, out = _main(capsys, name, "--help")
+        assert code == 0 and "<bool>" not in out and "--help" in out, name
+    code, out = _main(capsys, "--help")
+    listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
+    assert code == 0 and sorted(listed) == sorted(commands) and "..." not in out.split("Commands:")[1]
