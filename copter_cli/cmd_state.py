@@ -85,6 +85,8 @@ def register(app: typer.Typer) -> None:
         integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
         integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
         relaxation_tol: float | None = opts.RELAXATION_TOL,
+        relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
+        mip_gap: float | None = opts.MIP_GAP,
         presolve: str | None = opts.PRESOLVE_OPT,
         verbose: bool = opts.VERBOSE,
         json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
@@ -98,7 +100,8 @@ def register(app: typer.Typer) -> None:
             settings = opts.settings_with(
                 tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,
                 integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap,
-                relaxation_tol=relaxation_tol, presolve=presolve, verbose=verbose)
+                relaxation_tol=relaxation_tol, relaxation_round_iterations=relaxation_round_iterations,
+                mip_gap=mip_gap, presolve=presolve, verbose=verbose)
             return _finish(engine.init_state(base, _state(state), settings, keep, out), json_out)
 
         run(json_out, debug, body)
@@ -118,6 +121,8 @@ def register(app: typer.Typer) -> None:
         integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
         integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
         relaxation_tol: float | None = opts.RELAXATION_TOL,
+        relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
+        mip_gap: float | None = opts.MIP_GAP,
         presolve: str | None = opts.PRESOLVE_OPT,
         verbose: bool = opts.VERBOSE,
         json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
@@ -132,6 +137,7 @@ def register(app: typer.Typer) -> None:
             given = dict(tol=tol, time_limit=time_limit, iteration_limit=iteration_limit,
                          integer_fallback=integer_fallback, integer_fallback_seconds=integer_fallback_seconds,
                          integer_fallback_gap=integer_fallback_gap, relaxation_tol=relaxation_tol,
+                         relaxation_round_iterations=relaxation_round_iterations, mip_gap=mip_gap,
                          presolve=presolve, verbose=verbose)
             settings = None
             if opts.given(**given):

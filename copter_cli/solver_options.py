@@ -35,6 +35,13 @@ INTEGER_FALLBACK_GAP = typer.Option(None, "--integer-fallback-gap",
 RELAXATION_TOL = typer.Option(None, "--relaxation-tol",
                               help="MILP: tolerance of the first LP relaxation stage, tightened warm towards "
                                    "--tol only while the rounded point's gap needs it (default: --tol).")
+RELAXATION_ROUND_ITERATIONS = typer.Option(
+    None, "--relaxation-round-iterations",
+    help="MILP: also round the relaxation iterate after this many PDHG iterations, doubling (64, 128, ...), "
+         "and stop at the first point within --mip-gap of the bound (default 0: only at each stage's tolerance).")
+MIP_GAP = typer.Option(None, "--mip-gap",
+                       help="MILP: relative gap to the LP bound under which a round is OPTIMAL rather than FEASIBLE "
+                            "(default 1e-4).")
 PRESOLVE_OPT = typer.Option(None, "--presolve",
                             help="HiGHS presolve around PDHG: auto (cold solves only), on, off (default auto).")
 VERBOSE = typer.Option(False, "--verbose", help="Print the solver's iteration log on stderr.")
@@ -53,12 +60,12 @@ def given(**options) -> bool:
 def settings_with(base: Settings | None = None, *, tol: float | None = None, time_limit: float | None = None,
                   iteration_limit: int | None = None, integer_fallback: str | None = None,
                   integer_fallback_seconds: float | None = None, integer_fallback_gap: float | None = None,
-                  relaxation_tol: float | None = None, presolve: str | None = None,
-                  verbose: bool = False) -> Settings:
+                  relaxation_tol: float | None = None, relaxation_round_iterations: int | None = None,
+                  mip_gap: float | None = None, presolve: str | None = None, verbose: bool = False) -> Settings:
     """A copy of ``base`` (default ``Settings()``) with the options that were given.
 
     Raises:
-        UsageError: a non-positive tolerance or time limit, a negative iteration limit or gap, an unknown
+        UsageError: a non-positive tolerance or time limit, a negative iteration count or gap, an unknown
             ``--integer-fallback`` or ``--presolve`` value; the message names the option.
     """
     _positive("--tol", tol)
@@ -67,6 +74,10 @@ def settings_with(base: Settings | None = None, *, tol: float | None = None, tim
     _positive("--relaxation-tol", relaxation_tol)
     if iteration_limit is not None and iteration_limit < 0:
         raise UsageError(f"--iteration-limit must be >= 0, got {iteration_limit}")
+    if relaxation_round_iterations is not None and relaxation_round_iterations < 0:
+        raise UsageError(f"--relaxation-round-iterations must be >= 0, got {relaxation_round_iterations}")
+    if mip_gap is not None and (math.isnan(mip_gap) or mip_gap < 0):
+        raise UsageError(f"--mip-gap must be >= 0, got {mip_gap}")
     if integer_fallback_gap is not None and (math.isnan(integer_fallback_gap) or integer_fallback_gap < 0):
         raise UsageError(f"--integer-fallback-gap must be >= 0, got {integer_fallback_gap}")
     if integer_fallback is not None and integer_fallback not in FALLBACKS:
@@ -76,6 +87,7 @@ def settings_with(base: Settings | None = None, *, tol: float | None = None, tim
     changes = {"tol": tol, "time_limit_seconds": time_limit, "iteration_limit": iteration_limit,
                "integer_fallback": integer_fallback, "integer_fallback_seconds": integer_fallback_seconds,
                "integer_fallback_gap": integer_fallback_gap, "relaxation_tol": relaxation_tol,
+               "relaxation_round_iterations": relaxation_round_iterations, "mip_gap_tol": mip_gap,
                "presolve": presolve}
     known = {f.name for f in dataclasses.fields(Settings)}
     changes = {k: v for k, v in changes.items() if v is not None and k in known}

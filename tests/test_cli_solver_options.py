@@ -17,7 +17,8 @@ from tests.test_rounds_engine import small_lp
 
 runner = CliRunner()
 SOLVER_OPTIONS = {"--tol", "--time-limit", "--iteration-limit", "--integer-fallback", "--integer-fallback-seconds",
-                  "--integer-fallback-gap", "--relaxation-tol", "--presolve", "--verbose"}
+                  "--integer-fallback-gap", "--relaxation-tol", "--relaxation-round-iterations", "--mip-gap",
+                  "--presolve", "--verbose"}
 
 
 def _options(command: str) -> set[str]:
@@ -37,11 +38,12 @@ def test_init_stores_the_given_solver_options_for_later_steps(tmp_path):
     st = tmp_path / "st"
     res = runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(st), "--iteration-limit",
                               "5000", "--integer-fallback-seconds", "7", "--tol", "1e-6", "--presolve", "off",
-                              "--verbose"])
+                              "--mip-gap", "0.01", "--relaxation-round-iterations", "128", "--verbose"])
     assert res.exit_code == 0, res.output
     stored = engine.settings_from_json(StateStore(st).config()["settings"])
     assert (stored.iteration_limit, stored.integer_fallback_seconds, stored.tol, stored.presolve) == \
         (5000, 7.0, 1e-6, "off")
+    assert (stored.mip_gap_tol, stored.relaxation_round_iterations) == (0.01, 128)
     assert stored.verbose is False  # per invocation, never stored
 
 
@@ -65,6 +67,8 @@ def test_step_iteration_limit_applies_to_that_round_only(tmp_path):
     (["--integer-fallback-seconds", "0"], "--integer-fallback-seconds must be positive"),
     (["--integer-fallback-gap", "-0.1"], "--integer-fallback-gap must be >= 0"),
     (["--presolve", "maybe"], "--presolve must be one of"),
+    (["--mip-gap", "-1"], "--mip-gap must be >= 0"),
+    (["--relaxation-round-iterations", "-1"], "--relaxation-round-iterations must be >= 0"),
 ])
 @pytest.mark.parametrize("command", ["solve", "init"])
 def test_a_bad_solver_option_is_a_usage_error_naming_it(tmp_path, command, args, needle):
