@@ -36,7 +36,7 @@ import highspy
 import numpy as np
 
 from solver import kernels
-from solver.errors import UsageError
+from solver.errors import CopterError, UsageError
 from solver.problem import Problem
 from solver.result import SolveResult
 from solver.scaling import combined_bound_norm
@@ -228,7 +228,7 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
     if pstat == _PS.kReduced:
         try:
             q = _presolved_problem(plp, problem.name)
-        except Exception as exc:  # a reduced LP our Problem refuses: do without presolve
+        except CopterError as exc:  # a reduced LP our Problem refuses: do without presolve
             return _direct(problem, s, t_start, seconds, f"presolved LP unusable ({exc}): solved without it")
         red = solve(q, replace(inner, time_limit_seconds=max(_remaining(s, t_start), 0.0)))
         iterations, weight, status, msg = red.iterations, red.state.primal_weight, red.status, red.message
@@ -245,6 +245,8 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
         sol.row_dual = red.y
     else:
         seconds["reduced_solve"] = 0.0
+        if s.verbose:
+            print(f"HiGHS presolve: {problem.n_rows}x{problem.n_cols} -> empty", file=sys.stderr)
     sol.value_valid = True
     sol.dual_valid = True
     t = time.perf_counter()
@@ -258,9 +260,9 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
     measured = original_kkt(problem, x, y)
     kkt = measured[0]
     seconds["polish"] = 0.0
-    if status == Status.OPTIMAL and not kkt.converged(s.tol):
-        status = Status.ITERATION_LIMIT
-        msg = "postsolved point misses the tolerance in the original space"
+    if status == Status.OPTIMAL and not kkt.converged(s.tol):  # a budget ran out before the polish
+        status = Status.TIME_LIMIT if _remaining(s, t_start) <= 0 else Status.ITERATION_LIMIT
+        msg = "postsolved point misses the tolerance in the original space and no budget is left to polish it"
     if kkt.converged(s.tol) and status in (Status.OPTIMAL, Status.ITERATION_LIMIT, Status.TIME_LIMIT):
         seconds["iterate"] = iterate
         _finish_seconds(seconds, t_start)

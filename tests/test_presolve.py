@@ -168,3 +168,12 @@ def test_time_limit_counts_presolve_and_is_never_reported_optimal():
     res = solve(p, Settings(tol=1e-6, time_limit_seconds=0.05))
     assert res.status == Status.TIME_LIMIT, res.message
     assert res.x.shape == (p.n_cols,) and np.isfinite(res.objective)
+
+
+@pytest.mark.data
+def test_iteration_limit_covers_reduced_and_polish_solves_together():
+    p = _load("maros.mps.gz")
+    s = Settings(tol=1e-6, iteration_limit=300)
+    res = solve(p, s)
+    assert res.status == Status.ITERATION_LIMIT, res.message
+    assert res.iterations <= s.iteration_limit + s.check_every, res.iterations
