@@ -26,6 +26,7 @@ from contextvars import ContextVar
 import numpy as np
 
 from solver import kernels
+from solver.errors import UsageError
 from solver.problem import Problem
 from solver.restart import RestartController, fixed_point_residual
 from solver.result import SolveResult
@@ -37,6 +38,7 @@ from solver.termination import KKT, OrigLP, evaluate
 from solver.trivial import reduce_trivial
 
 _PROGRESS: ContextVar = ContextVar("copter_pdhg_progress", default=None)
+WARM_PRIMAL_WEIGHTS = ("fresh", "reuse")  # values of Settings.warm_primal_weight
 
 
 @contextmanager
@@ -231,17 +233,20 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
         settings: tolerances, limits (seconds), restart/primal-weight parameters; defaults if None.
         warm_start: None (cold), a SolverState, or a tuple (x (n,), y (m,), state | None) in original
             units and this problem's index order. It sets BOTH the current iterate and the Halpern
-            anchor (in scaled space) and reuses the state's primal weight. The step size is always
-            0.998 / ||A~||_2 for the CURRENT scaled matrix (||A~||_2 <= 1 by the Pock-Chambolle lemma,
-            or power iteration when that stage is off), so eta ||A~|| < 1 holds even when the matrix
-            changed; with unchanged scaling it equals the state's step size. A warm start of the wrong length is refused: the solve runs cold and
+            anchor (in scaled space). The primal weight starts at the cold value (w = 1, the default
+            ``settings.warm_primal_weight = "fresh"``, measured faster) or at the state's last weight
+            (``"reuse"``). The step size is always 0.998 / ||A~||_2 for the CURRENT scaled matrix
+            (||A~||_2 <= 1 by the Pock-Chambolle lemma, or power iteration when that stage is off), so
+            eta ||A~|| < 1 holds even when the matrix changed; with unchanged scaling it equals the
+            state's step size. A warm start of the wrong length is refused: the solve runs cold and
             ``result.message`` says why.
     Returns:
         SolveResult with every field filled (original units, problem's sense); ``result.state`` holds
         x, y, step size, primal weight and iterations for the next warm start.
     Raises:
         Nothing for infeasible/unbounded models (see ``result.status``); ValidationError only if
-        ``problem`` breaks its invariants (``Problem.check``).
+        ``problem`` breaks its invariants (``Problem.check``); UsageError for an unknown
+        ``settings.warm_primal_weight``.
     """
     t_start = time.perf_counter()
     s = settings or Settings()
@@ -249,6 +254,9 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
 
     if presolve_applies(problem, s, warm_start):
         return solve_with_presolve(problem, s, warm_start)
+    if s.warm_primal_weight not in WARM_PRIMAL_WEIGHTS:
+        raise UsageError(f"settings.warm_primal_weight must be one of {WARM_PRIMAL_WEIGHTS}, "
+                         f"got {s.warm_primal_weight!r}")
     sense = int(problem.sense)
     n, m = problem.n_cols, problem.n_rows
     c_min = sense * problem.cost
@@ -299,7 +307,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
             if ws is not None:
                 x_init = ws[0][kc]
                 y_init = sense * ws[1][kr]
-                w_init = w
+                w_init = w if s.warm_primal_weight == "reuse" else None
             status, message, kkt, xo, yo, iterations, w = core.run(x_init, y_init, w_init)
             seconds["iterate"] = core.iterate_seconds
             eta = core.eta

@@ -8,6 +8,7 @@ import pytest
 from conftest import require_data
 
 from formats.io import read_problem
+from solver.errors import UsageError
 from solver.pdhg import solve
 from solver.problem import Problem
 from solver.settings import Settings
@@ -54,20 +55,27 @@ def test_warm_start_on_perturbed_transportation_lp_needs_no_more_iterations():
     _check_warm_beats_cold(transportation(25, 40))
 
 
+@pytest.mark.parametrize("weight", ["fresh", "reuse"])
 @pytest.mark.parametrize("form", ["state", "tuple3", "tuple2"])
-def test_warm_start_at_the_optimum_stops_at_the_first_check(form):
+def test_warm_start_at_the_optimum_stops_at_the_first_check(form, weight):
     p = transportation(25, 40, seed=1)
     base = solve(p, Settings(tol=TOL))
     assert base.status == Status.OPTIMAL and base.iterations > 0
     st = base.state
     ws = {"state": st, "tuple3": (st.x, st.y, st), "tuple2": (st.x, st.y)}[form]
-    again = solve(p, Settings(tol=TOL), warm_start=ws)
+    again = solve(p, Settings(tol=TOL, warm_primal_weight=weight), warm_start=ws)
     assert again.status == Status.OPTIMAL and again.warm_started
-    if form == "tuple2":  # no primal weight given: the first PDHG step differs, one check later at most
-        assert again.iterations <= Settings().check_every
-    else:  # the check at iteration 0 already certifies the point
-        assert again.iterations == 0
+    assert again.iterations == 0  # the check at iteration 0 already certifies the point
+    if weight == "reuse" and form != "tuple2":
         assert again.state.primal_weight == pytest.approx(st.primal_weight)
+    else:  # the cold start's weight
+        assert again.state.primal_weight == 1.0
+
+
+def test_unknown_warm_primal_weight_mode_is_a_usage_error():
+    p = transportation(5, 6, seed=1)
+    with pytest.raises(UsageError, match="warm_primal_weight"):
+        solve(p, Settings(warm_primal_weight="last"), warm_start=(np.zeros(p.n_cols), np.zeros(p.n_rows)))
 
 
 def test_warm_start_from_zero_is_the_cold_start():

@@ -1,0 +1,147 @@
+"""Warm vs cold PDHG iterations, per round, for each warm-start primal-weight policy.
+
+Workloads (the rows of ``bench_lp.py --domains``): the LP relaxations of Sia 1,024 GPUs, TE default
+ring and LB 256x32 (rounds built with ``solver.differential.apply_delta`` and the previous warm solve's
+state mapped with ``map_state``), a transportation LP (``--transport``) after 1% of its costs change
+by +-5%, and optionally (``--netlib``) the shared LP set after 1% of costs and row bounds change by
++-5% (``bench_lp.perturb``). Cold solves run with ``presolve="off"`` (like-with-like PDHG iterations).
+
+PDHG iteration counts on these degenerate LPs swing by up to 3x with the check interval alone (Sia
+round 2 cold: 4,257-14,412 iterations for check_every 48-80), so a single run's ratio is mostly noise.
+``--check-every 48 56 64 72 80`` solves every round once per interval and reports the ratio of the
+geometric means of warm and cold iterations (the figure the policies were chosen on).
+
+Run: ``.venv/bin/python bench/bench_warm.py [--weights fresh reuse] [--tol 1e-4] [--rounds 3]
+[--check-every 64] [--transport 400x500] [--netlib] [--cap 60]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import platform
+import statistics
+import sys
+import time
+from dataclasses import replace
+from importlib.metadata import version
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_lp import data_dir, perturb, read  # noqa: E402
+
+from solver.differential import apply_delta, map_state  # noqa: E402
+from solver.pdhg import solve  # noqa: E402
+from solver.settings import Settings  # noqa: E402
+from solver.workloads import make_scenario  # noqa: E402
+from solver.workloads.transport import transportation  # noqa: E402
+
+
+def geomean(v) -> float:
+    return math.exp(sum(math.log(max(a, 1)) for a in v) / len(v))
+
+
+def chains(args) -> list[tuple[str, list, list]]:
+    """(label, problems of rounds 0..R, ApplyInfo per round or None) for every workload."""
+    out = []
+    for label, dom, scale in (("sia-1024", "sia", 1024), ("te-default", "te", None), ("lb-256x32", "lb", (256, 32))):
+        sc = make_scenario(dom, scale, seed=0)
+        p = sc.base()
+        probs, infos = [p], [None]
+        for r in range(1, args.rounds + 1):
+            p, info = apply_delta(p, sc.next_delta(r, None))
+            probs.append(p)
+            infos.append(info)
+        out.append((label, probs, infos))
+    if args.transport:
+        a, b = (int(v) for v in args.transport.split("x"))
+        p = transportation(a, b)
+        out.append((f"transport-{args.transport}", [p, perturb(p, seed=1)], [None, None]))
+    if args.netlib:
+        mdir = data_dir() / "mps"
+        rows = [r for r in csv.DictReader(open(mdir / "MANIFEST.tsv"), delimiter="\t")
+                if r["kind"] == "LP" and r["expected_status"] == "optimal"]
+        for r in rows:
+            p = read(mdir / r["file"])
+            out.append((r["file"], [p, perturb(p)], [None, None]))
+    return out
+
+
+def run_chain(probs, infos, s: Settings, weight: str, cold_cache: dict, key: str) -> list[dict]:
+    """Round 0 cold (default settings), then each round warm from the previous warm solve's state."""
+    prev = solve(probs[0], s)
+    rows = []
+    for r in range(1, len(probs)):
+        q = probs[r]
+        st = prev.state if infos[r] is None else map_state(prev.state, infos[r], q)
+        ck = (key, r, s.check_every)
+        if ck not in cold_cache:
+            cold_cache[ck] = solve(q, replace(s, presolve="off"))
+        cold = cold_cache[ck]
+        warm = solve(q, replace(s, warm_primal_weight=weight), warm_start=st)
+        rows.append({"round": r, "cold_status": cold.status.name, "warm_status": warm.status.name,
+                     "cold_iterations": cold.iterations, "warm_iterations": warm.iterations,
+                     "obj_diff": abs(warm.objective - cold.objective) / max(1.0, abs(cold.objective))})
+        prev = warm
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--weights", nargs="+", default=["fresh", "reuse"], help="warm_primal_weight policies")
+    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--check-every", type=int, nargs="+", default=[64])
+    ap.add_argument("--transport", default="400x500", help="SRCxDST, '' to skip")
+    ap.add_argument("--netlib", action="store_true", help="add the shared LP set (1%% perturbation)")
+    ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
+    args = ap.parse_args()
+    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print("versions:", ", ".join(f"{k} {version(k)}" for k in ("copter", "numba", "numpy", "scipy")),
+          f"python {platform.python_version()}")
+    print(f"tol {args.tol:g}, check_every {args.check_every}, cap {args.cap:g} s; iterations are deterministic\n")
+    table = []
+    cold_cache: dict = {}
+    print(f"{'workload':18s} {'round':>5s} {'weight':>6s} {'cold it (gm)':>12s} {'warm it (gm)':>12s} {'w/c':>5s}")
+    for label, probs, infos in chains(args):
+        for weight in args.weights:
+            per_round: dict[int, list] = {}
+            for ce in args.check_every:
+                s = Settings(tol=args.tol, time_limit_seconds=args.cap, check_every=ce)
+                for row in run_chain(probs, infos, s, weight, cold_cache, label):
+                    per_round.setdefault(row["round"], []).append(row)
+            for r, rows in per_round.items():
+                ok = all(t["cold_status"] == t["warm_status"] == "OPTIMAL" for t in rows)
+                c = geomean([t["cold_iterations"] for t in rows])
+                w = geomean([t["warm_iterations"] for t in rows])
+                rec = {"workload": label, "round": r, "weight": weight, "cold": c, "warm": w, "ratio": w / c,
+                       "optimal": ok, "domain": not label.endswith((".mps", ".gz")),
+                       "warm_needed": any(t["warm_iterations"] > 0 for t in rows)}
+                table.append(rec)
+                print(f"{label:18s} {r:5d} {weight:>6s} {c:12.0f} {w:12.0f} {w / c:5.2f}"
+                      f"{'' if ok else '  (not OPTIMAL in every run)'}", flush=True)
+    print("\nsummary (median of per-round warm/cold ratios, OPTIMAL rounds; goal <= 0.25)")
+    for weight in args.weights:
+        for name, sel in (("domain rounds", lambda t: t["domain"]),
+                          ("shared LP set", lambda t: not t["domain"]),
+                          ("shared LP set, old point not within tol", lambda t: not t["domain"] and t["warm_needed"])):
+            v = [t["ratio"] for t in table if t["weight"] == weight and t["optimal"] and sel(t)]
+            if v:
+                print(f"  {weight:6s} {name:40s} median {statistics.median(v):.2f} over {len(v)} "
+                      f"(<= 0.25 on {sum(x <= 0.25 for x in v)}, > 1 on {sum(x > 1 for x in v)})")
+    out = REPO / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"bench_warm-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+    with open(path, "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(table[0]))
+        wr.writeheader()
+        wr.writerows(table)
+    print(f"\ntable written to {path.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
