@@ -32,7 +32,8 @@ from solver.problem import Problem
 CHOICE_MIN = 1e-3   #: LP value above which a choice-row binary is a rounding candidate
 VUB_MIN = 1e-6      #: relative LP value of a VUB child above which its parent rounds up
 VUB_LADDER = (1e-1, 1e-2, 1e-3)  #: sparser VUB thresholds tried first when VUB links exist (vub_thresholds)
-TIE_QUANTUM = 1e-3  #: LP confidences closer than this count as ties (first-order LP points are inexact)
+TIE_QUANTUM = 1e-3
+BULK_LOCK_FREE = True  #: decide lock-free columns of the forced pass at once (_decide_lock_free)  #: LP confidences closer than this count as ties (first-order LP points are inexact)
 
 
 @dataclass
@@ -182,6 +183,8 @@ def run_rounding(problem: Problem, st: Structure, x_lp: np.ndarray, prev: np.nda
     order1 = cand1[o1].astype(np.int64)
     K.decide_pass(order1, pref, alt, False, M, S, W)
     und = np.flatnonzero(it & (S[0] != S[1]))
+    if BULK_LOCK_FREE and und.size:
+        und = _decide_lock_free(problem, M, S, und, pref)
     benefit = -cost[und] * (alt[und] - pref[und])
     o2 = np.lexsort((benefit, prev_alt[und]))
     order2 = und[o2].astype(np.int64)
@@ -219,6 +222,42 @@ def vub_thresholds(st: Structure) -> tuple[float, ...]:
     more binaries than a vertex would; the continuous re-solve decides whether a sparser choice is
     feasible, and the next threshold is tried only when it is not."""
     return (*VUB_LADDER, VUB_MIN) if st.vub_parent.size else (VUB_MIN,)
+
+
+def locks(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """(n,) down-locks and up-locks of every column (SCIP's variable locks, Achterberg 2007, section 3.3):
+    the number of rows whose violation can grow when the column decreases / increases (a > 0 in a row
+    with a finite lower bound counts as a down-lock, with a finite upper bound as an up-lock; a < 0 the
+    other way round). One vectorized pass over the CSC arrays."""
+    col = np.repeat(np.arange(problem.n_cols), np.diff(problem.a_indptr))
+    a = problem.a_data
+    fl = np.isfinite(problem.row_lower)[problem.a_indices]
+    fu = np.isfinite(problem.row_upper)[problem.a_indices]
+    down = ((a > 0) & fl) | ((a < 0) & fu)
+    up = ((a > 0) & fu) | ((a < 0) & fl)
+    return (np.bincount(col, weights=down, minlength=problem.n_cols).astype(np.int64),
+            np.bincount(col, weights=up, minlength=problem.n_cols).astype(np.int64))
+
+
+def _decide_lock_free(problem: Problem, M, S, und: np.ndarray, pref: np.ndarray) -> np.ndarray:
+    """Decide at once the undecided columns ``und`` whose preferred value is the end of their domain in a
+    direction without locks (and that have no VUB children): such a move changes only the activity side
+    of each row that faces an infinite bound, so no row's violation can grow, whatever the order, and
+    ``decide_pass`` would accept it and leave every other decision unchanged. Saves one staged move per
+    column (Sia 10,240 GPUs: ~224k of the 231k columns go to 0 this way). Returns the columns left."""
+    down, up = locks(problem)
+    pptr = M[14]
+    dl, du = S[0], S[1]
+    v = pref[und]
+    leaf = pptr[und + 1] == pptr[und]
+    ok = leaf & (((v == dl[und]) & (down[und] == 0)) | ((v == du[und]) & (up[und] == 0)))
+    if not ok.any():
+        return und
+    j = und[ok]
+    dl[j] = v[ok]
+    du[j] = v[ok]
+    K.init_activity(M, S)
+    return und[~ok]
 
 
 def choice_lists(st: Structure) -> tuple[np.ndarray, np.ndarray]:
