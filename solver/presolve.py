@@ -9,7 +9,8 @@ cannot be carried into the reduced space).
 
 Pipeline (:func:`solve_with_presolve`):
 1. ``Highs.presolve()`` on the LP (integrality dropped: copter solves LPs and relaxations here), its
-   time counted against ``settings.time_limit_seconds``;
+   time counted against ``settings.time_limit_seconds``, with the one rule whose postsolve needs a
+   basis for its duals switched off (:data:`PRESOLVE_RULE_OFF`);
 2. PDHG (``solver.pdhg.solve``, presolve off) on ``Highs.getPresolvedLp()``;
 3. ``Highs.postsolve`` with the reduced primal/dual point (x, A x, y, c - A'y) back to the original
    space; HiGHS then reports model status Unknown because PDHG's point is not a basic solution, so the
