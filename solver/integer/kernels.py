@@ -325,6 +325,25 @@ def repair_pass(max_moves, M, S, W, tabu):
 
 
 @njit(cache=True)
+def _quick_reject(j, cur, new, M, S):
+    """True when moving column j (fixed at ``cur``, no VUB children) to ``new`` makes some row's violation
+    grow beyond its tolerance: the test of ``_try`` + ``_evaluate`` with the same arithmetic, without staging
+    (most fill candidates fail it, e.g. every other configuration of an allocated job)."""
+    cptr, cind, cval = M[0], M[1], M[2]
+    rl, ru, rtol = M[6], M[7], M[8]
+    fmin, nmin, fmax, nmax = S[2], S[3], S[4], S[5]
+    for k in range(cptr[j], cptr[j + 1]):
+        i = cind[k]
+        a = cval[k]
+        d = a * new - a * cur
+        old = row_violation(rl[i], ru[i], fmin[i], nmin[i], fmax[i], nmax[i])
+        nv = row_violation(rl[i], ru[i], fmin[i] + d, nmin[i], fmax[i] + d, nmax[i])
+        if nv - old > rtol[i]:
+            return True
+    return False
+
+
+@njit(cache=True)
 def fill_pass(order, M, S, W):
     """Greedy improvement: each integer column of ``order`` moves in its improving direction
     (-sign(cost), minimisation form) as far as no row's violation grows: steps of 1, doubled after
@@ -334,6 +353,7 @@ def fill_pass(order, M, S, W):
         (columns changed, total objective change (<= 0, minimisation form)).
     """
     lo, up, cost = M[11], M[12], M[13]
+    pptr = M[14]
     dl = S[0]
     changed = 0
     gain = 0.0
@@ -345,13 +365,17 @@ def fill_pass(order, M, S, W):
         s = -1.0 if c > 0 else 1.0
         step = 1.0
         moved = False
+        leaf = pptr[j + 1] == pptr[j] and S[0][j] == S[1][j]
         for _ in range(256):  # bounded: an unbounded improving direction stops after ~2^128 steps
             cur = dl[j]
             room = up[j] - cur if s > 0 else cur - lo[j]
             if room < 1:
                 break
             k = step if step <= room else np.floor(room)
-            nw, sc = _try(j, cur + s * k, M, S, W, -1)
+            if leaf and _quick_reject(j, cur, cur + s * k, M, S):
+                nw = 1  # the staged evaluation would find the same growing row
+            else:
+                nw, sc = _try(j, cur + s * k, M, S, W, -1)
             if nw == 0:
                 _stage_move(j, cur + s * k, M, S, W)
                 _commit(S, W)
