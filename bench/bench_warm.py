@@ -12,7 +12,7 @@ round 2 cold: 4,257-14,412 iterations for check_every 48-80), so a single run's 
 geometric means of warm and cold iterations (the figure the policies were chosen on).
 
 Run: ``.venv/bin/python bench/bench_warm.py [--weights fresh reuse] [--tol 1e-4] [--rounds 3]
-[--check-every 64] [--transport 400x500] [--netlib] [--cap 60]``
+[--check-every 64] [--transport 400x500] [--netlib] [--no-domains] [--cap 60]``
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ def geomean(v) -> float:
 def chains(args) -> list[tuple[str, list, list]]:
     """(label, problems of rounds 0..R, ApplyInfo per round or None) for every workload."""
     out = []
-    for label, dom, scale in (("sia-1024", "sia", 1024), ("te-default", "te", None), ("lb-256x32", "lb", (256, 32))):
+    domains = () if args.no_domains else (("sia-1024", "sia", 1024), ("te-default", "te", None),
+                                          ("lb-256x32", "lb", (256, 32)))
+    for label, dom, scale in domains:
         sc = make_scenario(dom, scale, seed=0)
         p = sc.base()
         probs, infos = [p], [None]
@@ -98,6 +100,7 @@ def main() -> None:
     ap.add_argument("--check-every", type=int, nargs="+", default=[64])
     ap.add_argument("--transport", default="400x500", help="SRCxDST, '' to skip")
     ap.add_argument("--netlib", action="store_true", help="add the shared LP set (1%% perturbation)")
+    ap.add_argument("--no-domains", action="store_true", help="skip the Sia/TE/LB rounds")
     ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
     args = ap.parse_args()
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
