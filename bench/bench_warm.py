@@ -11,6 +11,18 @@ round 2 cold: 4,257-14,412 iterations for check_every 48-80), so a single run's 
 ``--check-every 48 56 64 72 80`` solves every round once per interval and reports the ratio of the
 geometric means of warm and cold iterations (the figure the policies were chosen on).
 
+Measured 2026-11-30 (median of per-round warm/cold ratios; "needing work" = the old point was not
+already within tolerance at the first check):
+
+    policy  domain rounds (tol 1e-4, 5 intervals)  transport 400x500  LP set 1e-4 (needing work)  1e-6
+    fresh   0.67                                   0.09               0.01 (0.16)                 0.04 (0.30)
+    reuse   0.78                                   0.58               0.02 (0.22)                 0.02 (0.36)
+
+Why the domain rounds stay near 0.6: restarted PDHG converges linearly here, so iterations grow with
+log(KKT error at the start / tol); the warm points start at relative KKT 1.6e-2 (TE) to 3e-2 (Sia) and
+~1 (LB) against 0.35 / 3 / 300 cold, which predicts 0.55-0.62. Even the exact new optimal duals with the
+previous primal point did not beat the warm start on Sia.
+
 Run: ``.venv/bin/python bench/bench_warm.py [--weights fresh reuse] [--tol 1e-4] [--rounds 3]
 [--check-every 64] [--transport 400x500] [--netlib] [--no-domains] [--cap 60]``
 """
