@@ -14,7 +14,12 @@ Both tests are normalised. The primal test's violation/objective ratio is multip
 finite bound, i.e. it is evaluated as in the bound-scaled space of HPR-LP/PDLP (theta_b = 1/(1+||b||)),
 so it does not depend on the magnitude of the right-hand sides: without that factor, ``min x s.t.
 x >= 1e8`` passed the test (violation/objective = 1e-8) on the ordinary difference of two dual
-iterates of a feasible LP. A positive dual objective alone is never enough.
+iterates of a feasible LP. A positive dual objective alone is never enough, and neither is one made
+of cancellation: the ray objective must exceed ``RAY_SIGNIFICANCE`` (1e-9) times the sum of its terms'
+magnitudes. A row whose columns are all fixed with ``lc = a'x_fixed`` up to round-off has an undetermined
+dual that PDHG moves; along it the objective ``lc dy - (a'lv) dy`` is 0 in exact arithmetic and ~1e-16 dy
+in floating point, with zero violation, which "certified" infeasibility of feasible LPs (such rows arise
+whenever a delta or fix-and-resolve fixes every column of an equality row).
 All vectors in original units (minimisation form).
 """
 
@@ -23,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from solver.kernels import RAY_SIGNIFICANCE
 from solver.termination import OrigLP
 
 
@@ -35,10 +41,12 @@ def primal_infeasibility_ratio(lp: OrigLP, dy: np.ndarray, atdy: np.ndarray) -> 
     ysgn = np.where(np.isfinite(lp.lc), 0.0, np.maximum(dy, 0.0)) - np.where(np.isfinite(lp.uc), 0.0,
                                                                                np.minimum(dy, 0.0))
     viol = max(viol, float(np.max(ysgn, initial=0.0)))
-    obj = float(lp.lc_f @ np.maximum(dy, 0.0) + lp.uc_f @ np.minimum(dy, 0.0)
-                + lp.lv_f @ np.maximum(r_ok, 0.0) + lp.uv_f @ np.minimum(r_ok, 0.0))
+    terms = (lp.lc_f * np.maximum(dy, 0.0), lp.uc_f * np.minimum(dy, 0.0),
+             lp.lv_f * np.maximum(r_ok, 0.0), lp.uv_f * np.minimum(r_ok, 0.0))
+    obj = float(sum(float(t.sum()) for t in terms))
+    obj_abs = float(sum(float(np.abs(t).sum()) for t in terms))
     scale = float(np.max(np.abs(dy), initial=0.0))
-    if not (obj > 0.0 and scale > 0.0 and np.isfinite(obj)):
+    if not (obj > RAY_SIGNIFICANCE * obj_abs and scale > 0.0 and np.isfinite(obj)):
         return float("inf")
     return viol * _bound_scale(lp) / obj
 
@@ -61,7 +69,7 @@ def dual_infeasibility_ratio(lp: OrigLP, A: sp.csc_array, dx: np.ndarray) -> flo
     """Violation / |objective| of the primal ray dx (n,) after projection; inf if c'dx >= 0."""
     d = project_primal_ray(lp, dx)
     obj = float(lp.c @ d)
-    if not (obj < 0.0 and np.isfinite(obj)):
+    if not (obj < -RAY_SIGNIFICANCE * float(np.abs(lp.c * d).sum()) and np.isfinite(obj)):
         return float("inf")
     ad = A @ d
     viol = np.maximum(np.where(np.isfinite(lp.uc), ad, 0.0), np.where(np.isfinite(lp.lc), -ad, 0.0))

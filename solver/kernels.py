@@ -23,6 +23,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+RAY_SIGNIFICANCE = 1e-9
+"""An infeasibility ray's objective counts only above this fraction of the sum of its terms' magnitudes
+(a compile-time constant of :func:`check_measures`; see ``solver.infeasibility``)."""
+
 # --------------------------------------------------------------------------- sparse products
 
 
@@ -358,7 +362,9 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     dxx = 0.0
     pviol = 0.0
     pray = 0.0
+    pray_abs = 0.0  # the same terms without cancellation: pray must be significant against them
     cdx = 0.0
+    cdx_abs = 0.0
     bmax = 0.0  # largest finite bound magnitude: the primal ray test is made in bound-scaled terms
     for j in range(n):
         s2 = d2[j] * tc
@@ -390,8 +396,10 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
                 pviol = v
             if rok > 0.0:
                 pray += lv_f[j] * rok
+                pray_abs += abs(lv_f[j] * rok)
             else:
                 pray += uv_f[j] * rok
+                pray_abs += abs(uv_f[j] * rok)
             dv = xh[j] - x0[j]  # scaled; the projection onto the recession cone keeps its sign
             if lv_o[j] > -inf and dv < 0.0:
                 dv = 0.0
@@ -399,6 +407,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
                 dv = 0.0
             work_n[j] = dv
             cdx += c_o[j] * dv * d2[j] / tb
+            cdx_abs += abs(c_o[j] * dv * d2[j] / tb)
     pres2 = 0.0
     dyy = 0.0
     dyadx = 0.0
@@ -432,8 +441,10 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
                 pviol = v
             if dyo > 0.0:
                 pray += lc_f[i] * dyo
+                pray_abs += abs(lc_f[i] * dyo)
             else:
                 pray += uc_f[i] * dyo
+                pray_abs += abs(uc_f[i] * dyo)
             if abs(dyo) > yscale:
                 yscale = abs(dyo)
     fp = (w / eta) * dxx + dyy / (eta * w) + 2.0 * dyadx
@@ -441,9 +452,9 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     pratio = inf
     dratio = inf
     if rays:
-        if pray > 0.0 and yscale > 0.0 and pray < inf:
+        if pray > RAY_SIGNIFICANCE * pray_abs and yscale > 0.0 and pray < inf:
             pratio = pviol * (1.0 + bmax) / pray  # solver.infeasibility.primal_infeasibility_ratio
-        if cdx < 0.0 and cdx > -inf:
+        if cdx < -RAY_SIGNIFICANCE * cdx_abs and cdx > -inf:
             spmv_csr(rp, ri, rv, work_n, work_m)
             dviol = 0.0
             for i in range(m):
