@@ -320,10 +320,14 @@ def _round_and_resolve(problem, st, x_lp, y_lp, prev, settings, t_start, seconds
         steps.extend(out.steps)
         t0 = time.perf_counter()
         resolve_info = {}
+        last = th == ths[-1]
+        # a sparser threshold is a cheap probe: one candidate and a fifth of the PDHG budget (an infeasible
+        # fixed LP otherwise burns the whole budget before HiGHS says so; LB 1024x128: about a minute each)
+        budget = _resolve_budget(settings, t_start, seconds) * (1.0 if last else 0.2)
         if out.rows_violated == 0:
-            for cand in (out.x, out.x_before_fill):
+            for cand in ((out.x, out.x_before_fill) if last else (out.x,)):
                 x_k, resolve_info = fix_and_resolve(problem, cand, settings, x_lp, y_lp,
-                                                    resolve_seconds=_resolve_budget(settings, t_start, seconds))
+                                                    resolve_seconds=max(0.5, budget))
                 if x_k is not None:
                     break
                 if np.array_equal(out.x, out.x_before_fill):
