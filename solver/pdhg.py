@@ -297,7 +297,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
                 print(f"copter PDHG: {m} rows, {n} columns, {problem.nnz} nonzeros; "
                       f"tol {s.tol:g}{', warm start' if ws is not None else ''}", file=sys.stderr)
             core = _Core(lp, A, s, sense, t_start)
-            seconds["presolve"] = time.perf_counter() - t_start
+            seconds["setup"] = time.perf_counter() - t_start
             if s.verbose:
                 print(f"step size {core.eta:.4g} (||A~||_2 = {s.step_safety / core.eta:.4g})",
                       file=sys.stderr)

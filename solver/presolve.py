@@ -133,7 +133,7 @@ def _direct(problem: Problem, settings: Settings, t_start: float, seconds: dict,
     left = max(_remaining(settings, t_start), 0.0)
     res = solve(problem, replace(settings, presolve="off", time_limit_seconds=left))
     inner = res.seconds
-    res.seconds = {**seconds, "iterate": inner.get("iterate", 0.0), "setup": inner.get("presolve", 0.0)}
+    res.seconds = {**seconds, "iterate": inner.get("iterate", 0.0), "setup": inner.get("setup", 0.0)}
     _finish_seconds(res.seconds, t_start)
     res.message = f"{res.message}; {note}" if res.message else note
     return res

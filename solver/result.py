@@ -28,7 +28,9 @@ class SolveResult:
         dual_residual_rel: ||c - A'y - proj(reduced cost)||_2 / (1 + ||c||_2).
         gap_rel: |objective - dual_objective| / (1 + |objective| + |dual_objective|).
         iterations: iterations taken (PDHG iterations; 0 for trivial problems).
-        seconds: wall seconds per phase, at least ``{"solve": ..., "total": ...}``.
+        seconds: wall seconds per phase, at least ``{"solve": ..., "total": ...}``; LP solves add
+            ``setup`` (reduction of empty rows/columns, scaling), ``iterate`` (PDHG iterations) and, when
+            HiGHS presolve ran, ``presolve`` (HiGHS presolve), ``reduced_solve``, ``postsolve`` and ``polish``.
         point_feasible: True when x is feasible within tolerance (MILP: exactly, see integerization).
         state: warm-start data for the next round.
         warm_started: True when the solve started from a previous iterate.
