@@ -69,9 +69,13 @@ def settings_with(base: Settings | None = None, *, tol: float | None = None, tim
             ``--integer-fallback`` or ``--presolve`` value; the message names the option.
     """
     _positive("--tol", tol)
+    if tol is not None and not tol < 1.0:  # a relative tolerance of 1 or more accepts any point
+        raise UsageError(f"--tol must be below 1 (a relative KKT tolerance), got {tol}")
     _positive("--time-limit", time_limit)
     _positive("--integer-fallback-seconds", integer_fallback_seconds)
     _positive("--relaxation-tol", relaxation_tol)
+    if relaxation_tol is not None and not relaxation_tol < 1.0:
+        raise UsageError(f"--relaxation-tol must be below 1 (a relative KKT tolerance), got {relaxation_tol}")
     if iteration_limit is not None and iteration_limit < 0:
         raise UsageError(f"--iteration-limit must be >= 0, got {iteration_limit}")
     if relaxation_round_iterations is not None and relaxation_round_iterations < 0:

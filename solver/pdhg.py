@@ -119,6 +119,7 @@ class _Core:
         g = float(s.reflection)
         eta = self.eta
         w = float(w_init) if (w_init is not None and math.isfinite(w_init) and w_init > 0) else 1.0
+        w = min(max(w, s.primal_weight_min), s.primal_weight_max)  # a stored weight obeys the same clamp
         tau, sigma = eta / w, eta * w
         x = sc.x_to_scaled(x_init) if x_init is not None else np.minimum(np.maximum(0.0, lv), uv)
         y = sc.y_to_scaled(y_init) if y_init is not None else np.zeros(m)

@@ -126,12 +126,14 @@ def _remaining(settings: Settings, t_start: float) -> float:
     return settings.time_limit_seconds - (time.perf_counter() - t_start)
 
 
-def _direct(problem: Problem, settings: Settings, t_start: float, seconds: dict, note: str) -> SolveResult:
-    """Solve without presolve in the time left; keep the presolve seconds and say why."""
+def _direct(problem: Problem, settings: Settings, t_start: float, seconds: dict, note: str,
+            warm_start=None) -> SolveResult:
+    """Solve without presolve in the time left (from ``warm_start`` when one was given: it lives in this
+    original space); keep the presolve seconds and say why."""
     from solver.pdhg import solve
 
     left = max(_remaining(settings, t_start), 0.0)
-    res = solve(problem, replace(settings, presolve="off", time_limit_seconds=left))
+    res = solve(problem, replace(settings, presolve="off", time_limit_seconds=left), warm_start=warm_start)
     inner = res.seconds
     res.seconds = {**seconds, "iterate": inner.get("iterate", 0.0), "setup": inner.get("setup", 0.0)}
     _finish_seconds(res.seconds, t_start)
@@ -185,7 +187,9 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
         problem: the model (n columns, m rows), any HiGHS form.
         settings: tolerances and limits; ``time_limit_seconds`` covers presolve, the reduced solve,
             postsolve and polish together; ``iteration_limit`` covers reduced + polish iterations.
-        warm_start: ignored (only reached with ``presolve="on"``); ``result.message`` says so.
+        warm_start: only reached with ``presolve="on"``: the reduced LP starts cold (``result.message``
+            says the warm start was ignored, ``warm_started`` is False); when presolve removes nothing or
+            fails, the original LP is solved from this warm start.
     Returns:
         SolveResult in original units and sense: x (n,), y (m,), reduced costs, row activity,
         objective, dual objective and relative residuals recomputed on the original LP;
@@ -221,7 +225,7 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
         why = {_PS.kNotReduced: "presolve removed nothing", _PS.kTimeout: "presolve hit the time limit",
                _PS.kUnboundedOrInfeasible: "presolve found the LP infeasible or unbounded (which one is "
                                            "decided without presolve)"}.get(pstat, f"presolve failed ({pstat.name})")
-        return _direct(problem, s, t_start, seconds, "; ".join([f"{why}: solved without it", *notes]))
+        return _direct(problem, s, t_start, seconds, f"{why}: solved without it", warm_start)
     plp = h.getPresolvedLp()
     sol = highspy.HighsSolution()
     iterations, weight, status, msg = 0, math.nan, Status.OPTIMAL, "HiGHS presolve solved the LP"
@@ -230,7 +234,8 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
         try:
             q = _presolved_problem(plp, problem.name)
         except CopterError as exc:  # a reduced LP our Problem refuses: do without presolve
-            return _direct(problem, s, t_start, seconds, f"presolved LP unusable ({exc}): solved without it")
+            return _direct(problem, s, t_start, seconds, f"presolved LP unusable ({exc}): solved without it",
+                           warm_start)
         red = solve(q, replace(inner, time_limit_seconds=max(_remaining(s, t_start), 0.0)))
         iterations, weight, status, msg = red.iterations, red.state.primal_weight, red.status, red.message
         iterate = red.seconds.get("iterate", 0.0)
@@ -239,7 +244,8 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
             print(f"HiGHS presolve: {problem.n_rows}x{problem.n_cols} -> {q.n_rows}x{q.n_cols}, "
                   f"reduced LP {red.status.name} after {red.iterations} iterations", file=sys.stderr)
         if status == Status.NUMERICAL_ERROR:
-            return _direct(problem, s, t_start, seconds, "PDHG failed on the presolved LP: solved without presolve")
+            return _direct(problem, s, t_start, seconds, "PDHG failed on the presolved LP: solved without presolve",
+                           warm_start)
         sol.col_value = red.x
         sol.col_dual = red.reduced_cost
         sol.row_value = red.row_activity
@@ -255,7 +261,7 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
     out = h.getSolution() if ok else None
     seconds["postsolve"] = time.perf_counter() - t
     if out is None or len(out.col_value) != problem.n_cols or len(out.row_dual) != problem.n_rows:
-        return _direct(problem, s, t_start, seconds, "HiGHS postsolve failed: solved without presolve")
+        return _direct(problem, s, t_start, seconds, "HiGHS postsolve failed: solved without presolve", warm_start)
     x = np.asarray(out.col_value, dtype=np.float64)
     y = np.asarray(out.row_dual, dtype=np.float64)
     measured = original_kkt(problem, x, y)

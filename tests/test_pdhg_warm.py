@@ -105,3 +105,20 @@ def test_warm_start_state_is_in_original_units_and_carries_step_and_weight():
     np.testing.assert_array_equal(st.x, res.x)
     np.testing.assert_array_equal(st.y, res.y)
     assert st.step_size > 0 and st.primal_weight > 0 and st.iterations == res.iterations
+
+
+def test_reused_primal_weight_outside_the_clamp_is_clamped_not_fatal():
+    # a hand-edited state with w = 1e-300 gave NUMERICAL_ERROR even from the exact optimum (adversarial F6)
+    from dataclasses import replace as _replace
+
+    from solver.pdhg import solve as _solve
+    from solver.problem import Problem as _Problem
+    from solver.settings import Settings as _Settings
+    from solver.status import Status as _Status
+
+    p = _Problem.from_arrays(cost=[1.0, 2.0], matrix=np.array([[1.0, 1.0]]), row_lower=[1.0], row_upper=[np.inf],
+                             col_lower=[0.0, 0.0], col_upper=[np.inf, np.inf])
+    cold = _solve(p, _Settings(tol=1e-8, presolve="off"))
+    state = _replace(cold.state, primal_weight=1e-300)
+    warm = _solve(p, _Settings(tol=1e-8, warm_primal_weight="reuse"), warm_start=state)
+    assert warm.status == _Status.OPTIMAL

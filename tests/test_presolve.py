@@ -177,3 +177,14 @@ def test_iteration_limit_covers_reduced_and_polish_solves_together():
     res = solve(p, s)
     assert res.status == Status.ITERATION_LIMIT, res.message
     assert res.iterations <= s.iteration_limit + s.check_every, res.iterations
+
+
+@pytest.mark.data
+def test_presolve_on_keeps_the_warm_start_when_presolve_removes_nothing():
+    # the fallback solves the original LP, where the warm start lives: a solve from the optimum stops at once
+    p = _load(NOT_REDUCED)
+    cold = solve(p, Settings(tol=1e-6, presolve="off"))
+    res = solve(p, Settings(tol=1e-6, presolve="on"), warm_start=cold.state)
+    assert "removed nothing" in res.message
+    assert res.warm_started and res.status == Status.OPTIMAL
+    assert res.iterations < cold.iterations
