@@ -429,6 +429,9 @@ def _check_names_writable(problem: Problem, path: str) -> None:
 def write_mps(problem: Problem, path: str | os.PathLike) -> None:
     """Write ``problem`` as free-format MPS via HiGHS; ``.gz`` suffix -> gzip-compressed.
 
+    Integer columns' fractional bounds are written rounded inward (ceil lower, floor upper): the same
+    integer points, and a file the MPS reader accepts.
+
     Raises:
         ValidationError: a name free-format MPS cannot hold (empty, or containing whitespace): HiGHS
             would write it renamed (``c_ekk0``, ``my_var``) and the file would no longer match the
@@ -438,7 +441,16 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
     path = str(path)
     _check_names_writable(problem, path)
     h = new_highs()
-    st = h.passModel(to_highs_lp(problem, with_names=True))
+    lp = to_highs_lp(problem, with_names=True)
+    it = problem.integrality.astype(bool)
+    if it.any():
+        # an integer column's fractional bound (x in [0.5, 3.7]) is written rounded inward ([1, 3], the same
+        # set of integer points, as the integerization does): the MPS reader rejects fractional integer
+        # bounds because HiGHS would silently change them
+        lo, up = np.array(lp.col_lower_, dtype=np.float64), np.array(lp.col_upper_, dtype=np.float64)
+        lo[it], up[it] = np.ceil(lo[it]), np.floor(up[it])
+        lp.col_lower_, lp.col_upper_ = lo, up
+    st = h.passModel(lp)
     if st == highspy.HighsStatus.kError:
         raise InputError("HiGHS refused the model for writing", file=path)
     gz = path.endswith(".gz")

@@ -232,3 +232,19 @@ def test_duplicate_entries_and_bounds_are_rejected_instead_of_silently_keeping_t
         read_mps(_write(tmp_path, RANGED.replace("    y obj 1 e1 2\n", "    y obj 1 e1 2\n    y obj 3\n")))
     with pytest.raises(FormatError, match="duplicate upper bound"):
         read_mps(_write(tmp_path, RANGED.replace("ENDATA", "BOUNDS\n UP bnd x 4\n UP bnd x 5\nENDATA")))
+
+
+def test_written_mps_of_integer_column_with_fractional_bounds_reads_back_with_bounds_rounded_inward(tmp_path):
+    # x integer in [0.5, 3.7] is valid in Parquet; its MPS must be readable by copter's own reader (adversarial F10)
+    import numpy as _np
+
+    from formats.mps import read_mps as _read
+    from formats.mps import write_mps as _write
+    from solver.problem import Problem as _Problem
+
+    p = _Problem.from_arrays(cost=[1.0, 1.0], matrix=_np.array([[1.0, 1.0]]), row_lower=[2.0], row_upper=[_np.inf],
+                             col_lower=[0.5, 0.0], col_upper=[3.7, 10.0], integrality=[True, False])
+    _write(p, tmp_path / "p.mps")
+    q = _read(tmp_path / "p.mps")
+    assert q.col_lower.tolist() == [1.0, 0.0] and q.col_upper.tolist() == [3.0, 10.0]
+    assert q.integrality.tolist() == [True, False]
