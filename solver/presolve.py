@@ -29,6 +29,7 @@ without presolve within the time left.
 from __future__ import annotations
 
 import math
+import re
 import sys
 import time
 from dataclasses import replace
@@ -122,6 +123,9 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray):
     return kkt, x, sense * y_min, sense * rc, ax
 
 
+_TIME_LIMIT_MSG = re.compile(r"time limit \S+ s reached")
+
+
 def _remaining(settings: Settings, t_start: float) -> float:
     return settings.time_limit_seconds - (time.perf_counter() - t_start)
 
@@ -138,6 +142,8 @@ def _direct(problem: Problem, settings: Settings, t_start: float, seconds: dict,
     res.seconds = {**seconds, "iterate": inner.get("iterate", 0.0), "setup": inner.get("setup", 0.0)}
     _finish_seconds(res.seconds, t_start)
     res.message = f"{res.message}; {note}" if res.message else note
+    if res.status == Status.TIME_LIMIT:
+        res.message = _TIME_LIMIT_MSG.sub(f"time limit {settings.time_limit_seconds:g} s reached", res.message)
     return res
 
 
@@ -167,6 +173,8 @@ def _result(problem: Problem, status: Status, message: str, measured, settings: 
             seconds: dict, weight: float) -> SolveResult:
     """A complete SolveResult in original space from ``measured`` = :func:`original_kkt`'s output."""
     kkt, x, y, rc, ax = measured
+    if status == Status.TIME_LIMIT:  # inner solves ran on the budget left; the user set the whole limit
+        message = _TIME_LIMIT_MSG.sub(f"time limit {settings.time_limit_seconds:g} s reached", message)
     viol = np.maximum(problem.row_lower - ax, ax - problem.row_upper)
     sense = int(problem.sense)
     return SolveResult(

@@ -167,6 +167,7 @@ def test_time_limit_counts_presolve_and_is_never_reported_optimal():
     p = _load("maros.mps.gz")  # 846x1443: cold solve takes seconds, far beyond this limit
     res = solve(p, Settings(tol=1e-6, time_limit_seconds=0.05))
     assert res.status == Status.TIME_LIMIT, res.message
+    assert "time limit 0.05 s reached" in res.message  # the user's limit, not the inner budget left
     assert res.x.shape == (p.n_cols,) and np.isfinite(res.objective)
 
 
