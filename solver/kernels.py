@@ -64,6 +64,23 @@ def spmv_csc_t_ref(cp, ci, cv, y, out):
     out[:] = sp.csc_array((cv, ci, cp), shape=(y.shape[0], n)).T @ y
 
 
+@njit(cache=True)
+def spmv_csc(cp, ci, cv, x, out):
+    """out = A x over the CSC arrays of A (column scatter, nonzeros in storage order, the order scipy's
+    ``csc_matrix @ x`` uses, so the results agree bitwise). Shapes: cp (n+1,), x (n,), out (m,)."""
+    n = cp.shape[0] - 1
+    out[:] = 0.0
+    for j in range(n):
+        xj = x[j]
+        for p in range(cp[j], cp[j + 1]):
+            out[ci[p]] += cv[p] * xj
+
+
+def spmv_csc_ref(cp, ci, cv, x, out):
+    """numpy twin of :func:`spmv_csc`."""
+    out[:] = np.bincount(ci, weights=cv * np.repeat(x, np.diff(cp)), minlength=out.shape[0])
+
+
 # --------------------------------------------------------------------------- PDHG passes
 
 

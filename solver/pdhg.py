@@ -30,7 +30,7 @@ from solver.errors import UsageError
 from solver.problem import Problem
 from solver.restart import RestartController, fixed_point_residual
 from solver.result import SolveResult
-from solver.scaling import ScaledLP, combined_bound_norm, scale_lp
+from solver.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
 from solver.settings import Settings
 from solver.state import SolverState
 from solver.status import Status
@@ -93,12 +93,13 @@ def parse_warm_start(warm_start, n: int, m: int):
 class _Core:
     """One run of the iteration on a reduced, scaled minimisation LP (internal to :func:`solve`)."""
 
-    def __init__(self, lp: OrigLP, A, settings: Settings, sense: int, t_start: float):
-        self.lp, self.A, self.s, self.sense, self.t_start = lp, A, settings, sense, t_start
-        self.sc: ScaledLP = scale_lp(lp.c, lp.lc, lp.uc, lp.lv, lp.uv, A,
-                                     ruiz_iterations=settings.ruiz_iterations,
-                                     pock_chambolle_alpha=settings.pock_chambolle_alpha,
-                                     bound_objective_scaling=settings.bound_objective_scaling)
+    def __init__(self, lp: OrigLP, csc: tuple, settings: Settings, sense: int, t_start: float):
+        """``csc`` = (indptr (n+1,), indices (nnz,), data (nnz,)) of the reduced A (sorted rows)."""
+        self.lp, self.s, self.sense, self.t_start = lp, settings, sense, t_start
+        self.sc: ScaledLP = scale_lp_csc(lp.c, lp.lc, lp.uc, lp.lv, lp.uv, *csc, lp.lc.shape[0],
+                                         ruiz_iterations=settings.ruiz_iterations,
+                                         pock_chambolle_alpha=settings.pock_chambolle_alpha,
+                                         bound_objective_scaling=settings.bound_objective_scaling)
         sc = self.sc
         if settings.pock_chambolle_alpha is not None and 0.0 <= settings.pock_chambolle_alpha <= 2.0:
             # Pock & Chambolle (2011, Lemma 2): after their diagonal scaling ||A~||_2 <= 1 exactly
@@ -225,6 +226,21 @@ class _Core:
         return status, message, kkt, xo, yo, total, w
 
 
+def _drop_empty(problem: Problem, kr: np.ndarray, kc: np.ndarray) -> tuple:
+    """CSC arrays (indptr, indices, data) of A restricted to rows ``kr`` and columns ``kc``, where every
+    dropped row and column is EMPTY (``solver.trivial``): no nonzero is lost, so only the column
+    pointers shrink and row indices are renumbered (monotone map: order within columns is kept)."""
+    m, n = problem.n_rows, problem.n_cols
+    cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
+    if kc.size < n:
+        cp = np.concatenate((cp[:1], cp[kc + 1]))
+    if kr.size < m:
+        new_row = np.zeros(m, dtype=np.int32)
+        new_row[kr] = np.arange(kr.size, dtype=np.int32)
+        ci = new_row[ci]
+    return cp, ci, cv
+
+
 def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -> SolveResult:
     """Solve the LP (relaxation, integrality ignored) of ``problem`` with restarted Halpern PDHG.
 
@@ -261,7 +277,6 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     sense = int(problem.sense)
     n, m = problem.n_cols, problem.n_rows
     c_min = sense * problem.cost
-    A_full = problem.matrix()
     ws, ws_msg = parse_warm_start(warm_start, n, m)
     if ws_msg and s.verbose:
         print(ws_msg, file=sys.stderr)
@@ -292,12 +307,11 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
             status, message = Status.OPTIMAL, "every column is empty: solved analytically"
             kkt = KKT(offset_min, offset_min, 0.0, 0.0, 0.0, 0.0, 0.0)
         else:
-            A = A_full[kr][:, kc] if (kr.size < m or kc.size < n) else A_full
-            A = A.tocsc() if hasattr(A, "tocsc") else A
+            csc = _drop_empty(problem, kr, kc)
             if s.verbose:
                 print(f"copter PDHG: {m} rows, {n} columns, {problem.nnz} nonzeros; "
                       f"tol {s.tol:g}{', warm start' if ws is not None else ''}", file=sys.stderr)
-            core = _Core(lp, A, s, sense, t_start)
+            core = _Core(lp, csc, s, sense, t_start)
             seconds["setup"] = time.perf_counter() - t_start
             if s.verbose:
                 print(f"step size {core.eta:.4g} (||A~||_2 = {s.step_safety / core.eta:.4g})",
@@ -323,8 +337,11 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     if ws_msg:
         message = f"{message}; {ws_msg}" if message else ws_msg
     y = sense * y_min
-    row_activity = A_full @ x
-    reduced_cost = problem.cost - A_full.T @ y
+    # A x and A'y straight from the CSC arrays (the CSC of A is the CSR of A'); same sums as scipy
+    row_activity, aty = np.empty(m), np.empty(n)
+    kernels.spmv_csc(problem.a_indptr, problem.a_indices, problem.a_data, x, row_activity)
+    kernels.spmv_csc_t(problem.a_indptr, problem.a_indices, problem.a_data, y, aty)
+    reduced_cost = problem.cost - aty
     viol = np.maximum(problem.row_lower - row_activity, row_activity - problem.row_upper)
     max_viol = float(np.max(np.maximum(viol, 0.0), initial=0.0))
     if kkt is None:

@@ -152,21 +152,67 @@ def _finish_seconds(seconds: dict, t_start: float) -> None:
 
 
 def _presolved_problem(plp: highspy.HighsLp, name: str) -> Problem:
-    """The reduced LP as a Problem (HiGHS may hand it over row-wise)."""
+    """The reduced LP as a Problem (HiGHS may hand it over row-wise).
+
+    Fast path (no scipy object, no name sort): when HiGHS's matrix, once its columns are sorted by row,
+    is canonical (row indices strictly increasing within columns, in range, nonzero finite values, finite costs, no bound at
+    +inf below / -inf above), the Problem is built from the arrays directly with names ``C{j}`` /
+    ``R{i}``; it is the Problem :func:`solver.highs_bridge.from_highs_lp` would build (that function,
+    which canonicalises and validates, handles every other case and raises its errors).
+    """
     from solver.highs_bridge import from_highs_lp
+    from solver.problem import normalize_infinite
+    from solver.scaling import csc_to_csr
 
-    if plp.a_matrix_.format_ == highspy.MatrixFormat.kRowwise:
-        import scipy.sparse as sp
-
-        m, n = int(plp.num_row_), int(plp.num_col_)
-        start = np.asarray(plp.a_matrix_.start_, dtype=np.int64)
-        A = sp.csr_array((np.asarray(plp.a_matrix_.value_, dtype=np.float64),
-                          np.asarray(plp.a_matrix_.index_, dtype=np.int64), start), shape=(m, n)).tocsc()
-        plp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        plp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        plp.a_matrix_.index_ = A.indices.astype(np.int32)
-        plp.a_matrix_.value_ = A.data
+    m, n = int(plp.num_row_), int(plp.num_col_)
+    mat = plp.a_matrix_
+    start = np.asarray(mat.start_, dtype=np.int64)
+    index = np.asarray(mat.index_, dtype=np.int32)
+    value = np.asarray(mat.value_, dtype=np.float64)
+    if mat.format_ == highspy.MatrixFormat.kRowwise:
+        # the CSR arrays of A are the CSC arrays of A': transposing them gives A's CSC, rows sorted
+        nnz = int(start[-1]) if start.size else 0
+        start, index, value = csc_to_csr(start if start.size else np.zeros(m + 1, dtype=np.int64),
+                                         index[:nnz], value[:nnz], n)
+        mat.format_ = highspy.MatrixFormat.kColwise
+        mat.start_ = start.astype(np.int32)
+        mat.index_ = index
+        mat.value_ = value
+    integ = plp.integrality_
+    if start.shape == (n + 1,) and start[0] == 0 and len(integ) == 0:
+        nnz = int(start[-1])
+        index, value = index[:nnz], value[:nnz]
+        if nnz:  # HiGHS's presolved columns are not sorted by row: sort them (what scipy's sort_indices does)
+            key = np.repeat(np.arange(n, dtype=np.int64) * max(m, 1), np.diff(start)) + index
+            order = np.argsort(key, kind="stable")
+            index, value = index[order], value[order]
+        cost = np.asarray(plp.col_cost_, dtype=np.float64)
+        bounds = [normalize_infinite(b) for b in (plp.col_lower_, plp.col_upper_, plp.row_lower_, plp.row_upper_)]
+        if (_canonical_csc(start, index, value, m) and np.isfinite(cost).all()
+                and not any(np.isnan(b).any() for b in bounds)
+                and not (bounds[0] == np.inf).any() and not (bounds[1] == -np.inf).any()
+                and not (bounds[2] == np.inf).any() and not (bounds[3] == -np.inf).any()
+                and math.isfinite(float(plp.offset_))):
+            return Problem(col_names=np.array([f"C{j}" for j in range(n)], dtype=object),
+                           row_names=np.array([f"R{i}" for i in range(m)], dtype=object), cost=cost,
+                           col_lower=bounds[0], col_upper=bounds[1], row_lower=bounds[2], row_upper=bounds[3],
+                           integrality=np.zeros(n, dtype=bool), a_indptr=start, a_indices=index, a_data=value,
+                           sense=-1 if plp.sense_ == highspy.ObjSense.kMaximize else 1,
+                           offset=float(plp.offset_), name=name)
     return from_highs_lp(plp, name=name)
+
+
+def _canonical_csc(cp: np.ndarray, ci: np.ndarray, cv: np.ndarray, m: int) -> bool:
+    """True when CSC arrays cp (n+1,), ci (nnz,), cv (nnz,) hold row indices in [0, m) strictly
+    increasing within each column and only finite nonzero values (``Problem``'s matrix invariants)."""
+    if ci.size == 0:
+        return True
+    if not np.isfinite(cv).all() or (cv == 0).any() or ci.min() < 0 or ci.max() >= m:
+        return False
+    up = np.diff(ci) > 0
+    starts = np.zeros(ci.size, dtype=bool)
+    starts[cp[:-1][np.diff(cp) > 0]] = True  # a column's first entry may be below its predecessor's
+    return bool(np.all(up | starts[1:]))
 
 
 def _result(problem: Problem, status: Status, message: str, measured, settings: Settings, iterations: int,

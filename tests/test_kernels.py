@@ -46,6 +46,11 @@ def test_spmv_kernels_match_numpy(shape):
     K.spmv_csc_t_ref(*csc, y, t2)
     np.testing.assert_allclose(t1, t2, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(t1, A.T @ y, rtol=1e-13, atol=1e-13)
+    c1, c2 = np.empty(shape[0]), np.empty(shape[0])
+    K.spmv_csc(*csc, x, c1)
+    K.spmv_csc_ref(*csc, x, c2)
+    np.testing.assert_allclose(c1, c2, rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(c1, A.tocsc() @ x)  # same scatter order as scipy: bitwise equal
 
 
 def _state(m, n, rng):

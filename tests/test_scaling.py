@@ -82,6 +82,7 @@ def test_scaling_kernels_match_scipy_twins():
     *_, A = _lp(4)
     m, n = A.shape
     for kernel, twin, extra in ((S.ruiz_pass, S.ruiz_pass_ref, ()),
+                                (lambda *a: S.ruiz_passes(*a, 7), lambda *a: S.ruiz_passes_ref(*a, 7), ()),
                                 (S.pock_chambolle_pass, S.pock_chambolle_pass_ref, (1.0,)),
                                 (S.pock_chambolle_pass, S.pock_chambolle_pass_ref, (0.5,))):
         cp, ci, cv = _csc(A)
@@ -105,3 +106,15 @@ def test_pock_chambolle_scaling_bounds_the_operator_norm_by_one():
             sc = scale_lp(c, lc, uc, lv, uv, A, pock_chambolle_alpha=alpha)
             As = sp.csc_array((sc.csc[2], sc.csc[1], sc.csc[0]), shape=A.shape).toarray()
             assert np.linalg.norm(As, 2) <= 1.0 + 1e-12
+
+
+def test_scaling_from_csc_arrays_equals_scaling_the_scipy_matrix():
+    from solver.scaling import scale_lp_csc
+
+    c, lc, uc, lv, uv, A = _lp(3, m=20, n=30)
+    a = scale_lp(c, lc, uc, lv, uv, A)
+    b = scale_lp_csc(c, lc, uc, lv, uv, A.indptr, A.indices, A.data, A.shape[0])
+    for f in ("c", "lc", "uc", "lv", "uv", "d1", "d2"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    for u, v in zip((*a.csr, *a.csc), (*b.csr, *b.csc), strict=True):
+        np.testing.assert_array_equal(u, v)
