@@ -81,6 +81,34 @@ def spmv_csc_ref(cp, ci, cv, x, out):
     out[:] = np.bincount(ci, weights=cv * np.repeat(x, np.diff(cp)), minlength=out.shape[0])
 
 
+@njit(cache=True)
+def csc_is_canonical(cp, ci, cv, m):
+    """True when CSC arrays cp (n+1,), ci (nnz,), cv (nnz,) hold row indices in [0, m) strictly
+    increasing within each column and only finite nonzero values (``Problem``'s matrix invariants);
+    one pass, stops at the first violation."""
+    n = cp.shape[0] - 1
+    for j in range(n):
+        prev = -1
+        for p in range(cp[j], cp[j + 1]):
+            i = ci[p]
+            v = cv[p]
+            if i <= prev or i >= m or v == 0.0 or not np.isfinite(v):
+                return False
+            prev = i
+    return True
+
+
+def csc_is_canonical_ref(cp, ci, cv, m):
+    """numpy twin of :func:`csc_is_canonical`."""
+    if ci.size == 0:
+        return True
+    if not np.isfinite(cv).all() or (cv == 0).any() or ci.min() < 0 or ci.max() >= m:
+        return False
+    starts = np.zeros(ci.size, dtype=bool)
+    starts[cp[:-1][np.diff(cp) > 0]] = True  # a column's first entry may be below its predecessor's
+    return bool(np.all((np.diff(ci) > 0) | starts[1:]))
+
+
 # --------------------------------------------------------------------------- PDHG passes
 
 

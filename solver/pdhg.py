@@ -285,9 +285,13 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     b_norm = combined_bound_norm(problem.row_lower, problem.row_upper)
     c_norm = float(np.linalg.norm(problem.cost))
     kc, kr = red.keep_cols, red.keep_rows
-    removed = np.ones(n, dtype=bool)
-    removed[kc] = False
-    x = np.where(removed, red.x_fixed, 0.0)
+    all_cols, all_rows = kc.size == n, kr.size == m  # the usual case: no copies of the data below
+    if all_cols:
+        x = np.zeros(n)
+    else:
+        removed = np.ones(n, dtype=bool)
+        removed[kc] = False
+        x = np.where(removed, red.x_fixed, 0.0)
     y_min = np.zeros(m)
     iterations, eta, w = 0, float("nan"), float("nan")
     if ws is not None and ws[2] is not None:
@@ -299,9 +303,13 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
         x = np.where(np.isfinite(x), x, 0.0)
         kkt = None
     else:
-        offset_min = sense * problem.offset + float(c_min[removed] @ x[removed])
-        lp = OrigLP(c=c_min[kc], lc=problem.row_lower[kr], uc=problem.row_upper[kr],
-                    lv=problem.col_lower[kc], uv=problem.col_upper[kc], b_norm=b_norm, c_norm=c_norm,
+        offset_min = sense * problem.offset + (0.0 if all_cols else float(c_min[removed] @ x[removed]))
+        # OrigLP is read-only: it may share the problem's arrays
+        lp = OrigLP(c=c_min if all_cols else c_min[kc],
+                    lc=problem.row_lower if all_rows else problem.row_lower[kr],
+                    uc=problem.row_upper if all_rows else problem.row_upper[kr],
+                    lv=problem.col_lower if all_cols else problem.col_lower[kc],
+                    uv=problem.col_upper if all_cols else problem.col_upper[kc], b_norm=b_norm, c_norm=c_norm,
                     offset=offset_min)
         if kc.size == 0:
             status, message = Status.OPTIMAL, "every column is empty: solved analytically"

@@ -109,9 +109,8 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray):
              + np.where(np.isfinite(problem.row_upper), np.minimum(y_min, 0.0), 0.0))
     c_min = sense * problem.cost
     # A x and A'y straight from the CSC arrays (one pass each; the CSC of A is the CSR of A')
-    ax = np.bincount(problem.a_indices, weights=problem.a_data * np.repeat(x, np.diff(problem.a_indptr)),
-                     minlength=m) if m else np.zeros(0)
-    aty = np.empty(n)
+    ax, aty = np.empty(m), np.empty(n)
+    kernels.spmv_csc(problem.a_indptr, problem.a_indices, problem.a_data, x, ax)
     kernels.spmv_csr(problem.a_indptr, problem.a_indices, problem.a_data, y_min, aty)
     rc = c_min - aty
     r = (np.where(np.isfinite(problem.col_lower), np.maximum(rc, 0.0), 0.0)
@@ -187,32 +186,19 @@ def _presolved_problem(plp: highspy.HighsLp, name: str) -> Problem:
             order = np.argsort(key, kind="stable")
             index, value = index[order], value[order]
         cost = np.asarray(plp.col_cost_, dtype=np.float64)
-        bounds = [normalize_infinite(b) for b in (plp.col_lower_, plp.col_upper_, plp.row_lower_, plp.row_upper_)]
-        if (_canonical_csc(start, index, value, m) and np.isfinite(cost).all()
-                and not any(np.isnan(b).any() for b in bounds)
-                and not (bounds[0] == np.inf).any() and not (bounds[1] == -np.inf).any()
-                and not (bounds[2] == np.inf).any() and not (bounds[3] == -np.inf).any()
-                and math.isfinite(float(plp.offset_))):
+        lo, up, rlo, rup = (normalize_infinite(b) for b in (plp.col_lower_, plp.col_upper_, plp.row_lower_,
+                                                             plp.row_upper_))
+        # x < inf is False for NaN and +inf alike: one test per bound array (Problem.check's rules)
+        if (kernels.csc_is_canonical(start, index, value, m) and np.isfinite(cost).all()
+                and (lo < np.inf).all() and (up > -np.inf).all() and (rlo < np.inf).all()
+                and (rup > -np.inf).all() and math.isfinite(float(plp.offset_))):
             return Problem(col_names=np.array([f"C{j}" for j in range(n)], dtype=object),
                            row_names=np.array([f"R{i}" for i in range(m)], dtype=object), cost=cost,
-                           col_lower=bounds[0], col_upper=bounds[1], row_lower=bounds[2], row_upper=bounds[3],
+                           col_lower=lo, col_upper=up, row_lower=rlo, row_upper=rup,
                            integrality=np.zeros(n, dtype=bool), a_indptr=start, a_indices=index, a_data=value,
                            sense=-1 if plp.sense_ == highspy.ObjSense.kMaximize else 1,
                            offset=float(plp.offset_), name=name)
     return from_highs_lp(plp, name=name)
-
-
-def _canonical_csc(cp: np.ndarray, ci: np.ndarray, cv: np.ndarray, m: int) -> bool:
-    """True when CSC arrays cp (n+1,), ci (nnz,), cv (nnz,) hold row indices in [0, m) strictly
-    increasing within each column and only finite nonzero values (``Problem``'s matrix invariants)."""
-    if ci.size == 0:
-        return True
-    if not np.isfinite(cv).all() or (cv == 0).any() or ci.min() < 0 or ci.max() >= m:
-        return False
-    up = np.diff(ci) > 0
-    starts = np.zeros(ci.size, dtype=bool)
-    starts[cp[:-1][np.diff(cp) > 0]] = True  # a column's first entry may be below its predecessor's
-    return bool(np.all(up | starts[1:]))
 
 
 def _result(problem: Problem, status: Status, message: str, measured, settings: Settings, iterations: int,
@@ -259,7 +245,6 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
 
     t_start = time.perf_counter()
     s = settings
-    inner = replace(s, presolve="off")
     notes = ["presolve ignores the warm start"] if warm_start is not None else []
     seconds: dict = {}
     h = new_highs(time_limit_seconds=s.time_limit_seconds)
@@ -290,7 +275,7 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
         except CopterError as exc:  # a reduced LP our Problem refuses: do without presolve
             return _direct(problem, s, t_start, seconds, f"presolved LP unusable ({exc}): solved without it",
                            warm_start)
-        red = solve(q, replace(inner, time_limit_seconds=max(_remaining(s, t_start), 0.0)))
+        red = solve(q, replace(s, presolve="off", time_limit_seconds=max(_remaining(s, t_start), 0.0)))
         iterations, weight, status, msg = red.iterations, red.state.primal_weight, red.status, red.message
         iterate = red.seconds.get("iterate", 0.0)
         seconds["reduced_solve"] = red.seconds["total"]
@@ -335,7 +320,7 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
     if status not in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE) and left_t > 0 and left_it > 0:
         # polish: warm-started PDHG on the original LP from the postsolved point
         t = time.perf_counter()
-        pol = solve(problem, replace(inner, time_limit_seconds=left_t, iteration_limit=left_it),
+        pol = solve(problem, replace(s, presolve="off", time_limit_seconds=left_t, iteration_limit=left_it),
                     warm_start=(x, y, None))
         seconds["polish"] = time.perf_counter() - t
         seconds["iterate"] = iterate + pol.seconds.get("iterate", 0.0)

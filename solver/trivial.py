@@ -47,26 +47,28 @@ def reduce_trivial(c_min: np.ndarray, col_lower, col_upper, row_lower, row_upper
     """
     n, m = c_min.shape[0], row_lower.shape[0]
     msg = ""
-    bad = np.flatnonzero(col_lower > col_upper)
-    if bad.size:
-        j = int(bad[0])
+    # each test is a cheap .any() first: the common model has no culprit, and flatnonzero costs more
+    if (col_lower > col_upper).any():
+        j = int(np.flatnonzero(col_lower > col_upper)[0])
         msg = f"variable {col_names[j]!r} has lower bound {col_lower[j]:g} > upper bound {col_upper[j]:g}"
-    bad = np.flatnonzero(row_lower > row_upper)
-    if not msg and bad.size:
-        i = int(bad[0])
+    if not msg and (row_lower > row_upper).any():
+        i = int(np.flatnonzero(row_lower > row_upper)[0])
         msg = f"constraint {row_names[i]!r} has lower bound {row_lower[i]:g} > upper bound {row_upper[i]:g}"
     row_nnz = np.bincount(a_indices, minlength=m) if m else np.zeros(0, dtype=np.int64)
     col_nnz = np.diff(a_indptr)
     empty_rows = row_nnz == 0
-    bad = np.flatnonzero(empty_rows & ((row_lower > EMPTY_ROW_TOL) | (row_upper < -EMPTY_ROW_TOL)))
-    if not msg and bad.size:
-        i = int(bad[0])
-        msg = (f"constraint {row_names[i]!r} has no coefficients but bounds [{row_lower[i]:g}, "
-               f"{row_upper[i]:g}] exclude 0")
+    any_empty_row = bool(empty_rows.any())
+    if not msg and any_empty_row:
+        bad = np.flatnonzero(empty_rows & ((row_lower > EMPTY_ROW_TOL) | (row_upper < -EMPTY_ROW_TOL)))
+        if bad.size:
+            i = int(bad[0])
+            msg = (f"constraint {row_names[i]!r} has no coefficients but bounds [{row_lower[i]:g}, "
+                   f"{row_upper[i]:g}] exclude 0")
     empty_cols = col_nnz == 0
     x_fixed = np.zeros(n)
     unbounded = -1
-    if empty_cols.any():
+    any_empty_col = bool(empty_cols.any())
+    if any_empty_col:
         cj = c_min[empty_cols]
         lo, hi = col_lower[empty_cols], col_upper[empty_cols]
         v = np.where(cj > 0, lo, np.where(cj < 0, hi, np.minimum(np.maximum(0.0, lo), hi)))
@@ -80,5 +82,7 @@ def reduce_trivial(c_min: np.ndarray, col_lower, col_upper, row_lower, row_upper
             idx = np.flatnonzero(empty_cols)[inf]
             x_fixed[idx] = np.where(np.isfinite(col_lower[idx]), col_lower[idx],
                                     np.where(np.isfinite(col_upper[idx]), col_upper[idx], 0.0))
-    return Reduction(infeasible_message=msg, keep_rows=np.flatnonzero(~empty_rows),
-                     keep_cols=np.flatnonzero(~empty_cols), x_fixed=x_fixed, unbounded_col=unbounded)
+    return Reduction(infeasible_message=msg,
+                     keep_rows=np.flatnonzero(~empty_rows) if any_empty_row else np.arange(m),
+                     keep_cols=np.flatnonzero(~empty_cols) if any_empty_col else np.arange(n),
+                     x_fixed=x_fixed, unbounded_col=unbounded)

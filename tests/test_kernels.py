@@ -189,3 +189,24 @@ def test_halpern_step_matches_numpy(g):
     for k in order:
         np.testing.assert_allclose(st[k], ref[k], rtol=1e-14, atol=1e-14)
     assert np.all(st["xh"] >= lv) and np.all(st["xh"] <= uv)
+
+
+def test_csc_canonical_check_matches_numpy_and_catches_each_violation():
+    A, _, csc, rng = _matrix(30, 20, 0.3, 5)
+    cp, ci, cv = csc
+    cases = [(cp, ci, cv, 30, True), (cp, ci, cv, 29, False)]  # a row index >= m
+    for k, bad in enumerate((0.0, np.nan, np.inf)):
+        v = cv.copy()
+        v[3 * k + 1] = bad
+        cases.append((cp, ci, v, 30, False))
+    j = int(np.flatnonzero(np.diff(cp) >= 2)[0])  # swap two rows inside a column: unsorted
+    i = ci.copy()
+    i[cp[j]], i[cp[j] + 1] = i[cp[j] + 1], i[cp[j]]
+    cases.append((cp, i, cv, 30, False))
+    i = ci.copy()
+    i[cp[j] + 1] = i[cp[j]]  # duplicate row in a column
+    cases.append((cp, i, cv, 30, False))
+    cases.append((np.zeros(4, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0), 3, True))
+    for cp_, ci_, cv_, m, expect in cases:
+        assert K.csc_is_canonical(cp_, ci_, cv_, m) is expect
+        assert K.csc_is_canonical_ref(cp_, ci_, cv_, m) is expect
