@@ -13,7 +13,8 @@ sure about, re-solves the LP relaxation over the rest warm with the LP core, and
   values are fixed as well (a column the rounding had to reject is never fixed by this rule);
 - free: the others keep their (inward-rounded) bounds in the LP.
 
-At most ``max_dives`` LP re-solves; each round of fixing shrinks the free set, so the dive ends.
+At most ``max_dives`` LP re-solves, each within ``time_limit_seconds`` and at most twice the relaxation's
+iterations (at least ``DIVE_MIN_ITERATIONS``); each round of fixing shrinks the free set, so the dive ends.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from solver.state import SolverState
 from solver.status import Status
 
 SURE = 0.1  #: an integer column within this of its LP value counts as sure
+DIVE_MIN_ITERATIONS = 2000  #: a dive re-solve may always run this many PDHG iterations
 
 
 def dive(problem: Problem, st: Structure, x_lp: np.ndarray, y_lp: np.ndarray, x_round: np.ndarray,
@@ -57,6 +59,11 @@ def dive(problem: Problem, st: Structure, x_lp: np.ndarray, y_lp: np.ndarray, x_
     info = {"dives": 0, "fixed": 0, "reason": ""}
     x_cur, y_cur, state = x_lp, y_lp, lp_state
     x_int = x_round
+    # each re-solve gets at most twice the relaxation's iterations (a fixed LP that is infeasible but not
+    # certified otherwise runs to the iteration limit: LB 1024x128 spent 290 s in one such re-solve)
+    budget = int(settings.iteration_limit)
+    if lp_state is not None and getattr(lp_state, "iterations", 0):
+        budget = min(budget, max(DIVE_MIN_ITERATIONS, 2 * int(lp_state.iterations)))
     for k in range(max_dives):
         left = float(settings.time_limit_seconds) - (time.perf_counter() - t0)
         if left <= 0:
@@ -83,7 +90,7 @@ def dive(problem: Problem, st: Structure, x_lp: np.ndarray, y_lp: np.ndarray, x_
         ws = SolverState(x=np.clip(x_cur, lo, up), y=y_cur.copy(),
                          step_size=state.step_size if state is not None else float("nan"),
                          primal_weight=state.primal_weight if state is not None else float("nan"))
-        res = pdhg_solve(relaxed, replace(settings, time_limit_seconds=left), ws)
+        res = pdhg_solve(relaxed, replace(settings, time_limit_seconds=left, iteration_limit=budget), ws)
         if res.status in (Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DUAL_INFEASIBLE):
             info["reason"] = f"LP after fixing {info['fixed']} integer columns: {res.status.name}"
             break
