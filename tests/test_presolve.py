@@ -189,3 +189,49 @@ def test_presolve_on_keeps_the_warm_start_when_presolve_removes_nothing():
     assert "removed nothing" in res.message
     assert res.warm_started and res.status == Status.OPTIMAL
     assert res.iterations < cold.iterations
+
+
+@pytest.mark.parametrize("name", ["afiro.mps", "vtpbase.mps.gz", "seba.mps.gz"])
+@pytest.mark.parametrize("rowwise", [False, True])
+def test_presolved_lp_from_arrays_equals_the_validated_conversion(name, rowwise):
+    # the fast path of _presolved_problem (arrays sorted by row, no scipy) must build exactly the Problem
+    # that highs_bridge.from_highs_lp's canonicalising, validating conversion builds
+    import highspy
+
+    from solver.highs_bridge import from_highs_lp
+
+    p = _load(name)
+    h = new_highs()
+    h.setOptionValue("presolve_rule_off", presolve_mod.PRESOLVE_RULE_OFF)
+    assert presolve_mod._pass_arrays(h, p) == highspy.HighsStatus.kOk
+    h.presolve()
+    assert h.getModelPresolveStatus() == highspy.HighsPresolveStatus.kReduced
+    ref = from_highs_lp(h.getPresolvedLp(), name=name)
+    plp = h.getPresolvedLp()
+    if rowwise:  # hand the same matrix over row-wise, as HiGHS may
+        A = ref.matrix().tocsr()
+        plp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        plp.a_matrix_.start_ = A.indptr.astype(np.int32)
+        plp.a_matrix_.index_ = A.indices.astype(np.int32)
+        plp.a_matrix_.value_ = A.data
+    fast = presolve_mod._presolved_problem(plp, name)
+    assert fast.equals(ref)
+    fast.check()
+
+
+def test_presolved_lp_with_a_zero_coefficient_goes_through_the_validated_conversion():
+    # an explicit zero breaks the canonical form: the fast path must hand over to from_highs_lp (drops it)
+    import highspy
+
+    p = _load("afiro.mps")
+    h = new_highs()
+    presolve_mod._pass_arrays(h, p)
+    h.presolve()
+    plp = h.getPresolvedLp()
+    v = np.asarray(plp.a_matrix_.value_, dtype=np.float64).copy()
+    v[0] = 0.0
+    plp.a_matrix_.value_ = v
+    q = presolve_mod._presolved_problem(plp, "afiro")
+    q.check()
+    assert q.nnz == v.size - 1
+    assert highspy.MatrixFormat.kColwise == plp.a_matrix_.format_
