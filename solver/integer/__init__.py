@@ -194,8 +194,11 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
         from solver.integer.dive import dive
 
         t0 = time.perf_counter()
+        # with the HiGHS fallback on, the dive may use half of the time left: the rest stays for the fallback
+        # (LB 1024x128: a dive that used all of a 120 s limit left the round with no point at all)
+        dive_seconds = _remaining(settings, t_start) * (0.5 if fallback_mode == "highs" else 1.0)
         x_best, dinfo = dive(problem, st, x_lp, y_lp, out.x,
-                             dc_replace(settings, time_limit_seconds=_remaining(settings, t_start)), prev, lp_state,
+                             dc_replace(settings, time_limit_seconds=dive_seconds), prev, lp_state,
                              max_dives=int(settings.integer_dive_max),
                              resolve_seconds=_resolve_budget(settings, t_start, seconds))
         steps.append({"step": "dive", "changed": int(np.count_nonzero(x_best[it] != out.x[it]))
