@@ -125,6 +125,13 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray):
 _TIME_LIMIT_MSG = re.compile(r"time limit \S+ s reached")
 
 
+def _user_limit(status: Status, message: str, settings: Settings) -> str:
+    """Inner solves run on the budget left; a TIME_LIMIT message names the user's whole limit instead."""
+    if status != Status.TIME_LIMIT:
+        return message
+    return _TIME_LIMIT_MSG.sub(f"time limit {settings.time_limit_seconds:g} s reached", message)
+
+
 def _remaining(settings: Settings, t_start: float) -> float:
     return settings.time_limit_seconds - (time.perf_counter() - t_start)
 
@@ -140,9 +147,7 @@ def _direct(problem: Problem, settings: Settings, t_start: float, seconds: dict,
     inner = res.seconds
     res.seconds = {**seconds, "iterate": inner.get("iterate", 0.0), "setup": inner.get("setup", 0.0)}
     _finish_seconds(res.seconds, t_start)
-    res.message = f"{res.message}; {note}" if res.message else note
-    if res.status == Status.TIME_LIMIT:
-        res.message = _TIME_LIMIT_MSG.sub(f"time limit {settings.time_limit_seconds:g} s reached", res.message)
+    res.message = _user_limit(res.status, f"{res.message}; {note}" if res.message else note, settings)
     return res
 
 
@@ -218,8 +223,7 @@ def _result(problem: Problem, status: Status, message: str, measured, settings: 
             seconds: dict, weight: float) -> SolveResult:
     """A complete SolveResult in original space from ``measured`` = :func:`original_kkt`'s output."""
     kkt, x, y, rc, ax = measured
-    if status == Status.TIME_LIMIT:  # inner solves ran on the budget left; the user set the whole limit
-        message = _TIME_LIMIT_MSG.sub(f"time limit {settings.time_limit_seconds:g} s reached", message)
+    message = _user_limit(status, message, settings)
     viol = np.maximum(problem.row_lower - ax, ax - problem.row_upper)
     sense = int(problem.sense)
     return SolveResult(

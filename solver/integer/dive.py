@@ -62,7 +62,7 @@ def dive(problem: Problem, st: Structure, x_lp: np.ndarray, y_lp: np.ndarray, x_
     # each re-solve gets at most twice the relaxation's iterations (a fixed LP that is infeasible but not
     # certified otherwise runs to the iteration limit: LB 1024x128 spent 290 s in one such re-solve)
     budget = int(settings.iteration_limit)
-    if lp_state is not None and getattr(lp_state, "iterations", 0):
+    if lp_state is not None and lp_state.iterations:
         budget = min(budget, max(DIVE_MIN_ITERATIONS, 2 * int(lp_state.iterations)))
     for k in range(max_dives):
         left = float(settings.time_limit_seconds) - (time.perf_counter() - t0)
