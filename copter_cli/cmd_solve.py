@@ -108,6 +108,7 @@ def solve_cmd(
     integer_fallback: str | None = opts.INTEGER_FALLBACK,
     integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
     integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
+    submip_seconds: float | None = opts.SUBMIP_SECONDS,
     relaxation_tol: float | None = opts.RELAXATION_TOL,
     relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
     mip_gap: float | None = opts.MIP_GAP,
@@ -129,7 +130,7 @@ def solve_cmd(
 
         settings = opts.settings_with(
             tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,
-            integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap,
+            integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds,
             relaxation_tol=relaxation_tol, relaxation_round_iterations=relaxation_round_iterations,
             mip_gap=mip_gap, presolve=presolve, verbose=verbose)
         if output is not None:  # refuse an unwritable -o before solving

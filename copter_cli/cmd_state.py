@@ -84,6 +84,7 @@ def register(app: typer.Typer) -> None:
         integer_fallback: str | None = opts.INTEGER_FALLBACK,
         integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
         integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
+        submip_seconds: float | None = opts.SUBMIP_SECONDS,
         relaxation_tol: float | None = opts.RELAXATION_TOL,
         relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
         mip_gap: float | None = opts.MIP_GAP,
@@ -99,7 +100,7 @@ def register(app: typer.Typer) -> None:
         def body():
             settings = opts.settings_with(
                 tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,
-                integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap,
+                integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds,
                 relaxation_tol=relaxation_tol, relaxation_round_iterations=relaxation_round_iterations,
                 mip_gap=mip_gap, presolve=presolve, verbose=verbose)
             return _finish(engine.init_state(base, _state(state), settings, keep, out), json_out)
@@ -120,6 +121,7 @@ def register(app: typer.Typer) -> None:
         integer_fallback: str | None = opts.INTEGER_FALLBACK,
         integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
         integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
+        submip_seconds: float | None = opts.SUBMIP_SECONDS,
         relaxation_tol: float | None = opts.RELAXATION_TOL,
         relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
         mip_gap: float | None = opts.MIP_GAP,
@@ -136,7 +138,7 @@ def register(app: typer.Typer) -> None:
             st = _state(state)
             given = dict(tol=tol, time_limit=time_limit, iteration_limit=iteration_limit,
                          integer_fallback=integer_fallback, integer_fallback_seconds=integer_fallback_seconds,
-                         integer_fallback_gap=integer_fallback_gap, relaxation_tol=relaxation_tol,
+                         integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds, relaxation_tol=relaxation_tol,
                          relaxation_round_iterations=relaxation_round_iterations, mip_gap=mip_gap,
                          presolve=presolve, verbose=verbose)
             settings = None

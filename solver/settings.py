@@ -80,6 +80,11 @@ class Settings:
         mip_gap_tol: relative gap under which a MILP result is OPTIMAL rather than FEASIBLE.
         integer_dive_max: LP re-solves of the relax-and-fix dive when the rounded integers leave the
             continuous LP infeasible (0 = no dive).
+        integer_submip_seconds: wall budget (seconds) of RENS, the sub-MIP of the LP point's roundings solved
+            by HiGHS (``solver/integer/submip.py``), which runs when rounding finds no point, before the dive
+            and the fallback (0 = off). With the HiGHS fallback on it takes at most half the time left.
+        integer_submip_gap: also run RENS on a heuristic point whose relative gap to the LP bound is above
+            this, keeping the better point (inf = never).
         relaxation_tol: tolerance of the FIRST LP relaxation solve of a MILP round (None = ``tol``).
             When looser than ``tol``, the relaxation runs in stages relaxation_tol, /10, ... down to
             ``tol``, each warm-started from the previous stage's iterate and rounded; the round stops at
@@ -102,6 +107,8 @@ class Settings:
     integer_fallback_gap: float = float("inf")
     mip_gap_tol: float = 1e-4
     integer_dive_max: int = 3
+    integer_submip_seconds: float = 30.0
+    integer_submip_gap: float = float("inf")
     relaxation_tol: float | None = None
     relaxation_round_iterations: int = 0
     infeasibility_tol: float = 1e-8

@@ -18,7 +18,7 @@ from tests.test_rounds_engine import small_lp
 runner = CliRunner()
 SOLVER_OPTIONS = {"--tol", "--time-limit", "--iteration-limit", "--integer-fallback", "--integer-fallback-seconds",
                   "--integer-fallback-gap", "--relaxation-tol", "--relaxation-round-iterations", "--mip-gap",
-                  "--presolve", "--verbose"}
+                  "--presolve", "--submip-seconds", "--verbose"}
 
 
 def _options(command: str) -> set[str]:
@@ -38,12 +38,13 @@ def test_init_stores_the_given_solver_options_for_later_steps(tmp_path):
     st = tmp_path / "st"
     res = runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(st), "--iteration-limit",
                               "5000", "--integer-fallback-seconds", "7", "--tol", "1e-6", "--presolve", "off",
-                              "--mip-gap", "0.01", "--relaxation-round-iterations", "128", "--verbose"])
+                              "--mip-gap", "0.01", "--relaxation-round-iterations", "128", "--submip-seconds", "0",
+                              "--verbose"])
     assert res.exit_code == 0, res.output
     stored = engine.settings_from_json(StateStore(st).config()["settings"])
     assert (stored.iteration_limit, stored.integer_fallback_seconds, stored.tol, stored.presolve) == \
         (5000, 7.0, 1e-6, "off")
-    assert (stored.mip_gap_tol, stored.relaxation_round_iterations) == (0.01, 128)
+    assert (stored.mip_gap_tol, stored.relaxation_round_iterations, stored.integer_submip_seconds) == (0.01, 128, 0.0)
     assert stored.verbose is False  # per invocation, never stored
 
 
@@ -68,6 +69,7 @@ def test_step_iteration_limit_applies_to_that_round_only(tmp_path):
     (["--integer-fallback-gap", "-0.1"], "--integer-fallback-gap must be >= 0"),
     (["--presolve", "maybe"], "--presolve must be one of"),
     (["--mip-gap", "-1"], "--mip-gap must be >= 0"),
+    (["--submip-seconds", "-1"], "--submip-seconds must be >= 0"),
     (["--relaxation-round-iterations", "-1"], "--relaxation-round-iterations must be >= 0"),
 ])
 @pytest.mark.parametrize("command", ["solve", "init"])

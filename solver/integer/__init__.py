@@ -16,7 +16,10 @@ REFERENCES.md section 1, generalised by structure detection):
    above 0.1, 0.01, ... of its bound), the next one only when step 4 finds the sparser choice infeasible;
 4. ``fix_and_resolve``: integers fixed, continuous part re-solved warm by the LP core and finished
    exactly by HiGHS simplex on the small remaining LP (``resolve.py``); the point is re-checked exactly;
-   if the fixed LP is infeasible, a relax-and-fix ``dive`` (``dive.py``) fixes the sure integers,
+   if the fixed LP is infeasible, ``rens`` (``submip.py``, Berthold 2014) has HiGHS solve the sub-MIP of the
+   LP point's roundings (integral LP values fixed, fractional ones kept to floor/ceil) within
+   ``settings.integer_submip_seconds``, which rounds jointly where independent rounding cannot (LB 1024x128:
+   ~3,000 free binaries of 131,072, a point in ~4 s); if that fails too, a relax-and-fix ``dive`` (``dive.py``) fixes the sure integers,
    re-solves the LP relaxation warm with the LP core and rounds again (at most
    ``settings.integer_dive_max`` times); once a point exists, ``fill`` runs again with the exact
    (simplex-vertex) continuous values pinned, which frees integers an interior LP point still used
@@ -32,7 +35,7 @@ REFERENCES.md section 1, generalised by structure detection):
 
 Report (``result.mip``): integer_objective, lp_bound, gap_rel, fractional_before (integer columns whose LP
 value is more than 1e-6 from an integer), steps (one dict per step run: ``step`` in round | repair | fill |
-fix_and_resolve | dive | fallback, ``changed`` columns, ``seconds``, step details), fallback_used, source
+fix_and_resolve | rens | dive | fallback, ``changed`` columns, ``seconds``, step details), fallback_used, source
 (heuristic | fallback | none), structure counts, lp_engine, lp_status, lp_objective (of the last
 relaxation stage), relaxation_stages (one dict per stage: tol, iteration_budget, lp_status, iterations,
 seconds, lp_bound, integer_objective, gap_rel, fractional_before; step dicts carry ``stage`` and
@@ -95,6 +98,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     """
     t_start = time.perf_counter()
     fallback_mode = _fallback_mode(settings)
+    submip_seconds = _submip_seconds(settings)
     n, m = problem.n_cols, problem.n_rows
     seconds: dict = {}
     steps: list = []
@@ -189,6 +193,14 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                                primal_weight=lp_state.primal_weight, iterations=lp_state.iterations,
                                integer_x=prev)
 
+    # ---- RENS: HiGHS on the sub-MIP of the LP point's roundings (joint rounding; cheap, the sub-MIP is small)
+    if x_best is None and submip_seconds > 0 and _remaining(settings, t_start) > 0:
+        x_best = _rens_step(problem, x_lp, y_lp, out.x, settings, t_start, seconds, steps,
+                            min(submip_seconds, _remaining(settings, t_start)
+                                * (0.5 if fallback_mode == "highs" else 1.0)))
+        if x_best is not None:
+            source = "heuristic"
+
     # ---- dive: fix the sure integers, re-solve the LP warm, round again
     if x_best is None and settings.integer_dive_max > 0 and _remaining(settings, t_start) > 0:
         from solver.integer.dive import dive
@@ -222,6 +234,14 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                 k = 0
         steps.append({"step": "fill", "changed": int(k), "seconds": time.perf_counter() - t0,
                       "after": "fix_and_resolve"})
+
+    # ---- optional improvement by RENS: a point whose gap is above integer_submip_gap
+    if (x_best is not None and submip_seconds > 0 and _remaining(settings, t_start) > 0
+            and _gap(problem.sense, problem.objective(x_best), lp_bound) > settings.integer_submip_gap):
+        x_r = _rens_step(problem, x_lp, y_lp, x_best, settings, t_start, seconds, steps,
+                         min(submip_seconds, _remaining(settings, t_start)), reason="gap above integer_submip_gap")
+        if x_r is not None and problem.sense * (problem.objective(x_r) - problem.objective(x_best)) < 0:
+            x_best = x_r
 
     # ---- fallback
     if x_best is None and fallback_mode == "highs" and _remaining(settings, t_start) > 0:
@@ -343,6 +363,43 @@ def _round_and_resolve(problem, st, x_lp, y_lp, prev, settings, t_start, seconds
         if x_k is not None:
             break
     return x_k, out
+
+
+def _rens_step(problem, x_lp, y_lp, x_ref, settings, t_start, seconds, steps, budget, reason=None):
+    """Run RENS (``submip.py``) for at most ``budget`` seconds and complete its point exactly.
+
+    Returns the exact point ((n,)) or None; appends a ``"rens"`` step (``changed`` = integer columns that
+    differ from ``x_ref``) and adds the time to ``seconds["rens"]``.
+    """
+    from solver.integer.submip import rens
+
+    t0 = time.perf_counter()
+    xr, rinfo = rens(problem, x_lp, budget)
+    if xr is not None:
+        xr, finfo = fix_and_resolve(problem, xr, settings, x_lp, y_lp,
+                                    resolve_seconds=_resolve_budget(settings, t_start, seconds))
+        if xr is None:
+            rinfo["reason"] = finfo.get("reason", "")
+    it = problem.integrality
+    steps.append({"step": "rens", **({"reason": reason} if reason else {}),
+                  "changed": int(np.count_nonzero(xr[it] != x_ref[it])) if xr is not None else 0,
+                  "seconds": time.perf_counter() - t0, **rinfo})
+    seconds["rens"] = seconds.get("rens", 0.0) + time.perf_counter() - t0
+    return xr
+
+
+def _submip_seconds(settings: Settings) -> float:
+    """``settings.integer_submip_seconds`` as a float >= 0 (0 = RENS off).
+
+    Raises:
+        UsageError: a negative or NaN value.
+    """
+    v = float(getattr(settings, "integer_submip_seconds", 0.0) or 0.0)
+    if math.isnan(v) or v < 0:
+        from solver.errors import UsageError
+
+        raise UsageError(f"integer_submip_seconds must be >= 0 seconds, got {v!r}")
+    return v
 
 
 def _round_every(settings: Settings) -> int:

@@ -1,0 +1,75 @@
+"""RENS (solver/integer/submip.py): HiGHS on the sub-MIP of the LP point's roundings.
+
+Load balancing is the case it exists for: a heavy shard must be split over several servers, and which
+servers get a piece depends on all other shards, so rounding each column on its own leaves the band rows
+infeasible (seed 0 at 256 x 32 below), while the joint choice inside the LP point's support is feasible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solver.errors import UsageError
+from solver.integer import solve_milp
+from solver.integer.submip import rens_bounds
+from solver.problem import Problem
+from solver.settings import Settings
+from solver.status import Status
+from solver.workloads.lb import LBScenario
+from tests.test_integer_pipeline import assert_exactly_feasible
+
+HEURISTICS_ONLY = dict(integer_fallback="none", integer_dive_max=0)
+
+
+@pytest.fixture(scope="module")
+def lb_split():
+    return LBScenario(256, 32, seed=0).problem()
+
+
+def _problem(lower, upper, integrality):
+    n = len(lower)
+    return Problem.from_arrays(cost=np.zeros(n), col_lower=np.array(lower, float), col_upper=np.array(upper, float),
+                               integrality=np.array(integrality, bool), row_lower=np.zeros(0), row_upper=np.zeros(0),
+                               matrix=np.zeros((0, n)))
+
+
+def test_rens_bounds_fix_integral_values_keep_floor_and_ceil_of_fractional_ones_and_leave_continuous_alone():
+    p = _problem([0, 0, -5, 0, 0, 1], [1, 10, 5, 4, 2.5, 3], [True, True, True, True, False, True])
+    x = np.array([0.00005, 3.4, -2.99995, 7.0, 1.3, 0.2])
+    lo, hi = rens_bounds(p, x, 1e-4)
+    assert lo.tolist() == [0, 3, -3, 4, 0, 1]  # 7 clipped to its upper bound 4; 0.2 clipped to its lower bound 1
+    assert hi.tolist() == [0, 4, -3, 4, 2.5, 1]
+    lo0, hi0 = rens_bounds(p, x, 0.0)  # only exact integers fixed
+    assert (lo0[:3].tolist(), hi0[:3].tolist()) == ([0, 3, -3], [1, 4, -2])
+
+
+def test_rounding_alone_finds_no_load_balancing_point_where_rens_finds_an_exact_one(lb_split):
+    alone = solve_milp(lb_split, Settings(**HEURISTICS_ONLY, integer_submip_seconds=0), None)
+    assert alone.status == Status.NO_INTEGER_SOLUTION
+    assert all(s["step"] != "rens" for s in alone.mip["steps"])
+    r = solve_milp(lb_split, Settings(**HEURISTICS_ONLY), None)
+    assert r.status in (Status.OPTIMAL, Status.FEASIBLE) and r.point_feasible
+    assert r.mip["source"] == "heuristic" and not r.mip["fallback_used"]
+    step = next(s for s in r.mip["steps"] if s["step"] == "rens")
+    assert step["highs_status"] in ("Optimal", "Time limit reached") and step["changed"] > 0
+    assert 0 < step["free_integers"] < int(lb_split.integrality.sum()) // 10  # a small sub-MIP
+    assert_exactly_feasible(lb_split, r.x)
+    assert r.objective >= r.mip["lp_bound"] - 1e-9  # minimisation: the LP bound stays below the point
+
+
+def test_rens_as_improvement_never_returns_a_worse_point():
+    p = LBScenario(256, 32, seed=1).problem()
+    base = solve_milp(p, Settings(**HEURISTICS_ONLY), None)
+    assert base.point_feasible and all(s["step"] != "rens" for s in base.mip["steps"])
+    r = solve_milp(p, Settings(**HEURISTICS_ONLY, integer_submip_gap=0.0), None)
+    step = next(s for s in r.mip["steps"] if s["step"] == "rens")
+    assert step["reason"] == "gap above integer_submip_gap"
+    assert r.point_feasible and r.objective <= base.objective
+    assert_exactly_feasible(p, r.x)
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan")])
+def test_negative_or_nan_submip_seconds_is_a_usage_error(lb_split, bad):
+    with pytest.raises(UsageError, match="integer_submip_seconds"):
+        solve_milp(lb_split, Settings(integer_submip_seconds=bad), None)
