@@ -8,6 +8,8 @@ with a fresh Highs instance and a time cap; iterations, seconds, max absolute ro
 objective relative error vs the manifest (|obj - opt| / max(1, |opt|)). Then warm start: 1% of costs
 and of row bounds perturbed by +-5% (fixed seed), solved cold without presolve (like-with-like PDHG
 iterations on the same LP) and warm (from the unperturbed solve's state) by copter.
+Timing: a solve shorter than 0.2 s is repeated (``--repeat``, default 3 runs in all) and the fastest run
+counts, for copter and for every HiGHS solver alike.
 
 Prints the command line and versions, one row per instance and tolerance, and a summary:
 - fraction of instances OPTIMAL within 1e-5 relative of the manifest at tol 1e-6 (goal >= 90%);
@@ -22,7 +24,7 @@ previous warm solve's state mapped with ``map_state``) and on a transportation L
 (``--transport 400x500`` = 200k variables). ``--no-netlib`` skips the MPS set.
 
 Run: ``.venv/bin/python bench/bench_lp.py [--cap 60] [--only NAME ...] [--tols 1e-4 1e-6] [--domains]
-[--rounds 3] [--transport 400x500] [--no-netlib] [--no-presolve-column]``
+[--rounds 3] [--transport 400x500] [--no-netlib] [--no-presolve-column] [--repeat 3]``
 """
 
 from __future__ import annotations
@@ -109,6 +111,24 @@ def run_highs(p: Problem, solver: str, tol: float, cap: float) -> dict:
             "viol": max_row_violation(p, x) if ok else math.nan}
 
 
+REPEAT_BELOW = 0.2  #: seconds: shorter solves are repeated (``--repeat``) and the fastest run counts
+
+
+def fastest(fn, repeat: int):
+    """(result, seconds) of ``fn()``; runs shorter than REPEAT_BELOW are repeated up to ``repeat`` times in
+    all and the fastest run's result and time are returned (timeit's rule: the minimum is the least noisy)."""
+    best = None
+    for _ in range(max(1, repeat)):
+        t = time.perf_counter()
+        out = fn()
+        sec = time.perf_counter() - t
+        if best is None or sec < best[1]:
+            best = (out, sec)
+        if sec >= REPEAT_BELOW:
+            break
+    return best
+
+
 def domain_rows(tols, cap: float, rounds: int, transport: str | None, domains: bool = True) -> list[dict]:
     """Warm vs cold iterations per round on the domain workloads and the transportation LP."""
     from solver.differential import apply_delta, map_state
@@ -171,6 +191,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="rounds per domain workload")
     ap.add_argument("--transport", default=None, help="transportation LP size SRCxDST, e.g. 400x500")
     ap.add_argument("--no-netlib", action="store_true", help="skip the shared MPS set")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="solves shorter than 0.2 s are repeated up to this many times and the fastest counts, "
+                         "for copter and HiGHS alike (sub-millisecond timings are otherwise mostly noise)")
     ap.add_argument("--no-presolve-column", action="store_true",
                     help="skip the copter-without-presolve solves (the 'np' columns)")
     args = ap.parse_args()
@@ -201,25 +224,28 @@ def main() -> None:
         q = perturb(p)
         for tol in args.tols:
             s = Settings(tol=tol, time_limit_seconds=args.cap)
-            t = time.perf_counter()
-            res = solve(p, s)
-            sec = time.perf_counter() - t
+            res, sec = fastest(lambda p=p, s=s: solve(p, s), args.repeat)
             row = {"instance": r["file"], "rows": p.n_rows, "cols": p.n_cols, "nnz": p.nnz, "tol": tol,
                    "status": res.status.name, "iterations": res.iterations, "seconds": sec,
                    "rel_err": rel_err(res.objective, opt), "viol": res.max_row_violation,
                    "presolve_seconds": res.seconds.get("presolve", math.nan),
                    "polish_seconds": res.seconds.get("polish", math.nan)}
             if not args.no_presolve_column:
-                t = time.perf_counter()
-                npr = solve(p, replace(s, presolve="off"))
+                npr, np_sec = fastest(lambda p=p, s=s: solve(p, replace(s, presolve="off")), args.repeat)
                 row.update({"np_status": npr.status.name, "np_iterations": npr.iterations,
-                            "np_seconds": time.perf_counter() - t, "np_rel_err": rel_err(npr.objective, opt),
+                            "np_seconds": np_sec, "np_rel_err": rel_err(npr.objective, opt),
                             "np_viol": npr.max_row_violation})
             if not args.no_highs:
                 for name in ("pdlp", "simplex", "ipm"):
                     if name != "pdlp" and tol != args.tols[0]:
                         continue  # exact methods: once per instance
                     hres = run_highs(p, name, tol, args.cap)
+                    for _ in range(args.repeat - 1):
+                        if hres["seconds"] >= REPEAT_BELOW:
+                            break
+                        again = run_highs(p, name, tol, args.cap)
+                        if again["seconds"] < hres["seconds"]:
+                            hres = again
                     row.update({f"{name}_{k}": v for k, v in hres.items()})
                     row[f"{name}_rel_err"] = rel_err(hres["objective"], opt)
                 row["time_ratio_pdlp"] = sec / max(row["pdlp_seconds"], 1e-9)

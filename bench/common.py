@@ -35,6 +35,7 @@ import shlex
 import signal
 import sys
 import time
+from concurrent.futures import BrokenExecutor
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -370,7 +371,9 @@ def main(name: str, scenario, args: argparse.Namespace, title: str) -> list[dict
                    highs_solver=args.highs_solver, tol=args.tol, threads=args.threads,
                    pop_workers=args.pop_workers, pop_scaling=args.pop_scaling,
                    warm_cold_solver=args.warm_cold_solver, skip_after=args.skip_after, out=rows)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, BrokenExecutor):
+        # a group-wide SIGTERM (`timeout`, `kill -- -PGID`) also kills POP's worker processes: the main process
+        # may then see a broken pool before its own handler runs; either way, summarise the finished rounds
         done = max((x["round"] for x in rows), default=-1)
         print(f"# interrupted: summarising the {done + 1} finished round(s)")
         rows = [x for x in rows if x["round"] <= done and "gap_rel" in x]
