@@ -10,7 +10,7 @@ from __future__ import annotations
 import highspy
 import numpy as np
 
-from solver.problem import Problem, normalize_infinite
+from solver.problem import INF_BOUND, Problem, normalize_infinite
 
 _banner_shown = False
 
@@ -73,6 +73,9 @@ def new_highs(threads: int | None = None, time_limit_seconds: float | None = Non
     h = _construct_quietly()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)
+    # copter's convention: |bound| >= 1e30 is infinite (solver.problem.INF_BOUND). HiGHS's default cut is
+    # 1e20, so a bound of 5e20 was finite for PDHG but infinite for HiGHS presolve and the baselines.
+    h.setOptionValue("infinite_bound", INF_BOUND)
     configure_threads(h, threads)
     if time_limit_seconds is not None and np.isfinite(time_limit_seconds):
         h.setOptionValue("time_limit", float(time_limit_seconds))
