@@ -28,7 +28,8 @@ REFERENCES.md section 1, generalised by structure detection):
    ``settings.integer_fallback_seconds`` (wall), seeded with the rounded integer assignment, when steps
    3-4 found no feasible point;
 6. the bound: the Lagrangian dual bound of the relaxation's dual point, valid even when the relaxation
-   was not solved exactly (``bound.py``); ``gap_rel = sense * (integer_objective - lp_bound) /
+   was not solved exactly (``bound.py``), with the choice rows kept in the inner problem when there are
+   any (the tighter of the two); ``gap_rel = sense * (integer_objective - lp_bound) /
    max(1, |integer_objective|)`` (inf when no finite bound follows); status OPTIMAL when ``gap_rel <= settings.mip_gap_tol``, else FEASIBLE;
    NO_INTEGER_SOLUTION when no point was found (a point is only ever reported when it satisfies bounds
    and integrality exactly and every row to 1e-9 relative to max(1, |bound|)).
@@ -52,7 +53,7 @@ from dataclasses import replace as dc_replace
 
 import numpy as np
 
-from solver.integer.bound import lagrangian_bound
+from solver.integer.bound import choice_lagrangian_bound, lagrangian_bound
 from solver.integer.check import check_point
 from solver.integer.relaxation import relaxation_tolerances, solve_relaxation
 from solver.integer.resolve import fix_and_resolve
@@ -158,6 +159,11 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                            "LP relaxation is unbounded or infeasible: the MILP has no optimum")
         t0 = time.perf_counter()
         bound_k = lagrangian_bound(problem, y_lp, st.lower, st.upper)
+        if st.choice_rows.size:  # choice rows kept in the inner problem: never weaker, often tighter
+            bound_c = choice_lagrangian_bound(problem, y_lp, st.lower, st.upper, st.choice_rows, st.choice_kind,
+                                              st.csr_indptr, st.csr_indices)
+            if not np.isfinite(bound_k) or (np.isfinite(bound_c) and problem.sense * (bound_c - bound_k) > 0):
+                bound_k = bound_c
         if lp.status == Status.OPTIMAL and engine == "highs" and not np.isfinite(bound_k):
             bound_k = float(lp.dual_objective)  # exact simplex duals; only reached in development mode
         if np.isfinite(bound_k) and (not np.isfinite(lp_bound) or problem.sense * (bound_k - lp_bound) > 0):
