@@ -20,12 +20,15 @@ copter's settings: ``--tol`` (LP core), ``--mip-gap`` (mip_gap_tol: the round st
 point within it of the Lagrangian bound, so ``--mip-gap 5e-3`` guarantees the issue's 0.5% quality goal
 without comparing to HiGHS), ``--round-every`` (relaxation_round_iterations: round the relaxation after
 128, 256, ... iterations instead of only at the tolerance) and ``--relaxation-tol``; the ``stages``
-column counts the relaxation stages a round ran.
+column counts the relaxation stages a round ran. ``--highs-gap`` sets HiGHS's ``mip_rel_gap`` (default
+HiGHS's 1e-4), e.g. ``--highs-gap 5e-3`` with ``--mip-gap 5e-3`` races both solvers to the same proven gap.
 
 Usage::
 
     python bench/bench_milp.py --workload sia --gpus 1024 10240 --rounds 10
     python bench/bench_milp.py --workload sia --gpus 1024 --rounds 10 --mip-gap 5e-3 --round-every 128
+    python bench/bench_milp.py --workload sia --gpus 10240 --rounds 10 --mip-gap 5e-3 --round-every 128 \
+        --highs-gap 5e-3 --highs-limit 600 --highs-every 5
     python bench/bench_milp.py --workload sia --gpus 25600 --rounds 3 --highs-every 3
     python bench/bench_milp.py --workload lb --lb 256x32 1024x128 --rounds 3 --highs-limit 120
 """
@@ -77,7 +80,7 @@ def _table(title: str, cols: list[str], rows: list[dict]) -> None:
 
 
 def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, highs_every: int,
-               pop_k: list[int], label: str) -> list[dict]:
+               pop_k: list[int], label: str, highs_gap: float | None = None) -> list[dict]:
     """Solve ``rounds`` rounds of ``scenario`` with copter (warm) and the baselines; one dict per round."""
     problem = scenario.base()
     state = None
@@ -106,7 +109,8 @@ def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, hi
         row["stages"] = len(res.mip.get("relaxation_stages", [])) or 1
         row["warm"] = state is not None
         if highs_limit > 0 and (r % highs_every == 0 or r == rounds - 1):
-            b = solve_highs(problem, solver="mip", time_limit_seconds=highs_limit, threads=1)
+            b = solve_highs(problem, solver="mip", time_limit_seconds=highs_limit, threads=1,
+                            mip_rel_gap=highs_gap)
             row["highs_obj"] = b.objective
             row["highs_s"] = b.seconds
             row["highs_status"] = b.extra.get("highs_status", b.status.name)
@@ -140,6 +144,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--highs-limit", type=float, default=120.0, help="HiGHS MIP time limit per round (s); 0 = skip.")
     ap.add_argument("--highs-every", type=int, default=1, help="Run HiGHS on every k-th round (and the last).")
+    ap.add_argument("--highs-gap", type=float, default=None,
+                    help="HiGHS's mip_rel_gap (default: HiGHS's 1e-4); e.g. copter's --mip-gap for a like-for-like race.")
     ap.add_argument("--pop", type=int, nargs="*", default=[], help="POP-k baselines to run (LB).")
     ap.add_argument("--fallback", choices=("highs", "none"), default="none",
                     help="copter's integer fallback (default none: measure the heuristics alone).")
@@ -166,7 +172,8 @@ def main(argv: list[str] | None = None) -> None:
 
         for g in args.gpus:
             sc = SiaScenario(total_gpus=g, seed=args.seed)
-            rows = run_stream(sc, args.rounds, settings, args.highs_limit, args.highs_every, args.pop, f"sia-{g}")
+            rows = run_stream(sc, args.rounds, settings, args.highs_limit, args.highs_every, args.pop, f"sia-{g}",
+                              highs_gap=args.highs_gap)
             all_rows += rows
             _table(f"Sia {g} GPUs, {args.rounds} rounds (maximize; diff_vs_highs > 0 = copter worse)",
                    ["round", "cols", "warm", "copter_obj", "highs_obj", "diff_vs_highs", "gap_to_bound", "exact",
@@ -179,7 +186,8 @@ def main(argv: list[str] | None = None) -> None:
         for spec in args.lb:
             n, s = (int(v) for v in spec.lower().split("x"))
             sc = LBScenario(n, s, seed=args.seed)
-            rows = run_stream(sc, args.rounds, settings, args.highs_limit, args.highs_every, args.pop, f"lb-{spec}")
+            rows = run_stream(sc, args.rounds, settings, args.highs_limit, args.highs_every, args.pop, f"lb-{spec}",
+                              highs_gap=args.highs_gap)
             all_rows += rows
             cols = ["round", "cols", "warm", "copter_obj", "highs_obj", "highs_status", *[f"pop{k}_obj" for k in args.pop],
                     "gap_to_bound", "exact", "source", "stages", "lp_iters", "lp_s", "int_s", "copter_s", "highs_s",

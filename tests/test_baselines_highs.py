@@ -118,3 +118,20 @@ def test_highs_choose_says_which_algorithm_it_picked():
     assert r.status.name == "OPTIMAL" and r.extra["solver_picked"] in ("simplex", "ipm", "pdlp")
     assert f"HiGHS choose -> {r.extra['solver_picked']}: Optimal" == r.message
     assert "solver_picked" not in solve_highs(small_lp(), solver="ipm").extra
+
+
+def test_mip_rel_gap_reaches_highs_and_the_point_stays_feasible(monkeypatch):
+    import solver.baselines.highs as hb
+
+    made = []
+    real = hb.new_highs
+
+    def spy(*a, **k):
+        made.append(real(*a, **k))
+        return made[-1]
+
+    monkeypatch.setattr(hb, "new_highs", spy)
+    res = solve_highs(_knapsack(True), solver="mip", mip_rel_gap=0.25, hard_limit=False)
+    assert made[-1].getOptionValue("mip_rel_gap")[1] == 0.25
+    assert res.status == Status.OPTIMAL and res.integrality_violation == 0.0
+    assert res.objective >= 9.0 * (1 - 0.25) - 1e-9  # within the gap of the optimum 9

@@ -143,7 +143,7 @@ def collect(h: highspy.Highs, problem: Problem, name: str, seconds: float, *, ra
 def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds: float = math.inf,
                 threads: int | None = None, kkt_tolerance: float = 1e-4, relax: bool = False,
                 name: str = "highs", hard_limit: bool | None = None,
-                grace_seconds: float = 10.0) -> BaselineResult:
+                grace_seconds: float = 10.0, mip_rel_gap: float | None = None) -> BaselineResult:
     """Solve ``problem`` cold with HiGHS (fresh instance, no presolve or other options changed).
 
     Args:
@@ -154,6 +154,8 @@ def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds:
         kkt_tolerance: PDLP's relative KKT tolerance.
         relax: solve the LP relaxation of a MILP.
         name: the result's name.
+        mip_rel_gap: HiGHS's ``mip_rel_gap`` (None = HiGHS's default 1e-4): a MILP stops once its incumbent
+            is proven within this relative gap, e.g. copter's ``mip_gap_tol`` for a like-for-like race.
         hard_limit: run in a child process killed at ``time_limit_seconds + grace_seconds``
             (:mod:`solver.baselines.guard`); default: for a MILP with a finite limit, since HiGHS's MIP
             presolve can run far past its time limit. A killed solve returns TIME_LIMIT without a point.
@@ -169,11 +171,14 @@ def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds:
         hard_limit = is_mip and math.isfinite(time_limit_seconds)
     if hard_limit:
         return _solve_in_child(problem, solver=solver, time_limit_seconds=time_limit_seconds, threads=threads,
-                               kkt_tolerance=kkt_tolerance, relax=relax, name=name, grace_seconds=grace_seconds)
+                               kkt_tolerance=kkt_tolerance, relax=relax, name=name, grace_seconds=grace_seconds,
+                               mip_rel_gap=mip_rel_gap)
     start = time.perf_counter()
     h = new_highs()
     configure_threads(h, threads)
     used = apply_solver_options(h, solver, is_mip=is_mip, kkt_tolerance=kkt_tolerance)
+    if is_mip and mip_rel_gap is not None:
+        h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
     h.passModel(to_highs_lp(problem, with_names=False, relax=relax))
     ran, run_seconds = run_highs(h, is_mip=is_mip, time_limit_seconds=time_limit_seconds)
     seconds = time.perf_counter() - start
