@@ -261,7 +261,8 @@ def format_round(rows: list[dict]) -> str:
     for x in rows:
         lim = " LIMIT" if x.get("hit_limit") and x.get("status") != "SKIPPED" else ""
         lines.append(f"round {x['round']:>3}  {x['method']:<12} {x.get('status', '-'):<17} "
-                     f"t={_f(x.get('seconds'), '9.3f')} s  gap={_f(x.get('gap_rel'), '+.2e'):>10}  "
+                     f"t={_f(x.get('seconds'), '9.3f')} s  obj={_f(x.get('objective'), '.8g'):>14}  "
+                     f"gap={_f(x.get('gap_rel'), '+.2e'):>10}  "
                      f"viol={_f(x.get('max_row_violation'), '.1e'):>8} "
                      f"(rel {_f(x.get('max_row_violation_rel'), '.1e')})  churn={_f(x.get('churn'), '.0f')}{lim}")
     return "\n".join(lines)
