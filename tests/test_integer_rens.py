@@ -42,6 +42,9 @@ def test_rens_bounds_fix_integral_values_keep_floor_and_ceil_of_fractional_ones_
     assert hi.tolist() == [0, 4, -3, 4, 2.5, 1]
     lo0, hi0 = rens_bounds(p, x, 0.0)  # only exact integers fixed
     assert (lo0[:3].tolist(), hi0[:3].tolist()) == ([0, 3, -3], [1, 4, -2])
+    x[1] = np.nan  # a broken LP value never gives NaN bounds: the column is fixed at its lower bound
+    lo1, hi1 = rens_bounds(p, x, 1e-4)
+    assert (lo1[1], hi1[1]) == (0.0, 0.0) and np.isfinite(lo1).all() and not np.isnan(hi1).any()
 
 
 def test_rounding_alone_finds_no_load_balancing_point_where_rens_finds_an_exact_one(lb_split):

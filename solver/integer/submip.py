@@ -41,7 +41,8 @@ def rens_bounds(problem: Problem, x_lp: np.ndarray, eps: float) -> tuple[np.ndar
     it = problem.integrality
     lo = problem.col_lower.copy()
     hi = problem.col_upper.copy()
-    v = np.clip(np.asarray(x_lp, dtype=np.float64)[it], lo[it], hi[it])
+    v = np.asarray(x_lp, dtype=np.float64)[it]
+    v = np.clip(np.where(np.isfinite(v), v, lo[it]), lo[it], hi[it])  # a non-finite value: its lower bound
     k = np.round(v)
     near = np.abs(v - k) <= eps
     f = np.where(near, k, np.floor(v))
