@@ -84,7 +84,8 @@ class Settings:
             by HiGHS (``solver/integer/submip.py``), which runs when rounding finds no point, before the dive
             and the fallback (0 = off). With the HiGHS fallback on it takes at most half the time left.
         integer_submip_gap: also run RENS on a heuristic point whose relative gap to the LP bound is above
-            this, keeping the better point (inf = never).
+            this (default 1%), for at most as long as the relaxation took (>= 1 s), keeping the better point
+            (inf = never). Load balancing's LP bound is weak, so there it runs whenever shards move.
         relaxation_tol: tolerance of the FIRST LP relaxation solve of a MILP round (None = ``tol``).
             When looser than ``tol``, the relaxation runs in stages relaxation_tol, /10, ... down to
             ``tol``, each warm-started from the previous stage's iterate and rounded; the round stops at
@@ -108,7 +109,7 @@ class Settings:
     mip_gap_tol: float = 1e-4
     integer_dive_max: int = 3
     integer_submip_seconds: float = 30.0
-    integer_submip_gap: float = float("inf")
+    integer_submip_gap: float = 0.01
     relaxation_tol: float | None = None
     relaxation_round_iterations: int = 0
     infeasibility_tol: float = 1e-8

@@ -61,15 +61,18 @@ def test_rounding_alone_finds_no_load_balancing_point_where_rens_finds_an_exact_
     assert r.objective >= r.mip["lp_bound"] - 1e-9  # minimisation: the LP bound stays below the point
 
 
-def test_rens_as_improvement_never_returns_a_worse_point():
+def test_rens_as_improvement_never_returns_a_worse_point_and_runs_by_default_on_a_large_gap():
     p = LBScenario(256, 32, seed=1).problem()
-    base = solve_milp(p, Settings(**HEURISTICS_ONLY), None)
+    base = solve_milp(p, Settings(**HEURISTICS_ONLY, integer_submip_gap=float("inf")), None)
     assert base.point_feasible and all(s["step"] != "rens" for s in base.mip["steps"])
     r = solve_milp(p, Settings(**HEURISTICS_ONLY, integer_submip_gap=0.0), None)
     step = next(s for s in r.mip["steps"] if s["step"] == "rens")
     assert step["reason"] == "gap above integer_submip_gap"
     assert r.point_feasible and r.objective <= base.objective
     assert_exactly_feasible(p, r.x)
+    default = solve_milp(p, Settings(**HEURISTICS_ONLY), None)  # the LB bound is weak: gap far above 1%
+    assert any(s.get("reason") == "gap above integer_submip_gap" for s in default.mip["steps"])
+    assert default.objective <= base.objective
 
 
 @pytest.mark.parametrize("bad", [-1.0, float("nan")])

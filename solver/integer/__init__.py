@@ -241,11 +241,13 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
         steps.append({"step": "fill", "changed": int(k), "seconds": time.perf_counter() - t0,
                       "after": "fix_and_resolve"})
 
-    # ---- optional improvement by RENS: a point whose gap is above integer_submip_gap
+    # ---- improvement by RENS: a heuristic point whose gap is above integer_submip_gap, for at most as long as
+    # the relaxation took (>= 1 s): LB 256x32 rounds 24 -> 18 and 19 -> 15 moves for +0.3-0.5 s
     if (x_best is not None and submip_seconds > 0 and _remaining(settings, t_start) > 0
             and _gap(problem.sense, problem.objective(x_best), lp_bound) > settings.integer_submip_gap):
         x_r = _rens_step(problem, x_lp, y_lp, x_best, settings, t_start, seconds, steps,
-                         min(submip_seconds, _remaining(settings, t_start)), reason="gap above integer_submip_gap")
+                         min(submip_seconds, _remaining(settings, t_start), max(1.0, seconds["relaxation"])),
+                         reason="gap above integer_submip_gap")
         if x_r is not None and problem.sense * (problem.objective(x_r) - problem.objective(x_best)) < 0:
             x_best = x_r
 
