@@ -200,7 +200,8 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                                integer_x=prev)
 
     # ---- RENS: HiGHS on the sub-MIP of the LP point's roundings (joint rounding; cheap, the sub-MIP is small)
-    if x_best is None and submip_seconds > 0 and _remaining(settings, t_start) > 0:
+    rens_ran = x_best is None and submip_seconds > 0 and _remaining(settings, t_start) > 0
+    if rens_ran:
         x_best = _rens_step(problem, x_lp, y_lp, out.x, settings, t_start, seconds, steps,
                             min(submip_seconds, _remaining(settings, t_start)
                                 * (0.5 if fallback_mode == "highs" else 1.0)))
@@ -242,8 +243,9 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                       "after": "fix_and_resolve"})
 
     # ---- improvement by RENS: a heuristic point whose gap is above integer_submip_gap, for at most as long as
-    # the relaxation took (>= 1 s): LB 256x32 rounds 24 -> 18 and 19 -> 15 moves for +0.3-0.5 s
-    if (x_best is not None and submip_seconds > 0 and _remaining(settings, t_start) > 0
+    # the relaxation took (>= 1 s): LB 256x32 rounds 24 -> 18 and 19 -> 15 moves for +0.3-0.5 s. Not after a
+    # RENS run above: the same neighbourhood was already solved (or proven empty)
+    if (x_best is not None and not rens_ran and submip_seconds > 0 and _remaining(settings, t_start) > 0
             and _gap(problem.sense, problem.objective(x_best), lp_bound) > settings.integer_submip_gap):
         x_r = _rens_step(problem, x_lp, y_lp, x_best, settings, t_start, seconds, steps,
                          min(submip_seconds, _remaining(settings, t_start), max(1.0, seconds["relaxation"])),
