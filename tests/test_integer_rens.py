@@ -81,3 +81,19 @@ def test_rens_as_improvement_never_returns_a_worse_point_and_runs_by_default_on_
 def test_negative_or_nan_submip_seconds_is_a_usage_error(lb_split, bad):
     with pytest.raises(UsageError, match="integer_submip_seconds"):
         solve_milp(lb_split, Settings(integer_submip_seconds=bad), None)
+
+
+def test_rens_runs_on_each_staged_relaxation_point_at_most_three_times_and_keeps_points_exact():
+    from solver.integer import RENS_MAX_PER_ROUND
+    from solver.workloads.sia import SiaScenario
+
+    p = SiaScenario(total_gpus=128, seed=0).base()
+    r = solve_milp(p, Settings(relaxation_round_iterations=32, mip_gap_tol=0.0, integer_submip_gap=0.0,
+                               integer_fallback="none"), None)
+    rens_steps = [s for s in r.mip["steps"] if s["step"] == "rens"]
+    stages = r.mip["relaxation_stages"]
+    assert len(stages) > RENS_MAX_PER_ROUND  # enough stages to hit the cap
+    assert len(rens_steps) == RENS_MAX_PER_ROUND == sum(s["rens"] for s in stages)
+    assert [s["stage"] for s in rens_steps] == [0, 1, 2]
+    assert r.point_feasible
+    assert_exactly_feasible(p, r.x)
