@@ -75,6 +75,8 @@ def report_for(problem, result, seconds: dict) -> dict:
         rep["lp_bound"] = float(result.mip.get("lp_bound", result.dual_objective))
         rep["gap_rel"] = float(result.mip.get("gap_rel", result.gap_rel))
         rep["mip"] = result.mip
+        if not result.point_feasible:  # the rounded point violates rows: its objective means nothing
+            rep["objective"] = None
     return rep
 
 
@@ -85,7 +87,8 @@ def _summary(console, path: Path, problem, result, rep: dict) -> None:
         f"Model {path.name}: {problem.n_rows} rows, {problem.n_cols} columns, {problem.nnz} nonzeros"
         + (f", {int(problem.integrality.sum())} integer" if problem.is_mip else ""),
         f"Model status        : {result.status.name}",
-        f"Objective value     : {result.objective:.12g}",
+        ("Objective value     : - (no integer-feasible point)" if result.mip is not None
+         and not result.point_feasible else f"Objective value     : {result.objective:.12g}"),
         f"Dual objective      : {result.dual_objective:.12g}",
         f"Relative gap        : {result.gap_rel:.2e}",
         f"Rel. primal residual: {result.primal_residual_rel:.2e}   max row violation {result.max_row_violation:.2e}",
@@ -109,6 +112,7 @@ def solve_cmd(
     integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
     integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
     submip_seconds: float | None = opts.SUBMIP_SECONDS,
+    submip_gap: float | None = opts.SUBMIP_GAP,
     relaxation_tol: float | None = opts.RELAXATION_TOL,
     relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
     mip_gap: float | None = opts.MIP_GAP,
@@ -130,7 +134,7 @@ def solve_cmd(
 
         settings = opts.settings_with(
             tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,
-            integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds,
+            integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds, submip_gap=submip_gap,
             relaxation_tol=relaxation_tol, relaxation_round_iterations=relaxation_round_iterations,
             mip_gap=mip_gap, presolve=presolve, verbose=verbose)
         if output is not None:  # refuse an unwritable -o before solving

@@ -85,6 +85,7 @@ def register(app: typer.Typer) -> None:
         integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
         integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
         submip_seconds: float | None = opts.SUBMIP_SECONDS,
+        submip_gap: float | None = opts.SUBMIP_GAP,
         relaxation_tol: float | None = opts.RELAXATION_TOL,
         relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
         mip_gap: float | None = opts.MIP_GAP,
@@ -100,7 +101,7 @@ def register(app: typer.Typer) -> None:
         def body():
             settings = opts.settings_with(
                 tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,
-                integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds,
+                integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds, submip_gap=submip_gap,
                 relaxation_tol=relaxation_tol, relaxation_round_iterations=relaxation_round_iterations,
                 mip_gap=mip_gap, presolve=presolve, verbose=verbose)
             return _finish(engine.init_state(base, _state(state), settings, keep, out), json_out)
@@ -122,6 +123,7 @@ def register(app: typer.Typer) -> None:
         integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
         integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
         submip_seconds: float | None = opts.SUBMIP_SECONDS,
+        submip_gap: float | None = opts.SUBMIP_GAP,
         relaxation_tol: float | None = opts.RELAXATION_TOL,
         relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
         mip_gap: float | None = opts.MIP_GAP,
@@ -138,7 +140,7 @@ def register(app: typer.Typer) -> None:
             st = _state(state)
             given = dict(tol=tol, time_limit=time_limit, iteration_limit=iteration_limit,
                          integer_fallback=integer_fallback, integer_fallback_seconds=integer_fallback_seconds,
-                         integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds, relaxation_tol=relaxation_tol,
+                         integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds, submip_gap=submip_gap, relaxation_tol=relaxation_tol,
                          relaxation_round_iterations=relaxation_round_iterations, mip_gap=mip_gap,
                          presolve=presolve, verbose=verbose)
             settings = None

@@ -34,7 +34,11 @@ INTEGER_FALLBACK_GAP = typer.Option(None, "--integer-fallback-gap",
                                          "its relative gap to the LP bound exceeds this (default: never).")
 SUBMIP_SECONDS = typer.Option(None, "--submip-seconds",
                               help="MILP: time for RENS, HiGHS on the sub-MIP of the LP point's roundings, when "
-                                   "rounding finds no point, seconds (default 30; 0 = off).")
+                                   "rounding finds no point or one whose gap is above --submip-gap, seconds "
+                                   "(default 30; 0 = off).")
+SUBMIP_GAP = typer.Option(None, "--submip-gap",
+                          help="MILP: also run RENS on a rounded point whose relative gap to the LP bound is above "
+                               "this, for at most as long as the relaxation took (default 0.01; inf = never).")
 RELAXATION_TOL = typer.Option(None, "--relaxation-tol",
                               help="MILP: tolerance of the first LP relaxation stage, tightened warm towards "
                                    "--tol only while the rounded point's gap needs it (default: --tol).")
@@ -65,7 +69,7 @@ def settings_with(base: Settings | None = None, *, tol: float | None = None, tim
                   integer_fallback_seconds: float | None = None, integer_fallback_gap: float | None = None,
                   relaxation_tol: float | None = None, relaxation_round_iterations: int | None = None,
                   mip_gap: float | None = None, presolve: str | None = None, submip_seconds: float | None = None,
-                  verbose: bool = False) -> Settings:
+                  submip_gap: float | None = None, verbose: bool = False) -> Settings:
     """A copy of ``base`` (default ``Settings()``) with the options that were given.
 
     Raises:
@@ -90,6 +94,8 @@ def settings_with(base: Settings | None = None, *, tol: float | None = None, tim
         raise UsageError(f"--integer-fallback-gap must be >= 0, got {integer_fallback_gap}")
     if submip_seconds is not None and (math.isnan(submip_seconds) or submip_seconds < 0):
         raise UsageError(f"--submip-seconds must be >= 0, got {submip_seconds}")
+    if submip_gap is not None and (math.isnan(submip_gap) or submip_gap < 0):
+        raise UsageError(f"--submip-gap must be >= 0, got {submip_gap}")
     if integer_fallback is not None and integer_fallback not in FALLBACKS:
         raise UsageError(f"--integer-fallback must be 'highs' or 'none', got {integer_fallback!r}")
     if presolve is not None and presolve not in PRESOLVE:
@@ -98,7 +104,8 @@ def settings_with(base: Settings | None = None, *, tol: float | None = None, tim
                "integer_fallback": integer_fallback, "integer_fallback_seconds": integer_fallback_seconds,
                "integer_fallback_gap": integer_fallback_gap, "relaxation_tol": relaxation_tol,
                "relaxation_round_iterations": relaxation_round_iterations, "mip_gap_tol": mip_gap,
-               "presolve": presolve, "integer_submip_seconds": submip_seconds}
+               "presolve": presolve, "integer_submip_seconds": submip_seconds,
+               "integer_submip_gap": submip_gap}
     known = {f.name for f in dataclasses.fields(Settings)}
     changes = {k: v for k, v in changes.items() if v is not None and k in known}
     out = dataclasses.replace(base or Settings(), **changes)

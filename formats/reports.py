@@ -189,7 +189,8 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
         dict with keys round, status, objective, (lp_bound, gap_rel for a MILP), iterations,
         warm_started, primal_residual_rel, dual_residual_rel, dual_objective, point_feasible,
         max_row_violation, seconds, changed_variables, delta_sha256, the three paths, n_cols, n_rows,
-        nnz, message (and ``extra``).
+        nnz, message, ``mip`` (a MILP's integerization report; ``objective`` is None when it found no
+        integer-feasible point) (and ``extra``).
     """
     rep: dict = {}
     if round_ is not None:
@@ -201,6 +202,8 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
             mip = result.mip
             rep["lp_bound"] = float(mip.get("lp_bound", result.dual_objective))
             rep["gap_rel"] = float(mip.get("gap_rel", result.gap_rel))
+            if not result.point_feasible:  # the rounded point violates rows: no objective to report
+                rep["objective"] = None
         rep["iterations"] = int(result.iterations)
         rep["warm_started"] = bool(result.warm_started)
         rep["primal_residual_rel"] = float(result.primal_residual_rel)
@@ -222,5 +225,7 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
     if problem is not None:
         rep.update(n_cols=problem.n_cols, n_rows=problem.n_rows, nnz=problem.nnz)
     rep["message"] = message
+    if result is not None and result.mip is not None:
+        rep["mip"] = result.mip  # the integerization report: steps (round, rens, dive, ...), source, stages
     rep.update(extra or {})
     return rep

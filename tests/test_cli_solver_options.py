@@ -18,7 +18,7 @@ from tests.test_rounds_engine import small_lp
 runner = CliRunner()
 SOLVER_OPTIONS = {"--tol", "--time-limit", "--iteration-limit", "--integer-fallback", "--integer-fallback-seconds",
                   "--integer-fallback-gap", "--relaxation-tol", "--relaxation-round-iterations", "--mip-gap",
-                  "--presolve", "--submip-seconds", "--verbose"}
+                  "--presolve", "--submip-seconds", "--submip-gap", "--verbose"}
 
 
 def _options(command: str) -> set[str]:
@@ -39,12 +39,13 @@ def test_init_stores_the_given_solver_options_for_later_steps(tmp_path):
     res = runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(st), "--iteration-limit",
                               "5000", "--integer-fallback-seconds", "7", "--tol", "1e-6", "--presolve", "off",
                               "--mip-gap", "0.01", "--relaxation-round-iterations", "128", "--submip-seconds", "0",
-                              "--verbose"])
+                              "--submip-gap", "inf", "--verbose"])
     assert res.exit_code == 0, res.output
     stored = engine.settings_from_json(StateStore(st).config()["settings"])
     assert (stored.iteration_limit, stored.integer_fallback_seconds, stored.tol, stored.presolve) == \
         (5000, 7.0, 1e-6, "off")
     assert (stored.mip_gap_tol, stored.relaxation_round_iterations, stored.integer_submip_seconds) == (0.01, 128, 0.0)
+    assert stored.integer_submip_gap == float("inf")
     assert stored.verbose is False  # per invocation, never stored
 
 
@@ -70,6 +71,7 @@ def test_step_iteration_limit_applies_to_that_round_only(tmp_path):
     (["--presolve", "maybe"], "--presolve must be one of"),
     (["--mip-gap", "-1"], "--mip-gap must be >= 0"),
     (["--submip-seconds", "-1"], "--submip-seconds must be >= 0"),
+    (["--submip-gap", "nan"], "--submip-gap must be >= 0"),
     (["--relaxation-round-iterations", "-1"], "--relaxation-round-iterations must be >= 0"),
 ])
 @pytest.mark.parametrize("command", ["solve", "init"])

@@ -43,7 +43,21 @@ def test_solve_without_fallback_reports_no_integer_solution(tmp_path):
     _infeasible_milp(tmp_path / "bad.parquet")
     res = runner.invoke(app, ["solve", str(tmp_path / "bad.parquet"), "--integer-fallback", "none", "--json"])
     assert res.exit_code != 0
-    assert "NO_INTEGER_SOLUTION" in res.stdout
+    rep = json.loads(res.stdout)
+    assert rep["status"] == "NO_INTEGER_SOLUTION"
+    assert rep["objective"] is None and rep["point_feasible"] is False  # the rounded point is no answer
+    text = runner.invoke(app, ["solve", str(tmp_path / "bad.parquet"), "--integer-fallback", "none"])
+    assert "Objective value     : - (no integer-feasible point)" in text.output
+
+
+def test_round_reports_carry_the_integerization_report(tmp_path):
+    _milp(tmp_path / "m.parquet")
+    res = runner.invoke(app, ["init", str(tmp_path / "m.parquet"), "--state", str(tmp_path / "st"),
+                              "--integer-fallback", "none", "--json"])
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    assert rep["mip"]["source"] == "heuristic" and {s["step"] for s in rep["mip"]["steps"]} >= {"round"}
+    assert isinstance(rep["objective"], float)
 
 
 def test_unknown_fallback_is_a_usage_error(tmp_path):
