@@ -19,6 +19,11 @@ import numpy as np
 
 from solver.settings import Settings
 
+#: epoch displacements (scaled 2-norms) below this leave w to its best-seen value instead of updating it
+#: (PDLP's eps_zero gate): once one side has converged to round-off, ||dy|| / ||dx|| says nothing and the PID
+#: drove w to its clamp (a 3x4 LP at tol 1e-8: w 0.18 -> 1e-10 and the primal residual 4e-8 -> 5e-6)
+DISPLACEMENT_MIN = 1e-10
+
 
 def fixed_point_residual(dx: np.ndarray, dy: np.ndarray, adx: np.ndarray, eta: float, w: float) -> float:
     """r(z) in the PDHG metric; dx (n,), dy (m,), adx = A dx (m,) (scaled space)."""
@@ -67,7 +72,7 @@ class RestartController:
     def update_weight(self, dx_norm: float, dy_norm: float, rel_primal: float, rel_dual: float) -> float:
         """PID update of w from the epoch's primal/dual displacement norms (scaled 2-norms)."""
         s = self.s
-        ok = 1e-16 <= dx_norm <= 1e12 and 1e-16 <= dy_norm <= 1e12
+        ok = DISPLACEMENT_MIN <= dx_norm <= 1e12 and DISPLACEMENT_MIN <= dy_norm <= 1e12
         # Only the displacements gate the update. A residual-ratio gate (HPR-LP) froze w whenever the
         # iterate was exactly primal feasible (rel. primal residual ~1e-20, ratio > 1e8 at every restart):
         # on the load-balancing LPs that kept w at its start value for thousands of iterations.
