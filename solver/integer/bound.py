@@ -88,17 +88,37 @@ def lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, upper: 
         A lower bound (minimisation) / upper bound (maximisation) on the optimum; +-inf when none follows.
     """
     s = problem.sense
+    z, row_term = _dualized_terms(problem, y)
+    col_term = _box_term(problem, z, lower, upper)
+    return s * (row_term + col_term) + problem.offset
+
+
+def _dualized_terms(problem: Problem, y: np.ndarray, keep_rows: np.ndarray | None = None):
+    """Minimisation-form reduced costs z (n,) and row term of the Lagrangian at duals ``y`` (m,).
+
+    Duals whose sign points at an infinite row bound are projected to 0, as are the rows ``keep_rows``
+    (kept in the inner problem, not dualized); reduced costs within the floating-point error of computing
+    them are 0 (their sign is noise).
+    """
+    s = problem.sense
     c = s * problem.cost
     ym = s * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     rl, ru = problem.row_lower, problem.row_upper
     ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)), 0.0, ym)
+    if keep_rows is not None:
+        ym[keep_rows] = 0.0
     A = problem.matrix()
     z = c - A.T @ ym
-    # reduced costs within the floating-point error of computing them are zero (their sign is noise)
     noise = 64 * np.finfo(np.float64).eps * (np.abs(c) + abs(A).T @ np.abs(ym))
     z = np.where(np.abs(z) <= noise, 0.0, z)
     row_term = float(np.sum(np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0))
                      + np.sum(np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0)))
+    return z, row_term
+
+
+def _box_term(problem: Problem, z: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    """min over lower <= x <= upper of z'x (minimisation form); -inf when some z_j needs an infinite bound
+    that the rows do not imply either (``implied_bounds``)."""
     need_lo = z > 0
     need_up = z < 0
     if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
@@ -106,10 +126,9 @@ def lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, upper: 
         lower = np.where(np.isfinite(lower), lower, ilo)
         upper = np.where(np.isfinite(upper), upper, iup)
     if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
-        return -np.inf * s
-    col_term = float(np.sum(np.where(need_lo, z * np.where(need_lo, lower, 0.0), 0.0))
-                     + np.sum(np.where(need_up, z * np.where(need_up, upper, 0.0), 0.0)))
-    return s * (row_term + col_term) + problem.offset
+        return -np.inf
+    return float(np.sum(np.where(need_lo, z * np.where(need_lo, lower, 0.0), 0.0))
+                 + np.sum(np.where(need_up, z * np.where(need_up, upper, 0.0), 0.0)))
 
 
 def choice_lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, upper: np.ndarray,
@@ -157,17 +176,7 @@ def choice_lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, 
     kind_k = choice_kind[~bad]
     forced_k, free_k = forced[keep_mem], free[keep_mem]
 
-    c = s * problem.cost
-    ym = s * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-    rl, ru = problem.row_lower, problem.row_upper
-    ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)), 0.0, ym)
-    ym[rows_k] = 0.0  # kept rows are not dualized
-    A = problem.matrix()
-    z = c - A.T @ ym
-    noise = 64 * np.finfo(np.float64).eps * (np.abs(c) + abs(A).T @ np.abs(ym))
-    z = np.where(np.abs(z) <= noise, 0.0, z)
-    row_term = float(np.sum(np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0))
-                     + np.sum(np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0)))
+    z, row_term = _dualized_terms(problem, y, keep_rows=rows_k)
     # per kept row: the forced member's z, else the best free member (or nothing, for "at most one")
     kk = rows_k.size
     forced_val = np.zeros(kk)
@@ -180,14 +189,5 @@ def choice_lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, 
     # every other column: its box, as in lagrangian_bound
     other = np.ones(n, dtype=bool)
     other[mem_k] = False
-    zo = np.where(other, z, 0.0)
-    need_lo, need_up = zo > 0, zo < 0
-    if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
-        ilo, iup = implied_bounds(problem, lower, upper)
-        lower = np.where(np.isfinite(lower), lower, ilo)
-        upper = np.where(np.isfinite(upper), upper, iup)
-    if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
-        return -np.inf * s
-    col_term = float(np.sum(np.where(need_lo, zo * np.where(need_lo, lower, 0.0), 0.0))
-                     + np.sum(np.where(need_up, zo * np.where(need_up, upper, 0.0), 0.0)))
+    col_term = _box_term(problem, np.where(other, z, 0.0), lower, upper)
     return s * (row_term + choice_term + col_term) + problem.offset
