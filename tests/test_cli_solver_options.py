@@ -82,3 +82,22 @@ def test_a_bad_solver_option_is_a_usage_error_naming_it(tmp_path, command, args,
     err = json.loads(res.stdout)["error"]
     assert res.exit_code == 2 and err["kind"] == "usage" and needle in err["message"]
     assert not (tmp_path / "st").exists()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--submip-seconds", "-1"], "--submip-seconds must be >= 0"),
+    (["--submip-gap", "-0.5"], "--submip-gap must be >= 0"),
+    (["--tol", "2"], "--tol must be below 1"),
+])
+def test_a_bad_solver_option_on_step_is_a_usage_error_and_leaves_the_state_untouched(tmp_path, args, needle):
+    from tests.test_rounds_engine import snapshot
+
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    assert runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(st)]).exit_code == 0
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), tmp_path / "d1.parquet")
+    before = snapshot(st)
+    res = runner.invoke(app, ["step", str(tmp_path / "d1.parquet"), "--state", str(st), *args, "--json"])
+    err = json.loads(res.stdout)["error"]
+    assert res.exit_code == 2 and err["kind"] == "usage" and needle in err["message"]
+    assert snapshot(st) == before
