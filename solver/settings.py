@@ -86,6 +86,10 @@ class Settings:
         integer_submip_gap: also run RENS on a heuristic point whose relative gap to the LP bound is above
             this (default 1%), for at most as long as the relaxation took (>= 1 s), keeping the better point
             (inf = never). Load balancing's LP bound is weak, so there it runs whenever shards move.
+        integer_dual_ascent_steps: Lagrangian evaluations per relaxation stage of the dual ascent on the
+            coupling rows' duals (``solver/integer/ascent.py``: projected subgradient with Polyak's step), which
+            tightens the MILP bound when the problem has choice rows and the gap is above ``mip_gap_tol``
+            (0 = off). It takes at most as long as the stage's relaxation (>= 0.1 s).
         relaxation_tol: tolerance of the FIRST LP relaxation solve of a MILP round (None = ``tol``).
             When looser than ``tol``, the relaxation runs in stages relaxation_tol, /10, ... down to
             ``tol``, each warm-started from the previous stage's iterate and rounded; the round stops at
@@ -110,6 +114,7 @@ class Settings:
     integer_dive_max: int = 3
     integer_submip_seconds: float = 30.0
     integer_submip_gap: float = 0.01
+    integer_dual_ascent_steps: int = 40
     relaxation_tol: float | None = None
     relaxation_round_iterations: int = 0
     infeasibility_tol: float = 1e-8

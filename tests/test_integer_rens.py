@@ -12,7 +12,7 @@ import pytest
 
 from solver.errors import UsageError
 from solver.integer import solve_milp
-from solver.integer.submip import rens_bounds
+from solver.integer.submip import rens_bounds, without_fixed_columns
 from solver.problem import Problem
 from solver.settings import Settings
 from solver.status import Status
@@ -97,3 +97,49 @@ def test_rens_runs_on_each_staged_relaxation_point_at_most_three_times_and_keeps
     assert [s["stage"] for s in rens_steps] == [0, 1, 2]
     assert r.point_feasible
     assert_exactly_feasible(p, r.x)
+
+
+def test_sub_mip_without_fixed_columns_has_the_same_objective_and_row_activities_once_mapped_back():
+    rng = np.random.default_rng(7)
+    m, n = 6, 12
+    A = rng.integers(-3, 4, size=(m, n)).astype(float) * (rng.random((m, n)) < 0.5)
+    lo = rng.integers(-2, 1, n).astype(float)
+    hi = lo + rng.integers(0, 3, n)  # a third or so fixed (lo == hi)
+    integ = rng.random(n) < 0.7
+    p = Problem.from_arrays(cost=rng.normal(size=n), col_lower=np.full(n, -5.0), col_upper=np.full(n, 5.0),
+                            row_lower=np.full(m, -np.inf), row_upper=np.full(m, 50.0), matrix=A,
+                            integrality=integ, sense=-1, offset=1.5)
+    sub, keep = without_fixed_columns(p, lo, hi)
+    assert np.array_equal(keep, np.flatnonzero(lo < hi)) and sub.n_cols == keep.size and sub.n_rows == m
+    for _ in range(5):
+        x_sub = rng.uniform(lo[keep], hi[keep])
+        x = lo.copy()
+        x[keep] = x_sub
+        assert sub.objective(x_sub) == pytest.approx(p.objective(x), rel=1e-12, abs=1e-12)
+        # the shifted row bounds move by exactly the fixed columns' activity
+        np.testing.assert_allclose(p.row_upper - p.row_activity(x), sub.row_upper - sub.row_activity(x_sub),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_rens_hands_highs_only_the_free_columns_and_its_stopping_gap(lb_split, monkeypatch):
+    import solver.integer.fallback as fallback
+    from solver.integer.relaxation import solve_relaxation
+    from solver.integer.structure import detect_structure
+    from solver.integer.submip import rens
+
+    st = detect_structure(lb_split)
+    lp, _ = solve_relaxation(lb_split, Settings(iteration_limit=2000), None, st.lower, st.upper)
+    seen = []
+    real = fallback.highs_mip
+
+    def spy(sub, seconds, seed=None, mip_rel_gap=None):
+        seen.append((sub.n_cols, int(np.count_nonzero(sub.col_lower == sub.col_upper)), mip_rel_gap))
+        return real(sub, seconds, seed, mip_rel_gap=mip_rel_gap)
+
+    monkeypatch.setattr(fallback, "highs_mip", spy)
+    x, info = rens(lb_split, lp.x, 30.0, mip_rel_gap=2.5e-3)
+    assert seen and all(fixed == 0 and mip_gap == 2.5e-3 for _, fixed, mip_gap in seen)
+    lo, hi = rens_bounds(lb_split, lp.x, 1e-4)
+    assert seen[0][0] == int(np.count_nonzero(lo < hi)) < lb_split.n_cols  # the LP point fixes many binaries
+    if x is not None:
+        assert_exactly_feasible(lb_split, x)

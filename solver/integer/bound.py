@@ -116,9 +116,10 @@ def _dualized_terms(problem: Problem, y: np.ndarray, keep_rows: np.ndarray | Non
     return z, row_term
 
 
-def _box_term(problem: Problem, z: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+def _box_term(problem: Problem, z: np.ndarray, lower: np.ndarray, upper: np.ndarray, with_point: bool = False):
     """min over lower <= x <= upper of z'x (minimisation form); -inf when some z_j needs an infinite bound
-    that the rows do not imply either (``implied_bounds``)."""
+    that the rows do not imply either (``implied_bounds``). With ``with_point``: (value, x) with x (n,) a
+    minimiser (0 clipped into the bounds where z_j = 0), or (-inf, None)."""
     need_lo = z > 0
     need_up = z < 0
     if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
@@ -126,9 +127,12 @@ def _box_term(problem: Problem, z: np.ndarray, lower: np.ndarray, upper: np.ndar
         lower = np.where(np.isfinite(lower), lower, ilo)
         upper = np.where(np.isfinite(upper), upper, iup)
     if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
-        return -np.inf
-    return float(np.sum(np.where(need_lo, z * np.where(need_lo, lower, 0.0), 0.0))
-                 + np.sum(np.where(need_up, z * np.where(need_up, upper, 0.0), 0.0)))
+        return (-np.inf, None) if with_point else -np.inf
+    value = float(np.sum(np.where(need_lo, z * np.where(need_lo, lower, 0.0), 0.0))
+                  + np.sum(np.where(need_up, z * np.where(need_up, upper, 0.0), 0.0)))
+    if not with_point:
+        return value
+    return value, np.where(need_lo, lower, np.where(need_up, upper, np.clip(0.0, lower, upper)))
 
 
 def choice_lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, upper: np.ndarray,
@@ -148,46 +152,132 @@ def choice_lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, 
         A lower (minimisation) / upper (maximisation) bound on the MILP optimum, never weaker than
         :func:`lagrangian_bound` at the same ``y`` with any choice-row duals; +-inf when none follows.
     """
-    from solver.integer.structure import EQ1
+    lag = ChoiceLagrangian(problem, lower, upper, choice_rows, choice_kind, csr_indptr, csr_indices)
+    return lag.evaluate(y)[0]
 
-    s = problem.sense
-    n = problem.n_cols
-    rows = np.asarray(choice_rows, dtype=np.int64)
-    if rows.size == 0:
-        return lagrangian_bound(problem, y, lower, upper)
-    cnt = csr_indptr[rows + 1] - csr_indptr[rows]
-    rid = np.repeat(np.arange(rows.size), cnt)
-    pos = np.arange(cnt.sum()) + np.repeat(csr_indptr[rows] - np.cumsum(cnt) + cnt, cnt)
-    mem = csr_indices[pos].astype(np.int64)
-    # keep a row only when its members are in no other choice row, at most one is forced to 1 and, for
-    # "exactly one", some member may be 1
-    shared = np.bincount(mem, minlength=n)[mem] > 1
-    forced = lower[mem] >= 0.5
-    free = (upper[mem] >= 0.5) & ~forced
-    k = rows.size
-    bad = (np.bincount(rid, weights=shared, minlength=k) > 0) | (np.bincount(rid, weights=forced, minlength=k) > 1)
-    bad |= (choice_kind == EQ1) & (np.bincount(rid, weights=free | forced, minlength=k) == 0)
-    keep_mem = ~bad[rid]
-    rows_k, rid_k, mem_k = rows[~bad], rid[keep_mem], mem[keep_mem]
-    if rows_k.size == 0:
-        return lagrangian_bound(problem, y, lower, upper)
-    remap = np.cumsum(~bad) - 1
-    rid_k = remap[rid_k]
-    kind_k = choice_kind[~bad]
-    forced_k, free_k = forced[keep_mem], free[keep_mem]
 
-    z, row_term = _dualized_terms(problem, y, keep_rows=rows_k)
-    # per kept row: the forced member's z, else the best free member (or nothing, for "at most one")
-    kk = rows_k.size
-    forced_val = np.zeros(kk)
-    np.add.at(forced_val, rid_k[forced_k], z[mem_k[forced_k]])
-    has_forced = np.bincount(rid_k, weights=forced_k, minlength=kk) > 0
-    best = np.full(kk, np.inf)
-    np.minimum.at(best, rid_k[free_k], z[mem_k[free_k]])
-    best = np.where(kind_k == EQ1, best, np.minimum(best, 0.0))
-    choice_term = float(np.sum(np.where(has_forced, forced_val, best)))
-    # every other column: its box, as in lagrangian_bound
-    other = np.ones(n, dtype=bool)
-    other[mem_k] = False
-    col_term = _box_term(problem, np.where(other, z, 0.0), lower, upper)
-    return s * (row_term + choice_term + col_term) + problem.offset
+class ChoiceLagrangian:
+    """The Lagrangian relaxation of every row except the (usable) choice rows, which stay in the inner problem.
+
+    The membership of the kept choice rows is computed once (``__init__``, O(nnz of the choice rows)), so
+    that :meth:`evaluate` is one numba pass over the matrix (``lagrangian_kernel.choice_inner``): the dual
+    ascent of ``solver.integer.ascent`` evaluates it a few dozen times per stage. :meth:`evaluate_ref` is
+    its plain-numpy twin (and the fallback when a reduced cost needs a bound that only the rows imply).
+
+    Attributes:
+        dualized: (m,) bool, rows whose duals enter the bound (every row but the kept choice rows).
+        rows_k: (k,) int64, the kept choice rows.
+    """
+
+    def __init__(self, problem: Problem, lower: np.ndarray, upper: np.ndarray, choice_rows: np.ndarray,
+                 choice_kind: np.ndarray, csr_indptr: np.ndarray, csr_indices: np.ndarray):
+        """Arguments as in :func:`choice_lagrangian_bound` (without ``y``)."""
+        from solver.integer.structure import EQ1
+
+        self.problem = problem
+        self.lower = np.asarray(lower, dtype=np.float64)
+        self.upper = np.asarray(upper, dtype=np.float64)
+        n, m = problem.n_cols, problem.n_rows
+        rows = np.sort(np.asarray(choice_rows, dtype=np.int64))
+        order = np.argsort(np.asarray(choice_rows, dtype=np.int64), kind="stable")
+        kinds = np.asarray(choice_kind)[order] if rows.size else np.zeros(0, dtype=np.int8)
+        self.dualized = np.ones(m, dtype=bool)
+        self.other = np.ones(n, dtype=bool)
+        self.rows_k = rows[:0]
+        self.free_ptr = np.zeros(1, dtype=np.int64)
+        self.free_mem = np.zeros(0, dtype=np.int64)
+        self.forced_col = np.zeros(0, dtype=np.int64)
+        self.eq1 = np.zeros(0, dtype=bool)
+        if rows.size:
+            cnt = csr_indptr[rows + 1] - csr_indptr[rows]
+            rid = np.repeat(np.arange(rows.size), cnt)
+            pos = np.arange(cnt.sum()) + np.repeat(csr_indptr[rows] - np.cumsum(cnt) + cnt, cnt)
+            mem = csr_indices[pos].astype(np.int64)
+            # keep a row only when its members are in no other choice row, at most one is forced to 1 and,
+            # for "exactly one", some member may be 1
+            shared = np.bincount(mem, minlength=n)[mem] > 1
+            forced = self.lower[mem] >= 0.5
+            free = (self.upper[mem] >= 0.5) & ~forced
+            k = rows.size
+            bad = (np.bincount(rid, weights=shared, minlength=k) > 0) | (np.bincount(rid, weights=forced,
+                                                                                      minlength=k) > 1)
+            bad |= (kinds == EQ1) & (np.bincount(rid, weights=free | forced, minlength=k) == 0)
+            keep_mem = ~bad[rid]
+            self.rows_k = rows[~bad]
+            if self.rows_k.size:
+                kk = self.rows_k.size
+                self.dualized[self.rows_k] = False
+                rid_k = (np.cumsum(~bad) - 1)[rid[keep_mem]]
+                mem_k = mem[keep_mem]
+                self.eq1 = kinds[~bad] == EQ1
+                forced_k, free_k = forced[keep_mem], free[keep_mem]
+                self.forced_col = np.full(kk, -1, dtype=np.int64)
+                self.forced_col[rid_k[forced_k]] = mem_k[forced_k]
+                self.free_mem = mem_k[free_k]
+                self.free_ptr = np.concatenate(([0], np.cumsum(np.bincount(rid_k[free_k], minlength=kk))))
+                self.other[mem_k] = False
+        self.c_min = problem.sense * problem.cost
+        self._z, self._x, self._act = np.empty(n), np.empty(n), np.empty(m)
+
+    def _duals(self, y: np.ndarray) -> tuple[np.ndarray, float]:
+        """Minimisation-form duals (m,) (sign projected, kept choice rows 0) and the Lagrangian's row term."""
+        p = self.problem
+        ym = p.sense * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+        rl, ru = p.row_lower, p.row_upper
+        ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)) | ~self.dualized, 0.0, ym)
+        row_term = float(np.sum(np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0))
+                         + np.sum(np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0)))
+        return ym, row_term
+
+    def evaluate(self, y: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+        """The bound at row duals ``y`` (m,), the inner problem's minimiser and its row activities.
+
+        Returns:
+            (bound, x, act): the bound in the problem's sense, offset included (+-inf when none follows);
+            x (n,) an inner minimiser (kept choice rows: their best member, the first in row order among
+            equals, or none; other columns: the bound their reduced cost points at, 0 clipped into the
+            bounds where it is 0) and act = A x (m,); both None when the bound is infinite. x and act are
+            work arrays that the next call overwrites.
+        """
+        from solver.integer.lagrangian_kernel import choice_inner
+
+        p = self.problem
+        ym, row_term = self._duals(y)
+        value, ok = choice_inner(p.a_indptr, p.a_indices, p.a_data, self.c_min, ym, self.lower, self.upper,
+                                 self.other, self.free_ptr, self.free_mem, self.forced_col, self.eq1,
+                                 self._z, self._x, self._act)
+        if not ok:  # a reduced cost needs an infinite bound: the numpy path tries the rows' implied bounds
+            return self.evaluate_ref(y)
+        return p.sense * (row_term + value) + p.offset, self._x, self._act
+
+    def evaluate_ref(self, y: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+        """Plain-numpy twin of :meth:`evaluate` (same results; fresh arrays)."""
+        p = self.problem
+        s = p.sense
+        z, row_term = _dualized_terms(p, y, keep_rows=self.rows_k)
+        kk = self.rows_k.size
+        x_kept = np.zeros(p.n_cols)
+        has_forced = self.forced_col >= 0
+        choice_term = float(np.sum(z[self.forced_col[has_forced]]))
+        x_kept[self.forced_col[has_forced]] = 1.0
+        best = np.full(kk, np.inf)
+        nonempty = np.diff(self.free_ptr) > 0
+        if self.free_mem.size:
+            zf = z[self.free_mem]
+            best[nonempty] = np.minimum.reduceat(zf, self.free_ptr[:-1][nonempty])
+        best = np.where(self.eq1, best, np.minimum(best, 0.0))
+        take = ~has_forced
+        choice_term += float(np.sum(best[take]))
+        if self.free_mem.size:  # the first member attaining each row's minimum, where one is taken
+            free_rid = np.repeat(np.arange(kk), np.diff(self.free_ptr))
+            b = best[free_rid]
+            hit = (zf == b) & take[free_rid] & ~((b == 0.0) & ~self.eq1[free_rid])
+            idx = np.flatnonzero(hit)
+            first = idx[np.flatnonzero(np.diff(free_rid[idx], prepend=-1))]
+            x_kept[self.free_mem[first]] = 1.0
+        col_term, x = _box_term(p, np.where(self.other, z, 0.0), self.lower, self.upper, with_point=True)
+        bound = s * (row_term + choice_term + col_term) + p.offset
+        if x is None or not np.isfinite(bound):
+            return bound, None, None
+        x = np.where(self.other, x, x_kept)
+        return bound, x, p.matrix() @ x

@@ -20,13 +20,15 @@ from solver.highs_bridge import new_highs, to_highs_lp
 from solver.problem import Problem
 
 
-def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None) -> tuple[np.ndarray | None, dict]:
+def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
+              mip_rel_gap: float | None = None) -> tuple[np.ndarray | None, dict]:
     """Run HiGHS MIP on ``problem`` for at most ``seconds`` (wall); returns (x or None, info).
 
     Args:
         problem: the MILP (n columns).
         seconds: time budget in seconds (must be finite and > 0 to run).
         seed: (n,) partial assignment: values of integer columns are passed to HiGHS (NaN = unset).
+        mip_rel_gap: HiGHS's relative gap at which branch-and-cut stops (None: HiGHS's default, 1e-4).
     Returns:
         x: (n,) HiGHS incumbent with integer columns rounded to integers, or None.
         info: {"highs_status", "seconds", "mip_dual_bound", "mip_gap", "seeded"}.
@@ -38,6 +40,8 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None) 
         return None, info
     h = new_highs()
     h.passModel(to_highs_lp(problem, with_names=False))
+    if mip_rel_gap is not None:
+        h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
     if seed is not None:
         idx = np.flatnonzero(problem.integrality & np.isfinite(seed)).astype(np.int32)
         if idx.size:

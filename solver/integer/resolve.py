@@ -34,8 +34,9 @@ from solver.state import SolverState
 RESOLVE_ITERATIONS = 20_000  #: PDHG iteration cap of the warm re-solve (HiGHS finishes exactly anyway)
 
 
-def _columns(problem: Problem, cols: np.ndarray):
-    """CSC arrays (indptr, indices, data) of the columns ``cols`` (vectorized gather)."""
+def column_arrays(problem: Problem, cols: np.ndarray):
+    """CSC arrays (indptr (k+1,) int64, indices (nnz_k,) int32, data (nnz_k,)) of A's columns ``cols`` ((k,)
+    int indices), in that order (vectorized gather)."""
     ptr = problem.a_indptr
     cnt = ptr[cols + 1] - ptr[cols]
     new_ptr = np.concatenate(([0], np.cumsum(cnt))).astype(np.int64)
@@ -77,10 +78,10 @@ def fix_and_resolve(problem: Problem, x: np.ndarray, settings: Settings, lp_x: n
 
     ints = np.flatnonzero(it)
     m = problem.n_rows
-    iptr, iind, idat = _columns(problem, ints)
+    iptr, iind, idat = column_arrays(problem, ints)
     act_i = np.bincount(iind, weights=idat * np.repeat(x[ints], np.diff(iptr)), minlength=m) if idat.size \
         else np.zeros(m)
-    cptr, cind, cdat = _columns(problem, cont)
+    cptr, cind, cdat = column_arrays(problem, cont)
     ccount = np.bincount(cind, minlength=m)
     rl = problem.row_lower - act_i
     ru = problem.row_upper - act_i

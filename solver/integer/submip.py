@@ -14,6 +14,12 @@ integer counts as integral. ``eps`` runs down a ladder (``EPS_LADDER``: 1e-4, th
 integers are fixed); the next, larger neighbourhood is tried only when HiGHS proves the smaller one
 infeasible. HiGHS's point is returned with integer columns rounded to integers; the caller completes
 and re-checks the continuous part exactly (``fix_and_resolve``).
+
+HiGHS gets the sub-MIP with the fixed columns substituted out (:func:`without_fixed_columns`: their
+activity moves into the row bounds), not the full model with equal bounds: its MIP presolve spent 0.75 s
+of a 1.9 s RENS call on Sia 10,240 only to remove the 225,000 fixed of 231,000 columns, which takes a
+vectorized gather here. It also stops at ``mip_rel_gap`` (the caller passes half of its own gap target):
+proving the sub-MIP optimal to HiGHS's default 1e-4 cost the other half of that call.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import time
 
 import numpy as np
 
+from solver.integer.resolve import column_arrays
 from solver.problem import Problem
 
 EPS_LADDER = (1e-4, 0.0)  #: integrality tolerances of the successive neighbourhoods (largest first)
@@ -52,13 +59,43 @@ def rens_bounds(problem: Problem, x_lp: np.ndarray, eps: float) -> tuple[np.ndar
     return lo, hi
 
 
-def rens(problem: Problem, x_lp: np.ndarray, seconds: float) -> tuple[np.ndarray | None, dict]:
+def without_fixed_columns(problem: Problem, lower: np.ndarray, upper: np.ndarray) -> tuple[Problem, np.ndarray]:
+    """``problem`` with bounds ``lower``/``upper`` and every column with lower == upper substituted out.
+
+    Args:
+        problem: the model (n columns, m rows).
+        lower, upper: (n,) column bounds of the restricted model (finite where equal).
+    Returns:
+        (sub, keep): ``sub`` has the columns ``keep`` ((k,) int64 indices of the columns with lower < upper)
+        and all m rows, whose bounds are shifted by the fixed columns' activity; its objective offset holds
+        their cost. A point x_sub of ``sub`` is the point x of the restricted model with x[keep] = x_sub
+        and x = lower elsewhere, with the same objective and row activities.
+    """
+    fixed = lower == upper
+    keep = np.flatnonzero(~fixed)
+    fix = np.flatnonzero(fixed)
+    m = problem.n_rows
+    fptr, find, fdat = column_arrays(problem, fix)
+    act = (np.bincount(find, weights=fdat * np.repeat(lower[fix], np.diff(fptr)), minlength=m) if fdat.size
+           else np.zeros(m))
+    kptr, kind, kdat = column_arrays(problem, keep)
+    sub = Problem(col_names=problem.col_names[keep], row_names=problem.row_names, cost=problem.cost[keep],
+                  col_lower=lower[keep].copy(), col_upper=upper[keep].copy(), row_lower=problem.row_lower - act,
+                  row_upper=problem.row_upper - act, integrality=problem.integrality[keep].copy(),
+                  a_indptr=kptr, a_indices=kind, a_data=kdat, sense=problem.sense,
+                  offset=problem.offset + float(problem.cost[fix] @ lower[fix]))
+    return sub, keep
+
+
+def rens(problem: Problem, x_lp: np.ndarray, seconds: float,
+         mip_rel_gap: float | None = None) -> tuple[np.ndarray | None, dict]:
     """Solve the RENS sub-MIP around ``x_lp`` with HiGHS; neighbourhoods of ``EPS_LADDER`` in turn.
 
     Args:
         problem: the MILP (n columns).
         x_lp: (n,) LP relaxation point (any accuracy; values are clipped into the bounds).
         seconds: wall budget for all attempts together (seconds); nothing runs when it is not > 0.
+        mip_rel_gap: HiGHS's relative gap at which the sub-MIP stops (None: HiGHS's default, 1e-4).
     Returns:
         x: (n,) HiGHS's best point of the first feasible neighbourhood, integer columns rounded to
         integers, or None.
@@ -81,8 +118,12 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float) -> tuple[np.ndarray
         if free == last_free:
             continue  # the same neighbourhood again (no value was within (0, eps] of an integer)
         last_free = free
-        sub = problem.replace(col_lower=lo, col_upper=hi)
-        x, hinfo = highs_mip(sub, left)
+        sub, keep = without_fixed_columns(problem, lo, hi)
+        x_sub, hinfo = highs_mip(sub, left, mip_rel_gap=mip_rel_gap)
+        x = None
+        if x_sub is not None:
+            x = lo.copy()
+            x[keep] = x_sub
         attempts.append({"eps": eps, "free_integers": free, "highs_status": hinfo["highs_status"],
                          "seconds": hinfo["seconds"]})
         info["highs_status"], info["free_integers"] = hinfo["highs_status"], free
