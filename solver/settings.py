@@ -85,7 +85,9 @@ class Settings:
             and the fallback (0 = off). With the HiGHS fallback on it takes at most half the time left.
         integer_submip_gap: also run RENS on a heuristic point whose relative gap to the LP bound is above
             this (default 1%), for at most as long as the relaxation took (>= 1 s), keeping the better point
-            (inf = never). Load balancing's LP bound is weak, so there it runs whenever shards move.
+            (inf = never). Load balancing's LP bound is weak, so there it runs whenever shards move. In
+            staged runs (``relaxation_round_iterations`` or a looser ``relaxation_tol``) a point whose gap is
+            above ``mip_gap_tol`` qualifies too: a sub-MIP costs less than the next relaxation stage.
         integer_dual_ascent_steps: Lagrangian evaluations per relaxation stage of the dual ascent on the
             coupling rows' duals (``solver/integer/ascent.py``: projected subgradient with Polyak's step), which
             tightens the MILP bound when the problem has choice rows and the gap is above ``mip_gap_tol``
