@@ -225,3 +225,9 @@ def test_dual_ascent_tightens_the_reported_bound_and_zero_steps_turn_it_off(sia_
     assert on.mip["lp_bound"] <= off.mip["lp_bound"] + 1e-9 * abs(off.mip["lp_bound"])
     assert on.mip["lp_bound"] >= on.objective  # still a valid bound on the point found
     assert_exactly_feasible(sia_small, on.x)
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True])
+def test_negative_or_fractional_dual_ascent_steps_is_a_usage_error(sia_small, bad):
+    with pytest.raises(UsageError, match="integer_dual_ascent_steps"):
+        solve_milp(sia_small, Settings(integer_dual_ascent_steps=bad), None)

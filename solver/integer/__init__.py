@@ -105,6 +105,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     t_start = time.perf_counter()
     fallback_mode = _fallback_mode(settings)
     submip_seconds = _submip_seconds(settings)
+    _ascent_steps(settings)  # a bad value fails before any work, not at the first stage that needs it
     n, m = problem.n_cols, problem.n_rows
     seconds: dict = {}
     steps: list = []
@@ -415,7 +416,7 @@ def _dual_ascent(problem, lag, y_lp, ascent_y, x_best, lp_bound, settings, t_sta
     stage's time so far (>= 0.1 s). Returns (the tighter of ``lp_bound`` and the ascent's bound, the duals
     of the best ascent bound or ``ascent_y``); appends a ``"dual_ascent"`` step.
     """
-    n_steps = int(getattr(settings, "integer_dual_ascent_steps", 0) or 0)
+    n_steps = _ascent_steps(settings)
     if lag is None or lag.rows_k.size == 0 or n_steps <= 0 or _remaining(settings, t_start) <= 0:
         return lp_bound, ascent_y
     t0 = time.perf_counter()
@@ -476,6 +477,20 @@ def _submip_seconds(settings: Settings) -> float:
 
         raise UsageError(f"integer_submip_seconds must be >= 0 seconds, got {v!r}")
     return v
+
+
+def _ascent_steps(settings: Settings) -> int:
+    """``settings.integer_dual_ascent_steps`` as an int >= 0 (0 = no dual ascent).
+
+    Raises:
+        UsageError: a negative or non-integer value.
+    """
+    v = getattr(settings, "integer_dual_ascent_steps", 0) or 0
+    if isinstance(v, bool) or not float(v).is_integer() or v < 0:
+        from solver.errors import UsageError
+
+        raise UsageError(f"integer_dual_ascent_steps must be an integer >= 0, got {v!r}")
+    return int(v)
 
 
 def _round_every(settings: Settings) -> int:
