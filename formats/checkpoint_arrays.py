@@ -181,9 +181,12 @@ def _save_array(folder: str, field: str, values: np.ndarray, prev_folder: str | 
                     idx = np.concatenate([idx, np.arange(k, n, dtype=np.int64)])
                 link_or_copy(os.path.join(prev_folder, f"{field}.arrow"), base_path)
                 size = 0
-                if idx.size:
+                # a shrunk array needs its patch record even with no changed entry: the linked base is longer
+                # than the array, and a patch-less entry must match its base's length exactly (load_array)
+                patch = bool(idx.size) or n != int(prev_base.shape[0])
+                if patch:
                     size = write_columns(patch_path, {"idx": idx.astype(np.int64), "v": vals[idx]})
-                return StoredArray(length=n, dtype=dtype, patch=bool(idx.size), patch_entries=int(idx.size),
+                return StoredArray(length=n, dtype=dtype, patch=patch, patch_entries=int(idx.size),
                                    written_bytes=size)
     size = write_columns(base_path, {"v": values})
     return StoredArray(length=n, dtype=dtype, written_bytes=size)

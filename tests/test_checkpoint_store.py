@@ -281,3 +281,17 @@ def test_lineage_treats_generations_without_ids_as_linked(tmp_path):
         man.pop("id"), man.pop("parent_id")
         path.write_text(json.dumps(man))
     assert store.lineage(1) == [0, 1, 2]
+
+
+def test_an_array_that_only_shrinks_loads_at_its_new_length(tmp_path):
+    # found by the property test above (n=1025 -> 1024, nothing else changed): the base file is shared with
+    # the previous generation, so the shorter length must be recorded as an (empty) patch
+    base = np.arange(1025, dtype=np.float64)
+    g0, g1 = tmp_path / "g0", tmp_path / "g1"
+    g0.mkdir()
+    g1.mkdir()
+    s0 = ca.save_array(str(g0), "v", base, None, None, None, True)
+    _, b0 = ca.load_array(str(g0), "v", s0)
+    s1 = ca.save_array(str(g1), "v", base[:1024].copy(), str(g0), s0, b0, True)
+    out, _ = ca.load_array(str(g1), "v", s1)
+    assert s1.patch and s1.patch_entries == 0 and np.array_equal(out, base[:1024])
