@@ -220,7 +220,8 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                              rens_budget, reason=(None if not found else "gap above integer_submip_gap"
                                                   if gap_k > settings.integer_submip_gap else
                                                   "gap above mip_gap_tol (staged)"),
-                             tag={"stage": k} if staged else {})
+                             tag={"stage": k} if staged else {}, lag=lag,
+                             y_rank=ascent_y if ascent_y is not None else y_lp)
             if x_r is not None and (x_best is None or problem.sense * (problem.objective(x_r)
                                                                        - problem.objective(x_best)) < 0):
                 x_best, source = x_r, "heuristic"
@@ -440,8 +441,12 @@ def _dual_ascent(problem, lag, y_lp, ascent_y, x_best, lp_bound, settings, t_sta
     return lp_bound, ascent_y
 
 
-def _rens_step(problem, x_lp, y_lp, x_ref, settings, t_start, seconds, steps, budget, reason=None, tag=None):
+def _rens_step(problem, x_lp, y_lp, x_ref, settings, t_start, seconds, steps, budget, reason=None, tag=None,
+               lag=None, y_rank=None):
     """Run RENS (``submip.py``) for at most ``budget`` seconds and complete its point exactly.
+
+    With the round's choice-row Lagrangian ``lag`` and duals ``y_rank`` (m,), the Lagrangian core
+    (``submip.core_bounds``) is the last neighbourhood, tried when HiGHS proves RENS's infeasible.
 
     Returns the exact point ((n,)) or None; appends a ``"rens"`` step (``changed`` = integer columns that
     differ from ``x_ref``) and adds the time to ``seconds["rens"]``.
@@ -451,7 +456,12 @@ def _rens_step(problem, x_lp, y_lp, x_ref, settings, t_start, seconds, steps, bu
     t0 = time.perf_counter()
     # HiGHS stops the sub-MIP at half of the round's gap target (never below its own default, 1e-4): its
     # bound is on the sub-MIP only, and proving that optimal does not move the round's gap
-    xr, rinfo = rens(problem, x_lp, budget, mip_rel_gap=max(1e-4, 0.5 * float(settings.mip_gap_tol)))
+    core = None
+    if lag is not None and lag.free_mem.size and y_rank is not None:
+        from solver.integer.submip import core_bounds
+
+        core = core_bounds(problem, x_lp, lag, y_rank)
+    xr, rinfo = rens(problem, x_lp, budget, mip_rel_gap=max(1e-4, 0.5 * float(settings.mip_gap_tol)), core=core)
     if xr is not None:
         xr, finfo = fix_and_resolve(problem, xr, settings, x_lp, y_lp,
                                     resolve_seconds=_resolve_budget(settings, t_start, seconds))

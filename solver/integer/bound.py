@@ -250,6 +250,12 @@ class ChoiceLagrangian:
             return self.evaluate_ref(y)
         return p.sense * (row_term + value) + p.offset, self._x, self._act
 
+    def reduced_costs(self, y: np.ndarray) -> np.ndarray:
+        """(n,) minimisation-form reduced costs c - A'y at row duals ``y`` (m,), the kept choice rows' duals
+        taken as 0 and values within rounding noise set to 0 (a fresh array)."""
+        self.evaluate(y)
+        return self._z.copy()  # the kernel's first pass sets every entry, whatever its result
+
     def evaluate_ref(self, y: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
         """Plain-numpy twin of :meth:`evaluate` (same results; fresh arrays)."""
         p = self.problem

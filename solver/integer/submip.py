@@ -28,10 +28,12 @@ import time
 
 import numpy as np
 
+from solver.integer.check import check_point
 from solver.integer.resolve import column_arrays
 from solver.problem import Problem
 
 EPS_LADDER = (1e-4, 0.0)  #: integrality tolerances of the successive neighbourhoods (largest first)
+CORE_PER_ROW = 3  #: members per choice row that the Lagrangian core keeps free (smallest reduced costs)
 
 
 def rens_bounds(problem: Problem, x_lp: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -56,6 +58,44 @@ def rens_bounds(problem: Problem, x_lp: np.ndarray, eps: float) -> tuple[np.ndar
     c = np.where(near, k, np.ceil(v))
     lo[it] = np.maximum(lo[it], f)
     hi[it] = np.minimum(hi[it], c)
+    return lo, hi
+
+
+def core_bounds(problem: Problem, x_lp: np.ndarray, lag, y: np.ndarray,
+                per_row: int = CORE_PER_ROW) -> tuple[np.ndarray, np.ndarray]:
+    """Column bounds of the Lagrangian core: the neighbourhood tried when RENS's are all infeasible.
+
+    The "core problem" of Lagrangian heuristics (Balas & Zemel 1980 for knapsacks; Caprara, Fischetti &
+    Toth 1999 for set covering): in every kept choice row (``lag``, a ``bound.ChoiceLagrangian``) the
+    members with the ``per_row`` smallest reduced costs at the duals ``y`` stay free, as do members with a
+    positive LP value; the row's other members are fixed at 0. Integer columns outside those rows get the
+    exact-integer RENS bounds (``rens_bounds`` with eps 0); continuous columns keep theirs. The core contains
+    RENS's widest neighbourhood, plus the members the duals rate close to each row's best: where the LP
+    point's support admits no integer point (load balancing, cold rounds: 100-156 free binaries, all
+    infeasible), the core adds the next-best placements.
+
+    Args:
+        problem: the MILP (n columns).
+        x_lp: (n,) LP relaxation point.
+        lag: the round's ``ChoiceLagrangian``.
+        y: (m,) row duals (problem's sign convention) that rank the members.
+        per_row: members kept free per row by reduced cost.
+    Returns:
+        (lower, upper): (n,) float arrays.
+    """
+    lo, hi = rens_bounds(problem, x_lp, 0.0)
+    mem = lag.free_mem
+    if mem.size == 0:
+        return lo, hi
+    z = lag.reduced_costs(y)
+    lo[mem], hi[mem] = lag.lower[mem], lag.upper[mem]
+    rid = np.repeat(np.arange(lag.free_ptr.size - 1), np.diff(lag.free_ptr))
+    order = np.lexsort((z[mem], rid))  # by row, then by reduced cost
+    rank = np.empty(mem.size, dtype=np.int64)
+    rank[order] = np.arange(mem.size) - lag.free_ptr[:-1][rid[order]]
+    xv = np.nan_to_num(np.asarray(x_lp, dtype=np.float64)[mem], nan=0.0)
+    out = ~((rank < per_row) | (xv > 0.0))
+    hi[mem[out]] = np.maximum(lo[mem[out]], 0.0)  # free members have lower bound 0: fixed at 0
     return lo, hi
 
 
@@ -87,8 +127,8 @@ def without_fixed_columns(problem: Problem, lower: np.ndarray, upper: np.ndarray
     return sub, keep
 
 
-def rens(problem: Problem, x_lp: np.ndarray, seconds: float,
-         mip_rel_gap: float | None = None) -> tuple[np.ndarray | None, dict]:
+def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float | None = None,
+         core: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray | None, dict]:
     """Solve the RENS sub-MIP around ``x_lp`` with HiGHS; neighbourhoods of ``EPS_LADDER`` in turn.
 
     Args:
@@ -96,6 +136,8 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float,
         x_lp: (n,) LP relaxation point (any accuracy; values are clipped into the bounds).
         seconds: wall budget for all attempts together (seconds); nothing runs when it is not > 0.
         mip_rel_gap: HiGHS's relative gap at which the sub-MIP stops (None: HiGHS's default, 1e-4).
+        core: (lower, upper) of a wider neighbourhood (``core_bounds``), tried last when HiGHS proved every
+            RENS neighbourhood infeasible; its attempt is reported with ``eps`` = "core".
     Returns:
         x: (n,) HiGHS's best point of the first feasible neighbourhood, integer columns rounded to
         integers, or None.
@@ -109,21 +151,28 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float,
     info = {"attempts": attempts, "highs_status": "not run", "free_integers": 0}
     it = problem.integrality
     last_free = -1
-    for eps in EPS_LADDER:
+    ladder = [(eps, None) for eps in EPS_LADDER] + ([("core", core)] if core is not None else [])
+    for eps, bounds in ladder:
         left = seconds - (time.perf_counter() - t0)
         if not left > 0:
             break
-        lo, hi = rens_bounds(problem, x_lp, eps)
+        lo, hi = rens_bounds(problem, x_lp, eps) if bounds is None else bounds
         free = int(np.count_nonzero(it & (hi > lo)))
         if free == last_free:
             continue  # the same neighbourhood again (no value was within (0, eps] of an integer)
         last_free = free
         sub, keep = without_fixed_columns(problem, lo, hi)
-        x_sub, hinfo = highs_mip(sub, left, mip_rel_gap=mip_rel_gap)
         x = None
-        if x_sub is not None:
-            x = lo.copy()
-            x[keep] = x_sub
+        if keep.size == 0:  # nothing free: the point is decided (HiGHS would call the model "Empty")
+            t1 = time.perf_counter()
+            ok = check_point(problem, lo)["ok"]
+            x = lo.copy() if ok else None
+            hinfo = {"highs_status": "Optimal" if ok else "Infeasible", "seconds": time.perf_counter() - t1}
+        else:
+            x_sub, hinfo = highs_mip(sub, left, mip_rel_gap=mip_rel_gap)
+            if x_sub is not None:
+                x = lo.copy()
+                x[keep] = x_sub
         attempts.append({"eps": eps, "free_integers": free, "highs_status": hinfo["highs_status"],
                          "seconds": hinfo["seconds"]})
         info["highs_status"], info["free_integers"] = hinfo["highs_status"], free
