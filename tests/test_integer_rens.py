@@ -179,3 +179,23 @@ def test_the_lagrangian_core_finds_a_point_where_every_rens_neighbourhood_is_inf
     x, info = rens(p, x_bad, 20.0, core=core)
     assert x is not None and info["attempts"][-1]["eps"] == "core"
     assert_exactly_feasible(p, x)
+
+
+def test_core_outside_choice_rows_frees_the_integers_cheapest_to_move_off_their_rens_value(monkeypatch):
+    import solver.integer.submip as submip
+    from solver.integer.bound import ChoiceLagrangian
+    from solver.integer.structure import detect_structure
+
+    # min c'x over 6 binaries with one knapsack row (no choice rows); LP point integral: x = (1,1,0,0,0,0)
+    c = np.array([-5.0, -1.0, 2.0, 0.5, 3.0, 1.0])
+    p = Problem.from_arrays(cost=c, col_lower=np.zeros(6), col_upper=np.ones(6), row_lower=[-np.inf],
+                            row_upper=[10.0], matrix=np.ones((1, 6)), integrality=np.ones(6, dtype=bool))
+    st = detect_structure(p)
+    lag = ChoiceLagrangian(p, st.lower, st.upper, st.choice_rows, st.choice_kind, st.csr_indptr, st.csr_indices)
+    x_lp = np.array([1.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+    monkeypatch.setattr(submip, "CORE_MIN_EXTRA", 3)
+    lo, hi = submip.core_bounds(p, x_lp, lag, np.zeros(1))
+    # leaving cost at y = 0: x0 at 1 -> 5, x1 at 1 -> 1, x2..x5 at 0 -> 2, 0.5, 3, 1: the three cheapest are
+    # x3 (0.5), then x1 and x5 (1, ties kept in column order)
+    assert (hi > lo).tolist() == [False, True, False, True, False, True]
+    assert lo[0] == hi[0] == 1.0 and lo[2] == hi[2] == 0.0

@@ -168,10 +168,10 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                            "LP relaxation is unbounded or infeasible: the MILP has no optimum")
         t0 = time.perf_counter()
         bound_k = lagrangian_bound(problem, y_lp, st.lower, st.upper)
+        if lag is None:  # (also the reduced costs of RENS's last neighbourhood, the core)
+            lag = ChoiceLagrangian(problem, st.lower, st.upper, st.choice_rows, st.choice_kind,
+                                   st.csr_indptr, st.csr_indices)
         if st.choice_rows.size:  # choice rows kept in the inner problem: never weaker, often tighter
-            if lag is None:
-                lag = ChoiceLagrangian(problem, st.lower, st.upper, st.choice_rows, st.choice_kind,
-                                       st.csr_indptr, st.csr_indices)
             bound_c = lag.evaluate(y_lp)[0]
             if not np.isfinite(bound_k) or (np.isfinite(bound_c) and problem.sense * (bound_c - bound_k) > 0):
                 bound_k = bound_c
@@ -457,7 +457,7 @@ def _rens_step(problem, x_lp, y_lp, x_ref, settings, t_start, seconds, steps, bu
     # HiGHS stops the sub-MIP at half of the round's gap target (never below its own default, 1e-4): its
     # bound is on the sub-MIP only, and proving that optimal does not move the round's gap
     core = None
-    if lag is not None and lag.free_mem.size and y_rank is not None:
+    if lag is not None and y_rank is not None:
         from solver.integer.submip import core_bounds
 
         core = core_bounds(problem, x_lp, lag, y_rank)
