@@ -103,7 +103,7 @@ def test_choice_bound_picks_the_best_member_against_the_coupling_duals_by_hand()
     assert s.choice_rows.tolist() == [0] and s.choice_kind.tolist() != [EQ1]
     b = choice_lagrangian_bound(p, np.array([123.0, 1.0]), s.lower, s.upper, s.choice_rows, s.choice_kind,
                                 s.csr_indptr, s.csr_indices)
-    assert b == 6.0
+    assert 6.0 <= b <= 6.0 + 1e-12  # 6 plus the rounding-error allowance (bound._allowance)
     # the plain bound dualizes the choice row too: with its dual 123 it is far weaker
     assert lagrangian_bound(p, np.array([123.0, 1.0]), s.lower, s.upper) > 6.0
 
@@ -160,3 +160,36 @@ def test_dual_ascent_reaches_the_lp_optimum_from_far_off_capacity_duals_on_a_sia
     b, _, info = coupling_dual_ascent(lag, y0, opt, 0.0, max_steps=200)
     assert b >= lp_opt - 1e-6 * abs(lp_opt)  # a valid bound: max L is the LP optimum (integral choice polytopes)
     assert (b - lp_opt) <= 0.1 * (start - lp_opt)  # and most of the way there
+
+
+def test_bounds_stay_valid_when_huge_coefficients_cancel_in_floating_point():
+    # found by a break-it pass: terms of +-1e11 x in one row absorbed the small reduced costs, and the
+    # plain sums gave 4.4999994 for a max problem whose optimum is 4.5 (an invalid bound, reported OPTIMAL)
+    from solver.integer import solve_milp
+    from solver.settings import Settings
+
+    A = np.array([[1.0, 1e11, -1e11, 0, 0, 0, 0], [0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 1, 1, 2, 1]])
+    p = Problem.from_arrays(cost=[1.0, 0, 0, 1, 4, 3, 4], col_lower=[0.3, 1, 0, 0, 0, 0, 0],
+                            col_upper=[np.inf, 5, 1, 1, 1, 1, 1], row_lower=[-np.inf] * 3, row_upper=[0.5, 1.0, 2.0],
+                            matrix=A, integrality=[False] + [True] * 6, sense=-1)
+    opt, _ = milp_optimum(p)
+    assert opt == pytest.approx(4.5, abs=1e-9)
+    s = detect_structure(p)
+    assert lagrangian_bound(p, np.array([1.0, 3.9999994, 0.0]), s.lower, s.upper) >= 4.5
+    assert lagrangian_bound(p, np.zeros(3), s.lower, s.upper) >= 4.5  # through implied bounds (x0 <= 0.5)
+    r = solve_milp(p, Settings(), None)
+    assert r.mip["lp_bound"] >= 4.5
+
+
+@pytest.mark.parametrize("scale", [1e10, 1e14, 1e300])
+def test_huge_duals_give_a_valid_or_no_bound_never_a_wrong_one(scale):
+    # min -0.3 x2 s.t. 1 <= x0 <= 2 (row 0), x0 + x1 <= 1 (choice), binaries: optimum -0.3
+    A = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    p = Problem.from_arrays(cost=[0.0, 0.0, -0.3], col_lower=np.zeros(3), col_upper=np.ones(3),
+                            row_lower=[1.0, -np.inf], row_upper=[2.0, 1.0], matrix=A, integrality=np.ones(3, bool))
+    s = detect_structure(p)
+    lag = ChoiceLagrangian(p, s.lower, s.upper, s.choice_rows, s.choice_kind, s.csr_indptr, s.csr_indices)
+    y = np.array([scale, 0.0])
+    for b in (lag.evaluate(y)[0], lag.evaluate_ref(y)[0], lagrangian_bound(p, y, s.lower, s.upper),
+              coupling_dual_ascent(lag, y, -0.3, 0.0, max_steps=10)[0]):
+        assert not np.isnan(b) and b <= -0.3 + 1e-12

@@ -199,3 +199,55 @@ def test_core_outside_choice_rows_frees_the_integers_cheapest_to_move_off_their_
     # x3 (0.5), then x1 and x5 (1, ties kept in column order)
     assert (hi > lo).tolist() == [False, True, False, True, False, True]
     assert lo[0] == hi[0] == 1.0 and lo[2] == hi[2] == 0.0
+
+
+def test_rens_bounds_never_fix_a_column_at_an_infinite_value():
+    # a NaN LP value on an integer column with no lower bound: its upper bound, or 0 when both are infinite
+    p = _problem([-np.inf, -np.inf], [3, np.inf], [True, True])
+    lo, hi = rens_bounds(p, np.array([np.nan, np.inf]), 1e-4)
+    assert lo.tolist() == [3.0, 0.0] and hi.tolist() == [3.0, 0.0]
+
+
+def test_fallback_seed_values_out_of_bounds_or_huge_are_left_out_and_highs_still_solves():
+    # HiGHS 1.16 answered "Solve error" to a seed of 1e18 here (and segfaulted on a larger model)
+    from solver.integer.fallback import highs_mip
+
+    p = Problem.from_arrays(cost=[1.0, 1.0], col_lower=[-np.inf, -np.inf], col_upper=[np.inf, np.inf],
+                            row_lower=[2.5], row_upper=[np.inf], matrix=np.ones((1, 2)),
+                            integrality=np.ones(2, bool))
+    x, info = highs_mip(p, 10.0, seed=np.array([1e18, np.nan]))
+    assert not info["seeded"] and x is not None and p.objective(x) == 3.0
+    x, info = highs_mip(p, 10.0, seed=np.array([2.0, 1.0]))
+    assert info["seeded"] and p.objective(x) == 3.0
+
+
+def test_a_diverged_relaxation_never_crashes_the_process_in_the_highs_fallback():
+    # a break-it pass found an unbounded MILP whose relaxation ran to the iteration limit with |x| ~ 1e17;
+    # the rounded point seeded HiGHS with 1e18..3e304 and HiGHS 1.16 segfaulted. Run it in a child process.
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from solver.problem import Problem
+from solver.integer import solve_milp
+from solver.settings import Settings
+INF = np.inf
+A = np.array([[-3.0, -2.0, 0.0, 1.0, 3.0, 3.0, -2.0, 0.0, 0.0],
+              [0.0, 0.0, 702.580977, 0.0, 0.0, 0.0, -0.026475, 11.241174, 0.0],
+              [0.0, 0.0, 4.423484, 0.0, 0.014948, 0.767295, 3.698249, -21343.883567, -49.380392],
+              [1.0, -4.0, -1.0, 0.0, 4.0, -2.0, 0.0, -4.0, 1.0],
+              [2.0, -3.0, 3.0, 0.0, 0.0, 3.0, 0.0, -3.0, 0.0],
+              [-1208.594523, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1586.889262, -1885.333167]])
+p = Problem.from_arrays(cost=[3.0, 4.0, -4.0, -3.0, 4.0, 3.0, -3.0, 0.0, 3.0],
+        col_lower=[-INF, -INF, -3.0, -INF, -3.0, -1.0, -INF, -INF, -INF],
+        col_upper=[INF, INF, -2.0, INF, INF, 2.0, INF, INF, INF],
+        row_lower=[18.0, -INF, 21385.184286, -992.0, 0.0, 7098.005998],
+        row_upper=[INF, -1415.403128, 21385.184286, INF, 0.0, 7098.005998],
+        matrix=A, integrality=[True]*5 + [False] + [True]*3, sense=-1, offset=12.5)
+r = solve_milp(p, Settings(integer_fallback_seconds=5), None)
+print(r.status.name)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "INFEASIBLE_OR_UNBOUNDED"  # as HiGHS classifies the MILP

@@ -306,6 +306,13 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
         report["fallback_highs_status"] = finfo["highs_status"]
         if xf is not None:
             x_best, source = xf, "fallback"
+        elif finfo["highs_status"] in ("Primal infeasible or unbounded", "Unbounded"):
+            # the relaxation never certified it (a diverged iterate ran to the iteration limit); HiGHS did
+            report["source"] = "none"
+            report["integer_objective"] = math.nan
+            return _result(problem, Status.INFEASIBLE_OR_UNBOUNDED, out.x, y_lp, lp_bound, iterations, seconds,
+                           t_start, lp_state, warm_start, report,
+                           f"the HiGHS MIP fallback found the MILP {finfo['highs_status'].lower()}")
         elif finfo["highs_status"] == "Infeasible":
             # branch-and-cut proved it: the MILP has no integer point at all (exit 4, not 5)
             report["source"] = "none"

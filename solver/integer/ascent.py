@@ -65,6 +65,8 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
     ym = s * np.nan_to_num(np.asarray(y_start, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     ym = np.where(dual, ym, 0.0)
     ym = _project(ym, lo_fin, up_fin)
+    if not math.isfinite(objective_best):
+        max_steps = min(max_steps, 1)  # no Polyak target: only the start value
     target = s * (objective_best - p.offset)  # minimisation form: T >= max L
     scale = max(1.0, abs(objective_best))
     best_val, best_y = -math.inf, ym.copy()

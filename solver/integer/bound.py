@@ -29,6 +29,8 @@ import numpy as np
 
 from solver.problem import Problem
 
+EPS = np.finfo(np.float64).eps
+
 
 def implied_bounds(problem: Problem, lower: np.ndarray, upper: np.ndarray, passes: int = 3):
     """(n,) bounds valid for every point satisfying the rows and ``lower``/``upper`` (vectorized).
@@ -57,11 +59,18 @@ def implied_bounds(problem: Problem, lower: np.ndarray, upper: np.ndarray, passe
         # activity of the other columns: min/max, finite only when no other term is infinite
         omin = np.where(nmin[row] - mni == 0, fmin[row] - np.where(mni, 0.0, mn), -np.inf)
         omax = np.where(nmax[row] - mxi == 0, fmax[row] - np.where(mxi, 0.0, mx), np.inf)
+        # rounding error of those sums (cancellation: 0.3 + 1e11 - 1e11 loses 3e-6): (row length + 2) eps
+        # times the row's sum of magnitudes, divided by |a| like the bound itself
+        cnt = np.bincount(row, minlength=m)[row] + 2.0
+        smin = np.bincount(row, weights=np.where(mni, 0.0, np.abs(mn)), minlength=m)[row]
+        smax = np.bincount(row, weights=np.where(mxi, 0.0, np.abs(mx)), minlength=m)[row]
         with np.errstate(invalid="ignore", over="ignore"):
             hi_val = (ru - omin) / a   # from a x_j <= ru - omin: upper if a > 0, lower if a < 0
             lo_val = (rl - omax) / a   # from a x_j >= rl - omax: lower if a > 0, upper if a < 0
-        new_up = np.where(a > 0, hi_val, lo_val)
-        new_lo = np.where(a > 0, lo_val, hi_val)
+            hi_err = cnt * EPS * (smin + np.where(np.isfinite(ru), np.abs(ru), 0.0)) / np.abs(a)
+            lo_err = cnt * EPS * (smax + np.where(np.isfinite(rl), np.abs(rl), 0.0)) / np.abs(a)
+        new_up = np.where(a > 0, hi_val + hi_err, lo_val + lo_err)  # loosened outward either way
+        new_lo = np.where(a > 0, lo_val - lo_err, hi_val - hi_err)
         new_up = np.where(np.isnan(new_up), np.inf, new_up)
         new_lo = np.where(np.isnan(new_lo), -np.inf, new_lo)
         new_up = new_up + 1e-9 * np.maximum(1.0, np.abs(new_up))
@@ -88,9 +97,14 @@ def lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, upper: 
         A lower bound (minimisation) / upper bound (maximisation) on the optimum; +-inf when none follows.
     """
     s = problem.sense
-    z, row_term = _dualized_terms(problem, y)
-    col_term = _box_term(problem, z, lower, upper)
-    return s * (row_term + col_term) + problem.offset
+    z, row_term, zmag, row_mag = _dualized_terms(problem, y)
+    if not np.all(np.isfinite(z)):
+        return -s * np.inf  # duals so large that A'y overflows: no bound from them
+    col_term, x = _box_term(problem, z, lower, upper, with_point=True)
+    if x is None:
+        return -s * np.inf
+    value = row_term + col_term - _allowance(problem, row_mag + _col_mag(z, x, lower, upper, zmag))
+    return s * value + problem.offset
 
 
 def _dualized_terms(problem: Problem, y: np.ndarray, keep_rows: np.ndarray | None = None):
@@ -98,7 +112,9 @@ def _dualized_terms(problem: Problem, y: np.ndarray, keep_rows: np.ndarray | Non
 
     Duals whose sign points at an infinite row bound are projected to 0, as are the rows ``keep_rows``
     (kept in the inner problem, not dualized); reduced costs within the floating-point error of computing
-    them are 0 (their sign is noise).
+    them are 0 (their sign is noise). Returns (z, row_term, zmag, row_mag): zmag (n,) = |c| + |A|'|y|, the
+    scale of each z_j's rounding error, and row_mag the sum of the row term's magnitudes (for
+    :func:`_allowance`).
     """
     s = problem.sense
     c = s * problem.cost
@@ -108,12 +124,30 @@ def _dualized_terms(problem: Problem, y: np.ndarray, keep_rows: np.ndarray | Non
     if keep_rows is not None:
         ym[keep_rows] = 0.0
     A = problem.matrix()
-    z = c - A.T @ ym
-    noise = 64 * np.finfo(np.float64).eps * (np.abs(c) + abs(A).T @ np.abs(ym))
-    z = np.where(np.abs(z) <= noise, 0.0, z)
-    row_term = float(np.sum(np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0))
-                     + np.sum(np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0)))
-    return z, row_term
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = c - A.T @ ym
+        zmag = np.abs(c) + abs(A).T @ np.abs(ym)
+        z = np.where(np.abs(z) <= 64 * EPS * zmag, 0.0, z)
+        bterm = (np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0)
+                 + np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0))
+    return z, float(np.sum(bterm)), zmag, float(np.sum(np.abs(bterm)))
+
+
+def _col_mag(z: np.ndarray, x: np.ndarray, lower: np.ndarray, upper: np.ndarray, zmag: np.ndarray) -> float:
+    """Scale of the rounding error of sum z_j x_j: zmag_j |x_j|, and zmag_j max(|l_j|, |u_j|) (finite
+    bounds) where z_j was set to 0 as noise (its true sign could pick either bound)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        box = np.maximum(np.where(np.isfinite(lower), np.abs(lower), 0.0),
+                         np.where(np.isfinite(upper), np.abs(upper), 0.0))
+        return float(np.sum(zmag * np.where(z == 0.0, box, np.abs(x))))
+
+
+def _allowance(problem: Problem, mag: float) -> float:
+    """Worst-case rounding error of a Lagrangian value whose terms sum to ``mag`` in magnitude: (64 + n + m)
+    eps mag (the reduced costs' noise threshold plus the summation of n + m terms). Subtracted from the
+    minimisation-form value so that the bound stays valid in floating point: with coefficients or duals
+    of 1e11 the plain sums were 6e-7 too tight (a max problem's bound 4.4999994 for an optimum of 4.5)."""
+    return (64.0 + problem.n_cols + problem.n_rows) * EPS * mag
 
 
 def _box_term(problem: Problem, z: np.ndarray, lower: np.ndarray, upper: np.ndarray, with_point: bool = False):
@@ -220,14 +254,16 @@ class ChoiceLagrangian:
         self._z, self._x, self._act = np.empty(n), np.empty(n), np.empty(m)
 
     def _duals(self, y: np.ndarray) -> tuple[np.ndarray, float]:
-        """Minimisation-form duals (m,) (sign projected, kept choice rows 0) and the Lagrangian's row term."""
+        """Minimisation-form duals (m,) (sign projected, kept choice rows 0), the Lagrangian's row term and
+        the sum of its terms' magnitudes."""
         p = self.problem
         ym = p.sense * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
         rl, ru = p.row_lower, p.row_upper
         ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)) | ~self.dualized, 0.0, ym)
-        row_term = float(np.sum(np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0))
-                         + np.sum(np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0)))
-        return ym, row_term
+        with np.errstate(over="ignore", invalid="ignore"):
+            bterm = (np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0)
+                     + np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0))
+        return ym, float(np.sum(bterm)), float(np.sum(np.abs(bterm)))
 
     def evaluate(self, y: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
         """The bound at row duals ``y`` (m,), the inner problem's minimiser and its row activities.
@@ -242,13 +278,14 @@ class ChoiceLagrangian:
         from solver.integer.lagrangian_kernel import choice_inner
 
         p = self.problem
-        ym, row_term = self._duals(y)
-        value, ok = choice_inner(p.a_indptr, p.a_indices, p.a_data, self.c_min, ym, self.lower, self.upper,
-                                 self.other, self.free_ptr, self.free_mem, self.forced_col, self.eq1,
-                                 self._z, self._x, self._act)
-        if not ok:  # a reduced cost needs an infinite bound: the numpy path tries the rows' implied bounds
-            return self.evaluate_ref(y)
-        return p.sense * (row_term + value) + p.offset, self._x, self._act
+        ym, row_term, row_mag = self._duals(y)
+        value, mag, ok = choice_inner(p.a_indptr, p.a_indices, p.a_data, self.c_min, ym, self.lower, self.upper,
+                                      self.other, self.free_ptr, self.free_mem, self.forced_col, self.eq1,
+                                      self._z, self._x, self._act)
+        if not ok:  # a reduced cost needs an infinite bound (the numpy path tries the rows' implied bounds)
+            return self.evaluate_ref(y)  # or is not finite (huge duals)
+        value = row_term + value - _allowance(p, row_mag + mag)
+        return p.sense * value + p.offset, self._x, self._act
 
     def reduced_costs(self, y: np.ndarray) -> np.ndarray:
         """(n,) minimisation-form reduced costs c - A'y at row duals ``y`` (m,), the kept choice rows' duals
@@ -260,7 +297,9 @@ class ChoiceLagrangian:
         """Plain-numpy twin of :meth:`evaluate` (same results; fresh arrays)."""
         p = self.problem
         s = p.sense
-        z, row_term = _dualized_terms(p, y, keep_rows=self.rows_k)
+        z, row_term, zmag, row_mag = _dualized_terms(p, y, keep_rows=self.rows_k)
+        if not np.all(np.isfinite(z)):
+            return -s * np.inf, None, None  # duals so large that A'y overflows: no bound from them
         kk = self.rows_k.size
         x_kept = np.zeros(p.n_cols)
         has_forced = self.forced_col >= 0
@@ -274,6 +313,7 @@ class ChoiceLagrangian:
         best = np.where(self.eq1, best, np.minimum(best, 0.0))
         take = ~has_forced
         choice_term += float(np.sum(best[take]))
+        choice_mag = float(np.sum(zmag[self.forced_col[has_forced]]))
         if self.free_mem.size:  # the first member attaining each row's minimum, where one is taken
             free_rid = np.repeat(np.arange(kk), np.diff(self.free_ptr))
             b = best[free_rid]
@@ -281,9 +321,14 @@ class ChoiceLagrangian:
             idx = np.flatnonzero(hit)
             first = idx[np.flatnonzero(np.diff(free_rid[idx], prepend=-1))]
             x_kept[self.free_mem[first]] = 1.0
-        col_term, x = _box_term(p, np.where(self.other, z, 0.0), self.lower, self.upper, with_point=True)
-        bound = s * (row_term + choice_term + col_term) + p.offset
-        if x is None or not np.isfinite(bound):
+            choice_mag += float(np.sum(zmag[self.free_mem[first]]))
+        zo = np.where(self.other, z, 0.0)
+        col_term, x = _box_term(p, zo, self.lower, self.upper, with_point=True)
+        if x is None:
+            return -s * np.inf, None, None
+        mag = row_mag + choice_mag + _col_mag(zo, x, self.lower, self.upper, np.where(self.other, zmag, 0.0))
+        bound = s * (row_term + choice_term + col_term - _allowance(p, mag)) + p.offset
+        if not np.isfinite(bound):
             return bound, None, None
         x = np.where(self.other, x, x_kept)
         return bound, x, p.matrix() @ x

@@ -19,6 +19,8 @@ from solver.baselines.highs import run_highs
 from solver.highs_bridge import new_highs, to_highs_lp
 from solver.problem import Problem
 
+SEED_MAX = 1e12  #: seed values larger in magnitude are not passed to HiGHS
+
 
 def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
               mip_rel_gap: float | None = None) -> tuple[np.ndarray | None, dict]:
@@ -27,7 +29,8 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     Args:
         problem: the MILP (n columns).
         seconds: time budget in seconds (must be finite and > 0 to run).
-        seed: (n,) partial assignment: values of integer columns are passed to HiGHS (NaN = unset).
+        seed: (n,) partial assignment: values of integer columns are passed to HiGHS (NaN = unset); values
+            outside the column's bounds or above ``SEED_MAX`` in magnitude are left out.
         mip_rel_gap: HiGHS's relative gap at which branch-and-cut stops (None: HiGHS's default, 1e-4).
     Returns:
         x: (n,) HiGHS incumbent with integer columns rounded to integers, or None.
@@ -43,7 +46,14 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     if mip_rel_gap is not None:
         h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
     if seed is not None:
-        idx = np.flatnonzero(problem.integrality & np.isfinite(seed)).astype(np.int32)
+        # only values a solution could take: inside the column's bounds and of a sane size (HiGHS 1.16
+        # segfaults in run() on a seed value of 1e18, and answers "Solve error" to one of 1e77; a diverged
+        # relaxation rounds to such values)
+        seed = np.asarray(seed, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            sane = (np.isfinite(seed) & (np.abs(seed) <= SEED_MAX) & (seed >= problem.col_lower)
+                    & (seed <= problem.col_upper))
+        idx = np.flatnonzero(problem.integrality & sane).astype(np.int32)
         if idx.size:
             h.setSolution(int(idx.size), idx, np.ascontiguousarray(seed[idx], dtype=np.float64))
             info["seeded"] = True

@@ -29,11 +29,14 @@ def choice_inner(cp, ci, cv, c, ym, lower, upper, other, free_ptr, free_mem, for
         z, x: (n,) outputs, the reduced costs (noise set to 0) and the inner minimiser.
         act: (m,) output, A x.
     Returns:
-        (value, ok): sum over columns of z_j x_j, and False when some z_j needs an infinite bound (the caller
-        then uses the numpy path, which tries bounds implied by the rows).
+        (value, mag, ok): sum over columns of z_j x_j; the scale of its rounding error (sum of
+        (|c_j| + |A|'|y|_j) |x_j|, with max(|l_j|, |u_j|) for a z_j set to 0 as noise; see
+        ``bound._col_mag``); False when some z_j needs an infinite bound or is not finite (the caller then
+        uses the numpy path, which tries bounds implied by the rows or reports no bound).
     """
     n = cp.shape[0] - 1
     value = 0.0
+    mag = 0.0
     ok = True
     for j in range(n):
         s = 0.0
@@ -43,8 +46,11 @@ def choice_inner(cp, ci, cv, c, ym, lower, upper, other, free_ptr, free_mem, for
             s += v
             t += abs(cv[p]) * abs(ym[ci[p]])
         zj = c[j] - s
-        if abs(zj) <= NOISE * (abs(c[j]) + t):
+        zm = abs(c[j]) + t
+        if abs(zj) <= NOISE * zm:
             zj = 0.0
+        if not np.isfinite(zj):
+            ok = False
         z[j] = zj
         xj = 0.0
         if other[j]:
@@ -59,11 +65,20 @@ def choice_inner(cp, ci, cv, c, ym, lower, upper, other, free_ptr, free_mem, for
                     ok = False
                 else:
                     value += zj * xj
+                    mag += zm * abs(xj)
+            else:
+                b = 0.0
+                if np.isfinite(lower[j]):
+                    b = abs(lower[j])
+                if np.isfinite(upper[j]) and abs(upper[j]) > b:
+                    b = abs(upper[j])
+                mag += zm * b
         x[j] = xj
     for r in range(forced_col.shape[0]):
         f = forced_col[r]
         if f >= 0:
             value += z[f]
+            mag += _zmag(cp, ci, cv, c, ym, f)
             x[f] = 1.0
             continue
         best = np.inf
@@ -76,6 +91,7 @@ def choice_inner(cp, ci, cv, c, ym, lower, upper, other, free_ptr, free_mem, for
         if arg < 0 or (not eq1[r] and best >= 0.0):
             continue  # "at most one": none is best
         value += best
+        mag += _zmag(cp, ci, cv, c, ym, arg)
         x[arg] = 1.0
     act[:] = 0.0
     for j in range(n):
@@ -83,4 +99,13 @@ def choice_inner(cp, ci, cv, c, ym, lower, upper, other, free_ptr, free_mem, for
         if xj != 0.0 and np.isfinite(xj):
             for p in range(cp[j], cp[j + 1]):
                 act[ci[p]] += cv[p] * xj
-    return value, ok
+    return value, mag, ok
+
+
+@njit(cache=True)
+def _zmag(cp, ci, cv, c, ym, j):
+    """|c_j| + sum_i |a_ij| |y_i| (the scale of z_j's rounding error), for one column."""
+    t = abs(c[j])
+    for p in range(cp[j], cp[j + 1]):
+        t += abs(cv[p]) * abs(ym[ci[p]])
+    return t

@@ -53,7 +53,9 @@ def rens_bounds(problem: Problem, x_lp: np.ndarray, eps: float) -> tuple[np.ndar
     lo = problem.col_lower.copy()
     hi = problem.col_upper.copy()
     v = np.asarray(x_lp, dtype=np.float64)[it]
-    v = np.clip(np.where(np.isfinite(v), v, lo[it]), lo[it], hi[it])  # a non-finite value: its lower bound
+    # a non-finite value: its lower bound, else its upper bound, else 0 (never an infinite "integer")
+    fallback = np.where(np.isfinite(lo[it]), lo[it], np.where(np.isfinite(hi[it]), hi[it], 0.0))
+    v = np.clip(np.where(np.isfinite(v), v, fallback), lo[it], hi[it])
     k = np.round(v)
     near = np.abs(v - k) <= eps
     f = np.where(near, k, np.floor(v))
