@@ -244,7 +244,8 @@ class Problem:
                     raise ValidationError(f"duplicate {nm} name", entity=str(u[np.argmax(c > 1)]))
 
     def equals(self, other: Problem) -> bool:
-        """True when both problems have identical names, data and metadata (bitwise on floats)."""
+        """True when both problems have identical names, data and metadata: arrays compared by value
+        (``np.array_equal``: -0.0 equals 0.0, dtypes are not compared; a Problem holds no NaN)."""
         if (self.sense, self.offset) != (other.sense, other.offset):
             return False
         for k in ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
