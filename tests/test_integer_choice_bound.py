@@ -67,6 +67,12 @@ def milp_optimum(p: Problem):
     return float(h.getInfo().objective_function_value) if status == "Optimal" else None, status
 
 
+def choice_lagrangian(p: Problem):
+    """(ChoiceLagrangian, Structure) of ``p``."""
+    s = detect_structure(p)
+    return ChoiceLagrangian(p, s.lower, s.upper, s.choice_rows, s.choice_kind, s.csr_indptr, s.csr_indices), s
+
+
 def lp_duals(p: Problem) -> np.ndarray:
     h = new_highs()
     h.passModel(to_highs_lp(p, with_names=False, relax=True))
@@ -112,8 +118,7 @@ def test_choice_bound_picks_the_best_member_against_the_coupling_duals_by_hand()
 @given(seed=st.integers(0, 100_000), sense=st.sampled_from([1, -1]), noise=st.floats(0, 3))
 def test_choice_lagrangian_kernel_matches_its_numpy_twin_value_point_and_activity(seed, sense, noise):
     p = choice_milp(seed, sense)
-    s = detect_structure(p)
-    lag = ChoiceLagrangian(p, s.lower, s.upper, s.choice_rows, s.choice_kind, s.csr_indptr, s.csr_indices)
+    lag, s = choice_lagrangian(p)
     y = lp_duals(p) + noise * np.random.default_rng(seed).normal(size=p.n_rows)
     b, x, act = lag.evaluate(y)
     b_ref, x_ref, act_ref = lag.evaluate_ref(y)
@@ -122,8 +127,7 @@ def test_choice_lagrangian_kernel_matches_its_numpy_twin_value_point_and_activit
     if x is not None:
         np.testing.assert_array_equal(x, x_ref)
         np.testing.assert_allclose(act, act_ref, rtol=1e-12, atol=1e-12)
-        # the inner minimiser attains the bound: L(y) = y'b-part + (c - A'y)'x, i.e. c'x + y'(b - A x)
-        assert np.all(x >= s.lower) and np.all(x <= s.upper)
+        assert np.all(x >= s.lower) and np.all(x <= s.upper)  # the inner minimiser lies in the box
 
 
 @settings(max_examples=60, deadline=None)
@@ -131,8 +135,7 @@ def test_choice_lagrangian_kernel_matches_its_numpy_twin_value_point_and_activit
 def test_dual_ascent_never_weakens_the_start_bound_and_never_cuts_off_the_integer_optimum(seed, sense, noise):
     p = choice_milp(seed, sense)
     opt, status = milp_optimum(p)
-    s = detect_structure(p)
-    lag = ChoiceLagrangian(p, s.lower, s.upper, s.choice_rows, s.choice_kind, s.csr_indptr, s.csr_indices)
+    lag, s = choice_lagrangian(p)
     y0 = lp_duals(p) + noise * np.random.default_rng(seed).normal(size=p.n_rows)
     start = lag.evaluate(y0)[0]
     target = opt if opt is not None else (start + sense * 10.0 if np.isfinite(start) else 0.0)
@@ -149,8 +152,7 @@ def test_dual_ascent_reaches_the_lp_optimum_from_far_off_capacity_duals_on_a_sia
     from solver.workloads.sia import SiaScenario
 
     p = SiaScenario(total_gpus=256, seed=3).base()
-    s = detect_structure(p)
-    lag = ChoiceLagrangian(p, s.lower, s.upper, s.choice_rows, s.choice_kind, s.csr_indptr, s.csr_indices)
+    lag, s = choice_lagrangian(p)
     lp_opt = solve_highs(p.replace(integrality=np.zeros(p.n_cols, dtype=bool)), solver="simplex").objective
     opt, _ = milp_optimum(p)
     y0 = lp_duals(p)
@@ -187,8 +189,7 @@ def test_huge_duals_give_a_valid_or_no_bound_never_a_wrong_one(scale):
     A = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
     p = Problem.from_arrays(cost=[0.0, 0.0, -0.3], col_lower=np.zeros(3), col_upper=np.ones(3),
                             row_lower=[1.0, -np.inf], row_upper=[2.0, 1.0], matrix=A, integrality=np.ones(3, bool))
-    s = detect_structure(p)
-    lag = ChoiceLagrangian(p, s.lower, s.upper, s.choice_rows, s.choice_kind, s.csr_indptr, s.csr_indices)
+    lag, s = choice_lagrangian(p)
     y = np.array([scale, 0.0])
     for b in (lag.evaluate(y)[0], lag.evaluate_ref(y)[0], lagrangian_bound(p, y, s.lower, s.upper),
               coupling_dual_ascent(lag, y, -0.3, 0.0, max_steps=10)[0]):

@@ -138,7 +138,7 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
     state_in = warm_start
     rens_runs = 0
     lag = None  # the choice-row Lagrangian (built once per round, at the first stage)
-    ascent_y = None  # duals of the best dual-ascent bound so far (the next stage's ascent may start there)
+    ascent = None  # (bound, duals) of the best dual ascent so far (the next stage's ascent may start there)
     tols = relaxation_tolerances(settings)
     every = _round_every(settings)
     staged = len(tols) > 1 or every > 0
@@ -194,9 +194,9 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
         # ---- dual ascent on the coupling rows: the bound that PDHG's duals give after a few hundred iterations
         # can be 2% loose while the rounded point is already within 0.3% (Sia 10,240, warm rounds)
         if x_best is not None and gap_k > settings.mip_gap_tol:
-            lp_bound, ascent_y = _dual_ascent(problem, lag, y_lp, ascent_y, x_best, lp_bound, settings, t_start,
-                                              time.perf_counter() - t_stage, seconds, steps,
-                                              {"stage": k} if staged else {})
+            lp_bound, ascent = _dual_ascent(problem, lag, y_lp, bound_k, ascent, x_best, lp_bound, settings,
+                                            t_start, time.perf_counter() - t_stage, seconds, steps,
+                                            {"stage": k} if staged else {})
             report["lp_bound"] = float(lp_bound)
             gap_k = _gap(problem.sense, problem.objective(x_best), lp_bound)
         # ---- RENS on this stage's LP point: HiGHS on the sub-MIP of its roundings, when rounding found no
@@ -221,15 +221,15 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                                                   if gap_k > settings.integer_submip_gap else
                                                   "gap above mip_gap_tol (staged)"),
                              tag={"stage": k} if staged else {}, lag=lag,
-                             y_rank=ascent_y if ascent_y is not None else y_lp)
+                             y_rank=ascent[1] if ascent is not None else y_lp)
             if x_r is not None and (x_best is None or problem.sense * (problem.objective(x_r)
                                                                        - problem.objective(x_best)) < 0):
                 x_best, source = x_r, "heuristic"
                 gap_k = _gap(problem.sense, problem.objective(x_best), lp_bound)
                 if gap_k > settings.mip_gap_tol:  # a better point is a closer Polyak target: ascend again
-                    lp_bound, ascent_y = _dual_ascent(problem, lag, y_lp, ascent_y, x_best, lp_bound, settings,
-                                                      t_start, time.perf_counter() - t_stage, seconds, steps,
-                                                      {"stage": k} if staged else {})
+                    lp_bound, ascent = _dual_ascent(problem, lag, y_lp, bound_k, ascent, x_best, lp_bound,
+                                                    settings, t_start, time.perf_counter() - t_stage, seconds,
+                                                    steps, {"stage": k} if staged else {})
                     report["lp_bound"] = float(lp_bound)
                     gap_k = _gap(problem.sense, problem.objective(x_best), lp_bound)
         stages.append({"tol": float(tol_k), "iteration_budget": cap,
@@ -415,37 +415,37 @@ def _round_and_resolve(problem, st, x_lp, y_lp, prev, settings, t_start, seconds
     return x_k, out
 
 
-def _dual_ascent(problem, lag, y_lp, ascent_y, x_best, lp_bound, settings, t_start, stage_seconds, seconds, steps,
-                 tag):
+def _dual_ascent(problem, lag, y_lp, stage_bound, ascent, x_best, lp_bound, settings, t_start, stage_seconds,
+                 seconds, steps, tag):
     """Run ``coupling_dual_ascent`` when the round has a choice-row Lagrangian and steps are allowed.
 
-    Starts from the stage's LP duals ``y_lp`` (m,) or from ``ascent_y``, the previous ascent's best duals,
-    whichever gives the tighter bound; budget ``integer_dual_ascent_steps`` evaluations and at most the
-    stage's time so far (>= 0.1 s). Returns (the tighter of ``lp_bound`` and the ascent's bound, the duals
-    of the best ascent bound or ``ascent_y``); appends a ``"dual_ascent"`` step.
+    Starts from the duals of ``ascent`` = (bound, (m,) duals), the best earlier ascent, when its bound is
+    tighter than ``stage_bound``, the bound of the stage's LP duals ``y_lp`` (m,), else from ``y_lp``;
+    budget ``integer_dual_ascent_steps`` evaluations and at most the stage's time so far (>= 0.1 s).
+    Returns (the tighter of ``lp_bound`` and the ascent's bound, the best ``ascent`` so far); appends a
+    ``"dual_ascent"`` step.
     """
     n_steps = _ascent_steps(settings)
     if lag is None or lag.rows_k.size == 0 or n_steps <= 0 or _remaining(settings, t_start) <= 0:
-        return lp_bound, ascent_y
+        return lp_bound, ascent
     t0 = time.perf_counter()
     s = problem.sense
     y0 = y_lp
-    if ascent_y is not None:
-        b_prev = lag.evaluate(ascent_y)[0]
-        b_lp = lag.evaluate(y_lp)[0]
-        if np.isfinite(b_prev) and (not np.isfinite(b_lp) or s * (b_prev - b_lp) > 0):  # tighter
-            y0 = ascent_y
+    if ascent is not None and (not np.isfinite(stage_bound) or s * (ascent[0] - stage_bound) > 0):  # tighter
+        y0 = ascent[1]
     budget = min(_remaining(settings, t_start), max(0.1, stage_seconds))
     bound, y_best, info = coupling_dual_ascent(lag, y0, problem.objective(x_best), float(settings.mip_gap_tol),
                                                max_steps=n_steps, seconds=budget)
     before = lp_bound
     if np.isfinite(bound) and (not np.isfinite(lp_bound) or s * (bound - lp_bound) > 0):  # tighter
-        lp_bound, ascent_y = bound, y_best
+        lp_bound = bound
+    if np.isfinite(bound) and (ascent is None or s * (bound - ascent[0]) > 0):
+        ascent = (bound, y_best)
     steps.append({"step": "dual_ascent", **tag, "changed": 0, "evaluations": info["steps"],
                   "bound_before": float(before), "bound_after": float(lp_bound),
                   "seconds": time.perf_counter() - t0})
     seconds["bound"] += time.perf_counter() - t0
-    return lp_bound, ascent_y
+    return lp_bound, ascent
 
 
 def _rens_step(problem, x_lp, y_lp, x_ref, settings, t_start, seconds, steps, budget, reason=None, tag=None,
@@ -461,13 +461,14 @@ def _rens_step(problem, x_lp, y_lp, x_ref, settings, t_start, seconds, steps, bu
     from solver.integer.submip import rens
 
     t0 = time.perf_counter()
-    # HiGHS stops the sub-MIP at half of the round's gap target (never below its own default, 1e-4): its
-    # bound is on the sub-MIP only, and proving that optimal does not move the round's gap
     core = None
-    if lag is not None and y_rank is not None:
+    if lag is not None and y_rank is not None:  # built only if RENS's own neighbourhoods fail
         from solver.integer.submip import core_bounds
 
-        core = core_bounds(problem, x_lp, lag, y_rank)
+        def core():
+            return core_bounds(problem, x_lp, lag, y_rank)
+    # HiGHS stops the sub-MIP at half of the round's gap target (never below its own default, 1e-4): its
+    # bound is on the sub-MIP only, and proving that optimal does not move the round's gap
     xr, rinfo = rens(problem, x_lp, budget, mip_rel_gap=max(1e-4, 0.5 * float(settings.mip_gap_tol)), core=core)
     if xr is not None:
         xr, finfo = fix_and_resolve(problem, xr, settings, x_lp, y_lp,
@@ -497,30 +498,27 @@ def _submip_seconds(settings: Settings) -> float:
 
 
 def _ascent_steps(settings: Settings) -> int:
-    """``settings.integer_dual_ascent_steps`` as an int >= 0 (0 = no dual ascent).
-
-    Raises:
-        UsageError: a negative or non-integer value.
-    """
-    v = getattr(settings, "integer_dual_ascent_steps", 0) or 0
-    if isinstance(v, bool) or not float(v).is_integer() or v < 0:
-        from solver.errors import UsageError
-
-        raise UsageError(f"integer_dual_ascent_steps must be an integer >= 0, got {v!r}")
-    return int(v)
+    """``settings.integer_dual_ascent_steps`` as an int >= 0 (0 = no dual ascent); UsageError otherwise."""
+    return _nonnegative_int(settings, "integer_dual_ascent_steps")
 
 
 def _round_every(settings: Settings) -> int:
-    """``settings.relaxation_round_iterations`` as an int >= 0 (0 = stages end only at their tolerance).
+    """``settings.relaxation_round_iterations`` as an int >= 0 (0 = stages end only at their tolerance);
+    UsageError otherwise."""
+    return _nonnegative_int(settings, "relaxation_round_iterations")
+
+
+def _nonnegative_int(settings: Settings, field: str) -> int:
+    """Settings field ``field`` as an int >= 0 (None/0 = 0).
 
     Raises:
-        UsageError: a negative or non-integer value.
+        UsageError: a negative, fractional or boolean value (naming ``field``).
     """
-    v = getattr(settings, "relaxation_round_iterations", 0) or 0
+    v = getattr(settings, field, 0) or 0
     if isinstance(v, bool) or not float(v).is_integer() or v < 0:
         from solver.errors import UsageError
 
-        raise UsageError(f"relaxation_round_iterations must be a non-negative integer, got {v!r}")
+        raise UsageError(f"{field} must be a non-negative integer, got {v!r}")
     return int(v)
 
 

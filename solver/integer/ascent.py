@@ -69,7 +69,7 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
         max_steps = min(max_steps, 1)  # no Polyak target: only the start value
     target = s * (objective_best - p.offset)  # minimisation form: T >= max L
     scale = max(1.0, abs(objective_best))
-    best_val, best_y = -math.inf, ym.copy()
+    best_val, best_y, best_act = -math.inf, ym.copy(), None
     start = math.nan
     delta, stall, steps = math.inf, 0, 0
     while steps < max_steps and time.perf_counter() - t0 < seconds:
@@ -81,14 +81,13 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
         if x is None or not math.isfinite(val):
             break
         if val > best_val:
-            best_val, best_y, stall = val, ym.copy(), 0
+            best_val, best_y, best_act, stall = val, ym.copy(), act.copy(), 0
             delta = min(delta, target - best_val)
         else:
             stall += 1
-            if stall >= STALL:  # overshooting: a lower level, from the best duals
+            if stall >= STALL:  # overshooting: a lower level, stepping again from the best duals (known)
                 delta, stall = delta / SHRINK, 0
-                ym = best_y.copy()
-                continue
+                ym, val, act = best_y.copy(), best_val, best_act
         if (target - best_val) / scale <= gap_target:
             break
         g = np.where(ym > 0, np.where(lo_fin, rl, 0.0), np.where(ym < 0, np.where(up_fin, ru, 0.0), 0.0)) - act

@@ -107,30 +107,39 @@ def lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, upper: 
     return s * value + problem.offset
 
 
+def _row_part(problem: Problem, y: np.ndarray, zero_rows: np.ndarray | None = None):
+    """Minimisation-form duals ym (m,) of ``y``, the Lagrangian's row term and the sum of its terms' magnitudes.
+
+    Duals whose sign points at an infinite row bound are projected to 0, as are the rows ``zero_rows`` (kept
+    in the inner problem, not dualized); NaN and infinite duals count as 0.
+    """
+    ym = problem.sense * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    rl, ru = problem.row_lower, problem.row_upper
+    ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)), 0.0, ym)
+    if zero_rows is not None:
+        ym[zero_rows] = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        bterm = (np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0)
+                 + np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0))
+    return ym, float(np.sum(bterm)), float(np.sum(np.abs(bterm)))
+
+
 def _dualized_terms(problem: Problem, y: np.ndarray, keep_rows: np.ndarray | None = None):
     """Minimisation-form reduced costs z (n,) and row term of the Lagrangian at duals ``y`` (m,).
 
-    Duals whose sign points at an infinite row bound are projected to 0, as are the rows ``keep_rows``
-    (kept in the inner problem, not dualized); reduced costs within the floating-point error of computing
-    them are 0 (their sign is noise). Returns (z, row_term, zmag, row_mag): zmag (n,) = |c| + |A|'|y|, the
-    scale of each z_j's rounding error, and row_mag the sum of the row term's magnitudes (for
-    :func:`_allowance`).
+    Duals are taken as :func:`_row_part` does (``keep_rows`` are kept in the inner problem, not dualized);
+    reduced costs within the floating-point error of computing them are 0 (their sign is noise). Returns
+    (z, row_term, zmag, row_mag): zmag (n,) = |c| + |A|'|y|, the scale of each z_j's rounding error, and
+    row_mag the sum of the row term's magnitudes (for :func:`_allowance`).
     """
-    s = problem.sense
-    c = s * problem.cost
-    ym = s * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-    rl, ru = problem.row_lower, problem.row_upper
-    ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)), 0.0, ym)
-    if keep_rows is not None:
-        ym[keep_rows] = 0.0
+    ym, row_term, row_mag = _row_part(problem, y, keep_rows)
+    c = problem.sense * problem.cost
     A = problem.matrix()
     with np.errstate(over="ignore", invalid="ignore"):
         z = c - A.T @ ym
         zmag = np.abs(c) + abs(A).T @ np.abs(ym)
         z = np.where(np.abs(z) <= 64 * EPS * zmag, 0.0, z)
-        bterm = (np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0)
-                 + np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0))
-    return z, float(np.sum(bterm)), zmag, float(np.sum(np.abs(bterm)))
+    return z, row_term, zmag, row_mag
 
 
 def _col_mag(z: np.ndarray, x: np.ndarray, lower: np.ndarray, upper: np.ndarray, zmag: np.ndarray) -> float:
@@ -212,9 +221,9 @@ class ChoiceLagrangian:
         self.lower = np.asarray(lower, dtype=np.float64)
         self.upper = np.asarray(upper, dtype=np.float64)
         n, m = problem.n_cols, problem.n_rows
-        rows = np.sort(np.asarray(choice_rows, dtype=np.int64))
         order = np.argsort(np.asarray(choice_rows, dtype=np.int64), kind="stable")
-        kinds = np.asarray(choice_kind)[order] if rows.size else np.zeros(0, dtype=np.int8)
+        rows = np.asarray(choice_rows, dtype=np.int64)[order]
+        kinds = np.asarray(choice_kind)[order]
         self.dualized = np.ones(m, dtype=bool)
         self.other = np.ones(n, dtype=bool)
         self.rows_k = rows[:0]
@@ -253,18 +262,6 @@ class ChoiceLagrangian:
         self.c_min = problem.sense * problem.cost
         self._z, self._x, self._act = np.empty(n), np.empty(n), np.empty(m)
 
-    def _duals(self, y: np.ndarray) -> tuple[np.ndarray, float]:
-        """Minimisation-form duals (m,) (sign projected, kept choice rows 0), the Lagrangian's row term and
-        the sum of its terms' magnitudes."""
-        p = self.problem
-        ym = p.sense * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-        rl, ru = p.row_lower, p.row_upper
-        ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)) | ~self.dualized, 0.0, ym)
-        with np.errstate(over="ignore", invalid="ignore"):
-            bterm = (np.where(ym > 0, ym * np.where(np.isfinite(rl), rl, 0.0), 0.0)
-                     + np.where(ym < 0, ym * np.where(np.isfinite(ru), ru, 0.0), 0.0))
-        return ym, float(np.sum(bterm)), float(np.sum(np.abs(bterm)))
-
     def evaluate(self, y: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
         """The bound at row duals ``y`` (m,), the inner problem's minimiser and its row activities.
 
@@ -278,7 +275,7 @@ class ChoiceLagrangian:
         from solver.integer.lagrangian_kernel import choice_inner
 
         p = self.problem
-        ym, row_term, row_mag = self._duals(y)
+        ym, row_term, row_mag = _row_part(p, y, self.rows_k)
         value, mag, ok = choice_inner(p.a_indptr, p.a_indices, p.a_data, self.c_min, ym, self.lower, self.upper,
                                       self.other, self.free_ptr, self.free_mem, self.forced_col, self.eq1,
                                       self._z, self._x, self._act)

@@ -145,7 +145,7 @@ def without_fixed_columns(problem: Problem, lower: np.ndarray, upper: np.ndarray
 
 
 def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float | None = None,
-         core: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray | None, dict]:
+         core=None) -> tuple[np.ndarray | None, dict]:
     """Solve the RENS sub-MIP around ``x_lp`` with HiGHS; neighbourhoods of ``EPS_LADDER`` in turn.
 
     Args:
@@ -153,8 +153,9 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
         x_lp: (n,) LP relaxation point (any accuracy; values are clipped into the bounds).
         seconds: wall budget for all attempts together (seconds); nothing runs when it is not > 0.
         mip_rel_gap: HiGHS's relative gap at which the sub-MIP stops (None: HiGHS's default, 1e-4).
-        core: (lower, upper) of a wider neighbourhood (``core_bounds``), tried last when HiGHS proved every
-            RENS neighbourhood infeasible; its attempt is reported with ``eps`` = "core".
+        core: a callable returning (lower, upper) of a wider neighbourhood (``core_bounds``), called and
+            tried last, only when HiGHS proved every RENS neighbourhood infeasible; its attempt is reported
+            with ``eps`` = "core".
     Returns:
         x: (n,) HiGHS's best point of the first feasible neighbourhood, integer columns rounded to
         integers, or None.
@@ -173,7 +174,7 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
         left = seconds - (time.perf_counter() - t0)
         if not left > 0:
             break
-        lo, hi = rens_bounds(problem, x_lp, eps) if bounds is None else bounds
+        lo, hi = rens_bounds(problem, x_lp, eps) if bounds is None else bounds()
         free = int(np.count_nonzero(it & (hi > lo)))
         if free == last_free:
             continue  # the same neighbourhood again (no value was within (0, eps] of an integer)
