@@ -286,3 +286,15 @@ def test_target_schedule_halves_the_missed_measure_and_gives_up_when_it_does_not
     floor = _TargetSchedule(tol)
     low = MIN_TARGET_FRACTION * tol
     assert floor.next_targets((low, tol, tol), kkt(low / 2, 0, 0), (2 * tol, 0, 0)) is None  # at the floor
+
+
+@pytest.mark.data
+def test_reused_presolve_instance_gives_every_solve_its_whole_time_limit():
+    # HiGHS's time limit is cumulative per instance; solves reuse instances, so each must get its budget
+    # on top of the instance's clock (20 presolves of maros take ~4x the 0.05 s budget in total)
+    p = _load("maros.mps.gz")
+    for _ in range(20):
+        with presolve_mod._presolve_instance(0.05) as h:
+            presolve_mod._pass_arrays(h, p)
+            h.presolve()
+            assert h.getModelPresolveStatus() == presolve_mod._PS.kReduced
