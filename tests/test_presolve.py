@@ -298,3 +298,12 @@ def test_reused_presolve_instance_gives_every_solve_its_whole_time_limit():
             presolve_mod._pass_arrays(h, p)
             h.presolve()
             assert h.getModelPresolveStatus() == presolve_mod._PS.kReduced
+
+
+@pytest.mark.data
+def test_presolved_solve_leaves_no_reduced_space_primal_weight_for_the_next_warm_start():
+    # the reduced LP's weight is measured in its own scaled space; "reuse" on the original LP must not get it
+    p = _load("vtpbase.mps.gz")
+    res = solve(p, Settings(tol=1e-4))
+    assert res.seconds["presolve"] > 0 and res.seconds["polish"] == 0.0, res.message
+    assert np.isnan(res.state.primal_weight)
