@@ -41,13 +41,12 @@ import numpy as np
 
 from solver import kernels
 from solver.errors import CopterError, UsageError
+from solver.original_kkt import original_kkt
 from solver.problem import Problem
 from solver.result import SolveResult
-from solver.scaling import combined_bound_norm
 from solver.settings import Settings
 from solver.state import SolverState
 from solver.status import Status
-from solver.termination import OrigLP, kkt_from_original
 from solver.trivial import reduce_trivial
 
 PRESOLVE_MODES = ("auto", "on", "off")
@@ -85,43 +84,6 @@ def presolve_applies(problem: Problem, settings: Settings, warm_start) -> bool:
                          problem.row_upper, problem.a_indptr, problem.a_indices, problem.col_names,
                          problem.row_names)
     return not red.infeasible_message
-
-
-def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray):
-    """Relative KKT measures of (x, y) on the ORIGINAL problem, with projections PDLP uses.
-
-    x is clipped to the column bounds; y (HiGHS sign convention) is projected onto the signs its row
-    bounds allow (y >= 0 needs a finite lower bound, y <= 0 a finite upper bound, in minimisation form);
-    the reduced cost c - A'y is split into its part the column bounds allow (r) and the rest, which is
-    the dual residual. Formulas: ``solver.termination`` (cuPDLPx / PDLP relative KKT).
-
-    Args:
-        problem: the original LP (integrality ignored), n columns, m rows.
-        x: (n,) primal point; y: (m,) row duals, problem's sense.
-    Returns:
-        (kkt, x, y, reduced_cost, row_activity): KKT in minimisation form, the clipped x (n,), the
-        projected y (m,, problem's sense), c - A'y (n,) and A x (m,).
-    """
-    sense = int(problem.sense)
-    n, m = problem.n_cols, problem.n_rows
-    x = np.minimum(np.maximum(np.asarray(x, dtype=np.float64), problem.col_lower), problem.col_upper)
-    x = np.where(np.isfinite(x), x, 0.0)
-    y_min = sense * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-    y_min = (np.where(np.isfinite(problem.row_lower), np.maximum(y_min, 0.0), 0.0)
-             + np.where(np.isfinite(problem.row_upper), np.minimum(y_min, 0.0), 0.0))
-    c_min = sense * problem.cost
-    # A x and A'y straight from the CSC arrays (one pass each; the CSC of A is the CSR of A')
-    ax, aty = np.empty(m), np.empty(n)
-    kernels.spmv_csc(problem.a_indptr, problem.a_indices, problem.a_data, x, ax)
-    kernels.spmv_csr(problem.a_indptr, problem.a_indices, problem.a_data, y_min, aty)
-    rc = c_min - aty
-    r = (np.where(np.isfinite(problem.col_lower), np.maximum(rc, 0.0), 0.0)
-         + np.where(np.isfinite(problem.col_upper), np.minimum(rc, 0.0), 0.0))
-    lp = OrigLP(c=c_min, lc=problem.row_lower, uc=problem.row_upper, lv=problem.col_lower,
-                uv=problem.col_upper, b_norm=combined_bound_norm(problem.row_lower, problem.row_upper),
-                c_norm=float(np.linalg.norm(problem.cost)), offset=sense * problem.offset)
-    kkt = kkt_from_original(lp, x, ax, y_min, aty, r)
-    return kkt, x, sense * y_min, sense * rc, ax
 
 
 _TIME_LIMIT_MSG = re.compile(r"time limit \S+ s reached")
