@@ -2,8 +2,9 @@
 
 The formulas are ``solver.termination``'s (cuPDLPx / PDLP relative KKT, arXiv 2507.14051, 2106.04756)
 with the projections PDLP uses to turn an arbitrary (x, y) into a candidate: x clipped to the column
-bounds (a non-finite entry becomes 0), y projected onto the signs its row bounds allow (y >= 0 needs a
-finite lower bound, y <= 0 a finite upper bound, in minimisation form; a non-finite entry becomes 0),
+bounds (a non-finite entry becomes 0 first, so the candidate is finite and within them), y projected
+onto the signs its row bounds allow (y >= 0 needs a finite lower bound, y <= 0 a finite upper bound, in
+minimisation form; a non-finite entry becomes 0),
 the reduced cost c - A'y split into the part the column bounds allow (r) and the rest, which is the
 dual residual.
 
@@ -59,12 +60,12 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, x, y_min, rc, 
     c2 = 0.0
     for j in range(n):
         xj = x_in[j]
+        if not (xj > -inf and xj < inf):  # before the clip: a NaN or inf entry becomes 0 clipped
+            xj = 0.0
         if xj < lv[j]:
             xj = lv[j]
         if xj > uv[j]:
             xj = uv[j]
-        if not (xj > -inf and xj < inf):
-            xj = 0.0
         x[j] = xj
         s = 0.0
         for p in range(cp[j], cp[j + 1]):
@@ -133,8 +134,8 @@ def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray):
     """numpy twin of :func:`original_kkt` (composed of ``solver.termination``'s functions)."""
     sense = int(problem.sense)
     n, m = problem.n_cols, problem.n_rows
-    x = np.minimum(np.maximum(np.asarray(x, dtype=np.float64), problem.col_lower), problem.col_upper)
-    x = np.where(np.isfinite(x), x, 0.0)
+    x = np.asarray(x, dtype=np.float64)
+    x = np.minimum(np.maximum(np.where(np.isfinite(x), x, 0.0), problem.col_lower), problem.col_upper)
     y_min = sense * np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     y_min = (np.where(np.isfinite(problem.row_lower), np.maximum(y_min, 0.0), 0.0)
              + np.where(np.isfinite(problem.row_upper), np.minimum(y_min, 0.0), 0.0))

@@ -47,3 +47,15 @@ def test_original_kkt_kernel_matches_its_numpy_twin(seed, m, n, sense, spoil):
                   "primal_residual_rel", "dual_residual_rel", "gap_rel"):
         np.testing.assert_allclose(getattr(got[0], field), getattr(ref[0], field), rtol=1e-11, atol=1e-12,
                                    err_msg=field)
+
+
+def test_non_finite_primal_entries_are_projected_into_the_column_bounds():
+    # a NaN/inf entry used to become 0 AFTER the clip, leaving x outside bounds such as [1, 2] while the
+    # residuals (rows only) could not see it
+    p = Problem.from_arrays(cost=np.array([1.0, -1.0, 2.0, 0.5]), matrix=np.array([[1.0, 1.0, 1.0, 1.0]]),
+                            row_lower=np.array([-INF]), row_upper=np.array([10.0]),
+                            col_lower=np.array([1.0, -INF, 3.0, -5.0]), col_upper=np.array([2.0, -4.0, INF, -1.0]))
+    x = np.array([np.nan, np.inf, -np.inf, np.nan])
+    for got in (original_kkt(p, x, np.zeros(1)), original_kkt_ref(p, x, np.zeros(1))):
+        np.testing.assert_array_equal(got[1], [1.0, -4.0, 3.0, -1.0])
+        np.testing.assert_array_equal(got[4], [-1.0])
