@@ -87,13 +87,17 @@ def presolve_applies(problem: Problem, settings: Settings, warm_start) -> bool:
 
 
 _TIME_LIMIT_MSG = re.compile(r"time limit \S+ s reached")
+_ITERATION_LIMIT_MSG = re.compile(r"iteration limit \d+ reached")
 
 
 def _user_limit(status: Status, message: str, settings: Settings) -> str:
-    """Inner solves run on the budget left; a TIME_LIMIT message names the user's whole limit instead."""
-    if status != Status.TIME_LIMIT:
-        return message
-    return _TIME_LIMIT_MSG.sub(f"time limit {settings.time_limit_seconds:g} s reached", message)
+    """Inner solves run on the budget left; a TIME_LIMIT or ITERATION_LIMIT message names the user's whole
+    limit instead."""
+    if status == Status.TIME_LIMIT:
+        return _TIME_LIMIT_MSG.sub(f"time limit {settings.time_limit_seconds:g} s reached", message)
+    if status == Status.ITERATION_LIMIT:
+        return _ITERATION_LIMIT_MSG.sub(f"iteration limit {settings.iteration_limit} reached", message)
+    return message
 
 
 def _remaining(settings: Settings, t_start: float) -> float:
@@ -418,8 +422,9 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
         pol.state.iterations = pol.iterations
         pol.seconds = seconds
         pol.warm_started = False
-        pol.message = "; ".join([f"{pol.message} (polished on the original LP from the postsolved point, "
-                                 f"{pol.iterations - iterations} of {pol.iterations} iterations)", *notes])
+        pol.message = "; ".join([f"{_user_limit(pol.status, pol.message, s)} (polished on the original LP from "
+                                 f"the postsolved point, {pol.iterations - iterations} of {pol.iterations} "
+                                 f"iterations)", *notes])
         return pol
     seconds["iterate"] = iterate
     _finish_seconds(seconds, t_start)

@@ -87,3 +87,16 @@ def test_random_presolvable_lps_are_optimal_only_when_highs_agrees_and_certified
             assert independent_kkt(p, res.x, res.y)["gap"] <= tol * (1 + 1e-9), (seed, res.message)
             assert abs(res.objective - hobj) <= 1e3 * tol * (1 + abs(hobj)), (seed, res.objective, hobj)
     assert seen["optimal"] >= 20 and seen["infeasible"] >= 5, seen  # the generator does what it says
+
+
+@pytest.mark.data
+def test_polish_stopped_by_the_iteration_limit_names_the_users_limit():
+    # the polish runs on the iterations left after the reduced run; its message used to name that
+    # remainder ("iteration limit 47116 reached" on forplan with a limit of 950,000)
+    p = read_problem(require_data("mps") / "bell5.mps")  # its relaxation at 1e-4 ends in a polish
+    full = solve(p, Settings(tol=1e-4))
+    assert full.status == Status.OPTIMAL and "polished" in full.message, full.message
+    limit = full.iterations - 3 * Settings().check_every  # the reduced run is unchanged, the polish ends short
+    res = solve(p, Settings(tol=1e-4, iteration_limit=limit))
+    assert res.status == Status.ITERATION_LIMIT and "polished" in res.message, res.message
+    assert f"iteration limit {limit} reached" in res.message and res.iterations <= limit, res.message
