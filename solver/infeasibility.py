@@ -74,3 +74,32 @@ def dual_infeasibility_ratio(lp: OrigLP, A: sp.csc_array, dx: np.ndarray) -> flo
     ad = A @ d
     viol = np.maximum(np.where(np.isfinite(lp.uc), ad, 0.0), np.where(np.isfinite(lp.lc), -ad, 0.0))
     return float(np.max(np.maximum(viol, 0.0), initial=0.0)) / abs(obj)
+
+
+# A run whose dual-ray ratio stalls above ``Settings.infeasibility_tol`` while its duals diverge is
+# asked of HiGHS once (klein1: the ratio of the iterate differences stays near 1e-3 for a million
+# iterations while ||y|| passes 1e12; HiGHS's own pdlp does not certify it either). The gate below keeps
+# feasible LPs, whose duals stay bounded, from ever paying for the question.
+SUSPECT_RATIO = 1e-2
+"""A primal-infeasibility ratio at or below this, with the duals grown past SUSPECT_DUAL_GROWTH, is a suspicion."""
+SUSPECT_DUAL_GROWTH = 1e6
+"""||y~|| (scaled) above this factor times (1 + its value at the start) counts as divergence."""
+
+
+def highs_proves_infeasible(problem, seconds: float) -> bool:
+    """True when HiGHS (presolve + dual simplex, integrality dropped) proves ``problem`` infeasible
+    within ``seconds``; False for any other outcome (optimal, unbounded, limit, error).
+
+    Used once per PDHG run by ``solver.pdhg.solve`` on a suspicion (see SUSPECT_RATIO); the status is
+    then PRIMAL_INFEASIBLE on HiGHS's proof, never on the suspicion alone.
+    """
+    import highspy
+
+    from solver.highs_bridge import new_highs, to_highs_lp
+
+    if not (seconds > 0.0):
+        return False
+    h = new_highs(time_limit_seconds=seconds)
+    h.passModel(to_highs_lp(problem, with_names=False, relax=True))
+    h.run()
+    return h.getModelStatus() == highspy.HighsModelStatus.kInfeasible

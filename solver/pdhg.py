@@ -27,6 +27,7 @@ import numpy as np
 
 from solver import kernels
 from solver.errors import UsageError
+from solver.infeasibility import SUSPECT_DUAL_GROWTH, SUSPECT_RATIO, highs_proves_infeasible
 from solver.problem import Problem
 from solver.restart import RestartController, fixed_point_residual
 from solver.result import SolveResult
@@ -111,7 +112,7 @@ class _Core:
             smax, _ = kernels.power_iteration(*sc.csr, *sc.csc, v, settings.power_iterations, 1e-7)
         self.eta = settings.step_safety / smax if smax > 0 else 1.0
 
-    def run(self, x_init, y_init, w_init, accept=None):
+    def run(self, x_init, y_init, w_init, accept=None, confirm_infeasible=None):
         """Iterate from (x_init, y_init) (original units, reduced index order; None = cold) with primal
         weight ``w_init`` (None = cold value) until a termination criterion holds.
 
@@ -119,7 +120,10 @@ class _Core:
         relative KKT measures meet their targets; it returns None to accept the point, or the point's
         (primal, dual, gap) relative measures in the space the caller judges it in (e.g. after a
         postsolve). Each measure above ``settings.tol`` there tightens its target here by the ratio
-        observed (:func:`_tightened`) and the run continues (same iterate, anchor and weight).
+        observed (:class:`_TargetSchedule`) and the run continues (same iterate, anchor and weight).
+        ``confirm_infeasible``: None, or a callable given the seconds elapsed, asked at most once, when the
+        dual-ray ratio is at most ``solver.infeasibility.SUSPECT_RATIO`` while ||y~|| has grown past
+        SUSPECT_DUAL_GROWTH times its start; True ends the run PRIMAL_INFEASIBLE.
         """
         s, sc, lp = self.s, self.sc, self.lp
         n, m = sc.n, sc.m
@@ -139,6 +143,7 @@ class _Core:
         kernels.spmv_csr(rp, ri, rv, x, ax)
         kernels.spmv_csc_t(cp, ci, cv, y, aty)
         x0, y0, ax0, aty0 = x.copy(), y.copy(), ax.copy(), aty.copy()
+        y_start_norm = float(np.linalg.norm(y))
         xh, yh, axh, atyh = np.empty(n), np.empty(m), np.empty(m), np.empty(n)
         kernels.primal_step(x, aty, c, lv, uv, tau, xh)
         block = kernels.run_block
@@ -198,6 +203,16 @@ class _Core:
                 status = Status.PRIMAL_INFEASIBLE
                 message = "a dual ray certifies that no feasible point exists"
                 break
+            if (pinf <= SUSPECT_RATIO and confirm_infeasible is not None
+                    and float(np.linalg.norm(yh)) > SUSPECT_DUAL_GROWTH * (1.0 + y_start_norm)):
+                proved = confirm_infeasible(elapsed)
+                confirm_infeasible = None  # asked once per run
+                if proved:
+                    status = Status.PRIMAL_INFEASIBLE
+                    message = (f"the duals diverged along a near-certificate (ray ratio {pinf:.1e}, above the "
+                               f"{s.infeasibility_tol:g} a certificate needs) and HiGHS proved that no "
+                               f"feasible point exists")
+                    break
             if dinf <= s.infeasibility_tol:
                 status = Status.DUAL_INFEASIBLE
                 message = "a primal ray certifies that the objective is unbounded"
@@ -395,7 +410,13 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
                     xf[kc] = xo_
                     yf[kr] = sense * yo_
                     return accept(xf, yf)
-            status, message, kkt, xo, yo, iterations, w = core.run(x_init, y_init, w_init, core_accept)
+            def confirm(elapsed):
+                # HiGHS gets the time left, at most as long as PDHG has run (>= 1 s): a wrong suspicion
+                # (a feasible LP) costs at most about what the run had cost already
+                left = s.time_limit_seconds - (time.perf_counter() - t_start)
+                return highs_proves_infeasible(problem, min(left, max(1.0, elapsed)))
+
+            status, message, kkt, xo, yo, iterations, w = core.run(x_init, y_init, w_init, core_accept, confirm)
             seconds["iterate"] = core.iterate_seconds
             eta = core.eta
             x[kc] = xo

@@ -36,3 +36,16 @@ def test_unbounded_lp_is_certified_at_any_cost_scale(cost_scale):
                             row_lower=[-np.inf], row_upper=[1.0], matrix=sp.csc_array(np.array([[1.0, -1.0]])))
     r = solve(p, Settings(tol=1e-6, iteration_limit=200000))
     assert r.status == Status.DUAL_INFEASIBLE
+
+
+def test_highs_infeasibility_proof_is_true_only_for_an_infeasible_lp_within_its_budget():
+    from solver.infeasibility import highs_proves_infeasible
+    from solver.problem import Problem
+
+    def lp(rhs):  # x1 + x2 >= rhs with 0 <= x <= 1: infeasible for rhs > 2
+        return Problem.from_arrays(cost=[1.0, 1.0], matrix=[[1.0, 1.0]], row_lower=[rhs], row_upper=[np.inf],
+                                   col_lower=[0.0, 0.0], col_upper=[1.0, 1.0])
+
+    assert highs_proves_infeasible(lp(3.0), 5.0)
+    assert not highs_proves_infeasible(lp(1.5), 5.0)  # feasible (optimal)
+    assert not highs_proves_infeasible(lp(3.0), 0.0)  # no budget: no question asked
