@@ -8,7 +8,8 @@
 - Primal weight by a PID controller on log w (cuPDLPx ``docs/algorithm/primal-weight.md``):
   e = log(w ||dx_epoch|| / ||dy_epoch||), log w <- log w - (Kp e + Ki sum_i rho^(n-i) e_i + Kd (e - e_prev)),
   with a reset to the best-seen w (best: relative primal and dual residuals closest to balanced) when the
-  displacements leave [1e-16, 1e12].
+  displacements leave [1e-16, 1e12], and to the weight of the best restart so far when the residuals
+  have grown DIVERGENCE_FACTOR-fold since it (the weight feeding a divergence).
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ from solver.settings import Settings
 #: (PDLP's eps_zero gate): once one side has converged to round-off, ||dy|| / ||dx|| says nothing and the PID
 #: drove w to its clamp (a 3x4 LP at tol 1e-8: w 0.18 -> 1e-10 and the primal residual 4e-8 -> 5e-6)
 DISPLACEMENT_MIN = 1e-10
+
+
+#: a restart whose max(relative primal, dual residual) exceeds this factor times the best one seen at a
+#: restart resets w to the weight of that best epoch (a badly scaled 6x7 LP: w 9.9 -> 1e10 in five restarts
+#: while the dual residual grew from 0.1 to 1e8, and the run never came back). 1e3 also fired on the normal
+#: early excursions of grow7 (restart residuals up to 1.7e4 x the best; 3,022 -> 10,460 iterations); at 1e5
+#: it fires on none of the 38 shared LPs and saves 2 of 4 runs of 400 fuzzed LPs that hit the limit.
+DIVERGENCE_FACTOR = 1e5
 
 
 def fixed_point_residual(dx: np.ndarray, dy: np.ndarray, adx: np.ndarray, eta: float, w: float) -> float:
@@ -43,6 +52,8 @@ class RestartController:
         self.w = float(w)
         self.best_w = float(w)
         self.best_balance = math.inf
+        self.best_error = math.inf  # smallest max(relative primal, dual residual) seen at a restart
+        self.best_error_w = float(w)  # the weight the epoch that reached it ran with
         self.integral = 0.0
         self.last_error = None
         self.r_anchor = math.nan
@@ -77,6 +88,17 @@ class RestartController:
         # iterate was exactly primal feasible (rel. primal residual ~1e-20, ratio > 1e8 at every restart):
         # on the load-balancing LPs that kept w at its start value for thousands of iterations.
         ratio = rel_dual / rel_primal if rel_primal > 0 else math.inf
+        error = max(rel_primal, rel_dual)
+        if error < self.best_error:
+            self.best_error, self.best_error_w = error, self.w
+        elif error > DIVERGENCE_FACTOR * self.best_error:
+            # the residuals grew DIVERGENCE_FACTOR-fold since the best restart: the weight is feeding a
+            # divergence (large w -> large dual steps -> larger ||dy|| -> larger w); go back to the
+            # weight that reached the best point and forget the PID's history
+            self.w = self.best_error_w
+            self.integral = 0.0
+            self.last_error = None
+            return self.w
         if not ok:
             self.w = self.best_w
             self.integral = 0.0
