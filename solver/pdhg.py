@@ -27,7 +27,12 @@ import numpy as np
 
 from solver import kernels
 from solver.errors import UsageError
-from solver.infeasibility import SUSPECT_DUAL_GROWTH, SUSPECT_RATIO, highs_proves_infeasible
+from solver.infeasibility import (
+    SUSPECT_DUAL_GROWTH,
+    SUSPECT_RATIO,
+    highs_proves_infeasible,
+    primal_infeasibility_ratio,
+)
 from solver.problem import Problem
 from solver.restart import RestartController, fixed_point_residual
 from solver.result import SolveResult
@@ -203,13 +208,19 @@ class _Core:
                 status = Status.PRIMAL_INFEASIBLE
                 message = "a dual ray certifies that no feasible point exists"
                 break
-            if (pinf <= SUSPECT_RATIO and confirm_infeasible is not None
-                    and float(np.linalg.norm(yh)) > SUSPECT_DUAL_GROWTH * (1.0 + y_start_norm)):
+            # the duals diverged; the ray is the iterate differences' or, once the weight guard
+            # (solver.restart) has stopped the divergence, the normalised iterate y itself (PDLP's
+            # second sequence, arXiv 2102.04592)
+            suspect = (confirm_infeasible is not None
+                       and float(np.linalg.norm(yh)) > SUSPECT_DUAL_GROWTH * (1.0 + y_start_norm))
+            ratio = min(pinf, primal_infeasibility_ratio(lp, sc.y_to_orig(yh), atyh / (sc.d2 * sc.theta_c))) \
+                if suspect else math.inf
+            if ratio <= SUSPECT_RATIO:
                 proved = confirm_infeasible(elapsed)
                 confirm_infeasible = None  # asked once per run
                 if proved:
                     status = Status.PRIMAL_INFEASIBLE
-                    message = (f"the duals diverged along a near-certificate (ray ratio {pinf:.1e}, above the "
+                    message = (f"the duals diverged along a near-certificate (ray ratio {ratio:.1e}, above the "
                                f"{s.infeasibility_tol:g} a certificate needs) and HiGHS proved that no "
                                f"feasible point exists")
                     break
