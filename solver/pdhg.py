@@ -226,7 +226,8 @@ class _Core:
                     break
             if dinf <= s.infeasibility_tol:
                 status = Status.DUAL_INFEASIBLE
-                message = "a primal ray certifies that the objective is unbounded"
+                message = ("a primal ray certifies that the dual is infeasible: the objective is unbounded "
+                           "if any feasible point exists")
                 break
             if total >= s.iteration_limit:
                 status, message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"

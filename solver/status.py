@@ -14,7 +14,7 @@ class Status(IntEnum):
 
     OPTIMAL = 0              #: relative KKT residuals and gap within tolerance
     PRIMAL_INFEASIBLE = 1    #: a dual ray certifies that no feasible point exists
-    DUAL_INFEASIBLE = 2      #: a primal ray certifies that the objective is unbounded
+    DUAL_INFEASIBLE = 2      #: a primal ray certifies dual infeasibility (unbounded if primal feasible)
     TIME_LIMIT = 3           #: stopped by ``time_limit_seconds``
     ITERATION_LIMIT = 4      #: stopped by ``iteration_limit``
     NUMERICAL_ERROR = 5      #: NaN/overflow or a stall the method cannot recover from
