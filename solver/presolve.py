@@ -226,7 +226,7 @@ class _OriginalJudge:
         self.polished = None
 
     def __call__(self, x: np.ndarray, y: np.ndarray):
-        from solver.pdhg import solve
+        from solver.pdhg import progress_callback, solve
 
         q, s = self.q, self.s
         ax, aty = np.empty(q.n_rows), np.empty(q.n_cols)
@@ -246,9 +246,10 @@ class _OriginalJudge:
         kkt = measured[0]
         if kkt.converged(s.tol):
             return None
-        step = solve(self.problem, replace(s, presolve="off", iteration_limit=0,
-                                           time_limit_seconds=max(_remaining(s, self.t_start), 0.0)),
-                     warm_start=(measured[1], measured[2], None))
+        with progress_callback(None):  # a side computation: the progress line stays on the reduced run
+            step = solve(self.problem, replace(s, presolve="off", iteration_limit=0,
+                                               time_limit_seconds=max(_remaining(s, self.t_start), 0.0)),
+                         warm_start=(measured[1], measured[2], None))
         # the step's own OPTIMAL uses PDHG's prox-step reduced cost, which one step from a rejected point
         # can leave far from c - A'y (bell5's relaxation at 1e-6: gap 5.5e-7 by it, 1.8e-4 by the measure
         # that rejected the point): it passes only if it passes the same original-space measure
@@ -317,7 +318,7 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
                      t_start: float) -> SolveResult:
     """Body of :func:`solve_with_presolve` on the instance ``h``."""
     from solver.highs_bridge import to_highs_lp
-    from solver.pdhg import solve
+    from solver.pdhg import _PROGRESS, progress_callback, solve
 
     s = settings
     notes = ["presolve ignores the warm start"] if warm_start is not None else []
@@ -411,8 +412,11 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
             and left_it > 0:
         # polish: warm-started PDHG on the original LP from the postsolved point
         t = time.perf_counter()
-        polished = solve(problem, replace(s, presolve="off", time_limit_seconds=left_t, iteration_limit=left_it),
-                         warm_start=(x, y, None))
+        outer = _PROGRESS.get()  # the polish's progress continues the count of the reduced run
+        shifted = None if outer is None else (lambda info: outer({**info, "iteration": info["iteration"] + iterations}))
+        with progress_callback(shifted):
+            polished = solve(problem, replace(s, presolve="off", time_limit_seconds=left_t, iteration_limit=left_it),
+                             warm_start=(x, y, None))
         seconds["polish"] = time.perf_counter() - t
     if polished is not None:
         pol = polished

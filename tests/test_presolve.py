@@ -307,3 +307,16 @@ def test_presolved_solve_leaves_no_reduced_space_primal_weight_for_the_next_warm
     res = solve(p, Settings(tol=1e-4))
     assert res.seconds["presolve"] > 0 and res.seconds["polish"] == 0.0, res.message
     assert np.isnan(res.state.primal_weight)
+
+
+@pytest.mark.data
+def test_progress_iterations_never_go_back_through_the_judge_and_polish():
+    # agg's judge takes one PDHG step on the original LP; its progress (iteration 0) must not reach the
+    # progress line, which follows the reduced run
+    from solver.pdhg import progress_callback
+
+    seen = []
+    with progress_callback(lambda info: seen.append(info["iteration"])):
+        res = solve(_load("agg.mps.gz"), Settings(tol=1e-4, time_limit_seconds=60))
+    assert "polished" in res.message and len(seen) > 2
+    assert all(b >= a for a, b in zip(seen, seen[1:], strict=False)), seen
