@@ -40,7 +40,7 @@ from solver.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
 from solver.settings import Settings
 from solver.state import SolverState
 from solver.status import Status
-from solver.termination import KKT, OrigLP, evaluate
+from solver.termination import KKT, OrigLP, TargetSchedule, evaluate
 from solver.trivial import reduce_trivial
 
 _PROGRESS: ContextVar = ContextVar("copter_pdhg_progress", default=None)
@@ -124,8 +124,8 @@ class _Core:
         ``accept``: None, or a callable given the original-unit point (x (n,), y (m,)) each time the
         relative KKT measures meet their targets; it returns None to accept the point, or the point's
         (primal, dual, gap) relative measures in the space the caller judges it in (e.g. after a
-        postsolve). Each measure above ``settings.tol`` there tightens its target here by the ratio
-        observed (:class:`_TargetSchedule`) and the run continues (same iterate, anchor and weight).
+        postsolve). Each measure above ``settings.tol`` there gets a tighter target here
+        (``solver.termination.TargetSchedule``) and the run continues (same iterate, anchor and weight).
         ``confirm_infeasible``: None, or a callable given the seconds elapsed, asked at most once, when the
         dual-ray ratio is at most ``solver.infeasibility.SUSPECT_RATIO`` while ||y~|| has grown past
         SUSPECT_DUAL_GROWTH times its start; True ends the run PRIMAL_INFEASIBLE.
@@ -171,7 +171,7 @@ class _Core:
         work_n, work_m = np.empty(n), np.empty(m)
         pden, dden = 1.0 + lp.b_norm, 1.0 + lp.c_norm
         targets = (s.tol, s.tol, s.tol)  # primal, dual, gap: tightened only by ``accept``
-        schedule = _TargetSchedule(s.tol)
+        schedule = TargetSchedule(s.tol)
         while True:
             po, do, pn, dn, r, pinf, dinf = kernels.check_measures(
                 c, sc.d1, sc.d2, sc.theta_b, sc.theta_c, tau, eta, w, *lpa,
@@ -272,39 +272,6 @@ class _Core:
         return status, message, kkt, xo, yo, total, w
 
 
-# A target is never tightened below this fraction of ``settings.tol``: past it, the caller's space is
-# not reached by a tighter solve here (it falls back to its own remedy when the run stops).
-MIN_TARGET_FRACTION = 1e-3
-
-
-class _TargetSchedule:
-    """Targets of the reduced run's termination test while ``accept`` judges its points elsewhere.
-
-    After a rejection, each measure that missed ``tol`` outside gets half its value here as its new
-    target (at least MIN_TARGET_FRACTION * tol): halving, not aiming by the ratio outside / here, since
-    the map's amplification is not proportional (share1b's postsolved primal residual is 86x the
-    reduced one at 1e-4, 10x at 6e-6; aiming by the ratio cost 20,945 iterations, halving 11,084). A
-    measure that does not follow (outside above 3/4 of its previous rejected value although it halved
-    here: agg's postsolved gap 8.1e-4, then 7.4e-4 with the reduced gap 40x smaller) ends the run:
-    iterating here does not reach the outside criterion, and the caller polishes instead.
-    """
-
-    def __init__(self, tol: float):
-        self.tol = tol
-        self.previous = None
-
-    def next_targets(self, targets: tuple, kkt: KKT, outside: tuple):
-        """New (primal, dual, gap) targets after a rejection, or None when iterating here is futile."""
-        tol = self.tol
-        if self.previous is not None and any(o > tol and o > 0.75 * p for o, p in zip(outside, self.previous, strict=True)):
-            return None
-        self.previous = outside
-        here = (kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel)
-        new = tuple(max(min(t, 0.5 * h) if o > tol else t, MIN_TARGET_FRACTION * tol)
-                    for t, h, o in zip(targets, here, outside, strict=True))
-        return None if new == targets else new
-
-
 def _drop_empty(problem: Problem, kr: np.ndarray, kc: np.ndarray) -> tuple:
     """CSC arrays (indptr, indices, data) of A restricted to rows ``kr`` and columns ``kc``, where every
     dropped row and column is EMPTY (``solver.trivial``): no nonzero is lost, so only the column
@@ -340,10 +307,14 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
             each time the point meets the tolerances; it returns None to accept it or the point's
             (primal, dual, gap) relative measures elsewhere (``solver.presolve`` passes the original LP's
             after postsolve), and the run goes on with the measures that missed ``settings.tol`` there
-            tightened here (``_Core.run``). A run whose targets reach their floor stops OPTIMAL anyway.
+            tightened here (``_Core.run``). A run whose targets reach their floor, or whose missed measure
+            does not follow, stops OPTIMAL in its own space and leaves the remedy to the caller.
     Returns:
         SolveResult with every field filled (original units, problem's sense); ``result.state`` holds
         x, y, step size, primal weight and iterations for the next warm start.
+        PRIMAL_INFEASIBLE rests on a dual ray certificate, or, when the ray's ratio stalls at or below
+        ``solver.infeasibility.SUSPECT_RATIO`` while the duals diverge, on HiGHS's proof (asked once per
+        run, with the time left and at most as long as PDHG has run; ``result.message`` says which).
     Raises:
         Nothing for infeasible/unbounded models (see ``result.status``); ValidationError only if
         ``problem`` breaks its invariants (``Problem.check``); UsageError for an unknown

@@ -270,20 +270,19 @@ def test_postsolve_gap_fixed_by_one_original_step_is_reported_as_a_polish():
 
 
 def test_target_schedule_halves_the_missed_measure_and_gives_up_when_it_does_not_follow():
-    from solver.pdhg import MIN_TARGET_FRACTION, _TargetSchedule
-    from solver.termination import KKT
+    from solver.termination import KKT, MIN_TARGET_FRACTION, TargetSchedule
 
     def kkt(p, d, g):
         return KKT(0.0, 0.0, p, d, p, d, g)
 
     tol = 1e-4
-    sch = _TargetSchedule(tol)
+    sch = TargetSchedule(tol)
     t = sch.next_targets((tol, tol, tol), kkt(4e-5, 9e-5, 1e-5), (3e-3, 5e-5, 1e-5))
     assert t == (2e-5, tol, tol)  # only the primal target moves, to half its value here
     t = sch.next_targets(t, kkt(1e-5, 9e-5, 1e-5), (1e-3, 5e-5, 1e-5))  # outside followed (3e-3 -> 1e-3)
     assert t == (5e-6, tol, tol)
     assert sch.next_targets(t, kkt(2e-6, 9e-5, 1e-5), (9e-4, 5e-5, 1e-5)) is None  # 1e-3 -> 9e-4: futile
-    floor = _TargetSchedule(tol)
+    floor = TargetSchedule(tol)
     low = MIN_TARGET_FRACTION * tol
     assert floor.next_targets((low, tol, tol), kkt(low / 2, 0, 0), (2 * tol, 0, 0)) is None  # at the floor
 
