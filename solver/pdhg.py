@@ -213,8 +213,10 @@ class _Core:
             # second sequence, arXiv 2102.04592)
             suspect = (confirm_infeasible is not None
                        and float(np.linalg.norm(yh)) > SUSPECT_DUAL_GROWTH * (1.0 + y_start_norm))
-            ratio = min(pinf, primal_infeasibility_ratio(lp, sc.y_to_orig(yh), atyh / (sc.d2 * sc.theta_c))) \
-                if suspect else math.inf
+            ratio = math.inf
+            if suspect:
+                with np.errstate(over="ignore", invalid="ignore"):  # huge duals: an overflow means no ray
+                    ratio = min(pinf, primal_infeasibility_ratio(lp, sc.y_to_orig(yh), atyh / (sc.d2 * sc.theta_c)))
             if ratio <= SUSPECT_RATIO:
                 proved = confirm_infeasible(elapsed)
                 confirm_infeasible = None  # asked once per run
