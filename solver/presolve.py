@@ -188,8 +188,10 @@ def _pass_arrays(h: highspy.Highs, problem: Problem) -> highspy.HighsStatus:
 
 
 def _result(problem: Problem, status: Status, message: str, measured, settings: Settings, iterations: int,
-            seconds: dict, weight: float) -> SolveResult:
-    """A complete SolveResult in original space from ``measured`` = :func:`original_kkt`'s output."""
+            seconds: dict) -> SolveResult:
+    """A complete SolveResult in original space from ``measured`` = :func:`original_kkt`'s output. Its state
+    carries no primal weight: none was measured on the original LP (a reduced run's belongs to another
+    scaled space)."""
     kkt, x, y, rc, ax = measured
     message = _user_limit(status, message, settings)
     viol = np.maximum(problem.row_lower - ax, ax - problem.row_upper)
@@ -200,7 +202,7 @@ def _result(problem: Problem, status: Status, message: str, measured, settings: 
         primal_residual_rel=kkt.primal_residual_rel, dual_residual_rel=kkt.dual_residual_rel,
         gap_rel=kkt.gap_rel, iterations=iterations, seconds=seconds,
         point_feasible=bool(kkt.primal_residual_rel <= settings.tol),
-        state=SolverState(x=x.copy(), y=y.copy(), step_size=math.nan, primal_weight=weight,
+        state=SolverState(x=x.copy(), y=y.copy(), step_size=math.nan, primal_weight=math.nan,
                           iterations=iterations),
         warm_started=False, message=message, max_row_violation=float(np.max(np.maximum(viol, 0.0), initial=0.0)))
 
@@ -334,7 +336,7 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
         x0 = np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper)
         return _result(problem, Status.PRIMAL_INFEASIBLE, "; ".join(
             ["HiGHS presolve proved that no feasible point exists", *notes]),
-            original_kkt(problem, x0, np.zeros(problem.n_rows)), s, 0, seconds, math.nan)
+            original_kkt(problem, x0, np.zeros(problem.n_rows)), s, 0, seconds)
     if pstat != _PS.kReduced and pstat != _PS.kReducedToEmpty:
         why = {_PS.kNotReduced: "presolve removed nothing", _PS.kTimeout: "presolve hit the time limit",
                _PS.kUnboundedOrInfeasible: "presolve found the LP infeasible or unbounded (which one is "
@@ -342,7 +344,7 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
         return _direct(problem, s, t_start, seconds, f"{why}: solved without it", warm_start)
     plp = h.getPresolvedLp()
     sol = highspy.HighsSolution()
-    iterations, weight, status, msg = 0, math.nan, Status.OPTIMAL, "HiGHS presolve solved the LP"
+    iterations, status, msg = 0, Status.OPTIMAL, "HiGHS presolve solved the LP"
     iterate = 0.0
     if pstat == _PS.kReduced:
         try:
@@ -405,8 +407,7 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
         _finish_seconds(seconds, t_start)
         msg = (f"relative KKT residuals and gap below {s.tol:g} in the original space after HiGHS "
                f"presolve/postsolve")
-        return _result(problem, Status.OPTIMAL, "; ".join([msg, *notes]), measured, s, iterations, seconds,
-                       weight)
+        return _result(problem, Status.OPTIMAL, "; ".join([msg, *notes]), measured, s, iterations, seconds)
     left_t, left_it = _remaining(s, t_start), s.iteration_limit - iterations
     if polished is None and status not in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE) and left_t > 0 \
             and left_it > 0:
@@ -433,4 +434,4 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
     seconds["iterate"] = iterate
     _finish_seconds(seconds, t_start)
     return _result(problem, status, "; ".join([f"{msg} (presolved LP)", *notes]), measured, s, iterations,
-                   seconds, weight)
+                   seconds)
