@@ -381,6 +381,16 @@ def power_iteration_ref(rp, ri, rv, cp, ci, cv, v, max_iter, rel_tol):
 
 
 @njit(cache=True)
+def bound_violation(v, lo, hi):
+    """v - lo below lo, v - hi above hi, else 0 (a row activity's signed primal residual)."""
+    if v < lo:
+        return v - lo
+    if v > hi:
+        return v - hi
+    return 0.0
+
+
+@njit(cache=True)
 def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o,
                    lc_f, uc_f, lv_f, uv_f, rp, ri, rv,
                    x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh, rays, work_n, work_m):
@@ -460,11 +470,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     for i in range(m):
         s1 = d1[i] / tc
         axo = axh[i] / (d1[i] * tb)
-        pr = 0.0
-        if axo < lc_o[i]:
-            pr = axo - lc_o[i]
-        elif axo > uc_o[i]:
-            pr = axo - uc_o[i]
+        pr = bound_violation(axo, lc_o[i], uc_o[i])
         pres2 += pr * pr
         yo = yh[i] * s1
         if yo > 0.0:

@@ -89,12 +89,7 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, x, y_min, rc, 
         c2 += cost[j] * cost[j]
     pres2 = 0.0
     for i in range(m):
-        a = ax[i]
-        pr = 0.0
-        if a < lc[i]:
-            pr = a - lc[i]
-        elif a > uc[i]:
-            pr = a - uc[i]
+        pr = kernels.bound_violation(ax[i], lc[i], uc[i])
         pres2 += pr * pr
         yv = y_min[i]
         if yv > 0.0:
