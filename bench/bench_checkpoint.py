@@ -36,10 +36,10 @@ from copter_cli import engine  # noqa: E402
 from formats import reports  # noqa: E402
 from formats.checkpoint import PROBLEM_FIELDS, StateStore  # noqa: E402
 from solver.api import solve_problem  # noqa: E402
-from solver.delta import Delta  # noqa: E402
 from solver.differential import apply_delta, map_state  # noqa: E402
-from solver.problem import Problem  # noqa: E402
-from solver.settings import Settings  # noqa: E402
+from solver.model.delta import Delta  # noqa: E402
+from solver.model.problem import Problem  # noqa: E402
+from solver.model.settings import Settings  # noqa: E402
 
 PER_COL = 10
 
@@ -202,7 +202,7 @@ def main() -> None:
             del p1, cold, pw
             shutil.rmtree(ws)
         store = StateStore(st)
-        from solver.state import SolverState
+        from solver.model.state import SolverState
         with store.lock(create=True):
             t = time.perf_counter()
             w = store.begin(0)

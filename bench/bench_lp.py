@@ -1,7 +1,7 @@
 """LP core vs HiGHS on every LP of the shared MPS set with expected status optimal.
 
 For each instance and each tolerance (1e-4, 1e-6): copter's PDHG (cold, default ``presolve="auto"``:
-HiGHS presolve -> PDHG -> HiGHS postsolve -> original-space check/polish, ``solver.presolve``) and
+HiGHS presolve -> PDHG -> HiGHS postsolve -> original-space check/polish, ``solver.lp.presolve``) and
 copter without presolve (``presolve="off"``, the "np" columns) vs HiGHS simplex, IPM and
 ``solver=pdlp`` (HiGHS defaults incl. its own presolve, ``kkt_tolerance`` = the same tolerance), each
 with a fresh Highs instance and a time cap; iterations, seconds, max absolute row violation and
@@ -47,9 +47,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp  # noqa: E402
-from solver.pdhg import solve  # noqa: E402
-from solver.problem import Problem  # noqa: E402
-from solver.settings import Settings  # noqa: E402
+from solver.lp.pdhg import solve  # noqa: E402
+from solver.model.problem import Problem  # noqa: E402
+from solver.model.settings import Settings  # noqa: E402
 from solver.workloads.transport import transportation  # noqa: E402
 
 

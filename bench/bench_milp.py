@@ -52,7 +52,7 @@ from solver.baselines.highs import solve_highs  # noqa: E402
 from solver.differential import apply_delta, map_state  # noqa: E402
 from solver.integer import solve_milp  # noqa: E402
 from solver.integer.check import check_point  # noqa: E402
-from solver.settings import Settings  # noqa: E402
+from solver.model.settings import Settings  # noqa: E402
 
 
 def _rel(sense: int, ours: float, ref: float) -> float:

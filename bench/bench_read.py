@@ -33,7 +33,7 @@ import scipy.sparse as sp
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from formats.io import read_problem, write_problem  # noqa: E402
-from solver.problem import Problem  # noqa: E402
+from solver.model.problem import Problem  # noqa: E402
 
 
 def generate(nnz: int, per_col: int = 10, seed: int = 0) -> Problem:
@@ -70,8 +70,8 @@ def best(fn, repeat: int) -> float:
 
 def apply_table(p: Problem) -> None:
     """Print apply_delta seconds for deltas of growing size on ``p`` (name dicts built first)."""
-    from solver.delta import Delta
     from solver.differential import apply_delta
+    from solver.model.delta import Delta
 
     rng = np.random.default_rng(1)
     t = time.perf_counter()

@@ -114,8 +114,8 @@ def add_common_args(ap: argparse.ArgumentParser, *, default_highs_solver: str = 
 def _warm_up(is_mip: bool) -> None:
     """Compile/load copter's numba kernels on a 2x2 problem so round 0 does not time JIT compilation."""
     from solver.api import solve_problem
-    from solver.problem import Problem
-    from solver.settings import Settings
+    from solver.model.problem import Problem
+    from solver.model.settings import Settings
 
     p = Problem.from_arrays(cost=[-1.0, -1.0], col_lower=[0, 0], col_upper=[1, 1], row_lower=[-np.inf],
                             row_upper=[1.5], matrix=np.array([[1.0, 1.0]]), col_names=["a/x", "b/x"],
@@ -158,7 +158,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
     from solver.baselines.pop import make_executor, solve_pop
     from solver.baselines.result import make_result
     from solver.differential import apply_delta, map_state
-    from solver.settings import Settings
+    from solver.model.settings import Settings
 
     bad = [m for m in methods if m not in METHODS]
     if bad:

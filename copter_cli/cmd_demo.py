@@ -67,7 +67,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
     """Generate and run the demo; return the exit code of the worst round (0 when all succeeded)."""
     from copter_cli import engine
     from formats.io import write_delta, write_problem
-    from solver.errors import UsageError
+    from solver.model.errors import UsageError
     from solver.workloads import make_scenario
 
     if rounds < 0:

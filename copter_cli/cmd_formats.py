@@ -68,9 +68,9 @@ def diff_cmd(
         import pyarrow.compute as pc
 
         from formats.io import kind_of, read_problem, write_delta
-        from solver.delta import KINDS
         from solver.differential import diff
-        from solver.errors import UsageError
+        from solver.model.delta import KINDS
+        from solver.model.errors import UsageError
 
         if kind_of(output) != "parquet":
             raise UsageError("the delta must be written as .parquet", file=str(output))

@@ -130,7 +130,7 @@ def solve_cmd(
     def body() -> int:
         from formats.io import read_problem
         from solver.api import solve_problem
-        from solver.pdhg import progress_callback
+        from solver.lp.pdhg import progress_callback
 
         settings = opts.settings_with(
             tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,

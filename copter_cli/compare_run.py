@@ -42,8 +42,8 @@ from solver.baselines.highs import check_solver, solve_highs
 from solver.baselines.highs_warm import StoredBasis, solve_from_basis_bounded
 from solver.baselines.pop import solve_pop
 from solver.baselines.result import BaselineResult, point_quality
-from solver.errors import StateError, UsageError
-from solver.problem import Problem
+from solver.model.errors import StateError, UsageError
+from solver.model.problem import Problem
 
 BASELINES = ("highs", "highs-warm", "pop")
 BASIS_DIR = Path("baselines") / "highs-warm"

@@ -9,7 +9,7 @@ A round (``step_state``) = load the current generation -> read + validate the de
 Failure behaviour (the exit code is :func:`exit_code` of the returned report):
 
 * bad input (unreadable delta, validation error, wrong ``copter.base_round``): a typed error from
-  ``solver.errors`` is raised and the state directory is not touched;
+  ``solver.model.errors`` is raised and the state directory is not touched;
 * the same delta file again (same SHA-256 as a kept generation up to the current round): a no-op, the
   report says so (``"no_op": true``), exit 0; checked before ``copter.base_round``;
 * a round whose status is not OPTIMAL/FEASIBLE: without ``accept_failed`` its report is stored under
@@ -38,11 +38,11 @@ import pyarrow as pa
 from copter_cli import exit_codes
 from formats import reports
 from formats.checkpoint import DEFAULT_KEEP, Generation, StateStore, fault_point, gen_name, load_failure
-from solver.delta import Delta
-from solver.errors import RoundMismatchError, StateBusyError, StateError, UsageError
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.status import Status
+from solver.model.delta import Delta
+from solver.model.errors import RoundMismatchError, StateBusyError, StateError, UsageError
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.status import Status
 
 OUTPUT_FILES = ("solution.parquet", "duals.parquet", "changes.parquet")
 
@@ -310,7 +310,7 @@ def _delta_hash(delta) -> str:
         return delta_sha256(delta)
     path = Path(delta)
     if not path.is_file():
-        from solver.errors import FormatError
+        from solver.model.errors import FormatError
 
         what = "is a directory, not a delta file" if path.is_dir() else "delta file not found"
         raise FormatError(what, file=str(path))

@@ -14,8 +14,8 @@
 
 from __future__ import annotations
 
-from solver.errors import CopterError, InputError, StateBusyError, UsageError
-from solver.status import Status
+from solver.model.errors import CopterError, InputError, StateBusyError, UsageError
+from solver.model.status import Status
 
 OK = 0
 INTERNAL = 1

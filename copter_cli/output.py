@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from copter_cli import exit_codes
-from solver.errors import CopterError
+from solver.model.errors import CopterError
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)  # never hard-wrap: one message, one line
 
@@ -76,7 +76,7 @@ def check_output_file(path, option: str) -> None:
     import os
     from pathlib import Path
 
-    from solver.errors import UsageError
+    from solver.model.errors import UsageError
 
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")

@@ -1,7 +1,7 @@
 """The solver options shared by ``copter solve``, ``init`` and ``step``: one definition, one validation.
 
 Every option defaults to None, meaning "not given": ``solve`` and ``init`` then use the default of
-:class:`solver.settings.Settings` (stated in each help text), ``step`` the settings ``init`` stored in the
+:class:`solver.model.settings.Settings` (stated in each help text), ``step`` the settings ``init`` stored in the
 state's ``config.json``. ``init`` stores the settings it was given there (``--verbose`` excepted: it is
 per invocation); ``step`` applies its options to that one round only.
 """
@@ -13,8 +13,8 @@ import math
 
 import typer
 
-from solver.errors import UsageError
-from solver.settings import Settings
+from solver.model.errors import UsageError
+from solver.model.settings import Settings
 
 FALLBACKS = ("highs", "none")
 PRESOLVE = ("auto", "on", "off")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from solver.errors import InputError
+from solver.model.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 

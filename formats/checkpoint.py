@@ -35,7 +35,7 @@ therefore self-contained (deleting any other one never breaks it) and a round's 
 change, not with the problem size.
 
 Locking: one ``filelock.FileLock`` object per state directory per process (a module registry), acquired
-with timeout 0: a second writer raises :class:`~solver.errors.StateBusyError` at once (exit code 6).
+with timeout 0: a second writer raises :class:`~solver.model.errors.StateBusyError` at once (exit code 6).
 """
 
 from __future__ import annotations
@@ -66,9 +66,9 @@ from formats.checkpoint_arrays import (
     to_numpy,
 )
 from formats.reports import dumps
-from solver.errors import StateBusyError, StateError
-from solver.problem import Problem
-from solver.state import SolverState
+from solver.model.errors import StateBusyError, StateError
+from solver.model.problem import Problem
+from solver.model.state import SolverState
 
 PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
                   "integrality", "a_indptr", "a_indices", "a_data")

@@ -19,8 +19,8 @@ from formats.parquet import (
     write_delta,
     write_problem_parquet,
 )
-from solver.errors import UsageError
-from solver.problem import Problem
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
 
 __all__ = ["read_problem", "write_problem", "read_delta", "write_delta", "problem_to_delta", "kind_of"]
 

@@ -71,9 +71,9 @@ import highspy
 import numpy as np
 
 from formats.mps_fields import HEADER_START, check_fields
-from solver.errors import FormatError, InputError, UnsupportedError, ValidationError
 from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp
-from solver.problem import INF_BOUND, Problem
+from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
+from solver.model.problem import INF_BOUND, Problem
 
 UNSUPPORTED_SECTIONS = {
     b"QUADOBJ": "quadratic objective (QUADOBJ)", b"QMATRIX": "quadratic objective (QMATRIX)",

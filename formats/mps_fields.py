@@ -30,7 +30,7 @@ import re
 
 import numpy as np
 
-from solver.errors import FormatError
+from solver.model.errors import FormatError
 
 _CHUNK = 1 << 24
 HEADER_START = re.compile(rb"\n[A-Za-z]")

@@ -39,10 +39,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from solver.delta import KINDS, SCHEMA, Delta
 from solver.differential import _plain
-from solver.errors import FormatError, InputError, ValidationError
-from solver.problem import Problem
+from solver.model.delta import KINDS, SCHEMA, Delta
+from solver.model.errors import FormatError, InputError, ValidationError
+from solver.model.problem import Problem
 
 FORMAT_VERSION = "1"
 _NUMERIC = ("value", "lower", "upper")

@@ -177,7 +177,7 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
 
     Args:
         round_: the round number (None for a one-shot solve).
-        result: the ``solver.result.SolveResult`` of the round, or None (the round did not solve).
+        result: the ``solver.model.result.SolveResult`` of the round, or None (the round did not solve).
         seconds: wall seconds per phase: load, apply, solve, integerize, save, total.
         delta_sha256: SHA-256 (hex) of the delta file applied, None for init.
         changed_variables: rows of changes.parquet about variables (added, removed, moved).

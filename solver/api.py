@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver.problem import Problem
-from solver.result import SolveResult
-from solver.settings import Settings
-from solver.state import SolverState
+from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.state import SolverState
 
 
 def solve_problem(problem: Problem, settings: Settings | None = None,
@@ -33,6 +33,6 @@ def solve_problem(problem: Problem, settings: Settings | None = None,
             from solver.integer import solve_milp
 
             return solve_milp(problem, settings, warm_start)
-        from solver.pdhg import solve
+        from solver.lp.pdhg import solve
 
         return solve(problem, settings, warm_start)

@@ -1,4 +1,4 @@
-"""Conversion between copter's :class:`~solver.problem.Problem` and highspy's model objects.
+"""Conversion between copter's :class:`~solver.model.problem.Problem` and highspy's model objects.
 
 Used by the MPS reader/writer (``formats/mps.py``), the HiGHS baselines and tests that cross-check
 against HiGHS. Vectorised: no Python loops over nonzeros (highspy returns the matrix as Python lists,
@@ -10,7 +10,7 @@ from __future__ import annotations
 import highspy
 import numpy as np
 
-from solver.problem import INF_BOUND, Problem, normalize_infinite
+from solver.model.problem import INF_BOUND, Problem, normalize_infinite
 
 _banner_shown = False
 
@@ -73,7 +73,7 @@ def new_highs(threads: int | None = None, time_limit_seconds: float | None = Non
     h = _construct_quietly()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)
-    # copter's convention: |bound| >= 1e30 is infinite (solver.problem.INF_BOUND). HiGHS's default cut is
+    # copter's convention: |bound| >= 1e30 is infinite (solver.model.problem.INF_BOUND). HiGHS's default cut is
     # 1e20, so a bound of 5e20 was finite for PDHG but infinite for HiGHS presolve and the baselines.
     h.setOptionValue("infinite_bound", INF_BOUND)
     configure_threads(h, threads)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from solver.baselines import point_quality, solve_highs
-from solver.errors import UsageError
 from solver.highs_bridge import from_highs_lp, new_highs
-from solver.problem import Problem
-from solver.status import Status
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.model.status import Status
 from tests.conftest import manifest, require_data
 
 

@@ -8,8 +8,8 @@ import scipy.sparse as sp
 
 from solver.baselines import solve_highs
 from solver.baselines.highs_warm import BASIC, StoredBasis, WarmHighs, map_basis, solve_from_basis
-from solver.problem import Problem
-from solver.status import Status
+from solver.model.problem import Problem
+from solver.model.status import Status
 
 
 def _transport(supply, demand, cost, *, skip=(), extra_rows=None) -> Problem:

@@ -7,7 +7,7 @@ import pytest
 
 from solver.baselines.clients import SHARED, group_clients
 from solver.baselines.pop import solve_pop
-from solver.status import Status
+from solver.model.status import Status
 from solver.workloads import make_scenario
 from solver.workloads.common import RESOURCE_WORDS
 

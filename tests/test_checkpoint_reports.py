@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from formats import reports
-from solver.result import SolveResult
-from solver.status import Status
+from solver.model.result import SolveResult
+from solver.model.status import Status
 
 
 def _names(*s):

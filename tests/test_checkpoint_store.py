@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from formats import checkpoint_arrays as ca
 from formats.checkpoint import StateStore, gen_name
-from solver.errors import StateBusyError, StateError
-from solver.problem import Problem
-from solver.state import SolverState
+from solver.model.errors import StateBusyError, StateError
+from solver.model.problem import Problem
+from solver.model.state import SolverState
 
 
 def make_problem(n=3000, m=200, seed=0, density=0.01) -> Problem:

@@ -16,7 +16,7 @@ from copter_cli import engine, exit_codes
 from copter_cli.app import main
 from formats import checkpoint
 from formats.io import write_delta, write_problem
-from solver.delta import Delta
+from solver.model.delta import Delta
 from tests.test_rounds_engine import small_lp, snapshot
 
 

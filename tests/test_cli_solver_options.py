@@ -12,7 +12,7 @@ from copter_cli import engine
 from copter_cli.app import app
 from formats.checkpoint import StateStore
 from formats.io import write_delta, write_problem
-from solver.delta import Delta
+from solver.model.delta import Delta
 from tests.test_rounds_engine import small_lp
 
 runner = CliRunner()

@@ -23,7 +23,7 @@ from copter_cli import engine
 from copter_cli.app import app
 from formats.checkpoint import StateStore
 from formats.io import read_problem, write_delta, write_problem
-from solver.delta import Delta
+from solver.model.delta import Delta
 from tests.test_rounds_engine import infeasible_delta, small_lp, snapshot
 
 REPO = Path(__file__).resolve().parents[1]

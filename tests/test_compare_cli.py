@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from copter_cli.app import app
 from formats.io import write_problem
 from formats.parquet import write_delta
-from solver.delta import Delta
-from solver.problem import Problem
+from solver.model.delta import Delta
+from solver.model.problem import Problem
 
 runner = CliRunner()
 FIELDS = ("name", "status", "objective", "seconds", "max_row_violation", "time_ratio")

@@ -9,7 +9,6 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.delta import Delta
 from solver.differential import (
     apply_delta,
     attach_arrow_names,
@@ -18,9 +17,10 @@ from solver.differential import (
     find_entries_numpy,
     map_state,
 )
-from solver.errors import StateError, ValidationError
-from solver.problem import Problem
-from solver.state import SolverState
+from solver.model.delta import Delta
+from solver.model.errors import StateError, ValidationError
+from solver.model.problem import Problem
+from solver.model.state import SolverState
 
 # ------------------------------------------------------------------------------------------ helpers
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from copter_cli.app import app
 from copter_cli.exit_codes import BAD_INPUT
 from formats.io import write_delta
-from solver.delta import Delta
+from solver.model.delta import Delta
 
 
 def _problem(path, extra: Delta | None = None):

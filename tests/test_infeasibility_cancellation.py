@@ -9,11 +9,11 @@ Deltas and fix-and-resolve create such rows, and warm starts (every ``copter ste
 import numpy as np
 
 from solver.api import solve_problem
-from solver.pdhg import solve
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.state import SolverState
-from solver.status import Status
+from solver.lp.pdhg import solve
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
 
 INF = np.inf
 A3 = np.array([[1.1, 0, 0], [1.1, 1.5561851765736385, -1.6979238577556095],

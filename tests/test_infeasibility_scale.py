@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from solver.pdhg import solve
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.status import Status
+from solver.lp.pdhg import solve
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.status import Status
 
 
 @pytest.mark.parametrize("rhs", [1e4, 1e8, 1e12])
@@ -39,8 +39,8 @@ def test_unbounded_lp_is_certified_at_any_cost_scale(cost_scale):
 
 
 def test_highs_infeasibility_proof_is_true_only_for_an_infeasible_lp_within_its_budget():
-    from solver.infeasibility import highs_proves_infeasible
-    from solver.problem import Problem
+    from solver.lp.infeasibility import highs_proves_infeasible
+    from solver.model.problem import Problem
 
     def lp(rhs):  # x1 + x2 >= rhs with 0 <= x <= 1: infeasible for rhs > 2
         return Problem.from_arrays(cost=[1.0, 1.0], matrix=[[1.0, 1.0]], row_lower=[rhs], row_upper=[np.inf],

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from solver.highs_bridge import new_highs, to_highs_lp
 from solver.integer.bound import implied_bounds, lagrangian_bound
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 
 def random_lp(seed: int, sense: int) -> Problem:

@@ -17,7 +17,7 @@ from solver.highs_bridge import new_highs, to_highs_lp
 from solver.integer.ascent import coupling_dual_ascent
 from solver.integer.bound import ChoiceLagrangian, choice_lagrangian_bound, lagrangian_bound
 from solver.integer.structure import EQ1, detect_structure
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 
 def choice_milp(seed: int, sense: int) -> Problem:
@@ -168,7 +168,7 @@ def test_bounds_stay_valid_when_huge_coefficients_cancel_in_floating_point():
     # found by a break-it pass: terms of +-1e11 x in one row absorbed the small reduced costs, and the
     # plain sums gave 4.4999994 for a max problem whose optimum is 4.5 (an invalid bound, reported OPTIMAL)
     from solver.integer import solve_milp
-    from solver.settings import Settings
+    from solver.model.settings import Settings
 
     A = np.array([[1.0, 1e11, -1e11, 0, 0, 0, 0], [0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 1, 1, 2, 1]])
     p = Problem.from_arrays(cost=[1.0, 0, 0, 1, 4, 3, 4], col_lower=[0.3, 1, 0, 0, 0, 0, 0],

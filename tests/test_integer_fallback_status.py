@@ -4,9 +4,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from solver.integer import solve_milp
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.status import Status
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.status import Status
 
 
 def test_milp_proved_infeasible_by_the_fallback_is_primal_infeasible_not_no_solution():

@@ -14,7 +14,7 @@ from solver.integer import kernels as K
 from solver.integer import kernels_ref as R
 from solver.integer.rounding import build_model, initial_state, scratch
 from solver.integer.structure import detect_structure
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 
 def random_milp(seed: int) -> Problem:

@@ -12,9 +12,9 @@ import pytest
 import solver.integer.rounding as rounding
 from solver.integer.relaxation import relaxed_problem
 from solver.integer.structure import detect_structure
-from solver.pdhg import solve
-from solver.problem import Problem
-from solver.settings import Settings
+from solver.lp.pdhg import solve
+from solver.model.problem import Problem
+from solver.model.settings import Settings
 
 INF = np.inf
 

@@ -16,8 +16,8 @@ from conftest import manifest, require_data
 from test_integer_pipeline import assert_exactly_feasible
 
 from solver.integer import solve_milp
-from solver.settings import Settings
-from solver.status import Status
+from solver.model.settings import Settings
+from solver.model.status import Status
 
 ROWS = [r for r in manifest("mps") if r["kind"] == "MILP"]
 
@@ -26,7 +26,7 @@ ROWS = [r for r in manifest("mps") if r["kind"] == "MILP"]
 @pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
 def test_milp_instance_result_is_exactly_feasible_and_bounded_by_the_known_optimum(row):
     from formats.mps import read_mps
-    from solver.errors import UnsupportedError
+    from solver.model.errors import UnsupportedError
 
     path = require_data("mps") / row["file"]
     if row["file"] == "semi-continuous.mps":

@@ -11,13 +11,13 @@ import math
 import numpy as np
 import pytest
 
-from solver.errors import UsageError
 from solver.highs_bridge import new_highs, to_highs_lp
 from solver.integer import solve_milp
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.state import SolverState
-from solver.status import Status
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
 
 INF = np.inf
 

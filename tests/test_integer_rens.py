@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.errors import UsageError
 from solver.integer import solve_milp
 from solver.integer.submip import rens_bounds, without_fixed_columns
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.status import Status
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.status import Status
 from solver.workloads.lb import LBScenario
 from tests.test_integer_pipeline import assert_exactly_feasible
 
@@ -229,9 +229,9 @@ def test_a_diverged_relaxation_never_crashes_the_process_in_the_highs_fallback()
 
     code = """
 import numpy as np
-from solver.problem import Problem
+from solver.model.problem import Problem
 from solver.integer import solve_milp
-from solver.settings import Settings
+from solver.model.settings import Settings
 INF = np.inf
 A = np.array([[-3.0, -2.0, 0.0, 1.0, 3.0, 3.0, -2.0, 0.0, 0.0],
               [0.0, 0.0, 702.580977, 0.0, 0.0, 0.0, -0.026475, 11.241174, 0.0],

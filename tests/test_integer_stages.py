@@ -13,11 +13,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from solver.errors import UsageError
 from solver.integer import solve_milp
 from solver.integer.relaxation import relaxation_tolerances
-from solver.settings import Settings
-from solver.status import Status
+from solver.model.errors import UsageError
+from solver.model.settings import Settings
+from solver.model.status import Status
 from solver.workloads.sia import SiaScenario
 from tests.test_integer_pipeline import assert_exactly_feasible, highs_mip_objective
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from solver.integer.structure import EQ1, LE1, detect_structure
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 INF = np.inf
 

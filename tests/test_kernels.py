@@ -1,4 +1,4 @@
-"""Each numba kernel of solver.kernels agrees with its plain-numpy twin (random sparse data)."""
+"""Each numba kernel of solver.lp.kernels agrees with its plain-numpy twin (random sparse data)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from solver import kernels as K
+from solver.lp import kernels as K
 
 
 def _matrix(m, n, density, seed):

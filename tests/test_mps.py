@@ -12,8 +12,8 @@ import scipy.sparse as sp
 
 from formats.io import read_problem, write_problem
 from formats.mps import read_mps, write_mps
-from solver.errors import FormatError, InputError, UnsupportedError, ValidationError
 from solver.highs_bridge import new_highs, to_highs_lp
+from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
 from tests.conftest import manifest, require_data
 
 ROWS = [r for r in manifest("mps") if r["kind"] in ("LP", "MILP")]
@@ -240,7 +240,7 @@ def test_written_mps_of_integer_column_with_fractional_bounds_reads_back_with_bo
 
     from formats.mps import read_mps as _read
     from formats.mps import write_mps as _write
-    from solver.problem import Problem as _Problem
+    from solver.model.problem import Problem as _Problem
 
     p = _Problem.from_arrays(cost=[1.0, 1.0], matrix=_np.array([[1.0, 1.0]]), row_lower=[2.0], row_upper=[_np.inf],
                              col_lower=[0.5, 0.0], col_upper=[3.7, 10.0], integrality=[True, False])

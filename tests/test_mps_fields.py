@@ -15,8 +15,8 @@ import formats.mps_fields as mf
 from copter_cli.app import app
 from copter_cli.exit_codes import BAD_INPUT
 from formats.mps import read_mps
-from solver.errors import FormatError
 from solver.highs_bridge import new_highs
+from solver.model.errors import FormatError
 
 T = "NAME t\nROWS\n N obj\n{rows}COLUMNS\n{cols}RHS\n{rhs}{rest}ENDATA\n"
 ROWS = " L c1\n L c2\n L c3\n"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from copter_cli.app import app
 from copter_cli.exit_codes import BAD_INPUT
 from formats.mps import read_mps
-from solver.errors import FormatError
+from solver.model.errors import FormatError
 
 
 def test_gzip_with_a_valid_magic_but_garbage_content_is_a_format_error(tmp_path):
@@ -53,8 +53,8 @@ def test_non_utf8_bytes_in_a_comment_line_are_fine(tmp_path):
 def test_writing_a_name_mps_cannot_hold_is_refused_instead_of_renamed(tmp_path, names, bad):
     from formats.io import write_problem
     from formats.mps import write_mps
-    from solver.errors import ValidationError
-    from solver.problem import Problem
+    from solver.model.errors import ValidationError
+    from solver.model.problem import Problem
 
     p = Problem.from_arrays(cost=[1.0] * len(names), col_lower=[0.0] * len(names), col_upper=[1.0] * len(names),
                             row_lower=[0.0], row_upper=[1.0], matrix=[[1.0] * len(names)], col_names=names,

@@ -1,4 +1,4 @@
-"""The one-pass original-space KKT kernel agrees with its numpy twin (solver.original_kkt)."""
+"""The one-pass original-space KKT kernel agrees with its numpy twin (solver.lp.original_kkt)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.original_kkt import original_kkt, original_kkt_ref
-from solver.problem import Problem
+from solver.lp.original_kkt import original_kkt, original_kkt_ref
+from solver.model.problem import Problem
 
 INF = np.inf
 

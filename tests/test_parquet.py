@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from formats.io import read_delta, read_problem, write_delta, write_problem
 from formats.parquet import problem_to_delta
-from solver.delta import Delta
 from solver.differential import apply_delta
-from solver.errors import FormatError, InputError, UsageError, ValidationError
-from solver.problem import Problem
+from solver.model.delta import Delta
+from solver.model.errors import FormatError, InputError, UsageError, ValidationError
+from solver.model.problem import Problem
 from tests.test_differential import problem_and_delta, random_problem
 
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from copter_cli.app import app
 from formats.io import write_problem
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 runner = CliRunner()
 

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.highs_bridge import new_highs, to_highs_lp
-from solver.pdhg import solve
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.status import Status
+from solver.lp.pdhg import solve
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.status import Status
 
 INF = np.inf
 

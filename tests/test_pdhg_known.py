@@ -13,9 +13,9 @@ from conftest import manifest, require_data
 from test_pdhg_forms import assert_certified_optimal
 
 from formats.io import read_problem
-from solver.pdhg import solve
-from solver.settings import Settings
-from solver.status import Status
+from solver.lp.pdhg import solve
+from solver.model.settings import Settings
+from solver.model.status import Status
 
 # together well under a minute at tol 1e-6; chosen to cover ranged rows (boeing1), an objective
 # constant (e226), fixed/free columns and negative lower bounds (recipe, vtpbase), equality-heavy
@@ -61,7 +61,7 @@ def test_infeasible_instance_is_reported_primal_infeasible(name):
 def test_klein1_whose_ray_stalls_is_proved_infeasible_by_highs_once_its_duals_diverge(monkeypatch):
     # the dual ray's ratio stalls near 1e-3 (the certificate needs 1e-8) while ||y|| passes 1e11: the run
     # asks HiGHS once, and only HiGHS's proof makes it PRIMAL_INFEASIBLE
-    import solver.pdhg as pdhg_mod
+    import solver.lp.pdhg as pdhg_mod
 
     asked = []
     real = pdhg_mod.highs_proves_infeasible
@@ -77,7 +77,7 @@ def test_klein1_whose_ray_stalls_is_proved_infeasible_by_highs_once_its_duals_di
 @pytest.mark.data
 @pytest.mark.parametrize("name", SAMPLE)
 def test_feasible_lp_never_asks_highs_about_infeasibility(name, monkeypatch):
-    import solver.pdhg as pdhg_mod
+    import solver.lp.pdhg as pdhg_mod
 
     def fail(p, sec):
         raise AssertionError(f"HiGHS asked about {p.name}")

@@ -8,12 +8,12 @@ import pytest
 from conftest import require_data
 
 from formats.io import read_problem
-from solver.errors import UsageError
-from solver.pdhg import solve
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.state import SolverState
-from solver.status import Status
+from solver.lp.pdhg import solve
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
 from solver.workloads.transport import transportation
 
 WARM_SAMPLE = ["sc105.mps.gz", "adlittle.mps", "bandm.mps.gz", "israel.mps"]
@@ -111,10 +111,10 @@ def test_reused_primal_weight_outside_the_clamp_is_clamped_not_fatal():
     # a hand-edited state with w = 1e-300 gave NUMERICAL_ERROR even from the exact optimum (adversarial F6)
     from dataclasses import replace as _replace
 
-    from solver.pdhg import solve as _solve
-    from solver.problem import Problem as _Problem
-    from solver.settings import Settings as _Settings
-    from solver.status import Status as _Status
+    from solver.lp.pdhg import solve as _solve
+    from solver.model.problem import Problem as _Problem
+    from solver.model.settings import Settings as _Settings
+    from solver.model.status import Status as _Status
 
     p = _Problem.from_arrays(cost=[1.0, 2.0], matrix=np.array([[1.0, 1.0]]), row_lower=[1.0], row_upper=[np.inf],
                              col_lower=[0.0, 0.0], col_upper=[np.inf, np.inf])

@@ -1,4 +1,4 @@
-"""HiGHS presolve around PDHG for cold solves (``solver.presolve``, ``Settings.presolve``).
+"""HiGHS presolve around PDHG for cold solves (``solver.lp.presolve``, ``Settings.presolve``).
 
 Every OPTIMAL result is re-certified from the raw data in the ORIGINAL space (``independent_kkt`` of
 test_pdhg_forms recomputes residuals and gap from the problem's arrays), never from the solver's numbers.
@@ -11,13 +11,13 @@ import pytest
 from conftest import manifest, require_data
 from test_pdhg_forms import assert_certified_optimal, lp
 
-import solver.presolve as presolve_mod
+import solver.lp.presolve as presolve_mod
 from formats.io import read_problem
-from solver.errors import UsageError
 from solver.highs_bridge import new_highs, to_highs_lp
-from solver.pdhg import solve
-from solver.settings import Settings
-from solver.status import Status
+from solver.lp.pdhg import solve
+from solver.model.errors import UsageError
+from solver.model.settings import Settings
+from solver.model.status import Status
 
 TOL = 1e-6
 # presolve shrinks these a lot: seba 515x1028 -> 2x8, vtpbase 198x203 -> 26x37, afiro 27x32 -> 7x10;
@@ -270,7 +270,7 @@ def test_postsolve_gap_fixed_by_one_original_step_is_reported_as_a_polish():
 
 
 def test_target_schedule_halves_the_missed_measure_and_gives_up_when_it_does_not_follow():
-    from solver.termination import KKT, MIN_TARGET_FRACTION, TargetSchedule
+    from solver.lp.termination import KKT, MIN_TARGET_FRACTION, TargetSchedule
 
     def kkt(p, d, g):
         return KKT(0.0, 0.0, p, d, p, d, g)
@@ -312,7 +312,7 @@ def test_presolved_solve_leaves_no_reduced_space_primal_weight_for_the_next_warm
 def test_progress_iterations_never_go_back_through_the_judge_and_polish():
     # agg's judge takes one PDHG step on the original LP; its progress (iteration 0) must not reach the
     # progress line, which follows the reduced run
-    from solver.pdhg import progress_callback
+    from solver.lp.pdhg import progress_callback
 
     seen = []
     with progress_callback(lambda info: seen.append(info["iteration"])):

@@ -1,5 +1,5 @@
-"""Break-it checks of the presolved LP path (``solver.presolve``): every OPTIMAL it reports must pass the
-original-space measure it judges reduced points with (``solver.original_kkt``), recomputed here from the
+"""Break-it checks of the presolved LP path (``solver.lp.presolve``): every OPTIMAL it reports must pass the
+original-space measure it judges reduced points with (``solver.lp.original_kkt``), recomputed here from the
 raw data (``independent_kkt``), with no slack on the gap."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from test_pdhg_forms import assert_certified_optimal, independent_kkt
 
 from formats.io import read_problem
 from solver.highs_bridge import new_highs, to_highs_lp
-from solver.pdhg import solve
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.status import Status
+from solver.lp.pdhg import solve
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.status import Status
 
 INF = np.inf
 

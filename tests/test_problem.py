@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from solver.errors import ValidationError
-from solver.problem import Problem
+from solver.model.errors import ValidationError
+from solver.model.problem import Problem
 
 
 def test_from_arrays_normalizes_huge_bounds_to_infinity_and_canonicalizes_matrix():

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from solver.restart import RestartController
-from solver.settings import Settings
+from solver.lp.restart import RestartController
+from solver.model.settings import Settings
 
 
 def test_primal_weight_adapts_when_the_iterate_is_exactly_primal_feasible():
@@ -33,10 +33,10 @@ def test_primal_weight_does_not_run_away_once_the_dual_has_converged():
     # residual rose from 4e-8 to 5e-6: ITERATION_LIMIT at tol 1e-8 (the unpresolved LP: 454 iterations)
     import scipy.sparse as sp
 
-    from solver.pdhg import solve
-    from solver.problem import Problem
-    from solver.settings import Settings
-    from solver.status import Status
+    from solver.lp.pdhg import solve
+    from solver.model.problem import Problem
+    from solver.model.settings import Settings
+    from solver.model.status import Status
 
     A = sp.csc_matrix((np.array([-1.32588247, 1.5756829, -0.61150734, -1.82326357, 0.75931228, 1.32771564,
                                  -1.38445146, -2.47578111, 0.72749886]),
@@ -61,10 +61,10 @@ def test_weight_feeding_a_dual_divergence_is_reset_to_the_best_epochs_weight():
     # (large w, large dual steps, larger ||dy||, larger w): ITERATION_LIMIT, where the unpresolved LP
     # takes ~2,900 iterations
     from solver.highs_bridge import new_highs, to_highs_lp
-    from solver.pdhg import solve
-    from solver.problem import Problem
-    from solver.settings import Settings
-    from solver.status import Status
+    from solver.lp.pdhg import solve
+    from solver.model.problem import Problem
+    from solver.model.settings import Settings
+    from solver.model.status import Status
 
     inf = np.inf
     A = [[0, 0, 0, 0, 0, 0, 0, 15.609713471613071, -0.0010178596809486023, 0, 0],

@@ -13,10 +13,10 @@ import pytest
 import scipy.sparse as sp
 
 from copter_cli import engine
-from solver.delta import Delta
-from solver.errors import RoundMismatchError, StateError, UsageError, ValidationError
-from solver.problem import Problem
-from solver.settings import Settings
+from solver.model.delta import Delta
+from solver.model.errors import RoundMismatchError, StateError, UsageError, ValidationError
+from solver.model.problem import Problem
+from solver.model.settings import Settings
 from tests.conftest import require_data
 
 REPORT_KEYS = {"round", "status", "objective", "iterations", "warm_started", "primal_residual_rel",

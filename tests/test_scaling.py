@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from solver.scaling import combined_bound_norm, scale_lp
+from solver.lp.scaling import combined_bound_norm, scale_lp
 
 
 def _lp(seed=0, m=30, n=40):
@@ -77,7 +77,7 @@ def _csc(A):
 
 
 def test_scaling_kernels_match_scipy_twins():
-    from solver import scaling as S
+    from solver.lp import scaling as S
 
     *_, A = _lp(4)
     m, n = A.shape
@@ -109,7 +109,7 @@ def test_pock_chambolle_scaling_bounds_the_operator_norm_by_one():
 
 
 def test_scaling_from_csc_arrays_equals_scaling_the_scipy_matrix():
-    from solver.scaling import scale_lp_csc
+    from solver.lp.scaling import scale_lp_csc
 
     c, lc, uc, lv, uv, A = _lp(3, m=20, n=30)
     a = scale_lp(c, lc, uc, lv, uv, A)

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.delta import Delta
 from solver.differential import apply_delta
-from solver.errors import UsageError, ValidationError
 from solver.highs_bridge import new_highs, to_highs_lp
+from solver.model.delta import Delta
+from solver.model.errors import UsageError, ValidationError
 from solver.workloads import make_scenario
 from solver.workloads.common import align_solution, client_of, join_names, parse_scale
 from solver.workloads.lb import LBScenario, line_placement

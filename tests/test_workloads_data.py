@@ -15,8 +15,8 @@ from examples.te.loader import (
     tm_sequence,
 )
 from solver.differential import apply_delta
-from solver.errors import FormatError, ValidationError
 from solver.highs_bridge import new_highs, to_highs_lp
+from solver.model.errors import FormatError, ValidationError
 from solver.workloads.sia import CONFIG_GPUS, SiaScenario
 from solver.workloads.te import TEScenario
 from tests.conftest import require_data

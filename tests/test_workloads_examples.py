@@ -59,7 +59,7 @@ def test_te_generate_b4_with_real_matrices(tmp_path):
 
 @pytest.mark.parametrize("args", [["--scale", "2"]])
 def test_te_generate_rejects_a_too_small_ring(tmp_path, args):
-    from solver.errors import UsageError
+    from solver.model.errors import UsageError
 
     with pytest.raises(UsageError):
         te_generate.main(["--out", str(tmp_path / "x"), *args])

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.errors import FormatError, ValidationError
+from solver.model.errors import FormatError, ValidationError
 from solver.workloads.sia import CONFIG_GPUS, GoodputTable
 
 CLUSTER_TYPES = {"aws": "T4", "azure": "V100", "dgx-ext": "A100", "quad": "RTX6000", "rtx": "RTX2080Ti"}

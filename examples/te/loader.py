@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.errors import FormatError, ValidationError
+from solver.model.errors import FormatError, ValidationError
 from solver.workloads.te import Topology, make_topology
 
 _NS = "{http://graphml.graphdrawing.org/xmlns}"

@@ -28,8 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from solver.errors import UsageError
-from solver.problem import Problem
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
 
 SHARED = -1  #: ``row_client`` value of a shared row
 EMPTY = -2   #: ``row_client`` value of a row without nonzeros

@@ -22,10 +22,10 @@ import highspy
 import numpy as np
 
 from solver.baselines.result import BaselineResult, make_result
-from solver.errors import UsageError
 from solver.highs_bridge import configure_threads, new_highs, to_highs_lp
-from solver.problem import Problem
-from solver.status import Status
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.model.status import Status
 
 SOLVERS = ("choose", "simplex", "ipm", "pdlp", "mip")
 

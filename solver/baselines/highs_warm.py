@@ -31,7 +31,7 @@ import pyarrow as pa
 from solver.baselines.highs import apply_solver_options, check_solver, collect, run_highs
 from solver.baselines.result import BaselineResult
 from solver.highs_bridge import configure_threads, new_highs, to_highs_lp
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 _BS = highspy.HighsBasisStatus
 LOWER, BASIC, UPPER, ZERO = int(_BS.kLower), int(_BS.kBasic), int(_BS.kUpper), int(_BS.kZero)
@@ -375,7 +375,7 @@ def solve_from_basis_bounded(problem: Problem, stored: StoredBasis | None, *, ti
         return solve_from_basis(problem, stored, time_limit_seconds=time_limit_seconds, **kw)
     from solver.baselines.guard import run_with_deadline
     from solver.baselines.result import make_result
-    from solver.status import Status
+    from solver.model.status import Status
 
     kw["time_limit_seconds"] = time_limit_seconds
     outcome, value, seconds = run_with_deadline(solve_from_basis, (problem, stored), kw,

@@ -38,9 +38,9 @@ import numpy as np
 from solver.baselines.clients import GLOBAL, SHARED, ClientGrouping, group_clients
 from solver.baselines.highs import check_solver, solve_highs
 from solver.baselines.result import BaselineResult, make_result, point_quality
-from solver.errors import UsageError
-from solver.problem import Problem
-from solver.status import Status
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.model.status import Status
 
 FEASIBLE_REL_TOL = 1e-6  #: combined point counts as feasible when row/bound violations (rel.) are below this
 

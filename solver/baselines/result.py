@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solver.problem import Problem
-from solver.status import Status
+from solver.model.problem import Problem
+from solver.model.status import Status
 
 
 @dataclass(eq=False)

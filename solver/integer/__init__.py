@@ -5,7 +5,7 @@ REFERENCES.md section 1, generalised by structure detection):
 
 1. structure detection (``structure.py``): choice rows, capacity rows, variable upper bounds, general
    integers; integer bounds rounded inward;
-2. the LP relaxation by the LP core ``solver.pdhg.solve``, warm-started (``relaxation.py``), in
+2. the LP relaxation by the LP core ``solver.lp.pdhg.solve``, warm-started (``relaxation.py``), in
    stages: each stage ends at its tolerance (``settings.relaxation_tol`` then /10 ... down to ``tol``)
    or, with ``settings.relaxation_round_iterations`` > 0, after a doubling iteration budget; every stage
    is rounded (steps 3-4) and the next stage continues warm from the stage's iterate only while the
@@ -63,11 +63,11 @@ from solver.integer.relaxation import relaxation_tolerances, solve_relaxation
 from solver.integer.resolve import fix_and_resolve
 from solver.integer.rounding import run_rounding
 from solver.integer.structure import detect_structure
-from solver.problem import Problem
-from solver.result import SolveResult
-from solver.settings import Settings
-from solver.state import SolverState
-from solver.status import Status
+from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
 
 __all__ = ["solve_milp"]
 
@@ -78,7 +78,7 @@ RENS_MAX_PER_ROUND = 3  #: RENS sub-MIPs per round at most (one per relaxation s
 def _fallback_mode(settings: Settings) -> str:
     mode = str(getattr(settings, "integer_fallback", "highs")).lower()
     if mode not in ("highs", "none"):
-        from solver.errors import UsageError
+        from solver.model.errors import UsageError
 
         raise UsageError(f"integer_fallback must be 'highs' or 'none', got {mode!r}")
     return mode
@@ -491,7 +491,7 @@ def _submip_seconds(settings: Settings) -> float:
     """
     v = float(getattr(settings, "integer_submip_seconds", 0.0) or 0.0)
     if math.isnan(v) or v < 0:
-        from solver.errors import UsageError
+        from solver.model.errors import UsageError
 
         raise UsageError(f"integer_submip_seconds must be >= 0 seconds, got {v!r}")
     return v
@@ -516,7 +516,7 @@ def _nonnegative_int(settings: Settings, field: str) -> int:
     """
     v = getattr(settings, field, 0) or 0
     if isinstance(v, bool) or not float(v).is_integer() or v < 0:
-        from solver.errors import UsageError
+        from solver.model.errors import UsageError
 
         raise UsageError(f"{field} must be a non-negative integer, got {v!r}")
     return int(v)

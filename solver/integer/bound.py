@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 EPS = np.finfo(np.float64).eps
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 ROW_TOL_REL = 1e-9  #: row tolerance relative to max(1, |bound|)
 

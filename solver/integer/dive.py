@@ -27,10 +27,10 @@ import numpy as np
 from solver.integer.resolve import fix_and_resolve
 from solver.integer.rounding import run_rounding, targets
 from solver.integer.structure import Structure
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.state import SolverState
-from solver.status import Status
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
 
 SURE = 0.1  #: an integer column within this of its LP value counts as sure
 DIVE_MIN_ITERATIONS = 2000  #: a dive re-solve may always run this many PDHG iterations
@@ -51,7 +51,7 @@ def dive(problem: Problem, st: Structure, x_lp: np.ndarray, y_lp: np.ndarray, x_
     Returns:
         x: (n,) exactly checked point, or None; info: {"dives", "fixed", "seconds", "reason"}.
     """
-    from solver.pdhg import solve as pdhg_solve
+    from solver.lp.pdhg import solve as pdhg_solve
 
     t0 = time.perf_counter()
     it = problem.integrality

@@ -17,7 +17,7 @@ import numpy as np
 
 from solver.baselines.highs import run_highs
 from solver.highs_bridge import new_highs, to_highs_lp
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 SEED_MAX = 1e12  #: seed values larger in magnitude are not passed to HiGHS
 

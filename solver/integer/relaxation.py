@@ -1,7 +1,7 @@
 """The LP relaxation that integerization starts from.
 
 The relaxation keeps every row, drops integrality and rounds integer bounds inward (valid for every
-integer point and a tighter LP). It is solved by the LP core ``solver.pdhg.solve`` warm-started from the
+integer point and a tighter LP). It is solved by the LP core ``solver.lp.pdhg.solve`` warm-started from the
 previous round's LP iterate. Only while the LP core is not importable (development of the package) does
 it fall back to HiGHS's dual simplex; the MILP report names the engine used (``lp_engine``).
 """
@@ -12,11 +12,11 @@ import time
 
 import numpy as np
 
-from solver.problem import Problem
-from solver.result import SolveResult
-from solver.settings import Settings
-from solver.state import SolverState
-from solver.status import Status
+from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
 
 RELAXATION_TOL_FACTOR = 10.0  #: ratio between the tolerances of consecutive relaxation stages
 
@@ -37,7 +37,7 @@ def relaxation_tolerances(settings: Settings) -> list[float]:
     if r == float("inf"):
         return [tol]
     if not r > 0:
-        from solver.errors import UsageError
+        from solver.model.errors import UsageError
 
         raise UsageError(f"relaxation_tol must be a positive number, got {r!r}")
     out = []
@@ -57,11 +57,11 @@ def solve_relaxation(problem: Problem, settings: Settings, warm_start: SolverSta
     """Solve the LP relaxation; returns (result, engine name ``"pdhg"`` or ``"highs"``).
 
     Raises:
-        Whatever the LP core raises for bad input (typed errors from solver/errors.py).
+        Whatever the LP core raises for bad input (typed errors from solver/model/errors.py).
     """
     relaxed = relaxed_problem(problem, lower, upper)
     try:
-        from solver.pdhg import solve as pdhg_solve
+        from solver.lp.pdhg import solve as pdhg_solve
     except ImportError:
         return solve_relaxation_highs(relaxed), "highs"
     return pdhg_solve(relaxed, settings, warm_start), "pdhg"

@@ -8,7 +8,7 @@ Rows without continuous columns are checked directly. Rows with a single continu
 bounds on it and are folded into its bounds (vectorized), which makes the LP of, e.g., load balancing
 (r <= x links) small. The remaining LP is solved by
 
-1. the LP core ``solver.pdhg.solve``, warm-started from the relaxation's primal/dual point restricted to
+1. the LP core ``solver.lp.pdhg.solve``, warm-started from the relaxation's primal/dual point restricted to
    the kept columns/rows (skipped while the LP core is not importable), then
 2. the **exact clean-up**: HiGHS dual simplex on the same small LP, started from the PDHG point
    (``setSolution``) with primal feasibility tolerance 1e-10. A simplex basic solution satisfies its rows
@@ -27,9 +27,9 @@ from dataclasses import replace
 import numpy as np
 
 from solver.integer.check import ROW_TOL_REL, check_point
-from solver.problem import Problem
-from solver.settings import Settings
-from solver.state import SolverState
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.state import SolverState
 
 RESOLVE_ITERATIONS = 20_000  #: PDHG iteration cap of the warm re-solve (HiGHS finishes exactly anyway)
 
@@ -129,7 +129,7 @@ def fix_and_resolve(problem: Problem, x: np.ndarray, settings: Settings, lp_x: n
     start = np.clip(lp_x[cont] if lp_x is not None else np.clip(0.0, lo, up), lo, up)
     t0 = time.perf_counter()
     try:
-        from solver.pdhg import solve as pdhg_solve
+        from solver.lp.pdhg import solve as pdhg_solve
     except ImportError:
         pdhg_solve = None
     if pdhg_solve is not None and rows.size:

@@ -27,7 +27,7 @@ import numpy as np
 
 from solver.integer import kernels as K
 from solver.integer.structure import Structure
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 CHOICE_MIN = 1e-3   #: LP value above which a choice-row binary is a rounding candidate
 VUB_MIN = 1e-6      #: relative LP value of a VUB child above which its parent rounds up

@@ -1,6 +1,6 @@
 """Structure detection for integerization: choice rows, capacity rows, variable upper bounds, integers.
 
-All detection is vectorized over the CSC arrays of :class:`~solver.problem.Problem` and one CSR copy
+All detection is vectorized over the CSC arrays of :class:`~solver.model.problem.Problem` and one CSR copy
 (scipy's C conversion); there is no Python loop over rows, columns or nonzeros.
 
 Definitions (A row i with bounds [rl, ru]; "binary" = integer column whose bounds rounded inward lie in
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 LE1 = 0  #: choice row kind: sum of binaries <= 1
 EQ1 = 1  #: choice row kind: sum of binaries == 1

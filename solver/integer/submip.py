@@ -30,7 +30,7 @@ import numpy as np
 
 from solver.integer.check import check_point
 from solver.integer.resolve import column_arrays
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 EPS_LADDER = (1e-4, 0.0)  #: integrality tolerances of the successive neighbourhoods (largest first)
 CORE_PER_ROW = 3  #: members per choice row that the Lagrangian core keeps free (smallest reduced costs)

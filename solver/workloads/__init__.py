@@ -11,7 +11,7 @@ convention documented in :mod:`solver.workloads.common`.
 
 from __future__ import annotations
 
-from solver.errors import UsageError
+from solver.model.errors import UsageError
 from solver.workloads.common import Scenario, parse_scale
 
 DOMAINS = ("sia", "te", "lb")

@@ -40,9 +40,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
-from solver.delta import Delta
-from solver.errors import UsageError, ValidationError
-from solver.problem import Problem
+from solver.model.delta import Delta
+from solver.model.errors import UsageError, ValidationError
+from solver.model.problem import Problem
 
 ROUND_SECONDS = 60.0  # simulated time between two rounds (Sia, POP)
 RESOURCE_WORDS = ("gpus", "link", "load", "mem")

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver.delta import Delta
-from solver.errors import UsageError
-from solver.problem import Problem
+from solver.model.delta import Delta
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
 from solver.workloads.common import Scenario, changed, csc_problem, join_names
 
 

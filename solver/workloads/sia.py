@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solver.delta import Delta
-from solver.errors import UsageError
-from solver.problem import Problem
+from solver.model.delta import Delta
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
 from solver.workloads.common import ROUND_SECONDS, Scenario, changed, csc_problem, join_names
 
 GPUS_PER_NODE = 8

@@ -35,9 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from solver.delta import Delta
-from solver.errors import UsageError, ValidationError
-from solver.problem import Problem
+from solver.model.delta import Delta
+from solver.model.errors import UsageError, ValidationError
+from solver.model.problem import Problem
 from solver.workloads.common import Scenario, changed, csc_problem, join_names
 from solver.workloads.paths import disjoint_paths
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from solver.problem import Problem
+from solver.model.problem import Problem
 
 
 def transportation(n_src: int, n_dst: int, seed: int = 0) -> Problem:

@@ -1,6 +1,6 @@
 """Relative KKT measures of a point on the ORIGINAL LP (after HiGHS postsolve, or any given x, y).
 
-The formulas are ``solver.termination``'s (cuPDLPx / PDLP relative KKT, arXiv 2507.14051, 2106.04756)
+The formulas are ``solver.lp.termination``'s (cuPDLPx / PDLP relative KKT, arXiv 2507.14051, 2106.04756)
 with the projections PDLP uses to turn an arbitrary (x, y) into a candidate: x clipped to the column
 bounds (a non-finite entry becomes 0 first, so the candidate is finite and within them), y projected
 onto the signs its row bounds allow (y >= 0 needs a finite lower bound, y <= 0 a finite upper bound, in
@@ -11,7 +11,7 @@ dual residual.
 :func:`original_kkt` does it in one numba pass over the columns (A x scattered and A'y gathered from
 the same CSC entries) and two short passes over the rows; :func:`original_kkt_ref` is its numpy twin.
 One call on a 105-row LP took ~150 us as two dozen numpy operations; the presolved path measures every
-point its reduced run stops at (``solver.presolve``), so it ran once or more per cold solve.
+point its reduced run stops at (``solver.lp.presolve``), so it ran once or more per cold solve.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import math
 import numpy as np
 from numba import njit
 
-from solver import kernels
-from solver.problem import Problem
-from solver.scaling import combined_bound_norm
-from solver.termination import KKT, OrigLP, kkt_from_original
+from solver.lp import kernels
+from solver.lp.scaling import combined_bound_norm
+from solver.lp.termination import KKT, OrigLP, kkt_from_original
+from solver.model.problem import Problem
 
 
 @njit(cache=True)
@@ -33,7 +33,7 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, x, y_min, rc, 
 
     ``sense`` is +1 or -1 (c_min = sense * cost, y_min = sense * y_in before projection). Returns the
     sums (c_min'x, dual objective without the constant, ||primal residual||^2, ||dual residual||^2,
-    ||b||^2 as ``solver.scaling.combined_bound_norm`` counts it, ||cost||^2). Twin: :func:`original_kkt_ref`.
+    ||b||^2 as ``solver.lp.scaling.combined_bound_norm`` counts it, ||cost||^2). Twin: :func:`original_kkt_ref`.
     """
     n = cp.shape[0] - 1
     m = lc.shape[0]
@@ -126,7 +126,7 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray):
 
 
 def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray):
-    """numpy twin of :func:`original_kkt` (composed of ``solver.termination``'s functions)."""
+    """numpy twin of :func:`original_kkt` (composed of ``solver.lp.termination``'s functions)."""
     sense = int(problem.sense)
     n, m = problem.n_cols, problem.n_rows
     x = np.asarray(x, dtype=np.float64)

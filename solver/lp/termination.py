@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.scaling import ScaledLP
+from solver.lp.scaling import ScaledLP
 
 
 @dataclass

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from solver.kernels import RAY_SIGNIFICANCE
-from solver.termination import OrigLP
+from solver.lp.kernels import RAY_SIGNIFICANCE
+from solver.lp.termination import OrigLP
 
 
 def primal_infeasibility_ratio(lp: OrigLP, dy: np.ndarray, atdy: np.ndarray) -> float:
@@ -90,7 +90,7 @@ def highs_proves_infeasible(problem, seconds: float) -> bool:
     """True when HiGHS (presolve + dual simplex, integrality dropped) proves ``problem`` infeasible
     within ``seconds``; False for any other outcome (optimal, unbounded, limit, error).
 
-    Used once per PDHG run by ``solver.pdhg.solve`` on a suspicion (see SUSPECT_RATIO); the status is
+    Used once per PDHG run by ``solver.lp.pdhg.solve`` on a suspicion (see SUSPECT_RATIO); the status is
     then PRIMAL_INFEASIBLE on HiGHS's proof, never on the suspicion alone.
     """
     import highspy

@@ -25,7 +25,7 @@ from numba import njit, prange
 
 RAY_SIGNIFICANCE = 1e-9
 """An infeasibility ray's objective counts only above this fraction of the sum of its terms' magnitudes
-(a compile-time constant of :func:`check_measures`; see ``solver.infeasibility``)."""
+(a compile-time constant of :func:`check_measures`; see ``solver.lp.infeasibility``)."""
 
 # --------------------------------------------------------------------------- sparse products
 
@@ -404,8 +404,8 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
 
     Returns the tuple (primal objective, dual objective, ||primal residual||_2, ||dual residual||_2,
     fixed-point residual r(z), primal-infeasibility ratio, dual-infeasibility ratio), the first four
-    in original units (see ``solver.termination``), r(z) in the PDHG metric (``solver.restart``), the
-    ratios as in ``solver.infeasibility`` on the rays (yh - y0, xh - x0) (inf when ``rays`` is False
+    in original units (see ``solver.lp.termination``), r(z) in the PDHG metric (``solver.lp.restart``), the
+    ratios as in ``solver.lp.infeasibility`` on the rays (yh - y0, xh - x0) (inf when ``rays`` is False
     or the ray's objective has the wrong sign). Twin: :func:`check_measures_ref`.
     """
     n = x.shape[0]
@@ -504,7 +504,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     dratio = inf
     if rays:
         if pray > RAY_SIGNIFICANCE * pray_abs and yscale > 0.0 and pray < inf:
-            pratio = pviol * (1.0 + bmax) / pray  # solver.infeasibility.primal_infeasibility_ratio
+            pratio = pviol * (1.0 + bmax) / pray  # solver.lp.infeasibility.primal_infeasibility_ratio
         if cdx < -RAY_SIGNIFICANCE * cdx_abs and cdx > -inf:
             spmv_csr(rp, ri, rv, work_n, work_m)
             dviol = 0.0
@@ -524,10 +524,10 @@ def check_measures_ref(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, 
     """numpy twin of :func:`check_measures`, composed of the reference modules' own functions."""
     import scipy.sparse as sp
 
-    from solver.infeasibility import dual_infeasibility_ratio, primal_infeasibility_ratio
-    from solver.restart import fixed_point_residual
-    from solver.scaling import ScaledLP
-    from solver.termination import OrigLP, evaluate
+    from solver.lp.infeasibility import dual_infeasibility_ratio, primal_infeasibility_ratio
+    from solver.lp.restart import fixed_point_residual
+    from solver.lp.scaling import ScaledLP
+    from solver.lp.termination import OrigLP, evaluate
 
     m, n = y.shape[0], x.shape[0]
     lp = OrigLP(c=c_o, lc=lc_o, uc=uc_o, lv=lv_o, uv=uv_o, b_norm=0.0, c_norm=0.0, offset=0.0)

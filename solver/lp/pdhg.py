@@ -3,9 +3,9 @@
 Algorithm: cuPDLPx (Lu, Peng, Yang, arXiv 2507.14051) = Halpern PDHG with reflection and
 fixed-point-residual restarts (Lu & Yang, arXiv 2407.16144), HPR-LP's bound/objective scaling
 (arXiv 2408.12179) and PDLP's preconditioning and infeasibility detection (arXiv 2106.04756).
-Pieces: ``solver.scaling`` (Ruiz + Pock-Chambolle + theta_b/theta_c), ``solver.kernels`` (numba
-passes), ``solver.restart`` (restarts, PID primal weight), ``solver.termination`` (relative KKT in
-original units), ``solver.infeasibility`` (ray certificates), ``solver.trivial`` (empty boxes, empty
+Pieces: ``solver.lp.scaling`` (Ruiz + Pock-Chambolle + theta_b/theta_c), ``solver.lp.kernels`` (numba
+passes), ``solver.lp.restart`` (restarts, PID primal weight), ``solver.lp.termination`` (relative KKT in
+original units), ``solver.lp.infeasibility`` (ray certificates), ``solver.lp.trivial`` (empty boxes, empty
 rows and columns, decided before iterating).
 
 Sign conventions (HiGHS): reduced cost = c - A'y; a row dual is >= 0 at an active lower bound of a
@@ -25,23 +25,23 @@ from contextvars import ContextVar
 
 import numpy as np
 
-from solver import kernels
-from solver.errors import UsageError
-from solver.infeasibility import (
+from solver.lp import kernels
+from solver.lp.infeasibility import (
     SUSPECT_DUAL_GROWTH,
     SUSPECT_RATIO,
     highs_proves_infeasible,
     primal_infeasibility_ratio,
 )
-from solver.problem import Problem
-from solver.restart import RestartController, fixed_point_residual
-from solver.result import SolveResult
-from solver.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
-from solver.settings import Settings
-from solver.state import SolverState
-from solver.status import Status
-from solver.termination import KKT, OrigLP, TargetSchedule, evaluate
-from solver.trivial import reduce_trivial
+from solver.lp.restart import RestartController, fixed_point_residual
+from solver.lp.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
+from solver.lp.termination import KKT, OrigLP, TargetSchedule, evaluate
+from solver.lp.trivial import reduce_trivial
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
 
 _PROGRESS: ContextVar = ContextVar("copter_pdhg_progress", default=None)
 WARM_PRIMAL_WEIGHTS = ("fresh", "reuse")  # values of Settings.warm_primal_weight
@@ -125,9 +125,9 @@ class _Core:
         relative KKT measures meet their targets; it returns None to accept the point, or the point's
         (primal, dual, gap) relative measures in the space the caller judges it in (e.g. after a
         postsolve). Each measure above ``settings.tol`` there gets a tighter target here
-        (``solver.termination.TargetSchedule``) and the run continues (same iterate, anchor and weight).
+        (``solver.lp.termination.TargetSchedule``) and the run continues (same iterate, anchor and weight).
         ``confirm_infeasible``: None, or a callable given the seconds elapsed, asked at most once, when the
-        dual-ray ratio is at most ``solver.infeasibility.SUSPECT_RATIO`` while ||y~|| has grown past
+        dual-ray ratio is at most ``solver.lp.infeasibility.SUSPECT_RATIO`` while ||y~|| has grown past
         SUSPECT_DUAL_GROWTH times its start; True ends the run PRIMAL_INFEASIBLE.
         """
         s, sc, lp = self.s, self.sc, self.lp
@@ -209,7 +209,7 @@ class _Core:
                 message = "a dual ray certifies that no feasible point exists"
                 break
             # the duals diverged; the ray is the iterate differences' or, once the weight guard
-            # (solver.restart) has stopped the divergence, the normalised iterate y itself (PDLP's
+            # (solver.lp.restart) has stopped the divergence, the normalised iterate y itself (PDLP's
             # second sequence, arXiv 2102.04592)
             suspect = (confirm_infeasible is not None
                        and float(np.linalg.norm(yh)) > SUSPECT_DUAL_GROWTH * (1.0 + y_start_norm))
@@ -276,7 +276,7 @@ class _Core:
 
 def _drop_empty(problem: Problem, kr: np.ndarray, kc: np.ndarray) -> tuple:
     """CSC arrays (indptr, indices, data) of A restricted to rows ``kr`` and columns ``kc``, where every
-    dropped row and column is EMPTY (``solver.trivial``): no nonzero is lost, so only the column
+    dropped row and column is EMPTY (``solver.lp.trivial``): no nonzero is lost, so only the column
     pointers shrink and row indices are renumbered (monotone map: order within columns is kept)."""
     m, n = problem.n_rows, problem.n_cols
     cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
@@ -307,7 +307,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
             ``result.message`` says why.
         accept: None, or a callable ``accept(x (n,), y (m,))`` (original units, problem's sense) called
             each time the point meets the tolerances; it returns None to accept it or the point's
-            (primal, dual, gap) relative measures elsewhere (``solver.presolve`` passes the original LP's
+            (primal, dual, gap) relative measures elsewhere (``solver.lp.presolve`` passes the original LP's
             after postsolve), and the run goes on with the measures that missed ``settings.tol`` there
             tightened here (``_Core.run``). A run whose targets reach their floor, or whose missed measure
             does not follow, stops OPTIMAL in its own space and leaves the remedy to the caller.
@@ -315,7 +315,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
         SolveResult with every field filled (original units, problem's sense); ``result.state`` holds
         x, y, step size, primal weight and iterations for the next warm start.
         PRIMAL_INFEASIBLE rests on a dual ray certificate, or, when the ray's ratio stalls at or below
-        ``solver.infeasibility.SUSPECT_RATIO`` while the duals diverge, on HiGHS's proof (asked once per
+        ``solver.lp.infeasibility.SUSPECT_RATIO`` while the duals diverge, on HiGHS's proof (asked once per
         run, with the time left and at most as long as PDHG has run; ``result.message`` says which).
     Raises:
         Nothing for infeasible/unbounded models (see ``result.status``); ValidationError only if
@@ -324,7 +324,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
     """
     t_start = time.perf_counter()
     s = settings or Settings()
-    from solver.presolve import presolve_applies, solve_with_presolve  # it calls back into solve()
+    from solver.lp.presolve import presolve_applies, solve_with_presolve  # it calls back into solve()
 
     if presolve_applies(problem, s, warm_start):
         return solve_with_presolve(problem, s, warm_start)

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from solver.settings import Settings
+from solver.model.settings import Settings
 
 #: epoch displacements (scaled 2-norms) below this leave w to its best-seen value instead of updating it
 #: (PDLP's eps_zero gate): once one side has converged to round-off, ||dy|| / ||dx|| says nothing and the PID

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solver.state import SolverState
-from solver.status import Status
+from solver.model.state import SolverState
+from solver.model.status import Status
 
 
 @dataclass(eq=False)

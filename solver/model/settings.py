@@ -16,7 +16,7 @@ class Settings:
 
     Termination and limits:
         tol: relative KKT tolerance for primal residual, dual residual and gap (default 1e-4); see
-            ``solver.termination`` for the exact formulas (original units).
+            ``solver.lp.termination`` for the exact formulas (original units).
         time_limit_seconds: wall-clock budget of one solve, in seconds (inf = none). Checked every
             ``check_every`` iterations, so a solve can overshoot by one check interval.
         iteration_limit: maximum PDHG iterations (checked every ``check_every`` iterations).
@@ -47,7 +47,7 @@ class Settings:
             0.5 = plain Halpern PDHG).
         power_iterations: maximum power-iteration steps for ||A_scaled||_2.
 
-    Scaling (``solver.scaling``):
+    Scaling (``solver.lp.scaling``):
         ruiz_iterations: Ruiz equilibration passes (10).
         pock_chambolle_alpha: Pock-Chambolle exponent alpha (1.0); None disables the stage.
         bound_objective_scaling: apply HPR-LP's theta_b = 1/(1+||b||), theta_c = 1/(1+||c||).
@@ -59,12 +59,12 @@ class Settings:
             on a 400k-nonzero LP (a barrier per pass), so parallelism is opt-in.
         parallel_min_nnz: size (nonzeros) from which the parallel kernels are used.
 
-    Presolve (``solver.presolve``):
+    Presolve (``solver.lp.presolve``):
         presolve: ``"auto"`` (default) runs HiGHS presolve/postsolve around PDHG for COLD solves only
             (a warm start is worth more than presolve for round-to-round re-solves); ``"on"`` also for
             warm-started solves (the warm start is then dropped); ``"off"`` never.
 
-    Warm start (``solver.pdhg.solve(..., warm_start=...)``):
+    Warm start (``solver.lp.pdhg.solve(..., warm_start=...)``):
         warm_primal_weight: ``"fresh"`` (default) starts a warm-started solve at the cold primal weight
             (w = 1 in scaled space) and lets the PID controller adapt it from the first restart;
             ``"reuse"`` starts at the state's last primal weight. Measured (bench/bench_warm.py): the last

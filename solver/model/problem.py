@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from solver.errors import ValidationError
+from solver.model.errors import ValidationError
 
 INF_BOUND = 1e30  # a bound of magnitude >= this means infinity (MPS/HiGHS convention)
 

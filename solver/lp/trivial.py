@@ -4,7 +4,7 @@
 - an empty row (no coefficients) is feasible iff row_lower <= 0 <= row_upper; it is removed (dual 0);
 - an empty column is solved analytically: at its lower bound when its (minimisation) cost is > 0, at
   its upper bound when < 0, at the bound-projection of 0 when the cost is 0; when that bound is
-  infinite the LP is unbounded if the rest is feasible (the caller decides, see ``solver.pdhg``).
+  infinite the LP is unbounded if the rest is feasible (the caller decides, see ``solver.lp.pdhg``).
 """
 
 from __future__ import annotations

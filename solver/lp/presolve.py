@@ -11,12 +11,12 @@ Pipeline (:func:`solve_with_presolve`):
 1. ``Highs.presolve()`` on the LP (integrality dropped: copter solves LPs and relaxations here), its
    time counted against ``settings.time_limit_seconds``, with the one rule whose postsolve needs a
    basis for its duals switched off (:data:`PRESOLVE_RULE_OFF`);
-2. PDHG (``solver.pdhg.solve``, presolve off) on ``Highs.getPresolvedLp()``;
+2. PDHG (``solver.lp.pdhg.solve``, presolve off) on ``Highs.getPresolvedLp()``;
 3. ``Highs.postsolve`` with the reduced primal/dual point (x, A x, y, c - A'y) back to the original
    space; HiGHS then reports model status Unknown because PDHG's point is not a basic solution, so the
    result is never taken from HiGHS's word:
 4. the relative KKT residuals and gap are recomputed in the ORIGINAL space by
-   :func:`original_kkt` (``solver.termination``'s formulas); if they miss ``settings.tol`` (postsolve
+   :func:`original_kkt` (``solver.lp.termination``'s formulas); if they miss ``settings.tol`` (postsolve
    can amplify a reduced-space error, e.g. through a doubleton substitution), a warm-started PDHG solve
    on the original LP from the postsolved (x, y) polishes it. The status is OPTIMAL only when the
    original-space criteria hold.
@@ -39,15 +39,15 @@ from dataclasses import replace
 import highspy
 import numpy as np
 
-from solver import kernels
-from solver.errors import CopterError, UsageError
-from solver.original_kkt import original_kkt
-from solver.problem import Problem
-from solver.result import SolveResult
-from solver.settings import Settings
-from solver.state import SolverState
-from solver.status import Status
-from solver.trivial import reduce_trivial
+from solver.lp import kernels
+from solver.lp.original_kkt import original_kkt
+from solver.lp.trivial import reduce_trivial
+from solver.model.errors import CopterError, UsageError
+from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
 
 PRESOLVE_MODES = ("auto", "on", "off")
 
@@ -68,7 +68,7 @@ def presolve_applies(problem: Problem, settings: Settings, warm_start) -> bool:
     ``settings.presolve``: ``"auto"`` = cold solves only; ``"on"`` = also when a warm start is given
     (the warm start is then dropped: it lives in the original space); ``"off"`` = never. Problems with no
     rows or no columns, or trivially infeasible (an empty bound box or an empty row excluding 0, which
-    the direct path names: ``solver.trivial``), skip it.
+    the direct path names: ``solver.lp.trivial``), skip it.
 
     Raises:
         UsageError: ``settings.presolve`` is not one of ``"auto"``, ``"on"``, ``"off"``.
@@ -108,7 +108,7 @@ def _direct(problem: Problem, settings: Settings, t_start: float, seconds: dict,
             warm_start=None) -> SolveResult:
     """Solve without presolve in the time left (from ``warm_start`` when one was given: it lives in this
     original space); keep the presolve seconds and say why."""
-    from solver.pdhg import solve
+    from solver.lp.pdhg import solve
 
     left = max(_remaining(settings, t_start), 0.0)
     res = solve(problem, replace(settings, presolve="off", time_limit_seconds=left), warm_start=warm_start)
@@ -133,8 +133,8 @@ def _presolved_problem(plp: highspy.HighsLp, name: str) -> Problem:
     which canonicalises and validates, handles every other case and raises its errors).
     """
     from solver.highs_bridge import from_highs_lp
-    from solver.problem import normalize_infinite
-    from solver.scaling import csc_to_csr
+    from solver.lp.scaling import csc_to_csr
+    from solver.model.problem import normalize_infinite
 
     m, n = int(plp.num_row_), int(plp.num_col_)
     mat = plp.a_matrix_
@@ -208,12 +208,12 @@ def _result(problem: Problem, status: Status, message: str, measured, settings: 
 
 
 class _OriginalJudge:
-    """``accept`` callback of the reduced PDHG run (``solver.pdhg.solve``): postsolves each point that
+    """``accept`` callback of the reduced PDHG run (``solver.lp.pdhg.solve``): postsolves each point that
     meets the tolerance in the reduced space and measures it on the original LP (:func:`original_kkt`).
 
     Postsolve can amplify a reduced-space residual (a doubleton substitution scales a row's error by its
     coefficient ratio: 86x on share1b's primal residual at 1e-4). Judging in the original space while the
-    run is still going lets it continue with that measure's target tightened (``solver.pdhg``), which
+    run is still going lets it continue with that measure's target tightened (``solver.lp.pdhg``), which
     costs far fewer iterations than a polish of the larger original LP from the postsolved point (tol
     1e-4: share1b 18,262 -> 11,084 iterations in all, maros 59,421 -> 23,182). A point that misses is
     also tried after ONE PDHG step on the original LP (a polish with no iteration budget): that step
@@ -228,7 +228,7 @@ class _OriginalJudge:
         self.polished = None
 
     def __call__(self, x: np.ndarray, y: np.ndarray):
-        from solver.pdhg import progress_callback, solve
+        from solver.lp.pdhg import progress_callback, solve
 
         q, s = self.q, self.s
         ax, aty = np.empty(q.n_rows), np.empty(q.n_cols)
@@ -320,7 +320,7 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
                      t_start: float) -> SolveResult:
     """Body of :func:`solve_with_presolve` on the instance ``h``."""
     from solver.highs_bridge import to_highs_lp
-    from solver.pdhg import _PROGRESS, progress_callback, solve
+    from solver.lp.pdhg import _PROGRESS, progress_callback, solve
 
     s = settings
     notes = ["presolve ignores the warm start"] if warm_start is not None else []

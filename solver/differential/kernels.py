@@ -1,6 +1,6 @@
-"""Numba kernels of ``solver/differential.py`` (imported lazily: ``copter convert`` never needs numba).
+"""Numba kernels of ``solver/differential/`` (imported lazily: ``copter convert`` never needs numba).
 
-Each kernel has a plain-numpy reference twin in ``solver/differential.py`` that the tests compare with.
+Each kernel has a plain-numpy reference twin in ``solver/differential/`` that the tests compare with.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The differential problem representation: apply a :class:`~solver.delta.Delta` to a Problem by name.
+"""The differential problem representation: apply a :class:`~solver.model.delta.Delta` to a Problem by name.
 
 Semantics (DESIGN.md section 4, the single reference for deltas and problem files):
 
@@ -44,10 +44,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from solver.delta import KINDS, SCHEMA, Delta
-from solver.errors import StateError, ValidationError
-from solver.problem import INF_BOUND, Problem
-from solver.state import SolverState
+from solver.model.delta import KINDS, SCHEMA, Delta
+from solver.model.errors import StateError, ValidationError
+from solver.model.problem import INF_BOUND, Problem
+from solver.model.state import SolverState
 
 K_VAR, K_CON, K_COEF, K_DROP_VAR, K_DROP_CON = range(5)
 _FIELDS = ("var", "con", "value", "lower", "upper", "integer")
@@ -484,7 +484,7 @@ def find_entries(indptr: np.ndarray, indices: np.ndarray, cols: np.ndarray, rows
     """
     if not cols.size or not indices.size:
         return np.full(cols.shape[0], -1, dtype=np.int64)
-    from solver.differential_kernels import find_entries_kernel  # lazy: numba import costs ~0.5 s
+    from solver.differential.kernels import find_entries_kernel  # lazy: numba import costs ~0.5 s
 
     return find_entries_kernel(np.ascontiguousarray(indptr, dtype=np.int64), indices,
                                 np.ascontiguousarray(cols, dtype=np.int64),
@@ -591,7 +591,7 @@ def merge_csc(indptr, indices, data, col_map, row_map, chg_pos, chg_val, ins_col
         (indptr (n_new+1,) int64, indices int32, data float64), canonical (rows sorted per column).
     Numba kernel (``differential_kernels.merge_csc_kernel``); twin: :func:`merge_csc_numpy`.
     """
-    from solver.differential_kernels import merge_csc_kernel
+    from solver.differential.kernels import merge_csc_kernel
 
     ptr, idx, val, t = merge_csc_kernel(
         indptr.astype(np.int64, copy=False), indices, data, col_map.astype(np.int64, copy=False),

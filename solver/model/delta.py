@@ -14,7 +14,7 @@ A problem file is a delta applied to the empty problem. The table has the column
 | integer | bool      | integrality for ``var``                                          |
 
 This module only builds and holds deltas; validation and application live in
-``solver/differential.py`` and reading/writing Parquet in ``formats/``.
+``solver/differential/`` and reading/writing Parquet in ``formats/``.
 
 Python API for pipelines (arrays or pandas Series in, one Delta out)::
 
