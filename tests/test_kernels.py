@@ -1,4 +1,5 @@
-"""Each numba kernel of solver.lp.kernels agrees with its plain-numpy twin (random sparse data)."""
+"""Each numba kernel of solver.lp.kernels agrees with its plain-numpy twin in solver.lp.kernels_ref
+(random sparse data)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from solver.lp import kernels as K
+from solver.lp import kernels_ref as R
 
 
 def _matrix(m, n, density, seed):
@@ -38,17 +40,17 @@ def test_spmv_kernels_match_numpy(shape):
     y = rng.standard_normal(shape[0])
     out1, out2 = np.empty(shape[0]), np.empty(shape[0])
     K.spmv_csr(*csr, x, out1)
-    K.spmv_csr_ref(*csr, x, out2)
+    R.spmv_csr_ref(*csr, x, out2)
     np.testing.assert_allclose(out1, out2, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(out1, A @ x, rtol=1e-13, atol=1e-13)
     t1, t2 = np.empty(shape[1]), np.empty(shape[1])
     K.spmv_csc_t(*csc, y, t1)
-    K.spmv_csc_t_ref(*csc, y, t2)
+    R.spmv_csc_t_ref(*csc, y, t2)
     np.testing.assert_allclose(t1, t2, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(t1, A.T @ y, rtol=1e-13, atol=1e-13)
     c1, c2 = np.empty(shape[0]), np.empty(shape[0])
     K.spmv_csc(*csc, x, c1)
-    K.spmv_csc_ref(*csc, x, c2)
+    R.spmv_csc_ref(*csc, x, c2)
     np.testing.assert_allclose(c1, c2, rtol=1e-13, atol=1e-13)
     np.testing.assert_array_equal(c1, A.tocsc() @ x)  # same scatter order as scipy: bitwise equal
 
@@ -71,11 +73,11 @@ def test_row_and_col_passes_match_numpy(halpern, g):
     t = {k: v.copy() for k, v in s.items()}
     K.row_pass(*csr, s["xh"], s["ax"], s["ax0"], s["y"], s["y0"], lc, uc, 0.7, 0.8, 0.2, g, halpern,
                s["yh"], s["axh"])
-    K.row_pass_ref(*csr, t["xh"], t["ax"], t["ax0"], t["y"], t["y0"], lc, uc, 0.7, 0.8, 0.2, g, halpern,
+    R.row_pass_ref(*csr, t["xh"], t["ax"], t["ax0"], t["y"], t["y0"], lc, uc, 0.7, 0.8, 0.2, g, halpern,
                    t["yh"], t["axh"])
     K.col_pass(*csc, s["yh"], s["x"], s["x0"], s["aty"], s["aty0"], c, lv, uv, 0.3, 0.8, 0.2, g, halpern,
                s["xh"], s["atyh"])
-    K.col_pass_ref(*csc, t["yh"], t["x"], t["x0"], t["aty"], t["aty0"], c, lv, uv, 0.3, 0.8, 0.2, g,
+    R.col_pass_ref(*csc, t["yh"], t["x"], t["x0"], t["aty"], t["aty0"], c, lv, uv, 0.3, 0.8, 0.2, g,
                    halpern, t["xh"], t["atyh"])
     for k in s:
         np.testing.assert_allclose(s[k], t[k], rtol=1e-12, atol=1e-12, err_msg=k)
@@ -88,7 +90,7 @@ def test_primal_step_matches_numpy_and_respects_bounds():
     x, aty, c = rng.standard_normal(n), rng.standard_normal(n), rng.standard_normal(n)
     a, b = np.empty(n), np.empty(n)
     K.primal_step(x, aty, c, lv, uv, 0.9, a)
-    K.primal_step_ref(x, aty, c, lv, uv, 0.9, b)
+    R.primal_step_ref(x, aty, c, lv, uv, 0.9, b)
     np.testing.assert_array_equal(a, b)
     assert np.all(a >= lv) and np.all(a <= uv)
 
@@ -106,7 +108,7 @@ def test_run_block_matches_numpy(kernel, k0, count):
     t = {k: v.copy() for k, v in s.items()}
     order = ["x", "y", "x0", "y0", "ax", "aty", "ax0", "aty0", "xh", "yh", "axh", "atyh"]
     k1 = kernel(*csr, *csc, c, lc, uc, lv, uv, 0.2, 0.3, 1.0, k0, count, *[s[k] for k in order])
-    k2 = K.run_block_ref(*csr, *csc, c, lc, uc, lv, uv, 0.2, 0.3, 1.0, k0, count, *[t[k] for k in order])
+    k2 = R.run_block_ref(*csr, *csc, c, lc, uc, lv, uv, 0.2, 0.3, 1.0, k0, count, *[t[k] for k in order])
     assert k1 == k2 == k0 + count
     for k in order:
         np.testing.assert_allclose(s[k], t[k], rtol=1e-10, atol=1e-10, err_msg=k)
@@ -145,7 +147,7 @@ def test_power_iteration_matches_numpy_and_svd():
     v1 = rng.standard_normal(25)
     v2 = v1.copy()
     e1, i1 = K.power_iteration(*csr, *csc, v1, 2000, 1e-12)
-    e2, i2 = K.power_iteration_ref(*csr, *csc, v2, 2000, 1e-12)
+    e2, i2 = R.power_iteration_ref(*csr, *csc, v2, 2000, 1e-12)
     assert i1 == i2
     np.testing.assert_allclose(e1, e2, rtol=1e-10)
     np.testing.assert_allclose(e1, np.linalg.norm(A.toarray(), 2), rtol=1e-5)
@@ -169,7 +171,7 @@ def test_check_measures_match_the_reference_termination_and_infeasibility_code(r
             *(st[k] for k in ("x", "y", "x0", "y0", "ax", "aty", "ax0", "aty0", "xh", "yh", "axh", "atyh")),
             rays, np.empty(n), np.empty(m))
     got = K.check_measures(*args)
-    ref = K.check_measures_ref(*args)
+    ref = R.check_measures_ref(*args)
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
     if seed == 5 and rays:
         assert np.isfinite(got[6])
@@ -185,7 +187,7 @@ def test_halpern_step_matches_numpy(g):
     c = rng.standard_normal(n)
     order = ("x", "y", "ax", "aty", "xh", "yh", "axh", "atyh", "x0", "y0", "ax0", "aty0")
     K.halpern_step(5, g, *(st[k] for k in order), c, lv, uv, 0.7)
-    K.halpern_step_ref(5, g, *(ref[k] for k in order), c, lv, uv, 0.7)
+    R.halpern_step_ref(5, g, *(ref[k] for k in order), c, lv, uv, 0.7)
     for k in order:
         np.testing.assert_allclose(st[k], ref[k], rtol=1e-14, atol=1e-14)
     assert np.all(st["xh"] >= lv) and np.all(st["xh"] <= uv)
@@ -209,4 +211,4 @@ def test_csc_canonical_check_matches_numpy_and_catches_each_violation():
     cases.append((np.zeros(4, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0), 3, True))
     for cp_, ci_, cv_, m, expect in cases:
         assert K.csc_is_canonical(cp_, ci_, cv_, m) is expect
-        assert K.csc_is_canonical_ref(cp_, ci_, cv_, m) is expect
+        assert R.csc_is_canonical_ref(cp_, ci_, cv_, m) is expect

@@ -1,4 +1,6 @@
-"""numba kernels of the LP core, each with a plain-numpy reference twin (``*_ref``) used by tests.
+"""The numba kernels of the LP core: sparse products, the two PDHG passes, power iteration and the
+one-pass termination/restart/infeasibility measures. Each kernel has a plain-numpy reference twin of the
+same name with ``_ref`` in ``solver.lp.kernels_ref``, which the tests compare it against.
 
 Matrix storage: A (m x n) is held twice, as CSR (``rp, ri, rv``: row starts, column indices, values)
 and as CSC (``cp, ci, cv``). ``A x`` is a gather over CSR rows and ``A' y`` a gather over CSC columns,
@@ -41,27 +43,11 @@ def spmv_csr(rp, ri, rv, x, out):
         out[i] = s
 
 
-def spmv_csr_ref(rp, ri, rv, x, out):
-    """numpy twin of :func:`spmv_csr`."""
-    import scipy.sparse as sp
-
-    m = rp.shape[0] - 1
-    out[:] = sp.csr_array((rv, ri, rp), shape=(m, x.shape[0])) @ x
-
-
 # A'y over the CSC arrays of A is exactly the CSR product with the arrays of A' (CSC of A = CSR of A'):
 # one kernel serves both, and each output entry is still written by one loop iteration (no scatter).
 spmv_csc_t = spmv_csr
 """out[j] = sum_i A[i, j] y[i] (A' y) over CSC columns: ``spmv_csc_t(cp, ci, cv, y, out)``, shapes
 cp (n+1,), y (m,), out (n,). Same kernel as :func:`spmv_csr`."""
-
-
-def spmv_csc_t_ref(cp, ci, cv, y, out):
-    """numpy twin of :func:`spmv_csc_t`."""
-    import scipy.sparse as sp
-
-    n = cp.shape[0] - 1
-    out[:] = sp.csc_array((cv, ci, cp), shape=(y.shape[0], n)).T @ y
 
 
 @njit(cache=True)
@@ -74,11 +60,6 @@ def spmv_csc(cp, ci, cv, x, out):
         xj = x[j]
         for p in range(cp[j], cp[j + 1]):
             out[ci[p]] += cv[p] * xj
-
-
-def spmv_csc_ref(cp, ci, cv, x, out):
-    """numpy twin of :func:`spmv_csc`."""
-    out[:] = np.bincount(ci, weights=cv * np.repeat(x, np.diff(cp)), minlength=out.shape[0])
 
 
 @njit(cache=True)
@@ -98,40 +79,48 @@ def csc_is_canonical(cp, ci, cv, m):
     return True
 
 
-def csc_is_canonical_ref(cp, ci, cv, m):
-    """numpy twin of :func:`csc_is_canonical`."""
-    if ci.size == 0:
-        return True
-    if not np.isfinite(cv).all() or (cv == 0).any() or ci.min() < 0 or ci.max() >= m:
-        return False
-    starts = np.zeros(ci.size, dtype=bool)
-    starts[cp[:-1][np.diff(cp) > 0]] = True  # a column's first entry may be below its predecessor's
-    return bool(np.all((np.diff(ci) > 0) | starts[1:]))
-
-
 # --------------------------------------------------------------------------- PDHG passes
+
+
+@njit(cache=True)
+def clip(v, lo, hi):
+    """v projected onto [lo, hi] (scalars; lo first, so lo > hi gives hi, as every pass has always done)."""
+    if v < lo:
+        v = lo
+    if v > hi:
+        v = hi
+    return v
+
+
+@njit(cache=True)
+def halpern(w1, w0, a, b, t, z, z0):
+    """One entry of the reflected Halpern update w1 (a T(z) + b z) + w0 z0 with a = 2 g, b = 1 - 2 g
+    (scalars: t = T(z), z the current entry, z0 the anchor's)."""
+    return w1 * (a * t + b * z) + w0 * z0
+
+
+@njit(cache=True)
+def halpern_column(j, w1, w0, a, b, atyh_j, x, x0, aty, aty0, c, lv, uv, tau, xh):
+    """Column ``j``'s Halpern update of x and A'y (from xh[j] and ``atyh_j`` = (A'yh)[j]) followed by its
+    next primal step xh[j] = clip(x[j] - tau (c[j] - (A'y)[j]), lv[j], uv[j]); shared by the column pass
+    and :func:`halpern_step`."""
+    xj = halpern(w1, w0, a, b, xh[j], x[j], x0[j])
+    aj = halpern(w1, w0, a, b, atyh_j, aty[j], aty0[j])
+    x[j] = xj
+    aty[j] = aj
+    xh[j] = clip(xj - tau * (c[j] - aj), lv[j], uv[j])
 
 
 @njit(cache=True)
 def primal_step(x, aty, c, lv, uv, tau, xh):
     """xh = clip(x - tau (c - aty), lv, uv). All arrays (n,)."""
     for j in range(x.shape[0]):
-        v = x[j] - tau * (c[j] - aty[j])
-        if v < lv[j]:
-            v = lv[j]
-        if v > uv[j]:
-            v = uv[j]
-        xh[j] = v
-
-
-def primal_step_ref(x, aty, c, lv, uv, tau, xh):
-    """numpy twin of :func:`primal_step`."""
-    xh[:] = np.minimum(np.maximum(x - tau * (c - aty), lv), uv)
+        xh[j] = clip(x[j] - tau * (c[j] - aty[j]), lv[j], uv[j])
 
 
 @njit(cache=True)
-def row_pass(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, halpern, yh, axh):
-    """Row pass: axh = A xh; dual step yh; if ``halpern``: Halpern update of y and of ax = A x.
+def row_pass(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, halpern_update, yh, axh):
+    """Row pass: axh = A xh; dual step yh; if ``halpern_update``: Halpern update of y and of ax = A x.
 
     Shapes: rp (m+1,), xh (n,), every other array (m,). ``g`` is the reflection coefficient.
     """
@@ -144,31 +133,16 @@ def row_pass(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, halpern, 
             s += rv[p] * xh[ri[p]]
         axh[i] = s
         u = 2.0 * s - ax[i] - y[i] / sigma
-        v = u
-        if v < lc[i]:
-            v = lc[i]
-        if v > uc[i]:
-            v = uc[i]
-        yi = sigma * (v - u)  # = y - sigma (A xbar - v); this form keeps the dual sign exact
+        yi = sigma * (clip(u, lc[i], uc[i]) - u)  # = y - sigma (A xbar - v); this form keeps the dual sign exact
         yh[i] = yi
-        if halpern:
-            y[i] = w1 * (a * yi + b * y[i]) + w0 * y0[i]
-            ax[i] = w1 * (a * s + b * ax[i]) + w0 * ax0[i]
-
-
-def row_pass_ref(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, halpern, yh, axh):
-    """numpy twin of :func:`row_pass`."""
-    spmv_csr_ref(rp, ri, rv, xh, axh)
-    u = 2.0 * axh - ax - y / sigma
-    yh[:] = sigma * (np.minimum(np.maximum(u, lc), uc) - u)
-    if halpern:
-        y[:] = w1 * (2 * g * yh + (1 - 2 * g) * y) + w0 * y0
-        ax[:] = w1 * (2 * g * axh + (1 - 2 * g) * ax) + w0 * ax0
+        if halpern_update:
+            y[i] = halpern(w1, w0, a, b, yi, y[i], y0[i])
+            ax[i] = halpern(w1, w0, a, b, s, ax[i], ax0[i])
 
 
 @njit(cache=True)
-def col_pass(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, w1, w0, g, halpern, xh, atyh):
-    """Column pass: atyh = A' yh; if ``halpern``: Halpern update of x and aty = A'y, then the next
+def col_pass(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, w1, w0, g, halpern_update, xh, atyh):
+    """Column pass: atyh = A' yh; if ``halpern_update``: Halpern update of x and aty = A'y, then the next
     primal step xh = clip(x - tau (c - aty), lv, uv).
 
     Shapes: cp (n+1,), yh (m,), every other array (n,).
@@ -181,26 +155,8 @@ def col_pass(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, w1, w0, g, halper
         for p in range(cp[j], cp[j + 1]):
             s += cv[p] * yh[ci[p]]
         atyh[j] = s
-        if halpern:
-            xj = w1 * (a * xh[j] + b * x[j]) + w0 * x0[j]
-            aj = w1 * (a * s + b * aty[j]) + w0 * aty0[j]
-            x[j] = xj
-            aty[j] = aj
-            v = xj - tau * (c[j] - aj)
-            if v < lv[j]:
-                v = lv[j]
-            if v > uv[j]:
-                v = uv[j]
-            xh[j] = v
-
-
-def col_pass_ref(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, w1, w0, g, halpern, xh, atyh):
-    """numpy twin of :func:`col_pass`."""
-    spmv_csc_t_ref(cp, ci, cv, yh, atyh)
-    if halpern:
-        x[:] = w1 * (2 * g * xh + (1 - 2 * g) * x) + w0 * x0
-        aty[:] = w1 * (2 * g * atyh + (1 - 2 * g) * aty) + w0 * aty0
-        primal_step_ref(x, aty, c, lv, uv, tau, xh)
+        if halpern_update:
+            halpern_column(j, w1, w0, a, b, s, x, x0, aty, aty0, c, lv, uv, tau, xh)
 
 
 @njit(cache=True)
@@ -223,59 +179,28 @@ def run_block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count
     return k + count
 
 
-def run_block_ref(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count,
-                  x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh):
-    """numpy twin of :func:`run_block`."""
-    for t in range(count):
-        kk = k + t
-        w1 = (kk + 1.0) / (kk + 2.0)
-        w0 = 1.0 / (kk + 2.0)
-        row_pass_ref(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, w1, w0, g, True, yh, axh)
-        col_pass_ref(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, w1, w0, g, True, xh, atyh)
-    row_pass_ref(rp, ri, rv, xh, ax, ax0, y, y0, lc, uc, sigma, 0.0, 0.0, g, False, yh, axh)
-    col_pass_ref(cp, ci, cv, yh, x, x0, aty, aty0, c, lv, uv, tau, 0.0, 0.0, g, False, xh, atyh)
-    return k + count
-
-
 @njit(cache=True)
 def halpern_step(k, g, x, y, ax, aty, xh, yh, axh, atyh, x0, y0, ax0, aty0, c, lv, uv, tau):
     """The reflected Halpern update with counter ``k`` that ``run_block`` leaves out at a check,
     z <- w1 (2 g T(z) + (1 - 2 g) z) + w0 z0 for z = x, y, A x, A'y, then the next primal step
     xh = clip(x - tau (c - A'y), lv, uv), so that ``run_block`` can continue (one call instead of
-    a dozen numpy passes per check). Shapes: x-like (n,), y-like (m,). Twin: :func:`halpern_step_ref`.
+    a dozen numpy passes per check). Shapes: x-like (n,), y-like (m,).
     """
     w1 = (k + 1.0) / (k + 2.0)
     w0 = 1.0 / (k + 2.0)
     a = 2.0 * g
     b = 1.0 - 2.0 * g
     for i in range(y.shape[0]):
-        y[i] = w1 * (a * yh[i] + b * y[i]) + w0 * y0[i]
-        ax[i] = w1 * (a * axh[i] + b * ax[i]) + w0 * ax0[i]
+        y[i] = halpern(w1, w0, a, b, yh[i], y[i], y0[i])
+        ax[i] = halpern(w1, w0, a, b, axh[i], ax[i], ax0[i])
     for j in range(x.shape[0]):
-        xj = w1 * (a * xh[j] + b * x[j]) + w0 * x0[j]
-        aj = w1 * (a * atyh[j] + b * aty[j]) + w0 * aty0[j]
-        x[j] = xj
-        aty[j] = aj
-        v = xj - tau * (c[j] - aj)
-        if v < lv[j]:
-            v = lv[j]
-        if v > uv[j]:
-            v = uv[j]
-        xh[j] = v
-
-
-def halpern_step_ref(k, g, x, y, ax, aty, xh, yh, axh, atyh, x0, y0, ax0, aty0, c, lv, uv, tau):
-    """numpy twin of :func:`halpern_step`."""
-    w1, w0 = (k + 1.0) / (k + 2.0), 1.0 / (k + 2.0)
-    for cur, hat, anc in ((x, xh, x0), (y, yh, y0), (ax, axh, ax0), (aty, atyh, aty0)):
-        cur[:] = w1 * (2 * g * hat + (1 - 2 * g) * cur) + w0 * anc
-    primal_step_ref(x, aty, c, lv, uv, tau, xh)
+        halpern_column(j, w1, w0, a, b, atyh[j], x, x0, aty, aty0, c, lv, uv, tau, xh)
 
 
 # --------------------------------------------------------------------------- parallel variants
-# Same arithmetic as run_block, with the row and column loops spread over numba threads
-# (prange). Each output entry is written by one thread; results are bitwise equal to the serial
-# kernels because every entry's sum runs in the same order.
+# Same arithmetic as run_block (the same clip / halpern helpers), with the row and column loops spread
+# over numba threads (prange). Each output entry is written by one thread; results are bitwise equal to
+# the serial kernels because every entry's sum runs in the same order.
 
 
 @njit(cache=True, parallel=True)
@@ -287,7 +212,7 @@ def run_block_parallel(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g,
     a = 2.0 * g
     b = 1.0 - 2.0 * g
     for t in range(count + 1):
-        halpern = t < count
+        halpern_update = t < count
         kk = k + t
         w1 = (kk + 1.0) / (kk + 2.0)
         w0 = 1.0 / (kk + 2.0)
@@ -297,22 +222,18 @@ def run_block_parallel(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g,
                 s += rv[p] * xh[ri[p]]
             axh[i] = s
             u = 2.0 * s - ax[i] - y[i] / sigma
-            yi = sigma * (min(max(u, lc[i]), uc[i]) - u)
+            yi = sigma * (clip(u, lc[i], uc[i]) - u)
             yh[i] = yi
-            if halpern:
-                y[i] = w1 * (a * yi + b * y[i]) + w0 * y0[i]
-                ax[i] = w1 * (a * s + b * ax[i]) + w0 * ax0[i]
+            if halpern_update:
+                y[i] = halpern(w1, w0, a, b, yi, y[i], y0[i])
+                ax[i] = halpern(w1, w0, a, b, s, ax[i], ax0[i])
         for j in prange(n):
             s = 0.0
             for p in range(cp[j], cp[j + 1]):
                 s += cv[p] * yh[ci[p]]
             atyh[j] = s
-            if halpern:
-                xj = w1 * (a * xh[j] + b * x[j]) + w0 * x0[j]
-                aj = w1 * (a * s + b * aty[j]) + w0 * aty0[j]
-                x[j] = xj
-                aty[j] = aj
-                xh[j] = min(max(xj - tau * (c[j] - aj), lv[j]), uv[j])
+            if halpern_update:
+                halpern_column(j, w1, w0, a, b, s, x, x0, aty, aty0, c, lv, uv, tau, xh)
     return k + count
 
 
@@ -352,31 +273,6 @@ def power_iteration(rp, ri, rv, cp, ci, cv, v, max_iter, rel_tol):
     return est, it
 
 
-def power_iteration_ref(rp, ri, rv, cp, ci, cv, v, max_iter, rel_tol):
-    """numpy twin of :func:`power_iteration`."""
-    import scipy.sparse as sp
-
-    m, n = rp.shape[0] - 1, cp.shape[0] - 1
-    A = sp.csr_array((rv, ri, rp), shape=(m, n))
-    nv = np.linalg.norm(v)
-    if nv == 0.0:
-        return 0.0, 0
-    v /= nv
-    est, it = 0.0, 0
-    for it in range(1, max_iter + 1):
-        w = A.T @ (A @ v)
-        lam = np.linalg.norm(w)
-        if lam == 0.0:
-            return 0.0, it
-        new = np.sqrt(lam)
-        v[:] = w / lam
-        if abs(new - est) <= rel_tol * new:
-            est = new
-            break
-        est = new
-    return est, it
-
-
 # --------------------------------------------------------------------------- termination check
 
 
@@ -406,7 +302,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     fixed-point residual r(z), primal-infeasibility ratio, dual-infeasibility ratio), the first four
     in original units (see ``solver.lp.termination``), r(z) in the PDHG metric (``solver.lp.restart``), the
     ratios as in ``solver.lp.infeasibility`` on the rays (yh - y0, xh - x0) (inf when ``rays`` is False
-    or the ray's objective has the wrong sign). Twin: :func:`check_measures_ref`.
+    or the ray's objective has the wrong sign).
     """
     n = x.shape[0]
     m = y.shape[0]
@@ -517,27 +413,3 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
             dratio = dviol / abs(cdx)
     return pobj, dobj, np.sqrt(pres2), np.sqrt(dres2), fp, pratio, dratio
 
-
-def check_measures_ref(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o,
-                       lc_f, uc_f, lv_f, uv_f, rp, ri, rv,
-                       x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh, rays, work_n, work_m):
-    """numpy twin of :func:`check_measures`, composed of the reference modules' own functions."""
-    import scipy.sparse as sp
-
-    from solver.lp.infeasibility import dual_infeasibility_ratio, primal_infeasibility_ratio
-    from solver.lp.restart import fixed_point_residual
-    from solver.lp.scaling import ScaledLP
-    from solver.lp.termination import OrigLP, evaluate
-
-    m, n = y.shape[0], x.shape[0]
-    lp = OrigLP(c=c_o, lc=lc_o, uc=uc_o, lv=lv_o, uv=uv_o, b_norm=0.0, c_norm=0.0, offset=0.0)
-    sc = ScaledLP(c=c_s, lc=lc_o, uc=uc_o, lv=lv_o, uv=uv_o, csr=(rp, ri, rv), csc=None, d1=d1, d2=d2,
-                  theta_b=tb, theta_c=tc)
-    kkt, _, _, _ = evaluate(lp, sc, x, aty, xh, yh, axh, atyh, tau)
-    fp = fixed_point_residual(x - xh, y - yh, ax - axh, eta, w)
-    pr = dr = np.inf
-    if rays:
-        pr = primal_infeasibility_ratio(lp, sc.y_to_orig(yh - y0), (atyh - aty0) / (d2 * tc))
-        A = sp.csr_array((rv, ri, rp), shape=(m, n)) / d1[:, None] / d2[None, :]
-        dr = dual_infeasibility_ratio(lp, sp.csc_array(A), sc.x_to_orig(xh - x0))
-    return (kkt.primal_objective, kkt.dual_objective, kkt.primal_residual, kkt.dual_residual, fp, pr, dr)

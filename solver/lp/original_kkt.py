@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
-from solver.lp import kernels
+from solver.lp import kernels, kernels_ref
 from solver.lp.scaling import combined_bound_norm
 from solver.lp.termination import KKT, OrigLP, kkt_from_original
 from solver.model.problem import Problem
@@ -136,8 +136,8 @@ def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray):
              + np.where(np.isfinite(problem.row_upper), np.minimum(y_min, 0.0), 0.0))
     c_min = sense * problem.cost
     ax, aty = np.empty(m), np.empty(n)
-    kernels.spmv_csc_ref(problem.a_indptr, problem.a_indices, problem.a_data, x, ax)
-    kernels.spmv_csr_ref(problem.a_indptr, problem.a_indices, problem.a_data, y_min, aty)
+    kernels_ref.spmv_csc_ref(problem.a_indptr, problem.a_indices, problem.a_data, x, ax)
+    kernels_ref.spmv_csr_ref(problem.a_indptr, problem.a_indices, problem.a_data, y_min, aty)
     rc = c_min - aty
     r = (np.where(np.isfinite(problem.col_lower), np.maximum(rc, 0.0), 0.0)
          + np.where(np.isfinite(problem.col_upper), np.minimum(rc, 0.0), 0.0))

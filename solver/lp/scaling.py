@@ -73,6 +73,24 @@ class ScaledLP:
 
 
 @njit(cache=True)
+def apply_inv_sqrt_factors(cp, ci, cv, row_stat, col_stat, d1, d2):
+    """Scale rows by 1/sqrt(row_stat) and columns by 1/sqrt(col_stat) (factor 1 where the statistic is 0:
+    an empty row or column), in place on the CSC values ``cv``, multiplying the factors into d1 (m,) and
+    d2 (n,); ``row_stat`` (m,) is overwritten with the row factors. The common tail of the Ruiz and
+    Pock-Chambolle passes, which differ only in the statistic (max |a| vs sum |a|^p)."""
+    m = row_stat.shape[0]
+    n = cp.shape[0] - 1
+    for i in range(m):
+        row_stat[i] = 1.0 / np.sqrt(row_stat[i]) if row_stat[i] > 0 else 1.0
+        d1[i] *= row_stat[i]
+    for j in range(n):
+        f = 1.0 / np.sqrt(col_stat[j]) if col_stat[j] > 0 else 1.0
+        d2[j] *= f
+        for p in range(cp[j], cp[j + 1]):
+            cv[p] *= row_stat[ci[p]] * f
+
+
+@njit(cache=True)
 def ruiz_pass(cp, ci, cv, m, d1, d2):
     """One Ruiz pass in place on CSC values ``cv``: rows by 1/sqrt(max_j |a_ij|), columns by
     1/sqrt(max_i |a_ij|) (both from the same matrix), factors multiplied into d1 (m,), d2 (n,)."""
@@ -86,14 +104,7 @@ def ruiz_pass(cp, ci, cv, m, d1, d2):
                 cmax[j] = a
             if a > rmax[ci[p]]:
                 rmax[ci[p]] = a
-    for i in range(m):
-        rmax[i] = 1.0 / np.sqrt(rmax[i]) if rmax[i] > 0 else 1.0
-        d1[i] *= rmax[i]
-    for j in range(n):
-        f = 1.0 / np.sqrt(cmax[j]) if cmax[j] > 0 else 1.0
-        d2[j] *= f
-        for p in range(cp[j], cp[j + 1]):
-            cv[p] *= rmax[ci[p]] * f
+    apply_inv_sqrt_factors(cp, ci, cv, rmax, cmax, d1, d2)
 
 
 @njit(cache=True)
@@ -115,9 +126,7 @@ def ruiz_pass_ref(cp, ci, cv, m, d1, d2):
     A = abs(sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1)))
     r = _safe_inv_sqrt(A.max(axis=1).toarray().ravel())
     s = _safe_inv_sqrt(A.max(axis=0).toarray().ravel())
-    d1 *= r
-    d2 *= s
-    cv *= r[ci] * np.repeat(s, np.diff(cp))
+    _apply_factors_ref(cp, ci, cv, r, s, d1, d2)
 
 
 @njit(cache=True)
@@ -132,14 +141,7 @@ def pock_chambolle_pass(cp, ci, cv, m, alpha, d1, d2):
             a = abs(cv[p])
             cs[j] += a ** alpha
             rs[ci[p]] += a ** (2.0 - alpha)
-    for i in range(m):
-        rs[i] = 1.0 / np.sqrt(rs[i]) if rs[i] > 0 else 1.0
-        d1[i] *= rs[i]
-    for j in range(n):
-        f = 1.0 / np.sqrt(cs[j]) if cs[j] > 0 else 1.0
-        d2[j] *= f
-        for p in range(cp[j], cp[j + 1]):
-            cv[p] *= rs[ci[p]] * f
+    apply_inv_sqrt_factors(cp, ci, cv, rs, cs, d1, d2)
 
 
 def pock_chambolle_pass_ref(cp, ci, cv, m, alpha, d1, d2):
@@ -147,9 +149,7 @@ def pock_chambolle_pass_ref(cp, ci, cv, m, alpha, d1, d2):
     A = abs(sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1)))
     r = _safe_inv_sqrt(np.asarray((A ** (2.0 - alpha)).sum(axis=1)).ravel())
     s = _safe_inv_sqrt(np.asarray((A ** alpha).sum(axis=0)).ravel())
-    d1 *= r
-    d2 *= s
-    cv *= r[ci] * np.repeat(s, np.diff(cp))
+    _apply_factors_ref(cp, ci, cv, r, s, d1, d2)
 
 
 @njit(cache=True)
@@ -180,6 +180,13 @@ def csc_to_csr_ref(cp, ci, cv, m):
     R = sp.csr_array(sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1)))
     R.sort_indices()
     return R.indptr.astype(np.int64), R.indices.astype(np.int32), R.data.astype(np.float64)
+
+
+def _apply_factors_ref(cp, ci, cv, r, s, d1, d2):
+    """numpy twin of the scaling step of :func:`apply_inv_sqrt_factors` given the factors r (m,), s (n,)."""
+    d1 *= r
+    d2 *= s
+    cv *= r[ci] * np.repeat(s, np.diff(cp))
 
 
 def _safe_inv_sqrt(v: np.ndarray) -> np.ndarray:
