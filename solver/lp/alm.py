@@ -1,0 +1,292 @@
+"""Proximal augmented Lagrangian (proximal method of multipliers) for LPs in HiGHS form: the warm engine.
+
+Problem (minimisation form, ``solver.lp.pdhg``'s sign conventions)::
+
+    min c'x   s.t.   A x - s = 0,   lv <= x <= uv,   lc <= s <= uc
+
+Outer loop (Rockafellar's proximal method of multipliers, "Augmented Lagrangians and applications of the
+proximal point algorithm in convex programming", Math. Oper. Res. 1(2), 1976; the LP instance of SNIPAL,
+Li, Sun & Toh, SIAM J. Optim. 30(3), 2020): with multiplier y and proximal centre (xbar, sbar),
+
+    (x+, s+) ~ argmin_{x in [lv,uv], s in [lc,uc]}  c'x - y'(A x - s) + sigma/2 ||A x - s||^2
+                                                    + ||x - xbar||^2 / (2 tau) + ||s - sbar||^2 / (2 tau)
+    y+ = y - sigma (A x+ - s+),   (xbar, sbar) <- (x+, s+).
+
+Each step is solved through its dual, an unconstrained strongly convex piecewise quadratic in the new
+multiplier, by semismooth Newton with CG on the active columns (``solver.lp.alm_newton``), to a relative
+error ||grad|| <= ``inner_rel`` ||A x - s|| (the relative inexactness of Eckstein & Silva, Math. Program.
+141, 2013, in its gradient form) or an absolute floor of ``inner_floor`` tol (1 + ||b~||). This is the
+proximal point method on the LP's saddle operator with steps (tau, sigma) = (eta / omega, eta omega):
+eta plays the role of PDHG's step and omega of its primal weight, except that the step is implicit, so
+any eta > 0 converges and a large eta converges in few outer steps (finite termination on LPs: Rockafellar
+1976; Güler, SIAM J. Control Optim. 29(2), 1991). eta grows by ``step_growth`` after every outer step
+whose inner solve met its target (SNIPAL section 5 grows sigma the same way), and omega balances the
+step's own relative residuals, primal ||A x+ - s+|| / (1 + ||b~||) against dual ||(x+, s+) - (xbar, sbar)|| /
+(tau (1 + ||c~||)) (residual balancing as in He, Yang & Wang, J. Optim. Theory Appl. 106, 2000): a ratio
+above ``weight_balance`` multiplies or divides omega by ``weight_factor``.
+
+The problem is scaled first exactly as for PDHG (``solver.lp.scaling``: Ruiz, Pock-Chambolle,
+theta_b / theta_c); termination uses the relative KKT measures of the ORIGINAL problem on the unscaled
+point (``solver.lp.original_kkt.original_kkt``, the formulas of ``solver.lp.termination``) after every
+outer step.
+
+Warm start: the previous round's (x, y) become the proximal centre and the first multiplier (sbar = the
+row activity of x projected onto the row bounds), and the first step is ``step_warm`` instead of
+``step_cold``: the closer the start, the fewer outer steps (each one's Newton solve starts from y too).
+
+Certificates: the ALM does not build infeasibility rays itself. Empty boxes, empty rows and empty
+columns are decided before iterating (``solver.lp.trivial``); a run whose KKT error stops improving for
+``stall_outer`` outer steps, whose multipliers diverge, or whose Newton solve fails hands the problem,
+with the time left, to restarted PDHG (``solver.lp.pdhg.solve``, cold), which certifies
+PRIMAL_INFEASIBLE / DUAL_INFEASIBLE through its rays (or HiGHS's proof); the result's message says so.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from solver.lp.alm_newton import Subproblem, Workspace, newton_solve
+from solver.lp.original_kkt import original_kkt
+from solver.lp.pdhg import parse_warm_start
+from solver.lp.scaling import combined_bound_norm, scale_lp_csc
+from solver.lp.trivial import reduce_trivial
+from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
+
+
+@dataclass
+class ALMParameters:
+    """Tuning of :func:`solve_alm` (scaled space, where ||A~||_2 <= 1 and eta = 1 is neutral).
+
+    Attributes:
+        step_cold, step_warm: first proximal step eta of a cold / warm-started solve.
+        step_growth: eta is multiplied by this after an outer step whose inner solve met its target.
+        step_max: cap of eta (beyond it the Newton systems' conditioning, ~ eta^2, costs more CG work
+            than the outer steps it saves).
+        weight_balance, weight_factor: omega (sigma = eta omega, tau = eta / omega) is multiplied by
+            ``weight_factor`` when the step's relative primal residual exceeds ``weight_balance`` times its
+            dual one, divided by it in the opposite case (module docstring).
+        inner_rel: relative inexactness of an inner solve (||grad Psi|| <= inner_rel ||A x - s||).
+        inner_floor: absolute inexactness, as a fraction of tol (1 + ||b~||_2) in scaled units.
+        newton_max: Newton steps per inner solve at most. cg_max: CG iterations per Newton step at most.
+        stall_outer: outer steps without halving the worst relative KKT measure before PDHG takes over.
+        handover: hand a stalled or diverging run to PDHG (False: stop with NUMERICAL_ERROR instead).
+    """
+
+    step_cold: float = 1.0
+    step_warm: float = 100.0
+    step_growth: float = 4.0
+    step_max: float = 1e6
+    weight_balance: float = 3.0
+    weight_factor: float = 2.0
+    inner_rel: float = 0.2
+    inner_floor: float = 0.01
+    newton_max: int = 50
+    cg_max: int = 500
+    stall_outer: int = 30
+    handover: bool = True
+
+
+LOG_HEADER = (f"{'outer':>6} {'newton':>7} {'cg':>7} {'time':>8} {'primal obj':>15} {'dual obj':>15} "
+              f"{'rel p res':>9} {'rel d res':>9} {'rel gap':>9} {'eta':>9} {'omega':>9}")
+
+
+def _drop_empty(problem: Problem, kr: np.ndarray, kc: np.ndarray) -> tuple:
+    """CSC (indptr, indices, data) of A on rows kr and columns kc, all dropped ones EMPTY (no nonzero lost)."""
+    m, n = problem.n_rows, problem.n_cols
+    cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
+    if kc.size < n:
+        cp = np.concatenate((cp[:1], cp[kc + 1]))
+    if kr.size < m:
+        new_row = np.zeros(m, dtype=np.int32)
+        new_row[kr] = np.arange(kr.size, dtype=np.int32)
+        ci = new_row[ci]
+    return cp, ci, cv
+
+
+def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=None,
+              params: ALMParameters | None = None) -> SolveResult:
+    """Solve the LP (relaxation, integrality ignored) of ``problem`` with the proximal ALM (module docstring).
+
+    Args:
+        problem: the model in HiGHS form (ranged/equality/free rows, boxed/free/fixed columns, min or max,
+            objective constant, empty rows/columns).
+        settings: ``tol`` (relative KKT, original units, same measures as PDHG), ``time_limit_seconds``
+            (checked between Newton steps), ``iteration_limit`` (outer steps), ``verbose`` (one log line
+            per outer step on stderr), the scaling options; defaults if None.
+        warm_start: None (cold), a SolverState, or a tuple (x (n,), y (m,)[, state]) in original units and
+            this problem's index order (map a previous round's state by name with
+            ``solver.differential.map_state``). A start of the wrong length or with NaN is refused: the
+            solve runs cold and ``result.message`` says why.
+        params: engine tuning (:class:`ALMParameters`); defaults if None.
+    Returns:
+        SolveResult in original units and the problem's sense: status OPTIMAL when the relative primal
+        residual, dual residual and gap are all <= tol; TIME_LIMIT / ITERATION_LIMIT with the last point;
+        PRIMAL_INFEASIBLE for an empty box or an empty row excluding 0; otherwise (stall, divergence) the
+        result of PDHG on the same problem with the time left (see the module docstring), whose
+        ``message`` starts with "ALM handed over to PDHG". ``iterations`` counts outer steps; the message
+        ends with the Newton-step and CG-iteration totals. ``seconds`` has setup, iterate, solve, total.
+        ``state`` holds x, y (step size and primal weight nan: they are PDHG's).
+    Raises:
+        ValidationError only if ``problem`` breaks its invariants (it is not modified).
+    """
+    t0 = time.perf_counter()
+    s = settings or Settings()
+    prm = params or ALMParameters()
+    sense = int(problem.sense)
+    n, m = problem.n_cols, problem.n_rows
+    c_min = sense * problem.cost
+    ws_in, ws_msg = parse_warm_start(warm_start, n, m)
+    red = reduce_trivial(c_min, problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
+                         problem.a_indptr, problem.a_indices, problem.col_names, problem.row_names)
+    kc, kr = red.keep_cols, red.keep_rows
+    x_full = red.x_fixed.copy()
+    y_min_full = np.zeros(m)
+    seconds: dict = {}
+    outer = newton_total = cg_total = 0
+    if red.infeasible_message:
+        x_full = np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper)
+        x_full = np.where(np.isfinite(x_full), x_full, 0.0)
+        return _result(problem, s, Status.PRIMAL_INFEASIBLE, red.infeasible_message, x_full, y_min_full,
+                       0, seconds, t0, ws_in is not None, ws_msg)
+    status, message = Status.OPTIMAL, "every column is empty: solved analytically"
+    if kc.size:
+        cp, ci, cv = _drop_empty(problem, kr, kc)
+        sc = scale_lp_csc(c_min[kc], problem.row_lower[kr], problem.row_upper[kr], problem.col_lower[kc],
+                          problem.col_upper[kc], cp, ci, cv, kr.size, ruiz_iterations=s.ruiz_iterations,
+                          pock_chambolle_alpha=s.pock_chambolle_alpha,
+                          bound_objective_scaling=s.bound_objective_scaling)
+        scp, sci, scv = sc.csc
+        nn, mm = sc.n, sc.m
+        if ws_in is not None:
+            xbar = np.ascontiguousarray(sc.x_to_scaled(ws_in[0][kc]))
+            w = np.ascontiguousarray(sc.y_to_scaled(sense * ws_in[1][kr]))
+            eta = prm.step_warm
+        else:
+            xbar = np.minimum(np.maximum(0.0, sc.lv), sc.uv)
+            w = np.zeros(mm)
+            eta = prm.step_cold
+        ax0 = np.zeros(mm)
+        np.add.at(ax0, sci, scv * np.repeat(xbar, np.diff(scp)))
+        sbar = np.minimum(np.maximum(ax0, sc.lc), sc.uc)
+        omega = 1.0
+        wsp = Workspace(nn, mm)
+        b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc)
+        c_den = 1.0 + float(np.linalg.norm(sc.c))
+        floor = prm.inner_floor * s.tol * b_den
+        seconds["setup"] = time.perf_counter() - t0
+        t_iter = time.perf_counter()
+        if s.verbose:
+            print(f"copter ALM: {m} rows, {n} columns, {problem.nnz} nonzeros; tol {s.tol:g}"
+                  f"{', warm start' if ws_in is not None else ''}", file=sys.stderr)
+            print(LOG_HEADER, file=sys.stderr)
+        best, best_at = math.inf, 0
+        y_start = float(np.linalg.norm(w))
+        deadline = t0 + s.time_limit_seconds
+        status, message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
+        handover = ""
+        while True:
+            if outer >= s.iteration_limit:
+                break
+            if time.perf_counter() >= deadline:
+                status, message = Status.TIME_LIMIT, f"time limit {s.time_limit_seconds:g} s reached"
+                break
+            sub = Subproblem(scp, sci, scv, sc.c, sc.lv, sc.uv, sc.lc, sc.uc, xbar, sbar, w.copy(),
+                             eta / omega, eta / omega, eta * omega)
+            _, st = newton_solve(sub, w, wsp, lambda pres: max(prm.inner_rel * pres, floor),
+                                 max_steps=prm.newton_max, cg_max=prm.cg_max, deadline=deadline)
+            outer += 1
+            newton_total += st.steps
+            cg_total += st.cg_iterations
+            # the step's own residuals (scaled): primal A x - s, dual = the proximal terms' reduced-cost error
+            tau_now = eta / omega
+            res_p = float(np.linalg.norm(wsp.ax - wsp.s)) / b_den
+            res_d = math.sqrt(float(np.sum((wsp.x - xbar) ** 2)) + float(np.sum((wsp.s - sbar) ** 2))) / tau_now / c_den
+            xbar, wsp.x = wsp.x, xbar  # the new centre is x(w); the old centre's array becomes work space
+            sbar, wsp.s = wsp.s, sbar
+            x_full[kc] = sc.x_to_orig(xbar)
+            y_min_full[:] = 0.0
+            y_min_full[kr] = sc.y_to_orig(w)
+            kkt = original_kkt(problem, x_full, sense * y_min_full)[0]
+            pr, dr, gp = kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel
+            if s.verbose:
+                print(f"{outer:6d} {newton_total:7d} {cg_total:7d} {time.perf_counter() - t0:7.2f}s "
+                      f"{sense * kkt.primal_objective:15.8e} {sense * kkt.dual_objective:15.8e} {pr:9.2e} "
+                      f"{dr:9.2e} {gp:9.2e} {eta:9.2e} {omega:9.2e}", file=sys.stderr, flush=True)
+            if not (math.isfinite(pr) and math.isfinite(dr) and math.isfinite(gp)) or st.reason == "not finite":
+                handover = "the iterates became NaN or infinite"
+                break
+            if pr <= s.tol and dr <= s.tol and gp <= s.tol:
+                status, message = Status.OPTIMAL, f"relative KKT residuals and gap below {s.tol:g}"
+                break
+            worst = max(pr, dr, gp)
+            if worst <= 0.5 * best:
+                best, best_at = worst, outer
+            if outer - best_at >= prm.stall_outer:
+                handover = f"its KKT error stopped improving ({worst:.1e} after {outer} outer steps)"
+                break
+            if float(np.linalg.norm(w)) > 1e10 * (1.0 + y_start):
+                handover = "its multipliers diverged (an infeasible model?)"
+                break
+            if st.converged:
+                eta = min(eta * prm.step_growth, prm.step_max)
+            if res_p > prm.weight_balance * res_d:
+                omega *= prm.weight_factor
+            elif res_d > prm.weight_balance * res_p:
+                omega /= prm.weight_factor
+        seconds["iterate"] = time.perf_counter() - t_iter
+        if handover:
+            if not prm.handover:
+                status, message = Status.NUMERICAL_ERROR, f"ALM stopped: {handover}"
+            else:
+                return _hand_over(problem, s, warm_start, handover, outer, newton_total, cg_total, seconds, t0)
+    if red.unbounded_col >= 0 and status == Status.OPTIMAL:
+        status = Status.DUAL_INFEASIBLE
+        message = (f"variable {problem.col_names[red.unbounded_col]!r} appears in no constraint and its cost "
+                   f"improves without bound in a direction it has no bound")
+    message += f" ({outer} outer steps, {newton_total} Newton steps, {cg_total} CG iterations)"
+    return _result(problem, s, status, message, x_full, y_min_full, outer, seconds, t0, ws_in is not None, ws_msg)
+
+
+def _hand_over(problem, s, warm_start, why, outer, newton_total, cg_total, seconds, t0) -> SolveResult:
+    """PDHG (cold, with the time left) on a run the ALM cannot finish; its result, with the reason prefixed."""
+    from solver.lp.pdhg import solve as pdhg_solve
+
+    left = s.time_limit_seconds - (time.perf_counter() - t0)
+    res = pdhg_solve(problem, replace(s, time_limit_seconds=max(left, 0.0)))
+    res.message = (f"ALM handed over to PDHG after {outer} outer steps ({newton_total} Newton steps, {cg_total} "
+                   f"CG iterations) because {why}: {res.message}")
+    res.seconds = {**{f"alm_{k}": v for k, v in seconds.items()}, **res.seconds,
+                   "total": time.perf_counter() - t0}
+    res.seconds["solve"] = res.seconds["total"]
+    res.warm_started = warm_start is not None
+    return res
+
+
+def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds, t0, warm, ws_msg) -> SolveResult:
+    """The SolveResult of (x (n,), y (m,, minimisation form)) measured on the original problem."""
+    sense = int(problem.sense)
+    kkt, x, y, rc, ax = original_kkt(problem, x_full, sense * y_min_full)
+    if ws_msg:
+        message = f"{message}; {ws_msg}"
+    viol = np.maximum(problem.row_lower - ax, ax - problem.row_upper)
+    seconds["solve"] = time.perf_counter() - t0
+    seconds["total"] = seconds["solve"]
+    infeasible = status == Status.PRIMAL_INFEASIBLE and iterations == 0
+    return SolveResult(
+        status=status, x=x, y=y, reduced_cost=rc, row_activity=ax, objective=float(problem.cost @ x + problem.offset),
+        dual_objective=math.nan if infeasible else sense * kkt.dual_objective,
+        primal_residual_rel=math.inf if infeasible else kkt.primal_residual_rel,
+        dual_residual_rel=math.inf if infeasible else kkt.dual_residual_rel,
+        gap_rel=math.inf if infeasible else kkt.gap_rel, iterations=iterations, seconds=seconds,
+        point_feasible=bool(not infeasible and kkt.primal_residual_rel <= s.tol),
+        state=SolverState(x=x.copy(), y=y.copy(), iterations=iterations), warm_started=warm, message=message,
+        max_row_violation=float(np.max(np.maximum(viol, 0.0), initial=0.0)))

@@ -1,0 +1,176 @@
+"""numba kernels of the proximal augmented Lagrangian engine (``solver.lp.alm``), one pass each.
+
+The engine's inner problem (``solver.lp.alm_newton``) is the dual of one proximal-ALM step on
+
+    min c'x  s.t.  A x - s = 0,  lv <= x <= uv,  lc <= s <= uc
+
+(x: n columns, s: m row activities, A: m x n CSC). For a multiplier estimate y (m,), prox centres
+xbar (n,), sbar (m,), primal steps tau (columns) and tau_s (rows) and the penalty sigma it minimises
+
+    Psi(w) = sum_j [v_j x_j - (x_j - xbar_j)^2 / (2 tau)]          v = A'w - c,  x = clip(xbar + tau v)
+           + sum_i [-w_i s_i - (s_i - sbar_i)^2 / (2 tau_s)]        s = clip(sbar - tau_s w)
+           + ||w||^2 / (2 sigma) - w'y / sigma
+
+whose gradient is A x(w) - s(w) + (w - y) / sigma and whose generalised Hessian is
+tau A_J A_J' + diag(tau_s [i in I] + 1/sigma), J the columns strictly inside their box, I the rows
+strictly inside theirs (Li, Sun & Toh, SIAM J. Optim. 30(3), 2020, sections 3-4: the same construction
+with slack rows added so that ranged rows need no special case).
+
+Every kernel has a plain-numpy twin in ``solver.lp.alm_kernels_ref`` that the tests compare.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
+              x, s, ax, grad, col_active, row_active):
+    """Evaluate Psi(w) and fill its gradient and the maps x(w), s(w) (module docstring).
+
+    Args:
+        cp (n+1,) int64, ci (nnz,) int32, cv (nnz,) float64: CSC of A.
+        w (m,): the point; c, xbar, lv, uv (n,); sbar, lc, uc, y (m,); tau, tau_s, sigma > 0 scalars.
+    Outputs (overwritten): x (n,), s (m,), ax = A x (m,), grad (m,), col_active (n,) uint8 (1 where
+        lv < xbar + tau v < uv), row_active (m,) uint8 (1 where lc < sbar - tau_s w < uc).
+    Returns:
+        Psi(w) (float).
+    """
+    n = c.shape[0]
+    m = w.shape[0]
+    for i in range(m):
+        ax[i] = 0.0
+    psi = 0.0
+    h = 0.5 / tau
+    for j in range(n):
+        g = 0.0
+        for p in range(cp[j], cp[j + 1]):
+            g += cv[p] * w[ci[p]]
+        v = g - c[j]
+        z = xbar[j] + tau * v
+        if z <= lv[j]:
+            xj = lv[j]
+            col_active[j] = 0
+        elif z >= uv[j]:
+            xj = uv[j]
+            col_active[j] = 0
+        else:
+            xj = z
+            col_active[j] = 1
+        x[j] = xj
+        d = xj - xbar[j]
+        psi += v * xj - h * d * d
+        if xj != 0.0:
+            for p in range(cp[j], cp[j + 1]):
+                ax[ci[p]] += cv[p] * xj
+    hs = 0.5 / tau_s
+    isig = 1.0 / sigma
+    for i in range(m):
+        z = sbar[i] - tau_s * w[i]
+        if z <= lc[i]:
+            si = lc[i]
+            row_active[i] = 0
+        elif z >= uc[i]:
+            si = uc[i]
+            row_active[i] = 0
+        else:
+            si = z
+            row_active[i] = 1
+        s[i] = si
+        d = si - sbar[i]
+        psi += -w[i] * si - hs * d * d + 0.5 * isig * w[i] * w[i] - isig * w[i] * y[i]
+        grad[i] = ax[i] - si + isig * (w[i] - y[i])
+    return psi
+
+
+@njit(cache=True)
+def active_columns(col_active):
+    """(k,) int64 indices of the columns with ``col_active`` set, in increasing order."""
+    k = 0
+    for j in range(col_active.shape[0]):
+        k += col_active[j]
+    out = np.empty(k, dtype=np.int64)
+    k = 0
+    for j in range(col_active.shape[0]):
+        if col_active[j]:
+            out[k] = j
+            k += 1
+    return out
+
+
+@njit(cache=True)
+def hessian_diagonal(cp, ci, cv, cols, tau, row_active, tau_s, sigma, diag, prec):
+    """diag = tau_s [row active] + 1/sigma (m,), prec = diag + tau * sum_{j in cols} a_ij^2 (m,):
+    the diagonal part of the generalised Hessian and its Jacobi preconditioner."""
+    m = diag.shape[0]
+    isig = 1.0 / sigma
+    for i in range(m):
+        diag[i] = tau_s * row_active[i] + isig
+        prec[i] = diag[i]
+    for k in range(cols.shape[0]):
+        j = cols[k]
+        for p in range(cp[j], cp[j + 1]):
+            prec[ci[p]] += tau * cv[p] * cv[p]
+
+
+@njit(cache=True)
+def hessian_vector(cp, ci, cv, cols, tau, diag, v, out):
+    """out = tau A_J (A_J' v) + diag * v (m,): the generalised Hessian times v, one pass over the
+    active columns ``cols`` (gather A_J' v per column, scatter it back)."""
+    m = v.shape[0]
+    for i in range(m):
+        out[i] = diag[i] * v[i]
+    for k in range(cols.shape[0]):
+        j = cols[k]
+        t = 0.0
+        for p in range(cp[j], cp[j + 1]):
+            t += cv[p] * v[ci[p]]
+        t *= tau
+        if t != 0.0:
+            for p in range(cp[j], cp[j + 1]):
+                out[ci[p]] += cv[p] * t
+
+
+@njit(cache=True)
+def pcg(cp, ci, cv, cols, tau, diag, prec, rhs, rel_tol, max_iter, d, r, z, q, pdir):
+    """Jacobi-preconditioned conjugate gradients on (tau A_J A_J' + diag) d = rhs, from d = 0.
+
+    Stops when ||r||_2 <= rel_tol ||rhs||_2 or after ``max_iter`` iterations. d, r, z, q, pdir (m,)
+    are work arrays (d holds the answer). Returns the number of iterations taken.
+    """
+    m = rhs.shape[0]
+    rz = 0.0
+    rn2 = 0.0
+    for i in range(m):
+        d[i] = 0.0
+        r[i] = rhs[i]
+        z[i] = r[i] / prec[i]
+        pdir[i] = z[i]
+        rz += r[i] * z[i]
+        rn2 += r[i] * r[i]
+    stop2 = rel_tol * rel_tol * rn2
+    it = 0
+    while it < max_iter and rn2 > stop2 and rz > 0.0:
+        hessian_vector(cp, ci, cv, cols, tau, diag, pdir, q)
+        pq = 0.0
+        for i in range(m):
+            pq += pdir[i] * q[i]
+        if not (pq > 0.0):
+            break
+        alpha = rz / pq
+        rz_new = 0.0
+        rn2 = 0.0
+        for i in range(m):
+            d[i] += alpha * pdir[i]
+            r[i] -= alpha * q[i]
+            z[i] = r[i] / prec[i]
+            rz_new += r[i] * z[i]
+            rn2 += r[i] * r[i]
+        beta = rz_new / rz
+        rz = rz_new
+        for i in range(m):
+            pdir[i] = z[i] + beta * pdir[i]
+        it += 1
+    return it

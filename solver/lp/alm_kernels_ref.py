@@ -1,0 +1,71 @@
+"""Plain-numpy twins of ``solver.lp.alm_kernels`` (same arguments and outputs), compared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _matrix(cp, ci, cv, m: int) -> sp.csc_array:
+    return sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1))
+
+
+def dual_eval_ref(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
+                  x, s, ax, grad, col_active, row_active):
+    """Twin of :func:`solver.lp.alm_kernels.dual_eval`."""
+    A = _matrix(cp, ci, cv, w.shape[0])
+    v = A.T @ w - c
+    zx = xbar + tau * v
+    x[:] = np.minimum(np.maximum(zx, lv), uv)
+    col_active[:] = (zx > lv) & (zx < uv)
+    zs = sbar - tau_s * w
+    s[:] = np.minimum(np.maximum(zs, lc), uc)
+    row_active[:] = (zs > lc) & (zs < uc)
+    ax[:] = A @ x
+    grad[:] = ax - s + (w - y) / sigma
+    return float(v @ x - ((x - xbar) ** 2).sum() / (2 * tau) - w @ s - ((s - sbar) ** 2).sum() / (2 * tau_s)
+                 + (w @ w) / (2 * sigma) - (w @ y) / sigma)
+
+
+def active_columns_ref(col_active):
+    """Twin of :func:`solver.lp.alm_kernels.active_columns`."""
+    return np.flatnonzero(col_active).astype(np.int64)
+
+
+def hessian_diagonal_ref(cp, ci, cv, cols, tau, row_active, tau_s, sigma, diag, prec):
+    """Twin of :func:`solver.lp.alm_kernels.hessian_diagonal`."""
+    A = _matrix(cp, ci, cv, diag.shape[0])[:, cols]
+    diag[:] = tau_s * row_active + 1.0 / sigma
+    prec[:] = diag + tau * np.asarray((A.multiply(A)).sum(axis=1)).reshape(-1)
+
+
+def hessian_vector_ref(cp, ci, cv, cols, tau, diag, v, out):
+    """Twin of :func:`solver.lp.alm_kernels.hessian_vector`."""
+    A = _matrix(cp, ci, cv, v.shape[0])[:, cols]
+    out[:] = tau * (A @ (A.T @ v)) + diag * v
+
+
+def pcg_ref(cp, ci, cv, cols, tau, diag, prec, rhs, rel_tol, max_iter, d, r, z, q, pdir):
+    """Twin of :func:`solver.lp.alm_kernels.pcg` (same recurrences, numpy vector operations)."""
+    A = _matrix(cp, ci, cv, rhs.shape[0])[:, cols]
+    d[:] = 0.0
+    r[:] = rhs
+    z[:] = r / prec
+    pdir[:] = z
+    rz, rn2 = float(r @ z), float(r @ r)
+    stop2 = rel_tol * rel_tol * rn2
+    it = 0
+    while it < max_iter and rn2 > stop2 and rz > 0.0:
+        q[:] = tau * (A @ (A.T @ pdir)) + diag * pdir
+        pq = float(pdir @ q)
+        if not pq > 0.0:
+            break
+        alpha = rz / pq
+        d += alpha * pdir
+        r -= alpha * q
+        z[:] = r / prec
+        rz_new, rn2 = float(r @ z), float(r @ r)
+        pdir[:] = z + (rz_new / rz) * pdir
+        rz = rz_new
+        it += 1
+    return it
