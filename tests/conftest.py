@@ -1,4 +1,5 @@
-"""Shared fixtures: where the public test data lives, and how its absence is handled.
+"""Shared fixtures: where the public test data lives, and how its absence is handled (the data-path
+helpers themselves are in ``tests/helpers.py``, which test modules import; no test module imports this one).
 
 The data directory is ``$COPTER_DATA`` if set, else ``../shared/data`` relative to the repository root
 (computed from this file's location, not the working directory). Tests that need it skip with a reason
@@ -7,38 +8,12 @@ when it is absent, unless ``COPTER_REQUIRE_DATA=1`` (set by ``.ci/run``) turns t
 
 from __future__ import annotations
 
-import csv
 import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def data_dir() -> Path:
-    env = os.environ.get("COPTER_DATA")
-    return Path(env) if env else (REPO.parent / "shared" / "data")
-
-
-def require_data(sub: str = "") -> Path:
-    """Return ``data_dir()/sub``; skip (or fail under COPTER_REQUIRE_DATA=1) when it is missing."""
-    path = data_dir() / sub
-    if not path.exists():
-        msg = f"shared test data not found at {path} (set COPTER_DATA)"
-        if os.environ.get("COPTER_REQUIRE_DATA") == "1":
-            pytest.fail(msg + " and COPTER_REQUIRE_DATA=1", pytrace=False)
-        pytest.skip(msg)
-    return path
-
-
-def manifest(sub: str) -> list[dict]:
-    """Rows of ``data_dir()/sub/MANIFEST.tsv`` as dicts; [] when the data is absent (tests then skip)."""
-    path = data_dir() / sub / "MANIFEST.tsv"
-    if not path.exists():
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f, delimiter="\t"))
+from tests.helpers import data_dir, require_data
 
 
 def pytest_sessionstart(session):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_pdhg_forms import highs_solution, independent_kkt, lp
 
 from solver.api import solve_problem
 from solver.highs_bridge import new_highs, to_highs_lp
@@ -19,6 +18,7 @@ from solver.lp.pdhg import solve
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.status import Status
+from tests.helpers import highs_solution, independent_kkt, lp
 
 INF = np.inf
 

@@ -10,7 +10,7 @@ from solver.highs_bridge import from_highs_lp, new_highs
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.status import Status
-from tests.conftest import manifest, require_data
+from tests.helpers import manifest, require_data
 
 
 def _knapsack(integer: bool) -> Problem:
@@ -112,7 +112,7 @@ def test_in_process_mip_limit_is_enforced_by_the_interrupt_callback():
 
 def test_highs_choose_says_which_algorithm_it_picked():
     from solver.baselines.highs import solve_highs
-    from tests.test_rounds_engine import small_lp
+    from tests.helpers import small_lp
 
     r = solve_highs(small_lp(), solver="choose")
     assert r.status.name == "OPTIMAL" and r.extra["solver_picked"] in ("simplex", "ipm", "pdlp")

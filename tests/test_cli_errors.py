@@ -17,7 +17,7 @@ from copter_cli.app import main
 from formats import checkpoint
 from formats.io import write_delta, write_problem
 from solver.model.delta import Delta
-from tests.test_rounds_engine import small_lp, snapshot
+from tests.helpers import small_lp, snapshot
 
 
 def run_main(capsys, *args: str) -> tuple[int, str, str]:

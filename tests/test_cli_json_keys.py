@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from copter_cli.app import app
 from formats.io import write_problem
-from tests.test_rounds_engine import small_lp
+from tests.helpers import small_lp
 
 runner = CliRunner()
 SIZE_KEYS = {"n_rows", "n_cols", "nnz"}

@@ -13,7 +13,7 @@ from copter_cli.app import app
 from formats.checkpoint import StateStore
 from formats.io import write_delta, write_problem
 from solver.model.delta import Delta
-from tests.test_rounds_engine import small_lp
+from tests.helpers import small_lp
 
 runner = CliRunner()
 SOLVER_OPTIONS = {"--tol", "--time-limit", "--iteration-limit", "--integer-fallback", "--integer-fallback-seconds",
@@ -90,7 +90,7 @@ def test_a_bad_solver_option_is_a_usage_error_naming_it(tmp_path, command, args,
     (["--tol", "2"], "--tol must be below 1"),
 ])
 def test_a_bad_solver_option_on_step_is_a_usage_error_and_leaves_the_state_untouched(tmp_path, args, needle):
-    from tests.test_rounds_engine import snapshot
+    from tests.helpers import snapshot
 
     write_problem(small_lp(), tmp_path / "base.parquet")
     st = tmp_path / "st"

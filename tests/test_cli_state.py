@@ -24,7 +24,7 @@ from copter_cli.app import app
 from formats.checkpoint import StateStore
 from formats.io import read_problem, write_delta, write_problem
 from solver.model.delta import Delta
-from tests.test_rounds_engine import infeasible_delta, small_lp, snapshot
+from tests.helpers import infeasible_delta, small_lp, snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()

@@ -21,18 +21,9 @@ from solver.model.delta import Delta
 from solver.model.errors import StateError, ValidationError
 from solver.model.problem import Problem
 from solver.model.state import SolverState
+from tests.helpers import problem_and_delta, random_problem
 
 # ------------------------------------------------------------------------------------------ helpers
-
-
-def random_problem(rng: np.random.Generator, n: int, m: int, density: float = 0.3, prefix: str = "") -> Problem:
-    A = sp.random(m, n, density=density, random_state=rng, data_rvs=lambda k: rng.integers(1, 5, k) * 0.5)
-    lo = rng.choice([0.0, -1.0, -np.inf], n)
-    return Problem.from_arrays(
-        cost=rng.normal(size=n).round(2), col_lower=lo, col_upper=np.maximum(lo, 0) + rng.choice([1.0, 3.0, np.inf], n),
-        row_lower=rng.choice([-np.inf, 0.0, 1.0], m), row_upper=rng.choice([np.inf, 2.0], m), matrix=A,
-        col_names=[f"{prefix}x{j}" for j in range(n)], row_names=[f"{prefix}r{i}" for i in range(m)],
-        integrality=rng.random(n) < 0.3, sense=int(rng.choice([1, -1])), offset=float(rng.integers(-3, 3)))
 
 
 def reference_apply(p: Problem, d: Delta) -> Problem:
@@ -81,52 +72,6 @@ def reference_apply(p: Problem, d: Delta) -> Problem:
         integrality=V[:, 3].astype(bool), row_lower=C[:, 0], row_upper=C[:, 1], matrix=M, col_names=vn,
         row_names=cn, sense=p.sense if d.sense is None else d.sense,
         offset=p.offset if d.offset is None else d.offset)
-
-
-@st.composite
-def problem_and_delta(draw):
-    seed = draw(st.integers(0, 2**31 - 1))
-    rng = np.random.default_rng(seed)
-    n, m = draw(st.integers(0, 8)), draw(st.integers(0, 6))
-    p = random_problem(rng, n, m)
-    cols, rows = list(p.col_names), list(p.row_names)
-    drop_v = [c for c in cols if rng.random() < 0.2]
-    drop_c = [r for r in rows if rng.random() < 0.2]
-    readd_v = [c for c in drop_v if rng.random() < 0.5]
-    new_v = [f"nx{k}" for k in range(draw(st.integers(0, 3)))]
-    new_c = [f"nr{k}" for k in range(draw(st.integers(0, 3)))]
-    upd_v = [c for c in cols if c not in drop_v and rng.random() < 0.3] + readd_v + new_v
-    rng.shuffle(upd_v)
-    live_v = [c for c in cols if c not in drop_v] + readd_v + new_v
-    upd_c = [r for r in rows if r not in drop_c and rng.random() < 0.3] + new_c
-    live_c = [r for r in rows if r not in drop_c] + new_c
-
-    def maybe(vals, pnull=0.4):
-        return [None if rng.random() < pnull else v for v in vals]
-
-    lo = rng.choice([-2.0, 0.0, -np.inf], len(upd_v))
-    parts = ([Delta.drop_cons(drop_c)] if drop_c else []) + ([Delta.drop_vars(drop_v)] if drop_v else [])
-    if upd_v:
-        parts.append(Delta.vars(upd_v, cost=maybe(rng.normal(size=len(upd_v)).round(1).tolist()),
-                                lower=maybe(lo.tolist()), upper=maybe((np.maximum(lo, -2) + 5).tolist()),
-                                integer=maybe((rng.random(len(upd_v)) < 0.5).tolist())))
-    if upd_c:
-        clo = rng.choice([-1.0, -np.inf], len(upd_c))
-        parts.append(Delta.cons(upd_c, lower=maybe(clo.tolist()), upper=maybe((np.maximum(clo, -1) + 4).tolist())))
-    pairs = {(v, c) for v in live_v for c in live_c if rng.random() < 0.3}
-    if pairs:
-        pv, pcn = zip(*sorted(pairs), strict=True)
-        vals = rng.choice([0.0, 1.0, -2.5, 3.0], len(pv))
-        parts.append(Delta.coefs(list(pv), list(pcn), vals))
-    order = rng.permutation(sum(len(x) for x in parts)) if parts else []
-    d = Delta.concat(parts) if parts else Delta.empty()
-    if len(d):
-        d = Delta(table=d.table.take(pa.array(order)))
-    if rng.random() < 0.3:
-        d.sense = -p.sense
-    if rng.random() < 0.3:
-        d.offset = 1.5
-    return p, d
 
 
 def _valid_bounds(p: Problem, d: Delta) -> bool:

@@ -21,7 +21,7 @@ def test_milp_proved_infeasible_by_the_fallback_is_primal_infeasible_not_no_solu
 def test_optimum_proved_by_the_fallback_reports_the_fallback_bound_and_a_zero_gap():
     # flugpl: the heuristics find nothing, HiGHS's branch-and-cut closes it (manifest optimum 1201500)
     from formats.io import read_problem
-    from tests.conftest import require_data
+    from tests.helpers import require_data
 
     p = read_problem(str(require_data("mps") / "flugpl.mps"))
     r = solve_milp(p, Settings(integer_fallback="highs", integer_fallback_seconds=20), None)

@@ -12,12 +12,11 @@ import math
 
 import numpy as np
 import pytest
-from conftest import manifest, require_data
-from test_integer_pipeline import assert_exactly_feasible
 
 from solver.integer import solve_milp
 from solver.model.settings import Settings
 from solver.model.status import Status
+from tests.helpers import assert_exactly_feasible, manifest, require_data
 
 ROWS = [r for r in manifest("mps") if r["kind"] == "MILP"]
 

@@ -1,6 +1,7 @@
 """solve_milp end to end: exact feasibility of every returned point, statuses, bound, tie-breaking.
 
-Every integer result is re-checked here against the raw problem with this file's own checker:
+Every integer result is re-checked here against the raw problem with the tests' own checker
+(``tests.helpers.assert_exactly_feasible``):
 bounds and integrality exactly, every row to 1e-9 relative to max(1, |bound|).
 """
 
@@ -11,38 +12,15 @@ import math
 import numpy as np
 import pytest
 
-from solver.highs_bridge import new_highs, to_highs_lp
 from solver.integer import solve_milp
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.state import SolverState
 from solver.model.status import Status
+from tests.helpers import assert_exactly_feasible, highs_mip_objective
 
 INF = np.inf
-
-
-def assert_exactly_feasible(p: Problem, x: np.ndarray) -> None:
-    """Bounds and integrality with no tolerance; rows to 1e-9 * max(1, |bound|)."""
-    x = np.asarray(x, dtype=np.float64)
-    assert x.shape == (p.n_cols,)
-    assert np.all(np.isfinite(x))
-    assert np.all(x >= p.col_lower), "a lower bound is violated"
-    assert np.all(x <= p.col_upper), "an upper bound is violated"
-    xi = x[p.integrality]
-    assert np.all(xi == np.floor(xi)), "an integer column is fractional"
-    act = p.matrix() @ x
-    fl, fu = np.isfinite(p.row_lower), np.isfinite(p.row_upper)
-    assert np.all(act[fl] >= p.row_lower[fl] - 1e-9 * np.maximum(1, np.abs(p.row_lower[fl])))
-    assert np.all(act[fu] <= p.row_upper[fu] + 1e-9 * np.maximum(1, np.abs(p.row_upper[fu])))
-
-
-def highs_mip_objective(p: Problem, seconds: float = 60.0) -> float:
-    h = new_highs(time_limit_seconds=seconds)
-    h.passModel(to_highs_lp(p, with_names=False))
-    h.run()
-    assert h.modelStatusToString(h.getModelStatus()) == "Optimal"
-    return float(h.getInfo().objective_function_value)
 
 
 def check_result(p: Problem, r) -> None:

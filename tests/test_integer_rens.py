@@ -17,7 +17,7 @@ from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.status import Status
 from solver.workloads.lb import LBScenario
-from tests.test_integer_pipeline import assert_exactly_feasible
+from tests.helpers import assert_exactly_feasible
 
 HEURISTICS_ONLY = dict(integer_fallback="none", integer_dive_max=0)
 

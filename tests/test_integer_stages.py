@@ -19,7 +19,7 @@ from solver.model.errors import UsageError
 from solver.model.settings import Settings
 from solver.model.status import Status
 from solver.workloads.sia import SiaScenario
-from tests.test_integer_pipeline import assert_exactly_feasible, highs_mip_objective
+from tests.helpers import assert_exactly_feasible, highs_mip_objective
 
 GPUS = 128  #: about 1,900 binaries: HiGHS proves the optimum in well under a second
 

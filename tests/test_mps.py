@@ -14,7 +14,7 @@ from formats.io import read_problem, write_problem
 from formats.mps import read_mps, write_mps
 from solver.highs_bridge import new_highs, to_highs_lp
 from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
-from tests.conftest import manifest, require_data
+from tests.helpers import manifest, require_data
 
 ROWS = [r for r in manifest("mps") if r["kind"] in ("LP", "MILP")]
 READABLE = [r for r in ROWS if "BND_SC" not in r["features"]]

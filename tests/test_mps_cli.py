@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from copter_cli.app import app
 from copter_cli.exit_codes import BAD_INPUT, USAGE
-from tests.conftest import manifest, require_data
+from tests.helpers import manifest, require_data
 
 INVALID = manifest("mps-invalid")
 # words that must appear in the message for each kind of defect (what the problem is, not just "error")

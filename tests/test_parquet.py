@@ -17,7 +17,7 @@ from solver.differential import apply_delta
 from solver.model.delta import Delta
 from solver.model.errors import FormatError, InputError, UsageError, ValidationError
 from solver.model.problem import Problem
-from tests.test_differential import problem_and_delta, random_problem
+from tests.helpers import problem_and_delta, random_problem
 
 
 def _base() -> Problem:

@@ -1,6 +1,6 @@
 """The LP core on tiny hand-made LPs covering every part of the HiGHS form, checked against HiGHS and
-by recomputing residuals and gap from the raw data (``independent_kkt``, also used by the other
-``test_pdhg*`` files)."""
+by recomputing residuals and gap from the raw data (``tests.helpers.independent_kkt``, also used by the
+other ``test_pdhg*`` files)."""
 
 from __future__ import annotations
 
@@ -9,67 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.highs_bridge import new_highs, to_highs_lp
 from solver.lp.pdhg import solve
-from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.status import Status
+from tests.helpers import assert_certified_optimal, highs_solution, lp
 
 INF = np.inf
-
-
-def independent_kkt(p: Problem, x: np.ndarray, y: np.ndarray) -> dict:
-    """Relative primal/dual residual and gap of (x, y) recomputed from the problem's raw arrays.
-
-    Reduced costs are r = c - A'y projected onto the signs the column bounds allow (PDLP/cuPDLPx
-    definitions, minimisation form; y is in the problem's sense, HiGHS convention).
-    """
-    A = p.matrix().toarray()
-    cm, ym = p.sense * p.cost, p.sense * np.asarray(y)
-    ax = A @ x
-    lc, uc, lv, uv = p.row_lower, p.row_upper, p.col_lower, p.col_upper
-    fin = lambda v: np.where(np.isfinite(v), v, 0.0)  # noqa: E731
-    eq = lc == uc
-    bnorm = np.sqrt(np.sum(fin(lc) ** 2) + np.sum(fin(np.where(eq, 0.0, uc)) ** 2))
-    pres = np.linalg.norm(ax - np.clip(ax, lc, uc)) / (1 + bnorm)
-    r = cm - A.T @ ym
-    r_ok = np.where(np.isfinite(lv), np.maximum(r, 0), 0) + np.where(np.isfinite(uv), np.minimum(r, 0), 0)
-    dres = np.linalg.norm(r - r_ok) / (1 + np.linalg.norm(p.cost))
-    pobj = cm @ x + p.sense * p.offset
-    dobj = (fin(lc) @ np.maximum(ym, 0) + fin(uc) @ np.minimum(ym, 0) + fin(lv) @ np.maximum(r_ok, 0)
-            + fin(uv) @ np.minimum(r_ok, 0) + p.sense * p.offset)
-    sign_ok = bool(np.all(ym[~np.isfinite(lc)] <= 0) and np.all(ym[~np.isfinite(uc)] >= 0))
-    return {"primal": pres, "dual": dres, "gap": abs(pobj - dobj) / (1 + abs(pobj) + abs(dobj)),
-            "in_bounds": bool(np.all(x >= lv) and np.all(x <= uv)), "dual_signs_ok": sign_ok,
-            "reduced_cost": p.cost - A.T @ y, "activity": ax}
-
-
-def assert_certified_optimal(p: Problem, res, tol: float) -> None:
-    """OPTIMAL, and the point really satisfies the relative KKT conditions (recomputed here)."""
-    assert res.status == Status.OPTIMAL, res.message
-    k = independent_kkt(p, res.x, res.y)
-    assert k["in_bounds"] and k["dual_signs_ok"]
-    assert k["primal"] <= tol * (1 + 1e-9)
-    assert k["dual"] <= tol * (1 + 1e-9)
-    assert k["gap"] <= 10 * tol  # r here is proj(c - A'y), not the solver's prox-step reduced cost
-    np.testing.assert_allclose(res.reduced_cost, k["reduced_cost"], rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(res.row_activity, k["activity"], rtol=1e-9, atol=1e-9)
-    assert np.isclose(res.objective, p.cost @ res.x + p.offset, rtol=1e-12, atol=1e-12)
-
-
-def highs_solution(p: Problem):
-    h = new_highs()
-    h.passModel(to_highs_lp(p, with_names=False, relax=True))
-    h.run()
-    sol = h.getSolution()
-    return (h.getModelStatus().name if hasattr(h.getModelStatus(), "name") else str(h.getModelStatus()),
-            h.getInfo().objective_function_value, np.array(sol.row_dual))
-
-
-def lp(cost, A, rl, ru, cl, cu, sense=1, offset=0.0):
-    return Problem.from_arrays(cost=cost, matrix=np.array(A, dtype=float).reshape(len(rl), len(cost)),
-                               row_lower=rl, row_upper=ru, col_lower=cl, col_upper=cu, sense=sense,
-                               offset=offset)
 
 
 TOL = 1e-8

@@ -9,13 +9,12 @@ unbounded one DUAL_INFEASIBLE.
 from __future__ import annotations
 
 import pytest
-from conftest import manifest, require_data
-from test_pdhg_forms import assert_certified_optimal
 
 from formats.io import read_problem
 from solver.lp.pdhg import solve
 from solver.model.settings import Settings
 from solver.model.status import Status
+from tests.helpers import assert_certified_optimal, manifest, require_data
 
 # together well under a minute at tol 1e-6; chosen to cover ranged rows (boeing1), an objective
 # constant (e226), fixed/free columns and negative lower bounds (recipe, vtpbase), equality-heavy

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import require_data
 
 from formats.io import read_problem
 from solver.lp.pdhg import solve
@@ -15,6 +14,7 @@ from solver.model.settings import Settings
 from solver.model.state import SolverState
 from solver.model.status import Status
 from solver.workloads.transport import transportation
+from tests.helpers import require_data
 
 WARM_SAMPLE = ["sc105.mps.gz", "adlittle.mps", "bandm.mps.gz", "israel.mps"]
 TOL = 1e-6

@@ -1,15 +1,13 @@
 """HiGHS presolve around PDHG for cold solves (``solver.lp.presolve``, ``Settings.presolve``).
 
 Every OPTIMAL result is re-certified from the raw data in the ORIGINAL space (``independent_kkt`` of
-test_pdhg_forms recomputes residuals and gap from the problem's arrays), never from the solver's numbers.
+tests/helpers.py recomputes residuals and gap from the problem's arrays), never from the solver's numbers.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import manifest, require_data
-from test_pdhg_forms import assert_certified_optimal, lp
 
 import solver.lp.presolve as presolve_mod
 from formats.io import read_problem
@@ -18,6 +16,7 @@ from solver.lp.pdhg import solve
 from solver.model.errors import UsageError
 from solver.model.settings import Settings
 from solver.model.status import Status
+from tests.helpers import assert_certified_optimal, lp, manifest, require_data
 
 TOL = 1e-6
 # presolve shrinks these a lot: seba 515x1028 -> 2x8, vtpbase 198x203 -> 26x37, afiro 27x32 -> 7x10;

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import require_data
-from test_pdhg_forms import assert_certified_optimal, independent_kkt
 
 from formats.io import read_problem
 from solver.highs_bridge import new_highs, to_highs_lp
@@ -15,6 +13,7 @@ from solver.lp.pdhg import solve
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.status import Status
+from tests.helpers import assert_certified_optimal, independent_kkt, require_data
 
 INF = np.inf
 

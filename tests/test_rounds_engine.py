@@ -17,26 +17,11 @@ from solver.model.delta import Delta
 from solver.model.errors import RoundMismatchError, StateError, UsageError, ValidationError
 from solver.model.problem import Problem
 from solver.model.settings import Settings
-from tests.conftest import require_data
+from tests.helpers import infeasible_delta, require_data, small_lp, snapshot
 
 REPORT_KEYS = {"round", "status", "objective", "iterations", "warm_started", "primal_residual_rel",
                "dual_residual_rel", "seconds", "changed_variables", "delta_sha256", "solution_path",
                "duals_path", "changes_path", "message"}
-
-
-def small_lp(n=30, m=12, seed=0) -> Problem:
-    """max sum(c x) s.t. A x <= b, 0 <= x <= 1 (always feasible and bounded)."""
-    rng = np.random.default_rng(seed)
-    A = sp.random(m, n, density=0.3, random_state=seed, format="csc") + sp.eye(m, n, format="csc")
-    return Problem.from_arrays(cost=rng.random(n) + 0.1, col_lower=np.zeros(n), col_upper=np.ones(n),
-                               row_lower=np.full(m, -np.inf), row_upper=rng.random(m) + 1.0, matrix=A,
-                               sense=-1, row_names=[f"cap{i}" for i in range(m)],
-                               col_names=[f"x{j}" for j in range(n)])
-
-
-def snapshot(root: Path) -> dict:
-    """Every file under root with its bytes (for byte-identical before/after checks)."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
@@ -116,12 +101,6 @@ def test_invalid_delta_raises_naming_the_culprit_and_changes_nothing(state, delt
     with pytest.raises(ValidationError, match=culprit):
         engine.step_state(delta, state)
     assert snapshot(state) == before
-
-
-def infeasible_delta() -> Delta:
-    # x0 <= 1 by its bounds, and a new row forces x0 >= 5
-    return Delta.concat([Delta.cons(["force"], lower=[5.0]), Delta.coefs(var=["x0"], con=["force"], value=[1.0])],
-                        base_round=0)
 
 
 def test_infeasible_round_keeps_current_and_records_the_failure(state):

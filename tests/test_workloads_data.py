@@ -19,7 +19,7 @@ from solver.highs_bridge import new_highs, to_highs_lp
 from solver.model.errors import FormatError, ValidationError
 from solver.workloads.sia import CONFIG_GPUS, SiaScenario
 from solver.workloads.te import TEScenario
-from tests.conftest import require_data
+from tests.helpers import require_data
 
 
 def test_sia_workload_and_profiles_load_and_drive_a_scenario():

@@ -10,7 +10,7 @@ from examples.te import generate as te_generate
 from formats.io import read_delta, read_problem
 from solver.differential import apply_delta
 from solver.workloads.lb import LBScenario
-from tests.conftest import require_data
+from tests.helpers import require_data
 
 
 def _replay(folder, rounds, base="base.parquet"):

@@ -1,0 +1,229 @@
+"""Helpers shared by several test modules (fixtures stay in ``conftest.py``; no test module imports
+another test module).
+
+* Data paths: ``data_dir``, ``require_data``, ``manifest``. The data directory is ``$COPTER_DATA`` if
+  set, else ``../shared/data`` relative to the repository root (computed from this file's location, not
+  the working directory). ``require_data`` skips with a reason when it is absent, unless
+  ``COPTER_REQUIRE_DATA=1`` (set by ``.ci/run``) turns the skip into a failure.
+* Problems: ``small_lp`` (a bounded, feasible LP in a state round), ``random_problem`` and the
+  hypothesis strategy ``problem_and_delta`` (random problems and valid deltas), ``lp`` (a dense
+  hand-made LP), ``infeasible_delta`` (a delta that makes ``small_lp`` infeasible).
+* Checks: ``independent_kkt`` / ``assert_certified_optimal`` (relative KKT recomputed from the raw
+  arrays), ``assert_exactly_feasible`` (the MILP acceptance rule, docs/DESIGN.md "Integerization"),
+  ``highs_solution`` / ``highs_mip_objective`` (HiGHS as the reference), ``snapshot`` (byte-identical
+  state directories before and after a refused command).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import scipy.sparse as sp
+from hypothesis import strategies as st
+
+from solver.highs_bridge import new_highs, to_highs_lp
+from solver.model.delta import Delta
+from solver.model.problem import Problem
+from solver.model.status import Status
+
+REPO = Path(__file__).resolve().parents[1]
+
+# ------------------------------------------------------------------------------------------ data paths
+
+
+def data_dir() -> Path:
+    """``$COPTER_DATA`` if set, else ``<repo>/../shared/data``."""
+    env = os.environ.get("COPTER_DATA")
+    return Path(env) if env else (REPO.parent / "shared" / "data")
+
+
+def require_data(sub: str = "") -> Path:
+    """Return ``data_dir()/sub``; skip (or fail under COPTER_REQUIRE_DATA=1) when it is missing."""
+    path = data_dir() / sub
+    if not path.exists():
+        msg = f"shared test data not found at {path} (set COPTER_DATA)"
+        if os.environ.get("COPTER_REQUIRE_DATA") == "1":
+            pytest.fail(msg + " and COPTER_REQUIRE_DATA=1", pytrace=False)
+        pytest.skip(msg)
+    return path
+
+
+def manifest(sub: str) -> list[dict]:
+    """Rows of ``data_dir()/sub/MANIFEST.tsv`` as dicts; [] when the data is absent (tests then skip)."""
+    path = data_dir() / sub / "MANIFEST.tsv"
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+# ------------------------------------------------------------------------------------------ problems
+
+
+def small_lp(n=30, m=12, seed=0) -> Problem:
+    """max sum(c x) s.t. A x <= b, 0 <= x <= 1 (always feasible and bounded)."""
+    rng = np.random.default_rng(seed)
+    A = sp.random(m, n, density=0.3, random_state=seed, format="csc") + sp.eye(m, n, format="csc")
+    return Problem.from_arrays(cost=rng.random(n) + 0.1, col_lower=np.zeros(n), col_upper=np.ones(n),
+                               row_lower=np.full(m, -np.inf), row_upper=rng.random(m) + 1.0, matrix=A,
+                               sense=-1, row_names=[f"cap{i}" for i in range(m)],
+                               col_names=[f"x{j}" for j in range(n)])
+
+
+def infeasible_delta() -> Delta:
+    """A delta on round 0 of ``small_lp`` that makes it infeasible."""
+    # x0 <= 1 by its bounds, and a new row forces x0 >= 5
+    return Delta.concat([Delta.cons(["force"], lower=[5.0]), Delta.coefs(var=["x0"], con=["force"], value=[1.0])],
+                        base_round=0)
+
+
+def snapshot(root: Path) -> dict:
+    """Every file under root with its bytes (for byte-identical before/after checks)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def lp(cost, A, rl, ru, cl, cu, sense=1, offset=0.0):
+    """A problem from dense arrays (A as a nested list, m x n)."""
+    return Problem.from_arrays(cost=cost, matrix=np.array(A, dtype=float).reshape(len(rl), len(cost)),
+                               row_lower=rl, row_upper=ru, col_lower=cl, col_upper=cu, sense=sense,
+                               offset=offset)
+
+
+def random_problem(rng: np.random.Generator, n: int, m: int, density: float = 0.3, prefix: str = "") -> Problem:
+    """A random n-column, m-row problem with mixed bounds, integrality, sense and offset."""
+    A = sp.random(m, n, density=density, random_state=rng, data_rvs=lambda k: rng.integers(1, 5, k) * 0.5)
+    lo = rng.choice([0.0, -1.0, -np.inf], n)
+    return Problem.from_arrays(
+        cost=rng.normal(size=n).round(2), col_lower=lo, col_upper=np.maximum(lo, 0) + rng.choice([1.0, 3.0, np.inf], n),
+        row_lower=rng.choice([-np.inf, 0.0, 1.0], m), row_upper=rng.choice([np.inf, 2.0], m), matrix=A,
+        col_names=[f"{prefix}x{j}" for j in range(n)], row_names=[f"{prefix}r{i}" for i in range(m)],
+        integrality=rng.random(n) < 0.3, sense=int(rng.choice([1, -1])), offset=float(rng.integers(-3, 3)))
+
+
+@st.composite
+def problem_and_delta(draw):
+    """A random problem and a delta on it mixing every kind, in shuffled row order (it may be invalid:
+    bounds can cross)."""
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    n, m = draw(st.integers(0, 8)), draw(st.integers(0, 6))
+    p = random_problem(rng, n, m)
+    cols, rows = list(p.col_names), list(p.row_names)
+    drop_v = [c for c in cols if rng.random() < 0.2]
+    drop_c = [r for r in rows if rng.random() < 0.2]
+    readd_v = [c for c in drop_v if rng.random() < 0.5]
+    new_v = [f"nx{k}" for k in range(draw(st.integers(0, 3)))]
+    new_c = [f"nr{k}" for k in range(draw(st.integers(0, 3)))]
+    upd_v = [c for c in cols if c not in drop_v and rng.random() < 0.3] + readd_v + new_v
+    rng.shuffle(upd_v)
+    live_v = [c for c in cols if c not in drop_v] + readd_v + new_v
+    upd_c = [r for r in rows if r not in drop_c and rng.random() < 0.3] + new_c
+    live_c = [r for r in rows if r not in drop_c] + new_c
+
+    def maybe(vals, pnull=0.4):
+        return [None if rng.random() < pnull else v for v in vals]
+
+    lo = rng.choice([-2.0, 0.0, -np.inf], len(upd_v))
+    parts = ([Delta.drop_cons(drop_c)] if drop_c else []) + ([Delta.drop_vars(drop_v)] if drop_v else [])
+    if upd_v:
+        parts.append(Delta.vars(upd_v, cost=maybe(rng.normal(size=len(upd_v)).round(1).tolist()),
+                                lower=maybe(lo.tolist()), upper=maybe((np.maximum(lo, -2) + 5).tolist()),
+                                integer=maybe((rng.random(len(upd_v)) < 0.5).tolist())))
+    if upd_c:
+        clo = rng.choice([-1.0, -np.inf], len(upd_c))
+        parts.append(Delta.cons(upd_c, lower=maybe(clo.tolist()), upper=maybe((np.maximum(clo, -1) + 4).tolist())))
+    pairs = {(v, c) for v in live_v for c in live_c if rng.random() < 0.3}
+    if pairs:
+        pv, pcn = zip(*sorted(pairs), strict=True)
+        vals = rng.choice([0.0, 1.0, -2.5, 3.0], len(pv))
+        parts.append(Delta.coefs(list(pv), list(pcn), vals))
+    order = rng.permutation(sum(len(x) for x in parts)) if parts else []
+    d = Delta.concat(parts) if parts else Delta.empty()
+    if len(d):
+        d = Delta(table=d.table.take(pa.array(order)))
+    if rng.random() < 0.3:
+        d.sense = -p.sense
+    if rng.random() < 0.3:
+        d.offset = 1.5
+    return p, d
+
+
+# ------------------------------------------------------------------------------------------ checks
+
+
+def independent_kkt(p: Problem, x: np.ndarray, y: np.ndarray) -> dict:
+    """Relative primal/dual residual and gap of (x, y) recomputed from the problem's raw arrays.
+
+    Reduced costs are r = c - A'y projected onto the signs the column bounds allow (PDLP/cuPDLPx
+    definitions, minimisation form; y is in the problem's sense, HiGHS convention).
+    """
+    A = p.matrix().toarray()
+    cm, ym = p.sense * p.cost, p.sense * np.asarray(y)
+    ax = A @ x
+    lc, uc, lv, uv = p.row_lower, p.row_upper, p.col_lower, p.col_upper
+    fin = lambda v: np.where(np.isfinite(v), v, 0.0)  # noqa: E731
+    eq = lc == uc
+    bnorm = np.sqrt(np.sum(fin(lc) ** 2) + np.sum(fin(np.where(eq, 0.0, uc)) ** 2))
+    pres = np.linalg.norm(ax - np.clip(ax, lc, uc)) / (1 + bnorm)
+    r = cm - A.T @ ym
+    r_ok = np.where(np.isfinite(lv), np.maximum(r, 0), 0) + np.where(np.isfinite(uv), np.minimum(r, 0), 0)
+    dres = np.linalg.norm(r - r_ok) / (1 + np.linalg.norm(p.cost))
+    pobj = cm @ x + p.sense * p.offset
+    dobj = (fin(lc) @ np.maximum(ym, 0) + fin(uc) @ np.minimum(ym, 0) + fin(lv) @ np.maximum(r_ok, 0)
+            + fin(uv) @ np.minimum(r_ok, 0) + p.sense * p.offset)
+    sign_ok = bool(np.all(ym[~np.isfinite(lc)] <= 0) and np.all(ym[~np.isfinite(uc)] >= 0))
+    return {"primal": pres, "dual": dres, "gap": abs(pobj - dobj) / (1 + abs(pobj) + abs(dobj)),
+            "in_bounds": bool(np.all(x >= lv) and np.all(x <= uv)), "dual_signs_ok": sign_ok,
+            "reduced_cost": p.cost - A.T @ y, "activity": ax}
+
+
+def assert_certified_optimal(p: Problem, res, tol: float) -> None:
+    """OPTIMAL, and the point really satisfies the relative KKT conditions (recomputed here)."""
+    assert res.status == Status.OPTIMAL, res.message
+    k = independent_kkt(p, res.x, res.y)
+    assert k["in_bounds"] and k["dual_signs_ok"]
+    assert k["primal"] <= tol * (1 + 1e-9)
+    assert k["dual"] <= tol * (1 + 1e-9)
+    assert k["gap"] <= 10 * tol  # r here is proj(c - A'y), not the solver's prox-step reduced cost
+    np.testing.assert_allclose(res.reduced_cost, k["reduced_cost"], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(res.row_activity, k["activity"], rtol=1e-9, atol=1e-9)
+    assert np.isclose(res.objective, p.cost @ res.x + p.offset, rtol=1e-12, atol=1e-12)
+
+
+def assert_exactly_feasible(p: Problem, x: np.ndarray) -> None:
+    """Bounds and integrality with no tolerance; rows to 1e-9 * max(1, |bound|)."""
+    x = np.asarray(x, dtype=np.float64)
+    assert x.shape == (p.n_cols,)
+    assert np.all(np.isfinite(x))
+    assert np.all(x >= p.col_lower), "a lower bound is violated"
+    assert np.all(x <= p.col_upper), "an upper bound is violated"
+    xi = x[p.integrality]
+    assert np.all(xi == np.floor(xi)), "an integer column is fractional"
+    act = p.matrix() @ x
+    fl, fu = np.isfinite(p.row_lower), np.isfinite(p.row_upper)
+    assert np.all(act[fl] >= p.row_lower[fl] - 1e-9 * np.maximum(1, np.abs(p.row_lower[fl])))
+    assert np.all(act[fu] <= p.row_upper[fu] + 1e-9 * np.maximum(1, np.abs(p.row_upper[fu])))
+
+
+def highs_solution(p: Problem):
+    """HiGHS on the LP relaxation: (model status name, objective, row duals)."""
+    h = new_highs()
+    h.passModel(to_highs_lp(p, with_names=False, relax=True))
+    h.run()
+    sol = h.getSolution()
+    return (h.getModelStatus().name if hasattr(h.getModelStatus(), "name") else str(h.getModelStatus()),
+            h.getInfo().objective_function_value, np.array(sol.row_dual))
+
+
+def highs_mip_objective(p: Problem, seconds: float = 60.0) -> float:
+    """HiGHS MIP's optimal objective (asserts HiGHS proves optimality within ``seconds``)."""
+    h = new_highs(time_limit_seconds=seconds)
+    h.passModel(to_highs_lp(p, with_names=False))
+    h.run()
+    assert h.modelStatusToString(h.getModelStatus()) == "Optimal"
+    return float(h.getInfo().objective_function_value)
