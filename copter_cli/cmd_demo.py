@@ -24,8 +24,8 @@ DEMO_ROUNDS = 5
 def write_stream(scenario, out_dir, rounds: int, base_name: str = "base.parquet") -> list[Path]:
     """Write ``scenario``'s base problem and ``rounds`` deltas (simulated allocations) to ``out_dir``.
 
-    Files: ``base.parquet`` (or ``.mps`` via ``base_name``), ``delta_0001.parquet`` ... in the DESIGN.md
-    section 4 format (``copter.base_round`` set). Returns the paths written, base first.
+    Files: ``base.parquet`` (or ``.mps`` via ``base_name``), ``delta_0001.parquet`` ... in the format of
+    docs/DESIGN.md "Delta and problem files" (``copter.base_round`` set). Returns the paths written, base first.
     """
     from formats.io import write_delta, write_problem
 

@@ -3,7 +3,7 @@
 Reads ``.mps``/``.mps.gz``/``.parquet`` with ``formats.io.read_problem``, solves with
 ``solver.api.solve_problem`` (LP core; MILPs go through integerization), prints a HiGHS-style summary
 on stderr (and a live progress line for solves longer than a second), ``--json`` prints the report of
-DESIGN.md section 7 on stdout, ``-o FILE`` writes variables (name, value, reduced_cost) to FILE and
+docs/DESIGN.md "CLI contract and round report" on stdout, ``-o FILE`` writes variables (name, value, reduced_cost) to FILE and
 constraints (name, activity, dual) to FILE with suffix ``.duals.parquet``. Exit code by status
 (``copter_cli.exit_codes.for_status``).
 """
@@ -55,7 +55,7 @@ class _Progress:
 
 
 def report_for(problem, result, seconds: dict) -> dict:
-    """The JSON report of a one-shot solve (DESIGN.md section 7, without round and paths)."""
+    """The JSON report of a one-shot solve (docs/DESIGN.md "CLI contract and round report", without round and paths)."""
     rep = {
         "status": result.status.name,
         "objective": float(result.objective),

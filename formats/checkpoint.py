@@ -1,4 +1,4 @@
-"""The checkpoint store: a state directory of round generations (DESIGN.md section 5).
+"""The checkpoint store: a state directory of round generations (docs/DESIGN.md "Checkpoint").
 
 Layout::
 

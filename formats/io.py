@@ -3,7 +3,7 @@
 | extension | reader / writer |
 |---|---|
 | ``.mps``, ``.mps.gz`` (any letter case) | ``formats.mps`` (through highspy) |
-| ``.parquet``, ``.pq`` | ``formats.parquet`` (the long format of DESIGN.md section 4) |
+| ``.parquet``, ``.pq`` | ``formats.parquet`` (the long format of docs/DESIGN.md "Delta and problem files") |
 
 Anything else raises ``UsageError`` (exit code 2) naming the path and the accepted extensions.
 """

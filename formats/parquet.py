@@ -1,4 +1,4 @@
-"""Parquet long format for deltas and full problems (DESIGN.md section 4).
+"""Parquet long format for deltas and full problems (docs/DESIGN.md "Delta and problem files").
 
 One table serves both: a problem file is a delta applied to the empty problem. Columns: ``kind``
 (``var``/``con``/``coef``/``drop_var``/``drop_con``), ``var``, ``con`` (names), ``value`` (cost of a
@@ -253,7 +253,7 @@ def delta_to_problem(delta: Delta) -> Problem:
     """Apply a problem delta to the empty problem (sense defaults to min, offset to 0).
 
     Raises:
-        ValidationError: the rules of DESIGN.md section 4, naming the row(s) and entity (an empty box
+        ValidationError: the rules of docs/DESIGN.md "Delta and problem files", naming the row(s) and entity (an empty box
             ``lower > upper`` is an error in copter's own files).
     """
     from solver.differential import apply_delta

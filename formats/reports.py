@@ -8,7 +8,7 @@
   ``new_value`` (float64, null where not applicable; for constraints both are null). A variable is
   ``value_changed`` when it exists in both rounds and ``|new - old| > 1e-6`` (absolute).
   Names are matched with a hash join (``pyarrow.compute.index_in``), no Python loop over names.
-* ``report.json``: the round report of DESIGN.md section 7 (:func:`round_report`), strict JSON
+* ``report.json``: the round report of docs/DESIGN.md "CLI contract and round report" (:func:`round_report`), strict JSON
   (``inf`` -> ``"inf"``, ``nan`` -> null).
 
 Every writer fsyncs the file it writes (the checkpoint's atomic protocol relies on it).
@@ -173,7 +173,7 @@ def changed_variable_count(changes: pa.Table) -> int:
 def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str | None = None,
                  changed_variables: int | None = None, paths: dict | None = None,
                  problem=None, message: str = "", extra: dict | None = None) -> dict:
-    """The round report (DESIGN.md section 7) as a dict, ready for :func:`dumps`.
+    """The round report (docs/DESIGN.md "CLI contract and round report") as a dict, ready for :func:`dumps`.
 
     Args:
         round_: the round number (None for a one-shot solve).

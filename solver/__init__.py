@@ -1,5 +1,5 @@
 """copter's in-memory problem (differential representation), proximal-point LP core, integerization
 heuristics and baselines.
 
-``solver`` imports nothing from ``formats`` or ``copter_cli`` (see README, "Design").
+``solver`` imports nothing from ``formats`` or ``copter_cli`` (docs/DESIGN.md "Layout").
 """

@@ -27,7 +27,7 @@ from tests.helpers import problem_and_delta, random_problem
 
 
 def reference_apply(p: Problem, d: Delta) -> Problem:
-    """Naive dict-based implementation of DESIGN.md section 4, phase by phase (the spec, slowly)."""
+    """Naive dict-based implementation of docs/DESIGN.md "Delta and problem files", phase by phase (the spec, slowly)."""
     rows = d.table.to_pylist()
     vars_ = {str(n): [p.cost[j], p.col_lower[j], p.col_upper[j], bool(p.integrality[j])]
              for j, n in enumerate(p.col_names)}

@@ -1,4 +1,4 @@
-"""Write a traffic-engineering stream: base.parquet + delta_0001.parquet ... (DESIGN.md section 4 format).
+"""Write a traffic-engineering stream: base.parquet + delta_0001.parquet ... (format: docs/DESIGN.md "Delta and problem files").
 
 Synthetic ring (no data):   python examples/te/generate.py --out /tmp/te --rounds 10 --scale 24
 Topology Zoo + gravity:     python examples/te/generate.py --out /tmp/te --topology pop_Cogentco.graphml

@@ -1,6 +1,6 @@
 """The differential problem representation: apply a :class:`~solver.model.delta.Delta` to a Problem by name.
 
-Semantics (DESIGN.md section 4, the single reference for deltas and problem files):
+Semantics (docs/DESIGN.md "Delta and problem files", the single reference for deltas and problem files):
 
 * Phases apply in a fixed order regardless of row order: ``drop_con``, ``drop_var``, ``var``, ``con``,
   ``coef``. Dropping an entity drops its coefficients; dropping and re-adding a name in one delta

@@ -1,6 +1,6 @@
 """MILP rounds without branch-and-cut: LP relaxation + integerization heuristics + a proven gap bound.
 
-Pipeline of :func:`solve_milp` (DESIGN.md section 6; the integer "shims" of the COpter authors' code,
+Pipeline of :func:`solve_milp` (docs/DESIGN.md "Integerization"; the integer "shims" of the COpter authors' code,
 REFERENCES.md section 1, generalised by structure detection):
 
 1. structure detection (``structure.py``): choice rows, capacity rows, variable upper bounds, general

@@ -1,6 +1,6 @@
 """Exact feasibility check of an integer point against the raw problem.
 
-The acceptance rule copter promises for MILP results (DESIGN.md section 6): every bound holds exactly
+The acceptance rule copter promises for MILP results (docs/DESIGN.md "Integerization"): every bound holds exactly
 (``col_lower <= x <= col_upper`` with no tolerance), every integer column holds an exact integer, and
 every row holds to ``1e-9 * max(1, |violated bound|)`` (floating-point activity ``A @ x``).
 """

@@ -1,4 +1,4 @@
-"""The delta: one long-format table of changes (DESIGN.md section 4), in memory.
+"""The delta: one long-format table of changes (docs/DESIGN.md "Delta and problem files"), in memory.
 
 A problem file is a delta applied to the empty problem. The table has the columns below; ``None``
 (Arrow null) means "keep the current value" for an existing entity and "default" for a new one.

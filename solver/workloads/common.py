@@ -1,8 +1,8 @@
 """The scenario interface shared by the three workload domains, and vectorized building blocks.
 
 A :class:`Scenario` produces a **base problem** (round 0) and then, round after round, the **delta**
-that turns round ``r - 1`` into round ``r`` (``Delta.base_round = r - 1``), in the DESIGN.md section 4
-semantics: dropped entities disappear, new entities are appended in delta-row order. Every scenario
+that turns round ``r - 1`` into round ``r`` (``Delta.base_round = r - 1``), in the semantics of
+docs/DESIGN.md "Delta and problem files": dropped entities disappear, new entities are appended in delta-row order. Every scenario
 keeps its columns and rows in exactly that order, so ``apply_delta(problem(r-1), delta(r))`` equals the
 scenario's own rebuild ``problem(r)`` (the workload tests check this).
 
