@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from solver.differential import _plain
+from solver.differential.parse import plain as _plain
 from solver.model.delta import KINDS, SCHEMA, Delta
 from solver.model.errors import FormatError, InputError, ValidationError
 from solver.model.problem import Problem

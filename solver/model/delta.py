@@ -5,7 +5,7 @@ A problem file is a delta applied to the empty problem. The table has the column
 
 | column  | Arrow type | meaning                                                          |
 |---------|-----------|------------------------------------------------------------------|
-| kind    | string    | ``var``, ``con``, ``coef``, ``drop_var``, ``drop_con``           |
+| kind    | string    | one of ``KINDS`` (``solver/differential/kinds.py``)              |
 | var     | string    | variable name (``var``, ``coef``, ``drop_var``)                  |
 | con     | string    | constraint name (``con``, ``coef``, ``drop_con``)                |
 | value   | float64   | cost for ``var``; coefficient for ``coef`` (0 removes the entry) |
@@ -34,16 +34,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-KINDS = ("var", "con", "coef", "drop_var", "drop_con")
-SCHEMA = pa.schema([
-    ("kind", pa.string()),
-    ("var", pa.string()),
-    ("con", pa.string()),
-    ("value", pa.float64()),
-    ("lower", pa.float64()),
-    ("upper", pa.float64()),
-    ("integer", pa.bool_()),
-])
+from solver.differential.kinds import KINDS, SCHEMA  # the one table of kinds and columns
+
+__all__ = ["KINDS", "SCHEMA", "Delta"]
 
 
 def _col(values, n: int, typ: pa.DataType) -> pa.Array:

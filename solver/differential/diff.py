@@ -1,0 +1,118 @@
+"""The diff of two problems: the delta that turns one into the other (:func:`diff`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from solver.differential.apply import apply_delta
+from solver.differential.kinds import DROP, KIND_TABLE, PHASES, UPSERT, Kind
+from solver.differential.names import lookup
+from solver.model.delta import SCHEMA, Delta
+from solver.model.problem import Problem
+
+# where each entity's names live in a Problem: (names, name -> position dict method)
+_NAMES = {"var": ("col_names", "col_index"), "con": ("row_names", "row_index")}
+
+
+def _kept_prefix(old_names: np.ndarray, new_names: np.ndarray, old_index: dict) -> tuple[np.ndarray, int]:
+    """Old positions of ``new_names`` (-1 new) and the length of the longest prefix of ``new_names``
+    that are old names in strictly increasing old position (the entities a delta can keep)."""
+    pos = lookup(old_index, pa.array(new_names.tolist(), pa.string())) if len(new_names) else \
+        np.zeros(0, np.int64)
+    if not pos.size:
+        return pos, 0
+    bad = pos < 0
+    bad[1:] |= pos[1:] <= pos[:-1]
+    first = np.flatnonzero(bad)
+    return pos, int(first[0]) if first.size else int(pos.size)
+
+
+def diff(old: Problem, new: Problem) -> Delta:
+    """The delta that turns ``old`` into ``new``: ``apply_delta(old, diff(old, new))`` equals ``new``.
+
+    Names in ``old`` only are dropped; names in ``new`` only are added in ``new``'s order; survivors
+    get ``var``/``con`` rows with only the fields that changed, and ``coef`` rows for entries that were
+    set, changed (new value) or removed (value 0). Sense and offset go to the delta's metadata.
+
+    Order: a delta appends new entities after the survivors, which keep their old relative order. So
+    only the longest prefix of ``new``'s order made of survivors in their old relative order can be
+    kept; every later survivor is *recreated* (dropped and re-added with its full data and its
+    coefficients), so the result still equals ``new`` exactly (names, order, values, bitwise).
+
+    Returns:
+        Delta with rows in phase order (drop_con, drop_var, var, con, coef); ``format="delta"``.
+    Raises:
+        ValidationError: if ``new`` cannot be expressed (e.g. an empty box ``lower > upper``, which
+            deltas refuse).
+    """
+    by_kind: dict[str, list[pa.Table]] = {k.name: [] for k in KIND_TABLE}
+    for entity in ("con", "var"):
+        names_attr, index_method = _NAMES[entity]
+        o_names, n_names = getattr(old, names_attr), getattr(new, names_attr)
+        pos, L = _kept_prefix(o_names, n_names, getattr(old, index_method)())
+        keep_old = np.zeros(o_names.shape[0], dtype=bool)
+        keep_old[pos[:L]] = True
+        drops = o_names[~keep_old]
+        if drops.size:
+            by_kind[DROP[entity].name].append(Delta.from_columns(DROP[entity].name, **{entity: drops}).table)
+        by_kind[UPSERT[entity].name] += _upserts(old, new, UPSERT[entity], n_names, pos, L)
+    sense = None if new.sense == old.sense else new.sense
+    offset = None if new.offset == old.offset else new.offset
+    mid, _ = apply_delta(old, Delta(table=_in_phase_order(by_kind)))
+    # coefficients: compare mid (same index space as new) with new
+    coef = _coef_diff(mid, new)
+    if coef is not None:
+        by_kind["coef"].append(coef)
+    return Delta(table=_in_phase_order(by_kind), sense=sense, offset=offset)
+
+
+def _in_phase_order(by_kind: dict[str, list[pa.Table]]) -> pa.Table:
+    tables = [t for k in PHASES for t in by_kind[k.name]]
+    return pa.concat_tables(tables) if tables else SCHEMA.empty_table()
+
+
+def _upserts(old: Problem, new: Problem, kind: Kind, names: np.ndarray, pos: np.ndarray, L: int) -> list:
+    """``kind`` rows (``var`` or ``con``) for one side: the kept survivors ``names[:L]`` (old positions
+    ``pos[:L]``) with only their changed fields (others null), then every later entity in full."""
+    if not names.shape[0]:
+        return []
+    surv, nj = pos[:L], np.arange(L)
+    ch = {t.column: getattr(new, t.attr)[nj] != getattr(old, t.attr)[surv] for t in kind.targets}
+    sel = np.flatnonzero(np.logical_or.reduce(list(ch.values())))
+    tables = []
+    if sel.size:
+        cols = {t.column: pa.array(getattr(new, t.attr)[sel], mask=~ch[t.column][sel]) for t in kind.targets}
+        tables.append(Delta.from_columns(kind.name, **{kind.side: names[sel]}, **cols).table)
+    if L < names.shape[0]:
+        s = slice(L, None)
+        cols = {t.column: getattr(new, t.attr)[s] for t in kind.targets}
+        tables.append(Delta.from_columns(kind.name, **{kind.side: names[s]}, **cols).table)
+    return tables
+
+
+def _coef_diff(mid: Problem, new: Problem) -> pa.Table | None:
+    m = max(new.n_rows, 1)
+
+    def keys(pr):
+        c = np.repeat(np.arange(pr.n_cols, dtype=np.int64), np.diff(pr.a_indptr))
+        return c * m + pr.a_indices, pr.a_data
+
+    km, vm = keys(mid)
+    kn, vn = keys(new)
+    if km.shape == kn.shape and np.array_equal(km, kn) and np.array_equal(vm, vn):
+        return None
+    # entries of new that are absent from mid or differ; entries of mid absent from new (value 0)
+    at = np.searchsorted(km, kn)
+    atc = np.minimum(at, max(km.size - 1, 0))
+    present = (at < km.size) & (km[atc] == kn) if km.size else np.zeros(kn.size, dtype=bool)
+    set_sel = ~present | (vm[atc] != vn) if km.size else np.ones(kn.size, dtype=bool)
+    at2 = np.searchsorted(kn, km)
+    at2c = np.minimum(at2, max(kn.size - 1, 0))
+    gone = ~((at2 < kn.size) & (kn[at2c] == km)) if kn.size else np.ones(km.size, dtype=bool)
+    k_all = np.concatenate([kn[set_sel], km[gone]])
+    v_all = np.concatenate([vn[set_sel], np.zeros(int(gone.sum()))])
+    if not k_all.size:
+        return None
+    cols, rows = k_all // m, k_all % m
+    return Delta.coefs(var=new.col_names[cols], con=new.row_names[rows], value=v_all).table
