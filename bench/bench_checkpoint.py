@@ -2,8 +2,8 @@
 
 A generated packing LP (maximise c x, A x <= b, 0 <= x <= 1; ``--nnz`` nonzeros, 10 per column):
 
-1. ``copter init`` (engine.init_state): round 0 solved cold.
-2. One 1%-of-columns delta through ``engine.step_state`` (warm solve), then a cold solve of the same
+1. ``copter init`` (solver.rounds.init): round 0 solved cold.
+2. One 1%-of-columns delta through ``solver.rounds.step`` (warm solve), then a cold solve of the same
    round-1 problem: iterations and seconds of both.
 3. Deltas changing 0.1%, 1% and 10% of the columns (a new cost and one changed coefficient per column),
    applied and saved without solving: apply seconds (the linear pass over the matrix reported apart),
@@ -32,9 +32,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from copter_cli import engine  # noqa: E402
 from formats import reports  # noqa: E402
 from formats.checkpoint import PROBLEM_FIELDS, StateStore  # noqa: E402
+from solver import rounds  # noqa: E402
 from solver.api import solve_problem  # noqa: E402
 from solver.differential import apply_delta, map_state  # noqa: E402
 from solver.model.delta import Delta  # noqa: E402
@@ -182,11 +182,11 @@ def main() -> None:
             ws = tmp / "warmcold"
             pw = p if solve_nnz == args.nnz else packing_lp(solve_nnz, seed=2)
             print(f"\nwarm/cold problem: {pw.n_cols} columns, {pw.n_rows} rows, {pw.nnz} nonzeros")
-            rep0 = engine.init_state(pw, ws, settings)
+            rep0 = rounds.init(pw, ws, settings)
             print(f"init (round 0, cold): {rep0['status']} {rep0['iterations']} iterations, "
                   f"seconds {rep0['seconds']}")
             d = column_delta(pw, pw.n_cols // 100, 0, rng)
-            rep1 = engine.step_state(d, ws)
+            rep1 = rounds.step(d, ws)
             p1 = StateStore(ws).load(with_state=False).problem
             t = time.perf_counter()
             cold = solve_problem(p1, settings, None)

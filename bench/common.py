@@ -15,6 +15,9 @@ of R rounds; every round's problem is solved by each method:
 - ``pop-4``, ``pop-16``: POP with k parts in a persistent pool of worker processes; ``seconds`` is the
   wall time on this machine, ``pop_seconds`` POP's own measure (setup + slowest part = time on k cores).
 
+Every baseline (highs, highs-warm, pop-<k> and the HiGHS solver variants highs-simplex/ipm/pdlp) is run
+through ``solver.baselines.registry``, the same table ``copter compare`` uses.
+
 Quality per method and round: objective gap to HiGHS's optimum of the round
 (``sense * (objective - reference) / max(1, |reference|)``, > 0 = worse), max absolute/relative row
 violation recomputed from the data, integrality violation, churn = surviving variables whose value
@@ -141,28 +144,91 @@ def _row(r: int, method: str, res, seconds: float, extra: dict | None = None) ->
     return d
 
 
+ROW_EXTRAS = ("edit_seconds", "pop_seconds", "max_part_seconds")  # BaselineResult.extra fields kept in a row
+
+
+def _check_methods(methods: list[str]) -> None:
+    """Exit with the list of choices when a method is neither copter-warm/copter-cold nor a registry name."""
+    from solver.baselines import registry
+    from solver.model.errors import UsageError
+
+    bad = []
+    for m in methods:
+        if m not in ("copter-warm", "copter-cold"):
+            try:
+                registry.get(m)
+            except UsageError:
+                bad.append(m)
+    if bad:
+        raise SystemExit(f"unknown method(s) {bad}; choose from {METHODS} or another name of "
+                         f"solver/baselines/registry.py ({', '.join(registry.names())}, pop-<k>)")
+
+
+class _Copter:
+    """copter warm (state carried across rounds, mapped by the round's delta) or cold, as a bench method."""
+
+    def __init__(self, settings, warm: bool):
+        self.settings, self.warm, self.state = settings, warm, None
+
+    def run(self, name: str, problem, info, r: int, apply_s: float):
+        from solver.api import solve_problem
+        from solver.baselines.result import make_result
+        from solver.differential import map_state
+
+        with Timer() as t:
+            start = (map_state(self.state, info, problem) if self.warm and self.state is not None
+                     and info is not None else None)
+            res = solve_problem(problem, self.settings, start)
+        seconds = t.seconds + (apply_s if self.warm and r > 0 else 0.0)
+        if self.warm:
+            self.state = res.state
+        b = make_result(name, problem, res.status, res.x, seconds, hit_limit=res.status.name == "TIME_LIMIT")
+        return b, seconds, {"solve_seconds": t.seconds, "iterations": res.iterations,
+                            "warm_started": bool(res.warm_started)}
+
+
+def _next_problem(scenario, r: int, problem, prev_x: dict):
+    """Round r's problem from the scenario's delta, driven by copter-warm's allocation (else by the first
+    method that returned a point, else simulated by the scenario); returns (problem, info, apply seconds)."""
+    from solver.differential import apply_delta
+
+    driver = prev_x.get("copter-warm")
+    if driver is None:
+        driver = next((v for v in prev_x.values() if v is not None), None)
+    delta = scenario.next_delta(r, None if driver is None else (problem.col_names, driver))
+    with Timer() as t:
+        problem, info = apply_delta(problem, delta)
+    return problem, info, t.seconds
+
+
+def _run_method(m: str, problem, r: int, copters: dict, memory: dict, ctx, info, apply_s: float):
+    """One method on round r's problem: (BaselineResult, seconds, extra row fields). A baseline comes from
+    ``solver.baselines.registry`` and carries its state across rounds in ``memory[m]``."""
+    from solver.baselines import registry
+
+    if m in copters:
+        return copters[m].run(m, problem, info, r, apply_s)
+    ctx.round, ctx.info, ctx.memory = r, info, memory[m]
+    b = registry.get(m).run(problem, ctx)
+    return b, b.seconds, {k: b.extra[k] for k in ROW_EXTRAS if k in b.extra}
+
+
 def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, highs_solver: str = "choose",
                tol: float = 1e-4, threads: int | None = None, pop_workers: int | None = None,
                pop_scaling: str = "auto", warm_cold_solver: str = "ipm", skip_after: int = 2,
                log=print, out: list | None = None) -> list[dict]:
     """Run ``rounds`` + 1 rounds of ``scenario`` through every method; return one dict per (round, method).
 
-    ``out``: a list to append each finished round's rows to (so an interrupted run keeps them).
-
-    The scenario's next round is driven by copter-warm's allocation (else by the first method that
-    returned a point, else simulated by the scenario).
+    Methods: ``copter-warm``, ``copter-cold`` and any baseline of ``solver.baselines.registry`` (highs,
+    highs-warm, pop-<k>, ...). ``out``: a list to append each finished round's rows to (so an interrupted
+    run keeps them). The scenario's next round is driven by copter-warm's allocation (else by the first
+    method that returned a point, else simulated by the scenario).
     """
-    from solver.api import solve_problem
-    from solver.baselines.highs import solve_highs
-    from solver.baselines.highs_warm import WarmHighs, solve_from_basis_bounded
-    from solver.baselines.pop import make_executor, solve_pop
-    from solver.baselines.result import make_result
-    from solver.differential import apply_delta, map_state
+    from solver.baselines import registry
+    from solver.baselines.pop import make_executor
     from solver.model.settings import Settings
 
-    bad = [m for m in methods if m not in METHODS]
-    if bad:
-        raise SystemExit(f"unknown method(s) {bad}; choose from {METHODS}")
+    _check_methods(methods)
     settings = Settings(tol=tol, time_limit_seconds=time_limit)
     with Timer() as t:
         problem = scenario.base()
@@ -170,58 +236,23 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
         f"{problem.nnz} nonzeros, {'MILP' if problem.is_mip else 'LP'}", flush=True)
     _warm_up(problem.is_mip)
     pool = make_executor(pop_workers) if any(m.startswith("pop-") for m in methods) else None
-    warm_highs = WarmHighs(solver="simplex", cold_solver=warm_cold_solver, threads=threads)
-    state, info, apply_s, mip_start = None, None, 0.0, None
-    prev_x: dict[str, np.ndarray | None] = {}
-    hits = dict.fromkeys(methods, 0)
+    ctx = registry.BaselineContext(time_limit_seconds=time_limit, highs_solver=highs_solver, threads=threads,
+                                   pop_scaling=pop_scaling, pop_executor=pool, warm_cold_solver=warm_cold_solver)
+    copters = {"copter-warm": _Copter(settings, True), "copter-cold": _Copter(settings, False)}
+    memory = {m: {} for m in methods if m not in copters}  # what each baseline carries across rounds
+    info, apply_s, prev_x, hits = None, 0.0, {}, dict.fromkeys(methods, 0)
     rows: list[dict] = out if out is not None else []
     try:
         for r in range(rounds + 1):
             if r > 0:
-                driver = prev_x.get("copter-warm")
-                if driver is None:
-                    driver = next((v for v in prev_x.values() if v is not None), None)
-                prev_names = problem.col_names
-                delta = scenario.next_delta(r, None if driver is None else (prev_names, driver))
-                with Timer() as t:
-                    problem, info = apply_delta(problem, delta)
-                apply_s = t.seconds
+                problem, info, apply_s = _next_problem(scenario, r, problem, prev_x)
             round_rows = []
             for m in methods:
                 if hits[m] >= skip_after:
                     round_rows.append({"round": r, "method": m, "status": "SKIPPED", "seconds": math.nan,
                                        "hit_limit": False})
                     continue
-                extra: dict = {}
-                if m in ("copter-warm", "copter-cold"):
-                    with Timer() as t:
-                        warm = (map_state(state, info, problem) if (m == "copter-warm" and state is not None
-                                                                     and info is not None) else None)
-                        res = solve_problem(problem, settings, warm)
-                    seconds = t.seconds + (apply_s if m == "copter-warm" and r > 0 else 0.0)
-                    if m == "copter-warm":
-                        state = res.state
-                    b = make_result(m, problem, res.status, res.x, seconds,
-                                    hit_limit=res.status.name == "TIME_LIMIT")
-                    extra = {"solve_seconds": t.seconds, "iterations": res.iterations,
-                             "warm_started": bool(res.warm_started)}
-                elif m == "highs":
-                    b = solve_highs(problem, solver=highs_solver, time_limit_seconds=time_limit, threads=threads)
-                    seconds = b.seconds
-                elif m == "highs-warm" and problem.is_mip:  # incumbent start by name, hard wall limit
-                    b, mip_start = solve_from_basis_bounded(problem, mip_start, solver="simplex",
-                                                            time_limit_seconds=time_limit, threads=threads, round=r)
-                    seconds = b.seconds
-                elif m == "highs-warm":
-                    b = warm_highs.solve(problem, time_limit_seconds=time_limit, info=info)
-                    seconds = b.seconds
-                    extra = {"edit_seconds": b.extra.get("edit_seconds")}
-                else:
-                    k = int(m.split("-")[1])
-                    b = solve_pop(problem, k=k, seed=r, solver=highs_solver, time_limit_seconds=time_limit,
-                                  shared_scaling=pop_scaling, executor=pool)
-                    seconds = b.seconds
-                    extra = {"pop_seconds": b.extra["pop_seconds"], "max_part_seconds": b.extra["max_part_seconds"]}
+                b, seconds, extra = _run_method(m, problem, r, copters, memory, ctx, info, apply_s)
                 extra["churn"] = _churn(b.x, prev_x.get(m), None if info is None else info.col_map) if r else math.nan
                 prev_x[m] = b.x
                 hits[m] += int(b.hit_limit)

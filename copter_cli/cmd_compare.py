@@ -2,7 +2,7 @@
 print them next to copter's own result: status, objective, relative objective difference to the best,
 max absolute/relative row violation, integrality violation, seconds, and time ratio baseline / copter.
 
-The work is in :mod:`copter_cli.compare_run`; this module parses options and prints.
+The work is in :func:`solver.rounds.compare`; this module parses options and prints.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def compare(
         baseline: list[str] = typer.Option(["highs"], "--baseline", "-b", metavar="NAME",
-                                           help="highs | highs-warm | pop (repeatable)."),
+                                           help="highs | highs-simplex | highs-ipm | highs-pdlp | highs-warm | pop | pop-K (repeatable; solver/baselines/registry.py)."),
         k: list[int] = typer.Option([4], "--k", metavar="K", help="POP parts (repeatable: --k 4 --k 16)."),
         highs_solver: str = typer.Option("choose", "--highs-solver",
                                          help="HiGHS solver: choose | simplex | ipm | pdlp | mip "
@@ -94,15 +94,14 @@ def register(app: typer.Typer) -> None:
         Baselines: HiGHS cold, HiGHS hot-started from the previous round, POP-k."""
 
         def body():
-            from copter_cli.compare_run import run_compare
-            from copter_cli.engine import default_state_dir
+            from solver import rounds
 
-            st = state if state is not None else default_state_dir()
+            st = state if state is not None else rounds.default_state_dir()
             with console.status("running baselines") as status:
-                res = run_compare(st, baseline, ks=k, highs_solver=highs_solver, time_limit_seconds=time_limit,
-                                  threads=threads, seed=seed, pop_client_regex=pop_client_regex,
-                                  pop_shared_rows_regex=pop_shared_rows_regex, pop_workers=pop_workers,
-                                  pop_scaling=pop_scaling, progress=lambda b: status.update(f"running {b}"))
+                res = rounds.compare(st, baseline, ks=k, highs_solver=highs_solver, time_limit_seconds=time_limit,
+                                     threads=threads, seed=seed, pop_client_regex=pop_client_regex,
+                                     pop_shared_rows_regex=pop_shared_rows_regex, pop_workers=pop_workers,
+                                     pop_scaling=pop_scaling, progress=lambda b: status.update(f"running {b}"))
             if json_out:
                 print_json(res)
             else:

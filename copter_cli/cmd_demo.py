@@ -54,18 +54,18 @@ def _previous_solution(state_dir: Path, report: dict):
 
 
 def run_round(state_dir: Path, path: Path, round_: int) -> dict:
-    """The one place the demo calls the engine: init for round 0, step afterwards."""
-    from copter_cli import engine
+    """The one place the demo calls the round loop (``solver.rounds``): init for round 0, step afterwards."""
+    from solver import rounds
 
     if round_ == 0:
-        return engine.init_state(path, state_dir=state_dir)
-    return engine.step_state(path, state_dir=state_dir)
+        return rounds.init(path, state_dir=state_dir)
+    return rounds.step(path, state_dir=state_dir)
 
 
 def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | None, seed: int,
          json_out: bool) -> int:
     """Generate and run the demo; return the exit code of the worst round (0 when all succeeded)."""
-    from copter_cli import engine
+    from copter_cli.exit_codes import for_report
     from formats.io import write_delta, write_problem
     from solver.model.errors import UsageError
     from solver.workloads import make_scenario
@@ -109,7 +109,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
             rep["delta_from"] = "simulated allocation" if previous is None else f"round {r - 1} solution"
             reports.append(rep)
             _log(rep, json_out)
-        codes = [engine.exit_code(rp) for rp in reports]
+        codes = [for_report(rp) for rp in reports]
         code = next((c for c in codes if c), 0)
     finally:
         if tmp:

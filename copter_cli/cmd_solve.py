@@ -138,7 +138,7 @@ def solve_cmd(
             relaxation_tol=relaxation_tol, relaxation_round_iterations=relaxation_round_iterations,
             mip_gap=mip_gap, presolve=presolve, verbose=verbose)
         if output is not None:  # refuse an unwritable -o before solving
-            from copter_cli.output import check_output_file
+            from solver.rounds.outputs import check_output_file
 
             check_output_file(output, "-o")
             check_output_file(duals_path_for(output), "-o (duals)")

@@ -1,6 +1,6 @@
 """The stateful commands: ``copter init``, ``step``, ``show``, ``history``, ``rollback``, ``export``.
 
-Thin wrappers over ``copter_cli.engine``; ``--state`` defaults to ``$COPTER_STATE`` or ``./copter-state``.
+Thin wrappers over ``solver.rounds``; ``--state`` defaults to ``$COPTER_STATE`` or ``./copter-state``.
 ``--json`` prints the round report (or the command's result) as one plain JSON object on stdout; human
 output is a rich table on stderr. Exit codes: ``copter_cli.exit_codes`` (a failed round exits with the
 code of its status, a no-op re-apply with 0).
@@ -16,16 +16,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from copter_cli import engine
+from copter_cli import exit_codes
 from copter_cli import solver_options as opts
 from copter_cli.output import console, print_json, run, say
+from formats.checkpoint import StateStore
+from solver import rounds
 
 STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
 ROUND_HELP = "A kept round instead of the current one (a round that is not kept: exit 2)."
 
 
 def _state(state: Path | None) -> Path:
-    return state if state is not None else engine.default_state_dir()
+    return state if state is not None else rounds.default_state_dir()
 
 
 def _wide() -> Console:
@@ -66,7 +68,7 @@ def _finish(report: dict, json_out: bool) -> int:
         print_json(report)
     else:
         _print_report(report)
-    return engine.exit_code(report)
+    return exit_codes.for_report(report)
 
 
 def register(app: typer.Typer) -> None:
@@ -104,7 +106,7 @@ def register(app: typer.Typer) -> None:
                 integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds, submip_gap=submip_gap,
                 relaxation_tol=relaxation_tol, relaxation_round_iterations=relaxation_round_iterations,
                 mip_gap=mip_gap, presolve=presolve, verbose=verbose)
-            return _finish(engine.init_state(base, _state(state), settings, keep, out), json_out)
+            return _finish(rounds.init(base, _state(state), settings, keep, out), json_out)
 
         run(json_out, debug, body)
 
@@ -145,9 +147,9 @@ def register(app: typer.Typer) -> None:
                          presolve=presolve, verbose=verbose)
             settings = None
             if opts.given(**given):
-                stored = engine.settings_from_json(engine.StateStore(st).config().get("settings"))
+                stored = rounds.settings_from_json(StateStore(st).config().get("settings"))
                 settings = opts.settings_with(stored, **given)
-            return _finish(engine.step_state(delta, st, settings, force, accept_failed, out), json_out)
+            return _finish(rounds.step(delta, st, settings, force, accept_failed, out), json_out)
 
         run(json_out, debug, body)
 
@@ -163,7 +165,7 @@ def register(app: typer.Typer) -> None:
         For the current round also the last failed round, if any."""
 
         def body():
-            report = engine.show(_state(state), round_)
+            report = rounds.show(_state(state), round_)
             if json_out:
                 print_json(report)
             else:
@@ -187,7 +189,7 @@ def register(app: typer.Typer) -> None:
         Status, objective, iterations, seconds per phase."""
 
         def body():
-            rows = engine.history(_state(state))
+            rows = rounds.history(_state(state))
             if json_out:
                 print_json({"rounds": rows})
                 return 0
@@ -221,7 +223,7 @@ def register(app: typer.Typer) -> None:
         moves them into STATE/abandoned/."""
 
         def body():
-            res = engine.rollback(_state(state), to)
+            res = rounds.rollback(_state(state), to)
             if json_out:
                 print_json(res)
             else:
@@ -245,7 +247,7 @@ def register(app: typer.Typer) -> None:
         MPS or Parquet, by the output's extension."""
 
         def body():
-            res = engine.export(_state(state), output, round_)
+            res = rounds.export(_state(state), output, round_)
             if json_out:
                 print_json(res)
             else:

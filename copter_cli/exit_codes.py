@@ -61,3 +61,14 @@ def for_status(status: Status) -> int:
     if status.is_model_failure:
         return INFEASIBLE_OR_UNBOUNDED
     return LIMIT_OR_NUMERICAL
+
+
+def for_report(report: dict) -> int:
+    """Exit code of a round report (``solver.rounds.init``/``step``): 0 for a no-op, else
+    :func:`for_status` of its status (a report without a status: limit or numerical trouble)."""
+    if report.get("no_op"):
+        return OK
+    status = report.get("status")
+    if status is None:
+        return LIMIT_OR_NUMERICAL
+    return for_status(Status[status])

@@ -66,28 +66,6 @@ def say(text: str) -> None:
     console.print(text, markup=False, highlight=False)
 
 
-def check_output_file(path, option: str) -> None:
-    """Refuse an output file path that cannot be written, before any work is done.
-
-    Raises:
-        UsageError: ``path`` is a folder, its folder does not exist (or is not a folder), or the folder is
-            not writable; the message names the option and the path.
-    """
-    import os
-    from pathlib import Path
-
-    from solver.model.errors import UsageError
-
-    p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
-    if p.is_dir():
-        raise UsageError(f"{option} {p}: is a folder, not a file")
-    if not parent.is_dir():
-        raise UsageError(f"{option} {p}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise UsageError(f"{option} {p}: not writable")
-
-
 def print_json(obj) -> None:
     """Print one JSON object on stdout, plain text, newline-terminated."""
     sys.stdout.write(dumps(obj) + "\n")

@@ -12,10 +12,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from copter_cli import engine, exit_codes
+from copter_cli import exit_codes
 from copter_cli.app import main
 from formats import checkpoint
 from formats.io import write_delta, write_problem
+from solver import rounds
 from solver.model.delta import Delta
 from tests.helpers import small_lp, snapshot
 
@@ -69,7 +70,7 @@ def base(tmp_path) -> Path:
 
 @pytest.fixture
 def st(tmp_path, base) -> Path:
-    engine.init_state(base, tmp_path / "st")
+    rounds.init(base, tmp_path / "st")
     return tmp_path / "st"
 
 
@@ -195,7 +196,7 @@ def test_step_given_a_directory_instead_of_a_delta_says_so(tmp_path):
     from copter_cli.app import app
 
     state = tmp_path / "state"
-    engine.init_state(small_lp(), state_dir=state)
+    rounds.init(small_lp(), state_dir=state)
     d = tmp_path / "adir"
     d.mkdir()
     res = CliRunner().invoke(app, ["step", str(d), "--state", str(state), "--json"])

@@ -8,10 +8,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from copter_cli import engine
 from copter_cli.app import app
 from formats.checkpoint import StateStore
 from formats.io import write_delta, write_problem
+from solver import rounds
 from solver.model.delta import Delta
 from tests.helpers import small_lp
 
@@ -41,7 +41,7 @@ def test_init_stores_the_given_solver_options_for_later_steps(tmp_path):
                               "--mip-gap", "0.01", "--relaxation-round-iterations", "128", "--submip-seconds", "0",
                               "--submip-gap", "inf", "--verbose"])
     assert res.exit_code == 0, res.output
-    stored = engine.settings_from_json(StateStore(st).config()["settings"])
+    stored = rounds.settings_from_json(StateStore(st).config()["settings"])
     assert (stored.iteration_limit, stored.integer_fallback_seconds, stored.tol, stored.presolve) == \
         (5000, 7.0, 1e-6, "off")
     assert (stored.mip_gap_tol, stored.relaxation_round_iterations, stored.integer_submip_seconds) == (0.01, 128, 0.0)
@@ -58,7 +58,7 @@ def test_step_iteration_limit_applies_to_that_round_only(tmp_path):
                               "--iteration-limit", "1", "--accept-failed", "--json"])
     rep = json.loads(res.stdout)
     assert rep["status"] == "ITERATION_LIMIT" and res.exit_code == 5
-    assert engine.settings_from_json(StateStore(st).config()["settings"]).iteration_limit == 1_000_000
+    assert rounds.settings_from_json(StateStore(st).config()["settings"]).iteration_limit == 1_000_000
 
 
 @pytest.mark.parametrize(("args", "needle"), [

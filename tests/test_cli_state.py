@@ -19,10 +19,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from copter_cli import engine
 from copter_cli.app import app
 from formats.checkpoint import StateStore
 from formats.io import read_problem, write_delta, write_problem
+from solver import rounds
 from solver.model.delta import Delta
 from tests.helpers import infeasible_delta, small_lp, snapshot
 
@@ -187,7 +187,7 @@ def _expected(st: Path, tmp_path: Path, d: Path):
     """Reference: the state after an uninterrupted step (round 1) and before it (round 0)."""
     ref = tmp_path / "ref"
     shutil.copytree(st, ref)
-    engine.step_state(d, ref)
+    rounds.step(d, ref)
     s = StateStore(ref)
     return s.load(0, with_state=False).problem, s.load(1, with_state=False).problem
 
@@ -227,7 +227,7 @@ def test_step_killed_at_each_commit_point_leaves_previous_or_next_round(st, tmp_
         assert proc.wait(timeout=120) == -signal.SIGKILL, (pt, proc.stderr.read())
         root = roots[pt]
         assert _check_whole_round(root, p0, p1) == (1 if pt == "after_current" else 0), pt
-        rep = engine.step_state(d, root)  # the next writer cleans up and finishes (or no-ops) the round
+        rep = rounds.step(d, root)  # the next writer cleans up and finishes (or no-ops) the round
         assert rep["round"] == 1 and _check_whole_round(root, p0, p1) == 1
         assert not [p for p in os.listdir(root) if p.startswith((".tmp-", ".trash-"))]
 
@@ -244,7 +244,7 @@ def test_step_killed_at_random_moments_never_leaves_a_mix(st, tmp_path):
         pid = os.fork()
         if pid == 0:  # child: one step, no pytest machinery on the way out
             try:
-                engine.step_state(d, root)
+                rounds.step(d, root)
             finally:
                 os._exit(0)
         if delay is not None:
@@ -263,7 +263,7 @@ def test_step_killed_at_random_moments_never_leaves_a_mix(st, tmp_path):
         shutil.copytree(st, root)
         run_child(root, rng.uniform(0.0, 1.1 * full))
         seen.add(_check_whole_round(root, p0, p1))
-        engine.step_state(d, root)
+        rounds.step(d, root)
         assert _check_whole_round(root, p0, p1) == 1
     assert seen <= {0, 1}
 
@@ -299,8 +299,8 @@ def test_step_after_rollback_killed_mid_commit_never_recovers_the_abandoned_bran
     """Rounds 1, 2; rollback to 1; a new round 2 is SIGKILLed at each commit point after the old branch is
     moved aside. Whatever survives, CURRENT is round 1, and recovery from an unreadable CURRENT never lands
     on the old round 2; the next step completes the new round 2."""
-    old = [engine.step_state(cost_delta(base_round=r, cost=5.0 + r), st)["delta_sha256"] for r in (0, 1)]
-    engine.rollback(st, to=1)
+    old = [rounds.step(cost_delta(base_round=r, cost=5.0 + r), st)["delta_sha256"] for r in (0, 1)]
+    rounds.rollback(st, to=1)
     d = delta_file(tmp_path / "new2.parquet", cost_delta(base_round=1, name="x4", cost=9.0))
     roots = {pt: tmp_path / f"crash-{pt}" for pt in ("after_abandon", "after_rename", "before_current")}
     procs = {}
@@ -311,13 +311,13 @@ def test_step_after_rollback_killed_mid_commit_never_recovers_the_abandoned_bran
         assert proc.wait(timeout=120) == -signal.SIGKILL, (pt, proc.stderr.read())
         root = roots[pt]
         assert (root / "CURRENT").read_text() == "1\n", pt
-        assert [r["round"] for r in engine.history(root)] in ([0, 1], [0, 1, 2]), pt
-        assert all(r["delta_sha256"] != old[1] for r in engine.history(root)), pt
+        assert [r["round"] for r in rounds.history(root)] in ([0, 1], [0, 1, 2]), pt
+        assert all(r["delta_sha256"] != old[1] for r in rounds.history(root)), pt
         (root / "CURRENT").write_text("garbage")
-        assert engine.show(root)["delta_sha256"] != old[1], pt
+        assert rounds.show(root)["delta_sha256"] != old[1], pt
         (root / "CURRENT").write_text("1\n")
-        rep = engine.step_state(d, root)
-        assert rep["round"] == 2 and engine.show(root)["delta_sha256"] == rep["delta_sha256"] not in old, pt
+        rep = rounds.step(d, root)
+        assert rep["round"] == 2 and rounds.show(root)["delta_sha256"] == rep["delta_sha256"] not in old, pt
 
 
 def test_a_round_that_is_not_kept_is_a_usage_error_in_show_rollback_and_export(st, tmp_path):

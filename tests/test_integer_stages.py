@@ -3,7 +3,7 @@
 A loose first relaxation stage must still give an exactly feasible integer point whose reported gap is a
 valid bound on its distance to the true optimum (checked against HiGHS MIP on a small Sia instance), and
 the next round's relaxation must start from this round's relaxation iterate (not from the integer point),
-also through the CLI engine's state directory.
+also through the round loop's state directory (solver.rounds).
 """
 
 from __future__ import annotations
@@ -131,8 +131,9 @@ def test_next_round_relaxation_starts_from_this_rounds_relaxation_iterate(monkey
 
 
 def test_engine_step_warm_starts_the_relaxation_from_the_saved_relaxation_iterate(monkeypatch, tmp_path):
-    from copter_cli.engine import init_state, step_state
     from solver.differential import apply_delta
+    from solver.rounds import init as init_state
+    from solver.rounds import step as step_state
 
     sc = SiaScenario(total_gpus=GPUS, seed=1)
     p0 = sc.base()

@@ -1,4 +1,4 @@
-"""The continual loop (copter_cli/engine.py) in-process: reports, no-op re-apply, round checks, failure
+"""The continual loop (solver.rounds) in-process: reports, no-op re-apply, round checks, failure
 behaviour, rollback, and warm-equals-cold against HiGHS on shared LP instances."""
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 import scipy.sparse as sp
 
-from copter_cli import engine
+from copter_cli import exit_codes
+from formats.checkpoint import StateStore
+from solver import rounds
 from solver.model.delta import Delta
 from solver.model.errors import RoundMismatchError, StateError, UsageError, ValidationError
 from solver.model.problem import Problem
@@ -27,13 +29,13 @@ REPORT_KEYS = {"round", "status", "objective", "iterations", "warm_started", "pr
 @pytest.fixture
 def state(tmp_path):
     st = tmp_path / "st"
-    rep = engine.init_state(small_lp(), st, Settings(tol=1e-6))
+    rep = rounds.init(small_lp(), st, Settings(tol=1e-6))
     assert rep["status"] == "OPTIMAL"
     return st
 
 
 def test_init_writes_round_zero_with_every_report_field(state):
-    rep = engine.show(state)
+    rep = rounds.show(state)
     assert REPORT_KEYS <= set(rep) and rep["round"] == 0 and not rep["warm_started"]
     assert set(rep["seconds"]) >= {"load", "apply", "solve", "integerize", "save", "total"}
     sol = pq.read_table(state / rep["solution_path"])
@@ -49,7 +51,7 @@ def test_step_advances_and_lists_changes(state, tmp_path):
     d = Delta.concat([Delta.vars(["x3", "new"], cost=[50.0, 2.0], upper=[None, 1.0]),
                       Delta.coefs(var=["new"], con=["cap0"], value=[1.0]), Delta.drop_vars(["x7"])],
                      base_round=0)
-    rep = engine.step_state(d, state, out_dir=tmp_path / "out")
+    rep = rounds.step(d, state, out_dir=tmp_path / "out")
     assert rep["round"] == 1 and rep["status"] == "OPTIMAL" and rep["warm_started"]
     assert (state / "CURRENT").read_text() == "1\n"
     ch = pq.read_table(state / rep["changes_path"]).to_pydict()
@@ -64,19 +66,19 @@ def test_step_advances_and_lists_changes(state, tmp_path):
 def test_reapplying_the_same_delta_is_a_no_op(state):
     d = Delta.vars(["x1"], cost=[3.0])
     d.base_round = 0
-    engine.step_state(d, state)
+    rounds.step(d, state)
     before = snapshot(state)
-    rep = engine.step_state(d, state)
-    assert rep["no_op"] and "already applied" in rep["message"] and engine.exit_code(rep) == 0
+    rep = rounds.step(d, state)
+    assert rep["no_op"] and "already applied" in rep["message"] and exit_codes.for_report(rep) == 0
     assert snapshot(state) == before
 
 
 def test_reapply_is_checked_before_base_round(state):
     d = Delta.vars(["x1"], cost=[3.0], )
     d.base_round = 0
-    engine.step_state(d, state)
-    engine.step_state(Delta.vars(["x2"], cost=[3.0]), state)  # round 2
-    assert engine.step_state(d, state)["no_op"]
+    rounds.step(d, state)
+    rounds.step(Delta.vars(["x2"], cost=[3.0]), state)  # round 2
+    assert rounds.step(d, state)["no_op"]
 
 
 def test_base_round_mismatch_is_refused_and_state_unchanged(state):
@@ -84,9 +86,9 @@ def test_base_round_mismatch_is_refused_and_state_unchanged(state):
     d.base_round = 5
     before = snapshot(state)
     with pytest.raises(RoundMismatchError, match="round 5"):
-        engine.step_state(d, state)
+        rounds.step(d, state)
     assert snapshot(state) == before
-    rep = engine.step_state(d, state, force=True)
+    rep = rounds.step(d, state, force=True)
     assert rep["round"] == 1 and any("--force" in w for w in rep["warnings"])
 
 
@@ -99,43 +101,43 @@ def test_base_round_mismatch_is_refused_and_state_unchanged(state):
 def test_invalid_delta_raises_naming_the_culprit_and_changes_nothing(state, delta, culprit):
     before = snapshot(state)
     with pytest.raises(ValidationError, match=culprit):
-        engine.step_state(delta, state)
+        rounds.step(delta, state)
     assert snapshot(state) == before
 
 
 def test_infeasible_round_keeps_current_and_records_the_failure(state):
-    rep = engine.step_state(infeasible_delta(), state, Settings(tol=1e-6, iteration_limit=20000))
-    assert engine.exit_code(rep) == 4 and rep["status"] == "PRIMAL_INFEASIBLE" and not rep["accepted"]
+    rep = rounds.step(infeasible_delta(), state, Settings(tol=1e-6, iteration_limit=20000))
+    assert exit_codes.for_report(rep) == 4 and rep["status"] == "PRIMAL_INFEASIBLE" and not rep["accepted"]
     assert (state / "CURRENT").read_text() == "0\n" and "CURRENT stays at round 0" in rep["message"]
-    assert engine.show(state)["last_failed"]["round"] == 1
-    assert [r["kind"] for r in engine.history(state)] == ["generation", "failed"]
+    assert rounds.show(state)["last_failed"]["round"] == 1
+    assert [r["kind"] for r in rounds.history(state)] == ["generation", "failed"]
 
 
 def test_accept_failed_advances_current(state):
-    rep = engine.step_state(infeasible_delta(), state, Settings(tol=1e-6, iteration_limit=20000),
+    rep = rounds.step(infeasible_delta(), state, Settings(tol=1e-6, iteration_limit=20000),
                             accept_failed=True)
-    assert rep["accepted"] and engine.exit_code(rep) in (4, 5)
+    assert rep["accepted"] and exit_codes.for_report(rep) in (4, 5)
     assert (state / "CURRENT").read_text() == "1\n"
 
 
 def test_rollback_moves_current_and_next_step_overwrites(state):
-    engine.step_state(Delta.vars(["x1"], cost=[3.0]), state)
-    engine.step_state(Delta.vars(["x2"], cost=[3.0]), state)
-    assert engine.rollback(state)["round"] == 1
+    rounds.step(Delta.vars(["x1"], cost=[3.0]), state)
+    rounds.step(Delta.vars(["x2"], cost=[3.0]), state)
+    assert rounds.rollback(state)["round"] == 1
     with pytest.raises(UsageError, match="kept"):
-        engine.rollback(state, to=9)
-    rep = engine.step_state(Delta.vars(["x5"], cost=[4.0]), state)
-    assert rep["round"] == 2 and engine.show(state)["delta_sha256"] == rep["delta_sha256"]
+        rounds.rollback(state, to=9)
+    rep = rounds.step(Delta.vars(["x5"], cost=[4.0]), state)
+    assert rep["round"] == 2 and rounds.show(state)["delta_sha256"] == rep["delta_sha256"]
 
 
 def _branch_after_rollback(state) -> dict:
     """Rounds 1..3, rollback to 1, a failed round 4 of the old branch, then a new round 2."""
     for i in range(3):
-        engine.step_state(Delta.vars([f"x{i}"], cost=[3.0 + i]), state)
-    failed = engine.step_state(infeasible_delta(), state, Settings(tol=1e-6, iteration_limit=20000), force=True)
+        rounds.step(Delta.vars([f"x{i}"], cost=[3.0 + i]), state)
+    failed = rounds.step(infeasible_delta(), state, Settings(tol=1e-6, iteration_limit=20000), force=True)
     assert failed["round"] == 4 and not failed["accepted"]
-    engine.rollback(state, to=1)
-    return engine.step_state(Delta.vars(["x5"], cost=[4.0]), state)
+    rounds.rollback(state, to=1)
+    return rounds.step(Delta.vars(["x5"], cost=[4.0]), state)
 
 
 def test_step_after_rollback_moves_the_abandoned_branch_aside(state):
@@ -147,11 +149,11 @@ def test_step_after_rollback_moves_the_abandoned_branch_aside(state):
     moved = sorted(p.name for p in (state / "abandoned").glob("*/gen-*"))
     assert moved == ["gen-000002", "gen-000003"]
     assert [p.name[:19] for p in (state / "abandoned").glob("*/failed-*")] == ["failed-round-000004"]
-    assert [(r["round"], r["kind"]) for r in engine.history(state)] == [(0, "generation"), (1, "generation"),
+    assert [(r["round"], r["kind"]) for r in rounds.history(state)] == [(0, "generation"), (1, "generation"),
                                                                          (2, "generation")]
-    assert "last_failed" not in engine.show(state)
+    assert "last_failed" not in rounds.show(state)
     with pytest.raises(UsageError, match="not kept"):
-        engine.rollback(state, to=3)
+        rounds.rollback(state, to=3)
     man = json.loads((state / "gen-000002" / "generation.json").read_text())
     parent = json.loads((state / "gen-000001" / "generation.json").read_text())
     assert man["parent_id"] == parent["id"] and man["parent_round"] == 1
@@ -160,17 +162,17 @@ def test_step_after_rollback_moves_the_abandoned_branch_aside(state):
 def test_unreadable_current_after_a_branch_recovers_the_new_round_not_the_abandoned_one(state):
     rep = _branch_after_rollback(state)
     (state / "CURRENT").write_text("garbage\n")
-    shown = engine.show(state)
+    shown = rounds.show(state)
     assert shown["round"] == 2 and shown["delta_sha256"] == rep["delta_sha256"]
     assert "newest complete generation, round 2" in shown["warnings"][-1]
 
 
 def test_rollback_without_a_step_can_move_forward_again(state):
     for i in range(3):
-        engine.step_state(Delta.vars([f"x{i}"], cost=[3.0 + i]), state)
-    engine.rollback(state, to=1)
-    assert [r["round"] for r in engine.history(state)] == [0, 1, 2, 3]
-    assert engine.rollback(state, to=3)["round"] == 3 and not (state / "abandoned").exists()
+        rounds.step(Delta.vars([f"x{i}"], cost=[3.0 + i]), state)
+    rounds.rollback(state, to=1)
+    assert [r["round"] for r in rounds.history(state)] == [0, 1, 2, 3]
+    assert rounds.rollback(state, to=3)["round"] == 3 and not (state / "abandoned").exists()
 
 
 def test_lineage_skips_a_generation_of_another_branch_left_on_disk(state):
@@ -179,24 +181,24 @@ def test_lineage_skips_a_generation_of_another_branch_left_on_disk(state):
     _branch_after_rollback(state)
     old3 = next((state / "abandoned").glob("*/gen-000003"))
     os.rename(old3, state / "gen-000003")
-    assert [r["round"] for r in engine.history(state)] == [0, 1, 2]
+    assert [r["round"] for r in rounds.history(state)] == [0, 1, 2]
     with pytest.raises(UsageError, match="not kept"):
-        engine.rollback(state, to=3)
+        rounds.rollback(state, to=3)
 
 
 def test_keep_limits_the_generations_on_disk(tmp_path):
     st = tmp_path / "st"
-    engine.init_state(small_lp(), st, keep=2)
+    rounds.init(small_lp(), st, keep=2)
     for i in range(4):
-        engine.step_state(Delta.vars([f"x{i}"], cost=[float(i + 2)]), st)
+        rounds.step(Delta.vars([f"x{i}"], cost=[float(i + 2)]), st)
     assert sorted(p.name for p in st.iterdir() if p.name.startswith("gen-")) == ["gen-000003", "gen-000004"]
 
 
 def test_init_twice_and_step_without_init_are_state_errors(state, tmp_path):
     with pytest.raises(StateError, match="already"):
-        engine.init_state(small_lp(), state)
+        rounds.init(small_lp(), state)
     with pytest.raises(StateError, match="not an initialised"):
-        engine.step_state(Delta.vars(["x1"], cost=[1.0]), tmp_path / "empty")
+        rounds.step(Delta.vars(["x1"], cost=[1.0]), tmp_path / "empty")
     assert not (tmp_path / "empty").exists()  # nothing created by a refused command
 
 
@@ -221,12 +223,12 @@ def small_milp() -> Problem:
 
 def test_milp_rounds_report_lp_bound_and_keep_the_integer_allocation(tmp_path):
     st = tmp_path / "st"
-    rep = engine.init_state(small_milp(), st)
+    rep = rounds.init(small_milp(), st)
     assert rep["status"] in ("OPTIMAL", "FEASIBLE") and {"lp_bound", "gap_rel"} <= set(rep)
     x = pq.read_table(st / rep["solution_path"]).column("value").to_numpy()
     assert np.array_equal(x, np.round(x))
-    assert engine.StateStore(st, reuse=False).load().state.integer_x is not None
-    rep = engine.step_state(Delta.vars(["x4"], cost=[9.0]), st)
+    assert StateStore(st, reuse=False).load().state.integer_x is not None
+    rep = rounds.step(Delta.vars(["x4"], cost=[9.0]), st)
     assert rep["round"] == 1 and rep["status"] in ("OPTIMAL", "FEASIBLE") and rep["lp_bound"] >= rep["objective"] - 1e-6
 
 
@@ -235,10 +237,10 @@ def test_init_with_an_infeasible_base_stores_round_zero_and_a_fixing_delta_recov
     p = p.replace(row_lower=np.r_[5.0, p.row_lower[1:]], row_upper=np.r_[6.0, p.row_upper[1:]])
     p = p.replace(col_upper=np.zeros(p.n_cols))  # x = 0 cannot reach row 0's lower bound 5
     st = tmp_path / "st"
-    rep = engine.init_state(p, st, Settings(iteration_limit=20000))
-    assert engine.exit_code(rep) in (4, 5) and (st / "CURRENT").read_text() == "0\n"
+    rep = rounds.init(p, st, Settings(iteration_limit=20000))
+    assert exit_codes.for_report(rep) in (4, 5) and (st / "CURRENT").read_text() == "0\n"
     fix = Delta.concat([Delta.cons(["cap0"], lower=[-np.inf], upper=[6.0])], base_round=0)
-    assert engine.step_state(fix, st)["status"] == "OPTIMAL"
+    assert rounds.step(fix, st)["status"] == "OPTIMAL"
 
 
 # ------------------------------------------------------------------------------------ warm == cold
@@ -287,14 +289,14 @@ def test_each_warm_round_matches_a_cold_highs_solve_of_the_replayed_problem(tmp_
     base = _read_mps(path)
     tol = 1e-6
     st = tmp_path / "st"
-    rep = engine.init_state(base, st, Settings(tol=tol))
+    rep = rounds.init(base, st, Settings(tol=tol))
     highs = new_highs(threads=1)
     highs.passModel(to_highs_lp(base, with_names=False))
     rng = np.random.default_rng(hash(instance) % 2**32)
     for r in range(4):
-        p = engine.StateStore(st).load(with_state=False).problem
+        p = StateStore(st).load(with_state=False).problem
         d = _random_delta(rng, p, r, highs)
-        rep = engine.step_state(d, st)
+        rep = rounds.step(d, st)
         highs.run()
         ref = highs.getInfo().objective_function_value
         assert highs.getModelStatus().name == "kOptimal"
@@ -306,12 +308,12 @@ def test_dropping_the_last_variable_of_a_large_problem_leaves_a_state_the_next_r
     # every column array only shrinks by its last entry (the checkpoint stores them as patches of the
     # previous generation's files): the next load must see the new length, not the old file's
     st = tmp_path / "st"
-    engine.init_state(small_lp(n=1100, m=12), st, Settings(tol=1e-4))
-    rep = engine.step_state(Delta.concat([Delta.drop_vars(["x1099"])], base_round=0), st)
+    rounds.init(small_lp(n=1100, m=12), st, Settings(tol=1e-4))
+    rep = rounds.step(Delta.concat([Delta.drop_vars(["x1099"])], base_round=0), st)
     assert rep["round"] == 1 and rep["status"] == "OPTIMAL"
     from formats import checkpoint
 
     checkpoint._RECENT.clear()  # the next round runs in a new process (cron): it reads the files
-    assert engine.show(st)["round"] == 1
-    rep2 = engine.step_state(Delta.concat([Delta.vars(["x5"], cost=[2.0])], base_round=1), st)
+    assert rounds.show(st)["round"] == 1
+    rep2 = rounds.step(Delta.concat([Delta.vars(["x5"], cost=[2.0])], base_round=1), st)
     assert rep2["round"] == 2 and rep2["status"] == "OPTIMAL"

@@ -1,0 +1,192 @@
+"""The round loop as a library: what ``copter init/step/show/history/rollback/export/compare`` (and the demo
+and the benchmarks) call. The CLI only parses options, prints and maps errors and reports to exit codes
+(``copter_cli.exit_codes``); everything here raises typed errors (``solver.model.errors``) and returns
+report dicts.
+
+A state directory (``formats.checkpoint``) holds one generation per kept round (problem, solver state,
+solution/duals/changes Parquet, report.json) and ``CURRENT``. A round (:func:`step`) = load the current
+generation -> read + validate the delta -> apply it (``solver.differential.apply_delta``) -> map the
+previous iterate onto the new index space (``solver.differential.map_state``) -> solve warm
+(``solver.api.solve_problem``) -> save a new generation -> advance ``CURRENT``. Every phase is timed
+(seconds) into the report.
+
+Failure behaviour:
+
+* bad input (unreadable delta, validation error, wrong ``copter.base_round``): a typed error is raised
+  and the state directory is not touched;
+* the same delta file again (same SHA-256 as a kept generation up to the current round): a no-op, the
+  report says so (``"no_op": true``); checked before ``copter.base_round``;
+* a round whose status is not OPTIMAL/FEASIBLE: without ``accept_failed`` its report is stored under
+  ``failed/round-N-<utc>/report.json`` (:func:`show` and :func:`history` list it) and ``CURRENT`` stays
+  where it was (``"accepted": false``); with ``accept_failed`` the round is saved and made current;
+* :func:`init` always stores round 0 (so a fixing delta can follow), whatever its status;
+* KeyboardInterrupt (SIGINT) before ``CURRENT`` is replaced: the temporary generation is removed and the
+  interrupt propagates (state unchanged); once the replacement has started it is finished.
+
+Example (the README's "Driving rounds from Python")::
+
+    from solver import rounds
+
+    report = rounds.init("base.mps", state_dir="state")
+    for path in ["delta_0001.parquet", "delta_0002.parquet"]:
+        report = rounds.step(path, state_dir="state")
+        print(report["round"], report["status"], report["objective"], report["seconds"]["solve"])
+"""
+
+from __future__ import annotations
+
+import math
+
+from formats.checkpoint import DEFAULT_KEEP
+from solver.model.settings import Settings
+from solver.rounds import inspect as _inspect
+from solver.rounds import loop as _loop
+from solver.rounds.config import default_state_dir, settings_from_json, settings_to_json
+from solver.rounds.hashing import delta_sha256, file_sha256
+from solver.rounds.inspect import require_round
+from solver.rounds.outputs import OUTPUT_FILES, check_out_dir, check_output_file
+
+__all__ = ["DEFAULT_KEEP", "OUTPUT_FILES", "check_out_dir", "check_output_file", "compare", "default_state_dir",
+           "delta_sha256", "export", "file_sha256", "history", "init", "require_round", "rollback",
+           "settings_from_json", "settings_to_json", "show", "step"]
+
+
+def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None) -> dict:
+    """Create a state directory from a base problem and solve round 0 (cold).
+
+    Args:
+        base: path of an MPS/Parquet problem file, or a ``solver.model.problem.Problem``.
+        state_dir: state directory (default :func:`default_state_dir`: ``$COPTER_STATE`` or
+            ``./copter-state``); created if missing (and removed again if ``init`` fails before storing).
+        settings: solver settings, stored in config.json and used by later steps (defaults when None).
+        keep: number of generations to keep (>= 1).
+        out_dir: optional folder that receives copies of the round's outputs and report.json.
+    Returns:
+        The round-0 report (also written to ``gen-000000/report.json``; ``formats.reports.round_report``):
+        round, status, objective, iterations, warm_started, seconds {load, apply, solve, integerize, save,
+        total}, solution_path/duals_path/changes_path (relative to the state directory), base_sha256,
+        accepted, ... Round 0 is stored and made current whatever its status.
+    Raises:
+        UsageError: keep < 1, or ``out_dir`` is unusable (checked first, see :func:`check_out_dir`).
+        StateError: the directory is already initialised. StateBusyError: another writer holds the lock.
+        FormatError, ValidationError (InputError subclasses): the base file is unreadable or invalid.
+    """
+    return _loop.init(base, state_dir, settings, keep, out_dir)
+
+
+def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
+         accept_failed: bool = False, out_dir=None) -> dict:
+    """Apply one delta to the current round, solve warm, and store the next round.
+
+    Args:
+        delta: path of a delta Parquet file, or a ``solver.model.delta.Delta``.
+        state_dir: state directory (default :func:`default_state_dir`).
+        settings: solver settings (default: those stored by :func:`init`).
+        force: apply even when the delta's ``copter.base_round`` is not the current round.
+        accept_failed: store and advance to a round whose status is not OPTIMAL/FEASIBLE.
+        out_dir: optional folder that receives copies of the round's outputs and report.json.
+    Returns:
+        The round report (as for :func:`init`, plus delta_sha256, previous_round, changed_variables,
+        seconds["apply_linear"], warnings, abandoned_rounds when a rolled-back branch was moved aside);
+        ``"no_op": true`` (and the current round's report) for a re-applied delta; ``"accepted": false``
+        plus ``"failure_record"`` and ``"current_round"`` for a failed round left out of the state.
+    Raises:
+        StateError: not initialised / damaged. StateBusyError: another writer holds the lock.
+        FormatError, ValidationError: the delta is unreadable or invalid (state untouched).
+        RoundMismatchError: ``copter.base_round`` differs from the current round and not ``force``.
+        UsageError: ``out_dir`` is unusable (checked before anything else; nothing changes). A copy to
+            ``out_dir`` that fails after the round is committed only adds a warning to the report.
+    """
+    return _loop.step(delta, state_dir, settings, force, accept_failed, out_dir)
+
+
+def show(state_dir=None, round_: int | None = None) -> dict:
+    """The current round's report (its ``report.json``), plus ``warnings`` when CURRENT was unusable and
+    ``last_failed`` (the newest failed-round report) when a later round failed and was not accepted.
+    With ``round_``: that kept round's report (no ``last_failed``).
+
+    Raises:
+        StateError: not initialised, or the round is damaged. UsageError: ``round_`` is not kept.
+    """
+    return _inspect.show(state_dir, round_)
+
+
+def history(state_dir=None) -> list[dict]:
+    """One row per kept generation on CURRENT's lineage and per failed-round record, oldest first.
+
+    Returns:
+        Rows with keys round, kind (``"generation"`` or ``"failed"``), current (bool), status, objective
+        (None unless OPTIMAL/FEASIBLE), iterations, warm_started, seconds, changed_variables, delta_sha256.
+    Raises:
+        StateError: not initialised.
+    """
+    return _inspect.history(state_dir)
+
+
+def rollback(state_dir=None, to: int | None = None) -> dict:
+    """Make an earlier kept round current (default: the newest kept round before the current one).
+
+    Later generations stay on disk (``to`` can move forward to them again) until the next :func:`step`
+    starts a new branch: it moves them into ``abandoned/`` before its round becomes visible. Only rounds on
+    CURRENT's lineage can be chosen.
+
+    Returns:
+        {"round": new current, "previous_round": old current, "later_rounds": kept rounds after the new
+        current one, "message": ...}.
+    Raises:
+        UsageError: the requested round is not kept (the message lists the kept rounds), or there is no
+        earlier round. StateError: not initialised or the round is damaged. StateBusyError: another writer
+        holds the lock.
+    """
+    return _inspect.rollback(state_dir, to)
+
+
+def export(state_dir=None, output=None, round_: int | None = None) -> dict:
+    """Write the current (or a kept) round's problem as MPS or Parquet (by the output's extension).
+
+    Args:
+        output: file to write (default ``round-NNNNNN.mps`` in the working directory).
+    Returns:
+        {"round", "output" (the file written), "n_cols", "n_rows", "nnz"}.
+    Raises:
+        UsageError: ``round_`` is not kept (see :func:`require_round`), or ``output`` is a folder, in a
+        missing folder or not writable. StateError: not initialised, or the round is damaged.
+    """
+    return _inspect.export(state_dir, output, round_)
+
+
+def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, highs_solver: str = "choose",
+            time_limit_seconds: float = math.inf, threads: int | None = None, seed: int | None = None,
+            pop_client_regex: str | None = None, pop_shared_rows_regex: str | None = None,
+            pop_workers: int | None = None, pop_scaling: str = "auto", progress=None) -> dict:
+    """Run baselines (``solver.baselines.registry``) on the current round of ``state_dir``.
+
+    Args:
+        state_dir: an initialised state directory (None: :func:`default_state_dir`).
+        baselines: registry names (``highs``, ``highs-simplex|ipm|pdlp``, ``highs-warm``, ``pop`` or
+            ``pop-<k>``), order kept, duplicates removed; ``pop`` gives one ``pop-<k>`` row per k of ``ks``.
+        ks: POP part counts (default [4]).
+        highs_solver: HiGHS solver of ``highs`` and of POP's parts (``choose|simplex|ipm|pdlp|mip``);
+            ``highs-warm`` always uses simplex (a basis hot start needs it; MIP for integer problems).
+        time_limit_seconds: per-baseline time limit in seconds (POP: per part).
+        threads: HiGHS threads for highs/highs-warm (None = HiGHS default).
+        seed: POP split seed (default: the round number).
+        pop_client_regex, pop_shared_rows_regex: POP grouping overrides.
+        pop_workers: POP worker processes (default: CPU count; 0: parts in this process).
+        pop_scaling: POP's share of shared rows per part, ``auto`` or ``uniform`` (solver.baselines.pop).
+        progress: optional callable(str) told which baseline starts.
+    Returns:
+        ``{"round", "n_cols", "n_rows", "nnz", "copter": {...}, "baselines": [{...}, ...]}``; every row has
+        name, status, objective, objective_diff_rel, seconds, time_ratio, max_row_violation,
+        max_row_violation_rel, max_bound_violation, integrality_violation, hit_limit, message
+        (:mod:`solver.rounds.comparison` defines them; POP rows add the POP time fields).
+    Raises:
+        UsageError: unknown baseline or solver, k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
+            regex. StateError: not initialised/damaged, or the current round has no solved report.
+    """
+    from solver.rounds.comparison import run_compare  # imports HiGHS: only when comparing
+
+    return run_compare(state_dir, baselines, ks=ks, highs_solver=highs_solver,
+                       time_limit_seconds=time_limit_seconds, threads=threads, seed=seed,
+                       pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
+                       pop_workers=pop_workers, pop_scaling=pop_scaling, progress=progress)

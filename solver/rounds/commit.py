@@ -1,0 +1,85 @@
+"""Storing a solved round: write its generation (problem, solver state, outputs, report) and make it
+current, atomically with respect to SIGINT once the replacement of ``CURRENT`` has started."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from contextlib import contextmanager
+
+from formats import reports
+from formats.checkpoint import Generation, StateStore, fault_point
+from solver.model.problem import Problem
+from solver.rounds.outputs import previous_allocation, write_outputs
+
+
+@contextmanager
+def sigint_deferred():
+    """Hold SIGINT back while CURRENT is replaced (main thread only); the round then completes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got = []
+    old = signal.signal(signal.SIGINT, lambda *_: got.append(True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def phase_seconds(result, t_solve: float) -> tuple[float, float]:
+    """(solve, integerize) seconds of a wall time ``t_solve``: the solver's own split when it reports one
+    (``integerize``), else for a MILP everything after the LP ``relaxation``."""
+    s = dict(getattr(result, "seconds", {}) or {})
+    if "integerize" in s:
+        integ = float(s["integerize"])
+    elif result.mip is not None and "relaxation" in s:
+        integ = max(t_solve - float(s["relaxation"]), 0.0)
+    else:
+        integ = 0.0
+    return max(t_solve - integ, 0.0), integ
+
+
+def save_round(store: StateStore, round_: int, problem: Problem, result, prev: Generation | None,
+               info, t0: float, seconds: dict, delta_sha: str | None, extra: dict, keep: int) -> dict:
+    """Write generation ``round_`` and make it current; return its report.
+
+    Args:
+        store: the state store (its writer lock held by the caller).
+        round_, problem, result: the round number, its problem and its solve result.
+        prev: the generation it follows (None for round 0); info: the delta's ApplyInfo or None.
+        t0: ``time.perf_counter()`` at the start of the round; seconds: phase seconds so far (save and
+            total are added here); delta_sha: the delta's SHA-256 or None; extra: report fields to add.
+        keep: number of generations to keep.
+    Raises:
+        OSError: a write failed (the temporary generation is removed, CURRENT unchanged); a
+        KeyboardInterrupt before the commit likewise leaves the state as it was.
+    """
+    t = time.perf_counter()
+    writer = store.begin(round_)
+    try:
+        writer.save_problem(problem, prev, None if info is None else set(info.changed_fields))
+        fault_point("sigint_during_save")
+        writer.save_state(result.state)
+        old_x = None if prev is None else previous_allocation(prev)
+        changed_vars = write_outputs(writer, problem, result, None if prev is None else prev.problem, old_x, info)
+        seconds["save"] = time.perf_counter() - t
+        seconds["total"] = time.perf_counter() - t0
+        paths = {"solution_path": writer.rel("solution.parquet"), "duals_path": writer.rel("duals.parquet"),
+                 "changes_path": writer.rel("changes.parquet")}
+        report = reports.round_report(round_=round_, result=result, seconds=seconds, delta_sha256=delta_sha,
+                                      changed_variables=changed_vars, paths=paths, problem=problem,
+                                      extra=extra)
+        parent = {"parent_id": None if prev is None else prev.manifest.get("id"),
+                  "parent_round": None if prev is None else prev.round}
+        # from here the round is finished, SIGINT or not: moving an abandoned branch aside, the rename
+        # and CURRENT belong together
+        with sigint_deferred():
+            writer.commit(report, {"delta_sha256": delta_sha, "status": report["status"], **parent})
+            store.set_current(round_)
+            store.prune(keep, round_)
+    except BaseException:
+        writer.abort()
+        raise
+    return report

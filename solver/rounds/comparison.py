@@ -1,0 +1,156 @@
+"""``copter compare`` as a library function: baselines on the current round next to copter's own result.
+
+Loads the current round of a state directory (``formats.checkpoint``), evaluates copter's own saved point
+on the same ruler as the baselines (``solver.baselines.result.point_quality``), runs each named baseline
+from :mod:`solver.baselines.registry` and derives the relative objective difference to the best and the
+time ratio baseline / copter.
+
+Row fields (the same for copter and every baseline; the bench scripts' rows use the same names):
+
+- ``status``, ``objective`` (null unless the status is OPTIMAL or FEASIBLE: an infeasible, limited or
+  failed row has no objective to compare), ``objective_diff_rel`` = sense * (objective - best) /
+  max(1, |best|) over the OPTIMAL/FEASIBLE rows (0 = best, > 0 = worse; null for the other rows, which
+  never count toward the best);
+- ``seconds``: wall seconds of the method's work on this round's problem on this machine: copter's
+  apply + solve + integerize phases (its report; load and save are I/O no baseline does), HiGHS's model
+  hand-over + solve, POP's whole call (split, worker processes, parts, combine); ``time_ratio`` =
+  seconds / copter's seconds;
+- copter only: ``solve_seconds`` (solve + integerize) and ``round_seconds`` (the round's total with I/O);
+- POP only: ``setup_seconds`` (split + sub-problems + combine), ``max_part_seconds`` (slowest part),
+  ``sum_part_seconds``, and ``pop_seconds`` = setup_seconds + max_part_seconds, POP's own measure (the time
+  with one core per part), with ``pop_time_ratio`` = pop_seconds / copter's seconds.
+
+The ``highs-warm`` baseline keeps its simplex basis by name in ``STATE/baselines/highs-warm/``
+(:mod:`solver.rounds.basis_store`). To time round r hot-started from round r-1 it uses the stored basis
+of round r-1; when there is none but generation r-1 is still kept, that round is first solved cold
+(untimed) to produce it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from formats.checkpoint import StateStore
+from solver.baselines import registry
+from solver.baselines.highs import check_solver
+from solver.baselines.result import point_quality
+from solver.model.errors import StateError, UsageError
+from solver.model.problem import Problem
+from solver.rounds.basis_store import StateBases
+from solver.rounds.config import state_dir_or_default
+
+SUCCESS = ("OPTIMAL", "FEASIBLE")
+
+
+def copter_point(gen, problem: Problem) -> np.ndarray | None:
+    """copter's saved (n,) point of this round (solution.parquet), aligned to ``problem`` by name; None
+    when the file is unreadable or misses one of the problem's columns."""
+    rel = gen.report.get("solution_path")
+    path = (gen.path.parent / rel) if rel else (gen.path / "solution.parquet")
+    try:
+        t = pq.read_table(path, columns=["name", "value"])
+    except (OSError, pa.ArrowException):
+        return None
+    pos = pc.index_in(pa.array(problem.col_names, type=pa.string()), value_set=t.column("name"))
+    if pos.null_count:
+        return None
+    return t.column("value").to_numpy()[pos.to_numpy()]
+
+
+def copter_row(gen, problem: Problem) -> dict:
+    """copter's own figures for this round: status and objective from its report, violations recomputed."""
+    rep = gen.report
+    q = point_quality(problem, copter_point(gen, problem))
+    secs = rep.get("seconds") or {}
+    solve_s = float(secs.get("solve", math.nan)) + float(secs.get("integerize", 0.0) or 0.0)
+    return {"name": "copter", "status": rep.get("status"), "objective": rep.get("objective", q.objective),
+            "seconds": float(secs.get("apply", 0.0) or 0.0) + solve_s, "solve_seconds": solve_s,
+            "round_seconds": secs.get("total"), "max_row_violation": q.max_row_violation,
+            "max_row_violation_rel": q.max_row_violation_rel, "max_bound_violation": q.max_bound_violation,
+            "integrality_violation": q.integrality_violation, "hit_limit": rep.get("status") == "TIME_LIMIT",
+            "warm_started": rep.get("warm_started"), "iterations": rep.get("iterations"),
+            "message": rep.get("message", "")}
+
+
+def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_limit_seconds: float,
+                   threads: int | None, pop_workers: int | None) -> list[str]:
+    """Validate the options; return the registry names to run in order (``pop`` expanded per k).
+
+    Raises:
+        UsageError: see :func:`solver.rounds.compare`.
+    """
+    if not baselines:
+        raise UsageError(f"unknown baseline (none); choose from {', '.join(registry.names())}")
+    for b in dict.fromkeys(baselines):
+        if b != "pop":
+            registry.get(b)
+    check_solver(highs_solver)
+    if not (time_limit_seconds > 0):  # also refuses nan
+        raise UsageError(f"--time-limit must be positive seconds, got {time_limit_seconds}")
+    if threads is not None and threads < 1:
+        raise UsageError(f"--threads must be at least 1, got {threads}")
+    if pop_workers is not None and pop_workers < 0:
+        raise UsageError(f"--pop-workers must be >= 0 (0: parts in this process), got {pop_workers}")
+    if any(k < 1 for k in ks):
+        raise UsageError(f"--k must be at least 1, got {min(ks)}")
+    return registry.expand(baselines, ks)
+
+
+def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, highs_solver: str = "choose",
+                time_limit_seconds: float = math.inf, threads: int | None = None, seed: int | None = None,
+                pop_client_regex: str | None = None, pop_shared_rows_regex: str | None = None,
+                pop_workers: int | None = None, pop_scaling: str = "auto", progress=None) -> dict:
+    """Run ``baselines`` on the current round of ``state_dir``; see :func:`solver.rounds.compare`."""
+    ks = list(dict.fromkeys(ks or [4]))
+    names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers)
+    store = StateStore(state_dir_or_default(state_dir))
+    gen = store.load(with_state=False)
+    problem = gen.problem
+    if gen.report.get("status") is None:
+        raise StateError(f"round {gen.round} has no solved report to compare against", file=str(store.root))
+    copter = copter_row(gen, problem)
+    ctx = registry.BaselineContext(round=gen.round, time_limit_seconds=time_limit_seconds,
+                                   highs_solver=highs_solver, threads=threads, seed=seed,
+                                   pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
+                                   pop_scaling=pop_scaling, pop_workers=pop_workers, bases=StateBases(store))
+    out = []
+    for name in names:
+        if progress:
+            progress(name)
+        out.append(registry.get(name).run(problem, ctx).summary())
+    _derive(copter, out, problem.sense)
+    return {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
+            "copter": copter, "baselines": out}
+
+
+def _ratio(seconds, base) -> float:
+    if seconds is None or not base or not np.isfinite(base) or base <= 0:
+        return math.nan
+    return float(seconds) / base
+
+
+def _derive(copter: dict, rows: list[dict], sense: int) -> None:
+    """Blank the objective of every row that is not OPTIMAL/FEASIBLE (None: an infeasible or limited row's
+    point is no allocation to compare) and add ``objective_diff_rel`` (sense * (objective - best) /
+    max(1, |best|) over the OPTIMAL/FEASIBLE rows, >= 0; None for the other rows), ``time_ratio`` (seconds /
+    copter's seconds) and, for POP rows, ``pop_time_ratio`` (pop_seconds / copter's seconds)."""
+    everyone = [copter, *rows]
+    for r in everyone:
+        obj = r.get("objective")
+        if r.get("status") not in SUCCESS or obj is None or not np.isfinite(obj):
+            r["objective"] = None
+    good = [r["objective"] for r in everyone if r["objective"] is not None]
+    best = (min(good) if sense == 1 else max(good)) if good else None
+    base = copter.get("seconds")
+    for r in everyone:
+        obj = r["objective"]
+        r["objective_diff_rel"] = (None if obj is None or best is None
+                                   else sense * (obj - best) / max(1.0, abs(best)) + 0.0)
+        r["time_ratio"] = _ratio(r.get("seconds"), base)
+        if "pop_seconds" in r:
+            r["pop_time_ratio"] = _ratio(r["pop_seconds"], base)

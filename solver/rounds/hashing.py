@@ -1,0 +1,51 @@
+"""SHA-256 identities of delta files and in-memory deltas: a round's ``delta_sha256`` (what makes a
+re-applied delta a no-op) and a round 0's ``base_sha256``."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pyarrow as pa
+
+from solver.model.delta import Delta
+from solver.model.errors import FormatError
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file's bytes (read in 1 MiB blocks).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def delta_sha256(delta: Delta) -> str:
+    """Hex SHA-256 of an in-memory delta (its Arrow IPC stream plus its metadata)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, delta.table.schema) as w:
+        w.write_table(delta.table)
+    h = hashlib.sha256(sink.getvalue().to_pybytes())
+    h.update(repr((delta.sense, delta.offset, delta.base_round, delta.format)).encode())
+    return h.hexdigest()
+
+
+def delta_hash(delta: Delta | str | os.PathLike) -> str:
+    """:func:`delta_sha256` of a Delta, :func:`file_sha256` of a delta file.
+
+    Raises:
+        FormatError: the path is missing or is a directory.
+    """
+    if isinstance(delta, Delta):
+        return delta_sha256(delta)
+    path = Path(delta)
+    if not path.is_file():
+        what = "is a directory, not a delta file" if path.is_dir() else "delta file not found"
+        raise FormatError(what, file=str(path))
+    return file_sha256(path)

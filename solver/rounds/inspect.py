@@ -1,0 +1,122 @@
+"""Reading and moving a state directory's rounds: show, history, rollback, export (documented in
+:mod:`solver.rounds`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from formats.checkpoint import StateStore, gen_name, load_failure
+from solver.model.errors import StateError, UsageError
+from solver.model.status import Status
+from solver.rounds.commit import sigint_deferred
+from solver.rounds.config import state_dir_or_default
+from solver.rounds.outputs import check_output_file
+
+
+def show(state_dir=None, round_: int | None = None) -> dict:
+    """The current (or a kept) round's report; see :func:`solver.rounds.show`."""
+    store = StateStore(state_dir_or_default(state_dir))
+    r, warning = store.current()
+    if round_ is not None:
+        require_round(store, round_, store.generations())
+        r, warning = round_, None
+    try:
+        report = json.loads((store.root / gen_name(r) / "report.json").read_text())
+    except (OSError, ValueError) as err:
+        raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
+    if warning:
+        report.setdefault("warnings", []).append(warning)
+    fails = store.failures() if round_ is None else []
+    if fails:
+        last = load_failure(fails[-1])
+        if last.get("round", -1) > r:
+            report["last_failed"] = last
+    return report
+
+
+def history(state_dir=None) -> list[dict]:
+    """One row per kept generation on CURRENT's lineage and per failed round; see :func:`solver.rounds.history`."""
+    store = StateStore(state_dir_or_default(state_dir))
+    cur, _ = store.current()
+    rows = []
+    for r in store.lineage(cur):
+        try:
+            rep = json.loads((store.root / gen_name(r) / "report.json").read_text())
+        except (OSError, ValueError):
+            rep = {}
+        rows.append(_history_row(rep, r, "generation", r == cur))
+    for p in store.failures():
+        rep = load_failure(p)
+        rows.append(_history_row(rep, rep.get("round"), "failed", False))
+    rows.sort(key=lambda row: (row["round"] if row["round"] is not None else -1, row["kind"] == "failed"))
+    return rows
+
+
+def _history_row(rep: dict, r, kind: str, current: bool) -> dict:
+    """One history row; ``objective`` only for an OPTIMAL/FEASIBLE round (as in ``compare``: the last iterate
+    of an infeasible or limited round is no allocation; its report.json keeps the number)."""
+    status = rep.get("status")
+    ok = status is not None and status in Status.__members__ and Status[status].is_success
+    return {"round": r, "kind": kind, "current": current, "status": status,
+            "objective": rep.get("objective") if ok else None, "iterations": rep.get("iterations"),
+            "warm_started": rep.get("warm_started"), "seconds": rep.get("seconds", {}),
+            "changed_variables": rep.get("changed_variables"), "delta_sha256": rep.get("delta_sha256")}
+
+
+def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
+    """Check that ``round_`` (a user's ``--to``/``--round``) is one of ``kept``.
+
+    One rule for every command that takes a round number (show, rollback, export): a round that is not
+    kept is a usage error (exit 2, the option names something that does not exist); a round whose
+    generation folder exists but is incomplete or damaged is a StateError (exit 3, bad input on disk).
+
+    Raises:
+        UsageError: ``round_`` has no generation in the state (the message lists the kept rounds).
+        StateError: its generation folder exists but is damaged (the message says what is wrong).
+    """
+    if round_ in kept:
+        return
+    if (store.root / gen_name(round_)).is_dir() and not store.is_complete(round_):
+        raise StateError(f"round {round_} is damaged: {store.damage(round_)}", file=str(store.root))
+    raise UsageError(f"round {round_} is not kept in {store.root} (kept rounds: "
+                     f"{', '.join(map(str, kept)) or 'none'})")
+
+
+def rollback(state_dir=None, to: int | None = None) -> dict:
+    """Make an earlier kept round current; see :func:`solver.rounds.rollback`."""
+    store = StateStore(state_dir_or_default(state_dir))
+    with store.lock():
+        cur, _ = store.current()
+        gens = store.lineage(cur)
+        if to is None:
+            earlier = [r for r in gens if r < cur]
+            if not earlier:
+                raise UsageError(f"no kept round before the current round {cur} (kept: {gens})")
+            to = earlier[-1]
+        require_round(store, to, gens)
+        with sigint_deferred():
+            store.set_current(to)
+    later = [r for r in gens if r > to]
+    msg = f"CURRENT moved from round {cur} to round {to}"
+    if later:
+        msg += (f"; later round(s) {', '.join(map(str, later))} stay until the next step, which moves them into "
+                f"{store.root / 'abandoned'}")
+    return {"round": to, "previous_round": cur, "later_rounds": later, "message": msg}
+
+
+def export(state_dir=None, output=None, round_: int | None = None) -> dict:
+    """Write the current (or a kept) round's problem as MPS or Parquet; see :func:`solver.rounds.export`."""
+    from formats.io import write_problem
+
+    store = StateStore(state_dir_or_default(state_dir))
+    if output is not None:  # an unusable -o is a usage error before any work, as for solve and --out
+        check_output_file(output, "-o")
+    if round_ is not None:
+        store.current()  # not initialised -> StateError first
+        require_round(store, round_, store.generations())
+    gen = store.load(round_, with_state=False)
+    out = Path(output) if output is not None else Path(f"round-{gen.round:06d}.mps")
+    write_problem(gen.problem, out)
+    return {"round": gen.round, "output": str(out), "n_cols": gen.problem.n_cols, "n_rows": gen.problem.n_rows,
+            "nnz": gen.problem.nnz}

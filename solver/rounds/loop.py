@@ -1,0 +1,194 @@
+"""The round loop: ``init`` (round 0, cold) and ``step`` (one delta, warm).
+
+A round (:func:`step`) = load the current generation -> read + validate the delta -> apply it
+(``solver.differential.apply_delta``) -> map the previous iterate onto the new index space
+(``solver.differential.map_state``) -> solve warm (``solver.api.solve_problem``) -> save a new generation
+(``formats.checkpoint``) -> advance ``CURRENT``. Every phase is timed (seconds) into the report.
+The failure behaviour is documented in :mod:`solver.rounds` (package docstring).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from formats import reports
+from formats.checkpoint import DEFAULT_KEEP, Generation, StateStore
+from solver.model.delta import Delta
+from solver.model.errors import RoundMismatchError, StateBusyError, StateError, UsageError
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.rounds.commit import phase_seconds, save_round
+from solver.rounds.config import settings_from_json, settings_to_json, state_dir_or_default
+from solver.rounds.hashing import delta_hash, file_sha256
+from solver.rounds.outputs import check_out_dir, copy_out
+
+
+def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None) -> dict:
+    """Create a state directory from a base problem and solve round 0 (cold); see :func:`solver.rounds.init`."""
+    t0 = time.perf_counter()
+    if keep < 1:
+        raise UsageError(f"--keep must be at least 1, got {keep}")
+    check_out_dir(out_dir)
+    store = StateStore(state_dir_or_default(state_dir))
+    settings = settings or Settings()
+    created = not store.root.exists()
+    try:
+        report = _init_locked(store, base, settings, keep, t0)
+    except StateBusyError:
+        raise  # the folder is another writer's now
+    except BaseException:
+        _remove_if_created_empty(store.root, created)
+        raise
+    return copy_out(store.root, report, out_dir)
+
+
+def _remove_if_created_empty(root: Path, created: bool) -> None:
+    """After a failed ``init``, remove the state folder it created when nothing but the lock (and config)
+    is in it, so a typo'd base file leaves no half-made state behind."""
+    try:
+        if created and set(os.listdir(root)) <= {".lock", "config.json"}:
+            shutil.rmtree(root, ignore_errors=True)
+    except OSError:
+        pass
+
+
+def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float) -> dict:
+    """The part of :func:`init` that runs under the writer lock; returns the round-0 report."""
+    with store.lock(create=True):
+        if store.initialised:
+            raise StateError(f"already an initialised state directory (current round {store.current()[0]}); use "
+                             "`copter step` or another --state", file=str(store.root))
+        store.cleanup()
+        base_sha = None
+        if isinstance(base, Problem):
+            problem = base
+        else:
+            from formats.io import read_problem
+
+            problem = read_problem(base)
+            base_sha = file_sha256(base)
+        seconds = {"load": time.perf_counter() - t0, "apply": 0.0}
+        from solver.api import solve_problem
+
+        t = time.perf_counter()
+        result = solve_problem(problem, settings, None)
+        seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
+        store.write_config({"format": "copter-state", "version": 1, "keep": int(keep),
+                            "settings": settings_to_json(settings)})
+        extra = {"accepted": True, "base_sha256": base_sha}
+        return save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep)
+
+
+def _read_delta(delta) -> Delta:
+    if isinstance(delta, Delta):
+        return delta
+    from formats.io import read_delta
+
+    return read_delta(Path(delta))
+
+
+def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
+         accept_failed: bool = False, out_dir=None) -> dict:
+    """Apply one delta to the current round, solve warm, store the next round; see :func:`solver.rounds.step`."""
+    t0 = time.perf_counter()
+    check_out_dir(out_dir)
+    store = StateStore(state_dir_or_default(state_dir))
+    with store.lock():
+        if not store.initialised:
+            raise StateError(f"not an initialised copter state directory (run `copter init BASE --state "
+                             f"{store.root}`)", file=str(store.root))
+        config = store.config()
+        keep = int(config.get("keep", DEFAULT_KEEP))
+        settings = settings or settings_from_json(config.get("settings"))
+        gen = store.load()
+        sha = delta_hash(delta)
+        done = store.applied_in(sha, gen.round)
+        if done is not None:
+            report = dict(gen.report)
+            report.update(no_op=True, message=f"delta {sha[:16]}... was already applied (round {done}); "
+                                              f"nothing changed, current round is {gen.round}")
+            return report
+        d = _read_delta(delta)
+        seconds = {"load": time.perf_counter() - t0}
+        warnings = [gen.warning] if gen.warning else []
+        _check_base_round(d, gen.round, force, warnings)
+        problem, info, result = _apply_and_solve(gen, d, settings, seconds, warnings)
+        extra = _round_extra(store, gen.round, result.status.is_success or accept_failed, warnings)
+        if not result.status.is_success and not accept_failed:
+            report = _record_failure(store, gen.round, problem, result, t0, seconds, sha, extra, keep)
+            return copy_out(store.root, report, out_dir)  # only report.json: the round has no outputs
+        report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep)
+    return copy_out(store.root, report, out_dir)
+
+
+def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str]) -> None:
+    """Refuse a delta written for another round unless ``force`` (then add a warning).
+
+    Raises:
+        RoundMismatchError: ``copter.base_round`` is set, differs from ``current`` and not ``force``.
+    """
+    if d.base_round is None or d.base_round == current:
+        return
+    if not force:
+        raise RoundMismatchError(
+            f"delta is for round {d.base_round} (copter.base_round) but the state's current round "
+            f"is {current}; use --force to apply it anyway", file=d.source or None)
+    warnings.append(f"applied with --force: copter.base_round {d.base_round} != current round {current}")
+
+
+def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dict, warnings: list[str]):
+    """Apply ``d`` to the generation's problem, map its solver state, solve warm; fill the apply, solve and
+    integerize seconds; return (problem, ApplyInfo, result)."""
+    from solver.api import solve_problem
+    from solver.differential import apply_delta, map_state
+
+    t = time.perf_counter()
+    problem, info = apply_delta(gen.problem, d)
+    warm = None
+    if gen.state is not None:
+        try:
+            warm = map_state(gen.state, info, problem)
+        except StateError as err:
+            warnings.append(f"cold start: {err}")
+    else:
+        warnings.append("cold start: the previous round saved no usable solver state")
+    seconds["apply"] = time.perf_counter() - t
+    seconds["apply_linear"] = info.seconds_linear
+    t = time.perf_counter()
+    result = solve_problem(problem, settings, warm)
+    seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
+    return problem, info, result
+
+
+def _round_extra(store: StateStore, current: int, stored: bool, warnings: list[str]) -> dict:
+    """The report's extra fields of the round after ``current``; a stored round abandons the branch a
+    rollback left (the rounds after ``current``), which the report and a warning name."""
+    extra = {"accepted": True, "previous_round": current}
+    later = [r for r in store.generations() if r > current]  # a branch left by a rollback
+    if later and stored:
+        extra["abandoned_rounds"] = later
+        warnings.append(f"round(s) {', '.join(map(str, later))} of the branch left by a rollback moved into "
+                        f"{store.root / 'abandoned'}")
+    if warnings:
+        extra["warnings"] = warnings
+    return extra
+
+
+def _record_failure(store: StateStore, current: int, problem: Problem, result, t0: float, seconds: dict,
+                    sha: str, extra: dict, keep: int) -> dict:
+    """Store the report of a failed, not accepted round under ``failed/`` (CURRENT stays); return it."""
+    round_ = current + 1
+    seconds["save"] = 0.0
+    seconds["total"] = time.perf_counter() - t0
+    extra.update(accepted=False, current_round=current)
+    report = reports.round_report(
+        round_=round_, result=result, seconds=seconds, delta_sha256=sha, problem=problem,
+        message=f"round {round_} ended {result.status.name}: {result.message or 'no usable point'}; "
+                f"CURRENT stays at round {current} (use --accept-failed to advance)",
+        extra=extra)
+    path = store.record_failure(round_, report, keep)
+    report["failure_record"] = str(path.relative_to(store.root))
+    return report

@@ -1,0 +1,114 @@
+"""A round's output files (solution/duals/changes Parquet inside its generation), the ``--out`` copy of
+them, and the checks that refuse an unusable output path before any work."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from formats import reports
+from formats.checkpoint import Generation
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+
+OUTPUT_FILES = ("solution.parquet", "duals.parquet", "changes.parquet")
+
+
+def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, info=None) -> int:
+    """Write solution/duals/changes Parquet files into the generation ``writer`` is writing.
+
+    Args:
+        writer: the open ``formats.checkpoint`` generation writer.
+        problem, result: this round's problem (n columns, m rows) and solve result.
+        old, old_x: the previous round's problem and (n_old,) allocation, or None for round 0.
+        info: the ``solver.differential.ApplyInfo`` of the round's delta (index maps), or None.
+    Returns:
+        The number of changed variables (``changed_variables`` of the report).
+    """
+    reports.write_parquet(writer.path("solution.parquet"),
+                          reports.solution_table(problem.col_names, result.x, result.reduced_cost))
+    reports.write_parquet(writer.path("duals.parquet"),
+                          reports.duals_table(problem.row_names, result.row_activity, result.y))
+    changes = reports.changes_table(None if old is None else old.col_names, old_x, problem.col_names, result.x,
+                                    None if old is None else old.row_names, problem.row_names,
+                                    col_map=None if info is None else info.col_map,
+                                    row_map=None if info is None else info.row_map)
+    reports.write_parquet(writer.path("changes.parquet"), changes)
+    return reports.changed_variable_count(changes)
+
+
+def previous_allocation(prev: Generation):
+    """The previous round's returned (n_old,) point: solution.parquet's values (falls back to the state's x)."""
+    path = prev.path / "solution.parquet"
+    try:
+        return pq.read_table(path, columns=["value"]).column("value").to_numpy()
+    except (OSError, pa.ArrowException):
+        return prev.state.x if prev.state is not None else None
+
+
+def check_output_file(path, option: str) -> None:
+    """Refuse an output file path that cannot be written, before any work is done.
+
+    Raises:
+        UsageError: ``path`` is a folder, its folder does not exist (or is not a folder), or the folder is
+            not writable; the message names the option and the path.
+    """
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise UsageError(f"{option} {p}: is a folder, not a file")
+    if not parent.is_dir():
+        raise UsageError(f"{option} {p}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option} {p}: not writable")
+
+
+def check_out_dir(out_dir) -> None:
+    """Refuse an ``--out`` folder that cannot be used, before any work (nothing is created here).
+
+    Raises:
+        UsageError: ``out_dir`` exists and is not a folder, is not writable, or cannot be created
+            (its nearest existing ancestor is a file or not writable).
+    """
+    if out_dir is None:
+        return
+    p = Path(out_dir)
+    if p.exists():
+        if not p.is_dir():
+            raise UsageError(f"--out {p}: exists and is not a folder")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise UsageError(f"--out {p}: folder is not writable")
+        return
+    anc = p.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise UsageError(f"--out {p}: cannot create it, {anc} is not a folder")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {p}: cannot create it, {anc} is not writable")
+
+
+def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
+    """Copy the round's outputs and report.json into ``out_dir``; return the report.
+
+    The round is already committed: a failure here never raises, it returns a copy of the report with
+    a warning (the exit code stays the round's)."""
+    if out_dir is None:
+        return report
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for key in ("solution_path", "duals_path", "changes_path"):
+            if report.get(key):
+                shutil.copyfile(state_dir / report[key], out / Path(report[key]).name)
+        (out / "report.json").write_text(reports.dumps(report) + "\n")
+    except OSError as err:
+        report = dict(report)
+        report["warnings"] = [*report.get("warnings", []),
+                              f"round {report.get('round')} is stored in the state, but copying its outputs "
+                              f"to --out {out} failed: {err}"]
+    return report
