@@ -47,7 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp  # noqa: E402
-from solver.lp.pdhg import solve  # noqa: E402
+from solver.lp.dispatch import solve  # noqa: E402
 from solver.model.problem import Problem  # noqa: E402
 from solver.model.settings import Settings  # noqa: E402
 from solver.workloads.transport import transportation  # noqa: E402

@@ -47,7 +47,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_lp import data_dir, perturb, read  # noqa: E402
 
 from solver.differential import apply_delta, map_state  # noqa: E402
-from solver.lp.pdhg import solve  # noqa: E402
+from solver.lp.dispatch import solve  # noqa: E402
 from solver.model.settings import Settings  # noqa: E402
 from solver.workloads import make_scenario  # noqa: E402
 from solver.workloads.transport import transportation  # noqa: E402

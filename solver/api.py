@@ -33,6 +33,6 @@ def solve_problem(problem: Problem, settings: Settings | None = None,
             from solver.integer import solve_milp
 
             return solve_milp(problem, settings, warm_start)
-        from solver.lp.pdhg import solve
+        from solver.lp.dispatch import solve
 
         return solve(problem, settings, warm_start)

@@ -14,7 +14,7 @@ import pytest
 
 from solver.api import solve_problem
 from solver.highs_bridge import new_highs, to_highs_lp
-from solver.lp.pdhg import solve
+from solver.lp.dispatch import solve
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.status import Status

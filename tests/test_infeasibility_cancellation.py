@@ -9,7 +9,7 @@ Deltas and fix-and-resolve create such rows, and warm starts (every ``copter ste
 import numpy as np
 
 from solver.api import solve_problem
-from solver.lp.pdhg import solve
+from solver.lp.dispatch import solve
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.state import SolverState

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from solver.lp.pdhg import solve
+from solver.lp.dispatch import solve
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.status import Status

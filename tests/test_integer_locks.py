@@ -12,7 +12,7 @@ import pytest
 import solver.integer.rounding as rounding
 from solver.integer.relaxation import relaxed_problem
 from solver.integer.structure import detect_structure
-from solver.lp.pdhg import solve
+from solver.lp.dispatch import solve
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 

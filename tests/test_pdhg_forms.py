@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.lp.pdhg import solve
+from solver.lp.dispatch import solve
 from solver.model.settings import Settings
 from solver.model.status import Status
 from tests.helpers import assert_certified_optimal, highs_solution, lp

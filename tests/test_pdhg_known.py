@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from formats.io import read_problem
-from solver.lp.pdhg import solve
+from solver.lp.dispatch import solve
 from solver.model.settings import Settings
 from solver.model.status import Status
 from tests.helpers import assert_certified_optimal, manifest, require_data

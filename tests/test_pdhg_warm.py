@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from formats.io import read_problem
-from solver.lp.pdhg import solve
+from solver.lp.dispatch import solve
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.settings import Settings
@@ -111,7 +111,7 @@ def test_reused_primal_weight_outside_the_clamp_is_clamped_not_fatal():
     # a hand-edited state with w = 1e-300 gave NUMERICAL_ERROR even from the exact optimum (adversarial F6)
     from dataclasses import replace as _replace
 
-    from solver.lp.pdhg import solve as _solve
+    from solver.lp.dispatch import solve as _solve
     from solver.model.problem import Problem as _Problem
     from solver.model.settings import Settings as _Settings
     from solver.model.status import Status as _Status

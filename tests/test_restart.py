@@ -33,7 +33,7 @@ def test_primal_weight_does_not_run_away_once_the_dual_has_converged():
     # residual rose from 4e-8 to 5e-6: ITERATION_LIMIT at tol 1e-8 (the unpresolved LP: 454 iterations)
     import scipy.sparse as sp
 
-    from solver.lp.pdhg import solve
+    from solver.lp.dispatch import solve
     from solver.model.problem import Problem
     from solver.model.settings import Settings
     from solver.model.status import Status
@@ -61,7 +61,7 @@ def test_weight_feeding_a_dual_divergence_is_reset_to_the_best_epochs_weight():
     # (large w, large dual steps, larger ||dy||, larger w): ITERATION_LIMIT, where the unpresolved LP
     # takes ~2,900 iterations
     from solver.highs_bridge import new_highs, to_highs_lp
-    from solver.lp.pdhg import solve
+    from solver.lp.dispatch import solve
     from solver.model.problem import Problem
     from solver.model.settings import Settings
     from solver.model.status import Status

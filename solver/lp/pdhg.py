@@ -1,4 +1,9 @@
-"""Restarted reflected Halpern PDHG (r2HPDHG) for LPs in HiGHS form, warm-startable.
+"""One direct solve of an LP in HiGHS form by restarted reflected Halpern PDHG (r2HPDHG), warm-startable.
+
+No presolve here: ``solver.lp.dispatch.solve`` chooses between this run and ``solver.lp.presolve`` (which
+calls :func:`solve` on the reduced LP), so this module never imports presolve. Steps of :func:`solve`:
+trivial reductions, scaling and step size (``_Core``), the iteration loop (``_Core.run``: one check
+interval per pass through ``_Run``'s measure / report / verdict / restart / advance), result assembly.
 
 Algorithm: cuPDLPx (Lu, Peng, Yang, arXiv 2507.14051) = Halpern PDHG with reflection and
 fixed-point-residual restarts (Lu & Yang, arXiv 2407.16144), HPR-LP's bound/objective scaling
@@ -129,149 +134,223 @@ class _Core:
         ``confirm_infeasible``: None, or a callable given the seconds elapsed, asked at most once, when the
         dual-ray ratio is at most ``solver.lp.infeasibility.SUSPECT_RATIO`` while ||y~|| has grown past
         SUSPECT_DUAL_GROWTH times its start; True ends the run PRIMAL_INFEASIBLE.
+        Returns (status, message, KKT, x (n,), y (m,) in original units, iterations, primal weight).
         """
-        s, sc, lp = self.s, self.sc, self.lp
+        run = _Run(self, x_init, y_init, w_init, accept, confirm_infeasible)
+        t_iter = time.perf_counter()
+        while True:  # one check interval per pass: measure, report, decide, restart if due, iterate
+            kkt, r, pinf, dinf = run.measure()
+            elapsed = time.perf_counter() - self.t_start
+            run.report(kkt, elapsed)
+            verdict = run.verdict(kkt, pinf, dinf, elapsed)
+            if verdict is not None:
+                status, message = verdict
+                break
+            run.restart_if_due(kkt, r)
+            run.advance()
+        return run.finish(status, message, kkt, t_iter)
+
+
+class _Run:
+    """The state of one :meth:`_Core.run` in scaled space and its steps: the current iterate z = (x, y),
+    the Halpern anchor z0 = (x0, y0), A x, A'y and the anchor's, the PDHG step T(z) = (xh, yh) with A xh,
+    A'yh (arrays (n,) or (m,)); the primal weight w, step sizes tau = eta / w, sigma = eta w, the Halpern
+    counter k, the total iteration count and the restart controller."""
+
+    def __init__(self, core: _Core, x_init, y_init, w_init, accept, confirm_infeasible):
+        """Setup: the start point in scaled space, its products, the first PDHG step (``run_block`` with
+        count 0) and the check's fixed arguments."""
+        s, sc, lp = core.s, core.sc, core.lp
+        self.core, self.s, self.sc, self.lp = core, s, sc, lp
+        self.accept, self.confirm_infeasible = accept, confirm_infeasible
         n, m = sc.n, sc.m
         rp, ri, rv = sc.csr
         cp, ci, cv = sc.csc
-        c, lc, uc, lv, uv = sc.c, sc.lc, sc.uc, sc.lv, sc.uv
-        g = float(s.reflection)
-        eta = self.eta
+        self.g = float(s.reflection)
+        self.eta = eta = core.eta
         w = float(w_init) if (w_init is not None and math.isfinite(w_init) and w_init > 0) else 1.0
         w = min(max(w, s.primal_weight_min), s.primal_weight_max)  # a stored weight obeys the same clamp
-        tau, sigma = eta / w, eta * w
-        x = sc.x_to_scaled(x_init) if x_init is not None else np.minimum(np.maximum(0.0, lv), uv)
+        self.w = w
+        self.tau, self.sigma = eta / w, eta * w
+        x = sc.x_to_scaled(x_init) if x_init is not None else np.minimum(np.maximum(0.0, sc.lv), sc.uv)
         y = sc.y_to_scaled(y_init) if y_init is not None else np.zeros(m)
-        x = np.ascontiguousarray(x, dtype=np.float64)
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        ax, aty = np.empty(m), np.empty(n)
-        kernels.spmv_csr(rp, ri, rv, x, ax)
-        kernels.spmv_csc_t(cp, ci, cv, y, aty)
-        x0, y0, ax0, aty0 = x.copy(), y.copy(), ax.copy(), aty.copy()
-        y_start_norm = float(np.linalg.norm(y))
-        xh, yh, axh, atyh = np.empty(n), np.empty(m), np.empty(m), np.empty(n)
-        kernels.primal_step(x, aty, c, lv, uv, tau, xh)
-        block = kernels.run_block
+        self.x = x = np.ascontiguousarray(x, dtype=np.float64)
+        self.y = y = np.ascontiguousarray(y, dtype=np.float64)
+        self.ax, self.aty = np.empty(m), np.empty(n)
+        kernels.spmv_csr(rp, ri, rv, x, self.ax)
+        kernels.spmv_csc_t(cp, ci, cv, y, self.aty)
+        self.x0, self.y0, self.ax0, self.aty0 = x.copy(), y.copy(), self.ax.copy(), self.aty.copy()
+        self.y_start_norm = float(np.linalg.norm(y))
+        self.xh, self.yh, self.axh, self.atyh = np.empty(n), np.empty(m), np.empty(m), np.empty(n)
+        kernels.primal_step(x, self.aty, sc.c, sc.lv, sc.uv, self.tau, self.xh)
+        self.block = kernels.run_block
         if s.threads is not None and s.threads > 1 and sc.csr[2].shape[0] >= s.parallel_min_nnz:
             import numba
 
             numba.set_num_threads(max(1, min(int(s.threads), numba.config.NUMBA_NUM_THREADS)))
-            block = kernels.run_block_parallel
-        k = block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, 0, 0,
-                  x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
-        ctrl = RestartController(s, w)
-        total = 0
-        first = True
-        restarts = 0
-        next_log = 0
-        t_iter = time.perf_counter()
-        status, message = Status.ITERATION_LIMIT, ""
-        cb = _PROGRESS.get()
-        lpa = (lp.c, lp.lc, lp.uc, lp.lv, lp.uv, lp.lc_f, lp.uc_f, lp.lv_f, lp.uv_f, rp, ri, rv)
-        work_n, work_m = np.empty(n), np.empty(m)
-        pden, dden = 1.0 + lp.b_norm, 1.0 + lp.c_norm
-        targets = (s.tol, s.tol, s.tol)  # primal, dual, gap: tightened only by ``accept``
-        schedule = TargetSchedule(s.tol)
-        while True:
-            po, do, pn, dn, r, pinf, dinf = kernels.check_measures(
-                c, sc.d1, sc.d2, sc.theta_b, sc.theta_c, tau, eta, w, *lpa,
-                x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh, total > 0, work_n, work_m)
-            po += lp.offset
-            do += lp.offset
-            kkt = KKT(po, do, pn, dn, pn / pden, dn / dden, abs(po - do) / (1.0 + abs(po) + abs(do)))
-            elapsed = time.perf_counter() - self.t_start
-            if cb is not None:
-                cb({"iteration": total, "seconds": elapsed,
-                    "primal_objective": self.sense * kkt.primal_objective,
-                    "dual_objective": self.sense * kkt.dual_objective,
-                    "primal_residual_rel": kkt.primal_residual_rel,
-                    "dual_residual_rel": kkt.dual_residual_rel, "gap_rel": kkt.gap_rel})
-            if s.verbose and total >= next_log:
-                print(_log_line(total, elapsed, kkt, self.sense, restarts, w), file=sys.stderr, flush=True)
-                next_log = max(2 * next_log, s.check_every) if not s.verbose_all else 0
-            if not (math.isfinite(kkt.primal_residual_rel) and math.isfinite(kkt.dual_residual_rel)
-                    and math.isfinite(kkt.gap_rel)):
-                status, message = Status.NUMERICAL_ERROR, "iterates became NaN or infinite"
-                break
-            if (kkt.primal_residual_rel <= targets[0] and kkt.dual_residual_rel <= targets[1]
-                    and kkt.gap_rel <= targets[2]):
-                outside = None if accept is None else accept(*evaluate(lp, sc, x, aty, xh, yh, axh, atyh, tau)[1:3])
-                if outside is None:
-                    status, message = Status.OPTIMAL, f"relative KKT residuals and gap below {s.tol:g}"
-                    break
-                tighter = schedule.next_targets(targets, kkt, outside)
-                if tighter is None:  # the caller judges (and remedies) this point itself
-                    status, message = Status.OPTIMAL, f"relative KKT residuals and gap below {s.tol:g}"
-                    break
-                targets = tighter
-            if pinf <= s.infeasibility_tol:
-                status = Status.PRIMAL_INFEASIBLE
-                message = "a dual ray certifies that no feasible point exists"
-                break
-            # the duals diverged; the ray is the iterate differences' or, once the weight guard
-            # (solver.lp.restart) has stopped the divergence, the normalised iterate y itself (PDLP's
-            # second sequence, arXiv 2102.04592)
-            suspect = (confirm_infeasible is not None
-                       and float(np.linalg.norm(yh)) > SUSPECT_DUAL_GROWTH * (1.0 + y_start_norm))
-            ratio = math.inf
-            if suspect:
-                with np.errstate(over="ignore", invalid="ignore"):  # huge duals: an overflow means no ray
-                    ratio = min(pinf, primal_infeasibility_ratio(lp, sc.y_to_orig(yh), atyh / (sc.d2 * sc.theta_c)))
-            if ratio <= SUSPECT_RATIO:
-                proved = confirm_infeasible(elapsed)
-                confirm_infeasible = None  # asked once per run
-                if proved:
-                    status = Status.PRIMAL_INFEASIBLE
-                    message = (f"the duals diverged along a near-certificate (ray ratio {ratio:.1e}, above the "
-                               f"{s.infeasibility_tol:g} a certificate needs) and HiGHS proved that no "
-                               f"feasible point exists")
-                    break
-            if dinf <= s.infeasibility_tol:
-                status = Status.DUAL_INFEASIBLE
-                message = ("a primal ray certifies that the dual is infeasible: the objective is unbounded "
-                           "if any feasible point exists")
-                break
-            if total >= s.iteration_limit:
-                status, message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
-                break
-            if elapsed >= s.time_limit_seconds:
-                status, message = Status.TIME_LIMIT, f"time limit {s.time_limit_seconds:g} s reached"
-                break
-            if first:  # z is the anchor here: its residual is the epoch's reference
-                ctrl.start_epoch(r)
-                first = False
-                restart = False
-            else:  # cuPDLPx also restarts unconditionally at the first check after the start
-                restart = ctrl.should_restart(r, k, total)
-            if restart:
-                restarts += 1
-                w = ctrl.update_weight(float(np.linalg.norm(xh - x0)), float(np.linalg.norm(yh - y0)),
-                                       kkt.primal_residual_rel, kkt.dual_residual_rel)
-                tau, sigma = eta / w, eta * w
-                for dst, src in ((x, xh), (x0, xh), (y, yh), (y0, yh), (ax, axh), (ax0, axh),
-                                 (aty, atyh), (aty0, atyh)):
-                    dst[:] = src
-                k = 0
-                # the new anchor's own residual is the reference of the epoch: one PDHG step from it
-                # (it also serves as the epoch's first iteration below)
-                kernels.primal_step(x, aty, c, lv, uv, tau, xh)
-                block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, 0, 0,
-                      x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
-                ctrl.start_epoch(fixed_point_residual(x - xh, y - yh, ax - axh, eta, w))
-                total += 1
-            kernels.halpern_step(k, g, x, y, ax, aty, xh, yh, axh, atyh, x0, y0, ax0, aty0, c, lv, uv, tau)
-            k += 1
-            count = max(0, min(s.check_every - 1, s.iteration_limit - total - 1))
-            k = block(rp, ri, rv, cp, ci, cv, c, lc, uc, lv, uv, tau, sigma, g, k, count,
-                      x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh)
-            total += count + 1
-        _, xo, yo, _ = evaluate(lp, sc, x, aty, xh, yh, axh, atyh, tau)
-        if s.verbose:
-            print(_log_line(total, time.perf_counter() - self.t_start, kkt, self.sense, restarts, w,
-                            f"  {status.name}"), file=sys.stderr, flush=True)
-        self.iterate_seconds = time.perf_counter() - t_iter
-        self.restarts = restarts
-        return status, message, kkt, xo, yo, total, w
+            self.block = kernels.run_block_parallel
+        self.k = self._run_block(0, 0)
+        self.ctrl = RestartController(s, w)
+        self.total = 0
+        self.first = True
+        self.restarts = 0
+        self.next_log = 0
+        self.progress = _PROGRESS.get()
+        self.lpa = (lp.c, lp.lc, lp.uc, lp.lv, lp.uv, lp.lc_f, lp.uc_f, lp.lv_f, lp.uv_f, rp, ri, rv)
+        self.work_n, self.work_m = np.empty(n), np.empty(m)
+        self.pden, self.dden = 1.0 + lp.b_norm, 1.0 + lp.c_norm
+        self.targets = (s.tol, s.tol, s.tol)  # primal, dual, gap: tightened only by ``accept``
+        self.schedule = TargetSchedule(s.tol)
+
+    def _state(self) -> tuple:
+        """The twelve PDHG arrays in the order the kernels take them."""
+        return (self.x, self.y, self.x0, self.y0, self.ax, self.aty, self.ax0, self.aty0,
+                self.xh, self.yh, self.axh, self.atyh)
+
+    def _run_block(self, k: int, count: int) -> int:
+        sc = self.sc
+        return self.block(*sc.csr, *sc.csc, sc.c, sc.lc, sc.uc, sc.lv, sc.uv, self.tau, self.sigma, self.g,
+                          k, count, *self._state())
+
+    def measure(self) -> tuple:
+        """One pass of ``kernels.check_measures``: (KKT in original units, fixed-point residual r(z),
+        primal- and dual-infeasibility ratios)."""
+        sc, lp = self.sc, self.lp
+        po, do, pn, dn, r, pinf, dinf = kernels.check_measures(
+            sc.c, sc.d1, sc.d2, sc.theta_b, sc.theta_c, self.tau, self.eta, self.w, *self.lpa,
+            *self._state(), self.total > 0, self.work_n, self.work_m)
+        po += lp.offset
+        do += lp.offset
+        kkt = KKT(po, do, pn, dn, pn / self.pden, dn / self.dden, abs(po - do) / (1.0 + abs(po) + abs(do)))
+        return kkt, r, pinf, dinf
+
+    def report(self, kkt: KKT, elapsed: float) -> None:
+        """The progress callback (:func:`progress_callback`) and the verbose log line of this check."""
+        s, sense, total = self.s, self.core.sense, self.total
+        if self.progress is not None:
+            self.progress({"iteration": total, "seconds": elapsed,
+                           "primal_objective": sense * kkt.primal_objective,
+                           "dual_objective": sense * kkt.dual_objective,
+                           "primal_residual_rel": kkt.primal_residual_rel,
+                           "dual_residual_rel": kkt.dual_residual_rel, "gap_rel": kkt.gap_rel})
+        if s.verbose and total >= self.next_log:
+            print(_log_line(total, elapsed, kkt, sense, self.restarts, self.w), file=sys.stderr, flush=True)
+            self.next_log = max(2 * self.next_log, s.check_every) if not s.verbose_all else 0
+
+    def verdict(self, kkt: KKT, pinf: float, dinf: float, elapsed: float):
+        """The termination decision of this check: (status, message), or None to go on. In order:
+        non-finite measures, optimality, a dual-ray certificate, a suspicion HiGHS proves, a primal-ray
+        certificate, the iteration limit, the time limit."""
+        s = self.s
+        if not (math.isfinite(kkt.primal_residual_rel) and math.isfinite(kkt.dual_residual_rel)
+                and math.isfinite(kkt.gap_rel)):
+            return Status.NUMERICAL_ERROR, "iterates became NaN or infinite"
+        if self._optimal(kkt):
+            return Status.OPTIMAL, f"relative KKT residuals and gap below {s.tol:g}"
+        if pinf <= s.infeasibility_tol:
+            return Status.PRIMAL_INFEASIBLE, "a dual ray certifies that no feasible point exists"
+        ratio = self._proved_suspicion(pinf, elapsed)
+        if ratio is not None:
+            return Status.PRIMAL_INFEASIBLE, (
+                f"the duals diverged along a near-certificate (ray ratio {ratio:.1e}, above the "
+                f"{s.infeasibility_tol:g} a certificate needs) and HiGHS proved that no feasible point exists")
+        if dinf <= s.infeasibility_tol:
+            return Status.DUAL_INFEASIBLE, ("a primal ray certifies that the dual is infeasible: the objective "
+                                            "is unbounded if any feasible point exists")
+        if self.total >= s.iteration_limit:
+            return Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
+        if elapsed >= s.time_limit_seconds:
+            return Status.TIME_LIMIT, f"time limit {s.time_limit_seconds:g} s reached"
+        return None
+
+    def _optimal(self, kkt: KKT) -> bool:
+        """True when the measures meet their targets and ``accept`` (if any) takes the point or leaves the
+        remedy to its caller; a point it rejects tightens the targets instead (False)."""
+        targets = self.targets
+        if not (kkt.primal_residual_rel <= targets[0] and kkt.dual_residual_rel <= targets[1]
+                and kkt.gap_rel <= targets[2]):
+            return False
+        if self.accept is None:
+            return True
+        outside = self.accept(*evaluate(self.lp, self.sc, self.x, self.aty, self.xh, self.yh, self.axh,
+                                        self.atyh, self.tau)[1:3])
+        if outside is None:
+            return True
+        tighter = self.schedule.next_targets(targets, kkt, outside)
+        if tighter is None:  # the caller judges (and remedies) this point itself
+            return True
+        self.targets = tighter
+        return False
+
+    def _proved_suspicion(self, pinf: float, elapsed: float):
+        """The ray ratio when the duals diverged along a near-certificate and ``confirm_infeasible`` (asked
+        once per run) proved infeasibility, else None. The ray is the iterate differences' or, once the
+        weight guard (``solver.lp.restart``) has stopped the divergence, the normalised iterate y itself
+        (PDLP's second sequence, arXiv 2102.04592)."""
+        sc = self.sc
+        suspect = (self.confirm_infeasible is not None
+                   and float(np.linalg.norm(self.yh)) > SUSPECT_DUAL_GROWTH * (1.0 + self.y_start_norm))
+        ratio = math.inf
+        if suspect:
+            with np.errstate(over="ignore", invalid="ignore"):  # huge duals: an overflow means no ray
+                ratio = min(pinf, primal_infeasibility_ratio(self.lp, sc.y_to_orig(self.yh),
+                                                             self.atyh / (sc.d2 * sc.theta_c)))
+        if ratio <= SUSPECT_RATIO:
+            proved = self.confirm_infeasible(elapsed)
+            self.confirm_infeasible = None  # asked once per run
+            if proved:
+                return ratio
+        return None
+
+    def restart_if_due(self, kkt: KKT, r: float) -> None:
+        """The restart decision (``solver.lp.restart``); on a restart: a new primal weight, z and z0 both
+        move to T(z), and one PDHG step from the new anchor gives the epoch's reference residual (it also
+        counts as the epoch's first iteration)."""
+        ctrl = self.ctrl
+        if self.first:  # z is the anchor here: its residual is the epoch's reference
+            ctrl.start_epoch(r)
+            self.first = False
+            restart = False
+        else:  # cuPDLPx also restarts unconditionally at the first check after the start
+            restart = ctrl.should_restart(r, self.k, self.total)
+        if not restart:
+            return
+        self.restarts += 1
+        self.w = w = ctrl.update_weight(float(np.linalg.norm(self.xh - self.x0)),
+                                        float(np.linalg.norm(self.yh - self.y0)),
+                                        kkt.primal_residual_rel, kkt.dual_residual_rel)
+        self.tau, self.sigma = self.eta / w, self.eta * w
+        for dst, src in ((self.x, self.xh), (self.x0, self.xh), (self.y, self.yh), (self.y0, self.yh),
+                         (self.ax, self.axh), (self.ax0, self.axh), (self.aty, self.atyh), (self.aty0, self.atyh)):
+            dst[:] = src
+        self.k = 0
+        sc = self.sc
+        kernels.primal_step(self.x, self.aty, sc.c, sc.lv, sc.uv, self.tau, self.xh)
+        self._run_block(0, 0)
+        ctrl.start_epoch(fixed_point_residual(self.x - self.xh, self.y - self.yh, self.ax - self.axh, self.eta, w))
+        self.total += 1
+
+    def advance(self) -> None:
+        """The Halpern update the check left out, then the iterations up to the next check (or the limit)."""
+        s, sc = self.s, self.sc
+        kernels.halpern_step(self.k, self.g, self.x, self.y, self.ax, self.aty, self.xh, self.yh, self.axh,
+                             self.atyh, self.x0, self.y0, self.ax0, self.aty0, sc.c, sc.lv, sc.uv, self.tau)
+        self.k += 1
+        count = max(0, min(s.check_every - 1, s.iteration_limit - self.total - 1))
+        self.k = self._run_block(self.k, count)
+        self.total += count + 1
+
+    def finish(self, status: Status, message: str, kkt: KKT, t_iter: float) -> tuple:
+        """Result assembly of the run: the original-unit point, the final log line, the core's timings."""
+        core = self.core
+        _, xo, yo, _ = evaluate(self.lp, self.sc, self.x, self.aty, self.xh, self.yh, self.axh, self.atyh,
+                                self.tau)
+        if self.s.verbose:
+            print(_log_line(self.total, time.perf_counter() - core.t_start, kkt, core.sense, self.restarts,
+                            self.w, f"  {status.name}"), file=sys.stderr, flush=True)
+        core.iterate_seconds = time.perf_counter() - t_iter
+        core.restarts = self.restarts
+        return status, message, kkt, xo, yo, self.total, self.w
 
 
 def _drop_empty(problem: Problem, kr: np.ndarray, kc: np.ndarray) -> tuple:
@@ -290,7 +369,9 @@ def _drop_empty(problem: Problem, kr: np.ndarray, kc: np.ndarray) -> tuple:
 
 
 def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *, accept=None) -> SolveResult:
-    """Solve the LP (relaxation, integrality ignored) of ``problem`` with restarted Halpern PDHG.
+    """Solve the LP (relaxation, integrality ignored) of ``problem`` with restarted Halpern PDHG, without
+    presolve (``settings.presolve`` is not read here: ``solver.lp.dispatch.solve`` decides presolve vs
+    this direct run, and ``solver.lp.presolve`` calls this function on the reduced LP).
 
     Args:
         problem: the model in HiGHS form (any mix of ranged/equality/free rows, free/fixed/boxed
@@ -324,10 +405,6 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
     """
     t_start = time.perf_counter()
     s = settings or Settings()
-    from solver.lp.presolve import presolve_applies, solve_with_presolve  # it calls back into solve()
-
-    if presolve_applies(problem, s, warm_start):
-        return solve_with_presolve(problem, s, warm_start)
     if s.warm_primal_weight not in WARM_PRIMAL_WEIGHTS:
         raise UsageError(f"settings.warm_primal_weight must be one of {WARM_PRIMAL_WEIGHTS}, "
                          f"got {s.warm_primal_weight!r}")
@@ -339,16 +416,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
         print(ws_msg, file=sys.stderr)
     red = reduce_trivial(c_min, problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
                          problem.a_indptr, problem.a_indices, problem.col_names, problem.row_names)
-    b_norm = combined_bound_norm(problem.row_lower, problem.row_upper)
-    c_norm = float(np.linalg.norm(problem.cost))
-    kc, kr = red.keep_cols, red.keep_rows
-    all_cols, all_rows = kc.size == n, kr.size == m  # the usual case: no copies of the data below
-    if all_cols:
-        x = np.zeros(n)
-    else:
-        removed = np.ones(n, dtype=bool)
-        removed[kc] = False
-        x = np.where(removed, red.x_fixed, 0.0)
+    x, removed = _start_point(n, red)
     y_min = np.zeros(m)
     iterations, eta, w = 0, float("nan"), float("nan")
     if ws is not None and ws[2] is not None:
@@ -360,62 +428,109 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
         x = np.where(np.isfinite(x), x, 0.0)
         kkt = None
     else:
-        offset_min = sense * problem.offset + (0.0 if all_cols else float(c_min[removed] @ x[removed]))
-        # OrigLP is read-only: it may share the problem's arrays
-        lp = OrigLP(c=c_min if all_cols else c_min[kc],
-                    lc=problem.row_lower if all_rows else problem.row_lower[kr],
-                    uc=problem.row_upper if all_rows else problem.row_upper[kr],
-                    lv=problem.col_lower if all_cols else problem.col_lower[kc],
-                    uv=problem.col_upper if all_cols else problem.col_upper[kc], b_norm=b_norm, c_norm=c_norm,
-                    offset=offset_min)
-        if kc.size == 0:
+        lp = _reduced_lp(problem, red, c_min, x, removed)
+        if red.keep_cols.size == 0:
             status, message = Status.OPTIMAL, "every column is empty: solved analytically"
-            kkt = KKT(offset_min, offset_min, 0.0, 0.0, 0.0, 0.0, 0.0)
+            kkt = KKT(lp.offset, lp.offset, 0.0, 0.0, 0.0, 0.0, 0.0)
         else:
-            csc = _drop_empty(problem, kr, kc)
-            if s.verbose:
-                print(f"copter PDHG: {m} rows, {n} columns, {problem.nnz} nonzeros; "
-                      f"tol {s.tol:g}{', warm start' if ws is not None else ''}", file=sys.stderr)
-            core = _Core(lp, csc, s, sense, t_start)
-            seconds["setup"] = time.perf_counter() - t_start
-            if s.verbose:
-                print(f"step size {core.eta:.4g} (||A~||_2 = {s.step_safety / core.eta:.4g})",
-                      file=sys.stderr)
-                print(LOG_HEADER, file=sys.stderr)
-            x_init = y_init = None
-            w_init = None
-            if ws is not None:
-                x_init = ws[0][kc]
-                y_init = sense * ws[1][kr]
-                w_init = w if s.warm_primal_weight == "reuse" else None
-            core_accept = None
-            if accept is not None:
-                def core_accept(xo_, yo_):
-                    xf, yf = x.copy(), np.zeros(m)
-                    xf[kc] = xo_
-                    yf[kr] = sense * yo_
-                    return accept(xf, yf)
-            def confirm(elapsed):
-                # HiGHS gets the time left, at most as long as PDHG has run (>= 1 s): a wrong suspicion
-                # (a feasible LP) costs at most about what the run had cost already
-                left = s.time_limit_seconds - (time.perf_counter() - t_start)
-                return highs_proves_infeasible(problem, min(left, max(1.0, elapsed)))
-
-            status, message, kkt, xo, yo, iterations, w = core.run(x_init, y_init, w_init, core_accept, confirm)
-            seconds["iterate"] = core.iterate_seconds
-            eta = core.eta
-            x[kc] = xo
-            y_min[kr] = yo
-        if red.unbounded_col >= 0 and status in (Status.OPTIMAL, Status.ITERATION_LIMIT, Status.TIME_LIMIT):
-            j = red.unbounded_col
-            if status == Status.OPTIMAL:
-                status = Status.DUAL_INFEASIBLE
-                message = (f"variable {problem.col_names[j]!r} appears in no constraint and its cost "
-                           f"improves without bound in a direction it has no bound")
+            status, message, kkt, iterations, w, eta = _iterate(problem, s, lp, red, ws, w, x, y_min, accept,
+                                                                seconds, t_start)
+        status, message = _unbounded_column(problem, red, status, message)
     if ws_msg:
         message = f"{message}; {ws_msg}" if message else ws_msg
-    y = sense * y_min
-    # A x and A'y straight from the CSC arrays (the CSC of A is the CSR of A'); same sums as scipy
+    return _assemble(problem, s, status, message, kkt, x, sense * y_min, iterations, eta, w, seconds, t_start,
+                     ws is not None)
+
+
+def _start_point(n: int, red) -> tuple:
+    """The full-length x (n,) before iterating (the removed columns at their fixed values, 0 elsewhere)
+    and the mask of removed columns (None when every column is kept, the usual case: no copies)."""
+    kc = red.keep_cols
+    if kc.size == n:
+        return np.zeros(n), None
+    removed = np.ones(n, dtype=bool)
+    removed[kc] = False
+    return np.where(removed, red.x_fixed, 0.0), removed
+
+
+def _reduced_lp(problem: Problem, red, c_min: np.ndarray, x: np.ndarray, removed) -> OrigLP:
+    """The minimisation LP over the kept rows and columns (``solver.lp.trivial``), its constant holding
+    the removed columns' cost; norms are the whole problem's. OrigLP is read-only: it may share the
+    problem's arrays."""
+    kc, kr = red.keep_cols, red.keep_rows
+    all_cols, all_rows = removed is None, kr.size == problem.n_rows
+    offset_min = int(problem.sense) * problem.offset + (0.0 if all_cols else float(c_min[removed] @ x[removed]))
+    return OrigLP(c=c_min if all_cols else c_min[kc],
+                  lc=problem.row_lower if all_rows else problem.row_lower[kr],
+                  uc=problem.row_upper if all_rows else problem.row_upper[kr],
+                  lv=problem.col_lower if all_cols else problem.col_lower[kc],
+                  uv=problem.col_upper if all_cols else problem.col_upper[kc],
+                  b_norm=combined_bound_norm(problem.row_lower, problem.row_upper),
+                  c_norm=float(np.linalg.norm(problem.cost)), offset=offset_min)
+
+
+def _iterate(problem: Problem, s: Settings, lp: OrigLP, red, ws, w: float, x: np.ndarray, y_min: np.ndarray,
+             accept, seconds: dict, t_start: float) -> tuple:
+    """Scale the reduced LP, run PDHG on it (``_Core``) and write its point into ``x`` (n,) and ``y_min``
+    (m,, minimisation sign) at the kept positions; fills ``seconds["setup"]`` and ``seconds["iterate"]``.
+    Returns (status, message, KKT, iterations, primal weight, step size eta)."""
+    sense = int(problem.sense)
+    n, m = problem.n_cols, problem.n_rows
+    kc, kr = red.keep_cols, red.keep_rows
+    csc = _drop_empty(problem, kr, kc)
+    if s.verbose:
+        print(f"copter PDHG: {m} rows, {n} columns, {problem.nnz} nonzeros; "
+              f"tol {s.tol:g}{', warm start' if ws is not None else ''}", file=sys.stderr)
+    core = _Core(lp, csc, s, sense, t_start)
+    seconds["setup"] = time.perf_counter() - t_start
+    if s.verbose:
+        print(f"step size {core.eta:.4g} (||A~||_2 = {s.step_safety / core.eta:.4g})", file=sys.stderr)
+        print(LOG_HEADER, file=sys.stderr)
+    x_init = y_init = None
+    w_init = None
+    if ws is not None:
+        x_init = ws[0][kc]
+        y_init = sense * ws[1][kr]
+        w_init = w if s.warm_primal_weight == "reuse" else None
+    core_accept = None
+    if accept is not None:
+        def core_accept(xo_, yo_):
+            xf, yf = x.copy(), np.zeros(m)
+            xf[kc] = xo_
+            yf[kr] = sense * yo_
+            return accept(xf, yf)
+
+    def confirm(elapsed):
+        # HiGHS gets the time left, at most as long as PDHG has run (>= 1 s): a wrong suspicion
+        # (a feasible LP) costs at most about what the run had cost already
+        left = s.time_limit_seconds - (time.perf_counter() - t_start)
+        return highs_proves_infeasible(problem, min(left, max(1.0, elapsed)))
+
+    status, message, kkt, xo, yo, iterations, w = core.run(x_init, y_init, w_init, core_accept, confirm)
+    seconds["iterate"] = core.iterate_seconds
+    x[kc] = xo
+    y_min[kr] = yo
+    return status, message, kkt, iterations, w, core.eta
+
+
+def _unbounded_column(problem: Problem, red, status: Status, message: str) -> tuple:
+    """An OPTIMAL run becomes DUAL_INFEASIBLE when ``solver.lp.trivial`` found an empty column whose cost
+    improves without bound (the rest being feasible)."""
+    if red.unbounded_col >= 0 and status == Status.OPTIMAL:
+        j = red.unbounded_col
+        status = Status.DUAL_INFEASIBLE
+        message = (f"variable {problem.col_names[j]!r} appears in no constraint and its cost "
+                   f"improves without bound in a direction it has no bound")
+    return status, message
+
+
+def _assemble(problem: Problem, s: Settings, status: Status, message: str, kkt, x: np.ndarray, y: np.ndarray,
+              iterations: int, eta: float, w: float, seconds: dict, t_start: float,
+              warm_started: bool) -> SolveResult:
+    """The SolveResult of ``(x (n,), y (m,))`` in the problem's sense: A x and A'y straight from the CSC
+    arrays (the CSC of A is the CSR of A'; same sums as scipy), reduced cost, row violation, the state for
+    the next warm start; ``kkt`` None (trivially infeasible) reports nan objectives and inf residuals."""
+    m, n = problem.n_rows, problem.n_cols
     row_activity, aty = np.empty(m), np.empty(n)
     kernels.spmv_csc(problem.a_indptr, problem.a_indices, problem.a_data, x, row_activity)
     kernels.spmv_csc_t(problem.a_indptr, problem.a_indices, problem.a_data, y, aty)
@@ -426,7 +541,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
         kkt = KKT(math.nan, math.nan, math.inf, math.inf, math.inf, math.inf, math.inf)
         dual_obj = math.nan
     else:
-        dual_obj = sense * kkt.dual_objective
+        dual_obj = int(problem.sense) * kkt.dual_objective
     seconds["solve"] = time.perf_counter() - t_start
     seconds["total"] = seconds["solve"]
     state = SolverState(x=x.copy(), y=y.copy(), step_size=eta, primal_weight=w, iterations=iterations)
@@ -436,4 +551,4 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
         primal_residual_rel=kkt.primal_residual_rel, dual_residual_rel=kkt.dual_residual_rel,
         gap_rel=kkt.gap_rel, iterations=iterations, seconds=seconds,
         point_feasible=bool(kkt.primal_residual_rel <= s.tol), state=state,
-        warm_started=ws is not None, message=message, max_row_violation=max_viol)
+        warm_started=warm_started, message=message, max_row_violation=max_viol)
