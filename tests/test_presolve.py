@@ -12,7 +12,7 @@ import pytest
 import solver.lp.presolve as presolve_mod
 from formats.io import read_problem
 from solver.highs_bridge import new_highs, to_highs_lp
-from solver.lp.pdhg import solve
+from solver.lp.dispatch import solve
 from solver.model.errors import UsageError
 from solver.model.settings import Settings
 from solver.model.status import Status

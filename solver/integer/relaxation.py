@@ -1,7 +1,7 @@
 """The LP relaxation that integerization starts from.
 
 The relaxation keeps every row, drops integrality and rounds integer bounds inward (valid for every
-integer point and a tighter LP). It is solved by the LP core ``solver.lp.pdhg.solve`` warm-started from the
+integer point and a tighter LP). It is solved by the LP core ``solver.lp.dispatch.solve`` warm-started from the
 previous round's LP iterate. Only while the LP core is not importable (development of the package) does
 it fall back to HiGHS's dual simplex; the MILP report names the engine used (``lp_engine``).
 """
@@ -61,10 +61,10 @@ def solve_relaxation(problem: Problem, settings: Settings, warm_start: SolverSta
     """
     relaxed = relaxed_problem(problem, lower, upper)
     try:
-        from solver.lp.pdhg import solve as pdhg_solve
+        from solver.lp.dispatch import solve as lp_solve
     except ImportError:
         return solve_relaxation_highs(relaxed), "highs"
-    return pdhg_solve(relaxed, settings, warm_start), "pdhg"
+    return lp_solve(relaxed, settings, warm_start), "pdhg"
 
 
 _STATUS = {"Optimal": Status.OPTIMAL, "Infeasible": Status.PRIMAL_INFEASIBLE, "Unbounded": Status.DUAL_INFEASIBLE,

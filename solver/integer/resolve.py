@@ -8,7 +8,7 @@ Rows without continuous columns are checked directly. Rows with a single continu
 bounds on it and are folded into its bounds (vectorized), which makes the LP of, e.g., load balancing
 (r <= x links) small. The remaining LP is solved by
 
-1. the LP core ``solver.lp.pdhg.solve``, warm-started from the relaxation's primal/dual point restricted to
+1. the LP core ``solver.lp.dispatch.solve``, warm-started from the relaxation's primal/dual point restricted to
    the kept columns/rows (skipped while the LP core is not importable), then
 2. the **exact clean-up**: HiGHS dual simplex on the same small LP, started from the PDHG point
    (``setSolution``) with primal feasibility tolerance 1e-10. A simplex basic solution satisfies its rows
@@ -129,14 +129,14 @@ def fix_and_resolve(problem: Problem, x: np.ndarray, settings: Settings, lp_x: n
     start = np.clip(lp_x[cont] if lp_x is not None else np.clip(0.0, lo, up), lo, up)
     t0 = time.perf_counter()
     try:
-        from solver.lp.pdhg import solve as pdhg_solve
+        from solver.lp.dispatch import solve as lp_solve
     except ImportError:
-        pdhg_solve = None
-    if pdhg_solve is not None and rows.size:
+        lp_solve = None
+    if lp_solve is not None and rows.size:
         ws = SolverState(x=start.copy(), y=(lp_y[rows].copy() if lp_y is not None else np.zeros(rows.size)))
         budget = replace(settings, iteration_limit=min(int(settings.iteration_limit), RESOLVE_ITERATIONS),
                          time_limit_seconds=min(float(settings.time_limit_seconds), resolve_seconds))
-        res = pdhg_solve(sub, budget, ws)
+        res = lp_solve(sub, budget, ws)
         info["pdhg_iterations"] = int(res.iterations)
         if res.x is not None and np.all(np.isfinite(res.x)):
             start = np.clip(res.x, lo, up)
