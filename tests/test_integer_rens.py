@@ -84,7 +84,7 @@ def test_negative_or_nan_submip_seconds_is_a_usage_error(lb_split, bad):
 
 
 def test_rens_runs_on_each_staged_relaxation_point_at_most_three_times_and_keeps_points_exact():
-    from solver.integer import RENS_MAX_PER_ROUND
+    from solver.integer.pipeline import RENS_MAX_PER_ROUND
     from solver.workloads.sia import SiaScenario
 
     p = SiaScenario(total_gpus=128, seed=0).base()

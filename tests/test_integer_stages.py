@@ -87,7 +87,7 @@ def test_stages_tighten_down_to_tol_while_the_gap_is_not_met(sia_small):
 
 
 def _record_relaxations(monkeypatch):
-    import solver.integer as integer
+    import solver.integer.pipeline as integer
 
     calls = []
     real = integer.solve_relaxation

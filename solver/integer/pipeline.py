@@ -1,0 +1,589 @@
+"""MILP rounds without branch-and-cut: LP relaxation + integerization heuristics + a proven gap bound.
+
+Pipeline of :func:`solve_milp` (docs/DESIGN.md "Integerization"; the integer "shims" of the COpter authors' code,
+REFERENCES.md section 1, generalised by structure detection):
+
+1. structure detection (``structure.py``): choice rows, capacity rows, variable upper bounds, general
+   integers; integer bounds rounded inward;
+2. the LP relaxation by the LP core ``solver.lp.dispatch.solve``, warm-started (``relaxation.py``), in
+   stages: each stage ends at its tolerance (``settings.relaxation_tol`` then /10 ... down to ``tol``)
+   or, with ``settings.relaxation_round_iterations`` > 0, after a doubling iteration budget; every stage
+   is rounded (steps 3-4) and the next stage continues warm from the stage's iterate only while the
+   best point is not within ``mip_gap_tol`` of the tightest stage bound (``report["relaxation_stages"]``);
+3. ``round`` / ``repair`` / ``fill`` on the integer columns (``rounding.py`` over numba kernels
+   ``kernels.py``, numpy twins in ``kernels_ref.py``); with VUB links, sparser VUB thresholds are
+   tried first (``rounding.vub_thresholds``: a parent rounds up only when its child's LP value is
+   above 0.1, 0.01, ... of its bound), the next one only when step 4 finds the sparser choice infeasible;
+4. ``fix_and_resolve``: integers fixed, continuous part re-solved warm by the LP core and finished
+   exactly by HiGHS simplex on the small remaining LP (``resolve.py``); the point is re-checked exactly;
+   then, per stage, when no point was found or its gap is above ``settings.integer_submip_gap``,
+   ``rens`` (``submip.py``, Berthold 2014) has HiGHS solve the sub-MIP of the stage's LP point's roundings
+   (integral LP values fixed, fractional ones kept to floor/ceil) within ``settings.integer_submip_seconds``
+   (an improvement: at most as long as the relaxation took so far, >= 1 s; at most ``RENS_MAX_PER_ROUND``
+   per round): it rounds jointly where independent rounding cannot (LB 1024x128: ~3,000 free binaries of
+   131,072, a point in ~4 s) and an early, inexact relaxation already spans near-optimal points (Sia 10,240
+   after 256 PDHG iterations: 0.28% from the bound); if no point exists after the last stage, a relax-and-fix
+   ``dive`` (``dive.py``) fixes the sure integers, re-solves the LP relaxation warm with the LP core and rounds again (at most
+   ``settings.integer_dive_max`` times); once a point exists, ``fill`` runs again with the exact
+   (simplex-vertex) continuous values pinned, which frees integers an interior LP point still used
+   (step ``"fill"`` with ``"after": "fix_and_resolve"``);
+5. ``fallback`` (``settings.integer_fallback == "highs"``): HiGHS MIP for at most
+   ``settings.integer_fallback_seconds`` (wall), seeded with the rounded integer assignment, when steps
+   3-4 found no feasible point;
+6. the bound: the Lagrangian dual bound of the relaxation's dual point, valid even when the relaxation
+   was not solved exactly (``bound.py``), with the choice rows kept in the inner problem when there are
+   any (the tighter of the two); ``gap_rel = sense * (integer_objective - lp_bound) /
+   max(1, |integer_objective|)`` (inf when no finite bound follows); status OPTIMAL when ``gap_rel <= settings.mip_gap_tol``, else FEASIBLE;
+   NO_INTEGER_SOLUTION when no point was found (a point is only ever reported when it satisfies bounds
+   and integrality exactly and every row to 1e-9 relative to max(1, |bound|)).
+
+Report (``result.mip``): integer_objective, lp_bound, gap_rel, fractional_before (integer columns whose LP
+value is more than 1e-6 from an integer), steps (one dict per step run: ``step`` in round | repair | fill |
+fix_and_resolve | rens | dive | fallback, ``changed`` columns, ``seconds``, step details), fallback_used, source
+(heuristic | fallback | none), structure counts, lp_engine, lp_status, lp_objective (of the last
+relaxation stage), relaxation_stages (one dict per stage: tol, iteration_budget, lp_status, iterations,
+seconds, lp_bound, integer_objective, gap_rel, fractional_before; step dicts carry ``stage`` and
+``vub_min`` when there are several).
+``result.state``: the relaxation's LP iterate (x, y, step size, primal weight) for the next round's warm
+start, plus ``integer_x`` = the integer allocation (previous-round tie-breaking).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
+
+import numpy as np
+
+from solver.integer import options
+from solver.integer.ascent import coupling_dual_ascent
+from solver.integer.bound import ChoiceLagrangian, lagrangian_bound
+from solver.integer.relaxation import relaxation_tolerances, solve_relaxation
+from solver.integer.report import gap_rel, milp_result
+from solver.integer.resolve import fix_and_resolve
+from solver.integer.rounding import run_rounding
+from solver.integer.structure import detect_structure
+from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
+
+__all__ = ["solve_milp", "INTEGRALITY_TOL", "RENS_MAX_PER_ROUND"]
+
+INTEGRALITY_TOL = 1e-6  #: an LP value farther than this from an integer counts as fractional
+RENS_MAX_PER_ROUND = 3  #: RENS sub-MIPs per round at most (one per relaxation stage)
+_INFEASIBLE_LP = (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
+
+
+@dataclass
+class _Round:
+    """What the stages of one ``solve_milp`` call share: inputs, timings, report, and the best point so far."""
+
+    problem: Problem
+    settings: Settings
+    warm_start: SolverState | None
+    t_start: float
+    fallback_mode: str
+    submip_seconds: float
+    st: object = None  #: the detected Structure
+    seconds: dict = field(default_factory=dict)
+    steps: list = field(default_factory=list)
+    report: dict = field(default_factory=dict)
+    prev: np.ndarray | None = None  #: (n,) the previous round's integer point (rounding tie-breaks)
+    x_best: np.ndarray | None = None
+    source: str = "none"
+    lp_bound: float = math.nan
+    iterations: int = 0
+    lag: ChoiceLagrangian | None = None  #: the choice-row Lagrangian (built once per round, at the first stage)
+    ascent: tuple | None = None  #: (bound, (m,) duals) of the best dual ascent so far
+    rens_runs: int = 0
+    x_lp: np.ndarray | None = None  #: the last relaxation stage's primal (n,) and dual (m,) point and state
+    y_lp: np.ndarray | None = None
+    lp_state: SolverState | None = None
+    out: object = None  #: the last RoundingOutcome (seed of dive and fallback)
+
+    def remaining(self) -> float:
+        """Seconds left of ``settings.time_limit_seconds`` for the whole round (inf when unlimited)."""
+        return float(self.settings.time_limit_seconds) - (time.perf_counter() - self.t_start)
+
+    def resolve_budget(self) -> float:
+        """Time for one fix-and-resolve LP: as long as the relaxation took, within what is left (>= 0.5 s)."""
+        return max(0.5, min(self.seconds["relaxation"], self.remaining()))
+
+    def improves(self, x: np.ndarray | None) -> bool:
+        """``x`` is a point with a strictly better objective than the best so far (or the first one)."""
+        p = self.problem
+        return x is not None and (self.x_best is None or p.sense * (p.objective(x) - p.objective(self.x_best)) < 0)
+
+    def gap(self) -> float:
+        """The best point's relative gap to ``lp_bound`` (inf without a point)."""
+        if self.x_best is None:
+            return math.inf
+        return gap_rel(self.problem.sense, self.problem.objective(self.x_best), self.lp_bound)
+
+    def finish(self, status: Status, x, message: str, *, bound: float | None = None,
+               feasible: bool = False) -> SolveResult:
+        """The round's SolveResult with the last relaxation's duals and state (``report.milp_result``)."""
+        return milp_result(self.problem, status, x, self.y_lp, self.lp_bound if bound is None else bound,
+                           self.iterations, self.seconds, self.t_start, self.lp_state, self.warm_start,
+                           self.report, message, feasible=feasible)
+
+
+def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | None) -> SolveResult:
+    """Solve the MILP ``problem`` by LP relaxation + integerization (no branch-and-cut).
+
+    Args:
+        problem: a Problem with integer columns (n columns, m rows).
+        settings: solver settings; uses the LP core's fields and ``integer_fallback`` ("highs" | "none"),
+            ``integer_fallback_seconds`` (seconds), ``mip_gap_tol``.
+        warm_start: the previous round's state mapped onto this problem (its x/y warm-start the LP
+            relaxation; its ``integer_x`` breaks rounding ties), or None.
+    Returns:
+        SolveResult: ``x`` the integer point (or the rounded point when none was found, with
+        ``point_feasible=False``), ``objective`` its objective (problem's sense, offset included),
+        ``dual_objective``/``mip["lp_bound"]`` the valid bound, ``mip`` the report (module doc),
+        ``state`` the LP iterate plus ``integer_x``.
+    Raises:
+        UsageError: unknown ``settings.integer_fallback``, a bad ``integer_submip_seconds``,
+            ``integer_dual_ascent_steps`` or ``relaxation_round_iterations``.
+        Errors of the LP core for invalid input.
+    """
+    t_start = time.perf_counter()
+    run = _Round(problem, settings, warm_start, t_start, options.fallback_mode(settings),
+                 options.submip_seconds(settings))
+    options.ascent_steps(settings)  # a bad value fails before any work, not at the first stage that needs it
+    t0 = time.perf_counter()
+    run.st = st = detect_structure(problem)
+    run.seconds["structure"] = time.perf_counter() - t0
+    run.report = {"integer_objective": math.nan, "lp_bound": math.nan, "gap_rel": math.inf,
+                  "fractional_before": 0, "steps": run.steps, "fallback_used": False, "source": "none",
+                  "structure": st.summary()}
+    if st.integer_infeasible_bounds.any():
+        j = int(np.flatnonzero(st.integer_infeasible_bounds)[0])
+        return milp_result(problem, Status.PRIMAL_INFEASIBLE,
+                           np.clip(np.zeros(problem.n_cols), problem.col_lower, problem.col_upper),
+                           np.zeros(problem.n_rows), math.nan, 0, run.seconds, t_start, None, warm_start, run.report,
+                           f"integer column {problem.col_names[j]!r} has no integer in its bounds")
+    for stage in (_relaxation_stages, _dive, _fill_pinned, _fallback, _improve_by_fallback):
+        done = stage(run)
+        if done is not None:
+            return done
+    return _assemble(run)
+
+
+# ---- stage 1: LP relaxation + rounding, in stages (tolerance ladder x doubling iteration budgets)
+
+def _relaxation_stages(run: _Round) -> SolveResult | None:
+    """Relax, bound, round, resolve, ascend and RENS, stage after stage; a SolveResult when the relaxation
+    proves the MILP infeasible or unbounded, else None (``run`` holds the best point and the last stage)."""
+    problem, settings, ws = run.problem, run.settings, run.warm_start
+    if ws is not None and ws.integer_x is not None and ws.integer_x.shape == (problem.n_cols,):
+        run.prev = np.asarray(ws.integer_x, dtype=np.float64)
+    stages: list = []
+    run.report["relaxation_stages"] = stages
+    run.seconds["relaxation"] = run.seconds["bound"] = run.seconds["rounding"] = 0.0
+    run.seconds["fix_and_resolve"] = 0.0
+    run.lp_bound = -math.inf * problem.sense
+    state_in = ws
+    tols = relaxation_tolerances(settings)
+    every = options.round_every(settings)
+    staged = len(tols) > 1 or every > 0
+    ti, k, budget = 0, 0, every
+    while True:
+        t_stage = time.perf_counter()
+        lp, engine, cap = _relax(run, tols[ti], budget if every else None, state_in)
+        if lp.status in _INFEASIBLE_LP:
+            return _infeasible_relaxation(run, lp)
+        bound_k = _stage_bound(run, lp, engine)
+        x_k, gap_k, rens_here = _integerize_stage(run, bound_k, t_stage, {"stage": k} if staged else {}, staged)
+        stages.append({"tol": float(tols[ti]), "iteration_budget": cap,
+                       "lp_status": lp.status.name, "iterations": int(lp.iterations),
+                       "seconds": time.perf_counter() - t_stage, "lp_bound": float(bound_k),
+                       "integer_objective": float(problem.objective(x_k)) if x_k is not None else math.nan,
+                       "rens": bool(rens_here), "gap_rel": float(gap_k),
+                       "fractional_before": run.report["fractional_before"]})
+        if gap_k <= settings.mip_gap_tol or run.remaining() <= 0:
+            return None
+        if lp.status == Status.OPTIMAL:  # this stage's tolerance is met: tighten, or stop at settings.tol
+            if ti == len(tols) - 1:
+                return None
+            ti += 1
+        elif not (every and lp.status == Status.ITERATION_LIMIT and run.iterations < settings.iteration_limit):
+            return None  # time limit, numerical trouble, or the caller's own iteration limit
+        k += 1
+        budget *= 2
+        s = run.lp_state
+        state_in = SolverState(x=s.x, y=s.y, step_size=s.step_size, primal_weight=s.primal_weight,
+                               iterations=s.iterations, integer_x=run.prev)
+
+
+def _relax(run: _Round, tol: float, budget: int | None, state_in: SolverState | None):
+    """One relaxation stage at tolerance ``tol`` (and an iteration ``budget`` when staged by iterations);
+    returns (lp SolveResult, engine, the stage's iteration cap or None) and records the point in ``run``."""
+    settings = run.settings
+    t0 = time.perf_counter()
+    stage_settings = dc_replace(settings, tol=tol, time_limit_seconds=run.remaining())
+    cap = max(1, min(budget, int(settings.iteration_limit) - run.iterations)) if budget is not None else None
+    if cap is not None:
+        stage_settings = dc_replace(stage_settings, iteration_limit=cap)
+    lp, engine = solve_relaxation(run.problem, stage_settings, state_in, run.st.lower, run.st.upper)
+    run.seconds["relaxation"] += time.perf_counter() - t0
+    run.iterations += int(lp.iterations)
+    run.report["lp_engine"] = engine
+    run.report["lp_status"] = lp.status.name
+    run.report["lp_objective"] = float(lp.objective)
+    run.report["lp_dual_residual_rel"] = float(lp.dual_residual_rel)
+    run.x_lp = np.asarray(lp.x, dtype=np.float64)
+    run.y_lp = np.asarray(lp.y, dtype=np.float64)
+    run.lp_state = lp.state if lp.state is not None else SolverState(x=run.x_lp.copy(), y=run.y_lp.copy())
+    return lp, engine, cap
+
+
+def _infeasible_relaxation(run: _Round, lp: SolveResult) -> SolveResult:
+    """The result of a relaxation proven infeasible (no integer point) or unbounded/infeasible (no optimum)."""
+    if lp.status == Status.PRIMAL_INFEASIBLE:
+        return run.finish(lp.status, run.x_lp, f"LP relaxation: {lp.status.name}; no integer point exists",
+                          bound=math.nan)
+    return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, run.x_lp,
+                      "LP relaxation is unbounded or infeasible: the MILP has no optimum", bound=math.nan)
+
+
+def _stage_bound(run: _Round, lp: SolveResult, engine: str) -> float:
+    """The stage's valid bound (Lagrangian of its duals, the choice-row one when tighter); tightens
+    ``run.lp_bound`` and counts the fractional integer columns."""
+    problem, st = run.problem, run.st
+    t0 = time.perf_counter()
+    bound_k = lagrangian_bound(problem, run.y_lp, st.lower, st.upper)
+    if run.lag is None:  # (also the reduced costs of RENS's last neighbourhood, the core)
+        run.lag = ChoiceLagrangian(problem, st.lower, st.upper, st.choice_rows, st.choice_kind,
+                                   st.csr_indptr, st.csr_indices)
+    if st.choice_rows.size:  # choice rows kept in the inner problem: never weaker, often tighter
+        bound_c = run.lag.evaluate(run.y_lp)[0]
+        if not np.isfinite(bound_k) or (np.isfinite(bound_c) and problem.sense * (bound_c - bound_k) > 0):
+            bound_k = bound_c
+    if lp.status == Status.OPTIMAL and engine == "highs" and not np.isfinite(bound_k):
+        bound_k = float(lp.dual_objective)  # exact simplex duals; only reached in development mode
+    lp_bound = run.lp_bound
+    if np.isfinite(bound_k) and (not np.isfinite(lp_bound) or problem.sense * (bound_k - lp_bound) > 0):
+        run.lp_bound = bound_k  # every stage's bound is valid: keep the tightest
+    run.seconds["bound"] += time.perf_counter() - t0
+    run.report["lp_bound"] = float(run.lp_bound)
+    xi_lp = run.x_lp[problem.integrality]
+    run.report["fractional_before"] = int(np.count_nonzero(np.abs(xi_lp - np.round(xi_lp)) > INTEGRALITY_TOL))
+    return bound_k
+
+
+def _integerize_stage(run: _Round, bound_k: float, t_stage: float, tag: dict, staged: bool):
+    """Round / repair / fill + fix-and-resolve the stage's LP point, then dual ascent and RENS when the gap
+    asks for them; returns (the stage's own rounded point or None, the round's gap, RENS ran)."""
+    x_k, run.out = _round_and_resolve(run, tag)
+    if run.improves(x_k):
+        run.x_best, run.source = x_k, "heuristic"
+    gap_k = run.gap()
+    # dual ascent on the coupling rows: the bound that PDHG's duals give after a few hundred iterations
+    # can be 2% loose while the rounded point is already within 0.3% (Sia 10,240, warm rounds)
+    if run.x_best is not None and gap_k > run.settings.mip_gap_tol:
+        gap_k = _ascend(run, bound_k, t_stage, tag)
+    rens_here = _wants_rens(run, gap_k, staged)
+    if rens_here:
+        gap_k = _rens_stage(run, gap_k, bound_k, t_stage, tag)
+    return x_k, gap_k, rens_here
+
+
+def _round_and_resolve(run: _Round, tag: dict):
+    """Round ``run.x_lp`` (round / repair / fill) and complete the integers exactly (fix_and_resolve), for
+    each VUB threshold of ``vub_thresholds`` (sparsest first) until a point is found.
+
+    Returns:
+        (x, out): the exact point ((n,) or None) and the last RoundingOutcome (seed of dive/fallback).
+    """
+    from solver.integer.rounding import vub_thresholds
+
+    problem, seconds = run.problem, run.seconds
+    x_k, out = None, None
+    ths = vub_thresholds(run.st)
+    for th in ths:
+        t0 = time.perf_counter()
+        out = run_rounding(problem, run.st, run.x_lp, run.prev, vub_min=th, free_vub_up=len(ths) > 1)
+        seconds["rounding"] += time.perf_counter() - t0
+        extra = {**tag, **({"vub_min": th} if len(ths) > 1 else {})}
+        for d in out.steps:
+            d.update(extra)
+        run.steps.extend(out.steps)
+        t0 = time.perf_counter()
+        x_k, resolve_info = _resolve_rounded(run, out, last=th == ths[-1])
+        run.steps.append({"step": "fix_and_resolve", "changed": int(resolve_info.get("changed", 0)),
+                          "seconds": time.perf_counter() - t0, **extra,
+                          **{k2: v for k2, v in resolve_info.items()
+                             if k2 in ("lp_columns", "lp_rows", "highs_status", "pdhg_iterations", "reason")}})
+        seconds["fix_and_resolve"] += time.perf_counter() - t0
+        if x_k is not None:
+            break
+    return x_k, out
+
+
+def _resolve_rounded(run: _Round, out, last: bool):
+    """fix_and_resolve of a rounding outcome (also of its point before fill, at the last threshold)."""
+    x_k, resolve_info = None, {}
+    # a sparser threshold is a cheap probe: one candidate and a fifth of the PDHG budget (an infeasible
+    # fixed LP otherwise burns the whole budget before HiGHS says so; LB 1024x128: about a minute each)
+    budget = run.resolve_budget() * (1.0 if last else 0.2)
+    if out.rows_violated == 0:
+        for cand in ((out.x, out.x_before_fill) if last else (out.x,)):
+            x_k, resolve_info = fix_and_resolve(run.problem, cand, run.settings, run.x_lp, run.y_lp,
+                                                resolve_seconds=max(0.5, budget))
+            if x_k is not None:
+                break
+            if np.array_equal(out.x, out.x_before_fill):
+                break
+    return x_k, resolve_info
+
+
+def _ascend(run: _Round, stage_bound: float, t_stage: float, tag: dict) -> float:
+    """Run ``coupling_dual_ascent`` when the round has a choice-row Lagrangian and steps are allowed.
+
+    Starts from the duals of ``run.ascent`` = (bound, (m,) duals), the best earlier ascent, when its bound is
+    tighter than ``stage_bound``, the bound of the stage's LP duals ``run.y_lp`` (m,), else from those;
+    budget ``integer_dual_ascent_steps`` evaluations and at most the stage's time so far (>= 0.1 s).
+    Tightens ``run.lp_bound``, keeps the best ``run.ascent``, appends a ``"dual_ascent"`` step; returns the
+    round's gap.
+    """
+    settings, lag = run.settings, run.lag
+    n_steps = options.ascent_steps(settings)
+    if lag is None or lag.rows_k.size == 0 or n_steps <= 0 or run.remaining() <= 0:
+        run.report["lp_bound"] = float(run.lp_bound)
+        return run.gap()
+    t0 = time.perf_counter()
+    s = run.problem.sense
+    y0 = run.y_lp
+    if run.ascent is not None and (not np.isfinite(stage_bound) or s * (run.ascent[0] - stage_bound) > 0):
+        y0 = run.ascent[1]  # the earlier ascent is tighter than this stage's duals
+    budget = min(run.remaining(), max(0.1, t0 - t_stage))
+    bound, y_best, info = coupling_dual_ascent(lag, y0, run.problem.objective(run.x_best),
+                                               float(settings.mip_gap_tol), max_steps=n_steps, seconds=budget)
+    before = run.lp_bound
+    if np.isfinite(bound) and (not np.isfinite(before) or s * (bound - before) > 0):  # tighter
+        run.lp_bound = bound
+    if np.isfinite(bound) and (run.ascent is None or s * (bound - run.ascent[0]) > 0):
+        run.ascent = (bound, y_best)
+    run.steps.append({"step": "dual_ascent", **tag, "changed": 0, "evaluations": info["steps"],
+                      "bound_before": float(before), "bound_after": float(run.lp_bound),
+                      "seconds": time.perf_counter() - t0})
+    run.seconds["bound"] += time.perf_counter() - t0
+    run.report["lp_bound"] = float(run.lp_bound)
+    return run.gap()
+
+
+def _wants_rens(run: _Round, gap_k: float, staged: bool) -> bool:
+    """RENS on this stage's LP point: when rounding found no point (joint rounding: LB's heavy shards) or
+    one whose gap is above integer_submip_gap (Sia 10,240 after 256 iterations: 2.4% -> 0.28% in 1.4 s;
+    LB 256x32: 24 -> 18 moves). In staged runs a point above mip_gap_tol also qualifies: the alternative is
+    another relaxation stage, which costs more (Sia 10,240 round 7: the dual ascent put the gap at 0.87%,
+    under the 1% rule, and four more stages ran to 2,048 iterations, 16 s, to reach 0.5%)."""
+    settings = run.settings
+    rens_gap = settings.integer_submip_gap
+    if staged and math.isfinite(rens_gap):
+        rens_gap = min(rens_gap, settings.mip_gap_tol)
+    return (run.submip_seconds > 0 and run.rens_runs < RENS_MAX_PER_ROUND and run.remaining() > 0
+            and (run.x_best is None or gap_k > rens_gap))
+
+
+def _rens_stage(run: _Round, gap_k: float, bound_k: float, t_stage: float, tag: dict) -> float:
+    """RENS within its budget (improving: as long as the relaxation took, >= 1 s; finding: half of what is
+    left when the fallback may follow); a better point also gets another dual ascent. Returns the gap."""
+    settings = run.settings
+    run.rens_runs += 1
+    found = run.x_best is not None
+    if found:
+        budget = min(run.submip_seconds, run.remaining(), max(1.0, run.seconds["relaxation"]))
+        reason = ("gap above integer_submip_gap" if gap_k > settings.integer_submip_gap
+                  else "gap above mip_gap_tol (staged)")
+    else:
+        budget = min(run.submip_seconds, run.remaining() * (0.5 if run.fallback_mode == "highs" else 1.0))
+        reason = None
+    x_r = _rens_step(run, run.x_best if found else run.out.x, budget, reason, tag,
+                     y_rank=run.ascent[1] if run.ascent is not None else run.y_lp)
+    if run.improves(x_r):
+        run.x_best, run.source = x_r, "heuristic"
+        gap_k = run.gap()
+        if gap_k > settings.mip_gap_tol:  # a better point is a closer Polyak target: ascend again
+            gap_k = _ascend(run, bound_k, t_stage, tag)
+    return gap_k
+
+
+def _rens_step(run: _Round, x_ref: np.ndarray, budget: float, reason: str | None, tag: dict,
+               y_rank: np.ndarray) -> np.ndarray | None:
+    """Run RENS (``submip.py``) for at most ``budget`` seconds and complete its point exactly.
+
+    With the round's choice-row Lagrangian ``run.lag`` and duals ``y_rank`` (m,), the Lagrangian core
+    (``submip.core_bounds``) is the last neighbourhood, tried when HiGHS proves RENS's infeasible.
+
+    Returns the exact point ((n,)) or None; appends a ``"rens"`` step (``changed`` = integer columns that
+    differ from ``x_ref``) and adds the time to ``seconds["rens"]``.
+    """
+    from solver.integer.submip import core_bounds, rens
+
+    problem, x_lp, lag = run.problem, run.x_lp, run.lag
+    t0 = time.perf_counter()
+    core = None
+    if lag is not None:  # built only if RENS's own neighbourhoods fail
+        def core():
+            return core_bounds(problem, x_lp, lag, y_rank)
+    # HiGHS stops the sub-MIP at half of the round's gap target (never below its own default, 1e-4): its
+    # bound is on the sub-MIP only, and proving that optimal does not move the round's gap
+    xr, rinfo = rens(problem, x_lp, budget, mip_rel_gap=max(1e-4, 0.5 * float(run.settings.mip_gap_tol)),
+                     core=core)
+    if xr is not None:
+        xr, finfo = fix_and_resolve(problem, xr, run.settings, x_lp, run.y_lp,
+                                    resolve_seconds=run.resolve_budget())
+        if xr is None:
+            rinfo["reason"] = finfo.get("reason", "")
+    it = problem.integrality
+    run.steps.append({"step": "rens", **tag, **({"reason": reason} if reason else {}),
+                      "changed": int(np.count_nonzero(xr[it] != x_ref[it])) if xr is not None else 0,
+                      "seconds": time.perf_counter() - t0, **rinfo})
+    run.seconds["rens"] = run.seconds.get("rens", 0.0) + time.perf_counter() - t0
+    return xr
+
+
+# ---- stages 2-5 after the relaxation: dive, fill with exact continuous values, fallback, improvement
+
+def _dive(run: _Round) -> None:
+    """No point yet: fix the sure integers, re-solve the LP warm, round again (``dive.py``)."""
+    settings = run.settings
+    if run.x_best is not None or settings.integer_dive_max <= 0 or run.remaining() <= 0:
+        return None
+    from solver.integer.dive import dive
+
+    it = run.problem.integrality
+    t0 = time.perf_counter()
+    # with the HiGHS fallback on, the dive may use half of the time left: the rest stays for the fallback
+    # (LB 1024x128: a dive that used all of a 120 s limit left the round with no point at all)
+    dive_seconds = run.remaining() * (0.5 if run.fallback_mode == "highs" else 1.0)
+    x_best, dinfo = dive(run.problem, run.st, run.x_lp, run.y_lp, run.out.x,
+                         dc_replace(settings, time_limit_seconds=dive_seconds), run.prev, run.lp_state,
+                         max_dives=int(settings.integer_dive_max), resolve_seconds=run.resolve_budget())
+    run.steps.append({"step": "dive", "changed": int(np.count_nonzero(x_best[it] != run.out.x[it]))
+                      if x_best is not None else 0, "seconds": time.perf_counter() - t0, **dinfo})
+    run.seconds["dive"] = time.perf_counter() - t0
+    run.x_best = x_best
+    if x_best is not None:
+        run.source = "heuristic"
+    return None
+
+
+def _fill_pinned(run: _Round) -> None:
+    """Fill again with the exact continuous values pinned (a vertex frees integers the LP point used)."""
+    problem = run.problem
+    if run.x_best is None or problem.integrality.all():
+        return None
+    from solver.integer.rounding import fill_pinned
+
+    t0 = time.perf_counter()
+    x_fill, k = fill_pinned(problem, run.st, run.x_best, run.prev)
+    if k:
+        x_new, _ = fix_and_resolve(problem, x_fill, run.settings, run.x_best, run.y_lp,
+                                   resolve_seconds=run.resolve_budget())
+        if x_new is not None and problem.sense * (problem.objective(x_new) - problem.objective(run.x_best)) < 0:
+            run.x_best = x_new
+        else:
+            k = 0
+    run.steps.append({"step": "fill", "changed": int(k), "seconds": time.perf_counter() - t0,
+                      "after": "fix_and_resolve"})
+    return None
+
+
+def _highs_fallback(run: _Round, seed: np.ndarray):
+    """HiGHS MIP (``fallback.py``) seeded with ``seed`` ((n,), NaN = unset) for at most
+    ``integer_fallback_seconds``, its point completed exactly; returns (x or None, info, fix_and_resolve info)."""
+    from solver.integer.fallback import highs_mip
+
+    xf, finfo = highs_mip(run.problem, min(float(run.settings.integer_fallback_seconds), run.remaining()), seed)
+    rinfo: dict = {}
+    if xf is not None:
+        xf, rinfo = fix_and_resolve(run.problem, xf, run.settings, run.x_lp, run.y_lp,
+                                    resolve_seconds=run.resolve_budget())
+    run.report["fallback_used"] = True
+    run.report["fallback_highs_status"] = finfo["highs_status"]
+    return xf, finfo, rinfo
+
+
+def _fallback(run: _Round) -> SolveResult | None:
+    """No point after the heuristics: the HiGHS MIP fallback, seeded with the rounded integers. A SolveResult
+    when HiGHS proves the MILP infeasible (or unbounded), else None."""
+    if run.x_best is not None or run.fallback_mode != "highs" or run.remaining() <= 0:
+        return None
+    it = run.problem.integrality
+    t0 = time.perf_counter()
+    xf, finfo, rinfo = _highs_fallback(run, np.where(it, run.out.x, np.nan))
+    if xf is None and rinfo:
+        finfo["reason"] = rinfo.get("reason", "")
+    run.steps.append({"step": "fallback", "changed": int(np.count_nonzero(xf[it] != run.out.x[it]))
+                      if xf is not None else 0, "seconds": time.perf_counter() - t0, **finfo})
+    run.seconds["fallback"] = time.perf_counter() - t0
+    status_text = finfo["highs_status"]
+    if xf is not None:
+        run.x_best, run.source = xf, "fallback"
+    elif status_text in ("Primal infeasible or unbounded", "Unbounded", "Infeasible"):
+        run.report["source"] = "none"
+        run.report["integer_objective"] = math.nan
+        if status_text == "Infeasible":  # branch-and-cut proved it: no integer point at all (exit 4, not 5)
+            return run.finish(Status.PRIMAL_INFEASIBLE, run.out.x,
+                              "the HiGHS MIP fallback proved that no integer-feasible point exists")
+        # the relaxation never certified it (a diverged iterate ran to the iteration limit); HiGHS did
+        return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, run.out.x,
+                          f"the HiGHS MIP fallback found the MILP {status_text.lower()}")
+    run.lp_bound = _tighter_bound(run, finfo)
+    return None
+
+
+def _improve_by_fallback(run: _Round) -> None:
+    """Optional improvement: a heuristic point whose gap is above integer_fallback_gap goes to HiGHS."""
+    if (run.x_best is None or run.fallback_mode != "highs" or run.remaining() <= 0
+            or run.gap() <= run.settings.integer_fallback_gap):
+        return None
+    it = run.problem.integrality
+    t0 = time.perf_counter()
+    xf, finfo, _ = _highs_fallback(run, np.where(it, run.x_best, np.nan))
+    better = run.improves(xf)
+    run.steps.append({"step": "fallback", "reason": "gap above integer_fallback_gap",
+                      "changed": int(np.count_nonzero(xf[it] != run.x_best[it])) if better else 0,
+                      "seconds": time.perf_counter() - t0, **finfo})
+    run.seconds["fallback"] = run.seconds.get("fallback", 0.0) + time.perf_counter() - t0
+    run.lp_bound = _tighter_bound(run, finfo)
+    if better:
+        run.x_best, run.source = xf, "fallback"
+    return None
+
+
+def _tighter_bound(run: _Round, finfo: dict) -> float:
+    """HiGHS's branch-and-cut dual bound when it is finite and tighter than ``run.lp_bound`` (both are valid)."""
+    mip_bound = float(finfo.get("mip_dual_bound", math.nan))
+    lp_bound = run.lp_bound
+    if np.isfinite(mip_bound) and (not np.isfinite(lp_bound) or run.problem.sense * (mip_bound - lp_bound) > 0):
+        run.report["lp_bound"] = mip_bound
+        run.report["bound_source"] = "highs_mip"
+        return mip_bound
+    return lp_bound
+
+
+def _assemble(run: _Round) -> SolveResult:
+    """The report's verdict: NO_INTEGER_SOLUTION without a point, else OPTIMAL within ``mip_gap_tol`` (or
+    when the fallback's HiGHS closed its own gap), FEASIBLE otherwise."""
+    run.report["source"] = source = run.source
+    if run.x_best is None:
+        run.report["integer_objective"] = math.nan
+        return run.finish(Status.NO_INTEGER_SOLUTION, run.out.x, "no integer-feasible point found"
+                          + ("" if run.fallback_mode == "highs" else " (fallback disabled)"))
+    obj = run.problem.objective(run.x_best)
+    gap = gap_rel(run.problem.sense, obj, run.lp_bound)
+    run.report["integer_objective"] = obj
+    run.report["gap_rel"] = gap
+    status = Status.OPTIMAL if gap <= run.settings.mip_gap_tol else Status.FEASIBLE
+    if source == "fallback" and run.report.get("fallback_highs_status") == "Optimal":
+        status = Status.OPTIMAL  # HiGHS closed the gap within its own mip_rel_gap
+    msg = f"integer point from the {source}; objective {obj:.10g}, LP bound {run.lp_bound:.10g}, gap {gap:.3g}"
+    return run.finish(status, run.x_best, msg, feasible=True)
