@@ -101,77 +101,65 @@ def _summary(console, path: Path, problem, result, rep: dict) -> None:
     console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 
+@opts.with_solver_options
 def solve_cmd(
     problem_path: Path = typer.Argument(..., metavar="PROBLEM", help="Problem file: .mps, .mps.gz or .parquet."),
     output: Path | None = typer.Option(None, "-o", "--output",
                                        help="Write variables here (Parquet) and constraints to *.duals.parquet."),
-    tol: float | None = opts.TOL,
-    time_limit: float | None = opts.TIME_LIMIT,
-    iteration_limit: int | None = opts.ITERATION_LIMIT,
-    integer_fallback: str | None = opts.INTEGER_FALLBACK,
-    integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
-    integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
-    submip_seconds: float | None = opts.SUBMIP_SECONDS,
-    submip_gap: float | None = opts.SUBMIP_GAP,
-    relaxation_tol: float | None = opts.RELAXATION_TOL,
-    relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
-    mip_gap: float | None = opts.MIP_GAP,
-    presolve: str | None = opts.PRESOLVE_OPT,
-    verbose: bool = opts.VERBOSE,
+    solver: opts.GivenOptions = None,
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
     """Solve one LP/MILP file from scratch (no state).
 
     A HiGHS-style summary on stderr; --json prints the report on stdout."""
+    from copter_cli.output import run
+
+    run(json_out, debug, lambda: _solve(problem_path, output, solver, json_out))
+
+
+def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, json_out: bool) -> int:
+    """Body of ``copter solve``: read, solve, write ``-o``, report; returns the exit code of the status."""
     from copter_cli.exit_codes import for_status
-    from copter_cli.output import console, print_json, run
+    from copter_cli.output import console, print_json
+    from formats.io import read_problem
+    from solver.api import solve_problem
+    from solver.lp.pdhg import progress_callback
 
-    def body() -> int:
-        from formats.io import read_problem
-        from solver.api import solve_problem
-        from solver.lp.pdhg import progress_callback
+    settings = solver.settings()
+    if output is not None:  # refuse an unwritable -o before solving
+        from solver.rounds.outputs import check_output_file
 
-        settings = opts.settings_with(
-            tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,
-            integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds, submip_gap=submip_gap,
-            relaxation_tol=relaxation_tol, relaxation_round_iterations=relaxation_round_iterations,
-            mip_gap=mip_gap, presolve=presolve, verbose=verbose)
-        if output is not None:  # refuse an unwritable -o before solving
-            from solver.rounds.outputs import check_output_file
+        check_output_file(output, "-o")
+        check_output_file(duals_path_for(output), "-o (duals)")
+    t0 = time.perf_counter()
+    problem = read_problem(problem_path)
+    t1 = time.perf_counter()
+    progress = _Progress(console, enabled=not solver.verbose)
+    try:
+        with progress_callback(progress):
+            result = solve_problem(problem, settings)
+    finally:
+        progress.stop()
+    t2 = time.perf_counter()
+    seconds = {"load": t1 - t0}
+    seconds.update({k: v for k, v in result.seconds.items() if k != "total"})
+    seconds["solve"] = t2 - t1
+    if output is not None:
+        from formats.reports import duals_table, solution_table, write_parquet
 
-            check_output_file(output, "-o")
-            check_output_file(duals_path_for(output), "-o (duals)")
-        t0 = time.perf_counter()
-        problem = read_problem(problem_path)
-        t1 = time.perf_counter()
-        progress = _Progress(console, enabled=not verbose)
-        try:
-            with progress_callback(progress):
-                result = solve_problem(problem, settings)
-        finally:
-            progress.stop()
-        t2 = time.perf_counter()
-        seconds = {"load": t1 - t0}
-        seconds.update({k: v for k, v in result.seconds.items() if k != "total"})
-        seconds["solve"] = t2 - t1
-        if output is not None:
-            from formats.reports import duals_table, solution_table, write_parquet
-
-            write_parquet(output, solution_table(problem.col_names, result.x, result.reduced_cost))
-            write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
-            seconds["write"] = time.perf_counter() - t2
-        seconds["total"] = time.perf_counter() - t0
-        rep = report_for(problem, result, seconds)
-        if output is not None:
-            rep["solution_path"] = str(output)
-            rep["duals_path"] = str(duals_path_for(output))
-        if json_out:
-            print_json(rep)
-        _summary(console, problem_path, problem, result, rep)
-        return for_status(result.status)
-
-    run(json_out, debug, body)
+        write_parquet(output, solution_table(problem.col_names, result.x, result.reduced_cost))
+        write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
+        seconds["write"] = time.perf_counter() - t2
+    seconds["total"] = time.perf_counter() - t0
+    rep = report_for(problem, result, seconds)
+    if output is not None:
+        rep["solution_path"] = str(output)
+        rep["duals_path"] = str(duals_path_for(output))
+    if json_out:
+        print_json(rep)
+    _summary(console, problem_path, problem, result, rep)
+    return for_status(result.status)
 
 
 def register(app: typer.Typer) -> None:

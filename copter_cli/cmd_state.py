@@ -18,7 +18,7 @@ from rich.table import Table
 
 from copter_cli import exit_codes
 from copter_cli import solver_options as opts
-from copter_cli.output import console, print_json, run, say
+from copter_cli.output import console, emit, run, say
 from formats.checkpoint import StateStore
 from solver import rounds
 
@@ -64,195 +64,148 @@ def _print_report(report: dict) -> None:
 
 
 def _finish(report: dict, json_out: bool) -> int:
-    if json_out:
-        print_json(report)
-    else:
-        _print_report(report)
+    """Print a round report (JSON on stdout or the human table on stderr); its exit code."""
+    emit(report, json_out, _print_report)
     return exit_codes.for_report(report)
+
+
+STATE_OPT = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP)
+OUT_OPT = typer.Option(None, "--out", help="Also copy the round's outputs into this folder.")
+ROUND_OPT = typer.Option(None, "--round", help=ROUND_HELP)
+REPORT_JSON_OPT = typer.Option(False, "--json", help="Print the round report as JSON on stdout.")
+RESULT_JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
+DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
+
+
+@opts.with_solver_options
+def init_cmd(
+    base: Path = typer.Argument(..., metavar="BASE", help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
+    state: Path | None = STATE_OPT,
+    keep: int = typer.Option(5, "--keep", help="Number of round generations to keep."),
+    out: Path | None = OUT_OPT,
+    solver: opts.GivenOptions = None,
+    json_out: bool = REPORT_JSON_OPT,
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Create a state directory from BASE and solve round 0.
+
+    The solver options given here are stored for later steps."""
+    run(json_out, debug,
+        lambda: _finish(rounds.init(base, _state(state), solver.settings(), keep, out), json_out))
+
+
+@opts.with_solver_options
+def step_cmd(
+    delta: Path = typer.Argument(..., metavar="DELTA", help="Delta Parquet file (copter.base_round = current round)."),
+    state: Path | None = STATE_OPT,
+    force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match."),
+    accept_failed: bool = typer.Option(False, "--accept-failed",
+                                       help="Advance CURRENT even if the round is infeasible/limited."),
+    out: Path | None = OUT_OPT,
+    solver: opts.GivenOptions = None,
+    json_out: bool = REPORT_JSON_OPT,
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Apply DELTA, re-solve warm, store the next round.
+
+    Solver options given here override the ones stored by init for this round only."""
+
+    def body() -> int:
+        st = _state(state)
+        settings = None  # none given: the library uses the stored settings
+        if solver:
+            settings = solver.settings(rounds.settings_from_json(StateStore(st).config().get("settings")))
+        return _finish(rounds.step(delta, st, settings, force, accept_failed, out), json_out)
+
+    run(json_out, debug, body)
+
+
+def _print_show(report: dict) -> None:
+    _print_report(report)
+    if "last_failed" in report:
+        lf = report["last_failed"]
+        console.print(f"[yellow]last failed round[/]: {lf.get('round')} {lf.get('status')}: "
+                      f"{escape(str(lf.get('message', '')))}")
+
+
+def show_cmd(
+    round_: int | None = ROUND_OPT,
+    state: Path | None = STATE_OPT,
+    json_out: bool = typer.Option(False, "--json", help="Print the round's report as JSON."),
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Show the current (or a kept) round's report.
+
+    For the current round also the last failed round, if any."""
+    run(json_out, debug, lambda: emit(rounds.show(_state(state), round_), json_out, _print_show))
+
+
+def _print_history(rows: list[dict]) -> None:
+    t = Table(title="copter history", box=box.SIMPLE_HEAD)
+    for col in ("round", "", "status", "objective", "iters", "warm", "changed", "load", "apply",
+                "solve", "integ.", "save", "total"):
+        t.add_column(col, justify="left" if col in ("", "status") else "right")
+    for r in rows:
+        s = r["seconds"] or {}
+        mark = "*" if r["current"] else ("failed" if r["kind"] == "failed" else "")
+        t.add_row(_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]),
+                  _fmt(r["iterations"]), _fmt(r["warm_started"]), _fmt(r["changed_variables"]),
+                  *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save", "total")])
+    _wide().print(t)
+
+
+def history_cmd(
+    state: Path | None = STATE_OPT,
+    json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [...]} as JSON."),
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Table of the kept and failed rounds.
+
+    Status, objective, iterations, seconds per phase."""
+
+    def body() -> int:
+        rows = rounds.history(_state(state))
+        return emit({"rounds": rows}, json_out, lambda _: _print_history(rows))
+
+    run(json_out, debug, body)
+
+
+def rollback_cmd(
+    to: int | None = typer.Option(None, "--to", help="Kept round to make current (default: the one before the "
+                                                     "current round; a later kept round moves forward again)."),
+    state: Path | None = STATE_OPT,
+    json_out: bool = RESULT_JSON_OPT,
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Make another kept round current (default: the previous one).
+
+    Later rounds stay on disk, so --to can move forward again, until the next step starts a new branch and
+    moves them into STATE/abandoned/."""
+    run(json_out, debug, lambda: emit(rounds.rollback(_state(state), to), json_out, lambda r: say(r["message"])))
+
+
+def _say_export(res: dict) -> None:
+    say(f"round {res['round']}: wrote {res['output']} ({res['n_cols']} variables, "
+        f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
+
+
+def export_cmd(
+    output: Path | None = typer.Option(None, "-o", "--output",
+                                       help="Output file: .mps/.mps.gz (MPS) or .parquet (default: round-NNNNNN.mps in the "
+                                            "current folder, e.g. round-000003.mps)."),
+    round_: int | None = ROUND_OPT,
+    state: Path | None = STATE_OPT,
+    json_out: bool = RESULT_JSON_OPT,
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Write the current (or a kept) round's problem to a file.
+
+    MPS or Parquet, by the output's extension."""
+    run(json_out, debug, lambda: emit(rounds.export(_state(state), output, round_), json_out, _say_export))
 
 
 def register(app: typer.Typer) -> None:
     """Add init, step, show, history, rollback and export to the app."""
-
-    @app.command()
-    def init(
-        base: Path = typer.Argument(..., metavar="BASE", help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
-        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
-        keep: int = typer.Option(5, "--keep", help="Number of round generations to keep."),
-        out: Path | None = typer.Option(None, "--out", help="Also copy the round's outputs into this folder."),
-        tol: float | None = opts.TOL,
-        time_limit: float | None = opts.TIME_LIMIT,
-        iteration_limit: int | None = opts.ITERATION_LIMIT,
-        integer_fallback: str | None = opts.INTEGER_FALLBACK,
-        integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
-        integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
-        submip_seconds: float | None = opts.SUBMIP_SECONDS,
-        submip_gap: float | None = opts.SUBMIP_GAP,
-        relaxation_tol: float | None = opts.RELAXATION_TOL,
-        relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
-        mip_gap: float | None = opts.MIP_GAP,
-        presolve: str | None = opts.PRESOLVE_OPT,
-        verbose: bool = opts.VERBOSE,
-        json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
-        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
-    ) -> None:
-        """Create a state directory from BASE and solve round 0.
-
-        The solver options given here are stored for later steps."""
-
-        def body():
-            settings = opts.settings_with(
-                tol=tol, time_limit=time_limit, iteration_limit=iteration_limit, integer_fallback=integer_fallback,
-                integer_fallback_seconds=integer_fallback_seconds, integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds, submip_gap=submip_gap,
-                relaxation_tol=relaxation_tol, relaxation_round_iterations=relaxation_round_iterations,
-                mip_gap=mip_gap, presolve=presolve, verbose=verbose)
-            return _finish(rounds.init(base, _state(state), settings, keep, out), json_out)
-
-        run(json_out, debug, body)
-
-    @app.command()
-    def step(
-        delta: Path = typer.Argument(..., metavar="DELTA", help="Delta Parquet file (copter.base_round = current round)."),
-        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
-        force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match."),
-        accept_failed: bool = typer.Option(False, "--accept-failed",
-                                           help="Advance CURRENT even if the round is infeasible/limited."),
-        out: Path | None = typer.Option(None, "--out", help="Also copy the round's outputs into this folder."),
-        tol: float | None = opts.TOL,
-        time_limit: float | None = opts.TIME_LIMIT,
-        iteration_limit: int | None = opts.ITERATION_LIMIT,
-        integer_fallback: str | None = opts.INTEGER_FALLBACK,
-        integer_fallback_seconds: float | None = opts.INTEGER_FALLBACK_SECONDS,
-        integer_fallback_gap: float | None = opts.INTEGER_FALLBACK_GAP,
-        submip_seconds: float | None = opts.SUBMIP_SECONDS,
-        submip_gap: float | None = opts.SUBMIP_GAP,
-        relaxation_tol: float | None = opts.RELAXATION_TOL,
-        relaxation_round_iterations: int | None = opts.RELAXATION_ROUND_ITERATIONS,
-        mip_gap: float | None = opts.MIP_GAP,
-        presolve: str | None = opts.PRESOLVE_OPT,
-        verbose: bool = opts.VERBOSE,
-        json_out: bool = typer.Option(False, "--json", help="Print the round report as JSON on stdout."),
-        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
-    ) -> None:
-        """Apply DELTA, re-solve warm, store the next round.
-
-        Solver options given here override the ones stored by init for this round only."""
-
-        def body():
-            st = _state(state)
-            given = dict(tol=tol, time_limit=time_limit, iteration_limit=iteration_limit,
-                         integer_fallback=integer_fallback, integer_fallback_seconds=integer_fallback_seconds,
-                         integer_fallback_gap=integer_fallback_gap, submip_seconds=submip_seconds, submip_gap=submip_gap, relaxation_tol=relaxation_tol,
-                         relaxation_round_iterations=relaxation_round_iterations, mip_gap=mip_gap,
-                         presolve=presolve, verbose=verbose)
-            settings = None
-            if opts.given(**given):
-                stored = rounds.settings_from_json(StateStore(st).config().get("settings"))
-                settings = opts.settings_with(stored, **given)
-            return _finish(rounds.step(delta, st, settings, force, accept_failed, out), json_out)
-
-        run(json_out, debug, body)
-
-    @app.command()
-    def show(
-        round_: int | None = typer.Option(None, "--round", help=ROUND_HELP),
-        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
-        json_out: bool = typer.Option(False, "--json", help="Print the round's report as JSON."),
-        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
-    ) -> None:
-        """Show the current (or a kept) round's report.
-
-        For the current round also the last failed round, if any."""
-
-        def body():
-            report = rounds.show(_state(state), round_)
-            if json_out:
-                print_json(report)
-            else:
-                _print_report(report)
-                if "last_failed" in report:
-                    lf = report["last_failed"]
-                    console.print(f"[yellow]last failed round[/]: {lf.get('round')} {lf.get('status')}: "
-                                  f"{escape(str(lf.get('message', '')))}")
-            return 0
-
-        run(json_out, debug, body)
-
-    @app.command()
-    def history(
-        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
-        json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [...]} as JSON."),
-        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
-    ) -> None:
-        """Table of the kept and failed rounds.
-
-        Status, objective, iterations, seconds per phase."""
-
-        def body():
-            rows = rounds.history(_state(state))
-            if json_out:
-                print_json({"rounds": rows})
-                return 0
-            t = Table(title="copter history", box=box.SIMPLE_HEAD)
-            for col in ("round", "", "status", "objective", "iters", "warm", "changed", "load", "apply",
-                        "solve", "integ.", "save", "total"):
-                t.add_column(col, justify="left" if col in ("", "status") else "right")
-            for r in rows:
-                s = r["seconds"] or {}
-                mark = "*" if r["current"] else ("failed" if r["kind"] == "failed" else "")
-                t.add_row(_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]),
-                          _fmt(r["iterations"]), _fmt(r["warm_started"]), _fmt(r["changed_variables"]),
-                          *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save",
-                                                            "total")])
-            _wide().print(t)
-            return 0
-
-        run(json_out, debug, body)
-
-    @app.command()
-    def rollback(
-        to: int | None = typer.Option(None, "--to", help="Kept round to make current (default: the one before the "
-                                                         "current round; a later kept round moves forward again)."),
-        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
-    ) -> None:
-        """Make another kept round current (default: the previous one).
-
-        Later rounds stay on disk, so --to can move forward again, until the next step starts a new branch and
-        moves them into STATE/abandoned/."""
-
-        def body():
-            res = rounds.rollback(_state(state), to)
-            if json_out:
-                print_json(res)
-            else:
-                say(res["message"])
-            return 0
-
-        run(json_out, debug, body)
-
-    @app.command()
-    def export(
-        output: Path | None = typer.Option(None, "-o", "--output",
-                                           help="Output file: .mps/.mps.gz (MPS) or .parquet (default: round-NNNNNN.mps in the "
-                                                "current folder, e.g. round-000003.mps)."),
-        round_: int | None = typer.Option(None, "--round", help=ROUND_HELP),
-        state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
-    ) -> None:
-        """Write the current (or a kept) round's problem to a file.
-
-        MPS or Parquet, by the output's extension."""
-
-        def body():
-            res = rounds.export(_state(state), output, round_)
-            if json_out:
-                print_json(res)
-            else:
-                say(f"round {res['round']}: wrote {res['output']} ({res['n_cols']} variables, "
-                    f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
-            return 0
-
-        run(json_out, debug, body)
+    for name, command in (("init", init_cmd), ("step", step_cmd), ("show", show_cmd), ("history", history_cmd),
+                          ("rollback", rollback_cmd), ("export", export_cmd)):
+        app.command(name)(command)

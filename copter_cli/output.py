@@ -13,6 +13,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import typer
@@ -107,6 +108,16 @@ def _fail(code: int, kind: str, message: str, json_out: bool, extra: dict) -> No
     # user text (names, paths, HiGHS messages) is never parsed as rich markup
     console.print(Text.assemble(("error", "bold red"), f" ({kind}, exit {code}): {message}"))
     raise typer.Exit(code)
+
+
+def emit(obj, json_out: bool, human: Callable[[Any], None]) -> int:
+    """Print ``obj`` as one JSON object on stdout (``--json``), else hand it to ``human`` (which prints on
+    stderr); return exit code 0."""
+    if json_out:
+        print_json(obj)
+    else:
+        human(obj)
+    return 0
 
 
 def run(json_out: bool, debug: bool, body: Callable[[], int | None]) -> None:

@@ -1,15 +1,28 @@
-"""The solver options shared by ``copter solve``, ``init`` and ``step``: one definition, one validation.
+"""The solver options shared by ``copter solve``, ``init`` and ``step``: ONE table, one validation.
+
+:data:`OPTIONS` declares every solver option once (flag, :class:`solver.model.settings.Settings` field, type,
+help, check, whether ``init`` stores it). :func:`with_solver_options` turns the table into the Typer
+parameters of a command and hands the command a :class:`GivenOptions`; adding an option is one table row
+(plus its ``Settings`` field).
 
 Every option defaults to None, meaning "not given": ``solve`` and ``init`` then use the default of
-:class:`solver.model.settings.Settings` (stated in each help text), ``step`` the settings ``init`` stored in the
-state's ``config.json``. ``init`` stores the settings it was given there (``--verbose`` excepted: it is
-per invocation); ``step`` applies its options to that one round only.
+``Settings`` (stated in each help text), ``step`` the settings ``init`` stored in the state's
+``config.json``. ``init`` stores the options whose row has ``stored=True`` (``--verbose`` is per
+invocation); ``step`` applies the options it was given to that one round only.
+
+Why the checks live here and not in ``Settings.__post_init__``: the library itself builds settings the CLI
+refuses (an exhausted time budget is ``time_limit_seconds=0`` or below, see ``solver/integer`` and
+``solver/lp/presolve.py``), and the messages name the command-line flag, not the field.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
@@ -19,96 +32,165 @@ from solver.model.settings import Settings
 FALLBACKS = ("highs", "none")
 PRESOLVE = ("auto", "on", "off")
 
-TOL = typer.Option(None, "--tol", help="Relative KKT tolerance: primal/dual residual and gap (default 1e-4).")
-TIME_LIMIT = typer.Option(None, "--time-limit",
-                          help="Time limit of the round's solve (MILP: relaxation + integerization), seconds "
-                               "(default: none).")
-ITERATION_LIMIT = typer.Option(None, "--iteration-limit", help="Maximum PDHG iterations (default 1,000,000).")
-INTEGER_FALLBACK = typer.Option(None, "--integer-fallback",
-                                help="MILP: when the integerization heuristics find no integer point, 'highs' runs "
-                                     "HiGHS MIP (time-limited) or 'none' reports none (default highs).")
-INTEGER_FALLBACK_SECONDS = typer.Option(None, "--integer-fallback-seconds",
-                                        help="MILP: time limit of the HiGHS MIP fallback, seconds (default 60).")
-INTEGER_FALLBACK_GAP = typer.Option(None, "--integer-fallback-gap",
-                                    help="MILP: also run the HiGHS fallback, seeded with the heuristic point, when "
-                                         "its relative gap to the LP bound exceeds this (default: never).")
-SUBMIP_SECONDS = typer.Option(None, "--submip-seconds",
-                              help="MILP: time for RENS, HiGHS on the sub-MIP of the LP point's roundings, when "
-                                   "rounding finds no point or one whose gap is above --submip-gap, seconds "
-                                   "(default 30; 0 = off).")
-SUBMIP_GAP = typer.Option(None, "--submip-gap",
-                          help="MILP: also run RENS on a rounded point whose relative gap to the LP bound is above "
-                               "this, for at most as long as the relaxation took (default 0.01; inf = never).")
-RELAXATION_TOL = typer.Option(None, "--relaxation-tol",
-                              help="MILP: tolerance of the first LP relaxation stage, tightened warm towards "
-                                   "--tol only while the rounded point's gap needs it (default: --tol).")
-RELAXATION_ROUND_ITERATIONS = typer.Option(
-    None, "--relaxation-round-iterations",
-    help="MILP: also round the relaxation iterate after this many PDHG iterations, doubling (64, 128, ...), "
-         "and stop at the first point within --mip-gap of the bound (default 0: only at each stage's tolerance).")
-MIP_GAP = typer.Option(None, "--mip-gap",
-                       help="MILP: relative gap to the LP bound under which a round is OPTIMAL rather than FEASIBLE "
-                            "(default 1e-4).")
-PRESOLVE_OPT = typer.Option(None, "--presolve",
-                            help="HiGHS presolve around PDHG: auto (cold solves only), on, off (default auto).")
-VERBOSE = typer.Option(False, "--verbose", help="Print the solver's iteration log on stderr.")
+Check = Callable[[Any], "str | None"]  # the complaint about a value ("must be positive, got 0"), None = fine
 
 
-def _positive(option: str, v: float | None) -> None:
-    if v is not None and not (v > 0):  # also refuses nan
-        raise UsageError(f"{option} must be positive, got {v}")
+def positive(v) -> str | None:
+    """Refuse v <= 0 and nan."""
+    return None if v > 0 else f"must be positive, got {v}"
 
 
-def given(**options) -> bool:
-    """True when any of the solver options was given (not None / not False)."""
-    return any(v is not None and v is not False for v in options.values())
+def relative_tolerance(v) -> str | None:
+    """A relative KKT tolerance: in (0, 1) (a tolerance of 1 or more accepts any point); refuses nan."""
+    if not v > 0:
+        return f"must be positive, got {v}"
+    return None if v < 1.0 else f"must be below 1 (a relative KKT tolerance), got {v}"
 
 
-def settings_with(base: Settings | None = None, *, tol: float | None = None, time_limit: float | None = None,
-                  iteration_limit: int | None = None, integer_fallback: str | None = None,
-                  integer_fallback_seconds: float | None = None, integer_fallback_gap: float | None = None,
-                  relaxation_tol: float | None = None, relaxation_round_iterations: int | None = None,
-                  mip_gap: float | None = None, presolve: str | None = None, submip_seconds: float | None = None,
-                  submip_gap: float | None = None, verbose: bool = False) -> Settings:
-    """A copy of ``base`` (default ``Settings()``) with the options that were given.
+def nonnegative(v) -> str | None:
+    """Refuse v < 0 and nan."""
+    return None if v >= 0 else f"must be >= 0, got {v}"
 
-    Raises:
-        UsageError: a non-positive tolerance or time limit, a negative iteration count or gap, an unknown
-            ``--integer-fallback`` or ``--presolve`` value; the message names the option.
+
+def one_of(choices: tuple[str, ...], wording: str) -> Check:
+    """Refuse a value outside ``choices``; ``wording`` is the message's "must be ..." part."""
+    return lambda v: None if v in choices else f"must be {wording}, got {v!r}"
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverOption:
+    """One row of :data:`OPTIONS`.
+
+    flag: the command-line option (``--tol``); the command parameter is its name with ``_`` (``tol``).
+    field: the :class:`Settings` field it sets.
+    type: the value's type (``bool`` = a flag, given when set).
+    help: the help text (states the default).
+    check: the complaint about a bad value, or None when fine (None = no check).
+    stored: ``init`` stores it in ``config.json`` for later steps (False = per invocation).
     """
-    _positive("--tol", tol)
-    if tol is not None and not tol < 1.0:  # a relative tolerance of 1 or more accepts any point
-        raise UsageError(f"--tol must be below 1 (a relative KKT tolerance), got {tol}")
-    _positive("--time-limit", time_limit)
-    _positive("--integer-fallback-seconds", integer_fallback_seconds)
-    _positive("--relaxation-tol", relaxation_tol)
-    if relaxation_tol is not None and not relaxation_tol < 1.0:
-        raise UsageError(f"--relaxation-tol must be below 1 (a relative KKT tolerance), got {relaxation_tol}")
-    if iteration_limit is not None and iteration_limit < 0:
-        raise UsageError(f"--iteration-limit must be >= 0, got {iteration_limit}")
-    if relaxation_round_iterations is not None and relaxation_round_iterations < 0:
-        raise UsageError(f"--relaxation-round-iterations must be >= 0, got {relaxation_round_iterations}")
-    if mip_gap is not None and (math.isnan(mip_gap) or mip_gap < 0):
-        raise UsageError(f"--mip-gap must be >= 0, got {mip_gap}")
-    if integer_fallback_gap is not None and (math.isnan(integer_fallback_gap) or integer_fallback_gap < 0):
-        raise UsageError(f"--integer-fallback-gap must be >= 0, got {integer_fallback_gap}")
-    if submip_seconds is not None and (math.isnan(submip_seconds) or submip_seconds < 0):
-        raise UsageError(f"--submip-seconds must be >= 0, got {submip_seconds}")
-    if submip_gap is not None and (math.isnan(submip_gap) or submip_gap < 0):
-        raise UsageError(f"--submip-gap must be >= 0, got {submip_gap}")
-    if integer_fallback is not None and integer_fallback not in FALLBACKS:
-        raise UsageError(f"--integer-fallback must be 'highs' or 'none', got {integer_fallback!r}")
-    if presolve is not None and presolve not in PRESOLVE:
-        raise UsageError(f"--presolve must be one of {', '.join(PRESOLVE)}, got {presolve!r}")
-    changes = {"tol": tol, "time_limit_seconds": time_limit, "iteration_limit": iteration_limit,
-               "integer_fallback": integer_fallback, "integer_fallback_seconds": integer_fallback_seconds,
-               "integer_fallback_gap": integer_fallback_gap, "relaxation_tol": relaxation_tol,
-               "relaxation_round_iterations": relaxation_round_iterations, "mip_gap_tol": mip_gap,
-               "presolve": presolve, "integer_submip_seconds": submip_seconds,
-               "integer_submip_gap": submip_gap}
-    known = {f.name for f in dataclasses.fields(Settings)}
-    changes = {k: v for k, v in changes.items() if v is not None and k in known}
-    out = dataclasses.replace(base or Settings(), **changes)
-    if verbose:
-        out.verbose = True
-    return out
+
+    flag: str
+    field: str
+    type: type
+    help: str
+    check: Check | None = None
+    stored: bool = True
+
+    @property
+    def param(self) -> str:
+        """The command parameter's name."""
+        return self.flag[2:].replace("-", "_")
+
+    def parameter(self) -> inspect.Parameter:
+        """The Typer parameter of this option (default None = not given; a bool flag defaults to False)."""
+        if self.type is bool:
+            default, annotation = typer.Option(False, self.flag, help=self.help), bool
+        else:
+            default, annotation = typer.Option(None, self.flag, help=self.help), typing.Optional[self.type]  # noqa: UP045
+        return inspect.Parameter(self.param, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+                                 annotation=annotation)
+
+
+OPTIONS: tuple[SolverOption, ...] = (
+    SolverOption("--tol", "tol", float,
+                 "Relative KKT tolerance: primal/dual residual and gap (default 1e-4).", relative_tolerance),
+    SolverOption("--time-limit", "time_limit_seconds", float,
+                 "Time limit of the round's solve (MILP: relaxation + integerization), seconds (default: none).",
+                 positive),
+    SolverOption("--iteration-limit", "iteration_limit", int, "Maximum PDHG iterations (default 1,000,000).",
+                 nonnegative),
+    SolverOption("--integer-fallback", "integer_fallback", str,
+                 "MILP: when the integerization heuristics find no integer point, 'highs' runs HiGHS MIP "
+                 "(time-limited) or 'none' reports none (default highs).", one_of(FALLBACKS, "'highs' or 'none'")),
+    SolverOption("--integer-fallback-seconds", "integer_fallback_seconds", float,
+                 "MILP: time limit of the HiGHS MIP fallback, seconds (default 60).", positive),
+    SolverOption("--integer-fallback-gap", "integer_fallback_gap", float,
+                 "MILP: also run the HiGHS fallback, seeded with the heuristic point, when its relative gap to the "
+                 "LP bound exceeds this (default: never).", nonnegative),
+    SolverOption("--submip-seconds", "integer_submip_seconds", float,
+                 "MILP: time for RENS, HiGHS on the sub-MIP of the LP point's roundings, when rounding finds no "
+                 "point or one whose gap is above --submip-gap, seconds (default 30; 0 = off).", nonnegative),
+    SolverOption("--submip-gap", "integer_submip_gap", float,
+                 "MILP: also run RENS on a rounded point whose relative gap to the LP bound is above this, for at "
+                 "most as long as the relaxation took (default 0.01; inf = never).", nonnegative),
+    SolverOption("--relaxation-tol", "relaxation_tol", float,
+                 "MILP: tolerance of the first LP relaxation stage, tightened warm towards --tol only while the "
+                 "rounded point's gap needs it (default: --tol).", relative_tolerance),
+    SolverOption("--relaxation-round-iterations", "relaxation_round_iterations", int,
+                 "MILP: also round the relaxation iterate after this many PDHG iterations, doubling (64, 128, "
+                 "...), and stop at the first point within --mip-gap of the bound (default 0: only at each "
+                 "stage's tolerance).", nonnegative),
+    SolverOption("--mip-gap", "mip_gap_tol", float,
+                 "MILP: relative gap to the LP bound under which a round is OPTIMAL rather than FEASIBLE "
+                 "(default 1e-4).", nonnegative),
+    SolverOption("--presolve", "presolve", str,
+                 "HiGHS presolve around PDHG: auto (cold solves only), on, off (default auto).",
+                 one_of(PRESOLVE, "one of " + ", ".join(PRESOLVE))),
+    SolverOption("--verbose", "verbose", bool, "Print the solver's iteration log on stderr.", stored=False),
+)
+
+
+class GivenOptions:
+    """The solver options given on one command line (a bool flag counts as given when set)."""
+
+    def __init__(self, values: dict[str, Any]):
+        """``values``: command parameter name -> value, for every row of :data:`OPTIONS` (None = not given)."""
+        # `is`, not `in (None, False)`: 0 == False, and `--submip-seconds 0` is given
+        self.given = {o: values[o.param] for o in OPTIONS
+                      if values[o.param] is not None and values[o.param] is not False}
+
+    def __bool__(self) -> bool:
+        return bool(self.given)
+
+    @property
+    def verbose(self) -> bool:
+        """``--verbose`` was given."""
+        return bool(self.given.get(_BY_FIELD["verbose"]))
+
+    def settings(self, base: Settings | None = None) -> Settings:
+        """A copy of ``base`` (default ``Settings()``) with the options that were given.
+
+        Raises:
+            UsageError: a value its row's check refuses (a non-positive tolerance or time limit, a negative
+                iteration count or gap, nan, an unknown ``--integer-fallback`` or ``--presolve``); the
+                message names the option.
+        """
+        for option, value in self.given.items():
+            complaint = option.check(value) if option.check is not None else None
+            if complaint is not None:
+                raise UsageError(f"{option.flag} {complaint}")
+        return dataclasses.replace(base or Settings(), **{o.field: v for o, v in self.given.items()})
+
+
+_BY_FIELD = {o.field: o for o in OPTIONS}
+
+
+def with_solver_options(command: Callable) -> Callable:
+    """Give a Typer command the table's solver options.
+
+    The command declares a parameter ``solver: GivenOptions``; in the signature Typer sees, that parameter
+    is replaced, at its place, by one option per row of :data:`OPTIONS`, and the command is called with
+    ``solver=GivenOptions(...)`` built from them. Validation happens when the command calls
+    :meth:`GivenOptions.settings` (inside its error mapping, so a bad value exits 2 naming the option).
+    """
+    signature = inspect.signature(command)
+    hints = typing.get_type_hints(command)
+    params = []
+    for p in signature.parameters.values():
+        if p.name == "solver":
+            params.extend(o.parameter() for o in OPTIONS)
+        else:
+            params.append(p.replace(annotation=hints.get(p.name, p.annotation)))
+    if len(params) != len(signature.parameters) + len(OPTIONS) - 1:
+        raise TypeError(f"{command.__name__} must declare one parameter named 'solver'")
+    names = {o.param for o in OPTIONS}
+
+    @functools.wraps(command)
+    def wrapper(**kwargs):
+        values = {k: kwargs.pop(k) for k in names}
+        return command(**kwargs, solver=GivenOptions(values))
+
+    wrapper.__signature__ = signature.replace(parameters=params, return_annotation=None)
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    del wrapper.__wrapped__  # typer must read the signature above, not the command's
+    return wrapper

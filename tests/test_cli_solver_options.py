@@ -101,3 +101,81 @@ def test_a_bad_solver_option_on_step_is_a_usage_error_and_leaves_the_state_untou
     err = json.loads(res.stdout)["error"]
     assert res.exit_code == 2 and err["kind"] == "usage" and needle in err["message"]
     assert snapshot(st) == before
+
+
+# --- the table (copter_cli.solver_options.OPTIONS) is the one declaration ---------------------------------------
+
+OWN_OPTIONS = {"solve": {"--output", "--json", "--debug", "--help"},
+               "init": {"--state", "--keep", "--out", "--json", "--debug", "--help"},
+               "step": {"--state", "--force", "--accept-failed", "--out", "--json", "--debug", "--help"}}
+
+
+def test_the_table_declares_the_documented_solver_options():
+    from copter_cli.solver_options import OPTIONS
+
+    assert {o.flag for o in OPTIONS} == SOLVER_OPTIONS
+    assert len(OPTIONS) == len(SOLVER_OPTIONS)  # no flag twice
+
+
+@pytest.mark.parametrize("command", ["solve", "init", "step"])
+def test_solve_init_and_step_expose_exactly_the_tables_solver_options(command):
+    from copter_cli.solver_options import OPTIONS
+
+    assert _options(command) - OWN_OPTIONS[command] == {o.flag for o in OPTIONS}
+
+
+def test_init_stores_exactly_the_rows_marked_stored():
+    from dataclasses import fields
+
+    from copter_cli.solver_options import OPTIONS
+    from solver.model.settings import Settings
+
+    known = {f.name for f in fields(Settings)}
+    stored = rounds.settings_to_json(Settings())
+    for o in OPTIONS:
+        assert o.field in known, o.flag
+        assert (o.field in stored) == o.stored, o.flag
+
+
+def _bad_values(option) -> list[str]:
+    """Values the row's check must refuse: negative and nan for numbers, an unknown word for choices."""
+    return {float: ["-1", "nan"], int: ["-1"], str: ["bogus"]}[option.type]
+
+
+BAD = [(o.flag, v) for o in __import__("copter_cli.solver_options", fromlist=["OPTIONS"]).OPTIONS
+       if o.check is not None for v in _bad_values(o)]
+
+
+@pytest.fixture(scope="module")
+def initialized(tmp_path_factory):
+    """A state after init (round 0) and a delta for step; step with a bad option must leave it untouched."""
+    d = tmp_path_factory.mktemp("table")
+    write_problem(small_lp(), d / "base.parquet")
+    assert runner.invoke(app, ["init", str(d / "base.parquet"), "--state", str(d / "st")]).exit_code == 0
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d / "d1.parquet")
+    return d
+
+
+@pytest.mark.parametrize(("flag", "value"), BAD)
+@pytest.mark.parametrize("command", ["solve", "init", "step"])
+def test_a_bad_value_of_every_table_row_exits_2_naming_the_option(initialized, tmp_path, command, flag, value):
+    from tests.test_rounds_engine import snapshot
+
+    st = initialized / "st"
+    before = snapshot(st)
+    args = {"solve": ["solve", str(initialized / "base.parquet")],
+            "init": ["init", str(initialized / "base.parquet"), "--state", str(tmp_path / "new")],
+            "step": ["step", str(initialized / "d1.parquet"), "--state", str(st)]}[command]
+    res = runner.invoke(app, [*args, flag, value, "--json"])
+    err = json.loads(res.stdout)["error"]
+    assert res.exit_code == 2 and err["kind"] == "usage", res.output
+    assert err["message"].startswith(f"{flag} must be"), err["message"]
+    assert not (tmp_path / "new").exists() and snapshot(st) == before
+
+
+def test_zero_is_a_given_value_not_an_absent_one():
+    from copter_cli.solver_options import OPTIONS, GivenOptions
+
+    values = {o.param: None for o in OPTIONS} | {"verbose": False, "submip_seconds": 0.0, "iteration_limit": 0}
+    s = GivenOptions(values).settings()
+    assert (s.integer_submip_seconds, s.iteration_limit, s.verbose) == (0.0, 0, False)
