@@ -152,24 +152,25 @@ def _table(reports: list[dict], seconds: float) -> None:
     console.print(f"total {seconds:.2f} s (including generation and the first-call compilation)")
 
 
+def demo_cmd(
+    domain: str = typer.Option("sia", "--domain", help="sia (GPU scheduling), te (traffic engineering) "
+                               "or lb (shard load balancing)."),
+    rounds: int = typer.Option(DEMO_ROUNDS, "--rounds", help="Number of rounds after round 0."),
+    scale: str = typer.Option(None, "--scale", help="sia: GPUs (128); te: ring nodes (24); "
+                              "lb: SHARDSxSERVERS (128x16)."),
+    directory: Path | None = typer.Option(None, "--dir", help="Keep the files and state here (default: a "
+                                          "temporary folder, removed afterwards)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the scenario."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout: domain, scale, "
+                                  "seed, dir and rounds (the round reports)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Run a built-in scenario (default: Sia GPU scheduling).
+
+    Runs init on a generated base problem, then N warm-started steps; a per-round table on stderr."""
+    run(json_out, debug, lambda: demo(domain, rounds, scale, directory, seed, json_out))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``copter demo`` to the app."""
-
-    @app.command("demo")
-    def demo_cmd(
-        domain: str = typer.Option("sia", "--domain", help="sia (GPU scheduling), te (traffic engineering) "
-                                   "or lb (shard load balancing)."),
-        rounds: int = typer.Option(DEMO_ROUNDS, "--rounds", help="Number of rounds after round 0."),
-        scale: str = typer.Option(None, "--scale", help="sia: GPUs (128); te: ring nodes (24); "
-                                  "lb: SHARDSxSERVERS (128x16)."),
-        directory: Path | None = typer.Option(None, "--dir", help="Keep the files and state here (default: a "
-                                              "temporary folder, removed afterwards)."),
-        seed: int = typer.Option(0, "--seed", help="Random seed of the scenario."),
-        json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout: domain, scale, "
-                                      "seed, dir and rounds (the round reports)."),
-        debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
-    ) -> None:
-        """Run a built-in scenario (default: Sia GPU scheduling).
-
-        Runs init on a generated base problem, then N warm-started steps; a per-round table on stderr."""
-        run(json_out, debug, lambda: demo(domain, rounds, scale, directory, seed, json_out))
+    app.command("demo")(demo_cmd)

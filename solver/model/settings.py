@@ -3,6 +3,12 @@
 Defaults follow the r2HPDHG / cuPDLPx recipe (Lu, Peng, Yang 2025, arXiv 2507.14051; Lu & Yang,
 arXiv 2407.16144), HPR-LP (Chen et al., arXiv 2408.12179) and PDLP (Applegate et al., arXiv 2106.04756).
 The LP core owns and may extend this module.
+
+Values are not validated on construction: the library itself builds settings a user may not give (an
+exhausted budget is ``time_limit_seconds <= 0`` in ``solver/integer`` and ``solver/lp/presolve.py``), so
+a ``__post_init__`` check would have to be weaker than the CLI's. The CLI checks the values a user gives
+(``copter_cli/solver_options.py``, messages naming the flag); ``solver/lp/presolve.py`` refuses an unknown
+``presolve`` with a UsageError.
 """
 
 from __future__ import annotations
