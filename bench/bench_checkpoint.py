@@ -155,19 +155,129 @@ def load_vs_numpy(store: StateStore, folder: Path) -> dict:
     return res
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nnz", type=int, default=10_000_000)
     ap.add_argument("--time-limit", type=float, default=150.0, help="per solve, seconds")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--solve-nnz", type=int, default=None,
                     help="size of the problem for the warm/cold comparison (default: --nnz); 0 skips it")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def _print_header(args: argparse.Namespace) -> None:
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
     print("versions: python " + platform.python_version() + ", " + ", ".join(
         f"{k} {version(k)}" for k in ("copter", "numpy", "pyarrow", "numba", "highspy", "filelock")))
     print(f"machine: {os.cpu_count()} cpus, {platform.machine()}; settings tol={args.tol:g} "
           f"time_limit={args.time_limit:g}s")
+
+
+def warm_vs_cold(pw: Problem, ws: Path, settings: Settings, rng) -> None:
+    """``solver.rounds.init`` then one 1%-of-columns ``solver.rounds.step`` (warm) against a cold solve of
+    the same problem; prints iterations and seconds of both."""
+    print(f"\nwarm/cold problem: {pw.n_cols} columns, {pw.n_rows} rows, {pw.nnz} nonzeros")
+    rep0 = rounds.init(pw, ws, settings)
+    print(f"init (round 0, cold): {rep0['status']} {rep0['iterations']} iterations, "
+          f"seconds {rep0['seconds']}")
+    d = column_delta(pw, pw.n_cols // 100, 0, rng)
+    rep1 = rounds.step(d, ws)
+    p1 = StateStore(ws).load(with_state=False).problem
+    t = time.perf_counter()
+    cold = solve_problem(p1, settings, None)
+    t_cold = time.perf_counter() - t
+    print("\n1%-delta round: warm (copter step) vs cold solve of the same problem")
+    print(f"{'':8s} {'status':>10s} {'iterations':>11s} {'solve s':>9s} {'objective':>16s}")
+    print(f"{'warm':8s} {rep1['status']:>10s} {rep1['iterations']:>11d} {rep1['seconds']['solve']:>9.2f} "
+          f"{rep1['objective']:>16.8g}")
+    print(f"{'cold':8s} {cold.status.name:>10s} {cold.iterations:>11d} {t_cold:>9.2f} "
+          f"{cold.objective:>16.8g}")
+    print(f"cold/warm iterations ratio: {cold.iterations / max(rep1['iterations'], 1):.1f}x; "
+          f"step seconds {rep1['seconds']}")
+
+
+def _save_round0(store: StateStore, p: Problem):
+    """Round 0 of ``p`` with a zero state and no outputs (caller holds the lock); returns the writer."""
+    from solver.model.state import SolverState
+
+    w = store.begin(0)
+    w.save_problem(p)
+    w.save_state(SolverState(x=np.zeros(p.n_cols), y=np.zeros(p.n_rows)))
+    w.commit({"round": 0})
+    store.set_current(0)
+    return w
+
+
+def first_save(store: StateStore, p: Problem) -> None:
+    """Time the first save of the full problem and the name -> position dicts."""
+    with store.lock(create=True):
+        t = time.perf_counter()
+        w = _save_round0(store, p)
+        print(f"\nfirst save of the full problem (round 0 arrays, no outputs): {time.perf_counter() - t:.2f} s, "
+              f"{w.written_bytes / 1e6:.0f} MB")
+        t = time.perf_counter()
+        p.col_index()
+        p.row_index()
+        print(f"name -> position dicts (built once per process, kept across in-process rounds): "
+              f"{time.perf_counter() - t:.2f} s")
+
+
+def _table_row(nnz: int, label: str, k: int, r: dict) -> str:
+    return (f"{nnz:>12d} {label:>7s} {k:>8d} {r['apply']:>8.2f} {r['apply_linear']:>9.2f} "
+            f"{r['save']:>7.2f} {r['save_compare']:>9.2f} {r['problem_mb']:>8.2f} {r['state_mb']:>8.1f} "
+            f"{r['outputs']:>9.2f} {r['commit']:>8.3f} {r['load']:>7.2f}")
+
+
+def fixed_delta_rows(store: StateStore, p: Problem, tmp: Path, nnz: int, rng) -> None:
+    """A 1000-column delta against round 0 read from disk, on a 10x smaller problem and on ``p``."""
+    small = StateStore(tmp / "small")
+    ps = packing_lp(max(nnz // 10, 10_000), seed=1)
+    ps.col_index()
+    ps.row_index()
+    with small.lock(create=True):
+        _save_round0(small, ps)
+        for s_store, pp in ((small, ps), (store, p)):
+            t = time.perf_counter()
+            g = StateStore(s_store.root, reuse=False).load()  # round 0 from disk
+            t_load = time.perf_counter() - t
+            g.problem.col_index()  # name dicts: once per process (see above), not per round
+            g.problem.row_index()
+            d = column_delta(g.problem, 1000, g.round, rng)
+            r = apply_and_save(s_store, d, g, t_load)
+            del g
+            print(_table_row(pp.nnz, "fixed", 1000, r))
+
+
+def apply_save_table(store: StateStore, p: Problem, tmp: Path, nnz: int, rng) -> None:
+    """apply + save without solving for 0.1%, 1% and 10% column deltas in sequence, then fixed-size rows."""
+    print("\napply + save without solving (same state, rounds in sequence):")
+    hdr = (f"{'problem nnz':>12s} {'delta':>7s} {'cols':>8s} {'apply s':>8s} {'(linear)':>9s} {'save s':>7s} "
+           f"{'(compare)':>9s} {'MB prob':>8s} {'MB state':>8s} {'outputs s':>9s} {'commit s':>8s} {'load s':>7s}")
+    apply_delta(p, column_delta(p, 10, 0, rng))  # warm-up: numba kernels, lazy imports (not timed)
+    reports.changes_table(p.col_names[:10], None, p.col_names[:10], None, None, p.row_names[:10])
+    print(hdr)
+    with store.lock():
+        for frac in (0.001, 0.01, 0.1):
+            g = store.load(with_state=False)
+            k = max(1, int(frac * g.problem.n_cols))
+            d = column_delta(g.problem, k, g.round, rng)
+            del g
+            r = apply_and_save(store, d)
+            print(_table_row(p.nnz, f"{frac * 100:.1f}%", k, r))
+        store.set_current(0)  # the fixed-size delta against round 0's base on both sizes (rollback)
+        fixed_delta_rows(store, p, tmp, nnz, rng)
+    print("(load: in-process reuse of the generation just committed (fixed rows: round 0 read from disk, with a\n"
+          " 1000-column delta against it on both sizes);\n"
+          " apply: apply_delta + map_state;\n"
+          " linear: apply_delta's one pass over the matrix (a_data copy for changed coefficients);\n"
+          " save: problem + state arrays; compare: the pass of changed arrays against their base;\n"
+          " MB prob / MB state: bytes written (state = x, y: O(n + m), they change every round);\n"
+          " outputs: solution/duals/changes Parquet, O(n) by nature)")
+
+
+def main() -> None:
+    args = _args()
+    _print_header(args)
     tmp = Path(tempfile.mkdtemp(prefix="bench-ckpt-", dir=os.environ.get("BENCH_TMP")))
     rng = np.random.default_rng(7)
     settings = Settings(tol=args.tol, time_limit_seconds=args.time_limit)
@@ -176,93 +286,15 @@ def main() -> None:
         p = packing_lp(args.nnz)
         print(f"\nproblem: {p.n_cols} columns, {p.n_rows} rows, {p.nnz} nonzeros "
               f"(generated in {time.perf_counter() - t:.1f} s)")
-        st = tmp / "state"
         solve_nnz = args.nnz if args.solve_nnz is None else args.solve_nnz
         if solve_nnz:
-            ws = tmp / "warmcold"
             pw = p if solve_nnz == args.nnz else packing_lp(solve_nnz, seed=2)
-            print(f"\nwarm/cold problem: {pw.n_cols} columns, {pw.n_rows} rows, {pw.nnz} nonzeros")
-            rep0 = rounds.init(pw, ws, settings)
-            print(f"init (round 0, cold): {rep0['status']} {rep0['iterations']} iterations, "
-                  f"seconds {rep0['seconds']}")
-            d = column_delta(pw, pw.n_cols // 100, 0, rng)
-            rep1 = rounds.step(d, ws)
-            p1 = StateStore(ws).load(with_state=False).problem
-            t = time.perf_counter()
-            cold = solve_problem(p1, settings, None)
-            t_cold = time.perf_counter() - t
-            print("\n1%-delta round: warm (copter step) vs cold solve of the same problem")
-            print(f"{'':8s} {'status':>10s} {'iterations':>11s} {'solve s':>9s} {'objective':>16s}")
-            print(f"{'warm':8s} {rep1['status']:>10s} {rep1['iterations']:>11d} {rep1['seconds']['solve']:>9.2f} "
-                  f"{rep1['objective']:>16.8g}")
-            print(f"{'cold':8s} {cold.status.name:>10s} {cold.iterations:>11d} {t_cold:>9.2f} "
-                  f"{cold.objective:>16.8g}")
-            print(f"cold/warm iterations ratio: {cold.iterations / max(rep1['iterations'], 1):.1f}x; "
-                  f"step seconds {rep1['seconds']}")
-            del p1, cold, pw
-            shutil.rmtree(ws)
-        store = StateStore(st)
-        from solver.model.state import SolverState
-        with store.lock(create=True):
-            t = time.perf_counter()
-            w = store.begin(0)
-            w.save_problem(p)
-            w.save_state(SolverState(x=np.zeros(p.n_cols), y=np.zeros(p.n_rows)))
-            w.commit({"round": 0})
-            store.set_current(0)
-            print(f"\nfirst save of the full problem (round 0 arrays, no outputs): {time.perf_counter() - t:.2f} s, "
-                  f"{w.written_bytes / 1e6:.0f} MB")
-            t = time.perf_counter()
-            p.col_index()
-            p.row_index()
-            print(f"name -> position dicts (built once per process, kept across in-process rounds): "
-                  f"{time.perf_counter() - t:.2f} s")
-        print("\napply + save without solving (same state, rounds in sequence):")
-        hdr = (f"{'problem nnz':>12s} {'delta':>7s} {'cols':>8s} {'apply s':>8s} {'(linear)':>9s} {'save s':>7s} "
-               f"{'(compare)':>9s} {'MB prob':>8s} {'MB state':>8s} {'outputs s':>9s} {'commit s':>8s} {'load s':>7s}")
-        apply_delta(p, column_delta(p, 10, 0, rng))  # warm-up: numba kernels, lazy imports (not timed)
-        reports.changes_table(p.col_names[:10], None, p.col_names[:10], None, None, p.row_names[:10])
-        print(hdr)
-        with store.lock():
-            for frac in (0.001, 0.01, 0.1):
-                g = store.load(with_state=False)
-                k = max(1, int(frac * g.problem.n_cols))
-                d = column_delta(g.problem, k, g.round, rng)
-                del g
-                r = apply_and_save(store, d)
-                print(f"{p.nnz:>12d} {frac * 100:>6.1f}% {k:>8d} {r['apply']:>8.2f} {r['apply_linear']:>9.2f} "
-                      f"{r['save']:>7.2f} {r['save_compare']:>9.2f} {r['problem_mb']:>8.2f} {r['state_mb']:>8.1f} {r['outputs']:>9.2f} "
-                      f"{r['commit']:>8.3f} {r['load']:>7.2f}")
-            store.set_current(0)  # the fixed-size delta against round 0's base on both sizes (rollback)
-            small = StateStore(tmp / "small")
-            ps = packing_lp(max(args.nnz // 10, 10_000), seed=1)
-            ps.col_index()
-            ps.row_index()
-            with small.lock(create=True):
-                w = small.begin(0)
-                w.save_problem(ps)
-                w.save_state(SolverState(x=np.zeros(ps.n_cols), y=np.zeros(ps.n_rows)))
-                w.commit({"round": 0})
-                small.set_current(0)
-                for s_store, pp in ((small, ps), (store, p)):
-                    t = time.perf_counter()
-                    g = StateStore(s_store.root, reuse=False).load()  # round 0 from disk
-                    t_load = time.perf_counter() - t
-                    g.problem.col_index()  # name dicts: once per process (see above), not per round
-                    g.problem.row_index()
-                    d = column_delta(g.problem, 1000, g.round, rng)
-                    r = apply_and_save(s_store, d, g, t_load)
-                    del g
-                    print(f"{pp.nnz:>12d} {'fixed':>7s} {1000:>8d} {r['apply']:>8.2f} {r['apply_linear']:>9.2f} "
-                          f"{r['save']:>7.2f} {r['save_compare']:>9.2f} {r['problem_mb']:>8.2f} {r['state_mb']:>8.1f} "
-                          f"{r['outputs']:>9.2f} {r['commit']:>8.3f} {r['load']:>7.2f}")
-        print("(load: in-process reuse of the generation just committed (fixed rows: round 0 read from disk, with a\n"
-              " 1000-column delta against it on both sizes);\n"
-              " apply: apply_delta + map_state;\n"
-              " linear: apply_delta's one pass over the matrix (a_data copy for changed coefficients);\n"
-              " save: problem + state arrays; compare: the pass of changed arrays against their base;\n"
-              " MB prob / MB state: bytes written (state = x, y: O(n + m), they change every round);\n"
-              " outputs: solution/duals/changes Parquet, O(n) by nature)")
+            warm_vs_cold(pw, tmp / "warmcold", settings, rng)
+            del pw
+            shutil.rmtree(tmp / "warmcold")
+        store = StateStore(tmp / "state")
+        first_save(store, p)
+        apply_save_table(store, p, tmp, args.nnz, rng)
         res = load_vs_numpy(store, tmp)
         print("\nload: checkpoint (mmap Arrow IPC) vs numpy.load of the same arrays (best of 3, page cache warm)")
         print(f"{'':24s} {'copter s':>9s} {'numpy s':>9s} {'ratio':>6s}")
