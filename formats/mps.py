@@ -67,11 +67,10 @@ import tempfile
 import zlib
 from contextlib import contextmanager
 
-import highspy
 import numpy as np
 
 from formats.mps_fields import HEADER_START, check_fields
-from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp
+from solver.highs_bridge import from_highs_lp, is_error, new_highs, to_highs_lp
 from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
 from solver.model.problem import INF_BOUND, Problem
 
@@ -293,9 +292,9 @@ def read_mps(path: str | os.PathLike) -> Problem:
         idx = _header_index(data)
         _prescan(data, path, idx)
         h, status, messages = _highs_read(path)
-        if status != highspy.HighsStatus.kError and not any(_FIXED_FORMAT in m for m in messages):
+        if not is_error(status) and not any(_FIXED_FORMAT in m for m in messages):
             check_fields(data, path, idx, _line_of)
-    if status == highspy.HighsStatus.kError:
+    if is_error(status):
         nan_line = _find_token_line(path, _NAN_TOKEN)
         if nan_line is not None:
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
@@ -451,7 +450,7 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
         lo[it], up[it] = np.ceil(lo[it]), np.floor(up[it])
         lp.col_lower_, lp.col_upper_ = lo, up
     st = h.passModel(lp)
-    if st == highspy.HighsStatus.kError:
+    if is_error(st):
         raise InputError("HiGHS refused the model for writing", file=path)
     gz = path.endswith(".gz")
     folder = os.path.dirname(os.path.abspath(path))
@@ -461,7 +460,7 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
     os.close(fd)
     try:
         st = h.writeModel(tmp)
-        if st == highspy.HighsStatus.kError:
+        if is_error(st):
             raise InputError("HiGHS could not write the MPS file", file=path)
         if gz:
             with open(tmp, "rb") as src, gzip.open(path, "wb", compresslevel=6) as dst:

@@ -1,16 +1,49 @@
-"""Conversion between copter's :class:`~solver.model.problem.Problem` and highspy's model objects.
+"""The one bridge between copter and HiGHS (highspy): every other module talks to HiGHS through it.
 
-Used by the MPS reader/writer (``formats/mps.py``), the HiGHS baselines and tests that cross-check
-against HiGHS. Vectorised: no Python loops over nonzeros (highspy returns the matrix as Python lists,
-converted once with numpy).
+- construction: :func:`new_highs` (silent, ``infinite_bound`` 1e30 = copter's INF_BOUND, threads, time
+  limit), :func:`configure_threads` (HiGHS's process-global scheduler), :func:`set_time_budget` (HiGHS's
+  ``time_limit`` is cumulative per instance: a budget is set on top of ``getRunTime()``);
+- models: :func:`to_highs_lp` / :func:`from_highs_lp` (Problem <-> ``HighsLp``), :func:`pass_problem`
+  (straight from a Problem's arrays), :func:`change_sense`;
+- running: :func:`run` (a per-call time budget, and a wall deadline through the MIP interrupt callback);
+- reading back: :func:`status_of` (HiGHS model status -> copter :class:`~solver.model.status.Status`),
+  :func:`status_text`, :func:`is_optimal`, :func:`is_infeasible`, :func:`read_point`, :func:`mip_info`,
+  :func:`run_info`, the basis (:func:`get_basis`, :func:`set_basis`) and start points
+  (:func:`set_solution`, :func:`set_partial_solution`);
+- presolve/postsolve handles for ``solver.lp.presolve``: :data:`PresolveStatus`, :func:`new_solution`,
+  :func:`postsolve`, :func:`colwise_arrays`, :func:`is_maximize`.
+
+HiGHS facts handled here: REFERENCES.md section 5 (measured on highspy 1.16). Vectorised: no Python loops
+over nonzeros (highspy returns the matrix as Python lists, converted once with numpy).
 """
 
 from __future__ import annotations
+
+import math
+import time
 
 import highspy
 import numpy as np
 
 from solver.model.problem import INF_BOUND, Problem, normalize_infinite
+from solver.model.status import Status
+
+Highs = highspy.Highs  #: the instance type (for annotations elsewhere)
+HighsLp = highspy.HighsLp
+PresolveStatus = highspy.HighsPresolveStatus  #: ``getModelPresolveStatus()`` values
+_MS = highspy.HighsModelStatus
+_BS = highspy.HighsBasisStatus
+#: HiGHS basis status codes (``getBasis`` col/row statuses as ints)
+BASIS_LOWER, BASIS_BASIC, BASIS_UPPER, BASIS_ZERO = int(_BS.kLower), int(_BS.kBasic), int(_BS.kUpper), int(_BS.kZero)
+_BASIS_ENUM = np.empty(5, dtype=object)
+for _s in (_BS.kLower, _BS.kBasic, _BS.kUpper, _BS.kZero, _BS.kNonbasic):
+    _BASIS_ENUM[int(_s)] = _s
+#: HiGHS model statuses that end a run with a verdict, and the limits (a MIP with an incumbent is FEASIBLE)
+MODEL_STATUSES = {_MS.kOptimal: Status.OPTIMAL, _MS.kModelEmpty: Status.OPTIMAL,
+                  _MS.kInfeasible: Status.PRIMAL_INFEASIBLE, _MS.kUnbounded: Status.DUAL_INFEASIBLE,
+                  _MS.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED}
+LIMIT_STATUSES = {_MS.kTimeLimit: Status.TIME_LIMIT, _MS.kInterrupt: Status.TIME_LIMIT,
+                  _MS.kIterationLimit: Status.ITERATION_LIMIT, _MS.kSolutionLimit: Status.ITERATION_LIMIT}
 
 _banner_shown = False
 
@@ -82,6 +115,204 @@ def new_highs(threads: int | None = None, time_limit_seconds: float | None = Non
     return h
 
 
+def set_time_budget(h: highspy.Highs, seconds: float) -> None:
+    """Let the next ``run()``/``presolve()`` of ``h`` take at most ``seconds`` (inf = no limit).
+
+    HiGHS's ``time_limit`` is cumulative per instance (REFERENCES.md section 5), so the limit is set to
+    ``getRunTime() + seconds``; on a fresh instance that is simply the budget.
+    """
+    budget = float(seconds)
+    h.setOptionValue("time_limit", float(h.getRunTime()) + max(budget, 0.0) if math.isfinite(budget)
+                     else math.inf)
+
+
+def run(h: highspy.Highs, *, is_mip: bool = False, time_limit_seconds: float = math.inf) -> tuple[bool, float]:
+    """Run ``h`` under a per-call time budget (seconds); returns (run ok, wall seconds of ``run()``).
+
+    Sets the budget with :func:`set_time_budget`. HiGHS's MIP clock has been seen to restart after a model
+    change, so for a MIP with a finite budget a wall-clock deadline is also enforced through the
+    ``cbMipInterrupt`` callback (model status kInterrupt at the deadline).
+    """
+    budget = float(time_limit_seconds)
+    set_time_budget(h, budget)
+    start = time.perf_counter()
+    deadline = start + budget
+
+    def _interrupt(event) -> None:
+        if time.perf_counter() >= deadline:
+            event.interrupt()
+
+    watch = is_mip and math.isfinite(budget)
+    if watch:
+        h.cbMipInterrupt.subscribe(_interrupt)
+    try:
+        status = h.run()
+    finally:
+        if watch:
+            h.cbMipInterrupt.unsubscribe(_interrupt)
+    return not is_error(status), time.perf_counter() - start
+
+
+def is_error(status: highspy.HighsStatus) -> bool:
+    """True for a ``HighsStatus`` of kError (the call failed; kWarning and kOk are accepted)."""
+    return status == highspy.HighsStatus.kError
+
+
+def status_text(h: highspy.Highs) -> str:
+    """HiGHS's own words for the model status of ``h`` ("Optimal", "Infeasible", "Time limit reached", ...)."""
+    return h.modelStatusToString(h.getModelStatus())
+
+
+def is_optimal(h: highspy.Highs) -> bool:
+    """The last run of ``h`` ended optimal (an empty model counts as optimal)."""
+    return h.getModelStatus() in (_MS.kOptimal, _MS.kModelEmpty)
+
+
+def is_infeasible(h: highspy.Highs) -> bool:
+    """The last run of ``h`` proved the model (primal) infeasible."""
+    return h.getModelStatus() == _MS.kInfeasible
+
+
+def status_of(h: highspy.Highs, *, is_mip: bool, has_point: bool) -> tuple[Status, str | None]:
+    """copter's Status for the model status of ``h`` after a run, and which limit stopped it.
+
+    Returns:
+        (status, limit): ``limit`` is ``"time"`` or ``"iteration"`` when a limit (or the wall deadline's
+        interrupt) stopped HiGHS, else None. A MIP stopped at a limit with an incumbent (``has_point``) is
+        FEASIBLE; a status HiGHS gives no verdict with is NUMERICAL_ERROR.
+    """
+    ms = h.getModelStatus()
+    if ms in LIMIT_STATUSES:
+        limit = "time" if ms in (_MS.kTimeLimit, _MS.kInterrupt) else "iteration"
+        return (Status.FEASIBLE if (is_mip and has_point) else LIMIT_STATUSES[ms]), limit
+    return MODEL_STATUSES.get(ms, Status.NUMERICAL_ERROR), None
+
+
+def read_point(h: highspy.Highs, n: int, *, is_mip: bool) -> np.ndarray | None:
+    """(n,) copy of the primal point ``h`` holds after a run, or None: none valid, of another length, or
+    (``is_mip``) no incumbent (``primal_solution_status`` below feasible)."""
+    sol = h.getSolution()
+    if not sol.value_valid or (is_mip and int(h.getInfo().primal_solution_status) < 2):
+        return None
+    x = np.asarray(sol.col_value, dtype=np.float64).copy()
+    return x if x.shape == (n,) else None
+
+
+def mip_info(h: highspy.Highs) -> dict:
+    """Branch-and-cut figures after a MIP run: ``mip_dual_bound`` (the proven bound, problem's sense) and
+    ``mip_gap`` (HiGHS's relative gap)."""
+    info = h.getInfo()
+    return {"mip_dual_bound": float(info.mip_dual_bound), "mip_gap": float(info.mip_gap)}
+
+
+def run_info(h: highspy.Highs) -> dict:
+    """Iteration counts of the last run: ``simplex``, ``ipm``, ``pdlp``."""
+    info = h.getInfo()
+    return {"simplex": int(info.simplex_iteration_count), "ipm": int(info.ipm_iteration_count),
+            "pdlp": int(info.pdlp_iteration_count)}
+
+
+def set_solution(h: highspy.Highs, x: np.ndarray) -> bool:
+    """Offer the full (n,) primal point ``x`` as a start (simplex start or MIP incumbent); False if refused."""
+    sol = highspy.HighsSolution()
+    sol.col_value = np.asarray(x, dtype=np.float64).tolist()
+    sol.value_valid = True
+    return not is_error(h.setSolution(sol))
+
+
+def set_partial_solution(h: highspy.Highs, index: np.ndarray, values: np.ndarray) -> bool:
+    """Offer the values ``values`` (k,) of the columns ``index`` (k,) as a (partial) MIP start; HiGHS
+    completes it by solving the LP over the rest. False if HiGHS refused it."""
+    index = np.ascontiguousarray(index, dtype=np.int32)
+    return not is_error(h.setSolution(int(index.size), index, np.ascontiguousarray(values, dtype=np.float64)))
+
+
+def get_basis(h: highspy.Highs, n: int, m: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The basis of ``h`` as int8 status codes ((n,), (m,); BASIS_* values), or None when it has none."""
+    b = h.getBasis()
+    if not b.valid:
+        return None
+    return (np.fromiter(map(int, b.col_status), dtype=np.int8, count=n),
+            np.fromiter(map(int, b.row_status), dtype=np.int8, count=m))
+
+
+def set_basis(h: highspy.Highs, col_status: np.ndarray, row_status: np.ndarray) -> bool:
+    """Hand ``h`` an *alien* basis (int status codes (n,), (m,)), which HiGHS repairs when the number of
+    basic entities does not match the rows; False if refused."""
+    b = highspy.HighsBasis()
+    b.col_status = _BASIS_ENUM[np.asarray(col_status, dtype=np.int64)].tolist()
+    b.row_status = _BASIS_ENUM[np.asarray(row_status, dtype=np.int64)].tolist()
+    b.valid = True
+    b.alien = True
+    return not is_error(h.setBasis(b))
+
+
+def change_sense(h: highspy.Highs, sense: int) -> None:
+    """Set the objective sense of the model in ``h`` (copter's convention: -1 maximize, 1 minimize)."""
+    h.changeObjectiveSense(_sense(sense))
+
+
+def _sense(sense: int) -> highspy.ObjSense:
+    return highspy.ObjSense.kMaximize if sense == -1 else highspy.ObjSense.kMinimize
+
+
+def is_maximize(lp: highspy.HighsLp) -> bool:
+    """The HighsLp maximizes."""
+    return lp.sense_ == highspy.ObjSense.kMaximize
+
+
+def pass_problem(h: highspy.Highs, problem: Problem) -> bool:
+    """Pass ``problem``'s LP (integrality dropped) to ``h`` straight from its arrays: the same model as
+    ``passModel(to_highs_lp(problem, relax=True))`` without building a HighsLp (about 40 us less per
+    solve on afiro). Returns False when HiGHS refused it (the caller may retry through a HighsLp)."""
+    n = problem.n_cols
+    return not is_error(h.passModel(n, problem.n_rows, problem.nnz, int(highspy.MatrixFormat.kColwise),
+                                    int(_sense(problem.sense)), float(problem.offset), problem.cost,
+                                    problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
+                                    problem.a_indptr[:n].astype(np.int32), problem.a_indices, problem.a_data,
+                                    np.zeros(n, dtype=np.int32)))  # kContinuous everywhere (an empty one refused)
+
+
+def colwise_arrays(lp: highspy.HighsLp, transpose) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSC arrays (start int64, index int32, value float64) of ``lp``'s matrix; a row-wise matrix is
+    converted with ``transpose(start, index, value, n)`` (CSR -> CSC, rows sorted) and stored back
+    column-wise into ``lp`` (so that a later :func:`from_highs_lp` reads it right)."""
+    m, n = int(lp.num_row_), int(lp.num_col_)
+    mat = lp.a_matrix_
+    start = np.asarray(mat.start_, dtype=np.int64)
+    index = np.asarray(mat.index_, dtype=np.int32)
+    value = np.asarray(mat.value_, dtype=np.float64)
+    if mat.format_ == highspy.MatrixFormat.kRowwise:
+        # the CSR arrays of A are the CSC arrays of A': transposing them gives A's CSC, rows sorted
+        nnz = int(start[-1]) if start.size else 0
+        start, index, value = transpose(start if start.size else np.zeros(m + 1, dtype=np.int64),
+                                        index[:nnz], value[:nnz], n)
+        mat.format_ = highspy.MatrixFormat.kColwise
+        mat.start_ = start.astype(np.int32)
+        mat.index_ = index
+        mat.value_ = value
+    return start, index, value
+
+
+def new_solution(col_value, col_dual, row_value, row_dual) -> highspy.HighsSolution:
+    """A HighsSolution with values and duals marked valid (postsolve's input); arguments None = not set."""
+    sol = highspy.HighsSolution()
+    if col_value is not None:
+        sol.col_value = col_value
+        sol.col_dual = col_dual
+        sol.row_value = row_value
+        sol.row_dual = row_dual
+    sol.value_valid = True
+    sol.dual_valid = True
+    return sol
+
+
+def postsolve(h: highspy.Highs, sol: highspy.HighsSolution) -> bool:
+    """HiGHS postsolve of a reduced solution on the presolved ``h``; False on error (the result is then
+    ``h.getSolution()``)."""
+    return not is_error(h.postsolve(sol))
+
+
 def to_highs_lp(problem: Problem, *, with_names: bool = True, relax: bool = False) -> highspy.HighsLp:
     """Build a ``highspy.HighsLp`` (column-wise matrix) holding ``problem``.
 
@@ -101,7 +332,7 @@ def to_highs_lp(problem: Problem, *, with_names: bool = True, relax: bool = Fals
     lp.row_lower_ = np.ascontiguousarray(problem.row_lower, dtype=np.float64)
     lp.row_upper_ = np.ascontiguousarray(problem.row_upper, dtype=np.float64)
     lp.offset_ = float(problem.offset)
-    lp.sense_ = highspy.ObjSense.kMaximize if problem.sense == -1 else highspy.ObjSense.kMinimize
+    lp.sense_ = _sense(problem.sense)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.num_col_ = problem.n_cols
     lp.a_matrix_.num_row_ = problem.n_rows
@@ -144,5 +375,5 @@ def from_highs_lp(lp: highspy.HighsLp, name: str = "") -> Problem:
         cost=np.asarray(lp.col_cost_, dtype=np.float64), col_lower=normalize_infinite(lp.col_lower_),
         col_upper=normalize_infinite(lp.col_upper_), row_lower=normalize_infinite(lp.row_lower_),
         row_upper=normalize_infinite(lp.row_upper_), matrix=A, col_names=col_names, row_names=row_names,
-        integrality=integrality, sense=-1 if lp.sense_ == highspy.ObjSense.kMaximize else 1,
+        integrality=integrality, sense=-1 if is_maximize(lp) else 1,
         offset=float(lp.offset_), name=name or str(lp.model_name_))

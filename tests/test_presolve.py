@@ -11,7 +11,7 @@ import pytest
 
 import solver.lp.presolve as presolve_mod
 from formats.io import read_problem
-from solver.highs_bridge import new_highs, to_highs_lp
+from solver.highs_bridge import new_highs, pass_problem, to_highs_lp
 from solver.lp.dispatch import solve
 from solver.model.errors import UsageError
 from solver.model.settings import Settings
@@ -202,7 +202,7 @@ def test_presolved_lp_from_arrays_equals_the_validated_conversion(name, rowwise)
     p = _load(name)
     h = new_highs()
     h.setOptionValue("presolve_rule_off", presolve_mod.PRESOLVE_RULE_OFF)
-    assert presolve_mod._pass_arrays(h, p) == highspy.HighsStatus.kOk
+    assert pass_problem(h, p)
     h.presolve()
     assert h.getModelPresolveStatus() == highspy.HighsPresolveStatus.kReduced
     ref = from_highs_lp(h.getPresolvedLp(), name=name)
@@ -224,7 +224,7 @@ def test_presolved_lp_with_a_zero_coefficient_goes_through_the_validated_convers
 
     p = _load("afiro.mps")
     h = new_highs()
-    presolve_mod._pass_arrays(h, p)
+    pass_problem(h, p)
     h.presolve()
     plp = h.getPresolvedLp()
     v = np.asarray(plp.a_matrix_.value_, dtype=np.float64).copy()
@@ -293,7 +293,7 @@ def test_reused_presolve_instance_gives_every_solve_its_whole_time_limit():
     p = _load("maros.mps.gz")
     for _ in range(20):
         with presolve_mod._presolve_instance(0.05) as h:
-            presolve_mod._pass_arrays(h, p)
+            pass_problem(h, p)
             h.presolve()
             assert h.getModelPresolveStatus() == presolve_mod._PS.kReduced
 

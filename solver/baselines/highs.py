@@ -1,16 +1,9 @@
 """HiGHS cold: the reference baseline (a fresh ``highspy.Highs`` per solve).
 
-HiGHS facts this module handles (REFERENCES.md section 5, measured on highspy 1.16):
-
-- ``time_limit`` is cumulative per Highs instance, so every solve sets ``getRunTime() + budget``
-  (:func:`run_highs`; a fresh instance per cold solve makes that simply the budget).
-- HiGHS's MIP clock has been seen to restart after a model change, so MIP solves are also bounded by
-  wall time in the caller: a ``cbMipInterrupt`` callback interrupts the solve at the deadline.
-- The thread scheduler is global per process: the first ``run()`` fixes the thread count, and a later
-  ``run()`` asking for a different count fails unless ``Highs.resetGlobalScheduler(True)`` is called
-  first (:func:`solver.highs_bridge.configure_threads`).
-- HiGHS's PDLP needs ``kkt_tolerance`` (``pdlp_optimality_tolerance`` alone leaves the feasibility
-  tolerances at 1e-7); it overshoots ``time_limit`` and has no warm start.
+The HiGHS facts (cumulative ``time_limit`` per instance, the MIP wall deadline through the interrupt
+callback, the process-global thread scheduler) are handled by the one bridge, :mod:`solver.highs_bridge`
+(REFERENCES.md section 5). HiGHS's PDLP needs ``kkt_tolerance`` (``pdlp_optimality_tolerance`` alone leaves
+the feasibility tolerances at 1e-7); it overshoots ``time_limit`` and has no warm start.
 """
 
 from __future__ import annotations
@@ -18,24 +11,24 @@ from __future__ import annotations
 import math
 import time
 
-import highspy
-import numpy as np
-
 from solver.baselines.result import BaselineResult, make_result
-from solver.highs_bridge import configure_threads, new_highs, to_highs_lp
+from solver.highs_bridge import (
+    Highs,
+    configure_threads,
+    mip_info,
+    new_highs,
+    read_point,
+    run,
+    run_info,
+    status_of,
+    status_text,
+    to_highs_lp,
+)
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.status import Status
 
 SOLVERS = ("choose", "simplex", "ipm", "pdlp", "mip")
-
-_MS = highspy.HighsModelStatus
-_LIMIT_STATUSES = {_MS.kTimeLimit: Status.TIME_LIMIT, _MS.kInterrupt: Status.TIME_LIMIT,
-                   _MS.kIterationLimit: Status.ITERATION_LIMIT, _MS.kSolutionLimit: Status.ITERATION_LIMIT}
-_MODEL_STATUSES = {_MS.kOptimal: Status.OPTIMAL, _MS.kModelEmpty: Status.OPTIMAL,
-                   _MS.kInfeasible: Status.PRIMAL_INFEASIBLE, _MS.kUnbounded: Status.DUAL_INFEASIBLE,
-                   _MS.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED}
-
 
 def check_solver(solver: str) -> str:
     """Return ``solver`` if it is one of :data:`SOLVERS`.
@@ -48,7 +41,7 @@ def check_solver(solver: str) -> str:
     return solver
 
 
-def apply_solver_options(h: highspy.Highs, solver: str, *, is_mip: bool, kkt_tolerance: float) -> str:
+def apply_solver_options(h: Highs, solver: str, *, is_mip: bool, kkt_tolerance: float) -> str:
     """Set the ``solver`` option of ``h``; returns the solver name actually used.
 
     A problem with integers is always solved by HiGHS's MIP solver (``solver`` then only matters
@@ -68,76 +61,45 @@ def apply_solver_options(h: highspy.Highs, solver: str, *, is_mip: bool, kkt_tol
     return solver
 
 
-def run_highs(h: highspy.Highs, *, is_mip: bool, time_limit_seconds: float = math.inf) -> tuple[bool, float]:
+def run_highs(h: Highs, *, is_mip: bool, time_limit_seconds: float = math.inf) -> tuple[bool, float]:
     """Run ``h`` under a per-call time budget (seconds); returns (run ok, wall seconds of ``run()``).
-
-    Sets ``time_limit`` to ``getRunTime() + budget`` (HiGHS's limit is cumulative per instance). For a
-    MIP a wall-clock deadline is also enforced through the ``cbMipInterrupt`` callback.
-    """
-    budget = float(time_limit_seconds)
-    if math.isfinite(budget):
-        h.setOptionValue("time_limit", float(h.getRunTime()) + max(budget, 0.0))
-    else:
-        h.setOptionValue("time_limit", math.inf)
-    start = time.perf_counter()
-    deadline = start + budget
-
-    def _interrupt(event) -> None:
-        if time.perf_counter() >= deadline:
-            event.interrupt()
-
-    watch = is_mip and math.isfinite(budget)
-    if watch:
-        h.cbMipInterrupt.subscribe(_interrupt)
-    try:
-        status = h.run()
-    finally:
-        if watch:
-            h.cbMipInterrupt.unsubscribe(_interrupt)
-    return status != highspy.HighsStatus.kError, time.perf_counter() - start
+    The bridge's :func:`solver.highs_bridge.run` (kept under this name for the baselines' callers)."""
+    return run(h, is_mip=is_mip, time_limit_seconds=time_limit_seconds)
 
 
-def collect(h: highspy.Highs, problem: Problem, name: str, seconds: float, *, ran: bool, is_mip: bool,
+def collect(h: Highs, problem: Problem, name: str, seconds: float, *, ran: bool, is_mip: bool,
             solver_used: str, extra: dict | None = None) -> BaselineResult:
     """Turn the state of a Highs instance after ``run()`` into a :class:`BaselineResult` on ``problem``.
 
     The point is taken when HiGHS says it has one (for a MIP: an incumbent); objective and violations
-    are recomputed on ``problem`` (which must have the instance's column order).
+    are recomputed on ``problem`` (which must have the instance's column order). The status is the
+    bridge's mapping (:func:`solver.highs_bridge.status_of`).
     """
     extra = dict(extra or {})
     extra.setdefault("solver", solver_used)
     if not ran:
         return make_result(name, problem, Status.NUMERICAL_ERROR, None, seconds,
                            message="HiGHS run() returned an error", extra=extra)
-    ms = h.getModelStatus()
-    info = h.getInfo()
-    sol = h.getSolution()
-    has_point = bool(sol.value_valid) and (not is_mip or int(info.primal_solution_status) >= 2)
-    x = np.asarray(sol.col_value, dtype=np.float64).copy() if has_point else None
-    if x is not None and x.shape != (problem.n_cols,):
-        x = None
-    hit_limit = ms in _LIMIT_STATUSES
-    if ms in _MODEL_STATUSES:
-        status = _MODEL_STATUSES[ms]
-    elif hit_limit:
-        status = Status.FEASIBLE if (is_mip and x is not None) else _LIMIT_STATUSES[ms]
-    else:
-        status = Status.NUMERICAL_ERROR
-    extra["highs_status"] = h.modelStatusToString(ms)
-    extra["simplex_iterations"] = int(info.simplex_iteration_count)
+    x = read_point(h, problem.n_cols, is_mip=is_mip)
+    status, limit = status_of(h, is_mip=is_mip, has_point=x is not None)
+    text = status_text(h)
+    iters = run_info(h)
+    extra["highs_status"] = text
+    extra["simplex_iterations"] = iters["simplex"]
     if is_mip:
-        extra["mip_gap"] = float(info.mip_gap) if x is not None else math.nan
-        extra["mip_dual_bound"] = float(info.mip_dual_bound)
+        mi = mip_info(h)
+        extra["mip_gap"] = mi["mip_gap"] if x is not None else math.nan
+        extra["mip_dual_bound"] = mi["mip_dual_bound"]
     ran_with = solver_used
     if solver_used == "choose":  # say which algorithm HiGHS picked (by its iteration counters)
-        picked = ("ipm" if int(info.ipm_iteration_count) > 0 else "pdlp" if int(info.pdlp_iteration_count) > 0
-                  else "simplex")
+        picked = "ipm" if iters["ipm"] > 0 else "pdlp" if iters["pdlp"] > 0 else "simplex"
         extra["solver_picked"] = picked
         ran_with = f"choose -> {picked}"
-    message = f"HiGHS {ran_with}: {h.modelStatusToString(ms)}"
-    if hit_limit:
-        message += " (time limit hit)" if ms in (_MS.kTimeLimit, _MS.kInterrupt) else " (iteration limit hit)"
-    return make_result(name, problem, status, x, seconds, hit_limit=hit_limit, message=message, extra=extra)
+    message = f"HiGHS {ran_with}: {text}"
+    if limit is not None:
+        message += f" ({limit} limit hit)"
+    return make_result(name, problem, status, x, seconds, hit_limit=limit is not None, message=message,
+                       extra=extra)
 
 
 def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds: float = math.inf,

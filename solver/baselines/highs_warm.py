@@ -23,21 +23,30 @@ import math
 import time
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from solver.baselines.highs import apply_solver_options, check_solver, collect, run_highs
 from solver.baselines.result import BaselineResult
-from solver.highs_bridge import configure_threads, new_highs, to_highs_lp
+from solver.highs_bridge import (
+    BASIS_BASIC,
+    BASIS_LOWER,
+    BASIS_UPPER,
+    BASIS_ZERO,
+    Highs,
+    change_sense,
+    configure_threads,
+    get_basis,
+    new_highs,
+    read_point,
+    set_basis,
+    set_partial_solution,
+    to_highs_lp,
+)
 from solver.model.problem import Problem
 
-_BS = highspy.HighsBasisStatus
-LOWER, BASIC, UPPER, ZERO = int(_BS.kLower), int(_BS.kBasic), int(_BS.kUpper), int(_BS.kZero)
-_ENUM = np.empty(5, dtype=object)
-for _s in (_BS.kLower, _BS.kBasic, _BS.kUpper, _BS.kZero, _BS.kNonbasic):
-    _ENUM[int(_s)] = _s
+LOWER, BASIC, UPPER, ZERO = BASIS_LOWER, BASIS_BASIC, BASIS_UPPER, BASIS_ZERO  #: HiGHS basis status codes
 
 
 # ----------------------------------------------------------------------------- problem reordering
@@ -101,7 +110,7 @@ class WarmHighs:
         self.threads = threads
         self.kkt_tolerance = kkt_tolerance
         self.name = name
-        self.h: highspy.Highs | None = None
+        self.h: Highs | None = None
         self.model: Problem | None = None  # the instance's model, in the instance's column/row order
         self.edits: dict = {}
 
@@ -149,78 +158,92 @@ class WarmHighs:
         else:
             ci = pd.Index(old.col_names).get_indexer(new.col_names)
             ri = pd.Index(old.row_names).get_indexer(new.row_names)
-        keep_c = np.zeros(old.n_cols, dtype=bool)
-        keep_c[ci[ci >= 0]] = True
-        keep_r = np.zeros(old.n_rows, dtype=bool)
-        keep_r[ri[ri >= 0]] = True
-        drop_c, drop_r = np.flatnonzero(~keep_c), np.flatnonzero(~keep_r)
-        if drop_r.size:
-            h.deleteRows(int(drop_r.size), _i32(drop_r))
-        if drop_c.size:
-            h.deleteCols(int(drop_c.size), _i32(drop_c))
-        pos_c = np.cumsum(keep_c) - 1  # instance position after deletion, for kept old columns
-        pos_r = np.cumsum(keep_r) - 1
-        old_c, old_r = np.flatnonzero(keep_c), np.flatnonzero(keep_r)
-        n_k, m_k = old_c.size, old_r.size
-        new_of_c = np.empty(n_k, dtype=np.int64)  # new index of each kept instance column
-        sel = np.flatnonzero(ci >= 0)
-        new_of_c[pos_c[ci[sel]]] = sel
-        new_of_r = np.empty(m_k, dtype=np.int64)
-        sel = np.flatnonzero(ri >= 0)
-        new_of_r[pos_r[ri[sel]]] = sel
-
-        idx = np.arange(n_k)
-        ch = np.flatnonzero(old.cost[old_c] != new.cost[new_of_c])
-        if ch.size:
-            h.changeColsCost(int(ch.size), _i32(idx[ch]), _f64(new.cost[new_of_c[ch]]))
-        cb = np.flatnonzero((old.col_lower[old_c] != new.col_lower[new_of_c])
-                            | (old.col_upper[old_c] != new.col_upper[new_of_c]))
-        if cb.size:
-            h.changeColsBounds(int(cb.size), _i32(cb), _f64(new.col_lower[new_of_c[cb]]),
-                               _f64(new.col_upper[new_of_c[cb]]))
-        ci_ch = np.flatnonzero(old.integrality[old_c] != new.integrality[new_of_c])
-        if ci_ch.size:
-            h.changeColsIntegrality(int(ci_ch.size), _i32(ci_ch),
-                                    np.ascontiguousarray(new.integrality[new_of_c[ci_ch]], dtype=np.uint8))
-        rb = np.flatnonzero((old.row_lower[old_r] != new.row_lower[new_of_r])
-                            | (old.row_upper[old_r] != new.row_upper[new_of_r]))
-        if rb.size:
-            h.changeRowsBounds(int(rb.size), _i32(rb), _f64(new.row_lower[new_of_r[rb]]),
-                               _f64(new.row_upper[new_of_r[rb]]))
-        A_new = new.matrix()
-        r, c, v = _changed_coefficients(old.matrix()[:, old_c][old_r, :], A_new[:, new_of_c][new_of_r, :])
-        for rr, cc, vv in zip(r.tolist(), c.tolist(), v.tolist(), strict=True):  # one call per changed entry
-            h.changeCoeff(rr, cc, vv)
-
-        add_r, add_c = np.flatnonzero(ri < 0), np.flatnonzero(ci < 0)
-        inst_of_new_c = np.full(new.n_cols, -1, dtype=np.int64)
-        inst_of_new_c[new_of_c] = np.arange(n_k)
-        inst_of_new_r = np.full(new.n_rows, -1, dtype=np.int64)
-        inst_of_new_r[new_of_r] = np.arange(m_k)
-        inst_of_new_r[add_r] = m_k + np.arange(add_r.size)
-        if add_r.size:  # new rows with their coefficients on kept columns
-            R = A_new[add_r, :][:, new_of_c].tocsr()
-            h.addRows(int(add_r.size), _f64(new.row_lower[add_r]), _f64(new.row_upper[add_r]), int(R.nnz),
-                      _i32(R.indptr[:-1]), _i32(R.indices), _f64(R.data))
-        if add_c.size:  # new columns with their coefficients on every row (instance positions)
-            C = A_new[:, add_c].tocsc()
-            h.addCols(int(add_c.size), _f64(new.cost[add_c]), _f64(new.col_lower[add_c]),
-                      _f64(new.col_upper[add_c]), int(C.nnz), _i32(C.indptr[:-1]),
-                      _i32(inst_of_new_r[C.indices]), _f64(C.data))
-            integ = np.flatnonzero(new.integrality[add_c])
-            if integ.size:
-                h.changeColsIntegrality(int(integ.size), _i32(n_k + integ), np.ones(integ.size, dtype=np.uint8))
+        old_r, new_of_r, drop_r = _delete_unmatched(h, ri, old.n_rows, h.deleteRows)  # rows first, as ever
+        old_c, new_of_c, drop_c = _delete_unmatched(h, ci, old.n_cols, h.deleteCols)
+        changed = _change_kept(h, old, new, old_c, old_r, new_of_c, new_of_r)
+        add_c, add_r = _add_new(h, new, ci, ri, new_of_c, new_of_r)
         if new.sense != old.sense:
-            h.changeObjectiveSense(highspy.ObjSense.kMaximize if new.sense == -1 else highspy.ObjSense.kMinimize)
+            change_sense(h, new.sense)
         if new.offset != old.offset:
             h.changeObjectiveOffset(float(new.offset))
         col_order = np.concatenate([new_of_c, add_c])
         self.model = permute(new, col_order, np.concatenate([new_of_r, add_r]))
-        self.edits = {"cold": False, "dropped_cols": int(drop_c.size), "dropped_rows": int(drop_r.size),
-                      "added_cols": int(add_c.size), "added_rows": int(add_r.size),
-                      "changed_costs": int(ch.size), "changed_col_bounds": int(cb.size),
-                      "changed_row_bounds": int(rb.size), "changed_coefficients": int(r.size)}
+        self.edits = {"cold": False, "dropped_cols": int(drop_c), "dropped_rows": int(drop_r),
+                      "added_cols": int(add_c.size), "added_rows": int(add_r.size), **changed}
         return col_order
+
+
+def _kept(index: np.ndarray, n_old: int):
+    """For a name match ``index`` (new entity -> old position or -1): (kept old positions (k,), the new index
+    of each kept instance entity (k,), the old positions to drop)."""
+    keep = np.zeros(n_old, dtype=bool)
+    keep[index[index >= 0]] = True
+    pos = np.cumsum(keep) - 1  # instance position after deletion, for kept old entities
+    old_k = np.flatnonzero(keep)
+    new_of = np.empty(old_k.size, dtype=np.int64)
+    sel = np.flatnonzero(index >= 0)
+    new_of[pos[index[sel]]] = sel
+    return old_k, new_of, np.flatnonzero(~keep)
+
+
+def _delete_unmatched(h, index: np.ndarray, n_old: int, delete):
+    """Delete the instance's entities no new one matches (``delete`` = ``h.deleteCols`` / ``h.deleteRows``);
+    returns (kept old positions, their new indices, how many were dropped)."""
+    old_k, new_of, drop = _kept(index, n_old)
+    if drop.size:
+        delete(int(drop.size), _i32(drop))
+    return old_k, new_of, drop.size
+
+
+def _change_kept(h, old: Problem, new: Problem, old_c, old_r, new_of_c, new_of_r) -> dict:
+    """Apply the changed costs, bounds, integrality and coefficients of the kept entities; returns the counts."""
+    idx = np.arange(old_c.size)
+    ch = np.flatnonzero(old.cost[old_c] != new.cost[new_of_c])
+    if ch.size:
+        h.changeColsCost(int(ch.size), _i32(idx[ch]), _f64(new.cost[new_of_c[ch]]))
+    cb = np.flatnonzero((old.col_lower[old_c] != new.col_lower[new_of_c])
+                        | (old.col_upper[old_c] != new.col_upper[new_of_c]))
+    if cb.size:
+        h.changeColsBounds(int(cb.size), _i32(cb), _f64(new.col_lower[new_of_c[cb]]),
+                           _f64(new.col_upper[new_of_c[cb]]))
+    ci_ch = np.flatnonzero(old.integrality[old_c] != new.integrality[new_of_c])
+    if ci_ch.size:
+        h.changeColsIntegrality(int(ci_ch.size), _i32(ci_ch),
+                                np.ascontiguousarray(new.integrality[new_of_c[ci_ch]], dtype=np.uint8))
+    rb = np.flatnonzero((old.row_lower[old_r] != new.row_lower[new_of_r])
+                        | (old.row_upper[old_r] != new.row_upper[new_of_r]))
+    if rb.size:
+        h.changeRowsBounds(int(rb.size), _i32(rb), _f64(new.row_lower[new_of_r[rb]]),
+                           _f64(new.row_upper[new_of_r[rb]]))
+    r, c, v = _changed_coefficients(old.matrix()[:, old_c][old_r, :], new.matrix()[:, new_of_c][new_of_r, :])
+    for rr, cc, vv in zip(r.tolist(), c.tolist(), v.tolist(), strict=True):  # one call per changed entry
+        h.changeCoeff(rr, cc, vv)
+    return {"changed_costs": int(ch.size), "changed_col_bounds": int(cb.size), "changed_row_bounds": int(rb.size),
+            "changed_coefficients": int(r.size)}
+
+
+def _add_new(h, new: Problem, ci, ri, new_of_c, new_of_r):
+    """Append the new rows (coefficients on kept columns) then the new columns (on every row); returns
+    (new column indices, new row indices) in the order appended."""
+    n_k, m_k = new_of_c.size, new_of_r.size
+    A_new = new.matrix()
+    add_r, add_c = np.flatnonzero(ri < 0), np.flatnonzero(ci < 0)
+    inst_of_new_r = np.full(new.n_rows, -1, dtype=np.int64)
+    inst_of_new_r[new_of_r] = np.arange(m_k)
+    inst_of_new_r[add_r] = m_k + np.arange(add_r.size)
+    if add_r.size:  # new rows with their coefficients on kept columns
+        R = A_new[add_r, :][:, new_of_c].tocsr()
+        h.addRows(int(add_r.size), _f64(new.row_lower[add_r]), _f64(new.row_upper[add_r]), int(R.nnz),
+                  _i32(R.indptr[:-1]), _i32(R.indices), _f64(R.data))
+    if add_c.size:  # new columns with their coefficients on every row (instance positions)
+        C = A_new[:, add_c].tocsc()
+        h.addCols(int(add_c.size), _f64(new.cost[add_c]), _f64(new.col_lower[add_c]),
+                  _f64(new.col_upper[add_c]), int(C.nnz), _i32(C.indptr[:-1]),
+                  _i32(inst_of_new_r[C.indices]), _f64(C.data))
+        integ = np.flatnonzero(new.integrality[add_c])
+        if integ.size:
+            h.changeColsIntegrality(int(integ.size), _i32(n_k + integ), np.ones(integ.size, dtype=np.uint8))
+    return add_c, add_r
 
 
 # ----------------------------------------------------------------------------- (b) basis by name
@@ -269,16 +292,15 @@ class StoredBasis:
                    round=int(meta.get(b"copter.round", b"-1")))
 
     @classmethod
-    def from_highs(cls, h: highspy.Highs, problem: Problem, round: int = -1) -> StoredBasis | None:
-        """The basis and point of a solved instance holding ``problem`` (None without a valid basis)."""
-        b = h.getBasis()
-        sol = h.getSolution()
-        if not b.valid and not sol.value_valid:
-            return None
+    def from_highs(cls, h: Highs, problem: Problem, round: int = -1) -> StoredBasis | None:
+        """The basis and point of a solved instance holding ``problem`` (None without a valid basis or point)."""
         n, m = problem.n_cols, problem.n_rows
-        cs = np.fromiter(map(int, b.col_status), dtype=np.int8, count=n) if b.valid else np.full(n, -1, np.int8)
-        rs = np.fromiter(map(int, b.row_status), dtype=np.int8, count=m) if b.valid else np.full(m, -1, np.int8)
-        x = np.asarray(sol.col_value, dtype=np.float64) if sol.value_valid else np.full(n, np.nan)
+        basis = get_basis(h, n, m)
+        x = read_point(h, n, is_mip=False)
+        if basis is None and x is None:
+            return None
+        cs, rs = basis if basis is not None else (np.full(n, -1, np.int8), np.full(m, -1, np.int8))
+        x = x if x is not None else np.full(n, np.nan)
         return cls(col_names=problem.col_names, col_status=cs, row_names=problem.row_names, row_status=rs,
                    col_value=x, round=round)
 
@@ -344,16 +366,10 @@ def solve_from_basis(problem: Problem, stored: StoredBasis | None, *, solver: st
     if stored is not None:
         cs, rs, x0 = map_basis(stored, problem)
         if problem.is_mip:
-            ok = h.setSolution(int(problem.n_cols), _i32(np.arange(problem.n_cols)), _f64(x0))
-            how = f"start point from round {stored.round}" if ok != highspy.HighsStatus.kError else how
+            ok = set_partial_solution(h, np.arange(problem.n_cols), x0)
+            how = f"start point from round {stored.round}" if ok else how
         elif stored.has_basis:
-            b = highspy.HighsBasis()
-            b.col_status = _ENUM[cs].tolist()
-            b.row_status = _ENUM[rs].tolist()
-            b.valid = True
-            b.alien = True
-            ok = h.setBasis(b)
-            how = (f"basis from round {stored.round}" if ok != highspy.HighsStatus.kError
+            how = (f"basis from round {stored.round}" if set_basis(h, cs, rs)
                    else "cold (HiGHS refused the mapped basis)")
     setup = time.perf_counter() - start
     ran, run_seconds = run_highs(h, is_mip=problem.is_mip, time_limit_seconds=time_limit_seconds)

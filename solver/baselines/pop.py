@@ -215,17 +215,8 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     parts = [(cols, sub) for cols, sub in build_parts(problem, grouping, col_part, k, shared_scaling)
              if (~grouping.global_cols[cols]).any() or k == 1]
     setup = time.perf_counter() - t0
-    args = (solver, time_limit_seconds, threads_per_part, kkt_tolerance)
-    if executor is None and workers == 0:
-        outcomes = [_solve_part(sub, *args) for _, sub in parts]
-    else:
-        own_pool = executor is None
-        pool = make_executor(min(len(parts), workers or os.cpu_count() or 1) or 1) if own_pool else executor
-        try:
-            outcomes = list(pool.map(_solve_part, [sub for _, sub in parts], *([a] * len(parts) for a in args)))
-        finally:
-            if own_pool:
-                pool.shutdown()
+    outcomes = _run_parts([sub for _, sub in parts], (solver, time_limit_seconds, threads_per_part, kkt_tolerance),
+                          executor, workers)
     t1 = time.perf_counter()
     statuses = [Status(o[0]) for o in outcomes]
     missing = sum(o[1] is None for o in outcomes)
@@ -233,16 +224,7 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     combine = time.perf_counter() - t1
     part_seconds = [o[2] for o in outcomes] or [0.0]
     hit_limit = any(o[3] for o in outcomes)
-    worst = min(statuses, key=_SEVERITY.index) if statuses else Status.OPTIMAL
-    q = point_quality(problem, point)
-    if worst in (Status.OPTIMAL, Status.FEASIBLE) and point is not None:
-        feasible = max(q.max_row_violation_rel, q.max_bound_violation) <= FEASIBLE_REL_TOL
-        status = Status.FEASIBLE if feasible else Status.NUMERICAL_ERROR
-        message = (f"POP-{k}: {len(parts)} parts solved, combined point feasible on the full problem"
-                   if feasible else f"POP-{k}: parts solved but the combined point violates the full problem")
-    else:
-        status = worst
-        message = f"POP-{k}: a part ended {worst.name}" + (f"; {missing} part(s) without a point" if missing else "")
+    status, message = _verdict(problem, k, len(parts), statuses, point, missing)
     extra = {"k": k, "seed": seed, "shared_scaling": shared_scaling, "n_clients": grouping.n_clients,
              "n_shared_rows": int(grouping.shared.sum()), "setup_seconds": setup + combine,
              "max_part_seconds": max(part_seconds), "sum_part_seconds": float(sum(part_seconds)),
@@ -251,3 +233,31 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     message += f"; POP time (setup + slowest part) {extra['pop_seconds']:.3f} s"
     return make_result(name, problem, status, point, time.perf_counter() - t0, hit_limit=hit_limit,
                        message=message, extra=extra)
+
+
+def _run_parts(subs: list, args: tuple, executor: Executor | None, workers: int | None) -> list:
+    """:func:`_solve_part` on every part problem with ``args`` (solver, seconds, threads, kkt tolerance): on
+    ``executor``, in this process (``workers == 0`` without one), or on a pool of ``workers`` made here."""
+    if executor is None and workers == 0:
+        return [_solve_part(sub, *args) for sub in subs]
+    own_pool = executor is None
+    pool = make_executor(min(len(subs), workers or os.cpu_count() or 1) or 1) if own_pool else executor
+    try:
+        return list(pool.map(_solve_part, subs, *([a] * len(subs) for a in args)))
+    finally:
+        if own_pool:
+            pool.shutdown()
+
+
+def _verdict(problem: Problem, k: int, n_parts: int, statuses: list, point, missing: int) -> tuple[Status, str]:
+    """(status, message) of POP-k: FEASIBLE when every part was solved and the combined (n,) ``point`` holds
+    on the full problem (NUMERICAL_ERROR when it does not), else the worst part status."""
+    worst = min(statuses, key=_SEVERITY.index) if statuses else Status.OPTIMAL
+    if worst in (Status.OPTIMAL, Status.FEASIBLE) and point is not None:
+        q = point_quality(problem, point)
+        feasible = max(q.max_row_violation_rel, q.max_bound_violation) <= FEASIBLE_REL_TOL
+        status = Status.FEASIBLE if feasible else Status.NUMERICAL_ERROR
+        message = (f"POP-{k}: {n_parts} parts solved, combined point feasible on the full problem"
+                   if feasible else f"POP-{k}: parts solved but the combined point violates the full problem")
+        return status, message
+    return worst, f"POP-{k}: a part ended {worst.name}" + (f"; {missing} part(s) without a point" if missing else "")

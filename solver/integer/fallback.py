@@ -1,7 +1,7 @@
 """Fallback when the heuristics find no integer point: HiGHS's MIP solver, time-limited, seeded.
 
 HiGHS (branch-and-cut) runs on the full problem with ``time_limit`` = the budget and a wall-clock
-deadline enforced through its MIP interrupt callback (``solver.baselines.highs.run_highs``; HiGHS's MIP
+deadline enforced through its MIP interrupt callback (``solver.highs_bridge.run``; HiGHS's MIP
 clock is not always reliable). It is seeded with the best partial assignment the heuristics produced
 (``Highs.setSolution`` with the integer columns only: HiGHS completes a partial solution by solving the
 LP over the rest). Its incumbent, if any, is returned with integer columns rounded to exact integers;
@@ -15,8 +15,15 @@ import time
 
 import numpy as np
 
-from solver.baselines.highs import run_highs
-from solver.highs_bridge import new_highs, to_highs_lp
+from solver.highs_bridge import (
+    mip_info,
+    new_highs,
+    read_point,
+    run,
+    set_partial_solution,
+    status_text,
+    to_highs_lp,
+)
 from solver.model.problem import Problem
 
 SEED_MAX = 1e12  #: seed values larger in magnitude are not passed to HiGHS
@@ -53,21 +60,16 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
         with np.errstate(invalid="ignore"):
             sane = (np.isfinite(seed) & (np.abs(seed) <= SEED_MAX) & (seed >= problem.col_lower)
                     & (seed <= problem.col_upper))
-        idx = np.flatnonzero(problem.integrality & sane).astype(np.int32)
+        idx = np.flatnonzero(problem.integrality & sane)
         if idx.size:
-            h.setSolution(int(idx.size), idx, np.ascontiguousarray(seed[idx], dtype=np.float64))
+            set_partial_solution(h, idx, seed[idx])
             info["seeded"] = True
-    run_highs(h, is_mip=True, time_limit_seconds=seconds)
-    hi = h.getInfo()
-    info["highs_status"] = h.modelStatusToString(h.getModelStatus())
-    info["mip_dual_bound"] = float(hi.mip_dual_bound)
-    info["mip_gap"] = float(hi.mip_gap)
-    x = None
-    if int(hi.primal_solution_status) >= 2:
-        sol = np.asarray(h.getSolution().col_value, dtype=np.float64)
-        if sol.shape == (problem.n_cols,):
-            x = sol.copy()
-            it = problem.integrality
-            x[it] = np.round(x[it])
+    run(h, is_mip=True, time_limit_seconds=seconds)
+    info["highs_status"] = status_text(h)
+    info.update(mip_info(h))
+    x = read_point(h, problem.n_cols, is_mip=True)
+    if x is not None:
+        it = problem.integrality
+        x[it] = np.round(x[it])
     info["seconds"] = time.perf_counter() - t0
     return x, info

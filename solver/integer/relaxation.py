@@ -16,7 +16,6 @@ from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
 from solver.model.state import SolverState
-from solver.model.status import Status
 
 RELAXATION_TOL_FACTOR = 10.0  #: ratio between the tolerances of consecutive relaxation stages
 
@@ -67,20 +66,15 @@ def solve_relaxation(problem: Problem, settings: Settings, warm_start: SolverSta
     return lp_solve(relaxed, settings, warm_start), "pdhg"
 
 
-_STATUS = {"Optimal": Status.OPTIMAL, "Infeasible": Status.PRIMAL_INFEASIBLE, "Unbounded": Status.DUAL_INFEASIBLE,
-           "Primal infeasible or unbounded": Status.INFEASIBLE_OR_UNBOUNDED,
-           "Time limit reached": Status.TIME_LIMIT, "Iteration limit reached": Status.ITERATION_LIMIT}
-
-
 def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None) -> SolveResult:
     """Solve the LP ``lp`` with HiGHS (dual simplex, cold) into a SolveResult (duals in HiGHS's convention)."""
-    from solver.highs_bridge import new_highs, to_highs_lp
+    from solver.highs_bridge import new_highs, status_of, status_text, to_highs_lp
 
     t0 = time.perf_counter()
     h = new_highs(time_limit_seconds=time_limit_seconds)
     h.passModel(to_highs_lp(lp, with_names=False, relax=True))
     h.run()
-    ms = h.modelStatusToString(h.getModelStatus())
+    ms = status_text(h)
     sol = h.getSolution()
     n, m = lp.n_cols, lp.n_rows
     x = np.asarray(sol.col_value, dtype=np.float64) if sol.value_valid else np.zeros(n)
@@ -92,7 +86,7 @@ def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None)
     act = lp.row_activity(x)
     secs = time.perf_counter() - t0
     obj = lp.objective(x)
-    return SolveResult(status=_STATUS.get(ms, Status.NUMERICAL_ERROR), x=x, y=y,
+    return SolveResult(status=status_of(h, is_mip=False, has_point=False)[0], x=x, y=y,
                        reduced_cost=lp.cost - lp.matrix().T @ y, row_activity=act, objective=obj,
                        dual_objective=float(h.getInfo().objective_function_value), primal_residual_rel=0.0,
                        dual_residual_rel=0.0, gap_rel=0.0, iterations=int(h.getInfo().simplex_iteration_count),

@@ -63,20 +63,58 @@ def fix_and_resolve(problem: Problem, x: np.ndarray, settings: Settings, lp_x: n
         (continuous columns that moved), ``lp_columns``, ``lp_rows``, ``pdhg_iterations``,
         ``highs_status``, ``check`` and ``reason`` when None is returned.
     """
-    it = problem.integrality
     x = np.asarray(x, dtype=np.float64).copy()
     info = {"changed": 0, "lp_columns": 0, "lp_rows": 0, "pdhg_iterations": 0, "highs_status": "",
             "reason": ""}
-    cont = np.flatnonzero(~it)
+    cont = np.flatnonzero(~problem.integrality)
     if cont.size == 0:
-        chk = check_point(problem, x)
-        info["check"] = chk
-        if not chk["ok"]:
-            info["reason"] = "integer point violates a row"
-            return None, info
-        return x, info
+        return _checked(problem, x, info, "integer point violates a row")
+    sub, rows, reason = continuous_subproblem(problem, x, cont)
+    if sub is None:
+        info["reason"] = reason
+        return None, info
+    lo, up = sub.col_lower, sub.col_upper
+    info["lp_columns"], info["lp_rows"] = int(cont.size), int(rows.size)
+    start = np.clip(lp_x[cont] if lp_x is not None else np.clip(0.0, lo, up), lo, up)
+    t0 = time.perf_counter()
+    if rows.size:
+        start = _warm_pdhg(sub, start, lp_y[rows].copy() if lp_y is not None else np.zeros(rows.size), settings,
+                           resolve_seconds, info)
+    info["pdhg_seconds"] = time.perf_counter() - t0
+    xc, status = _highs_exact(sub, start)
+    info["highs_status"] = status
+    info["highs_seconds"] = time.perf_counter() - t0 - info["pdhg_seconds"]
+    if xc is None:
+        info["reason"] = f"continuous LP with fixed integers: HiGHS {status}"
+        return None, info
+    xc = np.clip(xc, problem.col_lower[cont], problem.col_upper[cont])
+    info["changed"] = int(np.count_nonzero(np.abs(xc - x[cont]) > 1e-9 * np.maximum(1.0, np.abs(x[cont]))))
+    x[cont] = xc
+    return _checked(problem, x, info, None)
 
-    ints = np.flatnonzero(it)
+
+def _checked(problem: Problem, x: np.ndarray, info: dict, reason: str | None):
+    """(x, info) when ``x`` passes :func:`check_point`, else (None, info) with ``reason`` (default: the
+    exact check's row violation)."""
+    chk = check_point(problem, x)
+    info["check"] = chk
+    if not chk["ok"]:
+        info["reason"] = reason or f"exact check failed (max row violation {chk['max_row_violation_rel']:.3g} rel)"
+        return None, info
+    return x, info
+
+
+def continuous_subproblem(problem: Problem, x: np.ndarray, cont: np.ndarray):
+    """The LP over the continuous columns ``cont`` ((k,) indices) with the integers fixed at ``x`` ((n,)).
+
+    Rows without continuous columns must hold already (to 1e-9 relative); rows with one continuous column
+    become bounds on it (vectorized); the rest are the LP's rows.
+
+    Returns:
+        (sub, rows, reason): ``sub`` the LP (k columns, bounds folded, ``rows`` (r,) the kept row indices),
+        or (None, None, reason) when the fixed integers already make it infeasible.
+    """
+    ints = np.flatnonzero(problem.integrality)
     m = problem.n_rows
     iptr, iind, idat = column_arrays(problem, ints)
     act_i = np.bincount(iind, weights=idat * np.repeat(x[ints], np.diff(iptr)), minlength=m) if idat.size \
@@ -92,27 +130,11 @@ def fix_and_resolve(problem: Problem, x: np.ndarray, settings: Settings, lp_x: n
     with np.errstate(invalid="ignore"):
         bad = none & ((rl > ROW_TOL_REL * scale_l) | (-ru > ROW_TOL_REL * scale_u))
     if bad.any():
-        info["reason"] = f"{int(bad.sum())} integer-only rows violated"
-        return None, info
-    # fold singleton rows into column bounds
-    lo = problem.col_lower[cont].copy()
-    up = problem.col_upper[cont].copy()
-    single = ccount == 1
+        return None, None, f"{int(bad.sum())} integer-only rows violated"
     colpos = np.repeat(np.arange(cont.size), np.diff(cptr))
-    sel = single[cind]
-    if sel.any():
-        r, a, j = cind[sel], cdat[sel], colpos[sel]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            b1, b2 = rl[r] / a, ru[r] / a
-        nlo = np.where(a > 0, b1, b2)
-        nup = np.where(a > 0, b2, b1)
-        np.maximum.at(lo, j, np.nan_to_num(nlo, nan=-np.inf))
-        np.minimum.at(up, j, np.nan_to_num(nup, nan=np.inf))
-    gap = lo - up
-    if np.any(gap > 1e-9 * np.maximum(1.0, np.abs(up))):
-        info["reason"] = "fixed integers leave a continuous column with an empty range"
-        return None, info
-    lo = np.minimum(lo, up)
+    lo, up = _folded_bounds(problem, cont, ccount == 1, cind, cdat, colpos, rl, ru)
+    if lo is None:
+        return None, None, "fixed integers leave a continuous column with an empty range"
     # the remaining LP: rows with >= 2 continuous columns
     keep = ccount >= 2
     rows = np.flatnonzero(keep)
@@ -125,58 +147,60 @@ def fix_and_resolve(problem: Problem, x: np.ndarray, settings: Settings, lp_x: n
                   col_lower=lo, col_upper=up, row_lower=rl[rows], row_upper=ru[rows],
                   integrality=np.zeros(cont.size, dtype=bool), a_indptr=sub_ptr,
                   a_indices=newrow[cind[nzk]].astype(np.int32), a_data=cdat[nzk].copy(), sense=problem.sense)
-    info["lp_columns"], info["lp_rows"] = int(cont.size), int(rows.size)
-    start = np.clip(lp_x[cont] if lp_x is not None else np.clip(0.0, lo, up), lo, up)
-    t0 = time.perf_counter()
+    return sub, rows, ""
+
+
+def _folded_bounds(problem, cont, single, cind, cdat, colpos, rl, ru):
+    """Bounds (k,) of the continuous columns ``cont`` with the single-continuous-column rows (``single``
+    (m,) mask; the columns' CSC row indices ``cind``, values ``cdat``, column positions ``colpos``) folded
+    in; (None, None) when a range is empty beyond 1e-9 relative."""
+    lo = problem.col_lower[cont].copy()
+    up = problem.col_upper[cont].copy()
+    sel = single[cind]
+    if sel.any():
+        r, a, j = cind[sel], cdat[sel], colpos[sel]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            b1, b2 = rl[r] / a, ru[r] / a
+        nlo = np.where(a > 0, b1, b2)
+        nup = np.where(a > 0, b2, b1)
+        np.maximum.at(lo, j, np.nan_to_num(nlo, nan=-np.inf))
+        np.minimum.at(up, j, np.nan_to_num(nup, nan=np.inf))
+    gap = lo - up
+    if np.any(gap > 1e-9 * np.maximum(1.0, np.abs(up))):
+        return None, None
+    return np.minimum(lo, up), up
+
+
+def _warm_pdhg(sub: Problem, start: np.ndarray, y0: np.ndarray, settings: Settings, resolve_seconds: float,
+               info: dict) -> np.ndarray:
+    """The LP core on ``sub`` warm from (``start``, ``y0``) within ``resolve_seconds`` and RESOLVE_ITERATIONS;
+    returns its point clipped into the bounds (``start`` when the LP core is missing or returns no finite
+    point) and records ``pdhg_iterations``."""
     try:
         from solver.lp.dispatch import solve as lp_solve
     except ImportError:
-        lp_solve = None
-    if lp_solve is not None and rows.size:
-        ws = SolverState(x=start.copy(), y=(lp_y[rows].copy() if lp_y is not None else np.zeros(rows.size)))
-        budget = replace(settings, iteration_limit=min(int(settings.iteration_limit), RESOLVE_ITERATIONS),
-                         time_limit_seconds=min(float(settings.time_limit_seconds), resolve_seconds))
-        res = lp_solve(sub, budget, ws)
-        info["pdhg_iterations"] = int(res.iterations)
-        if res.x is not None and np.all(np.isfinite(res.x)):
-            start = np.clip(res.x, lo, up)
-    info["pdhg_seconds"] = time.perf_counter() - t0
-    xc, status = _highs_exact(sub, start)
-    info["highs_status"] = status
-    info["highs_seconds"] = time.perf_counter() - t0 - info["pdhg_seconds"]
-    if xc is None:
-        info["reason"] = f"continuous LP with fixed integers: HiGHS {status}"
-        return None, info
-    xc = np.clip(xc, problem.col_lower[cont], problem.col_upper[cont])
-    info["changed"] = int(np.count_nonzero(np.abs(xc - x[cont]) > 1e-9 * np.maximum(1.0, np.abs(x[cont]))))
-    x[cont] = xc
-    chk = check_point(problem, x)
-    info["check"] = chk
-    if not chk["ok"]:
-        info["reason"] = f"exact check failed (max row violation {chk['max_row_violation_rel']:.3g} rel)"
-        return None, info
-    return x, info
+        return start
+    ws = SolverState(x=start.copy(), y=y0)
+    budget = replace(settings, iteration_limit=min(int(settings.iteration_limit), RESOLVE_ITERATIONS),
+                     time_limit_seconds=min(float(settings.time_limit_seconds), resolve_seconds))
+    res = lp_solve(sub, budget, ws)
+    info["pdhg_iterations"] = int(res.iterations)
+    if res.x is not None and np.all(np.isfinite(res.x)):
+        return np.clip(res.x, sub.col_lower, sub.col_upper)
+    return start
 
 
 def _highs_exact(sub: Problem, start: np.ndarray) -> tuple[np.ndarray | None, str]:
     """Dual simplex on ``sub`` started from ``start`` ((n,) point); returns (x or None, HiGHS status)."""
-    import highspy
-
-    from solver.highs_bridge import new_highs, to_highs_lp
+    from solver.highs_bridge import is_optimal, new_highs, read_point, set_solution, status_text, to_highs_lp
 
     h = new_highs()
     h.setOptionValue("primal_feasibility_tolerance", 1e-10)
     h.setOptionValue("solver", "simplex")
     h.passModel(to_highs_lp(sub, with_names=False))
-    sol = highspy.HighsSolution()
-    sol.col_value = start.tolist()
-    sol.value_valid = True
-    h.setSolution(sol)
+    set_solution(h, start)
     h.run()
-    status = h.modelStatusToString(h.getModelStatus())
-    if h.getModelStatus() not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kModelEmpty):
+    status = status_text(h)
+    if not is_optimal(h):
         return None, status
-    xs = np.asarray(h.getSolution().col_value, dtype=np.float64)
-    if xs.shape != (sub.n_cols,):
-        return None, status
-    return xs, status
+    return read_point(h, sub.n_cols, is_mip=False), status

@@ -93,13 +93,11 @@ def highs_proves_infeasible(problem, seconds: float) -> bool:
     Used once per PDHG run by ``solver.lp.pdhg.solve`` on a suspicion (see SUSPECT_RATIO); the status is
     then PRIMAL_INFEASIBLE on HiGHS's proof, never on the suspicion alone.
     """
-    import highspy
-
-    from solver.highs_bridge import new_highs, to_highs_lp
+    from solver.highs_bridge import is_infeasible, new_highs, to_highs_lp
 
     if not (seconds > 0.0):
         return False
     h = new_highs(time_limit_seconds=seconds)
     h.passModel(to_highs_lp(problem, with_names=False, relax=True))
     h.run()
-    return h.getModelStatus() == highspy.HighsModelStatus.kInfeasible
+    return is_infeasible(h)

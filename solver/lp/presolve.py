@@ -36,9 +36,19 @@ import time
 from contextlib import contextmanager
 from dataclasses import replace
 
-import highspy
 import numpy as np
 
+from solver.highs_bridge import (
+    Highs,
+    HighsLp,
+    PresolveStatus,
+    colwise_arrays,
+    is_maximize,
+    new_solution,
+    pass_problem,
+    postsolve,
+    set_time_budget,
+)
 from solver.lp import kernels
 from solver.lp.original_kkt import original_kkt
 from solver.lp.trivial import reduce_trivial
@@ -59,7 +69,7 @@ PRESOLVE_MODES = ("auto", "on", "off")
 # polish and their total PDHG work (iterations x nonzeros) drops 6-60%; the reduced sizes barely change.
 PRESOLVE_RULE_OFF = 1 << 18
 
-_PS = highspy.HighsPresolveStatus
+_PS = PresolveStatus
 
 
 def presolve_applies(problem: Problem, settings: Settings, warm_start) -> bool:
@@ -123,7 +133,7 @@ def _finish_seconds(seconds: dict, t_start: float) -> None:
     seconds["solve"] = seconds["total"] = time.perf_counter() - t_start
 
 
-def _presolved_problem(plp: highspy.HighsLp, name: str) -> Problem:
+def _presolved_problem(plp: HighsLp, name: str) -> Problem:
     """The reduced LP as a Problem (HiGHS may hand it over row-wise).
 
     Fast path (no scipy object, no name sort): when HiGHS's matrix, once its columns are sorted by row,
@@ -137,19 +147,7 @@ def _presolved_problem(plp: highspy.HighsLp, name: str) -> Problem:
     from solver.model.problem import normalize_infinite
 
     m, n = int(plp.num_row_), int(plp.num_col_)
-    mat = plp.a_matrix_
-    start = np.asarray(mat.start_, dtype=np.int64)
-    index = np.asarray(mat.index_, dtype=np.int32)
-    value = np.asarray(mat.value_, dtype=np.float64)
-    if mat.format_ == highspy.MatrixFormat.kRowwise:
-        # the CSR arrays of A are the CSC arrays of A': transposing them gives A's CSC, rows sorted
-        nnz = int(start[-1]) if start.size else 0
-        start, index, value = csc_to_csr(start if start.size else np.zeros(m + 1, dtype=np.int64),
-                                         index[:nnz], value[:nnz], n)
-        mat.format_ = highspy.MatrixFormat.kColwise
-        mat.start_ = start.astype(np.int32)
-        mat.index_ = index
-        mat.value_ = value
+    start, index, value = colwise_arrays(plp, csc_to_csr)  # a row-wise matrix is transposed (CSR of A = CSC of A')
     integ = plp.integrality_
     if start.shape == (n + 1,) and start[0] == 0 and len(integ) == 0:
         nnz = int(start[-1])
@@ -169,22 +167,9 @@ def _presolved_problem(plp: highspy.HighsLp, name: str) -> Problem:
                            row_names=np.array([f"R{i}" for i in range(m)], dtype=object), cost=cost,
                            col_lower=lo, col_upper=up, row_lower=rlo, row_upper=rup,
                            integrality=np.zeros(n, dtype=bool), a_indptr=start, a_indices=index, a_data=value,
-                           sense=-1 if plp.sense_ == highspy.ObjSense.kMaximize else 1,
+                           sense=-1 if is_maximize(plp) else 1,
                            offset=float(plp.offset_), name=name)
     return from_highs_lp(plp, name=name)
-
-
-def _pass_arrays(h: highspy.Highs, problem: Problem) -> highspy.HighsStatus:
-    """Pass ``problem``'s LP (integrality dropped) to ``h`` straight from its arrays: the same model as
-    ``passModel(to_highs_lp(problem, relax=True))`` without building a HighsLp (about 40 us less per
-    solve on afiro; the 38 shared LPs presolve to identical reduced LPs either way)."""
-    n = problem.n_cols
-    return h.passModel(n, problem.n_rows, problem.nnz, int(highspy.MatrixFormat.kColwise),
-                       int(highspy.ObjSense.kMaximize if problem.sense == -1 else highspy.ObjSense.kMinimize),
-                       float(problem.offset), problem.cost, problem.col_lower, problem.col_upper,
-                       problem.row_lower, problem.row_upper, problem.a_indptr[:n].astype(np.int32),
-                       problem.a_indices, problem.a_data,
-                       np.zeros(n, dtype=np.int32))  # kContinuous everywhere (HiGHS refuses an empty one)
 
 
 def _result(problem: Problem, status: Status, message: str, measured, settings: Settings, iterations: int,
@@ -222,7 +207,7 @@ class _OriginalJudge:
     ``last`` = (x_reduced, y_reduced, original_kkt output) of the latest point judged.
     """
 
-    def __init__(self, h: highspy.Highs, reduced: Problem, problem: Problem, settings: Settings, t_start: float):
+    def __init__(self, h: Highs, reduced: Problem, problem: Problem, settings: Settings, t_start: float):
         self.h, self.q, self.problem, self.s, self.t_start = h, reduced, problem, settings, t_start
         self.last = None
         self.polished = None
@@ -234,10 +219,7 @@ class _OriginalJudge:
         ax, aty = np.empty(q.n_rows), np.empty(q.n_cols)
         kernels.spmv_csc(q.a_indptr, q.a_indices, q.a_data, x, ax)
         kernels.spmv_csc_t(q.a_indptr, q.a_indices, q.a_data, y, aty)
-        sol = highspy.HighsSolution()
-        sol.col_value, sol.col_dual, sol.row_value, sol.row_dual = x, q.cost - aty, ax, y
-        sol.value_valid = sol.dual_valid = True
-        if self.h.postsolve(sol) == highspy.HighsStatus.kError:
+        if not postsolve(self.h, new_solution(x, q.cost - aty, ax, y)):
             return None  # the caller's own postsolve reports the failure
         out = self.h.getSolution()
         if len(out.col_value) != self.problem.n_cols or len(out.row_dual) != self.problem.n_rows:
@@ -306,8 +288,7 @@ def _presolve_instance(time_limit_seconds: float):
     h = free.pop() if free else new_highs()
     h.clearModel()
     # HiGHS's time limit is cumulative per instance (REFERENCES.md section 5): budget on top of its clock
-    h.setOptionValue("time_limit", h.getRunTime() + float(time_limit_seconds) if math.isfinite(time_limit_seconds)
-                     else highspy.kHighsInf)
+    set_time_budget(h, time_limit_seconds)
     h.setOptionValue("presolve_rule_off", PRESOLVE_RULE_OFF)
     try:
         yield h
@@ -316,7 +297,7 @@ def _presolve_instance(time_limit_seconds: float):
         free.append(h)
 
 
-def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highspy.Highs,
+def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: Highs,
                      t_start: float) -> SolveResult:
     """Body of :func:`solve_with_presolve` on the instance ``h``."""
     from solver.highs_bridge import to_highs_lp
@@ -325,7 +306,7 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
     s = settings
     notes = ["presolve ignores the warm start"] if warm_start is not None else []
     seconds: dict = {}
-    if _pass_arrays(h, problem) == highspy.HighsStatus.kError:
+    if not pass_problem(h, problem):
         h.passModel(to_highs_lp(problem, with_names=False, relax=True))
     h.presolve()
     pstat = h.getModelPresolveStatus()
@@ -343,7 +324,7 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
                                            "decided without presolve)"}.get(pstat, f"presolve failed ({pstat.name})")
         return _direct(problem, s, t_start, seconds, f"{why}: solved without it", warm_start)
     plp = h.getPresolvedLp()
-    sol = highspy.HighsSolution()
+    sol = new_solution(None, None, None, None)  # values and duals marked valid; filled below when reduced
     iterations, status, msg = 0, Status.OPTIMAL, "HiGHS presolve solved the LP"
     iterate = 0.0
     if pstat == _PS.kReduced:
@@ -374,8 +355,6 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
         seconds["reduced_solve"] = 0.0
         if s.verbose:
             print(f"HiGHS presolve: {problem.n_rows}x{problem.n_cols} -> empty", file=sys.stderr)
-    sol.value_valid = True
-    sol.dual_valid = True
     t = time.perf_counter()
     polished = None
     if pstat == _PS.kReduced and judged.last is not None and np.array_equal(judged.last[0], red.x) \
@@ -383,7 +362,7 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: highsp
         measured = judged.last[2]  # the point the run stopped at was postsolved and measured already
         polished = judged.polished if status == Status.OPTIMAL else None
     else:
-        ok = h.postsolve(sol) != highspy.HighsStatus.kError
+        ok = postsolve(h, sol)
         out = h.getSolution() if ok else None
         if out is None or len(out.col_value) != problem.n_cols or len(out.row_dual) != problem.n_rows:
             seconds["postsolve"] = time.perf_counter() - t
