@@ -5,7 +5,7 @@ in increasing phase regardless of row order), which columns it requires non-null
 (anything else must be null), and for an upsert kind which Problem field each optional column sets and
 its default for a new entity. The code of a kind (the int8 id parsing gives each row, and the order of
 the Parquet ``kind`` dictionary) is its position in :data:`KINDS`; it is looked up by name
-(:data:`K_VAR` ...), never assumed.
+(:data:`CODE`, :data:`K_COEF`), never assumed.
 
 This module imports nothing from copter, so ``solver.model.delta`` (the Delta container) reads it
 without a cycle.
@@ -99,6 +99,6 @@ KINDS: tuple[str, ...] = tuple(k.name for k in KIND_TABLE)
 BY_NAME: dict[str, Kind] = {k.name: k for k in KIND_TABLE}
 CODE: dict[str, int] = {k.name: i for i, k in enumerate(KIND_TABLE)}  # kind name -> int8 code
 PHASES: tuple[Kind, ...] = tuple(sorted(KIND_TABLE, key=lambda k: k.phase))
-K_VAR, K_CON, K_COEF, K_DROP_VAR, K_DROP_CON = (CODE[n] for n in ("var", "con", "coef", "drop_var", "drop_con"))
+K_COEF = CODE["coef"]
 UPSERT: dict[str, Kind] = {k.side: k for k in KIND_TABLE if k.is_upsert}  # side -> its upsert kind
 DROP: dict[str, Kind] = {k.side: k for k in KIND_TABLE if k.is_drop}      # side -> its drop kind

@@ -129,6 +129,8 @@ def _rows_text(rows: np.ndarray, limit: int = 5) -> str:
 
 
 def fail(msg: str, rows, delta, entity=None):
+    """Raise ValidationError ``msg`` naming the 0-based delta ``rows`` (the first is the error's line),
+    the delta's source file and the ``entity`` name."""
     rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
     raise ValidationError(f"{msg} at delta {_rows_text(rows)}", file=delta.source,
                           line=int(rows[0]) if rows.size else None,
@@ -153,6 +155,9 @@ class KindRows:
 
 @dataclass
 class Parsed:
+    """A delta table of k rows as numpy arrays: kind codes, name ids, values and validity masks
+    (``*_ok`` is None when nothing is null), and the rows of each kind."""
+
     n: int
     kind: np.ndarray           # (k,) int8 kind code
     rows: KindRows            # rows[k] = sorted table rows of kind k
