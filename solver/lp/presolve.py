@@ -1,4 +1,6 @@
 """Cold LP solves through HiGHS presolve: reduce, solve the reduced LP with PDHG, postsolve, verify.
+``solver.lp.dispatch.solve`` routes a solve here when :func:`presolve_applies`; this module runs the
+direct PDHG solve (``solver.lp.pdhg.solve``) and is never imported by it.
 
 HiGHS's presolve (Achterberg et al., "Presolve reductions in mixed integer programming", and HiGHS's
 ``presolve/HPresolve``; Galabova, Hall, "HiGHS" 2020) removes fixed/singleton/doubleton rows and
@@ -11,7 +13,7 @@ Pipeline (:func:`solve_with_presolve`):
 1. ``Highs.presolve()`` on the LP (integrality dropped: copter solves LPs and relaxations here), its
    time counted against ``settings.time_limit_seconds``, with the one rule whose postsolve needs a
    basis for its duals switched off (:data:`PRESOLVE_RULE_OFF`);
-2. PDHG (``solver.lp.pdhg.solve``, presolve off) on ``Highs.getPresolvedLp()``;
+2. PDHG (``solver.lp.pdhg.solve``, the direct run) on ``Highs.getPresolvedLp()``;
 3. ``Highs.postsolve`` with the reduced primal/dual point (x, A x, y, c - A'y) back to the original
    space; HiGHS then reports model status Unknown because PDHG's point is not a basic solution, so the
    result is never taken from HiGHS's word:
@@ -51,6 +53,8 @@ from solver.highs_bridge import (
 )
 from solver.lp import kernels
 from solver.lp.original_kkt import original_kkt
+from solver.lp.pdhg import _PROGRESS, progress_callback
+from solver.lp.pdhg import solve as pdhg_solve
 from solver.lp.trivial import reduce_trivial
 from solver.model.errors import CopterError, UsageError
 from solver.model.problem import Problem
@@ -73,7 +77,7 @@ _PS = PresolveStatus
 
 
 def presolve_applies(problem: Problem, settings: Settings, warm_start) -> bool:
-    """True when ``solve()`` should go through HiGHS presolve.
+    """True when ``solver.lp.dispatch.solve`` should go through HiGHS presolve.
 
     ``settings.presolve``: ``"auto"`` = cold solves only; ``"on"`` = also when a warm start is given
     (the warm start is then dropped: it lives in the original space); ``"off"`` = never. Problems with no
@@ -118,10 +122,8 @@ def _direct(problem: Problem, settings: Settings, t_start: float, seconds: dict,
             warm_start=None) -> SolveResult:
     """Solve without presolve in the time left (from ``warm_start`` when one was given: it lives in this
     original space); keep the presolve seconds and say why."""
-    from solver.lp.pdhg import solve
-
     left = max(_remaining(settings, t_start), 0.0)
-    res = solve(problem, replace(settings, presolve="off", time_limit_seconds=left), warm_start=warm_start)
+    res = pdhg_solve(problem, replace(settings, time_limit_seconds=left), warm_start=warm_start)
     inner = res.seconds
     res.seconds = {**seconds, "iterate": inner.get("iterate", 0.0), "setup": inner.get("setup", 0.0)}
     _finish_seconds(res.seconds, t_start)
@@ -213,8 +215,6 @@ class _OriginalJudge:
         self.polished = None
 
     def __call__(self, x: np.ndarray, y: np.ndarray):
-        from solver.lp.pdhg import progress_callback, solve
-
         q, s = self.q, self.s
         ax, aty = np.empty(q.n_rows), np.empty(q.n_cols)
         kernels.spmv_csc(q.a_indptr, q.a_indices, q.a_data, x, ax)
@@ -231,9 +231,9 @@ class _OriginalJudge:
         if kkt.converged(s.tol):
             return None
         with progress_callback(None):  # a side computation: the progress line stays on the reduced run
-            step = solve(self.problem, replace(s, presolve="off", iteration_limit=0,
-                                               time_limit_seconds=max(_remaining(s, self.t_start), 0.0)),
-                         warm_start=(measured[1], measured[2], None))
+            step = pdhg_solve(self.problem, replace(s, iteration_limit=0,
+                                                    time_limit_seconds=max(_remaining(s, self.t_start), 0.0)),
+                              warm_start=(measured[1], measured[2], None))
         # the step's own OPTIMAL uses PDHG's prox-step reduced cost, which one step from a rejected point
         # can leave far from c - A'y (bell5's relaxation at 1e-6: gap 5.5e-7 by it, 1.8e-4 by the measure
         # that rejected the point): it passes only if it passes the same original-space measure
@@ -297,80 +297,46 @@ def _presolve_instance(time_limit_seconds: float):
         free.append(h)
 
 
+class _WithoutPresolve(Exception):  # a control-flow signal inside this module, never raised out of it
+    """Presolve cannot help this LP (the message says why): :func:`_solve_presolved` solves it directly."""
+
+
 def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: Highs,
                      t_start: float) -> SolveResult:
-    """Body of :func:`solve_with_presolve` on the instance ``h``."""
-    from solver.highs_bridge import to_highs_lp
-    from solver.lp.pdhg import _PROGRESS, progress_callback, solve
-
-    s = settings
+    """Body of :func:`solve_with_presolve` on the instance ``h``: the pipeline, or a direct solve (from
+    ``warm_start``) in the time left when one of its steps finds presolve of no use."""
     notes = ["presolve ignores the warm start"] if warm_start is not None else []
     seconds: dict = {}
-    if not pass_problem(h, problem):
-        h.passModel(to_highs_lp(problem, with_names=False, relax=True))
-    h.presolve()
-    pstat = h.getModelPresolveStatus()
-    seconds["presolve"] = time.perf_counter() - t_start
+    try:
+        return _presolve_pipeline(problem, settings, h, t_start, seconds, notes)
+    except _WithoutPresolve as why:
+        return _direct(problem, settings, t_start, seconds, str(why), warm_start)
+
+
+def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, seconds: dict,
+                       notes: list) -> SolveResult:
+    """Presolve, the reduced solve, postsolve and the original-space measure, the polish when the point
+    misses there, result assembly (module docstring, steps 1-4). Raises _WithoutPresolve."""
+    pstat = _presolve(h, problem, t_start, seconds)
     if pstat == _PS.kInfeasible:
-        seconds["reduced_solve"] = seconds["postsolve"] = seconds["polish"] = seconds["iterate"] = 0.0
-        _finish_seconds(seconds, t_start)
-        x0 = np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper)
-        return _result(problem, Status.PRIMAL_INFEASIBLE, "; ".join(
-            ["HiGHS presolve proved that no feasible point exists", *notes]),
-            original_kkt(problem, x0, np.zeros(problem.n_rows)), s, 0, seconds)
+        return _presolve_infeasible(problem, s, t_start, seconds, notes)
     if pstat != _PS.kReduced and pstat != _PS.kReducedToEmpty:
         why = {_PS.kNotReduced: "presolve removed nothing", _PS.kTimeout: "presolve hit the time limit",
                _PS.kUnboundedOrInfeasible: "presolve found the LP infeasible or unbounded (which one is "
                                            "decided without presolve)"}.get(pstat, f"presolve failed ({pstat.name})")
-        return _direct(problem, s, t_start, seconds, f"{why}: solved without it", warm_start)
-    plp = h.getPresolvedLp()
-    sol = new_solution(None, None, None, None)  # values and duals marked valid; filled below when reduced
+        raise _WithoutPresolve(f"{why}: solved without it")
+    red = judged = None
     iterations, status, msg = 0, Status.OPTIMAL, "HiGHS presolve solved the LP"
     iterate = 0.0
     if pstat == _PS.kReduced:
-        try:
-            q = _presolved_problem(plp, problem.name)
-        except CopterError as exc:  # a reduced LP our Problem refuses: do without presolve
-            return _direct(problem, s, t_start, seconds, f"presolved LP unusable ({exc}): solved without it",
-                           warm_start)
-        judged = _OriginalJudge(h, q, problem, s, t_start)
-        red = solve(q, replace(s, presolve="off", time_limit_seconds=max(_remaining(s, t_start), 0.0)),
-                    accept=judged)
-        # the reduced run's primal weight belongs to the reduced LP's scaled space: a warm start of the
-        # original LP must not reuse it (Sia 1,024 round 1: 4,809 warm iterations with it, 2,951 without)
+        red, judged = _solve_reduced(h, problem, s, t_start, seconds)
         iterations, status, msg = red.iterations, red.status, red.message
         iterate = red.seconds.get("iterate", 0.0)
-        seconds["reduced_solve"] = red.seconds["total"]
-        if s.verbose:
-            print(f"HiGHS presolve: {problem.n_rows}x{problem.n_cols} -> {q.n_rows}x{q.n_cols}, "
-                  f"reduced LP {red.status.name} after {red.iterations} iterations", file=sys.stderr)
-        if status == Status.NUMERICAL_ERROR:
-            return _direct(problem, s, t_start, seconds, "PDHG failed on the presolved LP: solved without presolve",
-                           warm_start)
-        sol.col_value = red.x
-        sol.col_dual = red.reduced_cost
-        sol.row_value = red.row_activity
-        sol.row_dual = red.y
     else:
         seconds["reduced_solve"] = 0.0
         if s.verbose:
             print(f"HiGHS presolve: {problem.n_rows}x{problem.n_cols} -> empty", file=sys.stderr)
-    t = time.perf_counter()
-    polished = None
-    if pstat == _PS.kReduced and judged.last is not None and np.array_equal(judged.last[0], red.x) \
-            and np.array_equal(judged.last[1], red.y):
-        measured = judged.last[2]  # the point the run stopped at was postsolved and measured already
-        polished = judged.polished if status == Status.OPTIMAL else None
-    else:
-        ok = postsolve(h, sol)
-        out = h.getSolution() if ok else None
-        if out is None or len(out.col_value) != problem.n_cols or len(out.row_dual) != problem.n_rows:
-            seconds["postsolve"] = time.perf_counter() - t
-            return _direct(problem, s, t_start, seconds, "HiGHS postsolve failed: solved without presolve",
-                           warm_start)
-        measured = original_kkt(problem, np.asarray(out.col_value, dtype=np.float64),
-                                np.asarray(out.row_dual, dtype=np.float64))
-    seconds["postsolve"] = time.perf_counter() - t
+    measured, polished = _postsolve_and_measure(h, problem, red, judged, seconds)
     x, y = measured[1], measured[2]
     kkt = measured[0]
     seconds["polish"] = 0.0
@@ -390,27 +356,111 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: Highs,
     left_t, left_it = _remaining(s, t_start), s.iteration_limit - iterations
     if polished is None and status not in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE) and left_t > 0 \
             and left_it > 0:
-        # polish: warm-started PDHG on the original LP from the postsolved point
-        t = time.perf_counter()
-        outer = _PROGRESS.get()  # the polish's progress continues the count of the reduced run
-        shifted = None if outer is None else (lambda info: outer({**info, "iteration": info["iteration"] + iterations}))
-        with progress_callback(shifted):
-            polished = solve(problem, replace(s, presolve="off", time_limit_seconds=left_t, iteration_limit=left_it),
-                             warm_start=(x, y, None))
-        seconds["polish"] = time.perf_counter() - t
+        polished = _polish(problem, s, x, y, iterations, left_t, left_it, seconds)
     if polished is not None:
-        pol = polished
-        seconds["iterate"] = iterate + pol.seconds.get("iterate", 0.0)
-        _finish_seconds(seconds, t_start)
-        pol.iterations += iterations
-        pol.state.iterations = pol.iterations
-        pol.seconds = seconds
-        pol.warm_started = False
-        pol.message = "; ".join([f"{_user_limit(pol.status, pol.message, s)} (polished on the original LP from "
-                                 f"the postsolved point, {pol.iterations - iterations} of {pol.iterations} "
-                                 f"iterations)", *notes])
-        return pol
+        return _polished_result(polished, s, iterations, iterate, t_start, seconds, notes)
     seconds["iterate"] = iterate
     _finish_seconds(seconds, t_start)
     return _result(problem, status, "; ".join([f"{msg} (presolved LP)", *notes]), measured, s, iterations,
                    seconds)
+
+
+def _presolve(h: Highs, problem: Problem, t_start: float, seconds: dict):
+    """Pass the LP (integrality dropped) to ``h`` and presolve it; fills ``seconds["presolve"]`` (model
+    transfer included) and returns HiGHS's presolve status."""
+    from solver.highs_bridge import to_highs_lp
+
+    if not pass_problem(h, problem):
+        h.passModel(to_highs_lp(problem, with_names=False, relax=True))
+    h.presolve()
+    pstat = h.getModelPresolveStatus()
+    seconds["presolve"] = time.perf_counter() - t_start
+    return pstat
+
+
+def _presolve_infeasible(problem: Problem, s: Settings, t_start: float, seconds: dict,
+                         notes: list) -> SolveResult:
+    """PRIMAL_INFEASIBLE on presolve's proof, measured at the box projection of 0 and y = 0."""
+    seconds["reduced_solve"] = seconds["postsolve"] = seconds["polish"] = seconds["iterate"] = 0.0
+    _finish_seconds(seconds, t_start)
+    x0 = np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper)
+    return _result(problem, Status.PRIMAL_INFEASIBLE, "; ".join(
+        ["HiGHS presolve proved that no feasible point exists", *notes]),
+        original_kkt(problem, x0, np.zeros(problem.n_rows)), s, 0, seconds)
+
+
+def _solve_reduced(h: Highs, problem: Problem, s: Settings, t_start: float, seconds: dict) -> tuple:
+    """PDHG on the presolved LP, each point judged in the original space (:class:`_OriginalJudge`); fills
+    ``seconds["reduced_solve"]``. Returns (the reduced result, the judge). Raises _WithoutPresolve when our
+    Problem refuses the reduced LP or PDHG fails on it."""
+    try:
+        q = _presolved_problem(h.getPresolvedLp(), problem.name)
+    except CopterError as exc:  # a reduced LP our Problem refuses: do without presolve
+        raise _WithoutPresolve(f"presolved LP unusable ({exc}): solved without it") from exc
+    judged = _OriginalJudge(h, q, problem, s, t_start)
+    red = pdhg_solve(q, replace(s, time_limit_seconds=max(_remaining(s, t_start), 0.0)), accept=judged)
+    # the reduced run's primal weight belongs to the reduced LP's scaled space: a warm start of the
+    # original LP must not reuse it (Sia 1,024 round 1: 4,809 warm iterations with it, 2,951 without)
+    seconds["reduced_solve"] = red.seconds["total"]
+    if s.verbose:
+        print(f"HiGHS presolve: {problem.n_rows}x{problem.n_cols} -> {q.n_rows}x{q.n_cols}, "
+              f"reduced LP {red.status.name} after {red.iterations} iterations", file=sys.stderr)
+    if red.status == Status.NUMERICAL_ERROR:
+        raise _WithoutPresolve("PDHG failed on the presolved LP: solved without presolve")
+    return red, judged
+
+
+def _postsolve_and_measure(h: Highs, problem: Problem, red, judged, seconds: dict) -> tuple:
+    """The original-space point and its :func:`original_kkt` measure: the judge's, when the reduced run
+    stopped at the point it judged last, else HiGHS postsolve of the reduced point (``red`` None: of the
+    empty solution). Fills ``seconds["postsolve"]``. Returns (measured, the judge's polished result or
+    None). Raises _WithoutPresolve when postsolve fails."""
+    t = time.perf_counter()
+    polished = None
+    if red is not None and judged.last is not None and np.array_equal(judged.last[0], red.x) \
+            and np.array_equal(judged.last[1], red.y):
+        measured = judged.last[2]  # the point the run stopped at was postsolved and measured already
+        polished = judged.polished if red.status == Status.OPTIMAL else None
+    else:
+        if red is None:
+            sol = new_solution(None, None, None, None)  # values and duals marked valid
+        else:
+            sol = new_solution(red.x, red.reduced_cost, red.row_activity, red.y)
+        ok = postsolve(h, sol)
+        out = h.getSolution() if ok else None
+        if out is None or len(out.col_value) != problem.n_cols or len(out.row_dual) != problem.n_rows:
+            seconds["postsolve"] = time.perf_counter() - t
+            raise _WithoutPresolve("HiGHS postsolve failed: solved without presolve")
+        measured = original_kkt(problem, np.asarray(out.col_value, dtype=np.float64),
+                                np.asarray(out.row_dual, dtype=np.float64))
+    seconds["postsolve"] = time.perf_counter() - t
+    return measured, polished
+
+
+def _polish(problem: Problem, s: Settings, x: np.ndarray, y: np.ndarray, iterations: int, left_t: float,
+            left_it: int, seconds: dict) -> SolveResult:
+    """Warm-started PDHG on the original LP from the postsolved point (x (n,), y (m,)) within the budget
+    left; its progress continues the reduced run's count. Fills ``seconds["polish"]``."""
+    t = time.perf_counter()
+    outer = _PROGRESS.get()  # the polish's progress continues the count of the reduced run
+    shifted = None if outer is None else (lambda info: outer({**info, "iteration": info["iteration"] + iterations}))
+    with progress_callback(shifted):
+        polished = pdhg_solve(problem, replace(s, time_limit_seconds=left_t, iteration_limit=left_it),
+                              warm_start=(x, y, None))
+    seconds["polish"] = time.perf_counter() - t
+    return polished
+
+
+def _polished_result(pol: SolveResult, s: Settings, iterations: int, iterate: float, t_start: float,
+                     seconds: dict, notes: list) -> SolveResult:
+    """The polish's result as the whole solve's: iterations and seconds of both runs, not warm-started."""
+    seconds["iterate"] = iterate + pol.seconds.get("iterate", 0.0)
+    _finish_seconds(seconds, t_start)
+    pol.iterations += iterations
+    pol.state.iterations = pol.iterations
+    pol.seconds = seconds
+    pol.warm_started = False
+    pol.message = "; ".join([f"{_user_limit(pol.status, pol.message, s)} (polished on the original LP from "
+                             f"the postsolved point, {pol.iterations - iterations} of {pol.iterations} "
+                             f"iterations)", *notes])
+    return pol
