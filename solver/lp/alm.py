@@ -26,7 +26,7 @@ step's own relative residuals, primal ||A x+ - s+|| / (1 + ||b~||) against dual 
 above ``weight_balance`` multiplies or divides omega by ``weight_factor``.
 
 The problem is scaled first exactly as for PDHG (``solver.lp.scaling``: Ruiz, Pock-Chambolle,
-theta_b / theta_c); termination uses the relative KKT measures of the ORIGINAL problem on the unscaled
+theta_b / theta_c; the matrix part cached across rounds that keep the matrix, ``solver.lp.alm_scaling``); termination uses the relative KKT measures of the ORIGINAL problem on the unscaled
 point (``solver.lp.original_kkt.original_kkt``, the formulas of ``solver.lp.termination``) after every
 outer step.
 
@@ -50,10 +50,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from solver.lp.alm_kernels import csc_matvec, diff_norm, dot
 from solver.lp.alm_newton import Subproblem, Workspace, newton_solve
+from solver.lp.alm_scaling import scale_for_alm
 from solver.lp.original_kkt import original_kkt
 from solver.lp.pdhg import parse_warm_start
-from solver.lp.scaling import combined_bound_norm, scale_lp_csc
+from solver.lp.scaling import combined_bound_norm
 from solver.lp.trivial import reduce_trivial
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -76,19 +78,23 @@ class ALMParameters:
             dual one, divided by it in the opposite case (module docstring).
         inner_rel: relative inexactness of an inner solve (||grad Psi|| <= inner_rel ||A x - s||).
         inner_floor: absolute inexactness, as a fraction of tol (1 + ||b~||_2) in scaled units.
+        check_within: once the worst relative KKT measure is within this factor of tol (and from the first
+            step of a warm start), the original-space KKT test runs after every Newton step, not only
+            after every outer step, so a solve stops as soon as a Newton iterate meets tol.
         newton_max: Newton steps per inner solve at most. cg_max: CG iterations per Newton step at most.
         stall_outer: outer steps without halving the worst relative KKT measure before PDHG takes over.
         handover: hand a stalled or diverging run to PDHG (False: stop with NUMERICAL_ERROR instead).
     """
 
     step_cold: float = 1.0
-    step_warm: float = 100.0
+    step_warm: float = 1000.0
     step_growth: float = 4.0
     step_max: float = 1e6
     weight_balance: float = 3.0
     weight_factor: float = 2.0
     inner_rel: float = 0.2
     inner_floor: float = 0.01
+    check_within: float = 100.0
     newton_max: int = 50
     cg_max: int = 500
     stall_outer: int = 30
@@ -160,7 +166,7 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
     status, message = Status.OPTIMAL, "every column is empty: solved analytically"
     if kc.size:
         cp, ci, cv = _drop_empty(problem, kr, kc)
-        sc = scale_lp_csc(c_min[kc], problem.row_lower[kr], problem.row_upper[kr], problem.col_lower[kc],
+        sc = scale_for_alm(c_min[kc], problem.row_lower[kr], problem.row_upper[kr], problem.col_lower[kc],
                           problem.col_upper[kc], cp, ci, cv, kr.size, ruiz_iterations=s.ruiz_iterations,
                           pock_chambolle_alpha=s.pock_chambolle_alpha,
                           bound_objective_scaling=s.bound_objective_scaling)
@@ -174,13 +180,13 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
             xbar = np.minimum(np.maximum(0.0, sc.lv), sc.uv)
             w = np.zeros(mm)
             eta = prm.step_cold
-        ax0 = np.zeros(mm)
-        np.add.at(ax0, sci, scv * np.repeat(xbar, np.diff(scp)))
+        ax0 = np.empty(mm)
+        csc_matvec(scp, sci, scv, xbar, ax0)
         sbar = np.minimum(np.maximum(ax0, sc.lc), sc.uc)
         omega = 1.0
         wsp = Workspace(nn, mm)
         b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc)
-        c_den = 1.0 + float(np.linalg.norm(sc.c))
+        c_den = 1.0 + math.sqrt(dot(sc.c, sc.c))
         floor = prm.inner_floor * s.tol * b_den
         seconds["setup"] = time.perf_counter() - t0
         t_iter = time.perf_counter()
@@ -189,7 +195,21 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
                   f"{', warm start' if ws_in is not None else ''}", file=sys.stderr)
             print(LOG_HEADER, file=sys.stderr)
         best, best_at = math.inf, 0
-        y_start = float(np.linalg.norm(w))
+
+        def measure(xs, ys):
+            """Original-space KKT of the scaled point (xs (nn,), ys (mm,)); leaves it in x_full, y_min_full."""
+            x_full[kc] = sc.x_to_orig(xs)
+            y_min_full[kr] = sc.y_to_orig(ys)
+            return original_kkt(problem, x_full, sense * y_min_full)[0]
+
+        last: list = []  # the KKT of the Newton iterate that ``done`` accepted
+
+        def done(w_, ws_):
+            kk = measure(ws_.x, w_)
+            last[:] = [kk]
+            return kk.converged(s.tol)
+
+        y_start = math.sqrt(dot(w, w))
         deadline = t0 + s.time_limit_seconds
         status, message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
         handover = ""
@@ -202,20 +222,18 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
             sub = Subproblem(scp, sci, scv, sc.c, sc.lv, sc.uv, sc.lc, sc.uc, xbar, sbar, w.copy(),
                              eta / omega, eta / omega, eta * omega)
             _, st = newton_solve(sub, w, wsp, lambda pres: max(prm.inner_rel * pres, floor),
-                                 max_steps=prm.newton_max, cg_max=prm.cg_max, deadline=deadline)
+                                 max_steps=prm.newton_max, cg_max=prm.cg_max, deadline=deadline,
+                                 done=done if (ws_in is not None or best <= prm.check_within * s.tol) else None)
             outer += 1
             newton_total += st.steps
             cg_total += st.cg_iterations
             # the step's own residuals (scaled): primal A x - s, dual = the proximal terms' reduced-cost error
             tau_now = eta / omega
-            res_p = float(np.linalg.norm(wsp.ax - wsp.s)) / b_den
-            res_d = math.sqrt(float(np.sum((wsp.x - xbar) ** 2)) + float(np.sum((wsp.s - sbar) ** 2))) / tau_now / c_den
+            res_p = diff_norm(wsp.ax, wsp.s) / b_den
+            res_d = math.hypot(diff_norm(wsp.x, xbar), diff_norm(wsp.s, sbar)) / tau_now / c_den
             xbar, wsp.x = wsp.x, xbar  # the new centre is x(w); the old centre's array becomes work space
             sbar, wsp.s = wsp.s, sbar
-            x_full[kc] = sc.x_to_orig(xbar)
-            y_min_full[:] = 0.0
-            y_min_full[kr] = sc.y_to_orig(w)
-            kkt = original_kkt(problem, x_full, sense * y_min_full)[0]
+            kkt = last[0] if st.reason == "done" else measure(xbar, w)
             pr, dr, gp = kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel
             if s.verbose:
                 print(f"{outer:6d} {newton_total:7d} {cg_total:7d} {time.perf_counter() - t0:7.2f}s "
@@ -233,7 +251,7 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
             if outer - best_at >= prm.stall_outer:
                 handover = f"its KKT error stopped improving ({worst:.1e} after {outer} outer steps)"
                 break
-            if float(np.linalg.norm(w)) > 1e10 * (1.0 + y_start):
+            if math.sqrt(dot(w, w)) > 1e10 * (1.0 + y_start):
                 handover = "its multipliers diverged (an infeasible model?)"
                 break
             if st.converged:
@@ -282,7 +300,7 @@ def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds
     seconds["total"] = seconds["solve"]
     infeasible = status == Status.PRIMAL_INFEASIBLE and iterations == 0
     return SolveResult(
-        status=status, x=x, y=y, reduced_cost=rc, row_activity=ax, objective=float(problem.cost @ x + problem.offset),
+        status=status, x=x, y=y, reduced_cost=rc, row_activity=ax, objective=dot(problem.cost, x) + float(problem.offset),
         dual_objective=math.nan if infeasible else sense * kkt.dual_objective,
         primal_residual_rel=math.inf if infeasible else kkt.primal_residual_rel,
         dual_residual_rel=math.inf if infeasible else kkt.dual_residual_rel,

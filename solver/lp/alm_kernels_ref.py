@@ -69,3 +69,18 @@ def pcg_ref(cp, ci, cv, cols, tau, diag, prec, rhs, rel_tol, max_iter, d, r, z, 
         rz = rz_new
         it += 1
     return it
+
+
+def dot_ref(a, b):
+    """Twin of :func:`solver.lp.alm_kernels.dot`."""
+    return float(np.dot(a, b))
+
+
+def diff_norm_ref(a, b):
+    """Twin of :func:`solver.lp.alm_kernels.diff_norm`."""
+    return float(np.linalg.norm(a - b))
+
+
+def csc_matvec_ref(cp, ci, cv, x, out):
+    """Twin of :func:`solver.lp.alm_kernels.csc_matvec`."""
+    out[:] = _matrix(cp, ci, cv, out.shape[0]) @ x

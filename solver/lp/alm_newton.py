@@ -62,7 +62,7 @@ class Workspace:
         self.col_active2, self.row_active2 = np.zeros(n, dtype=np.uint8), np.zeros(m, dtype=np.uint8)
         self.diag, self.prec = np.empty(m), np.empty(m)
         self.d, self.r, self.z, self.q, self.p = (np.empty(m) for _ in range(5))
-        self.w2 = np.empty(m)
+        self.w2, self.rhs = np.empty(m), np.empty(m)
 
     def swap(self) -> None:
         """Make the trial evaluation (``*2`` arrays) the current one."""
@@ -77,7 +77,7 @@ class Workspace:
 @dataclass
 class NewtonStats:
     """What one inner solve did: Newton steps, CG iterations, final ||grad Psi||_2, whether it met
-    its target, and why it stopped ("target", "steps", "time", "line search")."""
+    its target, and why it stopped ("target", "done", "steps", "time", "line search", "not finite")."""
 
     steps: int = 0
     cg_iterations: int = 0
@@ -97,7 +97,7 @@ def evaluate(sp: Subproblem, w: np.ndarray, ws: Workspace, trial: bool = False) 
 
 
 def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, max_steps: int = 50,
-                 cg_max: int = 500, deadline: float = math.inf) -> tuple[float, NewtonStats]:
+                 cg_max: int = 500, deadline: float = math.inf, done=None) -> tuple[float, NewtonStats]:
     """Minimise Psi from ``w`` (m,), updated in place; the workspace ends holding x(w), s(w), A x(w).
 
     Args:
@@ -105,6 +105,9 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
         ws: work arrays sized for sp. grad_target: callable ||A x - s||_2 -> the ||grad Psi||_2 at
             which the point is accepted. max_steps: Newton steps at most. cg_max: CG iterations per
             step at most. deadline: time.perf_counter() value after which no new step starts.
+        done: None, or a callable (w, ws) -> bool asked after every Newton step whether the point
+            (x(w) = ws.x, w) already solves the caller's problem (the outer loop's KKT test); True stops
+            the solve with reason "done" (converged).
     Returns:
         (Psi(w), NewtonStats).
     """
@@ -112,12 +115,12 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
     psi = evaluate(sp, w, ws)
     g0 = None
     while True:
-        gn = float(np.linalg.norm(ws.grad))
+        gn = math.sqrt(K.dot(ws.grad, ws.grad))
         st.grad_norm = gn
         if not math.isfinite(gn):
             st.reason = "not finite"
             return psi, st
-        pres = float(np.linalg.norm(ws.ax - ws.s))
+        pres = K.diff_norm(ws.ax, ws.s)
         if gn <= grad_target(pres):
             st.converged, st.reason = True, "target"
             return psi, st
@@ -131,15 +134,14 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
             g0 = gn
         cols = K.active_columns(ws.col_active)
         K.hessian_diagonal(sp.cp, sp.ci, sp.cv, cols, sp.tau, ws.row_active, sp.tau_s, sp.sigma, ws.diag, ws.prec)
-        np.negative(ws.grad, out=ws.r)  # rhs; pcg copies it into its own residual first
-        rhs = ws.r.copy()
+        np.negative(ws.grad, out=ws.rhs)
         cg_tol = max(1e-8, min(0.1, gn / g0 if g0 > 0 else 0.1))
-        st.cg_iterations += K.pcg(sp.cp, sp.ci, sp.cv, cols, sp.tau, ws.diag, ws.prec, rhs, cg_tol, cg_max,
+        st.cg_iterations += K.pcg(sp.cp, sp.ci, sp.cv, cols, sp.tau, ws.diag, ws.prec, ws.rhs, cg_tol, cg_max,
                                   ws.d, ws.r, ws.z, ws.q, ws.p)
-        slope = float(ws.grad @ ws.d)
+        slope = K.dot(ws.grad, ws.d)
         if not (slope < 0.0):
             ws.d[:] = -ws.grad / ws.prec  # CG gave no descent (round-off): a preconditioned gradient step
-            slope = float(ws.grad @ ws.d)
+            slope = K.dot(ws.grad, ws.d)
         alpha = 1.0
         accepted = False
         for _ in range(30):
@@ -150,20 +152,24 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
                 break
             # Psi is a difference of large terms: within its round-off, a step that shrinks the
             # gradient is a descent step too (Psi is convex, its gradient vanishes only at the minimiser)
-            if psi2 - psi <= 1e-12 * (1.0 + abs(psi)) and float(np.linalg.norm(ws.grad2)) < gn:
+            if psi2 - psi <= 1e-12 * (1.0 + abs(psi)) and math.sqrt(K.dot(ws.grad2, ws.grad2)) < gn:
                 accepted = True
                 break
             alpha *= 0.5
         st.steps += 1
         if not accepted:
             # Psi cannot be decreased at this precision; take the trial step only if it shrinks the gradient
-            if float(np.linalg.norm(ws.grad2)) < gn:
+            if math.sqrt(K.dot(ws.grad2, ws.grad2)) < gn:
                 w[:] = ws.w2
                 ws.swap()
                 psi = psi2
-            st.grad_norm = float(np.linalg.norm(ws.grad))
+            st.grad_norm = math.sqrt(K.dot(ws.grad, ws.grad))
             st.reason = "line search"
             return psi, st
         w[:] = ws.w2
         ws.swap()
         psi = psi2
+        if done is not None and done(w, ws):
+            st.grad_norm = math.sqrt(K.dot(ws.grad, ws.grad))
+            st.converged, st.reason = True, "done"
+            return psi, st
