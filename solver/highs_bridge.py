@@ -7,8 +7,8 @@
   (straight from a Problem's arrays), :func:`change_sense`;
 - running: :func:`run` (a per-call time budget, and a wall deadline through the MIP interrupt callback);
 - reading back: :func:`status_of` (HiGHS model status -> copter :class:`~solver.model.status.Status`),
-  :func:`status_text`, :func:`is_optimal`, :func:`is_infeasible`, :func:`read_point`, :func:`mip_info`,
-  :func:`run_info`, the basis (:func:`get_basis`, :func:`set_basis`) and start points
+  :func:`status_text`, :func:`is_optimal`, :func:`is_infeasible`, :func:`read_point`,
+  :func:`read_duals`, :func:`objective_value`, :func:`mip_info`, :func:`run_info`, the basis (:func:`get_basis`, :func:`set_basis`) and start points
   (:func:`set_solution`, :func:`set_partial_solution`);
 - presolve/postsolve handles for ``solver.lp.presolve``: :data:`PresolveStatus`, :func:`new_solution`,
   :func:`postsolve`, :func:`colwise_arrays`, :func:`is_maximize`.
@@ -196,6 +196,21 @@ def read_point(h: highspy.Highs, n: int, *, is_mip: bool) -> np.ndarray | None:
         return None
     x = np.asarray(sol.col_value, dtype=np.float64).copy()
     return x if x.shape == (n,) else None
+
+
+def read_duals(h: highspy.Highs, m: int) -> np.ndarray | None:
+    """(m,) copy of the row duals ``h`` holds after an LP run (HiGHS's sign convention), or None: none valid
+    or of another length."""
+    sol = h.getSolution()
+    if not sol.dual_valid:
+        return None
+    y = np.asarray(sol.row_dual, dtype=np.float64).copy()
+    return y if y.shape == (m,) else None
+
+
+def objective_value(h: highspy.Highs) -> float:
+    """HiGHS's objective value of its last solution (problem's sense, offset included)."""
+    return float(h.getInfo().objective_function_value)
 
 
 def mip_info(h: highspy.Highs) -> dict:

@@ -68,27 +68,33 @@ def solve_relaxation(problem: Problem, settings: Settings, warm_start: SolverSta
 
 def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None) -> SolveResult:
     """Solve the LP ``lp`` with HiGHS (dual simplex, cold) into a SolveResult (duals in HiGHS's convention)."""
-    from solver.highs_bridge import new_highs, status_of, status_text, to_highs_lp
+    from solver.highs_bridge import (
+        new_highs,
+        objective_value,
+        read_duals,
+        read_point,
+        run_info,
+        status_of,
+        status_text,
+        to_highs_lp,
+    )
 
     t0 = time.perf_counter()
     h = new_highs(time_limit_seconds=time_limit_seconds)
     h.passModel(to_highs_lp(lp, with_names=False, relax=True))
     h.run()
     ms = status_text(h)
-    sol = h.getSolution()
     n, m = lp.n_cols, lp.n_rows
-    x = np.asarray(sol.col_value, dtype=np.float64) if sol.value_valid else np.zeros(n)
-    y = np.asarray(sol.row_dual, dtype=np.float64) if sol.dual_valid else np.zeros(m)
-    if x.shape != (n,):
-        x = np.zeros(n)
-    if y.shape != (m,):
-        y = np.zeros(m)
+    x = read_point(h, n, is_mip=False)
+    y = read_duals(h, m)
+    x = np.zeros(n) if x is None else x
+    y = np.zeros(m) if y is None else y
     act = lp.row_activity(x)
     secs = time.perf_counter() - t0
     obj = lp.objective(x)
     return SolveResult(status=status_of(h, is_mip=False, has_point=False)[0], x=x, y=y,
                        reduced_cost=lp.cost - lp.matrix().T @ y, row_activity=act, objective=obj,
-                       dual_objective=float(h.getInfo().objective_function_value), primal_residual_rel=0.0,
-                       dual_residual_rel=0.0, gap_rel=0.0, iterations=int(h.getInfo().simplex_iteration_count),
+                       dual_objective=objective_value(h), primal_residual_rel=0.0,
+                       dual_residual_rel=0.0, gap_rel=0.0, iterations=run_info(h)["simplex"],
                        seconds={"solve": secs, "total": secs}, point_feasible=ms == "Optimal",
                        state=SolverState(x=x.copy(), y=y.copy()), message=f"HiGHS simplex: {ms}")
