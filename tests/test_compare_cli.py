@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -144,3 +147,34 @@ def test_every_row_times_the_same_way_and_pop_adds_its_own_measure(state_dir):
 def test_a_limit_or_thread_count_that_cannot_work_is_a_usage_error(state_dir, args, needle):
     res, out = _compare(*args, "--state", str(state_dir / "st"))
     assert res.exit_code == 2 and out["error"]["kind"] == "usage" and needle in out["error"]["message"]
+
+
+def test_the_compare_library_runs_without_pandas(state_dir, tmp_path):
+    """pandas is only a test extra: solver.rounds.compare (HiGHS, hot-started HiGHS, POP) must not need it."""
+    import shutil
+
+    st = tmp_path / "st"
+    shutil.copytree(state_dir / "st", st)
+    code = textwrap.dedent(f"""
+        import importlib.abc
+        import sys
+
+        class NoPandas(importlib.abc.MetaPathFinder):  # any `import pandas` now fails as if uninstalled
+            def find_spec(self, name, path, target=None):
+                if name.split(".")[0] == "pandas":
+                    raise ModuleNotFoundError(f"No module named {{name!r}}")
+
+        sys.meta_path.insert(0, NoPandas())
+        try:
+            import pandas  # noqa: F401
+            raise SystemExit("the pandas block does not work")
+        except ModuleNotFoundError:
+            pass
+        from solver import rounds
+        res = rounds.compare({str(st)!r}, ["highs", "highs-warm", "pop"], ks=[2], pop_workers=0)
+        assert [b["name"] for b in res["baselines"]] == ["highs", "highs-warm", "pop-2"], res
+        assert all(b["status"] in ("OPTIMAL", "FEASIBLE") for b in res["baselines"]), res
+        print("ok")
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from solver.baselines.highs import apply_solver_options, check_solver, collect, run_highs
 from solver.baselines.result import BaselineResult
@@ -61,6 +61,16 @@ def permute(problem: Problem, col_order: np.ndarray, row_order: np.ndarray) -> P
                    a_indptr=A.indptr.astype(np.int64), a_indices=A.indices.astype(np.int32),
                    a_data=A.data.astype(np.float64), sense=problem.sense, offset=problem.offset,
                    name=problem.name)
+
+
+def positions(old_names, new_names) -> np.ndarray:
+    """(len(new_names),) int64 position of each new name among ``old_names`` (unique), -1 when absent
+    (Arrow's hash lookup; no pandas at run time)."""
+    def arrow(names):
+        return names if isinstance(names, (pa.Array, pa.ChunkedArray)) else pa.array(names, type=pa.string())
+
+    pos = pc.index_in(arrow(new_names), value_set=arrow(old_names))
+    return pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _i32(a) -> np.ndarray:
@@ -156,8 +166,7 @@ class WarmHighs:
         if info is not None and info.old_n_cols == old.n_cols and info.old_n_rows == old.n_rows:
             ci, ri = np.asarray(info.col_map), np.asarray(info.row_map)  # (n1,), (m1,) old position or -1
         else:
-            ci = pd.Index(old.col_names).get_indexer(new.col_names)
-            ri = pd.Index(old.row_names).get_indexer(new.row_names)
+            ci, ri = positions(old.col_names, new.col_names), positions(old.row_names, new.row_names)
         old_r, new_of_r, drop_r = _delete_unmatched(h, ri, old.n_rows, h.deleteRows)  # rows first, as ever
         old_c, new_of_c, drop_c = _delete_unmatched(h, ci, old.n_cols, h.deleteCols)
         changed = _change_kept(h, old, new, old_c, old_r, new_of_c, new_of_r)
@@ -330,8 +339,7 @@ def map_basis(stored: StoredBasis, problem: Problem) -> tuple[np.ndarray, np.nda
         nearest 0), new rows basic. The number of basic entities may differ from m: HiGHS repairs that
         when the basis is passed as alien.
     """
-    ci = pd.Index(stored.col_names).get_indexer(problem.col_names)
-    ri = pd.Index(stored.row_names).get_indexer(problem.row_names)
+    ci, ri = positions(stored.col_names, problem.col_names), positions(stored.row_names, problem.row_names)
     default_c = _nonbasic_at_bound(problem.col_lower, problem.col_upper)
     cs = np.where(ci >= 0, stored.col_status[np.maximum(ci, 0)], default_c)
     rs = np.where(ri >= 0, stored.row_status[np.maximum(ri, 0)], BASIC).astype(np.int8)
