@@ -88,6 +88,14 @@ def test_highs_warm_after_a_step_starts_from_the_previous_rounds_basis(tmp_path)
     assert (tmp_path / "st" / "baselines" / "highs-warm" / "round-000001.parquet").exists()
 
 
+def test_any_registry_name_is_a_baseline_and_pop_k_needs_no_k_option(state_dir):
+    res, out = _compare("-b", "highs-ipm", "-b", "pop-3", "-b", "highs-ipm", "--pop-workers", "0",
+                        "--state", str(state_dir / "st"))
+    assert res.exit_code == 0, res.output
+    assert [b["name"] for b in out["baselines"]] == ["highs-ipm", "pop-3"]
+    assert out["baselines"][0]["status"] == "OPTIMAL" and out["baselines"][0]["objective_diff_rel"] == 0.0
+
+
 def test_unknown_baseline_is_a_usage_error(state_dir):
     res, out = _compare("-b", "gurobi", "--state", str(state_dir / "st"))
     assert res.exit_code == 2 and out["error"]["kind"] == "usage"
