@@ -37,7 +37,7 @@ row activity of x projected onto the row bounds), and the first step is ``step_w
 Certificates: the ALM does not build infeasibility rays itself. Empty boxes, empty rows and empty
 columns are decided before iterating (``solver.lp.trivial``); a run whose KKT error stops improving for
 ``stall_outer`` outer steps, whose multipliers diverge, or whose Newton solve fails hands the problem,
-with the time left, to restarted PDHG (``solver.lp.pdhg.solve``, cold), which certifies
+with the time left, to the cold PDHG path (``solver.lp.dispatch.solve``: presolve + restarted PDHG), which certifies
 PRIMAL_INFEASIBLE / DUAL_INFEASIBLE through its rays (or HiGHS's proof); the result's message says so.
 """
 
@@ -276,7 +276,7 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
 
 def _hand_over(problem, s, warm_start, why, outer, newton_total, cg_total, seconds, t0) -> SolveResult:
     """PDHG (cold, with the time left) on a run the ALM cannot finish; its result, with the reason prefixed."""
-    from solver.lp.pdhg import solve as pdhg_solve
+    from solver.lp.dispatch import solve as pdhg_solve  # the cold entry: HiGHS presolve + PDHG by default
 
     left = s.time_limit_seconds - (time.perf_counter() - t0)
     res = pdhg_solve(problem, replace(s, time_limit_seconds=max(left, 0.0)))
