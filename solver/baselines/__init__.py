@@ -2,6 +2,9 @@
 
 Every baseline returns a :class:`~solver.baselines.result.BaselineResult` whose objective and violations
 are recomputed on the full problem, so the figures of copter and of every baseline are comparable.
+
+``solver.baselines.registry`` is the one table of them by name (highs, highs-simplex|ipm|pdlp, highs-warm,
+pop-<k>), each called as ``run(problem, BaselineContext)``; ``copter compare`` and the bench scripts use it.
 """
 
 from solver.baselines.highs import SOLVERS, solve_highs
