@@ -34,6 +34,16 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   ``MI``/``PL`` bound line that carries a value, and, in files with integer markers, a column whose
   entries are split into separate blocks (its integrality would be ambiguous): ``FormatError`` with
   the line.
+* *copter* rejects a numeric field that is not one whole number token (HiGHS reads ``abc`` as 0,
+  ``4.0.0`` as 4, ``12abc`` as 12, ``8,75`` as 8 with status kOk), ``inf`` as a cost or coefficient,
+  a ``D`` exponent in a fixed-format file, and a missing bound value: ``FormatError``/
+  ``ValidationError`` naming file, line, field and entity (``formats/mps_numbers.py``, one numba pass
+  that also applies the field-count rules).
+* *copter* rejects a control byte in a name (NUL, ``\\x01``-``\\x1f`` other than separators, ``\\x7f``;
+  tabs too in fixed format; same pass) and a ``BOUNDS`` line naming a column ``COLUMNS`` never
+  defined (HiGHS's free parser would add an empty column): ``FormatError`` with line and name
+  (``formats/mps_names.py``);
+  an entry naming an undefined row is reported with its line and name.
 * When HiGHS fails (or warns) on a file that has MPS sections and also a column-1 line that is no
   section header (e.g. ``FOOBAR``), the error names that line ("unknown section") instead of quoting
   HiGHS's follow-up message.
@@ -45,14 +55,15 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
 * Writing uses HiGHS's ``writeModel`` (free-format MPS); ``.mps.gz`` is compressed by copter after
   HiGHS writes plain text. Sense and objective constant are written (``OBJSENSE``, RHS on the
   objective row). *copter* refuses to write an empty name or one with
-  whitespace (``ValidationError`` naming it): free format cannot hold it and HiGHS would silently
+  whitespace or a control character (``ValidationError`` naming it): free format cannot hold it and HiGHS would silently
   write it renamed (``c_ekk0``, ``my_var``), so the file would no longer match the state by name
   (use Parquet for such names). HiGHS prints numbers with ~15 significant digits, so an MPS
   round trip may change the last bit of a computed value (e.g. a RANGES bound); Parquet is exact.
 
 The light text pre-scan finds the section header lines with one regex scan (C speed) and reads the
 ``OBJSENSE`` and ``BOUNDS`` sections; it parses ``COLUMNS`` lines in Python only when the file has
-integer markers. The field-count check is numpy over the bytes of the data sections.
+integer markers. Field counts, number tokens and control bytes are one numba pass over the bytes of the
+data sections (``formats/mps_numbers.py``).
 """
 
 from __future__ import annotations
@@ -69,7 +80,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from formats.mps_fields import HEADER_START, check_fields
+from formats.mps_fields import HEADER_START
+from formats.mps_names import check_bound_columns, locate_undefined_rows, trailing_empty_columns
+from formats.mps_numbers import check_data_lines
 from solver.highs_bridge import from_highs_lp, is_error, new_highs, to_highs_lp
 from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
 from solver.model.problem import INF_BOUND, Problem
@@ -87,7 +100,7 @@ _SENSES = {b"MIN": 1, b"MINIMIZE": 1, b"MINIMISE": 1, b"MAX": -1, b"MAXIMIZE": -
 _FIXED_FORMAT = "switching to fixed format parser"
 _ACCEPTED_WARNINGS = ("at/below tolerance", _FIXED_FORMAT)
 _NAN_TOKEN = rb"(?i)(?<![^\s])[+-]?nan(?![^\s])"
-_UNWRITABLE_NAME = re.compile(r"[ \t\r\n\v\f]")  # whitespace inside a name (names joined with NUL)
+_UNWRITABLE_NAME = re.compile(r"[\x00-\x20\x7f]")  # whitespace or a control character inside a name
 
 
 @contextmanager
@@ -292,11 +305,15 @@ def read_mps(path: str | os.PathLike) -> Problem:
         idx = _header_index(data)
         _prescan(data, path, idx)
         h, status, messages = _highs_read(path)
-        if not is_error(status) and not any(_FIXED_FORMAT in m for m in messages):
-            check_fields(data, path, idx, _line_of)
+        fixed = any(_FIXED_FORMAT in m for m in messages)
+        if not is_error(status):
+            if fixed:  # a column-1 word that is no section also sends HiGHS to its fixed parser: name it first
+                _raise_unknown_section(path)
+            check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
     if is_error(status):
         nan_line = _find_token_line(path, _NAN_TOKEN)
         if nan_line is not None:
+            _raise_nan_with_entity(path, nan_line)
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
@@ -308,11 +325,31 @@ def read_mps(path: str | os.PathLike) -> Problem:
            and not any(a in m for a in _ACCEPTED_WARNINGS)]
     if bad:
         _raise_unknown_section(path)
+        with _text(path) as data:
+            locate_undefined_rows(data, path, _header_index(data), _line_of, messages)
         raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
     try:
-        return _to_problem(path, h)
+        problem = _to_problem(path, h)
     except UnicodeDecodeError:  # pybind11 cannot turn a non-UTF-8 name into str
         raise _not_utf8(path) from None
+    cand = trailing_empty_columns(problem.cost, problem.a_indptr)
+    if cand.size and not fixed:  # a BOUNDS line may have invented these columns (free parser)
+        with _text(path) as data:
+            check_bound_columns(data, path, _header_index(data), problem.col_names[cand].tolist(), _line_of)
+    return problem
+
+
+def _raise_nan_with_entity(path: str, line: int) -> None:
+    """On HiGHS's failure with a ``nan`` token at ``line``: the number scan's error for that line names
+    the field and the entity too (raised only if it points at the same line)."""
+    with _text(path) as data:
+        try:
+            check_data_lines(data, path, _header_index(data), _line_of, False)
+        except ValidationError as e:
+            if e.line == line:
+                raise e from None
+        except FormatError:
+            pass
 
 
 def _to_problem(path: str, h) -> Problem:
@@ -405,21 +442,25 @@ def _check_numbers(path: str, lp) -> None:
 
 
 def _check_names_writable(problem: Problem, path: str) -> None:
-    """Refuse names free-format MPS cannot hold: empty, or with ASCII whitespace (vectorised: one
-    comparison, one join and one regex scan per name list)."""
+    """Refuse names free-format MPS cannot hold: empty, with ASCII whitespace or a control character
+    (vectorised: one comparison, one join and one regex scan per name list)."""
     for what, names in (("variable", problem.col_names), ("constraint", problem.row_names)):
         if not names.size:
             continue
         empty = np.flatnonzero(names == "")
-        joined = "\x00".join(names.tolist())
+        joined = "\uffff".join(names.tolist())  # a separator outside the refused class
         m = _UNWRITABLE_NAME.search(joined)
         if m is None and not empty.size:
             continue
         k = int(empty[0]) if empty.size else len(names)
         if m is not None:
-            k = min(k, joined.count("\x00", 0, m.start()))
+            k = min(k, joined.count("\uffff", 0, m.start()))
+        if names[k] != "" and _UNWRITABLE_NAME.search(str(names[k])) is None:  # a name held U+FFFF
+            k = next(i for i, s in enumerate(names.tolist()) if s == "" or _UNWRITABLE_NAME.search(s))
         name = str(names[k])
-        why = "is empty" if name == "" else "contains whitespace"
+        bad = _UNWRITABLE_NAME.search(name)
+        why = "is empty" if name == "" else "contains whitespace" if bad.group() in " \t\r\n\v\f" else \
+            f"contains the control character 0x{ord(bad.group()):02x}"
         raise ValidationError(f"{what} name {name!r} {why}: free-format MPS cannot hold it (HiGHS would "
                               "write it renamed); export to .parquet to keep names exactly",
                               file=path, entity=name)
@@ -432,7 +473,8 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
     integer points, and a file the MPS reader accepts.
 
     Raises:
-        ValidationError: a name free-format MPS cannot hold (empty, or containing whitespace): HiGHS
+        ValidationError: a name free-format MPS cannot hold (empty, or containing whitespace or a
+            control character): HiGHS
             would write it renamed (``c_ekk0``, ``my_var``) and the file would no longer match the
             state by name. Nothing is written. InputError: HiGHS could not write the file (e.g. the
             folder does not exist).

@@ -17,7 +17,11 @@ RANGES     3 or 5 (set, row, value [, row, value])
 BOUNDS     2 to 4 (type [, set], column [, value]); a value on FR/MI/PL is checked elsewhere
 =========  ==============================================================================
 
-Speed: the counting is numpy over the raw bytes (:func:`line_field_counts`: five vectorised passes
+``read_mps`` applies these rules inside the one-pass numba scan of ``formats/mps_numbers.py`` (which also
+checks the number tokens and control bytes), calling :func:`check_line_fields` for the closer look;
+:func:`check_fields` is the vectorised numpy version of the counting, kept as the twin the tests compare.
+
+Speed of :func:`check_fields`: the counting is numpy over the raw bytes (:func:`line_field_counts`: five vectorised passes
 per 16 MB chunk, C speed, no Python loop over lines); only the lines whose count falls outside the
 table (and in ``RHS`` the 2- and 4-field lines, few) are split in Python. Blank lines and comment
 lines (``*`` in column 1) are skipped. Files HiGHS reads with its fixed-format parser (names with
@@ -112,6 +116,20 @@ def _entity(section: bytes, toks: list[bytes]) -> str | None:
     return toks[pick].decode("utf-8", "backslashreplace") if len(toks) > pick else None
 
 
+def check_line_fields(section: bytes, toks: list[bytes], path: str, line: int) -> None:
+    """The closer look at one line whose field count is outside the fast table (or an RHS 2/4-field
+    line): return if HiGHS reads it completely, else raise.
+
+    Raises:
+        FormatError: the field-count error naming the file, line and entity.
+    """
+    if not _line_ok(section, toks):
+        raise FormatError(
+            f"{section.decode()} line has {len(toks)} fields, expected {_EXPECTED[section]}; HiGHS "
+            "would skip the fields it does not expect and silently read a different model", file=path,
+            line=line, entity=_entity(section, toks))
+
+
 def _candidates(data, lo: int, hi: int, fast: tuple, closer: tuple) -> np.ndarray:
     """Offsets of the lines in ``data[lo:hi]`` whose field count needs a closer look (int64)."""
     buf = np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)
@@ -137,12 +155,7 @@ def _check_body(data, lo: int, hi: int, section: bytes, path: str, line_of) -> N
             raw = bytes(data[a:(end if b < 0 else b)])
             if raw[:1] == b"*":
                 continue
-            toks = raw.split()
-            if not _line_ok(section, toks):
-                raise FormatError(
-                    f"{section.decode()} line has {len(toks)} fields, expected {_EXPECTED[section]}; HiGHS "
-                    "would skip the fields it does not expect and silently read a different model", file=path,
-                    line=line_of(data, a), entity=_entity(section, toks))
+            check_line_fields(section, raw.split(), path, line_of(data, a))
         pos = end
 
 

@@ -1,0 +1,469 @@
+"""Strict MPS number tokens and names: what HiGHS's reader turns into a wrong value without a word.
+
+HiGHS 1.16 converts a number field with C's ``atof``-style prefix parsing and never checks that the
+whole field was used: a cost written as a word reads as 0, ``4.0.0`` as 4, ``12abc`` as 12, ``8,75`` as
+8, ``inf1`` as infinity, and the model solves to a wrong optimum with status kOk. Its fixed-format
+parser also ignores a Fortran ``D`` exponent (``1.5D+03`` reads as 1.5; the free parser reads 1500).
+:func:`check_data_lines` checks, in one pass over the data lines of ``ROWS``/``COLUMNS``/``RHS``/
+``RANGES``/``BOUNDS``, that every numeric field is one whole number token:
+
+* ``[+-]? (digits [. digits] | . digits) [exponent]``, exponent ``[eE] [+-]? digits`` (``dD`` too in
+  free format, where HiGHS reads it): ``1``, ``-1.5``, ``1e5``, ``.5``, ``5.``, ``1.5D+03``;
+* ``[+-]? inf | infinity`` (any letter case) in ``RHS``, ``RANGES`` and ``BOUNDS`` only: a cost or a
+  coefficient cannot be infinite (``ValidationError``, as for ``1e30``);
+* nothing else: no hexadecimal (``0x10``), no ``nan`` (reported as before), no thousands separator, no
+  decimal comma. A ``BOUNDS`` line whose type takes a value (``UP``, ``LO``, ``FX``, ``LI``, ``UI``)
+  without one is refused too.
+
+Which fields are numbers (free format, fields counted from 1; the field-count rules are those of
+``formats/mps_fields.py``): ``COLUMNS`` 3 and 5 (``MARKER`` lines have none); ``RHS`` 3 and 5, or
+2 and 4 on a line without a set name; ``RANGES`` 3 and 5; ``BOUNDS`` 4, or 3 on a 3-field line of a
+value-taking type (``UP x 4``). Fixed format (names with spaces, read by HiGHS's column-position
+parser): the text in columns 25-39 and from column 50 on, each one token.
+
+Names: a control byte (``\\x00``-``\\x08``, ``\\x0e``-``\\x1f``, ``\\x7f``; in fixed format also tab,
+VT and FF, which would shift the columns) in a data line of ``ROWS``..``BOUNDS`` is refused: HiGHS keeps
+it in the name and an export later cuts it off (NUL), so two names can collide. Comment lines may hold
+anything. Undefined names are checked in ``formats/mps_names.py``.
+
+Speed: :func:`scan_section` is a numba kernel over the raw bytes that makes the one pass over the data
+lines: field counts (the rules of ``formats/mps_fields.py``; a line outside the fast table goes to its
+closer look in Python), number tokens and control bytes, no Python per line or per token.
+:func:`scan_section_reference` is its plain-Python twin, compared in ``tests/test_mps_strict.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from numba import njit
+
+from formats.mps_fields import HEADER_START, check_line_fields
+from solver.model.errors import FormatError, ValidationError
+
+ROWS, COLUMNS, RHS, RANGES, BOUNDS = 5, 1, 2, 3, 4
+SECTION_CODES = {b"ROWS": ROWS, b"COLUMNS": COLUMNS, b"RHS": RHS, b"RANGES": RANGES, b"BOUNDS": BOUNDS}
+OK, BAD_NUMBER, INFINITE, MISSING, CONTROL, COUNT = 0, 1, 2, 3, 4, 5
+_VALUE_BOUNDS = (b"UP", b"LO", b"FX", b"LI", b"UI")
+_FIXED_F4, _FIXED_F5, _FIXED_F6 = 24, 39, 49  # 0-based starts of fixed-format fields 4, 5 and 6
+_CHUNK = 1 << 24
+
+NUMBER = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eEdD][+-]?[0-9]+)?")
+NUMBER_FIXED = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+INFINITY = re.compile(rb"(?i)[+-]?inf(?:inity)?")
+_INFINITY_BYTES = np.frombuffer(b"infinity", dtype=np.uint8)
+_MARKER_BYTES = np.frombuffer(b"MARKER", dtype=np.uint8)
+
+
+@njit(cache=True)
+def _lower(c):
+    return c | 32 if 65 <= c <= 90 else c
+
+
+@njit(cache=True)
+def _is_space(c):
+    return c == 32 or 9 <= c <= 13
+
+
+@njit(cache=True)
+def _token_kind(buf, s, e, allow_d):
+    """OK (finite number), INFINITE (``inf``/``infinity``) or BAD_NUMBER for ``buf[s:e]``."""
+    i = s
+    if i < e and (buf[i] == 43 or buf[i] == 45):  # + -
+        i += 1
+    if i < e and _lower(buf[i]) == 105:  # i: inf / infinity
+        n = e - i
+        if n != 3 and n != 8:
+            return BAD_NUMBER
+        for k in range(n):
+            if _lower(buf[i + k]) != _INFINITY_BYTES[k]:
+                return BAD_NUMBER
+        return INFINITE
+    digits = 0
+    while i < e and 48 <= buf[i] <= 57:
+        i += 1
+        digits += 1
+    if i < e and buf[i] == 46:  # .
+        i += 1
+        while i < e and 48 <= buf[i] <= 57:
+            i += 1
+            digits += 1
+    if digits == 0:
+        return BAD_NUMBER
+    if i < e:
+        c = _lower(buf[i])
+        if c != 101 and not (allow_d and c == 100):  # e, d
+            return BAD_NUMBER
+        i += 1
+        if i < e and (buf[i] == 43 or buf[i] == 45):
+            i += 1
+        exp = 0
+        while i < e and 48 <= buf[i] <= 57:
+            i += 1
+            exp += 1
+        if exp == 0 or i != e:
+            return BAD_NUMBER
+    return OK
+
+
+@njit(cache=True)
+def _check_token(buf, s, e, allow_inf, allow_d):
+    if s >= e:
+        return MISSING
+    k = _token_kind(buf, s, e, allow_d)
+    if k == INFINITE and allow_inf:
+        return OK
+    return k
+
+
+@njit(cache=True)
+def _one_token(buf, s, e):
+    """(start, end) of the single token in ``buf[s:e]``; (-1, -1) if there are two or more, (s, s) if
+    there is none."""
+    while s < e and _is_space(buf[s]):
+        s += 1
+    while e > s and _is_space(buf[e - 1]):
+        e -= 1
+    for k in range(s, e):
+        if _is_space(buf[k]):
+            return -1, -1
+    return s, e
+
+
+@njit(cache=True)
+def _value_bound(buf, s, e):
+    """Whether the bound type ``buf[s:e]`` takes a value (UP, LO, FX, LI, UI)."""
+    if e - s != 2:
+        return False
+    a, b = _lower(buf[s]), _lower(buf[s + 1])
+    return (a == 117 and b == 112) or (a == 108 and b == 111) or (a == 102 and b == 120) or \
+        (a == 108 and b == 105) or (a == 117 and b == 105)
+
+
+@njit(cache=True)
+def _has_marker(buf, s, e):
+    for i in range(s, e - 5):
+        ok = True
+        for k in range(6):
+            if buf[i + k] != _MARKER_BYTES[k]:
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _is_control(c, fixed):
+    return c == 127 or (c < 32 and (fixed or not 9 <= c <= 13))
+
+
+@njit(cache=True)
+def _count_ok(section, ntok):
+    """Whether a free-format line with ``ntok`` fields is read completely (``formats/mps_fields.py``)."""
+    if section == ROWS:
+        return ntok == 2
+    if section == COLUMNS or section == RANGES:
+        return ntok == 3 or ntok == 5
+    if section == RHS:
+        return 2 <= ntok <= 5
+    return 2 <= ntok <= 4
+
+
+@njit(cache=True)
+def scan_section(buf, pos, section, fixed, control_only):
+    """First event at or after offset ``pos`` among the data lines of one section body, in one pass.
+
+    Args:
+        buf: uint8 array (n,), whole lines of one section's body (no header line).
+        pos: offset of a line start where the scan begins (to resume after a COUNT event).
+        section: ROWS, COLUMNS, RHS, RANGES or BOUNDS (module constants).
+        fixed: True for HiGHS's fixed-format parser (fields by column position, no ``D`` exponent,
+            tabs are control bytes, no field-count rule).
+        control_only: report CONTROL events only (fixed format: HiGHS also falls back to its fixed parser
+            on a free-format file with a NUL, whose fields then sit in the wrong columns).
+    Returns:
+        ``(line_start, code, detail)``; ``line_start`` = -1 when the rest is clean. Codes: BAD_NUMBER,
+        INFINITE, MISSING (detail = 0-based field; fixed format: 3 or 5), CONTROL (detail = offset of
+        the byte in the line), COUNT (free format: a field count outside the fast table, or an RHS
+        2/4-field line whose field 2 is no number; detail = the count; the caller decides).
+    """
+    n = buf.size
+    allow_inf = section != COLUMNS
+    allow_d = not fixed
+    starts = np.empty(6, np.int64)
+    ends = np.empty(6, np.int64)
+    while pos < n:
+        line = pos
+        if buf[line] == 42:  # comment: skip to the next line
+            while pos < n and buf[pos] != 10:
+                pos += 1
+            pos += 1
+            continue
+        if fixed:
+            end = line
+            while end < n and buf[end] != 10:
+                end += 1
+            pos = end + 1
+            e = end
+            while e > line and _is_space(buf[e - 1]):
+                e -= 1
+            for k in range(line, e):
+                if _is_control(buf[k], True):
+                    return line, CONTROL, k - line
+            if control_only or e == line or section == ROWS or (section == COLUMNS and _has_marker(buf, line, e)):
+                continue
+            if section == BOUNDS and not _value_bound(buf, line + 1, line + 3):
+                continue
+            width = e - line
+            for f in (3, 5):
+                if f == 5 and width <= _FIXED_F5:
+                    break
+                lo = _FIXED_F4 if f == 3 else _FIXED_F6
+                hi = _FIXED_F5 if f == 3 else width
+                s, t = _one_token(buf, line + min(lo, width), line + min(max(hi, lo), width))
+                code = BAD_NUMBER if s < 0 else _check_token(buf, s, t, allow_inf, allow_d)
+                if code != OK:
+                    return line, code, f
+            continue
+        ntok = 0
+        i = line
+        while i < n:  # one pass over the line: fields and control bytes
+            c = buf[i]
+            if c == 10:
+                break
+            if _is_space(c):
+                i += 1
+                continue
+            j = i
+            while j < n:
+                c = buf[j]
+                if c == 10 or _is_space(c):
+                    break
+                if _is_control(c, False):
+                    return line, CONTROL, j - line
+                j += 1
+            if ntok < 6:
+                starts[ntok] = i
+                ends[ntok] = j
+            ntok += 1
+            i = j
+        pos = i + 1
+        if ntok == 0 or control_only:
+            continue
+        if not _count_ok(section, ntok):
+            return line, COUNT, ntok
+        f1, f2 = -1, -1
+        if section == COLUMNS:
+            if _has_marker(buf, starts[1], ends[1]):
+                continue
+            f1, f2 = 2, 4
+        elif section == RHS:
+            if ntok == 3 or ntok == 5:
+                f1, f2 = 2, 4
+            else:
+                if _token_kind(buf, starts[1], ends[1], allow_d) == BAD_NUMBER:
+                    return line, COUNT, ntok
+                f1, f2 = 1, 3
+        elif section == RANGES:
+            f1, f2 = 2, 4
+        elif section == BOUNDS:
+            if ntok == 4:
+                f1 = 3
+            elif _value_bound(buf, starts[0], ends[0]):
+                if ntok == 3:
+                    f1 = 2
+                else:
+                    return line, MISSING, 2
+        for f in (f1, f2):
+            if 0 <= f < ntok:
+                code = _check_token(buf, starts[f], ends[f], allow_inf, allow_d)
+                if code != OK:
+                    return line, code, f
+    return -1, 0, 0
+
+
+def _control_at(raw: bytes, fixed: bool) -> int:
+    for k, c in enumerate(raw):
+        if c == 127 or (c < 32 and (fixed or not 9 <= c <= 13)):
+            return k
+    return -1
+
+
+def scan_section_reference(text: bytes, pos: int, section: int, fixed: bool,
+                           control_only: bool) -> tuple[int, int, int]:
+    """Plain-Python twin of :func:`scan_section` (regexes and ``bytes.split``), for tests."""
+    number = NUMBER_FIXED if fixed else NUMBER
+
+    def code_of(tok: bytes) -> int:
+        if not tok:
+            return MISSING
+        if number.fullmatch(tok):
+            return OK
+        if INFINITY.fullmatch(tok):
+            return OK if section != COLUMNS else INFINITE
+        return BAD_NUMBER
+
+    counts = {ROWS: (2,), COLUMNS: (3, 5), RANGES: (3, 5), RHS: (2, 3, 4, 5), BOUNDS: (2, 3, 4)}[section]
+    start = pos
+    for raw in text[pos:].split(b"\n"):
+        line, start = start, start + len(raw) + 1
+        if line >= len(text) or raw[:1] == b"*":
+            continue
+        if fixed:
+            r = raw.rstrip(b" \t\r\v\f")
+            k = _control_at(r, True)
+            if k >= 0:
+                return line, CONTROL, k
+            if control_only or not r or section == ROWS or (section == COLUMNS and b"MARKER" in r):
+                continue
+            if section == BOUNDS and r[1:3].upper() not in _VALUE_BOUNDS:
+                continue
+            for f, lo, hi in ((3, _FIXED_F4, _FIXED_F5), (5, _FIXED_F6, len(r))):
+                if f == 5 and len(r) <= _FIXED_F5:
+                    break
+                toks = r[lo:max(hi, lo)].split()
+                code = BAD_NUMBER if len(toks) > 1 else code_of(toks[0] if toks else b"")
+                if code != OK:
+                    return line, code, f
+            continue
+        k = _control_at(raw, False)
+        if k >= 0:
+            return line, CONTROL, k
+        toks = raw.split()
+        n = len(toks)
+        if not n or control_only:
+            continue
+        if n not in counts:
+            return line, COUNT, n
+        fields: tuple = ()
+        if section == COLUMNS:
+            if b"MARKER" in toks[1]:
+                continue
+            fields = (2, 4)
+        elif section == RHS:
+            if n in (2, 4) and not (NUMBER.fullmatch(toks[1]) or INFINITY.fullmatch(toks[1])):
+                return line, COUNT, n
+            fields = (2, 4) if n in (3, 5) else (1, 3)
+        elif section == RANGES:
+            fields = (2, 4)
+        elif section == BOUNDS:
+            if n == 4:
+                fields = (3,)
+            elif toks[0].upper() in _VALUE_BOUNDS:
+                if n == 2:
+                    return line, MISSING, 2
+                fields = (2,)
+        for f in fields:
+            if f < n:
+                code = code_of(toks[f])
+                if code != OK:
+                    return line, code, f
+    return -1, 0, 0
+
+
+def _describe(section: bytes, raw: bytes, field: int, fixed: bool) -> tuple[str, str | None, str]:
+    """(shown token, entity, what) for the error message of a bad line."""
+    if fixed:
+        lo, hi = (_FIXED_F4, _FIXED_F5) if field == 3 else (_FIXED_F6, len(raw))
+        shown = raw[lo:hi].strip()
+        entity = (raw[4:12] if section == b"COLUMNS" else raw[14:22] if field == 3 else raw[39:47]).strip()
+    else:
+        toks = raw.split()
+        shown = toks[field] if field < len(toks) else b""
+        entity = toks[0] if section == b"COLUMNS" else toks[field - 1] if field - 1 < len(toks) else None
+    text = shown.decode("utf-8", "backslashreplace")
+    what = {b"COLUMNS": "cost or coefficient", b"RHS": "right-hand side", b"RANGES": "range",
+            b"BOUNDS": "bound"}[section]
+    return text, None if entity is None else entity.decode("utf-8", "backslashreplace"), what
+
+
+def check_data_lines(data, path: str, sections: dict[bytes, list[int]], line_of, fixed: bool) -> None:
+    """One pass over the data lines of ``ROWS``/``COLUMNS``/``RHS``/``RANGES``/``BOUNDS``: field counts
+    (free format), whole number tokens and control bytes (see the module docstring).
+
+    Args:
+        data: the file's bytes (``bytes`` or a read-only ``mmap``).
+        path: file name for the error.
+        sections: section name -> offsets of its header lines (the caller's header scan).
+        line_of: ``line_of(data, offset) -> 1-based line`` (error path only).
+        fixed: the file is read by HiGHS's fixed-format parser (fields by column position).
+    Raises:
+        FormatError: a field that is not a number (``abc``, ``4.0.0``, ``12abc``, ``8,75``, ``0x10``), a
+            missing bound value, a control byte in a name, a line with more or fewer fields than HiGHS
+            reads, naming file, line, field (1-based) and entity.
+        ValidationError: ``nan`` anywhere, ``inf``/``infinity`` as a cost or coefficient.
+    """
+    for control_only in (True, False) if fixed else (False,):
+        _scan(data, path, sections, line_of, fixed, control_only)
+
+
+def _scan(data, path: str, sections: dict[bytes, list[int]], line_of, fixed: bool, control_only: bool) -> None:
+    for name, code in SECTION_CODES.items():
+        for p in sections.get(name, ()):
+            body = data.find(b"\n", p)
+            if body < 0:
+                continue
+            end = _section_end(data, body + 1)
+            pos = body + 1
+            while pos < end:
+                stop = end if end - pos <= _CHUNK else data.find(b"\n", pos + _CHUNK, end) + 1
+                stop = end if stop <= 0 else stop
+                at = 0
+                while True:
+                    buf = np.frombuffer(data, dtype=np.uint8, count=stop - pos, offset=pos)
+                    at, err, detail = scan_section(buf, at, code, fixed, control_only)
+                    del buf  # no view of the mmap may outlive this loop
+                    if at < 0:
+                        break
+                    at, err, detail = int(at), int(err), int(detail)
+                    if err == COUNT:  # the closer look (and its message) of formats/mps_fields.py
+                        eol = data.find(b"\n", pos + at, stop)
+                        raw = bytes(data[pos + at:stop if eol < 0 else eol])
+                        check_line_fields(name, raw.split(), path, line_of(data, pos + at))
+                        at = (stop if eol < 0 else eol + 1) - pos
+                        continue
+                    _raise(data, path, name, pos + at, err, detail, fixed, line_of)
+                pos = stop
+
+
+def _raise(data, path, section: bytes, at: int, err: int, field: int, fixed: bool, line_of) -> None:
+    eol = data.find(b"\n", at)
+    raw = bytes(data[at:len(data) if eol < 0 else eol])
+    line = line_of(data, at)
+    if err == CONTROL:
+        byte = raw[field]
+        a = max(raw.rfind(b" ", 0, field), raw.rfind(b"\t", 0, field) if not fixed else -1) + 1
+        b = [k for k in (raw.find(b" ", field), -1 if fixed else raw.find(b"\t", field)) if k >= 0]
+        name = raw[a:min(b) if b else len(raw)].decode("utf-8", "backslashreplace")
+        extra = " (tab, VT and FF shift the columns of a fixed-format file)" if byte in (9, 11, 12) else ""
+        raise FormatError(f"name {name!r} contains the control character 0x{byte:02x}; names must be "
+                          f"printable (HiGHS would keep it and an export would cut the name there){extra}",
+                          file=path, line=line, entity=name)
+    raw = raw.rstrip(b"\r")
+    shown, entity, what = _describe(section, raw, field, fixed)
+    sec = section.decode()
+    where = f"{sec} field {field + 1}" if not fixed else f"{sec} field {field + 1} (columns " \
+        f"{'25-39' if field == 3 else '50-'})"
+    if err == INFINITE:
+        raise ValidationError(f"{where}: {what} {shown!r} is infinite; copter requires finite costs and "
+                              "coefficients", file=path, line=line, entity=entity)
+    if re.fullmatch(r"[+-]?nan", shown, re.IGNORECASE):
+        raise ValidationError(f"{where}: {what} value is NaN; copter requires numbers (null is not "
+                              "expressible in MPS)", file=path, line=line, entity=entity)
+    if err == MISSING:
+        raise FormatError(f"{where}: {what} value is missing", file=path, line=line, entity=entity)
+    hint = ""
+    if fixed and re.fullmatch(rb"[+-]?[0-9.]+[dD][+-]?[0-9]+", shown.encode()):
+        hint = " (HiGHS's fixed-format parser reads a D exponent as the end of the number: write E)"
+    raise FormatError(f"{where}: {what} {shown!r} is not a number{hint}; HiGHS would read its leading "
+                      "part (or 0) without a word", file=path, line=line, entity=entity)
+
+
+def _section_end(data, start: int) -> int:
+    """Offset of the first line at or after ``start`` that starts with a letter (a section header)."""
+    if data[start:start + 1].isalpha():
+        return start
+    m = HEADER_START.search(data, start)
+    return len(data) if m is None else m.start() + 1
