@@ -159,7 +159,7 @@ def initialized(tmp_path_factory):
 @pytest.mark.parametrize(("flag", "value"), BAD)
 @pytest.mark.parametrize("command", ["solve", "init", "step"])
 def test_a_bad_value_of_every_table_row_exits_2_naming_the_option(initialized, tmp_path, command, flag, value):
-    from tests.test_rounds_engine import snapshot
+    from tests.helpers import snapshot
 
     st = initialized / "st"
     before = snapshot(st)
