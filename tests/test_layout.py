@@ -1,9 +1,10 @@
 """docs/DESIGN.md stays true: every entry of the layout tree at its top exists, every Python package
 folder under copter_cli/, formats/ and solver/ is listed there, and every section a file cites as
-``docs/DESIGN.md "Section"`` exists."""
+``docs/DESIGN.md "Section"`` exists; and no test module imports another test module or conftest."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from tests.helpers import REPO
@@ -73,3 +74,18 @@ def test_every_cited_design_section_exists():
     missing = sorted((f, s) for f, s in cites if s not in headings)
     assert not missing, f"citations of docs/DESIGN.md sections that do not exist: {missing}"
     assert cited_sections('see docs/DESIGN.md "Checkpoint" and docs/DESIGN.md "LP core"') == ["Checkpoint", "LP core"]
+
+
+def test_no_test_module_imports_another_test_module_or_conftest():
+    """Shared helpers live in tests/helpers.py and fixtures in conftest.py: importing a test module from
+    another imports it twice under pytest (as ``test_x`` and ``tests.test_x``) and ties their fates."""
+    bad = []
+    for path in sorted((REPO / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for name in names:
+                last = name.removeprefix("tests.")
+                if last == "conftest" or last.startswith("test_"):
+                    bad.append(f"{path.name}:{node.lineno} imports {name}")
+    assert not bad, f"import helpers from tests.helpers instead: {bad}"
