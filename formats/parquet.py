@@ -15,11 +15,15 @@ arrays keep NaN: both arrive here distinctly). Unknown extra columns (e.g. a pan
 
 Key-value metadata: ``copter.format`` = ``delta`` | ``problem``, ``copter.version`` = ``1`` (another
 version is refused), optional ``copter.sense`` = ``min`` | ``max``, ``copter.objective_offset``
-(float, written with ``repr`` so it round-trips exactly), ``copter.base_round`` (int). Other keys
-are kept in ``Delta.meta``.
+(float, written with ``repr`` so it round-trips exactly), ``copter.base_round`` (ASCII digits
+``[0-9]+`` only, leading zeros allowed: ``" 2"``, ``"+2"``, ``"2_0"`` or ``"²"`` are a ``FormatError``
+naming the key, not a silent ``int()``). Other keys are kept in ``Delta.meta``.
 
 Errors: a missing file, or one that is not Parquet (truncated, still being written) -> ``FormatError``
-naming the file; a column of the wrong type or bad metadata -> ``FormatError``; rule violations are
+naming the file; a column of the wrong type, a column name that appears twice, or bad metadata ->
+``FormatError``; a ``var``/``con`` name with an ASCII control character (``\\x00``-``\\x1f``,
+``\\x7f``) -> ``ValidationError`` naming the row and the name (MPS export would cut or refuse it and
+two names could collide); rule violations are
 found when applying (``solver.differential``) and raise ``ValidationError`` naming the 0-based table
 row(s) and the entity.
 
@@ -32,6 +36,7 @@ dictionaries.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +51,7 @@ from solver.model.problem import Problem
 
 FORMAT_VERSION = "1"
 _NUMERIC = ("value", "lower", "upper")
+_CONTROL_CHARS = "[\\x00-\\x1f\\x7f]"
 
 
 def _meta_get(meta: dict, key: str):
@@ -54,8 +60,19 @@ def _meta_get(meta: dict, key: str):
 
 
 def _normalize(table: pa.Table, path: str) -> pa.Table:
-    """Table with exactly the SCHEMA columns in order; names may stay dictionary-encoded."""
+    """Table with exactly the SCHEMA columns in order; names may stay dictionary-encoded.
+
+    Raises:
+        FormatError: a duplicated column name, a column of the wrong type. ValidationError: a name with
+            a control character (see :func:`_check_name_bytes`).
+    """
     n = table.num_rows
+    seen: set = set()
+    for name in table.column_names:
+        if name in seen:
+            raise FormatError(f"column {name!r} appears more than once (which one holds the data is "
+                              "ambiguous)", file=path, entity=name)
+        seen.add(name)
     cols = []
     for f in SCHEMA:
         if f.name not in table.column_names:
@@ -80,6 +97,8 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                     c = c.cast(pa.string())
                 elif not pa.types.is_string(t):
                     raise FormatError(f"column {f.name!r} has type {t}, expected strings", file=path)
+                if f.name != "kind":
+                    _check_name_bytes(c, f.name, path)
             elif f.name in _NUMERIC:
                 if pa.types.is_dictionary(t):
                     c = c.cast(t.value_type)
@@ -100,6 +119,30 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
             raise FormatError(f"column {f.name!r} cannot be read as {f.type}: {e}", file=path) from None
         cols.append(c)
     return pa.Table.from_arrays(cols, names=SCHEMA.names)
+
+
+def _check_name_bytes(c, column: str, path: str) -> None:
+    """Refuse a name holding an ASCII control character (``\\x00``-``\\x1f``, ``\\x7f``): MPS export
+    would cut or refuse it and two names could collide. Vectorised (RE2 over the dictionary, or over the
+    values of a plain column); only the used dictionary entries count.
+
+    Raises:
+        ValidationError: naming the 0-based row of the first such name and the name.
+    """
+    values = c.dictionary if isinstance(c, pa.DictionaryArray) else c
+    bad = pc.match_substring_regex(values, _CONTROL_CHARS)
+    if not pc.any(bad).as_py():
+        return
+    if isinstance(c, pa.DictionaryArray):
+        bad = pc.is_in(c.indices, value_set=pa.array(np.flatnonzero(
+            bad.fill_null(False).to_numpy(zero_copy_only=False)), c.indices.type))
+        if not pc.any(bad).as_py():
+            return
+    row = int(pc.index(bad.fill_null(False), True).as_py())
+    name = c[row].as_py()
+    code = next(ord(ch) for ch in name if ord(ch) < 32 or ord(ch) == 127)
+    raise ValidationError(f"column {column!r}: name {name!r} contains the control character 0x{code:02x}; "
+                          "names must be printable", file=path, line=row, entity=name)
 
 
 def _int_flags(c, path: str):
@@ -159,10 +202,10 @@ def read_delta(path: str | os.PathLike) -> Delta:
             raise FormatError(f"copter.objective_offset {offset!r} is not finite", file=path)
     base = _meta_get(meta, "copter.base_round")
     if base is not None:
-        try:
-            base = int(base)
-        except ValueError:
-            raise FormatError(f"copter.base_round {base!r} is not an integer", file=path) from None
+        if not re.fullmatch(r"[0-9]+", base, re.ASCII):  # no sign, space, "_" or non-ASCII digit
+            raise FormatError(f"copter.base_round {base!r} is not a round number (ASCII digits 0-9 only)",
+                              file=path, entity="copter.base_round")
+        base = int(base)
     known = (b"copter.format", b"copter.version", b"copter.sense", b"copter.objective_offset",
              b"copter.base_round", b"ARROW:schema", b"pandas")
     extra = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in meta.items()
