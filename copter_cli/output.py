@@ -15,7 +15,6 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.text import Text
@@ -27,6 +26,9 @@ console = Console(stderr=True, highlight=False, soft_wrap=True)  # never hard-wr
 
 
 def _default(o):
+    np = sys.modules.get("numpy")  # not imported here: a process that never imported numpy has no numpy values
+    if np is None:
+        return o.name if hasattr(o, "name") and hasattr(o, "value") else str(o)
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):

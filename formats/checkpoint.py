@@ -51,24 +51,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.ipc as ipc
-from filelock import FileLock, Timeout
-
-from formats.checkpoint_arrays import (
-    StoredArray,
-    fsync_path,
-    load_array,
-    read_columns,
-    save_array,
-    to_numpy,
-)
-from formats.reports import dumps
+from formats.fsync import fsync_path
 from solver.model.errors import StateBusyError, StateError
-from solver.model.problem import Problem
-from solver.model.state import SolverState
+
+if TYPE_CHECKING:  # numpy, pyarrow, filelock and the arrays are imported where used: show/history/rollback
+    import numpy as np  # read JSON and CURRENT only and start without the numerical stack (issue #15)
+    from filelock import FileLock
+
+    from formats.checkpoint_arrays import StoredArray
+    from solver.model.problem import Problem
+    from solver.model.state import SolverState
 
 PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
                   "integrality", "a_indptr", "a_indices", "a_data")
@@ -105,6 +99,8 @@ def _write_text_atomic(path: Path, text: str) -> None:
 
 def write_json(path: Path, obj: dict) -> int:
     """Write ``obj`` as JSON to ``path`` and fsync; return the size in bytes."""
+    from formats.reports import dumps
+
     with open(path, "w") as f:
         f.write(dumps(obj) + "\n")
         f.flush()
@@ -145,6 +141,10 @@ class Generation:
 
 def save_state_arrays(path: Path, state: SolverState) -> int:
     """Write a SolverState as a one-row Arrow IPC file with list columns; fsync; return its size."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
     ix = state.integer_x
     table = pa.table({
         "x": pa.array([np.asarray(state.x, dtype=np.float64)], type=pa.list_(pa.float64())),
@@ -163,6 +163,9 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
 
 def load_state_arrays(path: Path) -> SolverState:
     """Read a state.arrow written by :func:`save_state_arrays` (x, y memory-mapped, read-only)."""
+    from formats.checkpoint_arrays import read_columns
+    from solver.model.state import SolverState
+
     cols = read_columns(path)
 
     def vec(name):
@@ -187,6 +190,8 @@ def check_structure(values: dict[str, np.ndarray], meta: dict) -> None:
     Raises:
         ValueError: naming the array file (the caller reports the generation).
     """
+    import numpy as np
+
     n, m, nnz = int(meta["n_cols"]), int(meta["n_rows"]), int(meta["nnz"])
     sizes = {"col_names": n, "cost": n, "col_lower": n, "col_upper": n, "integrality": n, "row_names": m,
              "row_lower": m, "row_upper": m, "a_indptr": n + 1, "a_indices": nnz, "a_data": nnz}
@@ -245,6 +250,8 @@ class GenerationWriter:
         Returns:
             field -> StoredArray (also written to problem/meta.json).
         """
+        from formats.checkpoint_arrays import save_array
+
         folder = str(self.tmp / "problem")
         prev_folder = str(prev.path / "problem") if prev is not None else None
         for f in PROBLEM_FIELDS:
@@ -268,6 +275,8 @@ class GenerationWriter:
 
     def save_state(self, state: SolverState | None) -> None:
         """Store the warm-start state (skipped when None or when its vectors are not finite)."""
+        import numpy as np
+
         if state is None:
             return
         if not (np.isfinite(state.x).all() and np.isfinite(state.y).all()):
@@ -343,6 +352,8 @@ class StateStore:
             create: create the state folder when missing (``init``); otherwise a missing folder raises
                 StateError (nothing is created). One FileLock object per directory per process.
         """
+        from filelock import FileLock, Timeout
+
         if self.root.exists() and not self.root.is_dir():
             raise StateError("is a file, not a state directory", file=str(self.root))
         if create:
@@ -376,6 +387,8 @@ class StateStore:
 
     def write_config(self, config: dict) -> None:
         """Replace config.json atomically."""
+        from formats.reports import dumps
+
         _write_text_atomic(self.root / "config.json", dumps(config) + "\n")
 
     def config(self) -> dict:
@@ -522,6 +535,11 @@ class StateStore:
         Raises:
             StateError: not initialised, or the requested generation is incomplete/damaged.
         """
+        import pyarrow as pa
+
+        from formats.checkpoint_arrays import StoredArray, load_array
+        from solver.model.problem import Problem
+
         warning = None
         if round_ is None:
             round_, warning = self.current()
@@ -676,5 +694,15 @@ def load_failure(path: Path) -> dict:
         return {}
 
 
+def __getattr__(name: str):
+    """``to_numpy`` (re-exported from ``formats.checkpoint_arrays``) is resolved on first use, so that importing
+    this module does not import numpy and pyarrow."""
+    if name == "to_numpy":
+        from formats.checkpoint_arrays import to_numpy
+
+        return to_numpy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = ["DEFAULT_KEEP", "Generation", "GenerationWriter", "PROBLEM_FIELDS", "StateStore", "fault_point",
-           "gen_name", "load_failure", "to_numpy", "write_json"]
+           "gen_name", "load_failure", "write_json"]

@@ -21,7 +21,6 @@ Strings are stored as ``large_string`` and load as numpy object arrays; booleans
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from dataclasses import dataclass
 
@@ -29,26 +28,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from formats.fsync import fsync_path, link_or_copy  # noqa: F401 (re-exported)
+
 PATCH_MAX_FRACTION = 0.125   #: write a patch while it holds at most this fraction of the array's entries
 PATCH_MIN_LENGTH = 1024      #: arrays shorter than this are always written in full
-
-
-def fsync_path(path: str | os.PathLike, directory: bool = False) -> None:
-    """fsync a file (or a directory, to make renames/links inside it durable)."""
-    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def link_or_copy(src: str | os.PathLike, dst: str | os.PathLike) -> None:
-    """Hard-link ``src`` to ``dst``; copy (and fsync) where the filesystem does not support links."""
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
-        fsync_path(dst)
 
 
 def _to_arrow(values: np.ndarray) -> pa.Array:

@@ -9,9 +9,8 @@ from pathlib import Path
 from formats.checkpoint import StateStore, gen_name, load_failure
 from solver.model.errors import StateError, UsageError
 from solver.model.status import Status
-from solver.rounds.commit import sigint_deferred
 from solver.rounds.config import state_dir_or_default
-from solver.rounds.outputs import check_output_file
+from solver.rounds.signals import sigint_deferred
 
 
 def show(state_dir=None, round_: int | None = None) -> dict:
@@ -83,10 +82,12 @@ def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
                      f"{', '.join(map(str, kept)) or 'none'})")
 
 
-def rollback(state_dir=None, to: int | None = None) -> dict:
+def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
     """Make an earlier kept round current; see :func:`solver.rounds.rollback`."""
+    from formats.faults import environment_faults
+
     store = StateStore(state_dir_or_default(state_dir))
-    with store.lock():
+    with store.lock(wait=wait), environment_faults(store.root):
         cur, _ = store.current()
         gens = store.lineage(cur)
         if to is None:
@@ -108,6 +109,7 @@ def rollback(state_dir=None, to: int | None = None) -> dict:
 def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     """Write the current (or a kept) round's problem as MPS or Parquet; see :func:`solver.rounds.export`."""
     from formats.io import write_problem
+    from solver.rounds.outputs import check_output_file
 
     store = StateStore(state_dir_or_default(state_dir))
     if output is not None:  # an unusable -o is a usage error before any work, as for solve and --out
