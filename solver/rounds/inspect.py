@@ -82,12 +82,10 @@ def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
                      f"{', '.join(map(str, kept)) or 'none'})")
 
 
-def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
+def rollback(state_dir=None, to: int | None = None) -> dict:
     """Make an earlier kept round current; see :func:`solver.rounds.rollback`."""
-    from formats.faults import environment_faults
-
     store = StateStore(state_dir_or_default(state_dir))
-    with store.lock(wait=wait), environment_faults(store.root):
+    with store.lock():
         cur, _ = store.current()
         gens = store.lineage(cur)
         if to is None:
