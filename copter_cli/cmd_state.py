@@ -21,6 +21,7 @@ from copter_cli import solver_options as opts
 from copter_cli.output import console, emit, run, say
 from formats.checkpoint import StateStore
 from solver import rounds
+from solver.model.errors import UsageError
 
 STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
 ROUND_HELP = "A kept round instead of the current one (a round that is not kept: exit 2)."
@@ -142,29 +143,58 @@ def show_cmd(
 
 def _print_history(rows: list[dict]) -> None:
     t = Table(title="copter history", box=box.SIMPLE_HEAD)
-    for col in ("round", "", "status", "objective", "iters", "warm", "changed", "load", "apply",
-                "solve", "integ.", "save", "total"):
-        t.add_column(col, justify="left" if col in ("", "status") else "right")
+    for col in ("round", "", "status", "objective", "gap", "iters", "warm", "changed", "load", "apply",
+                "solve", "integ.", "save", "total", "compare (time / copter)"):
+        t.add_column(col, justify="left" if col in ("", "status", "compare (time / copter)") else "right")
     for r in rows:
         s = r["seconds"] or {}
         mark = "*" if r["current"] else ("failed" if r["kind"] == "failed" else "")
-        t.add_row(_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]),
+        cmp = "  ".join(f"{m} {_fmt(c.get('time_ratio'), '.2g')}x" for m, c in r.get("compare", {}).items()
+                        if m != "copter")
+        t.add_row(_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]), _fmt(r.get("gap_rel"), ".2g"),
                   _fmt(r["iterations"]), _fmt(r["warm_started"]), _fmt(r["changed_variables"]),
-                  *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save", "total")])
+                  *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save", "total")],
+                  cmp)
     _wide().print(t)
+
+
+def _print_csv(rows: list[dict]) -> None:
+    """History rows as CSV on stdout: one line per round, ``seconds`` and ``compare`` spread into columns."""
+    import csv
+    import sys
+
+    from solver.rounds.log_history import flat
+
+    flat_rows = [flat(r) for r in rows]
+    cols = list(dict.fromkeys(k for r in flat_rows for k in r))
+    w = csv.DictWriter(sys.stdout, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    w.writerows(flat_rows)
+    sys.stdout.flush()
 
 
 def history_cmd(
     state: Path | None = STATE_OPT,
+    last: int | None = typer.Option(None, "--last", help="Only the newest N rounds."),
     json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [...]} as JSON."),
+    csv_out: bool = typer.Option(False, "--csv", help="Print the rounds as CSV on stdout (seconds and compare "
+                                                      "results spread into columns)."),
     debug: bool = DEBUG_OPT,
 ) -> None:
-    """Table of the kept and failed rounds.
+    """Table of the rounds from the round log (it outlives pruning), failed ones included.
 
-    Status, objective, iterations, seconds per phase."""
+    Status, objective, gap, iterations, seconds per phase, compare results. A state written before the
+    round log existed shows its kept and failed rounds."""
 
     def body() -> int:
-        rows = rounds.history(_state(state))
+        if json_out and csv_out:
+            raise UsageError("--json and --csv exclude each other")
+        if last is not None and last < 1:
+            raise UsageError(f"--last must be at least 1, got {last}")
+        rows = rounds.history(_state(state), last)
+        if csv_out:
+            _print_csv(rows)
+            return 0
         return emit({"rounds": rows}, json_out, lambda _: _print_history(rows))
 
     run(json_out, debug, body)

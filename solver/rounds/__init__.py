@@ -127,16 +127,28 @@ def show(state_dir=None, round_: int | None = None) -> dict:
     return _inspect.show(state_dir, round_)
 
 
-def history(state_dir=None) -> list[dict]:
-    """One row per kept generation on CURRENT's lineage and per failed-round record, oldest first.
+def history(state_dir=None, last: int | None = None) -> list[dict]:
+    """One row per round of the live branch from the round log (``STATE/log/``, which outlives pruning),
+    oldest first: stored rounds and failed rounds, completed from the generations and failed records on
+    disk (a state written before the log existed: the kept generations on CURRENT's lineage and the
+    failed-round records). See :mod:`solver.rounds.log_history` and :mod:`solver.rounds.log`.
 
+    Args:
+        last: only the newest ``last`` rows.
     Returns:
-        Rows with keys round, kind (``"generation"`` or ``"failed"``), current (bool), status, objective
-        (None unless OPTIMAL/FEASIBLE), iterations, warm_started, seconds, changed_variables, delta_sha256.
+        Rows with keys round, kind (``"generation"`` or ``"failed"``), current (bool), kept (its generation
+        is still on disk), status, objective (None unless OPTIMAL/FEASIBLE), lp_bound, gap_rel, iterations,
+        warm_started, engine, seconds {load, apply, solve, integerize, save, total}, changed_variables,
+        vars_added/vars_removed/cons_added/cons_removed, n_cols/n_rows/nnz, delta_sha256, accepted,
+        generation_id, parent_id, record_id, message, recovered, utc (ISO 8601), and compare
+        ({method: {status, objective, objective_diff_rel, seconds, time_ratio, pop_seconds, hit_limit}}
+        of the newest ``copter compare`` of that round, {} when none ran).
     Raises:
         StateError: not initialised.
     """
-    return _inspect.history(state_dir)
+    from solver.rounds.log_history import history as _history
+
+    return _history(state_dir, last)
 
 
 def rollback(state_dir=None, to: int | None = None) -> dict:

@@ -62,8 +62,25 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
         with sigint_deferred():
             writer.commit(report, {"delta_sha256": delta_sha, "status": report["status"], **parent})
             store.set_current(round_)
+            _log(store, round_, report, prev, info)  # before pruning: a reconciliation still sees the old rounds
             store.prune(keep, round_)
     except BaseException:
         writer.abort()
         raise
     return report
+
+
+def _log(store: StateStore, round_: int, report: dict, prev: Generation | None, info) -> None:
+    """Append the round's row to the round log (``solver.rounds.log``) once CURRENT names it; a failed
+    append only adds a warning (the round is stored and current; the next round or reader rebuilds the row
+    from its report.json)."""
+    from solver.rounds.log import log_round
+
+    try:
+        log_round(store, report, (store.manifest(round_) or {}).get("id"),
+                  None if prev is None else prev.manifest.get("id"), info)
+    except OSError as err:
+        report["warnings"] = [*report.get("warnings", []),
+                              f"round {round_} is stored and current, but appending it to the round log "
+                              f"failed: {err.strerror or err} ({err.filename or store.root}); the next round "
+                              "adds it from its report.json"]

@@ -124,8 +124,24 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
             progress(name)
         out.append(registry.get(name).run(problem, ctx).summary())
     _derive(copter, out, problem.sense)
-    return {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
-            "copter": copter, "baselines": out}
+    result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
+              "copter": copter, "baselines": out}
+    _log(store, gen, result)
+    return result
+
+
+def _log(store: StateStore, gen, result: dict) -> None:
+    """Append the rows to the round log's compare table (``solver.rounds.log.log_compare``) under the writer
+    lock; when another writer holds it or the write fails, the result only gets a warning (the comparison
+    itself stands)."""
+    from solver.model.errors import StateBusyError
+    from solver.rounds.log import log_compare
+
+    try:
+        with store.lock():
+            log_compare(store, result, gen.manifest.get("id"))
+    except (StateBusyError, OSError) as err:
+        result.setdefault("warnings", []).append(f"compare results not added to the round log: {err}")
 
 
 def _ratio(seconds, base) -> float:

@@ -118,7 +118,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         problem, info, result = _apply_and_solve(gen, d, settings, seconds, warnings)
         extra = _round_extra(store, gen.round, result.status.is_success or accept_failed, warnings)
         if not result.status.is_success and not accept_failed:
-            report = _record_failure(store, gen.round, problem, result, t0, seconds, sha, extra, keep)
+            report = _record_failure(store, gen.round, problem, result, t0, seconds, sha, extra, keep, info)
             return copy_out(store.root, report, out_dir)  # only report.json: the round has no outputs
         report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep)
     return copy_out(store.root, report, out_dir)
@@ -178,8 +178,9 @@ def _round_extra(store: StateStore, current: int, stored: bool, warnings: list[s
 
 
 def _record_failure(store: StateStore, current: int, problem: Problem, result, t0: float, seconds: dict,
-                    sha: str, extra: dict, keep: int) -> dict:
-    """Store the report of a failed, not accepted round under ``failed/`` (CURRENT stays); return it."""
+                    sha: str, extra: dict, keep: int, info=None) -> dict:
+    """Store the report of a failed, not accepted round under ``failed/`` (CURRENT stays) and append it to
+    the round log (``solver.rounds.log``; a failed append only adds a warning); return it."""
     round_ = current + 1
     seconds["save"] = 0.0
     seconds["total"] = time.perf_counter() - t0
@@ -191,4 +192,12 @@ def _record_failure(store: StateStore, current: int, problem: Problem, result, t
         extra=extra)
     path = store.record_failure(round_, report, keep)
     report["failure_record"] = str(path.relative_to(store.root))
+    from solver.rounds.log import log_failure
+
+    try:
+        log_failure(store, report, path, (store.manifest(current) or {}).get("id"), info)
+    except OSError as err:
+        report.setdefault("warnings", []).append(
+            f"appending round {round_} to the round log failed: {err.strerror or err}; the next round adds it "
+            "from its failed/ record")
     return report

@@ -1,0 +1,203 @@
+"""The round log: an append-only Arrow IPC table in the state directory that outlives pruning (issue #19).
+
+Layout (two tables, same mechanism)::
+
+    STATE/log/rounds/base-000000000120.arrow   compacted rows of every segment with seq <= 120
+    STATE/log/rounds/seg-000000000121.arrow    one appended row each (seq 121, 122, ...)
+    STATE/log/compare/...                      one row per (compared round, method)
+
+Append = write ``.tmp-*`` in the table's folder, fsync, rename to ``seg-<seq>.arrow``, fsync the folder:
+one atomic rename, so a crash leaves either the old table or the old table plus the whole new row, never
+a torn file (a left ``.tmp-*`` is ignored and removed by the next writer). The cost is one small file,
+independent of the log's length. Every :data:`COMPACT_EVERY` segments the base and the segments are
+rewritten as a new ``base-<last seq>.arrow`` (temp file, fsync, rename, fsync), then the older files are
+removed; a reader ignores every file whose rows a newer base already holds (``seq <= base seq``), so a
+crash at any point of a compaction loses and duplicates nothing. Call the writers under the state's
+writer lock (``formats.checkpoint.StateStore.lock``).
+
+Which rows the writers append, and how a reader reconciles the log with the generations on disk, is
+:mod:`solver.rounds.log`'s business; this module stores and reads rows of a fixed schema.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from formats.checkpoint import fault_point
+from formats.fsync import fsync_path
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+LOG_DIR = "log"
+COMPACT_EVERY = 64  #: segments before a compaction (amortised: one rewrite of the table per 64 rounds)
+PHASES = ("load", "apply", "solve", "integerize", "save", "total")
+_FILE_RE = re.compile(r"^(base|seg)-(\d{12})\.arrow$")
+
+# name -> Arrow type name; the schemas are built on first use (pyarrow is imported lazily)
+ROUND_COLUMNS: dict[str, str] = {
+    "seq": "int64", "round": "int64", "generation_id": "string", "parent_id": "string",
+    "record_id": "string", "utc": "timestamp", "status": "string", "accepted": "bool",
+    "objective": "float64", "lp_bound": "float64", "gap_rel": "float64", "iterations": "int64",
+    "warm_started": "bool", "engine": "string",
+    **{f"seconds_{p}": "float64" for p in PHASES},
+    "changed_variables": "int64", "vars_added": "int64", "vars_removed": "int64", "cons_added": "int64",
+    "cons_removed": "int64", "n_cols": "int64", "n_rows": "int64", "nnz": "int64",
+    "delta_sha256": "string", "message": "string", "recovered": "bool",
+}
+"""Columns of the rounds table. ``generation_id`` is the generation's ``id`` (null for a failed round that
+was not stored), ``parent_id`` the generation the round was derived from, ``record_id`` the
+``failed/`` record's folder name of a failed round; ``recovered`` marks a row rebuilt from a generation's
+report.json by reconciliation (its phase seconds are the report's)."""
+
+COMPARE_COLUMNS: dict[str, str] = {
+    "seq": "int64", "round": "int64", "generation_id": "string", "utc": "timestamp", "method": "string",
+    "status": "string", "objective": "float64", "objective_diff_rel": "float64", "seconds": "float64",
+    "time_ratio": "float64", "pop_seconds": "float64", "hit_limit": "bool", "message": "string",
+}
+"""Columns of the compare table: one row per method of a ``copter compare`` run (``copter`` itself and
+each baseline), keyed by the compared round and generation id; fields as in :mod:`solver.rounds.comparison`."""
+
+TABLES = {"rounds": ROUND_COLUMNS, "compare": COMPARE_COLUMNS}
+
+
+def schema(table: str) -> pa.Schema:
+    """The Arrow schema of ``table`` (``"rounds"`` or ``"compare"``)."""
+    import pyarrow as pa
+
+    types = {"int64": pa.int64(), "string": pa.string(), "bool": pa.bool_(), "float64": pa.float64(),
+             "timestamp": pa.timestamp("ms", tz="UTC")}
+    return pa.schema([(k, types[v]) for k, v in TABLES[table].items()])
+
+
+class RoundLog:
+    """One table of the round log of a state directory.
+
+    Args:
+        state_root: the state directory.
+        table: ``"rounds"`` or ``"compare"``.
+    """
+
+    def __init__(self, state_root: str | os.PathLike, table: str = "rounds"):
+        if table not in TABLES:
+            raise ValueError(f"unknown round-log table {table!r}")
+        self.table = table
+        self.folder = Path(state_root) / LOG_DIR / table
+
+    @property
+    def exists(self) -> bool:
+        """True when the table has at least one stored file."""
+        return bool(self._files())
+
+    def _files(self) -> list[tuple[str, int, Path]]:
+        """(kind, seq, path) of the live files, ascending by seq: the newest base and the segments after it."""
+        if not self.folder.is_dir():
+            return []
+        found = []
+        for p in self.folder.iterdir():
+            m = _FILE_RE.match(p.name)
+            if m:
+                found.append((m.group(1), int(m.group(2)), p))
+        bases = [f for f in found if f[0] == "base"]
+        top = max((f[1] for f in bases), default=-1)
+        live = [f for f in found if (f[0] == "base" and f[1] == top) or (f[0] == "seg" and f[1] > top)]
+        return sorted(live, key=lambda f: (f[1], f[0] == "seg"))
+
+    def next_seq(self) -> int:
+        """The sequence number the next appended row gets (1 + the largest stored)."""
+        files = self._files()
+        return files[-1][1] + 1 if files else 1
+
+    def append(self, rows: list[dict]) -> int:
+        """Append ``rows`` (dicts keyed by column; missing keys are null, ``seq`` is assigned) as one segment.
+
+        Returns:
+            The segment's sequence number (of its last row).
+        Raises:
+            OSError: the write failed; the table is as before (the temp file is removed).
+            pyarrow.ArrowInvalid: a value does not fit its column's type.
+        """
+        import pyarrow as pa
+
+        if not rows:
+            return self.next_seq() - 1
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for stale in self.folder.glob(".tmp-*"):  # left by a killed writer (we hold the lock)
+            stale.unlink(missing_ok=True)
+        seq0 = self.next_seq()
+        cols = {name: [r.get(name) for r in rows] for name in TABLES[self.table]}
+        cols["seq"] = list(range(seq0, seq0 + len(rows)))
+        last = seq0 + len(rows) - 1
+        self._write(pa.table(cols, schema=schema(self.table)), f"seg-{last:012d}.arrow")
+        if sum(1 for f in self._files() if f[0] == "seg") >= COMPACT_EVERY:
+            self.compact()
+        return last
+
+    def _write(self, table: pa.Table, name: str) -> None:
+        """Write ``table`` as Arrow IPC file ``name`` atomically (temp, fsync, rename, fsync the folder)."""
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+
+        tmp = self.folder / f".tmp-{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+                w.write_table(table)
+            fault_point("log_before_fsync")
+            fsync_path(tmp)
+            fault_point("log_before_rename")
+            os.rename(tmp, self.folder / name)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        fsync_path(self.folder, directory=True)
+        fault_point("log_after_rename")
+
+    def compact(self) -> None:
+        """Rewrite the base and the segments as one new base file; remove the files it replaces and any
+        temp file left by an interrupted writer. Call under the writer lock."""
+        files = self._files()
+        if files:
+            self._write(self.read(), f"base-{files[-1][1]:012d}.arrow")
+        live = {f[2] for f in self._files()}
+        for p in self.folder.iterdir():
+            if p not in live and (p.name.startswith(".tmp-") or _FILE_RE.match(p.name)):
+                p.unlink(missing_ok=True)
+
+    def read(self, columns: list[str] | None = None) -> pa.Table:
+        """The whole table (rows in append order), or only ``columns``; an empty table when none is stored.
+
+        Raises:
+            OSError, pyarrow.ArrowInvalid: a stored file is unreadable (never torn by a crash; damage from
+            outside).
+        """
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+
+        parts = []
+        for _, _, p in self._files():
+            with pa.OSFile(str(p), "rb") as src:  # copied into memory: the file may be replaced later
+                t = ipc.open_file(src).read_all()
+            parts.append(t.select(columns) if columns else t)
+        if not parts:
+            sch = schema(self.table)
+            return sch.empty_table().select(columns) if columns else sch.empty_table()
+        return pa.concat_tables(parts)
+
+    def last_row(self) -> dict | None:
+        """The newest row (read from the newest file only), or None when the table is empty."""
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+
+        files = self._files()
+        if not files:
+            return None
+        with pa.OSFile(str(files[-1][2]), "rb") as src:
+            t = ipc.open_file(src).read_all()
+        return t.slice(t.num_rows - 1).to_pylist()[0] if t.num_rows else None
+
+
+__all__ = ["COMPACT_EVERY", "COMPARE_COLUMNS", "LOG_DIR", "PHASES", "ROUND_COLUMNS", "RoundLog", "schema"]

@@ -1,0 +1,137 @@
+"""``copter history`` as a library: the round log's rows of the live branch (see :mod:`solver.rounds.log`),
+completed from the generations on disk, with the compare results of each round.
+
+A state written before the round log existed (no ``STATE/log/``) gives the generation-based history it
+always gave: one row per kept generation on ``CURRENT``'s lineage and per failed-round record, rebuilt
+from their report.json files (so rounds pruned away are not listed); the first round stored by this
+version starts the log with those rows.
+"""
+
+from __future__ import annotations
+
+from formats.checkpoint import StateStore
+from formats.round_log import PHASES, RoundLog
+from solver.model.status import Status
+from solver.rounds.config import state_dir_or_default
+from solver.rounds.log import _failure_row, _generation_row
+
+COMPARE_FIELDS = ("status", "objective", "objective_diff_rel", "seconds", "time_ratio", "pop_seconds", "hit_limit")
+
+
+def _ok(status) -> bool:
+    return status is not None and status in Status.__members__ and Status[status].is_success
+
+
+def _missing_rows(store: StateStore, lineage: list[int], have: set) -> list[dict]:
+    """Rows for kept generations on the lineage and failed records that the log lacks (rebuilt in memory;
+    readers never write)."""
+    rows = []
+    for r in lineage:
+        man = store.manifest(r) or {}
+        if man.get("id") is None or man.get("id") not in have:
+            row = _generation_row(store, r)
+            if row is not None:
+                row["round"] = r
+                rows.append(row)
+    for p in store.failures():
+        if p.name not in have:
+            from formats.checkpoint import load_failure
+
+            prev = load_failure(p).get("current_round")
+            rows.append(_failure_row(p, (store.manifest(int(prev)) or {}).get("id") if prev is not None else None))
+    return rows
+
+
+def _live(rows: list[dict], cur_id: str | None, above: set, records_on_disk: set) -> list[dict]:
+    """The rows of the live branch: generations reachable from ``cur_id`` through parent links plus the
+    kept ones above CURRENT (``above``: their ids), and the failed rounds attempted on them."""
+    parent = {r["generation_id"]: r["parent_id"] for r in rows if r["generation_id"] is not None}
+    live, g = set(above), cur_id
+    while g is not None and g not in live:
+        live.add(g)
+        g = parent.get(g)
+    out = []
+    for r in rows:
+        if r["generation_id"] is not None:
+            keep = r["generation_id"] in live
+        else:
+            keep = r["parent_id"] in live if r["parent_id"] is not None else r["record_id"] in records_on_disk
+        if keep:
+            out.append(r)
+    return out
+
+
+def _compares(store: StateStore) -> dict:
+    """generation id (or ``("round", r)`` without one) -> {method: newest compare row}."""
+    log = RoundLog(store.root, "compare")
+    if not log.exists:
+        return {}
+    out: dict = {}
+    for row in log.read().to_pylist():
+        key = row["generation_id"] if row["generation_id"] is not None else ("round", row["round"])
+        out.setdefault(key, {})[row["method"]] = {k: row[k] for k in COMPARE_FIELDS}
+    return out
+
+
+def _out(row: dict, cur_id, cur: int, kept_ids: set, compares: dict) -> dict:
+    """A history row as ``copter history --json`` prints it."""
+    failed = row["generation_id"] is None and row["record_id"] is not None
+    gid = row["generation_id"]
+    current = (gid == cur_id) if cur_id is not None else (not failed and row["round"] == cur)
+    utc = row["utc"]
+    cmp = compares.get(gid if gid is not None else ("round", row["round"]), {}) if not failed else {}
+    return {"round": row["round"], "kind": "failed" if failed else "generation", "current": current,
+            "status": row["status"], "objective": row["objective"] if _ok(row["status"]) else None,
+            "lp_bound": row["lp_bound"], "gap_rel": row["gap_rel"], "iterations": row["iterations"],
+            "warm_started": row["warm_started"], "engine": row["engine"],
+            "seconds": {p: row[f"seconds_{p}"] for p in PHASES},
+            "changed_variables": row["changed_variables"],
+            **{k: row[k] for k in ("vars_added", "vars_removed", "cons_added", "cons_removed", "n_cols",
+                                   "n_rows", "nnz", "delta_sha256", "accepted", "generation_id", "parent_id",
+                                   "record_id", "message", "recovered")},
+            "kept": gid in kept_ids, "utc": utc.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z" if utc else None,
+            "compare": cmp}
+
+
+def history(state_dir=None, last: int | None = None) -> list[dict]:
+    """Rows of the live branch's rounds, oldest first; see :func:`solver.rounds.history`."""
+    store = StateStore(state_dir_or_default(state_dir))
+    cur, _ = store.current()
+    log = RoundLog(store.root)
+    logged = log.read().to_pylist() if log.exists else []
+    seen, rows = set(), []
+    for r in logged:  # one row per generation / failed record (a reconciliation never duplicates; belt and braces)
+        key = r["generation_id"] or r["record_id"]
+        if key is None or key not in seen:
+            seen.add(key)
+            rows.append(r)
+    lineage = store.lineage(cur)
+    rows += _missing_rows(store, lineage, seen)
+    ids = {r: (store.manifest(r) or {}).get("id") for r in lineage}
+    cur_id = ids.get(cur)
+    if cur_id is None:  # generations without ids (an older format): the lineage is what is on disk
+        rows = [r for r in rows if r["generation_id"] is None]
+    else:
+        rows = _live(rows, cur_id, {ids[r] for r in lineage if r > cur and ids[r]},
+                     {p.name for p in store.failures()})
+    rows.sort(key=lambda r: (r["round"] if r["round"] is not None else -1, r["generation_id"] is None,
+                             r["seq"] if r.get("seq") is not None else float("inf")))
+    compares = _compares(store)
+    kept = {i for i in ids.values() if i}
+    out = [_out(r, cur_id, cur, kept, compares) for r in rows]
+    if last is not None:
+        out = out[-last:] if last > 0 else []
+    return out
+
+
+def flat(row: dict) -> dict:
+    """A history row with ``seconds`` and ``compare`` spread into columns (``seconds_solve``,
+    ``compare_highs_seconds``, ...), for CSV."""
+    out = {k: v for k, v in row.items() if k not in ("seconds", "compare")}
+    out.update({f"seconds_{p}": v for p, v in row["seconds"].items()})
+    for method, fields in sorted(row["compare"].items()):
+        out.update({f"compare_{method}_{k}": v for k, v in fields.items()})
+    return out
+
+
+__all__ = ["COMPARE_FIELDS", "flat", "history"]
