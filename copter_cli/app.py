@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from copter_cli import cmd_compare, cmd_demo, cmd_formats, cmd_solve, cmd_state
+from copter_cli import cmd_compare, cmd_demo, cmd_formats, cmd_prepare, cmd_solve, cmd_state
 
 app = typer.Typer(
     name="copter",
@@ -47,7 +47,7 @@ def version(json_out: bool = typer.Option(False, "--json", help="Print JSON on s
         console.print("  ".join(f"{k} {val}" for k, val in info.items()))
 
 
-for _module in (cmd_solve, cmd_formats, cmd_state, cmd_demo, cmd_compare):
+for _module in (cmd_solve, cmd_formats, cmd_state, cmd_demo, cmd_compare, cmd_prepare):
     _module.register(app)
 
 
@@ -77,6 +77,11 @@ def main(argv: list[str] | None = None) -> None:
     """
     import sys
 
+    # --time-limit counts from process start (solver.clock): the console script passes no argv; an
+    # in-process caller with argv keeps the library rule (the limit counts from the solve's start)
+    from solver.clock import process_start, start_command
+
+    start_command(process_start() if argv is None else None)
     args = sys.argv[1:] if argv is None else list(argv)
     if "--json" not in args:
         app(args=args)

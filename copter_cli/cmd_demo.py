@@ -72,6 +72,9 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
 
     if rounds < 0:
         raise UsageError(f"--rounds must be >= 0, got {rounds}")
+    from copter_cli.cmd_prepare import ensure_prepared
+
+    ensure_prepared()  # every kernel compiled before round 0 (solver.prepare): no round compiles
     t0 = time.perf_counter()
     scenario = make_scenario(domain, scale, seed=seed)
     tmp = directory is None

@@ -78,6 +78,15 @@ RESULT_JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON."
 DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
 
 
+def _after_prepare(fn, *args):
+    """Compile the solver kernels first when needed (``copter_cli.cmd_prepare.ensure_prepared``: a stamp
+    check of milliseconds on a warm install), then return ``fn(*args)``: round 0 never compiles."""
+    from copter_cli.cmd_prepare import ensure_prepared
+
+    ensure_prepared()
+    return fn(*args)
+
+
 @opts.with_solver_options
 def init_cmd(
     base: Path = typer.Argument(..., metavar="BASE", help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
@@ -92,7 +101,7 @@ def init_cmd(
 
     The solver options given here are stored for later steps."""
     run(json_out, debug,
-        lambda: _finish(rounds.init(base, _state(state), solver.settings(), keep, out), json_out))
+        lambda: _finish(_after_prepare(rounds.init, base, _state(state), solver.settings(), keep, out), json_out))
 
 
 @opts.with_solver_options

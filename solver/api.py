@@ -22,8 +22,13 @@ def solve_problem(problem: Problem, settings: Settings | None = None,
             (``solver.differential.map_state``), or None for a cold start.
     Returns:
         SolveResult; for a MILP ``result.mip`` holds the integerization report.
+
+    ``settings.time_limit_seconds`` counts from the command's start when the CLI registered one
+    (:mod:`solver.clock`: the seconds already spent are taken off), else from this call.
     """
-    settings = settings or Settings()
+    from solver.clock import budgeted
+
+    settings = budgeted(settings or Settings())
     # Overflow/invalid values in intermediate numpy expressions (a huge bound divided by a tiny scaling
     # factor, a diverging ray) are expected and handled: the solver checks its iterates and measures
     # with isfinite and reports NUMERICAL_ERROR itself, so numpy's RuntimeWarnings (with source lines)

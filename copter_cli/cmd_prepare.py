@@ -1,0 +1,42 @@
+"""``copter prepare``: compile and cache every numba kernel a round can reach (``solver.prepare``), e.g. while
+building a container image, so that no round ever compiles. ``copter init`` and ``copter demo`` do the same
+first (skipped in milliseconds while the stamp says nothing changed)."""
+
+from __future__ import annotations
+
+import typer
+
+from copter_cli.output import emit, run, say
+
+
+def prepare_cmd(
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Compile and cache the solver's numba kernels (once per install).
+
+    Runs tiny rounds over every solver path; a warm cache only loads (seconds). Prints
+    "compiling solver kernels, once per install ..." on stderr when something actually compiles."""
+
+    def body() -> int:
+        from solver.prepare import prepare
+
+        res = prepare(progress=say, force=True)
+        return emit(res, json_out, lambda r: say(
+            f"prepared: {r['kernels']} kernels in the registry, {r['compiled']} compilation(s), "
+            f"{r['seconds']:.1f} s; stamp {r['stamp'] or '(not writable: init and demo will warm up each time)'}"))
+
+    run(json_out, debug, body)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``prepare`` to the app."""
+    app.command("prepare")(prepare_cmd)
+
+
+def ensure_prepared() -> None:
+    """For init and demo: run the warm-up unless the stamp is current, with the progress line on stderr
+    when something compiles."""
+    from solver.prepare import prepare
+
+    prepare(progress=say, force=False)

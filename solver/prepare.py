@@ -1,0 +1,340 @@
+"""Compile every numba kernel a round can reach before the first round is solved (issue #15).
+
+``copter prepare`` (for images built ahead of time), ``copter init`` and ``copter demo`` call
+:func:`prepare`, so a later round never compiles: numba compiles each ``@njit(cache=True)`` kernel on its
+first call for each argument-type signature (tens of seconds per kernel family on the 2-core machine) and
+writes the machine code to its on-disk cache; every later process only loads it (milliseconds).
+
+Registry: :func:`kernels` walks the ``solver`` and ``formats`` packages, imports each module whose source
+uses ``njit`` and collects the numba dispatchers defined in it, so a kernel added anywhere joins the
+registry without a hand-kept list. Warm-up: the kernels are compiled by driving the public library over
+tiny instances of every path a round takes (:data:`WARM_UP`), so each kernel is compiled for exactly the
+argument types (int32/int64 indices, float64, contiguity) real rounds pass it: an MPS base and LP rounds
+(TE) cold and warm, with presolve off/on, the parallel kernels (``threads=2``), an infeasible LP, MILP
+rounds with structural deltas (Sia: jobs arrive and leave; LB), a general MILP through the improvement
+steps (RENS, dive, HiGHS fallback), and the TE path generator. ``tests/test_prepare.py`` checks the claim:
+after :func:`prepare`, a different and larger set of rounds compiles nothing and adds no kernel signature.
+
+Where the cache lives: ``$NUMBA_CACHE_DIR`` when set, else ``__pycache__`` beside each kernel's module
+(``*.nbi`` index + ``*.nbc`` code), else (read-only install) numba's per-user folder (``~/.cache/numba``).
+What invalidates it: a change of the kernel's source file (numba keys on its modification time and size),
+another numba/llvmlite or Python version, or another CPU model (the code is compiled for the host CPU).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PACKAGES = ("solver", "formats")  #: packages whose modules are searched for kernels
+PROGRESS_MESSAGE = "compiling solver kernels, once per install (a few minutes on 2 cores) ..."
+
+
+def kernels() -> dict[str, object]:
+    """The registry: every numba dispatcher defined in a module of :data:`PACKAGES`.
+
+    Modules are found with ``pkgutil.walk_packages``; only those whose source text contains ``njit`` are
+    imported (importing the baselines or the CLI is not needed to find kernels).
+    Returns:
+        ``"module.function" -> numba Dispatcher``, sorted by name.
+    Raises:
+        ImportError: a kernel module cannot be imported.
+    """
+    from numba.core.dispatcher import Dispatcher
+
+    found: dict[str, object] = {}
+    for name in _kernel_modules():
+        module = importlib.import_module(name)
+        for attr, obj in vars(module).items():
+            if isinstance(obj, Dispatcher) and getattr(obj.py_func, "__module__", None) == name:
+                found[f"{name}.{attr}"] = obj
+    return dict(sorted(found.items()))
+
+
+def _kernel_modules() -> list[str]:
+    """Names of the modules of :data:`PACKAGES` whose source uses ``njit``."""
+    names = []
+    for pkg_name in PACKAGES:
+        pkg = importlib.import_module(pkg_name)
+        for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{pkg_name}."):
+            spec = importlib.util.find_spec(info.name)
+            origin = getattr(spec, "origin", None)
+            if origin and origin.endswith(".py") and "njit" in Path(origin).read_text(encoding="utf-8"):
+                names.append(info.name)
+    return names
+
+
+def signatures() -> dict[str, int]:
+    """Number of compiled (or cache-loaded) signatures of each registered kernel in this process."""
+    return {name: len(d.signatures) for name, d in kernels().items()}
+
+
+class _CompileWatch:
+    """numba ``numba:compile`` listener: counts compilations and reports the first one to ``progress``."""
+
+    def __init__(self, progress: Callable[[str], None] | None):
+        from numba.core import event
+
+        class Listener(event.Listener):
+            def on_start(inner, ev):  # noqa: N805 - the outer object keeps the count
+                self.count += 1
+                if self.count == 1 and self.progress is not None:
+                    self.progress(PROGRESS_MESSAGE)
+
+            def on_end(inner, ev):  # noqa: N805
+                pass
+
+        self.progress = progress
+        self.count = 0
+        self.listener = Listener()
+
+
+def prepare(progress: Callable[[str], None] | None = None, force: bool = True) -> dict:
+    """Compile (or, with a warm cache, load) every kernel a round can reach, by running :data:`WARM_UP`.
+
+    Args:
+        progress: called once with :data:`PROGRESS_MESSAGE` when the first kernel actually needs compiling
+            (never with a warm cache), e.g. to print it on stderr.
+        force: run the warm-up even when the stamp (:func:`is_prepared`) says nothing changed since the last
+            one; ``copter init`` and ``copter demo`` pass False, so a warm install costs a few stat calls.
+    Returns:
+        {"seconds": wall time, "skipped": True when the stamp was current (nothing run), "compiled": number
+        of numba compilations (0 = the cache was warm), "kernels": size of the registry, "reached":
+        registered kernels with a signature in this process, "stamp": the stamp file or None}.
+    Raises:
+        CopterError: a warm-up step failed (a bug: the instances are fixed and tiny).
+    """
+    t0 = time.perf_counter()
+    if not force and is_prepared():
+        return {"seconds": time.perf_counter() - t0, "skipped": True, "compiled": 0, "kernels": None,
+                "reached": None, "stamp": str(stamp_path())}
+    from numba.core import event
+
+    registry = kernels()
+    watch = _CompileWatch(progress)
+    with event.install_listener("numba:compile", watch.listener), \
+            tempfile.TemporaryDirectory(prefix="copter-prepare-") as tmp:
+        for step in WARM_UP:
+            step(Path(tmp))
+    stamp = _write_stamp(registry)
+    return {"seconds": time.perf_counter() - t0, "skipped": False, "compiled": watch.count,
+            "kernels": len(registry), "reached": sum(1 for d in registry.values() if d.signatures),
+            "stamp": None if stamp is None else str(stamp)}
+
+
+# ------------------------------------------------------------------------------------------------ stamp
+# After a warm-up, a small JSON file records what the compiled code depends on: the versions of Python,
+# numba and llvmlite, the CPU, every source file of the solver and formats packages (modification time and
+# size: the same key numba uses, but over all files, since a non-kernel module decides which kernels run
+# with which argument types) and the numba index files the warm-up left. While all of it is unchanged the
+# cache holds every kernel a round needs, and init/demo skip the warm-up.
+
+STAMP_NAME = "copter-prepared.json"
+
+
+def stamp_path() -> Path:
+    """Where the stamp lives: ``$NUMBA_CACHE_DIR`` when set, else ``solver/__pycache__`` (beside numba's
+    cache of the solver's kernels)."""
+    import os
+
+    env = os.environ.get("NUMBA_CACHE_DIR")
+    if env:
+        return Path(env) / STAMP_NAME
+    return Path(__file__).resolve().parent / "__pycache__" / STAMP_NAME
+
+
+def _environment_key() -> dict:
+    """Versions, CPU and the (mtime_ns, size) of every .py file under :data:`PACKAGES`."""
+    import os
+    import platform
+    import sys
+    from importlib.metadata import version
+
+    root = Path(__file__).resolve().parent.parent
+    sources = {}
+    for pkg in PACKAGES:
+        for dirpath, dirnames, filenames in os.walk(root / pkg):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            for f in filenames:
+                if f.endswith(".py"):
+                    st = os.stat(os.path.join(dirpath, f))
+                    sources[os.path.relpath(os.path.join(dirpath, f), root)] = [st.st_mtime_ns, st.st_size]
+    return {"python": sys.version, "numba": version("numba"), "llvmlite": version("llvmlite"),
+            "machine": platform.machine(), "cpu": _cpu_model(), "sources": dict(sorted(sources.items()))}
+
+
+def _cpu_model() -> str:
+    """The CPU model name and flags (``/proc/cpuinfo``; ``platform.processor()`` elsewhere)."""
+    import platform
+
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor()
+    keep = [ln for ln in text.splitlines() if ln.startswith(("model name", "flags"))]
+    return "\n".join(keep[:2])
+
+
+def _index_files(registry: dict) -> dict:
+    """numba's index file of each registered kernel that has one: path -> (mtime_ns, size)."""
+    import os
+
+    out = {}
+    for d in registry.values():
+        path = getattr(getattr(getattr(d, "_cache", None), "_cache_file", None), "_index_path", None)
+        if path and os.path.exists(path):
+            st = os.stat(path)
+            out[path] = [st.st_mtime_ns, st.st_size]
+    return dict(sorted(out.items()))
+
+
+def _write_stamp(registry: dict) -> Path | None:
+    """Write the stamp atomically; None when its folder is not writable (then every init warms up)."""
+    import json
+    import os
+
+    path = stamp_path()
+    body = {"key": _environment_key(), "index": _index_files(registry)}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(body))
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        return None
+    return path
+
+
+def is_prepared() -> bool:
+    """True when the stamp exists and nothing it records changed (no numba import: a few stat calls)."""
+    import json
+    import os
+
+    try:
+        body = json.loads(stamp_path().read_text())
+        if body.get("key") != _environment_key() or not body.get("index"):
+            return False
+        for path, (mtime, size) in body["index"].items():
+            st = os.stat(path)
+            if [st.st_mtime_ns, st.st_size] != [mtime, size]:
+                return False
+    except (OSError, ValueError, TypeError, AttributeError):
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------- warm-up
+
+
+def _stream(scenario, folder: Path, rounds: int, base_name: str) -> None:
+    """init + ``rounds`` steps of ``scenario`` through files (base as MPS or Parquet, Parquet deltas)."""
+    from formats.io import write_delta, write_problem
+    from solver import rounds as rounds_lib
+
+    folder.mkdir()
+    base = folder / base_name
+    write_problem(scenario.base(), base)
+    rounds_lib.init(base, state_dir=folder / "state")
+    for r in range(1, rounds + 1):
+        path = folder / f"delta_{r:04d}.parquet"
+        write_delta(scenario.next_delta(r), path)
+        rounds_lib.step(path, state_dir=folder / "state", accept_failed=True)
+
+
+def _lp_rounds(tmp: Path) -> None:
+    """TE LP (its path generator included): MPS base (the MPS number scanner), cold init, warm steps."""
+    from solver.workloads import make_scenario
+
+    _stream(make_scenario("te", 6, seed=1), tmp / "te", 2, "base.mps")
+
+
+def _milp_rounds(tmp: Path) -> None:
+    """Sia (choice rows, jobs arriving and leaving: structural deltas) and LB MILP rounds."""
+    from solver.workloads import make_scenario
+
+    _stream(make_scenario("sia", 16, seed=1), tmp / "sia", 2, "base.parquet")
+    _stream(make_scenario("lb", (12, 4), seed=1), tmp / "lb", 1, "base.parquet")
+
+
+def _lp_variants(tmp: Path) -> None:
+    """LPs cold and warm with presolve off and on (one that HiGHS presolve reduces without solving it), the
+    parallel kernels (``threads=2``) and power iteration (no Pock-Chambolle scaling)."""
+    from solver.api import solve_problem
+    from solver.model.settings import Settings
+    from solver.workloads import make_scenario
+
+    lp = make_scenario("te", 5, seed=2).base()
+    cold = solve_problem(lp, Settings(presolve="off"))
+    solve_problem(lp, Settings(presolve="on"), cold.state)
+    solve_problem(lp, Settings(presolve="off"), cold.state)
+    solve_problem(lp, Settings(presolve="off", threads=2, parallel_min_nnz=0))
+    solve_problem(lp, Settings(presolve="off", pock_chambolle_alpha=None))
+    solve_problem(_reducible_lp(), Settings(presolve="on"))
+
+
+def _reducible_lp():
+    """4 x 4 LP with a fixed column and a singleton row: HiGHS presolve removes them, PDHG solves the rest."""
+    from solver.model.problem import Problem
+
+    return Problem.from_arrays(
+        cost=[-1.0, -2.0, -1.0, -1.5], col_lower=[0.0, 0.0, 1.0, 0.0], col_upper=[4.0, 4.0, 1.0, 4.0],
+        row_lower=[-1e30, -1e30, -1e30, 1.0], row_upper=[5.0, 3.0, 7.0, 6.0],
+        matrix=[[1.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 2.0, 1.0], [1.0, 1.0, 0.0, 1.0]],
+        name="copter-prepare-reducible")
+
+
+def _structural_deltas(tmp: Path) -> None:
+    """Rounds whose deltas insert and remove matrix entries, add and drop variables and constraints (the
+    one-pass CSC merge and the entry lookup)."""
+    from solver import rounds as rounds_lib
+    from solver.model.delta import Delta
+
+    state = tmp / "structural"
+    rounds_lib.init(_reducible_lp(), state_dir=state)
+    names = _reducible_lp()
+    x, r = list(names.col_names), list(names.row_names)
+    rounds_lib.step(Delta.concat([
+        Delta.vars(["new_x"], cost=[-1.0], upper=[2.0]), Delta.cons(["new_r"], upper=[3.0]),
+        Delta.coefs(var=[x[0], "new_x", x[1], x[3]], con=["new_r", r[0], r[2], r[0]], value=[1.0, 1.0, 0.0, 0.5]),
+    ], base_round=0), state_dir=state, accept_failed=True)
+    rounds_lib.step(Delta.concat([Delta.drop_vars(["new_x"]), Delta.drop_cons([r[1]]),
+                                  Delta.coefs(var=[x[2]], con=[r[3]], value=[2.0])], base_round=1),
+                    state_dir=state, accept_failed=True)
+
+
+def _infeasible_lp(tmp: Path) -> None:
+    """An infeasible LP, with presolve (HiGHS decides) and without (PDHG's infeasibility certificate)."""
+    from solver.api import solve_problem
+    from solver.model.settings import Settings
+
+    p = _small_problem(row_lower=[3.0, -1e30], row_upper=[1e30, 1.0], integrality=[0, 0])
+    solve_problem(p, Settings(presolve="off"))
+    solve_problem(p, Settings(presolve="on"))
+
+
+def _general_milp(tmp: Path) -> None:
+    """A general (non-choice-row) MILP through rounding, RENS, the dive and the HiGHS fallback."""
+    from solver.api import solve_problem
+    from solver.model.settings import Settings
+
+    p = _small_problem(row_lower=[-1e30, 2.0], row_upper=[3.5, 1e30], integrality=[1, 1])
+    solve_problem(p)
+    solve_problem(p, Settings(integer_submip_gap=0.0, integer_fallback_gap=0.0, mip_gap_tol=1e-9))
+
+
+def _small_problem(row_lower, row_upper, integrality):
+    """2 x 2 problem: minimise -x0 - 2 x1 over 0 <= x <= 10 with rows r0 = r1 = x0 + x1 within the bounds."""
+    from solver.model.problem import Problem
+
+    return Problem.from_arrays(cost=[-1.0, -2.0], col_lower=[0.0, 0.0], col_upper=[10.0, 10.0],
+                               row_lower=row_lower, row_upper=row_upper, matrix=[[1.0, 1.0], [1.0, 1.0]],
+                               integrality=[bool(v) for v in integrality], name="copter-prepare")
+
+
+WARM_UP = (_lp_rounds, _milp_rounds, _lp_variants, _structural_deltas, _infeasible_lp, _general_milp)
+"""The warm-up steps, in order; each takes a scratch folder."""
