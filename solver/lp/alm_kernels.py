@@ -12,8 +12,8 @@ xbar (n,), sbar (m,), primal steps tau (columns) and tau_s (rows) and the penalt
            + ||w||^2 / (2 sigma) - w'y / sigma
 
 whose gradient is A x(w) - s(w) + (w - y) / sigma and whose generalised Hessian is
-tau A_J A_J' + diag(tau_s [i in I] + 1/sigma), J the columns strictly inside their box, I the rows
-strictly inside theirs (Li, Sun & Toh, SIAM J. Optim. 30(3), 2020, sections 3-4: the same construction
+tau A_J A_J' + diag(tau_s [i in I] + 1/sigma), J the columns inside their (non-degenerate) box, I the
+rows inside theirs (Li, Sun & Toh, SIAM J. Optim. 30(3), 2020, sections 3-4: the same construction
 with slack rows added so that ranged rows need no special case).
 
 Every kernel has a plain-numpy twin in ``solver.lp.alm_kernels_ref`` that the tests compare.
@@ -34,7 +34,10 @@ def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma
         cp (n+1,) int64, ci (nnz,) int32, cv (nnz,) float64: CSC of A.
         w (m,): the point; c, xbar, lv, uv (n,); sbar, lc, uc, y (m,); tau, tau_s, sigma > 0 scalars.
     Outputs (overwritten): x (n,), s (m,), ax = A x (m,), grad (m,), col_active (n,) uint8 (1 where
-        lv < xbar + tau v < uv), row_active (m,) uint8 (1 where lc < sbar - tau_s w < uc).
+        lv <= xbar + tau v <= uv and lv < uv), row_active (m,) uint8 (1 where lc <= sbar - tau_s w <= uc
+        and lc < uc). At a kink (equality) the generalised Jacobian may take either side; the active side
+        keeps the Newton system from ignoring columns that any move of w activates (many ties at a warm
+        start whose duals are 0).
     Returns:
         Psi(w) (float).
     """
@@ -50,15 +53,15 @@ def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma
             g += cv[p] * w[ci[p]]
         v = g - c[j]
         z = xbar[j] + tau * v
-        if z <= lv[j]:
+        if z < lv[j]:
             xj = lv[j]
             col_active[j] = 0
-        elif z >= uv[j]:
+        elif z > uv[j]:
             xj = uv[j]
             col_active[j] = 0
         else:
             xj = z
-            col_active[j] = 1
+            col_active[j] = 1 if lv[j] < uv[j] else 0
         x[j] = xj
         d = xj - xbar[j]
         psi += v * xj - h * d * d
@@ -69,15 +72,15 @@ def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma
     isig = 1.0 / sigma
     for i in range(m):
         z = sbar[i] - tau_s * w[i]
-        if z <= lc[i]:
+        if z < lc[i]:
             si = lc[i]
             row_active[i] = 0
-        elif z >= uc[i]:
+        elif z > uc[i]:
             si = uc[i]
             row_active[i] = 0
         else:
             si = z
-            row_active[i] = 1
+            row_active[i] = 1 if lc[i] < uc[i] else 0
         s[i] = si
         d = si - sbar[i]
         psi += -w[i] * si - hs * d * d + 0.5 * isig * w[i] * w[i] - isig * w[i] * y[i]

@@ -17,10 +17,10 @@ def dual_eval_ref(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, s
     v = A.T @ w - c
     zx = xbar + tau * v
     x[:] = np.minimum(np.maximum(zx, lv), uv)
-    col_active[:] = (zx > lv) & (zx < uv)
+    col_active[:] = (zx >= lv) & (zx <= uv) & (lv < uv)
     zs = sbar - tau_s * w
     s[:] = np.minimum(np.maximum(zs, lc), uc)
-    row_active[:] = (zs > lc) & (zs < uc)
+    row_active[:] = (zs >= lc) & (zs <= uc) & (lc < uc)
     ax[:] = A @ x
     grad[:] = ax - s + (w - y) / sigma
     return float(v @ x - ((x - xbar) ** 2).sum() / (2 * tau) - w @ s - ((s - sbar) ** 2).sum() / (2 * tau_s)

@@ -1,0 +1,157 @@
+"""Warm rounds of the proximal ALM engine against PDHG and hot-started HiGHS simplex, in one run.
+
+For each workload, rounds 0..R are built with ``solver.differential.apply_delta`` from the scenario's
+deltas (TE: every demand drifts by +-10%, POP's perturbation; Sia and LB: their round deltas); round 0 is
+solved cold by PDHG (``solver.lp.dispatch.solve``, what a first round runs today); then every round r >= 1 is
+solved
+
+- ``pdhg cold``: ``dispatch.solve`` from scratch (presolve auto);
+- ``pdhg warm``: ``dispatch.solve`` warm-started from the previous PDHG warm round's state (map_state);
+- ``alm warm``: ``solve_alm`` warm-started from the previous ALM round's state (round 1: from PDHG's round 0);
+- ``alm cold``: ``solve_alm`` from scratch (only on the first ``--alm-cold-rounds`` rounds: slow);
+- ``highs hot``: HiGHS dual simplex hot-started from the previous round's basis by in-place edits
+  (``solver.baselines.highs_warm.WarmHighs``; round 0 by IPM + crossover);
+
+all at the same relative tolerance (copter: relative KKT ``--tol`` in original units; HiGHS: its own
+simplex tolerances). Times are wall seconds of the solve call (for copter: scaling, iterations and the
+original-space KKT; for HiGHS: the edits plus ``run()``). Printed per round, then per workload the
+median ratios: alm warm / pdhg cold, alm warm / alm cold, pdhg warm / pdhg cold, alm warm / highs hot.
+Goals (issue #17): TE Cogentco alm warm / cold <= 0.2 and faster than highs hot.
+
+Run: ``.venv/bin/python bench/bench_alm.py [--workloads te-cogentco te-ring sia lb] [--rounds 3]
+[--tol 1e-4] [--cap 300] [--alm-cold-rounds 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from solver.baselines.highs_warm import WarmHighs  # noqa: E402
+from solver.differential import apply_delta, map_state  # noqa: E402
+from solver.lp.alm import solve_alm  # noqa: E402
+from solver.lp.dispatch import solve  # noqa: E402
+from solver.model.problem import Problem  # noqa: E402
+from solver.model.settings import Settings  # noqa: E402
+from solver.workloads import make_scenario  # noqa: E402
+
+WORKLOADS = ("te-cogentco", "te-ring", "sia", "lb")
+
+
+def scenario(name: str, seed: int):
+    """(label, Scenario) for a workload name."""
+    if name == "te-cogentco":
+        from examples.te.loader import read_topology
+        from solver.workloads.te import TEScenario
+
+        data = Path(os.environ.get("COPTER_DATA") or REPO.parent / "shared" / "data")
+        return "TE Cogentco", TEScenario(topology=read_topology(data / "topologies" / "pop_Cogentco.graphml"),
+                                         seed=seed)
+    if name == "te-ring":
+        return "TE ring 24", make_scenario("te", None, seed=seed)
+    if name == "sia":
+        return "Sia 1024 GPUs", make_scenario("sia", 1024, seed=seed)
+    if name == "lb":
+        return "LB 256x32", make_scenario("lb", (256, 32), seed=seed)
+    raise SystemExit(f"unknown workload {name!r}; choose from {', '.join(WORKLOADS)}")
+
+
+def timed(fn, *a, **k):
+    t = time.perf_counter()
+    out = fn(*a, **k)
+    return out, time.perf_counter() - t
+
+
+def warm_up() -> None:
+    """Load every numba kernel (compiled and cached on first use) so no round times compilation."""
+    p = Problem.from_arrays(cost=[-1.0, -1.0], col_lower=[0, 0], col_upper=[1, 1], row_lower=[-np.inf],
+                            row_upper=[1.5], matrix=np.array([[1.0, 1.0]]))
+    solve(p, Settings(presolve="off"))
+    solve_alm(p, Settings())
+
+
+def run(label: str, sc, args) -> list[dict]:
+    s = Settings(tol=args.tol, time_limit_seconds=args.cap)
+    p = sc.base()
+    print(f"\n{label}: {p.n_rows} rows, {p.n_cols} columns, {p.nnz} nonzeros", flush=True)
+    hw = WarmHighs(solver="simplex", cold_solver="ipm", threads=1)
+    h0 = hw.solve(p, time_limit_seconds=args.cap)
+    r0, t0 = timed(solve, p, s)
+    print(f"  round 0: pdhg cold {r0.status.name} {t0:.2f} s ({r0.iterations} it); highs ipm cold "
+          f"{h0.status.name} {h0.seconds:.2f} s", flush=True)
+    pdhg_state, alm_state = r0.state, r0.state
+    rows = []
+    hdr = (f"  {'round':>5} {'pdhg cold':>10} {'pdhg warm':>10} {'alm cold':>10} {'alm warm':>10} {'highs hot':>10}"
+           f" {'alm/pdhgc':>9} {'alm w/c':>8} {'pdhg w/c':>8} {'alm/highs':>9}  alm warm detail")
+    print(hdr, flush=True)
+    for r in range(1, args.rounds + 1):
+        q, info = apply_delta(p, sc.next_delta(r, None))
+        cold, tc = timed(solve, q, s)
+        pw, tpw = timed(solve, q, s, warm_start=map_state(pdhg_state, info, q))
+        aw, taw = timed(solve_alm, q, s, warm_start=map_state(alm_state, info, q))
+        ac, tac = (None, math.nan)
+        if r <= args.alm_cold_rounds:
+            ac, tac = timed(solve_alm, q, s)
+        hh = hw.solve(q, time_limit_seconds=args.cap, info=info)
+        ref = hh.objective if math.isfinite(hh.objective) else cold.objective
+        row = {"round": r, "pdhg_cold": tc, "pdhg_warm": tpw, "alm_cold": tac, "alm_warm": taw,
+               "highs_hot": hh.seconds, "statuses": (cold.status.name, pw.status.name, aw.status.name,
+                                                     ac.status.name if ac else "-", hh.status.name),
+               "alm_obj_rel": abs(aw.objective - ref) / (1 + abs(ref))}
+        rows.append(row)
+        tail = aw.message.split("(")[-1].rstrip(")") if "(" in aw.message else aw.message
+        flag = "" if all(x in ("OPTIMAL", "-") for x in row["statuses"]) else f"  statuses {row['statuses']}"
+        print(f"  {r:5d} {tc:9.2f}s {tpw:9.2f}s {tac:9.2f}s {taw:9.2f}s {hh.seconds:9.2f}s "
+              f"{taw / tc:9.3f} {taw / tac:8.3f} {tpw / tc:8.3f} {taw / hh.seconds:9.3f}  {aw.status.name} "
+              f"{tail}; obj vs highs {row['alm_obj_rel']:.1e}{flag}", flush=True)
+        p, pdhg_state, alm_state = q, pw.state, aw.state
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--cap", type=float, default=300.0, help="time limit per solve, seconds")
+    ap.add_argument("--alm-cold-rounds", type=int, default=1, help="rounds on which the ALM also runs cold")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print("versions:", ", ".join(f"{k} {version(k)}" for k in ("copter", "numba", "numpy", "highspy")),
+          f"python {platform.python_version()}, {os.cpu_count()} cpus")
+    print(f"tol {args.tol:g}, cap {args.cap:g} s, {args.rounds} rounds; times are wall seconds of one solve")
+    warm_up()
+    summary = []
+    for w in args.workloads:
+        label, sc = scenario(w, args.seed)
+        rows = run(label, sc, args)
+
+        def med(key_a, key_b, rows=rows):
+            v = [r[key_a] / r[key_b] for r in rows if math.isfinite(r[key_a]) and math.isfinite(r[key_b])]
+            return statistics.median(v) if v else math.nan
+
+        summary.append((label, med("alm_warm", "pdhg_cold"), med("alm_warm", "alm_cold"),
+                        med("pdhg_warm", "pdhg_cold"), med("alm_warm", "highs_hot"),
+                        statistics.median(r["alm_warm"] for r in rows), statistics.median(r["highs_hot"] for r in rows)))
+    print("\nsummary (median over rounds; goals: TE Cogentco alm warm/cold <= 0.2, alm warm < highs hot)")
+    print(f"  {'workload':16s} {'alm w/pdhg c':>12} {'alm w/alm c':>11} {'pdhg w/c':>9} {'alm w/highs':>11} "
+          f"{'alm warm s':>10} {'highs hot s':>11}")
+    for label, a, b, c, d, e, f in summary:
+        print(f"  {label:16s} {a:12.3f} {b:11.3f} {c:9.3f} {d:11.3f} {e:10.3f} {f:11.3f}")
+
+
+if __name__ == "__main__":
+    main()
