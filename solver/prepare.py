@@ -49,9 +49,9 @@ def kernels() -> dict[str, object]:
     found: dict[str, object] = {}
     for name in _kernel_modules():
         module = importlib.import_module(name)
-        for attr, obj in vars(module).items():
+        for obj in vars(module).values():  # keyed by the function's own name: an alias is one kernel
             if isinstance(obj, Dispatcher) and getattr(obj.py_func, "__module__", None) == name:
-                found[f"{name}.{attr}"] = obj
+                found[f"{name}.{obj.py_func.__name__}"] = obj
     return dict(sorted(found.items()))
 
 
