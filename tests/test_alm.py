@@ -17,10 +17,11 @@ from solver.model.status import Status
 from solver.workloads.te import TEScenario
 from tests.helpers import assert_certified_optimal, highs_solution, lp, manifest, require_data
 
-# solved by the ALM itself (no handover) at 1e-6: ranged rows (boeing1), equality-heavy (afiro, sc105),
-# fixed/free columns and negative bounds (recipe), degenerate (degen2)
-OWN = ["afiro.mps", "adlittle.mps", "blend.mps.gz", "boeing1.mps.gz", "recipe.mps.gz", "sc105.mps.gz",
-       "degen2.mps.gz"]
+# test_pdhg_known's sample, solved by the ALM itself (no handover) at 1e-6: ranged rows (boeing1), an
+# objective constant (e226), equality-heavy (afiro, sc105, israel), fixed/free columns and negative bounds
+# (recipe, vtpbase), degenerate (degen2)
+OWN = ["afiro.mps", "adlittle.mps", "blend.mps.gz", "boeing1.mps.gz", "e226.mps", "israel.mps", "kb2.mps.gz",
+       "recipe.mps.gz", "sc105.mps.gz", "vtpbase.mps.gz", "degen2.mps.gz", "grow7.mps.gz"]
 TOL = 1e-6
 
 

@@ -20,7 +20,8 @@ proximal point method on the LP's saddle operator with steps (tau, sigma) = (eta
 eta plays the role of PDHG's step and omega of its primal weight, except that the step is implicit, so
 any eta > 0 converges and a large eta converges in few outer steps (finite termination on LPs: Rockafellar
 1976; Güler, SIAM J. Control Optim. 29(2), 1991). eta grows by ``step_growth`` after every outer step
-whose inner solve met its target (SNIPAL section 5 grows sigma the same way), and omega balances the
+whose inner solve met its target (SNIPAL section 5 grows sigma the same way) and shrinks by it after one
+whose Newton solve stalled (then omega is left alone); after a successful step omega balances the
 step's own relative residuals, primal ||A x+ - s+|| / (1 + ||b~||) against dual ||(x+, s+) - (xbar, sbar)|| /
 (tau (1 + ||c~||)) (residual balancing as in He, Yang & Wang, J. Optim. Theory Appl. 106, 2000): a ratio
 above ``weight_balance`` multiplies or divides omega by ``weight_factor``.
@@ -273,8 +274,12 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
             if math.sqrt(dot(w, w)) > 1e10 * (1.0 + y_start):
                 handover = "its multipliers diverged (an infeasible model?)"
                 break
-            if st.converged:
-                eta = min(eta * prm.step_growth, prm.step_max)
+            if not st.converged:
+                # the Newton solve stalled (line search at round-off, or its step cap): this eta is too
+                # ill-conditioned for it; step back instead of letting an inexact multiplier steer omega
+                eta = max(eta / prm.step_growth, prm.step_cold)
+                continue
+            eta = min(eta * prm.step_growth, prm.step_max)
             if res_p > prm.weight_balance * res_d:
                 omega *= prm.weight_factor
             elif res_d > prm.weight_balance * res_p:
