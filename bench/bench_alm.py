@@ -113,8 +113,10 @@ def run(label: str, sc, args) -> list[dict]:
         rows.append(row)
         tail = aw.message.split("(")[-1].rstrip(")") if "(" in aw.message else aw.message
         flag = "" if all(x in ("OPTIMAL", "-") for x in row["statuses"]) else f"  statuses {row['statuses']}"
-        print(f"  {r:5d} {tc:9.2f}s {tpw:9.2f}s {tac:9.2f}s {taw:9.2f}s {hh.seconds:9.2f}s "
-              f"{taw / tc:9.3f} {taw / tac:8.3f} {tpw / tc:8.3f} {taw / hh.seconds:9.3f}  {aw.status.name} "
+        acs = f"{tac:9.2f}s" if ac else f"{'-':>10}"
+        acr = f"{taw / tac:8.3f}" if ac else f"{'-':>8}"
+        print(f"  {r:5d} {tc:9.2f}s {tpw:9.2f}s {acs} {taw:9.2f}s {hh.seconds:9.2f}s "
+              f"{taw / tc:9.3f} {acr} {tpw / tc:8.3f} {taw / hh.seconds:9.3f}  {aw.status.name} "
               f"{tail}; obj vs highs {row['alm_obj_rel']:.1e}{flag}", flush=True)
         p, pdhg_state, alm_state = q, pw.state, aw.state
     return rows
