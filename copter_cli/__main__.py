@@ -1,3 +1,3 @@
-from copter_cli.app import main
+from copter_cli.entry import main
 
 main()

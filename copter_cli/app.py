@@ -74,8 +74,14 @@ def main(argv: list[str] | None = None) -> None:
     ``--json`` anywhere in ``argv`` a usage error (missing argument, unknown option or command, bad value)
     is printed as ``{"error": {"code": 2, "kind": "usage", "message": ...}}`` on stdout, still exit 2;
     ``--help`` keeps exit 0.
+
+    SIGINT: ``copter_cli.entry`` handles it until here; from here it is a KeyboardInterrupt, exit 130 with
+    the interrupted error (JSON with ``--json``) wherever it lands, parsing included. A closed stdout ends
+    with exit 141 and no output (``copter_cli.output.quiet_broken_pipe``).
     """
     import sys
+
+    from copter_cli import entry, exit_codes, output
 
     # --time-limit counts from process start (solver.clock): the console script passes no argv; an
     # in-process caller with argv keeps the library rule (the limit counts from the solve's start)
@@ -83,20 +89,42 @@ def main(argv: list[str] | None = None) -> None:
 
     start_command(process_start() if argv is None else None)
     args = sys.argv[1:] if argv is None else list(argv)
-    if "--json" not in args:
-        app(args=args)
-        return
+    json_out = "--json" in args
+    entry.release()
     try:
-        code = app(args=args, standalone_mode=False)
-    except typer.Abort:
-        from copter_cli import exit_codes
-        from copter_cli.output import print_json
-
-        print_json({"error": {"code": exit_codes.INTERRUPTED, "kind": "interrupted", "message": "aborted"}})
-        code = exit_codes.INTERRUPTED
-    except typer.TyperException as err:  # click's ClickException/UsageError derive from it
-        code = _usage_json(err)
+        if not json_out:
+            app(args=args)
+            return
+        try:
+            code = app(args=args, standalone_mode=False)
+        except typer.Abort:
+            code = exit_codes.INTERRUPTED
+        except typer.TyperException as err:  # click's ClickException/UsageError derive from it
+            code = _usage_json(err)
+        if code == exit_codes.INTERRUPTED and not output.ERROR_PRINTED:  # typer's own Exit(130) during parsing
+            _interrupted(json_out)
+    except KeyboardInterrupt:
+        _interrupted(json_out)
+    except BrokenPipeError:
+        try:
+            output.quiet_broken_pipe()
+        except typer.Exit:
+            code = exit_codes.BROKEN_PIPE
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _interrupted(json_out: bool) -> None:
+    """An interrupt outside a command body (while parsing): print the interrupted error, exit 130."""
+    import sys
+
+    from copter_cli import exit_codes
+    from copter_cli.output import print_json, say
+
+    message = "interrupted; nothing was done"
+    if json_out:
+        print_json({"error": {"code": exit_codes.INTERRUPTED, "kind": "interrupted", "message": message}})
+    say(f"error (interrupted, exit {exit_codes.INTERRUPTED}): {message}")
+    sys.exit(exit_codes.INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -65,9 +65,48 @@ def _print_report(report: dict) -> None:
 
 
 def _finish(report: dict, json_out: bool) -> int:
-    """Print a round report (JSON on stdout or the human table on stderr); its exit code."""
+    """Print a round report (JSON on stdout or the human table on stderr); its exit code. A round stored
+    but whose ``--out`` copy failed exits 7 (or 2): its JSON report then also carries ``error`` (code, kind,
+    message saying the round is stored and current, file)."""
+    code = exit_codes.for_report(report)
+    report = _with_out_error(report, code)
     emit(report, json_out, _print_report)
-    return exit_codes.for_report(report)
+    if "error" in report and not json_out:
+        say(f"error ({report['error']['kind']}, exit {code}): {report['error']['message']}")
+    return code
+
+
+def _with_out_error(report: dict, code: int) -> dict:
+    """The report plus ``error`` when its exit code comes from a failed ``--out`` copy."""
+    oe = report.get("out_error")
+    if not oe or code not in (exit_codes.ENVIRONMENT, exit_codes.USAGE):
+        return report
+    return {**report, "error": {"code": code, "kind": oe["kind"], "message": oe["message"], "file": oe["file"],
+                                "round_stored": oe.get("round_stored", True)}}
+
+
+def _finish_many(reports: list[dict], json_out: bool) -> int:
+    """Print the reports of ``step`` with several deltas: JSON ``{"rounds": [report, ...], "current_round",
+    "stopped_at"}`` (``stopped_at``: 1-based index of the delta whose round failed or whose --out copy
+    failed, else null), or one human table per round. Exit code: the first non-zero code of a report (the
+    one that stopped the batch), else 0."""
+    codes = [exit_codes.for_report(r) for r in reports]
+    reports = [_with_out_error(r, c) for r, c in zip(reports, codes, strict=True)]
+    code = next((c for c in codes if c), exit_codes.OK)
+    last = reports[-1] if reports else {}
+    current = last.get("current_round") if last.get("accepted") is False else last.get("round")
+    stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c), None)
+    obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
+
+    def human(_):
+        for r in reports:
+            say(f"delta {r.get('delta_index')}: {r.get('delta')}")
+            _print_report(r)
+            if "error" in r:
+                say(f"error ({r['error']['kind']}, exit {r['error']['code']}): {r['error']['message']}")
+
+    emit(obj, json_out, human)
+    return code
 
 
 STATE_OPT = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP)
@@ -76,6 +115,9 @@ ROUND_OPT = typer.Option(None, "--round", help=ROUND_HELP)
 REPORT_JSON_OPT = typer.Option(False, "--json", help="Print the round report as JSON on stdout.")
 RESULT_JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
+WAIT_OPT = typer.Option(0.0, "--wait", min=0.0, metavar="SECONDS",
+                        help="Wait up to SECONDS for another writer to release the state's lock instead of "
+                             "exiting 6 at once (inf: wait as long as it takes).")
 
 
 def _after_prepare(fn, *args):
@@ -93,6 +135,7 @@ def init_cmd(
     state: Path | None = STATE_OPT,
     keep: int = typer.Option(5, "--keep", help="Number of round generations to keep."),
     out: Path | None = OUT_OPT,
+    wait: float = WAIT_OPT,
     solver: opts.GivenOptions = None,
     json_out: bool = REPORT_JSON_OPT,
     debug: bool = DEBUG_OPT,
@@ -101,31 +144,38 @@ def init_cmd(
 
     The solver options given here are stored for later steps."""
     run(json_out, debug,
-        lambda: _finish(_after_prepare(rounds.init, base, _state(state), solver.settings(), keep, out), json_out))
+        lambda: _finish(_after_prepare(rounds.init, base, _state(state), solver.settings(), keep, out, wait),
+                        json_out))
 
 
 @opts.with_solver_options
 def step_cmd(
-    delta: Path = typer.Argument(..., metavar="DELTA", help="Delta Parquet file (copter.base_round = current round)."),
+    deltas: list[Path] = typer.Argument(..., metavar="DELTA",
+                                        help="Delta Parquet file(s) (copter.base_round = current round), "
+                                             "applied in order, each its own round."),
     state: Path | None = STATE_OPT,
     force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match."),
     accept_failed: bool = typer.Option(False, "--accept-failed",
                                        help="Advance CURRENT even if the round is infeasible/limited."),
     out: Path | None = OUT_OPT,
+    wait: float = WAIT_OPT,
     solver: opts.GivenOptions = None,
     json_out: bool = REPORT_JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
     """Apply DELTA, re-solve warm, store the next round.
 
-    Solver options given here override the ones stored by init for this round only."""
+    Several deltas (catching up after downtime) are applied in order, each its own round; the first that
+    fails stops the batch. Solver options given here override the ones stored by init for these rounds."""
 
     def body() -> int:
         st = _state(state)
         settings = None  # none given: the library uses the stored settings
         if solver:
             settings = solver.settings(rounds.settings_from_json(StateStore(st).config().get("settings")))
-        return _finish(rounds.step(delta, st, settings, force, accept_failed, out), json_out)
+        if len(deltas) == 1:
+            return _finish(rounds.step(deltas[0], st, settings, force, accept_failed, out, wait), json_out)
+        return _finish_many(rounds.step_many(deltas, st, settings, force, accept_failed, out, wait), json_out)
 
     run(json_out, debug, body)
 
@@ -213,6 +263,7 @@ def rollback_cmd(
     to: int | None = typer.Option(None, "--to", help="Kept round to make current (default: the one before the "
                                                      "current round; a later kept round moves forward again)."),
     state: Path | None = STATE_OPT,
+    wait: float = WAIT_OPT,
     json_out: bool = RESULT_JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -220,7 +271,8 @@ def rollback_cmd(
 
     Later rounds stay on disk, so --to can move forward again, until the next step starts a new branch and
     moves them into STATE/abandoned/."""
-    run(json_out, debug, lambda: emit(rounds.rollback(_state(state), to), json_out, lambda r: say(r["message"])))
+    run(json_out, debug,
+        lambda: emit(rounds.rollback(_state(state), to, wait), json_out, lambda r: say(r["message"])))
 
 
 def _say_export(res: dict) -> None:

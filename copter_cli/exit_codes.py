@@ -8,13 +8,21 @@
 | 3 | bad input: unreadable file, format or validation error, delta for another round, missing or damaged state |
 | 4 | the model is infeasible or unbounded |
 | 5 | limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION |
-| 6 | state busy: another writer holds the lock; retry later |
+| 6 | state busy: another writer holds the lock; retry later (or `--wait SECONDS`) |
+| 7 | environment fault: permission denied, read-only file system, disk full or over quota, I/O error, unusable `.lock`; the message names the path |
 | 130 | interrupted; the state is unchanged |
+| 141 | stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more is printed |
 """
 
 from __future__ import annotations
 
-from solver.model.errors import CopterError, InputError, StateBusyError, UsageError
+from solver.model.errors import (
+    CopterError,
+    EnvironmentFaultError,
+    InputError,
+    StateBusyError,
+    UsageError,
+)
 from solver.model.status import Status
 
 OK = 0
@@ -24,7 +32,9 @@ BAD_INPUT = 3
 INFEASIBLE_OR_UNBOUNDED = 4
 LIMIT_OR_NUMERICAL = 5
 BUSY = 6
+ENVIRONMENT = 7
 INTERRUPTED = 130
+BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer killed by a closed pipe
 
 TABLE = {
     OK: "success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply",
@@ -34,8 +44,12 @@ TABLE = {
                 "damaged state"),
     INFEASIBLE_OR_UNBOUNDED: "the model is infeasible or unbounded",
     LIMIT_OR_NUMERICAL: "limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION",
-    BUSY: "state busy: another writer holds the lock; retry later",
+    BUSY: "state busy: another writer holds the lock; retry later (or `--wait SECONDS`)",
+    ENVIRONMENT: ("environment fault: permission denied, read-only file system, disk full or over quota, I/O "
+                  "error, unusable `.lock`; the message names the path"),
     INTERRUPTED: "interrupted; the state is unchanged",
+    BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more "
+                  "is printed"),
 }
 
 
@@ -43,6 +57,14 @@ def for_error(err: BaseException) -> int:
     """Exit code for an exception raised by the library (anything unknown is an internal error)."""
     if isinstance(err, StateBusyError):
         return BUSY
+    if isinstance(err, EnvironmentFaultError):
+        return ENVIRONMENT
+    if isinstance(err, BrokenPipeError):
+        return BROKEN_PIPE
+    if isinstance(err, OSError):
+        from formats.faults import is_environment_fault
+
+        return ENVIRONMENT if is_environment_fault(err) else INTERNAL
     if isinstance(err, UsageError):
         return USAGE
     if isinstance(err, InputError):
@@ -65,10 +87,15 @@ def for_status(status: Status) -> int:
 
 def for_report(report: dict) -> int:
     """Exit code of a round report (``solver.rounds.init``/``step``): 0 for a no-op, else
-    :func:`for_status` of its status (a report without a status: limit or numerical trouble)."""
+    :func:`for_status` of its status (a report without a status: limit or numerical trouble). A round
+    that succeeded but whose ``--out`` copy failed (``out_error``) exits 7 (the machine refused) or 2."""
     if report.get("no_op"):
-        return OK
-    status = report.get("status")
-    if status is None:
-        return LIMIT_OR_NUMERICAL
-    return for_status(Status[status])
+        code = OK
+    elif report.get("status") is None:
+        code = LIMIT_OR_NUMERICAL
+    else:
+        code = for_status(Status[report["status"]])
+    out_error = report.get("out_error")
+    if code == OK and out_error:
+        return ENVIRONMENT if out_error.get("kind") == "environment" else USAGE
+    return code

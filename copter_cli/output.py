@@ -70,9 +70,13 @@ def say(text: str) -> None:
 
 
 def print_json(obj) -> None:
-    """Print one JSON object on stdout, plain text, newline-terminated."""
-    sys.stdout.write(dumps(obj) + "\n")
-    sys.stdout.flush()
+    """Print one JSON object on stdout, plain text, newline-terminated; a closed stdout ends the process
+    quietly with exit code 141 (:func:`quiet_broken_pipe`)."""
+    try:
+        sys.stdout.write(dumps(obj) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        quiet_broken_pipe()
 
 
 @contextmanager
@@ -80,8 +84,10 @@ def command_errors(json_out: bool, debug: bool):
     """Run a command body; map errors to the exit-code table.
 
     CopterError -> its code with a one-line message naming the culprit (JSON: ``{"error": {...}}``);
-    KeyboardInterrupt -> 130; any other exception -> 1, traceback only with ``--debug``.
-    ``typer.Exit`` passes through untouched.
+    KeyboardInterrupt -> 130; a closed stdout (BrokenPipeError) -> 141 without a word
+    (:func:`quiet_broken_pipe`); an OSError of the environment the library did not type (permission,
+    read-only file system, disk full) -> 7 naming the path; any other exception -> 1, traceback only with
+    ``--debug``. ``typer.Exit`` passes through untouched.
     """
     try:
         yield
@@ -89,6 +95,8 @@ def command_errors(json_out: bool, debug: bool):
         raise
     except KeyboardInterrupt:
         _fail(exit_codes.INTERRUPTED, "interrupted", "interrupted; the state is unchanged", json_out, {})
+    except BrokenPipeError:
+        quiet_broken_pipe()
     except CopterError as err:
         if debug:
             traceback.print_exc(file=sys.stderr)
@@ -96,17 +104,48 @@ def command_errors(json_out: bool, debug: bool):
     except Exception as err:  # noqa: BLE001 - last-resort mapping to "internal error"
         if debug:
             traceback.print_exc(file=sys.stderr)
+        from formats.faults import as_environment_fault, is_environment_fault
+
+        if is_environment_fault(err):
+            fault = as_environment_fault(err)
+            _fail(exit_codes.ENVIRONMENT, fault.kind, str(fault), json_out, fault.to_dict())
         msg = f"internal error: {type(err).__name__}: {err}"
         if not debug:
             msg += " (run with --debug for a traceback)"
         _fail(exit_codes.INTERNAL, "internal", msg, json_out, {})
 
 
+ERROR_PRINTED = []  #: non-empty once :func:`_fail` printed an error (``copter_cli.app.main`` reads it)
+
+
+def quiet_broken_pipe() -> None:
+    """stdout's reader went away (``copter history --json | head -1``): point file descriptor 1 at
+    /dev/null, so the interpreter's final flush cannot fail again, and exit 141 (what a shell reports for a
+    writer killed by SIGPIPE) without printing anything.
+
+    Raises:
+        typer.Exit: always, with ``exit_codes.BROKEN_PIPE``.
+    """
+    import os
+
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to silence
+        pass
+    raise typer.Exit(exit_codes.BROKEN_PIPE)
+
+
 def _fail(code: int, kind: str, message: str, json_out: bool, extra: dict) -> None:
+    ERROR_PRINTED.append(code)
     if json_out:
         err = {"code": code, "kind": kind, "message": message}
         err.update({k: v for k, v in extra.items() if k not in ("kind", "message")})
-        print_json({"error": err})
+        try:
+            print_json({"error": err})
+        except BrokenPipeError:
+            quiet_broken_pipe()
     # user text (names, paths, HiGHS messages) is never parsed as rich markup
     console.print(Text.assemble(("error", "bold red"), f" ({kind}, exit {code}): {message}"))
     raise typer.Exit(code)

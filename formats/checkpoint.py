@@ -45,6 +45,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -53,8 +54,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from formats.faults import as_environment_fault, io_fault, is_environment_fault
 from formats.fsync import fsync_path
-from solver.model.errors import StateBusyError, StateError
+from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
 
 if TYPE_CHECKING:  # numpy, pyarrow, filelock and the arrays are imported where used: show/history/rollback
     import numpy as np  # read JSON and CURRENT only and start without the numerical stack (issue #15)
@@ -88,20 +90,37 @@ def fault_point(name: str) -> None:
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` by a file holding ``text``: a new temp file (``O_EXCL``: never a planted link) in
+    the same folder, fsync, ``os.replace`` (replaces a link at ``path`` itself, never its target), fsync
+    of the folder. On failure before the replace the temp file is removed and ``path`` is untouched."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        io_fault("text", tmp)
+        with open(tmp, "x") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        io_fault("rename", path)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
     fsync_path(path.parent, directory=True)
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def write_json(path: Path, obj: dict) -> int:
     """Write ``obj`` as JSON to ``path`` and fsync; return the size in bytes."""
     from formats.reports import dumps
 
-    with open(path, "w") as f:
+    io_fault("json", path)
+    with open(path, "x") as f:  # only ever a new file in a fresh folder: never follows a planted link
         f.write(dumps(obj) + "\n")
         f.flush()
         os.fsync(f.fileno())
@@ -155,6 +174,7 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
         "primal_weight": pa.array([float(state.primal_weight)], type=pa.float64()),
         "iterations": pa.array([int(state.iterations)], type=pa.int64()),
     })
+    io_fault("state", path)
     with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
         w.write_table(table)
     fsync_path(path)
@@ -212,14 +232,21 @@ class GenerationWriter:
 
     Usage: ``w = store.begin(round)``, then :meth:`save_problem`, :meth:`save_state`, write any other
     files at :meth:`path` (fsync them, e.g. with ``formats.reports``), then :meth:`commit`. Call
-    :meth:`abort` on failure (removes the temporary folder).
+    :meth:`abort` on failure while CURRENT does not name the round (it undoes everything this writer did).
     """
 
     def __init__(self, store: StateStore, round_: int):
         self.store = store
         self.round = round_
         self.tmp = store.root / f".tmp-{gen_name(round_)}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        (self.tmp / "problem").mkdir(parents=True)
+        self.placed = False  # the folder was renamed to gen-NNNNNN
+        self.moves: list[tuple[Path, Path]] = []  # (from, to) of what abandon_from moved aside
+        try:
+            io_fault("mkdir", self.tmp)
+            (self.tmp / "problem").mkdir(parents=True)
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
         self.written_bytes = 0
         self.stored: dict[str, StoredArray] = {}
         self.bases: dict[str, np.ndarray] = {}
@@ -306,17 +333,20 @@ class GenerationWriter:
         fsync_path(self.tmp / "problem", directory=True)
         fsync_path(self.tmp, directory=True)
         fault_point("before_rename")
-        self.store.abandon_from(self.round)
+        self.store.abandon_from(self.round, moves=self.moves)
         fault_point("after_abandon")
         final = self.final
-        if final.exists():
+        io_fault("rename", final)
+        if os.path.lexists(final):  # not a folder (abandon_from moved every gen-* folder >= round aside)
             trash = self.store.root / f".trash-{final.name}-{uuid.uuid4().hex[:8]}"
             os.rename(final, trash)
             os.rename(self.tmp, final)
+            self.placed = True
             fsync_path(self.store.root, directory=True)
-            shutil.rmtree(trash, ignore_errors=True)
+            _remove_quietly(trash)
         else:
             os.rename(self.tmp, final)
+            self.placed = True
             fsync_path(self.store.root, directory=True)
         fault_point("after_rename")
         if self.problem is not None and self.store.reuse:
@@ -326,8 +356,41 @@ class GenerationWriter:
         return final
 
     def abort(self) -> None:
-        """Remove the temporary folder (nothing else was touched)."""
+        """Undo this writer's work; call only while CURRENT does not name the round. Removes the temporary
+        folder, or the generation already renamed into place, and moves what :meth:`StateStore.abandon_from`
+        moved aside back (best effort: a cleanup that fails leaves what the next writer's cleanup and
+        :meth:`StateStore.lineage` ignore)."""
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.placed:
+            trash = self.store.root / f".trash-{self.final.name}-{uuid.uuid4().hex[:8]}"
+            try:
+                os.rename(self.final, trash)
+            except OSError:
+                return
+            self.placed = False
+            _remove_quietly(trash)
+        batches = set()
+        for src, dst in reversed(self.moves):
+            try:
+                os.rename(dst, src)
+            except OSError:
+                continue
+            batches.add(dst.parent)
+        self.moves = []
+        for batch in batches:
+            for folder in (batch, batch.parent):  # the batch folder, then abandoned/ itself when empty
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
+
+
+def _remove_quietly(path: Path) -> None:
+    """Remove a folder (or file) copter renamed aside; errors are ignored (cleanup() retries later)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        _unlink_quietly(path)
 
 
 class StateStore:
@@ -345,12 +408,20 @@ class StateStore:
 
     # ------------------------------------------------------------------ locking
     @contextmanager
-    def lock(self, create: bool = False) -> Iterator[None]:
-        """Hold the state's writer lock; raise StateBusyError at once when another writer holds it.
+    def lock(self, create: bool = False, wait: float = 0.0) -> Iterator[None]:
+        """Hold the state's writer lock (one FileLock object per directory per process, re-entrant).
 
         Args:
             create: create the state folder when missing (``init``); otherwise a missing folder raises
-                StateError (nothing is created). One FileLock object per directory per process.
+                StateError (nothing is created).
+            wait: seconds to wait for another writer to release the lock (0: one attempt).
+        Raises:
+            StateBusyError: another writer still holds the lock after ``wait`` seconds.
+            EnvironmentFaultError: ``.lock`` is a folder, a symbolic link or another non-file (reason
+                ``"lock"``), or the lock file or the folder cannot be created or opened (permission,
+                read-only file system, disk full).
+            StateError: the path is a file, the folder is missing (without ``create``), or a name copter
+                uses inside it is a symbolic link (:meth:`check_links`).
         """
         from filelock import FileLock, Timeout
 
@@ -360,6 +431,8 @@ class StateStore:
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as err:
+                if is_environment_fault(err):
+                    raise as_environment_fault(err, self.root, "create the state directory") from err
                 raise StateError(f"cannot create the state directory: {err.strerror or err}",
                                  file=str(self.root)) from err
         elif not self.root.is_dir():
@@ -369,15 +442,66 @@ class StateStore:
         lk = _LOCKS.get(key)
         if lk is None:
             lk = _LOCKS[key] = FileLock(os.path.join(key, ".lock"), timeout=0)
+        self._check_lock_path()
         try:
-            lk.acquire(timeout=0)
+            lk.acquire(timeout=-1 if wait == float("inf") else max(0.0, float(wait)))  # filelock: -1 = forever
         except Timeout:
+            waited = f" (waited {wait:g} s)" if wait > 0 else ""
             raise StateBusyError(f"state directory {self.root} is busy: another copter writer holds "
-                                 f"{self.root / '.lock'}; retry later") from None
+                                 f"{self.root / '.lock'}{waited}; retry later or use --wait SECONDS") from None
+        except OSError as err:
+            self._check_lock_path()
+            from formats.faults import REASONS
+
+            raise EnvironmentFaultError(f"cannot lock: {err.strerror or err}",
+                                        file=str(self.root / ".lock"), reason=REASONS.get(err.errno, "lock"),
+                                        errno_name=_errno_name(err)) from err
         try:
+            self.check_links()
             yield
         finally:
             lk.release()
+
+    def _check_lock_path(self) -> None:
+        """Refuse a ``.lock`` that is not a regular file (a folder, a dangling or any symbolic link).
+
+        Raises:
+            EnvironmentFaultError: reason ``"lock"``, naming the path and what it is.
+        """
+        path = self.root / ".lock"
+        try:
+            st_ = os.lstat(path)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            raise EnvironmentFaultError(f"cannot use the lock file: {err.strerror or err}", file=str(path),
+                                        reason="lock", errno_name=_errno_name(err)) from err
+        if stat.S_ISREG(st_.st_mode):
+            return
+        what = (f"a symbolic link to {os.readlink(path)}" if stat.S_ISLNK(st_.st_mode) else
+                "a folder" if stat.S_ISDIR(st_.st_mode) else "not a regular file")
+        raise EnvironmentFaultError(f"cannot lock: it is {what}, not a lock file; remove it (copter creates it "
+                                    "again)", file=str(path), reason="lock")
+
+    def check_links(self) -> None:
+        """Refuse a symbolic link where copter reads or writes inside the state directory: ``CURRENT``,
+        ``config.json``, ``abandoned``, ``failed`` and the records in it, ``gen-*`` and copter's temporary
+        names. copter never follows a link out of the state (a symlinked ``abandoned/`` would receive
+        generations elsewhere). The state directory itself may be a link (``--state`` names it).
+
+        Raises:
+            StateError: naming the link and its target (exit code 3); nothing is changed.
+        """
+        for folder in (self.root, self.root / "failed"):
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for e in entries:
+                if e.is_symlink() and (folder != self.root or _is_own_name(e.name)):
+                    raise StateError(f"is a symbolic link (to {os.readlink(e.path)}); copter never "
+                                     "follows a link inside a state directory: replace it by the real file "
+                                     "or folder, or remove it", file=e.path)
 
     # ------------------------------------------------------------------ config
     @property
@@ -418,15 +542,9 @@ class StateStore:
             return None
 
     def is_complete(self, round_: int) -> bool:
-        """True when the generation's manifest is readable and every file it lists exists with its size."""
-        man = self.manifest(round_)
-        if not man or man.get("round") != round_ or not isinstance(man.get("files"), dict):
-            return False
-        folder = self.root / gen_name(round_)
-        try:
-            return all((folder / rel).stat().st_size == size for rel, size in man["files"].items())
-        except OSError:
-            return False
+        """True when the generation's manifest is readable and every file it lists exists with its size,
+        as a regular file (a symbolic link in a generation makes it incomplete: never followed)."""
+        return self.damage(round_) == ""
 
     def lineage(self, current: int) -> list[int]:
         """Kept rounds on the live branch through ``current``, ascending.
@@ -455,11 +573,12 @@ class StateStore:
             out.append(r)
         return sorted(out)
 
-    def abandon_from(self, round_: int) -> list[int]:
+    def abandon_from(self, round_: int, moves: list | None = None) -> list[int]:
         """Move every generation >= ``round_`` and every failed-round record > ``round_`` into
         ``abandoned/<utc with ns>-<id>/`` (one atomic rename each; newest first, so an interrupted move never
         leaves a gap below a kept round). Call under the lock, before a new generation ``round_`` is
-        renamed into place; CURRENT must name a round < ``round_``.
+        renamed into place; CURRENT must name a round < ``round_``. ``moves`` (when given) receives each
+        ``(from, to)`` pair, so a writer that fails later can move them back.
 
         Returns:
             The generation rounds moved.
@@ -471,11 +590,15 @@ class StateStore:
         ns = time.time_ns()  # the name sorts by time (prune keeps the newest batches)
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns // 10**9)) + f".{ns % 10**9:09d}Z"
         dest = self.root / "abandoned" / f"{stamp}-{uuid.uuid4().hex[:8]}"
+        io_fault("mkdir", dest)
         dest.mkdir(parents=True)
-        for r in sorted(gens, reverse=True):
-            os.rename(self.root / gen_name(r), dest / gen_name(r))
-        for p in fails:
-            os.rename(p, dest / f"failed-{p.name}")
+        pairs = [(self.root / gen_name(r), dest / gen_name(r)) for r in sorted(gens, reverse=True)]
+        pairs += [(p, dest / f"failed-{p.name}") for p in fails]
+        for src, dst in pairs:
+            io_fault("rename", dst)
+            os.rename(src, dst)
+            if moves is not None:
+                moves.append((src, dst))
         fsync_path(dest, directory=True)
         fsync_path(self.root, directory=True)
         return sorted(gens)
@@ -492,6 +615,7 @@ class StateStore:
         Raises:
             StateError: no complete generation at all (not initialised).
         """
+        self.check_links()
         text = None
         try:
             text = (self.root / "CURRENT").read_text().strip()
@@ -520,13 +644,18 @@ class StateStore:
         if not man or man.get("round") != round_ or not isinstance(man.get("files"), dict):
             return "generation.json is missing or unreadable"
         folder = self.root / gen_name(round_)
+        for sub in (folder, folder / "problem"):
+            if sub.is_symlink():
+                return f"{sub.name} is a symbolic link"
         for rel, size in man["files"].items():
             try:
-                got = (folder / rel).stat().st_size
+                st_ = os.lstat(folder / rel)
             except OSError:
                 return f"{rel} is missing"
-            if got != size:
-                return f"{rel} has {got} bytes, generation.json says {size}"
+            if not stat.S_ISREG(st_.st_mode):
+                return f"{rel} is not a regular file (a symbolic link?)"
+            if st_.st_size != size:
+                return f"{rel} has {st_.st_size} bytes, generation.json says {size}"
         return ""
 
     def load(self, round_: int | None = None, with_state: bool = True) -> Generation:
@@ -604,6 +733,13 @@ class StateStore:
         _write_text_atomic(self.root / "CURRENT", f"{round_}\n")
         fault_point("after_current")
 
+    def names_current(self, round_: int) -> bool:
+        """True when the CURRENT file on disk names ``round_`` (False when it is missing or unreadable)."""
+        try:
+            return (self.root / "CURRENT").read_text().strip() == str(round_)
+        except (OSError, ValueError):
+            return False
+
     def applied_in(self, sha256: str, up_to: int) -> int | None:
         """Round (<= ``up_to``) of a kept generation produced by the delta with this SHA-256, or None."""
         for r in reversed(self.generations()):
@@ -623,6 +759,7 @@ class StateStore:
         for r in gens:
             if r not in keep_set:
                 trash = self.root / f".trash-{gen_name(r)}-{uuid.uuid4().hex[:8]}"
+                io_fault("rename", trash)
                 os.rename(self.root / gen_name(r), trash)
                 removed.append(r)
         self.cleanup()
@@ -657,14 +794,22 @@ class StateStore:
             The record's folder. Only the newest ``keep`` records are kept.
         """
         base = self.root / "failed"
+        if not base.is_dir():
+            io_fault("mkdir", base)
         base.mkdir(exist_ok=True)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         name = f"round-{round_:06d}-{stamp}-{uuid.uuid4().hex[:6]}"
         tmp = base / f".tmp-{name}"
-        tmp.mkdir()
-        write_json(tmp / "report.json", report)
-        fsync_path(tmp, directory=True)
-        os.rename(tmp, base / name)
+        try:
+            io_fault("mkdir", tmp)
+            tmp.mkdir()
+            write_json(tmp / "report.json", report)
+            fsync_path(tmp, directory=True)
+            io_fault("rename", base / name)
+            os.rename(tmp, base / name)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         fsync_path(base, directory=True)
         for old in self.failures()[:-max(1, keep)]:
             shutil.rmtree(old, ignore_errors=True)
@@ -676,6 +821,18 @@ class StateStore:
         if not base.is_dir():
             return []
         return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
+
+
+def _is_own_name(name: str) -> bool:
+    """A name copter reads or writes at the top of a state directory (``.lock`` is checked by the lock)."""
+    return (name in ("CURRENT", "config.json", "abandoned", "failed", "log") or bool(_GEN_RE.match(name))
+            or name.startswith((".tmp-", ".trash-", ".CURRENT.", ".config.json.")))
+
+
+def _errno_name(err: OSError) -> str | None:
+    import errno
+
+    return errno.errorcode.get(err.errno) if err.errno is not None else None
 
 
 def _failed_round(path: Path) -> int:

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from formats.faults import io_fault
 from formats.fsync import fsync_path, link_or_copy  # noqa: F401 (re-exported)
 
 PATCH_MAX_FRACTION = 0.125   #: write a patch while it holds at most this fraction of the array's entries
@@ -44,6 +45,7 @@ def _to_arrow(values: np.ndarray) -> pa.Array:
 
 def write_columns(path: str | os.PathLike, columns: dict[str, np.ndarray | pa.Array]) -> int:
     """Write equal-length columns as one Arrow IPC file (one record batch), fsync it; return its size in bytes."""
+    io_fault("array", path)
     arrays = [c if isinstance(c, pa.Array) else _to_arrow(c) for c in columns.values()]
     batch = pa.RecordBatch.from_arrays(arrays, names=list(columns))
     with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, batch.schema) as writer:

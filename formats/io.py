@@ -6,20 +6,22 @@
 | ``.parquet``, ``.pq`` | ``formats.parquet`` (the long format of docs/DESIGN.md "Delta and problem files") |
 
 Anything else raises ``UsageError`` (exit code 2) naming the path and the accepted extensions.
+
+Writers never follow what is at the destination: the file is written to a new temporary file in the same
+folder and renamed over the destination (``formats.atomic``), so a symbolic link planted there is replaced,
+its target untouched. A write refused by the machine (permission, read-only file system, disk full) raises
+``EnvironmentFaultError`` (exit code 7) naming the destination.
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
-from formats.parquet import (
-    problem_to_delta,
-    read_delta,
-    read_problem_parquet,
-    write_delta,
-    write_problem_parquet,
-)
-from solver.model.errors import UsageError
+from formats import parquet as _parquet
+from formats.parquet import problem_to_delta, read_delta, read_problem_parquet
+from solver.model.delta import Delta
+from solver.model.errors import InputError, UsageError
 from solver.model.problem import Problem
 
 __all__ = ["read_problem", "write_problem", "read_delta", "write_delta", "problem_to_delta", "kind_of"]
@@ -58,14 +60,59 @@ def read_problem(path: str | os.PathLike) -> Problem:
 
 
 def write_problem(problem: Problem, path: str | os.PathLike) -> None:
-    """Write ``problem`` as MPS (free format, gzip for ``.gz``) or as a Parquet problem file.
+    """Write ``problem`` as MPS (free format, gzip for ``.gz``) or as a Parquet problem file, through a
+    temporary file renamed over ``path`` (see the module docstring).
 
     Raises:
-        UsageError: unknown extension. InputError: the file cannot be written.
+        UsageError: unknown extension. EnvironmentFaultError: the machine refused the write.
+        InputError: the file cannot be written otherwise (e.g. its folder does not exist), or (MPS) a name
+        free-format MPS cannot hold.
     """
-    if kind_of(path) == "mps":
-        from formats.mps import write_mps
+    kind = kind_of(path)
+    with _writing(path) as tmp:
+        if kind == "mps":
+            from formats.mps import write_mps
 
-        write_mps(problem, path)
-    else:
-        write_problem_parquet(problem, path)
+            write_mps(problem, tmp)
+        else:
+            _parquet.write_problem_parquet(problem, tmp)
+
+
+def write_delta(delta: Delta, path: str | os.PathLike) -> None:
+    """Write a delta as Parquet (``formats.parquet.write_delta``) through a temporary file renamed over
+    ``path`` (see the module docstring).
+
+    Raises:
+        EnvironmentFaultError: the machine refused the write. InputError: the folder does not exist.
+    """
+    with _writing(path) as tmp:
+        _parquet.write_delta(delta, tmp)
+
+
+@contextmanager
+def _writing(path: str | os.PathLike):
+    """A temporary file next to ``path`` (same extension, so writers choose the same format), renamed over
+    ``path`` when the block succeeds; errors become typed (environment faults: exit 7)."""
+    from formats.atomic import replacing
+    from formats.faults import as_environment_fault, is_environment_fault
+
+    low = str(path).lower()
+    suffix = next((e for e in (*_MPS, *_PARQUET) if low.endswith(e)), "")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError("folder does not exist", file=str(path))
+    try:
+        with replacing(path, suffix=suffix) as tmp:
+            yield tmp
+    except OSError as err:
+        if is_environment_fault(err):
+            raise as_environment_fault(err, path, destination=True) from err
+        raise InputError(f"cannot write ({err.strerror or err})", file=str(path)) from err
+    except InputError as err:
+        # the format writers report their own OSError as InputError (raised "from None", so the OS error is
+        # the context): a machine fault is still exit 7; either names the destination, not the temp file
+        cause = err.__cause__ or err.__context__
+        if is_environment_fault(cause):
+            raise as_environment_fault(cause, path, destination=True) from err
+        err.file = str(path)
+        raise

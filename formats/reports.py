@@ -58,14 +58,20 @@ def dumps(obj) -> str:
     return json.dumps(_clean(obj), allow_nan=False, default=str)
 
 
-def write_parquet(path: str | os.PathLike, table: pa.Table) -> int:
-    """Write ``table`` to ``path`` as Parquet and fsync it; return the size in bytes."""
-    pq.write_table(table, str(path))
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def write_parquet(path: str | os.PathLike, table: pa.Table, sync_folder: bool = True) -> int:
+    """Write ``table`` to ``path`` as Parquet and fsync it (and its folder unless ``sync_folder`` is False:
+    a generation being written fsyncs its folder once at commit); return the size in bytes.
+
+    Written to a new temporary file next to ``path`` and renamed over it (``formats.atomic``): a symbolic
+    link at ``path`` is replaced, its target never written; a failed write leaves ``path`` as it was.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    from formats.atomic import replacing
+
+    with replacing(path, sync_folder=sync_folder) as tmp:
+        pq.write_table(table, str(tmp))
     return os.path.getsize(path)
 
 

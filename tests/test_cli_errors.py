@@ -162,18 +162,22 @@ def test_init_out_that_is_a_file_exits_2_and_creates_no_state(capsys, base, tmp_
     assert not (tmp_path / "new").exists()
 
 
-def test_copy_to_out_failing_after_the_commit_warns_and_keeps_the_round_exit_code(capsys, st, tmp_path):
+def test_copy_to_out_failing_after_the_commit_exits_2_and_says_the_round_is_current(capsys, st, tmp_path):
+    # issue #16: an --out that fails after the round was stored is not exit 0; a reason other than the
+    # machine's (here a folder where a file goes) is a usage error, exit 2 (the machine's: 7, test_env_faults)
     out = tmp_path / "out"
     (out / "solution.parquet").mkdir(parents=True)  # passes the --out check, but the copy cannot write there
     code, js, _ = run_main(capsys, "step", _delta(tmp_path), "--state", st, "--json", "--out", out)
     rep = json.loads(js)
-    assert code == 0 and rep["round"] == 1 and rep["status"] == "OPTIMAL"
+    assert code == 2 and rep["round"] == 1 and rep["status"] == "OPTIMAL"
+    assert rep["error"]["code"] == 2 and rep["error"]["round_stored"] is True
+    assert "round 1 is stored and current" in rep["error"]["message"]
     assert any("copying its outputs to --out" in w for w in rep["warnings"])
     assert (st / "CURRENT").read_text() == "1\n"
     d2 = tmp_path / "d2.parquet"
     write_delta(Delta.concat([Delta.vars(["x4"], cost=[6.0])], base_round=1), d2)
     code, js, err = run_main(capsys, "step", d2, "--state", st, "--out", out)  # human output
-    assert code == 0 and js == "" and "warning" in err and "copying its outputs" in err
+    assert code == 2 and js == "" and "error (usage, exit 2)" in err and "round 2 is stored and current" in err
     assert (st / "CURRENT").read_text() == "2\n"
 
 

@@ -106,8 +106,8 @@ def test_a_bad_solver_option_on_step_is_a_usage_error_and_leaves_the_state_untou
 # --- the table (copter_cli.solver_options.OPTIONS) is the one declaration ---------------------------------------
 
 OWN_OPTIONS = {"solve": {"--output", "--json", "--debug", "--help"},
-               "init": {"--state", "--keep", "--out", "--json", "--debug", "--help"},
-               "step": {"--state", "--force", "--accept-failed", "--out", "--json", "--debug", "--help"}}
+               "init": {"--state", "--keep", "--out", "--wait", "--json", "--debug", "--help"},
+               "step": {"--state", "--force", "--accept-failed", "--out", "--wait", "--json", "--debug", "--help"}}
 
 
 def test_the_table_declares_the_documented_solver_options():

@@ -38,12 +38,15 @@ class CopterError(Exception):
             where.append(repr(self.entity))
         return (": ".join(where) + ": " if where else "") + self.message
 
+    context: dict | None = None  #: extra JSON fields a caller attached (e.g. which delta of several)
+
     def to_dict(self) -> dict:
         d = {"kind": self.kind, "message": str(self)}
         for k in ("file", "line", "entity"):
             v = getattr(self, k)
             if v is not None:
                 d[k] = v
+        d.update(self.context or {})
         return d
 
 
@@ -87,6 +90,32 @@ class StateBusyError(CopterError):
     """Another writer holds the state directory's lock (exit code 6); retry later."""
 
     kind = "busy"
+
+
+class EnvironmentFaultError(CopterError):
+    """The machine refused a file operation (exit code 7): permission denied, read-only file system, disk
+    full or over quota, an I/O error, or a lock path that cannot be used. ``file`` names the path; the
+    state directory is left as it was (a round is stored completely or not at all).
+
+    Attributes:
+        reason: ``"permission"``, ``"read_only"``, ``"no_space"``, ``"io"`` or ``"lock"``.
+        errno_name: the OS error's symbolic name (``"ENOSPC"``), or None.
+    """
+
+    kind = "environment"
+
+    def __init__(self, message: str, *, file: str | None = None, reason: str = "io",
+                 errno_name: str | None = None):
+        super().__init__(message, file=file)
+        self.reason = reason
+        self.errno_name = errno_name
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d["reason"] = self.reason
+        if self.errno_name:
+            d["errno"] = self.errno_name
+        return d
 
 
 class UsageError(CopterError):

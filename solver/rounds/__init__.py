@@ -60,10 +60,11 @@ def __getattr__(name: str):
 
 __all__ = ["DEFAULT_KEEP", "OUTPUT_FILES", "check_out_dir", "check_output_file", "compare", "default_state_dir",
            "delta_sha256", "export", "file_sha256", "history", "init", "require_round", "rollback",
-           "settings_from_json", "settings_to_json", "show", "step"]
+           "settings_from_json", "settings_to_json", "show", "step", "step_many"]
 
 
-def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None) -> dict:
+def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None,
+         wait: float = 0.0) -> dict:
     """Create a state directory from a base problem and solve round 0 (cold).
 
     Args:
@@ -73,6 +74,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         settings: solver settings, stored in config.json and used by later steps (defaults when None).
         keep: number of generations to keep (>= 1).
         out_dir: optional folder that receives copies of the round's outputs and report.json.
+        wait: seconds to wait for another writer's lock (0: StateBusyError at once).
     Returns:
         The round-0 report (also written to ``gen-000000/report.json``; ``formats.reports.round_report``):
         round, status, objective, iterations, warm_started, seconds {load, apply, solve, integerize, save,
@@ -82,14 +84,15 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         UsageError: keep < 1, or ``out_dir`` is unusable (checked first, see :func:`check_out_dir`).
         StateError: the directory is already initialised. StateBusyError: another writer holds the lock.
         FormatError, ValidationError (InputError subclasses): the base file is unreadable or invalid.
+        EnvironmentFaultError: the machine refused a write (see :func:`step`).
     """
     from solver.rounds import loop as _loop
 
-    return _loop.init(base, state_dir, settings, keep, out_dir)
+    return _loop.init(base, state_dir, settings, keep, out_dir, wait)
 
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
-         accept_failed: bool = False, out_dir=None) -> dict:
+         accept_failed: bool = False, out_dir=None, wait: float = 0.0) -> dict:
     """Apply one delta to the current round, solve warm, and store the next round.
 
     Args:
@@ -98,7 +101,9 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         settings: solver settings (default: those stored by :func:`init`).
         force: apply even when the delta's ``copter.base_round`` is not the current round.
         accept_failed: store and advance to a round whose status is not OPTIMAL/FEASIBLE.
-        out_dir: optional folder that receives copies of the round's outputs and report.json.
+        out_dir: optional folder that receives copies of the round's outputs and report.json (each file
+            renamed over its name: a symbolic link there is replaced, never written through).
+        wait: seconds to wait for another writer's lock (0: StateBusyError at once).
     Returns:
         The round report (as for :func:`init`, plus delta_sha256, previous_round, changed_variables,
         seconds["apply_linear"], warnings, abandoned_rounds when a rolled-back branch was moved aside);
@@ -109,11 +114,40 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         FormatError, ValidationError: the delta is unreadable or invalid (state untouched).
         RoundMismatchError: ``copter.base_round`` differs from the current round and not ``force``.
         UsageError: ``out_dir`` is unusable (checked before anything else; nothing changes). A copy to
-            ``out_dir`` that fails after the round is committed only adds a warning to the report.
+            ``out_dir`` that fails after the round is stored does not raise: the report gets a warning and
+            ``out_error`` (``solver.rounds.outputs.copy_out``; the CLI exits 7 or 2 for it).
+        EnvironmentFaultError: the machine refused a write (permission, read-only file system, disk full,
+            unusable ``.lock``): the message names the path and says whether the round was stored; before
+            CURRENT names it, everything the round wrote is undone (the state is unchanged).
     """
     from solver.rounds import loop as _loop
 
-    return _loop.step(delta, state_dir, settings, force, accept_failed, out_dir)
+    return _loop.step(delta, state_dir, settings, force, accept_failed, out_dir, wait)
+
+
+def step_many(deltas, state_dir=None, settings: Settings | None = None, force: bool = False,
+              accept_failed: bool = False, out_dir=None, wait: float = 0.0) -> list[dict]:
+    """Apply several deltas in order (catching up after downtime), each its own round stored atomically
+    by :func:`step`, under one hold of the writer lock (no other writer interleaves).
+
+    Args:
+        deltas: paths of delta Parquet files (or ``Delta`` objects), oldest first; each delta's
+            ``copter.base_round`` must be the round the previous one produced (or ``force``).
+        state_dir, settings, force, accept_failed, out_dir, wait: as for :func:`step` (``out_dir`` receives
+            each round's outputs in turn: at the end it holds those of the last round).
+    Returns:
+        One report per delta applied, in order, each with ``delta`` (its path) and ``delta_index``
+        (1-based). The batch stops after a round that failed and was not accepted (``"accepted": false``)
+        or whose ``--out`` copy failed (``out_error``): that report is the last one. A re-applied delta is
+        a no-op report and the batch goes on (running the same batch twice is harmless).
+    Raises:
+        Whatever :func:`step` raises for the first delta that fails; the rounds before it stay stored. The
+        error's message ends with ``[delta K of N: PATH; round(s) ... stored before it]`` and its
+        ``context`` holds delta, delta_index, deltas and stored_rounds (printed in the CLI's JSON error).
+    """
+    from solver.rounds import loop as _loop
+
+    return _loop.step_many(deltas, state_dir, settings, force, accept_failed, out_dir, wait)
 
 
 def show(state_dir=None, round_: int | None = None) -> dict:
@@ -151,7 +185,7 @@ def history(state_dir=None, last: int | None = None) -> list[dict]:
     return _history(state_dir, last)
 
 
-def rollback(state_dir=None, to: int | None = None) -> dict:
+def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
     """Make an earlier kept round current (default: the newest kept round before the current one).
 
     Later generations stay on disk (``to`` can move forward to them again) until the next :func:`step`
@@ -164,9 +198,10 @@ def rollback(state_dir=None, to: int | None = None) -> dict:
     Raises:
         UsageError: the requested round is not kept (the message lists the kept rounds), or there is no
         earlier round. StateError: not initialised or the round is damaged. StateBusyError: another writer
-        holds the lock.
+        holds the lock (after ``wait`` seconds). EnvironmentFaultError: CURRENT cannot be replaced
+        (read-only file system, permission, disk full; CURRENT unchanged) or ``.lock`` is unusable.
     """
-    return _inspect.rollback(state_dir, to)
+    return _inspect.rollback(state_dir, to, wait)
 
 
 def export(state_dir=None, output=None, round_: int | None = None) -> dict:

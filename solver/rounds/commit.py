@@ -7,6 +7,7 @@ import time
 
 from formats import reports
 from formats.checkpoint import Generation, StateStore, fault_point
+from formats.faults import as_environment_fault, is_environment_fault
 from solver.model.problem import Problem
 from solver.rounds.outputs import previous_allocation, write_outputs
 from solver.rounds.signals import sigint_deferred
@@ -37,11 +38,20 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
             total are added here); delta_sha: the delta's SHA-256 or None; extra: report fields to add.
         keep: number of generations to keep.
     Raises:
-        OSError: a write failed (the temporary generation is removed, CURRENT unchanged); a
-        KeyboardInterrupt before the commit likewise leaves the state as it was.
+        EnvironmentFaultError: a write failed for a reason of the machine (permission, read-only file
+            system, disk full): before CURRENT names the round everything this round wrote or moved is
+            undone (the state is as it was) and the message says so; after it (syncing the folder) the
+            message says the round is stored and current. Failing to remove old generations (pruning)
+            only adds a warning. Any other OSError, and a KeyboardInterrupt before the commit, likewise
+            leave the state as it was.
     """
     t = time.perf_counter()
-    writer = store.begin(round_)
+    try:
+        writer = store.begin(round_)
+    except OSError as err:
+        if is_environment_fault(err):
+            raise _fault(err, store, round_, stored=False) from err
+        raise
     try:
         writer.save_problem(problem, prev, None if info is None else set(info.changed_fields))
         fault_point("sigint_during_save")
@@ -63,11 +73,38 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
             writer.commit(report, {"delta_sha256": delta_sha, "status": report["status"], **parent})
             store.set_current(round_)
             _log(store, round_, report, prev, info)  # before pruning: a reconciliation still sees the old rounds
-            store.prune(keep, round_)
-    except BaseException:
-        writer.abort()
+            _prune(store, keep, round_, report)
+    except BaseException as err:
+        stored = store.names_current(round_)
+        if not stored:
+            writer.abort()
+        if is_environment_fault(err):
+            raise _fault(err, store, round_, stored) from err
         raise
     return report
+
+
+def _fault(err: OSError, store: StateStore, round_: int, stored: bool):
+    """The EnvironmentFaultError of a failed write of round ``round_``, saying whether it is stored."""
+    if stored:
+        note = f"; round {round_} is nevertheless stored and current"
+    else:
+        note = f"; round {round_} was not stored, the state directory is unchanged"
+    fault = as_environment_fault(err, store.root, "write")
+    fault.message += note
+    fault.context = {"round_stored": stored}
+    return fault
+
+
+def _prune(store: StateStore, keep: int, round_: int, report: dict) -> None:
+    """Remove generations beyond ``keep``; a failure only adds a warning (the round is stored and current,
+    the next round prunes again)."""
+    try:
+        store.prune(keep, round_)
+    except OSError as err:
+        report["warnings"] = [*report.get("warnings", []),
+                              f"round {round_} is stored and current, but removing old generations failed: "
+                              f"{err.strerror or err} ({err.filename or store.root}); the next round retries"]
 
 
 def _log(store: StateStore, round_: int, report: dict, prev: Generation | None, info) -> None:

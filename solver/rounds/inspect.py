@@ -82,10 +82,12 @@ def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
                      f"{', '.join(map(str, kept)) or 'none'})")
 
 
-def rollback(state_dir=None, to: int | None = None) -> dict:
+def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
     """Make an earlier kept round current; see :func:`solver.rounds.rollback`."""
+    from formats.faults import environment_faults
+
     store = StateStore(state_dir_or_default(state_dir))
-    with store.lock():
+    with store.lock(wait=wait), environment_faults(store.root):
         cur, _ = store.current()
         gens = store.lineage(cur)
         if to is None:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from formats import reports
 from formats.checkpoint import DEFAULT_KEEP, Generation, StateStore
+from formats.faults import environment_faults
 from solver.model.delta import Delta
-from solver.model.errors import RoundMismatchError, StateBusyError, StateError, UsageError
+from solver.model.errors import CopterError, RoundMismatchError, StateBusyError, StateError, UsageError
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.rounds.commit import phase_seconds, save_round
@@ -26,7 +27,8 @@ from solver.rounds.hashing import delta_hash, file_sha256
 from solver.rounds.outputs import check_out_dir, copy_out
 
 
-def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None) -> dict:
+def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None,
+         wait: float = 0.0) -> dict:
     """Create a state directory from a base problem and solve round 0 (cold); see :func:`solver.rounds.init`."""
     t0 = time.perf_counter()
     if keep < 1:
@@ -36,7 +38,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     settings = settings or Settings()
     created = not store.root.exists()
     try:
-        report = _init_locked(store, base, settings, keep, t0)
+        report = _init_locked(store, base, settings, keep, t0, wait)
     except StateBusyError:
         raise  # the folder is another writer's now
     except BaseException:
@@ -55,9 +57,9 @@ def _remove_if_created_empty(root: Path, created: bool) -> None:
         pass
 
 
-def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float) -> dict:
+def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float, wait: float = 0.0) -> dict:
     """The part of :func:`init` that runs under the writer lock; returns the round-0 report."""
-    with store.lock(create=True):
+    with store.lock(create=True, wait=wait), environment_faults(store.root):
         if store.initialised:
             raise StateError(f"already an initialised state directory (current round {store.current()[0]}); use "
                              "`copter step` or another --state", file=str(store.root))
@@ -91,12 +93,12 @@ def _read_delta(delta) -> Delta:
 
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
-         accept_failed: bool = False, out_dir=None) -> dict:
+         accept_failed: bool = False, out_dir=None, wait: float = 0.0) -> dict:
     """Apply one delta to the current round, solve warm, store the next round; see :func:`solver.rounds.step`."""
     t0 = time.perf_counter()
     check_out_dir(out_dir)
     store = StateStore(state_dir_or_default(state_dir))
-    with store.lock():
+    with store.lock(wait=wait), environment_faults(store.root):
         if not store.initialised:
             raise StateError(f"not an initialised copter state directory (run `copter init BASE --state "
                              f"{store.root}`)", file=str(store.root))
@@ -201,3 +203,36 @@ def _record_failure(store: StateStore, current: int, problem: Problem, result, t
             f"appending round {round_} to the round log failed: {err.strerror or err}; the next round adds it "
             "from its failed/ record")
     return report
+
+
+def step_many(deltas, state_dir=None, settings: Settings | None = None, force: bool = False,
+              accept_failed: bool = False, out_dir=None, wait: float = 0.0) -> list[dict]:
+    """Apply several deltas in order, each its own round (stored atomically by :func:`step`); see
+    :func:`solver.rounds.step_many`."""
+    deltas = list(deltas)
+    check_out_dir(out_dir)
+    store = StateStore(state_dir_or_default(state_dir))
+    reports_: list[dict] = []
+    with store.lock(wait=wait):  # held across the batch (re-entrant): no other writer interleaves
+        for i, delta in enumerate(deltas):
+            try:
+                report = step(delta, store.root, settings, force, accept_failed, out_dir)
+            except CopterError as err:
+                stored = [r["round"] for r in reports_ if r.get("accepted", True) and not r.get("no_op")]
+                err.message += (f" [delta {i + 1} of {len(deltas)}: {_label(delta)}; "
+                                + (f"round(s) {', '.join(map(str, stored))} stored before it]" if stored
+                                   else "nothing stored before it]"))
+                err.context = {**(err.context or {}), "delta": _label(delta), "delta_index": i + 1,
+                               "deltas": len(deltas), "stored_rounds": stored}
+                raise
+            report = {**report, "delta": _label(delta), "delta_index": i + 1}
+            reports_.append(report)
+            if report.get("accepted") is False or "out_error" in report:
+                break
+    return reports_
+
+
+def _label(delta) -> str:
+    """How a delta is named in reports: its path, or ``<Delta>`` for an in-memory one."""
+    return str(delta) if not isinstance(delta, Delta) else (delta.source or "<Delta>")
+

@@ -4,7 +4,6 @@ them, and the checks that refuse an unusable output path before any work."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,14 +29,14 @@ def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, 
         The number of changed variables (``changed_variables`` of the report).
     """
     reports.write_parquet(writer.path("solution.parquet"),
-                          reports.solution_table(problem.col_names, result.x, result.reduced_cost))
+                          reports.solution_table(problem.col_names, result.x, result.reduced_cost), False)
     reports.write_parquet(writer.path("duals.parquet"),
-                          reports.duals_table(problem.row_names, result.row_activity, result.y))
+                          reports.duals_table(problem.row_names, result.row_activity, result.y), False)
     changes = reports.changes_table(None if old is None else old.col_names, old_x, problem.col_names, result.x,
                                     None if old is None else old.row_names, problem.row_names,
                                     col_map=None if info is None else info.col_map,
                                     row_map=None if info is None else info.row_map)
-    reports.write_parquet(writer.path("changes.parquet"), changes)
+    reports.write_parquet(writer.path("changes.parquet"), changes, False)
     return reports.changed_variable_count(changes)
 
 
@@ -95,20 +94,41 @@ def check_out_dir(out_dir) -> None:
 def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
     """Copy the round's outputs and report.json into ``out_dir``; return the report.
 
-    The round is already committed: a failure here never raises, it returns a copy of the report with
-    a warning (the exit code stays the round's)."""
+    Each file is written to a new temporary file in ``out_dir`` and renamed over its name
+    (``formats.atomic``): a symbolic link planted at ``out_dir/solution.parquet`` is replaced, its target
+    never written. The round is already stored and current: a failure here never raises; it returns a copy
+    of the report with a warning and ``out_error`` = {"kind": "environment" (the machine refused: permission,
+    read-only file system, disk full) or "usage" (any other reason), "message", "file", "round_stored"} (the
+    CLI exits 7 or 2 for it when the round itself succeeded).
+    """
     if out_dir is None:
         return report
+    from formats.atomic import copy_file, write_text
+    from formats.faults import as_environment_fault, is_environment_fault
+
     out = Path(out_dir)
+    target = out
     try:
         out.mkdir(parents=True, exist_ok=True)
         for key in ("solution_path", "duals_path", "changes_path"):
             if report.get(key):
-                shutil.copyfile(state_dir / report[key], out / Path(report[key]).name)
-        (out / "report.json").write_text(reports.dumps(report) + "\n")
+                target = out / Path(report[key]).name
+                copy_file(state_dir / report[key], target)
+        target = out / "report.json"
+        write_text(target, reports.dumps(report) + "\n")
     except OSError as err:
+        where = err.filename if err.filename is not None else target
+        why = (as_environment_fault(err, where).message if is_environment_fault(err)
+               else f"cannot write {where}: {err.strerror or err}")
+        stored = report.get("accepted", True) is not False
+        if stored:
+            msg = f"round {report.get('round')} is stored and current, but copying its outputs to --out {out} failed"
+        else:
+            msg = (f"round {report.get('round')} was not stored (CURRENT stays at round "
+                   f"{report.get('current_round')}), and copying its report to --out {out} failed")
+        msg += f": {why}"
         report = dict(report)
-        report["warnings"] = [*report.get("warnings", []),
-                              f"round {report.get('round')} is stored in the state, but copying its outputs "
-                              f"to --out {out} failed: {err}"]
+        report["warnings"] = [*report.get("warnings", []), msg]
+        report["out_error"] = {"kind": "environment" if is_environment_fault(err) else "usage",
+                               "message": msg, "file": str(where), "round_stored": stored}
     return report

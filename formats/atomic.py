@@ -1,0 +1,90 @@
+"""Replacing an output file without following what is at its name.
+
+Every file copter writes outside the state directory (``solve -o``, ``export -o``, ``convert``, ``diff -o``,
+the files inside ``--out DIR``) is written to a new temporary file in the destination's folder (created
+with ``O_CREAT | O_EXCL``: never an existing file or link) and then renamed over the destination with
+``os.replace``. A symbolic link planted at the destination is therefore replaced by the file; its target
+is never opened or written. Readers never see a half-written file, and a failed write leaves the
+destination as it was (the temporary file is removed).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from formats.faults import io_fault
+from formats.fsync import fsync_path
+
+
+def _new_temp(path: Path, suffix: str) -> Path:
+    """Create an empty new file next to ``path`` (mode 0666 minus the umask, like ``open(..., "w")``)."""
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp{suffix}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
+    raise FileExistsError(f"no free temporary name next to {path}")
+
+
+@contextmanager
+def replacing(path: str | os.PathLike, suffix: str = "", sync: bool = True,
+              sync_folder: bool | None = None) -> Iterator[Path]:
+    """Yield a new temporary file next to ``path``; when the block ends without an exception, fsync it and
+    ``os.replace`` it onto ``path`` (then fsync the folder when ``sync``). On any exception the temporary
+    file is removed and ``path`` is untouched.
+
+    Args:
+        path: the destination file.
+        suffix: end of the temporary name (e.g. ``".mps.gz"`` for writers that choose by extension).
+        sync: fsync the file (and, unless ``sync_folder`` says otherwise, the folder after the rename).
+        sync_folder: fsync the folder after the rename (default: ``sync``; False inside a generation being
+            written, whose commit fsyncs the folder once).
+    Raises:
+        OSError: creating, writing or renaming failed (``formats.faults`` turns environment errors into
+        ``EnvironmentFaultError``).
+    """
+    path = Path(path)
+    io_fault("create", path)
+    tmp = _new_temp(path, suffix)
+    try:
+        yield tmp
+        if sync:
+            fsync_path(tmp)
+        io_fault("rename", path)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise
+    if sync if sync_folder is None else sync_folder:
+        fsync_path(path.parent if str(path.parent) else Path("."), directory=True)
+
+
+def copy_file(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+    """Copy ``src`` to ``dst`` through :func:`replacing` (a link at ``dst`` is replaced, not followed).
+
+    Raises:
+        OSError: reading ``src`` or writing next to ``dst`` failed.
+    """
+    import shutil
+
+    with replacing(dst) as tmp, open(src, "rb") as fin, open(tmp, "wb") as fout:
+        shutil.copyfileobj(fin, fout, 1 << 20)
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through :func:`replacing`."""
+    with replacing(path) as tmp, open(tmp, "w") as f:
+        f.write(text)
+
+
+__all__ = ["copy_file", "replacing", "write_text"]

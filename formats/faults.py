@@ -1,0 +1,104 @@
+"""Faults of the environment: which OS errors they are, the typed error they become, and the injection
+point the tests use to raise one at every write of a round.
+
+An ``OSError`` whose errno says the *machine* refused the operation (permission, read-only file system,
+disk full or over quota, I/O error) becomes :class:`~solver.model.errors.EnvironmentFaultError` (exit code
+7) naming the path; any other ``OSError`` is left alone (a bug, or handled where it is raised).
+
+Fault injection (tests only; a no-op unless the variables are set, one ``os.environ`` lookup per write):
+
+* ``COPTER_FAULT_ERRNO=ENOSPC@7`` makes the 7th write point of the process raise
+  ``OSError(ENOSPC, ..., path)`` (any errno name; counting starts at 1 and restarts when the value
+  changes or :func:`reset_io_faults` is called).
+* ``COPTER_FAULT_TRACE=FILE`` appends ``<n>\\t<point>\\t<path>`` for every write point reached, so a test
+  can learn how many write points a command has and then fail each one in turn.
+
+The kill points of the crash tests (``COPTER_FAULT_INJECT``) are ``formats.checkpoint.fault_point``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from solver.model.errors import EnvironmentFaultError
+
+REASONS = {
+    errno.EACCES: "permission", errno.EPERM: "permission",
+    errno.EROFS: "read_only",
+    errno.ENOSPC: "no_space", errno.EDQUOT: "no_space", errno.EFBIG: "no_space",
+    errno.EIO: "io",
+}
+"""errno -> ``EnvironmentFaultError.reason`` for the OS errors that are faults of the environment."""
+
+_COUNT = {"spec": None, "n": 0}
+
+
+def is_environment_fault(err: BaseException) -> bool:
+    """True for an ``OSError`` whose errno is one of :data:`REASONS`."""
+    return isinstance(err, OSError) and err.errno in REASONS
+
+
+def as_environment_fault(err: OSError, path=None, action: str = "write",
+                         destination: bool = False) -> EnvironmentFaultError:
+    """The typed error for an environment ``OSError``: names the path (the error's own filename, else
+    ``path``; always ``path`` when ``destination``, e.g. for a temporary file written on its behalf), the
+    action and the OS's words; ``str()`` gives e.g. ``/s/gen-000002: cannot write: No space left on device``.
+    """
+    where = path if destination or err.filename is None else err.filename
+    words = err.strerror or str(err)
+    name = errno.errorcode.get(err.errno) if err.errno is not None else None
+    msg = f"cannot {action}: {words}"  # the path is the error's ``file``, which str() puts first
+    return EnvironmentFaultError(msg, file=None if where is None else str(where),
+                                 reason=REASONS.get(err.errno, "io"), errno_name=name)
+
+
+@contextmanager
+def environment_faults(path, action: str = "write") -> Iterator[None]:
+    """Turn an environment ``OSError`` raised inside the block into :class:`EnvironmentFaultError`
+    (naming ``path`` when the error names no file); every other exception passes unchanged."""
+    try:
+        yield
+    except OSError as err:
+        if not is_environment_fault(err):
+            raise
+        raise as_environment_fault(err, path, action) from err
+
+
+def reset_io_faults() -> None:
+    """Restart the write-point count of ``COPTER_FAULT_ERRNO`` (in-process tests)."""
+    _COUNT["spec"], _COUNT["n"] = None, 0
+
+
+def io_fault(point: str, path) -> None:
+    """A write point: raise the ``OSError`` that ``$COPTER_FAULT_ERRNO`` asks for when this is the chosen
+    write, and record the point under ``$COPTER_FAULT_TRACE``. A no-op when neither is set.
+
+    Args:
+        point: what is written (``"array"``, ``"json"``, ``"parquet"``, ``"rename"``, ...).
+        path: the file or folder written.
+    Raises:
+        OSError: the injected fault, with ``filename=path``.
+    """
+    spec = os.environ.get("COPTER_FAULT_ERRNO")
+    trace = os.environ.get("COPTER_FAULT_TRACE")
+    if not spec and not trace:
+        return
+    key = spec or trace
+    if _COUNT["spec"] != key:
+        _COUNT["spec"], _COUNT["n"] = key, 0
+    _COUNT["n"] += 1
+    if trace:
+        with open(trace, "a") as f:
+            f.write(f"{_COUNT['n']}\t{point}\t{path}\n")
+    if spec:
+        name, _, at = spec.partition("@")
+        if int(at or 1) == _COUNT["n"]:
+            code = getattr(errno, name)
+            raise OSError(code, os.strerror(code), str(path))
+
+
+__all__ = ["REASONS", "as_environment_fault", "environment_faults", "io_fault", "is_environment_fault",
+           "reset_io_faults"]
