@@ -42,6 +42,7 @@ def print_table(res: dict) -> None:
         t.add_column(col, justify="left" if col in ("name", "status") else "right", no_wrap=True)
     for r in [res["copter"], *res["baselines"]]:
         status = str(r.get("status")) + (" (limit hit)" if r.get("hit_limit") and r["name"] != "copter" else "")
+        status += " (violates tol)" if r.get("violates_tol") else ""
         t.add_row(r["name"], status, _fmt(r.get("objective"), ".10g"), _fmt(r.get("objective_diff_rel"), ".2e"),
                   _fmt(r.get("max_row_violation"), ".2e"), _fmt(r.get("max_row_violation_rel"), ".2e"),
                   _fmt(r.get("integrality_violation"), ".1e"), _fmt(r.get("seconds"), ".3f"),
@@ -53,7 +54,8 @@ def print_table(res: dict) -> None:
             out.print(f"  {r['name']}: {r['message']}")
     out.print("objective and obj. diff rel only for OPTIMAL/FEASIBLE rows: diff = sense * (objective - best) / "
               "max(1, |best|) (0 = best, > 0 = worse); row viol. = max absolute row violation (rel: divided by "
-              "max(1, |bound|)); seconds = wall time on this machine (copter: apply + solve + integerize of "
+              "max(1, |bound|)); (violates tol) = a row or bound violated by more than "
+              f"{res.get('feasibility_tol', math.nan):.1e} relative to max(1, |bound|): never the best; seconds = wall time on this machine (copter: apply + solve + integerize of "
               "this round; POP: the whole call); x copter = seconds / copter's seconds; POP s = setup + "
               "slowest part (POP's own measure: one core per part).")
 
@@ -85,6 +87,10 @@ def register(app: typer.Typer) -> None:
             "auto", "--pop-scaling",
             help="Share of a shared row per POP part: auto (1/k for one-sided rows, the part's share of the "
                  "row's coefficient mass for two-sided band/equality rows) or uniform (1/k everywhere)."),
+        feasibility_tol: float | None = typer.Option(
+            None, "--feasibility-tol",
+            help="A point whose max row/bound violation relative to max(1, |bound|) exceeds this is flagged "
+                 "(violates_tol) and never ranked best (default: the state's --tol, 1e-4)."),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
@@ -101,7 +107,8 @@ def register(app: typer.Typer) -> None:
                 res = rounds.compare(st, baseline, ks=k, highs_solver=highs_solver, time_limit_seconds=time_limit,
                                      threads=threads, seed=seed, pop_client_regex=pop_client_regex,
                                      pop_shared_rows_regex=pop_shared_rows_regex, pop_workers=pop_workers,
-                                     pop_scaling=pop_scaling, progress=lambda b: status.update(f"running {b}"))
+                                     pop_scaling=pop_scaling, feasibility_tol=feasibility_tol,
+                                     progress=lambda b: status.update(f"running {b}"))
             if json_out:
                 print_json(res)
             else:

@@ -221,7 +221,8 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
 def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, highs_solver: str = "choose",
             time_limit_seconds: float = math.inf, threads: int | None = None, seed: int | None = None,
             pop_client_regex: str | None = None, pop_shared_rows_regex: str | None = None,
-            pop_workers: int | None = None, pop_scaling: str = "auto", progress=None) -> dict:
+            pop_workers: int | None = None, pop_scaling: str = "auto", feasibility_tol: float | None = None,
+            progress=None) -> dict:
     """Run baselines (``solver.baselines.registry``) on the current round of ``state_dir``.
 
     Args:
@@ -237,19 +238,23 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
         pop_client_regex, pop_shared_rows_regex: POP grouping overrides.
         pop_workers: POP worker processes (default: CPU count; 0: parts in this process).
         pop_scaling: POP's share of shared rows per part, ``auto`` or ``uniform`` (solver.baselines.pop).
+        feasibility_tol: the ruler of ``violates_tol`` (max row/bound violation relative to max(1, |bound|));
+            None = the state's solve tolerance ``tol`` (config.json). A row that violates it is never the best.
         progress: optional callable(str) told which baseline starts.
     Returns:
-        ``{"round", "n_cols", "n_rows", "nnz", "copter": {...}, "baselines": [{...}, ...]}``; every row has
-        name, status, objective, objective_diff_rel, seconds, time_ratio, max_row_violation,
-        max_row_violation_rel, max_bound_violation, integrality_violation, hit_limit, message
+        ``{"round", "n_cols", "n_rows", "nnz", "feasibility_tol", "copter": {...}, "baselines": [{...}, ...]}``;
+        every row has name, status, objective, objective_diff_rel, seconds, time_ratio, max_row_violation,
+        max_row_violation_rel, max_bound_violation, integrality_violation, max_violation_rel, violates_tol,
+        hit_limit, message
         (:mod:`solver.rounds.comparison` defines them; POP rows add the POP time fields).
     Raises:
         UsageError: unknown baseline or solver, k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
-            regex. StateError: not initialised/damaged, or the current round has no solved report.
+            regex, a feasibility_tol that is not positive and finite. StateError: not initialised/damaged, or the current round has no solved report.
     """
     from solver.rounds.comparison import run_compare  # imports HiGHS: only when comparing
 
     return run_compare(state_dir, baselines, ks=ks, highs_solver=highs_solver,
                        time_limit_seconds=time_limit_seconds, threads=threads, seed=seed,
                        pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
-                       pop_workers=pop_workers, pop_scaling=pop_scaling, progress=progress)
+                       pop_workers=pop_workers, pop_scaling=pop_scaling, feasibility_tol=feasibility_tol,
+                       progress=progress)

@@ -9,8 +9,9 @@ Row fields (the same for copter and every baseline; the bench scripts' rows use 
 
 - ``status``, ``objective`` (null unless the status is OPTIMAL or FEASIBLE: an infeasible, limited or
   failed row has no objective to compare), ``objective_diff_rel`` = sense * (objective - best) /
-  max(1, |best|) over the OPTIMAL/FEASIBLE rows (0 = best, > 0 = worse; null for the other rows, which
-  never count toward the best);
+  max(1, |best|), the best taken over the OPTIMAL/FEASIBLE rows without ``violates_tol`` (0 = best,
+  > 0 = worse; null for non-OPTIMAL/FEASIBLE rows, which never count toward the best);
+- ``max_violation_rel``, ``violates_tol``: see the feasibility ruler below;
 - ``seconds``: wall seconds of the method's work on this round's problem on this machine: copter's
   apply + solve + integerize phases (its report; load and save are I/O no baseline does), HiGHS's model
   hand-over + solve, POP's whole call (split, worker processes, parts, combine); ``time_ratio`` =
@@ -19,6 +20,14 @@ Row fields (the same for copter and every baseline; the bench scripts' rows use 
 - POP only: ``setup_seconds`` (split + sub-problems + combine), ``max_part_seconds`` (slowest part),
   ``sum_part_seconds``, and ``pop_seconds`` = setup_seconds + max_part_seconds, POP's own measure (the time
   with one core per part), with ``pop_time_ratio`` = pop_seconds / copter's seconds.
+
+Feasibility is judged on one stated ruler, ``feasibility_tol`` (top level of the result; default: the
+state's solve tolerance ``tol`` from config.json, 1e-4 unless ``init --tol`` chose another): each row gets
+``max_violation_rel`` = the largest violation of a row (``row_lower <= A x <= row_upper``) or of a column
+bound, each divided by max(1, |violated bound|), recomputed from the round's exact model, and
+``violates_tol`` = max_violation_rel > feasibility_tol, or (MILP) an integer column more than
+feasibility_tol from an integer. A row with ``violates_tol`` keeps its objective and diff (which may then
+be negative: it is "better" only by violating rows) but never counts toward the best.
 
 The ``highs-warm`` baseline keeps its simplex basis by name in ``STATE/baselines/highs-warm/``
 (:mod:`solver.rounds.basis_store`). To time round r hot-started from round r-1 it uses the stored basis
@@ -62,19 +71,60 @@ def copter_point(gen, problem: Problem) -> np.ndarray | None:
     return t.column("value").to_numpy()[pos.to_numpy()]
 
 
-def copter_row(gen, problem: Problem) -> dict:
-    """copter's own figures for this round: status and objective from its report, violations recomputed."""
+def _violation_rel(v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """max over entries of the violation of ``lo <= v <= hi`` divided by max(1, |violated bound|); 0 when
+    empty, nan when ``v`` holds a nan."""
+    if v.size == 0:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        below = np.where(np.isfinite(lo), (lo - v) / np.maximum(1.0, np.abs(lo)), 0.0)
+        above = np.where(np.isfinite(hi), (v - hi) / np.maximum(1.0, np.abs(hi)), 0.0)
+    worst = np.maximum(np.maximum(below, above), 0.0)
+    return math.nan if np.isnan(worst).any() else float(worst.max())
+
+
+def feasibility(problem: Problem, x: np.ndarray | None, tol: float) -> dict:
+    """The stated feasibility ruler of a compare row (see the module docstring).
+
+    Args:
+        problem: the round's exact model (m rows, n columns).
+        x: (n,) point in the problem's column order, or None (no point).
+        tol: ``feasibility_tol``, relative to max(1, |bound|).
+    Returns:
+        ``{"max_violation_rel": float (nan without a point), "violates_tol": bool, or None without a point}``;
+        a point holding nan violates. One sparse mat-vec plus O(m + n) numpy work.
+    """
+    if x is None:
+        return {"max_violation_rel": math.nan, "violates_tol": None}
+    x = np.asarray(x, dtype=np.float64)
+    worst = max(_violation_rel(problem.row_activity(x), problem.row_lower, problem.row_upper),
+                _violation_rel(x, problem.col_lower, problem.col_upper))
+    if problem.is_mip and not math.isnan(worst):
+        xi = x[problem.integrality]
+        off = float(np.max(np.abs(xi - np.round(xi)))) if xi.size else 0.0
+        violates = not (worst <= tol and off <= tol)
+    else:
+        violates = not (worst <= tol)  # nan violates
+    return {"max_violation_rel": worst, "violates_tol": violates}
+
+
+def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
+    """copter's own figures for this round: status from its report; objective and violations recomputed from
+    its saved point (``tol``: the feasibility ruler, see :func:`feasibility`)."""
     rep = gen.report
-    q = point_quality(problem, copter_point(gen, problem))
+    x = copter_point(gen, problem)
+    q = point_quality(problem, x)
     secs = rep.get("seconds") or {}
     solve_s = float(secs.get("solve", math.nan)) + float(secs.get("integerize", 0.0) or 0.0)
-    return {"name": "copter", "status": rep.get("status"), "objective": rep.get("objective", q.objective),
+    # the objective of the saved point, recomputed like every baseline's (the report's when there is no point)
+    obj = q.objective if x is not None and np.isfinite(q.objective) else rep.get("objective")
+    return {"name": "copter", "status": rep.get("status"), "objective": obj,
             "seconds": float(secs.get("apply", 0.0) or 0.0) + solve_s, "solve_seconds": solve_s,
             "round_seconds": secs.get("total"), "max_row_violation": q.max_row_violation,
             "max_row_violation_rel": q.max_row_violation_rel, "max_bound_violation": q.max_bound_violation,
             "integrality_violation": q.integrality_violation, "hit_limit": rep.get("status") == "TIME_LIMIT",
             "warm_started": rep.get("warm_started"), "iterations": rep.get("iterations"),
-            "message": rep.get("message", "")}
+            "message": rep.get("message", ""), **feasibility(problem, x, tol)}
 
 
 def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_limit_seconds: float,
@@ -104,16 +154,20 @@ def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_
 def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, highs_solver: str = "choose",
                 time_limit_seconds: float = math.inf, threads: int | None = None, seed: int | None = None,
                 pop_client_regex: str | None = None, pop_shared_rows_regex: str | None = None,
-                pop_workers: int | None = None, pop_scaling: str = "auto", progress=None) -> dict:
+                pop_workers: int | None = None, pop_scaling: str = "auto", feasibility_tol: float | None = None,
+                progress=None) -> dict:
     """Run ``baselines`` on the current round of ``state_dir``; see :func:`solver.rounds.compare`."""
     ks = list(dict.fromkeys(ks or [4]))
     names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers)
+    if feasibility_tol is not None and not (0 < feasibility_tol < math.inf):
+        raise UsageError(f"--feasibility-tol must be positive and finite, got {feasibility_tol}")
     store = StateStore(state_dir_or_default(state_dir))
     gen = store.load(with_state=False)
     problem = gen.problem
     if gen.report.get("status") is None:
         raise StateError(f"round {gen.round} has no solved report to compare against", file=str(store.root))
-    copter = copter_row(gen, problem)
+    tol = feasibility_tol if feasibility_tol is not None else _state_tol(store)
+    copter = copter_row(gen, problem, tol)
     ctx = registry.BaselineContext(round=gen.round, time_limit_seconds=time_limit_seconds,
                                    highs_solver=highs_solver, threads=threads, seed=seed,
                                    pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
@@ -122,12 +176,21 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     for name in names:
         if progress:
             progress(name)
-        out.append(registry.get(name).run(problem, ctx).summary())
+        res = registry.get(name).run(problem, ctx)
+        out.append({**res.summary(), **feasibility(problem, res.x, tol)})
     _derive(copter, out, problem.sense)
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
-              "copter": copter, "baselines": out}
+              "feasibility_tol": tol, "copter": copter, "baselines": out}
     _log(store, gen, result)
     return result
+
+
+def _state_tol(store: StateStore) -> float:
+    """The solve tolerance ``init`` stored in config.json (``Settings().tol`` when absent or unusable)."""
+    from solver.model.settings import Settings
+
+    tol = (store.config().get("settings") or {}).get("tol")
+    return float(tol) if isinstance(tol, int | float) and 0 < tol < math.inf else Settings().tol
 
 
 def _log(store: StateStore, gen, result: dict) -> None:
@@ -153,14 +216,15 @@ def _ratio(seconds, base) -> float:
 def _derive(copter: dict, rows: list[dict], sense: int) -> None:
     """Blank the objective of every row that is not OPTIMAL/FEASIBLE (None: an infeasible or limited row's
     point is no allocation to compare) and add ``objective_diff_rel`` (sense * (objective - best) /
-    max(1, |best|) over the OPTIMAL/FEASIBLE rows, >= 0; None for the other rows), ``time_ratio`` (seconds /
-    copter's seconds) and, for POP rows, ``pop_time_ratio`` (pop_seconds / copter's seconds)."""
+    max(1, |best|), the best over the OPTIMAL/FEASIBLE rows whose ``violates_tol`` is not True; >= 0 except
+    for a violating row; None for the other rows), ``time_ratio`` (seconds / copter's seconds) and, for POP
+    rows, ``pop_time_ratio`` (pop_seconds / copter's seconds)."""
     everyone = [copter, *rows]
     for r in everyone:
         obj = r.get("objective")
         if r.get("status") not in SUCCESS or obj is None or not np.isfinite(obj):
             r["objective"] = None
-    good = [r["objective"] for r in everyone if r["objective"] is not None]
+    good = [r["objective"] for r in everyone if r["objective"] is not None and r.get("violates_tol") is not True]
     best = (min(good) if sense == 1 else max(good)) if good else None
     base = copter.get("seconds")
     for r in everyone:
