@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from solver.baselines import solve_highs
-from solver.baselines.clients import EMPTY, GLOBAL, SHARED, group_clients
+from solver.partition.clients import EMPTY, GLOBAL, SHARED, group_clients
 from solver.baselines.pop import build_parts, solve_pop, split_clients
 from solver.model.errors import UsageError
 from solver.model.problem import Problem

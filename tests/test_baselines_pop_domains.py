@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from solver.baselines.clients import SHARED, group_clients
+from solver.partition.clients import SHARED, group_clients
 from solver.baselines.pop import solve_pop
 from solver.model.status import Status
 from solver.workloads import make_scenario

@@ -21,7 +21,7 @@ one full-length x, whose objective and violations are evaluated on the FULL prob
 Runtime is reported two ways: ``seconds`` is the wall time of the whole call on this machine (with as
 many worker processes as ``workers``), and ``extra["pop_seconds"]`` is POP's own measure, setup (split +
 sub-problem build + combine) plus the maximum over the parts' solve times, i.e. the time with k cores.
-Client grouping: :mod:`solver.baselines.clients`.
+Client grouping: :mod:`solver.partition.clients`; the split itself: :mod:`solver.partition.split`.
 """
 
 from __future__ import annotations
@@ -35,12 +35,18 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 
 import numpy as np
 
-from solver.baselines.clients import GLOBAL, SHARED, ClientGrouping, group_clients
 from solver.baselines.highs import check_solver, solve_highs
 from solver.baselines.result import BaselineResult, make_result, point_quality
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.status import Status
+from solver.partition.clients import ClientGrouping, group_clients
+from solver.partition.split import (
+    build_part_problems,
+    combine_points,
+    pop_shares,
+    split_clients,
+)
 
 FEASIBLE_REL_TOL = 1e-6  #: combined point counts as feasible when row/bound violations (rel.) are below this
 
@@ -50,101 +56,25 @@ _SEVERITY = [Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DU
              Status.FEASIBLE, Status.OPTIMAL]
 
 
-def split_clients(n_clients: int, k: int, seed: int | None) -> np.ndarray:
-    """(n_clients,) part id in ``0..k-1`` of every client: a uniformly random, size-balanced split."""
-    rng = np.random.default_rng(seed)
-    part = np.empty(n_clients, dtype=np.int64)
-    part[rng.permutation(n_clients)] = np.arange(n_clients, dtype=np.int64) % k
-    return part
-
-
-SCALINGS = ("auto", "uniform")
-
-
 def build_parts(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray,
                 k: int, shared_scaling: str = "auto") -> list[tuple[np.ndarray, Problem]]:
-    """The k sub-problems: ``[(cols, sub_problem), ...]`` with ``cols`` the (n_p,) full-problem columns.
+    """The k POP sub-problems: ``[(cols, sub_problem), ...]`` with ``cols`` the (n_p,) full-problem columns.
 
-    Part p holds its clients' columns plus every global column, its clients' rows, every global row
-    (unscaled) and every shared row with its bounds times the part's share (module docstring), each row
-    restricted to the part's columns; rows without a nonzero in the part are left out. ``col_part`` is
-    (n,) with -1 for global columns. O(k (nnz_global + m) + nnz) numpy work; sub-problems keep the full
-    problem's names.
+    POP's shares (:func:`solver.partition.split.pop_shares`, module docstring) on the split of
+    :func:`solver.partition.split.build_part_problems`. ``col_part`` is (n,) with -1 for global columns.
+
+    Raises:
+        UsageError: unknown ``shared_scaling``.
     """
-    if shared_scaling not in SCALINGS:
-        raise UsageError(f"unknown POP shared-row scaling {shared_scaling!r}; choose {' or '.join(SCALINGS)}")
-    indptr, counts = problem.a_indptr, np.diff(problem.a_indptr)
-    rc = grouping.row_client
-    shared = rc == SHARED
-    everywhere = shared | (rc == GLOBAL)
-    band = shared & np.isfinite(problem.row_lower) & np.isfinite(problem.row_upper)
-    if shared_scaling == "uniform":
-        band[:] = False
-    own_nnz = np.repeat(col_part >= 0, counts)
-    mass = np.bincount(problem.a_indices[own_nnz], weights=np.abs(problem.a_data[own_nnz]),
-                       minlength=problem.n_rows)
-    client_part = np.full(grouping.n_clients, -1, dtype=np.int64)
-    if grouping.n_clients:
-        client_part[grouping.col_client[grouping.col_client >= 0]] = col_part[grouping.col_client >= 0]
-    row_part = np.where(rc >= 0, client_part[np.maximum(rc, 0)] if grouping.n_clients else -1, -1)
-    glob = np.flatnonzero(col_part < 0)
-    parts = []
-    for p in range(k):
-        cols = np.union1d(np.flatnonzero(col_part == p), glob) if glob.size else np.flatnonzero(col_part == p)
-        lens = counts[cols]
-        ptr = np.zeros(cols.size + 1, dtype=np.int64)
-        np.cumsum(lens, out=ptr[1:])
-        pos = np.repeat(indptr[cols] - ptr[:-1], lens) + np.arange(ptr[-1], dtype=np.int64)
-        old_rows = problem.a_indices[pos]
-        keep = everywhere[old_rows] | (row_part[old_rows] == p)  # global columns touch other parts' rows
-        pos, old_rows = pos[keep], old_rows[keep]
-        sub_ptr = np.zeros(cols.size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(np.repeat(np.arange(cols.size), lens)[keep], minlength=cols.size), out=sub_ptr[1:])
-        rows = np.unique(old_rows)
-        sub_idx = np.searchsorted(rows, old_rows).astype(np.int32)  # monotone remap keeps columns sorted
-        scale = np.where(shared[rows], 1.0 / k, 1.0)
-        if band.any():
-            own = col_part[np.repeat(cols, lens)[keep]] >= 0
-            part_mass = np.bincount(sub_idx[own], weights=np.abs(problem.a_data[pos[own]]), minlength=rows.size)
-            total = mass[rows]
-            is_band = band[rows] & (total > 0)
-            scale[is_band] = part_mass[is_band] / total[is_band]
-        sub = Problem(
-            col_names=problem.col_names[cols], row_names=problem.row_names[rows], cost=problem.cost[cols],
-            col_lower=problem.col_lower[cols], col_upper=problem.col_upper[cols],
-            row_lower=problem.row_lower[rows] * scale, row_upper=problem.row_upper[rows] * scale,
-            integrality=problem.integrality[cols], a_indptr=sub_ptr, a_indices=sub_idx,
-            a_data=problem.a_data[pos], sense=problem.sense, offset=0.0, name=f"{problem.name}#pop{p}")
-        parts.append((cols, sub))
-    return parts
+    shares = pop_shares(problem, grouping, col_part, k, shared_scaling)
+    return [(part.cols, part.problem)
+            for part in build_part_problems(problem, grouping, col_part, k, shares, name="pop")]
 
 
 def combine_parts(problem: Problem, parts: list[tuple[np.ndarray, Problem]], points: list[np.ndarray],
                   global_cols: np.ndarray) -> np.ndarray:
-    """Concatenate the parts' (n_p,) points into one (n,) point.
-
-    Client columns take their part's value. Global columns (``global_cols``: (n,) bool) get one part's
-    values as a whole: the candidate whose full point has the smallest max relative row violation,
-    ties broken by the objective (e.g. the concurrent-flow fraction ``alpha`` becomes the smallest over
-    the parts, which keeps every demand row feasible). k extra mat-vecs when globals exist.
-    """
-    x = np.zeros(problem.n_cols, dtype=np.float64)
-    candidates = []
-    for (cols, _), xp in zip(parts, points, strict=True):
-        own = ~global_cols[cols]
-        x[cols[own]] = xp[own]
-        candidates.append(xp[~own])
-    if global_cols.any() and candidates:
-        gcols = np.flatnonzero(global_cols)
-        best, best_key = None, None
-        for cand in candidates:
-            x[gcols] = cand
-            q = point_quality(problem, x)
-            key = (q.max_row_violation_rel, -problem.sense * q.objective)
-            if best_key is None or key < best_key:
-                best, best_key = cand, key
-        x[gcols] = best
-    return x
+    """Concatenate the parts' (n_p,) points into one (n,) point (:func:`solver.partition.split.combine_points`)."""
+    return combine_points(problem, parts, points, global_cols)[0]
 
 
 def _solve_part(sub: Problem, solver: str, time_limit_seconds: float, threads: int | None,

@@ -50,7 +50,7 @@ class BaselineContext:
         highs_solver: HiGHS solver of ``highs`` and of POP's parts (``choose|simplex|ipm|pdlp|mip``).
         threads: HiGHS threads for highs/highs-warm (None = HiGHS default).
         seed: POP split seed (None = ``round``).
-        pop_client_regex, pop_shared_rows_regex: POP grouping overrides (:mod:`solver.baselines.clients`).
+        pop_client_regex, pop_shared_rows_regex: POP grouping overrides (:mod:`solver.partition.clients`).
         pop_scaling: POP's share of shared rows per part, ``auto`` or ``uniform``.
         pop_workers: POP worker processes when no ``pop_executor`` is given (None = CPU count, 0 = here).
         pop_executor: a process pool kept across rounds (``solver.baselines.pop.make_executor``) or None.

@@ -1,4 +1,4 @@
-"""Which columns belong to which client, and which rows are shared resources (for POP).
+"""Which columns belong to which client, and which rows are shared resources (for POP and partitioned rounds).
 
 POP (Narayanan et al., SOSP 2021) splits the *clients* of an allocation problem (jobs, commodities,
 shards) into k random groups and gives each group 1/k of every *shared resource* (GPU capacity, link

@@ -1,0 +1,16 @@
+"""Splitting allocation problems into parts by client: the POP baseline's split (``solver.baselines.pop``)
+and copter's partitioned continual rounds (``copter init --partitions K``).
+
+Modules:
+
+- :mod:`solver.partition.clients`: which columns belong to which client, which rows are shared resources.
+- :mod:`solver.partition.split`: the parts (client columns, owned rows, shared rows scaled by a share).
+- :mod:`solver.partition.layout`: the client -> part assignment kept across rounds (routing new clients).
+- :mod:`solver.partition.shares`: moving shares toward the parts with the highest shadow prices.
+- :mod:`solver.partition.bound`: a safe Lagrangian bound of the whole model from the parts' duals.
+- :mod:`solver.partition.executor`: running the parts on local processes or Ray tasks.
+- :mod:`solver.partition.store`: the per-part solver state in a generation folder.
+- :mod:`solver.partition.round`: one partitioned round (split, solve in parallel, merge, check).
+
+Nothing is imported here: ``solver.baselines.pop`` imports the split without the round machinery.
+"""

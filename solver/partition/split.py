@@ -1,0 +1,186 @@
+"""Splitting a problem into parts by client, with per-part shares of the shared rows (POP's construction).
+
+Shared by the POP baseline (``solver.baselines.pop``: Narayanan et al., "Solving Large-Scale Granular
+Resource Allocation Problems Efficiently with POP", SOSP 2021) and copter's partitioned rounds
+(``solver.partition.round``). Client grouping and shared-row detection: :mod:`solver.partition.clients`.
+
+Part p of a split holds its clients' columns plus every global column, its clients' rows, every global row
+(unscaled) and every shared row with its finite bounds times the part's *share* of that row, each row
+restricted to the part's columns; rows without a nonzero in the part are left out. Shares are a
+``(k, n_shared)`` array over the shared rows in row order (``np.flatnonzero(grouping.shared)``); a
+column of shares sums to 1, so parts that satisfy their rows give a combined point that satisfies the
+full row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.partition.clients import GLOBAL, SHARED, ClientGrouping
+
+SCALINGS = ("auto", "uniform")
+
+
+@dataclass(eq=False)
+class Part:
+    """One part of a split.
+
+    Attributes:
+        cols: (n_p,) int64 full-problem column of each part column (sorted).
+        rows: (m_p,) int64 full-problem row of each part row (sorted).
+        problem: the part's sub-problem (full problem's names; shared rows' bounds scaled by the share).
+    """
+
+    cols: np.ndarray
+    rows: np.ndarray
+    problem: Problem
+
+
+def split_clients(n_clients: int, k: int, seed: int | None) -> np.ndarray:
+    """(n_clients,) part id in ``0..k-1`` of every client: a uniformly random, size-balanced split."""
+    rng = np.random.default_rng(seed)
+    part = np.empty(n_clients, dtype=np.int64)
+    part[rng.permutation(n_clients)] = np.arange(n_clients, dtype=np.int64) % k
+    return part
+
+
+def column_parts(grouping: ClientGrouping, client_part: np.ndarray) -> np.ndarray:
+    """(n,) part of every column from the (n_clients,) part of every client; -1 for global columns."""
+    col_part = np.full(grouping.col_client.shape[0], -1, dtype=np.int64)
+    own = grouping.col_client >= 0
+    col_part[own] = client_part[grouping.col_client[own]]
+    return col_part
+
+
+def shared_rows(grouping: ClientGrouping) -> np.ndarray:
+    """(n_shared,) int64 indices of the shared rows, in row order (the columns of a shares array)."""
+    return np.flatnonzero(grouping.row_client == SHARED)
+
+
+def part_row_mass(problem: Problem, col_part: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """(k, rows.size) sum of ``|a_ij|`` over each part's own (non-global) columns j, for the given rows."""
+    pos = np.full(problem.n_rows, -1, dtype=np.int64)
+    pos[rows] = np.arange(rows.size, dtype=np.int64)
+    nnz_part = np.repeat(col_part, np.diff(problem.a_indptr))
+    r = pos[problem.a_indices]
+    sel = (r >= 0) & (nnz_part >= 0)
+    flat = np.bincount(nnz_part[sel] * rows.size + r[sel], weights=np.abs(problem.a_data[sel]),
+                       minlength=k * rows.size)
+    return flat.reshape(k, rows.size)
+
+
+def pop_shares(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray, k: int,
+               shared_scaling: str = "auto") -> np.ndarray:
+    """POP's (k, n_shared) shares of the shared rows.
+
+    ``"uniform"``: 1/k everywhere. ``"auto"``: 1/k for one-sided rows; for a row with two finite bounds
+    (a band or an equality) the part's share of the row's coefficient mass ``sum |a_ij|`` over its own
+    columns (1/k when the row has no mass outside global columns); see ``solver.baselines.pop``.
+
+    Raises:
+        UsageError: unknown ``shared_scaling``.
+    """
+    if shared_scaling not in SCALINGS:
+        raise UsageError(f"unknown POP shared-row scaling {shared_scaling!r}; choose {' or '.join(SCALINGS)}")
+    rows = shared_rows(grouping)
+    shares = np.full((k, rows.size), 1.0 / k)
+    if shared_scaling == "uniform" or rows.size == 0:
+        return shares
+    band = np.isfinite(problem.row_lower[rows]) & np.isfinite(problem.row_upper[rows])
+    if band.any():
+        mass = part_row_mass(problem, col_part, rows[band], k)
+        total = mass.sum(axis=0)
+        ok = total > 0
+        sub = shares[:, band]
+        sub[:, ok] = mass[:, ok] / total[ok]
+        shares[:, band] = sub
+    return shares
+
+
+def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray, k: int,
+                        shares: np.ndarray, name: str = "part") -> list[Part]:
+    """The k parts of ``problem`` (module docstring).
+
+    Args:
+        problem: the full problem (n columns, m rows).
+        grouping: its client grouping.
+        col_part: (n,) part of every column, -1 for global columns.
+        k: number of parts.
+        shares: (k, n_shared) share of every shared row (:func:`shared_rows` order) per part.
+        name: sub-problem names are ``f"{problem.name}#{name}{p}"``.
+    Returns:
+        k Parts (a part may be empty). O(k (nnz_global + m) + nnz) numpy work.
+    """
+    indptr, counts = problem.a_indptr, np.diff(problem.a_indptr)
+    rc = grouping.row_client
+    shared = rc == SHARED
+    everywhere = shared | (rc == GLOBAL)
+    spos = np.full(problem.n_rows, -1, dtype=np.int64)
+    spos[shared_rows(grouping)] = np.arange(int(shared.sum()), dtype=np.int64)
+    client_part = np.full(grouping.n_clients, -1, dtype=np.int64)
+    if grouping.n_clients:
+        client_part[grouping.col_client[grouping.col_client >= 0]] = col_part[grouping.col_client >= 0]
+    row_part = np.where(rc >= 0, client_part[np.maximum(rc, 0)] if grouping.n_clients else -1, -1)
+    glob = np.flatnonzero(col_part < 0)
+    parts = []
+    for p in range(k):
+        cols = np.union1d(np.flatnonzero(col_part == p), glob) if glob.size else np.flatnonzero(col_part == p)
+        lens = counts[cols]
+        ptr = np.zeros(cols.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=ptr[1:])
+        pos = np.repeat(indptr[cols] - ptr[:-1], lens) + np.arange(ptr[-1], dtype=np.int64)
+        old_rows = problem.a_indices[pos]
+        keep = everywhere[old_rows] | (row_part[old_rows] == p)  # global columns touch other parts' rows
+        pos, old_rows = pos[keep], old_rows[keep]
+        sub_ptr = np.zeros(cols.size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(np.repeat(np.arange(cols.size), lens)[keep], minlength=cols.size), out=sub_ptr[1:])
+        rows = np.unique(old_rows)
+        sub_idx = np.searchsorted(rows, old_rows).astype(np.int32)  # monotone remap keeps columns sorted
+        sp = spos[rows]
+        scale = np.where(sp >= 0, shares[p, np.maximum(sp, 0)] if shares.size else 1.0, 1.0)
+        sub = Problem(
+            col_names=problem.col_names[cols], row_names=problem.row_names[rows], cost=problem.cost[cols],
+            col_lower=problem.col_lower[cols], col_upper=problem.col_upper[cols],
+            row_lower=problem.row_lower[rows] * scale, row_upper=problem.row_upper[rows] * scale,
+            integrality=problem.integrality[cols], a_indptr=sub_ptr, a_indices=sub_idx,
+            a_data=problem.a_data[pos], sense=problem.sense, offset=0.0, name=f"{problem.name}#{name}{p}")
+        parts.append(Part(cols=cols, rows=rows.astype(np.int64), problem=sub))
+    return parts
+
+
+def combine_points(problem: Problem, parts: list, points: list[np.ndarray],
+                   global_cols: np.ndarray) -> tuple[np.ndarray, int]:
+    """Concatenate the parts' (n_p,) points into one (n,) point; return it and the part whose global
+    values it took (-1 without global columns).
+
+    ``parts`` holds Parts or ``(cols, sub_problem)`` pairs. Client columns take their part's value. Global
+    columns (``global_cols``: (n,) bool) get one part's values as a whole: the candidate whose full point
+    has the smallest max relative row violation, ties broken by the objective (e.g. the concurrent-flow
+    fraction ``alpha`` becomes the smallest over the parts, which keeps every demand row feasible).
+    k extra mat-vecs when globals exist.
+    """
+    from solver.baselines.result import point_quality
+
+    x = np.zeros(problem.n_cols, dtype=np.float64)
+    candidates = []
+    for part, xp in zip(parts, points, strict=True):
+        cols = part.cols if isinstance(part, Part) else part[0]
+        own = ~global_cols[cols]
+        x[cols[own]] = xp[own]
+        candidates.append(xp[~own])
+    chosen = -1
+    if global_cols.any() and candidates:
+        gcols = np.flatnonzero(global_cols)
+        best_key = None
+        for i, cand in enumerate(candidates):
+            x[gcols] = cand
+            q = point_quality(problem, x)
+            key = (q.max_row_violation_rel, -problem.sense * q.objective)
+            if best_key is None or key < best_key:
+                chosen, best_key = i, key
+        x[gcols] = candidates[chosen]
+    return x, chosen
