@@ -1,0 +1,176 @@
+"""What a cron job pays per command (issue #15): ``copter step`` as one process per round against the same
+round in-process (``solver.rounds.step``), and the start-up of the commands that do not solve.
+
+Part 1, per scale (default: Sia 128 GPUs "small" and Sia 1,024 GPUs "medium"): the scenario's base and
+``--rounds`` deltas are written to files; two states are initialised from the base; then round by round
+the same delta file is applied to state A by ``copter step DELTA --state A --json`` (a new process, default
+options; timed from spawn to exit) and to state B by ``solver.rounds.step`` in this process (kernels and
+modules already loaded; timed around the call), alternating which goes first. Printed per round: both
+wall times, the CLI's extra seconds (wall - in-process wall) and the ratio, and per phase (load, apply,
+solve, integerize, save, total from each round's report) the medians of both. Target: the CLI adds
+<= 0.5 s (imports + numba cache load + state load + save).
+
+Part 2: ``copter --help``, ``version``, ``show``, ``history``, ``rollback`` (alternating between the two
+newest rounds) and ``export -o x.mps`` on the small state, each ``--repeats`` times in a new process:
+min / median / max wall seconds, next to ``python -c pass``. Target: < 0.3 s each (export writes MPS
+through HiGHS, so it imports the numerical stack by design).
+
+Before timing, ``solver.prepare.prepare`` makes sure no kernel compiles during the runs. No assertions:
+this script prints; the structural check that those commands import no numerical stack is
+tests/test_startup_imports.py. Usage: ``python bench/bench_startup.py [--rounds 4] [--repeats 5]
+[--small 128] [--medium 1024] [--no-medium]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as `python bench/bench_startup.py` from a checkout
+    sys.path.insert(0, str(REPO))
+
+PHASES = ("load", "apply", "solve", "integerize", "save", "total")
+
+
+def copter_command() -> list[str]:
+    """The installed ``copter`` console script beside this Python, else ``python -m copter_cli``."""
+    script = Path(sys.executable).parent / "copter"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "copter_cli"]
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    """Wall seconds from spawn to exit of ``cmd`` and its completed process (output captured)."""
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    return time.perf_counter() - t, proc
+
+
+def write_stream(domain: str, scale, rounds: int, folder: Path) -> list[Path]:
+    """Base problem and ``rounds`` deltas of a workload scenario as files; returns [base, delta 1, ...]."""
+    from formats.io import write_delta, write_problem
+    from solver.workloads import make_scenario
+
+    sc = make_scenario(domain, scale, seed=0)
+    paths = [folder / "base.parquet"]
+    write_problem(sc.base(), paths[0])
+    for r in range(1, rounds + 1):
+        paths.append(folder / f"delta_{r:04d}.parquet")
+        write_delta(sc.next_delta(r), paths[-1])
+    return paths
+
+
+def pair_rounds(paths: list[Path], folder: Path) -> list[dict]:
+    """Init states A and B from the base; apply each delta by the CLI to A and in-process to B."""
+    from solver import rounds
+
+    a, b = folder / "state-cli", folder / "state-inproc"
+    rounds.init(paths[0], state_dir=a)
+    rounds.init(paths[0], state_dir=b)
+    rows = []
+    for r, delta in enumerate(paths[1:], start=1):
+        def cli(delta=delta):
+            wall, proc = timed([*copter_command(), "step", str(delta), "--state", str(a), "--json"])
+            return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+
+        def inproc(delta=delta):
+            t = time.perf_counter()
+            rep = rounds.step(delta, state_dir=b)
+            return time.perf_counter() - t, rep
+
+        if r % 2:
+            (cw, crep), (iw, irep) = cli(), inproc()
+        else:
+            (iw, irep), (cw, crep) = inproc(), cli()
+        rows.append({"round": r, "cli_wall": cw, "inproc_wall": iw, "cli": crep.get("seconds") or {},
+                     "inproc": irep.get("seconds") or {}, "status": (crep.get("status"), irep.get("status"))})
+    return rows
+
+
+def print_pairs(title: str, rows: list[dict]) -> None:
+    """Per-round table and the medians per phase."""
+    print(f"\n{title}")
+    print(f"{'round':>5} {'CLI wall s':>11} {'in-proc s':>10} {'CLI extra s':>12} {'ratio':>7}  status (CLI, in-process)")
+    for row in rows:
+        extra = row["cli_wall"] - row["inproc_wall"]
+        print(f"{row['round']:>5} {row['cli_wall']:>11.3f} {row['inproc_wall']:>10.3f} {extra:>12.3f} "
+              f"{row['cli_wall'] / max(row['inproc_wall'], 1e-9):>7.2f}  {row['status']}")
+    med = {k: statistics.median(r[k] for r in rows) for k in ("cli_wall", "inproc_wall")}
+    extra = statistics.median(r["cli_wall"] - r["inproc_wall"] for r in rows)
+    print(f"{'median':>5} {med['cli_wall']:>11.3f} {med['inproc_wall']:>10.3f} {extra:>12.3f} "
+          f"{med['cli_wall'] / max(med['inproc_wall'], 1e-9):>7.2f}  (target: CLI extra <= 0.5 s)")
+    print(f"  per phase, median seconds from the reports:  {'phase':<11} {'CLI':>8} {'in-proc':>8} {'ratio':>7}")
+    for ph in PHASES:
+        c = statistics.median(float(r["cli"].get(ph) or 0.0) for r in rows)
+        i = statistics.median(float(r["inproc"].get(ph) or 0.0) for r in rows)
+        print(f"  {'':<44}{ph:<11} {c:>8.3f} {i:>8.3f} {c / i if i > 0 else float('nan'):>7.2f}")
+    outside = statistics.median(r["cli_wall"] - float(r["cli"].get("total") or 0.0) for r in rows)
+    print(f"  CLI process outside the round (interpreter, imports, cache load, printing): median {outside:.3f} s")
+
+
+def startup_table(state: Path, repeats: int, folder: Path) -> None:
+    """min / median / max wall seconds of the non-solving commands on ``state``."""
+    from solver import rounds
+
+    kept = [r["round"] for r in rounds.history(state) if r.get("kind") == "generation"]
+    newest, before = kept[-1], kept[-2] if len(kept) > 1 else kept[-1]
+    cop = copter_command()
+    commands = [("python -c pass", [sys.executable, "-c", "pass"]), ("--help", [*cop, "--help"]),
+                ("version", [*cop, "version"]), ("show", [*cop, "show", "--state", str(state)]),
+                ("history", [*cop, "history", "--state", str(state)]),
+                ("rollback", None), ("export", [*cop, "export", "--state", str(state), "-o", str(folder / "x.mps")])]
+    print(f"\nstart-up of commands that do not solve ({repeats} runs each after one warm-up; target < 0.3 s)")
+    print(f"{'command':<16} {'min s':>7} {'median s':>9} {'max s':>7}  exit")
+    for name, cmd in commands:
+        walls, codes = [], set()
+        for i in range(repeats + 1):
+            c = cmd or [*cop, "rollback", "--state", str(state), "--to", str(before if i % 2 == 0 else newest)]
+            wall, proc = timed(c, cwd=folder)
+            codes.add(proc.returncode)
+            if i:
+                walls.append(wall)
+        print(f"{name:<16} {min(walls):>7.3f} {statistics.median(walls):>9.3f} {max(walls):>7.3f}  {sorted(codes)}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=4, help="deltas per scale (default 4)")
+    ap.add_argument("--repeats", type=int, default=5, help="runs per start-up command (default 5)")
+    ap.add_argument("--small", type=int, default=128, help="Sia GPUs of the small state (default 128)")
+    ap.add_argument("--medium", type=int, default=1024, help="Sia GPUs of the medium state (default 1024)")
+    ap.add_argument("--no-medium", action="store_true", help="only the small state")
+    args = ap.parse_args()
+    from solver.prepare import prepare
+
+    print(f"command: {' '.join(sys.argv)}\ncopter CLI: {' '.join(copter_command())}\npython {sys.version.split()[0]}, "
+          f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+    res = prepare(progress=lambda m: print(m, file=sys.stderr), force=False)
+    print(f"prepare: {'stamp current, skipped' if res['skipped'] else str(res['compiled']) + ' compilation(s)'} "
+          f"({res['seconds']:.2f} s)")
+    scales = [("small", args.small)] + ([] if args.no_medium else [("medium", args.medium)])
+    with tempfile.TemporaryDirectory(prefix="copter-bench-startup-") as tmp:
+        for label, gpus in scales:
+            folder = Path(tmp) / label
+            folder.mkdir()
+            paths = write_stream("sia", gpus, args.rounds, folder)
+            rows = pair_rounds(paths, folder)
+            print_pairs(f"copter step (one process per round, default options) vs solver.rounds.step in-process: "
+                        f"{label} state, Sia {gpus} GPUs, {args.rounds} rounds", rows)
+            if label == "small":
+                small_state = folder / "state-cli"
+                startup_dir = Path(tmp) / "startup"
+                startup_dir.mkdir()
+                shutil.copytree(small_state, startup_dir / "state")
+        startup_table(startup_dir / "state", args.repeats, startup_dir)
+
+
+if __name__ == "__main__":
+    main()
