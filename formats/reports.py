@@ -5,8 +5,11 @@
   (HiGHS sign convention).
 * ``changes.parquet``: what changed against the previous round: ``kind`` (``var_added``,
   ``var_removed``, ``con_added``, ``con_removed``, ``value_changed``), ``name``, ``old_value``,
-  ``new_value`` (float64, null where not applicable; for constraints both are null). A variable is
-  ``value_changed`` when it exists in both rounds and ``|new - old| > 1e-6`` (absolute).
+  ``new_value`` (float64, null where not applicable; for constraints both are null). A variable that
+  exists in both rounds is ``value_changed`` when it moved beyond what the solve can resolve: a
+  continuous one when ``|new - old| > tol * max(1, |old|, |new|)`` with ``tol`` the round's relative
+  solve tolerance (``Settings.tol``, default 1e-4: a smaller move is solver noise, not a migration), an
+  integer one (of this round's problem) when ``new != old`` at all (integer points are exact).
   Names are matched with a hash join (``pyarrow.compute.index_in``), no Python loop over names.
 * ``report.json``: the round report of docs/DESIGN.md "CLI contract and round report" (:func:`round_report`), strict JSON
   (``inf`` -> ``"inf"``, ``nan`` -> null).
@@ -26,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-MOVE_TOL = 1e-6  #: a variable whose value moved by more than this (absolute) is listed in changes.parquet
+MOVE_TOL = 1e-4  #: default relative move threshold of changes.parquet (the default solve tolerance)
 
 CHANGES_SCHEMA = pa.schema([("kind", pa.string()), ("name", pa.string()),
                             ("old_value", pa.float64()), ("new_value", pa.float64())])
@@ -117,7 +120,7 @@ def _match(new_names: pa.Array, old_names: pa.Array) -> np.ndarray:
 def changes_table(old_col_names: np.ndarray | None, old_x: np.ndarray | None, new_col_names: np.ndarray,
                   new_x: np.ndarray | None, old_row_names: np.ndarray | None, new_row_names: np.ndarray,
                   tol: float = MOVE_TOL, col_map: np.ndarray | None = None,
-                  row_map: np.ndarray | None = None) -> pa.Table:
+                  row_map: np.ndarray | None = None, integer: np.ndarray | None = None) -> pa.Table:
     """What changed between two rounds, matched by name (vectorized).
 
     Args:
@@ -125,9 +128,12 @@ def changes_table(old_col_names: np.ndarray | None, old_x: np.ndarray | None, ne
             round, every entity counts as added; old_x None: only additions/removals are listed).
         new_col_names, new_x: (n1,) this round's names and values (new_x None: no usable point).
         old_row_names, new_row_names: (m0,), (m1,) constraint names.
-        tol: absolute threshold for ``value_changed``.
+        tol: relative threshold for ``value_changed`` of a continuous variable: moved when
+            ``|new - old| > tol * max(1, |old|, |new|)`` (a nan on either side counts as moved).
         col_map, row_map: optional (n1,), (m1,) int64 old position of each new variable/constraint (-1 for
             an added one), e.g. ``solver.differential.ApplyInfo.col_map``; when given, names are not matched.
+        integer: optional (n1,) bool, True for this round's integer variables: those count as moved
+            whenever ``new != old`` (exactly).
     Returns:
         A table with :data:`CHANGES_SCHEMA`: added variables, removed variables, moved variables,
         added constraints, removed constraints (in that order, each in position order).
@@ -159,7 +165,11 @@ def changes_table(old_col_names: np.ndarray | None, old_x: np.ndarray | None, ne
     if nx is not None and ox is not None:
         surv = np.flatnonzero(pos_in_old >= 0)
         a, b = ox[pos_in_old[surv]], nx[surv]
-        moved = surv[~(np.abs(b - a) <= tol)]
+        with np.errstate(invalid="ignore"):
+            moved_mask = ~(np.abs(b - a) <= tol * np.maximum(1.0, np.maximum(np.abs(a), np.abs(b))))
+        if integer is not None:
+            moved_mask = np.where(np.asarray(integer, dtype=bool)[surv], a != b, moved_mask)
+        moved = surv[moved_mask]
         part("value_changed", _take_names(new_c, moved), ox[pos_in_old[moved]], nx[moved])
     rpos = _match(_names(new_r), _names(old_r)) if row_map is None else np.asarray(row_map, dtype=np.int64)
     part("con_added", _take_names(new_r, np.flatnonzero(rpos < 0)), None, None)

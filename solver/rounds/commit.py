@@ -27,7 +27,8 @@ def phase_seconds(result, t_solve: float) -> tuple[float, float]:
 
 
 def save_round(store: StateStore, round_: int, problem: Problem, result, prev: Generation | None,
-               info, t0: float, seconds: dict, delta_sha: str | None, extra: dict, keep: int) -> dict:
+               info, t0: float, seconds: dict, delta_sha: str | None, extra: dict, keep: int,
+               tol: float | None = None) -> dict:
     """Write generation ``round_`` and make it current; return its report.
 
     Args:
@@ -37,6 +38,8 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
         t0: ``time.perf_counter()`` at the start of the round; seconds: phase seconds so far (save and
             total are added here); delta_sha: the delta's SHA-256 or None; extra: report fields to add.
         keep: number of generations to keep.
+        tol: the round's relative solve tolerance, the move threshold of changes.parquet and
+            ``changed_variables`` (``solver.rounds.outputs.write_outputs``); None = the default 1e-4.
     Raises:
         EnvironmentFaultError: a write failed for a reason of the machine (permission, read-only file
             system, disk full): before CURRENT names the round everything this round wrote or moved is
@@ -57,7 +60,8 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
         fault_point("sigint_during_save")
         writer.save_state(result.state)
         old_x = None if prev is None else previous_allocation(prev)
-        changed_vars = write_outputs(writer, problem, result, None if prev is None else prev.problem, old_x, info)
+        changed_vars = write_outputs(writer, problem, result, None if prev is None else prev.problem, old_x, info,
+                                     **({} if tol is None else {"tol": tol}))
         seconds["save"] = time.perf_counter() - t
         seconds["total"] = time.perf_counter() - t0
         paths = {"solution_path": writer.rel("solution.parquet"), "duals_path": writer.rel("duals.parquet"),

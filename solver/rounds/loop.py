@@ -81,7 +81,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         store.write_config({"format": "copter-state", "version": 1, "keep": int(keep),
                             "settings": settings_to_json(settings)})
         extra = {"accepted": True, "base_sha256": base_sha}
-        return save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep)
+        return save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol)
 
 
 def _read_delta(delta) -> Delta:
@@ -122,7 +122,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         if not result.status.is_success and not accept_failed:
             report = _record_failure(store, gen.round, problem, result, t0, seconds, sha, extra, keep, info)
             return copy_out(store.root, report, out_dir)  # only report.json: the round has no outputs
-        report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep)
+        report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep,
+                            settings.tol)
     return copy_out(store.root, report, out_dir)
 
 

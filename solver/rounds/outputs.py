@@ -17,7 +17,8 @@ from solver.model.problem import Problem
 OUTPUT_FILES = ("solution.parquet", "duals.parquet", "changes.parquet")
 
 
-def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, info=None) -> int:
+def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, info=None,
+                  tol: float = reports.MOVE_TOL) -> int:
     """Write solution/duals/changes Parquet files into the generation ``writer`` is writing.
 
     Args:
@@ -25,6 +26,9 @@ def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, 
         problem, result: this round's problem (n columns, m rows) and solve result.
         old, old_x: the previous round's problem and (n_old,) allocation, or None for round 0.
         info: the ``solver.differential.ApplyInfo`` of the round's delta (index maps), or None.
+        tol: the round's relative solve tolerance (``Settings.tol``): a continuous variable counts as moved
+            when ``|new - old| > tol * max(1, |old|, |new|)``, an integer one when its value differs at all
+            (``formats.reports.changes_table``).
     Returns:
         The number of changed variables (``changed_variables`` of the report).
     """
@@ -35,7 +39,8 @@ def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, 
     changes = reports.changes_table(None if old is None else old.col_names, old_x, problem.col_names, result.x,
                                     None if old is None else old.row_names, problem.row_names,
                                     col_map=None if info is None else info.col_map,
-                                    row_map=None if info is None else info.row_map)
+                                    row_map=None if info is None else info.row_map, tol=tol,
+                                    integer=problem.integrality if problem.is_mip else None)
     reports.write_parquet(writer.path("changes.parquet"), changes, False)
     return reports.changed_variable_count(changes)
 
