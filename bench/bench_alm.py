@@ -10,7 +10,7 @@ solved
 - ``alm warm``: ``solve_alm`` warm-started from the previous ALM round's state (round 1: from PDHG's round 0);
 - ``alm cold``: ``solve_alm`` from scratch (only on the first ``--alm-cold-rounds`` rounds: slow);
 - ``highs hot``: HiGHS dual simplex hot-started from the previous round's basis by in-place edits
-  (``solver.baselines.highs_warm.WarmHighs``; round 0 by IPM + crossover);
+  (``solver.baselines.highs_warm.WarmHighs``; round 0 by IPM + crossover), on the LP relaxation;
 
 all at the same relative tolerance (copter: relative KKT ``--tol`` in original units; HiGHS: its own
 simplex tolerances). Times are wall seconds of the solve call (for copter: scaling, iterations and the
@@ -68,6 +68,11 @@ def scenario(name: str, seed: int):
     raise SystemExit(f"unknown workload {name!r}; choose from {', '.join(WORKLOADS)}")
 
 
+def relax(p: Problem) -> Problem:
+    """The LP relaxation (Sia and LB rounds are MILPs; every engine here solves their LP)."""
+    return p.replace(integrality=np.zeros(p.n_cols, dtype=bool)) if p.is_mip else p
+
+
 def timed(fn, *a, **k):
     t = time.perf_counter()
     out = fn(*a, **k)
@@ -87,7 +92,7 @@ def run(label: str, sc, args) -> list[dict]:
     p = sc.base()
     print(f"\n{label}: {p.n_rows} rows, {p.n_cols} columns, {p.nnz} nonzeros", flush=True)
     hw = WarmHighs(solver="simplex", cold_solver="ipm", threads=1)
-    h0 = hw.solve(p, time_limit_seconds=args.cap)
+    h0 = hw.solve(relax(p), time_limit_seconds=args.cap)
     r0, t0 = timed(solve, p, s)
     print(f"  round 0: pdhg cold {r0.status.name} {t0:.2f} s ({r0.iterations} it); highs ipm cold "
           f"{h0.status.name} {h0.seconds:.2f} s", flush=True)
@@ -104,7 +109,7 @@ def run(label: str, sc, args) -> list[dict]:
         ac, tac = (None, math.nan)
         if r <= args.alm_cold_rounds:
             ac, tac = timed(solve_alm, q, s)
-        hh = hw.solve(q, time_limit_seconds=args.cap, info=info)
+        hh = hw.solve(relax(q), time_limit_seconds=args.cap, info=info)
         ref = hh.objective if math.isfinite(hh.objective) else cold.objective
         row = {"round": r, "pdhg_cold": tc, "pdhg_warm": tpw, "alm_cold": tac, "alm_warm": taw,
                "highs_hot": hh.seconds, "statuses": (cold.status.name, pw.status.name, aw.status.name,
