@@ -122,3 +122,21 @@ class UsageError(CopterError):
     """Options that contradict each other or name something that does not exist (exit code 2)."""
 
     kind = "usage"
+
+
+class SettingsError(UsageError, ValueError):
+    """A :class:`solver.model.settings.Settings` value out of its range, raised on construction so library
+    users get the CLI's checks (exit code 2; the CLI checks its flags first, with messages naming them).
+
+    Attributes:
+        field: the offending Settings field's name (``field`` in the JSON error).
+    """
+
+    kind = "settings"
+
+    def __init__(self, message: str, *, field: str):
+        super().__init__(message)
+        self.field = field
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "field": self.field}

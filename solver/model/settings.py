@@ -4,16 +4,66 @@ Defaults follow the r2HPDHG / cuPDLPx recipe (Lu, Peng, Yang 2025, arXiv 2507.14
 arXiv 2407.16144), HPR-LP (Chen et al., arXiv 2408.12179) and PDLP (Applegate et al., arXiv 2106.04756).
 The LP core owns and may extend this module.
 
-Values are not validated on construction: the library itself builds settings a user may not give (an
-exhausted budget is ``time_limit_seconds <= 0`` in ``solver/integer`` and ``solver/lp/presolve.py``), so
-a ``__post_init__`` check would have to be weaker than the CLI's. The CLI checks the values a user gives
-(``copter_cli/solver_options.py``, messages naming the flag); ``solver/lp/presolve.py`` refuses an unknown
-``presolve`` with a UsageError.
+Values are validated on construction (``__post_init__``, also run by ``dataclasses.replace``): a bad
+value raises :class:`solver.model.errors.SettingsError` naming the field. Tolerances (``tol``,
+``relaxation_tol``, ``infeasibility_tol``) must be positive and finite, ``mip_gap_tol`` >= 0 and finite, the
+other gaps >= 0 (inf = never), no number may be nan, counts are whole numbers (``check_every`` >= 1,
+``threads`` None or >= 1) and the string options one of their choices. Time and iteration limits may be
+zero or negative: the library itself builds an exhausted budget that way (``solver/integer``,
+``solver/lp/presolve.py``, ``solver.clock``), and such a solve ends at once at its limit. The CLI checks
+the values a user gives first (``copter_cli/solver_options.py``), with messages naming the flag.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import numbers
+from dataclasses import dataclass, fields
+
+from solver.model.errors import SettingsError
+
+CHOICES = {"integer_fallback": ("highs", "none"), "presolve": ("auto", "on", "off"),
+           "warm_primal_weight": ("fresh", "reuse")}  #: the string options and their values
+POSITIVE_FINITE = ("tol", "relaxation_tol", "infeasibility_tol", "step_safety")
+NONNEGATIVE_FINITE = ("mip_gap_tol", "restart_sufficient", "restart_necessary", "restart_artificial",
+                      "pid_discount", "reflection")
+NONNEGATIVE = ("integer_fallback_gap", "integer_submip_gap")  #: inf allowed (= never)
+POSITIVE = ("primal_weight_min", "primal_weight_max")
+COUNTS = ("iteration_limit", "check_every", "integer_dive_max", "integer_dual_ascent_steps",
+          "integer_improve_max_integers", "relaxation_round_iterations", "power_iterations", "ruiz_iterations",
+          "threads", "parallel_min_nnz")  #: whole numbers (iteration_limit may also be inf)
+FLAGS = ("verbose", "verbose_all", "bound_objective_scaling")
+OPTIONAL = ("relaxation_tol", "pock_chambolle_alpha", "threads")  #: None is a valid value
+
+
+def settings_complaint(name: str, v) -> str | None:
+    """Why value ``v`` of Settings field ``name`` is refused ("must be positive and finite, got -1"), or None
+    when it is fine (see the module docstring for the rules)."""
+    if v is None:
+        return None if name in OPTIONAL else "must be set, got None"
+    if name in CHOICES:
+        return None if v in CHOICES[name] else f"must be one of {', '.join(CHOICES[name])}, got {v!r}"
+    if name in FLAGS:
+        return None if isinstance(v, bool) or v in (0, 1) else f"must be True or False, got {v!r}"
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return f"must be a number, got {v!r}"
+    if math.isnan(v):
+        return "must be a number, got nan"
+    if name in COUNTS and not (float(v).is_integer() or (name == "iteration_limit" and v == math.inf)):
+        return f"must be a whole number, got {v!r}"
+    if name in POSITIVE_FINITE and not 0 < v < math.inf:
+        return f"must be positive and finite, got {v!r}"
+    if name in NONNEGATIVE_FINITE and not 0 <= v < math.inf:
+        return f"must be >= 0 and finite, got {v!r}"
+    if name in NONNEGATIVE and not v >= 0:
+        return f"must be >= 0, got {v!r}"
+    if name in POSITIVE and not v > 0:
+        return f"must be positive, got {v!r}"
+    if name == "check_every" and v < 1:
+        return f"must be at least 1, got {v!r}"
+    if name == "threads" and v < 1:
+        return f"must be None or at least 1, got {v!r}"
+    return None
 
 
 @dataclass
@@ -145,3 +195,17 @@ class Settings:
     parallel_min_nnz: int = 200_000
     presolve: str = "auto"
     warm_primal_weight: str = "fresh"
+
+    def __post_init__(self) -> None:
+        """Check every field (:func:`settings_complaint`).
+
+        Raises:
+            SettingsError: the first field with a refused value; the message names ``Settings.<field>``.
+        """
+        for f in fields(self):
+            complaint = settings_complaint(f.name, getattr(self, f.name))
+            if complaint is not None:
+                raise SettingsError(f"Settings.{f.name} {complaint}", field=f.name)
+        if self.primal_weight_min > self.primal_weight_max:
+            raise SettingsError(f"Settings.primal_weight_min {self.primal_weight_min!r} exceeds primal_weight_max "
+                                f"{self.primal_weight_max!r}", field="primal_weight_min")
