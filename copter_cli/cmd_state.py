@@ -70,10 +70,19 @@ def _finish(report: dict, json_out: bool) -> int:
     message saying the round is stored and current, file)."""
     code = exit_codes.for_report(report)
     report = _with_out_error(report, code)
+    if json_out:
+        _say_warnings(report)
     emit(report, json_out, _print_report)
     if "error" in report and not json_out:
         say(f"error ({report['error']['kind']}, exit {code}): {report['error']['message']}")
     return code
+
+
+def _say_warnings(report: dict) -> None:
+    """With ``--json`` the report's ``warnings`` also go to stderr, one line each (the human table prints
+    them itself)."""
+    for w in report.get("warnings") or []:
+        say(f"warning: {w}")
 
 
 def _with_out_error(report: dict, code: int) -> dict:
@@ -97,6 +106,9 @@ def _finish_many(reports: list[dict], json_out: bool) -> int:
     current = last.get("current_round") if last.get("accepted") is False else last.get("round")
     stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c), None)
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
+    if json_out:
+        for r in reports:
+            _say_warnings(r)
 
     def human(_):
         for r in reports:

@@ -128,12 +128,18 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
 
 
 def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str]) -> None:
-    """Refuse a delta written for another round unless ``force`` (then add a warning).
+    """Refuse a delta written for another round unless ``force`` (then add a warning); a delta without
+    ``copter.base_round`` applies to whatever round is current, with a warning saying so.
 
     Raises:
         RoundMismatchError: ``copter.base_round`` is set, differs from ``current`` and not ``force``.
     """
-    if d.base_round is None or d.base_round == current:
+    if d.base_round is None:
+        warnings.append(f"delta{f' {d.source}' if d.source else ''} has no copter.base_round: applied to the "
+                        f"current round {current} unchecked (write base_round, e.g. `copter diff --base-round "
+                        f"{current}`, so a delta meant for another round is refused)")
+        return
+    if d.base_round == current:
         return
     if not force:
         raise RoundMismatchError(
@@ -236,4 +242,3 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
 def _label(delta) -> str:
     """How a delta is named in reports: its path, or ``<Delta>`` for an in-memory one."""
     return str(delta) if not isinstance(delta, Delta) else (delta.source or "<Delta>")
-
