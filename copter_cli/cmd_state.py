@@ -203,13 +203,40 @@ def _print_show(report: dict) -> None:
 def show_cmd(
     round_: int | None = ROUND_OPT,
     state: Path | None = STATE_OPT,
-    json_out: bool = typer.Option(False, "--json", help="Print the round's report as JSON."),
+    solution: bool = typer.Option(False, "--solution", help="Show the allocation instead of the report: nonzero "
+                                  "variables grouped by client (the name before its first '/')."),
+    top: int | None = typer.Option(None, "--top", metavar="N", help="With --solution: the N largest clients and "
+                                   "moves (default 10)."),
+    entries: int | None = typer.Option(None, "--entries", metavar="K", help="With --solution: the K largest "
+                                       "variables of each client shown (default 3)."),
+    changes: bool = typer.Option(False, "--changes", help="With --solution: also the biggest moves since the "
+                                 "previous round and the entities added/removed (implies --solution)."),
+    client_regex: str | None = typer.Option(None, "--client-regex", help="With --solution: regex whose named "
+                                            "group 'client' (or whole match) is a name's client."),
+    zero_tol: float | None = typer.Option(None, "--zero-tol", help="With --solution: |value| <= this counts as "
+                                          "zero (default: the state's --tol)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the round's report (or allocation) as JSON."),
     debug: bool = DEBUG_OPT,
 ) -> None:
-    """Show the current (or a kept) round's report.
+    """Show the current (or a kept) round's report, or with --solution its allocation.
 
     For the current round also the last failed round, if any."""
-    run(json_out, debug, lambda: emit(rounds.show(_state(state), round_), json_out, _print_show))
+
+    def body() -> int:
+        if not (solution or changes):
+            given = [o for o, v in (("--top", top), ("--entries", entries), ("--client-regex", client_regex),
+                                    ("--zero-tol", zero_tol)) if v is not None]
+            if given:
+                raise UsageError(f"{given[0]} needs --solution")
+            return emit(rounds.show(_state(state), round_), json_out, _print_show)
+        from copter_cli.allocation_view import print_allocation
+
+        res = rounds.show_solution(_state(state), round_, top=10 if top is None else top,
+                                   entries=3 if entries is None else entries, changes=changes,
+                                   client_regex=client_regex, zero_tol=zero_tol)
+        return emit(res, json_out, print_allocation)
+
+    run(json_out, debug, body)
 
 
 def _print_history(rows: list[dict]) -> None:

@@ -60,7 +60,7 @@ def __getattr__(name: str):
 
 __all__ = ["DEFAULT_KEEP", "OUTPUT_FILES", "check_out_dir", "check_output_file", "compare", "default_state_dir",
            "delta_sha256", "export", "file_sha256", "history", "init", "require_round", "rollback",
-           "settings_from_json", "settings_to_json", "show", "step", "step_many"]
+           "settings_from_json", "settings_to_json", "show", "show_solution", "step", "step_many"]
 
 
 def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None,
@@ -168,6 +168,36 @@ def history(state_dir=None, last: int | None = None) -> list[dict]:
     failed-round records). See :mod:`solver.rounds.log_history` and :mod:`solver.rounds.log`.
 
     Args:
+def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, entries: int = 3,
+                  changes: bool = False, client_regex: str | None = None, zero_tol: float | None = None) -> dict:
+    """The current (or a kept) round's allocation at a glance: its nonzero variables grouped by client and,
+    with ``changes``, the biggest moves since the previous round (``copter show --solution``).
+
+    Args:
+        round_: a kept round instead of the current one.
+        top: number of clients (largest ``|sum|`` first) and of moves returned.
+        entries: per client, the number of its largest variables returned.
+        changes: also read the round's changes.parquet (moves and added/removed counts).
+        client_regex: regex override of the client part of a name (as ``copter compare --pop-client-regex``;
+            default: the text before the first ``/``; names without one form one group, ``client`` None).
+        zero_tol: a variable is nonzero when ``|value| > zero_tol``; None = the state's ``tol``
+            (config.json, default 1e-4), the accuracy the rounds are solved to.
+    Returns:
+        {"round", "status", "objective", "n_variables", "n_nonzero", "sum", "n_clients", "zero_tol",
+        "client_regex", "clients": [{"client", "nonzero", "sum", "share", "top": [{"name", "value"}]}],
+        "clients_omitted"} (:func:`solver.rounds.allocation.allocation`), with ``changes`` also
+        "changes": {"previous_round", "vars_added", "vars_removed", "vars_moved", "cons_added",
+        "cons_removed", "moves": [{"name", "kind", "old", "new", "delta"}], "moves_omitted"}
+        (:func:`solver.rounds.allocation.moves`).
+    Raises:
+        UsageError: ``round_`` is not kept, ``top`` < 1, ``entries`` < 0, or a bad ``client_regex``.
+        StateError: not initialised, or the round's report or output files are unreadable, or a file's
+            ``copter.round`` metadata names another round.
+    """
+    return _inspect.show_solution(state_dir, round_, top=top, entries=entries, changes=changes,
+                                  client_regex=client_regex, zero_tol=zero_tol)
+
+
         last: only the newest ``last`` rows.
     Returns:
         Rows with keys round, kind (``"generation"`` or ``"failed"``), current (bool), kept (its generation

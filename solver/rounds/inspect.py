@@ -34,6 +34,52 @@ def show(state_dir=None, round_: int | None = None) -> dict:
     return report
 
 
+def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, entries: int = 3,
+                  changes: bool = False, client_regex: str | None = None, zero_tol: float | None = None) -> dict:
+    """The current (or a kept) round's allocation at a glance; see :func:`solver.rounds.show_solution`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from solver.rounds import allocation as alloc
+    from solver.rounds.outputs import file_round
+
+    alloc.check_limits(top, entries, 0.0 if zero_tol is None else zero_tol)
+    store = StateStore(state_dir_or_default(state_dir))
+    r, warning = store.current()
+    if round_ is not None:
+        require_round(store, round_, store.generations())
+        r, warning = round_, None
+    gen = store.root / gen_name(r)
+    try:
+        report = json.loads((gen / "report.json").read_text())
+    except (OSError, ValueError) as err:
+        raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
+    if zero_tol is None:
+        zero_tol = float((store.config().get("settings") or {}).get("tol", 1e-4))
+    names = ("solution.parquet", "changes.parquet") if changes else ("solution.parquet",)
+    tables = {}
+    for name in names:
+        path = gen / name
+        try:
+            carried = file_round(path)
+            tables[name] = pq.read_table(path, columns=(["name", "value"] if name == "solution.parquet"
+                                                         else ["kind", "name", "old_value", "new_value"]))
+        except (OSError, ValueError, KeyError, pa.ArrowException) as err:
+            raise StateError(f"cannot read {name} of round {r}: {err}", file=str(path)) from err
+        if carried is not None and carried != r:
+            raise StateError(f"{path} says it holds round {carried}, but it is in the folder of round {r}",
+                             file=str(path))
+    out = {"round": r, "status": report.get("status"), "objective": report.get("objective"),
+           **alloc.allocation(tables["solution.parquet"], top=top, entries=entries, zero_tol=zero_tol,
+                              client_regex=client_regex)}
+    if changes:
+        out["changes"] = {"previous_round": report.get("previous_round"),
+                          **alloc.moves(tables["changes.parquet"], top=top)}
+    if warning:
+        out["warnings"] = [warning]
+    return out
+
+
 def history(state_dir=None) -> list[dict]:
     """One row per kept generation on CURRENT's lineage and per failed round; see :func:`solver.rounds.history`."""
     store = StateStore(state_dir_or_default(state_dir))

@@ -15,6 +15,31 @@ from solver.model.errors import UsageError
 from solver.model.problem import Problem
 
 OUTPUT_FILES = ("solution.parquet", "duals.parquet", "changes.parquet")
+ROUND_KEY = "copter.round"  #: Parquet key-value metadata of every output file: its round number (ASCII digits)
+
+
+def with_round(table: pa.Table, round_: int) -> pa.Table:
+    """``table`` with :data:`ROUND_KEY` = ``round_`` added to its schema metadata (other keys kept)."""
+    meta = dict(table.schema.metadata or {})
+    meta[ROUND_KEY.encode()] = str(int(round_)).encode()
+    return table.replace_schema_metadata(meta)
+
+
+def file_round(path) -> int | None:
+    """The round number an output file carries (:data:`ROUND_KEY`), or None when it has none (written
+    before the key existed).
+
+    Raises:
+        OSError, pyarrow.ArrowException: the file cannot be read as Parquet.
+        ValueError: the key holds something other than ASCII digits.
+    """
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(ROUND_KEY.encode())
+    if raw is None:
+        return None
+    if not (raw.isdigit() and raw.isascii()):
+        raise ValueError(f"{path}: {ROUND_KEY} = {raw!r} is not a round number")
+    return int(raw)
 
 
 def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, info=None,
@@ -31,17 +56,22 @@ def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, 
             (``formats.reports.changes_table``).
     Returns:
         The number of changed variables (``changed_variables`` of the report).
+
+    Every file carries the generation's round number (``writer.round``) as Parquet metadata
+    :data:`ROUND_KEY`, so a copy (``--out``) still says which round it holds.
     """
+    r = writer.round
     reports.write_parquet(writer.path("solution.parquet"),
-                          reports.solution_table(problem.col_names, result.x, result.reduced_cost), False)
+                          with_round(reports.solution_table(problem.col_names, result.x, result.reduced_cost), r),
+                          False)
     reports.write_parquet(writer.path("duals.parquet"),
-                          reports.duals_table(problem.row_names, result.row_activity, result.y), False)
+                          with_round(reports.duals_table(problem.row_names, result.row_activity, result.y), r), False)
     changes = reports.changes_table(None if old is None else old.col_names, old_x, problem.col_names, result.x,
                                     None if old is None else old.row_names, problem.row_names,
                                     col_map=None if info is None else info.col_map,
                                     row_map=None if info is None else info.row_map, tol=tol,
                                     integer=problem.integrality if problem.is_mip else None)
-    reports.write_parquet(writer.path("changes.parquet"), changes, False)
+    reports.write_parquet(writer.path("changes.parquet"), with_round(changes, r), False)
     return reports.changed_variable_count(changes)
 
 

@@ -1,0 +1,60 @@
+"""Human view of ``copter show --solution`` (``solver.rounds.show_solution``): the allocation by client and,
+with ``--changes``, the biggest moves, as rich tables on stderr."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from copter_cli.output import console, say
+
+NO_CLIENT = "(no client)"  #: the table's label of the group of names without a client
+
+
+def _num(v, spec: str = ".6g") -> str:
+    return "-" if v is None else format(v + 0.0, spec)  # + 0.0: -0.0 prints as 0
+
+
+def print_allocation(res: dict) -> None:
+    """Print the result of ``solver.rounds.show_solution`` on stderr: a header line, one row per client
+    (variables, sum, share of the total, largest entries), the omitted count, then the moves."""
+    for w in res.get("warnings") or []:
+        console.print(f"[yellow]warning[/]: {escape(str(w))}")
+    say(f"round {res['round']} ({res.get('status')}, objective {_num(res.get('objective'))}): "
+        f"{res['n_nonzero']:,} nonzero of {res['n_variables']:,} variables (|value| > {res['zero_tol']:g}), "
+        f"sum {_num(res['sum'])}, {res['n_clients']:,} client group(s)")
+    t = Table(box=box.SIMPLE_HEAD, title_justify="left")
+    for col, just in (("client", "left"), ("nonzero", "right"), ("sum", "right"), ("share", "right"),
+                      ("largest entries", "left")):
+        t.add_column(col, justify=just, overflow="fold")
+    for c in res["clients"]:
+        share = "-" if c["share"] is None else f"{100 * c['share']:.1f}%"
+        top = ", ".join(f"{e['name']} {_num(e['value'])}" for e in c["top"])
+        t.add_row(escape(NO_CLIENT if c["client"] is None else c["client"]), f"{c['nonzero']:,}",
+                  _num(c["sum"]), share, escape(top))
+    console.print(t)
+    if res["clients_omitted"]:
+        say(f"... and {res['clients_omitted']:,} more client group(s) (--top N shows more)")
+    if "changes" in res:
+        _print_moves(res["round"], res["changes"])
+
+
+def _print_moves(round_: int, ch: dict) -> None:
+    prev = ch.get("previous_round")
+    since = "round 0 has no previous round: every variable is new" if prev is None and round_ == 0 else (
+        f"since round {prev}" if prev is not None else "since the previous round")
+    say(f"changes {since}: variables +{ch['vars_added']:,} added, -{ch['vars_removed']:,} removed, "
+        f"{ch['vars_moved']:,} moved; constraints +{ch['cons_added']:,} added, -{ch['cons_removed']:,} removed")
+    if not ch["moves"]:
+        say("no allocation moved")
+        return
+    t = Table(title="biggest moves (delta = new - old; a missing side counts as 0)", box=box.SIMPLE_HEAD,
+              title_justify="left")
+    for col in ("name", "kind", "old", "new", "delta"):
+        t.add_column(col, justify="left" if col in ("name", "kind") else "right", overflow="fold")
+    for m in ch["moves"]:
+        t.add_row(escape(m["name"]), m["kind"], _num(m["old"]), _num(m["new"]), _num(m["delta"], "+.6g"))
+    console.print(t)
+    if ch["moves_omitted"]:
+        say(f"... and {ch['moves_omitted']:,} smaller move(s)")
