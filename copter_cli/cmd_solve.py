@@ -77,6 +77,8 @@ def report_for(problem, result, seconds: dict) -> dict:
         rep["mip"] = result.mip
         if not result.point_feasible:  # the rounded point violates rows: its objective means nothing
             rep["objective"] = None
+    if getattr(result, "iis", None) is not None:
+        rep["iis"] = result.iis  # an infeasible model's conflicting rows and bounds (solver.highs_bridge.find_iis)
     return rep
 
 

@@ -206,7 +206,8 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
         warm_started, primal_residual_rel, dual_residual_rel, dual_objective, point_feasible,
         max_row_violation, seconds, changed_variables, delta_sha256, the three paths, n_cols, n_rows,
         nnz, message, ``mip`` (a MILP's integerization report; ``objective`` is None when it found no
-        integer-feasible point) (and ``extra``).
+        integer-feasible point), ``iis`` (a PRIMAL_INFEASIBLE round's conflicting rows and bounds:
+        found, status, rows, columns, n_rows, n_columns, seconds) (and ``extra``, e.g. ``warnings``).
     """
     rep: dict = {}
     if round_ is not None:
@@ -243,5 +244,7 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
     rep["message"] = message
     if result is not None and result.mip is not None:
         rep["mip"] = result.mip  # the integerization report: steps (round, rens, dive, ...), source, stages
+    if result is not None and getattr(result, "iis", None) is not None:
+        rep["iis"] = result.iis  # an infeasible round's conflicting rows and bounds (solver.highs_bridge.find_iis)
     rep.update(extra or {})
     return rep

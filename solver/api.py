@@ -9,6 +9,7 @@ from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
 from solver.model.state import SolverState
+from solver.model.status import Status
 
 
 def solve_problem(problem: Problem, settings: Settings | None = None,
@@ -25,9 +26,15 @@ def solve_problem(problem: Problem, settings: Settings | None = None,
 
     ``settings.time_limit_seconds`` counts from the command's start when the CLI registered one
     (:mod:`solver.clock`: the seconds already spent are taken off), else from this call.
+
+    A PRIMAL_INFEASIBLE result names a conflicting set of rows and bounds: ``result.iis`` (HiGHS's IIS,
+    :func:`solver.highs_bridge.find_iis`, within ``settings.iis_seconds``) and a sentence in its message.
     """
+    import time
+
     from solver.clock import budgeted
 
+    t0 = time.perf_counter()
     settings = budgeted(settings or Settings())
     # Overflow/invalid values in intermediate numpy expressions (a huge bound divided by a tiny scaling
     # factor, a diverging ray) are expected and handled: the solver checks its iterates and measures
@@ -37,7 +44,27 @@ def solve_problem(problem: Problem, settings: Settings | None = None,
         if problem.is_mip:
             from solver.integer import solve_milp
 
-            return solve_milp(problem, settings, warm_start)
-        from solver.lp.dispatch import solve
+            result = solve_milp(problem, settings, warm_start)
+        else:
+            from solver.lp.dispatch import solve
 
-        return solve(problem, settings, warm_start)
+            result = solve(problem, settings, warm_start)
+    if result.status == Status.PRIMAL_INFEASIBLE and settings.iis_seconds > 0:
+        _name_conflict(problem, result, settings, time.perf_counter() - t0)
+    return result
+
+
+def _name_conflict(problem: Problem, result: SolveResult, settings: Settings, elapsed: float) -> None:
+    """Attach HiGHS's IIS of an infeasible ``problem`` to ``result`` (``result.iis``, a sentence appended to
+    its message, ``seconds["iis"]``). Budget: ``settings.iis_seconds``, within what is left of the time
+    limit but at least 1 s (a spent budget still names the conflict)."""
+    import math
+
+    from solver.highs_bridge import describe_iis, find_iis
+
+    left = settings.time_limit_seconds - elapsed
+    budget = min(settings.iis_seconds, max(left, 1.0)) if math.isfinite(left) else settings.iis_seconds
+    iis = find_iis(problem, budget)
+    result.iis = iis
+    result.message = "; ".join(m for m in (result.message, describe_iis(iis, problem.is_mip)) if m)
+    result.seconds = {**(result.seconds or {}), "iis": iis["seconds"]}

@@ -11,7 +11,9 @@
   :func:`read_duals`, :func:`objective_value`, :func:`mip_info`, :func:`run_info`, the basis (:func:`get_basis`, :func:`set_basis`) and start points
   (:func:`set_solution`, :func:`set_partial_solution`);
 - presolve/postsolve handles for ``solver.lp.presolve``: :data:`PresolveStatus`, :func:`new_solution`,
-  :func:`postsolve`, :func:`colwise_arrays`, :func:`is_maximize`.
+  :func:`postsolve`, :func:`colwise_arrays`, :func:`is_maximize`;
+- infeasible models: :func:`find_iis` (HiGHS's irreducible infeasible subset: the rows and bounds that
+  conflict).
 
 HiGHS facts handled here: REFERENCES.md section 5 (measured on highspy 1.16). Vectorised: no Python loops
 over nonzeros (highspy returns the matrix as Python lists, converted once with numpy).
@@ -392,3 +394,97 @@ def from_highs_lp(lp: highspy.HighsLp, name: str = "") -> Problem:
         row_upper=normalize_infinite(lp.row_upper_), matrix=A, col_names=col_names, row_names=row_names,
         integrality=integrality, sense=-1 if is_maximize(lp) else 1,
         offset=float(lp.offset_), name=name or str(lp.model_name_))
+
+
+#: HiGHS's ``IisModelStatus`` by value (highspy binds no such enum; HighsIis.h: -1 feasible, 0 unknown,
+#: 1 time limit, 2 reducible, 3 irreducible)
+IIS_STATUS = {-1: "feasible", 0: "unknown", 1: "time_limit", 2: "reducible", 3: "irreducible"}
+#: ``IisBoundStatus`` values naming the side of a row/column bound that takes part in the conflict
+IIS_BOUND = {int(highspy.IisBoundStatus.kIisBoundStatusLower): "lower",
+             int(highspy.IisBoundStatus.kIisBoundStatusUpper): "upper",
+             int(highspy.IisBoundStatus.kIisBoundStatusBoxed): "boxed"}
+IIS_MAX_LISTED = 1000  #: rows / bounds listed at most in the result (counts are always complete)
+
+
+def _iis_entries(names: np.ndarray, index: np.ndarray, bound: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray) -> list[dict]:
+    """[{"name", "bound" (lower|upper|boxed), "lower", "upper"}] of the entries whose bound takes part."""
+    keep = np.isin(bound, list(IIS_BOUND))
+    index, bound = index[keep][:IIS_MAX_LISTED], bound[keep][:IIS_MAX_LISTED]
+    lo, hi = lower[index], upper[index]
+    return [{"name": str(nm), "bound": IIS_BOUND[int(b)], "lower": float(a), "upper": float(c)}
+            for nm, b, a, c in zip(names[index].tolist(), bound.tolist(), lo.tolist(), hi.tolist(), strict=True)]
+
+
+def find_iis(problem: Problem, time_limit_seconds: float = 10.0, threads: int | None = None) -> dict:
+    """A conflicting set of rows and bounds of an infeasible ``problem``: HiGHS's IIS (``Highs.getIis``,
+    highspy >= 1.16) with ``iis_strategy`` = from-LP + irreducible (the rows of the infeasibility proof of
+    HiGHS's own LP solve, then a deletion filter that drops every row and bound whose removal keeps the
+    subsystem infeasible; the classical elastic/deletion-filter IIS, Chinneck 2008, "Feasibility and
+    Infeasibility in Optimization", ch. 6). A MILP's integrality is dropped: the set explains an
+    infeasible LP relaxation.
+
+    Args:
+        problem: the model (n columns, m rows).
+        time_limit_seconds: wall budget of HiGHS's LP solve and of the IIS search (each; ``iis_time_limit``).
+            A search stopped by it returns the (infeasible, maybe reducible) set found so far.
+        threads: HiGHS threads (None = its default).
+    Returns:
+        ``{"found": bool, "status": "irreducible" | "reducible" | "time_limit" | "feasible" (the LP
+        relaxation is feasible: for a MILP, integrality itself is in conflict) | "unknown" | "error",
+        "rows": [{"name", "bound": "lower" | "upper" | "boxed", "lower", "upper"}] (the row's side that
+        takes part, and the row's bounds), "columns": [the same for column bounds], "n_rows", "n_columns"
+        (complete counts; the lists stop at :data:`IIS_MAX_LISTED`), "seconds"}``. ``found`` is True when
+        HiGHS returned a valid, non-empty set (status irreducible, reducible or time_limit). Columns that
+        only appear in the set's rows (their bounds free to move) are not listed.
+    """
+    t = time.perf_counter()
+    out = {"found": False, "status": "error", "rows": [], "columns": [], "n_rows": 0, "n_columns": 0}
+    h = new_highs(threads)
+    if pass_problem(h, problem):
+        budget = max(float(time_limit_seconds), 0.0)
+        set_time_budget(h, budget)
+        h.setOptionValue("iis_time_limit", budget if math.isfinite(budget) else math.inf)
+        h.setOptionValue("iis_strategy", int(highspy.IisStrategy.kIisStrategyFromLp)
+                         | int(highspy.IisStrategy.kIisStrategyIrreducible))
+        status, iis = h.getIis()
+        out["status"] = "error" if is_error(status) else IIS_STATUS.get(int(iis.status_), "unknown")
+        rows = np.asarray(iis.row_index_, dtype=np.int64)
+        row_bound = np.asarray(iis.row_bound_, dtype=np.int64)
+        cols = np.asarray(iis.col_index_, dtype=np.int64)
+        col_bound = np.asarray(iis.col_bound_, dtype=np.int64)
+        if rows.shape == row_bound.shape and cols.shape == col_bound.shape:
+            out["n_rows"] = int(np.isin(row_bound, list(IIS_BOUND)).sum())
+            out["n_columns"] = int(np.isin(col_bound, list(IIS_BOUND)).sum())
+            out["rows"] = _iis_entries(problem.row_names, rows, row_bound, problem.row_lower, problem.row_upper)
+            out["columns"] = _iis_entries(problem.col_names, cols, col_bound, problem.col_lower, problem.col_upper)
+        out["found"] = (bool(iis.valid_) and out["status"] in ("irreducible", "reducible", "time_limit")
+                        and out["n_rows"] + out["n_columns"] > 0)
+        if not out["found"]:
+            out.update(rows=[], columns=[], n_rows=0, n_columns=0)
+    out["seconds"] = time.perf_counter() - t
+    return out
+
+
+def _iis_side(e: dict, what: str) -> str:
+    if e["bound"] == "lower":
+        return f"{what} {e['name']} >= {e['lower']:.6g}"
+    if e["bound"] == "upper":
+        return f"{what} {e['name']} <= {e['upper']:.6g}"
+    return f"{e['lower']:.6g} <= {what} {e['name']} <= {e['upper']:.6g}"
+
+
+def describe_iis(iis: dict, is_mip: bool = False, limit: int = 6) -> str:
+    """One sentence naming the conflicting rows and bounds of :func:`find_iis`'s result (at most ``limit``
+    of them, then the counts): "conflicting rows and bounds (irreducible): row cap <= 1, row need >= 2,
+    column x1 >= 0"; ``is_mip`` words the case of a feasible LP relaxation."""
+    if not iis.get("found"):
+        if iis.get("status") == "feasible":
+            return ("the LP relaxation is feasible: integrality itself conflicts with the rows (no IIS of rows)"
+                    if is_mip else "HiGHS finds the LP feasible: no conflicting set of rows and bounds")
+        return f"HiGHS found no conflicting set of rows and bounds (IIS status {iis.get('status')})"
+    parts = [_iis_side(e, "row") for e in iis["rows"][:limit]]
+    parts += [_iis_side(e, "column") for e in iis["columns"][:max(limit - len(parts), 0)]]
+    total = iis["n_rows"] + iis["n_columns"]
+    more = f", ... ({iis['n_rows']} rows and {iis['n_columns']} bounds in all)" if total > len(parts) else ""
+    return f"conflicting rows and bounds ({iis['status']}): {', '.join(parts)}{more}"

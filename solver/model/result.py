@@ -37,6 +37,9 @@ class SolveResult:
         message: one human sentence on why it stopped (or why the warm start was refused).
         max_row_violation: max absolute row violation of x (original units).
         mip: MILP report (integer objective, lp_bound, gap, heuristic steps) or None for an LP.
+        iis: for a PRIMAL_INFEASIBLE result, the conflicting rows and bounds HiGHS isolated
+            (``solver.highs_bridge.find_iis``: found, status, rows, columns, n_rows, n_columns, seconds),
+            else None.
     """
 
     status: Status
@@ -57,3 +60,4 @@ class SolveResult:
     message: str = ""
     max_row_violation: float = float("nan")
     mip: dict | None = None
+    iis: dict | None = None

@@ -127,6 +127,11 @@ class Settings:
             weight of the previous round is tuned to its end game and slowed the next round down (domain
             rounds median warm/cold 0.78 reused vs 0.67 fresh; transportation 400x500 0.55 vs 0.09).
 
+    Infeasible rounds:
+        iis_seconds: wall budget (seconds) of HiGHS's IIS search that names a conflicting set of rows and
+            bounds when a solve ends PRIMAL_INFEASIBLE (``solver.highs_bridge.find_iis``; the report's ``iis``
+            and message); at least 1 s when the round's time limit is spent, 0 = off (default 10).
+
     Integerization (solver.integer):
         integer_fallback: ``"highs"`` (HiGHS MIP, time-limited) or ``"none"`` when the integerization
             heuristics find no feasible point.
@@ -195,6 +200,7 @@ class Settings:
     parallel_min_nnz: int = 200_000
     presolve: str = "auto"
     warm_primal_weight: str = "fresh"
+    iis_seconds: float = 10.0
 
     def __post_init__(self) -> None:
         """Check every field (:func:`settings_complaint`).

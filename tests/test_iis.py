@@ -1,0 +1,127 @@
+"""An infeasible round names a conflicting set of rows and bounds (issue #16): HiGHS's IIS
+(``solver.highs_bridge.find_iis``) in the report's ``iis`` and its message. The sets are checked by solving
+the subsystem they name with HiGHS: it must be infeasible on its own."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from formats.io import read_problem, write_problem
+from solver import rounds
+from solver.api import solve_problem
+from solver.highs_bridge import describe_iis, find_iis, is_infeasible, new_highs, pass_problem
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from tests.helpers import infeasible_delta, require_data, small_lp
+
+
+def _hand_made(integrality=None) -> Problem:
+    """cap: x0 + x1 <= 1, need: x0 >= 2 (both rows conflict with x1 >= 0); other: x2 <= 5 is innocent."""
+    A = sp.csc_array(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
+    return Problem.from_arrays(cost=[1.0, 1.0, 1.0], col_lower=[0.0, 0.0, 0.0], col_upper=[10.0, 10.0, 10.0],
+                               row_lower=[-np.inf, 2.0, -np.inf], row_upper=[1.0, np.inf, 5.0], matrix=A,
+                               col_names=["x0", "x1", "x2"], row_names=["cap", "need", "other"],
+                               integrality=integrality)
+
+
+def _subsystem_is_infeasible(p: Problem, iis: dict) -> bool:
+    """Keep only the named rows (their named side) and the named column bounds (every other column free);
+    HiGHS must find that LP infeasible."""
+    rpos = {n: i for i, n in enumerate(p.row_names.tolist())}
+    cpos = {n: j for j, n in enumerate(p.col_names.tolist())}
+    rows = np.array([rpos[e["name"]] for e in iis["rows"]], dtype=np.int64)
+    side = np.array([e["bound"] for e in iis["rows"]], dtype=object)
+    rl = np.where(np.isin(side, ["lower", "boxed"]), p.row_lower[rows], -np.inf)
+    ru = np.where(np.isin(side, ["upper", "boxed"]), p.row_upper[rows], np.inf)
+    cl, cu = np.full(p.n_cols, -np.inf), np.full(p.n_cols, np.inf)
+    for e in iis["columns"]:
+        j = cpos[e["name"]]
+        if e["bound"] in ("lower", "boxed"):
+            cl[j] = p.col_lower[j]
+        if e["bound"] in ("upper", "boxed"):
+            cu[j] = p.col_upper[j]
+    A = sp.csc_array((p.a_data, p.a_indices, p.a_indptr), shape=(p.n_rows, p.n_cols)).tocsr()[rows].tocsc()
+    sub = Problem.from_arrays(cost=np.zeros(p.n_cols), col_lower=cl, col_upper=cu, row_lower=rl, row_upper=ru,
+                              matrix=A)
+    h = new_highs()
+    assert pass_problem(h, sub)
+    h.run()
+    return is_infeasible(h)
+
+
+def test_hand_made_lp_names_exactly_the_conflicting_rows_and_bound():
+    iis = find_iis(_hand_made())
+    assert iis["found"] and iis["status"] == "irreducible"
+    assert [(e["name"], e["bound"]) for e in iis["rows"]] == [("cap", "upper"), ("need", "lower")]
+    assert [(e["name"], e["bound"]) for e in iis["columns"]] == [("x1", "lower")]
+    assert iis["n_rows"] == 2 and iis["n_columns"] == 1
+    assert describe_iis(iis) == ("conflicting rows and bounds (irreducible): row cap <= 1, row need >= 2, "
+                                 "column x1 >= 0")
+    assert _subsystem_is_infeasible(_hand_made(), iis)
+
+
+def test_a_milp_gets_the_iis_of_its_relaxation_or_says_integrality_conflicts():
+    iis = find_iis(_hand_made([True, False, False]))
+    assert iis["found"] and {e["name"] for e in iis["rows"]} == {"cap", "need"}
+    odd = Problem.from_arrays(cost=[1.0], col_lower=[0.0], col_upper=[10.0], row_lower=[1.0], row_upper=[1.0],
+                              matrix=sp.csc_array(np.array([[2.0]])), integrality=[True])  # 2 x = 1, x integer
+    iis = find_iis(odd)
+    assert not iis["found"] and iis["status"] == "feasible" and iis["rows"] == []
+    assert "integrality" in describe_iis(iis, is_mip=True)
+
+
+@pytest.mark.parametrize(("name", "max_rows"), [("woodinfe", 1), ("box1", 20)])
+def test_shared_infeasible_models_get_a_small_set_that_is_infeasible_alone(name, max_rows):
+    p = read_problem(require_data(f"mps/{name}.mps"))
+    iis = find_iis(p, time_limit_seconds=30.0)
+    assert iis["found"] and iis["status"] == "irreducible", iis["status"]
+    assert 1 <= iis["n_rows"] <= max_rows < p.n_rows
+    assert _subsystem_is_infeasible(p, iis)
+    if name == "woodinfe":  # the netlib model's documented conflict: DWASE >= 0 against DWASE1 >= 5
+        assert [(e["name"], e["bound"]) for e in iis["rows"]] == [("DWASE", "lower")]
+        assert [(e["name"], e["bound"]) for e in iis["columns"]] == [("DWASE1", "lower")]
+
+
+def test_a_model_highs_cannot_reduce_says_so_instead_of_naming_a_wrong_set():
+    p = read_problem(require_data("mps/klein1.mps"))
+    iis = find_iis(p, time_limit_seconds=30.0)
+    if iis["found"]:  # a later HiGHS may succeed: then the set must hold
+        assert _subsystem_is_infeasible(p, iis)
+    else:
+        assert iis["rows"] == [] and "no conflicting set" in describe_iis(iis)
+
+
+def test_solve_problem_attaches_the_iis_and_names_it_in_the_message():
+    res = solve_problem(_hand_made(), Settings())
+    assert res.status.name == "PRIMAL_INFEASIBLE"
+    assert res.iis["found"] and "row cap <= 1" in res.message and "row need >= 2" in res.message
+    assert res.seconds["iis"] >= 0
+    off = solve_problem(_hand_made(), Settings(iis_seconds=0.0))
+    assert off.iis is None and "conflicting" not in off.message
+
+
+def test_an_infeasible_step_reports_the_new_row_and_the_bound_it_fights(tmp_path):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", state_dir=st)
+    rep = rounds.step(infeasible_delta(), state_dir=st)
+    assert rep["status"] == "PRIMAL_INFEASIBLE" and rep["accepted"] is False
+    iis = rep["iis"]
+    assert iis["found"] and [(e["name"], e["bound"]) for e in iis["rows"]] == [("force", "lower")]
+    assert [(e["name"], e["bound"]) for e in iis["columns"]] == [("x0", "upper")]
+    assert "row force >= 5" in rep["message"] and "column x0 <= 1" in rep["message"]
+
+
+def test_cli_solve_json_carries_iis_and_the_message(tmp_path):
+    write_problem(_hand_made(), tmp_path / "p.parquet")
+    res = CliRunner().invoke(app, ["solve", str(tmp_path / "p.parquet"), "--json"])
+    assert res.exit_code == 4, res.output
+    out = json.loads(res.stdout)
+    assert out["iis"]["found"] and {e["name"] for e in out["iis"]["rows"]} == {"cap", "need"}
+    assert "row cap <= 1" in out["message"]
