@@ -18,6 +18,20 @@ original-space KKT; for HiGHS: the edits plus ``run()``). Printed per round, the
 median ratios: alm warm / pdhg cold, alm warm / alm cold, pdhg warm / pdhg cold, alm warm / highs hot.
 Goals (issue #17): TE Cogentco alm warm / cold <= 0.2 and faster than highs hot.
 
+Measured 2026-12-01 (tol 1e-4, 3 rounds; the 2-core machine shared with other sessions, so wall times
+are noisy: HiGHS's hot start took 2-5 s here against 0.58 s on a quiet machine; ratios within one run):
+
+    workload (rows x cols, nnz)        alm warm s  alm w / pdhg c  alm w / alm c  pdhg w / c  alm w / highs hot
+    TE Cogentco (39,098 x 66,861, 956k)   1.0-2.0     0.070            0.014          0.255       0.41 (0.19-0.97)
+    TE ring 24 (624 x 1,440)              0.13-0.17   0.84             0.64           0.57        5.6
+    Sia 1,024 GPUs (507 x 38,500)         0.44-1.03   0.075            0.59           1.04        4.0
+    LB 256x32 (8,512 x 16,384)            5.3-13      1.9              1.4            0.86        3.3
+
+Cogentco: every warm round is one outer step (7-8 Newton steps, 54-100 CG iterations) from a start at
+relative KKT 5e-4; the ALM's own cold solve is slow (142 s: CG work explodes once eta >= 256), so rounds
+should start cold with PDHG. Sia starts far (KKT 0.1-0.26 after a round's arrivals): 6-8 outer steps.
+LB defeats the Newton solves (line-search zigzags, 21-43 outer steps): PDHG is the engine there.
+
 Run: ``.venv/bin/python bench/bench_alm.py [--workloads te-cogentco te-ring sia lb] [--rounds 3]
 [--tol 1e-4] [--cap 300] [--alm-cold-rounds 1]``
 """
