@@ -64,7 +64,7 @@ __all__ = ["DEFAULT_KEEP", "OUTPUT_FILES", "check_out_dir", "check_output_file",
 
 
 def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None,
-         wait: float = 0.0) -> dict:
+         wait: float = 0.0, partition: dict | None = None) -> dict:
     """Create a state directory from a base problem and solve round 0 (cold).
 
     Args:
@@ -75,6 +75,9 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         keep: number of generations to keep (>= 1).
         out_dir: optional folder that receives copies of the round's outputs and report.json.
         wait: seconds to wait for another writer's lock (0: StateBusyError at once).
+        partition: partitioned rounds (issue #18): ``{"k": K, "client_regex", "shared_rows_regex",
+            "executor", "ray_address", "seed", "passes", "workers"}`` (``solver.partition.round.PartitionConfig``),
+            stored in config.json; None or k = 1: monolithic rounds. The report then has ``partitions``.
     Returns:
         The round-0 report (also written to ``gen-000000/report.json``; ``formats.reports.round_report``):
         round, status, objective, iterations, warm_started, seconds {load, apply, solve, integerize, save,
@@ -88,11 +91,12 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     """
     from solver.rounds import loop as _loop
 
-    return _loop.init(base, state_dir, settings, keep, out_dir, wait)
+    return _loop.init(base, state_dir, settings, keep, out_dir, wait, partition)
 
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
-         accept_failed: bool = False, out_dir=None, wait: float = 0.0) -> dict:
+         accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
+         ray_address: str | None = None) -> dict:
     """Apply one delta to the current round, solve warm, and store the next round.
 
     Args:
@@ -104,6 +108,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         out_dir: optional folder that receives copies of the round's outputs and report.json (each file
             renamed over its name: a symbolic link there is replaced, never written through).
         wait: seconds to wait for another writer's lock (0: StateBusyError at once).
+        executor, ray_address: for a partitioned state, override the stored executor (``process``,
+            ``ray``, ``inline``) and Ray address for this round (``solver.partition.executor``).
     Returns:
         The round report (as for :func:`init`, plus delta_sha256, previous_round, changed_variables,
         seconds["apply_linear"], warnings, abandoned_rounds when a rolled-back branch was moved aside);
@@ -122,11 +128,12 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     """
     from solver.rounds import loop as _loop
 
-    return _loop.step(delta, state_dir, settings, force, accept_failed, out_dir, wait)
+    return _loop.step(delta, state_dir, settings, force, accept_failed, out_dir, wait, executor, ray_address)
 
 
 def step_many(deltas, state_dir=None, settings: Settings | None = None, force: bool = False,
-              accept_failed: bool = False, out_dir=None, wait: float = 0.0) -> list[dict]:
+              accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
+              ray_address: str | None = None) -> list[dict]:
     """Apply several deltas in order (catching up after downtime), each its own round stored atomically
     by :func:`step`, under one hold of the writer lock (no other writer interleaves).
 
@@ -147,7 +154,7 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     """
     from solver.rounds import loop as _loop
 
-    return _loop.step_many(deltas, state_dir, settings, force, accept_failed, out_dir, wait)
+    return _loop.step_many(deltas, state_dir, settings, force, accept_failed, out_dir, wait, executor, ray_address)
 
 
 def show(state_dir=None, round_: int | None = None) -> dict:

@@ -28,7 +28,7 @@ def phase_seconds(result, t_solve: float) -> tuple[float, float]:
 
 def save_round(store: StateStore, round_: int, problem: Problem, result, prev: Generation | None,
                info, t0: float, seconds: dict, delta_sha: str | None, extra: dict, keep: int,
-               tol: float | None = None) -> dict:
+               tol: float | None = None, write_extra=None) -> dict:
     """Write generation ``round_`` and make it current; return its report.
 
     Args:
@@ -40,6 +40,9 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
         keep: number of generations to keep.
         tol: the round's relative solve tolerance, the move threshold of changes.parquet and
             ``changed_variables`` (``solver.rounds.outputs.write_outputs``); None = the default 1e-4.
+        write_extra: optional ``callable(folder) -> bytes written`` that writes further files into the
+            temporary generation folder before the manifest (a partitioned round's per-part state,
+            ``solver.rounds.partitioned``); they are listed in generation.json and committed atomically.
     Raises:
         EnvironmentFaultError: a write failed for a reason of the machine (permission, read-only file
             system, disk full): before CURRENT names the round everything this round wrote or moved is
@@ -59,6 +62,8 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
         writer.save_problem(problem, prev, None if info is None else set(info.changed_fields))
         fault_point("sigint_during_save")
         writer.save_state(result.state)
+        if write_extra is not None:
+            writer.written_bytes += write_extra(writer.tmp)
         old_x = None if prev is None else previous_allocation(prev)
         changed_vars = write_outputs(writer, problem, result, None if prev is None else prev.problem, old_x, info,
                                      **({} if tol is None else {"tol": tol}))

@@ -28,17 +28,22 @@ from solver.rounds.outputs import check_out_dir, copy_out
 
 
 def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None,
-         wait: float = 0.0) -> dict:
+         wait: float = 0.0, partition: dict | None = None) -> dict:
     """Create a state directory from a base problem and solve round 0 (cold); see :func:`solver.rounds.init`."""
     t0 = time.perf_counter()
     if keep < 1:
         raise UsageError(f"--keep must be at least 1, got {keep}")
     check_out_dir(out_dir)
+    if partition:
+        from solver.rounds.partitioned import config_of
+
+        cfg = config_of(partition)  # UsageError before anything is written
+        partition = None if cfg is None else cfg.to_json()  # k = 1: the monolithic rounds, unchanged
     store = StateStore(state_dir_or_default(state_dir))
     settings = settings or Settings()
     created = not store.root.exists()
     try:
-        report = _init_locked(store, base, settings, keep, t0, wait)
+        report = _init_locked(store, base, settings, keep, t0, wait, partition)
     except StateBusyError:
         raise  # the folder is another writer's now
     except BaseException:
@@ -57,7 +62,8 @@ def _remove_if_created_empty(root: Path, created: bool) -> None:
         pass
 
 
-def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float, wait: float = 0.0) -> dict:
+def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float, wait: float = 0.0,
+                 partition: dict | None = None) -> dict:
     """The part of :func:`init` that runs under the writer lock; returns the round-0 report."""
     with store.lock(create=True, wait=wait), environment_faults(store.root):
         if store.initialised:
@@ -76,12 +82,19 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         from solver.api import solve_problem
 
         t = time.perf_counter()
-        result = solve_problem(problem, settings, None)
+        hook, pextra = None, {}
+        if partition:  # issue #18: k > 1 parts (solver.rounds.partitioned)
+            from solver.rounds.partitioned import config_of, solve_base
+
+            result, hook, pextra = solve_base(problem, settings, config_of(partition))
+        else:
+            result = solve_problem(problem, settings, None)
         seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
         store.write_config({"format": "copter-state", "version": 1, "keep": int(keep),
-                            "settings": settings_to_json(settings)})
-        extra = {"accepted": True, "base_sha256": base_sha}
-        return save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol)
+                            "settings": settings_to_json(settings), **({"partition": partition} if partition else {})})
+        extra = {"accepted": True, "base_sha256": base_sha, **pextra}
+        return save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol,
+                          write_extra=hook)
 
 
 def _read_delta(delta) -> Delta:
@@ -93,7 +106,8 @@ def _read_delta(delta) -> Delta:
 
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
-         accept_failed: bool = False, out_dir=None, wait: float = 0.0) -> dict:
+         accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
+         ray_address: str | None = None) -> dict:
     """Apply one delta to the current round, solve warm, store the next round; see :func:`solver.rounds.step`."""
     t0 = time.perf_counter()
     check_out_dir(out_dir)
@@ -117,13 +131,22 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         seconds = {"load": time.perf_counter() - t0}
         warnings = [gen.warning] if gen.warning else []
         _check_base_round(d, gen.round, force, warnings)
-        problem, info, result = _apply_and_solve(gen, d, settings, seconds, warnings)
-        extra = _round_extra(store, gen.round, result.status.is_success or accept_failed, warnings)
+        from solver.rounds.partitioned import config_of
+
+        part_cfg = config_of(config.get("partition"), executor, ray_address)  # None: monolithic rounds
+        hook, pextra = None, {}
+        if part_cfg is not None:
+            from solver.rounds.partitioned import apply_and_solve
+
+            problem, info, result, hook, pextra = apply_and_solve(gen, d, settings, part_cfg, seconds, warnings)
+        else:
+            problem, info, result = _apply_and_solve(gen, d, settings, seconds, warnings)
+        extra = {**_round_extra(store, gen.round, result.status.is_success or accept_failed, warnings), **pextra}
         if not result.status.is_success and not accept_failed:
             report = _record_failure(store, gen.round, problem, result, t0, seconds, sha, extra, keep, info)
             return copy_out(store.root, report, out_dir)  # only report.json: the round has no outputs
         report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep,
-                            settings.tol)
+                            settings.tol, write_extra=hook)
     return copy_out(store.root, report, out_dir)
 
 
@@ -213,7 +236,8 @@ def _record_failure(store: StateStore, current: int, problem: Problem, result, t
 
 
 def step_many(deltas, state_dir=None, settings: Settings | None = None, force: bool = False,
-              accept_failed: bool = False, out_dir=None, wait: float = 0.0) -> list[dict]:
+              accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
+              ray_address: str | None = None) -> list[dict]:
     """Apply several deltas in order, each its own round (stored atomically by :func:`step`); see
     :func:`solver.rounds.step_many`."""
     deltas = list(deltas)
@@ -223,7 +247,8 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     with store.lock(wait=wait):  # held across the batch (re-entrant): no other writer interleaves
         for i, delta in enumerate(deltas):
             try:
-                report = step(delta, store.root, settings, force, accept_failed, out_dir)
+                report = step(delta, store.root, settings, force, accept_failed, out_dir, executor=executor,
+                              ray_address=ray_address)
             except CopterError as err:
                 stored = [r["round"] for r in reports_ if r.get("accepted", True) and not r.get("no_op")]
                 err.message += (f" [delta {i + 1} of {len(deltas)}: {_label(delta)}; "

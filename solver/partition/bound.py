@@ -1,0 +1,131 @@
+"""A safe Lagrangian bound on the whole model's LP optimum from any row duals (the parts' merged duals).
+
+For any y (minimisation form), weak duality gives
+
+    L(y) = sum_i (rl_i y_i^+ + ru_i y_i^-) + sum_j min(r_j l_j, r_j u_j),   r = c - A'y,
+
+a lower bound on the LP optimum (hence on a MILP's), once y is projected onto the signs the row bounds
+allow (y_i > 0 needs a finite rl_i, y_i < 0 a finite ru_i). A column with r_j < 0 and u_j = inf would make it
+-inf; there the *implied* upper bound is used (Neumaier & Shcherbina, "Safe bounds in linear and
+mixed-integer linear programming", Math. Programming 99, 2004, use finite boxes the same way): a row whose
+coefficients are all >= 0 on columns with lower bounds >= 0 bounds each of its columns by
+``l_j + (ru_i - sum_k a_ik l_k) / a_ij``. Columns still unbounded on the needed side make the bound -inf
+(reported as None).
+
+The parts' duals agree on every row but the shared ones; for those, a few candidates (the smallest, the
+largest and the share-weighted mean of the parts' duals) are evaluated and the best bound kept. Evaluating a
+candidate costs one pass over the shared rows' nonzeros (A'y over the other rows is computed once).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solver.model.problem import Problem
+
+
+def implied_upper(problem: Problem) -> np.ndarray:
+    """(n,) column upper bounds tightened by the rows that imply one (module docstring)."""
+    n, m = problem.n_cols, problem.n_rows
+    nnz_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(problem.a_indptr))
+    rows, a = problem.a_indices, problem.a_data
+    lo = problem.col_lower
+    bad = (a < 0) | (lo[nnz_col] < 0) | ~np.isfinite(lo[nnz_col])
+    row_bad = np.bincount(rows[bad], minlength=m) > 0
+    min_act = np.bincount(rows, weights=a * np.where(np.isfinite(lo[nnz_col]), lo[nnz_col], 0.0), minlength=m)
+    ru = problem.row_upper
+    usable = ~row_bad & np.isfinite(ru)
+    sel = usable[rows] & (a > 0)
+    cand = np.full(rows.size, np.inf)
+    cand[sel] = lo[nnz_col[sel]] + (ru[rows[sel]] - min_act[rows[sel]]) / a[sel]
+    up = problem.col_upper.copy()
+    counts = np.diff(problem.a_indptr)
+    nonempty = counts > 0
+    if rows.size:  # CSC: a column's nonzeros are contiguous, so a segmented minimum (no ufunc.at)
+        seg = np.minimum.reduceat(cand, problem.a_indptr[:-1][nonempty])
+        up[nonempty] = np.minimum(up[nonempty], seg)
+    return np.maximum(up, lo)
+
+
+class LagrangianBound:
+    """Evaluates L(y) (module docstring) for candidate duals that differ only on the shared rows.
+
+    Args:
+        problem: the whole model (n columns, m rows).
+        y_base: (m,) duals in the problem's sense, HiGHS convention; the shared rows' entries are ignored.
+        shared: (ns,) int64 indices of the shared rows.
+    """
+
+    def __init__(self, problem: Problem, y_base: np.ndarray, shared: np.ndarray):
+        self.problem = problem
+        sense = float(problem.sense)
+        self.shared = shared
+        y = sense * np.nan_to_num(np.asarray(y_base, dtype=np.float64))
+        y[shared] = 0.0
+        self.y_base = self._project(y)
+        nnz_col = np.repeat(np.arange(problem.n_cols, dtype=np.int64), np.diff(problem.a_indptr))
+        aty = np.bincount(nnz_col, weights=problem.a_data * self.y_base[problem.a_indices], minlength=problem.n_cols)
+        self.r_base = sense * problem.cost - aty
+        is_sh = np.zeros(problem.n_rows, dtype=bool)
+        is_sh[shared] = True
+        sel = is_sh[problem.a_indices]
+        self.sh_col, self.sh_row, self.sh_val = nnz_col[sel], problem.a_indices[sel], problem.a_data[sel]
+        self.up = implied_upper(problem)
+        self.row_part_base = self._row_term(self.y_base)
+
+    def _project(self, y: np.ndarray) -> np.ndarray:
+        p = self.problem
+        return np.where(y > 0, np.where(np.isfinite(p.row_lower), y, 0.0),
+                        np.where(np.isfinite(p.row_upper), y, 0.0))
+
+    def _row_term(self, y: np.ndarray) -> float:
+        p = self.problem
+        pos = np.where(y > 0, y * np.where(np.isfinite(p.row_lower), p.row_lower, 0.0), 0.0)
+        neg = np.where(y < 0, y * np.where(np.isfinite(p.row_upper), p.row_upper, 0.0), 0.0)
+        return float(pos.sum() + neg.sum())
+
+    def evaluate(self, y_shared: np.ndarray) -> float:
+        """L(y) in the problem's sense for the (ns,) shared-row duals ``y_shared`` (problem's sense);
+        -inf (min) / +inf (max) when a column is unbounded on the side its reduced cost needs."""
+        p = self.problem
+        sense = float(p.sense)
+        full = np.zeros(p.n_rows)
+        full[self.shared] = sense * np.nan_to_num(np.asarray(y_shared, dtype=np.float64))
+        full = self._project(full)
+        r = self.r_base - np.bincount(self.sh_col, weights=self.sh_val * full[self.sh_row], minlength=p.n_cols)
+        lo, up = p.col_lower, self.up
+        pos, neg = r > 0, r < 0
+        if (pos & ~np.isfinite(lo)).any() or (neg & ~np.isfinite(up)).any():
+            return -sense * np.inf
+        col = float(np.where(pos, r * np.where(pos, lo, 0.0), 0.0).sum()
+                    + np.where(neg, r * np.where(neg, up, 0.0), 0.0).sum())
+        bound_min = self.row_part_base + self._row_term(full) + col + sense * p.offset
+        return sense * bound_min
+
+
+def best_bound(problem: Problem, y_base: np.ndarray, shared: np.ndarray, part_duals: np.ndarray,
+               shares: np.ndarray) -> tuple[float | None, str, np.ndarray]:
+    """The best of L(y) over candidate shared-row duals built from the parts' (k, ns) duals (NaN where a
+    part does not hold the row): min, max and the share-weighted mean over the parts that hold it.
+
+    Returns:
+        (bound or None when every candidate is unbounded, name of the candidate, its (ns,) shared duals).
+    """
+    lb = LagrangianBound(problem, y_base, shared)
+    d = np.asarray(part_duals, dtype=np.float64)
+    held = ~np.isnan(d)
+    any_held = held.any(axis=0)
+    w = np.where(held, shares, 0.0)
+    wsum = w.sum(axis=0)
+    cands = {
+        "min": np.where(any_held, np.nanmin(np.where(held, d, np.inf), axis=0), 0.0),
+        "max": np.where(any_held, np.nanmax(np.where(held, d, -np.inf), axis=0), 0.0),
+        "share_mean": np.where(wsum > 0, (w * np.nan_to_num(d)).sum(axis=0) / np.where(wsum > 0, wsum, 1.0), 0.0),
+    }
+    sense = float(problem.sense)
+    best, best_name, best_y = None, "", cands["share_mean"]
+    for name, ys in cands.items():
+        v = lb.evaluate(ys)
+        if np.isfinite(v) and (best is None or sense * v > sense * best):
+            best, best_name, best_y = float(v), name, ys
+    return best, best_name, best_y

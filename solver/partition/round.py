@@ -1,0 +1,392 @@
+"""One partitioned round: split the whole model by client, solve the parts in parallel warm-started from
+their own previous iterates, merge their points into one solution on the whole model and check it there.
+
+Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rounds.loop`` calls
+:func:`solve_round`):
+
+1. group the round's columns by client and find the shared rows (:mod:`solver.partition.clients`);
+2. carry the client -> part assignment over by client name (:mod:`solver.partition.layout`: a delta's rows
+   reach the part owning their client; new clients go to the least-loaded part, dropped ones disappear);
+3. carry each shared row's shares over (already moved toward the highest shadow prices at the end of the
+   previous round, :mod:`solver.partition.shares`), giving no share to parts that do not touch the row;
+4. build the parts (:mod:`solver.partition.split`), map each part's previous iterate onto its new index
+   space (columns and rows by whole-problem position through the delta's maps), solve the parts on the
+   executor (:mod:`solver.partition.executor`), each with ``solver.api.solve_problem`` (a MILP part goes
+   through the same integerization as a monolithic round);
+5. merge: client columns from their part, global columns from one part (``combine_points``), row duals from
+   the owning part, shared-row duals chosen for the best safe Lagrangian bound (:mod:`solver.partition.bound`);
+6. re-check the merged point on the whole model: an LP round is OPTIMAL when the whole model's relative KKT
+   error (primal, dual, gap; ``solver.lp.original_kkt``) is within ``tol``, FEASIBLE when its primal
+   residual is within ``k * tol`` (each part meets ``tol`` on its own rows), else NUMERICAL_ERROR; a MILP
+   round is FEASIBLE (OPTIMAL within ``mip_gap_tol`` of the bound) when the merged point is integral and
+   violates no row or bound by more than 1e-6 relative (``solver.baselines.result.point_quality``), else
+   NUMERICAL_ERROR; a part that fails makes the round fail with that part's status;
+7. update the shares for the next round from the parts' duals (``passes > 1`` repeats 4-7 within the round).
+
+With ``passes > 1`` the parts are re-solved within the round, warm from the pass before, after each share
+update. A worker that dies twice ends the round NUMERICAL_ERROR (nothing stored; the caller records it as
+a failed round and CURRENT stays).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
+from solver.partition import shares as sh
+from solver.partition.bound import best_bound
+from solver.partition.clients import GLOBAL, group_clients
+from solver.partition.executor import PartWorkerError, check_executor, run_parts
+from solver.partition.layout import initial_assignment, route
+from solver.partition.split import (
+    Part,
+    build_part_problems,
+    column_parts,
+    combine_points,
+    pop_shares,
+    shared_rows,
+)
+from solver.partition.store import PartitionData, PartState
+
+_SEVERITY = [Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DUAL_INFEASIBLE,
+             Status.NUMERICAL_ERROR, Status.NO_INTEGER_SOLUTION, Status.TIME_LIMIT, Status.ITERATION_LIMIT,
+             Status.FEASIBLE, Status.OPTIMAL]
+MILP_FEASIBLE_REL_TOL = 1e-6  #: max relative row/bound violation of a merged integer point
+
+
+@dataclass
+class PartitionConfig:
+    """How a state's rounds are partitioned (stored in config.json under ``"partition"``).
+
+    Attributes:
+        k: number of parts (1 = monolithic rounds, the partition code is not used).
+        client_regex, shared_rows_regex: client grouping overrides (:mod:`solver.partition.clients`).
+        executor: ``process`` (default), ``ray`` or ``inline`` (:mod:`solver.partition.executor`).
+        ray_address: Ray cluster to join (None: ``$RAY_ADDRESS``, else a local cluster).
+        seed: seed of the initial random client split.
+        passes: share updates + re-solves within one round (>= 1).
+        workers: local worker processes (None: min(k, CPU count)).
+    """
+
+    k: int = 1
+    client_regex: str | None = None
+    shared_rows_regex: str | None = None
+    executor: str = "process"
+    ray_address: str | None = None
+    seed: int = 0
+    passes: int = 1
+    workers: int | None = None
+
+    def check(self) -> None:
+        """Raise UsageError for k < 1, passes < 1, an unknown executor or ``ray`` without Ray."""
+        if self.k < 1:
+            raise UsageError(f"--partitions must be at least 1, got {self.k}")
+        if self.passes < 1:
+            raise UsageError(f"--partition-passes must be at least 1, got {self.passes}")
+        check_executor(self.executor)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict | None) -> PartitionConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (d or {}).items() if k in known})
+
+
+@dataclass(eq=False)
+class RoundOutcome:
+    """What :func:`solve_round` returns: the whole-model result, the data for the next round, the report's
+    ``partitions`` section."""
+
+    result: SolveResult
+    data: PartitionData | None
+    report: dict
+
+
+def _map_part_state(prev: PartState, part: Part, col_map: np.ndarray | None, row_map: np.ndarray | None,
+                    old_n: int, old_m: int) -> SolverState | None:
+    """The part's previous iterate on its new index space: columns/rows matched by whole-problem position
+    (through the delta's maps when given), new entries 0, x projected onto the new bounds."""
+    st = prev.state
+    if st is None or prev.cols is None or st.x.shape != prev.cols.shape or st.y.shape != prev.rows.shape:
+        return None
+    inv_c = np.full(old_n, -1, dtype=np.int64)
+    inv_c[prev.cols] = np.arange(prev.cols.size, dtype=np.int64)
+    inv_r = np.full(old_m, -1, dtype=np.int64)
+    inv_r[prev.rows] = np.arange(prev.rows.size, dtype=np.int64)
+    oc = part.cols if col_map is None else col_map[part.cols]
+    orow = part.rows if row_map is None else row_map[part.rows]
+    pc = np.where((oc >= 0) & (oc < old_n), inv_c[np.clip(oc, 0, max(old_n - 1, 0))] if old_n else -1, -1)
+    pr = np.where((orow >= 0) & (orow < old_m), inv_r[np.clip(orow, 0, max(old_m - 1, 0))] if old_m else -1, -1)
+    sub = part.problem
+
+    def mx(v):
+        out = np.where(pc >= 0, v[np.maximum(pc, 0)] if v.size else 0.0, 0.0)
+        return np.minimum(np.maximum(out, sub.col_lower), sub.col_upper).astype(np.float64)
+
+    y = np.where(pr >= 0, st.y[np.maximum(pr, 0)] if st.y.size else 0.0, 0.0).astype(np.float64)
+    ix = mx(st.integer_x) if st.integer_x is not None and st.integer_x.shape == st.x.shape else None
+    return SolverState(x=mx(st.x), y=y, step_size=st.step_size, primal_weight=st.primal_weight,
+                       iterations=st.iterations, integer_x=ix)
+
+
+def _integral_bounds(parts: list[Part]) -> None:
+    """MILP: snap shared rows' scaled bounds within 1e-9 of an integer to it (s * b rounding)."""
+    for part in parts:
+        p = part.problem
+        for arr in (p.row_lower, p.row_upper):
+            fin = np.isfinite(arr)
+            r = np.round(np.where(fin, arr, 0.0))
+            near = fin & (np.abs(np.where(fin, arr, 0.0) - r) <= 1e-9 * np.maximum(1.0, np.abs(r)))
+            arr[near] = r[near]
+
+
+def _part_duals(parts: list[Part], ys: list, spos: np.ndarray, k: int, ns: int) -> np.ndarray:
+    """(k, ns) a per-row vector (duals, activities) of the shared rows in each part, NaN where a part does
+    not hold the row (or has no vector)."""
+    d = np.full((k, ns), np.nan)
+    for p, (part, y) in enumerate(zip(parts, ys, strict=True)):
+        if y is None:
+            continue
+        s = spos[part.rows]
+        m = s >= 0
+        d[p, s[m]] = y[m]
+    return d
+
+
+def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, prev: PartitionData | None = None,
+                info=None, old_shape: tuple[int, int] | None = None) -> RoundOutcome:
+    """Solve one round of ``problem`` partitioned into ``config.k`` parts (module docstring).
+
+    Args:
+        problem: the whole model of the round (n columns, m rows), after the delta.
+        settings: solver settings (each part gets them with ``threads = 1``).
+        config: the state's partition configuration.
+        prev: the previous round's PartitionData (None: round 0 or a cold start: a fresh split).
+        info: the delta's ``ApplyInfo`` (col_map/row_map to the previous round), None for round 0.
+        old_shape: (n, m) of the previous round's problem (defaults to ``info``'s).
+    Returns:
+        RoundOutcome: the whole-model SolveResult (x (n,), y (m,), status, objective, bound as
+        ``dual_objective``, ``gap_rel`` to it), the PartitionData for the next round (None when a worker
+        died), and the report section ``partitions`` (per part seconds, iterations, status, warm_started,
+        max_rss_mb, sizes; setup/slowest part/merge seconds and their sum ``on_k_cores``; shares; bound).
+    Raises:
+        UsageError: no clients can be read from the variable names (say how with ``--client-regex``), or
+            a bad regex / executor.
+    """
+    t0 = time.perf_counter()
+    k = config.k
+    grouping = group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex)
+    if grouping.n_clients == 0:
+        raise UsageError("partitioned rounds found no clients: variable names carry no '<client>/' prefix; say how "
+                         "to group columns with --client-regex (and shared rows with --shared-rows-regex)")
+    warm_possible = prev is not None and prev.assignment.k == k
+    n_new = n_dropped = 0
+    if warm_possible:
+        assignment, n_new, n_dropped = route(prev.assignment, grouping)
+    else:
+        assignment = initial_assignment(grouping, k, config.seed)
+    col_part = column_parts(grouping, assignment.client_part)
+    rows_sh = shared_rows(grouping)
+    ns = rows_sh.size
+    spos = np.full(problem.n_rows, -1, dtype=np.int64)
+    spos[rows_sh] = np.arange(ns, dtype=np.int64)
+    present = sh.presence(problem, col_part, rows_sh, k)
+    default = pop_shares(problem, grouping, col_part, k, "auto")
+    col_map = None if info is None else info.col_map
+    row_map = None if info is None else info.row_map
+    if old_shape is None:
+        old_shape = (info.old_n_cols, info.old_n_rows) if info is not None else (problem.n_cols, problem.n_rows)
+    if warm_possible:
+        default = sh.carry(prev.shared_rows, prev.shares, row_map if row_map is not None else
+                           np.arange(problem.n_rows), old_shape[1], rows_sh, default)
+    shares = sh.normalise(default, present)
+    updates = prev.updates if warm_possible else 0
+    part_settings = Settings(**{**asdict(settings), "threads": 1})
+    warms: list[SolverState | None] | None = None
+    setup = time.perf_counter() - t0
+    passes_report = []
+    for pass_ in range(config.passes):
+        t1 = time.perf_counter()
+        eff = sh.integral_allocations(problem, rows_sh, shares)
+        parts = build_part_problems(problem, grouping, col_part, k, eff, name="part")
+        if problem.is_mip:
+            _integral_bounds(parts)
+        if warms is None:
+            warms = [_map_part_state(prev.parts[p], parts[p], col_map, row_map, *old_shape)
+                     if warm_possible and p < len(prev.parts) else None for p in range(k)]
+        own = [bool((~grouping.global_cols[part.cols]).any()) for part in parts]
+        solve_idx = [p for p in range(k) if own[p]]
+        setup += time.perf_counter() - t1
+        try:
+            outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], config.executor,
+                             config.workers, config.ray_address)
+        except PartWorkerError as err:
+            return _worker_died(problem, config, err, t0, setup)
+        t2 = time.perf_counter()
+        results: list[SolveResult | None] = [None] * k
+        part_rep: list[dict] = [{"part": p, "status": "EMPTY", "seconds": 0.0, "iterations": 0, "warm_started": False,
+                                 "n_cols": int(parts[p].cols.size), "n_rows": int(parts[p].rows.size),
+                                 "nnz": int(parts[p].problem.nnz), "max_rss_mb": None,
+                                 "clients": int((assignment.client_part == p).sum())} for p in range(k)]
+        for p, out in zip(solve_idx, outs, strict=True):
+            r = out["result"]
+            results[p] = r
+            part_rep[p].update(status=r.status.name, seconds=round(float(out["seconds"]), 6),
+                               iterations=int(r.iterations), warm_started=bool(r.warm_started),
+                               objective=float(r.objective), max_rss_mb=round(float(out["max_rss_mb"]), 1))
+        duals = _part_duals(parts, [None if r is None else r.y for r in results], spos, k, ns)
+        act = _part_duals(parts, [None if r is None else r.row_activity for r in results], spos, k, ns)
+        gain = sh.gains(problem, rows_sh, duals)
+        new_shares = sh.update(shares, gain, present, sh.step_size(updates), sh.usage(problem, rows_sh, act))
+        moved = float(np.abs(new_shares - shares).sum() / max(ns, 1) / 2.0)
+        passes_report.append({"pass": pass_, "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
+                              "share_moved": moved})
+        last = pass_ == config.passes - 1
+        if not last:
+            shares, updates = new_shares, updates + 1
+            warms = [r.state if r is not None else None for r in results]
+            setup += time.perf_counter() - t2
+            continue
+        outcome = _merge(problem, settings, config, grouping, parts, results, part_rep, solve_idx, rows_sh, spos,
+                         eff, duals)
+        merge = time.perf_counter() - t2
+        slowest = sum(p["slowest_part_seconds"] for p in passes_report)
+        data = PartitionData(
+            assignment=assignment,
+            parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
+                             state=None if results[p] is None else results[p].state) for p in range(k)],
+            shared_rows=rows_sh, shares=new_shares, updates=updates + 1)
+        active = present.sum(axis=0) > 1
+        rep = {
+            "k": k, "executor": config.executor, "passes": config.passes, "parts": part_rep,
+            "clients_added": n_new, "clients_dropped": n_dropped, "warm": bool(warm_possible),
+            "seconds": {"setup": round(setup, 6), "slowest_part": round(slowest, 6), "merge": round(merge, 6),
+                        "on_k_cores": round(setup + slowest + merge, 6),
+                        "wall": round(time.perf_counter() - t0, 6)},
+            "shares": {"n_shared_rows": int(ns), "n_contested": int(active.sum()),
+                       "mean_per_part": [round(float(v), 6) for v in (eff.mean(axis=1) if ns else np.zeros(k))],
+                       "min_contested": round(float(eff[present & active[None, :]].min()), 6) if active.any() else None,
+                       "moved_next": round(moved, 6), "step_size": round(sh.step_size(updates), 6),
+                       "updates": updates + 1, "passes": passes_report},
+            **outcome[1],
+        }
+        return RoundOutcome(result=outcome[0], data=data, report=rep)
+    raise AssertionError("unreachable")
+
+
+def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError, t0: float,
+                 setup: float) -> RoundOutcome:
+    n, m = problem.n_cols, problem.n_rows
+    msg = (f"partitioned round failed: {err} (executor {config.executor}); nothing was merged or stored")
+    wall = time.perf_counter() - t0
+    result = SolveResult(status=Status.NUMERICAL_ERROR, x=np.zeros(n), y=np.zeros(m), reduced_cost=np.zeros(n),
+                         row_activity=np.zeros(m), objective=math.nan, dual_objective=math.nan,
+                         primal_residual_rel=math.nan, dual_residual_rel=math.nan, gap_rel=math.nan, iterations=0,
+                         seconds={"solve": wall, "total": wall}, message=msg)
+    rep = {"k": config.k, "executor": config.executor, "worker_failed": True, "failed_part": err.part,
+           "seconds": {"setup": round(setup, 6), "wall": round(wall, 6)}}
+    return RoundOutcome(result=result, data=None, report=rep)
+
+
+def _merge(problem: Problem, settings: Settings, config: PartitionConfig, grouping, parts: list[Part],
+           results: list, part_rep: list, solve_idx: list[int], rows_sh: np.ndarray, spos: np.ndarray,
+           eff: np.ndarray, duals: np.ndarray) -> tuple[SolveResult, dict]:
+    """Merge the parts' results into the whole-model SolveResult and the report's bound/gap fields."""
+    from solver.baselines.result import point_quality
+    from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
+
+    k = len(parts)
+    solved = [p for p in solve_idx if results[p] is not None]
+    statuses = [results[p].status for p in solved]
+    worst = min(statuses, key=_SEVERITY.index) if statuses else Status.OPTIMAL
+    have_points = all(results[p].x is not None and np.isfinite(results[p].x).all() for p in solved)
+    if have_points and solved:
+        x, chosen_local = combine_points(problem, [parts[p] for p in solved], [results[p].x for p in solved],
+                                         grouping.global_cols)
+        chosen = solved[chosen_local] if chosen_local >= 0 else (solved[0] if solved else -1)
+    else:
+        x, chosen = np.zeros(problem.n_cols), -1
+    y = np.zeros(problem.n_rows)
+    rc = grouping.row_client
+    client_part = _client_parts(grouping, parts)
+    for p in solved:
+        part, r = parts[p], results[p]
+        owner = rc[part.rows]
+        mine = (owner >= 0) & (client_part[np.maximum(owner, 0)] == p)
+        if p == chosen:
+            mine |= owner == GLOBAL
+        y[part.rows[mine]] = r.y[mine]
+    bound, cand, ysh = best_bound(problem, y, rows_sh, duals, eff) if solved else (None, "", np.zeros(rows_sh.size))
+    y[rows_sh] = ysh
+    kkt, _, _, red, ax = original_kkt(problem, x, y)
+    q = point_quality(problem, x)
+    objective = problem.objective(x)
+    sense = float(problem.sense)
+    gap = None
+    if bound is not None and np.isfinite(objective):
+        gap = sense * (objective - bound) / max(1.0, abs(bound))
+    integral = True
+    if problem.is_mip:
+        ints = problem.integrality != 0
+        integral = bool(np.all(np.abs(x[ints] - np.round(x[ints])) <= 1e-9))
+    if worst not in (Status.OPTIMAL, Status.FEASIBLE) or not have_points:
+        status = worst if worst not in (Status.OPTIMAL, Status.FEASIBLE) else Status.NUMERICAL_ERROR
+        feasible = False
+        msg = f"partitioned round: a part ended {worst.name}"
+    elif problem.is_mip:
+        feasible = integral and max(q.max_row_violation_rel, q.max_bound_violation) <= MILP_FEASIBLE_REL_TOL
+        ok_gap = gap is not None and gap <= settings.mip_gap_tol
+        status = (Status.OPTIMAL if ok_gap else Status.FEASIBLE) if feasible else Status.NUMERICAL_ERROR
+        msg = (f"{k} parts merged; integer point re-checked on the whole model: "
+               + ("feasible" if feasible else "VIOLATES it"))
+    else:
+        kkt_ok = max(kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel) <= settings.tol
+        feasible = kkt.primal_residual_rel <= k * settings.tol
+        status = Status.OPTIMAL if kkt_ok else (Status.FEASIBLE if feasible else Status.NUMERICAL_ERROR)
+        msg = (f"{k} parts merged; whole-model relative KKT primal {kkt.primal_residual_rel:.2e}, dual "
+               f"{kkt.dual_residual_rel:.2e}, gap {kkt.gap_rel:.2e}")
+    if gap is not None:
+        msg += f"; gap to the Lagrangian bound {gap:.3%}"
+    iters = max((results[p].iterations for p in solved), default=0)
+    integ = max((float((results[p].seconds or {}).get("integerize", 0.0)) for p in solved), default=0.0)
+    state = SolverState(x=x.copy(), y=y.copy(), iterations=int(iters),
+                        integer_x=x.copy() if problem.is_mip else None)
+    mip = None
+    if problem.is_mip:
+        mip = {"source": "partitioned", "lp_bound": float(bound) if bound is not None else math.nan,
+               "gap_rel": float(gap) if gap is not None else math.nan, "integral": integral}
+    secs = {"solve": 0.0, "total": 0.0}
+    if problem.is_mip:
+        secs["integerize"] = integ
+    result = SolveResult(
+        status=status, x=x, y=y, reduced_cost=red, row_activity=ax, objective=objective,
+        dual_objective=float(bound) if bound is not None else math.nan,
+        primal_residual_rel=float(kkt.primal_residual_rel), dual_residual_rel=float(kkt.dual_residual_rel),
+        gap_rel=float(abs(gap)) if gap is not None else math.nan, iterations=int(iters), seconds=secs,
+        point_feasible=bool(feasible), state=state,
+        warm_started=any(results[p].warm_started for p in solved), message=msg,
+        max_row_violation=float(q.max_row_violation), mip=mip)
+    rep = {"bound": None if bound is None else float(bound), "bound_kind": "lagrangian" if bound is not None else None,
+           "bound_candidate": cand or None, "gap_rel": None if gap is None else float(gap),
+           "max_row_violation_rel": float(q.max_row_violation_rel), "merged_feasible": bool(feasible)}
+    return result, rep
+
+
+def _client_parts(grouping, parts: list[Part]) -> np.ndarray:
+    """(n_clients,) part of each client, read back from the parts' columns."""
+    out = np.full(grouping.n_clients, -1, dtype=np.int64)
+    for p, part in enumerate(parts):
+        cc = grouping.col_client[part.cols]
+        out[cc[cc >= 0]] = p
+    return out

@@ -1,0 +1,180 @@
+"""Shares of the shared rows per part, and how they move between rounds toward the highest shadow prices.
+
+This is a *resource-directive* decomposition (Geoffrion, "Primal resource-directive approaches for
+optimizing nonlinear decomposable systems", Operations Research 18(3), 1970; Kornai & Liptak, "Two-level
+planning", Econometrica 33(1), 1965; Silverman, "Primal decomposition of mathematical programs by resource
+allocation", Operations Research 20(1), 1972): the master problem chooses each part's share s_p of every
+shared row (shares of a row sum to 1), each part solves its sub-problem with the row's bounds times s_p,
+and the master's objective ``sum_p v_p(s_p b)`` has, by LP sensitivity, the gradient ``y_p * b`` in s_p,
+where y_p is the row's dual (shadow price) in part p. POP (Narayanan et al., SOSP 2021) keeps s_p = 1/k.
+
+Update rule (exponentiated gradient on the simplex of a row's shares, Kivinen & Warmuth, "Exponentiated
+gradient versus gradient descent for linear predictors", Information and Computation 132(1), 1997):
+
+    g_p  = -sense * y_p * b_act                (gain of one more unit of share; b_act the bound y_p prices)
+    g    = sum_p s_p g_p                        (the gain of the row's current split)
+    s_p <- s_p * exp(eta_t * (g_p - g) / G),  then s_p >= floor on the parts that touch the row,
+           0 on the others, renormalised to sum 1
+
+with ``eta_t = max(eta0 / sqrt(1 + t), eta_min)``, t the number of updates so far, and G the largest
+|g_p| over all shared rows (a global scale: a row whose prices are all tiny, i.e. slack everywhere up to
+solver noise, hardly moves). A row whose prices agree in every part (the resource-directive optimality
+condition: equal marginal values) does not move. Before that step, the *unused* part of the share of a
+part with no price (its row activity below its allocation) moves, but for ``KEEP_SLACK`` of it, to the
+parts with a positive gain in proportion to their gains: the donor's point stays feasible, so this part of
+the move loses nothing (the primal resource-directive step of Geoffrion 1970). Parts that do not touch a row get no share of
+it (POP gives them 1/k, which is lost capacity).
+
+For a MILP a row with an integral bound and integer coefficients on integer columns gets integral
+allocations (largest remainder, :func:`integral_allocations`), so no part's rounding wastes capacity.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from solver.model.problem import Problem
+
+ETA0 = 0.5        #: first step of the exponentiated-gradient share update
+ETA_MIN = 0.05    #: smallest step (rounds keep adapting to changing data)
+FLOOR = 1e-3      #: smallest share of a part that touches a row
+KEEP_SLACK = 0.1  #: fraction of a part's unused share it keeps when the slack moves to priced parts
+
+
+def step_size(t: int, eta0: float = ETA0, eta_min: float = ETA_MIN) -> float:
+    """``max(eta0 / sqrt(1 + t), eta_min)`` for the t-th update (t >= 0)."""
+    return max(eta0 / math.sqrt(1.0 + t), eta_min)
+
+
+def presence(problem: Problem, col_part: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """(k, rows.size) bool: part p has a nonzero of row ``rows[i]`` on one of its own (non-global) columns."""
+    pos = np.full(problem.n_rows, -1, dtype=np.int64)
+    pos[rows] = np.arange(rows.size, dtype=np.int64)
+    nnz_part = np.repeat(col_part, np.diff(problem.a_indptr))
+    r = pos[problem.a_indices]
+    sel = (r >= 0) & (nnz_part >= 0) & (problem.a_data != 0)
+    flat = np.bincount(nnz_part[sel] * rows.size + r[sel], minlength=k * rows.size)
+    return flat.reshape(k, rows.size) > 0
+
+
+def normalise(shares: np.ndarray, present: np.ndarray, floor: float = FLOOR) -> np.ndarray:
+    """(k, ns) shares with at least ``floor`` on present parts, 0 elsewhere, columns summing to 1 (a row
+    nobody touches gets 1/k)."""
+    k = shares.shape[0]
+    s = np.where(present, np.maximum(np.nan_to_num(shares, nan=0.0), floor), 0.0)
+    tot = s.sum(axis=0)
+    none = tot <= 0
+    s[:, none] = 1.0 / k
+    tot[none] = 1.0
+    return s / tot
+
+
+def carry(prev_rows: np.ndarray, prev_shares: np.ndarray, row_map: np.ndarray, old_n_rows: int,
+          rows: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """The new round's (k, rows.size) shares: a shared row that was shared before keeps its shares.
+
+    Args:
+        prev_rows: (ns_old,) previous round's shared rows (old row indices); prev_shares: (k, ns_old).
+        row_map: (m_new,) old row of every new row, -1 for an added one (``ApplyInfo.row_map``).
+        old_n_rows: the previous round's row count.
+        rows: (ns,) the new round's shared rows; default: (k, ns) shares for rows not shared before.
+    """
+    inv = np.full(old_n_rows, -1, dtype=np.int64)
+    inv[prev_rows] = np.arange(prev_rows.size, dtype=np.int64)
+    old = row_map[rows]
+    pos = np.where(old >= 0, inv[np.maximum(old, 0)] if old_n_rows else -1, -1)
+    out = default.copy()
+    hit = pos >= 0
+    out[:, hit] = prev_shares[:, pos[hit]]
+    return out
+
+
+def gains(problem: Problem, rows: np.ndarray, duals: np.ndarray) -> np.ndarray:
+    """(k, ns) gain of one more unit of share per part: ``-sense * y_p * b_act`` (module docstring).
+
+    Args:
+        duals: (k, ns) the rows' duals in each part (problem's sense, HiGHS convention), NaN where a
+            part does not hold the row.
+    """
+    sense = float(problem.sense)
+    y = np.nan_to_num(duals, nan=0.0)
+    lo, up = problem.row_lower[rows], problem.row_upper[rows]
+    upper_active = sense * y < 0  # in minimisation form a priced upper bound has y <= 0
+    b = np.where(upper_active, up, lo)
+    b = np.where(np.isfinite(b), b, 0.0)
+    return -sense * y * b
+
+
+def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, eta: float, usage: np.ndarray | None = None,
+           floor: float = FLOOR, keep_slack: float = KEEP_SLACK) -> np.ndarray:
+    """One share update of the (k, ns) shares toward the parts with the highest gains (module docstring).
+
+    Args:
+        shares: (k, ns) current shares; gain: (k, ns) :func:`gains`; present: (k, ns) parts touching a row.
+        eta: step of the exponentiated-gradient move.
+        usage: (k, ns) fraction of each capacity row's bound a part's point uses (NaN where unknown; None:
+            skip the slack transfer).
+    Returns:
+        (k, ns) new shares.
+    """
+    g = np.where(present, gain, 0.0)
+    s = shares.copy()
+    pos_gain = g > 0
+    if usage is not None:
+        u = np.where(np.isnan(usage), s, np.clip(usage, 0.0, None))
+        slack = np.where(present & ~pos_gain, np.maximum(s - u, 0.0), 0.0) * (1.0 - keep_slack)
+        pool = slack.sum(axis=0)
+        wsum = np.where(pos_gain, g, 0.0).sum(axis=0)
+        move = (pool > 0) & (wsum > 0)
+        s = np.where(move[None, :], s - slack + np.where(pos_gain, g, 0.0) * (pool / np.where(move, wsum, 1.0)), s)
+    scale = float(np.abs(g).max()) if g.size else 0.0
+    mean = (s * g).sum(axis=0)
+    z = (g - mean) / scale if scale > 0 else np.zeros_like(g)
+    return normalise(s * np.exp(eta * z), present, floor)
+
+
+def integral_allocations(problem: Problem, rows: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """Shares whose allocations ``s_p * b`` are integers summing to b, for the rows where that is exact.
+
+    Eligible: a MILP row with exactly one finite bound b (integral), whose nonzeros are integers on
+    integer columns. Allocation = floor(s_p b) plus one unit for the largest remainders (Hamilton's
+    method) until the units sum to b; a part that does not touch the row (share 0) gets none.
+    Other rows keep their shares. Returns a new (k, ns) array.
+    """
+    if not problem.is_mip or rows.size == 0:
+        return shares
+    lo, up = problem.row_lower[rows], problem.row_upper[rows]
+    one_sided = np.isfinite(lo) ^ np.isfinite(up)
+    b = np.where(np.isfinite(up), up, lo)
+    ok = one_sided & np.isfinite(b) & (b == np.round(b)) & (np.abs(b) > 0)
+    pos = np.full(problem.n_rows, -1, dtype=np.int64)
+    pos[rows] = np.arange(rows.size, dtype=np.int64)
+    nnz_col = np.repeat(np.arange(problem.n_cols), np.diff(problem.a_indptr))
+    r = pos[problem.a_indices]
+    bad = (r >= 0) & ((problem.a_data != np.round(problem.a_data)) | (problem.integrality[nnz_col] == 0))
+    ok[np.unique(r[bad])] = False
+    if not ok.any():
+        return shares
+    s = shares[:, ok]
+    bb = np.abs(b[ok])
+    alloc = s * bb
+    fl = np.floor(alloc + 1e-9)
+    rem = np.round(bb - fl.sum(axis=0)).astype(np.int64)
+    frac = np.where(s > 0, alloc - fl, -np.inf)
+    order = np.argsort(-frac, axis=0, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(s.shape[0])[:, None].repeat(s.shape[1], axis=1), axis=0)
+    fl += (rank < rem[None, :]) & np.isfinite(frac)
+    out = shares.copy()
+    out[:, ok] = fl / bb
+    return out
+
+
+def usage(problem: Problem, rows: np.ndarray, activity: np.ndarray) -> np.ndarray:
+    """(k, ns) fraction of a capacity row's upper bound each part's activity uses (NaN for other rows:
+    a finite lower bound, or an upper bound <= 0, or a part without the row)."""
+    lo, up = problem.row_lower[rows], problem.row_upper[rows]
+    cap = np.isfinite(up) & (up > 0) & ~(np.isfinite(lo) & (lo > 0))
+    return np.where(cap[None, :], activity / np.where(cap, up, 1.0)[None, :], np.nan)

@@ -1,0 +1,146 @@
+"""The per-part solver state of a partitioned round, stored in its generation folder.
+
+Written by the generation writer of ``formats.checkpoint`` into the temporary folder before the manifest,
+so it is listed (with sizes) in ``generation.json``, renamed into place with the rest of the generation and
+covered by the same atomic protocol (a crash leaves the previous round current; rollback and no-op
+re-apply work unchanged). Layout::
+
+    gen-NNNNNN/partition/meta.json      k, updates (share-update count), format version
+    gen-NNNNNN/partition/parts.arrow    one row per part: cols, rows (whole-problem indices), x, y,
+                                        integer_x, step_size, primal_weight, iterations
+    gen-NNNNNN/partition/clients.arrow  name, part: the client -> part assignment
+    gen-NNNNNN/partition/shares.arrow   row (whole-problem index of each shared row), s0 .. s{k-1}:
+                                        the shares the NEXT round starts from (already updated)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from formats.fsync import fsync_path
+from solver.model.state import SolverState
+from solver.partition.layout import Assignment
+
+FOLDER = "partition"
+VERSION = 1
+
+
+@dataclass(eq=False)
+class PartState:
+    """One part's warm-start data: its (n_p,) whole-problem columns, (m_p,) rows and solver state."""
+
+    cols: np.ndarray
+    rows: np.ndarray
+    state: SolverState | None
+
+
+@dataclass(eq=False)
+class PartitionData:
+    """Everything a partitioned round hands to the next one.
+
+    Attributes:
+        assignment: client -> part.
+        parts: k PartStates.
+        shared_rows: (ns,) whole-problem indices of the shared rows; shares: (k, ns) their next shares.
+        updates: number of share updates so far (the step-size schedule's t).
+    """
+
+    assignment: Assignment
+    parts: list[PartState]
+    shared_rows: np.ndarray
+    shares: np.ndarray
+    updates: int = 0
+
+
+def _write_table(path: Path, table: pa.Table) -> int:
+    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    fsync_path(path)
+    return os.path.getsize(path)
+
+
+def _read_table(path: Path) -> pa.Table:
+    with pa.memory_map(str(path), "r") as source:
+        return ipc.open_file(source).read_all()
+
+
+def _list(values: list, dtype) -> pa.Array:
+    return pa.array([None if v is None else np.asarray(v, dtype=dtype) for v in values],
+                    type=pa.list_(pa.from_numpy_dtype(np.dtype(dtype))))
+
+
+def save(folder: Path, data: PartitionData) -> int:
+    """Write ``data`` under ``folder/partition/`` (fsynced files and folder); return the bytes written."""
+    out = Path(folder) / FOLDER
+    out.mkdir()
+    st = [p.state for p in data.parts]
+    ok = [s is not None and bool(np.isfinite(s.x).all() and np.isfinite(s.y).all()) for s in st]
+    parts = pa.table({
+        "cols": _list([p.cols for p in data.parts], np.int64),
+        "rows": _list([p.rows for p in data.parts], np.int64),
+        "x": _list([s.x if o else None for s, o in zip(st, ok, strict=True)], np.float64),
+        "y": _list([s.y if o else None for s, o in zip(st, ok, strict=True)], np.float64),
+        "integer_x": _list([s.integer_x if o else None for s, o in zip(st, ok, strict=True)], np.float64),
+        "step_size": pa.array([float(s.step_size) if o else float("nan") for s, o in zip(st, ok, strict=True)]),
+        "primal_weight": pa.array([float(s.primal_weight) if o else float("nan")
+                                   for s, o in zip(st, ok, strict=True)]),
+        "iterations": pa.array([int(s.iterations) if o else 0 for s, o in zip(st, ok, strict=True)], pa.int64()),
+    })
+    size = _write_table(out / "parts.arrow", parts)
+    a = data.assignment
+    size += _write_table(out / "clients.arrow", pa.table({
+        "name": pa.array(a.client_names, type=pa.string()), "part": pa.array(a.client_part, type=pa.int64())}))
+    cols = {"row": pa.array(np.asarray(data.shared_rows, dtype=np.int64))}
+    for p in range(a.k):
+        cols[f"s{p}"] = pa.array(np.asarray(data.shares[p], dtype=np.float64))
+    size += _write_table(out / "shares.arrow", pa.table(cols))
+    meta = {"format": "copter-partition", "version": VERSION, "k": a.k, "updates": int(data.updates)}
+    with open(out / "meta.json", "x") as f:
+        f.write(json.dumps(meta) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    fsync_path(out, directory=True)
+    return size + os.path.getsize(out / "meta.json")
+
+
+def load(generation: Path) -> PartitionData | None:
+    """Read ``generation/partition/`` (None when the generation has none, e.g. a monolithic round).
+
+    Raises:
+        ValueError, OSError, KeyError, pyarrow.ArrowException: damaged files (the caller cold-starts).
+    """
+    folder = Path(generation) / FOLDER
+    if not (folder / "meta.json").exists():
+        return None
+    meta = json.loads((folder / "meta.json").read_text())
+    k = int(meta["k"])
+    parts_t = _read_table(folder / "parts.arrow")
+    if parts_t.num_rows != k:
+        raise ValueError(f"partition/parts.arrow has {parts_t.num_rows} parts, meta.json says {k}")
+    col = {n: parts_t.column(n).to_pylist() for n in ("step_size", "primal_weight", "iterations")}
+
+    def vec(name, i, dtype):
+        v = parts_t.column(name)[i]
+        return None if not v.is_valid else np.asarray(v.values.to_numpy(zero_copy_only=False), dtype=dtype)
+
+    parts = []
+    for i in range(k):
+        x, y = vec("x", i, np.float64), vec("y", i, np.float64)
+        state = None if x is None or y is None else SolverState(
+            x=x, y=y, integer_x=vec("integer_x", i, np.float64), step_size=col["step_size"][i],
+            primal_weight=col["primal_weight"][i], iterations=int(col["iterations"][i]))
+        parts.append(PartState(cols=vec("cols", i, np.int64), rows=vec("rows", i, np.int64), state=state))
+    cl = _read_table(folder / "clients.arrow")
+    assignment = Assignment(k=k, client_names=np.asarray(cl.column("name").to_pylist(), dtype=object),
+                            client_part=cl.column("part").to_numpy().astype(np.int64))
+    sh = _read_table(folder / "shares.arrow")
+    shares = np.vstack([sh.column(f"s{p}").to_numpy() for p in range(k)]) if k else np.zeros((0, 0))
+    return PartitionData(assignment=assignment, parts=parts, shared_rows=sh.column("row").to_numpy().astype(np.int64),
+                         shares=shares.reshape(k, -1), updates=int(meta.get("updates", 0)))

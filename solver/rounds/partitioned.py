@@ -1,0 +1,90 @@
+"""The round loop's side of partitioned rounds (``copter init --partitions K``, issue #18).
+
+``solver.rounds.loop`` calls :func:`solve_base` (round 0) and :func:`apply_and_solve` (a step) instead of
+the monolithic solve when config.json holds ``"partition": {"k": K > 1, ...}``; both return the whole-model
+result plus a ``write_extra(folder)`` hook that ``solver.rounds.commit.save_round`` calls inside the
+temporary generation folder (the per-part state, ``solver.partition.store``), and the report's
+``partitions`` section. Everything else (the generation's files, the report, the lock, atomic commit,
+failed-round records, no-op re-apply, rollback) is the monolithic round's.
+"""
+
+from __future__ import annotations
+
+import time
+
+from formats.checkpoint import Generation
+from solver.model.delta import Delta
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+
+
+def config_of(partition: dict | None, executor: str | None = None, ray_address: str | None = None):
+    """The PartitionConfig of config.json's ``partition`` entry with per-invocation overrides, or None for
+    monolithic rounds (no entry, or k = 1).
+
+    Raises:
+        UsageError: a bad executor (or ``ray`` without Ray installed), k < 1, passes < 1.
+    """
+    if not partition:
+        return None
+    from solver.partition.round import PartitionConfig
+
+    cfg = PartitionConfig.from_json(partition)
+    if executor is not None:
+        cfg.executor = executor
+    if ray_address is not None:
+        cfg.ray_address = ray_address
+    cfg.check()
+    return cfg if cfg.k > 1 else None
+
+
+def _hook(data):
+    if data is None:
+        return None
+
+    def write_extra(folder) -> int:
+        from solver.partition.store import save
+
+        return save(folder, data)
+
+    return write_extra
+
+
+def solve_base(problem: Problem, settings: Settings, cfg) -> tuple:
+    """Round 0 partitioned (a fresh random client split, POP's initial shares); returns
+    (result, write_extra, report_extra)."""
+    from solver.partition.round import solve_round
+
+    out = solve_round(problem, settings, cfg)
+    return out.result, _hook(out.data), {"partitions": out.report}
+
+
+def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds: dict, warnings: list[str]) -> tuple:
+    """Apply ``d`` to the generation's whole problem, carry its per-part state over, solve the parts; fill
+    the apply/solve/integerize seconds; return (problem, ApplyInfo, result, write_extra, report_extra).
+
+    A generation without a usable partition folder (damaged, or the state was monolithic) starts the parts
+    cold from a fresh split, with a warning.
+    """
+    from solver.differential import apply_delta
+    from solver.partition import store as pstore
+    from solver.partition.round import solve_round
+    from solver.rounds.commit import phase_seconds
+
+    t = time.perf_counter()
+    problem, info = apply_delta(gen.problem, d)
+    prev = None
+    try:
+        prev = pstore.load(gen.path)
+    except (OSError, ValueError, KeyError) as err:
+        warnings.append(f"cold start of the parts: round {gen.round}'s partition state is unreadable ({err})")
+    except Exception as err:  # pyarrow.ArrowException and friends: same treatment
+        warnings.append(f"cold start of the parts: round {gen.round}'s partition state is unreadable ({err})")
+    if prev is None and not any(w.startswith("cold start of the parts") for w in warnings):
+        warnings.append(f"cold start of the parts: round {gen.round} stored no partition state")
+    seconds["apply"] = time.perf_counter() - t
+    seconds["apply_linear"] = info.seconds_linear
+    t = time.perf_counter()
+    out = solve_round(problem, settings, cfg, prev, info, (gen.problem.n_cols, gen.problem.n_rows))
+    seconds["solve"], seconds["integerize"] = phase_seconds(out.result, time.perf_counter() - t)
+    return problem, info, out.result, _hook(out.data), {"partitions": out.report}
