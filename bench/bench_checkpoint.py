@@ -40,6 +40,7 @@ from solver.differential import apply_delta, map_state  # noqa: E402
 from solver.model.delta import Delta  # noqa: E402
 from solver.model.problem import Problem  # noqa: E402
 from solver.model.settings import Settings  # noqa: E402
+from solver.rounds.log import log_round  # noqa: E402
 
 PER_COL = 10
 
@@ -104,8 +105,12 @@ def apply_and_save(store: StateStore, d: Delta, g=None, t_load: float = 0.0) -> 
     w.commit({"round": r})
     store.set_current(r)
     t_commit = time.perf_counter() - t
+    t = time.perf_counter()  # the round log's row, appended after CURRENT as solver.rounds.commit does
+    log_round(store, {"round": r, "status": "OPTIMAL", "seconds": {"save": t_save + t_out + t_commit}},
+              (store.manifest(r) or {}).get("id"), g.manifest.get("id"), info)
+    t_log = time.perf_counter() - t
     prob_bytes = sum(s.written_bytes for s in stored.values())
-    return {"load": t_load, "apply": t_apply, "apply_linear": info.seconds_linear, "save": t_save,
+    return {"log": t_log, "load": t_load, "apply": t_apply, "apply_linear": info.seconds_linear, "save": t_save,
             "save_compare": compare, "problem_mb": prob_bytes / 1e6, "state_mb": (w.written_bytes - prob_bytes) / 1e6,
             "outputs": t_out, "commit": t_commit}
 
@@ -225,7 +230,8 @@ def first_save(store: StateStore, p: Problem) -> None:
 def _table_row(nnz: int, label: str, k: int, r: dict) -> str:
     return (f"{nnz:>12d} {label:>7s} {k:>8d} {r['apply']:>8.2f} {r['apply_linear']:>9.2f} "
             f"{r['save']:>7.2f} {r['save_compare']:>9.2f} {r['problem_mb']:>8.2f} {r['state_mb']:>8.1f} "
-            f"{r['outputs']:>9.2f} {r['commit']:>8.3f} {r['load']:>7.2f}")
+            f"{r['outputs']:>9.2f} {r['commit']:>8.3f} {r['load']:>7.2f} {r['log'] * 1e3:>7.2f} "
+            f"{100 * r['log'] / (r['save'] + r['outputs'] + r['commit'] + r['log']):>6.2f}")
 
 
 def fixed_delta_rows(store: StateStore, p: Problem, tmp: Path, nnz: int, rng) -> None:
@@ -252,7 +258,8 @@ def apply_save_table(store: StateStore, p: Problem, tmp: Path, nnz: int, rng) ->
     """apply + save without solving for 0.1%, 1% and 10% column deltas in sequence, then fixed-size rows."""
     print("\napply + save without solving (same state, rounds in sequence):")
     hdr = (f"{'problem nnz':>12s} {'delta':>7s} {'cols':>8s} {'apply s':>8s} {'(linear)':>9s} {'save s':>7s} "
-           f"{'(compare)':>9s} {'MB prob':>8s} {'MB state':>8s} {'outputs s':>9s} {'commit s':>8s} {'load s':>7s}")
+           f"{'(compare)':>9s} {'MB prob':>8s} {'MB state':>8s} {'outputs s':>9s} {'commit s':>8s} {'load s':>7s} "
+           f"{'log ms':>7s} {'log %':>6s}")
     apply_delta(p, column_delta(p, 10, 0, rng))  # warm-up: numba kernels, lazy imports (not timed)
     reports.changes_table(p.col_names[:10], None, p.col_names[:10], None, None, p.row_names[:10])
     print(hdr)
@@ -272,7 +279,9 @@ def apply_save_table(store: StateStore, p: Problem, tmp: Path, nnz: int, rng) ->
           " linear: apply_delta's one pass over the matrix (a_data copy for changed coefficients);\n"
           " save: problem + state arrays; compare: the pass of changed arrays against their base;\n"
           " MB prob / MB state: bytes written (state = x, y: O(n + m), they change every round);\n"
-          " outputs: solution/duals/changes Parquet, O(n) by nature)")
+          " outputs: solution/duals/changes Parquet, O(n) by nature;\n"
+          " log ms: appending the round's row to the round log (formats/round_log.py: one fsynced segment file\n"
+          " + rename); log %: its share of the round's save = save + outputs + commit + log)")
 
 
 def main() -> None:

@@ -10,6 +10,7 @@
 | 5 | limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION |
 | 6 | state busy: another writer holds the lock; retry later (or `--wait SECONDS`) |
 | 7 | environment fault: permission denied, read-only file system, disk full or over quota, I/O error, unusable `.lock`; the message names the path |
+| 8 | an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`) |
 | 130 | interrupted; the state is unchanged |
 | 141 | stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more is printed |
 """
@@ -20,6 +21,7 @@ from solver.model.errors import (
     CopterError,
     EnvironmentFaultError,
     InputError,
+    MissingDependencyError,
     StateBusyError,
     UsageError,
 )
@@ -33,6 +35,7 @@ INFEASIBLE_OR_UNBOUNDED = 4
 LIMIT_OR_NUMERICAL = 5
 BUSY = 6
 ENVIRONMENT = 7
+MISSING_DEPENDENCY = 8
 INTERRUPTED = 130
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer killed by a closed pipe
 
@@ -47,6 +50,7 @@ TABLE = {
     BUSY: "state busy: another writer holds the lock; retry later (or `--wait SECONDS`)",
     ENVIRONMENT: ("environment fault: permission denied, read-only file system, disk full or over quota, I/O "
                   "error, unusable `.lock`; the message names the path"),
+    MISSING_DEPENDENCY: "an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`)",
     INTERRUPTED: "interrupted; the state is unchanged",
     BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more "
                   "is printed"),
@@ -57,6 +61,8 @@ def for_error(err: BaseException) -> int:
     """Exit code for an exception raised by the library (anything unknown is an internal error)."""
     if isinstance(err, StateBusyError):
         return BUSY
+    if isinstance(err, MissingDependencyError):
+        return MISSING_DEPENDENCY
     if isinstance(err, EnvironmentFaultError):
         return ENVIRONMENT
     if isinstance(err, BrokenPipeError):

@@ -6,12 +6,17 @@ Layout (two tables, same mechanism)::
     STATE/log/rounds/seg-000000000121.arrow    one appended row each (seq 121, 122, ...)
     STATE/log/compare/...                      one row per (compared round, method)
 
-Append = write ``.tmp-*`` in the table's folder, fsync, rename to ``seg-<seq>.arrow``, fsync the folder:
-one atomic rename, so a crash leaves either the old table or the old table plus the whole new row, never
-a torn file (a left ``.tmp-*`` is ignored and removed by the next writer). The cost is one small file,
-independent of the log's length. Every :data:`COMPACT_EVERY` segments the base and the segments are
-rewritten as a new ``base-<last seq>.arrow`` (temp file, fsync, rename, fsync), then the older files are
-removed; a reader ignores every file whose rows a newer base already holds (``seq <= base seq``), so a
+Append = write the row as ``.tmp-*`` in the table's folder and rename it to ``seg-<seq>.arrow``: one
+atomic rename of a complete file, so a killed process leaves either the old table or the old table plus the
+whole new row, never a torn file (a left ``.tmp-*`` is ignored and removed by the next writer). Segments
+are not fsynced (an fsync would cost as much as the rest of a small round's save, see
+bench/bench_report.py): the row is derived data, and what a power loss can do to the newest segments
+(forget the rename, or leave an empty file) is repaired from the fsynced generations: a reader skips a
+segment it cannot read, and the reconciliation of :mod:`solver.rounds.log` rebuilds the missing rows from
+the rounds' report.json files, like any row lost between a commit and its append. The cost is one small
+file, independent of the log's length. Every :data:`COMPACT_EVERY` segments the base and the segments are
+rewritten as a new ``base-<last seq>.arrow`` (temp file, fsync, rename, fsync of the folder: the base
+is the only copy of the rows of pruned rounds), then the older files are removed; a reader ignores every file whose rows a newer base already holds (``seq <= base seq``), so a
 crash at any point of a compaction loses and duplicates nothing. Call the writers under the state's
 writer lock (``formats.checkpoint.StateStore.lock``).
 
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +43,16 @@ LOG_DIR = "log"
 COMPACT_EVERY = 64  #: segments before a compaction (amortised: one rewrite of the table per 64 rounds)
 PHASES = ("load", "apply", "solve", "integerize", "save", "total")
 _FILE_RE = re.compile(r"^(base|seg)-(\d{12})\.arrow$")
+_LAST: dict[str, tuple[tuple, dict]] = {}  # table folder -> (identity of the segment this process appended last, its row)
+
+
+def _identity(path: Path) -> tuple:
+    """(name, inode, mtime, size) of a file, () when it is gone: a cached row is used only for the same file."""
+    try:
+        st = path.stat()
+    except OSError:
+        return ()
+    return (path.name, st.st_ino, st.st_mtime_ns, st.st_size)
 
 # name -> Arrow type name; the schemas are built on first use (pyarrow is imported lazily)
 ROUND_COLUMNS: dict[str, str] = {
@@ -132,13 +148,17 @@ class RoundLog:
         cols = {name: [r.get(name) for r in rows] for name in TABLES[self.table]}
         cols["seq"] = list(range(seq0, seq0 + len(rows)))
         last = seq0 + len(rows) - 1
-        self._write(pa.table(cols, schema=schema(self.table)), f"seg-{last:012d}.arrow")
+        table = pa.table(cols, schema=schema(self.table))
+        self._write(table, f"seg-{last:012d}.arrow")
+        _LAST[str(self.folder)] = (_identity(self.folder / f"seg-{last:012d}.arrow"),
+                                   _pylist(table.slice(table.num_rows - 1))[0])
         if sum(1 for f in self._files() if f[0] == "seg") >= COMPACT_EVERY:
             self.compact()
         return last
 
-    def _write(self, table: pa.Table, name: str) -> None:
-        """Write ``table`` as Arrow IPC file ``name`` atomically (temp, fsync, rename, fsync the folder)."""
+    def _write(self, table: pa.Table, name: str, durable: bool = False) -> None:
+        """Write ``table`` as Arrow IPC file ``name`` atomically (temp file, rename); with ``durable`` the
+        file is fsynced before the rename and the folder after it."""
         import pyarrow as pa
         import pyarrow.ipc as ipc
 
@@ -147,13 +167,15 @@ class RoundLog:
             with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
             fault_point("log_before_fsync")
-            fsync_path(tmp)
+            if durable:
+                fsync_path(tmp)
             fault_point("log_before_rename")
             os.rename(tmp, self.folder / name)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        fsync_path(self.folder, directory=True)
+        if durable:
+            fsync_path(self.folder, directory=True)
         fault_point("log_after_rename")
 
     def compact(self) -> None:
@@ -161,7 +183,7 @@ class RoundLog:
         temp file left by an interrupted writer. Call under the writer lock."""
         files = self._files()
         if files:
-            self._write(self.read(), f"base-{files[-1][1]:012d}.arrow")
+            self._write(self.read(), f"base-{files[-1][1]:012d}.arrow", durable=True)  # before removing
         live = {f[2] for f in self._files()}
         for p in self.folder.iterdir():
             if p not in live and (p.name.startswith(".tmp-") or _FILE_RE.match(p.name)):
@@ -169,35 +191,82 @@ class RoundLog:
 
     def read(self, columns: list[str] | None = None) -> pa.Table:
         """The whole table (rows in append order), or only ``columns``; an empty table when none is stored.
+        A segment that cannot be read (emptied by a power loss, see the module docstring) is skipped.
 
         Raises:
-            OSError, pyarrow.ArrowInvalid: a stored file is unreadable (never torn by a crash; damage from
-            outside).
+            OSError, pyarrow.ArrowInvalid: the base file is unreadable (it is fsynced: damage from outside).
         """
         import pyarrow as pa
-        import pyarrow.ipc as ipc
 
         parts = []
-        for _, _, p in self._files():
-            with pa.OSFile(str(p), "rb") as src:  # copied into memory: the file may be replaced later
-                t = ipc.open_file(src).read_all()
-            parts.append(t.select(columns) if columns else t)
+        for kind, _, p in self._files():
+            t = _read_file(p, skip_damaged=kind == "seg")
+            if t is not None:
+                parts.append(t.select(columns) if columns else t)
         if not parts:
             sch = schema(self.table)
             return sch.empty_table().select(columns) if columns else sch.empty_table()
         return pa.concat_tables(parts)
 
+    def rows(self) -> list[dict]:
+        """The whole table as dicts (append order); ``utc`` as ISO 8601 text (``2026-12-01T11:22:05.555Z``).
+
+        The timestamp is converted by hand: pyarrow's own conversion of a time-zone-aware timestamp to
+        Python imports pandas (0.5 s) when it is installed.
+        """
+        return _pylist(self.read())
+
     def last_row(self) -> dict | None:
         """The newest row (read from the newest file only), or None when the table is empty."""
-        import pyarrow as pa
-        import pyarrow.ipc as ipc
 
         files = self._files()
         if not files:
             return None
-        with pa.OSFile(str(files[-1][2]), "rb") as src:
-            t = ipc.open_file(src).read_all()
-        return t.slice(t.num_rows - 1).to_pylist()[0] if t.num_rows else None
+        cached = _LAST.get(str(self.folder))
+        if cached is not None and cached[0] == _identity(files[-1][2]):  # this process appended it
+            return cached[1]
+        t = _read_file(files[-1][2], skip_damaged=True)
+        return _pylist(t.slice(t.num_rows - 1))[0] if t is not None and t.num_rows else None
 
 
-__all__ = ["COMPACT_EVERY", "COMPARE_COLUMNS", "LOG_DIR", "PHASES", "ROUND_COLUMNS", "RoundLog", "schema"]
+def _read_file(path: Path, skip_damaged: bool) -> pa.Table | None:
+    """One stored file, read into memory (the file may be replaced later); None for an unreadable one when
+    ``skip_damaged``."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    try:
+        with pa.OSFile(str(path), "rb") as src:
+            return ipc.open_file(src).read_all()
+    except (OSError, pa.ArrowInvalid):
+        if skip_damaged:
+            return None
+        raise
+
+
+def iso_utc(ms: int | None) -> str | None:
+    """Milliseconds since the epoch (UTC) as ISO 8601 text with milliseconds and a ``Z``."""
+    if ms is None:
+        return None
+    sec, milli = divmod(int(ms), 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{milli:03d}Z"
+
+
+def _pylist(table: pa.Table) -> list[dict]:
+    """``table.to_pylist()`` with every timestamp column as ISO text (see :meth:`RoundLog.rows`)."""
+    import pyarrow as pa
+
+    cols = {}
+    for name in table.column_names:
+        col = table.column(name)
+        if pa.types.is_timestamp(col.type):
+            cols[name] = [iso_utc(v) for v in col.cast(pa.int64()).to_pylist()]
+    plain = table.drop_columns(list(cols)) if cols else table
+    out = plain.to_pylist()
+    for name, values in cols.items():
+        for row, v in zip(out, values, strict=True):
+            row[name] = v
+    return out
+
+
+__all__ = ["COMPACT_EVERY", "COMPARE_COLUMNS", "LOG_DIR", "PHASES", "ROUND_COLUMNS", "RoundLog", "iso_utc", "schema"]

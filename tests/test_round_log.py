@@ -182,3 +182,19 @@ def test_compaction_keeps_every_row_once_whatever_files_a_crash_leaves(tmp_path,
     log.compact()
     assert sorted(p.name for p in log.folder.iterdir()) == ["base-000000000010.arrow"]
     assert log.read().column("round").to_pylist() == list(range(10))
+
+
+def test_a_segment_emptied_by_a_power_loss_is_skipped_and_its_row_rebuilt(state):
+    """Segments are not fsynced (the generations are): after a power loss the newest one may be empty.
+    Readers skip it, history rebuilds the round from its report.json, the next writer appends it again."""
+    rounds.step(cost(1), state)
+    rep = rounds.step(cost(2), state)
+    newest = max((state / "log" / "rounds").glob("seg-*.arrow"))
+    newest.write_bytes(b"")
+    assert RoundLog(state).read().column("round").to_pylist() == [0, 1]
+    rows = rounds.history(state)
+    assert [(r["round"], r["recovered"]) for r in rows] == [(0, False), (1, False), (2, True)]
+    assert rows[-1]["objective"] == rep["objective"] and rows[-1]["current"]
+    rounds.step(cost(3), state)
+    assert [(r["round"], r["recovered"]) for r in RoundLog(state).rows()] == [(0, False), (1, False), (2, True),
+                                                                              (3, False)]

@@ -118,6 +118,24 @@ class EnvironmentFaultError(CopterError):
         return d
 
 
+class MissingDependencyError(CopterError):
+    """An optional extra that a command needs is not installed (exit code 8), e.g. matplotlib for
+    ``copter report``: the message names the ``pip install 'copter[...]'`` that fixes it.
+
+    Attributes:
+        package: the missing package's import name.
+    """
+
+    kind = "missing_dependency"
+
+    def __init__(self, message: str, *, package: str):
+        super().__init__(message)
+        self.package = package
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "package": self.package}
+
+
 class UsageError(CopterError):
     """Options that contradict each other or name something that does not exist (exit code 2)."""
 

@@ -9,6 +9,8 @@ version starts the log with those rows.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from formats.checkpoint import StateStore
 from formats.round_log import PHASES, RoundLog
 from solver.model.status import Status
@@ -67,7 +69,7 @@ def _compares(store: StateStore) -> dict:
     if not log.exists:
         return {}
     out: dict = {}
-    for row in log.read().to_pylist():
+    for row in log.rows():
         key = row["generation_id"] if row["generation_id"] is not None else ("round", row["round"])
         out.setdefault(key, {})[row["method"]] = {k: row[k] for k in COMPARE_FIELDS}
     return out
@@ -82,14 +84,16 @@ def _out(row: dict, cur_id, cur: int, kept_ids: set, compares: dict) -> dict:
     cmp = compares.get(gid if gid is not None else ("round", row["round"]), {}) if not failed else {}
     return {"round": row["round"], "kind": "failed" if failed else "generation", "current": current,
             "status": row["status"], "objective": row["objective"] if _ok(row["status"]) else None,
-            "lp_bound": row["lp_bound"], "gap_rel": row["gap_rel"], "iterations": row["iterations"],
+            "lp_bound": row["lp_bound"] if _ok(row["status"]) else None,
+            "gap_rel": row["gap_rel"] if _ok(row["status"]) else None, "iterations": row["iterations"],
             "warm_started": row["warm_started"], "engine": row["engine"],
             "seconds": {p: row[f"seconds_{p}"] for p in PHASES},
             "changed_variables": row["changed_variables"],
             **{k: row[k] for k in ("vars_added", "vars_removed", "cons_added", "cons_removed", "n_cols",
                                    "n_rows", "nnz", "delta_sha256", "accepted", "generation_id", "parent_id",
                                    "record_id", "message", "recovered")},
-            "kept": gid in kept_ids, "utc": utc.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z" if utc else None,
+            "kept": gid in kept_ids,
+            "utc": utc.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z" if isinstance(utc, datetime) else utc,
             "compare": cmp}
 
 
@@ -98,7 +102,7 @@ def history(state_dir=None, last: int | None = None) -> list[dict]:
     store = StateStore(state_dir_or_default(state_dir))
     cur, _ = store.current()
     log = RoundLog(store.root)
-    logged = log.read().to_pylist() if log.exists else []
+    logged = log.rows() if log.exists else []
     seen, rows = set(), []
     for r in logged:  # one row per generation / failed record (a reconciliation never duplicates; belt and braces)
         key = r["generation_id"] or r["record_id"]

@@ -1,0 +1,46 @@
+"""``copter report``: the rounds of a state as one self-contained HTML page (charts inline), and with
+``--png DIR`` the charts as image files. The work is in :func:`solver.rounds.report.write_report`; this
+module parses options and prints. Without matplotlib (the optional extra ``plot``) it exits 8 naming
+``pip install 'copter[plot]'``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from copter_cli.output import emit, run, say
+
+STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
+
+
+def _say(res: dict) -> None:
+    extra = f" and {len(res['png'])} PNG charts in {Path(res['png'][0]).parent}" if res["png"] else ""
+    say(f"wrote {res['output']}{extra}: {res['rounds']} rounds ({res['failed']} failed) in "
+        f"{res['seconds']:.2f} s; open it in a browser (it needs no network)")
+
+
+def report_cmd(
+    output: Path = typer.Option(Path("report.html"), "-o", "--output", help="HTML file to write."),
+    png: Path | None = typer.Option(None, "--png", help="Also write the charts as PNG files into this folder."),
+    last: int | None = typer.Option(None, "--last", help="Only the newest N rounds."),
+    state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print the result (files written, rounds) as JSON."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Write an HTML report of the rounds: time by phase, objective and gap, iterations, churn.
+
+    Needs matplotlib: pip install 'copter[plot]' (exit 8 without it)."""
+
+    def body() -> int:
+        from solver.rounds.report import write_report
+
+        return emit(write_report(state, output, png, last), json_out, _say)
+
+    run(json_out, debug, body)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` to the app."""
+    app.command("report")(report_cmd)

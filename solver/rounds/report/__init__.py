@@ -1,0 +1,98 @@
+"""``copter report``: one self-contained HTML page of a state's rounds (and, optionally, the charts as PNG).
+
+Reads the round log through :func:`solver.rounds.history` (the live branch, failed rounds included,
+compare results joined), draws the charts of :mod:`solver.rounds.report.charts` with matplotlib (the
+optional extra ``plot``) and writes the page of :mod:`solver.rounds.report.page`: inline CSS and SVG, no
+script, nothing fetched, so it opens offline and can be mailed as one file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+
+from solver.model.errors import MissingDependencyError, UsageError
+from solver.rounds.config import state_dir_or_default
+
+INSTALL_HINT = "pip install 'copter[plot]'"
+
+
+def require_matplotlib() -> None:
+    """Import matplotlib with the non-interactive Agg backend.
+
+    Raises:
+        MissingDependencyError: matplotlib is not installed (the message names ``pip install 'copter[plot]'``).
+    """
+    try:
+        import matplotlib
+    except ImportError as err:
+        raise MissingDependencyError(f"copter report draws its charts with matplotlib, which is not installed; "
+                                     f"install the optional extra: {INSTALL_HINT}", package="matplotlib") from err
+    matplotlib.use("Agg", force=True)
+
+
+def _check_paths(output: Path, png_dir: Path | None) -> None:
+    """Usage errors before any work: ``-o`` is a folder or in a missing folder; ``--png`` is a file."""
+    if output.is_dir():
+        raise UsageError(f"-o {output} is a folder; give the HTML file to write")
+    if not output.parent.is_dir():
+        raise UsageError(f"-o {output}: folder {output.parent} does not exist")
+    if png_dir is not None and png_dir.exists() and not png_dir.is_dir():
+        raise UsageError(f"--png {png_dir} is a file; give a folder for the chart images")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_report(state_dir=None, output="report.html", png_dir=None, last: int | None = None) -> dict:
+    """Write the HTML report of a state directory's rounds (and the charts as PNG files).
+
+    Args:
+        state_dir: the state directory (default ``$COPTER_STATE`` or ``./copter-state``).
+        output: the HTML file to write (replaced atomically).
+        png_dir: optional folder (created when missing) that receives ``round-time.png``, ``objective.png``,
+            ``iterations.png`` and ``churn.png``.
+        last: only the newest ``last`` rounds (None: all the log holds).
+    Returns:
+        {"output": HTML path, "png": [PNG paths], "rounds": rows shown, "failed": failed rows,
+        "seconds": wall seconds of the whole report}.
+    Raises:
+        MissingDependencyError: matplotlib is not installed. UsageError: ``output``/``png_dir`` unusable, or
+        ``last`` < 1. StateError: the state is not initialised.
+    """
+    t0 = time.perf_counter()
+    output = Path(output)
+    png_dir = None if png_dir is None else Path(png_dir)
+    if last is not None and last < 1:
+        raise UsageError(f"--last must be at least 1, got {last}")
+    _check_paths(output, png_dir)
+    require_matplotlib()
+    from solver.rounds import history
+    from solver.rounds.report import charts, page
+
+    state = state_dir_or_default(state_dir)
+    rows = history(state, last)
+    figs = {name: build(rows) for name, build in charts.CHARTS.items()}
+    svgs = {name: charts.render(fig, "svg").decode("utf-8") for name, fig in figs.items()}
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    _write_atomic(output, page.page(rows, svgs, str(state), stamp).encode("utf-8"))
+    pngs = []
+    if png_dir is not None:
+        png_dir.mkdir(parents=True, exist_ok=True)
+        for name, fig in figs.items():
+            pngs.append(str(png_dir / f"{name}.png"))
+            _write_atomic(Path(pngs[-1]), charts.render(fig, "png"))
+    failed = sum(1 for r in rows if r["kind"] == "failed" or r["status"] not in ("OPTIMAL", "FEASIBLE"))
+    return {"output": str(output), "png": pngs, "rounds": len(rows), "failed": failed,
+            "seconds": time.perf_counter() - t0}
+
+
+__all__ = ["INSTALL_HINT", "require_matplotlib", "write_report"]

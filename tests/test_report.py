@@ -1,0 +1,113 @@
+"""``copter report`` (issue #19): one self-contained HTML page whose numbers are the round log's, charts as
+PNG with --png, typed errors before any work, and exit 8 naming ``pip install 'copter[plot]'`` when
+matplotlib cannot be imported (tested in a subprocess where it is made unimportable)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from solver import rounds
+from solver.model.delta import Delta
+from solver.model.settings import Settings
+from tests.helpers import REPO, infeasible_delta, small_lp
+from tests.report_helpers import assert_page_numbers_are_the_logs, table_rows
+
+pytest.importorskip("matplotlib", reason="copter report needs the optional extra plot (matplotlib)")
+
+runner = CliRunner()
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def cli(*args):
+    res = runner.invoke(app, [str(a) for a in args])
+    return res.exit_code, res.stdout, res.stderr
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory):
+    """Round 0, three warm rounds, a failed (infeasible) round, and a compare with HiGHS on the current one."""
+    root = tmp_path_factory.mktemp("report") / "st"
+    rounds.init(small_lp(), root)
+    for i in range(3):
+        rounds.step(Delta.vars([f"x{i}"], cost=[3.0 + i]), root)
+    rounds.step(infeasible_delta(), root, Settings(tol=1e-6, iteration_limit=20000), force=True)
+    rounds.compare(root, ["highs"])
+    return root
+
+
+def test_the_page_is_self_contained_and_its_numbers_are_the_logs(state, tmp_path):
+    out = tmp_path / "r.html"
+    code, stdout, _ = cli("report", "--state", state, "-o", out, "--png", tmp_path / "png", "--json")
+    res = json.loads(stdout)
+    assert code == 0 and res["output"] == str(out) and res["rounds"] == 5 and res["failed"] == 1
+    page = out.read_text()
+    assert "<script" not in page and "<link" not in page and "<img" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)  # nothing to fetch
+    assert not re.search(r"url\(\s*['\"]?(https?:|//)", page)
+    assert page.count("<svg") >= 4 and all(f'id="chart-{n}"' in page for n in
+                                           ("round-time", "objective", "iterations", "churn"))
+    history = rounds.history(state)
+    assert_page_numbers_are_the_logs(table_rows(page), history)
+    assert "PRIMAL_INFEASIBLE" in page and "CURRENT stays at round 3" in page  # the failed round and why
+    cmp = table_rows(page, "compare")
+    assert {(r["round"], r["method"]) for r in cmp} == {("3", "copter"), ("3", "highs")}
+    highs = next(r for r in cmp if r["method"] == "highs")
+    assert float(highs["seconds"]) == history[3]["compare"]["highs"]["seconds"]
+    pngs = sorted(os.listdir(tmp_path / "png"))
+    assert pngs == ["churn.png", "iterations.png", "objective.png", "round-time.png"] == \
+        sorted(os.path.basename(p) for p in res["png"])
+    for name in pngs:
+        data = (tmp_path / "png" / name).read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 5000, name
+
+
+def test_last_limits_the_page_to_the_newest_rounds(state, tmp_path):
+    out = tmp_path / "r.html"
+    assert cli("report", "--state", state, "-o", out, "--last", "2")[0] == 0
+    assert_page_numbers_are_the_logs(table_rows(out.read_text()), rounds.history(state, 2))
+    assert [r["round"] for r in table_rows(out.read_text())] == ["3", "4"]
+
+
+def test_unusable_paths_and_a_missing_state_are_refused_before_any_work(state, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    for args, code_, kind in (
+        (("-o", tmp_path), 2, "usage"),
+        (("-o", tmp_path / "missing" / "r.html"), 2, "usage"),
+        (("-o", tmp_path / "r.html", "--png", tmp_path / "afile"), 2, "usage"),
+        (("-o", tmp_path / "r.html", "--last", "0"), 2, "usage"),
+    ):
+        code, out, _ = cli("report", "--state", state, *args, "--json")
+        assert (code, json.loads(out)["error"]["kind"]) == (code_, kind), args
+    code, out, _ = cli("report", "--state", tmp_path / "nostate", "-o", tmp_path / "r.html", "--json")
+    assert code == 3 and json.loads(out)["error"]["kind"] == "state"
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_without_matplotlib_report_exits_8_naming_the_extra(state, tmp_path):
+    """matplotlib made unimportable in a fresh process (sys.modules entry None): exit 8, the message names
+    pip install 'copter[plot]', nothing is written; history still works without it."""
+    code = ("import sys; sys.modules['matplotlib'] = None\n"
+            "from copter_cli.app import main\n"
+            "main(sys.argv[1:])\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = tmp_path / "r.html"
+    for json_flag in ([], ["--json"]):
+        proc = subprocess.run([sys.executable, "-c", code, "report", "--state", str(state), "-o", str(out),
+                               *json_flag], env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 8, proc.stderr
+        assert "pip install 'copter[plot]'" in proc.stderr
+        if json_flag:
+            err = json.loads(proc.stdout)["error"]
+            assert (err["code"], err["kind"], err["package"]) == (8, "missing_dependency", "matplotlib")
+    assert not out.exists()
+    proc = subprocess.run([sys.executable, "-c", code, "history", "--state", str(state), "--json"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and len(json.loads(proc.stdout)["rounds"]) == 5
