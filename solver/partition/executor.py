@@ -128,7 +128,8 @@ def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None
             if broken is not None:
                 broken.shutdown(wait=False, cancel_futures=True)
             if attempt == 1:
-                raise PartWorkerError(f"the worker process solving part {dead} died twice ({err})", dead) from err
+                which = "a part" if dead is None else f"part {dead}"
+                raise PartWorkerError(f"the worker process solving {which} died twice ({err})", dead) from err
     raise AssertionError("unreachable")
 
 

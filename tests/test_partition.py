@@ -1,0 +1,231 @@
+"""Partitioned rounds (issue #18): routing, share updates, the safe bound, and partitioned states through the
+round loop (merged point feasible on the whole model, gap below POP's loss, no-op re-apply, rollback, K = 1
+unchanged)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from solver import rounds
+from solver.api import solve_problem
+from solver.baselines.pop import solve_pop
+from solver.baselines.result import point_quality
+from solver.differential import apply_delta
+from solver.model.errors import UsageError
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.partition import shares as sh
+from solver.partition.bound import LagrangianBound, best_bound
+from solver.partition.clients import group_clients
+from solver.partition.layout import Assignment, fill_least_loaded, route
+from solver.partition.round import PartitionConfig, solve_round
+from solver.partition.split import shared_rows
+from solver.workloads import make_scenario
+
+INLINE = {"k": 2, "executor": "inline"}
+
+
+def _gap(p: Problem, obj: float, ref: float) -> float:
+    """Relative loss of ``obj`` against the optimum ``ref`` (> 0 = worse)."""
+    return p.sense * (obj - ref) / max(1.0, abs(ref))
+
+
+def test_new_clients_go_to_the_least_loaded_part_and_dropped_ones_disappear():
+    # loads 10, 2, 6 -> target (18 + 6) / 3 = 8: part 1 has room 6, part 2 room 2, part 0 none
+    parts = fill_least_loaded(np.array([10.0, 2.0, 6.0]), np.array([2.0, 2.0, 2.0]))
+    assert sorted(parts.tolist()) == [1, 1, 2]
+    p = make_scenario("te", 12, seed=0).base()
+    g = group_clients(p)
+    prev = Assignment(k=2, client_names=np.r_[g.client_names[1:], np.array(["gone"], dtype=object)],
+                      client_part=np.r_[np.zeros(g.n_clients - 1, dtype=np.int64), [1]])
+    a, n_new, n_dropped = route(prev, g)
+    assert (n_new, n_dropped) == (1, 1)
+    assert a.client_part[0] == 1  # everybody else is in part 0
+    assert (a.client_part[1:] == 0).all()
+
+
+def test_share_update_moves_unused_capacity_to_the_priced_part_and_keeps_columns_summing_to_one():
+    shares = np.array([[0.5, 0.5], [0.5, 0.5]])
+    present = np.ones((2, 2), dtype=bool)
+    gain = np.array([[3.0, 0.0], [0.0, 0.0]])  # row 0: part 0 is short of it, part 1 has slack
+    usage = np.array([[0.5, 0.1], [0.2, 0.1]])
+    new = sh.update(shares, gain, present, eta=0.5, usage=usage)
+    assert np.allclose(new.sum(axis=0), 1.0)
+    assert new[0, 0] > 0.5 + 0.9 * 0.3 - 1e-9  # at least 90% of part 1's unused 0.3 moved to part 0
+    assert np.allclose(new[:, 1], 0.5)  # no prices: nothing moves
+    # a part that does not touch a row gets no share of it
+    assert sh.normalise(shares, np.array([[True, True], [False, True]]))[1, 0] == 0.0
+
+
+def test_gain_sign_follows_the_objective_change_of_more_capacity():
+    """g_p = -sense * y * b must be the objective gain of a larger share, for max and min problems."""
+    A = sp.csc_array(np.array([[1.0, 1.0]]))
+    for sense, cost in ((-1, [1.0, 2.0]), (1, [-1.0, -2.0])):
+        p = Problem.from_arrays(cost=np.array(cost), col_lower=np.zeros(2), col_upper=np.full(2, 10.0),
+                                row_lower=np.array([-np.inf]), row_upper=np.array([4.0]), matrix=A,
+                                col_names=["a/x", "b/x"], row_names=["cap"], sense=sense)
+        y = solve_problem(p, Settings(tol=1e-8)).y
+        g = sh.gains(p, np.array([0]), y[None, :])
+        bigger = Problem.from_arrays(cost=p.cost, col_lower=p.col_lower, col_upper=p.col_upper,
+                                     row_lower=p.row_lower, row_upper=np.array([4.4]), matrix=A,
+                                     col_names=["a/x", "b/x"], row_names=["cap"], sense=sense)
+        change = -sense * (solve_problem(bigger, Settings(tol=1e-8)).objective
+                           - solve_problem(p, Settings(tol=1e-8)).objective)
+        assert change > 0 and g[0, 0] > 0
+        assert g[0, 0] * 0.1 == pytest.approx(change, rel=1e-4)  # 10% more share = 0.4 more capacity
+
+
+def test_integral_allocations_sum_to_the_capacity():
+    p = make_scenario("sia", 64, seed=0).base()
+    g = group_clients(p)
+    rows = shared_rows(g)
+    s = np.full((3, rows.size), 1.0 / 3.0)
+    out = sh.integral_allocations(p, rows, s)
+    alloc = out * p.row_upper[rows]
+    assert np.allclose(alloc, np.round(alloc))
+    assert np.allclose(alloc.sum(axis=0), p.row_upper[rows])
+
+
+@pytest.mark.parametrize("domain,scale", [("te", 16), ("sia", 64)])
+def test_lagrangian_bound_is_valid_for_any_shared_duals(domain, scale):
+    p = make_scenario(domain, scale, seed=1).base()
+    lp = dataclasses.replace(p, integrality=np.zeros(p.n_cols, dtype=p.integrality.dtype))
+    res = solve_problem(lp, Settings(tol=1e-7))
+    rows = shared_rows(group_clients(p))
+    lb = LagrangianBound(lp, res.y, rows)
+    rng = np.random.default_rng(0)
+    for scale_ in (0.0, 0.5, 1.0, 2.0):
+        ys = res.y[rows] * scale_ + rng.normal(0, 0.01, rows.size) * (scale_ > 1)
+        v = lb.evaluate(ys)
+        assert p.sense * (res.objective - v) >= -1e-6 * max(1.0, abs(res.objective))
+    assert abs(lb.evaluate(res.y[rows]) - res.objective) <= 1e-3 * max(1.0, abs(res.objective))
+    b, name, _ = best_bound(lp, res.y, rows, np.vstack([res.y[rows], res.y[rows]]), np.full((2, rows.size), 0.5))
+    assert name and abs(b - res.objective) <= 1e-3 * max(1.0, abs(res.objective))
+
+
+def test_partitioned_te_rounds_beat_pop2_and_the_merged_point_holds_on_the_whole_model(tmp_path):
+    """Known answer: K = 2 on a small TE stream; after a few rounds the merged allocation is feasible on the
+    whole model, its bound is reported, and its loss to the monolithic optimum is below POP-2's."""
+    sc = make_scenario("te", 24, seed=0)
+    state = tmp_path / "st"
+    rep = rounds.init(sc.base(), state, partition=INLINE)
+    assert rep["partitions"]["k"] == 2 and rep["status"] in ("OPTIMAL", "FEASIBLE")
+    for r in range(1, 6):
+        rep = rounds.step(sc.next_delta(r), state)
+        part = rep["partitions"]
+        assert all(q["warm_started"] for q in part["parts"] if q["status"] != "EMPTY")
+        assert part["bound"] is not None and part["gap_rel"] is not None
+        assert set(part["seconds"]) >= {"setup", "slowest_part", "merge", "on_k_cores"}
+    from formats.checkpoint import StateStore
+
+    gen = StateStore(state).load()
+    problem, x = gen.problem, np.asarray(gen.state.x)
+    q = point_quality(problem, x)
+    assert q.max_row_violation_rel <= 2 * 2e-4 and q.max_bound_violation <= 1e-9
+    mono = solve_problem(problem, Settings(tol=1e-7))
+    loss = _gap(problem, problem.objective(x), mono.objective)
+    pop = solve_pop(problem, k=2, workers=0, seed=0)
+    pop_loss = _gap(problem, pop.objective, mono.objective)
+    assert loss < pop_loss
+    # the reported bound is a true bound on the optimum, the reported gap matches it
+    assert problem.sense * (rep["partitions"]["bound"] - mono.objective) <= 1e-6 * abs(mono.objective)
+    assert rep["partitions"]["gap_rel"] >= loss - 1e-3
+
+
+def test_partitioned_sia_milp_merges_an_integral_point_feasible_on_the_whole_model(tmp_path):
+    sc = make_scenario("sia", 128, seed=0)
+    state = tmp_path / "st"
+    rounds.init(sc.base(), state, partition={"k": 2, "executor": "inline"})
+    for r in range(1, 4):
+        rep = rounds.step(sc.next_delta(r), state)
+        assert rep["status"] in ("OPTIMAL", "FEASIBLE"), rep["message"]
+        assert rep["partitions"]["merged_feasible"] and rep["mip"]["integral"]
+        assert rep["lp_bound"] >= rep["objective"] - 1e-9  # maximisation: the bound is above
+    from formats.checkpoint import StateStore
+
+    gen = StateStore(state).load()
+    x = np.asarray(gen.state.x)
+    ints = gen.problem.integrality != 0
+    assert np.array_equal(x[ints], np.round(x[ints]))
+    q = point_quality(gen.problem, x)
+    assert q.max_row_violation_rel <= 1e-9 and q.max_bound_violation <= 1e-9
+
+
+def test_no_op_reapply_and_rollback_on_a_partitioned_state(tmp_path):
+    from formats.io import write_delta
+
+    sc = make_scenario("te", 16, seed=2)
+    state = tmp_path / "st"
+    rounds.init(sc.base(), state, partition=INLINE)
+    paths = []
+    for r in (1, 2):
+        paths.append(tmp_path / f"d{r}.parquet")
+        write_delta(sc.next_delta(r), paths[-1])
+    r1 = rounds.step(paths[0], state)
+    r2 = rounds.step(paths[1], state)
+    again = rounds.step(paths[1], state)
+    assert again["no_op"] and again["round"] == 2
+    rounds.rollback(state, to=1)
+    redo = rounds.step(paths[1], state)  # from round 1's stored parts again: the same round 2
+    assert redo["round"] == 2 and redo["partitions"]["warm"]
+    assert redo["objective"] == pytest.approx(r2["objective"], rel=1e-9)
+    assert (state / "gen-000002" / "partition" / "parts.arrow").exists()
+    manifest = json.loads((state / "gen-000002" / "generation.json").read_text())
+    assert "partition/parts.arrow" in manifest["files"]
+    assert r1["round"] == 1
+
+
+def test_k1_is_the_monolithic_path_and_bad_partition_options_are_usage_errors(tmp_path):
+    p = make_scenario("te", 12, seed=0).base()
+    rep = rounds.init(p, tmp_path / "a", partition={"k": 1})
+    assert "partitions" not in rep
+    assert "partition" not in json.loads((tmp_path / "a" / "config.json").read_text())
+    assert not (tmp_path / "a" / "gen-000000" / "partition").exists()
+    with pytest.raises(UsageError, match="executor"):
+        rounds.init(p, tmp_path / "b", partition={"k": 2, "executor": "threads"})
+    assert not (tmp_path / "b").exists()
+    no_clients = Problem.from_arrays(cost=np.ones(2), col_lower=np.zeros(2), col_upper=np.ones(2),
+                                     row_lower=np.array([-np.inf]), row_upper=np.array([1.0]),
+                                     matrix=sp.csc_array(np.ones((1, 2))), col_names=["x", "y"], row_names=["r"])
+    with pytest.raises(UsageError, match="client"):
+        solve_round(no_clients, Settings(), PartitionConfig(k=2, executor="inline"))
+
+
+def test_ray_executor_without_ray_is_a_usage_error_naming_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(UsageError, match=r"copter\[ray\]"):
+        PartitionConfig(k=2, executor="ray").check()
+
+
+def test_passes_within_a_round_close_the_gap_further():
+    sc = make_scenario("te", 24, seed=0)
+    p = sc.base()
+    mono = solve_problem(p, Settings(tol=1e-7)).objective
+    one = solve_round(p, Settings(), PartitionConfig(k=2, executor="inline"))
+    four = solve_round(p, Settings(), PartitionConfig(k=2, executor="inline", passes=4))
+    assert _gap(p, four.result.objective, mono) < _gap(p, one.result.objective, mono)
+    assert len(four.report["shares"]["passes"]) == 4
+
+
+def test_delta_rows_reach_the_part_owning_their_client():
+    sc = make_scenario("sia", 64, seed=3)
+    p = sc.base()
+    out = solve_round(p, Settings(), PartitionConfig(k=2, executor="inline"))
+    d = sc.next_delta(1)
+    p2, info = apply_delta(p, d)
+    out2 = solve_round(p2, Settings(), PartitionConfig(k=2, executor="inline"), out.data, info)
+    a1, a2 = out.data.assignment, out2.data.assignment
+    part_of = dict(zip(a1.client_names.tolist(), a1.client_part.tolist(), strict=True))
+    kept = [n in part_of for n in a2.client_names]
+    assert all(part_of[n] == q for n, q, k in zip(a2.client_names, a2.client_part, kept, strict=True) if k)
+    for p_, part in enumerate(out2.data.parts):  # every column of a client sits in its client's part
+        g = group_clients(p2)
+        cc = g.col_client[part.cols]
+        assert (a2.client_part[cc[cc >= 0]] == p_).all()
