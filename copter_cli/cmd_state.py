@@ -132,13 +132,18 @@ WAIT_OPT = typer.Option(0.0, "--wait", min=0.0, metavar="SECONDS",
                              "exiting 6 at once (inf: wait as long as it takes).")
 
 
-def _after_prepare(fn, *args):
+EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker processes, default), ray (Ray "
+                 "tasks; needs pip install 'copter[ray]'), inline (one after another in this process).")
+RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray (default: $RAY_ADDRESS, else a local cluster)."
+
+
+def _after_prepare(fn, *args, **kw):
     """Compile the solver kernels first when needed (``copter_cli.cmd_prepare.ensure_prepared``: a stamp
     check of milliseconds on a warm install), then return ``fn(*args)``: round 0 never compiles."""
     from copter_cli.cmd_prepare import ensure_prepared
 
     ensure_prepared()
-    return fn(*args)
+    return fn(*args, **kw)
 
 
 @opts.with_solver_options
@@ -148,16 +153,33 @@ def init_cmd(
     keep: int = typer.Option(5, "--keep", help="Number of round generations to keep."),
     out: Path | None = OUT_OPT,
     wait: float = WAIT_OPT,
+    partitions: int = typer.Option(1, "--partitions", min=1,
+                                   help="Split every round into K parts by client, solved in parallel, each warm "
+                                        "from its own previous iterate (1: one monolithic solve). Stored."),
+    client_regex: str | None = typer.Option(None, "--client-regex",
+                                            help="With --partitions: regex whose group 'client' (or whole match) "
+                                                 "is a variable's client (default: the text before the first /)."),
+    shared_rows_regex: str | None = typer.Option(None, "--shared-rows-regex",
+                                                 help="With --partitions: rows whose name matches are shared "
+                                                      "resources even if one client uses them."),
+    partition_passes: int = typer.Option(1, "--partition-passes", min=1,
+                                         help="With --partitions: share updates + re-solves within each round."),
+    executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     solver: opts.GivenOptions = None,
     json_out: bool = REPORT_JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
     """Create a state directory from BASE and solve round 0.
 
-    The solver options given here are stored for later steps."""
+    The solver options given here are stored for later steps, and so are the partition options."""
+    partition = None
+    if partitions > 1:
+        partition = {"k": partitions, "client_regex": client_regex, "shared_rows_regex": shared_rows_regex,
+                     "passes": partition_passes, "executor": executor, "ray_address": ray_address}
     run(json_out, debug,
-        lambda: _finish(_after_prepare(rounds.init, base, _state(state), solver.settings(), keep, out, wait),
-                        json_out))
+        lambda: _finish(_after_prepare(rounds.init, base, _state(state), solver.settings(), keep, out, wait,
+                                       partition=partition), json_out))
 
 
 @opts.with_solver_options
@@ -171,6 +193,8 @@ def step_cmd(
                                        help="Advance CURRENT even if the round is infeasible/limited."),
     out: Path | None = OUT_OPT,
     wait: float = WAIT_OPT,
+    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP + " Default: as stored by init."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     solver: opts.GivenOptions = None,
     json_out: bool = REPORT_JSON_OPT,
     debug: bool = DEBUG_OPT,
@@ -186,8 +210,10 @@ def step_cmd(
         if solver:
             settings = solver.settings(rounds.settings_from_json(StateStore(st).config().get("settings")))
         if len(deltas) == 1:
-            return _finish(rounds.step(deltas[0], st, settings, force, accept_failed, out, wait), json_out)
-        return _finish_many(rounds.step_many(deltas, st, settings, force, accept_failed, out, wait), json_out)
+            return _finish(rounds.step(deltas[0], st, settings, force, accept_failed, out, wait, executor,
+                                       ray_address), json_out)
+        return _finish_many(rounds.step_many(deltas, st, settings, force, accept_failed, out, wait, executor,
+                                             ray_address), json_out)
 
     run(json_out, debug, body)
 
