@@ -210,6 +210,7 @@ def _save_round0(store: StateStore, p: Problem):
     w.save_state(SolverState(x=np.zeros(p.n_cols), y=np.zeros(p.n_rows)))
     w.commit({"round": 0})
     store.set_current(0)
+    log_round(store, {"round": 0, "status": "OPTIMAL"}, (store.manifest(0) or {}).get("id"), None)  # as init
     return w
 
 
@@ -280,8 +281,8 @@ def apply_save_table(store: StateStore, p: Problem, tmp: Path, nnz: int, rng) ->
           " save: problem + state arrays; compare: the pass of changed arrays against their base;\n"
           " MB prob / MB state: bytes written (state = x, y: O(n + m), they change every round);\n"
           " outputs: solution/duals/changes Parquet, O(n) by nature;\n"
-          " log ms: appending the round's row to the round log (formats/round_log.py: one fsynced segment file\n"
-          " + rename); log %: its share of the round's save = save + outputs + commit + log)")
+          " log ms: appending the round's row to the round log (formats/round_log.py: one segment file + rename,\n"
+          " a compaction every 64 rows); log %: its share of the round's save = save + outputs + commit + log)")
 
 
 def main() -> None:

@@ -168,13 +168,6 @@ def show(state_dir=None, round_: int | None = None) -> dict:
     return _inspect.show(state_dir, round_)
 
 
-def history(state_dir=None, last: int | None = None) -> list[dict]:
-    """One row per round of the live branch from the round log (``STATE/log/``, which outlives pruning),
-    oldest first: stored rounds and failed rounds, completed from the generations and failed records on
-    disk (a state written before the log existed: the kept generations on CURRENT's lineage and the
-    failed-round records). See :mod:`solver.rounds.log_history` and :mod:`solver.rounds.log`.
-
-    Args:
 def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, entries: int = 3,
                   changes: bool = False, client_regex: str | None = None, zero_tol: float | None = None) -> dict:
     """The current (or a kept) round's allocation at a glance: its nonzero variables grouped by client and,
@@ -205,10 +198,17 @@ def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, e
                                   client_regex=client_regex, zero_tol=zero_tol)
 
 
+def history(state_dir=None, last: int | None = None) -> list[dict]:
+    """One row per round of the live branch from the round log (``STATE/log/``, which outlives pruning),
+    oldest first: stored rounds and failed rounds, completed from the generations and failed records on
+    disk (a state written before the log existed: the kept generations on CURRENT's lineage and the
+    failed-round records). See :mod:`solver.rounds.log_history` and :mod:`solver.rounds.log`.
+
+    Args:
         last: only the newest ``last`` rows.
     Returns:
         Rows with keys round, kind (``"generation"`` or ``"failed"``), current (bool), kept (its generation
-        is still on disk), status, objective (None unless OPTIMAL/FEASIBLE), lp_bound, gap_rel, iterations,
+        is still on disk), status, objective, lp_bound, gap_rel (these three None unless OPTIMAL/FEASIBLE), iterations,
         warm_started, engine, seconds {load, apply, solve, integerize, save, total}, changed_variables,
         vars_added/vars_removed/cons_added/cons_removed, n_cols/n_rows/nnz, delta_sha256, accepted,
         generation_id, parent_id, record_id, message, recovered, utc (ISO 8601), and compare

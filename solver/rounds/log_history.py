@@ -118,8 +118,10 @@ def history(state_dir=None, last: int | None = None) -> list[dict]:
     else:
         rows = _live(rows, cur_id, {ids[r] for r in lineage if r > cur and ids[r]},
                      {p.name for p in store.failures()})
-    rows.sort(key=lambda r: (r["round"] if r["round"] is not None else -1, r["generation_id"] is None,
-                             r["seq"] if r.get("seq") is not None else float("inf")))
+    # by round, then in the order they were logged (a failed round N before the stored round N that
+    # followed it); rows rebuilt in memory (no seq) last within their round
+    rows.sort(key=lambda r: (r["round"] if r["round"] is not None else -1,
+                             r["seq"] if r.get("seq") is not None else float("inf"), r["generation_id"] is None))
     compares = _compares(store)
     kept = {i for i in ids.values() if i}
     out = [_out(r, cur_id, cur, kept, compares) for r in rows]
