@@ -19,6 +19,17 @@ import typer
 from copter_cli.output import console, print_json, run
 
 DEMO_ROUNDS = 5
+LEGEND = (  # printed under the per-round table
+    "round 0 solves the base problem from scratch (cold); every later round applies one delta and re-solves "
+    "warm from the previous round's iterate",
+    "changes: rows of the round's delta file; objective: the value of the round's allocation (minimised or "
+    "maximised, as the scenario states)",
+    "seconds: the round's wall time (load + apply + solve + integerize + save), lower is better; "
+    "iterations: PDHG iterations of the solve, lower is better",
+    "vs cold: iterations / round 0's cold-start iterations; below 1.00x the warm start saved work (lower is "
+    "better), about 1.00x or above it did not (round 0 is a different problem: a rough yardstick, not this "
+    "round re-solved cold)",
+)
 
 
 def write_stream(scenario, out_dir, rounds: int, base_name: str = "base.parquet") -> list[Path]:
@@ -54,12 +65,16 @@ def _previous_solution(state_dir: Path, report: dict):
 
 
 def run_round(state_dir: Path, path: Path, round_: int) -> dict:
-    """The one place the demo calls the round loop (``solver.rounds``): init for round 0, step afterwards."""
+    """The one place the demo calls the round loop (``solver.rounds``): init for round 0, step afterwards;
+    a round that runs longer than two seconds shows the live progress line on a terminal
+    (``copter_cli.progress``)."""
+    from copter_cli.progress import SolveProgress
     from solver import rounds
 
-    if round_ == 0:
-        return rounds.init(path, state_dir=state_dir)
-    return rounds.step(path, state_dir=state_dir)
+    with SolveProgress():
+        if round_ == 0:
+            return rounds.init(path, state_dir=state_dir)
+        return rounds.step(path, state_dir=state_dir)
 
 
 def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | None, seed: int,
@@ -122,7 +137,20 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
                     "rounds": reports})
     else:
         _table(reports, time.perf_counter() - t0)
+        _next_steps(None if tmp else state_dir)
     return code
+
+
+def _next_steps(state_dir: Path | None) -> None:
+    """The last line: where to look next (the report page and the allocation of the last round)."""
+    if state_dir is None:
+        console.print("look closer: rerun with --dir DIR to keep the state, then `copter report --state "
+                      "DIR/state -o report.html` (charts per round) and `copter show --solution --changes "
+                      "--state DIR/state` (who got what, and what moved)", markup=False, highlight=False)
+        return
+    console.print(f"look closer: `copter report --state {state_dir} -o report.html` (charts per round) and "
+                  f"`copter show --solution --changes --state {state_dir}` (who got what, and what moved)",
+                  markup=False, highlight=False)
 
 
 def _fmt(v, spec: str = ".6g") -> str:
@@ -150,8 +178,8 @@ def _table(reports: list[dict], seconds: float) -> None:
                   _fmt(rep.get("objective"), ".8g"), _fmt((rep.get("seconds") or {}).get("total"), ".3f"),
                   _fmt(it, "d") if isinstance(it, int) else _fmt(it), ratio)
     console.print(t)
-    console.print("changes = delta rows; seconds = the round's total (load, apply, solve, integerize, save); "
-                  "vs cold = PDHG iterations / round 0's (a cold start)")
+    for line in LEGEND:
+        console.print(line, markup=False, highlight=False)
     console.print(f"total {seconds:.2f} s (including generation and the first-call compilation)")
 
 

@@ -2,7 +2,8 @@
 
 Reads ``.mps``/``.mps.gz``/``.parquet`` with ``formats.io.read_problem``, solves with
 ``solver.api.solve_problem`` (LP core; MILPs go through integerization), prints a HiGHS-style summary
-on stderr (and a live progress line for solves longer than a second), ``--json`` prints the report of
+on stderr (and, on a terminal, a live progress line for solves longer than two seconds:
+``copter_cli.progress``), ``--json`` prints the report of
 docs/DESIGN.md "CLI contract and round report" on stdout, ``-o FILE`` writes variables (name, value, reduced_cost) to FILE and
 constraints (name, activity, dual) to FILE with suffix ``.duals.parquet``. Exit code by status
 (``copter_cli.exit_codes.for_status``).
@@ -26,32 +27,6 @@ def duals_path_for(path: Path) -> Path:
     name = path.name
     stem = name[: -len(".parquet")] if name.endswith(".parquet") else name
     return path.with_name(stem + ".duals.parquet")
-
-
-class _Progress:
-    """A transient rich status line on stderr, shown only once a solve has run for a second."""
-
-    def __init__(self, console, enabled: bool):
-        self.console, self.enabled, self.live = console, enabled, None
-
-    def __call__(self, info: dict) -> None:
-        if not self.enabled or info["seconds"] < 1.0:
-            return
-        text = (f"iter {info['iteration']:>9,d}  {info['seconds']:7.1f} s  obj {info['primal_objective']:.8g}"
-                f"  rel p {info['primal_residual_rel']:.1e}  rel d {info['dual_residual_rel']:.1e}"
-                f"  gap {info['gap_rel']:.1e}")
-        if self.live is None:
-            from rich.live import Live
-
-            self.live = Live(text, console=self.console, transient=True, refresh_per_second=4)
-            self.live.start()
-        else:
-            self.live.update(text)
-
-    def stop(self) -> None:
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
 
 
 def report_for(problem, result, seconds: dict) -> dict:
@@ -124,9 +99,9 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     """Body of ``copter solve``: read, solve, write ``-o``, report; returns the exit code of the status."""
     from copter_cli.exit_codes import for_status
     from copter_cli.output import console, print_json
+    from copter_cli.progress import SolveProgress
     from formats.io import read_problem
     from solver.api import solve_problem
-    from solver.lp.pdhg import progress_callback
 
     settings = solver.settings()
     if output is not None:  # refuse an unwritable -o before solving
@@ -137,12 +112,8 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     t0 = time.perf_counter()
     problem = read_problem(problem_path)
     t1 = time.perf_counter()
-    progress = _Progress(console, enabled=not solver.verbose)
-    try:
-        with progress_callback(progress):
-            result = solve_problem(problem, settings)
-    finally:
-        progress.stop()
+    with SolveProgress(settings.time_limit_seconds, enabled=not solver.verbose):
+        result = solve_problem(problem, settings)
     t2 = time.perf_counter()
     seconds = {"load": t1 - t0}
     seconds.update({k: v for k, v in result.seconds.items() if k != "total"})

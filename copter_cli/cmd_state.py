@@ -146,6 +146,29 @@ def _after_prepare(fn, *args, **kw):
     return fn(*args, **kw)
 
 
+def _stored_settings(st: Path):
+    """The settings init stored in ``st`` (for the progress line's time limit); the defaults when they cannot
+    be read (the round itself then reports what is wrong)."""
+    from solver.model.settings import Settings
+
+    try:
+        return rounds.settings_from_json(StateStore(st).config().get("settings"))
+    except (TypeError, ValueError, AttributeError):
+        return Settings()
+
+
+def _with_progress(fn, solver: opts.GivenOptions, settings):
+    """``fn`` (a round: init, step, step_many) run inside the live progress line of long solves on a terminal
+    (``copter_cli.progress``; its time limit from ``settings``, off with ``--verbose``)."""
+    from copter_cli.progress import SolveProgress
+
+    def wrapped(*args, **kw):
+        with SolveProgress(settings.time_limit_seconds, enabled=not solver.verbose):
+            return fn(*args, **kw)
+
+    return wrapped
+
+
 @opts.with_solver_options
 def init_cmd(
     base: Path = typer.Argument(..., metavar="BASE", help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
@@ -178,7 +201,8 @@ def init_cmd(
         partition = {"k": partitions, "client_regex": client_regex, "shared_rows_regex": shared_rows_regex,
                      "passes": partition_passes, "executor": executor, "ray_address": ray_address}
     run(json_out, debug,
-        lambda: _finish(_after_prepare(rounds.init, base, _state(state), solver.settings(), keep, out, wait,
+        lambda: _finish(_after_prepare(_with_progress(rounds.init, solver, solver.settings()), base, _state(state),
+                                       solver.settings(), keep, out, wait,
                                        partition=partition), json_out))
 
 
@@ -209,10 +233,12 @@ def step_cmd(
         settings = None  # none given: the library uses the stored settings
         if solver:
             settings = solver.settings(rounds.settings_from_json(StateStore(st).config().get("settings")))
+        step, step_many = (_with_progress(f, solver, settings or _stored_settings(st))
+                           for f in (rounds.step, rounds.step_many))
         if len(deltas) == 1:
-            return _finish(rounds.step(deltas[0], st, settings, force, accept_failed, out, wait, executor,
+            return _finish(step(deltas[0], st, settings, force, accept_failed, out, wait, executor,
                                        ray_address), json_out)
-        return _finish_many(rounds.step_many(deltas, st, settings, force, accept_failed, out, wait, executor,
+        return _finish_many(step_many(deltas, st, settings, force, accept_failed, out, wait, executor,
                                              ray_address), json_out)
 
     run(json_out, debug, body)
