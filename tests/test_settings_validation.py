@@ -49,6 +49,7 @@ def test_values_the_library_builds_itself_stay_valid():
     s = Settings(time_limit_seconds=-0.5, integer_fallback_seconds=0.0, integer_submip_seconds=-1.0,
                  iteration_limit=0)
     assert s.time_limit_seconds == -0.5
+    Settings(relaxation_tol=INF)  # no looser first relaxation stage (solver.integer.stages)
     Settings(iteration_limit=INF, integer_fallback_gap=INF, integer_submip_gap=INF, relaxation_tol=None,
              pock_chambolle_alpha=None, threads=None, mip_gap_tol=0.0)
     Settings(tol=np.float64(1e-6), threads=np.int64(2), check_every=np.int64(32))  # numpy scalars are numbers

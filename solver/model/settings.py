@@ -6,7 +6,8 @@ The LP core owns and may extend this module.
 
 Values are validated on construction (``__post_init__``, also run by ``dataclasses.replace``): a bad
 value raises :class:`solver.model.errors.SettingsError` naming the field. Tolerances (``tol``,
-``relaxation_tol``, ``infeasibility_tol``) must be positive and finite, ``mip_gap_tol`` >= 0 and finite, the
+``infeasibility_tol``) must be positive and finite (``relaxation_tol`` positive; inf = no looser first
+stage), ``mip_gap_tol`` >= 0 and finite, the
 other gaps >= 0 (inf = never), no number may be nan, counts are whole numbers (``check_every`` >= 1,
 ``threads`` None or >= 1) and the string options one of their choices. Time and iteration limits may be
 zero or negative: the library itself builds an exhausted budget that way (``solver/integer``,
@@ -24,11 +25,11 @@ from solver.model.errors import SettingsError
 
 CHOICES = {"integer_fallback": ("highs", "none"), "presolve": ("auto", "on", "off"),
            "warm_primal_weight": ("fresh", "reuse")}  #: the string options and their values
-POSITIVE_FINITE = ("tol", "relaxation_tol", "infeasibility_tol", "step_safety")
+POSITIVE_FINITE = ("tol", "infeasibility_tol", "step_safety")
 NONNEGATIVE_FINITE = ("mip_gap_tol", "restart_sufficient", "restart_necessary", "restart_artificial",
                       "pid_discount", "reflection")
 NONNEGATIVE = ("integer_fallback_gap", "integer_submip_gap")  #: inf allowed (= never)
-POSITIVE = ("primal_weight_min", "primal_weight_max")
+POSITIVE = ("relaxation_tol", "primal_weight_min", "primal_weight_max")  #: inf allowed
 COUNTS = ("iteration_limit", "check_every", "integer_dive_max", "integer_dual_ascent_steps",
           "integer_improve_max_integers", "relaxation_round_iterations", "power_iterations", "ruiz_iterations",
           "threads", "parallel_min_nnz")  #: whole numbers (iteration_limit may also be inf)
