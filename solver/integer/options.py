@@ -43,6 +43,12 @@ def round_every(settings: Settings) -> int:
     return nonnegative_int(settings, "relaxation_round_iterations")
 
 
+def improve_max_integers(settings: Settings) -> int:
+    """``settings.integer_improve_max_integers`` as an int >= 0 (0 = no size-rule improvement); UsageError
+    otherwise."""
+    return nonnegative_int(settings, "integer_improve_max_integers")
+
+
 def nonnegative_int(settings: Settings, field: str) -> int:
     """Settings field ``field`` as an int >= 0 (None/0 = 0).
 
