@@ -117,12 +117,13 @@ OPTIONS: tuple[SolverOption, ...] = (
                  "MILP: tolerance of the first LP relaxation stage, tightened warm towards --tol only while the "
                  "rounded point's gap needs it (default: --tol).", relative_tolerance),
     SolverOption("--relaxation-round-iterations", "relaxation_round_iterations", int,
-                 "MILP: also round the relaxation iterate after this many PDHG iterations, doubling (64, 128, "
-                 "...), and stop at the first point within --mip-gap of the bound (default 0: only at each "
+                 "MILP: also round the relaxation iterate after this many PDHG iterations, doubling (128, 256, "
+                 "...), and stop at the first point within --mip-gap of the bound (default 128; 0: only at each "
                  "stage's tolerance).", nonnegative),
     SolverOption("--mip-gap", "mip_gap_tol", float,
-                 "MILP: relative gap to the LP bound under which a round is OPTIMAL rather than FEASIBLE "
-                 "(default 1e-4).", nonnegative),
+                 "MILP: the round's target: it stops at the first integer point proven within this relative gap "
+                 "of the bound, reported OPTIMAL (as HiGHS's mip_rel_gap); above it, FEASIBLE (default 5e-3; "
+                 "1e-4 = tight).", nonnegative),
     SolverOption("--presolve", "presolve", str,
                  "HiGHS presolve around PDHG: auto (cold solves only), on, off (default auto).",
                  one_of(PRESOLVE, "one of " + ", ".join(PRESOLVE))),
