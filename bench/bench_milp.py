@@ -16,9 +16,10 @@ mapped through the delta, rounding, repair, fill, exact clean-up); applying the 
 state are shown separately (``apply_s``). Every copter point is re-checked exactly (bounds,
 integrality, rows to 1e-9 relative) and the table says so (``exact``).
 
-copter's settings: ``--tol`` (LP core), ``--mip-gap`` (mip_gap_tol: the round stops at the first rounded
-point within it of the Lagrangian bound, so ``--mip-gap 5e-3`` guarantees the issue's 0.5% quality goal
-without comparing to HiGHS), ``--round-every`` (relaxation_round_iterations: round the relaxation after
+copter's settings are the defaults of ``Settings`` (since #15: ``mip_gap_tol`` 5e-3, ``relaxation_round_iterations``
+128, the HiGHS fallback on) unless given: ``--tol`` (LP core), ``--mip-gap`` (mip_gap_tol: the round stops at
+the first rounded point within it of the Lagrangian bound; ``--mip-gap 1e-4`` is the tight behaviour),
+``--round-every`` (relaxation_round_iterations: round the relaxation after
 128, 256, ... iterations instead of only at the tolerance) and ``--relaxation-tol``; the ``stages``
 column counts the relaxation stages a round ran. ``--highs-gap`` sets HiGHS's ``mip_rel_gap`` (default
 HiGHS's 1e-4), e.g. ``--highs-gap 5e-3`` with ``--mip-gap 5e-3`` races both solvers to the same proven gap.
@@ -147,25 +148,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--highs-gap", type=float, default=None,
                     help="HiGHS's mip_rel_gap (default: HiGHS's 1e-4); e.g. copter's --mip-gap for a like-for-like race.")
     ap.add_argument("--pop", type=int, nargs="*", default=[], help="POP-k baselines to run (LB).")
-    ap.add_argument("--fallback", choices=("highs", "none"), default="none",
-                    help="copter's integer fallback (default none: measure the heuristics alone).")
-    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--fallback", choices=("highs", "none"), default=None,
+                    help="copter's integer fallback (default: Settings' default, highs; none = the heuristics alone).")
+    ap.add_argument("--tol", type=float, default=None)
     ap.add_argument("--time-limit", type=float, default=math.inf,
                     help="copter's LP core time limit per LP solve (s); the rounding still runs on the last iterate.")
     ap.add_argument("--relaxation-tol", type=float, default=None,
                     help="tolerance of the first relaxation stage (Settings.relaxation_tol; default: --tol).")
-    ap.add_argument("--round-every", type=int, default=0,
-                    help="Settings.relaxation_round_iterations: round the relaxation after 64, 128, ... iterations "
-                         "(doubling) and stop once within --mip-gap (0 = only at the tolerance).")
-    ap.add_argument("--mip-gap", type=float, default=1e-4,
-                    help="copter's mip_gap_tol: relaxation stages stop once the rounded point is within it.")
-    ap.add_argument("--dive-max", type=int, default=3, help="copter's relax-and-fix dive re-solves (integer_dive_max).")
+    ap.add_argument("--round-every", type=int, default=None,
+                    help="Settings.relaxation_round_iterations: round the relaxation after 128, 256, ... iterations "
+                         "(doubling) and stop once within --mip-gap (default: Settings' 128; 0 = only at the tolerance).")
+    ap.add_argument("--mip-gap", type=float, default=None,
+                    help="copter's mip_gap_tol: the round stops at the first point proven within it (default: "
+                         "Settings' 5e-3; 1e-4 = the tight behaviour).")
+    ap.add_argument("--dive-max", type=int, default=None, help="copter's relax-and-fix dive re-solves (integer_dive_max).")
     args = ap.parse_args(argv)
     header(sys.argv if argv is None else ["bench/bench_milp.py", *argv])
-    settings = Settings(tol=args.tol, integer_fallback=args.fallback, integer_fallback_seconds=args.highs_limit,
-                        time_limit_seconds=args.time_limit, integer_dive_max=args.dive_max,
-                        relaxation_tol=args.relaxation_tol, mip_gap_tol=args.mip_gap,
-                        relaxation_round_iterations=args.round_every)
+    given = {"tol": args.tol, "integer_fallback": args.fallback, "integer_dive_max": args.dive_max,
+             "relaxation_tol": args.relaxation_tol, "mip_gap_tol": args.mip_gap,
+             "relaxation_round_iterations": args.round_every}
+    # copter's DEFAULT settings unless an option is given (what a user gets without tuning)
+    settings = Settings(time_limit_seconds=args.time_limit, integer_fallback_seconds=args.highs_limit,
+                        **{k: v for k, v in given.items() if v is not None})
     all_rows = []
     if args.workload == "sia":
         from solver.workloads.sia import SiaScenario
