@@ -54,7 +54,7 @@ def test_share_update_moves_unused_capacity_to_the_priced_part_and_keeps_columns
     present = np.ones((2, 2), dtype=bool)
     gain = np.array([[3.0, 0.0], [0.0, 0.0]])  # row 0: part 0 is short of it, part 1 has slack
     usage = np.array([[0.5, 0.1], [0.2, 0.1]])
-    new = sh.update(shares, gain, present, eta=0.5, usage=usage)
+    new, steps, _ = sh.update(shares, gain, present, np.full((2, 2), sh.D0), np.zeros((2, 2)), usage=usage)
     assert np.allclose(new.sum(axis=0), 1.0)
     assert new[0, 0] > 0.5 + 0.9 * 0.3 - 1e-9  # at least 90% of part 1's unused 0.3 moved to part 0
     assert np.allclose(new[:, 1], 0.5)  # no prices: nothing moves

@@ -207,9 +207,12 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     row_map = None if info is None else info.row_map
     if old_shape is None:
         old_shape = (info.old_n_cols, info.old_n_rows) if info is not None else (problem.n_cols, problem.n_rows)
+    steps, last = np.full((k, ns), sh.D0), np.zeros((k, ns))
     if warm_possible:
-        default = sh.carry(prev.shared_rows, prev.shares, row_map if row_map is not None else
-                           np.arange(problem.n_rows), old_shape[1], rows_sh, default)
+        rmap = row_map if row_map is not None else np.arange(problem.n_rows)
+        default = sh.carry(prev.shared_rows, prev.shares, rmap, old_shape[1], rows_sh, default)
+        steps = sh.carry(prev.shared_rows, prev.steps, rmap, old_shape[1], rows_sh, steps)
+        last = sh.carry(prev.shared_rows, prev.last, rmap, old_shape[1], rows_sh, last)
     shares = sh.normalise(default, present)
     updates = prev.updates if warm_possible else 0
     part_settings = Settings(**{**asdict(settings), "threads": 1})
@@ -248,13 +251,14 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         duals = _part_duals(parts, [None if r is None else r.y for r in results], spos, k, ns)
         act = _part_duals(parts, [None if r is None else r.row_activity for r in results], spos, k, ns)
         gain = sh.gains(problem, rows_sh, duals)
-        new_shares = sh.update(shares, gain, present, sh.step_size(updates), sh.usage(problem, rows_sh, act))
+        new_shares, new_steps, new_last = sh.update(shares, gain, present, steps, last,
+                                                    sh.usage(problem, rows_sh, act))
         moved = float(np.abs(new_shares - shares).sum() / max(ns, 1) / 2.0)
         passes_report.append({"pass": pass_, "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
                               "share_moved": moved})
         last = pass_ == config.passes - 1
         if not last:
-            shares, updates = new_shares, updates + 1
+            shares, steps, last, updates = new_shares, new_steps, new_last, updates + 1
             warms = [r.state if r is not None else None for r in results]
             setup += time.perf_counter() - t2
             continue
@@ -266,7 +270,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             assignment=assignment,
             parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
                              state=None if results[p] is None else results[p].state) for p in range(k)],
-            shared_rows=rows_sh, shares=new_shares, updates=updates + 1)
+            shared_rows=rows_sh, shares=new_shares, updates=updates + 1, steps=new_steps, last=new_last)
         active = present.sum(axis=0) > 1
         rep = {
             "k": k, "executor": config.executor, "passes": config.passes, "parts": part_rep,
@@ -277,7 +281,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             "shares": {"n_shared_rows": int(ns), "n_contested": int(active.sum()),
                        "mean_per_part": [round(float(v), 6) for v in (eff.mean(axis=1) if ns else np.zeros(k))],
                        "min_contested": round(float(eff[present & active[None, :]].min()), 6) if active.any() else None,
-                       "moved_next": round(moved, 6), "step_size": round(sh.step_size(updates), 6),
+                       "moved_next": round(moved, 6), "mean_step": round(float(new_steps[present].mean()), 6) if present.any() else None,
                        "updates": updates + 1, "passes": passes_report},
             **outcome[1],
         }

@@ -8,22 +8,25 @@ shared row (shares of a row sum to 1), each part solves its sub-problem with the
 and the master's objective ``sum_p v_p(s_p b)`` has, by LP sensitivity, the gradient ``y_p * b`` in s_p,
 where y_p is the row's dual (shadow price) in part p. POP (Narayanan et al., SOSP 2021) keeps s_p = 1/k.
 
-Update rule (exponentiated gradient on the simplex of a row's shares, Kivinen & Warmuth, "Exponentiated
-gradient versus gradient descent for linear predictors", Information and Computation 132(1), 1997):
+Update rule, per row and part (sign-based steps with per-entry adaptive lengths, the Rprop rule of Riedmiller
+& Braun, "A direct adaptive method for faster backpropagation learning: the RPROP algorithm", ICNN 1993,
+applied multiplicatively on the simplex of a row's shares):
 
     g_p  = -sense * y_p * b_act                (gain of one more unit of share; b_act the bound y_p prices)
     g    = sum_p s_p g_p                        (the gain of the row's current split)
-    s_p <- s_p * exp(eta_t * (g_p - g) / G),  then s_p >= floor on the parts that touch the row,
-           0 on the others, renormalised to sum 1
+    z_p  = sign(g_p - g), 0 within DEAD_ZONE * G  (G: the row's largest |g_p|)
+    d_p <- d_p * GROW if z_p equals the last z_p, d_p * SHRINK if it flipped (in [D_MIN, D_MAX])
+    s_p <- s_p * exp(z_p * d_p),  then s_p >= floor on the parts that touch the row, 0 on the others,
+           renormalised to sum 1
 
-with ``eta_t = max(eta0 / sqrt(1 + t), eta_min)``, t the number of updates so far, and G the largest
-|g_p| over all shared rows (a global scale: a row whose prices are all tiny, i.e. slack everywhere up to
-solver noise, hardly moves). A row whose prices agree in every part (the resource-directive optimality
-condition: equal marginal values) does not move. Before that step, the *unused* part of the share of a
-part with no price (its row activity below its allocation) moves, but for ``KEEP_SLACK`` of it, to the
-parts with a positive gain in proportion to their gains: the donor's point stays feasible, so this part of
-the move loses nothing (the primal resource-directive step of Geoffrion 1970). Parts that do not touch a row get no share of
-it (POP gives them 1/k, which is lost capacity).
+The value functions v_p are piecewise linear, so a price says which way to move but not how far: a step
+that keeps its direction grows, one that overshot (the prices crossed) is halved. Steps and last signs are
+kept per (part, row) in the state with the shares. A row whose prices agree in every part (the
+resource-directive optimality condition: equal marginal values) does not move. Before that step, the
+*unused* part of the share of a part with no price (its row activity below its allocation) moves, but for
+``KEEP_SLACK`` of it, to the parts with a positive gain in proportion to their gains: the donor's point
+stays feasible, so this part of the move loses nothing (the primal resource-directive step of Geoffrion
+1970). Parts that do not touch a row get no share of it (POP gives them 1/k, which is lost capacity).
 
 For a MILP a row with an integral bound and integer coefficients on integer columns gets integral
 allocations (largest remainder, :func:`integral_allocations`), so no part's rounding wastes capacity.
@@ -31,21 +34,17 @@ allocations (largest remainder, :func:`integral_allocations`), so no part's roun
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from solver.model.problem import Problem
 
-ETA0 = 0.5        #: first step of the exponentiated-gradient share update
-ETA_MIN = 0.05    #: smallest step (rounds keep adapting to changing data)
+D0 = 0.05         #: first step length (log-share) of a (part, row)
+D_MIN, D_MAX = 1e-3, 0.7  #: step length bounds
+GROW, SHRINK = 1.5, 0.5   #: step length factors after a kept / a flipped direction
+DEAD_ZONE = 1e-3  #: price differences below this fraction of the row's largest gain count as equal
 FLOOR = 1e-3      #: smallest share of a part that touches a row
+PRICE_FLOOR = 1.0  #: a row's price scale is at least this fraction of the largest gain of any row
 KEEP_SLACK = 0.1  #: fraction of a part's unused share it keeps when the slack moves to priced parts
-
-
-def step_size(t: int, eta0: float = ETA0, eta_min: float = ETA_MIN) -> float:
-    """``max(eta0 / sqrt(1 + t), eta_min)`` for the t-th update (t >= 0)."""
-    return max(eta0 / math.sqrt(1.0 + t), eta_min)
 
 
 def presence(problem: Problem, col_part: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
@@ -107,18 +106,22 @@ def gains(problem: Problem, rows: np.ndarray, duals: np.ndarray) -> np.ndarray:
     return -sense * y * b
 
 
-def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, eta: float, usage: np.ndarray | None = None,
-           floor: float = FLOOR, keep_slack: float = KEEP_SLACK) -> np.ndarray:
+def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, steps: np.ndarray, last: np.ndarray,
+           usage: np.ndarray | None = None, floor: float | None = None,
+           keep_slack: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One share update of the (k, ns) shares toward the parts with the highest gains (module docstring).
 
     Args:
         shares: (k, ns) current shares; gain: (k, ns) :func:`gains`; present: (k, ns) parts touching a row.
-        eta: step of the exponentiated-gradient move.
+        steps: (k, ns) current step lengths (``D0`` for new entries); last: (k, ns) last directions (0: none).
         usage: (k, ns) fraction of each capacity row's bound a part's point uses (NaN where unknown; None:
             skip the slack transfer).
+        floor, keep_slack: defaults ``FLOOR``, ``KEEP_SLACK``.
     Returns:
-        (k, ns) new shares.
+        (shares, steps, last): the new (k, ns) shares, step lengths and directions.
     """
+    floor = FLOOR if floor is None else floor
+    keep_slack = KEEP_SLACK if keep_slack is None else keep_slack
     g = np.where(present, gain, 0.0)
     s = shares.copy()
     pos_gain = g > 0
@@ -129,10 +132,13 @@ def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, eta: float
         wsum = np.where(pos_gain, g, 0.0).sum(axis=0)
         move = (pool > 0) & (wsum > 0)
         s = np.where(move[None, :], s - slack + np.where(pos_gain, g, 0.0) * (pool / np.where(move, wsum, 1.0)), s)
-    scale = float(np.abs(g).max()) if g.size else 0.0
-    mean = (s * g).sum(axis=0)
-    z = (g - mean) / scale if scale > 0 else np.zeros_like(g)
-    return normalise(s * np.exp(eta * z), present, floor)
+    scale = np.abs(g).max(axis=0) if g.size else np.zeros(g.shape[1])
+    diff = g - (s * g).sum(axis=0)
+    z = np.where(present & (np.abs(diff) > DEAD_ZONE * scale), np.sign(diff), 0.0)
+    d = np.where(z * last > 0, steps * GROW, np.where(z * last < 0, steps * SHRINK, steps))
+    d = np.clip(np.nan_to_num(d, nan=D0), D_MIN, D_MAX)
+    new = normalise(s * np.exp(z * d), present, floor)
+    return new, d, np.where(z != 0, z, last)
 
 
 def integral_allocations(problem: Problem, rows: np.ndarray, shares: np.ndarray) -> np.ndarray:

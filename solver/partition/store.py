@@ -10,7 +10,9 @@ re-apply work unchanged). Layout::
                                         integer_x, step_size, primal_weight, iterations
     gen-NNNNNN/partition/clients.arrow  name, part: the client -> part assignment
     gen-NNNNNN/partition/shares.arrow   row (whole-problem index of each shared row), s0 .. s{k-1}:
-                                        the shares the NEXT round starts from (already updated)
+                                        the shares the NEXT round starts from (already updated);
+                                        d0 .. d{k-1}, z0 .. z{k-1}: the update's step lengths and
+                                        last directions
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ class PartitionData:
         assignment: client -> part.
         parts: k PartStates.
         shared_rows: (ns,) whole-problem indices of the shared rows; shares: (k, ns) their next shares.
-        updates: number of share updates so far (the step-size schedule's t).
+        updates: number of share updates so far.
+        steps, last: (k, ns) step lengths and last directions of the share update
+            (``solver.partition.shares.update``); None = fresh (``D0``, 0).
     """
 
     assignment: Assignment
@@ -57,6 +61,16 @@ class PartitionData:
     shared_rows: np.ndarray
     shares: np.ndarray
     updates: int = 0
+    steps: np.ndarray | None = None
+    last: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        from solver.partition.shares import D0
+
+        if self.steps is None:
+            self.steps = np.full(self.shares.shape, D0)
+        if self.last is None:
+            self.last = np.zeros(self.shares.shape)
 
 
 def _write_table(path: Path, table: pa.Table) -> int:
@@ -100,6 +114,8 @@ def save(folder: Path, data: PartitionData) -> int:
     cols = {"row": pa.array(np.asarray(data.shared_rows, dtype=np.int64))}
     for p in range(a.k):
         cols[f"s{p}"] = pa.array(np.asarray(data.shares[p], dtype=np.float64))
+        cols[f"d{p}"] = pa.array(np.asarray(data.steps[p], dtype=np.float64))
+        cols[f"z{p}"] = pa.array(np.asarray(data.last[p], dtype=np.float64))
     size += _write_table(out / "shares.arrow", pa.table(cols))
     meta = {"format": "copter-partition", "version": VERSION, "k": a.k, "updates": int(data.updates)}
     with open(out / "meta.json", "x") as f:
@@ -141,6 +157,11 @@ def load(generation: Path) -> PartitionData | None:
     assignment = Assignment(k=k, client_names=np.asarray(cl.column("name").to_pylist(), dtype=object),
                             client_part=cl.column("part").to_numpy().astype(np.int64))
     sh = _read_table(folder / "shares.arrow")
-    shares = np.vstack([sh.column(f"s{p}").to_numpy() for p in range(k)]) if k else np.zeros((0, 0))
+    def matrix(prefix):
+        if not all(f"{prefix}{p}" in sh.column_names for p in range(k)):
+            return None
+        return np.vstack([sh.column(f"{prefix}{p}").to_numpy() for p in range(k)]).reshape(k, -1)
+
     return PartitionData(assignment=assignment, parts=parts, shared_rows=sh.column("row").to_numpy().astype(np.int64),
-                         shares=shares.reshape(k, -1), updates=int(meta.get("updates", 0)))
+                         shares=matrix("s"), updates=int(meta.get("updates", 0)), steps=matrix("d"),
+                         last=matrix("z"))

@@ -1,0 +1,220 @@
+"""Partitioned continual rounds (issue #18) against the monolithic warm round and POP-K, round by round.
+
+    .venv/bin/python bench/bench_partitions.py te --topology Cogentco --rounds 5 --ks 2,4,8
+    .venv/bin/python bench/bench_partitions.py sia --gpus 10240 --rounds 5 --ks 2,4,8
+    .venv/bin/python bench/bench_partitions.py te --ring 24 --rounds 3 --ks 2,4        # no data needed
+
+One scenario stream (``solver.workloads``); every round's whole problem is solved by
+
+- ``mono``: copter's monolithic round (``solver.api.solve_problem`` warm-started from the previous round's
+  state through ``solver.differential.map_state``; round 0 cold). Its objective is the reference, its
+  bound (LP: dual objective; MILP: ``mip.lp_bound``) the monolithic bound;
+- ``part-K``: copter's partitioned round (``solver.partition.round.solve_round``), the parts warm from their
+  own previous iterates, on the executor given (default: a local process pool of min(K, CPUs) workers kept
+  across rounds);
+- ``pop-K``: POP (``solver.baselines.registry``'s ``pop-K``: HiGHS per part, fixed shares, cold each round).
+
+Per round and method: ``wall`` (seconds on this machine), ``k_cores`` (POP's measure, the time on K cores:
+setup + slowest part + merge; mono: its wall time), ``gap_mono`` = sense * (mono objective - objective) /
+max(1, |mono objective|) (> 0 = worse than the monolithic round), ``gap_bound`` (the same against the
+monolithic bound), ``own_gap`` (a partitioned round's gap to its own safe Lagrangian bound),
+``part_rss_mb`` (largest worker peak RSS, the memory per part; the worker's Python + numba baseline
+included), ``part_nnz`` (largest part). The summary prints, over the warm rounds (>= 1): the median
+ratio k_cores(part-K) / wall(mono) (goal <= 0.5 for K = 4) and the worst gap_mono (goal <= 0.5% for
+K = 4), next to POP-K's. Results: ``bench/results/partitions-<label>-<UTC>.csv``.
+
+On a 2-core machine the K parts of a round run two at a time: ``k_cores`` is what K cores would take (each
+part's own solve time is measured alone in its worker), ``wall`` is what this machine took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import RESULTS, header  # noqa: E402
+
+
+def parse(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("domain", choices=("te", "sia"))
+    ap.add_argument("--topology", default=None, help="TE: Topology Zoo / Teal name (Cogentco, Kdl, ...) or a path")
+    ap.add_argument("--ring", type=int, default=None, help="TE: synthetic ring with chords of this many nodes")
+    ap.add_argument("--gpus", type=int, default=1024, help="Sia: cluster size in GPUs")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds after the base round")
+    ap.add_argument("--ks", default="2,4,8", help="part counts (comma list)")
+    ap.add_argument("--no-pop", action="store_true", help="skip POP-K")
+    ap.add_argument("--executor", default="process", choices=("process", "ray", "inline"))
+    ap.add_argument("--passes", type=int, default=1, help="share updates + re-solves within a round")
+    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--time-limit", type=float, default=600.0, help="per solve / per POP part, seconds")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-write", action="store_true")
+    return ap.parse_args(argv)
+
+
+def scenario(args):
+    if args.domain == "sia":
+        from solver.workloads.sia import SiaScenario
+
+        sc = SiaScenario(total_gpus=args.gpus, seed=args.seed)
+        return sc, f"sia-{args.gpus}"
+    from solver.workloads.te import TEScenario
+
+    if args.topology is None:
+        return TEScenario(nodes=args.ring or 24, seed=args.seed), f"te-ring{args.ring or 24}"
+    from bench_te import topology_path
+
+    from examples.te.loader import read_topology
+
+    p = Path(args.topology)
+    if not p.exists():
+        import os
+
+        data = Path(os.environ.get("COPTER_DATA") or REPO.parent / "shared" / "data") / "topologies"
+        cands = [data / f"pop_{args.topology}.graphml", data / f"teal_{args.topology}.json"]
+        p = next((c for c in cands if c.exists()), None) or topology_path(args.topology)
+    return TEScenario(topology=read_topology(p), seed=args.seed), f"te-{args.topology}"
+
+
+def _gap(sense: int, obj: float, ref: float) -> float:
+    if obj is None or ref is None or not (math.isfinite(obj) and math.isfinite(ref)):
+        return math.nan
+    return sense * (obj - ref) / max(1.0, abs(ref))
+
+
+def main(argv=None) -> None:
+    args = parse(argv)
+    info = header(sys.argv if argv is None else ["bench_partitions.py", *argv])
+    from solver.api import solve_problem
+    from solver.baselines import registry
+    from solver.differential import apply_delta, map_state
+    from solver.model.settings import Settings
+    from solver.partition.round import PartitionConfig, solve_round
+
+    ks = [int(k) for k in args.ks.split(",") if k]
+    settings = Settings(tol=args.tol, time_limit_seconds=args.time_limit)
+    sc, label = scenario(args)
+    t = time.perf_counter()
+    problem = sc.base()
+    print(f"# {label}: {problem.n_cols} columns, {problem.n_rows} rows, {problem.nnz} nonzeros, "
+          f"{'MILP' if problem.is_mip else 'LP'}; built in {time.perf_counter() - t:.1f} s")
+    data = {k: None for k in ks}
+    mono_state, mono_x, info_, old = None, None, None, None
+    pool = None
+    if not args.no_pop:
+        from solver.baselines.pop import make_executor
+
+        pool = make_executor(None)
+    rows = []
+    for r in range(args.rounds + 1):
+        if r > 0:
+            delta = sc.next_delta(r, (problem.col_names, mono_x))
+            old = problem
+            problem, info_ = apply_delta(problem, delta)
+            mono_state = map_state(mono_state, info_, problem) if mono_state is not None else None
+        t = time.perf_counter()
+        mono = solve_problem(problem, settings, mono_state)
+        mono_wall = time.perf_counter() - t
+        mono_state, mono_x = mono.state, mono.x
+        sense = problem.sense
+        mono_bound = (mono.mip or {}).get("lp_bound", mono.dual_objective) if problem.is_mip else mono.dual_objective
+        ref = mono.objective
+        rows.append({"round": r, "method": "mono", "status": mono.status.name, "objective": ref, "wall": mono_wall,
+                     "k_cores": mono_wall, "gap_mono": 0.0, "gap_bound": _gap(sense, ref, mono_bound),
+                     "iterations": mono.iterations})
+        for k in ks:
+            cfg = PartitionConfig(k=k, executor=args.executor, passes=args.passes, seed=args.seed)
+            t = time.perf_counter()
+            out = solve_round(problem, settings, cfg, data[k], info_ if data[k] is not None else None,
+                              (old.n_cols, old.n_rows) if r > 0 and data[k] is not None else None)
+            wall = time.perf_counter() - t
+            data[k] = out.data
+            rep, res = out.report, out.result
+            parts = rep.get("parts", [])
+            rows.append({"round": r, "method": f"part-{k}", "status": res.status.name, "objective": res.objective,
+                         "wall": wall, "k_cores": rep["seconds"].get("on_k_cores", math.nan),
+                         "setup": rep["seconds"].get("setup"), "slowest_part": rep["seconds"].get("slowest_part"),
+                         "merge": rep["seconds"].get("merge"),
+                         "gap_mono": _gap(sense, res.objective, ref),
+                         "gap_bound": _gap(sense, res.objective, mono_bound), "own_gap": rep.get("gap_rel"),
+                         "part_rss_mb": max((p["max_rss_mb"] or 0.0) for p in parts) if parts else math.nan,
+                         "part_nnz": max(p["nnz"] for p in parts) if parts else 0,
+                         "iterations": max((p["iterations"] for p in parts), default=0),
+                         "share_moved": rep.get("shares", {}).get("moved_next")})
+            if not args.no_pop:
+                ctx = registry.BaselineContext(round=r, time_limit_seconds=args.time_limit, seed=args.seed,
+                                               pop_executor=pool)
+                t = time.perf_counter()
+                b = registry.get(f"pop-{k}").run(problem, ctx)
+                wall = time.perf_counter() - t
+                rows.append({"round": r, "method": f"pop-{k}", "status": b.status.name, "objective": b.objective,
+                             "wall": wall, "k_cores": b.extra.get("pop_seconds", math.nan),
+                             "gap_mono": _gap(sense, b.objective, ref), "gap_bound": _gap(sense, b.objective, mono_bound)})
+        _print_round([x for x in rows if x["round"] == r])
+    _summary(rows, ks, not args.no_pop)
+    if pool is not None:
+        pool.shutdown()
+    if not args.no_write:
+        _write(label, rows, info)
+
+
+def _fmt(v, spec=".3g") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return format(v, spec)
+
+
+def _print_round(rows: list[dict]) -> None:
+    for x in rows:
+        print(f"round {x['round']:>2} {x['method']:>8} {x['status']:>15} obj {_fmt(x['objective'], '.8g'):>14} "
+              f"wall {_fmt(x['wall'], '.3f'):>8} s  k-cores {_fmt(x['k_cores'], '.3f'):>8} s  "
+              f"gap-mono {_fmt(100 * x['gap_mono'], '+.3f'):>8}%  gap-bound {_fmt(100 * x['gap_bound'], '+.3f'):>8}%"
+              + (f"  own-gap {_fmt(100 * x['own_gap'], '.3f')}%  rss {_fmt(x['part_rss_mb'], '.0f')} MB  "
+                 f"nnz/part {x['part_nnz']}" if x["method"].startswith("part") else ""))
+    sys.stdout.flush()
+
+
+def _summary(rows: list[dict], ks: list[int], pop: bool) -> None:
+    warm = [x for x in rows if x["round"] >= 1]
+    mono = {x["round"]: x for x in warm if x["method"] == "mono"}
+    print("# summary over the warm rounds (>= 1): median k_cores / mono wall, worst and last gap to mono")
+    for k in ks:
+        for m in [f"part-{k}"] + ([f"pop-{k}"] if pop else []):
+            xs = [x for x in warm if x["method"] == m]
+            if not xs:
+                continue
+            ratio = statistics.median(x["k_cores"] / mono[x["round"]]["wall"] for x in xs)
+            worst = max(x["gap_mono"] for x in xs)
+            print(f"{m:>8}: time on {k} cores / mono warm round = {ratio:.3f} (median), wall / mono = "
+                  f"{statistics.median(x['wall'] / mono[x['round']]['wall'] for x in xs):.3f}; gap to mono worst "
+                  f"{100 * worst:+.3f}%, last {100 * xs[-1]['gap_mono']:+.3f}%")
+
+
+def _write(label: str, rows: list[dict], info: dict) -> None:
+    import csv
+    from datetime import UTC, datetime
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"partitions-{label}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.csv"
+    keys = sorted({k for x in rows for k in x}, key=lambda k: (k not in ("round", "method"), k))
+    with open(path, "w", newline="") as f:
+        for k, v in info.items():
+            f.write(f"# {k}: {v}\n")
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+    print(f"# results: {path}")
+
+
+if __name__ == "__main__":
+    main()
