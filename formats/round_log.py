@@ -73,7 +73,8 @@ report.json by reconciliation (its phase seconds are the report's)."""
 COMPARE_COLUMNS: dict[str, str] = {
     "seq": "int64", "round": "int64", "generation_id": "string", "utc": "timestamp", "method": "string",
     "status": "string", "objective": "float64", "objective_diff_rel": "float64", "seconds": "float64",
-    "time_ratio": "float64", "pop_seconds": "float64", "hit_limit": "bool", "message": "string",
+    "time_ratio": "float64", "pop_seconds": "float64", "hit_limit": "bool", "violates_tol": "bool",
+    "max_violation_rel": "float64", "message": "string",
 }
 """Columns of the compare table: one row per method of a ``copter compare`` run (``copter`` itself and
 each baseline), keyed by the compared round and generation id; fields as in :mod:`solver.rounds.comparison`."""
@@ -202,6 +203,7 @@ class RoundLog:
         for kind, _, p in self._files():
             t = _read_file(p, skip_damaged=kind == "seg")
             if t is not None:
+                t = _conform(t, schema(self.table))
                 parts.append(t.select(columns) if columns else t)
         if not parts:
             sch = schema(self.table)
@@ -227,6 +229,17 @@ class RoundLog:
             return cached[1]
         t = _read_file(files[-1][2], skip_damaged=True)
         return _pylist(t.slice(t.num_rows - 1))[0] if t is not None and t.num_rows else None
+
+
+def _conform(t: pa.Table, sch: pa.Schema) -> pa.Table:
+    """``t`` with the columns of ``sch`` in its order: a column a file written by an older version lacks is
+    null (the log's schema only ever gains columns)."""
+    import pyarrow as pa
+
+    if t.schema.names == sch.names:
+        return t
+    cols = [t.column(f.name) if f.name in t.schema.names else pa.nulls(t.num_rows, f.type) for f in sch]
+    return pa.Table.from_arrays(cols, schema=sch)
 
 
 def _read_file(path: Path, skip_damaged: bool) -> pa.Table | None:

@@ -198,3 +198,21 @@ def test_a_segment_emptied_by_a_power_loss_is_skipped_and_its_row_rebuilt(state)
     rounds.step(cost(3), state)
     assert [(r["round"], r["recovered"]) for r in RoundLog(state).rows()] == [(0, False), (1, False), (2, True),
                                                                               (3, False)]
+
+
+def test_a_file_written_before_a_column_was_added_reads_with_nulls(tmp_path):
+    """The log's schema only gains columns: a segment of an older version (here without violates_tol and
+    max_violation_rel) reads with those columns null, next to rows that have them."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    log = RoundLog(tmp_path, "compare")
+    old = round_log.schema("compare")
+    old = pa.schema([f for f in old if f.name not in ("violates_tol", "max_violation_rel")])
+    log.folder.mkdir(parents=True)
+    with ipc.new_file(str(log.folder / "seg-000000000001.arrow"), old) as w:
+        w.write_table(pa.Table.from_pylist([{"seq": 1, "round": 3, "method": "highs"}], schema=old))
+    log.append([{"round": 4, "method": "highs", "violates_tol": True, "max_violation_rel": 2e-3}])
+    rows = log.rows()
+    assert [(r["round"], r["violates_tol"], r["max_violation_rel"]) for r in rows] == [(3, None, None),
+                                                                                       (4, True, 2e-3)]

@@ -169,6 +169,7 @@ def log_compare(store: StateStore, result: dict, generation_id: str | None) -> N
                      "objective": _num(row.get("objective")), "objective_diff_rel": _num(row.get("objective_diff_rel")),
                      "seconds": _num(row.get("seconds")), "time_ratio": _num(row.get("time_ratio")),
                      "pop_seconds": _num(row.get("pop_seconds")), "hit_limit": row.get("hit_limit"),
+                     "violates_tol": row.get("violates_tol"), "max_violation_rel": _num(row.get("max_violation_rel")),
                      "message": str(row.get("message") or "")})
     RoundLog(store.root, "compare").append(rows)
 

@@ -17,7 +17,8 @@ from solver.model.status import Status
 from solver.rounds.config import state_dir_or_default
 from solver.rounds.log import _failure_row, _generation_row
 
-COMPARE_FIELDS = ("status", "objective", "objective_diff_rel", "seconds", "time_ratio", "pop_seconds", "hit_limit")
+COMPARE_FIELDS = ("status", "objective", "objective_diff_rel", "seconds", "time_ratio", "pop_seconds", "hit_limit",
+                  "violates_tol", "max_violation_rel")
 
 
 def _ok(status) -> bool:

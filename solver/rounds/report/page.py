@@ -70,6 +70,11 @@ def _fmt(v, spec: str) -> str:
     return format(float(v), spec)
 
 
+def _tip(v, spec: str) -> str:
+    """A cell's tooltip: the whole ISO time of a time cell (the cell shows the time of day only)."""
+    return f' title="{html.escape(str(v), quote=True)}"' if spec == "t" and v else ""
+
+
 def _attr(v) -> str:
     """A data attribute value: floats in full precision (repr), booleans as true/false, None as empty."""
     if v is None:
@@ -93,8 +98,8 @@ def rounds_table(rows: list[dict]) -> str:
         failed = r["kind"] == "failed" or r["status"] not in ("OPTIMAL", "FEASIBLE")
         cls = " ".join(c for c, on in (("failed", failed), ("current", r.get("current"))) if on)
         attrs = " ".join(f'data-{a}="{_attr(_get(r, k))}"' for _, k, _, a in COLUMNS)
-        cells = "".join(f'<td class="{"l" if f in "st" else ""}">{html.escape(_fmt(_get(r, k), f))}</td>'
-                        for _, k, f, _ in shown)
+        cells = "".join(f'<td class="{"l" if f in "st" else ""}"{_tip(_get(r, k), f)}>'
+                        f'{html.escape(_fmt(_get(r, k), f))}</td>' for _, k, f, _ in shown)
         msg = str(r.get("message") or "")
         out.append(f'<tr class="{cls}" data-kind="{r["kind"]}" {attrs} title="{html.escape(msg, quote=True)}">'
                    f'{cells}</tr>')
@@ -110,10 +115,11 @@ def compare_table(rows: list[dict]) -> str:
     for r in rows:
         for m, c in r.get("compare", {}).items():
             sec, ratio, diff = c.get("seconds"), c.get("time_ratio"), c.get("objective_diff_rel")
+            status = str(c.get("status")) + (" (violates tol)" if c.get("violates_tol") else "")
             lines.append(
                 f'<tr data-round="{r["round"]}" data-method="{html.escape(m)}" data-seconds="{_attr(sec)}" '
                 f'data-time-ratio="{_attr(ratio)}" data-objective="{_attr(c.get("objective"))}">'
-                f'<td>{r["round"]}</td><td class="l">{html.escape(m)}</td><td class="l">{html.escape(str(c.get("status")))}</td>'
+                f'<td>{r["round"]}</td><td class="l">{html.escape(m)}</td><td class="l">{html.escape(status)}</td>'
                 f'<td>{_fmt(c.get("objective"), ".10g")}</td><td>{_fmt(diff, ".2e")}</td><td>{_fmt(sec, ".3f")}</td>'
                 f'<td>{_fmt(ratio, ".2f")}</td></tr>')
     if not lines:
@@ -122,7 +128,8 @@ def compare_table(rows: list[dict]) -> str:
             '<th>objective vs best (rel.)</th><th>seconds</th><th>time / copter</th></tr>')
     return (f'<h2>copter vs baselines</h2><p class="meta">Each <code>copter compare</code> run: the round\'s '
             f'problem solved by each method on this machine; time / copter above 1 means copter was faster, '
-            f'objective vs best 0 means the best objective.</p>'
+            f'objective vs best 0 means the best objective among the points that meet the tolerance ("violates '
+            f'tol": the point breaks a row or bound by more, relative to max(1, |bound|)).</p>'
             f'<table id="compare"><thead>{head}</thead><tbody>{"".join(lines)}</tbody></table>')
 
 
