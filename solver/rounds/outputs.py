@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from formats import reports
-from formats.checkpoint import Generation
 from solver.model.errors import UsageError
-from solver.model.problem import Problem
+
+if TYPE_CHECKING:  # annotations only: show --solution reads file_round without scipy (solver.model.problem)
+    from formats.checkpoint import Generation
+    from solver.model.problem import Problem
 
 OUTPUT_FILES = ("solution.parquet", "duals.parquet", "changes.parquet")
 ROUND_KEY = "copter.round"  #: Parquet key-value metadata of every output file: its round number (ASCII digits)
