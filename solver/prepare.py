@@ -10,7 +10,7 @@ uses ``njit`` and collects the numba dispatchers defined in it, so a kernel adde
 registry without a hand-kept list. Warm-up: the kernels are compiled by driving the public library over
 tiny instances of every path a round takes (:data:`WARM_UP`), so each kernel is compiled for exactly the
 argument types (int32/int64 indices, float64, contiguity) real rounds pass it: an MPS base and LP rounds
-(TE) cold and warm, with presolve off/on, the parallel kernels (``threads=2``), an infeasible LP, MILP
+(TE) cold and warm, with presolve off/on, the ALM engine, the parallel kernels (``threads=2``), an infeasible LP, MILP
 rounds with structural deltas (Sia: jobs arrive and leave; LB), a general MILP through the improvement
 steps (RENS, dive, HiGHS fallback), and the TE path generator. ``tests/test_prepare.py`` checks the claim:
 after :func:`prepare`, a different and larger set of rounds compiles nothing and adds no kernel signature.
@@ -263,7 +263,7 @@ def _milp_rounds(tmp: Path) -> None:
 
 def _lp_variants(tmp: Path) -> None:
     """LPs cold and warm with presolve off and on (one that HiGHS presolve reduces without solving it), the
-    parallel kernels (``threads=2``) and power iteration (no Pock-Chambolle scaling)."""
+    parallel kernels (``threads=2``), power iteration (no Pock-Chambolle scaling) and the ALM engine."""
     from solver.api import solve_problem
     from solver.model.settings import Settings
     from solver.workloads import make_scenario
@@ -275,6 +275,10 @@ def _lp_variants(tmp: Path) -> None:
     solve_problem(lp, Settings(presolve="off", threads=2, parallel_min_nnz=0))
     solve_problem(lp, Settings(presolve="off", pock_chambolle_alpha=None))
     solve_problem(_reducible_lp(), Settings(presolve="on"))
+    from solver.lp.alm import solve_alm  # the warm engine (issue #17), cold and warm, whatever dispatch picks
+
+    solve_alm(lp, Settings())
+    solve_alm(lp, Settings(), cold.state)
 
 
 def _reducible_lp():

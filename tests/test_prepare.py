@@ -92,6 +92,11 @@ with event.install_listener("numba:compile", Recorder()), tempfile.TemporaryDire
     res = solve_problem(sia, tight)
     statuses.append(("milp", res.status.name))
     statuses.append(("milp-warm", solve_problem(sia, tight, res.state).status.name))
+    # the ALM engine (issue #17) cold and warm on another LP
+    from solver.lp.alm import solve_alm
+
+    lp2 = small_lp(n=50, m=20, seed=9)
+    statuses.append(("alm", solve_alm(lp2, None, solve_alm(lp2).state).status.name))
 
 after = {name: set(d.signatures) for name, d in registry.items()}
 new = {name: [str(s) for s in after[name] - before[name]] for name in registry if after[name] - before[name]}
@@ -127,7 +132,8 @@ def test_registry_holds_every_njit_kernel_of_the_packages():
 @pytest.mark.slow
 def test_rounds_after_prepare_compile_nothing():
     """After prepare(), LP (cold/warm, presolve on/off, infeasible, MPS and Parquet, structural delta),
-    TE/Sia/LB streams and a MILP through RENS/dive/fallback compile no kernel and add no signature."""
+    TE/Sia/LB streams, a MILP through RENS/dive/fallback and the ALM engine compile no kernel and add no
+    signature."""
     proc = subprocess.run([sys.executable, "-c", AFTER_PREPARE], cwd=ROOT, env=_env(), capture_output=True,
                           text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -137,7 +143,7 @@ def test_rounds_after_prepare_compile_nothing():
     # the rounds really ran: every CLI command exited 0 but the infeasible step (a failed round: its code)
     cli_codes = [code for name, code in out["statuses"] if name in ("init", "step", "solve")]
     assert len(cli_codes) == 5 and cli_codes.count(0) == 4, out["statuses"]
-    assert len(out["statuses"]) == 5 + 4 + 4 + 3 + 2
+    assert len(out["statuses"]) == 5 + 4 + 4 + 3 + 2 + 1
 
 
 def test_stamp_records_what_the_cache_depends_on(tmp_path, monkeypatch):
