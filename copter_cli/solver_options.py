@@ -31,6 +31,7 @@ from solver.model.settings import Settings
 
 FALLBACKS = ("highs", "none")
 PRESOLVE = ("auto", "on", "off")
+ENGINES = ("auto", "pdhg", "alm")  #: Settings.engine (solver.lp.engine_choice)
 
 Check = Callable[[Any], "str | None"]  # the complaint about a value ("must be positive, got 0"), None = fine
 
@@ -127,6 +128,10 @@ OPTIONS: tuple[SolverOption, ...] = (
     SolverOption("--presolve", "presolve", str,
                  "HiGHS presolve around PDHG: auto (cold solves only), on, off (default auto).",
                  one_of(PRESOLVE, "one of " + ", ".join(PRESOLVE))),
+    SolverOption("--engine", "engine", str,
+                 "LP engine: auto (PDHG for cold solves and far warm starts, the proximal ALM for a warm start much "
+                 "closer than a cold one; the report's engine/engine_reason say which ran and why), pdhg, alm "
+                 "(default auto).", one_of(ENGINES, "one of " + ", ".join(ENGINES))),
     SolverOption("--verbose", "verbose", bool, "Print the solver's iteration log on stderr.", stored=False),
 )
 

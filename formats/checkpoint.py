@@ -10,7 +10,7 @@ Layout::
         generation.json     manifest, written last: round, delta_sha256, status, every file with its size
         problem/meta.json   sense, offset, name, round, sizes, and how each array is stored
         problem/*.arrow     Arrow IPC arrays (see formats/checkpoint_arrays.py: base + optional patch)
-        state.arrow         solver state: x, y, step_size, primal_weight, iterations, integer_x
+        state.arrow         solver state: x, y, step_size, primal_weight, iterations, integer_x, engine
         report.json, solution.parquet, duals.parquet, changes.parquet
       failed/round-000004-<utc>/report.json   rounds that failed and were not accepted (CURRENT unchanged)
       abandoned/<utc>-<id>/gen-000003, ...     a branch left by ``rollback``, moved aside by the next commit
@@ -173,6 +173,8 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
         "step_size": pa.array([float(state.step_size)], type=pa.float64()),
         "primal_weight": pa.array([float(state.primal_weight)], type=pa.float64()),
         "iterations": pa.array([int(state.iterations)], type=pa.int64()),
+        "engine": pa.array([None if state.engine is None else json.dumps(state.engine, allow_nan=True)],
+                           type=pa.string()),  # the engine record (solver.lp.engine_choice), JSON
     })
     io_fault("state", path)
     with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
@@ -194,9 +196,11 @@ def load_state_arrays(path: Path) -> SolverState:
             return None
         return col.values.to_numpy(zero_copy_only=True)
 
+    engine = cols["engine"][0].as_py() if "engine" in cols else None  # older states have no record
     return SolverState(x=vec("x"), y=vec("y"), integer_x=vec("integer_x"),
                        step_size=cols["step_size"][0].as_py(), primal_weight=cols["primal_weight"][0].as_py(),
-                       iterations=int(cols["iterations"][0].as_py()))
+                       iterations=int(cols["iterations"][0].as_py()),
+                       engine=json.loads(engine) if engine else None)
 
 
 def check_structure(values: dict[str, np.ndarray], meta: dict) -> None:

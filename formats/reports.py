@@ -205,7 +205,8 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
         dict with keys round, status, objective, (lp_bound, gap_rel for a MILP), iterations,
         warm_started, primal_residual_rel, dual_residual_rel, dual_objective, point_feasible,
         max_row_violation, seconds, changed_variables, delta_sha256, the three paths, n_cols, n_rows,
-        nnz, message, ``mip`` (a MILP's integerization report; ``objective`` is None when it found no
+        nnz, message, ``engine`` ("pdhg" or "alm": the LP engine that ran, a MILP's relaxation's; null when
+        none ran) and ``engine_reason`` (the choice's sentence with its numbers), ``mip`` (a MILP's integerization report; ``objective`` is None when it found no
         integer-feasible point), ``iis`` (a PRIMAL_INFEASIBLE round's conflicting rows and bounds:
         found, status, rows, columns, n_rows, n_columns, seconds) (and ``extra``, e.g. ``warnings``).
     """
@@ -228,6 +229,8 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
         rep["dual_objective"] = float(result.dual_objective)
         rep["point_feasible"] = bool(result.point_feasible)
         rep["max_row_violation"] = float(result.max_row_violation)
+        rep["engine"] = getattr(result, "engine", "") or None  # "pdhg" | "alm" (solver.lp.engine_choice)
+        rep["engine_reason"] = getattr(result, "engine_reason", "") or None
         message = message or result.message
     else:
         rep["status"] = None

@@ -16,7 +16,8 @@ def map_state(state: SolverState, info: ApplyInfo, problem: Problem | None = Non
     Surviving variables keep their value, new variables start at 0 projected onto their bounds; every
     value is then projected onto the (possibly changed) bounds of the new problem. Surviving rows keep
     their dual, new rows start at dual 0. ``step_size``/``primal_weight``/``iterations`` are kept
-    (whether to reuse them is the solver's decision). ``integer_x`` is mapped like ``x``.
+    (whether to reuse them is the solver's decision), so is the ``engine`` record (the engine choice reads it).
+    ``integer_x`` is mapped like ``x``.
 
     Args:
         state: state computed for the problem the delta was applied to: x (n_old,), y (m_old,).
@@ -45,4 +46,5 @@ def map_state(state: SolverState, info: ApplyInfo, problem: Problem | None = Non
     if state.integer_x is not None and state.integer_x.shape == (info.old_n_cols,):
         ix = mx(state.integer_x)
     return SolverState(x=mx(state.x), y=y.astype(np.float64), step_size=state.step_size,
-                       primal_weight=state.primal_weight, iterations=state.iterations, integer_x=ix)
+                       primal_weight=state.primal_weight, iterations=state.iterations, integer_x=ix,
+                       engine=state.engine)

@@ -53,7 +53,7 @@ def relaxed_problem(problem: Problem, lower: np.ndarray, upper: np.ndarray) -> P
 
 def solve_relaxation(problem: Problem, settings: Settings, warm_start: SolverState | None,
                      lower: np.ndarray, upper: np.ndarray) -> tuple[SolveResult, str]:
-    """Solve the LP relaxation; returns (result, engine name ``"pdhg"`` or ``"highs"``).
+    """Solve the LP relaxation; returns (result, engine name ``"pdhg"``, ``"alm"`` or ``"highs"``).
 
     Raises:
         Whatever the LP core raises for bad input (typed errors from solver/model/errors.py).
@@ -63,7 +63,8 @@ def solve_relaxation(problem: Problem, settings: Settings, warm_start: SolverSta
         from solver.lp.dispatch import solve as lp_solve
     except ImportError:
         return solve_relaxation_highs(relaxed), "highs"
-    return lp_solve(relaxed, settings, warm_start), "pdhg"
+    res = lp_solve(relaxed, settings, warm_start)
+    return res, res.engine or "pdhg"
 
 
 def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None) -> SolveResult:

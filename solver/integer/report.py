@@ -54,7 +54,8 @@ def milp_result(problem: Problem, status: Status, x, y, bound: float, iterations
     if lp_state is not None:
         state = SolverState(x=lp_state.x, y=lp_state.y, step_size=lp_state.step_size,
                             primal_weight=lp_state.primal_weight, iterations=lp_state.iterations,
-                            integer_x=x.copy() if feasible else (warm_start.integer_x if warm_start else None))
+                            integer_x=x.copy() if feasible else (warm_start.integer_x if warm_start else None),
+                            engine=getattr(lp_state, "engine", None))
     obj = problem.objective(x)
     yv = np.asarray(y, dtype=np.float64)
     return SolveResult(

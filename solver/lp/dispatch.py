@@ -1,36 +1,103 @@
-"""The LP core's public solve entry: decides HiGHS presolve (``solver.lp.presolve``) vs a direct PDHG run
-(``solver.lp.pdhg``) for a cold or warm-started LP solve.
+"""The LP core's public solve entry: picks the engine (``solver.lp.engine_choice``: restarted PDHG or the
+proximal ALM) and, for PDHG, HiGHS presolve (``solver.lp.presolve``) vs a direct run (``solver.lp.pdhg``).
 
-It is the only module that knows both paths, so ``pdhg`` never imports ``presolve`` (``presolve`` runs
-``pdhg`` on the reduced LP, on the original LP when presolve cannot help, and for the polish).
+It is the only module that knows every path, so ``pdhg`` never imports ``presolve`` (``presolve`` runs
+``pdhg`` on the reduced LP, on the original LP when presolve cannot help, and for the polish), and the ALM
+hands a run it cannot finish back here.
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
+
 from solver.lp import pdhg, presolve
+from solver.lp.engine_choice import Choice, choose_engine, next_record
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
+from solver.model.status import Status
+
+_ALM_DONE = (Status.OPTIMAL, Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE)  #: ALM outcomes that stand
 
 
 def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -> SolveResult:
-    """Solve the LP (relaxation, integrality ignored) of ``problem``: through HiGHS presolve/postsolve
-    when :func:`solver.lp.presolve.presolve_applies` says so (by default: cold solves of LPs with rows
-    and columns that are not trivially infeasible), else by PDHG directly (:func:`solver.lp.pdhg.solve`).
+    """Solve the LP (relaxation, integrality ignored) of ``problem`` with the engine
+    :func:`solver.lp.engine_choice.choose_engine` picks (``settings.engine``, default ``"auto"``): PDHG, through
+    HiGHS presolve/postsolve when :func:`solver.lp.presolve.presolve_applies` says so (by default: cold solves
+    of LPs with rows and columns that are not trivially infeasible), else directly
+    (:func:`solver.lp.pdhg.solve`); or the proximal ALM (:func:`solver.lp.alm.solve_alm`) within its budget,
+    a run that exceeds it, stalls or diverges being finished by a cold PDHG solve with the time left.
 
     Args:
         problem: the model (n columns, m rows) in HiGHS form.
         settings: solver settings (defaults when None); ``settings.presolve`` is ``"auto"``, ``"on"`` or
-            ``"off"``.
+            ``"off"``; ``settings.engine`` is ``"auto"``, ``"pdhg"`` or ``"alm"``.
         warm_start: None (cold), a SolverState, or (x (n,), y (m,), state | None) in original units and
-            this problem's index order (see :func:`solver.lp.pdhg.solve`).
+            this problem's index order (see :func:`solver.lp.pdhg.solve`). A SolverState's ``engine`` record
+            (the previous round's engine and outcome) steers the ``"auto"`` choice.
     Returns:
-        SolveResult in original units and the problem's sense (see the two paths for its ``seconds``).
+        SolveResult in original units and the problem's sense (see the paths for its ``seconds``; an ALM run
+        finished by PDHG has ``alm_*`` entries too); ``result.engine`` / ``result.engine_reason`` say which
+        engine produced the point and why; ``result.state.engine`` is the record for the next round.
     Raises:
         UsageError: ``settings.presolve`` or ``settings.warm_primal_weight`` is not a known value.
         ValidationError: ``problem`` breaks its invariants.
     """
+    t0 = time.perf_counter()
     s = settings or Settings()
+    choice = choose_engine(problem, s, warm_start)
+    if choice.engine == "alm":
+        res, lost, cold_seconds = _run_alm(problem, s, warm_start, choice, t0)
+    else:
+        res = _run_pdhg(problem, s, warm_start if choice.use_warm else None)
+        cold = not (choice.use_warm and warm_start is not None) and res.status == Status.OPTIMAL
+        lost, cold_seconds = False, res.seconds.get("total") if cold else None  # the next ALM budget's base
+        if not choice.use_warm:
+            res.warm_started = False
+    res.engine = "pdhg" if lost else choice.engine
+    res.engine_reason = choice.reason + (f"; {_lost_sentence(res)}" if lost else "")
+    if res.state is not None:
+        rec = next_record(replace(choice, engine=res.engine, reason=res.engine_reason),
+                          res.status == Status.OPTIMAL, lost, cold_seconds)
+        res.state.engine = rec.to_dict()
+    return res
+
+
+def _run_pdhg(problem: Problem, s: Settings, warm_start) -> SolveResult:
+    """PDHG through HiGHS presolve when it applies, else directly."""
     if presolve.presolve_applies(problem, s, warm_start):
         return presolve.solve_with_presolve(problem, s, warm_start)
     return pdhg.solve(problem, s, warm_start)
+
+
+def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: float):
+    """The ALM within ``choice.alm_seconds`` (and the round's limit); a run that ends otherwise than
+    OPTIMAL / infeasible / unbounded, or at the round's own iteration limit, is lost: PDHG solves cold with
+    the time left. Returns (result, lost, seconds of the cold PDHG part or None)."""
+    from solver.lp.alm import ALMParameters, solve_alm
+
+    budget = min(s.time_limit_seconds, choice.alm_seconds)
+    res = solve_alm(problem, replace(s, time_limit_seconds=budget), warm_start, ALMParameters(handover=False))
+    if res.status in _ALM_DONE or res.status == Status.ITERATION_LIMIT:
+        return res, False, None
+    if res.status == Status.TIME_LIMIT and budget >= s.time_limit_seconds:
+        return res, False, None  # the round's own limit: nothing left for PDHG either
+    why = (f"it ran past its budget of {budget:.3g} s" if res.status == Status.TIME_LIMIT
+           else res.message.split(" (")[0].removeprefix("ALM stopped: "))
+    left = s.time_limit_seconds - (time.perf_counter() - t0)
+    t1 = time.perf_counter()
+    cold = _run_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), None)
+    cold_seconds = time.perf_counter() - t1 if cold.status == Status.OPTIMAL else None
+    cold.message = (f"ALM handed over to PDHG (cold) after {res.iterations} outer steps because {why}: "
+                    f"{cold.message}")
+    cold.seconds = {**{f"alm_{k}": v for k, v in res.seconds.items()}, **cold.seconds,
+                    "total": time.perf_counter() - t0}
+    cold.seconds["solve"] = cold.seconds["total"]
+    cold.warm_started = False
+    return cold, True, cold_seconds
+
+
+def _lost_sentence(res: SolveResult) -> str:
+    """The reason's tail after an ALM loss (seconds the ALM spent)."""
+    return f"the ALM gave up after {res.seconds.get('alm_total', 0.0):.3g} s and PDHG solved cold"

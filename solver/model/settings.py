@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields
 from solver.model.errors import SettingsError
 
 CHOICES = {"integer_fallback": ("highs", "none"), "presolve": ("auto", "on", "off"),
-           "warm_primal_weight": ("fresh", "reuse")}  #: the string options and their values
+           "warm_primal_weight": ("fresh", "reuse"), "engine": ("auto", "pdhg", "alm")}  #: the string options
 POSITIVE_FINITE = ("tol", "infeasibility_tol", "step_safety")
 NONNEGATIVE_FINITE = ("mip_gap_tol", "restart_sufficient", "restart_necessary", "restart_artificial",
                       "pid_discount", "reflection")
@@ -121,6 +121,12 @@ class Settings:
             (a warm start is worth more than presolve for round-to-round re-solves); ``"on"`` also for
             warm-started solves (the warm start is then dropped); ``"off"`` never.
 
+    Engine (``solver.lp.engine_choice``):
+        engine: ``"auto"`` (default) picks per solve: PDHG for cold solves and far warm starts, the proximal
+            ALM (``solver.lp.alm``) for a warm start whose relative KKT error is well below a cold start's
+            (and PDHG cold when it is no better, or when the ALM runs past half the last cold solve's
+            seconds); ``"pdhg"`` / ``"alm"`` pin one. The result and the round report name the engine and why.
+
     Warm start (``solver.lp.pdhg.solve(..., warm_start=...)``):
         warm_primal_weight: ``"fresh"`` (default) starts a warm-started solve at the cold primal weight
             (w = 1 in scaled space) and lets the PID controller adapt it from the first restart;
@@ -213,6 +219,7 @@ class Settings:
     parallel_min_nnz: int = 200_000
     presolve: str = "auto"
     warm_primal_weight: str = "fresh"
+    engine: str = "auto"
     iis_seconds: float = 10.0
 
     def __post_init__(self) -> None:

@@ -19,6 +19,9 @@ class SolverState:
         primal_weight: PDHG primal weight w of the last solve, or nan if unknown.
         iterations: iterations the solve that produced this state took.
         integer_x: (n,) float64 last integer allocation (MILP) used for tie-breaking, or None.
+        engine: the engine record of the solve that produced this state (``solver.lp.engine_choice.
+            EngineRecord.to_dict()``: engine, reason, converged, lost, cold_seconds, skip_alm), read by the
+            next round's engine choice; None when unknown (an older state, a point built by a heuristic).
     """
 
     x: np.ndarray
@@ -27,3 +30,4 @@ class SolverState:
     primal_weight: float = float("nan")
     iterations: int = 0
     integer_x: np.ndarray | None = None
+    engine: dict | None = None

@@ -1,0 +1,203 @@
+"""Which LP engine runs a solve: restarted Halpern PDHG (``solver.lp.pdhg``, with HiGHS presolve when cold) or
+the proximal ALM (``solver.lp.alm``), decided per solve from numbers that cost two passes over A.
+
+Why a choice at all (issue #17, bench/bench_alm.py): the ALM is a proximal-point method whose outer steps
+are implicit, so a start close to the new optimum is finished in one to a few outer steps (TE Cogentco
+round: 0.07x a cold PDHG solve), but its own cold solves are slow (Cogentco 142 s against PDHG's 20 s) and
+a far start (LB rounds, relative KKT ~1) zigzags in the Newton solves (1.9x PDHG cold). Restarted PDHG
+converges linearly from anywhere, so it takes cold solves and far starts.
+
+Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
+
+1. no (usable) warm start -> PDHG cold (presolve as ``Settings.presolve`` says);
+2. the warm point already meets ``tol`` -> PDHG warm (it returns the point at its first check, iteration 0);
+3. the warm point's worst relative KKT measure (``solver.lp.original_kkt``, original units) is no better
+   than a cold start's (x = 0 projected onto the column bounds, y = 0): an abrupt change; the warm start
+   is dropped and PDHG solves cold;
+4. the last rounds' outcome (:class:`EngineRecord`, carried in ``SolverState.engine``): when the ALM lost
+   within the last :data:`ALM_BACKOFF` rounds (it ran past its budget or stalled, and PDHG finished the
+   round cold), PDHG runs warm;
+5. a warm start without a record (a point the integer heuristics built for a partial re-solve whose
+   iteration budget is counted in PDHG iterations, or a bare (x, y)) -> PDHG warm;
+6. the warm point's error ``e_w`` is well below the cold start's ``e_c`` (``e_w <= ALM_RATIO e_c``) and
+   small in itself (``e_w <= ALM_MAX_KKT``: from a larger one the ALM's first proximal step is short and
+   it proceeds like its slow cold solve) -> ALM, with a budget of ``ALM_BUDGET`` times the last cold
+   solve's seconds, at least ``ALM_MIN_BUDGET`` (``EngineRecord.cold_seconds``; none known: the round's
+   own limit). An ALM run that
+   hits the budget, stalls or diverges hands the round to a COLD PDHG solve with the time left and is
+   recorded as lost (``solver.lp.dispatch``);
+7. otherwise PDHG warm.
+
+``Settings.engine = "pdhg"`` or ``"alm"`` pins the engine (the warm start is used as given; a pinned ALM
+has no budget beyond the round's limit and still hands a stalled run to PDHG).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from solver.lp.original_kkt import original_kkt
+from solver.lp.pdhg import parse_warm_start
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+
+ENGINES = ("auto", "pdhg", "alm")  #: values of ``Settings.engine``
+ALM_RATIO = 0.3  #: the ALM needs e_w <= ALM_RATIO * e_c ("well below" a cold start; e_c is ~1 on the domains)
+ALM_MAX_KKT = 0.3  #: ... and e_w <= this (the ALM's first step is eta = 0.5 / e_w, ALMParameters.warm_scale;
+#: measured: Sia rounds start at 0.1-0.26 and the ALM wins 13x, LB rounds at ~1 and it loses 2x)
+ALM_BUDGET = 0.5  #: an ALM run may take this fraction of the last cold solve's seconds before PDHG takes over
+ALM_MIN_BUDGET = 1.0  #: ... but at least this many seconds (small LPs: loading the ALM's kernels costs ~0.2 s)
+ALM_BACKOFF = 8  #: rounds PDHG runs after an ALM loss before the ALM is tried again
+
+
+@dataclass
+class EngineRecord:
+    """What a solve leaves for the next round's choice (``SolverState.engine`` holds it as a dict).
+
+    Attributes:
+        engine: the engine that produced the point, ``"pdhg"`` or ``"alm"``.
+        reason: the choice's sentence (the report's ``engine_reason``).
+        converged: the solve ended OPTIMAL.
+        lost: the ALM ran and PDHG had to finish the round (budget, stall or divergence).
+        cold_seconds: wall seconds of the last cold solve in this stream (nan = none seen).
+        skip_alm: rounds left during which ``auto`` keeps PDHG after an ALM loss.
+    """
+
+    engine: str
+    reason: str
+    converged: bool
+    lost: bool = False
+    cold_seconds: float = math.nan
+    skip_alm: int = 0
+
+    def to_dict(self) -> dict:
+        """A plain dict (JSON-ready: strings, bools, float, int)."""
+        return asdict(self)
+
+    @classmethod
+    def from_state(cls, state) -> EngineRecord | None:
+        """The record a warm start carries (a SolverState's ``engine`` dict), None when it has none or it is
+        malformed (an older state)."""
+        d = getattr(state, "engine", None)
+        if not isinstance(d, dict):
+            return None
+        try:
+            return cls(engine=str(d["engine"]), reason=str(d.get("reason", "")), converged=bool(d["converged"]),
+                       lost=bool(d.get("lost", False)), cold_seconds=float(d.get("cold_seconds", math.nan)),
+                       skip_alm=int(d.get("skip_alm", 0)))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The engine one solve runs (:func:`choose_engine`).
+
+    Attributes:
+        engine: ``"pdhg"`` or ``"alm"``.
+        reason: one sentence with the numbers used (the report's ``engine_reason``).
+        use_warm: False when the warm start is dropped (rule 2: solve cold).
+        alm_seconds: wall budget of an ALM run before PDHG takes over (inf = the round's own limit).
+        warm_kkt, cold_kkt: worst relative KKT measure of the warm point and of a cold start (nan = not
+            measured).
+        previous: the warm start's record, or None.
+    """
+
+    engine: str
+    reason: str
+    use_warm: bool = True
+    alm_seconds: float = math.inf
+    warm_kkt: float = math.nan
+    cold_kkt: float = math.nan
+    previous: EngineRecord | None = None
+
+
+def worst_kkt(problem: Problem, x: np.ndarray, y: np.ndarray) -> float:
+    """max(relative primal residual, relative dual residual, relative gap) of (x (n,), y (m,)) on the original
+    problem (``solver.lp.original_kkt``; one pass over A). inf when a measure is not finite."""
+    k = original_kkt(problem, x, y)[0]
+    e = max(k.primal_residual_rel, k.dual_residual_rel, k.gap_rel)
+    return e if math.isfinite(e) else math.inf
+
+
+def cold_point(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """PDHG's and the ALM's cold start: x = 0 projected onto the column bounds (n,), y = 0 (m,)."""
+    return np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper), np.zeros(problem.n_rows)
+
+
+def _state_of(warm_start):
+    if isinstance(warm_start, SolverState):
+        return warm_start
+    if isinstance(warm_start, (tuple, list)) and len(warm_start) == 3:
+        return warm_start[2]
+    return None
+
+
+def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
+    """The engine of one solve of ``problem`` from ``warm_start`` (module docstring: the rules).
+
+    Args:
+        problem: the LP (integrality ignored), n columns, m rows.
+        settings: ``settings.engine`` is ``"auto"``, ``"pdhg"`` or ``"alm"``.
+        warm_start: None, a SolverState or (x (n,), y (m,)[, state]) as ``solver.lp.dispatch.solve`` takes it.
+    Returns:
+        :class:`Choice`. Cost: two passes over A (the KKT measures of the warm and of the cold point), only
+        for a usable warm start under ``"auto"``.
+    Raises:
+        UsageError: ``settings.engine`` is not one of :data:`ENGINES` (a SettingsError, raised by Settings).
+    """
+    mode = settings.engine
+    parsed, _ = parse_warm_start(warm_start, problem.n_cols, problem.n_rows)
+    previous = EngineRecord.from_state(_state_of(warm_start)) if parsed is not None else None
+    if mode in ("pdhg", "alm"):
+        return Choice(mode, f"pinned by --engine {mode} (Settings.engine)", previous=previous)
+    if parsed is None:
+        why = "no warm start" if warm_start is None else "the warm start was refused"
+        return Choice("pdhg", f"cold solve ({why}): PDHG, HiGHS presolve {settings.presolve}", previous=previous)
+    e_w = worst_kkt(problem, parsed[0], parsed[1])
+    e_c = worst_kkt(problem, *cold_point(problem))
+    nums = f"warm KKT {e_w:.1e}, cold {e_c:.1e}"
+    pick = dict(warm_kkt=e_w, cold_kkt=e_c, previous=previous)
+    if e_w <= settings.tol:
+        return Choice("pdhg", f"{nums}: the warm point already meets tol {settings.tol:g} (PDHG returns it at its "
+                              "first check and keeps its step and weight)", **pick)
+    if not e_w < e_c:
+        return Choice("pdhg", f"{nums}: the warm point is no better than a cold start (abrupt change), solved "
+                              "cold by PDHG", use_warm=False, **pick)
+    if previous is not None and previous.skip_alm > 0:
+        return Choice("pdhg", f"{nums}; the ALM lost a recent round (PDHG for {previous.skip_alm} more rounds): "
+                              "PDHG warm", **pick)
+    if previous is None:
+        return Choice("pdhg", f"{nums}; a start without a previous solve's record (a partial re-solve): PDHG warm",
+                      **pick)
+    if e_w <= ALM_RATIO * e_c and e_w <= ALM_MAX_KKT:
+        cold_s = previous.cold_seconds
+        budget = max(ALM_BUDGET * cold_s, ALM_MIN_BUDGET) if math.isfinite(cold_s) else math.inf
+        btxt = (f"budget {budget:.3g} s (max of {ALM_BUDGET:g} x the last cold solve's {cold_s:.3g} s, "
+                f"{ALM_MIN_BUDGET:g} s)"
+                if math.isfinite(budget) else "no cold solve known: budget = the round's limit")
+        return Choice("alm", f"{nums} (ratio {e_w / e_c:.2g} <= {ALM_RATIO:g}, <= {ALM_MAX_KKT:g}): ALM warm, {btxt}",
+                      alm_seconds=budget, **pick)
+    return Choice("pdhg", f"{nums} (ratio {e_w / e_c:.2g}; the ALM needs <= {ALM_RATIO:g} and a warm KKT <= "
+                          f"{ALM_MAX_KKT:g}): PDHG warm", **pick)
+
+
+def next_record(choice: Choice, converged: bool, lost: bool, cold_seconds: float | None) -> EngineRecord:
+    """The record a solve leaves (``SolverState.engine``) after running ``choice``.
+
+    Args:
+        choice: what ran.
+        converged: the solve ended OPTIMAL.
+        lost: the ALM ran and PDHG finished the round cold.
+        cold_seconds: wall seconds of the cold solve this call ran (a cold PDHG solve, or the cold PDHG part
+            after an ALM loss), None when it ran none (the previous record's figure is carried on).
+    """
+    prev = choice.previous
+    cold = float(cold_seconds) if cold_seconds is not None else (prev.cold_seconds if prev else math.nan)
+    skip = ALM_BACKOFF if lost else max((prev.skip_alm if prev else 0) - 1, 0)
+    return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
+                        cold_seconds=cold, skip_alm=skip)
