@@ -90,8 +90,7 @@ def _with_out_error(report: dict, code: int) -> dict:
     oe = report.get("out_error")
     if not oe or code not in (exit_codes.ENVIRONMENT, exit_codes.USAGE):
         return report
-    return {**report, "error": {"code": code, "kind": oe["kind"], "message": oe["message"], "file": oe["file"],
-                                "round_stored": oe.get("round_stored", True)}}
+    return {**report, "error": {"code": code, **oe}}
 
 
 def _finish_many(reports: list[dict], json_out: bool) -> int:

@@ -811,10 +811,11 @@ class StateStore:
             fsync_path(tmp, directory=True)
             io_fault("rename", base / name)
             os.rename(tmp, base / name)
-        except BaseException:
+            fsync_path(base, directory=True)
+        except BaseException:  # nothing of the record stays (CURRENT never depended on it)
             shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(base / name, ignore_errors=True)
             raise
-        fsync_path(base, directory=True)
         for old in self.failures()[:-max(1, keep)]:
             shutil.rmtree(old, ignore_errors=True)
         return base / name

@@ -131,7 +131,7 @@ def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
 
 def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
     """Make an earlier kept round current; see :func:`solver.rounds.rollback`."""
-    from formats.faults import environment_faults
+    from formats.faults import as_environment_fault, environment_faults, is_environment_fault
 
     store = StateStore(state_dir_or_default(state_dir))
     with store.lock(wait=wait), environment_faults(store.root):
@@ -144,7 +144,15 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
             to = earlier[-1]
         require_round(store, to, gens)
         with sigint_deferred():
-            store.set_current(to)
+            try:
+                store.set_current(to)
+            except OSError as err:
+                if not (is_environment_fault(err) and store.names_current(to)):
+                    raise
+                fault = as_environment_fault(err, store.root)  # failed after the replace (folder sync)
+                fault.message += f"; CURRENT nevertheless names round {to} now"
+                fault.context = {"round_stored": True, "current_round": to}
+                raise fault from err
     later = [r for r in gens if r > to]
     msg = f"CURRENT moved from round {cur} to round {to}"
     if later:

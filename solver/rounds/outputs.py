@@ -136,8 +136,8 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
     (``formats.atomic``): a symbolic link planted at ``out_dir/solution.parquet`` is replaced, its target
     never written. The round is already stored and current: a failure here never raises; it returns a copy
     of the report with a warning and ``out_error`` = {"kind": "environment" (the machine refused: permission,
-    read-only file system, disk full) or "usage" (any other reason), "message", "file", "round_stored"} (the
-    CLI exits 7 or 2 for it when the round itself succeeded).
+    read-only file system, disk full; then also "reason" and "errno") or "usage" (any other reason),
+    "message", "file", "round_stored"} (the CLI exits 7 or 2 for it when the round itself succeeded).
     """
     if out_dir is None:
         return report
@@ -156,7 +156,7 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
         write_text(target, reports.dumps(report) + "\n")
     except OSError as err:
         where = err.filename if err.filename is not None else target
-        why = (as_environment_fault(err, where).message if is_environment_fault(err)
+        why = (str(as_environment_fault(err, where)) if is_environment_fault(err)
                else f"cannot write {where}: {err.strerror or err}")
         stored = report.get("accepted", True) is not False
         if stored:
@@ -169,4 +169,7 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
         report["warnings"] = [*report.get("warnings", []), msg]
         report["out_error"] = {"kind": "environment" if is_environment_fault(err) else "usage",
                                "message": msg, "file": str(where), "round_stored": stored}
+        if is_environment_fault(err):
+            fault = as_environment_fault(err, where)
+            report["out_error"].update(reason=fault.reason, errno=fault.errno_name)
     return report
