@@ -101,8 +101,9 @@ OPTIONS: tuple[SolverOption, ...] = (
     SolverOption("--iteration-limit", "iteration_limit", int, "Maximum PDHG iterations (default 1,000,000).",
                  nonnegative),
     SolverOption("--integer-fallback", "integer_fallback", str,
-                 "MILP: when the integerization heuristics find no integer point, 'highs' runs HiGHS MIP "
-                 "(time-limited) or 'none' reports none (default highs).", one_of(FALLBACKS, "'highs' or 'none'")),
+                 "MILP: when the integerization heuristics find no integer point, or a point above --mip-gap on "
+                 "a model with at most 5,000 integer columns, 'highs' runs HiGHS MIP (time-limited, seeded with "
+                 "the point) or 'none' does not (default highs).", one_of(FALLBACKS, "'highs' or 'none'")),
     SolverOption("--integer-fallback-seconds", "integer_fallback_seconds", float,
                  "MILP: time limit of the HiGHS MIP fallback, seconds (default 60).", positive),
     SolverOption("--integer-fallback-gap", "integer_fallback_gap", float,
