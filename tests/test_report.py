@@ -111,3 +111,17 @@ def test_without_matplotlib_report_exits_8_naming_the_extra(state, tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, "history", "--state", str(state), "--json"], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and len(json.loads(proc.stdout)["rounds"]) == 5
+
+
+def test_a_state_written_before_the_round_log_gets_a_report_of_its_kept_rounds(state, tmp_path):
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(state, old)
+    shutil.rmtree(old / "log")
+    out = tmp_path / "old.html"
+    code, stdout, _ = cli("report", "--state", old, "-o", out, "--json")
+    assert code == 0 and json.loads(stdout)["rounds"] == 5  # keep 5: rounds 0-3 and the failed record
+    page = table_rows(out.read_text())
+    assert_page_numbers_are_the_logs(page, rounds.history(old))
+    assert [r["kind"] for r in page] == ["generation"] * 4 + ["failed"]

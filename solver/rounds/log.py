@@ -103,9 +103,18 @@ def _generation_row(store: StateStore, r: int) -> dict | None:
 
 
 def _failure_row(path, parent_id: str | None) -> dict:
+    """The row of a failed-round record ``failed/round-NNNNNN-<utc>-<id>`` rebuilt from its report.json; its
+    time is the one in the folder's name (else the report's modification time)."""
     rep = load_failure(path)
-    return round_row(rep, generation_id=None, parent_id=parent_id, record_id=path.name,
-                     utc=_utc(None), recovered=True)
+    parts = path.name.split("-")
+    try:
+        utc = datetime.strptime(parts[2], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    except (IndexError, ValueError):
+        try:
+            utc = datetime.fromtimestamp((path / "report.json").stat().st_mtime, tz=UTC)
+        except OSError:
+            utc = None
+    return round_row(rep, generation_id=None, parent_id=parent_id, record_id=path.name, utc=utc, recovered=True)
 
 
 def reconcile(store: StateStore, log: RoundLog | None = None, skip: str | None = None) -> int:
