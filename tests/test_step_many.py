@@ -1,0 +1,196 @@
+"""``copter step D1 D2 ...`` (catching up after downtime, issue #16 item 5): each delta its own round,
+stored atomically, in order; the first failure stops the batch and says which delta; and ``--wait SECONDS``
+on the writers (init/step/rollback) waits for another writer's lock instead of exiting 6 at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from copter_cli.app import main
+from formats.io import write_delta
+from solver import rounds
+from solver.model.delta import Delta
+from solver.model.errors import StateBusyError, ValidationError
+from tests.helpers import infeasible_delta, small_lp, snapshot
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_main(capsys, *args) -> tuple[int, str, str]:
+    """copter_cli.app.main in-process: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as ex:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return ex.value.code if isinstance(ex.value.code, int) else 0, out, err
+
+
+@pytest.fixture
+def st(tmp_path) -> Path:
+    rounds.init(small_lp(), tmp_path / "st")
+    return tmp_path / "st"
+
+
+def deltas(tmp_path: Path, n: int, start: int = 0) -> list[Path]:
+    """n cost deltas for rounds start, start + 1, ... (each names its base round)."""
+    out = []
+    for i in range(n):
+        p = tmp_path / f"d{start + i + 1}.parquet"
+        write_delta(Delta.concat([Delta.vars([f"x{i + 3}"], cost=[5.0 + i])], base_round=start + i), p)
+        out.append(p)
+    return out
+
+
+def test_several_deltas_make_one_round_each_in_order(capsys, tmp_path, st):
+    ds = deltas(tmp_path, 3)
+    code, js, _ = run_main(capsys, "step", *ds, "--state", st, "--json")
+    obj = json.loads(js)
+    assert code == 0 and obj["current_round"] == 3 and obj["stopped_at"] is None
+    assert [r["round"] for r in obj["rounds"]] == [1, 2, 3]
+    assert [r["delta"] for r in obj["rounds"]] == [str(d) for d in ds]
+    assert [r["delta_index"] for r in obj["rounds"]] == [1, 2, 3]
+    assert [r["previous_round"] for r in obj["rounds"]] == [0, 1, 2]
+    assert (st / "CURRENT").read_text() == "3\n"
+    for r in (1, 2, 3):  # each its own generation
+        assert (st / f"gen-{r:06d}" / "generation.json").exists()
+    # the same batch again (a cron job that re-runs after a crash): no-ops, nothing changes
+    before = snapshot(st)
+    code, js, _ = run_main(capsys, "step", *ds, "--state", st, "--json")
+    obj = json.loads(js)
+    assert code == 0 and all(r["no_op"] for r in obj["rounds"]) and obj["current_round"] == 3
+    assert {k: v for k, v in snapshot(st).items() if not k.startswith("log/")} == \
+           {k: v for k, v in before.items() if not k.startswith("log/")}
+
+
+def test_a_partly_applied_batch_catches_up(capsys, tmp_path, st):
+    ds = deltas(tmp_path, 4)
+    assert run_main(capsys, "step", ds[0], "--state", st, "--json")[0] == 0
+    code, js, _ = run_main(capsys, "step", *ds, "--state", st, "--json")
+    obj = json.loads(js)
+    assert code == 0 and [r.get("no_op", False) for r in obj["rounds"]] == [True, False, False, False]
+    assert obj["current_round"] == 4
+
+
+def test_a_bad_delta_stops_the_batch_and_is_named(capsys, tmp_path, st):
+    ds = deltas(tmp_path, 3)
+    ds[1].write_bytes(b"not parquet")
+    code, js, _ = run_main(capsys, "step", *ds, "--state", st, "--json")
+    err = json.loads(js)["error"]
+    assert code == 3 and err["delta"] == str(ds[1]) and err["delta_index"] == 2 and err["deltas"] == 3
+    assert err["stored_rounds"] == [1]
+    assert f"delta 2 of 3: {ds[1]}" in err["message"] and "round(s) 1 stored before it" in err["message"]
+    assert (st / "CURRENT").read_text() == "1\n"  # the first round stays, the third never ran
+    assert not (st / "gen-000002").exists()
+
+
+def test_a_failed_round_stops_the_batch(capsys, tmp_path, st):
+    ds = deltas(tmp_path, 1)
+    bad = tmp_path / "bad.parquet"
+    write_delta(Delta.concat([infeasible_delta()], base_round=1), bad)
+    later = deltas(tmp_path, 1, start=1)
+    code, js, _ = run_main(capsys, "step", ds[0], bad, later[0], "--state", st, "--json")
+    obj = json.loads(js)
+    assert code == 4 and obj["stopped_at"] == 2 and obj["current_round"] == 1
+    assert [r["round"] for r in obj["rounds"]] == [1, 2] and obj["rounds"][1]["accepted"] is False
+    assert (st / "CURRENT").read_text() == "1\n" and not (st / "gen-000002").exists()
+
+
+def test_human_output_names_each_delta(capsys, tmp_path, st):
+    ds = deltas(tmp_path, 2)
+    code, out, err = run_main(capsys, "step", *ds, "--state", st)
+    assert code == 0 and out == ""
+    assert f"delta 1: {ds[0]}" in err and f"delta 2: {ds[1]}" in err and "copter round 2" in err
+
+
+def test_library_step_many_and_its_error_context(tmp_path, st):
+    ds = deltas(tmp_path, 2)
+    reps = rounds.step_many(ds, st)
+    assert [r["round"] for r in reps] == [1, 2]
+    bad = tmp_path / "bad.parquet"
+    write_delta(Delta.concat([Delta.vars(["x1"], lower=[2.0], upper=[1.0])], base_round=2), bad)
+    with pytest.raises(ValidationError) as ex:
+        rounds.step_many([*deltas(tmp_path, 0), bad], st)
+    assert ex.value.context["delta_index"] == 1 and ex.value.context["stored_rounds"] == []
+    assert ex.value.to_dict()["delta"] == str(bad)
+
+
+# ------------------------------------------------------------------------------------------ --wait
+
+HOLDER = """
+import sys, time
+from filelock import FileLock
+lk = FileLock(sys.argv[1])
+lk.acquire()
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+print("releasing", flush=True)
+lk.release()
+"""
+
+
+def _hold(lock: Path, seconds: float) -> subprocess.Popen:
+    """Another process holding the state's lock for ``seconds``; returns once it holds it."""
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock), str(seconds)], stdout=subprocess.PIPE,
+                         text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert p.stdout.readline().strip() == "held"
+    return p
+
+
+def test_without_wait_a_held_lock_is_exit_6_at_once(capsys, tmp_path, st):
+    d = deltas(tmp_path, 1)[0]
+    holder = _hold(st / ".lock", 30)
+    try:
+        code, js, _ = run_main(capsys, "step", d, "--state", st, "--json")
+        assert code == 6 and "--wait" in json.loads(js)["error"]["message"]
+        with pytest.raises(StateBusyError):
+            rounds.rollback(st, 0)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize("command", ["step", "rollback", "init"])
+def test_wait_waits_for_a_lock_released_after_one_second(capsys, tmp_path, st, command):
+    d = deltas(tmp_path, 1)[0]
+    rounds.step(d, st)
+    target = st
+    if command == "init":
+        target = tmp_path / "fresh"
+        target.mkdir()
+    holder = _hold(target / ".lock", 1.0)
+    try:
+        args = {"step": ["step", deltas(tmp_path, 1, start=1)[0]], "rollback": ["rollback"],
+                "init": ["init", tmp_path / "base.parquet"]}[command]
+        if command == "init":
+            from formats.io import write_problem
+
+            write_problem(small_lp(), tmp_path / "base.parquet")
+        code, js, _ = run_main(capsys, *args, "--state", target, "--wait", "60", "--json")
+        # it ran only once the holder let go (the holder printed "releasing" before releasing)
+        assert holder.stdout.readline().strip() == "releasing"
+        assert code == 0, js
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_wait_that_runs_out_is_exit_6_saying_how_long(capsys, tmp_path, st):
+    d = deltas(tmp_path, 1)[0]
+    holder = _hold(st / ".lock", 60)
+    try:
+        code, js, _ = run_main(capsys, "step", d, "--state", st, "--wait", "0.3", "--json")
+        assert code == 6 and "waited 0.3 s" in json.loads(js)["error"]["message"]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_negative_wait_is_a_usage_error(capsys, tmp_path, st):
+    d = deltas(tmp_path, 1)[0]
+    code, js, _ = run_main(capsys, "step", d, "--state", st, "--wait", "-1", "--json")
+    assert code == 2 and json.loads(js)["error"]["kind"] == "usage"
