@@ -9,6 +9,8 @@ solved
 - ``pdhg warm``: ``dispatch.solve`` warm-started from the previous PDHG warm round's state (map_state);
 - ``alm warm``: ``solve_alm`` warm-started from the previous ALM round's state (round 1: from PDHG's round 0);
 - ``alm cold``: ``solve_alm`` from scratch (only on the first ``--alm-cold-rounds`` rounds: slow);
+- ``auto warm``: ``dispatch.solve`` with ``Settings.engine = "auto"`` warm-started from the previous auto round's
+  state (``solver.lp.engine_choice`` picks the engine; its record rides in the state);
 - ``highs hot``: HiGHS dual simplex hot-started from the previous round's basis by in-place edits
   (``solver.baselines.highs_warm.WarmHighs``; round 0 by IPM + crossover), on the LP relaxation;
 
@@ -102,7 +104,8 @@ def warm_up() -> None:
 
 
 def run(label: str, sc, args) -> list[dict]:
-    s = Settings(tol=args.tol, time_limit_seconds=args.cap)
+    s = Settings(tol=args.tol, time_limit_seconds=args.cap, engine="pdhg")
+    sa = Settings(tol=args.tol, time_limit_seconds=args.cap, engine="auto")
     p = sc.base()
     print(f"\n{label}: {p.n_rows} rows, {p.n_cols} columns, {p.nnz} nonzeros", flush=True)
     hw = WarmHighs(solver="simplex", cold_solver="ipm", threads=1)
@@ -110,24 +113,27 @@ def run(label: str, sc, args) -> list[dict]:
     r0, t0 = timed(solve, p, s)
     print(f"  round 0: pdhg cold {r0.status.name} {t0:.2f} s ({r0.iterations} it); highs ipm cold "
           f"{h0.status.name} {h0.seconds:.2f} s", flush=True)
-    pdhg_state, alm_state = r0.state, r0.state
+    pdhg_state, alm_state, auto_state = r0.state, r0.state, r0.state
     rows = []
     hdr = (f"  {'round':>5} {'pdhg cold':>10} {'pdhg warm':>10} {'alm cold':>10} {'alm warm':>10} {'highs hot':>10}"
-           f" {'alm/pdhgc':>9} {'alm w/c':>8} {'pdhg w/c':>8} {'alm/highs':>9}  alm warm detail")
+           f" {'auto warm':>10} {'alm/pdhgc':>9} {'alm w/c':>8} {'pdhg w/c':>8} {'alm/highs':>9} {'auto/pdhgc':>10}"
+           f" {'auto/highs':>10}  alm warm detail; auto's engine")
     print(hdr, flush=True)
     for r in range(1, args.rounds + 1):
         q, info = apply_delta(p, sc.next_delta(r, None))
         cold, tc = timed(solve, q, s)
         pw, tpw = timed(solve, q, s, warm_start=map_state(pdhg_state, info, q))
         aw, taw = timed(solve_alm, q, s, warm_start=map_state(alm_state, info, q))
+        au, tau = timed(solve, q, sa, warm_start=map_state(auto_state, info, q))
         ac, tac = (None, math.nan)
         if r <= args.alm_cold_rounds:
             ac, tac = timed(solve_alm, q, s)
         hh = hw.solve(relax(q), time_limit_seconds=args.cap, info=info)
         ref = hh.objective if math.isfinite(hh.objective) else cold.objective
         row = {"round": r, "pdhg_cold": tc, "pdhg_warm": tpw, "alm_cold": tac, "alm_warm": taw,
-               "highs_hot": hh.seconds, "statuses": (cold.status.name, pw.status.name, aw.status.name,
-                                                     ac.status.name if ac else "-", hh.status.name),
+               "highs_hot": hh.seconds, "auto_warm": tau, "statuses": (cold.status.name, pw.status.name, aw.status.name,
+                                                     ac.status.name if ac else "-", hh.status.name,
+                                                     au.status.name),
                "alm_obj_rel": abs(aw.objective - ref) / (1 + abs(ref))}
         rows.append(row)
         tail = aw.message.split("(")[-1].rstrip(")") if "(" in aw.message else aw.message
@@ -135,9 +141,10 @@ def run(label: str, sc, args) -> list[dict]:
         acs = f"{tac:9.2f}s" if ac else f"{'-':>10}"
         acr = f"{taw / tac:8.3f}" if ac else f"{'-':>8}"
         print(f"  {r:5d} {tc:9.2f}s {tpw:9.2f}s {acs} {taw:9.2f}s {hh.seconds:9.2f}s "
-              f"{taw / tc:9.3f} {acr} {tpw / tc:8.3f} {taw / hh.seconds:9.3f}  {aw.status.name} "
-              f"{tail}; obj vs highs {row['alm_obj_rel']:.1e}{flag}", flush=True)
-        p, pdhg_state, alm_state = q, pw.state, aw.state
+              f"{tau:9.2f}s {taw / tc:9.3f} {acr} {tpw / tc:8.3f} {taw / hh.seconds:9.3f} {tau / tc:10.3f} "
+              f"{tau / hh.seconds:10.3f}  {aw.status.name} {tail}; obj vs highs {row['alm_obj_rel']:.1e}; auto: "
+              f"{au.engine} ({au.engine_reason[:90]}){flag}", flush=True)
+        p, pdhg_state, alm_state, auto_state = q, pw.state, aw.state, au.state
     return rows
 
 
@@ -166,12 +173,13 @@ def main() -> None:
 
         summary.append((label, med("alm_warm", "pdhg_cold"), med("alm_warm", "alm_cold"),
                         med("pdhg_warm", "pdhg_cold"), med("alm_warm", "highs_hot"),
-                        statistics.median(r["alm_warm"] for r in rows), statistics.median(r["highs_hot"] for r in rows)))
+                        statistics.median(r["alm_warm"] for r in rows), statistics.median(r["highs_hot"] for r in rows),
+                        med("auto_warm", "pdhg_cold"), med("auto_warm", "highs_hot")))
     print("\nsummary (median over rounds; goals: TE Cogentco alm warm/cold <= 0.2, alm warm < highs hot)")
     print(f"  {'workload':16s} {'alm w/pdhg c':>12} {'alm w/alm c':>11} {'pdhg w/c':>9} {'alm w/highs':>11} "
-          f"{'alm warm s':>10} {'highs hot s':>11}")
-    for label, a, b, c, d, e, f in summary:
-        print(f"  {label:16s} {a:12.3f} {b:11.3f} {c:9.3f} {d:11.3f} {e:10.3f} {f:11.3f}")
+          f"{'alm warm s':>10} {'highs hot s':>11} {'auto w/pdhg c':>13} {'auto w/highs':>12}")
+    for label, a, b, c, d, e, f, g, h in summary:
+        print(f"  {label:16s} {a:12.3f} {b:11.3f} {c:9.3f} {d:11.3f} {e:10.3f} {f:11.3f} {g:13.3f} {h:12.3f}")
 
 
 if __name__ == "__main__":

@@ -104,6 +104,59 @@ def run_chain(probs, infos, s: Settings, weight: str, cold_cache: dict, key: str
     return rows
 
 
+def time_engines(args) -> None:
+    """``--engines``: wall seconds of each warm round per engine setting against a cold round, in one run.
+
+    Per domain chain (Sia 1,024, TE ring, LB 256x32, ``--rounds`` rounds): round 0 cold with each engine
+    setting, then every round warm from that setting's previous state (``map_state``, so the engine record
+    rides along) next to a cold solve of the same round (``dispatch.solve`` with default settings: PDHG with
+    HiGHS presolve, what a first round costs). Prints per round the seconds, the ratio warm/cold and the
+    engine that ran; then the median ratio per setting (goal <= 0.25). Times include the engine choice's
+    two KKT passes; the numba kernels are loaded before timing.
+    """
+    import numpy as np
+
+    from solver.lp.alm import solve_alm
+    from solver.model.problem import Problem
+
+    tiny = Problem.from_arrays(cost=[-1.0, -1.0], col_lower=[0, 0], col_upper=[1, 1], row_lower=[-np.inf],
+                               row_upper=[1.5], matrix=np.array([[1.0, 1.0]]))
+    solve(tiny, Settings(presolve="off"))
+    solve_alm(tiny, Settings())
+    ratios: dict[str, list] = {e: [] for e in args.engines}
+    print(f"{'workload':12s} {'round':>5s} {'engine':>6s} {'cold s':>8s} {'warm s':>8s} {'w/c':>6s} {'ran':>5s} "
+          f"{'obj diff':>8s}  reason")
+    for label, probs, infos in chains(args):
+        prev = {e: None for e in args.engines}
+        for r in range(len(probs)):
+            q = probs[r]
+            t = time.perf_counter()
+            cold = solve(q, Settings(tol=args.tol, time_limit_seconds=args.cap))
+            tc = time.perf_counter() - t
+            for e in args.engines:
+                s = Settings(tol=args.tol, time_limit_seconds=args.cap, engine=e)
+                if r == 0:
+                    prev[e] = solve(q, s) if e != "auto" else cold
+                    continue
+                ws = map_state(prev[e].state, infos[r], q)
+                t = time.perf_counter()
+                warm = solve(q, s, warm_start=ws)
+                tw = time.perf_counter() - t
+                ok = warm.status.name == cold.status.name == "OPTIMAL"
+                diff = abs(warm.objective - cold.objective) / max(1.0, abs(cold.objective))
+                if ok:
+                    ratios[e].append(tw / tc)
+                print(f"{label:12s} {r:5d} {e:>6s} {tc:8.2f} {tw:8.2f} {tw / tc:6.3f} {warm.engine:>5s} {diff:8.1e}  "
+                      f"{warm.engine_reason[:110]}{'' if ok else f'  ({cold.status.name}/{warm.status.name})'}",
+                      flush=True)
+                prev[e] = warm
+    print("\nsummary (median of per-round warm/cold wall-time ratios, OPTIMAL rounds; goal <= 0.25)")
+    for e, v in ratios.items():
+        if v:
+            print(f"  engine {e:5s} median {statistics.median(v):.3f} over {len(v)} rounds "
+                  f"(<= 0.25 on {sum(x <= 0.25 for x in v)}, > 1 on {sum(x > 1 for x in v)})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--weights", nargs="+", default=["fresh", "reuse"], help="warm_primal_weight policies")
@@ -114,8 +167,14 @@ def main() -> None:
     ap.add_argument("--netlib", action="store_true", help="add the shared LP set (1%% perturbation)")
     ap.add_argument("--no-domains", action="store_true", help="skip the Sia/TE/LB rounds")
     ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
+    ap.add_argument("--engines", nargs="+", choices=("auto", "pdhg", "alm"),
+                    help="instead: warm/cold WALL TIME of the domain rounds per engine setting (time_engines)")
     args = ap.parse_args()
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    if args.engines:
+        args.transport, args.netlib = "", False
+        time_engines(args)
+        return
     print("versions:", ", ".join(f"{k} {version(k)}" for k in ("copter", "numba", "numpy", "scipy")),
           f"python {platform.python_version()}")
     print(f"tol {args.tol:g}, check_every {args.check_every}, cap {args.cap:g} s; iterations are deterministic\n")

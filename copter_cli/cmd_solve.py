@@ -43,6 +43,7 @@ def report_for(problem, result, seconds: dict) -> dict:
         "max_row_violation": float(result.max_row_violation),
         "point_feasible": bool(result.point_feasible),
         "warm_started": bool(result.warm_started),
+        "engine": result.engine or None, "engine_reason": result.engine_reason or None,  # solver.lp.engine_choice
         "n_rows": problem.n_rows, "n_cols": problem.n_cols, "nnz": problem.nnz,
         "message": result.message,
     }

@@ -1,0 +1,183 @@
+"""The LP engine choice (solver.lp.engine_choice, wired in solver.lp.dispatch): which engine a solve runs, why,
+what it leaves for the next round, the report fields and the --engine flag.
+
+Rules tested: a cold solve runs PDHG; a warm start much closer than a cold one runs the ALM; a warm start no
+better than a cold one drops the start and runs PDHG cold; a recent ALM loss keeps PDHG; an ALM run past its
+budget is finished by a cold PDHG solve and recorded as lost; a pinned engine is honoured; the rounds keep the
+record across processes (state.arrow) and reach the cold optimum with the auto engine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from formats.io import write_problem
+from solver import rounds
+from solver.api import solve_problem
+from solver.differential import apply_delta, map_state  # noqa: I001 (after solver.lp: the package's lazy exports)
+from solver.lp import engine_choice
+from solver.lp.dispatch import solve
+from solver.lp.engine_choice import ALM_BACKOFF, EngineRecord, choose_engine
+from solver.model.errors import SettingsError
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
+from solver.workloads.te import TEScenario
+from tests.helpers import assert_certified_optimal, small_lp
+
+TOL = 1e-6
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def te_round():
+    """A TE ring round: (problem of round 1, round 0's state mapped onto it, cold result of round 1)."""
+    sc = TEScenario(nodes=16, seed=1)
+    p = sc.base()
+    r0 = solve(p, Settings(tol=TOL))
+    q, info = apply_delta(p, sc.next_delta(1, None))
+    return q, map_state(r0.state, info, q), solve(q, Settings(tol=TOL))
+
+
+def test_cold_solve_runs_pdhg_and_records_its_seconds():
+    p = small_lp()
+    assert choose_engine(p, Settings(), None).engine == "pdhg"
+    res = solve(p, Settings(tol=TOL))
+    assert res.status == Status.OPTIMAL and res.engine == "pdhg" and "cold solve" in res.engine_reason
+    rec = EngineRecord.from_state(res.state)
+    assert rec.engine == "pdhg" and rec.converged and not rec.lost and rec.cold_seconds > 0
+
+
+def test_close_warm_start_runs_the_alm_and_reaches_the_cold_optimum(te_round):
+    q, warm, cold = te_round
+    ch = choose_engine(q, Settings(tol=TOL), warm)
+    assert ch.engine == "alm" and ch.use_warm
+    assert ch.warm_kkt <= engine_choice.ALM_RATIO * ch.cold_kkt and ch.warm_kkt <= engine_choice.ALM_MAX_KKT
+    assert f"{ch.warm_kkt:.1e}" in ch.reason and f"{ch.cold_kkt:.1e}" in ch.reason  # the numbers it used
+    res = solve(q, Settings(tol=TOL), warm)
+    assert res.engine == "alm" and res.warm_started
+    assert_certified_optimal(q, res, TOL)
+    assert abs(res.objective - cold.objective) <= 1e-5 * (1 + abs(cold.objective))
+    assert res.state.engine["engine"] == "alm" and res.state.engine["converged"]
+    assert res.state.engine["cold_seconds"] == warm.engine["cold_seconds"]  # carried from the cold round
+
+
+def test_warm_start_worse_than_cold_is_dropped_and_pdhg_solves_cold(te_round):
+    q, warm, cold = te_round
+    rng = np.random.default_rng(0)
+    bad = SolverState(x=warm.x + 1e3 * rng.uniform(0, 1, q.n_cols), y=warm.y - 1e3 * rng.uniform(0, 1, q.n_rows),
+                      engine=warm.engine)
+    ch = choose_engine(q, Settings(tol=TOL), bad)
+    assert ch.engine == "pdhg" and not ch.use_warm and ch.warm_kkt >= ch.cold_kkt
+    res = solve(q, Settings(tol=TOL), bad)
+    assert res.engine == "pdhg" and not res.warm_started and "no better than a cold start" in res.engine_reason
+    assert res.iterations == cold.iterations  # literally the cold solve
+    assert abs(res.objective - cold.objective) <= 1e-5 * (1 + abs(cold.objective))
+    assert EngineRecord.from_state(res.state).cold_seconds > 0  # a cold solve renews the ALM's budget base
+
+
+def test_far_warm_start_runs_pdhg_warm(te_round):
+    q, warm, _ = te_round
+    x0, y0 = engine_choice.cold_point(q)
+    mid = SolverState(x=0.5 * (warm.x + x0), y=0.5 * warm.y, engine=warm.engine)  # between warm and cold
+    ch = choose_engine(q, Settings(tol=TOL), mid)
+    assert ch.warm_kkt < ch.cold_kkt
+    if ch.warm_kkt > engine_choice.ALM_MAX_KKT:
+        assert ch.engine == "pdhg" and ch.use_warm and "PDHG warm" in ch.reason
+
+
+def test_recent_alm_loss_and_a_start_without_record_keep_pdhg(te_round):
+    q, warm, _ = te_round
+    lost = SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "lost": True, "skip_alm": 3})
+    ch = choose_engine(q, Settings(tol=TOL), lost)
+    assert ch.engine == "pdhg" and ch.use_warm and "ALM lost" in ch.reason
+    assert engine_choice.next_record(ch, True, False, None).skip_alm == 2  # counts down
+    for bare in ((warm.x, warm.y), SolverState(x=warm.x, y=warm.y)):
+        assert choose_engine(q, Settings(tol=TOL), bare).engine == "pdhg"
+
+
+def test_alm_past_its_budget_hands_the_round_to_cold_pdhg_and_is_recorded_lost(te_round, monkeypatch):
+    q, warm, cold = te_round
+    monkeypatch.setattr(engine_choice, "ALM_MIN_BUDGET", 0.0)
+    quick = SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "cold_seconds": 1e-12})  # budget 5e-13 s
+    assert choose_engine(q, Settings(tol=TOL), quick).engine == "alm"
+    res = solve(q, Settings(tol=TOL), quick)
+    assert res.status == Status.OPTIMAL and res.engine == "pdhg" and not res.warm_started
+    assert "ALM handed over to PDHG (cold)" in res.message and "budget" in res.message
+    assert "the ALM gave up" in res.engine_reason
+    assert "alm_total" in res.seconds and res.seconds["total"] >= res.seconds["alm_total"]
+    rec = EngineRecord.from_state(res.state)
+    assert rec.lost and rec.skip_alm == ALM_BACKOFF and rec.engine == "pdhg"
+    assert abs(res.objective - cold.objective) <= 1e-5 * (1 + abs(cold.objective))
+    assert choose_engine(q, Settings(tol=TOL), res.state).engine == "pdhg"  # the next round keeps PDHG
+
+
+def test_pinned_engines_are_honoured(te_round):
+    q, warm, _ = te_round
+    res = solve(q, Settings(tol=TOL, engine="pdhg"), warm)
+    assert res.engine == "pdhg" and res.warm_started and "pinned" in res.engine_reason
+    p = small_lp()
+    res = solve(p, Settings(tol=TOL, engine="alm"))  # cold, pinned: the ALM's own cold solve
+    assert res.engine == "alm" and "pinned by --engine alm" in res.engine_reason
+    assert_certified_optimal(p, res, TOL)
+
+
+def test_a_warm_point_that_meets_tol_stays_with_pdhg():
+    p = small_lp()
+    r0 = solve(p, Settings(tol=TOL))
+    again = solve(p, Settings(tol=TOL), r0.state)
+    assert again.engine == "pdhg" and again.iterations == 0 and "already meets tol" in again.engine_reason
+
+
+def test_unknown_engine_is_refused_by_settings():
+    with pytest.raises(SettingsError, match="Settings.engine"):
+        Settings(engine="bogus")
+
+
+def test_cli_bogus_engine_exits_2_naming_the_flag(tmp_path):
+    write_problem(small_lp(), tmp_path / "p.parquet")
+    res = runner.invoke(app, ["solve", str(tmp_path / "p.parquet"), "--engine", "bogus"])
+    assert res.exit_code == 2
+    assert "--engine" in res.output and "bogus" in res.output
+
+
+def test_cli_solve_json_carries_engine_and_reason(tmp_path):
+    write_problem(small_lp(), tmp_path / "p.parquet")
+    res = runner.invoke(app, ["solve", str(tmp_path / "p.parquet"), "--json", "--engine", "pdhg"])
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    assert rep["engine"] == "pdhg" and rep["engine_reason"].startswith("pinned by --engine pdhg")
+
+
+def test_milp_round_reports_its_relaxations_engine():
+    p = small_lp().replace(integrality=np.r_[np.ones(5, dtype=bool), np.zeros(25, dtype=bool)])
+    res = solve_problem(p, Settings(tol=1e-4))
+    assert res.mip is not None and res.engine == "pdhg" and res.engine_reason
+    assert res.mip["lp_engine"] == "pdhg"
+
+
+def test_rounds_with_auto_engine_match_cold_solves_and_keep_the_record(tmp_path):
+    sc = TEScenario(nodes=16, seed=2)
+    p = sc.base()
+    st = tmp_path / "st"
+    rep0 = rounds.init(p, st, Settings(tol=TOL))
+    assert rep0["engine"] == "pdhg" and "cold solve" in rep0["engine_reason"]
+    engines = []
+    for r in range(1, 4):
+        d = sc.next_delta(r, None)
+        q, _ = apply_delta(p, d)
+        rep = rounds.step(d, st)
+        assert rep["status"] == "OPTIMAL"
+        assert rep["engine"] != "alm" or rep["warm_started"]
+        assert "without a previous solve's record" not in rep["engine_reason"]  # the record survived state.arrow
+        cold = solve(q, Settings(tol=TOL))
+        assert math.isclose(rep["objective"], cold.objective, rel_tol=1e-5, abs_tol=1e-5)
+        engines.append(rep["engine"])
+        p = q
+    assert "alm" in engines
