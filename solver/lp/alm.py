@@ -146,156 +146,197 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
         residual, dual residual and gap are all <= tol; TIME_LIMIT / ITERATION_LIMIT with the last point;
         PRIMAL_INFEASIBLE for an empty box or an empty row excluding 0; otherwise (stall, divergence) the
         result of PDHG on the same problem with the time left (see the module docstring), whose
-        ``message`` starts with "ALM handed over to PDHG". ``iterations`` counts outer steps; the message
-        ends with the Newton-step and CG-iteration totals. ``seconds`` has setup, iterate, solve, total.
-        ``state`` holds x, y (step size and primal weight nan: they are PDHG's).
+        ``message`` starts with "ALM handed over to PDHG" (with ``params.handover`` False: NUMERICAL_ERROR,
+        message "ALM stopped: ..."). ``iterations`` counts outer steps; the message ends with the Newton-step
+        and CG-iteration totals. ``seconds`` has setup, iterate, solve, total. ``state`` holds x, y (step
+        size and primal weight nan: they are PDHG's).
     Raises:
         ValidationError only if ``problem`` breaks its invariants (it is not modified).
     """
     t0 = time.perf_counter()
     s = settings or Settings()
     prm = params or ALMParameters()
-    sense = int(problem.sense)
     n, m = problem.n_cols, problem.n_rows
-    c_min = sense * problem.cost
     ws_in, ws_msg = parse_warm_start(warm_start, n, m)
-    red = reduce_trivial(c_min, problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
-                         problem.a_indptr, problem.a_indices, problem.col_names, problem.row_names)
-    kc, kr = red.keep_cols, red.keep_rows
-    x_full = red.x_fixed.copy()
-    y_min_full = np.zeros(m)
-    seconds: dict = {}
-    outer = newton_total = cg_total = 0
+    red = reduce_trivial(int(problem.sense) * problem.cost, problem.col_lower, problem.col_upper,
+                         problem.row_lower, problem.row_upper, problem.a_indptr, problem.a_indices,
+                         problem.col_names, problem.row_names)
+    warm = ws_in is not None
     if red.infeasible_message:
         x_full = np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper)
         x_full = np.where(np.isfinite(x_full), x_full, 0.0)
-        return _result(problem, s, Status.PRIMAL_INFEASIBLE, red.infeasible_message, x_full, y_min_full,
-                       0, seconds, t0, ws_in is not None, ws_msg)
-    status, message = Status.OPTIMAL, "every column is empty: solved analytically"
-    start_note = ""
-    if kc.size:
-        cp, ci, cv = _drop_empty(problem, kr, kc)
-        sc = scale_for_alm(c_min[kc], problem.row_lower[kr], problem.row_upper[kr], problem.col_lower[kc],
-                          problem.col_upper[kc], cp, ci, cv, kr.size, ruiz_iterations=s.ruiz_iterations,
-                          pock_chambolle_alpha=s.pock_chambolle_alpha,
-                          bound_objective_scaling=s.bound_objective_scaling)
-        scp, sci, scv = sc.csc
-        nn, mm = sc.n, sc.m
-        if ws_in is not None:
-            xbar = np.ascontiguousarray(sc.x_to_scaled(ws_in[0][kc]))
-            w = np.ascontiguousarray(sc.y_to_scaled(sense * ws_in[1][kr]))
-            eta = prm.step_warm
-        else:
-            xbar = np.minimum(np.maximum(0.0, sc.lv), sc.uv)
-            w = np.zeros(mm)
-            eta = prm.step_cold
-        ax0 = np.empty(mm)
-        csc_matvec(scp, sci, scv, xbar, ax0)
-        sbar = np.minimum(np.maximum(ax0, sc.lc), sc.uc)
-        omega = 1.0
-        wsp = Workspace(nn, mm)
-        b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc)
-        c_den = 1.0 + math.sqrt(dot(sc.c, sc.c))
-        floor = prm.inner_floor * s.tol * b_den
-        seconds["setup"] = time.perf_counter() - t0
-        t_iter = time.perf_counter()
-        if s.verbose:
-            print(f"copter ALM: {m} rows, {n} columns, {problem.nnz} nonzeros; tol {s.tol:g}"
-                  f"{', warm start' if ws_in is not None else ''}", file=sys.stderr)
-            print(LOG_HEADER, file=sys.stderr)
-        best, best_at = math.inf, 0
-
-        def measure(xs, ys):
-            """Original-space KKT of the scaled point (xs (nn,), ys (mm,)); leaves it in x_full, y_min_full."""
-            x_full[kc] = sc.x_to_orig(xs)
-            y_min_full[kr] = sc.y_to_orig(ys)
-            return original_kkt(problem, x_full, sense * y_min_full)[0]
-
-        last: list = []  # the KKT of the Newton iterate that ``done`` accepted
-
-        def done(w_, ws_):
-            kk = measure(ws_.x, w_)
-            last[:] = [kk]
-            return kk.converged(s.tol)
-
-        y_start = math.sqrt(dot(w, w))
-        deadline = t0 + s.time_limit_seconds
-        status, message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
-        handover = ""
-        start_note = ""
-        already = False
-        if ws_in is not None:
-            k0 = measure(xbar, w)
-            e0 = max(k0.primal_residual_rel, k0.dual_residual_rel, k0.gap_rel)
-            start_note = f"; the warm start's relative KKT error was {e0:.1e}"
-            if k0.converged(s.tol):
-                status, message = Status.OPTIMAL, f"the warm start already meets tol {s.tol:g}"
-                already = True
-            elif math.isfinite(e0):
-                eta = min(max(prm.warm_scale / e0, prm.step_cold), prm.step_warm)
-        while not already:
-            if outer >= s.iteration_limit:
-                break
-            if time.perf_counter() >= deadline:
-                status, message = Status.TIME_LIMIT, f"time limit {s.time_limit_seconds:g} s reached"
-                break
-            sub = Subproblem(scp, sci, scv, sc.c, sc.lv, sc.uv, sc.lc, sc.uc, xbar, sbar, w.copy(),
-                             eta / omega, eta / omega, eta * omega)
-            _, st = newton_solve(sub, w, wsp, lambda pres: max(prm.inner_rel * pres, floor),
-                                 max_steps=prm.newton_max, cg_max=prm.cg_max, deadline=deadline,
-                                 done=done if (ws_in is not None or best <= prm.check_within * s.tol) else None)
-            outer += 1
-            newton_total += st.steps
-            cg_total += st.cg_iterations
-            # the step's own residuals (scaled): primal A x - s, dual = the proximal terms' reduced-cost error
-            tau_now = eta / omega
-            res_p = diff_norm(wsp.ax, wsp.s) / b_den
-            res_d = math.hypot(diff_norm(wsp.x, xbar), diff_norm(wsp.s, sbar)) / tau_now / c_den
-            xbar, wsp.x = wsp.x, xbar  # the new centre is x(w); the old centre's array becomes work space
-            sbar, wsp.s = wsp.s, sbar
-            kkt = last[0] if st.reason == "done" else measure(xbar, w)
-            pr, dr, gp = kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel
-            if s.verbose:
-                print(f"{outer:6d} {newton_total:7d} {cg_total:7d} {time.perf_counter() - t0:7.2f}s "
-                      f"{sense * kkt.primal_objective:15.8e} {sense * kkt.dual_objective:15.8e} {pr:9.2e} "
-                      f"{dr:9.2e} {gp:9.2e} {eta:9.2e} {omega:9.2e}", file=sys.stderr, flush=True)
-            if not (math.isfinite(pr) and math.isfinite(dr) and math.isfinite(gp)) or st.reason == "not finite":
-                handover = "the iterates became NaN or infinite"
-                break
-            if pr <= s.tol and dr <= s.tol and gp <= s.tol:
-                status, message = Status.OPTIMAL, f"relative KKT residuals and gap below {s.tol:g}"
-                break
-            worst = max(pr, dr, gp)
-            if worst <= 0.5 * best:
-                best, best_at = worst, outer
-            if outer - best_at >= prm.stall_outer:
-                handover = f"its KKT error stopped improving ({worst:.1e} after {outer} outer steps)"
-                break
-            if math.sqrt(dot(w, w)) > 1e10 * (1.0 + y_start):
-                handover = "its multipliers diverged (an infeasible model?)"
-                break
-            if not st.converged:
-                # the Newton solve stalled (line search at round-off, or its step cap): this eta is too
-                # ill-conditioned for it; step back instead of letting an inexact multiplier steer omega
-                eta = max(eta / prm.step_growth, prm.step_cold)
-                continue
-            eta = min(eta * prm.step_growth, prm.step_max)
-            if res_p > prm.weight_balance * res_d:
-                omega *= prm.weight_factor
-            elif res_d > prm.weight_balance * res_p:
-                omega /= prm.weight_factor
-        seconds["iterate"] = time.perf_counter() - t_iter
-        if handover:
+        return _result(problem, s, Status.PRIMAL_INFEASIBLE, red.infeasible_message, x_full, np.zeros(m),
+                       0, {}, t0, warm, ws_msg)
+    run = _Run(problem, s, prm, red, t0)
+    if red.keep_cols.size:
+        run.start(ws_in)
+        run.iterate()
+        if run.handover:
             if not prm.handover:
-                status, message = Status.NUMERICAL_ERROR, f"ALM stopped: {handover}"
+                run.status, run.message = Status.NUMERICAL_ERROR, f"ALM stopped: {run.handover}"
             else:
-                return _hand_over(problem, s, warm_start, handover, outer, newton_total, cg_total, seconds, t0)
+                return _hand_over(problem, s, warm_start, run.handover, run.outer, run.newton_total,
+                                  run.cg_total, run.seconds, t0)
+    status, message = run.status, run.message
     if red.unbounded_col >= 0 and status == Status.OPTIMAL:
         status = Status.DUAL_INFEASIBLE
         message = (f"variable {problem.col_names[red.unbounded_col]!r} appears in no constraint and its cost "
                    f"improves without bound in a direction it has no bound")
-    message += f" ({outer} outer steps, {newton_total} Newton steps, {cg_total} CG iterations{start_note})"
-    return _result(problem, s, status, message, x_full, y_min_full, outer, seconds, t0, ws_in is not None, ws_msg)
+    message += (f" ({run.outer} outer steps, {run.newton_total} Newton steps, {run.cg_total} CG iterations"
+                f"{run.start_note})")
+    return _result(problem, s, status, message, run.x_full, run.y_min_full, run.outer, run.seconds, t0, warm,
+                   ws_msg)
+
+
+class _Run:
+    """One ALM run on the reduced, scaled problem (internal to :func:`solve_alm`): :meth:`start` (scaling,
+    start point, the warm start's KKT test and first step), :meth:`iterate` (outer steps: :meth:`outer_step`
+    then :meth:`verdict`). It leaves the original-space point in ``x_full`` (n,), ``y_min_full`` (m,,
+    minimisation form), and ``status``/``message`` or ``handover`` (why PDHG should take over)."""
+
+    def __init__(self, problem: Problem, s: Settings, prm: ALMParameters, red, t0: float):
+        self.problem, self.s, self.prm, self.t0 = problem, s, prm, t0
+        self.sense = int(problem.sense)
+        self.kc, self.kr = red.keep_cols, red.keep_rows
+        self.x_full = red.x_fixed.copy()
+        self.y_min_full = np.zeros(problem.n_rows)
+        self.seconds: dict = {}
+        self.outer = self.newton_total = self.cg_total = 0
+        self.status, self.message = Status.OPTIMAL, "every column is empty: solved analytically"
+        self.start_note, self.handover, self.already, self.warm = "", "", False, False
+        self.last: list = []  # the KKT of the Newton iterate that ``done`` accepted
+
+    def start(self, ws_in) -> None:
+        """Scale the reduced problem (``solver.lp.alm_scaling``), set the proximal centre, multiplier and
+        first step (cold: eta = step_cold; warm: ``warm_scale`` / the start's KKT error, or stop at once when
+        the start meets tol)."""
+        p, s, prm, kc, kr = self.problem, self.s, self.prm, self.kc, self.kr
+        cp, ci, cv = _drop_empty(p, kr, kc)
+        sc = self.sc = scale_for_alm(self.sense * p.cost[kc], p.row_lower[kr], p.row_upper[kr], p.col_lower[kc],
+                                     p.col_upper[kc], cp, ci, cv, kr.size, ruiz_iterations=s.ruiz_iterations,
+                                     pock_chambolle_alpha=s.pock_chambolle_alpha,
+                                     bound_objective_scaling=s.bound_objective_scaling)
+        self.warm = ws_in is not None
+        if self.warm:
+            self.xbar = np.ascontiguousarray(sc.x_to_scaled(ws_in[0][kc]))
+            self.w = np.ascontiguousarray(sc.y_to_scaled(self.sense * ws_in[1][kr]))
+            self.eta = prm.step_warm
+        else:
+            self.xbar = np.minimum(np.maximum(0.0, sc.lv), sc.uv)
+            self.w = np.zeros(sc.m)
+            self.eta = prm.step_cold
+        ax0 = np.empty(sc.m)
+        csc_matvec(*sc.csc, self.xbar, ax0)
+        self.sbar = np.minimum(np.maximum(ax0, sc.lc), sc.uc)
+        self.omega = 1.0
+        self.wsp = Workspace(sc.n, sc.m)
+        self.b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc)
+        self.c_den = 1.0 + math.sqrt(dot(sc.c, sc.c))
+        self.floor = prm.inner_floor * s.tol * self.b_den
+        self.y_start = math.sqrt(dot(self.w, self.w))
+        self.deadline = self.t0 + s.time_limit_seconds
+        self.best, self.best_at = math.inf, 0
+        self.status, self.message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
+        self.seconds["setup"] = time.perf_counter() - self.t0
+        if self.warm:
+            k0 = self.measure(self.xbar, self.w)
+            e0 = max(k0.primal_residual_rel, k0.dual_residual_rel, k0.gap_rel)
+            self.start_note = f"; the warm start's relative KKT error was {e0:.1e}"
+            if k0.converged(s.tol):
+                self.status, self.message = Status.OPTIMAL, f"the warm start already meets tol {s.tol:g}"
+                self.already = True
+            elif math.isfinite(e0):
+                self.eta = min(max(prm.warm_scale / e0, prm.step_cold), prm.step_warm)
+
+    def measure(self, xs: np.ndarray, ys: np.ndarray):
+        """Original-space KKT of the scaled point (xs (nn,), ys (mm,)); leaves it in x_full, y_min_full."""
+        self.x_full[self.kc] = self.sc.x_to_orig(xs)
+        self.y_min_full[self.kr] = self.sc.y_to_orig(ys)
+        return original_kkt(self.problem, self.x_full, self.sense * self.y_min_full)[0]
+
+    def _done(self, w_, ws_) -> bool:
+        """``newton_solve``'s early stop: the Newton iterate meets tol in original units."""
+        kk = self.measure(ws_.x, w_)
+        self.last[:] = [kk]
+        return kk.converged(self.s.tol)
+
+    def iterate(self) -> None:
+        """Outer steps until tol, a limit, or a reason to hand over (``self.handover``)."""
+        s = self.s
+        t_iter = time.perf_counter()
+        if s.verbose:
+            p = self.problem
+            print(f"copter ALM: {p.n_rows} rows, {p.n_cols} columns, {p.nnz} nonzeros; tol {s.tol:g}"
+                  f"{', warm start' if self.warm else ''}", file=sys.stderr)
+            print(LOG_HEADER, file=sys.stderr)
+        while not self.already:
+            if self.outer >= s.iteration_limit:
+                break
+            if time.perf_counter() >= self.deadline:
+                self.status, self.message = Status.TIME_LIMIT, f"time limit {s.time_limit_seconds:g} s reached"
+                break
+            kkt, st, res_p, res_d = self.outer_step()
+            if self.verdict(kkt, st, res_p, res_d):
+                break
+        self.seconds["iterate"] = time.perf_counter() - t_iter
+
+    def outer_step(self):
+        """One proximal step: Newton-CG on the step's dual, then the new centre. Returns (KKT of the new
+        point in original units, the Newton stats, the step's relative primal and dual residuals)."""
+        sc, prm, wsp = self.sc, self.prm, self.wsp
+        eta, omega = self.eta, self.omega
+        sub = Subproblem(*sc.csc, sc.c, sc.lv, sc.uv, sc.lc, sc.uc, self.xbar, self.sbar, self.w.copy(),
+                         eta / omega, eta / omega, eta * omega)
+        early = self.warm or self.best <= prm.check_within * self.s.tol
+        _, st = newton_solve(sub, self.w, wsp, lambda pres: max(prm.inner_rel * pres, self.floor),
+                             max_steps=prm.newton_max, cg_max=prm.cg_max, deadline=self.deadline,
+                             done=self._done if early else None)
+        self.outer += 1
+        self.newton_total += st.steps
+        self.cg_total += st.cg_iterations
+        # the step's own residuals (scaled): primal A x - s, dual = the proximal terms' reduced-cost error
+        res_p = diff_norm(wsp.ax, wsp.s) / self.b_den
+        res_d = math.hypot(diff_norm(wsp.x, self.xbar), diff_norm(wsp.s, self.sbar)) / (eta / omega) / self.c_den
+        self.xbar, wsp.x = wsp.x, self.xbar  # the new centre is x(w); the old centre's array becomes work space
+        self.sbar, wsp.s = wsp.s, self.sbar
+        kkt = self.last[0] if st.reason == "done" else self.measure(self.xbar, self.w)
+        if self.s.verbose:
+            print(f"{self.outer:6d} {self.newton_total:7d} {self.cg_total:7d} {time.perf_counter() - self.t0:7.2f}s "
+                  f"{self.sense * kkt.primal_objective:15.8e} {self.sense * kkt.dual_objective:15.8e} "
+                  f"{kkt.primal_residual_rel:9.2e} {kkt.dual_residual_rel:9.2e} {kkt.gap_rel:9.2e} {eta:9.2e} "
+                  f"{omega:9.2e}", file=sys.stderr, flush=True)
+        return kkt, st, res_p, res_d
+
+    def verdict(self, kkt, st, res_p: float, res_d: float) -> bool:
+        """After an outer step: True to stop (OPTIMAL, or ``self.handover`` set); else adapt eta and omega."""
+        prm, tol = self.prm, self.s.tol
+        pr, dr, gp = kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel
+        if not (math.isfinite(pr) and math.isfinite(dr) and math.isfinite(gp)) or st.reason == "not finite":
+            self.handover = "the iterates became NaN or infinite"
+            return True
+        if pr <= tol and dr <= tol and gp <= tol:
+            self.status, self.message = Status.OPTIMAL, f"relative KKT residuals and gap below {tol:g}"
+            return True
+        worst = max(pr, dr, gp)
+        if worst <= 0.5 * self.best:
+            self.best, self.best_at = worst, self.outer
+        if self.outer - self.best_at >= prm.stall_outer:
+            self.handover = f"its KKT error stopped improving ({worst:.1e} after {self.outer} outer steps)"
+            return True
+        if math.sqrt(dot(self.w, self.w)) > 1e10 * (1.0 + self.y_start):
+            self.handover = "its multipliers diverged (an infeasible model?)"
+            return True
+        if not st.converged:
+            # the Newton solve stalled (line search at round-off, or its step cap): this eta is too
+            # ill-conditioned for it; step back instead of letting an inexact multiplier steer omega
+            self.eta = max(self.eta / prm.step_growth, prm.step_cold)
+            return False
+        self.eta = min(self.eta * prm.step_growth, prm.step_max)
+        if res_p > prm.weight_balance * res_d:
+            self.omega *= prm.weight_factor
+        elif res_d > prm.weight_balance * res_p:
+            self.omega /= prm.weight_factor
+        return False
 
 
 def _hand_over(problem, s, warm_start, why, outer, newton_total, cg_total, seconds, t0) -> SolveResult:
