@@ -75,6 +75,8 @@ class PartitionConfig:
         seed: seed of the initial random client split.
         passes: share updates + re-solves within one round (>= 1).
         workers: local worker processes (None: min(k, CPU count)).
+        probe: a fresh split (round 0, or a cold start) first solves every part with the whole of each
+            shared row and splits capacity rows in proportion to those demands (:func:`_probe`).
     """
 
     k: int = 1
@@ -85,6 +87,7 @@ class PartitionConfig:
     seed: int = 0
     passes: int = 1
     workers: int | None = None
+    probe: bool = True
 
     def check(self) -> None:
         """Raise UsageError for k < 1, passes < 1, an unknown executor or ``ray`` without Ray."""
@@ -219,6 +222,13 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     warms: list[SolverState | None] | None = None
     setup = time.perf_counter() - t0
     passes_report = []
+    if not warm_possible and config.probe and ns:
+        try:
+            shares, warms, probe_s = _probe(problem, grouping, col_part, k, present, rows_sh, spos, shares,
+                                            part_settings, config)
+        except PartWorkerError as err:
+            return _worker_died(problem, config, err, t0, setup)
+        passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None})
     for pass_ in range(config.passes):
         t1 = time.perf_counter()
         eff = sh.integral_allocations(problem, rows_sh, shares)
@@ -265,7 +275,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         outcome = _merge(problem, settings, config, grouping, parts, results, part_rep, solve_idx, rows_sh, spos,
                          eff, duals)
         merge = time.perf_counter() - t2
-        slowest = sum(p["slowest_part_seconds"] for p in passes_report)
+        slowest = sum(p["slowest_part_seconds"] for p in passes_report)  # the probe and every pass
         data = PartitionData(
             assignment=assignment,
             parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
@@ -287,6 +297,32 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         }
         return RoundOutcome(result=outcome[0], data=data, report=rep)
     raise AssertionError("unreachable")
+
+
+def _probe(problem: Problem, grouping, col_part: np.ndarray, k: int, present: np.ndarray, rows_sh: np.ndarray,
+           spos: np.ndarray, shares: np.ndarray, part_settings: Settings, config) -> tuple:
+    """A fresh split's first shares by proportional rationing: every part is solved once with the WHOLE of
+    each shared row it touches (its demand for the row), then a capacity row is split in proportion to the
+    parts' demands (what is left when the demands fit is spread evenly). Returns (shares, the probe's
+    states as warm starts, its slowest part's seconds). Rows that are not capacity rows keep ``shares``."""
+    whole = np.where(present, 1.0, 0.0)
+    parts = build_part_problems(problem, grouping, col_part, k, whole, name="part")
+    solve_idx = [p for p in range(k) if bool((~grouping.global_cols[parts[p].cols]).any())]
+    outs = run_parts([(parts[p].problem, part_settings, None) for p in solve_idx], config.executor,
+                     config.workers, config.ray_address)
+    results: list = [None] * k
+    for p, out in zip(solve_idx, outs, strict=True):
+        results[p] = out["result"]
+    act = _part_duals(parts, [None if r is None or not r.status.is_success else r.row_activity for r in results],
+                      spos, k, rows_sh.size)
+    known = ~np.isnan(sh.usage(problem, rows_sh, np.zeros((1, rows_sh.size))))[0]  # capacity rows
+    u = np.clip(np.nan_to_num(sh.usage(problem, rows_sh, act), nan=0.0), 0.0, None) * present
+    tot = u.sum(axis=0)
+    n_present = np.maximum(present.sum(axis=0), 1)
+    fit = np.where(tot > 1.0, u / np.where(tot > 0, tot, 1.0), u + present * ((1.0 - tot) / n_present))
+    new = np.where(known[None, :], fit, shares)
+    warms = [None if r is None else r.state for r in results]
+    return sh.normalise(new, present), warms, max((o["seconds"] for o in outs), default=0.0)
 
 
 def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError, t0: float,
