@@ -119,8 +119,8 @@ def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None
     n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
     for attempt in range(2):
         pool = _pool(n)
-        futures = [pool.submit(solve_part, i, *t, kill=kill[i]) for i, t in enumerate(tasks)]
-        try:
+        try:  # a pool broken earlier (a worker killed by SIGINT, say) already fails at submit
+            futures = [pool.submit(solve_part, i, *t, kill=kill[i]) for i, t in enumerate(tasks)]
             return [f.result() for f in futures]
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
