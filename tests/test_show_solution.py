@@ -214,12 +214,33 @@ def test_show_solution_of_a_kept_round_and_the_human_view(state):
     assert code == 0 and "no previous round" in err
 
 
+def rewrite(path: Path, table: pa.Table) -> None:
+    """Write ``table`` over a generation's file and update the manifest's size (the store checks sizes)."""
+    pq.write_table(table, path)
+    manifest_path = path.parent / "generation.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["files"][path.name] = path.stat().st_size
+    manifest_path.write_text(json.dumps(manifest))
+
+
 def test_show_solution_refuses_a_file_of_another_round(state):
     path = state / "gen-000001" / "solution.parquet"
-    pq.write_table(with_round(pq.read_table(path), 7), path)
+    rewrite(path, with_round(pq.read_table(path), 7))
     code, out, err = cli("show", "--solution", "--state", state, "--json")
     assert code == 3, out
     assert "round 7" in json.loads(out)["error"]["message"] and "solution.parquet" in err
+
+
+def test_a_file_without_its_round_reads_as_its_folders_and_a_garbled_round_is_a_state_error(state):
+    path = state / "gen-000001" / "solution.parquet"
+    table = pq.read_table(path)
+    rewrite(path, table.replace_schema_metadata(None))  # written before copter.round existed
+    assert file_round(path) is None
+    code, out, _ = cli("show", "--solution", "--state", state, "--json")
+    assert code == 0 and json.loads(out)["round"] == 1
+    rewrite(path, table.replace_schema_metadata({ROUND_KEY: "one"}))
+    code, out, _ = cli("show", "--solution", "--state", state, "--json")
+    assert code == 3 and "is not a round number" in json.loads(out)["error"]["message"]
 
 
 @pytest.mark.parametrize("args,culprit", [
