@@ -72,7 +72,10 @@ def _encode(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
         d = pc.dictionary_encode(arr.dictionary)
         idx = arr.indices
         buf = idx.buffers()[1]
-        raw = (np.frombuffer(buf, dtype=idx.type.to_pandas_dtype(), count=idx.offset + len(idx))[idx.offset:]
+        # the numpy dtype from the Arrow type's width and sign (pyarrow's to_pandas_dtype() imports pandas,
+        # 0.5-1 s per process when it is installed)
+        code = ("i" if pa.types.is_signed_integer(idx.type) else "u") + str(idx.type.bit_width // 8)
+        raw = (np.frombuffer(buf, dtype=np.dtype(code), count=idx.offset + len(idx))[idx.offset:]
                if buf is not None else np.zeros(len(idx), np.int32))
         if len(d.dictionary) == len(arr.dictionary):
             return raw, arr.dictionary  # a dictionary without repeats: its indices are the ids

@@ -25,11 +25,15 @@ All vectors in original units (minimisation form).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from solver.lp.kernels import RAY_SIGNIFICANCE
 from solver.lp.termination import OrigLP
+
+if TYPE_CHECKING:  # scipy is imported where it is used (0.2-0.7 s a process otherwise)
+    import scipy.sparse as sp
 
 
 def primal_infeasibility_ratio(lp: OrigLP, dy: np.ndarray, atdy: np.ndarray) -> float:

@@ -10,7 +10,6 @@ infeasibility functions) and exist for the tests, which compare every kernel aga
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from solver.lp.infeasibility import dual_infeasibility_ratio, primal_infeasibility_ratio
 from solver.lp.restart import fixed_point_residual
@@ -20,12 +19,14 @@ from solver.lp.termination import OrigLP, evaluate
 
 def spmv_csr_ref(rp, ri, rv, x, out):
     """numpy twin of :func:`solver.lp.kernels.spmv_csr`."""
+    import scipy.sparse as sp
     m = rp.shape[0] - 1
     out[:] = sp.csr_array((rv, ri, rp), shape=(m, x.shape[0])) @ x
 
 
 def spmv_csc_t_ref(cp, ci, cv, y, out):
     """numpy twin of :func:`solver.lp.kernels.spmv_csc_t`."""
+    import scipy.sparse as sp
     n = cp.shape[0] - 1
     out[:] = sp.csc_array((cv, ci, cp), shape=(y.shape[0], n)).T @ y
 
@@ -94,6 +95,7 @@ def halpern_step_ref(k, g, x, y, ax, aty, xh, yh, axh, atyh, x0, y0, ax0, aty0, 
 
 def power_iteration_ref(rp, ri, rv, cp, ci, cv, v, max_iter, rel_tol):
     """numpy twin of :func:`solver.lp.kernels.power_iteration`."""
+    import scipy.sparse as sp
     m, n = rp.shape[0] - 1, cp.shape[0] - 1
     A = sp.csr_array((rv, ri, rp), shape=(m, n))
     nv = np.linalg.norm(v)
@@ -119,6 +121,7 @@ def check_measures_ref(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, 
                        lc_f, uc_f, lv_f, uv_f, rp, ri, rv,
                        x, y, x0, y0, ax, aty, ax0, aty0, xh, yh, axh, atyh, rays, work_n, work_m):
     """numpy twin of :func:`solver.lp.kernels.check_measures`, composed of the reference modules' own functions."""
+    import scipy.sparse as sp
     m, n = y.shape[0], x.shape[0]
     lp = OrigLP(c=c_o, lc=lc_o, uc=uc_o, lv=lv_o, uv=uv_o, b_norm=0.0, c_norm=0.0, offset=0.0)
     sc = ScaledLP(c=c_s, lc=lc_o, uc=uc_o, lv=lv_o, uv=uv_o, csr=(rp, ri, rv), csc=None, d1=d1, d2=d2,

@@ -14,10 +14,13 @@ over the CSC arrays (one pass over the nonzeros each), with scipy twins used by 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
+
+if TYPE_CHECKING:  # scipy is imported where it is used (0.2-0.7 s a process otherwise)
+    import scipy.sparse as sp
 
 
 @dataclass(eq=False)
@@ -123,6 +126,7 @@ def ruiz_passes_ref(cp, ci, cv, m, d1, d2, iterations):
 
 def ruiz_pass_ref(cp, ci, cv, m, d1, d2):
     """numpy/scipy twin of :func:`ruiz_pass`."""
+    import scipy.sparse as sp
     A = abs(sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1)))
     r = _safe_inv_sqrt(A.max(axis=1).toarray().ravel())
     s = _safe_inv_sqrt(A.max(axis=0).toarray().ravel())
@@ -146,6 +150,7 @@ def pock_chambolle_pass(cp, ci, cv, m, alpha, d1, d2):
 
 def pock_chambolle_pass_ref(cp, ci, cv, m, alpha, d1, d2):
     """numpy/scipy twin of :func:`pock_chambolle_pass`."""
+    import scipy.sparse as sp
     A = abs(sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1)))
     r = _safe_inv_sqrt(np.asarray((A ** (2.0 - alpha)).sum(axis=1)).ravel())
     s = _safe_inv_sqrt(np.asarray((A ** alpha).sum(axis=0)).ravel())
@@ -177,6 +182,7 @@ def csc_to_csr(cp, ci, cv, m):
 
 def csc_to_csr_ref(cp, ci, cv, m):
     """scipy twin of :func:`csc_to_csr`."""
+    import scipy.sparse as sp
     R = sp.csr_array(sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1)))
     R.sort_indices()
     return R.indptr.astype(np.int64), R.indices.astype(np.int32), R.data.astype(np.float64)

@@ -14,11 +14,14 @@ coefficients are finite. These canonical arrays make two equal problems byte-ide
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from solver.model.errors import ValidationError
+
+if TYPE_CHECKING:  # scipy is imported where it is used (0.2-0.7 s a process otherwise)
+    import scipy.sparse as sp
 
 INF_BOUND = 1e30  # a bound of magnitude >= this means infinity (MPS/HiGHS convention)
 
@@ -111,6 +114,7 @@ class Problem:
         Raises:
             ValidationError: on shape mismatch, NaN, infinite cost/coefficient, duplicate names.
         """
+        import scipy.sparse as sp
         cost = np.asarray(cost, dtype=np.float64).reshape(-1)
         n = cost.shape[0]
         A = sp.csc_array(matrix) if not sp.issparse(matrix) else sp.csc_array(matrix)
@@ -158,6 +162,7 @@ class Problem:
 
     def matrix(self) -> sp.csc_array:
         """A as a scipy CSC array of shape (m, n) sharing this problem's arrays (no copy)."""
+        import scipy.sparse as sp
         return sp.csc_array((self.a_data, self.a_indices, self.a_indptr), shape=(self.n_rows, self.n_cols))
 
     def col_index(self) -> dict:
