@@ -35,6 +35,21 @@ def _delay() -> float:
     return v if v >= 0 else DELAY
 
 
+def _width(stream) -> int:
+    """Columns of the terminal: ``$COLUMNS`` when set, else the terminal's size, else 80 (a terminal that
+    reports no size, like a fresh pty)."""
+    try:
+        cols = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        cols = 0
+    if cols <= 0:
+        try:
+            cols = os.get_terminal_size(stream.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            cols = 0
+    return cols if cols > 0 else 80
+
+
 def is_terminal(stream) -> bool:
     """True when ``stream`` is a terminal that understands carriage return and erase-line."""
     try:
@@ -115,12 +130,7 @@ class SolveProgress:
         if elapsed < self.delay:
             return
         line = format_line(self.info, elapsed, self.time_limit, self._left(now))
-        try:
-            width = os.get_terminal_size(self.stream.fileno()).columns
-        except (OSError, ValueError, AttributeError):
-            width = 0
-        width = width or 80  # a terminal that reports no size (a fresh pty) gets 80 columns
-        line = line[: max(width - 1, 10)]  # never wrap: a wrapped line cannot be redrawn in place
+        line = line[: max(_width(self.stream) - 1, 10)]  # never wrap: a wrapped line cannot be redrawn in place
         with self._lock:
             if self._stop.is_set():
                 return
@@ -133,8 +143,12 @@ class SolveProgress:
             self.shown = True
 
     def _tick(self) -> None:
-        while not self._stop.wait(INTERVAL):
-            self._draw(time.monotonic())
+        """The redraw thread: keeps the seconds moving between termination checks (and through phases
+        without any, such as loading or saving a round); skips a redraw the callback has just made."""
+        while not self._stop.wait(INTERVAL / 2):
+            now = time.monotonic()
+            if now - self._last >= INTERVAL:
+                self._draw(now)
 
     def __enter__(self) -> SolveProgress:
         self._t0 = time.monotonic()

@@ -48,8 +48,10 @@ def test_format_line_names_every_measure_most_important_first():
     assert format_line(None, 2.5, math.inf, None) == "solving 2.5 s"
 
 
-def test_on_a_terminal_the_callback_draws_in_place_and_the_exit_erases():
+def test_on_a_terminal_the_callback_draws_in_place_and_the_exit_erases(monkeypatch):
     from solver.lp.pdhg import _PROGRESS
+
+    monkeypatch.delenv("COLUMNS", raising=False)
 
     term = FakeTerminal(True)
     with SolveProgress(60.0, stream=term, delay=0.0) as p:
@@ -61,6 +63,12 @@ def test_on_a_terminal_the_callback_draws_in_place_and_the_exit_erases():
     assert out.endswith(ERASE) and "\n" not in out
     assert all(len(seg) < 80 for seg in out.split(ERASE))  # cut to the width (80 when unknown): never wraps
     assert _PROGRESS.get() is None
+    monkeypatch.setenv("COLUMNS", "40")
+    term = FakeTerminal(True)
+    with SolveProgress(60.0, stream=term, delay=0.0) as p:
+        p(INFO)
+    assert term.getvalue().startswith(ERASE + "solving 0.0 s (limit 60 s")
+    assert all(len(seg) < 40 for seg in term.getvalue().split(ERASE))
 
 
 def test_not_a_terminal_or_disabled_or_before_the_delay_writes_nothing():
@@ -85,6 +93,7 @@ def test_dumb_terminal_counts_as_none(monkeypatch):
 def _env(delay: str | None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm")
     env.pop("COPTER_PROGRESS_DELAY", None)
+    env.pop("COLUMNS", None)  # the pty's own size (200 columns) decides
     if delay is not None:
         env["COPTER_PROGRESS_DELAY"] = delay
     return env
