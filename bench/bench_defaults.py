@@ -65,8 +65,9 @@ def run_copter(args: list[str]) -> tuple[dict, float, int]:
         report = json.loads(proc.stdout) if proc.stdout.strip() else {}
     except json.JSONDecodeError:
         report = {}
-    if proc.returncode not in (0,) and not report:
-        print(f"  copter {' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()[-400:]}", flush=True)
+    if proc.returncode != 0:
+        why = report.get("error") or report.get("message") or proc.stderr.strip()[-400:]
+        print(f"  copter {args[0]} exited {proc.returncode}: {why}", flush=True)
     return report, wall, proc.returncode
 
 
