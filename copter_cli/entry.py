@@ -1,12 +1,14 @@
 """The ``copter`` console script's entry point (and ``python -m copter_cli``'s): it installs a SIGINT handler
 before anything heavy is imported, so an interrupt at any moment ends the process cleanly.
 
-Until :func:`copter_cli.app.main` starts parsing, nothing has been read or written: an interrupt prints
-the interrupted error (``{"error": {"code": 130, "kind": "interrupted", ...}}`` on stdout with ``--json``,
-one line on stderr) and exits 130 at once, instead of a traceback from the middle of an import. From then
-on SIGINT raises KeyboardInterrupt as usual, which every command maps to exit 130 after its cleanup (the
-state is unchanged). Only the few milliseconds in which the interpreter itself starts, before this module
-runs, keep Python's default behaviour.
+The handler (:func:`_on_sigint`) asks ``formats.undo`` where the process is. Inside a region that must
+unwind (a generation, a failed-round record or an output file being written, CURRENT being replaced) it
+raises KeyboardInterrupt: the code removes what it wrote and the command exits 130. Anywhere else (the
+imports, parsing, reading, solving) nothing is half-written: it runs the registered undo actions (``init``
+removes the state folder it created), prints the interrupted error (``{"error": {"code": 130, "kind":
+"interrupted", ...}}`` on stdout with ``--json``, one line on stderr) and exits 130 at once, so no
+library can swallow the interrupt or turn it into another error. Only the few milliseconds in which the
+interpreter itself starts, before this module runs, keep Python's default behaviour.
 """
 
 from __future__ import annotations
@@ -15,45 +17,62 @@ import os
 import signal
 import sys
 
-MESSAGE = "interrupted while starting; nothing was done"
+MESSAGE = "interrupted; the state is unchanged"
 
 
-def _interrupted_at_start(signum, frame) -> None:
-    """SIGINT before the command runs: print the interrupted error and exit 130 (nothing to clean up)."""
+def _on_sigint(signum, frame) -> None:
+    """SIGINT: KeyboardInterrupt inside a ``formats.undo`` region; else undo actions, the interrupted
+    error, exit 130 at once."""
+    undo = sys.modules.get("formats.undo")
+    if undo is not None and undo.active():
+        raise KeyboardInterrupt
+    message = MESSAGE
+    if undo is not None:
+        undo.run_actions()
+        message = undo.interrupted_message()
+    try:
+        sys.stdout.flush()  # what a command printed before stays in order before the error
+    except Exception:  # noqa: BLE001 - a closed or broken stdout: nothing to keep
+        pass
     try:
         if "--json" in sys.argv[1:]:
             import json
 
-            err = {"error": {"code": 130, "kind": "interrupted", "message": MESSAGE}}
+            err = {"error": {"code": 130, "kind": "interrupted", "message": message}}
             os.write(1, (json.dumps(err) + "\n").encode())
-        os.write(2, f"error (interrupted, exit 130): {MESSAGE}\n".encode())
+        os.write(2, f"error (interrupted, exit 130): {message}\n".encode())
     except OSError:
         pass
     os._exit(130)
 
 
 def install() -> None:
-    """Install the start-up SIGINT handler (main thread only; a no-op elsewhere)."""
+    """Install the SIGINT handler (main thread only; a no-op elsewhere)."""
     try:
-        signal.signal(signal.SIGINT, _interrupted_at_start)
+        signal.signal(signal.SIGINT, _on_sigint)
     except ValueError:  # not the main thread
         pass
 
 
-def release() -> None:
-    """From here SIGINT raises KeyboardInterrupt again (the commands clean up and exit 130); only when the
-    start-up handler is the one installed, so a host process's own handler is left alone."""
-    if signal.getsignal(signal.SIGINT) is _interrupted_at_start:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+class _NoPandas:
+    """A meta-path finder that refuses ``import pandas`` (see :func:`keep_pandas_out`)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError("pandas is kept out of the copter CLI's process", name=name)
+        return None
 
 
 def keep_pandas_out() -> None:
     """Make pandas unimportable in the CLI's process. The CLI never uses pandas, but pyarrow's pandas shim
     imports it on its first conversion of a Python list or a string array whenever it is installed, which
     cost 0.5-1 s of every ``copter step`` on a machine with pandas (measured with ``python -X importtime``).
-    A library user's process is left alone."""
-    if "pandas" not in sys.modules:
-        sys.modules["pandas"] = None  # type: ignore[assignment]  # import pandas -> ImportError
+    A finder that raises ModuleNotFoundError is what pyarrow's shim treats as "pandas not installed" (a
+    ``None`` entry in ``sys.modules`` is not: the shim then reads ``None.__version__``). A library user's
+    process is left alone."""
+    if "pandas" not in sys.modules and not any(isinstance(f, _NoPandas) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoPandas())
 
 
 def main() -> None:
