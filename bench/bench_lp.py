@@ -184,7 +184,7 @@ def domain_rows(tols, cap: float, rounds: int, transport: str | None, domains: b
     return out
 
 
-def main() -> None:
+def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
     ap.add_argument("--tols", type=float, nargs="+", default=[1e-4, 1e-6])
@@ -199,8 +199,104 @@ def main() -> None:
                          "for copter and HiGHS alike (sub-millisecond timings are otherwise mostly noise)")
     ap.add_argument("--no-presolve-column", action="store_true",
                     help="skip the copter-without-presolve solves (the 'np' columns)")
-    args = ap.parse_args()
+    return ap.parse_args()
 
+
+HEADER = (f"{'instance':16s} {'tol':>6s} {'status':>10s} {'iters':>8s} {'sec':>7s} {'relerr':>8s} "
+          f"{'viol':>8s} | {'np s':>7s} {'np it':>8s} {'np viol':>8s} {'np/pd':>6s} | {'pdlp s':>7s} {'pdlp it':>8s} {'pdlp viol':>9s} {'pdlp err':>8s} | "
+          f"{'splx s':>7s} {'ipm s':>7s} | {'t/pdlp':>6s} | {'cold it':>8s} {'warm it':>8s} {'w/c':>5s}")
+
+
+def _instance_row(name: str, p, q, opt: float, tol: float, args) -> dict:
+    """One (instance, tolerance) row: copter with and without presolve, the HiGHS methods, warm vs cold."""
+    s = Settings(tol=tol, time_limit_seconds=args.cap)
+    res, sec = fastest(lambda: solve(p, s), args.repeat)
+    row = {"instance": name, "rows": p.n_rows, "cols": p.n_cols, "nnz": p.nnz, "tol": tol,
+           "status": res.status.name, "iterations": res.iterations, "seconds": sec,
+           "rel_err": rel_err(res.objective, opt), "viol": res.max_row_violation,
+           "presolve_seconds": res.seconds.get("presolve", math.nan),
+           "polish_seconds": res.seconds.get("polish", math.nan)}
+    if not args.no_presolve_column:
+        npr, np_sec = fastest(lambda: solve(p, replace(s, presolve="off")), args.repeat)
+        row.update({"np_status": npr.status.name, "np_iterations": npr.iterations,
+                    "np_seconds": np_sec, "np_rel_err": rel_err(npr.objective, opt),
+                    "np_viol": npr.max_row_violation})
+    if not args.no_highs:
+        for method in ("pdlp", "simplex", "ipm"):
+            if method != "pdlp" and tol != args.tols[0]:
+                continue  # exact methods: once per instance
+            hres, _ = fastest(lambda method=method: run_highs(p, method, tol, args.cap),
+                              args.repeat, seconds_of=lambda d: d["seconds"])
+            row.update({f"{method}_{k}": v for k, v in hres.items()})
+            row[f"{method}_rel_err"] = rel_err(hres["objective"], opt)
+        row["time_ratio_pdlp"] = sec / max(row["pdlp_seconds"], 1e-9)
+        if "np_seconds" in row:
+            row["np_time_ratio_pdlp"] = row["np_seconds"] / max(row["pdlp_seconds"], 1e-9)
+    cold = solve(q, replace(s, presolve="off"))
+    warm = solve(q, s, warm_start=res.state)
+    row.update({"cold_status": cold.status.name, "cold_iterations": cold.iterations,
+                "warm_status": warm.status.name, "warm_iterations": warm.iterations,
+                "warm_seconds": warm.seconds["solve"], "cold_seconds": cold.seconds["solve"],
+                "warm_cold_ratio": warm.iterations / max(cold.iterations, 1),
+                "warm_obj_diff": abs(warm.objective - cold.objective) / max(1.0, abs(cold.objective))})
+    return row
+
+
+def _print_row(row: dict) -> None:
+    print(f"{row['instance']:16s} {row['tol']:6.0e} {row['status'][:10]:>10s} {row['iterations']:8d} "
+          f"{row['seconds']:7.2f} {row['rel_err']:8.1e} {row['viol']:8.1e} | "
+          f"{row.get('np_seconds', math.nan):7.2f} {row.get('np_iterations', 0):8d} "
+          f"{row.get('np_viol', math.nan):8.1e} {row.get('np_time_ratio_pdlp', math.nan):6.2f} | "
+          f"{row.get('pdlp_seconds', math.nan):7.2f} {row.get('pdlp_iterations', 0):8d} "
+          f"{row.get('pdlp_viol', math.nan):9.1e} {row.get('pdlp_rel_err', math.nan):8.1e} | "
+          f"{row.get('simplex_seconds', math.nan):7.3f} {row.get('ipm_seconds', math.nan):7.3f} | "
+          f"{row.get('time_ratio_pdlp', math.nan):6.2f} | {row['cold_iterations']:8d} {row['warm_iterations']:8d} "
+          f"{row['warm_cold_ratio']:5.2f}", flush=True)
+
+
+def _summary(sub: list[dict], tol: float) -> None:
+    """Print the accuracy, time-ratio and warm/cold lines of one tolerance's rows."""
+    good = [t for t in sub if t["status"] == "OPTIMAL" and t["rel_err"] <= 1e-5]
+    print(f"  tol {tol:g}: OPTIMAL within 1e-5 of the manifest: {len(good)}/{len(sub)} "
+          f"= {len(good) / len(sub):.0%}")
+    if "np_status" in sub[0]:
+        npg = [t for t in sub if t["np_status"] == "OPTIMAL" and t["np_rel_err"] <= 1e-5]
+        print(f"    without presolve: {len(npg)}/{len(sub)} = {len(npg) / len(sub):.0%}; "
+              f"median max row violation with presolve {statistics.median(t['viol'] for t in sub):.1e}, "
+              f"without {statistics.median(t['np_viol'] for t in sub):.1e}")
+    if "time_ratio_pdlp" in sub[0]:
+        ratios = [t["time_ratio_pdlp"] for t in sub]
+        pd_ok = sum(1 for t in sub if t["pdlp_rel_err"] <= 1e-5)
+        print(f"    median time ratio copter / HiGHS pdlp: {statistics.median(ratios):.2f} "
+              f"(copter faster on {sum(x < 1 for x in ratios)}/{len(ratios)}); "
+              f"HiGHS pdlp within 1e-5: {pd_ok}/{len(sub)}; "
+              f"median max row violation copter {statistics.median(t['viol'] for t in sub):.1e} "
+              f"vs pdlp {statistics.median(t['pdlp_viol'] for t in sub):.1e}")
+        if "np_time_ratio_pdlp" in sub[0]:
+            npr = [t["np_time_ratio_pdlp"] for t in sub]
+            print(f"    without presolve: median time ratio copter / HiGHS pdlp {statistics.median(npr):.2f} "
+                  f"(copter faster on {sum(x < 1 for x in npr)}/{len(npr)})")
+    wc = [t["warm_cold_ratio"] for t in sub if t["cold_status"] == "OPTIMAL" and t["warm_status"] == "OPTIMAL"]
+    if wc:
+        print(f"    median warm/cold iteration ratio (1% of costs and rows +-5%): {statistics.median(wc):.2f} "
+              f"over {len(wc)} instances; warm <= 1/4 of cold on {sum(x <= 0.25 for x in wc)}, "
+              f"warm > cold on {sum(x > 1 for x in wc)}")
+
+
+def _write(table: list[dict]) -> None:
+    out = REPO / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"bench_lp-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+    keys = sorted({k for t in table for k in t})
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(table)
+    print(f"\ntable written to {path.relative_to(REPO)}")
+
+
+def main() -> None:
+    args = _parse_args()
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
     print("versions:", ", ".join(f"{k} {version(k)}" for k in ("copter", "numba", "numpy", "scipy", "highspy")),
           f"python {platform.python_version()}", f"machine {platform.machine()}")
@@ -216,98 +312,23 @@ def main() -> None:
     solve(read(mdir / "afiro.mps"))  # load numba kernels once, outside the timings
 
     table = []
-    hdr = (f"{'instance':16s} {'tol':>6s} {'status':>10s} {'iters':>8s} {'sec':>7s} {'relerr':>8s} "
-           f"{'viol':>8s} | {'np s':>7s} {'np it':>8s} {'np viol':>8s} {'np/pd':>6s} | {'pdlp s':>7s} {'pdlp it':>8s} {'pdlp viol':>9s} {'pdlp err':>8s} | "
-           f"{'splx s':>7s} {'ipm s':>7s} | {'t/pdlp':>6s} | {'cold it':>8s} {'warm it':>8s} {'w/c':>5s}")
-    print(hdr)
-    print("-" * len(hdr))
+    print(HEADER)
+    print("-" * len(HEADER))
     for r in rows:
         p = read(mdir / r["file"])
-        opt = float(r["optimal_objective"])
         q = perturb(p)
         for tol in args.tols:
-            s = Settings(tol=tol, time_limit_seconds=args.cap)
-            res, sec = fastest(lambda p=p, s=s: solve(p, s), args.repeat)
-            row = {"instance": r["file"], "rows": p.n_rows, "cols": p.n_cols, "nnz": p.nnz, "tol": tol,
-                   "status": res.status.name, "iterations": res.iterations, "seconds": sec,
-                   "rel_err": rel_err(res.objective, opt), "viol": res.max_row_violation,
-                   "presolve_seconds": res.seconds.get("presolve", math.nan),
-                   "polish_seconds": res.seconds.get("polish", math.nan)}
-            if not args.no_presolve_column:
-                npr, np_sec = fastest(lambda p=p, s=s: solve(p, replace(s, presolve="off")), args.repeat)
-                row.update({"np_status": npr.status.name, "np_iterations": npr.iterations,
-                            "np_seconds": np_sec, "np_rel_err": rel_err(npr.objective, opt),
-                            "np_viol": npr.max_row_violation})
-            if not args.no_highs:
-                for name in ("pdlp", "simplex", "ipm"):
-                    if name != "pdlp" and tol != args.tols[0]:
-                        continue  # exact methods: once per instance
-                    hres, _ = fastest(lambda p=p, name=name, tol=tol: run_highs(p, name, tol, args.cap),
-                                      args.repeat, seconds_of=lambda d: d["seconds"])
-                    row.update({f"{name}_{k}": v for k, v in hres.items()})
-                    row[f"{name}_rel_err"] = rel_err(hres["objective"], opt)
-                row["time_ratio_pdlp"] = sec / max(row["pdlp_seconds"], 1e-9)
-                if "np_seconds" in row:
-                    row["np_time_ratio_pdlp"] = row["np_seconds"] / max(row["pdlp_seconds"], 1e-9)
-            cold = solve(q, replace(s, presolve="off"))
-            warm = solve(q, s, warm_start=res.state)
-            row.update({"cold_status": cold.status.name, "cold_iterations": cold.iterations,
-                        "warm_status": warm.status.name, "warm_iterations": warm.iterations,
-                        "warm_seconds": warm.seconds["solve"], "cold_seconds": cold.seconds["solve"],
-                        "warm_cold_ratio": warm.iterations / max(cold.iterations, 1),
-                        "warm_obj_diff": abs(warm.objective - cold.objective) / max(1.0, abs(cold.objective))})
-            table.append(row)
-            print(f"{r['file']:16s} {tol:6.0e} {res.status.name[:10]:>10s} {res.iterations:8d} {sec:7.2f} "
-                  f"{row['rel_err']:8.1e} {row['viol']:8.1e} | "
-                  f"{row.get('np_seconds', math.nan):7.2f} {row.get('np_iterations', 0):8d} "
-                  f"{row.get('np_viol', math.nan):8.1e} {row.get('np_time_ratio_pdlp', math.nan):6.2f} | "
-                  f"{row.get('pdlp_seconds', math.nan):7.2f} {row.get('pdlp_iterations', 0):8d} "
-                  f"{row.get('pdlp_viol', math.nan):9.1e} {row.get('pdlp_rel_err', math.nan):8.1e} | "
-                  f"{row.get('simplex_seconds', math.nan):7.3f} {row.get('ipm_seconds', math.nan):7.3f} | "
-                  f"{row.get('time_ratio_pdlp', math.nan):6.2f} | {cold.iterations:8d} {warm.iterations:8d} "
-                  f"{row['warm_cold_ratio']:5.2f}", flush=True)
+            table.append(_instance_row(r["file"], p, q, float(r["optimal_objective"]), tol, args))
+            _print_row(table[-1])
 
     print("\nsummary")
     for tol in args.tols:
         sub = [t for t in table if t["tol"] == tol]
-        if not sub:
-            continue
-        good = [t for t in sub if t["status"] == "OPTIMAL" and t["rel_err"] <= 1e-5]
-        print(f"  tol {tol:g}: OPTIMAL within 1e-5 of the manifest: {len(good)}/{len(sub)} "
-              f"= {len(good) / len(sub):.0%}")
-        if "np_status" in sub[0]:
-            npg = [t for t in sub if t["np_status"] == "OPTIMAL" and t["np_rel_err"] <= 1e-5]
-            print(f"    without presolve: {len(npg)}/{len(sub)} = {len(npg) / len(sub):.0%}; "
-                  f"median max row violation with presolve {statistics.median(t['viol'] for t in sub):.1e}, "
-                  f"without {statistics.median(t['np_viol'] for t in sub):.1e}")
-        if "time_ratio_pdlp" in sub[0]:
-            ratios = [t["time_ratio_pdlp"] for t in sub]
-            pd_ok = sum(1 for t in sub if t["pdlp_rel_err"] <= 1e-5)
-            print(f"    median time ratio copter / HiGHS pdlp: {statistics.median(ratios):.2f} "
-                  f"(copter faster on {sum(x < 1 for x in ratios)}/{len(ratios)}); "
-                  f"HiGHS pdlp within 1e-5: {pd_ok}/{len(sub)}; "
-                  f"median max row violation copter {statistics.median(t['viol'] for t in sub):.1e} "
-                  f"vs pdlp {statistics.median(t['pdlp_viol'] for t in sub):.1e}")
-            if "np_time_ratio_pdlp" in sub[0]:
-                npr = [t["np_time_ratio_pdlp"] for t in sub]
-                print(f"    without presolve: median time ratio copter / HiGHS pdlp {statistics.median(npr):.2f} "
-                      f"(copter faster on {sum(x < 1 for x in npr)}/{len(npr)})")
-        wc = [t["warm_cold_ratio"] for t in sub if t["cold_status"] == "OPTIMAL" and t["warm_status"] == "OPTIMAL"]
-        if wc:
-            print(f"    median warm/cold iteration ratio (1% of costs and rows +-5%): {statistics.median(wc):.2f} "
-                  f"over {len(wc)} instances; warm <= 1/4 of cold on {sum(x <= 0.25 for x in wc)}, "
-                  f"warm > cold on {sum(x > 1 for x in wc)}")
+        if sub:
+            _summary(sub, tol)
     if args.domains or args.transport:
         table += domain_rows(args.tols, args.cap, args.rounds, args.transport, args.domains)
-    out = REPO / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"bench_lp-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-    keys = sorted({k for t in table for k in t})
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(table)
-    print(f"\ntable written to {path.relative_to(REPO)}")
+    _write(table)
 
 
 if __name__ == "__main__":
