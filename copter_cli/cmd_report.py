@@ -29,9 +29,10 @@ def report_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result (files written, rounds) as JSON."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Write an HTML report of the rounds: time by phase, objective and gap, iterations, churn.
+    """Write an HTML page of the rounds: charts and a table.
 
-    Needs matplotlib: pip install 'copter[plot]' (exit 8 without it)."""
+    Round time by phase, objective and gap, warm vs cold iterations, churn, failed rounds; one offline
+    file. Needs matplotlib: pip install 'copter[plot]' (exit 8 without it)."""
 
     def body() -> int:
         from solver.rounds.report import write_report

@@ -330,10 +330,10 @@ def history_cmd(
                                                       "results spread into columns)."),
     debug: bool = DEBUG_OPT,
 ) -> None:
-    """Table of the rounds from the round log (it outlives pruning), failed ones included.
+    """Every round from the round log, failed ones included.
 
-    Status, objective, gap, iterations, seconds per phase, compare results. A state written before the
-    round log existed shows its kept and failed rounds."""
+    The round log outlives pruning. Status, objective, gap, iterations, seconds per phase, compare results.
+    A state written before the round log existed shows its kept and failed rounds."""
 
     def body() -> int:
         if json_out and csv_out:
