@@ -75,13 +75,13 @@ def main(argv: list[str] | None = None) -> None:
     is printed as ``{"error": {"code": 2, "kind": "usage", "message": ...}}`` on stdout, still exit 2;
     ``--help`` keeps exit 0.
 
-    SIGINT: ``copter_cli.entry`` handles it until here; from here it is a KeyboardInterrupt, exit 130 with
-    the interrupted error (JSON with ``--json``) wherever it lands, parsing included. A closed stdout ends
-    with exit 141 and no output (``copter_cli.output.quiet_broken_pipe``).
+    SIGINT: ``copter_cli.entry``'s handler (the console script); in-process callers get KeyboardInterrupt,
+    which ends as exit 130 with the interrupted error (JSON with ``--json``) wherever it lands, parsing
+    included. A closed stdout ends with exit 141 and no output (``copter_cli.output.quiet_broken_pipe``).
     """
     import sys
 
-    from copter_cli import entry, exit_codes, output
+    from copter_cli import exit_codes, output
 
     # --time-limit counts from process start (solver.clock): the console script passes no argv; an
     # in-process caller with argv keeps the library rule (the limit counts from the solve's start)
@@ -90,7 +90,6 @@ def main(argv: list[str] | None = None) -> None:
     start_command(process_start() if argv is None else None)
     args = sys.argv[1:] if argv is None else list(argv)
     json_out = "--json" in args
-    entry.release()
     try:
         if not json_out:
             app(args=args)

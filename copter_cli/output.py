@@ -89,12 +89,15 @@ def command_errors(json_out: bool, debug: bool):
     read-only file system, disk full) -> 7 naming the path; any other exception -> 1, traceback only with
     ``--debug``. ``typer.Exit`` passes through untouched.
     """
+    from formats import undo
+
+    undo.begin_command()
     try:
         yield
     except typer.Exit:
         raise
     except KeyboardInterrupt:
-        _fail(exit_codes.INTERRUPTED, "interrupted", "interrupted; the state is unchanged", json_out, {})
+        _fail(exit_codes.INTERRUPTED, "interrupted", undo.interrupted_message(), json_out, {})
     except BrokenPipeError:
         quiet_broken_pipe()
     except CopterError as err:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from formats import undo
 from formats.faults import io_fault
 from formats.fsync import fsync_path
 
@@ -52,19 +53,20 @@ def replacing(path: str | os.PathLike, suffix: str = "", sync: bool = True,
     """
     path = Path(path)
     io_fault("create", path)
-    tmp = _new_temp(path, suffix)
-    try:
-        yield tmp
-        if sync:
-            fsync_path(tmp)
-        io_fault("rename", path)
-        os.replace(tmp, path)
-    except BaseException:
+    with undo.region():  # an interrupt here unwinds (the temporary file is removed)
+        tmp = _new_temp(path, suffix)
         try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise
+            yield tmp
+            if sync:
+                fsync_path(tmp)
+            io_fault("rename", path)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+            raise
     if sync if sync_folder is None else sync_folder:
         fsync_path(path.parent if str(path.parent) else Path("."), directory=True)
 

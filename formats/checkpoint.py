@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from formats import undo
 from formats.faults import as_environment_fault, io_fault, is_environment_fault
 from formats.fsync import fsync_path
 from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
@@ -94,17 +95,18 @@ def _write_text_atomic(path: Path, text: str) -> None:
     the same folder, fsync, ``os.replace`` (replaces a link at ``path`` itself, never its target), fsync
     of the folder. On failure before the replace the temp file is removed and ``path`` is untouched."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        io_fault("text", tmp)
-        with open(tmp, "x") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        io_fault("rename", path)
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
+    with undo.region():  # an interrupt here unwinds (the temp file is removed)
+        try:
+            io_fault("text", tmp)
+            with open(tmp, "x") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            io_fault("rename", path)
+            os.replace(tmp, path)
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
     fsync_path(path.parent, directory=True)
 
 
@@ -804,18 +806,19 @@ class StateStore:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         name = f"round-{round_:06d}-{stamp}-{uuid.uuid4().hex[:6]}"
         tmp = base / f".tmp-{name}"
-        try:
-            io_fault("mkdir", tmp)
-            tmp.mkdir()
-            write_json(tmp / "report.json", report)
-            fsync_path(tmp, directory=True)
-            io_fault("rename", base / name)
-            os.rename(tmp, base / name)
-            fsync_path(base, directory=True)
-        except BaseException:  # nothing of the record stays (CURRENT never depended on it)
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(base / name, ignore_errors=True)
-            raise
+        with undo.region():  # an interrupt here unwinds (the record is removed)
+            try:
+                io_fault("mkdir", tmp)
+                tmp.mkdir()
+                write_json(tmp / "report.json", report)
+                fsync_path(tmp, directory=True)
+                io_fault("rename", base / name)
+                os.rename(tmp, base / name)
+                fsync_path(base, directory=True)
+            except BaseException:  # nothing of the record stays (CURRENT never depended on it)
+                shutil.rmtree(tmp, ignore_errors=True)
+                shutil.rmtree(base / name, ignore_errors=True)
+                raise
         for old in self.failures()[:-max(1, keep)]:
             shutil.rmtree(old, ignore_errors=True)
         return base / name

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from formats import reports
+from formats import reports, undo
 from formats.checkpoint import Generation, StateStore, fault_point
 from formats.faults import as_environment_fault, is_environment_fault
 from solver.model.problem import Problem
@@ -51,45 +51,49 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
             only adds a warning. Any other OSError, and a KeyboardInterrupt before the commit, likewise
             leave the state as it was.
     """
-    t = time.perf_counter()
-    try:
-        writer = store.begin(round_)
-    except OSError as err:
-        if is_environment_fault(err):
-            raise _fault(err, store, round_, stored=False) from err
-        raise
-    try:
-        writer.save_problem(problem, prev, None if info is None else set(info.changed_fields))
-        fault_point("sigint_during_save")
-        writer.save_state(result.state)
-        if write_extra is not None:
-            writer.written_bytes += write_extra(writer.tmp)
-        old_x = None if prev is None else previous_allocation(prev)
-        changed_vars = write_outputs(writer, problem, result, None if prev is None else prev.problem, old_x, info,
-                                     **({} if tol is None else {"tol": tol}))
-        seconds["save"] = time.perf_counter() - t
-        seconds["total"] = time.perf_counter() - t0
-        paths = {"solution_path": writer.rel("solution.parquet"), "duals_path": writer.rel("duals.parquet"),
-                 "changes_path": writer.rel("changes.parquet")}
-        report = reports.round_report(round_=round_, result=result, seconds=seconds, delta_sha256=delta_sha,
-                                      changed_variables=changed_vars, paths=paths, problem=problem,
-                                      extra=extra)
-        parent = {"parent_id": None if prev is None else prev.manifest.get("id"),
-                  "parent_round": None if prev is None else prev.round}
-        # from here the round is finished, SIGINT or not: moving an abandoned branch aside, the rename
-        # and CURRENT belong together
-        with sigint_deferred():
-            writer.commit(report, {"delta_sha256": delta_sha, "status": report["status"], **parent})
-            store.set_current(round_)
-            _log(store, round_, report, prev, info)  # before pruning: a reconciliation still sees the old rounds
-            _prune(store, keep, round_, report)
-    except BaseException as err:
-        stored = store.names_current(round_)
-        if not stored:
-            writer.abort()
-        if is_environment_fault(err):
-            raise _fault(err, store, round_, stored) from err
-        raise
+    # a generation is being written: an interrupt anywhere here unwinds (formats.undo), so the except
+    # clause below removes it
+    with undo.region():
+        t = time.perf_counter()
+        try:
+            writer = store.begin(round_)
+        except OSError as err:
+            if is_environment_fault(err):
+                raise _fault(err, store, round_, stored=False) from err
+            raise
+        try:
+            writer.save_problem(problem, prev, None if info is None else set(info.changed_fields))
+            fault_point("sigint_during_save")
+            writer.save_state(result.state)
+            if write_extra is not None:
+                writer.written_bytes += write_extra(writer.tmp)
+            old_x = None if prev is None else previous_allocation(prev)
+            changed_vars = write_outputs(writer, problem, result, None if prev is None else prev.problem, old_x, info,
+                                         **({} if tol is None else {"tol": tol}))
+            seconds["save"] = time.perf_counter() - t
+            seconds["total"] = time.perf_counter() - t0
+            paths = {"solution_path": writer.rel("solution.parquet"), "duals_path": writer.rel("duals.parquet"),
+                     "changes_path": writer.rel("changes.parquet")}
+            report = reports.round_report(round_=round_, result=result, seconds=seconds, delta_sha256=delta_sha,
+                                          changed_variables=changed_vars, paths=paths, problem=problem,
+                                          extra=extra)
+            parent = {"parent_id": None if prev is None else prev.manifest.get("id"),
+                      "parent_round": None if prev is None else prev.round}
+            # from here the round is finished, SIGINT or not: moving an abandoned branch aside, the rename
+            # and CURRENT belong together
+            with sigint_deferred():
+                writer.commit(report, {"delta_sha256": delta_sha, "status": report["status"], **parent})
+                store.set_current(round_)
+                undo.done(f"round {round_} is stored and current")
+                _log(store, round_, report, prev, info)  # before pruning: a reconciliation still sees the old rounds
+                _prune(store, keep, round_, report)
+        except BaseException as err:
+            stored = store.names_current(round_)
+            if not stored:
+                writer.abort()
+            if is_environment_fault(err):
+                raise _fault(err, store, round_, stored) from err
+            raise
     return report
 
 

@@ -131,6 +131,7 @@ def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
 
 def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
     """Make an earlier kept round current; see :func:`solver.rounds.rollback`."""
+    from formats import undo
     from formats.faults import as_environment_fault, environment_faults, is_environment_fault
 
     store = StateStore(state_dir_or_default(state_dir))
@@ -153,6 +154,7 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
                 fault.message += f"; CURRENT nevertheless names round {to} now"
                 fault.context = {"round_stored": True, "current_round": to}
                 raise fault from err
+            undo.done(f"CURRENT names round {to}")
     later = [r for r in gens if r > to]
     msg = f"CURRENT moved from round {cur} to round {to}"
     if later:

@@ -14,7 +14,7 @@ import shutil
 import time
 from pathlib import Path
 
-from formats import reports
+from formats import reports, undo
 from formats.checkpoint import DEFAULT_KEEP, Generation, StateStore
 from formats.faults import environment_faults
 from solver.model.delta import Delta
@@ -43,7 +43,9 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     settings = settings or Settings()
     created = not store.root.exists()
     try:
-        report = _init_locked(store, base, settings, keep, t0, wait, partition)
+        # an interrupt that ends the process at once (copter_cli.entry) still removes the folder created here
+        with undo.on_interrupt(lambda: _remove_if_created_empty(store.root, created)):
+            report = _init_locked(store, base, settings, keep, t0, wait, partition)
     except StateBusyError:
         raise  # the folder is another writer's now
     except BaseException:
