@@ -11,7 +11,7 @@
 | 6 | state busy: another writer holds the lock; retry later (or `--wait SECONDS`) |
 | 7 | environment fault: permission denied, read-only file system, disk full or over quota, I/O error, unusable `.lock`; the message names the path |
 | 8 | an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`) |
-| 130 | interrupted; the state is unchanged |
+| 130 | interrupted; the state is unchanged (an interrupt after a round was stored says so) |
 | 141 | stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more is printed |
 """
 
@@ -51,7 +51,7 @@ TABLE = {
     ENVIRONMENT: ("environment fault: permission denied, read-only file system, disk full or over quota, I/O "
                   "error, unusable `.lock`; the message names the path"),
     MISSING_DEPENDENCY: "an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`)",
-    INTERRUPTED: "interrupted; the state is unchanged",
+    INTERRUPTED: "interrupted; the state is unchanged (an interrupt after a round was stored says so)",
     BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more "
                   "is printed"),
 }
