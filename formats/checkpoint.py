@@ -35,7 +35,16 @@ therefore self-contained (deleting any other one never breaks it) and a round's 
 change, not with the problem size.
 
 Locking: one ``filelock.FileLock`` object per state directory per process (a module registry), acquired
-with timeout 0: a second writer raises :class:`~solver.model.errors.StateBusyError` at once (exit code 6).
+with timeout 0 (or ``wait`` seconds): a second writer raises :class:`~solver.model.errors.StateBusyError`
+(exit code 6). A ``.lock`` that is a folder or a symbolic link, or a lock file the machine will not create,
+raises :class:`~solver.model.errors.EnvironmentFaultError` (exit code 7).
+
+Faults of the machine (``formats.faults``): every write goes through an injection point (``io_fault``); a
+writer that fails before CURRENT names its round undoes everything (:meth:`GenerationWriter.abort`: the
+temporary or renamed generation removed, what ``abandon_from`` moved put back), so the directory is as it
+was. Links: copter follows no symbolic link inside the directory (:meth:`StateStore.check_links`: exit 3
+naming it; a linked file inside a generation makes it incomplete); CURRENT and config.json are replaced
+through ``O_EXCL`` temporary files, never written in place.
 """
 
 from __future__ import annotations

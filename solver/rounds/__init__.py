@@ -21,7 +21,11 @@ Failure behaviour:
   where it was (``"accepted": false``); with ``accept_failed`` the round is saved and made current;
 * :func:`init` always stores round 0 (so a fixing delta can follow), whatever its status;
 * KeyboardInterrupt (SIGINT) before ``CURRENT`` is replaced: the temporary generation is removed and the
-  interrupt propagates (state unchanged); once the replacement has started it is finished.
+  interrupt propagates (state unchanged); once the replacement has started it is finished
+  (``formats.undo`` marks these regions for the CLI's handler, which ends the process at once elsewhere);
+* a write the machine refuses (permission, read-only file system, disk full, unusable ``.lock``):
+  ``EnvironmentFaultError`` naming the path; before ``CURRENT`` names the round it is undone completely;
+* a symbolic link where copter reads or writes inside the state: ``StateError`` naming it, nothing done.
 
 Example (the README's "Driving rounds from Python")::
 
