@@ -120,10 +120,13 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     seconds.update({k: v for k, v in result.seconds.items() if k != "total"})
     seconds["solve"] = t2 - t1
     if output is not None:
+        from formats.faults import environment_faults
         from formats.reports import duals_table, solution_table, write_parquet
 
-        write_parquet(output, solution_table(problem.col_names, result.x, result.reduced_cost))
-        write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
+        with environment_faults(output, destination=True):  # disk full etc.: exit 7 naming -o
+            write_parquet(output, solution_table(problem.col_names, result.x, result.reduced_cost))
+        with environment_faults(duals_path_for(output), destination=True):
+            write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
         seconds["write"] = time.perf_counter() - t2
     seconds["total"] = time.perf_counter() - t0
     rep = report_for(problem, result, seconds)

@@ -56,15 +56,16 @@ def as_environment_fault(err: OSError, path=None, action: str = "write",
 
 
 @contextmanager
-def environment_faults(path, action: str = "write") -> Iterator[None]:
+def environment_faults(path, action: str = "write", destination: bool = False) -> Iterator[None]:
     """Turn an environment ``OSError`` raised inside the block into :class:`EnvironmentFaultError`
-    (naming ``path`` when the error names no file); every other exception passes unchanged."""
+    (naming ``path`` when the error names no file, or always with ``destination``); every other exception
+    passes unchanged."""
     try:
         yield
     except OSError as err:
         if not is_environment_fault(err):
             raise
-        raise as_environment_fault(err, path, action) from err
+        raise as_environment_fault(err, path, action, destination) from err
 
 
 def reset_io_faults() -> None:

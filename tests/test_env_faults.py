@@ -322,3 +322,45 @@ def test_full_disk_at_several_fill_levels_gives_7_or_a_stored_round(capsys, tmp_
         code, js, _ = run_main(capsys, "step", d, "--state", st, "--json")  # space again: it goes on
         assert code == 0, js
     assert 7 in outcomes
+
+
+# ------------------------------------------------------------------------------------------ outputs
+
+@pytest.mark.parametrize("command", ["solve", "export", "convert", "diff"])
+def test_an_output_the_disk_cannot_hold_exits_7_naming_it_and_leaves_no_temp_file(capsys, tmp_path, monkeypatch,
+                                                                                    command):
+    base = tmp_path / "base.parquet"
+    write_problem(small_lp(), base)
+    st = tmp_path / "st"
+    rounds.init(base, st)
+    new = tmp_path / "new.parquet"
+    write_problem(small_lp(seed=1), new)
+    outdir = tmp_path / "outputs"
+    outdir.mkdir()
+    out = outdir / ("x.parquet" if command != "export" else "x.mps.gz")
+    args = {"solve": ["solve", base, "-o", out], "export": ["export", "-o", out, "--state", st],
+            "convert": ["convert", base, out], "diff": ["diff", base, new, "-o", out]}[command]
+    monkeypatch.setenv("COPTER_FAULT_ERRNO", "ENOSPC@2")  # 1: the temporary file's creation, 2: its fsync
+    reset_io_faults()
+    code, js, _ = run_main(capsys, *args, "--json")
+    err = json.loads(js)["error"]
+    assert code == 7 and err["kind"] == "environment" and err["errno"] == "ENOSPC", err
+    assert err["file"] == str(out) and str(out) in err["message"]
+    assert list(outdir.iterdir()) == []  # no half-written file, no temporary file
+
+
+def test_outputs_on_a_read_only_mount_exit_7_before_any_work(capsys, tmp_path, tmpfs):
+    base = tmp_path / "base.parquet"
+    write_problem(small_lp(), base)
+    st = tmp_path / "st"
+    rounds.init(base, st)
+    d = tmp_path / "d1.parquet"
+    write_delta(cost_delta(0), d)
+    _mount("-o", "remount,ro", str(tmpfs))
+    before = snapshot(st)
+    for cmd in (["solve", base, "-o", tmpfs / "x.parquet"], ["export", "-o", tmpfs / "x.mps", "--state", st],
+                ["step", d, "--state", st, "--out", tmpfs / "out"]):
+        code, js, _ = run_main(capsys, *cmd, "--json")
+        err = json.loads(js)["error"]
+        assert code == 7 and err["reason"] == "read_only" and "read-only file system" in err["message"], err
+    assert snapshot(st) == before  # the step refused its --out before any work

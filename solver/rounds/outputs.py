@@ -91,8 +91,9 @@ def check_output_file(path, option: str) -> None:
     """Refuse an output file path that cannot be written, before any work is done.
 
     Raises:
-        UsageError: ``path`` is a folder, its folder does not exist (or is not a folder), or the folder is
-            not writable; the message names the option and the path.
+        UsageError: ``path`` is a folder, or its folder does not exist (or is not a folder); the message
+            names the option and the path. EnvironmentFaultError: the folder is on a read-only file system
+            or not writable for this user (exit code 7, as when a write fails later).
     """
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
@@ -100,16 +101,32 @@ def check_output_file(path, option: str) -> None:
         raise UsageError(f"{option} {p}: is a folder, not a file")
     if not parent.is_dir():
         raise UsageError(f"{option} {p}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise UsageError(f"{option} {p}: not writable")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise _unwritable(option, p, parent)
+
+
+def _unwritable(option: str, path: Path, folder: Path):
+    """The EnvironmentFaultError for an output whose folder cannot be written: read-only file system or
+    permission (``os.statvfs``'s read-only flag tells them apart)."""
+    from solver.model.errors import EnvironmentFaultError
+
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    why = "is on a read-only file system" if read_only else "is not writable (permission denied)"
+    return EnvironmentFaultError(f"{option}: folder {folder} {why}", file=str(path),
+                                 reason="read_only" if read_only else "permission",
+                                 errno_name="EROFS" if read_only else "EACCES")
 
 
 def check_out_dir(out_dir) -> None:
     """Refuse an ``--out`` folder that cannot be used, before any work (nothing is created here).
 
     Raises:
-        UsageError: ``out_dir`` exists and is not a folder, is not writable, or cannot be created
-            (its nearest existing ancestor is a file or not writable).
+        UsageError: ``out_dir`` exists and is not a folder, or cannot be created (its nearest existing
+            ancestor is a file). EnvironmentFaultError: it (or the ancestor it would be created in) is on a
+            read-only file system or not writable (exit code 7).
     """
     if out_dir is None:
         return
@@ -118,7 +135,7 @@ def check_out_dir(out_dir) -> None:
         if not p.is_dir():
             raise UsageError(f"--out {p}: exists and is not a folder")
         if not os.access(p, os.W_OK | os.X_OK):
-            raise UsageError(f"--out {p}: folder is not writable")
+            raise _unwritable("--out", p, p)
         return
     anc = p.parent
     while not anc.exists() and anc != anc.parent:
@@ -126,7 +143,7 @@ def check_out_dir(out_dir) -> None:
     if not anc.is_dir():
         raise UsageError(f"--out {p}: cannot create it, {anc} is not a folder")
     if not os.access(anc, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {p}: cannot create it, {anc} is not writable")
+        raise _unwritable("--out", p, anc)
 
 
 def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
