@@ -35,7 +35,7 @@ has no budget beyond the round's limit and still hands a stalled run to PDHG).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -76,7 +76,8 @@ class EngineRecord:
 
     def to_dict(self) -> dict:
         """A plain dict (JSON-ready: strings, bools, float, int)."""
-        return asdict(self)
+        return {"engine": self.engine, "reason": self.reason, "converged": self.converged, "lost": self.lost,
+                "cold_seconds": self.cold_seconds, "skip_alm": self.skip_alm}
 
     @classmethod
     def from_state(cls, state) -> EngineRecord | None:
