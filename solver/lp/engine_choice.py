@@ -155,7 +155,8 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
     parsed, _ = parse_warm_start(warm_start, problem.n_cols, problem.n_rows)
     previous = EngineRecord.from_state(_state_of(warm_start)) if parsed is not None else None
     if mode in ("pdhg", "alm"):
-        return Choice(mode, f"pinned by --engine {mode} (Settings.engine)", previous=previous)
+        return Choice(mode, f"pinned: Settings.engine = {mode} (--engine {mode}, or a MILP relaxation stage with an "
+                            "iteration budget, which solver/integer runs with PDHG)", previous=previous)
     if parsed is None:
         why = "no warm start" if warm_start is None else "the warm start was refused"
         return Choice("pdhg", f"cold solve ({why}): PDHG, HiGHS presolve {settings.presolve}", previous=previous)
