@@ -95,7 +95,7 @@ def exactness(problem, x: np.ndarray | None):
         from solver.integer.check import check_point
 
         return bool(check_point(problem, x)["ok"])
-    act = problem.matrix @ x
+    act = problem.row_activity(x)
     lo, hi = problem.row_lower, problem.row_upper
     with np.errstate(invalid="ignore"):
         v_lo = np.where(np.isfinite(lo), (lo - act) / np.maximum(1.0, np.abs(lo)), 0.0)

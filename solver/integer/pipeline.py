@@ -401,12 +401,13 @@ def _wants_rens(run: _Round, gap_k: float, staged: bool) -> bool:
     if staged and math.isfinite(rens_gap):
         rens_gap = min(rens_gap, settings.mip_gap_tol)
     return (run.submip_seconds > 0 and run.rens_runs < RENS_MAX_PER_ROUND and run.remaining() > 0
-            and (run.x_best is None or (gap_k > rens_gap and not _highs_improves(run))))
+            and (run.x_best is None or (gap_k > rens_gap and not (_highs_improves(run) and run.rens_runs))))
 
 
 def _highs_improves(run: _Round) -> bool:
-    """A small model's point above the target goes straight to HiGHS seeded with it (``_improve_by_fallback``),
-    without RENS or more relaxation stages (``integer_improve_max_integers``)."""
+    """A small model's point above the target goes to HiGHS seeded with it (``_improve_by_fallback``) after one
+    RENS at most and without more relaxation stages (``integer_improve_max_integers``): RENS first makes the
+    seed better (LB 128x16: HiGHS seeded with the rounded point took 17.5 s, after RENS 1 s)."""
     return run.small and run.x_best is not None and run.fallback_mode == "highs"
 
 

@@ -148,14 +148,16 @@ class Settings:
         mip_gap_tol: the round's target: relative gap to the proven bound under which a MILP result is OPTIMAL
             rather than FEASIBLE, as HiGHS's mip_rel_gap (which the HiGHS steps are given). Default 5e-3, the
             paper's "negligible quality loss", chosen by measurement (#15, ``bench/bench_defaults.py``): Sia
-            rounds stop at the first 128-iteration stage, 30x+ faster than HiGHS MIP at 10,240 GPUs; 1e-4 is
+            rounds stop at the first 128-iteration stage with a point 0.0-0.5% from HiGHS's optimum; 1e-4 is
             the tight behaviour of earlier versions (more stages, often FEASIBLE with a gap of 0.01-0.1%).
         integer_improve_max_integers: a model with at most this many integer columns whose point stays above
-            ``mip_gap_tol`` goes straight to HiGHS MIP seeded with it (no more stages, no RENS), within the
-            fallback's budget (default 5000; 0 = never). Small general MILPs have weak LP bounds: rounding
-            left egout 21% and gt2 125% worse than the optimum, which HiGHS seeded finds in 0.05-0.3 s; at
-            a few thousand integers it still takes 1-5 s (LB 128x16: 1.0 s seeded); Sia 1,024 (22,600
-            binaries) and LB 256x32 (8,192, HiGHS > 120 s) stay with the heuristics.
+            ``mip_gap_tol`` goes to HiGHS MIP seeded with it after one RENS at most and no more relaxation
+            stages, within the fallback's budget (default 1000; 0 = never). Small general MILPs have weak LP
+            bounds: rounding left egout 21% and gt2 125% worse than the optimum, which HiGHS seeded finds in
+            0.05-0.3 s (the 13 shared MIPLIB/HiGHS MILPs, <= 319 integers: all within 0.07% of the optimum).
+            Above it the heuristics stay alone: LB 128x16 (2,048 binaries, a weak bound that keeps every
+            point above the target) took HiGHS seeded 7-17 s for the point RENS had found; Sia 1,024
+            (38,000+ binaries) and LB 256x32 (8,192; HiGHS > 120 s) likewise.
         integer_dive_max: LP re-solves of the relax-and-fix dive when the rounded integers leave the
             continuous LP infeasible (0 = no dive).
         integer_submip_seconds: wall budget (seconds) of RENS, the sub-MIP of the LP point's roundings solved
@@ -196,7 +198,7 @@ class Settings:
     integer_submip_seconds: float = 30.0
     integer_submip_gap: float = 0.01
     integer_dual_ascent_steps: int = 40
-    integer_improve_max_integers: int = 5000
+    integer_improve_max_integers: int = 1000
     relaxation_tol: float | None = None
     relaxation_round_iterations: int = 128
     infeasibility_tol: float = 1e-8
