@@ -29,6 +29,9 @@ are noisy: HiGHS's hot start took 2-5 s here against 0.58 s on a quiet machine; 
     Sia 1,024 GPUs (507 x 38,500)         0.44-1.03   0.075            0.59           1.04        4.0
     LB 256x32 (8,512 x 16,384)            5.3-13      1.9              1.4            0.86        3.3
 
+With the auto column (same day, 3 rounds, load average ~12): TE Cogentco auto warm 1.09-1.47 s = 0.053 of PDHG
+cold (21.8-26.2 s here) and 0.34 of hot-started HiGHS (2.5-5.3 s here); PDHG warm 0.22 of cold.
+
 Cogentco: every warm round is one outer step (7-8 Newton steps, 54-100 CG iterations) from a start at
 relative KKT 5e-4; the ALM's own cold solve is slow (142 s: CG work explodes once eta >= 256), so rounds
 should start cold with PDHG. Sia starts far (KKT 0.1-0.26 after a round's arrivals): 6-8 outer steps.

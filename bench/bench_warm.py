@@ -23,8 +23,14 @@ log(KKT error at the start / tol); the warm points start at relative KKT 1.6e-2 
 ~1 (LB) against 0.35 / 3 / 300 cold, which predicts 0.55-0.62. Even the exact new optimal duals with the
 previous primal point did not beat the warm start on Sia.
 
+``--engines auto pdhg`` (issue #17) times warm against cold rounds per engine setting instead (wall time: the
+ALM's outer steps are not PDHG iterations). Measured 2026-12-01 (5 rounds each, load average 10-13 from other
+sessions): median warm/cold 0.69 with ``auto`` (Sia 0.05-0.11 in the ALM; TE ring 0.47-0.72 and one 4.3, rounds
+of 0.04-0.3 s; LB 0.86-1.41, solved cold because the warm point's KKT error 1.0 exceeds a cold start's 0.67)
+against 0.85 with PDHG only.
+
 Run: ``.venv/bin/python bench/bench_warm.py [--weights fresh reuse] [--tol 1e-4] [--rounds 3]
-[--check-every 64] [--transport 400x500] [--netlib] [--no-domains] [--cap 60]``
+[--check-every 64] [--transport 400x500] [--netlib] [--no-domains] [--cap 60] [--engines auto pdhg]``
 """
 
 from __future__ import annotations
