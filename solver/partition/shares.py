@@ -41,10 +41,10 @@ from solver.model.problem import Problem
 D0 = 0.05         #: first step length (log-share) of a (part, row)
 D_MIN, D_MAX = 1e-3, 0.7  #: step length bounds
 GROW, SHRINK = 1.5, 0.5   #: step length factors after a kept / a flipped direction
-DEAD_ZONE = 1e-3  #: price differences below this fraction of the row's largest gain count as equal
+DEAD_ZONE = 0.1  #: price differences below this fraction of the row's largest gain count as equal
 FLOOR = 1e-3      #: smallest share of a part that touches a row
 PRICE_FLOOR = 1.0  #: a row's price scale is at least this fraction of the largest gain of any row
-KEEP_SLACK = 0.1  #: fraction of a part's unused share it keeps when the slack moves to priced parts
+KEEP_SLACK = 0.5  #: fraction of a part's unused share it keeps when the slack moves to priced parts (demands change)
 
 
 def presence(problem: Problem, col_part: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
