@@ -24,7 +24,7 @@ from solver.differential import apply_delta, map_state  # noqa: I001 (after solv
 from solver.lp import engine_choice
 from solver.lp.dispatch import solve
 from solver.lp.engine_choice import ALM_BACKOFF, EngineRecord, choose_engine
-from solver.model.errors import SettingsError
+from solver.model.errors import SettingsError, UsageError
 from solver.model.settings import Settings
 from solver.model.state import SolverState
 from solver.model.status import Status
@@ -135,9 +135,13 @@ def test_a_warm_point_that_meets_tol_stays_with_pdhg():
     assert again.engine == "pdhg" and again.iterations == 0 and "already meets tol" in again.engine_reason
 
 
-def test_unknown_engine_is_refused_by_settings():
+def test_unknown_engine_is_refused_by_settings_and_by_the_choice():
     with pytest.raises(SettingsError, match="Settings.engine"):
         Settings(engine="bogus")
+    s = Settings()
+    s.engine = "bogus"  # set after construction: the choice refuses it too
+    with pytest.raises(UsageError, match="settings.engine"):
+        choose_engine(small_lp(), s, None)
 
 
 def test_cli_bogus_engine_exits_2_naming_the_flag(tmp_path):

@@ -41,6 +41,7 @@ import numpy as np
 
 from solver.lp.original_kkt import original_kkt
 from solver.lp.pdhg import parse_warm_start
+from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.state import SolverState
@@ -149,9 +150,12 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
         :class:`Choice`. Cost: two passes over A (the KKT measures of the warm and of the cold point), only
         for a usable warm start under ``"auto"``.
     Raises:
-        UsageError: ``settings.engine`` is not one of :data:`ENGINES` (a SettingsError, raised by Settings).
+        UsageError: ``settings.engine`` is not one of :data:`ENGINES` (``Settings`` refuses it at construction
+            with a SettingsError, itself a UsageError).
     """
     mode = settings.engine
+    if mode not in ENGINES:  # Settings refuses it at construction; an attribute set afterwards lands here
+        raise UsageError(f"settings.engine must be one of {', '.join(ENGINES)}, got {mode!r}")
     parsed, _ = parse_warm_start(warm_start, problem.n_cols, problem.n_rows)
     previous = EngineRecord.from_state(_state_of(warm_start)) if parsed is not None else None
     if mode in ("pdhg", "alm"):
