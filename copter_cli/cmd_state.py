@@ -186,6 +186,9 @@ def init_cmd(
                                                       "resources even if one client uses them."),
     partition_passes: int = typer.Option(1, "--partition-passes", min=1,
                                          help="With --partitions: share updates + re-solves within each round."),
+    share_update_every: int = typer.Option(1, "--share-update-every", min=0,
+                                           help="With --partitions: move the shared rows' shares after every "
+                                                "round (1), every N-th, or never (0: the first round's shares)."),
     executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP),
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     solver: opts.GivenOptions = None,
@@ -198,7 +201,8 @@ def init_cmd(
     partition = None
     if partitions > 1:
         partition = {"k": partitions, "client_regex": client_regex, "shared_rows_regex": shared_rows_regex,
-                     "passes": partition_passes, "executor": executor, "ray_address": ray_address}
+                     "passes": partition_passes, "executor": executor, "ray_address": ray_address,
+                     "update_every": share_update_every}
     run(json_out, debug,
         lambda: _finish(_after_prepare(_with_progress(rounds.init, solver, solver.settings()), base, _state(state),
                                        solver.settings(), keep, out, wait,

@@ -229,3 +229,15 @@ def test_delta_rows_reach_the_part_owning_their_client():
         g = group_clients(p2)
         cc = g.col_client[part.cols]
         assert (a2.client_part[cc[cc >= 0]] == p_).all()
+
+
+def test_share_update_every_zero_keeps_the_first_rounds_shares(tmp_path):
+    sc = make_scenario("te", 16, seed=7)
+    state = tmp_path / "st"
+    rounds.init(sc.base(), state, partition={"k": 2, "executor": "inline", "update_every": 0})
+    from solver.partition import store as pstore
+
+    first = pstore.load(state / "gen-000000").shares.copy()
+    rep = rounds.step(sc.next_delta(1), state)
+    assert rep["partitions"]["shares"]["moved_next"] == 0.0
+    assert np.array_equal(pstore.load(state / "gen-000001").shares, first)  # no rows changed in TE deltas

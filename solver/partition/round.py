@@ -77,6 +77,10 @@ class PartitionConfig:
         workers: local worker processes (None: min(k, CPU count)).
         probe: a fresh split (round 0, or a cold start) first solves every part with the whole of each
             shared row and splits capacity rows in proportion to those demands (:func:`_probe`).
+        update_every: move the shares after every round (1), every n-th round, or never (0: the probe's
+            shares stay, like POP's fixed ones). A share move changes the bounds of the parts' shared rows,
+            which costs their next warm solve nearly as many iterations as a cold one (TE); fixed shares
+            leave the parts only the delta's changes.
     """
 
     k: int = 1
@@ -88,6 +92,7 @@ class PartitionConfig:
     passes: int = 1
     workers: int | None = None
     probe: bool = True
+    update_every: int = 1
 
     def check(self) -> None:
         """Raise UsageError for k < 1, passes < 1, an unknown executor or ``ray`` without Ray."""
@@ -95,6 +100,8 @@ class PartitionConfig:
             raise UsageError(f"--partitions must be at least 1, got {self.k}")
         if self.passes < 1:
             raise UsageError(f"--partition-passes must be at least 1, got {self.passes}")
+        if self.update_every < 0:
+            raise UsageError(f"--share-update-every must be >= 0, got {self.update_every}")
         check_executor(self.executor)
 
     def to_json(self) -> dict:
@@ -263,6 +270,9 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         gain = sh.gains(problem, rows_sh, duals)
         new_shares, new_steps, new_last = sh.update(shares, gain, present, steps, last,
                                                     sh.usage(problem, rows_sh, act))
+        every = config.update_every
+        if pass_ == config.passes - 1 and (every == 0 or (updates + 1) % every):
+            new_shares, new_steps, new_last = shares, steps, last  # this round keeps its shares for the next
         moved = float(np.abs(new_shares - shares).sum() / max(ns, 1) / 2.0)
         passes_report.append({"pass": pass_, "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
                               "share_moved": moved})
