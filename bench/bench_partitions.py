@@ -55,6 +55,8 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--no-pop", action="store_true", help="skip POP-K")
     ap.add_argument("--executor", default="process", choices=("process", "ray", "inline"))
     ap.add_argument("--passes", type=int, default=1, help="share updates + re-solves within a round")
+    ap.add_argument("--update-every", type=int, default=1,
+                    help="move the shares after every round (1), every N-th, never (0) (--share-update-every)")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--time-limit", type=float, default=600.0, help="per solve / per POP part, seconds")
     ap.add_argument("--seed", type=int, default=0)
@@ -132,8 +134,10 @@ def main(argv=None) -> None:
         rows.append({"round": r, "method": "mono", "status": mono.status.name, "objective": ref, "wall": mono_wall,
                      "k_cores": mono_wall, "gap_mono": 0.0, "gap_bound": _gap(sense, ref, mono_bound),
                      "iterations": mono.iterations})
+        _print_round(rows[-1:])
         for k in ks:
-            cfg = PartitionConfig(k=k, executor=args.executor, passes=args.passes, seed=args.seed)
+            cfg = PartitionConfig(k=k, executor=args.executor, passes=args.passes, seed=args.seed,
+                                  update_every=args.update_every)
             t = time.perf_counter()
             out = solve_round(problem, settings, cfg, data[k], info_ if data[k] is not None else None,
                               (old.n_cols, old.n_rows) if r > 0 and data[k] is not None else None)
@@ -151,6 +155,7 @@ def main(argv=None) -> None:
                          "part_nnz": max(p["nnz"] for p in parts) if parts else 0,
                          "iterations": max((p["iterations"] for p in parts), default=0),
                          "share_moved": rep.get("shares", {}).get("moved_next")})
+            _print_round(rows[-1:])
             if not args.no_pop:
                 ctx = registry.BaselineContext(round=r, time_limit_seconds=args.time_limit, seed=args.seed,
                                                pop_executor=pool)
@@ -160,7 +165,7 @@ def main(argv=None) -> None:
                 rows.append({"round": r, "method": f"pop-{k}", "status": b.status.name, "objective": b.objective,
                              "wall": wall, "k_cores": b.extra.get("pop_seconds", math.nan),
                              "gap_mono": _gap(sense, b.objective, ref), "gap_bound": _gap(sense, b.objective, mono_bound)})
-        _print_round([x for x in rows if x["round"] == r])
+                _print_round(rows[-1:])
     _summary(rows, ks, not args.no_pop)
     if pool is not None:
         pool.shutdown()
