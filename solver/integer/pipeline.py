@@ -408,7 +408,9 @@ def _highs_improves(run: _Round) -> bool:
     """A small model's point above the target goes to HiGHS seeded with it (``_improve_by_fallback``) after one
     RENS at most and without more relaxation stages (``integer_improve_max_integers``): RENS first makes the
     seed better (LB 128x16: HiGHS seeded with the rounded point took 17.5 s, after RENS 1 s)."""
-    return run.small and run.x_best is not None and run.fallback_mode == "highs"
+    # only with a finite bound: a relaxation that has not bounded the MILP yet may be on its way to an
+    # unboundedness certificate, which the next stages give (random MILPs: -1.9e78 "points" otherwise)
+    return run.small and run.x_best is not None and run.fallback_mode == "highs" and math.isfinite(run.gap())
 
 
 def _rens_stage(run: _Round, gap_k: float, bound_k: float, t_stage: float, tag: dict) -> float:
@@ -580,8 +582,10 @@ def _improvement_reason(run: _Round) -> str | None:
     return None
 
 
-def _improve_by_fallback(run: _Round) -> None:
-    """Improvement: HiGHS MIP seeded with the heuristic point, when ``_improvement_reason`` gives a reason."""
+def _improve_by_fallback(run: _Round) -> SolveResult | None:
+    """Improvement: HiGHS MIP seeded with the heuristic point, when ``_improvement_reason`` gives a reason. A
+    SolveResult when HiGHS finds the MILP unbounded (a feasible point exists, so "infeasible or unbounded"
+    means unbounded), else None."""
     reason = _improvement_reason(run)
     if reason is None:
         return None
@@ -593,6 +597,11 @@ def _improve_by_fallback(run: _Round) -> None:
                       "changed": int(np.count_nonzero(xf[it] != run.x_best[it])) if better else 0,
                       "seconds": time.perf_counter() - t0, **finfo})
     run.seconds["fallback"] = run.seconds.get("fallback", 0.0) + time.perf_counter() - t0
+    if finfo["highs_status"] in ("Primal infeasible or unbounded", "Unbounded"):
+        run.report["source"] = "none"
+        run.report["integer_objective"] = math.nan
+        return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, run.x_best,
+                          "the HiGHS MIP step found the MILP unbounded (it has integer points): no optimum")
     run.lp_bound = _tighter_bound(run, finfo)
     if better:
         run.x_best, run.source = xf, "fallback"
