@@ -273,9 +273,11 @@ def show_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the round's report (or allocation) as JSON."),
     debug: bool = DEBUG_OPT,
 ) -> None:
-    """Show the current (or a kept) round's report, or with --solution its allocation.
+    """Show a round's report, or with --solution its allocation.
 
-    For the current round also the last failed round, if any."""
+    The current round (or a kept one, --round); for the current round also the last failed round, if any.
+    --solution groups the nonzero variables by client; --changes adds the biggest moves since the
+    previous round."""
 
     def body() -> int:
         if not (solution or changes):
