@@ -7,7 +7,7 @@ re-apply work unchanged). Layout::
 
     gen-NNNNNN/partition/meta.json      k, updates (share-update count), format version
     gen-NNNNNN/partition/parts.arrow    one row per part: cols, rows (whole-problem indices), x, y,
-                                        integer_x, step_size, primal_weight, iterations
+                                        integer_x, step_size, primal_weight, iterations, engine (JSON)
     gen-NNNNNN/partition/clients.arrow  name, part: the client -> part assignment
     gen-NNNNNN/partition/shares.arrow   row (whole-problem index of each shared row), s0 .. s{k-1}:
                                         the shares the NEXT round starts from (already updated);
@@ -106,6 +106,9 @@ def save(folder: Path, data: PartitionData) -> int:
         "primal_weight": pa.array([float(s.primal_weight) if o else float("nan")
                                    for s, o in zip(st, ok, strict=True)]),
         "iterations": pa.array([int(s.iterations) if o else 0 for s, o in zip(st, ok, strict=True)], pa.int64()),
+        # the engine record steers the next warm solve's engine choice (solver.lp.engine_choice), JSON
+        "engine": pa.array([json.dumps(s.engine, allow_nan=True) if o and getattr(s, "engine", None) else None
+                            for s, o in zip(st, ok, strict=True)], pa.string()),
     })
     size = _write_table(out / "parts.arrow", parts)
     a = data.assignment
@@ -141,6 +144,7 @@ def load(generation: Path) -> PartitionData | None:
     if parts_t.num_rows != k:
         raise ValueError(f"partition/parts.arrow has {parts_t.num_rows} parts, meta.json says {k}")
     col = {n: parts_t.column(n).to_pylist() for n in ("step_size", "primal_weight", "iterations")}
+    engines = parts_t.column("engine").to_pylist() if "engine" in parts_t.column_names else [None] * k
 
     def vec(name, i, dtype):
         v = parts_t.column(name)[i]
@@ -151,7 +155,8 @@ def load(generation: Path) -> PartitionData | None:
         x, y = vec("x", i, np.float64), vec("y", i, np.float64)
         state = None if x is None or y is None else SolverState(
             x=x, y=y, integer_x=vec("integer_x", i, np.float64), step_size=col["step_size"][i],
-            primal_weight=col["primal_weight"][i], iterations=int(col["iterations"][i]))
+            primal_weight=col["primal_weight"][i], iterations=int(col["iterations"][i]),
+            engine=json.loads(engines[i]) if engines[i] else None)
         parts.append(PartState(cols=vec("cols", i, np.int64), rows=vec("rows", i, np.int64), state=state))
     cl = _read_table(folder / "clients.arrow")
     assignment = Assignment(k=k, client_names=np.asarray(cl.column("name").to_pylist(), dtype=object),
