@@ -46,7 +46,10 @@ def _fmt(v, spec: str = ".6g") -> str:
 
 
 def _print_report(report: dict) -> None:
-    """Human summary of a round report on stderr."""
+    """Human summary of a round report on stderr (a no-op re-apply: its one-line message)."""
+    if report.get("no_op"):
+        console.print(report.get("message", "nothing done"), markup=False)
+        return
     t = Table(title=f"copter round {report.get('round', '?')}", show_header=False, box=None)
     for key in ("status", "objective", "lp_bound", "gap_rel", "iterations", "warm_started",
                 "primal_residual_rel", "dual_residual_rel", "changed_variables", "solution_path",
@@ -102,7 +105,7 @@ def _finish_many(reports: list[dict], json_out: bool) -> int:
     reports = [_with_out_error(r, c) for r, c in zip(reports, codes, strict=True)]
     code = next((c for c in codes if c), exit_codes.OK)
     last = reports[-1] if reports else {}
-    current = last.get("current_round") if last.get("accepted") is False else last.get("round")
+    current = last.get("current_round") if last.get("accepted") is False or last.get("no_op") else last.get("round")
     stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c), None)
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
     if json_out:

@@ -84,7 +84,7 @@ def test_reapplying_a_delta_file_exits_zero_and_says_so(st, tmp_path):
     assert cli("step", d, "--state", st)[0] == 0
     before = snapshot(st)
     code, out, _ = cli("step", d, "--state", st, "--json")
-    assert code == 0 and json.loads(out)["no_op"] and "already applied" in json.loads(out)["message"]
+    assert code == 0 and json.loads(out)["no_op"] and "already produced round 1" in json.loads(out)["message"]
     assert snapshot(st) == before
 
 

@@ -69,8 +69,22 @@ def test_reapplying_the_same_delta_is_a_no_op(state):
     rounds.step(d, state)
     before = snapshot(state)
     rep = rounds.step(d, state)
-    assert rep["no_op"] and "already applied" in rep["message"] and exit_codes.for_report(rep) == 0
+    assert rep["no_op"] and "already produced round 1" in rep["message"] and exit_codes.for_report(rep) == 0
+    assert rep["round"] == 1 and rep["current_round"] == 1 and not rep.get("warnings")
     assert snapshot(state) == before
+
+
+def test_a_stale_reapply_names_the_round_it_produced_without_its_warnings(state):
+    d = Delta.vars(["x1"], cost=[3.0])  # no base_round: its round carries a warning
+    first = rounds.step(d, state)
+    assert first["round"] == 1 and first["warnings"]
+    rounds.step(Delta.vars(["x2"], cost=[4.0]), state)
+    rounds.step(Delta.vars(["x2"], cost=[5.0]), state)  # round 3
+    rep = rounds.step(d, state)
+    assert rep["no_op"] and rep["round"] == 1 and rep["current_round"] == 3
+    assert rep["objective"] == first["objective"] and rep["status"] == first["status"]
+    assert "seconds" not in rep and not rep.get("warnings") and "abandoned_rounds" not in rep
+    assert "already produced round 1 (current round 3)" in rep["message"]
 
 
 def test_reapply_is_checked_before_base_round(state):

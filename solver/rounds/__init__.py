@@ -117,7 +117,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     Returns:
         The round report (as for :func:`init`, plus delta_sha256, previous_round, changed_variables,
         seconds["apply_linear"], warnings, abandoned_rounds when a rolled-back branch was moved aside);
-        ``"no_op": true`` (and the current round's report) for a re-applied delta; ``"accepted": false``
+        for a re-applied delta ``{"round": K, "no_op": true, "current_round": N, "status", "objective",
+        "delta_sha256", "message"}`` (K: the kept round it produced; no warnings, no timings); ``"accepted": false``
         plus ``"failure_record"`` and ``"current_round"`` for a failed round left out of the state.
     Raises:
         StateError: not initialised / damaged. StateBusyError: another writer holds the lock.

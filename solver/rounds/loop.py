@@ -125,10 +125,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         sha = delta_hash(delta)
         done = store.applied_in(sha, gen.round)
         if done is not None:
-            report = dict(gen.report)
-            report.update(no_op=True, message=f"delta {sha[:16]}... was already applied (round {done}); "
-                                              f"nothing changed, current round is {gen.round}")
-            return report
+            return _no_op_report(store, gen, done, sha)
         d = _read_delta(delta)
         seconds = {"load": time.perf_counter() - t0}
         warnings = [gen.warning] if gen.warning else []
@@ -150,6 +147,30 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep,
                             settings.tol, write_extra=hook)
     return copy_out(store.root, report, out_dir)
+
+
+def _no_op_report(store: StateStore, gen: Generation, done: int, sha: str) -> dict:
+    """The answer to a re-applied delta: ``round`` is the kept round this delta produced (``done``), with
+    that round's status and objective; ``current_round`` the state's current round. No warnings or timings
+    of either round: nothing was loaded, applied or solved."""
+    kept = gen.report if done == gen.round else _kept_report(store, done)
+    report = {"round": done, "no_op": True, "current_round": gen.round, "accepted": True,
+              "delta_sha256": sha, **{k: kept[k] for k in ("status", "objective") if k in kept},
+              "message": f"delta {sha[:16]}... already produced round {done} (current round {gen.round}); "
+                         "nothing done"}
+    return report
+
+
+def _kept_report(store: StateStore, round_: int) -> dict:
+    """A kept round's report.json without loading its problem ({} when unreadable)."""
+    import json
+
+    from formats.checkpoint import gen_name
+
+    try:
+        return json.loads((store.root / gen_name(round_) / "report.json").read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str]) -> None:
