@@ -213,3 +213,18 @@ def test_readme_exit_code_table_is_the_exit_codes_module_table():
     section = readme.split("### Exit codes", 1)[1].split("\n\n", 3)[2]
     rows = {int(c): m for c, m in re.findall(r"^\| (\d+) \| (.+) \|$", section, flags=re.M)}
     assert rows == exit_codes.TABLE
+
+
+def test_a_missing_delta_and_a_missing_base_are_the_same_kind_exit_3(tmp_path):
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+
+    state = tmp_path / "state"
+    rounds.init(small_lp(), state_dir=state)
+    step = CliRunner().invoke(app, ["step", str(tmp_path / "no.parquet"), "--state", str(state), "--json"])
+    init = CliRunner().invoke(app, ["init", str(tmp_path / "no.parquet"), "--state", str(tmp_path / "s2"),
+                                    "--json"])
+    errs = [json.loads(r.stdout)["error"] for r in (step, init)]
+    assert step.exit_code == init.exit_code == 3
+    assert errs[0]["kind"] == errs[1]["kind"] == "input" and all("not found" in e["message"] for e in errs)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from solver.model.delta import Delta
-from solver.model.errors import FormatError
+from solver.model.errors import FormatError, InputError
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -40,12 +40,14 @@ def delta_hash(delta: Delta | str | os.PathLike) -> str:
     """:func:`delta_sha256` of a Delta, :func:`file_sha256` of a delta file.
 
     Raises:
-        FormatError: the path is missing or is a directory.
+        InputError: the path does not exist (kind ``input``, as a missing base or problem file).
+        FormatError: the path is a directory.
     """
     if isinstance(delta, Delta):
         return delta_sha256(delta)
     path = Path(delta)
+    if path.is_dir():
+        raise FormatError("is a directory, not a delta file", file=str(path))
     if not path.is_file():
-        what = "is a directory, not a delta file" if path.is_dir() else "delta file not found"
-        raise FormatError(what, file=str(path))
+        raise InputError("delta file not found", file=str(path))
     return file_sha256(path)
