@@ -483,6 +483,9 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
     _check_names_writable(problem, path)
     h = new_highs()
     lp = to_highs_lp(problem, with_names=True)
+    # the NAME line: other tools (and HiGHS reading it back) expect one; a name with spaces or control
+    # characters has them replaced by '_' (free MPS splits fields on whitespace)
+    lp.model_name_ = _UNWRITABLE_NAME.sub("_", str(problem.name).strip()) or "copter"
     it = problem.integrality.astype(bool)
     if it.any():
         # an integer column's fractional bound (x in [0.5, 3.7]) is written rounded inward ([1, 3], the same

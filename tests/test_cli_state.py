@@ -380,3 +380,17 @@ def test_init_with_a_missing_base_leaves_no_state_folder_behind(tmp_path):
     (tmp_path / "mine" / "keep.txt").write_text("a user's file")
     assert cli("init", tmp_path / "nothere.mps", "--state", tmp_path / "mine")[0] == 3
     assert (tmp_path / "mine" / "keep.txt").read_text() == "a user's file"  # a folder it did not create stays
+
+
+def test_export_writes_a_name_line_other_tools_read(tmp_path):
+    st = tmp_path / "mystate"
+    rounds.init(small_lp().replace(name=""), st)  # a base without a model name
+    code, _, _ = cli("export", "--state", st, "-o", tmp_path / "r.mps")
+    first = (tmp_path / "r.mps").read_text().splitlines()[0].split()
+    assert code == 0 and first == ["NAME", "mystate-round-0"]
+    from formats.mps import write_mps
+
+    write_mps(small_lp().replace(name="my model"), tmp_path / "n.mps")
+    assert (tmp_path / "n.mps").read_text().splitlines()[0].split() == ["NAME", "my_model"]
+    write_mps(small_lp().replace(name=""), tmp_path / "e.mps")
+    assert (tmp_path / "e.mps").read_text().splitlines()[0].split() == ["NAME", "copter"]
