@@ -39,7 +39,7 @@ start, the longer the first proximal step and the fewer outer steps (each Newton
 Certificates: the ALM does not build infeasibility rays itself. Empty boxes, empty rows and empty
 columns are decided before iterating (``solver.lp.trivial``); a run whose KKT error stops improving for
 ``stall_outer`` outer steps, whose multipliers diverge, or whose Newton solve fails hands the problem,
-with the time left, to the cold PDHG path (``solver.lp.dispatch.solve``: presolve + restarted PDHG), which certifies
+with the time left, to the cold PDHG path (``solver.lp.presolve.solve_pdhg``: presolve + restarted PDHG), which certifies
 PRIMAL_INFEASIBLE / DUAL_INFEASIBLE through its rays (or HiGHS's proof); the result's message says so.
 """
 
@@ -57,6 +57,7 @@ from solver.lp.alm_newton import Subproblem, Workspace, newton_solve
 from solver.lp.alm_scaling import scale_for_alm
 from solver.lp.original_kkt import original_kkt
 from solver.lp.pdhg import parse_warm_start
+from solver.lp.presolve import solve_pdhg as pdhg_solve  # the cold PDHG path: HiGHS presolve + PDHG
 from solver.lp.scaling import combined_bound_norm
 from solver.lp.trivial import reduce_trivial
 from solver.model.problem import Problem
@@ -341,8 +342,6 @@ class _Run:
 
 def _hand_over(problem, s, warm_start, why, outer, newton_total, cg_total, seconds, t0) -> SolveResult:
     """PDHG (cold, with the time left) on a run the ALM cannot finish; its result, with the reason prefixed."""
-    from solver.lp.dispatch import solve as pdhg_solve  # the cold entry: HiGHS presolve + PDHG by default
-
     left = s.time_limit_seconds - (time.perf_counter() - t0)
     res = pdhg_solve(problem, replace(s, time_limit_seconds=max(left, 0.0)))
     res.message = (f"ALM handed over to PDHG after {outer} outer steps ({newton_total} Newton steps, {cg_total} "

@@ -1,9 +1,9 @@
 """The LP core's public solve entry: picks the engine (``solver.lp.engine_choice``: restarted PDHG or the
 proximal ALM) and, for PDHG, HiGHS presolve (``solver.lp.presolve``) vs a direct run (``solver.lp.pdhg``).
 
-It is the only module that knows every path, so ``pdhg`` never imports ``presolve`` (``presolve`` runs
+It is the only module that knows both engines; ``pdhg`` never imports ``presolve`` (``presolve`` runs
 ``pdhg`` on the reduced LP, on the original LP when presolve cannot help, and for the polish), and the ALM
-hands a run it cannot finish back here.
+hands a run it cannot finish to the same PDHG path (``presolve.solve_pdhg``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from solver.lp import pdhg, presolve
+from solver.lp import presolve
 from solver.lp.engine_choice import Choice, choose_engine, next_record
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -50,7 +50,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     if choice.engine == "alm":
         res, lost, cold_seconds = _run_alm(problem, s, warm_start, choice, t0)
     else:
-        res = _run_pdhg(problem, s, warm_start if choice.use_warm else None)
+        res = presolve.solve_pdhg(problem, s, warm_start if choice.use_warm else None)
         cold = not (choice.use_warm and warm_start is not None) and res.status == Status.OPTIMAL
         lost, cold_seconds = False, res.seconds.get("total") if cold else None  # the next ALM budget's base
         if not choice.use_warm:
@@ -62,13 +62,6 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
                           res.status == Status.OPTIMAL, lost, cold_seconds)
         res.state.engine = rec.to_dict()
     return res
-
-
-def _run_pdhg(problem: Problem, s: Settings, warm_start) -> SolveResult:
-    """PDHG through HiGHS presolve when it applies, else directly."""
-    if presolve.presolve_applies(problem, s, warm_start):
-        return presolve.solve_with_presolve(problem, s, warm_start)
-    return pdhg.solve(problem, s, warm_start)
 
 
 def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: float):
@@ -87,7 +80,7 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
            else res.message.split(" (")[0].removeprefix("ALM stopped: "))
     left = s.time_limit_seconds - (time.perf_counter() - t0)
     t1 = time.perf_counter()
-    cold = _run_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), None)
+    cold = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), None)
     cold_seconds = time.perf_counter() - t1 if cold.status == Status.OPTIMAL else None
     cold.message = (f"ALM handed over to PDHG (cold) after {res.iterations} outer steps because {why}: "
                     f"{cold.message}")

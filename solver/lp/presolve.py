@@ -243,6 +243,16 @@ class _OriginalJudge:
         return kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel
 
 
+def solve_pdhg(problem: Problem, settings: Settings, warm_start=None) -> SolveResult:
+    """Restarted PDHG through HiGHS presolve/postsolve when :func:`presolve_applies`, else directly
+    (:func:`solver.lp.pdhg.solve`): the PDHG half of :func:`solver.lp.dispatch.solve`, and the cold run
+    the ALM hands a run it cannot finish to (so neither imports the other). Same arguments, result and
+    errors as :func:`solver.lp.dispatch.solve`."""
+    if presolve_applies(problem, settings, warm_start):
+        return solve_with_presolve(problem, settings, warm_start)
+    return pdhg_solve(problem, settings, warm_start)
+
+
 def solve_with_presolve(problem: Problem, settings: Settings, warm_start=None) -> SolveResult:
     """Solve the LP (integrality ignored) of ``problem`` via HiGHS presolve, PDHG and HiGHS postsolve.
 
