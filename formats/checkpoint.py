@@ -195,7 +195,7 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
 
 
 def load_state_arrays(path: Path) -> SolverState:
-    """Read a state.arrow written by :func:`save_state_arrays` (x, y memory-mapped, read-only)."""
+    """Read a state.arrow written by :func:`save_state_arrays` (x, y copied out of the map: writable)."""
     from formats.checkpoint_arrays import read_columns
     from solver.model.state import SolverState
 
@@ -205,7 +205,7 @@ def load_state_arrays(path: Path) -> SolverState:
         col = cols[name]
         if col.is_null()[0].as_py():
             return None
-        return col.values.to_numpy(zero_copy_only=True)
+        return col.values.to_numpy(zero_copy_only=True).copy()  # writable: one kernel signature (#15)
 
     engine = cols["engine"][0].as_py() if "engine" in cols else None  # older states have no record
     return SolverState(x=vec("x"), y=vec("y"), integer_x=vec("integer_x"),

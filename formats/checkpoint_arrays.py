@@ -13,8 +13,9 @@ generation then only drops directory entries. Saving a changed field compares it
 :data:`PATCH_MAX_FRACTION` of the array; beyond that a new full base is written. The save cost therefore
 grows with the cumulative change since the last full write, not with the array size.
 
-Loading memory-maps the base (``pyarrow.memory_map`` + ``pyarrow.ipc``): numeric arrays without a patch
-are zero-copy, read-only numpy views of the file; a patched array costs one copy plus the patch.
+Loading memory-maps the base (``pyarrow.memory_map`` + ``pyarrow.ipc``) and copies it once into a writable
+numpy array (a patched array: the copy plus the patch). The copy keeps numba from compiling a read-only
+variant of a kernel mid-stream (issue #15); it costs one memory pass.
 Strings are stored as ``large_string`` and load as numpy object arrays; booleans as ``uint8``.
 """
 
@@ -181,9 +182,9 @@ def load_array(folder: str, field: str, stored: StoredArray) -> tuple[np.ndarray
     """Load field ``field`` of a generation.
 
     Returns:
-        (values, base): values (length ``stored.length``) and the memory-mapped base array (used by
-        the next save to compute its patch). Without a patch, numeric ``values`` is the read-only
-        memory-mapped base itself.
+        (values, base): values (length ``stored.length``, always writable) and the memory-mapped base
+        array (used by the next save to compute its patch). Without a patch, numeric ``values`` is a copy
+        of the read-only memory-mapped base: kernels then see one array type whatever a delta patched.
     Raises:
         OSError / pyarrow.ArrowInvalid: a missing or damaged file (the caller turns it into StateError).
     """
@@ -191,7 +192,9 @@ def load_array(folder: str, field: str, stored: StoredArray) -> tuple[np.ndarray
     if not stored.patch:
         if base.shape[0] != stored.length:
             raise ValueError(f"{field}: stored array has {base.shape[0]} entries, expected {stored.length}")
-        return base, base
+        # a writable copy: numba types a read-only array as another signature, so a mapped view would make
+        # each mix of patched/unpatched fields compile its own kernel variant mid-stream (issue #15)
+        return (base if base.flags.writeable else base.copy()), base
     cols = read_columns(os.path.join(folder, f"{field}.patch.arrow"))
     idx = to_numpy(cols["idx"], "int64")
     vals = to_numpy(cols["v"], stored.dtype)

@@ -56,12 +56,17 @@ def test_problem_and_state_round_trip_bit_identical(tmp_path):
     assert (g.state.step_size, g.state.primal_weight, g.state.iterations) == (0.25, 3.0, 77)
 
 
-def test_numeric_arrays_load_as_read_only_memory_maps(tmp_path):
+def test_numeric_arrays_load_writable(tmp_path):
+    """Loaded arrays are writable copies of the mapped files (a read-only array is another numba signature:
+    a kernel would compile mid-stream, issue #15), patched or not, problem and warm state alike."""
+    p = make_problem()
     store = StateStore(tmp_path / "st")
     with store.lock(create=True):
-        save(store, 0, make_problem())
+        save(store, 0, p, state=SolverState(x=np.ones(p.n_cols), y=np.zeros(p.n_rows)))
     g = StateStore(tmp_path / "st", reuse=False).load()
-    assert not g.problem.a_data.flags.writeable  # zero-copy view of the mapped file
+    for name in ("a_indptr", "a_indices", "a_data", "cost", "col_lower", "row_upper"):
+        assert getattr(g.problem, name).flags.writeable, name
+    assert g.state.x.flags.writeable and g.state.y.flags.writeable
 
 
 def test_unchanged_arrays_are_hard_links_and_small_change_is_a_patch(tmp_path):
