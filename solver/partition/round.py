@@ -196,13 +196,101 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     """
     t0 = time.perf_counter()
     k = config.k
+    r = _setup(problem, config, prev, info, old_shape)
+    part_settings = Settings(**{**asdict(settings), "threads": 1})
+    warms: list[SolverState | None] | None = None
+    setup = time.perf_counter() - t0
+    passes_report = []
+    if not r.warm and config.probe and r.ns:
+        try:
+            r.shares, warms, probe_s = _probe(problem, r.grouping, r.col_part, k, r.present, r.rows_sh, r.spos,
+                                              r.shares, part_settings, config)
+        except PartWorkerError as err:
+            return _worker_died(problem, config, err, t0, setup)
+        passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None})
+    for pass_ in range(config.passes):
+        t1 = time.perf_counter()
+        eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
+        parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
+        if problem.is_mip:
+            _integral_bounds(parts)
+        if warms is None:
+            warms = [_map_part_state(prev.parts[p], parts[p], r.col_map, r.row_map, *r.old_shape)
+                     if r.warm and p < len(prev.parts) else None for p in range(k)]
+        solve_idx = [p for p in range(k) if bool((~r.grouping.global_cols[parts[p].cols]).any())]
+        setup += time.perf_counter() - t1
+        try:
+            outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], config.executor,
+                             config.workers, config.ray_address)
+        except PartWorkerError as err:
+            return _worker_died(problem, config, err, t0, setup)
+        t2 = time.perf_counter()
+        results, part_rep = _part_results(parts, r.assignment, k, solve_idx, outs)
+        duals = _part_duals(parts, [None if x is None else x.y for x in results], r.spos, k, r.ns)
+        act = _part_duals(parts, [None if x is None else x.row_activity for x in results], r.spos, k, r.ns)
+        gain = sh.gains(problem, r.rows_sh, duals)
+        new_shares, new_steps, new_last = sh.update(r.shares, gain, r.present, r.steps, r.last,
+                                                    sh.usage(problem, r.rows_sh, act))
+        every = config.update_every
+        if pass_ == config.passes - 1 and (every == 0 or (r.updates + 1) % every):
+            new_shares, new_steps, new_last = r.shares, r.steps, r.last  # kept for the next round
+        moved = float(np.abs(new_shares - r.shares).sum() / max(r.ns, 1) / 2.0)
+        passes_report.append({"pass": pass_, "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
+                              "share_moved": moved})
+        if pass_ < config.passes - 1:
+            r.shares, r.steps, r.last, r.updates = new_shares, new_steps, new_last, r.updates + 1
+            warms = [x.state if x is not None else None for x in results]
+            setup += time.perf_counter() - t2
+            continue
+        result, outcome_rep = _merge(problem, settings, config, r.grouping, parts, results, part_rep, solve_idx,
+                                     r.rows_sh, r.spos, eff, duals)
+        merge = time.perf_counter() - t2
+        data = PartitionData(
+            assignment=r.assignment,
+            parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
+                             state=None if results[p] is None else results[p].state) for p in range(k)],
+            shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last)
+        seconds = {"setup": setup, "merge": merge, "wall": time.perf_counter() - t0,
+                   "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
+        rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
+        return RoundOutcome(result=result, data=data, report=rep)
+    raise AssertionError("unreachable")
+
+
+@dataclass
+class _Setup:
+    """What a round knows before its first pass: the clients, their parts, the shared rows and the shares."""
+
+    grouping: object
+    assignment: object
+    warm: bool
+    n_new: int
+    n_dropped: int
+    col_part: np.ndarray
+    rows_sh: np.ndarray
+    ns: int
+    spos: np.ndarray
+    present: np.ndarray
+    shares: np.ndarray
+    steps: np.ndarray
+    last: np.ndarray
+    updates: int
+    col_map: np.ndarray | None
+    row_map: np.ndarray | None
+    old_shape: tuple[int, int]
+
+
+def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info,
+           old_shape: tuple[int, int] | None) -> _Setup:
+    """Group the clients, route them to parts (or split afresh), carry the shares over by row map."""
+    k = config.k
     grouping = group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex)
     if grouping.n_clients == 0:
         raise UsageError("partitioned rounds found no clients: variable names carry no '<client>/' prefix; say how "
                          "to group columns with --client-regex (and shared rows with --shared-rows-regex)")
-    warm_possible = prev is not None and prev.assignment.k == k
+    warm = prev is not None and prev.assignment.k == k
     n_new = n_dropped = 0
-    if warm_possible:
+    if warm:
         assignment, n_new, n_dropped = route(prev.assignment, grouping)
     else:
         assignment = initial_assignment(grouping, k, config.seed)
@@ -218,95 +306,52 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     if old_shape is None:
         old_shape = (info.old_n_cols, info.old_n_rows) if info is not None else (problem.n_cols, problem.n_rows)
     steps, last = np.full((k, ns), sh.D0), np.zeros((k, ns))
-    if warm_possible:
+    if warm:
         rmap = row_map if row_map is not None else np.arange(problem.n_rows)
         default = sh.carry(prev.shared_rows, prev.shares, rmap, old_shape[1], rows_sh, default)
         steps = sh.carry(prev.shared_rows, prev.steps, rmap, old_shape[1], rows_sh, steps)
         last = sh.carry(prev.shared_rows, prev.last, rmap, old_shape[1], rows_sh, last)
-    shares = sh.normalise(default, present)
-    updates = prev.updates if warm_possible else 0
-    part_settings = Settings(**{**asdict(settings), "threads": 1})
-    warms: list[SolverState | None] | None = None
-    setup = time.perf_counter() - t0
-    passes_report = []
-    if not warm_possible and config.probe and ns:
-        try:
-            shares, warms, probe_s = _probe(problem, grouping, col_part, k, present, rows_sh, spos, shares,
-                                            part_settings, config)
-        except PartWorkerError as err:
-            return _worker_died(problem, config, err, t0, setup)
-        passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None})
-    for pass_ in range(config.passes):
-        t1 = time.perf_counter()
-        eff = sh.integral_allocations(problem, rows_sh, shares)
-        parts = build_part_problems(problem, grouping, col_part, k, eff, name="part")
-        if problem.is_mip:
-            _integral_bounds(parts)
-        if warms is None:
-            warms = [_map_part_state(prev.parts[p], parts[p], col_map, row_map, *old_shape)
-                     if warm_possible and p < len(prev.parts) else None for p in range(k)]
-        own = [bool((~grouping.global_cols[part.cols]).any()) for part in parts]
-        solve_idx = [p for p in range(k) if own[p]]
-        setup += time.perf_counter() - t1
-        try:
-            outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], config.executor,
-                             config.workers, config.ray_address)
-        except PartWorkerError as err:
-            return _worker_died(problem, config, err, t0, setup)
-        t2 = time.perf_counter()
-        results: list[SolveResult | None] = [None] * k
-        part_rep: list[dict] = [{"part": p, "status": "EMPTY", "seconds": 0.0, "iterations": 0, "warm_started": False,
-                                 "n_cols": int(parts[p].cols.size), "n_rows": int(parts[p].rows.size),
-                                 "nnz": int(parts[p].problem.nnz), "max_rss_mb": None,
-                                 "clients": int((assignment.client_part == p).sum())} for p in range(k)]
-        for p, out in zip(solve_idx, outs, strict=True):
-            r = out["result"]
-            results[p] = r
-            part_rep[p].update(status=r.status.name, seconds=round(float(out["seconds"]), 6),
-                               iterations=int(r.iterations), warm_started=bool(r.warm_started),
-                               objective=float(r.objective), max_rss_mb=round(float(out["max_rss_mb"]), 1))
-        duals = _part_duals(parts, [None if r is None else r.y for r in results], spos, k, ns)
-        act = _part_duals(parts, [None if r is None else r.row_activity for r in results], spos, k, ns)
-        gain = sh.gains(problem, rows_sh, duals)
-        new_shares, new_steps, new_last = sh.update(shares, gain, present, steps, last,
-                                                    sh.usage(problem, rows_sh, act))
-        every = config.update_every
-        if pass_ == config.passes - 1 and (every == 0 or (updates + 1) % every):
-            new_shares, new_steps, new_last = shares, steps, last  # this round keeps its shares for the next
-        moved = float(np.abs(new_shares - shares).sum() / max(ns, 1) / 2.0)
-        passes_report.append({"pass": pass_, "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
-                              "share_moved": moved})
-        last = pass_ == config.passes - 1
-        if not last:
-            shares, steps, last, updates = new_shares, new_steps, new_last, updates + 1
-            warms = [r.state if r is not None else None for r in results]
-            setup += time.perf_counter() - t2
-            continue
-        outcome = _merge(problem, settings, config, grouping, parts, results, part_rep, solve_idx, rows_sh, spos,
-                         eff, duals)
-        merge = time.perf_counter() - t2
-        slowest = sum(p["slowest_part_seconds"] for p in passes_report)  # the probe and every pass
-        data = PartitionData(
-            assignment=assignment,
-            parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
-                             state=None if results[p] is None else results[p].state) for p in range(k)],
-            shared_rows=rows_sh, shares=new_shares, updates=updates + 1, steps=new_steps, last=new_last)
-        active = present.sum(axis=0) > 1
-        rep = {
-            "k": k, "executor": config.executor, "passes": config.passes, "parts": part_rep,
-            "clients_added": n_new, "clients_dropped": n_dropped, "warm": bool(warm_possible),
-            "seconds": {"setup": round(setup, 6), "slowest_part": round(slowest, 6), "merge": round(merge, 6),
-                        "on_k_cores": round(setup + slowest + merge, 6),
-                        "wall": round(time.perf_counter() - t0, 6)},
-            "shares": {"n_shared_rows": int(ns), "n_contested": int(active.sum()),
-                       "mean_per_part": [round(float(v), 6) for v in (eff.mean(axis=1) if ns else np.zeros(k))],
-                       "min_contested": round(float(eff[present & active[None, :]].min()), 6) if active.any() else None,
-                       "moved_next": round(moved, 6), "mean_step": round(float(new_steps[present].mean()), 6) if present.any() else None,
-                       "updates": updates + 1, "passes": passes_report},
-            **outcome[1],
-        }
-        return RoundOutcome(result=outcome[0], data=data, report=rep)
-    raise AssertionError("unreachable")
+    return _Setup(grouping=grouping, assignment=assignment, warm=warm, n_new=n_new, n_dropped=n_dropped,
+                  col_part=col_part, rows_sh=rows_sh, ns=ns, spos=spos, present=present,
+                  shares=sh.normalise(default, present), steps=steps, last=last,
+                  updates=prev.updates if warm else 0, col_map=col_map, row_map=row_map, old_shape=old_shape)
+
+
+def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], outs: list[dict]):
+    """(results (k,), part reports (k,)): each solved part's SolveResult and report row; EMPTY for the rest."""
+    results: list[SolveResult | None] = [None] * k
+    part_rep: list[dict] = [{"part": p, "status": "EMPTY", "seconds": 0.0, "iterations": 0, "warm_started": False,
+                             "n_cols": int(parts[p].cols.size), "n_rows": int(parts[p].rows.size),
+                             "nnz": int(parts[p].problem.nnz), "max_rss_mb": None,
+                             "clients": int((assignment.client_part == p).sum())} for p in range(k)]
+    for p, out in zip(solve_idx, outs, strict=True):
+        res = out["result"]
+        results[p] = res
+        part_rep[p].update(status=res.status.name, seconds=round(float(out["seconds"]), 6),
+                           iterations=int(res.iterations), warm_started=bool(res.warm_started),
+                           objective=float(res.objective), max_rss_mb=round(float(out["max_rss_mb"]), 1))
+    return results, part_rep
+
+
+def _round_report(config: PartitionConfig, r: _Setup, part_rep: list[dict], eff: np.ndarray, new_steps: np.ndarray,
+                  moved: float, passes_report: list[dict], seconds: dict, outcome_rep: dict) -> dict:
+    """The report's ``partitions`` section (see :func:`solve_round`); seconds in wall seconds."""
+    k, ns, present = config.k, r.ns, r.present
+    active = present.sum(axis=0) > 1
+    setup, slowest, merge = seconds["setup"], seconds["slowest_part"], seconds["merge"]
+    return {
+        "k": k, "executor": config.executor, "passes": config.passes, "parts": part_rep,
+        "clients_added": r.n_new, "clients_dropped": r.n_dropped, "warm": bool(r.warm),
+        "seconds": {"setup": round(setup, 6), "slowest_part": round(slowest, 6), "merge": round(merge, 6),
+                    "on_k_cores": round(setup + slowest + merge, 6), "wall": round(seconds["wall"], 6)},
+        "shares": {"n_shared_rows": int(ns), "n_contested": int(active.sum()),
+                   "mean_per_part": [round(float(v), 6) for v in (eff.mean(axis=1) if ns else np.zeros(k))],
+                   "min_contested": round(float(eff[present & active[None, :]].min()), 6) if active.any() else None,
+                   "moved_next": round(moved, 6),
+                   "mean_step": round(float(new_steps[present].mean()), 6) if present.any() else None,
+                   "updates": r.updates + 1, "passes": passes_report},
+        **outcome_rep,
+    }
 
 
 def _probe(problem: Problem, grouping, col_part: np.ndarray, k: int, present: np.ndarray, rows_sh: np.ndarray,
