@@ -227,3 +227,13 @@ def highs_mip_objective(p: Problem, seconds: float = 60.0) -> float:
     h.run()
     assert h.modelStatusToString(h.getModelStatus()) == "Optimal"
     return float(h.getInfo().objective_function_value)
+
+
+def run_main(capsys, *args) -> tuple[int, str, str]:
+    """copter_cli.app.main (the console script's command runner) in-process: (exit code, stdout, stderr)."""
+    from copter_cli.app import main
+
+    with pytest.raises(SystemExit) as ex:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return ex.value.code if isinstance(ex.value.code, int) else 0, out, err

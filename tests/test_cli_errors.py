@@ -13,20 +13,11 @@ import pyarrow as pa
 import pytest
 
 from copter_cli import exit_codes
-from copter_cli.app import main
 from formats import checkpoint
 from formats.io import write_delta, write_problem
 from solver import rounds
 from solver.model.delta import Delta
-from tests.helpers import small_lp, snapshot
-
-
-def run_main(capsys, *args: str) -> tuple[int, str, str]:
-    """copter_cli.app.main (the console-script entry point) in-process: (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as ex:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return ex.value.code if isinstance(ex.value.code, int) else 0, out, err
+from tests.helpers import run_main, small_lp, snapshot
 
 
 @pytest.mark.parametrize(("args", "needle"), [

@@ -22,20 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from copter_cli.app import main
 from formats.faults import reset_io_faults
 from formats.io import write_delta, write_problem
 from solver import rounds
 from solver.model.delta import Delta
-from tests.helpers import infeasible_delta, small_lp, snapshot
-
-
-def run_main(capsys, *args) -> tuple[int, str, str]:
-    """copter_cli.app.main in-process: (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as ex:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return ex.value.code if isinstance(ex.value.code, int) else 0, out, err
+from tests.helpers import infeasible_delta, run_main, small_lp, snapshot
 
 
 def cost_delta(base_round: int, cost: float = 5.0) -> Delta:

@@ -12,22 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from copter_cli.app import main
 from formats.io import write_delta
 from solver import rounds
 from solver.model.delta import Delta
 from solver.model.errors import StateBusyError, ValidationError
-from tests.helpers import infeasible_delta, small_lp, snapshot
+from tests.helpers import infeasible_delta, run_main, small_lp, snapshot
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def run_main(capsys, *args) -> tuple[int, str, str]:
-    """copter_cli.app.main in-process: (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as ex:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return ex.value.code if isinstance(ex.value.code, int) else 0, out, err
 
 
 @pytest.fixture
@@ -194,3 +185,35 @@ def test_negative_wait_is_a_usage_error(capsys, tmp_path, st):
     d = deltas(tmp_path, 1)[0]
     code, js, _ = run_main(capsys, "step", d, "--state", st, "--wait", "-1", "--json")
     assert code == 2 and json.loads(js)["error"]["kind"] == "usage"
+
+
+def _slow_lock(monkeypatch, seconds: float) -> None:
+    """Every lock acquisition takes at least ``seconds`` (as when another writer holds it that long)."""
+    import contextlib
+    import time
+
+    from formats.checkpoint import StateStore
+
+    real = StateStore.lock
+
+    @contextlib.contextmanager
+    def lock(self, *a, **kw):
+        time.sleep(seconds)
+        with real(self, *a, **kw):
+            yield
+
+    monkeypatch.setattr(StateStore, "lock", lock)
+
+
+def test_time_waiting_for_the_lock_is_the_wait_phase_not_load(monkeypatch, tmp_path):
+    _slow_lock(monkeypatch, 0.3)
+    st = tmp_path / "s"
+    reps = [rounds.init(small_lp(), st)]
+    reps.append(rounds.step(deltas(tmp_path, 1)[0], st))
+    reps += rounds.step_many(deltas(tmp_path, 2, start=1), st)  # the batch's wait goes to its first round
+    for rep in reps[:3]:
+        sec = rep["seconds"]
+        assert sec["wait"] >= 0.3 and sec["total"] >= sec["wait"] + sec["load"]
+    assert reps[3]["seconds"]["wait"] < 0.3  # the second round of the batch did not wait again
+    rows = rounds.history(st)
+    assert [r["seconds"]["wait"] for r in rows] == pytest.approx([r["seconds"]["wait"] for r in reps])

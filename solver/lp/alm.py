@@ -59,7 +59,7 @@ from solver.lp.original_kkt import original_kkt
 from solver.lp.pdhg import parse_warm_start
 from solver.lp.presolve import solve_pdhg as pdhg_solve  # the cold PDHG path: HiGHS presolve + PDHG
 from solver.lp.scaling import combined_bound_norm
-from solver.lp.trivial import reduce_trivial
+from solver.lp.trivial import drop_empty, reduce_trivial
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
@@ -112,19 +112,6 @@ class ALMParameters:
 
 LOG_HEADER = (f"{'outer':>6} {'newton':>7} {'cg':>7} {'time':>8} {'primal obj':>15} {'dual obj':>15} "
               f"{'rel p res':>9} {'rel d res':>9} {'rel gap':>9} {'eta':>9} {'omega':>9}")
-
-
-def _drop_empty(problem: Problem, kr: np.ndarray, kc: np.ndarray) -> tuple:
-    """CSC (indptr, indices, data) of A on rows kr and columns kc, all dropped ones EMPTY (no nonzero lost)."""
-    m, n = problem.n_rows, problem.n_cols
-    cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
-    if kc.size < n:
-        cp = np.concatenate((cp[:1], cp[kc + 1]))
-    if kr.size < m:
-        new_row = np.zeros(m, dtype=np.int32)
-        new_row[kr] = np.arange(kr.size, dtype=np.int32)
-        ci = new_row[ci]
-    return cp, ci, cv
 
 
 def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=None,
@@ -212,7 +199,7 @@ class _Run:
         first step (cold: eta = step_cold; warm: ``warm_scale`` / the start's KKT error, or stop at once when
         the start meets tol)."""
         p, s, prm, kc, kr = self.problem, self.s, self.prm, self.kc, self.kr
-        cp, ci, cv = _drop_empty(p, kr, kc)
+        cp, ci, cv = drop_empty(p, kr, kc)
         sc = self.sc = scale_for_alm(self.sense * p.cost[kc], p.row_lower[kr], p.row_upper[kr], p.col_lower[kc],
                                      p.col_upper[kc], cp, ci, cv, kr.size, ruiz_iterations=s.ruiz_iterations,
                                      pock_chambolle_alpha=s.pock_chambolle_alpha,

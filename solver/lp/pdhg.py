@@ -40,7 +40,7 @@ from solver.lp.infeasibility import (
 from solver.lp.restart import RestartController, fixed_point_residual
 from solver.lp.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
 from solver.lp.termination import KKT, OrigLP, TargetSchedule, evaluate
-from solver.lp.trivial import reduce_trivial
+from solver.lp.trivial import drop_empty, reduce_trivial
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -353,21 +353,6 @@ class _Run:
         return status, message, kkt, xo, yo, self.total, self.w
 
 
-def _drop_empty(problem: Problem, kr: np.ndarray, kc: np.ndarray) -> tuple:
-    """CSC arrays (indptr, indices, data) of A restricted to rows ``kr`` and columns ``kc``, where every
-    dropped row and column is EMPTY (``solver.lp.trivial``): no nonzero is lost, so only the column
-    pointers shrink and row indices are renumbered (monotone map: order within columns is kept)."""
-    m, n = problem.n_rows, problem.n_cols
-    cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
-    if kc.size < n:
-        cp = np.concatenate((cp[:1], cp[kc + 1]))
-    if kr.size < m:
-        new_row = np.zeros(m, dtype=np.int32)
-        new_row[kr] = np.arange(kr.size, dtype=np.int32)
-        ci = new_row[ci]
-    return cp, ci, cv
-
-
 def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *, accept=None) -> SolveResult:
     """Solve the LP (relaxation, integrality ignored) of ``problem`` with restarted Halpern PDHG, without
     presolve (``settings.presolve`` is not read here: ``solver.lp.dispatch.solve`` decides presolve vs
@@ -477,7 +462,7 @@ def _iterate(problem: Problem, s: Settings, lp: OrigLP, red, ws, w: float, x: np
     sense = int(problem.sense)
     n, m = problem.n_cols, problem.n_rows
     kc, kr = red.keep_cols, red.keep_rows
-    csc = _drop_empty(problem, kr, kc)
+    csc = drop_empty(problem, kr, kc)
     if s.verbose:
         print(f"copter PDHG: {m} rows, {n} columns, {problem.nnz} nonzeros; "
               f"tol {s.tol:g}{', warm start' if ws is not None else ''}", file=sys.stderr)

@@ -86,3 +86,18 @@ def reduce_trivial(c_min: np.ndarray, col_lower, col_upper, row_lower, row_upper
                      keep_rows=np.flatnonzero(~empty_rows) if any_empty_row else np.arange(m),
                      keep_cols=np.flatnonzero(~empty_cols) if any_empty_col else np.arange(n),
                      x_fixed=x_fixed, unbounded_col=unbounded)
+
+
+def drop_empty(problem, kr: np.ndarray, kc: np.ndarray) -> tuple:
+    """CSC arrays (indptr, indices, data) of A restricted to rows ``kr`` and columns ``kc``, where every
+    dropped row and column is EMPTY (``solver.lp.trivial``): no nonzero is lost, so only the column
+    pointers shrink and row indices are renumbered (monotone map: order within columns is kept)."""
+    m, n = problem.n_rows, problem.n_cols
+    cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
+    if kc.size < n:
+        cp = np.concatenate((cp[:1], cp[kc + 1]))
+    if kr.size < m:
+        new_row = np.zeros(m, dtype=np.int32)
+        new_row[kr] = np.arange(kr.size, dtype=np.int32)
+        ci = new_row[ci]
+    return cp, ci, cv
