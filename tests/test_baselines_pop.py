@@ -7,11 +7,11 @@ import pytest
 import scipy.sparse as sp
 
 from solver.baselines import solve_highs
-from solver.partition.clients import EMPTY, GLOBAL, SHARED, group_clients
 from solver.baselines.pop import build_parts, solve_pop, split_clients
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.status import Status
+from solver.partition.clients import EMPTY, GLOBAL, SHARED, group_clients
 
 
 def _allocation(n_clients: int = 8, seed: int = 1) -> Problem:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from solver.partition.clients import SHARED, group_clients
 from solver.baselines.pop import solve_pop
 from solver.model.status import Status
+from solver.partition.clients import SHARED, group_clients
 from solver.workloads import make_scenario
 from solver.workloads.common import RESOURCE_WORDS
 
