@@ -12,6 +12,11 @@ import numpy as np
 
 from solver.model.problem import Problem
 
+SMALL_NNZ = 20_000
+"""Matrices with at most this many entries use the numpy twins (a few ms at this size): a ``copter step``
+process on a small model then loads no differential kernel (and does not pay numba's import, ~1 s on the
+loaded 2-core machine, in its apply phase); larger ones use the numba kernels (issue #15)."""
+
 
 def find_entries_numpy(indptr: np.ndarray, indices: np.ndarray, cols: np.ndarray, rows: np.ndarray,
                        n_rows: int) -> np.ndarray:
@@ -36,6 +41,8 @@ def find_entries(indptr: np.ndarray, indices: np.ndarray, cols: np.ndarray, rows
     """
     if not cols.size or not indices.size:
         return np.full(cols.shape[0], -1, dtype=np.int64)
+    if indices.size <= SMALL_NNZ:
+        return find_entries_numpy(indptr, indices, cols, rows, n_rows)
     from solver.differential.kernels import find_entries_kernel  # lazy: numba import costs ~0.5 s
 
     return find_entries_kernel(np.ascontiguousarray(indptr, dtype=np.int64), indices,
@@ -131,8 +138,14 @@ def merge_csc(indptr, indices, data, col_map, row_map, chg_pos, chg_val, ins_col
             from the old matrix.
     Returns:
         (indptr (n_new+1,) int64, indices int32, data float64), canonical (rows sorted per column).
-    Numba kernel (``kernels.merge_csc_kernel``); twin: :func:`merge_csc_numpy`.
+    Numba kernel (``kernels.merge_csc_kernel``); twin: :func:`merge_csc_numpy` (used up to
+    :data:`SMALL_NNZ` entries).
     """
+    if indices.size <= SMALL_NNZ:
+        return merge_csc_numpy(indptr, indices, data, np.asarray(col_map, dtype=np.int64),
+                               np.asarray(row_map, dtype=np.int64), np.asarray(chg_pos, dtype=np.int64),
+                               np.asarray(chg_val, dtype=np.float64), np.asarray(ins_col, dtype=np.int64),
+                               np.asarray(ins_row, dtype=np.int64), np.asarray(ins_val, dtype=np.float64))
     from solver.differential.kernels import merge_csc_kernel
 
     ptr, idx, val, t = merge_csc_kernel(
