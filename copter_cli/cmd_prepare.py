@@ -10,18 +10,23 @@ from copter_cli.output import emit, run, say
 
 
 def prepare_cmd(
+    force: bool = typer.Option(False, "--force", help="Run the warm-up even when the stamp is current."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Compile and cache the solver's numba kernels (once per install).
 
-    Runs tiny rounds over every solver path; a warm cache only loads (seconds). Prints
-    "compiling solver kernels, once per install ..." on stderr when something actually compiles."""
+    Runs tiny rounds over every solver path unless the stamp says nothing changed since the last run
+    (then it only checks the stamp: a tenth of a second); --force runs them anyway (a warm cache only loads:
+    seconds). Prints "compiling solver kernels, once per install ..." on stderr when something compiles."""
 
     def body() -> int:
         from solver.prepare import prepare
 
-        res = prepare(progress=say, force=True)
+        res = prepare(progress=say, force=force)
+        if res["skipped"]:
+            return emit(res, json_out, lambda r: say(
+                f"prepared already: the stamp {r['stamp']} is current ({r['seconds']:.2f} s; --force re-runs)"))
         return emit(res, json_out, lambda r: say(
             f"prepared: {r['kernels']} kernels in the registry, {r['compiled']} compilation(s), "
             f"{r['seconds']:.1f} s; stamp {r['stamp'] or '(not writable: init and demo will warm up each time)'}"))

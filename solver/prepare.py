@@ -12,8 +12,13 @@ tiny instances of every path a round takes (:data:`WARM_UP`), so each kernel is 
 argument types (int32/int64 indices, float64, contiguity) real rounds pass it: an MPS base and LP rounds
 (TE) cold and warm, with presolve off/on, the ALM engine, the parallel kernels (``threads=2``), an infeasible LP, MILP
 rounds with structural deltas (Sia: jobs arrive and leave; LB), a general MILP through the improvement
-steps (RENS, dive, HiGHS fallback), and the TE path generator. ``tests/test_prepare.py`` checks the claim:
-after :func:`prepare`, a different and larger set of rounds compiles nothing and adds no kernel signature.
+steps (RENS, dive, HiGHS fallback), and the TE path generator. The delta's matrix kernels are forced on
+(``solver.differential.matrix.SMALL_NNZ``: tiny matrices otherwise take their numpy twins) so that a large
+round's apply finds them compiled. Arrays a step loads from the checkpoint store are writable copies
+(``formats.checkpoint_arrays.load_array``): numba types a read-only (memory-mapped) array as another
+signature, which made real steps compile read-only variants mid-stream. ``tests/test_prepare.py`` checks the
+claim in-process (a different and larger set of rounds compiles nothing and adds no kernel signature) and
+``tests/test_prepare_cli.py`` through the CLI, one process per command, against a fresh cache.
 
 Where the cache lives: ``$NUMBA_CACHE_DIR`` when set, else ``__pycache__`` beside each kernel's module
 (``*.nbi`` index + ``*.nbc`` code), else (read-only install) numba's per-user folder (``~/.cache/numba``).
@@ -116,10 +121,16 @@ def prepare(progress: Callable[[str], None] | None = None, force: bool = True) -
 
     registry = kernels()
     watch = _CompileWatch(progress)
-    with event.install_listener("numba:compile", watch.listener), \
-            tempfile.TemporaryDirectory(prefix="copter-prepare-") as tmp:
-        for step in WARM_UP:
-            step(Path(tmp))
+    from solver.differential import matrix
+
+    small, matrix.SMALL_NNZ = matrix.SMALL_NNZ, -1  # tiny instances, but the kernels large rounds take
+    try:
+        with event.install_listener("numba:compile", watch.listener), \
+                tempfile.TemporaryDirectory(prefix="copter-prepare-") as tmp:
+            for step in WARM_UP:
+                step(Path(tmp))
+    finally:
+        matrix.SMALL_NNZ = small
     stamp = _write_stamp(registry)
     return {"seconds": time.perf_counter() - t0, "skipped": False, "compiled": watch.count,
             "kernels": len(registry), "reached": sum(1 for d in registry.values() if d.signatures),
@@ -247,10 +258,20 @@ def _stream(scenario, folder: Path, rounds: int, base_name: str) -> None:
 
 
 def _lp_rounds(tmp: Path) -> None:
-    """TE LP (its path generator included): MPS base (the MPS number scanner), cold init, warm steps."""
+    """TE LP (its path generator included): MPS base (the MPS number scanner), cold init, warm steps with
+    the engine chosen, then pinned to PDHG and to the ALM (each loads its warm state from the store)."""
+    from formats.io import write_delta
+    from solver import rounds as rounds_lib
+    from solver.model.settings import Settings
     from solver.workloads import make_scenario
 
-    _stream(make_scenario("te", 6, seed=1), tmp / "te", 2, "base.mps")
+    sc = make_scenario("te", 6, seed=1)
+    _stream(sc, tmp / "te", 2, "base.mps")
+    for r, engine in ((3, "pdhg"), (4, "alm")):
+        path = tmp / "te" / f"delta_{r:04d}.parquet"
+        write_delta(sc.next_delta(r), path)
+        rounds_lib.step(path, state_dir=tmp / "te" / "state", settings=Settings(engine=engine),
+                        accept_failed=True)
 
 
 def _milp_rounds(tmp: Path) -> None:
