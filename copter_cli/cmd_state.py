@@ -59,7 +59,7 @@ def _print_report(report: dict) -> None:
     sec = report.get("seconds") or {}
     if sec:
         t.add_row("seconds", "  ".join(f"{k} {_fmt(sec.get(k), '.3f')}" for k in
-                                       ("load", "apply", "solve", "integerize", "save", "total")))
+                                       ("wait", "load", "apply", "solve", "integerize", "save", "total")))
     _wide().print(t)
     for w in report.get("warnings") or []:
         console.print(f"[yellow]warning[/]: {escape(str(w))}")

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 LOG_DIR = "log"
 COMPACT_EVERY = 64  #: segments before a compaction (amortised: one rewrite of the table per 64 rounds)
-PHASES = ("load", "apply", "solve", "integerize", "save", "total")
+PHASES = ("wait", "load", "apply", "solve", "integerize", "save", "total")  # wait: for another writer's lock
 _FILE_RE = re.compile(r"^(base|seg)-(\d{12})\.arrow$")
 _LAST: dict[str, tuple[tuple, dict]] = {}  # table folder -> (identity of the segment this process appended last, its row)
 

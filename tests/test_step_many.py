@@ -194,13 +194,18 @@ def _slow_lock(monkeypatch, seconds: float) -> None:
 
     from formats.checkpoint import StateStore
 
-    real = StateStore.lock
+    real, depth = StateStore.lock, [0]
 
     @contextlib.contextmanager
     def lock(self, *a, **kw):
-        time.sleep(seconds)
-        with real(self, *a, **kw):
-            yield
+        if not depth[0]:  # a re-entrant acquisition (a step inside step_many) costs nothing
+            time.sleep(seconds)
+        depth[0] += 1
+        try:
+            with real(self, *a, **kw):
+                yield
+        finally:
+            depth[0] -= 1
 
     monkeypatch.setattr(StateStore, "lock", lock)
 

@@ -67,7 +67,9 @@ def _remove_if_created_empty(root: Path, created: bool) -> None:
 def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float, wait: float = 0.0,
                  partition: dict | None = None) -> dict:
     """The part of :func:`init` that runs under the writer lock; returns the round-0 report."""
+    t_req = time.perf_counter()
     with store.lock(create=True, wait=wait), environment_faults(store.root):
+        t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         if store.initialised:
             raise StateError(f"already an initialised state directory (current round {store.current()[0]}); use "
                              "`copter step` or another --state", file=str(store.root))
@@ -80,7 +82,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
 
             problem = read_problem(base)
             base_sha = file_sha256(base)
-        seconds = {"load": time.perf_counter() - t0, "apply": 0.0}
+        seconds = {"wait": t_lock - t_req, "load": time.perf_counter() - t_lock, "apply": 0.0}
         from solver.api import solve_problem
 
         t = time.perf_counter()
@@ -109,12 +111,15 @@ def _read_delta(delta) -> Delta:
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
          accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
-         ray_address: str | None = None) -> dict:
-    """Apply one delta to the current round, solve warm, store the next round; see :func:`solver.rounds.step`."""
-    t0 = time.perf_counter()
+         ray_address: str | None = None, _waited: float = 0.0) -> dict:
+    """Apply one delta to the current round, solve warm, store the next round; see :func:`solver.rounds.step`.
+    ``_waited``: seconds :func:`step_many` already waited for the lock (added to this round's ``wait``)."""
+    t0 = time.perf_counter() - _waited  # the round's total includes that wait
     check_out_dir(out_dir)
     store = StateStore(state_dir_or_default(state_dir))
+    t_req = time.perf_counter()
     with store.lock(wait=wait), environment_faults(store.root):
+        t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         if not store.initialised:
             raise StateError(f"not an initialised copter state directory (run `copter init BASE --state "
                              f"{store.root}`)", file=str(store.root))
@@ -127,7 +132,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         if done is not None:
             return _no_op_report(store, gen, done, sha)
         d = _read_delta(delta)
-        seconds = {"load": time.perf_counter() - t0}
+        seconds = {"wait": _waited + t_lock - t_req, "load": time.perf_counter() - t_lock}
         warnings = [gen.warning] if gen.warning else []
         _check_base_round(d, gen.round, force, warnings)
         from solver.rounds.partitioned import config_of
@@ -267,11 +272,13 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     check_out_dir(out_dir)
     store = StateStore(state_dir_or_default(state_dir))
     reports_: list[dict] = []
+    t_req = time.perf_counter()
     with store.lock(wait=wait):  # held across the batch (re-entrant): no other writer interleaves
+        waited = time.perf_counter() - t_req  # charged to the first round's "wait"
         for i, delta in enumerate(deltas):
             try:
                 report = step(delta, store.root, settings, force, accept_failed, out_dir, executor=executor,
-                              ray_address=ray_address)
+                              ray_address=ray_address, _waited=waited if i == 0 else 0.0)
             except CopterError as err:
                 stored = [r["round"] for r in reports_ if r.get("accepted", True) and not r.get("no_op")]
                 err.message += (f" [delta {i + 1} of {len(deltas)}: {_label(delta)}; "

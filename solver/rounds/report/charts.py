@@ -13,7 +13,7 @@ import math
 
 from formats.round_log import PHASES
 
-PHASE_COLORS = {"load": "#9e9e9e", "apply": "#8e6bbf", "solve": "#1f77b4", "integerize": "#17becf",
+PHASE_COLORS = {"wait": "#e8c07a", "load": "#9e9e9e", "apply": "#8e6bbf", "solve": "#1f77b4", "integerize": "#17becf",
                 "save": "#ff7f0e"}
 BASELINE_COLORS = ["#2ca02c", "#d62728", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
 FAILED = "#d62728"
@@ -117,7 +117,7 @@ def _clip_outliers(ax, totals: list[float]) -> None:
 
 
 def round_time(rows: list[dict]):
-    """Stacked bars of each round's seconds per phase (load, apply, solve, integerize, save; the rest of
+    """Stacked bars of each round's seconds per phase (wait for the lock, load, apply, solve, integerize, save; the rest of
     ``total`` as "other"), with each compared baseline's seconds as markers where ``copter compare`` ran."""
     fig = _figure()
     ax = _axes(fig, rows, title="Round time by phase (seconds)", ylabel="seconds")
