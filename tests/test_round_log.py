@@ -65,6 +65,11 @@ def test_the_log_outlives_pruning_and_lists_failed_rounds(state):
         assert row["delta_sha256"] == rep["delta_sha256"] and row["warm_started"] is True
         assert (row["vars_added"], row["cons_added"], row["changed_variables"]) == (0, 0, rep["changed_variables"])
         assert not row["recovered"] and row["gap_rel"] is not None and row["lp_bound"] is not None
+        # an LP round's report.json has no lp_bound/gap_rel; the log's are its dual objective and duality
+        # gap (README "The round log"), not a MILP bound
+        assert "lp_bound" not in rep and row["lp_bound"] == rep["dual_objective"]
+        assert row["gap_rel"] == pytest.approx(abs(rep["objective"] - rep["dual_objective"])
+                                               / (1 + abs(rep["objective"]) + abs(rep["dual_objective"])))
     last = rows[-1]
     assert last["status"] == "PRIMAL_INFEASIBLE" and last["objective"] is None and last["cons_added"] == 1
     assert last["record_id"] == failed["failure_record"].split("/")[-1] and "CURRENT stays" in last["message"]
