@@ -125,3 +125,25 @@ def test_a_state_written_before_the_round_log_gets_a_report_of_its_kept_rounds(s
     page = table_rows(out.read_text())
     assert_page_numbers_are_the_logs(page, rounds.history(old))
     assert [r["kind"] for r in page] == ["generation"] * 4 + ["failed"]
+
+
+def test_two_failed_attempts_get_distinct_labels_and_the_gap_panel_has_decade_labels_only(tmp_path):
+    from matplotlib.ticker import NullFormatter
+
+    from solver.rounds.report import charts, page
+
+    root = tmp_path / "st"
+    rounds.init(small_lp(), root)
+    rounds.step(Delta.vars(["x1"], cost=[3.0]), root)
+    for _ in range(2):  # two failed attempts at round 2, then round 2
+        assert not rounds.step(infeasible_delta(), root, force=True)["accepted"]
+    rounds.step(Delta.vars(["x2"], cost=[4.0]), root)
+    rows = rounds.history(root)
+    assert charts.slot_labels(rows) == ["0", "1", "2\u27171", "2\u27172", "2"]
+    fig = charts.objective(rows)
+    top, gap = fig.axes
+    assert [t.get_text() for t in gap.get_xticklabels()] == ["0", "1", "2\u27171", "2\u27172", "2"]
+    assert gap.get_yscale() == "log" and isinstance(gap.yaxis.get_minor_formatter(), NullFormatter)
+    # the churn caption states the rule the code applies (README: tol x max(1, |old|, |new|)), not 1e-6
+    assert "max(1, |old|, |new|)" in page.CAPTIONS["churn"] and "1e-6" not in page.CAPTIONS["churn"]
+    assert "1e-6" not in charts.churn.__doc__

@@ -41,7 +41,8 @@ def _axes(fig, rows: list[dict], ax=None, title: str = "", ylabel: str = ""):
     step = max(1, math.ceil(n / 15))
     ticks = list(range(0, n, step))
     ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.set_xticklabels([str(rows[i]["round"]) for i in ticks], fontsize=8)
+    labels = slot_labels(rows)
+    ax.set_xticklabels([labels[i] for i in ticks], fontsize=8)
     ax.set_xlim(-0.6, n - 0.4)
     ax.set_xlabel("round", fontsize=9)
     if title:
@@ -52,6 +53,25 @@ def _axes(fig, rows: list[dict], ax=None, title: str = "", ylabel: str = ""):
     ax.grid(axis="y", color="#e5e5e5", linewidth=0.6)
     ax.set_axisbelow(True)
     return ax
+
+
+def slot_labels(rows: list[dict]) -> list[str]:
+    """The x label of each slot: the round number, and for a failed round (not stored) ``N✗`` with the
+    attempt's number when several failed attempts at round N sit side by side (``4✗1``, ``4✗2``)."""
+    failed = [_failed(r) and r.get("kind") == "failed" for r in rows]
+    per_round: dict = {}
+    for r, f in zip(rows, failed, strict=True):
+        if f:
+            per_round[r["round"]] = per_round.get(r["round"], 0) + 1
+    seen: dict = {}
+    out = []
+    for r, f in zip(rows, failed, strict=True):
+        if not f:
+            out.append(str(r["round"]))
+            continue
+        seen[r["round"]] = seen.get(r["round"], 0) + 1
+        out.append(f"{r['round']}\u2717" + (str(seen[r["round"]]) if per_round[r["round"]] > 1 else ""))
+    return out
 
 
 def _mark_failed(ax, rows: list[dict], label: bool = True) -> None:
@@ -160,11 +180,17 @@ def objective(rows: list[dict]):
     _mark_failed(top, rows)
     _legend(top)
     top.set_xlabel("")
-    _axes(fig, rows, bottom, ylabel="relative gap")
+    _axes(fig, rows, bottom, ylabel="rel. gap")
     gap = [_num(r["gap_rel"]) if not _failed(r) else math.nan for r in rows]
     pos = [g if g > 0 else math.nan for g in gap]
     if any(not math.isnan(g) for g in pos):
+        from matplotlib.ticker import LogLocator, NullFormatter
+
         bottom.set_yscale("log")
+        # decades only, at most 4 labels: minor-tick labels (6x10^-5, 4x10^-5, ...) overlap in this short
+        # panel and widen the tick labels until the y label is clipped
+        bottom.yaxis.set_major_locator(LogLocator(base=10, numticks=4))
+        bottom.yaxis.set_minor_formatter(NullFormatter())
     bottom.plot(x, pos, marker=".", color="#444444", linewidth=0.8)
     _mark_failed(bottom, rows, label=False)
     return fig
@@ -184,7 +210,7 @@ def iterations(rows: list[dict]):
 
 
 def churn(rows: list[dict]):
-    """Changed variables per round (added, removed or moved by more than 1e-6), with the entities the
+    """Changed variables per round (added, removed or moved: |new - old| > tol x max(1, |old|, |new|)), with the entities the
     delta added/removed as markers."""
     fig = _figure()
     ax = _axes(fig, rows, title="Churn: variables whose value changed per round", ylabel="variables")
@@ -220,4 +246,4 @@ def render(fig, fmt: str) -> bytes:
     return data
 
 
-__all__ = ["CHARTS", "churn", "iterations", "objective", "render", "round_time"]
+__all__ = ["CHARTS", "churn", "iterations", "objective", "render", "round_time", "slot_labels"]

@@ -34,8 +34,8 @@ CAPTIONS = {
                  "(1 + |objective| + |bound|), log scale (lower is better).",
     "iterations": "Solver iterations per round; green rounds started warm from the previous round's iterate, grey "
                   "ones cold (round 0, or a warm start that was refused).",
-    "churn": "Variables whose value changed from the previous round (added, removed, or moved by more than "
-             "1e-6); triangles: variables and constraints the delta added or removed.",
+    "churn": "Variables whose value changed from the previous round (added, removed, or moved: |new - old| > "
+             "tol x max(1, |old|, |new|), tol the round's --tol; an integer variable: any change); triangles: variables and constraints the delta added or removed.",
 }
 
 COLUMNS = [  # (header, key, format, data attribute)
