@@ -1,0 +1,94 @@
+"""``copter prepare`` covers what real rounds run (issue #15 item 2), checked through the CLI.
+
+Each command runs in its own process, as cron runs them, against a fresh numba cache
+(``NUMBA_CACHE_DIR`` = a new temporary folder): ``copter prepare`` compiles, then ``copter init`` of an LP
+(afiro, MPS) and of a MILP (p0033, gzipped MPS) and two ``copter step`` rounds on each, with deltas that
+change costs, bounds, a coefficient and the structure (a variable added, then dropped) and pin each LP
+engine once. Those rounds load their arrays from the checkpoint store, so they reach the kernels with the
+argument types a real stream has; any kernel signature prepare did not compile would add a ``*.nbc`` file
+(and rewrite an ``*.nbi`` index) in the cache, which the test forbids.
+
+Slow (prepare compiles every kernel: minutes on 2 cores); it runs in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import require_data
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cache_files(folder: Path) -> dict[str, int]:
+    """numba's cache files under ``folder``: relative path -> size (an index grows with each signature)."""
+    return {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*")
+            if p.suffix in (".nbi", ".nbc")}
+
+
+def _copter(env: dict, cwd: Path, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "copter_cli", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=3600)
+
+
+def _write_deltas(tmp: Path) -> dict[str, Path]:
+    from formats.io import write_delta
+    from solver.model.delta import Delta
+
+    deltas = {
+        # afiro: cost change, a new column with a coefficient, row bounds (structural + coefficient path)
+        "lp1": Delta.concat([Delta.vars(["X02"], cost=[-0.5]), Delta.vars(["NEWX"], cost=[-1.0], upper=[3.0]),
+                             Delta.cons(["X05", "X17"], upper=[85.0, 85.0]),
+                             Delta.coefs(var=["NEWX"], con=["R10"], value=[1.0])]),
+        # afiro: the new column dropped again, a cost change
+        "lp2": Delta.concat([Delta.drop_vars(["NEWX"]), Delta.vars(["X04"], cost=[-0.1])]),
+        # p0033: cost changes, then a bound change
+        "milp1": Delta.vars(["C157", "C162"], cost=[266.5, 253.0]),
+        "milp2": Delta.vars(["C157"], upper=[0.0]),
+    }
+    paths = {}
+    for name, delta in deltas.items():
+        paths[name] = tmp / f"{name}.parquet"
+        write_delta(delta, paths[name])
+    return paths
+
+
+@pytest.mark.slow
+def test_rounds_through_the_cli_after_prepare_compile_nothing(tmp_path):
+    """After ``copter prepare`` with an empty cache, init + two steps of an LP (engines auto, pdhg, alm) and
+    of a MILP add no file to the numba cache and print no compilation notice."""
+    mps = require_data("mps")
+    cache = tmp_path / "numba-cache"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT) + os.pathsep
+               + os.environ.get("PYTHONPATH", ""))
+    proc = _copter(env, tmp_path, "prepare")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    prepared = _cache_files(cache)
+    assert len(prepared) > 50, sorted(prepared)  # prepare really compiled (index + code files)
+
+    d = _write_deltas(tmp_path)
+    runs = [
+        ("init", mps / "afiro.mps", "--state", "lp"),
+        ("step", d["lp1"], "--state", "lp", "--engine", "pdhg"),
+        ("step", d["lp2"], "--state", "lp", "--engine", "alm"),
+        ("init", mps / "p0033.mps.gz", "--state", "milp"),
+        ("step", d["milp1"], "--state", "milp"),
+        ("step", d["milp2"], "--state", "milp"),
+    ]
+    for args in runs:
+        proc = _copter(env, tmp_path, *args, "--time-limit", "60", "--json")
+        assert proc.returncode == 0, (args, proc.stdout[-2000:], proc.stderr[-3000:])
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert report["status"] in ("OPTIMAL", "FEASIBLE"), (args, report)
+        assert "compiling" not in proc.stderr, (args, proc.stderr[-2000:])
+        now = _cache_files(cache)
+        added = sorted(set(now) - set(prepared))
+        grown = sorted(k for k in prepared if now.get(k) != prepared[k])
+        assert not added and not grown, f"{args[:2]} compiled kernels prepare had not: new {added}, " \
+                                        f"changed index {grown}"
