@@ -186,3 +186,20 @@ def test_the_compare_library_runs_without_pandas(state_dir, tmp_path):
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+def test_pop_on_a_model_without_client_names_is_a_not_applicable_row_and_highs_still_runs(tmp_path):
+    p = _allocation()
+    p = p.replace(col_names=np.array([f"x{j}" for j in range(p.n_cols)], dtype=object))  # no "<client>/"
+    write_problem(p, tmp_path / "base.parquet")
+    st = str(tmp_path / "st")
+    assert runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", st]).exit_code == 0
+    res, out = _compare("-b", "pop", "-b", "highs", "--pop-workers", "0", "--state", st)
+    assert res.exit_code == 0, res.output
+    pop, highs = out["baselines"]
+    assert pop["name"] == "pop-4" and pop["status"] == "NOT_APPLICABLE" and pop["objective"] is None
+    assert pop["seconds"] is None and "--pop-client-regex" in pop["message"]
+    assert highs["status"] == "OPTIMAL" and highs["objective_diff_rel"] == 0.0
+    # an explicit regex that groups the columns makes POP applicable again
+    res, out = _compare("-b", "pop", "--pop-client-regex", r"^x\d", "--pop-workers", "0", "--state", st)
+    assert res.exit_code == 0 and out["baselines"][0]["status"] in ("OPTIMAL", "FEASIBLE"), res.output

@@ -37,7 +37,7 @@ import numpy as np
 
 from solver.baselines.highs import check_solver, solve_highs
 from solver.baselines.result import BaselineResult, make_result, point_quality
-from solver.model.errors import UsageError
+from solver.model.errors import NotApplicableError, UsageError
 from solver.model.problem import Problem
 from solver.model.status import Status
 from solver.partition.clients import ClientGrouping, group_clients
@@ -127,7 +127,8 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
         the worst part status. ``extra``: ``pop_seconds``, ``setup_seconds``, ``max_part_seconds``,
         ``sum_part_seconds``, ``k``, ``seed``, ``n_clients``, ``n_shared_rows``, ``part_statuses``.
     Raises:
-        UsageError: for k < 1, an unknown solver or scaling, or an invalid regex.
+        UsageError: for k < 1, an unknown solver or scaling, or an invalid regex. NotApplicableError (a
+            UsageError): the model has no clients to split (no ``<client>/`` names, no regex given).
     """
     if k < 1:
         raise UsageError(f"POP needs k >= 1 parts, got {k}")
@@ -137,7 +138,7 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     if grouping is None:
         grouping = group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex)
     if grouping.n_clients == 0:
-        raise UsageError("POP found no clients: variable names carry no '<client>/' prefix; say how to group "
+        raise NotApplicableError("POP found no clients: variable names carry no '<client>/' prefix; say how to group "
                          "columns with --pop-client-regex (and shared rows with --pop-shared-rows-regex)")
     col_part = np.full(problem.n_cols, -1, dtype=np.int64)
     own = grouping.col_client >= 0

@@ -142,6 +142,12 @@ class UsageError(CopterError):
     kind = "usage"
 
 
+class NotApplicableError(UsageError):
+    """A method that does not apply to this model, e.g. POP on a model whose variable names carry no
+    ``<client>/`` prefix (exit code 2 alone; ``copter compare`` turns it into a ``NOT_APPLICABLE`` row and
+    runs the other baselines)."""
+
+
 class SettingsError(UsageError, ValueError):
     """A :class:`solver.model.settings.Settings` value out of its range, raised on construction so library
     users get the CLI's checks (exit code 2; the CLI checks its flags first, with messages naming them).

@@ -48,7 +48,7 @@ from formats.checkpoint import StateStore
 from solver.baselines import registry
 from solver.baselines.highs import check_solver
 from solver.baselines.result import point_quality
-from solver.model.errors import StateError, UsageError
+from solver.model.errors import NotApplicableError, StateError, UsageError
 from solver.model.problem import Problem
 from solver.rounds.basis_store import StateBases
 from solver.rounds.config import state_dir_or_default
@@ -176,13 +176,28 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     for name in names:
         if progress:
             progress(name)
-        res = registry.get(name).run(problem, ctx)
+        try:
+            res = registry.get(name).run(problem, ctx)
+        except NotApplicableError as err:  # e.g. POP without client names: a marked row, the others still run
+            out.append(not_applicable_row(name, str(err)))
+            continue
         out.append({**res.summary(), **feasibility(problem, res.x, tol)})
     _derive(copter, out, problem.sense)
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
               "feasibility_tol": tol, "copter": copter, "baselines": out}
     _log(store, gen, result)
     return result
+
+
+NOT_APPLICABLE = "NOT_APPLICABLE"
+"""Status of a compare row whose baseline does not apply to the model (no objective, no seconds)."""
+
+
+def not_applicable_row(name: str, message: str) -> dict:
+    """The compare row of baseline ``name`` that does not apply to this model: status ``NOT_APPLICABLE``,
+    objective/seconds None and ``message`` saying why (e.g. how to pass --pop-client-regex)."""
+    return {"name": name, "status": NOT_APPLICABLE, "objective": None, "seconds": None, "hit_limit": False,
+            "message": message, "max_violation_rel": math.nan, "violates_tol": None}
 
 
 def _state_tol(store: StateStore) -> float:
