@@ -24,11 +24,13 @@ LEGEND = (  # printed under the per-round table
     "warm from the previous round's iterate",
     "changes: rows of the round's delta file; objective: the value of the round's allocation (minimised or "
     "maximised, as the scenario states)",
-    "seconds: the round's wall time (load + apply + solve + integerize + save), lower is better; "
-    "iterations: PDHG iterations of the solve, lower is better",
-    "vs cold: iterations / round 0's cold-start iterations; below 1.00x the warm start saved work (lower is "
-    "better), about 1.00x or above it did not (round 0 is a different problem: a rough yardstick, not this "
-    "round re-solved cold)",
+    "seconds: the round's wall time (load + apply + solve + integerize + save), lower is better",
+    "engine / iterations: the LP engine that ran and its count (pdhg: PDHG iterations; alm: ALM outer "
+    "steps; a MILP: its relaxation's, run in fixed PDHG stages of --relaxation-round-iterations, so equal "
+    "counts say nothing) - counts of different engines do not compare",
+    "solve s: the warm round's solve + integerize seconds; cold s: the same round's problem solved again "
+    "from scratch (engine in brackets when it differs); vs cold = solve s / cold s, below 1.00x the warm "
+    "start saved time",
 )
 
 
@@ -90,7 +92,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
     from copter_cli.cmd_prepare import ensure_prepared
 
     ensure_prepared()  # every kernel compiled before round 0 (solver.prepare): no round compiles
-    t0 = time.perf_counter()
+    t0 = time.perf_counter()  # after the kernels were compiled (or found compiled)
     scenario = make_scenario(domain, scale, seed=seed)
     tmp = directory is None
     root = Path(tempfile.mkdtemp(prefix="copter-demo-")) if tmp else Path(directory)
@@ -125,6 +127,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
             rep = run_round(state_dir, path, r)
             rep["delta_rows"] = len(delta)
             rep["delta_from"] = "simulated allocation" if previous is None else f"round {r - 1} solution"
+            rep["cold_solve"] = cold_solve(state_dir, rep)
             reports.append(rep)
             _log(rep, json_out)
         codes = [for_report(rp) for rp in reports]
@@ -139,6 +142,32 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
         _table(reports, time.perf_counter() - t0)
         _next_steps(None if tmp else state_dir)
     return code
+
+
+def cold_solve(state_dir: Path, rep: dict) -> dict | None:
+    """The stored problem of the round ``rep`` reports solved again from scratch (no warm start) with the
+    state's settings: ``{"seconds" (wall, s), "iterations", "engine", "status"}``, the yardstick of the
+    demo's "vs cold" column; None for a round that was not stored."""
+    from formats.checkpoint import StateStore
+    from solver.api import solve_problem
+    from solver.rounds.config import settings_from_json
+
+    if rep.get("accepted") is False or rep.get("round") is None:
+        return None
+    store = StateStore(state_dir)
+    problem = store.load(rep["round"], with_state=False).problem
+    t = time.perf_counter()
+    res = solve_problem(problem, settings_from_json(store.config().get("settings")), None)
+    return {"seconds": time.perf_counter() - t, "iterations": int(res.iterations),
+            "engine": getattr(res, "engine", "") or None, "status": res.status.name}
+
+
+def vs_cold(rep: dict) -> tuple[float | None, float | None, float | None]:
+    """(warm solve seconds, cold solve seconds, their ratio) of a demo round; None where unknown."""
+    sec = rep.get("seconds") or {}
+    warm = None if sec.get("solve") is None else sec["solve"] + (sec.get("integerize") or 0.0)
+    cold = (rep.get("cold_solve") or {}).get("seconds")
+    return warm, cold, (warm / cold if warm is not None and cold else None)
 
 
 def _next_steps(state_dir: Path | None) -> None:
@@ -166,21 +195,30 @@ def _log(rep: dict, json_out: bool) -> None:
 def _table(reports: list[dict], seconds: float) -> None:
     from rich.table import Table
 
-    cold = reports[0].get("iterations") if reports else None
     t = Table(title="copter demo: rounds", title_justify="left")
-    for col in ("round", "changes", "status", "objective", "seconds", "iterations", "vs cold"):
-        t.add_column(col, justify="left" if col == "status" else "right")
+    for col in ("round", "changes", "status", "objective", "seconds", "engine", "iterations", "solve s",
+                "cold s", "vs cold"):
+        t.add_column(col, justify="left" if col in ("status", "engine") else "right")
     for rep in reports:
         it = rep.get("iterations")
-        ratio = "cold" if rep.get("round") == 0 else (
-            f"{it / cold:.2f}x" if isinstance(it, (int, float)) and cold else "-")
+        warm, cold, ratio = vs_cold(rep)
+        cs = rep.get("cold_solve") or {}
+        cold_txt = "-" if cold is None else f"{cold:.3f}" + (
+            f" ({cs['engine']})" if cs.get("engine") and cs.get("engine") != rep.get("engine") else "")
         t.add_row(str(rep.get("round")), f"{rep.get('delta_rows', 0):,}", str(rep.get("status")),
                   _fmt(rep.get("objective"), ".8g"), _fmt((rep.get("seconds") or {}).get("total"), ".3f"),
-                  _fmt(it, "d") if isinstance(it, int) else _fmt(it), ratio)
-    console.print(t)
+                  _fmt(rep.get("engine")), _fmt(it, "d") if isinstance(it, int) else _fmt(it),
+                  _fmt(warm, ".3f"), cold_txt if rep.get("round") != 0 else "(this)",
+                  "cold" if rep.get("round") == 0 else ("-" if ratio is None else f"{ratio:.2f}x"))
+    from rich.console import Console
+
+    # stderr that is not a terminal (a log, a pipe) gets 160 columns instead of rich's 80, so nothing is cut
+    (console if console.is_terminal else Console(stderr=True, width=160, highlight=False)).print(t)
     for line in LEGEND:
         console.print(line, markup=False, highlight=False)
-    console.print(f"total {seconds:.2f} s (including generation and the first-call compilation)")
+    console.print(f"total {seconds:.2f} s (generation, rounds and the cold re-solves; the kernels were compiled "
+                  "before, by `copter prepare` or the first run, and are not included)", markup=False,
+                  highlight=False)
 
 
 def demo_cmd(

@@ -59,3 +59,30 @@ def test_demo_refuses_a_directory_that_already_holds_a_state(tmp_path):
     assert runner.invoke(app, ["demo", "--domain", "te", "--scale", "5", "--rounds", "0", "--dir", str(d)]).exit_code == 0
     res = runner.invoke(app, ["demo", "--domain", "te", "--scale", "5", "--rounds", "0", "--dir", str(d), "--json"])
     assert res.exit_code == exit_codes.USAGE
+
+
+def test_vs_cold_compares_the_warm_solve_with_the_same_round_solved_cold(tmp_path):
+    from copter_cli.cmd_demo import LEGEND, vs_cold
+
+    res = runner.invoke(app, ["demo", "--domain", "te", "--scale", "6", "--rounds", "2", "--dir",
+                              str(tmp_path / "d"), "--json"])
+    assert res.exit_code == 0, res.output
+    reps = json.loads(res.stdout)["rounds"]
+    assert "cold_solve" not in reps[0]
+    for r in reps[1:]:  # every warm round has its own cold yardstick: the same problem from scratch
+        cs = r["cold_solve"]
+        assert cs["status"] == "OPTIMAL" and cs["seconds"] > 0 and cs["engine"] in ("pdhg", "alm")
+        warm, cold, ratio = vs_cold(r)
+        assert warm == r["seconds"]["solve"] + r["seconds"]["integerize"] and cold == cs["seconds"]
+        assert ratio == warm / cold
+    assert vs_cold({"seconds": {"solve": 1.0, "integerize": 0.5}, "cold_solve": {"seconds": 3.0}})[2] == 0.5
+    assert vs_cold({"seconds": {"solve": 1.0}})[2] is None  # no cold solve: no ratio, not a made-up one
+    text = " ".join(LEGEND)
+    assert "ALM outer steps" in text and "counts of different engines do not compare" in text
+
+
+def test_demo_table_shows_the_engine_and_cold_seconds_and_claims_no_compilation(tmp_path):
+    res = runner.invoke(app, ["demo", "--domain", "te", "--scale", "5", "--rounds", "1"])
+    assert res.exit_code == 0, res.output
+    assert "engine" in res.output and "cold s" in res.output and "vs cold" in res.output
+    assert "first-call compilation" not in res.output and "compiled before" in res.output
