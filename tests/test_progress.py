@@ -189,7 +189,7 @@ def test_demo_on_a_terminal_shows_progress_then_the_table_with_its_legend_and_ne
     assert code == 0, err
     assert _progress_lines(err)
     text = err.decode()
-    assert "vs cold: iterations / round 0's cold-start iterations" in text and "lower is better" in text
+    assert "vs cold = solve s / cold s" in text and "lower is better" in text
     assert "copter report" in text and "copter show --solution" in text
     code, _, err = on_pipe(["demo", "--domain", "te", "--scale", "5", "--rounds", "1"])
-    assert code == 0 and b"\r" not in err and b"solving" not in err and b"vs cold:" in err
+    assert code == 0 and b"\r" not in err and b"solving" not in err and b"vs cold =" in err
