@@ -18,6 +18,7 @@ import signal
 import sys
 
 MESSAGE = "interrupted; the state is unchanged"
+CONSOLE = [False]  #: True in the console script's process (``main``), not for in-process callers
 
 
 def _on_sigint(signum, frame) -> None:
@@ -78,6 +79,7 @@ def keep_pandas_out() -> None:
 def main() -> None:
     """Console-script entry: install the handler, keep pandas out, then import and run
     :func:`copter_cli.app.main`."""
+    CONSOLE[0] = True
     install()
     keep_pandas_out()
     if os.environ.get("COPTER_FAULT_INJECT") == "sigint_at_start":  # tests: an interrupt during the imports

@@ -71,7 +71,15 @@ def say(text: str) -> None:
 
 def print_json(obj) -> None:
     """Print one JSON object on stdout, plain text, newline-terminated; a closed stdout ends the process
-    quietly with exit code 141 (:func:`quiet_broken_pipe`)."""
+    quietly with exit code 141 (:func:`quiet_broken_pipe`).
+
+    It is the command's one JSON answer: in the console script an interrupt from here on is ignored
+    (``copter_cli.entry.ignore_sigint_at_exit``), so a reader never gets the answer followed by a second
+    object (the interrupted error) it cannot parse."""
+    from copter_cli import entry
+
+    if entry.CONSOLE[0]:
+        entry.ignore_sigint_at_exit()
     try:
         sys.stdout.write(dumps(obj) + "\n")
         sys.stdout.flush()
