@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import threading
 
-from solver.lp.scaling import ScaledLP, scale_matrix, scale_vectors
+import numpy as np
+
+from solver.lp.scaling import ScaledLP, combined_bound_norm, pock_chambolle_pass, ruiz_passes
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
@@ -31,7 +33,15 @@ def matrix_factors(cp, ci, cv, m: int, ruiz_iterations: int, pock_chambolle_alph
         hit = _CACHE.get("last")
         if hit is not None and hit[0] == key and hit[1][0] is cp and hit[1][1] is ci and hit[1][2] is cv:
             return hit[2]
-    cp64, ci32, cvs, d1, d2 = scale_matrix(cp, ci, cv, m, ruiz_iterations, pock_chambolle_alpha)
+    n = cp.shape[0] - 1
+    d1, d2 = np.ones(m), np.ones(n)
+    cp64 = np.ascontiguousarray(cp, dtype=np.int64)
+    ci32 = np.ascontiguousarray(ci, dtype=np.int32)
+    cvs = np.array(cv, dtype=np.float64)
+    if cvs.size and ruiz_iterations > 0:
+        ruiz_passes(cp64, ci32, cvs, m, d1, d2, int(ruiz_iterations))
+    if pock_chambolle_alpha is not None and cvs.size:
+        pock_chambolle_pass(cp64, ci32, cvs, m, float(pock_chambolle_alpha), d1, d2)
     out = (cp64, ci32, cvs, d1, d2)
     with _LOCK:
         _CACHE["last"] = (key, (cp, ci, cv), out)
@@ -46,6 +56,12 @@ def scale_for_alm(c, lc, uc, lv, uv, cp, ci, cv, m: int, *, ruiz_iterations: int
     (not modified). Returns: ScaledLP (its csc arrays may be shared with the cache: read-only).
     """
     cp64, ci32, cvs, d1, d2 = matrix_factors(cp, ci, cv, m, ruiz_iterations, pock_chambolle_alpha)
-    cs, lcs, ucs, lvs, uvs, tb, tc = scale_vectors(c, lc, uc, lv, uv, d1, d2, bound_objective_scaling)
-    return ScaledLP(c=cs, lc=lcs, uc=ucs, lv=lvs, uv=uvs, csr=None,
+    cs = c * d2
+    lcs, ucs = lc * d1, uc * d1
+    lvs, uvs = lv / d2, uv / d2
+    tb = tc = 1.0
+    if bound_objective_scaling:
+        tb = 1.0 / (1.0 + combined_bound_norm(lcs, ucs))
+        tc = 1.0 / (1.0 + float(np.sqrt(np.sum(cs * cs))))
+    return ScaledLP(c=cs * tc, lc=lcs * tb, uc=ucs * tb, lv=lvs * tb, uv=uvs * tb, csr=None,
                     csc=(cp64, ci32, cvs), d1=d1, d2=d2, theta_b=tb, theta_c=tc)

@@ -233,17 +233,6 @@ def scale_lp_csc(c, lc, uc, lv, uv, a_indptr, a_indices, a_data, m: int, *, ruiz
                  pock_chambolle_alpha: float | None = 1.0, bound_objective_scaling: bool = True) -> ScaledLP:
     """:func:`scale_lp` on the CSC arrays of A (a_indptr (n+1,), a_indices (nnz,), a_data (nnz,), row
     indices sorted within columns; not modified) with m rows: no scipy object on the solve path."""
-    cp, ci, cv, d1, d2 = scale_matrix(a_indptr, a_indices, a_data, m, ruiz_iterations, pock_chambolle_alpha)
-    cs, lcs, ucs, lvs, uvs, tb, tc = scale_vectors(c, lc, uc, lv, uv, d1, d2, bound_objective_scaling)
-    csr = csc_to_csr(cp, ci, cv, m)
-    csc = (cp, ci, cv)
-    return ScaledLP(c=cs, lc=lcs, uc=ucs, lv=lvs, uv=uvs, csr=csr, csc=csc, d1=d1, d2=d2, theta_b=tb, theta_c=tc)
-
-
-def scale_matrix(a_indptr, a_indices, a_data, m: int, ruiz_iterations: int = 10,
-                 pock_chambolle_alpha: float | None = 1.0):
-    """(cp int64 (n+1,), ci int32 (nnz,), cv (nnz,) the scaled copy of A, d1 (m,), d2 (n,)): Ruiz passes then
-    the Pock-Chambolle pass on a copy of the CSC arrays (not modified)."""
     n = a_indptr.shape[0] - 1
     d1 = np.ones(m)
     d2 = np.ones(n)
@@ -254,13 +243,6 @@ def scale_matrix(a_indptr, a_indices, a_data, m: int, ruiz_iterations: int = 10,
         ruiz_passes(cp, ci, cv, m, d1, d2, int(ruiz_iterations))
     if pock_chambolle_alpha is not None and cv.size:
         pock_chambolle_pass(cp, ci, cv, m, float(pock_chambolle_alpha), d1, d2)
-    return cp, ci, cv, d1, d2
-
-
-def scale_vectors(c, lc, uc, lv, uv, d1, d2, bound_objective_scaling: bool = True):
-    """(c, lc, uc, lv, uv, theta_b, theta_c) in the scaled space of factors d1 (m,), d2 (n,): costs times d2,
-    row bounds times d1, column bounds over d2, then bounds times theta_b = 1 / (1 + ||b||) and costs times
-    theta_c = 1 / (1 + ||c||) (both 1 without bound/objective scaling)."""
     cs = c * d2
     lcs, ucs = lc * d1, uc * d1
     lvs, uvs = lv / d2, uv / d2
@@ -268,4 +250,7 @@ def scale_vectors(c, lc, uc, lv, uv, d1, d2, bound_objective_scaling: bool = Tru
     if bound_objective_scaling:
         tb = 1.0 / (1.0 + combined_bound_norm(lcs, ucs))
         tc = 1.0 / (1.0 + float(np.linalg.norm(cs)))
-    return cs * tc, lcs * tb, ucs * tb, lvs * tb, uvs * tb, tb, tc
+    csr = csc_to_csr(cp, ci, cv, m)
+    csc = (cp, ci, cv)
+    return ScaledLP(c=cs * tc, lc=lcs * tb, uc=ucs * tb, lv=lvs * tb, uv=uvs * tb, csr=csr, csc=csc,
+                    d1=d1, d2=d2, theta_b=tb, theta_c=tc)
