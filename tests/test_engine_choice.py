@@ -52,6 +52,7 @@ def test_cold_solve_runs_pdhg_and_records_its_seconds():
     assert res.status == Status.OPTIMAL and res.engine == "pdhg" and "cold solve" in res.engine_reason
     rec = EngineRecord.from_state(res.state)
     assert rec.engine == "pdhg" and rec.converged and not rec.lost and rec.cold_seconds > 0
+    assert rec.cold_passes == engine_choice.PDHG_ITERATION_PASSES * res.iterations  # the ALM budget's base
 
 
 def test_close_warm_start_runs_the_alm_and_reaches_the_cold_optimum(te_round):
@@ -66,6 +67,8 @@ def test_close_warm_start_runs_the_alm_and_reaches_the_cold_optimum(te_round):
     assert abs(res.objective - cold.objective) <= 1e-5 * (1 + abs(cold.objective))
     assert res.state.engine["engine"] == "alm" and res.state.engine["converged"]
     assert res.state.engine["cold_seconds"] == warm.engine["cold_seconds"]  # carried from the cold round
+    assert res.state.engine["cold_passes"] == warm.engine["cold_passes"]
+    assert "matrix passes" in res.message and "budget" in res.engine_reason
 
 
 def test_warm_start_worse_than_cold_is_dropped_and_pdhg_solves_cold(te_round):
@@ -104,12 +107,13 @@ def test_recent_alm_loss_and_a_start_without_record_keep_pdhg(te_round):
 
 def test_alm_past_its_budget_hands_the_round_to_cold_pdhg_and_is_recorded_lost(te_round, monkeypatch):
     q, warm, cold = te_round
-    monkeypatch.setattr(engine_choice, "ALM_MIN_BUDGET", 0.0)
-    quick = SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "cold_seconds": 1e-12})  # budget 5e-13 s
-    assert choose_engine(q, Settings(tol=TOL), quick).engine == "alm"
+    monkeypatch.setattr(engine_choice, "ALM_MIN_NONZEROS", 0.0)
+    quick = SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "cold_passes": 1.0})  # budget: 1 pass
+    ch = choose_engine(q, Settings(tol=TOL), quick)
+    assert ch.engine == "alm" and ch.alm_passes == 1.0
     res = solve(q, Settings(tol=TOL), quick)
     assert res.status == Status.OPTIMAL and res.engine == "pdhg" and not res.warm_started
-    assert "ALM handed over to PDHG (cold)" in res.message and "budget" in res.message
+    assert "ALM handed over to PDHG (cold)" in res.message and "work budget of 1 matrix passes" in res.message
     assert "the ALM gave up" in res.engine_reason
     assert "alm_total" in res.seconds and res.seconds["total"] >= res.seconds["alm_total"]
     rec = EngineRecord.from_state(res.state)
@@ -185,3 +189,28 @@ def test_rounds_with_auto_engine_match_cold_solves_and_keep_the_record(tmp_path)
         engines.append(rep["engine"])
         p = q
     assert "alm" in engines
+
+
+def test_the_alm_budget_is_work_not_wall_time(te_round, monkeypatch):
+    """A clock that runs 1000x fast (a loaded machine, kernels loading in a fresh worker) changes nothing:
+    the same warm round gives the same engine, iterations and point as with the real clock."""
+    import time as time_mod
+
+    q, warm, _ = te_round
+    ref = solve(q, Settings(tol=TOL), warm)
+    assert ref.engine == "alm"
+    real = time_mod.perf_counter
+    t_start = real()
+    monkeypatch.setattr(time_mod, "perf_counter", lambda: t_start + 1000.0 * (real() - t_start))
+    slow = solve(q, Settings(tol=TOL), warm)
+    assert slow.engine == ref.engine and slow.iterations == ref.iterations
+    np.testing.assert_array_equal(slow.x, ref.x)
+    np.testing.assert_array_equal(slow.y, ref.y)
+
+
+def test_a_record_without_cold_passes_gives_the_alm_the_rounds_limits(te_round):
+    """A state written before copter counted passes: no budget base, the ALM runs within the round's limits."""
+    q, warm, _ = te_round
+    old = {k: v for k, v in warm.engine.items() if k != "cold_passes"}
+    ch = choose_engine(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine=old))
+    assert ch.engine == "alm" and ch.alm_passes == float("inf") and "round's limits" in ch.reason

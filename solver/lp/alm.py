@@ -92,6 +92,10 @@ class ALMParameters:
         newton_max: Newton steps per inner solve at most. cg_max: CG iterations per Newton step at most.
         stall_outer: outer steps without halving the worst relative KKT measure before PDHG takes over.
         handover: hand a stalled or diverging run to PDHG (False: stop with NUMERICAL_ERROR instead).
+        work_limit: matrix passes (``solver.lp.alm_newton``: a Psi evaluation is two, a CG iteration one) the
+            run may make; past it the run stops as a stalled one does (``handover``). A count, not seconds,
+            so the same round gives the same point on a loaded machine and in a fresh worker process
+            (``solver.lp.engine_choice`` sets it from the previous cold solve's passes).
     """
 
     step_cold: float = 1.0
@@ -108,6 +112,7 @@ class ALMParameters:
     cg_max: int = 500
     stall_outer: int = 30
     handover: bool = True
+    work_limit: float = math.inf
 
 
 LOG_HEADER = (f"{'outer':>6} {'newton':>7} {'cg':>7} {'time':>8} {'primal obj':>15} {'dual obj':>15} "
@@ -170,7 +175,8 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
         status = Status.DUAL_INFEASIBLE
         message = (f"variable {problem.col_names[red.unbounded_col]!r} appears in no constraint and its cost "
                    f"improves without bound in a direction it has no bound")
-    message += (f" ({run.outer} outer steps, {run.newton_total} Newton steps, {run.cg_total} CG iterations"
+    message += (f" ({run.outer} outer steps, {run.newton_total} Newton steps, {run.cg_total} CG iterations, "
+                f"{run.passes} matrix passes"
                 f"{run.start_note})")
     return _result(problem, s, status, message, run.x_full, run.y_min_full, run.outer, run.seconds, t0, warm,
                    ws_msg)
@@ -189,7 +195,7 @@ class _Run:
         self.x_full = red.x_fixed.copy()
         self.y_min_full = np.zeros(problem.n_rows)
         self.seconds: dict = {}
-        self.outer = self.newton_total = self.cg_total = 0
+        self.outer = self.newton_total = self.cg_total = self.passes = 0
         self.status, self.message = Status.OPTIMAL, "every column is empty: solved analytically"
         self.start_note, self.handover, self.already, self.warm = "", "", False, False
         self.last: list = []  # the KKT of the Newton iterate that ``done`` accepted
@@ -266,6 +272,10 @@ class _Run:
             kkt, st, res_p, res_d = self.outer_step()
             if self.verdict(kkt, st, res_p, res_d):
                 break
+            if self.passes >= self.prm.work_limit:
+                self.handover = (f"it used its work budget of {self.prm.work_limit:.0f} matrix passes "
+                                 f"({self.outer} outer steps)")
+                break
         self.seconds["iterate"] = time.perf_counter() - t_iter
 
     def outer_step(self):
@@ -278,10 +288,11 @@ class _Run:
         early = self.warm or self.best <= prm.check_within * self.s.tol
         _, st = newton_solve(sub, self.w, wsp, lambda pres: max(prm.inner_rel * pres, self.floor),
                              max_steps=prm.newton_max, cg_max=prm.cg_max, deadline=self.deadline,
-                             done=self._done if early else None)
+                             pass_limit=prm.work_limit - self.passes, done=self._done if early else None)
         self.outer += 1
         self.newton_total += st.steps
         self.cg_total += st.cg_iterations
+        self.passes += st.passes
         # the step's own residuals (scaled): primal A x - s, dual = the proximal terms' reduced-cost error
         res_p = diff_norm(wsp.ax, wsp.s) / self.b_den
         res_d = math.hypot(diff_norm(wsp.x, self.xbar), diff_norm(wsp.s, self.sbar)) / (eta / omega) / self.c_den

@@ -11,8 +11,10 @@ step is Armijo backtracking on Psi (mu = 1e-4, halving); within Psi's round-off 
 that shrinks ||grad Psi|| is accepted as well.
 
 The loop stops at the first point meeting ``grad_target(ax_minus_s_norm)`` (the outer loop's inexactness
-criterion), after ``max_steps`` Newton steps, at ``deadline`` (time.perf_counter() seconds), or when the
-line search cannot decrease Psi any more (round-off: the point is as good as this precision allows).
+criterion), after ``max_steps`` Newton steps, at ``deadline`` (time.perf_counter() seconds), once it has made
+``pass_limit`` matrix passes (the work budget: a Psi evaluation is two passes, A' w and A x; a CG iteration
+one fused pass over the active columns), or when the line search cannot decrease Psi any more (round-off:
+the point is as good as this precision allows).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver.lp import alm_kernels as K
+
+EVAL_PASSES = 2  #: matrix passes of one Psi evaluation (A' w for x(w), then A x(w))
 
 
 @dataclass(eq=False)
@@ -76,11 +80,13 @@ class Workspace:
 
 @dataclass
 class NewtonStats:
-    """What one inner solve did: Newton steps, CG iterations, final ||grad Psi||_2, whether it met
-    its target, and why it stopped ("target", "done", "steps", "time", "line search", "not finite")."""
+    """What one inner solve did: Newton steps, CG iterations, matrix passes (module docstring), final
+    ||grad Psi||_2, whether it met its target, and why it stopped ("target", "done", "steps", "time", "work",
+    "line search", "not finite")."""
 
     steps: int = 0
     cg_iterations: int = 0
+    passes: int = 0
     grad_norm: float = math.inf
     converged: bool = False
     reason: str = ""
@@ -97,7 +103,8 @@ def evaluate(sp: Subproblem, w: np.ndarray, ws: Workspace, trial: bool = False) 
 
 
 def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, max_steps: int = 50,
-                 cg_max: int = 500, deadline: float = math.inf, done=None) -> tuple[float, NewtonStats]:
+                 cg_max: int = 500, deadline: float = math.inf, pass_limit: float = math.inf,
+                 done=None) -> tuple[float, NewtonStats]:
     """Minimise Psi from ``w`` (m,), updated in place; the workspace ends holding x(w), s(w), A x(w).
 
     Args:
@@ -105,6 +112,7 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
         ws: work arrays sized for sp. grad_target: callable ||A x - s||_2 -> the ||grad Psi||_2 at
             which the point is accepted. max_steps: Newton steps at most. cg_max: CG iterations per
             step at most. deadline: time.perf_counter() value after which no new step starts.
+            pass_limit: matrix passes (module docstring) after which no new step starts.
         done: None, or a callable (w, ws) -> bool asked after every Newton step whether the point
             (x(w) = ws.x, w) already solves the caller's problem (the outer loop's KKT test); True stops
             the solve with reason "done" (converged).
@@ -113,6 +121,7 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
     """
     st = NewtonStats()
     psi = evaluate(sp, w, ws)
+    st.passes = EVAL_PASSES
     g0 = None
     while True:
         gn = math.sqrt(K.dot(ws.grad, ws.grad))
@@ -130,14 +139,19 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
         if time.perf_counter() >= deadline:
             st.reason = "time"
             return psi, st
+        if st.passes >= pass_limit:
+            st.reason = "work"
+            return psi, st
         if g0 is None:
             g0 = gn
         cols = K.active_columns(ws.col_active)
         K.hessian_diagonal(sp.cp, sp.ci, sp.cv, cols, sp.tau, ws.row_active, sp.tau_s, sp.sigma, ws.diag, ws.prec)
         np.negative(ws.grad, out=ws.rhs)
         cg_tol = max(1e-8, min(0.1, gn / g0 if g0 > 0 else 0.1))
-        st.cg_iterations += K.pcg(sp.cp, sp.ci, sp.cv, cols, sp.tau, ws.diag, ws.prec, ws.rhs, cg_tol, cg_max,
-                                  ws.d, ws.r, ws.z, ws.q, ws.p)
+        cg = K.pcg(sp.cp, sp.ci, sp.cv, cols, sp.tau, ws.diag, ws.prec, ws.rhs, cg_tol, cg_max,
+                   ws.d, ws.r, ws.z, ws.q, ws.p)
+        st.cg_iterations += cg
+        st.passes += cg
         slope = K.dot(ws.grad, ws.d)
         if not (slope < 0.0):
             ws.d[:] = -ws.grad / ws.prec  # CG gave no descent (round-off): a preconditioned gradient step
@@ -147,6 +161,7 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
         for _ in range(30):
             np.add(w, alpha * ws.d, out=ws.w2)
             psi2 = evaluate(sp, ws.w2, ws, trial=True)
+            st.passes += EVAL_PASSES
             if psi2 <= psi + 1e-4 * alpha * slope:
                 accepted = True
                 break

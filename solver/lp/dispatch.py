@@ -26,7 +26,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     :func:`solver.lp.engine_choice.choose_engine` picks (``settings.engine``, default ``"auto"``): PDHG, through
     HiGHS presolve/postsolve when :func:`solver.lp.presolve.presolve_applies` says so (by default: cold solves
     of LPs with rows and columns that are not trivially infeasible), else directly
-    (:func:`solver.lp.pdhg.solve`); or the proximal ALM (:func:`solver.lp.alm.solve_alm`) within its budget,
+    (:func:`solver.lp.pdhg.solve`); or the proximal ALM (:func:`solver.lp.alm.solve_alm`) within its work budget,
     a run that exceeds it, stalls or diverges being finished by a cold PDHG solve with the time left.
 
     Args:
@@ -48,47 +48,46 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     s = settings or Settings()
     choice = choose_engine(problem, s, warm_start)
     if choice.engine == "alm":
-        res, lost, cold_seconds = _run_alm(problem, s, warm_start, choice, t0)
+        res, lost, cold_seconds, cold_iterations = _run_alm(problem, s, warm_start, choice, t0)
     else:
         res = presolve.solve_pdhg(problem, s, warm_start if choice.use_warm else None)
         cold = not (choice.use_warm and warm_start is not None) and res.status == Status.OPTIMAL
         lost, cold_seconds = False, res.seconds.get("total") if cold else None  # the next ALM budget's base
+        cold_iterations = res.iterations if cold else None
         if not choice.use_warm:
             res.warm_started = False
     res.engine = "pdhg" if lost else choice.engine
     res.engine_reason = choice.reason + (f"; {_lost_sentence(res)}" if lost else "")
     if res.state is not None:
         rec = next_record(replace(choice, engine=res.engine, reason=res.engine_reason),
-                          res.status == Status.OPTIMAL, lost, cold_seconds)
+                          res.status == Status.OPTIMAL, lost, cold_seconds, cold_iterations)
         res.state.engine = rec.to_dict()
     return res
 
 
 def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: float):
-    """The ALM within ``choice.alm_seconds`` (and the round's limit); a run that ends otherwise than
-    OPTIMAL / infeasible / unbounded, or at the round's own iteration limit, is lost: PDHG solves cold with
-    the time left. Returns (result, lost, seconds of the cold PDHG part or None)."""
+    """The ALM within ``choice.alm_passes`` matrix passes (and the round's limits); a run that ends otherwise
+    than OPTIMAL / infeasible / unbounded, at the round's own iteration limit or its time limit, is lost:
+    PDHG solves cold with the time left. Returns (result, lost, seconds and iterations of the cold PDHG part
+    or None)."""
     from solver.lp.alm import ALMParameters, solve_alm
 
-    budget = min(s.time_limit_seconds, choice.alm_seconds)
-    res = solve_alm(problem, replace(s, time_limit_seconds=budget), warm_start, ALMParameters(handover=False))
-    if res.status in _ALM_DONE or res.status == Status.ITERATION_LIMIT:
-        return res, False, None
-    if res.status == Status.TIME_LIMIT and budget >= s.time_limit_seconds:
-        return res, False, None  # the round's own limit: nothing left for PDHG either
-    why = (f"it ran past its budget of {budget:.3g} s" if res.status == Status.TIME_LIMIT
-           else res.message.split(" (")[0].removeprefix("ALM stopped: "))
+    res = solve_alm(problem, s, warm_start, ALMParameters(handover=False, work_limit=choice.alm_passes))
+    if res.status in _ALM_DONE or res.status in (Status.ITERATION_LIMIT, Status.TIME_LIMIT):
+        return res, False, None, None  # the round's own limits: nothing left for PDHG either
+    why = res.message.split(" (")[0].removeprefix("ALM stopped: ")
     left = s.time_limit_seconds - (time.perf_counter() - t0)
     t1 = time.perf_counter()
     cold = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), None)
     cold_seconds = time.perf_counter() - t1 if cold.status == Status.OPTIMAL else None
+    cold_iterations = cold.iterations if cold.status == Status.OPTIMAL else None
     cold.message = (f"ALM handed over to PDHG (cold) after {res.iterations} outer steps because {why}: "
                     f"{cold.message}")
     cold.seconds = {**{f"alm_{k}": v for k, v in res.seconds.items()}, **cold.seconds,
                     "total": time.perf_counter() - t0}
     cold.seconds["solve"] = cold.seconds["total"]
     cold.warm_started = False
-    return cold, True, cold_seconds
+    return cold, True, cold_seconds, cold_iterations
 
 
 def _lost_sentence(res: SolveResult) -> str:

@@ -21,11 +21,14 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    iteration budget is counted in PDHG iterations, or a bare (x, y)) -> PDHG warm;
 6. the warm point's error ``e_w`` is well below the cold start's ``e_c`` (``e_w <= ALM_RATIO e_c``) and
    small in itself (``e_w <= ALM_MAX_KKT``: from a larger one the ALM's first proximal step is short and
-   it proceeds like its slow cold solve) -> ALM, with a budget of ``ALM_BUDGET`` times the last cold
-   solve's seconds, at least ``ALM_MIN_BUDGET`` (``EngineRecord.cold_seconds``; none known: the round's
-   own limit). An ALM run that
-   hits the budget, stalls or diverges hands the round to a COLD PDHG solve with the time left and is
-   recorded as lost (``solver.lp.dispatch``);
+   it proceeds like its slow cold solve) -> ALM, with a work budget of ``ALM_BUDGET`` times the matrix
+   passes of the last cold solve, at least ``ALM_MIN_NONZEROS / nnz`` (``EngineRecord.cold_passes``; none
+   known: the round's own limits). The budget counts passes over A (a PDHG iteration is two: A x and A' y; see
+   ``solver.lp.alm_newton`` for the ALM's), not seconds, so a round's outcome does not depend on the load
+   of the machine or on kernels being loaded in a fresh worker process: the same state and delta give the
+   same point (a wall-clock budget made a partitioned round on Ray differ from the same round inline). An
+   ALM run that uses its budget, stalls or diverges hands the round to a COLD PDHG solve with the time
+   left and is recorded as lost (``solver.lp.dispatch``);
 7. otherwise PDHG warm.
 
 ``Settings.engine = "pdhg"`` or ``"alm"`` pins the engine (the warm start is used as given; a pinned ALM
@@ -50,8 +53,12 @@ ENGINES = ("auto", "pdhg", "alm")  #: values of ``Settings.engine``
 ALM_RATIO = 0.3  #: the ALM needs e_w <= ALM_RATIO * e_c ("well below" a cold start; e_c is ~1 on the domains)
 ALM_MAX_KKT = 0.3  #: ... and e_w <= this (the ALM's first step is eta = 0.5 / e_w, ALMParameters.warm_scale;
 #: measured: Sia rounds start at 0.1-0.26 and the ALM wins 13x, LB rounds at ~1 and it loses 2x)
-ALM_BUDGET = 0.5  #: an ALM run may take this fraction of the last cold solve's seconds before PDHG takes over
-ALM_MIN_BUDGET = 1.0  #: ... but at least this many seconds (small LPs: loading the ALM's kernels costs ~0.2 s)
+ALM_BUDGET = 1.0  #: an ALM run may make this multiple of the last cold solve's matrix passes before PDHG takes over
+#: (an ALM pass costs about half a PDHG one: its CG passes touch only the active columns; measured on TE rounds,
+#: 12 us against 20 us per pass, so this is about half the cold solve's time, the earlier wall-clock rule)
+ALM_MIN_NONZEROS = 5e7  #: ... but at least this many nonzeros visited, i.e. ALM_MIN_NONZEROS / nnz passes (small
+#: LPs, where a cold solve needs few passes after presolve and every pass is cheap: ~0.1 s of work)
+PDHG_ITERATION_PASSES = 2  #: matrix passes of one PDHG iteration (A x and A' y)
 ALM_BACKOFF = 8  #: rounds PDHG runs after an ALM loss before the ALM is tried again
 
 
@@ -64,7 +71,9 @@ class EngineRecord:
         reason: the choice's sentence (the report's ``engine_reason``).
         converged: the solve ended OPTIMAL.
         lost: the ALM ran and PDHG had to finish the round (budget, stall or divergence).
-        cold_seconds: wall seconds of the last cold solve in this stream (nan = none seen).
+        cold_seconds: wall seconds of the last cold solve in this stream (nan = none seen; reported).
+        cold_passes: matrix passes of that solve (``PDHG_ITERATION_PASSES`` per iteration; nan = none seen,
+            or a record written before copter counted them): the ALM's work budget is based on it.
         skip_alm: rounds left during which ``auto`` keeps PDHG after an ALM loss.
     """
 
@@ -74,11 +83,12 @@ class EngineRecord:
     lost: bool = False
     cold_seconds: float = math.nan
     skip_alm: int = 0
+    cold_passes: float = math.nan
 
     def to_dict(self) -> dict:
         """A plain dict (JSON-ready: strings, bools, float, int)."""
         return {"engine": self.engine, "reason": self.reason, "converged": self.converged, "lost": self.lost,
-                "cold_seconds": self.cold_seconds, "skip_alm": self.skip_alm}
+                "cold_seconds": self.cold_seconds, "skip_alm": self.skip_alm, "cold_passes": self.cold_passes}
 
     @classmethod
     def from_state(cls, state) -> EngineRecord | None:
@@ -90,7 +100,7 @@ class EngineRecord:
         try:
             return cls(engine=str(d["engine"]), reason=str(d.get("reason", "")), converged=bool(d["converged"]),
                        lost=bool(d.get("lost", False)), cold_seconds=float(d.get("cold_seconds", math.nan)),
-                       skip_alm=int(d.get("skip_alm", 0)))
+                       skip_alm=int(d.get("skip_alm", 0)), cold_passes=float(d.get("cold_passes", math.nan)))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -103,7 +113,8 @@ class Choice:
         engine: ``"pdhg"`` or ``"alm"``.
         reason: one sentence with the numbers used (the report's ``engine_reason``).
         use_warm: False when the warm start is dropped (rule 2: solve cold).
-        alm_seconds: wall budget of an ALM run before PDHG takes over (inf = the round's own limit).
+        alm_passes: work budget of an ALM run, in matrix passes, before PDHG takes over (inf = the round's
+            own limits).
         warm_kkt, cold_kkt: worst relative KKT measure of the warm point and of a cold start (nan = not
             measured).
         previous: the warm start's record, or None.
@@ -112,7 +123,7 @@ class Choice:
     engine: str
     reason: str
     use_warm: bool = True
-    alm_seconds: float = math.inf
+    alm_passes: float = math.inf
     warm_kkt: float = math.nan
     cold_kkt: float = math.nan
     previous: EngineRecord | None = None
@@ -181,18 +192,20 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
         return Choice("pdhg", f"{nums}; a start without a previous solve's record (a partial re-solve): PDHG warm",
                       **pick)
     if e_w <= ALM_RATIO * e_c and e_w <= ALM_MAX_KKT:
-        cold_s = previous.cold_seconds
-        budget = max(ALM_BUDGET * cold_s, ALM_MIN_BUDGET) if math.isfinite(cold_s) else math.inf
-        btxt = (f"budget {budget:.3g} s (max of {ALM_BUDGET:g} x the last cold solve's {cold_s:.3g} s, "
-                f"{ALM_MIN_BUDGET:g} s)"
-                if math.isfinite(budget) else "no cold solve known: budget = the round's limit")
+        cold_p = previous.cold_passes
+        floor = math.ceil(ALM_MIN_NONZEROS / max(problem.nnz, 1))
+        budget = max(ALM_BUDGET * cold_p, floor) if math.isfinite(cold_p) else math.inf
+        btxt = (f"budget {budget:.0f} matrix passes (max of {ALM_BUDGET:g} x the last cold solve's {cold_p:.0f}, "
+                f"{floor} = {ALM_MIN_NONZEROS:.0e} nonzeros)"
+                if math.isfinite(budget) else "no cold solve's passes known: budget = the round's limits")
         return Choice("alm", f"{nums} (ratio {e_w / e_c:.2g} <= {ALM_RATIO:g}, <= {ALM_MAX_KKT:g}): ALM warm, {btxt}",
-                      alm_seconds=budget, **pick)
+                      alm_passes=budget, **pick)
     return Choice("pdhg", f"{nums} (ratio {e_w / e_c:.2g}; the ALM needs <= {ALM_RATIO:g} and a warm KKT <= "
                           f"{ALM_MAX_KKT:g}): PDHG warm", **pick)
 
 
-def next_record(choice: Choice, converged: bool, lost: bool, cold_seconds: float | None) -> EngineRecord:
+def next_record(choice: Choice, converged: bool, lost: bool, cold_seconds: float | None,
+                cold_iterations: int | None = None) -> EngineRecord:
     """The record a solve leaves (``SolverState.engine``) after running ``choice``.
 
     Args:
@@ -200,10 +213,13 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold_seconds: float
         converged: the solve ended OPTIMAL.
         lost: the ALM ran and PDHG finished the round cold.
         cold_seconds: wall seconds of the cold solve this call ran (a cold PDHG solve, or the cold PDHG part
-            after an ALM loss), None when it ran none (the previous record's figure is carried on).
+            after an ALM loss), None when it ran none (the previous record's figures are carried on).
+        cold_iterations: PDHG iterations of that cold solve (None: carried on, as ``cold_seconds``).
     """
     prev = choice.previous
     cold = float(cold_seconds) if cold_seconds is not None else (prev.cold_seconds if prev else math.nan)
+    passes = (float(PDHG_ITERATION_PASSES * cold_iterations) if cold_seconds is not None and cold_iterations is not None
+              else (prev.cold_passes if prev else math.nan))
     skip = ALM_BACKOFF if lost else max((prev.skip_alm if prev else 0) - 1, 0)
     return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
-                        cold_seconds=cold, skip_alm=skip)
+                        cold_seconds=cold, skip_alm=skip, cold_passes=passes)
