@@ -7,25 +7,33 @@ the process can tell); :func:`solver.api.solve_problem` then hands the solver ``
 the seconds since that start (:func:`budgeted`). A budget already spent reaches the solver as a limit <= 0,
 and the round ends TIME_LIMIT at once, honestly, instead of running past the limit. Without a registered
 start (library use in-process) the limit counts from the solve's own start, as before.
+
+A command run by the long-running worker (``copter worker start``) runs in a child of the worker, not in
+the process the user started: the child calls :func:`inherit_process_start` with the client's start, so
+the limit still counts from the ``copter`` process the user (or cron) started. This module imports only
+small standard modules: the worker's client reads :func:`process_start` before it decides anything.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import time
 
 _START: float | None = None  # time.monotonic() of the command's start, or None (library use)
+_INHERITED: float | None = None  # in a worker's child: the client process's start (inherit_process_start)
 
 
 def process_start() -> float:
-    """This process's start on the ``time.monotonic()`` clock (seconds).
+    """This process's start on the ``time.monotonic()`` clock (seconds); in a worker's child, the start of
+    the client process it runs the command for (:func:`inherit_process_start`).
 
     On Linux from ``/proc/self/stat`` (field 22: start time in clock ticks since boot, compared with
     ``CLOCK_BOOTTIME``; resolution 10 ms), so the interpreter's start-up and the imports count; elsewhere,
     or when that cannot be read, the time of this call.
     """
+    if _INHERITED is not None:
+        return _INHERITED
     now = time.monotonic()
     try:
         with open("/proc/self/stat", "rb") as f:
@@ -35,6 +43,13 @@ def process_start() -> float:
     except (OSError, ValueError, IndexError, AttributeError):
         return now
     return now - age if 0.0 <= age < 86400.0 else now
+
+
+def inherit_process_start(start: float) -> None:
+    """Make :func:`process_start` return ``start`` (``time.monotonic()`` seconds of another process on this
+    machine: the monotonic clock is system-wide). Called by the worker's child for the client process."""
+    global _INHERITED
+    _INHERITED = float(start)
 
 
 def start_command(start: float | None) -> None:
@@ -54,4 +69,6 @@ def budgeted(settings):
     reports as TIME_LIMIT."""
     if _START is None or not math.isfinite(settings.time_limit_seconds):
         return settings
+    import dataclasses  # here: dataclasses imports inspect (30 ms), which the worker's client must not pay
+
     return dataclasses.replace(settings, time_limit_seconds=settings.time_limit_seconds - elapsed())
