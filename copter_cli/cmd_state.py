@@ -216,7 +216,7 @@ def init_cmd(
 def step_cmd(
     deltas: list[Path] = typer.Argument(..., metavar="DELTA",
                                         help="Delta Parquet file(s) (copter.base_round = current round), "
-                                             "applied in order, each its own round."),
+                                             "applied in order, each its own round; '-' reads one from standard input."),
     state: Path | None = STATE_OPT,
     force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match."),
     accept_failed: bool = typer.Option(False, "--accept-failed",
@@ -235,6 +235,8 @@ def step_cmd(
     fails stops the batch. Solver options given here override the ones stored by init for these rounds."""
 
     def body() -> int:
+        if sum(str(d) == "-" for d in deltas) > 1:
+            raise UsageError("DELTA '-' (the delta's Parquet bytes on standard input) can be given only once")
         st = _state(state)
         settings = None  # none given: the library uses the stored settings
         if solver:

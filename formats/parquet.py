@@ -50,7 +50,19 @@ from solver.model.errors import FormatError, InputError, ValidationError
 from solver.model.problem import Problem
 
 FORMAT_VERSION = "1"
+STDIN = "-"  #: a delta path meaning "the Parquet bytes on standard input" (``copter step -``)
 _NUMERIC = ("value", "lower", "upper")
+_STDIN_BYTES: list[bytes] = []  # standard input, read once per process (stdin_bytes)
+
+
+def stdin_bytes() -> bytes:
+    """All of standard input's bytes, read on the first call and kept for the process: the delta ``-``
+    is both hashed (``solver.rounds.hashing.delta_hash``) and read (:func:`read_delta`)."""
+    if not _STDIN_BYTES:
+        import sys
+
+        _STDIN_BYTES.append(sys.stdin.buffer.read())
+    return _STDIN_BYTES[0]
 _CONTROL_CHARS = "[\\x00-\\x1f\\x7f]"
 
 
@@ -163,19 +175,19 @@ def read_delta(path: str | os.PathLike) -> Delta:
     """Read a delta (or problem) Parquet file.
 
     Args:
-        path: the file.
+        path: the file; :data:`STDIN` (``"-"``) reads the Parquet bytes from standard input.
     Returns:
         Delta with the normalized table, ``sense``/``offset``/``base_round``/``format`` from the
         metadata and ``source`` = path. Not validated against a problem (see ``solver.differential``).
     Raises:
-        InputError: the file does not exist. FormatError: not Parquet, truncated, wrong column types,
-            bad ``copter.*`` metadata.
+        InputError: the file does not exist. FormatError: not Parquet (empty standard input included),
+            truncated, wrong column types, bad ``copter.*`` metadata.
     """
     path = str(path)
-    if not os.path.exists(path):
+    if path != STDIN and not os.path.exists(path):
         raise InputError("file not found", file=path)
     try:
-        with pq.ParquetFile(path) as f:
+        with pq.ParquetFile(pa.BufferReader(stdin_bytes()) if path == STDIN else path) as f:
             table = f.read()  # one chunk per row group (read_table splits into many batches)
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
         raise FormatError(f"not a readable Parquet file ({e})", file=path) from None

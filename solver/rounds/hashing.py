@@ -37,7 +37,9 @@ def delta_sha256(delta: Delta) -> str:
 
 
 def delta_hash(delta: Delta | str | os.PathLike) -> str:
-    """:func:`delta_sha256` of a Delta, :func:`file_sha256` of a delta file.
+    """:func:`delta_sha256` of a Delta, :func:`file_sha256` of a delta file (``"-"``: of the bytes on
+    standard input, ``formats.parquet.stdin_bytes``, so the same delta piped or given as a file is the same
+    round's delta).
 
     Raises:
         InputError: the path does not exist (kind ``input``, as a missing base or problem file).
@@ -45,6 +47,10 @@ def delta_hash(delta: Delta | str | os.PathLike) -> str:
     """
     if isinstance(delta, Delta):
         return delta_sha256(delta)
+    if str(delta) == "-":
+        from formats.parquet import stdin_bytes
+
+        return hashlib.sha256(stdin_bytes()).hexdigest()
     path = Path(delta)
     if path.is_dir():
         raise FormatError("is a directory, not a delta file", file=str(path))
