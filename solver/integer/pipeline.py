@@ -299,7 +299,7 @@ def _integerize_stage(run: _Round, bound_k: float, t_stage: float, tag: dict, st
     # dual ascent on the coupling rows: the bound that PDHG's duals give after a few hundred iterations
     # can be 2% loose while the rounded point is already within 0.3% (Sia 10,240, warm rounds)
     if run.x_best is not None and gap_k > run.settings.mip_gap_tol:
-        gap_k = _ascend(run, bound_k, t_stage, tag)
+        gap_k = _ascend(run, bound_k, tag)
     rens_here = _wants_rens(run, gap_k, staged)
     if rens_here:
         gap_k = _rens_stage(run, gap_k, bound_k, t_stage, tag)
@@ -355,12 +355,13 @@ def _resolve_rounded(run: _Round, out, last: bool):
     return x_k, resolve_info
 
 
-def _ascend(run: _Round, stage_bound: float, t_stage: float, tag: dict) -> float:
+def _ascend(run: _Round, stage_bound: float, tag: dict) -> float:
     """Run ``coupling_dual_ascent`` when the round has a choice-row Lagrangian and steps are allowed.
 
     Starts from the duals of ``run.ascent`` = (bound, (m,) duals), the best earlier ascent, when its bound is
     tighter than ``stage_bound``, the bound of the stage's LP duals ``run.y_lp`` (m,), else from those;
-    budget ``integer_dual_ascent_steps`` evaluations and at most the stage's time so far (>= 0.1 s).
+    budget ``integer_dual_ascent_steps`` evaluations within the round's remaining time (a count, not the
+    stage's seconds as before: the same round gives the same bound, and so the same stop, on any load).
     Tightens ``run.lp_bound``, keeps the best ``run.ascent``, appends a ``"dual_ascent"`` step; returns the
     round's gap.
     """
@@ -374,7 +375,7 @@ def _ascend(run: _Round, stage_bound: float, t_stage: float, tag: dict) -> float
     y0 = run.y_lp
     if run.ascent is not None and (not np.isfinite(stage_bound) or s * (run.ascent[0] - stage_bound) > 0):
         y0 = run.ascent[1]  # the earlier ascent is tighter than this stage's duals
-    budget = min(run.remaining(), max(0.1, t0 - t_stage))
+    budget = run.remaining()
     bound, y_best, info = coupling_dual_ascent(lag, y0, run.problem.objective(run.x_best),
                                                float(settings.mip_gap_tol), max_steps=n_steps, seconds=budget)
     before = run.lp_bound
@@ -432,7 +433,7 @@ def _rens_stage(run: _Round, gap_k: float, bound_k: float, t_stage: float, tag: 
         run.x_best, run.source = x_r, "heuristic"
         gap_k = run.gap()
         if gap_k > settings.mip_gap_tol:  # a better point is a closer Polyak target: ascend again
-            gap_k = _ascend(run, bound_k, t_stage, tag)
+            gap_k = _ascend(run, bound_k, tag)
     return gap_k
 
 
