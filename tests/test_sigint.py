@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,8 +56,17 @@ def fresh(template: Path, where: Path) -> Path:
 
 
 def in_python_startup(proc: subprocess.Popen, err: str) -> bool:
-    """The signal arrived before copter's own code ran (the interpreter's start-up)."""
-    return proc.returncode == -signal.SIGINT or "init_import_site" in err or "<frozen site>" in err
+    """The signal arrived before copter's handler was installed: killed by SIGINT, a traceback from ``site``,
+    or a KeyboardInterrupt traceback whose frames are all module-level or the interpreter's own (runpy,
+    importlib): the interpreter was still importing ``copter_cli.__main__`` / ``copter_cli.entry``, whose
+    first function call installs the handler. A frame inside any function of copter's (``main``, a command)
+    is copter's fault and counted."""
+    if proc.returncode == -signal.SIGINT or "init_import_site" in err or "<frozen site>" in err:
+        return True
+    if "KeyboardInterrupt" not in err or "Traceback" not in err:
+        return False
+    frames = re.findall(r'File "([^"]+)", line \d+, in (\S+)', err)
+    return bool(frames) and all(fn == "<module>" or path.startswith("<frozen ") for path, fn in frames)
 
 
 def assert_clean_interrupt(code: int, out: str, err: str, st: Path, before: dict, json_out: bool) -> str:
@@ -143,3 +153,17 @@ def test_history_piped_into_head_ends_quietly(tmp_path, template):
                          env=env, capture_output=True, text=True, timeout=300)
     assert "Traceback" not in res.stderr and "Error" not in res.stderr
     assert res.stderr.strip().endswith(("rc=0", "rc=141")), res.stderr
+
+
+def test_the_startup_classifier_counts_copters_own_frames():
+    """The sample filter above must not hide a traceback from copter's code (it would make the test unable to
+    fail): only module-level / interpreter frames are start-up."""
+    class P:
+        returncode = 1
+    startup = ('Traceback (most recent call last):\n  File "<frozen runpy>", line 198, in _run_module_as_main\n'
+               '  File "<frozen runpy>", line 88, in _run_code\n  File "/r/copter_cli/__main__.py", line 1, in '
+               '<module>\n  File "<frozen importlib._bootstrap>", line 1176, in _find_and_load\nKeyboardInterrupt\n')
+    ours = startup.replace("KeyboardInterrupt", '  File "/r/copter_cli/entry.py", line 90, in main\nKeyboardInterrupt')
+    assert in_python_startup(P(), startup)
+    assert not in_python_startup(P(), ours)
+    assert not in_python_startup(P(), "error (interrupted, exit 130): interrupted; the state is unchanged\n")
