@@ -7,7 +7,7 @@
 | 2 | usage error: unknown option or command, bad option value, a round number that is not kept |
 | 3 | bad input: unreadable file, format or validation error, delta for another round, missing or damaged state |
 | 4 | the model is infeasible or unbounded |
-| 5 | limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION |
+| 5 | limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION; a part's worker died twice |
 | 6 | state busy: another writer holds the lock; retry later (or `--wait SECONDS`) |
 | 7 | environment fault: permission denied, read-only file system, disk full or over quota, I/O error, unusable `.lock`; the message names the path |
 | 8 | an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`) |
@@ -22,6 +22,7 @@ from solver.model.errors import (
     EnvironmentFaultError,
     InputError,
     MissingDependencyError,
+    PartWorkerError,
     StateBusyError,
     UsageError,
 )
@@ -46,7 +47,8 @@ TABLE = {
     BAD_INPUT: ("bad input: unreadable file, format or validation error, delta for another round, missing or "
                 "damaged state"),
     INFEASIBLE_OR_UNBOUNDED: "the model is infeasible or unbounded",
-    LIMIT_OR_NUMERICAL: "limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION",
+    LIMIT_OR_NUMERICAL: ("limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION; a part's "
+                         "worker died twice"),
     BUSY: "state busy: another writer holds the lock; retry later (or `--wait SECONDS`)",
     ENVIRONMENT: ("environment fault: permission denied, read-only file system, disk full or over quota, I/O "
                   "error, unusable `.lock`; the message names the path"),
@@ -73,6 +75,8 @@ def for_error(err: BaseException) -> int:
         return ENVIRONMENT if is_environment_fault(err) else INTERNAL
     if isinstance(err, UsageError):
         return USAGE
+    if isinstance(err, PartWorkerError):  # no usable point: a failed round's exit code
+        return LIMIT_OR_NUMERICAL
     if isinstance(err, InputError):
         return BAD_INPUT
     if isinstance(err, KeyboardInterrupt):

@@ -136,6 +136,25 @@ class MissingDependencyError(CopterError):
         return {**super().to_dict(), "package": self.package}
 
 
+class PartWorkerError(CopterError):
+    """The worker process or Ray task solving one part of a split problem died (killed, out of memory) on
+    its retry too (exit code 5: no usable point). A partitioned round records it as a failed round
+    (``solver.partition.round``); ``copter compare`` fails its POP baseline with it; nothing is stored.
+
+    Attributes:
+        part: index of the part whose worker died, or None when unknown.
+    """
+
+    kind = "worker_died"
+
+    def __init__(self, message: str, part: int | None = None):
+        super().__init__(message)
+        self.part = part
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "part": self.part}
+
+
 class UsageError(CopterError):
     """Options that contradict each other or name something that does not exist (exit code 2)."""
 

@@ -1,10 +1,14 @@
-"""Running the parts of a partitioned round: local processes (default), Ray tasks, or this process.
+"""Running the parts of a partitioned round, or POP's parts: local processes (default), Ray tasks, or this process.
 
-Executors (``copter init/step --executor``):
+:func:`map_parts` calls one picklable module-level function on every part's arguments with the chosen
+executor; partitioned rounds (:func:`run_parts`, ``solver.api.solve_problem`` per part) and the POP baseline
+(``solver.baselines.pop``, HiGHS per part) both go through it, so both get the same pools, Ray tasks,
+retry and fault injection. Executors (``copter init/step --executor``, ``copter compare --executor``):
 
 - ``process``: a ``concurrent.futures.ProcessPoolExecutor`` of ``min(k, cpu_count)`` workers, kept for the
-  life of this process (a library caller or ``step_many`` pays the workers' start-up once). Start method
-  ``forkserver`` where available (never plain ``fork`` after HiGHS or numba threads exist), else ``spawn``.
+  life of this process (a library caller, ``step_many`` or a bench script pays the workers' start-up once).
+  Start method ``forkserver`` where available (never plain ``fork`` after HiGHS or numba threads exist),
+  else ``spawn``.
 - ``ray``: one Ray task per part (``@ray.remote(max_retries=1)``). ``ray.init()`` joins the cluster at
   ``ray_address`` or ``$RAY_ADDRESS`` when given, else starts a local one (seconds of start-up; a
   long-running ``ray start --head`` avoids paying them every round). Ray is an optional extra
@@ -12,9 +16,10 @@ Executors (``copter init/step --executor``):
 - ``inline``: the parts one after another in this process (tests, debugging, a machine with one core).
 
 A worker that dies (killed, out of memory) is retried once on a fresh pool (Ray: its own task retry); if it
-dies again :class:`PartWorkerError` is raised and the caller fails the round without storing anything.
+dies again :class:`PartWorkerError` is raised (exit code 5 when it reaches the CLI) and the caller fails the
+round, or the baseline, without storing anything.
 
-Fault injection (tests): ``COPTER_FAULT_KILL_PART=<p>`` makes the worker solving part p kill itself with
+Fault injection (tests): ``COPTER_FAULT_KILL_PART=<p>`` makes the worker running part p kill itself with
 SIGKILL (every attempt), as a crashed machine would.
 """
 
@@ -27,26 +32,19 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from solver.model.errors import UsageError
+from solver.model.errors import PartWorkerError, UsageError
 
 EXECUTORS = ("process", "ray", "inline")
 FAULT_ENV = "COPTER_FAULT_KILL_PART"
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 
 
-class PartWorkerError(RuntimeError):
-    """The worker solving a part died (twice); the round cannot be completed."""
-
-    def __init__(self, message: str, part: int | None = None):
-        super().__init__(message)
-        self.part = part
+__all__ = ["EXECUTORS", "PartWorkerError", "check_executor", "map_parts", "run_parts", "shutdown", "solve_part"]
 
 
-def solve_part(index: int, problem, settings, warm, kill: bool = False) -> dict:
+def solve_part(index: int, problem, settings, warm) -> dict:
     """Worker: solve one part (``solver.api.solve_problem``) and return ``{"index", "result", "seconds",
     "max_rss_mb"}`` (seconds: wall time of the solve in the worker; max_rss_mb: the worker's peak RSS)."""
-    if kill:
-        os.kill(os.getpid(), signal.SIGKILL)
     import resource
 
     from solver.api import solve_problem
@@ -103,24 +101,53 @@ def shutdown() -> None:
 
 def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None = None,
               ray_address: str | None = None) -> list[dict]:
-    """Solve the parts: ``tasks`` is a list of ``(problem, settings, warm_state)``; returns the
-    :func:`solve_part` dicts in task order.
+    """Solve the parts of a partitioned round: ``tasks`` is a list of ``(problem, settings, warm_state)``;
+    returns the :func:`solve_part` dicts in task order (:func:`map_parts` with :func:`solve_part`).
 
     Raises:
         UsageError: unknown executor, or ``ray`` without Ray installed.
         PartWorkerError: a worker died on its retry too.
     """
+    return map_parts(solve_part, [(i, *t) for i, t in enumerate(tasks)], executor, workers, ray_address)
+
+
+def _call(fn, args: tuple, kill: bool):
+    """Worker side of :func:`map_parts`: ``fn(*args)``, or SIGKILL this process first (fault injection)."""
+    if kill:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return fn(*args)
+
+
+def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | None = None,
+              ray_address: str | None = None) -> list:
+    """``[fn(*task) for task in tasks]`` with the parts run by ``executor`` (module docstring).
+
+    Args:
+        fn: a module-level (picklable) function; it runs in a worker process (``process``), a Ray worker
+            (``ray``) or this process (``inline``). Its arguments and result must pickle.
+        tasks: one argument tuple per part, part p = ``tasks[p]`` (``COPTER_FAULT_KILL_PART`` counts these).
+        executor: ``process``, ``ray`` or ``inline``.
+        workers: ``process`` pool size (default: the CPU count; never more than ``len(tasks)``).
+        ray_address: cluster to join for ``ray`` (default ``$RAY_ADDRESS``, else a local cluster).
+    Returns:
+        The results in task order.
+    Raises:
+        UsageError: unknown executor, or ``ray`` without Ray installed.
+        PartWorkerError: a worker died on its retry too (``part`` names it when known). An exception
+            raised by ``fn`` itself propagates unchanged.
+    """
     check_executor(executor)
     kill = kill_flags(len(tasks))
     if executor == "inline":
-        return [solve_part(i, *t, kill=kill[i]) for i, t in enumerate(tasks)]
+        return [_call(fn, t, kill[i]) for i, t in enumerate(tasks)]
     if executor == "ray":
-        return _run_ray(tasks, kill, ray_address)
+        return _run_ray(fn, tasks, kill, ray_address)
     n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
     for attempt in range(2):
         pool = _pool(n)
+        futures = []
         try:  # a pool broken earlier (a worker killed by SIGINT, say) already fails at submit
-            futures = [pool.submit(solve_part, i, *t, kill=kill[i]) for i, t in enumerate(tasks)]
+            futures = [pool.submit(_call, fn, t, kill[i]) for i, t in enumerate(tasks)]
             return [f.result() for f in futures]
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
@@ -133,20 +160,24 @@ def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None
     raise AssertionError("unreachable")
 
 
-def _run_ray(tasks: list[tuple], kill: list[bool], address: str | None) -> list[dict]:
+def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> list:
     ray = _import_ray()
     if not ray.is_initialized():
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         address = address or os.environ.get("RAY_ADDRESS") or None
         kw = {} if address else {"num_cpus": os.cpu_count() or 1}
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False, **kw)
-    remote = ray.remote(max_retries=1, num_cpus=1)(solve_part)
-    refs = [remote.remote(i, *t, kill=kill[i]) for i, t in enumerate(tasks)]
+    remote = ray.remote(max_retries=1, num_cpus=1)(_call)
+    refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
     out = []
     for i, ref in enumerate(refs):
         try:
             out.append(ray.get(ref))
-        except ray.exceptions.RayError as err:  # WorkerCrashedError after its retry, a failed task, a lost node
+        except ray.exceptions.RayTaskError as err:  # fn raised: its own exception, as inline and process give
+            for r in refs[i + 1:]:
+                ray.cancel(r, force=True)
+            raise err.as_instanceof_cause() from None
+        except ray.exceptions.RayError as err:  # WorkerCrashedError after its retry, a lost node
             for r in refs[i + 1:]:
                 ray.cancel(r, force=True)
             raise PartWorkerError(f"the Ray task solving part {i} failed: {type(err).__name__}", i) from err
