@@ -160,6 +160,23 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
     raise AssertionError("unreachable")
 
 
+def _driver_messages_to_stderr(ray) -> None:
+    """Ray's driver prints the cluster's error messages ("(raylet) A worker died ...") on stdout from a
+    background thread, even with ``log_to_driver=False``, where they would corrupt a command's one JSON answer
+    (``--json``): route what Ray prints through ``ray._private.worker.print_to_stdstream`` to stderr. Nothing
+    happens when a Ray version lacks that function."""
+    mod = getattr(getattr(ray, "_private", None), "worker", None)
+    emit = getattr(mod, "print_to_stdstream", None)
+    if emit is None or getattr(emit, "copter_stderr", False):
+        return
+
+    def to_stderr(data, *args, **kw):
+        return emit({**data, "is_err": True}, *args, **kw)
+
+    to_stderr.copter_stderr = True
+    mod.print_to_stdstream = to_stderr
+
+
 def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> list:
     ray = _import_ray()
     if not ray.is_initialized():
@@ -167,6 +184,7 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> l
         address = address or os.environ.get("RAY_ADDRESS") or None
         kw = {} if address else {"num_cpus": os.cpu_count() or 1}
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False, **kw)
+    _driver_messages_to_stderr(ray)
     remote = ray.remote(max_retries=1, num_cpus=1)(_call)
     refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
     out = []
