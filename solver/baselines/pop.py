@@ -15,23 +15,23 @@ combined point that satisfies the full row. Shares (``shared_scaling``):
   more or less than 1/k of the load (Zipf loads: almost always) has an empty band and is infeasible
   (measured on ``bench_lb.py``).
 
-Parts are solved independently by HiGHS in parallel worker processes and their points concatenated into
-one full-length x, whose objective and violations are evaluated on the FULL problem.
+Parts are solved independently by HiGHS, in parallel on the executor of partitioned rounds
+(:func:`solver.partition.executor.map_parts`: ``process`` worker processes, ``ray`` tasks or ``inline``, with
+the same retry and fault injection), and their points concatenated into one full-length x, whose objective
+and violations are evaluated on the FULL problem. The executor changes where parts run, not the result.
 
 Runtime is reported two ways: ``seconds`` is the wall time of the whole call on this machine (with as
 many worker processes as ``workers``), and ``extra["pop_seconds"]`` is POP's own measure, setup (split +
-sub-problem build + combine) plus the maximum over the parts' solve times, i.e. the time with k cores.
+sub-problem build + combine) plus the maximum over the parts' solve times (measured in the workers), i.e.
+the time with k cores.
 Client grouping: :mod:`solver.partition.clients`; the split itself: :mod:`solver.partition.split`.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
-import os
 import time
 from collections import Counter
-from concurrent.futures import Executor, ProcessPoolExecutor
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from solver.model.errors import NotApplicableError, UsageError
 from solver.model.problem import Problem
 from solver.model.status import Status
 from solver.partition.clients import ClientGrouping, group_clients
+from solver.partition.executor import check_executor, map_parts
 from solver.partition.split import (
     build_part_problems,
     combine_points,
@@ -87,24 +88,12 @@ def _solve_part(sub: Problem, solver: str, time_limit_seconds: float, threads: i
     return int(r.status), r.x, r.seconds, r.hit_limit, r.message
 
 
-def make_executor(workers: int | None = None) -> ProcessPoolExecutor:
-    """A process pool for POP parts (reuse it across rounds to pay process start-up once).
-
-    Uses the ``forkserver`` start method where available (never plain ``fork``: a forked child would
-    inherit HiGHS's global thread scheduler without its threads), else ``spawn``.
-    """
-    methods = mp.get_all_start_methods()
-    ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
-    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx)
-
-
 def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str = "choose",
               time_limit_seconds: float = math.inf, threads_per_part: int | None = 1,
               kkt_tolerance: float = 1e-4, client_regex: str | None = None,
               shared_rows_regex: str | None = None, shared_scaling: str = "auto",
-              executor: Executor | None = None,
-              workers: int | None = None, grouping: ClientGrouping | None = None,
-              name: str | None = None) -> BaselineResult:
+              executor: str = "process", workers: int | None = None, ray_address: str | None = None,
+              grouping: ClientGrouping | None = None, name: str | None = None) -> BaselineResult:
     """Solve ``problem`` with POP-k: random client split, 1/k of shared resources, HiGHS per part.
 
     Args:
@@ -116,23 +105,30 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
         threads_per_part: HiGHS threads inside each worker (1: parts run side by side).
         client_regex, shared_rows_regex: client grouping overrides (:mod:`solver.baselines.clients`).
         shared_scaling: ``auto`` or ``uniform`` share of shared rows per part (module docstring).
-        executor: an existing executor to run parts on (e.g. :func:`make_executor`, kept across rounds);
-            None creates a process pool of ``workers`` processes for this call (``workers=0``: solve the
-            parts one after another in this process).
+        executor: where the parts run, ``process`` (a pool of ``workers`` processes kept across calls),
+            ``ray`` (one Ray task per part, joining ``ray_address`` / ``$RAY_ADDRESS`` or a local cluster)
+            or ``inline`` (one after another in this process); :mod:`solver.partition.executor`.
+        workers: ``process`` pool size (default: the CPU count); 0 means ``inline`` whatever ``executor``.
+        ray_address: the Ray cluster of ``executor="ray"``.
         grouping: a precomputed grouping (skips name parsing).
         name: result name (default ``pop-{k}``).
     Returns:
         BaselineResult with the concatenated (n,) point; status FEASIBLE when every part was solved and
         the combined point is feasible on the full problem (it is not the full problem's optimum), else
         the worst part status. ``extra``: ``pop_seconds``, ``setup_seconds``, ``max_part_seconds``,
-        ``sum_part_seconds``, ``k``, ``seed``, ``n_clients``, ``n_shared_rows``, ``part_statuses``.
+        ``sum_part_seconds``, ``k``, ``seed``, ``n_clients``, ``n_shared_rows``, ``part_statuses``,
+        ``executor`` (the one that ran the parts).
     Raises:
-        UsageError: for k < 1, an unknown solver or scaling, or an invalid regex. NotApplicableError (a
-            UsageError): the model has no clients to split (no ``<client>/`` names, no regex given).
+        UsageError: for k < 1, an unknown solver, scaling or executor, ``ray`` without Ray installed, or an
+            invalid regex. NotApplicableError (a UsageError): the model has no clients to split (no
+            ``<client>/`` names, no regex given).
+        PartWorkerError: a part's worker died on its retry too (no result).
     """
     if k < 1:
         raise UsageError(f"POP needs k >= 1 parts, got {k}")
     check_solver(solver)
+    executor = "inline" if workers == 0 else executor
+    check_executor(executor)
     name = name or f"pop-{k}"
     t0 = time.perf_counter()
     if grouping is None:
@@ -146,8 +142,8 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     parts = [(cols, sub) for cols, sub in build_parts(problem, grouping, col_part, k, shared_scaling)
              if (~grouping.global_cols[cols]).any() or k == 1]
     setup = time.perf_counter() - t0
-    outcomes = _run_parts([sub for _, sub in parts], (solver, time_limit_seconds, threads_per_part, kkt_tolerance),
-                          executor, workers)
+    outcomes = map_parts(_solve_part, [(sub, solver, time_limit_seconds, threads_per_part, kkt_tolerance)
+                                       for _, sub in parts], executor, workers, ray_address)
     t1 = time.perf_counter()
     statuses = [Status(o[0]) for o in outcomes]
     missing = sum(o[1] is None for o in outcomes)
@@ -160,24 +156,10 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
              "n_shared_rows": int(grouping.shared.sum()), "setup_seconds": setup + combine,
              "max_part_seconds": max(part_seconds), "sum_part_seconds": float(sum(part_seconds)),
              "pop_seconds": setup + combine + max(part_seconds),
-             "part_statuses": dict(Counter(s.name for s in statuses))}
-    message += f"; POP time (setup + slowest part) {extra['pop_seconds']:.3f} s"
+             "part_statuses": dict(Counter(s.name for s in statuses)), "executor": executor}
+    message += f"; POP time (setup + slowest part) {extra['pop_seconds']:.3f} s; parts on executor {executor}"
     return make_result(name, problem, status, point, time.perf_counter() - t0, hit_limit=hit_limit,
                        message=message, extra=extra)
-
-
-def _run_parts(subs: list, args: tuple, executor: Executor | None, workers: int | None) -> list:
-    """:func:`_solve_part` on every part problem with ``args`` (solver, seconds, threads, kkt tolerance): on
-    ``executor``, in this process (``workers == 0`` without one), or on a pool of ``workers`` made here."""
-    if executor is None and workers == 0:
-        return [_solve_part(sub, *args) for sub in subs]
-    own_pool = executor is None
-    pool = make_executor(min(len(subs), workers or os.cpu_count() or 1) or 1) if own_pool else executor
-    try:
-        return list(pool.map(_solve_part, subs, *([a] * len(subs) for a in args)))
-    finally:
-        if own_pool:
-            pool.shutdown()
 
 
 def _verdict(problem: Problem, k: int, n_parts: int, statuses: list, point, missing: int) -> tuple[Status, str]:

@@ -52,8 +52,10 @@ class BaselineContext:
         seed: POP split seed (None = ``round``).
         pop_client_regex, pop_shared_rows_regex: POP grouping overrides (:mod:`solver.partition.clients`).
         pop_scaling: POP's share of shared rows per part, ``auto`` or ``uniform``.
-        pop_workers: POP worker processes when no ``pop_executor`` is given (None = CPU count, 0 = here).
-        pop_executor: a process pool kept across rounds (``solver.baselines.pop.make_executor``) or None.
+        pop_workers: POP's ``process`` pool size (None = CPU count; 0 = the parts in this process).
+        pop_executor: where POP's parts run: ``process`` (a pool kept across rounds), ``ray`` or ``inline``
+            (:mod:`solver.partition.executor`, the executor of partitioned rounds).
+        ray_address: the Ray cluster of ``pop_executor="ray"`` (None: ``$RAY_ADDRESS``, else a local one).
         warm_cold_solver: HiGHS solver of highs-warm's first, cold round when it keeps an instance in memory.
         info: the ``solver.differential.ApplyInfo`` that produced ``problem`` from the previous round (lets
             the in-memory highs-warm edit its instance by index instead of by name), or None.
@@ -71,7 +73,8 @@ class BaselineContext:
     pop_shared_rows_regex: str | None = None
     pop_scaling: str = "auto"
     pop_workers: int | None = None
-    pop_executor: Any = None
+    pop_executor: str = "process"
+    ray_address: str | None = None
     warm_cold_solver: str | None = None
     info: Any = None
     bases: BasisKeeper | None = None
@@ -149,7 +152,7 @@ def _pop(k: int) -> Run:
         return solve_pop(problem, k=k, seed=ctx.round if ctx.seed is None else ctx.seed, solver=ctx.highs_solver,
                          time_limit_seconds=ctx.time_limit_seconds, client_regex=ctx.pop_client_regex,
                          shared_rows_regex=ctx.pop_shared_rows_regex, shared_scaling=ctx.pop_scaling,
-                         workers=ctx.pop_workers, executor=ctx.pop_executor)
+                         workers=ctx.pop_workers, executor=ctx.pop_executor, ray_address=ctx.ray_address)
     return run
 
 
