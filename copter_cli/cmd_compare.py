@@ -83,6 +83,15 @@ def register(app: typer.Typer) -> None:
             help="Regex of row names that are shared resources even if one client uses them (rows "
                  "touching several clients are always shared)."),
         pop_workers: int | None = typer.Option(None, "--pop-workers", help="POP worker processes (0: in-process)."),
+        executor: str | None = typer.Option(
+            None, "--executor",
+            help="Where POP's parts run, the executor of partitioned rounds: process (local worker processes), "
+                 "ray (Ray tasks; needs pip install 'copter[ray]'), inline (one after another in this "
+                 "process). Default: the state's --executor when it is partitioned, else process."),
+        ray_address: str | None = typer.Option(
+            None, "--ray-address",
+            help="Ray cluster to join with --executor ray (default: the state's, else $RAY_ADDRESS, else a "
+                 "local cluster)."),
         pop_scaling: str = typer.Option(
             "auto", "--pop-scaling",
             help="Share of a shared row per POP part: auto (1/k for one-sided rows, the part's share of the "
@@ -108,6 +117,7 @@ def register(app: typer.Typer) -> None:
                                      threads=threads, seed=seed, pop_client_regex=pop_client_regex,
                                      pop_shared_rows_regex=pop_shared_rows_regex, pop_workers=pop_workers,
                                      pop_scaling=pop_scaling, feasibility_tol=feasibility_tol,
+                                     pop_executor=executor, ray_address=ray_address,
                                      progress=lambda b: status.update(f"running {b}"))
             if json_out:
                 print_json(res)

@@ -16,6 +16,16 @@ import pytest
 from tests.helpers import data_dir, require_data
 
 
+def pytest_configure(config):
+    """No command a test runs in a subprocess reaches a long-running worker (``copter worker start``) by
+    accident, the user's or a test's: ``COPTER_WORKER=off`` for every process started from here, and a
+    worker folder that does not exist. tests/test_worker.py sets its own for the commands it routes."""
+    import tempfile
+
+    os.environ["COPTER_WORKER"] = "off"
+    os.environ["COPTER_WORKER_DIR"] = os.path.join(tempfile.gettempdir(), f"copter-tests-no-worker-{os.getpid()}")
+
+
 def pytest_sessionstart(session):
     """Under COPTER_REQUIRE_DATA=1 a missing data folder fails the run at once: tests parametrized from
     a manifest would otherwise collect nothing and silently pass."""
@@ -27,6 +37,21 @@ def pytest_sessionstart(session):
 def shared_data() -> Path:
     """The shared data directory (skips/fails when absent, see module doc)."""
     return require_data()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One local Ray cluster (2 CPUs) for every Ray test of the session (``ray.init`` costs seconds); a test
+    module that uses it skips first when Ray is not importable (see ``tests/test_partition_ray.py``)."""
+    import ray
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    if started:
+        ray.shutdown()
 
 
 @pytest.fixture(autouse=True)

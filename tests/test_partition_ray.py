@@ -1,8 +1,8 @@
 """Partitioned rounds on a local Ray cluster (``--executor ray``, issue #18).
 
 Skipped with a reason when Ray is not importable, unless ``COPTER_REQUIRE_RAY=1`` (CI installs the ``ray``
-extra and sets it), which turns the missing module into an error. One local cluster is started for the
-module (``ray.init`` costs seconds), the tests are few.
+extra and sets it), which turns the missing module into an error. One local cluster serves every Ray test of
+the session (``ray_cluster`` in ``tests/conftest.py``: ``ray.init`` costs seconds), the tests are few.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from solver import rounds
 from solver.workloads import make_scenario
 
 try:
-    import ray
+    import ray  # noqa: F401
 except ImportError:
     if os.environ.get("COPTER_REQUIRE_RAY") == "1":
         raise
@@ -23,18 +23,7 @@ except ImportError:
                 allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    if started:
-        ray.shutdown()
-
-
-def test_ray_rounds_equal_the_inline_rounds(cluster, tmp_path):
+def test_ray_rounds_equal_the_inline_rounds(ray_cluster, tmp_path):
     """The executor changes where parts run, not what they compute: same objectives round by round."""
     objectives = {}
     for executor in ("inline", "ray"):
@@ -47,7 +36,7 @@ def test_ray_rounds_equal_the_inline_rounds(cluster, tmp_path):
     assert objectives["ray"] == pytest.approx(objectives["inline"], rel=1e-12)
 
 
-def test_a_ray_worker_killed_mid_round_fails_the_round_and_keeps_the_state(cluster, tmp_path, monkeypatch):
+def test_a_ray_worker_killed_mid_round_fails_the_round_and_keeps_the_state(ray_cluster, tmp_path, monkeypatch):
     from tests.helpers import snapshot
 
     sc = make_scenario("te", 16, seed=6)

@@ -264,7 +264,7 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
             time_limit_seconds: float = math.inf, threads: int | None = None, seed: int | None = None,
             pop_client_regex: str | None = None, pop_shared_rows_regex: str | None = None,
             pop_workers: int | None = None, pop_scaling: str = "auto", feasibility_tol: float | None = None,
-            progress=None) -> dict:
+            pop_executor: str | None = None, ray_address: str | None = None, progress=None) -> dict:
     """Run baselines (``solver.baselines.registry``) on the current round of ``state_dir``.
 
     Args:
@@ -280,6 +280,10 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
         pop_client_regex, pop_shared_rows_regex: POP grouping overrides.
         pop_workers: POP worker processes (default: CPU count; 0: parts in this process).
         pop_scaling: POP's share of shared rows per part, ``auto`` or ``uniform`` (solver.baselines.pop).
+        pop_executor: where POP's parts run, ``process``, ``ray`` or ``inline`` (``solver.partition.executor``;
+            None = the state's partition executor when it is partitioned, else ``process``; ``pop_workers=0``
+            means ``inline``). POP rows record it as ``executor``.
+        ray_address: Ray cluster for ``ray`` (None: the state's, else ``$RAY_ADDRESS``, else a local one).
         feasibility_tol: the ruler of ``violates_tol`` (max row/bound violation relative to max(1, |bound|));
             None = the state's solve tolerance ``tol`` (config.json). A row that violates it is never the best.
         progress: optional callable(str) told which baseline starts.
@@ -291,7 +295,10 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
         (:mod:`solver.rounds.comparison` defines them; POP rows add the POP time fields).
     Raises:
         UsageError: unknown baseline or solver, k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
-            regex, a feasibility_tol that is not positive and finite. StateError: not initialised/damaged, or the current round has no solved report.
+            regex, a feasibility_tol that is not positive and finite, an unknown pop_executor or ``ray``
+            without Ray installed (naming the ``copter[ray]`` extra). StateError: not initialised/damaged,
+            or the current round has no solved report. PartWorkerError: a POP part's worker died twice
+            (exit code 5); nothing is logged.
     """
     from solver.rounds.comparison import run_compare  # imports HiGHS: only when comparing
 
@@ -299,4 +306,4 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
                        time_limit_seconds=time_limit_seconds, threads=threads, seed=seed,
                        pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
                        pop_workers=pop_workers, pop_scaling=pop_scaling, feasibility_tol=feasibility_tol,
-                       progress=progress)
+                       pop_executor=pop_executor, ray_address=ray_address, progress=progress)

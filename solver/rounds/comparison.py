@@ -19,7 +19,10 @@ Row fields (the same for copter and every baseline; the bench scripts' rows use 
 - copter only: ``solve_seconds`` (solve + integerize) and ``round_seconds`` (the round's total with I/O);
 - POP only: ``setup_seconds`` (split + sub-problems + combine), ``max_part_seconds`` (slowest part),
   ``sum_part_seconds``, and ``pop_seconds`` = setup_seconds + max_part_seconds, POP's own measure (the time
-  with one core per part), with ``pop_time_ratio`` = pop_seconds / copter's seconds.
+  with one core per part), with ``pop_time_ratio`` = pop_seconds / copter's seconds; ``executor``, where
+  its parts ran (``process``, ``ray`` or ``inline``: :mod:`solver.partition.executor`, the executor of
+  partitioned rounds; default the state's ``--executor`` when it is partitioned, else ``process``). A part
+  worker that dies twice fails the command (``PartWorkerError``, exit code 5) before anything is logged.
 
 Feasibility is judged on one stated ruler, ``feasibility_tol`` (top level of the result; default: the
 state's solve tolerance ``tol`` from config.json, 1e-4 unless ``init --tol`` chose another): each row gets
@@ -48,7 +51,7 @@ from formats.checkpoint import StateStore
 from solver.baselines import registry
 from solver.baselines.highs import check_solver
 from solver.baselines.result import point_quality
-from solver.model.errors import NotApplicableError, StateError, UsageError
+from solver.model.errors import NotApplicableError, PartWorkerError, StateError, UsageError
 from solver.model.problem import Problem
 from solver.rounds.basis_store import StateBases
 from solver.rounds.config import state_dir_or_default
@@ -155,7 +158,7 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
                 time_limit_seconds: float = math.inf, threads: int | None = None, seed: int | None = None,
                 pop_client_regex: str | None = None, pop_shared_rows_regex: str | None = None,
                 pop_workers: int | None = None, pop_scaling: str = "auto", feasibility_tol: float | None = None,
-                progress=None) -> dict:
+                pop_executor: str | None = None, ray_address: str | None = None, progress=None) -> dict:
     """Run ``baselines`` on the current round of ``state_dir``; see :func:`solver.rounds.compare`."""
     ks = list(dict.fromkeys(ks or [4]))
     names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers)
@@ -167,11 +170,13 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     if gen.report.get("status") is None:
         raise StateError(f"round {gen.round} has no solved report to compare against", file=str(store.root))
     tol = feasibility_tol if feasibility_tol is not None else _state_tol(store)
+    executor, address = pop_executor_of(store, names, pop_executor, ray_address, pop_workers)
     copter = copter_row(gen, problem, tol)
     ctx = registry.BaselineContext(round=gen.round, time_limit_seconds=time_limit_seconds,
                                    highs_solver=highs_solver, threads=threads, seed=seed,
                                    pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
-                                   pop_scaling=pop_scaling, pop_workers=pop_workers, bases=StateBases(store))
+                                   pop_scaling=pop_scaling, pop_workers=pop_workers, pop_executor=executor,
+                                   ray_address=address, bases=StateBases(store))
     out = []
     for name in names:
         if progress:
@@ -181,12 +186,40 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
         except NotApplicableError as err:  # e.g. POP without client names: a marked row, the others still run
             out.append(not_applicable_row(name, str(err)))
             continue
+        except PartWorkerError as err:  # no row, no log entry: the state is left as it was
+            raise PartWorkerError(f"baseline {name} failed: {err} (executor {executor}); nothing was added to "
+                                  "the round log", err.part) from err
         out.append({**res.summary(), **feasibility(problem, res.x, tol)})
     _derive(copter, out, problem.sense)
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
               "feasibility_tol": tol, "copter": copter, "baselines": out}
     _log(store, gen, result)
     return result
+
+
+def pop_executor_of(store: StateStore, names: list[str], executor: str | None, ray_address: str | None,
+                    workers: int | None) -> tuple[str, str | None]:
+    """(executor, Ray address) of POP's parts: ``executor`` when given, else the state's partition executor
+    when it is partitioned (config.json ``partition`` with k > 1, its ``ray_address`` too), else
+    ``process``; ``workers == 0`` means ``inline``.
+
+    Raises:
+        UsageError: an unknown executor, or ``ray`` without Ray installed (checked when ``executor`` is
+            given or a POP row will run), naming the ``copter[ray]`` extra; ``workers == 0`` with another
+            executor than ``inline``.
+    """
+    from solver.partition.executor import check_executor
+
+    part = store.config().get("partition")
+    stored = part if isinstance(part, dict) and isinstance(part.get("k"), int) and part["k"] > 1 else {}
+    if workers == 0:
+        if executor not in (None, "inline"):
+            raise UsageError(f"--pop-workers 0 runs POP's parts in this process: it contradicts --executor {executor}")
+        executor = "inline"
+    chosen = executor or stored.get("executor") or "process"
+    if executor is not None or any(n.startswith("pop-") for n in names):
+        check_executor(chosen)
+    return chosen, ray_address or stored.get("ray_address")
 
 
 NOT_APPLICABLE = "NOT_APPLICABLE"
