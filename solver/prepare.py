@@ -78,6 +78,56 @@ def signatures() -> dict[str, int]:
     return {name: len(d.signatures) for name, d in kernels().items()}
 
 
+def load_cached(skip_parallel: bool = True) -> dict:
+    """Load every cached signature of every registered kernel into this process, running none (the
+    long-running worker, ``copter_cli.worker_server``, does it once, before it forks a child per command).
+
+    numba loads a kernel from its cache on the first call with each argument-type signature (1.1 s for the
+    110 signatures of a prepared install, measured). Here each kernel's cache index is read, and each entry
+    made for this CPU and for the kernel's current bytecode is loaded with ``Dispatcher.compile(signature)``
+    (numba's own cache lookup; only entries that match are asked for, so nothing is compiled).
+
+    Args:
+        skip_parallel: leave ``parallel=True`` kernels to load on first use. Loading one from the cache starts
+            numba's threading layer (the parfors reload hook calls ``_launch_threads``), and GNU OpenMP, the
+            layer numba picks without TBB, is not fork-safe: a forked child is terminated on its first
+            parallel loop ("fork() called from a process already using GNU OpenMP").
+    Returns:
+        {"kernels": registry size, "loaded": signatures loaded, "stale": index entries for another CPU or
+        bytecode (not loaded), "skipped": names of the parallel kernels left out, "seconds": wall time,
+        "threading_layer_started": whether numba's threading layer is running now, "error": None or why
+        the index could not be read}.
+    Uses numba's private cache attributes (``_cache._cache_file._load_index``, ``_cache._index_key``, as in
+    numba 0.68); where they differ it loads nothing and says so in "error" (kernels then load on first use).
+    """
+    from numba.np.ufunc import parallel
+
+    t0 = time.perf_counter()
+    out = {"kernels": 0, "loaded": 0, "stale": 0, "skipped": [], "error": None}
+    registry = kernels()
+    out["kernels"] = len(registry)
+    for name, disp in registry.items():
+        if skip_parallel and disp.targetoptions.get("parallel"):
+            out["skipped"].append(name)
+            continue
+        try:
+            cache = disp._cache
+            codegen = disp.targetctx.codegen()
+            entries = list(cache._cache_file._load_index())
+            current = [sig for sig, magic, code in entries
+                       if magic == codegen.magic_tuple() and cache._index_key(sig, codegen)[2] == code]
+        except (AttributeError, TypeError, ValueError, OSError) as err:
+            out["error"] = f"{name}: {type(err).__name__}: {err}"
+            break
+        out["stale"] += len(entries) - len(current)
+        for sig in current:
+            disp.compile(sig)
+            out["loaded"] += 1
+    out["seconds"] = time.perf_counter() - t0
+    out["threading_layer_started"] = bool(parallel._is_initialized)
+    return out
+
+
 class _CompileWatch:
     """numba ``numba:compile`` listener: counts compilations and reports the first one to ``progress``."""
 
