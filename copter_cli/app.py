@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from copter_cli import cmd_compare, cmd_demo, cmd_formats, cmd_prepare, cmd_report, cmd_solve, cmd_state
+from copter_cli import (
+    cmd_compare,
+    cmd_demo,
+    cmd_formats,
+    cmd_prepare,
+    cmd_report,
+    cmd_solve,
+    cmd_state,
+    cmd_worker,
+)
 
 app = typer.Typer(
     name="copter",
@@ -47,7 +56,7 @@ def version(json_out: bool = typer.Option(False, "--json", help="Print JSON on s
         console.print("  ".join(f"{k} {val}" for k, val in info.items()))
 
 
-for _module in (cmd_solve, cmd_formats, cmd_state, cmd_demo, cmd_compare, cmd_prepare, cmd_report):
+for _module in (cmd_solve, cmd_formats, cmd_state, cmd_demo, cmd_compare, cmd_prepare, cmd_report, cmd_worker):
     _module.register(app)
 
 

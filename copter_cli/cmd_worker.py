@@ -1,0 +1,115 @@
+"""``copter worker start|stop|status``: the opt-in long-running worker that keeps the numerical stack and
+the solver kernels loaded, so each ``copter step`` (and init, solve, compare, diff, convert, export, demo)
+started by cron skips the imports and the kernel loads (README "Long-running worker"). The worker is
+``copter_cli.worker_server``; these commands only call ``copter_cli.worker_control`` and print.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from copter_cli.output import emit, run, say
+
+JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
+DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
+
+worker_app = typer.Typer(name="worker", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+                         help="The long-running worker: keeps the solver loaded for the next commands.")
+
+
+@worker_app.command("start")
+def start_cmd(
+    idle_timeout: float = typer.Option(900.0, "--idle-timeout", min=0.0,
+                                       help="Exit after this many seconds without a command (0: never)."),
+    timeout: float = typer.Option(300.0, "--timeout", min=0.0, help="Seconds to wait for the worker to answer."),
+    json_out: bool = JSON_OPT,
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Start this install's worker in the background and return once it answers.
+
+    Compiles the solver kernels first when they are not (as `copter prepare`). A running worker is left
+    alone; one whose copter sources changed is replaced. A worker that cannot start: exit 7, the message
+    quotes its log."""
+
+    def body() -> int:
+        from copter_cli import worker_control
+        from copter_cli.cmd_prepare import ensure_prepared
+
+        res = worker_control.start(idle_timeout, timeout, ensure_prepared)
+        return emit(res, json_out, _say_started)
+
+    run(json_out, debug, body)
+
+
+def _say_started(res: dict) -> None:
+    idle = res["idle_timeout_seconds"]
+    when = "never exits when idle" if not idle else f"exits after {idle:g} s without a command"
+    if res["already_running"]:
+        say(f"worker already running: pid {res['pid']}, served {res['served']} command(s); socket {res['socket']}")
+        return
+    say(f"worker started: pid {res['pid']} in {res['start_seconds']:.1f} s (imports {res['preload_seconds']:.2f} s, "
+        f"{res['kernels_loaded']} kernel signatures in {res['kernel_load_seconds']:.2f} s); {when}; "
+        f"socket {res['socket']}; log {res['log']}")
+
+
+@worker_app.command("stop")
+def stop_cmd(
+    timeout: float = typer.Option(60.0, "--timeout", min=0.0,
+                                  help="Seconds to wait for running commands to finish."),
+    json_out: bool = JSON_OPT,
+    debug: bool = DEBUG_OPT,
+) -> None:
+    """Stop this install's worker: new commands run in-process at once, running ones finish first."""
+
+    def body() -> int:
+        from copter_cli import worker_control
+
+        return emit(worker_control.stop(timeout), json_out, _say_stopped)
+
+    run(json_out, debug, body)
+
+
+def _say_stopped(res: dict) -> None:
+    if res.get("stopped"):
+        say(f"worker stopped (pid {res['pid']})")
+    elif res.get("stopping"):
+        say(f"worker {res['pid']} is stopping: it exits when its {res['active']} running command(s) finish")
+    else:
+        say("no worker running for this install" + (f" ({res['message']})" if res.get("message") else ""))
+
+
+@worker_app.command("status")
+def status_cmd(json_out: bool = JSON_OPT, debug: bool = DEBUG_OPT) -> None:
+    """Whether this install's worker runs, and its figures (exit 0 either way)."""
+
+    def body() -> int:
+        from copter_cli import worker_control
+
+        return emit(worker_control.status(), json_out, _say_status)
+
+    run(json_out, debug, body)
+
+
+def _say_status(res: dict) -> None:
+    if not res["running"]:
+        what = ("a worker is starting (loading the solver)" if res["starting"] else
+                "no worker running for this install" + (" (a stale socket file is left: `copter worker start` "
+                                                        "replaces it)" if res["stale_socket"] else ""))
+        say(f"{what}; socket {res['socket']}")
+        return
+    idle = res["idle_timeout_seconds"]
+    say(f"worker running: pid {res['pid']}, up {res['uptime_seconds']:.0f} s, served {res['served']} command(s), "
+        f"{res['active']} running, idle {res['idle_seconds']:.0f} s of {idle:g} s" + (" (never exits idle)" if not idle
+                                                                                    else ""))
+    say(f"socket {res['socket']}; log {res['log']}")
+    if res["stale"]:
+        say("stale: copter's sources changed since it started; commands run in-process (`copter worker start` "
+            "replaces it)")
+    if not res["import_env_matches"]:
+        say("its import-time variables (NUMBA_*, OMP_*, PYTHONPATH, ...) differ from this shell's: commands from "
+            "here run in-process")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``worker start|stop|status`` to the app."""
+    app.add_typer(worker_app)

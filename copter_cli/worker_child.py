@@ -1,0 +1,162 @@
+"""A command in the long-running worker's forked child: become the client process, run the console script's
+code path, report the exit code (see ``copter_cli.worker_server`` and ``copter_cli.worker_client``).
+
+"Become the client" means: its standard input, output and error are the client's own descriptors (passed
+over the socket), its working directory is the client's (an open descriptor, so a renamed folder still
+works), its environment, umask, ``sys.argv``, ``sys.path`` and the encoding and buffering of ``sys.stdin``,
+``sys.stdout`` and ``sys.stderr`` are the client's, and ``--time-limit`` counts from the client's start
+(``solver.clock.inherit_process_start``). Then ``copter_cli.entry.run_app`` runs the command exactly as the
+console script does (the CLI's modules are imported here, fresh, so the console is built for the client's
+terminal), with the console script's SIGINT handling (``copter_cli.entry``: exit 130, state unchanged).
+The exit follows what the interpreter does at exit (threads joined, ``atexit`` handlers, streams flushed)
+before ``{"exit": code}`` goes to the client and the process ends with ``os._exit``: the parent's own
+clean-up never runs here.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sys
+
+from copter_cli import worker_client as wc
+
+
+def run(sock, request: dict, fds: list[int], close: list[int], selector) -> None:
+    """The child's whole life (never returns).
+
+    Args:
+        sock: the connection to the client (the parent keeps its copy, for signals and a death by signal).
+        request: the client's "go" frame (argv, env, umask, start, stdio, main_package, sys_path).
+        fds: the client's stdin, stdout, stderr and working directory.
+        close: the parent's descriptors this process must not keep (listening socket, wake-up pipe, lock,
+            other clients' connections).
+        selector: the parent's selector, closed here without touching its registrations.
+    """
+    signal.set_wakeup_fd(-1)
+    for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+    selector.close()
+    for fd in close:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    wc.send(sock, {"started": os.getpid()})
+    _adopt(request, fds)
+    from copter_cli import entry
+
+    entry.CONSOLE[0] = True
+    entry.install()  # SIGINT as in the console script; SIGTERM/SIGHUP: default (the process dies by them)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (*wc.FORWARDED, signal.SIGCHLD))  # blocked since the fork
+    code = _run_app(entry)
+    _exit(sock, code)
+
+
+def _adopt(request: dict, fds: list[int]) -> None:
+    """Take over the client's descriptors, directory, environment, umask, argv, path, streams and clock."""
+    for target, fd in zip((0, 1, 2), fds[:3], strict=True):
+        os.dup2(fd, target)
+    os.fchdir(fds[3])
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    try:
+        import locale
+
+        locale.setlocale(locale.LC_CTYPE, "")  # as the interpreter does at start, from the client's variables
+    except Exception:  # noqa: BLE001 - an unknown locale: the interpreter's start-up keeps "C" too
+        pass
+    os.umask(int(request["umask"]))
+    sys.argv = list(request["argv"])
+    if request.get("sys_path"):
+        sys.path[:] = list(request["sys_path"])
+    main = sys.modules.get("__main__")
+    if main is not None:
+        main.__package__ = request.get("main_package")  # click names the program from it ("copter")
+    streams = [_stream(fd, info) for fd, info in zip((0, 1, 2), request["stdio"], strict=True)]
+    sys.stdin, sys.stdout, sys.stderr = streams
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+    from solver import clock
+
+    clock.inherit_process_start(float(request["start"]))
+
+
+def _stream(fd: int, info: dict):
+    """A text stream over ``fd`` like the client's (encoding, errors, line buffering, write-through)."""
+    reading = fd == 0
+    raw = io.FileIO(fd, "rb" if reading else "wb", closefd=False)
+    buffered = io.BufferedReader(raw) if reading else io.BufferedWriter(raw)
+    return io.TextIOWrapper(buffered, encoding=info["encoding"], errors=info["errors"],
+                            line_buffering=info["line_buffering"], write_through=info["write_through"])
+
+
+def _run_app(entry) -> int:
+    """``entry.run_app()``; the exit code the interpreter would give its SystemExit or exception."""
+    try:
+        entry.run_app()
+    except SystemExit as ex:
+        return _exit_code(ex.code)
+    except KeyboardInterrupt:  # uncaught, the interpreter ends the process by SIGINT
+        import traceback
+
+        traceback.print_exc()
+        _flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        return 130
+    except BaseException:  # noqa: BLE001 - as the interpreter: traceback on stderr, exit 1
+        import traceback
+
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def _exit_code(code) -> int:
+    """The status ``sys.exit(code)`` gives a process (a message is printed on stderr, then 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        sys.stderr.write(f"{code}\n")
+    except Exception:  # noqa: BLE001 - nowhere left to say it
+        pass
+    return 1
+
+
+def _flush() -> bool:
+    """Flush stdout and stderr; False when stdout could not be flushed (its reader went away)."""
+    ok = True
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed pipe: nothing more to write there
+            ok = ok and stream is not sys.stdout
+    return ok
+
+
+def _exit(sock, code: int) -> None:
+    """End as the interpreter would (threads, atexit, flush; 120 when stdout cannot be flushed), tell the
+    client the exit code, and leave without running the parent's clean-up."""
+    import atexit
+    import threading
+
+    try:
+        shutdown = getattr(threading, "_shutdown", None)
+        if shutdown is not None:
+            shutdown()  # joins non-daemon threads, as at interpreter exit
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001 - as the interpreter: reported, the exit goes on
+        pass
+    if not _flush() and code == 0:
+        code = 120  # what the interpreter returns when flushing stdout fails at exit
+    try:
+        wc.send(sock, {"exit": code})
+    except OSError:
+        pass
+    os._exit(code)

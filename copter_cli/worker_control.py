@@ -1,0 +1,160 @@
+"""Start, stop and ask the long-running worker (``copter worker start|stop|status``; the commands in
+``copter_cli.cmd_worker`` print what these return). The worker itself is ``copter_cli.worker_server``; where
+its files live and how a command reaches it is ``copter_cli.worker_client``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from copter_cli import worker_client as wc
+from solver.model.errors import EnvironmentFaultError
+
+SOCKET_PATH_MAX = 107  #: bytes of a Unix socket path (sun_path holds 108 with the terminating NUL)
+SERVER = "import sys; from copter_cli.worker_server import main; sys.exit(main())"
+
+
+def status() -> dict:
+    """The worker's status (``"running": True`` and its figures: pid, uptime, served, active, idle timeout,
+    socket, log, whether its sources are stale and its import-time environment matches this process's), or
+    ``{"running": False, "starting": lock held (a worker is loading), "stale_socket": a socket file nobody
+    answers on, "socket", "log", "dir"}``."""
+    p = wc.paths()
+    reply = wc.call("status")
+    if reply and reply.get("running"):
+        reply.pop("identity", None)
+        return reply
+    starting = lock_held(p["lock"])
+    out = {"running": False, "starting": starting, "stale_socket": os.path.exists(p["socket"]) and not starting,
+           "socket": p["socket"], "log": p["log"], "dir": p["dir"]}
+    if reply and reply.get("refused"):
+        out["message"] = reply["refused"]
+    return out
+
+
+def lock_held(path: str) -> bool:
+    """True when a worker process holds the install's lock (it is starting or running)."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def ensure_folder(folder: str) -> None:
+    """Create the worker's folder (mode 0700) and check it is this user's private folder.
+
+    Raises:
+        EnvironmentFaultError: it cannot be created, belongs to another user or is open to others.
+    """
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError as err:
+        raise EnvironmentFaultError(f"cannot create the worker's folder: {err.strerror}", file=folder,
+                                    reason="worker") from None
+    problem = wc.folder_problem(folder)
+    if problem:
+        raise EnvironmentFaultError(f"the worker's folder cannot be used: {problem} (set COPTER_WORKER_DIR to "
+                                    "a private folder)", file=folder, reason="worker")
+
+
+def start(idle_timeout: float, timeout: float, prepare: Callable[[], None]) -> dict:
+    """Start this install's worker detached (new session, stdio to its log) and return its status once it
+    answers; a running, current worker is left alone (``"already_running": True``), a stale one (its
+    sources changed) is stopped and replaced.
+
+    Args:
+        idle_timeout: seconds without a command after which the worker exits (0: never).
+        timeout: seconds to wait for it to answer.
+        prepare: compiles the kernels first when they are not (``copter_cli.cmd_prepare.ensure_prepared``,
+            with its progress line), so the worker loads them from the cache.
+    Returns:
+        the worker's status plus "already_running" and "start_seconds".
+    Raises:
+        EnvironmentFaultError: the folder cannot be used, the socket path is too long, the worker exited
+            before it answered (the message quotes its log's last lines) or did not answer in time.
+    """
+    t0 = time.monotonic()
+    current = wc.call("status")
+    if current and current.get("running"):
+        if not current.get("stale"):
+            current.pop("identity", None)
+            return {**current, "already_running": True, "start_seconds": time.monotonic() - t0}
+        stop(timeout)
+    p = wc.paths()
+    ensure_folder(p["dir"])
+    if len(os.fsencode(p["socket"])) > SOCKET_PATH_MAX:
+        raise EnvironmentFaultError(f"the worker's socket path is {len(os.fsencode(p['socket']))} bytes, over the "
+                                    f"{SOCKET_PATH_MAX} a Unix socket allows: set COPTER_WORKER_DIR to a shorter "
+                                    "folder", file=p["socket"], reason="worker")
+    proc = None
+    if not lock_held(p["lock"]):  # else another start is under way: wait for that worker
+        prepare()
+        log = os.open(p["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", SERVER, "--idle-timeout", repr(float(idle_timeout))],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=p["dir"],
+                                    start_new_session=True, close_fds=True)
+        finally:
+            os.close(log)
+    deadline = time.monotonic() + timeout
+    while True:
+        code = None if proc is None else proc.poll()
+        if code is not None and code != 6:  # 6: another worker of this install took the lock: wait for it
+            raise EnvironmentFaultError(f"the worker exited with code {code} before it answered; its log "
+                                        f"ends: {_tail(p['log'])}", file=p["log"], reason="worker")
+        reply = wc.call("status", timeout=2.0)
+        if reply and reply.get("running"):
+            reply.pop("identity", None)
+            return {**reply, "already_running": proc is None or code == 6, "start_seconds": time.monotonic() - t0}
+        if time.monotonic() > deadline:
+            if proc is not None and code is None:
+                proc.terminate()
+            raise EnvironmentFaultError(f"the worker did not answer within {timeout:g} s; its log ends: "
+                                        f"{_tail(p['log'])}", file=p["log"], reason="worker")
+        time.sleep(0.05)
+
+
+def stop(timeout: float) -> dict:
+    """Ask the worker to stop and wait (up to ``timeout`` seconds) until it has exited; commands it is
+    running finish first, new ones already run in-process.
+
+    Returns:
+        {"stopped": True, "pid"} once it exited; {"stopped": False, "running": False} when none runs;
+        {"stopped": False, "stopping": True, "pid", "active"} when it still finishes commands at the timeout.
+    """
+    reply = wc.call("stop")
+    if not reply or not reply.get("stopping"):
+        return {"stopped": False, "running": False, **({"message": reply["refused"]} if reply else {})}
+    sock = reply.pop("_sock")
+    sock.settimeout(timeout)
+    try:
+        while sock.recv(4096):
+            pass
+        return {"stopped": True, "pid": reply["pid"]}
+    except OSError:  # timeout: commands still running
+        return {"stopped": False, "stopping": True, "pid": reply["pid"], "active": reply.get("running")}
+    finally:
+        sock.close()
+
+
+def _tail(path: str, lines: int = 5) -> str:
+    try:
+        with open(path, "rb") as f:
+            text = f.read()[-4000:].decode("utf-8", "replace")
+    except OSError as err:
+        return f"(unreadable: {err.strerror})"
+    return " | ".join(text.strip().splitlines()[-lines:]) or "(empty)"
