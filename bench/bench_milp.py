@@ -9,7 +9,8 @@ Workloads (solver.workloads, deterministic for --seed):
   when it is too slow to run on all of them.
 - ``lb``: POP's shard load balancing at each ``--lb`` size (e.g. 256x32, 1024x128): shards newly placed
   (the objective, an absolute count) by copter vs HiGHS MIP (its optimum or its incumbent at the time
-  limit) and POP-k (HiGHS per part).
+  limit) and POP-k (HiGHS per part, its parts on ``--executor``: local worker processes by default, Ray
+  tasks or inline; ``solver.partition.executor``, the executor of partitioned rounds).
 
 copter's time is the whole ``solve_milp`` (LP relaxation warm-started from the previous round's state
 mapped through the delta, rounding, repair, fill, exact clean-up); applying the delta and mapping the
@@ -48,7 +49,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.common import header  # noqa: E402
+from bench.common import add_executor_args, check_executor_arg, header  # noqa: E402
 from solver.baselines.highs import solve_highs  # noqa: E402
 from solver.differential import apply_delta, map_state  # noqa: E402
 from solver.integer import solve_milp  # noqa: E402
@@ -81,16 +82,13 @@ def _table(title: str, cols: list[str], rows: list[dict]) -> None:
 
 
 def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, highs_every: int,
-               pop_k: list[int], label: str, highs_gap: float | None = None) -> list[dict]:
-    """Solve ``rounds`` rounds of ``scenario`` with copter (warm) and the baselines; one dict per round."""
+               pop_k: list[int], label: str, highs_gap: float | None = None, executor: str = "process",
+               ray_address: str | None = None) -> list[dict]:
+    """Solve ``rounds`` rounds of ``scenario`` with copter (warm) and the baselines; one dict per round.
+    POP's parts run on ``executor`` (``solver.partition.executor``; its process pool is kept across rounds)."""
     problem = scenario.base()
     state = None
     rows = []
-    executor = None
-    if pop_k:
-        from solver.baselines.pop import make_executor
-
-        executor = make_executor(2)
     for r in range(rounds):
         row = {"workload": label, "round": r, "cols": problem.n_cols, "rows": problem.n_rows}
         t = time.perf_counter()
@@ -120,7 +118,8 @@ def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, hi
         for k in pop_k:
             from solver.baselines.pop import solve_pop
 
-            pb = solve_pop(problem, k=k, seed=r, time_limit_seconds=highs_limit, executor=executor)
+            pb = solve_pop(problem, k=k, seed=r, time_limit_seconds=highs_limit, executor=executor,
+                           ray_address=ray_address)
             row[f"pop{k}_obj"] = pb.objective
             row[f"pop{k}_s"] = pb.extra.get("pop_seconds", pb.seconds)
         rows.append(row)
@@ -131,8 +130,6 @@ def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, hi
             problem, info = apply_delta(problem, delta)
             state = map_state(res.state, info, problem) if res.state is not None else None
             rows[-1]["apply_s"] = time.perf_counter() - t
-    if executor is not None:
-        executor.shutdown()
     return rows
 
 
@@ -148,6 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--highs-gap", type=float, default=None,
                     help="HiGHS's mip_rel_gap (default: HiGHS's 1e-4); e.g. copter's --mip-gap for a like-for-like race.")
     ap.add_argument("--pop", type=int, nargs="*", default=[], help="POP-k baselines to run (LB).")
+    add_executor_args(ap, "POP's parts")
     ap.add_argument("--fallback", choices=("highs", "none"), default=None,
                     help="copter's integer fallback (default: Settings' default, highs; none = the heuristics alone).")
     ap.add_argument("--tol", type=float, default=None)
@@ -163,6 +161,8 @@ def main(argv: list[str] | None = None) -> None:
                          "Settings' 5e-3; 1e-4 = the tight behaviour).")
     ap.add_argument("--dive-max", type=int, default=None, help="copter's relax-and-fix dive re-solves (integer_dive_max).")
     args = ap.parse_args(argv)
+    if args.pop:
+        check_executor_arg(args.executor)
     header(sys.argv if argv is None else ["bench/bench_milp.py", *argv])
     given = {"tol": args.tol, "integer_fallback": args.fallback, "integer_dive_max": args.dive_max,
              "relaxation_tol": args.relaxation_tol, "mip_gap_tol": args.mip_gap,
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         for g in args.gpus:
             sc = SiaScenario(total_gpus=g, seed=args.seed)
             rows = run_stream(sc, args.rounds, settings, args.highs_limit, args.highs_every, args.pop, f"sia-{g}",
-                              highs_gap=args.highs_gap)
+                              highs_gap=args.highs_gap, executor=args.executor, ray_address=args.ray_address)
             all_rows += rows
             _table(f"Sia {g} GPUs, {args.rounds} rounds (maximize; diff_vs_highs > 0 = copter worse)",
                    ["round", "cols", "warm", "copter_obj", "highs_obj", "diff_vs_highs", "gap_to_bound", "exact",
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
             n, s = (int(v) for v in spec.lower().split("x"))
             sc = LBScenario(n, s, seed=args.seed)
             rows = run_stream(sc, args.rounds, settings, args.highs_limit, args.highs_every, args.pop, f"lb-{spec}",
-                              highs_gap=args.highs_gap)
+                              highs_gap=args.highs_gap, executor=args.executor, ray_address=args.ray_address)
             all_rows += rows
             cols = ["round", "cols", "warm", "copter_obj", "highs_obj", "highs_status", *[f"pop{k}_obj" for k in args.pop],
                     "gap_to_bound", "exact", "source", "stages", "lp_iters", "lp_s", "int_s", "copter_s", "highs_s",

@@ -12,7 +12,8 @@ One scenario stream (``solver.workloads``); every round's whole problem is solve
 - ``part-K``: copter's partitioned round (``solver.partition.round.solve_round``), the parts warm from their
   own previous iterates, on the executor given (default: a local process pool of min(K, CPUs) workers kept
   across rounds);
-- ``pop-K``: POP (``solver.baselines.registry``'s ``pop-K``: HiGHS per part, fixed shares, cold each round).
+- ``pop-K``: POP (``solver.baselines.registry``'s ``pop-K``: HiGHS per part, fixed shares, cold each round),
+  its parts on the same executor as the partitioned rounds (``solver.partition.executor``).
 
 Per round and method: ``wall`` (seconds on this machine), ``k_cores`` (POP's measure, the time on K cores:
 setup + slowest part + merge; mono: its wall time), ``gap_mono`` = sense * (mono objective - objective) /
@@ -41,7 +42,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RESULTS, header  # noqa: E402
+from common import RESULTS, add_executor_args, check_executor_arg, header  # noqa: E402
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -53,7 +54,7 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--rounds", type=int, default=5, help="rounds after the base round")
     ap.add_argument("--ks", default="2,4,8", help="part counts (comma list)")
     ap.add_argument("--no-pop", action="store_true", help="skip POP-K")
-    ap.add_argument("--executor", default="process", choices=("process", "ray", "inline"))
+    add_executor_args(ap, "the parts of part-K and pop-K")
     ap.add_argument("--passes", type=int, default=1, help="share updates + re-solves within a round")
     ap.add_argument("--update-every", type=int, default=1,
                     help="move the shares after every round (1), every N-th, never (0) (--share-update-every)")
@@ -96,6 +97,7 @@ def _gap(sense: int, obj: float, ref: float) -> float:
 
 def main(argv=None) -> None:
     args = parse(argv)
+    check_executor_arg(args.executor)
     info = header(sys.argv if argv is None else ["bench_partitions.py", *argv])
     from solver.api import solve_problem
     from solver.baselines import registry
@@ -112,11 +114,6 @@ def main(argv=None) -> None:
           f"{'MILP' if problem.is_mip else 'LP'}; built in {time.perf_counter() - t:.1f} s")
     data = {k: None for k in ks}
     mono_state, mono_x, info_, old = None, None, None, None
-    pool = None
-    if not args.no_pop:
-        from solver.baselines.pop import make_executor
-
-        pool = make_executor(None)
     rows = []
     for r in range(args.rounds + 1):
         if r > 0:
@@ -137,7 +134,7 @@ def main(argv=None) -> None:
         _print_round(rows[-1:])
         for k in ks:
             cfg = PartitionConfig(k=k, executor=args.executor, passes=args.passes, seed=args.seed,
-                                  update_every=args.update_every)
+                                  update_every=args.update_every, ray_address=args.ray_address)
             t = time.perf_counter()
             out = solve_round(problem, settings, cfg, data[k], info_ if data[k] is not None else None,
                               (old.n_cols, old.n_rows) if r > 0 and data[k] is not None else None)
@@ -158,7 +155,7 @@ def main(argv=None) -> None:
             _print_round(rows[-1:])
             if not args.no_pop:
                 ctx = registry.BaselineContext(round=r, time_limit_seconds=args.time_limit, seed=args.seed,
-                                               pop_executor=pool)
+                                               pop_executor=args.executor, ray_address=args.ray_address)
                 t = time.perf_counter()
                 b = registry.get(f"pop-{k}").run(problem, ctx)
                 wall = time.perf_counter() - t
@@ -167,8 +164,6 @@ def main(argv=None) -> None:
                              "gap_mono": _gap(sense, b.objective, ref), "gap_bound": _gap(sense, b.objective, mono_bound)})
                 _print_round(rows[-1:])
     _summary(rows, ks, not args.no_pop)
-    if pool is not None:
-        pool.shutdown()
     if not args.no_write:
         _write(label, rows, info)
 

@@ -12,8 +12,10 @@ of R rounds; every round's problem is solved by each method:
   with crossover, which leaves a basis: cold simplex can take minutes on TE/LB). MILP: HiGHS MIP in a
   fresh child process started from the previous round's incumbent mapped by name (HiGHS's MIP presolve
   overruns its time limit, so MILP baselines run under a hard wall limit, see solver/baselines/guard.py);
-- ``pop-4``, ``pop-16``: POP with k parts in a persistent pool of worker processes; ``seconds`` is the
-  wall time on this machine, ``pop_seconds`` POP's own measure (setup + slowest part = time on k cores).
+- ``pop-4``, ``pop-16``: POP with k parts on ``--executor`` (the executor of partitioned rounds,
+  ``solver.partition.executor``: a process pool kept across rounds by default, ``ray`` tasks, ``inline``);
+  ``seconds`` is the wall time on this machine, ``pop_seconds`` POP's own measure (setup + slowest part =
+  time on k cores), whatever the executor.
 
 Every baseline (highs, highs-warm, pop-<k> and the HiGHS solver variants highs-simplex/ipm/pdlp) is run
 through ``solver.baselines.registry``, the same table ``copter compare`` uses.
@@ -92,6 +94,27 @@ class Timer:
 
 
 # ----------------------------------------------------------------------------- arguments
+def add_executor_args(ap: argparse.ArgumentParser, what: str) -> None:
+    """``--executor`` and ``--ray-address``: where ``what`` run (``solver.partition.executor``)."""
+    ap.add_argument("--executor", default="process", choices=("process", "ray", "inline"),
+                    help=f"where {what} run: local worker processes (default), Ray tasks (pip install "
+                         "'copter[ray]'), or one after another in this process")
+    ap.add_argument("--ray-address", default=None,
+                    help="Ray cluster for --executor ray (default: $RAY_ADDRESS, else a local cluster)")
+
+
+def check_executor_arg(executor: str) -> None:
+    """Exit 2 with the message (naming the ``copter[ray]`` extra) when ``executor`` cannot run here."""
+    from solver.model.errors import UsageError
+    from solver.partition.executor import check_executor
+
+    try:
+        check_executor(executor)
+    except UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def add_common_args(ap: argparse.ArgumentParser, *, default_highs_solver: str = "choose") -> None:
     """Options every domain bench shares."""
     ap.add_argument("--rounds", type=int, default=10, help="rounds after the base round (default 10)")
@@ -104,6 +127,7 @@ def add_common_args(ap: argparse.ArgumentParser, *, default_highs_solver: str = 
     ap.add_argument("--tol", type=float, default=1e-4, help="copter's relative KKT tolerance")
     ap.add_argument("--threads", type=int, default=None, help="HiGHS threads (default: HiGHS's choice)")
     ap.add_argument("--pop-workers", type=int, default=None, help="POP worker processes (default: CPUs)")
+    add_executor_args(ap, "POP's parts")
     ap.add_argument("--pop-scaling", choices=("auto", "uniform"), default="auto",
                     help="POP's share of shared rows (solver/baselines/pop.py)")
     ap.add_argument("--seed", type=int, default=0, help="scenario seed")
@@ -216,17 +240,19 @@ def _run_method(m: str, problem, r: int, copters: dict, memory: dict, ctx, info,
 def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, highs_solver: str = "choose",
                tol: float = 1e-4, threads: int | None = None, pop_workers: int | None = None,
                pop_scaling: str = "auto", warm_cold_solver: str = "ipm", skip_after: int = 2,
-               log=print, out: list | None = None) -> list[dict]:
+               log=print, out: list | None = None, pop_executor: str = "process",
+               ray_address: str | None = None) -> list[dict]:
     """Run ``rounds`` + 1 rounds of ``scenario`` through every method; return one dict per (round, method).
 
     Methods: ``copter-warm``, ``copter-cold`` and any baseline of ``solver.baselines.registry`` (highs,
     highs-warm, pop-<k>, ...). ``out``: a list to append each finished round's rows to (so an interrupted
     run keeps them). The scenario's next round is driven by copter-warm's allocation (else by the first
-    method that returned a point, else simulated by the scenario).
+    method that returned a point, else simulated by the scenario). ``pop_executor``/``ray_address``: where
+    POP's parts run (``solver.partition.executor``; its process pool is kept across rounds).
     """
     from solver.baselines import registry
-    from solver.baselines.pop import make_executor
     from solver.model.settings import Settings
+    from solver.partition import executor as part_executor
 
     _check_methods(methods)
     settings = Settings(tol=tol, time_limit_seconds=time_limit)
@@ -235,9 +261,10 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
     log(f"# round 0 built in {t.seconds:.2f} s: {problem.n_rows} rows x {problem.n_cols} cols, "
         f"{problem.nnz} nonzeros, {'MILP' if problem.is_mip else 'LP'}", flush=True)
     _warm_up(problem.is_mip)
-    pool = make_executor(pop_workers) if any(m.startswith("pop-") for m in methods) else None
+    part_executor.check_executor(pop_executor)
     ctx = registry.BaselineContext(time_limit_seconds=time_limit, highs_solver=highs_solver, threads=threads,
-                                   pop_scaling=pop_scaling, pop_executor=pool, warm_cold_solver=warm_cold_solver)
+                                   pop_scaling=pop_scaling, pop_workers=pop_workers, pop_executor=pop_executor,
+                                   ray_address=ray_address, warm_cold_solver=warm_cold_solver)
     copters = {"copter-warm": _Copter(settings, True), "copter-cold": _Copter(settings, False)}
     memory = {m: {} for m in methods if m not in copters}  # what each baseline carries across rounds
     info, apply_s, prev_x, hits = None, 0.0, {}, dict.fromkeys(methods, 0)
@@ -262,8 +289,7 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
             rows.extend(round_rows)
             log(format_round(round_rows), flush=True)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        part_executor.shutdown()
     return rows
 
 
@@ -389,23 +415,30 @@ def _raise_interrupt(signum, frame) -> None:
 
 def main(name: str, scenario, args: argparse.Namespace, title: str) -> list[dict]:
     """Header, run, summary, files: what every domain script's ``__main__`` does."""
+    from solver.model.errors import PartWorkerError
+
     info = header()
     info.update({"scenario": title, "rounds": args.rounds, "time_limit": args.time_limit,
-                 "highs_solver": args.highs_solver, "tol": args.tol, "pop_scaling": args.pop_scaling})
+                 "highs_solver": args.highs_solver, "tol": args.tol, "pop_scaling": args.pop_scaling,
+                 "pop_executor": args.executor})
     print(f"# scenario: {title}; rounds {args.rounds}; per-round time limit {args.time_limit} s; "
           f"HiGHS solver {args.highs_solver} (highs-warm: {args.warm_cold_solver} at round 0, then simplex "
           f"hot starts); copter tol {args.tol}")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if any(m.startswith("pop-") for m in methods):
+        check_executor_arg(args.executor)
     rows: list[dict] = []
     signal.signal(signal.SIGTERM, _raise_interrupt)  # `timeout` / kill: still summarise finished rounds
     try:
         run_rounds(scenario, rounds=args.rounds, methods=methods, time_limit=args.time_limit,
                    highs_solver=args.highs_solver, tol=args.tol, threads=args.threads,
                    pop_workers=args.pop_workers, pop_scaling=args.pop_scaling,
-                   warm_cold_solver=args.warm_cold_solver, skip_after=args.skip_after, out=rows)
-    except (KeyboardInterrupt, BrokenExecutor):
+                   warm_cold_solver=args.warm_cold_solver, skip_after=args.skip_after, out=rows,
+                   pop_executor=args.executor, ray_address=args.ray_address)
+    except (KeyboardInterrupt, BrokenExecutor, PartWorkerError):
         # a group-wide SIGTERM (`timeout`, `kill -- -PGID`) also kills POP's worker processes: the main process
-        # may then see a broken pool before its own handler runs; either way, summarise the finished rounds
+        # may then see a broken pool (or, after the executor's retry, PartWorkerError) before its own handler
+        # runs; either way, summarise the finished rounds
         done = max((x["round"] for x in rows), default=-1)
         print(f"# interrupted: summarising the {done + 1} finished round(s)")
         rows = [x for x in rows if x["round"] <= done and "gap_rel" in x]
