@@ -22,7 +22,10 @@ from rich.text import Text
 from copter_cli import exit_codes
 from solver.model.errors import CopterError
 
-console = Console(stderr=True, highlight=False, soft_wrap=True)  # never hard-wrap: one message, one line
+#: the console's settings (the long-running worker's child builds the console again with them, for the client's
+#: terminal and environment: ``copter_cli.worker_child``)
+CONSOLE_OPTIONS = {"stderr": True, "highlight": False, "soft_wrap": True}  # never hard-wrap: one message, one line
+console = Console(**CONSOLE_OPTIONS)
 
 
 def _default(o):

@@ -4,10 +4,11 @@ code path, report the exit code (see ``copter_cli.worker_server`` and ``copter_c
 "Become the client" means: its standard input, output and error are the client's own descriptors (passed
 over the socket), its working directory is the client's (an open descriptor, so a renamed folder still
 works), its environment, umask, ``sys.argv``, ``sys.path`` and the encoding and buffering of ``sys.stdin``,
-``sys.stdout`` and ``sys.stderr`` are the client's, and ``--time-limit`` counts from the client's start
-(``solver.clock.inherit_process_start``). Then ``copter_cli.entry.run_app`` runs the command exactly as the
-console script does (the CLI's modules are imported here, fresh, so the console is built for the client's
-terminal), with the console script's SIGINT handling (``copter_cli.entry``: exit 130, state unchanged).
+``sys.stdout`` and ``sys.stderr`` are the client's, ``--time-limit`` counts from the client's start
+(``solver.clock.inherit_process_start``), and the CLI's console (``copter_cli.output.console``, built in the
+worker for its log file) is built again for the client's stderr and variables (colour, width, ``NO_COLOR``).
+Then ``copter_cli.entry.run_app`` runs the command exactly as the console script does, with its SIGINT
+handling (``copter_cli.entry``: exit 130, state unchanged).
 The exit follows what the interpreter does at exit (threads joined, ``atexit`` handlers, streams flushed)
 before ``{"exit": code}`` goes to the client and the process ends with ``os._exit``: the parent's own
 clean-up never runs here.
@@ -83,6 +84,9 @@ def _adopt(request: dict, fds: list[int]) -> None:
     from solver import clock
 
     clock.inherit_process_start(float(request["start"]))
+    output = sys.modules.get("copter_cli.output")
+    if output is not None:  # built in the worker for its log file: now for the client's stderr and variables
+        output.console.__init__(**output.CONSOLE_OPTIONS)
 
 
 def _stream(fd: int, info: dict):

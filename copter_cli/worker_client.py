@@ -22,8 +22,9 @@ client ``{"op": "run", identity...}``; worker ``{"accepted": true}`` or ``{"refu
 ``{"op": "go", argv, env, cwd, umask, start, stdio}`` with its standard input, output, error and working
 directory passed as file descriptors (``SCM_RIGHTS``), so the command writes to this process's own stdout and
 stderr (a terminal stays a terminal, a closed pipe is a closed pipe) and ``copter step -`` reads its stdin;
-then the worker's child ``{"exit": code}``, or the worker ``{"killed": signal}`` when the child died by a
-signal. SIGINT, SIGTERM and SIGHUP received here are forwarded (``{"signal": n}``) to the child, which
+then the worker's child ``{"started": pid}`` (a connection that ends before it: nothing ran, the command
+runs here) and ``{"exit": code}`` (the worker repeats it when it reaps the child), or the worker
+``{"killed": signal}`` when the child died by a signal. SIGINT, SIGTERM and SIGHUP received here are forwarded (``{"signal": n}``) to the child, which
 handles them as the in-process command does (SIGINT: exit 130, state unchanged). A child killed by a signal
 this process did not forward exits :data:`ENVIRONMENT` with a message; a checkpoint is written atomically, so
 the state holds the previous round or the complete new one.
@@ -43,7 +44,7 @@ ROUTED = frozenset({"init", "step", "solve", "compare", "diff", "convert", "expo
 #: environment variables read when the numerical stack is imported (their value then sticks): a request
 #: whose values differ from the worker's runs in-process. Exact names and prefixes.
 IMPORT_ENV = ("NUMBA_", "OMP_", "OPENBLAS_", "MKL_", "KMP_", "GOTO_NUM_THREADS", "PYTHONPATH", "PYTHONHASHSEED",
-              "PYTHONUTF8", "PYTHONOPTIMIZE", "LD_PRELOAD", "LD_LIBRARY_PATH", "ARROW_", "RAY_")
+              "PYTHONUTF8", "PYTHONOPTIMIZE", "LD_PRELOAD", "LD_LIBRARY_PATH", "ARROW_", "TYPER_")
 ENVIRONMENT = 7  #: exit code for a command whose worker process died by a signal (copter_cli.exit_codes)
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  #: signals passed on to the command's process
 HANDSHAKE_SECONDS = 10.0  #: the worker must answer a request within this (else: in-process)

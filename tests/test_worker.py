@@ -430,6 +430,8 @@ def test_status_stop_and_idle_timeout(worker, tmp_path):
     worker.ensure()
     st = worker.status()
     assert st["running"] and st["socket"].startswith(worker.folder) and not st["stale"]
+    assert st["kernels_loaded"] > 0  # solver.prepare.load_cached: the install is prepared by `worker start`
+    assert "left to first use: solver.lp.kernels.run_block_parallel" in Path(st["log"]).read_text()
     assert os.stat(st["socket"]).st_mode & 0o777 == 0o600 and os.stat(worker.folder).st_mode & 0o777 == 0o700
     code, out, err, _ = worker.cli("worker", "stop", "--json")
     assert code == 0 and json.loads(out) == {"stopped": True, "pid": st["pid"]}, err
