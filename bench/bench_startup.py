@@ -2,16 +2,21 @@
 round in-process (``solver.rounds.step``), and the start-up of the commands that do not solve.
 
 Part 1, per scale (default: Sia 128 GPUs "small" and Sia 1,024 GPUs "medium"): the scenario's base and
-``--rounds`` deltas are written to files; two states are initialised from the base; then round by round
+``--rounds`` deltas are written to files; three states are initialised from the base; then round by round
 the same delta file is applied to state A by ``copter step DELTA --state A --json`` (a new process, default
-options; timed from spawn to exit) and to state B by ``solver.rounds.step`` in this process (kernels and
-modules already loaded; timed around the call), alternating which goes first. Printed per round: both
-wall times, the CLI's extra seconds (wall - in-process wall) and the ratio, and per phase (load, apply,
-solve, integerize, save, total from each round's report) the medians of both. Target: the CLI adds
-<= 0.5 s (imports + numba cache load + state load + save).
+options, ``COPTER_WORKER=off``; timed from spawn to exit), to state B by ``solver.rounds.step`` in this
+process (kernels and modules already loaded; timed around the call), and to state C by the same ``copter
+step`` with a long-running worker (``copter worker start`` in a private folder before the rounds, ``copter
+worker stop`` after; timed from spawn to exit), rotating which goes first. Printed per round: the three
+wall times, the extra seconds of each process over the in-process wall and the ratios, and per phase (load,
+apply, solve, integerize, save, total from each round's report) the medians of all three. Target: the CLI
+adds <= 0.5 s (imports + numba cache load + state load + save). A round the worker refused (its sources
+changed meanwhile: it exits, and is started again before the next round) is marked and left out of the
+worker's median.
 
 Part 2: ``copter --help``, ``version``, ``show``, ``history``, ``rollback`` (alternating between the two
-newest rounds) and ``export -o x.mps`` on the small state, each ``--repeats`` times in a new process:
+newest rounds) and ``export -o x.mps`` on the small state (``COPTER_WORKER=off``), each ``--repeats`` times
+in a new process:
 min / median / max wall seconds, next to ``python -c pass``. Target: < 0.3 s each (export writes MPS
 through HiGHS, so it imports the numerical stack by design).
 
@@ -47,10 +52,10 @@ def copter_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "copter_cli"]
 
 
-def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, subprocess.CompletedProcess]:
+def timed(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> tuple[float, subprocess.CompletedProcess]:
     """Wall seconds from spawn to exit of ``cmd`` and its completed process (output captured)."""
     t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     return time.perf_counter() - t, proc
 
 
@@ -68,52 +73,103 @@ def write_stream(domain: str, scale, rounds: int, folder: Path) -> list[Path]:
     return paths
 
 
-def pair_rounds(paths: list[Path], folder: Path) -> list[dict]:
-    """Init states A and B from the base; apply each delta by the CLI to A and in-process to B."""
+class Worker:
+    """A long-running worker (``copter worker start``) in a private folder, for the third column."""
+
+    def __init__(self):
+        self.folder = tempfile.mkdtemp(prefix="cwb-", dir="/tmp")  # short: a socket path holds 107 bytes
+        self.env = dict(os.environ, COPTER_WORKER_DIR=self.folder, COPTER_WORKER_DEBUG="1")
+        self.env.pop("COPTER_WORKER", None)
+        self.starts = []
+
+    def run(self, *args) -> subprocess.CompletedProcess:
+        return subprocess.run([*copter_command(), "worker", *args, "--json"], env=self.env, capture_output=True,
+                              text=True)
+
+    def ensure(self) -> None:
+        """Running with the current sources (else started again)."""
+        status = json.loads(self.run("status").stdout)
+        if status["running"] and not status["stale"]:
+            return
+        proc = self.run("start")
+        if proc.returncode != 0:
+            raise SystemExit(f"copter worker start failed: {proc.stderr}")
+        self.starts.append(json.loads(proc.stdout))
+
+    def stop(self) -> None:
+        self.run("stop")
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def pair_rounds(paths: list[Path], folder: Path, worker: Worker) -> list[dict]:
+    """Init states A, B and C from the base; apply each delta by the CLI to A, in-process to B and by the
+    CLI with the worker to C."""
     from solver import rounds
 
-    a, b = folder / "state-cli", folder / "state-inproc"
-    rounds.init(paths[0], state_dir=a)
-    rounds.init(paths[0], state_dir=b)
+    a, b, c = folder / "state-cli", folder / "state-inproc", folder / "state-worker"
+    for st in (a, b, c):
+        rounds.init(paths[0], state_dir=st)
+    off = dict(os.environ, COPTER_WORKER="off")
     rows = []
     for r, delta in enumerate(paths[1:], start=1):
         def cli(delta=delta):
-            wall, proc = timed([*copter_command(), "step", str(delta), "--state", str(a), "--json"])
-            return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+            wall, proc = timed([*copter_command(), "step", str(delta), "--state", str(a), "--json"], env=off)
+            return wall, json.loads(proc.stdout.strip().splitlines()[-1]), True
 
         def inproc(delta=delta):
             t = time.perf_counter()
             rep = rounds.step(delta, state_dir=b)
-            return time.perf_counter() - t, rep
+            return time.perf_counter() - t, rep, True
 
-        if r % 2:
-            (cw, crep), (iw, irep) = cli(), inproc()
-        else:
-            (iw, irep), (cw, crep) = inproc(), cli()
-        rows.append({"round": r, "cli_wall": cw, "inproc_wall": iw, "cli": crep.get("seconds") or {},
-                     "inproc": irep.get("seconds") or {}, "status": (crep.get("status"), irep.get("status"))})
+        def through_worker(delta=delta):
+            worker.ensure()
+            wall, proc = timed([*copter_command(), "step", str(delta), "--state", str(c), "--json"], env=worker.env)
+            return wall, json.loads(proc.stdout.strip().splitlines()[-1]), "running in the worker" in proc.stderr
+
+        runs = {"cli": cli, "inproc": inproc, "worker": through_worker}
+        order = ["cli", "inproc", "worker"]
+        order = order[r % 3:] + order[:r % 3]
+        got = {name: runs[name]() for name in order}
+        rows.append({"round": r, **{f"{k}_wall": v[0] for k, v in got.items()},
+                     **{k: v[1].get("seconds") or {} for k, v in got.items()}, "routed": got["worker"][2],
+                     "status": tuple(got[k][1].get("status") for k in ("cli", "inproc", "worker"))})
     return rows
 
 
 def print_pairs(title: str, rows: list[dict]) -> None:
     """Per-round table and the medians per phase."""
     print(f"\n{title}")
-    print(f"{'round':>5} {'CLI wall s':>11} {'in-proc s':>10} {'CLI extra s':>12} {'ratio':>7}  status (CLI, in-process)")
+    print(f"{'round':>5} {'CLI wall s':>11} {'in-proc s':>10} {'worker s':>9} {'CLI extra s':>12} "
+          f"{'worker extra s':>15} {'CLI ratio':>10} {'worker ratio':>13}  status (CLI, in-process, worker)")
     for row in rows:
-        extra = row["cli_wall"] - row["inproc_wall"]
-        print(f"{row['round']:>5} {row['cli_wall']:>11.3f} {row['inproc_wall']:>10.3f} {extra:>12.3f} "
-              f"{row['cli_wall'] / max(row['inproc_wall'], 1e-9):>7.2f}  {row['status']}")
+        i = max(row["inproc_wall"], 1e-9)
+        mark = "" if row["routed"] else "  (worker refused: ran in-process, not in the median)"
+        print(f"{row['round']:>5} {row['cli_wall']:>11.3f} {row['inproc_wall']:>10.3f} {row['worker_wall']:>9.3f} "
+              f"{row['cli_wall'] - row['inproc_wall']:>12.3f} {row['worker_wall'] - row['inproc_wall']:>15.3f} "
+              f"{row['cli_wall'] / i:>10.2f} {row['worker_wall'] / i:>13.2f}  {row['status']}{mark}")
+    routed = [r for r in rows if r["routed"]] or rows
     med = {k: statistics.median(r[k] for r in rows) for k in ("cli_wall", "inproc_wall")}
+    med["worker_wall"] = statistics.median(r["worker_wall"] for r in routed)
     extra = statistics.median(r["cli_wall"] - r["inproc_wall"] for r in rows)
-    print(f"{'median':>5} {med['cli_wall']:>11.3f} {med['inproc_wall']:>10.3f} {extra:>12.3f} "
-          f"{med['cli_wall'] / max(med['inproc_wall'], 1e-9):>7.2f}  (target: CLI extra <= 0.5 s)")
-    print(f"  per phase, median seconds from the reports:  {'phase':<11} {'CLI':>8} {'in-proc':>8} {'ratio':>7}")
+    wextra = statistics.median(r["worker_wall"] - r["inproc_wall"] for r in routed)
+    i = max(med["inproc_wall"], 1e-9)
+    print(f"{'median':>5} {med['cli_wall']:>11.3f} {med['inproc_wall']:>10.3f} {med['worker_wall']:>9.3f} "
+          f"{extra:>12.3f} {wextra:>15.3f} {med['cli_wall'] / i:>10.2f} {med['worker_wall'] / i:>13.2f}  "
+          "(target: extra <= 0.5 s)")
+    print(f"  per phase, median seconds from the reports:  {'phase':<11} {'CLI':>8} {'in-proc':>8} {'worker':>8} "
+          f"{'CLI ratio':>10} {'worker ratio':>13}")
     for ph in PHASES:
         c = statistics.median(float(r["cli"].get(ph) or 0.0) for r in rows)
-        i = statistics.median(float(r["inproc"].get(ph) or 0.0) for r in rows)
-        print(f"  {'':<44}{ph:<11} {c:>8.3f} {i:>8.3f} {c / i if i > 0 else float('nan'):>7.2f}")
-    outside = statistics.median(r["cli_wall"] - float(r["cli"].get("total") or 0.0) for r in rows)
-    print(f"  CLI process outside the round (interpreter, imports, cache load, printing): median {outside:.3f} s")
+        n = statistics.median(float(r["inproc"].get(ph) or 0.0) for r in rows)
+        w = statistics.median(float(r["worker"].get(ph) or 0.0) for r in routed)
+        nan = float("nan")
+        print(f"  {'':<44}{ph:<11} {c:>8.3f} {n:>8.3f} {w:>8.3f} {c / n if n > 0 else nan:>10.2f} "
+              f"{w / n if n > 0 else nan:>13.2f}")
+    for name, key in (("CLI", "cli"), ("worker", "worker")):
+        use = routed if key == "worker" else rows
+        outside = statistics.median(r[f"{key}_wall"] - float(r[key].get("total") or 0.0) for r in use)
+        print(f"  {name} process outside the round (interpreter, imports, cache load, printing): median "
+              f"{outside:.3f} s")
 
 
 def startup_table(state: Path, repeats: int, folder: Path) -> None:
@@ -133,7 +189,7 @@ def startup_table(state: Path, repeats: int, folder: Path) -> None:
         walls, codes = [], set()
         for i in range(repeats + 1):
             c = cmd or [*cop, "rollback", "--state", str(state), "--to", str(before if i % 2 == 0 else newest)]
-            wall, proc = timed(c, cwd=folder)
+            wall, proc = timed(c, cwd=folder, env=dict(os.environ, COPTER_WORKER="off"))
             codes.add(proc.returncode)
             if i:
                 walls.append(wall)
@@ -156,19 +212,30 @@ def main() -> None:
     print(f"prepare: {'stamp current, skipped' if res['skipped'] else str(res['compiled']) + ' compilation(s)'} "
           f"({res['seconds']:.2f} s)")
     scales = [("small", args.small)] + ([] if args.no_medium else [("medium", args.medium)])
+    worker = Worker()
     with tempfile.TemporaryDirectory(prefix="copter-bench-startup-") as tmp:
-        for label, gpus in scales:
-            folder = Path(tmp) / label
-            folder.mkdir()
-            paths = write_stream("sia", gpus, args.rounds, folder)
-            rows = pair_rounds(paths, folder)
-            print_pairs(f"copter step (one process per round, default options) vs solver.rounds.step in-process: "
-                        f"{label} state, Sia {gpus} GPUs, {args.rounds} rounds", rows)
-            if label == "small":
-                small_state = folder / "state-cli"
-                startup_dir = Path(tmp) / "startup"
-                startup_dir.mkdir()
-                shutil.copytree(small_state, startup_dir / "state")
+        try:
+            worker.ensure()
+            first = worker.starts[0]
+            print(f"worker: started in {first['start_seconds']:.1f} s (imports {first['preload_seconds']:.2f} s, "
+                  f"{first['kernels_loaded']} kernel signatures loaded in {first['kernel_load_seconds']:.2f} s)")
+            for label, gpus in scales:
+                folder = Path(tmp) / label
+                folder.mkdir()
+                paths = write_stream("sia", gpus, args.rounds, folder)
+                rows = pair_rounds(paths, folder, worker)
+                print_pairs(f"copter step (one process per round, default options) vs solver.rounds.step in-process "
+                            f"vs copter step with a running worker: {label} state, Sia {gpus} GPUs, {args.rounds} "
+                            "rounds", rows)
+                if label == "small":
+                    small_state = folder / "state-cli"
+                    startup_dir = Path(tmp) / "startup"
+                    startup_dir.mkdir()
+                    shutil.copytree(small_state, startup_dir / "state")
+            if len(worker.starts) > 1:
+                print(f"worker: started {len(worker.starts) - 1} more time(s): copter's sources changed meanwhile")
+        finally:
+            worker.stop()
         startup_table(startup_dir / "state", args.repeats, startup_dir)
 
 
