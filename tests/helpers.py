@@ -87,6 +87,23 @@ def snapshot(root: Path) -> dict:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def client_allocation(n_clients: int = 24, seed: int = 3) -> Problem:
+    """An LP with POP's naming convention: clients c{i} with variables c{i}/a, c{i}/b and a demand row each,
+    shared capacities cap/a, cap/b (coefficients drawn from ``seed``); maximise weighted use."""
+    rng = np.random.default_rng(seed)
+    n = 2 * n_clients
+    cols = [f"c{i}/{r}" for i in range(n_clients) for r in ("a", "b")]
+    rows = [f"c{i}/demand" for i in range(n_clients)] + ["cap/a", "cap/b"]
+    r = np.r_[np.repeat(np.arange(n_clients), 2), n_clients + np.arange(n) % 2]
+    c = np.r_[np.arange(n), np.arange(n)]
+    v = np.r_[np.ones(n), rng.uniform(0.5, 2.0, n)]
+    A = sp.csc_array((v, (r, c)), shape=(n_clients + 2, n))
+    return Problem.from_arrays(cost=rng.uniform(1.0, 2.0, n), col_lower=np.zeros(n), col_upper=np.full(n, 3.0),
+                               row_lower=np.full(n_clients + 2, -np.inf),
+                               row_upper=np.r_[rng.uniform(1.0, 4.0, n_clients), 0.6 * n_clients, 0.5 * n_clients],
+                               matrix=A, col_names=cols, row_names=rows, sense=-1)
+
+
 def lp(cost, A, rl, ru, cl, cu, sense=1, offset=0.0):
     """A problem from dense arrays (A as a nested list, m x n)."""
     return Problem.from_arrays(cost=cost, matrix=np.array(A, dtype=float).reshape(len(rl), len(cost)),

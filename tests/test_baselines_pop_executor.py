@@ -13,7 +13,6 @@ import sys
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from typer.testing import CliRunner
 
 from copter_cli.app import app
@@ -21,33 +20,15 @@ from formats.io import write_problem
 from solver import rounds
 from solver.baselines.pop import solve_pop
 from solver.model.errors import PartWorkerError, UsageError
-from solver.model.problem import Problem
 from solver.model.status import Status
 from solver.partition.executor import FAULT_ENV
-from tests.helpers import snapshot
+from tests.helpers import client_allocation, snapshot
 
 runner = CliRunner()
 
 
-def _allocation(n_clients: int = 24, seed: int = 3) -> Problem:
-    """Clients c{i} with variables c{i}/a, c{i}/b and a demand row each; shared capacities cap/a, cap/b.
-    Maximise weighted use (an LP whose POP optimum depends on the split)."""
-    rng = np.random.default_rng(seed)
-    n = 2 * n_clients
-    cols = [f"c{i}/{r}" for i in range(n_clients) for r in ("a", "b")]
-    rows = [f"c{i}/demand" for i in range(n_clients)] + ["cap/a", "cap/b"]
-    r = np.r_[np.repeat(np.arange(n_clients), 2), n_clients + np.arange(n) % 2]
-    c = np.r_[np.arange(n), np.arange(n)]
-    v = np.r_[np.ones(n), rng.uniform(0.5, 2.0, n)]
-    A = sp.csc_array((v, (r, c)), shape=(n_clients + 2, n))
-    return Problem.from_arrays(cost=rng.uniform(1.0, 2.0, n), col_lower=np.zeros(n), col_upper=np.full(n, 3.0),
-                               row_lower=np.full(n_clients + 2, -np.inf),
-                               row_upper=np.r_[rng.uniform(1.0, 4.0, n_clients), 0.6 * n_clients, 0.5 * n_clients],
-                               matrix=A, col_names=cols, row_names=rows, sense=-1)
-
-
 def test_pop_gives_the_same_result_inline_and_in_worker_processes():
-    p = _allocation()
+    p = client_allocation()
     res = {ex: solve_pop(p, k=4, seed=7, executor=ex, workers=2) for ex in ("inline", "process")}
     for ex, r in res.items():
         assert r.status == Status.FEASIBLE and r.extra["executor"] == ex and f"executor {ex}" in r.message
@@ -59,14 +40,14 @@ def test_pop_gives_the_same_result_inline_and_in_worker_processes():
 
 def test_unknown_executor_and_ray_without_ray_are_usage_errors(monkeypatch):
     with pytest.raises(UsageError, match="unknown executor 'threads'"):
-        solve_pop(_allocation(4), k=2, executor="threads")
+        solve_pop(client_allocation(4), k=2, executor="threads")
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(UsageError, match=r"copter\[ray\]"):
-        solve_pop(_allocation(4), k=2, executor="ray")
+        solve_pop(client_allocation(4), k=2, executor="ray")
 
 
 def test_a_part_worker_killed_twice_fails_pop_and_the_pool_recovers(monkeypatch):
-    p = _allocation()
+    p = client_allocation()
     monkeypatch.setenv(FAULT_ENV, "1")  # the worker solving part 1 SIGKILLs itself, on the retry too
     with pytest.raises(PartWorkerError, match="part 1 died twice") as err:
         solve_pop(p, k=2, seed=1, executor="process")
@@ -80,7 +61,7 @@ def test_a_part_worker_killed_twice_fails_pop_and_the_pool_recovers(monkeypatch)
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
     d = tmp_path_factory.mktemp("popx")
-    write_problem(_allocation(), d / "base.parquet")
+    write_problem(client_allocation(), d / "base.parquet")
     return d / "base.parquet"
 
 

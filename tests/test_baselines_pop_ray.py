@@ -20,8 +20,7 @@ from solver.baselines.pop import solve_pop
 from solver.model.errors import PartWorkerError
 from solver.model.status import Status
 from solver.partition.executor import FAULT_ENV
-from tests.helpers import snapshot
-from tests.test_baselines_pop_executor import _allocation
+from tests.helpers import client_allocation, snapshot
 
 try:
     import ray  # noqa: F401
@@ -35,7 +34,7 @@ runner = CliRunner()
 
 
 def test_pop_on_ray_equals_pop_inline(ray_cluster):
-    p = _allocation()
+    p = client_allocation()
     inline = solve_pop(p, k=4, seed=7, executor="inline")
     on_ray = solve_pop(p, k=4, seed=7, executor="ray")
     assert on_ray.status == Status.FEASIBLE and on_ray.extra["executor"] == "ray"
@@ -46,7 +45,7 @@ def test_pop_on_ray_equals_pop_inline(ray_cluster):
 
 
 def test_compare_with_pop_on_ray_and_a_killed_ray_task(ray_cluster, tmp_path, monkeypatch):
-    write_problem(_allocation(), tmp_path / "base.parquet")
+    write_problem(client_allocation(), tmp_path / "base.parquet")
     st = tmp_path / "st"
     res = runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(st), "--json"])
     assert res.exit_code == 0, res.output
@@ -61,7 +60,7 @@ def test_compare_with_pop_on_ray_and_a_killed_ray_task(ray_cluster, tmp_path, mo
     before = snapshot(st)
     monkeypatch.setenv(FAULT_ENV, "1")  # the task of part 1 dies, and again on Ray's retry (max_retries=1)
     with pytest.raises(PartWorkerError, match="Ray task solving part 1"):
-        solve_pop(_allocation(), k=2, seed=0, executor="ray")
+        solve_pop(client_allocation(), k=2, seed=0, executor="ray")
     res = runner.invoke(app, ["compare", "-b", "pop", "--k", "2", "--executor", "ray", "--state", str(st), "--json"])
     assert res.exit_code == 5, res.output
     err = json.loads(res.stdout)["error"]
