@@ -61,7 +61,7 @@ def preload() -> dict:
 
     entry.keep_pandas_out()
     t0 = time.perf_counter()
-    for name in ("typer", "click", "rich.console", "rich.table", "rich.text", "rich.markup", "rich.box",
+    for name in ("typer", "rich.console", "rich.table", "rich.text", "rich.markup", "rich.box",
                  "numpy", "scipy.sparse", "pyarrow", "pyarrow.parquet", "pyarrow.compute", "highspy"):
         importlib.import_module(name)
     failed = {}
