@@ -9,7 +9,7 @@
 | 4 | the model is infeasible or unbounded |
 | 5 | limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION; a part's worker died twice |
 | 6 | state busy: another writer holds the lock; retry later (or `--wait SECONDS`) |
-| 7 | environment fault: permission denied, read-only file system, disk full or over quota, I/O error, unusable `.lock`; the message names the path |
+| 7 | environment fault: permission denied, read-only file system, disk full or over quota, I/O error, unusable `.lock`; the message names the path; `copter worker start` could not start the worker (its log is quoted); a command's process in the worker was killed by a signal (the state holds the previous or the complete new round) |
 | 8 | an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`) |
 | 130 | interrupted; the state is unchanged (an interrupt after a round was stored says so) |
 | 141 | stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more is printed |
@@ -51,7 +51,9 @@ TABLE = {
                          "worker died twice"),
     BUSY: "state busy: another writer holds the lock; retry later (or `--wait SECONDS`)",
     ENVIRONMENT: ("environment fault: permission denied, read-only file system, disk full or over quota, I/O "
-                  "error, unusable `.lock`; the message names the path"),
+                  "error, unusable `.lock`; the message names the path; `copter worker start` could not start "
+                  "the worker (its log is quoted); a command's process in the worker was killed by a signal "
+                  "(the state holds the previous or the complete new round)"),
     MISSING_DEPENDENCY: "an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`)",
     INTERRUPTED: "interrupted; the state is unchanged (an interrupt after a round was stored says so)",
     BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more "
