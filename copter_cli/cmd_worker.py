@@ -46,6 +46,9 @@ def _say_started(res: dict) -> None:
     when = "never exits when idle" if not idle else f"exits after {idle:g} s without a command"
     if res["already_running"]:
         say(f"worker already running: pid {res['pid']}, served {res['served']} command(s); socket {res['socket']}")
+        if not res.get("import_env_matches", True):
+            say("its import-time variables (NUMBA_*, OMP_*, PYTHONPATH, ...) differ from this environment's: "
+                "commands from here run in-process (`copter worker status --json` shows them)")
         return
     say(f"worker started: pid {res['pid']} in {res['start_seconds']:.1f} s (imports {res['preload_seconds']:.2f} s, "
         f"{res['kernels_loaded']} kernel signatures in {res['kernel_load_seconds']:.2f} s); {when}; "

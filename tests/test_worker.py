@@ -38,6 +38,8 @@ from solver.model.delta import Delta
 from solver.workloads import make_scenario
 from tests.helpers import small_lp, snapshot
 
+pytestmark = pytest.mark.slow  # a worker start and ~40 commands in their own processes: 2-3 min on 2 cores
+
 REPO = Path(__file__).resolve().parents[1]
 ROUTED = "running in the worker"
 
