@@ -14,7 +14,7 @@ rounds start from the previous round's state mapped by ``solver.differential.map
 ``--phase cold`` solves round 0 and pickles (scenario, round-0 state) to ``--state`` so the warm rounds can
 be re-run (e.g. with other thread counts) without paying the cold solve again; ``--phase warm`` loads it.
 Per round the script prints and appends to ``bench/results/kdl-<topology>-<UTC>.csv``: engine and its
-reason, wall seconds of ``solve_problem`` (and of ``map_state``), iterations, status, objective, relative
+reason, wall and CPU seconds (this process, all threads) of ``solve_problem`` (and wall of ``map_state``), iterations, status, objective, relative
 KKT (max of primal residual, dual residual and gap, original units), numba threads, load average.
 The ratio warm/cold (time) is the issue's goal (<= 0.2); the cold seconds come from the pickle.
 """
@@ -45,6 +45,7 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--state", default="/tmp/kdl-state.pkl", help="pickle of (scenario, round-0 state)")
     ap.add_argument("--rounds", type=int, default=2, help="warm rounds after round 0")
     ap.add_argument("--threads", type=int, default=None, help="Settings.threads (default: Settings())")
+    ap.add_argument("--verbose", action="store_true", help="Settings.verbose: progress lines on stderr")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-write", action="store_true")
     return ap.parse_args(argv)
@@ -69,11 +70,12 @@ def _load() -> str:
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
-def _row(r: int, res, seconds: float, map_seconds: float, cold_seconds: float) -> dict:
+def _row(r: int, res, seconds: float, map_seconds: float, cold_seconds: float, cpu: float) -> dict:
     import numba
 
     kkt = max(res.primal_residual_rel, res.dual_residual_rel, res.gap_rel)
     return {"round": r, "engine": res.engine, "status": res.status.name, "seconds": round(seconds, 3),
+            "cpu_seconds": round(cpu, 3),
             "map_seconds": round(map_seconds, 3), "warm_over_cold": round(seconds / cold_seconds, 4) if r else 1.0,
             "iterations": res.iterations, "objective": res.objective, "kkt_rel": kkt,
             "primal_rel": res.primal_residual_rel, "dual_rel": res.dual_residual_rel, "gap_rel": res.gap_rel,
@@ -83,7 +85,7 @@ def _row(r: int, res, seconds: float, map_seconds: float, cold_seconds: float) -
 
 def _print(row: dict) -> None:
     print(f"round {row['round']}: {row['engine']} {row['status']} {row['seconds']:.1f} s "
-          f"(map {row['map_seconds']:.1f} s, warm/cold {row['warm_over_cold']}) it {row['iterations']} "
+          f"(cpu {row['cpu_seconds']:.1f} s, map {row['map_seconds']:.1f} s, warm/cold {row['warm_over_cold']}) it {row['iterations']} "
           f"obj {row['objective']:.9g} kkt {row['kkt_rel']:.2e} threads {row['numba_threads']} "
           f"load {row['loadavg_1_5_15']}\n  reason: {row['engine_reason']}\n  message: {row['message']}",
           flush=True)
@@ -110,7 +112,8 @@ def main(argv=None) -> None:
     from solver.differential import apply_delta, map_state
     from solver.model.settings import Settings
 
-    settings = Settings() if args.threads is None else Settings(threads=args.threads)
+    kw = ({} if args.threads is None else {"threads": args.threads}) | ({"verbose": True} if args.verbose else {})
+    settings = Settings(**kw)
     info["settings"] = f"Settings() engine {settings.engine} tol {settings.tol} threads {settings.threads}"
     print(f"# {info['settings']}", flush=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -127,10 +130,10 @@ def main(argv=None) -> None:
         p = sc.base()
         print(f"# {args.topology}: {p.n_rows} rows, {p.n_cols} columns, {p.nnz} nonzeros; built in "
               f"{time.perf_counter() - t:.1f} s; load {_load()}", flush=True)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         res = solve_problem(p, settings)
         cold = time.perf_counter() - t
-        row = _row(0, res, cold, 0.0, cold)
+        row = _row(0, res, cold, 0.0, cold, time.process_time() - c)
         _print(row)
         _write(out, row, info)
         with open(args.state, "wb") as f:
@@ -150,9 +153,9 @@ def main(argv=None) -> None:
             t = time.perf_counter()
             start = map_state(state, dinfo, q)
             tm = time.perf_counter() - t
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             res = solve_problem(q, settings, start)
-            row = _row(r, res, time.perf_counter() - t, tm, cold)
+            row = _row(r, res, time.perf_counter() - t, tm, cold, time.process_time() - c)
             _print(row)
             _write(out, row, info)
             p, state = q, res.state
