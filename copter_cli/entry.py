@@ -13,6 +13,7 @@ interpreter itself starts, before this module runs, keep Python's default behavi
 
 from __future__ import annotations
 
+import json  # here, not in the handler: a SIGINT landing while some module imports json would find it half-initialised
 import os
 import signal
 import sys
@@ -25,6 +26,8 @@ def _on_sigint(signum, frame) -> None:
     """SIGINT: KeyboardInterrupt inside a ``formats.undo`` region; else undo actions, the interrupted
     error, exit 130 at once."""
     undo = sys.modules.get("formats.undo")
+    if undo is not None and not hasattr(undo, "run_actions"):  # the signal landed while it was being imported
+        undo = None
     if undo is not None and undo.active():
         raise KeyboardInterrupt
     message = MESSAGE
@@ -37,8 +40,6 @@ def _on_sigint(signum, frame) -> None:
         pass
     try:
         if "--json" in sys.argv[1:]:
-            import json
-
             err = {"error": {"code": 130, "kind": "interrupted", "message": message}}
             os.write(1, (json.dumps(err) + "\n").encode())
         os.write(2, f"error (interrupted, exit 130): {message}\n".encode())

@@ -167,3 +167,22 @@ def test_the_startup_classifier_counts_copters_own_frames():
     assert in_python_startup(P(), startup)
     assert not in_python_startup(P(), ours)
     assert not in_python_startup(P(), "error (interrupted, exit 130): interrupted; the state is unchanged\n")
+
+
+def test_sigint_while_json_is_being_imported_still_writes_the_json_error(tmp_path):
+    """CI: the signal landed while output.py was importing json; the handler's own ``import json`` got the
+    half-initialised module and died with AttributeError and a traceback. The handler now uses the json
+    module entry.py imported before installing it (a half-initialised stand-in in sys.modules is ignored)."""
+    code = ("import os, signal, sys, types\n"
+            "sys.argv = ['copter', 'step', 'd.parquet', '--json']\n"
+            "from copter_cli import entry\n"
+            "entry.install()\n"
+            "sys.modules['json'] = types.ModuleType('json')  # what a half-done import leaves\n"
+            "sys.modules['formats.undo'] = types.ModuleType('formats.undo')\n"
+            "os.kill(os.getpid(), signal.SIGINT)\n"
+            "import time; time.sleep(5)\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 130, res.stderr
+    assert "Traceback" not in res.stderr, res.stderr
+    assert json.loads(res.stdout)["error"]["kind"] == "interrupted"
