@@ -14,7 +14,7 @@ JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
 
 worker_app = typer.Typer(name="worker", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
-                         help="The long-running worker: keeps the solver loaded for the next commands.")
+                         help="Keep the solver loaded between commands (start, stop, status).")
 
 
 @worker_app.command("start")
