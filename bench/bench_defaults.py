@@ -26,6 +26,11 @@ Usage (the timings of a shared machine are noisy: ratios come from one run; run 
     python bench/bench_defaults.py --domain te --scale 24 --rounds 5 --seed 9103
     python bench/bench_defaults.py --domain lb --scale 256x32 --rounds 5 --seed 9104 --highs-limit 120
     python bench/bench_defaults.py --domain sia --scale 1024 --rounds 10 --seed 9102 --copter-args "--mip-gap 1e-4"
+    python bench/bench_defaults.py --domain sia --scale 1024 --rounds 10 --seed 9102 --worker   # copter worker start
+
+``--worker`` runs the commands through a long-running worker (``copter worker start`` in the run's own folder;
+the ``where`` column says where each command ran: a worker that found the sources edited meanwhile exits and
+the command runs in its own process); without it every command is its own process (``COPTER_WORKER=off``).
 """
 
 from __future__ import annotations
@@ -56,15 +61,20 @@ def copter_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "copter_cli"]
 
 
+ENV: dict = {}  #: the copter processes' environment (main sets it: worker on or off)
+
+
 def run_copter(args: list[str]) -> tuple[dict, float, int]:
-    """Run one copter command with ``--json``; returns (its JSON report or {}, wall seconds, exit code)."""
+    """Run one copter command with ``--json``; returns (its JSON report or {}, wall seconds, exit code).
+    ``report["_where"]`` says whether it ran in the worker ("worker") or in its own process ("process")."""
     t = time.perf_counter()
-    proc = subprocess.run([*copter_command(), *args, "--json"], capture_output=True, text=True)
+    proc = subprocess.run([*copter_command(), *args, "--json"], capture_output=True, text=True, env=ENV or None)
     wall = time.perf_counter() - t
     try:
         report = json.loads(proc.stdout) if proc.stdout.strip() else {}
     except json.JSONDecodeError:
         report = {}
+    report["_where"] = "worker" if "copter worker: running in the worker" in proc.stderr else "process"
     if proc.returncode != 0:
         why = report.get("error") or report.get("message") or proc.stderr.strip()[-400:]
         print(f"  copter {args[0]} exited {proc.returncode}: {why}", flush=True)
@@ -122,6 +132,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="run HiGHS on every k-th round only (and the last), when it is too slow for all (default 1).")
     ap.add_argument("--copter-args", default="", help='extra copter options for init (e.g. "--mip-gap 1e-4").')
     ap.add_argument("--keep", default=None, help="folder for the stream and the state (default: a temp folder).")
+    ap.add_argument("--worker", action="store_true",
+                    help="run the copter commands through a long-running worker (copter worker start, in its own "
+                         "folder; stopped at the end); default: COPTER_WORKER=off, every command its own process.")
     args = ap.parse_args(argv)
     header(sys.argv if argv is None else ["bench/bench_defaults.py", *argv])
 
@@ -137,9 +150,19 @@ def main(argv: list[str] | None = None) -> None:
     if state.exists():
         shutil.rmtree(state)
     extra = shlex.split(args.copter_args)
-    print(f"# stream: {root / 'stream'}; copter options: {args.copter_args or '(defaults)'}", flush=True)
-    cols = ["round", "cols", "copter_s", "solve_s", "status", "gap_rel", "highs_s", "highs_status", "ratio", "gap",
-            "exact"]
+    import os
+
+    ENV.update(os.environ, COPTER_WORKER_DEBUG="1", COPTER_WORKER_DIR=str(root / "worker"))
+    ENV["COPTER_WORKER"] = "on" if args.worker else "off"
+    if args.worker:
+        t = time.perf_counter()
+        start = subprocess.run([*copter_command(), "worker", "start"], capture_output=True, text=True, env=ENV)
+        print(f"# worker start: exit {start.returncode} in {time.perf_counter() - t:.1f} s "
+              f"{start.stderr.strip()[-200:]}", flush=True)
+    print(f"# stream: {root / 'stream'}; copter options: {args.copter_args or '(defaults)'}; "
+          f"{'through a long-running worker' if args.worker else 'one process per command'}", flush=True)
+    cols = ["round", "cols", "copter_s", "solve_s", "where", "status", "gap_rel", "highs_s", "highs_status", "ratio",
+            "gap", "exact"]
     print("| " + " | ".join(cols) + " |\n|" + "|".join("---" for _ in cols) + "|", flush=True)
     rows, problem = [], None
     for r, path in enumerate(paths):
@@ -155,7 +178,8 @@ def main(argv: list[str] | None = None) -> None:
         gap = (problem.sense * (obj - b.objective) / max(1.0, abs(b.objective))
                if b is not None and good and math.isfinite(b.objective) else math.nan)
         row = {"round": r, "cols": problem.n_cols, "copter_s": wall,
-               "solve_s": float(rep.get("seconds", {}).get("total", math.nan)), "status": rep.get("status", f"exit {code}"),
+               "solve_s": float(rep.get("seconds", {}).get("total", math.nan)), "where": rep["_where"],
+               "status": rep.get("status", f"exit {code}"),
                "gap_rel": rep.get("gap_rel", "-"), "highs_s": b.seconds if b else math.nan,
                "highs_status": b.extra.get("highs_status", b.status.name) if b else "-",
                "ratio": b.seconds / wall if b else math.nan, "gap": gap,
@@ -163,6 +187,9 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(row)
         print("| " + " | ".join(_fmt(row[c]) for c in cols) + " |", flush=True)
     _summary(rows, args.domain)
+    if args.worker:
+        subprocess.run([*copter_command(), "worker", "stop"], capture_output=True, text=True, env=ENV)
+        print(f"# commands run in the worker: {sum(r['where'] == 'worker' for r in rows)} of {len(rows)}")
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
 
