@@ -254,3 +254,16 @@ def run_main(capsys, *args) -> tuple[int, str, str]:
         main([str(a) for a in args])
     out, err = capsys.readouterr()
     return ex.value.code if isinstance(ex.value.code, int) else 0, out, err
+
+
+def require_ray():
+    """Import Ray for a test module, or skip the module with a reason; with ``COPTER_REQUIRE_RAY=1`` (CI
+    installs the ``ray`` extra and sets it) a missing Ray is an ImportError instead. Returns the module."""
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("COPTER_REQUIRE_RAY") == "1":
+            raise
+        pytest.skip("Ray is not installed (pip install 'copter[ray]'); COPTER_REQUIRE_RAY=1 makes this an error",
+                    allow_module_level=True)
+    return ray

@@ -8,7 +8,6 @@ extra and sets it), which turns the missing module into an error. The local clus
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -20,15 +19,9 @@ from solver.baselines.pop import solve_pop
 from solver.model.errors import PartWorkerError
 from solver.model.status import Status
 from solver.partition.executor import FAULT_ENV
-from tests.helpers import client_allocation, snapshot
+from tests.helpers import client_allocation, require_ray, snapshot
 
-try:
-    import ray  # noqa: F401
-except ImportError:
-    if os.environ.get("COPTER_REQUIRE_RAY") == "1":
-        raise
-    pytest.skip("Ray is not installed (pip install 'copter[ray]'); COPTER_REQUIRE_RAY=1 makes this an error",
-                allow_module_level=True)
+require_ray()
 
 runner = CliRunner()
 

@@ -7,20 +7,13 @@ the session (``ray_cluster`` in ``tests/conftest.py``: ``ray.init`` costs second
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from solver import rounds
 from solver.workloads import make_scenario
+from tests.helpers import require_ray
 
-try:
-    import ray  # noqa: F401
-except ImportError:
-    if os.environ.get("COPTER_REQUIRE_RAY") == "1":
-        raise
-    pytest.skip("Ray is not installed (pip install 'copter[ray]'); COPTER_REQUIRE_RAY=1 makes this an error",
-                allow_module_level=True)
+require_ray()
 
 
 def test_ray_rounds_equal_the_inline_rounds(ray_cluster, tmp_path):
