@@ -13,29 +13,37 @@ import statistics
 from formats.round_log import PHASES
 
 CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1060px;
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1180px;
 color:#222;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #ddd;padding-bottom:3px}
 .meta{color:#555;margin:0 0 12px}.cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}
 .card{border:1px solid #ddd;border-radius:6px;padding:6px 10px;min-width:100px}
 .card b{display:block;font-size:18px}.card span{color:#666;font-size:12px}
 figure{margin:8px 0 18px}figure svg{width:100%;height:auto}figcaption{color:#555;font-size:12.5px}
-table{border-collapse:collapse;font-size:12px;width:100%}th,td{padding:3px 5px;border-bottom:1px solid #eee;
-text-align:right;white-space:nowrap}th{background:#f6f6f6;position:sticky;top:0}td.l,th.l{text-align:left}
+table{border-collapse:collapse;font-size:12px;width:100%}th,td{padding:3px 4px;border-bottom:1px solid #eee;
+text-align:right;white-space:nowrap}th{background:#f6f6f6;position:sticky;top:0;white-space:normal;vertical-align:bottom}td.l,th.l{text-align:left}
 tr.failed td{background:#fdecea;color:#a21b12}tr.current td{font-weight:600}td.msg{white-space:normal;
 text-align:left;padding-left:24px}.scroll{max-height:560px;overflow:auto;border:1px solid #ddd}
 """
 
 CAPTIONS = {
     "round-time": "Wall seconds of each round split by phase (stacked); diamonds: the same round's problem solved "
-                  "by a baseline in <code>copter compare</code> (lower is better). Red bands: failed rounds.",
-    "objective": "Objective of the allocation and the solver's bound (LP: dual objective, MILP: LP bound); the "
-                 "band between them is the gap still possible. Bottom: relative gap |objective - bound| / "
-                 "(1 + |objective| + |bound|), log scale (lower is better).",
-    "iterations": "Solver iterations per round; green rounds started warm from the previous round's iterate, grey "
-                  "ones cold (round 0, or a warm start that was refused).",
+                  "by a baseline in <code>copter compare</code> (lower is better). Red bands and the red marks "
+                  "above the plot: failed rounds with their status. A bar far above the others (typically the "
+                  "cold round 0) is cut at the top; its full seconds are written above the plot (\u2191).",
+    "objective": "Objective of the allocation and the solver's bound (LP: dual objective; MILP: LP bound; "
+                 "partitioned: Lagrangian bound); the band between them is the gap still possible. Bottom: "
+                 "relative gap |objective - bound| / (1 + |objective| + |bound|), log scale (lower is better).",
+    "iterations": "Solver work per round; green rounds started warm from the previous round's iterate, grey "
+                  "ones cold (round 0, or a warm start that was refused). The engines count different things, "
+                  "so each has its own panel and axis: PDHG iterations (each about one product with the "
+                  "matrix and one with its transpose) and ALM outer steps (each a Newton solve of many such "
+                  "products); rounds whose "
+                  "engine the log does not hold (partitioned rounds: the largest part's count) have a panel "
+                  "of their own.",
     "churn": "Variables whose value changed from the previous round (added, removed, or moved: |new - old| > "
-             "tol x max(1, |old|, |new|), tol the round's --tol; an integer variable: any change); triangles: variables and constraints the delta added or removed.",
+             "tol x max(1, |old|, |new|), tol the round's --tol; an integer variable: any change); triangles: "
+             "variables and constraints the delta added or removed.",
 }
 
 COLUMNS = [  # (header, key, format, data attribute)
