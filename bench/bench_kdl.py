@@ -45,6 +45,7 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--state", default="/tmp/kdl-state.pkl", help="pickle of (scenario, round-0 state)")
     ap.add_argument("--rounds", type=int, default=2, help="warm rounds after round 0")
     ap.add_argument("--threads", type=int, default=None, help="Settings.threads (default: Settings())")
+    ap.add_argument("--engine", choices=("auto", "pdhg", "alm"), default="auto", help="Settings.engine")
     ap.add_argument("--verbose", action="store_true", help="Settings.verbose: progress lines on stderr")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-write", action="store_true")
@@ -112,7 +113,7 @@ def main(argv=None) -> None:
     from solver.differential import apply_delta, map_state
     from solver.model.settings import Settings
 
-    kw = ({} if args.threads is None else {"threads": args.threads}) | ({"verbose": True} if args.verbose else {})
+    kw = {"engine": args.engine} | ({} if args.threads is None else {"threads": args.threads}) | ({"verbose": True} if args.verbose else {})
     settings = Settings(**kw)
     info["settings"] = f"Settings() engine {settings.engine} tol {settings.tol} threads {settings.threads}"
     print(f"# {info['settings']}", flush=True)
