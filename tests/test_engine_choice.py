@@ -105,19 +105,24 @@ def test_recent_alm_loss_and_a_start_without_record_keep_pdhg(te_round):
         assert choose_engine(q, Settings(tol=TOL), bare).engine == "pdhg"
 
 
-def test_alm_past_its_budget_hands_the_round_to_cold_pdhg_and_is_recorded_lost(te_round, monkeypatch):
+def test_alm_past_its_budget_hands_the_round_to_warm_pdhg_and_is_recorded_lost(te_round, monkeypatch):
     q, warm, cold = te_round
     monkeypatch.setattr(engine_choice, "ALM_MIN_NONZEROS", 0.0)
-    quick = SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "cold_passes": 1.0})  # budget: 1 pass
+    quick = SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "cold_passes": 2.0})  # budget: 1 pass
     ch = choose_engine(q, Settings(tol=TOL), quick)
     assert ch.engine == "alm" and ch.alm_passes == 1.0
     res = solve(q, Settings(tol=TOL), quick)
-    assert res.status == Status.OPTIMAL and res.engine == "pdhg" and not res.warm_started
-    assert "ALM handed over to PDHG (cold)" in res.message and "work budget of 1 matrix passes" in res.message
-    assert "the ALM gave up" in res.engine_reason
+    assert res.status == Status.OPTIMAL and res.engine == "pdhg" and res.warm_started
+    assert "ALM handed over to PDHG (warm)" in res.message and "work budget of 1 matrix passes" in res.message
+    assert "the ALM gave up" in res.engine_reason and "PDHG finished warm" in res.engine_reason
     assert "alm_total" in res.seconds and res.seconds["total"] >= res.seconds["alm_total"]
+    # PDHG ran from the round's own start point: the same iterations as a PDHG warm solve from it
+    pinned = solve(q, Settings(tol=TOL, engine="pdhg"), quick)
+    assert res.iterations == pinned.iterations
+    np.testing.assert_array_equal(res.x, pinned.x)
     rec = EngineRecord.from_state(res.state)
     assert rec.lost and rec.skip_alm == ALM_BACKOFF and rec.engine == "pdhg"
+    assert rec.cold_passes == 2.0  # no cold solve ran: the budget's base is carried on
     assert abs(res.objective - cold.objective) <= 1e-5 * (1 + abs(cold.objective))
     assert choose_engine(q, Settings(tol=TOL), res.state).engine == "pdhg"  # the next round keeps PDHG
 

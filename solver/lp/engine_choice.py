@@ -16,7 +16,7 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    is dropped and PDHG solves cold;
 4. the last rounds' outcome (:class:`EngineRecord`, carried in ``SolverState.engine``): when the ALM lost
    within the last :data:`ALM_BACKOFF` rounds (it ran past its budget or stalled, and PDHG finished the
-   round cold), PDHG runs warm;
+   round), PDHG runs warm;
 5. a warm start without a record (a point the integer heuristics built for a partial re-solve whose
    iteration budget is counted in PDHG iterations, or a bare (x, y)) -> PDHG warm;
 6. the warm point's error ``e_w`` is well below the cold start's ``e_c`` (``e_w <= ALM_RATIO e_c``) and
@@ -27,8 +27,8 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    ``solver.lp.alm_newton`` for the ALM's), not seconds, so a round's outcome does not depend on the load
    of the machine or on kernels being loaded in a fresh worker process: the same state and delta give the
    same point (a wall-clock budget made a partitioned round on Ray differ from the same round inline). An
-   ALM run that uses its budget, stalls or diverges hands the round to a COLD PDHG solve with the time
-   left and is recorded as lost (``solver.lp.dispatch``);
+   ALM run that uses its budget, stalls or diverges hands the round to PDHG, WARM from the same start
+   point, with the time left, and is recorded as lost (``solver.lp.dispatch``);
 7. otherwise PDHG warm.
 
 ``Settings.engine = "pdhg"`` or ``"alm"`` pins the engine (the warm start is used as given; a pinned ALM
@@ -53,9 +53,11 @@ ENGINES = ("auto", "pdhg", "alm")  #: values of ``Settings.engine``
 ALM_RATIO = 0.3  #: the ALM needs e_w <= ALM_RATIO * e_c ("well below" a cold start; e_c is ~1 on the domains)
 ALM_MAX_KKT = 0.3  #: ... and e_w <= this (the ALM's first step is eta = 0.5 / e_w, ALMParameters.warm_scale;
 #: measured: Sia rounds start at 0.1-0.26 and the ALM wins 13x, LB rounds at ~1 and it loses 2x)
-ALM_BUDGET = 1.0  #: an ALM run may make this multiple of the last cold solve's matrix passes before PDHG takes over
-#: (an ALM pass costs about half a PDHG one: its CG passes touch only the active columns; measured on TE rounds,
-#: 12 us against 20 us per pass, so this is about half the cold solve's time, the earlier wall-clock rule)
+ALM_BUDGET = 0.5  #: an ALM run may make this multiple of the last cold solve's matrix passes before PDHG takes over
+#: (an ALM pass costs about half a PDHG one: its CG passes touch only the active columns; measured 12 us against
+#: 20 us per pass on TE rounds, 120 ms against 227 ms on Kdl, so this is about a quarter of the cold solve's time;
+#: the ALM's wins take far less: Sia rounds 0.05-0.11x, Cogentco 0.07x of a cold solve, while its Kdl loss used
+#: up a whole budget of 1.0 (620 s) in one outer step)
 ALM_MIN_NONZEROS = 5e7  #: ... but at least this many nonzeros visited, i.e. ALM_MIN_NONZEROS / nnz passes (small
 #: LPs, where a cold solve needs few passes after presolve and every pass is cheap: ~0.1 s of work)
 PDHG_ITERATION_PASSES = 2  #: matrix passes of one PDHG iteration (A x and A' y)
@@ -211,9 +213,8 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold_seconds: float
     Args:
         choice: what ran.
         converged: the solve ended OPTIMAL.
-        lost: the ALM ran and PDHG finished the round cold.
-        cold_seconds: wall seconds of the cold solve this call ran (a cold PDHG solve, or the cold PDHG part
-            after an ALM loss), None when it ran none (the previous record's figures are carried on).
+        lost: the ALM ran and PDHG finished the round.
+        cold_seconds: wall seconds of the cold PDHG solve this call ran, None when it ran none (the previous record's figures are carried on).
         cold_iterations: PDHG iterations of that cold solve (None: carried on, as ``cold_seconds``).
     """
     prev = choice.previous
