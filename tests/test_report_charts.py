@@ -198,3 +198,28 @@ def test_the_page_inlines_the_notes_and_the_cut_bars_value(stream, tmp_path):
     if cap is not None:  # the cold round 0 is usually far above the warm ones
         assert any(f"{t:.3g} s \u2191" in html for t in totals if t > cap)
     assert not math.isnan(sum(totals))
+
+
+def test_a_baselines_time_above_the_cut_is_written_above_the_plot_and_drawn_at_the_top():
+    rows = synthetic_rows(12, set(), [50.0] + [1.0] * 11)  # round 0 far above: the axis is cut
+    rows[5]["compare"] = {"copter": {"seconds": 1.0}, "highs": {"seconds": 40.0}}
+    fig = charts.round_time(rows)
+    ax = fig.axes[0]
+    cap = ax.get_ylim()[1]
+    assert cap < 40.0
+    r, texts = drawn(fig)
+    assert any(t.get_text() == "5: highs 40 s \u2191" for t in texts)
+    assert any(t.get_text() == "0: 50 s \u2191" for t in texts)
+    diamonds = [ln for ln in ax.get_lines() if ln.get_label() == "highs (compare)"]
+    assert len(diamonds) == 1 and list(diamonds[0].get_xdata()) == [5] and list(diamonds[0].get_ydata()) == [cap]
+    assert_readable(fig, rows)
+
+
+def test_a_zero_gap_is_marked_on_the_log_panels_floor():
+    rows = synthetic_rows(6, set(), np.ones(6))
+    for i, r in enumerate(rows):
+        r["gap_rel"] = 0.0 if i in (2, 4) else 1e-3 * (i + 1)
+    gap = charts.objective(rows).axes[1]
+    zero = [ln for ln in gap.get_lines() if ln.get_label() == "gap 0"]
+    assert len(zero) == 1 and list(zero[0].get_xdata()) == [2, 4]
+    assert list(zero[0].get_ydata()) == [gap.get_ylim()[0]] * 2 and gap.get_legend() is not None

@@ -52,12 +52,18 @@ def round_time(rows: list[dict]):
     """Stacked bars of each round's seconds per phase (wait for the lock, load, apply, solve, integerize, save;
     the rest of ``total`` as "other"), with each compared baseline's seconds as markers where ``copter
     compare`` ran. A round over 8x the median (typically the cold round 0) is cut at the top of the axis
-    (:func:`layout.outlier_cap`) and its full seconds written in the strip above the plot."""
+    (:func:`layout.outlier_cap`) and its full seconds written in the strip above the plot; so is a
+    baseline's diamond above the cut (drawn at the top)."""
     totals = [_num(r["seconds"].get("total")) for r in rows]
     cap = outlier_cap(totals)
     names = slot_labels(rows)
+    methods = sorted({m for r in rows for m in r.get("compare", {}) if m != "copter"})
+    base = {m: [(i, s) for i, r in enumerate(rows) if m in r.get("compare", {})
+                and not math.isnan(s := _num(r["compare"][m].get("seconds")))] for m in methods}
     notes = failed_notes(rows) + [Note(i, f"{names[i]}: {t:.3g} s \u2191", "#222222")
                                   for i, t in enumerate(totals) if cap is not None and t > cap]
+    notes += [Note(i, f"{names[i]}: {m} {t:.3g} s \u2191", "#222222") for m in methods for i, t in base[m]
+              if cap is not None and t > cap]  # a baseline's diamond above the cut would be lost
     fig, (ax,) = frame(rows, [PANEL_IN], "Round time by phase (seconds)", notes)
     ax.set_ylabel("seconds", fontsize=9)
     x = list(range(len(rows)))
@@ -69,10 +75,8 @@ def round_time(rows: list[dict]):
     other = [max(0.0, t - b) if not math.isnan(t) else 0.0 for t, b in zip(totals, bottom, strict=True)]
     if any(o > 1e-3 for o in other):
         bars(ax, x, other, "#dddddd", "other", bottom=bottom)
-    methods = sorted({m for r in rows for m in r.get("compare", {}) if m != "copter"})
     for k, m in enumerate(methods):
-        pts = [(i, _num(r["compare"][m].get("seconds"))) for i, r in enumerate(rows) if m in r.get("compare", {})]
-        pts = [(i, s) for i, s in pts if not math.isnan(s)]
+        pts = [(i, min(s, cap) if cap is not None else s) for i, s in base[m]]  # above the cut: at its top
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="D", markersize=8, linestyle="none",
                     color=BASELINE_COLORS[k % len(BASELINE_COLORS)], markeredgecolor="black",
@@ -99,7 +103,8 @@ def _decades(ax, values: list[float]) -> None:
 
 def objective(rows: list[dict]):
     """Objective and bound per round with the band between them (top) and the relative gap on a log scale
-    (bottom); rounds without an objective (failed) leave a hole and are marked."""
+    (bottom; a gap of exactly 0 as a triangle on the panel's floor); rounds without an objective (failed)
+    leave a hole and are marked."""
     fig, (top, bottom) = frame(rows, [2.3, 1.05], "Objective and bound (band: the gap between them)",
                                   failed_notes(rows))
     x = list(range(len(rows)))
@@ -120,6 +125,11 @@ def objective(rows: list[dict]):
     if any(not math.isnan(g) for g in pos):
         _decades(bottom, [g for g in pos if not math.isnan(g)])
         bottom.plot(x, pos, marker=".", color="#444444", linewidth=0.8)
+        zero = [i for i, g in enumerate(gap) if g == 0]
+        if zero:  # a proven optimum has no place on a log scale: a mark on the panel's floor instead
+            bottom.plot(zero, [bottom.get_ylim()[0]] * len(zero), linestyle="none", marker="^", markersize=6,
+                        color="#2ca02c", clip_on=False, zorder=5, label="gap 0")
+            legend(bottom)
     elif any(g == 0 for g in gap):
         empty(bottom, "gap 0 in every round that has one (nothing to draw on a log scale)")
     else:
