@@ -140,8 +140,9 @@ def assert_readable(fig, rows: list[dict]) -> None:
 
     r, texts = drawn(fig)
     failed = [x for x in rows if x["kind"] == "failed" or x["status"] not in ("OPTIMAL", "FEASIBLE")]
-    statuses = {str(x["status"]) for x in failed}
-    named = [t for t in texts if any(st in t.get_text() for st in statuses)]
+    statuses = {str(x["status"]) for x in failed if x["status"]}
+    named = [t for t in texts if any(st in t.get_text() for st in statuses)
+             or (any(not x["status"] for x in failed) and t.get_text().endswith(" ?"))]  # status unknown
     more = [int(m.group(1)) for t in texts if (m := re.match(r"\+(\d+) failed rounds", t.get_text()))]
     assert len(named) + sum(more) == len(failed), (len(named), more, len(failed))
     page = fig.bbox

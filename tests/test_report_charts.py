@@ -223,3 +223,15 @@ def test_a_zero_gap_is_marked_on_the_log_panels_floor():
     zero = [ln for ln in gap.get_lines() if ln.get_label() == "gap 0"]
     assert len(zero) == 1 and list(zero[0].get_xdata()) == [2, 4]
     assert list(zero[0].get_ydata()) == [gap.get_ylim()[0]] * 2 and gap.get_legend() is not None
+
+
+def test_a_failed_row_without_its_round_or_status_still_gets_a_note():
+    """A failed record rebuilt from a damaged report can lack both: the charts draw, the note says '?'."""
+    rows = synthetic_rows(40, {3, 20}, np.ones(40))
+    rows[3]["round"], rows[3]["status"] = None, None
+    assert layout.slot_labels(rows)[3] == "?\u2717"
+    assert [rows[i]["round"] for i in layout.tick_slots(rows)] == list(range(0, 38, 5))
+    for build in charts.CHARTS.values():
+        fig = build(rows)
+        assert_readable(fig, rows)
+        assert any(t.get_text() == "?\u2717 ?" for t in drawn(fig)[1])

@@ -44,8 +44,8 @@ def is_failed(row: dict) -> bool:
 
 
 def slot_labels(rows: list[dict]) -> list[str]:
-    """The x label of each slot: the round number, and for a failed round (not stored) ``N✗`` with the
-    attempt's number when several failed attempts at round N sit side by side (``4✗1``, ``4✗2``)."""
+    """The x label of each slot: the round number (``?`` when the row has none), and for a failed round
+    (not stored) ``N✗`` with the attempt's number when several failed attempts at round N sit side by side (``4✗1``, ``4✗2``)."""
     failed = [is_failed(r) and r.get("kind") == "failed" for r in rows]
     per_round: dict = {}
     for r, f in zip(rows, failed, strict=True):
@@ -54,11 +54,12 @@ def slot_labels(rows: list[dict]) -> list[str]:
     seen: dict = {}
     out = []
     for r, f in zip(rows, failed, strict=True):
+        num = "?" if r["round"] is None else str(r["round"])
         if not f:
-            out.append(str(r["round"]))
+            out.append(num)
             continue
         seen[r["round"]] = seen.get(r["round"], 0) + 1
-        out.append(f"{r['round']}\u2717" + (str(seen[r["round"]]) if per_round[r["round"]] > 1 else ""))
+        out.append(f"{num}\u2717" + (str(seen[r["round"]]) if per_round[r["round"]] > 1 else ""))
     return out
 
 
@@ -70,13 +71,15 @@ def tick_slots(rows: list[dict], max_ticks: int = 15) -> list[int]:
     n = len(rows)
     if n <= max_ticks:
         return list(range(n))
-    nums = [r["round"] for r in rows]
+    nums = [r["round"] for r in rows if r["round"] is not None]  # None: a failed row without its round
+    if not nums:
+        return [0, n - 1]
     lo, hi = min(nums), max(nums)
     steps = sorted({int(m * 10 ** k) for k in range(12) for m in (1, 2, 2.5, 5) if (m * 10 ** k) % 1 == 0})
     step = next(s for s in steps if hi // s - (lo + s - 1) // s + 1 <= max_ticks)
     first: dict = {}
     for i, r in enumerate(rows):  # the stored round of a number (a failed attempt only when none is)
-        if r["round"] % step == 0 and (r["round"] not in first or rows[first[r["round"]]]["kind"] == "failed"):
+        if r["round"] is not None and r["round"] % step == 0 and (r["round"] not in first or rows[first[r["round"]]]["kind"] == "failed"):
             first[r["round"]] = i
     ticks = sorted(first.values())
     return ticks or [0, n - 1]
