@@ -241,3 +241,16 @@ def test_share_update_every_zero_keeps_the_first_rounds_shares(tmp_path):
     rep = rounds.step(sc.next_delta(1), state)
     assert rep["partitions"]["shares"]["moved_next"] == 0.0
     assert np.array_equal(pstore.load(state / "gen-000001").shares, first)  # no rows changed in TE deltas
+
+
+def test_a_round_whose_part_fails_reports_no_gap_to_the_bound(tmp_path):
+    """A part that ends ITERATION_LIMIT leaves no merged point to measure: the message and the report say so
+    without a gap (it read "gap to the Lagrangian bound -100.000%"), and CURRENT stays."""
+    sc = make_scenario("te", 16, seed=5)
+    state = tmp_path / "st"
+    rounds.init(sc.base(), state, partition=INLINE)
+    rep = rounds.step(sc.next_delta(1), state, settings=Settings(iteration_limit=1))
+    assert rep["status"] == "ITERATION_LIMIT" and rep["accepted"] is False
+    assert "a part ended ITERATION_LIMIT" in rep["message"] and "gap to the Lagrangian bound" not in rep["message"]
+    assert rep["partitions"]["gap_rel"] is None
+    assert (state / "CURRENT").read_text() == "0\n"

@@ -439,6 +439,7 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, groupi
         status = worst if worst not in (Status.OPTIMAL, Status.FEASIBLE) else Status.NUMERICAL_ERROR
         feasible = False
         msg = f"partitioned round: a part ended {worst.name}"
+        gap = None  # no merged point to measure: a gap here read "-100.000%" (#19 review)
     elif problem.is_mip:
         feasible = integral and max(q.max_row_violation_rel, q.max_bound_violation) <= MILP_FEASIBLE_REL_TOL
         ok_gap = gap is not None and gap <= settings.mip_gap_tol
