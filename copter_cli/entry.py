@@ -38,14 +38,24 @@ def _on_sigint(signum, frame) -> None:
         sys.stdout.flush()  # what a command printed before stays in order before the error
     except Exception:  # noqa: BLE001 - a closed or broken stdout: nothing to keep
         pass
+    write_error(130, "interrupted", message, "--json" in sys.argv[1:])
+    os._exit(130)
+
+
+def write_error(code: int, kind: str, message: str, json_out: bool) -> None:
+    """The CLI's error with the standard library only (a signal handler, the worker's client): with
+    ``json_out`` ``{"error": {"code", "kind", "message"}}`` on stdout, and always one line on stderr; a closed
+    or broken stream is skipped."""
+    if json_out:
+        _write(1, json.dumps({"error": {"code": code, "kind": kind, "message": message}}) + "\n")
+    _write(2, f"error ({kind}, exit {code}): {message}\n")
+
+
+def _write(fd: int, text: str) -> None:
     try:
-        if "--json" in sys.argv[1:]:
-            err = {"error": {"code": 130, "kind": "interrupted", "message": message}}
-            os.write(1, (json.dumps(err) + "\n").encode())
-        os.write(2, f"error (interrupted, exit 130): {message}\n".encode())
+        os.write(fd, text.encode())
     except OSError:
         pass
-    os._exit(130)
 
 
 def install() -> None:

@@ -396,17 +396,7 @@ def _finish(msg: dict | None, received: list[int], argv: list[str]) -> None:
         what = f"the copter worker's process running this command was killed by signal {sig} ({name})"
     message = (f"{what}; a round is stored atomically, so the state holds the previous round or the complete "
                "new one (`copter show` tells which); the worker's log has details")
-    if "--json" in argv[1:]:
-        import json
+    from copter_cli.entry import write_error
 
-        err = {"error": {"code": ENVIRONMENT, "kind": "environment", "message": message}}
-        _write(1, json.dumps(err) + "\n")
-    _write(2, f"error (environment, exit {ENVIRONMENT}): {message}\n")
+    write_error(ENVIRONMENT, "environment", message, "--json" in argv[1:])
     os._exit(ENVIRONMENT)
-
-
-def _write(fd: int, text: str) -> None:
-    try:
-        os.write(fd, text.encode())
-    except OSError:
-        pass

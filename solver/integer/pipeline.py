@@ -238,7 +238,7 @@ def _relax(run: _Round, tol: float, budget: int | None, state_in: SolverState | 
     cap = max(1, min(budget, int(settings.iteration_limit) - run.iterations)) if budget is not None else None
     if cap is not None:
         stage_settings = dc_replace(stage_settings, iteration_limit=cap)
-        if getattr(settings, "engine", None) == "auto":
+        if settings.engine == "auto":
             # a budgeted stage rounds PDHG's iterate after 128, 256, ... iterations; the ALM's outer steps
             # run to the tolerance (Sia 1,024 warm rounds: 2.4-8.4 s in the ALM, 0.7-1.9 s with 128 PDHG iterations)
             stage_settings = dc_replace(stage_settings, engine="pdhg")

@@ -48,20 +48,20 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     t0 = time.perf_counter()
     s = settings or Settings()
     choice = choose_engine(problem, s, warm_start)
+    cold = None  # an OPTIMAL cold PDHG solve: the next ALM budget's base
     if choice.engine == "alm":
-        res, lost, cold_seconds, cold_iterations = _run_alm(problem, s, warm_start, choice, t0)
+        res, lost = _run_alm(problem, s, warm_start, choice, t0)
     else:
-        res = presolve.solve_pdhg(problem, s, warm_start if choice.use_warm else None)
-        cold = not (choice.use_warm and warm_start is not None) and res.status == Status.OPTIMAL
-        lost, cold_seconds = False, res.seconds.get("total") if cold else None  # the next ALM budget's base
-        cold_iterations = res.iterations if cold else None
+        res, lost = presolve.solve_pdhg(problem, s, warm_start if choice.use_warm else None), False
+        if not (choice.use_warm and warm_start is not None) and res.status == Status.OPTIMAL:
+            cold = res
         if not choice.use_warm:
             res.warm_started = False
     res.engine = "pdhg" if lost else choice.engine
     res.engine_reason = choice.reason + (f"; {_lost_sentence(res)}" if lost else "")
     if res.state is not None:
         rec = next_record(replace(choice, engine=res.engine, reason=res.engine_reason),
-                          res.status == Status.OPTIMAL, lost, cold_seconds, cold_iterations)
+                          res.status == Status.OPTIMAL, lost, cold)
         res.state.engine = rec.to_dict()
     return res
 
@@ -72,12 +72,12 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     PDHG finishes the round WARM from the round's own start point (the point the ALM was chosen for: its KKT
     error was well below a cold start's) with the time left. Measured on TE Kdl (bench/bench_kdl.py, every
     demand +-10%): PDHG warm from that point took 0.31x a cold solve, where the earlier cold hand-over made
-    the round 1.62x. Returns (result, lost, None, None): no cold solve ran, the record's base is kept."""
+    the round 1.62x. Returns (result, lost); no cold solve runs here, so the record's base is kept."""
     from solver.lp.alm import ALMParameters, solve_alm
 
     res = solve_alm(problem, s, warm_start, ALMParameters(handover=False, work_limit=choice.alm_passes))
     if res.status in _ALM_DONE or res.status in (Status.ITERATION_LIMIT, Status.TIME_LIMIT):
-        return res, False, None, None  # the round's own limits: nothing left for PDHG either
+        return res, False  # the round's own limits: nothing left for PDHG either
     why = res.message.split(" (")[0].removeprefix("ALM stopped: ")
     left = s.time_limit_seconds - (time.perf_counter() - t0)
     out = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), warm_start)
@@ -86,7 +86,7 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     out.seconds = {**{f"alm_{k}": v for k, v in res.seconds.items()}, **out.seconds,
                    "total": time.perf_counter() - t0}
     out.seconds["solve"] = out.seconds["total"]
-    return out, True, None, None
+    return out, True
 
 
 def _lost_sentence(res: SolveResult) -> str:

@@ -46,6 +46,7 @@ from solver.lp.original_kkt import original_kkt
 from solver.lp.pdhg import parse_warm_start
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
+from solver.model.result import SolveResult
 from solver.model.settings import Settings
 from solver.model.state import SolverState
 
@@ -206,21 +207,24 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
                           f"{ALM_MAX_KKT:g}): PDHG warm", **pick)
 
 
-def next_record(choice: Choice, converged: bool, lost: bool, cold_seconds: float | None,
-                cold_iterations: int | None = None) -> EngineRecord:
+def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult | None) -> EngineRecord:
     """The record a solve leaves (``SolverState.engine``) after running ``choice``.
 
     Args:
         choice: what ran.
         converged: the solve ended OPTIMAL.
         lost: the ALM ran and PDHG finished the round.
-        cold_seconds: wall seconds of the cold PDHG solve this call ran, None when it ran none (the previous record's figures are carried on).
-        cold_iterations: PDHG iterations of that cold solve (None: carried on, as ``cold_seconds``).
+        cold: the OPTIMAL cold PDHG solve this call ran (its ``seconds["total"]`` and ``iterations`` become
+            the record's ``cold_seconds`` and ``cold_passes``), None when it ran none (the previous record's
+            figures are carried on).
     """
     prev = choice.previous
-    cold = float(cold_seconds) if cold_seconds is not None else (prev.cold_seconds if prev else math.nan)
-    passes = (float(PDHG_ITERATION_PASSES * cold_iterations) if cold_seconds is not None and cold_iterations is not None
-              else (prev.cold_passes if prev else math.nan))
+    if cold is not None:
+        seconds = float(cold.seconds.get("total", math.nan))
+        passes = float(PDHG_ITERATION_PASSES * cold.iterations)
+    else:
+        seconds = prev.cold_seconds if prev else math.nan
+        passes = prev.cold_passes if prev else math.nan
     skip = ALM_BACKOFF if lost else max((prev.skip_alm if prev else 0) - 1, 0)
     return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
-                        cold_seconds=cold, skip_alm=skip, cold_passes=passes)
+                        cold_seconds=seconds, skip_alm=skip, cold_passes=passes)

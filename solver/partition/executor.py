@@ -191,12 +191,11 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> l
     for i, ref in enumerate(refs):
         try:
             out.append(ray.get(ref))
-        except ray.exceptions.RayTaskError as err:  # fn raised: its own exception, as inline and process give
+        except ray.exceptions.RayError as err:
             for r in refs[i + 1:]:
                 ray.cancel(r, force=True)
-            raise err.as_instanceof_cause() from None
-        except ray.exceptions.RayError as err:  # WorkerCrashedError after its retry, a lost node
-            for r in refs[i + 1:]:
-                ray.cancel(r, force=True)
+            if isinstance(err, ray.exceptions.RayTaskError):  # fn raised: its own exception, as inline/process
+                raise err.as_instanceof_cause() from None
+            # WorkerCrashedError after its retry, a lost node
             raise PartWorkerError(f"the Ray task solving part {i} failed: {type(err).__name__}", i) from err
     return out
