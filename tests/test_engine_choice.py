@@ -2,8 +2,9 @@
 what it leaves for the next round, the report fields and the --engine flag.
 
 Rules tested: a cold solve runs PDHG; a warm start much closer than a cold one runs the ALM; a warm start no
-better than a cold one drops the start and runs PDHG cold; a recent ALM loss keeps PDHG; an ALM run past its
-budget is finished by a cold PDHG solve and recorded as lost; a pinned engine is honoured; the rounds keep the
+better than a cold one on any KKT measure (each compared with the same measure) drops the start and runs PDHG
+cold; a recent ALM loss keeps PDHG; an ALM run past its budget is finished by a warm PDHG solve and recorded as
+lost; the record counts the solve's matrix passes; a pinned engine is honoured; the rounds keep the
 record across processes (state.arrow) and reach the cold optimum with the auto engine.
 """
 
@@ -219,3 +220,34 @@ def test_a_record_without_cold_passes_gives_the_alm_the_rounds_limits(te_round):
     old = {k: v for k, v in warm.engine.items() if k != "cold_passes"}
     ch = choose_engine(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine=old))
     assert ch.engine == "alm" and ch.alm_passes == float("inf") and "round's limits" in ch.reason
+
+
+def test_the_abrupt_change_rule_compares_each_measure_with_the_same_measure():
+    """LB (every load and the placement costs redrawn): the old point is primal feasible and far off in its gap,
+    the cold start has gap 0 by construction and a large primal residual. Neither is better on every measure,
+    so the warm start is kept (the old rule compared the warm gap with the cold primal residual and dropped it)."""
+    from solver.workloads.lb import LBScenario
+
+    sc = LBScenario(shards=32, servers=4, seed=0)
+    p = sc.base()
+    r0 = solve(p, Settings(tol=TOL))
+    q, info = apply_delta(p, sc.next_delta(1, None))
+    ws = map_state(r0.state, info, q)
+    ch = choose_engine(q, Settings(tol=TOL), ws)
+    (pw, _, gw), (pc, dc, gc) = ch.warm_measures, ch.cold_measures
+    assert gc == 0.0 and gw > pc > pw  # the warm point's worst measure is its gap, the cold start's its residual
+    assert ch.warm_kkt > ch.cold_kkt  # the old worst-vs-worst rule would have dropped the start
+    assert ch.engine == "pdhg" and ch.use_warm and "PDHG warm" in ch.reason
+    assert engine_choice.no_better((pc, dc, gc), (pc, dc, gc)) and engine_choice.no_better((1.0, 1.0, 1.0), (0.5, 0.0, 0.0))
+    assert not engine_choice.no_better((0.1, 1.0, 1.0), (0.5, 0.0, 0.0))
+
+
+def test_the_record_counts_the_solves_matrix_passes(te_round):
+    """PDHG: two passes per iteration; the ALM: its own count (also in its message); an ALM loss: both."""
+    q, warm, _ = te_round
+    res = solve(q, Settings(tol=TOL, engine="pdhg"), warm)
+    assert res.state.engine["passes"] == engine_choice.PDHG_ITERATION_PASSES * res.iterations
+    alm = solve(q, Settings(tol=TOL), warm)
+    assert alm.engine == "alm" and alm.state.engine["passes"] > 0
+    assert f"{alm.state.engine['passes']:.0f} matrix passes" in alm.message
+    assert EngineRecord.from_state(alm.state).passes == alm.state.engine["passes"]

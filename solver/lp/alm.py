@@ -179,7 +179,7 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
                 f"{run.passes} matrix passes"
                 f"{run.start_note})")
     return _result(problem, s, status, message, run.x_full, run.y_min_full, run.outer, run.seconds, t0, warm,
-                   ws_msg)
+                   ws_msg, run.passes)
 
 
 class _Run:
@@ -351,8 +351,11 @@ def _hand_over(problem, s, warm_start, why, outer, newton_total, cg_total, secon
     return res
 
 
-def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds, t0, warm, ws_msg) -> SolveResult:
-    """The SolveResult of (x (n,), y (m,, minimisation form)) measured on the original problem."""
+def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds, t0, warm, ws_msg,
+            passes: int = 0) -> SolveResult:
+    """The SolveResult of (x (n,), y (m,, minimisation form)) measured on the original problem; its state's
+    ``engine`` holds ``{"engine": "alm", "passes": passes}`` (the run's matrix passes, ``solver.lp.alm_newton``),
+    which ``solver.lp.dispatch`` turns into the full record (``solver.lp.engine_choice.EngineRecord.passes``)."""
     sense = int(problem.sense)
     kkt, x, y, rc, ax = original_kkt(problem, x_full, sense * y_min_full)
     if ws_msg:
@@ -368,5 +371,7 @@ def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds
         dual_residual_rel=math.inf if infeasible else kkt.dual_residual_rel,
         gap_rel=math.inf if infeasible else kkt.gap_rel, iterations=iterations, seconds=seconds,
         point_feasible=bool(not infeasible and kkt.primal_residual_rel <= s.tol),
-        state=SolverState(x=x.copy(), y=y.copy(), iterations=iterations), warm_started=warm, message=message,
+        state=SolverState(x=x.copy(), y=y.copy(), iterations=iterations,
+                          engine={"engine": "alm", "passes": float(passes)}),
+        warm_started=warm, message=message,
         max_row_violation=float(np.max(np.maximum(viol, 0.0), initial=0.0)))

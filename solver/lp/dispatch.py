@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 
 from solver.lp import presolve
-from solver.lp.engine_choice import Choice, choose_engine, next_record
+from solver.lp.engine_choice import Choice, choose_engine, next_record, solve_passes
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
@@ -50,9 +50,11 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     choice = choose_engine(problem, s, warm_start)
     cold = None  # an OPTIMAL cold PDHG solve: the next ALM budget's base
     if choice.engine == "alm":
-        res, lost = _run_alm(problem, s, warm_start, choice, t0)
+        res, lost, alm_passes = _run_alm(problem, s, warm_start, choice, t0)
+        passes = solve_passes(res.iterations if lost else 0, alm_passes)
     else:
         res, lost = presolve.solve_pdhg(problem, s, warm_start if choice.use_warm else None), False
+        passes = solve_passes(res.iterations)
         if not (choice.use_warm and warm_start is not None) and res.status == Status.OPTIMAL:
             cold = res
         if not choice.use_warm:
@@ -61,7 +63,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     res.engine_reason = choice.reason + (f"; {_lost_sentence(res)}" if lost else "")
     if res.state is not None:
         rec = next_record(replace(choice, engine=res.engine, reason=res.engine_reason),
-                          res.status == Status.OPTIMAL, lost, cold)
+                          res.status == Status.OPTIMAL, lost, cold, passes)
         res.state.engine = rec.to_dict()
     return res
 
@@ -72,21 +74,23 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     PDHG finishes the round WARM from the round's own start point (the point the ALM was chosen for: its KKT
     error was well below a cold start's) with the time left. Measured on TE Kdl (bench/bench_kdl.py, every
     demand +-10%): PDHG warm from that point took 0.31x a cold solve, where the earlier cold hand-over made
-    the round 1.62x. Returns (result, lost); no cold solve runs here, so the record's base is kept."""
+    the round 1.62x. Returns (result, lost, the ALM's matrix passes); no cold solve runs here, so the record's
+    base is kept."""
     from solver.lp.alm import ALMParameters, solve_alm
 
     res = solve_alm(problem, s, warm_start, ALMParameters(handover=False, work_limit=choice.alm_passes))
+    alm_passes = float((res.state.engine or {}).get("passes", 0.0)) if res.state is not None else 0.0
     if res.status in _ALM_DONE or res.status in (Status.ITERATION_LIMIT, Status.TIME_LIMIT):
-        return res, False  # the round's own limits: nothing left for PDHG either
+        return res, False, alm_passes  # the round's own limits: nothing left for PDHG either
     why = res.message.split(" (")[0].removeprefix("ALM stopped: ")
     left = s.time_limit_seconds - (time.perf_counter() - t0)
     out = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), warm_start)
-    out.message = (f"ALM handed over to PDHG (warm) after {res.iterations} outer steps because {why}: "
-                   f"{out.message}")
+    out.message = (f"ALM handed over to PDHG (warm) after {res.iterations} outer steps ({alm_passes:.0f} matrix "
+                   f"passes) because {why}: {out.message}")
     out.seconds = {**{f"alm_{k}": v for k, v in res.seconds.items()}, **out.seconds,
                    "total": time.perf_counter() - t0}
     out.seconds["solve"] = out.seconds["total"]
-    return out, True
+    return out, True, alm_passes
 
 
 def _lost_sentence(res: SolveResult) -> str:

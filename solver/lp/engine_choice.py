@@ -11,9 +11,22 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
 
 1. no (usable) warm start -> PDHG cold (presolve as ``Settings.presolve`` says);
 2. the warm point already meets ``tol`` -> PDHG warm (it returns the point at its first check, iteration 0);
-3. the warm point's worst relative KKT measure (``solver.lp.original_kkt``, original units) is no better
-   than a cold start's (x = 0 projected onto the column bounds, y = 0): an abrupt change; the warm start
-   is dropped and PDHG solves cold;
+3. the warm point is no better than a cold start (x = 0 projected onto the column bounds, y = 0) on ANY
+   of the three relative KKT measures (``solver.lp.original_kkt``, original units: primal residual, dual
+   residual, gap), each compared with the same measure of the cold start: an abrupt change; the warm start
+   is dropped and PDHG solves cold. Like with like: the rule compared the two points' WORST measures, which
+   are different measures. A cold start's gap is 0 by construction (x = 0 and y = 0 give both objectives 0)
+   and its worst measure is its primal residual, while a warm point after a change of costs is usually
+   primal feasible and off in its gap, which saturates at 1 (|p - d| / (1 + |p| + |d|)). On LB 256x32
+   (every load and the placement costs redrawn each round, ``solver.workloads.lb``) the warm point measured
+   primal 0-5e-2, gap 0.998 (primal objective 242, dual -270, optimum 4.9) against the cold start's primal
+   0.67, gap 0: the old rule solved every LB round cold. The warm point's dual objective is already the
+   repaired one (the bound part of c - A'y taken at the NEW column bounds, x clipped to them), so the gap
+   is real: the old duals are far from the new ones. PDLP and cuPDLPx judge a start the same way in their
+   own runs (restart criteria compare a candidate with the last restart point on the same measure:
+   Applegate et al., arXiv 2106.04756, sec. 3.1, normalized duality gap; Lu & Yang, arXiv 2407.16144, the
+   fixed-point residual); a measure that needs a PDHG step on the scaled LP would cost the set-up this
+   choice avoids;
 4. the last rounds' outcome (:class:`EngineRecord`, carried in ``SolverState.engine``): when the ALM lost
    within the last :data:`ALM_BACKOFF` rounds (it ran past its budget or stalled, and PDHG finished the
    round), PDHG runs warm;
@@ -78,6 +91,8 @@ class EngineRecord:
         cold_passes: matrix passes of that solve (``PDHG_ITERATION_PASSES`` per iteration; nan = none seen,
             or a record written before copter counted them): the ALM's work budget is based on it.
         skip_alm: rounds left during which ``auto`` keeps PDHG after an ALM loss.
+        passes: matrix passes this solve made (:func:`solve_passes`; nan = not counted), the work measure
+            ``bench/bench_warm.py`` reports next to wall time.
     """
 
     engine: str
@@ -87,11 +102,13 @@ class EngineRecord:
     cold_seconds: float = math.nan
     skip_alm: int = 0
     cold_passes: float = math.nan
+    passes: float = math.nan
 
     def to_dict(self) -> dict:
         """A plain dict (JSON-ready: strings, bools, float, int)."""
         return {"engine": self.engine, "reason": self.reason, "converged": self.converged, "lost": self.lost,
-                "cold_seconds": self.cold_seconds, "skip_alm": self.skip_alm, "cold_passes": self.cold_passes}
+                "cold_seconds": self.cold_seconds, "skip_alm": self.skip_alm, "cold_passes": self.cold_passes,
+                "passes": self.passes}
 
     @classmethod
     def from_state(cls, state) -> EngineRecord | None:
@@ -103,7 +120,8 @@ class EngineRecord:
         try:
             return cls(engine=str(d["engine"]), reason=str(d.get("reason", "")), converged=bool(d["converged"]),
                        lost=bool(d.get("lost", False)), cold_seconds=float(d.get("cold_seconds", math.nan)),
-                       skip_alm=int(d.get("skip_alm", 0)), cold_passes=float(d.get("cold_passes", math.nan)))
+                       skip_alm=int(d.get("skip_alm", 0)), cold_passes=float(d.get("cold_passes", math.nan)),
+                       passes=float(d.get("passes", math.nan)))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -120,6 +138,8 @@ class Choice:
             own limits).
         warm_kkt, cold_kkt: worst relative KKT measure of the warm point and of a cold start (nan = not
             measured).
+        warm_measures, cold_measures: (primal residual, dual residual, gap), relative, of the warm point and
+            of a cold start (empty = not measured): rule 3 compares them measure by measure.
         previous: the warm start's record, or None.
     """
 
@@ -130,14 +150,27 @@ class Choice:
     warm_kkt: float = math.nan
     cold_kkt: float = math.nan
     previous: EngineRecord | None = None
+    warm_measures: tuple = ()
+    cold_measures: tuple = ()
+
+
+def kkt_measures(problem: Problem, x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """(relative primal residual, relative dual residual, relative gap) of (x (n,), y (m,)) on the original
+    problem (``solver.lp.original_kkt``; one pass over A); a measure that is not finite is inf."""
+    k = original_kkt(problem, x, y)[0]
+    return tuple(v if math.isfinite(v) else math.inf for v in (k.primal_residual_rel, k.dual_residual_rel, k.gap_rel))
 
 
 def worst_kkt(problem: Problem, x: np.ndarray, y: np.ndarray) -> float:
     """max(relative primal residual, relative dual residual, relative gap) of (x (n,), y (m,)) on the original
-    problem (``solver.lp.original_kkt``; one pass over A). inf when a measure is not finite."""
-    k = original_kkt(problem, x, y)[0]
-    e = max(k.primal_residual_rel, k.dual_residual_rel, k.gap_rel)
-    return e if math.isfinite(e) else math.inf
+    problem (:func:`kkt_measures`). inf when a measure is not finite."""
+    return max(kkt_measures(problem, x, y))
+
+
+def no_better(warm: tuple, cold: tuple) -> bool:
+    """Rule 3: the warm point's measures (p, d, g) are each >= the cold start's same measure (module docstring:
+    like with like). False when the warm point is better on at least one measure."""
+    return all(w >= c for w, c in zip(warm, cold, strict=True))
 
 
 def cold_point(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
@@ -178,16 +211,18 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
     if parsed is None:
         why = "no warm start" if warm_start is None else "the warm start was refused"
         return Choice("pdhg", f"cold solve ({why}): PDHG, HiGHS presolve {settings.presolve}", previous=previous)
-    e_w = worst_kkt(problem, parsed[0], parsed[1])
-    e_c = worst_kkt(problem, *cold_point(problem))
-    nums = f"warm KKT {e_w:.1e}, cold {e_c:.1e}"
-    pick = dict(warm_kkt=e_w, cold_kkt=e_c, previous=previous)
+    m_w = kkt_measures(problem, parsed[0], parsed[1])
+    m_c = kkt_measures(problem, *cold_point(problem))
+    e_w, e_c = max(m_w), max(m_c)
+    nums = (f"warm KKT {e_w:.1e}, cold {e_c:.1e} (primal/dual/gap warm {m_w[0]:.1e}/{m_w[1]:.1e}/{m_w[2]:.1e}, "
+            f"cold {m_c[0]:.1e}/{m_c[1]:.1e}/{m_c[2]:.1e})")
+    pick = dict(warm_kkt=e_w, cold_kkt=e_c, previous=previous, warm_measures=m_w, cold_measures=m_c)
     if e_w <= settings.tol:
         return Choice("pdhg", f"{nums}: the warm point already meets tol {settings.tol:g} (PDHG returns it at its "
                               "first check and keeps its step and weight)", **pick)
-    if not e_w < e_c:
-        return Choice("pdhg", f"{nums}: the warm point is no better than a cold start (abrupt change), solved "
-                              "cold by PDHG", use_warm=False, **pick)
+    if no_better(m_w, m_c):
+        return Choice("pdhg", f"{nums}: the warm point is no better than a cold start on any measure (abrupt "
+                              "change), solved cold by PDHG", use_warm=False, **pick)
     if previous is not None and previous.skip_alm > 0:
         return Choice("pdhg", f"{nums}; the ALM lost a recent round (PDHG for {previous.skip_alm} more rounds): "
                               "PDHG warm", **pick)
@@ -207,7 +242,15 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
                           f"{ALM_MAX_KKT:g}): PDHG warm", **pick)
 
 
-def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult | None) -> EngineRecord:
+def solve_passes(pdhg_iterations: int, alm_passes: float = 0.0) -> float:
+    """Matrix passes of one solve: ``PDHG_ITERATION_PASSES`` per PDHG iteration (a presolved cold solve's
+    iterations run on the reduced LP, plus its polish on the original one) plus the ALM's own count
+    (``solver.lp.alm_newton``: a Psi evaluation two, a CG iteration one)."""
+    return float(PDHG_ITERATION_PASSES * pdhg_iterations + alm_passes)
+
+
+def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult | None,
+                passes: float = math.nan) -> EngineRecord:
     """The record a solve leaves (``SolverState.engine``) after running ``choice``.
 
     Args:
@@ -217,14 +260,15 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
         cold: the OPTIMAL cold PDHG solve this call ran (its ``seconds["total"]`` and ``iterations`` become
             the record's ``cold_seconds`` and ``cold_passes``), None when it ran none (the previous record's
             figures are carried on).
+        passes: matrix passes this solve made (:func:`solve_passes`).
     """
     prev = choice.previous
     if cold is not None:
         seconds = float(cold.seconds.get("total", math.nan))
-        passes = float(PDHG_ITERATION_PASSES * cold.iterations)
+        cold_p = solve_passes(cold.iterations)
     else:
         seconds = prev.cold_seconds if prev else math.nan
-        passes = prev.cold_passes if prev else math.nan
+        cold_p = prev.cold_passes if prev else math.nan
     skip = ALM_BACKOFF if lost else max((prev.skip_alm if prev else 0) - 1, 0)
     return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
-                        cold_seconds=seconds, skip_alm=skip, cold_passes=passes)
+                        cold_seconds=seconds, skip_alm=skip, cold_passes=cold_p, passes=float(passes))
