@@ -20,7 +20,9 @@ setup + slowest part + merge; mono: its wall time), ``gap_mono`` = sense * (mono
 max(1, |mono objective|) (> 0 = worse than the monolithic round), ``gap_bound`` (the same against the
 monolithic bound), ``own_gap`` (a partitioned round's gap to its own safe Lagrangian bound),
 ``part_rss_mb`` (largest worker peak RSS, the memory per part; the worker's Python + numba baseline
-included), ``part_nnz`` (largest part). The summary prints, over the warm rounds (>= 1): the median
+included), ``part_nnz`` (largest part), ``rens_parts`` (MILP: parts that got a RENS step because the merged
+point's gap to the whole bound was above ``mip_gap_tol``) and ``gap_before_rens``, ``engines`` (each part's LP
+engine). The summary prints, over the warm rounds (>= 1): the median
 ratio k_cores(part-K) / wall(mono) (goal <= 0.5 for K = 4) and the worst gap_mono (goal <= 0.5% for
 K = 4), next to POP-K's. Results: ``bench/results/partitions-<label>-<UTC>.csv``.
 
@@ -151,7 +153,10 @@ def main(argv=None) -> None:
                          "part_rss_mb": max((p["max_rss_mb"] or 0.0) for p in parts) if parts else math.nan,
                          "part_nnz": max(p["nnz"] for p in parts) if parts else 0,
                          "iterations": max((p["iterations"] for p in parts), default=0),
-                         "share_moved": rep.get("shares", {}).get("moved_next")})
+                         "share_moved": rep.get("shares", {}).get("moved_next"),
+                         "rens_parts": len((rep.get("improvement") or {}).get("parts", [])),
+                         "gap_before_rens": (rep.get("improvement") or {}).get("gap_before"),
+                         "engines": "/".join(p.get("engine") or "-" for p in parts if p["status"] != "EMPTY")})
             _print_round(rows[-1:])
             if not args.no_pop:
                 ctx = registry.BaselineContext(round=r, time_limit_seconds=args.time_limit, seed=args.seed,
@@ -180,7 +185,9 @@ def _print_round(rows: list[dict]) -> None:
               f"wall {_fmt(x['wall'], '.3f'):>8} s  k-cores {_fmt(x['k_cores'], '.3f'):>8} s  "
               f"gap-mono {_fmt(100 * x['gap_mono'], '+.3f'):>8}%  gap-bound {_fmt(100 * x['gap_bound'], '+.3f'):>8}%"
               + (f"  own-gap {_fmt(100 * x['own_gap'], '.3f')}%  rss {_fmt(x['part_rss_mb'], '.0f')} MB  "
-                 f"nnz/part {x['part_nnz']}" if x["method"].startswith("part") else ""))
+                 f"nnz/part {x['part_nnz']}  rens {x['rens_parts']} parts (gap before "
+                 f"{_fmt(100 * (x['gap_before_rens'] or math.nan), '.3f')}%)  engines {x['engines']}"
+                 if x["method"].startswith("part") else ""))
     sys.stdout.flush()
 
 

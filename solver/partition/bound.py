@@ -103,6 +103,21 @@ class LagrangianBound:
         return sense * bound_min
 
 
+def shared_dual_candidates(part_duals: np.ndarray, shares: np.ndarray) -> dict[str, np.ndarray]:
+    """Candidate (ns,) shared-row duals from the parts' (k, ns) duals (NaN where a part does not hold the row)
+    and (k, ns) shares: ``min``, ``max`` and ``share_mean`` over the parts that hold each row (0 where none)."""
+    d = np.asarray(part_duals, dtype=np.float64)
+    held = ~np.isnan(d)
+    any_held = held.any(axis=0)
+    w = np.where(held, shares, 0.0)
+    wsum = w.sum(axis=0)
+    return {
+        "min": np.where(any_held, np.nanmin(np.where(held, d, np.inf), axis=0), 0.0),
+        "max": np.where(any_held, np.nanmax(np.where(held, d, -np.inf), axis=0), 0.0),
+        "share_mean": np.where(wsum > 0, (w * np.nan_to_num(d)).sum(axis=0) / np.where(wsum > 0, wsum, 1.0), 0.0),
+    }
+
+
 def best_bound(problem: Problem, y_base: np.ndarray, shared: np.ndarray, part_duals: np.ndarray,
                shares: np.ndarray) -> tuple[float | None, str, np.ndarray]:
     """The best of L(y) over candidate shared-row duals built from the parts' (k, ns) duals (NaN where a
@@ -112,16 +127,7 @@ def best_bound(problem: Problem, y_base: np.ndarray, shared: np.ndarray, part_du
         (bound or None when every candidate is unbounded, name of the candidate, its (ns,) shared duals).
     """
     lb = LagrangianBound(problem, y_base, shared)
-    d = np.asarray(part_duals, dtype=np.float64)
-    held = ~np.isnan(d)
-    any_held = held.any(axis=0)
-    w = np.where(held, shares, 0.0)
-    wsum = w.sum(axis=0)
-    cands = {
-        "min": np.where(any_held, np.nanmin(np.where(held, d, np.inf), axis=0), 0.0),
-        "max": np.where(any_held, np.nanmax(np.where(held, d, -np.inf), axis=0), 0.0),
-        "share_mean": np.where(wsum > 0, (w * np.nan_to_num(d)).sum(axis=0) / np.where(wsum > 0, wsum, 1.0), 0.0),
-    }
+    cands = shared_dual_candidates(part_duals, shares)
     sense = float(problem.sense)
     best, best_name, best_y = None, "", cands["share_mean"]
     for name, ys in cands.items():

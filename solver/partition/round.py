@@ -12,7 +12,8 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
 4. build the parts (:mod:`solver.partition.split`), map each part's previous iterate onto its new index
    space (columns and rows by whole-problem position through the delta's maps), solve the parts on the
    executor (:mod:`solver.partition.executor`), each with ``solver.api.solve_problem`` (a MILP part goes
-   through the same integerization as a monolithic round);
+   through the same integerization as a monolithic round, but stops at its first integer point:
+   ``solver.partition.improve.cheap_part_settings``);
 5. merge: client columns from their part, global columns from one part (``combine_points``), row duals from
    the owning part, shared-row duals chosen for the best safe Lagrangian bound (:mod:`solver.partition.bound`);
 6. re-check the merged point on the whole model: an LP round is OPTIMAL when the whole model's relative KKT
@@ -20,7 +21,12 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
    residual is within ``k * tol`` (each part meets ``tol`` on its own rows), else NUMERICAL_ERROR; a MILP
    round is FEASIBLE (OPTIMAL within ``mip_gap_tol`` of the bound) when the merged point is integral and
    violates no row or bound by more than 1e-6 relative (``solver.baselines.result.point_quality``), else
-   NUMERICAL_ERROR; a part that fails makes the round fail with that part's status;
+   NUMERICAL_ERROR; a part that fails makes the round fail with that part's status. A MILP's bound is the
+   whole model's choice-row Lagrangian after dual ascent from the merged duals; when the merged point's gap
+   to it is above ``mip_gap_tol``, the parts holding most of the gap get one RENS step each, in parallel,
+   and the point is merged and judged again (:mod:`solver.partition.improve`);
+   the round's ``engine`` is the LP engine of the part with the most iterations, every part's is in the
+   report and the message;
 7. update the shares for the next round from the parts' duals (``passes > 1`` repeats 4-7 within the round).
 
 With ``passes > 1`` the parts are re-solved within the round, warm from the pass before, after each share
@@ -32,7 +38,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
@@ -43,9 +49,10 @@ from solver.model.settings import Settings
 from solver.model.state import SolverState
 from solver.model.status import Status
 from solver.partition import shares as sh
-from solver.partition.bound import best_bound
+from solver.partition.bound import best_bound, shared_dual_candidates
 from solver.partition.clients import GLOBAL, group_clients
-from solver.partition.executor import PartWorkerError, check_executor, run_parts
+from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts
+from solver.partition.improve import WholeBound, cheap_part_settings, choose_parts, gap_by_part, improve_part
 from solver.partition.layout import initial_assignment, route
 from solver.partition.split import (
     Part,
@@ -197,7 +204,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     t0 = time.perf_counter()
     k = config.k
     r = _setup(problem, config, prev, info, old_shape)
-    part_settings = Settings(**{**asdict(settings), "threads": 1})
+    part_settings = cheap_part_settings(settings) if problem.is_mip else Settings(**{**asdict(settings), "threads": 1})
     warms: list[SolverState | None] | None = None
     setup = time.perf_counter() - t0
     passes_report = []
@@ -225,7 +232,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
         t2 = time.perf_counter()
-        results, part_rep = _part_results(parts, r.assignment, k, solve_idx, outs)
+        results, part_rep = _part_results(parts, r.assignment, k, solve_idx, outs,
+                                          settings.mip_gap_tol if problem.is_mip else None)
         duals = _part_duals(parts, [None if x is None else x.y for x in results], r.spos, k, r.ns)
         act = _part_duals(parts, [None if x is None else x.row_activity for x in results], r.spos, k, r.ns)
         gain = sh.gains(problem, r.rows_sh, duals)
@@ -242,9 +250,25 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             warms = [x.state if x is not None else None for x in results]
             setup += time.perf_counter() - t2
             continue
-        result, outcome_rep = _merge(problem, settings, config, r.grouping, parts, results, part_rep, solve_idx,
-                                     r.rows_sh, r.spos, eff, duals)
+        wb = WholeBound(problem) if problem.is_mip else None
+        result, outcome_rep, y_bound = _merge(problem, settings, config, r.grouping, parts, results, part_rep,
+                                              solve_idx, r.rows_sh, r.spos, eff, duals, wb)
         merge = time.perf_counter() - t2
+        if wb is not None and _wants_improvement(settings, outcome_rep, result):
+            try:
+                imp_rep, imp_s, t_merge = _improve(problem, settings, config, wb, y_bound, result, r, parts, results,
+                                                   part_rep, eff, passes_report[-1]["slowest_part_seconds"], t0)
+            except PartWorkerError as err:
+                return _worker_died(problem, config, err, t0, setup)
+            passes_report.append({"pass": "improve", "slowest_part_seconds": imp_s, "share_moved": None})
+            if imp_rep["improved"]:
+                t3 = time.perf_counter()
+                result, outcome_rep, y_bound = _merge(problem, settings, config, r.grouping, parts, results,
+                                                      part_rep, solve_idx, r.rows_sh, r.spos, eff, duals, wb,
+                                                      y_start=y_bound)
+                t_merge += time.perf_counter() - t3
+            merge += t_merge
+            outcome_rep["improvement"] = {**imp_rep, "gap_after": outcome_rep.get("gap_rel")}
         data = PartitionData(
             assignment=r.assignment,
             parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
@@ -317,8 +341,20 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
                   updates=prev.updates if warm else 0, col_map=col_map, row_map=row_map, old_shape=old_shape)
 
 
-def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], outs: list[dict]):
-    """(results (k,), part reports (k,)): each solved part's SolveResult and report row; EMPTY for the rest."""
+def _finite(v) -> bool:
+    return v is not None and math.isfinite(float(v))
+
+
+def _part_engine(res: SolveResult) -> str:
+    """The LP engine a part's solve ran (``pdhg``/``alm``; a MILP part: its relaxation's), "" when none."""
+    return res.engine or str((res.mip or {}).get("lp_engine") or "")
+
+
+def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], outs: list[dict],
+                  mip_gap_tol: float | None = None):
+    """(results (k,), part reports (k,)): each solved part's SolveResult and report row (with its LP
+    ``engine``); EMPTY for the rest. A MILP part solved to its first integer point reports OPTIMAL only when
+    its own gap is within the round's ``mip_gap_tol``, else FEASIBLE (its own target was looser)."""
     results: list[SolveResult | None] = [None] * k
     part_rep: list[dict] = [{"part": p, "status": "EMPTY", "seconds": 0.0, "iterations": 0, "warm_started": False,
                              "n_cols": int(parts[p].cols.size), "n_rows": int(parts[p].rows.size),
@@ -327,7 +363,12 @@ def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], o
     for p, out in zip(solve_idx, outs, strict=True):
         res = out["result"]
         results[p] = res
-        part_rep[p].update(status=res.status.name, seconds=round(float(out["seconds"]), 6),
+        status = res.status
+        if mip_gap_tol is not None and status == Status.OPTIMAL and not res.gap_rel <= mip_gap_tol:
+            status = Status.FEASIBLE
+        part_rep[p].update(status=status.name, seconds=round(float(out["seconds"]), 6),
+                           engine=_part_engine(res), engine_reason=res.engine_reason or None,
+                           own_gap_rel=float(res.gap_rel) if _finite(res.gap_rel) else None,
                            iterations=int(res.iterations), warm_started=bool(res.warm_started),
                            objective=float(res.objective), max_rss_mb=round(float(out["max_rss_mb"]), 1))
     return results, part_rep
@@ -380,6 +421,59 @@ def _probe(problem: Problem, grouping, col_part: np.ndarray, k: int, present: np
     return sh.normalise(new, present), warms, max((o["seconds"] for o in outs), default=0.0)
 
 
+def _wants_improvement(settings: Settings, rep: dict, result: SolveResult) -> bool:
+    """A merged MILP point that is feasible but above the round's gap target, with RENS allowed."""
+    gap = rep.get("gap_rel")
+    return (result.status == Status.FEASIBLE and gap is not None and gap > settings.mip_gap_tol
+            and settings.integer_submip_seconds > 0)
+
+
+def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: WholeBound, y_bound, result,
+             r: _Setup, parts: list[Part], results: list, part_rep: list[dict], eff: np.ndarray,
+             part_seconds: float, t0: float) -> tuple[dict, float, float]:
+    """RENS on the parts holding most of the merged point's gap (:mod:`solver.partition.improve`), in parallel
+    on the executor, each within min(``integer_submip_seconds``, the slowest part's seconds (>= 1 s), the
+    round's time left). A better part point replaces the part's point (and its state's ``integer_x``).
+
+    Returns:
+        (the report's ``improvement`` section, the slowest RENS's seconds, seconds spent here outside the
+        workers). Raises PartWorkerError when a worker dies twice.
+    """
+    t = time.perf_counter()
+    k = config.k
+    rep = {"gap_before": result.gap_rel if result.gap_rel == result.gap_rel else None, "parts": [], "improved": []}
+    if y_bound is None:
+        return rep, 0.0, time.perf_counter() - t
+    contrib = gap_by_part(wb, y_bound, result.x, r.col_part, k, r.rows_sh, eff)
+    bound = float(result.dual_objective)
+    total = float(np.nansum(np.clip(contrib, 0.0, None)))
+    rep["gap_share"] = [round(float(c) / total, 4) if total > 0 and np.isfinite(c) else None for c in contrib]
+    chosen = [p for p in choose_parts(contrib, settings.mip_gap_tol * max(1.0, abs(bound)))
+              if results[p] is not None and results[p].state is not None and results[p].x is not None]
+    budget = min(float(settings.integer_submip_seconds), max(1.0, float(part_seconds)),
+                 float(settings.time_limit_seconds) - (time.perf_counter() - t0))
+    rep.update(parts=chosen, seconds_budget=round(budget, 6))
+    if not chosen or not budget > 0:
+        return rep, 0.0, time.perf_counter() - t
+    tasks = [(i, parts[p].problem, results[p].state.x, results[p].state.y, results[p].x, settings, budget)
+             for i, p in enumerate(chosen)]
+    setup = time.perf_counter() - t
+    outs = map_parts(improve_part, tasks, config.executor, config.workers, config.ray_address)
+    t = time.perf_counter()
+    for p, o in zip(chosen, outs, strict=True):
+        pr = part_rep[p]
+        pr["rens_seconds"] = round(float(o["seconds"]), 6)
+        pr["rens_status"] = o["highs_status"]
+        pr["max_rss_mb"] = round(max(float(pr.get("max_rss_mb") or 0.0), float(o["max_rss_mb"])), 1)
+        if o["x"] is not None:
+            res = results[p]
+            st = replace(res.state, integer_x=o["x"].copy())
+            results[p] = replace(res, x=o["x"], objective=o["objective_after"], state=st)
+            pr["objective"] = float(o["objective_after"])
+            rep["improved"].append(p)
+    return rep, max(float(o["seconds"]) for o in outs), setup + time.perf_counter() - t
+
+
 def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError, t0: float,
                  setup: float) -> RoundOutcome:
     n, m = problem.n_cols, problem.n_rows
@@ -396,8 +490,15 @@ def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError
 
 def _merge(problem: Problem, settings: Settings, config: PartitionConfig, grouping, parts: list[Part],
            results: list, part_rep: list, solve_idx: list[int], rows_sh: np.ndarray, spos: np.ndarray,
-           eff: np.ndarray, duals: np.ndarray) -> tuple[SolveResult, dict]:
-    """Merge the parts' results into the whole-model SolveResult and the report's bound/gap fields."""
+           eff: np.ndarray, duals: np.ndarray, wb: WholeBound | None = None,
+           y_start: np.ndarray | None = None) -> tuple[SolveResult, dict, np.ndarray | None]:
+    """Merge the parts' results into the whole-model SolveResult and the report's bound/gap fields.
+
+    The bound is the best safe Lagrangian bound of the merged duals (:func:`solver.partition.bound.best_bound`);
+    for a MILP with ``wb`` also the whole model's choice-row Lagrangian maximised by dual ascent from those
+    duals (or from ``y_start`` (m,), an earlier ascent's, when it is tighter), within
+    ``settings.integer_dual_ascent_steps`` evaluations (:mod:`solver.partition.improve`). Returns (result,
+    report fields, the (m,) duals of the bound or None)."""
     from solver.baselines.result import point_quality
     from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
 
@@ -422,12 +523,36 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, groupi
         if p == chosen:
             mine |= owner == GLOBAL
         y[part.rows[mine]] = r.y[mine]
-    bound, cand, ysh = best_bound(problem, y, rows_sh, duals, eff) if solved else (None, "", np.zeros(rows_sh.size))
-    y[rows_sh] = ysh
-    kkt, _, _, red, ax = original_kkt(problem, x, y)
-    q = point_quality(problem, x)
     objective = problem.objective(x)
     sense = float(problem.sense)
+    ascent = None
+    if wb is not None and solved and have_points and np.isfinite(objective):
+        # MILP: the whole model's choice-row Lagrangian (never weaker than the LP one at the same duals) at
+        # each candidate of the shared rows' duals (and an earlier ascent's duals), then dual ascent
+        starts = {}
+        for name, ys in shared_dual_candidates(duals, eff).items():
+            starts[name] = y.copy()
+            starts[name][rows_sh] = ys
+        if y_start is not None:
+            starts["previous_ascent"] = np.asarray(y_start, dtype=np.float64)
+        vals = {name: wb.lag.evaluate(v)[0] for name, v in starts.items()}
+        cand = max(vals, key=lambda nm: sense * vals[nm] if np.isfinite(vals[nm]) else -np.inf)
+        if cand != "previous_ascent":
+            y[rows_sh] = starts[cand][rows_sh]
+        bound, y2, info_a = wb.ascend(starts[cand], objective, float(settings.mip_gap_tol),
+                                      settings.integer_dual_ascent_steps)
+        ascent = {"evaluations": int(info_a["steps"]), "seconds": round(float(info_a["seconds"]), 6),
+                  "start": cand, "start_bound": float(info_a["start_bound"]), "bound": float(bound)}
+        bound = float(bound) if np.isfinite(bound) else None
+        cand = "choice_lagrangian_ascent"
+        y_bound = np.asarray(y2, dtype=np.float64) if bound is not None else None
+    else:
+        bound, cand, ysh = (best_bound(problem, y, rows_sh, duals, eff) if solved
+                            else (None, "", np.zeros(rows_sh.size)))
+        y[rows_sh] = ysh
+        y_bound = y.copy() if bound is not None else None
+    kkt, _, _, red, ax = original_kkt(problem, x, y)
+    q = point_quality(problem, x)
     gap = None
     if bound is not None and np.isfinite(objective):
         gap = sense * (objective - bound) / max(1.0, abs(bound))
@@ -455,6 +580,15 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, groupi
     if gap is not None:
         msg += f"; gap to the Lagrangian bound {gap:.3%}"
     iters = max((results[p].iterations for p in solved), default=0)
+    engines = {p: _part_engine(results[p]) for p in solved}
+    if any(engines.values()):
+        msg += "; parts' engines: " + ", ".join(f"{p} {e or 'none'}" for p, e in engines.items())
+    # the round's engine is the one of the part with the most iterations: the log's ``iterations`` is its count
+    top = max(solved, key=lambda p: results[p].iterations, default=None)
+    engine = engines.get(top, "") if top is not None else ""
+    kinds = sorted({e for e in engines.values() if e})
+    engine_reason = (f"partitioned round: the part with the most iterations (part {top}) ran {engine}; parts ran "
+                     + ", ".join(kinds)) if engine else ""
     integ = max((float((results[p].seconds or {}).get("integerize", 0.0)) for p in solved), default=0.0)
     state = SolverState(x=x.copy(), y=y.copy(), iterations=int(iters),
                         integer_x=x.copy() if problem.is_mip else None)
@@ -471,12 +605,14 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, groupi
         primal_residual_rel=float(kkt.primal_residual_rel), dual_residual_rel=float(kkt.dual_residual_rel),
         gap_rel=float(abs(gap)) if gap is not None else math.nan, iterations=int(iters), seconds=secs,
         point_feasible=bool(feasible), state=state,
-        warm_started=any(results[p].warm_started for p in solved), message=msg,
+        warm_started=any(results[p].warm_started for p in solved), message=msg, engine=engine,
+        engine_reason=engine_reason,
         max_row_violation=float(q.max_row_violation), mip=mip)
     rep = {"bound": None if bound is None else float(bound), "bound_kind": "lagrangian" if bound is not None else None,
            "bound_candidate": cand or None, "gap_rel": None if gap is None else float(gap),
-           "max_row_violation_rel": float(q.max_row_violation_rel), "merged_feasible": bool(feasible)}
-    return result, rep
+           "max_row_violation_rel": float(q.max_row_violation_rel), "merged_feasible": bool(feasible),
+           **({"dual_ascent": ascent} if ascent is not None else {})}
+    return result, rep, y_bound
 
 
 def _client_parts(grouping, parts: list[Part]) -> np.ndarray:

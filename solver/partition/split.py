@@ -145,11 +145,17 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
         sub = Problem(
             col_names=problem.col_names[cols], row_names=problem.row_names[rows], cost=problem.cost[cols],
             col_lower=problem.col_lower[cols], col_upper=problem.col_upper[cols],
-            row_lower=problem.row_lower[rows] * scale, row_upper=problem.row_upper[rows] * scale,
+            row_lower=_scaled(problem.row_lower[rows], scale), row_upper=_scaled(problem.row_upper[rows], scale),
             integrality=problem.integrality[cols], a_indptr=sub_ptr, a_indices=sub_idx,
             a_data=problem.a_data[pos], sense=problem.sense, offset=0.0, name=f"{problem.name}#{name}{p}")
         parts.append(Part(cols=cols, rows=rows.astype(np.int64), problem=sub))
     return parts
+
+
+def _scaled(bounds: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Row bounds times their part's share; an infinite bound stays infinite (-inf * a share of 0 was NaN)."""
+    fin = np.isfinite(bounds)
+    return np.where(fin, np.where(fin, bounds, 0.0) * scale, bounds)
 
 
 def combine_points(problem: Problem, parts: list, points: list[np.ndarray],

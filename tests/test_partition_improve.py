@@ -1,0 +1,137 @@
+"""Partitioned MILP rounds (issue #18): parts stop at their first integer point, the merged point is judged against
+the whole model's choice-row Lagrangian bound (dual ascent), the gap is split exactly over the parts, RENS goes to
+the parts holding it; and every partitioned round logs the LP engine of each part."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from solver import rounds
+from solver.api import solve_problem
+from solver.baselines.result import point_quality
+from solver.integer.relaxation import relaxed_problem, solve_relaxation_highs
+from solver.model.settings import Settings
+from solver.partition import round as pround
+from solver.partition import shares as sh
+from solver.partition.improve import (
+    FIRST_POINT_GAP,
+    WholeBound,
+    cheap_part_settings,
+    choose_parts,
+    gap_by_part,
+)
+from solver.partition.split import build_part_problems, combine_points
+from solver.workloads import make_scenario
+
+
+def _lp_optimum(problem) -> float:
+    """The LP relaxation's optimum by HiGHS (every valid MILP bound is on its far side)."""
+    lp = solve_relaxation_highs(relaxed_problem(problem, problem.col_lower, problem.col_upper))
+    return float(lp.objective)
+
+
+def _merged_first_points(problem, k: int):
+    """The parts of a fresh split solved to their first integer point, merged; (x, setup, eff)."""
+    cfg = pround.PartitionConfig(k=k, executor="inline")
+    r = pround._setup(problem, cfg, None, None, None)
+    eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
+    parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
+    pround._integral_bounds(parts)
+    st = cheap_part_settings(Settings())
+    xs = [solve_problem(part.problem, st).x for part in parts]
+    x, _ = combine_points(problem, parts, xs, r.grouping.global_cols)
+    return x, r, eff
+
+
+def test_the_parts_gap_shares_sum_to_the_whole_gap_and_none_is_negative():
+    problem = make_scenario("sia", 256, seed=3).base()
+    k = 4
+    x, r, eff = _merged_first_points(problem, k)
+    assert point_quality(problem, x).max_row_violation_rel <= 1e-9
+    wb = WholeBound(problem)
+    obj = problem.objective(x)
+    bound, y, info = wb.ascend(np.zeros(problem.n_rows), obj, 0.0, 40)
+    assert info["steps"] > 1
+    s = problem.sense
+    assert s * (_lp_optimum(problem) - bound) >= -1e-6 * abs(bound)  # a valid bound on the LP (so MILP) optimum
+    contrib = gap_by_part(wb, y, x, r.col_part, k, r.rows_sh, eff)
+    whole = s * (obj - bound)
+    assert contrib.shape == (k,)
+    assert contrib.sum() == pytest.approx(whole, rel=1e-6, abs=1e-6)
+    assert (contrib >= -1e-6 * max(1.0, abs(obj))).all(), contrib
+    assert (contrib > 0).sum() >= 2  # the split says something: more than one part holds some gap
+
+
+def test_choose_parts_takes_the_largest_shares_until_the_rest_fits_the_target():
+    assert choose_parts(np.array([1.0, 5.0, 3.0, 0.5]), target_abs=4.0) == [1, 2]  # rest 1.5 <= 0.5 * 4
+    assert choose_parts(np.array([1.0, 5.0, 3.0, 0.5]), target_abs=100.0) == []
+    assert choose_parts(np.array([0.0, -1e-9]), target_abs=0.0) == []
+    assert choose_parts(np.array([1.0, np.nan]), target_abs=1.0)[0] == 1  # unknown share: improved first
+
+
+def test_cheap_part_settings_stop_at_the_first_point_but_keep_the_rounds_other_options():
+    st = Settings(tol=1e-5, integer_submip_seconds=7.0, threads=2)
+    c = cheap_part_settings(st)
+    assert (c.mip_gap_tol, c.integer_submip_gap, c.integer_dual_ascent_steps, c.threads) == (
+        FIRST_POINT_GAP, math.inf, 0, 1)
+    assert (c.tol, c.integer_submip_seconds) == (1e-5, 7.0)
+
+
+@pytest.mark.parametrize("target", [1e-5, 5e-2])
+def test_a_partitioned_milp_rounds_status_and_gap_are_proven_against_the_whole_bound(target):
+    """OPTIMAL exactly when the merged point is within the target of a valid bound; above it, RENS runs on the
+    parts that hold most of the gap and never makes the point worse."""
+    sc = make_scenario("sia", 256, seed=3)
+    problem = sc.base()
+    st = Settings(mip_gap_tol=target)
+    out = pround.solve_round(problem, st, pround.PartitionConfig(k=4, executor="inline"))
+    rep, res = out.report, out.result
+    s = problem.sense
+    assert rep["merged_feasible"] and res.point_feasible
+    assert s * (_lp_optimum(problem) - rep["bound"]) >= -1e-6 * abs(rep["bound"])
+    gap = s * (res.objective - rep["bound"]) / max(1.0, abs(rep["bound"]))
+    assert rep["gap_rel"] == pytest.approx(gap, rel=1e-9, abs=1e-12)
+    assert (res.status.name == "OPTIMAL") == (gap <= target)
+    assert res.status.name in ("OPTIMAL", "FEASIBLE")
+    imp = rep.get("improvement")
+    if target < 1e-3:  # no first point is within 0.001% of the bound: RENS on the parts holding the gap
+        assert imp is not None and imp["parts"], rep
+        assert imp["gap_after"] <= imp["gap_before"] + 1e-12
+        assert all(rep["parts"][p]["rens_seconds"] is not None for p in imp["parts"])
+        assert sum(v for v in imp["gap_share"] if v is not None) == pytest.approx(1.0, abs=1e-3)
+    else:
+        assert imp is None  # the first points were enough: the parts ran no RENS
+        assert all("rens_seconds" not in p for p in rep["parts"])
+    for p in rep["parts"]:  # a part's own status is measured against the round's target, not its loose one
+        assert p["status"] != "OPTIMAL" or p["own_gap_rel"] <= target
+
+
+def test_no_rens_when_the_round_allows_none():
+    problem = make_scenario("sia", 256, seed=3).base()
+    out = pround.solve_round(problem, Settings(mip_gap_tol=1e-5, integer_submip_seconds=0.0),
+                             pround.PartitionConfig(k=4, executor="inline"))
+    assert "improvement" not in out.report
+    assert out.result.status.name == "FEASIBLE"  # above the target and nothing more to do: not OPTIMAL
+
+
+@pytest.mark.parametrize("domain,scale", [("te", 12), ("sia", 128)])
+def test_each_parts_engine_is_in_the_report_the_round_log_and_history(tmp_path, domain, scale):
+    sc = make_scenario(domain, scale, seed=0)
+    state = tmp_path / "st"
+    reps = [rounds.init(sc.base(), state, partition={"k": 2, "executor": "inline"})]
+    reps.append(rounds.step(sc.next_delta(1), state))
+    hist = rounds.history(state)
+    assert len(hist) == 2
+    for rep, row in zip(reps, hist, strict=True):
+        parts = rep["partitions"]["parts"]
+        engines = [p["engine"] for p in parts if p["status"] != "EMPTY"]
+        assert engines and all(e in ("pdhg", "alm") for e in engines), parts
+        top = max((p for p in parts if p["status"] != "EMPTY"), key=lambda p: p["iterations"])
+        assert rep["engine"] == top["engine"]  # the round's engine: the one its iterations count belongs to
+        assert row["engine"] == rep["engine"]
+        listed = ", ".join(f"{p['part']} {p['engine']}" for p in parts if p["status"] != "EMPTY")
+        assert f"parts' engines: {listed}" in row["message"]
+        assert f"parts' engines: {listed}" in rep["message"]
