@@ -251,3 +251,29 @@ def test_the_record_counts_the_solves_matrix_passes(te_round):
     assert alm.engine == "alm" and alm.state.engine["passes"] > 0
     assert f"{alm.state.engine['passes']:.0f} matrix passes" in alm.message
     assert EngineRecord.from_state(alm.state).passes == alm.state.engine["passes"]
+
+
+def test_a_warm_round_past_its_cold_cost_sends_the_next_rounds_cold(te_round):
+    """A warm PDHG round that made more matrix passes than the last cold solve: the next WARM_BACKOFF rounds
+    drop the warm start (judged after the fact: no round pays for both runs); an ALM run past it backs off the
+    ALM. A round within its cold cost leaves no back-off."""
+    from solver.lp.engine_choice import WARM_BACKOFF
+
+    q, warm, _ = te_round
+    x0, y0 = engine_choice.cold_point(q)
+    mid = SolverState(x=0.5 * (warm.x + x0), y=0.5 * warm.y, engine={**warm.engine, "skip_alm": 1})
+    ch = choose_engine(q, Settings(tol=TOL), mid)
+    assert ch.engine == "pdhg" and ch.use_warm
+    res = solve(q, Settings(tol=TOL), mid)
+    assert res.state.engine["skip_warm"] == 0  # within the cold solve's passes
+    cheap = SolverState(x=mid.x, y=mid.y, engine={**mid.engine, "cold_passes": 2.0})
+    res = solve(q, Settings(tol=TOL), cheap)
+    rec = EngineRecord.from_state(res.state)
+    assert res.warm_started and rec.passes > 2.0 and rec.skip_warm == WARM_BACKOFF
+    after = SolverState(x=mid.x, y=mid.y, engine=res.state.engine)  # a start that does not already meet tol
+    nxt = choose_engine(q, Settings(tol=TOL), after)
+    assert nxt.engine == "pdhg" and not nxt.use_warm and "cost more matrix passes" in nxt.reason
+    again = solve(q, Settings(tol=TOL), after)
+    assert not again.warm_started and again.state.engine["skip_warm"] == WARM_BACKOFF - 1
+    alm_over = solve(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "cold_passes": 2.0}))
+    assert alm_over.engine == "alm" and alm_over.state.engine["skip_alm"] == ALM_BACKOFF
