@@ -68,6 +68,8 @@ _SEVERITY = [Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DU
              Status.NUMERICAL_ERROR, Status.NO_INTEGER_SOLUTION, Status.TIME_LIMIT, Status.ITERATION_LIMIT,
              Status.FEASIBLE, Status.OPTIMAL]
 MILP_FEASIBLE_REL_TOL = 1e-6  #: max relative row/bound violation of a merged integer point
+FIRST_ASCENT_STEPS = 10  #: dual ascent evaluations of the merge before RENS when the point is far from the bound
+FAR_GAP = 2.0  #: ... far = its gap above this x mip_gap_tol (nearer: the whole ascent budget decides)
 
 
 @dataclass
@@ -252,7 +254,9 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             continue
         wb = WholeBound(problem) if problem.is_mip else None
         result, outcome_rep, y_bound = _merge(problem, settings, config, r.grouping, parts, results, part_rep,
-                                              solve_idx, r.rows_sh, r.spos, eff, duals, wb)
+                                              solve_idx, r.rows_sh, r.spos, eff, duals, wb,
+                                              first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0
+                                              else None)
         merge = time.perf_counter() - t2
         if wb is not None and _wants_improvement(settings, outcome_rep, result):
             try:
@@ -491,14 +495,18 @@ def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError
 def _merge(problem: Problem, settings: Settings, config: PartitionConfig, grouping, parts: list[Part],
            results: list, part_rep: list, solve_idx: list[int], rows_sh: np.ndarray, spos: np.ndarray,
            eff: np.ndarray, duals: np.ndarray, wb: WholeBound | None = None,
-           y_start: np.ndarray | None = None) -> tuple[SolveResult, dict, np.ndarray | None]:
+           y_start: np.ndarray | None = None, first_steps: int | None = None
+           ) -> tuple[SolveResult, dict, np.ndarray | None]:
     """Merge the parts' results into the whole-model SolveResult and the report's bound/gap fields.
 
     The bound is the best safe Lagrangian bound of the merged duals (:func:`solver.partition.bound.best_bound`);
     for a MILP with ``wb`` also the whole model's choice-row Lagrangian maximised by dual ascent from those
     duals (or from ``y_start`` (m,), an earlier ascent's, when it is tighter), within
-    ``settings.integer_dual_ascent_steps`` evaluations (:mod:`solver.partition.improve`). Returns (result,
-    report fields, the (m,) duals of the bound or None)."""
+    ``settings.integer_dual_ascent_steps`` evaluations (:mod:`solver.partition.improve`). With
+    ``first_steps`` (the merge before RENS may run) the ascent stops after that many evaluations when the
+    point is still more than FAR_GAP x ``mip_gap_tol`` from the bound (RENS will run; the merge after it goes
+    on from these duals); nearer, it runs its whole budget. Returns (result, report fields, the (m,) duals of
+    the bound or None)."""
     from solver.baselines.result import point_quality
     from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
 
@@ -539,10 +547,18 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, groupi
         cand = max(vals, key=lambda nm: sense * vals[nm] if np.isfinite(vals[nm]) else -np.inf)
         if cand != "previous_ascent":
             y[rows_sh] = starts[cand][rows_sh]
-        bound, y2, info_a = wb.ascend(starts[cand], objective, float(settings.mip_gap_tol),
-                                      settings.integer_dual_ascent_steps)
-        ascent = {"evaluations": int(info_a["steps"]), "seconds": round(float(info_a["seconds"]), 6),
-                  "start": cand, "start_bound": float(info_a["start_bound"]), "bound": float(bound)}
+        tol, steps = float(settings.mip_gap_tol), int(settings.integer_dual_ascent_steps)
+        first = steps if first_steps is None else min(steps, first_steps)
+        bound, y2, info_a = wb.ascend(starts[cand], objective, tol, first)
+        evals, secs = int(info_a["steps"]), float(info_a["seconds"])
+        far = np.isfinite(bound) and sense * (objective - bound) / max(1.0, abs(bound)) > FAR_GAP * tol
+        if first < steps and np.isfinite(bound) and not far and evals >= first:  # near the target: go on
+            b3, y3, info_b = wb.ascend(y2, objective, tol, steps - first)
+            evals, secs = evals + int(info_b["steps"]), secs + float(info_b["seconds"])
+            if np.isfinite(b3) and sense * (b3 - bound) > 0:
+                bound, y2 = b3, y3
+        ascent = {"evaluations": evals, "seconds": round(secs, 6), "start": cand,
+                  "start_bound": float(info_a["start_bound"]), "bound": float(bound)}
         bound = float(bound) if np.isfinite(bound) else None
         cand = "choice_lagrangian_ascent"
         y_bound = np.asarray(y2, dtype=np.float64) if bound is not None else None
