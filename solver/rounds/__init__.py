@@ -284,13 +284,16 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
             None = the state's partition executor when it is partitioned, else ``process``; ``pop_workers=0``
             means ``inline``). POP rows record it as ``executor``.
         ray_address: Ray cluster for ``ray`` (None: the state's, else ``$RAY_ADDRESS``, else a local one).
-        feasibility_tol: the ruler of ``violates_tol`` (max row/bound violation relative to max(1, |bound|));
-            None = the state's solve tolerance ``tol`` (config.json). A row that violates it is never the best.
+        feasibility_tol: the tolerance of ``violates_tol``: an LP point's relative primal residual (the engine's
+            OPTIMAL criterion) and column bounds, a MILP point's max row/bound violation relative to max(1, |bound|)
+            and integrality; None = the state's solve tolerance ``tol`` (config.json). A row that violates it is
+            never the best.
         progress: optional callable(str) told which baseline starts.
     Returns:
-        ``{"round", "n_cols", "n_rows", "nnz", "feasibility_tol", "copter": {...}, "baselines": [{...}, ...]}``;
-        every row has name, status, objective, objective_diff_rel, seconds, time_ratio, max_row_violation,
-        max_row_violation_rel, max_bound_violation, integrality_violation, max_violation_rel, violates_tol,
+        ``{"round", "n_cols", "n_rows", "nnz", "feasibility_tol", "feasibility_ruler", "copter": {...},
+        "baselines": [{...}, ...]}``; every row has name, status, objective, objective_diff_rel, seconds,
+        time_ratio, max_row_violation, max_row_violation_rel, max_bound_violation, integrality_violation,
+        max_violation_rel, primal_residual_rel, dual_residual_rel, duality_gap_rel, violates_tol,
         hit_limit, message
         (:mod:`solver.rounds.comparison` defines them; POP rows add the POP time fields).
     Raises:

@@ -11,7 +11,8 @@ Row fields (the same for copter and every baseline; the bench scripts' rows use 
   failed row has no objective to compare), ``objective_diff_rel`` = sense * (objective - best) /
   max(1, |best|), the best taken over the OPTIMAL/FEASIBLE rows without ``violates_tol`` (0 = best,
   > 0 = worse; null for non-OPTIMAL/FEASIBLE rows, which never count toward the best);
-- ``max_violation_rel``, ``violates_tol``: see the feasibility ruler below;
+- ``max_violation_rel``, ``primal_residual_rel``, ``violates_tol`` (and copter's ``dual_residual_rel``,
+  ``duality_gap_rel``): see the feasibility contract below;
 - ``seconds``: wall seconds of the method's work on this round's problem on this machine: copter's
   apply + solve + integerize phases (its report; load and save are I/O no baseline does), HiGHS's model
   hand-over + solve, POP's whole call (split, worker processes, parts, combine); ``time_ratio`` =
@@ -24,13 +25,28 @@ Row fields (the same for copter and every baseline; the bench scripts' rows use 
   partitioned rounds; default the state's ``--executor`` when it is partitioned, else ``process``). A part
   worker that dies twice fails the command (``PartWorkerError``, exit code 5) before anything is logged.
 
-Feasibility is judged on one stated ruler, ``feasibility_tol`` (top level of the result; default: the
-state's solve tolerance ``tol`` from config.json, 1e-4 unless ``init --tol`` chose another): each row gets
-``max_violation_rel`` = the largest violation of a row (``row_lower <= A x <= row_upper``) or of a column
-bound, each divided by max(1, |violated bound|), recomputed from the round's exact model, and
-``violates_tol`` = max_violation_rel > feasibility_tol, or (MILP) an integer column more than
-feasibility_tol from an integer. A row with ``violates_tol`` keeps its objective and diff (which may then
-be negative: it is "better" only by violating rows) but never counts toward the best.
+Feasibility is judged by the contract each kind of point was solved under, at one stated tolerance
+``feasibility_tol`` (top level of the result; default: the state's solve tolerance ``tol`` from config.json,
+1e-4 unless ``init --tol`` chose another); ``feasibility_ruler`` (top level) names the measure:
+
+- LP (``primal_residual_rel``): the relative primal residual of the LP engine's OPTIMAL criterion,
+  ||A x - proj_[row_lower, row_upper](A x)||_2 / (1 + ||b||_2) with b the finite row bounds, computed by
+  :func:`solver.lp.original_kkt.original_kkt` (the engine's own function, in original units) on every
+  method's point alike; ``violates_tol`` = primal_residual_rel > feasibility_tol, or a column bound missed
+  by more than feasibility_tol relative to max(1, |bound|) (the engine's points lie within their bounds
+  exactly), or a nan in the point. This is norm-wise (PDLP/cuPDLPx, arXiv 2106.04756, 2507.14051): an
+  OPTIMAL point may miss a single row by more than tol relative to its bound and is not flagged for it.
+  copter's row also carries ``dual_residual_rel`` and ``duality_gap_rel`` of its saved (x, y) (the other
+  two OPTIMAL criteria, PDLP's for a given point: reduced costs c - A'y projected onto the signs the bounds
+  allow, so they may differ a little from the report's, which recovers them from the iterate; null for the
+  baselines, which hand back no duals, and for MILP rounds).
+- MILP (``max_violation_rel``): integer points are exact, so the ruler is row-wise: ``violates_tol`` =
+  max_violation_rel > feasibility_tol, or an integer column more than feasibility_tol from an integer.
+
+Every row also reports ``max_violation_rel`` (information for an LP): the largest violation of a row
+(``row_lower <= A x <= row_upper``) or of a column bound, each divided by max(1, |violated bound|),
+recomputed from the round's exact model. A row with ``violates_tol`` keeps its objective and diff (which
+may then be negative: it is "better" only by violating rows) but never counts toward the best.
 
 The ``highs-warm`` baseline keeps its simplex basis by name in ``STATE/baselines/highs-warm/``
 (:mod:`solver.rounds.basis_store`). To time round r hot-started from round r-1 it uses the stored basis
@@ -51,6 +67,7 @@ from formats.checkpoint import StateStore
 from solver.baselines import registry
 from solver.baselines.highs import check_solver
 from solver.baselines.result import point_quality
+from solver.lp.original_kkt import original_kkt
 from solver.model.errors import NotApplicableError, PartWorkerError, StateError, UsageError
 from solver.model.problem import Problem
 from solver.rounds.basis_store import StateBases
@@ -64,14 +81,20 @@ def copter_point(gen, problem: Problem) -> np.ndarray | None:
     when the file is unreadable or misses one of the problem's columns."""
     rel = gen.report.get("solution_path")
     path = (gen.path.parent / rel) if rel else (gen.path / "solution.parquet")
+    return _column_by_name(path, "value", problem.col_names)
+
+
+def _column_by_name(path, column: str, names) -> np.ndarray | None:
+    """Column ``column`` of the Parquet file ``path`` (with a ``name`` column) in the order of ``names``;
+    None when the file is unreadable or misses a name."""
     try:
-        t = pq.read_table(path, columns=["name", "value"])
+        t = pq.read_table(path, columns=["name", column])
     except (OSError, pa.ArrowException):
         return None
-    pos = pc.index_in(pa.array(problem.col_names, type=pa.string()), value_set=t.column("name"))
+    pos = pc.index_in(pa.array(names, type=pa.string()), value_set=t.column("name"))
     if pos.null_count:
         return None
-    return t.column("value").to_numpy()[pos.to_numpy()]
+    return t.column(column).to_numpy()[pos.to_numpy()]
 
 
 def _violation_rel(v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
@@ -86,36 +109,63 @@ def _violation_rel(v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
     return math.nan if np.isnan(worst).any() else float(worst.max())
 
 
-def feasibility(problem: Problem, x: np.ndarray | None, tol: float) -> dict:
-    """The stated feasibility ruler of a compare row (see the module docstring).
+def feasibility_ruler(problem: Problem) -> str:
+    """The measure ``violates_tol`` compares with feasibility_tol: ``primal_residual_rel`` for an LP (the
+    engine's norm-wise OPTIMAL criterion), ``max_violation_rel`` for a MILP (integer points are exact)."""
+    return "max_violation_rel" if problem.is_mip else "primal_residual_rel"
+
+
+def feasibility(problem: Problem, x: np.ndarray | None, tol: float, y: np.ndarray | None = None) -> dict:
+    """The feasibility measures and flag of a compare row (see the module docstring: the contract).
 
     Args:
         problem: the round's exact model (m rows, n columns).
         x: (n,) point in the problem's column order, or None (no point).
-        tol: ``feasibility_tol``, relative to max(1, |bound|).
+        tol: ``feasibility_tol`` (relative; see :func:`feasibility_ruler` for the measure it bounds).
+        y: (m,) row duals of ``x`` in the problem's sense (HiGHS convention), or None. With them an LP row also
+            gets ``dual_residual_rel`` and ``duality_gap_rel`` (information, not part of the flag).
     Returns:
-        ``{"max_violation_rel": float (nan without a point), "violates_tol": bool, or None without a point}``;
-        a point holding nan violates. One sparse mat-vec plus O(m + n) numpy work.
+        ``{"max_violation_rel", "primal_residual_rel", "dual_residual_rel", "duality_gap_rel": float or None
+        (nan / None without a point), "violates_tol": bool, or None without a point}``; a point holding nan
+        violates. One pass over A (``solver.lp.original_kkt``) plus one sparse mat-vec and O(m + n) numpy work.
     """
+    nan = math.nan
     if x is None:
-        return {"max_violation_rel": math.nan, "violates_tol": None}
+        return {"max_violation_rel": nan, "primal_residual_rel": nan, "dual_residual_rel": None,
+                "duality_gap_rel": None, "violates_tol": None}
     x = np.asarray(x, dtype=np.float64)
-    worst = max(_violation_rel(problem.row_activity(x), problem.row_lower, problem.row_upper),
-                _violation_rel(x, problem.col_lower, problem.col_upper))
-    if problem.is_mip and not math.isnan(worst):
+    rows = _violation_rel(problem.row_activity(x), problem.row_lower, problem.row_upper)
+    bounds = _violation_rel(x, problem.col_lower, problem.col_upper)
+    worst = max(rows, bounds)
+    with_y = y is not None and not problem.is_mip
+    kkt = original_kkt(problem, x, y if with_y else np.zeros(problem.n_rows))[0]
+    # original_kkt reads a nan entry as 0 (its candidate point): a nan point is caught by ``worst``
+    primal = nan if math.isnan(worst) else kkt.primal_residual_rel
+    if problem.is_mip:
         xi = x[problem.integrality]
         off = float(np.max(np.abs(xi - np.round(xi)))) if xi.size else 0.0
-        violates = not (worst <= tol and off <= tol)
+        violates = not (worst <= tol and off <= tol)  # nan violates
     else:
-        violates = not (worst <= tol)  # nan violates
-    return {"max_violation_rel": worst, "violates_tol": violates}
+        violates = not (primal <= tol and bounds <= tol)
+    return {"max_violation_rel": worst, "primal_residual_rel": primal,
+            "dual_residual_rel": kkt.dual_residual_rel if with_y and not math.isnan(worst) else None,
+            "duality_gap_rel": kkt.gap_rel if with_y and not math.isnan(worst) else None, "violates_tol": violates}
+
+
+def copter_duals(gen, problem: Problem) -> np.ndarray | None:
+    """copter's saved (m,) row duals of this round (duals.parquet), aligned to ``problem`` by name; None when
+    the file is unreadable or misses one of the problem's rows."""
+    rel = gen.report.get("duals_path")
+    path = (gen.path.parent / rel) if rel else (gen.path / "duals.parquet")
+    return _column_by_name(path, "dual", problem.row_names)
 
 
 def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
-    """copter's own figures for this round: status from its report; objective and violations recomputed from
-    its saved point (``tol``: the feasibility ruler, see :func:`feasibility`)."""
+    """copter's own figures for this round: status from its report; objective, violations and (LP) the relative
+    KKT measures recomputed from its saved point and duals (``tol``: see :func:`feasibility`)."""
     rep = gen.report
     x = copter_point(gen, problem)
+    y = None if problem.is_mip else copter_duals(gen, problem)
     q = point_quality(problem, x)
     secs = rep.get("seconds") or {}
     solve_s = float(secs.get("solve", math.nan)) + float(secs.get("integerize", 0.0) or 0.0)
@@ -127,7 +177,7 @@ def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
             "max_row_violation_rel": q.max_row_violation_rel, "max_bound_violation": q.max_bound_violation,
             "integrality_violation": q.integrality_violation, "hit_limit": rep.get("status") == "TIME_LIMIT",
             "warm_started": rep.get("warm_started"), "iterations": rep.get("iterations"),
-            "message": rep.get("message", ""), **feasibility(problem, x, tol)}
+            "message": rep.get("message", ""), **feasibility(problem, x, tol, y)}
 
 
 def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_limit_seconds: float,
@@ -192,7 +242,8 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
         out.append({**res.summary(), **feasibility(problem, res.x, tol)})
     _derive(copter, out, problem.sense)
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
-              "feasibility_tol": tol, "copter": copter, "baselines": out}
+              "feasibility_tol": tol, "feasibility_ruler": feasibility_ruler(problem), "copter": copter,
+              "baselines": out}
     _log(store, gen, result)
     return result
 
@@ -230,7 +281,7 @@ def not_applicable_row(name: str, message: str) -> dict:
     """The compare row of baseline ``name`` that does not apply to this model: status ``NOT_APPLICABLE``,
     objective/seconds None and ``message`` saying why (e.g. how to pass --pop-client-regex)."""
     return {"name": name, "status": NOT_APPLICABLE, "objective": None, "seconds": None, "hit_limit": False,
-            "message": message, "max_violation_rel": math.nan, "violates_tol": None}
+            "message": message, **feasibility(None, None, math.nan)}
 
 
 def _state_tol(store: StateStore) -> float:
