@@ -40,7 +40,10 @@ import numpy as np
 from numba import njit
 
 from formats.mps_fields import HEADER_START, check_line_fields
+from solver import kernel_cache
 from solver.model.errors import FormatError, ValidationError
+
+kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
 
 ROWS, COLUMNS, RHS, RANGES, BOUNDS = 5, 1, 2, 3, 4
 SECTION_CODES = {b"ROWS": ROWS, b"COLUMNS": COLUMNS, b"RHS": RHS, b"RANGES": RANGES, b"BOUNDS": BOUNDS}

@@ -8,6 +8,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solver import kernel_cache
+
+kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
+
 
 @njit(cache=True)
 def find_entries_kernel(indptr, indices, cols, rows):  # pragma: no cover - compiled

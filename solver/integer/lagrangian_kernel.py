@@ -12,6 +12,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solver import kernel_cache
+
+kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
+
 NOISE = 64 * np.finfo(np.float64).eps  #: reduced costs within NOISE * (|c| + |A|'|y|) of 0 count as 0
 
 

@@ -24,6 +24,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solver import kernel_cache
+
+kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
+
 
 @njit(cache=True)
 def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,

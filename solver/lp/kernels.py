@@ -25,6 +25,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solver import kernel_cache
+
+kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
+
 RAY_SIGNIFICANCE = 1e-9
 """An infeasibility ray's objective counts only above this fraction of the sum of its terms' magnitudes
 (a compile-time constant of :func:`check_measures`; see ``solver.lp.infeasibility``)."""

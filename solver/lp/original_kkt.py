@@ -21,10 +21,13 @@ import math
 import numpy as np
 from numba import njit
 
+from solver import kernel_cache
 from solver.lp import kernels, kernels_ref
 from solver.lp.scaling import combined_bound_norm
 from solver.lp.termination import KKT, OrigLP, kkt_from_original
 from solver.model.problem import Problem
+
+kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
 
 
 @njit(cache=True)

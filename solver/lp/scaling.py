@@ -19,6 +19,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from solver import kernel_cache
+
+kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
+
 if TYPE_CHECKING:  # scipy is imported where it is used (0.2-0.7 s a process otherwise)
     import scipy.sparse as sp
 

@@ -1,0 +1,109 @@
+"""``solver.kernel_cache``: copter's kernels load from numba's cache without numba's compiler set-up
+(issue #15), give the results they gave when compiled, and other functions keep numba's own loader.
+
+Each phase runs in a new process against a private cache (``NUMBA_CACHE_DIR`` = a temporary folder): the
+first compiles ``solver.lp.kernels.spmv_csc`` and a kernel of a module outside copter's packages, the
+second loads both from the cache. ``numba.np.arraymath`` is one of the modules numba's context refresh
+imports, so its absence after a load shows the refresh was skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+USER_KERNEL = textwrap.dedent('''
+    from numba import njit
+
+
+    @njit(cache=True)
+    def twice_sum(x):
+        s = 0.0
+        for v in x:
+            s += 2.0 * v
+        return s
+''')
+
+PHASE = textwrap.dedent('''
+    import json, sys
+    import numpy as np
+    from numba.core import event
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev):
+            pass
+
+    from solver.lp import kernels
+
+    cp = np.array([0, 2, 3, 5], dtype=np.int64)
+    ci = np.array([0, 2, 1, 0, 2], dtype=np.int32)
+    cv = np.array([1.5, -2.0, 0.25, 3.0, 1e-3])
+    x = np.array([0.1, -7.0, 2.0])
+    out = np.empty(3)
+    with event.install_listener("numba:compile", Listener()):
+        kernels.spmv_csc(cp, ci, cv, x, out)
+        after_copter = "numba.np.arraymath" in sys.modules
+        import user_kernel
+        total = user_kernel.twice_sum(x)
+    print(json.dumps({"out": out.tolist(), "total": total, "compiled": compiled,
+                      "refreshed_after_copter_kernel": after_copter,
+                      "refreshed_after_user_kernel": "numba.np.arraymath" in sys.modules}))
+''')
+
+
+def _phase(tmp: Path, cache: Path) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache),
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", PHASE], cwd=tmp, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_lean_loader_is_installed_for_the_installed_numba():
+    """Importing a kernel module installs it; a second install is a no-op. Fails on a numba version the
+    loader was not checked against (then add it to CHECKED_NUMBA after checking numba's Cache)."""
+    from numba.core import caching
+
+    from solver import kernel_cache
+    from solver.lp import kernels  # noqa: F401 - installs on import
+
+    assert getattr(caching.Cache.load_overload, "copter_lean", False)
+    before = caching.Cache.load_overload
+    assert kernel_cache.install() is True
+    assert caching.Cache.load_overload is before
+
+
+def test_cached_kernel_loads_without_compiler_setup_and_gives_the_compiled_result(tmp_path):
+    """Second process: copter's kernel comes from the cache (no compilation) without numba's context
+    refresh and gives bitwise the first process's result (and its numpy twin's); the user's kernel also
+    comes from the cache, through numba's own loader (which refreshes)."""
+    from solver.lp.kernels_ref import spmv_csc_ref
+
+    (tmp_path / "user_kernel.py").write_text(USER_KERNEL)
+    cache = tmp_path / "numba-cache"
+    first = _phase(tmp_path, cache)
+    assert sorted(first["compiled"]) == ["spmv_csc", "twice_sum"]
+    second = _phase(tmp_path, cache)
+    assert second["compiled"] == []
+    assert not second["refreshed_after_copter_kernel"]
+    assert second["refreshed_after_user_kernel"]
+    assert second["out"] == first["out"]
+    assert second["total"] == first["total"]
+    ref = np.empty(3)
+    spmv_csc_ref(np.array([0, 2, 3, 5]), np.array([0, 2, 1, 0, 2], dtype=np.int32),
+                 np.array([1.5, -2.0, 0.25, 3.0, 1e-3]), np.array([0.1, -7.0, 2.0]), ref)
+    assert np.allclose(second["out"], ref, rtol=0, atol=1e-12)
