@@ -17,14 +17,30 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from formats import parquet as _parquet
-from formats.parquet import problem_to_delta, read_delta, read_problem_parquet
-from solver.model.delta import Delta
 from solver.model.errors import InputError, UsageError
-from solver.model.problem import Problem
 
-__all__ = ["read_problem", "write_problem", "read_delta", "write_delta", "problem_to_delta", "kind_of"]
+if TYPE_CHECKING:
+    from solver.model.delta import Delta
+    from solver.model.problem import Problem
+
+# formats.parquet (pyarrow.parquet, pyarrow.compute) and formats.mps (HiGHS) are imported by the function
+# that uses them: `copter export -o x.mps` needs no Parquet (issue #15: start-up)
+_FROM_PARQUET = ("problem_to_delta", "read_delta", "read_problem_parquet")
+
+
+def __getattr__(name: str):
+    """The re-exported readers of ``formats.parquet`` (:data:`_FROM_PARQUET`), imported on first use."""
+    if name in _FROM_PARQUET:
+        from formats import parquet
+
+        return getattr(parquet, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["read_problem", "write_problem", "read_delta", "write_delta", "problem_to_delta",  # noqa: F822 (lazy)
+           "kind_of"]
 
 _MPS = (".mps", ".mps.gz")
 _PARQUET = (".parquet", ".pq")
@@ -56,6 +72,8 @@ def read_problem(path: str | os.PathLike) -> Problem:
         from formats.mps import read_mps
 
         return read_mps(path)
+    from formats.parquet import read_problem_parquet
+
     return read_problem_parquet(path)
 
 
@@ -75,7 +93,9 @@ def write_problem(problem: Problem, path: str | os.PathLike) -> None:
 
             write_mps(problem, tmp)
         else:
-            _parquet.write_problem_parquet(problem, tmp)
+            from formats.parquet import write_problem_parquet
+
+            write_problem_parquet(problem, tmp)
 
 
 def write_delta(delta: Delta, path: str | os.PathLike) -> None:
@@ -85,8 +105,10 @@ def write_delta(delta: Delta, path: str | os.PathLike) -> None:
     Raises:
         EnvironmentFaultError: the machine refused the write. InputError: the folder does not exist.
     """
+    from formats import parquet
+
     with _writing(path) as tmp:
-        _parquet.write_delta(delta, tmp)
+        parquet.write_delta(delta, tmp)
 
 
 @contextmanager

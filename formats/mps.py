@@ -82,7 +82,6 @@ import numpy as np
 
 from formats.mps_fields import HEADER_START
 from formats.mps_names import check_bound_columns, locate_undefined_rows, trailing_empty_columns
-from formats.mps_numbers import check_data_lines
 from solver.highs_bridge import from_highs_lp, is_error, new_highs, to_highs_lp
 from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
 from solver.model.problem import INF_BOUND, Problem
@@ -298,6 +297,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
         (see module docstring). UnsupportedError: quadratic/SOS/indicator/semi-continuous content.
         ValidationError: nan, or an infinite cost/coefficient (file, line, entity named).
     """
+    from formats.mps_numbers import check_data_lines  # a numba kernel: imported by reading only (not export)
+
     path = str(path)
     if not os.path.isfile(path):
         raise InputError("file not found", file=path)
@@ -342,6 +343,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
 def _raise_nan_with_entity(path: str, line: int) -> None:
     """On HiGHS's failure with a ``nan`` token at ``line``: the number scan's error for that line names
     the field and the entity too (raised only if it points at the same line)."""
+    from formats.mps_numbers import check_data_lines
+
     with _text(path) as data:
         try:
             check_data_lines(data, path, _header_index(data), _line_of, False)

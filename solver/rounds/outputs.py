@@ -7,15 +7,16 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from formats import reports
 from solver.model.errors import UsageError
 
 if TYPE_CHECKING:  # annotations only: show --solution reads file_round without scipy (solver.model.problem)
+    import pyarrow as pa
+
     from formats.checkpoint import Generation
     from solver.model.problem import Problem
+
+# pyarrow.parquet and formats.reports (pyarrow.compute) are imported by the functions that write or read the
+# files: `copter export` checks its -o with check_output_file and needs neither (issue #15: start-up)
 
 OUTPUT_FILES = ("solution.parquet", "duals.parquet", "changes.parquet")
 ROUND_KEY = "copter.round"  #: Parquet key-value metadata of every output file: its round number (ASCII digits)
@@ -36,6 +37,8 @@ def file_round(path) -> int | None:
         OSError, pyarrow.ArrowException: the file cannot be read as Parquet.
         ValueError: the key holds something other than ASCII digits.
     """
+    import pyarrow.parquet as pq
+
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(ROUND_KEY.encode())
     if raw is None:
@@ -46,7 +49,7 @@ def file_round(path) -> int | None:
 
 
 def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, info=None,
-                  tol: float = reports.MOVE_TOL) -> int:
+                  tol: float | None = None) -> int:
     """Write solution/duals/changes Parquet files into the generation ``writer`` is writing.
 
     Args:
@@ -56,13 +59,16 @@ def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, 
         info: the ``solver.differential.ApplyInfo`` of the round's delta (index maps), or None.
         tol: the round's relative solve tolerance (``Settings.tol``): a continuous variable counts as moved
             when ``|new - old| > tol * max(1, |old|, |new|)``, an integer one when its value differs at all
-            (``formats.reports.changes_table``).
+            (``formats.reports.changes_table``); None: ``formats.reports.MOVE_TOL`` (1e-4).
     Returns:
         The number of changed variables (``changed_variables`` of the report).
 
     Every file carries the generation's round number (``writer.round``) as Parquet metadata
     :data:`ROUND_KEY`, so a copy (``--out``) still says which round it holds.
     """
+    from formats import reports
+
+    tol = reports.MOVE_TOL if tol is None else tol
     r = writer.round
     reports.write_parquet(writer.path("solution.parquet"),
                           with_round(reports.solution_table(problem.col_names, result.x, result.reduced_cost), r),
@@ -80,6 +86,9 @@ def write_outputs(writer, problem: Problem, result, old: Problem | None, old_x, 
 
 def previous_allocation(prev: Generation):
     """The previous round's returned (n_old,) point: solution.parquet's values (falls back to the state's x)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = prev.path / "solution.parquet"
     try:
         return pq.read_table(path, columns=["value"]).column("value").to_numpy()
@@ -158,6 +167,7 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
     """
     if out_dir is None:
         return report
+    from formats import reports
     from formats.atomic import copy_file, write_text
     from formats.faults import as_environment_fault, is_environment_fault
 
