@@ -1,40 +1,40 @@
-"""The ``copter`` Typer application: every command module registers itself here."""
+"""The ``copter`` Typer application: every command module registers itself here.
+
+A process runs one command, so :func:`main` imports only the module of the command named in argv
+(:data:`COMMAND_MODULES`); ``--help``, no command or a name no module registers get every module, so the
+command list, "No such command" and its suggestions are those of the whole app (issue #15: each command
+module imported costs start-up). ``copter_cli.app.app`` is the whole app (built on first access), for
+``typer.testing.CliRunner`` and other in-process callers.
+"""
 
 from __future__ import annotations
 
 import typer
 
-from copter_cli import (
-    cmd_compare,
-    cmd_demo,
-    cmd_formats,
-    cmd_prepare,
-    cmd_report,
-    cmd_solve,
-    cmd_state,
-    cmd_worker,
-)
-
-app = typer.Typer(
-    name="copter",
-    help="Continual optimization for round-based resource allocation (LP/MILP re-solved warm every round).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help: rich's panels showed every flag as taking a value ("--json <bool>")
-)
+#: every command module of ``copter_cli`` and the top-level commands its ``register(app)`` adds, in the order
+#: of ``copter --help`` (tests/test_startup_imports.py checks this table against the modules)
+COMMAND_MODULES = {
+    "cmd_solve": ("solve",),
+    "cmd_formats": ("convert", "diff"),
+    "cmd_state": ("init", "step", "show", "history", "rollback", "export"),
+    "cmd_demo": ("demo",),
+    "cmd_compare": ("compare",),
+    "cmd_prepare": ("prepare",),
+    "cmd_report": ("report",),
+    "cmd_worker": ("worker",),
+}
+OWN_COMMANDS = ("version",)  #: defined here, no module to import
 
 
 def _print_version(value: bool) -> None:
     """Eager ``--version``: print ``copter X.Y.Z`` (the installed package's version) on stdout and exit 0."""
     if value:
-        from importlib.metadata import version as v
+        from copter_cli.versions import installed_version
 
-        typer.echo(f"copter {v('copter')}")
+        typer.echo(f"copter {installed_version('copter')}")
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                   help="Print copter's version and exit (`copter version` adds the libraries)."),
@@ -42,22 +42,54 @@ def _root(
     """copter: keep an LP/MILP and its solver state on disk, apply a delta each round, re-solve warm."""
 
 
-@app.command()
 def version(json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
     """Print the versions of copter and its libraries."""
-    from importlib.metadata import version as v
+    from copter_cli.output import print_json, say
+    from copter_cli.versions import installed_version
 
-    from copter_cli.output import console, print_json
-
-    info = {name: v(name) for name in ("copter", "highspy", "numba", "numpy", "pyarrow")}
+    info = {name: installed_version(name) for name in ("copter", "highspy", "numba", "numpy", "pyarrow")}
     if json_out:
         print_json(info)
     else:
-        console.print("  ".join(f"{k} {val}" for k, val in info.items()))
+        say("  ".join(f"{k} {val}" for k, val in info.items()))
 
 
-for _module in (cmd_solve, cmd_formats, cmd_state, cmd_demo, cmd_compare, cmd_prepare, cmd_report, cmd_worker):
-    _module.register(app)
+def command_name(args: list[str]) -> str | None:
+    """The command ``args`` name: the first argument that is not an option (the root group has only the
+    flags ``--version`` and ``--help``, which take no value), else None."""
+    return next((a for a in args if not a.startswith("-")), None)
+
+
+def build(command: str | None = None) -> typer.Typer:
+    """The ``copter`` app with every command module registered, or, when ``command`` is a known command,
+    only the module that registers it (none for ``version``). Help and errors of ``command`` are the same in
+    both (its parameters, the root's usage line and options do not depend on the other commands)."""
+    app = typer.Typer(
+        name="copter",
+        help="Continual optimization for round-based resource allocation (LP/MILP re-solved warm every round).",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # plain help: rich's panels showed every flag as taking a value ("--json <bool>")
+    )
+    app.callback()(_root)
+    app.command()(version)
+    modules = [m for m, names in COMMAND_MODULES.items() if command in names]
+    if not modules and command not in OWN_COMMANDS:
+        modules = list(COMMAND_MODULES)
+    for module in modules:
+        # __import__, not importlib.import_module: `python -X importtime` lists only what the import machinery
+        # of the import statement loads, and the command modules belong in that list
+        __import__(f"copter_cli.{module}", fromlist=["register"]).register(app)
+    return app
+
+
+def __getattr__(name: str):
+    """``app``: the whole app, built on first access and kept."""
+    if name == "app":
+        globals()["app"] = whole = build()
+        return whole
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _usage_json(err) -> int:
@@ -100,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     json_out = "--json" in args
     try:
+        app = build(command_name(args))
         if not json_out:
             app(args=args)
             return

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from copter_cli.output import console, print_json, run
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
 
@@ -30,11 +32,15 @@ def _fmt(v, spec: str = ".6g") -> str:
 def _wide_console() -> Console:
     """stderr console at least 150 columns wide (a 9-column table is unreadable at rich's 80-column default
     when stderr is not a terminal)."""
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=False, width=max(console.width, 150))
 
 
 def print_table(res: dict) -> None:
     """The comparison as a rich table on stderr."""
+    from rich.table import Table
+
     out = _wide_console()
     t = Table(title=f"round {res['round']}: {res['n_rows']} rows x {res['n_cols']} cols, {res['nnz']} nonzeros")
     for col in ("name", "status", "objective", "obj. diff rel", "primal res. rel", "row viol.", "row viol. rel",

@@ -9,32 +9,42 @@ code of its status, a no-op re-apply with 0).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from copter_cli import exit_codes
 from copter_cli import solver_options as opts
 from copter_cli.output import console, emit, run, say
-from formats.checkpoint import StateStore
-from solver import rounds
 from solver.model.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# rich, solver.rounds and formats.checkpoint are imported where used: `copter --help` imports every command
+# module, and `rollback` or `export` print no table (issue #15: start-up)
 
 STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
 ROUND_HELP = "A kept round instead of the current one (a round that is not kept: exit 2)."
 
 
+def _rounds():
+    """The ``solver.rounds`` library (imported on first use)."""
+    from solver import rounds
+
+    return rounds
+
+
 def _state(state: Path | None) -> Path:
-    return state if state is not None else rounds.default_state_dir()
+    return state if state is not None else _rounds().default_state_dir()
 
 
 def _wide() -> Console:
     """The stderr console, or (when stderr is not a terminal, where rich assumes 80 columns) a wider one so
     tables are not truncated in logs."""
-    return console if console.is_terminal else Console(stderr=True, width=160, highlight=False)
+    from rich.console import Console
+
+    return console.get() if console.is_terminal else Console(stderr=True, width=160, highlight=False)
 
 
 def _fmt(v, spec: str = ".6g") -> str:
@@ -50,6 +60,9 @@ def _print_report(report: dict) -> None:
     if report.get("no_op"):
         console.print(report.get("message", "nothing done"), markup=False)
         return
+    from rich.markup import escape
+    from rich.table import Table
+
     t = Table(title=f"copter round {report.get('round', '?')}", show_header=False, box=None)
     for key in ("status", "objective", "lp_bound", "gap_rel", "iterations", "warm_started",
                 "primal_residual_rel", "dual_residual_rel", "changed_variables", "solution_path",
@@ -151,10 +164,11 @@ def _after_prepare(fn, *args, **kw):
 def _stored_settings(st: Path):
     """The settings init stored in ``st`` (for the progress line's time limit); the defaults when they cannot
     be read (the round itself then reports what is wrong)."""
+    from formats.checkpoint import StateStore
     from solver.model.settings import Settings
 
     try:
-        return rounds.settings_from_json(StateStore(st).config().get("settings"))
+        return _rounds().settings_from_json(StateStore(st).config().get("settings"))
     except (TypeError, ValueError, AttributeError):
         return Settings()
 
@@ -207,7 +221,7 @@ def init_cmd(
                      "passes": partition_passes, "executor": executor, "ray_address": ray_address,
                      "update_every": share_update_every}
     run(json_out, debug,
-        lambda: _finish(_after_prepare(_with_progress(rounds.init, solver, solver.settings()), base, _state(state),
+        lambda: _finish(_after_prepare(_with_progress(_rounds().init, solver, solver.settings()), base, _state(state),
                                        solver.settings(), keep, out, wait,
                                        partition=partition), json_out))
 
@@ -237,6 +251,9 @@ def step_cmd(
     def body() -> int:
         if sum(str(d) == "-" for d in deltas) > 1:
             raise UsageError("DELTA '-' (the delta's Parquet bytes on standard input) can be given only once")
+        from formats.checkpoint import StateStore
+
+        rounds = _rounds()
         st = _state(state)
         settings = None  # none given: the library uses the stored settings
         if solver:
@@ -253,6 +270,8 @@ def step_cmd(
 
 
 def _print_show(report: dict) -> None:
+    from rich.markup import escape
+
     _print_report(report)
     if "last_failed" in report:
         lf = report["last_failed"]
@@ -290,10 +309,10 @@ def show_cmd(
                                     ("--zero-tol", zero_tol)) if v is not None]
             if given:
                 raise UsageError(f"{given[0]} needs --solution")
-            return emit(rounds.show(_state(state), round_), json_out, _print_show)
+            return emit(_rounds().show(_state(state), round_), json_out, _print_show)
         from copter_cli.allocation_view import print_allocation
 
-        res = rounds.show_solution(_state(state), round_, top=10 if top is None else top,
+        res = _rounds().show_solution(_state(state), round_, top=10 if top is None else top,
                                    entries=3 if entries is None else entries, changes=changes,
                                    client_regex=client_regex, zero_tol=zero_tol)
         return emit(res, json_out, print_allocation)
@@ -302,6 +321,9 @@ def show_cmd(
 
 
 def _print_history(rows: list[dict]) -> None:
+    from rich import box
+    from rich.table import Table
+
     t = Table(title="copter history", box=box.SIMPLE_HEAD)
     for col in ("round", "", "status", "objective", "gap", "iters", "warm", "changed", "load", "apply",
                 "solve", "integ.", "save", "total", "compare (time / copter)"):
@@ -351,7 +373,7 @@ def history_cmd(
             raise UsageError("--json and --csv exclude each other")
         if last is not None and last < 1:
             raise UsageError(f"--last must be at least 1, got {last}")
-        rows = rounds.history(_state(state), last)
+        rows = _rounds().history(_state(state), last)
         if csv_out:
             _print_csv(rows)
             return 0
@@ -373,7 +395,7 @@ def rollback_cmd(
     Later rounds stay on disk, so --to can move forward again, until the next step starts a new branch and
     moves them into STATE/abandoned/."""
     run(json_out, debug,
-        lambda: emit(rounds.rollback(_state(state), to, wait), json_out, lambda r: say(r["message"])))
+        lambda: emit(_rounds().rollback(_state(state), to, wait), json_out, lambda r: say(r["message"])))
 
 
 def _say_export(res: dict) -> None:
@@ -393,7 +415,7 @@ def export_cmd(
     """Write the current (or a kept) round's problem to a file.
 
     MPS or Parquet, by the output's extension."""
-    run(json_out, debug, lambda: emit(rounds.export(_state(state), output, round_), json_out, _say_export))
+    run(json_out, debug, lambda: emit(_rounds().export(_state(state), output, round_), json_out, _say_export))
 
 
 def register(app: typer.Typer) -> None:

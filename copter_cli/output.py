@@ -2,13 +2,16 @@
 
 ``--json`` prints exactly one JSON object on stdout as plain text (never through rich, which wraps long
 lines when piped). Human output goes through a rich Console on stderr, without colour when stderr is
-not a TTY.
+not a TTY. rich is imported on the console's first use, and :func:`say` writes text that rich would print
+unchanged without it, so a command that prints one plain line (``version``, ``rollback``, ``export``) never
+imports rich (issue #15: rich's import is ~40 ms of a 0.3 s start-up).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -16,8 +19,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from copter_cli import exit_codes
 from solver.model.errors import CopterError
@@ -25,7 +26,43 @@ from solver.model.errors import CopterError
 #: the console's settings (the long-running worker's child builds the console again with them, for the client's
 #: terminal and environment: ``copter_cli.worker_child``)
 CONSOLE_OPTIONS = {"stderr": True, "highlight": False, "soft_wrap": True}  # never hard-wrap: one message, one line
-console = Console(**CONSOLE_OPTIONS)
+
+
+class LazyConsole:
+    """A ``rich.console.Console(**options)`` built (and rich imported) on first attribute use; every attribute
+    is the built console's. ``__init__`` again (the worker's child, for its client's stderr and variables)
+    drops the built console, so the next use builds it anew with the process's current stderr and
+    environment, as ``Console.__init__`` again did."""
+
+    def __init__(self, **options):
+        self.__dict__["_options"] = options
+        self.__dict__["_console"] = None
+
+    def get(self):
+        """The rich Console (built now if not yet)."""
+        if self.__dict__["_console"] is None:
+            from rich.console import Console
+
+            self.__dict__["_console"] = Console(**self.__dict__["_options"])
+        return self.__dict__["_console"]
+
+    @property
+    def built(self) -> bool:
+        """Whether the rich Console exists yet (False: rich may not even be imported)."""
+        return self.__dict__["_console"] is not None
+
+    def __getattr__(self, name):
+        return getattr(self.get(), name)
+
+    def __setattr__(self, name, value):
+        setattr(self.get(), name, value)
+
+
+console = LazyConsole(**CONSOLE_OPTIONS)
+
+#: what rich's ``print(text, markup=False, highlight=False)`` would change: an emoji code (``:name:``),
+#: a tab (expanded), a control character (stripped), trailing whitespace on a line (stripped beyond the width)
+_RICH_WOULD_CHANGE = re.compile(r":\S*?:|[\x00-\x09\x0b-\x1f\x7f]|[ \t]\n|[ \t]$")
 
 
 def _default(o):
@@ -68,8 +105,17 @@ def dumps(obj) -> str:
 
 
 def say(text: str) -> None:
-    """Print user-derived text on stderr verbatim (no markup parsing, no hard wrap)."""
-    console.print(text, markup=False, highlight=False)
+    """Print user-derived text on stderr verbatim (no markup parsing, no hard wrap).
+
+    Through rich's console once it is built (it may be showing a live status line, which rich keeps below
+    the text), for what is not a string, or when rich would change the text (emoji codes, tabs, control
+    characters, trailing whitespace); else written as is, which is what rich prints for it (with no style and
+    soft wrap: the text and a newline, then a flush), without importing rich."""
+    if not isinstance(text, str) or console.built or _RICH_WOULD_CHANGE.search(text):
+        console.print(text, markup=False, highlight=False)
+        return
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def print_json(obj) -> None:
@@ -161,6 +207,8 @@ def _fail(code: int, kind: str, message: str, json_out: bool, extra: dict) -> No
         except BrokenPipeError:
             quiet_broken_pipe()
     # user text (names, paths, HiGHS messages) is never parsed as rich markup
+    from rich.text import Text
+
     console.print(Text.assemble(("error", "bold red"), f" ({kind}, exit {code}): {message}"))
     raise typer.Exit(code)
 

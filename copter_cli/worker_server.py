@@ -74,7 +74,7 @@ def preload() -> dict:
                 count += 1
             except Exception as err:  # noqa: BLE001 - an optional extra's module: the child imports it if used
                 failed[info.name] = f"{type(err).__name__}: {err}"
-    importlib.import_module("copter_cli.app")
+    importlib.import_module("copter_cli.app").build()  # every command module (a command imports only its own)
     seconds = time.perf_counter() - t0
     from solver.prepare import load_cached
 

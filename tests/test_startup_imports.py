@@ -18,8 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("numpy", "scipy", "numba", "llvmlite", "highspy", "pyarrow")
 
 
-def _imported(args: list[str], cwd: Path) -> tuple[int, set[str]]:
-    """(exit code, top-level names of every module imported) of ``python -X importtime -m copter_cli ARGS``."""
+def _imported(args: list[str], cwd: Path, full: bool = False) -> tuple[int, set[str]]:
+    """(exit code, top-level names of every module imported; with ``full`` the full module names) of
+    ``python -X importtime -m copter_cli ARGS``."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "copter_cli", *args], cwd=cwd, env=env,
@@ -29,7 +30,7 @@ def _imported(args: list[str], cwd: Path) -> tuple[int, set[str]]:
         if line.startswith("import time:") and line.count("|") == 2:
             name = line.rsplit("|", 1)[1].strip()
             if name != "package":  # the header line
-                names.add(name.split(".")[0])
+                names.add(name if full else name.split(".")[0])
     assert names, proc.stderr[-2000:]
     return proc.returncode, names
 
@@ -109,3 +110,168 @@ def test_pyarrow_converts_with_pandas_kept_out():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-1500:]
     assert out.stdout.strip() == "['x', 'y']"
+
+
+def test_plain_commands_import_neither_rich_nor_importlib_metadata(state, tmp_path):
+    """A command that prints one plain line (or JSON) writes it without rich (``copter_cli.output.say``) and
+    reads versions without ``importlib.metadata`` (``copter_cli.versions``); ``show`` prints a rich table."""
+    for args in (["--help"], ["version"], ["version", "--json"], ["--version"], ["rollback", "--state", str(state)],
+                 ["rollback", "--state", str(state), "--json"], ["show", "--state", str(state), "--json"]):
+        code, names = _imported(args, tmp_path, full=True)
+        assert code == 0, args
+        assert not {"rich", "rich.console", "importlib.metadata"} & names, (args, sorted(names))
+    code, names = _imported(["show", "--state", str(state)], tmp_path, full=True)
+    assert code == 0 and "rich.table" in names
+
+
+def test_a_command_imports_only_its_own_command_module(state, tmp_path):
+    """``copter show`` imports cmd_state alone, ``version`` no command module, ``--help`` and an unknown
+    command all of them (their command list and suggestions are the whole app's)."""
+    from copter_cli.app import COMMAND_MODULES
+
+    every = {f"copter_cli.{m}" for m in COMMAND_MODULES}
+    for args, want in ((["show", "--state", str(state), "--json"], {"copter_cli.cmd_state"}), (["version"], set()),
+                       (["--version", "show"], {"copter_cli.cmd_state"}), (["worker", "--help"],
+                                                                          {"copter_cli.cmd_worker"}),
+                       (["--help"], every), (["versoin"], every), ([], every)):
+        code, names = _imported(args, tmp_path, full=True)
+        assert code in (0, 2), args
+        assert {n for n in names if n.startswith("copter_cli.cmd_")} == want, args
+
+
+def test_the_command_table_is_what_the_modules_register():
+    """``copter_cli.app.COMMAND_MODULES`` names every cmd_*.py module and exactly the commands its
+    ``register`` adds (a command missing from it would not be found when named alone)."""
+    import importlib
+
+    import typer
+    import typer.main
+
+    from copter_cli.app import COMMAND_MODULES, OWN_COMMANDS
+
+    files = {p.stem for p in (ROOT / "copter_cli").glob("cmd_*.py")}
+    assert set(COMMAND_MODULES) == files
+    for module, names in COMMAND_MODULES.items():
+        app = typer.Typer()
+        app.callback()(lambda: None)
+        importlib.import_module(f"copter_cli.{module}").register(app)
+        assert tuple(typer.main.get_command(app).commands) == names, module
+        assert not set(names) & set(OWN_COMMANDS)
+
+
+def test_a_lean_app_prints_the_same_help_and_errors_as_the_whole_app():
+    """For every command, the app built for it alone and the whole app give the same output and exit code
+    for its --help, a bad option and a missing value (the root's --help builds the whole app)."""
+    from typer.testing import CliRunner
+
+    from copter_cli.app import COMMAND_MODULES, OWN_COMMANDS, build
+
+    whole = build()
+    runner = CliRunner()
+    names = [*OWN_COMMANDS, *(n for names in COMMAND_MODULES.values() for n in names)]
+    for name in names:
+        lean = build(name)
+        for args in ([name, "--help"], [name, "--no-such-option"], [name, "--json", "--no-such-option"],
+                     [name, "--state"]):
+            a, b = runner.invoke(lean, args), runner.invoke(whole, args)
+            assert (a.exit_code, a.output) == (b.exit_code, b.output), args
+    assert set(typer_commands(build("show"))) == {"version", *COMMAND_MODULES["cmd_state"]}
+    assert set(typer_commands(build("version"))) == {"version"}
+    assert set(typer_commands(build("nonesuch"))) == set(names)
+
+
+def typer_commands(app) -> list[str]:
+    import typer.main
+
+    return list(typer.main.get_command(app).commands)
+
+
+SAY_TEXTS = ["round 1: wrote /tmp/x.mps (3 variables, 2 constraints, 4 nonzeros)", "", "x" * 300, "a\nb", "é 漢 😀",
+             "[bold]not markup[/bold] [yellow]", "a:smile:b", "tab\there", "cr\rlf", "bell\x07", "trailing ",
+             "trailing \nline", "ratio 1:2 and 3 : 4", "::", "\x1b[31mred", "ends with newline\n"]
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_say_prints_what_rich_prints(monkeypatch, capsys, terminal):
+    """``say`` without rich (the console not built yet) prints byte for byte what rich's console printed
+    for the same text, and hands what rich would change (emoji codes, tabs, control characters, trailing
+    whitespace) to rich."""
+    import io
+
+    from rich.console import Console
+
+    from copter_cli import output
+
+    fast = 0
+    for text in SAY_TEXTS:
+        lazy = output.LazyConsole(**output.CONSOLE_OPTIONS, force_terminal=terminal)
+        monkeypatch.setattr(output, "console", lazy)
+        output.say(text)
+        got = capsys.readouterr().err
+        buf = io.StringIO()
+        opts = {k: v for k, v in output.CONSOLE_OPTIONS.items() if k != "stderr"}
+        Console(file=buf, force_terminal=terminal, **opts).print(text, markup=False, highlight=False)
+        assert got == buf.getvalue(), repr(text)
+        fast += not lazy.built
+    assert 5 <= fast < len(SAY_TEXTS)  # both ways were taken
+
+
+def test_the_lazy_console_builds_on_first_use_and_again_after_init(monkeypatch, capsys):
+    """The worker's child calls ``console.__init__`` again for its client's stderr: the next use builds a
+    new rich Console (for the stderr and variables of that moment)."""
+    from copter_cli import output
+
+    lazy = output.LazyConsole(**output.CONSOLE_OPTIONS)
+    assert not lazy.built
+    lazy.print("x", markup=False)
+    first = lazy.get()
+    assert lazy.built and capsys.readouterr().err == "x\n"
+    lazy.__init__(**output.CONSOLE_OPTIONS)
+    assert not lazy.built and lazy.get() is not first
+
+
+def test_installed_versions_are_importlib_metadata_s(tmp_path, monkeypatch):
+    """``copter_cli.versions.installed_version`` answers what ``importlib.metadata.version`` answers, for the
+    libraries ``copter version`` names and for a distribution whose name needs normalising; a name that is
+    not installed raises the same error."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from copter_cli import versions
+
+    for name in ("copter", "highspy", "numba", "numpy", "pyarrow", "typer", "rich"):
+        assert versions.installed_version(name) == version(name), name
+    dist = tmp_path / "My_Pkg.Name-1.2.3.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: My_Pkg.Name\nVersion: 1.2.3\n\nVersion: 9\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(versions, "_LISTINGS", {})
+    assert versions.installed_version("my-pkg-name") == version("my-pkg-name") == "1.2.3"
+    with pytest.raises(PackageNotFoundError):
+        versions.installed_version("copter-no-such-distribution")
+
+
+def test_an_egg_info_on_the_path_is_read_too(tmp_path, monkeypatch):
+    """An editable checkout on ``sys.path`` (``NAME.egg-info/PKG-INFO``, and the old single-file form) gives
+    the same version as ``importlib.metadata``."""
+    from importlib.metadata import version
+
+    from copter_cli import versions
+
+    (tmp_path / "Egg_Dist.egg-info").mkdir()
+    (tmp_path / "Egg_Dist.egg-info" / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: Egg_Dist\nVersion: 4.5\n")
+    (tmp_path / "flat_egg.egg-info").write_text("Metadata-Version: 1.0\nName: flat_egg\nVersion: 0.7.1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(versions, "_LISTINGS", {})
+    assert versions.installed_version("egg-dist") == version("egg-dist") == "4.5"
+    assert versions.installed_version("flat-egg") == version("flat-egg") == "0.7.1"
+
+
+def test_export_imports_only_what_writing_mps_needs(state, tmp_path):
+    """``export -o x.mps`` loads the round (pyarrow's IPC, numpy) and writes through HiGHS; the MPS reader's
+    numba kernel, scipy and pyarrow's Parquet and compute modules (formats.parquet, the round outputs) stay
+    out."""
+    out = tmp_path / "x.mps"
+    code, names = _imported(["export", "--state", str(state), "-o", str(out)], tmp_path, full=True)
+    assert code == 0 and out.exists()
+    assert {"numpy", "pyarrow", "highspy"} <= names
+    assert not {"numba", "scipy", "pyarrow.parquet", "pyarrow.compute", "formats.parquet"} & names, sorted(names)
