@@ -217,6 +217,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
         passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None})
+    wb_build = None
     for pass_ in range(config.passes):
         t1 = time.perf_counter()
         eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
@@ -228,6 +229,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                      if r.warm and p < len(prev.parts) else None for p in range(k)]
         solve_idx = [p for p in range(k) if bool((~r.grouping.global_cols[parts[p].cols]).any())]
         setup += time.perf_counter() - t1
+        if problem.is_mip and wb_build is None and pass_ == config.passes - 1:
+            wb_build = _WholeBoundBuild(problem, background=config.executor != "inline")
         try:
             outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], config.executor,
                              config.workers, config.ray_address)
@@ -252,7 +255,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             warms = [x.state if x is not None else None for x in results]
             setup += time.perf_counter() - t2
             continue
-        wb = WholeBound(problem) if problem.is_mip else None
+        wb = wb_build.result() if wb_build is not None else None
         result, outcome_rep, y_bound = _merge(problem, settings, config, r.grouping, parts, results, part_rep,
                                               solve_idx, r.rows_sh, r.spos, eff, duals, wb,
                                               first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0
@@ -283,6 +286,35 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
         return RoundOutcome(result=result, data=data, report=rep)
     raise AssertionError("unreachable")
+
+
+class _WholeBoundBuild:
+    """The whole model's :class:`WholeBound` (O(nnz): structure + CSR), built in a thread of this process while
+    the parts run in their workers (this process only waits for them then), else at :meth:`result`."""
+
+    def __init__(self, problem: Problem, background: bool):
+        import threading
+
+        self.problem, self.value, self.error, self.thread = problem, None, None, None
+        if background:
+            self.thread = threading.Thread(target=self._build, name="copter-whole-bound", daemon=True)
+            self.thread.start()
+
+    def _build(self) -> None:
+        try:
+            self.value = WholeBound(self.problem)
+        except BaseException as err:  # re-raised in the caller's thread by result()
+            self.error = err
+
+    def result(self) -> WholeBound:
+        """The WholeBound (waits for the thread; builds it here without one). Raises what the build raised."""
+        if self.thread is not None:
+            self.thread.join()
+        elif self.value is None and self.error is None:
+            self._build()
+        if self.error is not None:
+            raise self.error
+        return self.value
 
 
 @dataclass
