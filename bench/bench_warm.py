@@ -23,14 +23,27 @@ log(KKT error at the start / tol); the warm points start at relative KKT 1.6e-2 
 ~1 (LB) against 0.35 / 3 / 300 cold, which predicts 0.55-0.62. Even the exact new optimal duals with the
 previous primal point did not beat the warm start on Sia.
 
-``--engines auto pdhg`` (issue #17) times warm against cold rounds per engine setting instead (wall time: the
-ALM's outer steps are not PDHG iterations). Measured 2026-12-01 (5 rounds each, load average 10-13 from other
-sessions): median warm/cold 0.69 with ``auto`` (Sia 0.05-0.11 in the ALM; TE ring 0.47-0.72 and one 4.3, rounds
-of 0.04-0.3 s; LB 0.86-1.41, solved cold because the warm point's KKT error 1.0 exceeds a cold start's 0.67)
-against 0.85 with PDHG only.
+``--engines auto pdhg`` (issue #17) compares warm against cold rounds per engine setting in wall time (the
+fastest of ``--repeats`` runs for solves under ``--repeat-below`` s) and in matrix passes (2 per PDHG
+iteration, the ALM's own count: its outer steps are not PDHG iterations); cold = PDHG with HiGHS presolve.
+Measured 2026-12-01, 15 rounds, load average 4.9-8.8 (medians warm/cold, time / work):
+
+    chain                         auto: Sia    TE ring      LB           all          PDHG only: all
+    simulated decisions (default)       0.045/0.12 0.86/0.91 0.90/1.00  0.61/0.87    0.78/0.91
+    --feedback (cold solution fed)      0.095/0.15 0.87/0.91 0.19/0.43  0.19/0.43    0.52/0.63
+
+Sia wins in the ALM (568-1,680 passes against 4,370-13,334 cold). The TE ring's rounds take 0.04-0.13 s and
+PDHG warm needs 0.53-0.93 of the cold passes (the ALM 0.87-1.18, so it backs off after its third round). LB
+with simulated decisions is a new LP each round: every load is redrawn (new Zipf exponent, up to 2.8x per
+shard, the band moves 2x) and the placement costs follow a placement the solver did not choose, so the old
+optimum costs 242 against 4.9 and its duals give -270: PDHG warm took 0.67-4.5x the cold passes. With
+``--feedback`` the costs follow the solver's own point, which stays optimal in objective, and warm rounds take
+0.01-0.5 of the cold passes (the like-with-like rule keeps the start that the worst-vs-worst rule dropped).
+A presolved cold solve costs more per pass (HiGHS presolve/postsolve, set-up): time ratios sit below work ratios.
 
 Run: ``.venv/bin/python bench/bench_warm.py [--weights fresh reuse] [--tol 1e-4] [--rounds 3]
-[--check-every 64] [--transport 400x500] [--netlib] [--no-domains] [--cap 60] [--engines auto pdhg]``
+[--check-every 64] [--transport 400x500] [--netlib] [--no-domains] [--cap 60] [--engines auto pdhg]
+[--repeats 5] [--repeat-below 1.0] [--feedback]``
 """
 
 from __future__ import annotations
