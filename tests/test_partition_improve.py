@@ -102,6 +102,10 @@ def test_a_partitioned_milp_rounds_status_and_gap_are_proven_against_the_whole_b
         assert imp["gap_after"] <= imp["gap_before"] + 1e-12
         assert all(rep["parts"][p]["rens_seconds"] is not None for p in imp["parts"])
         assert sum(v for v in imp["gap_share"] if v is not None) == pytest.approx(1.0, abs=1e-3)
+        res2 = imp["resolve"]  # still above 0.001%: the parts holding the gap get their full integerization
+        assert res2["parts"] and res2["gap_after"] <= res2["gap_before"] + 1e-12 <= imp["gap_after"] + 2e-12
+        assert all(rep["parts"][p]["resolve_seconds"] > 0 for p in res2["parts"])
+        assert [x["pass"] for x in rep["shares"]["passes"]][-2:] == ["improve-rens", "improve-resolve"]
     else:
         assert imp is None  # the first points were enough: the parts ran no RENS
         assert all("rens_seconds" not in p for p in rep["parts"])

@@ -261,13 +261,17 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                                               first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0
                                               else None)
         merge = time.perf_counter() - t2
-        if wb is not None and _wants_improvement(settings, outcome_rep, result):
+        improvement: dict = {}
+        for tier in ("rens", "resolve") if wb is not None else ():
+            if not _wants_improvement(settings, outcome_rep, result):
+                break
             try:
                 imp_rep, imp_s, t_merge = _improve(problem, settings, config, wb, y_bound, result, r, parts, results,
-                                                   part_rep, eff, passes_report[-1]["slowest_part_seconds"], t0)
+                                                   part_rep, eff, passes_report[-1]["slowest_part_seconds"], t0,
+                                                   tier)
             except PartWorkerError as err:
                 return _worker_died(problem, config, err, t0, setup)
-            passes_report.append({"pass": "improve", "slowest_part_seconds": imp_s, "share_moved": None})
+            passes_report.append({"pass": f"improve-{tier}", "slowest_part_seconds": imp_s, "share_moved": None})
             if imp_rep["improved"]:
                 t3 = time.perf_counter()
                 result, outcome_rep, y_bound = _merge(problem, settings, config, r.grouping, parts, results,
@@ -275,7 +279,13 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                                                       y_start=y_bound)
                 t_merge += time.perf_counter() - t3
             merge += t_merge
-            outcome_rep["improvement"] = {**imp_rep, "gap_after": outcome_rep.get("gap_rel")}
+            imp_rep["gap_after"] = outcome_rep.get("gap_rel")
+            if tier == "rens":
+                improvement = imp_rep
+            else:
+                improvement["resolve"] = imp_rep
+        if improvement:
+            outcome_rep["improvement"] = improvement
         data = PartitionData(
             assignment=r.assignment,
             parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
@@ -466,10 +476,14 @@ def _wants_improvement(settings: Settings, rep: dict, result: SolveResult) -> bo
 
 def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: WholeBound, y_bound, result,
              r: _Setup, parts: list[Part], results: list, part_rep: list[dict], eff: np.ndarray,
-             part_seconds: float, t0: float) -> tuple[dict, float, float]:
-    """RENS on the parts holding most of the merged point's gap (:mod:`solver.partition.improve`), in parallel
-    on the executor, each within min(``integer_submip_seconds``, the slowest part's seconds (>= 1 s), the
-    round's time left). A better part point replaces the part's point (and its state's ``integer_x``).
+             part_seconds: float, t0: float, tier: str = "rens") -> tuple[dict, float, float]:
+    """Improve the parts holding most of the merged point's gap (:mod:`solver.partition.improve`), in parallel
+    on the executor. ``tier`` ``"rens"``: one RENS step each, within min(``integer_submip_seconds``, the
+    slowest part's seconds (>= 1 s), the round's time left); a better part point replaces the part's point
+    (and its state's ``integer_x``). ``"resolve"`` (when RENS left the gap above the target: a cold round's
+    first LP point is too far for its neighbourhood): the part's full integerization with the round's own
+    settings (more relaxation stages, its own dual ascent and RENS), warm from its state, within the round's
+    time left; a better feasible result replaces the part's.
 
     Returns:
         (the report's ``improvement`` section, the slowest RENS's seconds, seconds spent here outside the
@@ -486,11 +500,15 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
     rep["gap_share"] = [round(float(c) / total, 4) if total > 0 and np.isfinite(c) else None for c in contrib]
     chosen = [p for p in choose_parts(contrib, settings.mip_gap_tol * max(1.0, abs(bound)))
               if results[p] is not None and results[p].state is not None and results[p].x is not None]
-    budget = min(float(settings.integer_submip_seconds), max(1.0, float(part_seconds)),
-                 float(settings.time_limit_seconds) - (time.perf_counter() - t0))
-    rep.update(parts=chosen, seconds_budget=round(budget, 6))
+    left = float(settings.time_limit_seconds) - (time.perf_counter() - t0)
+    budget = min(float(settings.integer_submip_seconds), max(1.0, float(part_seconds)), left)
+    if tier == "resolve":
+        budget = left
+    rep.update(parts=chosen, seconds_budget=round(budget, 6) if math.isfinite(budget) else None)
     if not chosen or not budget > 0:
         return rep, 0.0, time.perf_counter() - t
+    if tier == "resolve":
+        return _resolve_parts(problem, settings, config, chosen, budget, parts, results, part_rep, rep, t)
     tasks = [(i, parts[p].problem, results[p].state.x, results[p].state.y, results[p].x, settings, budget)
              for i, p in enumerate(chosen)]
     setup = time.perf_counter() - t
@@ -506,6 +524,30 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
             st = replace(res.state, integer_x=o["x"].copy())
             results[p] = replace(res, x=o["x"], objective=o["objective_after"], state=st)
             pr["objective"] = float(o["objective_after"])
+            rep["improved"].append(p)
+    return rep, max(float(o["seconds"]) for o in outs), setup + time.perf_counter() - t
+
+
+def _resolve_parts(problem: Problem, settings: Settings, config: PartitionConfig, chosen: list[int], budget: float,
+                   parts: list[Part], results: list, part_rep: list[dict], rep: dict, t: float):
+    """The ``"resolve"`` tier of :func:`_improve`: each chosen part's full solve (``solver.api.solve_problem``
+    with the round's settings, one thread, ``budget`` seconds) warm from its state, kept when its point is
+    feasible and better."""
+    full = Settings(**{**asdict(settings), "threads": 1, "time_limit_seconds": budget})
+    setup = time.perf_counter() - t
+    outs = run_parts([(parts[p].problem, full, results[p].state) for p in chosen], config.executor, config.workers,
+                     config.ray_address)
+    t = time.perf_counter()
+    sense = problem.sense
+    for p, o in zip(chosen, outs, strict=True):
+        new, pr = o["result"], part_rep[p]
+        pr["resolve_seconds"] = round(float(o["seconds"]), 6)
+        pr["max_rss_mb"] = round(max(float(pr.get("max_rss_mb") or 0.0), float(o["max_rss_mb"])), 1)
+        pr["iterations"] = int(pr["iterations"]) + int(new.iterations)
+        if (new.point_feasible and new.x is not None and np.isfinite(new.objective)
+                and sense * (new.objective - results[p].objective) < 0):
+            results[p] = new
+            pr["objective"] = float(new.objective)
             rep["improved"].append(p)
     return rep, max(float(o["seconds"]) for o in outs), setup + time.perf_counter() - t
 
