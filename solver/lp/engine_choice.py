@@ -27,15 +27,16 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    Applegate et al., arXiv 2106.04756, sec. 3.1, normalized duality gap; Lu & Yang, arXiv 2407.16144, the
    fixed-point residual); a measure that needs a PDHG step on the scaled LP would cost the set-up this
    choice avoids;
-4. the last rounds' outcome (:class:`EngineRecord`, carried in ``SolverState.engine``): when a warm PDHG
-   round within the last :data:`WARM_BACKOFF` rounds made more matrix passes than the last cold solve, the
-   warm start is dropped and PDHG solves cold (the issue's "a round that runs past its cold cost", judged
-   after the fact so that no round pays for a warm and a cold run: measured on LB 256x32, where every round
-   redraws all loads and moves the placement costs, PDHG warm took 0.67, 0.98, 1.13, 4.5 and 1.09x the
-   cold passes, and no KKT measure of the start, nor the fixed-point residual of one PDHG step, told the
-   4.5x round apart: its start was closer than a cold one on both). When the ALM lost within the last
-   :data:`ALM_BACKOFF` rounds (it ran past its budget or stalled, and PDHG finished the round, or it
-   finished but made more passes than the last cold solve), PDHG runs warm;
+4. the last rounds' outcome (:class:`EngineRecord`, carried in ``SolverState.engine``): when the ALM lost
+   within the last :data:`ALM_BACKOFF` rounds (it ran past its budget or stalled, and PDHG finished the
+   round; or it finished but made more than :data:`ALM_OVER` times the passes of the last cold solve, as on
+   small TE rounds, where its budget's floor of ``ALM_MIN_NONZEROS`` lets it run on), PDHG runs warm. PDHG
+   warm rounds are not judged that way: the last cold solve was another round's LP, often presolved, and
+   cold passes swing 4x between rounds (a partitioned TE part: 518 in round 0, 1,930 in round 2), so a
+   warm round at 0.9x its own cold cost would look past it. Nor could the start's measures tell a bad warm
+   round apart: on LB 256x32 with simulated decisions PDHG warm took 0.67-4.5x the cold passes, and the
+   4.5x round's start was closer than a cold one on the KKT measures and on one PDHG step's fixed-point
+   residual alike;
 5. a warm start without a record (a point the integer heuristics built for a partial re-solve whose
    iteration budget is counted in PDHG iterations, or a bare (x, y)) -> PDHG warm;
 6. the warm point's error ``e_w`` is well below the cold start's ``e_c`` (``e_w <= ALM_RATIO e_c``) and
@@ -82,7 +83,8 @@ ALM_MIN_NONZEROS = 5e7  #: ... but at least this many nonzeros visited, i.e. ALM
 #: LPs, where a cold solve needs few passes after presolve and every pass is cheap: ~0.1 s of work)
 PDHG_ITERATION_PASSES = 2  #: matrix passes of one PDHG iteration (A x and A' y)
 ALM_BACKOFF = 8  #: rounds PDHG runs after an ALM loss before the ALM is tried again
-WARM_BACKOFF = 2  #: rounds solved cold after a warm PDHG round that cost more passes than the last cold solve
+ALM_OVER = 2.0  #: an ALM run that made more than this multiple of the last cold solve's passes counts as lost
+#: (a margin: that solve was another round's LP, and cold passes swing 2-4x from round to round)
 
 
 @dataclass
@@ -98,7 +100,6 @@ class EngineRecord:
         cold_passes: matrix passes of that solve (``PDHG_ITERATION_PASSES`` per iteration; nan = none seen,
             or a record written before copter counted them): the ALM's work budget is based on it.
         skip_alm: rounds left during which ``auto`` keeps PDHG after an ALM loss.
-        skip_warm: rounds left during which ``auto`` solves cold after a warm PDHG round past its cold cost.
         passes: matrix passes this solve made (:func:`solve_passes`; nan = not counted), the work measure
             ``bench/bench_warm.py`` reports next to wall time.
     """
@@ -111,13 +112,12 @@ class EngineRecord:
     skip_alm: int = 0
     cold_passes: float = math.nan
     passes: float = math.nan
-    skip_warm: int = 0
 
     def to_dict(self) -> dict:
         """A plain dict (JSON-ready: strings, bools, float, int)."""
         return {"engine": self.engine, "reason": self.reason, "converged": self.converged, "lost": self.lost,
                 "cold_seconds": self.cold_seconds, "skip_alm": self.skip_alm, "cold_passes": self.cold_passes,
-                "passes": self.passes, "skip_warm": self.skip_warm}
+                "passes": self.passes}
 
     @classmethod
     def from_state(cls, state) -> EngineRecord | None:
@@ -130,7 +130,7 @@ class EngineRecord:
             return cls(engine=str(d["engine"]), reason=str(d.get("reason", "")), converged=bool(d["converged"]),
                        lost=bool(d.get("lost", False)), cold_seconds=float(d.get("cold_seconds", math.nan)),
                        skip_alm=int(d.get("skip_alm", 0)), cold_passes=float(d.get("cold_passes", math.nan)),
-                       passes=float(d.get("passes", math.nan)), skip_warm=int(d.get("skip_warm", 0)))
+                       passes=float(d.get("passes", math.nan)))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -229,10 +229,6 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
     if e_w <= settings.tol:
         return Choice("pdhg", f"{nums}: the warm point already meets tol {settings.tol:g} (PDHG returns it at its "
                               "first check and keeps its step and weight)", **pick)
-    if previous is not None and previous.skip_warm > 0:
-        return Choice("pdhg", f"{nums}; a recent warm round cost more matrix passes than the last cold solve "
-                              f"({previous.cold_passes:.0f}): solved cold by PDHG ({previous.skip_warm - 1} more "
-                              "rounds)", use_warm=False, **pick)
     if no_better(m_w, m_c):
         return Choice("pdhg", f"{nums}: the warm point is no better than a cold start on any measure (abrupt "
                               "change), solved cold by PDHG", use_warm=False, **pick)
@@ -273,8 +269,8 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
         cold: the OPTIMAL cold PDHG solve this call ran (its ``seconds["total"]`` and ``iterations`` become
             the record's ``cold_seconds`` and ``cold_passes``), None when it ran none (the previous record's
             figures are carried on).
-        passes: matrix passes this solve made (:func:`solve_passes`). A warm solve under ``"auto"`` that made
-            more than the previous record's ``cold_passes`` sets ``skip_alm`` (the ALM) or ``skip_warm`` (PDHG).
+        passes: matrix passes this solve made (:func:`solve_passes`). An ALM run under ``"auto"`` that made more
+            than ``ALM_OVER`` x the previous record's ``cold_passes`` counts as lost for ``skip_alm``.
     """
     prev = choice.previous
     if cold is not None:
@@ -285,10 +281,7 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
         cold_p = prev.cold_passes if prev else math.nan
     base = prev.cold_passes if prev else math.nan
     warm_ran = choice.use_warm and math.isfinite(choice.warm_kkt)  # an "auto" solve from a warm start
-    over = warm_ran and math.isfinite(base) and passes > base
-    skip = ALM_BACKOFF if lost or (over and choice.engine == "alm") else max((prev.skip_alm if prev else 0) - 1, 0)
-    skip_w = WARM_BACKOFF if over and choice.engine == "pdhg" and not lost else max(
-        (prev.skip_warm if prev else 0) - 1, 0)
+    over = warm_ran and choice.engine == "alm" and math.isfinite(base) and passes > ALM_OVER * base
+    skip = ALM_BACKOFF if lost or over else max((prev.skip_alm if prev else 0) - 1, 0)
     return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
-                        cold_seconds=seconds, skip_alm=skip, cold_passes=cold_p, passes=float(passes),
-                        skip_warm=skip_w)
+                        cold_seconds=seconds, skip_alm=skip, cold_passes=cold_p, passes=float(passes))
