@@ -3,8 +3,9 @@
 numba's ``Cache.load_overload`` calls ``target_context.refresh()`` before it reads a cached kernel. The
 refresh imports and registers every implementation numba can compile (``numba.np.linalg`` and
 ``arraymath``, which import ``scipy.linalg``; ``numba.typed``; the random and polynomial modules; the
-third-party extensions): 0.6-1.3 s once per process on the shared 2-core machine, the largest single item
-of a ``copter step`` process (measured with cProfile, issue #15). Loading machine code needs none of it: a
+third-party extensions), once per process: the largest single item of a ``copter step`` process (cProfile,
+issue #15). Skipping it cut the 15 kernel loads of a Sia 128 round from 1.23 to 0.54 s at load average 7 and
+from 1.74 to 0.71 s at 8 (medians of 8 interleaved processes each). Loading machine code needs none of it: a
 cached kernel links against numba's runtime (NRT), numba's C helpers and the C math functions. numba
 installs the helpers and the math functions when it creates its CPU target; the runtime is started here,
 as the refresh does first (``rtsys.initialize``); a parallel kernel's cache entry starts the threading
