@@ -33,7 +33,9 @@ REFERENCES.md section 1, generalised by structure detection):
    seeded with the heuristic point, when its gap is above ``integer_fallback_gap``, or above ``mip_gap_tol``
    on a model with at most ``integer_improve_max_integers`` integer columns (such a small model skips RENS and
    further relaxation stages once it has a point: HiGHS closes its weak-LP-bound gap in a fraction of a
-   second, which stages cannot);
+   second, which stages cannot); this improvement also stops when branch-and-cut stalls
+   (``IMPROVE_STALL_SECONDS``, ``fallback.StallWatch``: a bound HiGHS cannot close, as on dense packing
+   MILPs, would otherwise take the whole budget every round);
 6. the bound: the Lagrangian dual bound of the relaxation's dual point, valid even when the relaxation
    was not solved exactly (``bound.py``), with the choice rows kept in the inner problem when there are
    any (the tighter of the two); ``gap_rel = sense * (integer_objective - lp_bound) /
@@ -79,6 +81,10 @@ __all__ = ["solve_milp", "INTEGRALITY_TOL", "RENS_MAX_PER_ROUND"]
 
 INTEGRALITY_TOL = 1e-6  #: an LP value farther than this from an integer counts as fractional
 RENS_MAX_PER_ROUND = 3  #: RENS sub-MIPs per round at most (one per relaxation stage)
+#: the improvement's HiGHS (a point above the target, ``_improve_by_fallback``) stops once it has made no progress
+#: for max(this, the seconds until its last progress) (``fallback.StallWatch``): a weak LP bound that
+#: branch-and-cut cannot close otherwise costs the whole ``integer_fallback_seconds`` per round
+IMPROVE_STALL_SECONDS = 2.0
 _INFEASIBLE_LP = (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
 
 
@@ -519,15 +525,16 @@ def _fill_pinned(run: _Round) -> None:
     return None
 
 
-def _highs_fallback(run: _Round, seed: np.ndarray):
+def _highs_fallback(run: _Round, seed: np.ndarray, stall_seconds: float | None = None):
     """HiGHS MIP (``fallback.py``) seeded with ``seed`` ((n,), NaN = unset) for at most
-    ``integer_fallback_seconds``, its point completed exactly; returns (x or None, info, fix_and_resolve info)."""
+    ``integer_fallback_seconds`` (and, with ``stall_seconds``, until it stalls: ``fallback.StallWatch``), its
+    point completed exactly; returns (x or None, info, fix_and_resolve info)."""
     from solver.integer.fallback import highs_mip
 
     # HiGHS stops at the round's own target (mip_rel_gap = mip_gap_tol): its "Optimal" then means what
     # copter's OPTIMAL means, and a looser target lets branch-and-cut stop earlier
     xf, finfo = highs_mip(run.problem, min(float(run.settings.integer_fallback_seconds), run.remaining()), seed,
-                          mip_rel_gap=float(run.settings.mip_gap_tol))
+                          mip_rel_gap=float(run.settings.mip_gap_tol), stall_seconds=stall_seconds)
     rinfo: dict = {}
     if xf is not None:
         xf, rinfo = fix_and_resolve(run.problem, xf, run.settings, run.x_lp, run.y_lp,
@@ -584,15 +591,15 @@ def _improvement_reason(run: _Round) -> str | None:
 
 
 def _improve_by_fallback(run: _Round) -> SolveResult | None:
-    """Improvement: HiGHS MIP seeded with the heuristic point, when ``_improvement_reason`` gives a reason. A
-    SolveResult when HiGHS finds the MILP unbounded (a feasible point exists, so "infeasible or unbounded"
-    means unbounded), else None."""
+    """Improvement: HiGHS MIP seeded with the heuristic point, when ``_improvement_reason`` gives a reason, until
+    it proves ``mip_gap_tol``, stalls (``IMPROVE_STALL_SECONDS``) or spends its budget. A SolveResult when HiGHS
+    finds the MILP unbounded (a feasible point exists, so "infeasible or unbounded" means unbounded), else None."""
     reason = _improvement_reason(run)
     if reason is None:
         return None
     it = run.problem.integrality
     t0 = time.perf_counter()
-    xf, finfo, _ = _highs_fallback(run, np.where(it, run.x_best, np.nan))
+    xf, finfo, _ = _highs_fallback(run, np.where(it, run.x_best, np.nan), stall_seconds=IMPROVE_STALL_SECONDS)
     better = run.improves(xf)
     run.steps.append({"step": "fallback", "reason": reason,
                       "changed": int(np.count_nonzero(xf[it] != run.x_best[it])) if better else 0,
