@@ -26,20 +26,21 @@ previous primal point did not beat the warm start on Sia.
 ``--engines auto pdhg`` (issue #17) compares warm against cold rounds per engine setting in wall time (the
 fastest of ``--repeats`` runs for solves under ``--repeat-below`` s) and in matrix passes (2 per PDHG
 iteration, the ALM's own count: its outer steps are not PDHG iterations); cold = PDHG with HiGHS presolve.
-Measured 2026-12-01, 15 rounds, load average 4.9-8.8 (medians warm/cold, time / work):
+Measured 2026-12-01, 15 rounds, load average 7.4-7.9 (medians warm/cold, time / work):
 
-    chain                         auto: Sia    TE ring      LB           all          PDHG only: all
-    simulated decisions (default)       0.045/0.12 0.86/0.91 0.90/1.00  0.61/0.87    0.78/0.91
-    --feedback (cold solution fed)      0.095/0.15 0.87/0.91 0.19/0.43  0.19/0.43    0.52/0.63
+    chain                          auto: Sia    TE ring      LB           all          PDHG only: all
+    simulated decisions (default)        0.07/0.12  0.76/1.18   0.92/1.09   0.68/0.98    0.86/0.91
+    --feedback (cold solution fed)       0.07/0.15  0.96/1.18   0.26/0.43   0.26/0.43    0.57/0.63
 
-Sia wins in the ALM (568-1,680 passes against 4,370-13,334 cold). The TE ring's rounds take 0.04-0.13 s and
-PDHG warm needs 0.53-0.93 of the cold passes (the ALM 0.87-1.18, so it backs off after its third round). LB
-with simulated decisions is a new LP each round: every load is redrawn (new Zipf exponent, up to 2.8x per
-shard, the band moves 2x) and the placement costs follow a placement the solver did not choose, so the old
-optimum costs 242 against 4.9 and its duals give -270: PDHG warm took 0.67-4.5x the cold passes. With
-``--feedback`` the costs follow the solver's own point, which stays optimal in objective, and warm rounds take
-0.01-0.5 of the cold passes (the like-with-like rule keeps the start that the worst-vs-worst rule dropped).
-A presolved cold solve costs more per pass (HiGHS presolve/postsolve, set-up): time ratios sit below work ratios.
+Sia wins in the ALM (568-1,680 passes against 4,370-13,334 cold). The TE ring's rounds take 0.06-0.13 s; PDHG
+warm needs 0.53-0.93 of the cold passes, the ALM 0.87-1.69 (its passes are cheaper: time 0.46-0.96). LB with
+simulated decisions is a new LP each round: every load is redrawn (new Zipf exponent, up to 2.8x per shard,
+the band moves 2x) and the placement costs follow a placement the solver did not choose, so the old optimum
+costs 242 against 4.9 and its duals give -270: PDHG warm took 0.67-4.5x the cold passes (the ALM, pinned, 4-7x
+in three rounds measured apart). With ``--feedback`` the costs follow the solver's own point, which stays
+optimal in objective, and warm rounds take 0.01-1.1 of the cold passes (round 1, 0.24, is a start the old
+worst-vs-worst rule dropped). A presolved cold solve costs more per pass (HiGHS presolve/postsolve, set-up):
+time ratios sit below work ratios.
 
 Run: ``.venv/bin/python bench/bench_warm.py [--weights fresh reuse] [--tol 1e-4] [--rounds 3]
 [--check-every 64] [--transport 400x500] [--netlib] [--no-domains] [--cap 60] [--engines auto pdhg]
