@@ -17,13 +17,16 @@ worker's median.
 Part 2: ``copter --help``, ``version``, ``show``, ``history``, ``rollback`` (alternating between the two
 newest rounds) and ``export -o x.mps`` on the small state (``COPTER_WORKER=off``), each ``--repeats`` times
 in a new process:
-min / median / max wall seconds, next to ``python -c pass``. Target: < 0.3 s each (export writes MPS
-through HiGHS, so it imports the numerical stack by design).
+min / median / max wall seconds, next to ``python -c pass``, and the median CPU seconds (user + system) of
+the process, which a busy machine inflates far less than the wall. Target: < 0.3 s each (export writes MPS
+through HiGHS, so it imports numpy, pyarrow and highspy by design). ``--state DIR`` runs Part 2 alone, on a
+copy of an existing state with at least two kept rounds (e.g. to compare two checkouts: run this script with
+``PYTHONPATH`` set to each).
 
 Before timing, ``solver.prepare.prepare`` makes sure no kernel compiles during the runs. No assertions:
 this script prints; the structural check that those commands import no numerical stack is
 tests/test_startup_imports.py. Usage: ``python bench/bench_startup.py [--rounds 4] [--repeats 5]
-[--small 128] [--medium 1024] [--no-medium]``.
+[--small 128] [--medium 1024] [--no-medium] [--state DIR]``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -57,6 +61,14 @@ def timed(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> t
     t = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     return time.perf_counter() - t, proc
+
+
+def cpu_of(run) -> tuple[float, object]:
+    """User + system CPU seconds of the child processes ``run()`` waited for, and its result."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = run()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, result
 
 
 def write_stream(domain: str, scale, rounds: int, folder: Path) -> list[Path]:
@@ -183,17 +195,24 @@ def startup_table(state: Path, repeats: int, folder: Path) -> None:
                 ("version", [*cop, "version"]), ("show", [*cop, "show", "--state", str(state)]),
                 ("history", [*cop, "history", "--state", str(state)]),
                 ("rollback", None), ("export", [*cop, "export", "--state", str(state), "-o", str(folder / "x.mps")])]
-    print(f"\nstart-up of commands that do not solve ({repeats} runs each after one warm-up; target < 0.3 s)")
-    print(f"{'command':<16} {'min s':>7} {'median s':>9} {'max s':>7}  exit")
+    env = dict(os.environ, COPTER_WORKER="off")
+    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:  # else every edited module compiles in every run
+        print("\nPYTHONDONTWRITEBYTECODE is unset for these commands: the warm-up run writes the .pyc files an "
+              "installed copter has")
+    print(f"\nstart-up of commands that do not solve ({repeats} runs each after one warm-up; target < 0.3 s wall; "
+          f"load average {os.getloadavg()[0]:.1f})")
+    print(f"{'command':<16} {'min s':>7} {'median s':>9} {'max s':>7} {'CPU s':>7}  exit")
     for name, cmd in commands:
-        walls, codes = [], set()
+        walls, cpus, codes = [], [], set()
         for i in range(repeats + 1):
             c = cmd or [*cop, "rollback", "--state", str(state), "--to", str(before if i % 2 == 0 else newest)]
-            wall, proc = timed(c, cwd=folder, env=dict(os.environ, COPTER_WORKER="off"))
+            cpu, (wall, proc) = cpu_of(lambda c=c: timed(c, cwd=folder, env=env))
             codes.add(proc.returncode)
             if i:
                 walls.append(wall)
-        print(f"{name:<16} {min(walls):>7.3f} {statistics.median(walls):>9.3f} {max(walls):>7.3f}  {sorted(codes)}")
+                cpus.append(cpu)
+        print(f"{name:<16} {min(walls):>7.3f} {statistics.median(walls):>9.3f} {max(walls):>7.3f} "
+              f"{statistics.median(cpus):>7.3f}  {sorted(codes)}")
 
 
 def main() -> None:
@@ -203,7 +222,15 @@ def main() -> None:
     ap.add_argument("--small", type=int, default=128, help="Sia GPUs of the small state (default 128)")
     ap.add_argument("--medium", type=int, default=1024, help="Sia GPUs of the medium state (default 1024)")
     ap.add_argument("--no-medium", action="store_true", help="only the small state")
+    ap.add_argument("--state", type=Path, help="only Part 2, on a copy of this state (two kept rounds or more)")
     args = ap.parse_args()
+    if args.state is not None:
+        print(f"command: {' '.join(sys.argv)}\ncopter CLI: {' '.join(copter_command())}\npython "
+              f"{sys.version.split()[0]}, {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+        with tempfile.TemporaryDirectory(prefix="copter-bench-startup-") as tmp:
+            shutil.copytree(args.state, Path(tmp) / "state")  # rollback moves CURRENT: never the given state
+            startup_table(Path(tmp) / "state", args.repeats, Path(tmp))
+        return
     from solver.prepare import prepare
 
     print(f"command: {' '.join(sys.argv)}\ncopter CLI: {' '.join(copter_command())}\npython {sys.version.split()[0]}, "
