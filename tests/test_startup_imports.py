@@ -133,7 +133,7 @@ def test_a_command_imports_only_its_own_command_module(state, tmp_path):
     for args, want in ((["show", "--state", str(state), "--json"], {"copter_cli.cmd_state"}), (["version"], set()),
                        (["--version", "show"], {"copter_cli.cmd_state"}), (["worker", "--help"],
                                                                           {"copter_cli.cmd_worker"}),
-                       (["--help"], every), (["versoin"], every), ([], every)):
+                       (["--version"], set()), (["--help"], every), (["versoin"], every), ([], every)):
         code, names = _imported(args, tmp_path, full=True)
         assert code in (0, 2), args
         assert {n for n in names if n.startswith("copter_cli.cmd_")} == want, args
@@ -164,7 +164,7 @@ def test_a_lean_app_prints_the_same_help_and_errors_as_the_whole_app():
     for its --help, a bad option and a missing value (the root's --help builds the whole app)."""
     from typer.testing import CliRunner
 
-    from copter_cli.app import COMMAND_MODULES, OWN_COMMANDS, build
+    from copter_cli.app import COMMAND_MODULES, OWN_COMMANDS, build, command_name
 
     whole = build()
     runner = CliRunner()
@@ -178,6 +178,9 @@ def test_a_lean_app_prints_the_same_help_and_errors_as_the_whole_app():
     assert set(typer_commands(build("show"))) == {"version", *COMMAND_MODULES["cmd_state"]}
     assert set(typer_commands(build("version"))) == {"version"}
     assert set(typer_commands(build("nonesuch"))) == set(names)
+    for args in (["--version"], ["--version", "--no-such-option"], ["--version", "--json"], ["--help", "--version"]):
+        a, b = runner.invoke(build(command_name(args)), args), runner.invoke(whole, args)
+        assert (a.exit_code, a.output) == (b.exit_code, b.output), args
 
 
 def typer_commands(app) -> list[str]:
