@@ -79,7 +79,7 @@ def test_stall_watch_stops_after_max_of_the_minimum_and_the_time_to_the_last_pro
     w.improving(_event(np.inf))  # the seed accepted: progress at 5.1 s
     assert not tick(6.0, 0.05)  # the first finite gap is progress (last = 6.0)
     assert not tick(11.9, 0.0495)  # above 0.98 * 0.05: no progress; 5.9 s < max(2, 6.0)
-    assert tick(12.0, 0.0495) and w.stalled and w.last_progress_seconds == 6.0
+    assert tick(12.0, 0.0495) and w.stalled and w.reason == "no progress" and w.last_progress_seconds == 6.0
     w = fallback.StallWatch(2.0)
     w.start = w.last = 0.0
     assert not tick(0.5, 0.05)
@@ -91,6 +91,33 @@ def test_stall_watch_stops_after_max_of_the_minimum_and_the_time_to_the_last_pro
     clock.t = 10.0
     w.improving(_event(0.04))  # a better incumbent at 10 s: the search gets another 10 s
     assert not tick(19.9, 0.04) and tick(20.0, 0.04)
+
+
+def test_stall_watch_stops_a_search_whose_pace_misses_the_target_within_the_budget(monkeypatch):
+    """Pace rule: from the first finite gap, ln(g0 / g) per second must bring g to the target in the budget left."""
+    clock = _Clock()
+    monkeypatch.setattr(fallback, "time", clock)
+
+    def watch(budget: float):
+        w = fallback.StallWatch(2.0, target=0.005, budget=budget)
+        w.start = w.last = 0.0
+        return w
+
+    def tick(w, t: float, gap: float) -> bool:
+        clock.t = t
+        ev = _event(gap)
+        w.interrupt(ev)
+        return ev.stopped
+
+    # 8% -> 4% in 2 s: ln 2 / 2 s per second; 4% -> 0.5% needs ln 8 / (ln 2 / 2) = 6 s
+    w = watch(60.0)
+    assert not tick(w, 1.0, 0.08) and not tick(w, 3.0, 0.04)  # 6 s needed, 57 s left
+    w = watch(8.0)
+    assert not tick(w, 1.0, 0.08) and tick(w, 3.0, 0.04) and w.reason == "pace"  # 6 s needed, 5 s left
+    w = watch(60.0)  # a creeping gap: 3.2% -> 3.1% in 2 s needs ~115 s more
+    assert not tick(w, 1.0, 0.032) and not tick(w, 2.9, 0.031) and tick(w, 3.0, 0.031) and w.reason == "pace"
+    w = watch(np.inf)  # no budget: only the no-progress rule
+    assert not tick(w, 1.0, 0.032) and not tick(w, 3.0, 0.031)
 
 
 def test_packing_rounds_come_within_the_target_of_highs_optimum(tmp_path):

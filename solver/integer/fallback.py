@@ -8,12 +8,11 @@ LP over the rest). Its incumbent, if any, is returned with integer columns round
 the caller then finishes the continuous part exactly and re-checks the point.
 
 With ``stall_seconds`` (the improvement of a point the heuristics found: ``pipeline._improve_by_fallback``)
-branch-and-cut also stops when it stalls (:class:`StallWatch`): no better incumbent and no fall of HiGHS's
-gap to ``STALL_PROGRESS`` of its value at the last progress for max(stall_seconds, the time until the last
-progress), a stall rule in the spirit of CPLEX's and Gurobi's no-improvement limits. A model whose LP bound
-branch-and-cut cannot close spends the whole budget otherwise: a random 200-binary, 30-row packing MILP took
-the 60 s default and ended at a 2.4-2.8% gap (HiGHS alone: 2.6% after 120 s), with its last better
-incumbent 0.5% above the one it had after 3 s.
+branch-and-cut also stops when it stalls or cannot reach ``mip_rel_gap`` within its budget at the pace its
+gap has fallen so far (:class:`StallWatch`; a no-improvement limit in the spirit of CPLEX's and Gurobi's).
+A model whose bound branch-and-cut cannot close spends the whole budget otherwise: a random 200-binary,
+30-row packing MILP took the 60 s default every round and ended at a 2.4-2.8% gap (HiGHS alone: 2.6-3.0%
+after 60-120 s).
 """
 
 from __future__ import annotations
@@ -39,24 +38,37 @@ STALL_PROGRESS = 0.98  #: HiGHS's gap falling to this fraction of its value at t
 
 
 class StallWatch:
-    """HiGHS MIP callbacks that interrupt branch-and-cut once it stalls (module docstring).
+    """HiGHS MIP callbacks that interrupt branch-and-cut once it stalls or cannot reach its target in time.
 
-    Progress is a better incumbent (``cbMipImprovingSolution``) or HiGHS's relative gap falling to
-    ``STALL_PROGRESS`` times its value at the last progress (read in ``cbMipInterrupt``, which HiGHS calls
-    throughout the search, root cut loop included); nothing is judged before the gap is finite (the root LP
-    has not bounded the model yet). The search is interrupted when the seconds since the last progress reach
-    max(``min_seconds``, the seconds from the start to the last progress): a search that progressed late
-    gets as long again. Measured (seeded with the heuristic point, on the loaded 2-core machine): lseu's root
-    cuts lower the gap 8.5% -> 6.0% in 4.4 s, 2-18% per second, and the tree then proves 0.5% (not a stall);
-    the 30-row packing MILP's root holds the gap at 3.24-3.23% for 16 s (a stall). Attributes after the
-    run: ``stalled`` (True when this watch interrupted it) and ``last_progress_seconds``.
+    Two rules, judged in ``cbMipInterrupt`` (which HiGHS calls throughout the search, root cut loop included)
+    once HiGHS's relative gap is finite (before, the root LP has not bounded the model: nothing to judge):
+
+    - no progress: progress is a better incumbent (``cbMipImprovingSolution``) or the gap falling to
+      ``STALL_PROGRESS`` times its value at the last progress; the search stops when the seconds since the
+      last progress reach max(``min_seconds``, the seconds from the start to the last progress): a search
+      that progressed late gets as long again;
+    - pace: with a target gap ``target`` and a ``budget`` (seconds), at least ``min_seconds`` after the
+      first finite gap g0, the search stops when the gap's pace since then, r = ln(g0 / g) / seconds, would
+      need more than the budget left to bring g down to the target (ln(g / target) / r seconds; r <= 0:
+      never): branch-and-cut that cannot prove the target within its budget only polishes the incumbent.
+
+    Measured (seeded with the heuristic point, on the loaded 2-core machine): lseu's root cuts take the gap
+    8.5% -> 6.0% in 4.4 s (at that pace 0.5% takes ~24 s more, within the 60 s budget) and the tree then
+    proves 0.5% (neither rule stops it); the 30-row packing MILP's root holds the gap at 3.24-3.23% for 16 s
+    (no progress), and a round whose gap crept 3.2% -> 2.8% in 60 s (pace: ~850 s to 0.5%) used the whole
+    budget before the pace rule. Attributes after the run: ``stalled`` (True when this watch interrupted
+    it), ``reason`` (``"no progress"``, ``"pace"`` or None) and ``last_progress_seconds``.
     """
 
-    def __init__(self, min_seconds: float):
+    def __init__(self, min_seconds: float, target: float | None = None, budget: float = math.inf):
         self.min_seconds = float(min_seconds)
+        self.target = target
+        self.budget = float(budget)
         self.start = self.last = time.perf_counter()
         self.gap = math.inf
+        self.first: tuple[float, float] | None = None  #: (time, gap) of the first finite gap
         self.stalled = False
+        self.reason: str | None = None
 
     @property
     def last_progress_seconds(self) -> float:
@@ -71,13 +83,30 @@ class StallWatch:
         """``cbMipImprovingSolution``: a better incumbent is progress."""
         self._progress(time.perf_counter(), float(event.data_out.mip_gap))
 
+    def _too_slow(self, now: float, gap: float) -> bool:
+        """The pace rule (class docstring)."""
+        if self.target is None or self.first is None or not (self.target > 0) or gap <= self.target:
+            return False
+        t0, g0 = self.first
+        if now - t0 < self.min_seconds:
+            return False
+        rate = math.log(g0 / gap) / (now - t0) if gap > 0 else math.inf
+        left = self.start + self.budget - now
+        return rate <= 0 or math.log(gap / self.target) / rate > left
+
     def interrupt(self, event) -> None:
-        """``cbMipInterrupt``: note a fall of the gap; interrupt when stalled."""
+        """``cbMipInterrupt``: note a fall of the gap; interrupt when stalled or too slow."""
         now = time.perf_counter()
         gap = float(event.data_out.mip_gap)
         if not math.isfinite(gap) or gap <= STALL_PROGRESS * self.gap:  # not bounded yet, or progress
             self._progress(now, gap)
+        if self.first is None and math.isfinite(gap) and gap > 0:
+            self.first = (now, gap)
         if now - self.last >= max(self.min_seconds, self.last - self.start):
+            self.reason = "no progress"
+        elif self._too_slow(now, gap):
+            self.reason = "pace"
+        if self.reason is not None:
             self.stalled = True
             event.interrupt()
 
@@ -101,12 +130,13 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
         seed: (n,) partial assignment: values of integer columns are passed to HiGHS (NaN = unset); values
             outside the column's bounds or above ``SEED_MAX`` in magnitude are left out.
         mip_rel_gap: HiGHS's relative gap at which branch-and-cut stops (None: HiGHS's default, 1e-4).
-        stall_seconds: also stop when branch-and-cut stalls (:class:`StallWatch` with this minimum, seconds);
-            None: only the budget and ``mip_rel_gap`` stop it.
+        stall_seconds: also stop when branch-and-cut stalls or cannot reach ``mip_rel_gap`` within ``seconds``
+            at its pace (:class:`StallWatch` with this minimum, seconds); None: only the budget and
+            ``mip_rel_gap`` stop it.
     Returns:
         x: (n,) HiGHS incumbent with integer columns rounded to integers, or None.
         info: {"highs_status", "seconds", "mip_dual_bound", "mip_gap", "seeded"}, with ``stall_seconds``:
-        also "stalled" (bool: the stall rule stopped it) and "last_progress_seconds".
+        also "stalled" (bool: the watch stopped it), "stall_reason" and "last_progress_seconds".
     """
     t0 = time.perf_counter()
     info = {"highs_status": "not run", "seconds": 0.0, "mip_dual_bound": math.nan, "mip_gap": math.nan,
@@ -129,7 +159,7 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
         if idx.size:
             set_partial_solution(h, idx, seed[idx])
             info["seeded"] = True
-    watch = StallWatch(stall_seconds) if stall_seconds is not None else None
+    watch = StallWatch(stall_seconds, mip_rel_gap, seconds) if stall_seconds is not None else None
     if watch is not None:
         watch.attach(h)
     try:
@@ -140,6 +170,7 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     info["highs_status"] = status_text(h)
     if watch is not None:
         info["stalled"] = watch.stalled
+        info["stall_reason"] = watch.reason
         info["last_progress_seconds"] = watch.last_progress_seconds
     info.update(mip_info(h))
     x = read_point(h, problem.n_cols, is_mip=True)
