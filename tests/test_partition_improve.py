@@ -139,3 +139,16 @@ def test_each_parts_engine_is_in_the_report_the_round_log_and_history(tmp_path, 
         listed = ", ".join(f"{p['part']} {p['engine']}" for p in parts if p["status"] != "EMPTY")
         assert f"parts' engines: {listed}" in row["message"]
         assert f"parts' engines: {listed}" in rep["message"]
+
+
+def test_a_parts_peak_memory_is_its_own_not_an_earlier_larger_task_of_the_same_worker():
+    from solver.partition.executor import peak_rss_mb, solve_part
+
+    problem = make_scenario("te", 8, seed=0).base()
+    big = np.ones(60_000_000)  # 480 MB in this process (the inline "worker"), then freed
+    big[::4096] = 2.0
+    before = peak_rss_mb()
+    del big
+    out = solve_part(0, problem, Settings(), None)
+    assert before > 400.0
+    assert out["max_rss_mb"] < before - 300.0, (out["max_rss_mb"], before)

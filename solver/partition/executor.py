@@ -42,18 +42,42 @@ _POOLS: dict[int, ProcessPoolExecutor] = {}
 __all__ = ["EXECUTORS", "PartWorkerError", "check_executor", "map_parts", "run_parts", "shutdown", "solve_part"]
 
 
-def solve_part(index: int, problem, settings, warm) -> dict:
-    """Worker: solve one part (``solver.api.solve_problem``) and return ``{"index", "result", "seconds",
-    "max_rss_mb"}`` (seconds: wall time of the solve in the worker; max_rss_mb: the worker's peak RSS)."""
+def reset_peak_rss() -> None:
+    """Reset this process's peak RSS (Linux >= 4.0: ``5`` written to ``/proc/self/clear_refs``), so that
+    :func:`peak_rss_mb` measures the task that follows, not an earlier, larger one of the same pooled worker.
+    Nothing happens where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS in MiB since :func:`reset_peak_rss` (``VmHWM``), else since it started."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1]) / 1024.0  # kB
+    except (OSError, ValueError, IndexError):
+        pass
     import resource
 
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kilobytes
+
+
+def solve_part(index: int, problem, settings, warm) -> dict:
+    """Worker: solve one part (``solver.api.solve_problem``) and return ``{"index", "result", "seconds",
+    "max_rss_mb"}`` (seconds: wall time of the solve in the worker; max_rss_mb: the worker's peak RSS during
+    this part's solve, the worker's Python and numba baseline included)."""
     from solver.api import solve_problem
 
+    reset_peak_rss()
     t = time.perf_counter()
     result = solve_problem(problem, settings, warm)
     seconds = time.perf_counter() - t
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kilobytes
-    return {"index": index, "result": result, "seconds": seconds, "max_rss_mb": rss}
+    return {"index": index, "result": result, "seconds": seconds, "max_rss_mb": peak_rss_mb()}
 
 
 def kill_flags(k: int) -> list[bool]:

@@ -147,12 +147,12 @@ def improve_part(index: int, problem: Problem, x_lp: np.ndarray, y_lp: np.ndarra
         ``{"index", "x" ((n_p,) a better feasible point or None), "objective_before", "objective_after",
         "seconds", "highs_status", "max_rss_mb"}``.
     """
-    import resource
-
     from solver.integer.check import check_point
     from solver.integer.resolve import fix_and_resolve
     from solver.integer.submip import rens
+    from solver.partition.executor import peak_rss_mb, reset_peak_rss
 
+    reset_peak_rss()
     t = time.perf_counter()
     before = problem.objective(x_int)
     xr, info = rens(problem, x_lp, seconds, mip_rel_gap=max(1e-4, 0.5 * float(settings.mip_gap_tol)))
@@ -160,7 +160,7 @@ def improve_part(index: int, problem: Problem, x_lp: np.ndarray, y_lp: np.ndarra
         xr, _ = fix_and_resolve(problem, xr, settings, x_lp, y_lp, resolve_seconds=max(0.5, seconds))
     better = (xr is not None and check_point(problem, xr)["ok"]
               and problem.sense * (problem.objective(xr) - before) < 0)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    rss = peak_rss_mb()
     return {"index": index, "x": xr if better else None, "objective_before": float(before),
             "objective_after": float(problem.objective(xr)) if better else float(before),
             "seconds": time.perf_counter() - t, "highs_status": info.get("highs_status", ""), "max_rss_mb": rss}
