@@ -30,11 +30,11 @@ def _fmt(v, spec: str = ".6g") -> str:
 
 
 def _wide_console() -> Console:
-    """stderr console at least 150 columns wide (a 9-column table is unreadable at rich's 80-column default
+    """stderr console at least 180 columns wide (a 12-column table is unreadable at rich's 80-column default
     when stderr is not a terminal)."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=False, width=max(console.width, 150))
+    return Console(stderr=True, highlight=False, soft_wrap=False, width=max(console.width, 180))
 
 
 def print_table(res: dict) -> None:
