@@ -155,7 +155,8 @@ class Settings:
             stages, within the fallback's budget, stopping early when branch-and-cut stalls or its pace cannot
             reach the target in that budget (``solver.integer.fallback.StallWatch``; default 1000; 0 = never).
             Small general MILPs have weak LP bounds: rounding left egout 21% and gt2 125% worse than the
-            optimum, which HiGHS seeded finds in 0.05-0.3 s (the 13 shared MIPLIB/HiGHS MILPs, <= 319 integers: all within 0.07% of the optimum).
+            optimum, which HiGHS seeded finds in 0.05-0.3 s (the 13 shared MIPLIB/HiGHS MILPs, <= 319
+            integers: all within 0.07% of the optimum).
             Above it the heuristics stay alone: LB 128x16 (2,048 binaries, a weak bound that keeps every
             point above the target) took HiGHS seeded 7-17 s for the point RENS had found; Sia 1,024
             (38,000+ binaries) and LB 256x32 (8,192; HiGHS > 120 s) likewise.
