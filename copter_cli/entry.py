@@ -90,7 +90,11 @@ def keep_pandas_out() -> None:
 def main() -> None:
     """Console-script entry: install the handler; hand a solving command to the long-running worker when one
     runs for this install (``copter_cli.worker_client``: standard library only, so nothing heavy is imported
-    before it decides; it exits with the command's code); else keep pandas out and run :func:`run_app`."""
+    before it decides; it exits with the command's code); else keep pandas out and run :func:`run_app`.
+
+    The process then ends without the interpreter's teardown (``copter_cli.process_exit.exit_now``: threads
+    joined, ``atexit`` handlers run, stdout and stderr flushed, same exit status); an exception other than
+    SystemExit is left to the interpreter."""
     CONSOLE[0] = True
     install()
     single_threaded_blas()
@@ -100,7 +104,15 @@ def main() -> None:
 
     worker_client.run_or_return()
     keep_pandas_out()
-    run_app()
+    try:
+        run_app()
+    except SystemExit as ex:
+        code = ex.code
+    else:
+        code = 0
+    from copter_cli import process_exit
+
+    process_exit.exit_now(code)
 
 
 BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")  #: read by numpy's BLAS when it loads

@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 
+from copter_cli import process_exit
 from copter_cli import worker_client as wc
 
 
@@ -103,12 +104,12 @@ def _run_app(entry) -> int:
     try:
         entry.run_app()
     except SystemExit as ex:
-        return _exit_code(ex.code)
+        return process_exit.exit_status(ex.code)
     except KeyboardInterrupt:  # uncaught, the interpreter ends the process by SIGINT
         import traceback
 
         traceback.print_exc()
-        _flush()
+        process_exit.flush_std_streams()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
         return 130
@@ -120,45 +121,14 @@ def _run_app(entry) -> int:
     return 0
 
 
-def _exit_code(code) -> int:
-    """The status ``sys.exit(code)`` gives a process (a message is printed on stderr, then 1)."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    try:
-        sys.stderr.write(f"{code}\n")
-    except Exception:  # noqa: BLE001 - nowhere left to say it
-        pass
-    return 1
-
-
-def _flush() -> bool:
-    """Flush stdout and stderr; False when stdout could not be flushed (its reader went away)."""
-    ok = True
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001 - a closed pipe: nothing more to write there
-            ok = ok and stream is not sys.stdout
-    return ok
-
-
 def _exit(sock, code: int) -> None:
-    """End as the interpreter would (threads, atexit, flush; 120 when stdout cannot be flushed), tell the
-    client the exit code, and leave without running the parent's clean-up."""
-    import atexit
-    import threading
-
+    """End as the interpreter would (threads, atexit, flush; 120 when stdout cannot be flushed:
+    ``copter_cli.process_exit.finish``), tell the client the exit code, and leave without running the parent's
+    clean-up."""
     try:
-        shutdown = getattr(threading, "_shutdown", None)
-        if shutdown is not None:
-            shutdown()  # joins non-daemon threads, as at interpreter exit
-        atexit._run_exitfuncs()
+        code = process_exit.finish(code)
     except BaseException:  # noqa: BLE001 - as the interpreter: reported, the exit goes on
         pass
-    if not _flush() and code == 0:
-        code = 120  # what the interpreter returns when flushing stdout fails at exit
     try:
         wc.send(sock, {"exit": code})
     except OSError:

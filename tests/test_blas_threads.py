@@ -16,9 +16,10 @@ REPO = Path(__file__).resolve().parents[1]
 PROBE = r"""
 import ctypes, glob, os, sys
 sys.argv = ["copter", "version"]
-from copter_cli import entry, worker_client
+from copter_cli import entry, process_exit, worker_client
 worker_client.run_or_return = lambda: None  # no worker, no command: only what main does first
 entry.run_app = lambda: None
+process_exit.exit_now = lambda code: None  # and main returns here instead of ending the process
 entry.main()
 assert "numpy" not in sys.modules, "main imported numpy before setting the BLAS threads"
 import numpy
