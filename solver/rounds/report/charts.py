@@ -36,9 +36,9 @@ PANEL_IN = 2.55  # height of a chart's one panel, inches
 ITERATION_UNITS = (("pdhg", "PDHG iterations"), ("alm", "ALM outer steps"),
                    (None, "iterations (engine not logged)"))
 """The iterations chart's panels: a round's ``iterations`` counts PDHG iterations when its engine is
-``pdhg``, ALM outer steps (each a Newton solve of many matrix products) when ``alm``; a round without an
-engine in the log (a partitioned round: the largest part's count, whatever the parts ran) gets a panel of
-its own. Different units never share an axis."""
+``pdhg``, ALM outer steps (each a Newton solve of many matrix products) when ``alm`` (a partitioned round:
+the count and engine of the part with the most iterations); a round without an engine in the log (a log
+written before copter recorded it) gets a panel of its own. Different units never share an axis."""
 
 
 def _num(v) -> float:

@@ -39,8 +39,8 @@ CAPTIONS = {
                   "so each has its own panel and axis: PDHG iterations (each about one product with the "
                   "matrix and one with its transpose) and ALM outer steps (each a Newton solve of many such "
                   "products); rounds whose "
-                  "engine the log does not hold (partitioned rounds: the largest part's count) have a panel "
-                  "of their own.",
+                  "engine the log does not hold (logs written before copter recorded it) have a panel of their "
+                  "own; a partitioned round counts the part with the most iterations, in that part's engine.",
     "churn": "Variables whose value changed from the previous round (added, removed, or moved: |new - old| > "
              "tol x max(1, |old|, |new|), tol the round's --tol; an integer variable: any change); triangles: "
              "variables and constraints the delta added or removed.",
