@@ -128,8 +128,10 @@ def register(app: typer.Typer) -> None:
         Baselines: HiGHS cold, HiGHS hot-started from the previous round, POP-k."""
 
         def body():
+            from copter_cli.cmd_prepare import ensure_prepared
             from solver import rounds
 
+            ensure_prepared()  # as init: kernels compiled (progress line on stderr) first, none mid-comparison
             st = state if state is not None else rounds.default_state_dir()
             with console.status("running baselines") as status:
                 res = rounds.compare(st, baseline, ks=k, highs_solver=highs_solver, time_limit_seconds=time_limit,

@@ -1,6 +1,7 @@
 """``copter prepare``: compile and cache every numba kernel a round can reach (``solver.prepare``), e.g. while
-building a container image, so that no round ever compiles. ``copter init`` and ``copter demo`` do the same
-first (skipped in milliseconds while the stamp says nothing changed)."""
+building a container image, so that no round ever compiles. Every command that solves (``init``, ``step``,
+``solve``, ``compare``, ``demo``) does the same first (skipped in milliseconds while the stamp says nothing
+changed), so none compiles silently mid-solve."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def register(app: typer.Typer) -> None:
 
 
 def ensure_prepared() -> None:
-    """For init and demo: run the warm-up unless the stamp is current, with the progress line on stderr
-    when something compiles."""
+    """For every command that solves (init, step, solve, compare, demo): run the warm-up unless the stamp is
+    current, with the progress line on stderr when something compiles."""
     from solver.prepare import prepare
 
     prepare(progress=say, force=False)

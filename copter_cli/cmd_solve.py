@@ -110,6 +110,9 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
 
         check_output_file(output, "-o")
         check_output_file(duals_path_for(output), "-o (duals)")
+    from copter_cli.cmd_prepare import ensure_prepared
+
+    ensure_prepared()  # kernels compiled (with the progress line) before the solve, as init does: none mid-solve
     t0 = time.perf_counter()
     problem = read_problem(problem_path)
     t1 = time.perf_counter()

@@ -251,7 +251,10 @@ def step_cmd(
     def body() -> int:
         if sum(str(d) == "-" for d in deltas) > 1:
             raise UsageError("DELTA '-' (the delta's Parquet bytes on standard input) can be given only once")
+        from copter_cli.cmd_prepare import ensure_prepared
         from formats.checkpoint import StateStore
+
+        ensure_prepared()  # as init: kernels compiled (progress line on stderr) before the round, none mid-solve
 
         rounds = _rounds()
         st = _state(state)

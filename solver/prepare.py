@@ -1,6 +1,7 @@
 """Compile every numba kernel a round can reach before the first round is solved (issue #15).
 
-``copter prepare`` (for images built ahead of time), ``copter init`` and ``copter demo`` call
+``copter prepare`` (for images built ahead of time) and every command that solves (``init``, ``step``,
+``solve``, ``compare``, ``demo``) call
 :func:`prepare`, so a later round never compiles: numba compiles each ``@njit(cache=True)`` kernel on its
 first call for each argument-type signature (tens of seconds per kernel family on the 2-core machine) and
 writes the machine code to its on-disk cache; every later process only loads it (milliseconds).
@@ -155,7 +156,7 @@ def prepare(progress: Callable[[str], None] | None = None, force: bool = True) -
         progress: called once with :data:`PROGRESS_MESSAGE` when the first kernel actually needs compiling
             (never with a warm cache), e.g. to print it on stderr.
         force: run the warm-up even when the stamp (:func:`is_prepared`) says nothing changed since the last
-            one; ``copter init`` and ``copter demo`` pass False, so a warm install costs a few stat calls.
+            one; the commands that solve pass False, so a warm install costs a few stat calls.
     Returns:
         {"seconds": wall time, "skipped": True when the stamp was current (nothing run), "compiled": number
         of numba compilations (0 = the cache was warm), "kernels": size of the registry, "reached":
