@@ -134,10 +134,9 @@ def _dualized_terms(problem: Problem, y: np.ndarray, keep_rows: np.ndarray | Non
     """
     ym, row_term, row_mag = _row_part(problem, y, keep_rows)
     c = problem.sense * problem.cost
-    A = problem.matrix()
     with np.errstate(over="ignore", invalid="ignore"):
-        z = c - A.T @ ym
-        zmag = np.abs(c) + abs(A).T @ np.abs(ym)
+        z = c - problem.rmatvec(ym)
+        zmag = np.abs(c) + problem.rmatvec(np.abs(ym), absolute=True)
         z = np.where(np.abs(z) <= 64 * EPS * zmag, 0.0, z)
     return z, row_term, zmag, row_mag
 
@@ -328,4 +327,4 @@ class ChoiceLagrangian:
         if not np.isfinite(bound):
             return bound, None, None
         x = np.where(self.other, x, x_kept)
-        return bound, x, p.matrix() @ x
+        return bound, x, p.row_activity(x)

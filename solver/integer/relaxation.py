@@ -94,7 +94,7 @@ def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None)
     secs = time.perf_counter() - t0
     obj = lp.objective(x)
     return SolveResult(status=status_of(h, is_mip=False, has_point=False)[0], x=x, y=y,
-                       reduced_cost=lp.cost - lp.matrix().T @ y, row_activity=act, objective=obj,
+                       reduced_cost=lp.cost - lp.rmatvec(y), row_activity=act, objective=obj,
                        dual_objective=objective_value(h), primal_residual_rel=0.0,
                        dual_residual_rel=0.0, gap_rel=0.0, iterations=run_info(h)["simplex"],
                        seconds={"solve": secs, "total": secs}, point_feasible=ms == "Optimal",

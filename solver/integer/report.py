@@ -59,7 +59,7 @@ def milp_result(problem: Problem, status: Status, x, y, bound: float, iterations
     obj = problem.objective(x)
     yv = np.asarray(y, dtype=np.float64)
     return SolveResult(
-        status=status, x=x, y=yv, reduced_cost=problem.cost - problem.matrix().T @ yv, row_activity=act,
+        status=status, x=x, y=yv, reduced_cost=problem.cost - problem.rmatvec(yv), row_activity=act,
         objective=obj, dual_objective=float(bound),
         primal_residual_rel=float(np.linalg.norm(viol) / (1.0 + np.linalg.norm(b))) if viol.size else 0.0,
         dual_residual_rel=float(report.get("lp_dual_residual_rel", math.nan)),

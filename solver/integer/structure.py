@@ -1,7 +1,8 @@
 """Structure detection for integerization: choice rows, capacity rows, variable upper bounds, integers.
 
 All detection is vectorized over the CSC arrays of :class:`~solver.model.problem.Problem` and one CSR copy
-(scipy's C conversion); there is no Python loop over rows, columns or nonzeros.
+(the counting-sort kernel ``solver.lp.scaling.csc_to_csr``, the same arrays as scipy's conversion; no scipy
+on the round path, issue #15); there is no Python loop over rows, columns or nonzeros.
 
 Definitions (A row i with bounds [rl, ru]; "binary" = integer column whose bounds rounded inward lie in
 [0, 1]):
@@ -27,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
+from solver.lp.scaling import csc_to_csr
 from solver.model.problem import Problem
 
 LE1 = 0  #: choice row kind: sum of binaries <= 1
@@ -114,11 +115,10 @@ def detect_structure(problem: Problem) -> Structure:
     it = problem.integrality
     binary = it & (lo >= 0) & (up <= 1) & (lo <= up)
     general = it & ~binary
-    A = sp.csr_array(problem.matrix())  # canonical CSC -> CSR (sorted, no duplicates)
-    A.sort_indices()
-    rptr = A.indptr.astype(np.int64)
-    rcol = A.indices.astype(np.int64)
-    rval = A.data.astype(np.float64)
+    rptr, rcol, rval = csc_to_csr(np.ascontiguousarray(problem.a_indptr, dtype=np.int64),
+                                  np.ascontiguousarray(problem.a_indices, dtype=np.int32),
+                                  np.ascontiguousarray(problem.a_data, dtype=np.float64), m)
+    rcol = rcol.astype(np.int64)  # canonical CSC -> CSR, columns sorted within rows (no duplicates)
     nnz_row = np.diff(rptr)
     rl, ru = problem.row_lower, problem.row_upper
 

@@ -193,8 +193,33 @@ class Problem:
         return float(self.cost @ x + self.offset)
 
     def row_activity(self, x: np.ndarray) -> np.ndarray:
-        """(m,) row activities A x of the (n,) point x."""
-        return self.matrix() @ x
+        """(m,) row activities A x of the (n,) point x (float64).
+
+        The CSC product kernel ``solver.lp.kernels.spmv_csc``: the same sums in the same order as scipy's
+        ``matrix() @ x``, bitwise, without importing scipy (0.2-0.7 s a process, issue #15)."""
+        from solver.lp import kernels
+
+        out = np.empty(self.n_rows)
+        kernels.spmv_csc(*self._csc(), np.ascontiguousarray(x, dtype=np.float64), out)
+        return out
+
+    def rmatvec(self, y: np.ndarray, absolute: bool = False) -> np.ndarray:
+        """(n,) A' y of the (m,) row vector y (float64); ``absolute``: |A|' y (coefficients' magnitudes).
+
+        The kernel ``solver.lp.kernels.spmv_csc_t`` (the CSC of A is the CSR of A'): bitwise scipy's
+        ``matrix().T @ y`` (``abs(matrix()).T @ y``), without importing scipy."""
+        from solver.lp import kernels
+
+        cp, ci, cv = self._csc()
+        out = np.empty(self.n_cols)
+        kernels.spmv_csc_t(cp, ci, np.abs(cv) if absolute else cv, np.ascontiguousarray(y, dtype=np.float64), out)
+        return out
+
+    def _csc(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The CSC arrays with the kernels' types (int64, int32, float64, contiguous; no copy when they are)."""
+        return (np.ascontiguousarray(self.a_indptr, dtype=np.int64),
+                np.ascontiguousarray(self.a_indices, dtype=np.int32),
+                np.ascontiguousarray(self.a_data, dtype=np.float64))
 
     # ------------------------------------------------------------------ checking
     def check(self) -> None:
