@@ -115,6 +115,10 @@ def test_partitioned_te_rounds_beat_pop2_and_the_merged_point_holds_on_the_whole
     state = tmp_path / "st"
     rep = rounds.init(sc.base(), state, partition=INLINE)
     assert rep["partitions"]["k"] == 2 and rep["status"] in ("OPTIMAL", "FEASIBLE")
+    # round 0 is cold: its parts start from the probe's points within the round, not from an earlier round
+    assert rep["partitions"]["shares"]["passes"][0]["pass"] == "probe" and rep["partitions"]["warm"] is False
+    assert rep["warm_started"] is False and not any(q["warm_started"] for q in rep["partitions"]["parts"])
+    assert rounds.history(state)[0]["warm_started"] is False
     for r in range(1, 6):
         rep = rounds.step(sc.next_delta(r), state)
         part = rep["partitions"]

@@ -238,7 +238,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             return _worker_died(problem, config, err, t0, setup)
         t2 = time.perf_counter()
         results, part_rep = _part_results(parts, r.assignment, k, solve_idx, outs,
-                                          settings.mip_gap_tol if problem.is_mip else None)
+                                          settings.mip_gap_tol if problem.is_mip else None, from_previous=r.warm)
         duals = _part_duals(parts, [None if x is None else x.y for x in results], r.spos, k, r.ns)
         act = _part_duals(parts, [None if x is None else x.row_activity for x in results], r.spos, k, r.ns)
         gain = sh.gains(problem, r.rows_sh, duals)
@@ -397,10 +397,13 @@ def _part_engine(res: SolveResult) -> str:
 
 
 def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], outs: list[dict],
-                  mip_gap_tol: float | None = None):
+                  mip_gap_tol: float | None = None, from_previous: bool = True):
     """(results (k,), part reports (k,)): each solved part's SolveResult and report row (with its LP
     ``engine``); EMPTY for the rest. A MILP part solved to its first integer point reports OPTIMAL only when
-    its own gap is within the round's ``mip_gap_tol``, else FEASIBLE (its own target was looser)."""
+    its own gap is within the round's ``mip_gap_tol``, else FEASIBLE (its own target was looser).
+    ``warm_started`` means warm from the previous round's iterate, as for a monolithic round: with
+    ``from_previous`` False (round 0, a new split) it is False even though a part started from the probe's or
+    an earlier pass's point within this round."""
     results: list[SolveResult | None] = [None] * k
     part_rep: list[dict] = [{"part": p, "status": "EMPTY", "seconds": 0.0, "iterations": 0, "warm_started": False,
                              "n_cols": int(parts[p].cols.size), "n_rows": int(parts[p].rows.size),
@@ -415,7 +418,8 @@ def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], o
         part_rep[p].update(status=status.name, seconds=round(float(out["seconds"]), 6),
                            engine=_part_engine(res), engine_reason=res.engine_reason or None,
                            own_gap_rel=float(res.gap_rel) if _finite(res.gap_rel) else None,
-                           iterations=int(res.iterations), warm_started=bool(res.warm_started),
+                           iterations=int(res.iterations),
+                           warm_started=bool(from_previous and res.warm_started),
                            objective=float(res.objective), max_rss_mb=round(float(out["max_rss_mb"]), 1))
     return results, part_rep
 
@@ -695,7 +699,7 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, groupi
         primal_residual_rel=float(kkt.primal_residual_rel), dual_residual_rel=float(kkt.dual_residual_rel),
         gap_rel=float(abs(gap)) if gap is not None else math.nan, iterations=int(iters), seconds=secs,
         point_feasible=bool(feasible), state=state,
-        warm_started=any(results[p].warm_started for p in solved), message=msg, engine=engine,
+        warm_started=any(part_rep[p]["warm_started"] for p in solved), message=msg, engine=engine,
         engine_reason=engine_reason,
         max_row_violation=float(q.max_row_violation), mip=mip)
     rep = {"bound": None if bound is None else float(bound), "bound_kind": "lagrangian" if bound is not None else None,
