@@ -530,12 +530,42 @@ class StateStore:
 
         _write_text_atomic(self.root / "config.json", dumps(config) + "\n")
 
-    def config(self) -> dict:
-        """config.json content ({} when absent or unreadable)."""
+    def config(self, required: bool = False) -> dict:
+        """config.json content: the options init stored for later rounds (written before round 0, so every
+        initialised state has one).
+
+        Args:
+            required: raise instead of returning {} when the file is absent or damaged (``step``: solving
+                with the defaults instead of the stored options would be silently wrong).
+        Returns:
+            The JSON object; {} when absent or unreadable and not ``required``.
+        Raises:
+            StateError: ``required`` and config.json is missing, not JSON or not a JSON object (exit 3).
+            OSError: ``required`` and the file cannot be read (permission, I/O: an environment fault).
+        """
+        path = self.root / "config.json"
         try:
-            return json.loads((self.root / "config.json").read_text())
-        except (OSError, ValueError):
+            body = json.loads(path.read_text())
+        except FileNotFoundError:
+            if not required:
+                return {}
+            raise StateError("config.json is missing from the state directory: it holds the options init "
+                             "stored for later rounds (restore it from a backup, or init a new state)",
+                             file=str(path)) from None
+        except OSError:
+            if required:
+                raise
             return {}
+        except ValueError as err:
+            if not required:
+                return {}
+            raise StateError(f"config.json is damaged (not JSON: {err})", file=str(path)) from None
+        if not isinstance(body, dict):
+            if not required:
+                return {}
+            raise StateError(f"config.json is damaged (a JSON {type(body).__name__}, not an object)",
+                             file=str(path))
+        return body
 
     # ------------------------------------------------------------------ generations
     def generations(self) -> list[int]:

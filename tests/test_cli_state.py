@@ -154,6 +154,34 @@ def test_commands_on_a_missing_state_exit_3(tmp_path):
         assert code == 3 and "not an initialised" in " ".join(err.split())
 
 
+def test_step_with_config_json_missing_or_damaged_exits_3_and_leaves_state_byte_identical(tmp_path):
+    """config.json holds the options init stored (here --tol 1e-7); without it a step must not solve at the
+    defaults: exit 3 naming the file, nothing written."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    code, out, _ = cli("init", tmp_path / "base.parquet", "--state", st, "--tol", "1e-7", "--json")
+    assert code == 0, out
+    config = st / "config.json"
+    good = config.read_text()
+    assert json.loads(good)["settings"]["tol"] == 1e-7
+    d = delta_file(tmp_path / "d1.parquet", cost_delta())
+    for damage in ("missing", "not json", "a list"):
+        if damage == "missing":
+            config.unlink()
+        else:
+            config.write_text("{\"keep\": 5," if damage == "not json" else "[1, 2]")
+        before = snapshot(st)
+        code, out, err = cli("step", d, "--state", st, "--json")
+        assert code == 3, (damage, out, err)
+        error = json.loads(out)["error"]
+        assert "config.json" in error["message"] and error.get("file") == str(config), (damage, error)
+        assert ("missing" if damage == "missing" else "damaged") in error["message"], damage
+        assert snapshot(st) == before, damage
+    config.write_text(good)
+    code, out, err = cli("step", d, "--state", st, "--json")
+    assert code == 0 and json.loads(out)["round"] == 1, err
+
+
 def test_second_step_while_the_lock_is_held_exits_6_at_once(st, tmp_path):
     d = delta_file(tmp_path / "d1.parquet", cost_delta())
     holder = subprocess.Popen(

@@ -121,7 +121,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         "delta_sha256", "message"}`` (K: the kept round it produced; no warnings, no timings); ``"accepted": false``
         plus ``"failure_record"`` and ``"current_round"`` for a failed round left out of the state.
     Raises:
-        StateError: not initialised / damaged. StateBusyError: another writer holds the lock.
+        StateError: not initialised / damaged, or config.json (the options init stored) missing or damaged.
+        StateBusyError: another writer holds the lock.
         FormatError, ValidationError: the delta is unreadable or invalid (state untouched).
         RoundMismatchError: ``copter.base_round`` differs from the current round and not ``force``.
         UsageError: ``out_dir`` is unusable (checked before anything else; nothing changes). A copy to

@@ -123,7 +123,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         if not store.initialised:
             raise StateError(f"not an initialised copter state directory (run `copter init BASE --state "
                              f"{store.root}`)", file=str(store.root))
-        config = store.config()
+        config = store.config(required=True)  # missing/damaged: exit 3, not a round at the default options
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
         gen = store.load()
