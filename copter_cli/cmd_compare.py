@@ -30,31 +30,43 @@ def _fmt(v, spec: str = ".6g") -> str:
 
 
 def _wide_console() -> Console:
-    """stderr console at least 180 columns wide (a 12-column table is unreadable at rich's 80-column default
-    when stderr is not a terminal)."""
+    """stderr console for the notes under the table: the terminal's width, or off a terminal (where rich
+    assumes 80 columns) at least 180 columns wide."""
     from rich.console import Console
 
+    if console.is_terminal:
+        return console.get()
     return Console(stderr=True, highlight=False, soft_wrap=False, width=max(console.width, 180))
 
 
-def print_table(res: dict) -> None:
-    """The comparison as a rich table on stderr."""
-    from rich.table import Table
+#: compare's columns: (header, justify, priority); 0 = essential (never dropped), higher = dropped first when
+#: the terminal is too narrow (copter_cli.table_fit)
+COMPARE_COLUMNS = (("name", "left", 0), ("status", "left", 0), ("objective", "right", 0),
+                   ("obj. diff rel", "right", 1), ("primal res. rel", "right", 3), ("row viol.", "right", 6),
+                   ("row viol. rel", "right", 4), ("int. viol.", "right", 5), ("seconds", "right", 0),
+                   ("x copter", "right", 2), ("POP s", "right", 8), ("POP x copter", "right", 7))
 
-    out = _wide_console()
-    t = Table(title=f"round {res['round']}: {res['n_rows']} rows x {res['n_cols']} cols, {res['nnz']} nonzeros")
-    for col in ("name", "status", "objective", "obj. diff rel", "primal res. rel", "row viol.", "row viol. rel",
-                "int. viol.", "seconds", "x copter", "POP s", "POP x copter"):
-        t.add_column(col, justify="left" if col in ("name", "status") else "right", no_wrap=True)
+
+def print_table(res: dict, out: Console | None = None, terminal: bool | None = None) -> list[str]:
+    """The comparison as a rich table on stderr (or ``out``), fitted to the terminal: no cell is cut; the
+    least important columns are dropped with a note when the width cannot hold them. Returns the dropped
+    headers."""
+    from copter_cli.table_fit import Column, print_fitted
+
+    cells = []
     for r in [res["copter"], *res["baselines"]]:
         status = str(r.get("status")) + (" (limit hit)" if r.get("hit_limit") and r["name"] != "copter" else "")
         status += " (violates tol)" if r.get("violates_tol") else ""
-        t.add_row(r["name"], status, _fmt(r.get("objective"), ".10g"), _fmt(r.get("objective_diff_rel"), ".2e"),
-                  _fmt(r.get("primal_residual_rel"), ".2e"), _fmt(r.get("max_row_violation"), ".2e"), _fmt(r.get("max_row_violation_rel"), ".2e"),
-                  _fmt(r.get("integrality_violation"), ".1e"), _fmt(r.get("seconds"), ".3f"),
-                  _fmt(r.get("time_ratio"), ".2f"), _fmt(r.get("pop_seconds"), ".3f"),
-                  _fmt(r.get("pop_time_ratio"), ".2f"))
-    out.print(t)
+        cells.append([r["name"], status, _fmt(r.get("objective"), ".10g"), _fmt(r.get("objective_diff_rel"), ".2e"),
+                      _fmt(r.get("primal_residual_rel"), ".2e"), _fmt(r.get("max_row_violation"), ".2e"),
+                      _fmt(r.get("max_row_violation_rel"), ".2e"), _fmt(r.get("integrality_violation"), ".1e"),
+                      _fmt(r.get("seconds"), ".3f"), _fmt(r.get("time_ratio"), ".2f"),
+                      _fmt(r.get("pop_seconds"), ".3f"), _fmt(r.get("pop_time_ratio"), ".2f")])
+    dropped = print_fitted([Column(*c) for c in COMPARE_COLUMNS], cells, console=out, terminal=terminal,
+                           min_width=180, title=f"round {res['round']}: {res['n_rows']} rows x {res['n_cols']} "
+                                                f"cols, {res['nnz']} nonzeros")
+    if out is None:
+        out = _wide_console()
     for r in res["baselines"]:
         if r.get("message"):
             out.print(f"  {r['name']}: {r['message']}")
@@ -75,6 +87,7 @@ def print_table(res: dict) -> None:
               f"max(1, |bound|)); {rule}: never the best; seconds = wall time on this machine (copter: apply + "
               "solve + integerize of this round; POP: the whole call); x copter = seconds / copter's seconds; "
               "POP s = setup + slowest part (POP's own measure: one core per part).")
+    return dropped
 
 
 def register(app: typer.Typer) -> None:

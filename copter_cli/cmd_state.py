@@ -323,24 +323,34 @@ def show_cmd(
     run(json_out, debug, body)
 
 
-def _print_history(rows: list[dict]) -> None:
-    from rich import box
-    from rich.table import Table
+#: history's columns: (header, justify, priority); 0 = essential (never dropped), higher = dropped first when
+#: the terminal is too narrow (copter_cli.table_fit)
+HISTORY_COLUMNS = (("round", "right", 0), ("", "left", 1), ("status", "left", 0), ("objective", "right", 0),
+                   ("gap", "right", 0), ("iters", "right", 3), ("warm", "right", 8), ("changed", "right", 5),
+                   ("load", "right", 10), ("apply", "right", 9), ("solve", "right", 4), ("integ.", "right", 7),
+                   ("save", "right", 11), ("total", "right", 0), ("compare (time / copter)", "left", 6))
 
-    t = Table(title="copter history", box=box.SIMPLE_HEAD)
-    for col in ("round", "", "status", "objective", "gap", "iters", "warm", "changed", "load", "apply",
-                "solve", "integ.", "save", "total", "compare (time / copter)"):
-        t.add_column(col, justify="left" if col in ("", "status", "compare (time / copter)") else "right")
+
+def _print_history(rows: list[dict], out: Console | None = None, terminal: bool | None = None) -> list[str]:
+    """The history table on stderr (or ``out``), fitted to the terminal: no cell is cut; the least important
+    columns are dropped with a note when the width cannot hold them. Returns the dropped headers."""
+    from rich import box
+
+    from copter_cli.table_fit import Column, print_fitted
+
+    cells = []
     for r in rows:
         s = r["seconds"] or {}
         mark = "*" if r["current"] else ("failed" if r["kind"] == "failed" else "")
         cmp = "  ".join(f"{m} {_fmt(c.get('time_ratio'), '.2g')}x" for m, c in r.get("compare", {}).items()
                         if m != "copter")
-        t.add_row(_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]), _fmt(r.get("gap_rel"), ".2g"),
-                  _fmt(r["iterations"]), _fmt(r["warm_started"]), _fmt(r["changed_variables"]),
-                  *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save", "total")],
-                  cmp)
-    _wide().print(t)
+        cells.append([_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]),
+                      _fmt(r.get("gap_rel"), ".2g"), _fmt(r["iterations"]), _fmt(r["warm_started"]),
+                      _fmt(r["changed_variables"]),
+                      *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save", "total")],
+                      cmp])
+    return print_fitted([Column(*c) for c in HISTORY_COLUMNS], cells, console=out, terminal=terminal,
+                        more="--json or --csv", title="copter history", box=box.SIMPLE_HEAD)
 
 
 def _print_csv(rows: list[dict]) -> None:

@@ -1,0 +1,114 @@
+"""Tables that fit the terminal without cutting a number or a status in half (``copter history``,
+``copter compare``).
+
+rich shrinks every column of a table wider than the console and cuts its cells with an ellipsis, so at
+80 columns a 15-column table showed ``O…`` for OPTIMAL and ``1.5e-…`` for a gap. Here every column is
+``no_wrap``; on a terminal the least important columns are dropped (lowest priority first) until the table
+fits its width, and one ``note:`` line on stderr names them and points at ``--json`` or a wider terminal.
+Essential columns are never dropped; when even they do not fit, the table is printed at its natural width
+(the terminal wraps the lines, no cell is cut). Off a terminal (a log, a pipe) nothing is dropped: the
+table is printed at its natural width, at least ``min_width`` columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its header, justification, and priority (0 = essential, never dropped; a higher number
+    is dropped earlier when the terminal is too narrow)."""
+
+    header: str
+    justify: str = "right"
+    priority: int = 0
+
+
+def _build(columns: list[Column], rows: list[list[str]], keep: list[int], table_kw: dict) -> Table:
+    from rich.table import Table
+
+    t = Table(**table_kw)
+    for i in keep:
+        c = columns[i]
+        # min_width: an essential cell is never cut, even if rich were to shrink the table
+        widest = max([len(c.header), *(len(r[i]) for r in rows)])
+        t.add_column(c.header, justify=c.justify, no_wrap=True, overflow="fold",
+                     min_width=widest if c.priority == 0 else None)
+    for r in rows:
+        t.add_row(*(r[i] for i in keep))
+    return t
+
+
+def natural_width(table: Table, console: Console) -> int:
+    """Columns the table needs to show every cell whole (its widest unwrapped rendering)."""
+    from rich.measure import Measurement
+
+    return Measurement.get(console, console.options.update_width(10**6), table).maximum
+
+
+def fit(columns: list[Column], rows: list[list[str]], width: int, console: Console,
+        **table_kw) -> tuple[Table, list[str], int]:
+    """The table with the most important columns whose natural width fits ``width``.
+
+    Args:
+        columns: the columns, in display order (the order is kept; only priorities decide the drops).
+        rows: cell texts, one list per row, ``len(columns)`` each.
+        width: the terminal's columns.
+        console: used to measure.
+        table_kw: passed to ``rich.table.Table`` (title, box, ...).
+    Returns:
+        (table, headers of the dropped columns in display order, the table's natural width), the width
+        possibly above ``width`` when the essential columns alone do not fit.
+    """
+    keep = list(range(len(columns)))
+    while True:
+        t = _build(columns, rows, keep, table_kw)
+        need = natural_width(t, console)
+        droppable = [i for i in keep if columns[i].priority > 0]
+        if need <= width or not droppable:
+            dropped = [columns[i].header or "(mark)" for i in range(len(columns)) if i not in keep]
+            return t, dropped, need
+        keep.remove(max(droppable, key=lambda i: (columns[i].priority, i)))
+
+
+def print_fitted(columns: list[Column], rows: list[list[str]], *, console: Console | None = None,
+                 terminal: bool | None = None, min_width: int = 160, more: str = "--json",
+                 **table_kw) -> list[str]:
+    """Print the table on stderr fitted to the terminal (see the module); return the dropped headers.
+
+    Args:
+        console: where to print (default: the shared stderr console ``copter_cli.output.console``).
+        terminal: whether it is a terminal, whose width is respected (default: the console's own answer).
+        min_width: off a terminal, print at least this wide.
+        more: what the note points at to see every column (``--json``, ``--json or --csv``).
+    """
+    from rich.console import Console
+
+    from copter_cli.output import console as shared
+
+    out = console if console is not None else shared.get()
+    is_tty = out.is_terminal if terminal is None else terminal
+    if not is_tty:
+        t = _build(columns, rows, list(range(len(columns))), table_kw)
+        need = natural_width(t, out)
+        Console(file=out.file, width=max(min_width, need), highlight=False, soft_wrap=False,
+                no_color=out.no_color).print(t)
+        return []
+    t, dropped, need = fit(columns, rows, out.width, out, **table_kw)
+    if need > out.width:  # the essentials alone are wider: print them whole, the terminal wraps the lines
+        Console(file=out.file, width=need, highlight=False, soft_wrap=False, force_terminal=True,
+                no_color=out.no_color).print(t)
+    else:
+        out.print(t)
+    if dropped:
+        from rich.text import Text
+
+        out.print(Text(f"note: column(s) {', '.join(dropped)} not shown at {out.width} columns; "
+                       f"widen the terminal or use {more} for every field"), soft_wrap=True)
+    return dropped
