@@ -1,11 +1,8 @@
 """Human view of ``copter show --solution`` (``solver.rounds.show_solution``): the allocation by client and,
-with ``--changes``, the biggest moves, as rich tables on stderr."""
+with ``--changes``, the biggest moves, as rich tables on stderr. rich is imported only when the tables are
+printed (``--json`` output never imports it)."""
 
 from __future__ import annotations
-
-from rich import box
-from rich.markup import escape
-from rich.table import Table
 
 from copter_cli.output import console, say
 
@@ -19,6 +16,10 @@ def _num(v, spec: str = ".6g") -> str:
 def print_allocation(res: dict) -> None:
     """Print the result of ``solver.rounds.show_solution`` on stderr: a header line, one row per client
     (variables, sum, share of the total, largest entries), the omitted count, then the moves."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
     for w in res.get("warnings") or []:
         console.print(f"[yellow]warning[/]: {escape(str(w))}")
     say(f"round {res['round']} ({res.get('status')}, objective {_num(res.get('objective'))}): "
@@ -41,6 +42,10 @@ def print_allocation(res: dict) -> None:
 
 
 def _print_moves(round_: int, ch: dict) -> None:
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
     prev = ch.get("previous_round")
     since = "round 0 has no previous round: every variable is new" if prev is None and round_ == 0 else (
         f"since round {prev}" if prev is not None else "since the previous round")

@@ -116,12 +116,15 @@ def test_plain_commands_import_neither_rich_nor_importlib_metadata(state, tmp_pa
     """A command that prints one plain line (or JSON) writes it without rich (``copter_cli.output.say``) and
     reads versions without ``importlib.metadata`` (``copter_cli.versions``); ``show`` prints a rich table."""
     for args in (["--help"], ["version"], ["version", "--json"], ["--version"], ["rollback", "--state", str(state)],
-                 ["rollback", "--state", str(state), "--json"], ["show", "--state", str(state), "--json"]):
+                 ["rollback", "--state", str(state), "--json"], ["show", "--state", str(state), "--json"],
+                 ["show", "--solution", "--state", str(state), "--json"],
+                 ["show", "--solution", "--changes", "--state", str(state), "--json"]):
         code, names = _imported(args, tmp_path, full=True)
         assert code == 0, args
         assert not {"rich", "rich.console", "importlib.metadata"} & names, (args, sorted(names))
-    code, names = _imported(["show", "--state", str(state)], tmp_path, full=True)
-    assert code == 0 and "rich.table" in names
+    for args in (["show", "--state", str(state)], ["show", "--solution", "--changes", "--state", str(state)]):
+        code, names = _imported(args, tmp_path, full=True)
+        assert code == 0 and "rich.table" in names, args
 
 
 def test_a_command_imports_only_its_own_command_module(state, tmp_path):
