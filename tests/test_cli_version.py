@@ -27,6 +27,34 @@ def test_version_flag_runs_before_any_command(capsys):
     assert code == 0 and out.startswith("copter ")
 
 
+def test_version_command_prints_on_stdout_like_the_flag(capsys):
+    """``copter version`` is the command's requested output: stdout (as ``--version``), nothing on stderr."""
+    with pytest.raises(SystemExit) as ex:
+        main(["version"])
+    out, err = capsys.readouterr()
+    assert ex.value.code in (0, None) and err == ""
+    assert out.startswith(f"copter {version('copter')}  ") and "numba " in out and out.endswith("\n")
+
+
+@pytest.mark.parametrize("args", [["version"], ["--version"], ["version", "--json"]])
+def test_version_into_a_closed_stdout_ends_quietly_with_141(args):
+    """The console script, stdout's reader gone before anything is written: exit 141, nothing on stderr
+    (README "Exit codes"), as for every command's stdout answer."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    r, w = os.pipe()
+    os.close(r)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.Popen([sys.executable, "-m", "copter_cli", *args], stdout=w, stderr=subprocess.PIPE,
+                            env=env, text=True)
+    os.close(w)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141 and err == "", (args, proc.returncode, err)
+
+
 def test_version_command_json_names_copter_and_its_libraries(capsys):
     code, out = _main(capsys, "version", "--json")
     info = json.loads(out)
