@@ -23,7 +23,9 @@ claim in-process (a different and larger set of rounds compiles nothing and adds
 
 Where the cache lives: ``$NUMBA_CACHE_DIR`` when set, else ``__pycache__`` beside each kernel's module
 (``*.nbi`` index + ``*.nbc`` code), else (read-only install) numba's per-user folder (``~/.cache/numba``).
-What invalidates it: a change of the kernel's source file (numba keys on its modification time and size),
+What invalidates it: a change of the kernel's source file's content (numba 0.68 keys the index on a SHA-256
+of the file, mtime and size only decide when to re-hash it, and each entry on a hash of the kernel's bytecode
+and closure variables: ``numba.core.caching``; a ``touch`` alone keeps the cache),
 another numba/llvmlite or Python version, or another CPU model (the code is compiled for the host CPU).
 """
 
@@ -191,8 +193,9 @@ def prepare(progress: Callable[[str], None] | None = None, force: bool = True) -
 # ------------------------------------------------------------------------------------------------ stamp
 # After a warm-up, a small JSON file records what the compiled code depends on: the versions of Python,
 # numba and llvmlite, the CPU, every source file of the solver and formats packages (modification time and
-# size: the same key numba uses, but over all files, since a non-kernel module decides which kernels run
-# with which argument types) and the numba index files the warm-up left. While all of it is unchanged the
+# size: stricter than numba's content hash, so a `touch` re-runs the warm-up, which then only loads; over all
+# files, since a non-kernel module decides which kernels run with which argument types) and the numba index
+# files the warm-up left. While all of it is unchanged the
 # cache holds every kernel a round needs, and init/demo skip the warm-up.
 
 STAMP_NAME = "copter-prepared.json"
