@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from copter_cli.output import console, print_json, run
+from copter_cli.output import console, print_json, run, say
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -157,6 +157,8 @@ def register(app: typer.Typer) -> None:
                 print_json(res)
             else:
                 print_table(res)
+            for w in res.get("warnings") or []:  # CURRENT unusable, round log not written: in every mode
+                say(f"warning: {w}")
             return 0
 
         run(json_out, debug, body)

@@ -59,6 +59,7 @@ def _print_report(report: dict) -> None:
     """Human summary of a round report on stderr (a no-op re-apply: its one-line message)."""
     if report.get("no_op"):
         console.print(report.get("message", "nothing done"), markup=False)
+        _say_warnings(report)  # an unusable CURRENT: the current round is the newest complete generation
         return
     from rich.markup import escape
     from rich.table import Table
@@ -95,8 +96,8 @@ def _finish(report: dict, json_out: bool) -> int:
 
 
 def _say_warnings(report: dict) -> None:
-    """With ``--json`` the report's ``warnings`` also go to stderr, one line each (the human table prints
-    them itself)."""
+    """The report's ``warnings`` on stderr, one line each (with ``--json``: besides its ``warnings`` field;
+    a human round table prints them itself)."""
     for w in report.get("warnings") or []:
         say(f"warning: {w}")
 
@@ -312,12 +313,17 @@ def show_cmd(
                                     ("--zero-tol", zero_tol)) if v is not None]
             if given:
                 raise UsageError(f"{given[0]} needs --solution")
-            return emit(_rounds().show(_state(state), round_), json_out, _print_show)
+            report = _rounds().show(_state(state), round_)
+            if json_out:
+                _say_warnings(report)
+            return emit(report, json_out, _print_show)
         from copter_cli.allocation_view import print_allocation
 
         res = _rounds().show_solution(_state(state), round_, top=10 if top is None else top,
                                    entries=3 if entries is None else entries, changes=changes,
                                    client_regex=client_regex, zero_tol=zero_tol)
+        if json_out:
+            _say_warnings(res)
         return emit(res, json_out, print_allocation)
 
     run(json_out, debug, body)
@@ -371,7 +377,8 @@ def _print_csv(rows: list[dict]) -> None:
 def history_cmd(
     state: Path | None = STATE_OPT,
     last: int | None = typer.Option(None, "--last", help="Only the newest N rounds."),
-    json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [...]} as JSON."),
+    json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [...]} as JSON (plus \"warnings\" when "
+                                                        "CURRENT was unusable)."),
     csv_out: bool = typer.Option(False, "--csv", help="Print the rounds as CSV on stdout (seconds and compare "
                                                       "results spread into columns)."),
     debug: bool = DEBUG_OPT,
@@ -386,11 +393,15 @@ def history_cmd(
             raise UsageError("--json and --csv exclude each other")
         if last is not None and last < 1:
             raise UsageError(f"--last must be at least 1, got {last}")
-        rows = _rounds().history(_state(state), last)
+        warnings: list[str] = []  # CURRENT unusable: the rows are the newest complete generation's lineage
+        rows = _rounds().history(_state(state), last, warnings)
+        obj = {"rounds": rows, **({"warnings": warnings} if warnings else {})}
         if csv_out:
             _print_csv(rows)
-            return 0
-        return emit({"rounds": rows}, json_out, lambda _: _print_history(rows))
+        else:
+            emit(obj, json_out, lambda _: _print_history(rows))
+        _say_warnings(obj)
+        return 0
 
     run(json_out, debug, body)
 
@@ -407,13 +418,19 @@ def rollback_cmd(
 
     Later rounds stay on disk, so --to can move forward again, until the next step starts a new branch and
     moves them into STATE/abandoned/."""
-    run(json_out, debug,
-        lambda: emit(_rounds().rollback(_state(state), to, wait), json_out, lambda r: say(r["message"])))
+    def body() -> int:
+        res = _rounds().rollback(_state(state), to, wait)
+        if json_out:
+            _say_warnings(res)
+        return emit(res, json_out, lambda r: (say(r["message"]), _say_warnings(r)))
+
+    run(json_out, debug, body)
 
 
 def _say_export(res: dict) -> None:
     say(f"round {res['round']}: wrote {res['output']} ({res['n_cols']} variables, "
         f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
+    _say_warnings(res)
 
 
 def export_cmd(
@@ -428,7 +445,13 @@ def export_cmd(
     """Write the current (or a kept) round's problem to a file.
 
     MPS or Parquet, by the output's extension."""
-    run(json_out, debug, lambda: emit(_rounds().export(_state(state), output, round_), json_out, _say_export))
+    def body() -> int:
+        res = _rounds().export(_state(state), output, round_)
+        if json_out:
+            _say_warnings(res)
+        return emit(res, json_out, _say_export)
+
+    run(json_out, debug, body)
 
 
 def register(app: typer.Typer) -> None:

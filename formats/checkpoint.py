@@ -667,7 +667,10 @@ class StateStore:
             r = int(text)
             if self.is_complete(r):
                 return r, None
-            why = f"CURRENT names round {r}, whose generation is incomplete or missing"
+            folder = self.root / gen_name(r)
+            why = (f"CURRENT names round {r}, whose generation is incomplete ({self.damage(r)})"
+                   if folder.is_dir() and not folder.is_symlink() else
+                   f"CURRENT names round {r}, whose generation is missing")
         except FileNotFoundError:
             why = "CURRENT is missing"
         except (OSError, ValueError):

@@ -204,7 +204,7 @@ def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, e
                                   client_regex=client_regex, zero_tol=zero_tol)
 
 
-def history(state_dir=None, last: int | None = None) -> list[dict]:
+def history(state_dir=None, last: int | None = None, warnings: list[str] | None = None) -> list[dict]:
     """One row per round of the live branch from the round log (``STATE/log/``, which outlives pruning),
     oldest first: stored rounds and failed rounds, completed from the generations and failed records on
     disk (a state written before the log existed: the kept generations on CURRENT's lineage and the
@@ -212,6 +212,8 @@ def history(state_dir=None, last: int | None = None) -> list[dict]:
 
     Args:
         last: only the newest ``last`` rows.
+        warnings: a list that gets the warning when CURRENT was unusable (names a damaged or missing
+            generation, or is missing or unreadable) and the rows are those of the newest complete generation.
     Returns:
         Rows with keys round, kind (``"generation"`` or ``"failed"``), current (bool), kept (its generation
         is still on disk), status, objective, lp_bound, gap_rel (these three None unless OPTIMAL/FEASIBLE), iterations,
@@ -225,7 +227,7 @@ def history(state_dir=None, last: int | None = None) -> list[dict]:
     """
     from solver.rounds.log_history import history as _history
 
-    return _history(state_dir, last)
+    return _history(state_dir, last, warnings)
 
 
 def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
@@ -237,7 +239,8 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
 
     Returns:
         {"round": new current, "previous_round": old current, "later_rounds": kept rounds after the new
-        current one, "message": ...}.
+        current one, "message": ...}, plus ``warnings`` when CURRENT was unusable (``previous_round`` is then
+        the newest complete generation).
     Raises:
         UsageError: the requested round is not kept (the message lists the kept rounds), or there is no
         earlier round. StateError: not initialised or the round is damaged. StateBusyError: another writer
@@ -253,7 +256,8 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     Args:
         output: file to write (default ``round-NNNNNN.mps`` in the working directory).
     Returns:
-        {"round", "output" (the file written), "n_cols", "n_rows", "nnz"}.
+        {"round", "output" (the file written), "n_cols", "n_rows", "nnz"}, plus ``warnings`` when CURRENT was
+        unusable and the newest complete generation was exported instead.
     Raises:
         UsageError: ``round_`` is not kept (see :func:`require_round`), or ``output`` is a folder, in a
         missing folder or not writable. StateError: not initialised, or the round is damaged.
@@ -296,7 +300,8 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
         time_ratio, max_row_violation, max_row_violation_rel, max_bound_violation, integrality_violation,
         max_violation_rel, primal_residual_rel, dual_residual_rel, duality_gap_rel, violates_tol,
         hit_limit, message
-        (:mod:`solver.rounds.comparison` defines them; POP rows add the POP time fields).
+        (:mod:`solver.rounds.comparison` defines them; POP rows add the POP time fields); ``warnings`` when
+        CURRENT was unusable (the newest complete generation was compared) or the round log was not written.
     Raises:
         UsageError: unknown baseline or solver, k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
             regex, a feasibility_tol that is not positive and finite, an unknown pop_executor or ``ray``

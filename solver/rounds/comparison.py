@@ -244,6 +244,8 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
               "feasibility_tol": tol, "feasibility_ruler": feasibility_ruler(problem), "copter": copter,
               "baselines": out}
+    if gen.warning:  # CURRENT was unusable: the newest complete generation was compared instead
+        result["warnings"] = [gen.warning]
     _log(store, gen, result)
     return result
 

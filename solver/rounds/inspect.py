@@ -136,7 +136,7 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
 
     store = StateStore(state_dir_or_default(state_dir))
     with store.lock(wait=wait), environment_faults(store.root):
-        cur, _ = store.current()
+        cur, warning = store.current()
         gens = store.lineage(cur)
         if to is None:
             earlier = [r for r in gens if r < cur]
@@ -160,7 +160,10 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
     if later:
         msg += (f"; later round(s) {', '.join(map(str, later))} stay until the next step, which moves them into "
                 f"{store.root / 'abandoned'}")
-    return {"round": to, "previous_round": cur, "later_rounds": later, "message": msg}
+    res = {"round": to, "previous_round": cur, "later_rounds": later, "message": msg}
+    if warning:  # CURRENT was unusable: previous_round is the newest complete generation
+        res["warnings"] = [warning]
+    return res
 
 
 def export(state_dir=None, output=None, round_: int | None = None) -> dict:
@@ -178,5 +181,8 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     out = Path(output) if output is not None else Path(f"round-{gen.round:06d}.mps")
     name = gen.problem.name or f"{store.root.resolve().name}-round-{gen.round}"  # the MPS NAME line
     write_problem(gen.problem.replace(name=name), out)
-    return {"round": gen.round, "output": str(out), "n_cols": gen.problem.n_cols, "n_rows": gen.problem.n_rows,
-            "nnz": gen.problem.nnz}
+    res = {"round": gen.round, "output": str(out), "n_cols": gen.problem.n_cols, "n_rows": gen.problem.n_rows,
+           "nnz": gen.problem.nnz}
+    if gen.warning:  # CURRENT was unusable: the newest complete generation was exported instead
+        res["warnings"] = [gen.warning]
+    return res

@@ -98,10 +98,12 @@ def _out(row: dict, cur_id, cur: int, kept_ids: set, compares: dict) -> dict:
             "compare": cmp}
 
 
-def history(state_dir=None, last: int | None = None) -> list[dict]:
+def history(state_dir=None, last: int | None = None, warnings: list[str] | None = None) -> list[dict]:
     """Rows of the live branch's rounds, oldest first; see :func:`solver.rounds.history`."""
     store = StateStore(state_dir_or_default(state_dir))
-    cur, _ = store.current()
+    cur, warning = store.current()
+    if warning and warnings is not None:
+        warnings.append(warning)
     log = RoundLog(store.root)
     logged = log.rows() if log.exists else []
     seen, rows = set(), []

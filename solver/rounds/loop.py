@@ -134,7 +134,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         d = _read_delta(delta)
         seconds = {"wait": _waited + t_lock - t_req, "load": time.perf_counter() - t_lock}
         warnings = [gen.warning] if gen.warning else []
-        _check_base_round(d, gen.round, force, warnings)
+        _check_base_round(d, gen.round, force, warnings, gen.warning)
         from solver.rounds.partitioned import config_of
 
         part_cfg = config_of(config.get("partition"), executor, ray_address)  # None: monolithic rounds
@@ -157,12 +157,15 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
 def _no_op_report(store: StateStore, gen: Generation, done: int, sha: str) -> dict:
     """The answer to a re-applied delta: ``round`` is the kept round this delta produced (``done``), with
     that round's status and objective; ``current_round`` the state's current round. No warnings or timings
-    of either round: nothing was loaded, applied or solved."""
+    of either round: nothing was loaded, applied or solved; ``warnings`` only when CURRENT was unusable (the
+    current round is then the newest complete generation)."""
     kept = gen.report if done == gen.round else _kept_report(store, done)
     report = {"round": done, "no_op": True, "current_round": gen.round, "accepted": True,
               "delta_sha256": sha, **{k: kept[k] for k in ("status", "objective") if k in kept},
               "message": f"delta {sha[:16]}... already produced round {done} (current round {gen.round}); "
                          "nothing done"}
+    if gen.warning:
+        report["warnings"] = [gen.warning]
     return report
 
 
@@ -178,9 +181,12 @@ def _kept_report(store: StateStore, round_: int) -> dict:
         return {}
 
 
-def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str]) -> None:
+def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str],
+                      fallback: str | None = None) -> None:
     """Refuse a delta written for another round unless ``force`` (then add a warning); a delta without
-    ``copter.base_round`` applies to whatever round is current, with a warning saying so.
+    ``copter.base_round`` applies to whatever round is current, with a warning saying so. ``fallback``: the
+    warning of an unusable CURRENT (``current`` is then the newest complete generation), which the refusal
+    repeats so the mismatch is explained.
 
     Raises:
         RoundMismatchError: ``copter.base_round`` is set, differs from ``current`` and not ``force``.
@@ -195,7 +201,8 @@ def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str]) 
     if not force:
         raise RoundMismatchError(
             f"delta is for round {d.base_round} (copter.base_round) but the state's current round "
-            f"is {current}; use --force to apply it anyway", file=d.source or None)
+            f"is {current}{f' ({fallback})' if fallback else ''}; use --force to apply it anyway",
+            file=d.source or None)
     warnings.append(f"applied with --force: copter.base_round {d.base_round} != current round {current}")
 
 
