@@ -7,7 +7,8 @@ rich shrinks every column of a table wider than the console and cuts its cells w
 fits its width, and one ``note:`` line on stderr names them and points at ``--json`` or a wider terminal.
 Essential columns are never dropped; when even they do not fit, the table is printed at its natural width
 (the terminal wraps the lines, no cell is cut). Off a terminal (a log, a pipe) nothing is dropped: the
-table is printed at its natural width, at least ``min_width`` columns.
+table is printed at its natural width, at least ``min_width`` columns. An optional column whose cells are
+all blank is left out everywhere without a note.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ def _build(columns: list[Column], rows: list[list[str]], keep: list[int], table_
     return t
 
 
+def _non_empty(columns: list[Column], rows: list[list[str]]) -> list[int]:
+    """Indices of the columns to consider: every essential one, and the others with a non-blank cell (an
+    optional column with nothing to show, e.g. compare before any ``copter compare``, takes no room)."""
+    return [i for i, c in enumerate(columns) if c.priority == 0 or any(r[i].strip() for r in rows)]
+
+
 def natural_width(table: Table, console: Console) -> int:
     """Columns the table needs to show every cell whole (its widest unwrapped rendering)."""
     from rich.measure import Measurement
@@ -66,13 +73,13 @@ def fit(columns: list[Column], rows: list[list[str]], width: int, console: Conso
         (table, headers of the dropped columns in display order, the table's natural width), the width
         possibly above ``width`` when the essential columns alone do not fit.
     """
-    keep = list(range(len(columns)))
+    keep = _non_empty(columns, rows)
     while True:
         t = _build(columns, rows, keep, table_kw)
         need = natural_width(t, console)
         droppable = [i for i in keep if columns[i].priority > 0]
         if need <= width or not droppable:
-            dropped = [columns[i].header or "(mark)" for i in range(len(columns)) if i not in keep]
+            dropped = [columns[i].header or "(mark)" for i in _non_empty(columns, rows) if i not in keep]
             return t, dropped, need
         keep.remove(max(droppable, key=lambda i: (columns[i].priority, i)))
 
@@ -95,7 +102,7 @@ def print_fitted(columns: list[Column], rows: list[list[str]], *, console: Conso
     out = console if console is not None else shared.get()
     is_tty = out.is_terminal if terminal is None else terminal
     if not is_tty:
-        t = _build(columns, rows, list(range(len(columns))), table_kw)
+        t = _build(columns, rows, _non_empty(columns, rows), table_kw)
         need = natural_width(t, out)
         Console(file=out.file, width=max(min_width, need), highlight=False, soft_wrap=False,
                 no_color=out.no_color).print(t)

@@ -157,3 +157,15 @@ def test_copter_history_cli_at_80_columns_on_a_terminal(tmp_path, capsys, monkey
     assert "…" not in err and "OPTIMAL" in err and "note: column(s)" in err
     table = err.split("note:")[0]
     assert max(len(ln) for ln in table.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_blank_optional_column_takes_no_room_and_is_not_named_dropped(terminal):
+    rows = _history_rows()
+    for r in rows:
+        r["compare"] = {}
+    text, dropped = _render(_print_history, rows, 250, terminal=terminal)
+    shown, _ = _table(text, [c[0] for c in HISTORY_COLUMNS])
+    assert "compare (time / copter)" not in shown and dropped == [] and "note:" not in text
+    _, d80 = _render(_print_history, rows, 80, terminal=terminal)
+    assert "compare (time / copter)" not in d80
