@@ -229,7 +229,7 @@ def init_cmd(
 
 @opts.with_solver_options
 def step_cmd(
-    deltas: list[Path] = typer.Argument(..., metavar="DELTA",
+    deltas: list[Path] = typer.Argument(..., metavar="DELTA...",
                                         help="Delta Parquet file(s) (copter.base_round = current round), "
                                              "applied in order, each its own round; '-' reads one from standard input."),
     state: Path | None = STATE_OPT,
