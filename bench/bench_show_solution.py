@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from formats.checksum import file_crc32  # noqa: E402
 from solver import rounds  # noqa: E402
 from solver.rounds.outputs import with_round  # noqa: E402
 from tests.helpers import small_lp  # noqa: E402
@@ -72,7 +73,8 @@ def main() -> None:
         manifest = json.loads((gen / "generation.json").read_text())
         for name, table in (("solution.parquet", sol), ("changes.parquet", ch)):
             pq.write_table(with_round(table, rep["round"]), gen / name)
-            manifest["files"][name] = (gen / name).stat().st_size  # the store checks sizes
+            manifest["files"][name] = (gen / name).stat().st_size  # the store checks sizes and checksums
+            manifest["crc32"][name] = file_crc32(gen / name)
         (gen / "generation.json").write_text(json.dumps(manifest))
         res = rounds.show_solution(st, changes=True)
         print(f"{a.n:,} variables, {res['n_nonzero']:,} nonzero, {res['n_clients']:,} client groups, "

@@ -8,6 +8,7 @@ Layout::
       config.json           state-wide settings (keep, solver settings), written at init
       gen-000003/
         generation.json     manifest, written last: round, delta_sha256, status, every file with its size
+                            ("files") and its content checksum ("crc32", formats/checksum.py)
         problem/meta.json   sense, offset, name, round, sizes, and how each array is stored
         problem/*.arrow     Arrow IPC arrays (see formats/checkpoint_arrays.py: base + optional patch)
         state.arrow         solver state: x, y, step_size, primal_weight, iterations, integer_x, engine
@@ -64,17 +65,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from formats import undo
+from formats.checksum import ALGORITHM as CHECKSUM
+from formats.checksum import file_crc32
 from formats.faults import as_environment_fault, io_fault, is_environment_fault
 from formats.fsync import fsync_path
 from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
 
 if TYPE_CHECKING:  # numpy, pyarrow, filelock and the arrays are imported where used: show/history/rollback
+    from collections.abc import Callable
+
     import numpy as np  # read JSON and CURRENT only and start without the numerical stack (issue #15)
     from filelock import FileLock
 
     from formats.checkpoint_arrays import StoredArray
     from solver.model.problem import Problem
     from solver.model.state import SolverState
+
+    Verify = bool | Callable[[str], bool]  # StateStore.damage: which files' content checksums to check
 
 PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
                   "integrality", "a_indptr", "a_indices", "a_data")
@@ -267,6 +274,7 @@ class GenerationWriter:
         self.bases: dict[str, np.ndarray] = {}
         self.problem: Problem | None = None
         self.state: SolverState | None = None
+        self.prev: Generation | None = None  # the generation save_problem shared files with
 
     @property
     def final(self) -> Path:
@@ -296,6 +304,7 @@ class GenerationWriter:
 
         folder = str(self.tmp / "problem")
         prev_folder = str(prev.path / "problem") if prev is not None else None
+        self.prev = prev
         for f in PROBLEM_FIELDS:
             values = getattr(problem, f)
             self.stored[f] = save_array(
@@ -335,13 +344,17 @@ class GenerationWriter:
         the generation this round was derived from).
         """
         write_json(self.tmp / "report.json", report)
-        files = {}
+        files, sums = {}, {}
         for p in sorted(self.tmp.rglob("*")):
             if p.is_file():
-                files[str(p.relative_to(self.tmp))] = p.stat().st_size
+                rel = str(p.relative_to(self.tmp))
+                st_ = p.stat()
+                files[rel] = st_.st_size
+                sums[rel] = self._shared_checksum(rel, st_) or file_crc32(p)
         manifest = {"format": "copter-generation", "version": FORMAT_VERSION, "round": self.round,
                     "id": uuid.uuid4().hex, "parent_id": None,
-                    "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files}
+                    "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files,
+                    CHECKSUM: sums}
         manifest.update(manifest_extra or {})
         fault_point("before_manifest")
         write_json(self.tmp / "generation.json", manifest)
@@ -369,6 +382,20 @@ class GenerationWriter:
                                             report=report, manifest=manifest, stored=dict(self.stored),
                                             bases=dict(self.bases)))
         return final
+
+    def _shared_checksum(self, rel: str, st_: os.stat_result) -> str | None:
+        """The checksum ``self.prev``'s manifest records for ``rel`` when this file is a hard link to that
+        very file (same device and inode): a shared file is never read again, and keeps the checksum of the
+        bytes first written (a later damage of the shared file stays detectable). None: hash the file."""
+        prev = self.prev
+        known = (prev.manifest.get(CHECKSUM) or {}).get(rel) if prev is not None else None
+        if known is None:
+            return None
+        try:
+            old = os.stat(prev.path / rel)
+        except OSError:
+            return None
+        return known if (old.st_dev, old.st_ino) == (st_.st_dev, st_.st_ino) else None
 
     def abort(self) -> None:
         """Undo this writer's work; call only while CURRENT does not name the round. Removes the temporary
@@ -654,21 +681,27 @@ class StateStore:
             return []
         return [int(m.group(1)) for p in self.root.iterdir() if (m := _GEN_RE.match(p.name)) and p.is_dir()]
 
-    def current(self) -> tuple[int, str | None]:
+    def current(self, verify: Verify = False) -> tuple[int, str | None]:
         """The round to load and a warning when CURRENT was not usable.
 
+        Args:
+            verify: which files' content checksums to check as well (see :meth:`damage`); False (show,
+                history, rollback: they read no array) checks sizes only. A generation this process
+                committed itself and still holds in memory (:meth:`_recent`) is not re-read.
         Raises:
-            StateError: no complete generation at all (not initialised).
+            StateError: no complete generation at all (not initialised, or every one damaged).
         """
         self.check_links()
         text = None
+        r = None
         try:
             text = (self.root / "CURRENT").read_text().strip()
             r = int(text)
-            if self.is_complete(r):
+            why = self.damage(r, self._verify_of(r, verify))
+            if not why:
                 return r, None
             folder = self.root / gen_name(r)
-            why = (f"CURRENT names round {r}, whose generation is incomplete ({self.damage(r)})"
+            why = (f"CURRENT names round {r}, whose generation is incomplete ({why})"
                    if folder.is_dir() and not folder.is_symlink() else
                    f"CURRENT names round {r}, whose generation is missing")
         except FileNotFoundError:
@@ -676,18 +709,30 @@ class StateStore:
         except (OSError, ValueError):
             why = f"CURRENT is unreadable ({text!r})"
         gens = self.generations()
-        if not gens:
-            folders = sorted(self._gen_folders())
-            if folders:
-                raise StateError(f"no complete generation: {gen_name(folders[-1])} is damaged "
-                                 f"({self.damage(folders[-1])})", file=str(self.root))
-            raise StateError(f"{self.root} is not an initialised copter state directory "
-                             f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
-        return gens[-1], f"{why}; using the newest complete generation, round {gens[-1]}"
+        for g in reversed(gens):  # sizes already match: only the content of the candidate is hashed
+            if g != r and not self.damage(g, self._verify_of(g, verify)):
+                return g, f"{why}; using the newest complete generation, round {g}"
+        folders = sorted(self._gen_folders())
+        if folders:
+            raise StateError(f"no complete generation: {gen_name(folders[-1])} is damaged "
+                             f"({self.damage(folders[-1], verify)})", file=str(self.root))
+        raise StateError(f"{self.root} is not an initialised copter state directory "
+                         f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
 
-    def damage(self, round_: int) -> str:
+    def _verify_of(self, round_: int, verify: Verify) -> Verify:
+        """``verify``, or False for the generation this process committed and still holds (_recent)."""
+        return verify if verify and self._recent(round_) is None else False
+
+    def damage(self, round_: int, verify: Verify = False) -> str:
         """Why a generation is not complete: its manifest is unreadable, or the first file that is missing
-        or whose size differs from generation.json ("" when it is complete)."""
+        or whose size differs from generation.json, or (``verify``) whose content differs from the CRC-32
+        generation.json records ("" when it is complete).
+
+        Args:
+            verify: False: sizes only (cheap; no file is read). True: every file's checksum. A callable
+                ``rel -> bool``: the checksums of the files it accepts (those the caller will read). A
+                generation written before checksums were recorded has sizes checked only.
+        """
         man = self.manifest(round_)
         if not man or man.get("round") != round_ or not isinstance(man.get("files"), dict):
             return "generation.json is missing or unreadable"
@@ -704,10 +749,26 @@ class StateStore:
                 return f"{rel} is not a regular file (a symbolic link?)"
             if st_.st_size != size:
                 return f"{rel} has {st_.st_size} bytes, generation.json says {size}"
+        sums = man.get(CHECKSUM) if verify else None
+        if not isinstance(sums, dict):
+            return ""
+        for rel in man["files"]:
+            if rel in sums and (verify is True or verify(rel)):
+                try:
+                    got = file_crc32(folder / rel)
+                except OSError as err:
+                    return f"{rel} cannot be read ({err.strerror or err})"
+                if got != sums[rel]:
+                    return (f"{rel} has CRC-32 {got}, generation.json says {sums[rel]} (same size, "
+                            "different content)")
         return ""
 
-    def load(self, round_: int | None = None, with_state: bool = True) -> Generation:
-        """Load a generation (default: the current one).
+    def load(self, round_: int | None = None, with_state: bool = True, read: tuple[str, ...] = ()) -> Generation:
+        """Load a generation (default: the current one), verifying the content checksums of the files it
+        reads (problem/*, report.json, state.arrow when ``with_state``, and ``read``: other files of the
+        generation the caller will read, e.g. ``("solution.parquet",)``). A current round whose files fail
+        the check is damaged like one of the wrong size: the newest complete generation is used instead
+        and :attr:`Generation.warning` says so.
 
         Raises:
             StateError: not initialised, or the requested generation is incomplete/damaged.
@@ -717,12 +778,16 @@ class StateStore:
         from formats.checkpoint_arrays import StoredArray, load_array
         from solver.model.problem import Problem
 
+        def reads(rel: str) -> bool:
+            return rel.startswith("problem/") or rel == "report.json" or rel in read or (
+                with_state and rel == "state.arrow")
+
         warning = None
         if round_ is None:
-            round_, warning = self.current()
-        elif not self.is_complete(round_):
-            raise StateError(f"round {round_} is not a complete generation in {self.root} "
-                             f"(kept: {self.generations()})", file=str(self.root))
+            round_, warning = self.current(verify=reads)
+        elif why := self.damage(round_, self._verify_of(round_, reads)):
+            raise StateError(f"round {round_} is not a complete generation in {self.root} ({why}; "
+                             f"kept: {self.generations()})", file=str(self.root))
         folder = self.root / gen_name(round_)
         hit = self._recent(round_)
         if hit is not None:

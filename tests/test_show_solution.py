@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from typer.testing import CliRunner
 
 from copter_cli.app import app
+from formats.checksum import file_crc32
 from formats.io import write_delta
 from solver import rounds
 from solver.model.delta import Delta
@@ -215,11 +216,13 @@ def test_show_solution_of_a_kept_round_and_the_human_view(state):
 
 
 def rewrite(path: Path, table: pa.Table) -> None:
-    """Write ``table`` over a generation's file and update the manifest's size (the store checks sizes)."""
+    """Write ``table`` over a generation's file and update the manifest's size and checksum (the store
+    checks both)."""
     pq.write_table(table, path)
     manifest_path = path.parent / "generation.json"
     manifest = json.loads(manifest_path.read_text())
     manifest["files"][path.name] = path.stat().st_size
+    manifest["crc32"][path.name] = file_crc32(path)
     manifest_path.write_text(json.dumps(manifest))
 
 

@@ -45,10 +45,14 @@ def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, e
 
     alloc.check_limits(top, entries, 0.0 if zero_tol is None else zero_tol)
     store = StateStore(state_dir_or_default(state_dir))
-    r, warning = store.current()
+    names = ("solution.parquet", "changes.parquet") if changes else ("solution.parquet",)
+    reads = {"report.json", *names}  # their content checksums are verified (a damaged one: fallback / exit 3)
+    r, warning = store.current(verify=(lambda rel: rel in reads) if round_ is None else False)
     if round_ is not None:
         require_round(store, round_, store.generations())
         r, warning = round_, None
+        if why := store.damage(r, lambda rel: rel in reads):
+            raise StateError(f"round {r} is damaged: {why}", file=str(store.root))
     gen = store.root / gen_name(r)
     try:
         report = json.loads((gen / "report.json").read_text())
@@ -56,7 +60,6 @@ def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, e
         raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
     if zero_tol is None:
         zero_tol = float((store.config().get("settings") or {}).get("tol", 1e-4))
-    names = ("solution.parquet", "changes.parquet") if changes else ("solution.parquet",)
     tables = {}
     for name in names:
         path = gen / name
