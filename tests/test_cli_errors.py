@@ -108,9 +108,18 @@ def _overwrite_arrow(path: Path, values: list[int]) -> None:
     ("a_indptr", lambda v: [v[0], v[2], v[1], *v[3:]], "column pointers"),
     ("cost", lambda v: v[:-1], "generation.json says"),  # size differs: the manifest catches it
 ])
+@pytest.mark.parametrize("old_manifest", [False, True])
 def test_damaged_checkpoint_array_exits_3_naming_generation_and_file(capsys, st, tmp_path, monkeypatch,
-                                                                    field, make, needle):
+                                                                    field, make, needle, old_manifest):
+    """A same-size damage is caught by the manifest's CRC-32; in a generation written before checksums
+    existed (old_manifest), by the structural check of the loaded arrays."""
     monkeypatch.setattr(checkpoint, "_RECENT", {})  # force a real load, as in a new process
+    if old_manifest:
+        man = json.loads((st / "gen-000000" / "generation.json").read_text())
+        del man["crc32"]
+        (st / "gen-000000" / "generation.json").write_text(json.dumps(man))
+    elif needle != "generation.json says":
+        needle = "has CRC-32"
     path = st / "gen-000000" / "problem" / f"{field}.arrow"
     vals = pa.ipc.open_file(str(path)).read_all().column("v").to_pylist()
     if field == "a_indptr":
