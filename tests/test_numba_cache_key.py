@@ -36,7 +36,10 @@ print(count[0], value)
 
 def _compilations(folder: Path) -> tuple[int, int]:
     """(numba compilations, add_one(1)) of a fresh process."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(folder / "cache"), PYTHONPATH=str(folder))
+    # no .pyc: Python's own bytecode cache keys on mtime and size, so the same-size edit below with the
+    # mtime put back would run the stale bytecode (that is Python's import, not numba's cache under test)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(folder / "cache"), PYTHONPATH=str(folder),
+               PYTHONDONTWRITEBYTECODE="1")
     proc = subprocess.run([sys.executable, "-c", RUN], cwd=folder, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
