@@ -43,7 +43,7 @@ def _print_line(text: str) -> None:
 def _print_version(value: bool) -> None:
     """Eager ``--version``: print ``copter X.Y.Z`` (the installed package's version) on stdout and exit 0."""
     if value:
-        from copter_cli.versions import installed_version
+        from importlib.metadata import version as installed_version
 
         _print_line(f"copter {installed_version('copter')}")
         raise typer.Exit(0)
@@ -58,8 +58,9 @@ def _root(
 
 def version(json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
     """Print the versions of copter and its libraries."""
+    from importlib.metadata import version as installed_version
+
     from copter_cli.output import print_json
-    from copter_cli.versions import installed_version
 
     info = {name: installed_version(name) for name in ("copter", "highspy", "numba", "numpy", "pyarrow")}
     if json_out:

@@ -112,16 +112,16 @@ def test_pyarrow_converts_with_pandas_kept_out():
     assert out.stdout.strip() == "['x', 'y']"
 
 
-def test_plain_commands_import_neither_rich_nor_importlib_metadata(state, tmp_path):
-    """A command that prints one plain line (or JSON) writes it without rich (``copter_cli.output.say``) and
-    reads versions without ``importlib.metadata`` (``copter_cli.versions``); ``show`` prints a rich table."""
+def test_plain_commands_do_not_import_rich(state, tmp_path):
+    """A command that prints one plain line (or JSON) writes it without rich (``copter_cli.output.say``);
+    ``show`` prints a rich table."""
     for args in (["--help"], ["version"], ["version", "--json"], ["--version"], ["rollback", "--state", str(state)],
                  ["rollback", "--state", str(state), "--json"], ["show", "--state", str(state), "--json"],
                  ["show", "--solution", "--state", str(state), "--json"],
                  ["show", "--solution", "--changes", "--state", str(state), "--json"]):
         code, names = _imported(args, tmp_path, full=True)
         assert code == 0, args
-        assert not {"rich", "rich.console", "importlib.metadata"} & names, (args, sorted(names))
+        assert not {"rich", "rich.console"} & names, (args, sorted(names))
     for args in (["show", "--state", str(state)], ["show", "--solution", "--changes", "--state", str(state)]):
         code, names = _imported(args, tmp_path, full=True)
         assert code == 0 and "rich.table" in names, args
@@ -234,42 +234,6 @@ def test_the_lazy_console_builds_on_first_use_and_again_after_init(monkeypatch, 
     assert lazy.built and capsys.readouterr().err == "x\n"
     lazy.__init__(**output.CONSOLE_OPTIONS)
     assert not lazy.built and lazy.get() is not first
-
-
-def test_installed_versions_are_importlib_metadata_s(tmp_path, monkeypatch):
-    """``copter_cli.versions.installed_version`` answers what ``importlib.metadata.version`` answers, for the
-    libraries ``copter version`` names and for a distribution whose name needs normalising; a name that is
-    not installed raises the same error."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from copter_cli import versions
-
-    for name in ("copter", "highspy", "numba", "numpy", "pyarrow", "typer", "rich"):
-        assert versions.installed_version(name) == version(name), name
-    dist = tmp_path / "My_Pkg.Name-1.2.3.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: My_Pkg.Name\nVersion: 1.2.3\n\nVersion: 9\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(versions, "_LISTINGS", {})
-    assert versions.installed_version("my-pkg-name") == version("my-pkg-name") == "1.2.3"
-    with pytest.raises(PackageNotFoundError):
-        versions.installed_version("copter-no-such-distribution")
-
-
-def test_an_egg_info_on_the_path_is_read_too(tmp_path, monkeypatch):
-    """An editable checkout on ``sys.path`` (``NAME.egg-info/PKG-INFO``, and the old single-file form) gives
-    the same version as ``importlib.metadata``."""
-    from importlib.metadata import version
-
-    from copter_cli import versions
-
-    (tmp_path / "Egg_Dist.egg-info").mkdir()
-    (tmp_path / "Egg_Dist.egg-info" / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: Egg_Dist\nVersion: 4.5\n")
-    (tmp_path / "flat_egg.egg-info").write_text("Metadata-Version: 1.0\nName: flat_egg\nVersion: 0.7.1\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(versions, "_LISTINGS", {})
-    assert versions.installed_version("egg-dist") == version("egg-dist") == "4.5"
-    assert versions.installed_version("flat-egg") == version("flat-egg") == "0.7.1"
 
 
 def test_export_imports_only_what_writing_mps_needs(state, tmp_path):
