@@ -171,12 +171,6 @@ def kkt_measures(problem: Problem, x: np.ndarray, y: np.ndarray) -> tuple[float,
     return tuple(v if math.isfinite(v) else math.inf for v in (k.primal_residual_rel, k.dual_residual_rel, k.gap_rel))
 
 
-def worst_kkt(problem: Problem, x: np.ndarray, y: np.ndarray) -> float:
-    """max(relative primal residual, relative dual residual, relative gap) of (x (n,), y (m,)) on the original
-    problem (:func:`kkt_measures`). inf when a measure is not finite."""
-    return max(kkt_measures(problem, x, y))
-
-
 def no_better(warm: tuple, cold: tuple) -> bool:
     """Rule 3: the warm point's measures (p, d, g) are each >= the cold start's same measure (module docstring:
     like with like). False when the warm point is better on at least one measure."""
