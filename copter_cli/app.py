@@ -72,11 +72,12 @@ def version(json_out: bool = typer.Option(False, "--json", help="Print JSON on s
 def command_name(args: list[str]) -> str | None:
     """The command ``args`` name: the first argument that is not an option (the root group has only the
     flags ``--version`` and ``--help``, which take no value); ``version`` for ``--version`` without a command
-    or ``--help`` (it prints and exits before a command would be looked up); else None."""
-    name = next((a for a in args if not a.startswith("-")), None)
-    if name is None and "--version" in args and "--help" not in args:
-        return "version"
-    return name
+    or ``--help`` (it prints and exits before a command would be looked up); else None, also for a root
+    ``--help`` before the command (``copter --help show`` prints the root help, listing every command)."""
+    pos = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    if pos is None:
+        return "version" if "--version" in args and "--help" not in args else None
+    return None if "--help" in args[:pos] else args[pos]
 
 
 def build(command: str | None = None) -> typer.Typer:

@@ -62,6 +62,9 @@ def finish(code: int) -> int:
         shutdown = getattr(threading, "_shutdown", None)
         if shutdown is not None:
             shutdown()
+    except BaseException:  # noqa: BLE001 - as the interpreter: the atexit handlers still run
+        pass
+    try:
         atexit._run_exitfuncs()  # prints a failing handler's traceback itself and runs the others
     except BaseException:  # noqa: BLE001 - as the interpreter: the exit goes on
         pass

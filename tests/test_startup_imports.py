@@ -181,7 +181,8 @@ def test_a_lean_app_prints_the_same_help_and_errors_as_the_whole_app():
     assert set(typer_commands(build("show"))) == {"version", *COMMAND_MODULES["cmd_state"]}
     assert set(typer_commands(build("version"))) == {"version"}
     assert set(typer_commands(build("nonesuch"))) == set(names)
-    for args in (["--version"], ["--version", "--no-such-option"], ["--version", "--json"], ["--help", "--version"]):
+    for args in (["--version"], ["--version", "--no-such-option"], ["--version", "--json"], ["--help", "--version"],
+                 ["--help", "show"], ["--help", "--version", "step"]):
         a, b = runner.invoke(build(command_name(args)), args), runner.invoke(whole, args)
         assert (a.exit_code, a.output) == (b.exit_code, b.output), args
 
