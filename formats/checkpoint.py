@@ -765,7 +765,7 @@ class StateStore:
 
     def load(self, round_: int | None = None, with_state: bool = True, read: tuple[str, ...] = ()) -> Generation:
         """Load a generation (default: the current one), verifying the content checksums of the files it
-        reads (problem/*, report.json, state.arrow when ``with_state``, and ``read``: other files of the
+        reads (problem/*, report.json, state.arrow and partition/* when ``with_state``, and ``read``: other files of the
         generation the caller will read, e.g. ``("solution.parquet",)``). A current round whose files fail
         the check is damaged like one of the wrong size: the newest complete generation is used instead
         and :attr:`Generation.warning` says so.
@@ -780,7 +780,7 @@ class StateStore:
 
         def reads(rel: str) -> bool:
             return rel.startswith("problem/") or rel == "report.json" or rel in read or (
-                with_state and rel == "state.arrow")
+                with_state and (rel == "state.arrow" or rel.startswith("partition/")))  # the parts' states
 
         warning = None
         if round_ is None:

@@ -215,7 +215,7 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     if feasibility_tol is not None and not (0 < feasibility_tol < math.inf):
         raise UsageError(f"--feasibility-tol must be positive and finite, got {feasibility_tol}")
     store = StateStore(state_dir_or_default(state_dir))
-    gen = store.load(with_state=False, read=("solution.parquet",))  # copter_point reads it
+    gen = store.load(with_state=False, read=("solution.parquet", "duals.parquet"))  # copter_point, copter_duals
     problem = gen.problem
     if gen.report.get("status") is None:
         raise StateError(f"round {gen.round} has no solved report to compare against", file=str(store.root))

@@ -126,7 +126,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         config = store.config(required=True)  # missing/damaged: exit 3, not a round at the default options
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
-        gen = store.load()
+        gen = store.load(read=("solution.parquet",))  # the previous allocation, for changes.parquet
         sha = delta_hash(delta)
         done = store.applied_in(sha, gen.round)
         if done is not None:
