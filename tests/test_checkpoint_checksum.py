@@ -154,3 +154,21 @@ def test_a_manifest_without_checksums_loads_with_the_size_check_only(state, tmp_
     assert set(man["crc32"]) == set(man["files"])  # the new round records checksums (hashed: none to copy)
     assert man["crc32"][FILE] == file_crc32(state / "gen-000003" / FILE)
     assert StateStore(state).damage(2, verify=True) == ""  # no checksums recorded: sizes only
+
+
+def test_step_and_compare_verify_the_allocation_and_duals_they_read(state, tmp_path, capsys):
+    """step reads the current round's solution.parquet (the previous allocation, for changes.parquet);
+    compare reads duals.parquet (copter's dual residual and gap): a same-size damage to either is seen."""
+    _flip(state / "gen-000002" / "duals.parquet")
+    code, out, err = run_main(capsys, "compare", "--baseline", "highs", "--state", state, "--json")
+    assert code == 0, err
+    assert json.loads(out)["round"] == 1 and "duals.parquet has CRC-32" in err
+    _flip(state / "gen-000002" / "duals.parquet")  # restored
+    _flip(state / "gen-000002" / "solution.parquet")
+    before = _snapshot(state)
+    d = tmp_path / "d3.parquet"
+    write_delta(_delta(2, "x5", 7.0), d)
+    code, out, _ = run_main(capsys, "step", d, "--state", state, "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 3 and "solution.parquet" in msg and "current round is 1" in msg
+    assert _snapshot(state) == before and not (state / "gen-000003").exists()
