@@ -4,7 +4,9 @@ what it leaves for the next round, the report fields and the --engine flag.
 Rules tested: a cold solve runs PDHG; a warm start much closer than a cold one runs the ALM; a warm start no
 better than a cold one on any KKT measure (each compared with the same measure) drops the start and runs PDHG
 cold; a recent ALM loss keeps PDHG; an ALM run past its budget is finished by a warm PDHG solve and recorded as
-lost, and one whose passes exceed ALM_OVER x the last cold solve's backs off the ALM too; the record counts the
+lost (the budget's floor stops at ALM_OVER x the cold passes); one with more passes than the stream's last PDHG
+warm round backs off the ALM; a costly ALM round (ALM_PROBE) is followed by one PDHG warm round that decides whether
+the ALM comes back; the record counts the
 solve's matrix passes; a pinned engine is honoured; the rounds keep the record across processes (state.arrow)
 and reach the cold optimum with the auto engine.
 """
@@ -254,15 +256,18 @@ def test_the_record_counts_the_solves_matrix_passes(te_round):
     assert EngineRecord.from_state(alm.state).passes == alm.state.engine["passes"]
 
 
-def test_an_alm_run_far_past_the_cold_cost_backs_off_the_alm_and_pdhg_warm_rounds_are_not_judged(te_round):
-    """An ALM run that made more than ALM_OVER x the last cold solve's passes counts as lost: PDHG for the next
-    ALM_BACKOFF rounds. A PDHG warm round past that count changes nothing (the cold solve was another LP)."""
+def test_the_budget_floor_stops_at_alm_over_times_the_cold_passes_and_pdhg_warm_rounds_are_not_judged(te_round):
+    """The ALM_MIN_NONZEROS floor never lets an ALM run go past ALM_OVER x the last cold solve's passes (where a
+    finished run counts as lost anyway): past it PDHG finishes and the ALM backs off for ALM_BACKOFF rounds. A PDHG
+    warm round past that count changes nothing (the cold solve was another LP)."""
     q, warm, _ = te_round
     cheap = {**warm.engine, "cold_passes": 2.0}
+    ch = choose_engine(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine=cheap))
+    assert ch.engine == "alm" and ch.alm_passes == engine_choice.ALM_OVER * 2.0
+    assert q.nnz * ch.alm_passes < engine_choice.ALM_MIN_NONZEROS  # the floor alone would have allowed more
     alm_over = solve(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine=cheap))
     rec = EngineRecord.from_state(alm_over.state)
-    assert alm_over.engine == "alm" and rec.passes > engine_choice.ALM_OVER * 2.0
-    assert rec.skip_alm == ALM_BACKOFF and not rec.lost
+    assert alm_over.engine == "pdhg" and rec.lost and rec.skip_alm == ALM_BACKOFF
     within = solve(q, Settings(tol=TOL), warm)
     assert within.engine == "alm" and within.state.engine["skip_alm"] == 0
     x0, _ = engine_choice.cold_point(q)
@@ -270,3 +275,38 @@ def test_an_alm_run_far_past_the_cold_cost_backs_off_the_alm_and_pdhg_warm_round
     res = solve(q, Settings(tol=TOL), mid)
     assert res.engine == "pdhg" and res.warm_started and res.state.engine["passes"] > 2.0
     assert res.state.engine["skip_alm"] == 0
+    assert res.state.engine["pdhg_warm_passes"] == res.state.engine["passes"]  # rule 4's yardstick, carried on
+
+
+def test_an_alm_run_past_the_streams_last_pdhg_warm_round_backs_off_the_alm(te_round):
+    """Rule 4: the engines compared on their own warm rounds. An ALM run that makes more passes than the stream's
+    last PDHG warm round (ALM_VS_PDHG) counts as lost (not handed over: its point stands)."""
+    q, warm, cold = te_round
+    slow = solve(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "pdhg_warm_passes": 1.0}))
+    rec = EngineRecord.from_state(slow.state)
+    assert slow.engine == "alm" and slow.status == Status.OPTIMAL and not rec.lost
+    assert rec.skip_alm == ALM_BACKOFF and rec.alm_passes == rec.passes and rec.pdhg_warm_passes == 1.0
+    fast = solve(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "pdhg_warm_passes": 1e12}))
+    assert fast.engine == "alm" and fast.state.engine["skip_alm"] == 0
+    assert choose_engine(q, Settings(tol=TOL), slow.state).engine == "pdhg"  # the next round keeps PDHG
+
+
+def test_a_costly_alm_round_is_followed_by_one_pdhg_warm_round_that_decides(te_round):
+    """Rule 6a: after an ALM round past ALM_PROBE x the cold passes, in a stream without a PDHG warm round, PDHG
+    runs warm once; the ALM backs off when that round made no more passes than the ALM's, else it comes back."""
+    q, warm, _ = te_round
+    pdhg = solve(q, Settings(tol=TOL, engine="pdhg"), warm).state.engine["passes"]
+    base = {**warm.engine, "engine": "alm", "cold_passes": pdhg}  # the probe line: ALM_PROBE x pdhg
+    below = SolverState(x=warm.x, y=warm.y, engine={**base, "alm_passes": 0.9 * engine_choice.ALM_PROBE * pdhg})
+    assert choose_engine(q, Settings(tol=TOL), below).engine == "alm"  # a cheap ALM round: no probe
+    for alm_passes, backs_off in ((2.0 * pdhg, True), (0.75 * pdhg, False)):
+        st = SolverState(x=warm.x, y=warm.y, engine={**base, "alm_passes": alm_passes})
+        ch = choose_engine(q, Settings(tol=TOL), st)
+        assert ch.engine == "pdhg" and ch.probe and ch.use_warm and "to compare" in ch.reason
+        res = solve(q, Settings(tol=TOL), st)
+        rec = EngineRecord.from_state(res.state)
+        assert res.engine == "pdhg" and rec.pdhg_warm_passes == pdhg == rec.passes
+        assert (rec.skip_alm == ALM_BACKOFF) == backs_off
+    # a probe runs once: with a PDHG warm figure known, the ALM runs and rule 4 judges it
+    known = SolverState(x=warm.x, y=warm.y, engine={**base, "alm_passes": 8.0 * pdhg, "pdhg_warm_passes": pdhg})
+    assert choose_engine(q, Settings(tol=TOL), known).engine == "alm"

@@ -31,11 +31,13 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
 4. the last rounds' outcome (:class:`EngineRecord`, carried in ``SolverState.engine``): when the ALM lost
    within the last :data:`ALM_BACKOFF` rounds (it ran past its budget or stalled, and PDHG finished the
    round; or it finished but made more than :data:`ALM_OVER` times the passes of the last cold solve, as on
-   small TE rounds, where its budget's floor of ``ALM_MIN_NONZEROS`` lets it run on), PDHG runs warm. PDHG
-   warm rounds are not judged that way: the last cold solve was another round's LP, often presolved, and
-   cold passes swing 4x between rounds (a partitioned TE part: 518 in round 0, 1,930 in round 2), so a
-   warm round at 0.9x its own cold cost would look past it. Nor could the start's measures tell a bad warm
-   round apart: on LB 256x32 with simulated decisions PDHG warm took 0.67-4.5x the cold passes, and the
+   small TE rounds, where its budget's floor of ``ALM_MIN_NONZEROS`` lets it run on; or it finished but made
+   more than :data:`ALM_VS_PDHG` times the passes of the stream's last PDHG warm round, ``EngineRecord.
+   pdhg_warm_passes``: the engines compared on their own warm rounds), PDHG runs warm. PDHG
+   warm rounds are not judged against the cold solve: the last cold solve was another round's LP, often
+   presolved, and cold passes swing 4x between rounds (a partitioned TE part: 518 in round 0, 1,930 in round
+   2), so a warm round at 0.9x its own cold cost would look past it. Nor could the start's measures tell a bad
+   warm round apart: on LB 256x32 with simulated decisions PDHG warm took 0.67-4.5x the cold passes, and the
    4.5x round's start was closer than a cold one on the KKT measures and on one PDHG step's fixed-point
    residual alike;
 5. a warm start without a record (a point the integer heuristics built for a partial re-solve whose
@@ -49,7 +51,22 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    of the machine or on kernels being loaded in a fresh worker process: the same state and delta give the
    same point (a wall-clock budget made a partitioned round on Ray differ from the same round inline). An
    ALM run that uses its budget, stalls or diverges hands the round to PDHG, WARM from the same start
-   point, with the time left, and is recorded as lost (``solver.lp.dispatch``);
+   point, with the time left, and is recorded as lost (``solver.lp.dispatch``). The budget's floor is capped
+   at ``ALM_OVER`` x the cold passes, where a finished run counts as lost anyway;
+6a. ... unless the previous round was an ALM run that made more than :data:`ALM_PROBE` times the last cold
+   solve's passes and the stream has no PDHG warm round yet: then PDHG runs warm once, and when it makes no
+   more passes than that ALM run, the ALM backs off for ``ALM_BACKOFF`` rounds (:func:`next_record`). The
+   start's measures cannot tell these rounds apart. Measured on the TE default ring (624 x 1,440, every
+   demand +-10%, tol 1e-4; bench/bench_warm.py): the warm point is at relative KKT 6-7e-3 (primal residual:
+   the changed demand bounds; Cogentco's rounds start at 5e-4, Sia's at 0.1-0.26, where the ALM wins), and
+   the ALM made 1,363-3,140 passes against PDHG warm's 1,032-1,802 (cold 1,160-2,186). Why it loses: its first
+   proximal step (eta = warm_scale / e_w = 83) only takes the error to 1.2e-3 and it needs three outer steps
+   (eta 83, 331, 1,324; 32-45 Newton steps, 1,225-2,814 CG iterations); one long step (eta 8e3,
+   warm_scale 50) still made 1,446 passes, because its semismooth Newton solve starts with a model that holds
+   only in a tiny neighbourhood (every column at a kink of x(w) = clip(xbar + tau (A'w - c)) is 1/tau away
+   from switching): the first four Newton steps took 169 CG iterations each and were cut to step lengths
+   0.008-0.0005 by the line search. PDHG warm from the same start spends ~400 of its ~500 iterations on the
+   tail from 1e-3 to 1e-4, as its cold solve does (cold reaches the start's 1e-3 in ~130 iterations);
 7. otherwise PDHG warm.
 
 ``Settings.engine = "pdhg"`` or ``"alm"`` pins the engine (the warm start is used as given; a pinned ALM
@@ -86,6 +103,11 @@ PDHG_ITERATION_PASSES = 2  #: matrix passes of one PDHG iteration (A x and A' y)
 ALM_BACKOFF = 8  #: rounds PDHG runs after an ALM loss before the ALM is tried again
 ALM_OVER = 2.0  #: an ALM run that made more than this multiple of the last cold solve's passes counts as lost
 #: (a margin: that solve was another round's LP, and cold passes swing 2-4x from round to round)
+ALM_PROBE = 0.5  #: an ALM run past this multiple of the last cold solve's passes, in a stream with no PDHG warm
+#: round yet, leaves the next round to PDHG warm, so the two engines' warm rounds can be compared (rule 6a);
+#: the ALM's wins stay below it (Sia rounds 0.07-0.18, Cogentco 0.05), its TE ring rounds do not (0.7-1.6)
+ALM_VS_PDHG = 1.0  #: an ALM run that made more than this multiple of the stream's last PDHG warm round's passes
+#: counts as lost (rule 4): PDHG warm does the same rounds with less work
 
 
 @dataclass
@@ -103,6 +125,9 @@ class EngineRecord:
         skip_alm: rounds left during which ``auto`` keeps PDHG after an ALM loss.
         passes: matrix passes this solve made (:func:`solve_passes`; nan = not counted), the work measure
             ``bench/bench_warm.py`` reports next to wall time.
+        alm_passes: passes of the stream's last ALM warm run that finished itself (nan = none), carried on.
+        pdhg_warm_passes: passes of the stream's last PDHG warm round under ``"auto"`` (nan = none), carried on:
+            rule 4 compares an ALM run with it, rule 6a runs one to have it.
     """
 
     engine: str
@@ -113,12 +138,14 @@ class EngineRecord:
     skip_alm: int = 0
     cold_passes: float = math.nan
     passes: float = math.nan
+    alm_passes: float = math.nan
+    pdhg_warm_passes: float = math.nan
 
     def to_dict(self) -> dict:
         """A plain dict (JSON-ready: strings, bools, float, int)."""
         return {"engine": self.engine, "reason": self.reason, "converged": self.converged, "lost": self.lost,
                 "cold_seconds": self.cold_seconds, "skip_alm": self.skip_alm, "cold_passes": self.cold_passes,
-                "passes": self.passes}
+                "passes": self.passes, "alm_passes": self.alm_passes, "pdhg_warm_passes": self.pdhg_warm_passes}
 
     @classmethod
     def from_state(cls, state) -> EngineRecord | None:
@@ -131,7 +158,8 @@ class EngineRecord:
             return cls(engine=str(d["engine"]), reason=str(d.get("reason", "")), converged=bool(d["converged"]),
                        lost=bool(d.get("lost", False)), cold_seconds=float(d.get("cold_seconds", math.nan)),
                        skip_alm=int(d.get("skip_alm", 0)), cold_passes=float(d.get("cold_passes", math.nan)),
-                       passes=float(d.get("passes", math.nan)))
+                       passes=float(d.get("passes", math.nan)), alm_passes=float(d.get("alm_passes", math.nan)),
+                       pdhg_warm_passes=float(d.get("pdhg_warm_passes", math.nan)))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -151,6 +179,8 @@ class Choice:
         warm_measures, cold_measures: (primal residual, dual residual, gap), relative, of the warm point and
             of a cold start (empty = not measured): rule 3 compares them measure by measure.
         previous: the warm start's record, or None.
+        probe: rule 6a: PDHG runs warm where the ALM was eligible, to measure a PDHG warm round of the stream
+            (:func:`next_record` compares it with the ALM's last run).
     """
 
     engine: str
@@ -162,6 +192,7 @@ class Choice:
     previous: EngineRecord | None = None
     warm_measures: tuple = ()
     cold_measures: tuple = ()
+    probe: bool = False
 
 
 def kkt_measures(problem: Problem, x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -235,10 +266,16 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
                       **pick)
     if e_w <= ALM_RATIO * e_c and e_w <= ALM_MAX_KKT:
         cold_p = previous.cold_passes
+        if (previous.engine == "alm" and not previous.lost and math.isnan(previous.pdhg_warm_passes)
+                and previous.alm_passes > ALM_PROBE * cold_p):
+            return Choice("pdhg", f"{nums}; the ALM's last round made {previous.alm_passes:.0f} matrix passes, more "
+                                  f"than {ALM_PROBE:g} x the last cold solve's {cold_p:.0f}, and no PDHG warm round of "
+                                  "this stream is known: PDHG warm, to compare", probe=True, **pick)
         floor = math.ceil(ALM_MIN_NONZEROS / max(problem.nnz, 1))
-        budget = max(ALM_BUDGET * cold_p, floor) if math.isfinite(cold_p) else math.inf
-        btxt = (f"budget {budget:.0f} matrix passes (max of {ALM_BUDGET:g} x the last cold solve's {cold_p:.0f}, "
-                f"{floor} = {ALM_MIN_NONZEROS:.0e} nonzeros)"
+        # the floor never lets a run go past ALM_OVER x the cold passes, where it counts as lost anyway
+        budget = max(ALM_BUDGET * cold_p, min(floor, ALM_OVER * cold_p)) if math.isfinite(cold_p) else math.inf
+        btxt = (f"budget {budget:.0f} matrix passes (max of {ALM_BUDGET:g} x the last cold solve's {cold_p:.0f} and "
+                f"min({floor} = {ALM_MIN_NONZEROS:.0e} nonzeros, {ALM_OVER:g} x it))"
                 if math.isfinite(budget) else "no cold solve's passes known: budget = the round's limits")
         return Choice("alm", f"{nums} (ratio {e_w / e_c:.2g} <= {ALM_RATIO:g}, <= {ALM_MAX_KKT:g}): ALM warm, {btxt}",
                       alm_passes=budget, **pick)
@@ -265,7 +302,9 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
             the record's ``cold_seconds`` and ``cold_passes``), None when it ran none (the previous record's
             figures are carried on).
         passes: matrix passes this solve made (:func:`solve_passes`). An ALM run under ``"auto"`` that made more
-            than ``ALM_OVER`` x the previous record's ``cold_passes`` counts as lost for ``skip_alm``.
+            than ``ALM_OVER`` x the previous record's ``cold_passes``, or more than ``ALM_VS_PDHG`` x its
+            ``pdhg_warm_passes``, counts as lost for ``skip_alm``; so does the ALM's last run when a rule-6a
+            PDHG warm round made no more passes than it.
     """
     prev = choice.previous
     if cold is not None:
@@ -275,8 +314,18 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
         seconds = prev.cold_seconds if prev else math.nan
         cold_p = prev.cold_passes if prev else math.nan
     base = prev.cold_passes if prev else math.nan
+    alm_p = prev.alm_passes if prev else math.nan
+    pdhg_p = prev.pdhg_warm_passes if prev else math.nan
     warm_ran = choice.use_warm and math.isfinite(choice.warm_kkt)  # an "auto" solve from a warm start
-    over = warm_ran and choice.engine == "alm" and math.isfinite(base) and passes > ALM_OVER * base
-    skip = ALM_BACKOFF if lost or over else max((prev.skip_alm if prev else 0) - 1, 0)
+    alm_ran = warm_ran and choice.engine == "alm" and not lost
+    over = alm_ran and math.isfinite(base) and passes > ALM_OVER * base
+    beaten = alm_ran and passes > ALM_VS_PDHG * pdhg_p  # False while no PDHG warm round is known (nan)
+    probe_lost = choice.probe and passes <= ALM_VS_PDHG * alm_p  # the PDHG warm round did less than the ALM's
+    if alm_ran:
+        alm_p = float(passes)
+    elif warm_ran and choice.engine == "pdhg" and passes > 0:  # not a start that already met tol (rule 2)
+        pdhg_p = float(passes)
+    skip = ALM_BACKOFF if lost or over or beaten or probe_lost else max((prev.skip_alm if prev else 0) - 1, 0)
     return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
-                        cold_seconds=seconds, skip_alm=skip, cold_passes=cold_p, passes=float(passes))
+                        cold_seconds=seconds, skip_alm=skip, cold_passes=cold_p, passes=float(passes),
+                        alm_passes=alm_p, pdhg_warm_passes=pdhg_p)

@@ -20,7 +20,8 @@ class SolverState:
         iterations: iterations the solve that produced this state took.
         integer_x: (n,) float64 last integer allocation (MILP) used for tie-breaking, or None.
         engine: the engine record of the solve that produced this state (``solver.lp.engine_choice.
-            EngineRecord.to_dict()``: engine, reason, converged, lost, cold_seconds, skip_alm, cold_passes, passes),
+            EngineRecord.to_dict()``: engine, reason, converged, lost, cold_seconds, skip_alm, cold_passes, passes,
+            alm_passes, pdhg_warm_passes),
             read by the next round's engine choice; None when unknown (an older state, a point built by a heuristic).
     """
 
