@@ -44,6 +44,10 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from copter_cli.entry import single_threaded_blas  # noqa: E402
+
+single_threaded_blas()  # as the copter console script: one BLAS thread here and in the workers (before numpy)
+
 from common import RESULTS, add_executor_args, check_executor_arg, header  # noqa: E402
 
 
@@ -57,6 +61,9 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--ks", default="2,4,8", help="part counts (comma list)")
     ap.add_argument("--no-pop", action="store_true", help="skip POP-K")
     add_executor_args(ap, "the parts of part-K and pop-K")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="local worker processes of --executor process (default min(K, CPUs)); 1 measures each part "
+                         "alone (its seconds free of the other parts' contention on a loaded machine)")
     ap.add_argument("--passes", type=int, default=1, help="share updates + re-solves within a round")
     ap.add_argument("--update-every", type=int, default=1,
                     help="move the shares after every round (1), every N-th, never (0) (--share-update-every)")
@@ -145,7 +152,7 @@ def main(argv=None) -> None:
             _print_round(rows[-1:])
         for k in ks:
             cfg = PartitionConfig(k=k, executor=args.executor, passes=args.passes, seed=args.seed,
-                                  update_every=args.update_every, ray_address=args.ray_address)
+                                  update_every=args.update_every, ray_address=args.ray_address, workers=args.workers)
             t = time.perf_counter()
             out = solve_round(problem, settings, cfg, data[k], info_ if data[k] is not None else None,
                               (old.n_cols, old.n_rows) if r > 0 and data[k] is not None else None)
@@ -158,6 +165,9 @@ def main(argv=None) -> None:
                          "wall": wall, "k_cores": rep["seconds"].get("on_k_cores", math.nan),
                          "setup": rep["seconds"].get("setup"), "slowest_part": rep["seconds"].get("slowest_part"),
                          "merge": rep["seconds"].get("merge"),
+                         **{f"ph_{n}": v for n, v in rep["seconds"].get("phases", {}).items()},
+                         "passes": "/".join(f"{x['pass']}:{x['slowest_part_seconds']:.3f}"
+                                            for x in rep.get("shares", {}).get("passes", [])),
                          "gap_mono": _gap(sense, res.objective, ref),
                          "gap_bound": _gap(sense, res.objective, mono_bound), "own_gap": rep.get("gap_rel"),
                          "part_rss_mb": max((p["max_rss_mb"] or 0.0) for p in parts) if parts else math.nan,
@@ -199,6 +209,10 @@ def _print_round(rows: list[dict]) -> None:
                  f"nnz/part {x['part_nnz']}  rens {x['rens_parts']} parts (gap before "
                  f"{_fmt(100 * (x['gap_before_rens'] or math.nan), '.3f')}%)  engines {x['engines']}"
                  if x["method"].startswith("part") else ""))
+        if x["method"].startswith("part"):
+            print(f"         setup {_fmt(x['setup'], '.3f')} s, slowest part per pass {x['passes']}, merge "
+                  f"{_fmt(x['merge'], '.3f')} s; phases: "
+                  + ", ".join(f"{k[3:]} {v:.3f}" for k, v in x.items() if k.startswith("ph_")))
     sys.stdout.flush()
 
 

@@ -24,12 +24,18 @@ and every later value is worse. So after ``STALL`` steps without a new best, del
 lower row bound is finite and y_i <= 0 where only the upper one is (minimisation form). EVERY evaluated
 L(y) is a valid bound, so the result is the best value seen, whatever the method's convergence; the
 iteration stops as soon as that bound proves the gap target.
+
+A run can be continued (``resume``: the :class:`AscentState` a previous call returned in its info): the next
+call steps on from the duals the last one would have evaluated next, with its best value, level and stall
+count, instead of re-evaluating its best duals and restarting the level from the full gap (a partitioned
+round's merge ascends a few steps before RENS and the rest after it).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -39,8 +45,25 @@ STALL = 2  #: steps without a new best bound before the target level is lowered 
 SHRINK = 4.0  #: factor by which the level above the best bound (delta) is divided at a stall
 
 
+@dataclass(eq=False)
+class AscentState:
+    """Where :func:`coupling_dual_ascent` stopped (minimisation form; arrays (m,)): the duals it would have
+    evaluated next, its best value, duals and their row activities, the level's distance ``delta`` above the
+    best value, the steps since the last new best, and ``done`` (no step can improve: the supergradient was 0
+    or L was not finite)."""
+
+    y_next: np.ndarray
+    best_val: float
+    best_y: np.ndarray
+    best_act: np.ndarray | None
+    delta: float
+    stall: int
+    done: bool
+
+
 def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_best: float, gap_target: float,
-                         max_steps: int = 30, seconds: float = math.inf) -> tuple[float, np.ndarray, dict]:
+                         max_steps: int = 30, seconds: float = math.inf,
+                         resume: AscentState | None = None) -> tuple[float, np.ndarray, dict]:
     """Maximise the choice-row Lagrangian bound over the coupling rows' duals from ``y_start``.
 
     Args:
@@ -51,10 +74,14 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
         gap_target: stop once (objective_best - bound) / max(1, |objective_best|) (sense-adjusted) is at most this.
         max_steps: evaluations of L at most (the first is at ``y_start``).
         seconds: wall budget in seconds.
+        resume: continue the run that returned this state (same ``lag``; ``y_start`` is then ignored): no
+            evaluation is repeated, the level is capped by the (possibly better) ``objective_best``, and a
+            state that already proves the gap target returns at once (0 steps).
     Returns:
         (bound, y, info): the best bound found (problem's sense, offset included; -inf/+inf when no
-        evaluation gave a finite one), the (m,) duals that gave it, and info {"steps", "seconds",
-        "start_bound"}.
+        evaluation gave a finite one; with ``resume`` the earlier run's best counts), the (m,) duals that
+        gave it, and info {"steps", "seconds", "start_bound" (the first value of this call, or the earlier
+        run's best when resumed), "state" (:class:`AscentState`, to continue with)}.
     """
     t0 = time.perf_counter()
     p = lag.problem
@@ -62,23 +89,35 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
     rl, ru = p.row_lower, p.row_upper
     lo_fin, up_fin = np.isfinite(rl), np.isfinite(ru)
     dual = lag.dualized & (lo_fin | up_fin)  # a free row's dual is 0 in every valid Lagrangian
-    ym = s * np.nan_to_num(np.asarray(y_start, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-    ym = np.where(dual, ym, 0.0)
-    ym = _project(ym, lo_fin, up_fin)
-    if not math.isfinite(objective_best):
-        max_steps = min(max_steps, 1)  # no Polyak target: only the start value
     target = s * (objective_best - p.offset)  # minimisation form: T >= max L
     scale = max(1.0, abs(objective_best))
-    best_val, best_y, best_act = -math.inf, ym.copy(), None
-    start = math.nan
-    delta, stall, steps = math.inf, 0, 0
+    done = False
+    if resume is None:
+        ym = s * np.nan_to_num(np.asarray(y_start, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+        ym = np.where(dual, ym, 0.0)
+        ym = _project(ym, lo_fin, up_fin)
+        best_val, best_y, best_act = -math.inf, ym.copy(), None
+        delta, stall = math.inf, 0
+        start = math.nan
+    else:
+        ym, best_val, best_y, best_act = resume.y_next.copy(), resume.best_val, resume.best_y, resume.best_act
+        delta, stall, done = resume.delta, resume.stall, resume.done
+        if math.isfinite(best_val):
+            delta = min(delta, target - best_val)  # a better objective lowers the level
+        start = s * best_val + p.offset if math.isfinite(best_val) else -s * math.inf
+        if done or not math.isfinite(best_val) or (target - best_val) / scale <= gap_target:
+            max_steps = 0
+    if not math.isfinite(objective_best):
+        max_steps = min(max_steps, 1)  # no Polyak target: only the start value
+    steps = 0
     while steps < max_steps and time.perf_counter() - t0 < seconds:
         bound, x, act = lag.evaluate(s * ym)
         steps += 1
         val = s * (bound - p.offset)  # minimisation form
-        if steps == 1:
+        if steps == 1 and resume is None:
             start = bound
         if x is None or not math.isfinite(val):
+            done = True
             break
         if val > best_val:
             best_val, best_y, best_act, stall = val, ym.copy(), act.copy(), 0
@@ -96,13 +135,17 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
         g = np.where(dual, np.where(at0, np.nan_to_num(g0), g), 0.0)
         gg = float(g @ g)
         if not gg > 0:
+            done = True
             break  # x(y) satisfies every dualized row: L(y) is the LP optimum (complementary slackness aside)
         level = best_val + delta
         if not level > val:
             level = val + delta  # (a step from below the best value aims above the current one)
         ym = _project(ym + (level - val) / gg * g, lo_fin, up_fin)
     bound = s * best_val + p.offset if math.isfinite(best_val) else -s * math.inf
-    return bound, s * best_y, {"steps": steps, "seconds": time.perf_counter() - t0, "start_bound": start}
+    state = AscentState(y_next=ym, best_val=best_val, best_y=best_y, best_act=best_act, delta=delta, stall=stall,
+                        done=done)
+    return bound, s * best_y, {"steps": steps, "seconds": time.perf_counter() - t0, "start_bound": start,
+                               "state": state}
 
 
 def _project(ym: np.ndarray, lo_fin: np.ndarray, up_fin: np.ndarray) -> np.ndarray:

@@ -287,6 +287,11 @@ class ChoiceLagrangian:
         """(n,) minimisation-form reduced costs c - A'y at row duals ``y`` (m,), the kept choice rows' duals
         taken as 0 and values within rounding noise set to 0 (a fresh array)."""
         self.evaluate(y)
+        return self.last_reduced_costs()
+
+    def last_reduced_costs(self) -> np.ndarray:
+        """(n,) the reduced costs of the last :meth:`evaluate` (as :meth:`reduced_costs` at its duals; a fresh
+        array), so a caller that needs the bound, its minimiser and the reduced costs pays one evaluation."""
         return self._z.copy()  # the kernel's first pass sets every entry, whatever its result
 
     def evaluate_ref(self, y: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:

@@ -11,6 +11,7 @@ Modules:
 - :mod:`solver.partition.executor`: running the parts on local processes or Ray tasks.
 - :mod:`solver.partition.store`: the per-part solver state in a generation folder.
 - :mod:`solver.partition.round`: one partitioned round (split, solve in parallel, merge, check).
+- :mod:`solver.partition.phases`: where a round's own (serial) seconds go, for its report.
 
 Nothing is imported here: ``solver.baselines.pop`` imports the split without the round machinery.
 """

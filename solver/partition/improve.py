@@ -64,29 +64,34 @@ class WholeBound:
                                     st.csr_indices)
         self.seconds = time.perf_counter() - t
 
-    def ascend(self, y_start: np.ndarray, objective: float, gap_target: float, steps: int,
-               seconds: float = math.inf) -> tuple[float, np.ndarray, dict]:
+    def ascend(self, y_start: np.ndarray | None, objective: float, gap_target: float, steps: int,
+               seconds: float = math.inf, resume=None) -> tuple[float, np.ndarray, dict]:
         """(bound, (m,) duals, info): the best of L over ``steps`` dual ascent evaluations from ``y_start`` (m,)
         (HiGHS's sign convention, problem's sense), stopping once ``objective`` is proven within ``gap_target``
-        (``solver.integer.ascent.coupling_dual_ascent``; at least the start value is evaluated)."""
+        (``solver.integer.ascent.coupling_dual_ascent``; at least the start value is evaluated). With ``resume``
+        (``info["state"]`` of an earlier call) the same run goes on, Polyak's level and stall count included,
+        ``y_start`` unused; it evaluates nothing when that run's best already proves the target."""
         from solver.integer.ascent import coupling_dual_ascent
 
         return coupling_dual_ascent(self.lag, y_start, objective, gap_target, max_steps=max(1, int(steps)),
-                                    seconds=seconds)
+                                    seconds=seconds, resume=resume)
 
 
 def gap_by_part(wb: WholeBound, y: np.ndarray, x: np.ndarray, col_part: np.ndarray, k: int,
-                rows_sh: np.ndarray, eff: np.ndarray) -> np.ndarray:
+                rows_sh: np.ndarray, eff: np.ndarray, global_part: int = 0) -> np.ndarray:
     """(k,) each part's share of the gap between ``x``'s objective and the Lagrangian at ``y`` (module
     docstring), in the problem's objective units (minimisation form: >= 0 for a point feasible in its part).
+    One evaluation of the Lagrangian (its minimiser and reduced costs come from the same pass).
 
     Args:
         wb: the whole model's Lagrangian.
         y: (m,) row duals (HiGHS convention, problem's sense), e.g. the ascent's best.
         x: (n,) the merged integer point.
-        col_part: (n,) part of every column (global columns: the part their values came from).
+        col_part: (n,) part of every column, -1 for a global column.
         k: number of parts.
         rows_sh: (ns,) the shared rows; eff: (k, ns) each part's share of their bounds.
+        global_part: the part whose values the merge gave the global columns
+            (``solver.partition.split.combine_points``): their terms, and those of rows only they touch, are its.
     """
     p = wb.problem
     lag = wb.lag
@@ -95,13 +100,13 @@ def gap_by_part(wb: WholeBound, y: np.ndarray, x: np.ndarray, col_part: np.ndarr
     if x_in is None:
         return np.full(k, np.nan)
     x_in = x_in.copy()
-    z = lag.reduced_costs(y)  # minimisation form, kept choice rows' duals 0
+    z = lag.last_reduced_costs()  # of the evaluation above: minimisation form, kept choice rows' duals 0
     ym = s * np.nan_to_num(np.asarray(y, dtype=np.float64))
     rl, ru = p.row_lower, p.row_upper
     ym = np.where(lag.dualized, ym, 0.0)
     ym = np.where(((ym > 0) & ~np.isfinite(rl)) | ((ym < 0) & ~np.isfinite(ru)), 0.0, ym)
     b = np.where(ym > 0, np.where(np.isfinite(rl), rl, 0.0), np.where(ym < 0, np.where(np.isfinite(ru), ru, 0.0), 0.0))
-    cp = np.maximum(col_part, 0)
+    cp = np.where(col_part >= 0, col_part, min(max(int(global_part), 0), k - 1))
     out = np.bincount(cp, weights=z * (x - x_in), minlength=k)[:k].astype(np.float64)
     # a_ij x_j y_i per nonzero to its column's part; each row's -y_i b_i by the parts' presence / shares
     nnz_col = np.repeat(np.arange(p.n_cols, dtype=np.int64), np.diff(p.a_indptr))

@@ -54,6 +54,7 @@ from solver.partition.clients import GLOBAL, group_clients
 from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts
 from solver.partition.improve import WholeBound, cheap_part_settings, choose_parts, gap_by_part, improve_part
 from solver.partition.layout import initial_assignment, route
+from solver.partition.phases import Phases
 from solver.partition.split import (
     Part,
     build_part_problems,
@@ -205,7 +206,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     """
     t0 = time.perf_counter()
     k = config.k
-    r = _setup(problem, config, prev, info, old_shape)
+    ph = Phases()
+    r = _setup(problem, config, prev, info, old_shape, ph)
     part_settings = cheap_part_settings(settings) if problem.is_mip else Settings(**{**asdict(settings), "threads": 1})
     warms: list[SolverState | None] | None = None
     setup = time.perf_counter() - t0
@@ -220,13 +222,15 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     wb_build = None
     for pass_ in range(config.passes):
         t1 = time.perf_counter()
-        eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
-        parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
-        if problem.is_mip:
-            _integral_bounds(parts)
+        with ph.time("build_parts"):
+            eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
+            parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
+            if problem.is_mip:
+                _integral_bounds(parts)
         if warms is None:
-            warms = [_map_part_state(prev.parts[p], parts[p], r.col_map, r.row_map, *r.old_shape)
-                     if r.warm and p < len(prev.parts) else None for p in range(k)]
+            with ph.time("map_warm"):
+                warms = [_map_part_state(prev.parts[p], parts[p], r.col_map, r.row_map, *r.old_shape)
+                         if r.warm and p < len(prev.parts) else None for p in range(k)]
         solve_idx = [p for p in range(k) if bool((~r.grouping.global_cols[parts[p].cols]).any())]
         setup += time.perf_counter() - t1
         if problem.is_mip and wb_build is None and pass_ == config.passes - 1:
@@ -239,11 +243,12 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         t2 = time.perf_counter()
         results, part_rep = _part_results(parts, r.assignment, k, solve_idx, outs,
                                           settings.mip_gap_tol if problem.is_mip else None, from_previous=r.warm)
-        duals = _part_duals(parts, [None if x is None else x.y for x in results], r.spos, k, r.ns)
-        act = _part_duals(parts, [None if x is None else x.row_activity for x in results], r.spos, k, r.ns)
-        gain = sh.gains(problem, r.rows_sh, duals)
-        new_shares, new_steps, new_last = sh.update(r.shares, gain, r.present, r.steps, r.last,
-                                                    sh.usage(problem, r.rows_sh, act))
+        with ph.time("share_update"):
+            duals = _part_duals(parts, [None if x is None else x.y for x in results], r.spos, k, r.ns)
+            act = _part_duals(parts, [None if x is None else x.row_activity for x in results], r.spos, k, r.ns)
+            gain = sh.gains(problem, r.rows_sh, duals)
+            new_shares, new_steps, new_last = sh.update(r.shares, gain, r.present, r.steps, r.last,
+                                                        sh.usage(problem, r.rows_sh, act))
         every = config.update_every
         if pass_ == config.passes - 1 and (every == 0 or (r.updates + 1) % every):
             new_shares, new_steps, new_last = r.shares, r.steps, r.last  # kept for the next round
@@ -255,28 +260,32 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             warms = [x.state if x is not None else None for x in results]
             setup += time.perf_counter() - t2
             continue
-        wb = wb_build.result() if wb_build is not None else None
-        result, outcome_rep, y_bound = _merge(problem, settings, config, r.grouping, parts, results, part_rep,
-                                              solve_idx, r.rows_sh, r.spos, eff, duals, wb,
-                                              first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0
-                                              else None)
+        with ph.time("whole_bound_wait"):
+            wb = wb_build.result() if wb_build is not None else None
+        if wb is not None and wb_build.thread is not None:  # overlapped with the parts: not on the critical path
+            ph.add("whole_bound_build_in_thread", wb.seconds)
+        mg = _merge(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
+                    first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0 else None, ph=ph)
+        result, outcome_rep = mg.result, mg.rep
         merge = time.perf_counter() - t2
         improvement: dict = {}
         for tier in ("rens", "resolve") if wb is not None else ():
             if not _wants_improvement(settings, outcome_rep, result):
                 break
+            gbp = ph.seconds.get("gap_by_part", 0.0)
             try:
-                imp_rep, imp_s, t_merge = _improve(problem, settings, config, wb, y_bound, result, r, parts, results,
-                                                   part_rep, eff, passes_report[-1]["slowest_part_seconds"], t0,
-                                                   tier)
+                imp_rep, imp_s, t_merge = _improve(problem, settings, config, wb, mg, r, parts, results, part_rep,
+                                                   eff, passes_report[-1]["slowest_part_seconds"], t0, tier, ph)
             except PartWorkerError as err:
                 return _worker_died(problem, config, err, t0, setup)
             passes_report.append({"pass": f"improve-{tier}", "slowest_part_seconds": imp_s, "share_moved": None})
+            ph.add("improve_dispatch", t_merge - (ph.seconds.get("gap_by_part", 0.0) - gbp))
             if imp_rep["improved"]:
                 t3 = time.perf_counter()
-                result, outcome_rep, y_bound = _merge(problem, settings, config, r.grouping, parts, results,
-                                                      part_rep, solve_idx, r.rows_sh, r.spos, eff, duals, wb,
-                                                      y_start=y_bound)
+                # RENS changed points only: the duals (so the bound's candidates) are the last merge's
+                mg = _merge(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
+                            prior=mg, duals_changed=tier != "rens", ph=ph)
+                result, outcome_rep = mg.result, mg.rep
                 t_merge += time.perf_counter() - t3
             merge += t_merge
             imp_rep["gap_after"] = outcome_rep.get("gap_rel")
@@ -291,7 +300,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
                              state=None if results[p] is None else results[p].state) for p in range(k)],
             shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last)
-        seconds = {"setup": setup, "merge": merge, "wall": time.perf_counter() - t0,
+        seconds = {"setup": setup, "merge": merge, "wall": time.perf_counter() - t0, "phases": ph.report(),
                    "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
         rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
         return RoundOutcome(result=result, data=data, report=rep)
@@ -351,10 +360,14 @@ class _Setup:
 
 
 def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info,
-           old_shape: tuple[int, int] | None) -> _Setup:
+           old_shape: tuple[int, int] | None, ph: Phases | None = None) -> _Setup:
     """Group the clients, route them to parts (or split afresh), carry the shares over by row map."""
     k = config.k
+    ph = ph or Phases()
+    t = time.perf_counter()
     grouping = group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex)
+    ph.add("clients", time.perf_counter() - t)
+    t = time.perf_counter()
     if grouping.n_clients == 0:
         raise UsageError("partitioned rounds found no clients: variable names carry no '<client>/' prefix; say how "
                          "to group columns with --client-regex (and shared rows with --shared-rows-regex)")
@@ -381,6 +394,7 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
         default = sh.carry(prev.shared_rows, prev.shares, rmap, old_shape[1], rows_sh, default)
         steps = sh.carry(prev.shared_rows, prev.steps, rmap, old_shape[1], rows_sh, steps)
         last = sh.carry(prev.shared_rows, prev.last, rmap, old_shape[1], rows_sh, last)
+    ph.add("route_and_shares", time.perf_counter() - t)
     return _Setup(grouping=grouping, assignment=assignment, warm=warm, n_new=n_new, n_dropped=n_dropped,
                   col_part=col_part, rows_sh=rows_sh, ns=ns, spos=spos, present=present,
                   shares=sh.normalise(default, present), steps=steps, last=last,
@@ -434,7 +448,8 @@ def _round_report(config: PartitionConfig, r: _Setup, part_rep: list[dict], eff:
         "k": k, "executor": config.executor, "passes": config.passes, "parts": part_rep,
         "clients_added": r.n_new, "clients_dropped": r.n_dropped, "warm": bool(r.warm),
         "seconds": {"setup": round(setup, 6), "slowest_part": round(slowest, 6), "merge": round(merge, 6),
-                    "on_k_cores": round(setup + slowest + merge, 6), "wall": round(seconds["wall"], 6)},
+                    "on_k_cores": round(setup + slowest + merge, 6), "wall": round(seconds["wall"], 6),
+                    "phases": seconds.get("phases", {})},
         "shares": {"n_shared_rows": int(ns), "n_contested": int(active.sum()),
                    "mean_per_part": [round(float(v), 6) for v in (eff.mean(axis=1) if ns else np.zeros(k))],
                    "min_contested": round(float(eff[present & active[None, :]].min()), 6) if active.any() else None,
@@ -478,9 +493,9 @@ def _wants_improvement(settings: Settings, rep: dict, result: SolveResult) -> bo
             and settings.integer_submip_seconds > 0)
 
 
-def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: WholeBound, y_bound, result,
+def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: WholeBound, mg: _Merged,
              r: _Setup, parts: list[Part], results: list, part_rep: list[dict], eff: np.ndarray,
-             part_seconds: float, t0: float, tier: str = "rens") -> tuple[dict, float, float]:
+             part_seconds: float, t0: float, tier: str = "rens", ph: Phases | None = None) -> tuple[dict, float, float]:
     """Improve the parts holding most of the merged point's gap (:mod:`solver.partition.improve`), in parallel
     on the executor. ``tier`` ``"rens"``: one RENS step each, within min(``integer_submip_seconds``, the
     slowest part's seconds (>= 1 s), the round's time left); a better part point replaces the part's point
@@ -495,10 +510,13 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
     """
     t = time.perf_counter()
     k = config.k
+    result, y_bound = mg.result, mg.y_bound
     rep = {"gap_before": result.gap_rel if result.gap_rel == result.gap_rel else None, "parts": [], "improved": []}
     if y_bound is None:
         return rep, 0.0, time.perf_counter() - t
-    contrib = gap_by_part(wb, y_bound, result.x, r.col_part, k, r.rows_sh, eff)
+    t_g = time.perf_counter()
+    contrib = gap_by_part(wb, y_bound, result.x, r.col_part, k, r.rows_sh, eff, global_part=mg.global_part)
+    (ph or Phases()).add("gap_by_part", time.perf_counter() - t_g)
     bound = float(result.dual_objective)
     total = float(np.nansum(np.clip(contrib, 0.0, None)))
     rep["gap_share"] = [round(float(c) / total, 4) if total > 0 and np.isfinite(c) else None for c in contrib]
@@ -570,25 +588,42 @@ def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError
     return RoundOutcome(result=result, data=None, report=rep)
 
 
-def _merge(problem: Problem, settings: Settings, config: PartitionConfig, grouping, parts: list[Part],
-           results: list, part_rep: list, solve_idx: list[int], rows_sh: np.ndarray, spos: np.ndarray,
-           eff: np.ndarray, duals: np.ndarray, wb: WholeBound | None = None,
-           y_start: np.ndarray | None = None, first_steps: int | None = None
-           ) -> tuple[SolveResult, dict, np.ndarray | None]:
+@dataclass(eq=False)
+class _Merged:
+    """What :func:`_merge` returns: the whole-model result, the report's bound/gap fields, the (m,) duals of the
+    bound (None without one), the dual ascent's :class:`solver.integer.ascent.AscentState` (a later merge of the
+    same round continues it), and the part whose values the global columns took (-1: none)."""
+
+    result: SolveResult
+    rep: dict
+    y_bound: np.ndarray | None
+    ascent_state: object
+    global_part: int
+
+
+def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Setup, parts: list[Part],
+           results: list, part_rep: list, solve_idx: list[int], eff: np.ndarray, duals: np.ndarray,
+           wb: WholeBound | None = None, prior: _Merged | None = None, duals_changed: bool = True,
+           first_steps: int | None = None, ph: Phases | None = None) -> _Merged:
     """Merge the parts' results into the whole-model SolveResult and the report's bound/gap fields.
 
     The bound is the best safe Lagrangian bound of the merged duals (:func:`solver.partition.bound.best_bound`);
     for a MILP with ``wb`` also the whole model's choice-row Lagrangian maximised by dual ascent from those
-    duals (or from ``y_start`` (m,), an earlier ascent's, when it is tighter), within
-    ``settings.integer_dual_ascent_steps`` evaluations (:mod:`solver.partition.improve`). With
+    duals within ``settings.integer_dual_ascent_steps`` evaluations (:mod:`solver.partition.improve`). A
+    later merge of the same round (``prior``: the merge before RENS) continues that ascent where it stopped
+    (its level, its best duals; no evaluation repeated); when ``duals_changed`` is False (RENS changed the
+    parts' points only) the candidates are not evaluated again (the prior ascent started from the best of
+    them and never returns a worse value), else the prior ascent goes on when its best beats them all. With
     ``first_steps`` (the merge before RENS may run) the ascent stops after that many evaluations when the
     point is still more than FAR_GAP x ``mip_gap_tol`` from the bound (RENS will run; the merge after it goes
-    on from these duals); nearer, it runs its whole budget. Returns (result, report fields, the (m,) duals of
-    the bound or None)."""
+    on from there); nearer, it continues the same run for its whole budget."""
     from solver.baselines.result import point_quality
     from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
 
+    grouping, rows_sh = r.grouping, r.rows_sh
     k = len(parts)
+    ph = ph or Phases()
+    t_ph = time.perf_counter()
     solved = [p for p in solve_idx if results[p] is not None]
     statuses = [results[p].status for p in solved]
     worst = min(statuses, key=_SEVERITY.index) if statuses else Status.OPTIMAL
@@ -601,50 +636,64 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, groupi
         x, chosen = np.zeros(problem.n_cols), -1
     y = np.zeros(problem.n_rows)
     rc = grouping.row_client
-    client_part = _client_parts(grouping, parts)
+    client_part = r.assignment.client_part
     for p in solved:
-        part, r = parts[p], results[p]
+        part, res = parts[p], results[p]
         owner = rc[part.rows]
         mine = (owner >= 0) & (client_part[np.maximum(owner, 0)] == p)
         if p == chosen:
             mine |= owner == GLOBAL
-        y[part.rows[mine]] = r.y[mine]
+        y[part.rows[mine]] = res.y[mine]
     objective = problem.objective(x)
     sense = float(problem.sense)
-    ascent = None
+    ascent, a_state = None, None
+    ph.add("merge_points", time.perf_counter() - t_ph)
+    t_ph = time.perf_counter()
     if wb is not None and solved and have_points and np.isfinite(objective):
         # MILP: the whole model's choice-row Lagrangian (never weaker than the LP one at the same duals) at
-        # each candidate of the shared rows' duals (and an earlier ascent's duals), then dual ascent
-        starts = {}
-        for name, ys in shared_dual_candidates(duals, eff).items():
-            starts[name] = y.copy()
-            starts[name][rows_sh] = ys
-        if y_start is not None:
-            starts["previous_ascent"] = np.asarray(y_start, dtype=np.float64)
-        vals = {name: wb.lag.evaluate(v)[0] for name, v in starts.items()}
-        cand = max(vals, key=lambda nm: sense * vals[nm] if np.isfinite(vals[nm]) else -np.inf)
-        if cand != "previous_ascent":
-            y[rows_sh] = starts[cand][rows_sh]
+        # each candidate of the shared rows' duals (unless known from the prior merge), then dual ascent
+        resume = prior.ascent_state if prior is not None and prior.y_bound is not None else None
+        if resume is not None and not duals_changed:
+            cand, y_from = "previous_ascent", None
+            y[rows_sh] = prior.result.y[rows_sh]
+        else:
+            starts = {}
+            for name, ys in shared_dual_candidates(duals, eff).items():
+                starts[name] = y.copy()
+                starts[name][rows_sh] = ys
+            vals = {name: wb.lag.evaluate(v)[0] for name, v in starts.items()}
+            if resume is not None:
+                vals["previous_ascent"] = prior.rep["bound"]
+            cand = max(vals, key=lambda nm: sense * vals[nm] if np.isfinite(vals[nm]) else -np.inf)
+            if cand == "previous_ascent":
+                y[rows_sh] = prior.result.y[rows_sh]
+                y_from = None
+            else:
+                y[rows_sh] = starts[cand][rows_sh]
+                y_from, resume = starts[cand], None
+        ph.add("bound_start", time.perf_counter() - t_ph)
+        t_ph = time.perf_counter()
         tol, steps = float(settings.mip_gap_tol), int(settings.integer_dual_ascent_steps)
         first = steps if first_steps is None else min(steps, first_steps)
-        bound, y2, info_a = wb.ascend(starts[cand], objective, tol, first)
-        evals, secs = int(info_a["steps"]), float(info_a["seconds"])
+        bound, y2, info_a = wb.ascend(y_from, objective, tol, first, resume=resume)
+        evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
         far = np.isfinite(bound) and sense * (objective - bound) / max(1.0, abs(bound)) > FAR_GAP * tol
         if first < steps and np.isfinite(bound) and not far and evals >= first:  # near the target: go on
-            b3, y3, info_b = wb.ascend(y2, objective, tol, steps - first)
-            evals, secs = evals + int(info_b["steps"]), secs + float(info_b["seconds"])
-            if np.isfinite(b3) and sense * (b3 - bound) > 0:
-                bound, y2 = b3, y3
+            bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, resume=a_state)  # the same run
+            evals, secs, a_state = evals + int(info_b["steps"]), secs + float(info_b["seconds"]), info_b["state"]
         ascent = {"evaluations": evals, "seconds": round(secs, 6), "start": cand,
                   "start_bound": float(info_a["start_bound"]), "bound": float(bound)}
         bound = float(bound) if np.isfinite(bound) else None
         cand = "choice_lagrangian_ascent"
         y_bound = np.asarray(y2, dtype=np.float64) if bound is not None else None
+        ph.add("dual_ascent", time.perf_counter() - t_ph)
     else:
         bound, cand, ysh = (best_bound(problem, y, rows_sh, duals, eff) if solved
                             else (None, "", np.zeros(rows_sh.size)))
         y[rows_sh] = ysh
         y_bound = y.copy() if bound is not None else None
+        ph.add("bound_start", time.perf_counter() - t_ph)
+    t_ph = time.perf_counter()
     kkt, _, _, red, ax = original_kkt(problem, x, y)
     q = point_quality(problem, x)
     gap = None
@@ -706,13 +755,5 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, groupi
            "bound_candidate": cand or None, "gap_rel": None if gap is None else float(gap),
            "max_row_violation_rel": float(q.max_row_violation_rel), "merged_feasible": bool(feasible),
            **({"dual_ascent": ascent} if ascent is not None else {})}
-    return result, rep, y_bound
-
-
-def _client_parts(grouping, parts: list[Part]) -> np.ndarray:
-    """(n_clients,) part of each client, read back from the parts' columns."""
-    out = np.full(grouping.n_clients, -1, dtype=np.int64)
-    for p, part in enumerate(parts):
-        cc = grouping.col_client[part.cols]
-        out[cc[cc >= 0]] = p
-    return out
+    ph.add("recheck", time.perf_counter() - t_ph)
+    return _Merged(result=result, rep=rep, y_bound=y_bound, ascent_state=a_state, global_part=int(chosen))
