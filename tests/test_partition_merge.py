@@ -142,3 +142,25 @@ def test_a_merged_results_duals_keep_the_shared_rows_of_the_ascents_start(merged
     after = _merge(merged, st, prior=first, duals_changed=False)
     rows_sh = merged[2].rows_sh
     assert np.array_equal(after.result.y[rows_sh], first.result.y[rows_sh])
+
+
+def test_on_worker_processes_the_ascent_goes_on_during_rens_and_the_merge_after_it_continues_that_run():
+    from solver.integer.relaxation import relaxed_problem, solve_relaxation_highs
+
+    problem = make_scenario("sia", 256, seed=3).base()
+    st = Settings(mip_gap_tol=1e-5)  # never proven: RENS runs, the ascent uses its budget
+    out = pround.solve_round(problem, st, pround.PartitionConfig(k=K, executor="process", workers=2))
+    rep = out.report
+    imp = rep["improvement"]
+    during = imp["ascent_during_rens"]
+    assert imp["parts"] and during["evaluations"] > 0
+    assert rep["seconds"]["phases"]["dual_ascent_in_thread"] > 0
+    asc = rep["dual_ascent"]  # the merge after RENS: the thread's run, continued
+    assert asc["start"] == "previous_ascent"
+    if not (imp.get("resolve") or {}).get("improved"):  # else the last merge is the one after the resolve tier
+        assert asc["start_bound"] == during["bound"]
+    s = problem.sense
+    assert s * (asc["bound"] - during["bound"]) >= 0  # never looser than where the thread stopped
+    lp = float(solve_relaxation_highs(relaxed_problem(problem, problem.col_lower, problem.col_upper)).objective)
+    assert s * (lp - rep["bound"]) >= -1e-6 * abs(rep["bound"])  # a valid bound
+    assert rep["gap_rel"] == pytest.approx(s * (out.result.objective - rep["bound"]) / max(1.0, abs(rep["bound"])))

@@ -71,6 +71,7 @@ _SEVERITY = [Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DU
 MILP_FEASIBLE_REL_TOL = 1e-6  #: max relative row/bound violation of a merged integer point
 FIRST_ASCENT_STEPS = 10  #: dual ascent evaluations of the merge before RENS when the point is far from the bound
 FAR_GAP = 2.0  #: ... far = its gap above this x mip_gap_tol (nearer: the whole ascent budget decides)
+ASCENT_CHUNK = 4  #: evaluations between two looks at the stop flag of the ascent that runs during RENS
 
 
 @dataclass
@@ -265,7 +266,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if wb is not None and wb_build.thread is not None:  # overlapped with the parts: not on the critical path
             ph.add("whole_bound_build_in_thread", wb.seconds)
         mg = _merge(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
-                    first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0 else None, ph=ph)
+                    first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0 else None,
+                    near_goes_on=config.executor == "inline", ph=ph)
         result, outcome_rep = mg.result, mg.rep
         merge = time.perf_counter() - t2
         improvement: dict = {}
@@ -273,16 +275,27 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             if not _wants_improvement(settings, outcome_rep, result):
                 break
             gbp = ph.seconds.get("gap_by_part", 0.0)
+            bg = (_AscentThread(wb, mg, settings) if tier == "rens" and config.executor != "inline"
+                  and mg.ascent_state is not None else None)
             try:
                 imp_rep, imp_s, t_merge = _improve(problem, settings, config, wb, mg, r, parts, results, part_rep,
-                                                   eff, passes_report[-1]["slowest_part_seconds"], t0, tier, ph)
+                                                   eff, passes_report[-1]["slowest_part_seconds"], t0, tier, ph, bg)
             except PartWorkerError as err:
                 return _worker_died(problem, config, err, t0, setup)
             passes_report.append({"pass": f"improve-{tier}", "slowest_part_seconds": imp_s, "share_moved": None})
             ph.add("improve_dispatch", t_merge - (ph.seconds.get("gap_by_part", 0.0) - gbp))
-            if imp_rep["improved"]:
+            if bg is not None and bg.evaluations:
+                ph.add("dual_ascent_in_thread", bg.seconds)
+                imp_rep["ascent_during_rens"] = {"evaluations": bg.evaluations, "seconds": round(bg.seconds, 6),
+                                                 "bound": bg.bound}
+                mg = bg.merged()  # the same ascent run, further on
+            cut = (tier == "rens" and mg.ascent_state is not None and not mg.ascent_state.done
+                   and int((mg.rep.get("dual_ascent") or {}).get("evaluations", 0)) + (bg.evaluations if bg else 0)
+                   < int(settings.integer_dual_ascent_steps))  # the ascent stopped before its budget
+            if imp_rep["improved"] or (bg is not None and bg.evaluations) or cut:
                 t3 = time.perf_counter()
-                # RENS changed points only: the duals (so the bound's candidates) are the last merge's
+                # RENS changed points only: the duals (so the bound's candidates) are the last merge's, and the
+                # ascent goes on where it stopped (before RENS, or in the thread during it)
                 mg = _merge(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
                             prior=mg, duals_changed=tier != "rens", ph=ph)
                 result, outcome_rep = mg.result, mg.rep
@@ -305,6 +318,56 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
         return RoundOutcome(result=result, data=data, report=rep)
     raise AssertionError("unreachable")
+
+
+class _AscentThread:
+    """The merge's dual ascent continued in a thread of this process while the workers run RENS (this process only
+    waits for them then): the same run (``resume``), in chunks of :data:`ASCENT_CHUNK` evaluations, until it proves
+    the merged point's gap, uses the rest of the round's budget (``integer_dual_ascent_steps``) or :meth:`stop`.
+    The merge after RENS continues from where it stopped (:meth:`merged`)."""
+
+    def __init__(self, wb: WholeBound, mg: _Merged, settings: Settings):
+        import threading
+
+        self.wb, self.mg = wb, mg
+        used = int((mg.rep.get("dual_ascent") or {}).get("evaluations", 0))
+        self.budget = max(0, int(settings.integer_dual_ascent_steps) - used)
+        self.tol = float(settings.mip_gap_tol)
+        self.state, self.y, self.bound = mg.ascent_state, mg.y_bound, mg.rep.get("bound")
+        self.evaluations, self.seconds, self.error = 0, 0.0, None
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="copter-dual-ascent", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        t = time.perf_counter()
+        try:
+            objective = float(self.mg.result.objective)
+            while not self._stop.is_set() and self.evaluations < self.budget and not self.state.done:
+                n = min(ASCENT_CHUNK, self.budget - self.evaluations)
+                bound, y, info = self.wb.ascend(None, objective, self.tol, n, resume=self.state)
+                self.state, self.evaluations = info["state"], self.evaluations + int(info["steps"])
+                if np.isfinite(bound):
+                    self.bound, self.y = float(bound), np.asarray(y, dtype=np.float64)
+                if int(info["steps"]) < n:  # proven (or no step can improve)
+                    break
+        except BaseException as err:  # re-raised in the caller's thread by stop()
+            self.error = err
+        self.seconds = time.perf_counter() - t
+
+    def stop(self) -> None:
+        """Stop after the current chunk and wait for it; re-raise what the ascent raised."""
+        self._stop.set()
+        if self.thread.ident is not None:
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+    def merged(self) -> _Merged:
+        """The merge before RENS with its ascent state, bound and duals moved to where this run stopped."""
+        return replace(self.mg, ascent_state=self.state, y_bound=self.y, rep={**self.mg.rep, "bound": self.bound})
 
 
 class _WholeBoundBuild:
@@ -495,7 +558,8 @@ def _wants_improvement(settings: Settings, rep: dict, result: SolveResult) -> bo
 
 def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: WholeBound, mg: _Merged,
              r: _Setup, parts: list[Part], results: list, part_rep: list[dict], eff: np.ndarray,
-             part_seconds: float, t0: float, tier: str = "rens", ph: Phases | None = None) -> tuple[dict, float, float]:
+             part_seconds: float, t0: float, tier: str = "rens", ph: Phases | None = None,
+             background: _AscentThread | None = None) -> tuple[dict, float, float]:
     """Improve the parts holding most of the merged point's gap (:mod:`solver.partition.improve`), in parallel
     on the executor. ``tier`` ``"rens"``: one RENS step each, within min(``integer_submip_seconds``, the
     slowest part's seconds (>= 1 s), the round's time left); a better part point replaces the part's point
@@ -534,7 +598,13 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
     tasks = [(i, parts[p].problem, results[p].state.x, results[p].state.y, results[p].x, settings, budget)
              for i, p in enumerate(chosen)]
     setup = time.perf_counter() - t
-    outs = map_parts(improve_part, tasks, config.executor, config.workers, config.ray_address)
+    if background is not None:
+        background.start()  # the whole model's dual ascent goes on in this process while the workers run RENS
+    try:
+        outs = map_parts(improve_part, tasks, config.executor, config.workers, config.ray_address)
+    finally:
+        if background is not None:
+            background.stop()
     t = time.perf_counter()
     for p, o in zip(chosen, outs, strict=True):
         pr = part_rep[p]
@@ -604,7 +674,7 @@ class _Merged:
 def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Setup, parts: list[Part],
            results: list, part_rep: list, solve_idx: list[int], eff: np.ndarray, duals: np.ndarray,
            wb: WholeBound | None = None, prior: _Merged | None = None, duals_changed: bool = True,
-           first_steps: int | None = None, ph: Phases | None = None) -> _Merged:
+           first_steps: int | None = None, near_goes_on: bool = True, ph: Phases | None = None) -> _Merged:
     """Merge the parts' results into the whole-model SolveResult and the report's bound/gap fields.
 
     The bound is the best safe Lagrangian bound of the merged duals (:func:`solver.partition.bound.best_bound`);
@@ -616,7 +686,8 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
     them and never returns a worse value), else the prior ascent goes on when its best beats them all. With
     ``first_steps`` (the merge before RENS may run) the ascent stops after that many evaluations when the
     point is still more than FAR_GAP x ``mip_gap_tol`` from the bound (RENS will run; the merge after it goes
-    on from there); nearer, it continues the same run for its whole budget."""
+    on from there); nearer, it continues the same run for its whole budget, unless ``near_goes_on`` is False
+    (the ascent then goes on in a thread during RENS, :class:`_AscentThread`)."""
     from solver.baselines.result import point_quality
     from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
 
@@ -678,7 +749,7 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
         bound, y2, info_a = wb.ascend(y_from, objective, tol, first, resume=resume)
         evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
         far = np.isfinite(bound) and sense * (objective - bound) / max(1.0, abs(bound)) > FAR_GAP * tol
-        if first < steps and np.isfinite(bound) and not far and evals >= first:  # near the target: go on
+        if first < steps and np.isfinite(bound) and not far and evals >= first and near_goes_on:  # near: go on
             bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, resume=a_state)  # the same run
             evals, secs, a_state = evals + int(info_b["steps"]), secs + float(info_b["seconds"]), info_b["state"]
         ascent = {"evaluations": evals, "seconds": round(secs, 6), "start": cand,
