@@ -393,6 +393,9 @@ def history_cmd(
             raise UsageError("--json and --csv exclude each other")
         if last is not None and last < 1:
             raise UsageError(f"--last must be at least 1, got {last}")
+        from copter_cli.entry import keep_numpy_out
+
+        keep_numpy_out()  # the round log is read with pyarrow alone (issue #15: start-up)
         warnings: list[str] = []  # CURRENT unusable: the rows are the newest complete generation's lineage
         rows = _rounds().history(_state(state), last, warnings)
         obj = {"rounds": rows, **({"warnings": warnings} if warnings else {})}

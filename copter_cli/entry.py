@@ -87,10 +87,76 @@ def keep_pandas_out() -> None:
         sys.meta_path.insert(0, _NoPandas())
 
 
+class _NoNumpy:
+    """A meta-path finder that refuses ``import numpy`` (see :func:`keep_numpy_out`)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "numpy" or name.startswith("numpy."):
+            raise ModuleNotFoundError("numpy is kept out of this copter command's process (it reads Arrow files "
+                                      "with pyarrow alone; copter_cli.entry.keep_numpy_out)", name=name)
+        return None
+
+
+def keep_numpy_out() -> bool:
+    """Make numpy unimportable in the console script's process of a command that reads Arrow files but
+    computes nothing (``copter history``: the round log). pyarrow imports numpy when it is installed (110 of
+    pyarrow's 150 ms of import, ``python -X importtime``) and runs without it (numpy is an optional runtime
+    dependency of pyarrow since 16.0: reading IPC files and ``to_pylist`` need none of it). A no-op, returning
+    False, in an in-process caller (``CONSOLE`` unset) and when numpy or pyarrow is already imported.
+
+    Returns:
+        True when numpy is kept out of this process from now on.
+    """
+    if not CONSOLE[0] or "numpy" in sys.modules or "pyarrow" in sys.modules:
+        return False
+    if not any(isinstance(f, _NoNumpy) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoNumpy())
+    return True
+
+
+#: optional modules numba's own import loads that a copter process never uses: name -> (the numba module that
+#: imports it, why it can be left out); see :func:`skip_numba_extras`
+NUMBA_EXTRAS = {
+    "yaml": ("numba.core.config", "it reads .numba_config.yaml, which is then not in the working directory"),
+    "scipy": ("numba", "numba imports it only to check its version (a round needs no scipy)"),
+}
+NUMBA_CONFIG_FILE = ".numba_config.yaml"  #: numba.core.config reads it from the working directory
+
+
+class _NoNumbaExtras:
+    """A meta-path finder that refuses the :data:`NUMBA_EXTRAS` to the numba module importing them."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        extra = NUMBA_EXTRAS.get(name)
+        if extra is None or (name == "yaml" and os.path.exists(NUMBA_CONFIG_FILE)):
+            return None
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_globals.get("__name__", "").startswith(("importlib", "_frozen_importlib")):
+            frame = frame.f_back  # the import machinery's frames, up to the module that imports
+        if frame is None or frame.f_globals.get("__name__") != extra[0]:
+            return None
+        raise ModuleNotFoundError(f"{name} is not imported for {extra[0]} in copter's CLI: {extra[1]}", name=name)
+
+
+def skip_numba_extras() -> None:
+    """Let numba's own import leave out PyYAML and scipy in the console script's process (issue #15:
+    ``copter step`` start-up; measured 20-30 ms of CPU each at load 6). Both are optional to numba:
+    ``numba.core.config`` imports yaml only to read ``.numba_config.yaml`` (refused only while no such file
+    is in the working directory, so a user's file is still read), and ``numba/__init__`` imports scipy
+    only to check that its version is >= 1.0. The refusal applies to those two importers alone: any
+    other module (numba's linear algebra included) imports them as usual. A library user's process is left
+    alone."""
+    if not any(isinstance(f, _NoNumbaExtras) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoNumbaExtras())
+
+
 def main() -> None:
     """Console-script entry: install the handler; hand a solving command to the long-running worker when one
     runs for this install (``copter_cli.worker_client``: standard library only, so nothing heavy is imported
-    before it decides; it exits with the command's code); else keep pandas out and run :func:`run_app`.
+    before it decides; it exits with the command's code); else keep pandas out, let numba skip its extras
+    (:func:`skip_numba_extras`) and run :func:`run_app`.
 
     The process then ends without the interpreter's teardown (``copter_cli.process_exit.exit_now``: threads
     joined, ``atexit`` handlers run, stdout and stderr flushed, same exit status); an exception other than
@@ -104,6 +170,7 @@ def main() -> None:
 
     worker_client.run_or_return()
     keep_pandas_out()
+    skip_numba_extras()
     try:
         run_app()
     except SystemExit as ex:
@@ -151,5 +218,7 @@ def ignore_sigint_at_exit() -> None:
         pass
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # `python -m copter_cli.entry`: run the imported module, whose CONSOLE the commands read
+    from copter_cli.entry import main as _main
+
+    _main()

@@ -7,6 +7,7 @@ llvmlite, highspy or pyarrow (which imports numpy). The timings live in ``bench/
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -64,13 +65,29 @@ def test_show_rollback_import_no_numerical_stack(state, tmp_path):
 
 
 def test_history_imports_only_what_reading_the_round_log_needs(state, tmp_path):
-    """history reads the round log (``formats.round_log``: Arrow IPC, issue #19), so pyarrow (which imports
-    numpy) is allowed; numba, scipy and HiGHS are not."""
-    for args in (["history"], ["history", "--json"]):
-        code, names = _imported([*args, "--state", str(state)], tmp_path)
+    """history reads the round log (``formats.round_log``: Arrow IPC, issue #19) with pyarrow alone: numpy is
+    kept out (``copter_cli.entry.keep_numpy_out``; importtime lists the refused attempt as ``numpy``, a real
+    import would list its submodules), so are pyarrow.compute (a timestamp ``cast`` imported it), numba,
+    scipy and HiGHS; rich only for the human table."""
+    for args in (["history"], ["history", "--json"], ["history", "--csv"], ["history", "--last", "1"]):
+        code, names = _imported([*args, "--state", str(state)], tmp_path, full=True)
         assert code == 0, args
-        heavy = set(HEAVY) - {"pyarrow", "numpy"}
-        assert not names & heavy, (args, sorted(names & heavy))
+        assert "pyarrow" in names, args
+        heavy = {n for n in names if n.split(".")[0] in set(HEAVY) - {"pyarrow", "numpy"} or n.startswith("numpy.")}
+        assert not heavy, (args, sorted(heavy))
+        assert "pyarrow.compute" not in names and "pyarrow._compute" not in names, args
+        assert ("rich.console" in names) == (args[-1] not in ("--json", "--csv")), args
+
+
+def test_history_reads_the_same_rows_without_numpy(state, tmp_path):
+    """The rows ``copter history --json`` prints in its own process (numpy kept out) are the library's."""
+    from solver import rounds
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "copter_cli", "history", "--state", str(state), "--json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["rounds"] == json.loads(json.dumps(rounds.history(state)))
 
 
 def test_the_check_sees_a_heavy_import(state, tmp_path):
@@ -83,10 +100,11 @@ def test_the_check_sees_a_heavy_import(state, tmp_path):
 
 
 def test_a_round_imports_neither_pandas_nor_scipy(state, tmp_path):
-    """``copter step`` solves, so numpy/numba/pyarrow (and scipy, which numba imports itself) are expected;
-    pandas (pulled in by pyarrow's shim on a string-array conversion when it is installed, 0.5-1 s) is not,
-    and the round still succeeds with pandas kept out. The refused attempt itself is listed by importtime
-    as ``pandas``; a real import would list its submodules."""
+    """``copter step`` solves, so numpy/numba/pyarrow are expected; pandas (pulled in by pyarrow's shim on a
+    string-array conversion when it is installed, 0.5-1 s) is not, and the round still succeeds with pandas
+    kept out. The refused attempt itself is listed by importtime as ``pandas``; a real import would list its
+    submodules. Neither is scipy nor PyYAML, which numba's own import loads only for a version check and
+    for a ``.numba_config.yaml`` (``copter_cli.entry.skip_numba_extras``), nor the filelock package."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -99,6 +117,11 @@ def test_a_round_imports_neither_pandas_nor_scipy(state, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "import time:" in proc.stderr
     assert "pandas.core" not in proc.stderr
+    # numba's optional imports (copter_cli.entry.skip_numba_extras) and the filelock package (the state's lock
+    # is formats.state_lock) stay out too; the refused attempts are listed as `scipy` and `yaml`
+    names = {ln.rsplit("|", 1)[1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
+    assert "numba.core.config" in names
+    assert not {n for n in names if n.startswith(("scipy.", "yaml.", "filelock"))}, sorted(names)
 
 
 def test_pyarrow_converts_with_pandas_kept_out():
@@ -246,3 +269,22 @@ def test_export_imports_only_what_writing_mps_needs(state, tmp_path):
     assert code == 0 and out.exists()
     assert {"numpy", "pyarrow", "highspy"} <= names
     assert not {"numba", "scipy", "pyarrow.parquet", "pyarrow.compute", "formats.parquet"} & names, sorted(names)
+
+
+def test_numba_extras_are_refused_only_to_numba(tmp_path):
+    """``skip_numba_extras`` refuses yaml to ``numba.core.config`` and scipy to ``numba`` alone: another importer
+    gets them, and a ``.numba_config.yaml`` in the working directory is still read by numba."""
+    code = ("import sys\nfrom copter_cli.entry import skip_numba_extras; skip_numba_extras()\nimport numba\n"
+            "from numba.core import config\nprint('scipy' in sys.modules, 'yaml' in sys.modules, config.DEBUGINFO_DEFAULT)\n"
+            "import scipy, yaml\nprint(scipy.__name__, yaml.__name__)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_DEBUGINFO", None)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-1500:]
+    assert out.stdout.split() == ["False", "False", "0", "scipy", "yaml"]
+    (tmp_path / ".numba_config.yaml").write_text("debuginfo: 1\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-1500:]
+    assert out.stdout.split()[1:3] == ["True", "1"]

@@ -90,8 +90,9 @@ def previous_allocation(prev: Generation):
     import pyarrow.parquet as pq
 
     path = prev.path / "solution.parquet"
-    try:
-        return pq.read_table(path, columns=["value"]).column("value").to_numpy()
+    try:  # ParquetFile.read, not read_table: read_table imports pyarrow.dataset (issue #15: start-up)
+        with pq.ParquetFile(path) as f:
+            return f.read(columns=["value"]).column("value").to_numpy()
     except (OSError, pa.ArrowException):
         return prev.state.x if prev.state is not None else None
 
