@@ -71,6 +71,7 @@ _SEVERITY = [Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DU
 MILP_FEASIBLE_REL_TOL = 1e-6  #: max relative row/bound violation of a merged integer point
 FIRST_ASCENT_STEPS = 10  #: dual ascent evaluations of the merge before RENS when the point is far from the bound
 FAR_GAP = 2.0  #: ... far = its gap above this x mip_gap_tol (nearer: the whole ascent budget decides)
+RENS_MIN_SECONDS = 0.5  #: RENS's budget is the slowest part's solve time, but at least this (HiGHS's start-up)
 ASCENT_CHUNK = 4  #: evaluations between two looks at the stop flag of the ascent that runs during RENS
 
 
@@ -562,7 +563,7 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
              background: _AscentThread | None = None) -> tuple[dict, float, float]:
     """Improve the parts holding most of the merged point's gap (:mod:`solver.partition.improve`), in parallel
     on the executor. ``tier`` ``"rens"``: one RENS step each, within min(``integer_submip_seconds``, the
-    slowest part's seconds (>= 1 s), the round's time left); a better part point replaces the part's point
+    slowest part's seconds (>= RENS_MIN_SECONDS), the round's time left); a better part point replaces the part's point
     (and its state's ``integer_x``). ``"resolve"`` (when RENS left the gap above the target: a cold round's
     first LP point is too far for its neighbourhood): the part's full integerization with the round's own
     settings (more relaxation stages, its own dual ascent and RENS), warm from its state, within the round's
@@ -587,7 +588,7 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
     chosen = [p for p in choose_parts(contrib, settings.mip_gap_tol * max(1.0, abs(bound)))
               if results[p] is not None and results[p].state is not None and results[p].x is not None]
     left = float(settings.time_limit_seconds) - (time.perf_counter() - t0)
-    budget = min(float(settings.integer_submip_seconds), max(1.0, float(part_seconds)), left)
+    budget = min(float(settings.integer_submip_seconds), max(RENS_MIN_SECONDS, float(part_seconds)), left)
     if tier == "resolve":
         budget = left
     rep.update(parts=chosen, seconds_budget=round(budget, 6) if math.isfinite(budget) else None)
