@@ -27,7 +27,12 @@ ratio k_cores(part-K) / wall(mono) (goal <= 0.5 for K = 4) and the worst gap_mon
 K = 4), next to POP-K's. Results: ``bench/results/partitions-<label>-<UTC>.csv``.
 
 On a 2-core machine the K parts of a round run two at a time: ``k_cores`` is what K cores would take (each
-part's own solve time is measured alone in its worker), ``wall`` is what this machine took.
+part's own solve time is measured in its worker), ``wall`` is what this machine took. On a loaded machine two
+parts running at once slow each other down (and the monolithic round runs alone): ``--workers 1`` runs the
+parts one after another so that each part's seconds are its own. Under every part-K row the round's own
+(serial) time is broken down by phase (``partitions.seconds.phases``; ``*_in_thread`` phases overlap the parts
+and are not on the critical path); the CSV has them as ``ph_*`` columns. numpy's BLAS runs on one thread, as
+in the ``copter`` console script.
 """
 
 from __future__ import annotations

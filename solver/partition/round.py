@@ -24,10 +24,16 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
    NUMERICAL_ERROR; a part that fails makes the round fail with that part's status. A MILP's bound is the
    whole model's choice-row Lagrangian after dual ascent from the merged duals; when the merged point's gap
    to it is above ``mip_gap_tol``, the parts holding most of the gap get one RENS step each, in parallel,
-   and the point is merged and judged again (:mod:`solver.partition.improve`);
+   and the point is merged and judged again (:mod:`solver.partition.improve`). The ascent is one run across
+   the round's merges (``solver.integer.ascent.AscentState``): before RENS it stops after
+   :data:`FIRST_ASCENT_STEPS` evaluations, goes on in a thread of this process while the workers run RENS
+   (:class:`_AscentThread`; not with the ``inline`` executor) and in the merge after it;
    the round's ``engine`` is the LP engine of the part with the most iterations, every part's is in the
    report and the message;
 7. update the shares for the next round from the parts' duals (``passes > 1`` repeats 4-7 within the round).
+
+The report's ``seconds.phases`` breaks this process's own time down by phase (:mod:`solver.partition.phases`);
+the phases marked ``_in_thread`` ran while the parts ran and are not on the round's critical path.
 
 With ``passes > 1`` the parts are re-solved within the round, warm from the pass before, after each share
 update. A worker that dies twice ends the round NUMERICAL_ERROR (nothing stored; the caller records it as
