@@ -7,9 +7,10 @@ third-party extensions), once per process: the largest single item of a ``copter
 issue #15). Skipping it cut the 15 kernel loads of a Sia 128 round from 1.23 to 0.54 s at load average 7 and
 from 1.74 to 0.71 s at 8 (medians of 8 interleaved processes each). Loading machine code needs none of it: a
 cached kernel links against numba's runtime (NRT), numba's C helpers and the C math functions. numba
-installs the helpers and the math functions when it creates its CPU target; the runtime is started here,
-as the refresh does first (``rtsys.initialize``); a parallel kernel's cache entry starts the threading
-layer itself (its ``reload_init``). A compilation is unaffected: numba's compiler
+installs the helpers and the math functions when it creates its CPU target; the runtime is started here
+(:func:`start_runtime`: ``rtsys.initialize``'s registration of the C helpers, its compiled NRT module
+deferred to the first compilation, which is the only code that needs it); a parallel kernel's cache entry
+starts the threading layer itself (its ``reload_init``). A compilation is unaffected: numba's compiler
 (``CompilerBase.__init__``) refreshes both contexts itself, so a kernel missing from the cache compiles as
 before, and every load after that finds the contexts refreshed.
 
@@ -50,9 +51,7 @@ def install() -> bool:
         module = getattr(getattr(self, "_py_func", None), "__module__", None) or ""
         if not module.startswith(PACKAGES):
             return current(self, sig, target_context)
-        from numba.core.runtime import rtsys
-
-        rtsys.initialize(target_context)  # the runtime cached code links against (a no-op once started)
+        start_runtime(target_context)  # the runtime cached code links against (a no-op once started)
         with self._guard_against_spurious_io_errors():
             return self._load_overload(sig, target_context)
 
@@ -60,3 +59,66 @@ def install() -> bool:
     load_overload.numba_load_overload = current
     caching.Cache.load_overload = load_overload
     return True
+
+
+def start_runtime(target_context) -> None:
+    """numba's ``rtsys.initialize`` without compiling its LLVM module of NRT functions until a compilation
+    asks for it (``rtsys.library``).
+
+    ``rtsys.initialize`` registers the runtime's C helpers (``NRT_MemInfo_alloc`` ...) with LLVM's symbol
+    table, which a cached kernel's machine code calls, and compiles ``nrtdynmod``'s small module
+    (``NRT_incref``, ``NRT_decref``, the atomics: 30-55 ms of CPU per process at load 6, numba caches it
+    nowhere). That module is linked into every kernel when the kernel is compiled (``CPUContext.post_lowering``
+    adds ``rtsys.library`` as a linking library), so a kernel loaded from the cache carries its own copy and
+    never resolves those names at run time. Here the helpers are registered as numba does, and the module
+    is compiled on first access of ``rtsys.library`` (numba's compiler, and the recursion stubs of
+    ``RuntimeLinker``, are its only readers) by making ``rtsys`` an instance of a subclass whose ``library``
+    compiles it then.
+    """
+    from numba.core.runtime import rtsys
+
+    if rtsys._init:
+        return
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
+        if rtsys._init:
+            return
+        import llvmlite.binding as ll
+        from numba.core import config
+        from numba.core.runtime import _nrt_python as _nrt
+
+        if config.NRT_STATS:
+            _nrt.memsys_enable_stats()
+        for py_name, c_address in _nrt.c_helpers.items():  # as _Runtime.initialize names them
+            ll.add_symbol(py_name if py_name.startswith("_") else "NRT_" + py_name, c_address)
+        rtsys._deferred_context = target_context
+        rtsys.__class__ = _runtime_class(type(rtsys))
+        rtsys._init = True
+
+
+_LAZY_RUNTIME: list = []
+
+
+def _runtime_class(base: type) -> type:
+    """numba's runtime class (``numba.core.runtime.nrt._Runtime``, ``base``) whose ``library`` compiles the
+    NRT module on first access."""
+    if _LAZY_RUNTIME:
+        return _LAZY_RUNTIME[0]
+
+    class LazyLibraryRuntime(base):
+        @property
+        def library(self):
+            """The NRT functions' code library, compiled now if :func:`start_runtime` deferred it."""
+            self._init_guard()
+            if getattr(self, "_library", None) is None:
+                from numba.core.compiler_lock import global_compiler_lock
+                from numba.core.runtime import nrtdynmod
+
+                with global_compiler_lock:
+                    if getattr(self, "_library", None) is None:
+                        self._library = nrtdynmod.compile_nrt_functions(self._deferred_context)
+            return self._library
+
+    _LAZY_RUNTIME.append(LazyLibraryRuntime)
+    return LazyLibraryRuntime

@@ -4,7 +4,8 @@
 Each phase runs in a new process against a private cache (``NUMBA_CACHE_DIR`` = a temporary folder): the
 first compiles ``solver.lp.kernels.spmv_csc`` and a kernel of a module outside copter's packages, the
 second loads both from the cache. ``numba.np.arraymath`` is one of the modules numba's context refresh
-imports, so its absence after a load shows the refresh was skipped.
+imports, so its absence after a load shows the refresh was skipped; ``rtsys._library`` is the runtime's
+compiled NRT module, deferred until a compilation needs it.
 """
 
 from __future__ import annotations
@@ -41,12 +42,20 @@ PHASE = textwrap.dedent('''
 
     class Listener(event.Listener):
         def on_start(self, ev):
-            compiled.append(ev.data["dispatcher"].py_func.__name__)
+            func = ev.data["dispatcher"].py_func
+            if not func.__module__.startswith("numba"):  # not numba's own helpers (np.ones compiles some)
+                compiled.append(func.__name__)
 
         def on_end(self, ev):
             pass
 
+    from numba import njit
+    from numba.core.runtime import rtsys
+
     from solver.lp import kernels
+
+    def fresh(n):  # compiled in this process (no cache): its code links the runtime's own functions
+        return np.ones(n) * 2.0
 
     cp = np.array([0, 2, 3, 5], dtype=np.int64)
     ci = np.array([0, 2, 1, 0, 2], dtype=np.int32)
@@ -56,11 +65,15 @@ PHASE = textwrap.dedent('''
     with event.install_listener("numba:compile", Listener()):
         kernels.spmv_csc(cp, ci, cv, x, out)
         after_copter = "numba.np.arraymath" in sys.modules
+        nrt_after_copter = rtsys.__dict__.get("_library") is not None
         import user_kernel
         total = user_kernel.twice_sum(x)
+        fresh_total = float(njit(fresh)(4).sum())
     print(json.dumps({"out": out.tolist(), "total": total, "compiled": compiled,
                       "refreshed_after_copter_kernel": after_copter,
-                      "refreshed_after_user_kernel": "numba.np.arraymath" in sys.modules}))
+                      "refreshed_after_user_kernel": "numba.np.arraymath" in sys.modules,
+                      "nrt_compiled_after_copter_kernel": nrt_after_copter, "fresh_total": fresh_total,
+                      "nrt_compiled_at_end": rtsys.__dict__.get("_library") is not None}))
 ''')
 
 
@@ -89,17 +102,22 @@ def test_lean_loader_is_installed_for_the_installed_numba():
 
 def test_cached_kernel_loads_without_compiler_setup_and_gives_the_compiled_result(tmp_path):
     """Second process: copter's kernel comes from the cache (no compilation) without numba's context
-    refresh and gives bitwise the first process's result (and its numpy twin's); the user's kernel also
-    comes from the cache, through numba's own loader (which refreshes)."""
+    refresh and without compiling the runtime's NRT module (``kernel_cache.start_runtime``), and gives
+    bitwise the first process's result (and its numpy twin's); the user's kernel also comes from the cache,
+    through numba's own loader (which refreshes); a kernel compiled afterwards in the same process gets the
+    NRT module compiled then and runs."""
     from solver.lp.kernels_ref import spmv_csc_ref
 
     (tmp_path / "user_kernel.py").write_text(USER_KERNEL)
     cache = tmp_path / "numba-cache"
     first = _phase(tmp_path, cache)
-    assert sorted(first["compiled"]) == ["spmv_csc", "twice_sum"]
+    assert sorted(first["compiled"]) == ["fresh", "spmv_csc", "twice_sum"]
     second = _phase(tmp_path, cache)
-    assert second["compiled"] == []
+    assert second["compiled"] == ["fresh"]
     assert not second["refreshed_after_copter_kernel"]
+    assert not second["nrt_compiled_after_copter_kernel"]
+    assert first["fresh_total"] == second["fresh_total"] == 8.0
+    assert first["nrt_compiled_at_end"] and second["nrt_compiled_at_end"]
     assert second["refreshed_after_user_kernel"]
     assert second["out"] == first["out"]
     assert second["total"] == first["total"]
