@@ -127,6 +127,7 @@ def test_alm_past_its_budget_hands_the_round_to_warm_pdhg_and_is_recorded_lost(t
     rec = EngineRecord.from_state(res.state)
     assert rec.lost and rec.skip_alm == ALM_BACKOFF and rec.engine == "pdhg"
     assert rec.cold_passes == 2.0  # no cold solve ran: the budget's base is carried on
+    assert math.isnan(rec.pdhg_warm_passes)  # a lost round's passes are the ALM's and PDHG's: no PDHG yardstick
     assert abs(res.objective - cold.objective) <= 1e-5 * (1 + abs(cold.objective))
     assert choose_engine(q, Settings(tol=TOL), res.state).engine == "pdhg"  # the next round keeps PDHG
 
@@ -228,7 +229,8 @@ def test_a_record_without_cold_passes_gives_the_alm_the_rounds_limits(te_round):
 def test_the_abrupt_change_rule_compares_each_measure_with_the_same_measure():
     """LB (every load and the placement costs redrawn): the old point is primal feasible and far off in its gap,
     the cold start has gap 0 by construction and a large primal residual. Neither is better on every measure,
-    so the warm start is kept (the old rule compared the warm gap with the cold primal residual and dropped it)."""
+    so the warm start is kept (the old rule compared the warm gap with the cold primal residual and dropped it), and
+    as its residuals are close and only its gap is far, the ALM runs within its budget (rule 6b)."""
     from solver.workloads.lb import LBScenario
 
     sc = LBScenario(shards=32, servers=4, seed=0)
@@ -240,6 +242,11 @@ def test_the_abrupt_change_rule_compares_each_measure_with_the_same_measure():
     (pw, _, gw), (pc, dc, gc) = ch.warm_measures, ch.cold_measures
     assert gc == 0.0 and gw > pc > pw  # the warm point's worst measure is its gap, the cold start's its residual
     assert ch.warm_kkt > ch.cold_kkt  # the old worst-vs-worst rule would have dropped the start
+    # kept, and only the gap is far (rule 6b): the ALM within its budget, the outcome judging it
+    assert ch.use_warm and ch.engine == "alm" and "only the gap is large" in ch.reason
+    assert max(pw, ch.warm_measures[1]) <= engine_choice.ALM_RATIO * max(pc, dc) and math.isfinite(ch.alm_passes)
+    no_base = {k: v for k, v in ws.engine.items() if k != "cold_passes"}  # no budget: 6b does not apply
+    ch = choose_engine(q, Settings(tol=TOL), SolverState(x=ws.x, y=ws.y, engine=no_base))
     assert ch.engine == "pdhg" and ch.use_warm and "PDHG warm" in ch.reason
     assert engine_choice.no_better((pc, dc, gc), (pc, dc, gc)) and engine_choice.no_better((1.0, 1.0, 1.0), (0.5, 0.0, 0.0))
     assert not engine_choice.no_better((0.1, 1.0, 1.0), (0.5, 0.0, 0.0))

@@ -67,6 +67,15 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    from switching): the first four Newton steps took 169 CG iterations each and were cut to step lengths
    0.008-0.0005 by the line search. PDHG warm from the same start spends ~400 of its ~500 iterations on the
    tail from 1e-3 to 1e-4, as its cold solve does (cold reaches the start's 1e-3 in ~130 iterations);
+6b. the warm point's primal and dual residuals (the gap left out) are as close as rule 6 asks, the gap is not,
+   and a cold solve's passes are known (a budget) -> ALM warm, budgeted as in rule 6, rules 4 and 6a judging
+   the outcome. The start's measures cannot tell why the gap is large. On LB 256x32 with ``--feedback`` (the
+   costs follow the solver's own point) the old primal point is optimal and its duals are stale: rounds
+   starting at primal 3e-16, dual 0, gap 1.0 and 0.47 took the ALM 0.09 and 0.04 of the cold passes, PDHG
+   warm 0.24 and 0.87. With simulated decisions (the default stream) the same signature (primal 2.9e-16, dual
+   0, gap 1.0) is a primal point far off in objective (242 against 4.9): the ALM, unbudgeted, took 3.8-7.1x the
+   cold passes (PDHG warm 0.67-4.5x); with the budget such a round costs about 0.5x more than PDHG warm and
+   the ALM backs off for ``ALM_BACKOFF`` rounds;
 7. otherwise PDHG warm.
 
 ``Settings.engine = "pdhg"`` or ``"alm"`` pins the engine (the warm start is used as given; a pinned ALM
@@ -264,7 +273,11 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
     if previous is None:
         return Choice("pdhg", f"{nums}; a start without a previous solve's record (a partial re-solve): PDHG warm",
                       **pick)
-    if e_w <= ALM_RATIO * e_c and e_w <= ALM_MAX_KKT:
+    r_w, r_c = max(m_w[0], m_w[1]), max(m_c[0], m_c[1])  # the residuals alone (rule 6b): the gap left out
+    close = e_w <= ALM_RATIO * e_c and e_w <= ALM_MAX_KKT
+    gap_only = (not close and r_w <= ALM_RATIO * r_c and r_w <= ALM_MAX_KKT
+                and math.isfinite(previous.cold_passes))  # 6b needs a budget: its losses cost 3.8-7x
+    if close or gap_only:
         cold_p = previous.cold_passes
         if (previous.engine == "alm" and not previous.lost and math.isnan(previous.pdhg_warm_passes)
                 and previous.alm_passes > ALM_PROBE * cold_p):
@@ -277,8 +290,10 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
         btxt = (f"budget {budget:.0f} matrix passes (max of {ALM_BUDGET:g} x the last cold solve's {cold_p:.0f} and "
                 f"min({floor} = {ALM_MIN_NONZEROS:.0e} nonzeros, {ALM_OVER:g} x it))"
                 if math.isfinite(budget) else "no cold solve's passes known: budget = the round's limits")
-        return Choice("alm", f"{nums} (ratio {e_w / e_c:.2g} <= {ALM_RATIO:g}, <= {ALM_MAX_KKT:g}): ALM warm, {btxt}",
-                      alm_passes=budget, **pick)
+        why = (f"ratio {e_w / e_c:.2g} <= {ALM_RATIO:g}, <= {ALM_MAX_KKT:g}" if close else
+               f"only the gap is large: residuals {r_w:.1e} against the cold start's {r_c:.1e}, ratio <= {ALM_RATIO:g}, "
+               f"<= {ALM_MAX_KKT:g}; stale duals or a far primal objective, the outcome decides")
+        return Choice("alm", f"{nums} ({why}): ALM warm, {btxt}", alm_passes=budget, **pick)
     return Choice("pdhg", f"{nums} (ratio {e_w / e_c:.2g}; the ALM needs <= {ALM_RATIO:g} and a warm KKT <= "
                           f"{ALM_MAX_KKT:g}): PDHG warm", **pick)
 
@@ -323,7 +338,7 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
     probe_lost = choice.probe and passes <= ALM_VS_PDHG * alm_p  # the PDHG warm round did less than the ALM's
     if alm_ran:
         alm_p = float(passes)
-    elif warm_ran and choice.engine == "pdhg" and passes > 0:  # not a start that already met tol (rule 2)
+    elif warm_ran and choice.engine == "pdhg" and passes > 0 and not lost:  # not rule 2, not the ALM's passes too
         pdhg_p = float(passes)
     skip = ALM_BACKOFF if lost or over or beaten or probe_lost else max((prev.skip_alm if prev else 0) - 1, 0)
     return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
