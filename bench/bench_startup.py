@@ -8,8 +8,9 @@ options, ``COPTER_WORKER=off``; timed from spawn to exit), to state B by ``solve
 process (kernels and modules already loaded; timed around the call), and to state C by the same ``copter
 step`` with a long-running worker (``copter worker start`` in a private folder before the rounds, ``copter
 worker stop`` after; timed from spawn to exit), rotating which goes first. Printed per round: the three
-wall times, the extra seconds of each process over the in-process wall and the ratios, and per phase (load,
-apply, solve, integerize, save, total from each round's report) the medians of all three. Target: the CLI
+wall times, the extra seconds of each process over the in-process wall and the ratios, per phase (load,
+apply, solve, integerize, save, total from each round's report) the medians of all three, and the median CPU
+seconds (user + system) of the CLI process and of the in-process round (``time.process_time``). Target: the CLI
 adds <= 0.5 s (imports + numba cache load + state load + save). A round the worker refused (its sources
 changed meanwhile: it exits, and is started again before the next round) is marked and left out of the
 worker's median.
@@ -125,24 +126,27 @@ def pair_rounds(paths: list[Path], folder: Path, worker: Worker) -> list[dict]:
     rows = []
     for r, delta in enumerate(paths[1:], start=1):
         def cli(delta=delta):
-            wall, proc = timed([*copter_command(), "step", str(delta), "--state", str(a), "--json"], env=off)
-            return wall, json.loads(proc.stdout.strip().splitlines()[-1]), True
+            cpu, (wall, proc) = cpu_of(lambda: timed([*copter_command(), "step", str(delta), "--state", str(a),
+                                                      "--json"], env=off))
+            return wall, json.loads(proc.stdout.strip().splitlines()[-1]), True, cpu
 
         def inproc(delta=delta):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             rep = rounds.step(delta, state_dir=b)
-            return time.perf_counter() - t, rep, True
+            return time.perf_counter() - t, rep, True, time.process_time() - c
 
         def through_worker(delta=delta):
             worker.ensure()
             wall, proc = timed([*copter_command(), "step", str(delta), "--state", str(c), "--json"], env=worker.env)
-            return wall, json.loads(proc.stdout.strip().splitlines()[-1]), "running in the worker" in proc.stderr
+            return (wall, json.loads(proc.stdout.strip().splitlines()[-1]), "running in the worker" in proc.stderr,
+                    None)
 
         runs = {"cli": cli, "inproc": inproc, "worker": through_worker}
         order = ["cli", "inproc", "worker"]
         order = order[r % 3:] + order[:r % 3]
         got = {name: runs[name]() for name in order}
         rows.append({"round": r, **{f"{k}_wall": v[0] for k, v in got.items()},
+                     "cli_cpu": got["cli"][3], "inproc_cpu": got["inproc"][3],
                      **{k: v[1].get("seconds") or {} for k, v in got.items()}, "routed": got["worker"][2],
                      "status": tuple(got[k][1].get("status") for k in ("cli", "inproc", "worker"))})
     return rows
@@ -177,6 +181,10 @@ def print_pairs(title: str, rows: list[dict]) -> None:
         nan = float("nan")
         print(f"  {'':<44}{ph:<11} {c:>8.3f} {n:>8.3f} {w:>8.3f} {c / n if n > 0 else nan:>10.2f} "
               f"{w / n if n > 0 else nan:>13.2f}")
+    cpu = {k: statistics.median(r[f"{k}_cpu"] for r in rows) for k in ("cli", "inproc")}
+    print(f"  CPU seconds (user + system), median: CLI process {cpu['cli']:.3f}, in-process round "
+          f"{cpu['inproc']:.3f}, CLI extra {statistics.median(r['cli_cpu'] - r['inproc_cpu'] for r in rows):.3f} "
+          "(a busy machine inflates the wall times far more than these)")
     for name, key in (("CLI", "cli"), ("worker", "worker")):
         use = routed if key == "worker" else rows
         outside = statistics.median(r[f"{key}_wall"] - float(r[key].get("total") or 0.0) for r in use)

@@ -100,8 +100,8 @@ class _NoNumpy:
 
 def keep_numpy_out() -> bool:
     """Make numpy unimportable in the console script's process of a command that reads Arrow files but
-    computes nothing (``copter history``: the round log). pyarrow imports numpy when it is installed (110 of
-    pyarrow's 150 ms of import, ``python -X importtime``) and runs without it (numpy is an optional runtime
+    computes nothing (``copter history``: the round log). pyarrow imports numpy when it is installed (232 of
+    pyarrow's 315 ms of import in ``copter history``, ``python -X importtime`` at load average 1.5) and runs without it (numpy is an optional runtime
     dependency of pyarrow since 16.0: reading IPC files and ``to_pylist`` need none of it). A no-op, returning
     False, in an in-process caller (``CONSOLE`` unset) and when numpy or pyarrow is already imported.
 
@@ -142,7 +142,8 @@ class _NoNumbaExtras:
 
 def skip_numba_extras() -> None:
     """Let numba's own import leave out PyYAML and scipy in the console script's process (issue #15:
-    ``copter step`` start-up; measured 20-30 ms of CPU each at load 6). Both are optional to numba:
+    ``copter step`` start-up; at load average 6: yaml 20-30 ms of the CPU of ``import numba``, scipy 19-60 ms
+    of import time). Both are optional to numba:
     ``numba.core.config`` imports yaml only to read ``.numba_config.yaml`` (refused only while no such file
     is in the working directory, so a user's file is still read), and ``numba/__init__`` imports scipy
     only to check that its version is >= 1.0. The refusal applies to those two importers alone: any

@@ -269,7 +269,7 @@ def _pylist(table: pa.Table) -> list[dict]:
     """``table.to_pylist()`` with every timestamp column as ISO text (see :meth:`RoundLog.rows`).
 
     The timestamps are read as their int64 milliseconds with a zero-copy ``Array.view``: ``cast`` would
-    import ``pyarrow.compute`` (80 ms of ``copter history``'s start-up, issue #15)."""
+    import ``pyarrow.compute`` (142 ms of ``copter history``'s imports at load average 1.5, issue #15)."""
     import pyarrow as pa
 
     cols = {}

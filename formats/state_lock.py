@@ -4,8 +4,8 @@ The protocol is the one of the ``filelock`` package (``filelock.FileLock`` on PO
 of the whole file, the file left in place on release so every waiter locks the same inode), so copter and a
 script or an older copter holding ``filelock.FileLock(STATE/.lock)`` exclude each other. It is not
 ``filelock`` itself because importing ``filelock`` 4 (logging, secrets, its fork, shutdown and soft-lock
-machinery) cost every ``copter step`` and ``rollback`` ~25 ms of CPU on a quiet machine, 50-60 ms at load
-average 6 (``python -X importtime``; issue #15: start-up).
+machinery) cost every ``copter step`` and ``rollback`` 59-65 ms of imports at load average 6-8 (``python -X
+importtime`` of a step; issue #15: start-up).
 
 Semantics kept from ``filelock.FileLock(path, timeout=0)`` as copter used it: re-entrant within a thread
 (``thread_local``: another thread of the process waits like another process), polled every
