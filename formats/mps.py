@@ -30,6 +30,16 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   (a third row/value pair on a ``COLUMNS``/``RHS`` line, a trailing odd field, a fifth ``BOUNDS``
   field): HiGHS drops them with status kOk and no warning. ``FormatError`` naming file, line and
   entity; the rules and their cost are in ``formats/mps_fields.py``.
+* *copter* reads the objective sense itself (HiGHS ignores ``OBJSENSE MAXIMIZE`` on the header line,
+  ``OBJSENS``, the one-line form after ``RHS``, and lets a second section override the first) and
+  refuses an ``OBJSENSE`` with extra fields or values that disagree; ``OBJNAME`` must name the first
+  ``N`` row; a repeated ``ROWS``/``COLUMNS``/``RHS``/``RANGES``/``BOUNDS`` section, a missing ``ENDATA``,
+  text on the ``ENDATA`` line or content after it (a second gzip member) and a ``BOUNDS`` set name
+  that is also a column name (HiGHS would read it as the column) are refused with the line
+  (``formats/mps_sections.py``). Section keywords match in any letter case, as in HiGHS, and a line
+  starting in column 1 that is no section header is refused (HiGHS's free parser reads it as data).
+  Fixed format: text in a blank column (4, 13-14, 23-24, 48-49) is refused, not cut; only a real
+  ``'MARKER'`` field makes an integer marker line (``formats/mps_numbers.py``).
 * *copter* rejects an ``OBJSENSE`` section whose value is not MIN/MAX (HiGHS ignores it), an ``FR``/
   ``MI``/``PL`` bound line that carries a value, and, in files with integer markers, a column whose
   entries are split into separate blocks (its integrality would be ambiguous): ``FormatError`` with
@@ -82,6 +92,13 @@ import numpy as np
 
 from formats.mps_fields import HEADER_START
 from formats.mps_names import check_bound_columns, locate_undefined_rows, trailing_empty_columns
+from formats.mps_sections import (
+    check_bound_set_names,
+    check_end,
+    check_objective_name,
+    check_repeated_sections,
+    objective_sense,
+)
 from solver.highs_bridge import from_highs_lp, is_error, new_highs, to_highs_lp
 from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
 from solver.model.problem import INF_BOUND, Problem
@@ -94,8 +111,9 @@ UNSUPPORTED_SECTIONS = {
 }
 _SECTIONS = (b"NAME", b"ROWS", b"COLUMNS", b"RHS", b"RANGES", b"BOUNDS", b"ENDATA", b"OBJSENSE",
              b"OBJSENS", b"OBJNAME") + tuple(UNSUPPORTED_SECTIONS)
-_HEADER_WORD = re.compile(rb"(" + b"|".join(sorted(_SECTIONS, key=len, reverse=True)) + rb")(?=[ \t\r\n]|\Z)")
-_SENSES = {b"MIN": 1, b"MINIMIZE": 1, b"MINIMISE": 1, b"MAX": -1, b"MAXIMIZE": -1, b"MAXIMISE": -1}
+# HiGHS matches section keywords in any letter case
+_HEADER_WORD = re.compile(rb"(?i)(" + b"|".join(sorted(_SECTIONS, key=len, reverse=True)) + rb")(?=[ \t\r\n]|\Z)")
+_VALUE_SECTIONS = (b"OBJSENSE", b"OBJSENS", b"OBJNAME")  # their value may sit on a line starting in column 1
 _FIXED_FORMAT = "switching to fixed format parser"
 _ACCEPTED_WARNINGS = ("at/below tolerance", _FIXED_FORMAT)
 _NAN_TOKEN = rb"(?i)(?<![^\s])[+-]?nan(?![^\s])"
@@ -128,16 +146,26 @@ def _line_of(data, pos: int) -> int:
     return bytes(data[:pos]).count(b"\n") + 1
 
 
+def _is_header(data, p: int) -> bool:
+    return _HEADER_WORD.match(data, p) is not None
+
+
 def _header_index(data) -> dict[bytes, list[int]]:
-    """Section name -> start offsets of its header lines (one regex scan of the text, C speed)."""
+    """Section name (upper case) -> start offsets of its header lines (one regex scan of the text, C
+    speed); key ``b""``: lines starting with a letter that are no section header (outside the value lines
+    of OBJSENSE/OBJNAME), which HiGHS's free parser would read as data lines."""
     out: dict[bytes, list[int]] = {}
     starts = [m.start() + 1 for m in HEADER_START.finditer(data)]  # lines starting with a letter
     if data[:1].isalpha():
         starts.insert(0, 0)
+    current = None
     for p in starts:
         m = _HEADER_WORD.match(data, p)
         if m:
-            out.setdefault(m.group(1), []).append(p)
+            current = m.group(1).upper()
+            out.setdefault(current, []).append(p)
+        elif current not in _VALUE_SECTIONS:
+            out.setdefault(b"", []).append(p)
     return out
 
 
@@ -158,31 +186,21 @@ def prescan(path: str) -> None:
         _prescan(data, path, _header_index(data))
 
 
-def _prescan(data, path: str, idx: dict[bytes, list[int]]) -> None:
+def _prescan(data, path: str, idx: dict[bytes, list[int]]) -> int:
+    """The checks of :func:`prescan`; returns the objective sense the file states (1 min, -1 max)."""
     for name, what in UNSUPPORTED_SECTIONS.items():
         pos = idx.get(name)
         if pos:
             raise UnsupportedError(f"{what} is not supported: copter handles LP/MILP only",
                                    file=path, line=_line_of(data, pos[0]))
-    for name in (b"OBJSENSE", b"OBJSENS"):
-        for p in idx.get(name, ()):
-            end = data.find(b"\n", p)
-            end = len(data) if end < 0 else end
-            toks = bytes(data[p:end]).split()[1:]
-            line = _line_of(data, p)
-            if not toks:  # value on the next non-empty line
-                nxt = end + 1
-                while nxt < len(data):
-                    e2 = data.find(b"\n", nxt)
-                    e2 = len(data) if e2 < 0 else e2
-                    toks = bytes(data[nxt:e2]).split()
-                    line += 1
-                    if toks:
-                        break
-                    nxt = e2 + 1
-            if not toks or toks[0].upper() not in _SENSES:
-                shown = toks[0].decode("latin-1") if toks else "(nothing)"
-                raise FormatError(f"OBJSENSE must be MIN or MAX, found {shown!r}", file=path, line=line)
+    if not any(idx.keys() - {b""}):  # nothing MPS-like at all: HiGHS's own message is as good
+        return 1
+    check_end(data, path, idx, _line_of)  # what follows ENDATA is its business
+    end = idx[b"ENDATA"][0]
+    if idx.get(b"") and idx[b""][0] < end:  # HiGHS's free parser reads it as a data line, the fixed one as a section
+        _raise_unknown_at(data, path, idx[b""][0])
+    check_repeated_sections(data, path, idx, _line_of)
+    sense = objective_sense(data, path, idx, _is_header, _line_of)  # a bad value is refused before HiGHS reads
     for p in idx.get(b"BOUNDS", ()):
         end = _section_end(data, p + 1)
         sec = bytes(data[p:end])
@@ -192,6 +210,7 @@ def _prescan(data, path: str, idx: dict[bytes, list[int]]) -> None:
                               file=path, line=_line_of(data, p + m.start()))
     if idx.get(b"COLUMNS") and data.find(b"MARKER") >= 0:
         _check_contiguous_columns(data, path, idx[b"COLUMNS"][0])
+    return sense
 
 
 def _check_contiguous_columns(data, path: str, p: int) -> None:
@@ -205,7 +224,7 @@ def _check_contiguous_columns(data, path: str, p: int) -> None:
         toks = raw.split()
         if not toks or raw[:1] == b"*":
             continue
-        if b"MARKER" in raw:
+        if (len(toks) == 3 and toks[1] == b"'MARKER'") or raw[14:22] == b"'MARKER'":
             current = None  # a column may not straddle an integer marker
             continue
         name = toks[0]
@@ -238,7 +257,8 @@ def _negative_up_rule(path: str, problem: Problem) -> Problem:
         if len(toks) >= 3 and toks[0].upper() in (b"LO", b"LI", b"FX", b"MI", b"FR", b"BV"):
             explicit.update(toks[1:3])
     names = problem.col_names[cand]
-    apply = np.array([str(s).encode("latin-1", "replace") not in explicit for s in names], dtype=bool)
+    # names compare as the UTF-8 bytes HiGHS read (copter refuses names that are not UTF-8)
+    apply = np.array([str(s).encode("utf-8") not in explicit for s in names], dtype=bool)
     if not apply.any():
         return problem
     lower = problem.col_lower.copy()
@@ -258,13 +278,18 @@ def _raise_unknown_section(path: str) -> None:
         known = [p for p in starts if _HEADER_WORD.match(data, p) is not None]
         if not known:  # nothing MPS-like at all: HiGHS's own message is as good
             return
-        for p in starts:
-            if _HEADER_WORD.match(data, p) is None:
-                end = data.find(b"\n", p)
-                word = bytes(data[p:len(data) if end < 0 else end]).split()[0].decode("latin-1")[:40]
-                raise FormatError(f"not a valid MPS file: unknown section {word!r} (a line starting in "
-                                  "column 1 must be a section header such as ROWS, COLUMNS, RHS, RANGES, "
-                                  "BOUNDS, ENDATA)", file=path, line=_line_of(data, p))
+        idx = _header_index(data)
+        unknown = [p for p in idx.get(b"", ()) if p < idx.get(b"ENDATA", [len(data)])[0]]
+        if unknown:
+            _raise_unknown_at(data, path, unknown[0])
+
+
+def _raise_unknown_at(data, path: str, p: int) -> None:
+    end = data.find(b"\n", p)
+    word = bytes(data[p:len(data) if end < 0 else end]).split()[0].decode("utf-8", "backslashreplace")[:40]
+    raise FormatError(f"not a valid MPS file: unknown section {word!r} (a line starting in column 1 must be "
+                      "a section header such as ROWS, COLUMNS, RHS, RANGES, BOUNDS, ENDATA; HiGHS would read "
+                      "it as a data line or a section)", file=path, line=_line_of(data, p))
 
 
 def _highs_read(path: str):
@@ -304,13 +329,14 @@ def read_mps(path: str | os.PathLike) -> Problem:
         raise InputError("file not found", file=path)
     with _text(path) as data:  # one read (one decompression) for the text checks
         idx = _header_index(data)
-        _prescan(data, path, idx)
+        sense = _prescan(data, path, idx)
         h, status, messages = _highs_read(path)
         fixed = any(_FIXED_FORMAT in m for m in messages)
         if not is_error(status):
-            if fixed:  # a column-1 word that is no section also sends HiGHS to its fixed parser: name it first
-                _raise_unknown_section(path)
             check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
+            check_objective_name(data, path, idx, _is_header, _line_of, fixed)
+            if not fixed:  # the fixed parser reads the set name by column position
+                check_bound_set_names(data, path, idx, lambda nm: _is_column(h, nm), _line_of)
     if is_error(status):
         nan_line = _find_token_line(path, _NAN_TOKEN)
         if nan_line is not None:
@@ -333,11 +359,20 @@ def read_mps(path: str | os.PathLike) -> Problem:
         problem = _to_problem(path, h)
     except UnicodeDecodeError:  # pybind11 cannot turn a non-UTF-8 name into str
         raise _not_utf8(path) from None
+    if problem.sense != sense:  # HiGHS reads OBJSENSE loosely (formats/mps_sections.py): the file decides
+        problem = problem.replace(sense=sense)
     cand = trailing_empty_columns(problem.cost, problem.a_indptr)
     if cand.size and not fixed:  # a BOUNDS line may have invented these columns (free parser)
         with _text(path) as data:
             check_bound_columns(data, path, _header_index(data), problem.col_names[cand].tolist(), _line_of)
     return problem
+
+
+def _is_column(h, name: bytes) -> bool:
+    try:
+        return not is_error(h.getColByName(name.decode("utf-8"))[0])
+    except UnicodeDecodeError:  # not UTF-8: refused later as such
+        return False
 
 
 def _raise_nan_with_entity(path: str, line: int) -> None:

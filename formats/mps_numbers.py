@@ -21,6 +21,13 @@ Which fields are numbers (free format, fields counted from 1; the field-count ru
 value-taking type (``UP x 4``). Fixed format (names with spaces, read by HiGHS's column-position
 parser): the text in columns 25-39 and from column 50 on, each one token.
 
+Fixed format: HiGHS's parser reads each field from its columns (type 2-3, names 5-12, 15-22, 40-47,
+numbers from 25 and 50), so text in a blank column (4, 13-14, 23-24, 48-49) or past column 12 on a
+``ROWS`` line is cut or dropped without a word (``c 1     12345`` starting in column 23 reads as 345):
+refused, naming the line and the column. An integer marker line is one whose marker field is exactly
+``'MARKER'`` (free format: field 2 of a 3-field line; fixed format: columns 15-22), as HiGHS decides;
+any other line holding the word ``MARKER`` (a name like ``MARKERCAP``) gets the number checks.
+
 Names: a control byte (``\\x00``-``\\x08``, ``\\x0e``-``\\x1f``, ``\\x7f``; in fixed format also tab,
 VT and FF, which would shift the columns) in a data line of ``ROWS``..``BOUNDS`` is refused: HiGHS keeps
 it in the name and an export later cuts it off (NUL), so two names can collide. Comment lines may hold
@@ -47,7 +54,7 @@ kernel_cache.install()  # cached kernels load without numba's compiler set-up (s
 
 ROWS, COLUMNS, RHS, RANGES, BOUNDS = 5, 1, 2, 3, 4
 SECTION_CODES = {b"ROWS": ROWS, b"COLUMNS": COLUMNS, b"RHS": RHS, b"RANGES": RANGES, b"BOUNDS": BOUNDS}
-OK, BAD_NUMBER, INFINITE, MISSING, CONTROL, COUNT = 0, 1, 2, 3, 4, 5
+OK, BAD_NUMBER, INFINITE, MISSING, CONTROL, COUNT, GAP = 0, 1, 2, 3, 4, 5, 6
 _VALUE_BOUNDS = (b"UP", b"LO", b"FX", b"LI", b"UI")
 _FIXED_F4, _FIXED_F5, _FIXED_F6 = 24, 39, 49  # 0-based starts of fixed-format fields 4, 5 and 6
 _CHUNK = 1 << 24
@@ -56,7 +63,9 @@ NUMBER = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eEdD][+-]?[0-9]+
 NUMBER_FIXED = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 INFINITY = re.compile(rb"(?i)[+-]?inf(?:inity)?")
 _INFINITY_BYTES = np.frombuffer(b"infinity", dtype=np.uint8)
-_MARKER_BYTES = np.frombuffer(b"MARKER", dtype=np.uint8)
+_MARKER_BYTES = np.frombuffer(b"'MARKER'", dtype=np.uint8)  # the field HiGHS compares, quotes included
+_GAPS = np.array([3, 12, 13, 22, 23, 47, 48], dtype=np.int64)  # fixed format: 0-based blank columns
+GAP_COLUMNS = tuple(int(g) for g in _GAPS)
 
 
 @njit(cache=True)
@@ -145,16 +154,14 @@ def _value_bound(buf, s, e):
 
 
 @njit(cache=True)
-def _has_marker(buf, s, e):
-    for i in range(s, e - 5):
-        ok = True
-        for k in range(6):
-            if buf[i + k] != _MARKER_BYTES[k]:
-                ok = False
-                break
-        if ok:
-            return True
-    return False
+def _is_marker(buf, s, e):
+    """Whether ``buf[s:e]`` is exactly ``'MARKER'`` (the marker keyword field of an integer marker line)."""
+    if e - s != 8:
+        return False
+    for k in range(8):
+        if buf[s + k] != _MARKER_BYTES[k]:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -189,7 +196,8 @@ def scan_section(buf, pos, section, fixed, control_only):
     Returns:
         ``(line_start, code, detail)``; ``line_start`` = -1 when the rest is clean. Codes: BAD_NUMBER,
         INFINITE, MISSING (detail = 0-based field; fixed format: 3 or 5), CONTROL (detail = offset of
-        the byte in the line), COUNT (free format: a field count outside the fast table, or an RHS
+        the byte in the line), GAP (fixed format: text in a blank column, detail = the 0-based column;
+        a ROWS line longer than 12 columns gives 12), COUNT (free format: a field count outside the fast table, or an RHS
         2/4-field line whose field 2 is no number; detail = the count; the caller decides).
     """
     n = buf.size
@@ -215,7 +223,14 @@ def scan_section(buf, pos, section, fixed, control_only):
             for k in range(line, e):
                 if _is_control(buf[k], True):
                     return line, CONTROL, k - line
-            if control_only or e == line or section == ROWS or (section == COLUMNS and _has_marker(buf, line, e)):
+            if control_only or e == line or (section == COLUMNS and _is_marker(buf, line + 14, min(line + 22, e))):
+                continue
+            for g in _GAPS:  # text in a gap column: the column-position parser would cut or drop it
+                if line + g < e and not _is_space(buf[line + g]):
+                    return line, GAP, g
+            if section == ROWS:
+                if e - line > 12:  # the parser reads the row name from columns 5-12 only
+                    return line, GAP, 12
                 continue
             if section == BOUNDS and not _value_bound(buf, line + 1, line + 3):
                 continue
@@ -259,7 +274,7 @@ def scan_section(buf, pos, section, fixed, control_only):
             return line, COUNT, ntok
         f1, f2 = -1, -1
         if section == COLUMNS:
-            if _has_marker(buf, starts[1], ends[1]):
+            if ntok == 3 and _is_marker(buf, starts[1], ends[1]):
                 continue
             f1, f2 = 2, 4
         elif section == RHS:
@@ -319,7 +334,14 @@ def scan_section_reference(text: bytes, pos: int, section: int, fixed: bool,
             k = _control_at(r, True)
             if k >= 0:
                 return line, CONTROL, k
-            if control_only or not r or section == ROWS or (section == COLUMNS and b"MARKER" in r):
+            if control_only or not r or (section == COLUMNS and r[14:22] == b"'MARKER'"):
+                continue
+            gap = [g for g in GAP_COLUMNS if g < len(r) and r[g:g + 1] not in b" \t\r\v\f"]
+            if gap:
+                return line, GAP, gap[0]
+            if section == ROWS:
+                if len(r) > 12:
+                    return line, GAP, 12
                 continue
             if section == BOUNDS and r[1:3].upper() not in _VALUE_BOUNDS:
                 continue
@@ -342,7 +364,7 @@ def scan_section_reference(text: bytes, pos: int, section: int, fixed: bool,
             return line, COUNT, n
         fields: tuple = ()
         if section == COLUMNS:
-            if b"MARKER" in toks[1]:
+            if n == 3 and toks[1] == b"'MARKER'":
                 continue
             fields = (2, 4)
         elif section == RHS:
@@ -445,6 +467,13 @@ def _raise(data, path, section: bytes, at: int, err: int, field: int, fixed: boo
                           f"printable (HiGHS would keep it and an export would cut the name there){extra}",
                           file=path, line=line, entity=name)
     raw = raw.rstrip(b"\r")
+    if err == GAP:
+        word = raw[field:].split()[0].decode("utf-8", "backslashreplace")
+        where = "after column 12 (a row name is columns 5-12)" if section == b"ROWS" and field == 12 else \
+            f"in column {field + 1}, which must be blank"
+        raise FormatError(f"fixed-format {section.decode()} line: text {word!r} starts {where}; HiGHS's "
+                          "fixed-format parser reads fields by position (2-3, 5-12, 15-22, 25-36, 40-47, 50-61) "
+                          "and would cut or drop it", file=path, line=line, entity=word)
     shown, entity, what = _describe(section, raw, field, fixed)
     sec = section.decode()
     where = f"{sec} field {field + 1}" if not fixed else f"{sec} field {field + 1} (columns " \

@@ -204,7 +204,7 @@ def test_valid_number_tokens_round_trip_through_the_reader(tmp_path_factory, x, 
 
 _TOKENS = ["1", "-2.5", "a\x00b", "c\x7f", "t\tab", "x\x01", ".5", "5.", "1e5", "1.5D+03", "2d-1", "inf", "-Infinity", "abc", "4.0.0", "12abc",
            "8,75", "nan", "0x10", "1e", "+", "-.e1", "infinit", "UP", "LO", "FR", "BV", "x", "c1", "'MARKER'",
-           "'INTORG'"]
+           "'INTORG'", "MARKERCAP", "MARKER", "'MARKER'x"]
 
 
 def _random_body(rng: random.Random, fixed: bool) -> bytes:
@@ -217,8 +217,12 @@ def _random_body(rng: random.Random, fixed: bool) -> bytes:
             lines.append("")
         elif fixed:
             toks = [rng.choice(_TOKENS) for _ in range(6)]
-            lines.append(_fx(rng.choice(["UP", "LO", "FR", "MI", ""]), toks[1], toks[2], toks[3],
-                             *(toks[4:6] if rng.random() < 0.5 else ())))
+            line = _fx(rng.choice(["UP", "LO", "FR", "MI", ""]), toks[1], toks[2], toks[3],
+                       *(toks[4:6] if rng.random() < 0.5 else ()))
+            if rng.random() < 0.25:  # text in a blank column (or past column 12 of a ROWS line)
+                g = rng.choice([3, 12, 13, 22, 23, 30, 47, 48, 55])
+                line = line.ljust(g) + "7" + line[g + 1:]
+            lines.append(line)
         else:
             lines.append("  " + " ".join(rng.choice(_TOKENS) for _ in range(rng.randint(1, 6))))
     return ("\n".join(lines) + ("\n" if rng.random() < 0.7 else "")).encode()
