@@ -344,6 +344,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
+        _raise_bad_token(path)  # a bad or infinite number is the likelier cause, and names line and entity
         msg = "; ".join(m.split(":", 1)[1].strip() for m in messages if m.startswith("ERROR")
                         and "Parser error reading" not in m)
         raise FormatError(f"not a valid MPS file ({msg or 'HiGHS parser error'})", file=path)
@@ -353,7 +354,12 @@ def read_mps(path: str | os.PathLike) -> Problem:
     if bad:
         _raise_unknown_section(path)
         with _text(path) as data:
-            locate_undefined_rows(data, path, _header_index(data), _line_of, messages)
+            idx = _header_index(data)
+            if any("No objective row found" in m for m in bad):
+                raise FormatError("ROWS has no objective (N) row; add one (it may have no entries)", file=path,
+                                  line=_line_of(data, idx[b"ROWS"][0]) if idx.get(b"ROWS") else None)
+            locate_undefined_rows(data, path, idx, _line_of, messages,
+                                  lambda nm: not is_error(h.getRowByName(nm)[0]))
         raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
     try:
         problem = _to_problem(path, h)
@@ -366,6 +372,51 @@ def read_mps(path: str | os.PathLike) -> Problem:
         with _text(path) as data:
             check_bound_columns(data, path, _header_index(data), problem.col_names[cand].tolist(), _line_of)
     return problem
+
+
+_BIG_TOKEN = re.compile(rb"(?i)(?<![^\s])[+-]?(?:inf(?:inity)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[ed][+-]?[0-9]{3,})(?![^\s])")
+
+
+def _raise_bad_token(path: str) -> None:
+    """On HiGHS's failure: a number token the checks refuse as invalid data (``inf`` cost or coefficient), or one
+    that overflows to infinity (``1e400``) where HiGHS then fails on an infinite coefficient or row bound,
+    raised naming the line and the entity (returns when there is none)."""
+    from formats.mps_numbers import check_data_lines
+
+    with _text(path) as data:
+        idx = _header_index(data)
+        try:
+            check_data_lines(data, path, idx, _line_of, False)
+        except ValidationError:
+            raise
+        except FormatError:
+            pass  # a free-format rule may not apply to what HiGHS read as fixed format
+        hit = _infinite_token(data, idx)
+    if hit is not None:
+        name, line, tok, entity = hit
+        what = {b"COLUMNS": "cost or coefficient", b"RHS": "right-hand side", b"RANGES": "range"}[name]
+        raise ValidationError(f"{name.decode()}: {what} {tok!r} is infinite, which HiGHS refuses here; costs "
+                              "and coefficients must be finite, and a right-hand side or range of magnitude "
+                              ">= 1e30 only means 'no bound' where a side can be open", file=path, line=line,
+                              entity=entity)
+
+
+def _infinite_token(data, idx: dict, sections=(b"COLUMNS", b"RHS", b"RANGES")):
+    """The first number token of ``sections`` that is or overflows to infinity (``inf``, ``1e400``,
+    ``2d999``): ``(section, line, token, entity)`` or None (error path only)."""
+    for name in sections:
+        for p in idx.get(name, ()):
+            body = data.find(b"\n", p) + 1
+            end = _section_end(data, body) if body > 0 else body
+            for m in _BIG_TOKEN.finditer(data, body, end):
+                tok = m.group()
+                if abs(float(tok.replace(b"d", b"e").replace(b"D", b"e"))) != np.inf:
+                    continue
+                start = data.rfind(b"\n", 0, m.start()) + 1
+                toks = bytes(data[start:m.start()]).split()
+                entity = (toks[0] if name == b"COLUMNS" else toks[-1]) if toks else b""
+                return name, _line_of(data, m.start()), tok.decode(), entity.decode("utf-8", "replace")
+    return None
 
 
 def _is_column(h, name: bytes) -> bool:
@@ -472,8 +523,12 @@ def _check_numbers(path: str, lp) -> None:
                 if len(lp.col_names_) > j:
                     entity = lp.col_names_[j]
             v = arr[i]
-            line = _find_token_line(path, _NAN_TOKEN) if np.isnan(v) else \
-                _find_token_line(path, rb"(?i)(?<![^\s])[+-]?(inf|infinity|[0-9.]+e\+?[0-9]{2,})(?![^\s])")
+            if np.isnan(v):
+                line = _find_token_line(path, _NAN_TOKEN)
+            else:
+                with _text(path) as data:
+                    hit = _infinite_token(data, _header_index(data), (b"COLUMNS",))
+                line, entity = (hit[1], hit[3]) if hit is not None else (None, entity)
             what = "NaN" if np.isnan(v) else f"infinite ({v})"
             raise ValidationError(f"{nm} is {what}; copter requires finite costs and coefficients and no NaN",
                                   file=path, line=line, entity=entity)

@@ -80,9 +80,12 @@ def check_bound_columns(data, path: str, idx: dict, names, line_of) -> None:
                           file=path, line=line, entity=str(name))
 
 
-def locate_undefined_rows(data, path: str, idx: dict, line_of, messages: list[str]) -> None:
+def locate_undefined_rows(data, path: str, idx: dict, line_of, messages: list[str], is_row=None) -> None:
     """Turn HiGHS's "Row name ... is not defined: ignored" warning into an error naming the line.
 
+    Args:
+        is_row: optional ``is_row(name: str) -> bool``; when an RHS/RANGES line's set name (field 1) is
+            a row name, HiGHS read the line as having no set name, and the error says so.
     Raises:
         FormatError: for the first such warning whose name is found in its section (else returns).
     """
@@ -95,6 +98,15 @@ def locate_undefined_rows(data, path: str, idx: dict, line_of, messages: list[st
         for lo, hi in _section_spans(data, idx, section.encode()):
             hit = pat.search(data, lo, hi)
             if hit is not None:
+                start = data.rfind(b"\n", 0, hit.start()) + 1
+                first = bytes(data[start:hit.start() + 1]).split()[:1]
+                if section != "COLUMNS" and first and is_row is not None:
+                    set_name = first[0].decode("utf-8", "backslashreplace")
+                    if set_name != name and is_row(set_name):
+                        raise FormatError(f"{section} set name {set_name!r} is also a row name; HiGHS reads the "
+                                          "line as having no set name (the next field as a value, then "
+                                          f"{name!r} as a row): rename the {section} set", file=path,
+                                          line=line_of(data, hit.start() + 1), entity=set_name)
                 raise FormatError(f"{section} entry names row {name!r}, which is not defined in ROWS (HiGHS "
                                   "would ignore the entry)", file=path, line=line_of(data, hit.start() + 1),
                                   entity=name)

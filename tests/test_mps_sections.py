@@ -250,3 +250,35 @@ def test_cli_reports_a_section_error_with_exit_3_file_and_line(tmp_path):
     res = CliRunner().invoke(app, ["solve", str(path), "--json"])
     err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
     assert res.exit_code == BAD_INPUT == err["code"] and err["line"] == 13 and err["file"] == str(path)
+
+
+# ---- messages on HiGHS's failures and warnings -----------------------------------------------------------
+
+def test_a_model_without_an_n_row_is_named_as_such(tmp_path):
+    text = _model().replace(" N obj\n", "").replace(" obj 1", "").replace(" obj 2", "")
+    _refused(tmp_path, text, 2, "no objective (N) row")
+
+
+@pytest.mark.parametrize("rhs", ["    c1 c1 4 c2 1", "    c1 c2 4"])
+def test_rhs_set_name_equal_to_a_row_name_is_named_as_such(tmp_path, rhs):
+    e = _refused(tmp_path, _model().replace("    rhs c1 4 c2 1", rhs), 12, "set name 'c1' is also a row name")
+    assert e.entity == "c1"
+
+
+@pytest.mark.parametrize("old,new,line,entity", [("x obj 1 c1 1", "x obj 1 c1 1e400", 7, "x"),
+                                                 ("y obj 2 c1 1", "y obj 2d999 c1 1", 9, "y"),
+                                                 ("rhs c1 4 c2 1", "rhs c1 4 c2 1e400", 12, "c2")])
+def test_a_number_overflowing_to_infinity_is_named_with_line_and_entity(tmp_path, old, new, line, entity):
+    from solver.model.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="is infinite") as e:
+        _read(tmp_path, _model().replace(old, new))
+    assert e.value.line == line and e.value.entity == entity
+
+
+def test_an_inf_coefficient_is_named_with_line_and_entity(tmp_path):
+    from solver.model.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="infinite") as e:
+        _read(tmp_path, _model().replace("y c2 -1", "y c2 -inf"))
+    assert e.value.line == 10 and e.value.entity == "y"
