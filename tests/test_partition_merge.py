@@ -144,11 +144,13 @@ def test_a_merged_results_duals_keep_the_shared_rows_of_the_ascents_start(merged
     assert np.array_equal(after.result.y[rows_sh], first.result.y[rows_sh])
 
 
-def test_on_worker_processes_the_ascent_goes_on_during_rens_and_the_merge_after_it_continues_that_run():
+def test_on_worker_processes_the_near_target_ascent_goes_on_during_rens_and_the_merge_after_it_continues_it(
+        monkeypatch):
     from solver.integer.relaxation import relaxed_problem, solve_relaxation_highs
 
     problem = make_scenario("sia", 256, seed=3).base()
     st = Settings(mip_gap_tol=1e-5)  # never proven: RENS runs, the ascent uses its budget
+    monkeypatch.setattr(pround, "FAR_GAP", np.inf)  # "near": inline, the ascent would run its budget before RENS
     out = pround.solve_round(problem, st, pround.PartitionConfig(k=K, executor="process", workers=2))
     rep = out.report
     imp = rep["improvement"]
@@ -164,3 +166,14 @@ def test_on_worker_processes_the_ascent_goes_on_during_rens_and_the_merge_after_
     lp = float(solve_relaxation_highs(relaxed_problem(problem, problem.col_lower, problem.col_upper)).objective)
     assert s * (lp - rep["bound"]) >= -1e-6 * abs(rep["bound"])  # a valid bound
     assert rep["gap_rel"] == pytest.approx(s * (out.result.objective - rep["bound"]) / max(1.0, abs(rep["bound"])))
+
+
+def test_far_from_the_target_no_ascent_runs_during_rens():
+    """Far from the target the merge after RENS proves the better point with a few steps: no thread competes
+    with the RENS workers for the cores."""
+    problem = make_scenario("sia", 256, seed=3).base()
+    out = pround.solve_round(problem, Settings(mip_gap_tol=1e-5), pround.PartitionConfig(k=K, executor="process",
+                                                                                          workers=2))
+    imp = out.report["improvement"]
+    assert imp["parts"] and imp["gap_before"] > pround.FAR_GAP * 1e-5
+    assert "ascent_during_rens" not in imp and "dual_ascent_in_thread" not in out.report["seconds"]["phases"]

@@ -26,8 +26,9 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
    to it is above ``mip_gap_tol``, the parts holding most of the gap get one RENS step each, in parallel,
    and the point is merged and judged again (:mod:`solver.partition.improve`). The ascent is one run across
    the round's merges (``solver.integer.ascent.AscentState``): before RENS it stops after
-   :data:`FIRST_ASCENT_STEPS` evaluations, goes on in a thread of this process while the workers run RENS
-   (:class:`_AscentThread`; not with the ``inline`` executor) and in the merge after it;
+   :data:`FIRST_ASCENT_STEPS` evaluations; near the target, where it would run its whole budget first, it
+   goes on in a thread of this process while the workers run RENS (:class:`_AscentThread`; the ``inline``
+   executor runs it before RENS); the merge after RENS continues it;
    the round's ``engine`` is the LP engine of the part with the most iterations, every part's is in the
    report and the message;
 7. update the shares for the next round from the parts' duals (``passes > 1`` repeats 4-7 within the round).
@@ -283,8 +284,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             if not _wants_improvement(settings, outcome_rep, result):
                 break
             gbp = ph.seconds.get("gap_by_part", 0.0)
-            bg = (_AscentThread(wb, mg, settings) if tier == "rens" and config.executor != "inline"
-                  and mg.ascent_state is not None else None)
+            bg = _AscentThread(wb, mg, settings) if tier == "rens" and mg.near_cut else None
             try:
                 imp_rep, imp_s, t_merge = _improve(problem, settings, config, wb, mg, r, parts, results, part_rep,
                                                    eff, passes_report[-1]["slowest_part_seconds"], t0, tier, ph, bg)
@@ -677,6 +677,7 @@ class _Merged:
     y_bound: np.ndarray | None
     ascent_state: object
     global_part: int
+    near_cut: bool = False  #: the ascent stopped after its first steps near the target (``near_goes_on`` False)
 
 
 def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Setup, parts: list[Part],
@@ -725,7 +726,7 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
         y[part.rows[mine]] = res.y[mine]
     objective = problem.objective(x)
     sense = float(problem.sense)
-    ascent, a_state = None, None
+    ascent, a_state, near_cut = None, None, False
     ph.add("merge_points", time.perf_counter() - t_ph)
     t_ph = time.perf_counter()
     if wb is not None and solved and have_points and np.isfinite(objective):
@@ -757,9 +758,11 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
         bound, y2, info_a = wb.ascend(y_from, objective, tol, first, resume=resume)
         evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
         far = np.isfinite(bound) and sense * (objective - bound) / max(1.0, abs(bound)) > FAR_GAP * tol
-        if first < steps and np.isfinite(bound) and not far and evals >= first and near_goes_on:  # near: go on
+        near_cut = bool(first < steps and np.isfinite(bound) and not far and evals >= first and not a_state.done)
+        if near_cut and near_goes_on:  # near the target: go on
             bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, resume=a_state)  # the same run
             evals, secs, a_state = evals + int(info_b["steps"]), secs + float(info_b["seconds"]), info_b["state"]
+            near_cut = False
         ascent = {"evaluations": evals, "seconds": round(secs, 6), "start": cand,
                   "start_bound": float(info_a["start_bound"]), "bound": float(bound)}
         bound = float(bound) if np.isfinite(bound) else None
@@ -835,4 +838,5 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
            "max_row_violation_rel": float(q.max_row_violation_rel), "merged_feasible": bool(feasible),
            **({"dual_ascent": ascent} if ascent is not None else {})}
     ph.add("recheck", time.perf_counter() - t_ph)
-    return _Merged(result=result, rep=rep, y_bound=y_bound, ascent_state=a_state, global_part=int(chosen))
+    return _Merged(result=result, rep=rep, y_bound=y_bound, ascent_state=a_state, global_part=int(chosen),
+                   near_cut=near_cut)
