@@ -248,3 +248,25 @@ def test_written_mps_of_integer_column_with_fractional_bounds_reads_back_with_bo
     q = _read(tmp_path / "p.mps")
     assert q.col_lower.tolist() == [1.0, 0.0] and q.col_upper.tolist() == [3.0, 10.0]
     assert q.integrality.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("out", ["b.mps", "b.mps.gz", "b.parquet"])
+def test_written_files_get_the_umask_mode_like_any_new_file(tmp_path, out):
+    import os
+    import stat
+
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+
+    src = tmp_path / "a.mps"
+    src.write_text("NAME T\nROWS\n N obj\n L c1\nCOLUMNS\n    x obj 1 c1 1\nRHS\n    rhs c1 4\nENDATA\n")
+    old = os.umask(0o022)
+    try:
+        write_problem(read_mps(src), tmp_path / out)
+        res = CliRunner().invoke(app, ["convert", str(src), str(tmp_path / ("c_" + out))])
+    finally:
+        os.umask(old)
+    assert res.exit_code == 0, res.output
+    for name in (out, "c_" + out):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o644, name
