@@ -177,3 +177,27 @@ def test_far_from_the_target_no_ascent_runs_during_rens():
     imp = out.report["improvement"]
     assert imp["parts"] and imp["gap_before"] > pround.FAR_GAP * 1e-5
     assert "ascent_during_rens" not in imp and "dual_ascent_in_thread" not in out.report["seconds"]["phases"]
+
+
+def test_a_deferred_kkt_completed_later_equals_the_merges_own(merged):
+    st = Settings(mip_gap_tol=5e-3, integer_dual_ascent_steps=8)
+    now = _merge(merged, st)
+    later = _merge(merged, st, defer_kkt=True)
+    assert later.kkt_deferred and not now.kkt_deferred
+    assert later.result.status == now.result.status and later.result.point_feasible == now.result.point_feasible
+    done = pround._complete_kkt(merged[0], later)
+    for f in ("reduced_cost", "row_activity"):
+        np.testing.assert_array_equal(getattr(done.result, f), getattr(now.result, f))
+    for f in ("primal_residual_rel", "dual_residual_rel", "objective", "dual_objective", "gap_rel"):
+        assert getattr(done.result, f) == getattr(now.result, f)
+
+
+@pytest.mark.parametrize("target", [5e-2, 1e-5])
+def test_a_rounds_result_has_its_whole_model_residuals_with_or_without_rens(target):
+    problem = make_scenario("sia", 256, seed=3).base()
+    out = pround.solve_round(problem, Settings(mip_gap_tol=target), pround.PartitionConfig(k=K, executor="inline"))
+    res = out.result
+    assert ("improvement" in out.report) == (target < 1e-3)
+    np.testing.assert_allclose(res.row_activity, problem.row_activity(res.x), rtol=1e-12, atol=1e-9)
+    assert np.isfinite(res.reduced_cost).all()
+    assert np.isfinite(res.primal_residual_rel) and np.isfinite(res.dual_residual_rel)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, fields, replace
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -276,7 +277,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             ph.add("whole_bound_build_in_thread", wb.seconds)
         mg = _merge(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
                     first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0 else None,
-                    near_goes_on=config.executor == "inline", ph=ph)
+                    near_goes_on=config.executor == "inline",
+                    defer_kkt=wb is not None and settings.integer_submip_seconds > 0, ph=ph)
         result, outcome_rep = mg.result, mg.rep
         merge = time.perf_counter() - t2
         improvement: dict = {}
@@ -314,6 +316,12 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 improvement = imp_rep
             else:
                 improvement["resolve"] = imp_rep
+        if mg.kkt_deferred:  # no merge after RENS: the round's result is this one
+            t4 = time.perf_counter()
+            mg = _complete_kkt(problem, mg)
+            result = mg.result
+            merge += time.perf_counter() - t4
+            ph.add("recheck", time.perf_counter() - t4)
         if improvement:
             outcome_rep["improvement"] = improvement
         data = PartitionData(
@@ -678,12 +686,27 @@ class _Merged:
     ascent_state: object
     global_part: int
     near_cut: bool = False  #: the ascent stopped after its first steps near the target (``near_goes_on`` False)
+    kkt_deferred: bool = False  #: MILP: the LP residuals, reduced costs and activities are still to compute
+
+
+def _complete_kkt(problem: Problem, mg: _Merged) -> _Merged:
+    """A MILP merge made with ``defer_kkt``: its result's whole-model reduced costs (n,), row activities (m,) and
+    relative primal/dual residuals (``solver.lp.original_kkt``), which its status does not depend on."""
+    from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
+
+    if not mg.kkt_deferred:
+        return mg
+    kkt, _, _, red, ax = original_kkt(problem, mg.result.x, mg.result.y)
+    res = replace(mg.result, reduced_cost=red, row_activity=ax, primal_residual_rel=float(kkt.primal_residual_rel),
+                  dual_residual_rel=float(kkt.dual_residual_rel))
+    return replace(mg, result=res, kkt_deferred=False)
 
 
 def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Setup, parts: list[Part],
            results: list, part_rep: list, solve_idx: list[int], eff: np.ndarray, duals: np.ndarray,
            wb: WholeBound | None = None, prior: _Merged | None = None, duals_changed: bool = True,
-           first_steps: int | None = None, near_goes_on: bool = True, ph: Phases | None = None) -> _Merged:
+           first_steps: int | None = None, near_goes_on: bool = True, defer_kkt: bool = False,
+           ph: Phases | None = None) -> _Merged:
     """Merge the parts' results into the whole-model SolveResult and the report's bound/gap fields.
 
     The bound is the best safe Lagrangian bound of the merged duals (:func:`solver.partition.bound.best_bound`);
@@ -696,7 +719,9 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
     ``first_steps`` (the merge before RENS may run) the ascent stops after that many evaluations when the
     point is still more than FAR_GAP x ``mip_gap_tol`` from the bound (RENS will run; the merge after it goes
     on from there); nearer, it continues the same run for its whole budget, unless ``near_goes_on`` is False
-    (the ascent then goes on in a thread during RENS, :class:`_AscentThread`)."""
+    (the ascent then goes on in a thread during RENS, :class:`_AscentThread`). ``defer_kkt`` (a MILP merge
+    that RENS may replace): the whole model's LP residuals, reduced costs and activities, which a MILP's status
+    does not use, are left to :func:`_complete_kkt` (the feasibility re-check is done here either way)."""
     from solver.baselines.result import point_quality
     from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
 
@@ -776,7 +801,12 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
         y_bound = y.copy() if bound is not None else None
         ph.add("bound_start", time.perf_counter() - t_ph)
     t_ph = time.perf_counter()
-    kkt, _, _, red, ax = original_kkt(problem, x, y)
+    defer_kkt = bool(defer_kkt and problem.is_mip)
+    if defer_kkt:
+        kkt = SimpleNamespace(primal_residual_rel=math.nan, dual_residual_rel=math.nan, gap_rel=math.nan)
+        red, ax = np.full(problem.n_cols, np.nan), np.full(problem.n_rows, np.nan)
+    else:
+        kkt, _, _, red, ax = original_kkt(problem, x, y)
     q = point_quality(problem, x)
     gap = None
     if bound is not None and np.isfinite(objective):
@@ -839,4 +869,4 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
            **({"dual_ascent": ascent} if ascent is not None else {})}
     ph.add("recheck", time.perf_counter() - t_ph)
     return _Merged(result=result, rep=rep, y_bound=y_bound, ascent_state=a_state, global_part=int(chosen),
-                   near_cut=near_cut)
+                   near_cut=near_cut, kkt_deferred=defer_kkt)
