@@ -11,11 +11,15 @@ type ``null`` (pandas writes one when every value is missing); integer or float3
 ``ValidationError`` naming the row, not a silent True); a missing optional column (all null); a
 zero-row file (a no-change delta). Null
 means "keep / default"; NaN is an error (pandas writes a missing float as null, numpy-built Arrow
-arrays keep NaN: both arrive here distinctly). Unknown extra columns (e.g. a pandas index) are ignored.
+arrays keep NaN: both arrive here distinctly). A column that is none of these is a ``FormatError``
+naming it (a misspelled ``Value`` would otherwise drop the update silently); only a pandas index column
+(listed in the ``pandas`` metadata's ``index_columns``, or named ``__index_level_N__``) is ignored.
 
 Key-value metadata: ``copter.format`` = ``delta`` | ``problem``, ``copter.version`` = ``1`` (another
 version is refused), optional ``copter.sense`` = ``min`` | ``max``, ``copter.objective_offset``
-(float, written with ``repr`` so it round-trips exactly), ``copter.base_round`` (ASCII digits
+(a finite decimal number in ASCII, ``[+-]digits[.digits][e[+-]digits]``, written with ``repr`` so it
+round-trips exactly: ``"1_0"``, ``" 5 "`` or Arabic digits are a ``FormatError``, not a silent
+``float()``), ``copter.base_round`` (ASCII digits
 ``[0-9]+`` only, leading zeros allowed: ``" 2"``, ``"+2"``, ``"2_0"`` or ``"²"`` are a ``FormatError``
 naming the key, not a silent ``int()``). Other keys are kept in ``Delta.meta``.
 
@@ -50,6 +54,8 @@ from solver.model.errors import FormatError, InputError, ValidationError
 from solver.model.problem import Problem
 
 FORMAT_VERSION = "1"
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_PANDAS_INDEX = re.compile(r"__index_level_[0-9]+__")
 STDIN = "-"  #: a delta path meaning "the Parquet bytes on standard input" (``copter step -``)
 _NUMERIC = ("value", "lower", "upper")
 _STDIN_BYTES: list[bytes] = []  # standard input, read once per process (stdin_bytes)
@@ -85,6 +91,7 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
             raise FormatError(f"column {name!r} appears more than once (which one holds the data is "
                               "ambiguous)", file=path, entity=name)
         seen.add(name)
+    _check_known_columns(table, path)
     cols = []
     for f in SCHEMA:
         if f.name not in table.column_names:
@@ -131,6 +138,38 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
             raise FormatError(f"column {f.name!r} cannot be read as {f.type}: {e}", file=path) from None
         cols.append(c)
     return pa.Table.from_arrays(cols, names=SCHEMA.names)
+
+
+def _pandas_index_columns(table: pa.Table) -> set:
+    """Names of the index columns pandas wrote (its ``pandas`` schema metadata), if any."""
+    raw = (table.schema.metadata or {}).get(b"pandas")
+    if raw is None:
+        return set()
+    import json
+
+    try:
+        return {c for c in json.loads(raw).get("index_columns", []) if isinstance(c, str)}
+    except (ValueError, AttributeError):
+        return set()
+
+
+def _check_known_columns(table: pa.Table, path: str) -> None:
+    """Refuse a column that is not in the schema (a pandas index column excepted).
+
+    Raises:
+        FormatError: naming the column (and the schema column it differs from only in letter case).
+    """
+    known = set(SCHEMA.names)
+    extra = [c for c in table.column_names if c not in known and not _PANDAS_INDEX.fullmatch(c)]
+    if extra:
+        extra = [c for c in extra if c not in _pandas_index_columns(table)]
+    if extra:
+        name = extra[0]
+        near = [k for k in SCHEMA.names if k.lower() == name.strip().lower()]
+        hint = f"; did you mean {near[0]!r}? (column names are case-sensitive)" if near else ""
+        raise FormatError(f"unknown column {name!r}: a copter delta/problem file has the columns "
+                          f"{', '.join(SCHEMA.names)}{hint}; an unknown column would be dropped without a word",
+                          file=path, entity=name)
 
 
 def _check_name_bytes(c, column: str, path: str) -> None:
@@ -206,10 +245,10 @@ def read_delta(path: str | os.PathLike) -> Delta:
         sense = 1 if sense.lower() == "min" else -1
     offset = _meta_get(meta, "copter.objective_offset")
     if offset is not None:
-        try:
-            offset = float(offset)
-        except ValueError:
-            raise FormatError(f"copter.objective_offset {offset!r} is not a number", file=path) from None
+        if not _DECIMAL.fullmatch(offset):  # float() would take "1_0", " 5 " and non-ASCII digits
+            raise FormatError(f"copter.objective_offset {offset!r} is not a number (ASCII decimal, e.g. -1.5e3)",
+                              file=path, entity="copter.objective_offset")
+        offset = float(offset)
         if not np.isfinite(offset):
             raise FormatError(f"copter.objective_offset {offset!r} is not finite", file=path)
     base = _meta_get(meta, "copter.base_round")

@@ -10,6 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from copter_cli.app import app
@@ -124,3 +126,72 @@ def test_problem_written_by_copter_still_reads(tmp_path):
     path = tmp_path / "p.parquet"
     write_problem(_problem(), path)
     assert read_problem(path).equals(_problem().replace(name="p"))
+
+
+@pytest.mark.parametrize("name,hint", [("Value", "did you mean 'value'"), ("cost", "columns kind, var"),
+                                       ("upper ", "did you mean 'upper'")])
+def test_an_unknown_column_is_a_format_error_naming_it_not_a_dropped_update(tmp_path, name, hint):
+    t = _con_rows(_table())
+    t = t.append_column(name, pa.array([9.0] * t.num_rows))
+    path = tmp_path / "x.parquet"
+    _write(t, path)
+    with pytest.raises(FormatError, match="unknown column") as e:
+        read_delta(path)
+    assert e.value.entity == name and hint in e.value.message
+    err = _cli_error(path)
+    assert err["kind"] == "format" and err["entity"] == name
+
+
+def test_a_misspelled_value_column_in_a_step_delta_is_exit_3_and_changes_nothing(tmp_path):
+    state = tmp_path / "s"
+    prob = tmp_path / "p.parquet"
+    write_problem(_problem(), prob)
+    assert CliRunner().invoke(app, ["init", str(prob), "--state", str(state)]).exit_code == 0
+    before = sorted((p.relative_to(state), p.read_bytes()) for p in state.rglob("*") if p.is_file())
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"kind": ["var"], "var": ["a"], "Value": [5.0]}), path)
+    res = CliRunner().invoke(app, ["step", str(path), "--state", str(state), "--json"])
+    assert res.exit_code == BAD_INPUT and "'Value'" in res.output
+    assert sorted((p.relative_to(state), p.read_bytes()) for p in state.rglob("*") if p.is_file()) == before
+
+
+def test_a_pandas_index_column_is_ignored(tmp_path):
+
+    df = _con_rows(_table()).to_pandas()
+    df.index = [f"r{i}" for i in range(len(df))]  # a non-range index: written as a column
+    path = tmp_path / "pd.parquet"
+    df.to_parquet(path)
+    assert "__index_level_0__" in pq.read_schema(path).names
+    assert read_problem(path).equals(_problem().replace(name="pd"))
+    df.index.name = "row_id"  # a named index: its own column name, listed in the pandas metadata
+    df.to_parquet(path)
+    assert "row_id" in pq.read_schema(path).names and read_problem(path).cost.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("value", ["1_0", " 5 ", "5 ", "\u0661\u0662", "１", "0x10", "", "1e", "inf", "nan",
+                                   "1,5"])
+def test_objective_offset_must_be_an_ascii_decimal_number(tmp_path, value):
+    path = tmp_path / "d.parquet"
+    _write(_con_rows(_table()), path, {"copter.format": "delta", "copter.objective_offset": value})
+    with pytest.raises(FormatError, match="objective_offset") as e:
+        read_delta(path)
+    assert e.value.entity == "copter.objective_offset" or value in ("inf", "nan")
+
+
+@pytest.mark.parametrize("value,expected", [("10", 10.0), ("-1.5e3", -1500.0), (".5", 0.5), ("5.", 5.0),
+                                            ("+2E-1", 0.2), (repr(0.1 + 0.2), 0.1 + 0.2)])
+def test_objective_offset_decimal_spellings_are_read_exactly(tmp_path, value, expected):
+    path = tmp_path / "d.parquet"
+    _write(_con_rows(_table()), path, {"copter.format": "delta", "copter.objective_offset": value})
+    assert read_delta(path).offset == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=st.floats(allow_nan=False, allow_infinity=False))
+def test_any_finite_offset_written_by_copter_reads_back_exactly(tmp_path_factory, x):
+    from formats.io import write_delta
+    from solver.model.delta import Delta
+
+    path = tmp_path_factory.mktemp("o") / "d.parquet"
+    write_delta(Delta.from_columns("var", var=["a"], value=[1.0], offset=x), path)
+    assert read_delta(path).offset == x
