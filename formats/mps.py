@@ -97,6 +97,7 @@ from formats.mps_sections import (
     check_end,
     check_objective_name,
     check_repeated_sections,
+    objective_row,
     objective_sense,
 )
 from solver.highs_bridge import from_highs_lp, is_error, new_highs, to_highs_lp
@@ -180,7 +181,8 @@ def prescan(path: str) -> None:
 
     Raises:
         UnsupportedError: quadratic/SOS/indicator/cone sections.
-        FormatError: bad OBJSENSE value, FR/MI/PL bounds carrying a value, split integer columns.
+        FormatError: bad OBJSENSE value, repeated sections, ENDATA missing or followed by content, a
+            column-1 line that is no section, split integer columns.
     """
     with _text(path) as data:
         _prescan(data, path, _header_index(data))
@@ -201,16 +203,26 @@ def _prescan(data, path: str, idx: dict[bytes, list[int]]) -> int:
         _raise_unknown_at(data, path, idx[b""][0])
     check_repeated_sections(data, path, idx, _line_of)
     sense = objective_sense(data, path, idx, _is_header, _line_of)  # a bad value is refused before HiGHS reads
-    for p in idx.get(b"BOUNDS", ()):
-        end = _section_end(data, p + 1)
-        sec = bytes(data[p:end])
-        m = re.search(rb"(?m)^[ \t]+(FR|MI|PL)[ \t]+\S+[ \t]+\S+[ \t]+\S+", sec)
-        if m:
-            raise FormatError(f"bound type {m.group(1).decode()} takes no value",
-                              file=path, line=_line_of(data, p + m.start()))
     if idx.get(b"COLUMNS") and data.find(b"MARKER") >= 0:
         _check_contiguous_columns(data, path, idx[b"COLUMNS"][0])
     return sense
+
+
+def _check_valueless_bounds(data, path: str, idx: dict, fixed: bool) -> None:
+    """An ``FR``/``MI``/``PL`` bound line carrying a value (HiGHS ignores it): free format, a fourth field;
+    fixed format, text from column 25 on (a name may hold spaces there).
+
+    Raises:
+        FormatError: naming the line.
+    """
+    pat = rb"(?m)^ (FR|MI|PL) .{20}[ \t]*[^ \t\r\n]" if fixed else \
+        rb"(?m)^[ \t]+(FR|MI|PL)[ \t]+\S+[ \t]+\S+[ \t]+\S+"
+    for p in idx.get(b"BOUNDS", ()):
+        end = _section_end(data, p + 1)
+        m = re.search(pat, bytes(data[p:end]))
+        if m:
+            raise FormatError(f"bound type {m.group(1).decode()} takes no value",
+                              file=path, line=_line_of(data, p + m.start()))
 
 
 def _check_contiguous_columns(data, path: str, p: int) -> None:
@@ -243,8 +255,47 @@ def _find_token_line(path: str, pattern: bytes) -> int | None:
         return None if m is None else _line_of(data, m.start())
 
 
-def _negative_up_rule(path: str, problem: Problem) -> Problem:
-    """Apply "negative UP with no lower bound => lower = -inf" where HiGHS's free parser did not."""
+def _fixed_explicit_lower(path: str, problem: Problem) -> Problem:
+    """HiGHS's fixed-format parser sets lower = -inf on a negative UP whenever the lower bound is 0 at that
+    point, also when ``LO``/``LI`` 0 was given explicitly before: restore the explicit bound (copter's
+    convention applies the rule only when no lower bound was given). Fields by column position."""
+    cand = np.flatnonzero((problem.col_lower == -np.inf) & (problem.col_upper < 0))
+    if not cand.size:
+        return problem
+    names = {str(s).encode("utf-8"): int(j) for s, j in zip(problem.col_names[cand], cand, strict=True)}
+    with _text(path) as data:
+        pos = _header_index(data).get(b"BOUNDS", [])
+        sec = b"".join(bytes(data[p:_section_end(data, p + 1)]) for p in pos)
+    state: dict = {}  # column -> (lower, explicit), replaying the lines in order
+    for raw in sec.split(b"\n")[1:]:
+        raw = raw.rstrip(b"\r")
+        col = raw[14:22].strip()
+        if raw[:1] == b"*" or col not in names:
+            continue
+        typ, val = raw[1:3].strip().upper(), raw[24:].split()[:1]
+        lower, explicit = state.get(col, (0.0, False))
+        if typ in (b"LO", b"LI", b"FX") and val:
+            lower, explicit = float(val[0]), True
+        elif typ in (b"MI", b"FR"):
+            lower, explicit = -np.inf, True
+        elif typ == b"BV":
+            lower, explicit = 0.0, True
+        elif typ in (b"UP", b"UI") and val and float(val[0]) < 0 and not explicit:
+            lower = -np.inf
+        state[col] = (lower, explicit)
+    fix = {names[c]: lo for c, (lo, _) in state.items() if lo != -np.inf}
+    if not fix:
+        return problem
+    lower = problem.col_lower.copy()
+    lower[list(fix)] = list(fix.values())
+    return problem.replace(col_lower=lower)
+
+
+def _negative_up_rule(path: str, problem: Problem, fixed: bool = False) -> Problem:
+    """Apply "negative UP with no lower bound => lower = -inf" where HiGHS's free parser did not (and undo
+    it where HiGHS's fixed parser applied it to an explicit lower bound)."""
+    if fixed:
+        return _fixed_explicit_lower(path, problem)
     cand = np.flatnonzero((problem.col_lower == 0) & (problem.col_upper < 0))
     if not cand.size:
         return problem
@@ -333,6 +384,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
         h, status, messages = _highs_read(path)
         fixed = any(_FIXED_FORMAT in m for m in messages)
         if not is_error(status):
+            _check_valueless_bounds(data, path, idx, fixed)
             check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
             check_objective_name(data, path, idx, _is_header, _line_of, fixed)
             if not fixed:  # the fixed parser reads the set name by column position
@@ -345,6 +397,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
         _raise_bad_token(path)  # a bad or infinite number is the likelier cause, and names line and entity
+        if any(_FIXED_FORMAT in m for m in messages):
+            _raise_fixed_objsense(path)
         msg = "; ".join(m.split(":", 1)[1].strip() for m in messages if m.startswith("ERROR")
                         and "Parser error reading" not in m)
         raise FormatError(f"not a valid MPS file ({msg or 'HiGHS parser error'})", file=path)
@@ -358,11 +412,12 @@ def read_mps(path: str | os.PathLike) -> Problem:
             if any("No objective row found" in m for m in bad):
                 raise FormatError("ROWS has no objective (N) row; add one (it may have no entries)", file=path,
                                   line=_line_of(data, idx[b"ROWS"][0]) if idx.get(b"ROWS") else None)
-            locate_undefined_rows(data, path, idx, _line_of, messages,
-                                  lambda nm: not is_error(h.getRowByName(nm)[0]))
+            obj = objective_row(data, idx, any(_FIXED_FORMAT in m for m in messages))
+            locate_undefined_rows(data, path, idx, _line_of, messages,  # the objective is a row too
+                                  lambda nm: not is_error(h.getRowByName(nm)[0]) or nm.encode() == obj)
         raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
     try:
-        problem = _to_problem(path, h)
+        problem = _to_problem(path, h, fixed)
     except UnicodeDecodeError:  # pybind11 cannot turn a non-UTF-8 name into str
         raise _not_utf8(path) from None
     if problem.sense != sense:  # HiGHS reads OBJSENSE loosely (formats/mps_sections.py): the file decides
@@ -419,6 +474,17 @@ def _infinite_token(data, idx: dict, sections=(b"COLUMNS", b"RHS", b"RANGES")):
     return None
 
 
+def _raise_fixed_objsense(path: str) -> None:
+    """HiGHS's fixed-format parser reads the sense only from columns 3-5 of the line after an ``OBJSENSE``
+    header that follows ``NAME``: any other layout makes it fail with "parser error" -> say so."""
+    with _text(path) as data:
+        pos = _header_index(data).get(b"OBJSENSE", ())
+        if pos:
+            raise FormatError("this file is read with HiGHS's fixed-format parser (a name holds a space), which "
+                              "reads OBJSENSE only right after NAME, with its value alone on the next line "
+                              "starting in column 3 (e.g. '  MAX')", file=path, line=_line_of(data, pos[0]))
+
+
 def _is_column(h, name: bytes) -> bool:
     try:
         return not is_error(h.getColByName(name.decode("utf-8"))[0])
@@ -441,7 +507,7 @@ def _raise_nan_with_entity(path: str, line: int) -> None:
             pass
 
 
-def _to_problem(path: str, h) -> Problem:
+def _to_problem(path: str, h, fixed: bool = False) -> Problem:
     """The Problem from a Highs object holding a read model (semi-continuous and number checks)."""
     model = h.getModel()
     if model.hessian_.dim_ > 0:
@@ -467,7 +533,7 @@ def _to_problem(path: str, h) -> Problem:
     big = ~(np.abs(problem.cost) < INF_BOUND)
     if big.any():
         _check_numbers(path, lp)
-    return _negative_up_rule(path, problem)
+    return _negative_up_rule(path, problem, fixed)
 
 
 def _not_utf8(path: str) -> FormatError:

@@ -117,6 +117,20 @@ def objective_sense(data, path: str, idx: dict, is_header, line_of) -> int:
     return found[0][0] if found else 1
 
 
+def objective_row(data, idx: dict, fixed: bool) -> bytes | None:
+    """Name of the first ``N`` row of ``ROWS`` (the objective HiGHS reads), or None."""
+    for r in idx.get(b"ROWS", ())[:1]:
+        q = _eol(data, r) + 1
+        while q < len(data) and not data[q:q + 1].isalpha():
+            e = _eol(data, q)
+            raw = bytes(data[q:e]).rstrip(b"\r")
+            q = e + 1
+            toks = raw.split()
+            if raw[:1] != b"*" and toks and toks[0] == b"N":
+                return raw[4:12].strip() if fixed else (toks[1] if len(toks) > 1 else None)
+    return None
+
+
 def check_objective_name(data, path: str, idx: dict, is_header, line_of, fixed: bool) -> None:
     """``OBJNAME`` must name the first ``N`` row of ``ROWS`` (the objective HiGHS reads).
 
@@ -127,17 +141,7 @@ def check_objective_name(data, path: str, idx: dict, is_header, line_of, fixed: 
         (want, line), *rest = section_values(data, p, is_header, line_of, path, "OBJNAME")
         if rest:
             raise FormatError("OBJNAME takes one value", file=path, line=rest[0][1])
-        first = None
-        for r in idx.get(b"ROWS", ())[:1]:
-            q = _eol(data, r) + 1
-            while q < len(data) and not data[q:q + 1].isalpha():
-                e = _eol(data, q)
-                raw = bytes(data[q:e]).rstrip(b"\r")
-                q = e + 1
-                toks = raw.split()
-                if raw[:1] != b"*" and toks and toks[0] == b"N":
-                    first = raw[4:12].strip() if fixed else (toks[1] if len(toks) > 1 else None)
-                    break
+        first = objective_row(data, idx, fixed)
         if first != want:
             shown = "no N row" if first is None else f"the first N row {_show(first)!r}"
             raise FormatError(f"OBJNAME names {_show(want)!r}, but the objective HiGHS reads is {shown} (it "

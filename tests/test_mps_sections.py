@@ -282,3 +282,38 @@ def test_an_inf_coefficient_is_named_with_line_and_entity(tmp_path):
     with pytest.raises(ValidationError, match="infinite") as e:
         _read(tmp_path, _model().replace("y c2 -1", "y c2 -inf"))
     assert e.value.line == 10 and e.value.entity == "y"
+
+
+def test_rhs_set_name_equal_to_the_objective_row_name_is_named_as_such(tmp_path):
+    e = _refused(tmp_path, _model().replace("    rhs c1 4 c2 1", "    obj c1 4 c2 1"), 12,
+                 "set name 'obj' is also a row name")
+    assert e.entity == "obj"
+
+
+@pytest.mark.parametrize("sense,ok", [("OBJSENSE\n  MAX", True), ("OBJSENSE\n  MAXIMIZE", True),
+                                      ("OBJSENSE MAX", False), ("OBJSENSE\n    MAX", False)])
+def test_fixed_format_objsense_layout_is_read_or_explained(tmp_path, sense, ok):
+    text = _fixed(_fx("", "rhs", "c 1", "4", "c2", "1")).replace("NAME          T\n", f"NAME          T\n{sense}\n")
+    if ok:
+        p = _read(tmp_path, text)
+        assert p.sense == -1 and _highs_optimum(p) == pytest.approx(5.5)
+    else:
+        _refused(tmp_path, text, 2, "fixed-format parser", "column 3")
+
+
+@pytest.mark.parametrize("bounds,lower", [([("LO", "0"), ("UP", "-2")], 0.0), ([("UP", "-2")], -float("inf")),
+                                          ([("LI", "0"), ("UP", "-2")], 0.0), ([("MI", ""), ("UP", "-2")],
+                                                                                -float("inf"))])
+def test_fixed_format_negative_up_keeps_an_explicit_lower_bound_of_zero(tmp_path, bounds, lower):
+    lines = [_fx(t, "bnd", "x var", v) for t, v in bounds]
+    text = _fixed(_fx("", "rhs", "c 1", "4", "c2", "1")).replace("ENDATA", "BOUNDS\n" + "\n".join(lines) + "\nENDATA")
+    p = _read(tmp_path, text)
+    assert p.col_lower.tolist() == [lower, 0.0] and p.col_upper.tolist() == [-2.0, float("inf")]
+
+
+def test_fixed_format_free_bound_with_a_space_in_the_name_is_no_value_but_a_value_is_refused(tmp_path):
+    base = _fixed(_fx("", "rhs", "c 1", "4", "c2", "1"))
+    p = _read(tmp_path, base.replace("ENDATA", "BOUNDS\n" + _fx("MI", "bnd", "x var") + "\nENDATA"))
+    assert p.col_lower.tolist() == [-float("inf"), 0.0]
+    _refused(tmp_path, base.replace("ENDATA", "BOUNDS\n" + _fx("MI", "bnd", "x var", "5") + "\nENDATA"), 14,
+             "takes no value")
