@@ -26,21 +26,39 @@ previous primal point did not beat the warm start on Sia.
 ``--engines auto pdhg`` (issue #17) compares warm against cold rounds per engine setting in wall time (the
 fastest of ``--repeats`` runs for solves under ``--repeat-below`` s) and in matrix passes (2 per PDHG
 iteration, the ALM's own count: its outer steps are not PDHG iterations); cold = PDHG with HiGHS presolve.
-Measured 2026-12-01, 15 rounds, load average 7.4-7.9 (medians warm/cold, time / work):
+Measured 2026-12-01 (medians warm/cold, time / work; --rounds 15 = 45 rounds, --rounds 5 = 15; load average
+4-7 for the default "before" run, 8-11 for the others; "before" = the rules before rule 4's PDHG yardstick,
+6a and 6b (commit 3569589), "after" = commit c1bcf60):
 
-    chain                          auto: Sia    TE ring      LB           all          PDHG only: all
-    simulated decisions (default)        0.07/0.12  0.76/1.18   0.92/1.09   0.68/0.98    0.86/0.91
-    --feedback (cold solution fed)       0.07/0.15  0.96/1.18   0.26/0.43   0.26/0.43    0.57/0.63
+    chain                                 auto: Sia    TE ring      LB           all          PDHG only: all
+    default, --rounds 15, before                0.08/0.12  0.97/1.43   1.03/1.12   0.67/0.83    0.81/0.91
+    default, --rounds 15, after                 0.08/0.12  0.82/0.87   1.10/1.13   0.68/0.75    0.89/0.91
+    --feedback, --rounds 5, before              0.08/0.15  0.68/1.18   0.31/0.43   0.31/0.43    0.50/0.63
+    --feedback, --rounds 5, after               0.10/0.15  0.80/0.91   0.25/0.40   0.25/0.40    0.66/0.63
 
-Sia wins in the ALM (568-1,680 passes against 4,370-13,334 cold). The TE ring's rounds take 0.06-0.13 s; PDHG
-warm needs 0.53-0.93 of the cold passes, the ALM 0.87-1.69 (its passes are cheaper: time 0.46-0.96). LB with
-simulated decisions is a new LP each round: every load is redrawn (new Zipf exponent, up to 2.8x per shard,
-the band moves 2x) and the placement costs follow a placement the solver did not choose, so the old optimum
-costs 242 against 4.9 and its duals give -270: PDHG warm took 0.67-4.5x the cold passes (the ALM, pinned, 4-7x
-in three rounds measured apart). With ``--feedback`` the costs follow the solver's own point, which stays
-optimal in objective, and warm rounds take 0.01-1.1 of the cold passes (round 1, 0.24, is a start the old
-worst-vs-worst rule dropped). A presolved cold solve costs more per pass (HiGHS presolve/postsolve, set-up):
-time ratios sit below work ratios.
+Sia wins in the ALM (568-1,742 passes against 4,370-13,976 cold). The TE ring's rounds take 0.03-0.2 s (time
+ratios there are load noise); PDHG warm needs 0.46-1.23 of the cold passes (median 0.82), the ALM 0.87-2.32:
+``solver.lp.engine_choice`` rules 4 and 6a now run one ALM round, one PDHG warm round to compare, and back the
+ALM off for 8 rounds after it loses (ALM rounds 1, 3, 12 of 15). Why the ALM loses there: the engine_choice
+docstring (rule 6a). Why PDHG warm saves so little on the ring (every demand +-10%): the warm point starts at
+relative KKT 6-7e-3 (its primal residual: the moved demand bounds) and the cold run reaches that level in
+64-129 of its ~580 iterations; both then spend ~400 iterations on the tail from 1e-3 to 1e-4. Everything a
+warm PDHG round can carry is carried or does not pay (6 ring rounds, tol 1e-4): x and y (iterate and Halpern
+anchor); the primal weight (``--weights``: warm/cold iterations 0.53-0.93 fresh, 0.50-0.93 reuse at
+check_every 64, the same spread at 16 and 32); the step size is 0.998 / ||A~|| with ||A~|| = 1 (Pock-Chambolle
+bound) warm and cold alike; the scaling is recomputed in 0.6 ms of a 20 ms warm solve (LB: 22 ms of seconds),
+not worth a cache; the restarts fall at the same checks warm and cold (iterations 129, 194, 323, 516).
+
+LB with simulated decisions is a new LP each round: every load is redrawn (new Zipf exponent, up to 2.8x per
+shard, the band moves 2x) and the placement costs follow a placement the solver did not choose, so the old
+optimum costs 242 against 4.9 and its duals give -270 (start: primal 3e-16-0.28, dual 0, gap 0.98-1.0; a cold
+start 0.67/0/0). PDHG warm took 0.55-11x the cold passes over 15 rounds (rounds 12-15: 3.6-11x); from parts of
+the start (5 rounds): y only (x cold) 0.50-5.0x, x only (y = 0) 5.8-39x; the ALM, pinned, 3.8-7.1x. Nothing
+helps: the start is genuinely far. Rule 6b gives the ALM one budgeted round there (round 1: 1.26x instead of
+PDHG's 0.67x; round 10 again after the back-off). With ``--feedback`` the costs follow the solver's own point,
+which stays optimal in objective with stale duals: the ALM takes 0.01-0.98 of the cold passes (rule 6b's
+round 1: 0.09, PDHG warm 0.24). A presolved cold solve costs more per pass (HiGHS presolve/postsolve,
+set-up): time ratios sit below work ratios.
 
 Run: ``.venv/bin/python bench/bench_warm.py [--weights fresh reuse] [--tol 1e-4] [--rounds 3]
 [--check-every 64] [--transport 400x500] [--netlib] [--no-domains] [--cap 60] [--engines auto pdhg]
