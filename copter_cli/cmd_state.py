@@ -48,7 +48,7 @@ def _wide() -> Console:
 
 
 def _fmt(v, spec: str = ".6g") -> str:
-    if v is None:
+    if v is None or (isinstance(v, float) and v != v):  # NaN: not applicable, shown as any empty field
         return "-"
     if isinstance(v, float):
         return format(v, spec)
@@ -209,13 +209,18 @@ def init_cmd(
                                                 "round (1), every N-th, or never (0: the first round's shares)."),
     executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP),
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
+    accept_failed: bool = typer.Option(False, "--accept-failed",
+                                       help="Store round 0 even if it is infeasible/limited (a later delta can "
+                                            "fix it); without it a failed round 0 initialises nothing."),
     solver: opts.GivenOptions = None,
     json_out: bool = REPORT_JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
     """Create a state directory from BASE and solve round 0.
 
-    The solver options given here are stored for later steps, and so are the partition options."""
+    The solver options given here are stored for later steps, and so are the partition options. A round 0
+    that fails (infeasible, limit) initialises nothing: its report is kept under STATE/failed/ and init
+    can run again."""
     partition = None
     if partitions > 1:
         partition = {"k": partitions, "client_regex": client_regex, "shared_rows_regex": shared_rows_regex,
@@ -224,7 +229,7 @@ def init_cmd(
     run(json_out, debug,
         lambda: _finish(_after_prepare(_with_progress(_rounds().init, solver, solver.settings()), base, _state(state),
                                        solver.settings(), keep, out, wait,
-                                       partition=partition), json_out))
+                                       partition=partition, accept_failed=accept_failed), json_out))
 
 
 @opts.with_solver_options
@@ -348,8 +353,8 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
     for r in rows:
         s = r["seconds"] or {}
         mark = "*" if r["current"] else ("failed" if r["kind"] == "failed" else "")
-        cmp = "  ".join(f"{m} {_fmt(c.get('time_ratio'), '.2g')}x" for m, c in r.get("compare", {}).items()
-                        if m != "copter")
+        cmp = "  ".join(f"{m} {_fmt(c.get('time_ratio'), '.2g')}x" if _fmt(c.get("time_ratio")) != "-" else f"{m} -"
+                        for m, c in r.get("compare", {}).items() if m != "copter")
         cells.append([_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]),
                       _fmt(r.get("gap_rel"), ".2g"), _fmt(r["iterations"]), _fmt(r["warm_started"]),
                       _fmt(r["changed_variables"]),

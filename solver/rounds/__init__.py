@@ -19,7 +19,8 @@ Failure behaviour:
 * a round whose status is not OPTIMAL/FEASIBLE: without ``accept_failed`` its report is stored under
   ``failed/round-N-<utc>/report.json`` (:func:`show` and :func:`history` list it) and ``CURRENT`` stays
   where it was (``"accepted": false``); with ``accept_failed`` the round is saved and made current;
-* :func:`init` always stores round 0 (so a fixing delta can follow), whatever its status;
+* :func:`init` stores round 0 only when it is OPTIMAL/FEASIBLE (or ``accept_failed``): a failed round 0
+  leaves its report under ``failed/`` and no config.json, CURRENT or generation, so ``init`` can run again;
 * KeyboardInterrupt (SIGINT) before ``CURRENT`` is replaced: the temporary generation is removed and the
   interrupt propagates (state unchanged); once the replacement has started it is finished
   (``formats.undo`` marks these regions for the CLI's handler, which ends the process at once elsewhere);
@@ -68,7 +69,7 @@ __all__ = ["DEFAULT_KEEP", "OUTPUT_FILES", "check_out_dir", "check_output_file",
 
 
 def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None,
-         wait: float = 0.0, partition: dict | None = None) -> dict:
+         wait: float = 0.0, partition: dict | None = None, accept_failed: bool = False) -> dict:
     """Create a state directory from a base problem and solve round 0 (cold).
 
     Args:
@@ -82,11 +83,15 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         partition: partitioned rounds (issue #18): ``{"k": K, "client_regex", "shared_rows_regex",
             "executor", "ray_address", "seed", "passes", "workers"}`` (``solver.partition.round.PartitionConfig``),
             stored in config.json; None or k = 1: monolithic rounds. The report then has ``partitions``.
+        accept_failed: store round 0 and make it current even when its status is not OPTIMAL/FEASIBLE
+            (a later delta can then fix the model).
     Returns:
         The round-0 report (also written to ``gen-000000/report.json``; ``formats.reports.round_report``):
         round, status, objective, iterations, warm_started, seconds {load, apply, solve, integerize, save,
         total}, solution_path/duals_path/changes_path (relative to the state directory), base_sha256,
-        accepted, ... Round 0 is stored and made current whatever its status.
+        accepted, ... A round 0 whose status is not OPTIMAL/FEASIBLE is not stored (unless
+        ``accept_failed``): the report has ``"accepted": false``, ``"current_round": null`` and
+        ``failure_record`` (its ``failed/round-000000-...`` folder); the folder stays uninitialised.
     Raises:
         UsageError: keep < 1, or ``out_dir`` is unusable (checked first, see :func:`check_out_dir`).
         StateError: the directory is already initialised. StateBusyError: another writer holds the lock.
@@ -95,7 +100,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     """
     from solver.rounds import loop as _loop
 
-    return _loop.init(base, state_dir, settings, keep, out_dir, wait, partition)
+    return _loop.init(base, state_dir, settings, keep, out_dir, wait, partition, accept_failed)
 
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,

@@ -72,8 +72,14 @@ def _compares(store: StateStore) -> dict:
     out: dict = {}
     for row in log.rows():
         key = row["generation_id"] if row["generation_id"] is not None else ("round", row["round"])
-        out.setdefault(key, {})[row["method"]] = {k: row[k] for k in COMPARE_FIELDS}
+        out.setdefault(key, {})[row["method"]] = {k: _no_nan(row[k]) for k in COMPARE_FIELDS}
     return out
+
+
+def _no_nan(v):
+    """A logged value with NaN (a not-applicable baseline's time ratio) read as None: null in JSON, blank in
+    CSV, "-" in the table, as every other empty field."""
+    return None if isinstance(v, float) and v != v else v
 
 
 def _out(row: dict, cur_id, cur: int, kept_ids: set, compares: dict) -> dict:

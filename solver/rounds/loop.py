@@ -28,7 +28,7 @@ from solver.rounds.outputs import check_out_dir, copy_out
 
 
 def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None,
-         wait: float = 0.0, partition: dict | None = None) -> dict:
+         wait: float = 0.0, partition: dict | None = None, accept_failed: bool = False) -> dict:
     """Create a state directory from a base problem and solve round 0 (cold); see :func:`solver.rounds.init`."""
     t0 = time.perf_counter()
     if keep < 1:
@@ -45,7 +45,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     try:
         # an interrupt that ends the process at once (copter_cli.entry) still removes the folder created here
         with undo.on_interrupt(lambda: _remove_if_created_empty(store.root, created)):
-            report = _init_locked(store, base, settings, keep, t0, wait, partition)
+            report = _init_locked(store, base, settings, keep, t0, wait, partition, accept_failed)
     except StateBusyError:
         raise  # the folder is another writer's now
     except BaseException:
@@ -65,7 +65,7 @@ def _remove_if_created_empty(root: Path, created: bool) -> None:
 
 
 def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float, wait: float = 0.0,
-                 partition: dict | None = None) -> dict:
+                 partition: dict | None = None, accept_failed: bool = False) -> dict:
     """The part of :func:`init` that runs under the writer lock; returns the round-0 report."""
     t_req = time.perf_counter()
     with store.lock(create=True, wait=wait), environment_faults(store.root):
@@ -94,11 +94,34 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         else:
             result = solve_problem(problem, settings, None)
         seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
+        if not result.status.is_success and not accept_failed:
+            return _record_init_failure(store, problem, result, t0, seconds, base_sha, keep, pextra)
         store.write_config({"format": "copter-state", "version": 1, "keep": int(keep),
                             "settings": settings_to_json(settings), **({"partition": partition} if partition else {})})
         extra = {"accepted": True, "base_sha256": base_sha, **pextra}
+        if not result.status.is_success:
+            extra["warnings"] = [f"round 0 ended {result.status.name} and was stored anyway (--accept-failed)"]
         return save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol,
                           write_extra=hook)
+
+
+def _record_init_failure(store: StateStore, problem: Problem, result, t0: float, seconds: dict,
+                         base_sha: str | None, keep: int, pextra: dict) -> dict:
+    """Round 0 failed (status not OPTIMAL/FEASIBLE) and ``accept_failed`` is off: keep its report under
+    ``failed/`` as a failed step's, write no config.json, CURRENT or generation (the folder stays
+    uninitialised, so ``init`` can run again), and return the report (``"accepted": false``)."""
+    seconds["save"] = 0.0
+    seconds["total"] = time.perf_counter() - t0
+    extra = {**pextra, "accepted": False, "current_round": None, "base_sha256": base_sha}
+    report = reports.round_report(
+        round_=0, result=result, seconds=seconds, delta_sha256=None, problem=problem,
+        message=f"round 0 ended {result.status.name}: {result.message or 'no usable point'}; no state was "
+                "initialised (run init again once the base problem or the options are fixed, or "
+                "--accept-failed to store round 0 anyway)",
+        extra=extra)
+    path = store.record_failure(0, report, keep)
+    report["failure_record"] = str(path.relative_to(store.root))
+    return report
 
 
 def _read_delta(delta) -> Delta:
