@@ -15,6 +15,9 @@ retry and fault injection. Executors (``copter init/step --executor``, ``copter 
   (``pip install 'copter[ray]'``); without it this executor is a UsageError (exit code 2) naming the extra.
 - ``inline``: the parts one after another in this process (tests, debugging, a machine with one core).
 
+Workers die with the process that started them, whatever killed it (:mod:`solver.partition.lifeline`); an
+interrupted :func:`map_parts` (KeyboardInterrupt, SystemExit) kills its pool's workers before re-raising.
+
 A worker that dies (killed, out of memory) is retried once on a fresh pool (Ray: its own task retry); if it
 dies again :class:`PartWorkerError` is raised (exit code 5 when it reaches the CLI) and the caller fails the
 round, or the baseline, without storing anything.
@@ -28,11 +31,13 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from solver.model.errors import PartWorkerError, UsageError
+from solver.partition import lifeline
 
 EXECUTORS = ("process", "ray", "inline")
 FAULT_ENV = "COPTER_FAULT_KILL_PART"
@@ -109,9 +114,13 @@ def _pool(workers: int, fresh: bool = False) -> ProcessPoolExecutor:
         return pool
     if pool is not None:
         pool.shutdown(wait=False, cancel_futures=True)
-    methods = mp.get_all_start_methods()
-    ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    forkserver = "forkserver" in mp.get_all_start_methods()
+    ctx = mp.get_context("forkserver" if forkserver else "spawn")
+    if forkserver and threading.current_thread() is threading.main_thread():
+        # the forkserver dies with this process (its pdeathsig fires when the thread that started it ends)
+        ctx.set_forkserver_preload(["__main__", lifeline.PRELOAD_MODULE])
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=lifeline.worker_init,
+                               initargs=(forkserver,))
     _POOLS[workers] = pool
     return pool
 
@@ -121,6 +130,21 @@ def shutdown() -> None:
     for pool in _POOLS.values():
         pool.shutdown(wait=False, cancel_futures=True)
     _POOLS.clear()
+
+
+def _kill_pool(workers: int) -> None:
+    """SIGKILL the workers of the kept pool of ``workers`` and drop it: an interrupted round (KeyboardInterrupt,
+    SystemExit from a signal handler) must not wait for its parts to finish, neither here nor in the
+    interpreter's exit hook (``concurrent.futures`` joins a pool's running work at exit)."""
+    pool = _POOLS.pop(workers, None)
+    if pool is None:
+        return
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            proc.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None = None,
@@ -181,6 +205,9 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
             if attempt == 1:
                 which = "a part" if dead is None else f"part {dead}"
                 raise PartWorkerError(f"the worker process solving {which} died twice ({err})", dead) from err
+        except BaseException:  # interrupted (SIGINT, a handler's SystemExit): the parts' workers go too
+            _kill_pool(n)
+            raise
     raise AssertionError("unreachable")
 
 

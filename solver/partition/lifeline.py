@@ -1,0 +1,72 @@
+"""Part workers die with the process that started them (``copter step`` killed by SIGKILL, SIGTERM or SIGINT).
+
+Why they outlived it: a ``forkserver`` pool's workers are forked by the forkserver, not by this process, and
+they block on the pool's call queue, whose pipe they hold both ends of, so they never see the parent go; each
+also holds the forkserver's "alive" pipe (``multiprocessing.forkserver`` hands it to every child) and the
+resource tracker's pipe, so the forkserver and the tracker wait for them forever: four processes, two of them
+~150 MB each, per killed step.
+
+Two independent lifelines, set up by the pool's initializer (:func:`worker_init`) in every worker:
+
+- a daemon thread that waits on ``multiprocessing.parent_process().sentinel`` (a pipe whose write end only the
+  process that submitted the parts holds; the kernel closes it when that process dies, whatever killed it) and
+  then SIGKILLs its own worker. Portable; needs the GIL for a moment, which a running solve gives up between
+  kernel calls;
+- Linux: ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (prctl(2)), so the kernel kills the worker when its parent, the
+  forkserver, dies; the forkserver itself gets the same signal on the death of this process when it was started
+  from the main thread (:func:`forkserver_preload`: the pdeathsig fires when the *thread* that forked exits).
+
+After them the resource tracker sees every writer of its pipe gone and exits by itself.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+PR_SET_PDEATHSIG = 1  #: prctl(2) option (linux/prctl.h)
+PRELOAD_MODULE = "solver.partition.forkserver_lifeline"  #: imported by the forkserver only (sets its pdeathsig)
+
+
+def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
+    """Linux: ask the kernel to send ``sig`` to this process when its parent (the thread that forked it) dies
+    (``prctl(PR_SET_PDEATHSIG)``). Returns True when set; False elsewhere or when prctl is not reachable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch(sentinel: int) -> None:
+    from multiprocessing.connection import wait
+
+    wait([sentinel])  # readable (EOF) only when the parent is gone
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def watch_parent() -> bool:
+    """Start a daemon thread that SIGKILLs this process when ``multiprocessing.parent_process()`` ends (its
+    sentinel pipe reaches EOF). Returns False when this process has no multiprocessing parent."""
+    import multiprocessing as mp
+
+    parent = mp.parent_process()
+    if parent is None or parent.sentinel is None:
+        return False
+    threading.Thread(target=_watch, args=(parent.sentinel,), name="copter-parent-watch", daemon=True).start()
+    return True
+
+
+def worker_init(forkserver: bool) -> None:
+    """Initializer of the part workers' pool (``solver.partition.executor``): both lifelines (module docstring).
+    The pdeathsig is set only under ``forkserver``, where the worker's parent is the forkserver's main thread
+    (under ``spawn`` the forking thread may be a short-lived thread of the caller)."""
+    watch_parent()
+    if forkserver:
+        set_parent_death_signal()

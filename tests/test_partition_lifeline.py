@@ -1,0 +1,112 @@
+"""Part workers die with the process that started them: a partitioned step killed by SIGKILL, SIGTERM or SIGINT
+mid-round leaves no forkserver, resource tracker or part worker behind (they used to live forever, ~150 MB per
+part worker, after every interrupted ``copter step``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from formats.io import write_delta
+from solver import rounds
+from solver.workloads import make_scenario
+from tests.helpers import REPO
+
+SLEEPER = r"""
+import sys, time
+from solver.partition.executor import map_parts
+print("start", flush=True)
+map_parts(time.sleep, [(120,), (120,)], "process", 2)
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_for(proc: subprocess.Popen, n: int, seconds: float = 300.0) -> list[int]:
+    """The process's descendants once there are at least ``n`` of them (forkserver, tracker, workers)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and proc.poll() is None:
+        d = _descendants(proc.pid)
+        if len(d) >= n:
+            return d
+        time.sleep(0.1)
+    raise AssertionError(f"never saw {n} descendants (exit {proc.poll()})")
+
+
+def _assert_all_gone(pids: list[int], seconds: float = 10.0) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    left = [p for p in pids if _alive(p)]
+    for p in left:  # never leave them to the next test
+        os.kill(p, signal.SIGKILL)
+    assert not left, f"{len(left)} of {len(pids)} child processes outlived their killed parent"
+
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+def test_part_workers_die_with_their_parent(sig):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-c", SLEEPER], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "start"
+        kids = _wait_for(proc, 4)  # resource tracker, forkserver, two part workers
+        proc.send_signal(sig)
+        proc.wait(timeout=60)  # SIGINT: the interrupted pool is killed, the interpreter does not wait for it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    _assert_all_gone(kids)
+
+
+def test_killed_partitioned_step_leaves_no_process(tmp_path):
+    sc = make_scenario("te", 16, seed=4)
+    state = tmp_path / "st"
+    rounds.init(sc.base(), state, partition={"k": 2, "executor": "inline"})
+    delta = tmp_path / "d1.parquet"
+    write_delta(sc.next_delta(1), delta)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "copter_cli", "step", str(delta), "--state", str(state),
+                             "--executor", "process"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        kids = _wait_for(proc, 4)
+        assert proc.poll() is None  # mid-round
+        proc.kill()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    _assert_all_gone(kids)
