@@ -324,6 +324,9 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             ph.add("recheck", time.perf_counter() - t4)
         if improvement:
             outcome_rep["improvement"] = improvement
+        iters = max((int(pr["iterations"]) for pr in part_rep), default=0)
+        if iters != result.iterations:  # a part's resolve adds its iterations (README: the busiest part's count)
+            result = replace(result, iterations=iters)
         data = PartitionData(
             assignment=r.assignment,
             parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
