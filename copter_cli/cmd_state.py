@@ -143,7 +143,14 @@ ROUND_OPT = typer.Option(None, "--round", help=ROUND_HELP)
 REPORT_JSON_OPT = typer.Option(False, "--json", help="Print the round report as JSON on stdout.")
 RESULT_JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
-WAIT_OPT = typer.Option(0.0, "--wait", min=0.0, metavar="SECONDS",
+def _check_wait(value: float) -> float:
+    """``--wait`` must be a number of seconds (click's ``min`` lets NaN through: every comparison is false)."""
+    if value != value:
+        raise typer.BadParameter(f"{value} is not a number of seconds (0 or more, inf: as long as it takes)")
+    return value
+
+
+WAIT_OPT = typer.Option(0.0, "--wait", min=0.0, metavar="SECONDS", callback=_check_wait,
                         help="Wait up to SECONDS for another writer to release the state's lock instead of "
                              "exiting 6 at once (inf: wait as long as it takes).")
 
@@ -300,7 +307,7 @@ def show_cmd(
     changes: bool = typer.Option(False, "--changes", help="With --solution: also the biggest moves since the "
                                  "previous round and the entities added/removed (implies --solution)."),
     client_regex: str | None = typer.Option(None, "--client-regex", help="With --solution: regex whose named "
-                                            "group 'client' (or whole match) is a name's client."),
+                                            "group (?P<client>...) is a name's client (required)."),
     zero_tol: float | None = typer.Option(None, "--zero-tol", help="With --solution: |value| <= this counts as "
                                           "zero (default: the state's --tol)."),
     json_out: bool = typer.Option(False, "--json", help="Print the round's report (or allocation) as JSON."),

@@ -87,8 +87,10 @@ if TYPE_CHECKING:  # numpy, pyarrow, the lock and the arrays are imported where 
 PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
                   "integrality", "a_indptr", "a_indices", "a_data")
 FORMAT_VERSION = 1
+STATE_VERSION = 1  # config.json's "version": the state directory's layout (a newer one is refused, exit 3)
 DEFAULT_KEEP = 5
 _GEN_RE = re.compile(r"^gen-(\d{6,})$")
+_CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
 _LOCKS: dict[str, StateLock] = {}
 _RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation)
@@ -559,6 +561,28 @@ class StateStore:
 
         _write_text_atomic(self.root / "config.json", dumps(config) + "\n")
 
+    def check_version(self) -> None:
+        """Refuse a state directory written by a newer copter (config.json ``version`` above
+        :data:`STATE_VERSION`) or whose version is not a positive integer; version 1 is the first, so there
+        is no older layout to migrate. An absent or unreadable config.json is left to the commands that
+        need it.
+
+        Raises:
+            StateError: naming config.json, its version and the one this copter reads (exit 3).
+        """
+        body = self.config()
+        if "version" not in body:
+            return
+        v = body["version"]
+        path = str(self.root / "config.json")
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise StateError(f"config.json is damaged: state format version {v!r} is not a positive integer "
+                             f"(this copter reads version {STATE_VERSION})", file=path)
+        if v > STATE_VERSION:
+            raise StateError(f"state format version {v} is newer than this copter reads (version "
+                             f"{STATE_VERSION}): the state was written by a newer copter; upgrade copter",
+                             file=path)
+
     def config(self, required: bool = False) -> dict:
         """config.json content: the options init stored for later rounds (written before round 0, so every
         initialised state has one).
@@ -694,10 +718,13 @@ class StateStore:
             StateError: no complete generation at all (not initialised, or every one damaged).
         """
         self.check_links()
+        self.check_version()
         text = None
         r = None
         try:
-            text = (self.root / "CURRENT").read_text().strip()
+            text = (self.root / "CURRENT").read_text()
+            if not _CURRENT_RE.fullmatch(text):  # what set_current writes; int() took "+0", " 0", "٠"
+                raise ValueError(text)
             r = int(text)
             why = self.damage(r, self._verify_of(r, verify))
             if not why:

@@ -61,6 +61,36 @@ def kind_of(path: str | os.PathLike) -> str:
                      "(use .mps, .mps.gz or .parquet)", file=str(path))
 
 
+def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
+    """Refuse a path that is not an existing regular file (symbolic links followed), naming what it is.
+
+    Args:
+        path: the file to read; ``what``: how the message names it (``"file"``, ``"delta file"``).
+    Raises:
+        InputError: nothing exists there ("``what`` not found"). FormatError: it is a directory, a pipe
+            (FIFO, e.g. bash's ``<(cmd)``), a socket or a device: copter reads an input file more than once
+            (hash, checks, rows), which a pipe cannot give; pipe a delta as ``copter step -`` instead.
+    """
+    import stat
+
+    from solver.model.errors import FormatError
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", file=str(path)) from None
+    except OSError:
+        return  # unreadable (permission, I/O): the reader's own error names it
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise FormatError(f"is a directory, not a {what}", file=str(path))
+    kind = ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    raise FormatError(f"is {kind}, not a regular {what}: copter reads it more than once; write it to a file "
+                      "first (a delta can also be piped on standard input: `copter step -`)", file=str(path))
+
+
 def read_problem(path: str | os.PathLike) -> Problem:
     """Read a full problem from MPS (``.mps``/``.mps.gz``) or Parquet (``.parquet``).
 
@@ -68,7 +98,9 @@ def read_problem(path: str | os.PathLike) -> Problem:
         UsageError: unknown extension. InputError (FormatError, ValidationError, UnsupportedError):
         the file is missing, unreadable or breaks a rule; the error names the file, line/row, entity.
     """
-    if kind_of(path) == "mps":
+    kind = kind_of(path)
+    check_regular_file(path, "MPS file" if kind == "mps" else "Parquet file")
+    if kind == "mps":
         from formats.mps import read_mps
 
         return read_mps(path)

@@ -4,13 +4,15 @@ init, NaN in history, the state format version, CURRENT parsing, --out inside th
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from formats.io import write_problem
+from formats.io import write_delta, write_problem
 from solver import rounds
-from tests.helpers import lp, run_main, small_lp
+from solver.model.delta import Delta
+from tests.helpers import lp, run_main, small_lp, snapshot
 
 
 def _infeasible_base(tmp_path: Path) -> Path:
@@ -79,3 +81,88 @@ def test_history_not_applicable_compare_row_has_no_nan(st, capsys, monkeypatch):
     buf = StringIO()
     cmd_state._print_history(rounds.history(st), out=Console(file=buf, width=300), terminal=False)
     assert "nan" not in buf.getvalue() and "pop-4 -" in buf.getvalue()
+
+
+# ------------------------------------------------------------------------------ item 5: state format version
+
+
+@pytest.mark.parametrize("version", [99, 0, "1"])
+def test_config_version_not_read_by_this_copter_is_refused(st, capsys, version):
+    cfg = json.loads((st / "config.json").read_text())
+    cfg["version"] = version
+    (st / "config.json").write_text(json.dumps(cfg))
+    for args in (["show"], ["history"], ["step", "missing.parquet"]):
+        code, out, _ = run_main(capsys, *args, "--state", st, "--json")
+        err = json.loads(out)["error"]
+        assert code == 3 and err["file"].endswith("config.json"), args
+        assert repr(version) in err["message"] or str(version) in err["message"]
+        assert "version 1" in err["message"]
+
+
+# ------------------------------------------------------------------------------ item 9: CURRENT parsed strictly
+
+
+@pytest.mark.parametrize("text", ["+0\n", " 0\n", "\u0660\n", "0 \n"])
+def test_current_not_plain_ascii_digits_is_damage(st, capsys, text):
+    (st / "CURRENT").write_text(text, encoding="utf-8")
+    code, out, err = run_main(capsys, "show", "--state", st, "--json")
+    assert code == 0
+    assert any("CURRENT is unreadable" in w for w in json.loads(out)["warnings"])
+    assert "warning: CURRENT is unreadable" in err
+
+
+# ------------------------------------------------------------------------------ item 6: --out inside the state
+
+
+def test_out_inside_the_state_directory_is_refused_before_anything_is_written(st, tmp_path, capsys):
+    d = tmp_path / "d.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
+    (tmp_path / "link").symlink_to(st / "gen-000000")
+    before = snapshot(st)
+    for out in (st / "gen-000000", st, st / "new" / "deeper", tmp_path / "link"):
+        code, stdout, _ = run_main(capsys, "step", d, "--state", st, "--out", out, "--json")
+        err = json.loads(stdout)["error"]
+        assert code == 2 and "--out" in err["message"] and "inside the state directory" in err["message"]
+        assert snapshot(st) == before
+    code, _, _ = run_main(capsys, "step", d, "--state", st, "--out", tmp_path / "outside")
+    assert code == 0 and (tmp_path / "outside" / "solution.parquet").is_file()
+
+
+# ------------------------------------------------------------------------------ items 8, 9: options and messages
+
+
+def test_wait_nan_is_refused(st, capsys):
+    for args in (["rollback"], ["step", "x.parquet"]):
+        code, _, err = run_main(capsys, *args, "--state", st, "--wait", "nan")
+        assert code == 2 and "--wait" in err
+
+
+def test_show_client_regex_without_client_group_is_refused(st, capsys):
+    code, out, _ = run_main(capsys, "show", "--state", st, "--solution", "--client-regex", "abc", "--json")
+    assert code == 2 and "--client-regex" in json.loads(out)["error"]["message"]
+    code, _, _ = run_main(capsys, "show", "--state", st, "--solution", "--client-regex", r"^(?P<client>x)")
+    assert code == 0
+
+
+@pytest.mark.parametrize("option", ["--client-regex", "--shared-rows-regex"])
+def test_init_partition_regex_error_names_init_option(tmp_path, capsys, option):
+    write_problem(small_lp(), tmp_path / "b.parquet")
+    code, out, _ = run_main(capsys, "init", tmp_path / "b.parquet", "--state", tmp_path / "s", "--partitions", "2",
+                            option, "(", "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 2 and option in msg and "--pop-" not in msg
+    assert not (tmp_path / "s").exists()
+
+
+def test_delta_pipe_and_problem_folder_are_named(st, tmp_path, capsys):
+    fifo = tmp_path / "d.parquet"
+    os.mkfifo(fifo)
+    code, out, _ = run_main(capsys, "step", fifo, "--state", st, "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 3 and "pipe" in msg and "not found" not in msg
+    (tmp_path / "m.mps").mkdir()
+    code, out, _ = run_main(capsys, "solve", tmp_path / "m.mps", "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 3 and "is a directory" in msg and "not found" not in msg
+    code, out, _ = run_main(capsys, "solve", tmp_path / "none.mps", "--json")
+    assert code == 3 and "not found" in json.loads(out)["error"]["message"]

@@ -4,7 +4,7 @@ and the biggest moves since the previous round.
 Clients follow the naming convention of copter's workloads, POP and ``copter compare``
 (``solver.partition.clients``): the client of a variable is the text of its name before the first ``/``
 (``job17/a100/x4`` -> ``job17``), or, with ``client_regex``, the text matched by the regex's named group
-``client`` (the whole match without one). A name that yields no client (no ``/``, no match) goes to one
+``client`` (a regex without that group is refused: the README's rule). A name that yields no client (no ``/``, no match) goes to one
 group of its own, reported with ``client`` = None ("(no client)" in the table).
 
 Everything is vectorised over the variables (pyarrow compute to filter and split the names, numpy
@@ -51,9 +51,16 @@ def client_codes(names: pa.Array, client_regex: str | None = None) -> tuple[np.n
         ((k,) int64 codes in ``0 .. g-1``, g client names in code order, the last one None when some name
         has no client).
     Raises:
-        UsageError: ``client_regex`` does not compile (named as ``--client-regex``).
+        UsageError: ``client_regex`` does not compile or has no named group ``client`` (named as
+            ``--client-regex``).
     """
-    from solver.partition.clients import _client_keys  # POP's reading of a client from a name
+    from solver.partition.clients import _client_keys, _compile_check  # POP's reading of a client from a name
+
+    if client_regex is not None:
+        _compile_check(client_regex, "--client-regex")
+    if client_regex is not None and "(?P<client>" not in client_regex:
+        raise UsageError(f"--client-regex {client_regex!r} has no named group 'client': write the part of a "
+                         "name that is its client as (?P<client>...), e.g. '^(?P<client>[^/]+)/'")
 
     try:
         keys = _client_keys(names, client_regex)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pyarrow as pa
 
 from solver.model.delta import Delta
-from solver.model.errors import FormatError, InputError
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -51,9 +50,8 @@ def delta_hash(delta: Delta | str | os.PathLike) -> str:
         from formats.parquet import stdin_bytes
 
         return hashlib.sha256(stdin_bytes()).hexdigest()
+    from formats.io import check_regular_file
+
     path = Path(delta)
-    if path.is_dir():
-        raise FormatError("is a directory, not a delta file", file=str(path))
-    if not path.is_file():
-        raise InputError("delta file not found", file=str(path))
+    check_regular_file(path, "delta file")  # missing: InputError; a folder, a pipe (<(cmd)): FormatError
     return file_sha256(path)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from formats import reports, undo
-from formats.checkpoint import DEFAULT_KEEP, Generation, StateStore
+from formats.checkpoint import DEFAULT_KEEP, STATE_VERSION, Generation, StateStore
 from formats.faults import environment_faults
 from solver.model.delta import Delta
 from solver.model.errors import CopterError, RoundMismatchError, StateBusyError, StateError, UsageError
@@ -33,7 +33,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     t0 = time.perf_counter()
     if keep < 1:
         raise UsageError(f"--keep must be at least 1, got {keep}")
-    check_out_dir(out_dir)
+    check_out_dir(out_dir, state_dir_or_default(state_dir))
     if partition:
         from solver.rounds.partitioned import config_of
 
@@ -96,7 +96,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
         if not result.status.is_success and not accept_failed:
             return _record_init_failure(store, problem, result, t0, seconds, base_sha, keep, pextra)
-        store.write_config({"format": "copter-state", "version": 1, "keep": int(keep),
+        store.write_config({"format": "copter-state", "version": STATE_VERSION, "keep": int(keep),
                             "settings": settings_to_json(settings), **({"partition": partition} if partition else {})})
         extra = {"accepted": True, "base_sha256": base_sha, **pextra}
         if not result.status.is_success:
@@ -138,7 +138,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     """Apply one delta to the current round, solve warm, store the next round; see :func:`solver.rounds.step`.
     ``_waited``: seconds :func:`step_many` already waited for the lock (added to this round's ``wait``)."""
     t0 = time.perf_counter() - _waited  # the round's total includes that wait
-    check_out_dir(out_dir)
+    check_out_dir(out_dir, state_dir_or_default(state_dir))
     store = StateStore(state_dir_or_default(state_dir))
     t_req = time.perf_counter()
     with store.lock(wait=wait), environment_faults(store.root):
@@ -299,7 +299,7 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     """Apply several deltas in order, each its own round (stored atomically by :func:`step`); see
     :func:`solver.rounds.step_many`."""
     deltas = list(deltas)
-    check_out_dir(out_dir)
+    check_out_dir(out_dir, state_dir_or_default(state_dir))
     store = StateStore(state_dir_or_default(state_dir))
     reports_: list[dict] = []
     t_req = time.perf_counter()

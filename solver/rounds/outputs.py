@@ -130,17 +130,26 @@ def _unwritable(option: str, path: Path, folder: Path):
                                  errno_name="EROFS" if read_only else "EACCES")
 
 
-def check_out_dir(out_dir) -> None:
+def check_out_dir(out_dir, state_dir=None) -> None:
     """Refuse an ``--out`` folder that cannot be used, before any work (nothing is created here).
 
+    Args:
+        out_dir: the ``--out`` folder (None: nothing to check).
+        state_dir: the state directory, when known: an ``out_dir`` that is it or inside it (symbolic links
+            resolved) is refused, since its copies would overwrite the state's own files (``gen-000000``).
     Raises:
         UsageError: ``out_dir`` exists and is not a folder, or cannot be created (its nearest existing
-            ancestor is a file). EnvironmentFaultError: it (or the ancestor it would be created in) is on a
-            read-only file system or not writable (exit code 7).
+            ancestor is a file), or lies inside ``state_dir``. EnvironmentFaultError: it (or the ancestor
+            it would be created in) is on a read-only file system or not writable (exit code 7).
     """
     if out_dir is None:
         return
     p = Path(out_dir)
+    if state_dir is not None:
+        real_out, real_state = Path(os.path.realpath(p)), Path(os.path.realpath(state_dir))
+        if real_out == real_state or real_state in real_out.parents:
+            raise UsageError(f"--out {p}: is inside the state directory {state_dir}; the copies would overwrite "
+                             "the state's own files: choose a folder outside it")
     if p.exists():
         if not p.is_dir():
             raise UsageError(f"--out {p}: exists and is not a folder")

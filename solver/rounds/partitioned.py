@@ -35,7 +35,24 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
     if ray_address is not None:
         cfg.ray_address = ray_address
     cfg.check()
+    _check_regexes(cfg)
     return cfg if cfg.k > 1 else None
+
+
+def _check_regexes(cfg) -> None:
+    """Refuse a partition regex that does not compile, naming init's own option (the grouping code, shared
+    with POP, names ``--pop-client-regex``), before anything is written."""
+    import re
+
+    from solver.model.errors import UsageError
+
+    for option, pattern in (("--client-regex", cfg.client_regex), ("--shared-rows-regex", cfg.shared_rows_regex)):
+        if pattern is None:
+            continue
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            raise UsageError(f"invalid {option} {pattern!r}: {err}") from err
 
 
 def _hook(data):
