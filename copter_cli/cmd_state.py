@@ -160,6 +160,15 @@ EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker p
 RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray (default: $RAY_ADDRESS, else a local cluster)."
 
 
+def _check_executor(value: str | None) -> str | None:
+    """``--executor`` must name an executor even where it is not used (a monolithic state): exit 2 naming it."""
+    from solver.partition.executor import EXECUTORS
+
+    if value is not None and value not in EXECUTORS:
+        raise typer.BadParameter(f"unknown executor {value!r}; choose {', '.join(EXECUTORS)}")
+    return value
+
+
 def _after_prepare(fn, *args, **kw):
     """Compile the solver kernels first when needed (``copter_cli.cmd_prepare.ensure_prepared``: a stamp
     check of milliseconds on a warm install), then return ``fn(*args)``: round 0 never compiles."""
@@ -214,7 +223,7 @@ def init_cmd(
     share_update_every: int = typer.Option(1, "--share-update-every", min=0,
                                            help="With --partitions: move the shared rows' shares after every "
                                                 "round (1), every N-th, or never (0: the first round's shares)."),
-    executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP),
+    executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP, callback=_check_executor),
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     accept_failed: bool = typer.Option(False, "--accept-failed",
                                        help="Store round 0 even if it is infeasible/limited (a later delta can "
@@ -250,7 +259,8 @@ def step_cmd(
                                        help="Advance CURRENT even if the round is infeasible/limited."),
     out: Path | None = OUT_OPT,
     wait: float = WAIT_OPT,
-    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP + " Default: as stored by init."),
+    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP + " Default: as stored by init.",
+                                        callback=_check_executor),
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     solver: opts.GivenOptions = None,
     json_out: bool = REPORT_JSON_OPT,
