@@ -32,11 +32,11 @@ def _fmt(v, spec: str = ".6g") -> str:
 def _wide_console() -> Console:
     """stderr console for the notes under the table: the terminal's width, or off a terminal (where rich
     assumes 80 columns) at least 180 columns wide."""
-    from rich.console import Console
+    from copter_cli.output import rich_console
 
     if console.is_terminal:
         return console.get()
-    return Console(stderr=True, highlight=False, soft_wrap=False, width=max(console.width, 180))
+    return rich_console(stderr=True, highlight=False, soft_wrap=False, width=max(console.width, 180))
 
 
 #: compare's columns: (header, justify, priority); 0 = essential (never dropped), higher = dropped first when

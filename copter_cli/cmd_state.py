@@ -42,9 +42,9 @@ def _state(state: Path | None) -> Path:
 def _wide() -> Console:
     """The stderr console, or (when stderr is not a terminal, where rich assumes 80 columns) a wider one so
     tables are not truncated in logs."""
-    from rich.console import Console
+    from copter_cli.output import rich_console
 
-    return console.get() if console.is_terminal else Console(stderr=True, width=160, highlight=False)
+    return console.get() if console.is_terminal else rich_console(stderr=True, width=160, highlight=False)
 
 
 def _fmt(v, spec: str = ".6g") -> str:

@@ -28,6 +28,20 @@ from solver.model.errors import CopterError
 CONSOLE_OPTIONS = {"stderr": True, "highlight": False, "soft_wrap": True}  # never hard-wrap: one message, one line
 
 
+def rich_console(**options):
+    """A ``rich.console.Console(**options)`` (rich imported now) whose closed output raises BrokenPipeError,
+    which the commands end as exit 141 with nothing more printed (:func:`quiet_broken_pipe`); rich's own
+    handler exits 1, as an internal error (``copter solve x.mps --json 2>&1 | head -c 5``)."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(32, "Broken pipe")
+
+    return _Console(**options)
+
+
 class LazyConsole:
     """A ``rich.console.Console(**options)`` built (and rich imported) on first attribute use; every attribute
     is the built console's. ``__init__`` again (the worker's child, for its client's stderr and variables)
@@ -41,9 +55,7 @@ class LazyConsole:
     def get(self):
         """The rich Console (built now if not yet)."""
         if self.__dict__["_console"] is None:
-            from rich.console import Console
-
-            self.__dict__["_console"] = Console(**self.__dict__["_options"])
+            self.__dict__["_console"] = rich_console(**self.__dict__["_options"])
         return self.__dict__["_console"]
 
     @property
@@ -179,9 +191,10 @@ ERROR_PRINTED = []  #: non-empty once :func:`_fail` printed an error (``copter_c
 
 
 def quiet_broken_pipe() -> None:
-    """stdout's reader went away (``copter history --json | head -1``): point file descriptor 1 at
-    /dev/null, so the interpreter's final flush cannot fail again, and exit 141 (what a shell reports for a
-    writer killed by SIGPIPE) without printing anything.
+    """stdout's (or stderr's) reader went away (``copter history --json | head -1``, ``... 2>&1 | head``):
+    point file descriptors 1 and 2 at /dev/null, so neither a later message nor the interpreter's final flush
+    can fail again, and exit 141 (what a shell reports for a writer killed by SIGPIPE) without printing
+    anything more.
 
     Raises:
         typer.Exit: always, with ``exit_codes.BROKEN_PIPE``.
@@ -190,9 +203,13 @@ def quiet_broken_pipe() -> None:
 
     try:
         fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, sys.stdout.fileno())
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                os.dup2(fd, stream.fileno())
+            except (OSError, ValueError, AttributeError):  # no real stream (a test's capture): nothing to silence
+                pass
         os.close(fd)
-    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to silence
+    except OSError:
         pass
     raise typer.Exit(exit_codes.BROKEN_PIPE)
 

@@ -95,21 +95,20 @@ def print_fitted(columns: list[Column], rows: list[list[str]], *, console: Conso
         min_width: off a terminal, print at least this wide.
         more: what the note points at to see every column (``--json``, ``--json or --csv``).
     """
-    from rich.console import Console
-
     from copter_cli.output import console as shared
+    from copter_cli.output import rich_console
 
     out = console if console is not None else shared.get()
     is_tty = out.is_terminal if terminal is None else terminal
     if not is_tty:
         t = _build(columns, rows, _non_empty(columns, rows), table_kw)
         need = natural_width(t, out)
-        Console(file=out.file, width=max(min_width, need), highlight=False, soft_wrap=False,
+        rich_console(file=out.file, width=max(min_width, need), highlight=False, soft_wrap=False,
                 no_color=out.no_color).print(t)
         return []
     t, dropped, need = fit(columns, rows, out.width, out, **table_kw)
     if need > out.width:  # the essentials alone are wider: print them whole, the terminal wraps the lines
-        Console(file=out.file, width=need, highlight=False, soft_wrap=False, force_terminal=True,
+        rich_console(file=out.file, width=need, highlight=False, soft_wrap=False, force_terminal=True,
                 no_color=out.no_color).print(t)
     else:
         out.print(t)
