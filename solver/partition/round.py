@@ -60,6 +60,7 @@ from solver.partition import shares as sh
 from solver.partition.bound import best_bound, shared_dual_candidates
 from solver.partition.clients import GLOBAL, group_clients
 from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts
+from solver.partition.fallback import failed_parts, solve_whole
 from solver.partition.improve import WholeBound, cheap_part_settings, choose_parts, gap_by_part, improve_part
 from solver.partition.layout import initial_assignment, route
 from solver.partition.phases import Phases
@@ -327,6 +328,9 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         iters = max((int(pr["iterations"]) for pr in part_rep), default=0)
         if iters != result.iterations:  # a part's resolve adds its iterations (README: the busiest part's count)
             result = replace(result, iterations=iters)
+        failed = failed_parts(part_rep)
+        if failed:  # a part infeasible under its shares proves nothing about the model: solve it whole
+            result, outcome_rep["fallback"] = solve_whole(problem, settings, result, failed)
         data = PartitionData(
             assignment=r.assignment,
             parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,

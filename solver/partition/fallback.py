@@ -1,0 +1,62 @@
+"""A partitioned round whose part is infeasible under its shares is solved whole: a part's infeasibility proves
+nothing about the model.
+
+Why a part can be infeasible while the whole model is feasible: a shared row ``l <= sum_p a_p x_p <= u`` is
+split into ``s_p l <= a_p x_p <= s_p u`` per part (:mod:`solver.partition.split`). Every feasible point of the
+whole model splits the row's activity ``T = sum_p t_p`` (``t_p = a_p x_p``) among the parts, but only a split
+with ``t_p = s_p T`` for one common ``T`` and shares ``s_p >= 0`` fits the scaled bounds. A balance row with a
+zero right-hand side (what one part's columns ship, another's receive) gives every part the allocation 0 and
+so pins each part's own flows in it at zero; a row that then asks the part for a positive allocation makes it
+infeasible under any share. afiro split by ``--client-regex '^X(?P<client>\\d)'``: R12 and R22 (= 0) pin part
+0's X14, X15, X28, X29 at zero, and R23 (X28 + X29 + ... = 44) asks part 0 for its share of 44.
+Resource-directive decomposition assumes every part can live within some allocation
+(Geoffrion 1970, the feasibility condition of the master problem); the parts' statuses then say nothing
+about the model.
+
+So when a part ends PRIMAL_INFEASIBLE, DUAL_INFEASIBLE or INFEASIBLE_OR_UNBOUNDED, the round solves the whole
+model monolithically (``solver.api.solve_problem``, cold: the parts' points are no start for it) and that
+result is the round's: its status (a PRIMAL_INFEASIBLE here is the model's, exit code 4), point and bound. The
+report's ``partitions.fallback`` says which part failed how and what the whole solve took; the parts' shares
+and states are kept for the next round, which tries the parts again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.status import Status
+
+PART_FAILURES = (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
+
+
+def failed_parts(part_rep: list[dict]) -> dict[int, str]:
+    """``{part: status name}`` of the parts whose status is one of :data:`PART_FAILURES` (report rows)."""
+    names = {s.name for s in PART_FAILURES}
+    return {int(pr["part"]): str(pr["status"]) for pr in part_rep if pr.get("status") in names}
+
+
+def solve_whole(problem, settings: Settings, merged: SolveResult, failed: dict[int, str]) -> tuple[SolveResult, dict]:
+    """Solve ``problem`` (the whole model, n columns, m rows) monolithically after the parts ``failed``.
+
+    Args:
+        problem: the round's whole model; settings: the round's settings (threads as given).
+        merged: the partitioned merge's result (its message is kept after the fallback's).
+        failed: ``{part: status name}`` (:func:`failed_parts`).
+    Returns:
+        (the whole solve's SolveResult with the fallback said in its message, the report's ``fallback``
+        section: ``failed_parts``, ``status`` of the whole solve, ``seconds`` (wall, this process), ``iterations``).
+    """
+    from solver.api import solve_problem
+
+    t = time.perf_counter()
+    whole = solve_problem(problem, settings, None)
+    seconds = time.perf_counter() - t
+    which = ", ".join(f"part {p} {s}" for p, s in sorted(failed.items()))
+    msg = (f"partitioned round: {which} under its share of the shared rows, which says nothing about the whole "
+           f"model; the round was solved whole (monolithic, {seconds:.2f} s): {whole.message}")
+    rep = {"failed_parts": {str(p): s for p, s in failed.items()}, "status": whole.status.name,
+           "seconds": round(seconds, 6), "iterations": int(whole.iterations), "merged_message": merged.message}
+    return replace(whole, message=msg), rep
