@@ -4,7 +4,9 @@ Once a solve has run for :data:`DELAY` seconds (``$COPTER_PROGRESS_DELAY`` overr
 line off), one line on stderr is redrawn in place about four times a second: the seconds elapsed and the
 time limit with what is left of it, PDHG iterations, relative primal and dual residuals and gap, and the
 primal objective (from the LP core's ``solver.lp.pdhg.progress_callback``, called at every termination
-check, also inside MILP relaxations and presolve's polish). The line is erased when the solve ends (the summary follows on a clean line).
+check, also inside MILP relaxations and presolve's polish). A partitioned round's parts run in worker
+processes: its line shows the parts done out of K and the measures of the slowest running part
+(``solver.partition.progress_board``). The line is erased when the solve ends (the summary follows on a clean line).
 
 Only when stderr is a terminal (``isatty``; ``TERM=dumb`` counts as none) and ``--verbose`` is off (its log
 lines would interleave): a pipe or a log file receives no progress bytes at all.
@@ -61,7 +63,9 @@ def is_terminal(stream) -> bool:
 
 def format_line(info: dict | None, elapsed: float, time_limit: float, left: float | None) -> str:
     """The progress line's text, most important first (a narrow terminal cuts the end): seconds and time
-    limit, iterations, relative primal and dual residuals, relative gap, primal objective.
+    limit, iterations, relative primal and dual residuals, relative gap, primal objective. A partitioned
+    round (``info`` with ``parts``) shows the parts done out of K, then those measures of its slowest running
+    part (the one furthest from converging).
 
     Args:
         info: the latest ``progress_callback`` dict (iteration, primal_objective, primal_residual_rel,
@@ -74,7 +78,11 @@ def format_line(info: dict | None, elapsed: float, time_limit: float, left: floa
     if math.isfinite(time_limit):
         head += f" (limit {time_limit:g} s" + ("" if left is None else f", {max(left, 0.0):.1f} s left") + ")"
     parts = [head]
-    if info is not None:
+    if info is not None and "parts" in info:  # a partitioned round (solver.partition.progress_board.summary)
+        parts.append(f"parts done {int(info['parts_done'])}/{int(info['parts'])}")
+        if "part" in info:
+            parts.append(f"slowest part {int(info['part'])}:")
+    if info is not None and "iteration" in info:
         parts += [f"iter {int(info['iteration']):,}", f"primal res {info['primal_residual_rel']:.1e}",
                   f"dual res {info['dual_residual_rel']:.1e}", f"gap {info['gap_rel']:.1e}",
                   f"obj {info['primal_objective']:.8g}"]

@@ -33,15 +33,16 @@ import os
 import signal
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from solver.model.errors import PartWorkerError, UsageError
-from solver.partition import lifeline
+from solver.partition import lifeline, progress_board
 
 EXECUTORS = ("process", "ray", "inline")
 FAULT_ENV = "COPTER_FAULT_KILL_PART"
 _POOLS: dict[int, ProcessPoolExecutor] = {}
+PROGRESS_INTERVAL = 0.25  #: seconds between two progress reports of running parts
 
 
 __all__ = ["EXECUTORS", "PartWorkerError", "check_executor", "map_parts", "run_parts", "shutdown", "solve_part"]
@@ -80,7 +81,8 @@ def solve_part(index: int, problem, settings, warm) -> dict:
 
     reset_peak_rss()
     t = time.perf_counter()
-    result = solve_problem(problem, settings, warm)
+    with progress_board.reporting(index):
+        result = solve_problem(problem, settings, warm)
     seconds = time.perf_counter() - t
     return {"index": index, "result": result, "seconds": seconds, "max_rss_mb": peak_rss_mb()}
 
@@ -108,6 +110,32 @@ def _import_ray():
     return ray
 
 
+def _init_worker(forkserver: bool, board, counter) -> None:
+    """A part worker's initializer: it dies with its parent (:mod:`solver.partition.lifeline`) and reports its
+    solves' progress on the pool's board (:mod:`solver.partition.progress_board`)."""
+    lifeline.worker_init(forkserver)
+    progress_board.attach(board, counter)
+
+
+def _collect(futures: list, pool: ProcessPoolExecutor) -> list:
+    """The futures' results in order; meanwhile, when a progress callback is registered (the CLI's progress
+    line, ``solver.lp.pdhg.progress_callback``), it gets the parts' progress about four times a second
+    (:func:`solver.partition.progress_board.summary`)."""
+    from solver.lp.pdhg import _PROGRESS
+
+    report, board = _PROGRESS.get(), getattr(pool, "copter_board", None)
+    if report is None or board is None:
+        return [f.result() for f in futures]
+    pending = set(futures)
+    index = {f: i for i, f in enumerate(futures)}
+    while pending:
+        _, pending = wait(pending, timeout=PROGRESS_INTERVAL)
+        if pending:
+            report(progress_board.summary(board, {index[f] for f in pending}, len(futures) - len(pending),
+                                          len(futures)))
+    return [f.result() for f in futures]
+
+
 def _pool(workers: int, fresh: bool = False) -> ProcessPoolExecutor:
     pool = _POOLS.get(workers)
     if pool is not None and not fresh:
@@ -119,8 +147,10 @@ def _pool(workers: int, fresh: bool = False) -> ProcessPoolExecutor:
     if forkserver and threading.current_thread() is threading.main_thread():
         # the forkserver dies with this process (its pdeathsig fires when the thread that started it ends)
         ctx.set_forkserver_preload(["__main__", lifeline.PRELOAD_MODULE])
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=lifeline.worker_init,
-                               initargs=(forkserver,))
+    board = progress_board.new_board(ctx, workers)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                               initargs=(forkserver, *board))
+    pool.copter_board = board[0]
     _POOLS[workers] = pool
     return pool
 
@@ -195,8 +225,11 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
         pool = _pool(n)
         futures = []
         try:  # a pool broken earlier (a worker killed by SIGINT, say) already fails at submit
+            board = getattr(pool, "copter_board", None)
+            if board is not None:
+                progress_board.clear(board)
             futures = [pool.submit(_call, fn, t, kill[i]) for i, t in enumerate(tasks)]
-            return [f.result() for f in futures]
+            return _collect(futures, pool)
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
             broken = _POOLS.pop(n, None)
