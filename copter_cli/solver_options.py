@@ -96,7 +96,8 @@ OPTIONS: tuple[SolverOption, ...] = (
     SolverOption("--tol", "tol", float,
                  "Relative KKT tolerance: primal/dual residual and gap (default 1e-4).", relative_tolerance),
     SolverOption("--time-limit", "time_limit_seconds", float,
-                 "Time limit of the round's solve (MILP: relaxation + integerization), seconds (default: none).",
+                 "Wall-time limit of the whole command from process start, seconds (start-up, loading and "
+                 "applying count; the solve gets what is left; default: none).",
                  positive),
     SolverOption("--iteration-limit", "iteration_limit", int, "Maximum PDHG iterations (default 1,000,000).",
                  nonnegative),

@@ -34,27 +34,41 @@ def solve_problem(problem: Problem, settings: Settings | None = None,
 
     from solver.clock import budgeted
 
+    given = settings or Settings()
+    # the engines (and the kernels they load from numba's cache, ~0.5 s in a fresh process) are imported
+    # before the budget is taken: each engine counts its limit from its own start, so time spent loading
+    # after that would overrun the command's --time-limit
+    if problem.is_mip:
+        from solver.integer import solve_milp as engine
+    else:
+        from solver.lp.dispatch import solve as engine
     t0 = time.perf_counter()
-    settings = budgeted(settings or Settings())
+    settings = budgeted(given)
     # Overflow/invalid values in intermediate numpy expressions (a huge bound divided by a tiny scaling
     # factor, a diverging ray) are expected and handled: the solver checks its iterates and measures
     # with isfinite and reports NUMERICAL_ERROR itself, so numpy's RuntimeWarnings (with source lines)
     # would only clutter a cron job's stderr.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        if problem.is_mip:
-            from solver.integer import solve_milp
-
-            result = solve_milp(problem, settings, warm_start)
-        else:
-            from solver.lp.dispatch import solve
-
-            result = solve(problem, settings, warm_start)
+        result = engine(problem, settings, warm_start)
+    if settings is not given and result.message:  # budgeted: name the user's whole limit, not what was left
+        result.message = _user_time_limit(result.message, given.time_limit_seconds)
     if not result.engine and result.state is not None and result.state.engine:  # a MILP: its relaxation's
         result.engine = result.state.engine.get("engine", "")
         result.engine_reason = result.state.engine.get("reason", "")
     if result.status == Status.PRIMAL_INFEASIBLE and settings.iis_seconds > 0:
         _name_conflict(problem, result, settings, time.perf_counter() - t0)
     return result
+
+
+def _user_time_limit(message: str, limit: float) -> str:
+    """``message`` with "time limit X s reached" (X: the budget left when the solve started, negative when
+    spent before it) naming the command's ``--time-limit`` and the wall seconds since the command started."""
+    import re
+
+    from solver.clock import elapsed
+
+    return re.sub(r"time limit \S+ s reached",
+                  f"time limit {limit:g} s reached ({elapsed():.2f} s since the command started)", message)
 
 
 def _name_conflict(problem: Problem, result: SolveResult, settings: Settings, elapsed: float) -> None:
