@@ -174,6 +174,9 @@ def _after_prepare(fn, *args, **kw):
     check of milliseconds on a warm install), then return ``fn(*args)``: round 0 never compiles."""
     from copter_cli.cmd_prepare import ensure_prepared
 
+    before = kw.pop("_before", None)
+    if before is not None:  # checks that must not wait for a compilation
+        before()
     ensure_prepared()
     return fn(*args, **kw)
 
@@ -245,7 +248,22 @@ def init_cmd(
     run(json_out, debug,
         lambda: _finish(_after_prepare(_with_progress(_rounds().init, solver, solver.settings()), base, _state(state),
                                        solver.settings(), keep, out, wait,
-                                       partition=partition, accept_failed=accept_failed), json_out))
+                                       partition=partition, accept_failed=accept_failed,
+                                       _before=lambda: _clients_before_compiling(base, partition)), json_out))
+
+
+def _clients_before_compiling(base: Path, partition: dict | None) -> None:
+    """A partitioned init that would compile the kernels first (no current stamp: a fresh install) checks that
+    the base's variable names give clients before that (exit 2 at once, not after minutes); with the stamp
+    current the round checks right after reading the base, before any worker starts (no second read)."""
+    if partition is None:
+        return
+    from solver.prepare import is_prepared
+
+    if not is_prepared():
+        from solver.partition.clients import check_base_clients
+
+        check_base_clients(base, partition.get("client_regex"), partition.get("shared_rows_regex"))
 
 
 @opts.with_solver_options

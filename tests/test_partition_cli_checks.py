@@ -29,3 +29,24 @@ def test_unknown_executor_at_init_writes_nothing(tmp_path, capsys):
     code, _, err = run_main(capsys, "init", base, "--state", tmp_path / "st", "--executor", "foo")
     assert code == 2 and "--executor" in err
     assert not (tmp_path / "st").exists()
+
+
+def test_no_clients_is_a_usage_error_before_any_compilation(tmp_path, capsys, monkeypatch):
+    """A fresh install (no current kernel stamp) compiled every kernel before round 0 found that afiro's names
+    give no client: the usage error came after the compilation. Now it comes first, and nothing is written."""
+    import copter_cli.cmd_prepare as cmd_prepare
+    import solver.prepare
+    from tests.helpers import require_data
+
+    def compile_all():
+        raise AssertionError("compiled before the client check")
+
+    monkeypatch.setattr(solver.prepare, "is_prepared", lambda: False)
+    monkeypatch.setattr(cmd_prepare, "ensure_prepared", compile_all)
+    mps = require_data("mps") / "afiro.mps"
+    code, _, err = run_main(capsys, "init", mps, "--partitions", "2", "--state", tmp_path / "st")
+    assert code == 2 and "--client-regex" in err and "no clients" in err
+    assert not (tmp_path / "st").exists()
+    code, _, err = run_main(capsys, "init", mps, "--partitions", "2", "--client-regex", r"^Z(?P<client>\d)",
+                            "--state", tmp_path / "st")
+    assert code == 2 and "matches no variable name" in err

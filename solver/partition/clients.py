@@ -124,3 +124,33 @@ def group_clients(problem: Problem, *, client_regex: str | None = None,
         hit = hit.to_numpy(zero_copy_only=False).astype(bool)
         row_client[hit & (row_client != EMPTY)] = SHARED
     return ClientGrouping(col_client=col_client, client_names=client_names, row_client=row_client)
+
+
+NO_CLIENTS = ("partitioned rounds found no clients: variable names carry no '<client>/' prefix; say how to group "
+              "columns with --client-regex (and shared rows with --shared-rows-regex)")
+
+
+def require_clients(grouping: ClientGrouping, client_regex: str | None = None) -> ClientGrouping:
+    """``grouping`` when it has a client; else UsageError (exit code 2) saying how to name them."""
+    if grouping.n_clients == 0:
+        msg = NO_CLIENTS if client_regex is None else (
+            f"partitioned rounds found no clients: --client-regex {client_regex!r} matches no variable name")
+        raise UsageError(msg)
+    return grouping
+
+
+def check_base_clients(path, client_regex: str | None = None, shared_rows_regex: str | None = None) -> None:
+    """Read the base problem at ``path`` (MPS or Parquet, ``formats.io.read_problem``) and raise UsageError when
+    its variable names give no client (:func:`require_clients`) or a regex does not compile. For a caller that
+    would otherwise compile kernels or start workers before the round reads the base (``copter init
+    --partitions K`` on a fresh install); other read errors are left to the round."""
+    from formats.io import read_problem
+
+    try:
+        problem = read_problem(path)
+    except UsageError:
+        raise
+    except Exception:  # noqa: BLE001 - the round reads it again and reports its error with the documented code
+        return
+    require_clients(group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex),
+                    client_regex)

@@ -58,7 +58,7 @@ from solver.model.state import SolverState
 from solver.model.status import Status
 from solver.partition import shares as sh
 from solver.partition.bound import best_bound, shared_dual_candidates
-from solver.partition.clients import GLOBAL, group_clients
+from solver.partition.clients import GLOBAL, group_clients, require_clients
 from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts
 from solver.partition.fallback import failed_parts, solve_whole
 from solver.partition.improve import WholeBound, cheap_part_settings, choose_parts, gap_by_part, improve_part
@@ -454,9 +454,7 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
     grouping = group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex)
     ph.add("clients", time.perf_counter() - t)
     t = time.perf_counter()
-    if grouping.n_clients == 0:
-        raise UsageError("partitioned rounds found no clients: variable names carry no '<client>/' prefix; say how "
-                         "to group columns with --client-regex (and shared rows with --shared-rows-regex)")
+    require_clients(grouping, config.client_regex)
     warm = prev is not None and prev.assignment.k == k
     n_new = n_dropped = 0
     if warm:
