@@ -49,8 +49,9 @@ def _print_moves(round_: int, ch: dict) -> None:
     prev = ch.get("previous_round")
     since = "round 0 has no previous round: every variable is new" if prev is None and round_ == 0 else (
         f"since round {prev}" if prev is not None else "since the previous round")
-    say(f"changes {since}: variables +{ch['vars_added']:,} added, -{ch['vars_removed']:,} removed, "
-        f"{ch['vars_moved']:,} moved; constraints +{ch['cons_added']:,} added, -{ch['cons_removed']:,} removed")
+    say(f"changes {since}: {ch['changed_variables']:,} changed variables (the report's changed_variables) = "
+        f"+{ch['vars_added']:,} added, -{ch['vars_removed']:,} removed, {ch['vars_moved']:,} moved; "
+        f"constraints +{ch['cons_added']:,} added, -{ch['cons_removed']:,} removed")
     if not ch["moves"]:
         say("no allocation moved")
         return

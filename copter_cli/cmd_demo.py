@@ -91,7 +91,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
         raise UsageError(f"--rounds must be >= 0, got {rounds}")
     from copter_cli.cmd_prepare import ensure_prepared
 
-    ensure_prepared()  # every kernel compiled before round 0 (solver.prepare): no round compiles
+    prep = ensure_prepared()  # every kernel compiled before round 0 (solver.prepare): no round compiles
     t0 = time.perf_counter()  # after the kernels were compiled (or found compiled)
     scenario = make_scenario(domain, scale, seed=seed)
     tmp = directory is None
@@ -136,10 +136,10 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
         if tmp:
             shutil.rmtree(root, ignore_errors=True)
     if json_out:
-        print_json({"domain": domain, "scale": scale, "seed": seed, "dir": None if tmp else str(root),
-                    "rounds": reports})
+        print_json({"domain": domain, "scale": scale_text(domain, scale), "seed": seed,
+                    "dir": None if tmp else str(root), "rounds": reports})
     else:
-        _table(reports, time.perf_counter() - t0)
+        _table(reports, time.perf_counter() - t0, prep)
         _next_steps(None if tmp else state_dir)
     return code
 
@@ -192,33 +192,65 @@ def _log(rep: dict, json_out: bool) -> None:
                       f"in {_fmt((rep.get('seconds') or {}).get('total'), '.3f')} s", highlight=False)
 
 
-def _table(reports: list[dict], seconds: float) -> None:
-    from rich.table import Table
+def scale_text(domain: str, scale: str | None) -> str:
+    """The scenario's scale as ``--scale`` writes it (the domain's demo size when none was given: Sia
+    ``128``, TE ``24``, LB ``128x16``).
 
-    t = Table(title="copter demo: rounds", title_justify="left")
-    for col in ("round", "changes", "status", "objective", "seconds", "engine", "iterations", "solve s",
-                "cold s", "vs cold"):
-        t.add_column(col, justify="left" if col in ("status", "engine") else "right")
+    Raises:
+        UsageError: a malformed scale (as ``make_scenario``)."""
+    from solver.workloads import DEMO_SCALES
+    from solver.workloads.common import parse_scale
+
+    v = parse_scale(scale, DEMO_SCALES[domain])
+    if domain == "lb":
+        from solver.workloads.lb import LBScenario
+
+        v = LBScenario.parse_scale(v)
+    return "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+
+#: the demo table's columns: (header, justify, priority); 0 = essential, higher = dropped first when the
+#: terminal is too narrow (copter_cli.table_fit, as history and compare)
+DEMO_COLUMNS = (("round", "right", 0), ("changes", "right", 5), ("status", "left", 0), ("objective", "right", 0),
+                ("seconds", "right", 0), ("engine", "left", 3), ("iterations", "right", 6), ("solve s", "right", 4),
+                ("cold s", "right", 2), ("vs cold", "right", 1))
+
+
+def _compiled_note(prep: dict | None) -> str:
+    """What the total excludes: the kernel warm-up before round 0, as it happened in this run."""
+    if not prep or prep.get("skipped"):
+        return "the kernels were compiled before, by `copter prepare` or an earlier run, and are not included"
+    if prep.get("compiled"):
+        return (f"this run compiled the kernels first ({prep['compiled']} compilation(s), "
+                f"{prep.get('seconds', 0.0):.0f} s, once per install), not included")
+    return f"this run loaded the kernels first ({prep.get('seconds', 0.0):.1f} s of warm-up), not included"
+
+
+def _table(reports: list[dict], seconds: float, prep: dict | None = None) -> None:
+    from rich import box
+
+    from copter_cli.table_fit import Column, print_fitted
+
+    rows = []
     for rep in reports:
         it = rep.get("iterations")
         warm, cold, ratio = vs_cold(rep)
         cs = rep.get("cold_solve") or {}
         cold_txt = "-" if cold is None else f"{cold:.3f}" + (
             f" ({cs['engine']})" if cs.get("engine") and cs.get("engine") != rep.get("engine") else "")
-        t.add_row(str(rep.get("round")), f"{rep.get('delta_rows', 0):,}", str(rep.get("status")),
-                  _fmt(rep.get("objective"), ".8g"), _fmt((rep.get("seconds") or {}).get("total"), ".3f"),
-                  _fmt(rep.get("engine")), _fmt(it, "d") if isinstance(it, int) else _fmt(it),
-                  _fmt(warm, ".3f"), cold_txt if rep.get("round") != 0 else "(this)",
-                  "cold" if rep.get("round") == 0 else ("-" if ratio is None else f"{ratio:.2f}x"))
-    from rich.console import Console
-
-    # stderr that is not a terminal (a log, a pipe) gets 160 columns instead of rich's 80, so nothing is cut
-    (console if console.is_terminal else Console(stderr=True, width=160, highlight=False)).print(t)
+        rows.append([str(rep.get("round")), f"{rep.get('delta_rows', 0):,}", str(rep.get("status")),
+                     _fmt(rep.get("objective"), ".8g"), _fmt((rep.get("seconds") or {}).get("total"), ".3f"),
+                     _fmt(rep.get("engine")), _fmt(it, "d") if isinstance(it, int) else _fmt(it),
+                     _fmt(warm, ".3f"), cold_txt if rep.get("round") != 0 else "(this)",
+                     "cold" if rep.get("round") == 0 else ("-" if ratio is None else f"{ratio:.2f}x")])
+    # on a terminal the least important columns are dropped with a note rather than a value cut; a log or a
+    # pipe gets every column at its natural width
+    print_fitted([Column(*c) for c in DEMO_COLUMNS], rows, more="--json", title="copter demo: rounds",
+                 title_justify="left", box=box.HEAVY_HEAD)
     for line in LEGEND:
         console.print(line, markup=False, highlight=False)
-    console.print(f"total {seconds:.2f} s (generation, rounds and the cold re-solves; the kernels were compiled "
-                  "before, by `copter prepare` or the first run, and are not included)", markup=False,
-                  highlight=False)
+    console.print(f"total {seconds:.2f} s (generation, rounds and the cold re-solves; {_compiled_note(prep)})",
+                  markup=False, highlight=False)
 
 
 def demo_cmd(

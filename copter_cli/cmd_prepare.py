@@ -22,8 +22,11 @@ def prepare_cmd(
     seconds). Prints "compiling solver kernels, once per install ..." on stderr when something compiles."""
 
     def body() -> int:
-        from solver.prepare import prepare
+        from solver.prepare import is_prepared, prepare
 
+        if force or not is_prepared():  # seconds even with a warm cache: say so before the silence
+            say("warming up the solver kernels: every solver path once on tiny rounds (seconds with a cached "
+                "install) ...")
         res = prepare(progress=say, force=force)
         if res["skipped"]:
             return emit(res, json_out, lambda r: say(
@@ -40,9 +43,10 @@ def register(app: typer.Typer) -> None:
     app.command("prepare")(prepare_cmd)
 
 
-def ensure_prepared() -> None:
+def ensure_prepared() -> dict:
     """For every command that solves (init, step, solve, compare, demo): run the warm-up unless the stamp is
-    current, with the progress line on stderr when something compiles."""
+    current, with the progress line on stderr when something compiles. Returns ``solver.prepare.prepare``'s
+    result ("skipped", "compiled", "seconds", ...)."""
     from solver.prepare import prepare
 
-    prepare(progress=say, force=False)
+    return prepare(progress=say, force=False)

@@ -35,7 +35,7 @@ def start_cmd(
         from copter_cli import worker_control
         from copter_cli.cmd_prepare import ensure_prepared
 
-        res = worker_control.start(idle_timeout, timeout, ensure_prepared)
+        res = worker_control.start(idle_timeout, timeout, ensure_prepared, say)
         return emit(res, json_out, _say_started)
 
     run(json_out, debug, body)

@@ -71,7 +71,8 @@ def ensure_folder(folder: str) -> None:
                                     "a private folder)", file=folder, reason="worker")
 
 
-def start(idle_timeout: float, timeout: float, prepare: Callable[[], None]) -> dict:
+def start(idle_timeout: float, timeout: float, prepare: Callable[[], None],
+          progress: Callable[[str], None] | None = None) -> dict:
     """Start this install's worker detached (new session, stdio to its log) and return its status once it
     answers; a running, current worker is left alone (``"already_running": True``), a stale one (its
     sources changed) is stopped and replaced.
@@ -81,6 +82,7 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None]) -> d
         timeout: seconds to wait for it to answer.
         prepare: compiles the kernels first when they are not (``copter_cli.cmd_prepare.ensure_prepared``,
             with its progress line), so the worker loads them from the cache.
+        progress: told once (e.g. printed on stderr) when a new worker process starts, which takes seconds.
     Returns:
         the worker's status plus "already_running" and "start_seconds".
     Raises:
@@ -103,6 +105,8 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None]) -> d
     proc = None
     if not lock_held(p["lock"]):  # else another start is under way: wait for that worker
         prepare()
+        if progress is not None:
+            progress("starting the worker: it imports the solver and loads the kernels (seconds) ...")
         log = os.open(p["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             proc = subprocess.Popen([sys.executable, "-c", SERVER, "--idle-timeout", repr(float(idle_timeout))],

@@ -139,7 +139,7 @@ def moves(changes: pa.Table, *, top: int = 10) -> dict:
             of several equal moves at the cut are returned is unspecified).
     Returns:
         {"vars_added", "vars_removed", "vars_moved", "cons_added", "cons_removed" (row counts of their
-        kinds), "moves": [{"name", "kind", "old", "new" (None where the variable did not exist), "delta"},
+        kinds), "changed_variables" (added + removed + moved: the round report's field of that name), "moves": [{"name", "kind", "old", "new" (None where the variable did not exist), "delta"},
         ...], "moves_omitted"}.
     Raises:
         UsageError: ``top`` < 1.
@@ -151,6 +151,7 @@ def moves(changes: pa.Table, *, top: int = 10) -> dict:
     for row in counted:
         if row["values"] in COUNT_KINDS:
             out[COUNT_KINDS[row["values"]]] = int(row["counts"])
+    out["changed_variables"] = out["vars_added"] + out["vars_removed"] + out["vars_moved"]
     var = changes.filter(pc.is_in(kinds, value_set=pa.array(MOVE_KINDS)))
     delta = pc.subtract(pc.fill_null(var.column("new_value"), 0.0), pc.fill_null(var.column("old_value"), 0.0))
     size = pc.abs(delta)
