@@ -4,7 +4,7 @@ Layout::
 
     STATE/
       CURRENT               the current round number ("3\\n"), replaced atomically
-      .lock                 flock lock (formats.state_lock), held for the whole of init/step/rollback
+      .lock                 filelock lock, held for the whole of init/step/rollback
       config.json           state-wide settings (keep, solver settings), written at init
       gen-000003/
         generation.json     manifest, written last: round, delta_sha256, status, every file with its size
@@ -35,11 +35,10 @@ small patch against their base while the cumulative change stays under 1/8 of th
 therefore self-contained (deleting any other one never breaks it) and a round's save cost grows with the
 change, not with the problem size.
 
-Locking: one :class:`formats.state_lock.StateLock` (an exclusive ``flock`` of ``.lock``, the protocol of
-``filelock.FileLock``) per state directory per process (a module registry), acquired with timeout 0 (or
-``wait`` seconds): a second writer raises :class:`~solver.model.errors.StateBusyError` (exit code 6). A
-``.lock`` that is a folder or a symbolic link, or a lock file the machine will not create, raises
-:class:`~solver.model.errors.EnvironmentFaultError` (exit code 7).
+Locking: one ``filelock.FileLock`` object per state directory per process (a module registry), acquired
+with timeout 0 (or ``wait`` seconds): a second writer raises :class:`~solver.model.errors.StateBusyError`
+(exit code 6). A ``.lock`` that is a folder or a symbolic link, or a lock file the machine will not create,
+raises :class:`~solver.model.errors.EnvironmentFaultError` (exit code 7).
 
 Faults of the machine (``formats.faults``): every write goes through an injection point (``io_fault``); a
 writer that fails before CURRENT names its round undoes everything (:meth:`GenerationWriter.abort`: the
@@ -72,13 +71,13 @@ from formats.faults import as_environment_fault, io_fault, is_environment_fault
 from formats.fsync import fsync_path
 from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
 
-if TYPE_CHECKING:  # numpy, pyarrow, the lock and the arrays are imported where used: show/history/rollback
+if TYPE_CHECKING:  # numpy, pyarrow, filelock and the arrays are imported where used: show/history/rollback
     from collections.abc import Callable
 
     import numpy as np  # read JSON and CURRENT only and start without the numerical stack (issue #15)
+    from filelock import FileLock
 
     from formats.checkpoint_arrays import StoredArray
-    from formats.state_lock import StateLock
     from solver.model.problem import Problem
     from solver.model.state import SolverState
 
@@ -92,7 +91,7 @@ DEFAULT_KEEP = 5
 _GEN_RE = re.compile(r"^gen-(\d{6,})$")
 _CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
-_LOCKS: dict[str, StateLock] = {}
+_LOCKS: dict[str, FileLock] = {}
 _RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation)
 
 
@@ -454,8 +453,7 @@ class StateStore:
     # ------------------------------------------------------------------ locking
     @contextmanager
     def lock(self, create: bool = False, wait: float = 0.0) -> Iterator[None]:
-        """Hold the state's writer lock (one :class:`~formats.state_lock.StateLock` per directory per process,
-        re-entrant within a thread).
+        """Hold the state's writer lock (one FileLock object per directory per process, re-entrant).
 
         Args:
             create: create the state folder when missing (``init``); otherwise a missing folder raises
@@ -469,7 +467,7 @@ class StateStore:
             StateError: the path is a file, the folder is missing (without ``create``), or a name copter
                 uses inside it is a symbolic link (:meth:`check_links`).
         """
-        from formats.state_lock import LockTimeout, StateLock
+        from filelock import FileLock, Timeout
 
         if self.root.exists() and not self.root.is_dir():
             raise StateError("is a file, not a state directory", file=str(self.root))
@@ -487,11 +485,11 @@ class StateStore:
         key = os.path.realpath(self.root)
         lk = _LOCKS.get(key)
         if lk is None:
-            lk = _LOCKS[key] = StateLock(os.path.join(key, ".lock"))
+            lk = _LOCKS[key] = FileLock(os.path.join(key, ".lock"), timeout=0)
         self._check_lock_path()
         try:
-            lk.acquire(timeout=-1 if wait == float("inf") else max(0.0, float(wait)))  # -1 = forever
-        except LockTimeout:
+            lk.acquire(timeout=-1 if wait == float("inf") else max(0.0, float(wait)))  # filelock: -1 = forever
+        except Timeout:
             waited = f" (waited {wait:g} s)" if wait > 0 else ""
             raise StateBusyError(f"state directory {self.root} is busy: another copter writer holds "
                                  f"{self.root / '.lock'}{waited}; retry later or use --wait SECONDS") from None

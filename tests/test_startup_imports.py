@@ -113,7 +113,7 @@ def test_a_round_imports_neither_pandas_nor_scipy(state, tmp_path):
     string-array conversion when it is installed, 0.5-1 s) is not, and the round still succeeds with pandas
     kept out. The refused attempt itself is listed by importtime as ``pandas``; a real import would list its
     submodules. Neither is scipy nor PyYAML, which numba's own import loads only for a version check and
-    for a ``.numba_config.yaml`` (``copter_cli.entry.skip_numba_extras``), nor the filelock package."""
+    for a ``.numba_config.yaml`` (``copter_cli.entry.skip_numba_extras``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -129,11 +129,11 @@ def test_a_round_imports_neither_pandas_nor_scipy(state, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "import time:" in proc.stderr
     assert "pandas.core" not in proc.stderr
-    # numba's optional imports (copter_cli.entry.skip_numba_extras) and the filelock package (the state's lock
-    # is formats.state_lock) stay out too; the refused attempts are listed as `scipy` and `yaml`
+    # numba's optional imports (copter_cli.entry.skip_numba_extras) stay out too; the refused attempts are
+    # listed as `scipy` and `yaml`
     names = {ln.rsplit("|", 1)[1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
     assert "numba.core.config" in names
-    assert not {n for n in names if n.startswith(("scipy.", "yaml.", "filelock"))}, sorted(names)
+    assert not {n for n in names if n.startswith(("scipy.", "yaml."))}, sorted(names)
 
 
 def test_pyarrow_converts_with_pandas_kept_out():
