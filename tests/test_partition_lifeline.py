@@ -110,3 +110,26 @@ def test_killed_partitioned_step_leaves_no_process(tmp_path):
         if proc.poll() is None:
             proc.kill()
     _assert_all_gone(kids)
+
+
+def lifelines_of_this_worker() -> tuple:
+    """(the forkserver preload saw itself in the forkserver, this worker's pdeathsig, its parent watch thread)."""
+    import ctypes
+    import threading
+
+    mod = sys.modules.get("solver.partition.forkserver_lifeline")
+    sig = ctypes.c_int(-1)
+    ctypes.CDLL(None).prctl(2, ctypes.byref(sig), 0, 0, 0)  # PR_GET_PDEATHSIG
+    watching = any(t.name == "copter-parent-watch" for t in threading.enumerate())
+    return getattr(mod, "FORKSERVER", None), sig.value, watching
+
+
+def test_workers_and_forkserver_have_their_lifelines_and_this_process_none():
+    from solver.partition.executor import map_parts, shutdown
+
+    out = map_parts(lifelines_of_this_worker, [(), ()], "process", 2)
+    shutdown()
+    assert all(o == (True, signal.SIGKILL, True) for o in out), out
+    import solver.partition.forkserver_lifeline as fl  # imported here: no pdeathsig on this process (worker server)
+
+    assert fl.FORKSERVER is False
