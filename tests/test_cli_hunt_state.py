@@ -137,6 +137,13 @@ def test_wait_nan_is_refused(st, capsys):
         assert code == 2 and "--wait" in err
 
 
+@pytest.mark.parametrize("args", [["worker", "start", "--idle-timeout", "nan"], ["worker", "start", "--timeout", "nan"],
+                                  ["worker", "stop", "--timeout", "nan"]])
+def test_worker_seconds_nan_is_refused(capsys, args):
+    code, _, err = run_main(capsys, *args)  # a parse error: no worker is started or stopped
+    assert code == 2 and args[2] in err
+
+
 def test_show_client_regex_without_client_group_is_refused(st, capsys):
     code, out, _ = run_main(capsys, "show", "--state", st, "--solution", "--client-regex", "abc", "--json")
     assert code == 2 and "--client-regex" in json.loads(out)["error"]["message"]
