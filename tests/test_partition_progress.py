@@ -4,6 +4,8 @@ on a shared board and the waiting process reports parts done / K and the slowest
 
 from __future__ import annotations
 
+import math
+
 from copter_cli.progress import format_line
 from solver.lp.pdhg import progress_callback
 from solver.model.settings import Settings
@@ -12,13 +14,16 @@ from solver.workloads import make_scenario
 
 
 def test_running_parts_report_their_progress_to_the_waiting_process():
-    p = make_scenario("te", 24, seed=9).base()
-    settings = Settings(tol=1e-9, threads=1, presolve="off", time_limit_seconds=30.0)
+    p = make_scenario("te", 96, seed=9).base()  # 22,332 columns
+    # a tolerance it cannot reach and an iteration budget (no time limit: a command clock left registered by an
+    # earlier test would end a timed solve at once): thousands of iterations, several board reads
+    settings = Settings(tol=1e-14, threads=1, presolve="off", iteration_limit=4000, time_limit_seconds=math.inf)
     seen: list[dict] = []
     with progress_callback(seen.append):
         outs = run_parts([(p, settings, None), (p, settings, None)], "process", 2)
     assert len(outs) == 2
-    assert seen and all(s["parts"] == 2 and 0 <= s["parts_done"] < 2 for s in seen)
+    assert seen, "no progress report"
+    assert all(s["parts"] == 2 and 0 <= s["parts_done"] < 2 for s in seen)
     measured = [s for s in seen if "part" in s]
     assert measured, "no running part reported its measures"
     last = measured[-1]
