@@ -246,12 +246,14 @@ def test_milp_rounds_report_lp_bound_and_keep_the_integer_allocation(tmp_path):
     assert rep["round"] == 1 and rep["status"] in ("OPTIMAL", "FEASIBLE") and rep["lp_bound"] >= rep["objective"] - 1e-6
 
 
-def test_init_with_an_infeasible_base_stores_round_zero_and_a_fixing_delta_recovers(tmp_path):
+def test_init_with_an_infeasible_base_stores_round_zero_only_when_accepted_and_a_fixing_delta_recovers(tmp_path):
     p = small_lp()
     p = p.replace(row_lower=np.r_[5.0, p.row_lower[1:]], row_upper=np.r_[6.0, p.row_upper[1:]])
     p = p.replace(col_upper=np.zeros(p.n_cols))  # x = 0 cannot reach row 0's lower bound 5
     st = tmp_path / "st"
-    rep = rounds.init(p, st, Settings(iteration_limit=20000))
+    rep = rounds.init(p, st, Settings(iteration_limit=20000))  # a failed round 0 initialises nothing
+    assert exit_codes.for_report(rep) in (4, 5) and rep["accepted"] is False and not (st / "CURRENT").exists()
+    rep = rounds.init(p, st, Settings(iteration_limit=20000), accept_failed=True)
     assert exit_codes.for_report(rep) in (4, 5) and (st / "CURRENT").read_text() == "0\n"
     fix = Delta.concat([Delta.cons(["cap0"], lower=[-np.inf], upper=[6.0])], base_round=0)
     assert rounds.step(fix, st)["status"] == "OPTIMAL"
