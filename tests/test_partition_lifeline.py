@@ -124,12 +124,26 @@ def lifelines_of_this_worker() -> tuple:
     return getattr(mod, "FORKSERVER", None), sig.value, watching
 
 
+LIFELINES = r"""
+import json
+from solver.partition.executor import map_parts, shutdown
+from tests.test_partition_lifeline import lifelines_of_this_worker
+out = map_parts(lifelines_of_this_worker, [(), ()], "process", 2)
+shutdown()
+import solver.partition.forkserver_lifeline as fl  # imported here: no pdeathsig on this process (worker server)
+print(json.dumps({"parts": out, "here": fl.FORKSERVER}))
+"""
+
+
 def test_workers_and_forkserver_have_their_lifelines_and_this_process_none():
-    from solver.partition.executor import map_parts, shutdown
+    # In a fresh interpreter: within the suite another test may have started multiprocessing's forkserver
+    # first (without copter's preload), and a process has only one forkserver.
+    import json
 
-    out = map_parts(lifelines_of_this_worker, [(), ()], "process", 2)
-    shutdown()
-    assert all(o == (True, signal.SIGKILL, True) for o in out), out
-    import solver.partition.forkserver_lifeline as fl  # imported here: no pdeathsig on this process (worker server)
-
-    assert fl.FORKSERVER is False
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", LIFELINES], env=env, cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert all(o == [True, int(signal.SIGKILL), True] for o in got["parts"]), got
+    assert got["here"] is False
