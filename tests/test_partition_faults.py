@@ -9,10 +9,9 @@ import os
 import subprocess
 import sys
 
-from formats.io import write_delta
 from solver import rounds
-from solver.workloads import make_scenario
 from tests.helpers import REPO, snapshot
+from tests.partition_helpers import partitioned_te_state
 
 
 def _generations(root) -> dict:
@@ -21,11 +20,7 @@ def _generations(root) -> dict:
 
 
 def test_killed_worker_fails_the_partitioned_round_and_leaves_the_state_unchanged(tmp_path):
-    sc = make_scenario("te", 16, seed=4)
-    state = tmp_path / "st"
-    rounds.init(sc.base(), state, partition={"k": 2, "executor": "inline"})
-    delta = tmp_path / "d1.parquet"
-    write_delta(sc.next_delta(1), delta)
+    state, delta = partitioned_te_state(tmp_path)
     before = _generations(state)
     env = {**os.environ, "COPTER_FAULT_KILL_PART": "1", "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(delta), "--state", str(state),

@@ -15,7 +15,6 @@ from solver.baselines.result import point_quality
 from solver.integer.relaxation import relaxed_problem, solve_relaxation_highs
 from solver.model.settings import Settings
 from solver.partition import round as pround
-from solver.partition import shares as sh
 from solver.partition.improve import (
     FIRST_POINT_GAP,
     WholeBound,
@@ -23,8 +22,9 @@ from solver.partition.improve import (
     choose_parts,
     gap_by_part,
 )
-from solver.partition.split import build_part_problems, combine_points
+from solver.partition.split import combine_points
 from solver.workloads import make_scenario
+from tests.partition_helpers import fresh_split
 
 
 def _lp_optimum(problem) -> float:
@@ -35,12 +35,7 @@ def _lp_optimum(problem) -> float:
 
 def _merged_first_points(problem, k: int):
     """The parts of a fresh split solved to their first integer point, merged; (x, setup, eff)."""
-    cfg = pround.PartitionConfig(k=k, executor="inline")
-    r = pround._setup(problem, cfg, None, None, None)
-    eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
-    parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
-    pround._integral_bounds(parts)
-    st = cheap_part_settings(Settings())
+    r, eff, parts, st = fresh_split(problem, k)
     xs = [solve_problem(part.problem, st).x for part in parts]
     x, _ = combine_points(problem, parts, xs, r.grouping.global_cols)
     return x, r, eff

@@ -12,10 +12,8 @@ import time
 
 import pytest
 
-from formats.io import write_delta
-from solver import rounds
-from solver.workloads import make_scenario
 from tests.helpers import REPO
+from tests.partition_helpers import partitioned_te_state
 
 SLEEPER = r"""
 import sys, time
@@ -92,11 +90,7 @@ def test_part_workers_die_with_their_parent(sig):
 
 
 def test_killed_partitioned_step_leaves_no_process(tmp_path):
-    sc = make_scenario("te", 16, seed=4)
-    state = tmp_path / "st"
-    rounds.init(sc.base(), state, partition={"k": 2, "executor": "inline"})
-    delta = tmp_path / "d1.parquet"
-    write_delta(sc.next_delta(1), delta)
+    state, delta = partitioned_te_state(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-m", "copter_cli", "step", str(delta), "--state", str(state),
                              "--executor", "process"], env=env, stdout=subprocess.DEVNULL,

@@ -11,10 +11,10 @@ from solver.api import solve_problem
 from solver.integer.ascent import coupling_dual_ascent
 from solver.model.settings import Settings
 from solver.partition import round as pround
-from solver.partition import shares as sh
-from solver.partition.improve import WholeBound, cheap_part_settings, gap_by_part
-from solver.partition.split import build_part_problems, combine_points
+from solver.partition.improve import WholeBound, gap_by_part
+from solver.partition.split import combine_points
 from solver.workloads import make_scenario
+from tests.partition_helpers import fresh_split
 
 K = 4
 
@@ -24,11 +24,7 @@ def merged():
     """A Sia MILP split in K parts, each solved to its first integer point (the merge's inputs)."""
     problem = make_scenario("sia", 256, seed=3).base()
     cfg = pround.PartitionConfig(k=K, executor="inline")
-    r = pround._setup(problem, cfg, None, None, None)
-    eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
-    parts = build_part_problems(problem, r.grouping, r.col_part, K, eff, name="part")
-    pround._integral_bounds(parts)
-    st = cheap_part_settings(Settings())
+    r, eff, parts, st = fresh_split(problem, K)
     outs = [{"result": solve_problem(part.problem, st), "seconds": 0.0, "max_rss_mb": 0.0} for part in parts]
     solve_idx = list(range(K))
     results, part_rep = pround._part_results(parts, r.assignment, K, solve_idx, outs, 5e-3)
