@@ -161,11 +161,18 @@ RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray (default: $RAY_ADDRE
 
 
 def _check_executor(value: str | None) -> str | None:
-    """``--executor`` must name an executor even where it is not used (a monolithic state): exit 2 naming it."""
-    from solver.partition.executor import EXECUTORS
+    """``--executor`` must name a usable executor even where it is not used (a monolithic state): exit 2 naming
+    it, and ``ray`` without Ray installed is exit 2 naming the extra, as on a partitioned state."""
+    from solver.model.errors import UsageError
+    from solver.partition.executor import EXECUTORS, check_executor
 
     if value is not None and value not in EXECUTORS:
         raise typer.BadParameter(f"unknown executor {value!r}; choose {', '.join(EXECUTORS)}")
+    if value == "ray":
+        try:
+            check_executor(value)
+        except UsageError as err:
+            raise typer.BadParameter(str(err)) from err
     return value
 
 
