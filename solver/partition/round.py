@@ -213,8 +213,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         died), and the report section ``partitions`` (per part seconds, iterations, status, warm_started,
         max_rss_mb, sizes; setup/slowest part/merge seconds and their sum ``on_k_cores``; shares; bound).
     Raises:
-        UsageError: no clients can be read from the variable names (say how with ``--client-regex``), or
-            a bad regex / executor.
+        UsageError: no clients can be read from the variable names (say how with ``--client-regex``), a
+            bad regex / executor, or (round 0: no ``prev``, no ``info``) more parts than clients.
     """
     t0 = time.perf_counter()
     k = config.k
@@ -455,6 +455,9 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
     ph.add("clients", time.perf_counter() - t)
     t = time.perf_counter()
     require_clients(grouping, config.client_regex)
+    if prev is None and info is None and k > grouping.n_clients:  # round 0: k - n parts would be EMPTY forever
+        raise UsageError(f"--partitions {k} is more than the {grouping.n_clients} clients of the base problem; "
+                         f"choose at most {grouping.n_clients}")
     warm = prev is not None and prev.assignment.k == k
     n_new = n_dropped = 0
     if warm:
