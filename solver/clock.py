@@ -58,6 +58,11 @@ def start_command(start: float | None) -> None:
     _START = start
 
 
+def command_start() -> float | None:
+    """The registered command start (``time.monotonic()`` seconds), or None (library use)."""
+    return _START
+
+
 def elapsed() -> float:
     """Seconds since the registered command start (0.0 when none is registered)."""
     return 0.0 if _START is None else max(time.monotonic() - _START, 0.0)

@@ -73,16 +73,28 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kilobytes
 
 
-def solve_part(index: int, problem, settings, warm) -> dict:
+def solve_part(index: int, problem, settings, warm, command_start: float | None = None) -> dict:
     """Worker: solve one part (``solver.api.solve_problem``) and return ``{"index", "result", "seconds",
     "max_rss_mb"}`` (seconds: wall time of the solve in the worker; max_rss_mb: the worker's peak RSS during
-    this part's solve, the worker's Python and numba baseline included)."""
+    this part's solve, the worker's Python and numba baseline included).
+
+    ``command_start`` (wall-clock ``time.time()`` seconds of the command's start, or None): the part's
+    ``settings.time_limit_seconds`` then counts from that start, not from this call (:mod:`solver.clock`
+    registered for the solve, restored after), so a worker's start-up and queueing count against the
+    command's ``--time-limit``; wall clock, not monotonic, because a Ray worker may run on another machine."""
+    from solver import clock
     from solver.api import solve_problem
 
     reset_peak_rss()
     t = time.perf_counter()
-    with progress_board.reporting(index):
-        result = solve_problem(problem, settings, warm)
+    saved = clock.command_start()
+    if command_start is not None:
+        clock.start_command(time.monotonic() - max(time.time() - command_start, 0.0))
+    try:
+        with progress_board.reporting(index):
+            result = solve_problem(problem, settings, warm)
+    finally:
+        clock.start_command(saved)
     seconds = time.perf_counter() - t
     return {"index": index, "result": result, "seconds": seconds, "max_rss_mb": peak_rss_mb()}
 
@@ -178,15 +190,18 @@ def _kill_pool(workers: int) -> None:
 
 
 def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None = None,
-              ray_address: str | None = None) -> list[dict]:
+              ray_address: str | None = None, command_start: float | None = None) -> list[dict]:
     """Solve the parts of a partitioned round: ``tasks`` is a list of ``(problem, settings, warm_state)``;
     returns the :func:`solve_part` dicts in task order (:func:`map_parts` with :func:`solve_part`).
+    ``command_start`` (``time.time()`` seconds, or None): the parts' time limits count from it
+    (:func:`solve_part`), else from each part's own start.
 
     Raises:
         UsageError: unknown executor, or ``ray`` without Ray installed.
         PartWorkerError: a worker died on its retry too.
     """
-    return map_parts(solve_part, [(i, *t) for i, t in enumerate(tasks)], executor, workers, ray_address)
+    return map_parts(solve_part, [(i, *t, command_start) for i, t in enumerate(tasks)], executor, workers,
+                     ray_address)
 
 
 def _call(fn, args: tuple, kill: bool):

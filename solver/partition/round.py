@@ -83,6 +83,8 @@ FAR_GAP = 2.0  #: ... far = its gap above this x mip_gap_tol (nearer: the whole 
 RENS_MIN_SECONDS = 1.0  #: RENS's budget is the slowest part's solve time, but at least this (0.5 s measured: Sia
 #: 10,240 K=4 on K cores 1.6-2.2 s instead of 2.1-2.5 s, but up to 0.38% worse than mono instead of 0.24%)
 ASCENT_CHUNK = 4  #: evaluations between two looks at the stop flag of the ascent that runs during RENS
+MERGE_RESERVE_FRACTION = 0.1  #: of ``--time-limit`` kept from the parts for the merge, its re-check and the save
+MERGE_RESERVE_MAX = 1.0  #: ... but at most this many seconds
 
 
 @dataclass
@@ -219,15 +221,21 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     t0 = time.perf_counter()
     k = config.k
     ph = Phases()
+    dl = _Deadline.of(settings)
     r = _setup(problem, config, prev, info, old_shape, ph)
-    part_settings = cheap_part_settings(settings) if problem.is_mip else Settings(**{**asdict(settings), "threads": 1})
+    r.clock = dl
+    part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip
+                                     else Settings(**{**asdict(settings), "threads": 1}))
     warms: list[SolverState | None] | None = None
     setup = time.perf_counter() - t0
     passes_report = []
     if not r.warm and config.probe and r.ns:
         try:
+            # the probe gets half of the parts' time left, the pass after it the rest
+            probe_settings = dl.part_settings(part_settings, min(dl.parts_limit,
+                                                                 dl.since_start() + 0.5 * max(dl.parts_left(), 0.0)))
             r.shares, warms, probe_s = _probe(problem, r.grouping, r.col_part, k, r.present, r.rows_sh, r.spos,
-                                              r.shares, part_settings, config)
+                                              r.shares, probe_settings, config, dl.command_start)
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
         passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None})
@@ -249,7 +257,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             wb_build = _WholeBoundBuild(problem, background=config.executor != "inline")
         try:
             outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], config.executor,
-                             config.workers, config.ray_address)
+                             config.workers, config.ray_address, dl.command_start)
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
         t2 = time.perf_counter()
@@ -443,6 +451,68 @@ class _Setup:
     col_map: np.ndarray | None
     row_map: np.ndarray | None
     old_shape: tuple[int, int]
+    clock: _Deadline | None = None  #: the round's time budget (set by :func:`solve_round`)
+
+
+@dataclass
+class _Deadline:
+    """A partitioned round's time budget on the ``time.monotonic()`` clock: ``settings.time_limit_seconds``
+    (``limit``, inf: none) counts from ``start``, the command's start when the CLI registered one
+    (:mod:`solver.clock`), else the round's. The parts (and their RENS / re-solves) must end by ``parts_end``,
+    which leaves :func:`merge_reserve` seconds before ``end`` for the merge, its re-check and the save."""
+
+    limit: float
+    start: float
+    wall_start: float  #: ``start`` as ``time.time()`` seconds (what the workers get: they may be on another machine)
+    parts_limit: float  #: the parts' time limit, counted from ``start``
+
+    @classmethod
+    def of(cls, settings: Settings) -> _Deadline:
+        from solver import clock
+
+        limit = float(settings.time_limit_seconds)
+        start = clock.command_start()
+        now = time.monotonic()
+        start = now if start is None else start
+        parts_limit = limit - merge_reserve(limit) if math.isfinite(limit) else limit
+        return cls(limit=limit, start=start, wall_start=time.time() - (now - start), parts_limit=parts_limit)
+
+    @property
+    def timed(self) -> bool:
+        return math.isfinite(self.limit)
+
+    @property
+    def command_start(self) -> float | None:
+        """What :func:`solver.partition.executor.run_parts` gets: the wall-clock start, None without a limit."""
+        return self.wall_start if self.timed else None
+
+    def since_start(self) -> float:
+        return time.monotonic() - self.start
+
+    def parts_left(self) -> float:
+        """Seconds left for the parts (inf without a limit; <= 0 when spent)."""
+        return self.parts_limit - self.since_start()
+
+    def merge_left(self) -> float:
+        """Seconds the merge's dual ascent may take: until half the reserve after the parts' end."""
+        return (0.5 * (self.parts_limit + self.limit) - self.since_start()) if self.timed else math.inf
+
+    def part_settings(self, settings: Settings, limit: float | None = None) -> Settings:
+        """``settings`` with the parts' limit (or ``limit``), counted from ``start`` (``run_parts``'s
+        ``command_start``)."""
+        if not self.timed:
+            return settings
+        return replace(settings, time_limit_seconds=self.parts_limit if limit is None else limit)
+
+    def note(self) -> str:
+        """The sentence a round the limit stopped ends with, naming the user's limit, as a monolithic round's."""
+        return f"time limit {self.limit:g} s reached ({self.since_start():.2f} s since the command started)"
+
+
+def merge_reserve(limit: float) -> float:
+    """Seconds of a ``limit``-second round kept from the parts for the merge, the re-check and the save:
+    :data:`MERGE_RESERVE_FRACTION` of it, at most :data:`MERGE_RESERVE_MAX`."""
+    return min(MERGE_RESERVE_MAX, MERGE_RESERVE_FRACTION * max(limit, 0.0))
 
 
 def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info,
@@ -548,7 +618,8 @@ def _round_report(config: PartitionConfig, r: _Setup, part_rep: list[dict], eff:
 
 
 def _probe(problem: Problem, grouping, col_part: np.ndarray, k: int, present: np.ndarray, rows_sh: np.ndarray,
-           spos: np.ndarray, shares: np.ndarray, part_settings: Settings, config) -> tuple:
+           spos: np.ndarray, shares: np.ndarray, part_settings: Settings, config,
+           command_start: float | None = None) -> tuple:
     """A fresh split's first shares by proportional rationing: every part is solved once with the WHOLE of
     each shared row it touches (its demand for the row), then a capacity row is split in proportion to the
     parts' demands (what is left when the demands fit is spread evenly). Returns (shares, the probe's
@@ -557,7 +628,7 @@ def _probe(problem: Problem, grouping, col_part: np.ndarray, k: int, present: np
     parts = build_part_problems(problem, grouping, col_part, k, whole, name="part")
     solve_idx = [p for p in range(k) if bool((~grouping.global_cols[parts[p].cols]).any())]
     outs = run_parts([(parts[p].problem, part_settings, None) for p in solve_idx], config.executor,
-                     config.workers, config.ray_address)
+                     config.workers, config.ray_address, command_start)
     results: list = [None] * k
     for p, out in zip(solve_idx, outs, strict=True):
         results[p] = out["result"]
@@ -610,7 +681,7 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
     rep["gap_share"] = [round(float(c) / total, 4) if total > 0 and np.isfinite(c) else None for c in contrib]
     chosen = [p for p in choose_parts(contrib, settings.mip_gap_tol * max(1.0, abs(bound)))
               if results[p] is not None and results[p].state is not None and results[p].x is not None]
-    left = float(settings.time_limit_seconds) - (time.perf_counter() - t0)
+    left = r.clock.parts_left() if r.clock is not None else float(settings.time_limit_seconds) - (time.perf_counter() - t0)
     budget = min(float(settings.integer_submip_seconds), max(RENS_MIN_SECONDS, float(part_seconds)), left)
     if tier == "resolve":
         budget = left
@@ -618,7 +689,7 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
     if not chosen or not budget > 0:
         return rep, 0.0, time.perf_counter() - t
     if tier == "resolve":
-        return _resolve_parts(problem, settings, config, chosen, budget, parts, results, part_rep, rep, t)
+        return _resolve_parts(problem, settings, config, chosen, budget, parts, results, part_rep, rep, t, r.clock)
     tasks = [(i, parts[p].problem, results[p].state.x, results[p].state.y, results[p].x, settings, budget)
              for i, p in enumerate(chosen)]
     setup = time.perf_counter() - t
@@ -645,14 +716,18 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
 
 
 def _resolve_parts(problem: Problem, settings: Settings, config: PartitionConfig, chosen: list[int], budget: float,
-                   parts: list[Part], results: list, part_rep: list[dict], rep: dict, t: float):
+                   parts: list[Part], results: list, part_rep: list[dict], rep: dict, t: float,
+                   dl: _Deadline | None = None):
     """The ``"resolve"`` tier of :func:`_improve`: each chosen part's full solve (``solver.api.solve_problem``
-    with the round's settings, one thread, ``budget`` seconds) warm from its state, kept when its point is
-    feasible and better."""
+    with the round's settings, one thread, ``budget`` seconds; with a timed ``dl``: until the parts' deadline,
+    counted from the command's start) warm from its state, kept when its point is feasible and better."""
     full = Settings(**{**asdict(settings), "threads": 1, "time_limit_seconds": budget})
+    start = None
+    if dl is not None and dl.timed:
+        full, start = dl.part_settings(full), dl.command_start
     setup = time.perf_counter() - t
     outs = run_parts([(parts[p].problem, full, results[p].state) for p in chosen], config.executor, config.workers,
-                     config.ray_address)
+                     config.ray_address, start)
     t = time.perf_counter()
     sense = problem.sense
     for p, o in zip(chosen, outs, strict=True):
@@ -788,12 +863,15 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
         t_ph = time.perf_counter()
         tol, steps = float(settings.mip_gap_tol), int(settings.integer_dual_ascent_steps)
         first = steps if first_steps is None else min(steps, first_steps)
-        bound, y2, info_a = wb.ascend(y_from, objective, tol, first, resume=resume)
+        a_secs = r.clock.merge_left() if r.clock is not None else math.inf
+        bound, y2, info_a = wb.ascend(y_from, objective, tol, first, seconds=max(a_secs, 0.0), resume=resume)
         evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
         far = np.isfinite(bound) and sense * (objective - bound) / max(1.0, abs(bound)) > FAR_GAP * tol
         near_cut = bool(first < steps and np.isfinite(bound) and not far and evals >= first and not a_state.done)
         if near_cut and near_goes_on:  # near the target: go on
-            bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, resume=a_state)  # the same run
+            a_secs = r.clock.merge_left() if r.clock is not None else math.inf
+            bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, seconds=max(a_secs, 0.0),
+                                          resume=a_state)  # the same run
             evals, secs, a_state = evals + int(info_b["steps"]), secs + float(info_b["seconds"]), info_b["state"]
             near_cut = False
         ascent = {"evaluations": evals, "seconds": round(secs, 6), "start": cand,
@@ -827,6 +905,8 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
         status = worst if worst not in (Status.OPTIMAL, Status.FEASIBLE) else Status.NUMERICAL_ERROR
         feasible = False
         msg = f"partitioned round: a part ended {worst.name}"
+        if worst == Status.TIME_LIMIT and r.clock is not None and r.clock.timed:
+            msg += f": {r.clock.note()}"
         gap = None  # no merged point to measure: a gap here read "-100.000%" (#19 review)
     elif problem.is_mip:
         feasible = integral and max(q.max_row_violation_rel, q.max_bound_violation) <= MILP_FEASIBLE_REL_TOL

@@ -1,0 +1,98 @@
+"""A partitioned round honours the command-wide ``--time-limit`` (README: wall time of the whole command, from
+process start): the parts' limit counts from the command's start (a worker's start-up and queueing included),
+minus a reserve for the merge and the save, and a round the limit stopped names the user's limit and the
+seconds since the command started, as a monolithic round does. Before, each part got the whole limit from its
+own start: ``step --time-limit 2`` took 6.5 s and said only "a part ended TIME_LIMIT"."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+
+import pytest
+
+from solver import clock
+from solver.model.settings import Settings
+from solver.model.status import Status
+from solver.partition import executor
+from solver.partition import round as pround
+from tests.helpers import client_allocation
+
+
+@pytest.fixture
+def command_clock():
+    """Register a command start ``ago`` seconds in the past (as the CLI does at process start); restored after."""
+    saved = clock.command_start()
+
+    def started(ago: float) -> None:
+        clock.start_command(time.monotonic() - ago)
+
+    yield started
+    clock.start_command(saved)
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """The (settings, command_start) every run_parts call of a round passes its parts."""
+    calls = []
+    real = pround.run_parts
+
+    def spy(tasks, executor="process", workers=None, ray_address=None, command_start=None):
+        calls.append(([t[1] for t in tasks], command_start))
+        return real(tasks, executor, workers, ray_address, command_start)
+
+    monkeypatch.setattr(pround, "run_parts", spy)
+    return calls
+
+
+def test_parts_budget_is_the_commands_time_left_minus_the_merge_reserve(command_clock, recorded):
+    command_clock(3.0)
+    cfg = pround.PartitionConfig(k=2, executor="inline")
+    out = pround.solve_round(client_allocation(n_clients=6), Settings(time_limit_seconds=60.0), cfg)
+    assert out.result.status in (Status.OPTIMAL, Status.FEASIBLE), out.result.message
+    assert recorded, "no part was solved"
+    reserve = pround.merge_reserve(60.0)
+    assert 0 < reserve <= pround.MERGE_RESERVE_MAX
+    probe, main = recorded[0], recorded[-1]
+    # the last pass: the whole limit less the reserve, counted from the command's start (3 s ago), not its own
+    assert all(s.time_limit_seconds == pytest.approx(60.0 - reserve) for s in main[0])
+    assert main[1] is not None and main[1] == pytest.approx(time.time() - 3.0, abs=5.0)
+    assert main[1] < time.time() - 2.0
+    # the probe (round 0) gets half of what the parts had left when it started, from the same start
+    assert all(3.0 < s.time_limit_seconds < 60.0 - reserve for s in probe[0])
+    assert probe[1] == main[1]
+
+
+def test_a_spent_budget_ends_the_round_time_limit_naming_the_users_limit(command_clock, recorded):
+    command_clock(10.0)  # 10 s of a 2 s limit are gone before the round starts
+    cfg = pround.PartitionConfig(k=2, executor="inline")
+    out = pround.solve_round(client_allocation(n_clients=6), Settings(time_limit_seconds=2.0), cfg)
+    assert out.result.status == Status.TIME_LIMIT, out.result.message
+    msg = out.result.message
+    assert "a part ended TIME_LIMIT" in msg
+    since = re.search(r"time limit 2 s reached \(([0-9.]+) s since the command started\)", msg)
+    assert since is not None, msg
+    assert float(since.group(1)) >= 10.0
+    parts_limit = 2.0 - pround.merge_reserve(2.0)
+    assert all(s.time_limit_seconds <= parts_limit + 1e-9 for ss, _ in recorded for s in ss)
+    assert all(s.time_limit_seconds == pytest.approx(parts_limit) for s in recorded[-1][0])
+
+
+def test_no_time_limit_leaves_the_parts_unbounded(recorded):
+    cfg = pround.PartitionConfig(k=2, executor="inline")
+    out = pround.solve_round(client_allocation(n_clients=6), Settings(), cfg)
+    assert out.result.status in (Status.OPTIMAL, Status.FEASIBLE)
+    assert all(c is None and all(math.isinf(s.time_limit_seconds) for s in ss) for ss, c in recorded)
+
+
+def test_a_worker_counts_its_limit_from_the_commands_start(command_clock):
+    """A worker (another process, possibly another machine) gets the command's start as wall-clock seconds:
+    its start-up counts, and the clock of the process it runs in is left as it was."""
+    command_clock(0.0)
+    before = clock.command_start()
+    out = executor.solve_part(0, client_allocation(n_clients=4), Settings(time_limit_seconds=2.0), None,
+                              time.time() - 30.0)
+    assert out["result"].status == Status.TIME_LIMIT
+    assert "since the command started" in out["result"].message
+    assert clock.command_start() == before
