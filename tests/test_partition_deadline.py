@@ -96,3 +96,20 @@ def test_a_worker_counts_its_limit_from_the_commands_start(command_clock):
     assert out["result"].status == Status.TIME_LIMIT
     assert "since the command started" in out["result"].message
     assert clock.command_start() == before
+
+
+def test_a_milp_round_past_its_deadline_still_proves_a_bound(command_clock):
+    """The merge's dual ascent gets what is left of the reserve, but at least its start value is evaluated:
+    a MILP round whose parts used up the limit still reports a finite whole-model bound and gap."""
+    from solver.workloads import make_scenario
+
+    problem = make_scenario("sia", 64, seed=0).base()
+    command_clock(0.0)
+    cfg = pround.PartitionConfig(k=2, executor="inline", probe=False)
+    settings = Settings(time_limit_seconds=60.0, integer_submip_seconds=0.0)
+    clock.start_command(time.monotonic() - 60.0 + pround.merge_reserve(60.0))  # the parts' budget is spent
+    out = pround.solve_round(problem, settings, cfg)
+    # each part stops its relaxation at its first check and rounds it (deterministic: the budget is spent)
+    assert out.result.status in (Status.FEASIBLE, Status.OPTIMAL), out.result.message
+    assert out.report["dual_ascent"]["evaluations"] >= 1
+    assert out.report["bound"] is not None and math.isfinite(out.report["bound"])

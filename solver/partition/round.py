@@ -85,6 +85,8 @@ RENS_MIN_SECONDS = 1.0  #: RENS's budget is the slowest part's solve time, but a
 ASCENT_CHUNK = 4  #: evaluations between two looks at the stop flag of the ascent that runs during RENS
 MERGE_RESERVE_FRACTION = 0.1  #: of ``--time-limit`` kept from the parts for the merge, its re-check and the save
 MERGE_RESERVE_MAX = 1.0  #: ... but at most this many seconds
+ASCENT_MIN_SECONDS = 0.01  #: the merge's ascent budget at least (a spent one): its start value is still evaluated,
+#: so the round keeps a proven bound and gap
 
 
 @dataclass
@@ -864,13 +866,14 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
         tol, steps = float(settings.mip_gap_tol), int(settings.integer_dual_ascent_steps)
         first = steps if first_steps is None else min(steps, first_steps)
         a_secs = r.clock.merge_left() if r.clock is not None else math.inf
-        bound, y2, info_a = wb.ascend(y_from, objective, tol, first, seconds=max(a_secs, 0.0), resume=resume)
+        bound, y2, info_a = wb.ascend(y_from, objective, tol, first, seconds=max(a_secs, ASCENT_MIN_SECONDS),
+                                      resume=resume)
         evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
         far = np.isfinite(bound) and sense * (objective - bound) / max(1.0, abs(bound)) > FAR_GAP * tol
         near_cut = bool(first < steps and np.isfinite(bound) and not far and evals >= first and not a_state.done)
         if near_cut and near_goes_on:  # near the target: go on
             a_secs = r.clock.merge_left() if r.clock is not None else math.inf
-            bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, seconds=max(a_secs, 0.0),
+            bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, seconds=max(a_secs, ASCENT_MIN_SECONDS),
                                           resume=a_state)  # the same run
             evals, secs, a_state = evals + int(info_b["steps"]), secs + float(info_b["seconds"]), info_b["state"]
             near_cut = False
