@@ -51,24 +51,15 @@ def solve_problem(problem: Problem, settings: Settings | None = None,
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         result = engine(problem, settings, warm_start)
     if settings is not given and result.message:  # budgeted: name the user's whole limit, not what was left
-        result.message = _user_time_limit(result.message, given.time_limit_seconds)
+        from solver.clock import elapsed, name_user_limit
+
+        result.message = name_user_limit(result.message, given.time_limit_seconds, elapsed())
     if not result.engine and result.state is not None and result.state.engine:  # a MILP: its relaxation's
         result.engine = result.state.engine.get("engine", "")
         result.engine_reason = result.state.engine.get("reason", "")
     if result.status == Status.PRIMAL_INFEASIBLE and settings.iis_seconds > 0:
         _name_conflict(problem, result, settings, time.perf_counter() - t0)
     return result
-
-
-def _user_time_limit(message: str, limit: float) -> str:
-    """``message`` with "time limit X s reached" (X: the budget left when the solve started, negative when
-    spent before it) naming the command's ``--time-limit`` and the wall seconds since the command started."""
-    import re
-
-    from solver.clock import elapsed
-
-    return re.sub(r"time limit \S+ s reached",
-                  f"time limit {limit:g} s reached ({elapsed():.2f} s since the command started)", message)
 
 
 def _name_conflict(problem: Problem, result: SolveResult, settings: Settings, elapsed: float) -> None:

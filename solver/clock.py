@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import time
 
 _START: float | None = None  # time.monotonic() of the command's start, or None (library use)
@@ -61,6 +62,21 @@ def start_command(start: float | None) -> None:
 def command_start() -> float | None:
     """The registered command start (``time.monotonic()`` seconds), or None (library use)."""
     return _START
+
+
+TIME_LIMIT_MSG = re.compile(r"time limit \S+ s reached")  #: what an engine's TIME_LIMIT message says
+
+
+def time_limit_reached(limit: float, since: float | None = None) -> str:
+    """The sentence a round the time limit stopped says: "time limit ``limit`` s reached", plus "(``since`` s
+    since the command started)" when given (seconds)."""
+    return f"time limit {limit:g} s reached" + ("" if since is None else f" ({since:.2f} s since the command started)")
+
+
+def name_user_limit(message: str, limit: float, since: float | None = None) -> str:
+    """``message`` with an engine's "time limit X s reached" (X: the budget it was given, what was left of
+    the command's) naming the user's whole ``limit`` instead (:func:`time_limit_reached`)."""
+    return TIME_LIMIT_MSG.sub(time_limit_reached(limit, since), message)
 
 
 def elapsed() -> float:

@@ -40,6 +40,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from solver.clock import name_user_limit
 from solver.highs_bridge import (
     Highs,
     HighsLp,
@@ -100,7 +101,6 @@ def presolve_applies(problem: Problem, settings: Settings, warm_start) -> bool:
     return not red.infeasible_message
 
 
-_TIME_LIMIT_MSG = re.compile(r"time limit \S+ s reached")
 _ITERATION_LIMIT_MSG = re.compile(r"iteration limit \d+ reached")
 
 
@@ -108,7 +108,7 @@ def _user_limit(status: Status, message: str, settings: Settings) -> str:
     """Inner solves run on the budget left; a TIME_LIMIT or ITERATION_LIMIT message names the user's whole
     limit instead."""
     if status == Status.TIME_LIMIT:
-        return _TIME_LIMIT_MSG.sub(f"time limit {settings.time_limit_seconds:g} s reached", message)
+        return name_user_limit(message, settings.time_limit_seconds)
     if status == Status.ITERATION_LIMIT:
         return _ITERATION_LIMIT_MSG.sub(f"iteration limit {settings.iteration_limit} reached", message)
     return message

@@ -50,6 +50,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from solver import clock
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -470,8 +471,6 @@ class _Deadline:
 
     @classmethod
     def of(cls, settings: Settings) -> _Deadline:
-        from solver import clock
-
         limit = float(settings.time_limit_seconds)
         start = clock.command_start()
         now = time.monotonic()
@@ -508,7 +507,13 @@ class _Deadline:
 
     def note(self) -> str:
         """The sentence a round the limit stopped ends with, naming the user's limit, as a monolithic round's."""
-        return f"time limit {self.limit:g} s reached ({self.since_start():.2f} s since the command started)"
+        return clock.time_limit_reached(self.limit, self.since_start())
+
+
+def _ascent_seconds(clock: _Deadline | None) -> float:
+    """The merge's dual-ascent budget (seconds): what is left of the merge's reserve, at least
+    :data:`ASCENT_MIN_SECONDS` (a spent budget still evaluates the start); inf without a limit."""
+    return max(clock.merge_left() if clock is not None else math.inf, ASCENT_MIN_SECONDS)
 
 
 def merge_reserve(limit: float) -> float:
@@ -865,15 +870,13 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
         t_ph = time.perf_counter()
         tol, steps = float(settings.mip_gap_tol), int(settings.integer_dual_ascent_steps)
         first = steps if first_steps is None else min(steps, first_steps)
-        a_secs = r.clock.merge_left() if r.clock is not None else math.inf
-        bound, y2, info_a = wb.ascend(y_from, objective, tol, first, seconds=max(a_secs, ASCENT_MIN_SECONDS),
+        bound, y2, info_a = wb.ascend(y_from, objective, tol, first, seconds=_ascent_seconds(r.clock),
                                       resume=resume)
         evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
         far = np.isfinite(bound) and sense * (objective - bound) / max(1.0, abs(bound)) > FAR_GAP * tol
         near_cut = bool(first < steps and np.isfinite(bound) and not far and evals >= first and not a_state.done)
         if near_cut and near_goes_on:  # near the target: go on
-            a_secs = r.clock.merge_left() if r.clock is not None else math.inf
-            bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, seconds=max(a_secs, ASCENT_MIN_SECONDS),
+            bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, seconds=_ascent_seconds(r.clock),
                                           resume=a_state)  # the same run
             evals, secs, a_state = evals + int(info_b["steps"]), secs + float(info_b["seconds"]), info_b["state"]
             near_cut = False
