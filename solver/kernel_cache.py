@@ -23,6 +23,8 @@ does them, only slower; ``tests/test_kernel_cache.py`` fails on such a version, 
 
 from __future__ import annotations
 
+import functools
+
 PACKAGES = ("solver.", "formats.")  #: module prefixes of the kernels loaded without the refresh
 CHECKED_NUMBA = ((0, 68),)  #: numba (major, minor) versions whose cache loader this was checked against
 
@@ -97,14 +99,10 @@ def start_runtime(target_context) -> None:
         rtsys._init = True
 
 
-_LAZY_RUNTIME: list = []
-
-
+@functools.cache
 def _runtime_class(base: type) -> type:
     """numba's runtime class (``numba.core.runtime.nrt._Runtime``, ``base``) whose ``library`` compiles the
-    NRT module on first access."""
-    if _LAZY_RUNTIME:
-        return _LAZY_RUNTIME[0]
+    NRT module on first access (one class per base)."""
 
     class LazyLibraryRuntime(base):
         @property
@@ -120,5 +118,4 @@ def _runtime_class(base: type) -> type:
                         self._library = nrtdynmod.compile_nrt_functions(self._deferred_context)
             return self._library
 
-    _LAZY_RUNTIME.append(LazyLibraryRuntime)
     return LazyLibraryRuntime

@@ -115,9 +115,7 @@ def detect_structure(problem: Problem) -> Structure:
     it = problem.integrality
     binary = it & (lo >= 0) & (up <= 1) & (lo <= up)
     general = it & ~binary
-    rptr, rcol, rval = csc_to_csr(np.ascontiguousarray(problem.a_indptr, dtype=np.int64),
-                                  np.ascontiguousarray(problem.a_indices, dtype=np.int32),
-                                  np.ascontiguousarray(problem.a_data, dtype=np.float64), m)
+    rptr, rcol, rval = csc_to_csr(*problem._csc(), m)
     rcol = rcol.astype(np.int64)  # canonical CSC -> CSR, columns sorted within rows (no duplicates)
     nnz_row = np.diff(rptr)
     rl, ru = problem.row_lower, problem.row_upper

@@ -42,17 +42,11 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
 def _check_regexes(cfg) -> None:
     """Refuse a partition regex that does not compile, naming init's own option (the grouping code, shared
     with POP, names ``--pop-client-regex``), before anything is written."""
-    import re
-
-    from solver.model.errors import UsageError
+    from solver.partition.clients import _compile_check
 
     for option, pattern in (("--client-regex", cfg.client_regex), ("--shared-rows-regex", cfg.shared_rows_regex)):
-        if pattern is None:
-            continue
-        try:
-            re.compile(pattern)
-        except re.error as err:
-            raise UsageError(f"invalid {option} {pattern!r}: {err}") from err
+        if pattern is not None:
+            _compile_check(pattern, option)
 
 
 def _hook(data):
