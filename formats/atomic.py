@@ -21,7 +21,7 @@ from formats.faults import io_fault
 from formats.fsync import fsync_path
 
 
-def _new_temp(path: Path, suffix: str) -> Path:
+def new_temp(path: Path, suffix: str) -> Path:
     """Create an empty new file next to ``path`` (mode 0666 minus the umask, like ``open(..., "w")``)."""
     for _ in range(100):
         tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp{suffix}")
@@ -54,7 +54,7 @@ def replacing(path: str | os.PathLike, suffix: str = "", sync: bool = True,
     path = Path(path)
     io_fault("create", path)
     with undo.region():  # an interrupt here unwinds (the temporary file is removed)
-        tmp = _new_temp(path, suffix)
+        tmp = new_temp(path, suffix)
         try:
             yield tmp
             if sync:

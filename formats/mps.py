@@ -87,9 +87,11 @@ import sys
 import tempfile
 import zlib
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
+from formats.atomic import new_temp
 from formats.mps_fields import HEADER_START
 from formats.mps_names import check_bound_columns, locate_undefined_rows, trailing_empty_columns
 from formats.mps_sections import (
@@ -625,19 +627,6 @@ def _check_names_writable(problem: Problem, path: str) -> None:
                               file=path, entity=name)
 
 
-def _new_file(folder: str) -> str:
-    """Create an empty file in ``folder`` with mode 0666 minus the umask, as ``open(..., "w")`` does
-    (``tempfile.mkstemp`` would give 0600, which ``os.replace`` would carry over to the written file)."""
-    for _ in range(100):
-        tmp = os.path.join(folder, f".copter-{os.getpid()}-{os.urandom(4).hex()}.mps")
-        try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        except FileExistsError:
-            continue
-        return tmp
-    raise FileExistsError(f"no free temporary name in {folder}")
-
-
 def write_mps(problem: Problem, path: str | os.PathLike) -> None:
     """Write ``problem`` as free-format MPS via HiGHS; ``.gz`` suffix -> gzip-compressed.
 
@@ -673,7 +662,9 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InputError("folder does not exist", file=path)
-    tmp = _new_file(folder)
+    # mode 0666 minus the umask, as open(..., 'w') gives (tempfile.mkstemp's 0600 would carry over through
+    # os.replace); the name ends in .mps, which HiGHS writes as MPS
+    tmp = str(new_temp(Path(path), ".mps"))
     try:
         st = h.writeModel(tmp)
         if is_error(st):
