@@ -143,14 +143,7 @@ ROUND_OPT = typer.Option(None, "--round", help=ROUND_HELP)
 REPORT_JSON_OPT = typer.Option(False, "--json", help="Print the round report as JSON on stdout.")
 RESULT_JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
-def _check_wait(value: float) -> float:
-    """``--wait`` must be a number of seconds (click's ``min`` lets NaN through: every comparison is false)."""
-    if value != value:
-        raise typer.BadParameter(f"{value} is not a number of seconds (0 or more, inf: as long as it takes)")
-    return value
-
-
-WAIT_OPT = typer.Option(0.0, "--wait", min=0.0, metavar="SECONDS", callback=_check_wait,
+WAIT_OPT = typer.Option(0.0, "--wait", min=0.0, metavar="SECONDS", callback=opts.seconds_value,
                         help="Wait up to SECONDS for another writer to release the state's lock instead of "
                              "exiting 6 at once (inf: wait as long as it takes).")
 

@@ -9,16 +9,10 @@ from __future__ import annotations
 import typer
 
 from copter_cli.output import emit, run, say
+from copter_cli.solver_options import seconds_value
 
 JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
-
-def _seconds(value: float) -> float:
-    """A seconds option must be a number (click's ``min`` lets NaN through: every comparison is false)."""
-    if value != value:
-        raise typer.BadParameter(f"{value} is not a number of seconds")
-    return value
-
 
 worker_app = typer.Typer(name="worker", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                          help="Keep the solver loaded between commands (start, stop, status).")
@@ -26,9 +20,9 @@ worker_app = typer.Typer(name="worker", no_args_is_help=True, add_completion=Fal
 
 @worker_app.command("start")
 def start_cmd(
-    idle_timeout: float = typer.Option(900.0, "--idle-timeout", min=0.0, callback=_seconds,
+    idle_timeout: float = typer.Option(900.0, "--idle-timeout", min=0.0, callback=seconds_value,
                                        help="Exit after this many seconds without a command (0: never)."),
-    timeout: float = typer.Option(300.0, "--timeout", min=0.0, callback=_seconds, help="Seconds to wait for the worker to answer."),
+    timeout: float = typer.Option(300.0, "--timeout", min=0.0, callback=seconds_value, help="Seconds to wait for the worker to answer."),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -64,7 +58,7 @@ def _say_started(res: dict) -> None:
 
 @worker_app.command("stop")
 def stop_cmd(
-    timeout: float = typer.Option(60.0, "--timeout", min=0.0, callback=_seconds,
+    timeout: float = typer.Option(60.0, "--timeout", min=0.0, callback=seconds_value,
                                   help="Seconds to wait for running commands to finish."),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,

@@ -53,6 +53,14 @@ def nonnegative(v) -> str | None:
     return None if v >= 0 else f"must be >= 0, got {v}"
 
 
+def seconds_value(value: float) -> float:
+    """Typer callback of a seconds option (``--wait``, the worker's timeouts): click's ``min`` lets NaN
+    through, every comparison being false. Raises typer.BadParameter (exit 2 naming the option) on NaN."""
+    if value != value:
+        raise typer.BadParameter(f"{value} is not a number of seconds (0 or more, or inf)")
+    return value
+
+
 def one_of(choices: tuple[str, ...], wording: str) -> Check:
     """Refuse a value outside ``choices``; ``wording`` is the message's "must be ..." part."""
     return lambda v: None if v in choices else f"must be {wording}, got {v!r}"
