@@ -13,11 +13,12 @@ Update rule, per row and part (sign-based steps with per-entry adaptive lengths,
 applied multiplicatively on the simplex of a row's shares):
 
     g_p  = -sense * y_p * b_act                (gain of one more unit of share; b_act the bound y_p prices)
-    g    = sum_p s_p g_p                        (the gain of the row's current split)
-    z_p  = sign(g_p - g), 0 within DEAD_ZONE * G  (G: the row's largest |g_p|)
+    M    = the movers: parts touching the row, but for the unpriced parts of a capacity row (below)
+    g    = sum_M s_p g_p / sum_M s_p            (the gain of the movers' current split)
+    z_p  = sign(g_p - g) on M, 0 within DEAD_ZONE * G  (G: the row's largest |g_p|)
     d_p <- d_p * GROW if z_p equals the last z_p, d_p * SHRINK if it flipped (in [D_MIN, D_MAX])
-    s_p <- s_p * exp(z_p * d_p),  then s_p >= floor on the parts that touch the row, 0 on the others,
-           renormalised to sum 1
+    s_p <- s_p * exp(z_p * d_p) on M, rescaled to the movers' own total; s_p >= floor on the parts that
+           touch the row, 0 on the others, renormalised to sum 1
 
 The value functions v_p are piecewise linear, so a price says which way to move but not how far: a step
 that keeps its direction grows, one that overshot (the prices crossed) is halved. Steps and last signs are
@@ -26,7 +27,11 @@ resource-directive optimality condition: equal marginal values) does not move. B
 *unused* part of the share of a part with no price (its row activity below its allocation) moves, but for
 ``KEEP_SLACK`` of it, to the parts with a positive gain in proportion to their gains: the donor's point
 stays feasible, so this part of the move loses nothing (the primal resource-directive step of Geoffrion
-1970). Parts that do not touch a row get no share of it (POP gives them 1/k, which is lost capacity).
+1970). After it, such an unpriced part of a capacity row holds what it kept: its price 0 is the value of
+*more* capacity, and taking it below its own use costs it flow at the other slope of its piecewise linear
+value function (on TE Kdl the sign step that also shrank those parts made the partitioned round 0.88% worse
+than the monolithic one after every demand moved +-10%; it had been 0.044% with the probe's shares). Parts
+that do not touch a row get no share of it (POP gives them 1/k, which is lost capacity).
 
 For a MILP a row with an integral bound and integer coefficients on integer columns gets integral
 allocations (largest remainder, :func:`integral_allocations`), so no part's rounding wastes capacity.
@@ -132,12 +137,21 @@ def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, steps: np.
         wsum = np.where(pos_gain, g, 0.0).sum(axis=0)
         move = (pool > 0) & (wsum > 0)
         s = np.where(move[None, :], s - slack + np.where(pos_gain, g, 0.0) * (pool / np.where(move, wsum, 1.0)), s)
+    # an unpriced part of a capacity row keeps what the slack transfer left it: its price 0 is the value of
+    # MORE capacity only; losing capacity below its use costs it flow (the left slope of its value function)
+    hold = present & ~pos_gain & ~np.isnan(usage) if usage is not None else np.zeros_like(present)
+    movers = present & ~hold
+    ms = np.where(movers, s, 0.0)
+    mass = ms.sum(axis=0)
     scale = np.abs(g).max(axis=0) if g.size else np.zeros(g.shape[1])
-    diff = g - (s * g).sum(axis=0)
-    z = np.where(present & (np.abs(diff) > DEAD_ZONE * scale), np.sign(diff), 0.0)
+    diff = g - (ms * g).sum(axis=0) / np.where(mass > 0, mass, 1.0)
+    z = np.where(movers & (np.abs(diff) > DEAD_ZONE * scale), np.sign(diff), 0.0)
     d = np.where(z * last > 0, steps * GROW, np.where(z * last < 0, steps * SHRINK, steps))
     d = np.clip(np.nan_to_num(d, nan=D0), D_MIN, D_MAX)
-    new = normalise(s * np.exp(z * d), present, floor)
+    stepped = ms * np.exp(z * d)
+    tot = stepped.sum(axis=0)
+    stepped *= np.where(tot > 0, mass / np.where(tot > 0, tot, 1.0), 0.0)  # the movers trade their own mass
+    new = normalise(np.where(hold, s, stepped), present, floor)
     return new, d, np.where(z != 0, z, last)
 
 
