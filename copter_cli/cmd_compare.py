@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from copter_cli.output import console, print_json, run, say
+from copter_cli.output import console, print_json, run, say, table_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,16 +27,6 @@ def _fmt(v, spec: str = ".6g") -> str:
     if isinstance(v, float):
         return format(v, spec)
     return str(v)
-
-
-def _wide_console() -> Console:
-    """stderr console for the notes under the table: the terminal's width, or off a terminal (where rich
-    assumes 80 columns) at least 180 columns wide."""
-    from copter_cli.output import rich_console
-
-    if console.is_terminal:
-        return console.get()
-    return rich_console(stderr=True, highlight=False, soft_wrap=False, width=max(console.width, 180))
 
 
 #: compare's columns: (header, justify, priority); 0 = essential (never dropped), higher = dropped first when
@@ -66,7 +56,7 @@ def print_table(res: dict, out: Console | None = None, terminal: bool | None = N
                            min_width=180, title=f"round {res['round']}: {res['n_rows']} rows x {res['n_cols']} "
                                                 f"cols, {res['nnz']} nonzeros")
     if out is None:
-        out = _wide_console()
+        out = table_console(180)  # the notes under the table
     for r in res["baselines"]:
         if r.get("message"):
             out.print(f"  {r['name']}: {r['message']}")

@@ -15,7 +15,7 @@ import typer
 
 from copter_cli import exit_codes
 from copter_cli import solver_options as opts
-from copter_cli.output import console, emit, run, say
+from copter_cli.output import console, emit, run, say, table_console
 from solver.model.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,14 +37,6 @@ def _rounds():
 
 def _state(state: Path | None) -> Path:
     return state if state is not None else _rounds().default_state_dir()
-
-
-def _wide() -> Console:
-    """The stderr console, or (when stderr is not a terminal, where rich assumes 80 columns) a wider one so
-    tables are not truncated in logs."""
-    from copter_cli.output import rich_console
-
-    return console.get() if console.is_terminal else rich_console(stderr=True, width=160, highlight=False)
 
 
 def _fmt(v, spec: str = ".6g") -> str:
@@ -74,7 +66,7 @@ def _print_report(report: dict) -> None:
     if sec:
         t.add_row("seconds", "  ".join(f"{k} {_fmt(sec.get(k), '.3f')}" for k in
                                        ("wait", "load", "apply", "solve", "integerize", "save", "total")))
-    _wide().print(t)
+    table_console(160).print(t)
     for w in report.get("warnings") or []:
         console.print(f"[yellow]warning[/]: {escape(str(w))}")
     if report.get("message"):

@@ -16,12 +16,15 @@ import sys
 import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from copter_cli import exit_codes
 from solver.model.errors import CopterError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: the console's settings (the long-running worker's child builds the console again with them, for the client's
 #: terminal and environment: ``copter_cli.worker_child``)
@@ -71,6 +74,28 @@ class LazyConsole:
 
 
 console = LazyConsole(**CONSOLE_OPTIONS)
+
+
+def wide_console(width: int, like: Console | None = None, **options) -> Console:
+    """A console (rich imported now) that prints where ``like`` prints (default: the shared stderr console
+    :data:`console`), with its ``no_color``, ``width`` columns wide, without soft wrap or highlighting: for a
+    table that must not be cut to the terminal's width or, off a terminal, to the 80 columns rich assumes.
+
+    Args:
+        width: the console's columns.
+        like: the console whose file and ``no_color`` it takes.
+        options: further ``rich.console.Console`` settings (``force_terminal=True``).
+    """
+    out = console.get() if like is None else like
+    return rich_console(file=out.file, width=width, highlight=False, soft_wrap=False, no_color=out.no_color,
+                        **options)
+
+
+def table_console(min_width: int) -> Console:
+    """The console for a table on stderr: the shared console on a terminal (the terminal's width), else (a log,
+    a pipe) :func:`wide_console` at least ``min_width`` columns wide."""
+    return console.get() if console.is_terminal else wide_console(max(console.width, min_width))
+
 
 #: what rich's ``print(text, markup=False, highlight=False)`` would change: an emoji code (``:name:``),
 #: a tab (expanded), a control character (stripped), trailing whitespace on a line (stripped beyond the width)

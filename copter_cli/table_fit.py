@@ -96,20 +96,18 @@ def print_fitted(columns: list[Column], rows: list[list[str]], *, console: Conso
         more: what the note points at to see every column (``--json``, ``--json or --csv``).
     """
     from copter_cli.output import console as shared
-    from copter_cli.output import rich_console
+    from copter_cli.output import wide_console
 
     out = console if console is not None else shared.get()
     is_tty = out.is_terminal if terminal is None else terminal
     if not is_tty:
         t = _build(columns, rows, _non_empty(columns, rows), table_kw)
         need = natural_width(t, out)
-        rich_console(file=out.file, width=max(min_width, need), highlight=False, soft_wrap=False,
-                no_color=out.no_color).print(t)
+        wide_console(max(min_width, need), out).print(t)
         return []
     t, dropped, need = fit(columns, rows, out.width, out, **table_kw)
     if need > out.width:  # the essentials alone are wider: print them whole, the terminal wraps the lines
-        rich_console(file=out.file, width=need, highlight=False, soft_wrap=False, force_terminal=True,
-                no_color=out.no_color).print(t)
+        wide_console(need, out, force_terminal=True).print(t)
     else:
         out.print(t)
     if dropped:

@@ -64,19 +64,18 @@ def test_failed_init_with_accept_failed_is_stored(tmp_path, capsys):
 # ------------------------------------------------------------------------------ item 3: NaN in history
 
 
-def test_history_not_applicable_compare_row_has_no_nan(st, capsys, monkeypatch):
+def test_history_not_applicable_compare_row_has_no_nan(st, capsys):
     rounds.compare(st, ["pop"], pop_workers=0)  # small_lp's names carry no client: POP is NOT_APPLICABLE
     row = rounds.history(st)[-1]
     assert row["compare"]["pop-4"]["status"] == "NOT_APPLICABLE"
     assert row["compare"]["pop-4"]["time_ratio"] is None
     code, out, _ = run_main(capsys, "history", "--state", st, "--csv")
     assert code == 0 and "nan" not in out.lower()
-    from copter_cli import cmd_state
-
-    monkeypatch.setattr(cmd_state, "_wide", lambda: None)
     from io import StringIO
 
     from rich.console import Console
+
+    from copter_cli import cmd_state
 
     buf = StringIO()
     cmd_state._print_history(rounds.history(st), out=Console(file=buf, width=300), terminal=False)
