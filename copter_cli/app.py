@@ -26,26 +26,14 @@ COMMAND_MODULES = {
 OWN_COMMANDS = ("version",)  #: defined here, no module to import
 
 
-def _print_line(text: str) -> None:
-    """A command's requested one-line answer on stdout; a closed stdout exits 141 quietly, as JSON output does
-    (``copter_cli.output.quiet_broken_pipe``)."""
-    import sys
-
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
-        from copter_cli.output import quiet_broken_pipe
-
-        quiet_broken_pipe()
-
-
 def _print_version(value: bool) -> None:
     """Eager ``--version``: print ``copter X.Y.Z`` (the installed package's version) on stdout and exit 0."""
     if value:
         from importlib.metadata import version as installed_version
 
-        _print_line(f"copter {installed_version('copter')}")
+        from copter_cli.output import print_line
+
+        print_line(f"copter {installed_version('copter')}")
         raise typer.Exit(0)
 
 
@@ -60,13 +48,13 @@ def version(json_out: bool = typer.Option(False, "--json", help="Print JSON on s
     """Print the versions of copter and its libraries."""
     from importlib.metadata import version as installed_version
 
-    from copter_cli.output import print_json
+    from copter_cli.output import print_json, print_line
 
     info = {name: installed_version(name) for name in ("copter", "highspy", "numba", "numpy", "pyarrow")}
     if json_out:
         print_json(info)
     else:  # the requested output: on stdout, as --version's
-        _print_line("  ".join(f"{k} {val}" for k, val in info.items()))
+        print_line("  ".join(f"{k} {val}" for k, val in info.items()))
 
 
 def command_name(args: list[str]) -> str | None:

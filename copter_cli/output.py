@@ -166,8 +166,15 @@ def print_json(obj) -> None:
 
     if entry.CONSOLE[0]:
         entry.ignore_sigint_at_exit()
+    print_line(dumps(obj))
+
+
+def print_line(text: str) -> None:
+    """Print ``text`` and a newline on stdout as plain text, flushed: a command's requested answer (a JSON
+    object, ``copter --version``); a closed stdout ends the process quietly with exit code 141
+    (:func:`quiet_broken_pipe`), also outside a command body (an eager option while parsing)."""
     try:
-        sys.stdout.write(dumps(obj) + "\n")
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         quiet_broken_pipe()
