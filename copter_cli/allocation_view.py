@@ -4,7 +4,7 @@ printed (``--json`` output never imports it)."""
 
 from __future__ import annotations
 
-from copter_cli.output import console, say
+from copter_cli.output import console, say, say_warnings
 
 NO_CLIENT = "(no client)"  #: the table's label of the group of names without a client
 
@@ -20,8 +20,7 @@ def print_allocation(res: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    for w in res.get("warnings") or []:
-        console.print(f"[yellow]warning[/]: {escape(str(w))}")
+    say_warnings(res)
     say(f"round {res['round']} ({res.get('status')}, objective {_num(res.get('objective'))}): "
         f"{res['n_nonzero']:,} nonzero of {res['n_variables']:,} variables (|value| > {res['zero_tol']:g}), "
         f"sum {_num(res['sum'])}, {res['n_clients']:,} client group(s)")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from copter_cli.output import console, print_json, run, say, table_console
+from copter_cli.output import console, emit, run, say_warnings, table_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -143,12 +143,7 @@ def register(app: typer.Typer) -> None:
                                      pop_scaling=pop_scaling, feasibility_tol=feasibility_tol,
                                      pop_executor=executor, ray_address=ray_address,
                                      progress=lambda b: status.update(f"running {b}"))
-            if json_out:
-                print_json(res)
-            else:
-                print_table(res)
-            for w in res.get("warnings") or []:  # CURRENT unusable, round log not written: in every mode
-                say(f"warning: {w}")
-            return 0
+            # warnings (CURRENT unusable, round log not written) in every mode
+            return emit(res, json_out, lambda r: (print_table(r), say_warnings(r)))
 
         run(json_out, debug, body)

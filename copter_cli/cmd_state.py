@@ -15,7 +15,7 @@ import typer
 
 from copter_cli import exit_codes
 from copter_cli import solver_options as opts
-from copter_cli.output import console, emit, run, say, table_console
+from copter_cli.output import console, emit, run, say, say_warnings, table_console
 from solver.model.errors import UsageError
 
 if TYPE_CHECKING:
@@ -51,9 +51,8 @@ def _print_report(report: dict) -> None:
     """Human summary of a round report on stderr (a no-op re-apply: its one-line message)."""
     if report.get("no_op"):
         console.print(report.get("message", "nothing done"), markup=False)
-        _say_warnings(report)  # an unusable CURRENT: the current round is the newest complete generation
+        say_warnings(report)  # an unusable CURRENT: the current round is the newest complete generation
         return
-    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=f"copter round {report.get('round', '?')}", show_header=False, box=None)
@@ -67,8 +66,7 @@ def _print_report(report: dict) -> None:
         t.add_row("seconds", "  ".join(f"{k} {_fmt(sec.get(k), '.3f')}" for k in
                                        ("wait", "load", "apply", "solve", "integerize", "save", "total")))
     table_console(160).print(t)
-    for w in report.get("warnings") or []:
-        console.print(f"[yellow]warning[/]: {escape(str(w))}")
+    say_warnings(report)
     if report.get("message"):
         console.print(report["message"], markup=False)
 
@@ -79,19 +77,10 @@ def _finish(report: dict, json_out: bool) -> int:
     message saying the round is stored and current, file)."""
     code = exit_codes.for_report(report)
     report = _with_out_error(report, code)
-    if json_out:
-        _say_warnings(report)
     emit(report, json_out, _print_report)
     if "error" in report and not json_out:
         say(f"error ({report['error']['kind']}, exit {code}): {report['error']['message']}")
     return code
-
-
-def _say_warnings(report: dict) -> None:
-    """The report's ``warnings`` on stderr, one line each (with ``--json``: besides its ``warnings`` field;
-    a human round table prints them itself)."""
-    for w in report.get("warnings") or []:
-        say(f"warning: {w}")
 
 
 def _with_out_error(report: dict, code: int) -> dict:
@@ -114,9 +103,9 @@ def _finish_many(reports: list[dict], json_out: bool) -> int:
     current = last.get("current_round") if last.get("accepted") is False or last.get("no_op") else last.get("round")
     stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c), None)
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
-    if json_out:
+    if json_out:  # each round's warnings (emit sees only the top level)
         for r in reports:
-            _say_warnings(r)
+            say_warnings(r)
 
     def human(_):
         for r in reports:
@@ -346,16 +335,12 @@ def show_cmd(
             if given:
                 raise UsageError(f"{given[0]} needs --solution")
             report = _rounds().show(_state(state), round_)
-            if json_out:
-                _say_warnings(report)
             return emit(report, json_out, _print_show)
         from copter_cli.allocation_view import print_allocation
 
         res = _rounds().show_solution(_state(state), round_, top=10 if top is None else top,
                                    entries=3 if entries is None else entries, changes=changes,
                                    client_regex=client_regex, zero_tol=zero_tol)
-        if json_out:
-            _say_warnings(res)
         return emit(res, json_out, print_allocation)
 
     run(json_out, debug, body)
@@ -433,10 +418,9 @@ def history_cmd(
         obj = {"rounds": rows, **({"warnings": warnings} if warnings else {})}
         if csv_out:
             _print_csv(rows)
-        else:
-            emit(obj, json_out, lambda _: _print_history(rows))
-        _say_warnings(obj)
-        return 0
+            say_warnings(obj)
+            return 0
+        return emit(obj, json_out, lambda _: (_print_history(rows), say_warnings(obj)))
 
     run(json_out, debug, body)
 
@@ -455,9 +439,7 @@ def rollback_cmd(
     moves them into STATE/abandoned/."""
     def body() -> int:
         res = _rounds().rollback(_state(state), to, wait)
-        if json_out:
-            _say_warnings(res)
-        return emit(res, json_out, lambda r: (say(r["message"]), _say_warnings(r)))
+        return emit(res, json_out, lambda r: (say(r["message"]), say_warnings(r)))
 
     run(json_out, debug, body)
 
@@ -465,7 +447,7 @@ def rollback_cmd(
 def _say_export(res: dict) -> None:
     say(f"round {res['round']}: wrote {res['output']} ({res['n_cols']} variables, "
         f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
-    _say_warnings(res)
+    say_warnings(res)
 
 
 def export_cmd(
@@ -482,8 +464,6 @@ def export_cmd(
     MPS or Parquet, by the output's extension."""
     def body() -> int:
         res = _rounds().export(_state(state), output, round_)
-        if json_out:
-            _say_warnings(res)
         return emit(res, json_out, _say_export)
 
     run(json_out, debug, body)

@@ -262,10 +262,26 @@ def _fail(code: int, kind: str, message: str, json_out: bool, extra: dict) -> No
     raise typer.Exit(code)
 
 
+def say_warnings(obj: dict) -> None:
+    """``obj``'s ``warnings`` (a list of strings; absent or empty: none) on stderr, one ``warning: TEXT`` line
+    each, TEXT as :func:`say` prints it: the label in yellow once rich is imported (a table is or was being
+    printed), else plain without importing rich. Every mode shows them: with ``--json`` beside the object's
+    ``warnings`` field (:func:`emit`)."""
+    for w in obj.get("warnings") or []:
+        if console.built or "rich.console" in sys.modules:
+            from rich.markup import escape
+
+            console.print(f"[yellow]warning[/]: {escape(str(w))}")
+        else:
+            say(f"warning: {w}")
+
+
 def emit(obj, json_out: bool, human: Callable[[Any], None]) -> int:
-    """Print ``obj`` as one JSON object on stdout (``--json``), else hand it to ``human`` (which prints on
-    stderr); return exit code 0."""
+    """Print ``obj`` as one JSON object on stdout (``--json``; its ``warnings`` also on stderr first,
+    :func:`say_warnings`), else hand it to ``human`` (which prints on stderr, warnings included where its view
+    puts them); return exit code 0."""
     if json_out:
+        say_warnings(obj)
         print_json(obj)
     else:
         human(obj)
