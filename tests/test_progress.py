@@ -49,20 +49,20 @@ def test_format_line_names_every_measure_most_important_first():
 
 
 def test_on_a_terminal_the_callback_draws_in_place_and_the_exit_erases(monkeypatch):
-    from solver.lp.pdhg import _PROGRESS
+    from solver.lp.pdhg import current_progress_callback
 
     monkeypatch.delenv("COLUMNS", raising=False)
 
     term = FakeTerminal(True)
     with SolveProgress(60.0, stream=term, delay=0.0) as p:
-        assert _PROGRESS.get() is p  # the LP core reports to it
+        assert current_progress_callback() is p  # the LP core reports to it
         p(INFO)
     out = term.getvalue()
     assert out.startswith(ERASE + "solving 0.0 s (limit 60 s")
     assert "iter 1,234" in out
     assert out.endswith(ERASE) and "\n" not in out
     assert all(len(seg) < 80 for seg in out.split(ERASE))  # cut to the width (80 when unknown): never wraps
-    assert _PROGRESS.get() is None
+    assert current_progress_callback() is None
     monkeypatch.setenv("COLUMNS", "40")
     term = FakeTerminal(True)
     with SolveProgress(60.0, stream=term, delay=0.0) as p:
@@ -72,14 +72,14 @@ def test_on_a_terminal_the_callback_draws_in_place_and_the_exit_erases(monkeypat
 
 
 def test_not_a_terminal_or_disabled_or_before_the_delay_writes_nothing():
-    from solver.lp.pdhg import _PROGRESS
+    from solver.lp.pdhg import current_progress_callback
 
     for stream, enabled, delay in ((FakeTerminal(False), True, 0.0), (FakeTerminal(True), False, 0.0),
                                    (FakeTerminal(True), True, 3600.0)):
         with SolveProgress(stream=stream, enabled=enabled, delay=delay) as p:
             p(INFO)
         assert stream.getvalue() == ""
-        assert _PROGRESS.get() is None
+        assert current_progress_callback() is None
 
 
 def test_dumb_terminal_counts_as_none(monkeypatch):

@@ -67,6 +67,14 @@ def progress_callback(fn):
         _PROGRESS.reset(token)
 
 
+def current_progress_callback():
+    """The ``fn`` of the innermost :func:`progress_callback` block in effect in this context (thread, task), or
+    None outside any: what a solve reports its termination checks to. A caller that wraps the reports (the
+    presolve's polish continues the reduced run's iteration count) reads it here and registers its wrapper with
+    :func:`progress_callback`."""
+    return _PROGRESS.get()
+
+
 LOG_HEADER = (f"{'iter':>9} {'time':>8} {'primal obj':>15} {'dual obj':>15} "
               f"{'rel p res':>9} {'rel d res':>9} {'rel gap':>9} {'restarts':>8} {'weight':>9}")
 
@@ -195,7 +203,7 @@ class _Run:
         self.first = True
         self.restarts = 0
         self.next_log = 0
-        self.progress = _PROGRESS.get()
+        self.progress = current_progress_callback()
         self.lpa = (lp.c, lp.lc, lp.uc, lp.lv, lp.uv, lp.lc_f, lp.uc_f, lp.lv_f, lp.uv_f, rp, ri, rv)
         self.work_n, self.work_m = np.empty(n), np.empty(m)
         self.pden, self.dden = 1.0 + lp.b_norm, 1.0 + lp.c_norm

@@ -54,7 +54,7 @@ from solver.highs_bridge import (
 )
 from solver.lp import kernels
 from solver.lp.original_kkt import original_kkt
-from solver.lp.pdhg import _PROGRESS, progress_callback
+from solver.lp.pdhg import current_progress_callback, progress_callback
 from solver.lp.pdhg import solve as pdhg_solve
 from solver.lp.trivial import reduce_trivial
 from solver.model.errors import CopterError, UsageError
@@ -452,7 +452,7 @@ def _polish(problem: Problem, s: Settings, x: np.ndarray, y: np.ndarray, iterati
     """Warm-started PDHG on the original LP from the postsolved point (x (n,), y (m,)) within the budget
     left; its progress continues the reduced run's count. Fills ``seconds["polish"]``."""
     t = time.perf_counter()
-    outer = _PROGRESS.get()  # the polish's progress continues the count of the reduced run
+    outer = current_progress_callback()  # the polish's progress continues the count of the reduced run
     shifted = None if outer is None else (lambda info: outer({**info, "iteration": info["iteration"] + iterations}))
     with progress_callback(shifted):
         polished = pdhg_solve(problem, replace(s, time_limit_seconds=left_t, iteration_limit=left_it),
