@@ -7,6 +7,7 @@ Modules:
 - :mod:`solver.partition.split`: the parts (client columns, owned rows, shared rows scaled by a share).
 - :mod:`solver.partition.layout`: the client -> part assignment kept across rounds (routing new clients).
 - :mod:`solver.partition.shares`: moving shares toward the parts with the highest shadow prices.
+- :mod:`solver.partition.price_split`: shares of the capacity rows from the parts' demands (the probe's, or at prices).
 - :mod:`solver.partition.bound`: a safe Lagrangian bound of the whole model from the parts' duals.
 - :mod:`solver.partition.executor`: running the parts on local processes or Ray tasks.
 - :mod:`solver.partition.lifeline`: part workers (and the forkserver) die with the process that started them.

@@ -28,7 +28,11 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
    the round's merges (``solver.integer.ascent.AscentState``): before RENS it stops after
    :data:`FIRST_ASCENT_STEPS` evaluations; near the target, where it would run its whole budget first, it
    goes on in a thread of this process while the workers run RENS (:class:`_AscentThread`; the ``inline``
-   executor runs it before RENS); the merge after RENS continues it;
+   executor runs it before RENS); the merge after RENS continues it. Before RENS, a merged point more than
+   :data:`FAR_GAP` x ``mip_gap_tol`` from that bound has its capacity rows re-split by the parts' demands at the
+   bound's duals (:mod:`solver.partition.price_split`; the ascent first runs its whole budget) and the parts
+   solved again, warm; the better merge is kept. A point still that far after RENS is compared with a whole
+   solve (:func:`solver.partition.fallback.compare_whole`), the better point kept;
    the round's ``engine`` is the LP engine of the part with the most iterations, every part's is in the
    report and the message;
 7. update the shares for the next round from the parts' duals (``passes > 1`` repeats 4-7 within the round).
@@ -61,10 +65,11 @@ from solver.partition import shares as sh
 from solver.partition.bound import best_bound, shared_dual_candidates
 from solver.partition.clients import GLOBAL, group_clients, require_clients
 from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts
-from solver.partition.fallback import failed_parts, solve_whole
+from solver.partition.fallback import compare_whole, failed_parts, solve_whole
 from solver.partition.improve import WholeBound, cheap_part_settings, choose_parts, gap_by_part, improve_part
 from solver.partition.layout import initial_assignment, route
 from solver.partition.phases import Phases
+from solver.partition.price_split import price_shares, ration
 from solver.partition.split import (
     Part,
     build_part_problems,
@@ -86,6 +91,8 @@ RENS_MIN_SECONDS = 1.0  #: RENS's budget is the slowest part's solve time, but a
 ASCENT_CHUNK = 4  #: evaluations between two looks at the stop flag of the ascent that runs during RENS
 MERGE_RESERVE_FRACTION = 0.1  #: of ``--time-limit`` kept from the parts for the merge, its re-check and the save
 MERGE_RESERVE_MAX = 1.0  #: ... but at most this many seconds
+PRICE_SPLITS = 1  #: price re-splits of a far merge per round (:func:`_wants_price_split`); 2 or 3 left the Sia demo's
+#: K = 16 and 51 merges 0.6-1.7% from the bound over 4 rounds instead of 1.2-2.4% (the whole solve decided either way)
 ASCENT_MIN_SECONDS = 0.01  #: the merge's ascent budget at least (a spent one): its start value is still evaluated,
 #: so the round keeps a proven bound and gap
 
@@ -242,8 +249,11 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
         passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None})
-    wb_build = None
-    for pass_ in range(config.passes):
+    wb_build, kept, wb, merge, n_price = None, None, None, 0.0, 0
+    last_pass = config.passes - 1  # passes after it: the price re-split (:func:`_wants_price_split`)
+    pass_ = -1
+    while True:
+        pass_ += 1
         t1 = time.perf_counter()
         with ph.time("build_parts"):
             eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
@@ -256,7 +266,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                          if r.warm and p < len(prev.parts) else None for p in range(k)]
         solve_idx = [p for p in range(k) if bool((~r.grouping.global_cols[parts[p].cols]).any())]
         setup += time.perf_counter() - t1
-        if problem.is_mip and wb_build is None and pass_ == config.passes - 1:
+        if problem.is_mip and wb_build is None and pass_ >= last_pass:
             wb_build = _WholeBoundBuild(problem, background=config.executor != "inline")
         try:
             outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], config.executor,
@@ -273,26 +283,53 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             new_shares, new_steps, new_last = sh.update(r.shares, gain, r.present, r.steps, r.last,
                                                         sh.usage(problem, r.rows_sh, act))
         every = config.update_every
-        if pass_ == config.passes - 1 and (every == 0 or (r.updates + 1) % every):
+        if pass_ >= last_pass and (every == 0 or (r.updates + 1) % every):
             new_shares, new_steps, new_last = r.shares, r.steps, r.last  # kept for the next round
         moved = float(np.abs(new_shares - r.shares).sum() / max(r.ns, 1) / 2.0)
-        passes_report.append({"pass": pass_, "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
+        passes_report.append({"pass": pass_ if pass_ <= last_pass else "price",
+                              "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
                               "share_moved": moved})
-        if pass_ < config.passes - 1:
+        if pass_ < last_pass:
             r.shares, r.steps, r.last, r.updates = new_shares, new_steps, new_last, r.updates + 1
             warms = [x.state if x is not None else None for x in results]
             setup += time.perf_counter() - t2
             continue
-        with ph.time("whole_bound_wait"):
-            wb = wb_build.result() if wb_build is not None else None
-        if wb is not None and wb_build.thread is not None:  # overlapped with the parts: not on the critical path
-            ph.add("whole_bound_build_in_thread", wb.seconds)
+        if wb is None and wb_build is not None:
+            with ph.time("whole_bound_wait"):
+                wb = wb_build.result()
+            if wb_build.thread is not None:  # overlapped with the parts: not on the critical path
+                ph.add("whole_bound_build_in_thread", wb.seconds)
         mg = _merge(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
+                    prior=None if kept is None else kept.mg,
                     first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0 else None,
                     near_goes_on=config.executor == "inline",
                     defer_kkt=wb is not None and settings.integer_submip_seconds > 0, ph=ph)
+        this = _Pass(mg, parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last, moved)
+        if kept is not None:  # a price pass: the better of its merge and the best one before it is kept
+            t3 = time.perf_counter()
+            if _better(problem, kept.mg.result, mg.result):  # the re-split did worse: the pass before it stays
+                this = kept
+                mg = this.mg = _merge(problem, settings, config, r, kept.parts, kept.results, kept.part_rep,
+                                      kept.solve_idx, kept.eff, kept.duals, wb, prior=mg, duals_changed=False,
+                                      defer_kkt=mg.kkt_deferred, ph=ph)
+                n_price = PRICE_SPLITS  # no better prices follow from the same bound
+            passes_report[-1]["kept"] = this is not kept
+            ph.add("price_split_compare", time.perf_counter() - t3)
+        if n_price < PRICE_SPLITS and _wants_price_split(settings, mg, wb, r, dl):
+            with ph.time("dual_ascent"):
+                mg = this.mg = _ascend_on(wb, mg, settings, r.clock)  # prices need the bound's duals near its optimum
+            with ph.time("price_split"):
+                price = price_shares(wb, mg.y_bound, r.col_part, r.rows_sh, r.present, r.shares)
+            if price is not None:  # re-split the capacity rows by the demands at the bound's duals
+                kept, r.shares, n_price = this, price, n_price + 1
+                warms = [x.state if x is not None else None for x in results]
+                merge += time.perf_counter() - t2
+                continue
+        (parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last,
+         moved) = this.parts, this.results, this.part_rep, this.solve_idx, this.eff, this.duals, this.new_shares, \
+            this.new_steps, this.new_last, this.moved
         result, outcome_rep = mg.result, mg.rep
-        merge = time.perf_counter() - t2
+        merge += time.perf_counter() - t2
         improvement: dict = {}
         for tier in ("rens", "resolve") if wb is not None else ():
             if not _wants_improvement(settings, outcome_rep, result):
@@ -342,6 +379,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         failed = failed_parts(part_rep)
         if failed:  # a part infeasible under its shares proves nothing about the model: solve it whole
             result, outcome_rep["fallback"] = solve_whole(problem, settings, result, failed)
+        elif _far_after_parts(problem, settings, outcome_rep, result) and dl.parts_left() > 0:  # what the shares confine, the whole reaches
+            result, outcome_rep["fallback"] = compare_whole(problem, settings, result, outcome_rep["gap_rel"])
         data = PartitionData(
             assignment=r.assignment,
             parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
@@ -352,6 +391,67 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
         return RoundOutcome(result=result, data=data, report=rep)
     raise AssertionError("unreachable")
+
+
+@dataclass(eq=False)
+class _Pass:
+    """One pass's parts, results and merge, kept while the price re-split's pass runs (:func:`_wants_price_split`)."""
+
+    mg: _Merged
+    parts: list
+    results: list
+    part_rep: list
+    solve_idx: list
+    eff: np.ndarray
+    duals: np.ndarray
+    new_shares: np.ndarray
+    new_steps: np.ndarray
+    new_last: np.ndarray
+    moved: float
+
+
+def _wants_price_split(settings: Settings, mg: _Merged, wb: WholeBound | None, r: _Setup, dl: _Deadline) -> bool:
+    """A MILP merge whose feasible point is more than FAR_GAP x ``mip_gap_tol`` from the whole model's bound
+    (its duals known), with shared rows and time left for the parts: its shares are re-split by the parts'
+    demands at the bound's duals (:func:`solver.partition.price_split.price_shares`) and the parts solved
+    again, warm; the better of the two merged points is the round's (:func:`_better`)."""
+    gap = mg.rep.get("gap_rel")
+    return (wb is not None and r.ns > 0 and mg.y_bound is not None and mg.result.point_feasible
+            and gap is not None and gap > FAR_GAP * settings.mip_gap_tol and dl.parts_left() > 0)
+
+
+def _ascend_on(wb: WholeBound, mg: _Merged, settings: Settings, dl: _Deadline | None) -> _Merged:
+    """``mg`` with its dual ascent continued (the same run) for the rest of the round's budget
+    (``integer_dual_ascent_steps`` less the evaluations it made; a far merge stops after FIRST_ASCENT_STEPS):
+    its bound, duals and ascent state moved to where the run stopped."""
+    asc = mg.rep.get("dual_ascent") or {}
+    left = int(settings.integer_dual_ascent_steps) - int(asc.get("evaluations", 0))
+    if left <= 0 or mg.ascent_state is None:
+        return mg
+    bound, y, info = wb.ascend(None, float(mg.result.objective), float(settings.mip_gap_tol), left,
+                               seconds=_ascent_seconds(dl), resume=mg.ascent_state)
+    if not np.isfinite(bound):
+        return replace(mg, ascent_state=info["state"])
+    asc = {**asc, "evaluations": int(asc.get("evaluations", 0)) + int(info["steps"]),
+           "seconds": round(float(asc.get("seconds", 0.0)) + float(info["seconds"]), 6), "bound": float(bound)}
+    return replace(mg, ascent_state=info["state"], y_bound=np.asarray(y, dtype=np.float64),
+                   rep={**mg.rep, "bound": float(bound), "dual_ascent": asc})
+
+
+def _far_after_parts(problem: Problem, settings: Settings, rep: dict, result: SolveResult) -> bool:
+    """A MILP round's merged point, feasible, still more than FAR_GAP x ``mip_gap_tol`` from the whole model's
+    bound after the parts' improvement: the round is compared with a whole solve
+    (:func:`solver.partition.fallback.compare_whole`) when the parts' time is not spent."""
+    gap = rep.get("gap_rel")
+    return (problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible and gap is not None
+            and gap > FAR_GAP * settings.mip_gap_tol)
+
+
+def _better(problem: Problem, a: SolveResult, b: SolveResult) -> bool:
+    """``a``'s point is feasible and better than ``b``'s (or ``b``'s is not feasible)."""
+    if not a.point_feasible or not np.isfinite(a.objective):
+        return False
+    return not b.point_feasible or not np.isfinite(b.objective) or problem.sense * (a.objective - b.objective) < 0
 
 
 class _AscentThread:
@@ -641,14 +741,8 @@ def _probe(problem: Problem, grouping, col_part: np.ndarray, k: int, present: np
         results[p] = out["result"]
     act = _part_duals(parts, [None if r is None or not r.status.is_success else r.row_activity for r in results],
                       spos, k, rows_sh.size)
-    known = ~np.isnan(sh.usage(problem, rows_sh, np.zeros((1, rows_sh.size))))[0]  # capacity rows
-    u = np.clip(np.nan_to_num(sh.usage(problem, rows_sh, act), nan=0.0), 0.0, None) * present
-    tot = u.sum(axis=0)
-    n_present = np.maximum(present.sum(axis=0), 1)
-    fit = np.where(tot > 1.0, u / np.where(tot > 0, tot, 1.0), u + present * ((1.0 - tot) / n_present))
-    new = np.where(known[None, :], fit, shares)
     warms = [None if r is None else r.state for r in results]
-    return sh.normalise(new, present), warms, max((o["seconds"] for o in outs), default=0.0)
+    return ration(problem, rows_sh, act, present, shares), warms, max((o["seconds"] for o in outs), default=0.0)
 
 
 def _wants_improvement(settings: Settings, rep: dict, result: SolveResult) -> bool:
