@@ -68,7 +68,7 @@ def diff_cmd(
         import pyarrow.compute as pc
 
         from formats.io import kind_of, read_problem, write_delta
-        from solver.differential import diff
+        from solver.differential.diff import diff
         from solver.model.delta import KINDS
         from solver.model.errors import UsageError
 

@@ -58,3 +58,16 @@ def test_solve_json_seconds_account_for_writing_the_output(tmp_path):
     sec = _json("solve", tmp_path / "a.parquet", "-o", tmp_path / "sol.parquet")["seconds"]
     assert sec["write"] > 0
     assert sec["load"] + sec["solve"] + sec["write"] <= sec["total"] + 1e-6
+
+
+def test_diff_works_after_its_submodule_was_imported(tmp_path):
+    """A worker that ran one ``copter diff`` (or preloaded it) has ``solver.differential.diff`` imported:
+    the package attribute ``diff`` is then the submodule, and importing the function from the package
+    gave "'module' object is not callable" (exit 1) on every later ``copter diff``."""
+    import importlib
+
+    importlib.import_module("solver.differential.diff")
+    write_problem(small_lp(), tmp_path / "a.parquet")
+    write_problem(small_lp(seed=1), tmp_path / "b.parquet")
+    out = _json("diff", tmp_path / "a.parquet", tmp_path / "b.parquet", "-o", tmp_path / "d.parquet")
+    assert out["delta_rows"] > 0

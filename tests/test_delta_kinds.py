@@ -6,7 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from solver.differential import apply_delta, diff
+from solver.differential import apply_delta
+from solver.differential.diff import diff
 from solver.differential.kinds import FIELDS, KIND_TABLE, KINDS, PHASES, SCHEMA
 from solver.model import delta as delta_module
 from solver.model.delta import Delta

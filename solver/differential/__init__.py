@@ -11,7 +11,10 @@ Files (one section each; this package re-exports their public API):
 * ``matrix.py``  the CSC side: entry lookup, the one-pass merge, and their numpy twins.
 * ``kernels.py`` the numba kernels behind ``matrix.py`` (imported lazily).
 * ``map.py``     :func:`map_state`: the previous iterate onto the new index space.
-* ``diff.py``    :func:`diff`: the delta between two problems.
+* ``diff.py``    ``diff``: the delta between two problems. Import it as ``from solver.differential.diff
+  import diff``: it is not re-exported here, because a function named like its own submodule is shadowed
+  by the submodule once anything has imported ``solver.differential.diff`` (a worker that has run one
+  ``copter diff`` had ``from solver.differential import diff`` return the module).
 
 
 Semantics (docs/DESIGN.md "Delta and problem files", the single reference for deltas and problem files):
@@ -60,7 +63,6 @@ _EXPORTS = {
     "ApplyInfo": "apply", "apply_delta": "apply", "validate_delta": "apply",
     "COL_FIELDS": "apply", "ROW_FIELDS": "apply", "MATRIX_FIELDS": "apply",
     "map_state": "map",
-    "diff": "diff",
     "attach_arrow_names": "names",
     "find_entries": "matrix", "find_entries_numpy": "matrix", "merge_csc": "matrix",
     "merge_csc_numpy": "matrix",
@@ -77,7 +79,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs only
         apply_delta,
         validate_delta,
     )
-    from solver.differential.diff import diff  # noqa: F401
     from solver.differential.kinds import KIND_TABLE, KINDS, SCHEMA, Kind, Target  # noqa: F401
     from solver.differential.map import map_state  # noqa: F401
     from solver.differential.matrix import (  # noqa: F401
