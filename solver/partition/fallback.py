@@ -14,7 +14,8 @@ Resource-directive decomposition assumes every part can live within some allocat
 about the model.
 
 So when a part ends PRIMAL_INFEASIBLE, DUAL_INFEASIBLE or INFEASIBLE_OR_UNBOUNDED, the round solves the whole
-model monolithically (``solver.api.solve_problem``, cold: the parts' points are no start for it) and that
+model monolithically right after the parts, merging nothing (``solver.api.solve_problem``, cold: the parts'
+points are no start for it) and that
 result is the round's: its status (a PRIMAL_INFEASIBLE here is the model's, exit code 4), point and bound. The
 report's ``partitions.fallback`` says which part failed how and what the whole solve took; the parts' shares
 and states are kept for the next round, which tries the parts again.
@@ -45,12 +46,12 @@ def failed_parts(part_rep: list[dict]) -> dict[int, str]:
     return {int(pr["part"]): str(pr["status"]) for pr in part_rep if pr.get("status") in names}
 
 
-def solve_whole(problem, settings: Settings, merged: SolveResult, failed: dict[int, str]) -> tuple[SolveResult, dict]:
-    """Solve ``problem`` (the whole model, n columns, m rows) monolithically after the parts ``failed``.
+def solve_whole(problem, settings: Settings, failed: dict[int, str]) -> tuple[SolveResult, dict]:
+    """Solve ``problem`` (the whole model, n columns, m rows) monolithically after the parts ``failed``, right
+    after the parts (nothing is merged: the parts' points say nothing about the model).
 
     Args:
         problem: the round's whole model; settings: the round's settings (threads as given).
-        merged: the partitioned merge's result (its message is kept after the fallback's).
         failed: ``{part: status name}`` (:func:`failed_parts`).
     Returns:
         (the whole solve's SolveResult with the fallback said in its message, the report's ``fallback``
@@ -65,7 +66,7 @@ def solve_whole(problem, settings: Settings, merged: SolveResult, failed: dict[i
     msg = (f"partitioned round: {which} under its share of the shared rows, which says nothing about the whole "
            f"model; the round was solved whole (monolithic, {seconds:.2f} s): {whole.message}")
     rep = {"failed_parts": {str(p): s for p, s in failed.items()}, "status": whole.status.name,
-           "seconds": round(seconds, 6), "iterations": int(whole.iterations), "merged_message": merged.message}
+           "seconds": round(seconds, 6), "iterations": int(whole.iterations)}
     return replace(whole, message=msg), rep
 
 

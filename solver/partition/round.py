@@ -294,6 +294,11 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             warms = [x.state if x is not None else None for x in results]
             setup += time.perf_counter() - t2
             continue
+        failed = failed_parts(part_rep) if kept is None else {}  # a price pass's failure keeps the pass before
+        if failed:  # a part infeasible under its shares proves nothing about the model: solve it whole, unmerged
+            result, fallback = solve_whole(problem, settings, failed)
+            return _outcome(config, r, parts, results, part_rep, eff, (new_shares, new_steps, new_last), moved,
+                            passes_report, setup, 0.0, t0, ph, result, {"fallback": fallback})
         if wb is None and wb_build is not None:
             with ph.time("whole_bound_wait"):
                 wb = wb_build.result()
@@ -376,21 +381,28 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         iters = max((int(pr["iterations"]) for pr in part_rep), default=0)
         if iters != result.iterations:  # a part's resolve adds its iterations (README: the busiest part's count)
             result = replace(result, iterations=iters)
-        failed = failed_parts(part_rep)
-        if failed:  # a part infeasible under its shares proves nothing about the model: solve it whole
-            result, outcome_rep["fallback"] = solve_whole(problem, settings, result, failed)
-        elif _far_after_parts(problem, settings, outcome_rep, result) and dl.parts_left() > 0:  # what the shares confine, the whole reaches
+        if _far_after_parts(problem, settings, outcome_rep, result) and dl.parts_left() > 0:
+            # what the shares confine the parts to, only the whole model reaches
             result, outcome_rep["fallback"] = compare_whole(problem, settings, result, outcome_rep["gap_rel"])
-        data = PartitionData(
-            assignment=r.assignment,
-            parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
-                             state=None if results[p] is None else results[p].state) for p in range(k)],
-            shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last)
-        seconds = {"setup": setup, "merge": merge, "wall": time.perf_counter() - t0, "phases": ph.report(),
-                   "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
-        rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
-        return RoundOutcome(result=result, data=data, report=rep)
-    raise AssertionError("unreachable")
+        return _outcome(config, r, parts, results, part_rep, eff, (new_shares, new_steps, new_last), moved,
+                        passes_report, setup, merge, t0, ph, result, outcome_rep)
+
+
+def _outcome(config: PartitionConfig, r: _Setup, parts: list[Part], results: list, part_rep: list[dict],
+             eff: np.ndarray, next_shares: tuple, moved: float, passes_report: list[dict], setup: float, merge: float,
+             t0: float, ph: Phases, result: SolveResult, outcome_rep: dict) -> RoundOutcome:
+    """The round's RoundOutcome: ``result``, the PartitionData for the next round (the parts' states and
+    ``next_shares`` = (shares, steps, last), each (k, ns)) and the report's ``partitions`` section."""
+    new_shares, new_steps, new_last = next_shares
+    data = PartitionData(
+        assignment=r.assignment,
+        parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
+                         state=None if results[p] is None else results[p].state) for p in range(config.k)],
+        shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last)
+    seconds = {"setup": setup, "merge": merge, "wall": time.perf_counter() - t0, "phases": ph.report(),
+               "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
+    rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
+    return RoundOutcome(result=result, data=data, report=rep)
 
 
 @dataclass(eq=False)
