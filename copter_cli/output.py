@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 #: the console's settings (the long-running worker's child builds the console again with them, for the client's
 #: terminal and environment: ``copter_cli.worker_child``)
-CONSOLE_OPTIONS = {"stderr": True, "highlight": False, "soft_wrap": True}  # never hard-wrap: one message, one line
+#: never hard-wrap (one message, one line); no emoji codes: rich turned ``:smile:`` or ``:cd:`` in a path or name
+#: into a picture
+CONSOLE_OPTIONS = {"stderr": True, "highlight": False, "soft_wrap": True, "emoji": False}
 
 
 def rich_console(**options):
@@ -87,8 +89,8 @@ def wide_console(width: int, like: Console | None = None, **options) -> Console:
         options: further ``rich.console.Console`` settings (``force_terminal=True``).
     """
     out = console.get() if like is None else like
-    return rich_console(file=out.file, width=width, highlight=False, soft_wrap=False, no_color=out.no_color,
-                        **options)
+    return rich_console(file=out.file, width=width, highlight=False, soft_wrap=False, emoji=False,
+                        no_color=out.no_color, **options)
 
 
 def table_console(min_width: int) -> Console:
@@ -97,9 +99,9 @@ def table_console(min_width: int) -> Console:
     return console.get() if console.is_terminal else wide_console(max(console.width, min_width))
 
 
-#: what rich's ``print(text, markup=False, highlight=False)`` would change: an emoji code (``:name:``),
+#: what rich's ``print(text, markup=False, highlight=False)`` would change (emoji codes are off: CONSOLE_OPTIONS):
 #: a tab (expanded), a control character (stripped), trailing whitespace on a line (stripped beyond the width)
-_RICH_WOULD_CHANGE = re.compile(r":\S*?:|[\x00-\x09\x0b-\x1f\x7f]|[ \t]\n|[ \t]$")
+_RICH_WOULD_CHANGE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]|[ \t]\n|[ \t]$")
 
 
 def _default(o):
@@ -145,8 +147,8 @@ def say(text: str) -> None:
     """Print user-derived text on stderr verbatim (no markup parsing, no hard wrap).
 
     Through rich's console once it is built (it may be showing a live status line, which rich keeps below
-    the text), for what is not a string, or when rich would change the text (emoji codes, tabs, control
-    characters, trailing whitespace); else written as is, which is what rich prints for it (with no style and
+    the text), for what is not a string, or when rich would change the text (tabs, control characters,
+    trailing whitespace); else written as is, which is what rich prints for it (with no style and
     soft wrap: the text and a newline, then a flush), without importing rich."""
     if not isinstance(text, str) or console.built or _RICH_WOULD_CHANGE.search(text):
         console.print(text, markup=False, highlight=False)
