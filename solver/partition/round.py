@@ -232,8 +232,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     k = config.k
     ph = Phases()
     dl = _Deadline.of(settings)
-    r = _setup(problem, config, prev, info, old_shape, ph)
-    r.clock = dl
+    r = _setup(problem, config, prev, info, old_shape, ph, dl)
     part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip
                                      else Settings(**{**asdict(settings), "threads": 1}))
     warms: list[SolverState | None] | None = None
@@ -343,7 +342,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             bg = _AscentThread(wb, mg, settings) if tier == "rens" and mg.near_cut else None
             try:
                 imp_rep, imp_s, t_merge = _improve(problem, settings, config, wb, mg, r, parts, results, part_rep,
-                                                   eff, passes_report[-1]["slowest_part_seconds"], t0, tier, ph, bg)
+                                                   eff, passes_report[-1]["slowest_part_seconds"], tier, ph, bg)
             except PartWorkerError as err:
                 return _worker_died(problem, config, err, t0, setup)
             passes_report.append({"pass": f"improve-{tier}", "slowest_part_seconds": imp_s, "share_moved": None})
@@ -432,7 +431,7 @@ def _wants_price_split(settings: Settings, mg: _Merged, wb: WholeBound | None, r
             and gap is not None and gap > FAR_GAP * settings.mip_gap_tol and dl.parts_left() > 0)
 
 
-def _ascend_on(wb: WholeBound, mg: _Merged, settings: Settings, dl: _Deadline | None) -> _Merged:
+def _ascend_on(wb: WholeBound, mg: _Merged, settings: Settings, dl: _Deadline) -> _Merged:
     """``mg`` with its dual ascent continued (the same run) for the rest of the round's budget
     (``integer_dual_ascent_steps`` less the evaluations it made; a far merge stops after FIRST_ASCENT_STEPS):
     its bound, duals and ascent state moved to where the run stopped."""
@@ -566,7 +565,7 @@ class _Setup:
     col_map: np.ndarray | None
     row_map: np.ndarray | None
     old_shape: tuple[int, int]
-    clock: _Deadline | None = None  #: the round's time budget (set by :func:`solve_round`)
+    clock: _Deadline  #: the round's time budget (:func:`solve_round`'s)
 
 
 @dataclass
@@ -622,10 +621,10 @@ class _Deadline:
         return clock.time_limit_reached(self.limit, self.since_start())
 
 
-def _ascent_seconds(clock: _Deadline | None) -> float:
+def _ascent_seconds(clock: _Deadline) -> float:
     """The merge's dual-ascent budget (seconds): what is left of the merge's reserve, at least
     :data:`ASCENT_MIN_SECONDS` (a spent budget still evaluates the start); inf without a limit."""
-    return max(clock.merge_left() if clock is not None else math.inf, ASCENT_MIN_SECONDS)
+    return max(clock.merge_left(), ASCENT_MIN_SECONDS)
 
 
 def merge_reserve(limit: float) -> float:
@@ -635,8 +634,9 @@ def merge_reserve(limit: float) -> float:
 
 
 def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info,
-           old_shape: tuple[int, int] | None, ph: Phases | None = None) -> _Setup:
-    """Group the clients, route them to parts (or split afresh), carry the shares over by row map."""
+           old_shape: tuple[int, int] | None, ph: Phases | None = None, dl: _Deadline | None = None) -> _Setup:
+    """Group the clients, route them to parts (or split afresh), carry the shares over by row map. ``dl``: the
+    round's time budget (default: none, ``Settings()``'s)."""
     k = config.k
     ph = ph or Phases()
     t = time.perf_counter()
@@ -674,7 +674,8 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
     return _Setup(grouping=grouping, assignment=assignment, warm=warm, n_new=n_new, n_dropped=n_dropped,
                   col_part=col_part, rows_sh=rows_sh, ns=ns, spos=spos, present=present,
                   shares=sh.normalise(default, present), steps=steps, last=last,
-                  updates=prev.updates if warm else 0, col_map=col_map, row_map=row_map, old_shape=old_shape)
+                  updates=prev.updates if warm else 0, col_map=col_map, row_map=row_map, old_shape=old_shape,
+                  clock=dl if dl is not None else _Deadline.of(Settings()))
 
 
 def _finite(v) -> bool:
@@ -766,7 +767,7 @@ def _wants_improvement(settings: Settings, rep: dict, result: SolveResult) -> bo
 
 def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: WholeBound, mg: _Merged,
              r: _Setup, parts: list[Part], results: list, part_rep: list[dict], eff: np.ndarray,
-             part_seconds: float, t0: float, tier: str = "rens", ph: Phases | None = None,
+             part_seconds: float, tier: str = "rens", ph: Phases | None = None,
              background: _AscentThread | None = None) -> tuple[dict, float, float]:
     """Improve the parts holding most of the merged point's gap (:mod:`solver.partition.improve`), in parallel
     on the executor. ``tier`` ``"rens"``: one RENS step each, within min(``integer_submip_seconds``, the
@@ -794,7 +795,7 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
     rep["gap_share"] = [round(float(c) / total, 4) if total > 0 and np.isfinite(c) else None for c in contrib]
     chosen = [p for p in choose_parts(contrib, settings.mip_gap_tol * max(1.0, abs(bound)))
               if results[p] is not None and results[p].state is not None and results[p].x is not None]
-    left = r.clock.parts_left() if r.clock is not None else float(settings.time_limit_seconds) - (time.perf_counter() - t0)
+    left = r.clock.parts_left()
     budget = min(float(settings.integer_submip_seconds), max(RENS_MIN_SECONDS, float(part_seconds)), left)
     if tier == "resolve":
         budget = left
@@ -830,13 +831,13 @@ def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: 
 
 def _resolve_parts(problem: Problem, settings: Settings, config: PartitionConfig, chosen: list[int], budget: float,
                    parts: list[Part], results: list, part_rep: list[dict], rep: dict, t: float,
-                   dl: _Deadline | None = None):
+                   dl: _Deadline):
     """The ``"resolve"`` tier of :func:`_improve`: each chosen part's full solve (``solver.api.solve_problem``
     with the round's settings, one thread, ``budget`` seconds; with a timed ``dl``: until the parts' deadline,
     counted from the command's start) warm from its state, kept when its point is feasible and better."""
     full = Settings(**{**asdict(settings), "threads": 1, "time_limit_seconds": budget})
     start = None
-    if dl is not None and dl.timed:
+    if dl.timed:
         full, start = dl.part_settings(full), dl.command_start
     setup = time.perf_counter() - t
     outs = run_parts([(parts[p].problem, full, results[p].state) for p in chosen], config.executor, config.workers,
@@ -1017,7 +1018,7 @@ def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Se
         status = worst if worst not in (Status.OPTIMAL, Status.FEASIBLE) else Status.NUMERICAL_ERROR
         feasible = False
         msg = f"partitioned round: a part ended {worst.name}"
-        if worst == Status.TIME_LIMIT and r.clock is not None and r.clock.timed:
+        if worst == Status.TIME_LIMIT and r.clock.timed:
             msg += f": {r.clock.note()}"
         gap = None  # no merged point to measure: a gap here read "-100.000%" (#19 review)
     elif problem.is_mip:
