@@ -148,12 +148,11 @@ def _collect(futures: list, pool: ProcessPoolExecutor) -> list:
     return [f.result() for f in futures]
 
 
-def _pool(workers: int, fresh: bool = False) -> ProcessPoolExecutor:
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """The kept pool of ``workers`` processes, started on first use."""
     pool = _POOLS.get(workers)
-    if pool is not None and not fresh:
-        return pool
     if pool is not None:
-        pool.shutdown(wait=False, cancel_futures=True)
+        return pool
     forkserver = "forkserver" in mp.get_all_start_methods()
     ctx = mp.get_context("forkserver" if forkserver else "spawn")
     if forkserver and threading.current_thread() is threading.main_thread():
@@ -169,19 +168,19 @@ def _pool(workers: int, fresh: bool = False) -> ProcessPoolExecutor:
 
 def shutdown() -> None:
     """Shut down the kept process pools (the interpreter does it at exit too)."""
-    for pool in _POOLS.values():
-        pool.shutdown(wait=False, cancel_futures=True)
-    _POOLS.clear()
+    for workers in list(_POOLS):
+        _end_pool(workers)
 
 
-def _kill_pool(workers: int) -> None:
-    """SIGKILL the workers of the kept pool of ``workers`` and drop it: an interrupted round (KeyboardInterrupt,
-    SystemExit from a signal handler) must not wait for its parts to finish, neither here nor in the
+def _end_pool(workers: int, kill: bool = False) -> None:
+    """The one way a kept pool ends: drop the pool of ``workers`` processes and shut it down without waiting, its
+    queued tasks cancelled. ``kill``: SIGKILL its workers first, for an interrupted round (KeyboardInterrupt,
+    SystemExit from a signal handler), which must not wait for its parts to finish, neither here nor in the
     interpreter's exit hook (``concurrent.futures`` joins a pool's running work at exit)."""
     pool = _POOLS.pop(workers, None)
     if pool is None:
         return
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    for proc in list((getattr(pool, "_processes", None) or {}).values()) if kill else ():
         try:
             proc.kill()
         except (OSError, ValueError, AttributeError):
@@ -247,14 +246,12 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
             return _collect(futures, pool)
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
-            broken = _POOLS.pop(n, None)
-            if broken is not None:
-                broken.shutdown(wait=False, cancel_futures=True)
+            _end_pool(n)
             if attempt == 1:
                 which = "a part" if dead is None else f"part {dead}"
                 raise PartWorkerError(f"the worker process solving {which} died twice ({err})", dead) from err
         except BaseException:  # interrupted (SIGINT, a handler's SystemExit): the parts' workers go too
-            _kill_pool(n)
+            _end_pool(n, kill=True)
             raise
     raise AssertionError("unreachable")
 
