@@ -16,7 +16,12 @@ retry and fault injection. Executors (``copter init/step --executor``, ``copter 
 - ``inline``: the parts one after another in this process (tests, debugging, a machine with one core).
 
 Workers die with the process that started them, whatever killed it (:mod:`solver.partition.lifeline`); an
-interrupted :func:`map_parts` (KeyboardInterrupt, SystemExit) kills its pool's workers before re-raising.
+interrupted :func:`map_parts` (KeyboardInterrupt, SystemExit) kills its pool's workers before re-raising. Waiting
+for a pool's parts is a ``formats.undo`` region, so the CLI's SIGINT handler raises KeyboardInterrupt there
+instead of ending the process at once with ``os._exit``: the command then exits 130 through the interpreter's
+usual exit, whose ``multiprocessing`` finalizers unlink the pool's six semaphores (its call and result queues,
+the progress board) and tell the resource tracker so. Ended at once, the tracker found them still registered
+and printed "resource_tracker: There appear to be 6 leaked semaphore objects to clean up at shutdown".
 
 A worker that dies (killed, out of memory) is retried once on a fresh pool (Ray: its own task retry); if it
 dies again :class:`PartWorkerError` is raised (exit code 5 when it reaches the CLI) and the caller fails the
@@ -28,6 +33,7 @@ SIGKILL (every attempt), as a crashed machine would.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -36,12 +42,14 @@ import time
 from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
+from formats import undo
 from solver.model.errors import PartWorkerError, UsageError
 from solver.partition import lifeline, progress_board
 
 EXECUTORS = ("process", "ray", "inline")
 FAULT_ENV = "COPTER_FAULT_KILL_PART"
 _POOLS: dict[int, ProcessPoolExecutor] = {}
+_ON_INTERRUPT: list = []  #: the entered ``formats.undo.on_interrupt(_interrupted)`` while a pool is kept
 PROGRESS_INTERVAL = 0.25  #: seconds between two progress reports of running parts
 
 
@@ -163,6 +171,9 @@ def _pool(workers: int) -> ProcessPoolExecutor:
                                initargs=(forkserver, *board))
     pool.copter_board = board[0]
     _POOLS[workers] = pool
+    if not _ON_INTERRUPT:  # an interrupt that ends the process at once ends the kept pools first
+        _ON_INTERRUPT.append(undo.on_interrupt(_interrupted))
+        _ON_INTERRUPT[0].__enter__()
     return pool
 
 
@@ -172,11 +183,11 @@ def shutdown() -> None:
         _end_pool(workers)
 
 
-def _end_pool(workers: int, kill: bool = False) -> None:
-    """The one way a kept pool ends: drop the pool of ``workers`` processes and shut it down without waiting, its
-    queued tasks cancelled. ``kill``: SIGKILL its workers first, for an interrupted round (KeyboardInterrupt,
-    SystemExit from a signal handler), which must not wait for its parts to finish, neither here nor in the
-    interpreter's exit hook (``concurrent.futures`` joins a pool's running work at exit)."""
+def _end_pool(workers: int, kill: bool = False, wait: bool = False) -> None:
+    """The one way a kept pool ends: drop the pool of ``workers`` processes and shut it down, its queued tasks
+    cancelled. ``kill``: SIGKILL its workers first, for an interrupted round (KeyboardInterrupt, SystemExit from a
+    signal handler), which must not wait for its parts to finish, neither here nor in the interpreter's exit hook
+    (``concurrent.futures`` joins a pool's running work at exit). ``wait``: until its manager thread has ended."""
     pool = _POOLS.pop(workers, None)
     if pool is None:
         return
@@ -185,7 +196,20 @@ def _end_pool(workers: int, kill: bool = False) -> None:
             proc.kill()
         except (OSError, ValueError, AttributeError):
             pass
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=wait, cancel_futures=True)
+    if not _POOLS and _ON_INTERRUPT:
+        _ON_INTERRUPT.pop().__exit__(None, None, None)
+
+
+def _interrupted() -> None:
+    """``formats.undo`` action while a pool is kept, run by the CLI's SIGINT handler before it ends the process
+    at once (an interrupt outside the wait for the parts: the merge, say): kill the pools' workers, wait for
+    their manager threads and collect the pools, so that ``multiprocessing``'s finalizers unlink their semaphores
+    and unregister them from the resource tracker, which otherwise found them at the exit and warned of "6
+    leaked semaphore objects"."""
+    for workers in list(_POOLS):
+        _end_pool(workers, kill=True, wait=True)
+    gc.collect()
 
 
 def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None = None,
@@ -242,8 +266,9 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
             board = getattr(pool, "copter_board", None)
             if board is not None:
                 progress_board.clear(board)
-            futures = [pool.submit(_call, fn, t, kill[i]) for i, t in enumerate(tasks)]
-            return _collect(futures, pool)
+            with undo.region():  # the CLI's SIGINT handler raises KeyboardInterrupt here (module docstring)
+                futures = [pool.submit(_call, fn, t, kill[i]) for i, t in enumerate(tasks)]
+                return _collect(futures, pool)
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
             _end_pool(n)
