@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from solver.differential import (
     apply_delta,
     attach_arrow_names,
-    diff,
     find_entries,
     find_entries_numpy,
     map_state,
 )
 from solver.differential import matrix as matrix_mod
+from solver.differential.diff import diff
 from solver.model.delta import Delta
 from solver.model.errors import StateError, ValidationError
 from solver.model.problem import Problem
