@@ -15,7 +15,9 @@ arrays keep NaN: both arrive here distinctly). A column that is none of these is
 naming it (a misspelled ``Value`` would otherwise drop the update silently); only a pandas index column
 (listed in the ``pandas`` metadata's ``index_columns``, or named ``__index_level_N__``) is ignored.
 
-Key-value metadata: ``copter.format`` = ``delta`` | ``problem``, ``copter.version`` = ``1`` (another
+Key-value metadata: ``copter.format`` = ``delta`` | ``problem`` (a reader refuses the other kind:
+:func:`read_delta` a problem, :func:`read_problem_parquet` a delta; a file without it is a delta, and a
+problem unless it drops entities or names a base round), ``copter.version`` = ``1`` (another
 version is refused), optional ``copter.sense`` = ``min`` | ``max``, ``copter.objective_offset``
 (a finite decimal number in ASCII, ``[+-]digits[.digits][e[+-]digits]``, written with ``repr`` so it
 round-trips exactly: ``"1_0"``, ``" 5 "`` or Arabic digits are a ``FormatError``, not a silent
@@ -131,7 +133,7 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                 if pa.types.is_boolean(t):
                     pass
                 elif pa.types.is_integer(t):
-                    c = _int_flags(c, path)
+                    c = _int_flags(c, path, table)
                 else:
                     raise FormatError(f"column 'integer' has type {t}, expected bool", file=path)
         except pa.ArrowInvalid as e:
@@ -196,31 +198,100 @@ def _check_name_bytes(c, column: str, path: str) -> None:
                           "names must be printable", file=path, line=row, entity=name)
 
 
-def _int_flags(c, path: str):
-    """An integer-typed ``integer`` column as bool; a value other than 0/1 is refused, not cast to True.
+def _int_flags(c, path: str, table: pa.Table):
+    """An integer-typed ``integer`` column of ``table`` as bool; a value other than 0/1 is refused, not
+    cast to True.
 
     Raises:
-        ValidationError: naming the 0-based row of the first such value.
+        ValidationError: naming the 0-based row of the first such value and its variable (the row's ``var``).
     """
     bad = pc.and_(pc.is_valid(c), pc.invert(pc.is_in(c, value_set=pa.array([0, 1], c.type))))
     if pc.any(bad).as_py():
         row = int(pc.index(bad, True).as_py())
-        raise ValidationError(f"column 'integer' holds {c[row].as_py()}; expected 0/1 or true/false",
-                              file=path, line=row)
+        var = _plain(table.column("var"))[row].as_py() if "var" in table.column_names else None
+        who = "" if var is None else f"variable {var!r}: "
+        raise ValidationError(f"{who}column 'integer' holds {c[row].as_py()}; expected 0/1 or true/false",
+                              file=path, line=row, entity=var)
     return c.cast(pa.bool_())
 
 
-def read_delta(path: str | os.PathLike) -> Delta:
+_DROP_KINDS = ("drop_var", "drop_con")  # kinds only a delta has: a problem is built from the empty problem
+
+
+def _first_row_of(kind, values) -> int:
+    """0-based row of the first element of the ``kind`` column (plain or dictionary strings) in ``values``,
+    or -1; vectorised (through the dictionary when there is one)."""
+    kind = _plain(kind)
+    vset = pa.array(list(values), pa.string())
+    if isinstance(kind, pa.DictionaryArray):
+        hit = pc.is_in(kind.dictionary, value_set=vset)
+        if not pc.any(hit).as_py():
+            return -1
+        pos = np.flatnonzero(hit.fill_null(False).to_numpy(zero_copy_only=False))
+        mask = pc.is_in(kind.indices, value_set=pa.array(pos, kind.indices.type))
+    elif pa.types.is_string(kind.type):
+        mask = pc.is_in(kind, value_set=vset)
+    else:  # a null-typed (empty) kind column
+        return -1
+    if not pc.any(mask).as_py():
+        return -1
+    return int(pc.index(mask.fill_null(False), True).as_py())
+
+
+def _file_kind(fmt: str | None, expect: str | None, table: pa.Table, base_round, path: str) -> str:
+    """The file's kind (``"delta"`` or ``"problem"``), refusing one that is not ``expect``.
+
+    ``copter.format`` decides where present. A file without it (written by the user's own pyarrow/pandas)
+    fits a delta whatever its rows (a full table upserts everything); read as a problem it fits unless it
+    holds ``drop_var``/``drop_con`` rows or a ``copter.base_round``, which only a delta has.
+
+    Args:
+        fmt: ``copter.format`` or None; expect: ``"delta"``, ``"problem"`` or None (either kind);
+        table: the normalised table; base_round: ``copter.base_round`` or None.
+    Raises:
+        FormatError: naming the file, its ``copter.format`` (or the rows that show its kind) and what was
+            expected.
+    """
+    if fmt is not None:
+        if expect is None or fmt == expect:
+            return fmt
+        if fmt == "problem":
+            raise FormatError("is a copter problem (copter.format=problem), not a delta: a problem starts a state "
+                              "(`copter init`); `copter step` takes a delta (copter.format=delta; `copter diff OLD "
+                              "NEW -o delta.parquet` derives one from two full problems)", file=path)
+        raise FormatError("is a copter delta (copter.format=delta), not a problem: use `copter step` to apply it "
+                          "to a state (a base for init, solve, convert or diff is a problem file, "
+                          "copter.format=problem)", file=path)
+    if expect != "problem":
+        return "delta"
+    if base_round is not None:
+        raise FormatError(f"has no copter.format but a copter.base_round ({base_round}), which only a delta has: "
+                          "expected a problem (copter.format=problem, or no base round); apply a delta with "
+                          "`copter step`", file=path, entity="copter.base_round")
+    row = _first_row_of(table.column("kind"), _DROP_KINDS)
+    if row >= 0:
+        kind = _plain(table.column("kind"))[row].as_py()
+        raise FormatError(f"has no copter.format and holds {kind} rows (the first at row {row}), which only a "
+                          "delta has: expected a problem (var, con and coef rows, or copter.format=problem); "
+                          "apply a delta with `copter step`", file=path, line=row)
+    return "problem"
+
+
+def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
     """Read a delta (or problem) Parquet file.
 
     Args:
         path: the file; :data:`STDIN` (``"-"``) reads the Parquet bytes from standard input.
+        expect: the kind the caller needs: ``"delta"`` (``copter step``), ``"problem"``
+            (:func:`read_problem_parquet`) or None (either). A file of the other kind is refused (see
+            :func:`_file_kind`: ``copter.format`` where present, else the rows).
     Returns:
-        Delta with the normalized table, ``sense``/``offset``/``base_round``/``format`` from the
-        metadata and ``source`` = path. Not validated against a problem (see ``solver.differential``).
+        Delta with the normalized table, ``sense``/``offset``/``base_round`` from the metadata, ``format``
+        (``copter.format``, else ``expect`` or ``"delta"``) and ``source`` = path. Not validated against a
+        problem (see ``solver.differential``).
     Raises:
         InputError: the file does not exist. FormatError: not Parquet (empty standard input included),
-            truncated, wrong column types, bad ``copter.*`` metadata.
+            truncated, wrong column types, bad ``copter.*`` metadata, a file of the other kind than ``expect``.
     """
     path = str(path)
     if path != STDIN and not os.path.exists(path):
@@ -231,8 +302,8 @@ def read_delta(path: str | os.PathLike) -> Delta:
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
         raise FormatError(f"not a readable Parquet file ({e})", file=path) from None
     meta = dict(table.schema.metadata or {})
-    fmt = _meta_get(meta, "copter.format") or "delta"
-    if fmt not in ("delta", "problem"):
+    fmt = _meta_get(meta, "copter.format") or None
+    if fmt is not None and fmt not in ("delta", "problem"):
         raise FormatError(f"copter.format is {fmt!r}, expected 'delta' or 'problem'", file=path)
     ver = _meta_get(meta, "copter.version")
     if ver is not None and ver != FORMAT_VERSION:
@@ -261,8 +332,9 @@ def read_delta(path: str | os.PathLike) -> Delta:
              b"copter.base_round", b"ARROW:schema", b"pandas")
     extra = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in meta.items()
              if k not in known}
-    return Delta(table=_normalize(table, path), sense=sense, offset=offset, base_round=base, format=fmt,
-                 meta=extra, source=path)
+    table = _normalize(table, path)
+    fmt = _file_kind(fmt, expect, table, base, path)
+    return Delta(table=table, sense=sense, offset=offset, base_round=base, format=fmt, meta=extra, source=path)
 
 
 def _metadata(delta: Delta) -> dict:
@@ -361,6 +433,7 @@ def read_problem_parquet(path: str | os.PathLike) -> Problem:
     """Read a Parquet problem file (a delta applied to the empty problem).
 
     Raises:
-        InputError/FormatError: see :func:`read_delta`; ValidationError: see :func:`delta_to_problem`.
+        InputError/FormatError: see :func:`read_delta` (a delta file, by its ``copter.format`` or its
+            ``drop_*`` rows, is a FormatError); ValidationError: see :func:`delta_to_problem`.
     """
-    return delta_to_problem(read_delta(path))
+    return delta_to_problem(read_delta(path, expect="problem"))

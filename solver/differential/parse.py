@@ -5,8 +5,10 @@ gives every row its kind code and every name an integer id (one vectorised hash)
 kind and rejects (``ValidationError`` naming the 0-based table rows) what the rows alone show wrong:
 an unknown kind, a missing required column or a column the kind must leave null (both read from
 :data:`~solver.differential.kinds.KIND_TABLE`), NaN, an infinite cost or coefficient, an empty name,
-a non-finite offset or a sense other than +-1. Checks that need the problem (unknown names,
-duplicates within a phase, ``lower > upper`` after the upsert) run in ``apply.py``.
+a non-finite offset or a sense other than +-1. Every per-row error names the row's entity too (its
+``var``/``con`` names: :func:`row_entity`), in the message and the error's ``entity``. Checks that need
+the problem (unknown names, duplicates within a phase, ``lower > upper`` after the upsert) run in
+``apply.py``.
 """
 
 from __future__ import annotations
@@ -131,6 +133,34 @@ def _rows_text(rows: np.ndarray, limit: int = 5) -> str:
         f" ({rows.size} rows)" if rows.size > limit else "")
 
 
+def row_entity(code: int, var: pa.Array | None, con: pa.Array | None, row: int) -> tuple[str | None, str | None]:
+    """(label, entity) naming what table row ``row`` is about, from its names (O(1), errors only).
+
+    Args:
+        code: the row's kind code (-1: unknown kind); var, con: the (k,) name columns (None: absent).
+    Returns:
+        ``("variable 'x1'", "x1")`` for a ``var``/``drop_var`` row, ``("constraint 'c'", "c")`` for a
+        ``con``/``drop_con`` row, ``("coefficient ('c', 'x1')", "c/x1")`` for a ``coef`` row (the entity as
+        ``apply.py``'s duplicate-coefficient error names it); a row of unknown kind by the names it has;
+        only the name a row holds when the other is null; ``(None, None)`` when it holds none.
+    """
+    side = KIND_TABLE[code].side if code >= 0 else None
+    v = var[row].as_py() if var is not None and side != "con" else None
+    c = con[row].as_py() if con is not None and side != "var" else None
+    if v is not None and c is not None:
+        return f"coefficient ({c!r}, {v!r})", f"{c}/{v}"
+    if v is not None:
+        return f"variable {v!r}", v
+    if c is not None:
+        return f"constraint {c!r}", c
+    return None, None
+
+
+def fail_row(msg: str, rows, delta, label: str | None, entity: str | None):
+    """:func:`fail` with the first row's ``label`` before ``msg`` and its ``entity`` (see :func:`row_entity`)."""
+    fail(f"{label}: {msg}" if label else msg, rows, delta, entity=entity)
+
+
 def fail(msg: str, rows, delta, entity=None):
     """Raise ValidationError ``msg`` naming the 0-based delta ``rows`` (the first is the error's line),
     the delta's source file and the ``entity`` name."""
@@ -178,6 +208,12 @@ class Parsed:
     integer_ok: np.ndarray | None
 
     spans: list = None        # spans[k] = slice when the rows of kind k are one contiguous run
+    var_names: pa.Array | None = None  # (k,) the var column (plain or dictionary strings), for messages
+    con_names: pa.Array | None = None
+
+    def entity(self, row: int) -> tuple[str | None, str | None]:
+        """(label, entity) of table row ``row`` for an error message: see :func:`row_entity`."""
+        return row_entity(int(self.kind[row]), self.var_names, self.con_names, row)
 
     def at(self, arr: np.ndarray | None, k: int) -> np.ndarray | None:
         """``arr`` restricted to the rows of kind k (a view when they are contiguous); None stays None."""
@@ -218,12 +254,13 @@ def parse(delta) -> Parsed:
     cols = _read_columns(delta)
     kind = _as_string(cols["kind"])
     codes = _kind_codes(kind)
+    var, con = _as_string(cols["var"]), _as_string(cols["con"])
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         shown = kind.take(pa.array(bad[:1])).to_pylist()[0]
-        fail(f"unknown kind {shown!r} (expected one of {', '.join(KINDS)})", bad, delta)
+        fail_row(f"unknown kind {shown!r} (expected one of {', '.join(KINDS)})", bad, delta,
+                 *row_entity(-1, var, con, int(bad[0])))
     rows, spans = _group_by_kind(codes)
-    var, con = _as_string(cols["var"]), _as_string(cols["con"])
     value, value_ok = _floats(cols["value"])
     lower, lower_ok = _floats(cols["lower"])
     upper, upper_ok = _floats(cols["upper"])
@@ -233,7 +270,7 @@ def parse(delta) -> Parsed:
     var_codes, var_uniq = _encode(var)
     con_codes, con_uniq = _encode(con)
     p = Parsed(delta.table.num_rows, codes, rows, var_codes, var_uniq, con_codes, con_uniq, value, value_ok,
-               lower, lower_ok, upper, upper_ok, integer, integer_ok, spans)
+               lower, lower_ok, upper, upper_ok, integer, integer_ok, spans, var, con)
     _check_fields(p, valid, delta)
     _check_numbers(p, delta)
     _check_names(p, valid, delta)
@@ -276,6 +313,11 @@ def _group_by_kind(codes: np.ndarray) -> tuple[KindRows, list]:
     return rows, spans
 
 
+def _fail_at(p: Parsed, msg: str, rows: np.ndarray, delta):
+    """:func:`fail` naming the entity of the first of ``rows`` (:meth:`Parsed.entity`)."""
+    fail_row(msg, rows, delta, *p.entity(int(rows[0])))
+
+
 def _check_fields(p: Parsed, valid: dict, delta) -> None:
     """Each kind's required columns are non-null and the columns it does not use are null."""
     present = [k for k in range(len(KINDS)) if p.rows.size(k)]
@@ -287,13 +329,13 @@ def _check_fields(p: Parsed, valid: dict, delta) -> None:
                 if v is not None:
                     vk = p.at(v, k)
                     if not vk.all():
-                        fail(f"kind {kind.name!r} needs a non-null {f!r}", p.rows[k][~vk], delta)
+                        _fail_at(p, f"kind {kind.name!r} needs a non-null {f!r}", p.rows[k][~vk], delta)
             elif f not in kind.allowed:
                 if v is None:
-                    fail(f"kind {kind.name!r} must leave {f!r} null", p.rows[k], delta)
+                    _fail_at(p, f"kind {kind.name!r} must leave {f!r} null", p.rows[k], delta)
                 vk = p.at(v, k)
                 if vk.any():
-                    fail(f"kind {kind.name!r} must leave {f!r} null", p.rows[k][vk], delta)
+                    _fail_at(p, f"kind {kind.name!r} must leave {f!r} null", p.rows[k][vk], delta)
 
 
 def _check_numbers(p: Parsed, delta) -> None:
@@ -310,13 +352,14 @@ def _check_numbers(p: Parsed, delta) -> None:
             if nan.any() and okk is not None:
                 nan &= okk
             if nan.any():
-                fail(f"{nm} is NaN (use null to mean 'unchanged')", p.rows[k][nan], delta)
+                _fail_at(p, f"{nm} is NaN (use null to mean 'unchanged')", p.rows[k][nan], delta)
             if kind.finite is not None and kind.finite[0] == nm:
                 big = ~(np.abs(vk) < INF_BOUND)
                 if big.any() and okk is not None:
                     big &= okk
                 if big.any():
-                    fail(f"{kind.finite[1]} {vk[big][0]} is infinite (|value| >= 1e30)", p.rows[k][big], delta)
+                    _fail_at(p, f"{kind.finite[1]} {vk[big][0]} is infinite (|value| >= 1e30)", p.rows[k][big],
+                             delta)
 
 
 def _check_names(p: Parsed, valid: dict, delta) -> None:

@@ -1,0 +1,85 @@
+"""Every per-row delta error names the entity of its row (its ``var``/``con`` names), in the message and in
+the error's ``entity`` (the ``--json`` error's ``entity`` field), as the unknown-name errors always did.
+
+NaN values, an infinite cost or coefficient, a column a kind needs or must leave null, an unknown kind and
+an ``integer`` flag other than 0/1 named only the row (``nan.parquet:0: value is NaN ... at delta row 0``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from copter_cli.exit_codes import BAD_INPUT
+from formats.io import read_delta, write_delta, write_problem
+from solver.differential import apply_delta
+from solver.model.delta import Delta
+from solver.model.errors import ValidationError
+from tests.helpers import small_lp, snapshot
+
+NAN, INF = float("nan"), float("inf")
+
+CASES = [  # (delta, entity, text in the message)
+    (Delta.vars(["x1"], cost=[NAN]), "x1", "variable 'x1'"),
+    (Delta.vars(["x1"], lower=[NAN]), "x1", "variable 'x1'"),
+    (Delta.cons(["cap1"], upper=[NAN]), "cap1", "constraint 'cap1'"),
+    (Delta.coefs(["x1"], ["cap1"], [NAN]), "cap1/x1", "coefficient ('cap1', 'x1')"),
+    (Delta.vars(["x1"], cost=[INF]), "x1", "variable 'x1'"),
+    (Delta.coefs(["x1"], ["cap1"], [INF]), "cap1/x1", "coefficient ('cap1', 'x1')"),
+    (Delta.coefs(["x1"], ["cap1"], [-1e31]), "cap1/x1", "coefficient ('cap1', 'x1')"),
+    (Delta.from_columns(["coef"], var=["x1"], con=["cap1"]), "cap1/x1", "coefficient ('cap1', 'x1')"),
+    (Delta.from_columns(["drop_var"], var=["x1"], value=[1.0]), "x1", "variable 'x1'"),
+    (Delta.from_columns(["con"], con=["cap1"], integer=[True]), "cap1", "constraint 'cap1'"),
+    (Delta.from_columns(["vra"], var=["x1"]), "x1", "variable 'x1'"),
+]
+IDS = ["nan-cost", "nan-var-lower", "nan-con-upper", "nan-coef", "inf-cost", "inf-coef", "big-coef",
+       "coef-without-value", "drop-with-value", "con-with-integer", "unknown-kind"]
+
+
+def _at_row_1(d: Delta) -> Delta:
+    """``d`` after one valid row, so the culprit is delta row 1."""
+    return Delta.concat([Delta.vars(["x2"], cost=[1.0]), d], base_round=0)
+
+
+@pytest.mark.parametrize("delta,entity,text", CASES, ids=IDS)
+def test_a_per_row_error_names_the_entity(delta, entity, text):
+    with pytest.raises(ValidationError) as e:
+        apply_delta(small_lp(), _at_row_1(delta))
+    assert e.value.entity == entity and e.value.line == 1
+    assert text in e.value.message and "at delta row 1" in e.value.message
+
+
+def test_a_row_without_names_has_no_entity():
+    with pytest.raises(ValidationError, match="needs a non-null 'var'") as e:
+        apply_delta(small_lp(), Delta.from_columns(["var"], value=[1.0]))
+    assert e.value.entity is None and e.value.line == 0
+
+
+def test_an_integer_flag_other_than_0_or_1_names_the_variable(tmp_path):
+    t = Delta.vars(["x1", "x2"], cost=[1.0, 2.0]).table
+    t = t.set_column(6, "integer", pa.array([0, 2], pa.int64()))
+    pq.write_table(t, tmp_path / "i.parquet")
+    with pytest.raises(ValidationError, match="variable 'x2'") as e:
+        read_delta(tmp_path / "i.parquet")
+    assert e.value.entity == "x2" and e.value.line == 1
+
+
+@pytest.mark.parametrize("delta,entity,text", [CASES[0], CASES[5]], ids=["nan-cost", "inf-coef"])
+def test_step_error_json_names_the_entity_and_keeps_the_state(tmp_path, delta, entity, text):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    state = tmp_path / "S"
+    assert CliRunner().invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(state)]).exit_code == 0
+    path = tmp_path / "bad.parquet"
+    write_delta(_at_row_1(delta), path)
+    before = snapshot(state)
+    res = CliRunner().invoke(app, ["step", str(path), "--state", str(state), "--json"])
+    assert "Traceback" not in res.output
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "validation"
+    assert err["entity"] == entity and err["line"] == 1 and text in err["message"]
+    assert snapshot(state) == before
