@@ -19,12 +19,27 @@ error ||grad|| <= ``inner_rel`` ||A x - s|| (the relative inexactness of Eckstei
 proximal point method on the LP's saddle operator with steps (tau, sigma) = (eta / omega, eta omega):
 eta plays the role of PDHG's step and omega of its primal weight, except that the step is implicit, so
 any eta > 0 converges and a large eta converges in few outer steps (finite termination on LPs: Rockafellar
-1976; Güler, SIAM J. Control Optim. 29(2), 1991). eta grows by ``step_growth`` after every outer step
-whose inner solve met its target (SNIPAL section 5 grows sigma the same way) and shrinks by it after one
-whose Newton solve stalled (then omega is left alone); after a successful step omega balances the
-step's own relative residuals, primal ||A x+ - s+|| / (1 + ||b~||) against dual ||(x+, s+) - (xbar, sbar)|| /
-(tau (1 + ||c~||)) (residual balancing as in He, Yang & Wang, J. Optim. Theory Appl. 106, 2000): a ratio
-above ``weight_balance`` multiplies or divides omega by ``weight_factor``.
+1976; Güler, SIAM J. Control Optim. 29(2), 1991). After an outer step whose inner solve met its target,
+omega balances the step's own relative residuals, primal ||A x+ - s+|| / (1 + ||b~||) against dual
+||(x+, s+) - (xbar, sbar)|| / (tau (1 + ||c~||)) (residual balancing as in He, Yang & Wang, J. Optim. Theory
+Appl. 106, 2000): a ratio above ``weight_balance`` multiplies or divides omega by ``weight_factor``; when the
+residuals were balanced and the step was slow (its worst relative KKT measure above ``progress_ratio`` times
+the previous step's, or the start's), or when the measure did not fall at all, eta grows by ``step_growth``
+(SNIPAL section 5 increases sigma when the KKT residuals do not fall fast enough). After a step whose Newton
+solve stalled eta shrinks by ``step_growth`` and omega is left alone.
+
+Why eta grows only after slow progress (measured on the TE default ring's warm rounds, 624 x 1,440, every
+demand +-10%, tol 1e-4, ``bench/bench_warm.py``'s chain): eta grew 4x after every step (83, 331, 1,324), and
+the Newton solves at 331 and 1,324 cost 450-610 CG iterations each against 165 at 83, with their first
+steps cut to 2.4e-4-2e-3 by the line search. The cause is the generalised Hessian's near null space
+(``solver.lp.alm_newton``): its smallest curvature is 1/sigma = 1/(eta omega), its largest ~ tau = eta /
+omega, so CG work and the overshoot of the Newton step grow with eta^2, while the outer steps at eta 83
+still cut the KKT error 1.5-5x each. Matrix passes per warm round (12 rounds, each from the previous ALM
+round's state): 1,363-6,129 -> 737-2,018 (median against a cold PDHG solve 1.58 -> 0.65), Newton steps 32-65 ->
+27-58, of them at unit length 48-62% -> 67-96% (with ``solver.lp.alm_newton``'s CG forcing term). Sia 1,024-GPU
+rounds, which start at eta 2-5 and need the growth: 568-1,680 -> 553-1,217 passes (5 rounds); Cogentco TE
+rounds stay one outer step. Growth 4 under the same rule made as many passes as 2 or up to 46% more (ring,
+rounds 1-5).
 
 The problem is scaled first exactly as for PDHG (``solver.lp.scaling``: Ruiz, Pock-Chambolle,
 theta_b / theta_c; the matrix part cached across rounds that keep the matrix, ``solver.lp.alm_scaling``); termination uses the relative KKT measures of the ORIGINAL problem on the unscaled
@@ -78,7 +93,11 @@ class ALMParameters:
             one long proximal step, a far one (Sia: e ~ 0.2 after a round's arrivals; LB: e ~ 1) starts
             like a cold solve. Measured (2-core machine): Cogentco TE round (e = 5e-4) 0.9 s at eta 1e3
             against 7.1 s at 1e2; a Sia 1,024-GPU round 0.18 s at eta 1 against 2.5 s at 1e3.
-        step_growth: eta is multiplied by this after an outer step whose inner solve met its target.
+        step_growth: eta is multiplied by this after an outer step whose inner solve met its target, whose
+            residuals were balanced (omega unchanged) and whose KKT progress was slow (``progress_ratio``), or
+            whose worst KKT measure did not fall at all; divided by it after a step whose Newton solve stalled.
+        progress_ratio: an outer step whose worst relative KKT measure is above this multiple of the previous
+            step's (the first step: of the start's) made slow progress (module docstring).
         step_max: cap of eta (beyond it the Newton systems' conditioning, ~ eta^2, costs more CG work
             than the outer steps it saves).
         weight_balance, weight_factor: omega (sigma = eta omega, tau = eta / omega) is multiplied by
@@ -101,7 +120,8 @@ class ALMParameters:
     step_cold: float = 1.0
     step_warm: float = 1000.0
     warm_scale: float = 0.5
-    step_growth: float = 4.0
+    step_growth: float = 2.0
+    progress_ratio: float = 0.7
     step_max: float = 1e6
     weight_balance: float = 3.0
     weight_factor: float = 2.0
@@ -141,8 +161,8 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
         result of PDHG on the same problem with the time left (see the module docstring), whose
         ``message`` starts with "ALM handed over to PDHG" (with ``params.handover`` False: NUMERICAL_ERROR,
         message "ALM stopped: ..."). ``iterations`` counts outer steps; the message ends with the Newton-step
-        and CG-iteration totals. ``seconds`` has setup, iterate, solve, total. ``state`` holds x, y (step
-        size and primal weight nan: they are PDHG's).
+        (and unit-step: accepted at length 1), CG-iteration and matrix-pass totals. ``seconds`` has setup,
+        iterate, solve, total. ``state`` holds x, y (step size and primal weight nan: they are PDHG's).
     Raises:
         ValidationError only if ``problem`` breaks its invariants (it is not modified).
     """
@@ -175,7 +195,8 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
         status = Status.DUAL_INFEASIBLE
         message = (f"variable {problem.col_names[red.unbounded_col]!r} appears in no constraint and its cost "
                    f"improves without bound in a direction it has no bound")
-    message += (f" ({run.outer} outer steps, {run.newton_total} Newton steps, {run.cg_total} CG iterations, "
+    message += (f" ({run.outer} outer steps, {run.newton_total} Newton steps, {run.unit_total} of them unit steps, "
+                f"{run.cg_total} CG iterations, "
                 f"{run.passes} matrix passes"
                 f"{run.start_note})")
     return _result(problem, s, status, message, run.x_full, run.y_min_full, run.outer, run.seconds, t0, warm,
@@ -195,7 +216,7 @@ class _Run:
         self.x_full = red.x_fixed.copy()
         self.y_min_full = np.zeros(problem.n_rows)
         self.seconds: dict = {}
-        self.outer = self.newton_total = self.cg_total = self.passes = 0
+        self.outer = self.newton_total = self.unit_total = self.cg_total = self.passes = 0
         self.status, self.message = Status.OPTIMAL, "every column is empty: solved analytically"
         self.start_note, self.handover, self.already, self.warm = "", "", False, False
         self.last: list = []  # the KKT of the Newton iterate that ``done`` accepted
@@ -232,9 +253,10 @@ class _Run:
         self.best, self.best_at = math.inf, 0
         self.status, self.message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
         self.seconds["setup"] = time.perf_counter() - self.t0
+        k0 = self.measure(self.xbar, self.w)
+        e0 = max(k0.primal_residual_rel, k0.dual_residual_rel, k0.gap_rel)
+        self.last_worst = e0 if math.isfinite(e0) else math.inf  # the progress test's yardstick (``verdict``)
         if self.warm:
-            k0 = self.measure(self.xbar, self.w)
-            e0 = max(k0.primal_residual_rel, k0.dual_residual_rel, k0.gap_rel)
             self.start_note = f"; the warm start's relative KKT error was {e0:.1e}"
             if k0.converged(s.tol):
                 self.status, self.message = Status.OPTIMAL, f"the warm start already meets tol {s.tol:g}"
@@ -291,6 +313,7 @@ class _Run:
                              pass_limit=prm.work_limit - self.passes, done=self._done if early else None)
         self.outer += 1
         self.newton_total += st.steps
+        self.unit_total += st.unit_steps
         self.cg_total += st.cg_iterations
         self.passes += st.passes
         # the step's own residuals (scaled): primal A x - s, dual = the proximal terms' reduced-cost error
@@ -307,7 +330,11 @@ class _Run:
         return kkt, st, res_p, res_d
 
     def verdict(self, kkt, st, res_p: float, res_d: float) -> bool:
-        """After an outer step: True to stop (OPTIMAL, or ``self.handover`` set); else adapt eta and omega."""
+        """After an outer step: True to stop (OPTIMAL, or ``self.handover`` set); else adapt eta and omega
+        (module docstring: omega when the step's residuals are unbalanced, else eta when its progress was slow).
+
+        Args: kkt: the new point's original-space KKT (``original_kkt``); st: the step's NewtonStats;
+        res_p, res_d: the step's relative primal and dual residuals (scaled space, ``outer_step``)."""
         prm, tol = self.prm, self.s.tol
         pr, dr, gp = kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel
         if not (math.isfinite(pr) and math.isfinite(dr) and math.isfinite(gp)) or st.reason == "not finite":
@@ -325,16 +352,26 @@ class _Run:
         if math.sqrt(dot(self.w, self.w)) > 1e10 * (1.0 + self.y_start):
             self.handover = "its multipliers diverged (an infeasible model?)"
             return True
+        slow = not worst <= prm.progress_ratio * self.last_worst
+        worse = not worst < self.last_worst
+        self.last_worst = worst
         if not st.converged:
             # the Newton solve stalled (line search at round-off, or its step cap): this eta is too
             # ill-conditioned for it; step back instead of letting an inexact multiplier steer omega
             self.eta = max(self.eta / prm.step_growth, prm.step_cold)
             return False
-        self.eta = min(self.eta * prm.step_growth, prm.step_max)
+        balanced = True
         if res_p > prm.weight_balance * res_d:
             self.omega *= prm.weight_factor
+            balanced = False
         elif res_d > prm.weight_balance * res_p:
             self.omega /= prm.weight_factor
+            balanced = False
+        if (slow and balanced) or worse:
+            # slow with unbalanced residuals is the weight's to fix first (TE ring rounds stalled at primal
+            # 3.5e-4 until omega doubled; growing eta there too cost 10-60% more passes on 11 of 12 rounds);
+            # no progress at all (cold netlib starts whose error rises) grows eta whatever the balance
+            self.eta = min(self.eta * prm.step_growth, prm.step_max)
         return False
 
 
