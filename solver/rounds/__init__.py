@@ -245,7 +245,8 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
     Returns:
         {"round": new current, "previous_round": old current, "later_rounds": kept rounds after the new
         current one, "message": ...}, plus ``warnings`` when CURRENT was unusable (``previous_round`` is then
-        the newest complete generation).
+        the newest complete generation). A ``to`` that CURRENT already names writes nothing: the message
+        says it is already current and ``"unchanged": true``.
     Raises:
         UsageError: the requested round is not kept (the message lists the kept rounds), or there is no
         earlier round. StateError: not initialised or the round is damaged. StateBusyError: another writer

@@ -147,6 +147,9 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
                 raise UsageError(f"no kept round before the current round {cur} (kept: {gens})")
             to = earlier[-1]
         require_round(store, to, gens)
+        if to == cur and not warning:  # CURRENT already names it: nothing to write (a damaged CURRENT is rewritten)
+            return {"round": to, "previous_round": cur, "later_rounds": [r for r in gens if r > to],
+                    "message": f"round {to} is already current; nothing changed", "unchanged": True}
         with sigint_deferred():
             try:
                 store.set_current(to)
