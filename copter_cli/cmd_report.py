@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from copter_cli.output import emit, run, say
+from copter_cli.output import emit, run, say, say_warnings
 
 STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
 
@@ -19,6 +19,7 @@ def _say(res: dict) -> None:
     extra = f" and {len(res['png'])} PNG charts in {Path(res['png'][0]).parent}" if res["png"] else ""
     say(f"wrote {res['output']}{extra}: {res['rounds']} rounds ({res['failed']} failed) in "
         f"{res['seconds']:.2f} s; open it in a browser (it needs no network)")
+    say_warnings(res)  # a damaged CURRENT, as `copter history` says it (also on the page)
 
 
 def report_cmd(
@@ -32,7 +33,8 @@ def report_cmd(
     """Write an HTML page of the rounds: charts and a table.
 
     Round time by phase, objective and gap, warm vs cold iterations, churn, failed rounds; one offline
-    file. Needs matplotlib: pip install 'copter[plot]' (exit 8 without it)."""
+    file. Needs matplotlib: pip install 'copter[plot]' (exit 8 without it). An unusable CURRENT is
+    a warning on stderr, in the --json result's "warnings" and on the page, as in history."""
 
     def body() -> int:
         from solver.rounds.report import write_report

@@ -63,7 +63,8 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
         last: only the newest ``last`` rounds (None: all the log holds).
     Returns:
         {"output": HTML path, "png": [PNG paths], "rounds": rows shown, "failed": failed rows,
-        "seconds": wall seconds of the whole report}.
+        "seconds": wall seconds of the whole report}, plus ``warnings`` (as ``copter history``'s, also shown on
+        the page) when CURRENT was unusable and the rows are the newest complete generation's lineage.
     Raises:
         MissingDependencyError: matplotlib is not installed. UsageError: ``output``/``png_dir`` unusable, or
         ``last`` < 1. StateError: the state is not initialised.
@@ -79,11 +80,12 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
     from solver.rounds.report import charts, page
 
     state = state_dir_or_default(state_dir)
-    rows = history(state, last)
+    warnings: list[str] = []  # CURRENT unusable: the rows are those of the newest complete generation
+    rows = history(state, last, warnings)
     figs = {name: build(rows) for name, build in charts.CHARTS.items()}
     svgs = {name: charts.render(fig, "svg").decode("utf-8") for name, fig in figs.items()}
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    _write_atomic(output, page.page(rows, svgs, str(state), stamp).encode("utf-8"))
+    _write_atomic(output, page.page(rows, svgs, str(state), stamp, warnings).encode("utf-8"))
     pngs = []
     if png_dir is not None:
         png_dir.mkdir(parents=True, exist_ok=True)
@@ -92,7 +94,7 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
             _write_atomic(Path(pngs[-1]), charts.render(fig, "png"))
     failed = sum(1 for r in rows if r["kind"] == "failed" or r["status"] not in ("OPTIMAL", "FEASIBLE"))
     return {"output": str(output), "png": pngs, "rounds": len(rows), "failed": failed,
-            "seconds": time.perf_counter() - t0}
+            "seconds": time.perf_counter() - t0, **({"warnings": warnings} if warnings else {})}
 
 
 __all__ = ["INSTALL_HINT", "require_matplotlib", "write_report"]

@@ -16,7 +16,7 @@ CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1180px;
 color:#222;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #ddd;padding-bottom:3px}
-.meta{color:#555;margin:0 0 12px}.cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}
+.meta{color:#555;margin:0 0 12px}.warning{color:#8a5300;margin:0 0 12px}.cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}
 .card{border:1px solid #ddd;border-radius:6px;padding:6px 10px;min-width:100px}
 .card b{display:block;font-size:18px}.card span{color:#666;font-size:12px}
 figure{margin:8px 0 18px}figure svg{width:100%;height:auto}figcaption{color:#555;font-size:12.5px}
@@ -156,13 +156,15 @@ def _cards(rows: list[dict]) -> str:
                                           f'</span></div>' for k, v in cards) + "</div>"
 
 
-def page(rows: list[dict], svgs: dict[str, str], state: str, generated_utc: str) -> str:
+def page(rows: list[dict], svgs: dict[str, str], state: str, generated_utc: str,
+         warnings: list[str] | tuple[str, ...] = ()) -> str:
     """The whole HTML document.
 
     Args:
         rows: ``solver.rounds.history`` rows, oldest first.
         svgs: chart name -> inline SVG text (``charts.render(fig, "svg")``).
         state: the state directory, as shown in the title. generated_utc: ISO time of the report.
+        warnings: texts shown below the title, one paragraph each (a damaged CURRENT: whose rows these are).
     """
     first = rows[0]["utc"] if rows else "-"
     last = rows[-1]["utc"] if rows else "-"
@@ -175,6 +177,7 @@ def page(rows: list[dict], svgs: dict[str, str], state: str, generated_utc: str)
 <h1>copter rounds report</h1>
 <p class="meta">State <code>{html.escape(state)}</code>: rounds stored from {html.escape(str(first))} to
 {html.escape(str(last))} (UTC) on the live branch; report generated {html.escape(generated_utc)}.</p>
+{"".join(f'<p class="warning">warning: {html.escape(w)}</p>' for w in warnings)}
 {_cards(rows)}
 <h2>Charts</h2>
 {figs}
