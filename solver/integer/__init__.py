@@ -11,7 +11,8 @@ Files:
 - ``relaxation.py``: the warm LP relaxation and its tolerance ladder;
 - ``rounding.py``: round / repair / fill over the numba kernels ``kernels.py`` (numpy twins ``kernels_ref.py``);
 - ``resolve.py``: integers fixed, continuous part re-solved warm and finished exactly by HiGHS simplex;
-- ``check.py``: the exact feasibility check of a point;
+- ``check.py``: the exact feasibility check of a point; ``incumbent.py``: the previous round's point, mapped
+  by name and checked exactly, as the round's first incumbent;
 - ``bound.py``, ``lagrangian_kernel.py``, ``ascent.py``: the Lagrangian bound and its dual ascent;
 - ``submip.py``: RENS and the Lagrangian core; ``dive.py``: relax-and-fix dive;
 - ``fallback.py``: HiGHS MIP, time-limited and seeded (through ``solver.highs_bridge``).

@@ -4,7 +4,10 @@ Pipeline of :func:`solve_milp` (docs/DESIGN.md "Integerization"; the integer "sh
 REFERENCES.md section 1, generalised by structure detection):
 
 1. structure detection (``structure.py``): choice rows, capacity rows, variable upper bounds, general
-   integers; integer bounds rounded inward;
+   integers; integer bounds rounded inward; the previous round's point (``warm_start.integer_x``, mapped
+   by name) checked exactly on this model (``incumbent.py``; its continuous part re-solved): when feasible
+   it is the incumbent from the start, replaced only by a strictly better point, so a round whose first
+   stage bound is within ``mip_gap_tol`` of it stops there, and RENS and HiGHS start from it;
 2. the LP relaxation by the LP core ``solver.lp.dispatch.solve``, warm-started (``relaxation.py``), in
    stages: each stage ends at its tolerance (``settings.relaxation_tol`` then /10 ... down to ``tol``)
    or, with ``settings.relaxation_round_iterations`` > 0, after a doubling iteration budget; every stage
@@ -44,10 +47,11 @@ REFERENCES.md section 1, generalised by structure detection):
    and integrality exactly and every row to 1e-9 relative to max(1, |bound|)).
 
 Report (``result.mip``): integer_objective, lp_bound, gap_rel, fractional_before (integer columns whose LP
-value is more than 1e-6 from an integer), steps (one dict per step run: ``step`` in round | repair | fill |
-fix_and_resolve | rens | dive | fallback, ``changed`` columns, ``seconds``, step details), fallback_used, source
-(heuristic | fallback | none), structure counts, lp_engine, lp_status, lp_objective (of the last
-relaxation stage), relaxation_stages (one dict per stage: tol, iteration_budget, lp_status, iterations,
+value is more than 1e-6 from an integer), steps (one dict per step run: ``step`` in previous | round | repair |
+fill | fix_and_resolve | rens | dive | fallback, ``changed`` columns, ``seconds``, step details), fallback_used,
+source (previous | heuristic | fallback | none), incumbent (which point won: previous | integerization | none),
+previous_point (with a previous point: feasible, objective, resolved, reason, seconds), structure counts,
+lp_engine, lp_status, lp_objective (of the last relaxation stage), relaxation_stages (one dict per stage: tol, iteration_budget, lp_status, iterations,
 seconds, lp_bound, integer_objective, gap_rel, fractional_before; step dicts carry ``stage`` and
 ``vub_min`` when there are several).
 ``result.state``: the relaxation's LP iterate (x, y, step size, primal weight) for the next round's warm
@@ -194,6 +198,7 @@ def _relaxation_stages(run: _Round) -> SolveResult | None:
     problem, settings, ws = run.problem, run.settings, run.warm_start
     if ws is not None and ws.integer_x is not None and ws.integer_x.shape == (problem.n_cols,):
         run.prev = np.asarray(ws.integer_x, dtype=np.float64)
+        _previous_incumbent(run)
     stages: list = []
     run.report["relaxation_stages"] = stages
     run.seconds["relaxation"] = run.seconds["bound"] = run.seconds["rounding"] = 0.0
@@ -233,6 +238,21 @@ def _relaxation_stages(run: _Round) -> SolveResult | None:
         s = run.lp_state
         state_in = SolverState(x=s.x, y=s.y, step_size=s.step_size, primal_weight=s.primal_weight,
                                iterations=s.iterations, integer_x=run.prev)
+
+
+def _previous_incumbent(run: _Round) -> None:
+    """The previous round's point (``run.prev``), checked exactly on this round's model
+    (``incumbent.previous_point``), is the incumbent from the start when feasible: the stages replace it only
+    with a strictly better point, and stop as soon as the gap to their bound is within ``mip_gap_tol``."""
+    from solver.integer.incumbent import previous_point
+
+    x, info = previous_point(run.problem, run.warm_start, run.settings,
+                             resolve_seconds=max(0.5, min(1.0, run.remaining())))
+    run.steps.append({**info, "changed": 0})
+    run.report["previous_point"] = {k: v for k, v in info.items() if k != "step"}
+    run.seconds["previous"] = info["seconds"]
+    if x is not None:
+        run.x_best, run.source = x, "previous"
 
 
 def _relax(run: _Round, tol: float, budget: int | None, state_in: SolverState | None):
@@ -463,8 +483,9 @@ def _rens_step(run: _Round, x_ref: np.ndarray, budget: float, reason: str | None
             return core_bounds(problem, x_lp, lag, y_rank)
     # HiGHS stops the sub-MIP at half of the round's gap target (never below its own default, 1e-4): its
     # bound is on the sub-MIP only, and proving that optimal does not move the round's gap
+    # the previous round's point, when it is the incumbent, is HiGHS's start in every neighbourhood that holds it
     xr, rinfo = rens(problem, x_lp, budget, mip_rel_gap=max(1e-4, 0.5 * float(run.settings.mip_gap_tol)),
-                     core=core)
+                     core=core, seed=run.x_best if run.source == "previous" else None)
     if xr is not None:
         xr, finfo = fix_and_resolve(problem, xr, run.settings, x_lp, run.y_lp,
                                     resolve_seconds=run.resolve_budget())
@@ -631,6 +652,8 @@ def _assemble(run: _Round) -> SolveResult:
     """The report's verdict: NO_INTEGER_SOLUTION without a point, else OPTIMAL within ``mip_gap_tol`` (or
     when the fallback's HiGHS closed its own gap), FEASIBLE otherwise."""
     run.report["source"] = source = run.source
+    run.report["incumbent"] = ("none" if run.x_best is None else "previous" if source == "previous"
+                               else "integerization")
     if run.x_best is None:
         run.report["integer_objective"] = math.nan
         return run.finish(Status.NO_INTEGER_SOLUTION, run.out.x, "no integer-feasible point found"
@@ -642,5 +665,6 @@ def _assemble(run: _Round) -> SolveResult:
     status = Status.OPTIMAL if gap <= run.settings.mip_gap_tol else Status.FEASIBLE
     if source == "fallback" and run.report.get("fallback_highs_status") == "Optimal":
         status = Status.OPTIMAL  # HiGHS closed the gap within its mip_rel_gap, which is mip_gap_tol
-    msg = f"integer point from the {source}; objective {obj:.10g}, LP bound {run.lp_bound:.10g}, gap {gap:.3g}"
+    origin = "previous round's point (still feasible, not improved)" if source == "previous" else source
+    msg = f"integer point from the {origin}; objective {obj:.10g}, LP bound {run.lp_bound:.10g}, gap {gap:.3g}"
     return run.finish(status, run.x_best, msg, feasible=True)

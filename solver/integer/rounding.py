@@ -300,5 +300,5 @@ def fill_pinned(problem: Problem, st: Structure, x: np.ndarray, prev: np.ndarray
     M = build_model(problem, st)
     prev_alt = np.zeros(problem.n_cols)
     if prev is not None and prev.shape == x.shape:
-        prev_alt = (prev != x).astype(np.float64)
+        prev_alt = (np.isfinite(prev) & (prev != x)).astype(np.float64)  # NaN: no previous value
     return _fill(M, scratch(M), it, x, x, prev_alt, choice_lists(st))

@@ -145,7 +145,7 @@ def without_fixed_columns(problem: Problem, lower: np.ndarray, upper: np.ndarray
 
 
 def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float | None = None,
-         core=None) -> tuple[np.ndarray | None, dict]:
+         core=None, seed: np.ndarray | None = None) -> tuple[np.ndarray | None, dict]:
     """Solve the RENS sub-MIP around ``x_lp`` with HiGHS; neighbourhoods of ``EPS_LADDER`` in turn.
 
     Args:
@@ -156,6 +156,8 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
         core: a callable returning (lower, upper) of a wider neighbourhood (``core_bounds``), called and
             tried last, only when HiGHS proved every RENS neighbourhood infeasible; its attempt is reported
             with ``eps`` = "core".
+        seed: (n,) a feasible point (the round's incumbent) handed to HiGHS as its start in every
+            neighbourhood whose bounds hold all its integer values (attempt's ``seeded``); None: no start.
     Returns:
         x: (n,) HiGHS's best point of the first feasible neighbourhood, integer columns rounded to
         integers, or None.
@@ -187,12 +189,13 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
             x = lo.copy() if ok else None
             hinfo = {"highs_status": "Optimal" if ok else "Infeasible", "seconds": time.perf_counter() - t1}
         else:
-            x_sub, hinfo = highs_mip(sub, left, mip_rel_gap=mip_rel_gap)
+            inside = seed is not None and bool(np.all((seed[it] >= lo[it]) & (seed[it] <= hi[it])))
+            x_sub, hinfo = highs_mip(sub, left, seed[keep] if inside else None, mip_rel_gap=mip_rel_gap)
             if x_sub is not None:
                 x = lo.copy()
                 x[keep] = x_sub
         attempts.append({"eps": eps, "free_integers": free, "highs_status": hinfo["highs_status"],
-                         "seconds": hinfo["seconds"]})
+                         "seconds": hinfo["seconds"], "seeded": bool(hinfo.get("seeded", False))})
         info["highs_status"], info["free_integers"] = hinfo["highs_status"], free
         if x is not None:
             return x, info

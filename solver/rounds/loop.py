@@ -241,6 +241,12 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
     if gen.state is not None:
         try:
             warm = map_state(gen.state, info, problem)
+            if problem.is_mip and warm.integer_x is not None:
+                # the previous integer point by name, with no value where it has none (map_state projects
+                # onto the bounds): the MILP round checks it exactly as a candidate incumbent
+                from solver.integer.incumbent import map_previous_point
+
+                warm.integer_x = map_previous_point(gen.state.integer_x, info.col_map, problem)
         except StateError as err:
             warnings.append(f"cold start: {err}")
     else:
