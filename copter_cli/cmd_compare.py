@@ -121,7 +121,7 @@ def register(app: typer.Typer) -> None:
             help="Flag (violates_tol, never ranked best) an LP point whose relative primal residual "
                  "||Ax - proj(Ax)||_2 / (1 + ||b||_2) (the engine's OPTIMAL criterion) or column bound violation "
                  "exceeds this, a MILP point whose max row/bound violation relative to max(1, |bound|) or "
-                 "integrality does (default: the state's --tol, 1e-4)."),
+                 "integrality does (default: the state's --tol, set by init; 1e-4 unless init was given another)."),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),

@@ -129,9 +129,14 @@ WAIT_OPT = typer.Option(0.0, "--wait", min=0.0, metavar="SECONDS", callback=opts
                              "exiting 6 at once (inf: wait as long as it takes).")
 
 
-EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker processes, default), ray (Ray "
-                 "tasks; needs pip install 'copter[ray]'), inline (one after another in this process).")
-RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray (default: $RAY_ADDRESS, else a local cluster)."
+EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker processes), ray (Ray tasks; needs "
+                 "pip install 'copter[ray]'), inline (one after another in this process)")
+RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray"
+#: the defaults, as init states them; step's are the state's (the values init stored)
+INIT_DEFAULTS = {"executor": " (default: process).", "ray": " (default: $RAY_ADDRESS, else a local cluster)."}
+STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unless init was given another).",
+                 "ray": " (default: the state's, set by init; $RAY_ADDRESS, else a local cluster, unless init was "
+                        "given one)."}
 
 
 def _check_executor(value: str | None) -> str | None:
@@ -207,8 +212,9 @@ def init_cmd(
     share_update_every: int = typer.Option(1, "--share-update-every", min=0,
                                            help="With --partitions: move the shared rows' shares after every "
                                                 "round (1), every N-th, or never (0: the first round's shares)."),
-    executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP, callback=_check_executor),
-    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
+    executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP + INIT_DEFAULTS["executor"],
+                                 callback=_check_executor),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP + INIT_DEFAULTS["ray"]),
     accept_failed: bool = typer.Option(False, "--accept-failed",
                                        help="Store round 0 even if it is infeasible/limited (a later delta can "
                                             "fix it); without it a failed round 0 initialises nothing."),
@@ -247,7 +253,7 @@ def _clients_before_compiling(base: Path, partition: dict | None) -> None:
         check_base_clients(base, partition.get("client_regex"), partition.get("shared_rows_regex"))
 
 
-@opts.with_solver_options
+@opts.with_solver_options(from_state=True)  # an option not given is the one init stored: its help says so
 def step_cmd(
     deltas: list[Path] = typer.Argument(..., metavar="DELTA...",
                                         help="Delta Parquet file(s) (copter.base_round = current round), "
@@ -258,9 +264,9 @@ def step_cmd(
                                        help="Advance CURRENT even if the round is infeasible/limited."),
     out: Path | None = OUT_OPT,
     wait: float = WAIT_OPT,
-    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP + " Default: as stored by init.",
+    executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP + STEP_DEFAULTS["executor"],
                                         callback=_check_executor),
-    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP + STEP_DEFAULTS["ray"]),
     solver: opts.GivenOptions = None,
     json_out: bool = REPORT_JSON_OPT,
     debug: bool = DEBUG_OPT,

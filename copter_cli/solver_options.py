@@ -6,8 +6,9 @@ parameters of a command and hands the command a :class:`GivenOptions`; adding an
 (plus its ``Settings`` field).
 
 Every option defaults to None, meaning "not given": ``solve`` and ``init`` then use the default of
-``Settings`` (stated in each help text), ``step`` the settings ``init`` stored in the state's
-``config.json``. ``init`` stores the options whose row has ``stored=True`` (``--verbose`` is per
+``Settings``, ``step`` the settings ``init`` stored in the state's ``config.json``; each command's help
+says which (:meth:`SolverOption.help_text`: ``init --tol 1e-6`` makes 1e-6 the default of every later
+``step``, so step's help must not promise ``Settings``'s 1e-4). ``init`` stores the options whose row has ``stored=True`` (``--verbose`` is per
 invocation); ``step`` applies the options it was given to that one round only.
 
 Why the checks live here and not in ``Settings.__post_init__``: the library itself builds settings the CLI
@@ -73,7 +74,9 @@ class SolverOption:
     flag: the command-line option (``--tol``); the command parameter is its name with ``_`` (``tol``).
     field: the :class:`Settings` field it sets.
     type: the value's type (``bool`` = a flag, given when set).
-    help: the help text (states the default).
+    help: the help text; its ``{default}`` is replaced by the sentence about the default
+        (:meth:`help_text`), so the default is stated once per command kind.
+    default: the default of ``Settings`` as said in the help (``1e-4``, ``none``); ``""`` for a flag.
     check: the complaint about a bad value, or None when fine (None = no check).
     stored: ``init`` stores it in ``config.json`` for later steps (False = per invocation).
     """
@@ -82,6 +85,7 @@ class SolverOption:
     field: str
     type: type
     help: str
+    default: str = ""
     check: Check | None = None
     stored: bool = True
 
@@ -90,58 +94,73 @@ class SolverOption:
         """The command parameter's name."""
         return self.flag[2:].replace("-", "_")
 
-    def parameter(self) -> inspect.Parameter:
-        """The Typer parameter of this option (default None = not given; a bool flag defaults to False)."""
-        if self.type is bool:
-            default, annotation = typer.Option(False, self.flag, help=self.help), bool
+    def help_text(self, from_state: bool = False) -> str:
+        """The help text with its default stated: ``default: 1e-4`` (``solve``, ``init``: ``Settings``'s), or,
+        ``from_state`` (``step``: a command that reads the options ``init`` stored), the state's, which is
+        ``Settings``'s only unless init was given another value; a per-invocation option (``--verbose``)
+        is the same in both."""
+        if not self.default:
+            return self.help
+        if from_state and self.stored:
+            said = f"default: the state's, set by init; {self.default} unless init was given another"
         else:
-            default, annotation = typer.Option(None, self.flag, help=self.help), typing.Optional[self.type]  # noqa: UP045
+            said = f"default: {self.default}"
+        return self.help.replace("{default}", said)
+
+    def parameter(self, from_state: bool = False) -> inspect.Parameter:
+        """The Typer parameter of this option (default None = not given; a bool flag defaults to False);
+        ``from_state``: its help states the state's default (:meth:`help_text`)."""
+        text = self.help_text(from_state)
+        if self.type is bool:
+            default, annotation = typer.Option(False, self.flag, help=text), bool
+        else:
+            default, annotation = typer.Option(None, self.flag, help=text), typing.Optional[self.type]  # noqa: UP045
         return inspect.Parameter(self.param, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
                                  annotation=annotation)
 
 
 OPTIONS: tuple[SolverOption, ...] = (
     SolverOption("--tol", "tol", float,
-                 "Relative KKT tolerance: primal/dual residual and gap (default 1e-4).", relative_tolerance),
+                 "Relative KKT tolerance: primal/dual residual and gap ({default}).", "1e-4", relative_tolerance),
     SolverOption("--time-limit", "time_limit_seconds", float,
                  "Wall-time limit of the whole command from process start, seconds (start-up, loading and "
-                 "applying count; the solve gets what is left; default: none).",
+                 "applying count; the solve gets what is left; {default}).", "none",
                  positive),
-    SolverOption("--iteration-limit", "iteration_limit", int, "Maximum PDHG iterations (default 1,000,000).",
+    SolverOption("--iteration-limit", "iteration_limit", int, "Maximum PDHG iterations ({default}).", "1,000,000",
                  nonnegative),
     SolverOption("--integer-fallback", "integer_fallback", str,
                  "MILP: when the integerization heuristics find no integer point, or a point above --mip-gap on "
                  "a model with at most 1,000 integer columns, 'highs' runs HiGHS MIP (time-limited, seeded with "
-                 "the point) or 'none' does not (default highs).", one_of(FALLBACKS, "'highs' or 'none'")),
+                 "the point) or 'none' does not ({default}).", "highs", one_of(FALLBACKS, "'highs' or 'none'")),
     SolverOption("--integer-fallback-seconds", "integer_fallback_seconds", float,
-                 "MILP: time limit of the HiGHS MIP fallback, seconds (default 60).", positive),
+                 "MILP: time limit of the HiGHS MIP fallback, seconds ({default}).", "60", positive),
     SolverOption("--integer-fallback-gap", "integer_fallback_gap", float,
                  "MILP: also run the HiGHS fallback, seeded with the heuristic point, when its relative gap to the "
-                 "LP bound exceeds this (default: never).", nonnegative),
+                 "LP bound exceeds this ({default}).", "never", nonnegative),
     SolverOption("--submip-seconds", "integer_submip_seconds", float,
                  "MILP: time for RENS, HiGHS on the sub-MIP of the LP point's roundings, when rounding finds no "
-                 "point or one whose gap is above --submip-gap, seconds (default 30; 0 = off).", nonnegative),
+                 "point or one whose gap is above --submip-gap, seconds ({default}; 0 = off).", "30", nonnegative),
     SolverOption("--submip-gap", "integer_submip_gap", float,
                  "MILP: also run RENS on a rounded point whose relative gap to the LP bound is above this, for at "
-                 "most as long as the relaxation took (default 0.01; inf = never).", nonnegative),
+                 "most as long as the relaxation took ({default}; inf = never).", "0.01", nonnegative),
     SolverOption("--relaxation-tol", "relaxation_tol", float,
                  "MILP: tolerance of the first LP relaxation stage, tightened warm towards --tol only while the "
-                 "rounded point's gap needs it (default: --tol).", relative_tolerance),
+                 "rounded point's gap needs it ({default}).", "--tol", relative_tolerance),
     SolverOption("--relaxation-round-iterations", "relaxation_round_iterations", int,
                  "MILP: also round the relaxation iterate after this many PDHG iterations, doubling (128, 256, "
-                 "...), and stop at the first point within --mip-gap of the bound (default 128; 0: only at each "
-                 "stage's tolerance).", nonnegative),
+                 "...), and stop at the first point within --mip-gap of the bound ({default}; 0: only at each "
+                 "stage's tolerance).", "128", nonnegative),
     SolverOption("--mip-gap", "mip_gap_tol", float,
                  "MILP: the round's target: it stops at the first integer point proven within this relative gap "
-                 "of the bound, reported OPTIMAL (as HiGHS's mip_rel_gap); above it, FEASIBLE (default 5e-3; "
-                 "1e-4 = tight).", nonnegative),
+                 "of the bound, reported OPTIMAL (as HiGHS's mip_rel_gap); above it, FEASIBLE ({default}; "
+                 "1e-4 = tight).", "5e-3", nonnegative),
     SolverOption("--presolve", "presolve", str,
-                 "HiGHS presolve around PDHG: auto (cold solves only), on, off (default auto).",
+                 "HiGHS presolve around PDHG: auto (cold solves only), on, off ({default}).", "auto",
                  one_of(PRESOLVE, "one of " + ", ".join(PRESOLVE))),
     SolverOption("--engine", "engine", str,
                  "LP engine: auto (PDHG for cold solves and far warm starts, the proximal ALM for a warm start much "
                  "closer than a cold one; the report's engine/engine_reason say which ran and why), pdhg, alm "
-                 "(default auto).", one_of(ENGINES, "one of " + ", ".join(ENGINES))),
+                 "({default}).", "auto", one_of(ENGINES, "one of " + ", ".join(ENGINES))),
     SolverOption("--verbose", "verbose", bool, "Print the solver's iteration log on stderr.", stored=False),
 )
 
@@ -181,20 +200,24 @@ class GivenOptions:
 _BY_FIELD = {o.field: o for o in OPTIONS}
 
 
-def with_solver_options(command: Callable) -> Callable:
-    """Give a Typer command the table's solver options.
+def with_solver_options(command: Callable | None = None, *, from_state: bool = False) -> Callable:
+    """Give a Typer command the table's solver options (``@with_solver_options``, or
+    ``@with_solver_options(from_state=True)`` for a command whose unset options are the ones ``init``
+    stored: their help then states the state's default, :meth:`SolverOption.help_text`).
 
     The command declares a parameter ``solver: GivenOptions``; in the signature Typer sees, that parameter
     is replaced, at its place, by one option per row of :data:`OPTIONS`, and the command is called with
     ``solver=GivenOptions(...)`` built from them. Validation happens when the command calls
     :meth:`GivenOptions.settings` (inside its error mapping, so a bad value exits 2 naming the option).
     """
+    if command is None:
+        return functools.partial(with_solver_options, from_state=from_state)
     signature = inspect.signature(command)
     hints = typing.get_type_hints(command)
     params = []
     for p in signature.parameters.values():
         if p.name == "solver":
-            params.extend(o.parameter() for o in OPTIONS)
+            params.extend(o.parameter(from_state) for o in OPTIONS)
         else:
             params.append(p.replace(annotation=hints.get(p.name, p.annotation)))
     if len(params) != len(signature.parameters) + len(OPTIONS) - 1:

@@ -1,0 +1,80 @@
+"""Each command's help states the default that really applies. ``solve`` and ``init`` use ``Settings``'s;
+``step`` uses the options init stored in the state (``init --tol 1e-6`` makes a later plain ``step`` solve to
+1e-6), so its help must say "the state's", never promise ``Settings``'s value as if fixed. The same for
+step's ``--executor``/``--ray-address`` (stored by init) and compare's ``--feasibility-tol`` (the state's
+tol)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from copter_cli.solver_options import OPTIONS
+from solver.model.settings import Settings
+from tests.helpers import run_main
+
+STATED = {"none": math.inf, "never": math.inf, "--tol": None}  #: words a help uses for a Settings default
+
+
+def _help(capsys, command: str) -> str:
+    code, out, _ = run_main(capsys, command, "--help")
+    assert code == 0
+    return " ".join(out.split())
+
+
+def test_each_stated_default_is_the_settings_default():
+    for o in OPTIONS:
+        if not o.default:
+            continue
+        value = getattr(Settings(), o.field)
+        stated = STATED.get(o.default, o.default)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and stated is not None \
+                and stated is not math.inf:
+            stated = float(str(stated).replace(",", ""))
+        assert stated == value, (o.flag, o.default, value)
+
+
+@pytest.mark.parametrize("command", ["solve", "init"])
+def test_solve_and_init_state_the_settings_defaults(capsys, command):
+    text = _help(capsys, command)
+    for o in OPTIONS:
+        if o.default:
+            assert f"default: {o.default}" in text, (command, o.flag)
+    assert "default: the state's" not in text
+
+
+def test_step_says_its_defaults_are_the_states(capsys):
+    text = _help(capsys, "step")
+    for o in OPTIONS:
+        if not o.default:
+            continue
+        assert f"default: the state's, set by init; {o.default} unless init was given another" in text, o.flag
+        assert f"(default: {o.default}" not in text and f"(default {o.default}" not in text, o.flag
+    assert "inline (one after another in this process) (default: the state's, set by init; process" in text
+    assert "--ray-address <str> Ray cluster to join with --executor ray (default: the state's, set by init" in text
+    assert "Print the solver's iteration log on stderr." in text  # per invocation: nothing stored
+
+
+def test_compare_feasibility_tol_default_is_the_states(capsys):
+    text = _help(capsys, "compare")
+    assert "(default: the state's --tol, set by init; 1e-4 unless init was given another)" in text
+
+
+def test_a_plain_step_uses_the_tolerance_init_stored(tmp_path, capsys, monkeypatch):
+    """What step's help says, checked: after init --tol 1e-6 a step without --tol solves to 1e-6."""
+    from formats.checkpoint import StateStore
+    from formats.io import write_delta, write_problem
+    from solver import api
+    from solver.model.delta import Delta
+    from tests.helpers import small_lp
+
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    assert run_main(capsys, "init", tmp_path / "base.parquet", "--state", st, "--tol", "1e-6")[0] == 0
+    assert StateStore(st).config()["settings"]["tol"] == 1e-6
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), tmp_path / "d1.parquet")
+    tols, real = [], api.solve_problem
+    monkeypatch.setattr(api, "solve_problem", lambda p, s, *a, **k: (tols.append(s.tol), real(p, s, *a, **k))[1])
+    assert run_main(capsys, "step", tmp_path / "d1.parquet", "--state", st)[0] == 0
+    assert tols == [1e-6]
