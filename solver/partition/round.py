@@ -321,10 +321,11 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             ph.add("price_split_compare", time.perf_counter() - t3)
         if n_price < PRICE_SPLITS and _wants_price_split(settings, mg, wb, r, dl):
             with ph.time("dual_ascent"):
-                mg = this.mg = _ascend_on(wb, mg, settings, r.clock)  # prices need the bound's duals near its optimum
+                on = _ascend_on(wb, mg, settings, r.clock)  # prices need the bound's duals near its optimum
             with ph.time("price_split"):
-                price = price_shares(wb, mg.y_bound, r.col_part, r.rows_sh, r.present, r.shares)
+                price = price_shares(wb, on.y_bound, r.col_part, r.rows_sh, r.present, r.shares)
             if price is not None:  # re-split the capacity rows by the demands at the bound's duals
+                this.mg = on  # its bound and gap are the next merge's (it continues this ascent)
                 kept, r.shares, n_price = this, price, n_price + 1
                 warms = [x.state if x is not None else None for x in results]
                 merge += time.perf_counter() - t2
