@@ -28,8 +28,10 @@ def convert(
 
     def body() -> int:
         from formats.io import kind_of, read_problem, write_problem
+        from solver.rounds.outputs import check_output_file
 
         kind_of(dst)  # refuse an unknown output extension before reading anything
+        check_output_file(dst, "DST", inputs=(("SRC", src),))
         t0 = time.perf_counter()
         problem = read_problem(src)
         t1 = time.perf_counter()
@@ -71,9 +73,11 @@ def diff_cmd(
         from solver.differential.diff import diff
         from solver.model.delta import KINDS
         from solver.model.errors import UsageError
+        from solver.rounds.outputs import check_output_file
 
         if kind_of(output) != "parquet":
             raise UsageError("the delta must be written as .parquet", file=str(output))
+        check_output_file(output, "--output", inputs=(("OLD", old), ("NEW", new)))
         t0 = time.perf_counter()
         a, b = read_problem(old), read_problem(new)
         t1 = time.perf_counter()

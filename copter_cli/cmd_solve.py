@@ -108,8 +108,8 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     if output is not None:  # refuse an unwritable -o before solving
         from solver.rounds.outputs import check_output_file
 
-        check_output_file(output, "-o")
-        check_output_file(duals_path_for(output), "-o (duals)")
+        check_output_file(output, "-o", inputs=(("PROBLEM", problem_path),))
+        check_output_file(duals_path_for(output), "-o (duals)", inputs=(("PROBLEM", problem_path),))
     from copter_cli.cmd_prepare import ensure_prepared
 
     ensure_prepared()  # kernels compiled (with the progress line) before the solve, as init does: none mid-solve

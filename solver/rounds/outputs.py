@@ -97,22 +97,38 @@ def previous_allocation(prev: Generation):
         return prev.state.x if prev.state is not None else None
 
 
-def check_output_file(path, option: str) -> None:
+def check_output_file(path, option: str, inputs: tuple = ()) -> None:
     """Refuse an output file path that cannot be written, before any work is done.
 
+    Args:
+        path: the output file; option: the option that named it, for the message.
+        inputs: files the command reads (``(label, path)`` pairs): the output may be none of them.
     Raises:
-        UsageError: ``path`` is a folder, or its folder does not exist (or is not a folder); the message
-            names the option and the path. EnvironmentFaultError: the folder is on a read-only file system
-            or not writable for this user (exit code 7, as when a write fails later).
+        UsageError: ``path`` is a folder, or its folder does not exist (or is not a folder), or it is one
+            of ``inputs`` (the same file by any name: writing would replace what is being read); the
+            message names the option and the path. EnvironmentFaultError: the folder is on a read-only
+            file system or not writable for this user (exit code 7, as when a write fails later).
     """
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
         raise UsageError(f"{option} {p}: is a folder, not a file")
+    for label, src in inputs:
+        if _same_file(p, Path(src)):
+            raise UsageError(f"{option} {p}: is the {label} {src}; writing it would replace the input: "
+                             "choose another file", file=str(p))
     if not parent.is_dir():
         raise UsageError(f"{option} {p}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise _unwritable(option, p, parent)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (hard and symbolic links included), or would once written."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet): compare the resolved names
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _unwritable(option: str, path: Path, folder: Path):
