@@ -280,12 +280,13 @@ def step_cmd(
         if sum(str(d) == "-" for d in deltas) > 1:
             raise UsageError("DELTA '-' (the delta's Parquet bytes on standard input) can be given only once")
         from copter_cli.cmd_prepare import ensure_prepared
+        from formats import undo
         from formats.checkpoint import StateStore
-
-        ensure_prepared()  # as init: kernels compiled (progress line on stderr) before the round, none mid-solve
 
         rounds = _rounds()
         st = _state(state)
+        undo.about_state(lambda: _current_of(st))  # an interrupted warm-up names the state it left alone
+        ensure_prepared()  # as init: kernels compiled (progress line on stderr) before the round, none mid-solve
         settings = None  # none given: the library uses the stored settings
         if solver:
             settings = solver.settings(rounds.settings_from_json(StateStore(st).config().get("settings")))
@@ -298,6 +299,17 @@ def step_cmd(
                                              ray_address), json_out)
 
     run(json_out, debug, body)
+
+
+def _current_of(st: Path) -> str:
+    """``"STATE: CURRENT names round N"`` as the file reads now (for an interrupt's message: one small read,
+    no checks; ``CURRENT is missing or unreadable`` otherwise)."""
+    try:
+        text = (st / "CURRENT").read_text(encoding="ascii")
+    except (OSError, ValueError):
+        text = ""
+    what = f"CURRENT names round {text.strip()}" if text.strip().isdigit() else "CURRENT is missing or unreadable"
+    return f"{st}: {what}"
 
 
 def _print_show(report: dict) -> None:

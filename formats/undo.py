@@ -11,8 +11,14 @@ registered actions and ends the process at once with 130. That is what makes an 
 moment: a KeyboardInterrupt raised in the middle of a third-party import or call can be swallowed or turned
 into another error by that library (pyarrow's lazy pandas import turns it into an AttributeError).
 
+Work on scratch states that are not the user's (the kernel warm-up's tiny rounds, ``solver.prepare``) runs
+in :func:`scratch`: what it stores is not the command's change, so an interrupt then (or one raised there)
+says what was interrupted and that the user's state is unchanged, described by the command
+(:func:`about_state`: the state folder and the round its CURRENT names), never "round 2 is stored and
+current" of a scratch round.
+
 Library callers without that handler get Python's usual KeyboardInterrupt everywhere; the regions then
-only count. Pure standard library, no state but two module globals (main thread only).
+only count. Pure standard library, no state but a few module globals (main thread only).
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from contextlib import contextmanager
 _DEPTH = [0]
 _ACTIONS: list[Callable[[], None]] = []
 _DONE: list[str] = []
+_SCRATCH: list[str] = []  #: what the scratch work in progress is, innermost last (:func:`scratch`)
+_LANDED: list[str] = []  #: the scratch work a KeyboardInterrupt was raised in (this command)
+_STATE: list[Callable[[], str]] = []  #: the command's description of the user's state (:func:`about_state`)
 
 
 @contextmanager
@@ -52,18 +61,57 @@ def on_interrupt(action: Callable[[], None]) -> Iterator[None]:
 
 def done(what: str) -> None:
     """Record that the command's change is stored (``"round 3 is stored and current"``): an interrupt from
-    here on says so instead of "the state is unchanged"."""
-    _DONE.append(what)
+    here on says so instead of "the state is unchanged". Ignored inside :func:`scratch` (a scratch state's
+    round is not the command's change)."""
+    if not _SCRATCH:
+        _DONE.append(what)
+
+
+@contextmanager
+def scratch(what: str) -> Iterator[None]:
+    """Mark work on scratch states that are not the user's (``what``: "while compiling the solver kernels,
+    before the round"): :func:`done` records nothing inside, and an interrupt inside, or a KeyboardInterrupt
+    leaving it, is reported as ``interrupted WHAT; the state is unchanged (...)``."""
+    _SCRATCH.append(what)
+    try:
+        yield
+    except KeyboardInterrupt:
+        _LANDED.append(what)
+        raise
+    finally:
+        _SCRATCH.pop()
+
+
+def about_state(describe: Callable[[], str]) -> None:
+    """Let an interrupt in :func:`scratch` work name the user's state: ``describe()`` (called when the
+    interrupt is reported, so it reads the state as it is then) says which state and round, e.g.
+    ``"/srv/st: CURRENT names round 0"``; for the rest of the command (:func:`begin_command` forgets it)."""
+    _STATE[:] = [describe]
 
 
 def begin_command() -> None:
-    """Forget what an earlier command in this process stored (in-process callers run several)."""
+    """Forget what an earlier command in this process stored or described (in-process callers run
+    several)."""
     _DONE.clear()
+    _LANDED.clear()
+    _STATE.clear()
 
 
 def interrupted_message() -> str:
-    """What an interrupt at this moment means for the state."""
-    return f"interrupted; {_DONE[-1]}" if _DONE else "interrupted; the state is unchanged"
+    """What an interrupt at this moment means for the state: ``interrupted; round 3 is stored and
+    current`` once the command stored its change, else ``interrupted; the state is unchanged``, or, in
+    :func:`scratch` work, ``interrupted WHERE; the state is unchanged (STATE)`` (WHERE: what the scratch work
+    is; STATE: :func:`about_state`'s description, the user's state beside the scratch ones)."""
+    if _DONE:
+        return f"interrupted; {_DONE[-1]}"
+    where = (_SCRATCH or _LANDED or [""])[-1]
+    state = ""
+    if where and _STATE:  # scratch rounds were stored meanwhile: say which state is the user's
+        try:
+            state = f" ({_STATE[-1]()})"
+        except Exception:  # noqa: BLE001 - the description is a courtesy; the message must still be printed
+            state = ""
+    return f"interrupted{' ' + where if where else ''}; the state is unchanged{state}"
 
 
 def run_actions() -> None:
@@ -75,4 +123,5 @@ def run_actions() -> None:
             pass
 
 
-__all__ = ["active", "begin_command", "done", "interrupted_message", "on_interrupt", "region", "run_actions"]
+__all__ = ["about_state", "active", "begin_command", "done", "interrupted_message", "on_interrupt", "region",
+           "run_actions", "scratch"]

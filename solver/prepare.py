@@ -40,6 +40,7 @@ from pathlib import Path
 
 PACKAGES = ("solver", "formats")  #: packages whose modules are searched for kernels
 PROGRESS_MESSAGE = "compiling solver kernels, once per install (a few minutes on 2 cores) ..."
+SCRATCH_WHAT = "while warming up the solver kernels, before the command's own work"  #: an interrupt's "where"
 
 
 def kernels() -> dict[str, object]:
@@ -170,6 +171,18 @@ def prepare(progress: Callable[[str], None] | None = None, force: bool = True) -
     if not force and is_prepared():
         return {"seconds": time.perf_counter() - t0, "skipped": True, "compiled": 0, "kernels": None,
                 "reached": None, "stamp": str(stamp_path())}
+    from formats import undo
+
+    with undo.scratch(SCRATCH_WHAT):  # scratch rounds: an interrupt names the user's state, not "round 2 is stored"
+        registry, count = _warm_up(progress)
+    stamp = _write_stamp(registry)
+    return {"seconds": time.perf_counter() - t0, "skipped": False, "compiled": count,
+            "kernels": len(registry), "reached": sum(1 for d in registry.values() if d.signatures),
+            "stamp": None if stamp is None else str(stamp)}
+
+
+def _warm_up(progress: Callable[[str], None] | None) -> tuple[dict, int]:
+    """Import the registry and run :data:`WARM_UP` in a scratch folder; (the registry, compilations)."""
     from numba.core import event
 
     registry = kernels()
@@ -184,10 +197,7 @@ def prepare(progress: Callable[[str], None] | None = None, force: bool = True) -
                 step(Path(tmp))
     finally:
         matrix.SMALL_NNZ = small
-    stamp = _write_stamp(registry)
-    return {"seconds": time.perf_counter() - t0, "skipped": False, "compiled": watch.count,
-            "kernels": len(registry), "reached": sum(1 for d in registry.values() if d.signatures),
-            "stamp": None if stamp is None else str(stamp)}
+    return registry, watch.count
 
 
 # ------------------------------------------------------------------------------------------------ stamp
