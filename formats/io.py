@@ -19,7 +19,7 @@ import os
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from solver.model.errors import InputError, UsageError
+from solver.model.errors import EnvironmentFaultError, InputError, UsageError
 
 if TYPE_CHECKING:
     from solver.model.delta import Delta
@@ -162,6 +162,9 @@ def _writing(path: str | os.PathLike):
         if is_environment_fault(err):
             raise as_environment_fault(err, path, destination=True) from err
         raise InputError(f"cannot write ({err.strerror or err})", file=str(path)) from err
+    except EnvironmentFaultError as err:  # raised by a writer on the temporary file: name the destination
+        err.file = str(path)
+        raise
     except InputError as err:
         # the format writers report their own OSError as InputError (raised "from None", so the OS error is
         # the context): a machine fault is still exit 7; either names the destination, not the temp file

@@ -102,6 +102,7 @@ from formats.mps_sections import (
     objective_row,
     objective_sense,
 )
+from formats.written import check_complete
 from solver.highs_bridge import from_highs_lp, is_error, new_highs, to_highs_lp
 from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
 from solver.model.problem import INF_BOUND, Problem
@@ -638,7 +639,8 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
             control character): HiGHS
             would write it renamed (``c_ekk0``, ``my_var``) and the file would no longer match the
             state by name. Nothing is written. InputError: HiGHS could not write the file (e.g. the
-            folder does not exist).
+            folder does not exist). EnvironmentFaultError: the file HiGHS wrote is incomplete (disk full,
+            file size limit): ``path`` is left as it was.
     """
     path = str(path)
     _check_names_writable(problem, path)
@@ -669,9 +671,18 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
         st = h.writeModel(tmp)
         if is_error(st):
             raise InputError("HiGHS could not write the MPS file", file=path)
+        # HiGHS writes through C stdio and returns OK when the writes failed (disk full, ulimit -f): a
+        # file cut mid-line must not be renamed into place as a success
+        check_complete(tmp, path, b"ENDATA\n", "HiGHS's MPS")
         if gz:
-            with open(tmp, "rb") as src, gzip.open(path, "wb", compresslevel=6) as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+            ztmp = str(new_temp(Path(path), ".mps.gz"))  # the destination changes only once complete
+            try:
+                with open(tmp, "rb") as src, gzip.open(ztmp, "wb", compresslevel=6) as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+                os.replace(ztmp, path)
+            finally:
+                if os.path.exists(ztmp):
+                    os.unlink(ztmp)
             os.unlink(tmp)
         else:
             os.replace(tmp, path)
