@@ -1,6 +1,7 @@
-"""No module of the CLI (``copter_cli``) or of the LP engine (``solver/lp``) imports another module's private
-name (``from solver.lp.pdhg import _PROGRESS``): what a module shares it names publicly and documents
-(``solver.lp.pdhg.current_progress_callback``). Structural: the import statements are read, nothing is run."""
+"""No module of the CLI (``copter_cli``), of the LP engine (``solver/lp``) or of partitioned rounds
+(``solver/partition``) imports another module's private name (``from solver.lp.pdhg import _PROGRESS``): what a
+module shares it names publicly and documents (``solver.lp.pdhg.current_progress_callback``). Structural: the
+import statements are read, nothing is run."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKED = ("copter_cli", "solver/lp")  #: folders whose modules are checked
+CHECKED = ("copter_cli", "solver/lp", "solver/partition")  #: folders whose modules are checked
 OWN = ("copter_cli", "solver", "formats")  #: packages whose private names count
 
 

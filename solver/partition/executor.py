@@ -141,9 +141,9 @@ def _collect(futures: list, pool: ProcessPoolExecutor) -> list:
     """The futures' results in order; meanwhile, when a progress callback is registered (the CLI's progress
     line, ``solver.lp.pdhg.progress_callback``), it gets the parts' progress about four times a second
     (:func:`solver.partition.progress_board.summary`)."""
-    from solver.lp.pdhg import _PROGRESS
+    from solver.lp.pdhg import current_progress_callback
 
-    report, board = _PROGRESS.get(), getattr(pool, "copter_board", None)
+    report, board = current_progress_callback(), getattr(pool, "copter_board", None)
     if report is None or board is None:
         return [f.result() for f in futures]
     pending = set(futures)
