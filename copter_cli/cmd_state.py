@@ -47,8 +47,10 @@ def _fmt(v, spec: str = ".6g") -> str:
     return str(v)
 
 
-def _print_report(report: dict) -> None:
-    """Human summary of a round report on stderr (a no-op re-apply: its one-line message)."""
+def _print_report(report: dict, news: list[str] | None = None) -> None:
+    """Human summary of a round report on stderr (a no-op re-apply: its one-line message). The report's
+    ``warnings`` are ``warning:`` lines (a round just made: news), or, with ``news`` given (``show``: a stored
+    round), rows of the table (facts of that round) and only ``news`` are ``warning:`` lines."""
     if report.get("no_op"):
         console.print(report.get("message", "nothing done"), markup=False)
         say_warnings(report)  # an unusable CURRENT: the current round is the newest complete generation
@@ -65,8 +67,13 @@ def _print_report(report: dict) -> None:
     if sec:
         t.add_row("seconds", "  ".join(f"{k} {_fmt(sec.get(k), '.3f')}" for k in
                                        ("wait", "load", "apply", "solve", "integerize", "save", "total")))
+    if news is not None:
+        from rich.text import Text
+
+        for i, w in enumerate(report.get("warnings") or []):  # user text (paths): never markup
+            t.add_row("warnings" if i == 0 else "", Text(str(w)))
     table_console(160).print(t)
-    say_warnings(report)
+    say_warnings(report if news is None else {"warnings": news})
     if report.get("message"):
         console.print(report["message"], markup=False)
 
@@ -312,10 +319,10 @@ def _current_of(st: Path) -> str:
     return f"{st}: {what}"
 
 
-def _print_show(report: dict) -> None:
+def _print_show(report: dict, news: list[str]) -> None:
     from rich.markup import escape
 
-    _print_report(report)
+    _print_report(report, news)
     if "last_failed" in report:
         lf = report["last_failed"]
         console.print(f"[yellow]last failed round[/]: {lf.get('round')} {lf.get('status')}: "
@@ -344,7 +351,8 @@ def show_cmd(
 
     The current round (or a kept one, --round); for the current round also the last failed round, if any.
     --solution groups the nonzero variables by client; --changes adds the biggest moves since the
-    previous round."""
+    previous round. The warnings the round got when it was made are part of the report (its table, the JSON's
+    "warnings"), not warning lines on stderr; only a warning about the state now (a damaged CURRENT) is."""
 
     def body() -> int:
         if not (solution or changes):
@@ -352,8 +360,12 @@ def show_cmd(
                                     ("--zero-tol", zero_tol)) if v is not None]
             if given:
                 raise UsageError(f"{given[0]} needs --solution")
-            report = _rounds().show(_state(state), round_)
-            return emit(report, json_out, _print_show)
+            news: list[str] = []  # a damaged CURRENT: about the state now, a warning on stderr every time
+            report = _rounds().show(_state(state), round_, news)
+            stored = report.get("warnings") or []  # the round's, from when it was made: output, not news
+            if json_out:
+                report = {**report, **({"warnings": [*stored, *news]} if stored or news else {})}
+            return emit(report, json_out, lambda r: _print_show(r, news), news)
         from copter_cli.allocation_view import print_allocation
 
         res = _rounds().show_solution(_state(state), round_, top=10 if top is None else top,

@@ -278,12 +278,13 @@ def say_warnings(obj: dict) -> None:
             say(f"warning: {w}")
 
 
-def emit(obj, json_out: bool, human: Callable[[Any], None]) -> int:
+def emit(obj, json_out: bool, human: Callable[[Any], None], news: list[str] | None = None) -> int:
     """Print ``obj`` as one JSON object on stdout (``--json``; its ``warnings`` also on stderr first,
-    :func:`say_warnings`), else hand it to ``human`` (which prints on stderr, warnings included where its view
-    puts them); return exit code 0."""
+    :func:`say_warnings`, or only ``news`` when given: a read-only command's warnings about the state now,
+    not those a stored round carries), else hand it to ``human`` (which prints on stderr, warnings included
+    where its view puts them); return exit code 0."""
     if json_out:
-        say_warnings(obj)
+        say_warnings(obj if news is None else {"warnings": news})
         print_json(obj)
     else:
         human(obj)

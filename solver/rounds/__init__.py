@@ -168,15 +168,18 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     return _loop.step_many(deltas, state_dir, settings, force, accept_failed, out_dir, wait, executor, ray_address)
 
 
-def show(state_dir=None, round_: int | None = None) -> dict:
-    """The current round's report (its ``report.json``), plus ``warnings`` when CURRENT was unusable and
-    ``last_failed`` (the newest failed-round report) when a later round failed and was not accepted.
-    With ``round_``: that kept round's report (no ``last_failed``).
+def show(state_dir=None, round_: int | None = None, warnings: list[str] | None = None) -> dict:
+    """The current round's report (its ``report.json``, whose ``warnings`` are those of the step that made
+    the round), plus ``last_failed`` (the newest failed-round report) when a later round failed and was not
+    accepted. With ``round_``: that kept round's report (no ``last_failed``).
+
+    The warning when CURRENT was unusable (a fact about the state now, not about the round) goes into
+    ``warnings`` when a list is given (as :func:`history`), else it is appended to the report's ``warnings``.
 
     Raises:
         StateError: not initialised, or the round is damaged. UsageError: ``round_`` is not kept.
     """
-    return _inspect.show(state_dir, round_)
+    return _inspect.show(state_dir, round_, warnings)
 
 
 def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, entries: int = 3,

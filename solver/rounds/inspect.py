@@ -13,7 +13,7 @@ from solver.rounds.config import state_dir_or_default
 from solver.rounds.signals import sigint_deferred
 
 
-def show(state_dir=None, round_: int | None = None) -> dict:
+def show(state_dir=None, round_: int | None = None, warnings: list[str] | None = None) -> dict:
     """The current (or a kept) round's report; see :func:`solver.rounds.show`."""
     store = StateStore(state_dir_or_default(state_dir))
     r, warning = store.current()
@@ -25,7 +25,7 @@ def show(state_dir=None, round_: int | None = None) -> dict:
     except (OSError, ValueError) as err:
         raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
     if warning:
-        report.setdefault("warnings", []).append(warning)
+        (warnings if warnings is not None else report.setdefault("warnings", [])).append(warning)
     fails = store.failures() if round_ is None else []
     if fails:
         last = load_failure(fails[-1])
