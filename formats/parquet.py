@@ -22,8 +22,8 @@ version is refused), optional ``copter.sense`` = ``min`` | ``max``, ``copter.obj
 (a finite decimal number in ASCII, ``[+-]digits[.digits][e[+-]digits]``, written with ``repr`` so it
 round-trips exactly: ``"1_0"``, ``" 5 "`` or Arabic digits are a ``FormatError``, not a silent
 ``float()``), ``copter.base_round`` (ASCII digits
-``[0-9]+`` only, leading zeros allowed: ``" 2"``, ``"+2"``, ``"2_0"`` or ``"²"`` are a ``FormatError``
-naming the key, not a silent ``int()``). Other keys are kept in ``Delta.meta``.
+``[0-9]+`` only, leading zeros allowed, at most 18 significant digits: ``" 2"``, ``"+2"``, ``"2_0"``,
+``"²"`` or a 5000-digit number are a ``FormatError`` naming the key, not a silent ``int()``). Other keys are kept in ``Delta.meta``.
 
 Errors: a missing file, or one that is not Parquet (truncated, still being written) -> ``FormatError``
 naming the file; a column of the wrong type, a column name that appears twice, or bad metadata ->
@@ -57,6 +57,8 @@ from solver.model.problem import Problem
 
 FORMAT_VERSION = "1"
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_ROUND_DIGITS = 18
+"""Most significant digits of ``copter.base_round`` (int64 holds every 18-digit number)."""
 _PANDAS_INDEX = re.compile(r"__index_level_[0-9]+__")
 STDIN = "-"  #: a delta path meaning "the Parquet bytes on standard input" (``copter step -``)
 _NUMERIC = ("value", "lower", "upper")
@@ -327,7 +329,12 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
         if not re.fullmatch(r"[0-9]+", base, re.ASCII):  # no sign, space, "_" or non-ASCII digit
             raise FormatError(f"copter.base_round {base!r} is not a round number (ASCII digits 0-9 only)",
                               file=path, entity="copter.base_round")
-        base = int(base)
+        digits = base.lstrip("0") or "0"
+        if len(digits) > _ROUND_DIGITS:  # int() refuses > 4300 digits; no state holds such a round
+            raise FormatError(f"copter.base_round {base[:24]!r}{'...' if len(base) > 24 else ''} has "
+                              f"{len(digits)} significant digits, more than any round number copter keeps "
+                              f"(at most {_ROUND_DIGITS})", file=path, entity="copter.base_round")
+        base = int(digits)
     known = (b"copter.format", b"copter.version", b"copter.sense", b"copter.objective_offset",
              b"copter.base_round", b"ARROW:schema", b"pandas")
     extra = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in meta.items()

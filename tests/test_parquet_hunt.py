@@ -1,0 +1,57 @@
+"""Parquet input found by the bad-input hunt (session 10): a 5000-digit ``copter.base_round`` (an
+``int()`` ValueError -> exit 1), decimal ``value`` columns (read one ulp off: ``-0.70`` as
+-0.7000000000000001) and a file with no columns at all (applied as an empty round, exit 0)."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from copter_cli.exit_codes import BAD_INPUT
+from formats.io import read_delta
+from solver import rounds
+from solver.model.errors import FormatError
+from tests.helpers import small_lp, snapshot
+
+
+def _delta_table(value=pa.array([5.0])) -> pa.Table:
+    return pa.table({"kind": ["var"], "var": ["x3"], "value": value})
+
+
+def _write(t: pa.Table, path, meta) -> None:
+    pq.write_table(t.replace_schema_metadata(meta), path)
+
+
+def _step_refused(tmp_path, path) -> dict:
+    st = tmp_path / "st"
+    if not st.exists():
+        rounds.init(small_lp(), st)
+    before = snapshot(st)
+    res = CliRunner().invoke(app, ["step", str(path), "--state", str(st), "--json"])
+    assert res.exit_code == BAD_INPUT, res.output
+    assert "Traceback" not in res.output
+    assert snapshot(st) == before
+    return json.loads(res.stdout.strip().splitlines()[-1])["error"]
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "1" * 19, "0" * 4000 + "1" * 19])
+def test_a_base_round_too_long_for_a_round_number_is_exit_3_naming_the_key(tmp_path, value):
+    path = tmp_path / "d.parquet"
+    _write(_delta_table(), path, {"copter.format": "delta", "copter.version": "1", "copter.base_round": value})
+    with pytest.raises(FormatError, match="significant digits") as e:
+        read_delta(path)
+    assert e.value.entity == "copter.base_round" and len(str(e.value)) < 400
+    err = _step_refused(tmp_path, path)
+    assert err["entity"] == "copter.base_round" and err["file"] == str(path)
+
+
+def test_a_base_round_with_many_leading_zeros_still_reads(tmp_path):
+    path = tmp_path / "d.parquet"
+    _write(_delta_table(), path, {"copter.format": "delta", "copter.version": "1",
+                                  "copter.base_round": "0" * 5000 + "123456789012345678"})
+    assert read_delta(path).base_round == 123456789012345678
