@@ -35,10 +35,14 @@ import importlib
 import pkgutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 PACKAGES = ("solver", "formats")  #: packages whose modules are searched for kernels
+#: the crash tests' fault injection (``formats.checkpoint.fault_point``, ``formats.faults.io_fault``): it aims at
+#: the command's own round, so the warm-up's scratch rounds run without it (they neither trigger nor count a point)
+FAULT_VARIABLES = ("COPTER_FAULT_INJECT", "COPTER_FAULT_ERRNO", "COPTER_FAULT_TRACE")
 PROGRESS_MESSAGE = "compiling solver kernels, once per install (a few minutes on 2 cores) ..."
 SCRATCH_WHAT = "while warming up the solver kernels, before the command's own work"  #: an interrupt's "where"
 
@@ -173,12 +177,26 @@ def prepare(progress: Callable[[str], None] | None = None, force: bool = True) -
                 "reached": None, "stamp": str(stamp_path())}
     from formats import undo
 
-    with undo.scratch(SCRATCH_WHAT):  # scratch rounds: an interrupt names the user's state, not "round 2 is stored"
+    with undo.scratch(SCRATCH_WHAT), _without_fault_injection():  # scratch rounds: not the user's
         registry, count = _warm_up(progress)
     stamp = _write_stamp(registry)
     return {"seconds": time.perf_counter() - t0, "skipped": False, "compiled": count,
             "kernels": len(registry), "reached": sum(1 for d in registry.values() if d.signatures),
             "stamp": None if stamp is None else str(stamp)}
+
+
+@contextmanager
+def _without_fault_injection() -> Iterator[None]:
+    """:data:`FAULT_VARIABLES` out of the environment for the block, put back after (a step that had to warm
+    up first was killed in a scratch round: ``COPTER_FAULT_INJECT=after_current`` fired there, and a
+    ``COPTER_FAULT_ERRNO=ENOSPC@7`` counted the scratch writes)."""
+    import os
+
+    saved = {k: os.environ.pop(k) for k in FAULT_VARIABLES if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 def _warm_up(progress: Callable[[str], None] | None) -> tuple[dict, int]:
