@@ -74,6 +74,30 @@ def solve_whole(problem, settings: Settings, failed: dict[int, str]) -> tuple[So
     return replace(whole, message=msg), rep
 
 
+def solve_without_clients(problem, settings: Settings) -> tuple[SolveResult, dict]:
+    """Solve ``problem`` whole (``solver.api.solve_problem``, cold) when no part has a client: a delta dropped
+    every client, so every part is EMPTY and what is left of the model (n global columns, m rows; possibly
+    none) belongs to no part. The split itself stands: the next delta's new clients go to the parts again.
+
+    Args:
+        problem: the round's whole model; settings: the round's settings.
+    Returns:
+        (the whole solve's SolveResult, its status the round's, with the reason said in its message; the
+        report's ``fallback`` section: ``reason`` "no_clients", ``status``, ``seconds`` (wall), ``iterations``).
+    """
+    from solver.api import solve_problem
+
+    t = time.perf_counter()
+    whole = solve_problem(problem, settings, None)
+    seconds = time.perf_counter() - t
+    msg = (f"partitioned round: no part has a client (the deltas dropped them all), every part is EMPTY; what "
+           f"is left of the model ({problem.n_cols} columns, {problem.n_rows} rows) was solved whole: "
+           f"{whole.message}")
+    rep = {"reason": "no_clients", "status": whole.status.name, "seconds": round(seconds, 6),
+           "iterations": int(whole.iterations)}
+    return replace(whole, message=msg), rep
+
+
 def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float) -> tuple[SolveResult, dict]:
     """Solve ``problem`` whole (``solver.api.solve_problem``, cold: warm from the merged point's state it ended
     0.13% below the cold solve on the Sia demo, K = 16) after a merge whose proven gap ``gap`` is far above

@@ -65,7 +65,7 @@ from solver.partition import shares as sh
 from solver.partition.bound import best_bound, shared_dual_candidates
 from solver.partition.clients import GLOBAL, group_clients, require_clients
 from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts
-from solver.partition.fallback import compare_whole, failed_parts, solve_whole
+from solver.partition.fallback import compare_whole, failed_parts, solve_whole, solve_without_clients
 from solver.partition.improve import WholeBound, cheap_part_settings, choose_parts, gap_by_part, improve_part
 from solver.partition.layout import initial_assignment, route
 from solver.partition.phases import Phases
@@ -224,9 +224,13 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         ``dual_objective``, ``gap_rel`` to it), the PartitionData for the next round (None when a worker
         died), and the report section ``partitions`` (per part seconds, iterations, status, warm_started,
         max_rss_mb, sizes; setup/slowest part/merge seconds and their sum ``on_k_cores``; shares; bound).
+    A later round whose delta dropped every client solves what is left of the model (its global columns and
+    rows, if any) whole, every part EMPTY (:func:`solver.partition.fallback.solve_without_clients`); the parts
+    take clients again as a later delta adds them.
+
     Raises:
-        UsageError: no clients can be read from the variable names (say how with ``--client-regex``), a
-            bad regex / executor, or (round 0: no ``prev``, no ``info``) more parts than clients.
+        UsageError: round 0 (no ``prev``, no ``info``) with no clients read from the variable names (say how
+            with ``--client-regex``) or more parts than clients; a bad regex / executor.
     """
     t0 = time.perf_counter()
     k = config.k
@@ -265,6 +269,11 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                          if r.warm and p < len(prev.parts) else None for p in range(k)]
         solve_idx = [p for p in range(k) if bool((~r.grouping.global_cols[parts[p].cols]).any())]
         setup += time.perf_counter() - t1
+        if not solve_idx:  # every client dropped: every part EMPTY, the rest of the model (global) solved whole
+            results, part_rep = _part_results(parts, r.assignment, k, [], [])
+            result, fallback = solve_without_clients(problem, settings)
+            return _outcome(config, r, parts, results, part_rep, eff, (r.shares, r.steps, r.last), 0.0,
+                            passes_report, setup, 0.0, t0, ph, result, {"fallback": fallback})
         if problem.is_mip and wb_build is None and pass_ >= last_pass:
             wb_build = _WholeBoundBuild(problem, background=config.executor != "inline")
         try:
@@ -644,7 +653,8 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
     grouping = group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex)
     ph.add("clients", time.perf_counter() - t)
     t = time.perf_counter()
-    require_clients(grouping, config.client_regex)
+    if prev is None and info is None:  # round 0 (init): a split without clients is a naming mistake
+        require_clients(grouping, config.client_regex)
     if prev is None and info is None and k > grouping.n_clients:  # round 0: k - n parts would be EMPTY forever
         raise UsageError(f"--partitions {k} is more than the {grouping.n_clients} clients of the base problem; "
                          f"choose at most {grouping.n_clients}")
