@@ -7,7 +7,7 @@ One table serves both: a problem file is a delta applied to the empty problem. C
 Reading normalizes what different writers produce: name/kind columns as string, large_string or
 dictionary (kept dictionary-encoded in memory: lookups go through the dictionary); a column of Arrow
 type ``null`` (pandas writes one when every value is missing); integer or float32 numeric columns
-(cast to float64); an integer-typed ``integer`` column holding 0/1 (another value, e.g. 2, is a
+(cast to float64); decimal numeric columns (to the nearest float64 of each decimal value); an integer-typed ``integer`` column holding 0/1 (another value, e.g. 2, is a
 ``ValidationError`` naming the row, not a silent True); a missing optional column (all null); a
 zero-row file (a no-change delta). Null
 means "keep / default"; NaN is an error (pandas writes a missing float as null, numpy-built Arrow
@@ -126,7 +126,11 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                 if pa.types.is_dictionary(t):
                     c = c.cast(t.value_type)
                     t = c.type
-                if pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_decimal(t):
+                if pa.types.is_decimal(t):
+                    # through the decimal text: pyarrow's decimal->float64 cast is not correctly rounded
+                    # (-0.70 became -0.7000000000000001); its string->float64 parse is
+                    c = c.cast(pa.string()).cast(pa.float64())
+                elif pa.types.is_floating(t) or pa.types.is_integer(t):
                     if t != pa.float64():
                         c = c.cast(pa.float64())
                 else:

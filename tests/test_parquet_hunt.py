@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import decimal
 import json
 
 import pyarrow as pa
@@ -55,3 +56,24 @@ def test_a_base_round_with_many_leading_zeros_still_reads(tmp_path):
     _write(_delta_table(), path, {"copter.format": "delta", "copter.version": "1",
                                   "copter.base_round": "0" * 5000 + "123456789012345678"})
     assert read_delta(path).base_round == 123456789012345678
+
+
+@pytest.mark.parametrize("typ", [pa.decimal128(12, 2), pa.decimal128(38, 20), pa.decimal256(60, 30)])
+@pytest.mark.parametrize("column", ["value", "lower", "upper"])
+def test_decimal_columns_read_as_the_nearest_float64(tmp_path, typ, column):
+    texts = ["-0.70", "0.10", "1.23", "0.30", "-12345.67", "0.00", "9.99", "0.07"]
+    t = pa.table({"kind": ["var"] * len(texts), "var": [f"x{i}" for i in range(len(texts))],
+                  column: pa.array([decimal.Decimal(x) for x in texts], typ)})
+    path = tmp_path / "d.parquet"
+    _write(t, path, {"copter.format": "delta", "copter.version": "1"})
+    got = read_delta(path).table.column(column).to_pylist()
+    assert got == [float(x) for x in texts]  # float("-0.70") is the correctly rounded double
+
+
+def test_decimal_nulls_stay_null(tmp_path):
+    t = pa.table({"kind": ["var"] * 3, "var": ["a", "b", "c"],
+                  "value": pa.array([decimal.Decimal("-0.70"), None, decimal.Decimal("1200")],
+                                    pa.decimal128(6, 2))})
+    path = tmp_path / "d.parquet"
+    _write(t, path, {"copter.format": "delta", "copter.version": "1"})
+    assert read_delta(path).table.column("value").to_pylist() == [-0.7, None, 1200.0]
