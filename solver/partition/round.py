@@ -93,6 +93,10 @@ MERGE_RESERVE_FRACTION = 0.1  #: of ``--time-limit`` kept from the parts for the
 MERGE_RESERVE_MAX = 1.0  #: ... but at most this many seconds
 PRICE_SPLITS = 1  #: price re-splits of a far merge per round (:func:`_wants_price_split`); 2 or 3 left the Sia demo's
 #: K = 16 and 51 merges 0.6-1.7% from the bound over 4 rounds instead of 1.2-2.4% (the whole solve decided either way)
+MAX_PASSES = 50  #: largest ``--partition-passes``: twice the 25 passes in which the share update's step schedule
+#: (:mod:`solver.partition.shares`) can carry a share across its whole range, FLOOR to 1 (log 1000 = 6.9: 15 steps
+#: growing from D0 by GROW to D_MAX), and then halve its step from D_MAX to D_MIN (10 flips); a larger count is a
+#: typo (99999999999999999999 ran init for ever), and the round's ``--time-limit`` ends the passes earlier anyway
 ASCENT_MIN_SECONDS = 0.01  #: the merge's ascent budget at least (a spent one): its start value is still evaluated,
 #: so the round keeps a proven bound and gap
 
@@ -107,7 +111,8 @@ class PartitionConfig:
         executor: ``process`` (default), ``ray`` or ``inline`` (:mod:`solver.partition.executor`).
         ray_address: Ray cluster to join (None: ``$RAY_ADDRESS``, else a local cluster).
         seed: seed of the initial random client split.
-        passes: share updates + re-solves within one round (>= 1).
+        passes: share updates + re-solves within one round (1 .. :data:`MAX_PASSES`; a spent ``--time-limit``
+            makes the pass that spent it the round's last).
         workers: local worker processes (None: min(k, CPU count)).
         probe: a fresh split (round 0, or a cold start) first solves every part with the whole of each
             shared row and splits capacity rows in proportion to those demands (:func:`_probe`).
@@ -129,11 +134,12 @@ class PartitionConfig:
     update_every: int = 1
 
     def check(self) -> None:
-        """Raise UsageError for k < 1, passes < 1, an unknown executor or ``ray`` without Ray."""
+        """Raise UsageError for k < 1, passes outside 1 .. :data:`MAX_PASSES`, an unknown executor or ``ray``
+        without Ray."""
         if self.k < 1:
             raise UsageError(f"--partitions must be at least 1, got {self.k}")
-        if self.passes < 1:
-            raise UsageError(f"--partition-passes must be at least 1, got {self.passes}")
+        if not 1 <= self.passes <= MAX_PASSES:
+            raise UsageError(f"--partition-passes must be between 1 and {MAX_PASSES}, got {self.passes}")
         if self.update_every < 0:
             raise UsageError(f"--share-update-every must be >= 0, got {self.update_every}")
         check_executor(self.executor)
@@ -284,6 +290,10 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         t2 = time.perf_counter()
         results, part_rep = _part_results(parts, r.assignment, k, solve_idx, outs,
                                           settings.mip_gap_tol if problem.is_mip else None, from_previous=r.warm)
+        if pass_ < last_pass and dl.parts_left() <= 0:  # the parts' time is spent: no further pass
+            last_pass = pass_
+            if problem.is_mip and wb_build is None:
+                wb_build = _WholeBoundBuild(problem, background=False)
         with ph.time("share_update"):
             duals = _part_duals(parts, [None if x is None else x.y for x in results], r.spos, k, r.ns)
             act = _part_duals(parts, [None if x is None else x.row_activity for x in results], r.spos, k, r.ns)
