@@ -134,6 +134,7 @@ def main(argv=None) -> None:
     data = {k: None for k in ks}
     mono_state, mono_x, info_, old, last_x = None, None, None, None, None
     rows = []
+    csv_path: Path | None = None
     for r in range(args.rounds + 1):
         if r > 0:
             delta = sc.next_delta(r, (problem.col_names, mono_x if mono_x is not None else last_x))
@@ -154,7 +155,7 @@ def main(argv=None) -> None:
             rows.append({"round": r, "method": "mono", "status": mono.status.name, "objective": ref,
                          "wall": mono_wall, "k_cores": mono_wall, "gap_mono": 0.0,
                          "gap_bound": _gap(sense, ref, mono_bound), "iterations": mono.iterations})
-            _print_round(rows[-1:])
+            csv_path = _record(rows, label, info, csv_path, args.no_write)
         for k in ks:
             cfg = PartitionConfig(k=k, executor=args.executor, passes=args.passes, seed=args.seed,
                                   update_every=args.update_every, ray_address=args.ray_address, workers=args.workers)
@@ -182,7 +183,7 @@ def main(argv=None) -> None:
                          "rens_parts": len((rep.get("improvement") or {}).get("parts", [])),
                          "gap_before_rens": (rep.get("improvement") or {}).get("gap_before"),
                          "engines": "/".join(p.get("engine") or "-" for p in parts if p["status"] != "EMPTY")})
-            _print_round(rows[-1:])
+            csv_path = _record(rows, label, info, csv_path, args.no_write)
             if not args.no_pop:
                 pop_limit = args.time_limit if args.pop_time_limit is None else args.pop_time_limit
                 ctx = registry.BaselineContext(round=r, time_limit_seconds=pop_limit, seed=args.seed,
@@ -193,10 +194,10 @@ def main(argv=None) -> None:
                 rows.append({"round": r, "method": f"pop-{k}", "status": b.status.name, "objective": b.objective,
                              "wall": wall, "k_cores": b.extra.get("pop_seconds", math.nan),
                              "gap_mono": _gap(sense, b.objective, ref), "gap_bound": _gap(sense, b.objective, mono_bound)})
-                _print_round(rows[-1:])
+                csv_path = _record(rows, label, info, csv_path, args.no_write)
     _summary(rows, ks, not args.no_pop)
     if not args.no_write:
-        _write(label, rows, info)
+        print(f"# results: {_write(label, rows, info, csv_path)}")
 
 
 def _fmt(v, spec=".3g") -> str:
@@ -205,14 +206,26 @@ def _fmt(v, spec=".3g") -> str:
     return format(v, spec)
 
 
+def _pct(v, spec: str) -> str:
+    """A fraction as a percentage, ``-`` when unknown (a part that hit its time limit proves no bound)."""
+    return _fmt(None if v is None else 100 * v, spec)
+
+
+def _record(rows: list[dict], label: str, info: dict, path: Path | None, no_write: bool) -> Path | None:
+    """Print the newest row and rewrite the CSV after every result, so a crash later in a long run (Kdl: an
+    hour a round) keeps what was measured. Returns the CSV's path (None with ``--no-write``)."""
+    _print_round(rows[-1:])
+    return None if no_write else _write(label, rows, info, path)
+
+
 def _print_round(rows: list[dict]) -> None:
     for x in rows:
         print(f"round {x['round']:>2} {x['method']:>8} {x['status']:>15} obj {_fmt(x['objective'], '.8g'):>14} "
               f"wall {_fmt(x['wall'], '.3f'):>8} s  k-cores {_fmt(x['k_cores'], '.3f'):>8} s  "
-              f"gap-mono {_fmt(100 * x['gap_mono'], '+.3f'):>8}%  gap-bound {_fmt(100 * x['gap_bound'], '+.3f'):>8}%"
-              + (f"  own-gap {_fmt(100 * x['own_gap'], '.3f')}%  rss {_fmt(x['part_rss_mb'], '.0f')} MB  "
+              f"gap-mono {_pct(x['gap_mono'], '+.3f'):>8}%  gap-bound {_pct(x['gap_bound'], '+.3f'):>8}%"
+              + (f"  own-gap {_pct(x['own_gap'], '.3f')}%  rss {_fmt(x['part_rss_mb'], '.0f')} MB  "
                  f"nnz/part {x['part_nnz']}  rens {x['rens_parts']} parts (gap before "
-                 f"{_fmt(100 * (x['gap_before_rens'] or math.nan), '.3f')}%)  engines {x['engines']}"
+                 f"{_pct(x['gap_before_rens'], '.3f')}%)  engines {x['engines']}"
                  if x["method"].startswith("part") else ""))
         if x["method"].startswith("part"):
             print(f"         setup {_fmt(x['setup'], '.3f')} s, slowest part per pass {x['passes']}, merge "
@@ -231,7 +244,7 @@ def _summary(rows: list[dict], ks: list[int], pop: bool) -> None:
             if xs:
                 print(f"  part-{k}: time on {k} cores {statistics.median(x['k_cores'] for x in xs):.3f} s, wall "
                       f"{statistics.median(x['wall'] for x in xs):.3f} s (medians); own gap worst "
-                      f"{100 * max((x['own_gap'] or math.nan) for x in xs):.3f}%")
+                      f"{_pct(max((x['own_gap'] for x in xs if x['own_gap'] is not None), default=None), '.3f')}%")
         return
     print("# summary over the warm rounds (>= 1): median k_cores / mono wall, worst and last gap to mono")
     for k in ks:
@@ -240,18 +253,19 @@ def _summary(rows: list[dict], ks: list[int], pop: bool) -> None:
             if not xs:
                 continue
             ratio = statistics.median(x["k_cores"] / mono[x["round"]]["wall"] for x in xs)
-            worst = max(x["gap_mono"] for x in xs)
+            worst = max((x["gap_mono"] for x in xs if x["gap_mono"] is not None), default=None)
             print(f"{m:>8}: time on {k} cores / mono warm round = {ratio:.3f} (median), wall / mono = "
                   f"{statistics.median(x['wall'] / mono[x['round']]['wall'] for x in xs):.3f}; gap to mono worst "
-                  f"{100 * worst:+.3f}%, last {100 * xs[-1]['gap_mono']:+.3f}%")
+                  f"{_pct(worst, '+.3f')}%, last {_pct(xs[-1]['gap_mono'], '+.3f')}%")
 
 
-def _write(label: str, rows: list[dict], info: dict) -> None:
+def _write(label: str, rows: list[dict], info: dict, path: Path | None = None) -> Path:
+    """Write (or rewrite) the results CSV; returns its path (new and time-stamped when ``path`` is None)."""
     import csv
     from datetime import UTC, datetime
 
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"partitions-{label}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.csv"
+    path = path or RESULTS / f"partitions-{label}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.csv"
     keys = sorted({k for x in rows for k in x}, key=lambda k: (k not in ("round", "method"), k))
     with open(path, "w", newline="") as f:
         for k, v in info.items():
@@ -259,7 +273,7 @@ def _write(label: str, rows: list[dict], info: dict) -> None:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
-    print(f"# results: {path}")
+    return path
 
 
 if __name__ == "__main__":
