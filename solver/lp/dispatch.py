@@ -8,14 +8,21 @@ hands a run it cannot finish to the same PDHG path (``presolve.solve_pdhg``).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 
+import numpy as np
+
 from solver.lp import presolve
 from solver.lp.engine_choice import Choice, choose_engine, next_record, solve_passes
+from solver.lp.original_kkt import measured_result, original_kkt
+from solver.lp.pdhg import WARM_PRIMAL_WEIGHTS, parse_warm_start
+from solver.lp.trivial import reduce_trivial
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
+from solver.model.state import SolverState
 from solver.model.status import Status
 
 _ALM_DONE = (Status.OPTIMAL, Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE)  #: ALM outcomes that stand
@@ -28,7 +35,9 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     of LPs with rows and columns that are not trivially infeasible), else directly
     (:func:`solver.lp.pdhg.solve`); or the proximal ALM (:func:`solver.lp.alm.solve_alm`) within its work budget,
     a run that exceeds it, stalls or diverges being finished by PDHG, warm from the same start, with the time
-    left.
+    left. A warm point that already meets ``settings.tol`` (relative KKT in original units,
+    :func:`solver.lp.original_kkt.original_kkt`) is returned as it is, whatever the engine setting
+    (:func:`_kept_warm_point`): a round with no material change keeps its allocation bitwise.
 
     Args:
         problem: the model (n columns, m rows) in HiGHS form.
@@ -49,7 +58,10 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     s = settings or Settings()
     choice = choose_engine(problem, s, warm_start)
     cold = None  # an OPTIMAL cold PDHG solve: the next ALM budget's base
-    if choice.engine == "alm":
+    kept = _kept_warm_point(problem, s, warm_start, choice, t0)
+    if kept is not None:
+        res, lost, passes = kept, False, 0.0
+    elif choice.engine == "alm":
         res, lost, alm_passes = _run_alm(problem, s, warm_start, choice, t0)
         passes = solve_passes(res.iterations if lost else 0, alm_passes)
     else:
@@ -61,11 +73,67 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
             res.warm_started = False
     res.engine = "pdhg" if lost else choice.engine
     res.engine_reason = choice.reason + (f"; {_lost_sentence(res)}" if lost else "")
+    if kept is not None and not math.isfinite(choice.warm_kkt):  # a pinned engine: the choice did not measure
+        res.engine_reason += f"; the warm point already meets tol {s.tol:g}: returned unchanged, no engine ran"
+    elif kept is None and choice.warm_kkt <= s.tol:  # rule 2's point was not returned (_kept_warm_point)
+        res.engine_reason += ("; yet PDHG ran: presolve 'on' drops warm starts, or the trivial reductions found the "
+                              "LP infeasible or unbounded")
     if res.state is not None:
         rec = next_record(replace(choice, engine=res.engine, reason=res.engine_reason),
                           res.status == Status.OPTIMAL, lost, cold, passes)
         res.state.engine = rec.to_dict()
     return res
+
+
+def _kept_warm_point(problem: Problem, s: Settings, warm_start, choice: Choice, t0: float) -> SolveResult | None:
+    """The warm point itself as an OPTIMAL result (iterations 0) when it meets ``s.tol`` on the original LP,
+    else None (an engine runs).
+
+    Why not an engine's first check: PDHG measures and returns T(z), one PDHG step from the warm point, and
+    the ALM hands back the point through its scaled space; both move it. afiro after a cost change and an
+    EMPTY delta went from X02 = 25.5112 to 25.4904 (objective -467.29203 to -467.27756, 10 changed variables)
+    in a round that reported 0 iterations. The measure is the one every engine's OPTIMAL rests on in original
+    units (x clipped to the column bounds, y projected onto the signs its row bounds allow); an entry the
+    projection leaves equal in value keeps the warm start's bits (a -0.0 stays -0.0). An LP the trivial
+    reductions (``solver.lp.trivial``) find infeasible or unbounded is left to the engines, which name the
+    culprit; so are warm starts under ``presolve="on"`` (it drops them). The state keeps the warm start's step
+    size and carries the primal weight a PDHG run from it starts with (``settings.warm_primal_weight``: the
+    state's under ``"reuse"``, else the cold 1.0).
+
+    Args:
+        problem: the LP, n columns, m rows; warm_start: as :func:`solve` takes it; choice: the engine choice
+            (an ``"auto"`` choice carries the warm point's worst measure: above tol, nothing is measured again).
+    Returns:
+        SolveResult with x (n,), y (m,) in original units and the problem's sense, or None.
+    """
+    if not choice.use_warm or choice.warm_kkt > s.tol:  # nan (not measured: a pinned engine) measures below
+        return None
+    if s.warm_primal_weight not in WARM_PRIMAL_WEIGHTS or presolve.presolve_applies(problem, s, warm_start):
+        return None  # the engine raises the UsageError; presolve="on" drops warm starts, as documented
+    parsed, _ = parse_warm_start(warm_start, problem.n_cols, problem.n_rows)
+    if parsed is None:
+        return None
+    x_in, y_in, st = parsed
+    measured = original_kkt(problem, x_in, y_in)
+    if not measured[0].converged(s.tol):
+        return None
+    sense = int(problem.sense)
+    red = reduce_trivial(sense * problem.cost, problem.col_lower, problem.col_upper, problem.row_lower,
+                         problem.row_upper, problem.a_indptr, problem.a_indices, problem.col_names,
+                         problem.row_names)
+    if red.infeasible_message or red.unbounded_col >= 0:
+        return None
+    kkt, x, y, rc, ax = measured
+    x = np.where(x == x_in, x_in, x)
+    y = np.where(y == y_in, y_in, y)
+    w = float(st.primal_weight) if st is not None and s.warm_primal_weight == "reuse" else math.nan
+    w = min(max(w, s.primal_weight_min), s.primal_weight_max) if math.isfinite(w) and w > 0 else 1.0
+    state = SolverState(x=x.copy(), y=y.copy(), iterations=0, primal_weight=w,
+                        step_size=float(st.step_size) if st is not None else math.nan)
+    t = time.perf_counter() - t0
+    return measured_result(problem, (kkt, x, y, rc, ax), Status.OPTIMAL,
+                           f"the warm start already meets tol {s.tol:g}: returned unchanged", s.tol, 0,
+                           {"iterate": 0.0, "solve": t, "total": t}, state, warm_started=True)
 
 
 def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: float):

@@ -26,6 +26,9 @@ from solver.lp import kernels, kernels_ref
 from solver.lp.scaling import combined_bound_norm
 from solver.lp.termination import KKT, OrigLP, kkt_from_original
 from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.state import SolverState
+from solver.model.status import Status
 
 kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
 
@@ -126,6 +129,28 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray):
               primal_residual_rel=pn / (1.0 + math.sqrt(b2)), dual_residual_rel=dn / (1.0 + math.sqrt(c2)),
               gap_rel=abs(p - d) / (1.0 + abs(p) + abs(d)))
     return kkt, xo, sense * y_min, sense * rc, ax
+
+
+def measured_result(problem: Problem, measured, status: Status, message: str, tol: float, iterations: int,
+                    seconds: dict, state: SolverState, warm_started: bool) -> SolveResult:
+    """A complete SolveResult of the point :func:`original_kkt` measured (``measured`` = its output: KKT,
+    x (n,), y (m,), reduced cost (n,), A x (m,)), in original units and the problem's sense.
+
+    Args:
+        problem: the LP the point was measured on.
+        status, message, iterations, seconds, warm_started: the result's fields as given.
+        tol: ``point_feasible`` is the relative primal residual <= tol.
+        state: the state for the next warm start (its x and y should be copies of the result's).
+    """
+    kkt, x, y, rc, ax = measured
+    viol = np.maximum(problem.row_lower - ax, ax - problem.row_upper)
+    return SolveResult(
+        status=status, x=x, y=y, reduced_cost=rc, row_activity=ax,
+        objective=float(problem.cost @ x + problem.offset), dual_objective=int(problem.sense) * kkt.dual_objective,
+        primal_residual_rel=kkt.primal_residual_rel, dual_residual_rel=kkt.dual_residual_rel,
+        gap_rel=kkt.gap_rel, iterations=iterations, seconds=seconds,
+        point_feasible=bool(kkt.primal_residual_rel <= tol), state=state, warm_started=warm_started,
+        message=message, max_row_violation=float(np.max(np.maximum(viol, 0.0), initial=0.0)))
 
 
 def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray):

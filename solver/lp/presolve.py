@@ -53,7 +53,7 @@ from solver.highs_bridge import (
     set_time_budget,
 )
 from solver.lp import kernels
-from solver.lp.original_kkt import original_kkt
+from solver.lp.original_kkt import measured_result, original_kkt
 from solver.lp.pdhg import current_progress_callback, progress_callback
 from solver.lp.pdhg import solve as pdhg_solve
 from solver.lp.trivial import reduce_trivial
@@ -179,19 +179,11 @@ def _result(problem: Problem, status: Status, message: str, measured, settings: 
     """A complete SolveResult in original space from ``measured`` = :func:`original_kkt`'s output. Its state
     carries no primal weight: none was measured on the original LP (a reduced run's belongs to another
     scaled space)."""
-    kkt, x, y, rc, ax = measured
-    message = _user_limit(status, message, settings)
-    viol = np.maximum(problem.row_lower - ax, ax - problem.row_upper)
-    sense = int(problem.sense)
-    return SolveResult(
-        status=status, x=x, y=y, reduced_cost=rc, row_activity=ax,
-        objective=float(problem.cost @ x + problem.offset), dual_objective=sense * kkt.dual_objective,
-        primal_residual_rel=kkt.primal_residual_rel, dual_residual_rel=kkt.dual_residual_rel,
-        gap_rel=kkt.gap_rel, iterations=iterations, seconds=seconds,
-        point_feasible=bool(kkt.primal_residual_rel <= settings.tol),
-        state=SolverState(x=x.copy(), y=y.copy(), step_size=math.nan, primal_weight=math.nan,
-                          iterations=iterations),
-        warm_started=False, message=message, max_row_violation=float(np.max(np.maximum(viol, 0.0), initial=0.0)))
+    x, y = measured[1], measured[2]
+    return measured_result(problem, measured, status, _user_limit(status, message, settings), settings.tol,
+                           iterations, seconds, SolverState(x=x.copy(), y=y.copy(), step_size=math.nan,
+                                                            primal_weight=math.nan, iterations=iterations),
+                           warm_started=False)
 
 
 class _OriginalJudge:
