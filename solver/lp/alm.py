@@ -402,7 +402,7 @@ def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds
     seconds["total"] = seconds["solve"]
     infeasible = status == Status.PRIMAL_INFEASIBLE and iterations == 0
     return SolveResult(
-        status=status, x=x, y=y, reduced_cost=rc, row_activity=ax, objective=dot(problem.cost, x) + float(problem.offset),
+        status=status, x=x, y=y, reduced_cost=rc, row_activity=ax, objective=float(problem.cost @ x + problem.offset),
         dual_objective=math.nan if infeasible else sense * kkt.dual_objective,
         primal_residual_rel=math.inf if infeasible else kkt.primal_residual_rel,
         dual_residual_rel=math.inf if infeasible else kkt.dual_residual_rel,
