@@ -10,7 +10,8 @@ converges linearly from anywhere, so it takes cold solves and far starts.
 Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
 
 1. no (usable) warm start -> PDHG cold (presolve as ``Settings.presolve`` says);
-2. the warm point already meets ``tol`` -> PDHG warm (it returns the point at its first check, iteration 0);
+2. the warm point already meets ``tol`` -> returned unchanged, no engine runs (``solver.lp.dispatch``; PDHG's
+   first check would return one step T(z) from it, the ALM its scaled-space round trip: both move it);
 3. the warm point is no better than a cold start (x = 0 projected onto the column bounds, y = 0) on ANY
    of the three relative KKT measures (``solver.lp.original_kkt``, original units: primal residual, dual
    residual, gap), each compared with the same measure of the cold start: an abrupt change; the warm start
@@ -115,8 +116,13 @@ ALM_OVER = 2.0  #: an ALM run that made more than this multiple of the last cold
 ALM_PROBE = 0.5  #: an ALM run past this multiple of the last cold solve's passes, in a stream with no PDHG warm
 #: round yet, leaves the next round to PDHG warm, so the two engines' warm rounds can be compared (rule 6a);
 #: the ALM's wins stay below it (Sia rounds 0.07-0.18, Cogentco 0.05), its TE ring rounds do not (0.7-1.6)
-ALM_VS_PDHG = 1.0  #: an ALM run that made more than this multiple of the stream's last PDHG warm round's passes
-#: counts as lost (rule 4): PDHG warm does the same rounds with less work
+ALM_VS_PDHG = 1.5  #: an ALM run that made more than this multiple of the stream's last PDHG warm round's passes
+#: counts as lost (rule 4), and so does the ALM's last run when a rule-6a PDHG warm round made fewer than 1 / this
+#: of its passes. A margin, not 1: that PDHG round was another round's LP (PDHG warm passes on the TE ring's rounds:
+#: 774-2,574), and an ALM pass costs 0.55-0.85 of a PDHG one in wall time (bench/bench_warm.py, TE ring and Sia).
+#: At 1.0, TE ring round 11 (ALM 1,968 passes against round 4's PDHG warm 1,802) backed the ALM off for 8 rounds
+#: although PDHG warm made 2,314 on round 11 itself; the ring's ALM rounds made 0.62-0.96 of the same round's
+#: PDHG warm passes (10 rounds, after commit 3b19736)
 
 
 @dataclass
@@ -262,8 +268,8 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
             f"cold {m_c[0]:.1e}/{m_c[1]:.1e}/{m_c[2]:.1e})")
     pick = dict(warm_kkt=e_w, cold_kkt=e_c, previous=previous, warm_measures=m_w, cold_measures=m_c)
     if e_w <= settings.tol:
-        return Choice("pdhg", f"{nums}: the warm point already meets tol {settings.tol:g} (PDHG returns it at its "
-                              "first check and keeps its step and weight)", **pick)
+        return Choice("pdhg", f"{nums}: the warm point already meets tol {settings.tol:g} (returned unchanged, "
+                              "no engine runs)", **pick)
     if no_better(m_w, m_c):
         return Choice("pdhg", f"{nums}: the warm point is no better than a cold start on any measure (abrupt "
                               "change), solved cold by PDHG", use_warm=False, **pick)
@@ -319,7 +325,7 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
         passes: matrix passes this solve made (:func:`solve_passes`). An ALM run under ``"auto"`` that made more
             than ``ALM_OVER`` x the previous record's ``cold_passes``, or more than ``ALM_VS_PDHG`` x its
             ``pdhg_warm_passes``, counts as lost for ``skip_alm``; so does the ALM's last run when a rule-6a
-            PDHG warm round made no more passes than it.
+            PDHG warm round made fewer than 1 / ``ALM_VS_PDHG`` of its passes.
     """
     prev = choice.previous
     if cold is not None:
@@ -335,7 +341,7 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
     alm_ran = warm_ran and choice.engine == "alm" and not lost
     over = alm_ran and math.isfinite(base) and passes > ALM_OVER * base
     beaten = alm_ran and passes > ALM_VS_PDHG * pdhg_p  # False while no PDHG warm round is known (nan)
-    probe_lost = choice.probe and passes <= ALM_VS_PDHG * alm_p  # the PDHG warm round did less than the ALM's
+    probe_lost = choice.probe and ALM_VS_PDHG * passes < alm_p  # the PDHG warm round did clearly less than the ALM's
     if alm_ran:
         alm_p = float(passes)
     elif warm_ran and choice.engine == "pdhg" and passes > 0 and not lost:  # not rule 2, not the ALM's passes too
