@@ -600,7 +600,10 @@ class StateStore:
         Returns:
             The JSON object; {} when absent or unreadable and not ``required``.
         Raises:
-            StateError: ``required`` and config.json is missing, not JSON or not a JSON object (exit 3).
+            StateError: ``required`` and config.json is missing, not JSON or not a JSON object (exit 3);
+                whether required or not, a stored setting or ``keep`` copter refuses (``"tol": -5``), naming
+                config.json and the key (entity ``settings.tol``): never blamed on an option the user did
+                not give, nor a round solved at a value ``Settings`` refuses.
             OSError: ``required`` and the file cannot be read (permission, I/O: an environment fault).
         """
         path = self.root / "config.json"
@@ -625,6 +628,7 @@ class StateStore:
                 return {}
             raise StateError(f"config.json is damaged (a JSON {type(body).__name__}, not an object)",
                              file=str(path))
+        _check_config_values(body, path)
         return body
 
     # ------------------------------------------------------------------ generations
@@ -972,6 +976,35 @@ class StateStore:
         if not base.is_dir():
             return []
         return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
+
+
+def _check_config_values(body: dict, path: Path) -> None:
+    """Refuse config.json values a command would use wrongly: ``keep`` (a positive integer) and ``settings``
+    (an object whose known keys ``Settings`` accepts; unknown keys are a newer copter's and ignored).
+
+    Raises:
+        StateError: naming ``path`` and the key (``entity``: ``keep`` or ``settings.<field>``).
+    """
+    from solver.model.errors import SettingsError
+    from solver.rounds.config import settings_from_json
+
+    keep = body.get("keep")
+    if "keep" in body and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+        raise StateError(f"config.json is damaged: keep {keep!r} is not a positive integer (the number of "
+                         "rounds kept; restore the file from a backup, or init a new state)", file=str(path),
+                         entity="keep")
+    stored = body.get("settings")
+    if stored is None:
+        return
+    if not isinstance(stored, dict):
+        raise StateError(f"config.json is damaged: settings is a JSON {type(stored).__name__}, not an object",
+                         file=str(path), entity="settings")
+    try:
+        settings_from_json(stored)
+    except SettingsError as err:
+        raise StateError(f"config.json is damaged: {err} (restore the file from a backup, or init a new "
+                         "state)", file=str(path),
+                         entity=f"settings.{err.field}") from None
 
 
 _OWN_FILES = ("CURRENT", "config.json")

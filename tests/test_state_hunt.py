@@ -50,3 +50,24 @@ def test_a_folder_where_copter_keeps_a_file_is_exit_3_naming_it(tmp_path, capsys
         assert err["file"] == str(state / name) and "folder" in err["message"], err
         assert _tree(state) == before
 
+
+@pytest.mark.parametrize("key,value", [("tol", -5), ("integer_fallback", "zzz"), ("tol", "abc"), ("keep", 0),
+                                       ("keep", "3"), ("settings", [1])])
+def test_a_damaged_config_value_is_exit_3_naming_config_json_and_the_key(tmp_path, capsys, state, key, value):
+    path = state / "config.json"
+    body = json.loads(path.read_text())
+    if key in ("keep", "settings"):
+        body[key] = value
+        entity = key
+    else:
+        body["settings"][key] = value
+        entity = f"settings.{key}"
+    path.write_text(json.dumps(body))
+    before = _tree(state)
+    for args in [*_cmds(tmp_path, state), ["show", "--state", state, "--solution"]]:
+        code, out, _ = run_main(capsys, *args, "--json")
+        assert code == 3, (args, out)
+        err = json.loads(out)["error"]
+        assert err["file"] == str(path) and err["entity"] == entity, (args, err)
+        assert "--" not in err["message"]  # no option the user never gave
+        assert _tree(state) == before
