@@ -9,7 +9,8 @@ dictionary (kept dictionary-encoded in memory: lookups go through the dictionary
 type ``null`` (pandas writes one when every value is missing); integer or float32 numeric columns
 (cast to float64); decimal numeric columns (to the nearest float64 of each decimal value); an integer-typed ``integer`` column holding 0/1 (another value, e.g. 2, is a
 ``ValidationError`` naming the row, not a silent True); a missing optional column (all null); a
-zero-row file (a no-change delta). Null
+zero-row file with a ``kind`` column (a no-change delta; a file without ``kind``, even one with no
+columns at all, is a ``FormatError``). Null
 means "keep / default"; NaN is an error (pandas writes a missing float as null, numpy-built Arrow
 arrays keep NaN: both arrive here distinctly). A column that is none of these is a ``FormatError``
 naming it (a misspelled ``Value`` would otherwise drop the update silently); only a pandas index column
@@ -99,9 +100,9 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
     cols = []
     for f in SCHEMA:
         if f.name not in table.column_names:
-            if f.name == "kind" and n:
-                raise FormatError("Parquet file has no 'kind' column (not a copter delta/problem file)",
-                                  file=path)
+            if f.name == "kind":  # a zero-row file too: one with no columns at all is not a copter file
+                raise FormatError("Parquet file has no 'kind' column (not a copter delta/problem file; a "
+                                  "no-change delta has the columns and zero rows)", file=path, entity="kind")
             cols.append(pa.nulls(n, f.type))
             continue
         c = _plain(table.column(f.name))

@@ -77,3 +77,25 @@ def test_decimal_nulls_stay_null(tmp_path):
     path = tmp_path / "d.parquet"
     _write(t, path, {"copter.format": "delta", "copter.version": "1"})
     assert read_delta(path).table.column("value").to_pylist() == [-0.7, None, 1200.0]
+
+
+@pytest.mark.parametrize("meta", [True, False])
+def test_a_file_with_no_columns_is_not_a_delta(tmp_path, meta):
+    path = tmp_path / "none.parquet"
+    _write(pa.table({}), path, {"copter.format": "delta", "copter.version": "1", "copter.base_round": "0"}
+           if meta else {})
+    with pytest.raises(FormatError, match="no 'kind' column"):
+        read_delta(path)
+    err = _step_refused(tmp_path, path)
+    assert err["file"] == str(path) and err["entity"] == "kind"
+
+
+def test_a_zero_row_delta_with_its_columns_is_still_a_no_change_round(tmp_path):
+    path = tmp_path / "empty.parquet"
+    t = pa.table({"kind": pa.array([], pa.string()), "var": pa.array([], pa.string())})
+    _write(t, path, {"copter.format": "delta", "copter.version": "1", "copter.base_round": "0"})
+    assert read_delta(path).table.num_rows == 0
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    res = CliRunner().invoke(app, ["step", str(path), "--state", str(st), "--json"])
+    assert res.exit_code == 0, res.output
