@@ -247,12 +247,16 @@ def init_cmd(
 
 
 def _clients_before_compiling(base: Path, partition: dict | None) -> None:
-    """A partitioned init that would compile the kernels first (no current stamp: a fresh install) checks that
+    """The partition options are checked first (exit 2 at once). A partitioned init that would compile the
+    kernels first (no current stamp: a fresh install) then checks that
     the base's variable names give clients before that (exit 2 at once, not after minutes); with the stamp
     current the round checks right after reading the base, before any worker starts (no second read)."""
     if partition is None:
         return
     from solver.prepare import is_prepared
+    from solver.rounds.partitioned import config_of
+
+    config_of(partition)  # --partition-passes / --share-update-every out of range: exit 2 before compiling
 
     if not is_prepared():
         from solver.partition.clients import check_base_clients

@@ -50,3 +50,26 @@ def test_no_clients_is_a_usage_error_before_any_compilation(tmp_path, capsys, mo
     code, _, err = run_main(capsys, "init", mps, "--partitions", "2", "--client-regex", r"^Z(?P<client>\d)",
                             "--state", tmp_path / "st")
     assert code == 2 and "matches no variable name" in err
+
+
+def test_partition_passes_out_of_range_is_refused_before_any_compilation(tmp_path, capsys, monkeypatch):
+    """--partition-passes above its bound was checked when round 0 began: on a fresh install after minutes
+    of kernel compilation. It is refused first, and nothing is written."""
+    import copter_cli.cmd_prepare as cmd_prepare
+    import solver.prepare
+    from solver.partition.round import MAX_PASSES
+
+    def compile_all():
+        raise AssertionError("compiled before the option check")
+
+    monkeypatch.setattr(solver.prepare, "is_prepared", lambda: False)
+    monkeypatch.setattr(cmd_prepare, "ensure_prepared", compile_all)
+    base = tmp_path / "base.parquet"
+    from formats.io import write_problem
+    from solver.workloads import make_scenario
+
+    write_problem(make_scenario("sia", 32, seed=0).base(), base)
+    code, _, err = run_main(capsys, "init", base, "--partitions", "2", "--partition-passes", MAX_PASSES + 1,
+                            "--state", tmp_path / "st")
+    assert code == 2 and "--partition-passes" in err
+    assert not (tmp_path / "st").exists()
