@@ -55,19 +55,20 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    point, with the time left, and is recorded as lost (``solver.lp.dispatch``). The budget's floor is capped
    at ``ALM_OVER`` x the cold passes, where a finished run counts as lost anyway;
 6a. ... unless the previous round was an ALM run that made more than :data:`ALM_PROBE` times the last cold
-   solve's passes and the stream has no PDHG warm round yet: then PDHG runs warm once, and when it makes no
-   more passes than that ALM run, the ALM backs off for ``ALM_BACKOFF`` rounds (:func:`next_record`). The
-   start's measures cannot tell these rounds apart. Measured on the TE default ring (624 x 1,440, every
-   demand +-10%, tol 1e-4; bench/bench_warm.py): the warm point is at relative KKT 6-7e-3 (primal residual:
-   the changed demand bounds; Cogentco's rounds start at 5e-4, Sia's at 0.1-0.26, where the ALM wins), and
-   the ALM made 1,363-3,140 passes against PDHG warm's 1,032-1,802 (cold 1,160-2,186). Why it loses: its first
-   proximal step (eta = warm_scale / e_w = 83) only takes the error to 1.2e-3 and it needs three outer steps
-   (eta 83, 331, 1,324; 32-45 Newton steps, 1,225-2,814 CG iterations); one long step (eta 8e3,
-   warm_scale 50) still made 1,446 passes, because its semismooth Newton solve starts with a model that holds
-   only in a tiny neighbourhood (every column at a kink of x(w) = clip(xbar + tau (A'w - c)) is 1/tau away
-   from switching): the first four Newton steps took 169 CG iterations each and were cut to step lengths
-   0.008-0.0005 by the line search. PDHG warm from the same start spends ~400 of its ~500 iterations on the
-   tail from 1e-3 to 1e-4, as its cold solve does (cold reaches the start's 1e-3 in ~130 iterations);
+   solve's passes and the stream has no PDHG warm round yet: then PDHG runs warm once, and when it makes fewer
+   than 1 / ``ALM_VS_PDHG`` of that ALM run's passes, the ALM backs off for ``ALM_BACKOFF`` rounds
+   (:func:`next_record`). The start's measures cannot tell these rounds apart. Measured on the TE default ring
+   (624 x 1,440, every demand +-10%, tol 1e-4; bench/bench_warm.py): the warm point is at relative KKT 6-7e-3
+   (primal residual: the changed demand bounds; Cogentco's rounds start at 5e-4, Sia's at 0.1-0.26, where the
+   ALM wins). Until commit 3b19736 the ALM made 1,363-3,140 passes there against PDHG warm's 1,032-1,802 (cold
+   1,160-2,186): it grew its proximal step 4x after every outer step (eta 83, 331, 1,324), and at the larger
+   steps its Newton directions overshot (the line search cut them to 2.4e-4-2e-3; ``solver.lp.alm`` and
+   ``solver.lp.alm_newton`` say why). With eta grown only after slow progress it made 654-1,968 passes on the
+   10 of 15 rounds where ``auto`` ran it, 0.62-0.96 of the same round's PDHG warm passes; the probe still runs
+   after its rounds above ``ALM_PROBE`` (round 3: 1,043 against cold 2,186, then PDHG warm 1,802 on round 4:
+   the ALM stays).
+   PDHG warm from the same start spends ~400 of its ~500 iterations on the tail from 1e-3 to 1e-4, as its
+   cold solve does (cold reaches the start's 1e-3 in ~130 iterations);
 6b. the warm point's primal and dual residuals (the gap left out) are as close as rule 6 asks, the gap is not,
    and a cold solve's passes are known (a budget) -> ALM warm, budgeted as in rule 6, rules 4 and 6a judging
    the outcome. The start's measures cannot tell why the gap is large. On LB 256x32 with ``--feedback`` (the
