@@ -456,8 +456,9 @@ class StateStore:
         """Hold the state's writer lock (one FileLock object per directory per process, re-entrant).
 
         Args:
-            create: create the state folder when missing (``init``); otherwise a missing folder raises
-                StateError (nothing is created).
+            create: create the state folder when missing (``init``); otherwise a missing folder, or one
+                without ``CURRENT``, ``config.json`` or a ``gen-*`` entry, raises StateError (nothing is
+                created, not even ``.lock``).
             wait: seconds to wait for another writer to release the lock (0: one attempt).
         Raises:
             StateBusyError: another writer still holds the lock after ``wait`` seconds.
@@ -479,11 +480,14 @@ class StateStore:
                     raise as_environment_fault(err, self.root, "create the state directory") from err
                 raise StateError(f"cannot create the state directory: {err.strerror or err}",
                                  file=str(self.root)) from err
-        elif not self.root.is_dir():
-            raise StateError(f"{self.root} is not an initialised copter state directory "
-                             f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
         key = os.path.realpath(self.root)
         lk = _LOCKS.get(key)
+        if not create and not (lk is not None and lk.is_locked) and (
+                not self.root.is_dir() or not self._has_state_names()):
+            # refused before the lock file is created: a folder that is not a state gets no .lock (a lock
+            # this process already holds, e.g. init's, is re-entered as before)
+            raise StateError(f"{self.root} is not an initialised copter state directory "
+                             f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
         if lk is None:
             lk = _LOCKS[key] = FileLock(os.path.join(key, ".lock"), timeout=0)
         self._check_lock_path()
@@ -505,6 +509,16 @@ class StateStore:
             yield
         finally:
             lk.release()
+
+    def _has_state_names(self) -> bool:
+        """True when the folder holds ``CURRENT``, ``config.json`` or a ``gen-*`` entry (one directory scan,
+        nothing read): what every initialised state has. A folder without any is refused by the commands
+        that write to a state before they create its ``.lock``; one with them is checked under the lock."""
+        try:
+            with os.scandir(self.root) as it:
+                return any(e.name in _OWN_FILES or _GEN_RE.match(e.name) for e in it)
+        except OSError:
+            return True  # unreadable: the lock and the commands report it as before
 
     def _check_lock_path(self) -> None:
         """Refuse a ``.lock`` that is not a regular file (a folder, a dangling or any symbolic link).

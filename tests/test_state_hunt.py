@@ -71,3 +71,38 @@ def test_a_damaged_config_value_is_exit_3_naming_config_json_and_the_key(tmp_pat
         assert err["file"] == str(path) and err["entity"] == entity, (args, err)
         assert "--" not in err["message"]  # no option the user never gave
         assert _tree(state) == before
+
+
+def test_a_command_refusing_a_folder_that_is_not_a_state_leaves_no_lock(tmp_path, capsys):
+    folder = tmp_path / "notastate"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    (tmp_path / "bad.mps").write_text("not an MPS file\n")
+    d = tmp_path / "d.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[7.0])], base_round=0), d)
+    before = _tree(folder)
+    for args in (["step", d, "--state", folder], ["rollback", "--state", folder, "--to", "0"],
+                 ["init", tmp_path / "bad.mps", "--state", folder],
+                 ["init", tmp_path / "missing.mps", "--state", folder]):
+        code, out, _ = run_main(capsys, *args, "--json")
+        assert code == 3, (args, out)
+        assert _tree(folder) == before, args  # no .lock either
+    code, out, _ = run_main(capsys, "init", tmp_path / "bad.mps", "--state", tmp_path / "new", "--json")
+    assert code == 3 and not (tmp_path / "new").exists()
+
+
+def test_init_into_an_existing_folder_and_onto_a_state_still_behave(tmp_path, capsys, state):
+    from formats.io import write_problem
+
+    base = tmp_path / "base.mps"
+    write_problem(small_lp(), base)
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    code, out, _ = run_main(capsys, "init", base, "--state", folder, "--json")
+    assert code == 0, out
+    assert (folder / "CURRENT").read_text() == "0\n"
+    (tmp_path / "bad.mps").write_text("not an MPS file\n")
+    before = _tree(state)
+    code, out, _ = run_main(capsys, "init", tmp_path / "bad.mps", "--state", state, "--json")
+    assert code == 3 and "already an initialised state" in json.loads(out)["error"]["message"]
+    assert _tree(state) == before

@@ -41,6 +41,8 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         partition = None if cfg is None else cfg.to_json()  # k = 1: the monolithic rounds, unchanged
     store = StateStore(state_dir_or_default(state_dir))
     settings = settings or Settings()
+    if store.root.is_dir():  # read before the lock: a bad base leaves nothing in the folder, not even .lock
+        base = _read_base(store, base)
     created = not store.root.exists()
     try:
         # an interrupt that ends the process at once (copter_cli.entry) still removes the folder created here
@@ -64,25 +66,45 @@ def _remove_if_created_empty(root: Path, created: bool) -> None:
         pass
 
 
+def _refuse_initialised(store: StateStore) -> None:
+    """Raise StateError when ``store`` is already an initialised state (init never overwrites one)."""
+    if store.initialised:
+        raise StateError(f"already an initialised state directory (current round {store.current()[0]}); use "
+                         "`copter step` or another --state", file=str(store.root))
+
+
+def _read_base(store: StateStore, base) -> tuple[Problem, str | None, float]:
+    """``init``'s base problem read before the writer lock: (problem, the file's SHA-256 or None for a
+    Problem given, seconds reading took). An initialised state is refused first (no large base is read
+    for nothing); the lock's own check repeats it.
+
+    Raises:
+        StateError: ``store`` is already initialised. InputError: the base is missing or bad (nothing is
+            created: no folder, no ``.lock``).
+    """
+    if isinstance(base, Problem):
+        return base, None, 0.0
+    if store.root.is_dir():
+        _refuse_initialised(store)
+    from formats.io import read_problem
+
+    t = time.perf_counter()
+    problem = read_problem(base)
+    return problem, file_sha256(base), time.perf_counter() - t
+
+
 def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float, wait: float = 0.0,
                  partition: dict | None = None, accept_failed: bool = False) -> dict:
-    """The part of :func:`init` that runs under the writer lock; returns the round-0 report."""
+    """The part of :func:`init` that runs under the writer lock (``base``: :func:`_read_base`'s result when
+    the folder existed, else the base itself, read here once the lock has created the folder); returns the
+    round-0 report."""
     t_req = time.perf_counter()
     with store.lock(create=True, wait=wait), environment_faults(store.root):
         t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
-        if store.initialised:
-            raise StateError(f"already an initialised state directory (current round {store.current()[0]}); use "
-                             "`copter step` or another --state", file=str(store.root))
+        _refuse_initialised(store)
         store.cleanup()
-        base_sha = None
-        if isinstance(base, Problem):
-            problem = base
-        else:
-            from formats.io import read_problem
-
-            problem = read_problem(base)
-            base_sha = file_sha256(base)
-        seconds = {"wait": t_lock - t_req, "load": time.perf_counter() - t_lock, "apply": 0.0}
+        problem, base_sha, t_read = base if isinstance(base, tuple) else _read_base(store, base)
+        seconds = {"wait": t_lock - t_req, "load": time.perf_counter() - t_lock + t_read, "apply": 0.0}
         from solver.api import solve_problem
 
         t = time.perf_counter()
