@@ -77,3 +77,12 @@ def test_short_file_without_os_error_is_still_exit_7(tmp_path):
     ok = tmp_path / "ok.mps"
     ok.write_bytes(b"NAME x\nENDATA\n")
     check_complete(ok, ok, b"ENDATA\n", "HiGHS's MPS")  # a complete file passes
+
+
+def test_prepare_whose_scratch_mps_is_cut_is_exit_7_naming_the_write(tmp_path):
+    """``prepare`` writes its scratch base as MPS first: a cut file was read back and blamed as bad input
+    (exit 3 "format"); the write is the fault."""
+    res = _limited("prepare", "--force")
+    assert res.returncode == 7, (res.returncode, res.stdout, res.stderr)
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert err["kind"] == "environment" and err["file"].endswith("base.mps"), err
