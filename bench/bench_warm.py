@@ -36,6 +36,18 @@ Measured 2026-12-01 (medians warm/cold, time / work; --rounds 15 = 45 rounds, --
     --feedback, --rounds 5, before              0.08/0.15  0.68/1.18   0.31/0.43   0.31/0.43    0.50/0.63
     --feedback, --rounds 5, after               0.10/0.15  0.80/0.91   0.25/0.40   0.25/0.40    0.66/0.63
 
+Same command, 2026-12-01 evening (load average ~6), each run from a ``git archive`` of the commit: the ALM's
+eta rule (3b19736: eta grows only after a slow outer step; ``solver.lp.alm``), then rule 4's margin ALM_VS_PDHG
+1.5 (4acfbc2 with 37f2cbc):
+
+    default, --rounds 15, 3b19736^              0.07/0.12  0.81/0.87   1.03/1.13   0.68/0.75    0.90/0.91
+    default, --rounds 15, 3b19736               0.06/0.06  0.53/0.64   1.15/1.13   0.50/0.58    0.85/0.91
+    default, --rounds 15, 4acfbc2               0.05/0.06  0.52/0.64   1.46/1.13   0.51/0.58    0.79/0.91
+
+On the TE ring the ALM now takes 0.39-1.11 of the cold passes (auto ran it on 10, then 14, of 15 rounds; PDHG
+warm 0.46-1.23); the goal (0.25) is not met there: ``solver.lp.alm``'s outer steps at eta ~80 cut the KKT error
+only 1.1-2.5x each after the first, and a larger eta costs CG work growing with eta^2.
+
 Sia wins in the ALM (568-1,742 passes against 4,370-13,976 cold). The TE ring's rounds take 0.03-0.2 s (time
 ratios there are load noise); PDHG warm needs 0.46-1.23 of the cold passes (median 0.82), the ALM 0.87-2.32:
 ``solver.lp.engine_choice`` rules 4 and 6a now run one ALM round, one PDHG warm round to compare, and back the
