@@ -267,3 +267,17 @@ def require_ray():
         pytest.skip("Ray is not installed (pip install 'copter[ray]'); COPTER_REQUIRE_RAY=1 makes this an error",
                     allow_module_level=True)
     return ray
+
+
+def te_warm_round(tol: float):
+    """A TE ring round for engine tests: (problem of round 1, round 0's state at ``tol`` mapped onto it)."""
+    from solver.differential import apply_delta, map_state
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+    from solver.workloads.te import TEScenario
+
+    sc = TEScenario(nodes=16, seed=1)
+    p = sc.base()
+    r0 = solve(p, Settings(tol=tol))
+    q, info = apply_delta(p, sc.next_delta(1, None))
+    return q, map_state(r0.state, info, q)

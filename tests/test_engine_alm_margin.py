@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from solver.differential import apply_delta, map_state  # noqa: I001 (after solver.lp: the package's lazy exports)
 from solver.lp import engine_choice
 from solver.lp.dispatch import solve
 from solver.lp.engine_choice import ALM_BACKOFF, EngineRecord, choose_engine
 from solver.model.settings import Settings
 from solver.model.state import SolverState
-from solver.workloads.te import TEScenario
+from tests.helpers import te_warm_round
 
 TOL = 1e-4
 
@@ -20,11 +19,7 @@ TOL = 1e-4
 @pytest.fixture(scope="module")
 def te_round():
     """A TE ring round: (problem of round 1, round 0's state mapped onto it)."""
-    sc = TEScenario(nodes=16, seed=1)
-    p = sc.base()
-    r0 = solve(p, Settings(tol=TOL))
-    q, info = apply_delta(p, sc.next_delta(1, None))
-    return q, map_state(r0.state, info, q)
+    return te_warm_round(TOL)
 
 
 def _alm(q, warm, **engine):

@@ -33,7 +33,7 @@ from solver.model.settings import Settings
 from solver.model.state import SolverState
 from solver.model.status import Status
 from solver.workloads.te import TEScenario
-from tests.helpers import assert_certified_optimal, small_lp
+from tests.helpers import assert_certified_optimal, small_lp, te_warm_round
 
 TOL = 1e-6
 runner = CliRunner()
@@ -42,11 +42,8 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def te_round():
     """A TE ring round: (problem of round 1, round 0's state mapped onto it, cold result of round 1)."""
-    sc = TEScenario(nodes=16, seed=1)
-    p = sc.base()
-    r0 = solve(p, Settings(tol=TOL))
-    q, info = apply_delta(p, sc.next_delta(1, None))
-    return q, map_state(r0.state, info, q), solve(q, Settings(tol=TOL))
+    q, warm = te_warm_round(TOL)
+    return q, warm, solve(q, Settings(tol=TOL))
 
 
 def test_cold_solve_runs_pdhg_and_records_its_seconds():
