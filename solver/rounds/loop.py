@@ -103,7 +103,10 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         _refuse_initialised(store)
         store.cleanup()
-        problem, base_sha, t_read = base if isinstance(base, tuple) else _read_base(store, base)
+        if isinstance(base, tuple):  # read before the lock (the folder existed): its seconds count too
+            problem, base_sha, t_read = base
+        else:  # read here, under the lock: already inside the time since t_lock
+            (problem, base_sha, _), t_read = _read_base(store, base), 0.0
         seconds = {"wait": t_lock - t_req, "load": time.perf_counter() - t_lock + t_read, "apply": 0.0}
         from solver.api import solve_problem
 
