@@ -16,7 +16,11 @@ from tests.helpers import REPO
 from tests.partition_helpers import partitioned_te_state
 
 SLEEPER = r"""
-import sys, time
+import signal, sys, time
+# SIGINT as an interactive process has it, whatever this test process passes on (an ignored or blocked
+# SIGINT is inherited across exec, and Python then installs no KeyboardInterrupt handler)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 from solver.partition.executor import map_parts
 print("start", flush=True)
 map_parts(time.sleep, [(120,), (120,)], "process", 2)
