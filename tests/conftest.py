@@ -97,23 +97,3 @@ def _isolated_state(tmp_path, monkeypatch):
     """No test touches ./copter-state or a user's $COPTER_STATE."""
     monkeypatch.delenv("COPTER_STATE", raising=False)
     monkeypatch.chdir(tmp_path)
-
-
-@pytest.fixture(autouse=True)
-def _signal_dispositions(request):
-    """Each test leaves SIGINT, SIGTERM and SIGHUP as it found them. An ignored signal is inherited by every
-    process the suite starts later, and Python installs no KeyboardInterrupt handler when it starts with
-    SIGINT ignored: a code path that ignores SIGINT at a command's end (``entry.ignore_sigint_at_exit``), run
-    in this process, made a later test's SIGINT to its child do nothing (test_partition_lifeline timed out in
-    the full suite only)."""
-    import signal
-    import warnings
-
-    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    before = {s: signal.getsignal(s) for s in sigs}
-    yield
-    for s, h in before.items():
-        now = signal.getsignal(s)
-        if now is not h and h is not None:
-            signal.signal(s, h)
-            warnings.warn(f"{request.node.nodeid} left {signal.Signals(s).name} as {now!r}; restored", stacklevel=1)
