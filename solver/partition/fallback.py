@@ -119,8 +119,7 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float) 
     t = time.perf_counter()
     whole = solve_problem(problem, settings, None)
     seconds = time.perf_counter() - t
-    better = (whole.point_feasible and math.isfinite(whole.objective)
-              and problem.sense * (whole.objective - merged.objective) < 0)
+    better = better_point(problem, whole, merged)
     head = (f"partitioned round: the merged point was {gap:.3%} from the whole model's bound (target "
             f"{settings.mip_gap_tol:.3%}), so the round was also solved whole (monolithic, {seconds:.2f} s, "
             f"{whole.status.name})")
@@ -139,6 +138,13 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float) 
     kept = with_bound(problem, settings, merged, bound) if from_whole else merged
     note = f" (bound and gap: the whole solve's bound, gap {kept.mip['gap_rel']:.3%})" if from_whole else ""
     return replace(kept, message=f"{head}; the merged point is kept{note}: {merged.message}"), rep
+
+
+def better_point(problem, a: SolveResult, b: SolveResult) -> bool:
+    """``a``'s point is feasible and better than ``b``'s in the problem's sense (or ``b``'s is not feasible)."""
+    if not a.point_feasible or not math.isfinite(a.objective):
+        return False
+    return not b.point_feasible or not math.isfinite(b.objective) or problem.sense * (a.objective - b.objective) < 0
 
 
 def _bound_of(res: SolveResult) -> float | None:

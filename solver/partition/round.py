@@ -65,7 +65,13 @@ from solver.partition import shares as sh
 from solver.partition.bound import best_bound, shared_dual_candidates
 from solver.partition.clients import GLOBAL, group_clients, require_clients
 from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts
-from solver.partition.fallback import compare_whole, failed_parts, solve_whole, solve_without_clients
+from solver.partition.fallback import (
+    better_point,
+    compare_whole,
+    failed_parts,
+    solve_whole,
+    solve_without_clients,
+)
 from solver.partition.improve import WholeBound, cheap_part_settings, choose_parts, gap_by_part, improve_part
 from solver.partition.layout import initial_assignment, route
 from solver.partition.phases import Phases
@@ -330,7 +336,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         this = _Pass(mg, parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last, moved)
         if kept is not None:  # a price pass: the better of its merge and the best one before it is kept
             t3 = time.perf_counter()
-            if _better(problem, kept.mg.result, mg.result):  # the re-split did worse: the pass before it stays
+            if better_point(problem, kept.mg.result, mg.result):  # the re-split did worse: the pass before it stays
                 this = kept
                 mg = this.mg = _merge(problem, settings, config, r, kept.parts, kept.results, kept.part_rep,
                                       kept.solve_idx, kept.eff, kept.duals, wb, prior=mg, duals_changed=False,
@@ -445,7 +451,7 @@ def _wants_price_split(settings: Settings, mg: _Merged, wb: WholeBound | None, r
     """A MILP merge whose feasible point is more than FAR_GAP x ``mip_gap_tol`` from the whole model's bound
     (its duals known), with shared rows and time left for the parts: its shares are re-split by the parts'
     demands at the bound's duals (:func:`solver.partition.price_split.price_shares`) and the parts solved
-    again, warm; the better of the two merged points is the round's (:func:`_better`)."""
+    again, warm; the better of the two merged points is the round's (``fallback.better_point``)."""
     gap = mg.rep.get("gap_rel")
     return (wb is not None and r.ns > 0 and mg.y_bound is not None and mg.result.point_feasible
             and gap is not None and gap > FAR_GAP * settings.mip_gap_tol and dl.parts_left() > 0)
@@ -476,13 +482,6 @@ def _far_after_parts(problem: Problem, settings: Settings, rep: dict, result: So
     gap = rep.get("gap_rel")
     return (problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible and gap is not None
             and gap > FAR_GAP * settings.mip_gap_tol)
-
-
-def _better(problem: Problem, a: SolveResult, b: SolveResult) -> bool:
-    """``a``'s point is feasible and better than ``b``'s (or ``b``'s is not feasible)."""
-    if not a.point_feasible or not np.isfinite(a.objective):
-        return False
-    return not b.point_feasible or not np.isfinite(b.objective) or problem.sense * (a.objective - b.objective) < 0
 
 
 class _AscentThread:
