@@ -1,5 +1,6 @@
 """The ``copter`` console script's entry point (and ``python -m copter_cli``'s): it installs a SIGINT handler
-before anything heavy is imported, so an interrupt at any moment ends the process cleanly.
+(also SIGTERM's and SIGHUP's, exiting 143 and 129 instead of 130) before anything heavy is imported, so an
+interrupt at any moment ends the process cleanly.
 
 The handler (:func:`_on_sigint`) asks ``formats.undo`` where the process is. Inside a region that must
 unwind (a generation, a failed-round record or an output file being written, CURRENT being replaced) it
@@ -23,14 +24,19 @@ CONSOLE = [False]  #: True in the console script's process (``main``), not for i
 
 
 def _on_sigint(signum, frame) -> None:
-    """SIGINT: KeyboardInterrupt inside a ``formats.undo`` region; else undo actions, the interrupted
-    error, exit 130 at once."""
+    """SIGINT, SIGTERM, SIGHUP: KeyboardInterrupt inside a ``formats.undo`` region (the signal noted with
+    ``undo.received``, so the command exits 128 + it); else undo actions, the interrupted error, exit 128 +
+    the signal at once (SIGINT 130, SIGHUP 129, SIGTERM 143)."""
     undo = sys.modules.get("formats.undo")
-    if undo is not None and not hasattr(undo, "run_actions"):  # the signal landed while it was being imported
+    if undo is not None and not hasattr(undo, "exit_code"):  # the signal landed while it was being imported
         undo = None
-    if undo is not None and undo.active():
-        raise KeyboardInterrupt
-    message = MESSAGE
+    if undo is not None:
+        undo.received(signum)
+        if undo.active():
+            raise KeyboardInterrupt
+    code = 128 + int(signum)
+    message = MESSAGE if signum == signal.SIGINT else MESSAGE.replace("interrupted", f"interrupted by "
+                                                                          f"{signal.Signals(signum).name}", 1)
     if undo is not None:
         undo.run_actions()
         message = undo.interrupted_message()
@@ -38,8 +44,8 @@ def _on_sigint(signum, frame) -> None:
         sys.stdout.flush()  # what a command printed before stays in order before the error
     except Exception:  # noqa: BLE001 - a closed or broken stdout: nothing to keep
         pass
-    write_error(130, "interrupted", message, "--json" in sys.argv[1:])
-    os._exit(130)
+    write_error(code, "interrupted", message, "--json" in sys.argv[1:])
+    os._exit(code)
 
 
 def write_error(code: int, kind: str, message: str, json_out: bool) -> None:
@@ -58,12 +64,21 @@ def _write(fd: int, text: str) -> None:
         pass
 
 
+HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  #: the signals :func:`_on_sigint` handles
+
+
 def install() -> None:
-    """Install the SIGINT handler (main thread only; a no-op elsewhere)."""
-    try:
-        signal.signal(signal.SIGINT, _on_sigint)
-    except ValueError:  # not the main thread
-        pass
+    """Install the interrupt handler for SIGINT, SIGTERM and SIGHUP (main thread only; a no-op elsewhere): a
+    scheduler's SIGTERM ends the command as Ctrl-C does (what it wrote removed, partition pools ended, no
+    "leaked semaphore" warning), with exit 143 (SIGHUP: 129) instead of 130. A signal the process ignores
+    (``nohup``: SIGHUP) stays ignored."""
+    for signum in HANDLED:
+        try:
+            if signum != signal.SIGINT and signal.getsignal(signum) == signal.SIG_IGN:
+                continue
+            signal.signal(signum, _on_sigint)
+        except ValueError:  # not the main thread
+            return
 
 
 class _NoPandas:

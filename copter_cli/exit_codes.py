@@ -12,6 +12,8 @@
 | 7 | environment fault: permission denied, read-only file system, disk full or over quota, I/O error, unusable `.lock`; the message names the path; `copter worker start` could not start the worker (its log is quoted); a command's process in the worker was killed by a signal (the state holds the previous or the complete new round) |
 | 8 | an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`) |
 | 130 | interrupted; the state is unchanged (an interrupt after a round was stored says so) |
+| 129 | interrupted by SIGHUP (a closed terminal), handled as SIGINT: the state is unchanged or the message says the round is stored |
+| 143 | terminated by SIGTERM (a scheduler, `timeout`), handled as SIGINT: the state is unchanged or the message says the round is stored |
 | 141 | stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more is printed |
 """
 
@@ -38,6 +40,8 @@ BUSY = 6
 ENVIRONMENT = 7
 MISSING_DEPENDENCY = 8
 INTERRUPTED = 130
+HANGUP = 129  #: 128 + SIGHUP: ``copter_cli.entry`` handles it as SIGINT
+TERMINATED = 143  #: 128 + SIGTERM: ``copter_cli.entry`` handles it as SIGINT
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer killed by a closed pipe
 
 TABLE = {
@@ -56,6 +60,10 @@ TABLE = {
                   "(the state holds the previous or the complete new round)"),
     MISSING_DEPENDENCY: "an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`)",
     INTERRUPTED: "interrupted; the state is unchanged (an interrupt after a round was stored says so)",
+    HANGUP: ("interrupted by SIGHUP (a closed terminal), handled as SIGINT: the state is unchanged or the message "
+             "says the round is stored"),
+    TERMINATED: ("terminated by SIGTERM (a scheduler, `timeout`), handled as SIGINT: the state is unchanged or the "
+                 "message says the round is stored"),
     BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more "
                   "is printed"),
 }

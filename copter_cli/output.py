@@ -187,7 +187,7 @@ def command_errors(json_out: bool, debug: bool):
     """Run a command body; map errors to the exit-code table.
 
     CopterError -> its code with a one-line message naming the culprit (JSON: ``{"error": {...}}``);
-    KeyboardInterrupt -> 130; a closed stdout (BrokenPipeError) -> 141 without a word
+    KeyboardInterrupt -> 130 (143 when the CLI's handler raised it for SIGTERM, 129 for SIGHUP); a closed stdout (BrokenPipeError) -> 141 without a word
     (:func:`quiet_broken_pipe`); an OSError of the environment the library did not type (permission,
     read-only file system, disk full) -> 7 naming the path; any other exception -> 1, traceback only with
     ``--debug``. ``typer.Exit`` passes through untouched.
@@ -200,7 +200,7 @@ def command_errors(json_out: bool, debug: bool):
     except typer.Exit:
         raise
     except KeyboardInterrupt:
-        _fail(exit_codes.INTERRUPTED, "interrupted", undo.interrupted_message(), json_out, {})
+        _fail(undo.exit_code(), "interrupted", undo.interrupted_message(), json_out, {})
     except BrokenPipeError:
         quiet_broken_pipe()
     except CopterError as err:

@@ -50,7 +50,7 @@ def run(sock, request: dict, fds: list[int], close: list[int], selector) -> None
     from copter_cli import entry
 
     entry.CONSOLE[0] = True
-    entry.install()  # SIGINT as in the console script; SIGTERM/SIGHUP: default (the process dies by them)
+    entry.install()  # SIGINT, SIGTERM and SIGHUP as in the console script (exit 130, 143, 129; state unchanged)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, (*wc.FORWARDED, signal.SIGCHLD))  # blocked since the fork
     code = _run_app(entry)
     _exit(sock, code)

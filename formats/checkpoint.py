@@ -102,8 +102,13 @@ def gen_name(round_: int) -> str:
 
 def fault_point(name: str) -> None:
     """Fault injection for the crash-safety tests: when ``$COPTER_FAULT_INJECT`` equals ``name``, send this
-    process SIGKILL (or SIGINT for names starting with ``sigint_``). A no-op otherwise."""
-    if os.environ.get("COPTER_FAULT_INJECT") == name:
+    process SIGKILL (or SIGINT for names starting with ``sigint_``; a ``sigint_X`` point sends SIGTERM instead
+    when the variable is ``sigterm_X``). A no-op otherwise."""
+    want = os.environ.get("COPTER_FAULT_INJECT")
+    if want is not None and name.startswith("sigint_") and want == "sigterm_" + name[len("sigint_"):]:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    elif want == name:
         os.kill(os.getpid(), signal.SIGINT if name.startswith("sigint_") else signal.SIGKILL)
         time.sleep(5)  # the Python-level SIGINT handler runs here (KeyboardInterrupt), not in a later C call
 

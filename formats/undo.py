@@ -5,7 +5,8 @@ undo: a temporary generation, a failed-round record being written, a temporary o
 being replaced (:func:`region`). Work that an interrupt could leave behind outside such a region (a state
 folder ``init`` created) registers an undo action with :func:`on_interrupt`.
 
-The CLI's SIGINT handler (``copter_cli.entry``) reads them: inside a region it raises KeyboardInterrupt (the
+The CLI's SIGINT handler (``copter_cli.entry``; SIGTERM and SIGHUP have the same, :func:`received` noting which
+signal, so that the exit code is 128 + it) reads them: inside a region it raises KeyboardInterrupt (the
 code removes what it wrote, the command exits 130); outside, nothing is half-written, so it runs the
 registered actions and ends the process at once with 130. That is what makes an interrupt clean at any
 moment: a KeyboardInterrupt raised in the middle of a third-party import or call can be swallowed or turned
@@ -32,6 +33,7 @@ _DONE: list[str] = []
 _SCRATCH: list[str] = []  #: what the scratch work in progress is, innermost last (:func:`scratch`)
 _LANDED: list[str] = []  #: the scratch work a KeyboardInterrupt was raised in (this command)
 _STATE: list[Callable[[], str]] = []  #: the command's description of the user's state (:func:`about_state`)
+_SIGNAL: list[int] = []  #: the signal that interrupted this command, when not SIGINT (:func:`received`)
 
 
 @contextmanager
@@ -95,6 +97,25 @@ def begin_command() -> None:
     _DONE.clear()
     _LANDED.clear()
     _STATE.clear()
+    _SIGNAL.clear()
+
+
+def received(signum: int) -> None:
+    """Record the signal that interrupts the command (the CLI's handler, before it raises KeyboardInterrupt):
+    :func:`exit_code` and :func:`interrupted_message` then name it. SIGINT (2) is the default."""
+    _SIGNAL[:] = [int(signum)]
+
+
+def exit_code() -> int:
+    """The exit code of the interrupted command: 128 + the signal (SIGINT 130, SIGTERM 143, SIGHUP 129)."""
+    return 128 + (_SIGNAL[-1] if _SIGNAL else 2)
+
+
+def _by() -> str:
+    """`` by SIGTERM`` for a signal other than SIGINT, else nothing."""
+    if not _SIGNAL or _SIGNAL[-1] == 2:
+        return ""
+    return " by " + {15: "SIGTERM", 1: "SIGHUP"}.get(_SIGNAL[-1], f"signal {_SIGNAL[-1]}")
 
 
 def interrupted_message() -> str:
@@ -103,7 +124,7 @@ def interrupted_message() -> str:
     :func:`scratch` work, ``interrupted WHERE; the state is unchanged (STATE)`` (WHERE: what the scratch work
     is; STATE: :func:`about_state`'s description, the user's state beside the scratch ones)."""
     if _DONE:
-        return f"interrupted; {_DONE[-1]}"
+        return f"interrupted{_by()}; {_DONE[-1]}"
     where = (_SCRATCH or _LANDED or [""])[-1]
     state = ""
     if where and _STATE:  # scratch rounds were stored meanwhile: say which state is the user's
@@ -111,7 +132,7 @@ def interrupted_message() -> str:
             state = f" ({_STATE[-1]()})"
         except Exception:  # noqa: BLE001 - the description is a courtesy; the message must still be printed
             state = ""
-    return f"interrupted{' ' + where if where else ''}; the state is unchanged{state}"
+    return f"interrupted{_by()}{' ' + where if where else ''}; the state is unchanged{state}"
 
 
 def run_actions() -> None:
@@ -123,5 +144,5 @@ def run_actions() -> None:
             pass
 
 
-__all__ = ["about_state", "active", "begin_command", "done", "interrupted_message", "on_interrupt", "region",
-           "run_actions", "scratch"]
+__all__ = ["about_state", "active", "begin_command", "done", "exit_code", "interrupted_message", "on_interrupt",
+           "received", "region", "run_actions", "scratch"]

@@ -23,22 +23,23 @@ from copter_cli import entry
 entry.install()  # the console script's SIGINT handler
 from solver.partition.executor import map_parts
 from tests.test_partition_interrupt import part
-mode = sys.argv[1]
+mode, sig = sys.argv[1], int(sys.argv[2])
 try:
-    map_parts(part, [(os.getpid(), mode)], "process", 1)
+    map_parts(part, [(os.getpid(), mode, sig)], "process", 1)
     if mode == "after":  # the pool is kept, idle: an interrupt during the merge, say
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), sig)
         time.sleep(60)
-except KeyboardInterrupt:  # what copter_cli.output.run does with it: exit 130
+except KeyboardInterrupt:  # what copter_cli.output.run does with it: exit 130 (SIGTERM: 143)
     from copter_cli import process_exit
-    process_exit.exit_now(130)
+    from formats import undo
+    process_exit.exit_now(undo.exit_code())
 """
 
 
-def part(parent: int, mode: str) -> int:
-    """Worker: interrupt ``parent`` while it waits for this part (``mode`` "during"), then run on."""
+def part(parent: int, mode: str, sig: int = signal.SIGINT) -> int:
+    """Worker: send ``sig`` to ``parent`` while it waits for this part (``mode`` "during"), then run on."""
     if mode == "during":
-        os.kill(parent, signal.SIGINT)
+        os.kill(parent, sig)
         time.sleep(60)
     return 1
 
@@ -46,12 +47,15 @@ def part(parent: int, mode: str) -> int:
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forkserver, SIGINT")
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("mode", ["during", "after"])
-def test_an_interrupted_partitioned_round_exits_130_without_a_leaked_semaphore_warning(mode):
+def test_an_interrupted_partitioned_round_exits_130_without_a_leaked_semaphore_warning(mode, sig):
+    """SIGINT exits 130; a scheduler's SIGTERM is handled the same way and exits 143 (it used to kill the process
+    at once, and the resource tracker warned of the leaked semaphores)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     # stderr is read to its end: the resource tracker, which printed the warning after this process ended, holds
     # the pipe until it exits itself
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], env=env, cwd=REPO, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode, str(int(sig))], env=env, cwd=REPO, capture_output=True, text=True,
                           timeout=300)
-    assert proc.returncode == 130, proc.stderr[-2000:]
+    assert proc.returncode == 128 + sig, proc.stderr[-2000:]
     assert "leaked" not in proc.stderr and "resource_tracker" not in proc.stderr, proc.stderr[-2000:]
