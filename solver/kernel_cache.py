@@ -23,7 +23,9 @@ does them, only slower; ``tests/test_kernel_cache.py`` fails on such a version, 
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 
 PACKAGES = ("solver.", "formats.")  #: module prefixes of the kernels loaded without the refresh
 CHECKED_NUMBA = ((0, 68),)  #: numba (major, minor) versions whose cache loader this was checked against
@@ -54,7 +56,7 @@ def install() -> bool:
         if not module.startswith(PACKAGES):
             return current(self, sig, target_context)
         start_runtime(target_context)  # the runtime cached code links against (a no-op once started)
-        with self._guard_against_spurious_io_errors():
+        with self._guard_against_spurious_io_errors(), _numba_modules_not_imported():
             return self._load_overload(sig, target_context)
 
     load_overload.copter_lean = True
@@ -97,6 +99,51 @@ def start_runtime(target_context) -> None:
         rtsys._deferred_context = target_context
         rtsys.__class__ = _runtime_class(type(rtsys))
         rtsys._init = True
+
+
+@contextlib.contextmanager
+def _numba_modules_not_imported() -> Iterator[None]:
+    """While a copter kernel's cache entry is unpickled, its referenced environments of numba's own
+    implementation modules are rebuilt without importing those modules (:func:`_rebuild_env`).
+
+    numba pickles each environment a kernel's machine code refers to (one per function it inlined: the
+    implementations of ``np.empty``, ``np.sum`` ... in ``numba.np.arrayobj`` and ``numba.np.arraymath``) as
+    ``numba.core.environment._rebuild_env(module name, constants, name)``, which imports the module to use
+    its ``__dict__`` as the environment's globals. Importing ``numba.np.arraymath`` (which imports
+    ``numba.np.linalg``) and ``numba.np.arrayobj`` cost 0.3-0.4 s of CPU in every ``copter step`` process
+    (issue #15), and nopython code never reads those globals: only object-mode lowering
+    (``numba.core.pylowering``) does, and numba's implementations are nopython functions. The environment's
+    constants, which the code does read, are restored as numba restores them. The replacement is in place
+    only for the unpickling (which runs under numba's compiler lock, held by ``Dispatcher.compile``).
+    """
+    from numba.core import environment
+
+    numba_rebuild = environment._rebuild_env
+    environment._rebuild_env = functools.partial(_rebuild_env, numba_rebuild)
+    try:
+        yield
+    finally:
+        environment._rebuild_env = numba_rebuild
+
+
+def _rebuild_env(numba_rebuild, modname, consts, env_name):
+    """numba's ``_rebuild_env`` (``numba_rebuild``), except for an environment of a numba module that is not
+    imported: its globals are then ``{"__name__": modname}`` (what ``Environment.can_cache`` and
+    ``__reduce__`` read) instead of the module's, so the module is not imported."""
+    import sys
+
+    from numba.core.environment import Environment, lookup_environment
+
+    env = lookup_environment(env_name)
+    if env is not None:
+        return env
+    if not modname or modname in sys.modules or not modname.startswith("numba."):
+        return numba_rebuild(modname, consts, env_name)
+    env = Environment({"__name__": modname})
+    env.consts[:] = consts
+    env.env_name = env_name
+    Environment._memo[env_name] = env
+    return env
 
 
 @functools.cache
