@@ -997,16 +997,46 @@ class StateStore:
         return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
 
 
+CONFIG_KEYS = ("format", "version", "keep", "settings", "partition")  #: config.json's top-level keys
+
+
+def unknown_key_error(key: str, section: str | None, known, path) -> StateError:
+    """The error for a key config.json holds that copter does not know (a typo such as ``"tolerance"``
+    would otherwise be ignored and the round solved at the default): names the file, the key, a close
+    known key if any, and the known keys (``entity``: ``key`` or ``section.key``)."""
+    import difflib
+
+    where = f" in {section}" if section else ""
+    close = difflib.get_close_matches(str(key), list(known), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return StateError(f"config.json is damaged: unknown key {key!r}{where}{hint}; known keys{where}: "
+                      f"{', '.join(sorted(known))} (fix or remove the key, restore the file from a backup, or init "
+                      "a new state)", file=str(path), entity=f"{section}.{key}" if section else str(key))
+
+
 def _check_config_values(body: dict, path: Path) -> None:
-    """Refuse config.json values a command would use wrongly: ``keep`` (a positive integer) and ``settings``
-    (an object whose known keys ``Settings`` accepts; unknown keys are a newer copter's and ignored).
+    """Refuse config.json values a command would use wrongly: a key that is none of :data:`CONFIG_KEYS`,
+    ``keep`` (a positive integer), ``settings`` (an object of ``Settings`` fields, each a value ``Settings``
+    accepts) and ``partition`` (an object or null; its keys are checked by the commands that use it,
+    ``solver.rounds.partitioned.config_of``, which import the partition code). The state layout's
+    ``version`` is 1 and copter has no other: an unknown key is a typo, never a newer copter's.
 
     Raises:
-        StateError: naming ``path`` and the key (``entity``: ``keep`` or ``settings.<field>``).
+        StateError: naming ``path`` and the key (``entity``: ``keep``, ``settings.<field>`` or the unknown key).
     """
+    from dataclasses import fields
+
     from solver.model.errors import SettingsError
+    from solver.model.settings import Settings
     from solver.rounds.config import settings_from_json
 
+    for key in body:
+        if key not in CONFIG_KEYS:
+            raise unknown_key_error(key, None, CONFIG_KEYS, path)
+    part = body.get("partition")
+    if part is not None and not isinstance(part, dict):
+        raise StateError(f"config.json is damaged: partition is a JSON {type(part).__name__}, not an object",
+                         file=str(path), entity="partition")
     keep = body.get("keep")
     if "keep" in body and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
         raise StateError(f"config.json is damaged: keep {keep!r} is not a positive integer (the number of "
@@ -1018,6 +1048,10 @@ def _check_config_values(body: dict, path: Path) -> None:
     if not isinstance(stored, dict):
         raise StateError(f"config.json is damaged: settings is a JSON {type(stored).__name__}, not an object",
                          file=str(path), entity="settings")
+    known = [f.name for f in fields(Settings)]
+    for key in stored:
+        if key not in known:
+            raise unknown_key_error(key, "settings", known, path)
     try:
         settings_from_json(stored)
     except SettingsError as err:

@@ -29,7 +29,8 @@ def settings_to_json(settings: Settings) -> dict:
 
 
 def settings_from_json(d: dict | None) -> Settings:
-    """Settings from config.json, ignoring keys this version does not know."""
+    """Settings from config.json (``StateStore.config`` has refused keys ``Settings`` does not have; any left
+    here are skipped)."""
     known = {f.name for f in fields(Settings)}
     out = {}
     for k, v in (d or {}).items():

@@ -185,7 +185,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         _check_base_round(d, gen.round, force, warnings, gen.warning)
         from solver.rounds.partitioned import config_of
 
-        part_cfg = config_of(config.get("partition"), executor, ray_address)  # None: monolithic rounds
+        part_cfg = config_of(config.get("partition"), executor, ray_address,  # None: monolithic rounds
+                             file=store.root / "config.json")
         hook, pextra = None, {}
         if part_cfg is not None:
             from solver.rounds.partitioned import apply_and_solve

@@ -18,17 +18,30 @@ from solver.model.problem import Problem
 from solver.model.settings import Settings
 
 
-def config_of(partition: dict | None, executor: str | None = None, ray_address: str | None = None):
+def config_of(partition: dict | None, executor: str | None = None, ray_address: str | None = None,
+              file=None):
     """The PartitionConfig of config.json's ``partition`` entry with per-invocation overrides, or None for
-    monolithic rounds (no entry, or k = 1).
+    monolithic rounds (no entry, or k = 1). ``file``: the config.json it was read from (a step), whose
+    unknown keys are refused.
 
     Raises:
         UsageError: a bad executor (or ``ray`` without Ray installed), k < 1, passes < 1.
+        StateError: ``file`` given and ``partition`` holds a key PartitionConfig does not have (a typo would
+            be ignored and the round split with the default), naming the file, the key and the known keys.
     """
     if not partition:
         return None
+    from dataclasses import fields
+
     from solver.partition.round import PartitionConfig
 
+    if file is not None:
+        from formats.checkpoint import unknown_key_error
+
+        known = [f.name for f in fields(PartitionConfig)]
+        for key in partition:
+            if key not in known:
+                raise unknown_key_error(key, "partition", known, file)
     cfg = PartitionConfig.from_json(partition)
     if executor is not None:
         cfg.executor = executor

@@ -1,0 +1,82 @@
+"""A key config.json holds that copter does not know is a damaged config (exit 3 naming the file, the key and
+the known keys), never ignored: a mistyped ``"tolerance"`` used to be skipped and every later round solved
+at the default tolerance without a word. The state layout has one version, so an unknown key is a typo."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from formats.io import write_delta, write_problem
+from solver.model.delta import Delta
+from tests.helpers import small_lp, snapshot
+from tests.partition_helpers import partitioned_te_state
+
+
+def cli(*args):
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    return res.exit_code, res.stdout
+
+
+@pytest.fixture
+def state(tmp_path):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    code, out = cli("init", tmp_path / "base.parquet", "--state", st, "--tol", "1e-7", "--json")
+    assert code == 0, out
+    d = tmp_path / "d1.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
+    return st, d
+
+
+def edit(config, fn) -> None:
+    body = json.loads(config.read_text())
+    fn(body)
+    config.write_text(json.dumps(body))
+
+
+def assert_refused(st, args, entity: str, known: str) -> dict:
+    before = snapshot(st)
+    code, out = cli(*args, "--state", st, "--json")
+    assert code == 3, (args, out)
+    error = json.loads(out)["error"]
+    assert error["kind"] == "state" and error["file"] == str(st / "config.json"), error
+    assert error["entity"] == entity and f"unknown key {entity.split('.')[-1]!r}" in error["message"], error
+    assert known in error["message"], error
+    assert snapshot(st) == before, args
+    return error
+
+
+def test_a_mistyped_settings_key_is_exit_3_in_every_command(state):
+    st, d = state
+    edit(st / "config.json", lambda b: b["settings"].update(tolerance=b["settings"].pop("tol")))
+    for args in (("step", d), ("show",), ("history",), ("export", "-o", st.parent / "out.mps")):
+        assert_refused(st, args, "settings.tolerance", "tol, verbose")
+    assert not (st.parent / "out.mps").exists()
+
+
+def test_a_mistyped_top_level_key_names_the_close_known_key(state):
+    st, d = state
+    edit(st / "config.json", lambda b: b.update(kep=b.pop("keep")))
+    error = assert_refused(st, ("step", d), "kep", "format, keep, partition, settings, version")
+    assert "did you mean 'keep'?" in error["message"]
+
+
+def test_a_mistyped_partition_key_is_exit_3_on_step(tmp_path):
+    st, d = partitioned_te_state(tmp_path)
+    edit(st / "config.json", lambda b: b["partition"].update(executr=b["partition"].pop("executor")))
+    error = assert_refused(st, ("step", d), "partition.executr", "client_regex, executor, k")
+    assert "did you mean 'executor'?" in error["message"]
+
+
+def test_a_partition_entry_that_is_not_an_object_is_exit_3(state):
+    st, d = state
+    edit(st / "config.json", lambda b: b.update(partition=[4]))
+    before = snapshot(st)
+    code, out = cli("step", d, "--state", st, "--json")
+    error = json.loads(out)["error"]
+    assert code == 3 and error["entity"] == "partition" and "not an object" in error["message"], out
+    assert snapshot(st) == before
