@@ -148,7 +148,11 @@ STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unles
 
 def _check_executor(value: str | None) -> str | None:
     """``--executor`` must name a usable executor even where it is not used (a monolithic state): exit 2 naming
-    it, and ``ray`` without Ray installed is exit 2 naming the extra, as on a partitioned state."""
+    it, and ``ray`` without Ray installed is exit 2 naming the extra, as on a partitioned state. Without the
+    option nothing is imported (``solver.partition.executor`` imports multiprocessing and concurrent.futures:
+    ~20 ms of CPU in every ``copter step`` process, issue #15)."""
+    if value is None:
+        return None
     from solver.model.errors import UsageError
     from solver.partition.executor import EXECUTORS, check_executor
 

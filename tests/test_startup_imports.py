@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -135,6 +136,34 @@ def test_a_round_imports_neither_pandas_nor_scipy(state, tmp_path):
     names = {ln.rsplit("|", 1)[1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
     assert "numba.core.config" in names
     assert not {n for n in names if n.startswith(("scipy.", "yaml."))}, sorted(names)
+
+
+def test_a_round_imports_no_executor_pool_or_numba_implementations(state, tmp_path):
+    """A monolithic ``copter step`` with default options imports none of (issue #15, ~0.1-0.4 s of CPU per
+    process): ``multiprocessing`` and ``concurrent.futures`` (``solver.partition.executor``, which checking an
+    absent ``--executor`` does not need), and numba's implementation modules whose environments cached kernels name
+    (``numba.np.arraymath``, ``numba.np.linalg``, ``numba.np.arrayobj``: ``solver.kernel_cache``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from solver.prepare import prepare
+
+    prepare(force=False)  # a stale stamp would make the step run the warm-up, which imports what rounds do not
+    delta = tmp_path / "d.parquet"
+    table = pa.table({"kind": ["var"], "var": ["x0"], "value": [0.25]})
+    pq.write_table(table.replace_schema_metadata({"copter.format": "delta", "copter.version": "1"}), delta)
+    st = tmp_path / "state"
+    shutil.copytree(state, st)
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "copter_cli", "step", str(delta), "--state",
+                           str(st), "--json"], cwd=tmp_path,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), COPTER_WORKER="off"),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = {ln.rsplit("|", 1)[1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
+    assert "numba.core.config" in names and "solver.lp.kernels" in names  # it did load kernels
+    unwanted = {"multiprocessing", "concurrent.futures", "numba.np.arraymath",
+                "numba.np.linalg", "numba.np.arrayobj"}
+    assert not names & unwanted, sorted(names & unwanted)
 
 
 def test_pyarrow_converts_with_pandas_kept_out():
