@@ -17,6 +17,7 @@ from copter_cli import exit_codes
 from copter_cli import solver_options as opts
 from copter_cli.output import console, emit, run, say, say_warnings, table_console
 from solver.model.errors import UsageError
+from solver.partition.small import SMALL_LP_NNZ
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -223,6 +224,9 @@ def init_cmd(
     share_update_every: int = typer.Option(1, "--share-update-every", min=0,
                                            help="With --partitions: move the shared rows' shares after every "
                                                 "round (1), every N-th, or never (0: the first round's shares)."),
+    whole_below_nnz: int = typer.Option(SMALL_LP_NNZ, "--whole-below-nnz", min=0,
+                                        help="With --partitions: an LP round with at most this many nonzeros is "
+                                             "also solved whole and the better point kept (0: never)."),
     executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP + INIT_DEFAULTS["executor"],
                                  callback=_check_executor),
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP + INIT_DEFAULTS["ray"]),
@@ -242,7 +246,7 @@ def init_cmd(
     if partitions > 1:
         partition = {"k": partitions, "client_regex": client_regex, "shared_rows_regex": shared_rows_regex,
                      "passes": partition_passes, "executor": executor, "ray_address": ray_address,
-                     "update_every": share_update_every}
+                     "update_every": share_update_every, "whole_below_nnz": whole_below_nnz}
     run(json_out, debug,
         lambda: _finish(_after_prepare(_with_progress(_rounds().init, solver, solver.settings()), base, _state(state),
                                        solver.settings(), keep, out, wait,

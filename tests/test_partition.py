@@ -231,8 +231,9 @@ def test_passes_within_a_round_close_the_gap_further():
     sc = make_scenario("te", 24, seed=0)
     p = sc.base()
     mono = solve_problem(p, Settings(tol=1e-7)).objective
-    one = solve_round(p, Settings(), PartitionConfig(k=2, executor="inline"))
-    four = solve_round(p, Settings(), PartitionConfig(k=2, executor="inline", passes=4))
+    # the parts' own merges: the small-LP whole solve (whole_below_nnz) would make both the monolithic optimum
+    one = solve_round(p, Settings(), PartitionConfig(k=2, executor="inline", whole_below_nnz=0))
+    four = solve_round(p, Settings(), PartitionConfig(k=2, executor="inline", passes=4, whole_below_nnz=0))
     assert _gap(p, four.result.objective, mono) < _gap(p, one.result.objective, mono)
     assert [q["pass"] for q in four.report["shares"]["passes"]] == ["probe", 0, 1, 2, 3]
 

@@ -127,7 +127,8 @@ def test_no_rens_when_the_round_allows_none():
 def test_each_parts_engine_is_in_the_report_the_round_log_and_history(tmp_path, domain, scale):
     sc = make_scenario(domain, scale, seed=0)
     state = tmp_path / "st"
-    reps = [rounds.init(sc.base(), state, partition={"k": 2, "executor": "inline"})]
+    # the parts' merged points (no small-LP whole solve: its point would be the round's, with its own engine)
+    reps = [rounds.init(sc.base(), state, partition={"k": 2, "executor": "inline", "whole_below_nnz": 0})]
     reps.append(rounds.step(sc.next_delta(1), state))
     hist = rounds.history(state)
     assert len(hist) == 2

@@ -61,7 +61,8 @@ def _add_clients(names) -> Delta:
 
 def test_dropping_every_client_solves_the_global_rest_whole_and_new_clients_fill_the_parts(tmp_path):
     state = tmp_path / "st"
-    rounds.init(_with_global(), state, partition={"k": 2, "executor": "inline"})
+    # the parts' own round (no small-LP whole solve, which would add its own fallback section)
+    rounds.init(_with_global(), state, partition={"k": 2, "executor": "inline", "whole_below_nnz": 0})
     rep = rounds.step(_drop_all(), state)
     assert rep["status"] == "OPTIMAL", rep["message"]
     parts = rep["partitions"]["parts"]

@@ -12,7 +12,8 @@ Modules:
 - :mod:`solver.partition.executor`: running the parts on local processes or Ray tasks.
 - :mod:`solver.partition.lifeline`: part workers (and the forkserver) die with the process that started them.
 - :mod:`solver.partition.progress_board`: the running parts' measures for the live progress line.
-- :mod:`solver.partition.fallback`: a part infeasible under its shares: the round solved whole.
+- :mod:`solver.partition.fallback`: a part infeasible under its shares, a MILP merge far from its bound or a small
+  LP (:mod:`solver.partition.small`): the round solved whole.
 - :mod:`solver.partition.store`: the per-part solver state in a generation folder.
 - :mod:`solver.partition.round`: one partitioned round (split, solve in parallel, merge, check).
 - :mod:`solver.partition.phases`: where a round's own (serial) seconds go, for its report.

@@ -29,6 +29,12 @@ a bound on the same model (the merge its Lagrangian bound, the whole solve its o
 tighter of the two, and its gap and status (OPTIMAL within ``mip_gap_tol``) are the kept point's against it: a
 merged point kept at the whole solve's OPTIMAL objective was reported FEASIBLE 3.38% from the merge's looser
 bound (the Sia demo without 6 of its 12 jobs, K = 2).
+
+An LP round whose whole model is small (``--whole-below-nnz``, :mod:`solver.partition.small`) is compared with a
+whole solve after every merge (:func:`compare_small_lp`): its first split is the probe's, every part's demand at
+price 0, which left TE ring 24's merge 5.7% / 25% below the monolithic optimum at K = 4 / 16, and the parts'
+LP bound (10-19% loose there) cannot tell a poor merge from a good one; solving it whole costs about what the
+partitioned round's fixed costs do.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from dataclasses import replace
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
 from solver.model.status import Status
+from solver.partition.small import SMALL_LP_NNZ
 
 PART_FAILURES = (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
 
@@ -138,6 +145,47 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float) 
     kept = with_bound(problem, settings, merged, bound) if from_whole else merged
     note = f" (bound and gap: the whole solve's bound, gap {kept.mip['gap_rel']:.3%})" if from_whole else ""
     return replace(kept, message=f"{head}; the merged point is kept{note}: {merged.message}"), rep
+
+
+def compare_small_lp(problem, settings: Settings, merged: SolveResult,
+                     limit: int = SMALL_LP_NNZ) -> tuple[SolveResult, dict]:
+    """Solve a small LP round's whole model (:func:`small_lp`; ``solver.api.solve_problem``, cold) after the
+    merge and keep the better point.
+
+    Why: a part's share of a shared capacity row is fixed while it solves, and the first split (the probe's: every
+    part alone wants all of a row) or a few share moves are far from the shares of the whole model's optimum; on
+    a small model the whole solve costs about what the partitioned round's fixed costs do, and the parts' dual
+    bound (10-19% loose on TE ring 24) cannot tell a poor merge from a good one.
+
+    Args:
+        problem: the round's whole LP (n columns, m rows); settings: the round's settings (a ``--time-limit``
+            counts from the command's start, so the whole solve gets what is left of it).
+        merged: the partitioned merge's result; limit: the state's ``whole_below_nnz`` (said in the report).
+    Returns:
+        (the round's result: the whole solve's when its point is feasible and better
+        (:func:`better_point`), with its own status and bound, else ``merged``; the comparison said in its
+        message; the report's ``fallback`` section: ``reason`` "small", ``nnz``, ``whole_below_nnz`` (the
+        threshold), ``merged_objective``, ``merged_status``, ``status`` and ``objective`` of the whole solve,
+        ``seconds``, ``iterations``, ``kept`` "whole" or "merged").
+    """
+    from solver.api import solve_problem
+
+    t = time.perf_counter()
+    whole = solve_problem(problem, settings, None)
+    seconds = time.perf_counter() - t
+    better = better_point(problem, whole, merged)
+    head = (f"partitioned round: the LP has {problem.nnz} nonzeros (at most {limit}), so it was also solved "
+            f"whole (monolithic, {seconds:.2f} s, {whole.status.name}, objective {whole.objective:.10g}; merged "
+            f"{merged.objective:.10g})")
+    rep = {"reason": "small", "nnz": int(problem.nnz), "whole_below_nnz": int(limit),
+           "merged_objective": float(merged.objective) if math.isfinite(merged.objective) else None,
+           "merged_status": merged.status.name, "status": whole.status.name,
+           "objective": float(whole.objective) if math.isfinite(whole.objective) else None,
+           "seconds": round(seconds, 6), "iterations": int(whole.iterations), "kept": "whole" if better else "merged",
+           "merged_message": merged.message}
+    if better:
+        return replace(whole, message=f"{head}, whose point is kept: {whole.message}"), rep
+    return replace(merged, message=f"{head}; the merged point is kept: {merged.message}"), rep
 
 
 def better_point(problem, a: SolveResult, b: SolveResult) -> bool:
