@@ -12,8 +12,9 @@ says which (:meth:`SolverOption.help_text`: ``init --tol 1e-6`` makes 1e-6 the d
 invocation); ``step`` applies the options it was given to that one round only.
 
 Why the checks live here and not in ``Settings.__post_init__``: the library itself builds settings the CLI
-refuses (an exhausted time budget is ``time_limit_seconds=0`` or below, see ``solver/integer`` and
-``solver/lp/presolve.py``), and the messages name the command-line flag, not the field.
+refuses (an exhausted time budget is ``time_limit_seconds=0``, see ``solver/integer`` and
+``solver/lp/presolve.py``; ``Settings`` refuses only negative limits), and the messages name the command-line
+flag, not the field.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ applying the delta all count, and the solve gets what is left.
 
 The CLI registers the start once per command (:func:`start_command`, from :func:`process_start` as early as
 the process can tell); :func:`solver.api.solve_problem` then hands the solver ``time_limit_seconds`` minus
-the seconds since that start (:func:`budgeted`). A budget already spent reaches the solver as a limit <= 0,
+the seconds since that start (:func:`budgeted`). A budget already spent reaches the solver as a limit of 0,
 and the round ends TIME_LIMIT at once, honestly, instead of running past the limit. Without a registered
 start (library use in-process) the limit counts from the solve's own start, as before.
 
@@ -86,10 +86,10 @@ def elapsed() -> float:
 
 def budgeted(settings):
     """``settings`` with ``time_limit_seconds`` reduced by :func:`elapsed` (unchanged when no command start
-    is registered or the limit is infinite). The result may be <= 0: an exhausted budget, which the solver
-    reports as TIME_LIMIT."""
+    is registered or the limit is infinite). A spent budget is 0 (``Settings`` refuses a negative limit),
+    which the solver reports as TIME_LIMIT."""
     if _START is None or not math.isfinite(settings.time_limit_seconds):
         return settings
     import dataclasses  # here: dataclasses imports inspect (30 ms), which the worker's client must not pay
 
-    return dataclasses.replace(settings, time_limit_seconds=settings.time_limit_seconds - elapsed())
+    return dataclasses.replace(settings, time_limit_seconds=max(settings.time_limit_seconds - elapsed(), 0.0))

@@ -26,6 +26,13 @@ NAN, INF = math.nan, math.inf
     ("integer_fallback_gap", -1.0, ">= 0"), ("integer_submip_gap", NAN, "nan"),
     ("time_limit_seconds", NAN, "nan"), ("integer_fallback_seconds", NAN, "nan"),
     ("integer_submip_seconds", NAN, "nan"), ("iteration_limit", NAN, "nan"), ("iteration_limit", 2.5, "whole"),
+    # negative limits used to be taken as a spent budget without a word
+    ("time_limit_seconds", -1.0, ">= 0"), ("time_limit_seconds", -INF, ">= 0"),
+    ("integer_fallback_seconds", -3.0, ">= 0"),
+    ("integer_submip_seconds", -1.0, ">= 0"), ("iis_seconds", -0.5, ">= 0"), ("iteration_limit", -5, ">= 0"),
+    ("integer_dive_max", -1, ">= 0"), ("relaxation_round_iterations", -64, ">= 0"), ("power_iterations", -1, ">= 0"),
+    ("ruiz_iterations", -2, ">= 0"), ("integer_dual_ascent_steps", -1, ">= 0"),
+    ("integer_improve_max_integers", -1, ">= 0"), ("parallel_min_nnz", -1, ">= 0"),
     ("check_every", 0, "at least 1"), ("threads", 0, "at least 1"), ("presolve", "yes", "auto, on, off"),
     ("integer_fallback", "gurobi", "highs, none"), ("warm_primal_weight", "old", "fresh, reuse"),
     ("step_safety", 0.0, "positive"), ("reflection", NAN, "nan"), ("primal_weight_min", 0.0, "positive"),
@@ -45,10 +52,10 @@ def test_replace_validates_too():
 
 
 def test_values_the_library_builds_itself_stay_valid():
-    # an exhausted budget (solver.clock, solver/integer, presolve) is a limit <= 0: the solve ends at its limit
-    s = Settings(time_limit_seconds=-0.5, integer_fallback_seconds=0.0, integer_submip_seconds=-1.0,
-                 iteration_limit=0)
-    assert s.time_limit_seconds == -0.5
+    # an exhausted budget (solver.clock, solver/integer, presolve) is a limit of 0: the solve ends at its limit
+    s = Settings(time_limit_seconds=0.0, integer_fallback_seconds=0.0, integer_submip_seconds=0.0,
+                 iteration_limit=0, iis_seconds=0.0)
+    assert s.time_limit_seconds == 0.0
     Settings(relaxation_tol=INF)  # no looser first relaxation stage (solver.integer.stages)
     Settings(iteration_limit=INF, integer_fallback_gap=INF, integer_submip_gap=INF, relaxation_tol=None,
              pock_chambolle_alpha=None, threads=None, mip_gap_tol=0.0)
@@ -62,6 +69,21 @@ def test_a_spent_budget_still_solves_to_a_limit_status():
 
     res = solve_problem(small_lp(), Settings(time_limit_seconds=0.0))
     assert res.status.name in ("TIME_LIMIT", "OPTIMAL")
+
+
+def test_a_spent_command_budget_reaches_the_solver_as_zero():
+    """``solver.clock.budgeted`` (a command whose --time-limit is spent before the solve) clamps at 0 instead
+    of building a negative limit, which Settings now refuses."""
+    import time
+
+    from solver import clock
+
+    saved = clock.command_start()
+    clock.start_command(time.monotonic() - 5.0)
+    try:
+        assert clock.budgeted(Settings(time_limit_seconds=1.0)).time_limit_seconds == 0.0
+    finally:
+        clock.start_command(saved)
 
 
 def test_cli_keeps_its_flag_naming_messages():

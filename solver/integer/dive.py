@@ -90,7 +90,7 @@ def dive(problem: Problem, st: Structure, x_lp: np.ndarray, y_lp: np.ndarray, x_
         ws = SolverState(x=np.clip(x_cur, lo, up), y=y_cur.copy(),
                          step_size=state.step_size if state is not None else float("nan"),
                          primal_weight=state.primal_weight if state is not None else float("nan"))
-        res = lp_solve(relaxed, replace(settings, time_limit_seconds=left, iteration_limit=budget), ws)
+        res = lp_solve(relaxed, replace(settings, time_limit_seconds=left, iteration_limit=max(budget, 0)), ws)
         if res.status in (Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DUAL_INFEASIBLE):
             info["reason"] = f"LP after fixing {info['fixed']} integer columns: {res.status.name}"
             break

@@ -260,7 +260,7 @@ def _relax(run: _Round, tol: float, budget: int | None, state_in: SolverState | 
     returns (lp SolveResult, engine, the stage's iteration cap or None) and records the point in ``run``."""
     settings = run.settings
     t0 = time.perf_counter()
-    stage_settings = dc_replace(settings, tol=tol, time_limit_seconds=run.remaining())
+    stage_settings = dc_replace(settings, tol=tol, time_limit_seconds=max(run.remaining(), 0.0))
     cap = max(1, min(budget, int(settings.iteration_limit) - run.iterations)) if budget is not None else None
     if cap is not None:
         stage_settings = dc_replace(stage_settings, iteration_limit=cap)
@@ -514,7 +514,7 @@ def _dive(run: _Round) -> None:
     # (LB 1024x128: a dive that used all of a 120 s limit left the round with no point at all)
     dive_seconds = run.remaining() * (0.5 if run.fallback_mode == "highs" else 1.0)
     x_best, dinfo = dive(run.problem, run.st, run.x_lp, run.y_lp, run.out.x,
-                         dc_replace(settings, time_limit_seconds=dive_seconds), run.prev, run.lp_state,
+                         dc_replace(settings, time_limit_seconds=max(dive_seconds, 0.0)), run.prev, run.lp_state,
                          max_dives=int(settings.integer_dive_max), resolve_seconds=run.resolve_budget())
     run.steps.append({"step": "dive", "changed": int(np.count_nonzero(x_best[it] != run.out.x[it]))
                       if x_best is not None else 0, "seconds": time.perf_counter() - t0, **dinfo})

@@ -182,7 +182,7 @@ def _warm_pdhg(sub: Problem, start: np.ndarray, y0: np.ndarray, settings: Settin
         return start
     ws = SolverState(x=start.copy(), y=y0)
     budget = replace(settings, iteration_limit=min(int(settings.iteration_limit), RESOLVE_ITERATIONS),
-                     time_limit_seconds=min(float(settings.time_limit_seconds), resolve_seconds))
+                     time_limit_seconds=max(min(float(settings.time_limit_seconds), resolve_seconds), 0.0))
     res = lp_solve(sub, budget, ws)
     info["pdhg_iterations"] = int(res.iterations)
     if res.x is not None and np.all(np.isfinite(res.x)):

@@ -447,7 +447,8 @@ def _polish(problem: Problem, s: Settings, x: np.ndarray, y: np.ndarray, iterati
     outer = current_progress_callback()  # the polish's progress continues the count of the reduced run
     shifted = None if outer is None else (lambda info: outer({**info, "iteration": info["iteration"] + iterations}))
     with progress_callback(shifted):
-        polished = pdhg_solve(problem, replace(s, time_limit_seconds=left_t, iteration_limit=left_it),
+        polished = pdhg_solve(problem, replace(s, time_limit_seconds=max(left_t, 0.0),
+                                               iteration_limit=max(left_it, 0)),
                               warm_start=(x, y, None))
     seconds["polish"] = time.perf_counter() - t
     return polished

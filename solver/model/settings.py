@@ -8,11 +8,13 @@ Values are validated on construction (``__post_init__``, also run by ``dataclass
 value raises :class:`solver.model.errors.SettingsError` naming the field. Tolerances (``tol``,
 ``infeasibility_tol``) must be positive and finite (``relaxation_tol`` positive; inf = no looser first
 stage), ``mip_gap_tol`` >= 0 and finite, the
-other gaps >= 0 (inf = never), no number may be nan, counts are whole numbers (``check_every`` >= 1,
-``threads`` None or >= 1) and the string options one of their choices. Time and iteration limits may be
-zero or negative: the library itself builds an exhausted budget that way (``solver/integer``,
-``solver/lp/presolve.py``, ``solver.clock``), and such a solve ends at once at its limit. The CLI checks
-the values a user gives first (``copter_cli/solver_options.py``), with messages naming the flag.
+other gaps >= 0 (inf = never), no number may be nan, counts are whole numbers >= 0 (``check_every`` >= 1,
+``threads`` None or >= 1) and the string options one of their choices. Time limits (:data:`SECONDS`) and
+iteration limits are >= 0: 0 is an exhausted budget, which the library builds itself when a limit is spent
+(``solver.clock.budgeted``, ``solver/integer``, ``solver/lp/presolve.py``: they clamp at 0), and such a
+solve ends at once at its limit; a negative one is refused (it used to be taken silently as a spent budget).
+The CLI checks the values a user gives first (``copter_cli/solver_options.py``), with messages naming
+the flag.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ POSITIVE = ("relaxation_tol", "primal_weight_min", "primal_weight_max")  #: inf 
 COUNTS = ("iteration_limit", "check_every", "integer_dive_max", "integer_dual_ascent_steps",
           "integer_improve_max_integers", "relaxation_round_iterations", "power_iterations", "ruiz_iterations",
           "threads", "parallel_min_nnz")  #: whole numbers (iteration_limit may also be inf)
+SECONDS = ("time_limit_seconds", "integer_fallback_seconds", "integer_submip_seconds", "iis_seconds")  #: inf allowed
 FLAGS = ("verbose", "verbose_all", "bound_objective_scaling")
 OPTIONAL = ("relaxation_tol", "pock_chambolle_alpha", "threads")  #: None is a valid value
 
@@ -60,6 +63,8 @@ def settings_complaint(name: str, v) -> str | None:
         return f"must be >= 0, got {v!r}"
     if name in POSITIVE and not v > 0:
         return f"must be positive, got {v!r}"
+    if (name in SECONDS or name in COUNTS) and v < 0:
+        return f"must be >= 0, got {v!r}"
     if name == "check_every" and v < 1:
         return f"must be at least 1, got {v!r}"
     if name == "threads" and v < 1:
