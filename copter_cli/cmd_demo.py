@@ -16,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from copter_cli.output import console, print_json, run
+from copter_cli.output import answer, answering, print_json, run
 
 DEMO_ROUNDS = 5
 LEGEND = (  # printed under the per-round table
@@ -108,7 +108,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
         base = scenario.base()
         if not json_out:
             where = "a temporary folder, removed at the end (--dir keeps them)" if tmp else str(root)
-            console.print(f"copter demo: {domain} ({base.name}), {base.n_rows:,} rows x {base.n_cols:,} "
+            answer(f"copter demo: {domain} ({base.name}), {base.n_rows:,} rows x {base.n_cols:,} "
                           f"columns, {base.nnz:,} nonzeros, {'MILP' if base.is_mip else 'LP'}; files in {where}",
                           markup=False, highlight=False)
         base_path = root / "base.parquet"
@@ -173,11 +173,11 @@ def vs_cold(rep: dict) -> tuple[float | None, float | None, float | None]:
 def _next_steps(state_dir: Path | None) -> None:
     """The last line: where to look next (the report page and the allocation of the last round)."""
     if state_dir is None:
-        console.print("look closer: rerun with --dir DIR to keep the state, then `copter report --state "
+        answer("look closer: rerun with --dir DIR to keep the state, then `copter report --state "
                       "DIR/state -o report.html` (charts per round) and `copter show --solution --changes "
                       "--state DIR/state` (who got what, and what moved)", markup=False, highlight=False)
         return
-    console.print(f"look closer: `copter report --state {state_dir} -o report.html` (charts per round) and "
+    answer(f"look closer: `copter report --state {state_dir} -o report.html` (charts per round) and "
                   f"`copter show --solution --changes --state {state_dir}` (who got what, and what moved)",
                   markup=False, highlight=False)
 
@@ -188,7 +188,7 @@ def _fmt(v, spec: str = ".6g") -> str:
 
 def _log(rep: dict, json_out: bool) -> None:
     if not json_out:
-        console.print(f"  round {rep.get('round')}: {rep.get('status')} objective {_fmt(rep.get('objective'))} "
+        answer(f"  round {rep.get('round')}: {rep.get('status')} objective {_fmt(rep.get('objective'))} "
                       f"in {_fmt((rep.get('seconds') or {}).get('total'), '.3f')} s", highlight=False)
 
 
@@ -245,11 +245,12 @@ def _table(reports: list[dict], seconds: float, prep: dict | None = None) -> Non
                      "cold" if rep.get("round") == 0 else ("-" if ratio is None else f"{ratio:.2f}x")])
     # on a terminal the least important columns are dropped with a note rather than a value cut; a log or a
     # pipe gets every column at its natural width
-    print_fitted([Column(*c) for c in DEMO_COLUMNS], rows, more="--json", title="copter demo: rounds",
-                 title_justify="left", box=box.HEAVY_HEAD)
+    with answering():
+        print_fitted([Column(*c) for c in DEMO_COLUMNS], rows, more="--json", title="copter demo: rounds",
+                     title_justify="left", box=box.HEAVY_HEAD)
     for line in LEGEND:
-        console.print(line, markup=False, highlight=False)
-    console.print(f"total {seconds:.2f} s (generation, rounds and the cold re-solves; {_compiled_note(prep)})",
+        answer(line, markup=False, highlight=False)
+    answer(f"total {seconds:.2f} s (generation, rounds and the cold re-solves; {_compiled_note(prep)})",
                   markup=False, highlight=False)
 
 

@@ -24,7 +24,7 @@ def convert(
     """Convert a problem between MPS and Parquet.
 
     The format of SRC and DST is chosen by each file's extension."""
-    from copter_cli.output import console, print_json, run
+    from copter_cli.output import answering, console, print_json, run
 
     def body() -> int:
         from formats.io import kind_of, read_problem, write_problem
@@ -44,9 +44,10 @@ def convert(
         if json_out:
             print_json(out)
         else:
-            console.print(f"{src} -> {dst}: {problem.n_rows} rows, {problem.n_cols} columns "
-                          f"({out['n_integer']} integer), {problem.nnz} nonzeros "
-                          f"(read {t1 - t0:.2f} s, write {t2 - t1:.2f} s)", markup=False)
+            with answering():
+                console.print(f"{src} -> {dst}: {problem.n_rows} rows, {problem.n_cols} columns "
+                              f"({out['n_integer']} integer), {problem.nnz} nonzeros "
+                              f"(read {t1 - t0:.2f} s, write {t2 - t1:.2f} s)", markup=False)
         return 0
 
     run(json_out, debug, body)
@@ -63,7 +64,7 @@ def diff_cmd(
     """Write the delta that turns OLD into NEW.
 
     Applying it to OLD gives NEW exactly."""
-    from copter_cli.output import print_json, run, say
+    from copter_cli.output import answering, print_json, run, say
 
     def body() -> int:
         import pyarrow as pa
@@ -97,7 +98,8 @@ def diff_cmd(
             print_json(out)
         else:
             parts = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
-            say(f"{output}: {delta.table.num_rows} rows ({parts or 'no changes'})")
+            with answering():
+                say(f"{output}: {delta.table.num_rows} rows ({parts or 'no changes'})")
         return 0
 
     run(json_out, debug, body)

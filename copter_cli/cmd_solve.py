@@ -99,7 +99,7 @@ def solve_cmd(
 def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, json_out: bool) -> int:
     """Body of ``copter solve``: read, solve, write ``-o``, report; returns the exit code of the status."""
     from copter_cli.exit_codes import for_status
-    from copter_cli.output import console, print_json
+    from copter_cli.output import answering, console, print_json
     from copter_cli.progress import SolveProgress
     from formats.io import read_problem
     from solver.api import solve_problem
@@ -136,9 +136,12 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     if output is not None:
         rep["solution_path"] = str(output)
         rep["duals_path"] = str(duals_path_for(output))
-    if json_out:
+    if json_out:  # the JSON is the answer; the summary follows it on stderr
         print_json(rep)
-    _summary(console, problem_path, problem, result, rep)
+        _summary(console, problem_path, problem, result, rep)
+    else:  # the summary is the answer: stdout
+        with answering():
+            _summary(console, problem_path, problem, result, rep)
     return for_status(result.status)
 
 

@@ -15,7 +15,7 @@ import typer
 
 from copter_cli import exit_codes
 from copter_cli import solver_options as opts
-from copter_cli.output import console, emit, run, say, say_warnings, table_console
+from copter_cli.output import console, emit, run, say, say_error, say_warnings, table_console
 from solver.model.errors import UsageError
 from solver.partition.small import SMALL_LP_NNZ
 
@@ -49,8 +49,8 @@ def _fmt(v, spec: str = ".6g") -> str:
 
 
 def _print_report(report: dict, news: list[str] | None = None) -> None:
-    """Human summary of a round report on stderr (a no-op re-apply: its one-line message). The report's
-    ``warnings`` are ``warning:`` lines (a round just made: news), or, with ``news`` given (``show``: a stored
+    """Human summary of a round report (on stdout: :func:`copter_cli.output.emit`; a no-op re-apply: its
+    one-line message). The report's ``warnings`` are ``warning:`` lines (a round just made: news), or, with ``news`` given (``show``: a stored
     round), rows of the table (facts of that round) and only ``news`` are ``warning:`` lines."""
     if report.get("no_op"):
         console.print(report.get("message", "nothing done"), markup=False)
@@ -80,8 +80,8 @@ def _print_report(report: dict, news: list[str] | None = None) -> None:
 
 
 def _finish(report: dict, json_out: bool) -> int:
-    """Print a round report (JSON on stdout or the human table on stderr); its exit code. A round stored
-    but whose ``--out`` copy failed exits 7 (or 2): its JSON report then also carries ``error`` (code, kind,
+    """Print a round report (JSON or the human table on stdout; an error line on stderr); its exit code. A
+    round stored but whose ``--out`` copy failed exits 7 (or 2): its JSON report then also carries ``error`` (code, kind,
     message saying the round is stored and current, file)."""
     code = exit_codes.for_report(report)
     report = _with_out_error(report, code)
@@ -120,7 +120,7 @@ def _finish_many(reports: list[dict], json_out: bool) -> int:
             say(f"delta {r.get('delta_index')}: {r.get('delta')}")
             _print_report(r)
             if "error" in r:
-                say(f"error ({r['error']['kind']}, exit {r['error']['code']}): {r['error']['message']}")
+                say_error(f"error ({r['error']['kind']}, exit {r['error']['code']}): {r['error']['message']}")
 
     emit(obj, json_out, human)
     return code
@@ -397,8 +397,8 @@ HISTORY_COLUMNS = (("round", "right", 0), ("", "left", 1), ("status", "left", 0)
 
 
 def _print_history(rows: list[dict], out: Console | None = None, terminal: bool | None = None) -> list[str]:
-    """The history table on stderr (or ``out``), fitted to the terminal: no cell is cut; the least important
-    columns are dropped with a note when the width cannot hold them. Returns the dropped headers."""
+    """The history table on the shared console (stdout inside ``emit``; or ``out``), fitted to the terminal: no
+    cell is cut; the least important columns are dropped with a note when the width cannot hold them. Returns the dropped headers."""
     from rich import box
 
     from copter_cli.table_fit import Column, print_fitted

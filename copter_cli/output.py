@@ -1,8 +1,10 @@
-"""Output helpers shared by every command: JSON on stdout, human output on stderr, error mapping.
+"""Output helpers shared by every command: the answer on stdout, diagnostics on stderr, error mapping.
 
 ``--json`` prints exactly one JSON object on stdout as plain text (never through rich, which wraps long
-lines when piped). Human output goes through a rich Console on stderr, without colour when stderr is
-not a TTY. rich is imported on the console's first use, and :func:`say` writes text that rich would print
+lines when piped). Without it the command's answer (a report table, ``show``'s allocation, ``history``'s
+table, "wrote FILE") goes to stdout too, so ``copter show --solution > file`` keeps it (:func:`answering`:
+:func:`emit` prints the human view inside it); errors, ``warning:`` lines and progress go to stderr. Human
+output goes through a rich Console, without colour when its stream is not a TTY. rich is imported on the console's first use, and :func:`say` writes text that rich would print
 unchanged without it, so a command that prints one plain line (``version``, ``rollback``, ``export``) never
 imports rich (issue #15: rich's import is ~40 ms of a 0.3 s start-up).
 """
@@ -47,6 +49,21 @@ def rich_console(**options):
     return _Console(**options)
 
 
+_ANSWER = [False]  #: True while a command prints its answer (:func:`answering`): the shared console is stdout's
+
+
+@contextmanager
+def answering(on: bool = True):
+    """Print the command's answer: inside, :data:`console` and :func:`say` write to stdout (``on`` False: to
+    stderr again, for a warning or an error printed in the middle of an answer)."""
+    old = _ANSWER[0]
+    _ANSWER[0] = on
+    try:
+        yield
+    finally:
+        _ANSWER[0] = old
+
+
 class LazyConsole:
     """A ``rich.console.Console(**options)`` built (and rich imported) on first attribute use; every attribute
     is the built console's. ``__init__`` again (the worker's child, for its client's stderr and variables)
@@ -56,9 +73,21 @@ class LazyConsole:
     def __init__(self, **options):
         self.__dict__["_options"] = options
         self.__dict__["_console"] = None
+        self.__dict__["_answer"] = None  # the shared console's stdout twin (:func:`answering`)
+
+    def _routed(self):
+        """This console, or while answering (:func:`answering`) its twin on stdout."""
+        if not (_ANSWER[0] and self.__dict__["_options"].get("stderr")):
+            return self
+        if self.__dict__["_answer"] is None:
+            self.__dict__["_answer"] = LazyConsole(**{**self.__dict__["_options"], "stderr": False})
+        return self.__dict__["_answer"]
 
     def get(self):
-        """The rich Console (built now if not yet)."""
+        """The rich Console (built now if not yet); stdout's while answering (:func:`answering`)."""
+        routed = self._routed()
+        if routed is not self:
+            return routed.get()
         if self.__dict__["_console"] is None:
             self.__dict__["_console"] = rich_console(**self.__dict__["_options"])
         return self.__dict__["_console"]
@@ -66,7 +95,8 @@ class LazyConsole:
     @property
     def built(self) -> bool:
         """Whether the rich Console exists yet (False: rich may not even be imported)."""
-        return self.__dict__["_console"] is not None
+        routed = self._routed()
+        return routed.built if routed is not self else self.__dict__["_console"] is not None
 
     def __getattr__(self, name):
         return getattr(self.get(), name)
@@ -144,7 +174,8 @@ def dumps(obj) -> str:
 
 
 def say(text: str) -> None:
-    """Print user-derived text on stderr verbatim (no markup parsing, no hard wrap).
+    """Print user-derived text on stderr (stdout while :func:`answering`) verbatim (no markup parsing, no hard
+    wrap).
 
     Through rich's console once it is built (it may be showing a live status line, which rich keeps below
     the text), for what is not a string, or when rich would change the text (tabs, control characters,
@@ -153,8 +184,9 @@ def say(text: str) -> None:
     if not isinstance(text, str) or console.built or _RICH_WOULD_CHANGE.search(text):
         console.print(text, markup=False, highlight=False)
         return
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+    stream = sys.stdout if _ANSWER[0] else sys.stderr
+    stream.write(text + "\n")
+    stream.flush()
 
 
 def print_json(obj) -> None:
@@ -268,7 +300,24 @@ def say_warnings(obj: dict) -> None:
     """``obj``'s ``warnings`` (a list of strings; absent or empty: none) on stderr, one ``warning: TEXT`` line
     each, TEXT as :func:`say` prints it: the label in yellow once rich is imported (a table is or was being
     printed), else plain without importing rich. Every mode shows them: with ``--json`` beside the object's
-    ``warnings`` field (:func:`emit`)."""
+    ``warnings`` field (:func:`emit`). On stderr inside an answer too (:func:`answering`)."""
+    with answering(False):
+        _say_warnings(obj)
+
+
+def answer(*objects, **options) -> None:
+    """``console.print(*objects, **options)`` on stdout: part of the command's answer (:func:`answering`)."""
+    with answering():
+        console.print(*objects, **options)
+
+
+def say_error(text: str) -> None:
+    """An error line (``error (KIND, exit N): ...``) on stderr, inside an answer too (:func:`answering`)."""
+    with answering(False):
+        say(text)
+
+
+def _say_warnings(obj: dict) -> None:
     for w in obj.get("warnings") or []:
         if console.built or "rich.console" in sys.modules:
             from rich.markup import escape
@@ -281,13 +330,16 @@ def say_warnings(obj: dict) -> None:
 def emit(obj, json_out: bool, human: Callable[[Any], None], news: list[str] | None = None) -> int:
     """Print ``obj`` as one JSON object on stdout (``--json``; its ``warnings`` also on stderr first,
     :func:`say_warnings`, or only ``news`` when given: a read-only command's warnings about the state now,
-    not those a stored round carries), else hand it to ``human`` (which prints on stderr, warnings included
-    where its view puts them); return exit code 0."""
+    not those a stored round carries), else hand it to ``human``, which prints the answer on stdout
+    (:func:`answering`; its warnings and errors on stderr, :func:`say_warnings`, :func:`say_error`); return
+    exit code 0."""
     if json_out:
         say_warnings(obj if news is None else {"warnings": news})
         print_json(obj)
     else:
-        human(obj)
+        with answering():
+            human(obj)
+            sys.stdout.flush()
     return 0
 
 

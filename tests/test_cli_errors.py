@@ -176,8 +176,9 @@ def test_copy_to_out_failing_after_the_commit_exits_2_and_says_the_round_is_curr
     assert (st / "CURRENT").read_text() == "1\n"
     d2 = tmp_path / "d2.parquet"
     write_delta(Delta.concat([Delta.vars(["x4"], cost=[6.0])], base_round=1), d2)
-    code, js, err = run_main(capsys, "step", d2, "--state", st, "--out", out)  # human output
-    assert code == 2 and js == "" and "error (usage, exit 2)" in err and "round 2 is stored and current" in err
+    code, table, err = run_main(capsys, "step", d2, "--state", st, "--out", out)  # human output
+    assert code == 2 and "error (usage, exit 2)" in err and "round 2 is stored and current" in err
+    assert "copter round 2" in table and "error (usage" not in table  # the report on stdout, the error on stderr
     assert (st / "CURRENT").read_text() == "2\n"
 
 

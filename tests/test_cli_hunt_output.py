@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from copter_cli import cmd_demo
+from copter_cli.output import LazyConsole
 from copter_cli.output import console as shared_console
 from formats.io import write_delta, write_problem
 from solver import rounds
@@ -20,13 +21,16 @@ from tests.helpers import run_main, small_lp
 
 @pytest.fixture
 def terminal80():
-    """The shared stderr console as an 80-column terminal writing into a buffer."""
+    """The shared console, on stderr and (printing an answer) on stdout, as an 80-column terminal writing into a
+    buffer."""
     buf = StringIO()
-    saved = shared_console.__dict__["_console"]
-    shared_console.__dict__["_console"] = Console(file=buf, width=80, force_terminal=True, no_color=True,
-                                                  highlight=False, soft_wrap=True)
+    saved = shared_console.__dict__["_console"], shared_console.__dict__["_answer"]
+    term = Console(file=buf, width=80, force_terminal=True, no_color=True, highlight=False, soft_wrap=True)
+    answer = LazyConsole()
+    answer.__dict__["_console"] = term
+    shared_console.__dict__["_console"], shared_console.__dict__["_answer"] = term, answer
     yield buf
-    shared_console.__dict__["_console"] = saved
+    shared_console.__dict__["_console"], shared_console.__dict__["_answer"] = saved
 
 
 def _report(r: int) -> dict:
@@ -72,8 +76,8 @@ def test_show_changes_counts_agree_with_the_reports_changed_variables(tmp_path, 
     ch = rounds.show_solution(st, changes=True)["changes"]
     assert ch["vars_added"] == 1
     assert ch["changed_variables"] == rep["changed_variables"]
-    code, _, err = run_main(capsys, "show", "--state", st, "--changes")
-    assert code == 0 and f"{rep['changed_variables']} changed variables (the report's changed_variables)" in err
+    code, out, _ = run_main(capsys, "show", "--state", st, "--changes")
+    assert code == 0 and f"{rep['changed_variables']} changed variables (the report's changed_variables)" in out
 
 
 def test_prepare_force_says_what_it_does_before_the_warm_up(capsys, monkeypatch):

@@ -307,8 +307,8 @@ def test_sigint_during_step_exits_130_and_leaves_state_unchanged(st, tmp_path):
 
 def test_history_table_has_phase_columns(st, tmp_path):
     cli("step", delta_file(tmp_path / "d1.parquet", cost_delta()), "--state", st)
-    code, _, err = cli("history", "--state", st)
-    assert code == 0 and "solve" in err and "OPTIMAL" in err
+    code, out, _ = cli("history", "--state", st)
+    assert code == 0 and "solve" in out and "OPTIMAL" in out  # the table is the answer: stdout
 
 
 def test_parquet_written_by_pandas_is_accepted(st, tmp_path):
@@ -382,8 +382,8 @@ def test_history_shows_no_objective_for_a_failed_round(st, tmp_path):
     failed = [r for r in rows if r["kind"] == "failed"]
     assert [r["status"] for r in failed] == ["PRIMAL_INFEASIBLE"] and failed[0]["objective"] is None
     assert rows[0]["objective"] is not None  # the OPTIMAL round 0 keeps its objective
-    _, _, err = cli("history", "--state", st)
-    line = next(x for x in err.splitlines() if "PRIMAL_INFEASIBLE" in x)
+    _, out, _ = cli("history", "--state", st)
+    line = next(x for x in out.splitlines() if "PRIMAL_INFEASIBLE" in x)
     assert line.split("PRIMAL_INFEASIBLE")[1].split()[0] == "-"
 
 

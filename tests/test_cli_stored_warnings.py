@@ -43,10 +43,10 @@ def test_show_json_gives_a_rounds_stored_warning_in_the_answer_not_on_stderr(st,
 
 
 def test_show_human_puts_a_stored_warning_in_its_table(st, capsys):
-    code, _, err = run_main(capsys, "show", "--round", "1", "--state", st)
+    code, out, err = run_main(capsys, "show", "--round", "1", "--state", st)
     assert code == 0
-    assert _warning_lines(err) == []
-    row = next(ln for ln in err.splitlines() if "no copter.base_round" in ln)
+    assert _warning_lines(err) == [] and _warning_lines(out) == []
+    row = next(ln for ln in out.splitlines() if "no copter.base_round" in ln)
     assert row.split()[0] == "warnings"
 
 
@@ -57,9 +57,9 @@ def test_a_damaged_current_is_news_on_every_read_beside_the_stored_warning(st, c
     stored, live = json.loads(out)["warnings"]
     assert "no copter.base_round" in stored and "CURRENT names round 2" in live
     assert _warning_lines(err) == [f"warning: {live}"]
-    code, _, err = run_main(capsys, "show", "--state", st)
+    code, out, err = run_main(capsys, "show", "--state", st)
     assert code == 0 and _warning_lines(err) == [f"warning: {live}"]
-    assert any(ln.split()[:1] == ["warnings"] and "no copter.base_round" in ln for ln in err.splitlines())
+    assert any(ln.split()[:1] == ["warnings"] and "no copter.base_round" in ln for ln in out.splitlines())
     for args in (("history",), ("history", "--json")):
         code, _, err = run_main(capsys, *args, "--state", st)
         assert code == 0 and _warning_lines(err) == [f"warning: {live}"], args

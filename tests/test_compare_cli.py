@@ -125,7 +125,7 @@ def test_an_infeasible_pop_row_has_no_objective_or_diff_and_is_never_the_best(tm
     assert pop["objective"] is None and pop["objective_diff_rel"] is None
     assert highs["objective"] == pytest.approx(4.0) and highs["objective_diff_rel"] == 0.0
     assert out["copter"]["objective_diff_rel"] >= 0.0
-    table = runner.invoke(app, ["compare", "-b", "pop", "--k", "2", "--pop-workers", "0", "--state", st]).stderr
+    table = runner.invoke(app, ["compare", "-b", "pop", "--k", "2", "--pop-workers", "0", "--state", st]).stdout
     line = next(x for x in table.splitlines() if "pop-2" in x and "│" in x)
     cells = [c.strip() for c in line.split("│")[1:-1]]
     assert cells[2] == "-" and cells[3] == "-", cells  # objective, obj. diff rel

@@ -99,12 +99,13 @@ def _env(delay: str | None) -> dict:
     return env
 
 
-def on_pty(args, delay: str | None = "0") -> tuple[int, bytes, bytes]:
-    """Run ``python -m copter_cli ARGS`` with stderr on a pseudo-terminal and stdout on a pipe."""
+def on_pty(args, delay: str | None = "0", stdout_too: bool = False) -> tuple[int, bytes, bytes]:
+    """Run ``python -m copter_cli ARGS`` with stderr on a pseudo-terminal and stdout on a pipe (``stdout_too``:
+    on the same terminal, as in a shell, the answer and the progress line interleaved in ``err``)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))  # 200 columns: the whole line
-    proc = subprocess.Popen([sys.executable, "-m", "copter_cli", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=slave, env=_env(delay))
+    proc = subprocess.Popen([sys.executable, "-m", "copter_cli", *map(str, args)],
+                            stdout=slave if stdout_too else subprocess.PIPE, stderr=slave, env=_env(delay))
     os.close(slave)
     err = b""
     while True:
@@ -115,7 +116,7 @@ def on_pty(args, delay: str | None = "0") -> tuple[int, bytes, bytes]:
         if not chunk:
             break
         err += chunk
-    out = proc.stdout.read()
+    out = b"" if stdout_too else proc.stdout.read()
     proc.wait(timeout=600)
     os.close(master)
     return proc.returncode, out, err
@@ -139,7 +140,7 @@ def _progress_lines(err: bytes) -> list[bytes]:
 
 
 def test_solve_on_a_terminal_shows_the_line_and_erases_it_before_the_summary(base):
-    code, _, err = on_pty(["solve", base, "--time-limit", "100"])
+    code, _, err = on_pty(["solve", base, "--time-limit", "100"], stdout_too=True)  # the summary: stdout
     assert code == 0, err
     lines = _progress_lines(err)
     assert lines and b"iter " in lines[-1] and b"primal res" in lines[-1] and b"gap" in lines[-1]
@@ -149,10 +150,10 @@ def test_solve_on_a_terminal_shows_the_line_and_erases_it_before_the_summary(bas
 
 
 def test_solve_on_a_pipe_writes_no_progress_bytes(base):
-    code, _, err = on_pipe(["solve", base, "--time-limit", "100"])
+    code, out, err = on_pipe(["solve", base, "--time-limit", "100"])
     assert code == 0, err
     assert b"\r" not in err and b"\x1b[K" not in err and b"solving" not in err
-    assert b"Model status" in err
+    assert b"Model status" in out and b"Model status" not in err  # the summary is the answer: stdout
 
 
 def test_verbose_shows_its_log_and_no_line(base):
@@ -185,11 +186,11 @@ def test_init_and_step_on_a_terminal_and_on_a_pipe(base, tmp_path):
 
 
 def test_demo_on_a_terminal_shows_progress_then_the_table_with_its_legend_and_next_steps():
-    code, out, err = on_pty(["demo", "--domain", "te", "--scale", "5", "--rounds", "1"])
+    code, out, err = on_pty(["demo", "--domain", "te", "--scale", "5", "--rounds", "1"], stdout_too=True)
     assert code == 0, err
     assert _progress_lines(err)
     text = err.decode()
     assert "vs cold = solve s / cold s" in text and "lower is better" in text
     assert "copter report" in text and "copter show --solution" in text
-    code, _, err = on_pipe(["demo", "--domain", "te", "--scale", "5", "--rounds", "1"])
-    assert code == 0 and b"\r" not in err and b"solving" not in err and b"vs cold =" in err
+    code, out, err = on_pipe(["demo", "--domain", "te", "--scale", "5", "--rounds", "1"])
+    assert code == 0 and b"\r" not in err and b"solving" not in err and b"vs cold =" in out
