@@ -123,6 +123,7 @@ def main(argv=None) -> None:
     from solver.differential import apply_delta, map_state
     from solver.model.settings import Settings
     from solver.partition.round import PartitionConfig, solve_round
+    from solver.partition.small import small_lp
 
     ks = [int(k) for k in args.ks.split(",") if k]
     settings = Settings(tol=args.tol, time_limit_seconds=args.time_limit)
@@ -132,6 +133,7 @@ def main(argv=None) -> None:
     print(f"# {label}: {problem.n_cols} columns, {problem.n_rows} rows, {problem.nnz} nonzeros, "
           f"{'MILP' if problem.is_mip else 'LP'}; built in {time.perf_counter() - t:.1f} s")
     data = {k: None for k in ks}
+    whole = {k: None for k in ks}  # each K's previous round state: a small LP's whole solve starts from it
     mono_state, mono_x, info_, old, last_x = None, None, None, None, None
     rows = []
     csv_path: Path | None = None
@@ -160,10 +162,13 @@ def main(argv=None) -> None:
             cfg = PartitionConfig(k=k, executor=args.executor, passes=args.passes, seed=args.seed,
                                   update_every=args.update_every, ray_address=args.ray_address, workers=args.workers)
             t = time.perf_counter()
+            warm = (map_state(whole[k], info_, problem)
+                    if r > 0 and whole[k] is not None and small_lp(problem, cfg.whole_below_nnz) else None)
             out = solve_round(problem, settings, cfg, data[k], info_ if data[k] is not None else None,
-                              (old.n_cols, old.n_rows) if r > 0 and data[k] is not None else None)
+                              (old.n_cols, old.n_rows) if r > 0 and data[k] is not None else None, warm)
             wall = time.perf_counter() - t
             data[k] = out.data
+            whole[k] = out.result.state
             rep, res = out.report, out.result
             last_x = res.x
             parts = rep.get("parts", [])

@@ -132,7 +132,8 @@ def test_partitioned_te_rounds_beat_pop2_and_the_merged_point_holds_on_the_whole
     whole model, its bound is reported, and its loss to the monolithic optimum is below POP-2's."""
     sc = make_scenario("te", 24, seed=0)
     state = tmp_path / "st"
-    rep = rounds.init(sc.base(), state, partition=INLINE)
+    # the merged point itself (no small-LP whole solve, whose point would be the round's)
+    rep = rounds.init(sc.base(), state, partition={**INLINE, "whole_below_nnz": 0})
     assert rep["partitions"]["k"] == 2 and rep["status"] in ("OPTIMAL", "FEASIBLE")
     # round 0 is cold: its parts start from the probe's points within the round, not from an earlier round
     assert rep["partitions"]["shares"]["passes"][0]["pass"] == "probe" and rep["partitions"]["warm"] is False
@@ -272,7 +273,8 @@ def test_a_round_whose_part_fails_reports_no_gap_to_the_bound(tmp_path):
     without a gap (it read "gap to the Lagrangian bound -100.000%"), and CURRENT stays."""
     sc = make_scenario("te", 16, seed=5)
     state = tmp_path / "st"
-    rounds.init(sc.base(), state, partition=INLINE)
+    # the parts' round alone: a small LP's whole solve, warm from round 0, can end with a feasible point
+    rounds.init(sc.base(), state, partition={**INLINE, "whole_below_nnz": 0})
     rep = rounds.step(sc.next_delta(1), state, settings=Settings(iteration_limit=1))
     assert rep["status"] == "ITERATION_LIMIT" and rep["accepted"] is False
     assert "a part ended ITERATION_LIMIT" in rep["message"] and "gap to the Lagrangian bound" not in rep["message"]

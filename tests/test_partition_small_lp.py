@@ -1,7 +1,8 @@
 """A small partitioned LP round is also solved whole and keeps the better point (``--whole-below-nnz``,
 ``solver.partition.fallback.compare_small_lp``): the probe's first split of the shared capacity rows (every part
 alone wants all of each row) left TE ring 24's K = 4 merge 5.7% below the monolithic optimum, and the parts' dual
-bound is too loose to tell. The next round's shares come from the whole point, so the parts' own merge gets closer."""
+bound is too loose to tell. The next round's shares come from the whole point, so the parts' own merge gets closer,
+and the next round's whole solve starts from the previous round's point."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ def test_the_next_rounds_shares_come_from_the_whole_point_and_bring_the_merge_cl
     r0 = rounds.init(sc.base(), state, partition={"k": 4, "executor": "inline"})
     assert r0["partitions"]["fallback"]["shares_from"] == "whole"
     r1 = rounds.step(sc.next_delta(1), state)
+    # round 0's whole solve is cold; a step's starts from the previous round's point, as a monolithic step does
+    assert not r0["partitions"]["fallback"]["warm_started"] and r1["partitions"]["fallback"]["warm_started"]
     problem = sc.base()  # its sense
     merged0 = r0["partitions"]["fallback"]["merged_objective"]  # the probe's shares
     merged1 = r1["partitions"]["fallback"]["merged_objective"]  # round 0's whole point's shares, one delta later

@@ -231,7 +231,8 @@ def _part_duals(parts: list[Part], ys: list, spos: np.ndarray, k: int, ns: int) 
 
 
 def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, prev: PartitionData | None = None,
-                info=None, old_shape: tuple[int, int] | None = None) -> RoundOutcome:
+                info=None, old_shape: tuple[int, int] | None = None,
+                whole_warm: SolverState | None = None) -> RoundOutcome:
     """Solve one round of ``problem`` partitioned into ``config.k`` parts (module docstring).
 
     Args:
@@ -241,6 +242,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         prev: the previous round's PartitionData (None: round 0 or a cold start: a fresh split).
         info: the delta's ``ApplyInfo`` (col_map/row_map to the previous round), None for round 0.
         old_shape: (n, m) of the previous round's problem (defaults to ``info``'s).
+        whole_warm: the previous round's whole-model state mapped onto ``problem``: the warm start of a small LP's
+            whole solve (``config.whole_below_nnz``; None: cold).
     Returns:
         RoundOutcome: the whole-model SolveResult (x (n,), y (m,), status, objective, bound as
         ``dual_objective``, ``gap_rel`` to it), the PartitionData for the next round (None when a worker
@@ -418,7 +421,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             result = replace(result, iterations=iters)
         if small_lp(problem, config.whole_below_nnz) and dl.parts_left() > 0:  # solved whole it costs about as much
             t5 = time.perf_counter()
-            result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz)
+            result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
+                                                                whole_warm)
             if (outcome_rep["fallback"]["kept"] == "whole" and r.ns
                     and not (every == 0 or (r.updates + 1) % every)):  # shares move this round
                 new_shares = _whole_shares(problem, r, result.x)

@@ -106,9 +106,26 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
         warnings.append(f"cold start of the parts: round {gen.round}'s partition state is unreadable ({err})")
     if prev is None and not any(w.startswith("cold start of the parts") for w in warnings):
         warnings.append(f"cold start of the parts: round {gen.round} stored no partition state")
+    whole_warm = _whole_warm(gen, info, problem, cfg)
     seconds["apply"] = time.perf_counter() - t
     seconds["apply_linear"] = info.seconds_linear
     t = time.perf_counter()
-    out = solve_round(problem, settings, cfg, prev, info, (gen.problem.n_cols, gen.problem.n_rows))
+    out = solve_round(problem, settings, cfg, prev, info, (gen.problem.n_cols, gen.problem.n_rows), whole_warm)
     seconds["solve"], seconds["integerize"] = phase_seconds(out.result, time.perf_counter() - t)
     return problem, info, out.result, _hook(out.data), {"partitions": out.report}
+
+
+def _whole_warm(gen: Generation, info, problem: Problem, cfg):
+    """The previous round's whole-model state mapped onto ``problem`` (``solver.differential.map_state``), the warm
+    start of a small LP round's whole solve (``cfg.whole_below_nnz``, ``solver.partition.fallback``); None for a
+    larger model or a MILP, or without a usable state (the whole solve is then cold)."""
+    from solver.differential import map_state
+    from solver.model.errors import StateError
+    from solver.partition.small import small_lp
+
+    if not small_lp(problem, cfg.whole_below_nnz) or gen.state is None:
+        return None
+    try:
+        return map_state(gen.state, info, problem)
+    except StateError:
+        return None
