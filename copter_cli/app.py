@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     # --time-limit counts from process start (solver.clock): the console script passes no argv; an
     # in-process caller with argv keeps the library rule (the limit counts from the solve's start)
     from solver.clock import process_start, start_command
+    from solver.model.errors import CopterError, EnvironmentFaultError
 
     start_command(process_start() if argv is None else None)
     args = sys.argv[1:] if argv is None else list(argv)
@@ -159,6 +160,12 @@ def main(argv: list[str] | None = None) -> None:
             output.quiet_broken_pipe()
         except typer.Exit:
             code = exit_codes.BROKEN_PIPE
+    except (OSError, CopterError) as err:  # outside a command body: --version, --help, version to a full stdout
+        fault = output.stdout_refused(err) if isinstance(err, OSError) else err
+        if not isinstance(fault, EnvironmentFaultError):
+            raise
+        output.say(f"error ({fault.kind}, exit {exit_codes.ENVIRONMENT}): {fault}")
+        code = exit_codes.ENVIRONMENT
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -55,13 +55,48 @@ _ANSWER = [False]  #: True while a command prints its answer (:func:`answering`)
 @contextmanager
 def answering(on: bool = True):
     """Print the command's answer: inside, :data:`console` and :func:`say` write to stdout (``on`` False: to
-    stderr again, for a warning or an error printed in the middle of an answer)."""
+    stderr again, for a warning or an error printed in the middle of an answer). stdout is flushed at the end;
+    a write the machine refuses (the file-size limit ``ulimit -f``, disk full) is :func:`stdout_refused`."""
     old = _ANSWER[0]
     _ANSWER[0] = on
     try:
         yield
+        if on:
+            sys.stdout.flush()
+    except OSError as err:
+        fault = stdout_refused(err) if on else None
+        if fault is None:
+            raise
+        raise fault from err
     finally:
         _ANSWER[0] = old
+
+
+def stdout_refused(err: OSError):
+    """The typed error for a write to stdout that the machine refused (``EFBIG`` over ``ulimit -f``,
+    ``ENOSPC``, ``EIO``): an ``EnvironmentFaultError`` (exit 7) naming stdout and the file it is redirected
+    to, e.g. ``stdout (/tmp/alloc.txt): cannot write: File too large``. File descriptor 1 is pointed at
+    /dev/null first, so the error message and the interpreter's final flush cannot fail again (the error goes
+    to stderr; with ``--json`` its object is lost with the rest of stdout). None for another error (a closed
+    pipe is :func:`quiet_broken_pipe`'s)."""
+    import os
+
+    from formats.faults import as_environment_fault, is_environment_fault
+
+    if isinstance(err, BrokenPipeError) or not is_environment_fault(err):
+        return None
+    try:
+        target = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+    except (OSError, ValueError, AttributeError):
+        target = None
+    where = f"stdout ({target})" if target and target.startswith("/") else "stdout"
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):  # no real stream (a test's capture)
+        pass
+    return as_environment_fault(err, where, destination=True)
 
 
 class LazyConsole:
@@ -212,6 +247,11 @@ def print_line(text: str) -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         quiet_broken_pipe()
+    except OSError as err:  # ulimit -f, disk full: exit 7 naming stdout (stdout_refused)
+        fault = stdout_refused(err)
+        if fault is None:
+            raise
+        raise fault from err
 
 
 @contextmanager
@@ -289,6 +329,8 @@ def _fail(code: int, kind: str, message: str, json_out: bool, extra: dict) -> No
             print_json({"error": err})
         except BrokenPipeError:
             quiet_broken_pipe()
+        except CopterError:  # stdout refused the error too (stdout_refused: now /dev/null); stderr says it below
+            pass
     # user text (names, paths, HiGHS messages) is never parsed as rich markup
     from rich.text import Text
 
@@ -339,7 +381,6 @@ def emit(obj, json_out: bool, human: Callable[[Any], None], news: list[str] | No
     else:
         with answering():
             human(obj)
-            sys.stdout.flush()
     return 0
 
 
