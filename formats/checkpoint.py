@@ -642,6 +642,11 @@ class StateStore:
             if not required:
                 return {}
             raise StateError(f"config.json is damaged (not JSON: {err})", file=str(path)) from None
+        except RecursionError:  # json's parser recurses per nesting level: [[[[...]]]] is damage, not a bug
+            if not required:
+                return {}
+            raise StateError("config.json is damaged (not JSON copter reads: nested too deeply)",
+                             file=str(path)) from None
         if not isinstance(body, dict):
             if not required:
                 return {}
