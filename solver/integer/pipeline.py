@@ -204,6 +204,10 @@ def _relaxation_stages(run: _Round) -> SolveResult | None:
     run.seconds["relaxation"] = run.seconds["bound"] = run.seconds["rounding"] = 0.0
     run.seconds["fix_and_resolve"] = 0.0
     run.lp_bound = -math.inf * problem.sense
+    if ws is not None and math.isfinite(ws.proven_bound):  # the same model's bound from the previous round
+        run.lp_bound = float(ws.proven_bound)
+        run.report["lp_bound"] = run.lp_bound
+        run.report["bound_from_previous_round"] = run.lp_bound
     state_in = ws
     tols = relaxation_tolerances(settings)
     every = options.round_every(settings)

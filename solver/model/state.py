@@ -23,6 +23,10 @@ class SolverState:
             EngineRecord.to_dict()``: engine, reason, converged, lost, cold_seconds, skip_alm, cold_passes, passes,
             alm_passes, pdhg_warm_passes),
             read by the next round's engine choice; None when unknown (an older state, a point built by a heuristic).
+        proven_bound: a valid bound on the objective of THIS model (MILP), or nan: set by the round loop only
+            when the round's model is unchanged from the previous round (an empty delta), to that round's proven
+            bound, which then still holds (``solver.integer.pipeline`` starts from it: a time-limited unchanged
+            round that keeps the previous point keeps its OPTIMAL). Not stored in a checkpoint.
     """
 
     x: np.ndarray
@@ -32,3 +36,4 @@ class SolverState:
     iterations: int = 0
     integer_x: np.ndarray | None = None
     engine: dict | None = None
+    proven_bound: float = float("nan")

@@ -9,6 +9,7 @@ The failure behaviour is documented in :mod:`solver.rounds` (package docstring).
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import time
@@ -273,6 +274,7 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
                 from solver.integer.incumbent import map_previous_point
 
                 warm.integer_x = map_previous_point(gen.state.integer_x, info.col_map, problem)
+                warm.proven_bound = _bound_if_unchanged(gen, info)
         except StateError as err:
             warnings.append(f"cold start: {err}")
     else:
@@ -283,6 +285,17 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
     result = solve_problem(problem, settings, warm)
     seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
     return problem, info, result
+
+
+def _bound_if_unchanged(gen: Generation, info) -> float:
+    """The previous round's proven MILP bound (its report's ``lp_bound``) when the delta left the model as it
+    was (no array, size, sense or offset changed: ``ApplyInfo.changed_fields`` empty), else nan. The same
+    model has the same optimum, so the bound still holds; without it a time-limited unchanged round kept the
+    previous point but proved only its own, looser relaxation bound, and OPTIMAL became FEASIBLE."""
+    bound = (gen.report or {}).get("lp_bound")
+    if info.changed_fields or isinstance(bound, bool) or not isinstance(bound, (int, float)):
+        return math.nan
+    return float(bound) if math.isfinite(bound) else math.nan
 
 
 def _round_extra(store: StateStore, current: int, stored: bool, warnings: list[str]) -> dict:
