@@ -275,11 +275,44 @@ def test_the_budget_floor_stops_at_alm_over_times_the_cold_passes_and_pdhg_warm_
     within = solve(q, Settings(tol=TOL), warm)
     assert within.engine == "alm" and within.state.engine["skip_alm"] == 0
     x0, _ = engine_choice.cold_point(q)
-    mid = SolverState(x=0.5 * (warm.x + x0), y=0.5 * warm.y, engine={**cheap, "skip_alm": 1})
+    # a PDHG warm round past the cold passes (within WARM_OVER x them: test_a_pdhg_warm_round_past_warm_over...)
+    base = 0.6 * solve(q, Settings(tol=TOL, engine="pdhg"), warm).state.engine["passes"]
+    mid = SolverState(x=warm.x, y=warm.y, engine={**cheap, "skip_alm": 1, "cold_passes": base})
     res = solve(q, Settings(tol=TOL), mid)
-    assert res.engine == "pdhg" and res.warm_started and res.state.engine["passes"] > 2.0
-    assert res.state.engine["skip_alm"] == 0
+    assert res.engine == "pdhg" and res.warm_started and res.state.engine["passes"] > base
+    assert res.state.engine["skip_alm"] == 0 and not res.state.engine["warm_lost"]
     assert res.state.engine["pdhg_warm_passes"] == res.state.engine["passes"]  # rule 4's yardstick, carried on
+
+
+def test_a_pdhg_warm_round_past_warm_over_times_the_cold_passes_is_solved_cold(te_round):
+    """Issue #17: an "auto" PDHG warm round stops at WARM_OVER x the record's cold passes and the round is solved
+    cold with the time left: OPTIMAL at the cold optimum, its passes the warm run's plus the cold solve's, and the
+    cold solve's passes the record's next base. Before the cap the round ran on warm (warm_started, its passes far
+    past the cap)."""
+    q, warm, cold = te_round
+    x0, _ = engine_choice.cold_point(q)
+    base = 20.0
+    far = SolverState(x=0.5 * (warm.x + x0), y=0.5 * warm.y, engine={**warm.engine, "cold_passes": base,
+                                                                       "skip_alm": 1})
+    s = Settings(tol=TOL)
+    res = solve(q, s, far)
+    assert res.status == Status.OPTIMAL and res.engine == "pdhg" and not res.warm_started
+    assert "solved cold" in res.message and "solved cold" in res.engine_reason
+    assert abs(res.objective - cold.objective) <= 1e-4 * max(1.0, abs(cold.objective))
+    rec = EngineRecord.from_state(res.state)
+    cap = engine_choice.warm_cap(choose_engine(q, s, far), s)
+    assert rec.warm_lost and cap == math.ceil(engine_choice.WARM_OVER * base / engine_choice.PDHG_ITERATION_PASSES)
+    cold_its = res.iterations - cap
+    assert cold_its > 0 and rec.cold_passes == engine_choice.PDHG_ITERATION_PASSES * cold_its
+    assert rec.passes == engine_choice.PDHG_ITERATION_PASSES * res.iterations
+    assert math.isnan(rec.pdhg_warm_passes) or rec.pdhg_warm_passes == warm.engine.get("pdhg_warm_passes")
+    assert "warm_iterate" in res.seconds or "warm_total" in res.seconds
+    # pinned PDHG and rounds without a cold base are not capped
+    assert engine_choice.warm_cap(choose_engine(q, Settings(tol=TOL, engine="pdhg"), far), s) is None
+    no_base = SolverState(x=far.x, y=far.y, engine={**far.engine, "cold_passes": math.nan})
+    assert engine_choice.warm_cap(choose_engine(q, s, no_base), s) is None
+    # the round's own iteration limit below the cap wins
+    assert engine_choice.warm_cap(choose_engine(q, s, far), Settings(tol=TOL, iteration_limit=cap)) is None
 
 
 def test_an_alm_run_past_the_streams_last_pdhg_warm_round_backs_off_the_alm(te_round):

@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from solver.lp import presolve
-from solver.lp.engine_choice import Choice, choose_engine, next_record, solve_passes
+from solver.lp.engine_choice import WARM_OVER, Choice, choose_engine, next_record, solve_passes, warm_cap
 from solver.lp.original_kkt import measured_result, original_kkt
 from solver.lp.pdhg import WARM_PRIMAL_WEIGHTS, parse_warm_start
 from solver.lp.trivial import reduce_trivial
@@ -35,7 +35,8 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     of LPs with rows and columns that are not trivially infeasible), else directly
     (:func:`solver.lp.pdhg.solve`); or the proximal ALM (:func:`solver.lp.alm.solve_alm`) within its work budget,
     a run that exceeds it, stalls or diverges being finished by PDHG, warm from the same start, with the time
-    left. A warm point that already meets ``settings.tol`` (relative KKT in original units,
+    left. An ``"auto"`` PDHG warm round that runs past ``WARM_OVER`` x the stream's last cold solve's passes
+    is solved cold with the time left (:func:`_cold_after_warm`). A warm point that already meets ``settings.tol`` (relative KKT in original units,
     :func:`solver.lp.original_kkt.original_kkt`) is returned as it is, whatever the engine setting
     (:func:`_kept_warm_point`): a round with no material change keeps its allocation bitwise.
 
@@ -58,6 +59,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     s = settings or Settings()
     choice = choose_engine(problem, s, warm_start)
     cold = None  # an OPTIMAL cold PDHG solve: the next ALM budget's base
+    warm_lost = False  # a PDHG warm run hit its cap and the round was solved cold
     kept = _kept_warm_point(problem, s, warm_start, choice, t0)
     if kept is not None:
         res, lost, passes = kept, False, 0.0
@@ -65,14 +67,25 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
         res, lost, alm_passes = _run_alm(problem, s, warm_start, choice, t0)
         passes = solve_passes(res.iterations if lost else 0, alm_passes)
     else:
-        res, lost = presolve.solve_pdhg(problem, s, warm_start if choice.use_warm else None), False
+        cap = warm_cap(choice, s) if warm_start is not None else None
+        res = presolve.solve_pdhg(problem, s if cap is None else replace(s, iteration_limit=cap),
+                                  warm_start if choice.use_warm else None)
+        lost = False
         passes = solve_passes(res.iterations)
-        if not (choice.use_warm and warm_start is not None) and res.status == Status.OPTIMAL:
+        if cap is not None and res.status == Status.ITERATION_LIMIT:
+            res, cold_res = _cold_after_warm(problem, s, res, choice, t0)
+            warm_lost = True
+            passes = solve_passes(res.iterations)
+            cold = cold_res if cold_res.status == Status.OPTIMAL else None
+        elif not (choice.use_warm and warm_start is not None) and res.status == Status.OPTIMAL:
             cold = res
         if not choice.use_warm:
             res.warm_started = False
     res.engine = "pdhg" if lost else choice.engine
     res.engine_reason = choice.reason + (f"; {_lost_sentence(res)}" if lost else "")
+    if warm_lost:
+        res.engine_reason += (f"; PDHG warm ran past {WARM_OVER:g} x the last cold solve's passes and the round was "
+                              "solved cold")
     if kept is not None and not math.isfinite(choice.warm_kkt):  # a pinned engine: the choice did not measure
         res.engine_reason += f"; the warm point already meets tol {s.tol:g}: returned unchanged, no engine ran"
     elif kept is None and choice.warm_kkt <= s.tol:  # rule 2's point was not returned (_kept_warm_point)
@@ -80,7 +93,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
                               "LP infeasible or unbounded")
     if res.state is not None:
         rec = next_record(replace(choice, engine=res.engine, reason=res.engine_reason),
-                          res.status == Status.OPTIMAL, lost, cold, passes)
+                          res.status == Status.OPTIMAL, lost, cold, passes, warm_lost)
         res.state.engine = rec.to_dict()
     return res
 
@@ -159,6 +172,24 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
                    "total": time.perf_counter() - t0}
     out.seconds["solve"] = out.seconds["total"]
     return out, True, alm_passes
+
+
+def _cold_after_warm(problem: Problem, s: Settings, warm: SolveResult, choice: Choice, t0: float):
+    """The round solved cold (PDHG, presolve as ``s.presolve`` says) after its PDHG warm run stopped at
+    :func:`solver.lp.engine_choice.warm_cap`, with the time and iterations left. Returns (the round's result:
+    the cold point, ``iterations`` = warm + cold iterations, ``seconds`` with the warm run's as ``warm_*``, a
+    message naming both; the cold solve's own result, the record's next cold base)."""
+    left = s.time_limit_seconds - (time.perf_counter() - t0)
+    its_left = max(s.iteration_limit - warm.iterations, 1)
+    cold = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0), iteration_limit=its_left), None)
+    base = choice.previous.cold_passes if choice.previous is not None else math.nan
+    out = replace(cold, iterations=warm.iterations + cold.iterations, warm_started=False,
+                  message=(f"PDHG warm stopped after {warm.iterations} iterations, past {WARM_OVER:g} x the last cold "
+                           f"solve's {base:.0f} matrix passes: solved cold: {cold.message}"),
+                  seconds={**{f"warm_{k}": v for k, v in warm.seconds.items()}, **cold.seconds,
+                           "total": time.perf_counter() - t0})
+    out.seconds["solve"] = out.seconds["total"]
+    return out, cold
 
 
 def _lost_sentence(res: SolveResult) -> str:

@@ -80,8 +80,20 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    the ALM backs off for ``ALM_BACKOFF`` rounds;
 7. otherwise PDHG warm.
 
-``Settings.engine = "pdhg"`` or ``"alm"`` pins the engine (the warm start is used as given; a pinned ALM
-has no budget beyond the round's limit and still hands a stalled run to PDHG).
+Warm PDHG rounds that run past their cold cost (issue #17): under ``"auto"``, a PDHG warm round in a stream
+whose record knows a cold solve's passes stops at :data:`WARM_OVER` times them (``solver.lp.dispatch``) and the
+round is solved cold with the time left (the record's ``warm_lost``). Why: on LB 256x32 with simulated
+decisions every round is a new LP (every load redrawn, the placement costs following a placement the solver
+did not choose); the mapped point is primal feasible but its objective is far off (242 against 4.9), and PDHG
+warm took 0.55-11x the cold passes over 15 rounds with the same step size and restart schedule as cold; the
+carried primal weight (``warm_primal_weight="reuse"``: 0.44-2.1x on rounds 1-6) and the old duals alone (x
+cold: 0.50-5.0x) did not help. Neither the start's KKT measures nor the first ~500 iterations' errors told
+the 4.5x round apart from the 0.67x one (in-process traces), so only the outcome can. The margin is 3, not 1:
+the last cold solve was another round's LP and LB cold passes swing 2,322-8,854 between rounds; at 1 the
+cap plus the cold re-solve cost more than it saved (LB 64x8, 12 rounds: total warm/cold passes 0.45 ->
+0.55; 128x16: 0.88 -> 1.44), and so did backing the stream off to cold solves after a capped round (0.45 ->
+1.21: the small streams' later warm and ALM rounds win 0.03-0.6x). The cap bounds the tail (LB 256x32 round
+13: 11.2x the cold passes uncapped), it does not lower the LB median.
 """
 
 from __future__ import annotations
@@ -117,6 +129,9 @@ ALM_OVER = 2.0  #: an ALM run that made more than this multiple of the last cold
 ALM_PROBE = 0.5  #: an ALM run past this multiple of the last cold solve's passes, in a stream with no PDHG warm
 #: round yet, leaves the next round to PDHG warm, so the two engines' warm rounds can be compared (rule 6a);
 #: the ALM's wins stay below it (Sia rounds 0.07-0.18, Cogentco 0.05), its TE ring rounds do not (0.7-1.6)
+WARM_OVER = 3.0  #: a PDHG warm round under ``"auto"`` stops at this multiple of the last cold solve's passes and the
+#: round is solved cold (the issue's "a round that runs past its cold cost switches to a cold solve"; a margin: the
+#: module docstring, after rule 7)
 ALM_VS_PDHG = 1.5  #: an ALM run that made more than this multiple of the stream's last PDHG warm round's passes
 #: counts as lost (rule 4), and so does the ALM's last run when a rule-6a PDHG warm round made fewer than 1 / this
 #: of its passes. A margin, not 1: that PDHG round was another round's LP (PDHG warm passes on the TE ring's rounds:
@@ -144,6 +159,7 @@ class EngineRecord:
         alm_passes: passes of the stream's last ALM warm run that finished itself (nan = none), carried on.
         pdhg_warm_passes: passes of the stream's last PDHG warm round under ``"auto"`` (nan = none), carried on:
             rule 4 compares an ALM run with it, rule 6a runs one to have it.
+        warm_lost: this solve's PDHG warm run ran past that cap and the round was solved cold.
     """
 
     engine: str
@@ -156,12 +172,14 @@ class EngineRecord:
     passes: float = math.nan
     alm_passes: float = math.nan
     pdhg_warm_passes: float = math.nan
+    warm_lost: bool = False
 
     def to_dict(self) -> dict:
         """A plain dict (JSON-ready: strings, bools, float, int)."""
         return {"engine": self.engine, "reason": self.reason, "converged": self.converged, "lost": self.lost,
                 "cold_seconds": self.cold_seconds, "skip_alm": self.skip_alm, "cold_passes": self.cold_passes,
-                "passes": self.passes, "alm_passes": self.alm_passes, "pdhg_warm_passes": self.pdhg_warm_passes}
+                "passes": self.passes, "alm_passes": self.alm_passes, "pdhg_warm_passes": self.pdhg_warm_passes,
+                "warm_lost": self.warm_lost}
 
     @classmethod
     def from_state(cls, state) -> EngineRecord | None:
@@ -175,7 +193,8 @@ class EngineRecord:
                        lost=bool(d.get("lost", False)), cold_seconds=float(d.get("cold_seconds", math.nan)),
                        skip_alm=int(d.get("skip_alm", 0)), cold_passes=float(d.get("cold_passes", math.nan)),
                        passes=float(d.get("passes", math.nan)), alm_passes=float(d.get("alm_passes", math.nan)),
-                       pdhg_warm_passes=float(d.get("pdhg_warm_passes", math.nan)))
+                       pdhg_warm_passes=float(d.get("pdhg_warm_passes", math.nan)),
+                       warm_lost=bool(d.get("warm_lost", False)))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -312,8 +331,20 @@ def solve_passes(pdhg_iterations: int, alm_passes: float = 0.0) -> float:
     return float(PDHG_ITERATION_PASSES * pdhg_iterations + alm_passes)
 
 
+def warm_cap(choice: Choice, settings: Settings) -> int | None:
+    """PDHG iterations a warm round may run before it is solved cold (module docstring: ``WARM_OVER``), None when
+    uncapped: not an ``"auto"`` PDHG warm round, no cold solve's passes known, or the round's own
+    ``iteration_limit`` is lower."""
+    prev = choice.previous
+    if not (choice.engine == "pdhg" and choice.use_warm and math.isfinite(choice.warm_kkt) and prev is not None
+            and math.isfinite(prev.cold_passes) and prev.cold_passes > 0):
+        return None
+    cap = max(1, math.ceil(WARM_OVER * prev.cold_passes / PDHG_ITERATION_PASSES))
+    return cap if cap < settings.iteration_limit else None
+
+
 def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult | None,
-                passes: float = math.nan) -> EngineRecord:
+                passes: float = math.nan, warm_lost: bool = False) -> EngineRecord:
     """The record a solve leaves (``SolverState.engine``) after running ``choice``.
 
     Args:
@@ -327,6 +358,8 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
             than ``ALM_OVER`` x the previous record's ``cold_passes``, or more than ``ALM_VS_PDHG`` x its
             ``pdhg_warm_passes``, counts as lost for ``skip_alm``; so does the ALM's last run when a rule-6a
             PDHG warm round made fewer than 1 / ``ALM_VS_PDHG`` of its passes.
+        warm_lost: the PDHG warm run hit :func:`warm_cap` and the round was solved cold (its passes are not a
+            PDHG warm round's for rule 4; the cold solve's become the record's ``cold_passes``).
     """
     prev = choice.previous
     if cold is not None:
@@ -345,9 +378,9 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
     probe_lost = choice.probe and ALM_VS_PDHG * passes < alm_p  # the PDHG warm round did clearly less than the ALM's
     if alm_ran:
         alm_p = float(passes)
-    elif warm_ran and choice.engine == "pdhg" and passes > 0 and not lost:  # not rule 2, not the ALM's passes too
+    elif warm_ran and choice.engine == "pdhg" and passes > 0 and not lost and not warm_lost:  # not rule 2, not the ALM's passes too
         pdhg_p = float(passes)
     skip = ALM_BACKOFF if lost or over or beaten or probe_lost else max((prev.skip_alm if prev else 0) - 1, 0)
     return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
                         cold_seconds=seconds, skip_alm=skip, cold_passes=cold_p, passes=float(passes),
-                        alm_passes=alm_p, pdhg_warm_passes=pdhg_p)
+                        alm_passes=alm_p, pdhg_warm_passes=pdhg_p, warm_lost=bool(warm_lost))
