@@ -106,7 +106,8 @@ def test_a_bad_solver_option_on_step_is_a_usage_error_and_leaves_the_state_untou
 # --- the table (copter_cli.solver_options.OPTIONS) is the one declaration ---------------------------------------
 
 PARTITION_INIT = {"--partitions", "--client-regex", "--shared-rows-regex", "--partition-passes",
-                  "--share-update-every", "--executor", "--ray-address"}  # stored by init, not solver options
+                  "--share-update-every", "--whole-below-nnz", "--executor",
+                  "--ray-address"}  # stored by init, not solver options
 OWN_OPTIONS = {"solve": {"--output", "--json", "--debug", "--help"},
                "init": {"--state", "--keep", "--out", "--wait", "--accept-failed", "--json", "--debug", "--help"}
                | PARTITION_INIT,
