@@ -42,6 +42,7 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
         for key in partition:
             if key not in known:
                 raise unknown_key_error(key, "partition", known, file)
+        _check_stored(partition, file)
     cfg = PartitionConfig.from_json(partition)
     if executor is not None:
         cfg.executor = executor
@@ -50,6 +51,50 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
     cfg.check()
     _check_regexes(cfg)
     return cfg if cfg.k > 1 else None
+
+
+_STORED_MIN = {"k": 1, "passes": 1, "update_every": 0, "whole_below_nnz": 0, "workers": 1}
+"""Smallest value config.json's ``partition`` may hold per integer key (what init's options accept)."""
+
+
+def _check_stored(partition: dict, file) -> None:
+    """Refuse a ``partition`` value of config.json that is not of its field's JSON type (``"k": "2"``,
+    ``null`` for a field that is never None, a float for an integer) or is out of the range init's options
+    accept, or a regex that does not compile: a StateError (exit 3) naming config.json and the key, never
+    an internal error nor an option the user did not give.
+
+    Raises:
+        StateError: ``entity`` ``partition.<key>``.
+    """
+    import re
+    from dataclasses import fields
+
+    from formats.checkpoint import StateError
+    from solver.partition.round import MAX_PASSES, PartitionConfig
+
+    kinds = {"int": int, "str": str, "bool": bool, "None": type(None)}
+    for f in fields(PartitionConfig):
+        if f.name not in partition:
+            continue
+        v = partition[f.name]
+        allowed = [kinds[t.strip()] for t in str(f.type).split("|")]
+        why = None
+        if not isinstance(v, tuple(allowed)) or (isinstance(v, bool) and bool not in allowed):
+            why = f"must be {' or '.join('null' if t is type(None) else t.__name__ for t in allowed)}"
+        elif isinstance(v, int) and not isinstance(v, bool) and f.name in _STORED_MIN:
+            top = MAX_PASSES if f.name == "passes" else 2**62
+            if v < _STORED_MIN[f.name]:
+                why = f"must be at least {_STORED_MIN[f.name]}"
+            elif v > top:
+                why = f"must be at most {top}"
+        elif isinstance(v, str) and f.name.endswith("_regex"):
+            try:
+                re.compile(v)
+            except re.error as err:
+                why = f"does not compile ({err})"
+        if why is not None:
+            raise StateError(f"config.json is damaged: partition.{f.name} {why}, got {v!r} (restore the file "
+                             "from a backup, or init a new state)", file=str(file), entity=f"partition.{f.name}")
 
 
 def _check_regexes(cfg) -> None:

@@ -1,0 +1,51 @@
+"""config.json's ``partition`` values are checked like its ``settings``: a value of the wrong JSON type
+(``"k": "2"``, ``null``, ``2.5``), out of the range init's options accept (``"k": 0``, ``"workers": 0``,
+``"k": 1e20``) or a regex that does not compile is exit 3 naming config.json and ``partition.<key>``, the
+state untouched. They were an internal error (exit 1, TypeError/OverflowError), an error naming an option
+the user never gave (``--partitions must be at least 1``, exit 2), or taken silently (``"workers": 0``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from tests.helpers import snapshot
+from tests.partition_helpers import partitioned_te_state
+
+
+def cli(*args):
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    return res.exit_code, res.stdout
+
+
+@pytest.fixture(scope="module")
+def pstate(tmp_path_factory):
+    return partitioned_te_state(tmp_path_factory.mktemp("pcfg"))
+
+
+@pytest.mark.parametrize("key,value", [
+    ("k", "2"), ("k", 2.5), ("k", None), ("k", True), ("k", 0), ("k", 10**20),
+    ("whole_below_nnz", None), ("whole_below_nnz", "x"), ("whole_below_nnz", -5),
+    ("passes", None), ("passes", 0), ("workers", 0), ("workers", "2"), ("update_every", "x"),
+    ("probe", "no"), ("seed", "a"), ("executor", None), ("client_regex", 5), ("client_regex", "("),
+])
+def test_a_bad_stored_partition_value_is_exit_3_naming_the_key(pstate, tmp_path, key, value):
+    import shutil
+
+    src, delta = pstate
+    st = tmp_path / "st"
+    shutil.copytree(src, st)
+    config = st / "config.json"
+    body = json.loads(config.read_text())
+    body["partition"][key] = value
+    config.write_text(json.dumps(body))
+    before = snapshot(st)
+    code, out = cli("step", delta, "--state", st, "--json")
+    assert code == 3, (key, value, out)
+    error = json.loads(out)["error"]
+    assert error["file"] == str(config) and error["entity"] == f"partition.{key}", error
+    assert f"partition.{key}" in error["message"] and repr(value) in error["message"], error
+    assert snapshot(st) == before
