@@ -49,3 +49,21 @@ def test_a_bad_stored_partition_value_is_exit_3_naming_the_key(pstate, tmp_path,
     assert error["file"] == str(config) and error["entity"] == f"partition.{key}", error
     assert f"partition.{key}" in error["message"] and repr(value) in error["message"], error
     assert snapshot(st) == before
+
+
+@pytest.mark.parametrize("option,key", [("--share-update-every", "update_every"),
+                                        ("--whole-below-nnz", "whole_below_nnz")])
+def test_a_huge_value_init_accepts_is_read_back_by_step(pstate, tmp_path, option, key):
+    """init takes any --share-update-every / --whole-below-nnz >= 0 and stores it: the check of config.json
+    must not refuse at the next step what init stored."""
+    import shutil
+
+    src, delta = pstate
+    st = tmp_path / "st"
+    shutil.copytree(src, st)
+    config = st / "config.json"
+    body = json.loads(config.read_text())
+    body["partition"][key] = 10**30
+    config.write_text(json.dumps(body))
+    code, out = cli("step", delta, "--state", st, "--json")
+    assert code == 0, (option, out)

@@ -82,7 +82,9 @@ def _check_stored(partition: dict, file) -> None:
         if not isinstance(v, tuple(allowed)) or (isinstance(v, bool) and bool not in allowed):
             why = f"must be {' or '.join('null' if t is type(None) else t.__name__ for t in allowed)}"
         elif isinstance(v, int) and not isinstance(v, bool) and f.name in _STORED_MIN:
-            top = MAX_PASSES if f.name == "passes" else 2**62
+            # init takes any --share-update-every / --whole-below-nnz: only the counts of parts and workers
+            # (a C long) and the passes are bounded
+            top = {"passes": MAX_PASSES, "k": 2**62, "workers": 2**62}.get(f.name, v)
             if v < _STORED_MIN[f.name]:
                 why = f"must be at least {_STORED_MIN[f.name]}"
             elif v > top:
