@@ -212,11 +212,19 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     """Run ``baselines`` on the current round of ``state_dir``; see :func:`solver.rounds.compare`."""
     ks = list(dict.fromkeys(ks or [4]))
     names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers)
+    if seed is not None and seed < 0:  # numpy's generator refuses it deep inside POP (was exit 1)
+        raise UsageError(f"--seed must be >= 0, got {seed}")
     if feasibility_tol is not None and not (0 < feasibility_tol < math.inf):
         raise UsageError(f"--feasibility-tol must be positive and finite, got {feasibility_tol}")
     store = StateStore(state_dir_or_default(state_dir))
     gen = store.load(with_state=False, read=("solution.parquet", "duals.parquet"))  # copter_point, copter_duals
     problem = gen.problem
+    pop_ks = [int(name[4:]) for name in names if name.startswith("pop-")]
+    if pop_ks and max(pop_ks) > max(problem.n_cols, 1):
+        # a part per column at most: a larger k only allocates per-part arrays (--k 1e8 on 32 columns: 18 GB,
+        # killed; 1e20: OverflowError, exit 1)
+        raise UsageError(f"--k {max(pop_ks)} is more than the {problem.n_cols} columns of round {gen.round}'s "
+                         f"model; choose at most {max(problem.n_cols, 1)}")
     if gen.report.get("status") is None:
         raise StateError(f"round {gen.round} has no solved report to compare against", file=str(store.root))
     tol = feasibility_tol if feasibility_tol is not None else _state_tol(store)
