@@ -399,7 +399,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
-        _raise_bad_token(path)  # a bad or infinite number is the likelier cause, and names line and entity
+        _raise_bad_token(path, any(_FIXED_FORMAT in m for m in messages))  # the likelier cause, named
         if any(_FIXED_FORMAT in m for m in messages):
             _raise_fixed_objsense(path)
         msg = "; ".join(m.split(":", 1)[1].strip() for m in messages if m.startswith("ERROR")
@@ -435,10 +435,10 @@ def read_mps(path: str | os.PathLike) -> Problem:
 _BIG_TOKEN = re.compile(rb"(?i)(?<![^\s])[+-]?(?:inf(?:inity)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[ed][+-]?[0-9]{3,})(?![^\s])")
 
 
-def _raise_bad_token(path: str) -> None:
+def _raise_bad_token(path: str, fixed: bool = False) -> None:
     """On HiGHS's failure: a number token the checks refuse as invalid data (``inf`` cost or coefficient), or one
     that overflows to infinity (``1e400``) where HiGHS then fails on an infinite coefficient or row bound,
-    raised naming the line and the entity (returns when there is none)."""
+    raised naming the line and the entity (returns when there is none; ``fixed``: names by column position)."""
     from formats.mps_numbers import check_data_lines
 
     with _text(path) as data:
@@ -449,7 +449,7 @@ def _raise_bad_token(path: str) -> None:
             raise
         except FormatError:
             pass  # a free-format rule may not apply to what HiGHS read as fixed format
-        hit = _infinite_token(data, idx)
+        hit = _infinite_token(data, idx, fixed=fixed)
     if hit is not None:
         name, line, tok, entity = hit
         what = {b"COLUMNS": "cost or coefficient", b"RHS": "right-hand side", b"RANGES": "range"}[name]
@@ -459,9 +459,10 @@ def _raise_bad_token(path: str) -> None:
                               entity=entity)
 
 
-def _infinite_token(data, idx: dict, sections=(b"COLUMNS", b"RHS", b"RANGES")):
+def _infinite_token(data, idx: dict, sections=(b"COLUMNS", b"RHS", b"RANGES"), fixed: bool = False):
     """The first number token of ``sections`` that is or overflows to infinity (``inf``, ``1e400``,
-    ``2d999``): ``(section, line, token, entity)`` or None (error path only)."""
+    ``2d999``): ``(section, line, token, entity)`` or None (error path only). ``fixed``: names are read by
+    column position (5-12 a column, 15-22 or 40-47 the row before the value), as they may hold spaces."""
     for name in sections:
         for p in idx.get(name, ()):
             body = data.find(b"\n", p) + 1
@@ -473,6 +474,10 @@ def _infinite_token(data, idx: dict, sections=(b"COLUMNS", b"RHS", b"RANGES")):
                 start = data.rfind(b"\n", 0, m.start()) + 1
                 toks = bytes(data[start:m.start()]).split()
                 entity = (toks[0] if name == b"COLUMNS" else toks[-1]) if toks else b""
+                if fixed:
+                    row = (39, 47) if m.start() - start >= 49 else (14, 22)
+                    a, b = (4, 12) if name == b"COLUMNS" else row
+                    entity = bytes(data[start + a:min(start + b, m.start())]).strip()
                 return name, _line_of(data, m.start()), tok.decode(), entity.decode("utf-8", "replace")
     return None
 
@@ -531,11 +536,11 @@ def _to_problem(path: str, h, fixed: bool = False) -> Problem:
     try:
         problem = from_highs_lp(lp, name=name)  # Problem.check: NaN, infinite cost/coefficient
     except ValidationError as e:
-        _check_numbers(path, lp)  # error path only: find the offending line
+        _check_numbers(path, lp, fixed)  # error path only: find the offending line
         raise ValidationError(e.message, file=path, entity=e.entity) from None
     big = ~(np.abs(problem.cost) < INF_BOUND)
     if big.any():
-        _check_numbers(path, lp)
+        _check_numbers(path, lp, fixed)
     return _negative_up_rule(path, problem, fixed)
 
 
@@ -565,8 +570,9 @@ def _not_utf8(path: str) -> FormatError:
                        file=path, line=raw.count(b"\n", 0, start) + 1, entity=shown)
 
 
-def _check_numbers(path: str, lp) -> None:
-    """NaN anywhere, or infinite cost/coefficient -> ValidationError with file, line and entity."""
+def _check_numbers(path: str, lp, fixed: bool = False) -> None:
+    """NaN anywhere, or infinite cost/coefficient -> ValidationError with file, line and entity (``fixed``:
+    the file was read as fixed format, its names by column position)."""
     cost = np.asarray(lp.col_cost_)
     checks = [("cost", cost, True, lp.col_names_)]
     for nm, arr, names in (("column lower bound", lp.col_lower_, lp.col_names_),
@@ -596,7 +602,7 @@ def _check_numbers(path: str, lp) -> None:
                 line = _find_token_line(path, _NAN_TOKEN)
             else:
                 with _text(path) as data:
-                    hit = _infinite_token(data, _header_index(data), (b"COLUMNS",))
+                    hit = _infinite_token(data, _header_index(data), (b"COLUMNS",), fixed)
                 line, entity = (hit[1], hit[3]) if hit is not None else (None, entity)
             what = "NaN" if np.isnan(v) else f"infinite ({v})"
             raise ValidationError(f"{nm} is {what}; copter requires finite costs and coefficients and no NaN",
