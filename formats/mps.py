@@ -443,13 +443,16 @@ def _raise_bad_token(path: str, fixed: bool = False) -> None:
 
     with _text(path) as data:
         idx = _header_index(data)
+        bad_number = None
         try:
             check_data_lines(data, path, idx, _line_of, False)
         except ValidationError:
             raise
-        except FormatError:
-            pass  # a free-format rule may not apply to what HiGHS read as fixed format
+        except FormatError as err:  # a free-format rule may not apply to what HiGHS read as fixed format
+            bad_number = err if not fixed else None
         hit = _infinite_token(data, idx, fixed=fixed)
+    if hit is None and bad_number is not None:
+        raise bad_number  # "nan(1)" as a right-hand side or bound: HiGHS reads a NaN and names no line
     if hit is not None:
         name, line, tok, entity = hit
         what = {b"COLUMNS": "cost or coefficient", b"RHS": "right-hand side", b"RANGES": "range"}[name]
