@@ -15,9 +15,12 @@ retry and fault injection. Executors (``copter init/step --executor``, ``copter 
   (``pip install 'copter[ray]'``); without it this executor is a UsageError (exit code 2) naming the extra.
 - ``inline``: the parts one after another in this process (tests, debugging, a machine with one core).
 
+A worker the forkserver forks after an interrupt (its pid never reached this process, so nothing killed it) finds
+the pool's semaphores unlinked and ends without a traceback (:mod:`solver.partition.forkserver_lifeline`).
+
 Workers die with the process that started them, whatever killed it (:mod:`solver.partition.lifeline`); an
-interrupted :func:`map_parts` (KeyboardInterrupt, SystemExit) kills its pool's workers before re-raising. Waiting
-for a pool's parts is a ``formats.undo`` region, so the CLI's SIGINT handler raises KeyboardInterrupt there
+interrupted :func:`map_parts` (KeyboardInterrupt, SystemExit) kills its pool's workers before re-raising. Making the
+pool and waiting for its parts is a ``formats.undo`` region, so the CLI's SIGINT handler raises KeyboardInterrupt there
 instead of ending the process at once with ``os._exit``: the command then exits 130 through the interpreter's
 usual exit, whose ``multiprocessing`` finalizers unlink the pool's six semaphores (its call and result queues,
 the progress board) and tell the resource tracker so. Ended at once, the tracker found them still registered
@@ -260,13 +263,15 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
         return _run_ray(fn, tasks, kill, ray_address)
     n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
     for attempt in range(2):
-        pool = _pool(n)
         futures = []
         try:  # a pool broken earlier (a worker killed by SIGINT, say) already fails at submit
-            board = getattr(pool, "copter_board", None)
-            if board is not None:
-                progress_board.clear(board)
-            with undo.region():  # the CLI's SIGINT handler raises KeyboardInterrupt here (module docstring)
+            # the CLI's SIGINT handler raises KeyboardInterrupt here (module docstring), also while the pool and
+            # its semaphores are made: ended at once there, the resource tracker found them and warned of a leak
+            with undo.region():
+                pool = _pool(n)
+                board = getattr(pool, "copter_board", None)
+                if board is not None:
+                    progress_board.clear(board)
                 futures = [pool.submit(_call, fn, t, kill[i]) for i, t in enumerate(tasks)]
                 return _collect(futures, pool)
         except BrokenProcessPool as err:

@@ -4,8 +4,15 @@ forkserver gets SIGKILL from the kernel when the process that started it dies
 
 The import does that only inside ``multiprocessing.forkserver.main`` (the forkserver's preload): anything else
 that imports every module (``copter worker start``'s server walks the packages, ``solver.prepare`` too) must
-not get a parent-death signal, which would kill the server when the command that started it exits."""
+not get a parent-death signal, which would kill the server when the command that started it exits.
 
+The forkserver also gets a quiet ``sys.excepthook`` (:func:`quiet_when_owner_left`), which the workers it forks
+inherit: a worker forked while the command was being interrupted (SIGINT, SIGTERM, SIGHUP landing while the
+command waited for the forkserver to fork it, its pid not yet known, so not killed with the pool) found the pool's
+semaphores already unlinked by the command's exit and printed a 14-line ``FileNotFoundError`` traceback
+(``SemLock._rebuild``) after copter's one error line. Such a start now ends silently (exit status 1, as before)."""
+
+import os
 import sys
 
 from solver.partition.lifeline import set_parent_death_signal
@@ -21,6 +28,33 @@ def _in_forkserver_preload() -> bool:
     return False
 
 
+def owner_left(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while a forked worker started (``multiprocessing.spawn._main`` reading what the
+    command sent), says the command gave that start up: the pool's semaphores are gone (FileNotFoundError from
+    ``multiprocessing.synchronize``'s ``SemLock._rebuild``: only the pool's owner unlinks them, when it ends the
+    pool) or the command's pipe ended early (EOFError, a broken or reset connection)."""
+    if isinstance(exc, (EOFError, BrokenPipeError, ConnectionResetError)):
+        return True
+    if not isinstance(exc, FileNotFoundError):
+        return False
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__") == "multiprocessing.synchronize":
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def quiet_when_owner_left(exc_type, exc, tb, _server: int = os.getpid(), _hook=sys.excepthook) -> None:
+    """``sys.excepthook`` of the forkserver and of the workers it forks: silent in a forked worker whose start
+    the command gave up (:func:`owner_left`), else the previous hook (the forkserver's own errors, any other
+    error of a worker, are printed as before)."""
+    if os.getpid() != _server and exc is not None and owner_left(exc):
+        return
+    _hook(exc_type, exc, tb)
+
+
 FORKSERVER = _in_forkserver_preload()  #: whether this process is the forkserver (its pdeathsig is then set)
 if FORKSERVER:
     set_parent_death_signal()
+    sys.excepthook = quiet_when_owner_left
