@@ -282,6 +282,8 @@ def command_errors(json_out: bool, debug: bool):
     except Exception as err:  # noqa: BLE001 - last-resort mapping to "internal error"
         if debug:
             traceback.print_exc(file=sys.stderr)
+        if _interrupt_inside(err):  # a signal inside a C extension's import (highspy): an ImportError from it
+            _fail(undo.exit_code(), "interrupted", undo.interrupted_message(), json_out, {})
         from formats.faults import as_environment_fault, is_environment_fault
 
         if is_environment_fault(err):
@@ -291,6 +293,21 @@ def command_errors(json_out: bool, debug: bool):
         if not debug:
             msg += " (run with --debug for a traceback)"
         _fail(exit_codes.INTERNAL, "internal", msg, json_out, {})
+
+
+def _interrupt_inside(err: BaseException) -> bool:
+    """Whether ``err`` was raised while handling (or because of) a KeyboardInterrupt: a SIGINT/SIGTERM/SIGHUP
+    that lands inside a module's initialisation comes out as ``ImportError: initialization failed`` with the
+    KeyboardInterrupt as its cause or context (seen with highspy under ``copter export``). Follows
+    ``__cause__``/``__context__`` (at most 20 links: a chain can loop)."""
+    seen = 0
+    link: BaseException | None = err
+    while link is not None and seen < 20:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        link = link.__cause__ or link.__context__
+        seen += 1
+    return False
 
 
 ERROR_PRINTED = []  #: non-empty once :func:`_fail` printed an error (``copter_cli.app.main`` reads it)
