@@ -17,6 +17,7 @@ from copter_cli import exit_codes
 from copter_cli import solver_options as opts
 from copter_cli.output import console, emit, run, say, say_error, say_warnings, table_console
 from solver.model.errors import UsageError
+from solver.partition.limits import MAX_PASSES
 from solver.partition.small import SMALL_LP_NNZ
 
 if TYPE_CHECKING:
@@ -132,9 +133,14 @@ ROUND_OPT = typer.Option(None, "--round", help=ROUND_HELP)
 REPORT_JSON_OPT = typer.Option(False, "--json", help="Print the round report as JSON on stdout.")
 RESULT_JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
-WAIT_OPT = typer.Option(0.0, "--wait", min=0.0, metavar="SECONDS", callback=opts.seconds_value,
+WAIT_OPT = typer.Option(0.0, "--wait", metavar="SECONDS",
                         help="Wait up to SECONDS for another writer to release the state's lock instead of "
-                             "exiting 6 at once (inf: wait as long as it takes).")
+                             "exiting 6 at once (inf: wait as long as it takes)." + opts.range_help(0))
+
+
+def _check_wait(wait: float) -> None:
+    """``--wait`` out of range: copter's usage error (exit 2)."""
+    opts.check_range("--wait", wait, 0, what=opts.SECONDS_WHAT)
 
 
 EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker processes), ray (Ray tasks; needs "
@@ -210,23 +216,27 @@ def init_cmd(
     keep: int = typer.Option(5, "--keep", help="Number of round generations to keep."),
     out: Path | None = OUT_OPT,
     wait: float = WAIT_OPT,
-    partitions: int = typer.Option(1, "--partitions", min=1,
+    partitions: int = typer.Option(1, "--partitions",
                                    help="Split every round into K parts by client, solved in parallel, each warm "
-                                        "from its own previous iterate (1: one monolithic solve). Stored."),
+                                        "from its own previous iterate (1: one monolithic solve). Stored."
+                                        + opts.range_help(1)),
     client_regex: str | None = typer.Option(None, "--client-regex",
                                             help="With --partitions: regex whose group 'client' (or whole match) "
                                                  "is a variable's client (default: the text before the first /)."),
     shared_rows_regex: str | None = typer.Option(None, "--shared-rows-regex",
                                                  help="With --partitions: rows whose name matches are shared "
                                                       "resources even if one client uses them."),
-    partition_passes: int = typer.Option(1, "--partition-passes", min=1,
-                                         help="With --partitions: share updates + re-solves within each round."),
-    share_update_every: int = typer.Option(1, "--share-update-every", min=0,
+    partition_passes: int = typer.Option(1, "--partition-passes",
+                                         help="With --partitions: share updates + re-solves within each round."
+                                              + opts.range_help(1, MAX_PASSES)),
+    share_update_every: int = typer.Option(1, "--share-update-every",
                                            help="With --partitions: move the shared rows' shares after every "
-                                                "round (1), every N-th, or never (0: the first round's shares)."),
-    whole_below_nnz: int = typer.Option(SMALL_LP_NNZ, "--whole-below-nnz", min=0,
+                                                "round (1), every N-th, or never (0: the first round's shares)."
+                                                + opts.range_help(0)),
+    whole_below_nnz: int = typer.Option(SMALL_LP_NNZ, "--whole-below-nnz",
                                         help="With --partitions: an LP round with at most this many nonzeros is "
-                                             "also solved whole and the better point kept (0: never)."),
+                                             "also solved whole and the better point kept (0: never)."
+                                             + opts.range_help(0)),
     executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP + INIT_DEFAULTS["executor"],
                                  callback=_check_executor),
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP + INIT_DEFAULTS["ray"]),
@@ -247,11 +257,19 @@ def init_cmd(
         partition = {"k": partitions, "client_regex": client_regex, "shared_rows_regex": shared_rows_regex,
                      "passes": partition_passes, "executor": executor, "ray_address": ray_address,
                      "update_every": share_update_every, "whole_below_nnz": whole_below_nnz}
-    run(json_out, debug,
-        lambda: _finish(_after_prepare(_with_progress(_rounds().init, solver, solver.settings()), base, _state(state),
-                                       solver.settings(), keep, out, wait,
-                                       partition=partition, accept_failed=accept_failed,
-                                       _before=lambda: _clients_before_compiling(base, partition)), json_out))
+
+    def body() -> int:
+        _check_wait(wait)
+        opts.check_range("--partitions", partitions, 1)
+        opts.check_range("--partition-passes", partition_passes, 1, MAX_PASSES)
+        opts.check_range("--share-update-every", share_update_every, 0)
+        opts.check_range("--whole-below-nnz", whole_below_nnz, 0)
+        return _finish(_after_prepare(_with_progress(_rounds().init, solver, solver.settings()), base, _state(state),
+                                      solver.settings(), keep, out, wait,
+                                      partition=partition, accept_failed=accept_failed,
+                                      _before=lambda: _clients_before_compiling(base, partition)), json_out)
+
+    run(json_out, debug, body)
 
 
 def _clients_before_compiling(base: Path, partition: dict | None) -> None:
@@ -296,6 +314,7 @@ def step_cmd(
     fails stops the batch. Solver options given here override the ones stored by init for these rounds."""
 
     def body() -> int:
+        _check_wait(wait)
         if sum(str(d) == "-" for d in deltas) > 1:
             raise UsageError("DELTA '-' (the delta's Parquet bytes on standard input) can be given only once")
         from copter_cli.cmd_prepare import ensure_prepared
@@ -480,6 +499,7 @@ def rollback_cmd(
     Later rounds stay on disk, so --to can move forward again, until the next step starts a new branch and
     moves them into STATE/abandoned/."""
     def body() -> int:
+        _check_wait(wait)
         res = _rounds().rollback(_state(state), to, wait)
         return emit(res, json_out, lambda r: (say(r["message"]), say_warnings(r)))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from copter_cli.output import emit, run, say
-from copter_cli.solver_options import seconds_value
+from copter_cli.solver_options import SECONDS_WHAT, check_range, range_help
 
 JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
@@ -20,9 +20,10 @@ worker_app = typer.Typer(name="worker", no_args_is_help=True, add_completion=Fal
 
 @worker_app.command("start")
 def start_cmd(
-    idle_timeout: float = typer.Option(900.0, "--idle-timeout", min=0.0, callback=seconds_value,
-                                       help="Exit after this many seconds without a command (0: never)."),
-    timeout: float = typer.Option(300.0, "--timeout", min=0.0, callback=seconds_value, help="Seconds to wait for the worker to answer."),
+    idle_timeout: float = typer.Option(900.0, "--idle-timeout",
+                                       help="Exit after this many seconds without a command (0: never)."
+                                            + range_help(0)),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds to wait for the worker to answer." + range_help(0)),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -33,6 +34,8 @@ def start_cmd(
     quotes its log."""
 
     def body() -> int:
+        check_range("--idle-timeout", idle_timeout, 0, what=SECONDS_WHAT)
+        check_range("--timeout", timeout, 0, what=SECONDS_WHAT)
         from copter_cli import worker_control
         from copter_cli.cmd_prepare import ensure_prepared
 
@@ -58,14 +61,15 @@ def _say_started(res: dict) -> None:
 
 @worker_app.command("stop")
 def stop_cmd(
-    timeout: float = typer.Option(60.0, "--timeout", min=0.0, callback=seconds_value,
-                                  help="Seconds to wait for running commands to finish."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for running commands to finish."
+                                                           + range_help(0)),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
     """Stop this install's worker: new commands run in-process at once, running ones finish first."""
 
     def body() -> int:
+        check_range("--timeout", timeout, 0, what=SECONDS_WHAT)
         from copter_cli import worker_control
 
         return emit(worker_control.stop(timeout), json_out, _say_stopped)

@@ -55,12 +55,27 @@ def nonnegative(v) -> str | None:
     return None if v >= 0 else f"must be >= 0, got {v}"
 
 
-def seconds_value(value: float) -> float:
-    """Typer callback of a seconds option (``--wait``, the worker's timeouts): click's ``min`` lets NaN
-    through, every comparison being false. Raises typer.BadParameter (exit 2 naming the option) on NaN."""
-    if value != value:
-        raise typer.BadParameter(f"{value} is not a number of seconds (0 or more, or inf)")
-    return value
+def check_range(flag: str, value, low: float, high: float | None = None, what: str = "") -> None:
+    """The range check of a numeric option that is not a solver option (``--wait``, ``--partition-passes``,
+    ``--whole-below-nnz``, the worker's ``--idle-timeout``...), run first in the command's body so a bad value
+    is copter's usage error (exit 2, one line ``error (usage, exit 2): --wait must be >= 0 ...``, JSON with
+    ``--json``) like a negative ``--time-limit``, not click's "Invalid value" box, which typer's ``min=``
+    printed. Their help states the range (:func:`range_help`).
+
+    Raises:
+        UsageError: ``value`` is NaN, below ``low`` or above ``high``.
+    """
+    if value != value or value < low or (high is not None and value > high):
+        span = f">= {low:g}" if high is None else f"between {low:g} and {high:g}"
+        raise UsageError(f"{flag} must be {span}{what}, got {value}")
+
+
+def range_help(low: float, high: float | None = None) -> str:
+    """The range an option's help states (click's ``[x>=1]`` and ``[1<=x<=50]``, which ``min=``/``max=`` added)."""
+    return f" [x>={low:g}]" if high is None else f" [{low:g}<=x<={high:g}]"
+
+
+SECONDS_WHAT = " (seconds, or inf)"  #: :func:`check_range`'s ``what`` for a seconds option
 
 
 def one_of(choices: tuple[str, ...], wording: str) -> Check:

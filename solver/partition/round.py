@@ -77,6 +77,7 @@ from solver.partition.fallback import (
 )
 from solver.partition.improve import WholeBound, cheap_part_settings, choose_parts, gap_by_part, improve_part
 from solver.partition.layout import initial_assignment, route
+from solver.partition.limits import MAX_PASSES  # noqa: F401 - here too: the round's limit
 from solver.partition.phases import Phases
 from solver.partition.price_split import part_activity, price_shares, ration
 from solver.partition.small import SMALL_LP_NNZ, small_lp
@@ -103,10 +104,6 @@ MERGE_RESERVE_FRACTION = 0.1  #: of ``--time-limit`` kept from the parts for the
 MERGE_RESERVE_MAX = 1.0  #: ... but at most this many seconds
 PRICE_SPLITS = 1  #: price re-splits of a far merge per round (:func:`_wants_price_split`); 2 or 3 left the Sia demo's
 #: K = 16 and 51 merges 0.6-1.7% from the bound over 4 rounds instead of 1.2-2.4% (the whole solve decided either way)
-MAX_PASSES = 50  #: largest ``--partition-passes``: twice the 25 passes in which the share update's step schedule
-#: (:mod:`solver.partition.shares`) can carry a share across its whole range, FLOOR to 1 (log 1000 = 6.9: 15 steps
-#: growing from D0 by GROW to D_MAX), and then halve its step from D_MAX to D_MIN (10 flips); a larger count is a
-#: typo (99999999999999999999 ran init for ever), and the round's ``--time-limit`` ends the passes earlier anyway
 ASCENT_MIN_SECONDS = 0.01  #: the merge's ascent budget at least (a spent one): its start value is still evaluated,
 #: so the round keeps a proven bound and gap
 
