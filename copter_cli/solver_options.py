@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -53,6 +54,11 @@ def relative_tolerance(v) -> str | None:
 def nonnegative(v) -> str | None:
     """Refuse v < 0 and nan."""
     return None if v >= 0 else f"must be >= 0, got {v}"
+
+
+def nonnegative_finite(v) -> str | None:
+    """Refuse v < 0, inf and nan (a relative gap: ``--mip-gap inf`` would prove any point)."""
+    return None if 0 <= v < math.inf else f"must be >= 0 and finite, got {v}"
 
 
 def check_range(flag: str, value, low: float, high: float | None = None, what: str = "") -> None:
@@ -169,7 +175,7 @@ OPTIONS: tuple[SolverOption, ...] = (
     SolverOption("--mip-gap", "mip_gap_tol", float,
                  "MILP: the round's target: it stops at the first integer point proven within this relative gap "
                  "of the bound, reported OPTIMAL (as HiGHS's mip_rel_gap); above it, FEASIBLE ({default}; "
-                 "1e-4 = tight).", "5e-3", nonnegative),
+                 "1e-4 = tight).", "5e-3", nonnegative_finite),
     SolverOption("--presolve", "presolve", str,
                  "HiGHS presolve around PDHG: auto (cold solves only), on, off ({default}).", "auto",
                  one_of(PRESOLVE, "one of " + ", ".join(PRESOLVE))),

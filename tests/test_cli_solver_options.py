@@ -70,6 +70,7 @@ def test_step_iteration_limit_applies_to_that_round_only(tmp_path):
     (["--integer-fallback-gap", "-0.1"], "--integer-fallback-gap must be >= 0"),
     (["--presolve", "maybe"], "--presolve must be one of"),
     (["--mip-gap", "-1"], "--mip-gap must be >= 0"),
+    (["--mip-gap", "inf"], "--mip-gap must be >= 0 and finite"),  # was Settings' own message (settings kind)
     (["--submip-seconds", "-1"], "--submip-seconds must be >= 0"),
     (["--submip-gap", "nan"], "--submip-gap must be >= 0"),
     (["--relaxation-round-iterations", "-1"], "--relaxation-round-iterations must be >= 0"),
