@@ -1005,15 +1005,40 @@ class StateStore:
 CONFIG_KEYS = ("format", "version", "keep", "settings", "partition")  #: config.json's top-level keys
 
 
+#: spellings of a known key that no string similarity finds (``"tolerance"`` for ``"tol"``: difflib's ratio 0.5,
+#: below its 0.6 cutoff), the words the README and the option names use
+KEY_ALIASES = {"tolerance": "tol", "timeout": "time_limit_seconds", "seconds": "time_limit_seconds",
+               "iterations": "iteration_limit", "max_iterations": "iteration_limit", "partitions": "k",
+               "parts": "k", "partition_passes": "passes", "share_update_every": "update_every"}
+
+
+def closest_key(key: str, known) -> str | None:
+    """The known key a mistyped ``key`` most likely meant, or None: the same key in another case or with ``-``
+    for ``_`` (``"Tol"``, ``"time-limit-seconds"``), an alias (:data:`KEY_ALIASES`: ``"tolerance"`` -> ``"tol"``),
+    a close spelling (difflib), else a known key of 3 or more characters that ``key`` starts with or that starts
+    with ``key`` (``"tol_rel"`` -> ``"tol"``)."""
+    import difflib
+
+    known = list(known)
+    norm = key.strip().lower().replace("-", "_")
+    for cand in (norm, KEY_ALIASES.get(norm)):
+        if cand in known:
+            return cand
+    close = difflib.get_close_matches(norm, known, n=1)
+    if close:
+        return close[0]
+    prefix = sorted((k for k in known if min(len(k), len(norm)) >= 3 and (norm.startswith(k) or k.startswith(norm))),
+                    key=len, reverse=True)
+    return prefix[0] if prefix else None
+
+
 def unknown_key_error(key: str, section: str | None, known, path) -> StateError:
     """The error for a key config.json holds that copter does not know (a typo such as ``"tolerance"``
     would otherwise be ignored and the round solved at the default): names the file, the key, a close
     known key if any, and the known keys (``entity``: ``key`` or ``section.key``)."""
-    import difflib
-
     where = f" in {section}" if section else ""
-    close = difflib.get_close_matches(str(key), list(known), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest_key(str(key), known)
+    hint = f" (did you mean {close!r}?)" if close else ""
     return StateError(f"config.json is damaged: unknown key {key!r}{where}{hint}; known keys{where}: "
                       f"{', '.join(sorted(known))} (fix or remove the key, restore the file from a backup, or init "
                       "a new state)", file=str(path), entity=f"{section}.{key}" if section else str(key))

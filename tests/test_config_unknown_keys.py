@@ -58,6 +58,27 @@ def test_a_mistyped_settings_key_is_exit_3_in_every_command(state):
     assert not (st.parent / "out.mps").exists()
 
 
+def test_the_readmes_tolerance_example_gets_a_suggestion(state):
+    """README's own example, ``"tolerance"`` for ``"tol"``, got no "did you mean" (difflib's ratio 0.5 is below
+    its cutoff) while other typos did."""
+    st, d = state
+    edit(st / "config.json", lambda b: b["settings"].update(tolerance=b["settings"].pop("tol")))
+    error = assert_refused(st, ("step", d), "settings.tolerance", "tol, verbose")
+    assert "did you mean 'tol'?" in error["message"], error
+
+
+@pytest.mark.parametrize("typo,meant", [("tolerance", "tol"), ("Tol", "tol"), ("time-limit", "time_limit_seconds"),
+                                        ("timeout", "time_limit_seconds"), ("tol_rel", "tol")])
+def test_closest_key(typo, meant):
+    from dataclasses import fields
+
+    from formats.checkpoint import closest_key
+    from solver.model.settings import Settings
+
+    assert closest_key(typo, [f.name for f in fields(Settings)]) == meant
+    assert closest_key("zzzz", ["tol", "keep"]) is None
+
+
 def test_a_mistyped_top_level_key_names_the_close_known_key(state):
     st, d = state
     edit(st / "config.json", lambda b: b.update(kep=b.pop("keep")))
