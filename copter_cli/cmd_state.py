@@ -408,8 +408,8 @@ def show_cmd(
 
 
 #: history's columns: (header, justify, priority); 0 = essential (never dropped), higher = dropped first when
-#: the terminal is too narrow (copter_cli.table_fit)
-HISTORY_COLUMNS = (("round", "right", 0), ("", "left", 1), ("status", "left", 0), ("objective", "right", 0),
+#: the terminal is too narrow (copter_cli.table_fit); "mark": * the current round, failed a failed round's record
+HISTORY_COLUMNS = (("round", "right", 0), ("mark", "left", 1), ("status", "left", 0), ("objective", "right", 0),
                    ("gap", "right", 0), ("iters", "right", 3), ("warm", "right", 8), ("changed", "right", 5),
                    ("load", "right", 10), ("apply", "right", 9), ("solve", "right", 4), ("integ.", "right", 7),
                    ("save", "right", 11), ("total", "right", 0), ("compare (time / copter)", "left", 6))

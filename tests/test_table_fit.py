@@ -93,6 +93,16 @@ def test_history_at_terminal_width_shows_whole_statuses_and_numbers(width):
     assert f"{width} columns" in note[0]
 
 
+def test_every_history_column_has_a_header():
+    """The column holding ``*`` for the current round (and ``failed``) had an empty header."""
+    assert all(c[0] for c in HISTORY_COLUMNS)
+    text, _ = _render(_print_history, _history_rows(), 200, terminal=False)  # round 1011 is current
+    lines = text.splitlines()
+    head = next(ln for ln in lines if "status" in ln and "round" in ln)
+    star = next(ln for ln in lines if re.search(r"\s\*\s", ln))
+    assert head.index("mark") <= star.index("*") < head.index("mark") + len("mark"), text
+
+
 def test_history_drops_fewer_columns_when_wider():
     _, d80 = _render(_print_history, _history_rows(), 80)
     _, d120 = _render(_print_history, _history_rows(), 120)
