@@ -281,3 +281,27 @@ def te_warm_round(tol: float):
     r0 = solve(p, Settings(tol=tol))
     q, info = apply_delta(p, sc.next_delta(1, None))
     return q, map_state(r0.state, info, q)
+
+
+def cli_json(*args) -> tuple[int, str]:
+    """``copter ARGS`` in-process (typer's CliRunner): (exit code, stdout)."""
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    return res.exit_code, res.stdout
+
+
+def small_lp_state(tmp_path: Path, *init_args) -> tuple[Path, Path]:
+    """A state made by ``copter init`` of :func:`small_lp` (``init_args`` added), and a one-cost delta file for
+    its next round: (state folder, delta path)."""
+    from formats.io import write_delta, write_problem
+
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    code, out = cli_json("init", tmp_path / "base.parquet", "--state", st, *init_args, "--json")
+    assert code == 0, out
+    d = tmp_path / "d1.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
+    return st, d

@@ -7,29 +7,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from copter_cli.app import app
-from formats.io import write_delta, write_problem
-from solver.model.delta import Delta
-from tests.helpers import small_lp, snapshot
+from tests.helpers import cli_json, small_lp_state, snapshot
 from tests.partition_helpers import partitioned_te_state
 
-
-def cli(*args):
-    res = CliRunner().invoke(app, [str(a) for a in args])
-    return res.exit_code, res.stdout
+cli = cli_json
 
 
 @pytest.fixture
 def state(tmp_path):
-    write_problem(small_lp(), tmp_path / "base.parquet")
-    st = tmp_path / "st"
-    code, out = cli("init", tmp_path / "base.parquet", "--state", st, "--tol", "1e-7", "--json")
-    assert code == 0, out
-    d = tmp_path / "d1.parquet"
-    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
-    return st, d
+    return small_lp_state(tmp_path, "--tol", "1e-7")
 
 
 def edit(config, fn) -> None:
