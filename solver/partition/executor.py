@@ -54,6 +54,7 @@ FAULT_ENV = "COPTER_FAULT_KILL_PART"
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 _ON_INTERRUPT: list = []  #: the entered ``formats.undo.on_interrupt(_interrupted)`` while a pool is kept
 PROGRESS_INTERVAL = 0.25  #: seconds between two progress reports of running parts
+WARM_MODULE = "solver.partition.forkserver_warm"  #: the part workers' forkserver preloads it (the solver, its kernels)
 
 
 __all__ = ["EXECUTORS", "PartWorkerError", "check_executor", "map_parts", "run_parts", "shutdown", "solve_part"]
@@ -84,15 +85,45 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kilobytes
 
 
+_FIRST_PART: list[bool] = []  #: in a pool worker: set once its first part has started
+_POOL_CREATED: list[float] = [0.0]  #: ``time.time()`` when the newest pool was made (:func:`_pool`)
+_POOL_START: list[float] = []  #: per :func:`run_parts` call on a new pool, its workers' start-up (seconds)
+
+
+def _ready_at() -> float | None:
+    """In a process-pool worker starting its first part: ``time.time()`` now (the worker is ready: forked,
+    initialised, solver imported and kernels loaded by the forkserver's preload,
+    :mod:`solver.partition.forkserver_warm`); None on a later part, in this process (``inline``) and in a Ray
+    worker (no ``multiprocessing`` parent)."""
+    import multiprocessing
+
+    if _FIRST_PART or multiprocessing.parent_process() is None:
+        return None
+    _FIRST_PART.append(True)
+    return time.time()
+
+
+def take_pool_start() -> float:
+    """Seconds this process waited for new pool workers to start since the last call (summed over the
+    :func:`run_parts` calls that made a pool: from making it to its last worker being ready, which its first
+    parts' solve seconds used to include), and forget them: a partitioned round reports it as its
+    ``pool_start`` phase, apart from its parts' own seconds."""
+    total = sum(_POOL_START)
+    _POOL_START.clear()
+    return total
+
+
 def solve_part(index: int, problem, settings, warm, command_start: float | None = None) -> dict:
     """Worker: solve one part (``solver.api.solve_problem``) and return ``{"index", "result", "seconds",
-    "max_rss_mb"}`` (seconds: wall time of the solve in the worker; max_rss_mb: the worker's peak RSS during
-    this part's solve, the worker's Python and numba baseline included).
+    "max_rss_mb", "ready_at"}`` (seconds: wall time of the solve in the worker, its start-up excluded;
+    max_rss_mb: the worker's peak RSS during this part's solve, the worker's Python and numba baseline
+    included; ready_at: ``time.time()`` when a new pool worker began its first part, else None, :func:`_ready_at`).
 
     ``command_start`` (wall-clock ``time.time()`` seconds of the command's start, or None): the part's
     ``settings.time_limit_seconds`` then counts from that start, not from this call (:mod:`solver.clock`
     registered for the solve, restored after), so a worker's start-up and queueing count against the
     command's ``--time-limit``; wall clock, not monotonic, because a Ray worker may run on another machine."""
+    ready = _ready_at()
     from solver import clock
     from solver.api import solve_problem
 
@@ -107,7 +138,7 @@ def solve_part(index: int, problem, settings, warm, command_start: float | None 
     finally:
         clock.start_command(saved)
     seconds = time.perf_counter() - t
-    return {"index": index, "result": result, "seconds": seconds, "max_rss_mb": peak_rss_mb()}
+    return {"index": index, "result": result, "seconds": seconds, "max_rss_mb": peak_rss_mb(), "ready_at": ready}
 
 
 def kill_flags(k: int) -> list[bool]:
@@ -159,16 +190,18 @@ def _collect(futures: list, pool: ProcessPoolExecutor) -> list:
     return [f.result() for f in futures]
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    """The kept pool of ``workers`` processes, started on first use."""
+def _pool(workers: int, preload: tuple[str, ...] = ()) -> ProcessPoolExecutor:
+    """The kept pool of ``workers`` processes, started on first use; ``preload``: modules the forkserver imports
+    as well, when this pool starts it (it is shared by every pool of this process)."""
     pool = _POOLS.get(workers)
     if pool is not None:
         return pool
+    _POOL_CREATED[0] = time.time()
     forkserver = "forkserver" in mp.get_all_start_methods()
     ctx = mp.get_context("forkserver" if forkserver else "spawn")
     if forkserver and threading.current_thread() is threading.main_thread():
         # the forkserver dies with this process (its pdeathsig fires when the thread that started it ends)
-        ctx.set_forkserver_preload(["__main__", lifeline.PRELOAD_MODULE])
+        ctx.set_forkserver_preload(["__main__", lifeline.PRELOAD_MODULE, *preload])
     board = progress_board.new_board(ctx, workers)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                initargs=(forkserver, *board))
@@ -218,7 +251,9 @@ def _interrupted() -> None:
 def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None = None,
               ray_address: str | None = None, command_start: float | None = None) -> list[dict]:
     """Solve the parts of a partitioned round: ``tasks`` is a list of ``(problem, settings, warm_state)``;
-    returns the :func:`solve_part` dicts in task order (:func:`map_parts` with :func:`solve_part`).
+    returns the :func:`solve_part` dicts in task order (:func:`map_parts` with :func:`solve_part`); the longest
+    start-up of new workers is kept for :func:`take_pool_start`; the forkserver preloads the solver and its
+    cached kernels (:mod:`solver.partition.forkserver_warm`).
     ``command_start`` (``time.time()`` seconds, or None): the parts' time limits count from it
     (:func:`solve_part`), else from each part's own start.
 
@@ -226,8 +261,12 @@ def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None
         UsageError: unknown executor, or ``ray`` without Ray installed.
         PartWorkerError: a worker died on its retry too.
     """
-    return map_parts(solve_part, [(i, *t, command_start) for i, t in enumerate(tasks)], executor, workers,
-                     ray_address)
+    outs = map_parts(solve_part, [(i, *t, command_start) for i, t in enumerate(tasks)], executor, workers,
+                     ray_address, preload=(WARM_MODULE,))
+    ready = [o["ready_at"] for o in outs if o.get("ready_at") is not None]
+    if ready:  # new workers: the wait from making the pool to the last one's start
+        _POOL_START.append(max(max(ready) - _POOL_CREATED[0], 0.0))
+    return outs
 
 
 def _call(fn, args: tuple, kill: bool):
@@ -238,7 +277,7 @@ def _call(fn, args: tuple, kill: bool):
 
 
 def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | None = None,
-              ray_address: str | None = None) -> list:
+              ray_address: str | None = None, preload: tuple[str, ...] = ()) -> list:
     """``[fn(*task) for task in tasks]`` with the parts run by ``executor`` (module docstring).
 
     Args:
@@ -248,6 +287,8 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
         executor: ``process``, ``ray`` or ``inline``.
         workers: ``process`` pool size (default: the CPU count; never more than ``len(tasks)``).
         ray_address: cluster to join for ``ray`` (default ``$RAY_ADDRESS``, else a local cluster).
+        preload: modules a ``process`` pool's forkserver imports before it forks the workers, when this call
+            starts it (their imports then cost once, not in every worker).
     Returns:
         The results in task order.
     Raises:
@@ -268,7 +309,7 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
             # the CLI's SIGINT handler raises KeyboardInterrupt here (module docstring), also while the pool and
             # its semaphores are made: ended at once there, the resource tracker found them and warned of a leak
             with undo.region():
-                pool = _pool(n)
+                pool = _pool(n, preload)
                 board = getattr(pool, "copter_board", None)
                 if board is not None:
                     progress_board.clear(board)

@@ -41,6 +41,9 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
 
 The report's ``seconds.phases`` breaks this process's own time down by phase (:mod:`solver.partition.phases`);
 the phases marked ``_in_thread`` ran while the parts ran and are not on the round's critical path.
+``pool_start`` is the wait for new part workers (a process pool started by this round: the forkserver's start
+with the solver and its kernels, :mod:`solver.partition.forkserver_warm`, and the workers' fork), apart from
+``slowest_part``, the parts' own solve seconds; ``on_k_cores`` (setup + slowest part + merge) leaves it out.
 
 With ``passes > 1`` the parts are re-solved within the round, warm from the pass before, after each share
 update. A worker that dies twice ends the round NUMERICAL_ERROR (nothing stored; the caller records it as
@@ -66,7 +69,7 @@ from solver.model.status import Status
 from solver.partition import shares as sh
 from solver.partition.bound import best_bound, shared_dual_candidates
 from solver.partition.clients import GLOBAL, group_clients, require_clients
-from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts
+from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts, take_pool_start
 from solver.partition.fallback import (
     better_point,
     compare_small_lp,
@@ -257,6 +260,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     t0 = time.perf_counter()
     k = config.k
     ph = Phases()
+    take_pool_start()  # a pool an earlier caller started is not this round's
     dl = _Deadline.of(settings)
     r = _setup(problem, config, prev, info, old_shape, ph, dl)
     part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip
@@ -445,6 +449,9 @@ def _outcome(config: PartitionConfig, r: _Setup, parts: list[Part], results: lis
         parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
                          state=None if results[p] is None else results[p].state) for p in range(config.k)],
         shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last)
+    pool_start = take_pool_start()  # the part workers' start (not their parts' seconds): new pools only
+    if pool_start > 0:
+        ph.add("pool_start", pool_start)
     seconds = {"setup": setup, "merge": merge, "wall": time.perf_counter() - t0, "phases": ph.report(),
                "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
     rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
