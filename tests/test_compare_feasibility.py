@@ -75,7 +75,7 @@ def test_cli_table_and_json_show_the_flag(cheating_state):
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["copter"]["violates_tol"] is True and out["baselines"][0]["objective_diff_rel"] == 0.0
-    table = runner.invoke(app, ["compare", "-b", "highs", "--state", str(cheating_state)]).stderr
+    table = runner.invoke(app, ["compare", "-b", "highs", "--state", str(cheating_state)]).stdout
     assert "violates tol" in table
     bad = runner.invoke(app, ["compare", "-b", "highs", "--feasibility-tol", "nan", "--state",
                               str(cheating_state), "--json"])
@@ -153,7 +153,7 @@ def test_copters_optimal_lp_point_is_judged_by_its_own_contract(te_state):
     assert cop["violates_tol"] is False and cop["objective_diff_rel"] is not None
     assert highs["violates_tol"] is False and highs["dual_residual_rel"] is None  # HiGHS hands back no duals
     assert abs(cop["objective_diff_rel"]) <= 1e-3 and abs(highs["objective_diff_rel"]) <= 1e-3
-    table = runner.invoke(app, ["compare", "-b", "highs", "--state", str(te_state)]).stderr
+    table = runner.invoke(app, ["compare", "-b", "highs", "--state", str(te_state)]).stdout
     assert "violates tol" not in table.split("objective and obj. diff")[0] and "primal res. rel" in table
 
 

@@ -31,7 +31,7 @@ def test_rollback_to_the_current_round_says_so_and_writes_nothing(tmp_path):
     assert "moved" not in out["message"]
     assert snapshot(st) == before and (st / "CURRENT").stat().st_mtime_ns == mtime
     human = CliRunner().invoke(app, ["rollback", "--to", "1", "--state", str(st)])
-    assert human.exit_code == 0 and human.stderr.strip() == "round 1 is already current; nothing changed"
+    assert human.exit_code == 0 and human.stdout.strip() == "round 1 is already current; nothing changed"
     assert snapshot(st) == before and (st / "CURRENT").stat().st_mtime_ns == mtime
 
 
