@@ -261,11 +261,13 @@ def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None
         UsageError: unknown executor, or ``ray`` without Ray installed.
         PartWorkerError: a worker died on its retry too.
     """
+    called = time.time()
     outs = map_parts(solve_part, [(i, *t, command_start) for i, t in enumerate(tasks)], executor, workers,
                      ray_address, preload=(WARM_MODULE,))
     ready = [o["ready_at"] for o in outs if o.get("ready_at") is not None]
-    if ready:  # new workers: the wait from making the pool to the last one's start
-        _POOL_START.append(max(max(ready) - _POOL_CREATED[0], 0.0))
+    if ready:  # new workers: this call's wait, from making the pool (or from this call, on a kept pool whose
+        # worker took no part before) to the last one's start; never the pool's age
+        _POOL_START.append(max(max(ready) - max(_POOL_CREATED[0], called), 0.0))
     return outs
 
 
