@@ -58,6 +58,7 @@ def finish(code: int) -> int:
     import atexit
     import threading
 
+    _end_kept_pools()
     try:
         shutdown = getattr(threading, "_shutdown", None)
         if shutdown is not None:
@@ -71,6 +72,21 @@ def finish(code: int) -> int:
     if not flush_std_streams() and code == 0:
         code = FLUSH_FAILED
     return code
+
+
+def _end_kept_pools() -> None:
+    """End the partitioned rounds' kept process pools (``solver.partition.executor``, only when a round loaded it)
+    before the threads are joined. Their interrupt clean-up (kill the workers, then join the pool's manager
+    thread) is unregistered with them, so a signal that arrives while the exit joins that thread cannot make the
+    handler join it a second time: a SIGHUP 2.1 s into a partitioned step through the worker, after the round
+    was stored, hung the command for 9 minutes in that nested join."""
+    executor = sys.modules.get("solver.partition.executor")
+    if executor is None:
+        return
+    try:
+        executor.shutdown()
+    except Exception:  # noqa: BLE001 - the exit goes on; the threads' join still ends the pools
+        pass
 
 
 def exit_now(code) -> None:
