@@ -238,13 +238,32 @@ def print_json(obj) -> None:
     print_line(dumps(obj))
 
 
+def _write_all(text: str) -> None:
+    """Write ``text`` to stdout's file descriptor until every byte is taken (``os.write`` in a loop), else raise
+    the OSError that stopped it. Python's buffered stdout dropped the rest of a write the file-size limit cut
+    short, without an error: ``copter show --json > f`` under ``ulimit -f 1`` exited 0 with 1,024 of 1,291
+    bytes. A stream without a descriptor (a test's capture) gets ``write`` + ``flush``."""
+    import os
+
+    stream = sys.stdout
+    try:
+        fd = stream.fileno()
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    rest = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    while rest:
+        rest = rest[os.write(fd, rest):]
+
+
 def print_line(text: str) -> None:
     """Print ``text`` and a newline on stdout as plain text, flushed: a command's requested answer (a JSON
     object, ``copter --version``); a closed stdout ends the process quietly with exit code 141
     (:func:`quiet_broken_pipe`), also outside a command body (an eager option while parsing)."""
     try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        _write_all(text + "\n")
     except BrokenPipeError:
         quiet_broken_pipe()
     except OSError as err:  # ulimit -f, disk full: exit 7 naming stdout (stdout_refused)

@@ -51,3 +51,13 @@ def test_an_answer_cut_by_the_limit_is_exit_7(tmp_path):
     code, err, written = over_the_limit(tmp_path, "show", "--state", st, limit=100)
     assert code == 7 and "stdout (" in err and "File too large" in err and "Traceback" not in err, err
     assert len(written) == 100
+
+
+def test_a_json_answer_cut_by_the_limit_is_exit_7(tmp_path):
+    """One JSON object cut short by the limit: Python's buffered stdout dropped the rest without an error
+    (exit 0 with a truncated object a reader cannot parse)."""
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    code, err, written = over_the_limit(tmp_path, "show", "--json", "--state", st, limit=100)
+    assert code == 7 and "stdout (" in err and "File too large" in err and "Traceback" not in err, err
+    assert len(written) == 100
