@@ -30,7 +30,8 @@ def pstate(tmp_path_factory):
     ("k", "2"), ("k", 2.5), ("k", None), ("k", True), ("k", 0), ("k", 10**20),
     ("whole_below_nnz", None), ("whole_below_nnz", "x"), ("whole_below_nnz", -5),
     ("passes", None), ("passes", 0), ("workers", 0), ("workers", "2"), ("update_every", "x"),
-    ("probe", "no"), ("seed", "a"), ("executor", None), ("client_regex", 5), ("client_regex", "("),
+    ("probe", "no"), ("seed", "a"), ("executor", None), ("executor", "thread2"), ("client_regex", 5),
+    ("client_regex", "("),
 ])
 def test_a_bad_stored_partition_value_is_exit_3_naming_the_key(pstate, tmp_path, key, value):
     import shutil
@@ -67,3 +68,10 @@ def test_a_huge_value_init_accepts_is_read_back_by_step(pstate, tmp_path, option
     config.write_text(json.dumps(body))
     code, out = cli("step", delta, "--state", st, "--json")
     assert code == 0, (option, out)
+
+
+def test_the_stored_executors_are_the_executors():
+    from solver.partition.executor import EXECUTORS
+    from solver.rounds.partitioned import _STORED_EXECUTORS
+
+    assert _STORED_EXECUTORS == EXECUTORS

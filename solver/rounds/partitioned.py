@@ -53,6 +53,10 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
     return cfg if cfg.k > 1 else None
 
 
+_STORED_EXECUTORS = ("process", "ray", "inline")
+"""What config.json's ``partition.executor`` may hold (``solver.partition.executor.EXECUTORS``, not imported:
+checking a stored value needs no multiprocessing); an unknown one was a usage error (exit 2) naming no file."""
+
 _STORED_MIN = {"k": 1, "passes": 1, "update_every": 0, "whole_below_nnz": 0, "workers": 1}
 """Smallest value config.json's ``partition`` may hold per integer key (what init's options accept)."""
 
@@ -89,6 +93,8 @@ def _check_stored(partition: dict, file) -> None:
                 why = f"must be at least {_STORED_MIN[f.name]}"
             elif v > top:
                 why = f"must be at most {top}"
+        elif f.name == "executor" and isinstance(v, str) and v not in _STORED_EXECUTORS:
+            why = f"must be one of {', '.join(_STORED_EXECUTORS)}"
         elif isinstance(v, str) and f.name.endswith("_regex"):
             try:
                 re.compile(v)
