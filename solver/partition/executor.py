@@ -87,7 +87,7 @@ def peak_rss_mb() -> float:
 
 _FIRST_PART: list[bool] = []  #: in a pool worker: set once its first part has started
 _POOL_CREATED: list[float] = [0.0]  #: ``time.time()`` when the newest pool was made (:func:`_pool`)
-_POOL_START: list[float] = []  #: per :func:`run_parts` call on a new pool, its workers' start-up (seconds)
+_POOL_START: list[float] = []  #: per :func:`run_parts` call in which a worker began its first part, the wait (seconds)
 
 
 def _ready_at() -> float | None:
@@ -105,8 +105,9 @@ def _ready_at() -> float | None:
 
 def take_pool_start() -> float:
     """Seconds this process waited for new pool workers to start since the last call (summed over the
-    :func:`run_parts` calls that made a pool: from making it to its last worker being ready, which its first
-    parts' solve seconds used to include), and forget them: a partitioned round reports it as its
+    :func:`run_parts` calls in which a worker began its first part: from making the pool, or from the call on a
+    kept pool, to the last such worker being ready, which its first parts' solve seconds used to include), and
+    forget them: a partitioned round reports it as its
     ``pool_start`` phase, apart from its parts' own seconds."""
     total = sum(_POOL_START)
     _POOL_START.clear()
