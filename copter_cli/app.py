@@ -72,8 +72,11 @@ def build(command: str | None = None) -> typer.Typer:
     """The ``copter`` app with every command module registered, or, when ``command`` is a known command,
     only the module that registers it (none for ``version``). Help and errors of ``command`` are the same in
     both (its parameters, the root's usage line and options do not depend on the other commands)."""
+    from copter_cli.option_values import CopterGroup
+
     app = typer.Typer(
         name="copter",
+        cls=CopterGroup,  # a numeric option's unconvertible value is copter's usage error (copter_cli.option_values)
         help="Continual optimization for round-based resource allocation (LP/MILP re-solved warm every round).",
         no_args_is_help=True,
         add_completion=False,

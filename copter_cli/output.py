@@ -356,6 +356,16 @@ def quiet_broken_pipe() -> None:
     raise typer.Exit(exit_codes.BROKEN_PIPE)
 
 
+def fail_with(err: CopterError, json_out: bool) -> None:
+    """Print ``err`` as the command's error (:func:`command_errors`' mapping, for an error raised outside a command
+    body: ``copter_cli.option_values`` while the command line is parsed) and exit with its code.
+
+    Raises:
+        typer.Exit: always, with ``exit_codes.for_error(err)``.
+    """
+    _fail(exit_codes.for_error(err), err.kind, str(err), json_out, err.to_dict())
+
+
 def _fail(code: int, kind: str, message: str, json_out: bool, extra: dict) -> None:
     ERROR_PRINTED.append(code)
     if json_out:

@@ -25,7 +25,7 @@ from tests.helpers import run_main, small_lp, snapshot
     (("solve", "--json"), "Missing argument"),
     (("bogus", "--json"), "No such command 'bogus'"),
     (("step", "x.parquet", "--bogus", "--json"), "No such option: --bogus"),
-    (("rollback", "--to", "abc", "--json"), "'--to'"),
+    (("rollback", "--to", "abc", "--json"), "--to must be an integer, got 'abc'"),
     (("--json",), "No such option: --json"),
 ])
 def test_usage_error_with_json_prints_one_json_error_and_exits_2(capsys, args, needle):
