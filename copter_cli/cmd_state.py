@@ -2,8 +2,8 @@
 
 Thin wrappers over ``solver.rounds``; ``--state`` defaults to ``$COPTER_STATE`` or ``./copter-state``.
 ``--json`` prints the round report (or the command's result) as one plain JSON object on stdout; human
-output is a rich table on stderr. Exit codes: ``copter_cli.exit_codes`` (a failed round exits with the
-code of its status, a no-op re-apply with 0).
+output is a rich table on stdout too. Exit codes: ``copter_cli.exit_codes`` (a failed round exits with the
+code of its status and says why in an error line on stderr, a no-op re-apply with 0).
 """
 
 from __future__ import annotations
@@ -49,10 +49,11 @@ def _fmt(v, spec: str = ".6g") -> str:
     return str(v)
 
 
-def _print_report(report: dict, news: list[str] | None = None) -> None:
+def _print_report(report: dict, news: list[str] | None = None, message: bool = True) -> None:
     """Human summary of a round report (on stdout: :func:`copter_cli.output.emit`; a no-op re-apply: its
     one-line message). The report's ``warnings`` are ``warning:`` lines (a round just made: news), or, with ``news`` given (``show``: a stored
-    round), rows of the table (facts of that round) and only ``news`` are ``warning:`` lines."""
+    round), rows of the table (facts of that round) and only ``news`` are ``warning:`` lines. ``message`` False:
+    the report's message is not printed (a failed round's, which :func:`_round_failure` prints on stderr)."""
     if report.get("no_op"):
         console.print(report.get("message", "nothing done"), markup=False)
         say_warnings(report)  # an unusable CURRENT: the current round is the newest complete generation
@@ -76,19 +77,38 @@ def _print_report(report: dict, news: list[str] | None = None) -> None:
             t.add_row("warnings" if i == 0 else "", Text(str(w)))
     table_console(160).print(t)
     say_warnings(report if news is None else {"warnings": news})
-    if report.get("message"):
+    if message and report.get("message"):
         console.print(report["message"], markup=False)
+
+
+def _round_failure(report: dict, code: int) -> str | None:
+    """The error line of a round report whose exit code is not 0, printed on stderr after the report in every
+    mode, like any failing command's error. A failed round (exit 4 or 5: its status): ``error (round_failed,
+    exit 5): round 1 ended ITERATION_LIMIT: ...; CURRENT stays at round 0 ...`` (the report's message, which
+    names the round and the cause); a stored round whose ``--out`` copy failed (exit 7 or 2): its ``error``.
+    None for exit 0."""
+    if code == exit_codes.OK:
+        return None
+    if "error" in report:
+        return f"error ({report['error']['kind']}, exit {report['error']['code']}): {report['error']['message']}"
+    round_ = report.get("round", "?")
+    text = report.get("message") or "no usable point"
+    if not text.startswith(f"round {round_} ended"):  # an accepted failed round's message is the solver's
+        text = f"round {round_} ended {report.get('status') or 'without a status'}: {text}"
+    return f"error (round_failed, exit {code}): {text}"
 
 
 def _finish(report: dict, json_out: bool) -> int:
     """Print a round report (JSON or the human table on stdout; an error line on stderr); its exit code. A
-    round stored but whose ``--out`` copy failed exits 7 (or 2): its JSON report then also carries ``error`` (code, kind,
-    message saying the round is stored and current, file)."""
+    failed round's reason is that error line (:func:`_round_failure`). A round stored but whose ``--out`` copy
+    failed exits 7 (or 2): its JSON report then also carries ``error`` (code, kind, message saying the round is
+    stored and current, file)."""
     code = exit_codes.for_report(report)
     report = _with_out_error(report, code)
-    emit(report, json_out, _print_report)
-    if "error" in report and not json_out:
-        say(f"error ({report['error']['kind']}, exit {code}): {report['error']['message']}")
+    failure = _round_failure(report, code)
+    emit(report, json_out, lambda r: _print_report(r, message=failure is None or "error" in r))
+    if failure is not None:
+        say_error(failure)
     return code
 
 
@@ -112,18 +132,22 @@ def _finish_many(reports: list[dict], json_out: bool) -> int:
     current = last.get("current_round") if last.get("accepted") is False or last.get("no_op") else last.get("round")
     stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c), None)
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
+    failures = [_round_failure(r, c) for r, c in zip(reports, codes, strict=True)]
     if json_out:  # each round's warnings (emit sees only the top level)
         for r in reports:
             say_warnings(r)
 
     def human(_):
-        for r in reports:
+        for r, failure in zip(reports, failures, strict=True):
             say(f"delta {r.get('delta_index')}: {r.get('delta')}")
-            _print_report(r)
-            if "error" in r:
-                say_error(f"error ({r['error']['kind']}, exit {r['error']['code']}): {r['error']['message']}")
+            _print_report(r, message=failure is None or "error" in r)
+            if failure is not None:
+                say_error(failure)
 
     emit(obj, json_out, human)
+    if json_out:
+        for failure in filter(None, failures):
+            say_error(failure)
     return code
 
 

@@ -1,0 +1,101 @@
+"""A round that fails (exit 4: infeasible or unbounded; exit 5: a limit, numerical trouble, a part's worker that died
+twice) says why on stderr, in one line naming the round and the cause (``error (round_failed, exit 5): round 1 ended
+ITERATION_LIMIT: ...``), as every other failing command does: its reason was printed only on stdout, inside the
+report (the answer), so ``copter step D > report.txt`` showed nothing on the terminal or in cron's error mail. The
+answer stays on stdout: the report table (without the reason a second time) or, with ``--json``, the report object."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from formats.io import write_delta, write_problem
+from solver.model.delta import Delta
+from tests.helpers import REPO, infeasible_delta, run_main, small_lp, small_lp_state
+from tests.partition_helpers import partitioned_te_state
+
+LIMIT = ("--iteration-limit", "1", "--tol", "1e-9")  #: one PDHG/ALM iteration cannot reach 1e-9 from this start
+
+
+def _far_delta(path):
+    """A delta on round 0 of ``small_lp`` that changes every cost (one iteration cannot re-solve it)."""
+    write_delta(Delta.concat([Delta.vars([f"x{i}" for i in range(30)], cost=list(np.linspace(-3, 7, 30)))],
+                             base_round=0), path)
+    return path
+
+
+def _error_line(err: str) -> str:
+    """The one ``error (...)`` line of stderr (asserting there is exactly one)."""
+    lines = [ln for ln in err.splitlines() if ln.startswith("error (")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("case,code,status", [("limit", 5, "ITERATION_LIMIT"), ("infeasible", 4, "PRIMAL_INFEASIBLE")])
+def test_a_failed_step_says_why_on_stderr(tmp_path, capsys, case, code, status, json_out):
+    st, _ = small_lp_state(tmp_path)
+    if case == "limit":
+        args = (_far_delta(tmp_path / "far.parquet"), *LIMIT)
+    else:
+        write_delta(infeasible_delta(), tmp_path / "inf.parquet")
+        args = (tmp_path / "inf.parquet",)
+    got, out, err = run_main(capsys, "step", *args, "--state", st, *(["--json"] if json_out else []))
+    assert got == code, (out, err)
+    line = _error_line(err)
+    assert line.startswith(f"error (round_failed, exit {code}): round 1 ended {status}: "), line
+    assert "CURRENT stays at round 0" in line
+    if json_out:
+        report = json.loads(out)
+        assert report["status"] == status and report["message"] == line.split(": ", 1)[1]
+    else:
+        assert status in out and "copter round 1" in out  # the answer: the report's table
+        assert "CURRENT stays" not in out  # the reason once, on stderr
+
+
+def test_a_failed_init_says_why_on_stderr(tmp_path, capsys):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    got, out, err = run_main(capsys, "init", tmp_path / "base.parquet", "--state", tmp_path / "st", *LIMIT)
+    assert got == 5, (out, err)
+    assert _error_line(err).startswith("error (round_failed, exit 5): round 0 ended ITERATION_LIMIT: ")
+    assert "copter round 0" in out
+
+
+def test_a_batch_stopped_by_a_failed_round_says_which_on_stderr(tmp_path, capsys):
+    st, _ = small_lp_state(tmp_path)
+    far = _far_delta(tmp_path / "far.parquet")
+    got, out, err = run_main(capsys, "step", far, far, "--state", st, *LIMIT, "--json")
+    assert got == 5, (out, err)
+    assert json.loads(out)["stopped_at"] == 1
+    assert _error_line(err).startswith("error (round_failed, exit 5): round 1 ended ITERATION_LIMIT: ")
+
+
+def test_a_partitioned_round_whose_worker_died_twice_says_why_on_stderr(tmp_path):
+    state, delta = partitioned_te_state(tmp_path)
+    env = {**os.environ, "COPTER_FAULT_KILL_PART": "1", "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(delta), "--state", str(state),
+                           "--executor", "process"], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 5, proc.stderr
+    line = _error_line(proc.stderr)
+    assert line.startswith("error (round_failed, exit 5): round 1 ended NUMERICAL_ERROR: ") and "died" in line, line
+    assert "NUMERICAL_ERROR" in proc.stdout
+
+
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+def test_a_failed_out_copy_says_why_on_stderr_in_both_modes(tmp_path, capsys, json_out):
+    """The rule holds for the other non-zero exit of a round report: a stored round whose ``--out`` copy failed
+    (exit 2 here) printed its error line only without ``--json``."""
+    st, delta = small_lp_state(tmp_path)
+    out = tmp_path / "out"
+    (out / "solution.parquet").mkdir(parents=True)  # passes the --out check, but the copy cannot write there
+    got, stdout, err = run_main(capsys, "step", delta, "--state", st, "--out", out, *(["--json"] if json_out else []))
+    assert got == 2, (stdout, err)
+    line = _error_line(err)
+    assert line.startswith("error (usage, exit 2): round 1 is stored and current"), line
+    if json_out:
+        assert json.loads(stdout)["error"]["message"] == line.split(": ", 1)[1]
