@@ -2,11 +2,11 @@
 
 Reads ``.mps``/``.mps.gz``/``.parquet`` with ``formats.io.read_problem``, solves with
 ``solver.api.solve_problem`` (LP core; MILPs go through integerization), prints a HiGHS-style summary
-on stderr (and, on a terminal, a live progress line for solves longer than two seconds:
-``copter_cli.progress``), ``--json`` prints the report of
+(the answer, on stdout; with ``--json`` on stderr after the JSON) and, on a terminal, a live progress line for
+solves longer than two seconds (``copter_cli.progress``); ``--json`` prints the report of
 docs/DESIGN.md "CLI contract and round report" on stdout, ``-o FILE`` writes variables (name, value, reduced_cost) to FILE and
 constraints (name, activity, dual) to FILE with suffix ``.duals.parquet``. Exit code by status
-(``copter_cli.exit_codes.for_status``).
+(``copter_cli.exit_codes.for_status``); a failed solve's reason is also an error line on stderr.
 """
 
 from __future__ import annotations
@@ -142,7 +142,13 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     else:  # the summary is the answer: stdout
         with answering():
             _summary(console, problem_path, problem, result, rep)
-    return for_status(result.status)
+    code = for_status(result.status)
+    if code:  # a failed solve says why on stderr, as every non-zero exit does (docs/DESIGN.md, CLI contract)
+        from copter_cli.output import say_error
+
+        say_error(f"error (solve_failed, exit {code}): {problem_path.name} ended {result.status.name}: "
+                  f"{result.message or 'no usable point'}")
+    return code
 
 
 def register(app: typer.Typer) -> None:

@@ -99,3 +99,17 @@ def test_a_failed_out_copy_says_why_on_stderr_in_both_modes(tmp_path, capsys, js
     assert line.startswith("error (usage, exit 2): round 1 is stored and current"), line
     if json_out:
         assert json.loads(stdout)["error"]["message"] == line.split(": ", 1)[1]
+
+
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+def test_a_failed_solve_says_why_on_stderr(tmp_path, capsys, json_out):
+    """``copter solve`` (no state) follows the same rule: its summary is the answer, the reason an error line."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    got, out, err = run_main(capsys, "solve", tmp_path / "base.parquet", *LIMIT, *(["--json"] if json_out else []))
+    assert got == 5, (out, err)
+    line = _error_line(err)
+    assert line.startswith("error (solve_failed, exit 5): base.parquet ended ITERATION_LIMIT: iteration limit 1 "), line
+    if json_out:
+        assert json.loads(out)["status"] == "ITERATION_LIMIT"
+    else:
+        assert "Model status        : ITERATION_LIMIT" in out
