@@ -1043,12 +1043,22 @@ def unknown_key_error(key: str, section: str | None, known, path) -> StateError:
                       "a new state)", file=str(path), entity=f"{section}.{key}" if section else str(key))
 
 
+def null_value_error(entity: str, path) -> StateError:
+    """The error for a null config.json holds where copter never writes one (``"tol": null``): names the file
+    and the key (``entity``: ``key`` or ``section.key``)."""
+    return StateError(f"config.json is damaged: {entity} is null, which copter never writes there (a null is not "
+                      "the default: set the value, restore the file from a backup, or init a new state)",
+                      file=str(path), entity=entity)
+
+
 def _check_config_values(body: dict, path: Path) -> None:
     """Refuse config.json values a command would use wrongly: a key that is none of :data:`CONFIG_KEYS`,
     ``keep`` (a positive integer), ``settings`` (an object of ``Settings`` fields, each a value ``Settings``
-    accepts) and ``partition`` (an object or null; its keys are checked by the commands that use it,
+    accepts) and ``partition`` (an object; its keys are checked by the commands that use it,
     ``solver.rounds.partitioned.config_of``, which import the partition code). The state layout's
-    ``version`` is 1 and copter has no other: an unknown key is a typo, never a newer copter's.
+    ``version`` is 1 and copter has no other: an unknown key is a typo, never a newer copter's. A null where
+    copter never writes one (any top-level key, a setting that is never None) is refused too: it used to mean
+    the default without a word.
 
     Raises:
         StateError: naming ``path`` and the key (``entity``: ``keep``, ``settings.<field>`` or the unknown key).
@@ -1056,12 +1066,14 @@ def _check_config_values(body: dict, path: Path) -> None:
     from dataclasses import fields
 
     from solver.model.errors import SettingsError
-    from solver.model.settings import Settings
+    from solver.model.settings import OPTIONAL, Settings
     from solver.rounds.config import settings_from_json
 
     for key in body:
         if key not in CONFIG_KEYS:
             raise unknown_key_error(key, None, CONFIG_KEYS, path)
+        if body[key] is None:
+            raise null_value_error(key, path)
     part = body.get("partition")
     if part is not None and not isinstance(part, dict):
         raise StateError(f"config.json is damaged: partition is a JSON {type(part).__name__}, not an object",
@@ -1081,6 +1093,8 @@ def _check_config_values(body: dict, path: Path) -> None:
     for key in stored:
         if key not in known:
             raise unknown_key_error(key, "settings", known, path)
+        if stored[key] is None and key not in OPTIONAL:
+            raise null_value_error(f"settings.{key}", path)
     try:
         settings_from_json(stored)
     except SettingsError as err:

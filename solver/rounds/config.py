@@ -30,11 +30,12 @@ def settings_to_json(settings: Settings) -> dict:
 
 def settings_from_json(d: dict | None) -> Settings:
     """Settings from config.json (``StateStore.config`` has refused keys ``Settings`` does not have; any left
-    here are skipped)."""
+    here are skipped). A null is passed on, not skipped: ``Settings`` refuses it for a field that is never None
+    (SettingsError), it never means the default."""
     known = {f.name for f in fields(Settings)}
     out = {}
     for k, v in (d or {}).items():
-        if k not in known or v is None:
+        if k not in known:
             continue
         out[k] = float(v) if v in ("inf", "-inf") else v  # strict JSON stores infinities as strings
     return Settings(**out)
