@@ -462,18 +462,18 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
 
 
 def _print_csv(rows: list[dict]) -> None:
-    """History rows as CSV on stdout: one line per round, ``seconds`` and ``compare`` spread into columns."""
+    """History rows as CSV on stdout: one line per round, ``seconds`` and ``compare`` spread into columns. Written
+    in full or exit 7 naming stdout (``copter_cli.output.AnswerFile``: a write cut by the file-size limit)."""
     import csv
-    import sys
 
+    from copter_cli.output import AnswerFile
     from solver.rounds.log_history import flat
 
     flat_rows = [flat(r) for r in rows]
     cols = list(dict.fromkeys(k for r in flat_rows for k in r))
-    w = csv.DictWriter(sys.stdout, fieldnames=cols, lineterminator="\n")
+    w = csv.DictWriter(AnswerFile(), fieldnames=cols, lineterminator="\n")
     w.writeheader()
     w.writerows(flat_rows)
-    sys.stdout.flush()
 
 
 def history_cmd(

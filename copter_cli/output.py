@@ -115,7 +115,8 @@ class LazyConsole:
         if not (_ANSWER[0] and self.__dict__["_options"].get("stderr")):
             return self
         if self.__dict__["_answer"] is None:
-            self.__dict__["_answer"] = LazyConsole(**{**self.__dict__["_options"], "stderr": False})
+            self.__dict__["_answer"] = LazyConsole(**{**self.__dict__["_options"], "stderr": False,
+                                                      "file": AnswerFile()})
         return self.__dict__["_answer"]
 
     def get(self):
@@ -141,6 +142,28 @@ class LazyConsole:
 
 
 console = LazyConsole(**CONSOLE_OPTIONS)
+
+
+class AnswerFile:
+    """The file of the console that prints a command's answer (:func:`answering`): stdout, each write taken to
+    its descriptor until every byte is written (:func:`write_answer`), so a write the machine cuts short is
+    exit 7 naming stdout. Through Python's buffered stdout, rich's table cut by the file-size limit after its
+    first 1,024 bytes was dropped at the flush without an error (``show --solution --top 300 > f`` under
+    ``ulimit -f 1``: exit 0 with 1,024 of 7,952 bytes). Any other attribute is the current ``sys.stdout``'s
+    (``isatty``, ``encoding``, ``fileno``: rich reads them), looked up at each use (the worker's child
+    replaces ``sys.stdout``)."""
+
+    def write(self, text: str) -> int:
+        """Write ``text`` on stdout in full (:func:`write_answer`); its length."""
+        write_answer(text)
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing is buffered here; stdout's own buffer is flushed before each write."""
+        sys.stdout.flush()
+
+    def __getattr__(self, name):
+        return getattr(sys.stdout, name)
 
 
 def wide_console(width: int, like: Console | None = None, **options) -> Console:
@@ -219,9 +242,11 @@ def say(text: str) -> None:
     if not isinstance(text, str) or console.built or _RICH_WOULD_CHANGE.search(text):
         console.print(text, markup=False, highlight=False)
         return
-    stream = sys.stdout if _ANSWER[0] else sys.stderr
-    stream.write(text + "\n")
-    stream.flush()
+    if _ANSWER[0]:
+        write_answer(text + "\n")
+        return
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def print_json(obj) -> None:
@@ -262,8 +287,15 @@ def print_line(text: str) -> None:
     """Print ``text`` and a newline on stdout as plain text, flushed: a command's requested answer (a JSON
     object, ``copter --version``); a closed stdout ends the process quietly with exit code 141
     (:func:`quiet_broken_pipe`), also outside a command body (an eager option while parsing)."""
+    write_answer(text + "\n")
+
+
+def write_answer(text: str) -> None:
+    """Write ``text`` on stdout as it is, every byte (:func:`_write_all`): a closed stdout ends the process
+    quietly with exit code 141 (:func:`quiet_broken_pipe`); a write the machine refuses or cuts short (the
+    file-size limit, a full disk) raises the EnvironmentFaultError of :func:`stdout_refused` (exit 7)."""
     try:
-        _write_all(text + "\n")
+        _write_all(text)
     except BrokenPipeError:
         quiet_broken_pipe()
     except OSError as err:  # ulimit -f, disk full: exit 7 naming stdout (stdout_refused)

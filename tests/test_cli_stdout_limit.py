@@ -61,3 +61,26 @@ def test_a_json_answer_cut_by_the_limit_is_exit_7(tmp_path):
     code, err, written = over_the_limit(tmp_path, "show", "--json", "--state", st, limit=100)
     assert code == 7 and "stdout (" in err and "File too large" in err and "Traceback" not in err, err
     assert len(written) == 100
+
+
+@pytest.mark.parametrize("args", [("show", "--solution", "--top", "300", "--entries", "50"), ("history",),
+                                  ("history", "--csv")])
+def test_a_human_answer_cut_by_the_limit_after_its_first_write_is_exit_7(tmp_path, args):
+    """A human answer (rich's table) of several KB under ``ulimit -f 1``: the first 1,024 bytes were taken, Python's
+    buffered stdout dropped the rest at the flush without an error, and the command exited 0 with a cut answer
+    (``show --solution --top 300``: 1,024 of 7,952 bytes, exit 0). Every write of an answer now goes to the
+    descriptor until each byte is taken, as a JSON answer's does."""
+    from solver.model.delta import Delta
+    from tests.helpers import client_allocation
+
+    st = tmp_path / "st"
+    rounds.init(client_allocation(200), st)
+    for r in range(12):  # history: a table of 13 rows, several KB
+        rounds.step(Delta.concat([Delta.vars([f"c{r}/a"], cost=[2.0 + r])], base_round=r), st)
+    full = subprocess.run([sys.executable, "-m", "copter_cli", *args, "--state", str(st)], capture_output=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=600).stdout
+    assert len(full) > 2048, len(full)  # the answer is over the limit below
+    code, err, written = over_the_limit(tmp_path, *args, "--state", st, limit=1024)
+    assert code == 7, (code, err, len(written))
+    assert f"error (environment, exit 7): stdout ({tmp_path / 'answer.txt'}): cannot write: File too large" in err
+    assert "Traceback" not in err and written == full[:1024]
