@@ -295,7 +295,7 @@ def test_reused_presolve_instance_gives_every_solve_its_whole_time_limit():
         with presolve_mod._presolve_instance(0.05) as h:
             pass_problem(h, p)
             h.presolve()
-            assert h.getModelPresolveStatus() == presolve_mod._PS.kReduced
+            assert h.getModelPresolveStatus() == presolve_mod._hb().PresolveStatus.kReduced
 
 
 @pytest.mark.data

@@ -37,21 +37,11 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from solver.clock import name_user_limit
-from solver.highs_bridge import (
-    Highs,
-    HighsLp,
-    PresolveStatus,
-    colwise_arrays,
-    is_maximize,
-    new_solution,
-    pass_problem,
-    postsolve,
-    set_time_budget,
-)
 from solver.lp import kernels
 from solver.lp.original_kkt import measured_result, original_kkt
 from solver.lp.pdhg import current_progress_callback, progress_callback
@@ -74,7 +64,16 @@ PRESOLVE_MODES = ("auto", "on", "off")
 # polish and their total PDHG work (iterations x nonzeros) drops 6-60%; the reduced sizes barely change.
 PRESOLVE_RULE_OFF = 1 << 18
 
-_PS = PresolveStatus
+if TYPE_CHECKING:
+    from solver.highs_bridge import Highs, HighsLp
+
+
+def _hb():
+    """``solver.highs_bridge``, imported (with highspy) on first use: a warm PDHG round, which skips HiGHS
+    presolve, imports no HiGHS (issue #15: ~0.03 s of CPU of every ``copter step`` process)."""
+    from solver import highs_bridge
+
+    return highs_bridge
 
 
 def presolve_applies(problem: Problem, settings: Settings, warm_start) -> bool:
@@ -149,7 +148,7 @@ def _presolved_problem(plp: HighsLp, name: str) -> Problem:
     from solver.model.problem import normalize_infinite
 
     m, n = int(plp.num_row_), int(plp.num_col_)
-    start, index, value = colwise_arrays(plp, csc_to_csr)  # a row-wise matrix is transposed (CSR of A = CSC of A')
+    start, index, value = _hb().colwise_arrays(plp, csc_to_csr)  # a row-wise matrix is transposed (CSR of A = CSC of A')
     integ = plp.integrality_
     if start.shape == (n + 1,) and start[0] == 0 and len(integ) == 0:
         nnz = int(start[-1])
@@ -169,7 +168,7 @@ def _presolved_problem(plp: HighsLp, name: str) -> Problem:
                            row_names=np.array([f"R{i}" for i in range(m)], dtype=object), cost=cost,
                            col_lower=lo, col_upper=up, row_lower=rlo, row_upper=rup,
                            integrality=np.zeros(n, dtype=bool), a_indptr=start, a_indices=index, a_data=value,
-                           sense=-1 if is_maximize(plp) else 1,
+                           sense=-1 if _hb().is_maximize(plp) else 1,
                            offset=float(plp.offset_), name=name)
     return from_highs_lp(plp, name=name)
 
@@ -211,7 +210,7 @@ class _OriginalJudge:
         ax, aty = np.empty(q.n_rows), np.empty(q.n_cols)
         kernels.spmv_csc(q.a_indptr, q.a_indices, q.a_data, x, ax)
         kernels.spmv_csc_t(q.a_indptr, q.a_indices, q.a_data, y, aty)
-        if not postsolve(self.h, new_solution(x, q.cost - aty, ax, y)):
+        if not _hb().postsolve(self.h, _hb().new_solution(x, q.cost - aty, ax, y)):
             return None  # the caller's own postsolve reports the failure
         out = self.h.getSolution()
         if len(out.col_value) != self.problem.n_cols or len(out.row_dual) != self.problem.n_rows:
@@ -290,7 +289,7 @@ def _presolve_instance(time_limit_seconds: float):
     h = free.pop() if free else new_highs()
     h.clearModel()
     # HiGHS's time limit is cumulative per instance (REFERENCES.md section 5): budget on top of its clock
-    set_time_budget(h, time_limit_seconds)
+    _hb().set_time_budget(h, time_limit_seconds)
     h.setOptionValue("presolve_rule_off", PRESOLVE_RULE_OFF)
     try:
         yield h
@@ -320,6 +319,7 @@ def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, 
     """Presolve, the reduced solve, postsolve and the original-space measure, the polish when the point
     misses there, result assembly (module docstring, steps 1-4). Raises _WithoutPresolve."""
     pstat = _presolve(h, problem, t_start, seconds)
+    _PS = _hb().PresolveStatus
     if pstat == _PS.kInfeasible:
         return _presolve_infeasible(problem, s, t_start, seconds, notes)
     if pstat != _PS.kReduced and pstat != _PS.kReducedToEmpty:
@@ -372,7 +372,7 @@ def _presolve(h: Highs, problem: Problem, t_start: float, seconds: dict):
     transfer included) and returns HiGHS's presolve status."""
     from solver.highs_bridge import to_highs_lp
 
-    if not pass_problem(h, problem):
+    if not _hb().pass_problem(h, problem):
         h.passModel(to_highs_lp(problem, with_names=False, relax=True))
     h.presolve()
     pstat = h.getModelPresolveStatus()
@@ -425,10 +425,10 @@ def _postsolve_and_measure(h: Highs, problem: Problem, red, judged, seconds: dic
         polished = judged.polished if red.status == Status.OPTIMAL else None
     else:
         if red is None:
-            sol = new_solution(None, None, None, None)  # values and duals marked valid
+            sol = _hb().new_solution(None, None, None, None)  # values and duals marked valid
         else:
-            sol = new_solution(red.x, red.reduced_cost, red.row_activity, red.y)
-        ok = postsolve(h, sol)
+            sol = _hb().new_solution(red.x, red.reduced_cost, red.row_activity, red.y)
+        ok = _hb().postsolve(h, sol)
         out = h.getSolution() if ok else None
         if out is None or len(out.col_value) != problem.n_cols or len(out.row_dual) != problem.n_rows:
             seconds["postsolve"] = time.perf_counter() - t
