@@ -17,6 +17,7 @@ from pathlib import Path
 import typer
 
 from copter_cli.output import answer, answering, print_json, run
+from copter_cli.solver_options import check_range, range_help
 
 DEMO_ROUNDS = 5
 LEGEND = (  # printed under the per-round table
@@ -89,6 +90,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
 
     if rounds < 0:
         raise UsageError(f"--rounds must be >= 0, got {rounds}")
+    check_range("--seed", seed, 0)  # numpy's generators refuse a negative seed (exit 1 deep in the scenario)
     from copter_cli.cmd_prepare import ensure_prepared
 
     prep = ensure_prepared()  # every kernel compiled before round 0 (solver.prepare): no round compiles
@@ -262,7 +264,7 @@ def demo_cmd(
                               "lb: SHARDSxSERVERS (128x16)."),
     directory: Path | None = typer.Option(None, "--dir", help="Keep the files and state here (default: a "
                                           "temporary folder, removed afterwards)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed of the scenario."),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the scenario." + range_help(0)),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout: domain, scale, "
                                   "seed, dir and rounds (the round reports)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import typer
 
+from copter_cli.solver_options import check_range, range_help
+
 JSON_OPT = typer.Option(False, "--json", help="Print one JSON object on stdout.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show a traceback on errors.")
 
@@ -57,7 +59,8 @@ def diff_cmd(
     old: Path = typer.Argument(..., metavar="OLD", help="The previous full problem (.mps, .mps.gz or .parquet)."),
     new: Path = typer.Argument(..., metavar="NEW", help="The new full problem."),
     output: Path = typer.Option(..., "-o", "--output", help="Delta file to write (.parquet)."),
-    base_round: int = typer.Option(None, "--base-round", help="Record copter.base_round = N in the delta."),
+    base_round: int = typer.Option(None, "--base-round", help="Record copter.base_round = N in the delta."
+                                   + range_help(0)),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -76,6 +79,8 @@ def diff_cmd(
         from solver.model.errors import UsageError
         from solver.rounds.outputs import check_output_file
 
+        if base_round is not None:  # a negative round: a delta every step would refuse (exit 3)
+            check_range("--base-round", base_round, 0)
         if kind_of(output) != "parquet":
             raise UsageError("the delta must be written as .parquet", file=str(output))
         check_output_file(output, "--output", inputs=(("OLD", old), ("NEW", new)))

@@ -28,6 +28,9 @@ CASES = [
     (["worker", "start", "--idle-timeout", "-1"], "--idle-timeout", ">= 0"),
     (["worker", "start", "--timeout", "-1"], "--timeout", ">= 0"),
     (["worker", "stop", "--timeout", "-1"], "--timeout", ">= 0"),
+    # demo --seed -1 was exit 1 (numpy's generator refused it); diff --base-round -1 wrote a delta every step refused
+    (["demo", "--rounds", "0", "--dir", "{st}", "--seed", "-1"], "--seed", ">= 0"),
+    (["diff", "{base}", "{base}", "-o", "{st}", "--base-round", "-1"], "--base-round", ">= 0"),
 ]
 
 
