@@ -98,7 +98,8 @@ def _round_failure(report: dict, code: int) -> str | None:
     round_ = report.get("round", "?")
     text = report.get("message") or "no usable point"
     if not text.startswith(f"round {round_} ended"):  # an accepted failed round's message is the solver's
-        text = f"round {round_} ended {report.get('status') or 'without a status'}: {text}"
+        stored = " and was stored as current (--accept-failed)" if report.get("accepted") else ""
+        text = f"round {round_} ended {report.get('status') or 'without a status'}{stored}: {text}"
     return f"error (round_failed, exit {code}): {text}"
 
 

@@ -113,3 +113,15 @@ def test_a_failed_solve_says_why_on_stderr(tmp_path, capsys, json_out):
         assert json.loads(out)["status"] == "ITERATION_LIMIT"
     else:
         assert "Model status        : ITERATION_LIMIT" in out
+
+
+def test_an_accepted_failed_round_says_it_was_stored(tmp_path, capsys):
+    """``--accept-failed`` stores the failed round as current (its exit code still follows its status): the error
+    line says so, the report's message being the solver's alone."""
+    st, _ = small_lp_state(tmp_path)
+    got, out, err = run_main(capsys, "step", _far_delta(tmp_path / "far.parquet"), "--state", st, *LIMIT,
+                             "--accept-failed")
+    assert got == 5, (out, err)
+    assert _error_line(err).startswith("error (round_failed, exit 5): round 1 ended ITERATION_LIMIT and was stored "
+                                       "as current (--accept-failed): iteration limit 1 reached")
+    assert (st / "CURRENT").read_text() == "1\n"
