@@ -47,9 +47,10 @@ BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer killed by 
 TABLE = {
     OK: "success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply",
     INTERNAL: "internal error (a bug)",
-    USAGE: "usage error: unknown option or command, bad option value, a round number that is not kept",
+    USAGE: ("usage error: unknown option or command, bad option value (a number of the wrong kind such as "
+            "`--k 1e20`, or outside the option's range: one line naming the option), a round number that is not kept"),
     BAD_INPUT: ("bad input: unreadable file, format or validation error, delta for another round, missing or "
-                "damaged state"),
+                "damaged state; a null in config.json where copter never writes one (`\"tol\": null`) names the key"),
     INFEASIBLE_OR_UNBOUNDED: "the model is infeasible or unbounded",
     LIMIT_OR_NUMERICAL: ("limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION; a part's "
                          "worker died twice"),
@@ -57,7 +58,8 @@ TABLE = {
     ENVIRONMENT: ("environment fault: permission denied, read-only file system, disk full or over quota, I/O "
                   "error, unusable `.lock`; the message names the path; `copter worker start` could not start "
                   "the worker (its log is quoted); a command's process in the worker was killed by a signal "
-                  "(the state holds the previous or the complete new round)"),
+                  "(the state holds the previous or the complete new round); stdout itself (a file over `ulimit -f`, a "
+                  "full disk), also when an answer (table, CSV or JSON) is cut after its first bytes"),
     MISSING_DEPENDENCY: "an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`)",
     INTERRUPTED: "interrupted; the state is unchanged (an interrupt after a round was stored says so)",
     HANGUP: ("interrupted by SIGHUP (a closed terminal), handled as SIGINT: the state is unchanged or the message "
