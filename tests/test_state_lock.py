@@ -144,3 +144,41 @@ def test_a_folder_or_an_unwritable_place_is_an_oserror(tmp_path):
         StateLock(str(tmp_path / "dir.lock")).acquire(timeout=0)
     with pytest.raises(OSError):
         StateLock(str(tmp_path / "missing" / ".lock")).acquire(timeout=0)
+
+
+def test_a_file_system_without_flock_hands_the_lock_to_filelock(tmp_path, monkeypatch):
+    """flock answering ENOSYS (some network file systems): the lock is filelock's, whose soft-lock fallback
+    works there; re-entry and release go through it too."""
+    import errno
+    import fcntl
+
+    import formats.state_lock as sl
+
+    real = fcntl.flock
+
+    def no_flock(fd, op):
+        if op & fcntl.LOCK_EX and not getattr(no_flock, "inside_filelock", False):
+            raise OSError(errno.ENOSYS, "Function not implemented")
+        return real(fd, op)
+
+    monkeypatch.setattr(sl.fcntl, "flock", no_flock)
+    lk = StateLock(str(tmp_path / ".lock"))
+    no_flock.inside_filelock = False
+    acquired = []
+    import filelock
+
+    real_acquire = filelock.FileLock.acquire
+
+    def acquire(self, *a, **kw):
+        no_flock.inside_filelock = True
+        acquired.append(self.lock_file)
+        return real_acquire(self, *a, **kw)
+
+    monkeypatch.setattr(filelock.FileLock, "acquire", acquire)
+    lk.acquire(timeout=0)
+    assert lk.is_locked and acquired == [str(tmp_path / ".lock")]
+    lk.acquire(timeout=0)
+    lk.release()
+    assert lk.is_locked
+    lk.release()
+    assert not lk.is_locked
