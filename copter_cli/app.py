@@ -29,7 +29,8 @@ OWN_COMMANDS = ("version",)  #: defined here, no module to import
 def _print_version(value: bool) -> None:
     """Eager ``--version``: print ``copter X.Y.Z`` (the installed package's version) on stdout and exit 0."""
     if value:
-        from copter_cli.dist_versions import installed_version
+        from importlib.metadata import version as installed_version
+
         from copter_cli.output import print_line
 
         print_line(f"copter {installed_version('copter')}")
@@ -45,7 +46,8 @@ def _root(
 
 def version(json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
     """Print the versions of copter and its libraries."""
-    from copter_cli.dist_versions import installed_version
+    from importlib.metadata import version as installed_version
+
     from copter_cli.output import print_json, print_line
 
     info = {name: installed_version(name) for name in ("copter", "highspy", "numba", "numpy", "pyarrow")}
