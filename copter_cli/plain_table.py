@@ -63,15 +63,13 @@ def render(columns: list[tuple[str, str]], rows: list[list[str]], title: str | N
 
 def off_terminal() -> bool:
     """True when the shared console prints where rich would see no terminal and has not been built (rich not
-    needed): its stream (stdout while answering, else stderr) is not a TTY, has a UTF encoding, and none of
-    rich's variables that force a terminal is set."""
+    needed): its stream (stdout while answering, else stderr) is not a TTY and none of rich's variables that
+    force a terminal is set."""
     from copter_cli.output import _ANSWER, console
 
     if console.built or any(v in os.environ for v in _RICH_TERMINAL_VARIABLES):
         return False
     stream = sys.stdout if _ANSWER[0] else sys.stderr
-    if not (getattr(stream, "encoding", None) or "utf-8").lower().startswith("utf"):
-        return False  # rich draws ASCII box characters for such a stream (its ascii_only)
     try:
         return not stream.isatty()
     except (AttributeError, ValueError):

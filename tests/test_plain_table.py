@@ -61,31 +61,3 @@ def test_what_it_does_not_render_is_left_to_rich():
     assert render(cols, [], header=False) is None  # rich prints nothing at all
     assert render(cols, [["x"]]) is None
     assert render(cols, [["x", "y"]], title="ab") is not None
-
-
-def test_off_terminal_only_where_rich_would_print_plain_utf8(monkeypatch):
-    """A non-UTF stream (rich draws ASCII boxes there), a TTY, or FORCE_COLOR / TTY_COMPATIBLE /
-    TTY_INTERACTIVE (rich's own switches) send the table through rich."""
-    import io
-    import sys
-
-    from copter_cli import output
-    from copter_cli.plain_table import off_terminal
-
-    monkeypatch.setattr(output, "console", output.LazyConsole(**output.CONSOLE_OPTIONS))
-    for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
-    assert off_terminal()
-    monkeypatch.setenv("FORCE_COLOR", "")
-    assert not off_terminal()
-    monkeypatch.delenv("FORCE_COLOR")
-    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(io.BytesIO(), encoding="latin-1"))
-    assert not off_terminal()
-
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    monkeypatch.setattr(sys, "stderr", Tty())
-    assert not off_terminal()
