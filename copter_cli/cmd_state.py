@@ -58,31 +58,27 @@ def _print_report(report: dict, news: list[str] | None = None, message: bool = T
         console.print(report.get("message", "nothing done"), markup=False)
         say_warnings(report)  # an unusable CURRENT: the current round is the newest complete generation
         return
-    rows = [[key, _fmt(report[key])] for key in (
-        "status", "objective", "lp_bound", "gap_rel", "iterations", "warm_started", "primal_residual_rel",
-        "dual_residual_rel", "changed_variables", "solution_path", "duals_path", "changes_path") if key in report]
+    from rich.table import Table
+
+    t = Table(title=f"copter round {report.get('round', '?')}", show_header=False, box=None)
+    for key in ("status", "objective", "lp_bound", "gap_rel", "iterations", "warm_started",
+                "primal_residual_rel", "dual_residual_rel", "changed_variables", "solution_path",
+                "duals_path", "changes_path"):
+        if key in report:
+            t.add_row(key, _fmt(report[key]))
     sec = report.get("seconds") or {}
     if sec:
-        rows.append(["seconds", "  ".join(f"{k} {_fmt(sec.get(k), '.3f')}" for k in
-                                          ("wait", "load", "apply", "solve", "integerize", "save", "total"))])
-    markup = len(rows)  # the rows above are rich markup (a "[" would be read as a tag); the warnings are text
-    if news is not None:  # user text (paths): never markup
-        rows += [["warnings" if i == 0 else "", str(w)] for i, w in enumerate(report.get("warnings") or [])]
-    title = f"copter round {report.get('round', '?')}"
-    from copter_cli.plain_table import print_plain
-
-    if any("[" in c for r in rows[:markup] for c in r) or not print_plain(
-            [("", "left"), ("", "left")], rows, title, header=False, simple_head=False):
-        from rich.table import Table
+        t.add_row("seconds", "  ".join(f"{k} {_fmt(sec.get(k), '.3f')}" for k in
+                                       ("wait", "load", "apply", "solve", "integerize", "save", "total")))
+    if news is not None:
         from rich.text import Text
 
-        t = Table(title=title, show_header=False, box=None)
-        for i, (key, value) in enumerate(rows):
-            t.add_row(key, value if i < markup else Text(value))
-        table_console(160).print(t)
+        for i, w in enumerate(report.get("warnings") or []):  # user text (paths): never markup
+            t.add_row("warnings" if i == 0 else "", Text(str(w)))
+    table_console(160).print(t)
     say_warnings(report if news is None else {"warnings": news})
     if message and report.get("message"):
-        say(report["message"])  # as console.print(markup=False) prints it; without rich when it is not needed
+        console.print(report["message"], markup=False)
 
 
 def _round_failure(report: dict, code: int) -> str | None:
@@ -380,10 +376,10 @@ def _current_of(st: Path) -> str:
 
 
 def _print_show(report: dict, news: list[str]) -> None:
+    from rich.markup import escape
+
     _print_report(report, news)
     if "last_failed" in report:
-        from rich.markup import escape
-
         lf = report["last_failed"]
         console.print(f"[yellow]last failed round[/]: {lf.get('round')} {lf.get('status')}: "
                       f"{escape(str(lf.get('message', '')))}")
@@ -447,6 +443,8 @@ HISTORY_COLUMNS = (("round", "right", 0), ("mark", "left", 1), ("status", "left"
 def _print_history(rows: list[dict], out: Console | None = None, terminal: bool | None = None) -> list[str]:
     """The history table on the shared console (stdout inside ``emit``; or ``out``), fitted to the terminal: no
     cell is cut; the least important columns are dropped with a note when the width cannot hold them. Returns the dropped headers."""
+    from rich import box
+
     from copter_cli.table_fit import Column, print_fitted
 
     cells = []
@@ -460,20 +458,8 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
                       _fmt(r["changed_variables"]),
                       *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save", "total")],
                       cmp])
-    columns = [Column(*c) for c in HISTORY_COLUMNS]
-    if out is None and terminal is None:  # off a terminal every non-empty column is printed: without rich
-        from copter_cli.plain_table import print_plain
-        from copter_cli.table_fit import non_empty
-
-        keep = non_empty(columns, cells)
-        plain = not any("[" in c for r in cells for c in r)  # rich reads "[" in a cell as markup
-        if plain and print_plain([(columns[i].header, columns[i].justify) for i in keep],
-                                 [[r[i] for i in keep] for r in cells], "copter history"):
-            return []
-    from rich import box
-
-    return print_fitted(columns, cells, console=out, terminal=terminal, more="--json or --csv",
-                        title="copter history", box=box.SIMPLE_HEAD)
+    return print_fitted([Column(*c) for c in HISTORY_COLUMNS], cells, console=out, terminal=terminal,
+                        more="--json or --csv", title="copter history", box=box.SIMPLE_HEAD)
 
 
 def _print_csv(rows: list[dict]) -> None:

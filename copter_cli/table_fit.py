@@ -46,7 +46,7 @@ def _build(columns: list[Column], rows: list[list[str]], keep: list[int], table_
     return t
 
 
-def non_empty(columns: list[Column], rows: list[list[str]]) -> list[int]:
+def _non_empty(columns: list[Column], rows: list[list[str]]) -> list[int]:
     """Indices of the columns to consider: every essential one, and the others with a non-blank cell (an
     optional column with nothing to show, e.g. compare before any ``copter compare``, takes no room)."""
     return [i for i, c in enumerate(columns) if c.priority == 0 or any(r[i].strip() for r in rows)]
@@ -73,13 +73,13 @@ def fit(columns: list[Column], rows: list[list[str]], width: int, console: Conso
         (table, headers of the dropped columns in display order, the table's natural width), the width
         possibly above ``width`` when the essential columns alone do not fit.
     """
-    keep = non_empty(columns, rows)
+    keep = _non_empty(columns, rows)
     while True:
         t = _build(columns, rows, keep, table_kw)
         need = natural_width(t, console)
         droppable = [i for i in keep if columns[i].priority > 0]
         if need <= width or not droppable:
-            dropped = [columns[i].header or "(mark)" for i in non_empty(columns, rows) if i not in keep]
+            dropped = [columns[i].header or "(mark)" for i in _non_empty(columns, rows) if i not in keep]
             return t, dropped, need
         keep.remove(max(droppable, key=lambda i: (columns[i].priority, i)))
 
@@ -101,7 +101,7 @@ def print_fitted(columns: list[Column], rows: list[list[str]], *, console: Conso
     out = console if console is not None else shared.get()
     is_tty = out.is_terminal if terminal is None else terminal
     if not is_tty:
-        t = _build(columns, rows, non_empty(columns, rows), table_kw)
+        t = _build(columns, rows, _non_empty(columns, rows), table_kw)
         need = natural_width(t, out)
         wide_console(max(min_width, need), out).print(t)
         return []
