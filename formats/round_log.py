@@ -214,15 +214,8 @@ class RoundLog:
         """The whole table as dicts (append order); ``utc`` as ISO 8601 text (``2026-12-01T11:22:05.555Z``).
 
         The timestamp is converted by hand: pyarrow's own conversion of a time-zone-aware timestamp to
-        Python imports pandas (0.5 s) when it is installed. In a process that has not imported pyarrow
-        (``copter history``) the files are read with the standard library (:func:`_rows_lite`), the same rows.
+        Python imports pandas (0.5 s) when it is installed.
         """
-        import sys
-
-        if "pyarrow" not in sys.modules:
-            rows = _rows_lite(self._files(), TABLES[self.table])
-            if rows is not None:
-                return rows
         return _pylist(self.read())
 
     def last_row(self) -> dict | None:
@@ -236,40 +229,6 @@ class RoundLog:
             return cached[1]
         t = _read_file(files[-1][2], skip_damaged=True)
         return _pylist(t.slice(t.num_rows - 1))[0] if t is not None and t.num_rows else None
-
-
-LITE_MAX_BYTES = 16 << 20  #: above this, pyarrow reads (10,000 random rows, 4 MB: 0.37 s of CPU per process, 0.54 with pyarrow)
-
-
-def _rows_lite(files: list[tuple[str, int, Path]], columns: dict[str, str]) -> list[dict] | None:
-    """:meth:`RoundLog.rows` with ``formats.arrow_lite`` (no pyarrow): None when a file is not one it reads
-    (pyarrow then reads them all, with its own errors and its skipping of damaged segments), when a column's
-    type is not the schema's, or when the files hold more than :data:`LITE_MAX_BYTES`."""
-    from formats.arrow_lite import Unsupported, read_columns
-
-    try:
-        blobs = [p.read_bytes() for _, _, p in files]
-    except OSError:
-        return None
-    if sum(len(b) for b in blobs) > LITE_MAX_BYTES:
-        return None
-    out: list[dict] = []
-    for blob in blobs:
-        try:
-            names, kinds, cols = read_columns(blob)
-        except Unsupported:
-            return None
-        if any(columns.get(n, k) != k for n, k in zip(names, kinds, strict=True)):
-            return None
-        n = len(cols[names[0]]) if names else 0
-        # the key order of _pylist: the timestamp columns last
-        order = sorted(columns, key=lambda c: columns[c] == "timestamp")
-        values = [cols[c] if c in cols else [None] * n for c in order]  # a column an older file lacks: null
-        for i, c in enumerate(order):
-            if columns[c] == "timestamp":
-                values[i] = [iso_utc(v) for v in values[i]]
-        out.extend(dict(zip(order, row, strict=True)) for row in zip(*values, strict=True))
-    return out
 
 
 def _conform(t: pa.Table, sch: pa.Schema) -> pa.Table:
