@@ -4,7 +4,7 @@ Layout::
 
     STATE/
       CURRENT               the current round number ("3\\n"), replaced atomically
-      .lock                 flock lock (formats/state_lock.py), held for the whole of init/step/rollback
+      .lock                 filelock lock, held for the whole of init/step/rollback
       config.json           state-wide settings (keep, solver settings), written at init
       gen-000003/
         generation.json     manifest, written last: round, delta_sha256, status, every file with its size
@@ -35,8 +35,7 @@ small patch against their base while the cumulative change stays under 1/8 of th
 therefore self-contained (deleting any other one never breaks it) and a round's save cost grows with the
 change, not with the problem size.
 
-Locking: one ``formats.state_lock.StateLock`` (an ``flock`` that ``filelock.FileLock`` on the same file
-respects) per state directory per process (a module registry), acquired
+Locking: one ``filelock.FileLock`` object per state directory per process (a module registry), acquired
 with timeout 0 (or ``wait`` seconds): a second writer raises :class:`~solver.model.errors.StateBusyError`
 (exit code 6). A ``.lock`` that is a folder or a symbolic link, or a lock file the machine will not create,
 raises :class:`~solver.model.errors.EnvironmentFaultError` (exit code 7).
@@ -70,13 +69,13 @@ from formats.checksum import ALGORITHM as CHECKSUM
 from formats.checksum import file_crc32
 from formats.faults import as_environment_fault, io_fault, is_environment_fault
 from formats.fsync import fsync_path
-from formats.state_lock import StateLock, Timeout
 from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
 
-if TYPE_CHECKING:  # numpy, pyarrow and the arrays are imported where used: show/history/rollback
+if TYPE_CHECKING:  # numpy, pyarrow, filelock and the arrays are imported where used: show/history/rollback
     from collections.abc import Callable
 
     import numpy as np  # read JSON and CURRENT only and start without the numerical stack (issue #15)
+    from filelock import FileLock
 
     from formats.checkpoint_arrays import StoredArray
     from solver.model.problem import Problem
@@ -92,7 +91,7 @@ DEFAULT_KEEP = 5
 _GEN_RE = re.compile(r"^gen-(\d{6,})$")
 _CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
-_LOCKS: dict[str, StateLock] = {}
+_LOCKS: dict[str, FileLock] = {}
 _RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation)
 
 
@@ -474,6 +473,8 @@ class StateStore:
             StateError: the path is a file, the folder is missing (without ``create``), or a name copter
                 uses inside it is a symbolic link (:meth:`check_links`).
         """
+        from filelock import FileLock, Timeout
+
         if self.root.exists() and not self.root.is_dir():
             raise StateError("is a file, not a state directory", file=str(self.root))
         if create:
@@ -493,10 +494,10 @@ class StateStore:
             raise StateError(f"{self.root} is not an initialised copter state directory "
                              f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
         if lk is None:
-            lk = _LOCKS[key] = StateLock(os.path.join(key, ".lock"))
+            lk = _LOCKS[key] = FileLock(os.path.join(key, ".lock"), timeout=0)
         self._check_lock_path()
         try:
-            lk.acquire(timeout=-1 if wait == float("inf") else max(0.0, float(wait)))  # -1 = forever
+            lk.acquire(timeout=-1 if wait == float("inf") else max(0.0, float(wait)))  # filelock: -1 = forever
         except Timeout:
             waited = f" (waited {wait:g} s)" if wait > 0 else ""
             raise StateBusyError(f"state directory {self.root} is busy: another copter writer holds "

@@ -64,7 +64,6 @@ def test_show_rollback_import_no_numerical_stack(state, tmp_path):
         code, names = _imported([*args, "--state", str(state)], tmp_path)
         assert code == 0, args
         assert not names & set(HEAVY), (args, sorted(names & set(HEAVY)))
-        assert "filelock" not in names, args  # the writer lock is formats.state_lock (0.08 s of CPU less)
 
 
 def test_history_imports_only_what_reading_the_round_log_needs(state, tmp_path):
@@ -143,9 +142,8 @@ def test_a_round_imports_no_executor_pool_or_numba_implementations(state, tmp_pa
     """A monolithic ``copter step`` with default options imports none of (issue #15, ~0.1-0.4 s of CPU per
     process): ``multiprocessing`` and ``concurrent.futures`` (``solver.partition.executor``, which checking an
     absent ``--executor`` does not need), and numba's implementation modules whose environments cached kernels name
-    (``numba.np.arraymath``, ``numba.np.linalg``, ``numba.np.arrayobj``: ``solver.kernel_cache``), nor ``filelock``
-    (the state's lock is ``formats.state_lock``), nor HiGHS (a warm PDHG round skips presolve:
-    ``solver.lp.presolve`` imports ``solver.highs_bridge`` on first use)."""
+    (``numba.np.arraymath``, ``numba.np.linalg``, ``numba.np.arrayobj``: ``solver.kernel_cache``), nor HiGHS (a
+    warm PDHG round skips presolve: ``solver.lp.presolve`` imports ``solver.highs_bridge`` on first use)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -165,7 +163,7 @@ def test_a_round_imports_no_executor_pool_or_numba_implementations(state, tmp_pa
     names = {ln.rsplit("|", 1)[1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
     assert "numba.core.config" in names and "solver.lp.kernels" in names  # it did load kernels
     unwanted = {"multiprocessing", "concurrent.futures", "numba.np.arraymath",
-                "numba.np.linalg", "numba.np.arrayobj", "filelock", "highspy"}
+                "numba.np.linalg", "numba.np.arrayobj", "highspy"}
     assert not names & unwanted, sorted(names & unwanted)
 
 
