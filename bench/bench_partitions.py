@@ -70,8 +70,9 @@ def parse(argv=None) -> argparse.Namespace:
                     help="local worker processes of --executor process (default min(K, CPUs)); 1 measures each part "
                          "alone (its seconds free of the other parts' contention on a loaded machine)")
     ap.add_argument("--passes", type=int, default=1, help="share updates + re-solves within a round")
-    ap.add_argument("--update-every", type=int, default=1,
-                    help="move the shares after every round (1), every N-th, never (0) (--share-update-every)")
+    ap.add_argument("--update-every", type=int, default=None,
+                    help="move the shares after every round (1), every N-th, never (0) (--share-update-every; "
+                         "default: copter's, 0 for an LP above --whole-below-nnz, 1 otherwise)")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--time-limit", type=float, default=600.0, help="per solve / per POP part, seconds")
     ap.add_argument("--pop-time-limit", type=float, default=None,

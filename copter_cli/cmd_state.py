@@ -254,10 +254,12 @@ def init_cmd(
     partition_passes: int = typer.Option(1, "--partition-passes",
                                          help="With --partitions: share updates + re-solves within each round."
                                               + opts.range_help(1, MAX_PASSES)),
-    share_update_every: int = typer.Option(1, "--share-update-every",
-                                           help="With --partitions: move the shared rows' shares after every "
-                                                "round (1), every N-th, or never (0: the first round's shares)."
-                                                + opts.range_help(0)),
+    share_update_every: int | None = typer.Option(None, "--share-update-every", show_default=False,
+                                                  help="With --partitions: move the shared rows' shares after "
+                                                       "every round (1), every N-th, or never (0: the first "
+                                                       "round's shares). Default: 0 for an LP above "
+                                                       "--whole-below-nnz, 1 otherwise. Stored."
+                                                       + opts.range_help(0)),
     whole_below_nnz: int = typer.Option(SMALL_LP_NNZ, "--whole-below-nnz",
                                         help="With --partitions: an LP round with at most this many nonzeros is "
                                              "also solved whole and the better point kept (0: never)."
@@ -287,7 +289,8 @@ def init_cmd(
         _check_wait(wait)
         opts.check_range("--partitions", partitions, 1)
         opts.check_range("--partition-passes", partition_passes, 1, MAX_PASSES)
-        opts.check_range("--share-update-every", share_update_every, 0)
+        if share_update_every is not None:
+            opts.check_range("--share-update-every", share_update_every, 0)
         opts.check_range("--whole-below-nnz", whole_below_nnz, 0)
         return _finish(_after_prepare(_with_progress(_rounds().init, solver, solver.settings()), base, _state(state),
                                       solver.settings(), keep, out, wait,

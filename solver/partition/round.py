@@ -129,7 +129,7 @@ class PartitionConfig:
         update_every: move the shares after every round (1), every n-th round, or never (0: the probe's
             shares stay, like POP's fixed ones). A share move changes the bounds of the parts' shared rows,
             which costs their next warm solve nearly as many iterations as a cold one (TE); fixed shares
-            leave the parts only the delta's changes.
+            leave the parts only the delta's changes. None (the default): :func:`default_update_every`.
         whole_below_nnz: an LP round whose whole model has at most this many nonzeros is also solved whole after
             the merge and the better point kept, the next round's shares taken from it when it is the whole
             solve's (:func:`solver.partition.fallback.compare_small_lp`; 0: never).
@@ -144,7 +144,7 @@ class PartitionConfig:
     passes: int = 1
     workers: int | None = None
     probe: bool = True
-    update_every: int = 1
+    update_every: int | None = None
     whole_below_nnz: int = SMALL_LP_NNZ
 
     def check(self) -> None:
@@ -154,7 +154,7 @@ class PartitionConfig:
             raise UsageError(f"--partitions must be at least 1, got {self.k}")
         if not 1 <= self.passes <= MAX_PASSES:
             raise UsageError(f"--partition-passes must be between 1 and {MAX_PASSES}, got {self.passes}")
-        if self.update_every < 0:
+        if self.update_every is not None and self.update_every < 0:
             raise UsageError(f"--share-update-every must be >= 0, got {self.update_every}")
         if self.whole_below_nnz < 0:
             raise UsageError(f"--whole-below-nnz must be >= 0, got {self.whole_below_nnz}")
@@ -167,6 +167,21 @@ class PartitionConfig:
     def from_json(cls, d: dict | None) -> PartitionConfig:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in (d or {}).items() if k in known})
+
+
+def default_update_every(problem: Problem, whole_below_nnz: int = SMALL_LP_NNZ) -> int:
+    """The share update cadence when none is given: never (0, the probe's shares stay) for an LP above
+    ``whole_below_nnz`` nonzeros, after every round (1) otherwise (a MILP; an LP solved whole each round, whose
+    next shares then come from the whole optimum).
+
+    Why: on the large TE LPs the price step moved the shares away from the probe's split. TE Kdl K = 4
+    (``bench/bench_partitions.py te --topology Kdl --rounds 1 --ks 4``, every demand +-10% in round 1): 0.79%
+    below the monolithic round 1 with a share update after round 0 (session 11), 0.038% with fixed shares
+    (session 12; own Lagrangian gap 4.19% -> 1.23%); TE Cogentco K = 4 rounds 1-4: 0.22-0.34% with updates,
+    0.38-0.42% fixed (both within 0.5%, fixed in 0.4x the time on 4 cores). The MILP rounds (Sia) were
+    measured with updates.
+    """
+    return 1 if problem.is_mip or small_lp(problem, whole_below_nnz) else 0
 
 
 @dataclass(eq=False)
@@ -321,6 +336,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             new_shares, new_steps, new_last = sh.update(r.shares, gain, r.present, r.steps, r.last,
                                                         sh.usage(problem, r.rows_sh, act))
         every = config.update_every
+        if every is None:
+            every = default_update_every(problem, config.whole_below_nnz)
         if pass_ >= last_pass and (every == 0 or (r.updates + 1) % every):
             new_shares, new_steps, new_last = r.shares, r.steps, r.last  # kept for the next round
         moved = float(np.abs(new_shares - r.shares).sum() / max(r.ns, 1) / 2.0)

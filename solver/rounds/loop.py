@@ -114,8 +114,11 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         t = time.perf_counter()
         hook, pextra = None, {}
         if partition:  # issue #18: k > 1 parts (solver.rounds.partitioned)
+            from solver.partition.round import default_update_every
             from solver.rounds.partitioned import config_of, solve_base
 
+            if partition.get("update_every") is None:  # stored as the number it stands for
+                partition = {**partition, "update_every": default_update_every(problem, partition["whole_below_nnz"])}
             result, hook, pextra = solve_base(problem, settings, config_of(partition))
         else:
             result = solve_problem(problem, settings, None)
