@@ -102,7 +102,9 @@ def diff_cmd(
         if json_out:
             print_json(out)
         else:
-            parts = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+            parts = ", ".join([f"{v} {k}" for k, v in counts.items() if v]
+                              + (["sense changed"] if delta.sense is not None else [])
+                              + (["objective offset changed"] if delta.offset is not None else []))
             with answering():
                 say(f"{output}: {delta.table.num_rows} rows ({parts or 'no changes'})")
         return 0

@@ -83,3 +83,19 @@ def test_diff_writes_the_delta_between_two_problems_and_reports_counts(tmp_path)
     assert d.base_round == 4 and sum(out["counts"].values()) == out["delta_rows"] == len(d)
     q, _ = apply_delta(read_problem(a), d)
     assert q.equals(read_problem(b))
+
+
+def test_diff_of_a_sense_or_offset_change_says_so(tmp_path):
+    """A delta whose only change is the objective's sense or offset is not "no changes" (fresh-install user)."""
+    import dataclasses
+
+    from formats.io import write_problem
+    from solver.workloads import make_scenario
+
+    p = make_scenario("te", 8, seed=1).base()
+    write_problem(p, tmp_path / "a.parquet")
+    write_problem(dataclasses.replace(p, sense=-p.sense, offset=p.offset + 3.0), tmp_path / "b.parquet")
+    res = _run(["diff", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(tmp_path / "d.parquet")])
+    assert res.exit_code == 0, res.output
+    assert "no changes" not in res.stdout
+    assert "sense changed" in res.stdout and "objective offset changed" in res.stdout
