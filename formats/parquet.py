@@ -327,8 +327,9 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
             raise FormatError(f"copter.objective_offset {offset!r} is not a number (ASCII decimal, e.g. -1.5e3)",
                               file=path, entity="copter.objective_offset")
         offset = float(offset)
-        if not np.isfinite(offset):
-            raise FormatError(f"copter.objective_offset {offset!r} is not finite", file=path)
+        if not abs(offset) < 1e30:  # magnitudes >= 1e30 mean infinity (MPS/HiGHS convention)
+            raise FormatError(f"copter.objective_offset {offset!r} is not finite (magnitudes >= 1e30 mean infinity)",
+                              file=path, entity="copter.objective_offset")
     base = _meta_get(meta, "copter.base_round")
     if base is not None:
         if not re.fullmatch(r"[0-9]+", base, re.ASCII):  # no sign, space, "_" or non-ASCII digit

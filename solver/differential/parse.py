@@ -376,8 +376,9 @@ def _check_names(p: Parsed, valid: dict, delta) -> None:
 
 def check_meta(delta) -> None:
     """The delta's objective offset is finite and its sense is None, +1 or -1 (else ValidationError)."""
-    if delta.offset is not None and not np.isfinite(delta.offset):
-        raise ValidationError(f"objective offset {delta.offset} is not finite", file=delta.source)
+    if delta.offset is not None and not abs(delta.offset) < INF_BOUND:
+        raise ValidationError(f"objective offset {delta.offset} is not finite (magnitudes >= 1e30 mean infinity)",
+                              file=delta.source)
     if delta.sense not in (None, 1, -1):
         raise ValidationError(f"sense must be +1 or -1, got {delta.sense}", file=delta.source)
 

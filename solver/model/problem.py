@@ -239,11 +239,14 @@ class Problem:
             raise ValidationError("matrix column pointers do not match the number of columns/nonzeros")
         if self.sense not in (1, -1):
             raise ValidationError(f"sense must be +1 (min) or -1 (max), got {self.sense}")
-        if not np.isfinite(self.offset):
-            raise ValidationError(f"objective offset is not finite: {self.offset}")
-        bad = np.flatnonzero(~np.isfinite(self.cost))
+        # a magnitude >= INF_BOUND means infinity (MPS/HiGHS convention), which a cost, the offset or a
+        # coefficient cannot be: the MPS reader refuses them, and so does every other way in (Parquet, deltas)
+        if not abs(self.offset) < INF_BOUND:
+            raise ValidationError(f"objective offset is not finite: {self.offset} (magnitudes >= 1e30 mean infinity)")
+        bad = np.flatnonzero(~(np.abs(self.cost) < INF_BOUND))
         if bad.size:
-            raise ValidationError(f"cost is not finite ({self.cost[bad[0]]})", entity=str(self.col_names[bad[0]]))
+            raise ValidationError(f"cost is not finite ({self.cost[bad[0]]}; magnitudes >= 1e30 mean infinity)",
+                                  entity=str(self.col_names[bad[0]]))
         for nm, arr, names, wrong in (("lower bound", self.col_lower, self.col_names, np.inf),
                                       ("upper bound", self.col_upper, self.col_names, -np.inf),
                                       ("row lower bound", self.row_lower, self.row_names, np.inf),
@@ -254,10 +257,11 @@ class Problem:
             bad = np.flatnonzero(arr == wrong)  # no finite point; PDHG would compute inf - inf
             if bad.size:
                 raise ValidationError(f"{nm} is {wrong:+}", entity=str(names[bad[0]]))
-        bad = np.flatnonzero(~np.isfinite(self.a_data) | (self.a_data == 0))
+        bad = np.flatnonzero(~(np.abs(self.a_data) < INF_BOUND) | (self.a_data == 0))
         if bad.size:
             col = int(np.searchsorted(self.a_indptr, bad[0], side="right") - 1)
-            raise ValidationError(f"coefficient {self.a_data[bad[0]]} is zero or not finite",
+            raise ValidationError(f"coefficient {self.a_data[bad[0]]} is zero or not finite (magnitudes >= 1e30 "
+                                  "mean infinity)",
                                   entity=f"{self.row_names[self.a_indices[bad[0]]]}/{self.col_names[col]}")
         if self.nnz:
             if self.a_indices.min() < 0 or self.a_indices.max() >= m:
