@@ -103,7 +103,14 @@ from formats.mps_sections import (
     objective_sense,
 )
 from formats.written import check_complete
-from solver.highs_bridge import from_highs_lp, is_error, new_highs, to_highs_lp
+from solver.highs_bridge import (
+    from_highs_lp,
+    is_error,
+    largest_coefficient,
+    new_highs,
+    pass_model,
+    to_highs_lp,
+)
 from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
 from solver.model.problem import INF_BOUND, Problem
 
@@ -647,8 +654,9 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
         ValidationError: a name free-format MPS cannot hold (empty, or containing whitespace or a
             control character): HiGHS
             would write it renamed (``c_ekk0``, ``my_var``) and the file would no longer match the
-            state by name. Nothing is written. InputError: HiGHS could not write the file (e.g. the
-            folder does not exist). EnvironmentFaultError: the file HiGHS wrote is incomplete (disk full,
+            state by name. Nothing is written. InputError: HiGHS refused the model (a coefficient of
+            magnitude >= 1e15: the message quotes HiGHS and names the largest coefficient's row and
+            column, ``entity`` "row/column") or could not write the file (e.g. the folder does not exist). EnvironmentFaultError: the file HiGHS wrote is incomplete (disk full,
             file size limit): ``path`` is left as it was.
     """
     path = str(path)
@@ -666,9 +674,11 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
         lo, up = np.array(lp.col_lower_, dtype=np.float64), np.array(lp.col_upper_, dtype=np.float64)
         lo[it], up[it] = np.ceil(lo[it]), np.floor(up[it])
         lp.col_lower_, lp.col_upper_ = lo, up
-    st = h.passModel(lp)
-    if is_error(st):
-        raise InputError("HiGHS refused the model for writing", file=path)
+    reason = pass_model(h, lp, problem)
+    if reason is not None:
+        big = largest_coefficient(problem)
+        raise InputError(f"HiGHS refused the model for writing: {reason}", file=path,
+                         entity=None if big is None else f"{big[1]}/{big[2]}")
     gz = path.endswith(".gz")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):

@@ -3,8 +3,8 @@
 - construction: :func:`new_highs` (silent, ``infinite_bound`` 1e30 = copter's INF_BOUND, threads, time
   limit), :func:`configure_threads` (HiGHS's process-global scheduler), :func:`set_time_budget` (HiGHS's
   ``time_limit`` is cumulative per instance: a budget is set on top of ``getRunTime()``);
-- models: :func:`to_highs_lp` / :func:`from_highs_lp` (Problem <-> ``HighsLp``), :func:`pass_problem`
-  (straight from a Problem's arrays), :func:`change_sense`;
+- models: :func:`to_highs_lp` / :func:`from_highs_lp` (Problem <-> ``HighsLp``), :func:`pass_model` (and
+  why HiGHS refused one), :func:`pass_problem` (straight from a Problem's arrays), :func:`change_sense`;
 - running: :func:`run` (a per-call time budget, and a wall deadline through the MIP interrupt callback);
 - reading back: :func:`status_of` (HiGHS model status -> copter :class:`~solver.model.status.Status`),
   :func:`status_text`, :func:`is_optimal`, :func:`is_infeasible`, :func:`read_point`,
@@ -181,9 +181,13 @@ def status_of(h: highspy.Highs, *, is_mip: bool, has_point: bool) -> tuple[Statu
     Returns:
         (status, limit): ``limit`` is ``"time"`` or ``"iteration"`` when a limit (or the wall deadline's
         interrupt) stopped HiGHS, else None. A MIP stopped at a limit with an incumbent (``has_point``) is
-        FEASIBLE; a status HiGHS gives no verdict with is NUMERICAL_ERROR.
+        FEASIBLE; a status HiGHS gives no verdict with is NUMERICAL_ERROR, and so is "Empty" without a point
+        (:func:`read_point` gives one only for a model with no columns): HiGHS also says "Empty" after it
+        refused the model (:func:`pass_model`), which must never read as OPTIMAL.
     """
     ms = h.getModelStatus()
+    if ms == _MS.kModelEmpty and not has_point:
+        return Status.NUMERICAL_ERROR, None
     if ms in LIMIT_STATUSES:
         limit = "time" if ms in (_MS.kTimeLimit, _MS.kInterrupt) else "iteration"
         return (Status.FEASIBLE if (is_mip and has_point) else LIMIT_STATUSES[ms]), limit
@@ -193,6 +197,8 @@ def status_of(h: highspy.Highs, *, is_mip: bool, has_point: bool) -> tuple[Statu
 def read_point(h: highspy.Highs, n: int, *, is_mip: bool) -> np.ndarray | None:
     """(n,) copy of the primal point ``h`` holds after a run, or None: none valid, of another length, or
     (``is_mip``) no incumbent (``primal_solution_status`` below feasible)."""
+    if n == 0 and h.getModelStatus() == _MS.kModelEmpty and h.getNumCol() == 0:
+        return np.zeros(0)  # a model without columns: HiGHS reports no solution, the empty point is optimal
     sol = h.getSolution()
     if not sol.value_valid or (is_mip and int(h.getInfo().primal_solution_status) < 2):
         return None
@@ -288,6 +294,47 @@ def pass_problem(h: highspy.Highs, problem: Problem) -> bool:
                                     problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
                                     problem.a_indptr[:n].astype(np.int32), problem.a_indices, problem.a_data,
                                     np.zeros(n, dtype=np.int32)))  # kContinuous everywhere (an empty one refused)
+
+
+def pass_model(h: highspy.Highs, lp: highspy.HighsLp, problem: Problem | None = None) -> str | None:
+    """Hand ``lp`` to ``h`` (``passModel``); None when HiGHS took it, else why HiGHS refused it, one line.
+
+    The reason is HiGHS's own ERROR log line (it refuses any matrix value of magnitude >= its
+    ``large_matrix_value``, 1e15, although copter takes every finite |v| < 1e30), captured by passing the
+    model once more with HiGHS's log routed to a callback; that line names no entity, so the largest
+    coefficient of ``problem`` (the model ``lp`` holds) follows with its row and column.
+    After a refusal ``h`` holds an empty model: running it says "Empty", never a verdict on ``problem``.
+    """
+    if not is_error(h.passModel(lp)):
+        return None
+    said: list[str] = []
+
+    def _log(event) -> None:
+        said.append(str(event.message))
+
+    h.setOptionValue("output_flag", True)  # log_to_console stays off: the lines reach only the callback
+    h.cbLogging.subscribe(_log)
+    try:
+        h.passModel(lp)
+    finally:
+        h.cbLogging.unsubscribe(_log)
+        h.setOptionValue("output_flag", False)
+    lines = [" ".join(t.split()[1:]) for t in said if t.lstrip().startswith("ERROR")]
+    reason = "; ".join(lines) or "passModel returned an error without a log line"
+    big = largest_coefficient(problem) if problem is not None else None
+    return reason if big is None else f"{reason}; largest |coefficient| {big[0]:.6g}: row {big[1]}, column {big[2]}"
+
+
+def largest_coefficient(problem: Problem) -> tuple[float, str, str] | None:
+    """(|value|, row name, column name) of ``problem``'s matrix entry of largest magnitude, or None for a
+    model without nonzeros."""
+    nnz = problem.nnz
+    if nnz == 0:
+        return None
+    values = np.abs(problem.a_data[:nnz])
+    k = int(np.argmax(values))
+    col = int(np.searchsorted(problem.a_indptr[:problem.n_cols + 1], k, side="right") - 1)
+    return float(values[k]), str(problem.row_names[int(problem.a_indices[k])]), str(problem.col_names[col])
 
 
 def colwise_arrays(lp: highspy.HighsLp, transpose) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

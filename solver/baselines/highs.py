@@ -17,6 +17,7 @@ from solver.highs_bridge import (
     configure_threads,
     mip_info,
     new_highs,
+    pass_model,
     read_point,
     run,
     run_info,
@@ -65,6 +66,13 @@ def run_highs(h: Highs, *, is_mip: bool, time_limit_seconds: float = math.inf) -
     """Run ``h`` under a per-call time budget (seconds); returns (run ok, wall seconds of ``run()``).
     The bridge's :func:`solver.highs_bridge.run` (kept under this name for the baselines' callers)."""
     return run(h, is_mip=is_mip, time_limit_seconds=time_limit_seconds)
+
+
+def refused(name: str, problem: Problem, seconds: float, reason: str, extra: dict) -> BaselineResult:
+    """The result of a model HiGHS refused (:func:`solver.highs_bridge.pass_model`): NUMERICAL_ERROR without a
+    point, HiGHS's reason in the message, ``highs_status`` "Refused" (running it would only say "Empty")."""
+    return make_result(name, problem, Status.NUMERICAL_ERROR, None, seconds,
+                       message=f"HiGHS refused the model: {reason}", extra={**extra, "highs_status": "Refused"})
 
 
 def collect(h: Highs, problem: Problem, name: str, seconds: float, *, ran: bool, is_mip: bool,
@@ -141,7 +149,9 @@ def solve_highs(problem: Problem, *, solver: str = "choose", time_limit_seconds:
     used = apply_solver_options(h, solver, is_mip=is_mip, kkt_tolerance=kkt_tolerance)
     if is_mip and mip_rel_gap is not None:
         h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
-    h.passModel(to_highs_lp(problem, with_names=False, relax=relax))
+    reason = pass_model(h, to_highs_lp(problem, with_names=False, relax=relax), problem)
+    if reason is not None:
+        return refused(name, problem, time.perf_counter() - start, reason, {"solver": used})
     ran, run_seconds = run_highs(h, is_mip=is_mip, time_limit_seconds=time_limit_seconds)
     seconds = time.perf_counter() - start
     return collect(h, problem, name, seconds, ran=ran, is_mip=is_mip, solver_used=used,

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from solver.baselines.highs import apply_solver_options, check_solver, collect, run_highs
+from solver.baselines.highs import apply_solver_options, check_solver, collect, refused, run_highs
 from solver.baselines.result import BaselineResult
 from solver.highs_bridge import (
     BASIS_BASIC,
@@ -39,6 +39,7 @@ from solver.highs_bridge import (
     configure_threads,
     get_basis,
     new_highs,
+    pass_model,
     read_point,
     set_basis,
     set_partial_solution,
@@ -139,7 +140,10 @@ class WarmHighs:
         if self.h is None:
             self.h = new_highs()
             configure_threads(self.h, self.threads)
-            self.h.passModel(to_highs_lp(problem, with_names=False))
+            reason = pass_model(self.h, to_highs_lp(problem, with_names=False), problem)
+            if reason is not None:  # the next call starts cold again
+                self.h = None
+                return refused(self.name, problem, time.perf_counter() - start, reason, {"cold": True})
             self.model = problem
             order = np.arange(problem.n_cols)
             self.edits = {"cold": True}
@@ -369,7 +373,9 @@ def solve_from_basis(problem: Problem, stored: StoredBasis | None, *, solver: st
     h = new_highs()
     configure_threads(h, threads)
     used = apply_solver_options(h, solver, is_mip=problem.is_mip, kkt_tolerance=kkt_tolerance)
-    h.passModel(to_highs_lp(problem, with_names=False))
+    reason = pass_model(h, to_highs_lp(problem, with_names=False), problem)
+    if reason is not None:
+        return refused(name, problem, time.perf_counter() - start, reason, {"solver": used}), stored
     how = "cold (no stored basis)"
     if stored is not None:
         cs, rs, x0 = map_basis(stored, problem)

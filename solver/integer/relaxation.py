@@ -87,13 +87,14 @@ def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None)
     ms = status_text(h)
     n, m = lp.n_cols, lp.n_rows
     x = read_point(h, n, is_mip=False)
+    status = status_of(h, is_mip=False, has_point=x is not None)[0]
     y = read_duals(h, m)
     x = np.zeros(n) if x is None else x
     y = np.zeros(m) if y is None else y
     act = lp.row_activity(x)
     secs = time.perf_counter() - t0
     obj = lp.objective(x)
-    return SolveResult(status=status_of(h, is_mip=False, has_point=False)[0], x=x, y=y,
+    return SolveResult(status=status, x=x, y=y,
                        reduced_cost=lp.cost - lp.rmatvec(y), row_activity=act, objective=obj,
                        dual_objective=objective_value(h), primal_residual_rel=0.0,
                        dual_residual_rel=0.0, gap_rel=0.0, iterations=run_info(h)["simplex"],
