@@ -91,6 +91,10 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
     if rounds < 0:
         raise UsageError(f"--rounds must be >= 0, got {rounds}")
     check_range("--seed", seed, 0)  # numpy's generators refuse a negative seed (exit 1 deep in the scenario)
+    if directory is not None:  # its files would damage a state it lies in: exit 2 before any work
+        from solver.rounds.inside_state import refuse_inside_state
+
+        refuse_inside_state(directory, "--dir")
     from copter_cli.cmd_prepare import ensure_prepared
 
     prep = ensure_prepared()  # every kernel compiled before round 0 (solver.prepare): no round compiles

@@ -185,6 +185,8 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
         require_round(store, round_, store.generations())
     gen = store.load(round_, with_state=False)
     out = Path(output) if output is not None else Path(f"round-{gen.round:06d}.mps")
+    if output is None:  # the default name in the working directory, which may be a state directory
+        check_output_file(out, "-o (default)")
     name = gen.problem.name or f"{store.root.resolve().name}-round-{gen.round}"  # the MPS NAME line
     write_problem(gen.problem.replace(name=name), out)
     res = {"round": gen.round, "output": str(out), "n_cols": gen.problem.n_cols, "n_rows": gen.problem.n_rows,

@@ -105,14 +105,18 @@ def check_output_file(path, option: str, inputs: tuple = ()) -> None:
         inputs: files the command reads (``(label, path)`` pairs): the output may be none of them.
     Raises:
         UsageError: ``path`` is a folder, or its folder does not exist (or is not a folder), or it is one
-            of ``inputs`` (the same file by any name: writing would replace what is being read); the
-            message names the option and the path. EnvironmentFaultError: the folder is on a read-only
-            file system or not writable for this user (exit code 7, as when a write fails later).
+            of ``inputs`` (the same file by any name: writing would replace what is being read), or it lies
+            inside a copter state directory (``solver.rounds.inside_state``); the message names the option
+            and the path. EnvironmentFaultError: the folder is on a read-only file system or not writable
+            for this user (exit code 7, as when a write fails later).
     """
+    from solver.rounds.inside_state import refuse_inside_state
+
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
         raise UsageError(f"{option} {p}: is a folder, not a file")
+    refuse_inside_state(p, option)
     for label, src in inputs:
         if _same_file(p, Path(src)):
             raise UsageError(f"{option} {p}: is the {label} {src}; writing it would replace the input: "
@@ -152,12 +156,16 @@ def check_out_dir(out_dir, state_dir=None) -> None:
     Args:
         out_dir: the ``--out`` folder (None: nothing to check).
         state_dir: the state directory, when known: an ``out_dir`` that is it or inside it (symbolic links
-            resolved) is refused, since its copies would overwrite the state's own files (``gen-000000``).
+            resolved) is refused, since its copies would overwrite the state's own files (``gen-000000``),
+            even before ``init`` has made it a state; one inside any other state directory is refused too
+            (``solver.rounds.inside_state``).
     Raises:
         UsageError: ``out_dir`` exists and is not a folder, or cannot be created (its nearest existing
-            ancestor is a file), or lies inside ``state_dir``. EnvironmentFaultError: it (or the ancestor
-            it would be created in) is on a read-only file system or not writable (exit code 7).
+            ancestor is a file), or lies inside ``state_dir`` or another state. EnvironmentFaultError: it (or
+            the ancestor it would be created in) is on a read-only file system or not writable (exit code 7).
     """
+    from solver.rounds.inside_state import refuse_inside_state
+
     if out_dir is None:
         return
     p = Path(out_dir)
@@ -166,6 +174,7 @@ def check_out_dir(out_dir, state_dir=None) -> None:
         if real_out == real_state or real_state in real_out.parents:
             raise UsageError(f"--out {p}: is inside the state directory {state_dir}; the copies would overwrite "
                              "the state's own files: choose a folder outside it")
+    refuse_inside_state(p, "--out")
     if p.exists():
         if not p.is_dir():
             raise UsageError(f"--out {p}: exists and is not a folder")

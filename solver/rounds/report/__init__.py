@@ -34,7 +34,13 @@ def require_matplotlib() -> None:
 
 
 def _check_paths(output: Path, png_dir: Path | None) -> None:
-    """Usage errors before any work: ``-o`` is a folder or in a missing folder; ``--png`` is a file."""
+    """Usage errors before any work: ``-o`` is a folder or in a missing folder; ``--png`` is a file; either
+    lies inside a copter state directory (``solver.rounds.inside_state``)."""
+    from solver.rounds.inside_state import refuse_inside_state
+
+    refuse_inside_state(output, "-o")
+    if png_dir is not None:
+        refuse_inside_state(png_dir, "--png")
     if output.is_dir():
         raise UsageError(f"-o {output} is a folder; give the HTML file to write")
     if not output.parent.is_dir():
