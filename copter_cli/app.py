@@ -103,18 +103,27 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _usage_json(err) -> int:
-    """Print a click/typer usage error as the ``--json`` error object on stdout; return its exit code."""
+def _click_error(err, json_out: bool) -> int:
+    """Print a click/typer error raised while the command line was parsed (no such option or command, a missing
+    argument, a bad value or choice) as copter's error and return its exit code: one line ``error (usage, exit
+    2): MESSAGE`` on stderr, MESSAGE being click's own, suggestions included ("No such option: --tl (Possible
+    options: --out, --tol, --wait)", "No such command 'stpe'. Did you mean 'step'?"), and with ``json_out``
+    the JSON error object on stdout. ``copter`` alone (click's NoArgsIsHelpError) prints the help on stderr
+    (and says so in the JSON error)."""
     from copter_cli import exit_codes
     from copter_cli.output import print_json, say
 
     code = int(getattr(err, "exit_code", exit_codes.USAGE) or exit_codes.USAGE)
     message = err.format_message() if hasattr(err, "format_message") else str(err)
     if type(err).__name__ == "NoArgsIsHelpError":  # the "message" is the whole help text
+        if not json_out:
+            err.show()
+            return code
         say(message)
         message = "missing command or arguments (help printed on stderr)"
     kind = "usage" if code == exit_codes.USAGE else "error"
-    print_json({"error": {"code": code, "kind": kind, "message": message}})
+    if json_out:
+        print_json({"error": {"code": code, "kind": kind, "message": message}})
     say(f"error ({kind}, exit {code}): {message}")
     return code
 
@@ -122,10 +131,10 @@ def _usage_json(err) -> int:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point.
 
-    Without ``--json`` the app runs as usual (typer prints usage errors as a box on stderr, exit 2). With
-    ``--json`` anywhere in ``argv`` a usage error (missing argument, unknown option or command, bad value)
-    is printed as ``{"error": {"code": 2, "kind": "usage", "message": ...}}`` on stdout, still exit 2;
-    ``--help`` keeps exit 0.
+    A usage error click finds (missing argument, unknown option or command, bad value or choice) is copter's
+    one line ``error (usage, exit 2): MESSAGE`` on stderr with click's message (:func:`_click_error`), exit 2;
+    with ``--json`` anywhere in ``argv`` also ``{"error": {"code": 2, "kind": "usage", "message": ...}}`` on
+    stdout. ``--help`` keeps exit 0.
 
     SIGINT: ``copter_cli.entry``'s handler (the console script); in-process callers get KeyboardInterrupt,
     which ends as exit 130 with the interrupted error (JSON with ``--json``) wherever it lands, parsing
@@ -145,15 +154,12 @@ def main(argv: list[str] | None = None) -> None:
     json_out = "--json" in args
     try:
         app = build(command_name(args))
-        if not json_out:
-            app(args=args)
-            return
-        try:
+        try:  # click's own parsing; its errors are printed here, not as its "Usage: ... Error: ..." box
             code = app(args=args, standalone_mode=False)
         except typer.Abort:
             code = exit_codes.INTERRUPTED
         except typer.TyperException as err:  # click's ClickException/UsageError derive from it
-            code = _usage_json(err)
+            code = _click_error(err, json_out)
         if code == exit_codes.INTERRUPTED and not output.ERROR_PRINTED:  # typer's own Exit(130) during parsing
             _interrupted(json_out)
     except KeyboardInterrupt:
