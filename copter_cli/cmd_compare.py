@@ -18,7 +18,7 @@ from copter_cli.output import console, emit, run, say_warnings, table_console
 if TYPE_CHECKING:
     from rich.console import Console
 
-STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
+STATE_HELP = "State directory, not empty (default: $COPTER_STATE, or ./copter-state when it is unset or empty)."
 
 
 def _fmt(v, spec: str = ".6g") -> str:

@@ -12,7 +12,7 @@ import typer
 
 from copter_cli.output import emit, run, say, say_warnings
 
-STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
+STATE_HELP = "State directory, not empty (default: $COPTER_STATE, or ./copter-state when it is unset or empty)."
 
 
 def _say(res: dict) -> None:

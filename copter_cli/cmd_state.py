@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # rich, solver.rounds and formats.checkpoint are imported where used: `copter --help` imports every command
 # module, and `rollback` or `export` print no table (issue #15: start-up)
 
-STATE_HELP = "State directory (default: $COPTER_STATE or ./copter-state)."
+STATE_HELP = "State directory, not empty (default: $COPTER_STATE, or ./copter-state when it is unset or empty)."
 ROUND_HELP = "A kept round instead of the current one (a round that is not kept: exit 2)."
 
 

@@ -4,7 +4,7 @@
 |---|---|
 | 0 | success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply |
 | 1 | internal error (a bug) |
-| 2 | usage error: unknown option or command, bad option value, a round number that is not kept |
+| 2 | usage error: unknown option or command, bad option value, a round number that is not kept, an output path inside a state directory, an empty `--state` |
 | 3 | bad input: unreadable file, format or validation error, delta for another round, missing or damaged state |
 | 4 | the model is infeasible or unbounded |
 | 5 | limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION; a part's worker died twice |
@@ -48,7 +48,8 @@ TABLE = {
     OK: "success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply",
     INTERNAL: "internal error (a bug)",
     USAGE: ("usage error: unknown option or command, bad option value (a number of the wrong kind such as "
-            "`--k 1e20`, or outside the option's range: one line naming the option), a round number that is not kept"),
+            "`--k 1e20`, or outside the option's range: one line naming the option), a round number that is not kept, "
+            "an output path inside a state directory, an empty `--state`"),
     BAD_INPUT: ("bad input: unreadable file, format or validation error, delta for another round, missing or "
                 "damaged state; a null in config.json where copter never writes one (`\"tol\": null`) names the key"),
     INFEASIBLE_OR_UNBOUNDED: "the model is infeasible or unbounded",

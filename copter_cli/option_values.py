@@ -24,7 +24,12 @@ from solver.model.errors import UsageError
 KINDS = {"int": "an integer", "float": "a number"}
 
 
-class NumberValueError(UsageError):
+class ParseUsageError(UsageError):
+    """A bad option value found while the command line is parsed, before any command body runs; printed by
+    :meth:`CopterGroup.main` as copter's usage error (exit 2)."""
+
+
+class NumberValueError(ParseUsageError):
     """A numeric option's value that click could not convert (``--k 1e20``); raised while the command line is
     parsed, printed by :meth:`CopterGroup.main`."""
 
@@ -61,20 +66,24 @@ def copter_numbers(command) -> None:
 
 class CopterGroup(TyperGroup):
     """The ``copter`` root group: its commands' numeric options are converted by :func:`copter_numbers`, and a
-    value that is not a number of the option's kind ends as copter's usage error."""
+    value that is not a number of the option's kind ends as copter's usage error, and so does an empty
+    ``--state`` (:mod:`copter_cli.state_option`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from copter_cli.state_option import refuse_empty_state
+
         super().__init__(*args, **kwargs)
         copter_numbers(self)
+        refuse_empty_state(self)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra: Any):
-        """click's ``main``; a :class:`NumberValueError` while parsing prints ``error (usage, exit 2): --k must
+        """click's ``main``; a :class:`ParseUsageError` while parsing prints ``error (usage, exit 2): --k must
         be an integer, got '1e20'`` on stderr (and the JSON error on stdout when ``--json`` is among ``args``),
         then exits 2 (returns 2 when not ``standalone_mode``, as click returns an exit code)."""
         args = sys.argv[1:] if args is None else list(args)
         try:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        except NumberValueError as err:
+        except ParseUsageError as err:
             from copter_cli import output
 
             try:

@@ -11,7 +11,7 @@ from solver.model.settings import Settings
 
 
 def default_state_dir() -> Path:
-    """``$COPTER_STATE`` if set, else ``./copter-state``."""
+    """``$COPTER_STATE`` if set and not empty, else ``./copter-state`` (an empty variable counts as unset)."""
     return Path(os.environ.get("COPTER_STATE") or "copter-state")
 
 
