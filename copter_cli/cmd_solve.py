@@ -29,6 +29,25 @@ def duals_path_for(path: Path) -> Path:
     return path.with_name(stem + ".duals.parquet")
 
 
+def check_solution_name(path: Path) -> None:
+    """``solve -o`` writes the solution as Parquet: a name ending in .parquet or .pq, as ``export -o`` tells a
+    file's format by its extension (``formats.io.kind_of``).
+
+    Raises:
+        UsageError: any other name (``sol.mps`` was written as Parquet under the .mps name), naming ``-o``.
+    """
+    from formats.io import kind_of
+    from solver.model.errors import UsageError
+
+    try:
+        kind = kind_of(path)
+    except UsageError:
+        kind = None
+    if kind != "parquet":
+        raise UsageError("-o writes the solution as Parquet: name it .parquet or .pq (MPS holds "
+                         "models, not solutions; `copter convert PROBLEM model.mps` writes the model)", file=str(path))
+
+
 def report_for(problem, result, seconds: dict) -> dict:
     """The JSON report of a one-shot solve (docs/DESIGN.md "CLI contract and round report", without round and paths)."""
     rep = {
@@ -83,7 +102,7 @@ def _summary(console, path: Path, problem, result, rep: dict) -> None:
 def solve_cmd(
     problem_path: Path = typer.Argument(..., metavar="PROBLEM", help="Problem file: .mps, .mps.gz or .parquet."),
     output: Path | None = typer.Option(None, "-o", "--output",
-                                       help="Write variables here (Parquet) and constraints to *.duals.parquet."),
+                                       help="Write variables here (Parquet: .parquet or .pq) and constraints to *.duals.parquet."),
     solver: opts.GivenOptions = None,
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
@@ -107,6 +126,8 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     settings = solver.settings()
     if output is not None:  # refuse an unwritable -o before solving
         from solver.rounds.outputs import check_output_file
+
+        check_solution_name(output)
 
         check_output_file(output, "-o", inputs=(("PROBLEM", problem_path),))
         check_output_file(duals_path_for(output), "-o (duals)", inputs=(("PROBLEM", problem_path),))
