@@ -127,9 +127,8 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     if output is not None:  # refuse an unwritable -o before solving
         from solver.rounds.outputs import check_output_file
 
+        check_output_file(output, "-o", inputs=(("PROBLEM", problem_path),))  # a folder, a missing one, ...
         check_solution_name(output)
-
-        check_output_file(output, "-o", inputs=(("PROBLEM", problem_path),))
         check_output_file(duals_path_for(output), "-o (duals)", inputs=(("PROBLEM", problem_path),))
     from copter_cli.cmd_prepare import ensure_prepared
 
