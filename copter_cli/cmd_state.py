@@ -16,7 +16,7 @@ import typer
 from copter_cli import exit_codes
 from copter_cli import solver_options as opts
 from copter_cli.output import console, emit, run, say, say_error, say_warnings, table_console
-from solver.model.errors import UsageError
+from solver.model.errors import CopterError, UsageError
 from solver.partition.limits import MAX_PASSES
 from solver.partition.small import SMALL_LP_NNZ
 
@@ -121,11 +121,13 @@ def _with_out_error(report: dict, code: int) -> dict:
     return {**report, "error": {"code": code, **oe}}
 
 
-def _finish_many(reports: list[dict], json_out: bool) -> int:
+def _finish_many(reports: list[dict], json_out: bool, error: CopterError | None = None) -> int:
     """Print the reports of ``step`` with several deltas: JSON ``{"rounds": [report, ...], "current_round",
     "stopped_at"}`` (``stopped_at``: 1-based index of the delta whose round failed or whose --out copy
     failed, else null), or one human table per round. Exit code: the first non-zero code of a report (the
-    one that stopped the batch), else 0."""
+    one that stopped the batch), else 0. ``error``: the error that stopped the batch at a later delta
+    (``solver.rounds.step_many`` attaches its stored rounds' ``reports`` and ``current_round``): the same
+    shape plus ``error`` (as a failed command's JSON error), its error line last, its exit code."""
     codes = [exit_codes.for_report(r) for r in reports]
     reports = [_with_out_error(r, c) for r, c in zip(reports, codes, strict=True)]
     code = next((c for c in codes if c), exit_codes.OK)
@@ -134,16 +136,24 @@ def _finish_many(reports: list[dict], json_out: bool) -> int:
     stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c), None)
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
     failures = [_round_failure(r, c) for r, c in zip(reports, codes, strict=True)]
+    if error is not None:
+        code = exit_codes.for_error(error)
+        extra = {k: v for k, v in error.to_dict().items() if k not in ("kind", "message")}
+        obj.update(current_round=error.current_round, stopped_at=(error.context or {}).get("delta_index"),
+                   error={"code": code, "kind": error.kind, "message": str(error), **extra})
+        failures.append(f"error ({error.kind}, exit {code}): {error}")
     if json_out:  # each round's warnings (emit sees only the top level)
         for r in reports:
             say_warnings(r)
 
     def human(_):
-        for r, failure in zip(reports, failures, strict=True):
+        for r, failure in zip(reports, failures, strict=False):  # failures: one more with an error
             say(f"delta {r.get('delta_index')}: {r.get('delta')}")
             _print_report(r, message=failure is None or "error" in r)
             if failure is not None:
                 say_error(failure)
+        if error is not None:
+            say_error(failures[-1])
 
     emit(obj, json_out, human)
     if json_out:
@@ -361,8 +371,13 @@ def step_cmd(
         if len(deltas) == 1:
             return _finish(step(deltas[0], st, settings, force, accept_failed, out, wait, executor,
                                        ray_address), json_out)
-        return _finish_many(step_many(deltas, st, settings, force, accept_failed, out, wait, executor,
-                                             ray_address), json_out)
+        try:
+            reports = step_many(deltas, st, settings, force, accept_failed, out, wait, executor, ray_address)
+        except CopterError as err:
+            if getattr(err, "reports", None) is None:  # raised before the first delta: no rounds to report
+                raise
+            return _finish_many(err.reports, json_out, err)
+        return _finish_many(reports, json_out)
 
     run(json_out, debug, body)
 

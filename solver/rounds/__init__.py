@@ -161,7 +161,9 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     Raises:
         Whatever :func:`step` raises for the first delta that fails; the rounds before it stay stored. The
         error's message ends with ``[delta K of N: PATH; round(s) ... stored before it]`` and its
-        ``context`` holds delta, delta_index, deltas and stored_rounds (printed in the CLI's JSON error).
+        ``context`` holds delta, delta_index, deltas and stored_rounds (printed in the CLI's JSON error);
+        its ``reports`` attribute holds the reports of the deltas before it (as this function would have
+        returned them) and ``current_round`` the state's current round after them (None when unknown).
     """
     from solver.rounds import loop as _loop
 

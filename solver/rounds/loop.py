@@ -364,12 +364,26 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
                                    else "nothing stored before it]"))
                 err.context = {**(err.context or {}), "delta": _label(delta), "delta_index": i + 1,
                                "deltas": len(deltas), "stored_rounds": stored}
+                err.reports = reports_  # the CLI prints them with the error: those rounds are stored
+                err.current_round = _current_after(store, reports_)
                 raise
             report = {**report, "delta": _label(delta), "delta_index": i + 1}
             reports_.append(report)
             if report.get("accepted") is False or "out_error" in report:
                 break
     return reports_
+
+
+def _current_after(store: StateStore, reports_: list[dict]) -> int | None:
+    """The current round after the batch's ``reports_`` (a failed step leaves the state as it was): the last
+    stored round, a no-op's current round, or CURRENT as it reads (None when the state cannot say)."""
+    if reports_:
+        last = reports_[-1]
+        return last.get("current_round") if last.get("no_op") else last.get("round")
+    try:
+        return store.current()[0]
+    except (CopterError, OSError):
+        return None
 
 
 def _label(delta) -> str:
