@@ -1003,6 +1003,10 @@ class StateStore:
 
 
 CONFIG_KEYS = ("format", "version", "keep", "settings", "partition")  #: config.json's top-level keys
+#: the keys every config.json holds since the first copter (``solver.rounds.loop``'s init writes them with ``keep``):
+#: one missing is damage (a config.json replaced by ``{}`` solved every round at the default settings)
+CONFIG_REQUIRED = ("format", "version", "settings")
+STATE_FORMAT = "copter-state"  #: config.json's ``format``
 
 
 #: spellings of a known key that no string similarity finds (``"tolerance"`` for ``"tol"``: difflib's ratio 0.5,
@@ -1059,7 +1063,9 @@ def _check_config_values(body: dict, path: Path) -> None:
     ``solver.rounds.partitioned.config_of``, which import the partition code). The state layout's
     ``version`` is 1 and copter has no other: an unknown key is a typo, never a newer copter's. A null where
     copter never writes one (any top-level key, a setting that is never None) is refused too: it used to mean
-    the default without a word.
+    the default without a word; so is a missing ``format`` (or one other than ``copter-state``), ``version``
+    or ``settings`` (:data:`CONFIG_REQUIRED`). A single setting missing from ``settings`` stays accepted (its
+    default): a state written by an older copter lacks the settings added since.
 
     Raises:
         StateError: naming ``path`` and the key (``entity``: ``keep``, ``settings.<field>`` or the unknown key).
@@ -1075,6 +1081,14 @@ def _check_config_values(body: dict, path: Path) -> None:
             raise unknown_key_error(key, None, CONFIG_KEYS, path)
         if body[key] is None:
             raise null_value_error(key, path)
+    for key in CONFIG_REQUIRED:
+        if key not in body:
+            raise StateError(f"config.json is damaged: {key!r} is missing (init writes format, version, keep and "
+                             "settings; restore the file from a backup, or init a new state)", file=str(path),
+                             entity=key)
+    if body["format"] != STATE_FORMAT:
+        raise StateError(f"config.json is damaged: format is {body['format']!r}, not {STATE_FORMAT!r} (restore the "
+                         "file from a backup, or init a new state)", file=str(path), entity="format")
     part = body.get("partition")
     if part is not None and not isinstance(part, dict):
         raise StateError(f"config.json is damaged: partition is a JSON {type(part).__name__}, not an object",
