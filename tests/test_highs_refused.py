@@ -76,3 +76,16 @@ def test_compare_and_export_of_a_refused_state(tmp_path):
     err = json.loads(out)["error"]
     assert code == 3 and err["entity"] == f"{row}/{col}" and "1e+15" in err["message"], out
     assert not (tmp_path / "x.mps").exists() and snapshot(st) == before
+
+
+def test_warm_highs_edit_to_a_refused_coefficient_is_not_the_old_model_solved():
+    """The incremental instance's ``changeCoeff`` to 1e25 was refused without a check, and the next run solved the
+    previous round's model, reported OPTIMAL; it now rebuilds cold, which says why HiGHS refuses the model."""
+    p = small_lp()
+    q, row, col = _huge()
+    w = WarmHighs()
+    assert w.solve(p).status == Status.OPTIMAL
+    res = w.solve(q)
+    assert res.status == Status.NUMERICAL_ERROR and f"row {row}, column {col}" in res.message
+    again = w.solve(p)  # the round after: cold again, and right
+    assert again.status == Status.OPTIMAL and again.objective == pytest.approx(solve_highs(p).objective, rel=1e-9)

@@ -38,6 +38,7 @@ from solver.highs_bridge import (
     change_sense,
     configure_threads,
     get_basis,
+    is_error,
     new_highs,
     pass_model,
     read_point,
@@ -137,6 +138,12 @@ class WarmHighs:
         ``edit_seconds``, ``run_seconds`` and the edit counts. The first call is a cold solve.
         """
         start = time.perf_counter()
+        if self.h is not None:
+            configure_threads(self.h, self.threads)
+            try:
+                order = self._apply(problem, info)
+            except EditRefused:  # the instance no longer holds a known model: rebuilt cold, which says why
+                self.h = None
         if self.h is None:
             self.h = new_highs()
             configure_threads(self.h, self.threads)
@@ -147,9 +154,6 @@ class WarmHighs:
             self.model = problem
             order = np.arange(problem.n_cols)
             self.edits = {"cold": True}
-        else:
-            configure_threads(self.h, self.threads)
-            order = self._apply(problem, info)
         is_mip = problem.is_mip
         which = self.cold_solver if self.edits.get("cold") else self.solver
         used = apply_solver_options(self.h, which, is_mip=is_mip, kkt_tolerance=self.kkt_tolerance)
@@ -208,17 +212,28 @@ def _delete_unmatched(h, index: np.ndarray, n_old: int, delete):
     return old_k, new_of, drop.size
 
 
+class EditRefused(Exception):
+    """HiGHS refused an edit of the instance (a coefficient of magnitude >= its ``large_matrix_value``, 1e15):
+    the instance then holds neither the old model nor the new one."""
+
+
+def _done(status) -> None:
+    """Raise :class:`EditRefused` when an edit call's HighsStatus is an error."""
+    if is_error(status):
+        raise EditRefused
+
+
 def _change_kept(h, old: Problem, new: Problem, old_c, old_r, new_of_c, new_of_r) -> dict:
     """Apply the changed costs, bounds, integrality and coefficients of the kept entities; returns the counts."""
     idx = np.arange(old_c.size)
     ch = np.flatnonzero(old.cost[old_c] != new.cost[new_of_c])
     if ch.size:
-        h.changeColsCost(int(ch.size), _i32(idx[ch]), _f64(new.cost[new_of_c[ch]]))
+        _done(h.changeColsCost(int(ch.size), _i32(idx[ch]), _f64(new.cost[new_of_c[ch]])))
     cb = np.flatnonzero((old.col_lower[old_c] != new.col_lower[new_of_c])
                         | (old.col_upper[old_c] != new.col_upper[new_of_c]))
     if cb.size:
-        h.changeColsBounds(int(cb.size), _i32(cb), _f64(new.col_lower[new_of_c[cb]]),
-                           _f64(new.col_upper[new_of_c[cb]]))
+        _done(h.changeColsBounds(int(cb.size), _i32(cb), _f64(new.col_lower[new_of_c[cb]]),
+                                 _f64(new.col_upper[new_of_c[cb]])))
     ci_ch = np.flatnonzero(old.integrality[old_c] != new.integrality[new_of_c])
     if ci_ch.size:
         h.changeColsIntegrality(int(ci_ch.size), _i32(ci_ch),
@@ -226,11 +241,11 @@ def _change_kept(h, old: Problem, new: Problem, old_c, old_r, new_of_c, new_of_r
     rb = np.flatnonzero((old.row_lower[old_r] != new.row_lower[new_of_r])
                         | (old.row_upper[old_r] != new.row_upper[new_of_r]))
     if rb.size:
-        h.changeRowsBounds(int(rb.size), _i32(rb), _f64(new.row_lower[new_of_r[rb]]),
-                           _f64(new.row_upper[new_of_r[rb]]))
+        _done(h.changeRowsBounds(int(rb.size), _i32(rb), _f64(new.row_lower[new_of_r[rb]]),
+                                 _f64(new.row_upper[new_of_r[rb]])))
     r, c, v = _changed_coefficients(old.matrix()[:, old_c][old_r, :], new.matrix()[:, new_of_c][new_of_r, :])
     for rr, cc, vv in zip(r.tolist(), c.tolist(), v.tolist(), strict=True):  # one call per changed entry
-        h.changeCoeff(rr, cc, vv)
+        _done(h.changeCoeff(rr, cc, vv))
     return {"changed_costs": int(ch.size), "changed_col_bounds": int(cb.size), "changed_row_bounds": int(rb.size),
             "changed_coefficients": int(r.size)}
 
@@ -246,13 +261,13 @@ def _add_new(h, new: Problem, ci, ri, new_of_c, new_of_r):
     inst_of_new_r[add_r] = m_k + np.arange(add_r.size)
     if add_r.size:  # new rows with their coefficients on kept columns
         R = A_new[add_r, :][:, new_of_c].tocsr()
-        h.addRows(int(add_r.size), _f64(new.row_lower[add_r]), _f64(new.row_upper[add_r]), int(R.nnz),
-                  _i32(R.indptr[:-1]), _i32(R.indices), _f64(R.data))
+        _done(h.addRows(int(add_r.size), _f64(new.row_lower[add_r]), _f64(new.row_upper[add_r]), int(R.nnz),
+                        _i32(R.indptr[:-1]), _i32(R.indices), _f64(R.data)))
     if add_c.size:  # new columns with their coefficients on every row (instance positions)
         C = A_new[:, add_c].tocsc()
-        h.addCols(int(add_c.size), _f64(new.cost[add_c]), _f64(new.col_lower[add_c]),
-                  _f64(new.col_upper[add_c]), int(C.nnz), _i32(C.indptr[:-1]),
-                  _i32(inst_of_new_r[C.indices]), _f64(C.data))
+        _done(h.addCols(int(add_c.size), _f64(new.cost[add_c]), _f64(new.col_lower[add_c]),
+                        _f64(new.col_upper[add_c]), int(C.nnz), _i32(C.indptr[:-1]),
+                        _i32(inst_of_new_r[C.indices]), _f64(C.data)))
         integ = np.flatnonzero(new.integrality[add_c])
         if integ.size:
             h.changeColsIntegrality(int(integ.size), _i32(n_k + integ), np.ones(integ.size, dtype=np.uint8))
