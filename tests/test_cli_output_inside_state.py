@@ -88,3 +88,11 @@ def test_exports_default_file_inside_a_state_is_refused(capsys, home, monkeypatc
     code, _, err = run_main(capsys, "export", "--state", ".")
     assert code == 2 and "-o (default) round-000000.mps" in err and os.path.realpath(home / "s") in err
     assert snapshot(home / "s") == before
+
+
+def test_init_refuses_a_state_inside_another_state(capsys, home):
+    before = snapshot(home / "s")  # a state in gen-000000 would be deleted when that generation is pruned
+    code, _, err = run_main(capsys, "init", "base.parquet", "--state", "s/gen-000000/inner")
+    assert code == 2 and "--state s/gen-000000/inner" in err and os.path.realpath(home / "s") in err
+    assert snapshot(home / "s") == before
+    assert run_main(capsys, "init", "base.parquet", "--state", "fresh")[0] == 0  # a state of its own is fine

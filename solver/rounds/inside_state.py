@@ -34,24 +34,26 @@ def is_state_dir(folder: Path) -> bool:
     return isinstance(data, dict) and data.get("format") == STATE_FORMAT
 
 
-def enclosing_state(path) -> Path | None:
-    """The state directory that is ``path`` or one of its parents, symbolic links resolved (a path that does
-    not exist yet is resolved as far as it exists); None when there is none."""
+def enclosing_state(path, parents_only: bool = False) -> Path | None:
+    """The state directory that is ``path`` or one of its parents (``parents_only``: one of its parents),
+    symbolic links resolved (a path that does not exist yet is resolved as far as it exists); None when there
+    is none."""
     real = Path(os.path.realpath(path))
-    for folder in (real, *real.parents):
+    for folder in real.parents if parents_only else (real, *real.parents):
         if folder.is_dir() and is_state_dir(folder):
             return folder
     return None
 
 
-def refuse_inside_state(path, option: str) -> None:
+def refuse_inside_state(path, option: str, parents_only: bool = False) -> None:
     """Refuse ``path`` (what ``option`` names: ``-o``, ``--png``, ``DST``, ...) when it lies inside a copter
-    state directory.
+    state directory (``parents_only``: when one of its parents is one; ``init --state`` may name a state
+    directory itself, but a state inside another would be deleted with the generation it lies in).
 
     Raises:
         UsageError: the message names the option, the path and the state directory (exit code 2).
     """
-    state = enclosing_state(path)
+    state = enclosing_state(path, parents_only)
     if state is not None:
         raise UsageError(f"{option} {path}: is inside the copter state directory {state}; writing there would "
                          "damage the state: choose a path outside it")

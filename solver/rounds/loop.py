@@ -25,6 +25,7 @@ from solver.model.settings import Settings
 from solver.rounds.commit import phase_seconds, save_round
 from solver.rounds.config import settings_from_json, settings_to_json, state_dir_or_default
 from solver.rounds.hashing import delta_hash, file_sha256
+from solver.rounds.inside_state import refuse_inside_state
 from solver.rounds.outputs import check_out_dir, copy_out
 
 
@@ -34,6 +35,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     t0 = time.perf_counter()
     if keep < 1:
         raise UsageError(f"--keep must be at least 1, got {keep}")
+    refuse_inside_state(state_dir_or_default(state_dir), "--state", parents_only=True)
     check_out_dir(out_dir, state_dir_or_default(state_dir))
     if partition:
         from solver.rounds.partitioned import config_of
