@@ -89,3 +89,16 @@ def test_warm_highs_edit_to_a_refused_coefficient_is_not_the_old_model_solved():
     assert res.status == Status.NUMERICAL_ERROR and f"row {row}, column {col}" in res.message
     again = w.solve(p)  # the round after: cold again, and right
     assert again.status == Status.OPTIMAL and again.objective == pytest.approx(solve_highs(p).objective, rel=1e-9)
+
+
+def test_the_milp_steps_say_highs_refused_the_model():
+    """HiGHS MIP (fallback, RENS) and the HiGHS LP relaxation on a refused model reported "Empty" (the
+    relaxation: OPTIMAL at x = 0); they now say HiGHS refused it and return no point."""
+    from solver.integer.fallback import highs_mip
+    from solver.integer.relaxation import solve_relaxation_highs
+
+    p, row, col = _huge()
+    p = p.replace(integrality=np.ones(p.n_cols, dtype=bool))
+    x, info = highs_mip(p, 5.0)
+    assert x is None and info["highs_status"].startswith("Refused: ") and f"row {row}, column {col}" in info["highs_status"]
+    assert solve_relaxation_highs(p).status == Status.NUMERICAL_ERROR

@@ -25,6 +25,7 @@ import numpy as np
 from solver.highs_bridge import (
     mip_info,
     new_highs,
+    pass_model,
     read_point,
     run,
     set_partial_solution,
@@ -144,7 +145,10 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     if not (seconds > 0):
         return None, info
     h = new_highs()
-    h.passModel(to_highs_lp(problem, with_names=False))
+    reason = pass_model(h, to_highs_lp(problem, with_names=False), problem)
+    if reason is not None:  # running the empty model it holds would say "Empty", not why
+        info.update(highs_status=f"Refused: {reason}", seconds=time.perf_counter() - t0)
+        return None, info
     if mip_rel_gap is not None:
         h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
     if seed is not None:

@@ -192,12 +192,22 @@ def _warm_pdhg(sub: Problem, start: np.ndarray, y0: np.ndarray, settings: Settin
 
 def _highs_exact(sub: Problem, start: np.ndarray) -> tuple[np.ndarray | None, str]:
     """Dual simplex on ``sub`` started from ``start`` ((n,) point); returns (x or None, HiGHS status)."""
-    from solver.highs_bridge import is_optimal, new_highs, read_point, set_solution, status_text, to_highs_lp
+    from solver.highs_bridge import (
+        is_optimal,
+        new_highs,
+        pass_model,
+        read_point,
+        set_solution,
+        status_text,
+        to_highs_lp,
+    )
 
     h = new_highs()
     h.setOptionValue("primal_feasibility_tolerance", 1e-10)
     h.setOptionValue("solver", "simplex")
-    h.passModel(to_highs_lp(sub, with_names=False))
+    reason = pass_model(h, to_highs_lp(sub, with_names=False), sub)
+    if reason is not None:  # its empty model would read as optimal ("Empty")
+        return None, f"Refused: {reason}"
     set_solution(h, start)
     h.run()
     status = status_text(h)
