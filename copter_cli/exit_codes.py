@@ -47,11 +47,15 @@ BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer killed by 
 TABLE = {
     OK: "success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply",
     INTERNAL: "internal error (a bug)",
-    USAGE: ("usage error: unknown option or command, bad option value (a number of the wrong kind such as "
+    USAGE: ("usage error: unknown option or command (click's message and suggestion, one line, also without "
+            "`--json`), bad option value (a number of the wrong kind such as "
             "`--k 1e20`, or outside the option's range: one line naming the option), a round number that is not kept, "
-            "an output path inside a state directory, an empty `--state`"),
+            "an output path inside a state directory, an empty `--state`, `solve -o` not ending in `.parquet`/`.pq`"),
     BAD_INPUT: ("bad input: unreadable file, format or validation error, delta for another round, missing or "
-                "damaged state; a null in config.json where copter never writes one (`\"tol\": null`) names the key"),
+                "damaged state; a null in config.json where copter never writes one (`\"tol\": null`) names the key, "
+                "and so does a config.json without `format` (`copter-state`), `version` or `settings`; a model HiGHS "
+                "refuses to write (a coefficient of magnitude >= 1e15) names HiGHS's line and the coefficient's "
+                "row/column"),
     INFEASIBLE_OR_UNBOUNDED: "the model is infeasible or unbounded",
     LIMIT_OR_NUMERICAL: ("limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION; a part's "
                          "worker died twice"),
