@@ -49,3 +49,30 @@ def test_highs_infeasibility_proof_is_true_only_for_an_infeasible_lp_within_its_
     assert highs_proves_infeasible(lp(3.0), 5.0)
     assert not highs_proves_infeasible(lp(1.5), 5.0)  # feasible (optimal)
     assert not highs_proves_infeasible(lp(3.0), 0.0)  # no budget: no question asked
+
+
+
+@pytest.mark.parametrize("col,cost", [("X02", 1e12), ("X02", 1e10), ("X07", 1e8)])
+def test_feasible_lp_with_one_huge_cost_is_never_certified_unbounded(col, cost):
+    """afiro with one cost raised (fresh-install hunter): X02 at 1e12 was "certified" DUAL_INFEASIBLE at
+    iteration 64, the row violation of an iterate difference divided by a cost-inflated |c'dx|; HiGHS solves
+    it (-455.96). The dual ray test now also holds the violation against the ray's own size."""
+    import dataclasses
+
+    import highspy
+
+    from formats.io import read_problem
+    from solver.highs_bridge import to_highs_lp
+    from tests.helpers import require_data
+
+    p = read_problem(require_data("mps") / "afiro.mps")
+    c = p.cost.copy()
+    c[list(p.col_names).index(col)] = cost
+    p = dataclasses.replace(p, cost=c)
+    h = highspy.Highs()
+    h.silent()
+    h.passModel(to_highs_lp(p))
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal  # a feasible, bounded LP
+    r = solve(p, Settings(tol=1e-6, iteration_limit=100000))
+    assert not r.status.is_model_failure, r.status

@@ -8,13 +8,18 @@ approximates it. A candidate certifies
   variable bounds allow, and dy's own sign constraints, are violated by at most ``tol`` times the ray
   objective lc'dy+ - uc'dy- + lv'r+ - uv'r-, which must be > 0;
 - DUAL infeasibility (a primal ray dx, projected onto the bounds' recession cone): c'dx < 0 and
-  every row of A dx stays in the rows' recession cone up to ``tol`` times |c'dx|.
+  every row of A dx stays in the rows' recession cone up to ``tol`` times min(|c'dx|, ||dx||_inf).
 
 Both tests are normalised. The primal test's violation/objective ratio is multiplied by the largest
 finite bound, i.e. it is evaluated as in the bound-scaled space of HPR-LP/PDLP (theta_b = 1/(1+||b||)),
 so it does not depend on the magnitude of the right-hand sides: without that factor, ``min x s.t.
 x >= 1e8`` passed the test (violation/objective = 1e-8) on the ordinary difference of two dual
-iterates of a feasible LP. A positive dual objective alone is never enough, and neither is one made
+iterates of a feasible LP. The dual test's violation must also be small against the ray itself
+(||dx||_inf), not only against its objective |c'dx|, which a huge cost inflates: afiro with one cost set to
+1e12 (a feasible LP, optimum -455.96 by HiGHS) was "certified" DUAL_INFEASIBLE at iteration 64, the row
+violation of an ordinary iterate difference (of the ray's own size) divided by a cost-inflated |c'dx|. A
+true ray keeps A dx in the rows' recession cone whatever its length, so both ratios go to 0 along it
+(gas11, costs 0.01 to 2.5e10, is still certified unbounded). A positive dual objective alone is never enough, and neither is one made
 of cancellation: the ray objective must exceed ``RAY_SIGNIFICANCE`` (1e-9) times the sum of its terms'
 magnitudes. A row whose columns are all fixed with ``lc = a'x_fixed`` up to round-off has an undetermined
 dual that PDHG moves; along it the objective ``lc dy - (a'lv) dy`` is 0 in exact arithmetic and ~1e-16 dy
@@ -25,6 +30,7 @@ All vectors in original units (minimisation form).
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -70,14 +76,15 @@ def project_primal_ray(lp: OrigLP, dx: np.ndarray) -> np.ndarray:
 
 
 def dual_infeasibility_ratio(lp: OrigLP, A: sp.csc_array, dx: np.ndarray) -> float:
-    """Violation / |objective| of the primal ray dx (n,) after projection; inf if c'dx >= 0."""
+    """Violation / min(|objective|, ||d||_inf) of the primal ray dx (n,) after projection d; inf if c'd >= 0."""
     d = project_primal_ray(lp, dx)
     obj = float(lp.c @ d)
     if not (obj < -RAY_SIGNIFICANCE * float(np.abs(lp.c * d).sum()) and np.isfinite(obj)):
         return float("inf")
     ad = A @ d
     viol = np.maximum(np.where(np.isfinite(lp.uc), ad, 0.0), np.where(np.isfinite(lp.lc), -ad, 0.0))
-    return float(np.max(np.maximum(viol, 0.0), initial=0.0)) / abs(obj)
+    size = float(np.max(np.abs(d), initial=0.0))
+    return float(np.max(np.maximum(viol, 0.0), initial=0.0)) / min(abs(obj), size)
 
 
 # A run whose dual-ray ratio stalls above ``Settings.infeasibility_tol`` while its duals diverge is
@@ -105,3 +112,35 @@ def highs_proves_infeasible(problem, seconds: float) -> bool:
     h.passModel(to_highs_lp(problem, with_names=False, relax=True))
     h.run()
     return is_infeasible(h)
+
+
+def highs_proves_unbounded(problem, seconds: float) -> bool:
+    """True when HiGHS (integrality dropped) proves ``problem`` unbounded (a feasible point and a ray along which
+    the objective improves without end) within ``seconds``; False for any other outcome.
+
+    Used once per PDHG run by ``solver.lp.pdhg.solve`` when its primal iterates diverge without a certifying ray;
+    the status is then DUAL_INFEASIBLE on HiGHS's proof, never on the divergence alone. HiGHS's presolve may
+    only say "infeasible or unbounded": the question is then asked again without it.
+    """
+    import highspy
+
+    from solver.highs_bridge import new_highs, to_highs_lp
+
+    if not (seconds > 0.0):
+        return False
+    t = time.perf_counter()
+    for presolve in ("on", "off"):
+        left = seconds - (time.perf_counter() - t)
+        if not left > 0.0:
+            return False
+        h = new_highs(time_limit_seconds=left)
+        h.setOptionValue("presolve", presolve)
+        h.passModel(to_highs_lp(problem, with_names=False, relax=True))
+        h.run()
+        status = h.getModelStatus()
+        if status == highspy.HighsModelStatus.kUnbounded:
+            return True
+        if status != highspy.HighsModelStatus.kUnboundedOrInfeasible:
+            return False
+    return False
+

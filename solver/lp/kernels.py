@@ -321,6 +321,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     cdx = 0.0
     cdx_abs = 0.0
     bmax = 0.0  # largest finite bound magnitude: the primal ray test is made in bound-scaled terms
+    dmax = 0.0  # largest magnitude of the primal ray (original units): its violation counts against it too
     for j in range(n):
         s2 = d2[j] * tc
         xo = xh[j] * d2[j] / tb
@@ -361,6 +362,8 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
             if uv_o[j] < inf and dv > 0.0:
                 dv = 0.0
             work_n[j] = dv
+            if abs(dv * d2[j] / tb) > dmax:
+                dmax = abs(dv * d2[j] / tb)
             cdx += c_o[j] * dv * d2[j] / tb
             cdx_abs += abs(c_o[j] * dv * d2[j] / tb)
     pres2 = 0.0
@@ -414,6 +417,6 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
                     dviol = ad
                 if lc_o[i] > -inf and -ad > dviol:
                     dviol = -ad
-            dratio = dviol / abs(cdx)
+            dratio = dviol / min(abs(cdx), dmax)  # solver.lp.infeasibility.dual_infeasibility_ratio
     return pobj, dobj, np.sqrt(pres2), np.sqrt(dres2), fp, pratio, dratio
 

@@ -35,6 +35,7 @@ from solver.lp.infeasibility import (
     SUSPECT_DUAL_GROWTH,
     SUSPECT_RATIO,
     highs_proves_infeasible,
+    highs_proves_unbounded,
     primal_infeasibility_ratio,
 )
 from solver.lp.restart import RestartController, fixed_point_residual
@@ -130,7 +131,7 @@ class _Core:
             smax, _ = kernels.power_iteration(*sc.csr, *sc.csc, v, settings.power_iterations, 1e-7)
         self.eta = settings.step_safety / smax if smax > 0 else 1.0
 
-    def run(self, x_init, y_init, w_init, accept=None, confirm_infeasible=None):
+    def run(self, x_init, y_init, w_init, accept=None, confirm_infeasible=None, confirm_unbounded=None):
         """Iterate from (x_init, y_init) (original units, reduced index order; None = cold) with primal
         weight ``w_init`` (None = cold value) until a termination criterion holds.
 
@@ -141,10 +142,12 @@ class _Core:
         (``solver.lp.termination.TargetSchedule``) and the run continues (same iterate, anchor and weight).
         ``confirm_infeasible``: None, or a callable given the seconds elapsed, asked at most once, when the
         dual-ray ratio is at most ``solver.lp.infeasibility.SUSPECT_RATIO`` while ||y~|| has grown past
-        SUSPECT_DUAL_GROWTH times its start; True ends the run PRIMAL_INFEASIBLE.
+        SUSPECT_DUAL_GROWTH times its start; True ends the run PRIMAL_INFEASIBLE. ``confirm_unbounded``: the
+        same for unboundedness, asked at most once when ||x~|| has grown past SUSPECT_DUAL_GROWTH times 1 +
+        its start; True ends the run DUAL_INFEASIBLE.
         Returns (status, message, KKT, x (n,), y (m,) in original units, iterations, primal weight).
         """
-        run = _Run(self, x_init, y_init, w_init, accept, confirm_infeasible)
+        run = _Run(self, x_init, y_init, w_init, accept, confirm_infeasible, confirm_unbounded)
         t_iter = time.perf_counter()
         while True:  # one check interval per pass: measure, report, decide, restart if due, iterate
             kkt, r, pinf, dinf = run.measure()
@@ -165,12 +168,13 @@ class _Run:
     A'yh (arrays (n,) or (m,)); the primal weight w, step sizes tau = eta / w, sigma = eta w, the Halpern
     counter k, the total iteration count and the restart controller."""
 
-    def __init__(self, core: _Core, x_init, y_init, w_init, accept, confirm_infeasible):
+    def __init__(self, core: _Core, x_init, y_init, w_init, accept, confirm_infeasible, confirm_unbounded=None):
         """Setup: the start point in scaled space, its products, the first PDHG step (``run_block`` with
         count 0) and the check's fixed arguments."""
         s, sc, lp = core.s, core.sc, core.lp
         self.core, self.s, self.sc, self.lp = core, s, sc, lp
         self.accept, self.confirm_infeasible = accept, confirm_infeasible
+        self.confirm_unbounded = confirm_unbounded
         n, m = sc.n, sc.m
         rp, ri, rv = sc.csr
         cp, ci, cv = sc.csc
@@ -189,6 +193,7 @@ class _Run:
         kernels.spmv_csc_t(cp, ci, cv, y, self.aty)
         self.x0, self.y0, self.ax0, self.aty0 = x.copy(), y.copy(), self.ax.copy(), self.aty.copy()
         self.y_start_norm = float(np.linalg.norm(y))
+        self.x_start_norm = float(np.linalg.norm(x))
         self.xh, self.yh, self.axh, self.atyh = np.empty(n), np.empty(m), np.empty(m), np.empty(n)
         kernels.primal_step(x, self.aty, sc.c, sc.lv, sc.uv, self.tau, self.xh)
         self.block = kernels.run_block
@@ -265,6 +270,9 @@ class _Run:
         if dinf <= s.infeasibility_tol:
             return Status.DUAL_INFEASIBLE, ("a primal ray certifies that the dual is infeasible: the objective "
                                             "is unbounded if any feasible point exists")
+        if self._proved_unbounded(elapsed):
+            return Status.DUAL_INFEASIBLE, ("the primal iterates diverged without a ray that certifies it, and "
+                                            "HiGHS proved the objective unbounded")
         if self.total >= s.iteration_limit:
             return Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
         if elapsed >= s.time_limit_seconds:
@@ -309,6 +317,19 @@ class _Run:
             if proved:
                 return ratio
         return None
+
+    def _proved_unbounded(self, elapsed: float) -> bool:
+        """True when the primal iterates diverged (||x~|| past SUSPECT_DUAL_GROWTH times 1 + its start) and
+        ``confirm_unbounded`` (asked once per run) proved the LP unbounded. The dual-ray test alone cannot
+        always decide: on gas11 (costs 0.01 to 2.5e10) the iterate differences violate rows by 17 times their
+        own size, no ray, while the objective runs off."""
+        if self.confirm_unbounded is None:
+            return False
+        if not float(np.linalg.norm(self.xh)) > SUSPECT_DUAL_GROWTH * (1.0 + self.x_start_norm):
+            return False
+        proved = self.confirm_unbounded(elapsed)
+        self.confirm_unbounded = None  # asked once per run
+        return bool(proved)
 
     def restart_if_due(self, kkt: KKT, r: float) -> None:
         """The restart decision (``solver.lp.restart``); on a restart: a new primal weight, z and z0 both
@@ -499,7 +520,12 @@ def _iterate(problem: Problem, s: Settings, lp: OrigLP, red, ws, w: float, x: np
         left = s.time_limit_seconds - (time.perf_counter() - t_start)
         return highs_proves_infeasible(problem, min(left, max(1.0, elapsed)))
 
-    status, message, kkt, xo, yo, iterations, w = core.run(x_init, y_init, w_init, core_accept, confirm)
+    def confirm_unbounded(elapsed):
+        left = s.time_limit_seconds - (time.perf_counter() - t_start)
+        return highs_proves_unbounded(problem, min(left, max(1.0, elapsed)))
+
+    status, message, kkt, xo, yo, iterations, w = core.run(x_init, y_init, w_init, core_accept, confirm,
+                                                           confirm_unbounded)
     seconds["iterate"] = core.iterate_seconds
     x[kc] = xo
     y_min[kr] = yo
