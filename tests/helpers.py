@@ -305,3 +305,14 @@ def small_lp_state(tmp_path: Path, *init_args) -> tuple[Path, Path]:
     d = tmp_path / "d1.parquet"
     write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
     return st, d
+
+
+def edit_json(path: Path, fn) -> None:
+    """Read the JSON file ``path``, let ``fn`` change the parsed object in place, write it back (a hand edit of
+    a state's config.json in the tests of damaged configs)."""
+    import json
+
+    body = json.loads(Path(path).read_text())
+    fn(body)
+    Path(path).write_text(json.dumps(body))
+

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.helpers import cli_json, small_lp_state, snapshot
+from tests.helpers import cli_json, edit_json, small_lp_state, snapshot
 
 cli = cli_json
 
@@ -17,12 +17,6 @@ cli = cli_json
 @pytest.fixture
 def state(tmp_path):
     return small_lp_state(tmp_path, "--tol", "1e-7")
-
-
-def edit(config, fn) -> None:
-    body = json.loads(config.read_text())
-    fn(body)
-    config.write_text(json.dumps(body))
 
 
 @pytest.mark.parametrize("entity", ["settings.tol", "settings.iteration_limit", "settings.presolve",
@@ -34,7 +28,7 @@ def test_a_null_is_exit_3_naming_config_json_and_the_key_in_every_command(state,
         *section, key = entity.split(".")
         (body[section[0]] if section else body)[key] = None
 
-    edit(st / "config.json", set_null)
+    edit_json(st / "config.json", set_null)
     before = snapshot(st)
     for args in (("step", d), ("show",), ("history",), ("export", "-o", st.parent / "out.mps")):
         code, out = cli(*args, "--state", st, "--json")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.helpers import cli_json, small_lp_state, snapshot
+from tests.helpers import cli_json, edit_json, small_lp_state, snapshot
 from tests.partition_helpers import partitioned_te_state
 
 cli = cli_json
@@ -17,12 +17,6 @@ cli = cli_json
 @pytest.fixture
 def state(tmp_path):
     return small_lp_state(tmp_path, "--tol", "1e-7")
-
-
-def edit(config, fn) -> None:
-    body = json.loads(config.read_text())
-    fn(body)
-    config.write_text(json.dumps(body))
 
 
 def assert_refused(st, args, entity: str, known: str) -> dict:
@@ -39,7 +33,7 @@ def assert_refused(st, args, entity: str, known: str) -> dict:
 
 def test_a_mistyped_settings_key_is_exit_3_in_every_command(state):
     st, d = state
-    edit(st / "config.json", lambda b: b["settings"].update(tolerance=b["settings"].pop("tol")))
+    edit_json(st / "config.json", lambda b: b["settings"].update(tolerance=b["settings"].pop("tol")))
     for args in (("step", d), ("show",), ("history",), ("export", "-o", st.parent / "out.mps")):
         assert_refused(st, args, "settings.tolerance", "tol, verbose")
     assert not (st.parent / "out.mps").exists()
@@ -49,7 +43,7 @@ def test_the_readmes_tolerance_example_gets_a_suggestion(state):
     """README's own example, ``"tolerance"`` for ``"tol"``, got no "did you mean" (difflib's ratio 0.5 is below
     its cutoff) while other typos did."""
     st, d = state
-    edit(st / "config.json", lambda b: b["settings"].update(tolerance=b["settings"].pop("tol")))
+    edit_json(st / "config.json", lambda b: b["settings"].update(tolerance=b["settings"].pop("tol")))
     error = assert_refused(st, ("step", d), "settings.tolerance", "tol, verbose")
     assert "did you mean 'tol'?" in error["message"], error
 
@@ -68,21 +62,21 @@ def test_closest_key(typo, meant):
 
 def test_a_mistyped_top_level_key_names_the_close_known_key(state):
     st, d = state
-    edit(st / "config.json", lambda b: b.update(kep=b.pop("keep")))
+    edit_json(st / "config.json", lambda b: b.update(kep=b.pop("keep")))
     error = assert_refused(st, ("step", d), "kep", "format, keep, partition, settings, version")
     assert "did you mean 'keep'?" in error["message"]
 
 
 def test_a_mistyped_partition_key_is_exit_3_on_step(tmp_path):
     st, d = partitioned_te_state(tmp_path)
-    edit(st / "config.json", lambda b: b["partition"].update(executr=b["partition"].pop("executor")))
+    edit_json(st / "config.json", lambda b: b["partition"].update(executr=b["partition"].pop("executor")))
     error = assert_refused(st, ("step", d), "partition.executr", "client_regex, executor, k")
     assert "did you mean 'executor'?" in error["message"]
 
 
 def test_a_partition_entry_that_is_not_an_object_is_exit_3(state):
     st, d = state
-    edit(st / "config.json", lambda b: b.update(partition=[4]))
+    edit_json(st / "config.json", lambda b: b.update(partition=[4]))
     before = snapshot(st)
     code, out = cli("step", d, "--state", st, "--json")
     error = json.loads(out)["error"]
