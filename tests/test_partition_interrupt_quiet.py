@@ -82,8 +82,10 @@ def test_a_worker_forked_after_the_interrupt_starts_silently(tmp_path, sig):
     unlinked, started = tmp_path / "unlinked", tmp_path / "started"
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}", "T_UNLINKED": str(unlinked), "T_STARTED": str(started),
            "T_SIGNAL": str(int(sig))}  # the environment, not argv: the forkserver imports the script too
-    proc = subprocess.run([sys.executable, str(script)], env=env,
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    # a suite started under nohup passes SIGHUP on ignored, and copter keeps an ignored SIGHUP ignored (by
+    # design): the command under test gets the disposition of a terminal session
+    proc = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     assert proc.returncode == 128 + sig, proc.stderr[-3000:]
     assert started.exists(), "the forkserver forked no worker: the race was not replayed"
     assert "Traceback" not in proc.stderr and "Error" not in proc.stderr, proc.stderr[-3000:]
