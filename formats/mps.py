@@ -440,6 +440,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
 
 
 _BIG_TOKEN = re.compile(rb"(?i)(?<![^\s])[+-]?(?:inf(?:inity)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[ed][+-]?[0-9]{3,})(?![^\s])")
+_NUMBER_TOKEN = re.compile(rb"(?i)(?<![^\s])[+-]?(?:inf(?:inity)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[ed][+-]?[0-9]+)?)(?![^\s])")
 
 
 def _raise_bad_token(path: str, fixed: bool = False) -> None:
@@ -469,17 +470,19 @@ def _raise_bad_token(path: str, fixed: bool = False) -> None:
                               entity=entity)
 
 
-def _infinite_token(data, idx: dict, sections=(b"COLUMNS", b"RHS", b"RANGES"), fixed: bool = False):
+def _infinite_token(data, idx: dict, sections=(b"COLUMNS", b"RHS", b"RANGES"), fixed: bool = False,
+                    at_least: float = np.inf):
     """The first number token of ``sections`` that is or overflows to infinity (``inf``, ``1e400``,
-    ``2d999``): ``(section, line, token, entity)`` or None (error path only). ``fixed``: names are read by
-    column position (5-12 a column, 15-22 or 40-47 the row before the value), as they may hold spaces."""
+    ``2d999``), or with ``at_least`` (``INF_BOUND``) whose magnitude reaches it (``1e30``, ``1e300``: infinity
+    by the MPS convention): ``(section, line, token, entity)`` or None (error path only). ``fixed``: names are
+    read by column position (5-12 a column, 15-22 or 40-47 the row before the value), as they may hold spaces."""
     for name in sections:
         for p in idx.get(name, ()):
             body = data.find(b"\n", p) + 1
             end = _section_end(data, body) if body > 0 else body
-            for m in _BIG_TOKEN.finditer(data, body, end):
+            for m in (_BIG_TOKEN if at_least == np.inf else _NUMBER_TOKEN).finditer(data, body, end):
                 tok = m.group()
-                if abs(float(tok.replace(b"d", b"e").replace(b"D", b"e"))) != np.inf:
+                if not abs(float(tok.replace(b"d", b"e").replace(b"D", b"e"))) >= at_least:
                     continue
                 start = data.rfind(b"\n", 0, m.start()) + 1
                 toks = bytes(data[start:m.start()]).split()
@@ -612,9 +615,11 @@ def _check_numbers(path: str, lp, fixed: bool = False) -> None:
                 line = _find_token_line(path, _NAN_TOKEN)
             else:
                 with _text(path) as data:
-                    hit = _infinite_token(data, _header_index(data), (b"COLUMNS",), fixed)
+                    hit = _infinite_token(data, _header_index(data), (b"COLUMNS",), fixed, at_least=INF_BOUND)
                 line, entity = (hit[1], hit[3]) if hit is not None else (None, entity)
-            what = "NaN" if np.isnan(v) else f"infinite ({v})"
+                if hit is not None:
+                    v = f"{hit[2]}: magnitudes >= 1e30 mean infinity"
+            what = "NaN" if isinstance(v, float) and np.isnan(v) else f"infinite ({v})"
             raise ValidationError(f"{nm} is {what}; copter requires finite costs and coefficients and no NaN",
                                   file=path, line=line, entity=entity)
 

@@ -77,3 +77,18 @@ def test_unknown_section_is_named_with_its_line_instead_of_highs_follow_up_messa
     err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
     assert res.exit_code == BAD_INPUT == err["code"] and "unknown section 'FOOBAR'" in err["message"]
     assert err["line"] == where.split("\n").index("FOOBAR") + 7 and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("cost", ["1e30", "1e300", "-2e31", "1" + "0" * 30])
+def test_a_cost_of_1e30_or_more_names_its_line_and_token(tmp_path, cost):
+    """Magnitudes >= 1e30 mean infinity; a finite token such as 1e300 used to be refused as "infinite (inf)" with
+    no line, the reader looking only for tokens that overflow (fresh-install hunter). (A coefficient that large
+    is refused by HiGHS's reader itself, above 1e15.)"""
+    from solver.model.errors import ValidationError
+
+    path = tmp_path / "big.mps"
+    path.write_text("NAME T\nROWS\n N COST\n L R1\nCOLUMNS\n"
+                    f"    X1 COST {cost} R1 1.0\n    X2 COST 1.0 R1 1.0\nRHS\n    RHS R1 4.0\nENDATA\n")
+    with pytest.raises(ValidationError) as e:
+        read_mps(path)
+    assert e.value.line == 6 and e.value.entity == "X1" and f"({cost}:" in e.value.message
