@@ -53,13 +53,18 @@ def _copter_type(click_type: type) -> type:
     return _TYPES[click_type]
 
 
+def all_params(command):
+    """Every parameter of ``command`` and of its subcommands, at any depth (a click group's tree)."""
+    for sub in getattr(command, "commands", {}).values():
+        yield from all_params(sub)
+    yield from command.params
+
+
 def copter_numbers(command) -> None:
     """Give every integer and float option of ``command`` and of its subcommands, at any depth, the type of
     :func:`_copter_type` (the same name, metavar and help; only a failed conversion differs). Range types
     (click's ``IntRange``, typer's ``min=``) are left alone: their failure is not about the kind."""
-    for sub in getattr(command, "commands", {}).values():
-        copter_numbers(sub)
-    for param in command.params:
+    for param in all_params(command):
         if type(param.type).__name__ in ("IntParamType", "FloatParamType") and param.type.name in KINDS:
             param.type = _copter_type(type(param.type))()
 

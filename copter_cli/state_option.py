@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from copter_cli.option_values import ParseUsageError
+from copter_cli.option_values import ParseUsageError, all_params
 
 OPTION = "--state"
 
@@ -43,9 +43,7 @@ def _refusing_type(path_type: type) -> type:
 def refuse_empty_state(command) -> None:
     """Give the ``--state`` option of ``command`` and of its subcommands, at any depth, a copy of its path
     type (same settings, help and metavar) that refuses the empty text (:class:`EmptyStateError`)."""
-    for sub in getattr(command, "commands", {}).values():
-        refuse_empty_state(sub)
-    for param in command.params:
+    for param in all_params(command):
         if OPTION in getattr(param, "opts", ()) and not isinstance(param.type, tuple(_TYPES.values())):
             twin = copy.copy(param.type)
             twin.__class__ = _refusing_type(type(param.type))

@@ -13,9 +13,9 @@ import json
 import os
 from pathlib import Path
 
+from formats.checkpoint import STATE_FORMAT
 from solver.model.errors import UsageError
 
-STATE_FORMAT = "copter-state"  #: config.json's "format" in every state directory (``solver.rounds.loop``)
 _CONFIG_MAX_BYTES = 1 << 20  #: a bigger config.json is no state's (copter writes a few hundred bytes)
 
 

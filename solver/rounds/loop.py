@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from formats import reports, undo
-from formats.checkpoint import DEFAULT_KEEP, STATE_VERSION, Generation, StateStore
+from formats.checkpoint import DEFAULT_KEEP, STATE_FORMAT, STATE_VERSION, Generation, StateStore
 from formats.faults import environment_faults
 from solver.model.delta import Delta
 from solver.model.errors import CopterError, RoundMismatchError, StateBusyError, StateError, UsageError
@@ -127,7 +127,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
         if not result.status.is_success and not accept_failed:
             return _record_init_failure(store, problem, result, t0, seconds, base_sha, keep, pextra)
-        store.write_config({"format": "copter-state", "version": STATE_VERSION, "keep": int(keep),
+        store.write_config({"format": STATE_FORMAT, "version": STATE_VERSION, "keep": int(keep),
                             "settings": settings_to_json(settings), **({"partition": partition} if partition else {})})
         extra = {"accepted": True, "base_sha256": base_sha, **pextra}
         if not result.status.is_success:
