@@ -18,7 +18,7 @@ naming it (a misspelled ``Value`` would otherwise drop the update silently); onl
 
 Key-value metadata: ``copter.format`` = ``delta`` | ``problem`` (a reader refuses the other kind:
 :func:`read_delta` a problem, :func:`read_problem_parquet` a delta; a file without it is a delta, and a
-problem unless it drops entities or names a base round), ``copter.version`` = ``1`` (another
+problem unless it drops entities or names a base round; a ``problem`` naming a base round is refused), ``copter.version`` = ``1`` (another
 version is refused), optional ``copter.sense`` = ``min`` | ``max``, ``copter.objective_offset``
 (a finite decimal number in ASCII, ``[+-]digits[.digits][e[+-]digits]``, written with ``repr`` so it
 round-trips exactly: ``"1_0"``, ``" 5 "`` or Arabic digits are a ``FormatError``, not a silent
@@ -248,7 +248,9 @@ def _first_row_of(kind, values) -> int:
 def _file_kind(fmt: str | None, expect: str | None, table: pa.Table, base_round, path: str) -> str:
     """The file's kind (``"delta"`` or ``"problem"``), refusing one that is not ``expect``.
 
-    ``copter.format`` decides where present. A file without it (written by the user's own pyarrow/pandas)
+    ``copter.format`` decides where present, except that a file claiming ``problem`` while naming a
+    ``copter.base_round`` contradicts itself (only a delta has a base round) and is refused wherever a
+    problem may be read (``expect`` ``"problem"`` or None). A file without it (written by the user's own pyarrow/pandas)
     fits a delta whatever its rows (a full table upserts everything); read as a problem it fits unless it
     holds ``drop_var``/``drop_con`` rows or a ``copter.base_round``, which only a delta has.
 
@@ -259,6 +261,10 @@ def _file_kind(fmt: str | None, expect: str | None, table: pa.Table, base_round,
         FormatError: naming the file, its ``copter.format`` (or the rows that show its kind) and what was
             expected.
     """
+    if fmt == "problem" and base_round is not None and expect != "delta":
+        raise FormatError(f"says copter.format=problem but carries a copter.base_round ({base_round}), which only "
+                          "a delta has: a problem file has no base round (remove copter.base_round), a delta "
+                          "(copter.format=delta) is applied with `copter step`", file=path, entity="copter.base_round")
     if fmt is not None:
         if expect is None or fmt == expect:
             return fmt
@@ -298,7 +304,9 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
         problem (see ``solver.differential``).
     Raises:
         InputError: the file does not exist. FormatError: not Parquet (empty standard input included),
-            truncated, wrong column types, bad ``copter.*`` metadata, a file of the other kind than ``expect``.
+            truncated, wrong column types, bad ``copter.*`` metadata, a file of the other kind than ``expect``,
+            a ``copter.format=problem`` file with a ``copter.base_round`` (unless ``expect`` is ``"delta"``,
+            which refuses any problem).
     """
     path = str(path)
     if path != STDIN and not os.path.exists(path):

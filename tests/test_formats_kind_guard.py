@@ -176,3 +176,67 @@ def test_a_dictionary_encoded_kind_column_with_drop_rows_is_found(tmp_path):
     with pytest.raises(FormatError, match="drop_var rows") as e:
         read_problem(path)
     assert e.value.line == 1
+
+
+# ---------------------------------------------------- copter.format=problem with a copter.base_round
+
+
+def _based_problem(tmp_path):
+    """A problem file (copter.format=problem, as ``copter convert`` writes it) that also names a base round."""
+    from formats.parquet import _metadata, problem_to_delta
+
+    d = problem_to_delta(small_lp())
+    path = tmp_path / "based_problem.parquet"
+    pq.write_table(d.table.replace_schema_metadata({**_metadata(d), "copter.base_round": "2"}), path)
+    return path
+
+
+def test_init_of_a_problem_naming_a_base_round_exits_3_and_initialises_nothing(tmp_path):
+    path = _based_problem(tmp_path)
+    s = tmp_path / "S5"
+    res = CliRunner().invoke(app, ["init", str(path), "--state", str(s), "--json"])
+    err = _error(res)
+    assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "format", res.output
+    assert err["file"] == str(path) and err["entity"] == "copter.base_round"
+    assert "copter.format=problem" in err["message"] and "copter.base_round (2)" in err["message"]
+    assert not s.exists() or not (s / "CURRENT").exists() and not (s / "config.json").exists()
+
+
+def test_init_of_a_problem_naming_a_base_round_names_file_and_key_in_human_output(tmp_path):
+    path = _based_problem(tmp_path)
+    res = CliRunner().invoke(app, ["init", str(path), "--state", str(tmp_path / "S6")])
+    assert res.exit_code == BAD_INPUT, res.output
+    assert str(path) in res.output and "copter.base_round" in res.output
+
+
+@pytest.mark.parametrize("argv", [["solve", "{p}"], ["convert", "{p}", "{out}"], ["diff", "{p}", "{q}", "-o", "{out}"],
+                                  ["diff", "{q}", "{p}", "-o", "{out}"]],
+                         ids=["solve", "convert", "diff-old", "diff-new"])
+def test_commands_reading_a_problem_refuse_one_naming_a_base_round(tmp_path, argv):
+    p = _based_problem(tmp_path)
+    q = tmp_path / "good.parquet"
+    write_problem(small_lp(), q)
+    out = tmp_path / "out.parquet"
+    res = CliRunner().invoke(app, [a.format(p=p, q=q, out=out) for a in argv] + ["--json"])
+    err = _error(res)
+    assert res.exit_code == BAD_INPUT and err["entity"] == "copter.base_round", res.output
+    assert err["file"] == str(p)
+    assert not out.exists()
+
+
+def test_step_of_a_problem_naming_a_base_round_is_refused_as_a_problem(tmp_path, state):
+    """The converse stays: where a delta is expected, any copter.format=problem file is refused as a problem."""
+    path = _based_problem(tmp_path)
+    before = snapshot(state)
+    res = CliRunner().invoke(app, ["step", str(path), "--state", str(state), "--json"])
+    err = _error(res)
+    assert res.exit_code == BAD_INPUT and "copter problem (copter.format=problem), not a delta" in err["message"]
+    assert snapshot(state) == before
+
+
+def test_read_refuses_a_problem_naming_a_base_round_wherever_a_problem_may_come(tmp_path):
+    path = _based_problem(tmp_path)
+    for read in (read_problem, lambda p: read_delta(p, expect=None)):
+        with pytest.raises(FormatError, match=r"copter.format=problem but carries a copter.base_round") as e:
+            read(path)
+        assert e.value.file == str(path) and e.value.entity == "copter.base_round"
