@@ -1,7 +1,9 @@
 """``copter demo``: the README's main job. Generates a built-in scenario (no data files) and runs the
 continual loop on it: ``init`` on the base problem, then one ``step`` per round, each round's delta
 computed from the previous round's returned allocation (Sia's job progress, the load balancer's
-previous placement). Prints a per-round table on stderr; ``--json`` prints ``{"rounds": [report, ...]}``.
+previous placement). The answer, on stdout: the per-round table with its legend, the total and where to look
+next (``--json``: ``{"rounds": [report, ...]}`` instead). Progress, on stderr as for every command: the
+scenario line, one line per finished round and the live solve line.
 
 The generators live in ``solver.workloads`` (installed with the package); ``examples/`` only adds the
 loaders for real data. :func:`write_stream` is shared with ``examples/*/generate.py``.
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import typer
 
-from copter_cli.output import answer, answering, print_json, run
+from copter_cli.output import answer, answering, print_json, run, say
 from copter_cli.solver_options import check_range, range_help
 
 DEMO_ROUNDS = 5
@@ -114,9 +116,8 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
         base = scenario.base()
         if not json_out:
             where = "a temporary folder, removed at the end (--dir keeps them)" if tmp else str(root)
-            answer(f"copter demo: {domain} ({base.name}), {base.n_rows:,} rows x {base.n_cols:,} "
-                          f"columns, {base.nnz:,} nonzeros, {'MILP' if base.is_mip else 'LP'}; files in {where}",
-                          markup=False, highlight=False)
+            say(f"copter demo: {domain} ({base.name}), {base.n_rows:,} rows x {base.n_cols:,} columns, "
+                f"{base.nnz:,} nonzeros, {'MILP' if base.is_mip else 'LP'}; files in {where}")
         base_path = root / "base.parquet"
         write_problem(base, base_path)
         rep = run_round(state_dir, base_path, 0)
@@ -145,7 +146,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
         print_json({"domain": domain, "scale": scale_text(domain, scale), "seed": seed,
                     "dir": None if tmp else str(root), "rounds": reports})
     else:
-        _table(reports, time.perf_counter() - t0, prep)
+        _table(reports, time.perf_counter() - t0, prep, scenario=f"{domain} ({base.name})")
         _next_steps(None if tmp else state_dir)
     return code
 
@@ -193,9 +194,10 @@ def _fmt(v, spec: str = ".6g") -> str:
 
 
 def _log(rep: dict, json_out: bool) -> None:
+    """One progress line on stderr per finished round (none with ``--json``); the table is the answer."""
     if not json_out:
-        answer(f"  round {rep.get('round')}: {rep.get('status')} objective {_fmt(rep.get('objective'))} "
-                      f"in {_fmt((rep.get('seconds') or {}).get('total'), '.3f')} s", highlight=False)
+        say(f"  round {rep.get('round')}: {rep.get('status')} objective {_fmt(rep.get('objective'))} "
+            f"in {_fmt((rep.get('seconds') or {}).get('total'), '.3f')} s")
 
 
 def scale_text(domain: str, scale: str | None) -> str:
@@ -232,7 +234,9 @@ def _compiled_note(prep: dict | None) -> str:
     return f"this run loaded the kernels first ({prep.get('seconds', 0.0):.1f} s of warm-up), not included"
 
 
-def _table(reports: list[dict], seconds: float, prep: dict | None = None) -> None:
+def _table(reports: list[dict], seconds: float, prep: dict | None = None, scenario: str = "") -> None:
+    """The demo's answer on stdout: the per-round table (titled with ``scenario``, e.g. ``te (te-ring5-...)``,
+    so a piped answer says what ran), its legend and the total seconds."""
     from rich import box
 
     from copter_cli.table_fit import Column, print_fitted
@@ -252,7 +256,8 @@ def _table(reports: list[dict], seconds: float, prep: dict | None = None) -> Non
     # on a terminal the least important columns are dropped with a note rather than a value cut; a log or a
     # pipe gets every column at its natural width
     with answering():
-        print_fitted([Column(*c) for c in DEMO_COLUMNS], rows, more="--json", title="copter demo: rounds",
+        print_fitted([Column(*c) for c in DEMO_COLUMNS], rows, more="--json",
+                     title=f"copter demo: {scenario + ' ' if scenario else ''}rounds",
                      title_justify="left", box=box.HEAVY_HEAD)
     for line in LEGEND:
         answer(line, markup=False, highlight=False)
@@ -275,7 +280,8 @@ def demo_cmd(
 ) -> None:
     """Run a built-in scenario (default: Sia GPU scheduling).
 
-    Runs init on a generated base problem, then N warm-started steps; a per-round table on stderr."""
+    Runs init on a generated base problem, then N warm-started steps; the per-round table on stdout,
+    progress on stderr."""
     run(json_out, debug, lambda: demo(domain, rounds, scale, directory, seed, json_out))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ from typer.testing import CliRunner
 
 from copter_cli import exit_codes
 from copter_cli.app import app
+from tests.helpers import REPO
 
 runner = CliRunner()
 
@@ -86,3 +88,22 @@ def test_demo_table_shows_the_engine_and_cold_seconds_and_claims_no_compilation(
     assert res.exit_code == 0, res.output
     assert "engine" in res.output and "cold s" in res.output and "vs cold" in res.output
     assert "first-call compilation" not in res.output and "compiled before" in res.output
+
+
+def test_demo_answer_is_on_stdout_and_its_progress_on_stderr(tmp_path):
+    """``copter demo > out.txt``: the table, its legend, the total and the next steps in the file; the scenario
+    line and the per-round progress lines on stderr (they were printed on stdout, into the user's pipe)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER_DIR=str(tmp_path / "no-worker"))
+    with open(tmp_path / "answer.txt", "w") as out:
+        proc = subprocess.run([sys.executable, "-m", "copter_cli", "demo", "--domain", "te", "--scale", "5",
+                               "--rounds", "2"], stdout=out, stderr=subprocess.PIPE, text=True, env=env, timeout=600)
+    answer, err = (tmp_path / "answer.txt").read_text(), proc.stderr
+    assert proc.returncode == 0, err
+    assert "copter demo: te (" in answer and "rounds" in answer and "vs cold" in answer  # the titled table
+    assert "lower is better" in answer and answer.count("total ") == 1 and "look closer:" in answer
+    assert "files in a temporary folder" not in answer
+    assert ": OPTIMAL objective " not in answer, answer  # the per-round progress lines
+    assert "copter demo: te (" in err and "files in a temporary folder" in err
+    for r in range(3):
+        assert f"  round {r}: OPTIMAL objective " in err, err
+    assert "vs cold" not in err and "look closer" not in err
