@@ -121,13 +121,15 @@ def _with_out_error(report: dict, code: int) -> dict:
     return {**report, "error": {"code": code, **oe}}
 
 
-def _finish_many(reports: list[dict], json_out: bool, error: CopterError | None = None) -> int:
+def _finish_many(reports: list[dict], json_out: bool, error: CopterError | None = None,
+                 stop: dict | None = None) -> int:
     """Print the reports of ``step`` with several deltas: JSON ``{"rounds": [report, ...], "current_round",
     "stopped_at"}`` (``stopped_at``: 1-based index of the delta whose round failed or whose --out copy
     failed, else null), or one human table per round. Exit code: the first non-zero code of a report (the
     one that stopped the batch), else 0. ``error``: the error that stopped the batch at a later delta
-    (``solver.rounds.step_many`` attaches its stored rounds' ``reports`` and ``current_round``): the same
-    shape plus ``error`` (as a failed command's JSON error), its error line last, its exit code."""
+    (``solver.rounds.step_many`` attaches its stored rounds' ``reports`` and ``current_round``), or ``stop``:
+    the same for an interrupt (:func:`_interrupted_many`): the same shape plus ``error`` (as a failed
+    command's JSON error), its error line last, its exit code."""
     codes = [exit_codes.for_report(r) for r in reports]
     reports = [_with_out_error(r, c) for r, c in zip(reports, codes, strict=True)]
     code = next((c for c in codes if c), exit_codes.OK)
@@ -137,11 +139,14 @@ def _finish_many(reports: list[dict], json_out: bool, error: CopterError | None 
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
     failures = [_round_failure(r, c) for r, c in zip(reports, codes, strict=True)]
     if error is not None:
-        code = exit_codes.for_error(error)
-        extra = {k: v for k, v in error.to_dict().items() if k not in ("kind", "message")}
-        obj.update(current_round=error.current_round, stopped_at=(error.context or {}).get("delta_index"),
-                   error={"code": code, "kind": error.kind, "message": str(error), **extra})
-        failures.append(f"error ({error.kind}, exit {code}): {error}")
+        stop = _stop_of(error)
+    if stop is not None:
+        from copter_cli.output import ERROR_PRINTED
+
+        code = stop["error"]["code"]
+        obj.update(current_round=stop["current_round"], stopped_at=stop["stopped_at"], error=stop["error"])
+        failures.append(f"error ({stop['error']['kind']}, exit {code}): {stop['error']['message']}")
+        ERROR_PRINTED.append(code)  # the command's error is printed (copter_cli.app.main adds none)
     if json_out:  # each round's warnings (emit sees only the top level)
         for r in reports:
             say_warnings(r)
@@ -152,7 +157,7 @@ def _finish_many(reports: list[dict], json_out: bool, error: CopterError | None 
             _print_report(r, message=failure is None or "error" in r)
             if failure is not None:
                 say_error(failure)
-        if error is not None:
+        if stop is not None:
             say_error(failures[-1])
 
     emit(obj, json_out, human)
@@ -160,6 +165,39 @@ def _finish_many(reports: list[dict], json_out: bool, error: CopterError | None 
         for failure in filter(None, failures):
             say_error(failure)
     return code
+
+
+def _stop_of(error: CopterError) -> dict:
+    """The error that stopped a batch of deltas as :func:`_finish_many` prints it: ``{"error": {"code", "kind",
+    "message", ...its culprit and context}, "current_round", "stopped_at"}``."""
+    code = exit_codes.for_error(error)
+    extra = {k: v for k, v in error.to_dict().items() if k not in ("kind", "message")}
+    return {"error": {"code": code, "kind": error.kind, "message": str(error), **extra},
+            "current_round": error.current_round, "stopped_at": (error.context or {}).get("delta_index")}
+
+
+def _interrupted_many(reports: list[dict], deltas: list, st: Path, json_out: bool, code: int, message: str) -> int:
+    """An interrupt (exit ``code``, ``message`` from ``formats.undo``) that stopped ``step`` with several deltas
+    after ``reports`` (the deltas done; their rounds are stored): printed as a batch stopped by an error
+    (:func:`_finish_many`), the stored rounds' reports with the interrupted error, whose message and context
+    name the interrupted delta as bad input's does. ``current_round``: CURRENT as it reads now."""
+    from copter_cli.progress import silence
+    from solver.rounds.loop import batch_stop
+
+    silence()  # the live line (a terminal) neither redrawn between the reports nor left in front of them
+    suffix, context = batch_stop(list(deltas), reports)
+    stop = {"error": {"code": code, "kind": "interrupted", "message": message + suffix, **context},
+            "current_round": _current_round(st), "stopped_at": context.get("delta_index")}
+    return _finish_many(reports, json_out, stop=stop)
+
+
+def _current_round(st: Path) -> int | None:
+    """The round ``st``'s CURRENT names (one small read, no checks), None when unreadable."""
+    try:
+        text = (st / "CURRENT").read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return None
+    return int(text) if text.isdigit() else None
 
 
 STATE_OPT = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP)
@@ -371,12 +409,26 @@ def step_cmd(
         if len(deltas) == 1:
             return _finish(step(deltas[0], st, settings, force, accept_failed, out, wait, executor,
                                        ray_address), json_out)
+        done: list[dict] = []  # the reports of the deltas done so far (solver.rounds.step_many's on_round)
+
+        def interrupted(code: int, message: str) -> bool:  # once a round is done: its report with the error
+            if not done:
+                return False  # nothing stored yet: the plain interrupted error
+            _interrupted_many(done, deltas, st, json_out, code, message)
+            return True
+
         try:
-            reports = step_many(deltas, st, settings, force, accept_failed, out, wait, executor, ray_address)
+            with undo.on_interrupt_report(interrupted):
+                reports = step_many(deltas, st, settings, force, accept_failed, out, wait, executor, ray_address,
+                                    on_round=done.append)
         except CopterError as err:
             if getattr(err, "reports", None) is None:  # raised before the first delta: no rounds to report
                 raise
             return _finish_many(err.reports, json_out, err)
+        except KeyboardInterrupt:  # raised in a region (a round being saved): unwound, the state as it was
+            if not done:
+                raise
+            return _interrupted_many(done, deltas, st, json_out, undo.exit_code(), undo.interrupted_message())
         return _finish_many(reports, json_out)
 
     run(json_out, debug, body)
@@ -385,11 +437,8 @@ def step_cmd(
 def _current_of(st: Path) -> str:
     """``"STATE: CURRENT names round N"`` as the file reads now (for an interrupt's message: one small read,
     no checks; ``CURRENT is missing or unreadable`` otherwise)."""
-    try:
-        text = (st / "CURRENT").read_text(encoding="ascii")
-    except (OSError, ValueError):
-        text = ""
-    what = f"CURRENT names round {text.strip()}" if text.strip().isdigit() else "CURRENT is missing or unreadable"
+    current = _current_round(st)
+    what = f"CURRENT names round {current}" if current is not None else "CURRENT is missing or unreadable"
     return f"{st}: {what}"
 
 

@@ -7,7 +7,8 @@ unwind (a generation, a failed-round record or an output file being written, CUR
 raises KeyboardInterrupt: the code removes what it wrote and the command exits 130. Anywhere else (the
 imports, parsing, reading, solving) nothing is half-written: it runs the registered undo actions (``init``
 removes the state folder it created), prints the interrupted error (``{"error": {"code": 130, "kind":
-"interrupted", ...}}`` on stdout with ``--json``, one line on stderr) and exits 130 at once, so no
+"interrupted", ...}}`` on stdout with ``--json``, one line on stderr; or a command's reporter prints it with
+what the command has to say beside it, ``formats.undo.on_interrupt_report``) and exits 130 at once, so no
 library can swallow the interrupt or turn it into another error. Only the few milliseconds in which the
 interpreter itself starts, before this module runs, keep Python's default behaviour.
 """
@@ -44,8 +45,29 @@ def _on_sigint(signum, frame) -> None:
         sys.stdout.flush()  # what a command printed before stays in order before the error
     except Exception:  # noqa: BLE001 - a closed or broken stdout: nothing to keep
         pass
+    if undo is not None and _reported(undo, code, message):
+        os._exit(code)
     write_error(code, "interrupted", message, "--json" in sys.argv[1:])
     os._exit(code)
+
+
+def _reported(undo, code: int, message: str) -> bool:
+    """Let the command print the interrupt's error with what it has to say beside it (``formats.undo``'s
+    reporter: ``copter step`` with several deltas prints the reports of the rounds it stored); further
+    signals are ignored meanwhile (the process is ending). True when the command printed it."""
+    for signum in HANDLED:
+        try:
+            signal.signal(signum, signal.SIG_IGN)
+        except (ValueError, OSError):
+            pass
+    if not undo.report_interrupt(code, message):
+        return False
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed or broken stream: nothing to keep
+            pass
+    return True
 
 
 def write_error(code: int, kind: str, message: str, json_out: bool) -> None:

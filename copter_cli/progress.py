@@ -24,6 +24,7 @@ from contextlib import ExitStack
 DELAY = 2.0  #: seconds a solve runs before the line appears
 INTERVAL = 0.25  #: seconds between redraws
 ERASE = "\r\x1b[K"  #: carriage return + erase to the end of the line
+_LIVE: list[SolveProgress] = []  #: the lines drawing now (entered, enabled), for :func:`silence`
 
 
 def _delay() -> float:
@@ -167,11 +168,14 @@ class SolveProgress:
         self._stack.enter_context(progress_callback(self))
         self._thread = threading.Thread(target=self._tick, name="copter-progress", daemon=True)
         self._thread.start()
+        _LIVE.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
         if not self.enabled:
             return
+        if self in _LIVE:
+            _LIVE.remove(self)
         with self._lock:
             self._stop.set()
             if self.shown:
@@ -183,3 +187,18 @@ class SolveProgress:
         if self._thread is not None:
             self._thread.join()
         self._stack.close()
+
+
+def silence() -> None:
+    """Stop every live progress line from redrawing and erase the one shown, without taking its lock or
+    waiting for its thread: an interrupt's handler (``copter step`` with several deltas printing the stored
+    rounds' reports, ``formats.undo.on_interrupt_report``) calls it before it prints, so no line is redrawn
+    between the reports or left in front of them."""
+    for live in list(_LIVE):
+        live._stop.set()
+        if live.shown:
+            try:
+                live.stream.write(ERASE)
+                live.stream.flush()
+            except (OSError, ValueError):
+                pass

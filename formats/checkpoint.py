@@ -100,17 +100,31 @@ def gen_name(round_: int) -> str:
     return f"gen-{round_:06d}"
 
 
+_FAULT_HITS: dict[str, int] = {}  #: times each fault point was reached in this process (``NAME@N``)
+
+
 def fault_point(name: str) -> None:
     """Fault injection for the crash-safety tests: when ``$COPTER_FAULT_INJECT`` equals ``name``, send this
     process SIGKILL (or SIGINT for names starting with ``sigint_``; a ``sigint_X`` point sends SIGTERM instead
-    when the variable is ``sigterm_X``). A no-op otherwise."""
-    want = os.environ.get("COPTER_FAULT_INJECT")
-    if want is not None and name.startswith("sigint_") and want == "sigterm_" + name[len("sigint_"):]:
+    when the variable is ``sigterm_X``). ``NAME@N`` fires only the N-th time the point is reached in the
+    process (``sigint_before_solve@2``: in the second round of a ``copter step`` with several deltas). A no-op
+    otherwise."""
+    raw = os.environ.get("COPTER_FAULT_INJECT")
+    if raw is None:
+        return
+    want, _, nth = raw.partition("@")
+    sigterm = name.startswith("sigint_") and want == "sigterm_" + name[len("sigint_"):]
+    if not sigterm and want != name:
+        return
+    if nth:
+        _FAULT_HITS[name] = _FAULT_HITS.get(name, 0) + 1
+        if str(_FAULT_HITS[name]) != nth:
+            return
+    if sigterm:
         os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(5)
-    elif want == name:
+    else:
         os.kill(os.getpid(), signal.SIGINT if name.startswith("sigint_") else signal.SIGKILL)
-        time.sleep(5)  # the Python-level SIGINT handler runs here (KeyboardInterrupt), not in a later C call
+    time.sleep(5)  # the Python-level SIGINT handler runs here (KeyboardInterrupt), not in a later C call
 
 
 def _write_text_atomic(path: Path, text: str) -> None:

@@ -34,6 +34,7 @@ _SCRATCH: list[str] = []  #: what the scratch work in progress is, innermost las
 _LANDED: list[str] = []  #: the scratch work a KeyboardInterrupt was raised in (this command)
 _STATE: list[Callable[[], str]] = []  #: the command's description of the user's state (:func:`about_state`)
 _SIGNAL: list[int] = []  #: the signal that interrupted this command, when not SIGINT (:func:`received`)
+_REPORTERS: list[Callable[[int, str], bool]] = []  #: who prints an interrupt's error (:func:`on_interrupt_report`)
 
 
 @contextmanager
@@ -59,6 +60,31 @@ def on_interrupt(action: Callable[[], None]) -> Iterator[None]:
         yield
     finally:
         _ACTIONS.remove(action)
+
+
+@contextmanager
+def on_interrupt_report(report: Callable[[int, str], bool]) -> Iterator[None]:
+    """While the block runs, an interrupt that ends the command outside any region has its error printed by
+    ``report(exit_code, message)`` (:func:`report_interrupt`), which prints what the command has to say with it
+    (``copter step`` with several deltas: the reports of the rounds it stored) and returns True, or returns
+    False to leave the plain error to the CLI."""
+    _REPORTERS.append(report)
+    try:
+        yield
+    finally:
+        _REPORTERS.remove(report)
+
+
+def report_interrupt(code: int, message: str) -> bool:
+    """Hand an interrupt's error (exit ``code``, ``message``: :func:`interrupted_message`) to the innermost
+    reporter (:func:`on_interrupt_report`). True when it printed it; False when none is registered, it
+    declined, or it failed (the caller then prints the plain error)."""
+    if not _REPORTERS:
+        return False
+    try:
+        return bool(_REPORTERS[-1](code, message))
+    except Exception:  # noqa: BLE001 - the process is ending: the plain error must still be printed
+        return False
 
 
 def done(what: str) -> None:
@@ -145,4 +171,4 @@ def run_actions() -> None:
 
 
 __all__ = ["about_state", "active", "begin_command", "done", "exit_code", "interrupted_message", "on_interrupt",
-           "received", "region", "run_actions", "scratch"]
+           "on_interrupt_report", "received", "region", "report_interrupt", "run_actions", "scratch"]

@@ -144,7 +144,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
 
 def step_many(deltas, state_dir=None, settings: Settings | None = None, force: bool = False,
               accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
-              ray_address: str | None = None) -> list[dict]:
+              ray_address: str | None = None, on_round=None) -> list[dict]:
     """Apply several deltas in order (catching up after downtime), each its own round stored atomically
     by :func:`step`, under one hold of the writer lock (no other writer interleaves).
 
@@ -153,6 +153,9 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
             ``copter.base_round`` must be the round the previous one produced (or ``force``).
         state_dir, settings, force, accept_failed, out_dir, wait: as for :func:`step` (``out_dir`` receives
             each round's outputs in turn: at the end it holds those of the last round).
+        on_round: optional ``callable(report)`` called with each delta's report (as returned below) as soon
+            as its round is done: a caller interrupted later still has them (``copter step`` prints them
+            with the interrupted error).
     Returns:
         One report per delta applied, in order, each with ``delta`` (its path) and ``delta_index``
         (1-based). The batch stops after a round that failed and was not accepted (``"accepted": false``)
@@ -167,7 +170,8 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     """
     from solver.rounds import loop as _loop
 
-    return _loop.step_many(deltas, state_dir, settings, force, accept_failed, out_dir, wait, executor, ray_address)
+    return _loop.step_many(deltas, state_dir, settings, force, accept_failed, out_dir, wait, executor, ray_address,
+                           on_round)
 
 
 def show(state_dir=None, round_: int | None = None, warnings: list[str] | None = None) -> dict:

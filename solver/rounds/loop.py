@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from formats import reports, undo
-from formats.checkpoint import DEFAULT_KEEP, STATE_FORMAT, STATE_VERSION, Generation, StateStore
+from formats.checkpoint import DEFAULT_KEEP, STATE_FORMAT, STATE_VERSION, Generation, StateStore, fault_point
 from formats.faults import environment_faults
 from solver.model.delta import Delta
 from solver.model.errors import CopterError, RoundMismatchError, StateBusyError, StateError, UsageError
@@ -287,6 +287,7 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
     seconds["apply"] = time.perf_counter() - t
     seconds["apply_linear"] = info.seconds_linear
     t = time.perf_counter()
+    fault_point("sigint_before_solve")  # tests: an interrupt while a round solves (``@N``: the N-th round)
     result = solve_problem(problem, settings, warm)
     seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
     return problem, info, result
@@ -345,7 +346,7 @@ def _record_failure(store: StateStore, current: int, problem: Problem, result, t
 
 def step_many(deltas, state_dir=None, settings: Settings | None = None, force: bool = False,
               accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
-              ray_address: str | None = None) -> list[dict]:
+              ray_address: str | None = None, on_round=None) -> list[dict]:
     """Apply several deltas in order, each its own round (stored atomically by :func:`step`); see
     :func:`solver.rounds.step_many`."""
     deltas = list(deltas)
@@ -360,20 +361,34 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
                 report = step(delta, store.root, settings, force, accept_failed, out_dir, executor=executor,
                               ray_address=ray_address, _waited=waited if i == 0 else 0.0)
             except CopterError as err:
-                stored = [r["round"] for r in reports_ if r.get("accepted", True) and not r.get("no_op")]
-                err.message += (f" [delta {i + 1} of {len(deltas)}: {_label(delta)}; "
-                                + (f"round(s) {', '.join(map(str, stored))} stored before it]" if stored
-                                   else "nothing stored before it]"))
-                err.context = {**(err.context or {}), "delta": _label(delta), "delta_index": i + 1,
-                               "deltas": len(deltas), "stored_rounds": stored}
+                suffix, context = batch_stop(deltas, reports_)
+                err.message += suffix
+                err.context = {**(err.context or {}), **context}
                 err.reports = reports_  # the CLI prints them with the error: those rounds are stored
                 err.current_round = _current_after(store, reports_)
                 raise
             report = {**report, "delta": _label(delta), "delta_index": i + 1}
             reports_.append(report)
+            if on_round is not None:
+                on_round(report)
             if report.get("accepted") is False or "out_error" in report:
                 break
     return reports_
+
+
+def batch_stop(deltas: list, reports_: list[dict]) -> tuple[str, dict]:
+    """What an error that stops :func:`step_many` at the delta after ``reports_`` (the reports of the deltas
+    done) adds: the message's suffix ``" [delta K of N: PATH; round(s) ... stored before it]"`` and the
+    context ``{"delta", "delta_index", "deltas", "stored_rounds"}`` (the CLI's JSON error carries it).
+    ``("", {})`` when every delta was done."""
+    i = len(reports_)
+    if i >= len(deltas):
+        return "", {}
+    stored = [r["round"] for r in reports_ if r.get("accepted", True) and not r.get("no_op")]
+    label = _label(deltas[i])
+    suffix = (f" [delta {i + 1} of {len(deltas)}: {label}; "
+              + (f"round(s) {', '.join(map(str, stored))} stored before it]" if stored else "nothing stored before it]"))
+    return suffix, {"delta": label, "delta_index": i + 1, "deltas": len(deltas), "stored_rounds": stored}
 
 
 def _current_after(store: StateStore, reports_: list[dict]) -> int | None:
