@@ -8,13 +8,13 @@ from __future__ import annotations
 import math
 
 from solver.model.settings import Settings
-from solver.partition import round as pround
+from solver.partition import merge as pmerge
 from solver.partition.round import PartitionConfig, solve_round
 from solver.workloads import make_scenario
 
 
 def test_round_iterations_is_the_busiest_parts_count(monkeypatch):
-    monkeypatch.setattr(pround, "FAR_GAP", math.inf)
+    monkeypatch.setattr(pmerge, "FAR_GAP", math.inf)
     base = make_scenario("sia", None, seed=0).base()  # copter demo's round 0: RENS, then the resolve tier
     out = solve_round(base, Settings(), PartitionConfig(k=2, executor="inline"))
     parts = out.report["parts"]

@@ -15,8 +15,9 @@ import pytest
 from solver import clock
 from solver.model.settings import Settings
 from solver.model.status import Status
-from solver.partition import executor
+from solver.partition import after_merge, executor
 from solver.partition import round as pround
+from solver.partition.deadline import MERGE_RESERVE_MAX, merge_reserve
 from tests.helpers import client_allocation
 
 
@@ -43,6 +44,7 @@ def recorded(monkeypatch):
         return real(tasks, executor, workers, ray_address, command_start)
 
     monkeypatch.setattr(pround, "run_parts", spy)
+    monkeypatch.setattr(after_merge, "run_parts", spy)  # the re-solve tier's
     return calls
 
 
@@ -52,8 +54,8 @@ def test_parts_budget_is_the_commands_time_left_minus_the_merge_reserve(command_
     out = pround.solve_round(client_allocation(n_clients=6), Settings(time_limit_seconds=60.0), cfg)
     assert out.result.status in (Status.OPTIMAL, Status.FEASIBLE), out.result.message
     assert recorded, "no part was solved"
-    reserve = pround.merge_reserve(60.0)
-    assert 0 < reserve <= pround.MERGE_RESERVE_MAX
+    reserve = merge_reserve(60.0)
+    assert 0 < reserve <= MERGE_RESERVE_MAX
     probe, main = recorded[0], recorded[-1]
     # the last pass: the whole limit less the reserve, counted from the command's start (3 s ago), not its own
     assert all(s.time_limit_seconds == pytest.approx(60.0 - reserve) for s in main[0])
@@ -74,7 +76,7 @@ def test_a_spent_budget_ends_the_round_time_limit_naming_the_users_limit(command
     since = re.search(r"time limit 2 s reached \(([0-9.]+) s since the command started\)", msg)
     assert since is not None, msg
     assert float(since.group(1)) >= 10.0
-    parts_limit = 2.0 - pround.merge_reserve(2.0)
+    parts_limit = 2.0 - merge_reserve(2.0)
     assert all(s.time_limit_seconds <= parts_limit + 1e-9 for ss, _ in recorded for s in ss)
     assert all(s.time_limit_seconds == pytest.approx(parts_limit) for s in recorded[-1][0])
 
@@ -107,7 +109,7 @@ def test_a_milp_round_past_its_deadline_still_proves_a_bound(command_clock):
     command_clock(0.0)
     cfg = pround.PartitionConfig(k=2, executor="inline", probe=False)
     settings = Settings(time_limit_seconds=60.0, integer_submip_seconds=0.0)
-    clock.start_command(time.monotonic() - 60.0 + pround.merge_reserve(60.0))  # the parts' budget is spent
+    clock.start_command(time.monotonic() - 60.0 + merge_reserve(60.0))  # the parts' budget is spent
     out = pround.solve_round(problem, settings, cfg)
     # each part stops its relaxation at its first check and rounds it (deterministic: the budget is spent)
     assert out.result.status in (Status.FEASIBLE, Status.OPTIMAL), out.result.message

@@ -18,7 +18,7 @@ def test_a_failed_part_is_solved_whole_without_a_merge(monkeypatch):
     def no_merge(*a, **kw):
         raise AssertionError("merged although a part failed")
 
-    monkeypatch.setattr(pround, "_merge", no_merge)
+    monkeypatch.setattr(pround, "merge_parts", no_merge)
     out = pround.solve_round(p, Settings(), pround.PartitionConfig(k=2, client_regex=r"^X(?P<client>\d)",
                                                                    executor="inline"))
     assert out.result.status == Status.OPTIMAL and out.result.objective == pytest.approx(-464.7531, rel=1e-3)

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from solver.api import solve_problem
 from solver.model.settings import Settings
+from solver.partition import merge as pmerge
 from solver.partition import round as pround
 from solver.partition.fallback import compare_whole
 from solver.partition.improve import WholeBound
@@ -27,7 +28,7 @@ def demo():
 
 def test_price_split_brings_a_round_of_one_job_per_part_near_the_bound(demo, monkeypatch):
     base, _ = demo
-    monkeypatch.setattr(pround, "_far_after_parts", lambda *a: False)  # the merged point itself, no whole solve
+    monkeypatch.setattr(pround, "far_after_parts", lambda *a: False)  # the merged point itself, no whole solve
     k = 51  # every job its own part
     out = pround.solve_round(base, Settings(), pround.PartitionConfig(k=k, executor="inline"))
     rep = out.report
@@ -42,7 +43,7 @@ def test_a_merge_far_from_the_bound_is_compared_with_the_whole_solve(demo, k):
     out = pround.solve_round(base, st, pround.PartitionConfig(k=k, executor="inline"))
     res, rep = out.result, out.report
     fb = rep["fallback"]
-    assert fb["reason"] == "gap" and fb["merged_gap_rel"] == rep["gap_rel"] > pround.FAR_GAP * st.mip_gap_tol
+    assert fb["reason"] == "gap" and fb["merged_gap_rel"] == rep["gap_rel"] > pmerge.FAR_GAP * st.mip_gap_tol
     assert fb["kept"] == "whole" and res.status.name == "OPTIMAL"
     assert res.objective == pytest.approx(mono.objective, rel=1e-9)  # the whole solve is the monolithic round's
     assert "solved whole" in res.message
@@ -50,7 +51,7 @@ def test_a_merge_far_from_the_bound_is_compared_with_the_whole_solve(demo, k):
 
 def test_the_whole_solve_keeps_the_merged_point_when_it_finds_no_better(demo, monkeypatch):
     base, _ = demo
-    monkeypatch.setattr(pround, "_far_after_parts", lambda *a: False)
+    monkeypatch.setattr(pround, "far_after_parts", lambda *a: False)
     merged = pround.solve_round(base, Settings(), pround.PartitionConfig(k=16, executor="inline")).result
     res, fb = compare_whole(base, Settings(time_limit_seconds=0.0), merged, 0.5)  # a spent budget: no point
     assert fb["kept"] == "merged" and res.objective == merged.objective and res.point_feasible

@@ -10,7 +10,9 @@ import pytest
 from solver.api import solve_problem
 from solver.integer.ascent import coupling_dual_ascent
 from solver.model.settings import Settings
+from solver.partition import merge as pmerge
 from solver.partition import round as pround
+from solver.partition.bound import shared_dual_candidates
 from solver.partition.improve import WholeBound, gap_by_part
 from solver.partition.split import combine_points
 from solver.workloads import make_scenario
@@ -48,8 +50,8 @@ class _Counting:
 
 def _merge(merged, settings, **kw):
     problem, cfg, r, parts, results, part_rep, solve_idx, eff, duals, wb = merged
-    return pround._merge(problem, settings, cfg, r, parts, list(results), [dict(p) for p in part_rep], solve_idx,
-                         eff, duals, wb, **kw)
+    return pmerge.merge_parts(problem, settings, cfg, r, parts, list(results), [dict(p) for p in part_rep],
+                              solve_idx, eff, duals, wb, **kw)
 
 
 def test_an_ascent_continued_from_its_state_is_the_same_run_as_one_call(merged):
@@ -70,7 +72,7 @@ def test_an_ascent_continued_from_its_state_is_the_same_run_as_one_call(merged):
 def test_the_merges_near_target_ascent_continues_instead_of_restarting(merged, monkeypatch):
     """Before RENS the merge ascends FIRST steps, then (near the target) the rest of its budget: one run."""
     st = Settings(mip_gap_tol=0.0, integer_dual_ascent_steps=24)
-    monkeypatch.setattr(pround, "FAR_GAP", np.inf)  # always "near": the merge goes on after its first steps
+    monkeypatch.setattr(pmerge, "FAR_GAP", np.inf)  # always "near": the merge goes on after its first steps
     two = _merge(merged, st, first_steps=7)
     one = _merge(merged, st, first_steps=None)
     a2, a1 = two.rep["dual_ascent"], one.rep["dual_ascent"]
@@ -80,22 +82,22 @@ def test_the_merges_near_target_ascent_continues_instead_of_restarting(merged, m
 
 def test_the_merge_after_rens_goes_on_from_the_ascent_before_it_without_re_evaluating(merged, monkeypatch):
     st = Settings(mip_gap_tol=0.0, integer_dual_ascent_steps=15)
-    monkeypatch.setattr(pround, "FAR_GAP", 0.0)  # always "far": the first merge stops after its first steps
+    monkeypatch.setattr(pmerge, "FAR_GAP", 0.0)  # always "far": the first merge stops after its first steps
     first = _merge(merged, st, first_steps=5)
     assert first.rep["dual_ascent"]["evaluations"] == 5
     wb = merged[-1]
     counting = _Counting(wb.lag)
     monkeypatch.setattr(wb, "lag", counting)
     problem, cfg, r, parts, results, part_rep, solve_idx, eff, duals, _ = merged
-    after = pround._merge(problem, st, cfg, r, parts, list(results), [dict(p) for p in part_rep], solve_idx, eff,
-                          duals, wb, prior=first, duals_changed=False)
+    after = pmerge.merge_parts(problem, st, cfg, r, parts, list(results), [dict(p) for p in part_rep], solve_idx,
+                               eff, duals, wb, prior=first, duals_changed=False)
     asc = after.rep["dual_ascent"]
     assert asc["start"] == "previous_ascent" and asc["start_bound"] == first.rep["bound"]
     assert counting.calls == asc["evaluations"] == 15  # no candidate or best duals evaluated again
     assert after.rep["bound"] >= first.rep["bound"] if problem.sense > 0 else after.rep["bound"] <= first.rep["bound"]
     monkeypatch.undo()
     single = WholeBound(problem)  # the same run in one call, from the start the first merge chose
-    cands = pround.shared_dual_candidates(duals, eff)
+    cands = shared_dual_candidates(duals, eff)
     y_start = first.result.y.copy()
     y_start[r.rows_sh] = cands[first.rep["dual_ascent"]["start"]]
     b, y, _ = coupling_dual_ascent(single.lag, y_start, first.result.objective, 0.0, max_steps=20)
@@ -146,7 +148,7 @@ def test_on_worker_processes_the_near_target_ascent_goes_on_during_rens_and_the_
 
     problem = make_scenario("sia", 256, seed=3).base()
     st = Settings(mip_gap_tol=1e-5)  # never proven: RENS runs, the ascent uses its budget
-    monkeypatch.setattr(pround, "FAR_GAP", np.inf)  # "near": inline, the ascent would run its budget before RENS
+    monkeypatch.setattr(pmerge, "FAR_GAP", np.inf)  # "near": inline, the ascent would run its budget before RENS
     out = pround.solve_round(problem, st, pround.PartitionConfig(k=K, executor="process", workers=2))
     rep = out.report
     imp = rep["improvement"]
@@ -171,7 +173,7 @@ def test_far_from_the_target_no_ascent_runs_during_rens():
     out = pround.solve_round(problem, Settings(mip_gap_tol=1e-5), pround.PartitionConfig(k=K, executor="process",
                                                                                           workers=2))
     imp = out.report["improvement"]
-    assert imp["parts"] and imp["gap_before"] > pround.FAR_GAP * 1e-5
+    assert imp["parts"] and imp["gap_before"] > pmerge.FAR_GAP * 1e-5
     assert "ascent_during_rens" not in imp and "dual_ascent_in_thread" not in out.report["seconds"]["phases"]
 
 
@@ -181,7 +183,7 @@ def test_a_deferred_kkt_completed_later_equals_the_merges_own(merged):
     later = _merge(merged, st, defer_kkt=True)
     assert later.kkt_deferred and not now.kkt_deferred
     assert later.result.status == now.result.status and later.result.point_feasible == now.result.point_feasible
-    done = pround._complete_kkt(merged[0], later)
+    done = pmerge.complete_kkt(merged[0], later)
     for f in ("reduced_cost", "row_activity"):
         np.testing.assert_array_equal(getattr(done.result, f), getattr(now.result, f))
     for f in ("primal_residual_rel", "dual_residual_rel", "objective", "dual_objective", "gap_rel"):

@@ -1,4 +1,4 @@
-"""``--partition-passes`` has an upper bound (:data:`solver.partition.round.MAX_PASSES`) refused with exit 2 naming
+"""``--partition-passes`` has an upper bound (:data:`solver.partition.limits.MAX_PASSES`) refused with exit 2 naming
 the option, and a spent ``--time-limit`` ends the passes: ``init --partitions 2 --partition-passes
 99999999999999999999`` was accepted and ran for ever (300 s+; the hunter), each pass's parts stopped by the limit
 at once but the next pass started all the same."""

@@ -1,4 +1,4 @@
-"""The share update cadence when init is given none (``solver.partition.round.default_update_every``): fixed
+"""The share update cadence when init is given none (``solver.partition.config.default_update_every``): fixed
 shares for an LP above ``whole_below_nnz`` (on TE Kdl the price step moved the shares away from the probe's
 split), after every round for a MILP or an LP solved whole each round; stored in config.json as the number."""
 

@@ -16,6 +16,10 @@ Modules:
   LP (:mod:`solver.partition.small`): the round solved whole.
 - :mod:`solver.partition.store`: the per-part solver state in a generation folder.
 - :mod:`solver.partition.round`: one partitioned round (split, solve in parallel, merge, check).
+  Its pieces: :mod:`solver.partition.config` (``PartitionConfig``), :mod:`solver.partition.deadline` (the time
+  budget), :mod:`solver.partition.merge` (the merge and its re-check), :mod:`solver.partition.background` (the
+  threads that run beside the workers), :mod:`solver.partition.after_merge` (price re-split, RENS / re-solve,
+  whole-solve tests).
 - :mod:`solver.partition.phases`: where a round's own (serial) seconds go, for its report.
 
 Nothing is imported here: ``solver.baselines.pop`` imports the split without the round machinery.

@@ -27,12 +27,13 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
    and the point is merged and judged again (:mod:`solver.partition.improve`). The ascent is one run across
    the round's merges (``solver.integer.ascent.AscentState``): before RENS it stops after
    :data:`FIRST_ASCENT_STEPS` evaluations; near the target, where it would run its whole budget first, it
-   goes on in a thread of this process while the workers run RENS (:class:`_AscentThread`; the ``inline``
-   executor runs it before RENS); the merge after RENS continues it. Before RENS, a merged point more than
-   :data:`FAR_GAP` x ``mip_gap_tol`` from that bound has its capacity rows re-split by the parts' demands at the
-   bound's duals (:mod:`solver.partition.price_split`; the ascent first runs its whole budget) and the parts
-   solved again, warm; the better merge is kept. A point still that far after RENS is compared with a whole
-   solve (:func:`solver.partition.fallback.compare_whole`), the better point kept; so is a small LP's
+   goes on in a thread of this process while the workers run RENS
+   (:class:`solver.partition.background.AscentThread`; the ``inline`` executor runs it before RENS); the merge
+   after RENS continues it. Before RENS, a merged point more than :data:`solver.partition.merge.FAR_GAP` x
+   ``mip_gap_tol`` from that bound has its capacity rows re-split by the parts' demands at the bound's duals
+   (:mod:`solver.partition.price_split`; the ascent first runs its whole budget) and the parts solved again,
+   warm; the better merge is kept. A point still that far after RENS is compared with a whole solve
+   (:func:`solver.partition.fallback.compare_whole`), the better point kept; so is a small LP's
    (:func:`solver.partition.fallback.compare_small_lp`, ``whole_below_nnz``), whose next shares then come from
    the whole point (:func:`_whole_shares`);
    the round's ``engine`` is the LP engine of the part with the most iterations, every part's is in the
@@ -45,6 +46,12 @@ the phases marked ``_in_thread`` ran while the parts ran and are not on the roun
 with the solver and its kernels, :mod:`solver.partition.forkserver_warm`, and the workers' fork), apart from
 ``slowest_part``, the parts' own solve seconds; ``on_k_cores`` (setup + slowest part + merge) leaves it out.
 
+This module holds the round's flow (:func:`solve_round`), its setup and its report; the configuration is in
+:mod:`solver.partition.config`, the time budget in :mod:`solver.partition.deadline`, the merge and its re-check
+in :mod:`solver.partition.merge`, the work done in threads while the workers run in
+:mod:`solver.partition.background`, and what follows a merge that is not good enough (price re-split test,
+RENS / re-solve of the parts, whole-solve test) in :mod:`solver.partition.after_merge`.
+
 With ``passes > 1`` the parts are re-solved within the round, warm from the pass before, after each share
 update. A worker that dies twice ends the round NUMERICAL_ERROR (nothing stored; the caller records it as
 a failed round and CURRENT stays).
@@ -54,12 +61,10 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, fields, replace
-from types import SimpleNamespace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from solver import clock
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -67,9 +72,18 @@ from solver.model.settings import Settings
 from solver.model.state import SolverState
 from solver.model.status import Status
 from solver.partition import shares as sh
-from solver.partition.bound import best_bound, shared_dual_candidates
-from solver.partition.clients import GLOBAL, group_clients, require_clients
-from solver.partition.executor import PartWorkerError, check_executor, map_parts, run_parts, take_pool_start
+from solver.partition.after_merge import (
+    ascend_on,
+    far_after_parts,
+    improve_parts,
+    wants_improvement,
+    wants_price_split,
+)
+from solver.partition.background import AscentThread, WholeBoundBuild
+from solver.partition.clients import group_clients, require_clients
+from solver.partition.config import PartitionConfig, default_update_every
+from solver.partition.deadline import Deadline
+from solver.partition.executor import PartWorkerError, run_parts, take_pool_start
 from solver.partition.fallback import (
     better_point,
     compare_small_lp,
@@ -78,110 +92,19 @@ from solver.partition.fallback import (
     solve_whole,
     solve_without_clients,
 )
-from solver.partition.improve import WholeBound, cheap_part_settings, choose_parts, gap_by_part, improve_part
+from solver.partition.improve import cheap_part_settings
 from solver.partition.layout import initial_assignment, route
 from solver.partition.limits import MAX_PASSES  # noqa: F401 - here too: the round's limit
+from solver.partition.merge import Merged, complete_kkt, merge_parts, part_engine
 from solver.partition.phases import Phases
 from solver.partition.price_split import part_activity, price_shares, ration
-from solver.partition.small import SMALL_LP_NNZ, small_lp
-from solver.partition.split import (
-    Part,
-    build_part_problems,
-    column_parts,
-    combine_points,
-    pop_shares,
-    shared_rows,
-)
+from solver.partition.small import small_lp
+from solver.partition.split import Part, build_part_problems, column_parts, pop_shares, shared_rows
 from solver.partition.store import PartitionData, PartState
 
-_SEVERITY = [Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DUAL_INFEASIBLE,
-             Status.NUMERICAL_ERROR, Status.NO_INTEGER_SOLUTION, Status.TIME_LIMIT, Status.ITERATION_LIMIT,
-             Status.FEASIBLE, Status.OPTIMAL]
-MILP_FEASIBLE_REL_TOL = 1e-6  #: max relative row/bound violation of a merged integer point
 FIRST_ASCENT_STEPS = 10  #: dual ascent evaluations of the merge before RENS when the point is far from the bound
-FAR_GAP = 2.0  #: ... far = its gap above this x mip_gap_tol (nearer: the whole ascent budget decides)
-RENS_MIN_SECONDS = 1.0  #: RENS's budget is the slowest part's solve time, but at least this (0.5 s measured: Sia
-#: 10,240 K=4 on K cores 1.6-2.2 s instead of 2.1-2.5 s, but up to 0.38% worse than mono instead of 0.24%)
-ASCENT_CHUNK = 4  #: evaluations between two looks at the stop flag of the ascent that runs during RENS
-MERGE_RESERVE_FRACTION = 0.1  #: of ``--time-limit`` kept from the parts for the merge, its re-check and the save
-MERGE_RESERVE_MAX = 1.0  #: ... but at most this many seconds
-PRICE_SPLITS = 1  #: price re-splits of a far merge per round (:func:`_wants_price_split`); 2 or 3 left the Sia demo's
+PRICE_SPLITS = 1  #: price re-splits of a far merge per round (:func:`wants_price_split`); 2 or 3 left the Sia demo's
 #: K = 16 and 51 merges 0.6-1.7% from the bound over 4 rounds instead of 1.2-2.4% (the whole solve decided either way)
-ASCENT_MIN_SECONDS = 0.01  #: the merge's ascent budget at least (a spent one): its start value is still evaluated,
-#: so the round keeps a proven bound and gap
-
-
-@dataclass
-class PartitionConfig:
-    """How a state's rounds are partitioned (stored in config.json under ``"partition"``).
-
-    Attributes:
-        k: number of parts (1 = monolithic rounds, the partition code is not used).
-        client_regex, shared_rows_regex: client grouping overrides (:mod:`solver.partition.clients`).
-        executor: ``process`` (default), ``ray`` or ``inline`` (:mod:`solver.partition.executor`).
-        ray_address: Ray cluster to join (None: ``$RAY_ADDRESS``, else a local cluster).
-        seed: seed of the initial random client split.
-        passes: share updates + re-solves within one round (1 .. :data:`MAX_PASSES`; a spent ``--time-limit``
-            makes the pass that spent it the round's last).
-        workers: local worker processes (None: min(k, CPU count)).
-        probe: a fresh split (round 0, or a cold start) first solves every part with the whole of each
-            shared row and splits capacity rows in proportion to those demands (:func:`_probe`).
-        update_every: move the shares after every round (1), every n-th round, or never (0: the probe's
-            shares stay, like POP's fixed ones). A share move changes the bounds of the parts' shared rows,
-            which costs their next warm solve nearly as many iterations as a cold one (TE); fixed shares
-            leave the parts only the delta's changes. None (the default): :func:`default_update_every`.
-        whole_below_nnz: an LP round whose whole model has at most this many nonzeros is also solved whole after
-            the merge and the better point kept, the next round's shares taken from it when it is the whole
-            solve's (:func:`solver.partition.fallback.compare_small_lp`; 0: never).
-    """
-
-    k: int = 1
-    client_regex: str | None = None
-    shared_rows_regex: str | None = None
-    executor: str = "process"
-    ray_address: str | None = None
-    seed: int = 0
-    passes: int = 1
-    workers: int | None = None
-    probe: bool = True
-    update_every: int | None = None
-    whole_below_nnz: int = SMALL_LP_NNZ
-
-    def check(self) -> None:
-        """Raise UsageError for k < 1, passes outside 1 .. :data:`MAX_PASSES`, an unknown executor or ``ray``
-        without Ray."""
-        if self.k < 1:
-            raise UsageError(f"--partitions must be at least 1, got {self.k}")
-        if not 1 <= self.passes <= MAX_PASSES:
-            raise UsageError(f"--partition-passes must be between 1 and {MAX_PASSES}, got {self.passes}")
-        if self.update_every is not None and self.update_every < 0:
-            raise UsageError(f"--share-update-every must be >= 0, got {self.update_every}")
-        if self.whole_below_nnz < 0:
-            raise UsageError(f"--whole-below-nnz must be >= 0, got {self.whole_below_nnz}")
-        check_executor(self.executor)
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, d: dict | None) -> PartitionConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (d or {}).items() if k in known})
-
-
-def default_update_every(problem: Problem, whole_below_nnz: int = SMALL_LP_NNZ) -> int:
-    """The share update cadence when none is given: never (0, the probe's shares stay) for an LP above
-    ``whole_below_nnz`` nonzeros, after every round (1) otherwise (a MILP; an LP solved whole each round, whose
-    next shares then come from the whole optimum).
-
-    Why: on the large TE LPs the price step moved the shares away from the probe's split. TE Kdl K = 4
-    (``bench/bench_partitions.py te --topology Kdl --rounds 1 --ks 4``, every demand +-10% in round 1): 0.79%
-    below the monolithic round 1 with a share update after round 0 (session 11), 0.038% with fixed shares
-    (session 12; own Lagrangian gap 4.19% -> 1.23%); TE Cogentco K = 4 rounds 1-4: 0.22-0.34% with updates,
-    0.38-0.42% fixed (both within 0.5%, fixed in 0.4x the time on 4 cores). The MILP rounds (Sia) were
-    measured with updates.
-    """
-    return 1 if problem.is_mip or small_lp(problem, whole_below_nnz) else 0
 
 
 @dataclass(eq=False)
@@ -276,7 +199,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     k = config.k
     ph = Phases()
     take_pool_start()  # a pool an earlier caller started is not this round's
-    dl = _Deadline.of(settings)
+    dl = Deadline.of(settings)
     r = _setup(problem, config, prev, info, old_shape, ph, dl)
     part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip
                                      else Settings(**{**asdict(settings), "threads": 1}))
@@ -294,7 +217,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             return _worker_died(problem, config, err, t0, setup)
         passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None})
     wb_build, kept, wb, merge, n_price = None, None, None, 0.0, 0
-    last_pass = config.passes - 1  # passes after it: the price re-split (:func:`_wants_price_split`)
+    last_pass = config.passes - 1  # passes after it: the price re-split (:func:`wants_price_split`)
     pass_ = -1
     while True:
         pass_ += 1
@@ -316,7 +239,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             return _outcome(config, r, parts, results, part_rep, eff, (r.shares, r.steps, r.last), 0.0,
                             passes_report, setup, 0.0, t0, ph, result, {"fallback": fallback})
         if problem.is_mip and wb_build is None and pass_ >= last_pass:
-            wb_build = _WholeBoundBuild(problem, background=config.executor != "inline")
+            wb_build = WholeBoundBuild(problem, background=config.executor != "inline")
         try:
             outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], config.executor,
                              config.workers, config.ray_address, dl.command_start)
@@ -328,7 +251,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if pass_ < last_pass and dl.parts_left() <= 0:  # the parts' time is spent: no further pass
             last_pass = pass_
             if problem.is_mip and wb_build is None:
-                wb_build = _WholeBoundBuild(problem, background=False)
+                wb_build = WholeBoundBuild(problem, background=False)
         with ph.time("share_update"):
             duals = _part_duals(parts, [None if x is None else x.y for x in results], r.spos, k, r.ns)
             act = _part_duals(parts, [None if x is None else x.row_activity for x in results], r.spos, k, r.ns)
@@ -359,25 +282,25 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 wb = wb_build.result()
             if wb_build.thread is not None:  # overlapped with the parts: not on the critical path
                 ph.add("whole_bound_build_in_thread", wb.seconds)
-        mg = _merge(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
-                    prior=None if kept is None else kept.mg,
-                    first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0 else None,
-                    near_goes_on=config.executor == "inline",
-                    defer_kkt=wb is not None and settings.integer_submip_seconds > 0, ph=ph)
+        mg = merge_parts(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
+                         prior=None if kept is None else kept.mg,
+                         first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0 else None,
+                         near_goes_on=config.executor == "inline",
+                         defer_kkt=wb is not None and settings.integer_submip_seconds > 0, ph=ph)
         this = _Pass(mg, parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last, moved)
         if kept is not None:  # a price pass: the better of its merge and the best one before it is kept
             t3 = time.perf_counter()
             if better_point(problem, kept.mg.result, mg.result):  # the re-split did worse: the pass before it stays
                 this = kept
-                mg = this.mg = _merge(problem, settings, config, r, kept.parts, kept.results, kept.part_rep,
-                                      kept.solve_idx, kept.eff, kept.duals, wb, prior=mg, duals_changed=False,
-                                      defer_kkt=mg.kkt_deferred, ph=ph)
+                mg = this.mg = merge_parts(problem, settings, config, r, kept.parts, kept.results, kept.part_rep,
+                                           kept.solve_idx, kept.eff, kept.duals, wb, prior=mg, duals_changed=False,
+                                           defer_kkt=mg.kkt_deferred, ph=ph)
                 n_price = PRICE_SPLITS  # no better prices follow from the same bound
             passes_report[-1]["kept"] = this is not kept
             ph.add("price_split_compare", time.perf_counter() - t3)
-        if n_price < PRICE_SPLITS and _wants_price_split(settings, mg, wb, r, dl):
+        if n_price < PRICE_SPLITS and wants_price_split(settings, mg, wb, r, dl):
             with ph.time("dual_ascent"):
-                on = _ascend_on(wb, mg, settings, r.clock)  # prices need the bound's duals near its optimum
+                on = ascend_on(wb, mg, settings, r.clock)  # prices need the bound's duals near its optimum
             with ph.time("price_split"):
                 price = price_shares(wb, on.y_bound, r.col_part, r.rows_sh, r.present, r.shares)
             if price is not None:  # re-split the capacity rows by the demands at the bound's duals
@@ -393,13 +316,14 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         merge += time.perf_counter() - t2
         improvement: dict = {}
         for tier in ("rens", "resolve") if wb is not None else ():
-            if not _wants_improvement(settings, outcome_rep, result):
+            if not wants_improvement(settings, outcome_rep, result):
                 break
             gbp = ph.seconds.get("gap_by_part", 0.0)
-            bg = _AscentThread(wb, mg, settings) if tier == "rens" and mg.near_cut else None
+            bg = AscentThread(wb, mg, settings) if tier == "rens" and mg.near_cut else None
             try:
-                imp_rep, imp_s, t_merge = _improve(problem, settings, config, wb, mg, r, parts, results, part_rep,
-                                                   eff, passes_report[-1]["slowest_part_seconds"], tier, ph, bg)
+                imp_rep, imp_s, t_merge = improve_parts(problem, settings, config, wb, mg, r, parts, results,
+                                                        part_rep, eff, passes_report[-1]["slowest_part_seconds"], tier,
+                                                        ph, bg)
             except PartWorkerError as err:
                 return _worker_died(problem, config, err, t0, setup)
             passes_report.append({"pass": f"improve-{tier}", "slowest_part_seconds": imp_s, "share_moved": None})
@@ -416,8 +340,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 t3 = time.perf_counter()
                 # RENS changed points only: the duals (so the bound's candidates) are the last merge's, and the
                 # ascent goes on where it stopped (before RENS, or in the thread during it)
-                mg = _merge(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
-                            prior=mg, duals_changed=tier != "rens", ph=ph)
+                mg = merge_parts(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
+                                 prior=mg, duals_changed=tier != "rens", ph=ph)
                 result, outcome_rep = mg.result, mg.rep
                 t_merge += time.perf_counter() - t3
             merge += t_merge
@@ -428,7 +352,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 improvement["resolve"] = imp_rep
         if mg.kkt_deferred:  # no merge after RENS: the round's result is this one
             t4 = time.perf_counter()
-            mg = _complete_kkt(problem, mg)
+            mg = complete_kkt(problem, mg)
             result = mg.result
             merge += time.perf_counter() - t4
             ph.add("recheck", time.perf_counter() - t4)
@@ -448,14 +372,14 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 outcome_rep["fallback"]["shares_from"] = "whole"
                 passes_report[-1]["share_moved"] = moved
             merge += time.perf_counter() - t5
-        if _far_after_parts(problem, settings, outcome_rep, result) and dl.parts_left() > 0:
+        if far_after_parts(problem, settings, outcome_rep, result) and dl.parts_left() > 0:
             # what the shares confine the parts to, only the whole model reaches
             result, outcome_rep["fallback"] = compare_whole(problem, settings, result, outcome_rep["gap_rel"])
         return _outcome(config, r, parts, results, part_rep, eff, (new_shares, new_steps, new_last), moved,
                         passes_report, setup, merge, t0, ph, result, outcome_rep)
 
 
-def _outcome(config: PartitionConfig, r: _Setup, parts: list[Part], results: list, part_rep: list[dict],
+def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results: list, part_rep: list[dict],
              eff: np.ndarray, next_shares: tuple, moved: float, passes_report: list[dict], setup: float, merge: float,
              t0: float, ph: Phases, result: SolveResult, outcome_rep: dict) -> RoundOutcome:
     """The round's RoundOutcome: ``result``, the PartitionData for the next round (the parts' states and
@@ -477,9 +401,9 @@ def _outcome(config: PartitionConfig, r: _Setup, parts: list[Part], results: lis
 
 @dataclass(eq=False)
 class _Pass:
-    """One pass's parts, results and merge, kept while the price re-split's pass runs (:func:`_wants_price_split`)."""
+    """One pass's parts, results and merge, kept while the price re-split's pass runs (:func:`wants_price_split`)."""
 
-    mg: _Merged
+    mg: Merged
     parts: list
     results: list
     part_rep: list
@@ -492,7 +416,7 @@ class _Pass:
     moved: float
 
 
-def _whole_shares(problem: Problem, r: _Setup, x: np.ndarray) -> np.ndarray:
+def _whole_shares(problem: Problem, r: RoundSetup, x: np.ndarray) -> np.ndarray:
     """(k, ns) the next round's shares from the whole model's point ``x`` (n,): each capacity row split in proportion
     to the parts' activity on it (:func:`solver.partition.price_split.ration`; what the point leaves spread evenly),
     the other shared rows keeping theirs. Shares of the monolithic optimum put TE ring 24's merges 0.01% / 0.4% /
@@ -501,124 +425,8 @@ def _whole_shares(problem: Problem, r: _Setup, x: np.ndarray) -> np.ndarray:
     return ration(problem, r.rows_sh, np.where(r.present, act, np.nan), r.present, r.shares)
 
 
-def _wants_price_split(settings: Settings, mg: _Merged, wb: WholeBound | None, r: _Setup, dl: _Deadline) -> bool:
-    """A MILP merge whose feasible point is more than FAR_GAP x ``mip_gap_tol`` from the whole model's bound
-    (its duals known), with shared rows and time left for the parts: its shares are re-split by the parts'
-    demands at the bound's duals (:func:`solver.partition.price_split.price_shares`) and the parts solved
-    again, warm; the better of the two merged points is the round's (``fallback.better_point``)."""
-    gap = mg.rep.get("gap_rel")
-    return (wb is not None and r.ns > 0 and mg.y_bound is not None and mg.result.point_feasible
-            and gap is not None and gap > FAR_GAP * settings.mip_gap_tol and dl.parts_left() > 0)
-
-
-def _ascend_on(wb: WholeBound, mg: _Merged, settings: Settings, dl: _Deadline) -> _Merged:
-    """``mg`` with its dual ascent continued (the same run) for the rest of the round's budget
-    (``integer_dual_ascent_steps`` less the evaluations it made; a far merge stops after FIRST_ASCENT_STEPS):
-    its bound, duals and ascent state moved to where the run stopped."""
-    asc = mg.rep.get("dual_ascent") or {}
-    left = int(settings.integer_dual_ascent_steps) - int(asc.get("evaluations", 0))
-    if left <= 0 or mg.ascent_state is None:
-        return mg
-    bound, y, info = wb.ascend(None, float(mg.result.objective), float(settings.mip_gap_tol), left,
-                               seconds=_ascent_seconds(dl), resume=mg.ascent_state)
-    if not np.isfinite(bound):
-        return replace(mg, ascent_state=info["state"])
-    asc = {**asc, "evaluations": int(asc.get("evaluations", 0)) + int(info["steps"]),
-           "seconds": round(float(asc.get("seconds", 0.0)) + float(info["seconds"]), 6), "bound": float(bound)}
-    return replace(mg, ascent_state=info["state"], y_bound=np.asarray(y, dtype=np.float64),
-                   rep={**mg.rep, "bound": float(bound), "dual_ascent": asc})
-
-
-def _far_after_parts(problem: Problem, settings: Settings, rep: dict, result: SolveResult) -> bool:
-    """A MILP round's merged point, feasible, still more than FAR_GAP x ``mip_gap_tol`` from the whole model's
-    bound after the parts' improvement: the round is compared with a whole solve
-    (:func:`solver.partition.fallback.compare_whole`) when the parts' time is not spent."""
-    gap = rep.get("gap_rel")
-    return (problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible and gap is not None
-            and gap > FAR_GAP * settings.mip_gap_tol)
-
-
-class _AscentThread:
-    """The merge's dual ascent continued in a thread of this process while the workers run RENS (this process only
-    waits for them then): the same run (``resume``), in chunks of :data:`ASCENT_CHUNK` evaluations, until it proves
-    the merged point's gap, uses the rest of the round's budget (``integer_dual_ascent_steps``) or :meth:`stop`.
-    The merge after RENS continues from where it stopped (:meth:`merged`)."""
-
-    def __init__(self, wb: WholeBound, mg: _Merged, settings: Settings):
-        import threading
-
-        self.wb, self.mg = wb, mg
-        used = int((mg.rep.get("dual_ascent") or {}).get("evaluations", 0))
-        self.budget = max(0, int(settings.integer_dual_ascent_steps) - used)
-        self.tol = float(settings.mip_gap_tol)
-        self.state, self.y, self.bound = mg.ascent_state, mg.y_bound, mg.rep.get("bound")
-        self.evaluations, self.seconds, self.error = 0, 0.0, None
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="copter-dual-ascent", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def _run(self) -> None:
-        t = time.perf_counter()
-        try:
-            objective = float(self.mg.result.objective)
-            while not self._stop.is_set() and self.evaluations < self.budget and not self.state.done:
-                n = min(ASCENT_CHUNK, self.budget - self.evaluations)
-                bound, y, info = self.wb.ascend(None, objective, self.tol, n, resume=self.state)
-                self.state, self.evaluations = info["state"], self.evaluations + int(info["steps"])
-                if np.isfinite(bound):
-                    self.bound, self.y = float(bound), np.asarray(y, dtype=np.float64)
-                if int(info["steps"]) < n:  # proven (or no step can improve)
-                    break
-        except BaseException as err:  # re-raised in the caller's thread by stop()
-            self.error = err
-        self.seconds = time.perf_counter() - t
-
-    def stop(self) -> None:
-        """Stop after the current chunk and wait for it; re-raise what the ascent raised."""
-        self._stop.set()
-        if self.thread.ident is not None:
-            self.thread.join()
-        if self.error is not None:
-            raise self.error
-
-    def merged(self) -> _Merged:
-        """The merge before RENS with its ascent state, bound and duals moved to where this run stopped."""
-        return replace(self.mg, ascent_state=self.state, y_bound=self.y, rep={**self.mg.rep, "bound": self.bound})
-
-
-class _WholeBoundBuild:
-    """The whole model's :class:`WholeBound` (O(nnz): structure + CSR), built in a thread of this process while
-    the parts run in their workers (this process only waits for them then), else at :meth:`result`."""
-
-    def __init__(self, problem: Problem, background: bool):
-        import threading
-
-        self.problem, self.value, self.error, self.thread = problem, None, None, None
-        if background:
-            self.thread = threading.Thread(target=self._build, name="copter-whole-bound", daemon=True)
-            self.thread.start()
-
-    def _build(self) -> None:
-        try:
-            self.value = WholeBound(self.problem)
-        except BaseException as err:  # re-raised in the caller's thread by result()
-            self.error = err
-
-    def result(self) -> WholeBound:
-        """The WholeBound (waits for the thread; builds it here without one). Raises what the build raised."""
-        if self.thread is not None:
-            self.thread.join()
-        elif self.value is None and self.error is None:
-            self._build()
-        if self.error is not None:
-            raise self.error
-        return self.value
-
-
 @dataclass
-class _Setup:
+class RoundSetup:
     """What a round knows before its first pass: the clients, their parts, the shared rows and the shares."""
 
     grouping: object
@@ -638,76 +446,11 @@ class _Setup:
     col_map: np.ndarray | None
     row_map: np.ndarray | None
     old_shape: tuple[int, int]
-    clock: _Deadline  #: the round's time budget (:func:`solve_round`'s)
-
-
-@dataclass
-class _Deadline:
-    """A partitioned round's time budget on the ``time.monotonic()`` clock: ``settings.time_limit_seconds``
-    (``limit``, inf: none) counts from ``start``, the command's start when the CLI registered one
-    (:mod:`solver.clock`), else the round's. The parts (and their RENS / re-solves) must end by ``parts_end``,
-    which leaves :func:`merge_reserve` seconds before ``end`` for the merge, its re-check and the save."""
-
-    limit: float
-    start: float
-    wall_start: float  #: ``start`` as ``time.time()`` seconds (what the workers get: they may be on another machine)
-    parts_limit: float  #: the parts' time limit, counted from ``start``
-
-    @classmethod
-    def of(cls, settings: Settings) -> _Deadline:
-        limit = float(settings.time_limit_seconds)
-        start = clock.command_start()
-        now = time.monotonic()
-        start = now if start is None else start
-        parts_limit = limit - merge_reserve(limit) if math.isfinite(limit) else limit
-        return cls(limit=limit, start=start, wall_start=time.time() - (now - start), parts_limit=parts_limit)
-
-    @property
-    def timed(self) -> bool:
-        return math.isfinite(self.limit)
-
-    @property
-    def command_start(self) -> float | None:
-        """What :func:`solver.partition.executor.run_parts` gets: the wall-clock start, None without a limit."""
-        return self.wall_start if self.timed else None
-
-    def since_start(self) -> float:
-        return time.monotonic() - self.start
-
-    def parts_left(self) -> float:
-        """Seconds left for the parts (inf without a limit; <= 0 when spent)."""
-        return self.parts_limit - self.since_start()
-
-    def merge_left(self) -> float:
-        """Seconds the merge's dual ascent may take: until half the reserve after the parts' end."""
-        return (0.5 * (self.parts_limit + self.limit) - self.since_start()) if self.timed else math.inf
-
-    def part_settings(self, settings: Settings, limit: float | None = None) -> Settings:
-        """``settings`` with the parts' limit (or ``limit``), counted from ``start`` (``run_parts``'s
-        ``command_start``)."""
-        if not self.timed:
-            return settings
-        return replace(settings, time_limit_seconds=self.parts_limit if limit is None else limit)
-
-    def note(self) -> str:
-        """The sentence a round the limit stopped ends with, naming the user's limit, as a monolithic round's."""
-        return clock.time_limit_reached(self.limit, self.since_start())
-
-
-def _ascent_seconds(clock: _Deadline) -> float:
-    """The merge's dual-ascent budget (seconds): what is left of the merge's reserve, at least
-    :data:`ASCENT_MIN_SECONDS` (a spent budget still evaluates the start); inf without a limit."""
-    return max(clock.merge_left(), ASCENT_MIN_SECONDS)
-
-
-def merge_reserve(limit: float) -> float:
-    """Seconds of a ``limit``-second round kept from the parts for the merge, the re-check and the save:
-    :data:`MERGE_RESERVE_FRACTION` of it, at most :data:`MERGE_RESERVE_MAX`."""
-    return min(MERGE_RESERVE_MAX, MERGE_RESERVE_FRACTION * max(limit, 0.0))
+    clock: Deadline  #: the round's time budget (:func:`solve_round`'s)
 
 
 def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info,
-           old_shape: tuple[int, int] | None, ph: Phases | None = None, dl: _Deadline | None = None) -> _Setup:
+           old_shape: tuple[int, int] | None, ph: Phases | None = None, dl: Deadline | None = None) -> RoundSetup:
     """Group the clients, route them to parts (or split afresh), carry the shares over by row map. ``dl``: the
     round's time budget (default: none, ``Settings()``'s)."""
     k = config.k
@@ -745,20 +488,17 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
         steps = sh.carry(prev.shared_rows, prev.steps, rmap, old_shape[1], rows_sh, steps)
         last = sh.carry(prev.shared_rows, prev.last, rmap, old_shape[1], rows_sh, last)
     ph.add("route_and_shares", time.perf_counter() - t)
-    return _Setup(grouping=grouping, assignment=assignment, warm=warm, n_new=n_new, n_dropped=n_dropped,
-                  col_part=col_part, rows_sh=rows_sh, ns=ns, spos=spos, present=present,
-                  shares=sh.normalise(default, present), steps=steps, last=last,
-                  updates=prev.updates if warm else 0, col_map=col_map, row_map=row_map, old_shape=old_shape,
-                  clock=dl if dl is not None else _Deadline.of(Settings()))
+    return RoundSetup(grouping=grouping, assignment=assignment, warm=warm, n_new=n_new, n_dropped=n_dropped,
+                      col_part=col_part, rows_sh=rows_sh, ns=ns, spos=spos, present=present,
+                      shares=sh.normalise(default, present), steps=steps, last=last,
+                      updates=prev.updates if warm else 0, col_map=col_map, row_map=row_map, old_shape=old_shape,
+                      clock=dl if dl is not None else Deadline.of(Settings()))
 
 
 def _finite(v) -> bool:
     return v is not None and math.isfinite(float(v))
 
 
-def _part_engine(res: SolveResult) -> str:
-    """The LP engine a part's solve ran (``pdhg``/``alm``; a MILP part: its relaxation's), "" when none."""
-    return res.engine or str((res.mip or {}).get("lp_engine") or "")
 
 
 def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], outs: list[dict],
@@ -781,7 +521,7 @@ def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], o
         if mip_gap_tol is not None and status == Status.OPTIMAL and not res.gap_rel <= mip_gap_tol:
             status = Status.FEASIBLE
         part_rep[p].update(status=status.name, seconds=round(float(out["seconds"]), 6),
-                           engine=_part_engine(res), engine_reason=res.engine_reason or None,
+                           engine=part_engine(res), engine_reason=res.engine_reason or None,
                            own_gap_rel=float(res.gap_rel) if _finite(res.gap_rel) else None,
                            iterations=int(res.iterations),
                            warm_started=bool(from_previous and res.warm_started),
@@ -789,7 +529,7 @@ def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], o
     return results, part_rep
 
 
-def _round_report(config: PartitionConfig, r: _Setup, part_rep: list[dict], eff: np.ndarray, new_steps: np.ndarray,
+def _round_report(config: PartitionConfig, r: RoundSetup, part_rep: list[dict], eff: np.ndarray, new_steps: np.ndarray,
                   moved: float, passes_report: list[dict], seconds: dict, outcome_rep: dict) -> dict:
     """The report's ``partitions`` section (see :func:`solve_round`); seconds in wall seconds."""
     k, ns, present = config.k, r.ns, r.present
@@ -832,103 +572,6 @@ def _probe(problem: Problem, grouping, col_part: np.ndarray, k: int, present: np
     return ration(problem, rows_sh, act, present, shares), warms, max((o["seconds"] for o in outs), default=0.0)
 
 
-def _wants_improvement(settings: Settings, rep: dict, result: SolveResult) -> bool:
-    """A merged MILP point that is feasible but above the round's gap target, with RENS allowed."""
-    gap = rep.get("gap_rel")
-    return (result.status == Status.FEASIBLE and gap is not None and gap > settings.mip_gap_tol
-            and settings.integer_submip_seconds > 0)
-
-
-def _improve(problem: Problem, settings: Settings, config: PartitionConfig, wb: WholeBound, mg: _Merged,
-             r: _Setup, parts: list[Part], results: list, part_rep: list[dict], eff: np.ndarray,
-             part_seconds: float, tier: str = "rens", ph: Phases | None = None,
-             background: _AscentThread | None = None) -> tuple[dict, float, float]:
-    """Improve the parts holding most of the merged point's gap (:mod:`solver.partition.improve`), in parallel
-    on the executor. ``tier`` ``"rens"``: one RENS step each, within min(``integer_submip_seconds``, the
-    slowest part's seconds (>= RENS_MIN_SECONDS), the round's time left); a better part point replaces the part's point
-    (and its state's ``integer_x``). ``"resolve"`` (when RENS left the gap above the target: a cold round's
-    first LP point is too far for its neighbourhood): the part's full integerization with the round's own
-    settings (more relaxation stages, its own dual ascent and RENS), warm from its state, within the round's
-    time left; a better feasible result replaces the part's.
-
-    Returns:
-        (the report's ``improvement`` section, the slowest RENS's seconds, seconds spent here outside the
-        workers). Raises PartWorkerError when a worker dies twice.
-    """
-    t = time.perf_counter()
-    k = config.k
-    result, y_bound = mg.result, mg.y_bound
-    rep = {"gap_before": result.gap_rel if result.gap_rel == result.gap_rel else None, "parts": [], "improved": []}
-    if y_bound is None:
-        return rep, 0.0, time.perf_counter() - t
-    t_g = time.perf_counter()
-    contrib = gap_by_part(wb, y_bound, result.x, r.col_part, k, r.rows_sh, eff, global_part=mg.global_part)
-    (ph or Phases()).add("gap_by_part", time.perf_counter() - t_g)
-    bound = float(result.dual_objective)
-    total = float(np.nansum(np.clip(contrib, 0.0, None)))
-    rep["gap_share"] = [round(float(c) / total, 4) if total > 0 and np.isfinite(c) else None for c in contrib]
-    chosen = [p for p in choose_parts(contrib, settings.mip_gap_tol * max(1.0, abs(bound)))
-              if results[p] is not None and results[p].state is not None and results[p].x is not None]
-    left = r.clock.parts_left()
-    budget = min(float(settings.integer_submip_seconds), max(RENS_MIN_SECONDS, float(part_seconds)), left)
-    if tier == "resolve":
-        budget = left
-    rep.update(parts=chosen, seconds_budget=round(budget, 6) if math.isfinite(budget) else None)
-    if not chosen or not budget > 0:
-        return rep, 0.0, time.perf_counter() - t
-    if tier == "resolve":
-        return _resolve_parts(problem, settings, config, chosen, budget, parts, results, part_rep, rep, t, r.clock)
-    tasks = [(i, parts[p].problem, results[p].state.x, results[p].state.y, results[p].x, settings, budget)
-             for i, p in enumerate(chosen)]
-    setup = time.perf_counter() - t
-    if background is not None:
-        background.start()  # the whole model's dual ascent goes on in this process while the workers run RENS
-    try:
-        outs = map_parts(improve_part, tasks, config.executor, config.workers, config.ray_address)
-    finally:
-        if background is not None:
-            background.stop()
-    t = time.perf_counter()
-    for p, o in zip(chosen, outs, strict=True):
-        pr = part_rep[p]
-        pr["rens_seconds"] = round(float(o["seconds"]), 6)
-        pr["rens_status"] = o["highs_status"]
-        pr["max_rss_mb"] = round(max(float(pr.get("max_rss_mb") or 0.0), float(o["max_rss_mb"])), 1)
-        if o["x"] is not None:
-            res = results[p]
-            st = replace(res.state, integer_x=o["x"].copy())
-            results[p] = replace(res, x=o["x"], objective=o["objective_after"], state=st)
-            pr["objective"] = float(o["objective_after"])
-            rep["improved"].append(p)
-    return rep, max(float(o["seconds"]) for o in outs), setup + time.perf_counter() - t
-
-
-def _resolve_parts(problem: Problem, settings: Settings, config: PartitionConfig, chosen: list[int], budget: float,
-                   parts: list[Part], results: list, part_rep: list[dict], rep: dict, t: float,
-                   dl: _Deadline):
-    """The ``"resolve"`` tier of :func:`_improve`: each chosen part's full solve (``solver.api.solve_problem``
-    with the round's settings, one thread, ``budget`` seconds; with a timed ``dl``: until the parts' deadline,
-    counted from the command's start) warm from its state, kept when its point is feasible and better."""
-    full = Settings(**{**asdict(settings), "threads": 1, "time_limit_seconds": budget})
-    start = None
-    if dl.timed:
-        full, start = dl.part_settings(full), dl.command_start
-    setup = time.perf_counter() - t
-    outs = run_parts([(parts[p].problem, full, results[p].state) for p in chosen], config.executor, config.workers,
-                     config.ray_address, start)
-    t = time.perf_counter()
-    sense = problem.sense
-    for p, o in zip(chosen, outs, strict=True):
-        new, pr = o["result"], part_rep[p]
-        pr["resolve_seconds"] = round(float(o["seconds"]), 6)
-        pr["max_rss_mb"] = round(max(float(pr.get("max_rss_mb") or 0.0), float(o["max_rss_mb"])), 1)
-        pr["iterations"] = int(pr["iterations"]) + int(new.iterations)
-        if (new.point_feasible and new.x is not None and np.isfinite(new.objective)
-                and sense * (new.objective - results[p].objective) < 0):
-            results[p] = new
-            pr["objective"] = float(new.objective)
-            rep["improved"].append(p)
-    return rep, max(float(o["seconds"]) for o in outs), setup + time.perf_counter() - t
 
 
 def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError, t0: float,
@@ -944,204 +587,3 @@ def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError
            "seconds": {"setup": round(setup, 6), "wall": round(wall, 6)}}
     return RoundOutcome(result=result, data=None, report=rep)
 
-
-@dataclass(eq=False)
-class _Merged:
-    """What :func:`_merge` returns: the whole-model result, the report's bound/gap fields, the (m,) duals of the
-    bound (None without one), the dual ascent's :class:`solver.integer.ascent.AscentState` (a later merge of the
-    same round continues it), and the part whose values the global columns took (-1: none)."""
-
-    result: SolveResult
-    rep: dict
-    y_bound: np.ndarray | None
-    ascent_state: object
-    global_part: int
-    near_cut: bool = False  #: the ascent stopped after its first steps near the target (``near_goes_on`` False)
-    kkt_deferred: bool = False  #: MILP: the LP residuals, reduced costs and activities are still to compute
-
-
-def _complete_kkt(problem: Problem, mg: _Merged) -> _Merged:
-    """A MILP merge made with ``defer_kkt``: its result's whole-model reduced costs (n,), row activities (m,) and
-    relative primal/dual residuals (``solver.lp.original_kkt``), which its status does not depend on."""
-    from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
-
-    if not mg.kkt_deferred:
-        return mg
-    kkt, _, _, red, ax = original_kkt(problem, mg.result.x, mg.result.y)
-    res = replace(mg.result, reduced_cost=red, row_activity=ax, primal_residual_rel=float(kkt.primal_residual_rel),
-                  dual_residual_rel=float(kkt.dual_residual_rel))
-    return replace(mg, result=res, kkt_deferred=False)
-
-
-def _merge(problem: Problem, settings: Settings, config: PartitionConfig, r: _Setup, parts: list[Part],
-           results: list, part_rep: list, solve_idx: list[int], eff: np.ndarray, duals: np.ndarray,
-           wb: WholeBound | None = None, prior: _Merged | None = None, duals_changed: bool = True,
-           first_steps: int | None = None, near_goes_on: bool = True, defer_kkt: bool = False,
-           ph: Phases | None = None) -> _Merged:
-    """Merge the parts' results into the whole-model SolveResult and the report's bound/gap fields.
-
-    The bound is the best safe Lagrangian bound of the merged duals (:func:`solver.partition.bound.best_bound`);
-    for a MILP with ``wb`` also the whole model's choice-row Lagrangian maximised by dual ascent from those
-    duals within ``settings.integer_dual_ascent_steps`` evaluations (:mod:`solver.partition.improve`). A
-    later merge of the same round (``prior``: the merge before RENS) continues that ascent where it stopped
-    (its level, its best duals; no evaluation repeated); when ``duals_changed`` is False (RENS changed the
-    parts' points only) the candidates are not evaluated again (the prior ascent started from the best of
-    them and never returns a worse value), else the prior ascent goes on when its best beats them all. With
-    ``first_steps`` (the merge before RENS may run) the ascent stops after that many evaluations when the
-    point is still more than FAR_GAP x ``mip_gap_tol`` from the bound (RENS will run; the merge after it goes
-    on from there); nearer, it continues the same run for its whole budget, unless ``near_goes_on`` is False
-    (the ascent then goes on in a thread during RENS, :class:`_AscentThread`). ``defer_kkt`` (a MILP merge
-    that RENS may replace): the whole model's LP residuals, reduced costs and activities, which a MILP's status
-    does not use, are left to :func:`_complete_kkt` (the feasibility re-check is done here either way)."""
-    from solver.baselines.result import point_quality
-    from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
-
-    grouping, rows_sh = r.grouping, r.rows_sh
-    k = len(parts)
-    ph = ph or Phases()
-    t_ph = time.perf_counter()
-    solved = [p for p in solve_idx if results[p] is not None]
-    statuses = [results[p].status for p in solved]
-    worst = min(statuses, key=_SEVERITY.index) if statuses else Status.OPTIMAL
-    have_points = all(results[p].x is not None and np.isfinite(results[p].x).all() for p in solved)
-    if have_points and solved:
-        x, chosen_local = combine_points(problem, [parts[p] for p in solved], [results[p].x for p in solved],
-                                         grouping.global_cols)
-        chosen = solved[chosen_local] if chosen_local >= 0 else (solved[0] if solved else -1)
-    else:
-        x, chosen = np.zeros(problem.n_cols), -1
-    y = np.zeros(problem.n_rows)
-    rc = grouping.row_client
-    client_part = r.assignment.client_part
-    for p in solved:
-        part, res = parts[p], results[p]
-        owner = rc[part.rows]
-        mine = (owner >= 0) & (client_part[np.maximum(owner, 0)] == p)
-        if p == chosen:
-            mine |= owner == GLOBAL
-        y[part.rows[mine]] = res.y[mine]
-    objective = problem.objective(x)
-    sense = float(problem.sense)
-    ascent, a_state, near_cut = None, None, False
-    ph.add("merge_points", time.perf_counter() - t_ph)
-    t_ph = time.perf_counter()
-    if wb is not None and solved and have_points and np.isfinite(objective):
-        # MILP: the whole model's choice-row Lagrangian (never weaker than the LP one at the same duals) at
-        # each candidate of the shared rows' duals (unless known from the prior merge), then dual ascent
-        resume = prior.ascent_state if prior is not None and prior.y_bound is not None else None
-        if resume is not None and not duals_changed:
-            cand, y_from = "previous_ascent", None
-            y[rows_sh] = prior.result.y[rows_sh]
-        else:
-            starts = {}
-            for name, ys in shared_dual_candidates(duals, eff).items():
-                starts[name] = y.copy()
-                starts[name][rows_sh] = ys
-            vals = {name: wb.lag.evaluate(v)[0] for name, v in starts.items()}
-            if resume is not None:
-                vals["previous_ascent"] = prior.rep["bound"]
-            cand = max(vals, key=lambda nm: sense * vals[nm] if np.isfinite(vals[nm]) else -np.inf)
-            if cand == "previous_ascent":
-                y[rows_sh] = prior.result.y[rows_sh]
-                y_from = None
-            else:
-                y[rows_sh] = starts[cand][rows_sh]
-                y_from, resume = starts[cand], None
-        ph.add("bound_start", time.perf_counter() - t_ph)
-        t_ph = time.perf_counter()
-        tol, steps = float(settings.mip_gap_tol), int(settings.integer_dual_ascent_steps)
-        first = steps if first_steps is None else min(steps, first_steps)
-        bound, y2, info_a = wb.ascend(y_from, objective, tol, first, seconds=_ascent_seconds(r.clock),
-                                      resume=resume)
-        evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
-        far = np.isfinite(bound) and sense * (objective - bound) / max(1.0, abs(bound)) > FAR_GAP * tol
-        near_cut = bool(first < steps and np.isfinite(bound) and not far and evals >= first and not a_state.done)
-        if near_cut and near_goes_on:  # near the target: go on
-            bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, seconds=_ascent_seconds(r.clock),
-                                          resume=a_state)  # the same run
-            evals, secs, a_state = evals + int(info_b["steps"]), secs + float(info_b["seconds"]), info_b["state"]
-            near_cut = False
-        ascent = {"evaluations": evals, "seconds": round(secs, 6), "start": cand,
-                  "start_bound": float(info_a["start_bound"]), "bound": float(bound)}
-        bound = float(bound) if np.isfinite(bound) else None
-        cand = "choice_lagrangian_ascent"
-        y_bound = np.asarray(y2, dtype=np.float64) if bound is not None else None
-        ph.add("dual_ascent", time.perf_counter() - t_ph)
-    else:
-        bound, cand, ysh = (best_bound(problem, y, rows_sh, duals, eff) if solved
-                            else (None, "", np.zeros(rows_sh.size)))
-        y[rows_sh] = ysh
-        y_bound = y.copy() if bound is not None else None
-        ph.add("bound_start", time.perf_counter() - t_ph)
-    t_ph = time.perf_counter()
-    defer_kkt = bool(defer_kkt and problem.is_mip)
-    if defer_kkt:
-        kkt = SimpleNamespace(primal_residual_rel=math.nan, dual_residual_rel=math.nan, gap_rel=math.nan)
-        red, ax = np.full(problem.n_cols, np.nan), np.full(problem.n_rows, np.nan)
-    else:
-        kkt, _, _, red, ax = original_kkt(problem, x, y)
-    q = point_quality(problem, x)
-    gap = None
-    if bound is not None and np.isfinite(objective):
-        gap = sense * (objective - bound) / max(1.0, abs(bound))
-    integral = True
-    if problem.is_mip:
-        ints = problem.integrality != 0
-        integral = bool(np.all(np.abs(x[ints] - np.round(x[ints])) <= 1e-9))
-    if worst not in (Status.OPTIMAL, Status.FEASIBLE) or not have_points:
-        status = worst if worst not in (Status.OPTIMAL, Status.FEASIBLE) else Status.NUMERICAL_ERROR
-        feasible = False
-        msg = f"partitioned round: a part ended {worst.name}"
-        if worst == Status.TIME_LIMIT and r.clock.timed:
-            msg += f": {r.clock.note()}"
-        gap = None  # no merged point to measure: a gap here read "-100.000%" (#19 review)
-    elif problem.is_mip:
-        feasible = integral and max(q.max_row_violation_rel, q.max_bound_violation) <= MILP_FEASIBLE_REL_TOL
-        ok_gap = gap is not None and gap <= settings.mip_gap_tol
-        status = (Status.OPTIMAL if ok_gap else Status.FEASIBLE) if feasible else Status.NUMERICAL_ERROR
-        msg = (f"{k} parts merged; integer point re-checked on the whole model: "
-               + ("feasible" if feasible else "VIOLATES it"))
-    else:
-        kkt_ok = max(kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel) <= settings.tol
-        feasible = kkt.primal_residual_rel <= k * settings.tol
-        status = Status.OPTIMAL if kkt_ok else (Status.FEASIBLE if feasible else Status.NUMERICAL_ERROR)
-        msg = (f"{k} parts merged; whole-model relative KKT primal {kkt.primal_residual_rel:.2e}, dual "
-               f"{kkt.dual_residual_rel:.2e}, gap {kkt.gap_rel:.2e}")
-    if gap is not None:
-        msg += f"; gap to the Lagrangian bound {gap:.3%}"
-    iters = max((results[p].iterations for p in solved), default=0)
-    engines = {p: _part_engine(results[p]) for p in solved}
-    if any(engines.values()):
-        msg += "; parts' engines: " + ", ".join(f"{p} {e or 'none'}" for p, e in engines.items())
-    # the round's engine is the one of the part with the most iterations: the log's ``iterations`` is its count
-    top = max(solved, key=lambda p: results[p].iterations, default=None)
-    engine = engines.get(top, "") if top is not None else ""
-    kinds = sorted({e for e in engines.values() if e})
-    engine_reason = (f"partitioned round: the part with the most iterations (part {top}) ran {engine}; parts ran "
-                     + ", ".join(kinds)) if engine else ""
-    integ = max((float((results[p].seconds or {}).get("integerize", 0.0)) for p in solved), default=0.0)
-    state = SolverState(x=x.copy(), y=y.copy(), iterations=int(iters),
-                        integer_x=x.copy() if problem.is_mip else None)
-    mip = None
-    if problem.is_mip:
-        mip = {"source": "partitioned", "lp_bound": float(bound) if bound is not None else math.nan,
-               "gap_rel": float(gap) if gap is not None else math.nan, "integral": integral}
-    secs = {"solve": 0.0, "total": 0.0}
-    if problem.is_mip:
-        secs["integerize"] = integ
-    result = SolveResult(
-        status=status, x=x, y=y, reduced_cost=red, row_activity=ax, objective=objective,
-        dual_objective=float(bound) if bound is not None else math.nan,
-        primal_residual_rel=float(kkt.primal_residual_rel), dual_residual_rel=float(kkt.dual_residual_rel),
-        gap_rel=float(abs(gap)) if gap is not None else math.nan, iterations=int(iters), seconds=secs,
-        point_feasible=bool(feasible), state=state,
-        warm_started=any(part_rep[p]["warm_started"] for p in solved), message=msg, engine=engine,
-        engine_reason=engine_reason,
-        max_row_violation=float(q.max_row_violation), mip=mip)
-    rep = {"bound": None if bound is None else float(bound), "bound_kind": "lagrangian" if bound is not None else None,
-           "bound_candidate": cand or None, "gap_rel": None if gap is None else float(gap),
-           "max_row_violation_rel": float(q.max_row_violation_rel), "merged_feasible": bool(feasible),
-           **({"dual_ascent": ascent} if ascent is not None else {})}
-    ph.add("recheck", time.perf_counter() - t_ph)
-    return _Merged(result=result, rep=rep, y_bound=y_bound, ascent_state=a_state, global_part=int(chosen),
-                   near_cut=near_cut, kkt_deferred=defer_kkt)

@@ -1,0 +1,96 @@
+"""Work a partitioned round does in a thread of its own process while the part workers run: the whole model's
+:class:`solver.partition.improve.WholeBound` built during the parts' solves (:class:`WholeBoundBuild`), and the
+merge's dual ascent continued during RENS (:class:`AscentThread`). Used by :mod:`solver.partition.round`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from solver.model.problem import Problem
+from solver.model.settings import Settings
+from solver.partition.improve import WholeBound
+from solver.partition.merge import Merged
+
+ASCENT_CHUNK = 4  #: evaluations between two looks at the stop flag of the ascent that runs during RENS
+
+
+class AscentThread:
+    """The merge's dual ascent continued in a thread of this process while the workers run RENS (this process only
+    waits for them then): the same run (``resume``), in chunks of :data:`ASCENT_CHUNK` evaluations, until it proves
+    the merged point's gap, uses the rest of the round's budget (``integer_dual_ascent_steps``) or :meth:`stop`.
+    The merge after RENS continues from where it stopped (:meth:`merged`)."""
+
+    def __init__(self, wb: WholeBound, mg: Merged, settings: Settings):
+        import threading
+
+        self.wb, self.mg = wb, mg
+        used = int((mg.rep.get("dual_ascent") or {}).get("evaluations", 0))
+        self.budget = max(0, int(settings.integer_dual_ascent_steps) - used)
+        self.tol = float(settings.mip_gap_tol)
+        self.state, self.y, self.bound = mg.ascent_state, mg.y_bound, mg.rep.get("bound")
+        self.evaluations, self.seconds, self.error = 0, 0.0, None
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="copter-dual-ascent", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        t = time.perf_counter()
+        try:
+            objective = float(self.mg.result.objective)
+            while not self._stop.is_set() and self.evaluations < self.budget and not self.state.done:
+                n = min(ASCENT_CHUNK, self.budget - self.evaluations)
+                bound, y, info = self.wb.ascend(None, objective, self.tol, n, resume=self.state)
+                self.state, self.evaluations = info["state"], self.evaluations + int(info["steps"])
+                if np.isfinite(bound):
+                    self.bound, self.y = float(bound), np.asarray(y, dtype=np.float64)
+                if int(info["steps"]) < n:  # proven (or no step can improve)
+                    break
+        except BaseException as err:  # re-raised in the caller's thread by stop()
+            self.error = err
+        self.seconds = time.perf_counter() - t
+
+    def stop(self) -> None:
+        """Stop after the current chunk and wait for it; re-raise what the ascent raised."""
+        self._stop.set()
+        if self.thread.ident is not None:
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+    def merged(self) -> Merged:
+        """The merge before RENS with its ascent state, bound and duals moved to where this run stopped."""
+        return replace(self.mg, ascent_state=self.state, y_bound=self.y, rep={**self.mg.rep, "bound": self.bound})
+
+
+class WholeBoundBuild:
+    """The whole model's :class:`WholeBound` (O(nnz): structure + CSR), built in a thread of this process while
+    the parts run in their workers (this process only waits for them then), else at :meth:`result`."""
+
+    def __init__(self, problem: Problem, background: bool):
+        import threading
+
+        self.problem, self.value, self.error, self.thread = problem, None, None, None
+        if background:
+            self.thread = threading.Thread(target=self._build, name="copter-whole-bound", daemon=True)
+            self.thread.start()
+
+    def _build(self) -> None:
+        try:
+            self.value = WholeBound(self.problem)
+        except BaseException as err:  # re-raised in the caller's thread by result()
+            self.error = err
+
+    def result(self) -> WholeBound:
+        """The WholeBound (waits for the thread; builds it here without one). Raises what the build raised."""
+        if self.thread is not None:
+            self.thread.join()
+        elif self.value is None and self.error is None:
+            self._build()
+        if self.error is not None:
+            raise self.error
+        return self.value

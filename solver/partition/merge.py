@@ -1,0 +1,246 @@
+"""The merge of a partitioned round: the parts' points and duals into one whole-model point (:func:`merge_parts`,
+returning a :class:`Merged`), its bound (Lagrangian of the merged duals, for a MILP after dual ascent on the
+whole model's choice rows) and its re-check on the whole model, which sets the round's status; a MILP merge may
+leave its KKT residuals to :func:`complete_kkt`. Used by :mod:`solver.partition.round` (module docstring, step 6)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.settings import Settings
+from solver.model.state import SolverState
+from solver.model.status import Status
+from solver.partition.bound import best_bound, shared_dual_candidates
+from solver.partition.clients import GLOBAL
+from solver.partition.deadline import ascent_seconds
+from solver.partition.phases import Phases
+from solver.partition.split import Part, combine_points
+
+if TYPE_CHECKING:
+    from solver.partition.config import PartitionConfig
+    from solver.partition.improve import WholeBound
+    from solver.partition.round import RoundSetup
+
+_SEVERITY = [Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DUAL_INFEASIBLE,
+             Status.NUMERICAL_ERROR, Status.NO_INTEGER_SOLUTION, Status.TIME_LIMIT, Status.ITERATION_LIMIT,
+             Status.FEASIBLE, Status.OPTIMAL]
+MILP_FEASIBLE_REL_TOL = 1e-6  #: max relative row/bound violation of a merged integer point
+FAR_GAP = 2.0  #: a merged point is far from the bound when its gap is above this x mip_gap_tol (nearer: the whole
+#: ascent budget decides; :data:`solver.partition.round.FIRST_ASCENT_STEPS`)
+
+
+def part_engine(res: SolveResult) -> str:
+    """The LP engine a part's solve ran (``pdhg``/``alm``; a MILP part: its relaxation's), "" when none."""
+    return res.engine or str((res.mip or {}).get("lp_engine") or "")
+
+
+
+@dataclass(eq=False)
+class Merged:
+    """What :func:`merge_parts` returns: the whole-model result, the report's bound/gap fields, the (m,) duals of the
+    bound (None without one), the dual ascent's :class:`solver.integer.ascent.AscentState` (a later merge of the
+    same round continues it), and the part whose values the global columns took (-1: none)."""
+
+    result: SolveResult
+    rep: dict
+    y_bound: np.ndarray | None
+    ascent_state: object
+    global_part: int
+    near_cut: bool = False  #: the ascent stopped after its first steps near the target (``near_goes_on`` False)
+    kkt_deferred: bool = False  #: MILP: the LP residuals, reduced costs and activities are still to compute
+
+
+def complete_kkt(problem: Problem, mg: Merged) -> Merged:
+    """A MILP merge made with ``defer_kkt``: its result's whole-model reduced costs (n,), row activities (m,) and
+    relative primal/dual residuals (``solver.lp.original_kkt``), which its status does not depend on."""
+    from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
+
+    if not mg.kkt_deferred:
+        return mg
+    kkt, _, _, red, ax = original_kkt(problem, mg.result.x, mg.result.y)
+    res = replace(mg.result, reduced_cost=red, row_activity=ax, primal_residual_rel=float(kkt.primal_residual_rel),
+                  dual_residual_rel=float(kkt.dual_residual_rel))
+    return replace(mg, result=res, kkt_deferred=False)
+
+
+def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r: RoundSetup, parts: list[Part],
+                results: list, part_rep: list, solve_idx: list[int], eff: np.ndarray, duals: np.ndarray,
+                wb: WholeBound | None = None, prior: Merged | None = None, duals_changed: bool = True,
+                first_steps: int | None = None, near_goes_on: bool = True, defer_kkt: bool = False,
+                ph: Phases | None = None) -> Merged:
+    """Merge the parts' results into the whole-model SolveResult and the report's bound/gap fields.
+
+    The bound is the best safe Lagrangian bound of the merged duals (:func:`solver.partition.bound.best_bound`);
+    for a MILP with ``wb`` also the whole model's choice-row Lagrangian maximised by dual ascent from those
+    duals within ``settings.integer_dual_ascent_steps`` evaluations (:mod:`solver.partition.improve`). A
+    later merge of the same round (``prior``: the merge before RENS) continues that ascent where it stopped
+    (its level, its best duals; no evaluation repeated); when ``duals_changed`` is False (RENS changed the
+    parts' points only) the candidates are not evaluated again (the prior ascent started from the best of
+    them and never returns a worse value), else the prior ascent goes on when its best beats them all. With
+    ``first_steps`` (the merge before RENS may run) the ascent stops after that many evaluations when the
+    point is still more than FAR_GAP x ``mip_gap_tol`` from the bound (RENS will run; the merge after it goes
+    on from there); nearer, it continues the same run for its whole budget, unless ``near_goes_on`` is False
+    (the ascent then goes on in a thread during RENS, :class:`solver.partition.background.AscentThread`).
+    ``defer_kkt`` (a MILP merge that RENS may replace): the whole model's LP residuals, reduced costs and
+    activities, which a MILP's status does not use, are left to :func:`complete_kkt` (the feasibility re-check
+    is done here either way)."""
+    from solver.baselines.result import point_quality
+    from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
+
+    grouping, rows_sh = r.grouping, r.rows_sh
+    k = len(parts)
+    ph = ph or Phases()
+    t_ph = time.perf_counter()
+    solved = [p for p in solve_idx if results[p] is not None]
+    statuses = [results[p].status for p in solved]
+    worst = min(statuses, key=_SEVERITY.index) if statuses else Status.OPTIMAL
+    have_points = all(results[p].x is not None and np.isfinite(results[p].x).all() for p in solved)
+    if have_points and solved:
+        x, chosen_local = combine_points(problem, [parts[p] for p in solved], [results[p].x for p in solved],
+                                         grouping.global_cols)
+        chosen = solved[chosen_local] if chosen_local >= 0 else (solved[0] if solved else -1)
+    else:
+        x, chosen = np.zeros(problem.n_cols), -1
+    y = np.zeros(problem.n_rows)
+    rc = grouping.row_client
+    client_part = r.assignment.client_part
+    for p in solved:
+        part, res = parts[p], results[p]
+        owner = rc[part.rows]
+        mine = (owner >= 0) & (client_part[np.maximum(owner, 0)] == p)
+        if p == chosen:
+            mine |= owner == GLOBAL
+        y[part.rows[mine]] = res.y[mine]
+    objective = problem.objective(x)
+    sense = float(problem.sense)
+    ascent, a_state, near_cut = None, None, False
+    ph.add("merge_points", time.perf_counter() - t_ph)
+    t_ph = time.perf_counter()
+    if wb is not None and solved and have_points and np.isfinite(objective):
+        # MILP: the whole model's choice-row Lagrangian (never weaker than the LP one at the same duals) at
+        # each candidate of the shared rows' duals (unless known from the prior merge), then dual ascent
+        resume = prior.ascent_state if prior is not None and prior.y_bound is not None else None
+        if resume is not None and not duals_changed:
+            cand, y_from = "previous_ascent", None
+            y[rows_sh] = prior.result.y[rows_sh]
+        else:
+            starts = {}
+            for name, ys in shared_dual_candidates(duals, eff).items():
+                starts[name] = y.copy()
+                starts[name][rows_sh] = ys
+            vals = {name: wb.lag.evaluate(v)[0] for name, v in starts.items()}
+            if resume is not None:
+                vals["previous_ascent"] = prior.rep["bound"]
+            cand = max(vals, key=lambda nm: sense * vals[nm] if np.isfinite(vals[nm]) else -np.inf)
+            if cand == "previous_ascent":
+                y[rows_sh] = prior.result.y[rows_sh]
+                y_from = None
+            else:
+                y[rows_sh] = starts[cand][rows_sh]
+                y_from, resume = starts[cand], None
+        ph.add("bound_start", time.perf_counter() - t_ph)
+        t_ph = time.perf_counter()
+        tol, steps = float(settings.mip_gap_tol), int(settings.integer_dual_ascent_steps)
+        first = steps if first_steps is None else min(steps, first_steps)
+        bound, y2, info_a = wb.ascend(y_from, objective, tol, first, seconds=ascent_seconds(r.clock),
+                                      resume=resume)
+        evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
+        far = np.isfinite(bound) and sense * (objective - bound) / max(1.0, abs(bound)) > FAR_GAP * tol
+        near_cut = bool(first < steps and np.isfinite(bound) and not far and evals >= first and not a_state.done)
+        if near_cut and near_goes_on:  # near the target: go on
+            bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, seconds=ascent_seconds(r.clock),
+                                          resume=a_state)  # the same run
+            evals, secs, a_state = evals + int(info_b["steps"]), secs + float(info_b["seconds"]), info_b["state"]
+            near_cut = False
+        ascent = {"evaluations": evals, "seconds": round(secs, 6), "start": cand,
+                  "start_bound": float(info_a["start_bound"]), "bound": float(bound)}
+        bound = float(bound) if np.isfinite(bound) else None
+        cand = "choice_lagrangian_ascent"
+        y_bound = np.asarray(y2, dtype=np.float64) if bound is not None else None
+        ph.add("dual_ascent", time.perf_counter() - t_ph)
+    else:
+        bound, cand, ysh = (best_bound(problem, y, rows_sh, duals, eff) if solved
+                            else (None, "", np.zeros(rows_sh.size)))
+        y[rows_sh] = ysh
+        y_bound = y.copy() if bound is not None else None
+        ph.add("bound_start", time.perf_counter() - t_ph)
+    t_ph = time.perf_counter()
+    defer_kkt = bool(defer_kkt and problem.is_mip)
+    if defer_kkt:
+        kkt = SimpleNamespace(primal_residual_rel=math.nan, dual_residual_rel=math.nan, gap_rel=math.nan)
+        red, ax = np.full(problem.n_cols, np.nan), np.full(problem.n_rows, np.nan)
+    else:
+        kkt, _, _, red, ax = original_kkt(problem, x, y)
+    q = point_quality(problem, x)
+    gap = None
+    if bound is not None and np.isfinite(objective):
+        gap = sense * (objective - bound) / max(1.0, abs(bound))
+    integral = True
+    if problem.is_mip:
+        ints = problem.integrality != 0
+        integral = bool(np.all(np.abs(x[ints] - np.round(x[ints])) <= 1e-9))
+    if worst not in (Status.OPTIMAL, Status.FEASIBLE) or not have_points:
+        status = worst if worst not in (Status.OPTIMAL, Status.FEASIBLE) else Status.NUMERICAL_ERROR
+        feasible = False
+        msg = f"partitioned round: a part ended {worst.name}"
+        if worst == Status.TIME_LIMIT and r.clock.timed:
+            msg += f": {r.clock.note()}"
+        gap = None  # no merged point to measure: a gap here read "-100.000%" (#19 review)
+    elif problem.is_mip:
+        feasible = integral and max(q.max_row_violation_rel, q.max_bound_violation) <= MILP_FEASIBLE_REL_TOL
+        ok_gap = gap is not None and gap <= settings.mip_gap_tol
+        status = (Status.OPTIMAL if ok_gap else Status.FEASIBLE) if feasible else Status.NUMERICAL_ERROR
+        msg = (f"{k} parts merged; integer point re-checked on the whole model: "
+               + ("feasible" if feasible else "VIOLATES it"))
+    else:
+        kkt_ok = max(kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel) <= settings.tol
+        feasible = kkt.primal_residual_rel <= k * settings.tol
+        status = Status.OPTIMAL if kkt_ok else (Status.FEASIBLE if feasible else Status.NUMERICAL_ERROR)
+        msg = (f"{k} parts merged; whole-model relative KKT primal {kkt.primal_residual_rel:.2e}, dual "
+               f"{kkt.dual_residual_rel:.2e}, gap {kkt.gap_rel:.2e}")
+    if gap is not None:
+        msg += f"; gap to the Lagrangian bound {gap:.3%}"
+    iters = max((results[p].iterations for p in solved), default=0)
+    engines = {p: part_engine(results[p]) for p in solved}
+    if any(engines.values()):
+        msg += "; parts' engines: " + ", ".join(f"{p} {e or 'none'}" for p, e in engines.items())
+    # the round's engine is the one of the part with the most iterations: the log's ``iterations`` is its count
+    top = max(solved, key=lambda p: results[p].iterations, default=None)
+    engine = engines.get(top, "") if top is not None else ""
+    kinds = sorted({e for e in engines.values() if e})
+    engine_reason = (f"partitioned round: the part with the most iterations (part {top}) ran {engine}; parts ran "
+                     + ", ".join(kinds)) if engine else ""
+    integ = max((float((results[p].seconds or {}).get("integerize", 0.0)) for p in solved), default=0.0)
+    state = SolverState(x=x.copy(), y=y.copy(), iterations=int(iters),
+                        integer_x=x.copy() if problem.is_mip else None)
+    mip = None
+    if problem.is_mip:
+        mip = {"source": "partitioned", "lp_bound": float(bound) if bound is not None else math.nan,
+               "gap_rel": float(gap) if gap is not None else math.nan, "integral": integral}
+    secs = {"solve": 0.0, "total": 0.0}
+    if problem.is_mip:
+        secs["integerize"] = integ
+    result = SolveResult(
+        status=status, x=x, y=y, reduced_cost=red, row_activity=ax, objective=objective,
+        dual_objective=float(bound) if bound is not None else math.nan,
+        primal_residual_rel=float(kkt.primal_residual_rel), dual_residual_rel=float(kkt.dual_residual_rel),
+        gap_rel=float(abs(gap)) if gap is not None else math.nan, iterations=int(iters), seconds=secs,
+        point_feasible=bool(feasible), state=state,
+        warm_started=any(part_rep[p]["warm_started"] for p in solved), message=msg, engine=engine,
+        engine_reason=engine_reason,
+        max_row_violation=float(q.max_row_violation), mip=mip)
+    rep = {"bound": None if bound is None else float(bound), "bound_kind": "lagrangian" if bound is not None else None,
+           "bound_candidate": cand or None, "gap_rel": None if gap is None else float(gap),
+           "max_row_violation_rel": float(q.max_row_violation_rel), "merged_feasible": bool(feasible),
+           **({"dual_ascent": ascent} if ascent is not None else {})}
+    ph.add("recheck", time.perf_counter() - t_ph)
+    return Merged(result=result, rep=rep, y_bound=y_bound, ascent_state=a_state, global_part=int(chosen),
+                  near_cut=near_cut, kkt_deferred=defer_kkt)
