@@ -46,6 +46,12 @@ temporary or renamed generation removed, what ``abandon_from`` moved put back), 
 was. Links: copter follows no symbolic link inside the directory (:meth:`StateStore.check_links`: exit 3
 naming it; a linked file inside a generation makes it incomplete); CURRENT and config.json are replaced
 through ``O_EXCL`` temporary files, never written in place.
+
+This module holds :class:`StateStore` (locking, CURRENT, config.json, the generations' lineage, loading,
+pruning, failed-round records). One generation's files and their writer (:class:`Generation`,
+:class:`GenerationWriter`) are in :mod:`formats.generation`, config.json's validation in
+:mod:`formats.state_config`, the crash tests' kill points (:func:`fault_point`) in :mod:`formats.faults`; the
+names are importable from here too.
 """
 
 from __future__ import annotations
@@ -54,38 +60,48 @@ import json
 import os
 import re
 import shutil
-import signal
 import stat
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from formats import undo
 from formats.checksum import ALGORITHM as CHECKSUM
 from formats.checksum import file_crc32
-from formats.faults import as_environment_fault, io_fault, is_environment_fault
+from formats.faults import as_environment_fault, fault_point, io_fault, is_environment_fault
 from formats.fsync import fsync_path
+from formats.generation import (
+    PROBLEM_FIELDS,
+    Generation,
+    GenerationWriter,
+    check_structure,
+    gen_name,
+    load_state_arrays,
+    unlink_quietly,
+    write_json,
+)
+from formats.state_config import (
+    CONFIG_KEYS,
+    CONFIG_REQUIRED,
+    KEY_ALIASES,
+    STATE_FORMAT,
+    check_config_values,
+    closest_key,
+    null_value_error,
+    unknown_key_error,
+)
 from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
 
 if TYPE_CHECKING:  # numpy, pyarrow, filelock and the arrays are imported where used: show/history/rollback
     from collections.abc import Callable
 
-    import numpy as np  # read JSON and CURRENT only and start without the numerical stack (issue #15)
     from filelock import FileLock
-
-    from formats.checkpoint_arrays import StoredArray
-    from solver.model.problem import Problem
-    from solver.model.state import SolverState
 
     Verify = bool | Callable[[str], bool]  # StateStore.damage: which files' content checksums to check
 
-PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
-                  "integrality", "a_indptr", "a_indices", "a_data")
-FORMAT_VERSION = 1
 STATE_VERSION = 1  # config.json's "version": the state directory's layout (a newer one is refused, exit 3)
 DEFAULT_KEEP = 5
 _GEN_RE = re.compile(r"^gen-(\d{6,})$")
@@ -93,38 +109,6 @@ _CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
 _LOCKS: dict[str, FileLock] = {}
 _RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation)
-
-
-def gen_name(round_: int) -> str:
-    """Folder name of a round's generation, e.g. ``gen-000003``."""
-    return f"gen-{round_:06d}"
-
-
-_FAULT_HITS: dict[str, int] = {}  #: times each fault point was reached in this process (``NAME@N``)
-
-
-def fault_point(name: str) -> None:
-    """Fault injection for the crash-safety tests: when ``$COPTER_FAULT_INJECT`` equals ``name``, send this
-    process SIGKILL (or SIGINT for names starting with ``sigint_``; a ``sigint_X`` point sends SIGTERM instead
-    when the variable is ``sigterm_X``). ``NAME@N`` fires only the N-th time the point is reached in the
-    process (``sigint_before_solve@2``: in the second round of a ``copter step`` with several deltas). A no-op
-    otherwise."""
-    raw = os.environ.get("COPTER_FAULT_INJECT")
-    if raw is None:
-        return
-    want, _, nth = raw.partition("@")
-    sigterm = name.startswith("sigint_") and want == "sigterm_" + name[len("sigint_"):]
-    if not sigterm and want != name:
-        return
-    if nth:
-        _FAULT_HITS[name] = _FAULT_HITS.get(name, 0) + 1
-        if str(_FAULT_HITS[name]) != nth:
-            return
-    if sigterm:
-        os.kill(os.getpid(), signal.SIGTERM)
-    else:
-        os.kill(os.getpid(), signal.SIGINT if name.startswith("sigint_") else signal.SIGKILL)
-    time.sleep(5)  # the Python-level SIGINT handler runs here (KeyboardInterrupt), not in a later C call
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
@@ -142,318 +126,10 @@ def _write_text_atomic(path: Path, text: str) -> None:
             io_fault("rename", path)
             os.replace(tmp, path)
         except BaseException:
-            _unlink_quietly(tmp)
+            unlink_quietly(tmp)
             raise
     fsync_path(path.parent, directory=True)
 
-
-def _unlink_quietly(path: Path) -> None:
-    try:
-        path.unlink(missing_ok=True)
-    except OSError:
-        pass
-
-
-def write_json(path: Path, obj: dict) -> int:
-    """Write ``obj`` as JSON to ``path`` and fsync; return the size in bytes."""
-    from formats.reports import dumps
-
-    io_fault("json", path)
-    with open(path, "x") as f:  # only ever a new file in a fresh folder: never follows a planted link
-        f.write(dumps(obj) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    return os.path.getsize(path)
-
-
-@dataclass
-class Generation:
-    """One loaded generation.
-
-    Attributes:
-        round: its round number.
-        path: its folder.
-        problem: the round's problem (numeric arrays may be read-only memory maps).
-        state: solver state saved with it, or None.
-        report: its report.json content.
-        manifest: its generation.json content.
-        stored: field -> StoredArray (how each problem array is stored).
-        bases: field -> memory-mapped base array (for the next save's patch).
-        warning: set when CURRENT was unusable and this generation was chosen instead.
-    """
-
-    round: int
-    path: Path
-    problem: Problem
-    state: SolverState | None
-    report: dict
-    manifest: dict
-    stored: dict = field(default_factory=dict)
-    bases: dict = field(default_factory=dict)
-    warning: str | None = None
-
-    @property
-    def delta_sha256(self) -> str | None:
-        return self.manifest.get("delta_sha256")
-
-
-def save_state_arrays(path: Path, state: SolverState) -> int:
-    """Write a SolverState as a one-row Arrow IPC file with list columns; fsync; return its size."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.ipc as ipc
-
-    ix = state.integer_x
-    table = pa.table({
-        "x": pa.array([np.asarray(state.x, dtype=np.float64)], type=pa.list_(pa.float64())),
-        "y": pa.array([np.asarray(state.y, dtype=np.float64)], type=pa.list_(pa.float64())),
-        "integer_x": pa.array([None if ix is None else np.asarray(ix, dtype=np.float64)],
-                              type=pa.list_(pa.float64())),
-        "step_size": pa.array([float(state.step_size)], type=pa.float64()),
-        "primal_weight": pa.array([float(state.primal_weight)], type=pa.float64()),
-        "iterations": pa.array([int(state.iterations)], type=pa.int64()),
-        "engine": pa.array([None if state.engine is None else json.dumps(state.engine, allow_nan=True)],
-                           type=pa.string()),  # the engine record (solver.lp.engine_choice), JSON
-    })
-    io_fault("state", path)
-    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
-        w.write_table(table)
-    fsync_path(path)
-    return os.path.getsize(path)
-
-
-def load_state_arrays(path: Path) -> SolverState:
-    """Read a state.arrow written by :func:`save_state_arrays` (x, y copied out of the map: writable)."""
-    from formats.checkpoint_arrays import read_columns
-    from solver.model.state import SolverState
-
-    cols = read_columns(path)
-
-    def vec(name):
-        col = cols[name]
-        if col.is_null()[0].as_py():
-            return None
-        return col.values.to_numpy(zero_copy_only=True).copy()  # writable: one kernel signature (#15)
-
-    engine = cols["engine"][0].as_py() if "engine" in cols else None  # older states have no record
-    return SolverState(x=vec("x"), y=vec("y"), integer_x=vec("integer_x"),
-                       step_size=cols["step_size"][0].as_py(), primal_weight=cols["primal_weight"][0].as_py(),
-                       iterations=int(cols["iterations"][0].as_py()),
-                       engine=json.loads(engine) if engine else None)
-
-
-def check_structure(values: dict[str, np.ndarray], meta: dict) -> None:
-    """Cheap consistency check of a loaded problem's arrays against problem/meta.json (no hashing).
-
-    Checks every array's length (n_cols, n_rows, nnz, n_cols + 1), that the CSC column pointers start at
-    0, end at nnz and never decrease (O(n_cols)), and that every row index lies in [0, n_rows) (a min/max
-    pass over ``a_indices``). Catches a same-size damaged or replaced array file that the manifest's
-    sizes cannot see, before it reaches the solver as an out-of-range index.
-
-    Raises:
-        ValueError: naming the array file (the caller reports the generation).
-    """
-    import numpy as np
-
-    n, m, nnz = int(meta["n_cols"]), int(meta["n_rows"]), int(meta["nnz"])
-    sizes = {"col_names": n, "cost": n, "col_lower": n, "col_upper": n, "integrality": n, "row_names": m,
-             "row_lower": m, "row_upper": m, "a_indptr": n + 1, "a_indices": nnz, "a_data": nnz}
-    for f, size in sizes.items():
-        if values[f].shape != (size,):
-            raise ValueError(f"problem/{f}.arrow has {values[f].shape[0]} entries, expected {size}")
-    ptr = values["a_indptr"]
-    if ptr[0] != 0 or ptr[-1] != nnz or (n and np.any(ptr[1:] < ptr[:-1])):
-        raise ValueError(f"problem/a_indptr.arrow: column pointers are not 0 <= ... <= {nnz} non-decreasing")
-    idx = values["a_indices"]
-    if nnz and (int(idx.min()) < 0 or int(idx.max()) >= m):
-        raise ValueError(f"problem/a_indices.arrow: row index out of range [0, {m}) "
-                         f"(min {int(idx.min())}, max {int(idx.max())})")
-
-
-class GenerationWriter:
-    """Writes one generation in a temporary folder; :meth:`commit` renames it into place.
-
-    Usage: ``w = store.begin(round)``, then :meth:`save_problem`, :meth:`save_state`, write any other
-    files at :meth:`path` (fsync them, e.g. with ``formats.reports``), then :meth:`commit`. Call
-    :meth:`abort` on failure while CURRENT does not name the round (it undoes everything this writer did).
-    """
-
-    def __init__(self, store: StateStore, round_: int):
-        self.store = store
-        self.round = round_
-        self.tmp = store.root / f".tmp-{gen_name(round_)}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self.placed = False  # the folder was renamed to gen-NNNNNN
-        self.moves: list[tuple[Path, Path]] = []  # (from, to) of what abandon_from moved aside
-        try:
-            io_fault("mkdir", self.tmp)
-            (self.tmp / "problem").mkdir(parents=True)
-        except BaseException:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise
-        self.written_bytes = 0
-        self.stored: dict[str, StoredArray] = {}
-        self.bases: dict[str, np.ndarray] = {}
-        self.problem: Problem | None = None
-        self.state: SolverState | None = None
-        self.prev: Generation | None = None  # the generation save_problem shared files with
-
-    @property
-    def final(self) -> Path:
-        return self.store.root / gen_name(self.round)
-
-    def path(self, name: str) -> Path:
-        """Path of file ``name`` inside the temporary generation folder."""
-        return self.tmp / name
-
-    def rel(self, name: str) -> str:
-        """Path of ``name`` as reports state it: relative to the state directory, in the final folder."""
-        return f"{gen_name(self.round)}/{name}"
-
-    def save_problem(self, problem: Problem, prev: Generation | None = None,
-                     changed: set[str] | None = None) -> dict[str, StoredArray]:
-        """Store the problem's arrays, sharing unchanged ones with ``prev``.
-
-        Args:
-            problem: the round's problem.
-            prev: the generation this round was derived from (None: write everything in full).
-            changed: names of the Problem array fields that may differ from ``prev`` (from
-                ``solver.differential.ApplyInfo``); None = unknown (every field is compared to its base).
-        Returns:
-            field -> StoredArray (also written to problem/meta.json).
-        """
-        from formats.checkpoint_arrays import save_array
-
-        folder = str(self.tmp / "problem")
-        prev_folder = str(prev.path / "problem") if prev is not None else None
-        self.prev = prev
-        for f in PROBLEM_FIELDS:
-            values = getattr(problem, f)
-            self.stored[f] = save_array(
-                folder, f, values, prev_folder,
-                prev.stored.get(f) if prev is not None else None,
-                prev.bases.get(f) if prev is not None else None,
-                changed=True if changed is None or prev is None else (f in changed))
-            st_ = self.stored[f]
-            self.written_bytes += st_.written_bytes
-            full = prev is None or (st_.written_bytes > 0 and not st_.patch)
-            self.bases[f] = values if full else prev.bases.get(f)
-        self.problem = problem
-        meta = {"format": "copter-problem", "version": FORMAT_VERSION, "round": self.round,
-                "name": problem.name, "sense": int(problem.sense), "offset": float(problem.offset),
-                "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
-                "arrays": {f: s.to_json() for f, s in self.stored.items()}}
-        self.written_bytes += write_json(self.tmp / "problem" / "meta.json", meta)
-        return self.stored
-
-    def save_state(self, state: SolverState | None) -> None:
-        """Store the warm-start state (skipped when None or when its vectors are not finite)."""
-        import numpy as np
-
-        if state is None:
-            return
-        if not (np.isfinite(state.x).all() and np.isfinite(state.y).all()):
-            return
-        self.written_bytes += save_state_arrays(self.tmp / "state.arrow", state)
-        self.state = state
-
-    def commit(self, report: dict, manifest_extra: dict | None = None) -> Path:
-        """Write report.json and generation.json, fsync, rename into place; return the final folder.
-
-        Generations of this round and later (a branch left by a rollback: none of them is current) are
-        first moved into ``abandoned/`` (:meth:`StateStore.abandon_from`). ``CURRENT`` is *not* changed:
-        call :meth:`StateStore.set_current`. ``manifest_extra`` should carry ``parent_id`` (the ``id`` of
-        the generation this round was derived from).
-        """
-        write_json(self.tmp / "report.json", report)
-        files, sums = {}, {}
-        for p in sorted(self.tmp.rglob("*")):
-            if p.is_file():
-                rel = str(p.relative_to(self.tmp))
-                st_ = p.stat()
-                files[rel] = st_.st_size
-                sums[rel] = self._shared_checksum(rel, st_) or file_crc32(p)
-        manifest = {"format": "copter-generation", "version": FORMAT_VERSION, "round": self.round,
-                    "id": uuid.uuid4().hex, "parent_id": None,
-                    "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files,
-                    CHECKSUM: sums}
-        manifest.update(manifest_extra or {})
-        fault_point("before_manifest")
-        write_json(self.tmp / "generation.json", manifest)
-        fsync_path(self.tmp / "problem", directory=True)
-        fsync_path(self.tmp, directory=True)
-        fault_point("before_rename")
-        self.store.abandon_from(self.round, moves=self.moves)
-        fault_point("after_abandon")
-        final = self.final
-        io_fault("rename", final)
-        if os.path.lexists(final):  # not a folder (abandon_from moved every gen-* folder >= round aside)
-            trash = self.store.root / f".trash-{final.name}-{uuid.uuid4().hex[:8]}"
-            os.rename(final, trash)
-            os.rename(self.tmp, final)
-            self.placed = True
-            fsync_path(self.store.root, directory=True)
-            _remove_quietly(trash)
-        else:
-            os.rename(self.tmp, final)
-            self.placed = True
-            fsync_path(self.store.root, directory=True)
-        fault_point("after_rename")
-        if self.problem is not None and self.store.reuse:
-            self.store._remember(Generation(round=self.round, path=final, problem=self.problem, state=self.state,
-                                            report=report, manifest=manifest, stored=dict(self.stored),
-                                            bases=dict(self.bases)))
-        return final
-
-    def _shared_checksum(self, rel: str, st_: os.stat_result) -> str | None:
-        """The checksum ``self.prev``'s manifest records for ``rel`` when this file is a hard link to that
-        very file (same device and inode): a shared file is never read again, and keeps the checksum of the
-        bytes first written (a later damage of the shared file stays detectable). None: hash the file."""
-        prev = self.prev
-        known = (prev.manifest.get(CHECKSUM) or {}).get(rel) if prev is not None else None
-        if known is None:
-            return None
-        try:
-            old = os.stat(prev.path / rel)
-        except OSError:
-            return None
-        return known if (old.st_dev, old.st_ino) == (st_.st_dev, st_.st_ino) else None
-
-    def abort(self) -> None:
-        """Undo this writer's work; call only while CURRENT does not name the round. Removes the temporary
-        folder, or the generation already renamed into place, and moves what :meth:`StateStore.abandon_from`
-        moved aside back (best effort: a cleanup that fails leaves what the next writer's cleanup and
-        :meth:`StateStore.lineage` ignore)."""
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        if self.placed:
-            trash = self.store.root / f".trash-{self.final.name}-{uuid.uuid4().hex[:8]}"
-            try:
-                os.rename(self.final, trash)
-            except OSError:
-                return
-            self.placed = False
-            _remove_quietly(trash)
-        batches = set()
-        for src, dst in reversed(self.moves):
-            try:
-                os.rename(dst, src)
-            except OSError:
-                continue
-            batches.add(dst.parent)
-        self.moves = []
-        for batch in batches:
-            for folder in (batch, batch.parent):  # the batch folder, then abandoned/ itself when empty
-                try:
-                    folder.rmdir()
-                except OSError:
-                    pass
-
-
-def _remove_quietly(path: Path) -> None:
-    """Remove a folder (or file) copter renamed aside; errors are ignored (cleanup() retries later)."""
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        _unlink_quietly(path)
 
 
 class StateStore:
@@ -666,7 +342,7 @@ class StateStore:
                 return {}
             raise StateError(f"config.json is damaged (a JSON {type(body).__name__}, not an object)",
                              file=str(path))
-        _check_config_values(body, path)
+        check_config_values(body, path)
         return body
 
     # ------------------------------------------------------------------ generations
@@ -1016,120 +692,6 @@ class StateStore:
         return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
 
 
-CONFIG_KEYS = ("format", "version", "keep", "settings", "partition")  #: config.json's top-level keys
-#: the keys every config.json holds since the first copter (``solver.rounds.loop``'s init writes them with ``keep``):
-#: one missing is damage (a config.json replaced by ``{}`` solved every round at the default settings)
-CONFIG_REQUIRED = ("format", "version", "settings")
-STATE_FORMAT = "copter-state"  #: config.json's ``format``
-
-
-#: spellings of a known key that no string similarity finds (``"tolerance"`` for ``"tol"``: difflib's ratio 0.5,
-#: below its 0.6 cutoff), the words the README and the option names use
-KEY_ALIASES = {"tolerance": "tol", "timeout": "time_limit_seconds", "seconds": "time_limit_seconds",
-               "iterations": "iteration_limit", "max_iterations": "iteration_limit", "partitions": "k",
-               "parts": "k", "partition_passes": "passes", "share_update_every": "update_every"}
-
-
-def closest_key(key: str, known) -> str | None:
-    """The known key a mistyped ``key`` most likely meant, or None: the same key in another case or with ``-``
-    for ``_`` (``"Tol"``, ``"time-limit-seconds"``), an alias (:data:`KEY_ALIASES`: ``"tolerance"`` -> ``"tol"``),
-    a close spelling (difflib), else a known key of 3 or more characters that ``key`` starts with or that starts
-    with ``key`` (``"tol_rel"`` -> ``"tol"``)."""
-    import difflib
-
-    known = list(known)
-    norm = key.strip().lower().replace("-", "_")
-    for cand in (norm, KEY_ALIASES.get(norm)):
-        if cand in known:
-            return cand
-    close = difflib.get_close_matches(norm, known, n=1)
-    if close:
-        return close[0]
-    prefix = sorted((k for k in known if min(len(k), len(norm)) >= 3 and (norm.startswith(k) or k.startswith(norm))),
-                    key=len, reverse=True)
-    return prefix[0] if prefix else None
-
-
-def unknown_key_error(key: str, section: str | None, known, path) -> StateError:
-    """The error for a key config.json holds that copter does not know (a typo such as ``"tolerance"``
-    would otherwise be ignored and the round solved at the default): names the file, the key, a close
-    known key if any, and the known keys (``entity``: ``key`` or ``section.key``)."""
-    where = f" in {section}" if section else ""
-    close = closest_key(str(key), known)
-    hint = f" (did you mean {close!r}?)" if close else ""
-    return StateError(f"config.json is damaged: unknown key {key!r}{where}{hint}; known keys{where}: "
-                      f"{', '.join(sorted(known))} (fix or remove the key, restore the file from a backup, or init "
-                      "a new state)", file=str(path), entity=f"{section}.{key}" if section else str(key))
-
-
-def null_value_error(entity: str, path) -> StateError:
-    """The error for a null config.json holds where copter never writes one (``"tol": null``): names the file
-    and the key (``entity``: ``key`` or ``section.key``)."""
-    return StateError(f"config.json is damaged: {entity} is null, which copter never writes there (a null is not "
-                      "the default: set the value, restore the file from a backup, or init a new state)",
-                      file=str(path), entity=entity)
-
-
-def _check_config_values(body: dict, path: Path) -> None:
-    """Refuse config.json values a command would use wrongly: a key that is none of :data:`CONFIG_KEYS`,
-    ``keep`` (a positive integer), ``settings`` (an object of ``Settings`` fields, each a value ``Settings``
-    accepts) and ``partition`` (an object; its keys are checked by the commands that use it,
-    ``solver.rounds.partitioned.config_of``, which import the partition code). The state layout's
-    ``version`` is 1 and copter has no other: an unknown key is a typo, never a newer copter's. A null where
-    copter never writes one (any top-level key, a setting that is never None) is refused too: it used to mean
-    the default without a word; so is a missing ``format`` (or one other than ``copter-state``), ``version``
-    or ``settings`` (:data:`CONFIG_REQUIRED`). A single setting missing from ``settings`` stays accepted (its
-    default): a state written by an older copter lacks the settings added since.
-
-    Raises:
-        StateError: naming ``path`` and the key (``entity``: ``keep``, ``settings.<field>`` or the unknown key).
-    """
-    from dataclasses import fields
-
-    from solver.model.errors import SettingsError
-    from solver.model.settings import OPTIONAL, Settings
-    from solver.rounds.config import settings_from_json
-
-    for key in body:
-        if key not in CONFIG_KEYS:
-            raise unknown_key_error(key, None, CONFIG_KEYS, path)
-        if body[key] is None:
-            raise null_value_error(key, path)
-    for key in CONFIG_REQUIRED:
-        if key not in body:
-            raise StateError(f"config.json is damaged: {key!r} is missing (init writes format, version, keep and "
-                             "settings; restore the file from a backup, or init a new state)", file=str(path),
-                             entity=key)
-    if body["format"] != STATE_FORMAT:
-        raise StateError(f"config.json is damaged: format is {body['format']!r}, not {STATE_FORMAT!r} (restore the "
-                         "file from a backup, or init a new state)", file=str(path), entity="format")
-    part = body.get("partition")
-    if part is not None and not isinstance(part, dict):
-        raise StateError(f"config.json is damaged: partition is a JSON {type(part).__name__}, not an object",
-                         file=str(path), entity="partition")
-    keep = body.get("keep")
-    if "keep" in body and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
-        raise StateError(f"config.json is damaged: keep {keep!r} is not a positive integer (the number of "
-                         "rounds kept; restore the file from a backup, or init a new state)", file=str(path),
-                         entity="keep")
-    stored = body.get("settings")
-    if stored is None:
-        return
-    if not isinstance(stored, dict):
-        raise StateError(f"config.json is damaged: settings is a JSON {type(stored).__name__}, not an object",
-                         file=str(path), entity="settings")
-    known = [f.name for f in fields(Settings)]
-    for key in stored:
-        if key not in known:
-            raise unknown_key_error(key, "settings", known, path)
-        if stored[key] is None and key not in OPTIONAL:
-            raise null_value_error(f"settings.{key}", path)
-    try:
-        settings_from_json(stored)
-    except SettingsError as err:
-        raise StateError(f"config.json is damaged: {err} (restore the file from a backup, or init a new "
-                         "state)", file=str(path),
-                         entity=f"settings.{err.field}") from None
 
 
 _OWN_FILES = ("CURRENT", "config.json")
@@ -1174,5 +736,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["DEFAULT_KEEP", "Generation", "GenerationWriter", "PROBLEM_FIELDS", "StateStore", "fault_point",
-           "gen_name", "load_failure", "write_json"]
+#: defined in formats.generation (a generation), formats.state_config (config.json's validation) and
+#: formats.faults (the crash tests' kill points), importable from here as before the split
+__all__ = ["CONFIG_KEYS", "CONFIG_REQUIRED", "DEFAULT_KEEP", "Generation", "GenerationWriter", "KEY_ALIASES",
+           "PROBLEM_FIELDS", "STATE_FORMAT", "STATE_VERSION", "StateStore", "closest_key", "fault_point", "gen_name",
+           "load_failure", "null_value_error", "unknown_key_error", "write_json"]

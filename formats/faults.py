@@ -13,13 +13,15 @@ Fault injection (tests only; a no-op unless the variables are set, one ``os.envi
 * ``COPTER_FAULT_TRACE=FILE`` appends ``<n>\\t<point>\\t<path>`` for every write point reached, so a test
   can learn how many write points a command has and then fail each one in turn.
 
-The kill points of the crash tests (``COPTER_FAULT_INJECT``) are ``formats.checkpoint.fault_point``.
+The kill points of the crash tests (``COPTER_FAULT_INJECT``) are :func:`fault_point`.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -101,5 +103,32 @@ def io_fault(point: str, path) -> None:
             raise OSError(code, os.strerror(code), str(path))
 
 
-__all__ = ["REASONS", "as_environment_fault", "environment_faults", "io_fault", "is_environment_fault",
-           "reset_io_faults"]
+_FAULT_HITS: dict[str, int] = {}  #: times each fault point was reached in this process (``NAME@N``)
+
+
+def fault_point(name: str) -> None:
+    """Fault injection for the crash-safety tests: when ``$COPTER_FAULT_INJECT`` equals ``name``, send this
+    process SIGKILL (or SIGINT for names starting with ``sigint_``; a ``sigint_X`` point sends SIGTERM instead
+    when the variable is ``sigterm_X``). ``NAME@N`` fires only the N-th time the point is reached in the
+    process (``sigint_before_solve@2``: in the second round of a ``copter step`` with several deltas). A no-op
+    otherwise."""
+    raw = os.environ.get("COPTER_FAULT_INJECT")
+    if raw is None:
+        return
+    want, _, nth = raw.partition("@")
+    sigterm = name.startswith("sigint_") and want == "sigterm_" + name[len("sigint_"):]
+    if not sigterm and want != name:
+        return
+    if nth:
+        _FAULT_HITS[name] = _FAULT_HITS.get(name, 0) + 1
+        if str(_FAULT_HITS[name]) != nth:
+            return
+    if sigterm:
+        os.kill(os.getpid(), signal.SIGTERM)
+    else:
+        os.kill(os.getpid(), signal.SIGINT if name.startswith("sigint_") else signal.SIGKILL)
+    time.sleep(5)  # the Python-level SIGINT handler runs here (KeyboardInterrupt), not in a later C call
+
+
+__all__ = ["REASONS", "as_environment_fault", "environment_faults", "fault_point", "io_fault",
+           "is_environment_fault", "reset_io_faults"]

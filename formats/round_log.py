@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from formats.checkpoint import fault_point
+from formats.faults import fault_point
 from formats.fsync import fsync_path
 
 if TYPE_CHECKING:

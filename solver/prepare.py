@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 PACKAGES = ("solver", "formats")  #: packages whose modules are searched for kernels
-#: the crash tests' fault injection (``formats.checkpoint.fault_point``, ``formats.faults.io_fault``): it aims at
+#: the crash tests' fault injection (``formats.faults.fault_point``, ``formats.faults.io_fault``): it aims at
 #: the command's own round, so the warm-up's scratch rounds run without it (they neither trigger nor count a point)
 FAULT_VARIABLES = ("COPTER_FAULT_INJECT", "COPTER_FAULT_ERRNO", "COPTER_FAULT_TRACE")
 PROGRESS_MESSAGE = "compiling solver kernels, once per install (a few minutes on 2 cores) ..."

@@ -53,7 +53,7 @@ def test_the_readmes_tolerance_example_gets_a_suggestion(state):
 def test_closest_key(typo, meant):
     from dataclasses import fields
 
-    from formats.checkpoint import closest_key
+    from formats.state_config import closest_key
     from solver.model.settings import Settings
 
     assert closest_key(typo, [f.name for f in fields(Settings)]) == meant

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 from formats import reports, undo
-from formats.checkpoint import Generation, StateStore, fault_point
-from formats.faults import as_environment_fault, is_environment_fault
+from formats.checkpoint import Generation, StateStore
+from formats.faults import as_environment_fault, fault_point, is_environment_fault
 from solver.model.problem import Problem
 from solver.rounds.outputs import previous_allocation, write_outputs
 from solver.rounds.signals import sigint_deferred

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from formats.checkpoint import STATE_FORMAT
+from formats.state_config import STATE_FORMAT
 from solver.model.errors import UsageError
 
 _CONFIG_MAX_BYTES = 1 << 20  #: a bigger config.json is no state's (copter writes a few hundred bytes)

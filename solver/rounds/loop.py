@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 from formats import reports, undo
-from formats.checkpoint import DEFAULT_KEEP, STATE_FORMAT, STATE_VERSION, Generation, StateStore, fault_point
-from formats.faults import environment_faults
+from formats.checkpoint import DEFAULT_KEEP, STATE_VERSION, Generation, StateStore
+from formats.faults import environment_faults, fault_point
+from formats.state_config import STATE_FORMAT
 from solver.model.delta import Delta
 from solver.model.errors import CopterError, RoundMismatchError, StateBusyError, StateError, UsageError
 from solver.model.problem import Problem

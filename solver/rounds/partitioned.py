@@ -36,7 +36,7 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
     from solver.partition.round import PartitionConfig
 
     if file is not None:
-        from formats.checkpoint import unknown_key_error
+        from formats.state_config import unknown_key_error
 
         known = [f.name for f in fields(PartitionConfig)]
         for key in partition:
