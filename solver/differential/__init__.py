@@ -29,7 +29,8 @@ Semantics (docs/DESIGN.md "Delta and problem files", the single reference for de
 * Bounds of magnitude >= 1e30 mean infinity. The whole delta is rejected (``ValidationError`` naming the
   0-based table rows and the entity; the input problem is never modified) for: an unknown kind; a
   missing required field or a field that kind must leave null; ``nan`` anywhere; an infinite (>= 1e30)
-  cost or coefficient; an empty name; the same key twice in one phase; an unknown name in ``coef`` or
+  cost or coefficient; a nonzero coefficient of magnitude <= 1e-9 (HiGHS's zero, ``small_matrix_value``:
+  PDHG's scaling cannot equilibrate it); an empty name; the same key twice in one phase; an unknown name in ``coef`` or
   ``drop_*``; a ``coef`` naming an entity that is dropped and not re-added; a lower bound of +inf, an
   upper bound of -inf, or ``lower > upper`` after the upsert (only upserted entities are checked: an
   empty box read from MPS is an infeasible model, not an error, until a delta touches it; HiGHS's MPS

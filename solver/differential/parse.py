@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from solver.differential.kinds import FIELDS, KIND_TABLE, KINDS, SCHEMA
 from solver.model.errors import ValidationError
-from solver.model.problem import INF_BOUND
+from solver.model.problem import INF_BOUND, SMALL_COEF
 
 
 def plain(arr) -> pa.Array:
@@ -339,7 +339,8 @@ def _check_fields(p: Parsed, valid: dict, delta) -> None:
 
 
 def _check_numbers(p: Parsed, delta) -> None:
-    """No NaN in a float column a kind uses; the kind's ``finite`` column below 1e30 in magnitude.
+    """No NaN in a float column a kind uses; the kind's ``finite`` column below 1e30 in magnitude; no
+    coefficient in (0, 1e-9] in magnitude (HiGHS's zero, ``SMALL_COEF``).
 
     Only where the field may be non-null (null slots hold arbitrary bits)."""
     for nm in ("value", "lower", "upper"):
@@ -360,6 +361,14 @@ def _check_numbers(p: Parsed, delta) -> None:
                 if big.any():
                     _fail_at(p, f"{kind.finite[1]} {vk[big][0]} is infinite (|value| >= 1e30)", p.rows[k][big],
                              delta)
+                if kind.name == "coef":  # 0 removes the entry; a nonzero <= 1e-9 is HiGHS's zero (SMALL_COEF)
+                    tiny = (vk != 0) & (np.abs(vk) <= SMALL_COEF)
+                    if tiny.any() and okk is not None:
+                        tiny &= okk
+                    if tiny.any():
+                        _fail_at(p, f"coefficient {vk[tiny][0]} is below 1e-9 in magnitude, which HiGHS treats "
+                                 "as zero (small_matrix_value): write 0 to remove the entry or rescale the row "
+                                 "or column", p.rows[k][tiny], delta)
 
 
 def _check_names(p: Parsed, valid: dict, delta) -> None:

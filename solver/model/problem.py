@@ -7,7 +7,8 @@
 Invariants (checked by :meth:`Problem.check`): A is stored column-wise (CSC) with row indices strictly
 increasing inside every column (sorted, no duplicates) and no explicit zeros; names are unique strings;
 infinite bounds are ``+-inf`` (magnitudes >= 1e30 are normalised to inf by every reader); costs and
-coefficients are finite. These canonical arrays make two equal problems byte-identical, which is what
+coefficients are finite, and none is below 1e-9 in magnitude (HiGHS's zero). These canonical arrays
+make two equal problems byte-identical, which is what
 ``copter diff`` and the checkpoint's array sharing rely on.
 """
 
@@ -24,6 +25,10 @@ if TYPE_CHECKING:  # scipy is imported where it is used (0.2-0.7 s a process oth
     import scipy.sparse as sp
 
 INF_BOUND = 1e30  # a bound of magnitude >= this means infinity (MPS/HiGHS convention)
+# a coefficient of magnitude <= this is zero to HiGHS (its ``small_matrix_value``; the MPS reader drops it):
+# copter refuses one (Parquet, deltas, from_arrays): PDHG's scaling would blow its column factor up to inf
+# (1e-300 next to 1e29 made theta_c 0 and a division by zero), and HiGHS presolve would solve without it
+SMALL_COEF = 1e-9
 
 
 def normalize_infinite(bounds: np.ndarray) -> np.ndarray:
@@ -257,11 +262,15 @@ class Problem:
             bad = np.flatnonzero(arr == wrong)  # no finite point; PDHG would compute inf - inf
             if bad.size:
                 raise ValidationError(f"{nm} is {wrong:+}", entity=str(names[bad[0]]))
-        bad = np.flatnonzero(~(np.abs(self.a_data) < INF_BOUND) | (self.a_data == 0))
+        mag = np.abs(self.a_data)
+        bad = np.flatnonzero(~((mag < INF_BOUND) & (mag > SMALL_COEF)))
         if bad.size:
             col = int(np.searchsorted(self.a_indptr, bad[0], side="right") - 1)
-            raise ValidationError(f"coefficient {self.a_data[bad[0]]} is zero or not finite (magnitudes >= 1e30 "
-                                  "mean infinity)",
+            v = self.a_data[bad[0]]
+            why = ("is not finite (magnitudes >= 1e30 mean infinity)" if not abs(v) < INF_BOUND else
+                   "is zero" if v == 0 else "is below 1e-9 in magnitude, which HiGHS treats as zero "
+                   "(small_matrix_value): leave the entry out or rescale the row or column")
+            raise ValidationError(f"coefficient {v} {why}",
                                   entity=f"{self.row_names[self.a_indices[bad[0]]]}/{self.col_names[col]}")
         if self.nnz:
             if self.a_indices.min() < 0 or self.a_indices.max() >= m:

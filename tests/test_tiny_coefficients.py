@@ -1,0 +1,85 @@
+"""A coefficient of magnitude <= 1e-9 (HiGHS's zero, ``small_matrix_value``) is refused where copter reads
+one (exit 3 naming the row/column), as a magnitude >= 1e30 is: 1e-300 next to 1e29 in a row made PDHG's
+column scaling factor inf, theta_c 0 and check_measures divide by zero (exit 1, internal error) through
+solve, init and step (fresh-install hunter, session 13)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from copter_cli.exit_codes import BAD_INPUT
+from formats.io import write_delta
+from solver.model.delta import Delta
+from solver.model.errors import ValidationError
+from solver.model.problem import Problem
+
+
+def _problem(path, tiny: float):
+    """max x + y s.t. r: tiny x + 1e29 y <= 1/7, x in [0, 1], y in [-1e29, 3e29]."""
+    d = Delta.concat([Delta.vars(["x"], cost=[-1.0], upper=[1.0]),
+                      Delta.vars(["y"], cost=[-1.0], lower=[-1e29], upper=[3e29]),
+                      Delta.cons(["r"], lower=[-1e29], upper=[1 / 7]),
+                      Delta.coefs(["x", "y"], ["r", "r"], [tiny, 1e29])])
+    d.format = "problem"
+    write_delta(d, path)
+    return path
+
+
+def _error(res) -> dict:
+    assert "Traceback" not in res.output, res.output
+    return json.loads(res.stdout.strip().splitlines()[-1])["error"]
+
+
+@pytest.mark.parametrize("cmd", ["solve", "init"])
+@pytest.mark.parametrize("tiny", [1e-300, -1e-9])
+def test_a_problem_file_with_a_tiny_coefficient_exits_3_naming_it(tmp_path, cmd, tiny):
+    path = _problem(tmp_path / "p.parquet", tiny)
+    args = [cmd, str(path), "--json"] + (["--state", str(tmp_path / "S")] if cmd == "init" else [])
+    res = CliRunner().invoke(app, args)
+    err = _error(res)
+    assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "validation"
+    assert err["entity"] == "r/x" and "below 1e-9" in err["message"] and "HiGHS" in err["message"]
+    assert not (tmp_path / "S" / "CURRENT").exists()
+
+
+def test_a_coefficient_just_above_1e_9_is_accepted_and_ends_in_a_documented_status(tmp_path):
+    path = _problem(tmp_path / "p.parquet", 2e-9)  # 2e-9 next to 1e29: PDHG may not converge, never crashes
+    res = CliRunner().invoke(app, ["solve", str(path), "--json", "--iteration-limit", "20000"])
+    assert "Traceback" not in res.output and res.exit_code in (0, 5), res.output
+    assert json.loads(res.stdout.strip().splitlines()[0])["n_cols"] == 2
+
+
+def test_step_with_a_tiny_coefficient_exits_3_and_keeps_the_round(tmp_path):
+    state = tmp_path / "S"
+    base = _problem(tmp_path / "base.parquet", 1.0)
+    assert CliRunner().invoke(app, ["init", str(base), "--state", str(state)]).exit_code == 0
+    d = Delta.coefs(["x"], ["r"], [1e-300])
+    d.base_round = 0
+    write_delta(d, tmp_path / "d.parquet")
+    res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
+    err = _error(res)
+    assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == "r/x" and err["line"] == 0
+    assert "below 1e-9" in err["message"] and (state / "CURRENT").read_text().strip() == "0"
+
+
+def test_a_zero_coefficient_in_a_delta_still_removes_the_entry(tmp_path):
+    state = tmp_path / "S"
+    base = _problem(tmp_path / "base.parquet", 1.0)
+    assert CliRunner().invoke(app, ["init", str(base), "--state", str(state)]).exit_code == 0
+    d = Delta.coefs(["x"], ["r"], [0.0])
+    d.base_round = 0
+    write_delta(d, tmp_path / "d.parquet")
+    res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
+    assert res.exit_code == 0, res.output
+
+
+def test_from_arrays_refuses_a_tiny_coefficient_naming_it():
+    with pytest.raises(ValidationError, match="below 1e-9") as e:
+        Problem.from_arrays(cost=[1.0, 1.0], col_lower=[0, 0], col_upper=[1, 1], row_lower=[0], row_upper=[1],
+                            matrix=np.array([[1e-12, 1.0]]), col_names=["a", "b"], row_names=["r"])
+    assert e.value.entity == "r/a"
