@@ -166,9 +166,10 @@ def _read_delta(delta) -> Delta:
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
          accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
-         ray_address: str | None = None, _waited: float = 0.0) -> dict:
+         ray_address: str | None = None, _waited: float = 0.0, _later=None) -> dict:
     """Apply one delta to the current round, solve warm, store the next round; see :func:`solver.rounds.step`.
-    ``_waited``: seconds :func:`step_many` already waited for the lock (added to this round's ``wait``)."""
+    ``_waited``: seconds :func:`step_many` already waited for the lock (added to this round's ``wait``);
+    ``_later``: the SHA-256 of the batch's following deltas, for :func:`_is_retry` (None: a single delta)."""
     t0 = time.perf_counter() - _waited  # the round's total includes that wait
     check_out_dir(out_dir, state_dir_or_default(state_dir))
     store = StateStore(state_dir_or_default(state_dir))
@@ -184,11 +185,18 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         gen = store.load(read=("solution.parquet",))  # the previous allocation, for changes.parquet
         sha = delta_hash(delta)
         done = store.applied_in(sha, gen.round)
-        if done is not None:
+        if done is not None and _is_retry(store, done, gen.round, _later):
             return _no_op_report(store, gen, done, sha)
         d = _read_delta(delta)
+        if done is not None and d.base_round is not None:  # written for round done - 1: applied there
+            return _no_op_report(store, gen, done, sha)
         seconds = {"wait": _waited + t_lock - t_req, "load": time.perf_counter() - t_lock}
         warnings = [gen.warning] if gen.warning else []
+        if done is not None:
+            warnings.append(f"delta {sha[:16]}... already produced round {done}; applied again to the current "
+                            f"round {gen.round}: it has no copter.base_round, so a change that comes back (a "
+                            f"bound toggled back) cannot be told from a late retry (a retry of the delta that "
+                            f"produced the current round is a no-op)")
         _check_base_round(d, gen.round, force, warnings, gen.warning)
         from solver.rounds.partitioned import config_of
 
@@ -208,6 +216,35 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep,
                             settings.tol, write_extra=hook)
     return copy_out(store.root, report, out_dir)
+
+
+def _is_retry(store: StateStore, done: int, current: int, later) -> bool:
+    """Whether applying the delta that produced kept round ``done`` again is a retry (a no-op): it produced the
+    current round, or a batch is being run again: the rounds after ``done`` up to ``current`` were produced, in
+    order, by the batch's following deltas (``later``: their SHA-256, None where unreadable; or a callable
+    returning that list). Otherwise the same bytes are a new change back to earlier values (only a delta
+    without ``copter.base_round`` gets there: :func:`step` checks)."""
+    if done == current:
+        return True
+    if later is None:
+        return False
+    hashes = later() if callable(later) else later
+    n = current - done
+    if len(hashes) < n:
+        return False
+    return all(hashes[j] is not None and (store.manifest(done + j + 1) or {}).get("delta_sha256") == hashes[j]
+               for j in range(n))
+
+
+def _hashes_of(deltas: list) -> list:
+    """SHA-256 of each delta (:func:`delta_hash`), None for one that cannot be read (its own step reports it)."""
+    out = []
+    for d in deltas:
+        try:
+            out.append(delta_hash(d))
+        except CopterError:
+            out.append(None)
+    return out
 
 
 def _no_op_report(store: StateStore, gen: Generation, done: int, sha: str) -> dict:
@@ -360,7 +397,8 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
         for i, delta in enumerate(deltas):
             try:
                 report = step(delta, store.root, settings, force, accept_failed, out_dir, executor=executor,
-                              ray_address=ray_address, _waited=waited if i == 0 else 0.0)
+                              ray_address=ray_address, _waited=waited if i == 0 else 0.0,
+                              _later=lambda i=i: _hashes_of(deltas[i + 1:]))
             except CopterError as err:
                 suffix, context = batch_stop(deltas, reports_)
                 err.message += suffix
