@@ -75,8 +75,9 @@ def test_reapplying_the_same_delta_is_a_no_op(state):
 
 
 def test_a_stale_reapply_names_the_round_it_produced_without_its_warnings(state):
-    d = Delta.vars(["x1"], cost=[3.0])  # no base_round: its round carries a warning
-    first = rounds.step(d, state)
+    d = Delta.vars(["x1"], cost=[3.0])
+    d.base_round = 7  # applied with --force: its round carries a warning (a stale re-apply of a delta
+    first = rounds.step(d, state, force=True)  # without base_round is a change coming back: applied again)
     assert first["round"] == 1 and first["warnings"]
     rounds.step(Delta.vars(["x2"], cost=[4.0]), state)
     rounds.step(Delta.vars(["x2"], cost=[5.0]), state)  # round 3
