@@ -26,7 +26,7 @@ def convert(
     """Convert a problem between MPS and Parquet.
 
     The format of SRC and DST is chosen by each file's extension."""
-    from copter_cli.output import answering, console, print_json, run
+    from copter_cli.output import answering, console, print_json, run, say_warnings
 
     def body() -> int:
         from formats.io import kind_of, read_problem, write_problem
@@ -43,6 +43,11 @@ def convert(
                "nnz": problem.nnz, "n_integer": int(problem.integrality.sum()),
                "sense": "max" if problem.sense == -1 else "min", "objective_offset": problem.offset,
                "seconds": {"read": t1 - t0, "write": t2 - t1}}
+        if kind_of(dst) == "mps":  # a 5e20 bound is finite here but infinite to HiGHS's defaults
+            from formats.mps_infinity import highs_default_infinity_warning
+            big = highs_default_infinity_warning(problem)
+            if big:
+                out["warnings"] = [big]
         if json_out:
             print_json(out)
         else:
@@ -50,6 +55,7 @@ def convert(
                 console.print(f"{src} -> {dst}: {problem.n_rows} rows, {problem.n_cols} columns "
                               f"({out['n_integer']} integer), {problem.nnz} nonzeros "
                               f"(read {t1 - t0:.2f} s, write {t2 - t1:.2f} s)", markup=False)
+        say_warnings(out)
         return 0
 
     run(json_out, debug, body)

@@ -1,7 +1,7 @@
 """The one bridge between copter and HiGHS (highspy): every other module talks to HiGHS through it.
 
-- construction: :func:`new_highs` (silent, ``infinite_bound`` 1e30 = copter's INF_BOUND, threads, time
-  limit), :func:`configure_threads` (HiGHS's process-global scheduler), :func:`set_time_budget` (HiGHS's
+- construction: :func:`new_highs` (silent, ``infinite_bound`` and ``infinite_cost`` 1e30 = copter's
+  INF_BOUND, threads, time limit), :func:`configure_threads` (HiGHS's process-global scheduler), :func:`set_time_budget` (HiGHS's
   ``time_limit`` is cumulative per instance: a budget is set on top of ``getRunTime()``);
 - models: :func:`to_highs_lp` / :func:`from_highs_lp` (Problem <-> ``HighsLp``), :func:`pass_model` (and
   why HiGHS refused one), :func:`pass_problem` (straight from a Problem's arrays), :func:`change_sense`;
@@ -111,6 +111,9 @@ def new_highs(threads: int | None = None, time_limit_seconds: float | None = Non
     # copter's convention: |bound| >= 1e30 is infinite (solver.model.problem.INF_BOUND). HiGHS's default cut is
     # 1e20, so a bound of 5e20 was finite for PDHG but infinite for HiGHS presolve and the baselines.
     h.setOptionValue("infinite_bound", INF_BOUND)
+    # the same for costs: HiGHS's infinite_cost is 1e20 too, and a cost of 5e20 made its presolve fail and its
+    # solvers report objective -inf as Optimal, while copter's cost was finite
+    h.setOptionValue("infinite_cost", INF_BOUND)
     configure_threads(h, threads)
     if time_limit_seconds is not None and np.isfinite(time_limit_seconds):
         h.setOptionValue("time_limit", float(time_limit_seconds))

@@ -1,0 +1,44 @@
+"""Values an MPS file holds that other readers take for infinity.
+
+copter's infinity is a magnitude >= 1e30 (``solver.model.problem.INF_BOUND``), and its HiGHS instances are
+set to it. HiGHS's own defaults (``infinite_bound``, ``infinite_cost``) are 1e20, and other MPS readers use
+1e20 too: a bound, row bound or cost of magnitude in [1e20, 1e30) that copter writes as a finite number is
+read back elsewhere as infinite (``x <= 5e20`` becomes unbounded). :func:`highs_default_infinity_warning`
+names the first such value so ``copter export`` and ``copter convert`` can say so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solver.model.problem import INF_BOUND, Problem
+
+OTHER_READERS_INF = 1e20  #: HiGHS's default infinite_bound / infinite_cost (and CPLEX's 1e20)
+
+
+def _first_big(arr: np.ndarray) -> int:
+    big = np.flatnonzero((np.abs(arr) >= OTHER_READERS_INF) & (np.abs(arr) < INF_BOUND))
+    return int(big[0]) if big.size else -1
+
+
+def highs_default_infinity_warning(problem: Problem) -> str | None:
+    """A one-line warning naming the first finite value of magnitude in [1e20, 1e30) in ``problem``
+    (a column bound, a row bound, then a cost) and how many there are, or None when there is none."""
+    first, count = None, 0
+    for what, arr, names in (("lower bound of variable", problem.col_lower, problem.col_names),
+                             ("upper bound of variable", problem.col_upper, problem.col_names),
+                             ("lower bound of constraint", problem.row_lower, problem.row_names),
+                             ("upper bound of constraint", problem.row_upper, problem.row_names),
+                             ("cost of variable", problem.cost, problem.col_names)):
+        j = _first_big(arr)
+        if j < 0:
+            continue
+        count += int(np.count_nonzero((np.abs(arr) >= OTHER_READERS_INF) & (np.abs(arr) < INF_BOUND)))
+        if first is None:
+            first = f"the {what} {str(names[j])!r} is {arr[j]:g}"
+    if first is None:
+        return None
+    more = f" ({count} such values)" if count > 1 else ""
+    return (f"{first}{more}: finite for copter (infinity is >= 1e30), but HiGHS's default infinite_bound and "
+            "infinite_cost (1e20) and other MPS readers read a magnitude >= 1e20 as infinite, so they would see "
+            "a different model; set HiGHS's infinite_bound/infinite_cost to 1e30, or rescale")

@@ -1,0 +1,79 @@
+"""Values of magnitude in [1e20, 1e30): finite for copter (its infinity is 1e30) but infinite at HiGHS's
+default infinite_bound / infinite_cost (1e20). copter's own HiGHS runs must solve copter's model (a cost
+of 5e20 made HiGHS presolve fail and copter end at half the optimum), and an MPS file written with such a
+value is read as another model by HiGHS at its defaults: export/convert say so (fresh-install hunter)."""
+
+from __future__ import annotations
+
+import json
+
+import highspy
+import pytest
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from formats.io import write_delta
+from solver.model.delta import Delta
+
+
+def _big(path):
+    """max x + 5e20 y s.t. r: x + y <= 2e21, x in [0, 5e20], y in [0, 1]: optimum 1e21 (x = 5e20, y = 1)."""
+    d = Delta.concat([Delta.vars(["x"], cost=[1.0], upper=[5e20]), Delta.vars(["y"], cost=[5e20], upper=[1.0]),
+                      Delta.cons(["r"], upper=[2e21]), Delta.coefs(["x", "y"], ["r", "r"], [1.0, 1.0])])
+    d.format, d.sense = "problem", -1
+    write_delta(d, path)
+    return path
+
+
+def test_copter_and_the_highs_baselines_agree_on_a_model_with_values_beyond_1e20(tmp_path):
+    state = tmp_path / "S"
+    res = CliRunner().invoke(app, ["init", str(_big(tmp_path / "p.parquet")), "--state", str(state)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["compare", "--state", str(state), "-b", "highs", "-b", "highs-warm", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["copter"]["objective"] == pytest.approx(1e21, rel=1e-6)
+    assert [b["objective"] for b in out["baselines"]] == pytest.approx([1e21, 1e21], rel=1e-6)
+
+
+def test_new_highs_uses_copters_infinity_for_bounds_and_costs():
+    from solver.highs_bridge import new_highs
+    h = new_highs()
+    assert h.getOptionValue("infinite_bound")[1] == 1e30 and h.getOptionValue("infinite_cost")[1] == 1e30
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_export_to_mps_warns_about_a_bound_highs_reads_as_infinite(tmp_path, json_out):
+    state = tmp_path / "S"
+    assert CliRunner().invoke(app, ["init", str(_big(tmp_path / "p.parquet")), "--state", str(state)]).exit_code == 0
+    out = tmp_path / "x.mps"
+    res = CliRunner().invoke(app, ["export", "--state", str(state), "-o", str(out)] + (["--json"] if json_out else []))
+    assert res.exit_code == 0, res.output
+    line = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(line) == 1 and "variable 'x' is 5e+20" in line[0] and "1e20" in line[0], res.stderr
+    if json_out:
+        assert json.loads(res.stdout)["warnings"] == [line[0].removeprefix("warning: ")]
+    h = highspy.Highs()  # the reason for the warning: HiGHS at its defaults reads x <= 5e20 as unbounded
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(out))
+    assert h.getLp().col_upper_[0] == highspy.kHighsInf
+
+
+def test_export_to_parquet_and_of_a_model_below_1e20_do_not_warn(tmp_path):
+    state = tmp_path / "S"
+    assert CliRunner().invoke(app, ["init", str(_big(tmp_path / "p.parquet")), "--state", str(state)]).exit_code == 0
+    res = CliRunner().invoke(app, ["export", "--state", str(state), "-o", str(tmp_path / "x.parquet"), "--json"])
+    assert res.exit_code == 0 and "warnings" not in json.loads(res.stdout) and "warning" not in res.stderr
+    d = Delta.concat([Delta.vars(["x"], cost=[1.0], upper=[9.9e19]), Delta.cons(["r"], upper=[2.0]),
+                      Delta.coefs(["x"], ["r"], [1.0])])
+    d.format = "problem"
+    write_delta(d, tmp_path / "small.parquet")
+    res = CliRunner().invoke(app, ["convert", str(tmp_path / "small.parquet"), str(tmp_path / "s.mps"), "--json"])
+    assert res.exit_code == 0 and "warnings" not in json.loads(res.stdout) and "warning" not in res.stderr
+
+
+def test_convert_to_mps_warns_naming_the_first_such_value(tmp_path):
+    res = CliRunner().invoke(app, ["convert", str(_big(tmp_path / "p.parquet")), str(tmp_path / "y.mps"), "--json"])
+    assert res.exit_code == 0, res.output
+    (w,) = json.loads(res.stdout)["warnings"]
+    assert w.startswith("the upper bound of variable 'x' is 5e+20 (3 such values)") and w in res.stderr
