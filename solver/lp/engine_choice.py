@@ -53,7 +53,9 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    same point (a wall-clock budget made a partitioned round on Ray differ from the same round inline). An
    ALM run that uses its budget, stalls or diverges hands the round to PDHG, WARM from the same start
    point, with the time left, and is recorded as lost (``solver.lp.dispatch``). The budget's floor is capped
-   at ``ALM_OVER`` x the cold passes, where a finished run counts as lost anyway;
+   at ``ALM_OVER`` x the cold passes, where a finished run counts as lost anyway; a cold solve of 0 passes
+   (HiGHS presolve solved the LP) is no yardstick: the budget is the floor alone, and neither ``ALM_OVER``
+   nor 6a judges the run against it (a zero budget gave up at once and pinned PDHG for 8 rounds);
 6a. ... unless the previous round was an ALM run that made more than :data:`ALM_PROBE` times the last cold
    solve's passes and the stream has no PDHG warm round yet: then PDHG runs warm once, and when it makes fewer
    than 1 / ``ALM_VS_PDHG`` of that ALM run's passes, the ALM backs off for ``ALM_BACKOFF`` rounds
@@ -306,16 +308,20 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
     if close or gap_only:
         cold_p = previous.cold_passes
         if (previous.engine == "alm" and not previous.lost and math.isnan(previous.pdhg_warm_passes)
-                and previous.alm_passes > ALM_PROBE * cold_p):
+                and cold_p > 0 and previous.alm_passes > ALM_PROBE * cold_p):
             return Choice("pdhg", f"{nums}; the ALM's last round made {previous.alm_passes:.0f} matrix passes, more "
                                   f"than {ALM_PROBE:g} x the last cold solve's {cold_p:.0f}, and no PDHG warm round of "
                                   "this stream is known: PDHG warm, to compare", probe=True, **pick)
         floor = math.ceil(ALM_MIN_NONZEROS / max(problem.nnz, 1))
         # the floor never lets a run go past ALM_OVER x the cold passes, where it counts as lost anyway
-        budget = max(ALM_BUDGET * cold_p, min(floor, ALM_OVER * cold_p)) if math.isfinite(cold_p) else math.inf
-        btxt = (f"budget {budget:.0f} matrix passes (max of {ALM_BUDGET:g} x the last cold solve's {cold_p:.0f} and "
-                f"min({floor} = {ALM_MIN_NONZEROS:.0e} nonzeros, {ALM_OVER:g} x it))"
-                if math.isfinite(budget) else "no cold solve's passes known: budget = the round's limits")
+        # ... except after a cold solve of 0 passes (HiGHS presolve solved it): no yardstick, the floor alone
+        budget = (math.inf if not math.isfinite(cold_p) else floor if cold_p <= 0 else
+                  max(ALM_BUDGET * cold_p, min(floor, ALM_OVER * cold_p)))
+        btxt = ("no cold solve's passes known: budget = the round's limits" if not math.isfinite(budget) else
+                f"budget {budget:.0f} matrix passes ({floor} = {ALM_MIN_NONZEROS:.0e} nonzeros: the last cold solve "
+                "made 0, HiGHS presolve solved it)" if cold_p <= 0 else
+                f"budget {budget:.0f} matrix passes (max of {ALM_BUDGET:g} x the last cold solve's {cold_p:.0f} and "
+                f"min({floor} = {ALM_MIN_NONZEROS:.0e} nonzeros, {ALM_OVER:g} x it))")
         why = (f"ratio {e_w / e_c:.2g} <= {ALM_RATIO:g}, <= {ALM_MAX_KKT:g}" if close else
                f"only the gap is large: residuals {r_w:.1e} against the cold start's {r_c:.1e}, ratio <= {ALM_RATIO:g}, "
                f"<= {ALM_MAX_KKT:g}; stale duals or a far primal objective, the outcome decides")
@@ -373,7 +379,7 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
     pdhg_p = prev.pdhg_warm_passes if prev else math.nan
     warm_ran = choice.use_warm and math.isfinite(choice.warm_kkt)  # an "auto" solve from a warm start
     alm_ran = warm_ran and choice.engine == "alm" and not lost
-    over = alm_ran and math.isfinite(base) and passes > ALM_OVER * base
+    over = alm_ran and math.isfinite(base) and base > 0 and passes > ALM_OVER * base  # 0: presolve solved it
     beaten = alm_ran and passes > ALM_VS_PDHG * pdhg_p  # False while no PDHG warm round is known (nan)
     probe_lost = choice.probe and ALM_VS_PDHG * passes < alm_p  # the PDHG warm round did clearly less than the ALM's
     if alm_ran:
