@@ -47,11 +47,11 @@ was. Links: copter follows no symbolic link inside the directory (:meth:`StateSt
 naming it; a linked file inside a generation makes it incomplete); CURRENT and config.json are replaced
 through ``O_EXCL`` temporary files, never written in place.
 
-This module holds :class:`StateStore` (locking, CURRENT, config.json, the generations' lineage, loading,
-pruning, failed-round records). One generation's files and their writer (:class:`Generation`,
-:class:`GenerationWriter`) are in :mod:`formats.generation`, config.json's validation in
-:mod:`formats.state_config`, the crash tests' kill points (:func:`fault_point`) in :mod:`formats.faults`; the
-names are importable from here too.
+This module holds :class:`StateStore` (CURRENT, config.json, the generations' lineage, loading, pruning,
+failed-round records); its lock and link checks are in :mod:`formats.state_lock` (which it inherits). One
+generation's files and their writer (:class:`Generation`, :class:`GenerationWriter`) are in
+:mod:`formats.generation`, config.json's validation in :mod:`formats.state_config`, the crash tests' kill points
+(:func:`fault_point`) in :mod:`formats.faults`; the names are importable from here too.
 """
 
 from __future__ import annotations
@@ -63,17 +63,16 @@ import shutil
 import stat
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from formats import undo
 from formats.checksum import ALGORITHM as CHECKSUM
 from formats.checksum import file_crc32
-from formats.faults import as_environment_fault, fault_point, io_fault, is_environment_fault
+from formats.faults import fault_point, io_fault
 from formats.fsync import fsync_path
 from formats.generation import (
+    GEN_RE,
     PROBLEM_FIELDS,
     Generation,
     GenerationWriter,
@@ -93,21 +92,18 @@ from formats.state_config import (
     null_value_error,
     unknown_key_error,
 )
-from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
+from formats.state_lock import StateLocking
+from solver.model.errors import StateError
 
 if TYPE_CHECKING:  # numpy, pyarrow, filelock and the arrays are imported where used: show/history/rollback
     from collections.abc import Callable
-
-    from filelock import FileLock
 
     Verify = bool | Callable[[str], bool]  # StateStore.damage: which files' content checksums to check
 
 STATE_VERSION = 1  # config.json's "version": the state directory's layout (a newer one is refused, exit 3)
 DEFAULT_KEEP = 5
-_GEN_RE = re.compile(r"^gen-(\d{6,})$")
 _CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
-_LOCKS: dict[str, FileLock] = {}
 _RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation)
 
 
@@ -131,8 +127,7 @@ def _write_text_atomic(path: Path, text: str) -> None:
     fsync_path(path.parent, directory=True)
 
 
-
-class StateStore:
+class StateStore(StateLocking):
     """A state directory (see module docstring). Cheap to construct; touches nothing until used.
 
     Args:
@@ -145,125 +140,7 @@ class StateStore:
         self.root = Path(root)
         self.reuse = reuse
 
-    # ------------------------------------------------------------------ locking
-    @contextmanager
-    def lock(self, create: bool = False, wait: float = 0.0) -> Iterator[None]:
-        """Hold the state's writer lock (one FileLock object per directory per process, re-entrant).
-
-        Args:
-            create: create the state folder when missing (``init``); otherwise a missing folder, or one
-                without ``CURRENT``, ``config.json`` or a ``gen-*`` entry, raises StateError (nothing is
-                created, not even ``.lock``).
-            wait: seconds to wait for another writer to release the lock (0: one attempt).
-        Raises:
-            StateBusyError: another writer still holds the lock after ``wait`` seconds.
-            EnvironmentFaultError: ``.lock`` is a folder, a symbolic link or another non-file (reason
-                ``"lock"``), or the lock file or the folder cannot be created or opened (permission,
-                read-only file system, disk full).
-            StateError: the path is a file, the folder is missing (without ``create``), or a name copter
-                uses inside it is a symbolic link (:meth:`check_links`).
-        """
-        from filelock import FileLock, Timeout
-
-        if self.root.exists() and not self.root.is_dir():
-            raise StateError("is a file, not a state directory", file=str(self.root))
-        if create:
-            try:
-                self.root.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                if is_environment_fault(err):
-                    raise as_environment_fault(err, self.root, "create the state directory") from err
-                raise StateError(f"cannot create the state directory: {err.strerror or err}",
-                                 file=str(self.root)) from err
-        key = os.path.realpath(self.root)
-        lk = _LOCKS.get(key)
-        if not create and not (lk is not None and lk.is_locked) and (
-                not self.root.is_dir() or not self._has_state_names()):
-            # refused before the lock file is created: a folder that is not a state gets no .lock (a lock
-            # this process already holds, e.g. init's, is re-entered as before)
-            raise StateError(f"{self.root} is not an initialised copter state directory "
-                             f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
-        if lk is None:
-            lk = _LOCKS[key] = FileLock(os.path.join(key, ".lock"), timeout=0)
-        self._check_lock_path()
-        try:
-            lk.acquire(timeout=-1 if wait == float("inf") else max(0.0, float(wait)))  # filelock: -1 = forever
-        except Timeout:
-            waited = f" (waited {wait:g} s)" if wait > 0 else ""
-            raise StateBusyError(f"state directory {self.root} is busy: another copter writer holds "
-                                 f"{self.root / '.lock'}{waited}; retry later or use --wait SECONDS") from None
-        except OSError as err:
-            self._check_lock_path()
-            from formats.faults import REASONS
-
-            raise EnvironmentFaultError(f"cannot lock: {err.strerror or err}",
-                                        file=str(self.root / ".lock"), reason=REASONS.get(err.errno, "lock"),
-                                        errno_name=_errno_name(err)) from err
-        try:
-            self.check_links()
-            yield
-        finally:
-            lk.release()
-
-    def _has_state_names(self) -> bool:
-        """True when the folder holds ``CURRENT``, ``config.json`` or a ``gen-*`` entry (one directory scan,
-        nothing read): what every initialised state has. A folder without any is refused by the commands
-        that write to a state before they create its ``.lock``; one with them is checked under the lock."""
-        try:
-            with os.scandir(self.root) as it:
-                return any(e.name in _OWN_FILES or _GEN_RE.match(e.name) for e in it)
-        except OSError:
-            return True  # unreadable: the lock and the commands report it as before
-
-    def _check_lock_path(self) -> None:
-        """Refuse a ``.lock`` that is not a regular file (a folder, a dangling or any symbolic link).
-
-        Raises:
-            EnvironmentFaultError: reason ``"lock"``, naming the path and what it is.
-        """
-        path = self.root / ".lock"
-        try:
-            st_ = os.lstat(path)
-        except FileNotFoundError:
-            return
-        except OSError as err:
-            raise EnvironmentFaultError(f"cannot use the lock file: {err.strerror or err}", file=str(path),
-                                        reason="lock", errno_name=_errno_name(err)) from err
-        if stat.S_ISREG(st_.st_mode):
-            return
-        what = (f"a symbolic link to {os.readlink(path)}" if stat.S_ISLNK(st_.st_mode) else
-                "a folder" if stat.S_ISDIR(st_.st_mode) else "not a regular file")
-        raise EnvironmentFaultError(f"cannot lock: it is {what}, not a lock file; remove it (copter creates it "
-                                    "again)", file=str(path), reason="lock")
-
-    def check_links(self) -> None:
-        """Refuse a symbolic link where copter reads or writes inside the state directory: ``CURRENT``,
-        ``config.json``, ``abandoned``, ``failed`` and the records in it, ``gen-*`` and copter's temporary
-        names. copter never follows a link out of the state (a symlinked ``abandoned/`` would receive
-        generations elsewhere). The state directory itself may be a link (``--state`` names it).
-
-        ``CURRENT`` and ``config.json`` must also be regular files: a folder there (or a FIFO, which would
-        block the read) is refused the same way, before a command writes anything (a step used to solve and
-        store its generation, then fail replacing a ``CURRENT`` folder: an exit-1 traceback).
-
-        Raises:
-            StateError: naming the link and its target, or the non-file and what it is (exit code 3);
-                nothing is changed.
-        """
-        for folder in (self.root, self.root / "failed"):
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for e in entries:
-                if e.is_symlink() and (folder != self.root or _is_own_name(e.name)):
-                    raise StateError(f"is a symbolic link (to {os.readlink(e.path)}); copter never "
-                                     "follows a link inside a state directory: replace it by the real file "
-                                     "or folder, or remove it", file=e.path)
-                if folder == self.root and e.name in _OWN_FILES and not e.is_file(follow_symlinks=False):
-                    what = "a folder" if e.is_dir(follow_symlinks=False) else "not a regular file"
-                    raise StateError(f"is {what}, not copter's {e.name} file: replace it by the real file, or "
-                                     "remove it", file=e.path)
+    # ------------------------------------------------------------------ locking: StateLocking (formats.state_lock)
 
     # ------------------------------------------------------------------ config
     @property
@@ -352,7 +229,7 @@ class StateStore:
             return []
         rounds = []
         for p in self.root.iterdir():
-            m = _GEN_RE.match(p.name)
+            m = GEN_RE.match(p.name)
             if m and self.is_complete(int(m.group(1))):
                 rounds.append(int(m.group(1)))
         return sorted(rounds)
@@ -430,7 +307,7 @@ class StateStore:
         """Round numbers of every ``gen-*`` folder, complete or not."""
         if not self.root.is_dir():
             return []
-        return [int(m.group(1)) for p in self.root.iterdir() if (m := _GEN_RE.match(p.name)) and p.is_dir()]
+        return [int(m.group(1)) for p in self.root.iterdir() if (m := GEN_RE.match(p.name)) and p.is_dir()]
 
     def current(self, verify: Verify = False) -> tuple[int, str | None]:
         """The round to load and a warning when CURRENT was not usable.
@@ -645,7 +522,7 @@ class StateStore:
                 shutil.rmtree(p, ignore_errors=True)
             elif p.name.startswith(".CURRENT.") and p.name.endswith(".tmp"):
                 p.unlink(missing_ok=True)
-            elif _GEN_RE.match(p.name) and p.is_dir() and not self.is_complete(int(_GEN_RE.match(p.name).group(1))):
+            elif GEN_RE.match(p.name) and p.is_dir() and not self.is_complete(int(GEN_RE.match(p.name).group(1))):
                 shutil.rmtree(p, ignore_errors=True)
         failed = self.root / "failed"
         if failed.is_dir():
@@ -690,24 +567,6 @@ class StateStore:
         if not base.is_dir():
             return []
         return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
-
-
-
-
-_OWN_FILES = ("CURRENT", "config.json")
-"""Names in the state folder that copter reads and replaces as regular files."""
-
-
-def _is_own_name(name: str) -> bool:
-    """A name copter reads or writes at the top of a state directory (``.lock`` is checked by the lock)."""
-    return (name in ("CURRENT", "config.json", "abandoned", "failed", "log") or bool(_GEN_RE.match(name))
-            or name.startswith((".tmp-", ".trash-", ".CURRENT.", ".config.json.")))
-
-
-def _errno_name(err: OSError) -> str | None:
-    import errno
-
-    return errno.errorcode.get(err.errno) if err.errno is not None else None
 
 
 def _failed_round(path: Path) -> int:

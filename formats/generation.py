@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
                   "integrality", "a_indptr", "a_indices", "a_data")
 FORMAT_VERSION = 1
+
+
+GEN_RE = re.compile(r"^gen-(\d{6,})$")  #: a generation's folder name (:func:`gen_name`); group 1: its round
 
 
 def gen_name(round_: int) -> str:

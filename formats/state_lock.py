@@ -1,0 +1,162 @@
+"""The writer lock of a state directory and the checks made under it (:mod:`formats.checkpoint`, module docstring
+"Locking" and "Links"): :class:`StateLocking` is the part of :class:`formats.checkpoint.StateStore` that takes the
+lock (one ``filelock.FileLock`` per directory per process, :data:`_LOCKS`), refuses a ``.lock`` that is not a file,
+and refuses a symbolic link (or a non-file ``CURRENT`` / ``config.json``) where copter reads or writes
+(:meth:`StateLocking.check_links`). ``StateStore`` inherits it; filelock is imported when the lock is taken."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from formats.faults import as_environment_fault, is_environment_fault
+from formats.generation import GEN_RE
+from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
+
+_LOCKS: dict[str, FileLock] = {}
+_OWN_FILES = ("CURRENT", "config.json")
+"""Names in the state folder that copter reads and replaces as regular files."""
+
+
+class StateLocking:
+    """The lock and link checks of :class:`formats.checkpoint.StateStore` (its ``root``: the state directory)."""
+
+    root: Path
+
+    @contextmanager
+    def lock(self, create: bool = False, wait: float = 0.0) -> Iterator[None]:
+        """Hold the state's writer lock (one FileLock object per directory per process, re-entrant).
+
+        Args:
+            create: create the state folder when missing (``init``); otherwise a missing folder, or one
+                without ``CURRENT``, ``config.json`` or a ``gen-*`` entry, raises StateError (nothing is
+                created, not even ``.lock``).
+            wait: seconds to wait for another writer to release the lock (0: one attempt).
+        Raises:
+            StateBusyError: another writer still holds the lock after ``wait`` seconds.
+            EnvironmentFaultError: ``.lock`` is a folder, a symbolic link or another non-file (reason
+                ``"lock"``), or the lock file or the folder cannot be created or opened (permission,
+                read-only file system, disk full).
+            StateError: the path is a file, the folder is missing (without ``create``), or a name copter
+                uses inside it is a symbolic link (:meth:`check_links`).
+        """
+        from filelock import FileLock, Timeout
+
+        if self.root.exists() and not self.root.is_dir():
+            raise StateError("is a file, not a state directory", file=str(self.root))
+        if create:
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                if is_environment_fault(err):
+                    raise as_environment_fault(err, self.root, "create the state directory") from err
+                raise StateError(f"cannot create the state directory: {err.strerror or err}",
+                                 file=str(self.root)) from err
+        key = os.path.realpath(self.root)
+        lk = _LOCKS.get(key)
+        if not create and not (lk is not None and lk.is_locked) and (
+                not self.root.is_dir() or not self._has_state_names()):
+            # refused before the lock file is created: a folder that is not a state gets no .lock (a lock
+            # this process already holds, e.g. init's, is re-entered as before)
+            raise StateError(f"{self.root} is not an initialised copter state directory "
+                             f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
+        if lk is None:
+            lk = _LOCKS[key] = FileLock(os.path.join(key, ".lock"), timeout=0)
+        self._check_lock_path()
+        try:
+            lk.acquire(timeout=-1 if wait == float("inf") else max(0.0, float(wait)))  # filelock: -1 = forever
+        except Timeout:
+            waited = f" (waited {wait:g} s)" if wait > 0 else ""
+            raise StateBusyError(f"state directory {self.root} is busy: another copter writer holds "
+                                 f"{self.root / '.lock'}{waited}; retry later or use --wait SECONDS") from None
+        except OSError as err:
+            self._check_lock_path()
+            from formats.faults import REASONS
+
+            raise EnvironmentFaultError(f"cannot lock: {err.strerror or err}",
+                                        file=str(self.root / ".lock"), reason=REASONS.get(err.errno, "lock"),
+                                        errno_name=_errno_name(err)) from err
+        try:
+            self.check_links()
+            yield
+        finally:
+            lk.release()
+
+    def _has_state_names(self) -> bool:
+        """True when the folder holds ``CURRENT``, ``config.json`` or a ``gen-*`` entry (one directory scan,
+        nothing read): what every initialised state has. A folder without any is refused by the commands
+        that write to a state before they create its ``.lock``; one with them is checked under the lock."""
+        try:
+            with os.scandir(self.root) as it:
+                return any(e.name in _OWN_FILES or GEN_RE.match(e.name) for e in it)
+        except OSError:
+            return True  # unreadable: the lock and the commands report it as before
+
+    def _check_lock_path(self) -> None:
+        """Refuse a ``.lock`` that is not a regular file (a folder, a dangling or any symbolic link).
+
+        Raises:
+            EnvironmentFaultError: reason ``"lock"``, naming the path and what it is.
+        """
+        path = self.root / ".lock"
+        try:
+            st_ = os.lstat(path)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            raise EnvironmentFaultError(f"cannot use the lock file: {err.strerror or err}", file=str(path),
+                                        reason="lock", errno_name=_errno_name(err)) from err
+        if stat.S_ISREG(st_.st_mode):
+            return
+        what = (f"a symbolic link to {os.readlink(path)}" if stat.S_ISLNK(st_.st_mode) else
+                "a folder" if stat.S_ISDIR(st_.st_mode) else "not a regular file")
+        raise EnvironmentFaultError(f"cannot lock: it is {what}, not a lock file; remove it (copter creates it "
+                                    "again)", file=str(path), reason="lock")
+
+    def check_links(self) -> None:
+        """Refuse a symbolic link where copter reads or writes inside the state directory: ``CURRENT``,
+        ``config.json``, ``abandoned``, ``failed`` and the records in it, ``gen-*`` and copter's temporary
+        names. copter never follows a link out of the state (a symlinked ``abandoned/`` would receive
+        generations elsewhere). The state directory itself may be a link (``--state`` names it).
+
+        ``CURRENT`` and ``config.json`` must also be regular files: a folder there (or a FIFO, which would
+        block the read) is refused the same way, before a command writes anything (a step used to solve and
+        store its generation, then fail replacing a ``CURRENT`` folder: an exit-1 traceback).
+
+        Raises:
+            StateError: naming the link and its target, or the non-file and what it is (exit code 3);
+                nothing is changed.
+        """
+        for folder in (self.root, self.root / "failed"):
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for e in entries:
+                if e.is_symlink() and (folder != self.root or _is_own_name(e.name)):
+                    raise StateError(f"is a symbolic link (to {os.readlink(e.path)}); copter never "
+                                     "follows a link inside a state directory: replace it by the real file "
+                                     "or folder, or remove it", file=e.path)
+                if folder == self.root and e.name in _OWN_FILES and not e.is_file(follow_symlinks=False):
+                    what = "a folder" if e.is_dir(follow_symlinks=False) else "not a regular file"
+                    raise StateError(f"is {what}, not copter's {e.name} file: replace it by the real file, or "
+                                     "remove it", file=e.path)
+
+
+def _is_own_name(name: str) -> bool:
+    """A name copter reads or writes at the top of a state directory (``.lock`` is checked by the lock)."""
+    return (name in ("CURRENT", "config.json", "abandoned", "failed", "log") or bool(GEN_RE.match(name))
+            or name.startswith((".tmp-", ".trash-", ".CURRENT.", ".config.json.")))
+
+
+def _errno_name(err: OSError) -> str | None:
+    import errno
+
+    return errno.errorcode.get(err.errno) if err.errno is not None else None
