@@ -198,6 +198,22 @@ def _build(problem: Problem, fields: dict, cs: dict, rs: dict, changed: set) -> 
     return new
 
 
+def unknown_names(p: Parsed, is_col: bool, what: str, rows: np.ndarray, codes: np.ndarray,
+                  limit: int = 3) -> tuple[str, str]:
+    """How an error names the unknown names of ``rows`` (their name codes ``codes``, rows ascending):
+    ``variable 'x'`` when one name, else the first ``limit`` distinct names with their first rows and the
+    count of distinct names (200k rows naming 200k names are not 'x' repeated). Returns (text, first name).
+    Cost: one np.unique over the rows, ``limit`` name look-ups."""
+    _, first = np.unique(codes, return_index=True)
+    first.sort()
+    shown = [(p.name(is_col, int(rows[i])), int(rows[i])) for i in first[:limit]]
+    if first.size == 1:
+        return f"{what} {shown[0][0]!r}", shown[0][0]
+    listed = ", ".join(f"{nm!r} (row {r})" for nm, r in shown)
+    return (f"{what}s {listed}{', ...' if first.size > limit else ''} ({first.size} distinct names)",
+            shown[0][0])
+
+
 def _side(problem: Problem, p: Parsed, delta: Delta, is_col: bool):
     """Drops and upserts of one side (columns or rows). Returns a dict describing the new side."""
     entity = "var" if is_col else "con"
@@ -216,8 +232,8 @@ def _side(problem: Problem, p: Parsed, delta: Delta, is_col: bool):
         dpos = lookup(index, uniq.take(pa.array(dcodes)))
         unknown = np.flatnonzero(dpos < 0)
         if unknown.size:
-            nm = p.name(is_col, int(drop_rows[unknown[0]]))
-            fail(f"cannot drop unknown {what} {nm!r}", drop_rows[unknown], delta, entity=nm)
+            text, nm = unknown_names(p, is_col, what, drop_rows[unknown], np.asarray(dcodes)[unknown])
+            fail(f"cannot drop unknown {text}", drop_rows[unknown], delta, entity=nm)
         keep = np.ones(n_old, dtype=bool)
         keep[dpos] = False
         removed = old_names[np.sort(dpos)]
@@ -334,13 +350,13 @@ def _resolve_coef(problem, p: Parsed, delta, side, is_col):
         opos = lookup(side["index"], uniq.take(pa.array(ucode)))[inv]
         unknown = opos < 0
         if unknown.any():
-            nm = p.name(is_col, int(crow[rest[np.flatnonzero(unknown)[0]]]))
-            fail(f"coef names unknown {what} {nm!r}", crow[rest[unknown]], delta, entity=nm)
+            text, nm = unknown_names(p, is_col, what, crow[rest[unknown]], codes[rest[unknown]])
+            fail(f"coef names unknown {text}", crow[rest[unknown]], delta, entity=nm)
         npos = opos if side["keep"] is None else side["old_to_new"][opos]
         gone = npos < 0
         if gone.any():
-            nm = p.name(is_col, int(crow[rest[np.flatnonzero(gone)[0]]]))
-            fail(f"coef names {what} {nm!r}, which this delta drops (and does not re-add)",
+            text, nm = unknown_names(p, is_col, what, crow[rest[gone]], codes[rest[gone]])
+            fail(f"coef names {text}, which this delta drops (and does not re-add)",
                   crow[rest[gone]], delta, entity=nm)
         new_pos[rest] = npos
         if old_pos is not None:
