@@ -81,7 +81,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         out_dir: optional folder that receives copies of the round's outputs and report.json.
         wait: seconds to wait for another writer's lock (0: StateBusyError at once).
         partition: partitioned rounds (issue #18): ``{"k": K, "client_regex", "shared_rows_regex",
-            "executor", "ray_address", "seed", "passes", "workers"}`` (``solver.partition.round.PartitionConfig``),
+            "executor", "ray_address", "seed", "passes", "workers"}`` (``solver.partition.config.PartitionConfig``),
             stored in config.json; None or k = 1: monolithic rounds. The report then has ``partitions``.
         accept_failed: store round 0 and make it current even when its status is not OPTIMAL/FEASIBLE
             (a later delta can then fix the model).
