@@ -8,7 +8,7 @@ capacity, server load and memory). This module finds both from the problem alone
   copter's workload generators (``job17/a100/x4``, ``d3-7/p2``, ``shard12/srv3/r``). With
   ``client_regex``, the client is the text matched by the regex's named group ``client`` (or by the whole
   regex if it has no such group; RE2 syntax, search semantics). A variable that yields no client (no
-  ``/``, or no regex match) is **global**: shared by every client (e.g. ``alpha``, the concurrent-flow
+  ``/``, no regex match, or an empty client) is **global**: shared by every client (e.g. ``alpha``, the concurrent-flow
   fraction of TE's max-concurrent-flow form); POP copies it into every part.
 - **shared rows**: every row whose nonzeros touch more than one client (found from the matrix), plus, with
   ``shared_rows_regex``, every nonempty row whose name matches that regex (search semantics; anchor with
@@ -73,17 +73,21 @@ def _compile_check(pattern: str, what: str) -> None:
 
 
 def _client_keys(names: pa.Array, client_regex: str | None) -> pa.Array:
-    """(n,) client key per column name (null when no client can be read from it: a global column)."""
+    """(n,) client key per column name (null when no client can be read from it: a global column). An empty
+    client (``/x``, or a group that matched nothing, as ``^(?P<client>x)?`` on every name) is no client: it
+    made one client named "" of every such name."""
     if client_regex is None:
         has = pc.match_substring(names, "/")
-        return pc.if_else(has, pc.list_element(pc.split_pattern(names, "/", max_splits=1), 0), None)
-    _compile_check(client_regex, "--pop-client-regex")
-    pattern = client_regex if "(?P<client>" in client_regex else f"(?P<client>{client_regex})"
-    try:
-        found = pc.extract_regex(names, pattern)
-    except pa.ArrowInvalid as err:
-        raise UsageError(f"invalid --pop-client-regex {client_regex!r}: {err}") from err
-    return pc.if_else(found.is_valid(), pc.struct_field(found, "client"), None)
+        keys = pc.if_else(has, pc.list_element(pc.split_pattern(names, "/", max_splits=1), 0), None)
+    else:
+        _compile_check(client_regex, "--pop-client-regex")
+        pattern = client_regex if "(?P<client>" in client_regex else f"(?P<client>{client_regex})"
+        try:
+            found = pc.extract_regex(names, pattern)
+        except pa.ArrowInvalid as err:
+            raise UsageError(f"invalid --pop-client-regex {client_regex!r}: {err}") from err
+        keys = pc.if_else(found.is_valid(), pc.struct_field(found, "client"), None)
+    return pc.if_else(pc.equal(keys, ""), pa.scalar(None, keys.type), keys)
 
 
 def group_clients(problem: Problem, *, client_regex: str | None = None,
