@@ -1,10 +1,12 @@
 """Human view of ``copter show --solution`` (``solver.rounds.show_solution``): the allocation by client and,
-with ``--changes``, the biggest moves, as rich tables on stderr. rich is imported only when the tables are
+with ``--changes``, the biggest moves, as rich tables on stderr; names through ``copter_cli.printable`` (a line
+separator in a name no longer splits a row). rich is imported only when the tables are
 printed (``--json`` output never imports it)."""
 
 from __future__ import annotations
 
 from copter_cli.output import console, say, say_warnings
+from copter_cli.printable import printable
 
 NO_CLIENT = "(no client)"  #: the table's label of the group of names without a client
 
@@ -30,8 +32,8 @@ def print_allocation(res: dict) -> None:
         t.add_column(col, justify=just, overflow="fold")
     for c in res["clients"]:
         share = "-" if c["share"] is None else f"{100 * c['share']:.1f}%"
-        top = ", ".join(f"{e['name']} {_num(e['value'])}" for e in c["top"])
-        t.add_row(escape(NO_CLIENT if c["client"] is None else c["client"]), f"{c['nonzero']:,}",
+        top = ", ".join(f"{printable(e['name'])} {_num(e['value'])}" for e in c["top"])
+        t.add_row(escape(NO_CLIENT if c["client"] is None else printable(c["client"])), f"{c['nonzero']:,}",
                   _num(c["sum"]), share, escape(top))
     console.print(t)
     if res["clients_omitted"]:
@@ -59,7 +61,7 @@ def _print_moves(round_: int, ch: dict) -> None:
     for col in ("name", "kind", "old", "new", "delta"):
         t.add_column(col, justify="left" if col in ("name", "kind") else "right", overflow="fold")
     for m in ch["moves"]:
-        t.add_row(escape(m["name"]), m["kind"], _num(m["old"]), _num(m["new"]), _num(m["delta"], "+.6g"))
+        t.add_row(escape(printable(m["name"])), m["kind"], _num(m["old"]), _num(m["new"]), _num(m["delta"], "+.6g"))
     console.print(t)
     if ch["moves_omitted"]:
         say(f"... and {ch['moves_omitted']:,} smaller move(s)")

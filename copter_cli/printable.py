@@ -1,0 +1,27 @@
+"""Names as human output shows them: one line each, whatever they hold.
+
+A name may hold any character but NUL-free text is all copter asks of it, so ``a\\u2028b`` or ``nel\\x85`` is a
+valid variable name. JSON escapes such characters; a rich table printed them raw, and a line separator
+(U+2028/U+2029, NEL U+0085, a newline) or another control character split one table row over lines or
+moved the cursor, which breaks ``grep``/``awk`` over the output. :func:`printable` writes them the way
+Python's ``repr`` does (``\\n``, ``\\x85``, ``\\u2028``); every other character, a backslash included, is kept.
+Only human output uses it: ``--json`` carries the names exactly.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: C0 and C1 control characters (tab, newline, NEL U+0085 included), DEL, and the Unicode line and
+#: paragraph separators: what a terminal or a line-based tool takes for a line break or a control
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escape(m: re.Match) -> str:
+    return repr(m.group())[1:-1]  # '\n', '\x85', '\u2028' as Python writes them in a string literal
+
+
+def printable(name: str) -> str:
+    """``name`` with every control character and line/paragraph separator written as its Python escape
+    (``'a\\u2028b'`` -> ``a\\u2028b`` as six visible characters); unchanged (the same object) when it has none."""
+    return _UNPRINTABLE.sub(_escape, name) if _UNPRINTABLE.search(name) else name
