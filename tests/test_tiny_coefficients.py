@@ -83,3 +83,19 @@ def test_from_arrays_refuses_a_tiny_coefficient_naming_it():
         Problem.from_arrays(cost=[1.0, 1.0], col_lower=[0, 0], col_upper=[1, 1], row_lower=[0], row_upper=[1],
                             matrix=np.array([[1e-12, 1.0]]), col_names=["a", "b"], row_names=["r"])
     assert e.value.entity == "r/a"
+
+
+def test_pdhg_on_a_problem_built_without_check_reports_numerical_trouble_not_a_crash():
+    """A Problem holding 1e-300 next to 1e29 that skipped Problem.check (a state written before the rule):
+    PDHG's scaling overflows, and the run ends NUMERICAL_ERROR naming the coefficient range."""
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+    from solver.model.status import Status
+
+    p = Problem(col_names=np.array(["a", "b"], dtype=object), row_names=np.array(["r"], dtype=object),
+                cost=np.array([-1.0, -1.0]), col_lower=np.zeros(2), col_upper=np.array([1.0, 3e29]),
+                row_lower=np.array([-np.inf]), row_upper=np.array([1 / 7]), integrality=np.zeros(2, bool),
+                a_indptr=np.array([0, 1, 2]), a_indices=np.array([0, 0], dtype=np.int32),
+                a_data=np.array([1e-300, 1e29]))
+    res = solve(p, Settings(presolve="off"))
+    assert res.status == Status.NUMERICAL_ERROR and "1e-300 to 1e+29" in res.message

@@ -116,10 +116,11 @@ class _Core:
     def __init__(self, lp: OrigLP, csc: tuple, settings: Settings, sense: int, t_start: float):
         """``csc`` = (indptr (n+1,), indices (nnz,), data (nnz,)) of the reduced A (sorted rows)."""
         self.lp, self.s, self.sense, self.t_start = lp, settings, sense, t_start
-        self.sc: ScaledLP = scale_lp_csc(lp.c, lp.lc, lp.uc, lp.lv, lp.uv, *csc, lp.lc.shape[0],
-                                         ruiz_iterations=settings.ruiz_iterations,
-                                         pock_chambolle_alpha=settings.pock_chambolle_alpha,
-                                         bound_objective_scaling=settings.bound_objective_scaling)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by scaling_trouble
+            self.sc: ScaledLP = scale_lp_csc(lp.c, lp.lc, lp.uc, lp.lv, lp.uv, *csc, lp.lc.shape[0],
+                                             ruiz_iterations=settings.ruiz_iterations,
+                                             pock_chambolle_alpha=settings.pock_chambolle_alpha,
+                                             bound_objective_scaling=settings.bound_objective_scaling)
         sc = self.sc
         if settings.pock_chambolle_alpha is not None and 0.0 <= settings.pock_chambolle_alpha <= 2.0:
             # Pock & Chambolle (2011, Lemma 2): after their diagonal scaling ||A~||_2 <= 1 exactly
@@ -483,6 +484,20 @@ def _reduced_lp(problem: Problem, red, c_min: np.ndarray, x: np.ndarray, removed
                   c_norm=float(np.linalg.norm(problem.cost)), offset=offset_min)
 
 
+def scaling_trouble(sc: ScaledLP, a_data: np.ndarray) -> str:
+    """Why the scaled LP ``sc`` cannot be iterated ("" when it can): a row or column factor, theta_b or
+    theta_c is 0 or not finite, which happens when the coefficients span far more than float64 can equilibrate
+    (1e-300 next to 1e29: the column factor overflowed, theta_c became 0 and the termination check divided
+    by 0). ``Problem.check`` refuses coefficients of magnitude <= 1e-9, so only a problem built without it
+    gets here."""
+    factors = (sc.d1, sc.d2, np.array([sc.theta_b, sc.theta_c]))
+    if all(bool(np.all(np.isfinite(f) & (f > 0))) for f in factors):
+        return ""
+    mag = np.abs(a_data)
+    return (f"scaling failed: the coefficient magnitudes span {mag.min():.3g} to {mag.max():.3g}, more than "
+            "PDHG's equilibration can represent in float64 (coefficients of magnitude <= 1e-9 are HiGHS's zero)")
+
+
 def _iterate(problem: Problem, s: Settings, lp: OrigLP, red, ws, w: float, x: np.ndarray, y_min: np.ndarray,
              accept, seconds: dict, t_start: float) -> tuple:
     """Scale the reduced LP, run PDHG on it (``_Core``) and write its point into ``x`` (n,) and ``y_min``
@@ -497,6 +512,9 @@ def _iterate(problem: Problem, s: Settings, lp: OrigLP, red, ws, w: float, x: np
               f"tol {s.tol:g}{', warm start' if ws is not None else ''}", file=sys.stderr)
     core = _Core(lp, csc, s, sense, t_start)
     seconds["setup"] = time.perf_counter() - t_start
+    trouble = scaling_trouble(core.sc, csc[2])
+    if trouble:  # a Problem built without Problem.check (an older state): no iteration can run on it
+        return Status.NUMERICAL_ERROR, trouble, None, 0, w, core.eta
     if s.verbose:
         print(f"step size {core.eta:.4g} (||A~||_2 = {s.step_safety / core.eta:.4g})", file=sys.stderr)
         print(LOG_HEADER, file=sys.stderr)
