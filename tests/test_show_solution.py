@@ -109,6 +109,15 @@ def test_allocation_equals_the_row_by_row_grouping(seed, top, entries):
     assert None in [c["client"] for c in alloc.allocation(t, top=100)["clients"]]  # the no-slash group
 
 
+def test_shares_are_left_out_when_the_values_have_both_signs():
+    t = pa.table({"name": ["a/x", "a/y", "b/x"], "value": [3.0, 2.0, -4.0]})  # total 1: shares 500% / -400%
+    assert [c["share"] for c in alloc.allocation(t)["clients"]] == [None, None]
+    t = pa.table({"name": ["a/x", "a/y", "b/x"], "value": [3.0, 2.0, 5.0]})
+    assert [c["share"] for c in alloc.allocation(t)["clients"]] == [0.5, 0.5]
+    t = pa.table({"name": ["a/x", "b/x"], "value": [-3.0, -1.0]})  # all negative: shares of the total still add up
+    assert [c["share"] for c in alloc.allocation(t)["clients"]] == [0.75, 0.25]
+
+
 def test_allocation_with_a_client_regex_and_its_errors():
     names = ["shard1-srv2", "shard1-srv3", "shard2-srv1", "alpha"]
     t = pa.table({"name": names, "value": [1.0, 2.0, 4.0, 0.5]})

@@ -92,7 +92,8 @@ def allocation(solution: pa.Table, *, top: int = 10, entries: int = 3, zero_tol:
     Returns:
         {"n_variables", "n_nonzero", "sum" (of the nonzero values), "n_clients" (groups with a nonzero
         value, the no-client group included), "zero_tol", "client_regex", "clients": [{"client" (None for
-        the no-client group), "nonzero", "sum", "share" (sum / total sum, None when that is 0), "top":
+        the no-client group), "nonzero", "sum", "share" (sum / total sum; None when that is 0 or the values have both signs, where a
+        share of a total that cancels means nothing: 250% / -250%), "top":
         [{"name", "value"}, ...]}, ...], "clients_omitted"}.
     Raises:
         UsageError: ``top`` < 1, ``entries`` < 0, or a bad ``client_regex``.
@@ -109,8 +110,9 @@ def allocation(solution: pa.Table, *, top: int = 10, entries: int = 3, zero_tol:
     sums = np.bincount(codes, weights=vals, minlength=g)
     order = np.argsort(-np.abs(sums), kind="stable")[:top]
     total = float(vals.sum())
+    one_sign = not (vals.size and vals.min() < 0 < vals.max())
     clients = [{"client": labels[c], "nonzero": int(counts[c]), "sum": float(sums[c]),
-                "share": float(sums[c] / total) if total else None, "top": []} for c in order]
+                "share": float(sums[c] / total) if total and one_sign else None, "top": []} for c in order]
     if entries and len(order):
         rank = np.full(g, -1, dtype=np.int64)
         rank[order] = np.arange(len(order))
