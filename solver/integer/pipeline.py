@@ -89,6 +89,9 @@ RENS_MAX_PER_ROUND = 3  #: RENS sub-MIPs per round at most (one per relaxation s
 #: for max(this, the seconds until its last progress) (``fallback.StallWatch``): a weak LP bound that
 #: branch-and-cut cannot close otherwise costs the whole ``integer_fallback_seconds`` per round
 IMPROVE_STALL_SECONDS = 2.0
+#: ... except while its gap is more than 10x the target (``fallback.FAR_GAP_FACTOR``): then it waits at least this
+#: (at most a quarter of its budget): LB 128x16's root holds a 66-vs-9 gap for 4-6 s before HiGHS finds 9
+IMPROVE_FAR_SECONDS = 15.0
 _INFEASIBLE_LP = (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
 
 
@@ -550,16 +553,18 @@ def _fill_pinned(run: _Round) -> None:
     return None
 
 
-def _highs_fallback(run: _Round, seed: np.ndarray, stall_seconds: float | None = None):
+def _highs_fallback(run: _Round, seed: np.ndarray, stall_seconds: float | None = None,
+                    far_seconds: float | None = None):
     """HiGHS MIP (``fallback.py``) seeded with ``seed`` ((n,), NaN = unset) for at most
-    ``integer_fallback_seconds`` (and, with ``stall_seconds``, until it stalls: ``fallback.StallWatch``), its
-    point completed exactly; returns (x or None, info, fix_and_resolve info)."""
+    ``integer_fallback_seconds`` (and, with ``stall_seconds`` / ``far_seconds``, until it stalls:
+    ``fallback.StallWatch``), its point completed exactly; returns (x or None, info, fix_and_resolve info)."""
     from solver.integer.fallback import highs_mip
 
     # HiGHS stops at the round's own target (mip_rel_gap = mip_gap_tol): its "Optimal" then means what
     # copter's OPTIMAL means, and a looser target lets branch-and-cut stop earlier
     xf, finfo = highs_mip(run.problem, min(float(run.settings.integer_fallback_seconds), run.remaining()), seed,
-                          mip_rel_gap=float(run.settings.mip_gap_tol), stall_seconds=stall_seconds)
+                          mip_rel_gap=float(run.settings.mip_gap_tol), stall_seconds=stall_seconds,
+                          far_seconds=far_seconds)
     rinfo: dict = {}
     if xf is not None:
         xf, rinfo = fix_and_resolve(run.problem, xf, run.settings, run.x_lp, run.y_lp,
@@ -624,7 +629,8 @@ def _improve_by_fallback(run: _Round) -> SolveResult | None:
         return None
     it = run.problem.integrality
     t0 = time.perf_counter()
-    xf, finfo, _ = _highs_fallback(run, np.where(it, run.x_best, np.nan), stall_seconds=IMPROVE_STALL_SECONDS)
+    xf, finfo, _ = _highs_fallback(run, np.where(it, run.x_best, np.nan), stall_seconds=IMPROVE_STALL_SECONDS,
+                                   far_seconds=IMPROVE_FAR_SECONDS)
     better = run.improves(xf)
     run.steps.append({"step": "fallback", "reason": reason,
                       "changed": int(np.count_nonzero(xf[it] != run.x_best[it])) if better else 0,

@@ -158,13 +158,18 @@ class Settings:
         integer_improve_max_integers: a model with at most this many integer columns whose point stays above
             ``mip_gap_tol`` goes to HiGHS MIP seeded with it after one RENS at most and no more relaxation
             stages, within the fallback's budget, stopping early when branch-and-cut stalls or its pace cannot
-            reach the target in that budget (``solver.integer.fallback.StallWatch``; default 1000; 0 = never).
-            Small general MILPs have weak LP bounds: rounding left egout 21% and gt2 125% worse than the
-            optimum, which HiGHS seeded finds in 0.05-0.3 s (the 13 shared MIPLIB/HiGHS MILPs, <= 319
-            integers: all within 0.07% of the optimum).
-            Above it the heuristics stay alone: LB 128x16 (2,048 binaries, a weak bound that keeps every
-            point above the target) took HiGHS seeded 7-17 s for the point RENS had found; Sia 1,024
-            (38,000+ binaries) and LB 256x32 (8,192; HiGHS > 120 s) likewise.
+            reach the target in that budget (``solver.integer.fallback.StallWatch``; while HiGHS's gap is
+            more than 10x the target, neither rule judges before ``pipeline.IMPROVE_FAR_SECONDS`` = 15 s, a
+            quarter of the budget at most: an incumbent that far from its bound is not a stall yet) (default
+            4096; 0 = never). Small general MILPs have weak LP bounds: rounding left egout 21% and gt2 125%
+            worse than the optimum, which HiGHS seeded finds in 0.05-0.3 s (the 13 shared MIPLIB/HiGHS MILPs,
+            <= 319 integers: all within 0.07% of the optimum). Load balancing's LP bound is 0: LB 128x16
+            (2,048 binaries) with 1000 (and a 2 s stall minimum throughout) ended round 0 of seeds 0-3 at
+            66 / 63 / 7 / 7 where HiGHS's optimum is 9 / 8 / 7 / 5; with 4096 and the far minimum all 16
+            rounds (seeds 0-3, 3 steps each) are OPTIMAL at HiGHS's optimum, median 9.0 s a round in-process
+            vs 4.3 s before and 5.9 s for HiGHS alone (loaded 2-core machine, load 5-6); 4096 with the 2 s
+            minimum alone left 4 of the 16 at 22-68. Above it the heuristics stay alone: LB 256x32 (8,192;
+            HiGHS > 120 s), Sia 1,024 (38,500) and LB 1024x128 (131,072).
         integer_dive_max: LP re-solves of the relax-and-fix dive when the rounded integers leave the
             continuous LP infeasible (0 = no dive).
         integer_submip_seconds: wall budget (seconds) of RENS, the sub-MIP of the LP point's roundings solved
@@ -205,7 +210,7 @@ class Settings:
     integer_submip_seconds: float = 30.0
     integer_submip_gap: float = 0.01
     integer_dual_ascent_steps: int = 40
-    integer_improve_max_integers: int = 1000
+    integer_improve_max_integers: int = 4096
     relaxation_tol: float | None = None
     relaxation_round_iterations: int = 128
     infeasibility_tol: float = 1e-8
