@@ -179,11 +179,7 @@ class SolveProgress:
         with self._lock:
             self._stop.set()
             if self.shown:
-                try:
-                    self.stream.write(ERASE)
-                    self.stream.flush()
-                except (OSError, ValueError):
-                    pass
+                _erase(self.stream)
         if self._thread is not None:
             self._thread.join()
         self._stack.close()
@@ -197,8 +193,13 @@ def silence() -> None:
     for live in list(_LIVE):
         live._stop.set()
         if live.shown:
-            try:
-                live.stream.write(ERASE)
-                live.stream.flush()
-            except (OSError, ValueError):
-                pass
+            _erase(live.stream)
+
+
+def _erase(stream) -> None:
+    """Erase the progress line shown on ``stream`` (a closed or broken stream is left alone)."""
+    try:
+        stream.write(ERASE)
+        stream.flush()
+    except (OSError, ValueError):
+        pass
