@@ -61,6 +61,27 @@ def _event(gap: float):
     return ev
 
 
+def _paced_watch(monkeypatch, **kw):
+    """A fake clock in ``fallback``, and (clock, watch, tick): ``watch(budget=60.0)`` a StallWatch (2 s, target 0.5%,
+    ``kw``) started at t = 0; ``tick(w, t, gap)`` one ``cbMipInterrupt`` at time t with HiGHS's gap, True when
+    the watch stopped the search."""
+    clock = _Clock()
+    monkeypatch.setattr(fallback, "time", clock)
+
+    def watch(budget: float = 60.0):
+        w = fallback.StallWatch(2.0, target=0.005, budget=budget, **kw)
+        w.start = w.last = 0.0
+        return w
+
+    def tick(w, t: float, gap: float) -> bool:
+        clock.t = t
+        ev = _event(gap)
+        w.interrupt(ev)
+        return ev.stopped
+
+    return clock, watch, tick
+
+
 def test_stall_watch_stops_after_max_of_the_minimum_and_the_time_to_the_last_progress(monkeypatch):
     """The rule on a fake clock and fake HiGHS callback events."""
     clock = _Clock()
@@ -95,19 +116,7 @@ def test_stall_watch_stops_after_max_of_the_minimum_and_the_time_to_the_last_pro
 
 def test_stall_watch_stops_a_search_whose_pace_misses_the_target_within_the_budget(monkeypatch):
     """Pace rule: from the first finite gap, ln(g0 / g) per second must bring g to the target in the budget left."""
-    clock = _Clock()
-    monkeypatch.setattr(fallback, "time", clock)
-
-    def watch(budget: float):
-        w = fallback.StallWatch(2.0, target=0.005, budget=budget)
-        w.start = w.last = 0.0
-        return w
-
-    def tick(w, t: float, gap: float) -> bool:
-        clock.t = t
-        ev = _event(gap)
-        w.interrupt(ev)
-        return ev.stopped
+    _, watch, tick = _paced_watch(monkeypatch)
 
     # 8% -> 4% in 2 s: ln 2 / 2 s per second; 4% -> 0.5% needs ln 8 / (ln 2 / 2) = 6 s
     w = watch(60.0)
@@ -157,19 +166,7 @@ def test_an_improvement_that_cannot_close_the_gap_stops_when_stalled():
 def test_stall_watch_waits_far_seconds_while_the_gap_is_far_above_the_target(monkeypatch):
     """Far rule: while HiGHS's gap is above FAR_GAP_FACTOR (10) x the target, both rules wait at least
     ``far_seconds`` (capped at a quarter of the budget); within 10x of the target, ``min_seconds`` again."""
-    clock = _Clock()
-    monkeypatch.setattr(fallback, "time", clock)
-
-    def watch(budget: float = 60.0):
-        w = fallback.StallWatch(2.0, target=0.005, budget=budget, far_seconds=15.0)
-        w.start = w.last = 0.0
-        return w
-
-    def tick(w, t: float, gap: float) -> bool:
-        clock.t = t
-        ev = _event(gap)
-        w.interrupt(ev)
-        return ev.stopped
+    clock, watch, tick = _paced_watch(monkeypatch, far_seconds=15.0)
 
     w = watch()  # LB 128x16: an incumbent of 66 against HiGHS's bound 9 (gap 86%) from 2.2 s on
     assert w.far_seconds == 15.0
