@@ -283,6 +283,15 @@ def te_warm_round(tol: float):
     return q, map_state(r0.state, info, q)
 
 
+def runner_error(res) -> dict:
+    """The ``error`` object of a typer ``CliRunner`` result's last JSON line on stdout (``--json``), after
+    checking that no traceback was printed."""
+    import json
+
+    assert "Traceback" not in res.output, res.output
+    return json.loads(res.stdout.strip().splitlines()[-1])["error"]
+
+
 def cli_json(*args) -> tuple[int, str]:
     """``copter ARGS`` in-process (typer's CliRunner): (exit code, stdout)."""
     from typer.testing import CliRunner

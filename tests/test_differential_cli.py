@@ -3,8 +3,6 @@ never a NUMERICAL_ERROR round (H7 finding F7)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from typer.testing import CliRunner
 
@@ -12,6 +10,7 @@ from copter_cli.app import app
 from copter_cli.exit_codes import BAD_INPUT
 from formats.io import write_delta
 from solver.model.delta import Delta
+from tests.helpers import runner_error
 
 
 def _problem(path, extra: Delta | None = None):
@@ -24,11 +23,6 @@ def _problem(path, extra: Delta | None = None):
     return path
 
 
-def _error(res) -> dict:
-    assert "Traceback" not in res.output, res.output
-    return json.loads(res.stdout.strip().splitlines()[-1])["error"]
-
-
 @pytest.mark.parametrize("extra,entity,what", [
     (Delta.vars(["x1"], cost=[1.0], lower=[1e30], upper=[1e30]), "x1", "lower bound is +inf"),
     (Delta.vars(["x1"], cost=[1.0], lower=[-1e30], upper=[-1e30]), "x1", "upper bound is -inf"),
@@ -37,7 +31,7 @@ def _error(res) -> dict:
 def test_solve_of_a_problem_file_with_an_infinite_wrong_side_bound_exits_3(tmp_path, extra, entity, what):
     path = _problem(tmp_path / "p.parquet", extra)
     res = CliRunner().invoke(app, ["solve", str(path), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "validation"
     assert err["entity"] == entity and what in err["message"] and err["file"] == str(path)
 
@@ -50,7 +44,7 @@ def test_step_with_a_delta_setting_lower_plus_inf_exits_3_and_keeps_the_round(tm
     d.base_round = 0
     write_delta(d, tmp_path / "d.parquet")
     res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == "x1" and err["line"] == 0
     assert "lower bound is +inf" in err["message"] and (state / "CURRENT").read_text().strip() == "0"
 
@@ -61,7 +55,7 @@ def test_mps_with_an_infinite_wrong_side_bound_is_refused_at_read_time(tmp_path,
     path.write_text("NAME t\nROWS\n N obj\n G c1\nCOLUMNS\n    x obj 1 c1 1\n    y obj 1 c1 1\nRHS\n"
                     f"    rhs c1 2\nBOUNDS\n{bounds}ENDATA\n")
     res = CliRunner().invoke(app, ["solve", str(path), "--json"])
-    err = _error(res)  # HiGHS's reader refuses |bound| >= 1e20 on the wrong side and names the column
+    err = runner_error(res)  # HiGHS's reader refuses |bound| >= 1e20 on the wrong side and names the column
     assert res.exit_code == BAD_INPUT == err["code"] and f"(Col {entity})" in err["message"]
 
 
@@ -73,5 +67,5 @@ def test_step_with_an_empty_name_exits_3_naming_the_row(tmp_path):
     d.base_round = 0
     write_delta(d, tmp_path / "d.parquet")
     res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["line"] == 1 and "name is empty" in err["message"]

@@ -9,8 +9,6 @@ entities (``drop_var``/``drop_con`` rows) or names a ``copter.base_round``, whic
 
 from __future__ import annotations
 
-import json
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -22,12 +20,7 @@ from formats import parquet
 from formats.io import read_delta, read_problem, write_delta, write_problem
 from solver.model.delta import Delta
 from solver.model.errors import FormatError
-from tests.helpers import small_lp, snapshot
-
-
-def _error(res) -> dict:
-    assert "Traceback" not in res.output, res.output
-    return json.loads(res.stdout.strip().splitlines()[-1])["error"]
+from tests.helpers import runner_error, small_lp, snapshot
 
 
 def _delta(path, base_round=0):
@@ -56,7 +49,7 @@ def test_step_of_a_problem_file_exits_3_naming_its_format_and_keeps_the_state(tm
     base = tmp_path / "base.parquet"
     before = snapshot(state)
     res = CliRunner().invoke(app, ["step", str(base), "--state", str(state), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "format", res.output
     assert err["file"] == str(base)
     assert "copter problem (copter.format=problem), not a delta" in err["message"]
@@ -69,7 +62,7 @@ def test_step_of_a_problem_file_on_stdin_exits_3(tmp_path, state, monkeypatch):
     monkeypatch.setattr(parquet, "_STDIN_BYTES", [base.read_bytes()])
     before = snapshot(state)
     res = CliRunner().invoke(app, ["step", "-", "--state", str(state), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT and "copter.format=problem" in err["message"], res.output
     assert snapshot(state) == before
 
@@ -78,7 +71,7 @@ def test_init_of_a_delta_exits_3_and_initialises_nothing(tmp_path):
     d1 = _delta(tmp_path / "d1.parquet")
     s = tmp_path / "S2"
     res = CliRunner().invoke(app, ["init", str(d1), "--state", str(s), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "format", res.output
     assert err["file"] == str(d1)
     assert "copter delta (copter.format=delta), not a problem" in err["message"]
@@ -93,7 +86,7 @@ def test_init_of_a_delta_into_an_existing_folder_writes_no_state_there(tmp_path)
     (other / "notes.txt").write_text("mine")
     before = snapshot(other)
     res = CliRunner().invoke(app, ["init", str(d1), "--state", str(other), "--json"])
-    assert res.exit_code == BAD_INPUT and "copter.format=delta" in _error(res)["message"]
+    assert res.exit_code == BAD_INPUT and "copter.format=delta" in runner_error(res)["message"]
     after = snapshot(other)
     after.pop(".lock", None)  # init takes the folder's lock before it reads the base (as for any bad base)
     assert after == before
@@ -105,7 +98,7 @@ def test_commands_reading_a_problem_refuse_a_delta(tmp_path, argv):
     d1 = _delta(tmp_path / "d1.parquet")
     out = tmp_path / "out.parquet"
     res = CliRunner().invoke(app, [a.format(d=d1, out=out) for a in argv] + ["--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT and "copter.format=delta" in err["message"], res.output
     assert not out.exists()
 
@@ -128,7 +121,7 @@ def test_init_of_a_file_without_copter_format_that_drops_entities_exits_3(tmp_pa
     path = _plain_write(d, tmp_path / "plain_drop.parquet")
     s = tmp_path / "S4"
     res = CliRunner().invoke(app, ["init", str(path), "--state", str(s), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT and err["kind"] == "format", res.output
     assert "no copter.format" in err["message"] and "drop_var" in err["message"]
     assert "expected a problem" in err["message"] and err["line"] == 1
@@ -195,7 +188,7 @@ def test_init_of_a_problem_naming_a_base_round_exits_3_and_initialises_nothing(t
     path = _based_problem(tmp_path)
     s = tmp_path / "S5"
     res = CliRunner().invoke(app, ["init", str(path), "--state", str(s), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "format", res.output
     assert err["file"] == str(path) and err["entity"] == "copter.base_round"
     assert "copter.format=problem" in err["message"] and "copter.base_round (2)" in err["message"]
@@ -218,7 +211,7 @@ def test_commands_reading_a_problem_refuse_one_naming_a_base_round(tmp_path, arg
     write_problem(small_lp(), q)
     out = tmp_path / "out.parquet"
     res = CliRunner().invoke(app, [a.format(p=p, q=q, out=out) for a in argv] + ["--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT and err["entity"] == "copter.base_round", res.output
     assert err["file"] == str(p)
     assert not out.exists()
@@ -229,7 +222,7 @@ def test_step_of_a_problem_naming_a_base_round_is_refused_as_a_problem(tmp_path,
     path = _based_problem(tmp_path)
     before = snapshot(state)
     res = CliRunner().invoke(app, ["step", str(path), "--state", str(state), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT and "copter problem (copter.format=problem), not a delta" in err["message"]
     assert snapshot(state) == before
 

@@ -17,6 +17,7 @@ from formats.io import write_delta
 from solver.model.delta import Delta
 from solver.model.errors import ValidationError
 from solver.model.problem import Problem
+from tests.helpers import runner_error
 
 
 def _problem(path, tiny: float):
@@ -30,18 +31,13 @@ def _problem(path, tiny: float):
     return path
 
 
-def _error(res) -> dict:
-    assert "Traceback" not in res.output, res.output
-    return json.loads(res.stdout.strip().splitlines()[-1])["error"]
-
-
 @pytest.mark.parametrize("cmd", ["solve", "init"])
 @pytest.mark.parametrize("tiny", [1e-300, -1e-9])
 def test_a_problem_file_with_a_tiny_coefficient_exits_3_naming_it(tmp_path, cmd, tiny):
     path = _problem(tmp_path / "p.parquet", tiny)
     args = [cmd, str(path), "--json"] + (["--state", str(tmp_path / "S")] if cmd == "init" else [])
     res = CliRunner().invoke(app, args)
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "validation"
     assert err["entity"] == "r/x" and "below 1e-9" in err["message"] and "HiGHS" in err["message"]
     assert not (tmp_path / "S" / "CURRENT").exists()
@@ -62,7 +58,7 @@ def test_step_with_a_tiny_coefficient_exits_3_and_keeps_the_round(tmp_path):
     d.base_round = 0
     write_delta(d, tmp_path / "d.parquet")
     res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
-    err = _error(res)
+    err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == "r/x" and err["line"] == 0
     assert "below 1e-9" in err["message"] and (state / "CURRENT").read_text().strip() == "0"
 
