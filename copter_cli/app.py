@@ -138,12 +138,14 @@ def main(argv: list[str] | None = None) -> None:
 
     SIGINT: ``copter_cli.entry``'s handler (the console script); in-process callers get KeyboardInterrupt,
     which ends as exit 130 with the interrupted error (JSON with ``--json``) wherever it lands, parsing
-    included. A closed stdout ends with exit 141 and no output (``copter_cli.output.quiet_broken_pipe``).
+    included. A closed stdout ends with exit 141 and no output (``copter_cli.output.quiet_broken_pipe``); one
+    closed before the process started (``>&-``) is exit 7 naming stdout (``copter_cli.closed_streams``).
     """
     import sys
 
-    from copter_cli import exit_codes, output
+    from copter_cli import closed_streams, exit_codes, output
 
+    closed_streams.adopt()  # a stdout closed at start (`>&-`): exit 7 naming it, not an AttributeError
     # --time-limit counts from process start (solver.clock): the console script passes no argv; an
     # in-process caller with argv keeps the library rule (the limit counts from the solve's start)
     from solver.clock import process_start, start_command

@@ -64,7 +64,8 @@ TABLE = {
                   "error, unusable `.lock`; the message names the path; `copter worker start` could not start "
                   "the worker (its log is quoted); a command's process in the worker was killed by a signal "
                   "(the state holds the previous or the complete new round); stdout itself (a file over `ulimit -f`, a "
-                  "full disk), also when an answer (table, CSV or JSON) is cut after its first bytes"),
+                  "full disk, closed when copter started: `>&-`), also when an answer (table, CSV or JSON) is cut "
+                  "after its first bytes; the message says so when the round was stored"),
     MISSING_DEPENDENCY: "an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`)",
     INTERRUPTED: "interrupted; the state is unchanged (an interrupt after a round was stored says so)",
     HANGUP: ("interrupted by SIGHUP (a closed terminal), handled as SIGINT: the state is unchanged or the message "

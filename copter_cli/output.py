@@ -77,13 +77,18 @@ def stdout_refused(err: OSError):
     ``ENOSPC``, ``EIO``): an ``EnvironmentFaultError`` (exit 7) naming stdout and the file it is redirected
     to, e.g. ``stdout (/tmp/alloc.txt): cannot write: File too large``. File descriptor 1 is pointed at
     /dev/null first, so the error message and the interpreter's final flush cannot fail again (the error goes
-    to stderr; with ``--json`` its object is lost with the rest of stdout). None for another error (a closed
-    pipe is :func:`quiet_broken_pipe`'s)."""
+    to stderr; with ``--json`` its object is lost with the rest of stdout). A stdout closed when copter started
+    (``>&-``: ``copter_cli.closed_streams``) is the same fault, ``stdout: cannot write: it was closed when
+    copter started (>&-)``. Once the command stored its change (``formats.undo.stored``) the message says so
+    (``...; round 3 is stored and current``, ``"round_stored": true``). None for another error (a closed pipe
+    is :func:`quiet_broken_pipe`'s)."""
     import os
 
+    from copter_cli.closed_streams import ClosedStreamError
+    from formats import undo
     from formats.faults import as_environment_fault, is_environment_fault
 
-    if isinstance(err, BrokenPipeError) or not is_environment_fault(err):
+    if isinstance(err, BrokenPipeError) or not (is_environment_fault(err) or isinstance(err, ClosedStreamError)):
         return None
     try:
         target = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
@@ -96,7 +101,12 @@ def stdout_refused(err: OSError):
         os.close(fd)
     except (OSError, ValueError, AttributeError):  # no real stream (a test's capture)
         pass
-    return as_environment_fault(err, where, destination=True)
+    fault = as_environment_fault(err, where, destination=True)
+    stored = undo.stored()
+    if stored:
+        fault.message += f"; {stored}"
+        fault.context = {"round_stored": True}
+    return fault
 
 
 class LazyConsole:

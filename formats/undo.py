@@ -95,6 +95,12 @@ def done(what: str) -> None:
         _DONE.append(what)
 
 
+def stored() -> str | None:
+    """What the command stored (:func:`done`'s latest text, ``"round 3 is stored and current"``), or None
+    before it stored anything: an error after that point (a stdout that cannot be written) says so."""
+    return _DONE[-1] if _DONE else None
+
+
 @contextmanager
 def scratch(what: str) -> Iterator[None]:
     """Mark work on scratch states that are not the user's (``what``: "while compiling the solver kernels,
@@ -171,4 +177,4 @@ def run_actions() -> None:
 
 
 __all__ = ["about_state", "active", "begin_command", "done", "exit_code", "interrupted_message", "on_interrupt",
-           "on_interrupt_report", "received", "region", "report_interrupt", "run_actions", "scratch"]
+           "on_interrupt_report", "received", "region", "report_interrupt", "run_actions", "scratch", "stored"]

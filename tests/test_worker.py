@@ -231,6 +231,24 @@ def test_stdin_delta(worker, tmp_path):
     assert snapshot(tmp_path / "worker") == before
 
 
+def test_closed_stdout_runs_in_process_and_exits_7(worker, tmp_path):
+    """``copter step d.parquet --state S >&-`` with a worker running: the client runs it itself (a closed
+    descriptor cannot be passed) and exits 7 naming stdout and the stored round, as without a worker (it was
+    exit 1, ``AttributeError: 'NoneType' object has no attribute 'write'``)."""
+    base, d1 = _lp_stream(tmp_path)
+    st = tmp_path / "state"
+    _init(worker, base, st)
+    worker.ensure()
+    proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(d1), "--state", str(st), "--json"],
+                          env=worker.env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600,
+                          preexec_fn=lambda: os.close(1))
+    assert "in-process (a standard stream is closed)" in proc.stderr
+    assert proc.returncode == exit_codes.ENVIRONMENT, proc.stderr
+    assert ("stdout: cannot write: it was closed when copter started (>&-); round 1 is stored and current"
+            in proc.stderr), proc.stderr
+    assert StateStore(st).current()[0] == 1
+
+
 # ------------------------------------------------------------------------------------ signals, kills
 
 

@@ -1,0 +1,81 @@
+"""A stdout closed when copter starts (``copter step d.parquet --state S >&-``) is exit 7 naming stdout, like a
+stdout the machine refuses (``> /dev/full``), never exit 1: Python sets ``sys.stdout`` to None for a closed
+descriptor 1, and the answer's write ended as ``internal error: AttributeError: 'NoneType' object has no
+attribute 'write'`` (with ``--json`` a full traceback) although the step's round was stored. A step whose round
+was stored says so in the error. A closed stderr stays silent with the answer on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from formats.checkpoint import StateStore
+from formats.io import write_delta
+from solver import rounds
+from solver.model.delta import Delta
+from tests.helpers import REPO, small_lp
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="closing descriptors in the child")
+
+CLOSED = "error (environment, exit 7): stdout: cannot write: it was closed when copter started (>&-)"
+
+
+def _env(tmp_path) -> dict:
+    return dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER_DIR=str(tmp_path / "no-worker"))
+
+
+def closed(tmp_path, fd: int, *args) -> subprocess.CompletedProcess:
+    """``python -m copter_cli ARGS`` with descriptor ``fd`` closed (1: ``>&-``, 2: ``2>&-``); the other of
+    stdout/stderr captured."""
+    pipes = {"stdout": subprocess.PIPE} if fd == 2 else {"stderr": subprocess.PIPE}
+    return subprocess.run([sys.executable, "-m", "copter_cli", *map(str, args)], text=True, env=_env(tmp_path),
+                          timeout=600, preexec_fn=lambda: os.close(fd), stdin=subprocess.DEVNULL, **pipes)
+
+
+def _state_and_delta(tmp_path):
+    st, d = tmp_path / "st", tmp_path / "d1.parquet"
+    rounds.init(small_lp(), st)
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
+    return st, d
+
+
+@pytest.mark.parametrize("args", [("version",), ("version", "--json"), ("--version",), ("show",),
+                                  ("show", "--json"), ("history",), ("history", "--json")])
+def test_a_closed_stdout_is_exit_7_naming_it(tmp_path, args):
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    state = ("--state", st) if args[0] in ("show", "history") else ()
+    proc = closed(tmp_path, 1, *args, *state)
+    assert proc.returncode == 7, proc.stderr
+    assert CLOSED in proc.stderr and "Traceback" not in proc.stderr and "internal" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_a_step_into_a_closed_stdout_says_its_round_is_stored(tmp_path, json_flag):
+    st, d = _state_and_delta(tmp_path)
+    proc = closed(tmp_path, 1, "step", d, "--state", st, *json_flag)
+    assert proc.returncode == 7, proc.stderr
+    assert f"{CLOSED}; round 1 is stored and current" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert StateStore(st).current()[0] == 1
+
+
+def test_a_step_into_a_full_stdout_says_its_round_is_stored(tmp_path):
+    st, d = _state_and_delta(tmp_path)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(d), "--state", str(st)], stdout=full,
+                              stderr=subprocess.PIPE, text=True, env=_env(tmp_path), timeout=600)
+    assert proc.returncode == 7, proc.stderr
+    assert ("stdout (/dev/full): cannot write: No space left on device; round 1 is stored and current"
+            in proc.stderr), proc.stderr
+
+
+def test_a_closed_stderr_keeps_the_answer_and_exit_0(tmp_path):
+    st, d = _state_and_delta(tmp_path)
+    proc = closed(tmp_path, 2, "step", d, "--state", st, "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["round"] == 1, proc.stdout
