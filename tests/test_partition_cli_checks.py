@@ -3,6 +3,8 @@ monolithic state (``copter step`` used to ignore it there and exit 0), and init 
 
 from __future__ import annotations
 
+import pytest
+
 from formats.io import write_delta
 from solver import rounds
 from solver.workloads import make_scenario
@@ -73,3 +75,36 @@ def test_partition_passes_out_of_range_is_refused_before_any_compilation(tmp_pat
                             "--state", tmp_path / "st")
     assert code == 2 and "--partition-passes" in err
     assert not (tmp_path / "st").exists()
+
+
+@pytest.mark.parametrize("prepared", [True, False])
+@pytest.mark.parametrize(("option", "regex"), [("--client-regex", r"c(\d)"), ("--shared-rows-regex", "(?=cap)")])
+def test_a_regex_re2_refuses_names_the_option_given(tmp_path, capsys, monkeypatch, prepared, option, regex):
+    """``init --partitions 2 --client-regex 'c(\\d)'`` said ``invalid --pop-client-regex``: the grouping code,
+    shared with compare's POP, named POP's option. A regex Python compiles but RE2 refuses (an unnamed group,
+    a lookahead) now names the option the user gave, on a fresh install (checked before compiling) and after."""
+    import copter_cli.cmd_prepare as cmd_prepare
+    import solver.prepare
+    from formats.io import write_problem
+    from tests.helpers import client_allocation
+
+    if not prepared:
+        def compile_all():
+            raise AssertionError("compiled before the regex check")
+
+        monkeypatch.setattr(solver.prepare, "is_prepared", lambda: False)
+        monkeypatch.setattr(cmd_prepare, "ensure_prepared", compile_all)
+    base = tmp_path / "base.parquet"
+    write_problem(client_allocation(6), base)
+    code, _, err = run_main(capsys, "init", base, "--partitions", "2", option, regex, "--state", tmp_path / "st")
+    assert code == 2 and f"invalid {option} {regex!r}" in err and "--pop-" not in err, err
+    assert not (tmp_path / "st").exists()
+
+
+def test_compare_names_its_own_pop_option(tmp_path, capsys):
+    from tests.helpers import client_allocation
+
+    st = tmp_path / "st"
+    rounds.init(client_allocation(6), st)
+    code, _, err = run_main(capsys, "compare", "--state", st, "-b", "pop-2", "--pop-client-regex", r"c(\d)")
+    assert code == 2 and r"invalid --pop-client-regex 'c(\\d)'" in err and "(?:...)" in err, err

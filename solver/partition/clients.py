@@ -65,6 +65,10 @@ class ClientGrouping:
         return self.col_client == GLOBAL
 
 
+POP_OPTIONS = ("--pop-client-regex", "--pop-shared-rows-regex")  #: the regex options as ``copter compare`` names them
+PARTITION_OPTIONS = ("--client-regex", "--shared-rows-regex")  #: as ``copter init --partitions`` names them
+
+
 def _compile_check(pattern: str, what: str) -> None:
     try:
         re.compile(pattern)
@@ -72,40 +76,52 @@ def _compile_check(pattern: str, what: str) -> None:
         raise UsageError(f"invalid {what} {pattern!r}: {err}") from err
 
 
-def _client_keys(names: pa.Array, client_regex: str | None) -> pa.Array:
+def _client_keys(names: pa.Array, client_regex: str | None, option: str = POP_OPTIONS[0]) -> pa.Array:
     """(n,) client key per column name (null when no client can be read from it: a global column). An empty
     client (``/x``, or a group that matched nothing, as ``^(?P<client>x)?`` on every name) is no client: it
-    made one client named "" of every such name."""
+    made one client named "" of every such name. A regex that does not compile, or that RE2 refuses, is a
+    UsageError naming ``option``, the option the user gave it with."""
     if client_regex is None:
         has = pc.match_substring(names, "/")
         keys = pc.if_else(has, pc.list_element(pc.split_pattern(names, "/", max_splits=1), 0), None)
     else:
-        _compile_check(client_regex, "--pop-client-regex")
-        pattern = client_regex if "(?P<client>" in client_regex else f"(?P<client>{client_regex})"
-        try:
-            found = pc.extract_regex(names, pattern)
-        except pa.ArrowInvalid as err:
-            raise UsageError(f"invalid --pop-client-regex {client_regex!r}: {err}") from err
+        _compile_check(client_regex, option)
+        found = _client_found(names, client_regex, option)
         keys = pc.if_else(found.is_valid(), pc.struct_field(found, "client"), None)
     return pc.if_else(pc.equal(keys, ""), pa.scalar(None, keys.type), keys)
 
 
+def _client_found(names: pa.Array, client_regex: str, option: str) -> pa.Array:
+    """``pc.extract_regex`` of the client group (the whole regex when it has none) on ``names``: a struct with
+    field ``client`` per name, null where the regex does not match."""
+    pattern = client_regex if "(?P<client>" in client_regex else f"(?P<client>{client_regex})"
+    try:
+        found = pc.extract_regex(names, pattern)
+    except pa.ArrowInvalid as err:
+        hint = (" (every group must be named: write (?:...) for a group, (?P<client>...) for the client's part)"
+                if "unnamed groups" in str(err) else "")
+        raise UsageError(f"invalid {option} {client_regex!r}: {err}{hint}") from err
+    return found
+
+
 def group_clients(problem: Problem, *, client_regex: str | None = None,
-                  shared_rows_regex: str | None = None) -> ClientGrouping:
+                  shared_rows_regex: str | None = None, options: tuple[str, str] = POP_OPTIONS) -> ClientGrouping:
     """Group ``problem``'s columns by client and classify its rows (see the module docstring).
 
     Args:
         problem: the full problem (n columns, m rows, nnz nonzeros).
         client_regex: optional regex for the client part of variable names.
         shared_rows_regex: optional regex naming rows that are shared even if one client uses them.
+        options: the options the two regexes were given with, named in an error (:data:`POP_OPTIONS`,
+            :data:`PARTITION_OPTIONS`).
     Returns:
         ClientGrouping.
     Raises:
-        UsageError: when a regex does not compile.
+        UsageError: when a regex does not compile (or RE2 refuses it).
     """
     n, m = problem.n_cols, problem.n_rows
     names = pa.array(problem.col_names, type=pa.string())
-    enc = _client_keys(names, client_regex).dictionary_encode()
+    enc = _client_keys(names, client_regex, options[0]).dictionary_encode()
     col_client = enc.indices.fill_null(GLOBAL).to_numpy(zero_copy_only=False).astype(np.int64)
     client_names = np.asarray(enc.dictionary.to_pylist(), dtype=object)
 
@@ -120,11 +136,11 @@ def group_clients(problem: Problem, *, client_regex: str | None = None,
     row_client = np.where(~nonempty, EMPTY, np.where(rmax < 0, GLOBAL, np.where(rmin == rmax, rmax, SHARED)))
     row_client = row_client.astype(np.int64)
     if shared_rows_regex is not None:
-        _compile_check(shared_rows_regex, "--pop-shared-rows-regex")
+        _compile_check(shared_rows_regex, options[1])
         try:
             hit = pc.match_substring_regex(pa.array(problem.row_names, type=pa.string()), shared_rows_regex)
         except pa.ArrowInvalid as err:
-            raise UsageError(f"invalid --pop-shared-rows-regex {shared_rows_regex!r}: {err}") from err
+            raise UsageError(f"invalid {options[1]} {shared_rows_regex!r}: {err}") from err
         hit = hit.to_numpy(zero_copy_only=False).astype(bool)
         row_client[hit & (row_client != EMPTY)] = SHARED
     return ClientGrouping(col_client=col_client, client_names=client_names, row_client=row_client)
@@ -156,5 +172,5 @@ def check_base_clients(path, client_regex: str | None = None, shared_rows_regex:
         raise
     except Exception:  # noqa: BLE001 - the round reads it again and reports its error with the documented code
         return
-    require_clients(group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex),
-                    client_regex)
+    require_clients(group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex,
+                                  options=PARTITION_OPTIONS), client_regex)

@@ -80,7 +80,7 @@ from solver.partition.after_merge import (
     wants_price_split,
 )
 from solver.partition.background import AscentThread, WholeBoundBuild
-from solver.partition.clients import group_clients, require_clients
+from solver.partition.clients import PARTITION_OPTIONS, group_clients, require_clients
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
 from solver.partition.executor import PartWorkerError, run_parts, take_pool_start
@@ -456,7 +456,8 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
     k = config.k
     ph = ph or Phases()
     t = time.perf_counter()
-    grouping = group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex)
+    grouping = group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex,
+                             options=PARTITION_OPTIONS)
     ph.add("clients", time.perf_counter() - t)
     t = time.perf_counter()
     if prev is None and info is None:  # round 0 (init): a split without clients is a naming mistake

@@ -64,10 +64,7 @@ def client_codes(names: pa.Array, client_regex: str | None = None) -> tuple[np.n
             raise UsageError(f"--client-regex {client_regex!r} has no named group 'client': write the part of "
                              "a name that is its client as (?P<client>...), e.g. '^(?P<client>[^/]+)/'")
 
-    try:
-        keys = _client_keys(names, client_regex)
-    except UsageError as err:
-        raise UsageError(str(err).replace("--pop-client-regex", "--client-regex")) from err
+    keys = _client_keys(names, client_regex, "--client-regex")
     enc = pc.dictionary_encode(keys)
     if isinstance(enc, pa.ChunkedArray):
         enc = enc.combine_chunks()
