@@ -108,3 +108,30 @@ def test_compare_names_its_own_pop_option(tmp_path, capsys):
     rounds.init(client_allocation(6), st)
     code, _, err = run_main(capsys, "compare", "--state", st, "-b", "pop-2", "--pop-client-regex", r"c(\d)")
     assert code == 2 and r"invalid --pop-client-regex 'c(\\d)'" in err and "(?:...)" in err, err
+
+
+@pytest.mark.parametrize("prepared", [True, False])
+@pytest.mark.parametrize(("regex", "which"), [("(?P<client>)", "every variable name"),
+                                              (r"^c1/(?P<client>)", "2 of 12 variable names")])
+def test_a_client_regex_that_captures_only_empty_clients_says_so(tmp_path, capsys, monkeypatch, prepared, regex,
+                                                                 which):
+    """``--client-regex '(?P<client>)'`` matches every name but its client is empty (no client since 2531fb5):
+    it was refused saying it "matches no variable name"."""
+    import copter_cli.cmd_prepare as cmd_prepare
+    import solver.prepare
+    from formats.io import write_problem
+    from tests.helpers import client_allocation
+
+    if not prepared:
+        def compile_all():
+            raise AssertionError("compiled before the client check")
+
+        monkeypatch.setattr(solver.prepare, "is_prepared", lambda: False)
+        monkeypatch.setattr(cmd_prepare, "ensure_prepared", compile_all)
+    base = tmp_path / "base.parquet"
+    write_problem(client_allocation(6), base)
+    code, _, err = run_main(capsys, "init", base, "--partitions", "2", "--client-regex", regex, "--state",
+                            tmp_path / "st")
+    assert code == 2 and f"--client-regex {regex!r} matches {which} but captures an empty client" in err, err
+    assert "matches no variable name" not in err
+    assert not (tmp_path / "st").exists()

@@ -150,13 +150,30 @@ NO_CLIENTS = ("partitioned rounds found no clients: variable names carry no '<cl
               "columns with --client-regex (and shared rows with --shared-rows-regex)")
 
 
-def require_clients(grouping: ClientGrouping, client_regex: str | None = None) -> ClientGrouping:
-    """``grouping`` when it has a client; else UsageError (exit code 2) saying how to name them."""
+def require_clients(grouping: ClientGrouping, client_regex: str | None = None,
+                    col_names=None) -> ClientGrouping:
+    """``grouping`` when it has a client; else UsageError (exit code 2) saying how to name them. With
+    ``client_regex`` and the problem's ``col_names`` it tells a regex that matches no name from one that
+    matches names but captures an empty client in each (``(?P<client>)``: an empty client is no client)."""
     if grouping.n_clients == 0:
-        msg = NO_CLIENTS if client_regex is None else (
-            f"partitioned rounds found no clients: --client-regex {client_regex!r} matches no variable name")
+        msg = NO_CLIENTS if client_regex is None else _no_client_matched(client_regex, col_names)
         raise UsageError(msg)
     return grouping
+
+
+def _no_client_matched(client_regex: str, col_names) -> str:
+    """Why ``--client-regex`` found no client: it matches no name, or only an empty client in the names it
+    matches (counted when ``col_names`` is given)."""
+    head = f"partitioned rounds found no clients: --client-regex {client_regex!r} "
+    matched = 0
+    if col_names is not None:
+        names = pa.array(col_names, type=pa.string())
+        matched = pc.sum(_client_found(names, client_regex, PARTITION_OPTIONS[0]).is_valid()).as_py() or 0
+    if not matched:
+        return head + "matches no variable name"
+    which = "every variable name" if matched == len(col_names) else f"{matched} of {len(col_names)} variable names"
+    return (head + f"matches {which} but captures an empty client in each (an empty client is no client: such a "
+            "variable is global); make the client's part match at least one character, e.g. '^(?P<client>[^/]+)/'")
 
 
 def check_base_clients(path, client_regex: str | None = None, shared_rows_regex: str | None = None) -> None:
@@ -173,4 +190,4 @@ def check_base_clients(path, client_regex: str | None = None, shared_rows_regex:
     except Exception:  # noqa: BLE001 - the round reads it again and reports its error with the documented code
         return
     require_clients(group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex,
-                                  options=PARTITION_OPTIONS), client_regex)
+                                  options=PARTITION_OPTIONS), client_regex, problem.col_names)
