@@ -135,3 +135,16 @@ def test_a_client_regex_that_captures_only_empty_clients_says_so(tmp_path, capsy
     assert code == 2 and f"--client-regex {regex!r} matches {which} but captures an empty client" in err, err
     assert "matches no variable name" not in err
     assert not (tmp_path / "st").exists()
+
+
+@pytest.mark.parametrize(("regex", "clients"), [("(?P<client>c)", "1 client"), (r"^(?P<client>c[01])/", "2 clients")])
+def test_more_partitions_than_clients_counts_them_in_words(tmp_path, capsys, regex, clients):
+    """``--partitions 3`` over one client said "the 1 clients"."""
+    from formats.io import write_problem
+    from tests.helpers import client_allocation
+
+    base = tmp_path / "base.parquet"
+    write_problem(client_allocation(6), base)
+    code, _, err = run_main(capsys, "init", base, "--partitions", "3", "--client-regex", regex, "--state",
+                            tmp_path / "st")
+    assert code == 2 and f"--partitions 3 is more than the {clients} of the base problem" in err, err

@@ -463,7 +463,8 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
     if prev is None and info is None:  # round 0 (init): a split without clients is a naming mistake
         require_clients(grouping, config.client_regex, problem.col_names)
     if prev is None and info is None and k > grouping.n_clients:  # round 0: k - n parts would be EMPTY forever
-        raise UsageError(f"--partitions {k} is more than the {grouping.n_clients} clients of the base problem; "
+        n = grouping.n_clients
+        raise UsageError(f"--partitions {k} is more than the {n} client{'' if n == 1 else 's'} of the base problem; "
                          f"choose at most {grouping.n_clients}")
     warm = prev is not None and prev.assignment.k == k
     n_new = n_dropped = 0
