@@ -1,20 +1,7 @@
-"""The one exit-code table of copter (repeated in README.md, "Exit codes").
+"""The one exit-code table of copter: :data:`TABLE` (repeated in README.md, "Exit codes", which a test keeps
+equal to it). The table below is written from :data:`TABLE` when the module loads (:func:`markdown`), so this
+docstring cannot fall behind it.
 
-| code | meaning |
-|---|---|
-| 0 | success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply |
-| 1 | internal error (a bug) |
-| 2 | usage error: unknown option or command, bad option value, a round number that is not kept, an output path inside a state directory, an empty `--state` |
-| 3 | bad input: unreadable file, format or validation error, delta for another round, missing or damaged state |
-| 4 | the model is infeasible or unbounded |
-| 5 | limit reached or numerical trouble without a usable point; NO_INTEGER_SOLUTION; a part's worker died twice |
-| 6 | state busy: another writer holds the lock; retry later (or `--wait SECONDS`) |
-| 7 | environment fault: permission denied, read-only file system, disk full or over quota, I/O error, unusable `.lock`; the message names the path; `copter worker start` could not start the worker (its log is quoted); a command's process in the worker was killed by a signal (the state holds the previous or the complete new round) |
-| 8 | an optional extra is not installed (`copter report`: `pip install 'copter[plot]'`) |
-| 130 | interrupted; the state is unchanged (an interrupt after a round was stored says so) |
-| 129 | interrupted by SIGHUP (a closed terminal), handled as SIGINT: the state is unchanged or the message says the round is stored |
-| 143 | terminated by SIGTERM (a scheduler, `timeout`), handled as SIGINT: the state is unchanged or the message says the round is stored |
-| 141 | stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more is printed |
 """
 
 from __future__ import annotations
@@ -75,6 +62,14 @@ TABLE = {
     BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more "
                   "is printed"),
 }
+
+
+def markdown() -> str:
+    """:data:`TABLE` as README.md's Markdown table (``| code | meaning |``, one row per code, in TABLE's order)."""
+    return "\n".join(["| code | meaning |", "|---|---|", *(f"| {code} | {text} |" for code, text in TABLE.items())])
+
+
+__doc__ = (__doc__ or "") + markdown() + "\n"
 
 
 def for_error(err: BaseException) -> int:
