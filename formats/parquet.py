@@ -68,10 +68,18 @@ _STDIN_BYTES: list[bytes] = []  # standard input, read once per process (stdin_b
 
 def stdin_bytes() -> bytes:
     """All of standard input's bytes, read on the first call and kept for the process: the delta ``-``
-    is both hashed (``solver.rounds.hashing.delta_hash``) and read (:func:`read_delta`)."""
+    is both hashed (``solver.rounds.hashing.delta_hash``) and read (:func:`read_delta`).
+
+    Raises:
+        InputError: standard input was closed when the process started (``copter step - <&-``: Python's
+            ``sys.stdin`` is None), naming ``-``.
+    """
     if not _STDIN_BYTES:
         import sys
 
+        if sys.stdin is None:
+            raise InputError("standard input was closed when copter started (<&-): pipe the delta's Parquet "
+                             "bytes into it", file=STDIN)
         _STDIN_BYTES.append(sys.stdin.buffer.read())
     return _STDIN_BYTES[0]
 _CONTROL_CHARS = "[\\x00-\\x1f\\x7f]"

@@ -2,7 +2,8 @@
 stdout the machine refuses (``> /dev/full``), never exit 1: Python sets ``sys.stdout`` to None for a closed
 descriptor 1, and the answer's write ended as ``internal error: AttributeError: 'NoneType' object has no
 attribute 'write'`` (with ``--json`` a full traceback) although the step's round was stored. A step whose round
-was stored says so in the error. A closed stderr stays silent with the answer on stdout."""
+was stored says so in the error. A closed stderr stays silent with the answer on stdout; a closed stdin read by
+``step -`` is bad input naming it."""
 
 from __future__ import annotations
 
@@ -79,3 +80,14 @@ def test_a_closed_stderr_keeps_the_answer_and_exit_0(tmp_path):
     st, d = _state_and_delta(tmp_path)
     proc = closed(tmp_path, 2, "step", d, "--state", st, "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["round"] == 1, proc.stdout
+
+
+def test_a_step_reading_a_closed_stdin_is_bad_input_naming_it(tmp_path):
+    """``copter step - --state S <&-``: Python sets ``sys.stdin`` to None, and reading the delta ended as
+    ``internal error: AttributeError: 'NoneType' object has no attribute 'buffer'`` (exit 1)."""
+    st, _ = _state_and_delta(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", "-", "--state", str(st)], text=True,
+                          env=_env(tmp_path), timeout=600, preexec_fn=lambda: os.close(0), capture_output=True)
+    assert proc.returncode == 3, proc.stderr
+    assert "error (input, exit 3): -: standard input was closed when copter started (<&-)" in proc.stderr
+    assert StateStore(st).current()[0] == 0
