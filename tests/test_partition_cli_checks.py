@@ -77,12 +77,9 @@ def test_partition_passes_out_of_range_is_refused_before_any_compilation(tmp_pat
     assert not (tmp_path / "st").exists()
 
 
-@pytest.mark.parametrize("prepared", [True, False])
-@pytest.mark.parametrize(("option", "regex"), [("--client-regex", r"c(\d)"), ("--shared-rows-regex", "(?=cap)")])
-def test_a_regex_re2_refuses_names_the_option_given(tmp_path, capsys, monkeypatch, prepared, option, regex):
-    """``init --partitions 2 --client-regex 'c(\\d)'`` said ``invalid --pop-client-regex``: the grouping code,
-    shared with compare's POP, named POP's option. A regex Python compiles but RE2 refuses (an unnamed group,
-    a lookahead) now names the option the user gave, on a fresh install (checked before compiling) and after."""
+def _client_base(tmp_path, monkeypatch, prepared: bool):
+    """A client-named base problem file; with ``prepared`` False the kernels count as not compiled and
+    compiling fails the test (a check must refuse the regex before any compilation)."""
     import copter_cli.cmd_prepare as cmd_prepare
     import solver.prepare
     from formats.io import write_problem
@@ -96,6 +93,16 @@ def test_a_regex_re2_refuses_names_the_option_given(tmp_path, capsys, monkeypatc
         monkeypatch.setattr(cmd_prepare, "ensure_prepared", compile_all)
     base = tmp_path / "base.parquet"
     write_problem(client_allocation(6), base)
+    return base
+
+
+@pytest.mark.parametrize("prepared", [True, False])
+@pytest.mark.parametrize(("option", "regex"), [("--client-regex", r"c(\d)"), ("--shared-rows-regex", "(?=cap)")])
+def test_a_regex_re2_refuses_names_the_option_given(tmp_path, capsys, monkeypatch, prepared, option, regex):
+    """``init --partitions 2 --client-regex 'c(\\d)'`` said ``invalid --pop-client-regex``: the grouping code,
+    shared with compare's POP, named POP's option. A regex Python compiles but RE2 refuses (an unnamed group,
+    a lookahead) now names the option the user gave, on a fresh install (checked before compiling) and after."""
+    base = _client_base(tmp_path, monkeypatch, prepared)
     code, _, err = run_main(capsys, "init", base, "--partitions", "2", option, regex, "--state", tmp_path / "st")
     assert code == 2 and f"invalid {option} {regex!r}" in err and "--pop-" not in err, err
     assert not (tmp_path / "st").exists()
@@ -117,19 +124,7 @@ def test_a_client_regex_that_captures_only_empty_clients_says_so(tmp_path, capsy
                                                                  which):
     """``--client-regex '(?P<client>)'`` matches every name but its client is empty (no client since 2531fb5):
     it was refused saying it "matches no variable name"."""
-    import copter_cli.cmd_prepare as cmd_prepare
-    import solver.prepare
-    from formats.io import write_problem
-    from tests.helpers import client_allocation
-
-    if not prepared:
-        def compile_all():
-            raise AssertionError("compiled before the client check")
-
-        monkeypatch.setattr(solver.prepare, "is_prepared", lambda: False)
-        monkeypatch.setattr(cmd_prepare, "ensure_prepared", compile_all)
-    base = tmp_path / "base.parquet"
-    write_problem(client_allocation(6), base)
+    base = _client_base(tmp_path, monkeypatch, prepared)
     code, _, err = run_main(capsys, "init", base, "--partitions", "2", "--client-regex", regex, "--state",
                             tmp_path / "st")
     assert code == 2 and f"--client-regex {regex!r} matches {which} but captures an empty client" in err, err
