@@ -121,14 +121,12 @@ def _with_out_error(report: dict, code: int) -> dict:
     return {**report, "error": {"code": code, **oe}}
 
 
-def _finish_many(reports: list[dict], json_out: bool, error: CopterError | None = None,
-                 stop: dict | None = None) -> int:
+def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None) -> int:
     """Print the reports of ``step`` with several deltas: JSON ``{"rounds": [report, ...], "current_round",
     "stopped_at"}`` (``stopped_at``: 1-based index of the delta whose round failed or whose --out copy
     failed, else null), or one human table per round. Exit code: the first non-zero code of a report (the
-    one that stopped the batch), else 0. ``error``: the error that stopped the batch at a later delta
-    (``solver.rounds.step_many`` attaches its stored rounds' ``reports`` and ``current_round``), or ``stop``:
-    the same for an interrupt (:func:`_interrupted_many`): the same shape plus ``error`` (as a failed
+    one that stopped the batch), else 0. ``stop``: what stopped the batch at a later delta, an error
+    (:func:`_stop_of`) or an interrupt (:func:`_interrupted_many`): the same shape plus ``error`` (as a failed
     command's JSON error), its error line last, its exit code."""
     codes = [exit_codes.for_report(r) for r in reports]
     reports = [_with_out_error(r, c) for r, c in zip(reports, codes, strict=True)]
@@ -138,8 +136,6 @@ def _finish_many(reports: list[dict], json_out: bool, error: CopterError | None 
     stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c), None)
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
     failures = [_round_failure(r, c) for r, c in zip(reports, codes, strict=True)]
-    if error is not None:
-        stop = _stop_of(error)
     if stop is not None:
         from copter_cli.output import ERROR_PRINTED
 
@@ -168,7 +164,8 @@ def _finish_many(reports: list[dict], json_out: bool, error: CopterError | None 
 
 
 def _stop_of(error: CopterError) -> dict:
-    """The error that stopped a batch of deltas as :func:`_finish_many` prints it: ``{"error": {"code", "kind",
+    """The error that stopped a batch of deltas (``solver.rounds.step_many`` attaches its stored rounds'
+    ``reports`` and ``current_round``) as :func:`_finish_many` prints it: ``{"error": {"code", "kind",
     "message", ...its culprit and context}, "current_round", "stopped_at"}``."""
     code = exit_codes.for_error(error)
     extra = {k: v for k, v in error.to_dict().items() if k not in ("kind", "message")}
@@ -424,7 +421,7 @@ def step_cmd(
         except CopterError as err:
             if getattr(err, "reports", None) is None:  # raised before the first delta: no rounds to report
                 raise
-            return _finish_many(err.reports, json_out, err)
+            return _finish_many(err.reports, json_out, _stop_of(err))
         except KeyboardInterrupt:  # raised in a region (a round being saved): unwound, the state as it was
             if not done:
                 raise

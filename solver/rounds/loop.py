@@ -169,7 +169,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
          ray_address: str | None = None, _waited: float = 0.0, _later=None) -> dict:
     """Apply one delta to the current round, solve warm, store the next round; see :func:`solver.rounds.step`.
     ``_waited``: seconds :func:`step_many` already waited for the lock (added to this round's ``wait``);
-    ``_later``: the SHA-256 of the batch's following deltas, for :func:`_is_retry` (None: a single delta)."""
+    ``_later``: returns the SHA-256 of the batch's following deltas, for :func:`_is_retry` (None: a single
+    delta)."""
     t0 = time.perf_counter() - _waited  # the round's total includes that wait
     check_out_dir(out_dir, state_dir_or_default(state_dir))
     store = StateStore(state_dir_or_default(state_dir))
@@ -221,14 +222,14 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
 def _is_retry(store: StateStore, done: int, current: int, later) -> bool:
     """Whether applying the delta that produced kept round ``done`` again is a retry (a no-op): it produced the
     current round, or a batch is being run again: the rounds after ``done`` up to ``current`` were produced, in
-    order, by the batch's following deltas (``later``: their SHA-256, None where unreadable; or a callable
-    returning that list). Otherwise the same bytes are a new change back to earlier values (only a delta
-    without ``copter.base_round`` gets there: :func:`step` checks)."""
+    order, by the batch's following deltas (``later()``: their SHA-256, None where unreadable; called only
+    here, as the hashing reads those files). Otherwise the same bytes are a new change back to earlier values
+    (only a delta without ``copter.base_round`` gets there: :func:`step` checks)."""
     if done == current:
         return True
     if later is None:
         return False
-    hashes = later() if callable(later) else later
+    hashes = later()
     n = current - done
     if len(hashes) < n:
         return False
@@ -388,6 +389,13 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     """Apply several deltas in order, each its own round (stored atomically by :func:`step`); see
     :func:`solver.rounds.step_many`."""
     deltas = list(deltas)
+    hashes: list = []  # every delta's SHA-256, read once when a re-applied delta first needs them (_is_retry)
+
+    def later(i: int) -> list:
+        if not hashes:
+            hashes.extend(_hashes_of(deltas))
+        return hashes[i + 1:]
+
     check_out_dir(out_dir, state_dir_or_default(state_dir))
     store = StateStore(state_dir_or_default(state_dir))
     reports_: list[dict] = []
@@ -398,7 +406,7 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
             try:
                 report = step(delta, store.root, settings, force, accept_failed, out_dir, executor=executor,
                               ray_address=ray_address, _waited=waited if i == 0 else 0.0,
-                              _later=lambda i=i: _hashes_of(deltas[i + 1:]))
+                              _later=lambda i=i: later(i))
             except CopterError as err:
                 suffix, context = batch_stop(deltas, reports_)
                 err.message += suffix
