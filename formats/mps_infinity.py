@@ -16,9 +16,10 @@ from solver.model.problem import INF_BOUND, Problem
 OTHER_READERS_INF = 1e20  #: HiGHS's default infinite_bound / infinite_cost (and CPLEX's 1e20)
 
 
-def _first_big(arr: np.ndarray) -> int:
-    big = np.flatnonzero((np.abs(arr) >= OTHER_READERS_INF) & (np.abs(arr) < INF_BOUND))
-    return int(big[0]) if big.size else -1
+def _big(arr: np.ndarray) -> np.ndarray:
+    """Positions of the finite values of magnitude in [1e20, 1e30) (one pass over ``arr``)."""
+    mag = np.abs(arr)
+    return np.flatnonzero((mag >= OTHER_READERS_INF) & (mag < INF_BOUND))
 
 
 def highs_default_infinity_warning(problem: Problem) -> str | None:
@@ -30,12 +31,12 @@ def highs_default_infinity_warning(problem: Problem) -> str | None:
                              ("lower bound of constraint", problem.row_lower, problem.row_names),
                              ("upper bound of constraint", problem.row_upper, problem.row_names),
                              ("cost of variable", problem.cost, problem.col_names)):
-        j = _first_big(arr)
-        if j < 0:
+        big = _big(arr)
+        if not big.size:
             continue
-        count += int(np.count_nonzero((np.abs(arr) >= OTHER_READERS_INF) & (np.abs(arr) < INF_BOUND)))
+        count += big.size
         if first is None:
-            first = f"the {what} {str(names[j])!r} is {arr[j]:g}"
+            first = f"the {what} {str(names[big[0]])!r} is {arr[big[0]]:g}"
     if first is None:
         return None
     more = f" ({count} such values)" if count > 1 else ""
