@@ -104,14 +104,24 @@ def highs_proves_infeasible(problem, seconds: float) -> bool:
     Used once per PDHG run by ``solver.lp.pdhg.solve`` on a suspicion (see SUSPECT_RATIO); the status is
     then PRIMAL_INFEASIBLE on HiGHS's proof, never on the suspicion alone.
     """
-    from solver.highs_bridge import is_infeasible, new_highs, to_highs_lp
+    from solver.highs_bridge import is_infeasible
 
     if not (seconds > 0.0):
         return False
+    return is_infeasible(_relaxed_run(problem, seconds))
+
+
+def _relaxed_run(problem, seconds: float, presolve: str | None = None):
+    """A HiGHS instance that ran ``problem`` with integrality dropped for at most ``seconds`` (``presolve``:
+    HiGHS's option, None = its default)."""
+    from solver.highs_bridge import new_highs, to_highs_lp
+
     h = new_highs(time_limit_seconds=seconds)
+    if presolve is not None:
+        h.setOptionValue("presolve", presolve)
     h.passModel(to_highs_lp(problem, with_names=False, relax=True))
     h.run()
-    return is_infeasible(h)
+    return h
 
 
 def highs_proves_unbounded(problem, seconds: float) -> bool:
@@ -124,8 +134,6 @@ def highs_proves_unbounded(problem, seconds: float) -> bool:
     """
     import highspy
 
-    from solver.highs_bridge import new_highs, to_highs_lp
-
     if not (seconds > 0.0):
         return False
     t = time.perf_counter()
@@ -133,11 +141,7 @@ def highs_proves_unbounded(problem, seconds: float) -> bool:
         left = seconds - (time.perf_counter() - t)
         if not left > 0.0:
             return False
-        h = new_highs(time_limit_seconds=left)
-        h.setOptionValue("presolve", presolve)
-        h.passModel(to_highs_lp(problem, with_names=False, relax=True))
-        h.run()
-        status = h.getModelStatus()
+        status = _relaxed_run(problem, left, presolve).getModelStatus()
         if status == highspy.HighsModelStatus.kUnbounded:
             return True
         if status != highspy.HighsModelStatus.kUnboundedOrInfeasible:
