@@ -43,11 +43,11 @@ def convert(
                "nnz": problem.nnz, "n_integer": int(problem.integrality.sum()),
                "sense": "max" if problem.sense == -1 else "min", "objective_offset": problem.offset,
                "seconds": {"read": t1 - t0, "write": t2 - t1}}
-        if kind_of(dst) == "mps":  # a 5e20 bound is finite here but infinite to HiGHS's defaults
-            from formats.mps_infinity import highs_default_infinity_warning
-            big = highs_default_infinity_warning(problem)
-            if big:
-                out["warnings"] = [big]
+        from formats.mps_infinity import written_warnings
+
+        warnings = written_warnings(problem, dst)  # a 5e20 bound: finite here, infinite to HiGHS's defaults
+        if warnings:
+            out["warnings"] = warnings
         if json_out:
             print_json(out)
         else:

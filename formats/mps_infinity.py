@@ -4,7 +4,7 @@ copter's infinity is a magnitude >= 1e30 (``solver.model.problem.INF_BOUND``), a
 set to it. HiGHS's own defaults (``infinite_bound``, ``infinite_cost``) are 1e20, and other MPS readers use
 1e20 too: a bound, row bound or cost of magnitude in [1e20, 1e30) that copter writes as a finite number is
 read back elsewhere as infinite (``x <= 5e20`` becomes unbounded). :func:`highs_default_infinity_warning`
-names the first such value so ``copter export`` and ``copter convert`` can say so.
+names the first such value so ``copter export`` and ``copter convert`` can say so (:func:`written_warnings`).
 """
 
 from __future__ import annotations
@@ -43,3 +43,12 @@ def highs_default_infinity_warning(problem: Problem) -> str | None:
     return (f"{first}{more}: finite for copter (infinity is >= 1e30), but HiGHS's default infinite_bound and "
             "infinite_cost (1e20) and other MPS readers read a magnitude >= 1e20 as infinite, so they would see "
             "a different model; set HiGHS's infinite_bound/infinite_cost to 1e30, or rescale")
+
+
+def written_warnings(problem: Problem, path) -> list[str]:
+    """The warnings of writing ``problem`` to ``path`` (``export``, ``convert``): the
+    :func:`highs_default_infinity_warning` when ``path`` is an MPS file, else none."""
+    from formats.io import kind_of
+
+    big = highs_default_infinity_warning(problem) if kind_of(path) == "mps" else None
+    return [big] if big else []

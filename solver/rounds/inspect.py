@@ -174,8 +174,8 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
 
 def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     """Write the current (or a kept) round's problem as MPS or Parquet; see :func:`solver.rounds.export`."""
-    from formats.io import kind_of, write_problem
-    from formats.mps_infinity import highs_default_infinity_warning
+    from formats.io import write_problem
+    from formats.mps_infinity import written_warnings
     from solver.rounds.outputs import check_output_file
 
     store = StateStore(state_dir_or_default(state_dir))
@@ -192,11 +192,8 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     write_problem(gen.problem.replace(name=name), out)
     res = {"round": gen.round, "output": str(out), "n_cols": gen.problem.n_cols, "n_rows": gen.problem.n_rows,
            "nnz": gen.problem.nnz}
-    warnings = [gen.warning] if gen.warning else []  # CURRENT unusable: the newest complete generation
-    if kind_of(out) == "mps":
-        big = highs_default_infinity_warning(gen.problem)  # 5e20: finite here, infinite for HiGHS's defaults
-        if big:
-            warnings.append(big)
+    # CURRENT unusable (the newest complete generation was exported); a 5e20 read as infinite from MPS elsewhere
+    warnings = ([gen.warning] if gen.warning else []) + written_warnings(gen.problem, out)
     if warnings:
         res["warnings"] = warnings
     return res
