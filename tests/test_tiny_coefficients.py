@@ -17,7 +17,7 @@ from formats.io import write_delta
 from solver.model.delta import Delta
 from solver.model.errors import ValidationError
 from solver.model.problem import Problem
-from tests.helpers import runner_error
+from tests.helpers import runner_error, snapshot
 
 
 def _problem(path, tiny: float):
@@ -57,10 +57,12 @@ def test_step_with_a_tiny_coefficient_exits_3_and_keeps_the_round(tmp_path):
     d = Delta.coefs(["x"], ["r"], [1e-300])
     d.base_round = 0
     write_delta(d, tmp_path / "d.parquet")
+    before = snapshot(state)
     res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
     err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == "r/x" and err["line"] == 0
     assert "below 1e-9" in err["message"] and (state / "CURRENT").read_text().strip() == "0"
+    assert snapshot(state) == before  # the checkpoint, byte for byte
 
 
 def test_a_zero_coefficient_in_a_delta_still_removes_the_entry(tmp_path):
