@@ -91,6 +91,8 @@ from solver.partition.fallback import (
     failed_parts,
     solve_whole,
     solve_without_clients,
+    violates_whole,
+    whole_after_violation,
 )
 from solver.partition.improve import cheap_part_settings
 from solver.partition.layout import initial_assignment, route
@@ -372,6 +374,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 outcome_rep["fallback"]["shares_from"] = "whole"
                 passes_report[-1]["share_moved"] = moved
             merge += time.perf_counter() - t5
+        if violates_whole(problem, result, part_rep) and dl.parts_left() > 0:  # the merge failed the re-check
+            result, outcome_rep["fallback"] = whole_after_violation(problem, settings, result, outcome_rep)
         if far_after_parts(problem, settings, outcome_rep, result) and dl.parts_left() > 0:
             # what the shares confine the parts to, only the whole model reaches
             result, outcome_rep["fallback"] = compare_whole(problem, settings, result, outcome_rep["gap_rel"])
