@@ -77,3 +77,19 @@ def test_convert_to_mps_warns_naming_the_first_such_value(tmp_path):
     assert res.exit_code == 0, res.output
     (w,) = json.loads(res.stdout)["warnings"]
     assert w.startswith("the upper bound of variable 'x' is 5e+20 (3 such values)") and w in res.stderr
+
+
+@pytest.mark.parametrize("args", [["--presolve", "off"], ["--presolve", "off", "--engine", "alm"], []])
+def test_a_point_5e20_short_of_the_optimum_is_never_optimal(tmp_path, args):
+    """max x + 5e20 y without presolve ended OPTIMAL at 5e20 (x = 0) after 0 iterations: PDHG's check keeps
+    the reduced cost of a column inside its box as dual residual, 1 against ||c|| = 5e20 (2e-21), while x
+    sat 5e20 below its bound. The direct run's point must also have its reach (solver.lp.reach) within tol:
+    it is the optimum 1e21 or an honest NUMERICAL_ERROR (exit 5) naming x; presolve solves it (1e21)."""
+    res = CliRunner().invoke(app, ["solve", str(_big(tmp_path / "p.parquet")), "--json", *args])
+    out = json.loads(res.stdout.strip().splitlines()[0])
+    if out["status"] == "OPTIMAL":
+        assert res.exit_code == 0 and out["objective"] == pytest.approx(1e21, rel=1e-6)
+    else:
+        assert res.exit_code == 5 and out["status"] == "NUMERICAL_ERROR", res.output
+        assert "variable 'x' is 5e+20 from its bound with reduced cost 1" in out["message"], out["message"]
+    assert args or out["status"] == "OPTIMAL"  # with presolve (the default) the answer is right

@@ -38,6 +38,7 @@ from solver.lp.infeasibility import (
     highs_proves_unbounded,
     primal_infeasibility_ratio,
 )
+from solver.lp.reach import column_reach
 from solver.lp.restart import RestartController, fixed_point_residual
 from solver.lp.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
 from solver.lp.termination import KKT, OrigLP, TargetSchedule, evaluate
@@ -448,13 +449,43 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
             status, message = Status.OPTIMAL, "every column is empty: solved analytically"
             kkt = KKT(lp.offset, lp.offset, 0.0, 0.0, 0.0, 0.0, 0.0)
         else:
-            status, message, kkt, iterations, w, eta = _iterate(problem, s, lp, red, ws, w, x, y_min, accept,
-                                                                seconds, t_start)
+            # an empty column improving without bound makes the run DUAL_INFEASIBLE below: nothing to judge
+            judge = _ReachCheck(problem, s.tol) if accept is None and red.unbounded_col < 0 else None
+            status, message, kkt, iterations, w, eta = _iterate(problem, s, lp, red, ws, w, x, y_min,
+                                                                accept or judge, seconds, t_start)
+            if judge is not None and status == Status.OPTIMAL and judge.missed is not None:
+                status, message = Status.NUMERICAL_ERROR, judge.sentence()
         status, message = _unbounded_column(problem, red, status, message)
     if ws_msg:
         message = f"{message}; {ws_msg}" if message else ws_msg
     return _assemble(problem, s, status, message, kkt, x, sense * y_min, iterations, eta, w, seconds, t_start,
                      ws is not None)
+
+
+class _ReachCheck:
+    """``accept`` of a direct run (no caller judging its points): a point that meets PDHG's measures must
+    also have a relative reach (``solver.lp.reach``) within ``tol``: no column inside its box may keep a
+    reduced cost that is significant for itself while ||c|| dwarfs it. A miss tightens the run's dual and
+    gap targets (``solver.lp.termination.TargetSchedule``); when iterating does not bring the reach down,
+    the run is not OPTIMAL (:attr:`missed` holds the last point's reach)."""
+
+    def __init__(self, problem: Problem, tol: float):
+        self.problem, self.tol = problem, tol
+        self.missed = None
+
+    def __call__(self, x: np.ndarray, y: np.ndarray):
+        rc = column_reach(self.problem, x, y, self.tol)
+        self.missed = rc if rc.rel > self.tol else None
+        return None if self.missed is None else (0.0, rc.rel, rc.rel)
+
+    def sentence(self) -> str:
+        """Why the run is not OPTIMAL, naming the column that could gain most."""
+        rc = self.missed
+        return (f"PDHG's relative KKT measures met {self.tol:g}, but variable "
+                f"{self.problem.col_names[rc.column]!r} is {rc.distance:.3g} from its bound with reduced cost "
+                f"{rc.reduced_cost:.3g}, which the norm of the costs hides: the objective could still move by "
+                f"{rc.reach:.3g} ({rc.rel:.1e} relative) and further iterations did not close it; the costs span "
+                "more orders of magnitude than the tolerance resolves (rescale them)")
 
 
 def _start_point(n: int, red) -> tuple:
