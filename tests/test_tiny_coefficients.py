@@ -97,3 +97,29 @@ def test_pdhg_on_a_problem_built_without_check_reports_numerical_trouble_not_a_c
                 a_data=np.array([1e-300, 1e29]))
     res = solve(p, Settings(presolve="off"))
     assert res.status == Status.NUMERICAL_ERROR and "1e-300 to 1e+29" in res.message
+
+
+@pytest.mark.parametrize("handover", [False, True])
+def test_alm_on_a_problem_built_without_check_reports_numerical_trouble_without_numpy_warnings(handover):
+    """The ALM engine on the same Problem printed numpy's RuntimeWarnings (invalid value in multiply, in
+    divide) on the user's stderr before handing over: its scaling now runs under errstate and is checked
+    by PDHG's scaling_trouble, so the run ends NUMERICAL_ERROR naming the coefficient range, silently."""
+    import warnings
+
+    from solver.lp.alm import ALMParameters, solve_alm
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+    from solver.model.status import Status
+
+    p = Problem(col_names=np.array(["a", "b"], dtype=object), row_names=np.array(["r"], dtype=object),
+                cost=np.array([-1.0, -1.0]), col_lower=np.zeros(2), col_upper=np.array([1.0, 3e29]),
+                row_lower=np.array([-np.inf]), row_upper=np.array([1 / 7]), integrality=np.zeros(2, bool),
+                a_indptr=np.array([0, 1, 2]), a_indices=np.array([0, 0], dtype=np.int32),
+                a_data=np.array([1e-300, 1e29]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning becomes an exception
+        if handover:
+            res = solve(p, Settings(presolve="off", engine="alm"))
+        else:
+            res = solve_alm(p, Settings(presolve="off"), params=ALMParameters(handover=False))
+    assert res.status == Status.NUMERICAL_ERROR and "1e-300 to 1e+29" in res.message

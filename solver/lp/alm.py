@@ -71,7 +71,7 @@ from solver.lp.alm_kernels import csc_matvec, diff_norm, dot
 from solver.lp.alm_newton import Subproblem, Workspace, newton_solve
 from solver.lp.alm_scaling import scale_for_alm
 from solver.lp.original_kkt import original_kkt
-from solver.lp.pdhg import parse_warm_start
+from solver.lp.pdhg import parse_warm_start, scaling_trouble
 from solver.lp.presolve import solve_pdhg as pdhg_solve  # the cold PDHG path: HiGHS presolve + PDHG
 from solver.lp.scaling import combined_bound_norm
 from solver.lp.trivial import drop_empty, reduce_trivial
@@ -227,10 +227,17 @@ class _Run:
         the start meets tol)."""
         p, s, prm, kc, kr = self.problem, self.s, self.prm, self.kc, self.kr
         cp, ci, cv = drop_empty(p, kr, kc)
-        sc = self.sc = scale_for_alm(self.sense * p.cost[kc], p.row_lower[kr], p.row_upper[kr], p.col_lower[kc],
-                                     p.col_upper[kc], cp, ci, cv, kr.size, ruiz_iterations=s.ruiz_iterations,
-                                     pock_chambolle_alpha=s.pock_chambolle_alpha,
-                                     bound_objective_scaling=s.bound_objective_scaling)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # reported by scaling_trouble
+            sc = self.sc = scale_for_alm(self.sense * p.cost[kc], p.row_lower[kr], p.row_upper[kr],
+                                         p.col_lower[kc], p.col_upper[kc], cp, ci, cv, kr.size,
+                                         ruiz_iterations=s.ruiz_iterations,
+                                         pock_chambolle_alpha=s.pock_chambolle_alpha,
+                                         bound_objective_scaling=s.bound_objective_scaling)
+        trouble = scaling_trouble(sc, cv)
+        if trouble:  # a Problem built without Problem.check: no step can run on it, nor PDHG's (same scaling)
+            self.status, self.message, self.already = Status.NUMERICAL_ERROR, trouble, True
+            self.seconds["setup"] = time.perf_counter() - self.t0
+            return
         self.warm = ws_in is not None
         if self.warm:
             self.xbar = np.ascontiguousarray(sc.x_to_scaled(ws_in[0][kc]))
