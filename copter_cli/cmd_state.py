@@ -127,7 +127,9 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None) 
     failed, else null), or one human table per round. Exit code: the first non-zero code of a report (the
     one that stopped the batch), else 0. ``stop``: what stopped the batch at a later delta, an error
     (:func:`_stop_of`) or an interrupt (:func:`_interrupted_many`): the same shape plus ``error`` (as a failed
-    command's JSON error), its error line last, its exit code."""
+    command's JSON error), its error line last, its exit code. When stdout refuses that answer (closed,
+    full: exit 7), the stopping error still decides: its line and code, and a warning that the stored
+    rounds' reports were not printed (the bad delta is what the user must fix; the rounds are stored)."""
     codes = [exit_codes.for_report(r) for r in reports]
     reports = [_with_out_error(r, c) for r, c in zip(reports, codes, strict=True)]
     code = next((c for c in codes if c), exit_codes.OK)
@@ -156,7 +158,15 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None) 
         if stop is not None:
             say_error(failures[-1])
 
-    emit(obj, json_out, human)
+    try:
+        emit(obj, json_out, human)
+    except CopterError as fault:  # stdout refused (closed, full): the error that stopped the batch decides
+        if stop is None or exit_codes.for_error(fault) != exit_codes.ENVIRONMENT:
+            raise
+        for failure in filter(None, failures):  # the bad delta is what the user must fix: its line and code
+            say_error(failure)
+        say_warnings({"warnings": [f"{fault}; the reports of the rounds stored before it were not printed"]})
+        return code
     if json_out:
         for failure in filter(None, failures):
             say_error(failure)

@@ -91,3 +91,23 @@ def test_a_step_reading_a_closed_stdin_is_bad_input_naming_it(tmp_path):
     assert proc.returncode == 3, proc.stderr
     assert "error (input, exit 3): -: standard input was closed when copter started (<&-)" in proc.stderr
     assert StateStore(st).current()[0] == 0
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_a_batch_stopped_by_a_bad_delta_into_a_closed_stdout_is_exit_3_naming_the_delta(tmp_path, json_flag):
+    """``copter step d1 d2 bad --state S >&-`` exited 7 with only the stdout line: the error of the bad delta,
+    which is what the user must fix, was lost with the answer. The batch's own error decides (exit 3, its line),
+    and a warning says that stdout refused the stored rounds' reports (README, "Exit codes")."""
+    st, d = _state_and_delta(tmp_path)
+    d2 = tmp_path / "d2.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[6.0])], base_round=1), d2)
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet")
+    proc = closed(tmp_path, 1, "step", d, d2, bad, "--state", st, *json_flag)
+    assert proc.returncode == 3, proc.stderr
+    assert f"error (format, exit 3): {bad}: not a readable Parquet file" in proc.stderr, proc.stderr
+    assert "[delta 3 of 3" in proc.stderr and "exit 7" not in proc.stderr and "Traceback" not in proc.stderr
+    assert (f"warning: {CLOSED.removeprefix('error (environment, exit 7): ')}; round 2 is stored and current; "
+            "the reports of the rounds stored before it were not printed") in proc.stderr, proc.stderr
+    assert StateStore(st).current()[0] == 2
+
