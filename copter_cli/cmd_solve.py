@@ -150,6 +150,10 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
             write_parquet(output, solution_table(problem.col_names, result.x, result.reduced_cost))
         with environment_faults(duals_path_for(output), destination=True):
             write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
+        from formats import undo
+
+        undo.wrote(str(output))  # a stdout closed later: its error says the files are written
+        undo.wrote(str(duals_path_for(output)))
         seconds["write"] = time.perf_counter() - t2
     seconds["total"] = time.perf_counter() - t0
     rep = report_for(problem, result, seconds)

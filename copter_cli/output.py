@@ -80,7 +80,8 @@ def stdout_refused(err: OSError):
     to stderr; with ``--json`` its object is lost with the rest of stdout). A stdout closed when copter started
     (``>&-``: ``copter_cli.closed_streams``) is the same fault, ``stdout: cannot write: it was closed when
     copter started (>&-)``. Once the command stored its change (``formats.undo.stored``) the message says so
-    (``...; round 3 is stored and current``, ``"round_stored": true``). None for another error (a closed pipe
+    (``...; round 3 is stored and current``, ``"round_stored": true``), and once it wrote an output file
+    (``formats.undo.wrote``: ``...; out.mps is written``, ``"written": [...]``). None for another error (a closed pipe
     is :func:`quiet_broken_pipe`'s)."""
     import os
 
@@ -102,10 +103,13 @@ def stdout_refused(err: OSError):
     except (OSError, ValueError, AttributeError):  # no real stream (a test's capture)
         pass
     fault = as_environment_fault(err, where, destination=True)
-    stored = undo.stored()
+    stored, written = undo.stored(), undo.written()
     if stored:
         fault.message += f"; {stored}"
         fault.context = {"round_stored": True}
+    if written:  # export -o, convert, diff -o, solve -o: the file is complete, only the answer is lost
+        fault.message += f"; {written}"
+        fault.context = {**(fault.context or {}), "written": undo.written_files()}
     return fault
 
 

@@ -147,6 +147,7 @@ def write_delta(delta: Delta, path: str | os.PathLike) -> None:
 def _writing(path: str | os.PathLike):
     """A temporary file next to ``path`` (same extension, so writers choose the same format), renamed over
     ``path`` when the block succeeds; errors become typed (environment faults: exit 7)."""
+    from formats import undo
     from formats.atomic import replacing
     from formats.faults import as_environment_fault, is_environment_fault
 
@@ -158,6 +159,7 @@ def _writing(path: str | os.PathLike):
     try:
         with replacing(path, suffix=suffix) as tmp:
             yield tmp
+        undo.wrote(str(path))  # complete under its name: a later error (stdout closed) says so
     except OSError as err:
         if is_environment_fault(err):
             raise as_environment_fault(err, path, destination=True) from err

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 _DEPTH = [0]
 _ACTIONS: list[Callable[[], None]] = []
 _DONE: list[str] = []
+_WROTE: list[str] = []  #: output files the command wrote completely (:func:`wrote`)
 _SCRATCH: list[str] = []  #: what the scratch work in progress is, innermost last (:func:`scratch`)
 _LANDED: list[str] = []  #: the scratch work a KeyboardInterrupt was raised in (this command)
 _STATE: list[Callable[[], str]] = []  #: the command's description of the user's state (:func:`about_state`)
@@ -101,6 +102,31 @@ def stored() -> str | None:
     return _DONE[-1] if _DONE else None
 
 
+def wrote(path: str) -> None:
+    """Record that the command wrote the output file ``path`` completely (``formats.io``'s atomic writers,
+    ``solve -o``): an error after it (a stdout that cannot be written) says so (:func:`written`). Ignored
+    inside :func:`scratch`."""
+    if not _SCRATCH:
+        _WROTE.append(str(path))
+
+
+def written_files() -> list[str]:
+    """The output files :func:`wrote` recorded, in order."""
+    return list(_WROTE)
+
+
+def written() -> str | None:
+    """``"out.mps is written"`` (two files: ``"a and b are written"``; more: ``"a and N other files are
+    written"``) for the files :func:`wrote` recorded, or None when the command wrote none."""
+    if not _WROTE:
+        return None
+    if len(_WROTE) == 1:
+        return f"{_WROTE[0]} is written"
+    if len(_WROTE) == 2:
+        return f"{_WROTE[0]} and {_WROTE[1]} are written"
+    return f"{_WROTE[0]} and {len(_WROTE) - 1} other files are written"
+
+
 @contextmanager
 def scratch(what: str) -> Iterator[None]:
     """Mark work on scratch states that are not the user's (``what``: "while compiling the solver kernels,
@@ -127,6 +153,7 @@ def begin_command() -> None:
     """Forget what an earlier command in this process stored or described (in-process callers run
     several)."""
     _DONE.clear()
+    _WROTE.clear()
     _LANDED.clear()
     _STATE.clear()
     _SIGNAL.clear()
@@ -177,4 +204,5 @@ def run_actions() -> None:
 
 
 __all__ = ["about_state", "active", "begin_command", "done", "exit_code", "interrupted_message", "on_interrupt",
-           "on_interrupt_report", "received", "region", "report_interrupt", "run_actions", "scratch", "stored"]
+           "on_interrupt_report", "received", "region", "report_interrupt", "run_actions", "scratch", "stored", "written",
+           "written_files", "wrote"]

@@ -111,3 +111,20 @@ def test_a_batch_stopped_by_a_bad_delta_into_a_closed_stdout_is_exit_3_naming_th
             "the reports of the rounds stored before it were not printed") in proc.stderr, proc.stderr
     assert StateStore(st).current()[0] == 2
 
+
+@pytest.mark.parametrize("cmd", ["export", "convert", "diff", "solve"])
+def test_a_command_that_wrote_its_file_into_a_closed_stdout_says_the_file_is_written(tmp_path, cmd):
+    """``copter export -o x.mps --state S >&-`` wrote x.mps completely but its exit-7 error said only that stdout
+    was closed, so the user could not tell whether x.mps was usable; a step says its round is stored. Every
+    command whose output file is complete says so (formats.undo.wrote): export -o, convert, diff -o, solve -o."""
+    st, d = _state_and_delta(tmp_path)
+    base = tmp_path / "base.parquet"
+    assert closed(tmp_path, 2, "export", "--state", st, "-o", base).returncode == 0
+    out = tmp_path / ("x.mps" if cmd in ("export", "convert") else "x.parquet")
+    args = {"export": ("export", "--state", st, "-o", out), "convert": ("convert", base, out),
+            "diff": ("diff", base, base, "-o", out), "solve": ("solve", base, "-o", out)}[cmd]
+    proc = closed(tmp_path, 1, *args)
+    assert proc.returncode == 7 and out.is_file(), proc.stderr
+    tail = f"{out} and {tmp_path / 'x.duals.parquet'} are written" if cmd == "solve" else f"{out} is written"
+    assert f"{CLOSED}; {tail}" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
