@@ -93,6 +93,7 @@ import numpy as np
 
 from formats.atomic import new_temp
 from formats.mps_fields import HEADER_START
+from formats.mps_locate import locate_bad_types, locate_duplicate_rows
 from formats.mps_names import check_bound_columns, locate_undefined_rows, trailing_empty_columns
 from formats.mps_sections import (
     check_bound_set_names,
@@ -337,7 +338,9 @@ def _raise_unknown_section(path: str) -> None:
         if data[:1].isalpha():
             starts.insert(0, 0)
         known = [p for p in starts if _HEADER_WORD.match(data, p) is not None]
-        if not known:  # nothing MPS-like at all: HiGHS's own message is as good
+        if not known:  # nothing MPS-like at all: its first line starting in column 1 is where it goes wrong
+            if starts:
+                _raise_unknown_at(data, path, starts[0])
             return
         idx = _header_index(data)
         unknown = [p for p in idx.get(b"", ()) if p < idx.get(b"ENDATA", [len(data)])[0]]
@@ -406,6 +409,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
+        with _text(path) as data:  # HiGHS names no line for an unknown row or bound type
+            locate_bad_types(data, path, _header_index(data), _line_of)
         _raise_bad_token(path, any(_FIXED_FORMAT in m for m in messages))  # the likelier cause, named
         if any(_FIXED_FORMAT in m for m in messages):
             _raise_fixed_objsense(path)
@@ -425,6 +430,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
             obj = objective_row(data, idx, any(_FIXED_FORMAT in m for m in messages))
             locate_undefined_rows(data, path, idx, _line_of, messages,  # the objective is a row too
                                   lambda nm: not is_error(h.getRowByName(nm)[0]) or nm.encode() == obj)
+            locate_duplicate_rows(data, path, idx, _line_of, bad)
         raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
     try:
         problem = _to_problem(path, h, fixed)
