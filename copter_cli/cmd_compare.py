@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from copter_cli.output import console, emit, run, say_warnings, table_console
+from copter_cli.printable import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -59,7 +60,7 @@ def print_table(res: dict, out: Console | None = None, terminal: bool | None = N
         out = table_console(180)  # the notes under the table
     for r in res["baselines"]:
         if r.get("message"):
-            out.print(f"  {r['name']}: {r['message']}")
+            out.print(f"  {r['name']}: {printable(r['message'])}", markup=False)
     cop, tol = res["copter"], res.get("feasibility_tol", math.nan)
     if cop.get("dual_residual_rel") is not None:
         out.print(f"copter's relative KKT measures (its OPTIMAL criteria, norm-wise): primal residual "

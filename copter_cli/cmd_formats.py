@@ -27,6 +27,7 @@ def convert(
 
     The format of SRC and DST is chosen by each file's extension."""
     from copter_cli.output import answering, console, print_json, run, say_warnings
+    from copter_cli.printable import printable
 
     def body() -> int:
         from formats.io import kind_of, read_problem, write_problem
@@ -52,7 +53,7 @@ def convert(
             print_json(out)
         else:
             with answering():
-                console.print(f"{src} -> {dst}: {problem.n_rows} rows, {problem.n_cols} columns "
+                console.print(f"{printable(str(src))} -> {printable(str(dst))}: {problem.n_rows} rows, {problem.n_cols} columns "
                               f"({out['n_integer']} integer), {problem.nnz} nonzeros "
                               f"(read {t1 - t0:.2f} s, write {t2 - t1:.2f} s)", markup=False)
         say_warnings(out)
@@ -74,6 +75,7 @@ def diff_cmd(
 
     Applying it to OLD gives NEW exactly."""
     from copter_cli.output import answering, print_json, run, say
+    from copter_cli.printable import printable
 
     def body() -> int:
         import pyarrow as pa
@@ -112,7 +114,7 @@ def diff_cmd(
                               + (["sense changed"] if delta.sense is not None else [])
                               + (["objective offset changed"] if delta.offset is not None else []))
             with answering():
-                say(f"{output}: {delta.table.num_rows} rows ({parts or 'no changes'})")
+                say(f"{printable(str(output))}: {delta.table.num_rows} rows ({parts or 'no changes'})")
         return 0
 
     run(json_out, debug, body)

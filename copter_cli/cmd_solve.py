@@ -79,9 +79,11 @@ def report_for(problem, result, seconds: dict) -> dict:
 
 def _summary(console, path: Path, problem, result, rep: dict) -> None:
     """HiGHS-style summary block on stderr."""
+    from copter_cli.printable import printable
+
     sec = rep["seconds"]
     lines = [
-        f"Model {path.name}: {problem.n_rows} rows, {problem.n_cols} columns, {problem.nnz} nonzeros"
+        f"Model {printable(path.name)}: {problem.n_rows} rows, {problem.n_cols} columns, {problem.nnz} nonzeros"
         + (f", {int(problem.integrality.sum())} integer" if problem.is_mip else ""),
         f"Model status        : {result.status.name}",
         ("Objective value     : - (no integer-feasible point)" if result.mip is not None
@@ -94,7 +96,7 @@ def _summary(console, path: Path, problem, result, rep: dict) -> None:
         "Seconds             : " + "  ".join(f"{k} {v:.3f}" for k, v in sec.items()),
     ]
     if result.message:
-        lines.append(f"Message             : {result.message}")
+        lines.append(f"Message             : {printable(result.message)}")  # names: one line
     console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 

@@ -16,6 +16,7 @@ import typer
 from copter_cli import exit_codes
 from copter_cli import solver_options as opts
 from copter_cli.output import console, emit, run, say, say_error, say_warnings, table_console
+from copter_cli.printable import printable
 from solver.model.errors import CopterError, UsageError
 from solver.partition.limits import MAX_PASSES
 from solver.partition.small import SMALL_LP_NNZ
@@ -46,7 +47,7 @@ def _fmt(v, spec: str = ".6g") -> str:
         return "-"
     if isinstance(v, float):
         return format(v, spec)
-    return str(v)
+    return printable(str(v))  # a path or name: one table row, one line
 
 
 def _print_report(report: dict, news: list[str] | None = None, message: bool = True) -> None:
@@ -55,7 +56,7 @@ def _print_report(report: dict, news: list[str] | None = None, message: bool = T
     round), rows of the table (facts of that round) and only ``news`` are ``warning:`` lines. ``message`` False:
     the report's message is not printed (a failed round's, which :func:`_round_failure` prints on stderr)."""
     if report.get("no_op"):
-        console.print(report.get("message", "nothing done"), markup=False)
+        console.print(printable(report.get("message", "nothing done")), markup=False)
         say_warnings(report)  # an unusable CURRENT: the current round is the newest complete generation
         return
     from rich.table import Table
@@ -74,11 +75,11 @@ def _print_report(report: dict, news: list[str] | None = None, message: bool = T
         from rich.text import Text
 
         for i, w in enumerate(report.get("warnings") or []):  # user text (paths): never markup
-            t.add_row("warnings" if i == 0 else "", Text(str(w)))
+            t.add_row("warnings" if i == 0 else "", Text(printable(str(w))))
     table_console(160).print(t)
     say_warnings(report if news is None else {"warnings": news})
     if message and report.get("message"):
-        console.print(report["message"], markup=False)
+        console.print(printable(report["message"]), markup=False)  # an IIS names rows and columns
 
 
 def _round_failure(report: dict, code: int) -> str | None:
@@ -151,7 +152,7 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None) 
 
     def human(_):
         for r, failure in zip(reports, failures, strict=False):  # failures: one more with an error
-            say(f"delta {r.get('delta_index')}: {r.get('delta')}")
+            say(f"delta {r.get('delta_index')}: {printable(str(r.get('delta')))}")
             _print_report(r, message=failure is None or "error" in r)
             if failure is not None:
                 say_error(failure)
@@ -456,7 +457,7 @@ def _print_show(report: dict, news: list[str]) -> None:
     if "last_failed" in report:
         lf = report["last_failed"]
         console.print(f"[yellow]last failed round[/]: {lf.get('round')} {lf.get('status')}: "
-                      f"{escape(str(lf.get('message', '')))}")
+                      f"{escape(printable(str(lf.get('message', ''))))}")
 
 
 def show_cmd(
@@ -606,7 +607,7 @@ def rollback_cmd(
 
 
 def _say_export(res: dict) -> None:
-    say(f"round {res['round']}: wrote {res['output']} ({res['n_cols']} variables, "
+    say(f"round {res['round']}: wrote {printable(res['output'])} ({res['n_cols']} variables, "
         f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
     say_warnings(res)
 

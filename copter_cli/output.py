@@ -423,10 +423,13 @@ def _fail(code: int, kind: str, message: str, json_out: bool, extra: dict) -> No
             quiet_broken_pipe()
         except CopterError:  # stdout refused the error too (stdout_refused: now /dev/null); stderr says it below
             pass
-    # user text (names, paths, HiGHS messages) is never parsed as rich markup
+    # user text (names, paths, HiGHS messages) is never parsed as rich markup, and its line separators and
+    # control characters are escaped (copter_cli.printable): one error, one line
     from rich.text import Text
 
-    console.print(Text.assemble(("error", "bold red"), f" ({kind}, exit {code}): {message}"))
+    from copter_cli.printable import printable
+
+    console.print(Text.assemble(("error", "bold red"), f" ({kind}, exit {code}): {printable(message)}"))
     raise typer.Exit(code)
 
 
@@ -446,13 +449,19 @@ def answer(*objects, **options) -> None:
 
 
 def say_error(text: str) -> None:
-    """An error line (``error (KIND, exit N): ...``) on stderr, inside an answer too (:func:`answering`)."""
+    """An error line (``error (KIND, exit N): ...``) on stderr, inside an answer too (:func:`answering`); names
+    in it through ``copter_cli.printable`` (one line whatever they hold)."""
+    from copter_cli.printable import printable
+
     with answering(False):
-        say(text)
+        say(printable(text))
 
 
 def _say_warnings(obj: dict) -> None:
+    from copter_cli.printable import printable
+
     for w in obj.get("warnings") or []:
+        w = printable(str(w))  # a name or path with a line separator: still one warning line
         if console.built or "rich.console" in sys.modules:
             from rich.markup import escape
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from copter_cli.printable import printable
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -41,8 +43,8 @@ def _build(columns: list[Column], rows: list[list[str]], keep: list[int], table_
         widest = max([len(c.header), *(len(r[i]) for r in rows)])
         t.add_column(c.header, justify=c.justify, no_wrap=True, overflow="fold",
                      min_width=widest if c.priority == 0 else None)
-    for r in rows:
-        t.add_row(*(r[i] for i in keep))
+    for r in rows:  # names and paths in a cell through copter_cli.printable: one row, one line
+        t.add_row(*(printable(r[i]) for i in keep))
     return t
 
 

@@ -52,3 +52,68 @@ def test_show_solution_json_keeps_the_exact_names(state):
     res = CliRunner().invoke(app, ["show", "--solution", "--state", str(state), "--json"])
     names = {e["name"] for c in json.loads(res.stdout)["clients"] for e in c["top"]}
     assert set(ODD) <= names
+
+
+SEPARATORS = ("\u2028", "\u2029", "\u0085", "\u009b")
+
+
+def _one_line_each(text: str) -> None:
+    for ch in SEPARATORS:
+        assert ch not in text, text
+
+
+def test_error_lines_and_show_escape_names_from_an_iis(state, tmp_path):
+    """An infeasible round's error line names the IIS's rows and columns: it printed them raw (a row split over
+    lines); the error line, the report's message and show's last failed round escape them as the tables do."""
+    d = Delta.concat([Delta.cons(["force\u2028f"], lower=[50.0]), Delta.coefs(ODD, ["force\u2028f"] * len(ODD),
+                                                                              [1.0] * len(ODD))])
+    d.base_round = 0
+    write_delta(d, tmp_path / "inf.parquet")
+    res = CliRunner().invoke(app, ["step", str(tmp_path / "inf.parquet"), "--state", str(state)])
+    assert res.exit_code == 4, res.output
+    _one_line_each(res.output)
+    line = next(ln for ln in res.stderr.splitlines() if ln.startswith("error (round_failed, exit 4)"))
+    assert "row force\\u2028f >= 50" in line and "ls\\u2028sep/x" in line, line
+    res = CliRunner().invoke(app, ["show", "--state", str(state)])
+    _one_line_each(res.output)
+    assert "last failed round" in res.output and "force\\u2028f" in res.output
+
+
+def test_warnings_tables_and_diff_output_escape_a_path_holding_a_separator(state, tmp_path):
+    """A delta file named with U+2028 and no copter.base_round: the step's warning line, show's warnings row and
+    a batch's 'delta K:' line print it escaped; so does diff's summary of an output so named."""
+    d = Delta.vars(["plain/x"], cost=[-2.5])
+    odd = tmp_path / "d\u2028elta.parquet"
+    write_delta(d, odd)
+    before = CliRunner().invoke(app, ["show", "--state", str(state), "--json"])
+    res = CliRunner().invoke(app, ["step", str(odd), str(odd), "--state", str(state)])
+    assert res.exit_code == 0, res.output
+    _one_line_each(res.output)
+    assert "warning: delta" in res.stderr and "d\\u2028elta.parquet" in res.stderr
+    assert "d\\u2028elta.parquet" in res.stdout  # the batch's 'delta K: PATH' lines
+    res = CliRunner().invoke(app, ["show", "--state", str(state)])
+    _one_line_each(res.output)
+    assert "d\\u2028elta.parquet" in res.stdout  # the stored warning, a row of show's table
+    base = tmp_path / "base.parquet"
+    round0 = json.loads(before.stdout)["round"]
+    assert CliRunner().invoke(app, ["export", "--state", str(state), "--round", str(round0), "-o",
+                                    str(base)]).exit_code == 0
+    out = tmp_path / "o\u2029ut.parquet"
+    res = CliRunner().invoke(app, ["diff", str(base), str(base), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    _one_line_each(res.output)
+    assert "o\\u2029ut.parquet: 0 rows" in res.stdout
+
+
+def test_fitted_tables_escape_their_cells():
+    """history and compare build their tables through table_fit: every cell through printable."""
+    from rich.console import Console
+
+    from copter_cli.table_fit import Column, fit
+
+    con = Console(width=200, record=True)
+    t, _, _ = fit([Column("name", "left"), Column("v")], [["ls\u2028sep", "1"]], 200, con)
+    con.print(t)
+    text = con.export_text()
+    _one_line_each(text)
+    assert "ls\\u2028sep" in text
