@@ -12,7 +12,6 @@ imports rich (issue #15: rich's import is ~40 ms of a 0.3 s start-up).
 from __future__ import annotations
 
 import json
-import math
 import re
 import sys
 import traceback
@@ -222,12 +221,11 @@ def _default(o):
 
 
 def _finite(v: float):
-    """JSON has no inf/nan: +-inf become the strings "inf"/"-inf", nan becomes null."""
-    if math.isnan(v):
-        return None
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v
+    """JSON has no inf/nan: +-inf become the strings "inf"/"-inf", nan becomes null; -0.0 is 0.0
+    (``formats.json_numbers.json_float``, the rule report.json is written with too)."""
+    from formats.json_numbers import json_float
+
+    return json_float(v)
 
 
 def _clean(o):

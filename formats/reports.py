@@ -20,7 +20,6 @@ Every writer fsyncs the file it writes (the checkpoint's atomic protocol relies 
 from __future__ import annotations
 
 import json
-import math
 import os
 from enum import Enum
 
@@ -28,6 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from formats.json_numbers import json_float
 
 MOVE_TOL = 1e-4  #: default relative move threshold of changes.parquet (the default solve tolerance)
 
@@ -45,19 +46,14 @@ def _clean(o):
     if isinstance(o, (np.integer,)):
         return int(o)
     if isinstance(o, (float, np.floating)):
-        v = float(o)
-        if math.isnan(v):
-            return None
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return v
+        return json_float(float(o))  # nan -> null, inf -> "inf", -0.0 -> 0.0
     if isinstance(o, np.bool_):
         return bool(o)
     return o
 
 
 def dumps(obj) -> str:
-    """Strict JSON for reports (no NaN/Infinity tokens: inf -> "inf", nan -> null; enums by name)."""
+    """Strict JSON for reports (no NaN/Infinity tokens: inf -> "inf", nan -> null; -0.0 -> 0.0; enums by name)."""
     return json.dumps(_clean(obj), allow_nan=False, default=str)
 
 
