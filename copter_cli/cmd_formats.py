@@ -68,13 +68,16 @@ def diff_cmd(
     output: Path = typer.Option(..., "-o", "--output", help="Delta file to write (.parquet)."),
     base_round: int = typer.Option(None, "--base-round", help="Record copter.base_round = N in the delta."
                                    + range_help(0)),
+    by_name: bool = typer.Option(False, "--by-name", help="Keep every variable and constraint in both (its warm "
+                                 "start; new ones appended): NEW up to the order of entities. Without it, the "
+                                 "survivors after NEW's first new name are dropped and re-added to give its order."),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
     """Write the delta that turns OLD into NEW.
 
-    Applying it to OLD gives NEW exactly."""
-    from copter_cli.output import answering, print_json, run, say
+    Applying it to OLD gives NEW exactly (with --by-name: up to the order of entities)."""
+    from copter_cli.output import answering, print_json, run, say, say_warnings
     from copter_cli.printable import printable
 
     def body() -> int:
@@ -82,7 +85,7 @@ def diff_cmd(
         import pyarrow.compute as pc
 
         from formats.io import kind_of, read_problem, write_delta
-        from solver.differential.diff import diff
+        from solver.differential.diff import diff, recreated
         from solver.model.delta import KINDS
         from solver.model.errors import UsageError
         from solver.rounds.outputs import check_output_file
@@ -95,8 +98,9 @@ def diff_cmd(
         t0 = time.perf_counter()
         a, b = read_problem(old), read_problem(new)
         t1 = time.perf_counter()
-        delta = diff(a, b)
+        delta = diff(a, b, by_name=by_name)
         delta.base_round = base_round
+        again = {"var": 0, "con": 0} if by_name else recreated(a, b)
         t2 = time.perf_counter()
         write_delta(delta, output)
         secs = {"read": t1 - t0, "diff": t2 - t1, "write": time.perf_counter() - t2}
@@ -106,7 +110,13 @@ def diff_cmd(
             counts.update({d["values"]: int(d["counts"]) for d in pc.value_counts(kinds).to_pylist()})
         out = {"old": str(old), "new": str(new), "output": str(output), "delta_rows": delta.table.num_rows,
                "counts": counts, "sense_changed": delta.sense is not None,
-               "offset_changed": delta.offset is not None, "base_round": base_round, "seconds": secs}
+               "offset_changed": delta.offset is not None, "base_round": base_round, "recreated": again,
+               "seconds": secs, "warnings": []}
+        if again["var"] or again["con"]:  # a new name before old ones: NEW's order costs their warm start
+            out["warnings"].append(
+                f"{again['var']} variable(s) and {again['con']} constraint(s) in both OLD and NEW are dropped and "
+                "re-added to give NEW's order (a new name comes before them): the next round starts them cold "
+                "and its changes list them removed and added; --by-name keeps them (NEW up to the order)")
         if json_out:
             print_json(out)
         else:
@@ -115,6 +125,7 @@ def diff_cmd(
                               + (["objective offset changed"] if delta.offset is not None else []))
             with answering():
                 say(f"{printable(str(output))}: {delta.table.num_rows} rows ({parts or 'no changes'})")
+        say_warnings(out)
         return 0
 
     run(json_out, debug, body)

@@ -28,7 +28,36 @@ def _kept_prefix(old_names: np.ndarray, new_names: np.ndarray, old_index: dict) 
     return pos, int(first[0]) if first.size else int(pos.size)
 
 
-def diff(old: Problem, new: Problem) -> Delta:
+def recreated(old: Problem, new: Problem) -> dict[str, int]:
+    """``{"var": n, "con": m}``: how many survivors (names in both) :func:`diff` recreates to give ``new``'s
+    order, those after the kept prefix (:func:`_kept_prefix`). A recreated entity is a new one to the next
+    round: it starts cold and ``changes.parquet`` lists it removed and added."""
+    out = {}
+    for entity in ("var", "con"):
+        names_attr, index_method = _NAMES[entity]
+        pos, keep = _kept_prefix(getattr(old, names_attr), getattr(new, names_attr), getattr(old, index_method)())
+        out[entity] = int((pos >= 0).sum()) - keep
+    return out
+
+
+def _survivors_first(old: Problem, new: Problem) -> Problem:
+    """``new`` with its columns and rows in the order a delta that keeps every survivor gives: the survivors in
+    their old relative order, then the new names in ``new``'s order (the same model, entities permuted)."""
+    perm = {}
+    for entity in ("var", "con"):
+        names_attr, index_method = _NAMES[entity]
+        pos, _ = _kept_prefix(getattr(old, names_attr), getattr(new, names_attr), getattr(old, index_method)())
+        surv = np.flatnonzero(pos >= 0)
+        perm[entity] = np.concatenate([surv[np.argsort(pos[surv], kind="stable")], np.flatnonzero(pos < 0)])
+    c, r = perm["var"], perm["con"]
+    return Problem.from_arrays(cost=new.cost[c], col_lower=new.col_lower[c], col_upper=new.col_upper[c],
+                               row_lower=new.row_lower[r], row_upper=new.row_upper[r],
+                               matrix=new.matrix()[r, :][:, c], col_names=new.col_names[c],
+                               row_names=new.row_names[r], integrality=new.integrality[c], sense=new.sense,
+                               offset=new.offset, name=new.name)
+
+
+def diff(old: Problem, new: Problem, by_name: bool = False) -> Delta:
     """The delta that turns ``old`` into ``new``: ``apply_delta(old, diff(old, new))`` equals ``new``.
 
     Names in ``old`` only are dropped; names in ``new`` only are added in ``new``'s order; survivors
@@ -39,6 +68,9 @@ def diff(old: Problem, new: Problem) -> Delta:
     only the longest prefix of ``new``'s order made of survivors in their old relative order can be
     kept; every later survivor is *recreated* (dropped and re-added with its full data and its
     coefficients), so the result still equals ``new`` exactly (names, order, values, bitwise).
+    With ``by_name`` every survivor is kept (no drop and re-add: the next round starts it warm and
+    ``changes.parquet`` does not list it removed and added): the result equals ``new`` up to the order of
+    columns and rows (survivors in their old order, then ``new``'s new names in its order).
 
     Returns:
         Delta with rows in phase order (drop_con, drop_var, var, con, coef); ``format="delta"``.
@@ -46,6 +78,8 @@ def diff(old: Problem, new: Problem) -> Delta:
         ValidationError: if ``new`` cannot be expressed (e.g. an empty box ``lower > upper``, which
             deltas refuse).
     """
+    if by_name:
+        new = _survivors_first(old, new)
     by_kind: dict[str, list[pa.Table]] = {k.name: [] for k in KIND_TABLE}
     for entity in ("con", "var"):
         names_attr, index_method = _NAMES[entity]
