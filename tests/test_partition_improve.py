@@ -107,7 +107,8 @@ def test_a_partitioned_milp_rounds_status_and_gap_are_proven_against_the_whole_b
         res2 = imp["resolve"]  # still above 0.001%: the parts holding the gap get their full integerization
         assert res2["parts"] and res2["gap_after"] <= res2["gap_before"] + 1e-12 <= imp["gap_after"] + 2e-12
         assert all(rep["parts"][p]["resolve_seconds"] > 0 for p in res2["parts"])
-        assert [x["pass"] for x in rep["shares"]["passes"]][-2:] == ["improve-rens", "improve-resolve"]
+        names = [x["pass"] for x in rep["shares"]["passes"]]  # RENS first (a price pass may follow it), resolve last
+        assert names[-1] == "improve-resolve" and names.index("improve-rens") < len(names) - 1
     else:
         assert imp is None  # the first points were enough: the parts ran no RENS
         assert all("rens_seconds" not in p for p in rep["parts"])

@@ -59,6 +59,7 @@ class AscentState:
     delta: float
     stall: int
     done: bool
+    evaluations: int = 0  #: evaluations of L by the whole run (every call that resumed it included)
 
 
 def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_best: float, gap_target: float,
@@ -143,7 +144,7 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
         ym = _project(ym + (level - val) / gg * g, lo_fin, up_fin)
     bound = s * best_val + p.offset if math.isfinite(best_val) else -s * math.inf
     state = AscentState(y_next=ym, best_val=best_val, best_y=best_y, best_act=best_act, delta=delta, stall=stall,
-                        done=done)
+                        done=done, evaluations=steps + (resume.evaluations if resume is not None else 0))
     return bound, s * best_y, {"steps": steps, "seconds": time.perf_counter() - t0, "start_bound": start,
                                "state": state}
 

@@ -48,7 +48,7 @@ def ascend_on(wb: WholeBound, mg: Merged, settings: Settings, dl: Deadline) -> M
     (``integer_dual_ascent_steps`` less the evaluations it made; a far merge stops after FIRST_ASCENT_STEPS):
     its bound, duals and ascent state moved to where the run stopped."""
     asc = mg.rep.get("dual_ascent") or {}
-    left = int(settings.integer_dual_ascent_steps) - int(asc.get("evaluations", 0))
+    left = int(settings.integer_dual_ascent_steps) - pmerge.ran(mg)
     if left <= 0 or mg.ascent_state is None:
         return mg
     bound, y, info = wb.ascend(None, float(mg.result.objective), float(settings.mip_gap_tol), left,

@@ -12,7 +12,7 @@ import numpy as np
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.partition.improve import WholeBound
-from solver.partition.merge import Merged
+from solver.partition.merge import Merged, ran
 
 ASCENT_CHUNK = 4  #: evaluations between two looks at the stop flag of the ascent that runs during RENS
 
@@ -27,7 +27,7 @@ class AscentThread:
         import threading
 
         self.wb, self.mg = wb, mg
-        used = int((mg.rep.get("dual_ascent") or {}).get("evaluations", 0))
+        used = ran(mg)
         self.budget = max(0, int(settings.integer_dual_ascent_steps) - used)
         self.tol = float(settings.mip_gap_tol)
         self.state, self.y, self.bound = mg.ascent_state, mg.y_bound, mg.rep.get("bound")

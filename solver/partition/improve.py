@@ -70,10 +70,12 @@ class WholeBound:
         (HiGHS's sign convention, problem's sense), stopping once ``objective`` is proven within ``gap_target``
         (``solver.integer.ascent.coupling_dual_ascent``; at least the start value is evaluated). With ``resume``
         (``info["state"]`` of an earlier call) the same run goes on, Polyak's level and stall count included,
-        ``y_start`` unused; it evaluates nothing when that run's best already proves the target."""
+        ``y_start`` unused; it evaluates nothing when that run's best already proves the target or ``steps`` is 0
+        (a fresh run evaluates its start at least)."""
         from solver.integer.ascent import coupling_dual_ascent
 
-        return coupling_dual_ascent(self.lag, y_start, objective, gap_target, max_steps=max(1, int(steps)),
+        return coupling_dual_ascent(self.lag, y_start, objective, gap_target,
+                                    max_steps=max(0 if resume is not None else 1, int(steps)),
                                     seconds=seconds, resume=resume)
 
 

@@ -97,7 +97,7 @@ from solver.partition.fallback import (
 from solver.partition.improve import cheap_part_settings
 from solver.partition.layout import initial_assignment, route
 from solver.partition.limits import MAX_PASSES  # noqa: F401 - here too: the round's limit
-from solver.partition.merge import Merged, complete_kkt, merge_parts, part_engine
+from solver.partition.merge import Merged, complete_kkt, merge_parts, part_engine, ran
 from solver.partition.phases import Phases
 from solver.partition.price_split import part_activity, price_shares, ration
 from solver.partition.small import small_lp
@@ -219,6 +219,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             return _worker_died(problem, config, err, t0, setup)
         passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None})
     wb_build, kept, wb, merge, n_price = None, None, None, 0.0, 0
+    rens_first: dict | None = None  # the RENS step of the pass before a price re-split (its report)
     last_pass = config.passes - 1  # passes after it: the price re-split (:func:`wants_price_split`)
     pass_ = -1
     while True:
@@ -300,15 +301,12 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 n_price = PRICE_SPLITS  # no better prices follow from the same bound
             passes_report[-1]["kept"] = this is not kept
             ph.add("price_split_compare", time.perf_counter() - t3)
-        if n_price < PRICE_SPLITS and wants_price_split(settings, mg, wb, r, dl):
-            with ph.time("dual_ascent"):
-                on = ascend_on(wb, mg, settings, r.clock)  # prices need the bound's duals near its optimum
-            with ph.time("price_split"):
-                price = price_shares(wb, on.y_bound, r.col_part, r.rows_sh, r.present, r.shares)
-            if price is not None:  # re-split the capacity rows by the demands at the bound's duals
-                this.mg = on  # its bound and gap are the next merge's (it continues this ascent)
-                kept, r.shares, n_price = this, price, n_price + 1
-                warms = [x.state if x is not None else None for x in results]
+        # a far merge gets RENS first (it closed Sia 25,600's 1.1-1.6% to 0.25-0.42% where the price pass before it
+        # cost a pass and gained 0-0.3%); the price re-split follows when the merge after RENS is still far
+        rens_can = wb is not None and settings.integer_submip_seconds > 0
+        if n_price < PRICE_SPLITS and not rens_can and wants_price_split(settings, mg, wb, r, dl):
+            if _price_resplit(wb, this, settings, r, ph):
+                kept, n_price, warms = this, n_price + 1, [x.state if x is not None else None for x in this.results]
                 merge += time.perf_counter() - t2
                 continue
         (parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last,
@@ -317,9 +315,12 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         result, outcome_rep = mg.result, mg.rep
         merge += time.perf_counter() - t2
         improvement: dict = {}
+        resplit = False
         for tier in ("rens", "resolve") if wb is not None else ():
             if not wants_improvement(settings, outcome_rep, result):
                 break
+            if tier == "rens" and this.rens_done:  # the pass before the price pass, with its RENS step, was kept
+                continue
             gbp = ph.seconds.get("gap_by_part", 0.0)
             bg = AscentThread(wb, mg, settings) if tier == "rens" and mg.near_cut else None
             try:
@@ -336,8 +337,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                                                  "bound": bg.bound}
                 mg = bg.merged()  # the same ascent run, further on
             cut = (tier == "rens" and mg.ascent_state is not None and not mg.ascent_state.done
-                   and int((mg.rep.get("dual_ascent") or {}).get("evaluations", 0)) + (bg.evaluations if bg else 0)
-                   < int(settings.integer_dual_ascent_steps))  # the ascent stopped before its budget
+                   and ran(mg) < int(settings.integer_dual_ascent_steps))  # the ascent stopped before its budget
             if imp_rep["improved"] or (bg is not None and bg.evaluations) or cut:
                 t3 = time.perf_counter()
                 # RENS changed points only: the duals (so the bound's candidates) are the last merge's, and the
@@ -350,8 +350,21 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             imp_rep["gap_after"] = outcome_rep.get("gap_rel")
             if tier == "rens":
                 improvement = imp_rep
+                this.rens_done, this.mg = True, mg
+                if n_price < PRICE_SPLITS and wants_price_split(settings, mg, wb, r, dl):  # still far: re-split
+                    t3 = time.perf_counter()
+                    resplit = _price_resplit(wb, this, settings, r, ph)
+                    merge += time.perf_counter() - t3
+                    if resplit:
+                        break
             else:
                 improvement["resolve"] = imp_rep
+        if resplit:
+            kept, n_price, rens_first = this, n_price + 1, improvement
+            warms = [x.state if x is not None else None for x in results]
+            continue
+        if rens_first is not None:  # the RENS step before the price pass: the round's own when its pass was kept
+            improvement = {**rens_first, **improvement} if this.rens_done else {**improvement, "before_price": rens_first}
         if mg.kkt_deferred:  # no merge after RENS: the round's result is this one
             t4 = time.perf_counter()
             mg = complete_kkt(problem, mg)
@@ -418,6 +431,22 @@ class _Pass:
     new_steps: np.ndarray
     new_last: np.ndarray
     moved: float
+    rens_done: bool = False  #: its point had its RENS step (a price pass it beat gets none again)
+
+
+def _price_resplit(wb, this: _Pass, settings: Settings, r: RoundSetup, ph: Phases) -> bool:
+    """Re-split the capacity rows of ``r.shares`` by the parts' demands at the whole bound's duals
+    (:func:`solver.partition.price_split.price_shares`), the ascent of ``this.mg`` first continued for the rest of
+    the round's budget (prices need the bound's duals near its optimum; ``this.mg`` becomes that merge, whose bound
+    and ascent the price pass's merge continues). False when there is nothing to re-split (shares unchanged)."""
+    with ph.time("dual_ascent"):
+        on = ascend_on(wb, this.mg, settings, r.clock)
+    with ph.time("price_split"):
+        price = price_shares(wb, on.y_bound, r.col_part, r.rows_sh, r.present, r.shares)
+    if price is None:
+        return False
+    this.mg, r.shares = on, price
+    return True
 
 
 def _whole_shares(problem: Problem, r: RoundSetup, x: np.ndarray) -> np.ndarray:
