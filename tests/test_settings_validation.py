@@ -94,3 +94,19 @@ def test_cli_keeps_its_flag_naming_messages():
         assert res.exit_code == 2, res.output
         msg = json.loads(res.stdout)["error"]["message"]
         assert msg.startswith(flag) and "Settings." not in msg
+
+
+def test_the_fast_path_accepts_only_what_settings_complaint_accepts():
+    # __post_init__ skips settings_complaint for a value its field's fast predicate accepts: each predicate
+    # must never accept a value settings_complaint refuses (and should accept every default, or it is no help)
+    from solver.model.settings import _FAST_ACCEPT, settings_complaint
+
+    values = [None, True, False, 0, 1, 2, -1, 10**6, 0.0, -0.0, 0.5, 1.0, 1.5, 2.0, -1.0, 1e-10, 1e10, INF, -INF,
+              NAN, "auto", "on", "off", "fresh", "reuse", "pdhg", "alm", "highs", "none", "x", "1e-4",
+              np.float64(1.0), np.int64(2), np.float64(NAN), [1]]
+    defaults = Settings()
+    for name, fast in _FAST_ACCEPT:
+        assert fast(getattr(defaults, name)), name
+        for v in values:
+            if fast(v):
+                assert settings_complaint(name, v) is None, (name, v)

@@ -119,8 +119,8 @@ def _kept_warm_point(problem: Problem, s: Settings, warm_start, choice: Choice, 
     Returns:
         SolveResult with x (n,), y (m,) in original units and the problem's sense, or None.
     """
-    if not choice.use_warm or choice.warm_kkt > s.tol:  # nan (not measured: a pinned engine) measures below
-        return None
+    if warm_start is None or not choice.use_warm or choice.warm_kkt > s.tol:  # nan (not measured: a pinned
+        return None  # engine) measures below; a cold solve has no point to keep (and skips presolve_applies)
     if s.warm_primal_weight not in WARM_PRIMAL_WEIGHTS or presolve.presolve_applies(problem, s, warm_start):
         return None  # the engine raises the UsageError; presolve="on" drops warm starts, as documented
     parsed, _ = parse_warm_start(warm_start, problem.n_cols, problem.n_rows)

@@ -216,6 +216,9 @@ class _Run:
         self.pden, self.dden = 1.0 + lp.b_norm, 1.0 + lp.c_norm
         self.targets = (s.tol, s.tol, s.tol)  # primal, dual, gap: tightened only by ``accept``
         self.schedule = TargetSchedule(s.tol)
+        # evaluate()'s output at the point ``accept`` took: the run stops there, and finish() reuses it
+        # instead of unscaling the same arrays again (~20 us of a 0.6 ms afiro solve)
+        self.accepted = None
 
     def _state(self) -> tuple:
         """The twelve PDHG arrays in the order the kernels take them."""
@@ -290,12 +293,14 @@ class _Run:
             return False
         if self.accept is None:
             return True
-        outside = self.accept(*evaluate(self.lp, self.sc, self.x, self.aty, self.xh, self.yh, self.axh,
-                                        self.atyh, self.tau)[1:3])
+        point = evaluate(self.lp, self.sc, self.x, self.aty, self.xh, self.yh, self.axh, self.atyh, self.tau)
+        outside = self.accept(*point[1:3])
         if outside is None:
+            self.accepted = point
             return True
         tighter = self.schedule.next_targets(targets, kkt, outside)
         if tighter is None:  # the caller judges (and remedies) this point itself
+            self.accepted = point
             return True
         self.targets = tighter
         return False
@@ -374,8 +379,10 @@ class _Run:
     def finish(self, status: Status, message: str, kkt: KKT, t_iter: float) -> tuple:
         """Result assembly of the run: the original-unit point, the final log line, the core's timings."""
         core = self.core
-        _, xo, yo, _ = evaluate(self.lp, self.sc, self.x, self.aty, self.xh, self.yh, self.axh, self.atyh,
-                                self.tau)
+        point = self.accepted if status == Status.OPTIMAL and self.accepted is not None else None
+        if point is None:
+            point = evaluate(self.lp, self.sc, self.x, self.aty, self.xh, self.yh, self.axh, self.atyh, self.tau)
+        _, xo, yo, _ = point
         if self.s.verbose:
             print(_log_line(self.total, time.perf_counter() - core.t_start, kkt, core.sense, self.restarts,
                             self.w, f"  {status.name}"), file=sys.stderr, flush=True)
@@ -521,8 +528,9 @@ def scaling_trouble(sc: ScaledLP, a_data: np.ndarray) -> str:
     (1e-300 next to 1e29: the column factor overflowed, theta_c became 0 and the termination check divided
     by 0). ``Problem.check`` refuses coefficients of magnitude <= 1e-9, so only a problem built without it
     gets here."""
-    factors = (sc.d1, sc.d2, np.array([sc.theta_b, sc.theta_c]))
-    if all(bool(np.all(np.isfinite(f) & (f > 0))) for f in factors):
+    # 0 < v < inf is False for 0, negatives, inf and nan alike: one pass per factor array
+    if (0.0 < sc.theta_b < math.inf and 0.0 < sc.theta_c < math.inf and bool(np.all((sc.d1 > 0) & (sc.d1 < np.inf)))
+            and bool(np.all((sc.d2 > 0) & (sc.d2 < np.inf)))):
         return ""
     mag = np.abs(a_data)
     return (f"scaling failed: the coefficient magnitudes span {mag.min():.3g} to {mag.max():.3g}, more than "
