@@ -4,7 +4,8 @@ copter's infinity is a magnitude >= 1e30 (``solver.model.problem.INF_BOUND``), a
 set to it. HiGHS's own defaults (``infinite_bound``, ``infinite_cost``) are 1e20, and other MPS readers use
 1e20 too: a bound, row bound or cost of magnitude in [1e20, 1e30) that copter writes as a finite number is
 read back elsewhere as infinite (``x <= 5e20`` becomes unbounded). :func:`highs_default_infinity_warning`
-names the first such value so ``copter export`` and ``copter convert`` can say so (:func:`written_warnings`).
+names the first such value so ``copter export`` and ``copter convert`` can say so (:func:`written_warnings`), as
+:func:`free_rows_warning` does for constraints MPS cannot hold (free rows, read back as nothing).
 """
 
 from __future__ import annotations
@@ -45,10 +46,23 @@ def highs_default_infinity_warning(problem: Problem) -> str | None:
             "a different model; set HiGHS's infinite_bound/infinite_cost to 1e30, or rescale")
 
 
+def free_rows_warning(problem: Problem) -> str | None:
+    """A one-line warning naming the first constraint with neither bound (a free row) and how many there are, or
+    None: MPS holds a free row only as an extra ``N`` row, which HiGHS's reader (so copter's) drops with its
+    coefficients, so the file read back has fewer constraints (a delta naming one is then refused)."""
+    free = np.flatnonzero(np.isneginf(problem.row_lower) & np.isposinf(problem.row_upper))
+    if not free.size:
+        return None
+    return (f"{free.size} constraint(s) with no bound on either side, the first {str(problem.row_names[free[0]])!r}, "
+            "are written as extra N rows, which MPS readers (HiGHS, so copter) drop with their coefficients: the "
+            "file read back lacks them; write .parquet to keep them")
+
+
 def written_warnings(problem: Problem, path) -> list[str]:
-    """The warnings of writing ``problem`` to ``path`` (``export``, ``convert``): the
-    :func:`highs_default_infinity_warning` when ``path`` is an MPS file, else none."""
+    """The warnings of writing ``problem`` to ``path`` (``export``, ``convert``) when ``path`` is an MPS file:
+    :func:`highs_default_infinity_warning` and :func:`free_rows_warning`; else none."""
     from formats.io import kind_of
 
-    big = highs_default_infinity_warning(problem) if kind_of(path) == "mps" else None
-    return [big] if big else []
+    if kind_of(path) != "mps":
+        return []
+    return [w for w in (highs_default_infinity_warning(problem), free_rows_warning(problem)) if w]
