@@ -30,7 +30,8 @@ from contextlib import contextmanager
 _DEPTH = [0]
 _ACTIONS: list[Callable[[], None]] = []
 _DONE: list[str] = []
-_WROTE: list[str] = []  #: output files the command wrote completely (:func:`wrote`)
+_WROTE: list[str] = []  #: the first two output files the command wrote completely (:func:`wrote`)
+_WROTE_COUNT = [0]  #: how many it wrote (a library caller writing every round keeps no growing list)
 _SCRATCH: list[str] = []  #: what the scratch work in progress is, innermost last (:func:`scratch`)
 _LANDED: list[str] = []  #: the scratch work a KeyboardInterrupt was raised in (this command)
 _STATE: list[Callable[[], str]] = []  #: the command's description of the user's state (:func:`about_state`)
@@ -107,11 +108,13 @@ def wrote(path: str) -> None:
     ``solve -o``): an error after it (a stdout that cannot be written) says so (:func:`written`). Ignored
     inside :func:`scratch`."""
     if not _SCRATCH:
-        _WROTE.append(str(path))
+        _WROTE_COUNT[0] += 1
+        if len(_WROTE) < 2:
+            _WROTE.append(str(path))
 
 
 def written_files() -> list[str]:
-    """The output files :func:`wrote` recorded, in order."""
+    """The first two output files :func:`wrote` recorded, in order."""
     return list(_WROTE)
 
 
@@ -120,11 +123,11 @@ def written() -> str | None:
     written"``) for the files :func:`wrote` recorded, or None when the command wrote none."""
     if not _WROTE:
         return None
-    if len(_WROTE) == 1:
+    if _WROTE_COUNT[0] == 1:
         return f"{_WROTE[0]} is written"
-    if len(_WROTE) == 2:
+    if _WROTE_COUNT[0] == 2:
         return f"{_WROTE[0]} and {_WROTE[1]} are written"
-    return f"{_WROTE[0]} and {len(_WROTE) - 1} other files are written"
+    return f"{_WROTE[0]} and {_WROTE_COUNT[0] - 1} other files are written"
 
 
 @contextmanager
@@ -154,6 +157,7 @@ def begin_command() -> None:
     several)."""
     _DONE.clear()
     _WROTE.clear()
+    _WROTE_COUNT[0] = 0
     _LANDED.clear()
     _STATE.clear()
     _SIGNAL.clear()
