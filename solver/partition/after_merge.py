@@ -33,14 +33,17 @@ RENS_MIN_SECONDS = 1.0  #: RENS's budget is the slowest part's solve time, but a
 #: 10,240 K=4 on K cores 1.6-2.2 s instead of 2.1-2.5 s, but up to 0.38% worse than mono instead of 0.24%)
 
 
-def wants_price_split(settings: Settings, mg: Merged, wb: WholeBound | None, r: RoundSetup, dl: Deadline) -> bool:
+def wants_price_split(settings: Settings, mg: Merged, wb: WholeBound | None, r: RoundSetup, dl: Deadline,
+                      after_rens: bool = False) -> bool:
     """A MILP merge whose feasible point is more than FAR_GAP x ``mip_gap_tol`` from the whole model's bound
-    (its duals known), with shared rows and time left for the parts: its shares are re-split by the parts'
+    (its duals known; ``after_rens``: still above ``mip_gap_tol`` after the parts' RENS, which cannot move capacity
+    between them), with shared rows and time left for the parts: its shares are re-split by the parts'
     demands at the bound's duals (:func:`solver.partition.price_split.price_shares`) and the parts solved
     again, warm; the better of the two merged points is the round's (``fallback.better_point``)."""
     gap = mg.rep.get("gap_rel")
+    factor = 1.0 if after_rens else pmerge.FAR_GAP
     return (wb is not None and r.ns > 0 and mg.y_bound is not None and mg.result.point_feasible
-            and gap is not None and gap > pmerge.FAR_GAP * settings.mip_gap_tol and dl.parts_left() > 0)
+            and gap is not None and gap > factor * settings.mip_gap_tol and dl.parts_left() > 0)
 
 
 def ascend_on(wb: WholeBound, mg: Merged, settings: Settings, dl: Deadline) -> Merged:

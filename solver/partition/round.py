@@ -29,10 +29,13 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
    :data:`FIRST_ASCENT_STEPS` evaluations; near the target, where it would run its whole budget first, it
    goes on in a thread of this process while the workers run RENS
    (:class:`solver.partition.background.AscentThread`; the ``inline`` executor runs it before RENS); the merge
-   after RENS continues it. Before RENS, a merged point more than :data:`solver.partition.merge.FAR_GAP` x
-   ``mip_gap_tol`` from that bound has its capacity rows re-split by the parts' demands at the bound's duals
-   (:mod:`solver.partition.price_split`; the ascent first runs its whole budget) and the parts solved again,
-   warm; the better merge is kept. A point still that far after RENS is compared with a whole solve
+   after RENS continues it; all the round's merges share the one budget ``integer_dual_ascent_steps``. A merged
+   point still above ``mip_gap_tol`` after RENS (which cannot move capacity between the parts; without RENS,
+   ``integer_submip_seconds`` 0: more than :data:`solver.partition.merge.FAR_GAP` x ``mip_gap_tol`` from that
+   bound) has its capacity rows re-split by the parts' demands at the
+   bound's duals (:mod:`solver.partition.price_split`; the ascent first runs the rest of its budget) and the
+   parts solved again, warm; the better merge is kept, and a price pass's merge gets its own RENS step. A point
+   still more than ``FAR_GAP`` x ``mip_gap_tol`` from the bound after all that is compared with a whole solve
    (:func:`solver.partition.fallback.compare_whole`), the better point kept; so is a small LP's
    (:func:`solver.partition.fallback.compare_small_lp`, ``whole_below_nnz``), whose next shares then come from
    the whole point (:func:`_whole_shares`);
@@ -302,7 +305,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             passes_report[-1]["kept"] = this is not kept
             ph.add("price_split_compare", time.perf_counter() - t3)
         # a far merge gets RENS first (it closed Sia 25,600's 1.1-1.6% to 0.25-0.42% where the price pass before it
-        # cost a pass and gained 0-0.3%); the price re-split follows when the merge after RENS is still far
+        # cost a pass and gained 0-0.3%); the price re-split follows when the merge after RENS is still above target
         rens_can = wb is not None and settings.integer_submip_seconds > 0
         if n_price < PRICE_SPLITS and not rens_can and wants_price_split(settings, mg, wb, r, dl):
             if _price_resplit(wb, this, settings, r, ph):
@@ -351,7 +354,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             if tier == "rens":
                 improvement = imp_rep
                 this.rens_done, this.mg = True, mg
-                if n_price < PRICE_SPLITS and wants_price_split(settings, mg, wb, r, dl):  # still far: re-split
+                if n_price < PRICE_SPLITS and wants_price_split(settings, mg, wb, r, dl, after_rens=True):
                     t3 = time.perf_counter()
                     resplit = _price_resplit(wb, this, settings, r, ph)
                     merge += time.perf_counter() - t3
