@@ -93,7 +93,7 @@ import numpy as np
 
 from formats.atomic import new_temp
 from formats.mps_fields import HEADER_START
-from formats.mps_locate import locate_bad_types, locate_duplicate_rows
+from formats.mps_locate import locate_bad_types, locate_duplicate_rows, locate_duplicate_values
 from formats.mps_names import check_bound_columns, locate_undefined_rows, trailing_empty_columns
 from formats.mps_sections import (
     check_bound_set_names,
@@ -431,6 +431,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
             locate_undefined_rows(data, path, idx, _line_of, messages,  # the objective is a row too
                                   lambda nm: not is_error(h.getRowByName(nm)[0]) or nm.encode() == obj)
             locate_duplicate_rows(data, path, idx, _line_of, bad)
+            locate_duplicate_values(data, path, idx, _line_of, bad)
         raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
     try:
         problem = _to_problem(path, h, fixed)

@@ -6,6 +6,9 @@ warned, so a loop over a section's lines costs nothing on a good file).
   BOUNDS section of MPS file is of type "BI"`, not saying that BI is no bound type).
 * :func:`locate_duplicate_rows`: a row name ``ROWS`` defines twice (HiGHS: `Linear constraints 0 and 1 have the
   same name "c1"`, a warning).
+* :func:`locate_duplicate_values`: a second value for the same row in ``RHS``/``RANGES``, the same side of a
+  column's bounds in ``BOUNDS`` or the same coefficient in ``COLUMNS`` (HiGHS keeps the first and warns
+  `... has duplicate value 6: ignored`, without a line).
 """
 
 from __future__ import annotations
@@ -18,6 +21,11 @@ from solver.model.errors import FormatError
 ROW_TYPES = (b"N", b"L", b"G", b"E")
 BOUND_TYPES = (b"UP", b"LO", b"FX", b"FR", b"MI", b"PL", b"BV", b"LI", b"UI", b"SC", b"SI")
 _SAME_NAME = re.compile(r'Linear constraints \d+ and \d+ have the same name "(.*)"')
+_DUP_VALUE = re.compile(r'Row name "(.*)" in (RHS|RANGES) section has duplicate value')
+_DUP_BOUND = re.compile(r'Column name "(.*)" in BOUNDS section has duplicate (upper|lower) bound definition')
+_DUP_NONZERO = re.compile(r'Column "(.*)" has duplicate nonzero \S+ in row "(.*)"')
+LOWER_TYPES = (b"LO", b"LI", b"FX", b"FR", b"MI", b"BV")  #: bound types that set a column's lower bound
+UPPER_TYPES = (b"UP", b"UI", b"FX", b"FR", b"PL", b"BV")  #: ... its upper bound
 
 
 def _data_lines(data, idx: dict, section: bytes):
@@ -72,3 +80,49 @@ def locate_duplicate_rows(data, path: str, idx: dict, line_of, messages: list[st
                               "with the same name cannot be told apart by a delta or a solution", file=path,
                               line=line, entity=_text(fields[1]))
         seen[fields[1]] = line_of(data, pos)
+
+
+def _second(data, idx: dict, section: bytes, hits) -> tuple[int, int] | None:
+    """(offset of the first, offset of the second) data line of ``section`` for which ``hits(fields)`` counts
+    occurrences (a line may hold two), or None when there are fewer than two."""
+    first, seen = None, 0
+    for pos, fields in _data_lines(data, idx, section):
+        n = hits(fields)
+        if n and first is None:
+            first = pos
+        seen += n
+        if seen >= 2:
+            return first, pos
+    return None
+
+
+def locate_duplicate_values(data, path: str, idx: dict, line_of, messages: list[str]) -> None:
+    """Turn HiGHS's first "duplicate value" warning (RHS, RANGES, BOUNDS, COLUMNS) into a FormatError naming the
+    entity and both lines (line = the second, whose value HiGHS ignores); return when there is none or the lines
+    are not found."""
+    for msg in messages:
+        m = _DUP_VALUE.search(msg)
+        if m is not None:
+            name, section = m.group(1).encode("utf-8"), m.group(2)
+            got = _second(data, idx, section.encode(), lambda f, nm=name: f[:-1].count(nm))
+            what = f"{section} gives row {m.group(1)!r} a duplicate value"
+            entity = m.group(1)
+        elif (m := _DUP_BOUND.search(msg)) is not None:
+            name, side = m.group(1).encode("utf-8"), m.group(2)
+            types = UPPER_TYPES if side == "upper" else LOWER_TYPES
+            got = _second(data, idx, b"BOUNDS",
+                          lambda f, nm=name, ts=types: int(f[0].upper() in ts and nm in f[1:3]))
+            what, entity = f"BOUNDS gives column {m.group(1)!r} a duplicate {side} bound", m.group(1)
+        elif (m := _DUP_NONZERO.search(msg)) is not None:
+            col, row = m.group(1).encode("utf-8"), m.group(2).encode("utf-8")
+            got = _second(data, idx, b"COLUMNS", lambda f, c=col, r=row: f[1:-1].count(r) if f[0] == c else 0)
+            what, entity = f"COLUMNS gives column {m.group(1)!r} a duplicate coefficient in row {m.group(2)!r}", \
+                m.group(1)
+        else:
+            continue
+        if got is None:
+            continue
+        first, second = line_of(data, got[0]), line_of(data, got[1])
+        where = f"line {first}" if first == second else f"lines {first} and {second}"
+        raise FormatError(f"{what} ({where}); HiGHS would keep the first and ignore the second", file=path, line=second,
+                          entity=entity)

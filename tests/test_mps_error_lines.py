@@ -57,3 +57,24 @@ def test_a_row_defined_twice_is_named_with_both_lines(tmp_path):
 def test_a_text_file_that_is_no_mps_names_its_first_line(tmp_path):
     err = _read(tmp_path, "* a comment\nname,time,application\njob1,0,resnet\n")
     assert err.line == 2 and "not a valid MPS file" in str(err)
+
+
+_HEAD = "NAME t\nROWS\n N  obj\n L  c1\n E  c2\nCOLUMNS\n    x  obj  1  c1  1\n    y  obj  2  c1  1\n    y  c2  1\n"
+
+
+@pytest.mark.parametrize(("tail", "line", "entity", "words"), [
+    ("RHS\n    rhs  c1  4\n    rhs  c2  1  c1  6\n", 12, "c1", "RHS gives row 'c1' a duplicate value"),
+    ("RHS\n    rhs  c1  4\nRANGES\n    rng  c1  2\n    rng  c1  3\n", 14, "c1", "RANGES gives row 'c1' a duplicate value"),
+    ("RHS\n    rhs  c1  4\nBOUNDS\n UP bnd  x  3\n LO bnd  x  1\n UP bnd  x  5\n", 15, "x",
+     "duplicate upper bound"),
+    ("RHS\n    rhs  c1  4\nBOUNDS\n LO bnd  x  3\n FR bnd  x\n", 14, "x", "duplicate lower bound"),
+], ids=["rhs", "ranges", "up-up", "lo-fr"])
+def test_a_value_given_twice_is_named_with_both_lines(tmp_path, tail, line, entity, words):
+    err = _read(tmp_path, _HEAD + tail + "ENDATA\n")
+    assert err.line == line and err.entity == entity and words in str(err), str(err)
+
+
+def test_a_coefficient_given_twice_is_named_with_its_line(tmp_path):
+    err = _read(tmp_path, "NAME t\nROWS\n N  obj\n L  c1\nCOLUMNS\n    x  obj  1  c1  1\n    x  c1  2\n"
+                          "RHS\n    rhs  c1  4\nENDATA\n")
+    assert err.line == 7 and err.entity == "x" and "'c1'" in str(err) and "duplicate coefficient" in str(err)
