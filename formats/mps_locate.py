@@ -8,7 +8,7 @@ warned, so a loop over a section's lines costs nothing on a good file).
   same name "c1"`, a warning).
 * :func:`locate_duplicate_values`: a second value for the same row in ``RHS``/``RANGES``, the same side of a
   column's bounds in ``BOUNDS`` or the same coefficient in ``COLUMNS`` (HiGHS keeps the first and warns
-  `... has duplicate value 6: ignored`, without a line).
+  `... has duplicate value 6: ignored`, without a line), and a ``RANGES`` entry on the objective row.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ BOUND_TYPES = (b"UP", b"LO", b"FX", b"FR", b"MI", b"PL", b"BV", b"LI", b"UI", b"
 _SAME_NAME = re.compile(r'Linear constraints \d+ and \d+ have the same name "(.*)"')
 _DUP_VALUE = re.compile(r'Row name "(.*)" in (RHS|RANGES) section has duplicate value')
 _DUP_BOUND = re.compile(r'Column name "(.*)" in BOUNDS section has duplicate (upper|lower) bound definition')
+_N_ROW_RANGE = re.compile(r'Row name "(.*)" in RANGES section is not valid')
 _DUP_NONZERO = re.compile(r'Column "(.*)" has duplicate nonzero \S+ in row "(.*)"')
 LOWER_TYPES = (b"LO", b"LI", b"FX", b"FR", b"MI", b"BV")  #: bound types that set a column's lower bound
 UPPER_TYPES = (b"UP", b"UI", b"FX", b"FR", b"PL", b"BV")  #: ... its upper bound
@@ -118,6 +119,14 @@ def locate_duplicate_values(data, path: str, idx: dict, line_of, messages: list[
             got = _second(data, idx, b"COLUMNS", lambda f, c=col, r=row: f[1:-1].count(r) if f[0] == c else 0)
             what, entity = f"COLUMNS gives column {m.group(1)!r} a duplicate coefficient in row {m.group(2)!r}", \
                 m.group(1)
+        elif (m := _N_ROW_RANGE.search(msg)) is not None:  # HiGHS ignores a range on an N row
+            name = m.group(1).encode("utf-8")
+            hit = next((pos for pos, f in _data_lines(data, idx, b"RANGES") if name in f[:-1]), None)
+            if hit is not None:
+                raise FormatError(f"RANGES names the objective (N) row {m.group(1)!r}; a range applies to a "
+                                  "constraint (HiGHS would ignore it)", file=path, line=line_of(data, hit),
+                                  entity=m.group(1))
+            continue
         else:
             continue
         if got is None:

@@ -78,3 +78,8 @@ def test_a_coefficient_given_twice_is_named_with_its_line(tmp_path):
     err = _read(tmp_path, "NAME t\nROWS\n N  obj\n L  c1\nCOLUMNS\n    x  obj  1  c1  1\n    x  c1  2\n"
                           "RHS\n    rhs  c1  4\nENDATA\n")
     assert err.line == 7 and err.entity == "x" and "'c1'" in str(err) and "duplicate coefficient" in str(err)
+
+
+def test_a_range_on_the_objective_row_is_named_with_its_line(tmp_path):
+    err = _read(tmp_path, _HEAD + "RHS\n    rhs  c1  4\nRANGES\n    rng  obj  2\nENDATA\n")
+    assert err.line == 13 and err.entity == "obj" and "RANGES" in str(err) and "objective" in str(err)
