@@ -119,31 +119,99 @@ def group_clients(problem: Problem, *, client_regex: str | None = None,
     Raises:
         UsageError: when a regex does not compile (or RE2 refuses it).
     """
-    n, m = problem.n_cols, problem.n_rows
     names = pa.array(problem.col_names, type=pa.string())
     enc = _client_keys(names, client_regex, options[0]).dictionary_encode()
     col_client = enc.indices.fill_null(GLOBAL).to_numpy(zero_copy_only=False).astype(np.int64)
     client_names = np.asarray(enc.dictionary.to_pylist(), dtype=object)
 
-    nnz_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(problem.a_indptr))
-    nnz_client = col_client[nnz_col]
+    row_client = row_clients(problem, col_client, shared_rows_regex, options[1])
+    return ClientGrouping(col_client=col_client, client_names=client_names, row_client=row_client)
+
+
+def row_clients(problem: Problem, col_client: np.ndarray, shared_rows_regex: str | None = None,
+                option: str = POP_OPTIONS[1]) -> np.ndarray:
+    """(m,) int64 owning client of every row given the (n,) client of every column (:class:`ClientGrouping`'s
+    ``row_client``): the one client its nonzeros touch, :data:`SHARED` when they touch more (or its name matches
+    ``shared_rows_regex`` and it has a nonzero), :data:`GLOBAL` when only global columns, :data:`EMPTY` when none.
+    O(nnz) numpy work without ``ufunc.at``: a row is shared when one of its nonzeros' clients differs from the
+    client one of them wrote into it.
+
+    Raises:
+        UsageError: ``shared_rows_regex`` does not compile (named as ``option``).
+    """
+    m = problem.n_rows
+    nnz_client = np.repeat(col_client, np.diff(problem.a_indptr))
     own = nnz_client >= 0
-    rmin = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
-    rmax = np.full(m, -1, dtype=np.int64)
-    np.minimum.at(rmin, problem.a_indices[own], nnz_client[own])
-    np.maximum.at(rmax, problem.a_indices[own], nnz_client[own])
+    rows, cl = problem.a_indices[own], nnz_client[own]
+    some = np.full(m, -1, dtype=np.int64)
+    some[rows] = cl  # one of each row's clients (whichever write lands)
+    shared = np.zeros(m, dtype=bool)
+    shared[rows[cl != some[rows]]] = True
     nonempty = np.bincount(problem.a_indices, minlength=m) > 0
-    row_client = np.where(~nonempty, EMPTY, np.where(rmax < 0, GLOBAL, np.where(rmin == rmax, rmax, SHARED)))
+    row_client = np.where(~nonempty, EMPTY, np.where(some < 0, GLOBAL, np.where(shared, SHARED, some)))
     row_client = row_client.astype(np.int64)
     if shared_rows_regex is not None:
-        _compile_check(shared_rows_regex, options[1])
+        _compile_check(shared_rows_regex, option)
         try:
             hit = pc.match_substring_regex(pa.array(problem.row_names, type=pa.string()), shared_rows_regex)
         except pa.ArrowInvalid as err:
-            raise UsageError(f"invalid {options[1]} {shared_rows_regex!r}: {err}") from err
+            raise UsageError(f"invalid {option} {shared_rows_regex!r}: {err}") from err
         hit = hit.to_numpy(zero_copy_only=False).astype(bool)
         row_client[hit & (row_client != EMPTY)] = SHARED
-    return ClientGrouping(col_client=col_client, client_names=client_names, row_client=row_client)
+    return row_client
+
+
+def carry_grouping(problem: Problem, prev_col_client: np.ndarray, prev_client_names: np.ndarray,
+                   col_map: np.ndarray, *, client_regex: str | None = None, shared_rows_regex: str | None = None,
+                   options: tuple[str, str] = PARTITION_OPTIONS) -> ClientGrouping:
+    """:func:`group_clients` of a round's ``problem`` from the previous round's grouping: the same result (client
+    ids by first appearance in column order), reading only the NEW columns' names.
+
+    A column a delta keeps keeps its name, so its client: surviving columns take the client of their previous
+    column, added ones are read from their names (matched to the previous clients by name, else new clients);
+    the rows are classified again from the matrix (:func:`row_clients`, O(nnz)).
+
+    Args:
+        problem: the round's problem (n columns).
+        prev_col_client: (n_old,) the previous round's ``col_client`` (ids into ``prev_client_names``, GLOBAL).
+        prev_client_names: (c_old,) the previous round's client names.
+        col_map: (n,) int64 previous column of every column, -1 for an added one (the delta's ``ApplyInfo``).
+    Raises:
+        UsageError: a regex does not compile.
+        ValueError: ``prev_col_client`` / ``col_map`` do not fit (the caller groups afresh).
+    """
+    n, c_old = problem.n_cols, int(prev_client_names.shape[0])
+    col_map = np.asarray(col_map, dtype=np.int64)
+    prev = np.asarray(prev_col_client, dtype=np.int64)
+    if col_map.shape != (n,) or (col_map >= prev.shape[0]).any() or (prev >= c_old).any():
+        raise ValueError("the previous grouping does not fit the delta's column map")
+    live = col_map >= 0
+    raw = np.full(n, GLOBAL, dtype=np.int64)
+    raw[live] = prev[col_map[live]]
+    added = np.flatnonzero(~live)
+    new_names = np.empty(0, dtype=object)
+    if added.size:
+        enc = _client_keys(pa.array(problem.col_names[added], type=pa.string()), client_regex,
+                           options[0]).dictionary_encode()
+        keys = enc.dictionary
+        hit = pc.index_in(keys, value_set=pa.array(prev_client_names, type=pa.string()))
+        found = hit.is_valid().to_numpy(zero_copy_only=False).astype(bool)
+        key_id = np.where(found, hit.fill_null(0).to_numpy(zero_copy_only=False), 0).astype(np.int64)
+        key_id[~found] = c_old + np.arange(int((~found).sum()), dtype=np.int64)
+        new_names = np.asarray(keys.to_pylist(), dtype=object)[~found]
+        idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        raw[added] = np.where(idx >= 0, key_id[np.maximum(idx, 0)], GLOBAL)
+    own = raw >= 0
+    first = np.full(c_old + new_names.size, n, dtype=np.int64)
+    np.minimum.at(first, raw[own], np.flatnonzero(own))
+    used = np.flatnonzero(first < n)
+    used = used[np.argsort(first[used], kind="stable")]  # group_clients' order: first appearance
+    renum = np.full(first.size, GLOBAL, dtype=np.int64)
+    renum[used] = np.arange(used.size, dtype=np.int64)
+    col_client = np.where(own, renum[np.maximum(raw, 0)], GLOBAL).astype(np.int64)
+    names = np.concatenate([np.asarray(prev_client_names, dtype=object), new_names])[used]
+    return ClientGrouping(col_client=col_client, client_names=np.asarray(names, dtype=object),
+                          row_client=row_clients(problem, col_client, shared_rows_regex, options[1]))
 
 
 NO_CLIENTS = ("partitioned rounds found no clients: variable names carry no '<client>/' prefix; say how to group "

@@ -83,7 +83,7 @@ from solver.partition.after_merge import (
     wants_price_split,
 )
 from solver.partition.background import AscentThread, WholeBoundBuild
-from solver.partition.clients import PARTITION_OPTIONS, group_clients, require_clients
+from solver.partition.clients import PARTITION_OPTIONS, carry_grouping, group_clients, require_clients
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
 from solver.partition.executor import PartWorkerError, run_parts, take_pool_start
@@ -409,7 +409,8 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
         assignment=r.assignment,
         parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
                          state=None if results[p] is None else results[p].state) for p in range(config.k)],
-        shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last)
+        shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last,
+        col_client=r.grouping.col_client)
     pool_start = take_pool_start()  # the part workers' start (not their parts' seconds): new pools only
     if pool_start > 0:
         ph.add("pool_start", pool_start)
@@ -492,8 +493,7 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
     k = config.k
     ph = ph or Phases()
     t = time.perf_counter()
-    grouping = group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex,
-                             options=PARTITION_OPTIONS)
+    grouping = _grouping(problem, config, prev, info)
     ph.add("clients", time.perf_counter() - t)
     t = time.perf_counter()
     if prev is None and info is None:  # round 0 (init): a split without clients is a naming mistake
@@ -531,6 +531,23 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
                       shares=sh.normalise(default, present), steps=steps, last=last,
                       updates=prev.updates if warm else 0, col_map=col_map, row_map=row_map, old_shape=old_shape,
                       clock=dl if dl is not None else Deadline.of(Settings()))
+
+
+def _grouping(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info):
+    """The round's ClientGrouping: carried from the previous round's (its stored ``col_client`` through the delta's
+    column map: only the added columns' names are read, :func:`solver.partition.clients.carry_grouping`) when the
+    state has one for the same K, else grouped from every name."""
+    col_map = None if info is None else getattr(info, "col_map", None)
+    if (prev is not None and prev.col_client is not None and col_map is not None
+            and prev.assignment.k == config.k and prev.col_client.shape == (int(getattr(info, "old_n_cols", -1)),)):
+        try:
+            return carry_grouping(problem, prev.col_client, prev.assignment.client_names, col_map,
+                                  client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex,
+                                  options=PARTITION_OPTIONS)
+        except ValueError:
+            pass  # a stored grouping that does not fit: group every name
+    return group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex,
+                         options=PARTITION_OPTIONS)
 
 
 def _finite(v) -> bool:

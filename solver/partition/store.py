@@ -9,6 +9,10 @@ re-apply work unchanged). Layout::
     gen-NNNNNN/partition/parts.arrow    one row per part: cols, rows (whole-problem indices), x, y,
                                         integer_x, step_size, primal_weight, iterations, engine (JSON)
     gen-NNNNNN/partition/clients.arrow  name, part: the client -> part assignment
+    gen-NNNNNN/partition/columns.arrow  client: (n,) int32 the client of every column (row of clients.arrow,
+                                        -3 global), so the next round reads only its new columns' names
+                                        (``solver.partition.clients.carry_grouping``); optional (an older
+                                        generation without it: the next round groups all names)
     gen-NNNNNN/partition/shares.arrow   row (whole-problem index of each shared row), s0 .. s{k-1}:
                                         the shares the NEXT round starts from (already updated);
                                         d0 .. d{k-1}, z0 .. z{k-1}: the update's step lengths and
@@ -54,6 +58,8 @@ class PartitionData:
         updates: number of share updates so far.
         steps, last: (k, ns) step lengths and last directions of the share update
             (``solver.partition.shares.update``); None = fresh (``D0``, 0).
+        col_client: (n,) the round's client of every column (``ClientGrouping.col_client``, ids into
+            ``assignment.client_names``), None when not known (the next round groups the names afresh).
     """
 
     assignment: Assignment
@@ -63,6 +69,7 @@ class PartitionData:
     updates: int = 0
     steps: np.ndarray | None = None
     last: np.ndarray | None = None
+    col_client: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         from solver.partition.shares import D0
@@ -120,6 +127,9 @@ def save(folder: Path, data: PartitionData) -> int:
         cols[f"d{p}"] = pa.array(np.asarray(data.steps[p], dtype=np.float64))
         cols[f"z{p}"] = pa.array(np.asarray(data.last[p], dtype=np.float64))
     size += _write_table(out / "shares.arrow", pa.table(cols))
+    if data.col_client is not None:
+        size += _write_table(out / "columns.arrow",
+                             pa.table({"client": pa.array(np.asarray(data.col_client, dtype=np.int32))}))
     meta = {"format": "copter-partition", "version": VERSION, "k": a.k, "updates": int(data.updates)}
     with open(out / "meta.json", "x") as f:
         f.write(json.dumps(meta) + "\n")
@@ -167,6 +177,9 @@ def load(generation: Path) -> PartitionData | None:
             return None
         return np.vstack([sh.column(f"{prefix}{p}").to_numpy() for p in range(k)]).reshape(k, -1)
 
+    col_client = None
+    if (folder / "columns.arrow").exists():
+        col_client = _read_table(folder / "columns.arrow").column("client").to_numpy().astype(np.int64)
     return PartitionData(assignment=assignment, parts=parts, shared_rows=sh.column("row").to_numpy().astype(np.int64),
                          shares=matrix("s"), updates=int(meta.get("updates", 0)), steps=matrix("d"),
-                         last=matrix("z"))
+                         last=matrix("z"), col_client=col_client)
