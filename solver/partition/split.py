@@ -135,11 +135,17 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
         pos = np.repeat(indptr[cols] - ptr[:-1], lens) + np.arange(ptr[-1], dtype=np.int64)
         old_rows = problem.a_indices[pos]
         keep = everywhere[old_rows] | (row_part[old_rows] == p)  # global columns touch other parts' rows
-        pos, old_rows = pos[keep], old_rows[keep]
-        sub_ptr = np.zeros(cols.size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(np.repeat(np.arange(cols.size), lens)[keep], minlength=cols.size), out=sub_ptr[1:])
-        rows = np.unique(old_rows)
-        sub_idx = np.searchsorted(rows, old_rows).astype(np.int32)  # monotone remap keeps columns sorted
+        if keep.all():  # no global column reaches another part's rows (every nonzero kept)
+            sub_ptr = ptr
+        else:
+            pos, old_rows = pos[keep], old_rows[keep]
+            sub_ptr = np.zeros(cols.size + 1, dtype=np.int64)
+            np.cumsum(np.bincount(np.repeat(np.arange(cols.size), lens)[keep], minlength=cols.size), out=sub_ptr[1:])
+        held = np.zeros(problem.n_rows, dtype=bool)  # O(m + nnz_p) instead of sorting the nonzeros' rows
+        held[old_rows] = True
+        rows = np.flatnonzero(held)
+        new_row = np.cumsum(held) - 1  # monotone remap keeps columns sorted
+        sub_idx = new_row[old_rows].astype(np.int32)
         sp = spos[rows]
         scale = np.where(sp >= 0, shares[p, np.maximum(sp, 0)] if shares.size else 1.0, 1.0)
         sub = Problem(
