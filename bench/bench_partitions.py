@@ -188,6 +188,10 @@ def main(argv=None) -> None:
                          "share_moved": rep.get("shares", {}).get("moved_next"),
                          "rens_parts": len((rep.get("improvement") or {}).get("parts", [])),
                          "gap_before_rens": (rep.get("improvement") or {}).get("gap_before"),
+                         # each RENS step: part, seconds, HiGHS status (a step at its budget vs one that ended)
+                         "rens_steps": "/".join(f"{p['part']}:{p['rens_seconds']:.3f}:{p.get('rens_status', '')}"
+                                                for p in parts if p.get("rens_seconds") is not None),
+                         "rens_budget": (rep.get("improvement") or {}).get("seconds_budget"),
                          "engines": "/".join(p.get("engine") or "-" for p in parts if p["status"] != "EMPTY")})
             csv_path = _record(rows, label, info, csv_path, args.no_write)
             if not args.no_pop:
@@ -234,6 +238,9 @@ def _print_round(rows: list[dict]) -> None:
                  f"{_pct(x['gap_before_rens'], '.3f')}%)  engines {x['engines']}"
                  if x["method"].startswith("part") else ""))
         if x["method"].startswith("part"):
+            if x.get("rens_steps"):
+                print(f"         rens steps (part:seconds:status) {x['rens_steps']} within "
+                      f"{_fmt(x.get('rens_budget'), '.3f')} s")
             print(f"         setup {_fmt(x['setup'], '.3f')} s, slowest part per pass {x['passes']}, merge "
                   f"{_fmt(x['merge'], '.3f')} s; phases: "
                   + ", ".join(f"{k[3:]} {v:.3f}" for k, v in x.items() if k.startswith("ph_")))
