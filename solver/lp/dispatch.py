@@ -16,8 +16,15 @@ import numpy as np
 
 from solver.lp import presolve
 from solver.lp.engine_choice import WARM_OVER, Choice, choose_engine, next_record, solve_passes, warm_cap
+from solver.lp.model_scale import (
+    model_scale,
+    scaled_problem,
+    scaled_warm_start,
+    unscaled_progress,
+    unscaled_result,
+)
 from solver.lp.original_kkt import measured_result, original_kkt
-from solver.lp.pdhg import WARM_PRIMAL_WEIGHTS, parse_warm_start
+from solver.lp.pdhg import WARM_PRIMAL_WEIGHTS, current_progress_callback, parse_warm_start, progress_callback
 from solver.lp.trivial import reduce_trivial
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -38,7 +45,10 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     left. An ``"auto"`` PDHG warm round that runs past ``WARM_OVER`` x the stream's last cold solve's passes
     is solved cold with the time left (:func:`_cold_after_warm`). A warm point that already meets ``settings.tol`` (relative KKT in original units,
     :func:`solver.lp.original_kkt.original_kkt`) is returned as it is, whatever the engine setting
-    (:func:`_kept_warm_point`): a round with no material change keeps its allocation bitwise.
+    (:func:`_kept_warm_point`): a round with no material change keeps its allocation bitwise. A model whose
+    costs or row bounds have a norm below 1 is solved in its own units (:mod:`solver.lp.model_scale`: divided
+    by a power of two, the point mapped back exactly), so that the "1 +" of the relative measures does not
+    turn them absolute; every other model runs as it is.
 
     Args:
         problem: the model (n columns, m rows) in HiGHS form.
@@ -55,6 +65,16 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
         UsageError: ``settings.presolve`` or ``settings.warm_primal_weight`` is not a known value.
         ValidationError: ``problem`` breaks its invariants.
     """
+    sc = model_scale(problem)
+    if sc.identity:
+        return _solve_model(problem, settings, warm_start)
+    with progress_callback(unscaled_progress(current_progress_callback(), sc)):
+        res = _solve_model(scaled_problem(problem, sc), settings, scaled_warm_start(warm_start, sc))
+    return unscaled_result(res, sc)
+
+
+def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> SolveResult:
+    """:func:`solve` on a model in its own units (what :mod:`solver.lp.model_scale` hands over)."""
     t0 = time.perf_counter()
     s = settings or Settings()
     choice = choose_engine(problem, s, warm_start)
