@@ -67,6 +67,7 @@ from dataclasses import replace as dc_replace
 
 import numpy as np
 
+from solver.clock import time_limit_reached
 from solver.integer import options
 from solver.integer.ascent import coupling_dual_ascent
 from solver.integer.bound import ChoiceLagrangian, lagrangian_bound
@@ -667,7 +668,7 @@ def _assemble(run: _Round) -> SolveResult:
     if run.x_best is None:
         run.report["integer_objective"] = math.nan
         return run.finish(Status.NO_INTEGER_SOLUTION, run.out.x, "no integer-feasible point found"
-                          + ("" if run.fallback_mode == "highs" else " (fallback disabled)"))
+                          + ("" if run.fallback_mode == "highs" else " (fallback disabled)") + _limit_note(run))
     obj = run.problem.objective(run.x_best)
     gap = gap_rel(run.problem.sense, obj, run.lp_bound)
     run.report["integer_objective"] = obj
@@ -677,4 +678,15 @@ def _assemble(run: _Round) -> SolveResult:
         status = Status.OPTIMAL  # HiGHS closed the gap within its mip_rel_gap, which is mip_gap_tol
     origin = "previous round's point (still feasible, not improved)" if source == "previous" else source
     msg = f"integer point from the {origin}; objective {obj:.10g}, LP bound {run.lp_bound:.10g}, gap {gap:.3g}"
-    return run.finish(status, run.x_best, msg, feasible=True)
+    return run.finish(status, run.x_best, msg + (_limit_note(run) if status == Status.FEASIBLE else ""),
+                      feasible=True)
+
+
+def _limit_note(run: _Round) -> str:
+    """"; time limit X s reached" (``solver.clock.time_limit_reached``, X = ``settings.time_limit_seconds``,
+    which ``solver.api`` rewrites into the user's whole limit) when the round's time is spent, else "": a round
+    the limit stopped above its target gap, or without a point, says that the limit did it (README)."""
+    limit = float(run.settings.time_limit_seconds)
+    if not math.isfinite(limit) or run.remaining() > 0:
+        return ""
+    return "; " + time_limit_reached(limit)
