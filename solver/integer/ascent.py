@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver.integer.bound import ChoiceLagrangian
+from solver.integer.gap import gap_allowance
 
 STALL = 2  #: steps without a new best bound before the target level is lowered and the best duals restored
 SHRINK = 4.0  #: factor by which the level above the best bound (delta) is divided at a stall
@@ -72,7 +73,7 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
         y_start: (m,) row duals to start from (HiGHS's sign convention for the problem's sense; NaN -> 0).
         objective_best: objective of the best integer point (problem's sense, offset included): Polyak's
             target and the reference of the gap.
-        gap_target: stop once (objective_best - bound) / max(1, |objective_best|) (sense-adjusted) is at most this.
+        gap_target: stop once the MIP gap of objective_best to the bound (``solver.integer.gap``) is at most this.
         max_steps: evaluations of L at most (the first is at ``y_start``).
         seconds: wall budget in seconds.
         resume: continue the run that returned this state (same ``lag``; ``y_start`` is then ignored): no
@@ -91,7 +92,7 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
     lo_fin, up_fin = np.isfinite(rl), np.isfinite(ru)
     dual = lag.dualized & (lo_fin | up_fin)  # a free row's dual is 0 in every valid Lagrangian
     target = s * (objective_best - p.offset)  # minimisation form: T >= max L
-    scale = max(1.0, abs(objective_best))
+    allowance = gap_allowance(objective_best, gap_target)  # the MIP gap's rule (solver.integer.gap)
     done = False
     if resume is None:
         ym = s * np.nan_to_num(np.asarray(y_start, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
@@ -106,7 +107,7 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
         if math.isfinite(best_val):
             delta = min(delta, target - best_val)  # a better objective lowers the level
         start = s * best_val + p.offset if math.isfinite(best_val) else -s * math.inf
-        if done or not math.isfinite(best_val) or (target - best_val) / scale <= gap_target:
+        if done or not math.isfinite(best_val) or target - best_val <= allowance:
             max_steps = 0
     if not math.isfinite(objective_best):
         max_steps = min(max_steps, 1)  # no Polyak target: only the start value
@@ -128,7 +129,7 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
             if stall >= STALL:  # overshooting: a lower level, stepping again from the best duals (known)
                 delta, stall = delta / SHRINK, 0
                 ym, val, act = best_y.copy(), best_val, best_act
-        if (target - best_val) / scale <= gap_target:
+        if target - best_val <= allowance:
             break
         g = np.where(ym > 0, np.where(lo_fin, rl, 0.0), np.where(ym < 0, np.where(up_fin, ru, 0.0), 0.0)) - act
         at0 = ym == 0  # superdifferential [rl - Ax, ru - Ax] at 0: its element nearest 0

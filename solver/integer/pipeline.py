@@ -41,8 +41,9 @@ REFERENCES.md section 1, generalised by structure detection):
    MILPs, would otherwise take the whole budget every round);
 6. the bound: the Lagrangian dual bound of the relaxation's dual point, valid even when the relaxation
    was not solved exactly (``bound.py``), with the choice rows kept in the inner problem when there are
-   any (the tighter of the two); ``gap_rel = sense * (integer_objective - lp_bound) /
-   max(1, |integer_objective|)`` (inf when no finite bound follows); status OPTIMAL when ``gap_rel <= settings.mip_gap_tol``, else FEASIBLE;
+   any (the tighter of the two); ``gap_rel = sense * (integer_objective - lp_bound) / |integer_objective|``,
+   0 within an absolute 1e-6 (HiGHS's mip_gap and mip_abs_gap, ``solver.integer.gap``; inf when no finite bound
+   follows); status OPTIMAL when ``gap_rel <= settings.mip_gap_tol``, else FEASIBLE;
    NO_INTEGER_SOLUTION when no point was found (a point is only ever reported when it satisfies bounds
    and integrality exactly and every row to 1e-9 relative to max(1, |bound|)).
 
@@ -71,8 +72,9 @@ from solver.clock import time_limit_reached
 from solver.integer import options
 from solver.integer.ascent import coupling_dual_ascent
 from solver.integer.bound import ChoiceLagrangian, lagrangian_bound
+from solver.integer.gap import gap_rel
 from solver.integer.relaxation import relaxation_tolerances, solve_relaxation
-from solver.integer.report import gap_rel, milp_result
+from solver.integer.report import milp_result
 from solver.integer.resolve import fix_and_resolve
 from solver.integer.rounding import run_rounding
 from solver.integer.structure import detect_structure

@@ -14,13 +14,6 @@ from solver.model.state import SolverState
 from solver.model.status import Status
 
 
-def gap_rel(sense: int, obj: float, bound: float) -> float:
-    """sense * (obj - bound) / max(1, |obj|), clipped at 0; inf when the bound is not finite."""
-    if not np.isfinite(bound):
-        return math.inf
-    return max(0.0, sense * (obj - bound)) / max(1.0, abs(obj))
-
-
 def milp_result(problem: Problem, status: Status, x, y, bound: float, iterations: int, seconds: dict,
                 t_start: float, lp_state: SolverState | None, warm_start: SolverState | None, report: dict,
                 message: str, feasible: bool = False) -> SolveResult:

@@ -43,6 +43,7 @@ import math
 import time
 from dataclasses import replace
 
+from solver.integer.gap import signed_gap
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
 from solver.model.status import Status
@@ -248,11 +249,11 @@ def _bound_of(res: SolveResult) -> float | None:
 
 def with_bound(problem, settings: Settings, res: SolveResult, bound: float) -> SolveResult:
     """``res`` (a feasible MILP point's result) judged against ``bound``, a proven bound of ``problem`` in its
-    sense: ``dual_objective`` and ``mip["lp_bound"]`` the bound, ``gap_rel`` sense * (objective - bound) /
-    max(1, |bound|) (the partitioned merge's measure; ``gap_rel`` of the result is its absolute value), the
+    sense: ``dual_objective`` and ``mip["lp_bound"]`` the bound, ``gap_rel`` the signed MIP gap
+    (``solver.integer.gap.signed_gap``, as a monolithic round's; ``gap_rel`` of the result is its absolute value), the
     status OPTIMAL when the gap is within ``settings.mip_gap_tol``, else FEASIBLE. A result whose status is
     neither OPTIMAL nor FEASIBLE keeps its status."""
-    gap = problem.sense * (float(res.objective) - bound) / max(1.0, abs(bound))
+    gap = signed_gap(problem.sense, float(res.objective), bound)
     status = res.status
     if status.is_success and res.point_feasible:
         status = Status.OPTIMAL if gap <= settings.mip_gap_tol else Status.FEASIBLE
