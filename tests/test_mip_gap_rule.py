@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from solver.integer.gap import MIP_ABS_GAP, gap_allowance, gap_rel, signed_gap
@@ -44,3 +45,30 @@ def test_stein27_with_tiny_costs_is_not_optimal_5_percent_off():
     assert res.gap_rel >= real - 1e-9  # the reported gap is proven: never below the real one
     if res.status == Status.OPTIMAL:
         assert real <= 5e-3 + 1e-9, (res.objective, res.dual_objective, res.gap_rel)
+
+
+def test_an_integral_objective_rounds_its_bound_up_to_the_lattice():
+    from solver.integer.gap import lattice_bound, objective_step
+
+    assert objective_step(np.array([1.0, -2.0, 0.0]), np.array([True, True, False])) == 1.0
+    assert objective_step(np.array([1.0, 0.5]), np.array([True, True])) == 0.0  # a fractional cost
+    assert objective_step(np.array([1.0, 0.5]), np.array([True, False])) == 0.0  # a costed continuous column
+    assert objective_step(np.zeros(2), np.array([True, True])) == 0.0
+    assert lattice_bound(1, -3e-5, 0.0, 1.0) == 0.0  # LB's round 2: -3e-5 proves 0 moves
+    assert lattice_bound(1, 4.2, 0.5, 1.0) == 4.5 and lattice_bound(-1, 4.2, 0.5, 1.0) == 3.5  # offset, sense
+    assert lattice_bound(1, 5.0 + 1e-12, 0.0, 1.0) == 5.0 + 1e-12  # rounding noise never steps past a point
+    assert lattice_bound(1, -0.5, 0.0, 0.0) == -0.5 and lattice_bound(1, -math.inf, 0.0, 1.0) == -math.inf
+
+
+def test_a_zero_optimum_with_an_integral_objective_is_proven_optimal():
+    """min x1 - x2, 2 x2 - 2 x1 <= 1, x integer in [0, 3]: the relaxation's bound is -0.5, the optimum 0. With
+    |p - d| / |p| an objective of 0 has an infinite gap (and max(1, |p|) gave 0.5): only the lattice proves it."""
+    from solver.api import solve_problem
+    from solver.model.problem import Problem
+    from solver.model.status import Status
+
+    p = Problem.from_arrays(cost=[1.0, -1.0], matrix=[[-2.0, 2.0]], row_lower=[-np.inf], row_upper=[1.0],
+                            col_lower=[0.0, 0.0], col_upper=[3.0, 3.0], integrality=[True, True])
+    res = solve_problem(p)
+    assert res.status == Status.OPTIMAL and res.objective == 0.0 and res.gap_rel == 0.0, res.message
+    assert res.mip["lp_bound"] == 0.0 and res.dual_objective == 0.0

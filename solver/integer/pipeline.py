@@ -72,7 +72,7 @@ from solver.clock import time_limit_reached
 from solver.integer import options
 from solver.integer.ascent import coupling_dual_ascent
 from solver.integer.bound import ChoiceLagrangian, lagrangian_bound
-from solver.integer.gap import gap_rel
+from solver.integer.gap import gap_rel, lattice_bound, objective_step
 from solver.integer.relaxation import relaxation_tolerances, solve_relaxation
 from solver.integer.report import milp_result
 from solver.integer.resolve import fix_and_resolve
@@ -125,6 +125,14 @@ class _Round:
     y_lp: np.ndarray | None = None
     lp_state: SolverState | None = None
     out: object = None  #: the last RoundingOutcome (seed of dive and fallback)
+    step: float | None = None  #: the objective's lattice step (``solver.integer.gap.objective_step``), once
+
+    def proven_bound(self) -> float:
+        """``lp_bound`` moved up to the objective's lattice when the objective is integral on integer points
+        (``solver.integer.gap.lattice_bound``: a bound of -3e-5 proves an objective of 0)."""
+        if self.step is None:
+            self.step = objective_step(self.problem.cost, self.problem.integrality)
+        return lattice_bound(self.problem.sense, self.lp_bound, float(self.problem.offset), self.step)
 
     def remaining(self) -> float:
         """Seconds left of ``settings.time_limit_seconds`` for the whole round (inf when unlimited)."""
@@ -143,7 +151,7 @@ class _Round:
         """The best point's relative gap to ``lp_bound`` (inf without a point)."""
         if self.x_best is None:
             return math.inf
-        return gap_rel(self.problem.sense, self.problem.objective(self.x_best), self.lp_bound)
+        return gap_rel(self.problem.sense, self.problem.objective(self.x_best), self.proven_bound())
 
     def finish(self, status: Status, x, message: str, *, bound: float | None = None,
                feasible: bool = False) -> SolveResult:
@@ -672,6 +680,8 @@ def _assemble(run: _Round) -> SolveResult:
         return run.finish(Status.NO_INTEGER_SOLUTION, run.out.x, "no integer-feasible point found"
                           + ("" if run.fallback_mode == "highs" else " (fallback disabled)") + _limit_note(run))
     obj = run.problem.objective(run.x_best)
+    run.lp_bound = run.proven_bound()  # the report's bound is the one the gap is proven with
+    run.report["lp_bound"] = float(run.lp_bound)
     gap = gap_rel(run.problem.sense, obj, run.lp_bound)
     run.report["integer_objective"] = obj
     run.report["gap_rel"] = gap

@@ -43,7 +43,7 @@ import math
 import time
 from dataclasses import replace
 
-from solver.integer.gap import signed_gap
+from solver.integer.gap import lattice_bound, objective_step, signed_gap
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
 from solver.model.status import Status
@@ -253,6 +253,7 @@ def with_bound(problem, settings: Settings, res: SolveResult, bound: float) -> S
     (``solver.integer.gap.signed_gap``, as a monolithic round's; ``gap_rel`` of the result is its absolute value), the
     status OPTIMAL when the gap is within ``settings.mip_gap_tol``, else FEASIBLE. A result whose status is
     neither OPTIMAL nor FEASIBLE keeps its status."""
+    bound = lattice_bound(problem.sense, bound, float(problem.offset), objective_step(problem.cost, problem.integrality))
     gap = signed_gap(problem.sense, float(res.objective), bound)
     status = res.status
     if status.is_success and res.point_feasible:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from solver.integer.gap import signed_gap
+from solver.integer.gap import lattice_bound, objective_step, signed_gap
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
@@ -195,6 +195,8 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         kkt, _, _, red, ax = original_kkt(problem, x, y)
     q = point_quality(problem, x)
     gap = None
+    if bound is not None and problem.is_mip:  # an integral objective's bound rounds up to its lattice
+        bound = lattice_bound(sense, bound, float(problem.offset), objective_step(problem.cost, problem.integrality))
     if bound is not None and np.isfinite(objective):
         gap = signed_gap(sense, objective, bound)
     integral = True
