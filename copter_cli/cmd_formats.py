@@ -85,7 +85,7 @@ def diff_cmd(
         import pyarrow.compute as pc
 
         from formats.io import kind_of, read_problem, write_delta
-        from solver.differential.diff import diff, recreated
+        from solver.differential.diff import diff, recreate_cause, recreated
         from solver.model.delta import KINDS
         from solver.model.errors import UsageError
         from solver.rounds.outputs import check_output_file
@@ -112,10 +112,10 @@ def diff_cmd(
                "counts": counts, "sense_changed": delta.sense is not None,
                "offset_changed": delta.offset is not None, "base_round": base_round, "recreated": again,
                "seconds": secs, "warnings": []}
-        if again["var"] or again["con"]:  # a new name before old ones: NEW's order costs their warm start
+        if again["var"] or again["con"]:  # a new name or a reorder: NEW's order costs their warm start
             out["warnings"].append(
                 f"{again['var']} variable(s) and {again['con']} constraint(s) in both OLD and NEW are dropped and "
-                "re-added to give NEW's order (a new name comes before them): the next round starts them cold "
+                f"re-added to give NEW's order ({recreate_cause(a, b)}): the next round starts them cold "
                 "and its changes list them removed and added; --by-name keeps them (NEW up to the order)")
         if json_out:
             print_json(out)

@@ -83,3 +83,23 @@ def test_the_cli_says_what_it_recreates_and_by_name_keeps_the_warm_start(dumps):
     rep = rounds.step(dumps / "d2.parquet", state)
     assert rep["warm_started"] and rep["status"] == "OPTIMAL"
     assert np.isclose(rep["objective"], rounds.init(dumps / "new.parquet", dumps / "st2")["objective"], rtol=1e-3)
+
+
+def test_the_warning_names_what_breaks_olds_order_a_new_name_or_a_reorder(tmp_path):
+    # a dump that only reorders (no new name) recreates too; the warning said "a new name comes before them"
+    jobs = [f"job{i}" for i in range(4)]
+    write_delta(_model(jobs), tmp_path / "old.parquet")
+    write_delta(_model([jobs[1], jobs[0], *jobs[2:]]), tmp_path / "swapped.parquet")
+    write_delta(_model(["aaa", *jobs]), tmp_path / "added.parquet")
+    run = CliRunner().invoke
+    res = run(app, ["diff", str(tmp_path / "old.parquet"), str(tmp_path / "swapped.parquet"), "-o",
+                    str(tmp_path / "d.parquet"), "--base-round", "0", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["recreated"]["var"] > 0
+    assert "comes before them" not in out["warnings"][0]  # no new name comes before them
+    assert "'job0/s0' comes after 'job1/s2', which follows it in OLD" in out["warnings"][0]
+    res = run(app, ["diff", str(tmp_path / "old.parquet"), str(tmp_path / "added.parquet"), "-o",
+                    str(tmp_path / "d2.parquet"), "--base-round", "0", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "NEW's new variable 'aaa/s0' comes before them" in json.loads(res.stdout)["warnings"][0]

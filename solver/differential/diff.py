@@ -40,6 +40,23 @@ def recreated(old: Problem, new: Problem) -> dict[str, int]:
     return out
 
 
+def recreate_cause(old: Problem, new: Problem) -> str:
+    """Why :func:`diff` recreates survivors, for its warning: the first entity of ``new`` (variables first) that
+    ends the kept prefix (:func:`_kept_prefix`), a new name or an old one out of OLD's order (a reordered dump
+    with no new name recreates too); "" when nothing is recreated."""
+    for entity, word in (("var", "variable"), ("con", "constraint")):
+        names_attr, index_method = _NAMES[entity]
+        names = getattr(new, names_attr)
+        pos, keep = _kept_prefix(getattr(old, names_attr), names, getattr(old, index_method)())
+        if int((pos >= 0).sum()) == keep:
+            continue
+        if pos[keep] < 0:
+            return f"NEW's new {word} {names[keep]!r} comes before them"
+        return (f"NEW's {word} {names[keep]!r} comes after {names[keep - 1]!r}, which follows it in OLD: "
+                "NEW reorders entities of OLD")
+    return ""
+
+
 def _survivors_first(old: Problem, new: Problem) -> Problem:
     """``new`` with its columns and rows in the order a delta that keeps every survivor gives: the survivors in
     their old relative order, then the new names in ``new``'s order (the same model, entities permuted)."""
