@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import highspy
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -93,3 +94,40 @@ def test_a_point_5e20_short_of_the_optimum_is_never_optimal(tmp_path, args):
         assert res.exit_code == 5 and out["status"] == "NUMERICAL_ERROR", res.output
         assert "variable 'x' is 5e+20 from its bound with reduced cost 1" in out["message"], out["message"]
     assert args or out["status"] == "OPTIMAL"  # with presolve (the default) the answer is right
+
+
+@pytest.mark.data
+def test_a_finite_no_bound_sentinel_is_named_when_the_reach_check_fails(tmp_path):
+    """adlittle with every upper bound capped at 1e12 (a finite stand-in for 'no bound') without presolve met
+    PDHG's measures at the point the uncapped model ends OPTIMAL at, then ended NUMERICAL_ERROR (exit 5) after
+    7,693 iterations because a column 1e12 below its cap kept a reduced cost of -0.004 (reach 1.1e10): the
+    target schedule's 'does not follow' rule stopped tightening after two rejections, though the reach, a
+    thresholded measure, drops at once (OPTIMAL at 8,464, 2e-6 from HiGHS). Should it still miss, the message
+    says the bound may stand for 'no bound' and how to write one, not only to rescale the costs."""
+    from formats.io import write_problem
+    from formats.mps import read_mps
+    from solver.baselines.highs import solve_highs
+    from tests.helpers import require_data
+
+    p = read_mps(require_data("mps/adlittle.mps"))
+    p = p.replace(col_upper=np.minimum(p.col_upper, 1e12))
+    write_problem(p, tmp_path / "p.parquet")
+    res = CliRunner().invoke(app, ["solve", str(tmp_path / "p.parquet"), "--json", "--presolve", "off"])
+    out = json.loads(res.stdout.strip().splitlines()[0])
+    assert res.exit_code == 0 and out["status"] == "OPTIMAL", res.output
+    assert out["objective"] == pytest.approx(solve_highs(p).objective, rel=1e-4)
+
+
+def test_the_reach_checks_sentence_names_a_far_bound_as_a_possible_no_bound_sentinel():
+    from solver.differential import apply_delta
+    from solver.lp.pdhg import _ReachCheck
+    from solver.lp.reach import Reach
+    from solver.model.problem import Problem
+
+    p, _ = apply_delta(Problem.empty(), Delta.vars(["x", "y"], cost=[1.0, 1.0], upper=[1e12, 5.0]))
+    judge = _ReachCheck(p, 1e-4)
+    judge.missed, judge.x_scale = Reach(reach=4e9, rel=2e4, column=0, reduced_cost=-0.004, distance=1e12), 313.0
+    assert "if that bound, 1e+12 away while the other variables stay within 313, only stands for 'no bound'" \
+        in judge.sentence()
+    judge.missed, judge.x_scale = Reach(reach=5.0, rel=2.0, column=0, reduced_cost=-1.0, distance=5.0), 3.0
+    assert "no bound" not in judge.sentence()  # a bound near the point's values is no sentinel

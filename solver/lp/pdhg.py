@@ -215,7 +215,8 @@ class _Run:
         self.work_n, self.work_m = np.empty(n), np.empty(m)
         self.pden, self.dden = 1.0 + lp.b_norm, 1.0 + lp.c_norm
         self.targets = (s.tol, s.tol, s.tol)  # primal, dual, gap: tightened only by ``accept``
-        self.schedule = TargetSchedule(s.tol)
+        # the reach check's measure is thresholded: only the floor ends its tightening (TargetSchedule)
+        self.schedule = TargetSchedule(s.tol, follow=not getattr(accept, "thresholded", False))
         # evaluate()'s output at the point ``accept`` took: the run stops there, and finish() reuses it
         # instead of unscaling the same arrays again (~20 us of a 0.6 ms afiro solve)
         self.accepted = None
@@ -469,6 +470,10 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
                      ws is not None)
 
 
+#: a bound this many times (1 + the largest other |x_j|) away is named as a possible 'no bound' sentinel
+FAR_BOUND = 1e3
+
+
 class _ReachCheck:
     """``accept`` of a direct run (no caller judging its points): a point that meets PDHG's measures must
     also have a relative reach (``solver.lp.reach``) within ``tol``: no column inside its box may keep a
@@ -476,13 +481,19 @@ class _ReachCheck:
     gap targets (``solver.lp.termination.TargetSchedule``); when iterating does not bring the reach down,
     the run is not OPTIMAL (:attr:`missed` holds the last point's reach)."""
 
+    thresholded = True  #: its measure drops at once, not by halves: TargetSchedule(follow=False)
+
     def __init__(self, problem: Problem, tol: float):
         self.problem, self.tol = problem, tol
         self.missed = None
+        self.x_scale = 0.0
 
     def __call__(self, x: np.ndarray, y: np.ndarray):
         rc = column_reach(self.problem, x, y, self.tol)
         self.missed = rc if rc.rel > self.tol else None
+        if self.missed is not None:  # the largest value the other variables take, for sentence()'s bound clause
+            others = np.abs(np.delete(x, rc.column)) if x.size > 1 else np.zeros(0)
+            self.x_scale = float(others.max()) if others.size else 0.0
         return None if self.missed is None else (0.0, rc.rel, rc.rel)
 
     def sentence(self) -> str:
@@ -492,7 +503,16 @@ class _ReachCheck:
                 f"{self.problem.col_names[rc.column]!r} is {rc.distance:.3g} from its bound with reduced cost "
                 f"{rc.reduced_cost:.3g}, which the norm of the costs hides: the objective could still move by "
                 f"{rc.reach:.3g} ({rc.rel:.1e} relative) and further iterations did not close it; the costs span "
-                "more orders of magnitude than the tolerance resolves (rescale them)")
+                "more orders of magnitude than the tolerance resolves (rescale them)" + self._far_bound())
+
+    def _far_bound(self) -> str:
+        """A clause for a bound far beyond the values the point takes (a finite sentinel such as 1e12 for 'no
+        bound': its reach is its distance times a reduced cost PDHG leaves at its tolerance), else ""."""
+        rc = self.missed
+        if not rc.distance > FAR_BOUND * (1.0 + self.x_scale):
+            return ""
+        return (f"; or, if that bound, {rc.distance:.3g} away while the other variables stay within "
+                f"{self.x_scale:.3g}, only stands for 'no bound', write it as infinite (inf, or 1e30 and beyond)")
 
 
 def _start_point(n: int, red) -> tuple:
@@ -570,6 +590,8 @@ def _iterate(problem: Problem, s: Settings, lp: OrigLP, red, ws, w: float, x: np
             xf[kc] = xo_
             yf[kr] = sense * yo_
             return accept(xf, yf)
+
+        core_accept.thresholded = getattr(accept, "thresholded", False)  # its TargetSchedule's rule
 
     def confirm(elapsed):
         # HiGHS gets the time left, at most as long as PDHG has run (>= 1 s): a wrong suspicion
