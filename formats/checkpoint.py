@@ -347,7 +347,7 @@ class StateStore(StateLocking):
         if folders:
             raise StateError(f"no complete generation: {gen_name(folders[-1])} is damaged "
                              f"({self.damage(folders[-1], verify)})", file=str(self.root))
-        raise StateError(f"{self.root} is not an initialised copter state directory "
+        raise StateError("not an initialised copter state directory "
                          f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
 
     def _verify_of(self, round_: int, verify: Verify) -> Verify:

@@ -154,6 +154,19 @@ def test_commands_on_a_missing_state_exit_3(tmp_path):
         assert code == 3 and "not an initialised" in " ".join(err.split())
 
 
+def test_missing_state_message_names_the_folder_once(tmp_path):
+    """The error's file prefix names the folder: the message did too ("nope: nope is not an initialised ..."),
+    for a missing folder and for one an init that failed left behind (only failed/ in it)."""
+    (tmp_path / "failedinit" / "failed").mkdir(parents=True)
+    for name in ("nope", "failedinit"):
+        state = tmp_path / name
+        for args in (("show",), ("history",), ("step", tmp_path / "d.parquet")):
+            code, _, err = cli(*args, "--state", state)
+            err = " ".join(err.split())
+            assert code == 3 and f"{state}: not an initialised copter state directory" in err, (args, err)
+            assert err.count(str(state)) == 2, err  # the prefix and the `copter init BASE --state` hint
+
+
 def test_step_with_config_json_missing_or_damaged_exits_3_and_leaves_state_byte_identical(tmp_path):
     """config.json holds the options init stored (here --tol 1e-7); without it a step must not solve at the
     defaults: exit 3 naming the file, nothing written."""
