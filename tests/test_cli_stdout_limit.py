@@ -21,7 +21,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RL
 def over_the_limit(tmp_path, *args, limit: int = 0) -> tuple[int, str, bytes]:
     """``ulimit -f`` (``limit`` bytes) then ``python -m copter_cli ARGS > file``: (exit code, stderr, file)."""
     out_path = tmp_path / "answer.txt"
-    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER_DIR=str(tmp_path / "no-worker"))
+    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER_DIR=str(tmp_path / "no-worker"),
+               PYTHONDONTWRITEBYTECODE="1")  # a .pyc cut by the limit would break later imports
 
     def limited():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))

@@ -9,6 +9,7 @@ The limit is real: ``RLIMIT_FSIZE`` set in the child (Python ignores SIGXFSZ, so
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -27,8 +28,11 @@ def _limited(*args) -> subprocess.CompletedProcess:
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))
 
+    # no bytecode caches under the limit: CPython's atomic .pyc write ignores a short write, so a module compiled
+    # first in this child left a 1,000-byte .pyc ("marshal data too short") that broke every later import of it
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     return subprocess.run([sys.executable, "-m", "copter_cli", *map(str, args), "--json"], preexec_fn=limit,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
 
 
 def _check_refused(res: subprocess.CompletedProcess, dest: Path, before: bytes | None) -> None:
