@@ -294,14 +294,17 @@ def run_rounds(scenario, *, rounds: int, methods: list[str], time_limit: float, 
 
 
 def _add_gaps(rows: list[dict], sense: int) -> None:
-    """Objective gap of each row to the round's HiGHS optimum (highs, else highs-warm, when OPTIMAL)."""
+    """Objective gap of each row to the round's HiGHS optimum (highs, else highs-warm, when OPTIMAL), by
+    `copter compare`'s rule (:func:`solver.integer.gap.objective_diff_rel`)."""
+    from solver.integer.gap import objective_diff_rel
+
     ref = next((x["objective"] for name in ("highs", "highs-warm") for x in rows
                 if x["method"] == name and x.get("status") == "OPTIMAL"), math.nan)
     for x in rows:
         obj = x.get("objective", math.nan)
         x["reference_objective"] = ref
         ok = x.get("status") in ("OPTIMAL", "FEASIBLE")  # as in `copter compare`: no gap for a failed row
-        x["gap_rel"] = (sense * (obj - ref) / max(1.0, abs(ref)) + 0.0
+        x["gap_rel"] = (objective_diff_rel(sense, obj, ref)
                         if ok and np.isfinite(ref) and obj is not None else math.nan)
 
 

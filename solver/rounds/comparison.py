@@ -9,8 +9,10 @@ Row fields (the same for copter and every baseline; the bench scripts' rows use 
 
 - ``status``, ``objective`` (null unless the status is OPTIMAL or FEASIBLE: an infeasible, limited or
   failed row has no objective to compare), ``objective_diff_rel`` = sense * (objective - best) /
-  max(1, |best|), the best taken over the OPTIMAL/FEASIBLE rows without ``violates_tol`` (0 = best,
-  > 0 = worse; null for non-OPTIMAL/FEASIBLE rows, which never count toward the best);
+  |best| (:func:`solver.integer.gap.objective_diff_rel`: relative at every scale, HiGHS's gap rule with the
+  best as p; a best of exactly 0 gives 0 within 1e-6, else +-1), the best taken over the OPTIMAL/FEASIBLE
+  rows without ``violates_tol`` (0 = best, > 0 = worse; null for non-OPTIMAL/FEASIBLE rows, which never
+  count toward the best);
 - ``max_violation_rel``, ``primal_residual_rel``, ``violates_tol`` (and copter's ``dual_residual_rel``,
   ``duality_gap_rel``): see the feasibility contract below;
 - ``seconds``: wall seconds of the method's work on this round's problem on this machine: copter's
@@ -67,6 +69,7 @@ from formats.checkpoint import StateStore
 from solver.baselines import registry
 from solver.baselines.highs import check_solver
 from solver.baselines.result import point_quality
+from solver.integer.gap import objective_diff_rel
 from solver.lp.original_kkt import original_kkt
 from solver.model.errors import NotApplicableError, PartWorkerError, StateError, UsageError
 from solver.model.problem import Problem
@@ -325,7 +328,7 @@ def _ratio(seconds, base) -> float:
 def _derive(copter: dict, rows: list[dict], sense: int) -> None:
     """Blank the objective of every row that is not OPTIMAL/FEASIBLE (None: an infeasible or limited row's
     point is no allocation to compare) and add ``objective_diff_rel`` (sense * (objective - best) /
-    max(1, |best|), the best over the OPTIMAL/FEASIBLE rows whose ``violates_tol`` is not True; >= 0 except
+    |best|, :func:`solver.integer.gap.objective_diff_rel`; the best over the OPTIMAL/FEASIBLE rows whose ``violates_tol`` is not True; >= 0 except
     for a violating row; None for the other rows), ``time_ratio`` (seconds / copter's seconds) and, for POP
     rows, ``pop_time_ratio`` (pop_seconds / copter's seconds)."""
     everyone = [copter, *rows]
@@ -339,7 +342,7 @@ def _derive(copter: dict, rows: list[dict], sense: int) -> None:
     for r in everyone:
         obj = r["objective"]
         r["objective_diff_rel"] = (None if obj is None or best is None
-                                   else sense * (obj - best) / max(1.0, abs(best)) + 0.0)
+                                   else objective_diff_rel(sense, obj, best))
         r["time_ratio"] = _ratio(r.get("seconds"), base)
         if "pop_seconds" in r:
             r["pop_time_ratio"] = _ratio(r["pop_seconds"], base)

@@ -1,0 +1,65 @@
+"""`copter compare`'s objective_diff_rel is relative at every scale: sense * (objective - best) / |best|
+(solver.integer.gap.objective_diff_rel, the MIP gap rule with the best as p). It divided by max(1, |best|), so
+afiro with its costs x 1e-5 (optimum -4.6e-3) read 1e-8 for two points 2e-6 apart."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from solver.integer.gap import MIP_ABS_GAP, objective_diff_rel
+from solver.rounds.comparison import _derive
+from tests.helpers import require_data
+
+
+def _rows(objectives, sense):
+    copter = {"name": "copter", "status": "OPTIMAL", "objective": objectives[0], "seconds": 1.0}
+    rows = [{"name": f"b{i}", "status": "OPTIMAL", "objective": o, "seconds": 1.0}
+            for i, o in enumerate(objectives[1:])]
+    _derive(copter, rows, sense)
+    return [copter, *rows]
+
+
+def test_below_one_the_difference_is_relative_not_absolute():
+    best, other = -4.6475414e-3, -4.6475314e-3  # afiro x 1e-5: copter's point and HiGHS's
+    copter, highs = _rows([best, other], 1)
+    assert copter["objective_diff_rel"] == 0.0
+    assert highs["objective_diff_rel"] == pytest.approx(1e-8 / 4.6475414e-3)  # 2.2e-6; was 1e-8
+    big = _rows([best * 1e5, other * 1e5], 1)[1]["objective_diff_rel"]
+    assert highs["objective_diff_rel"] == pytest.approx(big)  # scale-free: the same at -464.75
+    cop, top = _rows([1.8e-4, 1.9e-4], -1)  # maximisation: the lower row is worse by 1e-5 / 1.9e-4
+    assert cop["objective_diff_rel"] == pytest.approx(1e-5 / 1.9e-4) and top["objective_diff_rel"] == 0.0
+
+
+def test_a_best_of_zero_and_non_finite_values():
+    assert objective_diff_rel(1, 5e-7, 0.0) == 0.0  # within HiGHS's absolute 1e-6, as the gap closes
+    assert objective_diff_rel(1, 2 * MIP_ABS_GAP, 0.0) == 1.0 and objective_diff_rel(-1, 1e-3, 0.0) == -1.0
+    assert objective_diff_rel(1, 0.0, 0.0) == 0.0
+    assert math.isnan(objective_diff_rel(1, math.inf, 1.0)) and math.isnan(objective_diff_rel(1, 1.0, math.nan))
+    assert objective_diff_rel(1, 250.0, 249.0) == pytest.approx(1 / 249)  # |best| >= 1: as before
+
+
+@pytest.mark.data
+def test_compare_on_afiro_with_tiny_costs(tmp_path):
+    from formats.io import write_problem
+    from formats.mps import read_mps
+    from solver import rounds
+
+    p = read_mps(require_data("mps/afiro.mps"))
+    write_problem(p.replace(cost=p.cost * 1e-5), tmp_path / "base.parquet")
+    rounds.init(tmp_path / "base.parquet", state_dir=tmp_path / "st")
+    res = rounds.compare(tmp_path / "st", ["highs"])
+    rows = [res["copter"], *res["baselines"]]
+    best = min(r["objective"] for r in rows)
+    assert best == pytest.approx(-464.7531428571 * 1e-5, rel=1e-4)
+    for r in rows:  # each row's difference is the relative one (was: the absolute one, 1e-8 at most here)
+        assert r["objective_diff_rel"] == pytest.approx((r["objective"] - best) / abs(best), rel=1e-9, abs=1e-18)
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+
+    table = CliRunner().invoke(app, ["compare", "-b", "highs", "--state", str(tmp_path / "st")])
+    assert table.exit_code == 0, table.output
+    footer = " ".join(table.stdout.split())
+    assert "(objective - best) / |best|" in footer and "max(1, |best|)" not in footer
