@@ -93,6 +93,9 @@ def test_a_point_5e20_short_of_the_optimum_is_never_optimal(tmp_path, args):
     else:
         assert res.exit_code == 5 and out["status"] == "NUMERICAL_ERROR", res.output
         assert "variable 'x' is 5e+20 from its bound with reduced cost 1" in out["message"], out["message"]
+        # the measures count the reach the message names: it carried PDHG's gap, 7e-16, and a dual objective of
+        # 5e20, the point's own, as if the check had not just refuted it
+        assert out["gap_rel"] > 0.3 and out["dual_objective"] == pytest.approx(1e21, rel=1e-6), out
     assert args or out["status"] == "OPTIMAL"  # with presolve (the default) the answer is right
 
 
@@ -131,3 +134,16 @@ def test_the_reach_checks_sentence_names_a_far_bound_as_a_possible_no_bound_sent
         in judge.sentence()
     judge.missed, judge.x_scale = Reach(reach=5.0, rel=2.0, column=0, reduced_cost=-1.0, distance=5.0), 3.0
     assert "no bound" not in judge.sentence()  # a bound near the point's values is no sentinel
+
+
+def test_refuted_kkt_lowers_the_dual_objective_by_the_reach_and_never_the_gap():
+    from solver.lp.reach import Reach, refuted_kkt
+    from solver.lp.termination import KKT
+
+    kkt = KKT(primal_objective=-5e20, dual_objective=-5e20, primal_residual=0.0, dual_residual=1.0,
+              primal_residual_rel=0.0, dual_residual_rel=2e-21, gap_rel=7e-16)
+    out = refuted_kkt(kkt, Reach(reach=5e20, rel=0.5, column=0, reduced_cost=1.0, distance=5e20))
+    assert out.dual_objective == -1e21 and out.gap_rel == pytest.approx(1 / 3)
+    assert (out.primal_residual_rel, out.dual_residual_rel, out.primal_objective) == (0.0, 2e-21, -5e20)
+    tiny = refuted_kkt(kkt, Reach(reach=1e-30, rel=1e-51, column=0, reduced_cost=1.0, distance=1.0))
+    assert tiny.gap_rel == 7e-16  # never below the gap PDHG measured

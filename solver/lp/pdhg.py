@@ -38,7 +38,7 @@ from solver.lp.infeasibility import (
     highs_proves_unbounded,
     primal_infeasibility_ratio,
 )
-from solver.lp.reach import column_reach
+from solver.lp.reach import column_reach, refuted_kkt
 from solver.lp.restart import RestartController, fixed_point_residual
 from solver.lp.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
 from solver.lp.termination import KKT, OrigLP, TargetSchedule, evaluate
@@ -463,6 +463,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
                                                                 accept or judge, seconds, t_start)
             if judge is not None and status == Status.OPTIMAL and judge.missed is not None:
                 status, message = Status.NUMERICAL_ERROR, judge.sentence()
+                kkt = refuted_kkt(kkt, judge.missed)  # not PDHG's small gap: the reach it just refuted
         status, message = _unbounded_column(problem, red, status, message)
     if ws_msg:
         message = f"{message}; {ws_msg}" if message else ws_msg
