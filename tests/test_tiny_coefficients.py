@@ -123,3 +123,7 @@ def test_alm_on_a_problem_built_without_check_reports_numerical_trouble_without_
         else:
             res = solve_alm(p, Settings(presolve="off"), params=ALMParameters(handover=False))
     assert res.status == Status.NUMERICAL_ERROR and "1e-300 to 1e+29" in res.message
+    # one sentence: the hand-over said "because scaling failed: ... PDHG's equilibration ...: scaling failed: ..."
+    # (the ALM's own failure named PDHG's equilibration, then PDHG's repeated it)
+    assert res.message.count("scaling failed") == 1 and res.message.count("1e-300") == 1, res.message
+    assert ("in both LP engines" in res.message) == handover and ("the ALM's" in res.message) == (not handover)

@@ -233,7 +233,7 @@ class _Run:
                                          ruiz_iterations=s.ruiz_iterations,
                                          pock_chambolle_alpha=s.pock_chambolle_alpha,
                                          bound_objective_scaling=s.bound_objective_scaling)
-        trouble = scaling_trouble(sc, cv)
+        trouble = scaling_trouble(sc, cv, engine="the ALM's")
         if trouble:  # a Problem built without Problem.check: no step can run on it, nor PDHG's (same scaling)
             self.status, self.message, self.already = Status.NUMERICAL_ERROR, trouble, True
             self.seconds["setup"] = time.perf_counter() - self.t0

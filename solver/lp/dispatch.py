@@ -24,7 +24,13 @@ from solver.lp.model_scale import (
     unscaled_result,
 )
 from solver.lp.original_kkt import measured_result, original_kkt
-from solver.lp.pdhg import WARM_PRIMAL_WEIGHTS, current_progress_callback, parse_warm_start, progress_callback
+from solver.lp.pdhg import (
+    SCALING_FAILED,
+    WARM_PRIMAL_WEIGHTS,
+    current_progress_callback,
+    parse_warm_start,
+    progress_callback,
+)
 from solver.lp.trivial import reduce_trivial
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -186,8 +192,14 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     why = res.message.split(" (")[0].removeprefix("ALM stopped: ")
     left = s.time_limit_seconds - (time.perf_counter() - t0)
     out = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), warm_start)
-    out.message = (f"ALM handed over to PDHG (warm) after {res.iterations} outer steps ({alm_passes:.0f} matrix "
-                   f"passes) because {why}: {out.message}")
+    if why.startswith(SCALING_FAILED) and out.message.startswith(SCALING_FAILED):
+        # both engines' equilibration failed on the same coefficients: one sentence naming their range
+        out.message = out.message.replace(
+            f"{SCALING_FAILED}:", f"{SCALING_FAILED} in both LP engines (the ALM, then PDHG):", 1).replace(
+            "more than PDHG's equilibration", "more than their equilibration", 1)
+    else:
+        out.message = (f"ALM handed over to PDHG (warm) after {res.iterations} outer steps ({alm_passes:.0f} "
+                       f"matrix passes) because {why}: {out.message}")
     out.seconds = {**{f"alm_{k}": v for k, v in res.seconds.items()}, **out.seconds,
                    "total": time.perf_counter() - t0}
     out.seconds["solve"] = out.seconds["total"]

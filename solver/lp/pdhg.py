@@ -543,8 +543,14 @@ def _reduced_lp(problem: Problem, red, c_min: np.ndarray, x: np.ndarray, removed
                   c_norm=float(np.linalg.norm(problem.cost)), offset=offset_min)
 
 
-def scaling_trouble(sc: ScaledLP, a_data: np.ndarray) -> str:
-    """Why the scaled LP ``sc`` cannot be iterated ("" when it can): a row or column factor, theta_b or
+#: how every scaling-failure message starts (``scaling_trouble``); ``solver.lp.dispatch`` looks for it
+SCALING_FAILED = "scaling failed"
+
+
+def scaling_trouble(sc: ScaledLP, a_data: np.ndarray, engine: str = "PDHG's") -> str:
+    """Why the scaled LP ``sc`` cannot be iterated ("" when it can), starting with :data:`SCALING_FAILED` and
+    naming the range of ``a_data`` (the coefficients, any shape) and whose equilibration (``engine``, e.g.
+    "the ALM's") failed: a row or column factor, theta_b or
     theta_c is 0 or not finite, which happens when the coefficients span far more than float64 can equilibrate
     (1e-300 next to 1e29: the column factor overflowed, theta_c became 0 and the termination check divided
     by 0). ``Problem.check`` refuses coefficients of magnitude <= 1e-9, so only a problem built without it
@@ -554,8 +560,8 @@ def scaling_trouble(sc: ScaledLP, a_data: np.ndarray) -> str:
             and bool(np.all((sc.d2 > 0) & (sc.d2 < np.inf)))):
         return ""
     mag = np.abs(a_data)
-    return (f"scaling failed: the coefficient magnitudes span {mag.min():.3g} to {mag.max():.3g}, more than "
-            "PDHG's equilibration can represent in float64 (coefficients of magnitude <= 1e-9 are HiGHS's zero)")
+    return (f"{SCALING_FAILED}: the coefficient magnitudes span {mag.min():.3g} to {mag.max():.3g}, more than "
+            f"{engine} equilibration can represent in float64 (coefficients of magnitude <= 1e-9 are HiGHS's zero)")
 
 
 def _iterate(problem: Problem, s: Settings, lp: OrigLP, red, ws, w: float, x: np.ndarray, y_min: np.ndarray,
