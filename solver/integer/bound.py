@@ -32,12 +32,34 @@ from solver.model.problem import Problem
 EPS = np.finfo(np.float64).eps
 
 
-def implied_bounds(problem: Problem, lower: np.ndarray, upper: np.ndarray, passes: int = 3):
-    """(n,) bounds valid for every point satisfying the rows and ``lower``/``upper`` (vectorized).
+#: sweeps of :func:`implied_bounds` always made (unless nothing changes): the fixed count it had before #15
+IMPLIED_MIN_SWEEPS = 3
+#: sweeps at most: each is one vectorized pass over the nonzeros (about 20 (nnz,) temporaries), so the cap keeps
+#: the whole at most this many passes; a bound that a chain of rows carries from column to column needs one sweep
+#: per link (dcmulti: 5 sweeps bound its 473 unbounded columns, 3 left 190 of them infinite and the round's
+#: Lagrangian bound -inf)
+IMPLIED_MAX_SWEEPS = 64
+#: after ``IMPLIED_MIN_SWEEPS``, a sweep counts as progress only when it makes a bound finite or moves one by more
+#: than this relative to max(1, |bound|) (a geometric creep, x <= y/2 + 1 and y <= x/2 + 1, otherwise runs to the cap)
+IMPLIED_MIN_MOVE = 1e-3
 
-    Each pass computes, per row, the minimum and maximum activity (finite part and count of infinite
+
+def implied_bounds(problem: Problem, lower: np.ndarray, upper: np.ndarray, max_sweeps: int = IMPLIED_MAX_SWEEPS):
+    """(n,) bounds valid for every point satisfying the rows and ``lower``/``upper`` (vectorized), swept to a
+    fixed point.
+
+    Each sweep computes, per row, the minimum and maximum activity (finite part and count of infinite
     terms) and, per nonzero, the bound the row implies on its column given the other columns' bounds;
-    results are intersected with the current bounds (never loosened) and loosened by 1e-9 relative.
+    results are intersected with the current bounds (never loosened) and loosened by 1e-9 relative. Sweeps
+    stop when one changes nothing, or (after ``IMPLIED_MIN_SWEEPS``) when one makes no bound finite and moves
+    none by more than ``IMPLIED_MIN_MOVE`` relative, or after ``max_sweeps``.
+
+    Args:
+        problem: the model (n columns, m rows, nnz nonzeros).
+        lower, upper: (n,) float column bounds (+-inf allowed).
+        max_sweeps: the cap on sweeps (each O(nnz) numpy work, no Python loop over nonzeros).
+    Returns:
+        (lo, up): fresh (n,) float64 arrays with lower <= lo and up <= upper (elementwise).
     """
     lo = lower.astype(np.float64, copy=True)
     up = upper.astype(np.float64, copy=True)
@@ -48,7 +70,7 @@ def implied_bounds(problem: Problem, lower: np.ndarray, upper: np.ndarray, passe
     row = problem.a_indices
     a = problem.a_data
     rl, ru = problem.row_lower[row], problem.row_upper[row]
-    for _ in range(passes):
+    for sweep in range(max_sweeps):
         mn = np.where(a > 0, a * lo[col], a * up[col])
         mx = np.where(a > 0, a * up[col], a * lo[col])
         mni, mxi = ~np.isfinite(mn), ~np.isfinite(mx)
@@ -82,8 +104,32 @@ def implied_bounds(problem: Problem, lower: np.ndarray, upper: np.ndarray, passe
         nlo, nup = np.maximum(lo, cl), np.minimum(up, cu)
         if np.array_equal(nlo, lo) and np.array_equal(nup, up):
             break
-        lo, up = np.minimum(nlo, nup), np.maximum(nup, nlo)
+        nlo, nup = np.minimum(nlo, nup), np.maximum(nup, nlo)
+        progress = sweep + 1 < IMPLIED_MIN_SWEEPS or _bounds_progress(lo, up, nlo, nup)
+        lo, up = nlo, nup
+        if not progress:
+            break
     return lo, up
+
+
+def _bounds_progress(lo: np.ndarray, up: np.ndarray, nlo: np.ndarray, nup: np.ndarray) -> bool:
+    """A sweep from (lo, up) to (nlo, nup) ((n,) each, never looser) made a bound finite or moved one by more
+    than ``IMPLIED_MIN_MOVE`` relative to max(1, |bound|)."""
+    if np.any(np.isfinite(nlo) & ~np.isfinite(lo)) or np.any(np.isfinite(nup) & ~np.isfinite(up)):
+        return True
+    with np.errstate(invalid="ignore"):  # inf - inf where a bound stays infinite: NaN, not a move
+        move_lo = np.nan_to_num(nlo - lo, nan=0.0) > IMPLIED_MIN_MOVE * np.maximum(1.0, np.abs(nlo))
+        move_up = np.nan_to_num(up - nup, nan=0.0) > IMPLIED_MIN_MOVE * np.maximum(1.0, np.abs(nup))
+    return bool(np.any(move_lo) or np.any(move_up))
+
+
+def _implied_box(problem: Problem, lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) ((n,) each) with their infinite entries replaced by :func:`implied_bounds` (the same arrays
+    when every bound is finite): the box that :func:`_box_term` falls back to, computed once."""
+    if np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)):
+        return lower, upper
+    ilo, iup = implied_bounds(problem, lower, upper)
+    return np.where(np.isfinite(lower), lower, ilo), np.where(np.isfinite(upper), upper, iup)
 
 
 def lagrangian_bound(problem: Problem, y: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
@@ -158,16 +204,16 @@ def _allowance(problem: Problem, mag: float) -> float:
     return (64.0 + problem.n_cols + problem.n_rows) * EPS * mag
 
 
-def _box_term(problem: Problem, z: np.ndarray, lower: np.ndarray, upper: np.ndarray, with_point: bool = False):
+def _box_term(problem: Problem, z: np.ndarray, lower: np.ndarray, upper: np.ndarray, with_point: bool = False,
+              implied: bool = True):
     """min over lower <= x <= upper of z'x (minimisation form); -inf when some z_j needs an infinite bound
-    that the rows do not imply either (``implied_bounds``). With ``with_point``: (value, x) with x (n,) a
-    minimiser (0 clipped into the bounds where z_j = 0), or (-inf, None)."""
+    that the rows do not imply either (``implied_bounds``; not tried with ``implied=False``, for a box that
+    already holds them). With ``with_point``: (value, x) with x (n,) a minimiser (0 clipped into the bounds
+    where z_j = 0), or (-inf, None)."""
     need_lo = z > 0
     need_up = z < 0
-    if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
-        ilo, iup = implied_bounds(problem, lower, upper)
-        lower = np.where(np.isfinite(lower), lower, ilo)
-        upper = np.where(np.isfinite(upper), upper, iup)
+    if implied and (np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper))):
+        lower, upper = _implied_box(problem, lower, upper)
     if np.any(need_lo & ~np.isfinite(lower)) or np.any(need_up & ~np.isfinite(upper)):
         return (-np.inf, None) if with_point else -np.inf
     value = float(np.sum(np.where(need_lo, z * np.where(need_lo, lower, 0.0), 0.0))
@@ -209,6 +255,8 @@ class ChoiceLagrangian:
     Attributes:
         dualized: (m,) bool, rows whose duals enter the bound (every row but the kept choice rows).
         rows_k: (k,) int64, the kept choice rows.
+        box_lower, box_upper: (n,) the inner problem's bounds: ``lower``/``upper`` with infinite entries replaced
+            by the rows' implied bounds (``implied_bounds``, swept once at construction).
     """
 
     def __init__(self, problem: Problem, lower: np.ndarray, upper: np.ndarray, choice_rows: np.ndarray,
@@ -260,6 +308,9 @@ class ChoiceLagrangian:
                 self.other[mem_k] = False
         self.c_min = problem.sense * problem.cost
         self._z, self._x, self._act = np.empty(n), np.empty(n), np.empty(m)
+        # the inner problem's box: infinite bounds replaced by the rows' implied ones, swept once here instead of
+        # at every evaluation (dcmulti: 473 columns without an upper bound sent each one to the numpy path)
+        self.box_lower, self.box_upper = _implied_box(problem, self.lower, self.upper)
 
     def evaluate(self, y: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
         """The bound at row duals ``y`` (m,), the inner problem's minimiser and its row activities.
@@ -275,11 +326,11 @@ class ChoiceLagrangian:
 
         p = self.problem
         ym, row_term, row_mag = _row_part(p, y, self.rows_k)
-        value, mag, ok = choice_inner(p.a_indptr, p.a_indices, p.a_data, self.c_min, ym, self.lower, self.upper,
+        value, mag, ok = choice_inner(p.a_indptr, p.a_indices, p.a_data, self.c_min, ym, self.box_lower, self.box_upper,
                                       self.other, self.free_ptr, self.free_mem, self.forced_col, self.eq1,
                                       self._z, self._x, self._act)
-        if not ok:  # a reduced cost needs an infinite bound (the numpy path tries the rows' implied bounds)
-            return self.evaluate_ref(y)  # or is not finite (huge duals)
+        if not ok:  # a reduced cost needs a bound that even the rows do not imply, or is not finite (huge
+            return self.evaluate_ref(y)  # duals): the numpy path says which (-inf either way)
         value = row_term + value - _allowance(p, row_mag + mag)
         return p.sense * value + p.offset, self._x, self._act
 
@@ -324,10 +375,10 @@ class ChoiceLagrangian:
             x_kept[self.free_mem[first]] = 1.0
             choice_mag += float(np.sum(zmag[self.free_mem[first]]))
         zo = np.where(self.other, z, 0.0)
-        col_term, x = _box_term(p, zo, self.lower, self.upper, with_point=True)
+        col_term, x = _box_term(p, zo, self.box_lower, self.box_upper, with_point=True, implied=False)
         if x is None:
             return -s * np.inf, None, None
-        mag = row_mag + choice_mag + _col_mag(zo, x, self.lower, self.upper, np.where(self.other, zmag, 0.0))
+        mag = row_mag + choice_mag + _col_mag(zo, x, self.box_lower, self.box_upper, np.where(self.other, zmag, 0.0))
         bound = s * (row_term + choice_term + col_term - _allowance(p, mag)) + p.offset
         if not np.isfinite(bound):
             return bound, None, None
