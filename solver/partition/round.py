@@ -86,6 +86,7 @@ from solver.partition.background import AscentThread, WholeBoundBuild
 from solver.partition.clients import PARTITION_OPTIONS, carry_grouping, group_clients, require_clients
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
+from solver.partition.dropped import RECLAIM_PASSES, reclaimed_shares
 from solver.partition.executor import PartWorkerError, run_parts, take_pool_start
 from solver.partition.fallback import (
     better_point,
@@ -224,6 +225,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     wb_build, kept, wb, merge, n_price = None, None, None, 0.0, 0
     rens_first: dict | None = None  # the RENS step of the pass before a price re-split (its report)
     last_pass = config.passes - 1  # passes after it: the price re-split (:func:`wants_price_split`)
+    # a round after a delta that dropped clients gives the capacity stranded with their parts back (one more pass)
+    reclaim = RECLAIM_PASSES if r.warm and r.n_dropped > 0 and not problem.is_mip else 0
     pass_ = -1
     while True:
         pass_ += 1
@@ -273,6 +276,17 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         passes_report.append({"pass": pass_ if pass_ <= last_pass else "price",
                               "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
                               "share_moved": moved})
+        if reclaim and pass_ >= last_pass:
+            reclaim -= 1
+            back = (None if failed_parts(part_rep) or dl.parts_left() <= 0
+                    else reclaimed_shares(problem, r.rows_sh, r.shares, r.present, gain, act))
+            if back is not None:  # stranded capacity (solver.partition.dropped): one more pass, this one's shares
+                passes_report[-1]["reclaimed"] = round(float(np.abs(back - r.shares).sum() / max(r.ns, 1) / 2.0), 6)
+                r.shares = back
+                warms = [x.state if x is not None else None for x in results]
+                last_pass = pass_ + 1
+                setup += time.perf_counter() - t2
+                continue
         if pass_ < last_pass:
             r.shares, r.steps, r.last, r.updates = new_shares, new_steps, new_last, r.updates + 1
             warms = [x.state if x is not None else None for x in results]

@@ -128,15 +128,8 @@ def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, steps: np.
     floor = FLOOR if floor is None else floor
     keep_slack = KEEP_SLACK if keep_slack is None else keep_slack
     g = np.where(present, gain, 0.0)
-    s = shares.copy()
     pos_gain = g > 0
-    if usage is not None:
-        u = np.where(np.isnan(usage), s, np.clip(usage, 0.0, None))
-        slack = np.where(present & ~pos_gain, np.maximum(s - u, 0.0), 0.0) * (1.0 - keep_slack)
-        pool = slack.sum(axis=0)
-        wsum = np.where(pos_gain, g, 0.0).sum(axis=0)
-        move = (pool > 0) & (wsum > 0)
-        s = np.where(move[None, :], s - slack + np.where(pos_gain, g, 0.0) * (pool / np.where(move, wsum, 1.0)), s)
+    s = shares.copy() if usage is None else transfer_slack(shares, g, present, usage, keep_slack)
     # an unpriced part of a capacity row keeps what the slack transfer left it: its price 0 is the value of
     # MORE capacity only; losing capacity below its use costs it flow (the left slope of its value function)
     hold = present & ~pos_gain & ~np.isnan(usage) if usage is not None else np.zeros_like(present)
@@ -153,6 +146,23 @@ def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, steps: np.
     stepped *= np.where(tot > 0, mass / np.where(tot > 0, tot, 1.0), 0.0)  # the movers trade their own mass
     new = normalise(np.where(hold, s, stepped), present, floor)
     return new, d, np.where(z != 0, z, last)
+
+
+def transfer_slack(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, usage: np.ndarray,
+                   keep_slack: float = KEEP_SLACK) -> np.ndarray:
+    """(k, ns) shares after the slack transfer of :func:`update` (module docstring): on each row, the unused part
+    (usage below share) of every present part without a positive gain, less the fraction ``keep_slack`` it keeps,
+    goes to the parts with a positive gain in proportion to their gains; rows without such a donor or receiver
+    keep their shares. ``gain``: (k, ns) :func:`gains` (0 where a part is absent); ``usage``: (k, ns)
+    :func:`usage` (NaN: unknown, the whole share counts as used). Columns keep their sums; a new array."""
+    s = shares.copy()
+    pos_gain = gain > 0
+    u = np.where(np.isnan(usage), s, np.clip(usage, 0.0, None))
+    slack = np.where(present & ~pos_gain, np.maximum(s - u, 0.0), 0.0) * (1.0 - keep_slack)
+    pool = slack.sum(axis=0)
+    wsum = np.where(pos_gain, gain, 0.0).sum(axis=0)
+    move = (pool > 0) & (wsum > 0)
+    return np.where(move[None, :], s - slack + np.where(pos_gain, gain, 0.0) * (pool / np.where(move, wsum, 1.0)), s)
 
 
 def integral_allocations(problem: Problem, rows: np.ndarray, shares: np.ndarray) -> np.ndarray:
