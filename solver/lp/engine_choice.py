@@ -29,6 +29,20 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    point on the same measure: Applegate et al., arXiv 2106.04756, the normalized duality gap; Lu & Yang,
    arXiv 2407.16144, the fixed-point residual). That residual after one PDHG step on the scaled LP, tried
    here, put every LB start at 0.02-0.2x a cold start's and predicted no better (rule 4);
+3a. the warm DUALS carry nothing (:func:`stale_duals`): the warm point's dual residual is above ``STALE_DUALS``
+   (0.5) x a cold start's (y = 0), which is above 0 (y = 0 is not dual feasible, so the measure can tell), and its
+   gap is no smaller than the cold start's; only its primal point is closer. Where PDHG would run warm (rules 4 and 7), it runs cold
+   instead (the ALM, rules 6 / 6b, keeps such a start: its multiplier steps rebuild the duals from the primal
+   point). This is what a change of the costs by orders of magnitude leaves: afiro with every cost x 1e-5, then
+   x 1e6 (a delta), keeps its optimal x while its duals are 1e-6 of the new ones, so PDHG starts from (x*, ~0):
+   324 iterations against a cold solve's 194 (tol 1e-6: 777 = the ``WARM_OVER`` cap, against 259), the primal
+   weight swinging 1e-5-22 across its restarts. The shared LP set after the same change (38 LPs, tol 1e-4):
+   the 21 rounds of this signature that ran PDHG warm took 0.35-30x a cold solve's iterations (median 1.45;
+   vtpbase 19,474 against 645, agg 44,696 against 8,076); LB's "x only (y = 0)" starts took 5.8-39x
+   (``bench/bench_warm.py``). The measures of the start cannot tell the 0.35x rounds from the 30x ones, and a
+   cold solve costs 1x. A cold dual residual of 0 (Sia, LB: y = 0 is dual feasible) says nothing about the
+   duals: the rule stays out, and no domain round of ``bench/bench_warm.py`` meets it (TE's warm duals are at
+   1e-5-1e-4 against the cold start's 0.97);
 4. the last rounds' outcome (:class:`EngineRecord`, carried in ``SolverState.engine``): when the ALM lost
    within the last :data:`ALM_BACKOFF` rounds (it ran past its budget or stalled, and PDHG finished the
    round; or it finished but made more than :data:`ALM_OVER` times the passes of the last cold solve, as on
@@ -95,7 +109,10 @@ the last cold solve was another round's LP and LB cold passes swing 2,322-8,854 
 cap plus the cold re-solve cost more than it saved (LB 64x8, 12 rounds: total warm/cold passes 0.45 ->
 0.55; 128x16: 0.88 -> 1.44), and so did backing the stream off to cold solves after a capped round (0.45 ->
 1.21: the small streams' later warm and ALM rounds win 0.03-0.6x). The cap bounds the tail (LB 256x32 round
-13: 11.2x the cold passes uncapped), it does not lower the LB median.
+13: 11.2x the cold passes uncapped), it does not lower the LB median. The PDHG warm run that finishes a lost ALM
+round is capped the same way, the ALM's passes counted in the margin (:func:`handover_cap`); it ran uncapped
+before: seba with every cost x 1e-5, then x 1e6 (rule 6b's signature, the ALM lost) made 780 ALM passes and 1,800
+PDHG warm iterations, 4,380 passes against a cold solve's 388 (now 1,552: the cap, then the cold solve).
 """
 
 from __future__ import annotations
@@ -131,6 +148,9 @@ ALM_OVER = 2.0  #: an ALM run that made more than this multiple of the last cold
 ALM_PROBE = 0.5  #: an ALM run past this multiple of the last cold solve's passes, in a stream with no PDHG warm
 #: round yet, leaves the next round to PDHG warm, so the two engines' warm rounds can be compared (rule 6a);
 #: the ALM's wins stay below it (Sia rounds 0.07-0.18, Cogentco 0.05), its TE ring rounds do not (0.7-1.6)
+STALE_DUALS = 0.5  #: rule 3a: warm duals whose dual residual is above this multiple of a cold start's carry nothing (a
+#: start under 2x better saves PDHG less than one halving of its error; after a cost change by a factor f the old
+#: duals leave 1 - 1/f of it: 0.999999 on the shared LP set after x 1e6, while TE rounds' warm duals leave 1e-5-1e-4)
 WARM_OVER = 3.0  #: a PDHG warm round under ``"auto"`` stops at this multiple of the last cold solve's passes and the
 #: round is solved cold (the issue's "a round that runs past its cold cost switches to a cold solve"; a margin: the
 #: module docstring, after rule 7)
@@ -245,6 +265,13 @@ def no_better(warm: tuple, cold: tuple) -> bool:
     return all(w >= c for w, c in zip(warm, cold, strict=True))
 
 
+def stale_duals(warm: tuple, cold: tuple) -> bool:
+    """Rule 3a: the warm point's (p, d, g) has a dual residual above ``STALE_DUALS`` x the cold start's, which is
+    above 0, and a gap no smaller than the cold start's: its duals do not even halve what y = 0 leaves where y = 0
+    is not dual feasible, and only its primal point is closer (module docstring)."""
+    return warm[1] > STALE_DUALS * cold[1] and cold[1] > 0.0 and warm[2] >= cold[2]
+
+
 def cold_point(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     """PDHG's and the ALM's cold start: x = 0 projected onto the column bounds (n,), y = 0 (m,)."""
     return np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper), np.zeros(problem.n_rows)
@@ -295,7 +322,14 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
     if no_better(m_w, m_c):
         return Choice("pdhg", f"{nums}: the warm point is no better than a cold start on any measure (abrupt "
                               "change), solved cold by PDHG", use_warm=False, **pick)
+    stale = stale_duals(m_w, m_c)
+    cold_why = (f": the warm duals carry nothing (dual residual {m_w[1]:.1e} > {STALE_DUALS:g} x a cold start's "
+                f"{m_c[1]:.1e}, gap {m_w[2]:.1e} >= {m_c[2]:.1e}; only the primal point is closer, and PDHG from an old "
+                "primal point with useless duals can take many times a cold solve): solved cold by PDHG")
     if previous is not None and previous.skip_alm > 0:
+        if stale:
+            return Choice("pdhg", f"{nums}; the ALM lost a recent round (PDHG for {previous.skip_alm} more rounds)"
+                                  f"{cold_why}", use_warm=False, **pick)
         return Choice("pdhg", f"{nums}; the ALM lost a recent round (PDHG for {previous.skip_alm} more rounds): "
                               "PDHG warm", **pick)
     if previous is None:
@@ -326,8 +360,10 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
                f"only the gap is large: residuals {r_w:.1e} against the cold start's {r_c:.1e}, ratio <= {ALM_RATIO:g}, "
                f"<= {ALM_MAX_KKT:g}; stale duals or a far primal objective, the outcome decides")
         return Choice("alm", f"{nums} ({why}): ALM warm, {btxt}", alm_passes=budget, **pick)
-    return Choice("pdhg", f"{nums} (ratio {e_w / e_c:.2g}; the ALM needs <= {ALM_RATIO:g} and a warm KKT <= "
-                          f"{ALM_MAX_KKT:g}): PDHG warm", **pick)
+    not_alm = f"{nums} (ratio {e_w / e_c:.2g}; the ALM needs <= {ALM_RATIO:g} and a warm KKT <= {ALM_MAX_KKT:g})"
+    if stale:
+        return Choice("pdhg", not_alm + cold_why, use_warm=False, **pick)
+    return Choice("pdhg", f"{not_alm}: PDHG warm", **pick)
 
 
 def solve_passes(pdhg_iterations: int, alm_passes: float = 0.0) -> float:
@@ -346,6 +382,20 @@ def warm_cap(choice: Choice, settings: Settings) -> int | None:
             and math.isfinite(prev.cold_passes) and prev.cold_passes > 0):
         return None
     cap = max(1, math.ceil(WARM_OVER * prev.cold_passes / PDHG_ITERATION_PASSES))
+    return cap if cap < settings.iteration_limit else None
+
+
+def handover_cap(choice: Choice, settings: Settings, alm_passes: float) -> int | None:
+    """PDHG iterations the warm run that finishes a lost ALM round may make before the round is solved cold: what
+    is left of ``WARM_OVER`` x the last cold solve's passes after the ALM's ``alm_passes`` (at least one iteration;
+    the ALM's budget stops at ``ALM_OVER`` x them, so about one cold solve's worth is left), None when uncapped: not
+    an ``"auto"`` choice, no cold solve's passes known (or 0: HiGHS presolve solved it), or the round's own
+    ``iteration_limit`` is lower."""
+    prev = choice.previous
+    if not (math.isfinite(choice.warm_kkt) and prev is not None and math.isfinite(prev.cold_passes)
+            and prev.cold_passes > 0):
+        return None
+    cap = max(1, math.ceil((WARM_OVER * prev.cold_passes - alm_passes) / PDHG_ITERATION_PASSES))
     return cap if cap < settings.iteration_limit else None
 
 
