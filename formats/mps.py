@@ -14,8 +14,11 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
 * *copter*: a negative ``UP`` bound on a column whose lower bound was not given explicitly sets the
   lower bound to ``-inf`` (the classic convention that CPLEX and HiGHS's fixed-format parser apply;
   HiGHS's free parser keeps 0 and reads an empty box). A warning is logged on stderr.
-* Values of magnitude >= 1e30 mean infinity. Matrix values of magnitude <= 1e-9 are dropped (HiGHS's
-  ``small_matrix_value``), with a HiGHS warning that copter accepts.
+* A bound (column bound, right-hand side, range) of magnitude >= 1e20 means no bound (``INF_BOUND``: HiGHS's
+  ``infinite_bound``, as CPLEX, Gurobi and Xpress read bounds; ``1e30`` and ``inf`` too), so a lower bound
+  >= 1e20 or an upper bound <= -1e20 is refused (HiGHS's reader refuses it naming the column or row); a cost or
+  coefficient of magnitude >= 1e30 is infinite (``INF_VALUE``) and refused (below). Matrix values of
+  magnitude <= 1e-9 are dropped (HiGHS's ``small_matrix_value``), with a HiGHS warning that copter accepts.
 * An empty box (lower > upper) is accepted: the model is infeasible and the solver reports it.
 * *copter* rejects whatever HiGHS logs a WARNING about, even when its read status is kOk (an entry
   naming an undefined row, duplicate row names, duplicate coefficients or bounds of which HiGHS keeps
@@ -113,7 +116,7 @@ from solver.highs_bridge import (
     to_highs_lp,
 )
 from solver.model.errors import FormatError, InputError, UnsupportedError, ValidationError
-from solver.model.problem import INF_BOUND, Problem
+from solver.model.problem import INF_VALUE, Problem
 
 UNSUPPORTED_SECTIONS = {
     b"QUADOBJ": "quadratic objective (QUADOBJ)", b"QMATRIX": "quadratic objective (QMATRIX)",
@@ -473,14 +476,14 @@ def _raise_bad_token(path: str, fixed: bool = False) -> None:
         what = {b"COLUMNS": "cost or coefficient", b"RHS": "right-hand side", b"RANGES": "range"}[name]
         raise ValidationError(f"{name.decode()}: {what} {tok!r} is infinite, which HiGHS refuses here; costs "
                               "and coefficients must be finite, and a right-hand side or range of magnitude "
-                              ">= 1e30 only means 'no bound' where a side can be open", file=path, line=line,
+                              ">= 1e20 only means 'no bound' where a side can be open", file=path, line=line,
                               entity=entity)
 
 
 def _infinite_token(data, idx: dict, sections=(b"COLUMNS", b"RHS", b"RANGES"), fixed: bool = False,
                     at_least: float = np.inf):
     """The first number token of ``sections`` that is or overflows to infinity (``inf``, ``1e400``,
-    ``2d999``), or with ``at_least`` (``INF_BOUND``) whose magnitude reaches it (``1e30``, ``1e300``: infinity
+    ``2d999``), or with ``at_least`` (``INF_VALUE``) whose magnitude reaches it (``1e30``, ``1e300``: infinity
     by the MPS convention): ``(section, line, token, entity)`` or None (error path only). ``fixed``: names are
     read by column position (5-12 a column, 15-22 or 40-47 the row before the value), as they may hold spaces."""
     for name in sections:
@@ -558,7 +561,7 @@ def _to_problem(path: str, h, fixed: bool = False) -> Problem:
     except ValidationError as e:
         _check_numbers(path, lp, fixed)  # error path only: find the offending line
         raise ValidationError(e.message, file=path, entity=e.entity) from None
-    big = ~(np.abs(problem.cost) < INF_BOUND)
+    big = ~(np.abs(problem.cost) < INF_VALUE)
     if big.any():
         _check_numbers(path, lp, fixed)
     return _negative_up_rule(path, problem, fixed)
@@ -606,7 +609,7 @@ def _check_numbers(path: str, lp, fixed: bool = False) -> None:
             continue
         bad = np.isnan(arr)
         if finite_required:
-            bad |= ~(np.abs(arr) < INF_BOUND)
+            bad |= ~(np.abs(arr) < INF_VALUE)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             entity = None
@@ -622,7 +625,7 @@ def _check_numbers(path: str, lp, fixed: bool = False) -> None:
                 line = _find_token_line(path, _NAN_TOKEN)
             else:
                 with _text(path) as data:
-                    hit = _infinite_token(data, _header_index(data), (b"COLUMNS",), fixed, at_least=INF_BOUND)
+                    hit = _infinite_token(data, _header_index(data), (b"COLUMNS",), fixed, at_least=INF_VALUE)
                 line, entity = (hit[1], hit[3]) if hit is not None else (None, entity)
                 if hit is not None:
                     v = f"{hit[2]}: magnitudes >= 1e30 mean infinity"

@@ -1,18 +1,21 @@
 """Values an MPS file holds that other readers take for infinity.
 
-copter's infinity is a magnitude >= 1e30 (``solver.model.problem.INF_BOUND``), and its HiGHS instances are
-set to it. HiGHS's own defaults (``infinite_bound``, ``infinite_cost``) are 1e20, and other MPS readers use
-1e20 too: a bound, row bound or cost of magnitude in [1e20, 1e30) that copter writes as a finite number is
-read back elsewhere as infinite (``x <= 5e20`` becomes unbounded). :func:`highs_default_infinity_warning`
-names the first such value so ``copter export`` and ``copter convert`` can say so (:func:`written_warnings`), as
-:func:`free_rows_warning` does for constraints MPS cannot hold (free rows, read back as nothing).
+A bound of magnitude >= 1e20 is no bound for copter as for HiGHS (``infinite_bound``) and other readers
+(``solver.model.problem.INF_BOUND``): every reader makes it +-inf. A cost is finite up to 1e30
+(``INF_VALUE``; copter's HiGHS instances set ``infinite_cost`` to it), while HiGHS's default ``infinite_cost``
+and other MPS readers take a cost of magnitude >= 1e20 for infinite: a cost in [1e20, 1e30) written to MPS is
+read back elsewhere as another model. So can a finite bound in that range that a state written before copter
+read such bounds as infinite still holds (read back, by copter too, as no bound).
+:func:`highs_default_infinity_warning` names the first such value so ``copter export`` and ``copter convert``
+can say so (:func:`written_warnings`), as :func:`free_rows_warning` does for constraints MPS cannot hold (free
+rows, read back as nothing).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from solver.model.problem import INF_BOUND, Problem
+from solver.model.problem import INF_VALUE, Problem
 
 OTHER_READERS_INF = 1e20  #: HiGHS's default infinite_bound / infinite_cost (and CPLEX's 1e20)
 
@@ -20,7 +23,7 @@ OTHER_READERS_INF = 1e20  #: HiGHS's default infinite_bound / infinite_cost (and
 def _big(arr: np.ndarray) -> np.ndarray:
     """Positions of the finite values of magnitude in [1e20, 1e30) (one pass over ``arr``)."""
     mag = np.abs(arr)
-    return np.flatnonzero((mag >= OTHER_READERS_INF) & (mag < INF_BOUND))
+    return np.flatnonzero((mag >= OTHER_READERS_INF) & (mag < INF_VALUE))
 
 
 def highs_default_infinity_warning(problem: Problem) -> str | None:
@@ -41,9 +44,9 @@ def highs_default_infinity_warning(problem: Problem) -> str | None:
     if first is None:
         return None
     more = f" ({count} such values)" if count > 1 else ""
-    return (f"{first}{more}: finite for copter (infinity is >= 1e30), but HiGHS's default infinite_bound and "
-            "infinite_cost (1e20) and other MPS readers read a magnitude >= 1e20 as infinite, so they would see "
-            "a different model; set HiGHS's infinite_bound/infinite_cost to 1e30, or rescale")
+    return (f"{first}{more}: finite in this model, but HiGHS's default infinite_cost and infinite_bound (1e20) and "
+            "other MPS readers read a magnitude >= 1e20 as infinite (copter too, for a bound), so they would see a "
+            "different model; rescale, or write a bound meant as 'no bound' as inf")
 
 
 def free_rows_warning(problem: Problem) -> str | None:

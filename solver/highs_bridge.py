@@ -27,7 +27,7 @@ import time
 import highspy
 import numpy as np
 
-from solver.model.problem import INF_BOUND, Problem, normalize_infinite
+from solver.model.problem import INF_BOUND, INF_VALUE, Problem, normalize_infinite
 from solver.model.status import Status
 
 Highs = highspy.Highs  #: the instance type (for annotations elsewhere)
@@ -108,12 +108,12 @@ def new_highs(threads: int | None = None, time_limit_seconds: float | None = Non
     h = _construct_quietly()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)
-    # copter's convention: |bound| >= 1e30 is infinite (solver.model.problem.INF_BOUND). HiGHS's default cut is
-    # 1e20, so a bound of 5e20 was finite for PDHG but infinite for HiGHS presolve and the baselines.
+    # copter's convention: |bound| >= 1e20 is no bound (solver.model.problem.INF_BOUND), HiGHS's own default, and
+    # every reader makes such a bound +-inf before HiGHS sees it
     h.setOptionValue("infinite_bound", INF_BOUND)
-    # the same for costs: HiGHS's infinite_cost is 1e20 too, and a cost of 5e20 made its presolve fail and its
-    # solvers report objective -inf as Optimal, while copter's cost was finite
-    h.setOptionValue("infinite_cost", INF_BOUND)
+    # a cost is finite up to 1e30 (INF_VALUE): HiGHS's infinite_cost is 1e20, and a cost of 5e20 made its presolve
+    # fail and its solvers report objective -inf as Optimal, while copter's cost was finite
+    h.setOptionValue("infinite_cost", INF_VALUE)
     configure_threads(h, threads)
     if time_limit_seconds is not None and np.isfinite(time_limit_seconds):
         h.setOptionValue("time_limit", float(time_limit_seconds))
@@ -419,7 +419,7 @@ def from_highs_lp(lp: highspy.HighsLp, name: str = "") -> Problem:
     """Build a canonical Problem from a column-wise ``highspy.HighsLp`` (call ``ensureColwise`` first).
 
     Duplicate entries are summed, explicit zeros dropped, rows sorted within columns; bounds of
-    magnitude >= 1e30 become +-inf; missing names become ``C{j}`` / ``R{i}`` as HiGHS writes them.
+    magnitude >= 1e20 (``INF_BOUND``) become +-inf; missing names become ``C{j}`` / ``R{i}`` as HiGHS writes them.
     Does not validate beyond :meth:`Problem.check` (the MPS reader adds its own checks).
     """
     import scipy.sparse as sp

@@ -236,15 +236,16 @@ def test_presolved_lp_with_a_zero_coefficient_goes_through_the_validated_convers
     assert highspy.MatrixFormat.kColwise == plp.a_matrix_.format_
 
 
-@pytest.mark.parametrize("bound", [2e19, 5e20])
-def test_a_bound_below_1e30_is_finite_for_highs_presolve_as_for_copter(bound):
-    # copter treats |bound| < 1e30 as finite; HiGHS's own default cut is 1e20, which made x0 <= 5e20 an
-    # "unbounded or infeasible" LP for presolve while PDHG iterated towards 5e20 (1e6 iterations)
-    p = lp([-1, 1], [[1, 1]], [1], [np.inf], [0, 0], [bound, 10])
+def test_copter_and_highs_presolve_draw_the_same_line_between_finite_and_no_bound():
+    # |bound| >= 1e20 is no bound for copter (every reader, Problem.from_arrays) as for HiGHS (infinite_bound):
+    # x0 <= 5e20 once made an "unbounded or infeasible" LP for presolve while PDHG iterated towards 5e20 (1e6
+    # iterations); x0 <= 2e19 is finite for both
+    p = lp([-1, 1], [[1, 1]], [1], [np.inf], [0, 0], [2e19, 10])
     r = solve(p, Settings(presolve="on", iteration_limit=20_000))
-    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(-bound, rel=1e-12)
+    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(-2e19, rel=1e-12)
+    assert np.isposinf(lp([-1, 1], [[1, 1]], [1], [np.inf], [0, 0], [5e20, 10]).col_upper[0])
     h = new_highs()
-    assert h.getOptionValue("infinite_bound")[1] == 1e30
+    assert h.getOptionValue("infinite_bound")[1] == 1e20
 
 
 @pytest.mark.data

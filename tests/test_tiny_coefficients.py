@@ -20,12 +20,13 @@ from solver.model.problem import Problem
 from tests.helpers import runner_error, snapshot
 
 
-def _problem(path, tiny: float):
-    """max x + y s.t. r: tiny x + 1e29 y <= 1/7, x in [0, 1], y in [-1e29, 3e29]."""
+def _problem(path, tiny: float, big: float = 1e29):
+    """max x + y s.t. r: tiny x + big y <= 1/7 (r >= -big), x in [0, 1], y in [-big, 3 big] (a bound of 1e20 or more
+    means no bound: with big = 1e29, y and r's lower side are free)."""
     d = Delta.concat([Delta.vars(["x"], cost=[-1.0], upper=[1.0]),
-                      Delta.vars(["y"], cost=[-1.0], lower=[-1e29], upper=[3e29]),
-                      Delta.cons(["r"], lower=[-1e29], upper=[1 / 7]),
-                      Delta.coefs(["x", "y"], ["r", "r"], [tiny, 1e29])])
+                      Delta.vars(["y"], cost=[-1.0], lower=[-big], upper=[3 * big]),
+                      Delta.cons(["r"], lower=[-big], upper=[1 / 7]),
+                      Delta.coefs(["x", "y"], ["r", "r"], [tiny, big])])
     d.format = "problem"
     write_delta(d, path)
     return path
@@ -52,7 +53,7 @@ def test_a_coefficient_just_above_1e_9_is_accepted_and_ends_in_a_documented_stat
 
 def test_step_with_a_tiny_coefficient_exits_3_and_keeps_the_round(tmp_path):
     state = tmp_path / "S"
-    base = _problem(tmp_path / "base.parquet", 1.0)
+    base = _problem(tmp_path / "base.parquet", 1.0, big=1.0)  # a base round that solves
     assert CliRunner().invoke(app, ["init", str(base), "--state", str(state)]).exit_code == 0
     d = Delta.coefs(["x"], ["r"], [1e-300])
     d.base_round = 0
@@ -67,7 +68,7 @@ def test_step_with_a_tiny_coefficient_exits_3_and_keeps_the_round(tmp_path):
 
 def test_a_zero_coefficient_in_a_delta_still_removes_the_entry(tmp_path):
     state = tmp_path / "S"
-    base = _problem(tmp_path / "base.parquet", 1.0)
+    base = _problem(tmp_path / "base.parquet", 1.0, big=1.0)
     assert CliRunner().invoke(app, ["init", str(base), "--state", str(state)]).exit_code == 0
     d = Delta.coefs(["x"], ["r"], [0.0])
     d.base_round = 0

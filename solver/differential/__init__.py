@@ -26,7 +26,8 @@ Semantics (docs/DESIGN.md "Delta and problem files", the single reference for de
   the default of a new one (variable ``[0, +inf)``, cost 0, continuous; constraint ``(-inf, +inf)``).
 * Surviving entities keep their relative order; new ones are appended in file-row order.
 * ``coef`` sets ``A[con, var] = value``; value 0 removes the entry (a no-op if there is none).
-* Bounds of magnitude >= 1e30 mean infinity. The whole delta is rejected (``ValidationError`` naming the
+* Bounds of magnitude >= 1e20 mean no bound (+-inf; ``solver.model.problem.INF_BOUND``, HiGHS's
+  ``infinite_bound``). The whole delta is rejected (``ValidationError`` naming the
   0-based table rows and the entity; the input problem is never modified) for: an unknown kind; a
   missing required field or a field that kind must leave null; ``nan`` anywhere; an infinite (>= 1e30)
   cost or coefficient; a nonzero coefficient of magnitude <= 1e-9 (HiGHS's zero, ``small_matrix_value``:

@@ -119,7 +119,7 @@ def _upsert(problem: Problem, p: Parsed, delta: Delta, side: dict, kind: Kind, f
             changed: set) -> None:
     """The ``var`` or ``con`` phase: write each of ``kind.targets`` (Problem field, default) into
     ``fields`` and check the upserted boxes. A null keeps the value of an existing entity and gives a
-    new one the target's default; bounds of magnitude >= 1e30 become +-inf."""
+    new one the target's default; bounds of magnitude >= 1e20 become +-inf."""
     k = CODE[kind.name]
     for t in kind.targets:
         vals = p.at(getattr(p, t.column), k)
@@ -298,7 +298,7 @@ def _check_infinite_box(lower: np.ndarray, upper: np.ndarray, rows: np.ndarray, 
                         delta: Delta) -> None:
     """Reject a lower bound of +inf or an upper bound of -inf on the upserted entities.
 
-    ``lower``/``upper``: (k,) the bounds after the upsert (|value| >= 1e30 already mapped to +-inf) of
+    ``lower``/``upper``: (k,) the bounds after the upsert (|value| >= 1e20 already mapped to +-inf) of
     the entities upserted at delta rows ``rows`` (k,). Such a box holds no finite point, and the PDHG
     iteration turns it into inf - inf = NaN (NUMERICAL_ERROR) instead of an infeasibility verdict, so it
     is a validation error naming the entity and the delta row.
@@ -309,7 +309,7 @@ def _check_infinite_box(lower: np.ndarray, upper: np.ndarray, rows: np.ndarray, 
             nm = p.name(is_var, int(rows[bad[0]]))
             what = "variable" if is_var else "constraint"
             sign = "+" if value > 0 else "-"
-            fail(f"{what} {nm!r}: {side} bound is {sign}inf (|value| >= 1e30 means infinity; no finite "
+            fail(f"{what} {nm!r}: {side} bound is {sign}inf (|value| >= 1e20 means no bound; no finite "
                   f"point satisfies it)", rows[bad], delta, entity=nm)
 
 

@@ -46,7 +46,7 @@ class Target:
 
     @property
     def is_bound(self) -> bool:
-        """A bound column: magnitudes >= 1e30 mean infinity, and lower <= upper is checked."""
+        """A bound column: magnitudes >= 1e20 mean no bound (+-inf), and lower <= upper is checked."""
         return self.column in ("lower", "upper")
 
 

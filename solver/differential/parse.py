@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from solver.differential.kinds import FIELDS, KIND_TABLE, KINDS, SCHEMA
 from solver.model.errors import ValidationError
-from solver.model.problem import INF_BOUND, SMALL_COEF
+from solver.model.problem import INF_BOUND, INF_VALUE, SMALL_COEF
 
 
 def plain(arr) -> pa.Array:
@@ -355,7 +355,7 @@ def _check_numbers(p: Parsed, delta) -> None:
             if nan.any():
                 _fail_at(p, f"{nm} is NaN (use null to mean 'unchanged')", p.rows[k][nan], delta)
             if kind.finite is not None and kind.finite[0] == nm:
-                big = ~(np.abs(vk) < INF_BOUND)
+                big = ~(np.abs(vk) < INF_VALUE)
                 if big.any() and okk is not None:
                     big &= okk
                 if big.any():
@@ -385,7 +385,7 @@ def _check_names(p: Parsed, valid: dict, delta) -> None:
 
 def check_meta(delta) -> None:
     """The delta's objective offset is finite and its sense is None, +1 or -1 (else ValidationError)."""
-    if delta.offset is not None and not abs(delta.offset) < INF_BOUND:
+    if delta.offset is not None and not abs(delta.offset) < INF_VALUE:
         raise ValidationError(f"objective offset {delta.offset} is not finite (magnitudes >= 1e30 mean infinity)",
                               file=delta.source)
     if delta.sense not in (None, 1, -1):
@@ -393,7 +393,7 @@ def check_meta(delta) -> None:
 
 
 def inf_bounds(arr: np.ndarray) -> np.ndarray:
-    """Bounds with every magnitude >= 1e30 as +-inf (copy only when something changes)."""
+    """Bounds with every magnitude >= 1e20 (``INF_BOUND``: no bound) as +-inf (copy only when something changes)."""
     if arr.size and not (np.abs(arr) < INF_BOUND).all():
         big = np.abs(arr) >= INF_BOUND
         if big.any():

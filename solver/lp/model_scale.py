@@ -22,7 +22,8 @@ x = sigma_b x~, y = sigma_c y~, reduced costs sigma_c r~, A x = sigma_b (A x)~, 
 Powers of two make both ways exact (no rounding; barring subnormals), so a warm start that is scaled in and a
 result scaled out keep their bits, and a model whose norms are >= 1 (scale 1) runs bitwise as before. The
 relative measures a result carries are those of the normalised model: the ones its status rests on. A
-bound scaling whose column bounds or offset would reach 1e30 (infinity) is not applied.
+bound scaling whose column bounds would reach 1e20 (no bound) or whose offset would reach 1e30 (infinity) is not
+applied.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from solver.lp.scaling import combined_bound_norm
-from solver.model.problem import INF_BOUND, Problem
+from solver.model.problem import INF_BOUND, INF_VALUE, Problem
 from solver.model.result import SolveResult
 from solver.model.state import SolverState
 
@@ -97,7 +98,7 @@ def model_scale(problem: Problem) -> ModelScale:
     sc, sb = _power_below(cn), _power_below(bn)
     if sb != 1.0 and not (max(_finite_max(problem.col_lower), _finite_max(problem.col_upper)) / sb < INF_BOUND):
         sb = 1.0  # a finite column bound would become infinite
-    if not (abs(problem.offset) / (sc * sb) < INF_BOUND):
+    if not (abs(problem.offset) / (sc * sb) < INF_VALUE):
         sc = sb = 1.0
     return ModelScale(cost=sc, bound=sb, cost_norm=cn, bound_norm=bn)
 

@@ -513,7 +513,7 @@ class _ReachCheck:
         if not rc.distance > FAR_BOUND * (1.0 + self.x_scale):
             return ""
         return (f"; or, if that bound, {rc.distance:.3g} away while the other variables stay within "
-                f"{self.x_scale:.3g}, only stands for 'no bound', write it as infinite (inf, or 1e30 and beyond)")
+                f"{self.x_scale:.3g}, only stands for 'no bound', write it as infinite (inf, or any magnitude >= 1e20)")
 
 
 def _start_point(n: int, red) -> tuple:

@@ -6,8 +6,9 @@
 
 Invariants (checked by :meth:`Problem.check`): A is stored column-wise (CSC) with row indices strictly
 increasing inside every column (sorted, no duplicates) and no explicit zeros; names are unique strings;
-infinite bounds are ``+-inf`` (magnitudes >= 1e30 are normalised to inf by every reader); costs and
-coefficients are finite, and none is below 1e-9 in magnitude (HiGHS's zero). These canonical arrays
+infinite bounds are ``+-inf`` (a bound of magnitude >= 1e20, ``INF_BOUND``, is normalised to inf by every reader
+and by :meth:`Problem.from_arrays`); costs and coefficients are finite (below 1e30, ``INF_VALUE``), and none is
+below 1e-9 in magnitude (HiGHS's zero). These canonical arrays
 make two equal problems byte-identical, which is what
 ``copter diff`` and the checkpoint's array sharing rely on.
 """
@@ -24,7 +25,10 @@ from solver.model.errors import ValidationError
 if TYPE_CHECKING:  # scipy is imported where it is used (0.2-0.7 s a process otherwise)
     import scipy.sparse as sp
 
-INF_BOUND = 1e30  # a bound of magnitude >= this means infinity (MPS/HiGHS convention)
+INF_BOUND = 1e20  # a bound of magnitude >= this means no bound: HiGHS's infinite_bound, CPLEX's CPX_INFBOUND, Gurobi's
+# and Xpress's infinity for bounds; an MPS file writes 'no bound' as 1e20, 1e30 or inf, and all of them are infinite
+INF_VALUE = 1e30  # a cost, coefficient or objective offset of magnitude >= this is infinite, which copter refuses
+# (a cost has no 'no cost' meaning; HiGHS's infinite_cost would fix the column at a bound)
 # a coefficient of magnitude <= this is zero to HiGHS (its ``small_matrix_value``; the MPS reader drops it):
 # copter refuses one (Parquet, deltas, from_arrays): PDHG's scaling would blow its column factor up to inf
 # (1e-300 next to 1e29 made theta_c 0 and a division by zero), and HiGHS presolve would solve without it
@@ -32,7 +36,7 @@ SMALL_COEF = 1e-9
 
 
 def normalize_infinite(bounds: np.ndarray) -> np.ndarray:
-    """Return float64 ``bounds`` with every value of magnitude >= 1e30 replaced by +-inf.
+    """Return float64 ``bounds`` with every value of magnitude >= 1e20 (``INF_BOUND``) replaced by +-inf.
 
     Args:
         bounds: array of any shape, float.
@@ -244,11 +248,11 @@ class Problem:
             raise ValidationError("matrix column pointers do not match the number of columns/nonzeros")
         if self.sense not in (1, -1):
             raise ValidationError(f"sense must be +1 (min) or -1 (max), got {self.sense}")
-        # a magnitude >= INF_BOUND means infinity (MPS/HiGHS convention), which a cost, the offset or a
-        # coefficient cannot be: the MPS reader refuses them, and so does every other way in (Parquet, deltas)
-        if not abs(self.offset) < INF_BOUND:
+        # a magnitude >= INF_VALUE means infinity, which a cost, the offset or a coefficient cannot be: the MPS
+        # reader refuses them, and so does every other way in (Parquet, deltas)
+        if not abs(self.offset) < INF_VALUE:
             raise ValidationError(f"objective offset is not finite: {self.offset} (magnitudes >= 1e30 mean infinity)")
-        bad = np.flatnonzero(~(np.abs(self.cost) < INF_BOUND))
+        bad = np.flatnonzero(~(np.abs(self.cost) < INF_VALUE))
         if bad.size:
             raise ValidationError(f"cost is not finite ({self.cost[bad[0]]}; magnitudes >= 1e30 mean infinity)",
                                   entity=str(self.col_names[bad[0]]))
@@ -263,11 +267,11 @@ class Problem:
             if bad.size:
                 raise ValidationError(f"{nm} is {wrong:+}", entity=str(names[bad[0]]))
         mag = np.abs(self.a_data)
-        bad = np.flatnonzero(~((mag < INF_BOUND) & (mag > SMALL_COEF)))
+        bad = np.flatnonzero(~((mag < INF_VALUE) & (mag > SMALL_COEF)))
         if bad.size:
             col = int(np.searchsorted(self.a_indptr, bad[0], side="right") - 1)
             v = self.a_data[bad[0]]
-            why = ("is not finite (magnitudes >= 1e30 mean infinity)" if not abs(v) < INF_BOUND else
+            why = ("is not finite (magnitudes >= 1e30 mean infinity)" if not abs(v) < INF_VALUE else
                    "is zero" if v == 0 else "is below 1e-9 in magnitude, which HiGHS treats as zero "
                    "(small_matrix_value): leave the entry out or rescale the row or column")
             raise ValidationError(f"coefficient {v} {why}",
