@@ -176,7 +176,8 @@ def test_cli_solve_json_carries_engine_and_reason(tmp_path):
 
 def test_milp_round_reports_its_relaxations_engine():
     p = small_lp().replace(integrality=np.r_[np.ones(5, dtype=bool), np.zeros(25, dtype=bool)])
-    res = solve_problem(p, Settings(tol=1e-4))
+    # the relaxation stages (not HiGHS first, which this small model would get: tests/test_integer_highs_first.py)
+    res = solve_problem(p, Settings(tol=1e-4, integer_highs_max_nonzeros=0))
     assert res.mip is not None and res.engine == "pdhg" and res.engine_reason  # a budgeted stage: pinned to PDHG
     assert res.mip["lp_engine"] == "pdhg"
 

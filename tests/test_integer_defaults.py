@@ -75,11 +75,12 @@ def test_a_small_model_above_the_target_goes_to_highs_seeded_and_the_size_rule_c
     from formats.io import read_problem
 
     p = read_problem(require_data("mps") / "egout.mps")
-    r = solve_milp(p, Settings(), None)
+    stages = Settings(integer_highs_max_nonzeros=0)  # the relaxation stages first (not HiGHS first)
+    r = solve_milp(p, stages, None)
     steps = [s for s in r.mip["steps"] if s["step"] == "fallback"]
     assert [s["reason"] for s in steps] == ["gap above mip_gap_tol (small model)"] and steps[0]["seeded"]
     assert len(r.mip["relaxation_stages"]) == 1  # straight to HiGHS, no more relaxation stages
-    off = solve_milp(p, Settings(integer_improve_max_integers=0), None)
+    off = solve_milp(p, Settings(integer_improve_max_integers=0, integer_highs_max_nonzeros=0), None)
     assert not off.mip["fallback_used"] and off.status == Status.FEASIBLE  # the rounded point stays above
     assert off.mip["gap_rel"] > TARGET and _rel_worse(p, off.objective, OPTIMA["egout.mps"]) > TARGET
     none = solve_milp(p, Settings(integer_fallback="none"), None)

@@ -153,8 +153,8 @@ def test_packing_rounds_come_within_the_target_of_highs_optimum(tmp_path):
 def test_an_improvement_that_cannot_close_the_gap_stops_when_stalled():
     """30 rows: the seeded HiGHS cannot prove 0.5% (nor can HiGHS alone in 120 s); with a 600 s budget the
     improvement ends only because it stalled, and the round keeps the best point, FEASIBLE, exact."""
-    p = packing(200, 30, seed=0)
-    r = solve_milp(p, Settings(integer_fallback_seconds=600.0), None)
+    p = packing(200, 30, seed=0)  # the relaxation stages first (not HiGHS first), as this test is about them
+    r = solve_milp(p, Settings(integer_fallback_seconds=600.0, integer_highs_max_nonzeros=0), None)
     steps = [s for s in r.mip["steps"] if s["step"] == "fallback"]
     assert len(steps) == 1 and steps[0]["reason"] == "gap above mip_gap_tol (small model)"
     assert steps[0]["stalled"] is True and steps[0]["highs_status"] == "Interrupted by user"

@@ -49,6 +49,11 @@ def improve_max_integers(settings: Settings) -> int:
     return nonnegative_int(settings, "integer_improve_max_integers")
 
 
+def highs_max_nonzeros(settings: Settings) -> int:
+    """``settings.integer_highs_max_nonzeros`` as an int >= 0 (0 = never HiGHS first); UsageError otherwise."""
+    return nonnegative_int(settings, "integer_highs_max_nonzeros")
+
+
 def nonnegative_int(settings: Settings, field: str) -> int:
     """Settings field ``field`` as an int >= 0 (None/0 = 0).
 

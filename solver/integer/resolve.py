@@ -56,8 +56,9 @@ def fix_and_resolve(problem: Problem, x: np.ndarray, settings: Settings, lp_x: n
         x: (n,) point whose integer columns hold the (integer) values to fix.
         settings: solver settings (the LP core's tolerance/limits are used for step 1).
         lp_x, lp_y: (n,), (m,) relaxation primal/dual point for the warm start, or None.
-        resolve_seconds: wall budget of the PDHG warm re-solve (seconds); the exact HiGHS clean-up
-            follows regardless.
+        resolve_seconds: wall budget of the PDHG warm re-solve (seconds; no such re-solve when the continuous
+            LP has at most ``settings.integer_highs_max_nonzeros`` nonzeros); the exact HiGHS clean-up follows
+            regardless.
     Returns:
         (x_full or None, info): x_full passes :func:`check_point` exactly; info has ``changed``
         (continuous columns that moved), ``lp_columns``, ``lp_rows``, ``pdhg_iterations``,
@@ -77,7 +78,8 @@ def fix_and_resolve(problem: Problem, x: np.ndarray, settings: Settings, lp_x: n
     info["lp_columns"], info["lp_rows"] = int(cont.size), int(rows.size)
     start = np.clip(lp_x[cont] if lp_x is not None else np.clip(0.0, lo, up), lo, up)
     t0 = time.perf_counter()
-    if rows.size:
+    # a continuous LP within the small-model rule (Settings.integer_highs_max_nonzeros) goes to HiGHS simplex alone
+    if rows.size and sub.nnz > int(getattr(settings, "integer_highs_max_nonzeros", 0) or 0):
         start = _warm_pdhg(sub, start, lp_y[rows].copy() if lp_y is not None else np.zeros(rows.size), settings,
                            resolve_seconds, info)
     info["pdhg_seconds"] = time.perf_counter() - t0

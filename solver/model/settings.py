@@ -33,7 +33,7 @@ NONNEGATIVE_FINITE = ("mip_gap_tol", "restart_sufficient", "restart_necessary", 
 NONNEGATIVE = ("integer_fallback_gap", "integer_submip_gap")  #: inf allowed (= never)
 POSITIVE = ("relaxation_tol", "primal_weight_min", "primal_weight_max")  #: inf allowed
 COUNTS = ("iteration_limit", "check_every", "integer_dive_max", "integer_dual_ascent_steps",
-          "integer_improve_max_integers", "relaxation_round_iterations", "power_iterations", "ruiz_iterations",
+          "integer_improve_max_integers", "integer_highs_max_nonzeros", "relaxation_round_iterations", "power_iterations", "ruiz_iterations",
           "threads", "parallel_min_nnz")  #: whole numbers (iteration_limit may also be inf)
 SECONDS = ("time_limit_seconds", "integer_fallback_seconds", "integer_submip_seconds", "iis_seconds")  #: inf allowed
 FLAGS = ("verbose", "verbose_all", "bound_objective_scaling")
@@ -211,6 +211,17 @@ class Settings:
             vs 4.3 s before and 5.9 s for HiGHS alone (loaded 2-core machine, load 5-6); 4096 with the 2 s
             minimum alone left 4 of the 16 at 22-68. Above it the heuristics stay alone: LB 256x32 (8,192;
             HiGHS > 120 s), Sia 1,024 (38,500) and LB 1024x128 (131,072).
+        integer_highs_max_nonzeros: a MILP with at most this many nonzeros goes to HiGHS first, before any
+            relaxation stage: its LP relaxation by HiGHS simplex (the round's duals, state and a valid bound),
+            then HiGHS MIP at ``mip_gap_tol`` seeded with the previous round's point, within the fallback's
+            budget and the improvement's stall rules; the pipeline runs only when HiGHS returns no point (not
+            with ``integer_fallback="none"``; 0 = never). The continuous LP left once the integers are fixed
+            skips the PDHG warm start below this size too (HiGHS simplex alone). On such models a round spent
+            its time loading PDHG and rounding kernels and running stages that a weak LP bound cannot close
+            before HiGHS ran anyway. Default 3000, measured through the CLI (``bench/bench_small_milp.py``,
+            docs/performance.md "Small MILPs"): the 13 shared MIPLIB/HiGHS MILPs (<= 2,053 nonzeros), Sia 64
+            GPUs (1,392) and LB 64x8 (2,560) take as long or less with HiGHS first (mod008 excepted), Sia 128
+            GPUs (3,774), whose first 128-iteration stage is proven within the target, took longer.
         integer_dive_max: LP re-solves of the relax-and-fix dive when the rounded integers leave the
             continuous LP infeasible (0 = no dive).
         integer_submip_seconds: wall budget (seconds) of RENS, the sub-MIP of the LP point's roundings solved
@@ -252,6 +263,7 @@ class Settings:
     integer_submip_gap: float = 0.01
     integer_dual_ascent_steps: int = 40
     integer_improve_max_integers: int = 4096
+    integer_highs_max_nonzeros: int = 3000
     relaxation_tol: float | None = None
     relaxation_round_iterations: int = 128
     infeasibility_tol: float = 1e-8
