@@ -324,19 +324,20 @@ def is_prepared() -> bool:
 # ---------------------------------------------------------------------------------------------- warm-up
 
 
-def _stream(scenario, folder: Path, rounds: int, base_name: str) -> None:
-    """init + ``rounds`` steps of ``scenario`` through files (base as MPS or Parquet, Parquet deltas)."""
+def _stream(scenario, folder: Path, rounds: int, base_name: str, settings=None) -> None:
+    """init + ``rounds`` steps of ``scenario`` through files (base as MPS or Parquet, Parquet deltas), with
+    ``settings`` (a Settings; None = the defaults)."""
     from formats.io import write_delta, write_problem
     from solver import rounds as rounds_lib
 
     folder.mkdir()
     base = folder / base_name
     write_problem(scenario.base(), base)
-    rounds_lib.init(base, state_dir=folder / "state")
+    rounds_lib.init(base, state_dir=folder / "state", settings=settings)
     for r in range(1, rounds + 1):
         path = folder / f"delta_{r:04d}.parquet"
         write_delta(scenario.next_delta(r), path)
-        rounds_lib.step(path, state_dir=folder / "state", accept_failed=True)
+        rounds_lib.step(path, state_dir=folder / "state", settings=settings, accept_failed=True)
 
 
 def _lp_rounds(tmp: Path) -> None:
@@ -357,11 +358,14 @@ def _lp_rounds(tmp: Path) -> None:
 
 
 def _milp_rounds(tmp: Path) -> None:
-    """Sia (choice rows, jobs arriving and leaving: structural deltas) and LB MILP rounds."""
+    """Sia (choice rows, jobs arriving and leaving: structural deltas) and LB MILP rounds, through the relaxation
+    stages (these tiny models would go to HiGHS first: ``Settings.integer_highs_max_nonzeros``)."""
+    from solver.model.settings import Settings
     from solver.workloads import make_scenario
 
-    _stream(make_scenario("sia", 16, seed=1), tmp / "sia", 2, "base.parquet")
-    _stream(make_scenario("lb", (12, 4), seed=1), tmp / "lb", 1, "base.parquet")
+    stages = Settings(integer_highs_max_nonzeros=0)
+    _stream(make_scenario("sia", 16, seed=1), tmp / "sia", 2, "base.parquet", stages)
+    _stream(make_scenario("lb", (12, 4), seed=1), tmp / "lb", 1, "base.parquet", stages)
 
 
 def _lp_variants(tmp: Path) -> None:
@@ -425,13 +429,16 @@ def _infeasible_lp(tmp: Path) -> None:
 
 
 def _general_milp(tmp: Path) -> None:
-    """A general (non-choice-row) MILP through rounding, RENS, the dive and the HiGHS fallback."""
+    """A general (non-choice-row) MILP through HiGHS first (the default for so small a model), and through
+    rounding, RENS, the dive and the HiGHS fallback."""
     from solver.api import solve_problem
     from solver.model.settings import Settings
 
     p = _small_problem(row_lower=[-1e30, 2.0], row_upper=[3.5, 1e30], integrality=[1, 1])
     solve_problem(p)
-    solve_problem(p, Settings(integer_submip_gap=0.0, integer_fallback_gap=0.0, mip_gap_tol=1e-9))
+    solve_problem(p, Settings(integer_highs_max_nonzeros=0))
+    solve_problem(p, Settings(integer_submip_gap=0.0, integer_fallback_gap=0.0, mip_gap_tol=1e-9,
+                              integer_highs_max_nonzeros=0))
 
 
 def _small_problem(row_lower, row_upper, integrality):

@@ -80,15 +80,19 @@ with event.install_listener("numba:compile", Recorder()), tempfile.TemporaryDire
     cli("step", tmp / "d1.parquet", "--state", tmp / "s2", "--presolve", "on", "--json")
     cli("solve", tmp / "lp.mps", "--json")
     # TE / Sia / LB streams of other sizes and seeds than the warm-up's
+    # (the MILP ones through the relaxation stages: models this small go to HiGHS first by default)
+    stages = Settings(integer_highs_max_nonzeros=0)
     for domain, scale, n in (("te", 9, 3), ("sia", 48, 3), ("lb", (24, 6), 2)):
         sc = make_scenario(domain, scale, seed=7)
         st = tmp / domain
-        statuses.append((domain, rounds.init(sc.base(), state_dir=st)["status"]))
+        s = None if domain == "te" else stages
+        statuses.append((domain, rounds.init(sc.base(), state_dir=st, settings=s)["status"]))
         for r in range(1, n + 1):
-            statuses.append((domain, rounds.step(sc.next_delta(r), state_dir=st, accept_failed=True)["status"]))
+            statuses.append((domain, rounds.step(sc.next_delta(r), state_dir=st, settings=s,
+                                                 accept_failed=True)["status"]))
     # a MILP through the improvement steps (RENS, dive, HiGHS fallback), cold and warm
     sia = make_scenario("sia", 24, seed=11).base()
-    tight = Settings(integer_submip_gap=0.0, integer_fallback_gap=0.0, mip_gap_tol=1e-9)
+    tight = Settings(integer_submip_gap=0.0, integer_fallback_gap=0.0, mip_gap_tol=1e-9, integer_highs_max_nonzeros=0)
     res = solve_problem(sia, tight)
     statuses.append(("milp", res.status.name))
     statuses.append(("milp-warm", solve_problem(sia, tight, res.state).status.name))
