@@ -432,6 +432,7 @@ class StateStore(StateLocking):
             for f in PROBLEM_FIELDS:
                 values[f], bases[f] = load_array(str(folder / "problem"), f, stored[f])
             check_structure(values, meta)
+            _normalize_old_bounds(values)
             problem = Problem(**values, sense=int(meta["sense"]), offset=float(meta["offset"]),
                               name=str(meta.get("name", "")))
             state = None
@@ -600,3 +601,24 @@ def __getattr__(name: str):
 __all__ = ["CONFIG_KEYS", "CONFIG_REQUIRED", "DEFAULT_KEEP", "Generation", "GenerationWriter", "KEY_ALIASES",
            "PROBLEM_FIELDS", "STATE_FORMAT", "STATE_VERSION", "StateStore", "closest_key", "fault_point", "gen_name",
            "load_failure", "null_value_error", "unknown_key_error", "write_json"]
+
+
+def _normalize_old_bounds(values: dict) -> None:
+    """Read a stored bound of magnitude >= 1e20 as no bound (``solver.model.problem.INF_BOUND``), in place.
+
+    Every reader has normalised such bounds to +-inf since the rule was adopted, but a state written before
+    it may hold a finite 1e20: HiGHS (presolve, baselines) reads that as infinite and PDHG would not, so one
+    model would be two. Arrays without such a value are left as loaded (no copy).
+
+    Args:
+        values: field -> array of the stored problem; ``col_lower``, ``col_upper``, ``row_lower`` and
+            ``row_upper`` ((n,) and (m,) float64) are checked.
+    """
+    import numpy as np
+
+    from solver.model.problem import INF_BOUND, normalize_infinite
+
+    for f in ("col_lower", "col_upper", "row_lower", "row_upper"):
+        v = values[f]
+        if v.size and bool(np.any(np.abs(v[np.isfinite(v)]) >= INF_BOUND)):
+            values[f] = normalize_infinite(v)
