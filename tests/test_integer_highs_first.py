@@ -113,3 +113,11 @@ def test_a_negative_limit_is_refused_naming_the_field():
     with pytest.raises(SettingsError) as e:
         Settings(integer_highs_max_nonzeros=-1)
     assert e.value.field == "integer_highs_max_nonzeros"
+
+
+def test_a_partitioned_rounds_parts_round_their_relaxation_instead():
+    """The rule is for a whole small model: a part of a partitioned MILP round stops at its first rounded point
+    (``cheap_part_settings``), which the merge needs, so its small parts do not go to HiGHS MIP first."""
+    from solver.partition.improve import cheap_part_settings
+
+    assert cheap_part_settings(Settings()).integer_highs_max_nonzeros == 0

@@ -41,9 +41,12 @@ def cheap_part_settings(settings: Settings) -> Settings:
     """The settings a MILP part is solved with: the round's, with ``threads = 1``, the part's own gap target
     :data:`FIRST_POINT_GAP` (its first stage's rounded point ends its solve), no RENS on a found point
     (``integer_submip_gap`` inf; RENS still runs when rounding finds none) and no dual ascent of its own
-    (``integer_dual_ascent_steps`` 0: the whole model's ascent after the merge proves the gap)."""
+    (``integer_dual_ascent_steps`` 0: the whole model's ascent after the merge proves the gap); a small part
+    rounds its relaxation too instead of going to HiGHS MIP first (``integer_highs_max_nonzeros`` 0: that rule
+    is for a whole small model, and a part's first rounded point is what the merge needs)."""
     return Settings(**{**asdict(settings), "threads": 1, "mip_gap_tol": FIRST_POINT_GAP,
-                       "integer_submip_gap": math.inf, "integer_dual_ascent_steps": 0})
+                       "integer_submip_gap": math.inf, "integer_dual_ascent_steps": 0,
+                       "integer_highs_max_nonzeros": 0})
 
 
 class WholeBound:
