@@ -78,7 +78,7 @@ def report_for(problem, result, seconds: dict) -> dict:
 
 
 def _summary(console, path: Path, problem, result, rep: dict) -> None:
-    """HiGHS-style summary block on stderr."""
+    """HiGHS-style summary block on ``console``: stdout, or stderr after ``--json``'s report."""
     from copter_cli.printable import printable
 
     sec = rep["seconds"]
@@ -111,7 +111,7 @@ def solve_cmd(
 ) -> None:
     """Solve one LP/MILP file from scratch (no state).
 
-    A HiGHS-style summary on stderr; --json prints the report on stdout."""
+    A HiGHS-style summary on stdout; --json prints the report there instead and the summary on stderr."""
     from copter_cli.output import run
 
     run(json_out, debug, lambda: _solve(problem_path, output, solver, json_out))

@@ -152,7 +152,7 @@ OPTIONS: tuple[SolverOption, ...] = (
                  nonnegative),
     SolverOption("--integer-fallback", "integer_fallback", str,
                  "MILP: when the integerization heuristics find no integer point, or a point above --mip-gap on "
-                 "a model with at most 1,000 integer columns, 'highs' runs HiGHS MIP (time-limited, seeded with "
+                 "a model with at most 4,096 integer columns, 'highs' runs HiGHS MIP (time-limited, seeded with "
                  "the point) or 'none' does not ({default}).", "highs", one_of(FALLBACKS, "'highs' or 'none'")),
     SolverOption("--integer-fallback-seconds", "integer_fallback_seconds", float,
                  "MILP: time limit of the HiGHS MIP fallback, seconds ({default}).", "60", positive),
