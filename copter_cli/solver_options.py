@@ -181,8 +181,8 @@ OPTIONS: tuple[SolverOption, ...] = (
                  one_of(PRESOLVE, "one of " + ", ".join(PRESOLVE))),
     SolverOption("--engine", "engine", str,
                  "LP engine: auto (PDHG for cold solves and far warm starts, the proximal ALM for a warm start much "
-                 "closer than a cold one; the report's engine/engine_reason say which ran and why), pdhg, alm "
-                 "({default}).", "auto", one_of(ENGINES, "one of " + ", ".join(ENGINES))),
+                 "closer than a cold one; the report's engine/engine_reason say which ran and why; a MILP of at most "
+                 "3,000 nonzeros goes to HiGHS first), pdhg, alm (pinned: MILP relaxations too) ({default}).", "auto", one_of(ENGINES, "one of " + ", ".join(ENGINES))),
     SolverOption("--verbose", "verbose", bool, "Print the solver's iteration log on stderr.", stored=False),
 )
 

@@ -62,6 +62,18 @@ def test_the_rule_is_off_at_zero_and_without_the_fallback():
     assert _first_step(res).get("reason", "").startswith(FIRST)
 
 
+@pytest.mark.parametrize("engine", ["pdhg", "alm"])
+def test_a_pinned_lp_engine_keeps_the_relaxation_stages(engine):
+    # --engine pdhg|alm pinned by the user: the relaxation stages run with that engine, never HiGHS first
+    # (only engine "auto" takes the small-model path; before, the pinned engine was silently ignored)
+    p = read_problem(require_data("mps") / "p0033.mps.gz")
+    assert p.nnz <= Settings().integer_highs_max_nonzeros
+    res = solve_milp(p, Settings(engine=engine), None)
+    assert not _first_step(res).get("reason", "").startswith(FIRST)
+    assert len(res.mip["relaxation_stages"]) >= 1 and res.mip["lp_engine"] == engine
+    assert res.engine != "highs"
+
+
 def test_a_warm_round_seeds_highs_with_the_previous_point_and_keeps_it_when_not_beaten():
     p = read_problem(require_data("mps") / "egout.mps")
     r0 = solve_milp(p, Settings(), None)

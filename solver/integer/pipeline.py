@@ -3,8 +3,8 @@
 Pipeline of :func:`solve_milp` (docs/DESIGN.md "Integerization"; the integer "shims" of the COpter authors' code,
 REFERENCES.md section 1, generalised by structure detection):
 
-0. a small model (at most ``settings.integer_highs_max_nonzeros`` nonzeros, the HiGHS fallback on) goes to HiGHS
-   first (``_highs_first``): after step 1's structure detection and previous point, its LP relaxation by HiGHS
+0. a small model (at most ``settings.integer_highs_max_nonzeros`` nonzeros, the HiGHS fallback on, engine
+   "auto") goes to HiGHS first (``_highs_first``): after step 1's structure detection and previous point, its LP relaxation by HiGHS
    simplex (duals, state, a valid bound), then HiGHS MIP at ``mip_gap_tol`` seeded with the previous point, with
    the improvement's stall rules (step 5); its point, completed exactly, ends the round; steps 2-5 run only
    when HiGHS returns none (the ``"fallback"`` step with ``reason`` "small model: HiGHS first");
@@ -231,7 +231,8 @@ def _start(run: _Round) -> None:
 # ---- stage 0: a small model goes to HiGHS first
 
 def _highs_first(run: _Round) -> SolveResult | None:
-    """A model with at most ``integer_highs_max_nonzeros`` nonzeros (the HiGHS fallback on): the LP relaxation by
+    """A model with at most ``integer_highs_max_nonzeros`` nonzeros (the HiGHS fallback on, ``engine`` "auto": a
+    pinned pdhg/alm keeps the relaxation stages): the LP relaxation by
     HiGHS simplex (``relaxation.solve_relaxation_highs``: duals, next round's state, a valid bound), then HiGHS
     MIP seeded with the incumbent (the previous round's point) at ``mip_gap_tol``, within the fallback's budget
     and the improvement's stall rules. Returns the round's SolveResult when HiGHS gives a point or a proof
@@ -241,6 +242,10 @@ def _highs_first(run: _Round) -> SolveResult | None:
     this same HiGHS MIP (``_improve_by_fallback``): egout took 0.29 s of a CLI round for HiGHS's 0.01 s."""
     problem, settings = run.problem, run.settings
     limit = options.highs_max_nonzeros(settings)
+    # an LP engine pinned by the user (--engine pdhg|alm) keeps the relaxation stages with that engine: only
+    # engine "auto" takes this path (a pinned engine silently replaced by HiGHS was a reported defect)
+    if settings.engine != "auto":
+        return None
     if run.fallback_mode != "highs" or problem.nnz > limit or run.remaining() <= 0:
         return None
     res = _highs_first_round(run, limit)
