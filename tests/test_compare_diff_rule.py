@@ -63,3 +63,51 @@ def test_compare_on_afiro_with_tiny_costs(tmp_path):
     assert table.exit_code == 0, table.output
     footer = " ".join(table.stdout.split())
     assert "(objective - best) / |best|" in footer and "max(1, |best|)" not in footer
+
+
+def test_a_best_that_is_zero_within_the_tolerance_has_no_scale():
+    # the best is 0 up to tol x ||c|| (1 + ||x||): a tolerance-sized distance reads 0, not 100%
+    assert objective_diff_rel(1, 0.0, -5.57e-5, zero_within=1e-4 * 6.67) == 0.0
+    assert objective_diff_rel(1, 1e-2, -5.57e-5, zero_within=1e-4 * 6.67) == 1.0  # a real distance: +-1
+    assert objective_diff_rel(1, 0.0, -5.57e-5) == pytest.approx(1.0)  # without it: |best| is the scale
+    assert objective_diff_rel(-1, 9.0, 10.0, zero_within=1e-4 * 1990.0) == pytest.approx(0.1)  # profit 10 of 1990
+
+
+MPS_ZERO = """NAME zero3
+ROWS
+ N obj
+ E e1
+ L c1
+COLUMNS
+    x obj -1 e1 1
+    x c1 1
+    y obj 1 e1 -1
+    y c1 2
+RHS
+    rhs c1 10
+BOUNDS
+ UP bnd x 7
+ENDATA
+"""
+
+
+def test_compare_when_the_optimum_is_zero(tmp_path):
+    """min -x + y, x - y = 0: the optimum is 0 on a face through the origin. copter's OPTIMAL point
+    (norm-wise tol 1e-4, presolve off) ends a tolerance's width from 0 (-5.6e-5); as the best, it made HiGHS's
+    exact 0 read 1.00 (100% worse)."""
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+    from solver import rounds
+
+    (tmp_path / "zero3.mps").write_text(MPS_ZERO)
+    res = CliRunner().invoke(app, ["init", str(tmp_path / "zero3.mps"), "--presolve", "off",
+                                   "--state", str(tmp_path / "st")])
+    assert res.exit_code == 0, res.output
+    out = rounds.compare(tmp_path / "st", ["highs"])
+    rows = [out["copter"], *out["baselines"]]
+    assert all(r["status"] == "OPTIMAL" for r in rows), rows
+    assert all(abs(r["objective"]) <= 1e-4 * 7 for r in rows), rows
+    assert rows[0]["objective"] != rows[1]["objective"]  # the case: the two differ by a tolerance's width
+    for r in rows:  # both are 0 within the tolerance: neither is 100% worse
+        assert r["objective_diff_rel"] == 0.0, rows

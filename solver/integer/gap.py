@@ -44,21 +44,38 @@ def gap_rel(sense: int, objective: float, bound: float) -> float:
     return max(0.0, signed_gap(sense, objective, bound))
 
 
-def objective_diff_rel(sense: int, objective: float, reference: float) -> float:
+def objective_diff_rel(sense: int, objective: float, reference: float, zero_within: float = 0.0) -> float:
     """How much worse ``objective`` is than ``reference`` (both in the problem's sense; scalars, objective
     units), relative: sense * (objective - reference) / |reference|, HiGHS's |p - d| / |p| with the reference
     as p (> 0: worse, < 0: better, 0.0 equal). No absolute closure when the reference is nonzero: a comparison
-    stops nothing, and ``MIP_ABS_GAP`` would erase a 2e-6 relative difference at an objective of 5e-3. A
-    reference of exactly 0 has no scale: 0.0 when |objective| is within ``MIP_ABS_GAP`` (as :func:`signed_gap`
-    closes it), else +-1.0 (|p - d| / |p| with the row as p). nan when either is not finite."""
+    stops nothing, and ``MIP_ABS_GAP`` would erase a 2e-6 relative difference at an objective of 5e-3.
+
+    A reference of 0 has no scale, and neither has one within ``zero_within`` of 0 (objective units; compare
+    passes its feasibility tol times :func:`objective_scale` of the best point, the most a tolerance-sized
+    move of that point can change its objective). Such a reference gives 0.0
+    when |objective - reference| is within max(``MIP_ABS_GAP``, ``zero_within``) (as :func:`signed_gap` closes
+    it), else +-1.0. nan when either is not finite."""
     if not (math.isfinite(objective) and math.isfinite(reference)):
         return math.nan
     diff = sense * (objective - reference)
-    if reference != 0.0:
+    zero = zero_within if math.isfinite(zero_within) and zero_within > 0.0 else 0.0
+    if abs(reference) > zero:
         return diff / abs(reference) + 0.0
-    if abs(diff) <= MIP_ABS_GAP:
+    if abs(diff) <= max(MIP_ABS_GAP, zero):
         return 0.0
     return math.copysign(1.0, diff)
+
+
+def objective_scale(cost: np.ndarray, x: np.ndarray | None) -> float:
+    """||c||_2 (1 + ||x||_2) (objective units; costs and x (n,)): by Cauchy-Schwarz the most a move of ``x`` by
+    a relative ``tol`` (||dx|| <= tol (1 + ||x||), the norm-wise tolerance's form) can change c'x, so
+    ``objective_diff_rel``'s ``zero_within`` = tol times it is the width within which an objective is 0
+    up to the tolerance. 0.0 without a point or with a non-finite one. One pass over n."""
+    if x is None:
+        return 0.0
+    g = float(np.linalg.norm(np.asarray(cost, dtype=np.float64))) * (
+        1.0 + float(np.linalg.norm(np.asarray(x, dtype=np.float64))))
+    return g if math.isfinite(g) else 0.0
 
 
 def gap_allowance(objective: float, gap_target: float) -> float:

@@ -10,7 +10,9 @@ Row fields (the same for copter and every baseline; the bench scripts' rows use 
 - ``status``, ``objective`` (null unless the status is OPTIMAL or FEASIBLE: an infeasible, limited or
   failed row has no objective to compare), ``objective_diff_rel`` = sense * (objective - best) /
   |best| (:func:`solver.integer.gap.objective_diff_rel`: relative at every scale, HiGHS's gap rule with the
-  best as p; a best of exactly 0 gives 0 within 1e-6, else +-1), the best taken over the OPTIMAL/FEASIBLE
+  best as p; a best within ``feasibility_tol`` x ||c|| (1 + ||x_best||) of 0, the most a tolerance-sized move
+  of its point can change its objective, has no scale: 0 when the row is within that distance (or 1e-6) of
+  it, else +-1), the best taken over the OPTIMAL/FEASIBLE
   rows without ``violates_tol`` (0 = best, > 0 = worse; null for non-OPTIMAL/FEASIBLE rows, which never
   count toward the best);
 - ``max_violation_rel``, ``primal_residual_rel``, ``violates_tol`` (and copter's ``dual_residual_rel``,
@@ -69,7 +71,7 @@ from formats.checkpoint import StateStore
 from solver.baselines import registry
 from solver.baselines.highs import check_solver
 from solver.baselines.result import point_quality
-from solver.integer.gap import objective_diff_rel
+from solver.integer.gap import objective_diff_rel, objective_scale
 from solver.lp.original_kkt import original_kkt
 from solver.model.errors import NotApplicableError, PartWorkerError, StateError, UsageError
 from solver.model.problem import Problem
@@ -175,6 +177,7 @@ def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
     # the objective of the saved point, recomputed like every baseline's (the report's when there is no point)
     obj = q.objective if x is not None and np.isfinite(q.objective) else rep.get("objective")
     return {"name": "copter", "status": rep.get("status"), "objective": obj,
+            "_scale": objective_scale(problem.cost, x),
             "seconds": float(secs.get("apply", 0.0) or 0.0) + solve_s, "solve_seconds": solve_s,
             "round_seconds": secs.get("total"), "max_row_violation": q.max_row_violation,
             "max_row_violation_rel": q.max_row_violation_rel, "max_bound_violation": q.max_bound_violation,
@@ -250,8 +253,9 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
         except PartWorkerError as err:  # no row, no log entry: the state is left as it was
             raise PartWorkerError(f"baseline {name} failed: {err} (executor {executor}); nothing was added to "
                                   "the round log", err.part) from err
-        out.append({**res.summary(), **feasibility(problem, res.x, tol)})
-    _derive(copter, out, problem.sense)
+        out.append({**res.summary(), **feasibility(problem, res.x, tol),
+                    "_scale": objective_scale(problem.cost, res.x)})
+    _derive(copter, out, problem.sense, tol)
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
               "feasibility_tol": tol, "feasibility_ruler": feasibility_ruler(problem), "copter": copter,
               "baselines": out}
@@ -325,10 +329,11 @@ def _ratio(seconds, base) -> float:
     return float(seconds) / base
 
 
-def _derive(copter: dict, rows: list[dict], sense: int) -> None:
+def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0) -> None:
     """Blank the objective of every row that is not OPTIMAL/FEASIBLE (None: an infeasible or limited row's
-    point is no allocation to compare) and add ``objective_diff_rel`` (sense * (objective - best) /
-    |best|, :func:`solver.integer.gap.objective_diff_rel`; the best over the OPTIMAL/FEASIBLE rows whose ``violates_tol`` is not True; >= 0 except
+    point is no allocation to compare) and add ``objective_diff_rel`` (sense * (objective - best) / |best|, a
+    best within ``tol`` x its point's ``_scale`` (``objective_scale``) of 0 counting as 0 (every row carries
+    ``_scale`` and loses it here), :func:`solver.integer.gap.objective_diff_rel`; the best over the OPTIMAL/FEASIBLE rows whose ``violates_tol`` is not True; >= 0 except
     for a violating row; None for the other rows), ``time_ratio`` (seconds / copter's seconds) and, for POP
     rows, ``pop_time_ratio`` (pop_seconds / copter's seconds)."""
     everyone = [copter, *rows]
@@ -336,13 +341,15 @@ def _derive(copter: dict, rows: list[dict], sense: int) -> None:
         obj = r.get("objective")
         if r.get("status") not in SUCCESS or obj is None or not np.isfinite(obj):
             r["objective"] = None
-    good = [r["objective"] for r in everyone if r["objective"] is not None and r.get("violates_tol") is not True]
-    best = (min(good) if sense == 1 else max(good)) if good else None
+    scales = [r.pop("_scale", 0.0) for r in everyone]  # each row's objective_scale (internal, not reported)
+    good = [(r["objective"], g) for r, g in zip(everyone, scales, strict=True)
+            if r["objective"] is not None and r.get("violates_tol") is not True]
+    best, scale = (min(good) if sense == 1 else max(good)) if good else (None, 0.0)
     base = copter.get("seconds")
     for r in everyone:
         obj = r["objective"]
         r["objective_diff_rel"] = (None if obj is None or best is None
-                                   else objective_diff_rel(sense, obj, best))
+                                   else objective_diff_rel(sense, obj, best, tol * scale))
         r["time_ratio"] = _ratio(r.get("seconds"), base)
         if "pop_seconds" in r:
             r["pop_time_ratio"] = _ratio(r["pop_seconds"], base)
