@@ -96,7 +96,12 @@ import numpy as np
 
 from formats.atomic import new_temp
 from formats.mps_fields import HEADER_START
-from formats.mps_locate import locate_bad_types, locate_duplicate_rows, locate_duplicate_values
+from formats.mps_locate import (
+    locate_bad_types,
+    locate_duplicate_rows,
+    locate_duplicate_values,
+    locate_infinite_bound,
+)
 from formats.mps_names import check_bound_columns, locate_undefined_rows, trailing_empty_columns
 from formats.mps_sections import (
     check_bound_set_names,
@@ -415,6 +420,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
         with _text(path) as data:  # HiGHS names no line for an unknown row or bound type
             locate_bad_types(data, path, _header_index(data), _line_of)
         _raise_bad_token(path, any(_FIXED_FORMAT in m for m in messages))  # the likelier cause, named
+        with _text(path) as data:  # HiGHS names no line for a lower bound >= 1e20 / an upper one <= -1e20
+            locate_infinite_bound(data, path, _header_index(data), _line_of, messages)
         if any(_FIXED_FORMAT in m for m in messages):
             _raise_fixed_objsense(path)
         msg = "; ".join(m.split(":", 1)[1].strip() for m in messages if m.startswith("ERROR")

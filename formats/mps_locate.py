@@ -9,6 +9,9 @@ warned, so a loop over a section's lines costs nothing on a good file).
 * :func:`locate_duplicate_values`: a second value for the same row in ``RHS``/``RANGES``, the same side of a
   column's bounds in ``BOUNDS`` or the same coefficient in ``COLUMNS`` (HiGHS keeps the first and warns
   `... has duplicate value 6: ignored`, without a line), and a ``RANGES`` entry on the objective row.
+* :func:`locate_infinite_bound`: a column lower bound >= 1e20 or upper bound <= -1e20 (``BOUNDS``), or such a row
+  side (``RHS``/``RANGES``), which HiGHS refuses with `Col 0 (Col x) has lower bound of 1e+20 >= 1e+20`,
+  padded and without a line.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ _DUP_VALUE = re.compile(r'Row name "(.*)" in (RHS|RANGES) section has duplicate 
 _DUP_BOUND = re.compile(r'Column name "(.*)" in BOUNDS section has duplicate (upper|lower) bound definition')
 _N_ROW_RANGE = re.compile(r'Row name "(.*)" in RANGES section is not valid')
 _DUP_NONZERO = re.compile(r'Column "(.*)" has duplicate nonzero \S+ in row "(.*)"')
+_INF_SIDE = re.compile(r"(Col|Row)\s+\d+\s+\((?:Col|Row) (.*)\)\s+has (lower|upper) bound of\s+(\S+)\s+(?:>=|<=)")
 LOWER_TYPES = (b"LO", b"LI", b"FX", b"FR", b"MI", b"BV")  #: bound types that set a column's lower bound
 UPPER_TYPES = (b"UP", b"UI", b"FX", b"FR", b"PL", b"BV")  #: ... its upper bound
 
@@ -135,3 +139,44 @@ def locate_duplicate_values(data, path: str, idx: dict, line_of, messages: list[
         where = f"line {first}" if first == second else f"lines {first} and {second}"
         raise FormatError(f"{what} ({where}); HiGHS would keep the first and ignore the second", file=path, line=second,
                           entity=entity)
+
+
+def locate_infinite_bound(data, path: str, idx: dict, line_of, messages: list[str]) -> None:
+    """Turn HiGHS's refusal of a lower bound >= 1e20 or an upper bound <= -1e20 (no finite point: copter reads
+    a bound of magnitude >= 1e20 as infinite, ``solver.model.problem.INF_BOUND``) into a FormatError naming the
+    column or row (entity) and the line that sets it: the last ``BOUNDS`` line of that side for a column, the
+    last ``RHS`` line naming the row, else its ``RANGES`` line. Returns when no such message is in ``messages``.
+
+    Args:
+        data: the file's bytes. idx: section name -> header offsets. line_of: ``line_of(data, offset) -> int``.
+        messages: HiGHS's WARNING/ERROR log lines of the read.
+    Raises:
+        FormatError: file, line (None when the line is not found), entity.
+    """
+    m = next((m for m in map(_INF_SIDE.search, messages) if m is not None), None)
+    if m is None:
+        return
+    kind, name, side, value = m.group(1), m.group(2).strip(), m.group(3), m.group(4)
+    nm = name.encode("utf-8")
+    hit = None
+    if kind == "Col":
+        types = LOWER_TYPES if side == "lower" else UPPER_TYPES
+        for pos, fields in _data_lines(data, idx, b"BOUNDS"):
+            if fields[0].upper() in types and nm in fields[1:3]:
+                hit = pos
+        where, what = "BOUNDS", f"column {name!r}"
+    else:
+        for section in (b"RHS", b"RANGES"):
+            for pos, fields in _data_lines(data, idx, section):
+                if nm in fields[1:-1]:
+                    hit = pos
+            if hit is not None:
+                where = section.decode()
+                break
+        else:
+            where = "RHS/RANGES"
+        what = f"row {name!r}"
+    inf = "+inf" if side == "lower" else "-inf"
+    raise FormatError(f"{where} gives {what} the {side} bound {float(value):g}: a bound of magnitude >= 1e20 means "
+                      f"no bound, and a {side} bound of {inf} leaves no finite point", file=path,
+                      line=line_of(data, hit) if hit is not None else None, entity=name)

@@ -119,3 +119,24 @@ def test_a_parquet_lower_bound_of_1e20_exits_3_naming_the_variable(tmp_path):
     res = runner.invoke(app, ["solve", str(tmp_path / "p.parquet"), "--json"])
     err = runner_error(res)
     assert res.exit_code == 3 and err["entity"] == "x" and "lower bound is +inf" in err["message"]
+
+
+@pytest.mark.parametrize("bounds, rows, rhs, entity, line, side", [
+    (" LO BND x 1e20\n", " L c1", "4", "x", 11, "lower"),
+    (" UP BND y -1e20\n", " L c1", "4", "y", 11, "upper"),
+    (" UP BND x 5\n LO BND x 1e21\n", " L c1", "4", "x", 12, "lower"),
+    ("", " L c1", "-1e20", "c1", 9, "upper"),
+    ("", " G c1", "1e20", "c1", 9, "lower"),
+])
+def test_an_mps_bound_with_no_finite_side_names_the_column_or_row_and_line(tmp_path, bounds, rows, rhs, entity,
+                                                                            line, side):
+    """HiGHS refuses a lower bound >= 1e20 (an upper one <= -1e20) with a padded message and no line
+    (`Col 0 (Col x)  has lower bound of 1e+20 >= 1e+20`); the error names the column or row and its line."""
+    text = (f"NAME t\nROWS\n N obj\n{rows}\nCOLUMNS\n x obj 1 c1 1\n y obj 1 c1 1\nRHS\n rhs c1 {rhs}\n"
+            f"BOUNDS\n{bounds}ENDATA\n")
+    (tmp_path / "b.mps").write_text(text)
+    res = runner.invoke(app, ["solve", str(tmp_path / "b.mps"), "--json"])
+    err = runner_error(res)
+    assert res.exit_code == 3, res.output
+    assert err["entity"] == entity and err["line"] == line, err
+    assert f"the {side} bound" in err["message"] and "Col " not in err["message"]
