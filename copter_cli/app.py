@@ -108,19 +108,17 @@ def _click_error(err, json_out: bool) -> int:
     argument, a bad value or choice) as copter's error and return its exit code: one line ``error (usage, exit
     2): MESSAGE`` on stderr, MESSAGE being click's own, suggestions included ("No such option: --tl (Possible
     options: --out, --tol, --wait)", "No such command 'stpe'. Did you mean 'step'?"), and with ``json_out``
-    the JSON error object on stdout. ``copter`` alone (click's NoArgsIsHelpError) prints the help on stderr
-    (and says so in the JSON error)."""
+    the JSON error object on stdout. ``copter`` or a command group alone (``copter worker``: click's
+    NoArgsIsHelpError) prints the help on stderr, then the same error line ("missing command", help printed
+    above), as every non-zero exit does."""
     from copter_cli import exit_codes
     from copter_cli.output import print_json, say
 
     code = int(getattr(err, "exit_code", exit_codes.USAGE) or exit_codes.USAGE)
     message = err.format_message() if hasattr(err, "format_message") else str(err)
     if type(err).__name__ == "NoArgsIsHelpError":  # the "message" is the whole help text
-        if not json_out:
-            err.show()
-            return code
-        say(message)
-        message = "missing command or arguments (help printed on stderr)"
+        say(message.rstrip("\n"))
+        message = "missing command (help printed above on stderr)"
     kind = "usage" if code == exit_codes.USAGE else "error"
     if json_out:
         print_json({"error": {"code": code, "kind": kind, "message": message}})

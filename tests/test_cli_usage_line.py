@@ -42,9 +42,13 @@ def test_executor_ray_without_ray_is_one_copter_line(capsys, monkeypatch):
                    "installed: pip install 'copter[ray]'\n")
 
 
-def test_copter_alone_still_prints_the_help_on_stderr(capsys):
-    code, out, err = run_main(capsys)
-    assert code == 2 and out == "" and "Commands:" in err and "step" in err
+@pytest.mark.parametrize("args", [(), ("worker",)])
+def test_copter_or_a_group_alone_prints_the_help_then_the_error_line_on_stderr(capsys, args):
+    # every non-zero exit prints an `error (...)` line (README); bare `copter`/`copter worker` printed help only
+    code, out, err = run_main(capsys, *args)
+    assert code == 2 and out == "" and "Commands:" in err
+    assert ("step" if not args else "status") in err
+    assert err.endswith("\nerror (usage, exit 2): missing command (help printed above on stderr)\n")
 
 
 def test_the_console_script_prints_the_same_line():
