@@ -616,9 +616,21 @@ def _normalize_old_bounds(values: dict) -> None:
     """
     import numpy as np
 
+    from solver.model.errors import ValidationError
     from solver.model.problem import INF_BOUND, normalize_infinite
 
     for f in ("col_lower", "col_upper", "row_lower", "row_upper"):
         v = values[f]
         if v.size and bool(np.any(np.abs(v[np.isfinite(v)]) >= INF_BOUND)):
             values[f] = normalize_infinite(v)
+            wrong = np.flatnonzero(values[f] == (np.inf if f.endswith("lower") else -np.inf))
+            if wrong.size:  # a lower bound >= 1e20 (upper <= -1e20): no finite point, as every reader refuses
+                kind, names = ("column", values.get("col_names")) if f.startswith("col") else (
+                    "row", values.get("row_names"))
+                name = str(names[wrong[0]]) if names is not None and len(names) > wrong[0] else f"#{int(wrong[0])}"
+                side = "lower" if f.endswith("lower") else "upper"
+                inf = "+inf" if side == "lower" else "-inf"
+                raise ValidationError(
+                    f"{kind} {name}: its stored {side} bound {float(v[wrong[0]]):g} reads as {inf} (a bound of "
+                    f"magnitude >= 1e20 means no bound), which leaves no finite point; the state was written by a "
+                    f"copter before that rule: re-initialise it from a model with a finite bound", entity=name)
