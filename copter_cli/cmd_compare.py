@@ -15,6 +15,7 @@ import typer
 
 from copter_cli.output import console, emit, run, say_warnings, table_console
 from copter_cli.printable import printable
+from copter_cli.solver_options import range_help
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -88,13 +89,13 @@ def register(app: typer.Typer) -> None:
     def compare(
         baseline: list[str] = typer.Option(["highs"], "--baseline", "-b", metavar="NAME",
                                            help="highs | highs-simplex | highs-ipm | highs-pdlp | highs-warm | pop | pop-K (repeatable; solver/baselines/registry.py)."),
-        k: list[int] = typer.Option([4], "--k", metavar="K", help="POP parts (repeatable: --k 4 --k 16)."),
+        k: list[int] = typer.Option([4], "--k", metavar="K", help="POP parts (repeatable: --k 4 --k 16)." + range_help(1)),
         highs_solver: str = typer.Option("choose", "--highs-solver",
                                          help="HiGHS solver: choose | simplex | ipm | pdlp | mip "
                                               "(a problem with integers always uses MIP)."),
         time_limit: float = typer.Option(600.0, "--time-limit", help="Time limit per baseline (POP: per part), s."),
-        threads: int | None = typer.Option(None, "--threads", help="HiGHS threads (default: HiGHS's choice)."),
-        seed: int | None = typer.Option(None, "--seed", help="POP split seed (default: the round number)."),
+        threads: int | None = typer.Option(None, "--threads", help="HiGHS threads (default: HiGHS's choice)." + range_help(1)),
+        seed: int | None = typer.Option(None, "--seed", help="POP split seed (default: the round number)." + range_help(0)),
         pop_client_regex: str | None = typer.Option(
             None, "--pop-client-regex",
             help="Regex for the client part of variable names (named group 'client' or the whole match); "
@@ -103,7 +104,7 @@ def register(app: typer.Typer) -> None:
             None, "--pop-shared-rows-regex",
             help="Regex of row names that are shared resources even if one client uses them (rows "
                  "touching several clients are always shared)."),
-        pop_workers: int | None = typer.Option(None, "--pop-workers", help="POP worker processes (0: in-process)."),
+        pop_workers: int | None = typer.Option(None, "--pop-workers", help="POP worker processes (0: in-process)." + range_help(0)),
         executor: str | None = typer.Option(
             None, "--executor",
             help="Where POP's parts run, the executor of partitioned rounds: process (local worker processes), "

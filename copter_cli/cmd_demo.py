@@ -268,7 +268,7 @@ def _table(reports: list[dict], seconds: float, prep: dict | None = None, scenar
 def demo_cmd(
     domain: str = typer.Option("sia", "--domain", help="sia (GPU scheduling), te (traffic engineering) "
                                "or lb (shard load balancing)."),
-    rounds: int = typer.Option(DEMO_ROUNDS, "--rounds", help="Number of rounds after round 0."),
+    rounds: int = typer.Option(DEMO_ROUNDS, "--rounds", help="Number of rounds after round 0." + range_help(0)),
     scale: str = typer.Option(None, "--scale", help="sia: GPUs (128); te: ring nodes (24); "
                               "lb: SHARDSxSERVERS (128x16)."),
     directory: Path | None = typer.Option(None, "--dir", help="Keep the files and state here (default: a "

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from copter_cli.output import emit, run, say, say_warnings
+from copter_cli.solver_options import range_help
 
 STATE_HELP = "State directory, not empty (default: $COPTER_STATE, or ./copter-state when it is unset or empty)."
 
@@ -25,7 +26,7 @@ def _say(res: dict) -> None:
 def report_cmd(
     output: Path = typer.Option(Path("report.html"), "-o", "--output", help="HTML file to write."),
     png: Path | None = typer.Option(None, "--png", help="Also write the charts as PNG files into this folder."),
-    last: int | None = typer.Option(None, "--last", help="Only the newest N rounds."),
+    last: int | None = typer.Option(None, "--last", help="Only the newest N rounds." + range_help(1)),
     state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the result (files written, rounds) as JSON."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),

@@ -294,7 +294,7 @@ def _with_progress(fn, solver: opts.GivenOptions, settings):
 def init_cmd(
     base: Path = typer.Argument(..., metavar="BASE", help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
     state: Path | None = STATE_OPT,
-    keep: int = typer.Option(5, "--keep", help="Number of round generations to keep."),
+    keep: int = typer.Option(5, "--keep", help="Number of round generations to keep." + opts.range_help(1)),
     out: Path | None = OUT_OPT,
     wait: float = WAIT_OPT,
     partitions: int = typer.Option(1, "--partitions",
@@ -466,9 +466,9 @@ def show_cmd(
     solution: bool = typer.Option(False, "--solution", help="Show the allocation instead of the report: nonzero "
                                   "variables grouped by client (the name before its first '/')."),
     top: int | None = typer.Option(None, "--top", metavar="N", help="With --solution: the N largest clients and "
-                                   "moves (default 10)."),
+                                   "moves (default 10)." + opts.range_help(1)),
     entries: int | None = typer.Option(None, "--entries", metavar="K", help="With --solution: the K largest "
-                                       "variables of each client shown (default 3)."),
+                                       "variables of each client shown (default 3)." + opts.range_help(0)),
     changes: bool = typer.Option(False, "--changes", help="With --solution: also the biggest moves since the "
                                  "previous round and the entities added/removed (implies --solution)."),
     client_regex: str | None = typer.Option(None, "--client-regex", help="With --solution: regex whose named "
@@ -554,7 +554,7 @@ def _print_csv(rows: list[dict]) -> None:
 
 def history_cmd(
     state: Path | None = STATE_OPT,
-    last: int | None = typer.Option(None, "--last", help="Only the newest N rounds."),
+    last: int | None = typer.Option(None, "--last", help="Only the newest N rounds." + opts.range_help(1)),
     json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [...]} as JSON (plus \"warnings\" when "
                                                         "CURRENT was unusable)."),
     csv_out: bool = typer.Option(False, "--csv", help="Print the rounds as CSV on stdout (seconds and compare "

@@ -7,6 +7,8 @@ tol)."""
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +80,51 @@ def test_a_plain_step_uses_the_tolerance_init_stored(tmp_path, capsys, monkeypat
     monkeypatch.setattr(api, "solve_problem", lambda p, s, *a, **k: (tols.append(s.tol), real(p, s, *a, **k))[1])
     assert run_main(capsys, "step", tmp_path / "d1.parquet", "--state", st)[0] == 0
     assert tols == [1e-6]
+
+
+#: a range check whose message names the flag: `UsageError(f"--keep must be at least 1, ...")`,
+#: `check_range("--wait", ...)`; "must be an integer" (the kind) and "must be positive" are not ranges [x>=a]
+_ENFORCED = re.compile(r'''(?:UsageError\(f?["'](--[a-z][a-z-]*) must be (?:at least|>=|between))'''
+                       r'''|(?:check_range\(["'](--[a-z][a-z-]*)["'])''')
+_STATED = re.compile(r"\[x>=[^\]]+\]|\[[^\]]+<=x<=[^\]]+\]")  #: solver_options.range_help's (and click's) forms
+
+
+def _enforced_flags() -> set[str]:
+    root = Path(__file__).resolve().parents[1]
+    flags = set()
+    for path in [*(root / "copter_cli").rglob("*.py"), *(root / "solver").rglob("*.py")]:
+        for m in _ENFORCED.finditer(path.read_text(encoding="utf-8")):
+            flags.add(m.group(1) or m.group(2))
+    return flags
+
+
+def _options(command, prefix=()):
+    """(command path, click option) of every option of ``command`` and its subcommands."""
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _options(sub, (*prefix, name))
+    for param in command.params:
+        if param.opts and param.opts[0].startswith("--"):
+            yield " ".join(prefix), param
+
+
+def test_an_option_with_an_enforced_range_states_it_in_its_help():
+    """README: `--help` states each range. Every option whose range a command enforces (found in the source by
+    its error message) says it in its help, as [x>=1] or [1<=x<=50] (--keep, --last, --top, --k... did not)."""
+    import typer
+
+    from copter_cli.app import build
+
+    enforced = _enforced_flags()
+    assert {"--keep", "--last", "--top", "--entries", "--k", "--seed", "--threads", "--pop-workers", "--rounds",
+            "--wait", "--partition-passes"} <= enforced
+    missing, seen = [], set()
+    for where, param in _options(typer.main.get_command(build())):
+        flags = enforced.intersection(param.opts)
+        if not flags:
+            continue
+        seen |= flags
+        ranged = type(param.type).__name__ in ("IntRange", "FloatRange") or _STATED.search(param.help or "")
+        if not ranged:
+            missing.append(f"{where} {param.opts[0]}")
+    assert not missing, missing
+    assert seen == enforced, enforced - seen  # each enforced flag is an option somewhere
