@@ -66,7 +66,7 @@ def test_compare_on_afiro_with_tiny_costs(tmp_path):
 
 
 def test_a_best_that_is_zero_within_the_tolerance_has_no_scale():
-    # the best is 0 up to tol x ||c|| (1 + ||x||): a tolerance-sized distance reads 0, not 100%
+    # the best is 0 up to tol x sum |c_j| (1 + |x_j|): a tolerance-sized distance reads 0, not 100%
     assert objective_diff_rel(1, 0.0, -5.57e-5, zero_within=1e-4 * 6.67) == 0.0
     assert objective_diff_rel(1, 1e-2, -5.57e-5, zero_within=1e-4 * 6.67) == 1.0  # a real distance: +-1
     assert objective_diff_rel(1, 0.0, -5.57e-5) == pytest.approx(1.0)  # without it: |best| is the scale
@@ -111,3 +111,22 @@ def test_compare_when_the_optimum_is_zero(tmp_path):
     assert rows[0]["objective"] != rows[1]["objective"]  # the case: the two differ by a tolerance's width
     for r in rows:  # both are 0 within the tolerance: neither is 100% worse
         assert r["objective_diff_rel"] == 0.0, rows
+
+
+def test_a_huge_cost_free_column_does_not_widen_the_zero_width():
+    """A column fixed at 1e5 without a cost made the norm-wise ||c|| (1 + ||x||) about 2e6, so tol times it (200)
+    swallowed a best of -3 and a row at 15.125 read 0.0 (equal to the best)."""
+    import numpy as np
+
+    from solver.integer.gap import objective_scale
+
+    cost = np.array([-1.0, -2.0, 0.0])
+    x = np.array([1.0, 1.0, 1e5])
+    assert objective_scale(cost, x) == pytest.approx(1 * 2 + 2 * 2)  # the cost-free column adds nothing
+    assert objective_scale(cost, None) == 0.0
+    copter = {"name": "copter", "status": "OPTIMAL", "objective": -3.0, "seconds": 1.0,
+              "_scale": objective_scale(cost, x)}
+    pop = {"name": "pop-2", "status": "OPTIMAL", "objective": 15.125, "seconds": 1.0, "_scale": 1.0}
+    _derive(copter, [pop], 1, 1e-4)
+    assert pop["objective_diff_rel"] == pytest.approx(18.125 / 3.0)
+    assert "_scale" not in pop and "_scale" not in copter

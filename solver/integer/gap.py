@@ -67,14 +67,15 @@ def objective_diff_rel(sense: int, objective: float, reference: float, zero_with
 
 
 def objective_scale(cost: np.ndarray, x: np.ndarray | None) -> float:
-    """||c||_2 (1 + ||x||_2) (objective units; costs and x (n,)): by Cauchy-Schwarz the most a move of ``x`` by
-    a relative ``tol`` (||dx|| <= tol (1 + ||x||), the norm-wise tolerance's form) can change c'x, so
-    ``objective_diff_rel``'s ``zero_within`` = tol times it is the width within which an objective is 0
-    up to the tolerance. 0.0 without a point or with a non-finite one. One pass over n."""
+    """sum_j |c_j| (1 + |x_j|) (objective units; costs and x (n,)): the most a move of each x_j by a relative
+    ``tol`` (|dx_j| <= tol (1 + |x_j|)) can change c'x, so ``objective_diff_rel``'s ``zero_within`` = tol times
+    it is the width within which an objective is 0 up to the tolerance. Columns without a cost add nothing
+    (a norm-wise ||c|| (1 + ||x||) let a huge cost-free column widen it past real differences). 0.0 without
+    a point or with a non-finite one. One pass over n."""
     if x is None:
         return 0.0
-    g = float(np.linalg.norm(np.asarray(cost, dtype=np.float64))) * (
-        1.0 + float(np.linalg.norm(np.asarray(x, dtype=np.float64))))
+    c = np.abs(np.asarray(cost, dtype=np.float64))
+    g = float(c.sum() + c @ np.abs(np.asarray(x, dtype=np.float64)))
     return g if math.isfinite(g) else 0.0
 
 

@@ -10,7 +10,7 @@ Row fields (the same for copter and every baseline; the bench scripts' rows use 
 - ``status``, ``objective`` (null unless the status is OPTIMAL or FEASIBLE: an infeasible, limited or
   failed row has no objective to compare), ``objective_diff_rel`` = sense * (objective - best) /
   |best| (:func:`solver.integer.gap.objective_diff_rel`: relative at every scale, HiGHS's gap rule with the
-  best as p; a best within ``feasibility_tol`` x ||c|| (1 + ||x_best||) of 0, the most a tolerance-sized move
+  best as p; a best within ``feasibility_tol`` x sum_j |c_j| (1 + |x_j|) (x: the best point) of 0, the most a tolerance-sized move
   of its point can change its objective, has no scale: 0 when the row is within that distance (or 1e-6) of
   it, else +-1), the best taken over the OPTIMAL/FEASIBLE
   rows without ``violates_tol`` (0 = best, > 0 = worse; null for non-OPTIMAL/FEASIBLE rows, which never
