@@ -176,7 +176,7 @@ def locate_infinite_bound(data, path: str, idx: dict, line_of, messages: list[st
         else:
             where = "RHS/RANGES"
         what = f"row {name!r}"
-    inf = "+inf" if side == "lower" else "-inf"
+    inf = "a lower bound of +inf" if side == "lower" else "an upper bound of -inf"
     raise FormatError(f"{where} gives {what} the {side} bound {float(value):g}: a bound of magnitude >= 1e20 means "
-                      f"no bound, and a {side} bound of {inf} leaves no finite point", file=path,
+                      f"no bound, and {inf} leaves no finite point", file=path,
                       line=line_of(data, hit) if hit is not None else None, entity=name)
