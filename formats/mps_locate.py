@@ -12,6 +12,9 @@ warned, so a loop over a section's lines costs nothing on a good file).
 * :func:`locate_infinite_bound`: a column lower bound >= 1e20 or upper bound <= -1e20 (``BOUNDS``), or such a row
   side (``RHS``/``RANGES``), which HiGHS refuses with `Col 0 (Col x) has lower bound of 1e+20 >= 1e+20`,
   padded and without a line.
+* :func:`drop_integral_bound_warnings` / :func:`locate_fractional_integer_bound`: HiGHS's `Bound for LI/UI/SI
+  column "x" is 3e+09: not integer` is false for an integral bound beyond 2^31 or an infinite one (dropped) and
+  true for ``UI x 2.5`` (a FormatError with the ``BOUNDS`` line).
 """
 
 from __future__ import annotations
@@ -179,4 +182,64 @@ def locate_infinite_bound(data, path: str, idx: dict, line_of, messages: list[st
     inf = "a lower bound of +inf" if side == "lower" else "an upper bound of -inf"
     raise FormatError(f"{where} gives {what} the {side} bound {float(value):g}: a bound of magnitude >= 1e20 means "
                       f"no bound, and {inf} leaves no finite point", file=path,
+                      line=line_of(data, hit) if hit is not None else None, entity=name)
+
+
+_NONINT_BOUND = re.compile(r'Bound for LI/UI/SI column "(.*)" is (\S+): not integer')
+_NONINT_SUMMARY = re.compile(r"BOUNDS section: ignored \d+ duplicate values and (\d+) fractional integer bounds")
+
+
+def drop_integral_bound_warnings(messages: list[str], bounds_of) -> list[str]:
+    """HiGHS's MPS reader tests an ``LI``/``UI`` bound for integrality through a 32-bit int, so an integral bound
+    beyond 2^31 (``UI x 3e9``, ``1e15``) and an infinite one (``1e20``, ``1e30``, ``inf``: no bound under the
+    1e20 rule) warn `Bound for LI/UI/SI column "x" is 3e+09: not integer` although HiGHS keeps the bound as
+    written. Return ``messages`` without those warnings (and without the section's `... N fractional integer
+    bounds` summary when every one of them was such a false alarm); a genuinely fractional bound (2.5) stays.
+
+    Args:
+        messages: HiGHS's WARNING/ERROR log lines of the read.
+        bounds_of: ``bounds_of(name) -> (lower, upper)`` of the column as HiGHS read it, or None if unknown.
+    Returns:
+        The messages to act on (a new list; ``messages`` when there is no such warning).
+    """
+    hits = [(i, m) for i, m in enumerate(map(_NONINT_BOUND.search, messages)) if m is not None]
+    if not hits:
+        return messages
+    spurious = set()
+    for i, m in hits:
+        value = float(m.group(2))  # HiGHS prints %g: "1e+20", "3e+09", "inf", "2.5"
+        if abs(value) >= 1e20:  # an infinite bound (HiGHS reads it as +-inf): no bound, nothing to round
+            spurious.add(i)
+            continue
+        bounds = bounds_of(m.group(1))
+        same = [b for b in bounds or () if f"{b:g}" == m.group(2)]  # the side the warning is about
+        if same and all(float(b).is_integer() for b in same):
+            spurious.add(i)
+    kept = [msg for i, msg in enumerate(messages) if i not in spurious]
+    if len(spurious) == len(hits):
+        kept = [msg for msg in kept if _NONINT_SUMMARY.search(msg) is None]
+    return kept
+
+
+def locate_fractional_integer_bound(data, path: str, idx: dict, line_of, messages: list[str]) -> None:
+    """Turn HiGHS's first `Bound for LI/UI/SI column "x" is 2.5: not integer` warning (after
+    :func:`drop_integral_bound_warnings`) into a FormatError naming the column and its ``LI``/``UI`` line: an
+    integer bound must be an integer (HiGHS keeps 2.5 and warns; copter does not guess the intended bound).
+    Returns when there is no such message.
+    """
+    m = next((m for m in map(_NONINT_BOUND.search, messages) if m is not None), None)
+    if m is None:
+        return
+    name = m.group(1)
+    nm = name.encode("utf-8")
+    hit = None
+    for pos, fields in _data_lines(data, idx, b"BOUNDS"):
+        if fields[0].upper() in (b"LI", b"UI") and nm in fields[1:3]:
+            try:
+                if f"{float(fields[-1]):g}" == m.group(2) and not float(fields[-1]).is_integer():
+                    hit = pos
+            except ValueError:
+                continue
+    raise FormatError(f"BOUNDS gives integer column {name!r} the LI/UI bound {m.group(2)}, which is not an integer; "
+                      "write the integer bound meant (LI/UI bounds must be integers)", file=path,
                       line=line_of(data, hit) if hit is not None else None, entity=name)
