@@ -210,7 +210,7 @@ def _check_name_bytes(c, column: str, path: str) -> None:
     name = c[row].as_py()
     code = next(ord(ch) for ch in name if ord(ch) < 32 or ord(ch) == 127)
     raise ValidationError(f"column {column!r}: name {name!r} contains the control character 0x{code:02x}; "
-                          "names must be printable", file=path, line=row, entity=name)
+                          "names must be printable", file=path, row=row, entity=name)
 
 
 def _int_flags(c, path: str, table: pa.Table):
@@ -226,7 +226,7 @@ def _int_flags(c, path: str, table: pa.Table):
         var = _plain(table.column("var"))[row].as_py() if "var" in table.column_names else None
         who = "" if var is None else f"variable {var!r}: "
         raise ValidationError(f"{who}column 'integer' holds {c[row].as_py()}; expected 0/1 or true/false",
-                              file=path, line=row, entity=var)
+                              file=path, row=row, entity=var)
     return c.cast(pa.bool_())
 
 
@@ -294,7 +294,7 @@ def _file_kind(fmt: str | None, expect: str | None, table: pa.Table, base_round,
         kind = _plain(table.column("kind"))[row].as_py()
         raise FormatError(f"has no copter.format and holds {kind} rows (the first at row {row}), which only a "
                           "delta has: expected a problem (var, con and coef rows, or copter.format=problem); "
-                          "apply a delta with `copter step`", file=path, line=row)
+                          "apply a delta with `copter step`", file=path, row=row)
     return "problem"
 
 

@@ -50,14 +50,14 @@ def _at_row_1(d: Delta) -> Delta:
 def test_a_per_row_error_names_the_entity(delta, entity, text):
     with pytest.raises(ValidationError) as e:
         apply_delta(small_lp(), _at_row_1(delta))
-    assert e.value.entity == entity and e.value.line == 1
+    assert e.value.entity == entity and e.value.row == 1
     assert text in e.value.message and "at delta row 1" in e.value.message
 
 
 def test_a_row_without_names_has_no_entity():
     with pytest.raises(ValidationError, match="needs a non-null 'var'") as e:
         apply_delta(small_lp(), Delta.from_columns(["var"], value=[1.0]))
-    assert e.value.entity is None and e.value.line == 0
+    assert e.value.entity is None and e.value.row == 0
 
 
 def test_an_integer_flag_other_than_0_or_1_names_the_variable(tmp_path):
@@ -66,7 +66,7 @@ def test_an_integer_flag_other_than_0_or_1_names_the_variable(tmp_path):
     pq.write_table(t, tmp_path / "i.parquet")
     with pytest.raises(ValidationError, match="variable 'x2'") as e:
         read_delta(tmp_path / "i.parquet")
-    assert e.value.entity == "x2" and e.value.line == 1
+    assert e.value.entity == "x2" and e.value.row == 1
 
 
 @pytest.mark.parametrize("delta,entity,text", [CASES[0], CASES[5]], ids=["nan-cost", "inf-coef"])
@@ -81,5 +81,24 @@ def test_step_error_json_names_the_entity_and_keeps_the_state(tmp_path, delta, e
     assert "Traceback" not in res.output
     err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
     assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "validation"
-    assert err["entity"] == entity and err["line"] == 1 and text in err["message"]
+    assert err["entity"] == entity and err["row"] == 1 and text in err["message"]
     assert snapshot(state) == before
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_a_parquet_row_is_reported_as_the_0_based_row_index_never_as_a_line(tmp_path, json_out):
+    """A delta's row is the 0-based row index (as pyarrow and pandas count), labelled ``row`` in the text
+    (``bad.parquet: row 0: ...``) and in the JSON error (``"row": 0``); it was ``bad.parquet:0:`` and
+    ``"line": 0``, read as a line of a text file (which has no line 0)."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    state = tmp_path / "S"
+    assert CliRunner().invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(state)]).exit_code == 0
+    path = tmp_path / "bad.parquet"
+    write_delta(Delta.concat([Delta.vars(["x1"], cost=[NAN])], base_round=0), path)
+    res = CliRunner().invoke(app, ["step", str(path), "--state", str(state), *(["--json"] if json_out else [])])
+    assert res.exit_code == BAD_INPUT
+    assert f"{path}: row 0: 'x1': " in res.stderr and f"{path}:0" not in res.output
+    assert "at delta row 0" in res.stderr
+    if json_out:
+        err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+        assert err["row"] == 0 and "line" not in err and err["entity"] == "x1"

@@ -147,7 +147,7 @@ def test_invalid_deltas_are_rejected_whole_and_leave_the_problem_unchanged(seed,
     d = Delta.concat(good + [bad])
     with pytest.raises(ValidationError) as e:
         apply_delta(p, d)
-    assert e.value.line is not None and "row" in str(e.value)
+    assert e.value.row is not None and "row" in str(e.value)
     assert p.equals(before)
 
 
@@ -231,7 +231,7 @@ def test_lower_bound_plus_inf_or_upper_bound_minus_inf_is_rejected_naming_entity
     d = Delta.concat([Delta.vars(["x0"], cost=[5.0]), make()])
     with pytest.raises(ValidationError, match=side) as e:
         apply_delta(p, d)
-    assert e.value.entity == entity and e.value.line == 1 and "row 1" in str(e.value)
+    assert e.value.entity == entity and e.value.row == 1 and "row 1" in str(e.value)
 
 
 def test_diff_recreates_survivors_whose_relative_order_changed():

@@ -45,7 +45,7 @@ def test_step_with_a_delta_setting_lower_plus_inf_exits_3_and_keeps_the_round(tm
     write_delta(d, tmp_path / "d.parquet")
     res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
     err = runner_error(res)
-    assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == "x1" and err["line"] == 0
+    assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == "x1" and err["row"] == 0
     assert "lower bound is +inf" in err["message"] and (state / "CURRENT").read_text().strip() == "0"
 
 
@@ -69,4 +69,4 @@ def test_step_with_an_empty_name_exits_3_naming_the_row(tmp_path):
     write_delta(d, tmp_path / "d.parquet")
     res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
     err = runner_error(res)
-    assert res.exit_code == BAD_INPUT == err["code"] and err["line"] == 1 and "name is empty" in err["message"]
+    assert res.exit_code == BAD_INPUT == err["code"] and err["row"] == 1 and "name is empty" in err["message"]

@@ -124,7 +124,7 @@ def test_init_of_a_file_without_copter_format_that_drops_entities_exits_3(tmp_pa
     err = runner_error(res)
     assert res.exit_code == BAD_INPUT and err["kind"] == "format", res.output
     assert "no copter.format" in err["message"] and "drop_var" in err["message"]
-    assert "expected a problem" in err["message"] and err["line"] == 1
+    assert "expected a problem" in err["message"] and err["row"] == 1
     assert not s.exists()
 
 
@@ -168,7 +168,7 @@ def test_a_dictionary_encoded_kind_column_with_drop_rows_is_found(tmp_path):
     pq.write_table(t, path)
     with pytest.raises(FormatError, match="drop_var rows") as e:
         read_problem(path)
-    assert e.value.line == 1
+    assert e.value.row == 1
 
 
 # ---------------------------------------------------- copter.format=problem with a copter.base_round

@@ -76,7 +76,7 @@ def test_null_means_unchanged_but_nan_is_an_error_naming_the_row(tmp_path):
     pq.write_table(t, tmp_path / "d.parquet")
     with pytest.raises(ValidationError, match="NaN") as e:
         apply_delta(_base(), read_delta(tmp_path / "d.parquet"))
-    assert e.value.line == 1 and e.value.file.endswith("d.parquet")
+    assert e.value.row == 1 and e.value.file.endswith("d.parquet")
 
 
 def test_zero_row_file_is_a_no_change_delta(tmp_path):
@@ -124,7 +124,7 @@ def test_problem_file_with_empty_box_is_a_validation_error_naming_the_entity(tmp
     write_delta(d, tmp_path / "p.parquet")
     with pytest.raises(ValidationError, match="lower bound 3.0 > upper bound 1.0") as e:
         read_problem(tmp_path / "p.parquet")
-    assert e.value.entity == "a" and e.value.line == 0
+    assert e.value.entity == "a" and e.value.row == 0
 
 
 def test_problem_files_are_dictionary_encoded_and_keep_sense_and_offset(tmp_path):
@@ -180,10 +180,10 @@ def test_integer_column_typed_int_accepts_0_1_and_null_but_refuses_2_naming_the_
     pq.write_table(pa.table({**base, "integer": pa.array([1, None, 2], pa.int8())}), tmp_path / "bad.parquet")
     with pytest.raises(ValidationError, match="holds 2") as e:
         read_delta(tmp_path / "bad.parquet")
-    assert e.value.line == 2 and e.value.file == str(tmp_path / "bad.parquet")
+    assert e.value.row == 2 and e.value.file == str(tmp_path / "bad.parquet")
     from typer.testing import CliRunner
 
     from copter_cli.app import app
 
     res = CliRunner().invoke(app, ["convert", str(tmp_path / "bad.parquet"), str(tmp_path / "o.mps")])
-    assert res.exit_code == 3 and "bad.parquet:2" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 3 and "bad.parquet: row 2:" in res.output and "Traceback" not in res.output

@@ -106,9 +106,9 @@ def test_a_name_with_a_control_character_is_refused_naming_row_and_name(tmp_path
     _write(t, path)
     with pytest.raises(ValidationError, match="control character") as e:
         read_delta(path)
-    assert e.value.line == row and e.value.entity == bad
+    assert e.value.row == row and e.value.entity == bad
     err = _cli_error(path)
-    assert err["line"] == row and err["entity"] == bad
+    assert err["row"] == row and err["entity"] == bad
 
 
 def test_an_unused_dictionary_entry_with_a_control_character_does_not_count(tmp_path):

@@ -61,7 +61,7 @@ def test_step_with_a_tiny_coefficient_exits_3_and_keeps_the_round(tmp_path):
     before = snapshot(state)
     res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
     err = runner_error(res)
-    assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == "r/x" and err["line"] == 0
+    assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == "r/x" and err["row"] == 0
     assert "below 1e-9" in err["message"] and (state / "CURRENT").read_text().strip() == "0"
     assert snapshot(state) == before  # the checkpoint, byte for byte
 

@@ -1,8 +1,9 @@
 """One hierarchy of typed errors for the whole library.
 
 The CLI maps each class to an exit code (``copter_cli/exit_codes.py``); the library never exits.
-Every error carries the culprit where known: ``file``, ``line`` (1-based line or Parquet row),
-and ``entity`` (a variable or constraint name).
+Every error carries the culprit where known: ``file``, ``line`` (1-based line of a text file: MPS, CSV) or
+``row`` (0-based row index of a Parquet table, as pyarrow and pandas number rows), and ``entity`` (a variable or
+constraint name). The text reads ``file:12: ...`` for a line and ``file: row 0: ...`` for a row.
 """
 
 from __future__ import annotations
@@ -14,18 +15,21 @@ class CopterError(Exception):
     Attributes:
         kind: short machine-readable name (``"validation"``, ``"format"``, ...), printed in ``--json``.
         file: path of the offending file, or None.
-        line: 1-based line number (MPS) or 0-based row number (Parquet) of the culprit, or None.
+        line: 1-based line number of the culprit in a text file (MPS, CSV), or None.
+        row: 0-based row index of the culprit in a Parquet table (``table.slice(row, 1)``, pandas'
+            ``df.iloc[row]``), or None; printed as ``row N`` (a row index was printed as ``file:0``, read as a line).
         entity: name of the offending variable/constraint, or None.
     """
 
     kind = "error"
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 entity: str | None = None):
+                 entity: str | None = None, row: int | None = None):
         super().__init__(message)
         self.message = message
         self.file = None if file is None else str(file)
         self.line = line
+        self.row = row
         self.entity = entity
 
     def __str__(self) -> str:
@@ -33,7 +37,9 @@ class CopterError(Exception):
         if self.file is not None:
             where.append(self.file if self.line is None else f"{self.file}:{self.line}")
         elif self.line is not None:
-            where.append(f"row {self.line}")
+            where.append(f"line {self.line}")
+        if self.row is not None:
+            where.append(f"row {self.row}")
         if self.entity is not None:
             where.append(repr(self.entity))
         return (": ".join(where) + ": " if where else "") + self.message
@@ -42,7 +48,7 @@ class CopterError(Exception):
 
     def to_dict(self) -> dict:
         d = {"kind": self.kind, "message": str(self)}
-        for k in ("file", "line", "entity"):
+        for k in ("file", "line", "row", "entity"):
             v = getattr(self, k)
             if v is not None:
                 d[k] = v
