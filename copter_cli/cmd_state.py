@@ -474,7 +474,7 @@ def show_cmd(
     client_regex: str | None = typer.Option(None, "--client-regex", help="With --solution: regex whose named "
                                             "group (?P<client>...) is a name's client (required)."),
     zero_tol: float | None = typer.Option(None, "--zero-tol", help="With --solution: |value| <= this counts as "
-                                          "zero (default: the state's --tol)."),
+                                          "zero (default: the state's --tol)." + opts.range_help(0)),
     json_out: bool = typer.Option(False, "--json", help="Print the round's report (or allocation) as JSON."),
     debug: bool = DEBUG_OPT,
 ) -> None:

@@ -84,7 +84,7 @@ def test_a_plain_step_uses_the_tolerance_init_stored(tmp_path, capsys, monkeypat
 
 #: a range check whose message names the flag: `UsageError(f"--keep must be at least 1, ...")`,
 #: `check_range("--wait", ...)`; "must be an integer" (the kind) and "must be positive" are not ranges [x>=a]
-_ENFORCED = re.compile(r'''(?:UsageError\(f?["'](--[a-z][a-z-]*) must be (?:at least|>=|between))'''
+_ENFORCED = re.compile(r'''(?:UsageError\(f?["'](--[a-z][a-z-]*) must be (?:at least|>=|between|a finite number >=))'''
                        r'''|(?:check_range\(["'](--[a-z][a-z-]*)["'])''')
 _STATED = re.compile(r"\[x>=[^\]]+\]|\[[^\]]+<=x<=[^\]]+\]")  #: solver_options.range_help's (and click's) forms
 
@@ -116,7 +116,7 @@ def test_an_option_with_an_enforced_range_states_it_in_its_help():
 
     enforced = _enforced_flags()
     assert {"--keep", "--last", "--top", "--entries", "--k", "--seed", "--threads", "--pop-workers", "--rounds",
-            "--wait", "--partition-passes"} <= enforced
+            "--wait", "--partition-passes", "--zero-tol"} <= enforced
     missing, seen = [], set()
     for where, param in _options(typer.main.get_command(build())):
         flags = enforced.intersection(param.opts)
