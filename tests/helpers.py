@@ -325,3 +325,14 @@ def edit_json(path: Path, fn) -> None:
     fn(body)
     Path(path).write_text(json.dumps(body))
 
+
+def packing(n: int, m: int, seed: int, tightness: float = 0.25, density: float = 0.6) -> Problem:
+    """max c'x, A x <= tightness * (row sums of A), x binary; A (m, n) integers 1..49 at ``density``, c the
+    column's mean weight plus 1..29 (correlated: the hard kind)."""
+    rng = np.random.default_rng(seed)
+    A = rng.integers(1, 50, size=(m, n)).astype(float) * (rng.random((m, n)) < density)
+    c = np.round(A.sum(axis=0) / m + rng.integers(1, 30, n))
+    return Problem.from_arrays(cost=c, col_lower=np.zeros(n), col_upper=np.ones(n), row_lower=np.full(m, -np.inf),
+                               row_upper=np.floor(tightness * A.sum(axis=1)), matrix=sp.csc_array(A),
+                               col_names=[f"x{j:03d}" for j in range(n)], row_names=[f"r{i:02d}" for i in range(m)],
+                               sense=-1, integrality=np.ones(n, dtype=bool))

@@ -110,7 +110,7 @@ def test_a_small_model_with_continuous_columns_is_completed_exactly_without_pdhg
 def test_highs_first_that_cannot_close_the_gap_stops_when_stalled():
     """The 200-binary, 30-row packing MILP (3,598 nonzeros): HiGHS cannot prove 0.5% (alone in 120 s neither);
     with a 600 s budget HiGHS first ends because it stalled, FEASIBLE with its point, exact."""
-    from tests.test_integer_improve import packing
+    from tests.helpers import packing
 
     p = packing(200, 30, seed=0)  # above the default limit: HiGHS first asked for
     r = solve_milp(p, Settings(integer_fallback_seconds=600.0, integer_highs_max_nonzeros=p.nnz), None)
