@@ -6,7 +6,9 @@ REFERENCES.md section 1, generalised by structure detection):
 0. a small model (at most ``settings.integer_highs_max_nonzeros`` nonzeros, the HiGHS fallback on, engine
    "auto") goes to HiGHS first (``_highs_first``): after step 1's structure detection and previous point, its LP relaxation by HiGHS
    simplex (duals, state, a valid bound), then HiGHS MIP at ``mip_gap_tol`` seeded with the previous point, with
-   the improvement's stall rules (step 5); its point, completed exactly, ends the round; steps 2-5 run only
+   the improvement's stall rules (step 5); its point, completed exactly, ends the round (HiGHS MIP is not run
+   when the previous point is already within ``mip_gap_tol`` of that bound or of the previous round's, which
+   the round loop passes only for an unchanged model: the stages' stop rule, step 1); steps 2-5 run only
    when HiGHS returns none (the ``"fallback"`` step with ``reason`` "small model: HiGHS first"), or when it
    stopped at its time budget (not stalled) above ``mip_gap_tol`` with round time left: then they start from
    its point as the incumbent (``_stages_follow_highs_first``, report ``highs_first``; ``source`` says
@@ -238,8 +240,12 @@ def _highs_first(run: _Round) -> SolveResult | None:
     pinned pdhg/alm keeps the relaxation stages): the LP relaxation by
     HiGHS simplex (``relaxation.solve_relaxation_highs``: duals, next round's state, a valid bound), then HiGHS
     MIP seeded with the incumbent (the previous round's point) at ``mip_gap_tol``, within the fallback's budget
-    and the improvement's stall rules. Returns the round's SolveResult when HiGHS gives a point or a proof
-    (infeasible / unbounded), else None: the relaxation stages follow, from the bound found here.
+    and the improvement's stall rules. HiGHS MIP is skipped when the previous point (exactly feasible here) is
+    within ``mip_gap_tol`` of the bound (the relaxation's, or ``warm_start.proven_bound``, which the round loop
+    sets only when the delta left the model unchanged), as a relaxation stage stops: an empty delta's round
+    keeps its point (report ``highs_first``). Returns the round's SolveResult when HiGHS gives a point or a proof
+    (infeasible / unbounded), or the previous point is proven, else None: the relaxation stages follow, from the
+    bound found here.
 
     Why (#15): on such a model the stages load the PDHG and rounding kernels and end, above the target, in
     this same HiGHS MIP (``_improve_by_fallback``): egout took 0.29 s of a CLI round for HiGHS's 0.01 s."""
@@ -279,6 +285,12 @@ def _highs_first_round(run: _Round, limit: int) -> SolveResult | None:
         if np.isfinite(bound) and (not np.isfinite(run.lp_bound) or problem.sense * (bound - run.lp_bound) > 0):
             run.lp_bound = bound
         run.report["lp_bound"] = float(run.lp_bound)
+    if run.source == "previous" and run.gap() <= run.settings.mip_gap_tol:
+        # the stages' rule (a stage whose bound proves the incumbent within the target ends the round): the
+        # previous point, exactly feasible here, is proven by a bound valid for THIS model (the relaxation's,
+        # or the previous round's when the round loop found the model unchanged: ``proven_bound``)
+        run.report["highs_first"] = "previous round's point proven within the target: HiGHS MIP not run"
+        return _assemble(run)
     it = problem.integrality
     seed = np.where(it, run.x_best, np.nan) if run.x_best is not None else np.full(problem.n_cols, np.nan)
     t1 = time.perf_counter()
