@@ -5,7 +5,10 @@ deadline enforced through its MIP interrupt callback (``solver.highs_bridge.run`
 clock is not always reliable). It is seeded with the best partial assignment the heuristics produced
 (``Highs.setSolution`` with the integer columns only: HiGHS completes a partial solution by solving the
 LP over the rest). Its incumbent, if any, is returned with integer columns rounded to exact integers;
-the caller then finishes the continuous part exactly and re-checks the point.
+the caller then finishes the continuous part exactly and re-checks the point. A seeded run whose objective for its
+own point is better than the point's (HiGHS 1.16 with presolve on keeps the presolved objective of a start point
+that a presolve reduction excludes, and may then call that point "Optimal") is void: HiGHS runs again without the
+seed for the time left (``seed_dropped`` in the info).
 
 With ``stall_seconds`` (the improvement of a point the heuristics found: ``pipeline._improve_by_fallback``)
 branch-and-cut also stops when it stalls or cannot reach ``mip_rel_gap`` within its budget at the pace its
@@ -25,6 +28,7 @@ import numpy as np
 from solver.highs_bridge import (
     mip_info,
     new_highs,
+    objective_value,
     pass_model,
     read_point,
     run,
@@ -160,7 +164,9 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     Returns:
         x: (n,) HiGHS incumbent with integer columns rounded to integers, or None.
         info: {"highs_status", "seconds", "mip_dual_bound", "mip_gap", "seeded"}, with ``stall_seconds``:
-        also "stalled" (bool: the watch stopped it), "stall_reason" and "last_progress_seconds".
+        also "stalled" (bool: the watch stopped it), "stall_reason" and "last_progress_seconds"; after a void
+        seeded run (module docstring) the unseeded run's, plus "seed_dropped" = {"highs_objective",
+        "point_objective"} of the seeded run.
     """
     t0 = time.perf_counter()
     info = {"highs_status": "not run", "seconds": 0.0, "mip_dual_bound": math.nan, "mip_gap": math.nan,
@@ -204,5 +210,34 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     if x is not None:
         it = problem.integrality
         x[it] = np.round(x[it])
+        if info["seeded"] and _wrong_objective(problem, x, objective_value(h)):
+            return _without_seed(problem, x, objective_value(h), seconds - (time.perf_counter() - t0),
+                                 mip_rel_gap, stall_seconds, far_seconds, t0)
     info["seconds"] = time.perf_counter() - t0
+    return x, info
+
+
+def _wrong_objective(problem: Problem, x: np.ndarray, highs_objective: float) -> bool:
+    """HiGHS's objective of its point ``x`` ((n,), integers rounded) is better than the point's own by more than
+    1e-6 x (max(1, |objective|) + sum of |integer costs|), the most HiGHS's integrality tolerance (1e-6) and the
+    rounding move it (HiGHS 1.16, presolve on: a start point that a presolve reduction excludes keeps the
+    presolved model's objective; lseu with C166's cost 183 -> 383, seeded with a point at C166 = 1 (1,320), said
+    "Optimal" at 937 with that point where the optimum is 1,128)."""
+    true = problem.objective(x)
+    slack = 1e-6 * (max(1.0, abs(true)) + float(np.abs(problem.cost[problem.integrality]).sum()))
+    return bool(problem.sense * (true - highs_objective) > slack)
+
+
+def _without_seed(problem: Problem, x_seeded: np.ndarray, highs_objective: float, left: float,
+                  mip_rel_gap, stall_seconds, far_seconds, t0: float) -> tuple[np.ndarray | None, dict]:
+    """The seeded run's verdict is void (``_wrong_objective``): HiGHS again without the seed for the ``left``
+    seconds; its point when it has one, else the seeded run's (feasible, as every caller re-checks). The info
+    is the unseeded run's, with ``seed_dropped`` = what the seeded run claimed."""
+    x, info = highs_mip(problem, left, None, mip_rel_gap=mip_rel_gap, stall_seconds=stall_seconds,
+                        far_seconds=far_seconds)
+    info["seed_dropped"] = {"highs_objective": float(highs_objective),
+                            "point_objective": float(problem.objective(x_seeded))}
+    info["seconds"] = time.perf_counter() - t0
+    if x is None or problem.sense * (problem.objective(x) - problem.objective(x_seeded)) > 0:
+        x = x_seeded
     return x, info
