@@ -304,19 +304,9 @@ def _highs_first_round(run: _Round, limit: int) -> SolveResult | None:
                       "changed": int(np.count_nonzero(xf[it] != ref[it])) if better else 0,
                       "seconds": time.perf_counter() - t1, **finfo})
     run.seconds["fallback"] = time.perf_counter() - t1
-    status_text = finfo["highs_status"]
-    if xf is None and run.x_best is None and status_text in ("Infeasible", "Primal infeasible or unbounded",
-                                                             "Unbounded"):
-        run.report["integer_objective"] = math.nan
-        if status_text == "Infeasible":
-            return run.finish(Status.PRIMAL_INFEASIBLE, run.x_lp,
-                              "HiGHS MIP (small model) proved that no integer-feasible point exists")
-        return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, run.x_lp, f"HiGHS MIP (small model) found the MILP "
-                          f"{status_text.lower()}")
-    if status_text in ("Primal infeasible or unbounded", "Unbounded"):  # it has a point: unbounded
-        run.report["integer_objective"] = math.nan
-        return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, run.x_best if run.x_best is not None else xf,
-                          "the HiGHS MIP step found the MILP unbounded (it has integer points): no optimum")
+    verdict = _highs_verdict(run, xf, finfo["highs_status"], run.x_lp, "HiGHS MIP (small model)")
+    if verdict is not None:
+        return verdict
     run.lp_bound = _tighter_bound(run, finfo)
     if better:
         run.x_best, run.source = xf, "fallback"
@@ -722,18 +712,12 @@ def _fallback(run: _Round) -> SolveResult | None:
     run.steps.append({"step": "fallback", "changed": int(np.count_nonzero(xf[it] != run.out.x[it]))
                       if xf is not None else 0, "seconds": time.perf_counter() - t0, **finfo})
     run.seconds["fallback"] = time.perf_counter() - t0
-    status_text = finfo["highs_status"]
     if xf is not None:
         run.x_best, run.source = xf, "fallback"
-    elif status_text in ("Primal infeasible or unbounded", "Unbounded", "Infeasible"):
-        run.report["source"] = "none"
-        run.report["integer_objective"] = math.nan
-        if status_text == "Infeasible":  # branch-and-cut proved it: no integer point at all (exit 4, not 5)
-            return run.finish(Status.PRIMAL_INFEASIBLE, run.out.x,
-                              "the HiGHS MIP fallback proved that no integer-feasible point exists")
-        # the relaxation never certified it (a diverged iterate ran to the iteration limit); HiGHS did
-        return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, run.out.x,
-                          f"the HiGHS MIP fallback found the MILP {status_text.lower()}")
+    else:  # the relaxation never certified infeasibility (e.g. a diverged iterate hit the limit); HiGHS may have
+        verdict = _highs_verdict(run, None, finfo["highs_status"], run.out.x, "the HiGHS MIP fallback")
+        if verdict is not None:
+            return verdict
     run.lp_bound = _tighter_bound(run, finfo)
     return None
 
@@ -771,15 +755,38 @@ def _improve_by_fallback(run: _Round) -> SolveResult | None:
                       "changed": int(np.count_nonzero(xf[it] != run.x_best[it])) if better else 0,
                       "seconds": time.perf_counter() - t0, **finfo})
     run.seconds["fallback"] = run.seconds.get("fallback", 0.0) + time.perf_counter() - t0
-    if finfo["highs_status"] in ("Primal infeasible or unbounded", "Unbounded"):
-        run.report["source"] = "none"
-        run.report["integer_objective"] = math.nan
-        return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, run.x_best,
-                          "the HiGHS MIP step found the MILP unbounded (it has integer points): no optimum")
+    verdict = _highs_verdict(run, xf, finfo["highs_status"], run.x_best, "the HiGHS MIP step")
+    if verdict is not None:
+        return verdict
     run.lp_bound = _tighter_bound(run, finfo)
     if better:
         run.x_best, run.source = xf, "fallback"
     return None
+
+
+#: HiGHS MIP statuses that rule out an optimum; with an integer point known both mean unbounded
+_NO_OPTIMUM = ("Primal infeasible or unbounded", "Unbounded")
+
+
+def _highs_verdict(run: _Round, xf: np.ndarray | None, status_text: str, x_out: np.ndarray,
+                   who: str) -> SolveResult | None:
+    """The round's result when HiGHS MIP (``status_text``, its model status) proved the MILP has no optimum, else
+    None; one rule for every HiGHS MIP step (HiGHS first, the fallback, the improvement). Without any integer
+    point (``xf`` (n,) HiGHS's and the incumbent both None), "Infeasible" is PRIMAL_INFEASIBLE (exit 4, not 5)
+    and the two ``_NO_OPTIMUM`` statuses INFEASIBLE_OR_UNBOUNDED, reported at ``x_out`` (n,); with one, those
+    two mean unbounded (INFEASIBLE_OR_UNBOUNDED at the incumbent, else HiGHS's point). ``who`` names the step in
+    the message."""
+    point = run.x_best if run.x_best is not None else xf
+    if status_text not in _NO_OPTIMUM and (point is not None or status_text != "Infeasible"):
+        return None
+    run.report["source"] = "none"
+    run.report["integer_objective"] = math.nan
+    if point is not None:
+        return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, point,
+                          f"{who} found the MILP unbounded (it has integer points): no optimum")
+    if status_text == "Infeasible":
+        return run.finish(Status.PRIMAL_INFEASIBLE, x_out, f"{who} proved that no integer-feasible point exists")
+    return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, x_out, f"{who} found the MILP {status_text.lower()}")
 
 
 def _tighter_bound(run: _Round, finfo: dict) -> float:

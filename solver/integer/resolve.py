@@ -26,6 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from solver.integer import options
 from solver.integer.check import ROW_TOL_REL, check_point
 from solver.model.problem import Problem
 from solver.model.settings import Settings
@@ -79,7 +80,7 @@ def fix_and_resolve(problem: Problem, x: np.ndarray, settings: Settings, lp_x: n
     start = np.clip(lp_x[cont] if lp_x is not None else np.clip(0.0, lo, up), lo, up)
     t0 = time.perf_counter()
     # a continuous LP within the small-model rule (Settings.integer_highs_max_nonzeros) goes to HiGHS simplex alone
-    if rows.size and sub.nnz > int(getattr(settings, "integer_highs_max_nonzeros", 0) or 0):
+    if rows.size and sub.nnz > options.highs_max_nonzeros(settings):
         start = _warm_pdhg(sub, start, lp_y[rows].copy() if lp_y is not None else np.zeros(rows.size), settings,
                            resolve_seconds, info)
     info["pdhg_seconds"] = time.perf_counter() - t0
