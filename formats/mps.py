@@ -387,13 +387,20 @@ def _highs_read(path: str):
     return h, status, messages
 
 
-def _col_bounds(h, name: str):
-    """``(lower, upper)`` of column ``name`` as HiGHS read it, or None when HiGHS knows no such column."""
-    status, j = h.getColByName(name)
-    if is_error(status):
-        return None
-    lp = h.getLp()
-    return float(lp.col_lower_[j]), float(lp.col_upper_[j])
+def _col_bounds_of(h):
+    """``bounds_of(name) -> (lower, upper)`` of a column as HiGHS read it, or None when HiGHS knows no such
+    column; HiGHS's model is copied out (``getLp``) once, at the first call, not once per name."""
+    lp = []
+
+    def bounds_of(name: str):
+        status, j = h.getColByName(name)
+        if is_error(status):
+            return None
+        if not lp:
+            lp.append(h.getLp())
+        return float(lp[0].col_lower_[j]), float(lp[0].col_upper_[j])
+
+    return bounds_of
 
 
 def read_mps(path: str | os.PathLike) -> Problem:
@@ -444,7 +451,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
     # HiGHS may log an ignored entry as a WARNING and still return kOk: check the log, not the status
     bad = [m.split(":", 1)[1].strip() for m in messages if m.startswith("WARNING")
            and not any(a in m for a in _ACCEPTED_WARNINGS)]
-    bad = drop_integral_bound_warnings(bad, lambda nm: _col_bounds(h, nm))  # HiGHS's int32 test: 3e9, 1e20
+    bad = drop_integral_bound_warnings(bad, _col_bounds_of(h))  # HiGHS's int32 test: 3e9, 1e20
     if bad:
         _raise_unknown_section(path)
         with _text(path) as data:
