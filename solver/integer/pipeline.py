@@ -296,20 +296,13 @@ def _highs_first_round(run: _Round, limit: int) -> SolveResult | None:
     t1 = time.perf_counter()
     xf, finfo, rinfo = _highs_fallback(run, seed, stall_seconds=IMPROVE_STALL_SECONDS,
                                        far_seconds=IMPROVE_FAR_SECONDS)
-    better = run.improves(xf)
     if xf is None and rinfo:
         finfo["reason_no_point"] = rinfo.get("reason", "")
-    ref = run.x_best if run.x_best is not None else run.x_lp
-    run.steps.append({"step": "fallback", "reason": f"small model: HiGHS first (nnz {problem.nnz} <= {limit})",
-                      "changed": int(np.count_nonzero(xf[it] != ref[it])) if better else 0,
-                      "seconds": time.perf_counter() - t1, **finfo})
-    run.seconds["fallback"] = time.perf_counter() - t1
-    verdict = _highs_verdict(run, xf, finfo["highs_status"], run.x_lp, "HiGHS MIP (small model)")
+    verdict = _take_highs_step(run, xf, finfo, t1, f"small model: HiGHS first (nnz {problem.nnz} <= {limit})",
+                               run.x_best if run.x_best is not None else run.x_lp, run.x_lp,
+                               "HiGHS MIP (small model)")
     if verdict is not None:
         return verdict
-    run.lp_bound = _tighter_bound(run, finfo)
-    if better:
-        run.x_best, run.source = xf, "fallback"
     if run.x_best is None:
         return None
     if _stages_follow_highs_first(run, finfo):
@@ -750,12 +743,22 @@ def _improve_by_fallback(run: _Round) -> SolveResult | None:
     t0 = time.perf_counter()
     xf, finfo, _ = _highs_fallback(run, np.where(it, run.x_best, np.nan), stall_seconds=IMPROVE_STALL_SECONDS,
                                    far_seconds=IMPROVE_FAR_SECONDS)
+    return _take_highs_step(run, xf, finfo, t0, reason, run.x_best, run.x_best, "the HiGHS MIP step")
+
+
+def _take_highs_step(run: _Round, xf: np.ndarray | None, finfo: dict, t0: float, reason: str, ref: np.ndarray,
+                     x_out: np.ndarray, who: str) -> SolveResult | None:
+    """After a seeded HiGHS MIP run (HiGHS first, the improvement) started at ``t0`` (perf_counter seconds): its
+    ``fallback`` step in the report (``changed``: integer columns that differ from ``ref`` (n,) when its point
+    ``xf`` (n,) improves the incumbent), then :func:`_highs_verdict` (``x_out``, ``who``) when HiGHS proved there
+    is no optimum, else None with the bound tightened by HiGHS's and a better point taken as the incumbent."""
+    it = run.problem.integrality
     better = run.improves(xf)
     run.steps.append({"step": "fallback", "reason": reason,
-                      "changed": int(np.count_nonzero(xf[it] != run.x_best[it])) if better else 0,
+                      "changed": int(np.count_nonzero(xf[it] != ref[it])) if better else 0,
                       "seconds": time.perf_counter() - t0, **finfo})
     run.seconds["fallback"] = run.seconds.get("fallback", 0.0) + time.perf_counter() - t0
-    verdict = _highs_verdict(run, xf, finfo["highs_status"], run.x_best, "the HiGHS MIP step")
+    verdict = _highs_verdict(run, xf, finfo["highs_status"], x_out, who)
     if verdict is not None:
         return verdict
     run.lp_bound = _tighter_bound(run, finfo)
