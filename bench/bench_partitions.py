@@ -70,6 +70,10 @@ def parse(argv=None) -> argparse.Namespace:
                     help="local worker processes of --executor process (default min(K, CPUs)); 1 measures each part "
                          "alone (its seconds free of the other parts' contention on a loaded machine)")
     ap.add_argument("--passes", type=int, default=1, help="share updates + re-solves within a round")
+    ap.add_argument("--round0-passes", type=int, default=None,
+                    help="--passes for the base round only (default: --passes): several share updates when the "
+                         "split is first made, then --passes in the warm rounds (copter init --partition-passes N, "
+                         "then copter step without it)")
     ap.add_argument("--update-every", type=int, default=None,
                     help="move the shares after every round (1), every N-th, never (0) (--share-update-every; "
                          "default: copter's, 0 for an LP above --whole-below-nnz, 1 otherwise)")
@@ -160,7 +164,8 @@ def main(argv=None) -> None:
                          "gap_bound": _gap(sense, ref, mono_bound), "iterations": mono.iterations})
             csv_path = _record(rows, label, info, csv_path, args.no_write)
         for k in ks:
-            cfg = PartitionConfig(k=k, executor=args.executor, passes=args.passes, seed=args.seed,
+            passes = args.round0_passes if r == 0 and args.round0_passes is not None else args.passes
+            cfg = PartitionConfig(k=k, executor=args.executor, passes=passes, seed=args.seed,
                                   update_every=args.update_every, ray_address=args.ray_address, workers=args.workers)
             t = time.perf_counter()
             warm = (map_state(whole[k], info_, problem)
