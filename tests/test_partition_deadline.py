@@ -17,7 +17,7 @@ from solver.model.settings import Settings
 from solver.model.status import Status
 from solver.partition import after_merge, executor
 from solver.partition import round as pround
-from solver.partition.deadline import MERGE_RESERVE_MAX, merge_reserve
+from solver.partition.deadline import MERGE_RESERVE_MAX, POOL_START_SECONDS, Deadline, merge_reserve
 from tests.helpers import client_allocation
 
 
@@ -115,3 +115,32 @@ def test_a_milp_round_past_its_deadline_still_proves_a_bound(command_clock):
     assert out.result.status in (Status.FEASIBLE, Status.OPTIMAL), out.result.message
     assert out.report["dual_ascent"]["evaluations"] >= 1
     assert out.report["bound"] is not None and math.isfinite(out.report["bound"])
+
+
+def test_no_worker_pool_starts_when_the_parts_time_left_would_not_cover_its_start(command_clock):
+    """A process pool's start (the forkserver loading the solver and its kernels) blocks the round and cannot stop
+    at a deadline: ``step --time-limit 0.5`` on TE Cogentco, K = 2, ended 4.3 s past it, 2.3 s of which waiting for
+    the workers, which then stopped at their first check. With less than POOL_START_SECONDS left the parts run in
+    this process instead (each stops at the deadline) and the pass says so."""
+    executor.shutdown()
+    command_clock(10.0)  # a spent budget: deterministic, whatever the machine's speed
+    cfg = pround.PartitionConfig(k=2, executor="process")
+    out = pround.solve_round(client_allocation(n_clients=6), Settings(time_limit_seconds=2.0), cfg)
+    assert out.result.status == Status.TIME_LIMIT, out.result.message
+    assert not executor.workers_ready("process", 2), "a worker pool was started past the deadline"
+    assert "pool_start" not in out.report["seconds"]["phases"]
+    assert all(p.get("executor") == "inline" for p in out.report["shares"]["passes"])
+    assert out.report["bound"] is None  # a failed round's gap is not reported: no bound past the deadline either
+
+
+def test_the_executor_is_kept_when_its_workers_are_ready_or_time_is_left():
+    now = time.monotonic()
+    late = Deadline(limit=10.0, start=now - 9.0, wall_start=time.time() - 9.0, parts_limit=9.0)
+    assert late.executor_for("process", ready=False) == "inline"
+    assert late.executor_for("ray", ready=False) == "inline"
+    assert late.executor_for("process", ready=True) == "process"  # a kept pool starts nothing
+    early = Deadline(limit=60.0, start=now, wall_start=time.time(), parts_limit=60.0 - merge_reserve(60.0))
+    assert early.parts_left() > POOL_START_SECONDS
+    assert early.executor_for("process", ready=False) == "process"
+    untimed = Deadline(limit=math.inf, start=now - 1e6, wall_start=time.time() - 1e6, parts_limit=math.inf)
+    assert untimed.executor_for("process", ready=False) == "process"

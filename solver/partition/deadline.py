@@ -13,6 +13,10 @@ from solver.model.settings import Settings
 
 MERGE_RESERVE_FRACTION = 0.1  #: of ``--time-limit`` kept from the parts for the merge, its re-check and the save
 MERGE_RESERVE_MAX = 1.0  #: ... but at most this many seconds
+POOL_START_SECONDS = 3.0  #: parts' time left below which no new worker pool is started (the parts run in this
+#: process): a pool's start (the forkserver loading the solver and its kernels, the workers' fork) blocks this process
+#: and cannot stop at a deadline; it took 1.4-2.3 s on the shared 2-core machine (TE Cogentco, K = 2), 3.5 s under
+#: heavy load, and ``step --time-limit 0.5`` / ``2`` ended 4.3 s / 1.3 s late
 ASCENT_MIN_SECONDS = 0.01  #: the merge's ascent budget at least (a spent one): its start value is still evaluated,
 #: so the round keeps a proven bound and gap
 
@@ -55,6 +59,10 @@ class Deadline:
         """Seconds left for the parts (inf without a limit; <= 0 when spent)."""
         return self.parts_limit - self.since_start()
 
+    def left(self) -> float:
+        """Seconds left of the whole limit (inf without one; <= 0 when spent)."""
+        return self.limit - self.since_start()
+
     def merge_left(self) -> float:
         """Seconds the merge's dual ascent may take: until half the reserve after the parts' end."""
         return (0.5 * (self.parts_limit + self.limit) - self.since_start()) if self.timed else math.inf
@@ -65,6 +73,16 @@ class Deadline:
         if not self.timed:
             return settings
         return replace(settings, time_limit_seconds=self.parts_limit if limit is None else limit)
+
+    def executor_for(self, executor: str, ready: bool) -> str:
+        """The executor the parts run on now: ``executor``, or ``"inline"`` (this process, whose solver and kernels
+        are loaded; the parts one after another, each stopping at the parts' deadline) when its workers are not
+        ``ready`` (a pool or a Ray cluster to start first) and the parts have less than
+        :data:`POOL_START_SECONDS` left: that start would run past the deadline, which its parts then meet at
+        once."""
+        if ready or not self.timed or self.parts_left() >= POOL_START_SECONDS:
+            return executor
+        return "inline"
 
     def note(self) -> str:
         """The sentence a round the limit stopped ends with, naming the user's limit, as a monolithic round's."""

@@ -40,6 +40,7 @@ import gc
 import multiprocessing as mp
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, wait
@@ -57,7 +58,8 @@ PROGRESS_INTERVAL = 0.25  #: seconds between two progress reports of running par
 WARM_MODULE = "solver.partition.forkserver_warm"  #: the part workers' forkserver preloads it (the solver, its kernels)
 
 
-__all__ = ["EXECUTORS", "PartWorkerError", "check_executor", "map_parts", "run_parts", "shutdown", "solve_part"]
+__all__ = ["EXECUTORS", "PartWorkerError", "check_executor", "map_parts", "run_parts", "shutdown", "solve_part",
+           "workers_ready"]
 
 
 def reset_peak_rss() -> None:
@@ -163,6 +165,18 @@ def _import_ray():
         raise UsageError("--executor ray needs Ray, which is not installed: pip install 'copter[ray]' "
                          f"(the optional extra 'ray'; {err})") from err
     return ray
+
+
+def workers_ready(executor: str, n_tasks: int, workers: int | None = None) -> bool:
+    """Whether ``map_parts(..., executor, workers)`` on ``n_tasks`` tasks would start no workers first: always for
+    ``inline``; for ``process`` when this process keeps a pool of that size; for ``ray`` when Ray is initialised
+    in this process (``ray.init`` not yet called starts or joins a cluster: seconds)."""
+    if executor == "inline":
+        return True
+    if executor == "ray":
+        ray = sys.modules.get("ray")
+        return bool(ray is not None and getattr(ray, "is_initialized", lambda: False)())
+    return max(1, min(n_tasks, workers or os.cpu_count() or 1)) in _POOLS
 
 
 def _init_worker(forkserver: bool, board, counter) -> None:

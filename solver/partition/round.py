@@ -87,7 +87,7 @@ from solver.partition.clients import PARTITION_OPTIONS, carry_grouping, group_cl
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
 from solver.partition.dropped import RECLAIM_PASSES, reclaimed_shares
-from solver.partition.executor import PartWorkerError, run_parts, take_pool_start
+from solver.partition.executor import PartWorkerError, run_parts, take_pool_start, workers_ready
 from solver.partition.fallback import (
     better_point,
     compare_small_lp,
@@ -217,11 +217,13 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             # the probe gets half of the parts' time left, the pass after it the rest
             probe_settings = dl.part_settings(part_settings, min(dl.parts_limit,
                                                                  dl.since_start() + 0.5 * max(dl.parts_left(), 0.0)))
+            ex = _executor(config, dl, k)
             r.shares, warms, probe_s = _probe(problem, r.grouping, r.col_part, k, r.present, r.rows_sh, r.spos,
-                                              r.shares, probe_settings, config, dl.command_start)
+                                              r.shares, probe_settings, config, dl.command_start, ex)
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
-        passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None})
+        passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None,
+                              **_ran_on(config, ex)})
     wb_build, kept, wb, merge, n_price = None, None, None, 0.0, 0
     rens_first: dict | None = None  # the RENS step of the pass before a price re-split (its report)
     last_pass = config.passes - 1  # passes after it: the price re-split (:func:`wants_price_split`)
@@ -249,8 +251,9 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                             passes_report, setup, 0.0, t0, ph, result, {"fallback": fallback})
         if problem.is_mip and wb_build is None and pass_ >= last_pass:
             wb_build = WholeBoundBuild(problem, background=config.executor != "inline")
+        ex = _executor(config, dl, len(solve_idx))
         try:
-            outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], config.executor,
+            outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], ex,
                              config.workers, config.ray_address, dl.command_start)
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
@@ -275,7 +278,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         moved = float(np.abs(new_shares - r.shares).sum() / max(r.ns, 1) / 2.0)
         passes_report.append({"pass": pass_ if pass_ <= last_pass else "price",
                               "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
-                              "share_moved": moved})
+                              "share_moved": moved, **_ran_on(config, ex)})
         if reclaim and pass_ >= last_pass:
             reclaim -= 1
             back = (None if failed_parts(part_rep) or dl.parts_left() <= 0
@@ -620,17 +623,29 @@ def _round_report(config: PartitionConfig, r: RoundSetup, part_rep: list[dict], 
     }
 
 
+def _executor(config: PartitionConfig, dl: Deadline, n_tasks: int) -> str:
+    """The executor a pass of ``n_tasks`` parts runs on: the configured one, or ``inline`` when its workers are still
+    to start and the parts' time left would not cover that (:meth:`Deadline.executor_for`)."""
+    return dl.executor_for(config.executor, workers_ready(config.executor, n_tasks, config.workers))
+
+
+def _ran_on(config: PartitionConfig, executor: str) -> dict:
+    """A pass report's ``executor`` entry, only when the pass did not run on the configured executor."""
+    return {} if executor == config.executor else {"executor": executor}
+
+
 def _probe(problem: Problem, grouping, col_part: np.ndarray, k: int, present: np.ndarray, rows_sh: np.ndarray,
            spos: np.ndarray, shares: np.ndarray, part_settings: Settings, config,
-           command_start: float | None = None) -> tuple:
+           command_start: float | None = None, executor: str | None = None) -> tuple:
     """A fresh split's first shares by proportional rationing: every part is solved once with the WHOLE of
     each shared row it touches (its demand for the row), then a capacity row is split in proportion to the
     parts' demands (what is left when the demands fit is spread evenly). Returns (shares, the probe's
-    states as warm starts, its slowest part's seconds). Rows that are not capacity rows keep ``shares``."""
+    states as warm starts, its slowest part's seconds). Rows that are not capacity rows keep ``shares``.
+    ``executor``: where the parts run (default ``config.executor``; :func:`_executor`)."""
     whole = np.where(present, 1.0, 0.0)
     parts = build_part_problems(problem, grouping, col_part, k, whole, name="part")
     solve_idx = [p for p in range(k) if bool((~grouping.global_cols[parts[p].cols]).any())]
-    outs = run_parts([(parts[p].problem, part_settings, None) for p in solve_idx], config.executor,
+    outs = run_parts([(parts[p].problem, part_settings, None) for p in solve_idx], executor or config.executor,
                      config.workers, config.ray_address, command_start)
     results: list = [None] * k
     for p, out in zip(solve_idx, outs, strict=True):
