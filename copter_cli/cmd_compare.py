@@ -93,7 +93,8 @@ def register(app: typer.Typer) -> None:
         highs_solver: str = typer.Option("choose", "--highs-solver",
                                          help="HiGHS solver: choose | simplex | ipm | pdlp | mip "
                                               "(a problem with integers always uses MIP)."),
-        time_limit: float = typer.Option(600.0, "--time-limit", help="Time limit per baseline (POP: per part), s."),
+        time_limit: float = typer.Option(600.0, "--time-limit", help="Time limit per baseline (POP: per part), s."
+                                                                 + range_help(0, low_open=True)),
         threads: int | None = typer.Option(None, "--threads", help="HiGHS threads (default: HiGHS's choice)." + range_help(1)),
         seed: int | None = typer.Option(None, "--seed", help="POP split seed (default: the round number)." + range_help(0)),
         pop_client_regex: str | None = typer.Option(
@@ -123,7 +124,8 @@ def register(app: typer.Typer) -> None:
             help="Flag (violates_tol, never ranked best) an LP point whose relative primal residual "
                  "||Ax - proj(Ax)||_2 / (1 + ||b||_2) (the engine's OPTIMAL criterion) or column bound violation "
                  "exceeds this, a MILP point whose max row/bound violation relative to max(1, |bound|) or "
-                 "integrality does (default: the state's --tol, set by init; 1e-4 unless init was given another)."),
+                 "integrality does (default: the state's --tol, set by init; 1e-4 unless init was given another)."
+                 + range_help(0, math.inf, low_open=True, high_open=True)),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),

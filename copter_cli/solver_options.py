@@ -39,26 +39,53 @@ ENGINES = ("auto", "pdhg", "alm")  #: Settings.engine (solver.lp.engine_choice)
 Check = Callable[[Any], "str | None"]  # the complaint about a value ("must be positive, got 0"), None = fine
 
 
-def positive(v) -> str | None:
+def range_help(low: float, high: float | None = None, *, low_open: bool = False, high_open: bool = False) -> str:
+    """The range an option's help states, in click's forms (``[x>=1]``, ``[1<=x<=50]``, which ``min=``/``max=``
+    added) and, for a bound the value may not take (``low_open``, ``high_open``), the same forms with ``<`` /
+    ``>``: ``[x>0]`` (positive), ``[0<x<1]`` (a relative tolerance), ``[0<=x<inf]`` (finite)."""
+    if high is None:
+        return f" [x{'>' if low_open else '>='}{low:g}]"
+    return f" [{low:g}{'<' if low_open else '<='}x{'<' if high_open else '<='}{high:g}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class Ranged:
+    """A numeric option's check (``complain(v)``: the complaint, None = fine) and the range its help states
+    (``shown``, :func:`range_help`'s form), declared together so the help cannot say another range."""
+
+    complain: Callable[[Any], str | None]
+    shown: str
+
+    def __call__(self, v) -> str | None:
+        return self.complain(v)
+
+
+def _positive(v) -> str | None:
     """Refuse v <= 0 and nan."""
     return None if v > 0 else f"must be positive, got {v}"
 
 
-def relative_tolerance(v) -> str | None:
+def _relative_tolerance(v) -> str | None:
     """A relative KKT tolerance: in (0, 1) (a tolerance of 1 or more accepts any point); refuses nan."""
     if not v > 0:
         return f"must be positive, got {v}"
     return None if v < 1.0 else f"must be below 1 (a relative KKT tolerance), got {v}"
 
 
-def nonnegative(v) -> str | None:
+def _nonnegative(v) -> str | None:
     """Refuse v < 0 and nan."""
     return None if v >= 0 else f"must be >= 0, got {v}"
 
 
-def nonnegative_finite(v) -> str | None:
+def _nonnegative_finite(v) -> str | None:
     """Refuse v < 0, inf and nan (a relative gap: ``--mip-gap inf`` would prove any point)."""
     return None if 0 <= v < math.inf else f"must be >= 0 and finite, got {v}"
+
+
+positive = Ranged(_positive, range_help(0, low_open=True))  #: [x>0]
+relative_tolerance = Ranged(_relative_tolerance, range_help(0, 1, low_open=True, high_open=True))  #: [0<x<1]
+nonnegative = Ranged(_nonnegative, range_help(0))  #: [x>=0]
+nonnegative_finite = Ranged(_nonnegative_finite, range_help(0, math.inf, high_open=True))  #: [0<=x<inf]
 
 
 def check_range(flag: str, value, low: float, high: float | None = None, what: str = "") -> None:
@@ -74,11 +101,6 @@ def check_range(flag: str, value, low: float, high: float | None = None, what: s
     if value != value or value < low or (high is not None and value > high):
         span = f">= {low:g}" if high is None else f"between {low:g} and {high:g}"
         raise UsageError(f"{flag} must be {span}{what}, got {value}")
-
-
-def range_help(low: float, high: float | None = None) -> str:
-    """The range an option's help states (click's ``[x>=1]`` and ``[1<=x<=50]``, which ``min=``/``max=`` added)."""
-    return f" [x>={low:g}]" if high is None else f" [{low:g}<=x<={high:g}]"
 
 
 SECONDS_WHAT = " (seconds, or inf)"  #: :func:`check_range`'s ``what`` for a seconds option
@@ -121,13 +143,14 @@ class SolverOption:
         ``from_state`` (``step``: a command that reads the options ``init`` stored), the state's, which is
         ``Settings``'s only unless init was given another value; a per-invocation option (``--verbose``)
         is the same in both."""
+        shown = getattr(self.check, "shown", "")  # a numeric row's range (Ranged), stated as the other options'
         if not self.default:
-            return self.help
+            return self.help + shown
         if from_state and self.stored:
             said = f"default: the state's, set by init; {self.default} unless init was given another"
         else:
             said = f"default: {self.default}"
-        return self.help.replace("{default}", said)
+        return self.help.replace("{default}", said) + shown
 
     def parameter(self, from_state: bool = False) -> inspect.Parameter:
         """The Typer parameter of this option (default None = not given; a bool flag defaults to False);

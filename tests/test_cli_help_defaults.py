@@ -83,19 +83,34 @@ def test_a_plain_step_uses_the_tolerance_init_stored(tmp_path, capsys, monkeypat
 
 
 #: a range check whose message names the flag: `UsageError(f"--keep must be at least 1, ...")`,
-#: `check_range("--wait", ...)`; "must be an integer" (the kind) and "must be positive" are not ranges [x>=a]
-_ENFORCED = re.compile(r'''(?:UsageError\(f?["'](--[a-z][a-z-]*) must be (?:at least|>=|between|a finite number >=))'''
+#: `check_range("--wait", ...)`, `UsageError(f"--time-limit must be positive seconds, ...")`; "must be an integer"
+#: (the kind) is not a range. The solver options' table (copter_cli.solver_options.OPTIONS) words its rows'
+#: complaints without the flag ("must be positive, got 0"): its numeric rows with a check count too.
+_ENFORCED = re.compile(r'''(?:UsageError\(f?["'](--[a-z][a-z-]*) must be (?:at least|>=|between|a finite number >=|positive))'''
                        r'''|(?:check_range\(["'](--[a-z][a-z-]*)["'])''')
-_STATED = re.compile(r"\[x>=[^\]]+\]|\[[^\]]+<=x<=[^\]]+\]")  #: solver_options.range_help's (and click's) forms
+#: solver_options.range_help's (and click's) forms: [x>=1], [1<=x<=50], and with a bound excluded [x>0], [0<x<1]
+_STATED = re.compile(r"\[x>=?[^\]]+\]|\[[^\]]+<=?x<=?[^\]]+\]")
+#: a range that excludes 0 (what "must be positive" enforces): [x>0], [0<x<1], [0<x<inf]
+_POSITIVE = re.compile(r"\[x>0\]|\[0<x<[^\]]+\]")
 
 
-def _enforced_flags() -> set[str]:
+def _enforced_flags() -> tuple[set[str], set[str]]:
+    """(every flag whose range a command enforces, those of them refused as "must be positive")."""
+    from copter_cli.solver_options import OPTIONS
+
     root = Path(__file__).resolve().parents[1]
-    flags = set()
+    flags, positives = set(), set()
     for path in [*(root / "copter_cli").rglob("*.py"), *(root / "solver").rglob("*.py")]:
         for m in _ENFORCED.finditer(path.read_text(encoding="utf-8")):
             flags.add(m.group(1) or m.group(2))
-    return flags
+            if m.group(0).endswith("positive"):
+                positives.add(m.group(1))
+    for o in OPTIONS:  # a numeric row's check, found by its complaint about -1 (every numeric row refuses it)
+        if o.type in (int, float) and o.check is not None and o.check(-1) is not None:
+            flags.add(o.flag)
+            if o.check(0) is not None and o.check(0).startswith("must be positive"):
+                positives.add(o.flag)
+    return flags, positives
 
 
 def _options(command, prefix=()):
@@ -114,17 +129,22 @@ def test_an_option_with_an_enforced_range_states_it_in_its_help():
 
     from copter_cli.app import build
 
-    enforced = _enforced_flags()
+    enforced, positives = _enforced_flags()
     assert {"--keep", "--last", "--top", "--entries", "--k", "--seed", "--threads", "--pop-workers", "--rounds",
             "--wait", "--partition-passes", "--zero-tol"} <= enforced
+    # refused as "must be positive", which click's [x>=a] cannot say: their help said no range at all
+    assert {"--tol", "--time-limit", "--integer-fallback-seconds", "--relaxation-tol",
+            "--feasibility-tol"} <= positives
+    assert {"--iteration-limit", "--submip-seconds", "--submip-gap", "--mip-gap"} <= enforced
     missing, seen = [], set()
     for where, param in _options(typer.main.get_command(build())):
         flags = enforced.intersection(param.opts)
         if not flags:
             continue
         seen |= flags
-        ranged = type(param.type).__name__ in ("IntRange", "FloatRange") or _STATED.search(param.help or "")
-        if not ranged:
-            missing.append(f"{where} {param.opts[0]}")
+        stated = _STATED.search(param.help or "")
+        ranged = type(param.type).__name__ in ("IntRange", "FloatRange") or stated
+        if not ranged or (positives.intersection(param.opts) and not _POSITIVE.search(param.help or "")):
+            missing.append(f"{where} {param.opts[0]}: {stated.group(0) if stated else 'no range'}")
     assert not missing, missing
     assert seen == enforced, enforced - seen  # each enforced flag is an option somewhere
