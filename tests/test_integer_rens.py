@@ -135,9 +135,9 @@ def test_rens_hands_highs_only_the_free_columns_and_its_stopping_gap(lb_split, m
     seen = []
     real = fallback.highs_mip
 
-    def spy(sub, seconds, seed=None, mip_rel_gap=None):
+    def spy(sub, seconds, seed=None, mip_rel_gap=None, **kw):
         seen.append((sub.n_cols, int(np.count_nonzero(sub.col_lower == sub.col_upper)), mip_rel_gap))
-        return real(sub, seconds, seed, mip_rel_gap=mip_rel_gap)
+        return real(sub, seconds, seed, mip_rel_gap=mip_rel_gap, **kw)
 
     monkeypatch.setattr(fallback, "highs_mip", spy)
     x, info = rens(lb_split, lp.x, 30.0, mip_rel_gap=2.5e-3)

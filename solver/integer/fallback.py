@@ -147,7 +147,7 @@ class StallWatch:
 
 def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
               mip_rel_gap: float | None = None, stall_seconds: float | None = None,
-              far_seconds: float | None = None) -> tuple[np.ndarray | None, dict]:
+              far_seconds: float | None = None, threads: int | None = None) -> tuple[np.ndarray | None, dict]:
     """Run HiGHS MIP on ``problem`` for at most ``seconds`` (wall); returns (x or None, info).
 
     Args:
@@ -161,6 +161,10 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
             ``mip_rel_gap`` stop it.
         far_seconds: with ``stall_seconds``, the watch's minimum while the gap is more than ``FAR_GAP_FACTOR``
             times ``mip_rel_gap`` (at most a quarter of ``seconds``; None: ``stall_seconds`` throughout).
+        threads: HiGHS's thread count (``highs_bridge.configure_threads``; None: HiGHS's default, which on the
+            2-core machine is 2). The pipeline passes ``Settings.threads`` (default 1): mod008's HiGHS MIP took
+            2.0-2.8 s with HiGHS's 2 threads against 1.2-1.8 s with one on the loaded 2-core machine, and of 8 small
+            shared MILPs none was faster with two, dcmulti level (HiGHS's idle workers spin on a busy core).
     Returns:
         x: (n,) HiGHS incumbent with integer columns rounded to integers, or None.
         info: {"highs_status", "seconds", "mip_dual_bound", "mip_gap", "seeded"}, with ``stall_seconds``:
@@ -173,7 +177,7 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
             "seeded": False}
     if not (seconds > 0):
         return None, info
-    h = new_highs()
+    h = new_highs(threads)
     reason = pass_model(h, to_highs_lp(problem, with_names=False), problem)
     if reason is not None:  # running the empty model it holds would say "Empty", not why
         info.update(highs_status=f"Refused: {reason}", seconds=time.perf_counter() - t0)
@@ -212,7 +216,7 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
         x[it] = np.round(x[it])
         if info["seeded"] and _wrong_objective(problem, x, objective_value(h)):
             return _without_seed(problem, x, objective_value(h), seconds - (time.perf_counter() - t0),
-                                 mip_rel_gap, stall_seconds, far_seconds, t0)
+                                 mip_rel_gap, stall_seconds, far_seconds, t0, threads)
     info["seconds"] = time.perf_counter() - t0
     return x, info
 
@@ -229,12 +233,13 @@ def _wrong_objective(problem: Problem, x: np.ndarray, highs_objective: float) ->
 
 
 def _without_seed(problem: Problem, x_seeded: np.ndarray, highs_objective: float, left: float,
-                  mip_rel_gap, stall_seconds, far_seconds, t0: float) -> tuple[np.ndarray | None, dict]:
+                  mip_rel_gap, stall_seconds, far_seconds, t0: float,
+                  threads: int | None = None) -> tuple[np.ndarray | None, dict]:
     """The seeded run's verdict is void (``_wrong_objective``): HiGHS again without the seed for the ``left``
     seconds; its point when it has one, else the seeded run's (feasible, as every caller re-checks). The info
     is the unseeded run's, with ``seed_dropped`` = what the seeded run claimed."""
     x, info = highs_mip(problem, left, None, mip_rel_gap=mip_rel_gap, stall_seconds=stall_seconds,
-                        far_seconds=far_seconds)
+                        far_seconds=far_seconds, threads=threads)
     info["seed_dropped"] = {"highs_objective": float(highs_objective),
                             "point_objective": float(problem.objective(x_seeded))}
     info["seconds"] = time.perf_counter() - t0

@@ -270,7 +270,7 @@ def _highs_first_round(run: _Round, limit: int) -> SolveResult | None:
 
     t0 = time.perf_counter()
     lp = solve_relaxation_highs(relaxed_problem(problem, run.st.lower, run.st.upper),
-                                time_limit_seconds=max(run.remaining(), 0.0))
+                                time_limit_seconds=max(run.remaining(), 0.0), threads=run.settings.threads)
     run.seconds["relaxation"] += time.perf_counter() - t0
     run.report.update(lp_engine="highs", lp_status=lp.status.name, lp_objective=float(lp.objective),
                       lp_dual_residual_rel=0.0)
@@ -610,7 +610,8 @@ def _rens_step(run: _Round, x_ref: np.ndarray, budget: float, reason: str | None
     # bound is on the sub-MIP only, and proving that optimal does not move the round's gap
     # the previous round's point, when it is the incumbent, is HiGHS's start in every neighbourhood that holds it
     xr, rinfo = rens(problem, x_lp, budget, mip_rel_gap=max(1e-4, 0.5 * float(run.settings.mip_gap_tol)),
-                     core=core, seed=run.x_best if run.source == "previous" else None)
+                     core=core, seed=run.x_best if run.source == "previous" else None,
+                     threads=run.settings.threads)
     if xr is not None:
         xr, finfo = fix_and_resolve(problem, xr, run.settings, x_lp, run.y_lp,
                                     resolve_seconds=run.resolve_budget())
@@ -675,14 +676,14 @@ def _highs_fallback(run: _Round, seed: np.ndarray, stall_seconds: float | None =
                     far_seconds: float | None = None):
     """HiGHS MIP (``fallback.py``) seeded with ``seed`` ((n,), NaN = unset) for at most
     ``integer_fallback_seconds`` (and, with ``stall_seconds`` / ``far_seconds``, until it stalls:
-    ``fallback.StallWatch``), its point completed exactly; returns (x or None, info, fix_and_resolve info)."""
+    ``fallback.StallWatch``), with ``Settings.threads`` HiGHS threads, its point completed exactly; returns (x or None, info, fix_and_resolve info)."""
     from solver.integer.fallback import highs_mip
 
     # HiGHS stops at the round's own target (mip_rel_gap = mip_gap_tol): its "Optimal" then means what
     # copter's OPTIMAL means, and a looser target lets branch-and-cut stop earlier
     xf, finfo = highs_mip(run.problem, min(float(run.settings.integer_fallback_seconds), run.remaining()), seed,
                           mip_rel_gap=float(run.settings.mip_gap_tol), stall_seconds=stall_seconds,
-                          far_seconds=far_seconds)
+                          far_seconds=far_seconds, threads=run.settings.threads)
     rinfo: dict = {}
     if xf is not None:
         xf, rinfo = fix_and_resolve(run.problem, xf, run.settings, run.x_lp, run.y_lp,

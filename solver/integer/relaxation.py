@@ -67,8 +67,11 @@ def solve_relaxation(problem: Problem, settings: Settings, warm_start: SolverSta
     return res, res.engine or "pdhg"
 
 
-def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None) -> SolveResult:
-    """Solve the LP ``lp`` with HiGHS (dual simplex, cold) into a SolveResult (duals in HiGHS's convention)."""
+def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None,
+                           threads: int | None = None) -> SolveResult:
+    """Solve the LP ``lp`` with HiGHS (dual simplex, cold) into a SolveResult (duals in HiGHS's convention);
+    ``threads``: HiGHS's thread count (None: its default), the HiGHS MIP's that follows, so that HiGHS's
+    process-global scheduler is built once (``highs_bridge.configure_threads``)."""
     from solver.highs_bridge import (
         new_highs,
         objective_value,
@@ -81,7 +84,7 @@ def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None)
     )
 
     t0 = time.perf_counter()
-    h = new_highs(time_limit_seconds=time_limit_seconds)
+    h = new_highs(threads, time_limit_seconds=time_limit_seconds)
     h.passModel(to_highs_lp(lp, with_names=False, relax=True))
     h.run()
     ms = status_text(h)

@@ -145,7 +145,7 @@ def without_fixed_columns(problem: Problem, lower: np.ndarray, upper: np.ndarray
 
 
 def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float | None = None,
-         core=None, seed: np.ndarray | None = None) -> tuple[np.ndarray | None, dict]:
+         core=None, seed: np.ndarray | None = None, threads: int | None = None) -> tuple[np.ndarray | None, dict]:
     """Solve the RENS sub-MIP around ``x_lp`` with HiGHS; neighbourhoods of ``EPS_LADDER`` in turn.
 
     Args:
@@ -158,6 +158,7 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
             with ``eps`` = "core".
         seed: (n,) a feasible point (the round's incumbent) handed to HiGHS as its start in every
             neighbourhood whose bounds hold all its integer values (attempt's ``seeded``); None: no start.
+        threads: HiGHS's thread count (``fallback.highs_mip``; None: HiGHS's default).
     Returns:
         x: (n,) HiGHS's best point of the first feasible neighbourhood, integer columns rounded to
         integers, or None.
@@ -190,7 +191,8 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
             hinfo = {"highs_status": "Optimal" if ok else "Infeasible", "seconds": time.perf_counter() - t1}
         else:
             inside = seed is not None and bool(np.all((seed[it] >= lo[it]) & (seed[it] <= hi[it])))
-            x_sub, hinfo = highs_mip(sub, left, seed[keep] if inside else None, mip_rel_gap=mip_rel_gap)
+            x_sub, hinfo = highs_mip(sub, left, seed[keep] if inside else None, mip_rel_gap=mip_rel_gap,
+                                    threads=threads)
             if x_sub is not None:
                 x = lo.copy()
                 x[keep] = x_sub

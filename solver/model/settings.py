@@ -159,7 +159,11 @@ class Settings:
         threads: numba threads for the iteration (default 1: the serial kernels). With threads > 1
             problems of at least ``parallel_min_nnz`` nonzeros run the parallel kernels (same results
             bitwise). Measured on the shared 2-core machine under load: 2 threads were 4x SLOWER than 1
-            on a 400k-nonzero LP (a barrier per pass), so parallelism is opt-in.
+            on a 400k-nonzero LP (a barrier per pass), so parallelism is opt-in. Also HiGHS's thread count in
+            a MILP round's HiGHS runs (HiGHS first's simplex and MIP, the fallback, the improvement, RENS; None
+            = HiGHS's default, 2 on the 2-core machine): mod008's HiGHS MIP took 2.0-2.8 s with 2 threads
+            against 1.2-1.8 s with 1 on the loaded machine; of 8 small shared MILPs none was faster with 2
+            (dcmulti level).
         parallel_min_nnz: size (nonzeros) from which the parallel kernels are used.
 
     Presolve (``solver.lp.presolve``):
