@@ -178,7 +178,8 @@ OPTIONS: tuple[SolverOption, ...] = (
                  "a model with at most 4,096 integer columns, 'highs' runs HiGHS MIP (time-limited, seeded with "
                  "the point) or 'none' does not ({default}).", "highs", one_of(FALLBACKS, "'highs' or 'none'")),
     SolverOption("--integer-fallback-seconds", "integer_fallback_seconds", float,
-                 "MILP: time limit of the HiGHS MIP fallback, seconds ({default}).", "60", positive),
+                 "MILP: time limit of the round's HiGHS MIP steps together (HiGHS first, the fallback, the "
+                 "improvement), seconds ({default}).", "60", positive),
     SolverOption("--integer-fallback-gap", "integer_fallback_gap", float,
                  "MILP: also run the HiGHS fallback, seeded with the heuristic point, when its relative gap to the "
                  "LP bound exceeds this ({default}).", "never", nonnegative),

@@ -12,7 +12,7 @@ REFERENCES.md section 1, generalised by structure detection):
    when HiGHS returns none (the ``"fallback"`` step with ``reason`` "small model: HiGHS first"), or when it
    stopped at its time budget (not stalled) above ``mip_gap_tol`` with round time left: then they start from
    its point as the incumbent (``_stages_follow_highs_first``, report ``highs_first``; ``source`` says
-   whose point won);
+   whose point won), and no HiGHS MIP step follows them when HiGHS first spent the budget (step 5);
 
 1. structure detection (``structure.py``): choice rows, capacity rows, variable upper bounds, general
    integers; integer bounds rounded inward; the previous round's point (``warm_start.integer_x``, mapped
@@ -42,8 +42,10 @@ REFERENCES.md section 1, generalised by structure detection):
    (simplex-vertex) continuous values pinned, which frees integers an interior LP point still used
    (step ``"fill"`` with ``"after": "fix_and_resolve"``);
 5. ``fallback`` (``settings.integer_fallback == "highs"``): HiGHS MIP for at most
-   ``settings.integer_fallback_seconds`` (wall, within the round's time limit) with ``mip_rel_gap`` =
-   ``mip_gap_tol``, seeded with the rounded integer assignment, when steps 3-4 found no feasible point; also,
+   ``settings.integer_fallback_seconds`` (wall, within the round's time limit; one budget that the round's HiGHS
+   MIP steps share: HiGHS first, this fallback and the improvement together, ``_highs_budget``; a step the spent
+   budget skips is named in the report's ``fallback_skipped``) with ``Settings.threads`` HiGHS threads and
+   ``mip_rel_gap`` = ``mip_gap_tol``, seeded with the rounded integer assignment, when steps 3-4 found no feasible point; also,
    seeded with the heuristic point, when its gap is above ``integer_fallback_gap``, or above ``mip_gap_tol``
    on a model with at most ``integer_improve_max_integers`` integer columns (such a small model skips RENS and
    further relaxation stages once it has a point: HiGHS closes its weak-LP-bound gap in a fraction of a
@@ -61,6 +63,7 @@ REFERENCES.md section 1, generalised by structure detection):
 Report (``result.mip``): integer_objective, lp_bound, gap_rel, fractional_before (integer columns whose LP
 value is more than 1e-6 from an integer), steps (one dict per step run: ``step`` in previous | round | repair |
 fill | fix_and_resolve | rens | dive | fallback, ``changed`` columns, ``seconds``, step details), fallback_used,
+highs_mip_seconds (HiGHS MIP's seconds in the round's fallback steps, against ``integer_fallback_seconds``),
 source (previous | heuristic | fallback | none), incumbent (which point won: previous | integerization | none),
 previous_point (with a previous point: feasible, objective, resolved, reason, seconds), structure counts,
 lp_engine, lp_status, lp_objective (of the last relaxation stage), relaxation_stages (one dict per stage: tol, iteration_budget, lp_status, iterations,
@@ -137,6 +140,9 @@ class _Round:
     lp_state: SolverState | None = None
     out: object = None  #: the last RoundingOutcome (seed of dive and fallback)
     step: float | None = None  #: the objective's lattice step (``solver.integer.gap.objective_step``), once
+    #: seconds HiGHS MIP has run in this round's HiGHS MIP steps (HiGHS first, the fallback, the improvement),
+    #: which share one ``integer_fallback_seconds`` budget (``_highs_budget``)
+    highs_mip_seconds: float = 0.0
 
     def proven_bound(self) -> float:
         """``lp_bound`` moved up to the objective's lattice when the objective is integral on integer points
@@ -562,7 +568,10 @@ def _highs_improves(run: _Round) -> bool:
     seed better (LB 128x16: HiGHS seeded with the rounded point took 17.5 s, after RENS 1 s)."""
     # only with a finite bound: a relaxation that has not bounded the MILP yet may be on its way to an
     # unboundedness certificate, which the next stages give (random MILPs: -1.9e78 "points" otherwise)
-    return run.small and run.x_best is not None and run.fallback_mode == "highs" and math.isfinite(run.gap())
+    # and only while the round's HiGHS MIP budget is not spent (``_highs_budget``: HiGHS first stopped at it), else
+    # the improvement does not follow and the stages go on
+    return (run.small and run.x_best is not None and run.fallback_mode == "highs" and math.isfinite(run.gap())
+            and _highs_budget(run) > 0)
 
 
 def _rens_stage(run: _Round, gap_k: float, bound_k: float, t_stage: float, tag: dict) -> float:
@@ -672,18 +681,42 @@ def _fill_pinned(run: _Round) -> None:
     return None
 
 
+def _highs_budget(run: _Round) -> float:
+    """Seconds HiGHS MIP may still run in this round: what is left of ``integer_fallback_seconds`` after the
+    round's earlier HiGHS MIP steps (``run.highs_mip_seconds``), within the round's time left. One budget for
+    the round: HiGHS first that stopped at its budget above the target, followed by the stages, left the
+    improvement step (seeded with their point) a second full budget, 2x ``--integer-fallback-seconds`` in one
+    round."""
+    return min(float(run.settings.integer_fallback_seconds) - run.highs_mip_seconds, run.remaining())
+
+
+def _budget_spent(run: _Round, step: str) -> bool:
+    """True (and the report's ``fallback_skipped`` says so) when ``_highs_budget`` leaves nothing for ``step``,
+    a HiGHS MIP step that would run now."""
+    if _highs_budget(run) > 0:
+        return False
+    run.report["fallback_skipped"] = (f"{step}: the round's integer_fallback_seconds "
+                                      f"({float(run.settings.integer_fallback_seconds):g} s) already spent by "
+                                      f"HiGHS MIP ({run.highs_mip_seconds:.3g} s)")
+    return True
+
+
 def _highs_fallback(run: _Round, seed: np.ndarray, stall_seconds: float | None = None,
                     far_seconds: float | None = None):
-    """HiGHS MIP (``fallback.py``) seeded with ``seed`` ((n,), NaN = unset) for at most
-    ``integer_fallback_seconds`` (and, with ``stall_seconds`` / ``far_seconds``, until it stalls:
-    ``fallback.StallWatch``), with ``Settings.threads`` HiGHS threads, its point completed exactly; returns (x or None, info, fix_and_resolve info)."""
+    """HiGHS MIP (``fallback.py``) seeded with ``seed`` ((n,), NaN = unset) for at most what is left of the
+    round's ``integer_fallback_seconds`` (``_highs_budget``; and, with ``stall_seconds`` / ``far_seconds``, until
+    it stalls: ``fallback.StallWatch``), with ``Settings.threads`` HiGHS threads, its point completed exactly;
+    returns (x or None, info, fix_and_resolve info). Adds HiGHS's seconds to ``run.highs_mip_seconds`` (and the
+    report's ``highs_mip_seconds``)."""
     from solver.integer.fallback import highs_mip
 
     # HiGHS stops at the round's own target (mip_rel_gap = mip_gap_tol): its "Optimal" then means what
     # copter's OPTIMAL means, and a looser target lets branch-and-cut stop earlier
-    xf, finfo = highs_mip(run.problem, min(float(run.settings.integer_fallback_seconds), run.remaining()), seed,
+    xf, finfo = highs_mip(run.problem, _highs_budget(run), seed,
                           mip_rel_gap=float(run.settings.mip_gap_tol), stall_seconds=stall_seconds,
                           far_seconds=far_seconds, threads=run.settings.threads)
+    run.highs_mip_seconds += float(finfo.get("seconds", 0.0))
+    run.report["highs_mip_seconds"] = run.highs_mip_seconds
     rinfo: dict = {}
     if xf is not None:
         xf, rinfo = fix_and_resolve(run.problem, xf, run.settings, run.x_lp, run.y_lp,
@@ -697,6 +730,8 @@ def _fallback(run: _Round) -> SolveResult | None:
     """No point after the heuristics: the HiGHS MIP fallback, seeded with the rounded integers. A SolveResult
     when HiGHS proves the MILP infeasible (or unbounded), else None."""
     if run.x_best is not None or run.fallback_mode != "highs" or run.remaining() <= 0:
+        return None
+    if _budget_spent(run, "fallback"):
         return None
     it = run.problem.integrality
     t0 = time.perf_counter()
@@ -738,7 +773,7 @@ def _improve_by_fallback(run: _Round) -> SolveResult | None:
     it proves ``mip_gap_tol``, stalls (``IMPROVE_STALL_SECONDS``) or spends its budget. A SolveResult when HiGHS
     finds the MILP unbounded (a feasible point exists, so "infeasible or unbounded" means unbounded), else None."""
     reason = _improvement_reason(run)
-    if reason is None:
+    if reason is None or _budget_spent(run, "improvement"):
         return None
     it = run.problem.integrality
     t0 = time.perf_counter()

@@ -192,7 +192,10 @@ class Settings:
     Integerization (solver.integer):
         integer_fallback: ``"highs"`` (HiGHS MIP, time-limited) or ``"none"`` when the integerization
             heuristics find no feasible point.
-        integer_fallback_seconds: time limit of the fallback, in seconds.
+        integer_fallback_seconds: time limit of the HiGHS MIP steps of one MILP round together (HiGHS first,
+            the fallback, the improvement; RENS has its own ``integer_submip_seconds``), in seconds: a step
+            gets what the earlier ones left, and one that finds nothing left is skipped (report
+            ``fallback_skipped``).
         integer_fallback_gap: also run the fallback (seeded with the heuristic point) when the heuristic
             point's relative gap to the LP bound exceeds this; inf (default) = only when no point is found.
         mip_gap_tol: the round's target: relative gap to the proven bound under which a MILP result is OPTIMAL
