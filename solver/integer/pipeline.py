@@ -64,7 +64,8 @@ Report (``result.mip``): integer_objective, lp_bound, gap_rel, fractional_before
 value is more than 1e-6 from an integer), steps (one dict per step run: ``step`` in previous | round | repair |
 fill | fix_and_resolve | rens | dive | fallback, ``changed`` columns, ``seconds``, step details), fallback_used,
 highs_mip_seconds (HiGHS MIP's seconds in the round's fallback steps, against ``integer_fallback_seconds``),
-source (previous | heuristic | fallback | none), incumbent (which point won: previous | integerization | none),
+source (previous | heuristic | fallback | none; the message names which HiGHS MIP step, ``HIGHS_STEP_NAMES``,
+when "fallback"), incumbent (which point won: previous | integerization | none),
 previous_point (with a previous point: feasible, objective, resolved, reason, seconds), structure counts,
 lp_engine, lp_status, lp_objective (of the last relaxation stage), relaxation_stages (one dict per stage: tol, iteration_budget, lp_status, iterations,
 seconds, lp_bound, integer_objective, gap_rel, fractional_before; step dicts carry ``stage`` and
@@ -143,6 +144,9 @@ class _Round:
     #: seconds HiGHS MIP has run in this round's HiGHS MIP steps (HiGHS first, the fallback, the improvement),
     #: which share one ``integer_fallback_seconds`` budget (``_highs_budget``)
     highs_mip_seconds: float = 0.0
+    #: the HiGHS MIP step whose point is ``x_best`` when ``source`` is "fallback" (the message names it:
+    #: ``HIGHS_STEP_NAMES``)
+    highs_step: str | None = None
 
     def proven_bound(self) -> float:
         """``lp_bound`` moved up to the objective's lattice when the objective is integral on integer points
@@ -306,7 +310,7 @@ def _highs_first_round(run: _Round, limit: int) -> SolveResult | None:
         finfo["reason_no_point"] = rinfo.get("reason", "")
     verdict = _take_highs_step(run, xf, finfo, t1, f"small model: HiGHS first (nnz {problem.nnz} <= {limit})",
                                run.x_best if run.x_best is not None else run.x_lp, run.x_lp,
-                               "HiGHS MIP (small model)")
+                               "HiGHS MIP (small model)", "highs_first")
     if verdict is not None:
         return verdict
     if run.x_best is None:
@@ -742,7 +746,7 @@ def _fallback(run: _Round) -> SolveResult | None:
                       if xf is not None else 0, "seconds": time.perf_counter() - t0, **finfo})
     run.seconds["fallback"] = time.perf_counter() - t0
     if xf is not None:
-        run.x_best, run.source = xf, "fallback"
+        run.x_best, run.source, run.highs_step = xf, "fallback", "fallback"
     else:  # the relaxation never certified infeasibility (e.g. a diverged iterate hit the limit); HiGHS may have
         verdict = _highs_verdict(run, None, finfo["highs_status"], run.out.x, "the HiGHS MIP fallback")
         if verdict is not None:
@@ -779,15 +783,16 @@ def _improve_by_fallback(run: _Round) -> SolveResult | None:
     t0 = time.perf_counter()
     xf, finfo, _ = _highs_fallback(run, np.where(it, run.x_best, np.nan), stall_seconds=IMPROVE_STALL_SECONDS,
                                    far_seconds=IMPROVE_FAR_SECONDS)
-    return _take_highs_step(run, xf, finfo, t0, reason, run.x_best, run.x_best, "the HiGHS MIP step")
+    return _take_highs_step(run, xf, finfo, t0, reason, run.x_best, run.x_best, "the HiGHS MIP step", "improvement")
 
 
 def _take_highs_step(run: _Round, xf: np.ndarray | None, finfo: dict, t0: float, reason: str, ref: np.ndarray,
-                     x_out: np.ndarray, who: str) -> SolveResult | None:
+                     x_out: np.ndarray, who: str, step: str) -> SolveResult | None:
     """After a seeded HiGHS MIP run (HiGHS first, the improvement) started at ``t0`` (perf_counter seconds): its
     ``fallback`` step in the report (``changed``: integer columns that differ from ``ref`` (n,) when its point
     ``xf`` (n,) improves the incumbent), then :func:`_highs_verdict` (``x_out``, ``who``) when HiGHS proved there
-    is no optimum, else None with the bound tightened by HiGHS's and a better point taken as the incumbent."""
+    is no optimum, else None with the bound tightened by HiGHS's and a better point taken as the incumbent
+    (``run.highs_step`` = ``step``, a key of ``HIGHS_STEP_NAMES``)."""
     it = run.problem.integrality
     better = run.improves(xf)
     run.steps.append({"step": "fallback", "reason": reason,
@@ -799,9 +804,17 @@ def _take_highs_step(run: _Round, xf: np.ndarray | None, finfo: dict, t0: float,
         return verdict
     run.lp_bound = _tighter_bound(run, finfo)
     if better:
-        run.x_best, run.source = xf, "fallback"
+        run.x_best, run.source, run.highs_step = xf, "fallback", step
     return None
 
+
+#: what the round's message says found the point when ``source`` is "fallback" (``run.highs_step``): the report's
+#: ``source`` does not tell the three HiGHS MIP steps apart (``mip.steps``' ``reason`` does)
+HIGHS_STEP_NAMES = {
+    "highs_first": "HiGHS first: HiGHS MIP on the small model",
+    "fallback": "HiGHS MIP fallback: the heuristics found no point",
+    "improvement": "improvement step: HiGHS MIP seeded with the heuristic point",
+}
 
 #: HiGHS MIP statuses that rule out an optimum; with an integer point known both mean unbounded
 _NO_OPTIMUM = ("Primal infeasible or unbounded", "Unbounded")
@@ -858,7 +871,9 @@ def _assemble(run: _Round) -> SolveResult:
     status = Status.OPTIMAL if gap <= run.settings.mip_gap_tol else Status.FEASIBLE
     if source == "fallback" and run.report.get("fallback_highs_status") == "Optimal":
         status = Status.OPTIMAL  # HiGHS closed the gap within its mip_rel_gap, which is mip_gap_tol
-    origin = "previous round's point (still feasible, not improved)" if source == "previous" else source
+    origin = ("previous round's point (still feasible, not improved)" if source == "previous"
+              else f"fallback ({HIGHS_STEP_NAMES[run.highs_step]})" if source == "fallback" and run.highs_step
+              else source)
     msg = f"integer point from the {origin}; objective {obj:.10g}, LP bound {run.lp_bound:.10g}, gap {gap:.3g}"
     return run.finish(status, run.x_best, msg + (_limit_note(run) if status == Status.FEASIBLE else ""),
                       feasible=True)
