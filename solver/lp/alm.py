@@ -275,7 +275,7 @@ class _Run:
         """Original-space KKT of the scaled point (xs (nn,), ys (mm,)); leaves it in x_full, y_min_full."""
         self.x_full[self.kc] = self.sc.x_to_orig(xs)
         self.y_min_full[self.kr] = self.sc.y_to_orig(ys)
-        return original_kkt(self.problem, self.x_full, self.sense * self.y_min_full)[0]
+        return original_kkt(self.problem, self.x_full, self.sense * self.y_min_full, self.s.tol)[0]
 
     def _done(self, w_, ws_) -> bool:
         """``newton_solve``'s early stop: the Newton iterate meets tol in original units."""
@@ -401,7 +401,7 @@ def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds
     ``engine`` holds ``{"engine": "alm", "passes": passes}`` (the run's matrix passes, ``solver.lp.alm_newton``),
     which ``solver.lp.dispatch`` turns into the full record (``solver.lp.engine_choice.EngineRecord.passes``)."""
     sense = int(problem.sense)
-    kkt, x, y, rc, ax = original_kkt(problem, x_full, sense * y_min_full)
+    kkt, x, y, rc, ax = original_kkt(problem, x_full, sense * y_min_full, s.tol)
     if ws_msg:
         message = f"{message}; {ws_msg}"
     viol = np.maximum(problem.row_lower - ax, ax - problem.row_upper)

@@ -153,7 +153,7 @@ def _kept_warm_point(problem: Problem, s: Settings, warm_start, choice: Choice, 
     if parsed is None:
         return None
     x_in, y_in, st = parsed
-    measured = original_kkt(problem, x_in, y_in)
+    measured = original_kkt(problem, x_in, y_in, s.tol)
     if not measured[0].converged(s.tol):
         return None
     sense = int(problem.sense)

@@ -255,10 +255,10 @@ class Choice:
     probe: bool = False
 
 
-def kkt_measures(problem: Problem, x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+def kkt_measures(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float) -> tuple[float, float, float]:
     """(relative primal residual, relative dual residual, relative gap) of (x (n,), y (m,)) on the original
-    problem (``solver.lp.original_kkt``; one pass over A); a measure that is not finite is inf."""
-    k = original_kkt(problem, x, y)[0]
+    problem (``solver.lp.original_kkt`` at ``tol``; one pass over A); a measure that is not finite is inf."""
+    k = original_kkt(problem, x, y, tol)[0]
     return tuple(v if math.isfinite(v) else math.inf for v in (k.primal_residual_rel, k.dual_residual_rel, k.gap_rel))
 
 
@@ -313,8 +313,8 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
     if parsed is None:
         why = "no warm start" if warm_start is None else "the warm start was refused"
         return Choice("pdhg", f"cold solve ({why}): PDHG, HiGHS presolve {settings.presolve}", previous=previous)
-    m_w = kkt_measures(problem, parsed[0], parsed[1])
-    m_c = kkt_measures(problem, *cold_point(problem))
+    m_w = kkt_measures(problem, parsed[0], parsed[1], settings.tol)
+    m_c = kkt_measures(problem, *cold_point(problem), settings.tol)
     e_w, e_c = max(m_w), max(m_c)
     nums = (f"warm KKT {e_w:.1e}, cold {e_c:.1e} (primal/dual/gap warm {m_w[0]:.1e}/{m_w[1]:.1e}/{m_w[2]:.1e}, "
             f"cold {m_c[0]:.1e}/{m_c[1]:.1e}/{m_c[2]:.1e})")

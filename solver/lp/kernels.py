@@ -304,7 +304,8 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
 
     Returns the tuple (primal objective, dual objective, ||primal residual||_2, ||dual residual||_2,
     fixed-point residual r(z), primal-infeasibility ratio, dual-infeasibility ratio), the first four
-    in original units (see ``solver.lp.termination``), r(z) in the PDHG metric (``solver.lp.restart``), the
+    in original units (see ``solver.lp.termination``; a reduced cost whose bound is not near x is dual
+    residual, ``termination.near_bound``), r(z) in the PDHG metric (``solver.lp.restart``), the
     ratios as in ``solver.lp.infeasibility`` on the rays (yh - y0, xh - x0) (inf when ``rays`` is False
     or the ray's objective has the wrong sign).
     """
@@ -331,6 +332,9 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
             xo = uv_o[j]
         pobj += c_o[j] * xo
         ro = ((xh[j] - x[j]) / tau + (c_s[j] - aty[j])) / s2
+        bnd = lv_o[j] if ro > 0.0 else uv_o[j]
+        if not abs(xo - bnd) <= abs(xo):  # not near the bound it points at: dual residual (termination.near_bound)
+            ro = 0.0
         dr = c_o[j] - atyh[j] / s2 - ro
         dres2 += dr * dr
         if ro > 0.0:

@@ -5,8 +5,8 @@ with the projections PDLP uses to turn an arbitrary (x, y) into a candidate: x c
 bounds (a non-finite entry becomes 0 first, so the candidate is finite and within them), y projected
 onto the signs its row bounds allow (y >= 0 needs a finite lower bound, y <= 0 a finite upper bound, in
 minimisation form; a non-finite entry becomes 0),
-the reduced cost c - A'y split into the part the column bounds allow (r) and the rest, which is the
-dual residual.
+the reduced cost c - A'y split into the part the column bounds allow (r: the bound it points at is finite
+and near x_j, ``solver.lp.termination.near_bound``) and the rest, which is the dual residual.
 
 :func:`original_kkt` does it in one numba pass over the columns (A x scattered and A'y gathered from
 the same CSC entries) and two short passes over the rows; :func:`original_kkt_ref` is its numpy twin.
@@ -34,10 +34,11 @@ kernel_cache.install()  # cached kernels load without numba's compiler set-up (s
 
 
 @njit(cache=True)
-def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, x, y_min, rc, ax):
+def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min, rc, ax):
     """Fill x (n,), y_min (m,), rc = c_min - A'y_min (n,) and ax = A x (m,) from x_in (n,), y_in (m,).
 
-    ``sense`` is +1 or -1 (c_min = sense * cost, y_min = sense * y_in before projection). Returns the
+    ``sense`` is +1 or -1 (c_min = sense * cost, y_min = sense * y_in before projection); ``tol`` the
+    significance of ``solver.lp.termination.near_bound`` (0: every rc_j counts through its finite bound). Returns the
     sums (c_min'x, dual objective without the constant, ||primal residual||^2, ||dual residual||^2,
     ||b||^2 as ``solver.lp.scaling.combined_bound_norm`` counts it, ||cost||^2). Twin: :func:`original_kkt_ref`.
     """
@@ -80,11 +81,12 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, x, y_min, rc, 
         cj = sense * cost[j]
         rj = cj - s
         rc[j] = rj
-        r_ok = 0.0
-        if lv[j] > -inf and rj > 0.0:
-            r_ok += rj
-        if uv[j] < inf and rj < 0.0:
-            r_ok += rj
+        r_ok = 0.0  # the part its finite bound absorbs: near x, or significant (termination.near_bound)
+        significant = abs(rj) > tol * (1.0 + abs(cj) + abs(s))
+        if rj > 0.0 and lv[j] > -inf and (abs(xj - lv[j]) <= abs(xj) or significant):
+            r_ok = rj
+        if rj < 0.0 and uv[j] < inf and (abs(xj - uv[j]) <= abs(xj) or significant):
+            r_ok = rj
         d = rj - r_ok
         dres2 += d * d
         pobj += cj * xj
@@ -105,12 +107,16 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, x, y_min, rc, 
     return pobj, dobj, pres2, dres2, b2, c2
 
 
-def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray):
+def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.0):
     """Relative KKT measures of (x, y) on the ORIGINAL problem (see the module docstring).
 
     Args:
         problem: the original LP (integrality ignored), n columns, m rows.
         x: (n,) primal point; y: (m,) row duals, problem's sense (HiGHS convention).
+        tol: the tolerance the point is judged at: a reduced cost insignificant at it (|rc_j| <= tol (1 +
+            |c_j| + |(A'y)_j|)) whose bound is far from x_j is dual residual, not bound * rc_j in the dual
+            objective (``solver.lp.termination.near_bound``: a bound of 9.99e19 times rounding-level reduced
+            costs kept the gap open); 0 (the default) counts every reduced cost through its finite bound.
     Returns:
         (kkt, x, y, reduced_cost, row_activity): KKT in minimisation form, the clipped x (n,), the
         projected y (m,, problem's sense), c - A'y (n,, problem's sense) and A x (m,).
@@ -121,7 +127,7 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray):
     pobj, dobj, pres2, dres2, b2, c2 = kkt_pass(
         problem.cost, problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
         problem.a_indptr, problem.a_indices, problem.a_data, np.asarray(x, dtype=np.float64),
-        np.asarray(y, dtype=np.float64), float(sense), xo, y_min, rc, ax)
+        np.asarray(y, dtype=np.float64), float(sense), float(tol), xo, y_min, rc, ax)
     off = sense * problem.offset
     p, d = pobj + off, dobj + off
     pn, dn = math.sqrt(pres2), math.sqrt(dres2)
@@ -153,7 +159,7 @@ def measured_result(problem: Problem, measured, status: Status, message: str, to
         message=message, max_row_violation=float(np.max(np.maximum(viol, 0.0), initial=0.0)))
 
 
-def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray):
+def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.0):
     """numpy twin of :func:`original_kkt` (composed of ``solver.lp.termination``'s functions)."""
     sense = int(problem.sense)
     n, m = problem.n_cols, problem.n_rows
@@ -172,5 +178,5 @@ def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray):
     lp = OrigLP(c=c_min, lc=problem.row_lower, uc=problem.row_upper, lv=problem.col_lower,
                 uv=problem.col_upper, b_norm=combined_bound_norm(problem.row_lower, problem.row_upper),
                 c_norm=float(np.linalg.norm(problem.cost)), offset=sense * problem.offset)
-    kkt = kkt_from_original(lp, x, ax, y_min, aty, r)
+    kkt = kkt_from_original(lp, x, ax, y_min, aty, r, tol)
     return kkt, x, sense * y_min, sense * rc, ax

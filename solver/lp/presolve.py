@@ -216,7 +216,7 @@ class _OriginalJudge:
         if len(out.col_value) != self.problem.n_cols or len(out.row_dual) != self.problem.n_rows:
             return None
         measured = original_kkt(self.problem, np.asarray(out.col_value, dtype=np.float64),
-                                np.asarray(out.row_dual, dtype=np.float64))
+                                np.asarray(out.row_dual, dtype=np.float64), s.tol)
         self.last = (x.copy(), y.copy(), measured)
         kkt = measured[0]
         if kkt.converged(s.tol):
@@ -228,7 +228,7 @@ class _OriginalJudge:
         # the step's own OPTIMAL uses PDHG's prox-step reduced cost, which one step from a rejected point
         # can leave far from c - A'y (bell5's relaxation at 1e-6: gap 5.5e-7 by it, 1.8e-4 by the measure
         # that rejected the point): it passes only if it passes the same original-space measure
-        if step.status == Status.OPTIMAL and original_kkt(self.problem, step.x, step.y)[0].converged(s.tol):
+        if step.status == Status.OPTIMAL and original_kkt(self.problem, step.x, step.y, s.tol)[0].converged(s.tol):
             self.polished = step
             return None
         return kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel
@@ -338,7 +338,7 @@ def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, 
         seconds["reduced_solve"] = 0.0
         if s.verbose:
             print(f"HiGHS presolve: {problem.n_rows}x{problem.n_cols} -> empty", file=sys.stderr)
-    measured, polished = _postsolve_and_measure(h, problem, red, judged, seconds)
+    measured, polished = _postsolve_and_measure(h, problem, red, judged, seconds, s.tol)
     x, y = measured[1], measured[2]
     kkt = measured[0]
     seconds["polish"] = 0.0
@@ -388,7 +388,7 @@ def _presolve_infeasible(problem: Problem, s: Settings, t_start: float, seconds:
     x0 = np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper)
     return _result(problem, Status.PRIMAL_INFEASIBLE, "; ".join(
         ["HiGHS presolve proved that no feasible point exists", *notes]),
-        original_kkt(problem, x0, np.zeros(problem.n_rows)), s, 0, seconds)
+        original_kkt(problem, x0, np.zeros(problem.n_rows), s.tol), s, 0, seconds)
 
 
 def _solve_reduced(h: Highs, problem: Problem, s: Settings, t_start: float, seconds: dict) -> tuple:
@@ -412,8 +412,8 @@ def _solve_reduced(h: Highs, problem: Problem, s: Settings, t_start: float, seco
     return red, judged
 
 
-def _postsolve_and_measure(h: Highs, problem: Problem, red, judged, seconds: dict) -> tuple:
-    """The original-space point and its :func:`original_kkt` measure: the judge's, when the reduced run
+def _postsolve_and_measure(h: Highs, problem: Problem, red, judged, seconds: dict, tol: float) -> tuple:
+    """The original-space point and its :func:`original_kkt` measure (at ``tol``): the judge's, when the reduced run
     stopped at the point it judged last, else HiGHS postsolve of the reduced point (``red`` None: of the
     empty solution). Fills ``seconds["postsolve"]``. Returns (measured, the judge's polished result or
     None). Raises _WithoutPresolve when postsolve fails."""
@@ -434,7 +434,7 @@ def _postsolve_and_measure(h: Highs, problem: Problem, red, judged, seconds: dic
             seconds["postsolve"] = time.perf_counter() - t
             raise _WithoutPresolve("HiGHS postsolve failed: solved without presolve")
         measured = original_kkt(problem, np.asarray(out.col_value, dtype=np.float64),
-                                np.asarray(out.row_dual, dtype=np.float64))
+                                np.asarray(out.row_dual, dtype=np.float64), tol)
     seconds["postsolve"] = time.perf_counter() - t
     return measured, polished
 

@@ -10,10 +10,24 @@ reduced cost r = c - A'y) and reduced costs r recovered from the primal prox ste
     gap              |p - d| / (1 + |p| + |d|)
     p = c'x + c0,   d = lc'y+ - uc'y- + lv'r+ - uv'r- + c0   (finite bounds only; the sign of y and r
                                                               is guaranteed by the projections)
+
+A column's reduced cost r_j counts in d through the bound it points at (lv_j when r_j > 0, uv_j when r_j < 0)
+only when x_j is near that bound, |x_j - bound| <= |x_j|; otherwise r_j is dual residual (:func:`near_bound`,
+PDLP's ``handle_some_primal_gradients_on_finite_bounds_as_residuals``, on by default there). A column strictly
+inside its box has r_j = 0 in exact arithmetic, but the prox step's r_j is rounding noise of about
+eps |x_j| / tau, and a bound of 9.99e19 (finite: below ``INF_BOUND``) turned it into a dual objective
+1e9-fold off the primal one: adlittle with its open upper bounds written as 9.99e19 met the residuals to 1e-14
+and ended ITERATION_LIMIT at 1,000,000 iterations on a gap that never closed (a 10-column chain LP too). A
+column at its bound is at distance ~0 and keeps its term, so a binding bound (of 1e15 or of 1) counts as
+before. The measure of an arbitrary point (``solver.lp.original_kkt``: r = c - A'y, not a prox step) also
+keeps a reduced cost that is significant for its column (``solver.lp.reach``'s threshold at the caller's
+tol) in the dual objective, far bound or not: ``max x + 5e19 y``, x <= 5e19, at x = 0 has r_x = -1, a dual
+residual 2e-20 of ||c||, but a gap of 0.33 through x's bound, and the ALM must not call that point optimal.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,9 +83,28 @@ class OrigLP:
                      + self.lv_f @ np.maximum(r, 0.0) + self.uv_f @ np.minimum(r, 0.0) + self.offset)
 
 
+def near_bound(x: np.ndarray, r: np.ndarray, lv: np.ndarray, uv: np.ndarray, c: np.ndarray, aty: np.ndarray,
+               tol: float = math.inf) -> np.ndarray:
+    """The part of the reduced cost r (n,) that the column bounds absorb into the dual objective (the rest is
+    dual residual): r_j where the bound it points at (lv_j for r_j > 0, uv_j for r_j < 0) is finite and either
+    near x_j, |x_j - bound| <= |x_j|, or r_j is significant for the column, |r_j| > tol (1 + |c_j| + |aty_j|)
+    (``solver.lp.reach``'s threshold); else 0. ``tol = inf`` is PDLP's rule alone (PDHG's own check, whose
+    prox-step r_j is 0 or rounding noise inside the box); ``tol = 0`` counts every r_j through its finite bound
+    (the measure before the rule). x, lv, uv, c, aty: (n,), minimisation form."""
+    bound = np.where(r > 0.0, lv, uv)
+    with np.errstate(invalid="ignore"):  # an infinite bound: inf <= |x| is False, no warning needed
+        near = np.abs(x - bound) <= np.abs(x)
+        significant = np.abs(r) > tol * (1.0 + np.abs(c) + np.abs(aty))
+    return np.where(np.isfinite(bound) & (near | significant) & (r != 0.0), r, 0.0)
+
+
 def kkt_from_original(lp: OrigLP, x: np.ndarray, ax: np.ndarray, y: np.ndarray, aty: np.ndarray,
-                      r: np.ndarray) -> KKT:
-    """KKT measures of the original-unit point x (n,), A x (m,), y (m,), A'y (n,), r (n,)."""
+                      r: np.ndarray, tol: float = math.inf) -> KKT:
+    """KKT measures of the original-unit point x (n,), A x (m,), y (m,), A'y (n,), r (n,).
+
+    Only the part of r that :func:`near_bound` (with ``tol``) lets the bounds absorb enters the dual
+    objective; the rest is dual residual."""
+    r = near_bound(x, r, lp.lv, lp.uv, lp.c, aty, tol)
     pres = ax - np.minimum(np.maximum(ax, lp.lc), lp.uc)
     dres = lp.c - aty - r
     p = float(lp.c @ x + lp.offset)

@@ -195,7 +195,9 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         kkt = SimpleNamespace(primal_residual_rel=math.nan, dual_residual_rel=math.nan, gap_rel=math.nan)
         red, ax = np.full(problem.n_cols, np.nan), np.full(problem.n_rows, np.nan)
     else:
-        kkt, _, _, red, ax = original_kkt(problem, x, y)
+        # an LP round's status rests on this measure, at its tol (termination.near_bound); a MILP's is information,
+        # measured as complete_kkt measures a deferred one
+        kkt, _, _, red, ax = original_kkt(problem, x, y, 0.0 if problem.is_mip else settings.tol)
     q = point_quality(problem, x)
     gap = None
     if bound is not None and problem.is_mip:  # an integral objective's bound rounds up to its lattice

@@ -143,7 +143,7 @@ def feasibility(problem: Problem, x: np.ndarray | None, tol: float, y: np.ndarra
     bounds = _violation_rel(x, problem.col_lower, problem.col_upper)
     worst = max(rows, bounds)
     with_y = y is not None and not problem.is_mip
-    kkt = original_kkt(problem, x, y if with_y else np.zeros(problem.n_rows))[0]
+    kkt = original_kkt(problem, x, y if with_y else np.zeros(problem.n_rows), tol)[0]
     # original_kkt reads a nan entry as 0 (its candidate point): a nan point is caught by ``worst``
     primal = nan if math.isnan(worst) else kkt.primal_residual_rel
     if problem.is_mip:

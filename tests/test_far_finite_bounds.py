@@ -1,0 +1,115 @@
+"""A finite bound far from the point (9.99e19, just below ``INF_BOUND``) must not stall PDHG, and one that binds
+(1e15) must still hold.
+
+PDHG's check took a column's reduced cost from the prox step, which inside the column's box is rounding noise of
+about eps |x_j| / tau, and put it in the dual objective times the bound it points at: 9.99e19 x 1e-16 opened a gap
+that never closed. adlittle with its open upper bounds written as 9.99e19 ended ITERATION_LIMIT after 1,000,000
+iterations (exit 5) where HiGHS solves it; a 10-column chain LP took 45,588 iterations against 194 with the same
+bounds written as inf. Now such a reduced cost is dual residual unless x_j is near that bound (PDLP's
+``handle_some_primal_gradients_on_finite_bounds_as_residuals``) or, for an arbitrary point's measure
+(``original_kkt``), significant for its column at the tolerance (``solver.lp.termination.near_bound``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from solver.lp.original_kkt import original_kkt, original_kkt_ref
+from solver.lp.termination import near_bound
+from solver.model.problem import Problem
+from tests.helpers import manifest, require_data, run_main
+
+
+def _chain_mps(ub: str, z_ub: str | None = None, n: int = 10) -> str:
+    """max sum_j c_j x_j: x_j - x_(j+1) = 1, sum x <= 10 n, 0 <= x <= ub (x_0 = 14.5 ... x_9 = 5.5 at the optimum,
+    140.8333, all inside their boxes); with ``z_ub`` also a column z (cost 1, z <= z_ub) in z + x_0 <= 3e15, where
+    z's bound binds (optimum 1e15 + 140.9; 3e15 without it)."""
+    rows = [f" E  d{i}" for i in range(n - 1)] + [" L  cap"] + ([" L  zr"] if z_ub else [])
+    cols, c = [], np.linspace(1.0, 2.0, n)
+    for j in range(n):
+        ent = [("obj", float(c[j])), ("cap", 1.0)] + ([(f"d{j}", 1.0)] if j < n - 1 else []) \
+            + ([(f"d{j - 1}", -1.0)] if j else []) + ([("zr", 1.0)] if z_ub and j == 0 else [])
+        cols += [f"    x{j}  {r}  {v!r}" for r, v in ent]
+    if z_ub:
+        cols += ["    z  obj  1.0", "    z  zr  1.0"]
+    rhs = [f"    rhs  d{i}  1" for i in range(n - 1)] + [f"    rhs  cap  {10 * n}"] + (["    rhs  zr  3e15"] if z_ub
+                                                                                       else [])
+    bounds = [f" UP bnd x{j} {ub}" for j in range(n)] + ([f" UP bnd z {z_ub}"] if z_ub else [])
+    return "\n".join(["NAME chain", "OBJSENSE", "    MAX", "ROWS", " N  obj", *rows, "COLUMNS", *cols, "RHS", *rhs,
+                      "BOUNDS", *bounds, "ENDATA"]) + "\n"
+
+
+def _init(capsys, tmp_path, text: str, name: str, *args) -> tuple[int, dict]:
+    path = tmp_path / f"{name}.mps"
+    path.write_text(text)
+    code, out, err = run_main(capsys, "init", path, "--state", tmp_path / f"st-{name}", "--json", *args)
+    return code, json.loads(out.strip().splitlines()[0])
+
+
+@pytest.mark.parametrize("presolve", ["off", "auto"])
+def test_a_bound_of_9_99e19_that_does_not_bind_changes_nothing(tmp_path, capsys, presolve):
+    """Through the CLI from MPS: OPTIMAL at HiGHS's optimum, in the iterations of the same model with inf bounds
+    (before: 45,588 against 194 without presolve, 46,239 against 0 with it; ITERATION_LIMIT at this limit)."""
+    args = ("--presolve", presolve, "--iteration-limit", "5000")
+    code_inf, inf = _init(capsys, tmp_path, _chain_mps("inf"), "inf", *args)
+    code, far = _init(capsys, tmp_path, _chain_mps("9.99e19"), "far", *args)
+    assert code_inf == 0 and inf["status"] == "OPTIMAL", inf
+    assert code == 0 and far["status"] == "OPTIMAL", far
+    assert far["objective"] == pytest.approx(140.8333333333, rel=1e-4)
+    assert (far["iterations"], far["objective"]) == (inf["iterations"], inf["objective"])
+    assert far["dual_objective"] == pytest.approx(140.8333333333, rel=1e-4)
+
+
+@pytest.mark.parametrize("presolve", ["off", "auto"])
+def test_a_binding_bound_of_1e15_still_holds(tmp_path, capsys, presolve):
+    """z <= 1e15 binds (without it z reaches 3e15): the optimum 1e15 + 140.9 (HiGHS), never 3e15."""
+    code, rep = _init(capsys, tmp_path, _chain_mps("9.99e19", z_ub="1e15"), "z", "--presolve", presolve)
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(1e15 + 140.9, rel=1e-9)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("presolve", ["off", "auto"])
+def test_adlittle_with_its_open_bounds_written_as_9_99e19_is_solved(tmp_path, capsys, presolve):
+    """Before: ITERATION_LIMIT after 1,000,000 iterations (exit 5), with and without presolve: PDHG's residuals
+    met 1e-14 while its dual objective stayed at -7e9 (the optimum is 225,495)."""
+    from formats.io import read_problem
+
+    p = read_problem(require_data("mps") / "adlittle.mps")
+    opt = float(next(r for r in manifest("mps") if r["file"] == "adlittle.mps")["optimal_objective"])
+    text = (require_data("mps") / "adlittle.mps").read_text().replace("ENDATA", "")
+    bounds = "".join(f" UP BND {n} 9.99e19\n" for n in p.col_names[np.isinf(p.col_upper)])
+    text += ("" if "BOUNDS" in text else "BOUNDS\n") + bounds + "ENDATA\n"
+    code, rep = _init(capsys, tmp_path, text, "adlittle", "--presolve", presolve)
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(opt, rel=1e-4)
+
+
+def test_near_bound_keeps_a_reduced_cost_only_at_its_bound_or_where_it_is_significant():
+    x = np.array([5.0, 5.0, 9.99e19, 0.0, 5.0])
+    r = np.array([-1e-15, -1.0, -1e-15, 2.0, 3.0])
+    lv = np.array([0.0, 0.0, 0.0, 0.0, -np.inf])
+    uv = np.array([9.99e19, 9.99e19, 9.99e19, 1.0, 10.0])
+    c, aty = np.ones(5), np.zeros(5)
+    # PDLP's rule (tol inf): only at the bound it points at (column 2 at 9.99e19, column 3 at 0)
+    np.testing.assert_array_equal(near_bound(x, r, lv, uv, c, aty), [0.0, 0.0, -1e-15, 2.0, 0.0])
+    # an arbitrary point's measure at tol 1e-4: column 1's reduced cost -1 is significant, so it still counts
+    np.testing.assert_array_equal(near_bound(x, r, lv, uv, c, aty, 1e-4), [0.0, -1.0, -1e-15, 2.0, 0.0])
+    # tol 0: every reduced cost counts through its finite bound, as before the rule (column 4's lower is -inf)
+    np.testing.assert_array_equal(near_bound(x, r, lv, uv, c, aty, 0.0), [-1e-15, -1.0, -1e-15, 2.0, 0.0])
+
+
+def test_original_kkt_reads_rounding_noise_at_a_far_bound_as_dual_residual():
+    """min -x - y, x + y <= 10, y <= 4, x <= 9.99e19 at its optimum (6, 4) with duals off by 1e-12: x's reduced
+    cost -1e-12 times 9.99e19 made a dual objective 1e8 off; at tol 1e-4 it is a dual residual of 1e-12."""
+    p = Problem.from_arrays(cost=np.array([-1.0, -2.0]), matrix=np.array([[1.0, 1.0]]), row_lower=np.array([-np.inf]),
+                            row_upper=np.array([10.0]), col_lower=np.zeros(2), col_upper=np.array([9.99e19, 4.0]))
+    x, y = np.array([6.0, 4.0]), np.array([-1.0 + 1e-12])
+    for fn in (original_kkt, original_kkt_ref):
+        old = fn(p, x, y)[0]
+        assert old.gap_rel > 0.9  # tol 0, the measure before the rule
+        kkt = fn(p, x, y, 1e-4)[0]
+        assert kkt.converged(1e-8) and kkt.dual_objective == pytest.approx(-14.0, abs=1e-9), kkt
