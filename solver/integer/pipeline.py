@@ -45,13 +45,13 @@ REFERENCES.md section 1, generalised by structure detection):
    ``settings.integer_fallback_seconds`` (wall, within the round's time limit; one budget that the round's HiGHS
    MIP steps share: HiGHS first, this fallback and the improvement together, ``_highs_budget``; a step the spent
    budget skips is named in the report's ``fallback_skipped``) with ``Settings.threads`` HiGHS threads and
-   ``mip_rel_gap`` = ``mip_gap_tol``, seeded with the rounded integer assignment, when steps 3-4 found no feasible point; also,
-   seeded with the heuristic point, when its gap is above ``integer_fallback_gap``, or above ``mip_gap_tol``
-   on a model with at most ``integer_improve_max_integers`` integer columns (such a small model skips RENS and
-   further relaxation stages once it has a point: HiGHS closes its weak-LP-bound gap in a fraction of a
-   second, which stages cannot); this improvement also stops when branch-and-cut stalls
-   (``IMPROVE_STALL_SECONDS``, ``fallback.StallWatch``: a bound HiGHS cannot close, as on dense packing
-   MILPs, would otherwise take the whole budget every round);
+   ``mip_rel_gap`` = ``mip_gap_tol``, seeded with the rounded integer assignment, when steps 3-4 found no feasible
+   point; also, seeded with the heuristic point, when its gap is above ``integer_fallback_gap``, or above
+   ``mip_gap_tol`` on a model with at most ``integer_improve_max_integers`` integer columns (such a small model
+   skips RENS and further relaxation stages once it has a point: HiGHS closes its weak-LP-bound gap in a fraction
+   of a second, which stages cannot); this improvement also stops when branch-and-cut stalls
+   (``IMPROVE_STALL_SECONDS``, ``fallback.StallWatch``: a bound HiGHS cannot close, as on dense packing MILPs,
+   would otherwise take the whole budget every round);
 6. the bound: the Lagrangian dual bound of the relaxation's dual point, valid even when the relaxation
    was not solved exactly (``bound.py``), with the choice rows kept in the inner problem when there are
    any (the tighter of the two); ``gap_rel = sense * (integer_objective - lp_bound) / |integer_objective|``,
