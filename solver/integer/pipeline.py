@@ -417,12 +417,37 @@ def _relax(run: _Round, tol: float, budget: int | None, state_in: SolverState | 
 
 
 def _infeasible_relaxation(run: _Round, lp: SolveResult) -> SolveResult:
-    """The result of a relaxation proven infeasible (no integer point) or unbounded/infeasible (no optimum)."""
+    """The result of a relaxation proven infeasible (no integer point) or unbounded/infeasible (no optimum: which
+    of the two, :func:`_no_optimum` settles when it can)."""
     if lp.status == Status.PRIMAL_INFEASIBLE:
         return run.finish(lp.status, run.x_lp, f"LP relaxation: {lp.status.name}; no integer point exists",
                           bound=math.nan)
-    return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, run.x_lp,
-                      "LP relaxation is unbounded or infeasible: the MILP has no optimum", bound=math.nan)
+    return _no_optimum(run, run.x_best, "the incumbent",
+                       f"LP relaxation ended {lp.status.name}", run.x_lp)
+
+
+def _no_optimum(run: _Round, point: np.ndarray | None, point_name: str, said: str, x_out: np.ndarray) -> SolveResult:
+    """The round's result when ``said`` (the relaxation's or HiGHS MIP's verdict) rules out an optimum
+    (``solver.integer.unbounded``): DUAL_INFEASIBLE, the MILP is unbounded, at an integer-feasible point (``point``
+    (n,) when it holds exactly, else one HiGHS MIP finds for the zero objective within the round's HiGHS MIP budget,
+    none with ``--integer-fallback none``); PRIMAL_INFEASIBLE when HiGHS proves that no integer point exists;
+    else INFEASIBLE_OR_UNBOUNDED, reported at ``x_out`` (n,)."""
+    from solver.integer.unbounded import settle_no_optimum
+
+    budget = _highs_budget(run) if run.fallback_mode == "highs" else 0.0
+    v = settle_no_optimum(run.problem, point, budget, run.settings.threads, point_name)
+    if v.step is not None:
+        run.steps.append(v.step)
+        run.highs_mip_seconds += float(v.step.get("seconds", 0.0))
+        run.report["highs_mip_seconds"] = run.highs_mip_seconds
+    run.report["source"] = "none"
+    run.report["integer_objective"] = math.nan
+    if v.status == Status.DUAL_INFEASIBLE:
+        return run.finish(v.status, v.x, f"{said}, and {v.clause}: the MILP is unbounded (no optimum)",
+                          bound=math.nan, feasible=True)
+    if v.status == Status.PRIMAL_INFEASIBLE:
+        return run.finish(v.status, x_out, f"{said}; {v.clause}: no integer-feasible point exists", bound=math.nan)
+    return run.finish(v.status, x_out, f"{said}: the MILP has no optimum; {v.clause}", bound=math.nan)
 
 
 def _stage_bound(run: _Round, lp: SolveResult, engine: str) -> float:
@@ -816,7 +841,7 @@ HIGHS_STEP_NAMES = {
     "improvement": "improvement step: HiGHS MIP seeded with the heuristic point",
 }
 
-#: HiGHS MIP statuses that rule out an optimum; with an integer point known both mean unbounded
+#: HiGHS MIP statuses that rule out an optimum; with an integer-feasible point both mean unbounded
 _NO_OPTIMUM = ("Primal infeasible or unbounded", "Unbounded")
 
 
@@ -825,20 +850,20 @@ def _highs_verdict(run: _Round, xf: np.ndarray | None, status_text: str, x_out: 
     """The round's result when HiGHS MIP (``status_text``, its model status) proved the MILP has no optimum, else
     None; one rule for every HiGHS MIP step (HiGHS first, the fallback, the improvement). Without any integer
     point (``xf`` (n,) HiGHS's and the incumbent both None), "Infeasible" is PRIMAL_INFEASIBLE (exit 4, not 5)
-    and the two ``_NO_OPTIMUM`` statuses INFEASIBLE_OR_UNBOUNDED, reported at ``x_out`` (n,); with one, those
-    two mean unbounded (INFEASIBLE_OR_UNBOUNDED at the incumbent, else HiGHS's point). ``who`` names the step in
-    the message."""
+    and the two ``_NO_OPTIMUM`` statuses go to :func:`_no_optimum`: unbounded (DUAL_INFEASIBLE) at the incumbent,
+    else HiGHS's point, when it holds exactly, else at a point HiGHS finds for the zero objective; otherwise
+    INFEASIBLE_OR_UNBOUNDED (PRIMAL_INFEASIBLE on HiGHS's proof), reported at ``x_out`` (n,). ``who`` names the
+    step in the message."""
     point = run.x_best if run.x_best is not None else xf
     if status_text not in _NO_OPTIMUM and (point is not None or status_text != "Infeasible"):
         return None
-    run.report["source"] = "none"
-    run.report["integer_objective"] = math.nan
-    if point is not None:
-        return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, point,
-                          f"{who} found the MILP unbounded (it has integer points): no optimum")
     if status_text == "Infeasible":
+        run.report["source"] = "none"
+        run.report["integer_objective"] = math.nan
         return run.finish(Status.PRIMAL_INFEASIBLE, x_out, f"{who} proved that no integer-feasible point exists")
-    return run.finish(Status.INFEASIBLE_OR_UNBOUNDED, x_out, f"{who} found the MILP {status_text.lower()}")
+    name = "the incumbent" if run.x_best is not None else "HiGHS's point"
+    return _no_optimum(run, point, name, f"{who} found the MILP {status_text.lower()}",
+                       point if point is not None else x_out)
 
 
 def _tighter_bound(run: _Round, finfo: dict) -> float:
