@@ -115,3 +115,21 @@ def test_a_known_point_settles_it_without_highs_and_a_bad_one_does_not():
     assert v.status == Status.INFEASIBLE_OR_UNBOUNDED and v.x is None
     v = settle_no_optimum(_parity(True), None, 5.0)
     assert v.status == Status.PRIMAL_INFEASIBLE and v.step["highs_status"] == "Infeasible"
+
+
+def test_a_step_that_opens_the_model_is_unbounded_at_the_previous_rounds_point(tmp_path, capsys):
+    """Round 0 bounded (x <= 10, y <= 20: optimum 30); a delta drops both upper bounds (1e20: no bound). The
+    previous round's point still holds, so it proves the round unbounded without any HiGHS MIP run."""
+    from formats.io import write_delta
+    from solver.model.delta import Delta
+
+    (tmp_path / "b.mps").write_text(UNBOUNDED.replace(" FR bnd x\n PL bnd y\n",
+                                                      " LI bnd x -5\n UI bnd x 10\n UP bnd y 20\n"))
+    st = tmp_path / "st"
+    assert run_main(capsys, "init", tmp_path / "b.mps", "--state", st)[0] == 0
+    write_delta(Delta.concat([Delta.vars(["x", "y"], upper=[1e20, 1e20])], base_round=0), tmp_path / "d1.parquet")
+    code, out, _ = run_main(capsys, "step", tmp_path / "d1.parquet", "--state", st, "--json")
+    rep = json.loads(out.strip().splitlines()[0])
+    assert code == 4 and rep["status"] == "DUAL_INFEASIBLE", rep
+    assert "the previous round's point is integer-feasible (objective 30)" in rep["message"], rep["message"]
+    assert not any(s["step"] == "feasibility" for s in rep["mip"]["steps"])

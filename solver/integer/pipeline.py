@@ -422,8 +422,12 @@ def _infeasible_relaxation(run: _Round, lp: SolveResult) -> SolveResult:
     if lp.status == Status.PRIMAL_INFEASIBLE:
         return run.finish(lp.status, run.x_lp, f"LP relaxation: {lp.status.name}; no integer point exists",
                           bound=math.nan)
-    return _no_optimum(run, run.x_best, "the incumbent",
-                       f"LP relaxation ended {lp.status.name}", run.x_lp)
+    return _no_optimum(run, run.x_best, _incumbent_name(run), f"LP relaxation ended {lp.status.name}", run.x_lp)
+
+
+def _incumbent_name(run: _Round) -> str:
+    """What ``run.x_best`` is, for a message: the previous round's point it started from, or the incumbent."""
+    return "the previous round's point" if run.source == "previous" else "the incumbent"
 
 
 def _no_optimum(run: _Round, point: np.ndarray | None, point_name: str, said: str, x_out: np.ndarray) -> SolveResult:
@@ -861,7 +865,7 @@ def _highs_verdict(run: _Round, xf: np.ndarray | None, status_text: str, x_out: 
         run.report["source"] = "none"
         run.report["integer_objective"] = math.nan
         return run.finish(Status.PRIMAL_INFEASIBLE, x_out, f"{who} proved that no integer-feasible point exists")
-    name = "the incumbent" if run.x_best is not None else "HiGHS's point"
+    name = _incumbent_name(run) if run.x_best is not None else "HiGHS's point"
     return _no_optimum(run, point, name, f"{who} found the MILP {status_text.lower()}",
                        point if point is not None else x_out)
 
