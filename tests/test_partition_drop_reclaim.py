@@ -15,6 +15,7 @@ from formats.io import write_delta, write_problem
 from solver.baselines.highs import solve_highs
 from solver.differential import apply_delta
 from solver.model.delta import Delta
+from solver.partition import dropped
 from solver.partition import shares as sh
 from solver.partition.dropped import RECLAIM_MIN, reclaimed_shares
 from tests.helpers import client_allocation, lp, run_main
@@ -85,3 +86,60 @@ def test_the_slack_transfer_is_the_update_s_own():
     moved = sh.transfer_slack(shares, gain, present, usage, keep_slack=0.0)
     assert moved.sum(axis=0) == pytest.approx(np.ones(5))
     assert np.all(moved[gain > 0] >= shares[gain > 0]) and np.all(moved[gain <= 0] <= shares[gain <= 0] + 1e-15)
+
+
+def test_a_share_the_donor_s_remaining_clients_use_at_a_lower_price_moves_after_a_drop(tmp_path, capsys):
+    """3 clients, K = 2: c2's part kept its share of cap/a and cap/b after c2 was dropped, and c1, left alone there,
+    used all of it at a lower shadow price than c0's part paid: nothing was stranded, so nothing moved, and the
+    round ended 17.2% below the new optimum (1.9% in round 0). What c2 took in round 0 now moves to c0's part (at
+    most doubling its share there, by the price excess), and the better of the two passes is the round's."""
+    base = client_allocation(n_clients=3, seed=3)
+    state = _state(tmp_path, capsys, base)
+    rep = _step(tmp_path, capsys, state, _drop(2))
+    opt = solve_highs(apply_delta(base, _drop(2))[0]).objective
+    loss = (opt - rep["objective"]) / abs(opt)
+    assert rep["status"] in ("OPTIMAL", "FEASIBLE"), rep["message"]
+    assert loss < 0.05, loss  # was 0.172
+    passes = rep["partitions"]["shares"]["passes"]
+    assert len(passes) == 2 and passes[0]["reclaimed"] > 0.1 and passes[1]["kept"] is True
+
+
+def test_priced_moves_give_what_the_drop_freed_to_higher_prices_at_most_doubling_a_share():
+    shares = np.array([[0.6, 0.5, 0.9], [0.4, 0.5, 0.1]])
+    present = np.ones((2, 3), dtype=bool)
+    gain = np.array([[1.0, 2.0, 1.0], [3.0, 2.05, 3.0]])
+    usage = shares.copy()  # capacity rows, every share used
+    freed = np.array([[0.3, 0.3, 0.5], [0.0, 0.0, 0.0]])
+    out = dropped.priced_moves(shares, gain, present, usage, freed)
+    assert out[:, 0] == pytest.approx([0.3, 0.7])  # the 0.3 part 0's dropped client took goes to the higher price
+    assert out[:, 1] == pytest.approx(shares[:, 1])  # prices within the dead zone: no move
+    assert out[:, 2] == pytest.approx([0.8, 0.2])  # 0.5 freed, but part 1 held 0.1: it at most doubles
+    assert out.sum(axis=0) == pytest.approx(np.ones(3))
+    unpriced = dropped.priced_moves(shares, np.where([[True], [False]], 0.0, gain), present, usage, freed)
+    assert unpriced == pytest.approx(shares)  # an unpriced donor's unused share is the slack transfer's
+    assert dropped.priced_moves(shares, gain, present, np.full((2, 3), np.nan), freed) == pytest.approx(shares)
+
+
+def test_dropped_use_is_what_the_dropped_clients_took_in_their_part():
+    import scipy.sparse as sp
+
+    from solver.model.settings import Settings
+    from solver.partition.config import PartitionConfig
+    from solver.partition.round import solve_round
+
+    base = client_allocation(n_clients=4, seed=2)
+    out = solve_round(base, Settings(), PartitionConfig(k=2, executor="inline", whole_below_nnz=0))
+    new, info = apply_delta(base, _drop(1))
+    cap = [list(base.row_names).index("cap/a"), list(base.row_names).index("cap/b")]
+    old_rows = np.asarray(info.row_map)[[list(new.row_names).index("cap/a"), list(new.row_names).index("cap/b")]]
+    assert list(old_rows) == cap
+    use = dropped.dropped_use(base, out.data, np.asarray(info.col_map), old_rows, np.array(["c0", "c2", "c3"]), 2)
+    part = int(out.data.assignment.client_part[list(out.data.assignment.client_names).index("c1")])
+    a = sp.csc_array((base.a_data, base.a_indices, base.a_indptr), shape=(base.n_rows, base.n_cols))
+    c1 = np.array([nm.startswith("c1/") for nm in base.col_names])
+    expect = (a @ np.where(c1, out.result.x, 0.0))[cap]
+    assert expect.max() > 0.1  # c1 used the capacity rows
+    assert use[part] == pytest.approx(expect, abs=1e-6)
+    assert use[1 - part] == pytest.approx([0.0, 0.0])
+    assert dropped.dropped_use(base, out.data, np.asarray(info.col_map), old_rows,
+                               np.array(["c0", "c1", "c2", "c3"]), 2) == pytest.approx(np.zeros((2, 2)))

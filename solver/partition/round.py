@@ -86,7 +86,7 @@ from solver.partition.background import AscentThread, WholeBoundBuild
 from solver.partition.clients import PARTITION_OPTIONS, carry_grouping, group_clients, require_clients
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
-from solver.partition.dropped import RECLAIM_PASSES, reclaimed_shares
+from solver.partition.dropped import RECLAIM_PASSES, dropped_use, reclaimed_shares
 from solver.partition.executor import PartWorkerError, run_parts, take_pool_start, workers_ready
 from solver.partition.fallback import (
     better_point,
@@ -105,7 +105,14 @@ from solver.partition.merge import Merged, complete_kkt, merge_parts, part_engin
 from solver.partition.phases import Phases
 from solver.partition.price_split import part_activity, price_shares, ration
 from solver.partition.small import small_lp
-from solver.partition.split import Part, build_part_problems, column_parts, pop_shares, shared_rows
+from solver.partition.split import (
+    Part,
+    build_part_problems,
+    column_parts,
+    combine_points,
+    pop_shares,
+    shared_rows,
+)
 from solver.partition.store import PartitionData, PartState
 
 FIRST_ASCENT_STEPS = 10  #: dual ascent evaluations of the merge before RENS when the point is far from the bound
@@ -176,7 +183,7 @@ def _part_duals(parts: list[Part], ys: list, spos: np.ndarray, k: int, ns: int) 
 
 def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, prev: PartitionData | None = None,
                 info=None, old_shape: tuple[int, int] | None = None,
-                whole_warm: SolverState | None = None) -> RoundOutcome:
+                whole_warm: SolverState | None = None, old_problem: Problem | None = None) -> RoundOutcome:
     """Solve one round of ``problem`` partitioned into ``config.k`` parts (module docstring).
 
     Args:
@@ -188,6 +195,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         old_shape: (n, m) of the previous round's problem (defaults to ``info``'s).
         whole_warm: the previous round's whole-model state mapped onto ``problem``: the warm start of a small LP's
             whole solve (``config.whole_below_nnz``; None: cold).
+        old_problem: the previous round's whole model (None: unknown): after a delta that dropped clients, what
+            they took of each shared row (:func:`solver.partition.dropped.dropped_use`).
     Returns:
         RoundOutcome: the whole-model SolveResult (x (n,), y (m,), status, objective, bound as
         ``dual_objective``, ``gap_rel`` to it), the PartitionData for the next round (None when a worker
@@ -229,6 +238,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     last_pass = config.passes - 1  # passes after it: the price re-split (:func:`wants_price_split`)
     # a round after a delta that dropped clients gives the capacity stranded with their parts back (one more pass)
     reclaim = RECLAIM_PASSES if r.warm and r.n_dropped > 0 and not problem.is_mip else 0
+    before_reclaim = None  # the pass before a reclaim pass: kept when the reclaim pass's merge is worse
     pass_ = -1
     while True:
         pass_ += 1
@@ -282,14 +292,26 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if reclaim and pass_ >= last_pass:
             reclaim -= 1
             back = (None if failed_parts(part_rep) or dl.parts_left() <= 0
-                    else reclaimed_shares(problem, r.rows_sh, r.shares, r.present, gain, act))
+                    else reclaimed_shares(problem, r.rows_sh, r.shares, r.present, gain, act,
+                                          _freed(problem, r, prev, old_problem)))
             if back is not None:  # stranded capacity (solver.partition.dropped): one more pass, this one's shares
                 passes_report[-1]["reclaimed"] = round(float(np.abs(back - r.shares).sum() / max(r.ns, 1) / 2.0), 6)
+                before_reclaim = (parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last,
+                                  moved, r.shares, _merged_objective(problem, r, parts, results, solve_idx))
                 r.shares = back
                 warms = [x.state if x is not None else None for x in results]
                 last_pass = pass_ + 1
                 setup += time.perf_counter() - t2
                 continue
+        if before_reclaim is not None and pass_ == last_pass:  # the reclaim pass: the pass before it if that was better
+            obj = _merged_objective(problem, r, parts, results, solve_idx) if not failed_parts(part_rep) else math.nan
+            first = before_reclaim[-1]
+            kept_reclaim = math.isfinite(obj) and (not math.isfinite(first) or problem.sense * (obj - first) <= 0)
+            passes_report[-1]["kept"] = bool(kept_reclaim)
+            if not kept_reclaim:
+                (parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last, moved,
+                 r.shares) = before_reclaim[:-1]
+            before_reclaim = None
         if pass_ < last_pass:
             r.shares, r.steps, r.last, r.updates = new_shares, new_steps, new_last, r.updates + 1
             warms = [x.state if x is not None else None for x in results]
@@ -468,6 +490,25 @@ def _price_resplit(wb, this: _Pass, settings: Settings, r: RoundSetup, ph: Phase
         return False
     this.mg, r.shares = on, price
     return True
+
+
+def _freed(problem: Problem, r: RoundSetup, prev: PartitionData | None, old: Problem | None) -> np.ndarray | None:
+    """(k, ns) what the clients a delta dropped took of each shared row in their part in the previous round
+    (:func:`solver.partition.dropped.dropped_use`), None when the previous model or the delta's maps are unknown."""
+    if old is None or prev is None or r.col_map is None:
+        return None
+    rmap = r.row_map if r.row_map is not None else np.arange(problem.n_rows)
+    return dropped_use(old, prev, r.col_map, rmap[r.rows_sh], r.grouping.client_names, r.present.shape[0])
+
+
+def _merged_objective(problem: Problem, r: RoundSetup, parts: list[Part], results: list, solve_idx: list) -> float:
+    """The whole model's objective at the parts' merged point (:func:`solver.partition.split.combine_points`); NaN
+    when a part has no finite point."""
+    pts = [results[p].x if results[p] is not None else None for p in solve_idx]
+    if any(x is None or not np.isfinite(x).all() for x in pts):
+        return math.nan
+    x, _ = combine_points(problem, [parts[p] for p in solve_idx], pts, r.grouping.global_cols)
+    return float(problem.objective(x))
 
 
 def _whole_shares(problem: Problem, r: RoundSetup, x: np.ndarray) -> np.ndarray:

@@ -163,7 +163,8 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
     seconds["apply"] = time.perf_counter() - t
     seconds["apply_linear"] = info.seconds_linear
     t = time.perf_counter()
-    out = solve_round(problem, settings, cfg, prev, info, (gen.problem.n_cols, gen.problem.n_rows), whole_warm)
+    out = solve_round(problem, settings, cfg, prev, info, (gen.problem.n_cols, gen.problem.n_rows), whole_warm,
+                      gen.problem)
     seconds["solve"], seconds["integerize"] = phase_seconds(out.result, time.perf_counter() - t)
     return problem, info, out.result, _hook(out.data), {"partitions": out.report}
 
