@@ -454,6 +454,9 @@ IIS_BOUND = {int(highspy.IisBoundStatus.kIisBoundStatusLower): "lower",
              int(highspy.IisBoundStatus.kIisBoundStatusUpper): "upper",
              int(highspy.IisBoundStatus.kIisBoundStatusBoxed): "boxed"}
 IIS_MAX_LISTED = 1000  #: rows / bounds listed at most in the result (counts are always complete)
+#: a finite bound beyond this is left out of HiGHS's first IIS search (:func:`find_iis`): HiGHS 1.16's search
+#: answers "unknown" on an infeasible LP with column bounds of 1e18 or 9.99e19 that finds the set with 1e15 or inf
+IIS_FAR_BOUND = 1e15
 
 
 def _iis_entries(names: np.ndarray, index: np.ndarray, bound: np.ndarray, lower: np.ndarray,
@@ -477,7 +480,9 @@ def find_iis(problem: Problem, time_limit_seconds: float = 10.0, threads: int | 
     Args:
         problem: the model (n columns, m rows).
         time_limit_seconds: wall budget of HiGHS's LP solve and of the IIS search (each; ``iis_time_limit``).
-            A search stopped by it returns the (infeasible, maybe reducible) set found so far.
+            A search stopped by it returns the (infeasible, maybe reducible) set found so far. A model with a
+            finite bound beyond :data:`IIS_FAR_BOUND` is searched first without those bounds (HiGHS's search
+            gave up on 9.99e19 column bounds), then, when that finds no set, as it is within what is left.
         threads: HiGHS threads (None = its default).
     Returns:
         ``{"found": bool, "status": "irreducible" | "reducible" | "time_limit" | "feasible" (the LP
@@ -489,9 +494,39 @@ def find_iis(problem: Problem, time_limit_seconds: float = 10.0, threads: int | 
         only appear in the set's rows (their bounds free to move) are not listed.
     """
     t = time.perf_counter()
+    budget = max(float(time_limit_seconds), 0.0)
+    relaxed = _without_far_bounds(problem)
+    if relaxed is not None:  # a set without the far bounds conflicts in the model with them too
+        out = _highs_iis(relaxed, problem, budget, threads)
+        if out["found"]:
+            out["seconds"] = time.perf_counter() - t
+            return out
+        budget = max(budget - (time.perf_counter() - t), 0.0)  # the two searches share the budget
+    out = _highs_iis(problem, problem, budget, threads)
+    out["seconds"] = time.perf_counter() - t
+    return out
+
+
+def _without_far_bounds(problem: Problem) -> Problem | None:
+    """``problem`` with every finite bound of magnitude above :data:`IIS_FAR_BOUND` made infinite, or None when it
+    has none. Relaxing bounds keeps an infeasible subsystem infeasible, so an IIS of the relaxed model (which holds
+    none of them: they are gone) is one of the model: the first search of :func:`find_iis`."""
+    sides = {}
+    for name, inf in (("col_lower", -math.inf), ("col_upper", math.inf), ("row_lower", -math.inf),
+                      ("row_upper", math.inf)):
+        v = getattr(problem, name)
+        far = np.isfinite(v) & (np.abs(v) > IIS_FAR_BOUND)
+        if far.any():
+            sides[name] = np.where(far, inf, v)
+    return problem.replace(**sides) if sides else None
+
+
+def _highs_iis(model: Problem, problem: Problem, time_limit_seconds: float, threads: int | None) -> dict:
+    """HiGHS's IIS of ``model`` (``problem`` or it with far bounds relaxed), its entries named and bounded by
+    ``problem`` (same indices): :func:`find_iis`'s result without ``seconds``."""
     out = {"found": False, "status": "error", "rows": [], "columns": [], "n_rows": 0, "n_columns": 0}
     h = new_highs(threads)
-    if pass_problem(h, problem):
+    if pass_problem(h, model):
         budget = max(float(time_limit_seconds), 0.0)
         set_time_budget(h, budget)
         h.setOptionValue("iis_time_limit", budget if math.isfinite(budget) else math.inf)
@@ -512,7 +547,6 @@ def find_iis(problem: Problem, time_limit_seconds: float = 10.0, threads: int | 
                         and out["n_rows"] + out["n_columns"] > 0)
         if not out["found"]:
             out.update(rows=[], columns=[], n_rows=0, n_columns=0)
-    out["seconds"] = time.perf_counter() - t
     return out
 
 

@@ -113,3 +113,48 @@ def test_original_kkt_reads_rounding_noise_at_a_far_bound_as_dual_residual():
         assert old.gap_rel > 0.9  # tol 0, the measure before the rule
         kkt = fn(p, x, y, 1e-4)[0]
         assert kkt.converged(1e-8) and kkt.dual_objective == pytest.approx(-14.0, abs=1e-9), kkt
+
+
+INFEASIBLE = """NAME inf
+ROWS
+ N  obj
+ G  c1
+ L  c2
+COLUMNS
+    x  obj  1  c1  1
+    x  c2  1
+    y  obj  2  c1  1
+    y  c2  1
+    z  obj  1  c1  0.5
+RHS
+    rhs  c1  10  c2  5
+BOUNDS
+ UP bnd x {ub}
+ UP bnd y {ub}
+ UP bnd z 4
+ENDATA
+"""
+
+
+@pytest.mark.parametrize("ub", ["9.99e19", "1e18"])
+def test_an_infeasible_lp_with_far_bounds_names_its_conflict(tmp_path, capsys, ub):
+    """HiGHS's IIS search answered "unknown" with column bounds of 1e18 or 9.99e19 ("HiGHS found no conflicting set
+    of rows and bounds"), where with inf it names c1 >= 10, c2 <= 5, z <= 4; the far bounds are left out of a first
+    search (``highs_bridge.IIS_FAR_BOUND``), which finds that set."""
+    (tmp_path / "i.mps").write_text(INFEASIBLE.format(ub=ub))
+    code, out, _ = run_main(capsys, "solve", tmp_path / "i.mps", "--json", "--presolve", "off")
+    rep = json.loads(out.strip().splitlines()[0])
+    assert code == 4 and rep["status"] == "PRIMAL_INFEASIBLE", rep
+    iis = rep["iis"]
+    assert iis["found"] and iis["status"] == "irreducible", iis
+    assert sorted(r["name"] for r in iis["rows"]) == ["c1", "c2"] and [c["name"] for c in iis["columns"]] == ["z"]
+
+
+def test_a_far_bound_that_is_part_of_the_conflict_is_still_found():
+    """x >= 1e18 with x + y <= 5: without the far bound the model is feasible, so the search runs on the model."""
+    from solver.highs_bridge import find_iis
+
+    p = Problem.from_arrays(cost=[1.0, 1.0], matrix=np.array([[1.0, 1.0]]), row_lower=[-np.inf], row_upper=[5.0],
+                            col_lower=[1e18, 0.0], col_upper=[np.inf, np.inf])
+    iis = find_iis(p, 5.0)
+    assert iis["found"] and {c["name"] for c in iis["columns"]} >= {"x0"}, iis
