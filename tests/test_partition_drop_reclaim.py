@@ -75,6 +75,13 @@ def test_reclaimed_shares_moves_only_unused_unpriced_capacity_to_priced_parts():
     assert reclaimed_shares(p, rows, shares, present, np.ones((3, 2)), act) is None  # every part priced
     near = np.array([[5.0 - 10 * RECLAIM_MIN / 2, 1.0], [3.0, 0.9], [2.0, 0.9]])
     assert reclaimed_shares(p, rows, shares, present, gain, near) is None  # below RECLAIM_MIN
+    # what a dropped client freed in a priced part moves only when nothing is stranded (TE Cogentco: the two moves
+    # in one pass merged worse than the stranded capacity's alone)
+    freed = np.array([[0.0, 0.0], [0.0, 0.0], [2.0, 0.0]])  # part 2, priced below part 1 on row 0, lost a client
+    assert reclaimed_shares(p, rows, shares, present, gain, act, freed) == pytest.approx(back)
+    full = np.array([[5.0, 1.0], [3.0, 0.9], [2.0, 0.9]])  # nothing stranded
+    moved = reclaimed_shares(p, rows, shares, present, gain, full, freed)
+    assert moved is not None and moved[:, 0] == pytest.approx([0.5, 0.3 + 0.2 - 1e-3, 1e-3])  # down to FLOOR
 
 
 def test_the_slack_transfer_is_the_update_s_own():
