@@ -227,8 +227,9 @@ class Settings:
             its time loading PDHG and rounding kernels and running stages that a weak LP bound cannot close
             before HiGHS ran anyway. Default 3000, measured through the CLI (``bench/bench_small_milp.py``,
             docs/performance.md "Small MILPs"): the 13 shared MIPLIB/HiGHS MILPs (<= 2,053 nonzeros), Sia 64
-            GPUs (1,392) and LB 64x8 (2,560) take as long or less with HiGHS first (mod008 excepted), Sia 128
-            GPUs (3,774), whose first 128-iteration stage is proven within the target, took longer.
+            GPUs (1,392) and LB 64x8 (2,560) take as long or less with HiGHS first (mod008 level since HiGHS
+            runs on one thread, ``threads``; slower before), Sia 128 GPUs (3,774), whose first 128-iteration
+            stage is proven within the target, took longer.
         integer_dive_max: LP re-solves of the relax-and-fix dive when the rounded integers leave the
             continuous LP infeasible (0 = no dive).
         integer_submip_seconds: wall budget (seconds) of RENS, the sub-MIP of the LP point's roundings solved
