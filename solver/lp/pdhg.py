@@ -38,6 +38,7 @@ from solver.lp.infeasibility import (
     highs_proves_unbounded,
     primal_infeasibility_ratio,
 )
+from solver.lp.original_kkt import original_kkt
 from solver.lp.reach import column_reach, refuted_kkt
 from solver.lp.restart import RestartController, fixed_point_residual
 from solver.lp.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
@@ -418,7 +419,10 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
             does not follow, stops OPTIMAL in its own space and leaves the remedy to the caller.
     Returns:
         SolveResult with every field filled (original units, problem's sense); ``result.state`` holds
-        x, y, step size, primal weight and iterations for the next warm start.
+        x, y, step size, primal weight and iterations for the next warm start. A direct run (no
+        ``accept``) is OPTIMAL only when the returned (x, y) meets ``settings.tol`` by
+        :func:`solver.lp.original_kkt.original_kkt`, whose measures it then reports (``_ReachCheck``);
+        PDHG's own check only decides when to ask.
         PRIMAL_INFEASIBLE rests on a dual ray certificate, or, when the ray's ratio stalls at or below
         ``solver.lp.infeasibility.SUSPECT_RATIO`` while the duals diverge, on HiGHS's proof (asked once per
         run, with the time left and at most as long as PDHG has run; ``result.message`` says which).
@@ -464,6 +468,10 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
             if judge is not None and status == Status.OPTIMAL and judge.missed is not None:
                 status, message = Status.NUMERICAL_ERROR, judge.sentence()
                 kkt = refuted_kkt(kkt, judge.missed)  # not PDHG's small gap: the reach it just refuted
+            elif judge is not None and status == Status.OPTIMAL:
+                kkt = judge.measured[0]  # the returned point's own measures (what OPTIMAL promises), not PDHG's
+                if not kkt.converged(s.tol):
+                    status, message = Status.NUMERICAL_ERROR, judge.kkt_sentence()
         status, message = _unbounded_column(problem, red, status, message)
     if ws_msg:
         message = f"{message}; {ws_msg}" if message else ws_msg
@@ -476,26 +484,47 @@ FAR_BOUND = 1e3
 
 
 class _ReachCheck:
-    """``accept`` of a direct run (no caller judging its points): a point that meets PDHG's measures must
-    also have a relative reach (``solver.lp.reach``) within ``tol``: no column inside its box may keep a
-    reduced cost that is significant for itself while ||c|| dwarfs it. A miss tightens the run's dual and
-    gap targets (``solver.lp.termination.TargetSchedule``); when iterating does not bring the reach down,
-    the run is not OPTIMAL (:attr:`missed` holds the last point's reach)."""
+    """``accept`` of a direct run (no caller judging its points). PDHG's own measures (``_Run.measure``) take
+    the reduced costs from the prox step, r = (x^ - x) / tau + c - A'y at the iterate before the step, not
+    c - A'y of the point returned, so they do not measure that point: a point that meets them must also meet
+    ``tol`` by :func:`solver.lp.original_kkt.original_kkt` (the returned x, y and r = c - A'y in the model's
+    units: the measure the report states and every other OPTIMAL rests on, the ALM's, presolve's judge's
+    and a warm start's kept point's). LB 256x32 round 4, warm: PDHG's gap 7.8e-5 at tol 1e-4, the returned
+    point's 1.0e-4 (1.3e-4 as the Lagrangian bound of its y), so OPTIMAL was reported above tol and a
+    re-solve from it ran 453 iterations instead of returning it. It must also have a relative reach
+    (``solver.lp.reach``) within ``tol``: no column inside its box may keep a reduced cost that is
+    significant for itself while ||c|| dwarfs it. A miss tightens the run's targets of the missed measures
+    (``solver.lp.termination.TargetSchedule``); when iterating does not bring them down, the run is not
+    OPTIMAL (:attr:`missed` holds the last point's reach, :attr:`measured` its ``original_kkt`` output)."""
 
     thresholded = True  #: its measure drops at once, not by halves: TargetSchedule(follow=False)
 
     def __init__(self, problem: Problem, tol: float):
         self.problem, self.tol = problem, tol
         self.missed = None
+        self.measured = None
         self.x_scale = 0.0
 
     def __call__(self, x: np.ndarray, y: np.ndarray):
+        self.measured = original_kkt(self.problem, x, y, self.tol)
+        kkt = self.measured[0]
         rc = column_reach(self.problem, x, y, self.tol)
         self.missed = rc if rc.rel > self.tol else None
         if self.missed is not None:  # the largest value the other variables take, for sentence()'s bound clause
             others = np.abs(np.delete(x, rc.column)) if x.size > 1 else np.zeros(0)
             self.x_scale = float(others.max()) if others.size else 0.0
-        return None if self.missed is None else (0.0, rc.rel, rc.rel)
+        if self.missed is None and kkt.converged(self.tol):
+            return None
+        reach = rc.rel if self.missed is not None else 0.0
+        return kkt.primal_residual_rel, max(kkt.dual_residual_rel, reach), max(kkt.gap_rel, reach)
+
+    def kkt_sentence(self) -> str:
+        """Why the run is not OPTIMAL when the returned point's own measures miss ``tol``."""
+        k = self.measured[0]
+        return (f"PDHG's relative KKT measures met {self.tol:g}, but the point it returns misses it in the model's "
+                f"units (relative primal residual / dual residual / gap {k.primal_residual_rel:.1e} / "
+                f"{k.dual_residual_rel:.1e} / {k.gap_rel:.1e} with its reduced costs c - A'y) and further "
+                "iterations did not close it")
 
     def sentence(self) -> str:
         """Why the run is not OPTIMAL, naming the column that could gain most."""
