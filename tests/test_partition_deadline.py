@@ -130,6 +130,7 @@ def test_no_worker_pool_starts_when_the_parts_time_left_would_not_cover_its_star
     assert not executor.workers_ready("process", 2), "a worker pool was started past the deadline"
     assert "pool_start" not in out.report["seconds"]["phases"]
     assert all(p.get("executor") == "inline" for p in out.report["shares"]["passes"])
+    assert [p["pass"] for p in out.report["shares"]["passes"]] == [0]  # no probe: its parts could only stop at once
     assert out.report["bound"] is None  # a failed round's gap is not reported: no bound past the deadline either
 
 

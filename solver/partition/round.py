@@ -221,7 +221,9 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     warms: list[SolverState | None] | None = None
     setup = time.perf_counter() - t0
     passes_report = []
-    if not r.warm and config.probe and r.ns:
+    # a spent parts' budget skips the probe (POP's shares stay): its parts would each stop at their first check,
+    # one engine set-up per part past the deadline (0.9 s of init --time-limit 1 on TE Cogentco, K = 2)
+    if not r.warm and config.probe and r.ns and not (dl.timed and dl.parts_left() <= 0):
         try:
             # the probe gets half of the parts' time left, the pass after it the rest
             probe_settings = dl.part_settings(part_settings, min(dl.parts_limit,
