@@ -221,8 +221,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     warms: list[SolverState | None] | None = None
     setup = time.perf_counter() - t0
     passes_report = []
-    # a spent parts' budget skips the probe (POP's shares stay): its parts would each stop at their first check,
-    # one engine set-up per part past the deadline (0.9 s of init --time-limit 1 on TE Cogentco, K = 2)
+    # a spent parts' budget skips the probe (POP's shares stay): its parts would each stop at their first check, so
+    # its demands would be the start point's, after one engine set-up per part past the deadline
     if not r.warm and config.probe and r.ns and not (dl.timed and dl.parts_left() <= 0):
         try:
             # the probe gets half of the parts' time left, the pass after it the rest
