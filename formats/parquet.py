@@ -298,6 +298,29 @@ def _file_kind(fmt: str | None, expect: str | None, table: pa.Table, base_round,
     return "problem"
 
 
+def _mps_hint(path: str, expect: str | None) -> str:
+    """"; it looks like an MPS model: ..." when ``path`` (not standard input) is named ``*.mps`` / ``*.mps.gz``
+    or starts with an MPS section (``NAME``, ``ROWS``, a ``*`` comment) or gzip's magic bytes, else "": a user who
+    passes ``base.mps`` to ``copter step`` learns which command makes a delta from it."""
+    if path == STDIN:
+        return ""
+    low = path.lower()
+    looks = low.endswith((".mps", ".mps.gz", ".gz"))
+    if not looks:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(64).lstrip()
+        except OSError:
+            return ""
+        looks = head.startswith((b"NAME", b"ROWS", b"*", b"\x1f\x8b"))
+    if not looks:
+        return ""
+    if expect == "delta":
+        return ("; it looks like an MPS model: a round takes a delta Parquet file; write one with "
+                "`copter diff OLD NEW -o delta.parquet --base-round N`")
+    return "; it looks like an MPS model: `copter convert MODEL.mps MODEL.parquet` writes it as Parquet"
+
+
 def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
     """Read a delta (or problem) Parquet file.
 
@@ -323,7 +346,7 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
         with pq.ParquetFile(pa.BufferReader(stdin_bytes()) if path == STDIN else path) as f:
             table = f.read()  # one chunk per row group (read_table splits into many batches)
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
-        raise FormatError(f"not a readable Parquet file ({e})", file=path) from None
+        raise FormatError(f"not a readable Parquet file ({e}){_mps_hint(path, expect)}", file=path) from None
     meta = dict(table.schema.metadata or {})
     fmt = _meta_get(meta, "copter.format") or None
     if fmt is not None and fmt not in ("delta", "problem"):

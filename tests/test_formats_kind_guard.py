@@ -233,3 +233,29 @@ def test_read_refuses_a_problem_naming_a_base_round_wherever_a_problem_may_come(
         with pytest.raises(FormatError, match=r"copter.format=problem but carries a copter.base_round") as e:
             read(path)
         assert e.value.file == str(path) and e.value.entity == "copter.base_round"
+
+
+@pytest.mark.parametrize("name, text", [("model.mps", "NAME m\nROWS\n N obj\nENDATA\n"),
+                                        ("model.txt", "* a comment\nNAME m\nROWS\n N obj\nENDATA\n")])
+def test_step_of_an_mps_model_names_the_command_that_makes_a_delta(tmp_path, state, name, text):
+    """``copter step base.mps`` said only "not a readable Parquet file": an MPS model (by its name or its first
+    bytes) now gets the command that turns it into a delta (``copter diff``), and the state is untouched."""
+    mps = tmp_path / name
+    mps.write_text(text)
+    before = snapshot(state)
+    res = CliRunner().invoke(app, ["step", str(mps), "--state", str(state), "--json"])
+    err = runner_error(res)
+    assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "format", res.output
+    assert err["file"] == str(mps)
+    assert "not a readable Parquet file" in err["message"] and "it looks like an MPS model" in err["message"]
+    assert "copter diff OLD NEW" in err["message"]
+    assert snapshot(state) == before
+
+
+def test_a_broken_parquet_file_gets_no_mps_hint(tmp_path, state):
+    bad = tmp_path / "d.parquet"
+    bad.write_bytes(b"PAR1 not really")
+    res = CliRunner().invoke(app, ["step", str(bad), "--state", str(state), "--json"])
+    err = runner_error(res)
+    assert res.exit_code == BAD_INPUT and "not a readable Parquet file" in err["message"], res.output
+    assert "MPS" not in err["message"]
