@@ -43,7 +43,7 @@ PACKAGES = ("solver", "formats")  #: packages whose modules are searched for ker
 #: the crash tests' fault injection (``formats.faults.fault_point``, ``formats.faults.io_fault``): it aims at
 #: the command's own round, so the warm-up's scratch rounds run without it (they neither trigger nor count a point)
 FAULT_VARIABLES = ("COPTER_FAULT_INJECT", "COPTER_FAULT_ERRNO", "COPTER_FAULT_TRACE")
-PROGRESS_MESSAGE = "compiling solver kernels, once per install (a few minutes on 2 cores) ..."
+PROGRESS_MESSAGE = "compiling solver kernels, once per install (up to a minute or two on 2 cores) ..."
 SCRATCH_WHAT = "while warming up the solver kernels, before the command's own work"  #: an interrupt's "where"
 
 
