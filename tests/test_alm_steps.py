@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import time
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from solver.differential import apply_delta, map_state
 from solver.lp.alm import ALMParameters, _Run, solve_alm
 from solver.lp.alm_newton import NewtonStats, cg_forcing
 from solver.lp.dispatch import solve
+from solver.lp.termination import KKT
 from solver.lp.trivial import reduce_trivial
 from solver.model.problem import Problem
 from solver.model.settings import Settings
@@ -32,7 +32,7 @@ def _run(prm: ALMParameters) -> _Run:
 
 
 def _kkt(worst: float):
-    return SimpleNamespace(primal_residual_rel=worst, dual_residual_rel=worst / 2, gap_rel=worst / 4)
+    return KKT(0.0, 0.0, worst, worst / 2, worst, worst / 2, worst / 4)
 
 
 def _step(run: _Run, last: float, worst: float, res_p: float, res_d: float, converged: bool = True):

@@ -74,6 +74,7 @@ from solver.lp.original_kkt import original_kkt
 from solver.lp.pdhg import parse_warm_start, scaling_trouble
 from solver.lp.presolve import solve_pdhg as pdhg_solve  # the cold PDHG path: HiGHS presolve + PDHG
 from solver.lp.scaling import combined_bound_norm
+from solver.lp.termination import row_tolerance
 from solver.lp.trivial import drop_empty, reduce_trivial
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -261,7 +262,7 @@ class _Run:
         self.status, self.message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
         self.seconds["setup"] = time.perf_counter() - self.t0
         k0 = self.measure(self.xbar, self.w)
-        e0 = max(k0.primal_residual_rel, k0.dual_residual_rel, k0.gap_rel)
+        e0 = max(k0.primal_measure(), k0.dual_residual_rel, k0.gap_rel)
         self.last_worst = e0 if math.isfinite(e0) else math.inf  # the progress test's yardstick (``verdict``)
         if self.warm:
             self.start_note = f"; the warm start's relative KKT error was {e0:.1e}"
@@ -343,12 +344,14 @@ class _Run:
         Args: kkt: the new point's original-space KKT (``original_kkt``); st: the step's NewtonStats;
         res_p, res_d: the step's relative primal and dual residuals (scaled space, ``outer_step``)."""
         prm, tol = self.prm, self.s.tol
-        pr, dr, gp = kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel
+        # the primal measure counts the worst row's own violation too (KKT.primal_measure, in units of tol)
+        pr, dr, gp = kkt.primal_measure(), kkt.dual_residual_rel, kkt.gap_rel
         if not (math.isfinite(pr) and math.isfinite(dr) and math.isfinite(gp)) or st.reason == "not finite":
             self.handover = "the iterates became NaN or infinite"
             return True
-        if pr <= tol and dr <= tol and gp <= tol:
-            self.status, self.message = Status.OPTIMAL, f"relative KKT residuals and gap below {tol:g}"
+        if kkt.converged(tol):
+            self.status, self.message = Status.OPTIMAL, (f"relative KKT residuals and gap below {tol:g}, every "
+                                                         f"row within {row_tolerance(tol):g} of its bound")
             return True
         worst = max(pr, dr, gp)
         if worst <= 0.5 * self.best:

@@ -17,6 +17,7 @@ point its reduced run stops at (``solver.lp.presolve``), so it ran once or more 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from numba import njit
@@ -24,7 +25,7 @@ from numba import njit
 from solver import kernel_cache
 from solver.lp import kernels, kernels_ref
 from solver.lp.scaling import combined_bound_norm
-from solver.lp.termination import KKT, OrigLP, kkt_from_original
+from solver.lp.termination import KKT, OrigLP, kkt_from_original, row_tolerance, row_violation_rel
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.state import SolverState
@@ -133,8 +134,27 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.
     pn, dn = math.sqrt(pres2), math.sqrt(dres2)
     kkt = KKT(primal_objective=p, dual_objective=d, primal_residual=pn, dual_residual=dn,
               primal_residual_rel=pn / (1.0 + math.sqrt(b2)), dual_residual_rel=dn / (1.0 + math.sqrt(c2)),
-              gap_rel=abs(p - d) / (1.0 + abs(p) + abs(d)))
+              gap_rel=abs(p - d) / (1.0 + abs(p) + abs(d)),
+              **_rows(ax, problem))
     return kkt, xo, sense * y_min, sense * rc, ax
+
+
+def row_sentence(problem: Problem, measured, tol: float) -> str:
+    """A clause naming the worst row of a point :func:`original_kkt` measured (``measured`` = its output) that
+    misses ``solver.lp.termination.row_tolerance`` (``tol``): its name, activity, bound and relative violation."""
+    k, ax = measured[0], measured[4]
+    i = k.worst_row
+    lo, hi = problem.row_lower[i], problem.row_upper[i]
+    bound, side = (lo, ">=") if ax[i] < lo else (hi, "<=")
+    return (f"row {problem.row_names[i]!r} ({side} {bound:.6g}) is at {ax[i]:.6g}, {k.row_violation_rel:.1e} relative "
+            f"to max(1, |bound|), above the per-row tolerance {row_tolerance(tol):g} (relative primal residual "
+            f"{k.primal_residual_rel:.1e} norm-wise)")
+
+
+def _rows(ax: np.ndarray, problem: Problem) -> dict:
+    """KKT's row-wise fields of A x (m,) on ``problem`` (``solver.lp.termination.row_violation_rel``)."""
+    rel, i = row_violation_rel(ax, problem.row_lower, problem.row_upper)
+    return {"row_violation_rel": rel, "worst_row": i}
 
 
 def measured_result(problem: Problem, measured, status: Status, message: str, tol: float, iterations: int,
@@ -178,5 +198,5 @@ def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float 
     lp = OrigLP(c=c_min, lc=problem.row_lower, uc=problem.row_upper, lv=problem.col_lower,
                 uv=problem.col_upper, b_norm=combined_bound_norm(problem.row_lower, problem.row_upper),
                 c_norm=float(np.linalg.norm(problem.cost)), offset=sense * problem.offset)
-    kkt = kkt_from_original(lp, x, ax, y_min, aty, r, tol)
+    kkt = replace(kkt_from_original(lp, x, ax, y_min, aty, r, tol), **_rows(ax, problem))
     return kkt, x, sense * y_min, sense * rc, ax

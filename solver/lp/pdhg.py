@@ -38,11 +38,11 @@ from solver.lp.infeasibility import (
     highs_proves_unbounded,
     primal_infeasibility_ratio,
 )
-from solver.lp.original_kkt import original_kkt
+from solver.lp.original_kkt import original_kkt, row_sentence
 from solver.lp.reach import column_reach, refuted_kkt
 from solver.lp.restart import RestartController, fixed_point_residual
 from solver.lp.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
-from solver.lp.termination import KKT, OrigLP, TargetSchedule, evaluate
+from solver.lp.termination import KKT, OrigLP, TargetSchedule, evaluate, row_tolerance
 from solver.lp.trivial import drop_empty, reduce_trivial
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
@@ -516,11 +516,14 @@ class _ReachCheck:
         if self.missed is None and kkt.converged(self.tol):
             return None
         reach = rc.rel if self.missed is not None else 0.0
-        return kkt.primal_residual_rel, max(kkt.dual_residual_rel, reach), max(kkt.gap_rel, reach)
+        return kkt.primal_measure(), max(kkt.dual_residual_rel, reach), max(kkt.gap_rel, reach)
 
     def kkt_sentence(self) -> str:
-        """Why the run is not OPTIMAL when the returned point's own measures miss ``tol``."""
+        """Why the run is not OPTIMAL when the returned point's own measures miss ``tol`` (naming the worst
+        row when it is a row that misses its own bound, ``solver.lp.termination.row_tolerance``)."""
         k = self.measured[0]
+        if k.row_violation_rel > row_tolerance(self.tol) and k.worst_row >= 0:
+            return row_sentence(self.problem, self.measured, self.tol) + " and further iterations did not close it"
         return (f"PDHG's relative KKT measures met {self.tol:g}, but the point it returns misses it in the model's "
                 f"units (relative primal residual / dual residual / gap {k.primal_residual_rel:.1e} / "
                 f"{k.dual_residual_rel:.1e} / {k.gap_rel:.1e} with its reduced costs c - A'y) and further "
