@@ -65,8 +65,15 @@ def test_a_bound_of_9_99e19_that_does_not_bind_changes_nothing(tmp_path, capsys,
 
 @pytest.mark.parametrize("presolve", ["off", "auto"])
 def test_a_binding_bound_of_1e15_still_holds(tmp_path, capsys, presolve):
-    """z <= 1e15 binds (without it z reaches 3e15): the optimum 1e15 + 140.9 (HiGHS), never 3e15."""
+    """z <= 1e15 binds (without it z reaches 3e15): the optimum 1e15 + 140.9 (HiGHS), never 3e15. Without presolve
+    the rows x_j - x_(j+1) = 1 sit under ||b|| = 3e15: PDHG's point left d0 at 0 (violated by 1, a norm-wise
+    residual of 1e-15) and was reported OPTIMAL; an LP OPTIMAL now holds each row within 1e-2 of its own bound,
+    so that point ends NUMERICAL_ERROR naming d0 (exit 5), its objective still 1e15 (z at its bound)."""
     code, rep = _init(capsys, tmp_path, _chain_mps("9.99e19", z_ub="1e15"), "z", "--presolve", presolve)
+    if presolve == "off":
+        assert code == 5 and rep["status"] == "NUMERICAL_ERROR" and "row 'd0'" in rep["message"], rep
+        assert rep["objective"] == pytest.approx(1e15 + 140.9, rel=1e-9)
+        return
     assert code == 0 and rep["status"] == "OPTIMAL", rep
     assert rep["objective"] == pytest.approx(1e15 + 140.9, rel=1e-9)
 
