@@ -163,9 +163,16 @@ def is_error(status: highspy.HighsStatus) -> bool:
     return status == highspy.HighsStatus.kError
 
 
+#: what copter's own MIP interrupt means (:func:`run`'s wall-clock deadline): HiGHS calls it "Interrupted by user"
+INTERRUPT_TEXT = "Time limit reached (copter's deadline)"
+
+
 def status_text(h: highspy.Highs) -> str:
-    """HiGHS's own words for the model status of ``h`` ("Optimal", "Infeasible", "Time limit reached", ...)."""
-    return h.modelStatusToString(h.getModelStatus())
+    """HiGHS's own words for the model status of ``h`` ("Optimal", "Infeasible", "Time limit reached", ...);
+    kInterrupt, which only copter's callbacks raise (no user presses Ctrl-C inside HiGHS), is
+    :data:`INTERRUPT_TEXT` (a stall watch that interrupts names itself: ``solver.integer.fallback``)."""
+    ms = h.getModelStatus()
+    return INTERRUPT_TEXT if ms == _MS.kInterrupt else h.modelStatusToString(ms)
 
 
 def is_optimal(h: highspy.Highs) -> bool:

@@ -206,6 +206,8 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
             watch.detach(h)
     info["highs_status"] = status_text(h)
     if watch is not None:
+        if watch.stalled:  # this watch interrupted it, not the deadline
+            info["highs_status"] = f"Stopped: stalled ({watch.reason})"
         info["stalled"] = watch.stalled
         info["stall_reason"] = watch.reason
         info["last_progress_seconds"] = watch.last_progress_seconds
