@@ -348,3 +348,29 @@ def test_a_costly_alm_round_is_followed_by_one_pdhg_warm_round_that_decides(te_r
     # a probe runs once: with a PDHG warm figure known, the ALM runs and rule 4 judges it
     known = SolverState(x=warm.x, y=warm.y, engine={**base, "alm_passes": 8.0 * pdhg, "pdhg_warm_passes": pdhg})
     assert choose_engine(q, Settings(tol=TOL), known).engine == "alm"
+
+
+def test_a_start_far_only_in_its_gap_after_an_alm_loss_is_solved_cold():
+    """Rule 3b (issue #17 point 2): on LB with simulated decisions every start is primal feasible and far in
+    objective (only its gap is large, rule 6b's signature); once the ALM has lost on such a start, the stream's
+    next starts of that signature are solved cold (PDHG warm from them took 0.6-6x a cold solve on LB 256x32),
+    so the round does exactly the cold work. A TE start under the same back-off (residual 6e-3, not only its gap)
+    stays PDHG warm (test_recent_alm_loss_and_a_start_without_record_keep_pdhg)."""
+    from solver.workloads.lb import LBScenario
+
+    sc = LBScenario(shards=32, servers=4, seed=0)
+    p = sc.base()
+    r0 = solve(p, Settings(tol=TOL))
+    q, info = apply_delta(p, sc.next_delta(1, None))
+    ws = map_state(r0.state, info, q)
+    backing_off = SolverState(x=ws.x, y=ws.y, engine={**ws.engine, "lost": True, "skip_alm": 3})
+    ch = choose_engine(q, Settings(tol=TOL), backing_off)
+    assert ch.engine == "pdhg" and not ch.use_warm and "rule 3b" in ch.reason and "far only in its gap" in ch.reason
+    res = solve(q, Settings(tol=TOL), backing_off)
+    cold = solve(q, Settings(tol=TOL))
+    assert res.status == Status.OPTIMAL and not res.warm_started and res.engine == "pdhg"
+    assert res.state.engine["passes"] == cold.state.engine["passes"]  # at most the cold work: it is the cold solve
+    assert res.state.engine["cold_passes"] == cold.state.engine["passes"] and res.state.engine["skip_alm"] == 2
+    assert abs(res.objective - cold.objective) <= 1e-6 * max(1.0, abs(cold.objective))
+    # without the back-off the same start goes to the ALM (rule 6b), which the outcome then judges
+    assert choose_engine(q, Settings(tol=TOL), ws).engine == "alm"

@@ -43,6 +43,22 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    cold solve costs 1x. A cold dual residual of 0 (Sia, LB: y = 0 is dual feasible) says nothing about the
    duals: the rule stays out, and no domain round of ``bench/bench_warm.py`` meets it (TE's warm duals are at
    1e-5-1e-4 against the cold start's 0.97);
+3b. a start far only in its gap while the ALM backs off after a loss (rule 4's ``skip_alm``): the warm point's gap
+   is its largest measure and above ``ALM_MAX_KKT``, its primal and dual residuals are below a cold start's ->
+   the warm start is dropped and PDHG solves cold (issue #17 point 2: "a warm start that is worse than a cold one
+   switches to a cold solve by itself"). The start's measures cannot tell a primal point far in objective (LB
+   256x32 with simulated decisions: the old point costs 33-271 against optima of 0-22; primal residual 3e-16-0.28,
+   dual <= 1.4e-6, gap 0.985-0.999, a cold start 0.67 / 0 / 0) from one that is optimal with stale duals
+   (``--feedback``: the same signature); the ALM's outcome on it can (rule 6b): it finishes stale-dual starts in
+   0.02-0.41 of the cold passes and runs out of its budget on far ones. On LB 256x32 (15 rounds, tol 1e-4,
+   passes over the presolved cold solve's) PDHG warm took 0.60-6.39x (median 1.13, total 2.20), the ALM pinned
+   1.41-5.30x (median 3.30), and from parts of the start (rounds 1, 4, 8, 12) the warm duals with x cold 2.0-4.5x,
+   the warm x with y = 0 30-39x: no part of the start pays, and the rounds where PDHG warm wins look the same at
+   the start and over its first ~500 iterations (session 16 traces). With the rule, 13 of 15 rounds cost their
+   cold solve exactly: median 1.13 -> 1.00, total 1.84 -> 0.99, worst 6.39 -> 1.10 (rounds 1 and 10: the ALM's
+   6b round, lost). LB 128x16: median 1.63 -> 1.00, the 13 ruled rounds' total 1.08 -> 1.00 (their PDHG warm runs
+   took 0.11-3.98x), the stream's 1.16 -> 1.21 (round 10, the ALM's next 6b round, from the cold-solved point:
+   PDHG after the ALM 1.63 -> 4.08x); LB 64x8 and ``--feedback`` unchanged (the ALM wins, no back-off);
 4. the last rounds' outcome (:class:`EngineRecord`, carried in ``SolverState.engine``): when the ALM lost
    within the last :data:`ALM_BACKOFF` rounds (it ran past its budget or stalled, and PDHG finished the
    round; or it finished but made more than :data:`ALM_OVER` times the passes of the last cold solve, as on
@@ -329,19 +345,26 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
     cold_why = (f": the warm duals carry nothing (dual residual {m_w[1]:.1e} > {STALE_DUALS:g} x a cold start's "
                 f"{m_c[1]:.1e}, gap {m_w[2]:.1e} >= {m_c[2]:.1e}; only the primal point is closer, and PDHG from an old "
                 "primal point with useless duals can take many times a cold solve): solved cold by PDHG")
+    r_w, r_c = max(m_w[0], m_w[1]), max(m_c[0], m_c[1])  # the residuals alone (rule 6b): the gap left out
+    close = e_w <= ALM_RATIO * e_c and e_w <= ALM_MAX_KKT
+    gap_sig = not close and r_w <= ALM_RATIO * r_c and r_w <= ALM_MAX_KKT  # rule 6b's signature
+    far_objective = m_w[2] > ALM_MAX_KKT and m_w[2] >= r_w and r_w < r_c  # rule 3b: far only in the gap
     if previous is not None and previous.skip_alm > 0:
         if stale:
             return Choice("pdhg", f"{nums}; the ALM lost a recent round (PDHG for {previous.skip_alm} more rounds)"
                                   f"{cold_why}", use_warm=False, **pick)
+        if far_objective:
+            return Choice("pdhg", f"{nums}; the ALM lost a recent round (PDHG for {previous.skip_alm} more rounds) and "
+                                  f"this start is far only in its gap ({m_w[2]:.1e} > {ALM_MAX_KKT:g}; residuals "
+                                  f"{r_w:.1e} below the cold start's {r_c:.1e}): far in objective, not stale in its "
+                                  "duals (rule 3b: PDHG warm from such starts took 0.6-6x a cold solve): solved cold "
+                                  "by PDHG", use_warm=False, **pick)
         return Choice("pdhg", f"{nums}; the ALM lost a recent round (PDHG for {previous.skip_alm} more rounds): "
                               "PDHG warm", **pick)
     if previous is None:
         return Choice("pdhg", f"{nums}; a start without a previous solve's record (a partial re-solve): PDHG warm",
                       **pick)
-    r_w, r_c = max(m_w[0], m_w[1]), max(m_c[0], m_c[1])  # the residuals alone (rule 6b): the gap left out
-    close = e_w <= ALM_RATIO * e_c and e_w <= ALM_MAX_KKT
-    gap_only = (not close and r_w <= ALM_RATIO * r_c and r_w <= ALM_MAX_KKT
-                and math.isfinite(previous.cold_passes))  # 6b needs a budget: its losses cost 3.8-7x
+    gap_only = gap_sig and math.isfinite(previous.cold_passes)  # 6b needs a budget: its losses cost 3.8-7x
     if close or gap_only:
         cold_p = previous.cold_passes
         if (previous.engine == "alm" and not previous.lost and math.isnan(previous.pdhg_warm_passes)
