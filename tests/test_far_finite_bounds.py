@@ -95,6 +95,67 @@ def test_adlittle_with_its_open_bounds_written_as_9_99e19_is_solved(tmp_path, ca
     assert rep["objective"] == pytest.approx(opt, rel=1e-4)
 
 
+def _with_open_bounds_as_9_99e19(name: str) -> str:
+    """The shared netlib file ``name`` with every open upper bound written as 9.99e19 (a BOUNDS section added)."""
+    from formats.io import read_problem
+
+    p = read_problem(require_data("mps") / name)
+    text = (require_data("mps") / name).read_text().replace("ENDATA", "")
+    bounds = "".join(f" UP BND {n} 9.99e19\n" for n in p.col_names[np.isinf(p.col_upper)])
+    return text + ("" if "BOUNDS" in text else "BOUNDS\n") + bounds + "ENDATA\n"
+
+
+@pytest.mark.data
+def test_e226_whose_presolve_makes_row_bounds_of_2_7e19_is_solved_without_presolve(tmp_path, capsys):
+    """e226's 282 open upper bounds written as 9.99e19: HiGHS presolve moves some into 3 row bounds of 2.7e19,
+    whose ||b|| hid rows 21 units off (primal residual 8.8e-19) while the reduced run's point froze at -71.86;
+    before: ITERATION_LIMIT after 1,000,000 iterations (exit 5). Now the direct solve, at HiGHS's optimum, as
+    ``--presolve off`` reaches it (the message says why presolve was left out)."""
+    opt = float(next(r for r in manifest("mps") if r["file"] == "e226.mps")["optimal_objective"])
+    code, rep = _init(capsys, tmp_path, _with_open_bounds_as_9_99e19("e226.mps"), "e226", "--iteration-limit",
+                      "100000")
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(opt, rel=3e-4)
+    assert "row bound(s) of magnitude >= 1e+15" in rep["message"], rep
+    code, off = _init(capsys, tmp_path, _with_open_bounds_as_9_99e19("e226.mps"), "e226-off", "--presolve", "off",
+                      "--iteration-limit", "100000")
+    assert code == 0 and (off["iterations"], off["objective"]) == (rep["iterations"], rep["objective"]), off
+
+
+def _covering_lp_with_a_dominated_far_column(n: int = 40, m: int = 10, k: int = 3) -> Problem:
+    """min c'x, A x >= b (covering, x >= 0, A integers 1..49 at density 0.6) and k rows a_i'x - 0.272 z <= 1 with
+    the coefficients of e226's rows ...192-...194; every upper bound 9.99e19. z (cost 0, only negative entries in
+    <= rows) is dominated, so HiGHS presolve fixes it at 9.99e19 and leaves a_i'x <= 2.7e19, which it cannot
+    prove redundant (x has no upper bound it can use)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(1, 50, size=(m, n)).astype(float) * (rng.random((m, n)) < 0.6)
+    s = np.zeros((k, n + 1))
+    s[:, n] = -0.272
+    for i in range(k):
+        s[i, rng.choice(n, 3, replace=False)] = [0.534, 0.742, 0.534]
+    return Problem.from_arrays(
+        cost=np.r_[rng.integers(1, 30, n).astype(float), 0.0], col_lower=np.zeros(n + 1),
+        col_upper=np.full(n + 1, 9.99e19), row_lower=np.r_[np.floor(0.25 * a.sum(axis=1)), np.full(k, -np.inf)],
+        row_upper=np.r_[np.full(m, np.inf), np.ones(k)], matrix=sp.csc_array(np.vstack([np.c_[a, np.zeros(m)], s])))
+
+
+def test_a_presolve_that_makes_row_bounds_of_2_7e19_is_left_out():
+    """Before: the reduced run stopped at once (||b|| = 4.7e19 hid its rows' residuals), its postsolved point
+    missed and the polish from it ended ITERATION_LIMIT at 12.3186 (at 20,000 iterations as at 200,000); now the
+    direct solve, OPTIMAL at HiGHS's optimum, and the message says why presolve was left out."""
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+    from tests.helpers import highs_solution
+
+    p = _covering_lp_with_a_dominated_far_column()
+    res = solve(p, Settings(iteration_limit=20000))
+    assert res.status.name == "OPTIMAL", res.message
+    assert "3 row bound(s) of magnitude >= 1e+15" in res.message
+    assert res.objective == pytest.approx(highs_solution(p)[1], rel=1e-3)
+
+
 def test_near_bound_keeps_a_reduced_cost_only_at_its_bound_or_where_it_is_significant():
     x = np.array([5.0, 5.0, 9.99e19, 0.0, 5.0])
     r = np.array([-1e-15, -1.0, -1e-15, 2.0, 3.0])

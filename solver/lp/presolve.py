@@ -24,8 +24,9 @@ Pipeline (:func:`solve_with_presolve`):
    original-space criteria hold.
 
 Presolve outcomes: reduced to empty -> postsolve of the empty solution (exact); infeasible ->
-PRIMAL_INFEASIBLE; "unbounded or infeasible", not reduced, timeout or any error -> the LP is solved
-without presolve within the time left.
+PRIMAL_INFEASIBLE; "unbounded or infeasible", not reduced, timeout, a reduced LP with row bounds of 1e15 or more
+that the LP's rows do not have (:data:`FAR_ROW_BOUND`) or any error -> the LP is solved without presolve within
+the time left.
 """
 
 from __future__ import annotations
@@ -298,6 +299,32 @@ def _presolve_instance(time_limit_seconds: float):
         free.append(h)
 
 
+# A row bound at least this far from 0 that presolve made (the LP's own rows stay below it) sends the LP to the
+# direct solve. HiGHS moves a column bound into rows' bounds when it fixes a column there: e226 with its open upper
+# bounds written as 9.99e19 (finite: below INF_BOUND) has .VNNF2, cost 0 and -0.272 in four <= rows, a dominated
+# column that presolve fixes at 9.99e19 (with inf it drops it), and came back with 3 row bounds of 2.7e19.
+# ||b|| (1 + ||b|| is the primal residual's denominator and theta_b's, solver.lp.termination / scaling) was then
+# 2.7e19: the reduced run met its primal residual at 8.8e-19 with rows 21 units off, its point froze at -71.86
+# with a gap of 1.6e-2 and it ended ITERATION_LIMIT after 1,000,000 iterations (HiGHS: -11.6389); without
+# presolve it is OPTIMAL at -11.6375 in 14,542. 1e15 is a bound an LP can bind at in double precision
+# (tests/test_far_finite_bounds.py), 1e5-fold below the 1e20 of "no bound". Leaving such bounds out of ||b||
+# (PDLP's infinite_constraint_bound_threshold, default inf there) did not do: the reduced run then left the
+# original rows off (polish ITERATION_LIMIT at 50,000, objective 9.9).
+FAR_ROW_BOUND = 1e15
+
+
+def _far_row_bounds_made(problem: Problem, reduced: Problem) -> int:
+    """How many finite row bounds of ``reduced`` (presolved LP) reach |bound| >= :data:`FAR_ROW_BOUND`, 0 when
+    ``problem`` (the original LP) has such a row bound itself (then presolve did not make them)."""
+
+    def far(lo: np.ndarray, up: np.ndarray) -> int:
+        return int(np.count_nonzero(np.isfinite(lo) & (np.abs(lo) >= FAR_ROW_BOUND))
+                   + np.count_nonzero(np.isfinite(up) & (np.abs(up) >= FAR_ROW_BOUND)))
+
+    made = far(reduced.row_lower, reduced.row_upper)
+    return made if made and not far(problem.row_lower, problem.row_upper) else 0
+
+
 class _WithoutPresolve(Exception):  # a control-flow signal inside this module, never raised out of it
     """Presolve cannot help this LP (the message says why): :func:`_solve_presolved` solves it directly."""
 
@@ -399,6 +426,10 @@ def _solve_reduced(h: Highs, problem: Problem, s: Settings, t_start: float, seco
         q = _presolved_problem(h.getPresolvedLp(), problem.name)
     except CopterError as exc:  # a reduced LP our Problem refuses: do without presolve
         raise _WithoutPresolve(f"presolved LP unusable ({exc}): solved without it") from exc
+    far = _far_row_bounds_made(problem, q)
+    if far:
+        raise _WithoutPresolve(f"presolved LP has {far} row bound(s) of magnitude >= {FAR_ROW_BOUND:g} that the "
+                               "LP's rows do not: solved without presolve")
     judged = _OriginalJudge(h, q, problem, s, t_start)
     red = pdhg_solve(q, replace(s, time_limit_seconds=max(_remaining(s, t_start), 0.0)), accept=judged)
     # the reduced run's primal weight belongs to the reduced LP's scaled space: a warm start of the
