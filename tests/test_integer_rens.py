@@ -253,4 +253,7 @@ print(r.status.name)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split()[-1] == "INFEASIBLE_OR_UNBOUNDED"  # as HiGHS classifies the MILP
+    # HiGHS classifies the MILP INFEASIBLE_OR_UNBOUNDED; since a1d710f a round that also finds an integer-feasible
+    # point (HiGHS with the costs set to 0, within the budget: load-dependent) proves it unbounded (rational data
+    # with an unbounded relaxation), so either verdict is right; the test is about the child not crashing
+    assert out.stdout.split()[-1] in ("INFEASIBLE_OR_UNBOUNDED", "DUAL_INFEASIBLE")
