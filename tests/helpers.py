@@ -336,3 +336,13 @@ def packing(n: int, m: int, seed: int, tightness: float = 0.25, density: float =
                                row_upper=np.floor(tightness * A.sum(axis=1)), matrix=sp.csc_array(A),
                                col_names=[f"x{j:03d}" for j in range(n)], row_names=[f"r{i:02d}" for i in range(m)],
                                sense=-1, integrality=np.ones(n, dtype=bool))
+
+
+def binary_knapsack(n: int = 20) -> Problem:
+    """A 0/1 knapsack of ``n`` items (seed 3), one capacity row at a third of the weights, maximised: a tiny MILP
+    that goes to HiGHS first (under ``integer_highs_max_nonzeros``)."""
+    rng = np.random.default_rng(3)
+    w = rng.integers(5, 30, n).astype(float)
+    return Problem.from_arrays(cost=rng.integers(5, 40, n).astype(float), col_lower=np.zeros(n),
+                               col_upper=np.ones(n), row_lower=[-np.inf], row_upper=[w.sum() / 3],
+                               matrix=w[None, :], integrality=np.ones(n, bool), sense=-1)

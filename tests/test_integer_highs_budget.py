@@ -17,16 +17,9 @@ from solver.integer import solve_milp
 from solver.integer.check import check_point
 from solver.model.problem import Problem
 from solver.model.settings import Settings
+from tests.helpers import binary_knapsack
 
 BUDGET = 60.0
-
-
-def _knapsack(n=20):
-    rng = np.random.default_rng(3)
-    w = rng.integers(5, 30, n).astype(float)
-    return Problem.from_arrays(cost=rng.integers(5, 40, n).astype(float), col_lower=np.zeros(n),
-                               col_upper=np.ones(n), row_lower=[-np.inf], row_upper=[w.sum() / 3],
-                               matrix=w[None, :], integrality=np.ones(n, bool), sense=-1)
 
 
 def _fake_highs(model: Problem, calls: list, first_share: float, first_point: bool):
@@ -50,7 +43,7 @@ def test_highs_first_at_its_budget_leaves_no_second_budget_to_the_improvement(mo
     from solver.integer import fallback
 
     calls: list = []
-    p = _knapsack()
+    p = binary_knapsack()
     monkeypatch.setattr(fallback, "highs_mip", _fake_highs(p, calls, 1.0, first_point=True))
     res = solve_milp(p, Settings(integer_fallback_seconds=BUDGET), None)
     assert "relaxation stages follow" in res.mip["highs_first"]
@@ -70,7 +63,7 @@ def test_a_later_highs_mip_step_gets_what_highs_first_left(monkeypatch):
     from solver.integer import fallback
 
     calls: list = []
-    p = _knapsack()
+    p = binary_knapsack()
     monkeypatch.setattr(fallback, "highs_mip", _fake_highs(p, calls, 0.4, first_point=False))
     res = solve_milp(p, Settings(integer_fallback_seconds=BUDGET, mip_gap_tol=0.0), None)
     assert calls[0] == BUDGET and len(calls) >= 2  # mip_gap_tol 0: a point above it goes to the improvement

@@ -21,7 +21,7 @@ from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.state import SolverState
 from solver.model.status import Status
-from tests.helpers import manifest, require_data
+from tests.helpers import binary_knapsack, manifest, require_data
 
 TARGET = Settings().mip_gap_tol
 OPTIMA = {r["file"]: float(r["optimal_objective"]) for r in manifest("mps") if r["kind"] == "MILP"}
@@ -146,14 +146,6 @@ def _stopped_highs(calls):
     return fake
 
 
-def _knapsack(n=20):
-    rng = np.random.default_rng(3)
-    w = rng.integers(5, 30, n).astype(float)
-    return Problem.from_arrays(cost=rng.integers(5, 40, n).astype(float), col_lower=np.zeros(n),
-                               col_upper=np.ones(n), row_lower=[-np.inf], row_upper=[w.sum() / 3],
-                               matrix=w[None, :], integrality=np.ones(n, bool), sense=-1)
-
-
 def test_highs_first_stopped_at_its_budget_above_the_target_is_followed_by_the_stages(monkeypatch):
     """HiGHS first that stops at --integer-fallback-seconds with a poor point is no longer the round's answer
     (bell5 0.05 s ended at gap 0.865): the relaxation stages run, seeded with that point as the incumbent, and
@@ -162,7 +154,7 @@ def test_highs_first_stopped_at_its_budget_above_the_target_is_followed_by_the_s
 
     calls: list = []
     monkeypatch.setattr(fallback, "highs_mip", _stopped_highs(calls))
-    p = _knapsack()
+    p = binary_knapsack()
     res = solve_milp(p, Settings(), None)
     assert _first_step(res).get("reason", "").startswith(FIRST) and _first_step(res)["highs_status"] \
         == "Time limit reached"

@@ -40,13 +40,19 @@ def _step(tmp_path, capsys, state, delta):
     return json.loads(out)
 
 
-def test_dropping_a_client_leaves_no_capacity_stranded_with_its_part(tmp_path, capsys):
-    base = client_allocation(n_clients=4, seed=2)
+def _drop_round(tmp_path, capsys, n_clients: int, seed: int, client: int) -> tuple[dict, float]:
+    """init K = 2 on ``client_allocation(n_clients, seed)``, then a step dropping c{client}: (the step's report,
+    its relative loss to HiGHS's optimum of the new model), the round OPTIMAL or FEASIBLE."""
+    base = client_allocation(n_clients=n_clients, seed=seed)
     state = _state(tmp_path, capsys, base)
-    rep = _step(tmp_path, capsys, state, _drop(0))
-    opt = solve_highs(apply_delta(base, _drop(0))[0]).objective
-    loss = (opt - rep["objective"]) / abs(opt)
+    rep = _step(tmp_path, capsys, state, _drop(client))
+    opt = solve_highs(apply_delta(base, _drop(client))[0]).objective
     assert rep["status"] in ("OPTIMAL", "FEASIBLE"), rep["message"]
+    return rep, (opt - rep["objective"]) / abs(opt)
+
+
+def test_dropping_a_client_leaves_no_capacity_stranded_with_its_part(tmp_path, capsys):
+    rep, loss = _drop_round(tmp_path, capsys, n_clients=4, seed=2, client=0)
     assert loss < 0.02, loss  # was 0.206: c0's part kept half of cap/a and cap/b and could use little of it
     passes = rep["partitions"]["shares"]["passes"]
     assert len(passes) == 2 and passes[0]["reclaimed"] > 0.1 and "reclaimed" not in passes[1]
@@ -100,12 +106,7 @@ def test_a_share_the_donor_s_remaining_clients_use_at_a_lower_price_moves_after_
     used all of it at a lower shadow price than c0's part paid: nothing was stranded, so nothing moved, and the
     round ended 17.2% below the new optimum (1.9% in round 0). What c2 took in round 0 now moves to c0's part (at
     most doubling its share there, by the price excess), and the better of the two passes is the round's."""
-    base = client_allocation(n_clients=3, seed=3)
-    state = _state(tmp_path, capsys, base)
-    rep = _step(tmp_path, capsys, state, _drop(2))
-    opt = solve_highs(apply_delta(base, _drop(2))[0]).objective
-    loss = (opt - rep["objective"]) / abs(opt)
-    assert rep["status"] in ("OPTIMAL", "FEASIBLE"), rep["message"]
+    rep, loss = _drop_round(tmp_path, capsys, n_clients=3, seed=3, client=2)
     assert loss < 0.05, loss  # was 0.172
     passes = rep["partitions"]["shares"]["passes"]
     assert len(passes) == 2 and passes[0]["reclaimed"] > 0.1 and passes[1]["kept"] is True
