@@ -105,7 +105,16 @@ def test_sigint_at_a_fixed_point(tmp_path, template, point):
 def test_sigint_at_several_delays(tmp_path, template, json_out):
     counted = {"interrupted": 0, "completed": 0}
     skipped = 0
-    for i, delay in enumerate((0.05, 0.15, 0.3, 0.5, 0.8, 1.2, 2.0, 3.0, 5.0)):
+    # the delays are fractions of an uninterrupted step's own wall time (then fixed late ones): a fixed ladder
+    # from 0.05 s left only 2 delays inside a step that a fresh non-editable install ran in < 0.3 s
+    st = fresh(template[0], tmp_path / "timed")
+    t0 = time.perf_counter()
+    p = copter("step", template[1], "--state", st, "--json")
+    p.communicate(timeout=300)
+    whole = time.perf_counter() - t0
+    assert p.returncode == 0
+    early = tuple(f * whole for f in (0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.7))
+    for i, delay in enumerate(early + (1.2, 3.0)):
         st = fresh(template[0], tmp_path / f"st{i}")
         before = snapshot(st)
         p = copter("step", template[1], "--state", st, *(["--json"] if json_out else []))
