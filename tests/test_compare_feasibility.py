@@ -2,8 +2,9 @@
 (issue #16): copter's saved point is replaced (the reader of solution.parquet is patched: the state checks its
 files' sizes) by one that breaks a row by 2e-3 (relative to max(1, |bound|)) while beating HiGHS's exact
 optimum. The ruler is the contract a point was solved under: an LP point is judged by the engine's relative
-primal residual (norm-wise), so copter's own OPTIMAL LP point is never flagged although a single row may miss
-its bound by more than tol relative to it; an integer point row by row."""
+primal residual (norm-wise) and each row within the per-row tolerance of an LP OPTIMAL (100 x tol relative to
+max(1, |bound|), since session 16), so copter's own OPTIMAL LP point is never flagged; an integer point row by
+row."""
 
 from __future__ import annotations
 
