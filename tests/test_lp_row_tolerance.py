@@ -82,3 +82,45 @@ def test_lotfi_at_defaults_is_near_its_optimum_and_row_feasible(capsys):
     assert code == 0 and rep["status"] == "OPTIMAL"
     assert abs(rep["objective"] - opt) <= 1e-3 * abs(opt)
     assert rep["max_row_violation"] <= 1e-2  # lotfi's violated rows have bounds of magnitude <= 1
+
+
+def test_the_row_measure_does_not_change_with_a_row_s_units():
+    """The per-row test divides by max(1, |b_i|, max_j |a_ij|): row K (rhs 0) multiplied by 1e6 is the same
+    constraint, and the same point misses it by the same relative amount (before: 5e5, a 1e6 times stricter test
+    that PDHG could not meet on share1b / agg scaled that way: ITERATION_LIMIT)."""
+    p = big_b_lp()
+    x, y = off_point()
+    q = p.copy()
+    q.a_data[q.a_indices == K] *= 1e6
+    k1 = original_kkt(p, x, y, 1e-4)[0]
+    k2 = original_kkt(q, x, y / np.r_[np.ones(K), 1e6], 1e-4)[0]
+    assert k2.worst_row == k1.worst_row == K
+    assert k2.row_violation_rel == k1.row_violation_rel == 0.5
+
+
+def test_share1b_with_its_zero_rhs_rows_in_other_units_solves(tmp_path, capsys):
+    """share1b with every row whose finite bounds are 0 multiplied by 1e6 (same LP, same optimum): OPTIMAL
+    near HiGHS's optimum (before: ITERATION_LIMIT after 1,000,000 iterations, exit 5)."""
+    import highspy
+
+    require_data("mps/share1b.mps.gz")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(require_data("mps") / "share1b.mps.gz"))
+    m = h.getLp()
+    lo, hi, inf = np.array(m.row_lower_), np.array(m.row_upper_), highspy.kHighsInf
+    f = np.where(((lo == 0) | (lo <= -inf)) & ((hi == 0) | (hi >= inf)), 1e6, 1.0)
+    m.a_matrix_.value_ = (np.array(m.a_matrix_.value_) * f[np.array(m.a_matrix_.index_)]).tolist()
+    m.row_lower_ = np.where(lo > -inf, lo * f, lo).tolist()
+    m.row_upper_ = np.where(hi < inf, hi * f, hi).tolist()
+    g = highspy.Highs()
+    g.setOptionValue("output_flag", False)
+    g.passModel(m)
+    path = str(tmp_path / "share1b_x1e6.mps")
+    g.writeModel(path)
+    g.run()
+    opt = g.getInfo().objective_function_value
+    code, out, _ = run_main(capsys, "solve", path, "--json")
+    rep = json.loads(out.splitlines()[0])
+    assert code == 0 and rep["status"] == "OPTIMAL", rep["message"]
+    assert abs(rep["objective"] - opt) <= 1e-4 * abs(opt)

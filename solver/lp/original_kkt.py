@@ -25,7 +25,7 @@ from numba import njit
 from solver import kernel_cache
 from solver.lp import kernels, kernels_ref
 from solver.lp.scaling import combined_bound_norm
-from solver.lp.termination import KKT, OrigLP, kkt_from_original, row_tolerance, row_violation_rel
+from solver.lp.termination import KKT, OrigLP, kkt_from_original, row_absmax, row_tolerance, row_violation_rel
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.state import SolverState
@@ -147,13 +147,14 @@ def row_sentence(problem: Problem, measured, tol: float) -> str:
     lo, hi = problem.row_lower[i], problem.row_upper[i]
     bound, side = (lo, ">=") if ax[i] < lo else (hi, "<=")
     return (f"row {problem.row_names[i]!r} ({side} {bound:.6g}) is at {ax[i]:.6g}, {k.row_violation_rel:.1e} relative "
-            f"to max(1, |bound|), above the per-row tolerance {row_tolerance(tol):g} (relative primal residual "
+            f"to max(1, |bound|, the row's largest |coefficient|), above the per-row tolerance {row_tolerance(tol):g} (relative primal residual "
             f"{k.primal_residual_rel:.1e} norm-wise)")
 
 
 def _rows(ax: np.ndarray, problem: Problem) -> dict:
     """KKT's row-wise fields of A x (m,) on ``problem`` (``solver.lp.termination.row_violation_rel``)."""
-    rel, i = row_violation_rel(ax, problem.row_lower, problem.row_upper)
+    rel, i = row_violation_rel(ax, problem.row_lower, problem.row_upper,
+                               row_absmax(problem.a_indices, problem.a_data, problem.n_rows))
     return {"row_violation_rel": rel, "worst_row": i}
 
 

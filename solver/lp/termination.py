@@ -28,6 +28,7 @@ residual 2e-20 of ||c||, but a gap of 0.33 through x's bound, and the ALM must n
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,7 +70,7 @@ class KKT:
 #: norm-wise primal residual ||A x - proj(A x)||_2 / (1 + ||b||_2) (PDLP/cuPDLPx) lets a single row with a small
 #: bound be off by a lot when ||b|| is large (lotfi: rows with rhs 0 off by 0.59 at a residual of 2.1e-5, the
 #: objective 1.9% off; TE B4 round 7: a demand row 9% over its bound), so every row must also hold relative to
-#: its own bound: viol_i <= ROW_TOL_FACTOR tol max(1, |b_i|) (``row_violation_rel``; HiGHS's primal
+#: its own bound: viol_i <= ROW_TOL_FACTOR tol max(1, |b_i|, max_j |a_ij|) (``row_violation_rel``; HiGHS's primal
 #: feasibility tolerance is the same test, absolute at 1e-7 on its scaled model). The factor was chosen by
 #: measurement (docs/DESIGN.md "LP core", README "What the statuses promise").
 ROW_TOL_FACTOR = 100.0
@@ -80,15 +81,40 @@ def row_tolerance(tol: float) -> float:
     return ROW_TOL_FACTOR * tol
 
 
-def row_violation_rel(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, int]:
+_ROW_ABSMAX: dict[int, tuple] = {}  # id(a_data) -> (weakref a_data, weakref a_indices, (m,) max_j |a_ij|)
+
+
+def row_absmax(a_indices: np.ndarray, a_data: np.ndarray, m: int) -> np.ndarray:
+    """(m,) max_j |a_ij| of the matrix whose CSC entries are (``a_indices`` (nnz,) rows, ``a_data`` (nnz,)), 0 for
+    an empty row: one pass over the entries, kept while ``a_data`` lives (a model's matrix is never changed in
+    place; a delta makes a new one)."""
+    hit = _ROW_ABSMAX.get(id(a_data))
+    if hit is not None and hit[0]() is a_data and hit[1]() is a_indices and hit[2].shape[0] == m:
+        return hit[2]
+    out = np.zeros(m)
+    np.maximum.at(out, a_indices, np.abs(a_data))
+    key = id(a_data)
+    _ROW_ABSMAX[key] = (weakref.ref(a_data, lambda _r, k=key: _ROW_ABSMAX.pop(k, None)), weakref.ref(a_indices), out)
+    return out
+
+
+def row_violation_rel(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                      absmax: np.ndarray | None = None) -> tuple[float, int]:
     """The worst row's relative violation of ``lo <= ax <= hi`` (all (m,)), max_i viol_i / max(1, |b_i|) with
     b_i the bound violated (the measure of compare's ``max_violation_rel`` and of a MILP point's row check),
-    and its row index; (0.0, -1) when no row is violated. A nan activity counts as an infinite violation."""
+    and its row index; (0.0, -1) when no row is violated. A nan activity counts as an infinite violation.
+
+    With ``absmax`` ((m,) max_j |a_ij|, :func:`row_absmax`) the denominator is max(1, |b_i|, max_j |a_ij|): the
+    row's scale in an equilibrated model (HiGHS measures its feasibility tolerance there), so a change of a
+    row's units does not change the measure (a zero-rhs row multiplied by 1e6 had to hold an absolute 1e-2 and
+    share1b ended ITERATION_LIMIT; the LP OPTIMAL's per-row test uses this form)."""
     if ax.size == 0:
         return 0.0, -1
     with np.errstate(invalid="ignore"):
-        below = np.where(ax < lo, (lo - ax) / np.maximum(1.0, np.abs(lo)), 0.0)
-        above = np.where(ax > hi, (ax - hi) / np.maximum(1.0, np.abs(hi)), 0.0)
+        dl = np.maximum(1.0, np.abs(lo)) if absmax is None else np.maximum(np.maximum(1.0, np.abs(lo)), absmax)
+        du = np.maximum(1.0, np.abs(hi)) if absmax is None else np.maximum(np.maximum(1.0, np.abs(hi)), absmax)
+        below = np.where(ax < lo, (lo - ax) / dl, 0.0)
+        above = np.where(ax > hi, (ax - hi) / du, 0.0)
     worst = np.maximum(below, above)
     worst[np.isnan(ax)] = math.inf
     i = int(np.argmax(worst))

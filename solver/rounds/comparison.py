@@ -155,7 +155,7 @@ def feasibility(problem: Problem, x: np.ndarray | None, tol: float, y: np.ndarra
         off = float(np.max(np.abs(xi - np.round(xi)))) if xi.size else 0.0
         violates = not (worst <= tol and off <= tol)  # nan violates
     else:  # norm-wise, and each row within the per-row tolerance an LP OPTIMAL promises (row_tolerance)
-        violates = not (primal <= tol and bounds <= tol and rows <= row_tolerance(tol))
+        violates = not (primal <= tol and bounds <= tol and kkt.row_violation_rel <= row_tolerance(tol))
     return {"max_violation_rel": worst, "primal_residual_rel": primal,
             "dual_residual_rel": kkt.dual_residual_rel if with_y and not math.isnan(worst) else None,
             "duality_gap_rel": kkt.gap_rel if with_y and not math.isnan(worst) else None, "violates_tol": violates}
