@@ -47,8 +47,9 @@ class KKT:
     primal_residual_rel: float
     dual_residual_rel: float
     gap_rel: float
-    #: max_i viol_i / max(1, |b_i|) over the rows, b_i the row bound violated (``row_violation_rel``); 0 where
-    #: not measured (PDHG's own scaled-space check): only the original-space measure fills it
+    #: max_i viol_i / max(1, |b_i|, max_j |a_ij|) over the rows, b_i the row bound violated (``row_violation_rel``
+    #: with ``row_absmax``); 0 where not measured (PDHG's own scaled-space check): only the original-space measure
+    #: fills it
     row_violation_rel: float = 0.0
     #: the row attaining it (index into the measured problem's rows; -1 when no row is violated)
     worst_row: int = -1
@@ -110,11 +111,10 @@ def row_violation_rel(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     share1b ended ITERATION_LIMIT; the LP OPTIMAL's per-row test uses this form)."""
     if ax.size == 0:
         return 0.0, -1
+    floor = 1.0 if absmax is None else np.maximum(1.0, absmax)  # the row's scale below |b_i|
     with np.errstate(invalid="ignore"):
-        dl = np.maximum(1.0, np.abs(lo)) if absmax is None else np.maximum(np.maximum(1.0, np.abs(lo)), absmax)
-        du = np.maximum(1.0, np.abs(hi)) if absmax is None else np.maximum(np.maximum(1.0, np.abs(hi)), absmax)
-        below = np.where(ax < lo, (lo - ax) / dl, 0.0)
-        above = np.where(ax > hi, (ax - hi) / du, 0.0)
+        below = np.where(ax < lo, (lo - ax) / np.maximum(floor, np.abs(lo)), 0.0)
+        above = np.where(ax > hi, (ax - hi) / np.maximum(floor, np.abs(hi)), 0.0)
     worst = np.maximum(below, above)
     worst[np.isnan(ax)] = math.inf
     i = int(np.argmax(worst))
