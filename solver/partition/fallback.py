@@ -112,7 +112,7 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float) 
     ``settings.mip_gap_tol``, and keep the better feasible point.
 
     Args:
-        problem: the round's whole MILP; settings: the round's settings (a ``--time-limit`` counts from the
+        problem: the round's whole model; settings: the round's settings (a ``--time-limit`` counts from the
             command's start, so the whole solve gets what is left of it).
         merged: the partitioned merge's result (feasible); gap: its relative gap to the whole model's bound.
     Returns:
@@ -149,21 +149,23 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float) 
 
 
 def violates_whole(problem, result: SolveResult, part_rep: list[dict]) -> bool:
-    """A MILP round whose parts all ended OPTIMAL or FEASIBLE (or EMPTY) but whose merged point failed the whole
-    model's exact re-check (a row or bound off by more than ``solver.partition.merge.MILP_FEASIBLE_REL_TOL``
-    relative, or an integer off): the merge's NUMERICAL_ERROR. A part without an integer column is an LP solved to
-    ``tol`` norm-wise, whose columns can overshoot a shared row by more (an LP state whose delta added integer
-    clients to the other parts: 1.1e-6), so the round failed on a model a monolithic round solves."""
-    return (bool(problem.is_mip) and result.status == Status.NUMERICAL_ERROR and not result.point_feasible
+    """A round whose parts all ended OPTIMAL or FEASIBLE (or EMPTY) but whose merged point failed the whole
+    model's re-check: the merge's NUMERICAL_ERROR. A MILP's re-check is exact (a row or bound off by more than
+    ``solver.partition.merge.MILP_FEASIBLE_REL_TOL`` relative, or an integer off): a part without an integer column
+    is an LP solved to ``tol`` norm-wise, whose columns can overshoot a shared row by more (an LP state whose delta
+    added integer clients to the other parts: 1.1e-6), so the round failed on a model a monolithic round solves. An
+    LP's is the monolithic LP's (norm-wise and per row, ``solver.lp.termination.row_tolerance``), K times as loose:
+    parts each within their own tolerance can still overshoot a shared row together."""
+    return (result.status == Status.NUMERICAL_ERROR and not result.point_feasible
             and bool(part_rep) and all(pr.get("status") in ("OPTIMAL", "FEASIBLE", "EMPTY") for pr in part_rep))
 
 
 def whole_after_violation(problem, settings: Settings, merged: SolveResult, rep: dict) -> tuple[SolveResult, dict]:
-    """Solve ``problem`` (the whole MILP) monolithically after a merge :func:`violates_whole` (cold, as
+    """Solve ``problem`` (the whole model) monolithically after a merge :func:`violates_whole` (cold, as
     :func:`compare_whole`): the round's result is the whole solve's, its status the round's.
 
     Args:
-        problem: the round's whole MILP; settings: the round's settings (a ``--time-limit`` counts from the
+        problem: the round's whole model; settings: the round's settings (a ``--time-limit`` counts from the
             command's start); merged: the merge's result; rep: the merge's report (``max_row_violation_rel``).
     Returns:
         (the whole solve's SolveResult with the fallback said in its message; the report's ``fallback`` section:
@@ -177,7 +179,9 @@ def whole_after_violation(problem, settings: Settings, merged: SolveResult, rep:
     seconds = time.perf_counter() - t
     viol = rep.get("max_row_violation_rel")
     off = f"largest row violation {viol:.2e} relative" if viol is not None else "a row, bound or integer off"
-    msg = (f"partitioned round: the merged point violates the whole model ({off}; the re-check allows 1e-06), so "
+    allows = ("the re-check allows 1e-06" if problem.is_mip
+              else f"the merge's re-check: {merged.message.split('; ', 1)[-1]}")
+    msg = (f"partitioned round: the merged point violates the whole model ({off}; {allows}), so "
            f"the round was solved whole (monolithic, {seconds:.2f} s, {whole.status.name}): {whole.message}")
     out = {"reason": "merged_violates", "merged_max_violation_rel": viol, "merged_message": merged.message,
            "status": whole.status.name,

@@ -102,6 +102,8 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
     is done here either way)."""
     from solver.baselines.result import point_quality
     from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
+    from solver.lp.original_kkt import row_sentence
+    from solver.lp.termination import row_tolerance
 
     grouping, rows_sh = r.grouping, r.rows_sh
     k = len(parts)
@@ -222,11 +224,17 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         msg = (f"{k} parts merged; integer point re-checked on the whole model: "
                + ("feasible" if feasible else "VIOLATES it"))
     else:
-        kkt_ok = max(kkt.primal_residual_rel, kkt.dual_residual_rel, kkt.gap_rel) <= settings.tol
-        feasible = kkt.primal_residual_rel <= k * settings.tol
+        # the monolithic LP OPTIMAL's test (``KKT.converged``): norm-wise and every row within the per-row tolerance,
+        # so a shared row the parts' shares overshoot together is not hidden by a large ||b||
+        tol = float(settings.tol)
+        kkt_ok = kkt.converged(tol)
+        feasible = (kkt.primal_residual_rel <= k * tol
+                    and kkt.row_violation_rel <= k * row_tolerance(tol))
         status = Status.OPTIMAL if kkt_ok else (Status.FEASIBLE if feasible else Status.NUMERICAL_ERROR)
         msg = (f"{k} parts merged; whole-model relative KKT primal {kkt.primal_residual_rel:.2e}, dual "
                f"{kkt.dual_residual_rel:.2e}, gap {kkt.gap_rel:.2e}")
+        if kkt.row_violation_rel > row_tolerance(tol):
+            msg += "; " + row_sentence(problem, (kkt, x, y, red, ax), tol)
     if gap is not None:
         msg += f"; gap to the Lagrangian bound {gap:.3%}"
     iters = max((results[p].iterations for p in solved), default=0)
