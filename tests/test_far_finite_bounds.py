@@ -66,16 +66,45 @@ def test_a_bound_of_9_99e19_that_does_not_bind_changes_nothing(tmp_path, capsys,
 @pytest.mark.parametrize("presolve", ["off", "auto"])
 def test_a_binding_bound_of_1e15_still_holds(tmp_path, capsys, presolve):
     """z <= 1e15 binds (without it z reaches 3e15): the optimum 1e15 + 140.9 (HiGHS), never 3e15. Without presolve
-    the rows x_j - x_(j+1) = 1 sit under ||b|| = 3e15: PDHG's point left d0 at 0 (violated by 1, a norm-wise
-    residual of 1e-15) and was reported OPTIMAL; an LP OPTIMAL now holds each row within 1e-2 of its own bound,
-    so that point ends NUMERICAL_ERROR naming d0 (exit 5), its objective still 1e15 (z at its bound)."""
+    the rows x_j - x_(j+1) = 1 sat under ||b|| = 3e15 (the row z + x0 <= 3e15): PDHG's point left d0 at 0
+    (violated by 1, a norm-wise residual of 1e-15), was reported OPTIMAL, and after the per-row tolerance ended
+    NUMERICAL_ERROR naming d0 (exit 5). A row bound of 1e15 or more is now left out of ||b|| (``FAR_ROW_BOUND``),
+    so the direct solve reaches HiGHS's optimum with every row held."""
     code, rep = _init(capsys, tmp_path, _chain_mps("9.99e19", z_ub="1e15"), "z", "--presolve", presolve)
-    if presolve == "off":
-        assert code == 5 and rep["status"] == "NUMERICAL_ERROR" and "row 'd0'" in rep["message"], rep
-        assert rep["objective"] == pytest.approx(1e15 + 140.9, rel=1e-9)
-        return
     assert code == 0 and rep["status"] == "OPTIMAL", rep
     assert rep["objective"] == pytest.approx(1e15 + 140.9, rel=1e-9)
+    assert rep["objective"] - 1e15 == pytest.approx(140.9, abs=0.5)  # the chain's part too, not only z's 1e15
+
+
+def test_a_far_row_bound_stays_out_of_the_bound_norm():
+    """||b|| (the primal residual's denominator, theta_b's) leaves out row bounds of magnitude >= 1e15; scaled
+    bounds are judged by their original magnitude; the KKT kernel and its twin agree."""
+    from solver.lp.scaling import FAR_ROW_BOUND, combined_bound_norm
+
+    lc, uc = np.array([3.0, -np.inf, -1e16, 2.0]), np.array([np.inf, 4.0, 5.0, 2.0])
+    assert combined_bound_norm(lc, uc) == pytest.approx(np.sqrt(9 + 16 + 25 + 4))
+    assert combined_bound_norm(lc * 1e-20, uc * 1e-20, lc, uc) == pytest.approx(np.sqrt(54) * 1e-20)
+    assert combined_bound_norm(np.array([1e14]), np.array([1e14]), np.array([FAR_ROW_BOUND]),
+                               np.array([FAR_ROW_BOUND])) == 0.0
+    p = Problem.from_arrays(cost=[-1.0, -1.0], matrix=np.array([[1.0, 1.0], [1.0, 0.0]]), row_lower=[-np.inf] * 2,
+                            row_upper=[10.0, 1e16], col_lower=[0.0, 0.0], col_upper=[np.inf, np.inf])
+    for fn in (original_kkt, original_kkt_ref):  # x0 + x1 = 10.5: 0.5 over a row of bound 10, ||b|| = 10
+        assert fn(p, np.array([5.0, 5.5]), np.array([-1.0, 0.0]))[0].primal_residual_rel == pytest.approx(0.5 / 11)
+        # x0 near its far row bound (it binds there): the bound counts, as column bounds do in near_bound
+        rel = fn(p, np.array([1e16 + 8.0, 0.0]), np.array([0.0, 0.0]))[0].primal_residual_rel
+        assert rel == pytest.approx(np.hypot(1e16 - 2.0, 8.0) / (1.0 + np.hypot(10.0, 1e16)))
+
+
+def test_a_row_that_binds_at_a_far_bound_is_never_reported_optimal_off_its_optimum(tmp_path, capsys):
+    """z <= 9.99e19 leaves the row z + x0 <= 3e15 binding (HiGHS: 3e15 + 126.5). With presolve OPTIMAL there;
+    without, the chain's rows cannot be resolved next to 3e15 at 1e-4: the bound counts in ||b|| where the row is
+    near it (``OrigLP.b_norm_at``), so the run ends NUMERICAL_ERROR naming a chain row, as before far bounds left
+    ||b||, not ITERATION_LIMIT after the default 1,000,000 iterations (the bound left out everywhere)."""
+    code, rep = _init(capsys, tmp_path, _chain_mps("9.99e19", z_ub="9.99e19"), "zr", "--presolve", "auto")
+    assert code == 0 and rep["status"] == "OPTIMAL" and rep["objective"] == pytest.approx(3e15 + 126.5, abs=1.0)
+    code, rep = _init(capsys, tmp_path, _chain_mps("9.99e19", z_ub="9.99e19"), "zr-off", "--presolve", "off",
+                      "--iteration-limit", "200000")
+    assert code == 5 and rep["status"] == "NUMERICAL_ERROR" and "row 'd" in rep["message"], rep
 
 
 @pytest.mark.data
@@ -140,6 +169,53 @@ def _covering_lp_with_a_dominated_far_column(n: int = 40, m: int = 10, k: int = 
         cost=np.r_[rng.integers(1, 30, n).astype(float), 0.0], col_lower=np.zeros(n + 1),
         col_upper=np.full(n + 1, 9.99e19), row_lower=np.r_[np.floor(0.25 * a.sum(axis=1)), np.full(k, -np.inf)],
         row_upper=np.r_[np.full(m, np.inf), np.ones(k)], matrix=sp.csc_array(np.vstack([np.c_[a, np.zeros(m)], s])))
+
+
+def _with_a_redundant_far_row(p: Problem, bound: float = 1e16) -> Problem:
+    """``p`` with one more row x0 <= ``bound`` (x0 is far below it at the optimum: the row is redundant)."""
+    import scipy.sparse as sp
+
+    a = sp.csc_array((p.a_data, p.a_indices, p.a_indptr), shape=(p.n_rows, p.n_cols))
+    row = sp.csc_array(([1.0], ([0], [0])), shape=(1, p.n_cols))
+    return Problem.from_arrays(cost=p.cost, col_lower=p.col_lower, col_upper=p.col_upper,
+                               row_lower=np.r_[p.row_lower, -np.inf], row_upper=np.r_[p.row_upper, bound],
+                               matrix=sp.vstack([a, row]).tocsc(), sense=p.sense, offset=p.offset)
+
+
+@pytest.mark.parametrize("presolve", ["auto", "off"])
+def test_one_redundant_far_row_neither_stalls_the_solve_nor_switches_the_presolve_rule_off(presolve):
+    """The covering LP below plus x0 <= 1e16. Before: with presolve the rule (the LP's rows had no far bound) was
+    off and the reduced run under ||b|| = 4.7e19 left row r0 at 0 against 134; without presolve the 1e16 in ||b||
+    (the primal residual's denominator, theta_b's) did the same: NUMERICAL_ERROR naming r0 both ways. Now the
+    bound stays out of ||b||, the rule compares bounds by value, and both solves are OPTIMAL at HiGHS's optimum."""
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+    from tests.helpers import highs_solution
+
+    p = _with_a_redundant_far_row(_covering_lp_with_a_dominated_far_column())
+    res = solve(p, Settings(iteration_limit=20000, presolve=presolve))
+    assert res.status.name == "OPTIMAL", res.message
+    assert res.objective == pytest.approx(highs_solution(p)[1], rel=1e-3)
+    if presolve == "auto":
+        assert "3 row bound(s) of magnitude >= 1e+15" in res.message
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("presolve", ["auto", "off"])
+def test_e226_with_a_redundant_row_x0_below_1e16_is_solved(tmp_path, capsys, presolve):
+    """e226 (open bounds as 9.99e19) plus the row x0 <= 1e16, through the CLI from MPS. Before: ITERATION_LIMIT
+    at 100,000 (exit 5) both ways, with presolve frozen at -71.86 (the rule was off), without at 7.113."""
+    from formats.io import read_problem, write_problem
+
+    require_data("mps/e226.mps")
+    opt = float(next(r for r in manifest("mps") if r["file"] == "e226.mps")["optimal_objective"])
+    (tmp_path / "e.mps").write_text(_with_open_bounds_as_9_99e19("e226.mps"))
+    write_problem(_with_a_redundant_far_row(read_problem(tmp_path / "e.mps")), tmp_path / "e16.mps")
+    code, out, _ = run_main(capsys, "solve", tmp_path / "e16.mps", "--json", "--presolve", presolve,
+                            "--iteration-limit", "100000")
+    rep = json.loads(out.strip().splitlines()[0])
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(opt, rel=3e-4)
 
 
 def test_a_presolve_that_makes_row_bounds_of_2_7e19_is_left_out():

@@ -253,7 +253,7 @@ class _Run:
         self.sbar = np.minimum(np.maximum(ax0, sc.lc), sc.uc)
         self.omega = 1.0
         self.wsp = Workspace(sc.n, sc.m)
-        self.b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc)
+        self.b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc, p.row_lower[kr], p.row_upper[kr])
         self.c_den = 1.0 + math.sqrt(dot(sc.c, sc.c))
         self.floor = prm.inner_floor * s.tol * self.b_den
         self.y_start = math.sqrt(dot(self.w, self.w))

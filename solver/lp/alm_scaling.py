@@ -61,7 +61,7 @@ def scale_for_alm(c, lc, uc, lv, uv, cp, ci, cv, m: int, *, ruiz_iterations: int
     lvs, uvs = lv / d2, uv / d2
     tb = tc = 1.0
     if bound_objective_scaling:
-        tb = 1.0 / (1.0 + combined_bound_norm(lcs, ucs))
+        tb = 1.0 / (1.0 + combined_bound_norm(lcs, ucs, lc, uc))
         tc = 1.0 / (1.0 + float(np.sqrt(np.sum(cs * cs))))
     return ScaledLP(c=cs * tc, lc=lcs * tb, uc=ucs * tb, lv=lvs * tb, uv=uvs * tb, csr=None,
                     csc=(cp64, ci32, cvs), d1=d1, d2=d2, theta_b=tb, theta_c=tc)

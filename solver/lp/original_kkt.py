@@ -24,7 +24,7 @@ from numba import njit
 
 from solver import kernel_cache
 from solver.lp import kernels, kernels_ref
-from solver.lp.scaling import combined_bound_norm
+from solver.lp.scaling import FAR_ROW_BOUND, combined_bound_norm
 from solver.lp.termination import KKT, OrigLP, kkt_from_original, row_absmax, row_tolerance, row_violation_rel
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -41,12 +41,14 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
     ``sense`` is +1 or -1 (c_min = sense * cost, y_min = sense * y_in before projection); ``tol`` the
     significance of ``solver.lp.termination.near_bound`` (0: every rc_j counts through its finite bound). Returns the
     sums (c_min'x, dual objective without the constant, ||primal residual||^2, ||dual residual||^2,
-    ||b||^2 as ``solver.lp.scaling.combined_bound_norm`` counts it, ||cost||^2). Twin: :func:`original_kkt_ref`.
+    ||b||^2 as ``solver.lp.scaling.combined_bound_norm`` counts it, plus the bounds of magnitude >= ``FAR_ROW_BOUND``
+    it leaves out that A x is near (``solver.lp.termination.OrigLP.b_norm_at``), ||cost||^2). Twin: :func:`original_kkt_ref`.
     """
     n = cp.shape[0] - 1
     m = lc.shape[0]
     inf = np.inf
     b2 = 0.0
+    far = False
     for i in range(m):
         v = sense * y_in[i]
         if not (v > -inf and v < inf):  # NaN and +-inf alike
@@ -59,9 +61,15 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
         y_min[i] = yv
         ax[i] = 0.0
         if lc[i] > -inf:
-            b2 += lc[i] * lc[i]
+            if abs(lc[i]) < FAR_ROW_BOUND:
+                b2 += lc[i] * lc[i]
+            else:
+                far = True
         if uc[i] < inf and lc[i] != uc[i]:
-            b2 += uc[i] * uc[i]
+            if abs(uc[i]) < FAR_ROW_BOUND:
+                b2 += uc[i] * uc[i]
+            else:
+                far = True
     pobj = 0.0
     dobj = 0.0
     dres2 = 0.0
@@ -105,6 +113,12 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
             dobj += lc[i] * yv  # yv > 0 only where lc is finite
         elif yv < 0.0:
             dobj += uc[i] * yv
+        if far:  # a far row bound counts where A x is near it (termination.OrigLP.b_norm_at)
+            a = ax[i]
+            if lc[i] > -inf and abs(lc[i]) >= FAR_ROW_BOUND and abs(a - lc[i]) <= abs(a):
+                b2 += lc[i] * lc[i]
+            if uc[i] < inf and lc[i] != uc[i] and abs(uc[i]) >= FAR_ROW_BOUND and abs(a - uc[i]) <= abs(a):
+                b2 += uc[i] * uc[i]
     return pobj, dobj, pres2, dres2, b2, c2
 
 

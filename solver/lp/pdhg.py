@@ -241,7 +241,11 @@ class _Run:
             *self._state(), self.total > 0, self.work_n, self.work_m)
         po += lp.offset
         do += lp.offset
-        kkt = KKT(po, do, pn, dn, pn / self.pden, dn / self.dden, abs(po - do) / (1.0 + abs(po) + abs(do)))
+        pden = self.pden
+        if lp.far_rows.size:  # a far row bound counts where the row is near it (OrigLP.b_norm_at)
+            far = lp.far_rows
+            pden = 1.0 + lp.b_norm_at(self.axh[far] / (sc.d1[far] * sc.theta_b))
+        kkt = KKT(po, do, pn, dn, pn / pden, dn / self.dden, abs(po - do) / (1.0 + abs(po) + abs(do)))
         return kkt, r, pinf, dinf
 
     def report(self, kkt: KKT, elapsed: float) -> None:

@@ -25,7 +25,7 @@ Pipeline (:func:`solve_with_presolve`):
 
 Presolve outcomes: reduced to empty -> postsolve of the empty solution (exact); infeasible ->
 PRIMAL_INFEASIBLE; "unbounded or infeasible", not reduced, timeout, a reduced LP with row bounds of 1e15 or more
-that the LP's rows do not have (:data:`FAR_ROW_BOUND`) or any error -> the LP is solved without presolve within
+that no row of the LP has (``solver.lp.scaling.FAR_ROW_BOUND``) or any error -> the LP is solved without presolve within
 the time left.
 """
 
@@ -47,6 +47,7 @@ from solver.lp import kernels
 from solver.lp.original_kkt import measured_result, original_kkt
 from solver.lp.pdhg import current_progress_callback, progress_callback
 from solver.lp.pdhg import solve as pdhg_solve
+from solver.lp.scaling import FAR_ROW_BOUND
 from solver.lp.trivial import reduce_trivial
 from solver.model.errors import CopterError, UsageError
 from solver.model.problem import Problem
@@ -299,30 +300,29 @@ def _presolve_instance(time_limit_seconds: float):
         free.append(h)
 
 
-# A row bound at least this far from 0 that presolve made (the LP's own rows stay below it) sends the LP to the
-# direct solve. HiGHS moves a column bound into rows' bounds when it fixes a column there: e226 with its open upper
-# bounds written as 9.99e19 (finite: below INF_BOUND) has .VNNF2, cost 0 and -0.272 in four <= rows, a dominated
-# column that presolve fixes at 9.99e19 (with inf it drops it), and came back with 3 row bounds of 2.7e19.
-# ||b|| (1 + ||b|| is the primal residual's denominator and theta_b's, solver.lp.termination / scaling) was then
-# 2.7e19: the reduced run met its primal residual at 8.8e-19 with rows 21 units off, its point froze at -71.86
-# with a gap of 1.6e-2 and it ended ITERATION_LIMIT after 1,000,000 iterations (HiGHS: -11.6389); without
-# presolve it is OPTIMAL at -11.6375 in 14,542. 1e15 is a bound an LP can bind at in double precision
-# (tests/test_far_finite_bounds.py), 1e5-fold below the 1e20 of "no bound". Leaving such bounds out of ||b||
-# (PDLP's infinite_constraint_bound_threshold, default inf there) did not do: the reduced run then left the
-# original rows off (polish ITERATION_LIMIT at 50,000, objective 9.9).
-FAR_ROW_BOUND = 1e15
-
-
+# A row bound of magnitude >= FAR_ROW_BOUND (``solver.lp.scaling``) that presolve made (no row of the LP has that
+# bound) sends the LP to the direct solve. HiGHS moves a column bound into rows' bounds when it fixes a column
+# there: e226 with its open upper bounds written as 9.99e19 (finite: below INF_BOUND) has .VNNF2, cost 0 and -0.272
+# in four <= rows, a dominated column that presolve fixes at 9.99e19 (with inf it drops it), and came back with 3
+# row bounds of 2.7e19. ||b|| (1 + ||b|| is the primal residual's denominator and theta_b's, solver.lp.termination
+# / scaling) was then 2.7e19: the reduced run met its primal residual at 8.8e-19 with rows 21 units off, its point
+# froze at -71.86 with a gap of 1.6e-2 and it ended ITERATION_LIMIT after 1,000,000 iterations (HiGHS: -11.6389);
+# without presolve it is OPTIMAL at -11.6375 in 14,542. Leaving such bounds out of ||b|| (now done everywhere,
+# ``combined_bound_norm``) did not do for the reduced run: it then left the original rows off (polish
+# ITERATION_LIMIT at 50,000, objective 9.9). The test is by value, not "the LP has no far row bound": one redundant
+# row x0 <= 1e16 added to that e226 switched the rule off and the reduced run froze at -71.86 again.
 def _far_row_bounds_made(problem: Problem, reduced: Problem) -> int:
-    """How many finite row bounds of ``reduced`` (presolved LP) reach |bound| >= :data:`FAR_ROW_BOUND`, 0 when
-    ``problem`` (the original LP) has such a row bound itself (then presolve did not make them)."""
+    """How many finite row bounds of ``reduced`` (presolved LP) reach |bound| >= :data:`FAR_ROW_BOUND` with a
+    value that no row bound of ``problem`` (the original LP) has (bounds presolve made, not carried over)."""
 
-    def far(lo: np.ndarray, up: np.ndarray) -> int:
-        return int(np.count_nonzero(np.isfinite(lo) & (np.abs(lo) >= FAR_ROW_BOUND))
-                   + np.count_nonzero(np.isfinite(up) & (np.abs(up) >= FAR_ROW_BOUND)))
+    def far(v: np.ndarray) -> np.ndarray:
+        return v[np.isfinite(v) & (np.abs(v) >= FAR_ROW_BOUND)]
 
-    made = far(reduced.row_lower, reduced.row_upper)
-    return made if made and not far(problem.row_lower, problem.row_upper) else 0
+    made = np.r_[far(reduced.row_lower), far(reduced.row_upper)]
+    if not made.size:
+        return 0
+    own = np.r_[far(problem.row_lower), far(problem.row_upper)]
+    return int(np.count_nonzero(~np.isin(made, own)))
 
 
 class _WithoutPresolve(Exception):  # a control-flow signal inside this module, never raised out of it
@@ -428,8 +428,8 @@ def _solve_reduced(h: Highs, problem: Problem, s: Settings, t_start: float, seco
         raise _WithoutPresolve(f"presolved LP unusable ({exc}): solved without it") from exc
     far = _far_row_bounds_made(problem, q)
     if far:
-        raise _WithoutPresolve(f"presolved LP has {far} row bound(s) of magnitude >= {FAR_ROW_BOUND:g} that the "
-                               "LP's rows do not: solved without presolve")
+        raise _WithoutPresolve(f"presolved LP has {far} row bound(s) of magnitude >= {FAR_ROW_BOUND:g} that no "
+                               "row of the LP has: solved without presolve")
     judged = _OriginalJudge(h, q, problem, s, t_start)
     red = pdhg_solve(q, replace(s, time_limit_seconds=max(_remaining(s, t_start), 0.0)), accept=judged)
     # the reduced run's primal weight belongs to the reduced LP's scaled space: a warm start of the

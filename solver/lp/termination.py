@@ -5,7 +5,9 @@ Follows cuPDLPx (``docs/algorithm/termination.md``; Lu, Peng, Yang, arXiv 2507.1
 reduced cost r = c - A'y) and reduced costs r recovered from the primal prox step
 (r = (xh - x)/tau + c - A'y_k in scaled space, which has the sign its bounds allow),
 
-    primal residual  ||A x - proj_[lc,uc](A x)||_2 / (1 + ||b||_2)      (b: finite row bounds)
+    primal residual  ||A x - proj_[lc,uc](A x)||_2 / (1 + ||b||_2)      (b: finite row bounds; one of
+                                                                         magnitude >= 1e15 only where A x is near
+                                                                         it, ``OrigLP.b_norm_at``)
     dual residual    ||c - A'y - r||_2 / (1 + ||c||_2)
     gap              |p - d| / (1 + |p| + |d|)
     p = c'x + c0,   d = lc'y+ - uc'y- + lv'r+ - uv'r- + c0   (finite bounds only; the sign of y and r
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.lp.scaling import ScaledLP
+from solver.lp.scaling import FAR_ROW_BOUND, ScaledLP
 
 
 @dataclass
@@ -141,10 +143,26 @@ class OrigLP:
     offset: float
 
     def __post_init__(self):
+        # rows with a finite bound of magnitude >= FAR_ROW_BOUND, left out of b_norm (``combined_bound_norm``)
+        self.far_rows = np.flatnonzero((np.isfinite(self.lc) & (np.abs(self.lc) >= FAR_ROW_BOUND))
+                                       | (np.isfinite(self.uc) & (np.abs(self.uc) >= FAR_ROW_BOUND)))
         self.lc_f = np.where(np.isfinite(self.lc), self.lc, 0.0)
         self.uc_f = np.where(np.isfinite(self.uc), self.uc, 0.0)
         self.lv_f = np.where(np.isfinite(self.lv), self.lv, 0.0)
         self.uv_f = np.where(np.isfinite(self.uv), self.uv, 0.0)
+
+    def b_norm_at(self, ax_far: np.ndarray) -> float:
+        """``b_norm`` with the far row bounds (rows ``far_rows``) that the point's row activities ``ax_far``
+        (far_rows.size,) are near added back: b_i counts when |ax_i - b_i| <= |ax_i| (:func:`near_bound`'s rule for
+        column bounds). A redundant row x0 <= 1e16 stays out of the primal residual's denominator; a row that binds
+        at 3e15 measures its rounding-level violation against its own bound."""
+        if not self.far_rows.size:
+            return self.b_norm
+        lc, uc = self.lc[self.far_rows], self.uc[self.far_rows]
+        with np.errstate(invalid="ignore"):  # an infinite side: inf <= |ax| is False
+            near_l = (np.abs(lc) >= FAR_ROW_BOUND) & (np.abs(ax_far - lc) <= np.abs(ax_far))
+            near_u = (np.abs(uc) >= FAR_ROW_BOUND) & (np.abs(ax_far - uc) <= np.abs(ax_far)) & (lc != uc)
+        return math.sqrt(self.b_norm ** 2 + float(np.sum(lc[near_l] ** 2) + np.sum(uc[near_u] ** 2)))
 
     def dual_objective(self, y: np.ndarray, r: np.ndarray) -> float:
         """lc'y+ - uc'y- + lv'r+ - uv'r- + offset (finite bounds only)."""
@@ -181,7 +199,7 @@ def kkt_from_original(lp: OrigLP, x: np.ndarray, ax: np.ndarray, y: np.ndarray, 
     pn = float(np.linalg.norm(pres))
     dn = float(np.linalg.norm(dres))
     return KKT(primal_objective=p, dual_objective=d, primal_residual=pn, dual_residual=dn,
-               primal_residual_rel=pn / (1.0 + lp.b_norm), dual_residual_rel=dn / (1.0 + lp.c_norm),
+               primal_residual_rel=pn / (1.0 + lp.b_norm_at(ax[lp.far_rows])), dual_residual_rel=dn / (1.0 + lp.c_norm),
                gap_rel=abs(p - d) / (1.0 + abs(p) + abs(d)))
 
 
