@@ -155,6 +155,12 @@ class _Round:
             self.step = objective_step(self.problem.cost, self.problem.integrality)
         return lattice_bound(self.problem.sense, self.lp_bound, float(self.problem.offset), self.step)
 
+    def add_highs_seconds(self, seconds: float) -> None:
+        """Charge ``seconds`` of a HiGHS MIP step to the round's one HiGHS budget (``highs_mip_seconds``, which
+        the report carries)."""
+        self.highs_mip_seconds += float(seconds)
+        self.report["highs_mip_seconds"] = self.highs_mip_seconds
+
     def remaining(self) -> float:
         """Seconds left of ``settings.time_limit_seconds`` for the whole round (inf when unlimited)."""
         return float(self.settings.time_limit_seconds) - (time.perf_counter() - self.t_start)
@@ -442,8 +448,7 @@ def _no_optimum(run: _Round, point: np.ndarray | None, point_name: str, said: st
     v = settle_no_optimum(run.problem, point, budget, run.settings.threads, point_name)
     if v.step is not None:
         run.steps.append(v.step)
-        run.highs_mip_seconds += float(v.step.get("seconds", 0.0))
-        run.report["highs_mip_seconds"] = run.highs_mip_seconds
+        run.add_highs_seconds(v.step.get("seconds", 0.0))
     run.report["source"] = "none"
     run.report["integer_objective"] = math.nan
     if v.status == Status.DUAL_INFEASIBLE:
@@ -748,8 +753,7 @@ def _highs_fallback(run: _Round, seed: np.ndarray, stall_seconds: float | None =
     xf, finfo = highs_mip(run.problem, _highs_budget(run), seed,
                           mip_rel_gap=float(run.settings.mip_gap_tol), stall_seconds=stall_seconds,
                           far_seconds=far_seconds, threads=run.settings.threads)
-    run.highs_mip_seconds += float(finfo.get("seconds", 0.0))
-    run.report["highs_mip_seconds"] = run.highs_mip_seconds
+    run.add_highs_seconds(finfo.get("seconds", 0.0))
     rinfo: dict = {}
     if xf is not None:
         xf, rinfo = fix_and_resolve(run.problem, xf, run.settings, run.x_lp, run.y_lp,
