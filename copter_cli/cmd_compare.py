@@ -76,7 +76,7 @@ def print_table(res: dict, out: Console | None = None, terminal: bool | None = N
                 f"row off by more than {100 * tol:.1e} relative to max(1, |bound|) (the per-row tolerance of an "
                 "LP OPTIMAL)")
     out.print("objective and obj. diff rel only for OPTIMAL/FEASIBLE rows: diff = sense * (objective - best) / "
-              "|best| (relative at every scale; a best that is 0 within feasibility tol x sum |c_j| (1 + |x_j|): 0 within that or 1e-6, else +-1; 0 = best, > 0 = worse); row viol. = max absolute row violation (rel: divided by "
+              "|best| (relative at every scale; a best that is 0 within feasibility tol x sum |c_j| (1 + |x_j|) at the best's or the row's point, the smaller: 0 within that or 1e-6, else +-1; 0 = best, > 0 = worse); row viol. = max absolute row violation (rel: divided by "
               f"max(1, |bound|)); {rule}: never the best; seconds = wall time on this machine (copter: apply + "
               "solve + integerize of this round; POP: the whole call); x copter = seconds / copter's seconds; "
               "POP s = setup + slowest part (POP's own measure: one core per part).")

@@ -6,7 +6,8 @@ bounds (a non-finite entry becomes 0 first, so the candidate is finite and withi
 onto the signs its row bounds allow (y >= 0 needs a finite lower bound, y <= 0 a finite upper bound, in
 minimisation form; a non-finite entry becomes 0),
 the reduced cost c - A'y split into the part the column bounds allow (r: the bound it points at is finite
-and near x_j, ``solver.lp.termination.near_bound``) and the rest, which is the dual residual.
+and near x_j, or below 1e15 in magnitude, ``solver.lp.termination.near_bound``) and the rest, which is the dual
+residual.
 
 :func:`original_kkt` does it in one numba pass over the columns (A x scattered and A'y gathered from
 the same CSC entries) and two short passes over the rows; :func:`original_kkt_ref` is its numpy twin.
@@ -25,7 +26,15 @@ from numba import njit
 from solver import kernel_cache
 from solver.lp import kernels, kernels_ref
 from solver.lp.scaling import FAR_ROW_BOUND, combined_bound_norm
-from solver.lp.termination import KKT, OrigLP, kkt_from_original, row_absmax, row_tolerance, row_violation_rel
+from solver.lp.termination import (
+    FAR_COLUMN_BOUND,
+    KKT,
+    OrigLP,
+    kkt_from_original,
+    row_absmax,
+    row_tolerance,
+    row_violation_rel,
+)
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.state import SolverState
@@ -49,6 +58,7 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
     inf = np.inf
     b2 = 0.0
     far = False
+    real = tol < inf  # a finite tol: a bound below FAR_COLUMN_BOUND is real and absorbs its reduced cost
     for i in range(m):
         v = sense * y_in[i]
         if not (v > -inf and v < inf):  # NaN and +-inf alike
@@ -90,11 +100,11 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
         cj = sense * cost[j]
         rj = cj - s
         rc[j] = rj
-        r_ok = 0.0  # the part its finite bound absorbs: near x, or significant (termination.near_bound)
+        r_ok = 0.0  # the part its finite bound absorbs: near x, significant or a bound < 1e15 (termination.near_bound)
         significant = abs(rj) > tol * (1.0 + abs(cj) + abs(s))
-        if rj > 0.0 and lv[j] > -inf and (abs(xj - lv[j]) <= abs(xj) or significant):
+        if rj > 0.0 and lv[j] > -inf and (abs(xj - lv[j]) <= abs(xj) or significant or (real and abs(lv[j]) < FAR_COLUMN_BOUND)):
             r_ok = rj
-        if rj < 0.0 and uv[j] < inf and (abs(xj - uv[j]) <= abs(xj) or significant):
+        if rj < 0.0 and uv[j] < inf and (abs(xj - uv[j]) <= abs(xj) or significant or (real and abs(uv[j]) < FAR_COLUMN_BOUND)):
             r_ok = rj
         d = rj - r_ok
         dres2 += d * d

@@ -31,6 +31,7 @@ from contextvars import ContextVar
 import numpy as np
 
 from solver.lp import kernels
+from solver.lp.bound_gap import highs_budget, highs_point, objective_gap_sentence, only_the_gap_misses
 from solver.lp.infeasibility import (
     SUSPECT_DUAL_GROWTH,
     SUSPECT_RATIO,
@@ -476,6 +477,15 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
                 kkt = judge.measured[0]  # the returned point's own measures (what OPTIMAL promises), not PDHG's
                 if not kkt.converged(s.tol):
                     status, message = Status.NUMERICAL_ERROR, judge.kkt_sentence()
+                    if only_the_gap_misses(kkt, s.tol):  # through bounds below 1e15: HiGHS is asked once
+                        elapsed = time.perf_counter() - t_start
+                        got = highs_point(problem, s.tol, highs_budget(elapsed, s.time_limit_seconds - elapsed))
+                        if got is not None:
+                            p_pdhg = sense * kkt.primal_objective
+                            x, y, measured, took = got
+                            y_min, kkt = sense * y, measured[0]
+                            status, message = Status.OPTIMAL, objective_gap_sentence(
+                                p_pdhg, sense * kkt.primal_objective, took, s.tol)
         status, message = _unbounded_column(problem, red, status, message)
     if ws_msg:
         message = f"{message}; {ws_msg}" if message else ws_msg
@@ -515,8 +525,7 @@ class _ReachCheck:
         rc = column_reach(self.problem, x, y, self.tol)
         self.missed = rc if rc.rel > self.tol else None
         if self.missed is not None:  # the largest value the other variables take, for sentence()'s bound clause
-            others = np.abs(np.delete(x, rc.column)) if x.size > 1 else np.zeros(0)
-            self.x_scale = float(others.max()) if others.size else 0.0
+            self.x_scale = _largest_other(x, rc.column)
         if self.missed is None and kkt.converged(self.tol):
             return None
         reach = rc.rel if self.missed is not None else 0.0
@@ -531,7 +540,21 @@ class _ReachCheck:
         return (f"PDHG's relative KKT measures met {self.tol:g}, but the point it returns misses it in the model's "
                 f"units (relative primal residual / dual residual / gap {k.primal_residual_rel:.1e} / "
                 f"{k.dual_residual_rel:.1e} / {k.gap_rel:.1e} with its reduced costs c - A'y) and further "
-                "iterations did not close it")
+                "iterations did not close it" + self._gap_column(k))
+
+    def _gap_column(self, k) -> str:
+        """When the gap misses: a clause naming the column whose reduced cost times its distance to the bound it
+        points at opens most of it (its bound is below ``termination.FAR_COLUMN_BOUND``, so it counts; PDHG's own
+        check counts it only near the bound), with the far-bound clause; else ""."""
+        if not k.gap_rel > self.tol:
+            return ""
+        rc = column_reach(self.problem, self.measured[1], self.measured[2], 0.0)  # every nonzero reduced cost
+        if rc.column < 0 or not rc.reach > self.tol * (1.0 + abs(k.primal_objective)):
+            return ""
+        return (f": variable {self.problem.col_names[rc.column]!r} is {rc.distance:.3g} from its bound with reduced "
+                f"cost {rc.reduced_cost:.3g}, which the gap counts through that bound (the objective could still "
+                f"move by {rc.reach:.3g} with the columns at the bounds their reduced costs point at)"
+                + self._far_bound(rc, _largest_other(self.measured[1], rc.column)))
 
     def sentence(self) -> str:
         """Why the run is not OPTIMAL, naming the column that could gain most."""
@@ -540,16 +563,24 @@ class _ReachCheck:
                 f"{self.problem.col_names[rc.column]!r} is {rc.distance:.3g} from its bound with reduced cost "
                 f"{rc.reduced_cost:.3g}, which the norm of the costs hides: the objective could still move by "
                 f"{rc.reach:.3g} ({rc.rel:.1e} relative) and further iterations did not close it; the costs span "
-                "more orders of magnitude than the tolerance resolves (rescale them)" + self._far_bound())
+                "more orders of magnitude than the tolerance resolves (rescale them)"
+                + self._far_bound(rc, self.x_scale))
 
-    def _far_bound(self) -> str:
-        """A clause for a bound far beyond the values the point takes (a finite sentinel such as 1e12 for 'no
-        bound': its reach is its distance times a reduced cost PDHG leaves at its tolerance), else ""."""
-        rc = self.missed
-        if not rc.distance > FAR_BOUND * (1.0 + self.x_scale):
+    @staticmethod
+    def _far_bound(rc, x_scale: float) -> str:
+        """A clause for the bound of ``rc.column`` when it is far beyond the values the other variables take
+        (``x_scale``): a finite sentinel such as 1e12 for 'no bound', whose reach is its distance times a reduced
+        cost PDHG leaves at its tolerance; else ""."""
+        if not rc.distance > FAR_BOUND * (1.0 + x_scale):
             return ""
         return (f"; or, if that bound, {rc.distance:.3g} away while the other variables stay within "
-                f"{self.x_scale:.3g}, only stands for 'no bound', write it as infinite (inf, or any magnitude >= 1e20)")
+                f"{x_scale:.3g}, only stands for 'no bound', write it as infinite (inf, or any magnitude >= 1e20)")
+
+
+def _largest_other(x: np.ndarray, j: int) -> float:
+    """max_k |x_k| over the columns k != j of x (n,), 0.0 when there are none."""
+    others = np.abs(np.delete(x, j)) if x.size > 1 else np.zeros(0)
+    return float(others.max()) if others.size else 0.0
 
 
 def _start_point(n: int, red) -> tuple:

@@ -123,6 +123,18 @@ def row_violation_rel(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     return (float(worst[i]), i) if worst[i] > 0.0 else (0.0, -1)
 
 
+# The measure of an arbitrary point (``original_kkt``: the judge of every LP OPTIMAL) lets only bounds of at least
+# this magnitude turn a reduced cost into dual residual when x_j is far from them (PDLP's rule, for 'no bound'
+# sentinels such as 9.99e19); a reduced cost pointing at a smaller bound counts in the dual objective through it,
+# as in HiGHS's PDLP (cuPDLP) and every simplex certificate. min -x + 0.99999 w, x - w <= 0, 0 <= x, w <= 1e12
+# (optimum -1e7 at x = w = 1e12) ended OPTIMAL at 0 without presolve (PDHG and the ALM alike): w's reduced cost
+# -1e-5, 1e12 from its bound, was a dual residual of 4e-6 under PDLP's rule, where counted through the bound it is
+# a gap of 1e7. The price: a finite 'no bound' below 1e15 (adlittle with every upper bound capped at 1e12) cannot
+# be certified at tol and ends NUMERICAL_ERROR, whose message says to write it as infinite. No shared LP changes
+# (the 38 at 1e-4, presolve auto and off; forplan without presolve 307,296 -> 308,896 iterations).
+FAR_COLUMN_BOUND = FAR_ROW_BOUND
+
+
 @dataclass(eq=False)
 class OrigLP:
     """The (reduced) minimisation LP in original units that termination is measured on.
@@ -175,13 +187,16 @@ def near_bound(x: np.ndarray, r: np.ndarray, lv: np.ndarray, uv: np.ndarray, c: 
     """The part of the reduced cost r (n,) that the column bounds absorb into the dual objective (the rest is
     dual residual): r_j where the bound it points at (lv_j for r_j > 0, uv_j for r_j < 0) is finite and either
     near x_j, |x_j - bound| <= |x_j|, or r_j is significant for the column, |r_j| > tol (1 + |c_j| + |aty_j|)
-    (``solver.lp.reach``'s threshold); else 0. ``tol = inf`` is PDLP's rule alone (PDHG's own check, whose
-    prox-step r_j is 0 or rounding noise inside the box); ``tol = 0`` counts every r_j through its finite bound
-    (the measure before the rule). x, lv, uv, c, aty: (n,), minimisation form."""
+    (``solver.lp.reach``'s threshold), or, for a finite ``tol``, the bound is below :data:`FAR_COLUMN_BOUND`
+    (1e15) in magnitude; else 0. ``tol = inf`` is PDLP's rule alone (PDHG's own check, whose prox-step r_j is 0 or
+    rounding noise inside the box); ``tol = 0`` counts every r_j through its finite bound (the measure before the
+    rule). x, lv, uv, c, aty: (n,), minimisation form."""
     bound = np.where(r > 0.0, lv, uv)
     with np.errstate(invalid="ignore"):  # an infinite bound: inf <= |x| is False, no warning needed
         near = np.abs(x - bound) <= np.abs(x)
         significant = np.abs(r) > tol * (1.0 + np.abs(c) + np.abs(aty))
+    if tol < math.inf:  # an arbitrary point's measure: a bound below FAR_COLUMN_BOUND is a real bound, it counts
+        near |= np.abs(bound) < FAR_COLUMN_BOUND
     return np.where(np.isfinite(bound) & (near | significant) & (r != 0.0), r, 0.0)
 
 

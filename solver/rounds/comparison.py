@@ -336,7 +336,7 @@ def _ratio(seconds, base) -> float:
 def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0) -> None:
     """Blank the objective of every row that is not OPTIMAL/FEASIBLE (None: an infeasible or limited row's
     point is no allocation to compare) and add ``objective_diff_rel`` (sense * (objective - best) / |best|, a
-    best within ``tol`` x its point's ``_scale`` (``objective_scale``) of 0 counting as 0 (every row carries
+    best within ``tol`` x the smaller ``_scale`` (``objective_scale``) of its point and the row's of 0 counting as 0 (every row carries
     ``_scale`` and loses it here), :func:`solver.integer.gap.objective_diff_rel`; the best over the OPTIMAL/FEASIBLE rows whose ``violates_tol`` is not True; >= 0 except
     for a violating row; None for the other rows), ``time_ratio`` (seconds / copter's seconds) and, for POP
     rows, ``pop_time_ratio`` (pop_seconds / copter's seconds)."""
@@ -350,10 +350,14 @@ def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0) -> Non
             if r["objective"] is not None and r.get("violates_tol") is not True]
     best, scale = (min(good) if sense == 1 else max(good)) if good else (None, 0.0)
     base = copter.get("seconds")
-    for r in everyone:
+    for r, own in zip(everyone, scales, strict=True):
         obj = r["objective"]
+        # the zero width is the smaller of the two points' (``own`` 0.0: no point to measure): min -x + 0.99999 w,
+        # x - w <= 0, x, w <= 1e12 has HiGHS's best -1e7 at x = w = 1e12, whose column-wise width 2e8 read a
+        # copter point at 0 (x = w = 0, width 2e-4) as '0.0' apart; both objectives must be 0 to within it
+        width = min(scale, own) if own > 0.0 else scale
         r["objective_diff_rel"] = (None if obj is None or best is None
-                                   else objective_diff_rel(sense, obj, best, tol * scale))
+                                   else objective_diff_rel(sense, obj, best, tol * width))
         r["time_ratio"] = _ratio(r.get("seconds"), base)
         if "pop_seconds" in r:
             r["pop_time_ratio"] = _ratio(r["pop_seconds"], base)

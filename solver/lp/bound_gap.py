@@ -1,0 +1,73 @@
+"""A PDHG point whose only miss is the gap counted through real bounds: HiGHS is asked once for the optimum.
+
+``solver.lp.termination.near_bound`` counts a reduced cost in the dual objective through a bound below
+``FAR_COLUMN_BOUND`` (1e15) wherever x_j is (``original_kkt``, the judge of every LP OPTIMAL), as HiGHS's PDLP
+and a simplex certificate do; PDLP's rule (only near the bound) stays for bounds of 1e15 or more. That judge refutes
+a point that PDLP's rule accepts in two kinds of LP that no local measure tells apart:
+
+- the optimum is elsewhere: ``min -x + 0.99999 w, x - w <= 0, 0 <= x, w <= 1e12`` stopped at x = w = 0, objective
+  ~0, where the optimum is -1e7 at x = w = 1e12 (w's reduced cost -1e-5, 1e12 from its bound);
+- the point is optimal but its approximate duals cannot certify it through the bounds: adlittle with every upper
+  bound capped at 1e9 or 1e12 (finite stand-ins for 'no bound') ends at the optimum, but the reduced costs of
+  1e-7..1e-6 its interior columns keep are a gap of 1e6 through those bounds (HiGHS's PDLP, which counts them
+  the same way, does not finish it in 15 s).
+
+So when a direct run's returned point meets every measure but that gap, HiGHS (presolve + simplex, integrality
+dropped) is asked once, for at most as long as PDHG has run (at least 1 s, within the time left), and its point,
+judged by the same ``original_kkt``, is returned when it meets ``tol`` (both LPs above: -1e7 and adlittle's
+optimum). Otherwise the run ends NUMERICAL_ERROR naming the column, as before the question.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from solver.lp.original_kkt import original_kkt
+from solver.lp.termination import KKT, row_tolerance
+from solver.model.problem import Problem
+
+#: HiGHS's budget is at least this many seconds (within the time left), else as long as PDHG has run
+MIN_HIGHS_SECONDS = 1.0
+
+
+def only_the_gap_misses(kkt: KKT, tol: float) -> bool:
+    """True when the residuals and every row meet ``tol`` (:func:`row_tolerance` for rows) and the gap does not."""
+    return bool(kkt.primal_residual_rel <= tol and kkt.dual_residual_rel <= tol
+                and kkt.row_violation_rel <= row_tolerance(tol) and not kkt.gap_rel <= tol)
+
+
+def highs_point(problem: Problem, tol: float, seconds: float):
+    """HiGHS's optimal point of ``problem`` (integrality dropped) within ``seconds``, judged by
+    :func:`original_kkt` at ``tol``: (x (n,), y (m,, problem's sense), its ``original_kkt`` output, HiGHS's wall
+    seconds) when HiGHS ends Optimal with primal and dual values and that measure meets ``tol``, else None."""
+    from solver.highs_bridge import is_optimal, read_duals, read_point
+    from solver.lp.infeasibility import _relaxed_run
+
+    if not seconds > 0.0:
+        return None
+    t = time.perf_counter()
+    h = _relaxed_run(problem, seconds)
+    took = time.perf_counter() - t
+    if not is_optimal(h):
+        return None
+    x, y = read_point(h, problem.n_cols, is_mip=False), read_duals(h, problem.n_rows)
+    if x is None or y is None:
+        return None
+    measured = original_kkt(problem, x, y, tol)
+    return (measured[1], measured[2], measured, took) if measured[0].converged(tol) else None
+
+
+def highs_budget(elapsed: float, left: float) -> float:
+    """Seconds HiGHS may take: max(MIN_HIGHS_SECONDS, ``elapsed`` (PDHG's seconds so far)) within ``left``."""
+    return min(max(MIN_HIGHS_SECONDS, elapsed), left) if math.isfinite(left) else max(MIN_HIGHS_SECONDS, elapsed)
+
+
+def objective_gap_sentence(p_pdhg: float, p_highs: float, took: float, tol: float) -> str:
+    """The message of a run whose result is HiGHS's point (objectives in the problem's sense)."""
+    same = abs(p_pdhg - p_highs) <= tol * (1.0 + abs(p_pdhg) + abs(p_highs))
+    return (f"relative KKT residuals and gap below {tol:g} at HiGHS's point: PDHG's point (objective {p_pdhg:.10g}) "
+            "met its measures, but not the gap counted through bounds below 1e15, so HiGHS (simplex) was asked "
+            f"({took:.2f} s): optimum {p_highs:.10g}, "
+            + ("the same objective within tol" if same else "not PDHG's objective"))
+

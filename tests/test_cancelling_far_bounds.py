@@ -1,0 +1,128 @@
+"""A reduced cost below the tolerance that points at a real bound far away is a large objective change, not a small
+dual residual.
+
+``min -x + 0.99999 w, x - w <= 0, 0 <= x, w <= 1e12``: the optimum is -1e7 at x = w = 1e12 (HiGHS simplex and
+HiGHS's PDLP, presolve on or off). Without presolve, PDHG and the ALM stopped at x = w = 0 and reported OPTIMAL at
+objective ~0: with y = -1, w's reduced cost -1e-5 sits 1e12 from the bound it points at, and PDLP's rule
+(``termination.near_bound``) read it as a dual residual of 4e-6 of ||c|| instead of a gap of 1e7 through that
+bound. A bound below ``termination.FAR_COLUMN_BOUND`` (1e15) now counts in the measure that judges every OPTIMAL
+(``original_kkt``); a run that misses only that gap asks HiGHS once (``solver.lp.bound_gap``) and returns its point
+when it meets the tolerance, else ends NUMERICAL_ERROR naming w. ``copter compare`` no longer calls an objective of
+0 and the optimum -1e7 '0.0 apart' (the best point's column-wise zero width was 2e8).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from solver.lp.original_kkt import original_kkt, original_kkt_ref
+from solver.model.problem import Problem
+from tests.helpers import run_main
+
+MPS = """NAME cancel
+ROWS
+ N  obj
+ L  r
+COLUMNS
+    x  obj  -1  r  1
+    w  obj  0.99999  r  -1
+RHS
+    rhs  r  0
+BOUNDS
+ UP bnd x {ub}
+ UP bnd w {ub}
+ENDATA
+"""
+
+
+def _solve_cli(capsys, tmp_path, *args, ub: str = "1e12") -> tuple[int, dict]:
+    path = tmp_path / "cancel.mps"
+    path.write_text(MPS.format(ub=ub))
+    code, out, _ = run_main(capsys, "solve", path, "--json", *args)
+    return code, json.loads(out.strip().splitlines()[0])
+
+
+@pytest.mark.parametrize("engine", ["pdhg", "alm"])
+def test_without_presolve_the_point_1e7_above_the_optimum_is_not_returned(tmp_path, capsys, engine):
+    """Through the CLI without presolve (a warm round's path): before, OPTIMAL at ~1e-5 (exit 0) with either
+    engine; now OPTIMAL at -1e7, HiGHS's point, and the message says why HiGHS was asked."""
+    code, rep = _solve_cli(capsys, tmp_path, "--presolve", "off", "--engine", engine)
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(-1e7, rel=1e-6), rep
+    assert "not the gap counted through bounds below 1e15, so HiGHS (simplex) was asked" in rep["message"], rep
+    assert "not PDHG's objective" in rep["message"]
+
+
+def test_with_presolve_the_optimum_is_found(tmp_path, capsys):
+    from formats.io import read_problem
+    from tests.helpers import highs_solution
+
+    code, rep = _solve_cli(capsys, tmp_path)
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(highs_solution(read_problem(tmp_path / "cancel.mps"))[1], rel=1e-6)
+    assert rep["objective"] == pytest.approx(-1e7, rel=1e-6)
+
+
+def test_the_library_solve_and_the_measure():
+    """dispatch.solve without presolve, and original_kkt (kernel and twin) at x = w = 0, y = -1, tol 1e-4: the
+    gap counts w's reduced cost through its bound 1e12 (before: 0, the reduced cost a dual residual)."""
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+
+    p = Problem.from_arrays(cost=[-1.0, 0.99999], matrix=np.array([[1.0, -1.0]]), row_lower=[-np.inf],
+                            row_upper=[0.0], col_lower=[0.0, 0.0], col_upper=[1e12, 1e12], col_names=["x", "w"])
+    res = solve(p, Settings(presolve="off"))
+    assert res.status.name == "OPTIMAL" and res.objective == pytest.approx(-1e7, rel=1e-6), res.message
+    np.testing.assert_allclose(res.x, [1e12, 1e12])
+    for fn in (original_kkt, original_kkt_ref):
+        kkt = fn(p, np.zeros(2), np.array([-1.0]), 1e-4)[0]
+        assert kkt.dual_objective == pytest.approx(-1e7, rel=1e-9) and kkt.gap_rel > 0.99, kkt
+        assert not kkt.converged(1e-4)
+
+
+def test_without_a_highs_point_the_run_names_the_column(tmp_path, capsys, monkeypatch):
+    """When HiGHS returns no point that meets tol (here: none at all), the run is NUMERICAL_ERROR (exit 5), its
+    gap counted, the column and its bound named, never OPTIMAL at ~0."""
+    import solver.lp.pdhg as pdhg
+
+    monkeypatch.setattr(pdhg, "highs_point", lambda *a: None)
+    code, rep = _solve_cli(capsys, tmp_path, "--presolve", "off")
+    assert code == 5 and rep["status"] == "NUMERICAL_ERROR", rep
+    assert "variable 'w' is 1e+12 from its bound" in rep["message"], rep["message"]
+    assert "write it as infinite" in rep["message"]  # the bound may also be a 'no bound' sentinel
+    assert rep["gap_rel"] > 0.5, rep
+
+
+def test_compare_does_not_read_the_two_objectives_as_equal():
+    """copter's 1.2e-5 (x = w = 0, objective scale 2) against HiGHS's -1e7 (x = w = 1e12, scale 2e12): the best's
+    own zero width, 1e-4 x 2e12 = 2e8, made -1e7 'no scale' and copter's row read 0.0; the width is now the
+    smaller point's, so copter's row reads 1.0 (the optimum is 100% below it)."""
+    from solver.integer.gap import objective_scale
+    from solver.rounds.comparison import _derive
+
+    cost = np.array([-1.0, 0.99999])
+    copter = {"name": "copter", "status": "OPTIMAL", "objective": 1.17e-5, "seconds": 1.0,
+              "_scale": objective_scale(cost, np.zeros(2))}
+    highs = {"name": "highs", "status": "OPTIMAL", "objective": -1e7, "seconds": 1.0,
+             "_scale": objective_scale(cost, np.full(2, 1e12))}
+    _derive(copter, [highs], 1, 1e-4)
+    assert highs["objective_diff_rel"] == 0.0
+    assert copter["objective_diff_rel"] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_highs_is_asked_only_when_the_gap_alone_misses_and_within_the_time_left():
+    from solver.lp.bound_gap import highs_budget, only_the_gap_misses
+    from solver.lp.termination import KKT
+
+    def kkt(p, d, g, row=0.0):
+        return KKT(0.0, 0.0, 0.0, 0.0, p, d, g, row_violation_rel=row)
+
+    assert only_the_gap_misses(kkt(1e-5, 1e-5, 0.9), 1e-4)
+    assert not only_the_gap_misses(kkt(1e-5, 1e-5, 1e-5), 1e-4)  # nothing misses
+    assert not only_the_gap_misses(kkt(1e-3, 1e-5, 0.9), 1e-4)  # a residual misses too
+    assert not only_the_gap_misses(kkt(1e-5, 1e-5, 0.9, row=0.5), 1e-4)  # a row misses its own bound
+    assert highs_budget(0.2, 100.0) == 1.0 and highs_budget(7.0, 100.0) == 7.0 and highs_budget(7.0, 3.0) == 3.0
+    assert highs_budget(0.2, float("inf")) == 1.0
