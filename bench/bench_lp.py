@@ -25,7 +25,7 @@ previous warm solve's state mapped with ``map_state``) and on a transportation L
 (``--transport 400x500`` = 200k variables). ``--no-netlib`` skips the MPS set.
 
 Run: ``.venv/bin/python bench/bench_lp.py [--cap 60] [--only NAME ...] [--tols 1e-4 1e-6] [--domains]
-[--rounds 3] [--transport 400x500] [--no-netlib] [--no-presolve-column] [--repeat 5]``
+[--rounds 3] [--transport 400x500] [--no-netlib] [--no-presolve-column] [--repeat 5] [--engine alm]``
 """
 
 from __future__ import annotations
@@ -197,6 +197,8 @@ def _parse_args() -> argparse.Namespace:
     ap.add_argument("--repeat", type=int, default=5,
                     help="solves shorter than 0.2 s are repeated up to this many times and the fastest counts, "
                          "for copter and HiGHS alike (sub-millisecond timings are otherwise mostly noise)")
+    ap.add_argument("--engine", choices=("auto", "pdhg", "alm"), default="auto",
+                    help="copter's LP engine (Settings.engine) for its cold, no-presolve and warm solves")
     ap.add_argument("--no-presolve-column", action="store_true",
                     help="skip the copter-without-presolve solves (the 'np' columns)")
     return ap.parse_args()
@@ -209,10 +211,11 @@ HEADER = (f"{'instance':16s} {'tol':>6s} {'status':>10s} {'iters':>8s} {'sec':>7
 
 def _instance_row(name: str, p, q, opt: float, tol: float, args) -> dict:
     """One (instance, tolerance) row: copter with and without presolve, the HiGHS methods, warm vs cold."""
-    s = Settings(tol=tol, time_limit_seconds=args.cap)
+    s = Settings(tol=tol, time_limit_seconds=args.cap, engine=args.engine)
     res, sec = fastest(lambda: solve(p, s), args.repeat)
     row = {"instance": name, "rows": p.n_rows, "cols": p.n_cols, "nnz": p.nnz, "tol": tol,
            "status": res.status.name, "iterations": res.iterations, "seconds": sec,
+           "engine": res.engine, "engine_reason": res.engine_reason,
            "rel_err": rel_err(res.objective, opt), "viol": res.max_row_violation,
            "presolve_seconds": res.seconds.get("presolve", math.nan),
            "polish_seconds": res.seconds.get("polish", math.nan)}
