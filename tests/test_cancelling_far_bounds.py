@@ -56,6 +56,30 @@ def test_without_presolve_the_point_1e7_above_the_optimum_is_not_returned(tmp_pa
     assert "not PDHG's objective" in rep["message"]
 
 
+def test_with_bounds_of_9_99e19_pdhg_s_point_at_0_is_not_returned(tmp_path, capsys):
+    """Bounds of 9.99e19 (>= 1e15) keep PDLP's rule, under which x = w = 0 meets every measure (before: OPTIMAL at
+    ~1e-5, where HiGHS's optimum is -9.99e14); its reduced costs through those bounds could move the objective by
+    ~1e15, so HiGHS is asked and its point returned."""
+    code, rep = _solve_cli(capsys, tmp_path, "--presolve", "off", "--engine", "pdhg", ub="9.99e19")
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(-9.99e14, rel=1e-6), rep
+    assert "so HiGHS (simplex) was asked" in rep["message"], rep["message"]
+
+
+@pytest.mark.data
+def test_adlittle_with_9_99e19_bounds_keeps_its_point_and_says_highs_confirmed_it():
+    from formats.mps import read_mps
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+    from tests.helpers import require_data
+
+    p = read_mps(require_data("mps/adlittle.mps"))
+    p = p.replace(col_upper=np.minimum(p.col_upper, 9.99e19))
+    res = solve(p, Settings(presolve="off"))
+    assert res.status.name == "OPTIMAL" and res.iterations == 8464, res.message  # PDHG's point, as before
+    assert "HiGHS (simplex" in res.message and "has the same optimum" in res.message, res.message
+
+
 def test_with_presolve_the_optimum_is_found(tmp_path, capsys):
     from formats.io import read_problem
     from tests.helpers import highs_solution
@@ -86,9 +110,9 @@ def test_the_library_solve_and_the_measure():
 def test_without_a_highs_point_the_run_names_the_column(tmp_path, capsys, monkeypatch):
     """When HiGHS returns no point that meets tol (here: none at all), the run is NUMERICAL_ERROR (exit 5), its
     gap counted, the column and its bound named, never OPTIMAL at ~0."""
-    import solver.lp.pdhg as pdhg
+    import solver.lp.bound_gap as bound_gap
 
-    monkeypatch.setattr(pdhg, "highs_point", lambda *a: None)
+    monkeypatch.setattr(bound_gap, "highs_point", lambda *a: None)
     code, rep = _solve_cli(capsys, tmp_path, "--presolve", "off")
     assert code == 5 and rep["status"] == "NUMERICAL_ERROR", rep
     assert "variable 'w' is 1e+12 from its bound" in rep["message"], rep["message"]

@@ -16,6 +16,12 @@ So when a direct run's returned point meets every measure but that gap, HiGHS (p
 dropped) is asked once, for at most as long as PDHG has run (at least 1 s, within the time left), and its point,
 judged by the same ``original_kkt``, is returned when it meets ``tol`` (both LPs above: -1e7 and adlittle's
 optimum). Otherwise the run ends NUMERICAL_ERROR naming the column, as before the question.
+
+Bounds of 1e15 or more keep PDLP's rule, so the first LP with its bounds written as 9.99e19 (optimum -9.99e14) met
+every measure at 0. A point that does, while its reduced costs counted through every finite bound could move the
+objective by more than 1 + |p| (``solver.lp.reach.column_reach`` at tol 0), gets the same question: HiGHS's point
+replaces it when HiGHS's optimum is another objective (beyond tol), and the message says whether HiGHS confirmed
+the objective (adlittle with its open bounds written as 9.99e19: the same optimum).
 """
 
 from __future__ import annotations
@@ -24,8 +30,10 @@ import math
 import time
 
 from solver.lp.original_kkt import original_kkt
+from solver.lp.reach import column_reach
 from solver.lp.termination import KKT, row_tolerance
 from solver.model.problem import Problem
+from solver.model.status import Status
 
 #: HiGHS's budget is at least this many seconds (within the time left), else as long as PDHG has run
 MIN_HIGHS_SECONDS = 1.0
@@ -71,3 +79,45 @@ def objective_gap_sentence(p_pdhg: float, p_highs: float, took: float, tol: floa
             f"({took:.2f} s): optimum {p_highs:.10g}, "
             + ("the same objective within tol" if same else "not PDHG's objective"))
 
+
+
+def _same(p: float, q: float, tol: float) -> bool:
+    return abs(p - q) <= tol * (1.0 + abs(p) + abs(q))
+
+
+def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple, elapsed: float, left: float):
+    """HiGHS's verdict on a direct run's returned point (module docstring), or None when it is not asked or changes
+    nothing. ``status``: the run's (OPTIMAL, or NUMERICAL_ERROR after ``original_kkt`` refuted the point);
+    ``measured``: ``original_kkt``'s output for the point (kkt, x (n,), y (m,), ...); ``elapsed``, ``left``: PDHG's
+    seconds so far and the time left. Returns (status, message or a clause to append (starts with "; "), HiGHS's
+    point (x (n,), y (m,, problem's sense)) or None to keep the run's, the KKT to report)."""
+    kkt, x, y = measured[0], measured[1], measured[2]  # the run's point as original_kkt measured it
+    sense = float(problem.sense)
+    p = sense * kkt.primal_objective
+    if status == Status.NUMERICAL_ERROR:
+        if not only_the_gap_misses(kkt, tol):
+            return None
+        got = highs_point(problem, tol, highs_budget(elapsed, left))
+        if got is None:
+            return None
+        hx, hy, hmeasured, took = got
+        return (Status.OPTIMAL, objective_gap_sentence(p, sense * hmeasured[0].primal_objective, took, tol),
+                (hx, hy), hmeasured[0])
+    if status != Status.OPTIMAL or not kkt.converged(tol):
+        return None
+    rc = column_reach(problem, x, y, 0.0)  # every nonzero reduced cost through its finite bound
+    if not rc.reach > 1.0 + abs(p):
+        return None
+    got = highs_point(problem, tol, highs_budget(elapsed, left))
+    why = (f"; counted through every finite bound (PDLP's rule reads those of 1e15 or more as 'no bound'), the "
+           f"reduced costs could move the objective by {rc.reach:.3g} (variable "
+           f"{problem.col_names[rc.column]!r}, {rc.distance:.3g} from its bound)")
+    if got is None:
+        return Status.OPTIMAL, why + ": HiGHS, asked, gave no point within its budget", None, kkt
+    hx, hy, hmeasured, took = got
+    q = sense * hmeasured[0].primal_objective
+    if _same(p, q, tol):
+        return Status.OPTIMAL, why + f": HiGHS (simplex, {took:.2f} s) has the same optimum, {q:.10g}", None, kkt
+    return (Status.OPTIMAL, f"relative KKT residuals and gap below {tol:g} at HiGHS's point: PDHG's point (objective "
+            f"{p:.10g}) met every measure, but" + why[1:] + f", so HiGHS (simplex) was asked ({took:.2f} s): optimum "
+            f"{q:.10g}", (hx, hy), hmeasured[0])
