@@ -114,8 +114,9 @@ def test_alm_past_its_budget_hands_the_round_to_warm_pdhg_and_is_recorded_lost(t
     assert ch.engine == "alm" and ch.alm_passes == 1.0
     res = solve(q, Settings(tol=TOL), quick)
     assert res.status == Status.OPTIMAL and res.engine == "pdhg" and res.warm_started
-    assert "ALM handed over to PDHG (warm)" in res.message and "work budget of 1 matrix passes" in res.message
-    assert "the ALM gave up" in res.engine_reason and "PDHG finished warm" in res.engine_reason
+    assert "ALM handed over to PDHG (warm from the round's start point)" in res.message
+    assert "work budget of 1 matrix passes" in res.message
+    assert "the ALM gave up" in res.engine_reason and "PDHG finished the round warm" in res.engine_reason
     assert "alm_total" in res.seconds and res.seconds["total"] >= res.seconds["alm_total"]
     # PDHG ran from the round's own start point: the same iterations as a PDHG warm solve from it
     pinned = solve(q, Settings(tol=TOL, engine="pdhg"), quick)

@@ -15,7 +15,15 @@ from dataclasses import replace
 import numpy as np
 
 from solver.lp import presolve
-from solver.lp.engine_choice import WARM_OVER, Choice, choose_engine, next_record, solve_passes, warm_cap
+from solver.lp.engine_choice import (
+    WARM_OVER,
+    Choice,
+    choose_engine,
+    kkt_measures,
+    next_record,
+    solve_passes,
+    warm_cap,
+)
 from solver.lp.model_scale import (
     model_scale,
     scaled_problem,
@@ -90,7 +98,7 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
     if kept is not None:
         res, lost, passes = kept, False, 0.0
     elif choice.engine == "alm":
-        res, lost, alm_passes = _run_alm(problem, s, warm_start, choice, t0)
+        res, lost, alm_passes, whence, cold = _run_alm(problem, s, warm_start, choice, t0)
         passes = solve_passes(res.iterations if lost else 0, alm_passes)
     else:
         cap = warm_cap(choice, s) if warm_start is not None else None
@@ -108,7 +116,7 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
         if not choice.use_warm:
             res.warm_started = False
     res.engine = "pdhg" if lost else choice.engine
-    res.engine_reason = choice.reason + (f"; {_lost_sentence(res)}" if lost else "")
+    res.engine_reason = choice.reason + (f"; {_lost_sentence(res, whence)}" if lost else "")
     if warm_lost:
         res.engine_reason += (f"; PDHG warm ran past {WARM_OVER:g} x the last cold solve's passes and the round was "
                               "solved cold")
@@ -178,32 +186,78 @@ def _kept_warm_point(problem: Problem, s: Settings, warm_start, choice: Choice, 
 def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: float):
     """The ALM within ``choice.alm_passes`` matrix passes (and the round's limits); a run that ends otherwise
     than OPTIMAL / infeasible / unbounded, at the round's own iteration limit or its time limit, is lost:
-    PDHG finishes the round WARM from the round's own start point (the point the ALM was chosen for: its KKT
-    error was well below a cold start's) with the time left. Measured on TE Kdl (bench/bench_kdl.py, every
-    demand +-10%): PDHG warm from that point took 0.31x a cold solve, where the earlier cold hand-over made
-    the round 1.62x. Returns (result, lost, the ALM's matrix passes); no cold solve runs here, so the record's
-    base is kept."""
+    PDHG finishes the round with the time left, warm from the ALM's point or the round's start point, or cold
+    (:func:`_hand_over_start` says which and why). Returns (result, lost, the ALM's matrix passes, the hand-over's
+    words for the reason ("" when none), the OPTIMAL cold solve of a cold hand-over or None: the record's next
+    base)."""
     from solver.lp.alm import ALMParameters, solve_alm
 
     res = solve_alm(problem, s, warm_start, ALMParameters(handover=False, work_limit=choice.alm_passes))
-    alm_passes = float((res.state.engine or {}).get("passes", 0.0)) if res.state is not None else 0.0
+    alm_passes = _alm_passes(res)
     if res.status in _ALM_DONE or res.status in (Status.ITERATION_LIMIT, Status.TIME_LIMIT):
-        return res, False, alm_passes  # the round's own limits: nothing left for PDHG either
+        return res, False, alm_passes, "", None  # the round's own limits: nothing left for PDHG either
     why = res.message.split(" (")[0].removeprefix("ALM stopped: ")
     left = s.time_limit_seconds - (time.perf_counter() - t0)
-    out = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), warm_start)
+    start, whence = _hand_over_start(problem, s, warm_start, res, choice)
+    out = presolve.solve_pdhg(problem, replace(s, time_limit_seconds=max(left, 0.0)), start)
+    cold = replace(out) if start is None and out.status == Status.OPTIMAL else None  # the record's next base
+    if start is None:
+        out.warm_started = False
     if why.startswith(SCALING_FAILED) and out.message.startswith(SCALING_FAILED):
         # both engines' equilibration failed on the same coefficients: one sentence naming their range
         out.message = out.message.replace(
             f"{SCALING_FAILED}:", f"{SCALING_FAILED} in both LP engines (the ALM, then PDHG):", 1).replace(
             "more than PDHG's equilibration", "more than their equilibration", 1)
     else:
-        out.message = (f"ALM handed over to PDHG (warm) after {res.iterations} outer steps ({alm_passes:.0f} "
-                       f"matrix passes) because {why}: {out.message}")
+        out.message = (f"ALM handed over to PDHG ({whence}) after {res.iterations} outer steps "
+                       f"({alm_passes:.0f} matrix passes) because {why}: {out.message}")
     out.seconds = {**{f"alm_{k}": v for k, v in res.seconds.items()}, **out.seconds,
                    "total": time.perf_counter() - t0}
     out.seconds["solve"] = out.seconds["total"]
-    return out, True, alm_passes
+    return out, True, alm_passes, whence, cold
+
+
+def _alm_passes(res: SolveResult) -> float:
+    """Matrix passes an ALM run made (its state's engine record; 0 when it has none)."""
+    return float((res.state.engine or {}).get("passes", 0.0)) if res.state is not None else 0.0
+
+
+def _hand_over_start(problem: Problem, s: Settings, warm_start, alm: SolveResult, choice: Choice):
+    """The start of the PDHG run that finishes a lost ALM round, by the ALM's last point's worst relative KKT
+    measure (original units, :func:`solver.lp.engine_choice.kkt_measures`) against the round's start point's:
+
+    - below it: the ALM's point (x (n,), y (m,), with the start's state: primal weight, step size);
+    - above it after at least one whole outer step (``alm.iterations >= 2``: the budget cut the second one or a
+      later one): None, a cold solve (presolve as ``s.presolve`` says): the proximal steps moved away from this
+      start, a warm start worse than a cold one (issue #17 point 2);
+    - otherwise (a first Newton solve cut by the budget, a stall, non-finite iterates): the start itself.
+
+    Returns (warm start or None, a few words for the message and the reason).
+
+    Measured on TE UsCarrier (pop_UsCarrier.graphml, 25,184 x 36,242, every demand +-10%, tol 1e-4; the ALM's
+    passes against a presolved cold solve's): the starts are at 4.8e-4; where the ALM's budget (0.5 x the cold
+    passes) ran out, its point stood at 0.22-0.38 of that on 7 of 8 rounds, and PDHG warm took 64-129 iterations
+    from it on 3 of them where it took 837-1,606 from the start; on the other 4, 2,503-3,400 from it and
+    1,670-4,681 from the start (cold: 1,734-2,055). One start moved the ALM away (1.3e-3 after 3 outer steps), and
+    PDHG warm from it took 5,706 iterations against a cold solve's 1,927. Kept from before for a cut first step:
+    TE Kdl's loss used its budget in one Newton solve and PDHG warm from the start took 0.31x a cold solve (a cold
+    hand-over made the round 1.62x).
+    """
+    parsed, _ = parse_warm_start(warm_start, problem.n_cols, problem.n_rows)
+    if parsed is None or alm.x is None or alm.y is None:
+        return warm_start, "warm from the round's start point"
+    x0, y0, st = parsed
+    m_start = choice.warm_measures or kkt_measures(problem, x0, y0, s.tol)
+    m_alm = tuple(v if math.isfinite(v) else math.inf
+                  for v in (alm.primal_residual_rel, alm.dual_residual_rel, alm.gap_rel))
+    finite = bool(np.all(np.isfinite(alm.x)) and np.all(np.isfinite(alm.y)))
+    e_a, e_s = max(m_alm), max(m_start)
+    if finite and e_a < e_s:
+        return (alm.x, alm.y, st), f"warm from the ALM's point (KKT {e_a:.1e} against the start's {e_s:.1e})"
+    if finite and alm.iterations >= 2 and math.isfinite(e_a):
+        return None, (f"cold: the ALM's point after {alm.iterations} outer steps is further off than the start "
+                      f"(KKT {e_a:.1e} against {e_s:.1e}), a warm start worse than a cold one")
+    return warm_start, "warm from the round's start point"
 
 
 def _cold_after_warm(problem: Problem, s: Settings, warm: SolveResult, choice: Choice, t0: float):
@@ -224,7 +278,6 @@ def _cold_after_warm(problem: Problem, s: Settings, warm: SolveResult, choice: C
     return out, cold
 
 
-def _lost_sentence(res: SolveResult) -> str:
-    """The reason's tail after an ALM loss (seconds the ALM spent)."""
-    return (f"the ALM gave up after {res.seconds.get('alm_total', 0.0):.3g} s and PDHG finished warm from the "
-            "round's start point")
+def _lost_sentence(res: SolveResult, whence: str) -> str:
+    """The reason's tail after an ALM loss (seconds the ALM spent, the point PDHG finished from)."""
+    return f"the ALM gave up after {res.seconds.get('alm_total', 0.0):.3g} s and PDHG finished the round {whence}"

@@ -82,7 +82,19 @@ Rules of ``Settings.engine = "auto"`` (:func:`choose_engine`), in order:
    of the machine or on kernels being loaded in a fresh worker process: the same state and delta give the
    same point (a wall-clock budget made a partitioned round on Ray differ from the same round inline). An
    ALM run that uses its budget, stalls or diverges hands the round to PDHG, WARM from the same start
-   point, with the time left, and is recorded as lost (``solver.lp.dispatch``). The budget's floor is capped
+   point, with the time left, and is recorded as lost (``solver.lp.dispatch``; the ALM's own point instead when it
+   is closer, a cold solve when its whole outer steps moved away from the start: ``dispatch._hand_over_start``).
+   Once the stream's ALM has finished a warm round the budget is ``ALM_BUDGET_PROVEN`` x the cold passes. A lost
+   round is charged against the cold cost: it backs the ALM off (rule 4) only when the round, the ALM's passes and
+   PDHG's together, made more than the last cold solve's passes; and a PDHG warm round of a back-off that makes
+   more than ``ALM_VS_PDHG`` x the stream's last finished ALM round's passes (or hits its ``WARM_OVER`` cap) ends
+   the back-off. Measured on TE UsCarrier (``pop_UsCarrier.graphml``, 25,184 x 36,242, every demand +-10%, tol
+   1e-4, 15 rounds, passes against the same round's presolved cold solve): the ALM gave up at 0.5 x on round 2
+   with its point at 0.3 x the start's error, PDHG warm then ran from the start (0.81x the round's cold passes in
+   all), the ALM backed off for 8 rounds, and PDHG warm took 0.36-3.4x (round 10: capped, then cold); the stream
+   0.78x the cold passes, 0.88x its time. With these rules the ALM finished 12 of 15 rounds (0.12-0.76x), one
+   round (PDHG warm after a charged loss) took 1.70x, the stream 0.44x the cold passes and 0.36x the time
+   (docs/performance.md, #17). The budget's floor is capped
    at ``ALM_OVER`` x the cold passes, where a finished run counts as lost anyway; a cold solve of 0 passes
    (HiGHS presolve solved the LP) is no yardstick: the budget is the floor alone, and neither ``ALM_OVER``
    nor 6a judges the run against it (a zero budget gave up at once and pinned PDHG for 8 rounds);
@@ -158,6 +170,13 @@ ALM_BUDGET = 0.5  #: an ALM run may make this multiple of the last cold solve's 
 #: 20 us per pass on TE rounds, 120 ms against 227 ms on Kdl, so this is about a quarter of the cold solve's time;
 #: the ALM's wins take far less: Sia rounds 0.05-0.11x, Cogentco 0.07x of a cold solve, while its Kdl loss used
 #: up a whole budget of 1.0 (620 s) in one outer step)
+ALM_BUDGET_PROVEN = 1.0  #: ... this multiple once the stream's ALM has finished a warm round (``EngineRecord.
+#: alm_passes`` known): rule 6's close starts of a stream where the ALM wins take it one to a few outer steps more.
+#: TE UsCarrier (pop_UsCarrier.graphml, 25,184 x 36,242, every demand +-10%, tol 1e-4): the ALM unbudgeted made
+#: 0.41-0.78 of the same round's cold passes on 7 of 8 rounds (1,634-2,851 passes, 0.2-0.5 of the cold time),
+#: at 0.5 it gave up on each of them and the rounds cost 0.44-2.8x the cold passes with PDHG's hand-over
+#: (PDHG warm on that LP: 0.4-3x a cold solve). A stream's first ALM round (TE Kdl: a loss that used its whole
+#: budget in one outer step), and streams where it never finished (LB 256x32), keep ``ALM_BUDGET``
 ALM_MIN_NONZEROS = 5e7  #: ... but at least this many nonzeros visited, i.e. ALM_MIN_NONZEROS / nnz passes (small
 #: LPs, where a cold solve needs few passes after presolve and every pass is cheap: ~0.1 s of work)
 PDHG_ITERATION_PASSES = 2  #: matrix passes of one PDHG iteration (A x and A' y)
@@ -375,13 +394,15 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
         floor = math.ceil(ALM_MIN_NONZEROS / max(problem.nnz, 1))
         # the floor never lets a run go past ALM_OVER x the cold passes, where it counts as lost anyway
         # ... except after a cold solve of 0 passes (HiGHS presolve solved it): no yardstick, the floor alone
+        share = ALM_BUDGET_PROVEN if math.isfinite(previous.alm_passes) else ALM_BUDGET  # the ALM finished a round
         budget = (math.inf if not math.isfinite(cold_p) else floor if cold_p <= 0 else
-                  max(ALM_BUDGET * cold_p, min(floor, ALM_OVER * cold_p)))
+                  max(share * cold_p, min(floor, ALM_OVER * cold_p)))
         btxt = ("no cold solve's passes known: budget = the round's limits" if not math.isfinite(budget) else
                 f"budget {budget:.0f} matrix passes ({floor} = {ALM_MIN_NONZEROS:.0e} nonzeros: the last cold solve "
                 "made 0, HiGHS presolve solved it)" if cold_p <= 0 else
-                f"budget {budget:.0f} matrix passes (max of {ALM_BUDGET:g} x the last cold solve's {cold_p:.0f} and "
-                f"min({floor} = {ALM_MIN_NONZEROS:.0e} nonzeros, {ALM_OVER:g} x it))")
+                f"budget {budget:.0f} matrix passes (max of {share:g} x the last cold solve's {cold_p:.0f} and "
+                f"min({floor} = {ALM_MIN_NONZEROS:.0e} nonzeros, {ALM_OVER:g} x it)"
+                f"{'; the ALM finished a warm round of this stream' if share == ALM_BUDGET_PROVEN else ''})")
         why = (f"ratio {e_w / e_c:.2g} <= {ALM_RATIO:g}, <= {ALM_MAX_KKT:g}" if close else
                f"only the gap is large: residuals {r_w:.1e} against the cold start's {r_c:.1e}, ratio <= {ALM_RATIO:g}, "
                f"<= {ALM_MAX_KKT:g}; stale duals or a far primal objective, the outcome decides")
@@ -448,7 +469,15 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
         alm_p = float(passes)
     elif warm_ran and choice.engine == "pdhg" and passes > 0 and not lost and not warm_lost:  # not rule 2, not the ALM's passes too
         pdhg_p = float(passes)
-    skip = ALM_BACKOFF if lost or over or beaten or probe_lost else max((prev.skip_alm if prev else 0) - 1, 0)
+    # a lost ALM round is charged against the cold cost: one PDHG finished within the last cold solve's passes
+    # (from the ALM's point, solver.lp.dispatch) did not burn the budget, and backing off would (rule 4: lost)
+    charged = lost and not (math.isfinite(base) and base > 0 and passes <= base)
+    # ... and the back-off ends when a PDHG warm round run in it made more than ALM_VS_PDHG x the stream's last
+    # finished ALM round's passes (rule 4's comparison the other way round) or ran into its WARM_OVER cap
+    pdhg_beaten = (warm_ran and choice.engine == "pdhg" and not lost and prev is not None and prev.skip_alm > 0
+                   and (warm_lost or passes > ALM_VS_PDHG * prev.alm_passes))  # False while alm_passes is nan
+    skip = (ALM_BACKOFF if charged or over or beaten or probe_lost else 0 if pdhg_beaten else
+            max((prev.skip_alm if prev else 0) - 1, 0))
     return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
                         cold_seconds=seconds, skip_alm=skip, cold_passes=cold_p, passes=float(passes),
                         alm_passes=alm_p, pdhg_warm_passes=pdhg_p, warm_lost=bool(warm_lost))
