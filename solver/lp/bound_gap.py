@@ -73,15 +73,15 @@ def highs_budget(elapsed: float, left: float) -> float:
 
 def objective_gap_sentence(p_pdhg: float, p_highs: float, took: float, tol: float) -> str:
     """The message of a run whose result is HiGHS's point (objectives in the problem's sense)."""
-    same = abs(p_pdhg - p_highs) <= tol * (1.0 + abs(p_pdhg) + abs(p_highs))
+    same = _same(p_pdhg, p_highs, tol)
     return (f"relative KKT residuals and gap below {tol:g} at HiGHS's point: PDHG's point (objective {p_pdhg:.10g}) "
             "met its measures, but not the gap counted through bounds below 1e15, so HiGHS (simplex) was asked "
             f"({took:.2f} s): optimum {p_highs:.10g}, "
             + ("the same objective within tol" if same else "not PDHG's objective"))
 
 
-
 def _same(p: float, q: float, tol: float) -> bool:
+    """p and q (objectives) agree within ``tol`` relative: |p - q| <= tol (1 + |p| + |q|), the gap's measure."""
     return abs(p - q) <= tol * (1.0 + abs(p) + abs(q))
 
 
