@@ -50,12 +50,12 @@ def highs_point(problem: Problem, tol: float, seconds: float):
     :func:`original_kkt` at ``tol``: (x (n,), y (m,, problem's sense), its ``original_kkt`` output, HiGHS's wall
     seconds) when HiGHS ends Optimal with primal and dual values and that measure meets ``tol``, else None."""
     from solver.highs_bridge import is_optimal, read_duals, read_point
-    from solver.lp.infeasibility import _relaxed_run
+    from solver.lp.infeasibility import relaxed_run
 
     if not seconds > 0.0:
         return None
     t = time.perf_counter()
-    h = _relaxed_run(problem, seconds)
+    h = relaxed_run(problem, seconds)
     took = time.perf_counter() - t
     if not is_optimal(h):
         return None

@@ -108,10 +108,10 @@ def highs_proves_infeasible(problem, seconds: float) -> bool:
 
     if not (seconds > 0.0):
         return False
-    return is_infeasible(_relaxed_run(problem, seconds))
+    return is_infeasible(relaxed_run(problem, seconds))
 
 
-def _relaxed_run(problem, seconds: float, presolve: str | None = None):
+def relaxed_run(problem, seconds: float, presolve: str | None = None):
     """A HiGHS instance that ran ``problem`` with integrality dropped for at most ``seconds`` (``presolve``:
     HiGHS's option, None = its default)."""
     from solver.highs_bridge import new_highs, to_highs_lp
@@ -141,7 +141,7 @@ def highs_proves_unbounded(problem, seconds: float) -> bool:
         left = seconds - (time.perf_counter() - t)
         if not left > 0.0:
             return False
-        status = _relaxed_run(problem, left, presolve).getModelStatus()
+        status = relaxed_run(problem, left, presolve).getModelStatus()
         if status == highspy.HighsModelStatus.kUnbounded:
             return True
         if status != highspy.HighsModelStatus.kUnboundedOrInfeasible:
