@@ -56,14 +56,61 @@ def test_without_presolve_the_point_1e7_above_the_optimum_is_not_returned(tmp_pa
     assert "not PDHG's objective" in rep["message"]
 
 
-def test_with_bounds_of_9_99e19_pdhg_s_point_at_0_is_not_returned(tmp_path, capsys):
+@pytest.mark.parametrize("engine", ["pdhg", "alm"])
+def test_with_bounds_of_9_99e19_the_point_at_0_is_not_returned(tmp_path, capsys, engine):
     """Bounds of 9.99e19 (>= 1e15) keep PDLP's rule, under which x = w = 0 meets every measure (before: OPTIMAL at
     ~1e-5, where HiGHS's optimum is -9.99e14); its reduced costs through those bounds could move the objective by
-    ~1e15, so HiGHS is asked and its point returned."""
-    code, rep = _solve_cli(capsys, tmp_path, "--presolve", "off", "--engine", "pdhg", ub="9.99e19")
+    ~1e15, so HiGHS is asked and its point returned. The ALM's own OPTIMAL (7 outer steps, objective -7e-6) was not
+    asked before: the same judge now rules on every engine's verdict (``solver.lp.dispatch``)."""
+    code, rep = _solve_cli(capsys, tmp_path, "--presolve", "off", "--engine", engine, ub="9.99e19")
     assert code == 0 and rep["status"] == "OPTIMAL", rep
     assert rep["objective"] == pytest.approx(-9.99e14, rel=1e-6), rep
     assert "so HiGHS (simplex) was asked" in rep["message"], rep["message"]
+
+
+def _far(cost_w: float) -> Problem:
+    return Problem.from_arrays(cost=[-1.0, cost_w], matrix=np.array([[1.0, -1.0]]), row_lower=[-np.inf],
+                               row_upper=[0.0], col_lower=[0.0, 0.0], col_upper=[9.99e19, 9.99e19],
+                               col_names=["x", "w"], row_names=["r"])
+
+
+@pytest.mark.parametrize("engine", ["auto", "pdhg", "alm"])
+def test_the_library_solve_of_the_9_99e19_lp_and_a_kept_warm_point(engine):
+    """dispatch.solve without presolve (the ALM's verdict), and a warm start that already meets tol by every
+    measure: x = w = 0, y = -1 is the optimum of the LP with w's cost 1.00001 and meets tol on the LP with 0.99999
+    under PDLP's rule, where the optimum is -9.99e14. Before: the ALM OPTIMAL at -7e-6, the kept point OPTIMAL at 0
+    under every engine ('the warm start already meets tol', nothing asked)."""
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+
+    res = solve(_far(0.99999), Settings(presolve="off", engine=engine))
+    assert res.status.name == "OPTIMAL" and res.objective == pytest.approx(-9.99e14, rel=1e-6), res.message
+    warm = (np.zeros(2), np.array([-1.0]), None)
+    res = solve(_far(0.99999), Settings(engine=engine), warm)
+    assert res.status.name == "OPTIMAL" and res.objective == pytest.approx(-9.99e14, rel=1e-6), res.message
+    np.testing.assert_allclose(res.state.x, res.x)  # the point kept for the next round is the one returned
+    assert "HiGHS" in res.message, res.message
+
+
+@pytest.mark.parametrize("engine", ["auto", "pdhg", "alm"])
+def test_a_warm_round_does_not_keep_a_point_whose_optimum_moved_to_9_99e19(tmp_path, capsys, engine):
+    """Through the CLI, one process per command: round 0 with w's cost 1.00001 (optimum 0 at x = w = 0), then a
+    delta setting it to 0.99999 (HiGHS: -9.99e14 at x = w = 9.99e19). Before: round 1 OPTIMAL at 0 under every
+    engine (the warm start kept: 'already meets tol', 0 iterations)."""
+    from formats.io import write_delta
+    from solver.model.delta import Delta
+
+    path = tmp_path / "cancel.mps"
+    path.write_text(MPS.format(ub="9.99e19").replace("0.99999", "1.00001"))
+    state = tmp_path / "st"
+    code, out, _ = run_main(capsys, "init", path, "--state", state, "--json", "--engine", engine)
+    rep = json.loads(out.strip().splitlines()[0])
+    assert code == 0 and rep["status"] == "OPTIMAL" and abs(rep["objective"]) < 1e-3, rep
+    write_delta(Delta.concat([Delta.vars(["w"], cost=[0.99999])]), tmp_path / "d1.parquet")
+    code, out, _ = run_main(capsys, "step", tmp_path / "d1.parquet", "--state", state, "--json")
+    rep = json.loads(out.strip().splitlines()[0])
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(-9.99e14, rel=1e-6), rep
 
 
 @pytest.mark.data

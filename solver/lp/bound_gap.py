@@ -22,17 +22,27 @@ every measure at 0. A point that does, while its reduced costs counted through e
 objective by more than 1 + |p| (``solver.lp.reach.column_reach`` at tol 0), gets the same question: HiGHS's point
 replaces it when HiGHS's optimum is another objective (beyond tol), and the message says whether HiGHS confirmed
 the objective (adlittle with its open bounds written as 9.99e19: the same optimum).
+
+One judge for every verdict: :func:`judged` runs once per LP core solve (``solver.lp.dispatch``), on the result of
+whichever path produced it: PDHG direct or through presolve, the ALM, or a warm start kept because it already meets
+tol. Before, only a direct PDHG run asked: the 9.99e19 LP ended OPTIMAL at ~0 under ``--engine alm`` (7 outer steps),
+and a warm round whose delta moved the optimum out to those bounds (w's cost 1.00001 -> 0.99999, the start
+x = w = 0, y = -1 meeting every measure) kept its start as OPTIMAL at 0 under every engine. HiGHS's point becomes
+the result's and its state's (the next round starts from it).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
-from solver.lp.original_kkt import original_kkt
+from solver.lp.original_kkt import measured_result, original_kkt
 from solver.lp.reach import column_reach
 from solver.lp.termination import KKT, row_tolerance
 from solver.model.problem import Problem
+from solver.model.result import SolveResult
+from solver.model.state import SolverState
 from solver.model.status import Status
 
 #: HiGHS's budget is at least this many seconds (within the time left), else as long as PDHG has run
@@ -71,13 +81,14 @@ def highs_budget(elapsed: float, left: float) -> float:
     return min(max(MIN_HIGHS_SECONDS, elapsed), left) if math.isfinite(left) else max(MIN_HIGHS_SECONDS, elapsed)
 
 
-def objective_gap_sentence(p_pdhg: float, p_highs: float, took: float, tol: float) -> str:
-    """The message of a run whose result is HiGHS's point (objectives in the problem's sense)."""
-    same = _same(p_pdhg, p_highs, tol)
-    return (f"relative KKT residuals and gap below {tol:g} at HiGHS's point: PDHG's point (objective {p_pdhg:.10g}) "
+def objective_gap_sentence(whose: str, p_run: float, p_highs: float, took: float, tol: float) -> str:
+    """The message of a run whose result is HiGHS's point after the gap-only miss (objectives in the problem's
+    sense; ``whose``: the point's origin, "PDHG's", "the ALM's", "the warm start's")."""
+    same = _same(p_run, p_highs, tol)
+    return (f"relative KKT residuals and gap below {tol:g} at HiGHS's point: {whose} point (objective {p_run:.10g}) "
             "met its measures, but not the gap counted through bounds below 1e15, so HiGHS (simplex) was asked "
             f"({took:.2f} s): optimum {p_highs:.10g}, "
-            + ("the same objective within tol" if same else "not PDHG's objective"))
+            + ("the same objective within tol" if same else f"not {whose} objective"))
 
 
 def _same(p: float, q: float, tol: float) -> bool:
@@ -85,12 +96,14 @@ def _same(p: float, q: float, tol: float) -> bool:
     return abs(p - q) <= tol * (1.0 + abs(p) + abs(q))
 
 
-def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple, elapsed: float, left: float):
-    """HiGHS's verdict on a direct run's returned point (module docstring), or None when it is not asked or changes
-    nothing. ``status``: the run's (OPTIMAL, or NUMERICAL_ERROR after ``original_kkt`` refuted the point);
-    ``measured``: ``original_kkt``'s output for the point (kkt, x (n,), y (m,), ...); ``elapsed``, ``left``: PDHG's
-    seconds so far and the time left. Returns (status, message or a clause to append (starts with "; "), HiGHS's
-    point (x (n,), y (m,, problem's sense)) or None to keep the run's, the KKT to report)."""
+def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple, elapsed: float, left: float,
+                   whose: str = "PDHG's"):
+    """HiGHS's verdict on a returned point (module docstring), or None when it is not asked or changes nothing.
+    ``status``: the run's (OPTIMAL, or NUMERICAL_ERROR with only the gap missing); ``measured``: ``original_kkt``'s
+    output for the point (kkt, x (n,), y (m,), ...); ``elapsed``, ``left``: the run's seconds so far and the time
+    left; ``whose``: the point's origin for the message. Returns (status, message or a clause to append (starts
+    with "; "), HiGHS's point as ``original_kkt`` measured it (kkt, x (n,), y (m,, problem's sense), rc, ax) or
+    None to keep the run's)."""
     kkt, x, y = measured[0], measured[1], measured[2]  # the run's point as original_kkt measured it
     sense = float(problem.sense)
     p = sense * kkt.primal_objective
@@ -100,9 +113,9 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
         got = highs_point(problem, tol, highs_budget(elapsed, left))
         if got is None:
             return None
-        hx, hy, hmeasured, took = got
-        return (Status.OPTIMAL, objective_gap_sentence(p, sense * hmeasured[0].primal_objective, took, tol),
-                (hx, hy), hmeasured[0])
+        hmeasured, took = got[2], got[3]
+        return (Status.OPTIMAL, objective_gap_sentence(whose, p, sense * hmeasured[0].primal_objective, took, tol),
+                hmeasured)
     if status != Status.OPTIMAL or not kkt.converged(tol):
         return None
     rc = column_reach(problem, x, y, 0.0)  # every nonzero reduced cost through its finite bound
@@ -113,11 +126,45 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
            f"reduced costs could move the objective by {rc.reach:.3g} (variable "
            f"{problem.col_names[rc.column]!r}, {rc.distance:.3g} from its bound)")
     if got is None:
-        return Status.OPTIMAL, why + ": HiGHS, asked, gave no point within its budget", None, kkt
-    hx, hy, hmeasured, took = got
+        return Status.OPTIMAL, why + ": HiGHS, asked, gave no point within its budget", None
+    hmeasured, took = got[2], got[3]
     q = sense * hmeasured[0].primal_objective
     if _same(p, q, tol):
-        return Status.OPTIMAL, why + f": HiGHS (simplex, {took:.2f} s) has the same optimum, {q:.10g}", None, kkt
-    return (Status.OPTIMAL, f"relative KKT residuals and gap below {tol:g} at HiGHS's point: PDHG's point (objective "
-            f"{p:.10g}) met every measure, but" + why[1:] + f", so HiGHS (simplex) was asked ({took:.2f} s): optimum "
-            f"{q:.10g}", (hx, hy), hmeasured[0])
+        return Status.OPTIMAL, why + f": HiGHS (simplex, {took:.2f} s) has the same optimum, {q:.10g}", None
+    return (Status.OPTIMAL, f"relative KKT residuals and gap below {tol:g} at HiGHS's point: {whose} point "
+            f"(objective {p:.10g}) met every measure, but" + why[1:] + f", so HiGHS (simplex) was asked ({took:.2f} "
+            f"s): optimum {q:.10g}", hmeasured)
+
+
+def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float, time_limit: float):
+    """``res`` (an LP core result, any engine or path: PDHG direct or presolved, the ALM, a kept warm point) as
+    :func:`second_opinion` rules on it: the one place where an OPTIMAL, or a NUMERICAL_ERROR missing only the gap,
+    meets HiGHS's word. ``whose``: the point's origin for the message; ``t0``: the solve's start
+    (``time.perf_counter()``); ``time_limit``: its limit in seconds from ``t0``.
+
+    Returns (result, replaced): ``res`` itself when nothing changed; a copy with the status and message changed
+    (the point kept, ``replaced`` False); or HiGHS's point as a new result (its measures, ``iterations`` and the
+    state's step size, primal weight and engine record kept, the state's x and y HiGHS's: the next round starts
+    from the point returned, ``replaced`` True)."""
+    if res.status not in (Status.OPTIMAL, Status.NUMERICAL_ERROR) or res.x is None or res.y is None:
+        return res, False
+    elapsed = time.perf_counter() - t0
+    opinion = second_opinion(problem, tol, res.status, original_kkt(problem, res.x, res.y, tol), elapsed,
+                             time_limit - elapsed, whose)
+    if opinion is None:
+        return res, False
+    status, said, hmeasured = opinion
+    message = res.message + said if said.startswith("; ") else said
+    seconds = {**res.seconds, "second_opinion": time.perf_counter() - t0 - elapsed}
+    seconds["solve"] = seconds.get("solve", 0.0) + seconds["second_opinion"]
+    seconds["total"] = seconds.get("total", 0.0) + seconds["second_opinion"]
+    if hmeasured is None:
+        return replace(res, status=status, message=message, seconds=seconds), False
+    x, y = hmeasured[1], hmeasured[2]
+    st = res.state
+    state = (replace(st, x=x.copy(), y=y.copy()) if st is not None
+             else SolverState(x=x.copy(), y=y.copy(), iterations=res.iterations))
+    out = measured_result(problem, hmeasured, status, message, tol, res.iterations, seconds, state, res.warm_started)
+    for k in ("engine", "engine_reason"):
+        setattr(out, k, getattr(res, k))
+    return out, True

@@ -15,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from solver.lp import presolve
+from solver.lp.bound_gap import judged
 from solver.lp.engine_choice import (
     WARM_OVER,
     Choice,
@@ -59,7 +60,10 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -
     left. An ``"auto"`` PDHG warm round that runs past ``WARM_OVER`` x the stream's last cold solve's passes
     is solved cold with the time left (:func:`_cold_after_warm`). A warm point that already meets ``settings.tol`` (relative KKT in original units,
     :func:`solver.lp.original_kkt.original_kkt`) is returned as it is, whatever the engine setting
-    (:func:`_kept_warm_point`): a round with no material change keeps its allocation bitwise. A model whose
+    (:func:`_kept_warm_point`): a round with no material change keeps its allocation bitwise. Every path's
+    OPTIMAL (and a NUMERICAL_ERROR that misses only the gap) then meets one judge,
+    :func:`solver.lp.bound_gap.judged`: HiGHS is asked once when the point's reduced costs, counted through its
+    finite bounds, could still move the objective, and its point replaces one it refutes. A model whose
     costs or row bounds have a norm below 1 is solved in its own units (:mod:`solver.lp.model_scale`: divided
     by a power of two, the point mapped back exactly), so that the "1 +" of the relative measures does not
     turn them absolute; every other model runs as it is.
@@ -115,12 +119,17 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
             cold = res
         if not choice.use_warm:
             res.warm_started = False
+    whose = "the warm start's" if kept is not None else "the ALM's" if choice.engine == "alm" and not lost else "PDHG's"
+    res, replaced = judged(problem, s.tol, res, whose, t0, s.time_limit_seconds)
     res.engine = "pdhg" if lost else choice.engine
     res.engine_reason = choice.reason + (f"; {_lost_sentence(res, whence)}" if lost else "")
     if warm_lost:
         res.engine_reason += (f"; PDHG warm ran past {WARM_OVER:g} x the last cold solve's passes and the round was "
                               "solved cold")
-    if kept is not None and not math.isfinite(choice.warm_kkt):  # a pinned engine: the choice did not measure
+    if kept is not None and replaced:
+        res.engine_reason += (f"; the warm point met tol {s.tol:g}, but not through its far bounds: HiGHS's point "
+                              "returned, no engine ran")
+    elif kept is not None and not math.isfinite(choice.warm_kkt):  # a pinned engine: the choice did not measure
         res.engine_reason += f"; the warm point already meets tol {s.tol:g}: returned unchanged, no engine ran"
     elif kept is None and choice.warm_kkt <= s.tol:  # rule 2's point was not returned (_kept_warm_point)
         res.engine_reason += ("; yet PDHG ran: presolve 'on' drops warm starts, or the trivial reductions found the "

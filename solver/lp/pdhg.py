@@ -31,7 +31,6 @@ from contextvars import ContextVar
 import numpy as np
 
 from solver.lp import kernels
-from solver.lp.bound_gap import second_opinion
 from solver.lp.infeasibility import (
     SUSPECT_DUAL_GROWTH,
     SUSPECT_RATIO,
@@ -478,15 +477,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
                 if not kkt.converged(s.tol):
                     status, message = Status.NUMERICAL_ERROR, judge.kkt_sentence()
                 # a gap through far bounds that PDLP's rule does not count, or one through real bounds that a
-                # point missed: HiGHS is asked once (solver/lp/bound_gap.py)
-                elapsed = time.perf_counter() - t_start
-                opinion = second_opinion(problem, s.tol, status, judge.measured, elapsed,
-                                         s.time_limit_seconds - elapsed)
-                if opinion is not None:
-                    status, said, point, kkt = opinion
-                    message = message + said if said.startswith("; ") else said
-                    if point is not None:
-                        x, y_min = point[0], sense * point[1]
+                # point missed, is ruled on for every engine by solver.lp.dispatch (solver/lp/bound_gap.py)
         status, message = _unbounded_column(problem, red, status, message)
     if ws_msg:
         message = f"{message}; {ws_msg}" if message else ws_msg

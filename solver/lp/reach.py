@@ -53,7 +53,8 @@ def column_reach(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float) -> 
     r = c - a
     significant = np.abs(r) > tol * (1.0 + np.abs(c) + np.abs(a))
     dist = np.where(r < 0.0, problem.col_upper - x, x - problem.col_lower)
-    gain = np.where(significant & np.isfinite(dist), np.abs(r) * np.maximum(dist, 0.0), 0.0)
+    finite = np.isfinite(dist)  # an open side (inf distance, perhaps with r = 0) gains nothing: no 0 * inf
+    gain = np.where(significant & finite, np.abs(r) * np.maximum(np.where(finite, dist, 0.0), 0.0), 0.0)
     total = float(gain.sum())
     p = float(c @ x) + sense * problem.offset
     j = int(np.argmax(gain)) if total > 0.0 else -1
