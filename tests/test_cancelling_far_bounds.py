@@ -197,3 +197,67 @@ def test_highs_is_asked_only_when_the_gap_alone_misses_and_within_the_time_left(
     assert not only_the_gap_misses(kkt(1e-5, 1e-5, 0.9, row=0.5), 1e-4)  # a row misses its own bound
     assert highs_budget(0.2, 100.0) == 1.0 and highs_budget(7.0, 100.0) == 7.0 and highs_budget(7.0, 3.0) == 3.0
     assert highs_budget(0.2, float("inf")) == 1.0
+
+
+ROW_MPS = """NAME cancelrow
+ROWS
+ N  obj
+ L  r
+ L  cap
+COLUMNS
+    x  obj  -1  r  1
+    w  obj  {cw}  r  -1
+    w  cap  1
+RHS
+    rhs  r  0  cap  9.99e19
+ENDATA
+"""
+
+
+@pytest.mark.parametrize("engine", ["pdhg", "alm"])
+def test_a_far_bound_written_as_a_row_is_counted_too(tmp_path, capsys, engine):
+    """The same LP with w <= 9.99e19 as a row (x, w >= 0 open above): the row's bound is left out of ||b||, so
+    x = w = 0.026 with r = -1.2e-5 on x met every measure (before: OPTIMAL at 2e-5, exit 0; HiGHS -9.99e14 at
+    x = w = 9.99e19). The residuals on open sides through that row's room could move the objective by ~1e15
+    (``reach.far_row_reach``), so HiGHS is asked and its point returned."""
+    path = tmp_path / "row.mps"
+    path.write_text(ROW_MPS.format(cw="0.99999"))
+    code, out, _ = run_main(capsys, "solve", path, "--json", "--presolve", "off", "--engine", engine)
+    rep = json.loads(out.strip().splitlines()[0])
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(-9.99e14, rel=1e-6), rep
+    assert "room under the bound of row 'cap'" in rep["message"], rep["message"]
+
+
+@pytest.mark.parametrize("engine", ["auto", "pdhg", "alm"])
+@pytest.mark.parametrize("presolve", ["auto", "off"])
+def test_a_warm_round_into_a_far_row_bound(tmp_path, capsys, engine, presolve):
+    """Round 0 with w's cost 1.00001 (optimum 0), round 1 sets it to 0.99999: before, round 1 kept its start
+    (OPTIMAL at ~1e-5, 'the warm start already meets tol') under every engine and presolve setting."""
+    from formats.io import write_delta
+    from solver.model.delta import Delta
+
+    path = tmp_path / "row.mps"
+    path.write_text(ROW_MPS.format(cw="1.00001"))
+    state = tmp_path / "st"
+    code, out, _ = run_main(capsys, "init", path, "--state", state, "--json", "--engine", engine,
+                            "--presolve", presolve)
+    assert code == 0, out
+    write_delta(Delta.concat([Delta.vars(["w"], cost=[0.99999])]), tmp_path / "d1.parquet")
+    code, out, _ = run_main(capsys, "step", tmp_path / "d1.parquet", "--state", state, "--json")
+    rep = json.loads(out.strip().splitlines()[0])
+    assert code == 0 and rep["status"] == "OPTIMAL", rep
+    assert rep["objective"] == pytest.approx(-9.99e14, rel=1e-6), rep
+
+
+def test_far_row_reach_reads_nothing_without_a_far_row_and_names_the_row():
+    from solver.lp.reach import far_row_reach
+
+    p = Problem.from_arrays(cost=[-1.0, 0.99999], matrix=np.array([[1.0, -1.0], [0.0, 1.0]]),
+                            row_lower=[-np.inf, -np.inf], row_upper=[0.0, 9.99e19], col_lower=[0.0, 0.0],
+                            col_upper=[np.inf, np.inf], col_names=["x", "w"], row_names=["r", "cap"])
+    got = far_row_reach(p, np.array([0.026, 0.026]), np.array([-0.99998822, 0.0]))
+    assert got.reach == pytest.approx(1.18e-5 * 9.99e19, rel=1e-2) and (got.column, got.row) == (0, 1), got
+    assert far_row_reach(p, np.zeros(2), np.array([-1.0, -1e-5])).reach == 0.0  # no residual on an open side
+    near = p.replace(row_upper=np.array([0.0, 1e14]))
+    assert far_row_reach(near, np.array([0.026, 0.026]), np.array([-0.99998822, 0.0])).reach == 0.0

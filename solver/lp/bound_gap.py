@@ -21,7 +21,10 @@ Bounds of 1e15 or more keep PDLP's rule, so the first LP with its bounds written
 every measure at 0. A point that does, while its reduced costs counted through every finite bound could move the
 objective by more than 1 + |p| (``solver.lp.reach.column_reach`` at tol 0), gets the same question: HiGHS's point
 replaces it when HiGHS's optimum is another objective (beyond tol), and the message says whether HiGHS confirmed
-the objective (adlittle with its open bounds written as 9.99e19: the same optimum).
+the objective (adlittle with its open bounds written as 9.99e19: the same optimum). The same sentinel written as a
+row (w <= 9.99e19, w open above) is left out of ||b||, and x = w = 0.026 met every measure (residuals -1.2e-5 on x,
++1.8e-6 on w): the residuals on open sides times the room a far row bound leaves (``reach.far_row_reach``, an
+upper estimate) count in the same test.
 
 One judge for every verdict: :func:`judged` runs once per LP core solve (``solver.lp.dispatch``), on the result of
 whichever path produced it: PDHG direct or through presolve, the ALM, or a warm start kept because it already meets
@@ -38,7 +41,7 @@ import time
 from dataclasses import replace
 
 from solver.lp.original_kkt import measured_result, original_kkt
-from solver.lp.reach import column_reach
+from solver.lp.reach import column_reach, far_row_reach
 from solver.lp.termination import KKT, row_tolerance
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -119,12 +122,15 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
     if status != Status.OPTIMAL or not kkt.converged(tol):
         return None
     rc = column_reach(problem, x, y, 0.0)  # every nonzero reduced cost through its finite bound
-    if not rc.reach > 1.0 + abs(p):
+    rr = far_row_reach(problem, x, y)  # and the residuals on open sides through a far row bound (an estimate)
+    if not rc.reach + rr.reach > 1.0 + abs(p):
         return None
     got = highs_point(problem, tol, highs_budget(elapsed, left))
+    top = rr if rr.reach > rc.reach else rc
+    where = (f"of room under the bound of row {problem.row_names[top.row]!r}" if top.row >= 0 else "from its bound")
     why = (f"; counted through every finite bound (PDLP's rule reads those of 1e15 or more as 'no bound'), the "
-           f"reduced costs could move the objective by {rc.reach:.3g} (variable "
-           f"{problem.col_names[rc.column]!r}, {rc.distance:.3g} from its bound)")
+           f"reduced costs could move the objective by {rc.reach + rr.reach:.3g} (variable "
+           f"{problem.col_names[top.column]!r}, {top.distance:.3g} {where})")
     if got is None:
         return Status.OPTIMAL, why + ": HiGHS, asked, gave no point within its budget", None
     hmeasured, took = got[2], got[3]
