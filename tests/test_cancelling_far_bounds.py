@@ -256,8 +256,28 @@ def test_far_row_reach_reads_nothing_without_a_far_row_and_names_the_row():
     p = Problem.from_arrays(cost=[-1.0, 0.99999], matrix=np.array([[1.0, -1.0], [0.0, 1.0]]),
                             row_lower=[-np.inf, -np.inf], row_upper=[0.0, 9.99e19], col_lower=[0.0, 0.0],
                             col_upper=[np.inf, np.inf], col_names=["x", "w"], row_names=["r", "cap"])
-    got = far_row_reach(p, np.array([0.026, 0.026]), np.array([-0.99998822, 0.0]))
+    def reach(q, x, y):
+        _, xo, _, rc, ax = original_kkt(q, np.array(x), np.array(y), 1e-4)
+        return far_row_reach(q, xo, rc, ax)
+
+    got = reach(p, [0.026, 0.026], [-0.99998822, 0.0])
     assert got.reach == pytest.approx(1.18e-5 * 9.99e19, rel=1e-2) and (got.column, got.row) == (0, 1), got
-    assert far_row_reach(p, np.zeros(2), np.array([-1.0, -1e-5])).reach == 0.0  # no residual on an open side
+    assert reach(p, [0.0, 0.0], [-1.0, -1e-5]).reach == 0.0  # no residual on an open side
     near = p.replace(row_upper=np.array([0.0, 1e14]))
-    assert far_row_reach(near, np.array([0.026, 0.026]), np.array([-0.99998822, 0.0])).reach == 0.0
+    assert reach(near, [0.026, 0.026], [-0.99998822, 0.0]).reach == 0.0
+
+
+def test_exact_reach_from_original_kkt_s_reduced_costs_is_column_reach_at_tol_0():
+    """The judge reads the reach from ``original_kkt``'s reduced costs (no second A'y pass): the same value."""
+    from solver.lp.reach import column_reach, exact_reach
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(6, 9)) * (rng.random((6, 9)) < 0.5)
+    for sense in (1, -1):
+        p = Problem.from_arrays(cost=rng.normal(size=9), matrix=a, row_lower=np.full(6, -1.0), row_upper=np.full(6, 2.0),
+                                col_lower=np.r_[np.zeros(6), -np.inf, -5.0, 0.0],
+                                col_upper=np.r_[np.full(6, 9.99e19), 3.0, np.inf, 1e12], sense=sense)
+        x, y = rng.normal(size=9), rng.normal(size=6)
+        kkt, xo, yo, rc, ax = original_kkt(p, x, y, 1e-4)
+        got, want = exact_reach(p, xo, rc), column_reach(p, xo, yo, 0.0)
+        assert got.reach == pytest.approx(want.reach, rel=1e-12) and got.column == want.column

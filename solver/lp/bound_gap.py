@@ -41,7 +41,7 @@ import time
 from dataclasses import replace
 
 from solver.lp.original_kkt import measured_result, original_kkt
-from solver.lp.reach import column_reach, far_row_reach
+from solver.lp.reach import exact_reach, far_row_reach
 from solver.lp.termination import KKT, row_tolerance
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -107,7 +107,7 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
     left; ``whose``: the point's origin for the message. Returns (status, message or a clause to append (starts
     with "; "), HiGHS's point as ``original_kkt`` measured it (kkt, x (n,), y (m,, problem's sense), rc, ax) or
     None to keep the run's)."""
-    kkt, x, y = measured[0], measured[1], measured[2]  # the run's point as original_kkt measured it
+    kkt, x = measured[0], measured[1]  # the run's point as original_kkt measured it
     sense = float(problem.sense)
     p = sense * kkt.primal_objective
     if status == Status.NUMERICAL_ERROR:
@@ -121,8 +121,8 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
                 hmeasured)
     if status != Status.OPTIMAL or not kkt.converged(tol):
         return None
-    rc = column_reach(problem, x, y, 0.0)  # every nonzero reduced cost through its finite bound
-    rr = far_row_reach(problem, x, y)  # and the residuals on open sides through a far row bound (an estimate)
+    rc = exact_reach(problem, x, measured[3])  # every nonzero reduced cost through its finite bound
+    rr = far_row_reach(problem, x, measured[3], measured[4])  # open sides' residuals through a far row (estimate)
     if not rc.reach + rr.reach > 1.0 + abs(p):
         return None
     got = highs_point(problem, tol, highs_budget(elapsed, left))
@@ -142,11 +142,13 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
             f"s): optimum {q:.10g}", hmeasured)
 
 
-def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float, time_limit: float):
+def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float, time_limit: float,
+           measured: tuple | None = None):
     """``res`` (an LP core result, any engine or path: PDHG direct or presolved, the ALM, a kept warm point) as
     :func:`second_opinion` rules on it: the one place where an OPTIMAL, or a NUMERICAL_ERROR missing only the gap,
     meets HiGHS's word. ``whose``: the point's origin for the message; ``t0``: the solve's start
-    (``time.perf_counter()``); ``time_limit``: its limit in seconds from ``t0``.
+    (``time.perf_counter()``); ``time_limit``: its limit in seconds from ``t0``; ``measured``: ``original_kkt``'s
+    output for ``res``'s point at ``tol`` when the caller has it (else it is measured here: one pass).
 
     Returns (result, replaced): ``res`` itself when nothing changed; a copy with the status and message changed
     (the point kept, ``replaced`` False); or HiGHS's point as a new result (its measures, ``iterations`` and the
@@ -155,8 +157,9 @@ def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float
     if res.status not in (Status.OPTIMAL, Status.NUMERICAL_ERROR) or res.x is None or res.y is None:
         return res, False
     elapsed = time.perf_counter() - t0
-    opinion = second_opinion(problem, tol, res.status, original_kkt(problem, res.x, res.y, tol), elapsed,
-                             time_limit - elapsed, whose)
+    if measured is None:
+        measured = original_kkt(problem, res.x, res.y, tol)
+    opinion = second_opinion(problem, tol, res.status, measured, elapsed, time_limit - elapsed, whose)
     if opinion is None:
         return res, False
     status, said, hmeasured = opinion

@@ -98,7 +98,7 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
     choice = choose_engine(problem, s, warm_start)
     cold = None  # an OPTIMAL cold PDHG solve: the next ALM budget's base
     warm_lost = False  # a PDHG warm run hit its cap and the round was solved cold
-    kept = _kept_warm_point(problem, s, warm_start, choice, t0)
+    kept, measured = _kept_warm_point(problem, s, warm_start, choice, t0)
     if kept is not None:
         res, lost, passes = kept, False, 0.0
     elif choice.engine == "alm":
@@ -120,7 +120,7 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
         if not choice.use_warm:
             res.warm_started = False
     whose = "the warm start's" if kept is not None else "the ALM's" if choice.engine == "alm" and not lost else "PDHG's"
-    res, replaced = judged(problem, s.tol, res, whose, t0, s.time_limit_seconds)
+    res, replaced = judged(problem, s.tol, res, whose, t0, s.time_limit_seconds, measured)
     res.engine = "pdhg" if lost else choice.engine
     res.engine_reason = choice.reason + (f"; {_lost_sentence(res, whence)}" if lost else "")
     if warm_lost:
@@ -141,9 +141,9 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
     return res
 
 
-def _kept_warm_point(problem: Problem, s: Settings, warm_start, choice: Choice, t0: float) -> SolveResult | None:
+def _kept_warm_point(problem: Problem, s: Settings, warm_start, choice: Choice, t0: float):
     """The warm point itself as an OPTIMAL result (iterations 0) when it meets ``s.tol`` on the original LP,
-    else None (an engine runs).
+    with its ``original_kkt`` measure (for :func:`solver.lp.bound_gap.judged`), else (None, None): an engine runs.
 
     Why not an engine's first check: PDHG measures and returns T(z), one PDHG step from the warm point, and
     the ALM hands back the point through its scaled space; both move it. afiro after a cost change and an
@@ -160,25 +160,26 @@ def _kept_warm_point(problem: Problem, s: Settings, warm_start, choice: Choice, 
         problem: the LP, n columns, m rows; warm_start: as :func:`solve` takes it; choice: the engine choice
             (an ``"auto"`` choice carries the warm point's worst measure: above tol, nothing is measured again).
     Returns:
-        SolveResult with x (n,), y (m,) in original units and the problem's sense, or None.
+        (SolveResult with x (n,), y (m,) in original units and the problem's sense, original_kkt's output for that
+        point), or (None, None).
     """
     if warm_start is None or not choice.use_warm or choice.warm_kkt > s.tol:  # nan (not measured: a pinned
-        return None  # engine) measures below; a cold solve has no point to keep (and skips presolve_applies)
+        return None, None  # engine) measures below; a cold solve has no point to keep (and skips presolve_applies)
     if s.warm_primal_weight not in WARM_PRIMAL_WEIGHTS or presolve.presolve_applies(problem, s, warm_start):
-        return None  # the engine raises the UsageError; presolve="on" drops warm starts, as documented
+        return None, None  # the engine raises the UsageError; presolve="on" drops warm starts, as documented
     parsed, _ = parse_warm_start(warm_start, problem.n_cols, problem.n_rows)
     if parsed is None:
-        return None
+        return None, None
     x_in, y_in, st = parsed
     measured = original_kkt(problem, x_in, y_in, s.tol)
     if not measured[0].converged(s.tol):
-        return None
+        return None, None
     sense = int(problem.sense)
     red = reduce_trivial(sense * problem.cost, problem.col_lower, problem.col_upper, problem.row_lower,
                          problem.row_upper, problem.a_indptr, problem.a_indices, problem.col_names,
                          problem.row_names)
     if red.infeasible_message or red.unbounded_col >= 0:
-        return None
+        return None, None
     kkt, x, y, rc, ax = measured
     x = np.where(x == x_in, x_in, x)
     y = np.where(y == y_in, y_in, y)
@@ -189,7 +190,7 @@ def _kept_warm_point(problem: Problem, s: Settings, warm_start, choice: Choice, 
     t = time.perf_counter() - t0
     return measured_result(problem, (kkt, x, y, rc, ax), Status.OPTIMAL,
                            f"the warm start already meets tol {s.tol:g}: returned unchanged", s.tol, 0,
-                           {"iterate": 0.0, "solve": t, "total": t}, state, warm_started=True)
+                           {"iterate": 0.0, "solve": t, "total": t}, state, warm_started=True), (kkt, x, y, rc, ax)
 
 
 def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: float):

@@ -53,21 +53,33 @@ def column_reach(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float) -> 
     c = sense * problem.cost
     a = sense * aty
     r = c - a
-    significant = np.abs(r) > tol * (1.0 + np.abs(c) + np.abs(a))
+    return _reach(problem, x, r, np.abs(r) > tol * (1.0 + np.abs(c) + np.abs(a)))
+
+
+def exact_reach(problem: Problem, x: np.ndarray, reduced_cost: np.ndarray) -> Reach:
+    """:func:`column_reach` at tol 0 (every nonzero reduced cost through its finite bound) from the reduced costs
+    ``original_kkt`` returns (c - A'y (n,), problem's sense) at its clipped x (n,): no pass over the nonzeros."""
+    r = float(problem.sense) * reduced_cost
+    return _reach(problem, x, r, r != 0.0)
+
+
+def _reach(problem: Problem, x: np.ndarray, r: np.ndarray, significant: np.ndarray) -> Reach:
+    """The reach of x (n,) with reduced costs r (n,, minimisation form) counted where ``significant`` (n,)."""
+    sense = float(problem.sense)
     dist = np.where(r < 0.0, problem.col_upper - x, x - problem.col_lower)
     finite = np.isfinite(dist)  # an open side (inf distance, perhaps with r = 0) gains nothing: no 0 * inf
     gain = np.where(significant & finite, np.abs(r) * np.maximum(np.where(finite, dist, 0.0), 0.0), 0.0)
     total = float(gain.sum())
-    p = float(c @ x) + sense * problem.offset
+    p = float(sense * problem.cost @ x) + sense * problem.offset
     j = int(np.argmax(gain)) if total > 0.0 else -1
     return Reach(reach=total, rel=total / (1.0 + 2.0 * abs(p)), column=j,
                  reduced_cost=float(sense * r[j]) if j >= 0 else 0.0, distance=float(dist[j]) if j >= 0 else 0.0)
 
 
-def far_row_reach(problem: Problem, x: np.ndarray, y: np.ndarray) -> Reach:
+def far_row_reach(problem: Problem, x: np.ndarray, reduced_cost: np.ndarray, ax: np.ndarray) -> Reach:
     """What the dual residual could hide behind row bounds of magnitude >= 1e15 (``scaling.FAR_ROW_BOUND``,
-    'no bound' sentinels that ||b|| and the measures leave out), for (x (n,), y (m,), original units, problem's
-    sense) at tol 0: the sum of |r_j| over the columns whose reduced cost r = c - A'y (minimisation form) points
+    'no bound' sentinels that ||b|| and the measures leave out), for the point ``original_kkt`` measured (its clipped
+    x (n,), reduced costs c - A'y (n,, problem's sense) and A x (m,)) at tol 0: the sum of |r_j| over the columns whose reduced cost r = c - A'y (minimisation form) points
     at an infinite bound of their own (a finite one is :func:`column_reach`'s), times the longest way a far row
     leaves a column to move, max_i |b_i - a_i'x| / max_j |a_ij| over the far bounds b_i.
 
@@ -77,7 +89,7 @@ def far_row_reach(problem: Problem, x: np.ndarray, y: np.ndarray) -> Reach:
     dual residual 5e-6) where the optimum is -9.99e14 along x = w. So an LP with a far row bound and any
     residual on an open side is asked about, as one with far column bounds is. Returns reach 0 without reading
     the nonzeros when the LP has no far row bound; else the total, the column with the largest such |r_j| and
-    the far row. O(nnz)."""
+    the far row. O(n + m) (O(nnz) once per matrix for the rows' largest coefficients)."""
     from solver.lp.scaling import FAR_ROW_BOUND
     from solver.lp.termination import row_absmax
 
@@ -88,18 +100,13 @@ def far_row_reach(problem: Problem, x: np.ndarray, y: np.ndarray) -> Reach:
     if not (far_lo.any() or far_hi.any()):
         return none
     sense = float(problem.sense)
-    n, m = problem.n_cols, problem.n_rows
-    x = np.minimum(np.maximum(np.asarray(x, dtype=np.float64), problem.col_lower), problem.col_upper)
-    aty, ax = np.empty(n), np.empty(m)
-    kernels.spmv_csc_t(problem.a_indptr, problem.a_indices, problem.a_data, np.asarray(y, dtype=np.float64), aty)
-    kernels.spmv_csc(problem.a_indptr, problem.a_indices, problem.a_data, x, ax)
-    r = sense * (problem.cost - aty)
+    r = sense * reduced_cost
     open_r = np.where(((r < 0.0) & np.isinf(problem.col_upper)) | ((r > 0.0) & np.isinf(problem.col_lower)),
                       np.abs(r), 0.0)
     total_r = float(open_r.sum())
     if not total_r > 0.0:
         return none
-    amax = row_absmax(problem.a_indices, problem.a_data, m)
+    amax = row_absmax(problem.a_indices, problem.a_data, problem.n_rows)
     with np.errstate(invalid="ignore", divide="ignore"):
         way = np.maximum(np.where(far_hi, np.abs(hi - ax), 0.0), np.where(far_lo, np.abs(lo - ax), 0.0)) / amax
     way = np.where((amax > 0.0) & np.isfinite(way), way, 0.0)
