@@ -257,12 +257,14 @@ def _check_executor(value: str | None) -> str | None:
 def _after_prepare(fn, *args, **kw):
     """Compile the solver kernels first when needed (``copter_cli.cmd_prepare.ensure_prepared``: a stamp
     check of milliseconds on a warm install), then return ``fn(*args)``: round 0 never compiles."""
+    from copter_cli import solving_stack
     from copter_cli.cmd_prepare import ensure_prepared
 
     before = kw.pop("_before", None)
     if before is not None:  # checks that must not wait for a compilation
         before()
     ensure_prepared()
+    solving_stack.load()  # the round's modules, without the collector's passes over them (console process only)
     return fn(*args, **kw)
 
 
@@ -401,6 +403,7 @@ def step_cmd(
         _check_wait(wait)
         if sum(str(d) == "-" for d in deltas) > 1:
             raise UsageError("DELTA '-' (the delta's Parquet bytes on standard input) can be given only once")
+        from copter_cli import solving_stack
         from copter_cli.cmd_prepare import ensure_prepared
         from formats import undo
         from formats.checkpoint import StateStore
@@ -409,6 +412,7 @@ def step_cmd(
         st = _state(state)
         undo.about_state(lambda: _current_of(st))  # an interrupted warm-up names the state it left alone
         ensure_prepared()  # as init: kernels compiled (progress line on stderr) before the round, none mid-solve
+        solving_stack.load()
         settings = None  # none given: the library uses the stored settings
         if solver:
             settings = solver.settings(rounds.settings_from_json(StateStore(st).config().get("settings")))
