@@ -24,7 +24,11 @@ through HiGHS, so it imports numpy, pyarrow and highspy by design). ``--state DI
 copy of an existing state with at least two kept rounds (e.g. to compare two checkouts: run this script with
 ``PYTHONPATH`` set to each).
 
-Before timing, ``solver.prepare.prepare`` makes sure no kernel compiles during the runs. No assertions:
+Before timing, and again before every round, ``solver.prepare.prepare`` makes sure no kernel compiles during
+the runs: an edit of any file of ``solver/`` or ``formats/`` meanwhile (another session's, in a shared checkout)
+makes the stamp stale, and the next ``copter step`` would run the whole warm-up (12-14 s here) before its
+round; the bench runs it instead and marks the round. The in-process rounds use one BLAS thread, as the console
+script does (``copter_cli.entry.single_threaded_blas``). No assertions:
 this script prints; the structural check that those commands import no numerical stack is
 tests/test_startup_imports.py. Usage: ``python bench/bench_startup.py [--rounds 4] [--repeats 5]
 [--small 128] [--medium 1024] [--no-medium] [--state DIR]``.
@@ -124,7 +128,10 @@ def pair_rounds(paths: list[Path], folder: Path, worker: Worker) -> list[dict]:
         rounds.init(paths[0], state_dir=st)
     off = dict(os.environ, COPTER_WORKER="off")
     rows = []
+    from solver.prepare import prepare
+
     for r, delta in enumerate(paths[1:], start=1):
+        warmed = not prepare(force=False)["skipped"]  # sources edited meanwhile: the warm-up here, not in a round
         def cli(delta=delta):
             cpu, (wall, proc) = cpu_of(lambda: timed([*copter_command(), "step", str(delta), "--state", str(a),
                                                       "--json"], env=off))
@@ -148,7 +155,7 @@ def pair_rounds(paths: list[Path], folder: Path, worker: Worker) -> list[dict]:
         rows.append({"round": r, **{f"{k}_wall": v[0] for k, v in got.items()},
                      "cli_cpu": got["cli"][3], "inproc_cpu": got["inproc"][3],
                      **{k: v[1].get("seconds") or {} for k, v in got.items()}, "routed": got["worker"][2],
-                     "status": tuple(got[k][1].get("status") for k in ("cli", "inproc", "worker"))})
+                     "status": tuple(got[k][1].get("status") for k in ("cli", "inproc", "worker")), "warmed": warmed})
     return rows
 
 
@@ -160,6 +167,7 @@ def print_pairs(title: str, rows: list[dict]) -> None:
     for row in rows:
         i = max(row["inproc_wall"], 1e-9)
         mark = "" if row["routed"] else "  (worker refused: ran in-process, not in the median)"
+        mark += "  (stamp stale: the bench ran the warm-up before this round)" if row.get("warmed") else ""
         print(f"{row['round']:>5} {row['cli_wall']:>11.3f} {row['inproc_wall']:>10.3f} {row['worker_wall']:>9.3f} "
               f"{row['cli_wall'] - row['inproc_wall']:>12.3f} {row['worker_wall'] - row['inproc_wall']:>15.3f} "
               f"{row['cli_wall'] / i:>10.2f} {row['worker_wall'] / i:>13.2f}  {row['status']}{mark}")
@@ -229,6 +237,8 @@ def main() -> None:
     ap.add_argument("--no-medium", action="store_true", help="only the small state")
     ap.add_argument("--state", type=Path, help="only Part 2, on a copy of this state (two kept rounds or more)")
     args = ap.parse_args()
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # the in-process rounds as the console script's
+        os.environ.setdefault(var, "1")
     if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:  # else modules without a .pyc compile in every run
         print("PYTHONDONTWRITEBYTECODE is unset for the commands measured: their first run writes the .pyc files an "
               "installed copter has (with it set and no .pyc, copter's own modules compiled from source in every copter "
