@@ -303,3 +303,32 @@ def test_a_far_bound_that_is_part_of_the_conflict_is_still_found():
                             col_lower=[1e18, 0.0], col_upper=[np.inf, np.inf])
     iis = find_iis(p, 5.0)
     assert iis["found"] and {c["name"] for c in iis["columns"]} >= {"x0"}, iis
+
+
+def _bounded_by_a_row_presolve_drops() -> Problem:
+    """max x + y + z, r0: y + z - 2 x <= 1, r1: -1 <= y - z <= 1, r2: y + 0.5 z >= 1, x <= 9.99e19, y, z >= 0 open
+    above. HiGHS: optimal 2.997e20 (x at 9.99e19, y + z = 1 + 2 x). Its presolve fixes x at 9.99e19, r0's bound
+    becomes 2e20 (infinite to HiGHS, >= 1e20) and r0 is dropped: the presolved LP is unbounded."""
+    return Problem.from_arrays(cost=[1.0, 1.0, 1.0], matrix=np.array([[-2.0, 1.0, 1.0], [0.0, 1.0, -1.0],
+                                                                      [0.0, 1.0, 0.5]]),
+                               row_lower=[-np.inf, -1.0, 1.0], row_upper=[1.0, 1.0, np.inf], col_lower=np.zeros(3),
+                               col_upper=[9.99e19, np.inf, np.inf], sense=-1, col_names=["x", "y", "z"],
+                               row_names=["r0", "r1", "r2"])
+
+
+@pytest.mark.parametrize("engine", ["auto", "pdhg", "alm"])
+def test_a_presolved_lp_unbounded_through_a_dropped_far_row_is_not_reported_unbounded(engine):
+    """Before: DUAL_INFEASIBLE 'the primal iterates diverged without a ray that certifies it, and HiGHS proved the
+    objective unbounded (presolved LP)' where the LP has an optimum (HiGHS 2.997e20). A verdict of no optimum on
+    the presolved LP of an LP with bounds of 1e15 or more is decided without presolve (here the direct run does not
+    finish within 20,000 iterations: ITERATION_LIMIT, never a wrong verdict)."""
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+    from tests.helpers import highs_solution
+
+    p = _bounded_by_a_row_presolve_drops()
+    assert highs_solution(p)[0] == "kOptimal"
+    res = solve(p, Settings(engine=engine, iteration_limit=20000))
+    assert res.status.name not in ("DUAL_INFEASIBLE", "PRIMAL_INFEASIBLE"), res.message
+    assert res.status.name != "OPTIMAL" or res.objective == pytest.approx(2.997e20, rel=1e-4), res.message
+    assert "decided without presolve" in res.message, res.message

@@ -325,6 +325,21 @@ def _far_row_bounds_made(problem: Problem, reduced: Problem) -> int:
     return int(np.count_nonzero(~np.isin(made, own)))
 
 
+# A verdict of no optimum on the presolved LP of an LP with a finite bound of 1e15 or more is not taken: HiGHS
+# presolve reads a bound it computes past 1e20 as infinite, so a row it moved such a bound into can vanish.
+# max x + y + z, y + z - 2 x <= 1, x <= 9.99e19 (y, z open above; two more rows): presolve fixes x at 9.99e19, the
+# row's bound becomes 2e20 and the row is dropped, and the presolved LP is unbounded where the LP's optimum is
+# 2.997e20 (HiGHS); the run was DUAL_INFEASIBLE "(presolved LP)".
+_FAR_NOTE = ("presolve may drop a row or bound it moves past 1e20 (the LP has bounds of 1e15 or more): decided "
+             "without presolve")
+
+
+def _has_far_bounds(problem: Problem) -> bool:
+    """True when a finite column or row bound of ``problem`` has magnitude >= :data:`FAR_ROW_BOUND` (1e15)."""
+    return any(bool(np.any(np.isfinite(v) & (np.abs(v) >= FAR_ROW_BOUND)))
+               for v in (problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper))
+
+
 class _WithoutPresolve(Exception):  # a control-flow signal inside this module, never raised out of it
     """Presolve cannot help this LP (the message says why): :func:`_solve_presolved` solves it directly."""
 
@@ -347,6 +362,9 @@ def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, 
     misses there, result assembly (module docstring, steps 1-4). Raises _WithoutPresolve."""
     pstat = _presolve(h, problem, t_start, seconds)
     _PS = _hb().PresolveStatus
+    far = _has_far_bounds(problem)
+    if pstat == _PS.kInfeasible and far:
+        raise _WithoutPresolve(f"presolve found the LP infeasible, but {_FAR_NOTE}")
     if pstat == _PS.kInfeasible:
         return _presolve_infeasible(problem, s, t_start, seconds, notes)
     if pstat != _PS.kReduced and pstat != _PS.kReducedToEmpty:
@@ -360,6 +378,9 @@ def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, 
     if pstat == _PS.kReduced:
         red, judged = _solve_reduced(h, problem, s, t_start, seconds)
         iterations, status, msg = red.iterations, red.status, red.message
+        if far and status in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE):
+            word = "infeasible" if status == Status.PRIMAL_INFEASIBLE else "unbounded"
+            raise _WithoutPresolve(f"the presolved LP is {word}, but {_FAR_NOTE}")
         iterate = red.seconds.get("iterate", 0.0)
     else:
         seconds["reduced_solve"] = 0.0
