@@ -56,7 +56,7 @@ def install() -> bool:
         if not module.startswith(PACKAGES):
             return current(self, sig, target_context)
         start_runtime(target_context)  # the runtime cached code links against (a no-op once started)
-        with self._guard_against_spurious_io_errors(), _numba_modules_not_imported():
+        with self._guard_against_spurious_io_errors(), _numba_modules_not_imported(), _bitcode_parsed_on_demand():
             return self._load_overload(sig, target_context)
 
     load_overload.copter_lean = True
@@ -144,6 +144,88 @@ def _rebuild_env(numba_rebuild, modname, consts, env_name):
     env.env_name = env_name
     Environment._memo[env_name] = env
     return env
+
+
+@contextlib.contextmanager
+def _bitcode_parsed_on_demand() -> Iterator[None]:
+    """While a copter kernel's cache entry is unpickled, its code library is rebuilt without parsing the LLVM
+    bitcode stored beside the machine code (:func:`_unserialize`).
+
+    numba caches a kernel as its object code plus the bitcode of its module prepared for linking into other
+    libraries (``CPUCodeLibrary.serialize_using_object_code``); loading parses that bitcode
+    (``llvmlite.binding.parse_bitcode``) and walks its functions and globals to record their names as
+    defined (``JitEngine._load_defined_symbols``). Running the machine code needs neither: half the CPU of a
+    kernel's first call in a ``copter step`` process (bench/bench_step_parts.py, Sia 128: 0.025 of 0.055 s
+    for 16 kernels; Sia 1,024 with the ALM: 0.024 of 0.054 s for 21). Only a compilation that links the
+    loaded library into new code (``_get_module_for_linking``), and lookups of names the library defines,
+    read them: the library's class then parses on first use (:func:`_lazy_library_class`). The replacement
+    is in place only for the unpickling (under numba's compiler lock, as :func:`_numba_modules_not_imported`).
+    """
+    from numba.core import codegen
+
+    numba_unserialize = codegen.CPUCodeLibrary.__dict__["_unserialize"]
+    codegen.CPUCodeLibrary._unserialize = classmethod(functools.partial(_unserialize, numba_unserialize.__func__))
+    try:
+        yield
+    finally:
+        codegen.CPUCodeLibrary._unserialize = numba_unserialize
+
+
+def _unserialize(numba_unserialize, cls, codegen, state):
+    """numba's ``CPUCodeLibrary._unserialize`` (``numba_unserialize``), except that a library cached as
+    object code keeps its linking bitcode unparsed (:func:`_lazy_library_class`)."""
+    name, kind, data = state
+    if kind != "object":
+        return numba_unserialize(cls, codegen, state)
+    object_code, shared_bitcode = data
+    self = codegen.create_library(name)
+    assert isinstance(self, cls)
+    self.enable_object_caching()
+    self._set_compiled_object(object_code)
+    self.__class__ = _lazy_library_class(type(self))
+    self._copter_bitcode = shared_bitcode
+    self._finalize_final_module()
+    return self
+
+
+@functools.cache
+def _lazy_library_class(base: type) -> type:
+    """numba's code library class (``base``, ``JITCodeLibrary``) for a library loaded by :func:`_unserialize`:
+    ``_shared_module`` (the linking module) is parsed from the kept bitcode on first access, and its defined
+    names then recorded as numba records them at load; ``get_pointer_to_function`` of a name not yet recorded
+    asks LLVM's execution engine for the address first (the library's machine code is loaded, so the names
+    it defines resolve; a name nobody defines gives 0, as numba's answer) and parses only when it is 0."""
+
+    class LazyBitcodeLibrary(base):
+        @property
+        def _shared_module(self):
+            bitcode = self.__dict__.pop("_copter_bitcode", None)
+            if bitcode is not None:
+                import llvmlite.binding as ll
+
+                module = ll.parse_bitcode(bitcode)
+                self._codegen._engine._load_defined_symbols(module)
+                self.__dict__["_copter_shared_module"] = module
+            return self.__dict__.get("_copter_shared_module")
+
+        @_shared_module.setter
+        def _shared_module(self, value):
+            self.__dict__["_copter_shared_module"] = value
+
+        def get_pointer_to_function(self, name):
+            self._ensure_finalized()
+            engine = self._codegen._engine
+            if engine.is_symbol_defined(name):
+                return engine.get_function_address(name)
+            if "_copter_bitcode" in self.__dict__:
+                address = engine.get_function_address(name)
+                if address:
+                    engine._defined_symbols.add(name)
+                    return address
+                self._shared_module  # noqa: B018 - parse now: the names numba would have recorded at load
+            return super().get_pointer_to_function(name)
+
+    return LazyBitcodeLibrary
 
 
 @functools.cache

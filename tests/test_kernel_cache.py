@@ -195,3 +195,74 @@ def test_cached_kernel_rebuilds_numba_environments_without_importing_their_modul
                                           v.copy(), 50, 1e-12)
     assert it_ref == second["it"]
     assert np.isclose(est_ref, second["est"], rtol=1e-12, atol=0)
+
+
+LINKING_PHASE = textwrap.dedent('''
+    import json
+    import llvmlite.binding as ll
+    import numpy as np
+    from numba import njit
+    from numba.core import event
+
+    compiled, parsed = [], []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            func = ev.data["dispatcher"].py_func
+            if not func.__module__.startswith("numba"):
+                compiled.append(func.__name__)
+
+        def on_end(self, ev):
+            pass
+
+    numba_parse = ll.parse_bitcode
+
+    def counting_parse(bitcode, *args, **kw):
+        parsed.append(len(bitcode))
+        return numba_parse(bitcode, *args, **kw)
+
+    ll.parse_bitcode = counting_parse
+    from solver.lp import kernels
+
+    def caller(cp, ci, cv, x, out):  # compiled here: it links spmv_csc's library into its own code
+        kernels.spmv_csc(cp, ci, cv, x, out)
+        return out.sum()
+
+    cp = np.array([0, 2, 3, 5], dtype=np.int64)
+    ci = np.array([0, 2, 1, 0, 2], dtype=np.int32)
+    cv = np.array([1.5, -2.0, 0.25, 3.0, 1e-3])
+    x = np.array([0.1, -7.0, 2.0])
+    out = np.empty(3)
+    with event.install_listener("numba:compile", Listener()):
+        kernels.spmv_csc(cp, ci, cv, x, out)
+        parsed_by_the_load = len(parsed)
+        library = kernels.spmv_csc.overloads[kernels.spmv_csc.signatures[0]].library
+        out2 = np.empty(3)
+        total = float(njit(caller)(cp, ci, cv, x, out2))
+    linking = library._get_module_for_linking()
+    print(json.dumps({"out": out.tolist(), "total": total, "out2": out2.tolist(), "compiled": compiled,
+                      "parsed_by_the_load": parsed_by_the_load, "parsed_after_linking": len(parsed),
+                      "linking_functions": sum(1 for f in linking.functions if not f.is_declaration)}))
+''')
+
+
+def test_cached_kernel_loads_without_parsing_its_bitcode_and_links_into_new_code(tmp_path):
+    """A copter kernel loaded from the cache leaves the LLVM bitcode kept for linking unparsed
+    (``kernel_cache._bitcode_parsed_on_demand``: half the CPU of a kernel's first call) and runs; a function
+    compiled afterwards that calls it links its library (the bitcode parsed then) and gives the same result."""
+    cache = tmp_path / "numba-cache"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache),
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", LINKING_PHASE], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert sorted(first["compiled"]) == ["caller", "spmv_csc"]
+    assert second["compiled"] == ["caller"]
+    assert second["parsed_by_the_load"] == 0
+    assert second["parsed_after_linking"] >= 1 and second["linking_functions"] >= 1
+    assert second["out"] == second["out2"] == first["out"]
+    assert second["total"] == first["total"] == float(np.sum(first["out"]))
