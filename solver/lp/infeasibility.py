@@ -25,6 +25,10 @@ magnitudes. A row whose columns are all fixed with ``lc = a'x_fixed`` up to roun
 dual that PDHG moves; along it the objective ``lc dy - (a'lv) dy`` is 0 in exact arithmetic and ~1e-16 dy
 in floating point, with zero violation, which "certified" infeasibility of feasible LPs (such rows arise
 whenever a delta or fix-and-resolve fixes every column of an equality row).
+A ray must also be more than rounding noise on the iterates it is the difference of: its largest entry above
+``RAY_SIGNIFICANCE`` times theirs. A warm PDHG round walking one column down from its bound 1e6 while the duals
+(~80) stayed put had a dual "ray" of 1e-13 with no sign violation (ratio 0) and ended PRIMAL_INFEASIBLE on a
+feasible LP (``tests/test_ray_significance.py``).
 All vectors in original units (minimisation form).
 """
 
@@ -42,8 +46,10 @@ if TYPE_CHECKING:  # scipy is imported where it is used (0.2-0.7 s a process oth
     import scipy.sparse as sp
 
 
-def primal_infeasibility_ratio(lp: OrigLP, dy: np.ndarray, atdy: np.ndarray) -> float:
-    """Violation / objective of the dual ray dy (m,) with A'dy = ``atdy`` (n,); inf if objective <= 0."""
+def primal_infeasibility_ratio(lp: OrigLP, dy: np.ndarray, atdy: np.ndarray, iterate_size: float = 0.0) -> float:
+    """Violation / objective of the dual ray dy (m,) with A'dy = ``atdy`` (n,); inf if objective <= 0, or when
+    max |dy| is not above ``RAY_SIGNIFICANCE`` x ``iterate_size`` (the largest |entry| of the dual iterates dy is
+    the difference of: a difference at their rounding level is noise, not a ray)."""
     r = -atdy
     r_ok = (np.where(np.isfinite(lp.lv), np.maximum(r, 0.0), 0.0)
             + np.where(np.isfinite(lp.uv), np.minimum(r, 0.0), 0.0))
@@ -56,7 +62,8 @@ def primal_infeasibility_ratio(lp: OrigLP, dy: np.ndarray, atdy: np.ndarray) -> 
     obj = float(sum(float(t.sum()) for t in terms))
     obj_abs = float(sum(float(np.abs(t).sum()) for t in terms))
     scale = float(np.max(np.abs(dy), initial=0.0))
-    if not (obj > RAY_SIGNIFICANCE * obj_abs and scale > 0.0 and np.isfinite(obj)):
+    if not (obj > RAY_SIGNIFICANCE * obj_abs and scale > 0.0 and scale > RAY_SIGNIFICANCE * iterate_size
+            and np.isfinite(obj)):
         return float("inf")
     return viol * _bound_scale(lp) / obj
 
@@ -75,15 +82,18 @@ def project_primal_ray(lp: OrigLP, dx: np.ndarray) -> np.ndarray:
     return out
 
 
-def dual_infeasibility_ratio(lp: OrigLP, A: sp.csc_array, dx: np.ndarray) -> float:
-    """Violation / min(|objective|, ||d||_inf) of the primal ray dx (n,) after projection d; inf if c'd >= 0."""
+def dual_infeasibility_ratio(lp: OrigLP, A: sp.csc_array, dx: np.ndarray, iterate_size: float = 0.0) -> float:
+    """Violation / min(|objective|, ||d||_inf) of the primal ray dx (n,) after projection d; inf if c'd >= 0, or
+    when ||d||_inf is not above ``RAY_SIGNIFICANCE`` x ``iterate_size`` (the largest |entry| of the primal iterates
+    dx is the difference of)."""
     d = project_primal_ray(lp, dx)
     obj = float(lp.c @ d)
-    if not (obj < -RAY_SIGNIFICANCE * float(np.abs(lp.c * d).sum()) and np.isfinite(obj)):
+    size = float(np.max(np.abs(d), initial=0.0))
+    if not (obj < -RAY_SIGNIFICANCE * float(np.abs(lp.c * d).sum()) and np.isfinite(obj)
+            and size > RAY_SIGNIFICANCE * iterate_size):
         return float("inf")
     ad = A @ d
     viol = np.maximum(np.where(np.isfinite(lp.uc), ad, 0.0), np.where(np.isfinite(lp.lc), -ad, 0.0))
-    size = float(np.max(np.abs(d), initial=0.0))
     return float(np.max(np.maximum(viol, 0.0), initial=0.0)) / min(abs(obj), size)
 
 

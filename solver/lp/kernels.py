@@ -306,8 +306,9 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     fixed-point residual r(z), primal-infeasibility ratio, dual-infeasibility ratio), the first four
     in original units (see ``solver.lp.termination``; a reduced cost whose bound is not near x is dual
     residual, ``termination.near_bound``), r(z) in the PDHG metric (``solver.lp.restart``), the
-    ratios as in ``solver.lp.infeasibility`` on the rays (yh - y0, xh - x0) (inf when ``rays`` is False
-    or the ray's objective has the wrong sign).
+    ratios as in ``solver.lp.infeasibility`` on the rays (yh - y0, xh - x0) (inf when ``rays`` is False,
+    the ray's objective has the wrong sign, or the ray is not above RAY_SIGNIFICANCE x the largest |entry| of the
+    iterates it is the difference of).
     """
     n = x.shape[0]
     m = y.shape[0]
@@ -323,6 +324,8 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     cdx_abs = 0.0
     bmax = 0.0  # largest finite bound magnitude: the primal ray test is made in bound-scaled terms
     dmax = 0.0  # largest magnitude of the primal ray (original units): its violation counts against it too
+    xmag = 0.0  # largest |entry| of xh and x0, ymag of yh and y0 (original units): a ray must be above their noise
+    ymag = 0.0
     for j in range(n):
         s2 = d2[j] * tc
         xo = xh[j] * d2[j] / tb
@@ -345,6 +348,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
         dxx += dx * dx
         if rays:
             bmax = max(bmax, abs(lv_f[j]), abs(uv_f[j]))
+            xmag = max(xmag, abs(xh[j] * d2[j] / tb), abs(x0[j] * d2[j] / tb))
             r = -(atyh[j] - aty0[j]) / s2
             rok = 0.0
             if lv_o[j] > -inf and r > 0.0:
@@ -389,6 +393,7 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
         dyadx += dy * (ax[i] - axh[i])
         if rays:
             bmax = max(bmax, abs(lc_f[i]), abs(uc_f[i]))
+            ymag = max(ymag, abs(yo), abs(y0[i] * s1))
             dyo = (yh[i] - y0[i]) * s1
             v = 0.0
             if lc_o[i] == -inf and dyo > 0.0:
@@ -410,9 +415,9 @@ def check_measures(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, uv_o
     pratio = inf
     dratio = inf
     if rays:
-        if pray > RAY_SIGNIFICANCE * pray_abs and yscale > 0.0 and pray < inf:
+        if pray > RAY_SIGNIFICANCE * pray_abs and yscale > 0.0 and yscale > RAY_SIGNIFICANCE * ymag and pray < inf:
             pratio = pviol * (1.0 + bmax) / pray  # solver.lp.infeasibility.primal_infeasibility_ratio
-        if cdx < -RAY_SIGNIFICANCE * cdx_abs and cdx > -inf:
+        if cdx < -RAY_SIGNIFICANCE * cdx_abs and cdx > -inf and dmax > RAY_SIGNIFICANCE * xmag:
             spmv_csr(rp, ri, rv, work_n, work_m)
             dviol = 0.0
             for i in range(m):

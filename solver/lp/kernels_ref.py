@@ -130,7 +130,9 @@ def check_measures_ref(c_s, d1, d2, tb, tc, tau, eta, w, c_o, lc_o, uc_o, lv_o, 
     fp = fixed_point_residual(x - xh, y - yh, ax - axh, eta, w)
     pr = dr = np.inf
     if rays:
-        pr = primal_infeasibility_ratio(lp, sc.y_to_orig(yh - y0), (atyh - aty0) / (d2 * tc))
+        y_size = float(max(np.max(np.abs(sc.y_to_orig(yh)), initial=0.0), np.max(np.abs(sc.y_to_orig(y0)), initial=0.0)))
+        x_size = float(max(np.max(np.abs(sc.x_to_orig(xh)), initial=0.0), np.max(np.abs(sc.x_to_orig(x0)), initial=0.0)))
+        pr = primal_infeasibility_ratio(lp, sc.y_to_orig(yh - y0), (atyh - aty0) / (d2 * tc), y_size)
         A = sp.csr_array((rv, ri, rp), shape=(m, n)) / d1[:, None] / d2[None, :]
-        dr = dual_infeasibility_ratio(lp, sp.csc_array(A), sc.x_to_orig(xh - x0))
+        dr = dual_infeasibility_ratio(lp, sp.csc_array(A), sc.x_to_orig(xh - x0), x_size)
     return (kkt.primal_objective, kkt.dual_objective, kkt.primal_residual, kkt.dual_residual, fp, pr, dr)
