@@ -281,3 +281,17 @@ def test_exact_reach_from_original_kkt_s_reduced_costs_is_column_reach_at_tol_0(
         kkt, xo, yo, rc, ax = original_kkt(p, x, y, 1e-4)
         got, want = exact_reach(p, xo, rc), column_reach(p, xo, yo, 0.0)
         assert got.reach == pytest.approx(want.reach, rel=1e-12) and got.column == want.column
+
+
+@pytest.mark.parametrize("engine", ["auto", "pdhg"])
+def test_an_lp_presolve_finds_without_optimum_is_not_optimal_within_tol(tmp_path, capsys, engine):
+    """The LP with x, w open above: unbounded along x = w (slope -1e-5). HiGHS presolve says 'infeasible or
+    unbounded'; the direct run stopped at x = w = 0 (w's reduced cost -1e-5, a dual residual of 4e-6 < tol) and
+    reported OPTIMAL (exit 0) against presolve's proof that no optimum exists. HiGHS now settles it: DUAL_INFEASIBLE
+    (exit 4), HiGHS's proof named."""
+    path = tmp_path / "cancel.mps"
+    path.write_text(MPS.format(ub="1e12").replace(" UP bnd x 1e12\n UP bnd w 1e12\n", ""))
+    code, out, _ = run_main(capsys, "solve", path, "--json", "--engine", engine)
+    rep = json.loads(out.strip().splitlines()[0])
+    assert rep["status"] == "DUAL_INFEASIBLE" and code == 4, rep
+    assert "HiGHS proved the objective unbounded" in rep["message"], rep["message"]

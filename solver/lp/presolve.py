@@ -330,8 +330,19 @@ def _far_row_bounds_made(problem: Problem, reduced: Problem) -> int:
 # max x + y + z, y + z - 2 x <= 1, x <= 9.99e19 (y, z open above; two more rows): presolve fixes x at 9.99e19, the
 # row's bound becomes 2e20 and the row is dropped, and the presolved LP is unbounded where the LP's optimum is
 # 2.997e20 (HiGHS); the run was DUAL_INFEASIBLE "(presolved LP)".
-_FAR_NOTE = ("presolve may drop a row or bound it moves past 1e20 (the LP has bounds of 1e15 or more): decided "
-             "without presolve")
+_FAR_NOTE = ("presolve may drop a row or bound it moves past 1e20 (the LP has bounds of 1e15 or more) and HiGHS did "
+             "not confirm it on the LP itself: decided without presolve")
+
+
+def _highs_agrees(problem: Problem, s: Settings, status: Status, t_start: float) -> bool:
+    """True when HiGHS, run on ``problem`` itself (its own presolve, then without it), proves ``status``
+    (PRIMAL_INFEASIBLE or DUAL_INFEASIBLE) within max(1 s, the seconds so far) and the time left: the presolved
+    verdict of an LP with far bounds stands on that (a far LP that is really unbounded keeps DUAL_INFEASIBLE)."""
+    from solver.lp.infeasibility import highs_proves_infeasible, highs_proves_unbounded
+
+    budget = min(max(1.0, time.perf_counter() - t_start), max(_remaining(s, t_start), 0.0))
+    prove = highs_proves_infeasible if status == Status.PRIMAL_INFEASIBLE else highs_proves_unbounded
+    return bool(prove(problem, budget))
 
 
 def _has_far_bounds(problem: Problem) -> bool:
@@ -341,7 +352,12 @@ def _has_far_bounds(problem: Problem) -> bool:
 
 
 class _WithoutPresolve(Exception):  # a control-flow signal inside this module, never raised out of it
-    """Presolve cannot help this LP (the message says why): :func:`_solve_presolved` solves it directly."""
+    """Presolve cannot help this LP (the message says why): :func:`_solve_presolved` solves it directly.
+    ``no_optimum``: presolve proved that the LP has no optimum (infeasible or unbounded)."""
+
+    def __init__(self, message: str, no_optimum: bool = False):
+        super().__init__(message)
+        self.no_optimum = no_optimum
 
 
 def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: Highs,
@@ -353,7 +369,33 @@ def _solve_presolved(problem: Problem, settings: Settings, warm_start, h: Highs,
     try:
         return _presolve_pipeline(problem, settings, h, t_start, seconds, notes)
     except _WithoutPresolve as why:
-        return _direct(problem, settings, t_start, seconds, str(why), warm_start)
+        res = _direct(problem, settings, t_start, seconds, str(why), warm_start)
+        if why.no_optimum and res.status == Status.OPTIMAL:
+            res = _no_optimum_settled(problem, settings, res, t_start)
+        return res
+
+
+def _no_optimum_settled(problem: Problem, s: Settings, res: SolveResult, t_start: float) -> SolveResult:
+    """``res`` (a direct OPTIMAL run on an LP HiGHS presolve found infeasible or unbounded, an exact proof that no
+    optimum exists) with HiGHS's verdict: DUAL_INFEASIBLE or PRIMAL_INFEASIBLE at the run's point when HiGHS (within
+    the time left, at most max(1 s, the seconds so far)) proves one, else ``res`` unchanged. ``min -x + 0.99999 w``,
+    ``x - w <= 0``, ``x, w >= 0`` (unbounded along x = w, slope -1e-5) met tol at x = w = 0 (the reduced cost -1e-5
+    a dual residual of 4e-6 of ||c||) and was OPTIMAL against presolve's proof."""
+    from solver.lp.infeasibility import highs_proves_infeasible, highs_proves_unbounded
+
+    elapsed = time.perf_counter() - t_start
+    budget = min(max(1.0, elapsed), max(_remaining(s, t_start), 0.0))
+    if highs_proves_unbounded(problem, budget):
+        status, what = Status.DUAL_INFEASIBLE, "HiGHS proved the objective unbounded"
+    elif highs_proves_infeasible(problem, min(budget, max(_remaining(s, t_start), 0.0))):
+        status, what = Status.PRIMAL_INFEASIBLE, "HiGHS proved that no feasible point exists"
+    else:
+        return res
+    res.status = status
+    res.message = (f"{what}: the point PDHG stopped at (objective {res.objective:.10g}) met tol {s.tol:g}, but "
+                   f"presolve had found the LP infeasible or unbounded; {res.message}")
+    res.seconds["solve"] = res.seconds["total"] = time.perf_counter() - t_start
+    return res
 
 
 def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, seconds: dict,
@@ -363,7 +405,7 @@ def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, 
     pstat = _presolve(h, problem, t_start, seconds)
     _PS = _hb().PresolveStatus
     far = _has_far_bounds(problem)
-    if pstat == _PS.kInfeasible and far:
+    if pstat == _PS.kInfeasible and far and not _highs_agrees(problem, s, Status.PRIMAL_INFEASIBLE, t_start):
         raise _WithoutPresolve(f"presolve found the LP infeasible, but {_FAR_NOTE}")
     if pstat == _PS.kInfeasible:
         return _presolve_infeasible(problem, s, t_start, seconds, notes)
@@ -371,14 +413,15 @@ def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, 
         why = {_PS.kNotReduced: "presolve removed nothing", _PS.kTimeout: "presolve hit the time limit",
                _PS.kUnboundedOrInfeasible: "presolve found the LP infeasible or unbounded (which one is "
                                            "decided without presolve)"}.get(pstat, f"presolve failed ({pstat.name})")
-        raise _WithoutPresolve(f"{why}: solved without it")
+        raise _WithoutPresolve(f"{why}: solved without it", no_optimum=pstat == _PS.kUnboundedOrInfeasible)
     red = judged = None
     iterations, status, msg = 0, Status.OPTIMAL, "HiGHS presolve solved the LP"
     iterate = 0.0
     if pstat == _PS.kReduced:
         red, judged = _solve_reduced(h, problem, s, t_start, seconds)
         iterations, status, msg = red.iterations, red.status, red.message
-        if far and status in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE):
+        if far and status in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE) \
+                and not _highs_agrees(problem, s, status, t_start):
             word = "infeasible" if status == Status.PRIMAL_INFEASIBLE else "unbounded"
             raise _WithoutPresolve(f"the presolved LP is {word}, but {_FAR_NOTE}")
         iterate = red.seconds.get("iterate", 0.0)
