@@ -62,6 +62,10 @@ def print_table(res: dict, out: Console | None = None, terminal: bool | None = N
     for r in res["baselines"]:
         if r.get("message"):
             out.print(f"  {r['name']}: {printable(r['message'])}", markup=False)
+    for r in [res["copter"], *res["baselines"]]:
+        line = ranking_note(r, res.get("common_feasibility_tol"))
+        if line:
+            out.print(line, markup=False)
     cop, tol = res["copter"], res.get("feasibility_tol", math.nan)
     if cop.get("dual_residual_rel") is not None:
         out.print(f"copter's relative KKT measures (its OPTIMAL criteria, norm-wise): primal residual "
@@ -81,6 +85,22 @@ def print_table(res: dict, out: Console | None = None, terminal: bool | None = N
               "solve + integerize of this round; POP: the whole call); x copter = seconds / copter's seconds; "
               "POP s = setup + slowest part (POP's own measure: one core per part).")
     return dropped
+
+
+def ranking_note(r: dict, common: float | None) -> str:
+    """The note under the table for a row ranked below a point feasible at the common tolerance (its lead
+    may be bought by its row violations: ``solver.rounds.comparison``), naming the row furthest off; '' for
+    any other row."""
+    if not r.get("ranked_below_feasible"):
+        return ""
+    buys, allowance = r.get("violation_buys"), r.get("lead_allowance")
+    bought = (f"by copter's duals the violations explain a lead of up to {allowance:.4g} ({buys:.4g} priced rows "
+              f"+ {allowance - buys:.2g} duality gap)" if buys is not None and math.isfinite(allowance)
+              else "no duals price the violations")
+    return (f"{r['name']}: objective better than {r['feasible_best']}'s by {r['lead_over_feasible']:.4g} while "
+            f"row {printable(str(r.get('worst_row')))!r} is off by {_fmt(r.get('worst_row_violation_rel'), '.2e')} "
+            f"relative (within its OPTIMAL's per-row tolerance, beyond the common {_fmt(common, '.0e')} HiGHS's "
+            f"points meet); {bought}, so {r['feasible_best']}'s feasible point ranks best.")
 
 
 def register(app: typer.Typer) -> None:

@@ -51,7 +51,8 @@ def test_compare_on_afiro_with_tiny_costs(tmp_path):
     rounds.init(tmp_path / "base.parquet", state_dir=tmp_path / "st")
     res = rounds.compare(tmp_path / "st", ["highs"])
     rows = [res["copter"], *res["baselines"]]
-    best = min(r["objective"] for r in rows)
+    # the best is the best point feasible at the common tolerance unless a lead is more than its rows' violations buy
+    best = min(r["objective"] for r in rows if not r["ranked_below_feasible"])
     assert best == pytest.approx(-464.7531428571 * 1e-5, rel=1e-4)
     for r in rows:  # each row's difference is the relative one (was: the absolute one, 1e-8 at most here)
         assert r["objective_diff_rel"] == pytest.approx((r["objective"] - best) / abs(best), rel=1e-9, abs=1e-18)

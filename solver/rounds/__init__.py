@@ -310,13 +310,16 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
             never the best.
         progress: optional callable(str) told which baseline starts.
     Returns:
-        ``{"round", "n_cols", "n_rows", "nnz", "feasibility_tol", "feasibility_ruler", "copter": {...},
+        ``{"round", "n_cols", "n_rows", "nnz", "feasibility_tol", "feasibility_ruler", "common_feasibility_tol",
+        "copter": {...},
         "baselines": [{...}, ...]}``; every row has name, status, objective, objective_diff_rel, seconds,
         time_ratio, max_row_violation, max_row_violation_rel, max_bound_violation, integrality_violation,
         max_violation_rel, primal_residual_rel, dual_residual_rel, duality_gap_rel, violates_tol,
-        hit_limit, message
+        worst_row, worst_row_violation_rel, feasible_at_common_tol, violation_buys, ranked_below_feasible
+        (with lead_over_feasible, lead_allowance, feasible_best when true), hit_limit, message
         (:mod:`solver.rounds.comparison` defines them; POP rows add the POP time fields); ``warnings`` when
-        CURRENT was unusable (the newest complete generation was compared) or the round log was not written.
+        CURRENT was unusable (the newest complete generation was compared), the round log was not written
+        (another writer holds the lock, or the state is read-only) or highs-warm's basis was not kept.
     Raises:
         UsageError: unknown baseline or solver, k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
             regex, a feasibility_tol that is not positive and finite, an unknown pop_executor or ``ray``

@@ -53,12 +53,19 @@ class StateBases:
 
     def __init__(self, store: StateStore):
         self.store = store
+        self.warnings: list[str] = []  # bases that could not be kept (compare adds them to its warnings)
 
     def load(self, round_: int) -> StoredBasis | None:
         return load_basis(self.store.root, round_)
 
     def save(self, basis: StoredBasis) -> None:
-        save_basis(self.store.root, basis)
+        """Keep ``basis`` (:func:`save_basis`); when the state cannot be written (read-only, full), a warning
+        instead: the comparison of this round stands, the next one hot-starts from a cold solve."""
+        try:
+            save_basis(self.store.root, basis)
+        except OSError as err:
+            self.warnings.append(f"highs-warm's basis of round {basis.round} not kept in "
+                                 f"{self.store.root / BASIS_DIR}: {err.strerror or err}")
 
     def problem(self, round_: int) -> Problem | None:
         if round_ not in self.store.generations():

@@ -55,6 +55,13 @@ the largest violation of a row (``row_lower <= A x <= row_upper``) or of a colum
 max(1, |violated bound|), recomputed from the round's exact model. A row with ``violates_tol`` keeps its objective and diff (which
 may then be negative: it is "better" only by violating rows) but never counts toward the best.
 
+An LP row within its contract is ranked by feasibility first at :data:`COMMON_TOL` (``common_feasibility_tol``
+at the top level; ``feasible_at_common_tol``, ``worst_row``, ``worst_row_violation_rel`` per row): one that is
+not, whose objective beats the best row that is by no more than its violations buy (``violation_buys``, priced by
+copter's duals, plus copter's duality gap: ``lead_allowance``), gets ``ranked_below_feasible`` (with
+``lead_over_feasible`` and ``feasible_best``) and does not count toward the best (user trial 18: forplan's
+OPTIMAL point, row 'LTSY R' off by 3.0e-3, led HiGHS's exact optimum by 0.294 where the violation buys 0.292).
+
 The ``highs-warm`` baseline keeps its simplex basis by name in ``STATE/baselines/highs-warm/``
 (:mod:`solver.rounds.basis_store`). To time round r hot-started from round r-1 it uses the stored basis
 of round r-1; when there is none but generation r-1 is still kept, that round is first solved cold
@@ -124,7 +131,28 @@ def feasibility_ruler(problem: Problem) -> str:
     return "max_violation_rel" if problem.is_mip else "primal_residual_rel"
 
 
-def feasibility(problem: Problem, x: np.ndarray | None, tol: float, y: np.ndarray | None = None) -> dict:
+COMMON_TOL = 1e-6
+"""The common feasibility tolerance compare ranks LP points by first: a row's violation relative to max(1, |b_i|,
+max_j |a_ij|) (``solver.lp.termination.row_violation_rel``) at most HiGHS's primal feasibility tolerance (1e-7,
+absolute on its scaled model) with a factor 10 of room for the unscaling. HiGHS's exact points meet it (forplan:
+2e-12); copter's OPTIMAL LP points need only meet the per-row tolerance 100 x tol (forplan: 3.0e-3)."""
+
+
+def violation_buys(problem: Problem, x: np.ndarray, prices: np.ndarray | None) -> float | None:
+    """What a point's row violations can buy in objective units: sum_i |y_i| x viol_i, with viol_i (m,) the
+    absolute violation of ``row_lower <= A x <= row_upper`` and y (m,) row duals of the LP (copter's). By weak
+    duality a point that relaxes row i by viol_i can beat a feasible optimum by at most that (plus the duals'
+    own gap). None without ``prices``; nan when ``x`` holds a nan."""
+    if prices is None:
+        return None
+    ax = problem.row_activity(np.asarray(x, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        viol = np.maximum(np.maximum(problem.row_lower - ax, ax - problem.row_upper), 0.0)
+    return float(np.abs(prices) @ viol) if viol.size else 0.0
+
+
+def feasibility(problem: Problem, x: np.ndarray | None, tol: float, y: np.ndarray | None = None,
+                prices: np.ndarray | None = None) -> dict:
     """The feasibility measures and flag of a compare row (see the module docstring: the contract).
 
     Args:
@@ -133,15 +161,21 @@ def feasibility(problem: Problem, x: np.ndarray | None, tol: float, y: np.ndarra
         tol: ``feasibility_tol`` (relative; see :func:`feasibility_ruler` for the measure it bounds).
         y: (m,) row duals of ``x`` in the problem's sense (HiGHS convention), or None. With them an LP row also
             gets ``dual_residual_rel`` and ``duality_gap_rel`` (information, not part of the flag).
+        prices: (m,) row duals that price ``x``'s row violations (``violation_buys``; copter's for every row).
     Returns:
         ``{"max_violation_rel", "primal_residual_rel", "dual_residual_rel", "duality_gap_rel": float or None
-        (nan / None without a point), "violates_tol": bool, or None without a point}``; a point holding nan
-        violates. One pass over A (``solver.lp.original_kkt``) plus one sparse mat-vec and O(m + n) numpy work.
+        (nan / None without a point), "violates_tol": bool, or None without a point, "worst_row": the name of
+        the row furthest off relative to max(1, |b_i|, max_j |a_ij|) (None when none is off),
+        "worst_row_violation_rel": that measure, "feasible_at_common_tol": it is at most ``COMMON_TOL`` (LP;
+        None for a MILP, whose points are exact, or without a point), "violation_buys": see
+        :func:`violation_buys` (LP with prices, else None)}``; a point holding nan violates. One pass over A
+        (``solver.lp.original_kkt``) plus two sparse mat-vecs and O(m + n) numpy work.
     """
     nan = math.nan
     if x is None:
         return {"max_violation_rel": nan, "primal_residual_rel": nan, "dual_residual_rel": None,
-                "duality_gap_rel": None, "violates_tol": None}
+                "duality_gap_rel": None, "violates_tol": None, "worst_row": None, "worst_row_violation_rel": None,
+                "feasible_at_common_tol": None, "violation_buys": None}
     x = np.asarray(x, dtype=np.float64)
     rows = _violation_rel(problem.row_activity(x), problem.row_lower, problem.row_upper)
     bounds = _violation_rel(x, problem.col_lower, problem.col_upper)
@@ -156,9 +190,16 @@ def feasibility(problem: Problem, x: np.ndarray | None, tol: float, y: np.ndarra
         violates = not (worst <= tol and off <= tol)  # nan violates
     else:  # norm-wise, and each row within the per-row tolerance an LP OPTIMAL promises (row_tolerance)
         violates = not (primal <= tol and bounds <= tol and kkt.row_violation_rel <= row_tolerance(tol))
+    row_rel = math.inf if math.isnan(worst) else kkt.row_violation_rel
+    lp = not problem.is_mip
     return {"max_violation_rel": worst, "primal_residual_rel": primal,
             "dual_residual_rel": kkt.dual_residual_rel if with_y and not math.isnan(worst) else None,
-            "duality_gap_rel": kkt.gap_rel if with_y and not math.isnan(worst) else None, "violates_tol": violates}
+            "duality_gap_rel": kkt.gap_rel if with_y and not math.isnan(worst) else None, "violates_tol": violates,
+            "worst_row": problem.row_names[kkt.worst_row] if kkt.worst_row >= 0 else None,
+            "worst_row_violation_rel": row_rel,
+            "feasible_at_common_tol": (row_rel <= COMMON_TOL and bounds <= COMMON_TOL) if lp else None,
+            "violation_buys": violation_buys(problem, x, prices) if lp else None,
+            "_gap_abs": abs(kkt.primal_objective - kkt.dual_objective) if with_y and not math.isnan(worst) else None}
 
 
 def copter_duals(gen, problem: Problem) -> np.ndarray | None:
@@ -187,7 +228,7 @@ def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
             "max_row_violation_rel": q.max_row_violation_rel, "max_bound_violation": q.max_bound_violation,
             "integrality_violation": q.integrality_violation, "hit_limit": rep.get("status") == "TIME_LIMIT",
             "warm_started": rep.get("warm_started"), "iterations": rep.get("iterations"),
-            "message": rep.get("message", ""), **feasibility(problem, x, tol, y)}
+            "message": rep.get("message", ""), **feasibility(problem, x, tol, y, prices=y)}
 
 
 def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_limit_seconds: float,
@@ -240,6 +281,7 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     tol = feasibility_tol if feasibility_tol is not None else _state_tol(store)
     executor, address = pop_executor_of(store, names, pop_executor, ray_address, pop_workers)
     copter = copter_row(gen, problem, tol)
+    prices = None if problem.is_mip else copter_duals(gen, problem)  # what a baseline's row violations buy
     ctx = registry.BaselineContext(round=gen.round, time_limit_seconds=time_limit_seconds,
                                    highs_solver=highs_solver, threads=threads, seed=seed,
                                    pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
@@ -257,14 +299,17 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
         except PartWorkerError as err:  # no row, no log entry: the state is left as it was
             raise PartWorkerError(f"baseline {name} failed: {err} (executor {executor}); nothing was added to "
                                   "the round log", err.part) from err
-        out.append({**res.summary(), **feasibility(problem, res.x, tol),
+        out.append({**res.summary(), **feasibility(problem, res.x, tol, prices=prices),
                     "_scale": objective_scale(problem.cost, res.x)})
     _derive(copter, out, problem.sense, tol)
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
-              "feasibility_tol": tol, "feasibility_ruler": feasibility_ruler(problem), "copter": copter,
+              "feasibility_tol": tol, "feasibility_ruler": feasibility_ruler(problem),
+              "common_feasibility_tol": None if problem.is_mip else COMMON_TOL, "copter": copter,
               "baselines": out}
     if gen.warning:  # CURRENT was unusable: the newest complete generation was compared instead
         result["warnings"] = [gen.warning]
+    if ctx.bases.warnings:  # highs-warm's basis could not be kept (a read-only state)
+        result.setdefault("warnings", []).extend(ctx.bases.warnings)
     _log(store, gen, result)
     return result
 
@@ -315,15 +360,16 @@ def _state_tol(store: StateStore) -> float:
 
 def _log(store: StateStore, gen, result: dict) -> None:
     """Append the rows to the round log's compare table (``solver.rounds.log.log_compare``) under the writer
-    lock; when another writer holds it or the write fails, the result only gets a warning (the comparison
-    itself stands)."""
-    from solver.model.errors import StateBusyError
+    lock; when another writer holds it, the lock cannot be taken (a read-only state: EnvironmentFaultError) or
+    the write fails, the result only gets a warning (the comparison itself stands)."""
+    from solver.model.errors import EnvironmentFaultError, StateBusyError
     from solver.rounds.log import log_compare
 
     try:
         with store.lock():
             log_compare(store, result, gen.manifest.get("id"))
-    except (StateBusyError, OSError) as err:
+    except (StateBusyError, EnvironmentFaultError, OSError) as err:
+        # a read-only state (EROFS, EACCES: the lock file cannot even be created) is compared as a busy one
         result.setdefault("warnings", []).append(f"compare results not added to the round log: {err}")
 
 
@@ -346,8 +392,10 @@ def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0) -> Non
         if r.get("status") not in SUCCESS or obj is None or not np.isfinite(obj):
             r["objective"] = None
     scales = [r.pop("_scale", 0.0) for r in everyone]  # each row's objective_scale (internal, not reported)
+    _rank_feasible_first(copter, everyone, sense)
     good = [(r["objective"], g) for r, g in zip(everyone, scales, strict=True)
-            if r["objective"] is not None and r.get("violates_tol") is not True]
+            if r["objective"] is not None and r.get("violates_tol") is not True
+            and not r.get("ranked_below_feasible")]
     best, scale = (min(good) if sense == 1 else max(good)) if good else (None, 0.0)
     base = copter.get("seconds")
     for r, own in zip(everyone, scales, strict=True):
@@ -361,3 +409,32 @@ def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0) -> Non
         r["time_ratio"] = _ratio(r.get("seconds"), base)
         if "pop_seconds" in r:
             r["pop_time_ratio"] = _ratio(r["pop_seconds"], base)
+
+
+def _rank_feasible_first(copter: dict, everyone: list[dict], sense: int) -> None:
+    """Set each row's ``ranked_below_feasible``: True for an OPTIMAL/FEASIBLE LP row within its contract (no
+    ``violates_tol``) but not ``feasible_at_common_tol`` whose objective beats the best row that is, by no more
+    than what its row violations buy (``violation_buys`` by copter's duals, plus copter's absolute duality gap,
+    the duals' own slack; unknown buys count as enough): its lead may be the violation's, so the feasible point
+    ranks above it. Such a row also gets ``lead_over_feasible`` (sense * (feasible best - objective), objective
+    units, > 0), ``lead_allowance`` (buys + gap, objective units; inf when unknown) and ``feasible_best`` (that
+    row's name). A lead larger than that is the point's own (e.g. over
+    POP's exact but partitioned point) and the row keeps its rank. Pops the internal ``_gap_abs``."""
+    gap = copter.get("_gap_abs")
+    for r in everyone:
+        r.pop("_gap_abs", None)
+        r["ranked_below_feasible"] = False
+    ok = [r for r in everyone if r["objective"] is not None and r.get("violates_tol") is not True]
+    strict = [r for r in ok if r.get("feasible_at_common_tol") is True]
+    if not strict:
+        return
+    top = min(strict, key=lambda r: sense * r["objective"])
+    for r in ok:
+        if r.get("feasible_at_common_tol") is not False:
+            continue
+        lead = sense * (top["objective"] - r["objective"])
+        buys = r.get("violation_buys")
+        slack = (buys + (gap or 0.0)) if buys is not None and math.isfinite(buys) else math.inf
+        if lead > 0.0 and lead <= slack:
+            r.update(ranked_below_feasible=True, lead_over_feasible=lead, lead_allowance=slack,
+                     feasible_best=top["name"])
