@@ -334,6 +334,26 @@ _FAR_NOTE = ("presolve may drop a row or bound it moves past 1e20 (the LP has bo
              "not confirm it on the LP itself: decided without presolve")
 
 
+def _highs_optimum(problem: Problem, s: Settings, said: str, iterations: int, t_start: float, seconds: dict,
+                   notes: list) -> SolveResult:
+    """The LP's result when a verdict of no optimum through presolve (``said``) of an LP with far bounds was not
+    confirmed by HiGHS on the LP itself: HiGHS's optimum (simplex on the LP, within max(1 s, the seconds so far) and
+    the time left) when ``original_kkt`` accepts it, else raises _WithoutPresolve (the direct run decides).
+    max x + y + z, y + z - 2x <= 1, x <= 9.99e19 (two more rows): OPTIMAL at HiGHS's 2.997e20 instead of a direct
+    PDHG run that diverges to its iteration limit."""
+    from solver.lp.bound_gap import highs_point
+
+    budget = min(max(1.0, time.perf_counter() - t_start), max(_remaining(s, t_start), 0.0))
+    got = highs_point(problem, s.tol, budget)
+    if got is None:
+        raise _WithoutPresolve(f"{said}, but {_FAR_NOTE}")
+    _finish_seconds(seconds, t_start)
+    msg = (f"relative KKT residuals and gap below {s.tol:g} at HiGHS's point: {said}, but presolve may drop a row "
+           f"or bound it moves past 1e20 (the LP has bounds of 1e15 or more), and HiGHS (simplex, {got[3]:.2f} s) "
+           "found the LP's optimum")
+    return _result(problem, Status.OPTIMAL, "; ".join([msg, *notes]), got[2], s, iterations, seconds)
+
+
 def _highs_agrees(problem: Problem, s: Settings, status: Status, t_start: float) -> bool:
     """True when HiGHS, run on ``problem`` itself (its own presolve, then without it), proves ``status``
     (PRIMAL_INFEASIBLE or DUAL_INFEASIBLE) within max(1 s, the seconds so far) and the time left: the presolved
@@ -406,7 +426,7 @@ def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, 
     _PS = _hb().PresolveStatus
     far = _has_far_bounds(problem)
     if pstat == _PS.kInfeasible and far and not _highs_agrees(problem, s, Status.PRIMAL_INFEASIBLE, t_start):
-        raise _WithoutPresolve(f"presolve found the LP infeasible, but {_FAR_NOTE}")
+        return _highs_optimum(problem, s, "presolve found the LP infeasible", 0, t_start, seconds, notes)
     if pstat == _PS.kInfeasible:
         return _presolve_infeasible(problem, s, t_start, seconds, notes)
     if pstat != _PS.kReduced and pstat != _PS.kReducedToEmpty:
@@ -423,7 +443,7 @@ def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, 
         if far and status in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE) \
                 and not _highs_agrees(problem, s, status, t_start):
             word = "infeasible" if status == Status.PRIMAL_INFEASIBLE else "unbounded"
-            raise _WithoutPresolve(f"the presolved LP is {word}, but {_FAR_NOTE}")
+            return _highs_optimum(problem, s, f"the presolved LP is {word}", iterations, t_start, seconds, notes)
         iterate = red.seconds.get("iterate", 0.0)
     else:
         seconds["reduced_solve"] = 0.0
