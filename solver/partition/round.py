@@ -241,6 +241,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     # a round after a delta that dropped clients gives the capacity stranded with their parts back (one more pass)
     reclaim = RECLAIM_PASSES if r.warm and r.n_dropped > 0 and not problem.is_mip else 0
     before_reclaim = None  # the pass before a reclaim pass: kept when the reclaim pass's merge is worse
+    best_pass = None  # an LP round with passes: its best pass so far (:func:`_better_pass`), kept over a worse last one
     pass_ = -1
     while True:
         pass_ += 1
@@ -291,6 +292,17 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         passes_report.append({"pass": pass_ if pass_ <= last_pass else "price",
                               "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
                               "share_moved": moved, **_ran_on(config, ex)})
+        if not problem.is_mip and config.passes > 1 and before_reclaim is None and not failed_parts(part_rep):
+            this_pass = (parts, results, part_rep, solve_idx, eff, duals, None, None, None, None, r.shares, r.steps,
+                         r.last, pass_, _merged_objective(problem, r, parts, results, solve_idx))
+            if pass_ < last_pass:
+                best_pass = _better_pass(problem, best_pass, this_pass)
+            elif best_pass is not None and _better_pass(problem, best_pass, this_pass) is best_pass:
+                # the better pass before: its point, and its own shares for the next round (its update led here)
+                (parts, results, part_rep, solve_idx, eff, duals, _, _, _, _, r.shares, r.steps,
+                 r.last) = best_pass[:13]
+                new_shares, new_steps, new_last, moved = r.shares, r.steps, r.last, 0.0
+                passes_report[-1]["kept_pass"] = best_pass[13]
         if reclaim and pass_ >= last_pass:
             reclaim -= 1
             back = (None if failed_parts(part_rep) or dl.parts_left() <= 0
@@ -501,6 +513,17 @@ def _freed(problem: Problem, r: RoundSetup, prev: PartitionData | None, old: Pro
         return None
     rmap = r.row_map if r.row_map is not None else np.arange(problem.n_rows)
     return dropped_use(old, prev, r.col_map, rmap[r.rows_sh], r.grouping.client_names, r.present.shape[0])
+
+
+def _better_pass(problem: Problem, best: tuple | None, this: tuple) -> tuple:
+    """The pass with the better merged objective (the last item of each tuple; NaN never better, a tie keeps
+    ``this``, the later pass). The share update's slack transfer cannot lose (its donors do not use what they
+    give), but the parts' tolerances and a price step on a shared row that is not a capacity row can."""
+    if best is None or not math.isfinite(best[-1]):
+        return this
+    if not math.isfinite(this[-1]):
+        return best
+    return this if problem.sense * (this[-1] - best[-1]) <= 0 else best
 
 
 def _merged_objective(problem: Problem, r: RoundSetup, parts: list[Part], results: list, solve_idx: list) -> float:

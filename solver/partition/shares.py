@@ -8,30 +8,53 @@ shared row (shares of a row sum to 1), each part solves its sub-problem with the
 and the master's objective ``sum_p v_p(s_p b)`` has, by LP sensitivity, the gradient ``y_p * b`` in s_p,
 where y_p is the row's dual (shadow price) in part p. POP (Narayanan et al., SOSP 2021) keeps s_p = 1/k.
 
-Update rule, per row and part (sign-based steps with per-entry adaptive lengths, the Rprop rule of Riedmiller
-& Braun, "A direct adaptive method for faster backpropagation learning: the RPROP algorithm", ICNN 1993,
-applied multiplicatively on the simplex of a row's shares):
+Update rule. On a *capacity* row (a finite upper bound > 0 and no positive lower bound, its use by each part
+known: :func:`usage`) the primal resource-directive step of Geoffrion 1970 moves shares first: the *unused* part
+of the share of a part with no price (its row activity below its allocation) moves, but for ``KEEP_SLACK`` of it,
+to the parts with a positive gain in proportion to their gains (:func:`transfer_slack`). The donor's point stays
+feasible, so it loses nothing, and a receiver's value cannot fall with more capacity: the merged objective of the
+next pass is at least this one's (up to the parts' tolerances), a feasible-direction method on the master
+(Geoffrion 1970, s. 3; Silverman 1972). Capacity that a receiver cannot use comes back as its slack the pass after.
+
+While slack moves (more than ``DRY`` of a row's capacity per shared row on average), no price step is taken
+between *priced* parts of a capacity row. A part's dual y_p is one supergradient of its concave, piecewise linear
+v_p: ``y_p b`` bounds the gain from more share from above and the loss from less from below, and on a degenerate
+vertex (a TE link whose path is also cut elsewhere) the true right slope can be 0. Measured round 0 pass by pass
+(``bench/bench_share_update.py``, loss to the monolithic optimum after 1 / 3 / 5 updates, the best pass so far):
+TE UsCarrier (Teal's capacities) K = 8, the sign step below with the slack transfer (half kept; the rule before
+session 18) 1.81 / 1.39 / 1.19%, the slack transfer alone 1.35 / 0.83 / 0.60%; TE Cogentco K = 8 0.50 / 0.37 /
+0.37% against 0.39 / 0.14 / 0.08%. Once the slack has run out, the rows without slack take the price step below
+between their priced parts (three clients on two links, no slack after the probe: the slack transfer alone stays
+25% below the optimum, the price step reaches it); a step that makes the merge worse is not kept, since a round
+with several passes keeps its best merged pass (``solver.partition.round``). Tried and not kept: the price step on
+every row without slack from the first update on (UsCarrier / Cogentco K = 8 after four updates 0.67 / 0.14%,
+slack alone 0.67 / 0.11%; Cogentco K = 4 after one 0.26% against 0.16%), and a diagonal secant (quasi-Newton) step
+to equal prices within a trust region that went back to the best pass (Barzilai & Borwein 1988; Conn, Gould &
+Toint 2000): it lost its first step from the probe's shares on every proxy (UsCarrier K = 4: 0.90 -> 1.08-1.79%)
+and ended between the two rules.
+
+On the other shared rows (usage unknown: a lower bound, an equality) the parts' prices move the shares by sign
+steps with per-entry adaptive lengths (the Rprop rule of Riedmiller & Braun, "A direct adaptive method for faster
+backpropagation learning: the RPROP algorithm", ICNN 1993, applied multiplicatively on the simplex of a row's
+shares):
 
     g_p  = -sense * y_p * b_act                (gain of one more unit of share; b_act the bound y_p prices)
-    M    = the movers: parts touching the row, but for the unpriced parts of a capacity row (below)
+    M    = the movers: parts touching the row (on a capacity row: none while slack moves, then the priced parts
+           of the rows without slack, above)
     g    = sum_M s_p g_p / sum_M s_p            (the gain of the movers' current split)
     z_p  = sign(g_p - g) on M, 0 within DEAD_ZONE * G  (G: the row's largest |g_p|)
     d_p <- d_p * GROW if z_p equals the last z_p, d_p * SHRINK if it flipped (in [D_MIN, D_MAX])
     s_p <- s_p * exp(z_p * d_p) on M, rescaled to the movers' own total; s_p >= floor on the parts that
            touch the row, 0 on the others, renormalised to sum 1
 
-The value functions v_p are piecewise linear, so a price says which way to move but not how far: a step
-that keeps its direction grows, one that overshot (the prices crossed) is halved. Steps and last signs are
-kept per (part, row) in the state with the shares. A row whose prices agree in every part (the
-resource-directive optimality condition: equal marginal values) does not move. Before that step, the
-*unused* part of the share of a part with no price (its row activity below its allocation) moves, but for
-``KEEP_SLACK`` of it, to the parts with a positive gain in proportion to their gains: the donor's point
-stays feasible, so this part of the move loses nothing (the primal resource-directive step of Geoffrion
-1970). After it, such an unpriced part of a capacity row holds what it kept: its price 0 is the value of
-*more* capacity, and taking it below its own use costs it flow at the other slope of its piecewise linear
-value function (on TE Kdl the sign step that also shrank those parts made the partitioned round 0.88% worse
-than the monolithic one after every demand moved +-10%; it had been 0.044% with the probe's shares). Parts
-that do not touch a row get no share of it (POP gives them 1/k, which is lost capacity).
+A price says which way to move but not how far: a step that keeps its direction grows, one that overshot (the
+prices crossed) is halved. Steps and last signs are kept per (part, row) in the state with the shares. A row whose
+prices agree in every part (the resource-directive optimality condition: equal marginal values) does not move.
+(An unpriced part of a capacity row already held its share under the earlier rule: on TE Kdl the sign step that
+also shrank those parts made the partitioned round 0.88% worse than the monolithic one after every demand moved
++-10%; it had been 0.044% with the probe's shares.) Parts that do not touch a row get no share of it (POP gives
+them 1/k, which is lost capacity). A round with several passes keeps its best merged pass
+(``solver.partition.round``).
 
 For a MILP a row with an integral bound and integer coefficients on integer columns gets integral
 allocations (largest remainder, :func:`integral_allocations`), so no part's rounding wastes capacity.
@@ -49,7 +72,9 @@ GROW, SHRINK = 1.5, 0.5   #: step length factors after a kept / a flipped direct
 DEAD_ZONE = 0.1  #: price differences below this fraction of the row's largest gain count as equal
 FLOOR = 1e-3      #: smallest share of a part that touches a row
 PRICE_FLOOR = 1.0  #: a row's price scale is at least this fraction of the largest gain of any row
-KEEP_SLACK = 0.5  #: fraction of a part's unused share it keeps when the slack moves to priced parts (demands change)
+DRY = 1e-4  #: the slack transfer moving at most this mean share per row lets the price step work on the rows without slack
+KEEP_SLACK = 0.25  #: fraction of a part's unused share it keeps when the slack moves to priced parts (its use may
+#: grow when its other rows get more; 0.5 closed 2.04% -> 0.73% in five passes on TE UsCarrier K = 8, 0.25 -> 0.60%)
 
 
 def presence(problem: Problem, col_part: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
@@ -113,7 +138,8 @@ def gains(problem: Problem, rows: np.ndarray, duals: np.ndarray) -> np.ndarray:
 
 def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, steps: np.ndarray, last: np.ndarray,
            usage: np.ndarray | None = None, floor: float | None = None,
-           keep_slack: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+           keep_slack: float | None = None, price_on_capacity: bool = False, price_on_tight: bool = False,
+           grow: float | None = None, price_when_dry: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One share update of the (k, ns) shares toward the parts with the highest gains (module docstring).
 
     Args:
@@ -122,24 +148,35 @@ def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, steps: np.
         usage: (k, ns) fraction of each capacity row's bound a part's point uses (NaN where unknown; None:
             skip the slack transfer).
         floor, keep_slack: defaults ``FLOOR``, ``KEEP_SLACK``.
+        price_on_capacity: take the price step on capacity rows among their priced parts whatever the slack (the
+            rule before session 18, for ``bench/bench_share_update.py``'s comparison; with ``keep_slack=0.5`` it is
+            that rule); price_on_tight: on the rows without slack from the first update on; price_when_dry: on the
+            rows without slack once the slack transfer moved at most ``DRY`` per row (the default); grow: the step
+            length factor after a kept direction (default ``GROW``).
     Returns:
         (shares, steps, last): the new (k, ns) shares, step lengths and directions.
     """
     floor = FLOOR if floor is None else floor
     keep_slack = KEEP_SLACK if keep_slack is None else keep_slack
     g = np.where(present, gain, 0.0)
-    pos_gain = g > 0
     s = shares.copy() if usage is None else transfer_slack(shares, g, present, usage, keep_slack)
-    # an unpriced part of a capacity row keeps what the slack transfer left it: its price 0 is the value of
-    # MORE capacity only; losing capacity below its use costs it flow (the left slope of its value function)
-    hold = present & ~pos_gain & ~np.isnan(usage) if usage is not None else np.zeros_like(present)
+    # on a capacity row (its usage known) the slack transfer moves shares first: an unpriced part's price 0 is the
+    # value of MORE capacity only (losing capacity below its use costs it flow, the left slope of its value
+    # function), and a priced part's dual bounds its gain from more capacity from above and its loss from less
+    # from below, so a trade between priced parts is a gamble that lost on TE while slack moved; once the slack
+    # has run out, the priced parts of the rows without slack trade by the price step (module docstring)
+    known = ~np.isnan(usage) if usage is not None else np.zeros_like(present)
+    slack_moved = np.abs(s - shares).sum(axis=0)
+    dry = slack_moved.sum() / 2.0 <= DRY * max(slack_moved.size, 1)  # the slack transfer has (nearly) run out
+    tight = ~(slack_moved > 0)[None, :] if (price_on_tight or (price_when_dry and dry)) else False
+    hold = present & known & (~(g > 0) if price_on_capacity else ~((g > 0) & tight))
     movers = present & ~hold
     ms = np.where(movers, s, 0.0)
     mass = ms.sum(axis=0)
     scale = np.abs(g).max(axis=0) if g.size else np.zeros(g.shape[1])
     diff = g - (ms * g).sum(axis=0) / np.where(mass > 0, mass, 1.0)
     z = np.where(movers & (np.abs(diff) > DEAD_ZONE * scale), np.sign(diff), 0.0)
-    d = np.where(z * last > 0, steps * GROW, np.where(z * last < 0, steps * SHRINK, steps))
+    d = np.where(z * last > 0, steps * (GROW if grow is None else grow), np.where(z * last < 0, steps * SHRINK, steps))
     d = np.clip(np.nan_to_num(d, nan=D0), D_MIN, D_MAX)
     stepped = ms * np.exp(z * d)
     tot = stepped.sum(axis=0)
