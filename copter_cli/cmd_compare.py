@@ -16,11 +16,11 @@ import typer
 from copter_cli.output import console, emit, run, say_warnings, table_console
 from copter_cli.printable import printable
 from copter_cli.solver_options import range_help
+from copter_cli.state_option import STATE_HELP
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-STATE_HELP = "State directory, not empty (default: $COPTER_STATE, or ./copter-state when it is unset or empty)."
 
 
 def _fmt(v, spec: str = ".6g") -> str:
@@ -126,7 +126,8 @@ def register(app: typer.Typer) -> None:
             None, "--pop-shared-rows-regex",
             help="Regex of row names that are shared resources even if one client uses them (rows "
                  "touching several clients are always shared)."),
-        pop_workers: int | None = typer.Option(None, "--pop-workers", help="POP worker processes (0: in-process)." + range_help(0)),
+        pop_workers: int | None = typer.Option(None, "--pop-workers", help="POP worker processes (default: one per part, at most the CPU count; 0: in this process)."
+                                                + range_help(0)),
         executor: str | None = typer.Option(
             None, "--executor",
             help="Where POP's parts run, the executor of partitioned rounds: process (local worker processes), "

@@ -12,8 +12,7 @@ import typer
 
 from copter_cli.output import emit, run, say, say_warnings
 from copter_cli.solver_options import range_help
-
-STATE_HELP = "State directory, not empty (default: $COPTER_STATE, or ./copter-state when it is unset or empty)."
+from copter_cli.state_option import STATE_HELP
 
 
 def _say(res: dict) -> None:

@@ -17,6 +17,7 @@ from copter_cli import exit_codes
 from copter_cli import solver_options as opts
 from copter_cli.output import console, emit, run, say, say_error, say_warnings, table_console
 from copter_cli.printable import printable
+from copter_cli.state_option import STATE_HELP
 from solver.model.errors import CopterError, UsageError
 from solver.partition.limits import MAX_PASSES
 from solver.partition.small import SMALL_LP_NNZ
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 # rich, solver.rounds and formats.checkpoint are imported where used: `copter --help` imports every command
 # module, and `rollback` or `export` print no table (issue #15: start-up)
 
-STATE_HELP = "State directory, not empty (default: $COPTER_STATE, or ./copter-state when it is unset or empty)."
 ROUND_HELP = "A kept round instead of the current one (a round that is not kept: exit 2)."
 
 
@@ -323,7 +323,7 @@ def init_cmd(
                                              "also solved whole and the better point kept (0: never)."
                                              + opts.range_help(0)),
     executor: str = typer.Option("process", "--executor", help=EXECUTOR_HELP + INIT_DEFAULTS["executor"],
-                                 callback=_check_executor),
+                                 callback=_check_executor, show_default=False),  # the help states it
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP + INIT_DEFAULTS["ray"]),
     accept_failed: bool = typer.Option(False, "--accept-failed",
                                        help="Store round 0 even if it is infeasible/limited (a later delta can "
@@ -469,16 +469,17 @@ def show_cmd(
     state: Path | None = STATE_OPT,
     solution: bool = typer.Option(False, "--solution", help="Show the allocation instead of the report: nonzero "
                                   "variables grouped by client (the name before its first '/')."),
-    top: int | None = typer.Option(None, "--top", metavar="N", help="With --solution: the N largest clients and "
-                                   "moves (default 10)." + opts.range_help(1)),
-    entries: int | None = typer.Option(None, "--entries", metavar="K", help="With --solution: the K largest "
-                                       "variables of each client shown (default 3)." + opts.range_help(0)),
+    top: int | None = typer.Option(None, "--top", metavar="N", help="The N largest clients and moves (default "
+                                   "10; implies --solution)." + opts.range_help(1)),
+    entries: int | None = typer.Option(None, "--entries", metavar="K", help="The K largest variables of each "
+                                       "client shown (default 3; implies --solution)." + opts.range_help(0)),
     changes: bool = typer.Option(False, "--changes", help="With --solution: also the biggest moves since the "
                                  "previous round and the entities added/removed (implies --solution)."),
-    client_regex: str | None = typer.Option(None, "--client-regex", help="With --solution: regex whose named "
-                                            "group (?P<client>...) is a name's client (required)."),
-    zero_tol: float | None = typer.Option(None, "--zero-tol", help="With --solution: |value| <= this counts as "
-                                          "zero (default: the state's --tol)." + opts.range_help(0)),
+    client_regex: str | None = typer.Option(None, "--client-regex", help="Regex whose named group 'client' (or "
+                                            "whole match) is a variable's client, as init's --client-regex "
+                                            "(default: the text before the first /; implies --solution)."),
+    zero_tol: float | None = typer.Option(None, "--zero-tol", help="|value| <= this counts as zero (default: "
+                                          "the state's --tol; implies --solution)." + opts.range_help(0)),
     json_out: bool = typer.Option(False, "--json", help="Print the round's report (or allocation) as JSON."),
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -490,11 +491,8 @@ def show_cmd(
     "warnings"), not warning lines on stderr; only a warning about the state now (a damaged CURRENT) is."""
 
     def body() -> int:
-        if not (solution or changes):
-            given = [o for o, v in (("--top", top), ("--entries", entries), ("--client-regex", client_regex),
-                                    ("--zero-tol", zero_tol)) if v is not None]
-            if given:
-                raise UsageError(f"{given[0]} needs --solution")
+        # every allocation option implies --solution, as --changes does (--top 2 alone was exit 2)
+        if not (solution or changes or any(v is not None for v in (top, entries, client_regex, zero_tol))):
             news: list[str] = []  # a damaged CURRENT: about the state now, a warning on stderr every time
             report = _rounds().show(_state(state), round_, news)
             stored = report.get("warnings") or []  # the round's, from when it was made: output, not news

@@ -16,6 +16,10 @@ from typing import Any
 from copter_cli.option_values import ParseUsageError, all_params
 
 OPTION = "--state"
+#: the help of every command's ``--state`` (it used to say "State directory, not empty", read as "must not be
+#: empty": a state directory holds files by nature; what is refused is the empty text)
+STATE_HELP = ("State directory (default: $COPTER_STATE, or ./copter-state when that is unset or empty; "
+              "--state '' is refused).")
 
 
 class EmptyStateError(ParseUsageError):

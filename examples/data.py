@@ -24,7 +24,10 @@ def require(sub: str) -> Path:
     """
     p = data_dir() / sub
     if not p.exists():
-        raise InputError(f"data not found at {p}; set COPTER_DATA to the shared data folder", file=str(p))
+        env = os.environ.get("COPTER_DATA")
+        where = f"$COPTER_DATA is {env}" if env else f"$COPTER_DATA is unset, so {data_dir()} was tried"
+        raise InputError(f"example data not found ({where}); set COPTER_DATA to the shared data folder",
+                         file=str(p))
     return p
 
 
@@ -36,13 +39,16 @@ def generator_main(doc: str, add_arguments, build, argv=None) -> int:
     ``base.parquet`` (or ``base.mps``) plus ``delta_0001.parquet ...`` into ``--out``.
 
     Returns:
-        The process exit code (0).
+        The process exit code: 0, or copter's code of an error (3: the data is not found, named with how to
+        point at it), printed as one ``error:`` line on stderr instead of a traceback.
     """
     import argparse
     import sys
     import time
 
     from copter_cli.cmd_demo import write_stream
+    from copter_cli.exit_codes import for_error
+    from solver.model.errors import CopterError
 
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="output folder")
@@ -52,6 +58,10 @@ def generator_main(doc: str, add_arguments, build, argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     t = time.perf_counter()
-    paths = write_stream(build(args), args.out, args.rounds, "base.mps" if args.mps else "base.parquet")
+    try:
+        paths = write_stream(build(args), args.out, args.rounds, "base.mps" if args.mps else "base.parquet")
+    except CopterError as err:  # e.g. the data is not where $COPTER_DATA says: one line, no traceback
+        print(f"error: {err}", file=sys.stderr)
+        return for_error(err)
     print(f"wrote {len(paths)} files to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
     return 0

@@ -125,6 +125,8 @@ def test_allocation_with_a_client_regex_and_its_errors():
     assert [(c["client"], c["nonzero"], c["sum"]) for c in got["clients"]] == [
         ("shard2", 1, 4.0), ("shard1", 2, 3.0), (None, 1, 0.5)]
     assert got["clients"][1]["top"] == [{"name": "shard1-srv3", "value": 2.0}, {"name": "shard1-srv2", "value": 1.0}]
+    whole = alloc.allocation(t, client_regex=r"^shard\d+")  # no named group: the whole match, as POP's
+    assert [c["client"] for c in whole["clients"]] == ["shard2", "shard1", None]
     with pytest.raises(UsageError, match="--client-regex"):
         alloc.allocation(t, client_regex="(")
     for kw, opt in (({"top": 0}, "--top"), ({"entries": -1}, "--entries"), ({"zero_tol": -1.0}, "--zero-tol"),
@@ -258,13 +260,26 @@ def test_a_file_without_its_round_reads_as_its_folders_and_a_garbled_round_is_a_
 
 @pytest.mark.parametrize("args,culprit", [
     (["--solution", "--top", "0"], "--top"), (["--solution", "--entries", "-2"], "--entries"),
-    (["--top", "3"], "--top needs --solution"), (["--zero-tol", "1"], "--zero-tol needs --solution"),
     (["--solution", "--client-regex", "("], "--client-regex"), (["--solution", "--round", "9"], "round 9"),
     (["--solution", "--zero-tol", "-1"], "--zero-tol")])
 def test_show_solution_usage_errors_exit_2_naming_the_option(state, args, culprit):
     code, out, _ = cli("show", *args, "--state", state, "--json")
     assert code == 2, out
     assert culprit in json.loads(out)["error"]["message"]
+
+
+def test_allocation_options_imply_solution_and_the_regex_reads_as_inits(state):
+    # user trial 18: `show --top 2` was exit 2 (--changes implied --solution, --top did not), and
+    # `show --solution --client-regex '^j[0-9]'` was exit 2 (no named group) where init and compare take it
+    code, out, _ = cli("show", "--top", "2", "--state", state, "--json")
+    assert code == 0, out
+    res = json.loads(out)
+    assert len(res["clients"]) == 2 and "n_nonzero" in res
+    code, out, _ = cli("show", "--client-regex", "^j[0-9]", "--state", state, "--json")
+    assert code == 0, out
+    whole = {c["client"] for c in json.loads(out)["clients"]}
+    code, out, _ = cli("show", "--client-regex", "^(?P<client>j[0-9])", "--state", state, "--json")
+    assert whole == {c["client"] for c in json.loads(out)["clients"]} and "j0" in whole
 
 
 def test_show_solution_on_an_uninitialised_state_is_a_state_error(tmp_path):

@@ -4,7 +4,8 @@ and the biggest moves since the previous round.
 Clients follow the naming convention of copter's workloads, POP and ``copter compare``
 (``solver.partition.clients``): the client of a variable is the text of its name before the first ``/``
 (``job17/a100/x4`` -> ``job17``), or, with ``client_regex``, the text matched by the regex's named group
-``client`` (a regex without that group is refused: the README's rule). A name that yields no client (no ``/``, no match) goes to one
+``client``, or the whole match without that group (as ``init --client-regex`` and ``compare
+--pop-client-regex`` read it: ``solver.partition.clients``). A name that yields no client (no ``/``, no match) goes to one
 group of its own, reported with ``client`` = None ("(no client)" in the table).
 
 Everything is vectorised over the variables (pyarrow compute to filter and split the names, numpy
@@ -15,8 +16,6 @@ solution (400k nonzero, 98k clients) in 0.6-0.9 s, 1.4-1.9 s with 1M rows of cha
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import pyarrow as pa
@@ -48,21 +47,15 @@ def client_codes(names: pa.Array, client_regex: str | None = None) -> tuple[np.n
 
     Args:
         names: (k,) Arrow string array of variable names.
-        client_regex: optional regex override (RE2 syntax, search semantics; named group ``client``).
+        client_regex: optional regex override (RE2 syntax, search semantics; the named group ``client``,
+            else the whole match, is the client: POP's and partitioned rounds' reading of the same option).
     Returns:
         ((k,) int64 codes in ``0 .. g-1``, g client names in code order, the last one None when some name
         has no client).
     Raises:
-        UsageError: ``client_regex`` does not compile or has no named group ``client`` (named as
-            ``--client-regex``).
+        UsageError: ``client_regex`` does not compile (named as ``--client-regex``).
     """
-    from solver.partition.clients import _client_keys, _compile_check  # POP's reading of a client from a name
-
-    if client_regex is not None:
-        _compile_check(client_regex, "--client-regex")
-        if "client" not in re.compile(client_regex).groupindex:
-            raise UsageError(f"--client-regex {client_regex!r} has no named group 'client': write the part of "
-                             "a name that is its client as (?P<client>...), e.g. '^(?P<client>[^/]+)/'")
+    from solver.partition.clients import _client_keys  # POP's reading of a client from a name
 
     keys = _client_keys(names, client_regex, "--client-regex")
     enc = pc.dictionary_encode(keys)
