@@ -46,7 +46,7 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--lb", type=int, default=None, help="LB with this many shards (a MILP)")
     ap.add_argument("--ks", default="2,4,8")
     ap.add_argument("--passes", type=int, default=8)
-    ap.add_argument("--rules", default="old,new", help="share update rules (comma list): old (Rprop price step + slack transfer, before session 18), new")
+    ap.add_argument("--rules", default="old,new", help="share update rules (comma list): old (the rule before session 18: Rprop price step + half the slack), new (shares.update), slack (no price step on capacity rows), mix (price step on rows without slack from the first update), mixflat (mix without step growth)")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-write", action="store_true")
@@ -119,7 +119,7 @@ def run_rule(problem, settings, k: int, rule: str, passes: int, ref: float, seed
             shares, steps, last = sh.update(shares, gain, r.present, steps, last, use, price_on_tight=True,
                                             grow=1.0 if rule == "mixflat" else None)
         else:
-            raise SystemExit(f"unknown rule {rule!r}: old, new")
+            raise SystemExit(f"unknown rule {rule!r}: old, new, slack, mix, mixflat")
         rows.append({"k": k, "rule": rule, "pass": p, "loss": loss, "best_loss": best, "objective": obj,
                      "slowest_part_s": max(o["seconds"] for o in outs), "parts_wall_s": wall,
                      "probe_s": probe_s if p == 0 else 0.0,
