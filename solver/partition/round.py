@@ -293,14 +293,18 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                               "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
                               "share_moved": moved, **_ran_on(config, ex)})
         if not problem.is_mip and config.passes > 1 and before_reclaim is None and not failed_parts(part_rep):
-            this_pass = (parts, results, part_rep, solve_idx, eff, duals, None, None, None, None, r.shares, r.steps,
+            # the parts' problems are not kept (on TE ASN2k a pass's parts hold ~30M nonzeros): a kept pass rebuilds
+            # them from its shares, the same problems (build_part_problems is deterministic)
+            this_pass = (None, results, part_rep, solve_idx, eff, duals, None, None, None, None, r.shares, r.steps,
                          r.last, pass_, _merged_objective(problem, r, parts, results, solve_idx))
             if pass_ < last_pass:
                 best_pass = _better_pass(problem, best_pass, this_pass)
             elif best_pass is not None and _better_pass(problem, best_pass, this_pass) is best_pass:
                 # the better pass before: its point, and its own shares for the next round (its update led here)
-                (parts, results, part_rep, solve_idx, eff, duals, _, _, _, _, r.shares, r.steps,
+                (_, results, part_rep, solve_idx, eff, duals, _, _, _, _, r.shares, r.steps,
                  r.last) = best_pass[:13]
+                with ph.time("build_parts"):
+                    parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
                 new_shares, new_steps, new_last, moved = r.shares, r.steps, r.last, 0.0
                 passes_report[-1]["kept_pass"] = best_pass[13]
         if reclaim and pass_ >= last_pass:
