@@ -295,3 +295,16 @@ def test_an_lp_presolve_finds_without_optimum_is_not_optimal_within_tol(tmp_path
     rep = json.loads(out.strip().splitlines()[0])
     assert rep["status"] == "DUAL_INFEASIBLE" and code == 4, rep
     assert "HiGHS proved the objective unbounded" in rep["message"], rep["message"]
+
+
+def test_a_cold_alm_hand_over_does_not_say_warm():
+    """A cold ALM run that stalls is finished by PDHG from scratch: the message said 'warm from the round's start
+    point' (there was none)."""
+    from solver.lp.dispatch import solve
+    from solver.model.settings import Settings
+
+    p = Problem.from_arrays(cost=[-1.0, 0.0], matrix=np.array([[1.0, -1.0]]), row_lower=[-np.inf], row_upper=[0.0],
+                            col_lower=[0.0, 0.0], col_upper=[9.99e19, 9.99e19])  # optimum -9.99e19 at the bounds
+    res = solve(p, Settings(engine="alm", iteration_limit=2000))
+    assert "ALM handed over to PDHG (cold, the round had no start point)" in res.message, res.message
+    assert "the round's start point)" not in res.message.replace("no start point)", "")

@@ -240,7 +240,8 @@ def _hand_over_start(problem: Problem, s: Settings, warm_start, alm: SolveResult
     - above it after at least one whole outer step (``alm.iterations >= 2``: the budget cut the second one or a
       later one): None, a cold solve (presolve as ``s.presolve`` says): the proximal steps moved away from this
       start, a warm start worse than a cold one (issue #17 point 2);
-    - otherwise (a first Newton solve cut by the budget, a stall, non-finite iterates): the start itself.
+    - otherwise (a first Newton solve cut by the budget, a stall, non-finite iterates): the start itself;
+    - a cold round (no start): None, PDHG's cold solve (the message said "warm from the round's start point").
 
     Returns (warm start or None, a few words for the message and the reason).
 
@@ -253,6 +254,8 @@ def _hand_over_start(problem: Problem, s: Settings, warm_start, alm: SolveResult
     TE Kdl's loss used its budget in one Newton solve and PDHG warm from the start took 0.31x a cold solve (a cold
     hand-over made the round 1.62x).
     """
+    if warm_start is None:
+        return None, "cold, the round had no start point"
     parsed, _ = parse_warm_start(warm_start, problem.n_cols, problem.n_rows)
     if parsed is None or alm.x is None or alm.y is None:
         return warm_start, "warm from the round's start point"
