@@ -70,7 +70,8 @@ def _print_report(report: dict, news: list[str] | None = None, message: bool = T
     sec = report.get("seconds") or {}
     if sec:
         t.add_row("seconds", "  ".join(f"{k} {_fmt(sec.get(k), '.3f')}" for k in
-                                       ("wait", "load", "apply", "solve", "integerize", "save", "total")))
+                                       ("wait", "load", "apply", "kernels", "solve", "integerize", "save",
+                                        "total")))
     if news is not None:
         from rich.text import Text
 
@@ -513,7 +514,8 @@ def show_cmd(
 #: the terminal is too narrow (copter_cli.table_fit); "mark": * the current round, failed a failed round's record
 HISTORY_COLUMNS = (("round", "right", 0), ("mark", "left", 1), ("status", "left", 0), ("objective", "right", 0),
                    ("gap", "right", 0), ("iters", "right", 3), ("warm", "right", 8), ("changed", "right", 5),
-                   ("load", "right", 10), ("apply", "right", 9), ("solve", "right", 4), ("integ.", "right", 7),
+                   ("load", "right", 10), ("apply", "right", 9), ("kern.", "right", 12), ("solve", "right", 4),
+                   ("integ.", "right", 7),
                    ("save", "right", 11), ("total", "right", 0), ("compare (time / copter)", "left", 6))
 
 
@@ -533,7 +535,8 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
         cells.append([_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]),
                       _fmt(r.get("gap_rel"), ".2g"), _fmt(r["iterations"]), _fmt(r["warm_started"]),
                       _fmt(r["changed_variables"]),
-                      *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "solve", "integerize", "save", "total")],
+                      *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "kernels", "solve", "integerize", "save",
+                                                        "total")],
                       cmp])
     return print_fitted([Column(*c) for c in HISTORY_COLUMNS], cells, console=out, terminal=terminal,
                         more="--json or --csv", title="copter history", box=box.SIMPLE_HEAD)

@@ -234,7 +234,7 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
         message = message or result.message
     else:
         rep["status"] = None
-    full = {k: 0.0 for k in ("load", "apply", "solve", "integerize", "save", "total")}
+    full = {k: 0.0 for k in ("load", "apply", "kernels", "solve", "integerize", "save", "total")}
     full.update({k: round(float(v), 6) for k, v in seconds.items()})
     rep["seconds"] = full
     rep["changed_variables"] = changed_variables

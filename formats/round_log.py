@@ -41,7 +41,10 @@ if TYPE_CHECKING:
 
 LOG_DIR = "log"
 COMPACT_EVERY = 64  #: segments before a compaction (amortised: one rewrite of the table per 64 rounds)
-PHASES = ("wait", "load", "apply", "solve", "integerize", "save", "total")  # wait: for another writer's lock
+PHASES = ("wait", "load", "apply", "kernels", "solve", "integerize", "save", "total")
+"""The round's phases (report.json ``seconds``): wait for another writer's lock; kernels: the solve's first calls
+of numba kernels (a fresh process loads them from the cache; ``solver.kernel_clock``), taken out of solve and
+integerize. A log written before ``kernels`` existed reads it as null (the schema only gains columns)."""
 _FILE_RE = re.compile(r"^(base|seg)-(\d{12})\.arrow$")
 _LAST: dict[str, tuple[tuple, dict]] = {}  # table folder -> (identity of the segment this process appended last, its row)
 

@@ -57,7 +57,7 @@ def test_round_report_has_the_section_7_fields_and_lp_bound_only_for_milps():
     rep = reports.round_report(round_=3, result=_result(), seconds={"solve": 0.5}, delta_sha256="ab",
                                changed_variables=1, paths={"solution_path": "gen-000003/solution.parquet"})
     assert rep["round"] == 3 and rep["status"] == "OPTIMAL" and rep["seconds"]["solve"] == 0.5
-    assert set(rep["seconds"]) == {"load", "apply", "solve", "integerize", "save", "total"}
+    assert set(rep["seconds"]) == {"load", "apply", "kernels", "solve", "integerize", "save", "total"}
     assert "lp_bound" not in rep and rep["message"] == "converged"
     rep = reports.round_report(round_=3, result=_result({"lp_bound": 2.0, "gap_rel": 0.25}), seconds={})
     assert rep["lp_bound"] == 2.0 and rep["gap_rel"] == 0.25

@@ -19,11 +19,12 @@ from formats import reports, undo
 from formats.checkpoint import DEFAULT_KEEP, STATE_VERSION, Generation, StateStore
 from formats.faults import environment_faults, fault_point
 from formats.state_config import STATE_FORMAT
+from solver import kernel_clock
 from solver.model.delta import Delta
 from solver.model.errors import CopterError, RoundMismatchError, StateBusyError, StateError, UsageError
 from solver.model.problem import Problem
 from solver.model.settings import Settings
-from solver.rounds.commit import phase_seconds, save_round
+from solver.rounds.commit import save_round, solve_phases
 from solver.rounds.config import settings_from_json, settings_to_json, state_dir_or_default
 from solver.rounds.hashing import delta_hash, file_sha256
 from solver.rounds.inside_state import refuse_inside_state
@@ -114,7 +115,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         seconds = {"wait": t_lock - t_req, "load": time.perf_counter() - t_lock + t_read, "apply": 0.0}
         from solver.api import solve_problem
 
-        t = time.perf_counter()
+        k0, t = kernel_clock.seconds(), time.perf_counter()
         hook, pextra = None, {}
         if partition:  # issue #18: k > 1 parts (solver.rounds.partitioned)
             from solver.partition.round import default_update_every
@@ -125,7 +126,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             result, hook, pextra = solve_base(problem, settings, config_of(partition))
         else:
             result = solve_problem(problem, settings, None)
-        seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
+        solve_phases(seconds, result, time.perf_counter() - t, k0)
         if not result.status.is_success and not accept_failed:
             return _record_init_failure(store, problem, result, t0, seconds, base_sha, keep, pextra)
         store.write_config({"format": STATE_FORMAT, "version": STATE_VERSION, "keep": int(keep),
@@ -325,10 +326,10 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
         warnings.append("cold start: the previous round saved no usable solver state")
     seconds["apply"] = time.perf_counter() - t
     seconds["apply_linear"] = info.seconds_linear
-    t = time.perf_counter()
+    k0, t = kernel_clock.seconds(), time.perf_counter()
     fault_point("sigint_before_solve")  # tests: an interrupt while a round solves (``@N``: the N-th round)
     result = solve_problem(problem, settings, warm)
-    seconds["solve"], seconds["integerize"] = phase_seconds(result, time.perf_counter() - t)
+    solve_phases(seconds, result, time.perf_counter() - t, k0)
     return problem, info, result
 
 

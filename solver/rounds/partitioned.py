@@ -143,10 +143,11 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
     A generation without a usable partition folder (damaged, or the state was monolithic) starts the parts
     cold from a fresh split, with a warning.
     """
+    from solver import kernel_clock
     from solver.differential import apply_delta
     from solver.partition import store as pstore
     from solver.partition.round import solve_round
-    from solver.rounds.commit import phase_seconds
+    from solver.rounds.commit import solve_phases
 
     t = time.perf_counter()
     problem, info = apply_delta(gen.problem, d)
@@ -162,10 +163,10 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
     whole_warm = _whole_warm(gen, info, problem, cfg)
     seconds["apply"] = time.perf_counter() - t
     seconds["apply_linear"] = info.seconds_linear
-    t = time.perf_counter()
+    k0, t = kernel_clock.seconds(), time.perf_counter()
     out = solve_round(problem, settings, cfg, prev, info, (gen.problem.n_cols, gen.problem.n_rows), whole_warm,
                       gen.problem)
-    seconds["solve"], seconds["integerize"] = phase_seconds(out.result, time.perf_counter() - t)
+    solve_phases(seconds, out.result, time.perf_counter() - t, k0)  # kernels: this process's first calls
     return problem, info, out.result, _hook(out.data), {"partitions": out.report}
 
 

@@ -28,7 +28,8 @@ from solver.rounds.report.layout import (
     slot_labels,
 )
 
-PHASE_COLORS = {"wait": "#e8c07a", "load": "#9e9e9e", "apply": "#8e6bbf", "solve": "#1f77b4", "integerize": "#17becf",
+PHASE_COLORS = {"wait": "#e8c07a", "load": "#9e9e9e", "apply": "#8e6bbf", "kernels": "#c7c7c7", "solve": "#1f77b4",
+                "integerize": "#17becf",
                 "save": "#ff7f0e"}
 BASELINE_COLORS = ["#2ca02c", "#d62728", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
 PANEL_IN = 2.55  # height of a chart's one panel, inches
