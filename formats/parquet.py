@@ -27,7 +27,7 @@ round-trips exactly: ``"1_0"``, ``" 5 "`` or Arabic digits are a ``FormatError``
 ``"²"`` or a 5000-digit number are a ``FormatError`` naming the key, not a silent ``int()``). Other keys are kept in ``Delta.meta``.
 
 Errors: a missing file, or one that is not Parquet (truncated, still being written) -> ``FormatError``
-naming the file; a column of the wrong type, a column name that appears twice, or bad metadata ->
+naming the file, with a hint when it looks like an MPS model or a CSV/text table; a column of the wrong type, a column name that appears twice, or bad metadata ->
 ``FormatError``; a ``var``/``con`` name with an ASCII control character (``\\x00``-``\\x1f``,
 ``\\x7f``) -> ``ValidationError`` naming the row and the name (MPS export would cut or refuse it and
 two names could collide); rule violations are
@@ -321,6 +321,29 @@ def _mps_hint(path: str, expect: str | None) -> str:
     return "; it looks like an MPS model: `copter convert MODEL.mps MODEL.parquet` writes it as Parquet"
 
 
+def _csv_hint(path: str) -> str:
+    """"; it looks like a CSV/text table: ..." when ``path`` (not standard input) is named ``*.csv``/``*.tsv``/
+    ``*.txt`` or its first bytes are text with a comma, tab or semicolon on the first line, else "": a delta is
+    Parquet, and the hint says how to write one from the same table with pandas or pyarrow."""
+    if path == STDIN:
+        return ""
+    looks = path.lower().endswith((".csv", ".tsv", ".txt"))
+    if not looks:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(256)
+        except OSError:
+            return ""
+        first = head.split(b"\n", 1)[0]
+        looks = bool(first) and all(32 <= b < 127 or b in (9, 13) for b in first) and \
+            any(sep in first for sep in (b",", b"\t", b";"))
+    if not looks:
+        return ""
+    return ("; it looks like a CSV/text table: a delta is a Parquet file with the columns kind, var, con, value, "
+            "lower, upper, integer (README 'Deltas and problems'): e.g. pandas.read_csv(FILE)"
+            ".to_parquet('delta.parquet'), or pyarrow.csv.read_csv + pyarrow.parquet.write_table")
+
+
 def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
     """Read a delta (or problem) Parquet file.
 
@@ -346,7 +369,8 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
         with pq.ParquetFile(pa.BufferReader(stdin_bytes()) if path == STDIN else path) as f:
             table = f.read()  # one chunk per row group (read_table splits into many batches)
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
-        raise FormatError(f"not a readable Parquet file ({e}){_mps_hint(path, expect)}", file=path) from None
+        raise FormatError(f"not a readable Parquet file ({e}){_mps_hint(path, expect) or _csv_hint(path)}",
+                          file=path) from None
     meta = dict(table.schema.metadata or {})
     fmt = _meta_get(meta, "copter.format") or None
     if fmt is not None and fmt not in ("delta", "problem"):

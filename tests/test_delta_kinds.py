@@ -56,7 +56,11 @@ def test_each_kind_requires_and_forbids_per_the_table(kind):
 def test_new_entity_takes_the_table_defaults(kind):
     documented = {"cost": 0.0, "col_lower": 0.0, "col_upper": np.inf, "integrality": False,
                   "row_lower": -np.inf, "row_upper": np.inf}  # package docstring: [0, +inf), cost 0, ...
-    new, _ = apply_delta(_base(), _row(kind.name, **{kind.side: "fresh"}))
+    other = {"var": {"con": "c"}, "con": {"var": "x"}}[kind.side]  # a 0: added without coefficients on purpose
+    d = Delta.concat([_row(kind.name, **{kind.side: "fresh"}), Delta.coefs(**{kind.side: ["fresh"]},
+                                                                          **{k: [v] for k, v in other.items()},
+                                                                          value=[0.0])])
+    new, _ = apply_delta(_base(), d)
     for t in kind.targets:
         assert getattr(new, t.attr)[-1] == t.default == documented[t.attr], t
 
@@ -77,5 +81,5 @@ def test_diff_rows_come_in_phase_order():
 def test_kind_column_accepts_the_table_names_as_a_dictionary():
     kind = pa.DictionaryArray.from_arrays(pa.array([KINDS.index("var")], pa.int32()), pa.array(KINDS))
     t = pa.table({"kind": kind, "var": ["z"]})
-    new, info = apply_delta(_base(), Delta(table=t))
+    new, info = apply_delta(_base(), Delta(table=t), strict=False)  # z stays empty
     assert list(info.vars_added) == ["z"] and new.n_cols == 2

@@ -82,7 +82,9 @@ def test_cost_change_on_a_zero_variable_keeps_a_point_as_good_as_the_previous_on
 def test_a_new_column_takes_0_when_its_bounds_allow_it_else_the_previous_point_is_left_out(lower, kept, tmp_path):
     # a new integer column in [lower, 3] with a positive cost (0 is its best value when allowed)
     state, r0, names, x0 = _init("egout.mps", tmp_path)
-    d = Delta.concat([Delta.vars(["new"], cost=[1.0], lower=[lower], upper=[3.0], integer=[True])], base_round=0)
+    # in no row: a coef of 0 adds it without coefficients on purpose (a delta refuses a new column no coef names)
+    d = Delta.concat([Delta.vars(["new"], cost=[1.0], lower=[lower], upper=[3.0], integer=[True]),
+                      Delta.coefs(["new"], [_problem(state).row_names[0]], [0.0])], base_round=0)
     r1 = rounds.step(d, state_dir=state, settings=NO_FALLBACK)
     pp = r1["mip"]["previous_point"]
     assert pp["feasible"] is kept

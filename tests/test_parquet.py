@@ -162,8 +162,9 @@ def test_pandas_round_trip_of_any_valid_delta_applies_identically(tmp_path_facto
 
 
 def test_delta_from_a_pandas_frame_treats_missing_values_like_to_parquet_does(tmp_path):
-    df = pd.DataFrame({"kind": ["var", "var", "con"], "var": ["a", "z", None], "con": [None, None, "r"],
-                       "value": [np.nan, 3.0, np.nan], "upper": [9.0, np.nan, 2.5]})
+    df = pd.DataFrame({"kind": ["var", "var", "con", "coef"], "var": ["a", "z", None, "z"],
+                       "con": [None, None, "r", "r"], "value": [np.nan, 3.0, np.nan, 1.0],
+                       "upper": [9.0, np.nan, 2.5, np.nan]})
     d = Delta.from_frame(df)
     df.to_parquet(tmp_path / "d.parquet")
     q1, _ = apply_delta(_base(), d)

@@ -118,7 +118,8 @@ def test_a_failed_write_leaves_the_destination_as_it_was(capsys, tmp_path, st):
     out = tmp_path / "keep.mps"
     out.write_bytes(b"old content\n")
     d = tmp_path / "d1.parquet"
-    write_delta(Delta.concat([Delta.vars(["has space"], cost=[1.0], upper=[1.0])], base_round=0), d)
+    write_delta(Delta.concat([Delta.vars(["has space"], cost=[1.0], upper=[1.0]),
+                              Delta.coefs(["has space"], ["cap0"], [1.0])], base_round=0), d)
     assert run_main(capsys, "step", d, "--state", st, "--json")[0] == 0
     code, _, _ = run_main(capsys, "export", "-o", out, "--state", st, "--json")
     assert code == 3 and out.read_bytes() == b"old content\n"

@@ -8,6 +8,8 @@ Files (one section each; this package re-exports their public API):
   cost/coefficient, empty names, sense/offset).
 * ``names.py``   name -> position lookup against a problem (cached dict or Arrow ``index_in``).
 * ``apply.py``   :func:`apply_delta` and :class:`ApplyInfo`, one step per phase.
+* ``intent.py``  rows a delta's writer cannot have meant (a new entity no ``coef`` row names, an upsert
+  that sets nothing), refused with the closest names; the warning about added names with spaces.
 * ``matrix.py``  the CSC side: entry lookup, the one-pass merge, and their numpy twins.
 * ``kernels.py`` the numba kernels behind ``matrix.py`` (imported lazily).
 * ``map.py``     :func:`map_state`: the previous iterate onto the new index space.
@@ -36,7 +38,11 @@ Semantics (docs/DESIGN.md "Delta and problem files", the single reference for de
   upper bound of -inf, or ``lower > upper`` after the upsert (only upserted entities are checked: an
   empty box read from MPS is an infeasible model, not an error, until a delta touches it; HiGHS's MPS
   reader itself refuses a lower bound >= 1e20 or an upper bound <= -1e20); a non-finite objective
-  offset.
+  offset. A *delta* (``format="delta"``) applied to a problem that has entities is also refused for: a new
+  entity that no ``coef`` row names (it would be added empty: a misspelled name; a ``coef`` of value 0
+  states an empty one on purpose; exempt when the other side of the result is empty) and a ``var``/``con``
+  row on an existing entity that sets no field (``intent.py``; ``apply_delta(..., strict=False)`` skips
+  both, as ``diff`` does for its intermediate step).
 
 Cost. Inside the delta, names become integer ids with one vectorised hash (``dictionary_encode``; a
 dictionary-encoded Parquet column is hashed through its dictionary only, and a repeat-free

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from solver.differential.intent import check_new_entities, check_no_op_upserts, unwritable_names
 from solver.differential.kinds import CODE, DROP, K_COEF, UPSERT, Kind
 from solver.differential.matrix import assemble
 from solver.differential.names import attach_arrow_names, lookup, name_index, next_index
@@ -46,6 +47,8 @@ class ApplyInfo:
             (``"sense"``/``"offset"`` when those changed); every other array is the same object.
         seconds_linear: seconds spent in the linear pass over the matrix (0 when untouched).
         seconds_other: all other seconds of the apply (parsing, validation, lookups, vectors).
+        warnings: what the round's report should say about the delta (a strict apply: an added name
+            free-format MPS cannot hold, ``intent.unwritable_names``).
     """
 
     col_map: np.ndarray
@@ -64,18 +67,23 @@ class ApplyInfo:
     seconds_other: float = 0.0
     col_lower: np.ndarray | None = field(default=None, repr=False)
     col_upper: np.ndarray | None = field(default=None, repr=False)
+    warnings: list = field(default_factory=list)
 
     @property
     def matrix_changed(self) -> bool:
         return bool(self.changed_fields & set(MATRIX_FIELDS))
 
 
-def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
+def apply_delta(problem: Problem, delta: Delta, strict: bool | None = None) -> tuple[Problem, ApplyInfo]:
     """Apply ``delta`` to ``problem`` and return the new problem and what changed.
 
     Args:
         problem: the current problem (never modified; unchanged arrays are shared with the result).
         delta: the changes (any accepted column encoding, see ``formats/parquet.py``).
+        strict: also refuse the rows a writer cannot have meant (``intent.py``: an upsert of an existing
+            entity that sets nothing, a new entity no ``coef`` row names) and warn about added names
+            free-format MPS cannot hold (``ApplyInfo.warnings``). None (default): when ``delta.format`` is
+            ``"delta"`` and ``problem`` has entities, i.e. not for a problem file built from nothing.
     Returns:
         (new_problem, info): see :class:`ApplyInfo`. Time is O(k) in the delta size k for cost, bound
         and value-only coefficient changes (plus one copy of ``a_data`` for the latter), and one
@@ -85,9 +93,14 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
             message names the delta's 0-based row(s) and the entity.
     """
     t0 = time.perf_counter()
+    if strict is None:
+        strict = delta.format == "delta" and bool(problem.n_cols or problem.n_rows)
     p = parse(delta)
     cs = _side(problem, p, delta, True)    # drop_var, and where each var row goes
     rs = _side(problem, p, delta, False)   # drop_con, and where each con row goes
+    if strict:
+        check_no_op_upserts(p, delta, cs, True)
+        check_no_op_upserts(p, delta, rs, False)
     fields: dict[str, np.ndarray] = {}
     changed: set[str] = set()
     _upsert(problem, p, delta, cs, UPSERT["var"], fields, changed)
@@ -95,6 +108,9 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
     fields["col_names"] = _names(problem.col_names, cs, changed, "col_names")
     fields["row_names"] = _names(problem.row_names, rs, changed, "row_names")
     cols_old, cols_new, rows_old, rows_new, vals, keys_sorted = _coef_positions(problem, p, delta, cs, rs)
+    if strict:
+        check_new_entities(problem, p, delta, cs, cols_new, rs["n_new"], True)
+        check_new_entities(problem, p, delta, rs, rows_new, cs["n_new"], False)
     t1 = time.perf_counter()
     indptr, indices, data, n_changed, mchanged = assemble(
         problem, cs["keep"], rs["keep"], cs["old_to_new"], rs["old_to_new"], cs["n_new"], rs["n_new"],
@@ -110,7 +126,8 @@ def apply_delta(problem: Problem, delta: Delta) -> tuple[Problem, ApplyInfo]:
         cons_added=rs["added"], cons_removed=rs["removed"],
         vars_updated=int((~cs["is_new"]).sum()), cons_updated=int((~rs["is_new"]).sum()),
         coefs_changed=n_changed, changed_fields=frozenset(changed), seconds_linear=t2 - t1,
-        col_lower=fields["col_lower"], col_upper=fields["col_upper"])
+        col_lower=fields["col_lower"], col_upper=fields["col_upper"],
+        warnings=unwritable_names(problem, cs["added"], rs["added"]) if strict else [])
     info.seconds_other = time.perf_counter() - t0 - info.seconds_linear
     return new, info
 

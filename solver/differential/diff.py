@@ -110,11 +110,14 @@ def diff(old: Problem, new: Problem, by_name: bool = False) -> Delta:
         by_kind[UPSERT[entity].name] += _upserts(old, new, UPSERT[entity], n_names, pos, L)
     sense = None if new.sense == old.sense else new.sense
     offset = None if new.offset == old.offset else new.offset
-    mid, _ = apply_delta(old, Delta(table=_in_phase_order(by_kind)))
+    mid, info = apply_delta(old, Delta(table=_in_phase_order(by_kind)), strict=False)
     # coefficients: compare mid (same index space as new) with new
     coef = _coef_diff(mid, new)
     if coef is not None:
         by_kind["coef"].append(coef)
+    empty = _empty_added(new, info)
+    if empty is not None:
+        by_kind["coef"].append(empty)
     return Delta(table=_in_phase_order(by_kind), sense=sense, offset=offset)
 
 
@@ -140,6 +143,24 @@ def _upserts(old: Problem, new: Problem, kind: Kind, names: np.ndarray, pos: np.
         cols = {t.column: getattr(new, t.attr)[s] for t in kind.targets}
         tables.append(Delta.from_columns(kind.name, **{kind.side: names[s]}, **cols).table)
     return tables
+
+
+def _empty_added(new: Problem, info) -> pa.Table | None:
+    """``coef`` rows of value 0 for the entities the delta adds (or recreates) that have no entry in ``new``:
+    a delta refuses a new entity no ``coef`` row names (``intent.check_new_entities``: a misspelled name), and
+    a 0 on the first entity of the other side states the empty one on purpose (it sets no entry). None when
+    there is none, or when the other side of ``new`` is empty (then nothing is needed)."""
+    n, m = new.n_cols, new.n_rows
+    if not n or not m:
+        return None
+    col_nnz = np.diff(new.a_indptr)
+    row_nnz = np.bincount(new.a_indices, minlength=m)
+    cols = np.flatnonzero((info.col_map < 0) & (col_nnz == 0))
+    rows = np.flatnonzero((info.row_map < 0) & (row_nnz == 0))
+    if not cols.size and not rows.size:
+        return None
+    keys = np.unique(np.concatenate([cols.astype(np.int64) * m, rows.astype(np.int64)]))  # col * m + row
+    return Delta.coefs(var=new.col_names[keys // m], con=new.row_names[keys % m], value=np.zeros(keys.size)).table
 
 
 def _coef_diff(mid: Problem, new: Problem) -> pa.Table | None:

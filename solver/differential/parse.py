@@ -162,10 +162,11 @@ def fail_row(msg: str, rows, delta, label: str | None, entity: str | None):
 
 
 def fail(msg: str, rows, delta, entity=None):
-    """Raise ValidationError ``msg`` naming the 0-based delta ``rows`` (the first is the error's ``row``),
-    the delta's source file and the ``entity`` name."""
+    """Raise ValidationError ``msg`` naming the 0-based delta ``rows`` (the first is the error's ``row``, which
+    the error's text puts first: ``d.parquet: row 3: ...``; the message lists the rows only when there are
+    several, so one row is named once), the delta's source file and the ``entity`` name."""
     rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
-    raise ValidationError(f"{msg} at delta {_rows_text(rows)}", file=delta.source,
+    raise ValidationError(f"{msg} at delta {_rows_text(rows)}" if rows.size > 1 else msg, file=delta.source,
                           row=int(rows[0]) if rows.size else None,
                           entity=None if entity is None else str(entity))
 

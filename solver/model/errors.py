@@ -3,7 +3,8 @@
 The CLI maps each class to an exit code (``copter_cli/exit_codes.py``); the library never exits.
 Every error carries the culprit where known: ``file``, ``line`` (1-based line of a text file: MPS, CSV) or
 ``row`` (0-based row index of a Parquet table, as pyarrow and pandas number rows), and ``entity`` (a variable or
-constraint name). The text reads ``file:12: ...`` for a line and ``file: row 0: ...`` for a row.
+constraint name). The text reads ``file:12: ...`` for a line and ``file: row 0: ...`` for a row, then the entity
+as ``'x17': `` unless the message already names it (``file: row 0: variable 'x17': ...``: said once).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class CopterError(Exception):
             where.append(f"line {self.line}")
         if self.row is not None:
             where.append(f"row {self.row}")
-        if self.entity is not None:
+        if self.entity is not None and repr(self.entity) not in self.message:  # named once
             where.append(repr(self.entity))
         return (": ".join(where) + ": " if where else "") + self.message
 

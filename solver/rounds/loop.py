@@ -309,6 +309,7 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
 
     t = time.perf_counter()
     problem, info = apply_delta(gen.problem, d)
+    warnings.extend(info.warnings)
     warm = None
     if gen.state is not None:
         try:

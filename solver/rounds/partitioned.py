@@ -151,6 +151,7 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
 
     t = time.perf_counter()
     problem, info = apply_delta(gen.problem, d)
+    warnings.extend(info.warnings)
     prev = None
     try:
         prev = pstore.load(gen.path)

@@ -1,0 +1,163 @@
+"""Delta rows a writer cannot have meant, refused before they are applied silently wrong (docs/DESIGN.md
+"Delta and problem files").
+
+Two rules, both for a *delta* applied to a problem that has entities (a problem file builds a model from
+nothing and may hold empty rows and columns, as MPS files do):
+
+* :func:`check_no_op_upserts`: a ``var``/``con`` row on an existing entity whose every field is null
+  changes nothing. Null means "unchanged", and pandas' ``to_parquet`` writes a NaN as null, so
+  ``DataFrame({'kind': ['var'], 'var': ['x'], 'value': [np.nan]})`` arrives as such a row; it is refused
+  naming the row, not read as "keep the old cost".
+* :func:`check_new_entities`: a new variable or constraint that no ``coef`` row of the delta names would
+  be added empty (a row constraining nothing, a column in no row): what a misspelled name in a ``var``/
+  ``con`` row does (``cap_A100`` for ``cap_a100`` added a sixth row and lost the capacity change). It is
+  refused naming the entity and the closest existing names (:func:`close_names`). A ``coef`` row of
+  value 0 naming it states an intended empty entity (0 sets no entry). Exempt: the other side of the
+  result is empty (no row to name a new column with).
+
+Cost: one pass over the ``coef`` rows' positions and the upsert rows' validity masks (numpy); the
+suggestions run only on the error path.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from solver.differential.kinds import CODE, UPSERT
+from solver.differential.parse import Parsed, fail
+
+_DIFFLIB_ALL = 20_000
+"""Up to this many names, :func:`close_names` compares with every one (difflib: ~0.3 s at 20k names)."""
+_NEIGHBOURS = 2_000
+"""Above it, the names within this many places of the misspelling in sorted (case-folded) order."""
+
+
+def close_names(name: str, names: np.ndarray, limit: int = 3) -> list[str]:
+    """Up to ``limit`` existing names closest to ``name``: those equal to it but for letter case first, then
+    :func:`difflib.get_close_matches` (ratio >= 0.6).
+
+    Args:
+        name: the unknown name; names: (n,) object array of the side's names.
+    Returns:
+        The suggestions, best first (empty when none is close). Above ``_DIFFLIB_ALL`` names only the
+        ``2 * _NEIGHBOURS`` names around ``name`` in sorted case-folded order are compared (a typo after the
+        first characters; one of a large model's first characters may go unsuggested). Error path only.
+    """
+    if not names.size:
+        return []
+    if names.size <= _DIFFLIB_ALL:
+        cands = names.tolist()
+    else:
+        low = pc.utf8_lower(pa.array(names.tolist(), pa.string()))
+        order = pc.sort_indices(low).to_numpy()
+        at = int(np.searchsorted(low.take(pa.array(order)).to_numpy(zero_copy_only=False), name.lower()))
+        cands = names[order[max(0, at - _NEIGHBOURS):at + _NEIGHBOURS]].tolist()
+    folded = name.casefold()
+    same_case = [c for c in cands if c.casefold() == folded]
+    out = list(dict.fromkeys(same_case + difflib.get_close_matches(name, cands, n=limit, cutoff=0.6)))
+    return out[:limit]
+
+
+def check_no_op_upserts(p: Parsed, delta, side: dict, is_col: bool) -> None:
+    """Refuse ``var``/``con`` rows on existing entities that set no field.
+
+    Args:
+        p: the parsed delta; side: ``apply._side``'s dict for that side (``up_rows``, ``is_new`` (k,) aligned).
+    Raises:
+        ValidationError: naming the first such row and its entity (the other rows listed).
+    """
+    kind = UPSERT["var" if is_col else "con"]
+    k = CODE[kind.name]
+    rows = side["up_rows"]
+    if not rows.size:
+        return
+    unset = ~side["is_new"]
+    for t in kind.targets:
+        ok = p.at(getattr(p, t.column + "_ok"), k)
+        if ok is None:
+            return  # every row sets this field
+        unset &= ~ok
+    bad = np.flatnonzero(unset)
+    if not bad.size:
+        return
+    nm = p.name(is_col, int(rows[bad[0]]))
+    fields = ", ".join(t.column for t in kind.targets)
+    what = "variable" if is_col else "constraint"
+    fail(f"{what} {nm!r}: this {kind.name} row changes nothing ({fields} are all null, and null means "
+         "'unchanged'); pandas' to_parquet writes NaN as null: set a field, or leave the row out",
+         rows[bad], delta, entity=nm)
+
+
+def check_new_entities(problem, p: Parsed, delta, side: dict, coef_pos: np.ndarray, other_n: int,
+                       is_col: bool) -> None:
+    """Refuse new entities of one side that no ``coef`` row names.
+
+    Args:
+        problem: the problem before the delta (for suggestions); side: ``apply._side``'s dict;
+        coef_pos: (c,) new positions of the ``coef`` rows' entities of this side; other_n: the other
+        side's size after the delta (0 exempts: nothing to name a new entity with); is_col: columns.
+    Raises:
+        ValidationError: naming the first such entity, its ``var``/``con`` row, the closest existing names
+            and how to add an entity without coefficients on purpose; the others counted.
+    """
+    n_add, n_surv = side["n_add"], side["n_surv"]
+    if not n_add or not other_n:
+        return
+    named = np.zeros(n_add, dtype=bool)
+    named[coef_pos[coef_pos >= n_surv] - n_surv] = True
+    if named.all():
+        return
+    from solver.differential.apply import unknown_names
+
+    lone = np.flatnonzero(~named)
+    rows = side["up_rows"][side["is_new"]][lone]
+    codes = side["ucodes"][side["is_new"]][lone]
+    what = "variable" if is_col else "constraint"
+    text, nm = unknown_names(p, is_col, f"new {what}", rows, codes)
+    near = close_names(nm, problem.col_names if is_col else problem.row_names)
+    one = lone.size == 1
+    who = "" if one else f" for {nm!r}"
+    hint = (f"; did you mean{who} {' or '.join(repr(s) for s in near)}? (names are case-sensitive)" if near else
+            f"; no existing name is close{who}")
+    holds = ("is in no constraint" if one else "are in no constraint") if is_col else \
+        ("constrains nothing" if one else "constrain nothing")
+    partner = "constraint" if is_col else "variable"
+    fail(f"{text} {'is' if one else 'are'} named by no coef row of this delta: "
+         f"{'it' if one else 'they'} would be added empty and {holds}{hint}. "
+         f"Correct the name to change an existing {what}; to add one, give its coefficients as coef rows "
+         f"(a coef row of value 0 on any {partner} adds it without coefficients on purpose)",
+         rows, delta, entity=nm)
+
+
+def unwritable_names(problem, vars_added: np.ndarray, cons_added: np.ndarray) -> list[str]:
+    """Warnings for added names holding a space (a delta refuses control characters and empty names, the
+    rest of what free-format MPS cannot hold): such a name is valid, as in a fixed-format MPS file that
+    ``copter init`` reads, but ``copter export`` to MPS refuses it from this round on. Said once: nothing
+    when ``problem`` already holds such a name of that side (its export already needs Parquet).
+
+    Args:
+        problem: the problem before the delta; vars_added, cons_added: (k,) object arrays of added names.
+    Returns:
+        Zero to two warning strings (vectorised: one substring scan of the added names, and of the old
+        names only when an added one has a space).
+    """
+    out = []
+    for what, added, old in (("variable", vars_added, problem.col_names),
+                             ("constraint", cons_added, problem.row_names)):
+        if not added.size:
+            continue
+        hit = pc.match_substring(pa.array(added.tolist(), pa.string()), " ").to_numpy(zero_copy_only=False)
+        if not hit.any():
+            continue
+        if old.size and pc.any(pc.match_substring(pa.array(old.tolist(), pa.string()), " ")).as_py():
+            continue
+        first = np.flatnonzero(hit)
+        more = f" (and {first.size - 1} more)" if first.size > 1 else ""
+        out.append(f"new {what} name {str(added[first[0]])!r}{more} contains a space: valid in copter and in "
+                   "Parquet, but `copter export` to MPS refuses it from this round on (free-format MPS splits "
+                   "fields on spaces); export to .parquet keeps names exactly")
+    return out
