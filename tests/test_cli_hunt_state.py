@@ -143,8 +143,12 @@ def test_worker_seconds_nan_is_refused(capsys, args):
     assert code == 2 and args[2] in err
 
 
-def test_show_client_regex_without_client_group_is_refused(st, capsys):
+def test_show_client_regex_reads_as_inits_and_a_bad_one_is_refused(st, capsys):
+    # without a named group 'client' the whole match is the client, as for init --client-regex and compare
+    # --pop-client-regex (user trial 18: show alone refused '^job[A-Z]'); a regex that does not compile is exit 2
     code, out, _ = run_main(capsys, "show", "--state", st, "--solution", "--client-regex", "abc", "--json")
+    assert code == 0, out
+    code, out, _ = run_main(capsys, "show", "--state", st, "--solution", "--client-regex", "(", "--json")
     assert code == 2 and "--client-regex" in json.loads(out)["error"]["message"]
     code, _, _ = run_main(capsys, "show", "--state", st, "--solution", "--client-regex", r"^(?P<client>x)")
     assert code == 0
