@@ -110,3 +110,31 @@ def test_a_round_keeps_its_best_pass_when_the_last_update_made_the_merge_worse(m
     assert out.result.objective == pytest.approx(first.result.objective, rel=1e-6)
     assert out.report["shares"]["passes"][-1]["kept_pass"] == 0
     assert np.allclose(out.data.shares, first.data.shares)
+
+
+def test_a_kept_pass_hands_its_own_prices_to_the_reclaim_pass_after_a_drop(monkeypatch):
+    """A round after a drop whose last update made the merge worse: the reclaim pass starts from the kept (first)
+    pass, with that pass's prices and use, and ends as close to the new optimum as a round without the bad update
+    (``test_partition_drop_reclaim``: 0.84% for this drop)."""
+    from solver.baselines.highs import solve_highs
+    from solver.differential import apply_delta
+    from solver.model.delta import Delta
+    from tests.helpers import client_allocation
+
+    base = client_allocation(n_clients=4, seed=2)
+    cfg = PartitionConfig(k=2, executor="inline", passes=2, whole_below_nnz=0)
+    first = solve_round(base, Settings(), PartitionConfig(k=2, executor="inline", whole_below_nnz=0))
+    drop = Delta.concat([Delta.drop_cons(["c0/demand"]), Delta.drop_vars(["c0/a", "c0/b"])])
+    new, info = apply_delta(base, drop)
+    real = sh.update
+
+    def bad(shares, gain, present, steps, last, usage=None, **kw):  # every row to the part that is worse at it
+        out, st, la = real(shares, gain, present, steps, last, usage, **kw)
+        return sh.normalise(np.where(gain > gain.min(axis=0), 0.0, 1.0), present), st, la
+
+    monkeypatch.setattr(sh, "update", bad)
+    out = solve_round(new, Settings(), cfg, first.data, info, (base.n_cols, base.n_rows), None, base)
+    passes = out.report["shares"]["passes"]
+    assert passes[1].get("kept_pass") == 0 and passes[1].get("reclaimed", 0) > 0.1, passes
+    opt = solve_highs(new).objective
+    assert (opt - out.result.objective) / abs(opt) < 0.02

@@ -305,6 +305,9 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                  r.last) = best_pass[:13]
                 with ph.time("build_parts"):
                     parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
+                # what a reclaim pass (below) reads off this pass: the kept pass's prices and use
+                act = _part_duals(parts, [None if x is None else x.row_activity for x in results], r.spos, k, r.ns)
+                gain = sh.gains(problem, r.rows_sh, duals)
                 new_shares, new_steps, new_last, moved = r.shares, r.steps, r.last, 0.0
                 passes_report[-1]["kept_pass"] = best_pass[13]
         if reclaim and pass_ >= last_pass:
