@@ -346,3 +346,24 @@ def binary_knapsack(n: int = 20) -> Problem:
     return Problem.from_arrays(cost=rng.integers(5, 40, n).astype(float), col_lower=np.zeros(n),
                                col_upper=np.ones(n), row_lower=[-np.inf], row_upper=[w.sum() / 3],
                                matrix=w[None, :], integrality=np.ones(n, bool), sense=-1)
+
+
+def two_jobs() -> Problem:
+    """max x1 + x2 s.t. cap: x1 + x2 <= 4, 0 <= x <= 10 (optimum 4)."""
+    A = sp.csc_array(np.array([[1.0, 1.0]]))
+    return Problem.from_arrays(cost=[1.0, 1.0], col_lower=[0.0, 0.0], col_upper=[10.0, 10.0],
+                               row_lower=[-np.inf], row_upper=[4.0], matrix=A, col_names=["j1", "j2"],
+                               row_names=["cap"], sense=-1)
+
+
+def four_client_allocation() -> Problem:
+    """4 clients x 2 resources: max weighted use, per-client demand rows, shared capacities."""
+    cols = [f"c{i}/{r}" for i in range(4) for r in ("a", "b")]
+    rows = [f"c{i}/demand" for i in range(4)] + ["cap/a", "cap/b"]
+    r = [i for i in range(4) for _ in range(2)] + [4 + (j % 2) for j in range(8)]
+    c = list(range(8)) * 2
+    A = sp.csc_array((np.ones(16), (r, c)), shape=(6, 8))
+    return Problem.from_arrays(cost=[1.0, 1.2, 1.1, 0.9, 1.3, 1.0, 0.8, 1.4], col_lower=np.zeros(8),
+                               col_upper=np.full(8, 3.0), row_lower=np.full(6, -np.inf),
+                               row_upper=[2.0, 3.0, 2.5, 1.5, 4.0, 3.0], matrix=A, col_names=cols, row_names=rows,
+                               sense=-1)

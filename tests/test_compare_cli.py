@@ -17,28 +17,18 @@ from formats.io import write_problem
 from formats.parquet import write_delta
 from solver.model.delta import Delta
 from solver.model.problem import Problem
+from tests.helpers import four_client_allocation
 
 runner = CliRunner()
 FIELDS = ("name", "status", "objective", "seconds", "max_row_violation", "time_ratio")
 
 
-def _allocation() -> Problem:
-    """4 clients x 2 resources: max weighted use, per-client demand rows, shared capacities."""
-    cols = [f"c{i}/{r}" for i in range(4) for r in ("a", "b")]
-    rows = [f"c{i}/demand" for i in range(4)] + ["cap/a", "cap/b"]
-    r = [i for i in range(4) for _ in range(2)] + [4 + (j % 2) for j in range(8)]
-    c = list(range(8)) * 2
-    A = sp.csc_array((np.ones(16), (r, c)), shape=(6, 8))
-    return Problem.from_arrays(cost=[1.0, 1.2, 1.1, 0.9, 1.3, 1.0, 0.8, 1.4], col_lower=np.zeros(8),
-                               col_upper=np.full(8, 3.0), row_lower=np.full(6, -np.inf),
-                               row_upper=[2.0, 3.0, 2.5, 1.5, 4.0, 3.0], matrix=A, col_names=cols, row_names=rows,
-                               sense=-1)
 
 
 @pytest.fixture(scope="module")
 def state_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("cmp")
-    write_problem(_allocation(), d / "base.parquet")
+    write_problem(four_client_allocation(), d / "base.parquet")
     res = runner.invoke(app, ["init", str(d / "base.parquet"), "--state", str(d / "st"), "--json"])
     assert res.exit_code == 0, res.output
     return d
@@ -73,7 +63,7 @@ def test_compare_runs_pop_for_every_k_and_highs_warm(state_dir):
 
 
 def test_highs_warm_after_a_step_starts_from_the_previous_rounds_basis(tmp_path):
-    write_problem(_allocation(), tmp_path / "base.parquet")
+    write_problem(four_client_allocation(), tmp_path / "base.parquet")
     st = str(tmp_path / "st")
     assert runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", st]).exit_code == 0
     d = Delta.concat([Delta.vars(["c4/a"], cost=[2.0], upper=[1.0]), Delta.coefs(["c4/a"], ["cap/a"], [1.0]),
@@ -189,7 +179,7 @@ def test_the_compare_library_runs_without_pandas(state_dir, tmp_path):
 
 
 def test_pop_on_a_model_without_client_names_is_a_not_applicable_row_and_highs_still_runs(tmp_path):
-    p = _allocation()
+    p = four_client_allocation()
     p = p.replace(col_names=np.array([f"x{j}" for j in range(p.n_cols)], dtype=object))  # no "<client>/"
     write_problem(p, tmp_path / "base.parquet")
     st = str(tmp_path / "st")

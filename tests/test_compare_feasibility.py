@@ -20,16 +20,11 @@ from solver import rounds
 from solver.model.problem import Problem
 from solver.rounds import comparison
 from solver.rounds.comparison import feasibility
+from tests.helpers import two_jobs
 
 runner = CliRunner()
 
 
-def _two_jobs() -> Problem:
-    """max x1 + x2 s.t. cap: x1 + x2 <= 4, 0 <= x <= 10 (optimum 4)."""
-    A = sp.csc_array(np.array([[1.0, 1.0]]))
-    return Problem.from_arrays(cost=[1.0, 1.0], col_lower=[0.0, 0.0], col_upper=[10.0, 10.0],
-                               row_lower=[-np.inf], row_upper=[4.0], matrix=A, col_names=["j1", "j2"],
-                               row_names=["cap"], sense=-1)
 
 
 @pytest.fixture
@@ -38,10 +33,10 @@ def cheating_state(tmp_path, monkeypatch):
     objective 4.008 beats the optimum 4."""
     from formats.io import write_problem
 
-    write_problem(_two_jobs(), tmp_path / "base.parquet")
+    write_problem(two_jobs(), tmp_path / "base.parquet")
     st = tmp_path / "st"
     rounds.init(tmp_path / "base.parquet", state_dir=st)
-    real = comparison.copter_point(rounds_gen(st), _two_jobs())
+    real = comparison.copter_point(rounds_gen(st), two_jobs())
     assert real is not None and real.sum() == pytest.approx(4.0, rel=1e-3)  # the patch replaces a real read
     monkeypatch.setattr(comparison, "copter_point", lambda gen, problem: np.array([2.004, 2.004]))
     return st
@@ -86,7 +81,7 @@ def test_cli_table_and_json_show_the_flag(cheating_state):
 
 
 def test_feasibility_ruler_counts_bounds_integrality_and_nan():
-    p = _two_jobs()
+    p = two_jobs()
     none = feasibility(p, None, 1e-4)
     assert none["violates_tol"] is None and np.isnan(none["max_violation_rel"]) and np.isnan(none["primal_residual_rel"])
     f = feasibility(p, np.array([2.0, 2.0]), 1e-4)

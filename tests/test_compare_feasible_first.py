@@ -17,7 +17,7 @@ from copter_cli.app import app
 from solver import rounds
 from solver.rounds import comparison
 from solver.rounds.comparison import COMMON_TOL, _derive
-from tests.test_compare_feasibility import _two_jobs
+from tests.helpers import two_jobs
 
 runner = CliRunner()
 
@@ -28,7 +28,7 @@ def slightly_off_state(tmp_path, monkeypatch):
     within the per-row 1e-2; primal residual 8e-5 <= 1e-4), objective 4.0004 against the optimum 4."""
     from formats.io import write_problem
 
-    write_problem(_two_jobs(), tmp_path / "base.parquet")
+    write_problem(two_jobs(), tmp_path / "base.parquet")
     st = tmp_path / "st"
     rounds.init(tmp_path / "base.parquet", state_dir=st)
     monkeypatch.setattr(comparison, "copter_point", lambda gen, problem: np.array([2.0002, 2.0002]))

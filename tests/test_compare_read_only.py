@@ -18,7 +18,7 @@ from formats.io import write_problem
 from formats.parquet import write_delta
 from solver.model.delta import Delta
 from solver.rounds import basis_store
-from tests.test_compare_cli import _allocation
+from tests.helpers import four_client_allocation
 
 runner = CliRunner()
 
@@ -33,7 +33,7 @@ def _files(root):
 
 @pytest.fixture
 def stepped(tmp_path):
-    write_problem(_allocation(), tmp_path / "base.parquet")
+    write_problem(four_client_allocation(), tmp_path / "base.parquet")
     st = tmp_path / "st"
     assert runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(st)]).exit_code == 0
     write_delta(Delta.concat([Delta.vars(["c0/a"], cost=[2.0])], base_round=0), tmp_path / "d1.parquet")
