@@ -242,3 +242,19 @@ def test_cli_diff_then_step_with_an_empty_new_column(tmp_path):
     res = _step(st, tmp_path / "d.parquet", "--json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["n_cols"] == new.n_cols
+
+
+def test_cli_init_warns_about_a_base_name_with_a_space(tmp_path):
+    p = small_lp()
+    cols = p.col_names.copy()
+    cols[2] = "job A/gpu"
+    spaced = Problem.from_arrays(cost=p.cost, col_lower=p.col_lower, col_upper=p.col_upper, row_lower=p.row_lower,
+                                 row_upper=p.row_upper, matrix=p.matrix(), col_names=cols, row_names=p.row_names)
+    write_problem(spaced, tmp_path / "base.parquet")
+    res = CliRunner().invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", str(tmp_path / "st"), "--json"])
+    assert res.exit_code == 0, res.output
+    assert [w for w in json.loads(res.stdout)["warnings"] if "'job A/gpu' contains a space" in w]
+    assert "warning: variable name 'job A/gpu' contains a space" in res.stderr
+    write_problem(p, tmp_path / "plain.parquet")
+    res = CliRunner().invoke(app, ["init", str(tmp_path / "plain.parquet"), "--state", str(tmp_path / "st2"), "--json"])
+    assert res.exit_code == 0 and "warnings" not in json.loads(res.stdout)

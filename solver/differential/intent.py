@@ -148,16 +148,33 @@ def unwritable_names(problem, vars_added: np.ndarray, cons_added: np.ndarray) ->
     out = []
     for what, added, old in (("variable", vars_added, problem.col_names),
                              ("constraint", cons_added, problem.row_names)):
-        if not added.size:
-            continue
-        hit = pc.match_substring(pa.array(added.tolist(), pa.string()), " ").to_numpy(zero_copy_only=False)
-        if not hit.any():
-            continue
-        if old.size and pc.any(pc.match_substring(pa.array(old.tolist(), pa.string()), " ")).as_py():
-            continue
-        first = np.flatnonzero(hit)
-        more = f" (and {first.size - 1} more)" if first.size > 1 else ""
-        out.append(f"new {what} name {str(added[first[0]])!r}{more} contains a space: valid in copter and in "
-                   "Parquet, but `copter export` to MPS refuses it from this round on (free-format MPS splits "
-                   "fields on spaces); export to .parquet keeps names exactly")
+        first = _spaced(added)
+        if first.size and not (old.size and _spaced(old).size):
+            out.append(_space_warning(f"new {what}", added, first, "from this round on"))
     return out
+
+
+def base_unwritable_names(problem) -> list[str]:
+    """``copter init``'s warnings for a base problem whose names hold a space (a fixed-format MPS file or a
+    Parquet problem may hold them): zero to two strings, as :func:`unwritable_names` words them."""
+    out = []
+    for what, names in (("variable", problem.col_names), ("constraint", problem.row_names)):
+        first = _spaced(names)
+        if first.size:
+            out.append(_space_warning(what, names, first, "for every round of this state"))
+    return out
+
+
+def _spaced(names: np.ndarray) -> np.ndarray:
+    """(j,) positions of the names holding a space (one vectorised substring scan)."""
+    if not names.size:
+        return np.zeros(0, dtype=np.int64)
+    hit = pc.match_substring(pa.array(names.tolist(), pa.string()), " ").to_numpy(zero_copy_only=False)
+    return np.flatnonzero(hit)
+
+
+def _space_warning(what: str, names: np.ndarray, first: np.ndarray, when: str) -> str:
+    more = f" (and {first.size - 1} more)" if first.size > 1 else ""
+    return (f"{what} name {str(names[first[0]])!r}{more} contains a space: valid in copter and in Parquet, but "
+            f"`copter export` to MPS refuses it {when} (free-format MPS splits fields on spaces); export to "
+            ".parquet keeps names exactly")

@@ -132,8 +132,13 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         store.write_config({"format": STATE_FORMAT, "version": STATE_VERSION, "keep": int(keep),
                             "settings": settings_to_json(settings), **({"partition": partition} if partition else {})})
         extra = {"accepted": True, "base_sha256": base_sha, **pextra}
+        from solver.differential.intent import base_unwritable_names
+
+        warnings = base_unwritable_names(problem)
         if not result.status.is_success:
-            extra["warnings"] = [f"round 0 ended {result.status.name} and was stored anyway (--accept-failed)"]
+            warnings.insert(0, f"round 0 ended {result.status.name} and was stored anyway (--accept-failed)")
+        if warnings:
+            extra["warnings"] = warnings
         return save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol,
                           write_extra=hook)
 
