@@ -158,7 +158,11 @@ def row_entity(code: int, var: pa.Array | None, con: pa.Array | None, row: int) 
 
 def fail_row(msg: str, rows, delta, label: str | None, entity: str | None):
     """:func:`fail` with the first row's ``label`` before ``msg`` and its ``entity`` (see :func:`row_entity`)."""
-    fail(f"{label}: {msg}" if label else msg, rows, delta, entity=entity)
+    try:
+        fail(f"{label}: {msg}" if label else msg, rows, delta, entity=entity)
+    except ValidationError as e:
+        e.entity_named = label is not None  # the label names the entity (a coef row's in its own form)
+        raise
 
 
 def fail(msg: str, rows, delta, entity=None):

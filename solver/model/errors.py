@@ -20,9 +20,12 @@ class CopterError(Exception):
         row: 0-based row index of the culprit in a Parquet table (``table.slice(row, 1)``, pandas'
             ``df.iloc[row]``), or None; printed as ``row N`` (a row index was printed as ``file:0``, read as a line).
         entity: name of the offending variable/constraint, or None.
+        entity_named: True when the message names the entity in another form (a coefficient's
+            ``coefficient ('c', 'x1')`` for the entity ``c/x1``): the text does not repeat it.
     """
 
     kind = "error"
+    entity_named = False
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
                  entity: str | None = None, row: int | None = None):
@@ -41,7 +44,7 @@ class CopterError(Exception):
             where.append(f"line {self.line}")
         if self.row is not None:
             where.append(f"row {self.row}")
-        if self.entity is not None and repr(self.entity) not in self.message:  # named once
+        if self.entity is not None and not self.entity_named and repr(self.entity) not in self.message:  # once
             where.append(repr(self.entity))
         return (": ".join(where) + ": " if where else "") + self.message
 
