@@ -124,3 +124,21 @@ def test_share1b_with_its_zero_rhs_rows_in_other_units_solves(tmp_path, capsys):
     rep = json.loads(out.splitlines()[0])
     assert code == 0 and rep["status"] == "OPTIMAL", rep["message"]
     assert abs(rep["objective"] - opt) <= 1e-4 * abs(opt)
+
+
+def test_the_per_row_tolerance_is_capped_at_the_square_root_of_tol():
+    """100 x tol at the default and tighter; at a loose tol the factor alone let a row be 100% off (tol 1e-2)."""
+    assert row_tolerance(1e-4) == 100 * 1e-4 and row_tolerance(1e-6) == 100 * 1e-6  # unchanged there
+    assert abs(row_tolerance(1e-2) - 0.1) < 1e-15 and abs(row_tolerance(1e-3) - 1e-3 ** 0.5) < 1e-15
+    kkt = original_kkt(big_b_lp(), *off_point(), 1e-2)[0]
+    assert kkt.primal_residual_rel < 1e-2 and kkt.dual_residual_rel < 1e-2 and kkt.gap_rel < 1e-2
+    assert not kkt.converged(1e-2)  # the row 50% off: within 100 x 1e-2 = 1, not within sqrt(1e-2)
+    assert kkt.primal_measure(1e-2) == kkt.row_violation_rel * 1e-2 / row_tolerance(1e-2)
+
+
+def test_a_loose_tol_warm_start_50_percent_off_one_row_is_not_kept():
+    """Before the cap: at --tol 1e-2 the warm point with u - v = 0.5 came back OPTIMAL after 0 iterations."""
+    p = big_b_lp()
+    res = solve(p, Settings(tol=1e-2), warm_start=(*off_point(), None))
+    assert res.status == Status.OPTIMAL
+    assert abs(p.row_activity(res.x)[K]) <= row_tolerance(1e-2) < 0.5

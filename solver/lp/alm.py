@@ -262,7 +262,7 @@ class _Run:
         self.status, self.message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
         self.seconds["setup"] = time.perf_counter() - self.t0
         k0 = self.measure(self.xbar, self.w)
-        e0 = max(k0.primal_measure(), k0.dual_residual_rel, k0.gap_rel)
+        e0 = max(k0.primal_measure(s.tol), k0.dual_residual_rel, k0.gap_rel)
         self.last_worst = e0 if math.isfinite(e0) else math.inf  # the progress test's yardstick (``verdict``)
         if self.warm:
             self.start_note = f"; the warm start's relative KKT error was {e0:.1e}"
@@ -345,7 +345,7 @@ class _Run:
         res_p, res_d: the step's relative primal and dual residuals (scaled space, ``outer_step``)."""
         prm, tol = self.prm, self.s.tol
         # the primal measure counts the worst row's own violation too (KKT.primal_measure, in units of tol)
-        pr, dr, gp = kkt.primal_measure(), kkt.dual_residual_rel, kkt.gap_rel
+        pr, dr, gp = kkt.primal_measure(tol), kkt.dual_residual_rel, kkt.gap_rel
         if not (math.isfinite(pr) and math.isfinite(dr) and math.isfinite(gp)) or st.reason == "not finite":
             self.handover = "the iterates became NaN or infinite"
             return True

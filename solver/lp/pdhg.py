@@ -521,7 +521,7 @@ class _ReachCheck:
         if self.missed is None and kkt.converged(self.tol):
             return None
         reach = rc.rel if self.missed is not None else 0.0
-        return kkt.primal_measure(), max(kkt.dual_residual_rel, reach), max(kkt.gap_rel, reach)
+        return kkt.primal_measure(self.tol), max(kkt.dual_residual_rel, reach), max(kkt.gap_rel, reach)
 
     def kkt_sentence(self) -> str:
         """Why the run is not OPTIMAL when the returned point's own measures miss ``tol`` (naming the worst

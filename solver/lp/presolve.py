@@ -233,7 +233,7 @@ class _OriginalJudge:
         if step.status == Status.OPTIMAL and original_kkt(self.problem, step.x, step.y, s.tol)[0].converged(s.tol):
             self.polished = step
             return None
-        return kkt.primal_measure(), kkt.dual_residual_rel, kkt.gap_rel
+        return kkt.primal_measure(s.tol), kkt.dual_residual_rel, kkt.gap_rel
 
 
 def solve_pdhg(problem: Problem, settings: Settings, warm_start=None) -> SolveResult:

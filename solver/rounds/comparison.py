@@ -38,7 +38,7 @@ Feasibility is judged by the contract each kind of point was solved under, at on
   :func:`solver.lp.original_kkt.original_kkt` (the engine's own function, in original units) on every
   method's point alike; ``violates_tol`` = primal_residual_rel > feasibility_tol, or a row missed by more
   than the per-row tolerance of an LP OPTIMAL (``solver.lp.termination.row_tolerance``: 100 x
-  feasibility_tol, 1e-2 at the default) relative to max(1, |bound|) (``max_violation_rel``'s row part), or a
+  feasibility_tol, at most its square root, 1e-2 at the default) relative to max(1, |bound|) (``max_violation_rel``'s row part), or a
   column bound missed by more than feasibility_tol relative to max(1, |bound|) (the engine's points lie
   within their bounds exactly), or a nan in the point. The norm-wise test alone (PDLP/cuPDLPx, arXiv
   2106.04756, 2507.14051) let a point 9% over one demand row (TE B4 round 7) count as feasible and rank
@@ -135,7 +135,7 @@ COMMON_TOL = 1e-6
 """The common feasibility tolerance compare ranks LP points by first: a row's violation relative to max(1, |b_i|,
 max_j |a_ij|) (``solver.lp.termination.row_violation_rel``) at most HiGHS's primal feasibility tolerance (1e-7,
 absolute on its scaled model) with a factor 10 of room for the unscaling. HiGHS's exact points meet it (forplan:
-2e-12); copter's OPTIMAL LP points need only meet the per-row tolerance 100 x tol (forplan: 3.0e-3)."""
+2e-12); copter's OPTIMAL LP points need only meet the per-row tolerance (100 x tol, at most sqrt(tol); forplan: 3.0e-3)."""
 
 
 def violation_buys(problem: Problem, x: np.ndarray, prices: np.ndarray | None) -> float | None:
