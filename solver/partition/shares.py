@@ -89,8 +89,8 @@ def presence(problem: Problem, col_part: np.ndarray, rows: np.ndarray, k: int) -
 
 
 def normalise(shares: np.ndarray, present: np.ndarray, floor: float = FLOOR) -> np.ndarray:
-    """(k, ns) shares with at least ``floor`` on present parts, 0 elsewhere, columns summing to 1 (a row
-    nobody touches gets 1/k)."""
+    """(k, ns) shares with ``floor`` or more on present parts before the columns are renormalised to sum to 1
+    (so at least floor / (1 + k floor) after it), 0 elsewhere (a row nobody touches gets 1/k)."""
     k = shares.shape[0]
     s = np.where(present, np.maximum(np.nan_to_num(shares, nan=0.0), floor), 0.0)
     tot = s.sum(axis=0)
