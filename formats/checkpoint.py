@@ -406,7 +406,8 @@ class StateStore(StateLocking):
         """
         import pyarrow as pa
 
-        from formats.checkpoint_arrays import StoredArray, load_array
+        from formats.checkpoint_arrays import StoredArray, load_array, stored_names
+        from solver.differential.names import attach_arrow_names
         from solver.model.problem import Problem
 
         def reads(rel: str) -> bool:
@@ -435,6 +436,8 @@ class StateStore(StateLocking):
             _normalize_old_bounds(values)
             problem = Problem(**values, sense=int(meta["sense"]), offset=float(meta["offset"]),
                               name=str(meta.get("name", "")))
+            attach_arrow_names(problem, stored_names(str(folder / "problem"), "col_names", stored["col_names"]),
+                               stored_names(str(folder / "problem"), "row_names", stored["row_names"]))
             state = None
             if with_state and (folder / "state.arrow").exists():
                 state = load_state_arrays(folder / "state.arrow")

@@ -178,6 +178,43 @@ def _save_array(folder: str, field: str, values: np.ndarray, prev_folder: str | 
     return StoredArray(length=n, dtype=dtype, written_bytes=size)
 
 
+def stored_names(folder: str, field: str, stored: StoredArray):
+    """The Arrow copy of a name field as stored (``large_string``, memory-mapped: no conversion of Python
+    strings), equal to what :func:`load_array` returns for it: the base array itself when the field has no
+    patch, else a zero-argument function that builds it (the base and the patch's names gathered with one
+    ``Array.take``, which imports ``pyarrow.compute``: called only when a delta's names are looked up).
+    None for a field that is not a name array.
+
+    ``solver.differential.names`` resolves a delta's names against it with ``pyarrow.compute.index_in``
+    instead of building a name -> position dict in Python (Sia 10,240 GPUs, 259k names: 0.13 s per step
+    process for the dict and its look-ups).
+
+    Raises:
+        OSError / pyarrow.ArrowInvalid: a missing or damaged file (as :func:`load_array`).
+    """
+    if stored.dtype != "object":
+        return None
+    base = read_columns(os.path.join(folder, f"{field}.arrow"))["v"]
+    if not pa.types.is_large_string(base.type):
+        return None
+    if not stored.patch:
+        return base if len(base) == stored.length else None
+    cols = read_columns(os.path.join(folder, f"{field}.patch.arrow"))
+    idx, vals = to_numpy(cols["idx"], "int64"), cols["v"]
+    n = stored.length
+    if not pa.types.is_large_string(vals.type) or idx.shape[0] != stored.patch_entries:
+        return None
+
+    def build() -> pa.Array:
+        # positions of the merged [base, patch values]: the base's own entry unless the patch replaces it (every
+        # position at or past the base's length is in the patch: _save_array writes them)
+        take = np.arange(n, dtype=np.int64)
+        take[idx] = len(base) + np.arange(idx.shape[0], dtype=np.int64)
+        return pa.concat_arrays([base, vals]).take(pa.array(take))
+
+    return build
+
+
 def load_array(folder: str, field: str, stored: StoredArray) -> tuple[np.ndarray, np.ndarray]:
     """Load field ``field`` of a generation.
 

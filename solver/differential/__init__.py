@@ -52,7 +52,10 @@ problem's cached name -> position dict (``Problem.col_index``): O(k) for a delta
 dict exists. Measured at 1M names (2 busy cores): building the dict 0.77 s once per process, then
 6 ms per 10k lookups; ``pyarrow.compute.index_in`` costs 0.3-0.4 s *per call* (it hashes the value
 set each time) plus 0.7 s to turn an object name array into Arrow, so the cached dict wins for
-round-to-round deltas. Cost/bound-only deltas touch no matrix array (the new Problem shares
+round-to-round deltas in one process. A problem loaded from a checkpoint carries the generation's
+memory-mapped Arrow names (no conversion): a step process resolves against them with ``index_in``
+and builds no dict (Sia 10,240 GPUs, 259k names: 0.04 s instead of 0.13 s). Cost/bound-only deltas
+touch no matrix array (the new Problem shares
 ``a_indptr``/``a_indices``/``a_data`` with the old one); value-only coefficient changes copy ``a_data``
 once and share the rest; structural changes (drops, inserted/removed entries) rebuild the CSC arrays
 in one vectorised linear pass (mask, remap, merge), timed separately in :class:`ApplyInfo`. Entry

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from solver.model.problem import Problem
 
@@ -21,6 +20,8 @@ def lookup(index, names: pa.Array) -> np.ndarray:
     if index is None or len(names) == 0 or (isinstance(index, dict) and not index):
         return np.full(len(names), -1, dtype=np.int64)
     if isinstance(index, pa.Array):
+        import pyarrow.compute as pc  # here: loading a checkpoint attaches Arrow names without this import
+
         if names.type != index.type:
             names = names.cast(index.type)
         return pc.index_in(names, value_set=index).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -28,8 +29,9 @@ def lookup(index, names: pa.Array) -> np.ndarray:
     return np.fromiter((get(s, -1) for s in names.to_pylist()), dtype=np.int64, count=len(names))
 
 
-def attach_arrow_names(problem: Problem, col_names: pa.Array | None, row_names: pa.Array | None) -> None:
-    """Give ``problem`` Arrow copies of its names (e.g. memory-mapped from a checkpoint).
+def attach_arrow_names(problem: Problem, col_names, row_names) -> None:
+    """Give ``problem`` Arrow copies of its names (e.g. memory-mapped from a checkpoint): each a ``pa.Array``,
+    None, or a zero-argument function that returns one (called on the first look-up).
 
     Until the problem's name -> position dict exists, :func:`apply_delta` then resolves names with one
     ``pyarrow.compute.index_in`` per phase (~0.3 s at 1M names) instead of building that dict in Python
@@ -47,8 +49,12 @@ def name_index(problem: Problem, is_col: bool):
     if cached is not None:
         return cached
     arrow = problem.__dict__.get("_arrow_names")
-    if arrow is not None and arrow[0 if is_col else 1] is not None and len(arrow[0 if is_col else 1]) == n:
-        return arrow[0 if is_col else 1]
+    side = arrow[0 if is_col else 1] if arrow is not None else None
+    if callable(side):  # built on first use (a checkpoint's patched names: formats.checkpoint_arrays)
+        side = side()
+        attach_arrow_names(problem, side if is_col else arrow[0], arrow[1] if is_col else side)
+    if side is not None and len(side) == n:
+        return side
     return problem.col_index() if is_col else problem.row_index()
 
 
