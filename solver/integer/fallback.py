@@ -147,7 +147,8 @@ class StallWatch:
 
 def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
               mip_rel_gap: float | None = None, stall_seconds: float | None = None,
-              far_seconds: float | None = None, threads: int | None = None) -> tuple[np.ndarray | None, dict]:
+              far_seconds: float | None = None, threads: int | None = None,
+              presolve: bool = True) -> tuple[np.ndarray | None, dict]:
     """Run HiGHS MIP on ``problem`` for at most ``seconds`` (wall); returns (x or None, info).
 
     Args:
@@ -165,6 +166,8 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
             2-core machine is 2). The pipeline passes ``Settings.threads`` (default 1): mod008's HiGHS MIP took
             2.0-2.8 s with HiGHS's 2 threads against 1.2-1.8 s with one on the loaded 2-core machine, and of 8 small
             shared MILPs none was faster with two, dcmulti level (HiGHS's idle workers spin on a busy core).
+        presolve: False runs HiGHS without its MIP presolve (``submip.presolve_pays``: RENS's sub-MIP of a
+            choice/capacity model).
     Returns:
         x: (n,) HiGHS incumbent with integer columns rounded to integers, or None.
         info: {"highs_status", "seconds", "mip_dual_bound", "mip_gap", "seeded"}, with ``stall_seconds``:
@@ -178,6 +181,8 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     if not (seconds > 0):
         return None, info
     h = new_highs(threads)
+    if not presolve:
+        h.setOptionValue("presolve", "off")
     reason = pass_model(h, to_highs_lp(problem, with_names=False), problem)
     if reason is not None:  # running the empty model it holds would say "Empty", not why
         info.update(highs_status=f"Refused: {reason}", seconds=time.perf_counter() - t0)
@@ -218,7 +223,7 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
         x[it] = np.round(x[it])
         if info["seeded"] and _wrong_objective(problem, x, objective_value(h)):
             return _without_seed(problem, x, objective_value(h), seconds - (time.perf_counter() - t0),
-                                 mip_rel_gap, stall_seconds, far_seconds, t0, threads)
+                                 mip_rel_gap, stall_seconds, far_seconds, t0, threads, presolve)
     info["seconds"] = time.perf_counter() - t0
     return x, info
 
@@ -236,12 +241,12 @@ def _wrong_objective(problem: Problem, x: np.ndarray, highs_objective: float) ->
 
 def _without_seed(problem: Problem, x_seeded: np.ndarray, highs_objective: float, left: float,
                   mip_rel_gap, stall_seconds, far_seconds, t0: float,
-                  threads: int | None = None) -> tuple[np.ndarray | None, dict]:
+                  threads: int | None = None, presolve: bool = True) -> tuple[np.ndarray | None, dict]:
     """The seeded run's verdict is void (``_wrong_objective``): HiGHS again without the seed for the ``left``
     seconds; its point when it has one, else the seeded run's (feasible, as every caller re-checks). The info
     is the unseeded run's, with ``seed_dropped`` = what the seeded run claimed."""
     x, info = highs_mip(problem, left, None, mip_rel_gap=mip_rel_gap, stall_seconds=stall_seconds,
-                        far_seconds=far_seconds, threads=threads)
+                        far_seconds=far_seconds, threads=threads, presolve=presolve)
     info["seed_dropped"] = {"highs_objective": float(highs_objective),
                             "point_objective": float(problem.objective(x_seeded))}
     info["seconds"] = time.perf_counter() - t0

@@ -645,7 +645,7 @@ def _rens_step(run: _Round, x_ref: np.ndarray, budget: float, reason: str | None
     Returns the exact point ((n,)) or None; appends a ``"rens"`` step (``changed`` = integer columns that
     differ from ``x_ref``) and adds the time to ``seconds["rens"]``.
     """
-    from solver.integer.submip import core_bounds, rens
+    from solver.integer.submip import core_bounds, presolve_pays, rens
 
     problem, x_lp, lag = run.problem, run.x_lp, run.lag
     t0 = time.perf_counter()
@@ -658,7 +658,7 @@ def _rens_step(run: _Round, x_ref: np.ndarray, budget: float, reason: str | None
     # the previous round's point, when it is the incumbent, is HiGHS's start in every neighbourhood that holds it
     xr, rinfo = rens(problem, x_lp, budget, mip_rel_gap=max(1e-4, 0.5 * float(run.settings.mip_gap_tol)),
                      core=core, seed=run.x_best if run.source == "previous" else None,
-                     threads=run.settings.threads)
+                     threads=run.settings.threads, presolve=presolve_pays(problem, run.st))
     if xr is not None:
         xr, finfo = fix_and_resolve(problem, xr, run.settings, x_lp, run.y_lp,
                                     resolve_seconds=run.resolve_budget())

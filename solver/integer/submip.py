@@ -144,8 +144,26 @@ def without_fixed_columns(problem: Problem, lower: np.ndarray, upper: np.ndarray
     return sub, keep
 
 
+def presolve_pays(problem: Problem, st) -> bool:
+    """Whether RENS's sub-MIPs of ``problem`` go to HiGHS with its MIP presolve (``st``: its
+    ``structure.Structure``). False only for a pure binary model whose every row with a nonzero is a choice
+    or a capacity row (Sia's jobs and GPU types): there the presolve removes a few duplicate rows and probes
+    cliques, and the sub-MIP's root LP and HiGHS's heuristics end it at the root either way. Measured with
+    HiGHS 1.16, one thread, the sub-MIPs of real rounds: Sia 10,240 (9,013 free binaries) 0.25-0.31 s with
+    presolve against 0.11 s without, Sia 1,024 (1,202-4,029) 0.022-0.383 s against 0.015-0.334 s, the same
+    points. Load balancing (continuous copies, VUB rows) keeps it: without, its sub-MIPs took 1.3-10x longer
+    or stopped at the budget with worse points."""
+    if not bool(st.binary.all()) or st.vub_rows.size:
+        return True
+    covered = np.zeros(problem.n_rows, dtype=bool)
+    covered[st.choice_rows] = True
+    covered[st.capacity_rows] = True
+    return not bool(np.all(covered | (np.diff(st.csr_indptr) == 0)))
+
+
 def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float | None = None,
-         core=None, seed: np.ndarray | None = None, threads: int | None = None) -> tuple[np.ndarray | None, dict]:
+         core=None, seed: np.ndarray | None = None, threads: int | None = None,
+         presolve: bool = True) -> tuple[np.ndarray | None, dict]:
     """Solve the RENS sub-MIP around ``x_lp`` with HiGHS; neighbourhoods of ``EPS_LADDER`` in turn.
 
     Args:
@@ -159,6 +177,7 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
         seed: (n,) a feasible point (the round's incumbent) handed to HiGHS as its start in every
             neighbourhood whose bounds hold all its integer values (attempt's ``seeded``); None: no start.
         threads: HiGHS's thread count (``fallback.highs_mip``; None: HiGHS's default).
+        presolve: HiGHS's MIP presolve on the sub-MIPs (:func:`presolve_pays` decides it for the pipeline).
     Returns:
         x: (n,) HiGHS's best point of the first feasible neighbourhood, integer columns rounded to
         integers, or None.
@@ -192,7 +211,7 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
         else:
             inside = seed is not None and bool(np.all((seed[it] >= lo[it]) & (seed[it] <= hi[it])))
             x_sub, hinfo = highs_mip(sub, left, seed[keep] if inside else None, mip_rel_gap=mip_rel_gap,
-                                    threads=threads)
+                                    threads=threads, presolve=presolve)
             if x_sub is not None:
                 x = lo.copy()
                 x[keep] = x_sub
