@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from solver.integer import kernels as K
-from solver.integer.structure import Structure
+from solver.integer.structure import Structure, row_reduce
 from solver.model.problem import Problem
 
 CHOICE_MIN = 1e-3   #: LP value above which a choice-row binary is a rounding candidate
@@ -55,14 +55,13 @@ class RoundingOutcome:
 
 def build_model(problem: Problem, st: Structure):
     """The kernels' model tuple M (see ``kernels.py``) for ``problem`` in minimisation form."""
-    m = problem.n_rows
     n = problem.n_cols
     rl, ru = problem.row_lower, problem.row_upper
     mag = np.maximum(np.where(np.isfinite(rl), np.abs(rl), 0.0), np.where(np.isfinite(ru), np.abs(ru), 0.0))
     rtol = 1e-9 * np.maximum(1.0, mag)
-    amax = np.zeros(m)
-    if problem.nnz:
-        np.maximum.at(amax, problem.a_indices, np.abs(problem.a_data))
+    # max_j |a_ij| per row over the structure's CSR copy (one reduceat; np.maximum.at over the CSC indices took
+    # 18 ms at Sia 10,240's 487k nonzeros), 0 for an empty row
+    amax = row_reduce(np.maximum, np.abs(st.csr_data), st.csr_indptr, 0.0)
     w = 1.0 / np.maximum(1.0, amax)
     # VUB maps, one entry per (parent, child) pair (tightest ratio kept)
     par, chi, rat = st.vub_parent, st.vub_child, st.vub_ratio

@@ -91,7 +91,7 @@ def integer_bounds(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     return lo, up
 
 
-def _row_reduce(ufunc, data: np.ndarray, indptr: np.ndarray, empty: float) -> np.ndarray:
+def row_reduce(ufunc, data: np.ndarray, indptr: np.ndarray, empty: float) -> np.ndarray:
     """Per-row reduction of CSR ``data`` (ufunc.reduceat), ``empty`` for rows without nonzeros."""
     m = indptr.shape[0] - 1
     out = np.full(m, empty, dtype=np.float64)
@@ -121,9 +121,9 @@ def detect_structure(problem: Problem) -> Structure:
     rl, ru = problem.row_lower, problem.row_upper
 
     # ---- choice rows
-    nonbin = _row_reduce(np.add, (~binary[rcol]).astype(np.float64), rptr, 0.0)
-    amin = _row_reduce(np.minimum, rval, rptr, np.inf)
-    amax = _row_reduce(np.maximum, rval, rptr, -np.inf)
+    nonbin = row_reduce(np.add, (~binary[rcol]).astype(np.float64), rptr, 0.0)
+    amin = row_reduce(np.minimum, rval, rptr, np.inf)
+    amax = row_reduce(np.maximum, rval, rptr, -np.inf)
     common = (nnz_row >= 2) & (nonbin == 0) & (amin == amax)
     a = np.where(common, amin, 1.0)
     with np.errstate(invalid="ignore"):
@@ -137,7 +137,7 @@ def detect_structure(problem: Problem) -> Structure:
         in_choice[rcol[np.repeat(choice, nnz_row)]] = True
 
     # ---- capacity rows: one coefficient sign, bound on that side finite, other side not binding
-    nint = _row_reduce(np.add, it[rcol].astype(np.float64), rptr, 0.0)
+    nint = row_reduce(np.add, it[rcol].astype(np.float64), rptr, 0.0)
     row_of_nz = np.repeat(np.arange(m, dtype=np.int64), nnz_row)
     with np.errstate(invalid="ignore"):
         lo_c = np.where(rval > 0, rval * lo[rcol], rval * up[rcol])  # min contribution per nonzero
