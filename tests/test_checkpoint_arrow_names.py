@@ -115,3 +115,28 @@ def test_stored_names_equal_the_loaded_names_after_a_rename_a_growth_and_a_shrin
         build = ca.stored_names(str(folder), "n", st)
         assert build().to_pylist() == want.tolist() == ca.load_array(str(folder), "n", st)[0].tolist()
     assert ca.stored_names(str(folders[0]), "n", ca.StoredArray(length=3, dtype="float64")) is None
+
+
+def test_each_side_looks_its_names_up_once_whatever_the_phases(tmp_path, monkeypatch):
+    """Drops, upserts and coefs on existing names: one look-up of the delta's distinct names per side (each
+    ``index_in`` against Arrow names hashes all of the problem's names: once, not once per phase)."""
+    import solver.differential.apply as apply_mod
+
+    p = _problem()
+    loaded = _save_and_load(tmp_path, p)
+    calls = []
+    real = apply_mod.lookup
+
+    def counting(index, names):
+        calls.append(len(names))
+        return real(index, names)
+
+    cols, rows = p.col_names, p.row_names
+    d = Delta.concat([Delta.drop_vars([cols[5]]), Delta.vars([cols[10]], cost=[4.0]),
+                      Delta.coefs([cols[12], cols[13]], [rows[0], rows[1]], [1.5, 2.5]),
+                      Delta.drop_cons([rows[7]]), Delta.cons([rows[8]], upper=[3.0])])
+    want, _ = apply_delta(p, d)
+    monkeypatch.setattr(apply_mod, "lookup", counting)
+    q, _ = apply_delta(loaded, d)
+    assert q.equals(want)
+    assert calls == [4, 4]  # columns: x5, x10, x12, x13; rows: c0, c1, c7, c8

@@ -240,13 +240,16 @@ def _side(problem: Problem, p: Parsed, delta: Delta, is_col: bool):
     old_names = problem.col_names if is_col else problem.row_names
     n_old = old_names.shape[0]
     index = name_index(problem, is_col)
+    # every distinct name of this side in the delta looked up once in the problem (against Arrow names: one hash
+    # of the problem's names, not one per phase); the drop, upsert and coef rows index it by their name codes
+    old_pos = lookup(index, uniq) if n_old else np.full(len(uniq), -1, dtype=np.int64)
 
     drop_rows = p.rows[k_drop]
     keep = None
     removed = np.zeros(0, dtype=object)
     if drop_rows.size:
         dcodes = check_unique(p, is_col, k_drop, f"{DROP[entity].name} name", delta)
-        dpos = lookup(index, uniq.take(pa.array(dcodes)))
+        dpos = old_pos[np.asarray(dcodes, dtype=np.int64)]
         unknown = np.flatnonzero(dpos < 0)
         if unknown.size:
             text, nm = unknown_names(p, is_col, what, drop_rows[unknown], np.asarray(dcodes)[unknown])
@@ -263,8 +266,7 @@ def _side(problem: Problem, p: Parsed, delta: Delta, is_col: bool):
 
     up_rows = p.rows[k_up]
     ucodes = check_unique(p, is_col, k_up, what, delta) if up_rows.size else np.zeros(0, np.int64)
-    upos = lookup(index, uniq.take(pa.array(ucodes))) if (n_old and ucodes.size) else \
-        np.full(ucodes.size, -1, dtype=np.int64)
+    upos = old_pos[ucodes] if (n_old and ucodes.size) else np.full(ucodes.size, -1, dtype=np.int64)
     if keep is not None and upos.size:
         upos = np.where(upos >= 0, old_to_new[np.maximum(upos, 0)], -1)  # dropped + re-added = new
     is_new = upos < 0
@@ -282,7 +284,7 @@ def _side(problem: Problem, p: Parsed, delta: Delta, is_col: bool):
     return dict(keep=keep, old_to_new=old_to_new, n_surv=n_surv, n_new=n_new, up_rows=up_rows,
                 newpos=newpos, is_new=is_new, n_add=n_add, code_pos=code_pos, code_old=None,
                 added=np.asarray(added, dtype=object), removed=np.asarray(removed, dtype=object),
-                index=index, drop_rows=drop_rows, ucodes=ucodes)
+                index=index, old_pos=old_pos, drop_rows=drop_rows, ucodes=ucodes)
 
 
 def _vector(old: np.ndarray, keep, n_add: int, default, dtype, up_pos, vals, ok):
@@ -363,8 +365,7 @@ def _resolve_coef(problem, p: Parsed, delta, side, is_col):
     if rest.size:
         crow = p.rows[K_COEF]
         ucode, inv = np.unique(codes[rest], return_inverse=True)
-        uniq = p.var_uniq if is_col else p.con_uniq
-        opos = lookup(side["index"], uniq.take(pa.array(ucode)))[inv]
+        opos = side["old_pos"][ucode][inv]
         unknown = opos < 0
         if unknown.any():
             text, nm = unknown_names(p, is_col, what, crow[rest[unknown]], codes[rest[unknown]])
