@@ -64,13 +64,18 @@ def write_parquet(path: str | os.PathLike, table: pa.Table, sync_folder: bool = 
     Written to a new temporary file next to ``path`` and renamed over it (``formats.atomic``): a symbolic
     link at ``path`` is replaced, its target never written; a failed write leaves ``path`` as it was.
 
+    zstd without dictionary pages (as ``formats.parquet.write_delta`` compresses): the name columns hold
+    distinct strings, whose dictionary pyarrow builds and then abandons. A Sia 10,240 round's solution.parquet
+    (259k rows): 3.58 -> 2.25 MB and 0.019 -> 0.011 s of CPU against pyarrow's default (snappy, dictionary),
+    read as fast; every round writes it and fsyncs it (issue #15).
+
     Raises:
         OSError: the file cannot be written.
     """
     from formats.atomic import replacing
 
     with replacing(path, sync_folder=sync_folder) as tmp:
-        pq.write_table(table, str(tmp))
+        pq.write_table(table, str(tmp), compression="zstd", use_dictionary=False)
     return os.path.getsize(path)
 
 
