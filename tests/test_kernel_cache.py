@@ -172,16 +172,7 @@ def test_cached_kernel_rebuilds_numba_environments_without_importing_their_modul
     function compiled afterwards that uses the same implementations compiles and runs."""
     from solver.lp.kernels_ref import power_iteration_ref
 
-    cache = tmp_path / "numba-cache"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache),
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    runs = []
-    for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", NUMBA_ENV_PHASE], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=900)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    first, second = runs
+    first, second = _two_processes(tmp_path, NUMBA_ENV_PHASE)
     assert {"norm_of_zeros_plus", "power_iteration"} <= set(first["compiled"])  # and spmv_csr, which it calls
     assert second["compiled"] == ["norm_of_zeros_plus"]
     assert second["imported_by_the_load"] == {"numba.np.arraymath": False, "numba.np.arrayobj": False,
@@ -250,19 +241,24 @@ def test_cached_kernel_loads_without_parsing_its_bitcode_and_links_into_new_code
     """A copter kernel loaded from the cache leaves the LLVM bitcode kept for linking unparsed
     (``kernel_cache._bitcode_parsed_on_demand``: half the CPU of a kernel's first call) and runs; a function
     compiled afterwards that calls it links its library (the bitcode parsed then) and gives the same result."""
-    cache = tmp_path / "numba-cache"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache),
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    runs = []
-    for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", LINKING_PHASE], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=900)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    first, second = runs
+    first, second = _two_processes(tmp_path, LINKING_PHASE)
     assert sorted(first["compiled"]) == ["caller", "spmv_csc"]
     assert second["compiled"] == ["caller"]
     assert second["parsed_by_the_load"] == 0
     assert second["parsed_after_linking"] >= 1 and second["linking_functions"] >= 1
     assert second["out"] == second["out2"] == first["out"]
     assert second["total"] == first["total"] == float(np.sum(first["out"]))
+
+
+def _two_processes(tmp_path, phase: str) -> tuple[dict, dict]:
+    """``phase`` run in two fresh interpreters sharing one empty numba cache under ``tmp_path``: the first
+    compiles and fills it, the second loads from it; each prints its JSON facts on its last line."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"),
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", phase], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return runs[0], runs[1]
