@@ -158,21 +158,18 @@ def row_entity(code: int, var: pa.Array | None, con: pa.Array | None, row: int) 
 
 def fail_row(msg: str, rows, delta, label: str | None, entity: str | None):
     """:func:`fail` with the first row's ``label`` before ``msg`` and its ``entity`` (see :func:`row_entity`)."""
-    try:
-        fail(f"{label}: {msg}" if label else msg, rows, delta, entity=entity)
-    except ValidationError as e:
-        e.entity_named = label is not None  # the label names the entity (a coef row's in its own form)
-        raise
+    # the label names the entity (a coef row's in its own form): the error's text does not repeat it
+    fail(f"{label}: {msg}" if label else msg, rows, delta, entity=entity, entity_named=label is not None)
 
 
-def fail(msg: str, rows, delta, entity=None):
+def fail(msg: str, rows, delta, entity=None, entity_named: bool = False):
     """Raise ValidationError ``msg`` naming the 0-based delta ``rows`` (the first is the error's ``row``, which
     the error's text puts first: ``d.parquet: row 3: ...``; the message lists the rows only when there are
     several, so one row is named once), the delta's source file and the ``entity`` name."""
     rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
     raise ValidationError(f"{msg} at delta {_rows_text(rows)}" if rows.size > 1 else msg, file=delta.source,
                           row=int(rows[0]) if rows.size else None,
-                          entity=None if entity is None else str(entity))
+                          entity=None if entity is None else str(entity), entity_named=entity_named)
 
 
 class KindRows:

@@ -25,16 +25,16 @@ class CopterError(Exception):
     """
 
     kind = "error"
-    entity_named = False
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 entity: str | None = None, row: int | None = None):
+                 entity: str | None = None, row: int | None = None, entity_named: bool = False):
         super().__init__(message)
         self.message = message
         self.file = None if file is None else str(file)
         self.line = line
         self.row = row
         self.entity = entity
+        self.entity_named = entity_named
 
     def __str__(self) -> str:
         where = []
