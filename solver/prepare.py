@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -205,12 +206,14 @@ def _warm_up(progress: Callable[[str], None] | None) -> tuple[dict, int]:
 
     registry = kernels()
     watch = _CompileWatch(progress)
+    from formats import undo
     from solver.differential import matrix
 
     small, matrix.SMALL_NNZ = matrix.SMALL_NNZ, -1  # tiny instances, but the kernels large rounds take
     try:
         with event.install_listener("numba:compile", watch.listener), \
-                tempfile.TemporaryDirectory(prefix="copter-prepare-") as tmp:
+                tempfile.TemporaryDirectory(prefix="copter-prepare-") as tmp, \
+                undo.on_interrupt(lambda: shutil.rmtree(tmp, ignore_errors=True)):  # an interrupt ends at once
             for step in WARM_UP:
                 step(Path(tmp))
     finally:

@@ -59,11 +59,14 @@ def test_an_interrupted_warm_up_names_the_users_state_and_its_current(tmp_path, 
     before = snapshot(st)
     wrapper = tmp_path / "w.py"
     wrapper.write_text(WRAPPER)
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    scratch_parent = tmp_path / "tmp"
+    scratch_parent.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(scratch_parent))
     env.pop("COPTER_FAULT_INJECT", None)
     p = subprocess.run([sys.executable, str(wrapper), how, "step", str(d), "--state", str(st),
                         *(["--json"] if json_out else [])], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 130, (p.stdout, p.stderr)
+    assert list(scratch_parent.iterdir()) == [], "the warm-up's scratch folder outlived the interrupt"
     assert "Traceback" not in p.stderr and "stored and current" not in p.stderr + p.stdout
     message = (f"interrupted while warming up the solver kernels, before the command's own work; the state is "
                f"unchanged ({st}: CURRENT names round 0)")
