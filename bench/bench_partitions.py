@@ -86,7 +86,58 @@ def parse(argv=None) -> argparse.Namespace:
                          "and the K-core ratios are printed against nothing")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--trace-shares", default=None, metavar="PREFIX",
+                    help="print per share update and merged pass what the rule did (slack moved, dry, price rows, "
+                         "gain spread, merged objective) and save the update's inputs to PREFIX-update<i>.npz")
     return ap.parse_args(argv)
+
+
+def trace_shares(prefix: str) -> None:
+    """Wrap ``shares.update`` and ``round._merged_objective`` of this process to report each pass (issue #18: why
+    the share update stalls on TE ASN2k). Per update: the mean share per row the slack transfer moved, whether
+    it counted as dry (<= ``DRY``), rows the slack moved / rows the price step moved, rows with 2+ priced parts,
+    their gains' relative spread (max - min over max, median and 90th percentile), and the inputs as npz."""
+    import numpy as np
+
+    from solver.partition import round as rnd
+    from solver.partition import shares as sh
+
+    orig_update, orig_merged, n = sh.update, rnd._merged_objective, [0]
+
+    def update(shares, gain, present, steps, last, usage=None, **kw):
+        out = orig_update(shares, gain, present, steps, last, usage, **kw)
+        g = np.where(present, gain, 0.0)
+        slack = shares if usage is None else sh.transfer_slack(shares, g, present, usage, sh.KEEP_SLACK)
+        moved_rows = np.abs(slack - shares).sum(axis=0) / 2.0
+        total_rows = np.abs(out[0] - shares).sum(axis=0) / 2.0
+        price_rows = (total_rows > moved_rows + 1e-12)
+        pos = (g > 0) & present
+        two = pos.sum(axis=0) >= 2
+        gmax = np.where(pos, g, -np.inf).max(axis=0)
+        gmin = np.where(pos, g, np.inf).min(axis=0)
+        spread = np.where(two, (gmax - gmin) / np.where(two, gmax, 1.0), np.nan)
+        sp = spread[two]
+        use = np.where(np.isnan(usage), np.nan, usage) if usage is not None else np.full_like(shares, np.nan)
+        slack_any = (present & ~pos & (np.nan_to_num(shares - use, nan=0.0) > 0)).any(axis=0)
+        ns = max(shares.shape[1], 1)
+        print(f"# trace update {n[0]}: ns {shares.shape[1]}  slack moved mean {moved_rows.sum() / ns:.3e} "
+              f"(DRY {sh.DRY:.0e}: {'dry' if moved_rows.sum() / ns <= sh.DRY else 'not dry'})  total moved mean "
+              f"{total_rows.sum() / ns:.3e}  rows slack-moved {int((moved_rows > 0).sum())}  rows price-moved "
+              f"{int(price_rows.sum())}  rows with unpriced slack {int(slack_any.sum())}  rows 0/1/2+ priced "
+              f"{int((pos.sum(axis=0) == 0).sum())}/{int((pos.sum(axis=0) == 1).sum())}/{int(two.sum())}  "
+              f"spread(2+) median {np.median(sp) if sp.size else math.nan:.3f} p90 "
+              f"{np.quantile(sp, 0.9) if sp.size else math.nan:.3f}", flush=True)
+        np.savez_compressed(f"{prefix}-update{n[0]}.npz", shares=shares, gain=gain, present=present, steps=steps,
+                            last=last, usage=usage if usage is not None else np.empty(0), new=out[0])
+        n[0] += 1
+        return out
+
+    def merged(problem, r, parts, results, solve_idx):
+        obj = orig_merged(problem, r, parts, results, solve_idx)
+        print(f"# trace merged objective {obj!r} (the pass of update {n[0] - 1})", flush=True)
+        return obj
+
+    sh.update, rnd._merged_objective = update, merged
 
 
 def scenario(args):
@@ -123,6 +174,8 @@ def main(argv=None) -> None:
     args = parse(argv)
     check_executor_arg(args.executor)
     info = header(sys.argv if argv is None else ["bench_partitions.py", *argv])
+    if args.trace_shares:
+        trace_shares(args.trace_shares)
     from solver.api import solve_problem
     from solver.baselines import registry
     from solver.differential import apply_delta, map_state
