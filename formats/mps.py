@@ -140,7 +140,9 @@ _SECTIONS = (b"NAME", b"ROWS", b"COLUMNS", b"RHS", b"RANGES", b"BOUNDS", b"ENDAT
 _HEADER_WORD = re.compile(rb"(?i)(" + b"|".join(sorted(_SECTIONS, key=len, reverse=True)) + rb")(?=[ \t\r\n]|\Z)")
 _VALUE_SECTIONS = (b"OBJSENSE", b"OBJSENS", b"OBJNAME")  # their value may sit on a line starting in column 1
 _FIXED_FORMAT = "switching to fixed format parser"
-_ACCEPTED_WARNINGS = ("at/below tolerance", _FIXED_FORMAT)
+# "... with spaces has length 3, so assume fixed format": the free parser met a name with a space in COLUMNS
+# (its next warning is the switch to the fixed-format parser, which then reads the file)
+_ACCEPTED_WARNINGS = ("at/below tolerance", _FIXED_FORMAT, "so assume fixed format")
 _NAN_TOKEN = rb"(?i)(?<![^\s])[+-]?nan(?![^\s])"
 _UNWRITABLE_NAME = re.compile(r"[\x00-\x20\x7f]")  # whitespace or a control character inside a name
 
