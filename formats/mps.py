@@ -106,6 +106,8 @@ from formats.mps_locate import (
     locate_duplicate_values,
     locate_fractional_integer_bound,
     locate_infinite_bound,
+    locate_split_column,
+    split_column_named,
 )
 from formats.mps_names import check_bound_columns, locate_undefined_rows, trailing_empty_columns
 from formats.mps_sections import (
@@ -466,6 +468,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
                                   lambda nm: not is_error(h.getRowByName(nm)[0]) or nm.encode() == obj)
             locate_duplicate_rows(data, path, idx, _line_of, bad)
             locate_duplicate_values(data, path, idx, _line_of, bad)
+            if split_column_named(bad):
+                locate_split_column(data, path, idx, _line_of, any(_FIXED_FORMAT in m for m in messages))
             locate_fractional_integer_bound(data, path, idx, _line_of, bad)
         raise FormatError("ambiguous MPS content HiGHS would ignore: " + "; ".join(bad[:3]), file=path)
     try:
@@ -592,6 +596,9 @@ def _to_problem(path: str, h, fixed: bool = False) -> Problem:
         problem = from_highs_lp(lp, name=name)  # Problem.check: NaN, infinite cost/coefficient
     except ValidationError as e:
         _check_numbers(path, lp, fixed)  # error path only: find the offending line
+        if e.message.startswith("duplicate variable name"):  # the fixed parser splits a column without a word
+            with _text(path) as data:
+                locate_split_column(data, path, _header_index(data), _line_of, fixed)
         raise ValidationError(e.message, file=path, entity=e.entity) from None
     big = ~(np.abs(problem.cost) < INF_VALUE)
     if big.any():

@@ -9,6 +9,9 @@ warned, so a loop over a section's lines costs nothing on a good file).
 * :func:`locate_duplicate_values`: a second value for the same row in ``RHS``/``RANGES``, the same side of a
   column's bounds in ``BOUNDS`` or the same coefficient in ``COLUMNS`` (HiGHS keeps the first and warns
   `... has duplicate value 6: ignored`, without a line), and a ``RANGES`` entry on the objective row.
+* :func:`locate_split_column`: a column whose ``COLUMNS`` entries come in two separate blocks, which HiGHS reads
+  as two columns of the same name (free parser: `Variables 0 and 2 have the same name "x"`, a warning; fixed
+  parser: no word, and the names then clash in :class:`~solver.model.problem.Problem`).
 * :func:`locate_infinite_bound`: a column lower bound >= 1e20 or upper bound <= -1e20 (``BOUNDS``), or such a row
   side (``RHS``/``RANGES``), which HiGHS refuses with `Col 0 (Col x) has lower bound of 1e+20 >= 1e+20`,
   padded and without a line.
@@ -30,6 +33,7 @@ _SAME_NAME = re.compile(r'Linear constraints \d+ and \d+ have the same name "(.*
 _DUP_VALUE = re.compile(r'Row name "(.*)" in (RHS|RANGES) section has duplicate value')
 _DUP_BOUND = re.compile(r'Column name "(.*)" in BOUNDS section has duplicate (upper|lower) bound definition')
 _N_ROW_RANGE = re.compile(r'Row name "(.*)" in RANGES section is not valid')
+_SAME_COLUMN = re.compile(r'Variables \d+ and \d+ have the same name "(.*)"')
 _DUP_NONZERO = re.compile(r'Column "(.*)" has duplicate nonzero \S+ in row "(.*)"')
 _INF_SIDE = re.compile(r"(Col|Row)\s+\d+\s+\((?:Col|Row) (.*)\)\s+has (lower|upper) bound of\s+(\S+)\s+(?:>=|<=)")
 LOWER_TYPES = (b"LO", b"LI", b"FX", b"FR", b"MI", b"BV")  #: bound types that set a column's lower bound
@@ -142,6 +146,43 @@ def locate_duplicate_values(data, path: str, idx: dict, line_of, messages: list[
         where = f"line {first}" if first == second else f"lines {first} and {second}"
         raise FormatError(f"{what} ({where}); HiGHS would keep the first and ignore the second", file=path, line=second,
                           entity=entity)
+
+
+
+def locate_split_column(data, path: str, idx: dict, line_of, fixed: bool) -> None:
+    """Raise FormatError naming the first column whose ``COLUMNS`` entries resume after another column's (two
+    separate blocks: HiGHS reads two columns of the same name, which a delta or a solution cannot tell apart),
+    with the lines of both blocks' first entries (line = the second); return when there is none.
+
+    Args:
+        data: the file's bytes. idx: section name -> header offsets (``formats.mps._header_index``).
+        line_of: ``line_of(data, offset) -> int`` (1-based line number).
+        fixed: fixed format (the name is columns 5-12 and may hold spaces), else the first field.
+    """
+    first: dict[bytes, int] = {}
+    current = None
+    for lo, hi in _section_spans(data, idx, b"COLUMNS"):
+        pos = lo + 1
+        for raw in bytes(data[lo + 1:hi]).split(b"\n"):
+            at, pos = pos, pos + len(raw) + 1
+            fields = raw.split()
+            if not fields or raw.startswith(b"*") or b"'MARKER'" in fields:
+                continue
+            name = raw[4:12].strip() if fixed else fields[0]
+            if name == current:
+                continue
+            if name in first:
+                a, b = first[name], line_of(data, at)
+                raise FormatError(f"column {_text(name)!r} appears in two separate blocks of COLUMNS (lines {a} and "
+                                  f"{b}): HiGHS would read two columns of the same name, which a delta or a solution "
+                                  "cannot tell apart; give each column's entries in one block", file=path, line=b,
+                                  entity=_text(name))
+            first[name], current = line_of(data, at), name
+
+
+def split_column_named(messages: list[str]) -> bool:
+    """Whether HiGHS's free parser warned that two columns have the same name (:func:`locate_split_column`)."""
+    return any(_SAME_COLUMN.search(m) for m in messages)
 
 
 def locate_infinite_bound(data, path: str, idx: dict, line_of, messages: list[str]) -> None:
