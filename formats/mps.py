@@ -99,6 +99,7 @@ import numpy as np
 
 from formats.atomic import new_temp
 from formats.mps_fields import HEADER_START
+from formats.mps_fixed_duplicates import check_fixed_duplicates
 from formats.mps_locate import (
     drop_integral_bound_warnings,
     locate_bad_types,
@@ -432,6 +433,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
         if not is_error(status):
             _check_valueless_bounds(data, path, idx, fixed)
             check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
+            if fixed:  # HiGHS's fixed parser keeps a repeated RHS/RANGES value or bound side without a warning
+                check_fixed_duplicates(data, path, idx, _line_of)
             check_objective_name(data, path, idx, _is_header, _line_of, fixed)
             if not fixed:  # the fixed parser reads the set name by column position
                 check_bound_set_names(data, path, idx, lambda nm: _is_column(h, nm), _line_of)
