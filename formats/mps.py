@@ -23,6 +23,11 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   coefficient of magnitude >= 1e30 is infinite (``INF_VALUE``) and refused (below). Matrix values of
   magnitude <= 1e-9 are dropped (HiGHS's ``small_matrix_value``), with a HiGHS warning that copter accepts.
 * An empty box (lower > upper) is accepted: the model is infeasible and the solver reports it.
+* *copter*: a fixed-format file (HiGHS's fixed parser, for names with spaces) gets the free format's rules: its row
+  types and bound types are checked and its column bounds and integrality read from the text
+  (``formats/mps_fixed_bounds.py``: HiGHS's fixed parser ignores ``BV``/``SC``, reads ``LI``/``UI``/``SI`` as ``MI``
+  and ``XX`` as ``FX``), and a repeated ``RHS``/``RANGES`` value or bound side is refused
+  (``formats/mps_fixed_duplicates.py``: that parser keeps the last one without a word).
 * *copter* rejects whatever HiGHS logs a WARNING about, even when its read status is kOk (an entry
   naming an undefined row, duplicate row names, duplicate coefficients or bounds of which HiGHS keeps
   the first): ``FormatError`` quoting HiGHS's warning. Only two warnings are accepted: small matrix
@@ -99,6 +104,7 @@ import numpy as np
 
 from formats.atomic import new_temp
 from formats.mps_fields import HEADER_START
+from formats.mps_fixed_bounds import fixed_rows_and_bounds
 from formats.mps_fixed_duplicates import check_fixed_duplicates
 from formats.mps_locate import (
     drop_integral_bound_warnings,
@@ -284,47 +290,13 @@ def _find_token_line(path: str, pattern: bytes) -> int | None:
         return None if m is None else _line_of(data, m.start())
 
 
-def _fixed_explicit_lower(path: str, problem: Problem) -> Problem:
-    """HiGHS's fixed-format parser sets lower = -inf on a negative UP whenever the lower bound is 0 at that
-    point, also when ``LO``/``LI`` 0 was given explicitly before: restore the explicit bound (copter's
-    convention applies the rule only when no lower bound was given). Fields by column position."""
-    cand = np.flatnonzero((problem.col_lower == -np.inf) & (problem.col_upper < 0))
-    if not cand.size:
-        return problem
-    names = {str(s).encode("utf-8"): int(j) for s, j in zip(problem.col_names[cand], cand, strict=True)}
-    with _text(path) as data:
-        pos = _header_index(data).get(b"BOUNDS", [])
-        sec = b"".join(bytes(data[p:_section_end(data, p + 1)]) for p in pos)
-    state: dict = {}  # column -> (lower, explicit), replaying the lines in order
-    for raw in sec.split(b"\n")[1:]:
-        raw = raw.rstrip(b"\r")
-        col = raw[14:22].strip()
-        if raw[:1] == b"*" or col not in names:
-            continue
-        typ, val = raw[1:3].strip().upper(), raw[24:].split()[:1]
-        lower, explicit = state.get(col, (0.0, False))
-        if typ in (b"LO", b"LI", b"FX") and val:
-            lower, explicit = float(val[0]), True
-        elif typ in (b"MI", b"FR"):
-            lower, explicit = -np.inf, True
-        elif typ == b"BV":
-            lower, explicit = 0.0, True
-        elif typ in (b"UP", b"UI") and val and float(val[0]) < 0 and not explicit:
-            lower = -np.inf
-        state[col] = (lower, explicit)
-    fix = {names[c]: lo for c, (lo, _) in state.items() if lo != -np.inf}
-    if not fix:
-        return problem
-    lower = problem.col_lower.copy()
-    lower[list(fix)] = list(fix.values())
-    return problem.replace(col_lower=lower)
-
-
 def _negative_up_rule(path: str, problem: Problem, fixed: bool = False) -> Problem:
-    """Apply "negative UP with no lower bound => lower = -inf" where HiGHS's free parser did not (and undo
-    it where HiGHS's fixed parser applied it to an explicit lower bound)."""
+    """Apply "negative UP with no lower bound => lower = -inf" where HiGHS's free parser did not. A fixed-format
+    file's bounds are read from its text instead (``formats.mps_fixed_bounds``: HiGHS's fixed parser misreads
+    BV/LI/UI/SC/SI, unknown types and MARKER defaults, and applied this rule to an explicit lower bound too)."""
     if fixed:
-        return _fixed_explicit_lower(path, problem)
+        with _text(path) as data:
+            return fixed_rows_and_bounds(data, path, _header_index(data), _line_of, problem)
     cand = np.flatnonzero((problem.col_lower == 0) & (problem.col_upper < 0))
     if not cand.size:
         return problem
