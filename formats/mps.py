@@ -106,6 +106,7 @@ from formats.atomic import new_temp
 from formats.mps_fields import HEADER_START
 from formats.mps_fixed_bounds import fixed_rows_and_bounds
 from formats.mps_fixed_duplicates import check_fixed_duplicates
+from formats.mps_fixed_names import locate_fixed_undefined
 from formats.mps_locate import (
     drop_integral_bound_warnings,
     locate_bad_types,
@@ -441,6 +442,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
             obj = objective_row(data, idx, any(_FIXED_FORMAT in m for m in messages))
             locate_undefined_rows(data, path, idx, _line_of, messages,  # the objective is a row too
                                   lambda nm: not is_error(h.getRowByName(nm)[0]) or nm.encode() == obj)
+            if any(_FIXED_FORMAT in m for m in messages):  # HiGHS's fixed parser names no row or line
+                locate_fixed_undefined(data, path, idx, _line_of, bad)
             locate_duplicate_rows(data, path, idx, _line_of, bad)
             locate_duplicate_values(data, path, idx, _line_of, bad)
             if split_column_named(bad):

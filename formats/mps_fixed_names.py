@@ -1,0 +1,73 @@
+"""The line of an entry naming an undefined row or column in a fixed-format MPS file (error path only).
+
+HiGHS's fixed-format parser says only `COLUMNS section entries contain 1 with row not in ROWS section: ignored`
+(or `BOUNDS section entries contain 1 with col not in COLUMNS section`), with no name or line, where its
+free-format parser names the row. It also drops every ``N`` row after the first (the objective) but not their
+entries, which the free parser drops with the row: such a file reads in free format and failed in fixed format with
+that message alone. :func:`locate_fixed_undefined` names the line, the name and, for a later ``N`` row, why.
+"""
+
+from __future__ import annotations
+
+import re
+
+from formats.mps_names import _section_spans
+from solver.model.errors import FormatError
+
+_ALIEN = re.compile(r"(COLUMNS|RHS|RANGES|BOUNDS)\s+section entries contain\s+\d+\s+with (row|col) not in")
+
+
+def _fields(data, idx: dict, section: bytes):
+    """(offset, line) of each data line of every ``section`` (comments, blank and MARKER lines left out)."""
+    for lo, hi in _section_spans(data, idx, section):
+        pos = lo + 1
+        for raw in bytes(data[lo + 1:hi]).split(b"\n"):
+            at, pos = pos, pos + len(raw) + 1
+            line = raw.rstrip(b"\r")
+            if line.strip() and not line.startswith(b"*") and b"'MARKER'" not in line:
+                yield at, line
+
+
+def _name(line: bytes, lo: int, hi: int) -> bytes:
+    return line[lo:hi].strip()
+
+
+def locate_fixed_undefined(data, path: str, idx: dict, line_of, messages: list[str]) -> None:
+    """Raise FormatError naming the first fixed-format entry whose row (``COLUMNS``, ``RHS``, ``RANGES``) or
+    column (``BOUNDS``) is not defined, for the section HiGHS's message names; return when there is none.
+
+    Args:
+        data: the file's bytes. idx: section name -> header offsets. line_of: ``line_of(data, offset) -> int``.
+        messages: HiGHS's WARNING lines of the read.
+    """
+    sections = [m.group(1) for m in map(_ALIEN.search, messages) if m is not None]
+    if not sections:
+        return
+    rows, later_n, objective = set(), set(), None
+    for _, line in _fields(data, idx, b"ROWS"):
+        kind, name = line[1:3].strip().upper(), _name(line, 4, 12)
+        if kind == b"N" and objective is None:
+            objective = name
+        elif kind == b"N":
+            later_n.add(name)
+        else:
+            rows.add(name)
+    columns = {_name(line, 4, 12) for _, line in _fields(data, idx, b"COLUMNS")}
+    for section in sections:
+        known = columns if section == "BOUNDS" else rows | {objective}
+        spans = ((14, 22),) if section == "BOUNDS" else ((14, 22), (39, 47))
+        for at, line in _fields(data, idx, section.encode()):
+            for lo, hi in spans:
+                name = _name(line, lo, hi)
+                if not name or name in known:
+                    continue
+                text = name.decode("utf-8", "backslashreplace")
+                if section == "BOUNDS":
+                    why = f"BOUNDS entry names column {text!r}, which COLUMNS does not define (HiGHS would ignore it)"
+                elif name in later_n:
+                    why = (f"{section} entry names row {text!r}, a second N (free) row: HiGHS's fixed-format parser "
+                           "(used because a name holds a space) drops that row but not its entries (its free-format "
+                           "parser drops both); remove the row and its entries")
+                else:
+                    why = f"{section} entry names row {text!r}, which is not defined in ROWS (HiGHS would ignore it)"
+                raise FormatError(why, file=path, line=line_of(data, at), entity=text)
