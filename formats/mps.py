@@ -106,7 +106,7 @@ from formats.atomic import new_temp
 from formats.mps_fields import HEADER_START
 from formats.mps_fixed_bounds import fixed_rows_and_bounds
 from formats.mps_fixed_duplicates import check_fixed_duplicates
-from formats.mps_fixed_names import locate_fixed_undefined
+from formats.mps_fixed_names import locate_fixed_duplicate_row, locate_fixed_undefined
 from formats.mps_locate import (
     drop_integral_bound_warnings,
     locate_bad_types,
@@ -577,6 +577,9 @@ def _to_problem(path: str, h, fixed: bool = False) -> Problem:
         if e.message.startswith("duplicate variable name"):  # the fixed parser splits a column without a word
             with _text(path) as data:
                 locate_split_column(data, path, _header_index(data), _line_of, fixed)
+        if e.message.startswith("duplicate constraint name") and fixed:  # the fixed parser does not warn
+            with _text(path) as data:
+                locate_fixed_duplicate_row(data, path, _header_index(data), _line_of)
         raise ValidationError(e.message, file=path, entity=e.entity) from None
     big = ~(np.abs(problem.cost) < INF_VALUE)
     if big.any():

@@ -71,3 +71,16 @@ def locate_fixed_undefined(data, path: str, idx: dict, line_of, messages: list[s
                 else:
                     why = f"{section} entry names row {text!r}, which is not defined in ROWS (HiGHS would ignore it)"
                 raise FormatError(why, file=path, line=line_of(data, at), entity=text)
+
+
+def locate_fixed_duplicate_row(data, path: str, idx: dict, line_of) -> None:
+    """Raise FormatError naming a row that a fixed-format ``ROWS`` section defines twice and both lines (HiGHS's
+    fixed parser reads two rows of the same name without a word); return when there is none."""
+    seen: dict[bytes, int] = {}
+    for at, line in _fields(data, idx, b"ROWS"):
+        name = _name(line, 4, 12)
+        if name in seen:
+            text, first, second = name.decode("utf-8", "backslashreplace"), seen[name], line_of(data, at)
+            raise FormatError(f"ROWS defines row {text!r} twice (lines {first} and {second}): two rows with the same "
+                              "name cannot be told apart by a delta or a solution", file=path, line=second, entity=text)
+        seen[name] = line_of(data, at)

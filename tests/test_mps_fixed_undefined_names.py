@@ -1,9 +1,10 @@
-"""An entry naming an undefined row or column in a fixed-format MPS file is refused naming its line and name.
+"""An entry naming an undefined row or column, or a row defined twice, in a fixed-format MPS file is refused naming
+its line and name.
 
 HiGHS's fixed-format parser (a name holds a space) says only `COLUMNS section entries contain 1 with row not in
 ROWS section: ignored`, and copter quoted that: no line, no name. A second N row, which the free-format parser
 drops with its entries, is dropped by the fixed parser without its entries and failed the same way; the error now
-says so."""
+says so. A row ROWS defines twice was `'C 1': duplicate constraint name`, with no line."""
 
 from __future__ import annotations
 
@@ -38,3 +39,11 @@ def test_the_entry_is_named_with_its_line(tmp_path, text, line, entity, words):
     with pytest.raises(FormatError) as e:
         read_mps(p)
     assert e.value.line == line and e.value.entity == entity and words in str(e.value), str(e.value)
+
+
+def test_a_row_defined_twice_is_named_with_both_lines(tmp_path):
+    p = tmp_path / "m.mps"
+    p.write_text(_model(rows=" E  C 1\n"))
+    with pytest.raises(FormatError) as e:
+        read_mps(p)
+    assert e.value.line == 6 and e.value.entity == "C 1" and "lines 4 and 6" in str(e.value), str(e.value)
