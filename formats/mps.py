@@ -21,7 +21,8 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   ``infinite_bound``, as CPLEX, Gurobi and Xpress read bounds; ``1e30`` and ``inf`` too), so a lower bound
   >= 1e20 or an upper bound <= -1e20 is refused (HiGHS's reader refuses it naming the column or row); a cost or
   coefficient of magnitude >= 1e30 is infinite (``INF_VALUE``) and refused (below). Matrix values of
-  magnitude <= 1e-9 are dropped (HiGHS's ``small_matrix_value``), with a HiGHS warning that copter accepts.
+  magnitude <= 1e-9 are dropped (HiGHS's ``small_matrix_value``), with a HiGHS warning that copter accepts
+  and a ``warning:`` line on stderr naming the count and the first one's line (``formats/mps_small_values.py``).
 * An empty box (lower > upper) is accepted: the model is infeasible and the solver reports it.
 * *copter*: a fixed-format file (HiGHS's fixed parser, for names with spaces) gets the free format's rules: its row
   types and bound types are checked and its column bounds and integrality read from the text
@@ -126,6 +127,7 @@ from formats.mps_sections import (
     objective_row,
     objective_sense,
 )
+from formats.mps_small_values import small_values_warning
 from formats.written import check_complete
 from solver.highs_bridge import (
     from_highs_lp,
@@ -456,6 +458,11 @@ def read_mps(path: str | os.PathLike) -> Problem:
         raise _not_utf8(path) from None
     if problem.sense != sense:  # HiGHS reads OBJSENSE loosely (formats/mps_sections.py): the file decides
         problem = problem.replace(sense=sense)
+    if any("at/below tolerance" in m for m in messages):  # entries HiGHS read as 0: say so, naming the first
+        with _text(path) as data:
+            note = small_values_warning(data, path, _header_index(data), _line_of, messages)
+        if note:
+            print(note, file=sys.stderr)
     cand = trailing_empty_columns(problem.cost, problem.a_indptr)
     if cand.size and not fixed:  # a BOUNDS line may have invented these columns (free parser)
         with _text(path) as data:
