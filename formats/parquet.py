@@ -298,21 +298,28 @@ def _file_kind(fmt: str | None, expect: str | None, table: pa.Table, base_round,
     return "problem"
 
 
-def _mps_hint(path: str, expect: str | None) -> str:
-    """"; it looks like an MPS model: ..." when ``path`` (not standard input) is named ``*.mps`` / ``*.mps.gz``
-    or starts with an MPS section (``NAME``, ``ROWS``, a ``*`` comment) or gzip's magic bytes, else "": a user who
-    passes ``base.mps`` to ``copter step`` learns which command makes a delta from it."""
+def _head(path: str, n: int) -> bytes | None:
+    """The first ``n`` bytes of ``path``, or of standard input's bytes (already read) for :data:`STDIN`; None when
+    the file cannot be read."""
     if path == STDIN:
-        return ""
-    low = path.lower()
-    looks = low.endswith((".mps", ".mps.gz", ".gz"))
+        return stdin_bytes()[:n]
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(n)
+    except OSError:
+        return None
+
+
+def _mps_hint(path: str, expect: str | None) -> str:
+    """"; it looks like an MPS model: ..." when ``path`` is named ``*.mps`` / ``*.mps.gz`` or starts (standard
+    input too: ``generate | copter step -``) with an MPS section (``NAME``, ``ROWS``, a ``*`` comment) or gzip's magic
+    bytes, else "": a user who passes ``base.mps`` to ``copter step`` learns which command makes a delta from it."""
+    looks = path != STDIN and path.lower().endswith((".mps", ".mps.gz", ".gz"))
     if not looks:
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(64).lstrip()
-        except OSError:
+        head = _head(path, 64)
+        if head is None:
             return ""
-        looks = head.startswith((b"NAME", b"ROWS", b"*", b"\x1f\x8b"))
+        looks = head.lstrip().startswith((b"NAME", b"ROWS", b"*", b"\x1f\x8b"))
     if not looks:
         return ""
     if expect == "delta":
@@ -322,17 +329,14 @@ def _mps_hint(path: str, expect: str | None) -> str:
 
 
 def _csv_hint(path: str) -> str:
-    """"; it looks like a CSV/text table: ..." when ``path`` (not standard input) is named ``*.csv``/``*.tsv``/
-    ``*.txt`` or its first bytes are text with a comma, tab or semicolon on the first line, else "": a delta is
-    Parquet, and the hint says how to write one from the same table with pandas or pyarrow."""
-    if path == STDIN:
-        return ""
-    looks = path.lower().endswith((".csv", ".tsv", ".txt"))
+    """"; it looks like a CSV/text table: ..." when ``path`` is named ``*.csv``/``*.tsv``/``*.txt`` or its first
+    bytes (standard input's too: ``df.to_csv(sys.stdout)`` piped into ``copter step -``) are text with a comma, tab
+    or semicolon on the first line, else "": a delta is Parquet, and the hint says how to write one from the same
+    table with pandas or pyarrow."""
+    looks = path != STDIN and path.lower().endswith((".csv", ".tsv", ".txt"))
     if not looks:
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(256)
-        except OSError:
+        head = _head(path, 256)
+        if head is None:
             return ""
         first = head.split(b"\n", 1)[0]
         looks = bool(first) and all(32 <= b < 127 or b in (9, 13) for b in first) and \
