@@ -145,16 +145,21 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     seconds.update({k: v for k, v in result.seconds.items() if k != "total"})
     seconds["solve"] = t2 - t1
     if output is not None:
+        from formats import undo
         from formats.faults import environment_faults
         from formats.reports import duals_table, solution_table, write_parquet
+        from solver.model.errors import EnvironmentFaultError
 
         with environment_faults(output, destination=True):  # disk full etc.: exit 7 naming -o
             write_parquet(output, solution_table(problem.col_names, result.x, result.reduced_cost))
-        with environment_faults(duals_path_for(output), destination=True):
-            write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
-        from formats import undo
-
         undo.wrote(str(output))  # a stdout closed later: its error says the files are written
+        try:
+            with environment_faults(duals_path_for(output), destination=True):
+                write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
+        except EnvironmentFaultError as err:  # the solution file is complete: say so, as a failed stdout does
+            err.message += f"; {output} is written (the solution; its duals are not)"
+            err.context = {**(err.context or {}), "written": [str(output)]}
+            raise
         undo.wrote(str(duals_path_for(output)))
         seconds["write"] = time.perf_counter() - t2
     seconds["total"] = time.perf_counter() - t0
