@@ -54,7 +54,7 @@ def locate_fixed_undefined(data, path: str, idx: dict, line_of, messages: list[s
             rows.add(name)
     columns = {_name(line, 4, 12) for _, line in _fields(data, idx, b"COLUMNS")}
     for section in sections:
-        known = columns if section == "BOUNDS" else rows | {objective}
+        known = columns if section == "BOUNDS" else rows if section == "RANGES" else rows | {objective}
         spans = ((14, 22),) if section == "BOUNDS" else ((14, 22), (39, 47))
         for at, line in _fields(data, idx, section.encode()):
             for lo, hi in spans:
@@ -64,6 +64,9 @@ def locate_fixed_undefined(data, path: str, idx: dict, line_of, messages: list[s
                 text = name.decode("utf-8", "backslashreplace")
                 if section == "BOUNDS":
                     why = f"BOUNDS entry names column {text!r}, which COLUMNS does not define (HiGHS would ignore it)"
+                elif name == objective:  # RANGES only: HiGHS ignores a range on the objective
+                    why = (f"RANGES names the objective (N) row {text!r}; a range applies to a constraint (HiGHS "
+                           "would ignore it)")
                 elif name in later_n:
                     why = (f"{section} entry names row {text!r}, a second N (free) row: HiGHS's fixed-format parser "
                            "(used because a name holds a space) drops that row but not its entries (its free-format "

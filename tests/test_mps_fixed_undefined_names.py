@@ -32,7 +32,9 @@ def _model(rows: str = "", columns: str = "", rhs: str = "", bounds: str = "") -
     (_model(rhs=_fixed("RHS", "OBJ", "1", "C 9", "4")), 12, "C 9", "RHS entry names row 'C 9'"),
     (_model(bounds=_fixed("BND", "Z 9", "3", kind="UP")), 13, "Z 9", "BOUNDS entry names column 'Z 9'"),
     (_model(rows=" N  FREE\n", columns=_fixed("X 1", "FREE", "3")), 10, "FREE", "a second N (free) row"),
-], ids=["columns", "rhs-second-pair", "bounds", "second-n-row"])
+    (_model(bounds="").replace("ENDATA", "RANGES\n" + _fixed("RNG", "OBJ", "2").rstrip("\n") + "\nENDATA"), 13, "OBJ",
+     "RANGES names the objective (N) row 'OBJ'"),
+], ids=["columns", "rhs-second-pair", "bounds", "second-n-row", "range-on-objective"])
 def test_the_entry_is_named_with_its_line(tmp_path, text, line, entity, words):
     p = tmp_path / "m.mps"
     p.write_text(text)
