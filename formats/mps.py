@@ -107,7 +107,11 @@ from formats.atomic import new_temp
 from formats.mps_fields import HEADER_START
 from formats.mps_fixed_bounds import fixed_rows_and_bounds
 from formats.mps_fixed_duplicates import check_fixed_duplicates
-from formats.mps_fixed_names import locate_fixed_duplicate_row, locate_fixed_undefined
+from formats.mps_fixed_names import (
+    locate_fixed_duplicate_entry,
+    locate_fixed_duplicate_row,
+    locate_fixed_undefined,
+)
 from formats.mps_locate import (
     drop_integral_bound_warnings,
     locate_bad_types,
@@ -426,6 +430,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
         with _text(path) as data:  # HiGHS names no line for a lower bound >= 1e20 / an upper one <= -1e20
             locate_infinite_bound(data, path, _header_index(data), _line_of, messages)
         if any(_FIXED_FORMAT in m for m in messages):
+            with _text(path) as data:  # HiGHS names no line for a repeated coefficient
+                locate_fixed_duplicate_entry(data, path, _header_index(data), _line_of, messages)
             _raise_fixed_objsense(path)
         msg = "; ".join(m.split(":", 1)[1].strip() for m in messages if m.startswith("ERROR")
                         and "Parser error reading" not in m)

@@ -14,6 +14,7 @@ import re
 from formats.mps_names import _section_spans
 from solver.model.errors import FormatError
 
+_DUP_ENTRY = re.compile(r"\(col (.*)\), has duplicate entries for index \d+ \(row (.*)\)")
 _ALIEN = re.compile(r"(COLUMNS|RHS|RANGES|BOUNDS)\s+section entries contain\s+\d+\s+with (row|col) not in")
 
 
@@ -87,3 +88,25 @@ def locate_fixed_duplicate_row(data, path: str, idx: dict, line_of) -> None:
             raise FormatError(f"ROWS defines row {text!r} twice (lines {first} and {second}): two rows with the same "
                               "name cannot be told apart by a delta or a solution", file=path, line=second, entity=text)
         seen[name] = line_of(data, at)
+
+
+def locate_fixed_duplicate_entry(data, path: str, idx: dict, line_of, messages: list[str]) -> None:
+    """Turn HiGHS's refusal of a fixed-format file with two coefficients of one column in one row (`... (col X 1),
+    has duplicate entries for index 1 (row C2)`, no line) into a FormatError naming both ``COLUMNS`` lines;
+    return when there is no such message or the lines are not found."""
+    m = next((m for m in map(_DUP_ENTRY.search, messages) if m is not None), None)
+    if m is None:
+        return
+    col, row = m.group(1).encode("utf-8"), m.group(2).encode("utf-8")
+    first = None
+    for at, line in _fields(data, idx, b"COLUMNS"):
+        if _name(line, 4, 12) != col:
+            continue
+        for lo, hi in ((14, 22), (39, 47)):
+            if _name(line, lo, hi) == row:
+                if first is not None:
+                    a, b = line_of(data, first), line_of(data, at)
+                    where = f"line {a}" if a == b else f"lines {a} and {b}"
+                    raise FormatError(f"COLUMNS gives column {m.group(1)!r} a duplicate coefficient in row "
+                                      f"{m.group(2)!r} ({where})", file=path, line=b, entity=m.group(1))
+                first = at

@@ -1,10 +1,11 @@
-"""An entry naming an undefined row or column, or a row defined twice, in a fixed-format MPS file is refused naming
-its line and name.
+"""An entry naming an undefined row or column, a row defined twice or a repeated coefficient, in a fixed-format MPS
+file is refused naming its line and name.
 
 HiGHS's fixed-format parser (a name holds a space) says only `COLUMNS section entries contain 1 with row not in
 ROWS section: ignored`, and copter quoted that: no line, no name. A second N row, which the free-format parser
 drops with its entries, is dropped by the fixed parser without its entries and failed the same way; the error now
-says so. A row ROWS defines twice was `'C 1': duplicate constraint name`, with no line."""
+says so. A row ROWS defines twice was `'C 1': duplicate constraint name`, with no line, and a
+repeated coefficient HiGHS's `... (col X 1), has duplicate entries for index 0 (row C 1)`."""
 
 from __future__ import annotations
 
@@ -49,3 +50,12 @@ def test_a_row_defined_twice_is_named_with_both_lines(tmp_path):
     with pytest.raises(FormatError) as e:
         read_mps(p)
     assert e.value.line == 6 and e.value.entity == "C 1" and "lines 4 and 6" in str(e.value), str(e.value)
+
+
+def test_a_repeated_coefficient_is_named_with_both_lines(tmp_path):
+    p = tmp_path / "m.mps"
+    p.write_text(_model(columns=_fixed("X 1", "C 1", "3")))
+    with pytest.raises(FormatError) as e:
+        read_mps(p)
+    assert e.value.line == 9 and e.value.entity == "X 1" and "lines 7 and 9" in str(e.value), str(e.value)
+    assert "duplicate coefficient in row 'C 1'" in str(e.value)
