@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from solver.differential.intent import check_new_entities, check_no_op_upserts, unwritable_names
+from solver.differential.intent import check_new_entities, check_no_op_upserts, near_hint, unwritable_names
 from solver.differential.kinds import CODE, DROP, K_COEF, UPSERT, Kind
 from solver.differential.matrix import assemble
 from solver.differential.names import attach_arrow_names, lookup, name_index, next_index
@@ -253,7 +253,7 @@ def _side(problem: Problem, p: Parsed, delta: Delta, is_col: bool):
         unknown = np.flatnonzero(dpos < 0)
         if unknown.size:
             text, nm = unknown_names(p, is_col, what, drop_rows[unknown], np.asarray(dcodes)[unknown])
-            fail(f"cannot drop unknown {text}", drop_rows[unknown], delta, entity=nm)
+            fail(f"cannot drop unknown {text}{near_hint(nm, old_names)}", drop_rows[unknown], delta, entity=nm)
         keep = np.ones(n_old, dtype=bool)
         keep[dpos] = False
         removed = old_names[np.sort(dpos)]
@@ -369,7 +369,8 @@ def _resolve_coef(problem, p: Parsed, delta, side, is_col):
         unknown = opos < 0
         if unknown.any():
             text, nm = unknown_names(p, is_col, what, crow[rest[unknown]], codes[rest[unknown]])
-            fail(f"coef names unknown {text}", crow[rest[unknown]], delta, entity=nm)
+            fail(f"coef names unknown {text}{near_hint(nm, problem.col_names if is_col else problem.row_names)}",
+                 crow[rest[unknown]], delta, entity=nm)
         npos = opos if side["keep"] is None else side["old_to_new"][opos]
         gone = npos < 0
         if gone.any():

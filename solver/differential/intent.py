@@ -92,6 +92,13 @@ def check_no_op_upserts(p: Parsed, delta, side: dict, is_col: bool) -> None:
          rows[bad], delta, entity=nm)
 
 
+def near_hint(name: str, names: np.ndarray) -> str:
+    """``"; did you mean 'x'? (names are case-sensitive)"`` for the existing ``names`` closest to the unknown
+    ``name`` (:func:`close_names`), or "" when none is close. Error path only."""
+    near = close_names(name, names)
+    return f"; did you mean {' or '.join(repr(s) for s in near)}? (names are case-sensitive)" if near else ""
+
+
 def check_new_entities(problem, p: Parsed, delta, side: dict, coef_pos: np.ndarray, other_n: int,
                        is_col: bool) -> None:
     """Refuse new entities of one side that no ``coef`` row names.
