@@ -361,7 +361,12 @@ def _highs_read(path: str):
         h.setOptionValue("output_flag", True)
         h.setOptionValue("log_to_console", False)
         h.setOptionValue("log_file", log)
-        status = h.readModel(path)
+        if path.lower().endswith(".gz") and not path.endswith(".gz"):  # HiGHS takes only a lower-case .gz suffix
+            link = os.path.join(tmp, "model.mps.gz")  # (copter's kind_of any case): read x.mps.GZ through a link
+            os.symlink(os.path.abspath(path), link)
+            status = h.readModel(link)
+        else:
+            status = h.readModel(path)
         h.setOptionValue("output_flag", False)
         try:
             with open(log, encoding="utf-8", errors="replace") as f:
