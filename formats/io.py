@@ -50,8 +50,11 @@ def kind_of(path: str | os.PathLike) -> str:
     """``"mps"`` or ``"parquet"`` from the file name.
 
     Raises:
-        UsageError: any other extension.
+        UsageError: any other extension, and ``-`` (standard input, which only ``copter step -`` reads).
     """
+    if str(path) == "-":  # standard input: only `copter step -` reads it (a delta's Parquet bytes)
+        raise UsageError("'-' (standard input) is read only by `copter step -`, as a delta's Parquet bytes; give "
+                         "this file by name (.mps, .mps.gz or .parquet)", file="-")
     low = str(path).lower()
     if low.endswith(_MPS):
         return "mps"
