@@ -157,7 +157,7 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
             with environment_faults(duals_path_for(output), destination=True):
                 write_parquet(duals_path_for(output), duals_table(problem.row_names, result.row_activity, result.y))
         except EnvironmentFaultError as err:  # the solution file is complete: say so, as a failed stdout does
-            err.message += f"; {output} is written (the solution; its duals are not)"
+            err.message += f"; {output} is written (the solution file)"
             err.context = {**(err.context or {}), "written": [str(output)]}
             raise
         undo.wrote(str(duals_path_for(output)))
