@@ -154,8 +154,13 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
             try:
                 store.set_current(to)
             except OSError as err:
-                if not (is_environment_fault(err) and store.names_current(to)):
+                if not is_environment_fault(err):
                     raise
+                if not store.names_current(to):  # refused before the replace: nothing changed, and it says so
+                    fault = as_environment_fault(err, store.root)
+                    fault.message += f"; CURRENT still names round {cur}, the state directory is unchanged"
+                    fault.context = {"round_stored": False, "current_round": cur}
+                    raise fault from err
                 fault = as_environment_fault(err, store.root)  # failed after the replace (folder sync)
                 fault.message += f"; CURRENT nevertheless names round {to} now"
                 fault.context = {"round_stored": True, "current_round": to}
