@@ -46,7 +46,7 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--lb", type=int, default=None, help="LB with this many shards (a MILP)")
     ap.add_argument("--ks", default="2,4,8")
     ap.add_argument("--passes", type=int, default=8)
-    ap.add_argument("--rules", default="old,new", help="share update rules (comma list): old (the rule before session 18: Rprop price step + half the slack), new (shares.update), slack (no price step on capacity rows), mix (price step on rows without slack from the first update), mixflat (mix without step growth)")
+    ap.add_argument("--rules", default="old,new", help="share update rules (comma list): old (the rule before session 18: Rprop price step + half the slack), s18 (session 18's: the price step once the slack's mean move is dry), new (shares.update as a round with passes calls it: also once the merge stalled), stall<x> (new with the stall threshold x), rowdry (always stalled), slack (no price step on capacity rows), mix (price step on rows without slack from the first update), mixflat (mix without step growth)")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-write", action="store_true")
@@ -89,7 +89,7 @@ def run_rule(problem, settings, k: int, rule: str, passes: int, ref: float, seed
                                 settings, cfg, None, "inline")
     probe_s = time.perf_counter() - t
     shares, steps, last = r.shares, r.steps, r.last
-    rows, best = [], math.inf
+    rows, best, prev_obj = [], math.inf, math.nan
     for p in range(passes):
         eff = sh.integral_allocations(problem, r.rows_sh, shares)
         parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
@@ -111,15 +111,25 @@ def run_rule(problem, settings, k: int, rule: str, passes: int, ref: float, seed
         if rule == "old":  # the rule before session 18: slack transfer (half kept) and Rprop's price step
             shares, steps, last = sh.update(shares, gain, r.present, steps, last, use, keep_slack=0.5,
                                             price_on_capacity=True)
-        elif rule == "new":  # solver.partition.shares.update as the rounds call it
+        elif rule == "new":  # solver.partition.shares.update as a round with passes calls it
+            imp = problem.sense * (prev_obj - obj) if math.isfinite(prev_obj) else math.inf
+            shares, steps, last = sh.update(shares, gain, r.present, steps, last, use,
+                                            stalled=imp <= sh.STALL * max(1.0, abs(obj)))
+        elif rule == "s18":  # session 18's rule: the price step waits for the slack transfer's mean move to be dry
             shares, steps, last = sh.update(shares, gain, r.present, steps, last, use)
         elif rule == "slack":  # the slack transfer alone on capacity rows
             shares, steps, last = sh.update(shares, gain, r.present, steps, last, use, price_when_dry=False)
+        elif rule.startswith("stall"):  # stall1e-3: as new, the passes' stall threshold given
+            imp = problem.sense * (prev_obj - obj) / max(1.0, abs(obj)) if math.isfinite(prev_obj) else math.inf
+            shares, steps, last = sh.update(shares, gain, r.present, steps, last, use,
+                                            stalled=imp <= float(rule[5:]))
+        elif rule == "rowdry":  # the price step on every row without slack moved from the first update (always stalled)
+            shares, steps, last = sh.update(shares, gain, r.present, steps, last, use, stalled=True)
         elif rule.startswith("mix"):
             shares, steps, last = sh.update(shares, gain, r.present, steps, last, use, price_on_tight=True,
                                             grow=1.0 if rule == "mixflat" else None)
         else:
-            raise SystemExit(f"unknown rule {rule!r}: old, new, slack, mix, mixflat")
+            raise SystemExit(f"unknown rule {rule!r}: old, s18, new, slack, mix, mixflat, rowdry, stall<x>")
         rows.append({"k": k, "rule": rule, "pass": p, "loss": loss, "best_loss": best, "objective": obj,
                      "slowest_part_s": max(o["seconds"] for o in outs), "parts_wall_s": wall,
                      "probe_s": probe_s if p == 0 else 0.0,
@@ -129,6 +139,7 @@ def run_rule(problem, settings, k: int, rule: str, passes: int, ref: float, seed
               f"{rows[-1]['slowest_part_s']:.2f} s  iters {rows[-1]['iterations']}  moved {rows[-1]['moved_next']:.4f}",
               flush=True)
         warms = [None if x is None else x.state for x in results]
+        prev_obj = obj
     return rows
 
 

@@ -243,6 +243,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     before_reclaim = None  # the pass before a reclaim pass: kept when the reclaim pass's merge is worse
     best_pass = None  # an LP round with passes: its best pass so far (:func:`_better_pass`), kept over a worse last one
     pass_ = -1
+    prev_obj = math.nan  # the merged objective of the pass before (an LP round with passes)
     while True:
         pass_ += 1
         t1 = time.perf_counter()
@@ -277,12 +278,19 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             last_pass = pass_
             if problem.is_mip and wb_build is None:
                 wb_build = WholeBoundBuild(problem, background=False)
+        # an LP round with passes compares its passes' merges: the best is kept, and a pass that improved on the one
+        # before by at most STALL tells the update that the slack transfer has stalled (shares module docstring)
+        compare = not problem.is_mip and config.passes > 1 and before_reclaim is None and not failed_parts(part_rep)
+        obj = _merged_objective(problem, r, parts, results, solve_idx) if compare else math.nan
+        stalled = bool(math.isfinite(obj) and math.isfinite(prev_obj)
+                       and problem.sense * (prev_obj - obj) <= sh.STALL * max(1.0, abs(obj)))
+        prev_obj = obj
         with ph.time("share_update"):
             duals = _part_duals(parts, [None if x is None else x.y for x in results], r.spos, k, r.ns)
             act = _part_duals(parts, [None if x is None else x.row_activity for x in results], r.spos, k, r.ns)
             gain = sh.gains(problem, r.rows_sh, duals)
             new_shares, new_steps, new_last = sh.update(r.shares, gain, r.present, r.steps, r.last,
-                                                        sh.usage(problem, r.rows_sh, act))
+                                                        sh.usage(problem, r.rows_sh, act), stalled=stalled)
         every = config.update_every
         if every is None:
             every = default_update_every(problem, config.whole_below_nnz)
@@ -292,11 +300,12 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         passes_report.append({"pass": pass_ if pass_ <= last_pass else "price",
                               "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
                               "share_moved": moved, **_ran_on(config, ex)})
-        if not problem.is_mip and config.passes > 1 and before_reclaim is None and not failed_parts(part_rep):
+        if compare:
+            passes_report[-1].update({"merged_objective": obj, "stalled": stalled})
             # the parts' problems are not kept (on TE ASN2k a pass's parts hold ~30M nonzeros): a kept pass rebuilds
             # them from its shares, the same problems (build_part_problems is deterministic)
             this_pass = (None, results, part_rep, solve_idx, eff, duals, None, None, None, None, r.shares, r.steps,
-                         r.last, pass_, _merged_objective(problem, r, parts, results, solve_idx))
+                         r.last, pass_, obj)
             if pass_ < last_pass:
                 best_pass = _better_pass(problem, best_pass, this_pass)
             elif best_pass is not None and _better_pass(problem, best_pass, this_pass) is best_pass:

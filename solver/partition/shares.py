@@ -33,6 +33,27 @@ to equal prices within a trust region that went back to the best pass (Barzilai 
 Toint 2000): it lost its first step from the probe's shares on every proxy (UsCarrier K = 4: 0.90 -> 1.08-1.79%)
 and ended between the two rules.
 
+The mean move can stay above ``DRY`` while the merge no longer gains: a donor keeps ``KEEP_SLACK`` of its slack, so
+its slack moves on in ever smaller amounts, and a receiver whose price is a degenerate dual (more capacity does not
+raise its flow) holds what it got unused and, priced, never gives it back. The rows without slack then never take
+the price step however far apart their parts' prices are. On TE ASN2k K = 4 (six round-0 passes, session 18) the
+merge stayed 3.03% below the monolithic optimum (0.755% with the rule before) while the slowest part per pass fell
+417 -> 0.9 s; on TE ring 24 K = 4 (``bench/bench_share_update.py --ring 24``) the slack moved 4.5e-4 of a row per
+row on average at the eighth update, the merge had gained 0.03% over the last three passes and stayed 4.13% below,
+its rows with two or more priced parts 58 of 72 with the gains 71% apart (median), and 21 of its 210 priced
+(part, row) entries held unused share (up to 36% of the row). So a round with passes compares each pass's merged
+objective with the pass before's: a gain of at most ``STALL`` (relative) means the slack transfer has stalled, and
+the update (``stalled``) lets every row whose own slack moved at most ``DRY`` take the price step among its priced
+parts, whatever the other rows' slack does (ring 24 K = 4 / 8 after seven updates: 4.13 / 5.30% -> 3.46 / 5.30%).
+A round without passes (a warm round's single update) keeps the rule above. Measured against session 18's rule on
+the proxies, best loss after 1 / 3 / 5 updates: Cogentco K = 4 0.16 / 0.053 / 0.049% -> 0.16 / 0.075 / 0.075%,
+K = 8 0.39 / 0.14 / 0.082% -> 0.39 / 0.14 / 0.11%; UsCarrier K = 4 0.59 / 0.31 / 0.24% -> 0.59 / 0.31 / 0.31%, K = 8
+1.35 / 0.83 / 0.60% -> 1.35 / 0.83 / 0.60%: where the slack still pays, a price step it takes after a slow pass
+costs the slack's later passes. Tried and not kept: the mean move's ``DRY`` raised to 1e-3 (ring 24 K = 4 still
+4.13% after seven updates), the priced parts that hold unused share giving it away like the unpriced ones (4.17%),
+and the per-row test from the first update on, without the stall (ring 24 K = 4 / 8 2.43 / 5.12%, but Cogentco
+K = 4 / 8 0.13 / 0.14% and UsCarrier 0.32 / 0.65% after five).
+
 On the other shared rows (usage unknown: a lower bound, an equality) the parts' prices move the shares by sign
 steps with per-entry adaptive lengths (the Rprop rule of Riedmiller & Braun, "A direct adaptive method for faster
 backpropagation learning: the RPROP algorithm", ICNN 1993, applied multiplicatively on the simplex of a row's
@@ -73,6 +94,7 @@ DEAD_ZONE = 0.1  #: price differences below this fraction of the row's largest g
 FLOOR = 1e-3      #: smallest share of a part that touches a row
 PRICE_FLOOR = 1.0  #: a row's price scale is at least this fraction of the largest gain of any row
 DRY = 1e-4  #: the slack transfer moving at most this mean share per row lets the price step work on the rows without slack
+STALL = 1e-3  #: a pass whose merged objective gained at most this fraction of it on the pass before: the passes stalled
 KEEP_SLACK = 0.25  #: fraction of a part's unused share it keeps when the slack moves to priced parts (its use may
 #: grow when its other rows get more; 0.5 closed 2.04% -> 0.73% in five passes on TE UsCarrier K = 8, 0.25 -> 0.60%)
 
@@ -139,7 +161,8 @@ def gains(problem: Problem, rows: np.ndarray, duals: np.ndarray) -> np.ndarray:
 def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, steps: np.ndarray, last: np.ndarray,
            usage: np.ndarray | None = None, floor: float | None = None,
            keep_slack: float | None = None, price_on_capacity: bool = False, price_on_tight: bool = False,
-           grow: float | None = None, price_when_dry: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+           grow: float | None = None, price_when_dry: bool = True,
+           stalled: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One share update of the (k, ns) shares toward the parts with the highest gains (module docstring).
 
     Args:
@@ -152,7 +175,9 @@ def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, steps: np.
             rule before session 18, for ``bench/bench_share_update.py``'s comparison; with ``keep_slack=0.5`` it is
             that rule); price_on_tight: on the rows without slack from the first update on; price_when_dry: on the
             rows without slack once the slack transfer moved at most ``DRY`` per row (the default); grow: the step
-            length factor after a kept direction (default ``GROW``).
+            length factor after a kept direction (default ``GROW``); stalled: the round's last pass gained at most
+            ``STALL`` on the one before (``solver.partition.round``): every row whose own slack transfer moved at most
+            ``DRY`` takes the price step among its priced parts, whatever the other rows' slack does.
     Returns:
         (shares, steps, last): the new (k, ns) shares, step lengths and directions.
     """
@@ -169,6 +194,8 @@ def update(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, steps: np.
     slack_moved = np.abs(s - shares).sum(axis=0)
     dry = slack_moved.sum() / 2.0 <= DRY * max(slack_moved.size, 1)  # the slack transfer has (nearly) run out
     tight = ~(slack_moved > 0)[None, :] if (price_on_tight or (price_when_dry and dry)) else False
+    if stalled:  # the passes stopped gaining: every row whose own slack moved at most DRY takes the price step
+        tight = ~(slack_moved / 2.0 > DRY)[None, :]
     hold = present & known & (~(g > 0) if price_on_capacity else ~((g > 0) & tight))
     movers = present & ~hold
     ms = np.where(movers, s, 0.0)
