@@ -95,7 +95,6 @@ import mmap
 import os
 import re
 import shutil
-import sys
 import tempfile
 import zlib
 from contextlib import contextmanager
@@ -132,6 +131,7 @@ from formats.mps_sections import (
     objective_sense,
 )
 from formats.mps_small_values import small_values_warning
+from formats.read_notes import note
 from formats.written import check_complete
 from solver.highs_bridge import (
     from_highs_lp,
@@ -322,8 +322,8 @@ def _negative_up_rule(path: str, problem: Problem, fixed: bool = False) -> Probl
         return problem
     lower = problem.col_lower.copy()
     lower[cand[apply]] = -np.inf
-    print(f"warning: {path}: {int(apply.sum())} column(s) with a negative UP bound and no lower bound "
-          f"get lower bound -inf (e.g. {names[apply][0]!r})", file=sys.stderr)
+    note(f"{path}: {int(apply.sum())} column(s) with a negative UP bound and no lower bound get lower bound -inf "
+         f"(e.g. {names[apply][0]!r})")
     return problem.replace(col_lower=lower)
 
 
@@ -471,9 +471,9 @@ def read_mps(path: str | os.PathLike) -> Problem:
         problem = problem.replace(sense=sense)
     if any("at/below tolerance" in m for m in messages):  # entries HiGHS read as 0: say so, naming the first
         with _text(path) as data:
-            note = small_values_warning(data, path, _header_index(data), _line_of, messages)
-        if note:
-            print(note, file=sys.stderr)
+            dropped = small_values_warning(data, path, _header_index(data), _line_of, messages)
+        if dropped:
+            note(dropped)
     cand = trailing_empty_columns(problem.cost, problem.a_indptr)
     if cand.size and not fixed:  # a BOUNDS line may have invented these columns (free parser)
         with _text(path) as data:

@@ -19,12 +19,11 @@ runs first), so the order of the lines does not matter.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from formats.mps_fixed_duplicates import _lines
 from formats.mps_locate import BOUND_TYPES, LOWER_TYPES, UPPER_TYPES
+from formats.read_notes import note
 from solver.model.errors import FormatError, UnsupportedError
 from solver.model.problem import INF_BOUND, Problem
 
@@ -62,7 +61,7 @@ def fixed_rows_and_bounds(data, path: str, idx: dict, line_of, problem: Problem)
     integrality recomputed from ``BOUNDS`` by the free-format rules: defaults [0, inf), [0, 1] for an integer
     column of a ``MARKER`` block that no bound line names; ``BV`` [0, 1] integer, ``LI``/``UI`` integer bounds
     (integers, or of magnitude >= 1e20: no bound), a bound of magnitude >= 1e20 is no bound, and a negative
-    ``UP``/``UI`` on a column without a lower-bound line gives lower -inf (with a warning on stderr).
+    ``UP``/``UI`` on a column without a lower-bound line gives lower -inf (with a warning: ``formats.read_notes``).
 
     Args:
         data: the file's bytes. idx: section name -> header offsets. line_of: ``line_of(data, offset) -> int``.
@@ -136,8 +135,8 @@ def fixed_rows_and_bounds(data, path: str, idx: dict, line_of, problem: Problem)
     neg = np.isin(kind, np.array([b"UP", b"UI"], dtype="S2")) & (value < 0) & ~has_lower[col]
     if neg.any():
         lower[col[neg]] = -np.inf
-        print(f"warning: {path}: {int(np.unique(col[neg]).size)} column(s) with a negative UP bound and no lower "
-              f"bound get lower bound -inf (e.g. {str(names[np.flatnonzero(neg)[0]])!r})", file=sys.stderr)
+        note(f"{path}: {int(np.unique(col[neg]).size)} column(s) with a negative UP bound and no lower bound get "
+             f"lower bound -inf (e.g. {str(names[np.flatnonzero(neg)[0]])!r})")
     if (np.array_equal(lower, problem.col_lower) and np.array_equal(upper, problem.col_upper)
             and np.array_equal(integer, problem.integrality)):
         return problem

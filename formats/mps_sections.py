@@ -30,8 +30,8 @@ lines, the few lines of OBJSENSE/OBJNAME and, for the bound set names, the ``BOU
 from __future__ import annotations
 
 import re
-import sys
 
+from formats.read_notes import note
 from solver.model.errors import FormatError
 
 SENSES = {b"MIN": 1, b"MINIMIZE": 1, b"MINIMISE": 1, b"MAX": -1, b"MAXIMIZE": -1, b"MAXIMISE": -1}
@@ -185,7 +185,7 @@ def check_end(data, path: str, idx: dict, line_of) -> None:
         at = m.start() + 1
         raw = bytes(data[at:_eol(data, at)]).strip()
         if raw == b"IMPORTANCES":  # MIPLIB 3's branching priorities (dcmulti): not model data
-            print(f"warning: {path}: branching priorities (IMPORTANCES) after ENDATA ignored", file=sys.stderr)
+            note(f"{path}: branching priorities (IMPORTANCES) after ENDATA ignored")
             return
         raise FormatError(f"content after ENDATA ({_show(raw[:40])!r}); HiGHS stops reading at ENDATA and "
                           "would ignore it (two files concatenated?)", file=path, line=line_of(data, at))

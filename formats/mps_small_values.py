@@ -18,7 +18,7 @@ _SMALL_TOKEN = re.compile(rb"(?<![^\s])[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eEdD]-0
 
 
 def small_values_warning(data, path: str, idx: dict, line_of, messages: list[str]) -> str | None:
-    """A ``warning:`` line naming how many matrix values HiGHS dropped, their range and the first one's line, or
+    """A warning (for ``formats.read_notes.note``) naming how many matrix values HiGHS dropped, their range and the first one's line, or
     None when HiGHS dropped none.
 
     Args:
@@ -37,6 +37,6 @@ def small_values_warning(data, path: str, idx: dict, line_of, messages: list[str
             where = f", e.g. line {line_of(data, hit.start())}"
             break
     rng = low if low == high else f"{low} to {high}"
-    return (f"warning: {path}: {count} matrix value(s) of magnitude {rng} dropped{where}: HiGHS's reader takes "
+    return (f"{path}: {count} matrix value(s) of magnitude {rng} dropped{where}: HiGHS's reader takes "
             f"|value| <= {tol} for 0, so the model has no such entry (a delta refuses such a coefficient); "
             "rescale the row or column to keep it")

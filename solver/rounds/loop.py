@@ -78,24 +78,27 @@ def _refuse_initialised(store: StateStore) -> None:
                          "`copter step` or another --state", file=str(store.root))
 
 
-def _read_base(store: StateStore, base) -> tuple[Problem, str | None, float]:
+def _read_base(store: StateStore, base) -> tuple[Problem, str | None, float, list[str]]:
     """``init``'s base problem read before the writer lock: (problem, the file's SHA-256 or None for a
-    Problem given, seconds reading took). An initialised state is refused first (no large base is read
-    for nothing); the lock's own check repeats it.
+    Problem given, seconds reading took, the reader's warnings: ``formats.read_notes``, round 0's first
+    ``warnings``). An initialised state is refused first (no large base is read for nothing); the lock's own
+    check repeats it.
 
     Raises:
         StateError: ``store`` is already initialised. InputError: the base is missing or bad (nothing is
             created: no folder, no ``.lock``).
     """
     if isinstance(base, Problem):
-        return base, None, 0.0
+        return base, None, 0.0, []
     if store.root.is_dir():
         _refuse_initialised(store)
     from formats.io import read_problem
+    from formats.read_notes import collect
 
     t = time.perf_counter()
-    problem = read_problem(base)
-    return problem, file_sha256(base), time.perf_counter() - t
+    with collect() as notes:  # kept for round 0's report (printed once with its warnings), not printed here
+        problem = read_problem(base)
+    return problem, file_sha256(base), time.perf_counter() - t, notes
 
 
 def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float, wait: float = 0.0,
@@ -109,9 +112,9 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         _refuse_initialised(store)
         store.cleanup()
         if isinstance(base, tuple):  # read before the lock (the folder existed): its seconds count too
-            problem, base_sha, t_read = base
+            problem, base_sha, t_read, notes = base
         else:  # read here, under the lock: already inside the time since t_lock
-            (problem, base_sha, _), t_read = _read_base(store, base), 0.0
+            (problem, base_sha, _, notes), t_read = _read_base(store, base), 0.0
         seconds = {"wait": t_lock - t_req, "load": time.perf_counter() - t_lock + t_read, "apply": 0.0}
         from solver.api import solve_problem
 
@@ -128,13 +131,14 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             result = solve_problem(problem, settings, None)
         solve_phases(seconds, result, time.perf_counter() - t, k0)
         if not result.status.is_success and not accept_failed:
-            return _record_init_failure(store, problem, result, t0, seconds, base_sha, keep, pextra)
+            return _record_init_failure(store, problem, result, t0, seconds, base_sha, keep,
+                                        {**pextra, **({"warnings": notes} if notes else {})})
         store.write_config({"format": STATE_FORMAT, "version": STATE_VERSION, "keep": int(keep),
                             "settings": settings_to_json(settings), **({"partition": partition} if partition else {})})
         extra = {"accepted": True, "base_sha256": base_sha, **pextra}
         from solver.differential.intent import base_unwritable_names
 
-        warnings = base_unwritable_names(problem)
+        warnings = notes + base_unwritable_names(problem)
         if not result.status.is_success:
             warnings.insert(0, f"round 0 ended {result.status.name} and was stored anyway (--accept-failed)")
         if warnings:
