@@ -135,8 +135,13 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     from copter_cli.cmd_prepare import ensure_prepared
 
     ensure_prepared()  # kernels compiled (with the progress line) before the solve, as init does: none mid-solve
+    from formats.read_notes import collect
+
     t0 = time.perf_counter()
-    problem = read_problem(problem_path)
+    with collect() as notes:  # the reader's warnings: stderr as before, and the JSON's "warnings"
+        problem = read_problem(problem_path)
+    for text in notes:
+        console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
     t1 = time.perf_counter()
     with SolveProgress(settings.time_limit_seconds, enabled=not solver.verbose):
         result = solve_problem(problem, settings)
@@ -164,6 +169,8 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
         seconds["write"] = time.perf_counter() - t2
     seconds["total"] = time.perf_counter() - t0
     rep = report_for(problem, result, seconds)
+    if notes:
+        rep["warnings"] = notes
     if output is not None:
         rep["solution_path"] = str(output)
         rep["duals_path"] = str(duals_path_for(output))

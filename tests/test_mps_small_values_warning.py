@@ -6,6 +6,8 @@ solve` said DUAL_INFEASIBLE with no word that an entry was gone, where a delta r
 
 from __future__ import annotations
 
+import json
+
 from typer.testing import CliRunner
 
 from copter_cli.app import app
@@ -42,3 +44,12 @@ def test_solve_says_so_on_stderr(tmp_path):
 def test_gas11_names_its_first_dropped_value(capsys):
     read_mps(require_data("mps") / "gas11.mps")
     assert "12 matrix value(s) of magnitude 1e-09 dropped, e.g. line 593" in capsys.readouterr().err
+
+
+def test_solve_json_carries_the_warning(tmp_path):
+    p = tmp_path / "m.mps"
+    p.write_text(_TEXT)
+    res = CliRunner().invoke(app, ["solve", str(p), "--json"])
+    rep = json.loads(res.stdout)
+    assert any("matrix value(s) of magnitude 1e-12 dropped" in w for w in rep["warnings"]), rep
+    assert res.stderr.count("dropped") == 1, res.stderr
