@@ -35,8 +35,11 @@ def convert(
 
         kind_of(dst)  # refuse an unknown output extension before reading anything
         check_output_file(dst, "DST", inputs=(("SRC", src),))
+        from formats.read_notes import collect
+
         t0 = time.perf_counter()
-        problem = read_problem(src)
+        with collect() as notes:  # the reader's warnings: in the answer's "warnings" (and on stderr, once)
+            problem = read_problem(src)
         t1 = time.perf_counter()
         write_problem(problem, dst)
         t2 = time.perf_counter()
@@ -46,7 +49,7 @@ def convert(
                "seconds": {"read": t1 - t0, "write": t2 - t1}}
         from formats.mps_infinity import written_warnings
 
-        warnings = written_warnings(problem, dst)  # a 5e20 bound: finite here, infinite to HiGHS's defaults
+        warnings = notes + written_warnings(problem, dst)  # a 5e20 bound: finite here, infinite to HiGHS's defaults
         if warnings:
             out["warnings"] = warnings
         if json_out:
@@ -95,8 +98,11 @@ def diff_cmd(
         if kind_of(output) != "parquet":
             raise UsageError("the delta must be written as .parquet", file=str(output))
         check_output_file(output, "--output", inputs=(("OLD", old), ("NEW", new)))
+        from formats.read_notes import collect
+
         t0 = time.perf_counter()
-        a, b = read_problem(old), read_problem(new)
+        with collect() as notes:  # the readers' warnings: in the answer's "warnings" (and on stderr, once)
+            a, b = read_problem(old), read_problem(new)
         t1 = time.perf_counter()
         delta = diff(a, b, by_name=by_name)
         delta.base_round = base_round
@@ -111,7 +117,7 @@ def diff_cmd(
         out = {"old": str(old), "new": str(new), "output": str(output), "delta_rows": delta.table.num_rows,
                "counts": counts, "sense_changed": delta.sense is not None,
                "offset_changed": delta.offset is not None, "base_round": base_round, "recreated": again,
-               "seconds": secs, "warnings": []}
+               "seconds": secs, "warnings": list(notes)}
         if again["var"] or again["con"]:  # a new name or a reorder: NEW's order costs their warm start
             out["warnings"].append(
                 f"{again['var']} variable(s) and {again['con']} constraint(s) in both OLD and NEW are dropped and "

@@ -140,8 +140,10 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     t0 = time.perf_counter()
     with collect() as notes:  # the reader's warnings: stderr as before, and the JSON's "warnings"
         problem = read_problem(problem_path)
-    for text in notes:
-        console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
+    if notes:
+        from copter_cli.output import say_warnings
+
+        say_warnings({"warnings": notes})
     t1 = time.perf_counter()
     with SolveProgress(settings.time_limit_seconds, enabled=not solver.verbose):
         result = solve_problem(problem, settings)

@@ -53,3 +53,13 @@ def test_solve_json_carries_the_warning(tmp_path):
     rep = json.loads(res.stdout)
     assert any("matrix value(s) of magnitude 1e-12 dropped" in w for w in rep["warnings"]), rep
     assert res.stderr.count("dropped") == 1, res.stderr
+
+
+def test_convert_and_diff_json_carry_the_warning(tmp_path):
+    p = tmp_path / "m.mps"
+    p.write_text(_TEXT)
+    res = CliRunner().invoke(app, ["convert", str(p), str(tmp_path / "m.parquet"), "--json"])
+    assert res.exit_code == 0 and any("dropped" in w for w in json.loads(res.stdout)["warnings"]), res.output
+    res = CliRunner().invoke(app, ["diff", str(tmp_path / "m.parquet"), str(p), "-o", str(tmp_path / "d.parquet"),
+                                   "--json"])
+    assert res.exit_code == 0 and any("dropped" in w for w in json.loads(res.stdout)["warnings"]), res.output
