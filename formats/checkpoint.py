@@ -347,6 +347,8 @@ class StateStore(StateLocking):
         if folders:
             raise StateError(f"no complete generation: {gen_name(folders[-1])} is damaged "
                              f"({self.damage(folders[-1], verify)})", file=str(self.root))
+        if self.root.exists() and not self.root.is_dir():  # as the writers say (formats/state_lock.py)
+            raise StateError("is a file, not a state directory", file=str(self.root))
         raise StateError("not an initialised copter state directory "
                          f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
 
