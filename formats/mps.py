@@ -430,7 +430,11 @@ def read_mps(path: str | os.PathLike) -> Problem:
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
         with _text(path) as data:  # HiGHS names no line for an unknown row or bound type
-            locate_bad_types(data, path, _header_index(data), _line_of)
+            idx = _header_index(data)
+            if idx.get(b"ROWS") and idx.get(b"COLUMNS") and idx[b"COLUMNS"][0] < idx[b"ROWS"][0]:
+                raise FormatError(f"COLUMNS comes before ROWS (line {_line_of(data, idx[b'ROWS'][0])}): ROWS must "
+                                  "define the rows first", file=path, line=_line_of(data, idx[b"COLUMNS"][0]))
+            locate_bad_types(data, path, idx, _line_of)
         _raise_bad_token(path, any(_FIXED_FORMAT in m for m in messages))  # the likelier cause, named
         with _text(path) as data:  # HiGHS names no line for a lower bound >= 1e20 / an upper one <= -1e20
             locate_infinite_bound(data, path, _header_index(data), _line_of, messages)
