@@ -295,6 +295,7 @@ def _with_progress(fn, solver: opts.GivenOptions, settings):
 
 @opts.with_solver_options
 def init_cmd(
+    ctx: typer.Context,
     base: Path = typer.Argument(..., metavar="BASE", help="Base problem: MPS (.mps, .mps.gz) or Parquet problem file."),
     state: Path | None = STATE_OPT,
     keep: int = typer.Option(5, "--keep", help="Number of round generations to keep." + opts.range_help(1)),
@@ -347,6 +348,7 @@ def init_cmd(
     def body() -> int:
         _check_wait(wait)
         opts.check_range("--partitions", partitions, 1)
+        _partition_options_need_partitions(ctx, partitions)
         opts.check_range("--partition-passes", partition_passes, 1, MAX_PASSES)
         if share_update_every is not None:
             opts.check_range("--share-update-every", share_update_every, 0)
@@ -357,6 +359,29 @@ def init_cmd(
                                       _before=lambda: _clients_before_compiling(base, partition)), json_out)
 
     run(json_out, debug, body)
+
+
+#: init's options that only a partitioned state stores (parameter name -> flag)
+_PARTITION_ONLY = {"client_regex": "--client-regex", "shared_rows_regex": "--shared-rows-regex",
+                   "partition_passes": "--partition-passes", "share_update_every": "--share-update-every",
+                   "whole_below_nnz": "--whole-below-nnz", "executor": "--executor", "ray_address": "--ray-address"}
+
+
+def _partition_options_need_partitions(ctx: typer.Context, partitions: int) -> None:
+    """Raise UsageError (exit 2) when init is given a partition option on the command line but no
+    ``--partitions`` K >= 2: the option would be dropped (only a partitioned state stores it) and every round
+    run monolithic, where the operator most likely forgot ``--partitions``."""
+    if partitions > 1:
+        return
+    given = [flag for name, flag in _PARTITION_ONLY.items()
+             if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
+    if given:
+        from solver.model.errors import UsageError
+
+        one = len(given) == 1
+        raise UsageError(f"{', '.join(given)} appl{'ies' if one else 'y'} to partitioned rounds only, and this init "
+                         f"has no --partitions K (K >= 2): the rounds would be monolithic and "
+                         f"{'it' if one else 'they'} ignored; add --partitions K, or leave {'it' if one else 'them'} out")
 
 
 def _clients_before_compiling(base: Path, partition: dict | None) -> None:
