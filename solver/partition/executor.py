@@ -58,8 +58,8 @@ PROGRESS_INTERVAL = 0.25  #: seconds between two progress reports of running par
 WARM_MODULE = "solver.partition.forkserver_warm"  #: the part workers' forkserver preloads it (the solver, its kernels)
 
 
-__all__ = ["EXECUTORS", "PartWorkerError", "check_executor", "map_parts", "run_parts", "shutdown", "solve_part",
-           "workers_ready"]
+__all__ = ["EXECUTORS", "PartWorkerError", "check_executor", "check_stored_executor", "map_parts", "run_parts",
+           "shutdown", "solve_part", "workers_ready"]
 
 
 def reset_peak_rss() -> None:
@@ -156,6 +156,26 @@ def check_executor(name: str) -> None:
         raise UsageError(f"unknown executor {name!r}; choose {', '.join(EXECUTORS)}")
     if name == "ray":
         _import_ray()
+
+
+def check_stored_executor(name: str, config_file) -> None:
+    """:func:`check_executor` for the executor a state stored (``config_file``'s ``partition.executor``, set by
+    ``copter init --executor``) when the command was given none.
+
+    Raises:
+        UsageError: as :func:`check_executor`; ``ray`` without Ray says that the state chose it, naming
+            ``config_file``, the extra and the per-command way out (``--executor process``), since the operator
+            gave no ``--executor`` (a state made where Ray is installed, used where it is not).
+    """
+    if name != "ray":
+        check_executor(name)
+        return
+    try:
+        _import_ray()
+    except UsageError as err:
+        raise UsageError(f"this state's partitioned rounds run on Ray ({config_file}: partition.executor 'ray', set "
+                         f"by copter init --executor ray), and Ray is not installed here: pip install 'copter[ray]', "
+                         f"or give this command --executor process (or inline); {err.__cause__}") from err
 
 
 def _import_ray():

@@ -325,7 +325,7 @@ def pop_executor_of(store: StateStore, names: list[str], executor: str | None, r
             given or a POP row will run), naming the ``copter[ray]`` extra; ``workers == 0`` with another
             executor than ``inline``.
     """
-    from solver.partition.executor import check_executor
+    from solver.partition.executor import check_executor, check_stored_executor
 
     part = store.config().get("partition")
     stored = part if isinstance(part, dict) and isinstance(part.get("k"), int) and part["k"] > 1 else {}
@@ -334,7 +334,9 @@ def pop_executor_of(store: StateStore, names: list[str], executor: str | None, r
             raise UsageError(f"--pop-workers 0 runs POP's parts in this process: it contradicts --executor {executor}")
         executor = "inline"
     chosen = executor or stored.get("executor") or "process"
-    if executor is not None or any(n.startswith("pop-") for n in names):
+    if executor is None and any(n.startswith("pop-") for n in names):
+        check_stored_executor(chosen, store.root / "config.json")  # the state's: its error names the state
+    elif executor is not None:
         check_executor(chosen)
     return chosen, ray_address or stored.get("ray_address")
 

@@ -46,6 +46,10 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
     cfg = PartitionConfig.from_json(partition)
     if executor is not None:
         cfg.executor = executor
+    elif file is not None and cfg.k > 1:  # the state's executor: its error names the state, not an option
+        from solver.partition.executor import check_stored_executor
+
+        check_stored_executor(cfg.executor, file)
     if ray_address is not None:
         cfg.ray_address = ray_address
     cfg.check()
