@@ -288,13 +288,32 @@ def _go_request(argv: list[str]) -> dict:
             "pid": os.getpid()}
 
 
+OFF = ("off", "0", "false", "no")  #: COPTER_WORKER values that keep every command in-process (any case)
+ON = ("", "on", "1", "true", "yes")  #: COPTER_WORKER values (and unset) that use a running worker
+
+
+def _turned_off() -> bool:
+    """Whether ``COPTER_WORKER`` keeps this command in-process: one of :data:`OFF`, or a value that is neither
+    that nor :data:`ON`, which is also said on stderr (``warning:`` naming it), since ``COPTER_WORKER=disabled``
+    would otherwise reach the worker without a word."""
+    raw = os.environ.get("COPTER_WORKER", "")
+    value = raw.strip().lower()
+    if value in OFF:
+        return True
+    if value in ON:
+        return False
+    os.write(2, (f"warning: COPTER_WORKER={raw!r} is neither off ({', '.join(OFF)}) nor on "
+                 f"({', '.join(v for v in ON if v)}); this command runs in-process\n").encode())
+    return True
+
+
 def run_or_return(argv: list[str] | None = None) -> None:
     """Run ``argv`` (default ``sys.argv``) in this install's worker and exit with its exit code; return
-    (having done nothing visible) when the command is not routed, ``COPTER_WORKER=off``, or no worker can
+    (having done nothing visible) when the command is not routed, ``COPTER_WORKER=off`` (:func:`_turned_off`), or no worker can
     take it: no folder or socket, a stale socket, a refusal (another identity, edited sources, another
     import-time environment), no answer within :data:`HANDSHAKE_SECONDS`."""
     argv = list(sys.argv if argv is None else argv)
-    if os.environ.get("COPTER_WORKER", "").lower() == "off" or _command(argv) not in ROUTED:
+    if _command(argv) not in ROUTED or _turned_off():
         return
     p = paths()
     problem = folder_problem(p["dir"])
