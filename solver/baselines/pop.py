@@ -120,8 +120,8 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
         ``executor`` (the one that ran the parts).
     Raises:
         UsageError: for k < 1, an unknown solver, scaling or executor, ``ray`` without Ray installed, or an
-            invalid regex. NotApplicableError (a UsageError): the model has no clients to split (no
-            ``<client>/`` names, no regex given).
+            invalid regex. NotApplicableError (a UsageError): the model has no column, or no clients to split
+            (no ``<client>/`` names, no regex given).
         PartWorkerError: a part's worker died on its retry too (no result).
     """
     if k < 1:
@@ -131,6 +131,8 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
     check_executor(executor)
     name = name or f"pop-{k}"
     t0 = time.perf_counter()
+    if problem.n_cols == 0:  # e.g. a partitioned state's round after a delta that dropped every client
+        raise NotApplicableError("POP has nothing to split: the model has no column")
     if grouping is None:
         grouping = group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex)
     if grouping.n_clients == 0:

@@ -271,11 +271,11 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     gen = store.load(with_state=False, read=("solution.parquet", "duals.parquet"))  # copter_point, copter_duals
     problem = gen.problem
     pop_ks = [int(name[4:]) for name in names if name.startswith("pop-")]
-    if pop_ks and max(pop_ks) > max(problem.n_cols, 1):
+    if pop_ks and problem.n_cols > 0 and max(pop_ks) > problem.n_cols:
         # a part per column at most: a larger k only allocates per-part arrays (--k 1e8 on 32 columns: 18 GB,
-        # killed; 1e20: OverflowError, exit 1)
+        # killed; 1e20: OverflowError, exit 1); a model without columns makes the POP rows NOT_APPLICABLE
         raise UsageError(f"--k {max(pop_ks)} is more than the {problem.n_cols} columns of round {gen.round}'s "
-                         f"model; choose at most {max(problem.n_cols, 1)}")
+                         f"model; choose at most {problem.n_cols}")
     if gen.report.get("status") is None:
         raise StateError(f"round {gen.round} has no solved report to compare against", file=str(store.root))
     tol = feasibility_tol if feasibility_tol is not None else _state_tol(store)
