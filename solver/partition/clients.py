@@ -200,7 +200,7 @@ def carry_grouping(problem: Problem, prev_col_client: np.ndarray, prev_client_na
         key_id[~found] = c_old + np.arange(int((~found).sum()), dtype=np.int64)
         new_names = np.asarray(keys.to_pylist(), dtype=object)[~found]
         idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        raw[added] = np.where(idx >= 0, key_id[np.maximum(idx, 0)], GLOBAL)
+        raw[added] = np.append(key_id, GLOBAL)[idx]  # -1 (no client) picks the GLOBAL appended last; no key: all -1
     own = raw >= 0
     first = np.full(c_old + new_names.size, n, dtype=np.int64)
     np.minimum.at(first, raw[own], np.flatnonzero(own))
