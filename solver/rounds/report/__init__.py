@@ -35,9 +35,14 @@ def require_matplotlib() -> None:
 
 def _check_paths(output: Path, png_dir: Path | None) -> None:
     """Usage errors before any work: ``-o`` is a folder or in a missing folder; ``--png`` is a file; either
-    lies inside a copter state directory (``solver.rounds.inside_state``)."""
+    is ``-`` (standard output is not written) or lies inside a copter state directory
+    (``solver.rounds.inside_state``)."""
     from solver.rounds.inside_state import refuse_inside_state
 
+    for option, path in (("-o", output), ("--png", png_dir)):
+        if path is not None and str(path) == "-":  # no copter -o writes to standard output
+            raise UsageError(f"{option} -: copter report writes its page (and --png its charts) to named files, "
+                             f"not to standard output; give a file name (e.g. -o report.html)")
     refuse_inside_state(output, "-o")
     if png_dir is not None:
         refuse_inside_state(png_dir, "--png")
