@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, fields
 
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
-from solver.partition.executor import check_executor
+from solver.partition.executor import check_executor, ray_address_target
 from solver.partition.limits import MAX_PASSES
 from solver.partition.small import SMALL_LP_NNZ, small_lp
 
@@ -60,6 +60,8 @@ class PartitionConfig:
         if self.whole_below_nnz < 0:
             raise UsageError(f"--whole-below-nnz must be >= 0, got {self.whole_below_nnz}")
         check_executor(self.executor)
+        if self.executor == "ray":
+            ray_address_target(self.ray_address)  # a malformed --ray-address: exit 2 before any work
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -381,11 +381,59 @@ def _driver_messages_to_stderr(ray) -> None:
     mod.print_to_stdstream = to_stderr
 
 
+RAY_CONNECT_SECONDS = 10.0
+"""How long a Ray cluster's address may take to accept a TCP connection before the command gives up (exit 7):
+``ray.init`` itself retries an address where nothing listens for minutes."""
+
+
+def ray_address_target(address: str | None) -> tuple[str, int] | None:
+    """The (host, port) a Ray address names: ``host:port``, ``ray://host:port`` (Ray Client), ``[v6]:port``;
+    None for None, ``""``, ``auto`` and ``local`` (Ray finds or starts the cluster).
+
+    Raises:
+        UsageError: any other form, naming ``--ray-address`` (or ``$RAY_ADDRESS``) and the value.
+    """
+    if not address or address in ("auto", "local"):
+        return None
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--ray-address (or $RAY_ADDRESS) {address!r} is not a Ray cluster address: give host:port "
+                         f"(e.g. 10.0.0.5:6379, the head node's GCS port), ray://host:port, auto or local")
+    return host, int(port)
+
+
+def probe_ray_address(address: str | None, seconds: float = RAY_CONNECT_SECONDS) -> None:
+    """Check that something accepts a TCP connection at a Ray address before ``ray.init`` joins it.
+
+    Raises:
+        UsageError: the address is malformed (:func:`ray_address_target`).
+        EnvironmentFaultError: nothing answers within ``seconds`` (refused, unreachable, unknown host), naming
+            the address and the ways out.
+    """
+    target = ray_address_target(address)
+    if target is None:
+        return
+    import socket
+
+    from solver.model.errors import EnvironmentFaultError
+
+    try:
+        socket.create_connection(target, timeout=seconds).close()
+    except OSError as err:
+        why = f"no answer in {seconds:g} s" if isinstance(err, TimeoutError) else (err.strerror or type(err).__name__)
+        raise EnvironmentFaultError(f"--executor ray: no Ray cluster answers at {address} ({why}); start one there "
+                                    f"(ray start --head), give another --ray-address or $RAY_ADDRESS, or run this "
+                                    f"command with --executor process", reason="io") from err
+
+
 def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> list:
     ray = _import_ray()
     if not ray.is_initialized():
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         address = address or os.environ.get("RAY_ADDRESS") or None
+        probe_ray_address(address)  # ray.init retries an address where nothing listens for minutes
         kw = {} if address else {"num_cpus": os.cpu_count() or 1}
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False, **kw)
     _driver_messages_to_stderr(ray)

@@ -1,0 +1,54 @@
+"""``--executor ray --ray-address HOST:PORT`` where no Ray cluster answers is exit 7 within seconds, naming the address
+and the ways out, the state as it was. ``ray.init`` retried for minutes (>= 4 with nothing listening at
+127.0.0.1:1, a warning every 41 s, no end seen), and ignored SIGTERM meanwhile; an address that is not host:port
+failed as Ray's ValueError."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import REPO, cli_json, require_ray, snapshot
+from tests.partition_helpers import partitioned_te_state
+
+require_ray()
+
+
+def _closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then closed)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_nothing_listening_is_exit_7_naming_the_address(tmp_path):
+    state, delta = partitioned_te_state(tmp_path)
+    before = snapshot(state)
+    address = f"127.0.0.1:{_closed_port()}"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COPTER_WORKER": "off"}
+    env.pop("RAY_ADDRESS", None)
+    # its own process, so that a hang in ray.init (minutes, as before) fails the test at the timeout
+    proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(delta), "--state", str(state), "--executor",
+                           "ray", "--ray-address", address, "--json"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode == 7 and error["kind"] == "environment", (proc.stdout, proc.stderr[-2000:])
+    assert address in error["message"] and "--executor process" in error["message"], error
+    assert snapshot(state) == before
+
+
+@pytest.mark.parametrize("address", ["nocolon", "host:port", "ray://"])
+def test_an_address_that_is_not_host_port_is_a_usage_error(tmp_path, address):
+    state, delta = partitioned_te_state(tmp_path)
+    before = snapshot(state)
+    code, out = cli_json("step", delta, "--state", state, "--executor", "ray", "--ray-address", address, "--json")
+    error = json.loads(out)["error"]
+    assert code == 2 and "--ray-address" in error["message"] and repr(address) in error["message"], out
+    assert snapshot(state) == before
