@@ -1,7 +1,7 @@
 """``--executor ray --ray-address HOST:PORT`` where no Ray cluster answers is exit 7 within seconds, naming the address
 and the ways out, the state as it was. ``ray.init`` retried for minutes (>= 4 with nothing listening at
 127.0.0.1:1, a warning every 41 s, no end seen), and ignored SIGTERM meanwhile; an address that is not host:port
-failed as Ray's ValueError."""
+failed as Ray's ValueError, and ``auto`` with no cluster running as Ray's ConnectionError (both exit 1)."""
 
 from __future__ import annotations
 
@@ -51,4 +51,25 @@ def test_an_address_that_is_not_host_port_is_a_usage_error(tmp_path, address):
     code, out = cli_json("step", delta, "--state", state, "--executor", "ray", "--ray-address", address, "--json")
     error = json.loads(out)["error"]
     assert code == 2 and "--ray-address" in error["message"] and repr(address) in error["message"], out
+    assert snapshot(state) == before
+
+
+def test_ray_finding_no_cluster_is_exit_7(tmp_path, monkeypatch):
+    """``--ray-address auto`` (or ``$RAY_ADDRESS=auto``) with no cluster running: Ray's ConnectionError was an
+    internal error (exit 1). Ray's own search is replaced here, so a cluster running beside the test is not
+    found."""
+    import ray
+
+    def no_cluster(*args, **kw):
+        raise ConnectionError("Could not find any running Ray instance. Please specify the one to connect to by "
+                              "setting `--address` flag or `RAY_ADDRESS` environment variable.")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", no_cluster)
+    state, delta = partitioned_te_state(tmp_path)
+    before = snapshot(state)
+    code, out = cli_json("step", delta, "--state", state, "--executor", "ray", "--ray-address", "auto", "--json")
+    error = json.loads(out)["error"]
+    assert code == 7 and error["kind"] == "environment", out
+    assert "Could not find any running Ray instance" in error["message"] and "--executor process" in error["message"]
     assert snapshot(state) == before

@@ -435,7 +435,14 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> l
         address = address or os.environ.get("RAY_ADDRESS") or None
         probe_ray_address(address)  # ray.init retries an address where nothing listens for minutes
         kw = {} if address else {"num_cpus": os.cpu_count() or 1}
-        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False, **kw)
+        try:
+            ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False, **kw)
+        except ConnectionError as err:  # "auto" and no cluster running, or one that went away: not a bug
+            from solver.model.errors import EnvironmentFaultError
+
+            raise EnvironmentFaultError(f"--executor ray: Ray could not join a cluster at {address or 'a new local one'}: "
+                                        f"{err}; start one (ray start --head), give --ray-address, or run this command "
+                                        f"with --executor process", reason="io") from err
     _driver_messages_to_stderr(ray)
     remote = ray.remote(max_retries=1, num_cpus=1)(_call)
     refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
