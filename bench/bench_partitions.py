@@ -134,7 +134,7 @@ def trace_shares(prefix: str) -> None:
 
     def merged(problem, r, parts, results, solve_idx):
         obj = orig_merged(problem, r, parts, results, solve_idx)
-        print(f"# trace merged objective {obj!r} (the pass of update {n[0] - 1})", flush=True)
+        print(f"# trace merged objective {obj!r} (the pass before update {n[0]})", flush=True)
         return obj
 
     sh.update, rnd._merged_objective = update, merged
