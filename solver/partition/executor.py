@@ -36,6 +36,7 @@ SIGKILL (every attempt), as a crashed machine would.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing as mp
 import os
@@ -428,6 +429,29 @@ def probe_ray_address(address: str | None, seconds: float = RAY_CONNECT_SECONDS)
                                     f"command with --executor process", reason="io") from err
 
 
+@contextlib.contextmanager
+def _own_sigterm():
+    """Keep this process's SIGTERM handler across ``ray.init``, which installs its own (``sys.exit(15)``) in the
+    driver: the CLI's (``copter_cli.entry``: exit 143, the interrupted error, the state unchanged) is put back
+    when it returns, and a SIGTERM that Ray's handler turned into SystemExit(15) meanwhile is handed to it.
+    Main thread only (elsewhere no handler can be set; Ray sets none either)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    except SystemExit as ex:
+        if ex.code != signal.SIGTERM or not callable(saved):
+            raise
+        signal.signal(signal.SIGTERM, saved)
+        saved(signal.SIGTERM, None)  # the CLI's handler ends the process (exit 143); another one may return
+        raise
+    finally:
+        if saved is not None:
+            signal.signal(signal.SIGTERM, saved)
+
+
 def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> list:
     ray = _import_ray()
     if not ray.is_initialized():
@@ -436,7 +460,9 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> l
         probe_ray_address(address)  # ray.init retries an address where nothing listens for minutes
         kw = {} if address else {"num_cpus": os.cpu_count() or 1}
         try:
-            ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False, **kw)
+            with _own_sigterm():
+                ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
+                         **kw)
         except ConnectionError as err:  # "auto" and no cluster running, or one that went away: not a bug
             from solver.model.errors import EnvironmentFaultError
 
