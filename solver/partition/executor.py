@@ -432,8 +432,9 @@ def probe_ray_address(address: str | None, seconds: float = RAY_CONNECT_SECONDS)
 @contextlib.contextmanager
 def _own_sigterm():
     """Keep this process's SIGTERM handler across ``ray.init``, which installs its own (``sys.exit(15)``) in the
-    driver: the CLI's (``copter_cli.entry``: exit 143, the interrupted error, the state unchanged) is put back
-    when it returns, and a SIGTERM that Ray's handler turned into SystemExit(15) meanwhile is handed to it.
+    driver: a handler set before (the CLI's, ``copter_cli.entry``: exit 143, the interrupted error, the state
+    unchanged; or SIG_IGN) is put back when it returns, and a SIGTERM that Ray's handler turned into
+    SystemExit(15) meanwhile is handed to it; with the default disposition Ray's handler stays.
     Main thread only (elsewhere no handler can be set; Ray sets none either)."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -448,7 +449,7 @@ def _own_sigterm():
         saved(signal.SIGTERM, None)  # the CLI's handler ends the process (exit 143); another one may return
         raise
     finally:
-        if saved is not None:
+        if callable(saved) or saved == signal.SIG_IGN:  # a default one (a library user's process): Ray's stays
             signal.signal(signal.SIGTERM, saved)
 
 
