@@ -33,16 +33,22 @@ def require_matplotlib() -> None:
     matplotlib.use("Agg", force=True)
 
 
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".pdf", ".gif", ".webp")  #: ``-o`` names refused (not HTML)
+
+
 def _check_paths(output: Path, png_dir: Path | None) -> None:
-    """Usage errors before any work: ``-o`` is a folder or in a missing folder; ``--png`` is a file; either
-    is ``-`` (standard output is not written) or lies inside a copter state directory
-    (``solver.rounds.inside_state``)."""
+    """Usage errors before any work: ``-o`` is a folder or in a missing folder, or names an image
+    (:data:`IMAGE_SUFFIXES`: the page would be HTML under that name); ``--png`` is a file; either is ``-``
+    (standard output is not written) or lies inside a copter state directory (``solver.rounds.inside_state``)."""
     from solver.rounds.inside_state import refuse_inside_state
 
     for option, path in (("-o", output), ("--png", png_dir)):
         if path is not None and str(path) == "-":  # no copter -o writes to standard output
             raise UsageError(f"{option} -: copter report writes its page (and --png its charts) to named files, "
                              f"not to standard output; give a file name (e.g. -o report.html)")
+    if output.suffix.lower() in IMAGE_SUFFIXES:  # the page is HTML whatever the name says
+        raise UsageError(f"-o {output}: copter report writes an HTML page, not a {output.suffix} image; name it "
+                         f"{output.with_suffix('.html').name} (the charts as PNG files: --png FOLDER)")
     refuse_inside_state(output, "-o")
     if png_dir is not None:
         refuse_inside_state(png_dir, "--png")
