@@ -50,11 +50,13 @@ def kind_of(path: str | os.PathLike) -> str:
     """``"mps"`` or ``"parquet"`` from the file name.
 
     Raises:
-        UsageError: any other extension, and ``-`` (standard input, which only ``copter step -`` reads).
+        UsageError: any other extension, and ``-`` (standard input, which only ``copter step -`` reads; no
+            command writes a model file to standard output).
     """
-    if str(path) == "-":  # standard input: only `copter step -` reads it (a delta's Parquet bytes)
-        raise UsageError("'-' (standard input) is read only by `copter step -`, as a delta's Parquet bytes; give "
-                         "this file by name (.mps, .mps.gz or .parquet)", file="-")
+    if str(path) == "-":  # only `copter step -` reads standard input (a delta's Parquet bytes); nothing writes to it
+        raise UsageError("'-' is not a file name here: copter reads standard input only in `copter step -` (a "
+                         "delta's Parquet bytes) and writes no model or delta file to standard output; give this "
+                         "file by name (.mps, .mps.gz or .parquet)", file="-")
     low = str(path).lower()
     if low.endswith(_MPS):
         return "mps"
