@@ -20,7 +20,7 @@ from formats import parquet
 from formats.io import read_delta, read_problem, write_delta, write_problem
 from solver.model.delta import Delta
 from solver.model.errors import FormatError
-from tests.helpers import runner_error, small_lp, snapshot
+from tests.helpers import runner_error, small_lp, small_lp_state, snapshot
 
 
 def _delta(path, base_round=0):
@@ -37,12 +37,7 @@ def _plain_write(delta: Delta, path, meta: dict | None = None):
 
 @pytest.fixture
 def state(tmp_path):
-    base = tmp_path / "base.parquet"
-    write_problem(small_lp(), base)
-    s = tmp_path / "S"
-    res = CliRunner().invoke(app, ["init", str(base), "--state", str(s), "--json"])
-    assert res.exit_code == 0, res.output
-    return s
+    return small_lp_state(tmp_path)[0]
 
 
 def test_step_of_a_problem_file_exits_3_naming_its_format_and_keeps_the_state(tmp_path, state):

@@ -14,20 +14,14 @@ from typer.testing import CliRunner
 
 from copter_cli.app import app
 from formats import parquet
-from formats.io import write_problem
-from tests.helpers import small_lp, snapshot
+from tests.helpers import small_lp_state, snapshot
 
 BAD_INPUT = 3
 
 
 @pytest.fixture
 def state(tmp_path):
-    base = tmp_path / "base.parquet"
-    write_problem(small_lp(), base)
-    s = tmp_path / "S"
-    res = CliRunner().invoke(app, ["init", str(base), "--state", str(s), "--json"])
-    assert res.exit_code == 0, res.output
-    return s
+    return small_lp_state(tmp_path)[0]
 
 
 @pytest.mark.parametrize(("data", "hint"), [
