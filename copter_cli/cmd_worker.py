@@ -103,7 +103,7 @@ def _say_status(res: dict) -> None:
         what = ("a worker is starting (loading the solver)" if res["starting"] else
                 "no worker running for this install" + (" (a stale socket file is left: `copter worker start` "
                                                         "replaces it)" if res["stale_socket"] else ""))
-        say(f"{what}; socket {res['socket']}")
+        say(f"{what}; socket {res['socket']}" + (f" ({res['message']})" if res.get("message") else ""))
         return
     idle = res["idle_timeout_seconds"]
     say(f"worker running: pid {res['pid']}, up {res['uptime_seconds']:.0f} s, served {res['served']} command(s), "

@@ -22,7 +22,8 @@ def status() -> dict:
     """The worker's status (``"running": True`` and its figures: pid, uptime, served, active, idle timeout,
     socket, log, whether its sources are stale and its import-time environment matches this process's), or
     ``{"running": False, "starting": lock held (a worker is loading), "stale_socket": a socket file nobody
-    answers on, "socket", "log", "dir"}``."""
+    answers on, "socket", "log", "dir"}``, with ``"message"`` when the worker refused or its folder cannot be
+    used (not a directory, another owner, open to others: what ``worker start`` refuses)."""
     p = wc.paths()
     reply = wc.call("status")
     if reply and reply.get("running"):
@@ -33,6 +34,8 @@ def status() -> dict:
            "socket": p["socket"], "log": p["log"], "dir": p["dir"]}
     if reply and reply.get("refused"):
         out["message"] = reply["refused"]
+    elif os.path.lexists(p["dir"]) and (problem := wc.folder_problem(p["dir"])):  # `worker start` would refuse it
+        out["message"] = f"the worker's folder cannot be used: {problem}; set COPTER_WORKER_DIR to a private folder"
     return out
 
 
@@ -63,8 +66,9 @@ def ensure_folder(folder: str) -> None:
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError as err:
-        raise EnvironmentFaultError(f"cannot create the worker's folder: {err.strerror}", file=folder,
-                                    reason="worker") from None
+        why = wc.folder_problem(folder) if os.path.lexists(folder) else None  # a file there: "File exists" alone
+        raise EnvironmentFaultError(f"cannot create the worker's folder: {why or err.strerror} (set "
+                                    "COPTER_WORKER_DIR to a private folder)", file=folder, reason="worker") from None
     problem = wc.folder_problem(folder)
     if problem:
         raise EnvironmentFaultError(f"the worker's folder cannot be used: {problem} (set COPTER_WORKER_DIR to "
