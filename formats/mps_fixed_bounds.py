@@ -12,7 +12,7 @@ type by its second letter and a row type by one letter, without checking either,
 
 :func:`fixed_rows_and_bounds` checks the types and recomputes every column's bounds and integrality from the
 ``BOUNDS`` text with the free-format rules (``formats.mps``), so one model reads alike in either format: numpy
-passes over the section's lines (``formats.mps_fixed_duplicates._lines``), names matched by ``searchsorted``.
+passes over the section's lines (``formats.mps_fixed_duplicates.section_lines``), names matched by ``searchsorted``.
 Each side of a column is set by at most one line (:func:`formats.mps_fixed_duplicates.check_fixed_duplicates`
 runs first), so the order of the lines does not matter.
 """
@@ -21,8 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from formats.mps_fixed_duplicates import _lines
-from formats.mps_locate import BOUND_TYPES, LOWER_TYPES, UPPER_TYPES
+from formats.mps_fixed_duplicates import section_lines
+from formats.mps_locate import (
+    BOUND_TYPES,
+    LOWER_TYPES,
+    UPPER_TYPES,
+    fractional_bound_message,
+    infinite_bound_message,
+)
 from formats.read_notes import note
 from solver.model.errors import FormatError, UnsupportedError
 from solver.model.problem import INF_BOUND, Problem
@@ -47,7 +53,7 @@ def check_fixed_row_types(data, path: str, idx: dict, line_of) -> None:
     Raises:
         FormatError: naming the line and the row (entity).
     """
-    u8, offs = _lines(data, idx, b"ROWS")
+    u8, offs = section_lines(data, idx, b"ROWS")
     bad = np.flatnonzero(~np.isin(_field(u8, 1, 3), _ROW_TYPES))
     if bad.size:
         k = int(bad[0])
@@ -74,7 +80,7 @@ def fixed_rows_and_bounds(data, path: str, idx: dict, line_of, problem: Problem)
         UnsupportedError: ``SC``/``SI`` (semi-continuous/semi-integer) bounds.
     """
     check_fixed_row_types(data, path, idx, line_of)
-    u8, offs = _lines(data, idx, b"BOUNDS")
+    u8, offs = section_lines(data, idx, b"BOUNDS")
     n = problem.n_cols
 
     def fail(k: int, message: str, cls=FormatError):
@@ -107,8 +113,7 @@ def fixed_rows_and_bounds(data, path: str, idx: dict, line_of, problem: Problem)
     frac = np.flatnonzero(integral & valued & np.isfinite(value) & (value != np.round(value)))
     if frac.size:
         k = int(frac[0])
-        fail(k, f"BOUNDS gives integer column {str(names[k])!r} the LI/UI bound {value[k]:g}, which is not an integer; "
-             "write the integer bound meant (LI/UI bounds must be integers)")
+        fail(k, fractional_bound_message(str(names[k]), f"{value[k]:g}"))
     sets_lower = np.isin(kind, np.array(LOWER_TYPES, dtype="S2"))
     sets_upper = np.isin(kind, np.array(UPPER_TYPES, dtype="S2"))
     lo_val = np.where(np.isin(kind, np.array([b"FR", b"MI"], dtype="S2")), -np.inf,
@@ -119,9 +124,7 @@ def fixed_rows_and_bounds(data, path: str, idx: dict, line_of, problem: Problem)
     if wrong.size:
         k = int(wrong[0])
         side = "lower" if sets_lower[k] and lo_val[k] == np.inf else "upper"
-        fail(k, f"BOUNDS gives column {str(names[k])!r} the {side} bound {value[k]:g}: a bound of magnitude >= 1e20 "
-             "means no bound, and " + ("a lower bound of +inf" if side == "lower" else "an upper bound of -inf")
-             + " leaves no finite point")
+        fail(k, infinite_bound_message(f"BOUNDS gives column {str(names[k])!r}", side, float(value[k])))
     named = np.zeros(n, dtype=bool)
     named[col] = True
     lower = np.zeros(n)

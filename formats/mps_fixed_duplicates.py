@@ -22,7 +22,7 @@ from solver.model.errors import FormatError
 _WIDTH = 61  #: the last fixed-format column read
 
 
-def _lines(data, idx: dict, section: bytes) -> tuple[np.ndarray, np.ndarray]:
+def section_lines(data, idx: dict, section: bytes) -> tuple[np.ndarray, np.ndarray]:
     """The data lines of every ``section`` as a (n, 61) uint8 array (space-padded, comments and blank lines
     left out) and each line's offset in ``data`` (int64, n)."""
     rows, offs = [], []
@@ -76,7 +76,7 @@ def check_fixed_duplicates(data, path: str, idx: dict, line_of) -> None:
         FormatError: naming the row or column (entity) and both lines (line = the second).
     """
     for section in (b"RHS", b"RANGES"):
-        u8, offs = _lines(data, idx, section)
+        u8, offs = section_lines(data, idx, section)
         if not u8.shape[0]:
             continue
         second = (u8[:, 39:47] != ord(" ")).any(axis=1)  # a second row/value pair on the line
@@ -88,7 +88,7 @@ def check_fixed_duplicates(data, path: str, idx: dict, line_of) -> None:
         if hit is not None:
             _raise(data, path, line_of, f"{section.decode()} gives row {{name}} a duplicate value", keys[hit[0]].tobytes(),
                    int(at[hit[0]]), int(at[hit[1]]))
-    u8, offs = _lines(data, idx, b"BOUNDS")
+    u8, offs = section_lines(data, idx, b"BOUNDS")
     if not u8.shape[0]:
         return
     kind = np.char.upper(np.ascontiguousarray(u8[:, 1:3]).view("S2").ravel())

@@ -220,10 +220,22 @@ def locate_infinite_bound(data, path: str, idx: dict, line_of, messages: list[st
         else:
             where = "RHS/RANGES"
         what = f"row {name!r}"
-    inf = "a lower bound of +inf" if side == "lower" else "an upper bound of -inf"
-    raise FormatError(f"{where} gives {what} the {side} bound {float(value):g}: a bound of magnitude >= 1e20 means "
-                      f"no bound, and {inf} leaves no finite point", file=path,
+    raise FormatError(infinite_bound_message(f"{where} gives {what}", side, float(value)), file=path,
                       line=line_of(data, hit) if hit is not None else None, entity=name)
+
+
+def infinite_bound_message(subject: str, side: str, value: float) -> str:
+    """The error for a lower bound >= 1e20 or an upper bound <= -1e20 (``subject``: "BOUNDS gives column 'x'"), one
+    wording for the free- and the fixed-format readers."""
+    inf = "a lower bound of +inf" if side == "lower" else "an upper bound of -inf"
+    return (f"{subject} the {side} bound {value:g}: a bound of magnitude >= 1e20 means no bound, and {inf} leaves "
+            "no finite point")
+
+
+def fractional_bound_message(name: str, value: str) -> str:
+    """The error for an ``LI``/``UI`` bound that is not an integer, for both readers."""
+    return (f"BOUNDS gives integer column {name!r} the LI/UI bound {value}, which is not an integer; write the integer "
+            "bound meant (LI/UI bounds must be integers)")
 
 
 _NONINT_BOUND = re.compile(r'Bound for LI/UI/SI column "(.*)" is (\S+): not integer')
@@ -281,6 +293,5 @@ def locate_fractional_integer_bound(data, path: str, idx: dict, line_of, message
                     hit = pos
             except ValueError:
                 continue
-    raise FormatError(f"BOUNDS gives integer column {name!r} the LI/UI bound {m.group(2)}, which is not an integer; "
-                      "write the integer bound meant (LI/UI bounds must be integers)", file=path,
+    raise FormatError(fractional_bound_message(name, m.group(2)), file=path,
                       line=line_of(data, hit) if hit is not None else None, entity=name)
