@@ -128,7 +128,7 @@ def write_problem(problem: Problem, path: str | os.PathLike) -> None:
         if kind == "mps":
             from formats.mps import write_mps
 
-            write_mps(problem, tmp)
+            write_mps(problem, tmp, gzip_name=os.path.basename(path))  # the gzip header names the file, not tmp
         else:
             from formats.parquet import write_problem_parquet
 

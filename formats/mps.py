@@ -701,8 +701,20 @@ def _check_names_writable(problem: Problem, path: str) -> None:
                               file=path, entity=name)
 
 
-def write_mps(problem: Problem, path: str | os.PathLike) -> None:
+def _gzip_member_name(path: str) -> str:
+    """The name a gzip header records for ``path``: its base name without ``.gz`` (any letter case), as
+    ``gzip`` records the file it compressed (``now.mps.gz`` -> ``now.mps``); ``gzip.GzipFile`` leaves it
+    out when it is not latin-1."""
+    name = os.path.basename(str(path))
+    return name[:-3] if name.lower().endswith(".gz") else name
+
+
+def write_mps(problem: Problem, path: str | os.PathLike, gzip_name: str | None = None) -> None:
     """Write ``problem`` as free-format MPS via HiGHS; ``.gz`` suffix -> gzip-compressed.
+
+    The gzip header's file name (FNAME, what ``gzip -lN`` and ``gunzip -N`` show) is ``gzip_name`` without its
+    ``.gz`` (default: ``path``'s base name): a caller writing to a temporary file renamed later
+    (``formats.io.write_problem``) passes the destination's name, which the temporary names must not replace.
 
     Integer columns' fractional bounds are written rounded inward (ceil lower, floor upper): the same
     integer points, and a file the MPS reader accepts.
@@ -753,7 +765,8 @@ def write_mps(problem: Problem, path: str | os.PathLike) -> None:
         if gz:
             ztmp = str(new_temp(Path(path), ".mps.gz"))  # the destination changes only once complete
             try:
-                with open(tmp, "rb") as src, gzip.open(ztmp, "wb", compresslevel=6) as dst:
+                with open(tmp, "rb") as src, open(ztmp, "wb") as raw, \
+                        gzip.GzipFile(_gzip_member_name(gzip_name or path), "wb", 6, raw) as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
                 os.replace(ztmp, path)
             finally:
