@@ -52,6 +52,8 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   starting in column 1 that is no section header is refused (HiGHS's free parser reads it as data).
   Fixed format: text in a blank column (4, 13-14, 23-24, 48-49) is refused, not cut; only a real
   ``'MARKER'`` field makes an integer marker line (``formats/mps_numbers.py``).
+* *copter* rejects a ``BV`` bound line whose value is not 0 or 1 (``BV BND x 5``: the convention and HiGHS
+  ignore the value, so the bound the writer meant would be dropped; ``formats/mps_binary_values.py``).
 * *copter* rejects an ``OBJSENSE`` section whose value is not MIN/MAX (HiGHS ignores it), an ``FR``/
   ``MI``/``PL`` bound line that carries a value, and, in files with integer markers, a column whose
   entries are split into separate blocks (its integrality would be ambiguous): ``FormatError`` with
@@ -404,6 +406,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
         (see module docstring). UnsupportedError: quadratic/SOS/indicator/semi-continuous content.
         ValidationError: nan, or an infinite cost/coefficient (file, line, entity named).
     """
+    from formats.mps_binary_values import check_binary_values  # uses mps_numbers' token patterns
     from formats.mps_numbers import check_data_lines  # a numba kernel: imported by reading only (not export)
 
     path = str(path)
@@ -422,6 +425,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
             check_objective_name(data, path, idx, _is_header, _line_of, fixed)
             if not fixed:  # the fixed parser reads the set name by column position
                 check_bound_set_names(data, path, idx, lambda nm: _is_column(h, nm), _line_of)
+            check_binary_values(data, path, idx, _line_of, fixed, lambda nm: _is_column(h, nm))  # BV x 5
     if is_error(status):
         nan_line = _find_token_line(path, _NAN_TOKEN)
         if nan_line is not None:
