@@ -103,11 +103,46 @@ def ranking_note(r: dict, common: float | None) -> str:
             f"points meet); {bought}, so {r['feasible_best']}'s feasible point ranks best.")
 
 
+#: compare's options that only POP rows read (parameter name -> flag)
+_POP_ONLY = {"k": "--k", "seed": "--seed", "pop_client_regex": "--pop-client-regex",
+             "pop_shared_rows_regex": "--pop-shared-rows-regex", "pop_workers": "--pop-workers",
+             "executor": "--executor", "ray_address": "--ray-address", "pop_scaling": "--pop-scaling"}
+
+
+def ignored_options(given: set[str], baselines: list[str]) -> str | None:
+    """The usage error's text when an option given on the command line (``given``: parameter names) is read by
+    none of ``baselines``, else None: the POP options need ``pop`` or a ``pop-K``, ``--k`` needs ``pop`` itself
+    (``pop-K`` fixes its part count), ``--highs-solver`` needs ``highs`` or a POP row (``highs-simplex``,
+    ``-ipm``, ``-pdlp`` and ``highs-warm`` fix their solver), ``--threads`` a HiGHS row (POP's parts run one
+    thread each). ``compare --baseline highs --k 16`` ran HiGHS alone and exited 0, the option dropped."""
+    names = set(baselines)
+    pop = any(b == "pop" or b.startswith("pop-") for b in names)
+    why: dict[str, str] = {}  # flag -> what it needs
+    for name, flag in _POP_ONLY.items():
+        if name in given and not pop:
+            why[flag] = "--baseline pop" if name == "k" else "--baseline pop (or pop-K)"
+    if "k" in given and pop and "pop" not in names:
+        why["--k"] = "--baseline pop (a pop-K baseline fixes its own K)"
+    if "highs_solver" in given and not (pop or "highs" in names):
+        why["--highs-solver"] = ("--baseline highs or pop (highs-simplex, highs-ipm, highs-pdlp and highs-warm fix "
+                                 "their solver)")
+    if "threads" in given and not any(b.startswith("highs") for b in names):
+        why["--threads"] = "a highs baseline (POP's parts run one HiGHS thread each)"
+    if not why:
+        return None
+    chosen = " ".join(f"--baseline {b}" for b in dict.fromkeys(baselines)) or "no --baseline"
+    needs = "; ".join(f"{flag} needs {need}" for flag, need in why.items())
+    one = len(why) == 1
+    return (f"{', '.join(why)} appl{'ies' if one else 'y'} to none of this compare's baselines ({chosen}): "
+            f"{needs}; add such a baseline, or leave {'it' if one else 'them'} out")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``compare`` to the app."""
 
     @app.command()
     def compare(
+        ctx: typer.Context,
         baseline: list[str] = typer.Option(["highs"], "--baseline", "-b", metavar="NAME",
                                            help="highs | highs-simplex | highs-ipm | highs-pdlp | highs-warm | pop | pop-K (repeatable; solver/baselines/registry.py)."),
         k: list[int] = typer.Option([4], "--k", metavar="K", help="POP parts (repeatable: --k 4 --k 16)." + range_help(1)),
@@ -158,6 +193,13 @@ def register(app: typer.Typer) -> None:
         Baselines: HiGHS cold, HiGHS hot-started from the previous round, POP-k."""
 
         def body():
+            given = {name for name in (*_POP_ONLY, "highs_solver", "threads")
+                     if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"}
+            ignored = ignored_options(given, baseline)
+            if ignored:
+                from solver.model.errors import UsageError
+
+                raise UsageError(ignored)
             from copter_cli.cmd_prepare import ensure_prepared
             from solver import rounds
 
