@@ -30,7 +30,8 @@ Errors: a missing file, or one that is not Parquet (truncated, still being writt
 naming the file, with a hint when it looks like an MPS model or a CSV/text table; a column of the wrong type, a column name that appears twice, or bad metadata ->
 ``FormatError``; a ``var``/``con`` name with an ASCII control character (``\\x00``-``\\x1f``,
 ``\\x7f``) -> ``ValidationError`` naming the row and the name (MPS export would cut or refuse it and
-two names could collide); rule violations are
+two names could collide), or a ``kind``/``var``/``con`` value whose bytes are not UTF-8 -> ``ValidationError``
+naming the column and row; rule violations are
 found when applying (``solver.differential``) and raise ``ValidationError`` naming the 0-based table
 row(s) and the entity.
 
@@ -129,6 +130,7 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                     c = c.cast(pa.string())
                 elif not pa.types.is_string(t):
                     raise FormatError(f"column {f.name!r} has type {t}, expected strings", file=path)
+                _check_utf8(c, f.name, path)
                 if f.name != "kind":
                     _check_name_bytes(c, f.name, path)
             elif f.name in _NUMERIC:
@@ -187,6 +189,42 @@ def _check_known_columns(table: pa.Table, path: str) -> None:
         raise FormatError(f"unknown column {name!r}: a copter delta/problem file has the columns "
                           f"{', '.join(SCHEMA.names)}{hint}; an unknown column would be dropped without a word",
                           file=path, entity=name)
+
+
+def _check_utf8(c, column: str, path: str) -> None:
+    """Refuse a string column (plain, or its dictionary) holding bytes that are not UTF-8: a Parquet writer can
+    store any bytes as a string column (an encoding mix-up, a C/Java writer), which pyarrow reads without a check
+    and which failed later as an internal error (exit 1). One full validation (C, about 8 ms per million strings);
+    on failure the first bad element is found by bisection (each step validates half the rest).
+
+    Raises:
+        ValidationError: naming the column, the 0-based row of the first such name (None when only an unused
+            dictionary entry is bad) and the name (undecodable bytes shown escaped).
+    """
+    values = c.dictionary if isinstance(c, pa.DictionaryArray) else c
+    try:
+        values.validate(full=True)
+        return
+    except pa.ArrowInvalid:
+        pass
+    lo, hi = 0, len(values)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            values.slice(lo, mid - lo).validate(full=True)
+            lo = mid
+        except pa.ArrowInvalid:
+            hi = mid
+    raw = values.cast(pa.binary())[lo].as_py()
+    row = lo
+    if isinstance(c, pa.DictionaryArray):
+        row = int(pc.index(c.indices, pa.scalar(lo, c.indices.type)).as_py())
+        row = None if row < 0 else row
+    shown = raw.decode("utf-8", "backslashreplace")
+    where = "" if row is not None else " (an unused dictionary entry)"
+    raise ValidationError(f"column {column!r}: {shown!r}{where} is not UTF-8 text; copter's names and kinds are "
+                          "text: write the column from decoded strings (e.g. bytes.decode('latin-1'))",
+                          file=path, row=row, entity=shown)
 
 
 def _check_name_bytes(c, column: str, path: str) -> None:
