@@ -160,7 +160,8 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
 
 
 def _pandas_index_columns(table: pa.Table) -> set:
-    """Names of the index columns pandas wrote (its ``pandas`` schema metadata), if any."""
+    """Names of the index columns pandas wrote (its ``pandas`` schema metadata), if any; none when that metadata
+    is malformed (another writer's), so an unknown column is then refused by name, not an internal error."""
     raw = (table.schema.metadata or {}).get(b"pandas")
     if raw is None:
         return set()
@@ -168,7 +169,7 @@ def _pandas_index_columns(table: pa.Table) -> set:
 
     try:
         return {c for c in json.loads(raw).get("index_columns", []) if isinstance(c, str)}
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, TypeError):  # not JSON, not an object, index_columns not a list (null)
         return set()
 
 
