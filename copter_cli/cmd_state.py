@@ -62,7 +62,7 @@ def _print_report(report: dict, news: list[str] | None = None, message: bool = T
     from rich.table import Table
 
     t = Table(title=f"copter round {report.get('round', '?')}", show_header=False, box=None)
-    for key in ("status", "objective", "lp_bound", "gap_rel", "iterations", "warm_started",
+    for key in ("status", "objective", "lp_bound", "gap_rel", "engine", "iterations", "warm_started",
                 "primal_residual_rel", "dual_residual_rel", "changed_variables", "solution_path",
                 "duals_path", "changes_path"):
         if key in report:
@@ -538,10 +538,10 @@ def show_cmd(
 #: history's columns: (header, justify, priority); 0 = essential (never dropped), higher = dropped first when
 #: the terminal is too narrow (copter_cli.table_fit); "mark": * the current round, failed a failed round's record
 HISTORY_COLUMNS = (("round", "right", 0), ("mark", "left", 1), ("status", "left", 0), ("objective", "right", 0),
-                   ("gap", "right", 0), ("iters", "right", 3), ("warm", "right", 8), ("changed", "right", 5),
-                   ("load", "right", 10), ("apply", "right", 9), ("kern.", "right", 12), ("solve", "right", 4),
-                   ("integ.", "right", 7),
-                   ("save", "right", 11), ("total", "right", 0), ("compare (time / copter)", "left", 6))
+                   ("gap", "right", 0), ("engine", "left", 3), ("iters", "right", 3), ("warm", "right", 8),
+                   ("changed", "right", 5), ("wait", "right", 13), ("load", "right", 10), ("apply", "right", 9),
+                   ("kern.", "right", 12), ("solve", "right", 4), ("integ.", "right", 7), ("save", "right", 11),
+                   ("total", "right", 0), ("compare (time / copter)", "left", 6))
 
 
 def _print_history(rows: list[dict], out: Console | None = None, terminal: bool | None = None) -> list[str]:
@@ -558,10 +558,10 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
         cmp = "  ".join(f"{m} {_fmt(c.get('time_ratio'), '.2g')}x" if _fmt(c.get("time_ratio")) != "-" else f"{m} -"
                         for m, c in r.get("compare", {}).items() if m != "copter")
         cells.append([_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]),
-                      _fmt(r.get("gap_rel"), ".2g"), _fmt(r["iterations"]), _fmt(r["warm_started"]),
-                      _fmt(r["changed_variables"]),
-                      *[_fmt(s.get(k), ".3f") for k in ("load", "apply", "kernels", "solve", "integerize", "save",
-                                                        "total")],
+                      _fmt(r.get("gap_rel"), ".2g"), _fmt(r.get("engine")), _fmt(r["iterations"]),
+                      _fmt(r["warm_started"]), _fmt(r["changed_variables"]),
+                      *[_fmt(s.get(k), ".3f") for k in ("wait", "load", "apply", "kernels", "solve", "integerize",
+                                                        "save", "total")],
                       cmp])
     return print_fitted([Column(*c) for c in HISTORY_COLUMNS], cells, console=out, terminal=terminal,
                         more="--json or --csv", title="copter history", box=box.SIMPLE_HEAD)
