@@ -27,7 +27,8 @@ round-trips exactly: ``"1_0"``, ``" 5 "`` or Arabic digits are a ``FormatError``
 ``"²"`` or a 5000-digit number are a ``FormatError`` naming the key, not a silent ``int()``). Other keys are kept in ``Delta.meta``.
 
 Errors: a missing file, or one that is not Parquet (truncated, still being written) -> ``FormatError``
-naming the file, with a hint when it looks like an MPS model or a CSV/text table; a column of the wrong type, a column name that appears twice, or bad metadata ->
+naming the file, with a hint when it looks like an MPS model or a CSV/text table (or another table format:
+``formats/other_format_hints.py``); a column of the wrong type, a column name that appears twice, or bad metadata ->
 ``FormatError``; a ``var``/``con`` name with an ASCII control character (``\\x00``-``\\x1f``,
 ``\\x7f``) -> ``ValidationError`` naming the row and the name (MPS export would cut or refuse it and
 two names could collide), or a ``kind``/``var``/``con`` value whose bytes are not UTF-8 -> ``ValidationError``
@@ -52,6 +53,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from formats.other_format_hints import sniffed_hint
 from solver.differential.parse import plain as _plain
 from solver.model.delta import KINDS, SCHEMA, Delta
 from solver.model.errors import FormatError, InputError, ValidationError
@@ -185,8 +187,10 @@ def _check_known_columns(table: pa.Table, path: str) -> None:
         extra = [c for c in extra if c not in _pandas_index_columns(table)]
     if extra:
         name = extra[0]
-        near = [k for k in SCHEMA.names if k.lower() == name.strip().lower()]
-        hint = f"; did you mean {near[0]!r}? (column names are case-sensitive)" if near else ""
+        near = [k for k in SCHEMA.names if k.lower() == name.strip().lstrip("\ufeff").lower()]  # a CSV's BOM too
+        why = ("the name starts with a byte-order mark: read the CSV with encoding='utf-8-sig'"
+               if name.startswith("\ufeff") else "column names are case-sensitive")
+        hint = f"; did you mean {near[0]!r}? ({why})" if near else ""
         raise FormatError(f"unknown column {name!r}: a copter delta/problem file has the columns "
                           f"{', '.join(SCHEMA.names)}{hint}; an unknown column would be dropped without a word",
                           file=path, entity=name)
@@ -412,8 +416,8 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
         with pq.ParquetFile(pa.BufferReader(stdin_bytes()) if path == STDIN else path) as f:
             table = f.read()  # one chunk per row group (read_table splits into many batches)
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
-        raise FormatError(f"not a readable Parquet file ({e}){_mps_hint(path, expect) or _csv_hint(path)}",
-                          file=path) from None
+        hint = sniffed_hint(_head(path, 4096)) or _mps_hint(path, expect) or _csv_hint(path)
+        raise FormatError(f"not a readable Parquet file ({e}){hint}", file=path) from None
     meta = dict(table.schema.metadata or {})
     fmt = _meta_get(meta, "copter.format") or None
     if fmt is not None and fmt not in ("delta", "problem"):
