@@ -129,7 +129,22 @@ def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
     if (store.root / gen_name(round_)).is_dir() and not store.is_complete(round_):
         raise StateError(f"round {round_} is damaged: {store.damage(round_)}", file=str(store.root))
     raise UsageError(f"round {round_} is not kept in {store.root} (kept rounds: "
-                     f"{', '.join(map(str, kept)) or 'none'})")
+                     f"{', '.join(map(str, kept)) or 'none'}){_why_not_kept(store, round_, kept)}")
+
+
+def _why_not_kept(store: StateStore, round_: int, kept: list[int]) -> str:
+    """What became of a round that is not kept, for :func:`require_round`'s message: a failed round's record
+    under ``failed/`` (its report, which ``show --round`` cannot give), or a round older than every kept one
+    (pruned by ``--keep``; the round log still has its row); '' otherwise."""
+    failed = [p for p in store.failures() if load_failure(p).get("round") == round_]
+    if failed:
+        status = load_failure(failed[-1]).get("status") or "without a status"
+        return (f"; round {round_} failed ({status}) and was not stored: its report is "
+                f"{failed[-1] / 'report.json'}, and `copter history` lists it")
+    if kept and 0 <= round_ < min(kept):
+        return (f"; round {round_} was pruned (the state keeps its newest generations, init --keep); its row "
+                f"is still in `copter history`")
+    return ""
 
 
 def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
