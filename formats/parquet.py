@@ -56,7 +56,7 @@ import pyarrow.parquet as pq
 from formats.other_format_hints import sniffed_hint
 from solver.differential.parse import plain as _plain
 from solver.model.delta import KINDS, SCHEMA, Delta
-from solver.model.errors import FormatError, InputError, ValidationError
+from solver.model.errors import FormatError, InputError, UsageError, ValidationError
 from solver.model.problem import Problem
 
 FORMAT_VERSION = "1"
@@ -75,7 +75,8 @@ def stdin_bytes() -> bytes:
 
     Raises:
         InputError: standard input was closed when the process started (``copter step - <&-``: Python's
-            ``sys.stdin`` is None), naming ``-``.
+            ``sys.stdin`` is None), naming ``-``. UsageError: standard input is a terminal (``copter step -`` typed
+            without a pipe waited for end-of-file, silent, until Ctrl-D, then read the typed text as Parquet).
     """
     if not _STDIN_BYTES:
         import sys
@@ -83,6 +84,10 @@ def stdin_bytes() -> bytes:
         if sys.stdin is None:
             raise InputError("standard input was closed when copter started (<&-): pipe the delta's Parquet "
                              "bytes into it", file=STDIN)
+        if sys.stdin.isatty():
+            raise UsageError("standard input is a terminal: `copter step -` reads a delta's Parquet bytes piped "
+                             "into it (generate-delta | copter step -, or copter step - < delta.parquet); give a "
+                             "file by name otherwise", file=STDIN)
         _STDIN_BYTES.append(sys.stdin.buffer.read())
     return _STDIN_BYTES[0]
 _CONTROL_CHARS = "[\\x00-\\x1f\\x7f]"
