@@ -18,4 +18,6 @@ Files (one line each):
     alm_newton.py      semismooth Newton + CG inner solver of alm.py
     alm_kernels.py     numba kernels of alm.py / alm_newton.py
     alm_kernels_ref.py plain-numpy twins of alm_kernels.py, compared by the tests
+    alm_schur.py       Newton directions by block elimination: assignment rows, Schur complement, Cholesky
+    alm_schur_ref.py   plain-numpy twins of alm_schur.py's kernels, compared by the tests
 """

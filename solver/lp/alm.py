@@ -70,6 +70,7 @@ import numpy as np
 from solver.lp.alm_kernels import csc_matvec, diff_norm, dot
 from solver.lp.alm_newton import Subproblem, Workspace, newton_solve
 from solver.lp.alm_scaling import scale_for_alm
+from solver.lp.alm_schur import SchurSystem
 from solver.lp.original_kkt import original_kkt
 from solver.lp.pdhg import parse_warm_start, scaling_trouble
 from solver.lp.presolve import solve_pdhg as pdhg_solve  # the cold PDHG path: HiGHS presolve + PDHG
@@ -110,6 +111,12 @@ class ALMParameters:
             step of a warm start), the original-space KKT test runs after every Newton step, not only
             after every outer step, so a solve stops as soon as a Newton iterate meets tol.
         newton_max: Newton steps per inner solve at most. cg_max: CG iterations per Newton step at most.
+        direct_max, direct_passes: the Newton directions come from block elimination with a dense Cholesky
+            factor of the coupling rows' Schur complement (``solver.lp.alm_schur``) when there are at most
+            ``direct_max`` coupling rows (S takes 8 direct_max^2 bytes) and the factorisation is charged at
+            most ``direct_passes`` matrix passes (``alm_schur.factor_passes``: a Jacobi-PCG Newton step took
+            100-250 CG iterations, each a pass, on the TE rounds); else (and when the factor fails) from
+            Jacobi-preconditioned CG. direct_max 0: always CG.
         stall_outer: outer steps without halving the worst relative KKT measure before PDHG takes over.
         handover: hand a stalled or diverging run to PDHG (False: stop with NUMERICAL_ERROR instead).
         work_limit: matrix passes (``solver.lp.alm_newton``: a Psi evaluation is two, a CG iteration one) the
@@ -131,6 +138,8 @@ class ALMParameters:
     check_within: float = 100.0
     newton_max: int = 50
     cg_max: int = 500
+    direct_max: int = 4000
+    direct_passes: int = 100
     stall_outer: int = 30
     handover: bool = True
     work_limit: float = math.inf
@@ -197,7 +206,7 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
         message = (f"variable {problem.col_names[red.unbounded_col]!r} appears in no constraint and its cost "
                    f"improves without bound in a direction it has no bound")
     message += (f" ({run.outer} outer steps, {run.newton_total} Newton steps, {run.unit_total} of them unit steps, "
-                f"{run.cg_total} CG iterations, "
+                f"{run.direct_total} of them direct, {run.cg_total} CG iterations, "
                 f"{run.passes} matrix passes"
                 f"{run.start_note})")
     return _result(problem, s, status, message, run.x_full, run.y_min_full, run.outer, run.seconds, t0, warm,
@@ -217,7 +226,7 @@ class _Run:
         self.x_full = red.x_fixed.copy()
         self.y_min_full = np.zeros(problem.n_rows)
         self.seconds: dict = {}
-        self.outer = self.newton_total = self.unit_total = self.cg_total = self.passes = 0
+        self.outer = self.newton_total = self.unit_total = self.direct_total = self.cg_total = self.passes = 0
         self.status, self.message = Status.OPTIMAL, "every column is empty: solved analytically"
         self.start_note, self.handover, self.already, self.warm = "", "", False, False
         self.last: list = []  # the KKT of the Newton iterate that ``done`` accepted
@@ -253,6 +262,10 @@ class _Run:
         self.sbar = np.minimum(np.maximum(ax0, sc.lc), sc.uc)
         self.omega = 1.0
         self.wsp = Workspace(sc.n, sc.m)
+        if prm.direct_max > 0:
+            schur = SchurSystem(*sc.csc, sc.m)
+            if schur.m2 <= prm.direct_max and schur.passes - 3 <= prm.direct_passes:
+                self.wsp.schur = schur
         self.b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc, p.row_lower[kr], p.row_upper[kr])
         self.c_den = 1.0 + math.sqrt(dot(sc.c, sc.c))
         self.floor = prm.inner_floor * s.tol * self.b_den
@@ -322,6 +335,7 @@ class _Run:
         self.outer += 1
         self.newton_total += st.steps
         self.unit_total += st.unit_steps
+        self.direct_total += st.direct_solves
         self.cg_total += st.cg_iterations
         self.passes += st.passes
         # the step's own residuals (scaled): primal A x - s, dual = the proximal terms' reduced-cost error

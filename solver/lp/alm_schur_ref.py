@@ -1,0 +1,70 @@
+"""Plain-numpy twins of ``solver.lp.alm_schur``'s kernels (same arguments and outputs), compared by the tests.
+
+The twins build the dense generalised Hessian V and eliminate its assignment block with numpy, the way the
+module docstring of ``solver.lp.alm_schur`` writes it, instead of the kernels' one-pass accumulations."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _matrix(cp, ci, cv, m: int) -> sp.csc_array:
+    return sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1))
+
+
+def assignment_rows_ref(cp, ci, cv, m):
+    """Twin of :func:`solver.lp.alm_schur.assignment_rows`."""
+    A = _matrix(cp, ci, cv, m).tocsr()
+    A.sort_indices()
+    n = cp.shape[0] - 1
+    cnt = np.diff(A.indptr)
+    row_of_col = np.full(n, -1, dtype=np.int64)
+    taken = np.zeros(m, dtype=bool)
+    for i in np.argsort(cnt, kind="mergesort"):
+        cols = A.indices[A.indptr[i]:A.indptr[i + 1]]
+        if (row_of_col[cols] < 0).all():
+            taken[i] = True
+            row_of_col[cols] = i
+    coef_of_col = np.zeros(n)
+    has = row_of_col >= 0
+    coef_of_col[has] = np.asarray(A[row_of_col[has], np.flatnonzero(has)]).reshape(-1)
+    coupling = np.flatnonzero(~taken).astype(np.int64)
+    pos = np.full(m, -1, dtype=np.int64)
+    pos[coupling] = np.arange(coupling.size)
+    return row_of_col, coef_of_col, pos, coupling, A.indptr.astype(np.int64), A.indices.astype(np.int64)
+
+
+def _blocks(cp, ci, cv, col_active, tau, diag, pos):
+    """Dense V = tau A_J A_J' + diag(diag) and the assignment rows' mask."""
+    m = diag.shape[0]
+    AJ = _matrix(cp, ci, cv, m)[:, np.flatnonzero(col_active)]
+    V = tau * (AJ @ AJ.T).toarray() + np.diag(diag)
+    return V, pos < 0
+
+
+def schur_assemble_ref(cp, ci, cv, col_active, tau, diag, prec, row_of_col, coef_of_col, pos, coupling, rp, rc,
+                       u, touched, S):
+    """Twin of :func:`solver.lp.alm_schur.schur_assemble` (V11's diagonal from V itself, not ``prec``)."""
+    V, r1 = _blocks(cp, ci, cv, col_active, tau, diag, pos)
+    V21 = V[np.ix_(coupling, r1)]
+    S[:] = V[np.ix_(coupling, coupling)] - (V21 / np.diag(V)[r1]) @ V21.T
+
+
+def schur_rhs_ref(cp, ci, cv, col_active, tau, prec, row_of_col, coef_of_col, coupling, pos, g, t):
+    """Twin of :func:`solver.lp.alm_schur.schur_rhs` (``prec`` is V's diagonal)."""
+    V, r1 = _blocks(cp, ci, cv, col_active, tau, prec, pos)  # V21 does not depend on the diagonal
+    V21 = V[np.ix_(coupling, r1)]
+    t[:] = g[coupling] - V21 @ (g[r1] / prec[r1])
+
+
+def schur_back_ref(cp, ci, cv, col_active, tau, prec, row_of_col, coef_of_col, coupling, pos, g, d2, d):
+    """Twin of :func:`solver.lp.alm_schur.schur_back`."""
+    V, r1 = _blocks(cp, ci, cv, col_active, tau, prec, pos)
+    d[coupling] = d2
+    d[r1] = (g[r1] - V[np.ix_(r1, coupling)] @ d2) / prec[r1]
+
+
+def cholesky_solve_ref(L, t, out):
+    """Twin of :func:`solver.lp.alm_schur.cholesky_solve`."""
+    out[:] = np.linalg.solve(L @ L.T, t)

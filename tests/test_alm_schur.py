@@ -1,0 +1,165 @@
+"""The ALM's direct Newton solve (solver.lp.alm_schur): each kernel agrees with its numpy twin
+(solver.lp.alm_schur_ref), the chosen assignment rows have pairwise disjoint supports, the direction solves
+the generalised Hessian's system exactly, and the ALM reaches the same optimum with it as with CG."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solver.lp import alm_schur as K
+from solver.lp import alm_schur_ref as R
+from solver.lp.alm import ALMParameters, solve_alm
+from solver.model.settings import Settings
+from solver.model.status import Status
+
+
+def _assignment_like(m1, m2, n, seed, extra=0.0):
+    """A (m1 + m2, n) with every column in one of m1 'demand' rows and up to 3 of m2 'link' rows, rows
+    shuffled; ``extra``: the share of columns with a second demand-row entry (breaks the disjointness)."""
+    rng = np.random.default_rng(seed)
+    rows, cols, vals = [], [], []
+    for j in range(n):
+        rows.append(rng.integers(m1))
+        cols.append(j)
+        vals.append(rng.uniform(0.5, 2.0))
+        if rng.random() < extra:
+            rows.append((rows[-1] + 1) % m1)
+            cols.append(j)
+            vals.append(rng.uniform(0.5, 2.0))
+        for link in rng.choice(m2, size=int(rng.integers(0, min(m2, 3) + 1)), replace=False):
+            rows.append(m1 + link)
+            cols.append(j)
+            vals.append(rng.normal())
+    A = sp.csc_array((vals, (rows, cols)), shape=(m1 + m2, n))
+    A = A[rng.permutation(m1 + m2), :].tocsc()
+    A.sum_duplicates()
+    A.sort_indices()
+    return A, (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data.copy()), rng
+
+
+def _close(got, want, rel=1e-10):
+    np.testing.assert_allclose(got, want, rtol=rel, atol=rel * (1 + np.abs(want).max(initial=0.0)))
+
+
+cases = st.tuples(st.integers(1, 25), st.integers(0, 10), st.integers(1, 60), st.integers(0, 2**31 - 1),
+                  st.sampled_from([0.0, 0.2, 1.0]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases)
+def test_assignment_rows_match_twin_and_are_disjoint(case):
+    m1, m2, n, seed, extra = case
+    A, csc, _ = _assignment_like(m1, m2, n, seed, extra)
+    m = m1 + m2
+    got, want = K.assignment_rows(*csc, m), R.assignment_rows_ref(*csc, m)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    row_of_col, coef, pos, coupling = got[:4]
+    taken = np.flatnonzero(pos < 0)
+    B = (A.tocsr()[taken, :] != 0).astype(int)
+    assert (np.asarray(B.sum(axis=0)).reshape(-1) <= 1).all()  # pairwise disjoint supports
+    for j in np.flatnonzero(row_of_col >= 0):
+        assert A[row_of_col[j], j] == coef[j] != 0
+    np.testing.assert_array_equal(np.sort(np.concatenate([taken, coupling])), np.arange(m))
+
+
+def test_demand_rows_become_assignment_rows():
+    """Without a second demand entry every demand row is taken and only link rows are coupled."""
+    m1, m2 = 30, 8
+    A, csc, _ = _assignment_like(m1, m2, 200, 3)
+    row_of_col, _, pos, coupling = K.assignment_rows(*csc, m1 + m2)[:4]
+    assert coupling.size <= m2 + 1  # a link row with fewer entries than a demand row may be taken instead
+
+
+def _system(case, tau):
+    m1, m2, n, seed, extra = case
+    A, csc, rng = _assignment_like(m1, m2, n, seed, extra)
+    m = m1 + m2
+    act = (rng.random(n) < 0.7).astype(np.uint8)
+    diag = rng.uniform(1e-3, 1.0, m)
+    AJ = A[:, np.flatnonzero(act)]
+    V = tau * (AJ @ AJ.T).toarray() + np.diag(diag)
+    return csc, m, act, diag, np.diag(V).copy(), V, rng
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases, st.floats(1e-3, 1e3))
+def test_schur_kernels_match_twins(case, tau):
+    csc, m, act, diag, prec, V, rng = _system(case, tau)
+    struct = K.assignment_rows(*csc, m)
+    row_of_col, coef, pos, coupling, rp, rc = struct
+    k = coupling.size
+    S1, S2 = np.empty((k, k)), np.empty((k, k))
+    u = np.zeros(k)
+    K.schur_assemble(*csc, act, tau, diag, prec, *struct, u, np.empty(k, np.int64), S1)
+    R.schur_assemble_ref(*csc, act, tau, diag, prec, *struct, u, None, S2)
+    assert (u == 0).all()
+    _close(S1, S2)
+    g = rng.standard_normal(m)
+    t1, t2 = np.empty(k), np.empty(k)
+    K.schur_rhs(*csc, act, tau, prec, row_of_col, coef, coupling, pos, g, t1)
+    R.schur_rhs_ref(*csc, act, tau, prec, row_of_col, coef, coupling, pos, g, t2)
+    _close(t1, t2)
+    d2 = rng.standard_normal(k)
+    b1, b2 = np.empty(m), np.empty(m)
+    K.schur_back(*csc, act, tau, prec, row_of_col, coef, coupling, pos, g, d2, b1)
+    R.schur_back_ref(*csc, act, tau, prec, row_of_col, coef, coupling, pos, g, d2, b2)
+    _close(b1, b2)
+    if k:
+        L = np.linalg.cholesky(S2)
+        c1, c2 = np.empty(k), np.empty(k)
+        K.cholesky_solve(L, t2, c1)
+        R.cholesky_solve_ref(L, t2, c2)
+        _close(c1, c2, 1e-8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases, st.floats(1e-2, 1e2))
+def test_direction_solves_the_newton_system(case, tau):
+    csc, m, act, diag, prec, V, rng = _system(case, tau)
+    g = rng.standard_normal(m)
+    d = np.empty(m)
+    assert K.SchurSystem(*csc, m).solve(*csc, act, tau, diag, prec, g, d)
+    np.testing.assert_allclose(V @ d, g, rtol=0, atol=1e-8 * (1 + np.abs(g).max()) * (1 + np.abs(V).max()))
+
+
+def _te_like_lp(seed):
+    """min -sum x over 'paths' x in [0, 1]: demand rows sum x <= demand, link rows sum x <= capacity."""
+    from solver.model.problem import Problem
+
+    m1, m2, n = 25, 6, 80
+    A, csc, rng = _assignment_like(m1, m2, n, seed)
+    A = abs(A)
+    m = m1 + m2
+    return Problem.from_arrays(cost=-rng.uniform(0.5, 1.5, n), col_lower=np.zeros(n), col_upper=np.ones(n),
+                               row_lower=np.full(m, -np.inf), row_upper=rng.uniform(0.5, 2.0, m), matrix=A)
+
+
+def test_alm_with_direct_newton_matches_cg_and_highs():
+    from solver.baselines.highs import solve_highs
+
+    for seed in range(4):
+        p = _te_like_lp(seed)
+        st_ = Settings(tol=1e-6)
+        direct = solve_alm(p, st_, params=ALMParameters(handover=False))
+        cg = solve_alm(p, st_, params=ALMParameters(handover=False, direct_max=0))
+        assert direct.status == cg.status == Status.OPTIMAL
+        assert ", 0 of them direct" in cg.message and ", 0 of them direct" not in direct.message
+        ref = solve_highs(p, solver="simplex")
+        assert abs(direct.objective - ref.objective) <= 1e-5 * (1 + abs(ref.objective))
+        assert abs(cg.objective - ref.objective) <= 1e-5 * (1 + abs(ref.objective))
+
+
+def test_single_path_demands_keep_their_column_from_small_links():
+    """TE Cogentco's shape: a demand with one path has a one-entry row; a link used by two paths must not
+    claim that column (session 17's order left 4,776 coupling rows there instead of 486)."""
+    demands = sp.eye_array(10, format="csr")
+    links = sp.csr_array((np.ones(10), (np.repeat(np.arange(5), 2), np.arange(10))), shape=(5, 10))
+    A = sp.vstack([links, demands]).tocsc()  # the links come first in the row order
+    A.sort_indices()
+    csc = (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data.copy())
+    coupling = K.assignment_rows(*csc, 15)[3]
+    np.testing.assert_array_equal(coupling, np.arange(5))
