@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from copter_cli.output import emit, run, say
+from copter_cli.output import emit, run, say, say_warnings
 from copter_cli.solver_options import SECONDS_WHAT, check_range, range_help
 
 JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
@@ -20,6 +20,7 @@ worker_app = typer.Typer(name="worker", no_args_is_help=True, add_completion=Fal
 
 @worker_app.command("start")
 def start_cmd(
+    ctx: typer.Context,
     idle_timeout: float = typer.Option(900.0, "--idle-timeout",
                                        help="Exit after this many seconds without a command (0: never)."
                                             + range_help(0)),
@@ -40,16 +41,36 @@ def start_cmd(
         from copter_cli.cmd_prepare import ensure_prepared
 
         res = worker_control.start(idle_timeout, timeout, ensure_prepared, say)
+        if getattr(ctx.get_parameter_source("idle_timeout"), "name", None) == "COMMANDLINE":
+            res = _with_idle_warning(res, idle_timeout)
         return emit(res, json_out, _say_started)
 
     run(json_out, debug, body)
 
 
+def _idle_words(seconds: float) -> str:
+    return "never exits when idle" if not seconds else f"exits after {seconds:g} s without a command"
+
+
+def _with_idle_warning(res: dict, asked: float) -> dict:
+    """``res`` with a ``warnings`` entry when the worker was already running with another idle timeout than
+    the ``--idle-timeout`` given on the command line (a running worker keeps its own: ``worker start
+    --idle-timeout 0`` after a plain ``worker start`` said "already running", exit 0, and the worker still
+    exited after 900 idle seconds)."""
+    running = res.get("idle_timeout_seconds")
+    if not res.get("already_running") or running is None or float(running) == float(asked):
+        return res
+    text = (f"--idle-timeout {asked:g} is not applied: the worker already running (pid {res['pid']}) "
+            f"{_idle_words(running)}; `copter worker stop`, then start it again with that option")
+    return {**res, "warnings": [*(res.get("warnings") or []), text]}
+
+
 def _say_started(res: dict) -> None:
-    idle = res["idle_timeout_seconds"]
-    when = "never exits when idle" if not idle else f"exits after {idle:g} s without a command"
+    when = _idle_words(res["idle_timeout_seconds"])
     if res["already_running"]:
-        say(f"worker already running: pid {res['pid']}, served {res['served']} command(s); socket {res['socket']}")
+        say(f"worker already running: pid {res['pid']}, served {res['served']} command(s), {when}; "
+            f"socket {res['socket']}")
+        say_warnings(res)
         if not res.get("import_env_matches", True):
             say("its import-time variables (NUMBA_*, OMP_*, PYTHONPATH, ...) differ from this environment's: "
                 "commands from here run in-process (`copter worker status --json` shows them)")
