@@ -55,7 +55,7 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
 * *copter* rejects a ``BV`` bound line whose value is not 0 or 1 (``BV BND x 5``: the convention and HiGHS
   ignore the value, so the bound the writer meant would be dropped; ``formats/mps_binary_values.py``).
 * *copter* rejects an ``OBJSENSE`` section whose value is not MIN/MAX (HiGHS ignores it), an ``FR``/
-  ``MI``/``PL`` bound line that carries a value, and, in files with integer markers, a column whose
+  ``MI``/``PL`` bound line that carries a value (also ``FR x 5``, 3 fields without a set name), and, in files with integer markers, a column whose
   entries are split into separate blocks (its integrality would be ambiguous): ``FormatError`` with
   the line.
 * *copter* rejects a numeric field that is not one whole number token (HiGHS reads ``abc`` as 0,
@@ -252,8 +252,10 @@ def _prescan(data, path: str, idx: dict[bytes, list[int]]) -> int:
     return sense
 
 
-def _check_valueless_bounds(data, path: str, idx: dict, fixed: bool) -> None:
-    """An ``FR``/``MI``/``PL`` bound line carrying a value (HiGHS ignores it): free format, a fourth field;
+def _check_valueless_bounds(data, path: str, idx: dict, fixed: bool, is_column=None) -> None:
+    """An ``FR``/``MI``/``PL`` bound line carrying a value (HiGHS ignores it): free format, a fourth field, or the
+    third of ``FR x 5`` (3 fields whose field 2 is a column and field 3 is not: HiGHS takes field 2 as the column
+    whenever it is one, ``formats/mps_sections.py``; ``is_column(name: bytes) -> bool``, None skips this form);
     fixed format, text from column 25 on (a name may hold spaces there).
 
     Raises:
@@ -261,9 +263,15 @@ def _check_valueless_bounds(data, path: str, idx: dict, fixed: bool) -> None:
     """
     pat = rb"(?m)^ (FR|MI|PL) .{20}[ \t]*[^ \t\r\n]" if fixed else \
         rb"(?m)^[ \t]+(FR|MI|PL)[ \t]+\S+[ \t]+\S+[ \t]+\S+"
+    three = re.compile(rb"(?m)^[ \t]+(FR|MI|PL)[ \t]+(\S+)[ \t]+(\S+)[ \t\r]*$")
     for p in idx.get(b"BOUNDS", ()):
         end = _section_end(data, p + 1)
-        m = re.search(pat, bytes(data[p:end]))
+        sec = bytes(data[p:end])
+        m = re.search(pat, sec)
+        if m is None and not fixed and is_column is not None:  # one name lookup per distinct field 2 (a set name)
+            cols = {f2 for f2 in {f2 for _, f2, _ in three.findall(sec)} if is_column(f2)}
+            m = next((h for h in three.finditer(sec) if h.group(2) in cols and not is_column(h.group(3))),
+                     None) if cols else None
         if m:
             raise FormatError(f"bound type {m.group(1).decode()} takes no value",
                               file=path, line=_line_of(data, p + m.start()))
@@ -418,7 +426,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
         h, status, messages = _highs_read(path)
         fixed = any(_FIXED_FORMAT in m for m in messages)
         if not is_error(status):
-            _check_valueless_bounds(data, path, idx, fixed)
+            _check_valueless_bounds(data, path, idx, fixed, lambda nm: _is_column(h, nm))
             check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
             if fixed:  # HiGHS's fixed parser keeps a repeated RHS/RANGES value or bound side without a warning
                 check_fixed_duplicates(data, path, idx, _line_of)

@@ -86,3 +86,16 @@ def test_init_exits_3_naming_the_line(tmp_path):
     err = json.loads(out)["error"]
     assert code == 3 and err["line"] == 11 and err["entity"] == "x" and "BV" in err["message"]
     assert not (tmp_path / "st" / "CURRENT").exists()
+
+
+@pytest.mark.parametrize("bound", [" FR x 5", " MI x -3", " PL x 7"])
+def test_free_format_three_field_valueless_type_with_a_value_is_refused(tmp_path, bound):
+    """``FR x 5`` (no set name) read x free and dropped the 5 without a word; the 4-field form was refused."""
+    with pytest.raises(FormatError, match=f"bound type {bound.split()[0]} takes no value") as err:
+        _read(tmp_path, FREE, bound)
+    assert err.value.line == 11
+
+
+@pytest.mark.parametrize("bound", [" FR BND x", " MI x", " PL BND x"])
+def test_free_format_valueless_types_without_a_value_still_read(tmp_path, bound):
+    assert _read(tmp_path, FREE, bound).n_cols == 2
