@@ -152,18 +152,33 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                     if t != pa.float64():
                         c = c.cast(pa.float64())
                 else:
-                    raise FormatError(f"column {f.name!r} has type {t}, expected float64", file=path)
+                    raise FormatError(f"column {f.name!r} has type {t}, expected float64{_text_hint(c, f.name)}",
+                                      file=path, entity=f.name)
             else:  # integer
                 if pa.types.is_boolean(t):
                     pass
                 elif pa.types.is_integer(t):
                     c = _int_flags(c, path, table)
                 else:
-                    raise FormatError(f"column 'integer' has type {t}, expected bool", file=path)
+                    raise FormatError(f"column 'integer' has type {t}, expected bool{_text_hint(c, 'integer')}",
+                                      file=path, entity="integer")
         except pa.ArrowInvalid as e:
             raise FormatError(f"column {f.name!r} cannot be read as {f.type}: {e}", file=path) from None
         cols.append(c)
     return pa.Table.from_arrays(cols, names=SCHEMA.names)
+
+
+def _text_hint(c, column: str) -> str:
+    """For a text column where numbers or flags belong: ``"; it holds text such as '-3' ..."`` with the conversion,
+    else "" (a CSV's quoted numbers, or a table read without type inference, arrive as strings)."""
+    if not (pa.types.is_string(c.type) or pa.types.is_large_string(c.type) or pa.types.is_string_view(c.type)):
+        return ""
+    valid = c.drop_null()
+    shown = f" such as {valid[0].as_py()[:40]!r}" if len(valid) else ""
+    fix = (f"df[{column!r}].map({{'true': True, 'false': False}})" if column == "integer"
+           else f"pandas.to_numeric(df[{column!r}])")
+    return (f"; it holds text{shown} (quoted numbers in a CSV, or a table read without type inference): convert it "
+            f"before writing the Parquet file, e.g. {fix}")
 
 
 def _pandas_index_columns(table: pa.Table) -> set:
