@@ -121,7 +121,7 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                                   "no-change delta has the columns and zero rows)", file=path, entity="kind")
             cols.append(pa.nulls(n, f.type))
             continue
-        c = _plain(table.column(f.name))
+        c = _one_array(table.column(f.name), f.name, path)
         t = c.type
         try:
             if pa.types.is_null(t):
@@ -166,6 +166,29 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
             raise FormatError(f"column {f.name!r} cannot be read as {f.type}: {e}", file=path) from None
         cols.append(c)
     return pa.Table.from_arrays(cols, names=SCHEMA.names)
+
+
+def _one_array(col, name: str, path: str):
+    """``col`` (a column as read: one chunk per row group, or more) as one Arrow array. A string column of more
+    than 2 GiB of text cannot be one ``string`` array (its int32 offsets overflow: pyarrow's concatenation raised
+    ArrowInvalid, exit 1): it is dictionary-encoded chunk by chunk instead (names repeat across coef rows, so the
+    dictionary is far smaller), which every reader downstream accepts.
+
+    Raises:
+        FormatError: even the distinct names exceed 2 GiB, naming the column.
+    """
+    try:
+        return _plain(col)
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        t = col.type
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)):
+            raise
+    try:
+        return _plain(pa.chunked_array([ch.dictionary_encode() for ch in col.chunks]))
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        raise FormatError(f"column {name!r} holds more than 2 GiB of distinct text, more than one Arrow string "
+                          "array holds: split the delta into several files (copter step d1 d2 ...)",
+                          file=path, entity=name) from None
 
 
 def _text_hint(c, column: str) -> str:
