@@ -89,11 +89,25 @@ def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
     if stat.S_ISREG(mode):
         return
     if stat.S_ISDIR(mode):
-        raise FormatError(f"is a directory, not a {what}", file=str(path))
+        raise FormatError(f"is a directory, not a {what}{_dataset_hint(path)}", file=str(path))
     kind = ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
             "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
     raise FormatError(f"is {kind}, not a regular {what}: copter reads it more than once; write it to a file "
                       "first (a delta can also be piped on standard input: `copter step -`)", file=str(path))
+
+
+def _dataset_hint(folder: str | os.PathLike) -> str:
+    """For a folder holding Parquet files (a dataset folder, as Spark writes ``delta.parquet/part-*.parquet``):
+    ``"; it holds N Parquet files ..."`` with how to join them into one file, else "" (error path only)."""
+    try:
+        parts = [e.name for e in os.scandir(folder) if e.name.lower().endswith((".parquet", ".pq"))]
+    except OSError:
+        return ""
+    if not parts:
+        return ""
+    return (f"; it holds {len(parts)} Parquet file(s) ({sorted(parts)[0]}{', ...' if len(parts) > 1 else ''}): a "
+            "dataset folder, as Spark writes one; copter reads one file, so join them, e.g. "
+            "pyarrow.parquet.write_table(pyarrow.parquet.read_table(FOLDER), 'delta.parquet')")
 
 
 def read_problem(path: str | os.PathLike) -> Problem:

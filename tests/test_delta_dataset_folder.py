@@ -1,0 +1,41 @@
+"""A Parquet dataset folder given as a delta (Spark writes ``delta.parquet/part-*.parquet``) says how to join it.
+
+It said only "is a directory, not a delta file"; exit 3 and the state untouched as before (session 21's delta hunt).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from typer.testing import CliRunner
+
+from copter_cli.app import app
+from copter_cli.exit_codes import BAD_INPUT
+from tests.helpers import small_lp_state, snapshot
+
+
+def test_a_dataset_folder_gets_the_join_hint(tmp_path):
+    st, _ = small_lp_state(tmp_path)
+    folder = tmp_path / "delta.parquet"
+    folder.mkdir()
+    for k in range(2):
+        pq.write_table(pa.table({"kind": ["var"], "var": [f"x{k + 1}"], "value": [1.0]}),
+                       folder / f"part-0000{k}.snappy.parquet")
+    (folder / "_SUCCESS").touch()
+    before = snapshot(st)
+    res = CliRunner().invoke(app, ["step", str(folder), "--state", str(st), "--json"])
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert res.exit_code == BAD_INPUT and "is a directory" in err["message"], res.output
+    assert "holds 2 Parquet file(s) (part-00000.snappy.parquet, ...)" in err["message"]
+    assert "pyarrow.parquet.read_table(FOLDER)" in err["message"]
+    assert snapshot(st) == before
+
+
+def test_an_empty_folder_keeps_the_plain_message(tmp_path):
+    st, _ = small_lp_state(tmp_path)
+    (tmp_path / "empty").mkdir()
+    res = CliRunner().invoke(app, ["step", str(tmp_path / "empty"), "--state", str(st), "--json"])
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert res.exit_code == BAD_INPUT and err["message"].endswith("is a directory, not a delta file")
