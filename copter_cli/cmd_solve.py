@@ -140,6 +140,7 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     t0 = time.perf_counter()
     with collect() as notes:  # the reader's warnings: stderr as before, and the JSON's "warnings"
         problem = read_problem(problem_path)
+    notes = [*notes, *_unread_milp_options(solver, problem, problem_path)]
     if notes:
         from copter_cli.output import say_warnings
 
@@ -189,6 +190,20 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
         say_error(f"error (solve_failed, exit {code}): {problem_path.name} ended {result.status.name}: "
                   f"{result.message or 'no usable point'}")
     return code
+
+
+def _unread_milp_options(solver: opts.GivenOptions, problem, path: Path) -> list[str]:
+    """The warning (a list of at most one) that MILP-only options were given for a model without integer
+    columns, which none of them reaches: ``solve lp.mps --mip-gap 0.1`` said nothing. A warning, not an error:
+    one command line may be run over a batch of LPs and MILPs."""
+    flags = [] if problem.is_mip else solver.milp_only()
+    if not flags:
+        return []
+    from copter_cli.printable import printable
+
+    one = len(flags) == 1
+    return [f"{', '.join(flags)} appl{'ies' if one else 'y'} to MILPs only and {printable(path.name)} has no "
+            f"integer column: {'it has' if one else 'they have'} no effect on this solve"]
 
 
 def register(app: typer.Typer) -> None:

@@ -223,6 +223,10 @@ class GivenOptions:
     def __bool__(self) -> bool:
         return bool(self.given)
 
+    def milp_only(self) -> list[str]:
+        """The flags given that only a MILP reads (their help starts with ``MILP:``), in the table's order."""
+        return [o.flag for o in self.given if o.help.startswith("MILP:")]
+
     @property
     def verbose(self) -> bool:
         """``--verbose`` was given."""
