@@ -201,6 +201,10 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         d = _read_delta(delta)
         if done is not None and d.base_round is not None:  # written for round done - 1: applied there
             return _no_op_report(store, gen, done, sha)
+        if done is None and d.base_round is not None and d.base_round < gen.round:
+            row = _logged_round(store, sha, d.base_round + 1)  # its round pruned since: the log still has it
+            if row is not None:
+                return _no_op_report(store, gen, row["round"], sha, row)
         seconds = {"wait": _waited + t_lock - t_req, "load": time.perf_counter() - t_lock}
         warnings = [gen.warning] if gen.warning else []
         if done is not None:
@@ -258,15 +262,30 @@ def _hashes_of(deltas: list) -> list:
     return out
 
 
-def _no_op_report(store: StateStore, gen: Generation, done: int, sha: str) -> dict:
-    """The answer to a re-applied delta: ``round`` is the kept round this delta produced (``done``), with
-    that round's status and objective; ``current_round`` the state's current round. No warnings or timings
-    of either round: nothing was loaded, applied or solved; ``warnings`` only when CURRENT was unusable (the
-    current round is then the newest complete generation)."""
-    kept = gen.report if done == gen.round else _kept_report(store, done)
+def _logged_round(store: StateStore, sha: str, round_: int) -> dict | None:
+    """The round log's row of round ``round_`` on the live branch when the delta with SHA-256 ``sha`` produced
+    it (a generation, not a failed attempt), else None: how a retry of a delta whose round was pruned since
+    (``--keep``) is known, the log outliving the generations. Called only for a delta written for an older
+    round than the current one, which is refused otherwise."""
+    from solver.rounds.log_history import history
+
+    for row in history(store.root):
+        if row["round"] == round_ and row["kind"] == "generation" and row["delta_sha256"] == sha:
+            return row
+    return None
+
+
+def _no_op_report(store: StateStore, gen: Generation, done: int, sha: str, logged: dict | None = None) -> dict:
+    """The answer to a re-applied delta: ``round`` is the round this delta produced (``done``), with that
+    round's status and objective (from the round log's row ``logged`` when the round is no longer kept);
+    ``current_round`` the state's current round. No warnings or timings of either round: nothing was loaded,
+    applied or solved; ``warnings`` only when CURRENT was unusable (the current round is then the newest
+    complete generation)."""
+    kept = logged if logged is not None else gen.report if done == gen.round else _kept_report(store, done)
+    gone = "; that round is no longer kept, the round log has it" if logged is not None else ""
     report = {"round": done, "no_op": True, "current_round": gen.round, "accepted": True,
               "delta_sha256": sha, **{k: kept[k] for k in ("status", "objective") if k in kept},
-              "message": f"delta {sha[:16]}... already produced round {done} (current round {gen.round}); "
+              "message": f"delta {sha[:16]}... already produced round {done} (current round {gen.round}{gone}); "
                          "nothing done"}
     if gen.warning:
         report["warnings"] = [gen.warning]
