@@ -456,10 +456,16 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
     if path != STDIN and not os.path.exists(path):
         raise InputError("file not found", file=path)
     try:
-        with pq.ParquetFile(pa.BufferReader(stdin_bytes()) if path == STDIN else path) as f:
+        # page checksums, where the writer stored them (copter's writers do), are verified: a flipped bit in a
+        # data page otherwise reads as another number without a word (one bit of 7.0 read as 458752.0)
+        with pq.ParquetFile(pa.BufferReader(stdin_bytes()) if path == STDIN else path,
+                            page_checksum_verification=True) as f:
             table = f.read()  # one chunk per row group (read_table splits into many batches)
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
         hint = sniffed_hint(_head(path, 4096)) or _mps_hint(path, expect) or _csv_hint(path)
+        if "checksum verification failed" in str(e):
+            hint = ("; its bytes were damaged after it was written (a page's checksum does not match its data): "
+                    "write or copy it again")
         raise FormatError(f"not a readable Parquet file ({e}){hint}", file=path) from None
     meta = dict(table.schema.metadata or {})
     fmt = _meta_get(meta, "copter.format") or None
@@ -528,8 +534,10 @@ def write_delta(delta: Delta, path: str | os.PathLike) -> None:
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         # one row group (up to 64M rows): one dictionary per name column, shared by every read batch
+        # page checksums (CRC-32 of each page): a reader that verifies them (read_delta) refuses a damaged file
         pq.write_table(table, tmp, compression="zstd", dictionary_pagesize_limit=1 << 28,
-                       row_group_size=max(1, min(table.num_rows, 1 << 26)), write_statistics=False)
+                       row_group_size=max(1, min(table.num_rows, 1 << 26)), write_statistics=False,
+                       write_page_checksum=True)
         os.replace(tmp, path)
     except OSError as e:
         try:
