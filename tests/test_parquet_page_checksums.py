@@ -47,7 +47,7 @@ def test_no_single_bit_flip_of_a_copter_delta_reads_silently_wrong(tmp_path):
 
 
 def test_step_refuses_a_damaged_page_naming_the_damage(tmp_path):
-    """A foreign writer's file with page checksums (pyarrow's option; parquet-mr writes them by default)."""
+    """A foreign writer's file with page checksums (pyarrow's write_page_checksum, parquet-mr's option)."""
     st, _ = small_lp_state(tmp_path)
     buf = io.BytesIO()
     pq.write_table(pa.table({"kind": ["var"], "var": ["x3"], "value": [7.0]}), buf, compression="none",
