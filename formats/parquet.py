@@ -462,6 +462,9 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
                             page_checksum_verification=True) as f:
             table = f.read()  # one chunk per row group (read_table splits into many batches)
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
+        if path == STDIN and not stdin_bytes():  # `gen | copter step -` whose generator wrote nothing
+            raise FormatError("standard input is empty: nothing was piped into `copter step -` (did the command "
+                              "that writes the delta fail?)", file=path) from None
         hint = sniffed_hint(_head(path, 4096)) or _mps_hint(path, expect) or _csv_hint(path)
         if "checksum verification failed" in str(e):
             hint = ("; its bytes were damaged after it was written (a page's checksum does not match its data): "

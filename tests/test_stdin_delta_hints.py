@@ -43,3 +43,15 @@ def test_binary_garbage_on_stdin_gets_no_hint(state, monkeypatch):
     res = CliRunner().invoke(app, ["step", "-", "--state", str(state), "--json"])
     err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
     assert res.exit_code == BAD_INPUT and "looks like" not in err["message"], err["message"]
+
+
+def test_empty_stdin_says_nothing_was_piped(state, monkeypatch):
+    """`generate-delta | copter step -` whose generator failed and wrote nothing said "-: not a readable Parquet
+    file (Parquet file size is 0 bytes)"; it now says standard input is empty. Exit 3, state untouched."""
+    monkeypatch.setattr(parquet, "_STDIN_BYTES", [b""])
+    before = snapshot(state)
+    res = CliRunner().invoke(app, ["step", "-", "--state", str(state), "--json"])
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert res.exit_code == BAD_INPUT and "standard input is empty" in err["message"], err["message"]
+    assert err["kind"] == "format" and err["file"] == "-"
+    assert snapshot(state) == before
