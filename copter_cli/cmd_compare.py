@@ -75,10 +75,13 @@ def print_table(res: dict, out: Console | None = None, terminal: bool | None = N
         rule = (f"(violates tol) = an integer point with a row or bound violated by more than {tol:.1e} relative "
                 "to max(1, |bound|), or an integer off by more")
     else:
+        from solver.lp.termination import row_tolerance
+
         rule = (f"(violates tol) = primal res. rel (||Ax - proj(Ax)||_2 / (1 + ||b||_2), the LP engine's OPTIMAL "
                 f"criterion) above {tol:.1e}, a column bound missed by more relative to max(1, |bound|), or a "
-                f"row off by more than {100 * tol:.1e} relative to max(1, |bound|) (the per-row tolerance of an "
-                "LP OPTIMAL)")
+                f"row off by more than {row_tolerance(tol):.1e} relative to max(1, |bound|, its largest "
+                f"|coefficient|) (the per-row tolerance "
+                "of an LP OPTIMAL: 100 x tol, at most sqrt(tol))")
     out.print("objective and obj. diff rel only for OPTIMAL/FEASIBLE rows: diff = sense * (objective - best) / "
               "|best| (relative at every scale; a best that is 0 within feasibility tol x sum |c_j| (1 + |x_j|) at the best's or the row's point, the smaller: 0 within that or 1e-6, else +-1; 0 = best, > 0 = worse); row viol. = max absolute row violation (rel: divided by "
               f"max(1, |bound|)); {rule}: never the best; seconds = wall time on this machine (copter: apply + "
@@ -180,8 +183,9 @@ def register(app: typer.Typer) -> None:
             None, "--feasibility-tol",
             help="Flag (violates_tol, never ranked best) an LP point whose relative primal residual "
                  "||Ax - proj(Ax)||_2 / (1 + ||b||_2) (the engine's OPTIMAL criterion) or column bound violation "
-                 "exceeds this, or a row's violation relative to max(1, |bound|) 100x this (the per-row "
-                 "tolerance of an LP OPTIMAL), a MILP point whose max row/bound violation relative to max(1, |bound|) or "
+                 "exceeds this, or a row's violation relative to max(1, |bound|, its largest |coefficient|) exceeds "
+                 "100x this, at most its "
+                 "square root (the per-row tolerance of an LP OPTIMAL), a MILP point whose max row/bound violation relative to max(1, |bound|) or "
                  "integrality does (default: the state's --tol, set by init; 1e-4 unless init was given another)."
                  + range_help(0, math.inf, low_open=True, high_open=True)),
         state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
