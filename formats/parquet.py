@@ -134,7 +134,7 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                     elif not pa.types.is_string(vt):
                         raise FormatError(f"column {f.name!r} has type {t}, expected strings", file=path)
                 elif pa.types.is_large_string(t) or pa.types.is_string_view(t):
-                    c = c.cast(pa.string())
+                    c = _as_string(c, f.name, path)
                 elif not pa.types.is_string(t):
                     raise FormatError(f"column {f.name!r} has type {t}, expected strings", file=path)
                 _check_utf8(c, f.name, path)
@@ -168,6 +168,11 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
     return pa.Table.from_arrays(cols, names=SCHEMA.names)
 
 
+def _too_much_text(name: str, path: str) -> FormatError:
+    return FormatError(f"column {name!r} holds more than 2 GiB of distinct text, more than one Arrow string array "
+                       "holds: split the delta into several files (copter step d1 d2 ...)", file=path, entity=name)
+
+
 def _one_array(col, name: str, path: str):
     """``col`` (a column as read: one chunk per row group, or more) as one Arrow array. A string column of more
     than 2 GiB of text cannot be one ``string`` array (its int32 offsets overflow: pyarrow's concatenation raised
@@ -186,9 +191,26 @@ def _one_array(col, name: str, path: str):
     try:
         return _plain(pa.chunked_array([ch.dictionary_encode() for ch in col.chunks]))
     except (pa.ArrowInvalid, pa.ArrowCapacityError):
-        raise FormatError(f"column {name!r} holds more than 2 GiB of distinct text, more than one Arrow string "
-                          "array holds: split the delta into several files (copter step d1 d2 ...)",
-                          file=path, entity=name) from None
+        raise _too_much_text(name, path) from None
+
+
+def _as_string(c, name: str, path: str):
+    """A ``large_string``/``string_view`` name column (Polars writes large strings) as ``string``, or, beyond the
+    2 GiB of text one ``string`` array holds (the cast failed: "input array too large", exit 3), dictionary-encoded
+    over ``string`` values (:func:`_one_array`'s rule).
+
+    Raises:
+        FormatError: even the distinct names exceed 2 GiB, naming the column.
+    """
+    try:
+        return c.cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        pass
+    enc = c.dictionary_encode()
+    try:
+        return pa.DictionaryArray.from_arrays(enc.indices, enc.dictionary.cast(pa.string()))
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        raise _too_much_text(name, path) from None
 
 
 def _text_hint(c, column: str) -> str:

@@ -23,3 +23,13 @@ def test_two_chunks_over_2_gib_of_text_become_one_dictionary_column():
     assert len(kind) == 2 * n and pa.types.is_dictionary(kind.type)
     assert kind.type.value_type == pa.string()
     assert kind.chunk(0).dictionary.to_pylist() == ["\x00" * width]
+
+
+def test_a_large_string_column_over_2_gib_becomes_a_dictionary_column():
+    """Polars writes large_string: the cast to string failed "input array too large" (exit 3, refusing a valid delta)."""
+    width, n = 1000, 2_200_000  # 2.2 GB of zero bytes in one large_string array
+    offsets = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * width)
+    big = pa.Array.from_buffers(pa.large_string(), n, [None, offsets, pa.py_buffer(np.zeros(width * n, np.uint8))])
+    kind = _normalize(pa.table({"kind": big}), "d.parquet").column("kind")
+    assert len(kind) == n and kind.type == pa.dictionary(pa.int32(), pa.string())
+    assert kind.chunk(0).dictionary.to_pylist() == ["\x00" * width]
