@@ -349,8 +349,7 @@ class StateStore(StateLocking):
                              f"({self.damage(folders[-1], verify)})", file=str(self.root))
         if self.root.exists() and not self.root.is_dir():  # as the writers say (formats/state_lock.py)
             raise StateError("is a file, not a state directory", file=str(self.root))
-        raise StateError("not an initialised copter state directory "
-                         f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
+        raise self.not_initialised()
 
     def _verify_of(self, round_: int, verify: Verify) -> Verify:
         """``verify``, or False for the generation this process committed and still holds (_recent)."""
@@ -566,6 +565,24 @@ class StateStore(StateLocking):
         for old in self.failures()[:-max(1, keep)]:
             shutil.rmtree(old, ignore_errors=True)
         return base / name
+
+    def not_initialised(self) -> StateError:
+        """The error for a folder that holds no initialised state: run init; when an ``init`` left its failed
+        round 0 there (it initialises nothing, README "Exit codes"), the message names that record's report and
+        status, which ``show`` and ``history`` cannot read without a state."""
+        why = f"run `copter init BASE --state {self.root}`"
+        try:
+            records = self.failures() if self.root.is_dir() else []
+        except OSError:  # an unreadable failed/: the plain advice
+            records = []
+        for rec in reversed(records):
+            rep = load_failure(rec)
+            if rep.get("round") == 0:
+                why = (f"its round 0 ended {rep.get('status') or 'without a status'} and initialised nothing; "
+                       f"that report is {rec / 'report.json'}; run `copter init BASE --state {self.root}` "
+                       "again once the base or the options are fixed, or with --accept-failed")
+                break
+        return StateError(f"not an initialised copter state directory ({why})", file=str(self.root))
 
     def failures(self) -> list[Path]:
         """Failed-round record folders, oldest first."""

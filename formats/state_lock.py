@@ -65,8 +65,7 @@ class StateLocking:
                 not self.root.is_dir() or not self._has_state_names()):
             # refused before the lock file is created: a folder that is not a state gets no .lock (a lock
             # this process already holds, e.g. init's, is re-entered as before)
-            raise StateError("not an initialised copter state directory "
-                             f"(run `copter init BASE --state {self.root}`)", file=str(self.root))
+            raise self.not_initialised()  # StateStore's (formats.checkpoint)
         if lk is None:
             lk = _LOCKS[key] = FileLock(os.path.join(key, ".lock"), timeout=0)
         self._check_lock_path()

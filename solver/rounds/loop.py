@@ -188,8 +188,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     with store.lock(wait=wait), environment_faults(store.root):
         t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         if not store.initialised:
-            raise StateError(f"not an initialised copter state directory (run `copter init BASE --state "
-                             f"{store.root}`)", file=str(store.root))
+            raise store.not_initialised()
         config = store.config(required=True)  # missing/damaged: exit 3, not a round at the default options
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
