@@ -21,7 +21,14 @@ from formats.faults import environment_faults, fault_point
 from formats.state_config import STATE_FORMAT
 from solver import kernel_clock
 from solver.model.delta import Delta
-from solver.model.errors import CopterError, RoundMismatchError, StateBusyError, StateError, UsageError
+from solver.model.errors import (
+    CopterError,
+    InputError,
+    RoundMismatchError,
+    StateBusyError,
+    StateError,
+    UsageError,
+)
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.rounds.commit import save_round, solve_phases
@@ -166,12 +173,25 @@ def _record_init_failure(store: StateStore, problem: Problem, result, t0: float,
     return report
 
 
-def _read_delta(delta) -> Delta:
+def _read_delta(delta, sha: str | None = None) -> Delta:
+    """The delta (a Delta as is, else read from its file). ``sha``: the file's SHA-256 taken before the read
+    (the round's ``delta_sha256``); the file is hashed again after the read, so a producer that replaced or
+    rewrote it in between cannot get its new content recorded under the old content's hash (a later retry of
+    either file would then be taken for the other).
+
+    Raises:
+        InputError: the file changed while it was read (nothing was applied); the reader's errors.
+    """
     if isinstance(delta, Delta):
         return delta
     from formats.io import read_delta
 
-    return read_delta(Path(delta))
+    d = read_delta(Path(delta))
+    if sha is not None and str(delta) != "-" and file_sha256(delta) != sha:
+        raise InputError("the delta file changed while copter read it (another program is still writing or "
+                         "replaced it); nothing was applied: run the step again once the file is complete "
+                         "(write it under another name and rename it into place)", file=str(delta))
+    return d
 
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
@@ -197,7 +217,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         done = store.applied_in(sha, gen.round)
         if done is not None and _is_retry(store, done, gen.round, _later):
             return _no_op_report(store, gen, done, sha)
-        d = _read_delta(delta)
+        d = _read_delta(delta, sha)
         if done is not None and d.base_round is not None:  # written for round done - 1: applied there
             return _no_op_report(store, gen, done, sha)
         if done is None and d.base_round is not None and d.base_round < gen.round:

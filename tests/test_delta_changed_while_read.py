@@ -1,0 +1,69 @@
+"""A delta file rewritten between the hash a step records and the read it applies is refused (exit 3 through the
+CLI, nothing applied): otherwise the new content would be stored under the old content's ``delta_sha256``, and a
+later retry of the old file would be taken for a no-op of a round that never applied it (helper-125's hunt,
+session 21)."""
+
+from __future__ import annotations
+
+import pytest
+
+import formats.io
+from formats.checkpoint import StateStore
+from formats.io import write_delta
+from solver import rounds
+from solver.model.delta import Delta
+from solver.model.errors import InputError
+from tests.helpers import run_main, small_lp
+
+
+def _delta(path, cost: float) -> None:
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[cost])]), path)
+
+
+def _rewriting_reader(monkeypatch, path, cost: float) -> None:
+    """read_delta that reads the file, then has 'another program' rewrite it with another cost."""
+    real = formats.io.read_delta
+
+    def read_then_rewrite(p, *a, **k):
+        d = real(p, *a, **k)
+        _delta(path, cost)
+        return d
+
+    monkeypatch.setattr(formats.io, "read_delta", read_then_rewrite)
+
+
+def test_library_step_refuses_a_delta_rewritten_during_the_read(tmp_path, monkeypatch):
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    d = tmp_path / "d.parquet"
+    _delta(d, 5.0)
+    _rewriting_reader(monkeypatch, d, 7.0)
+    with pytest.raises(InputError, match="changed while copter read it") as e:
+        rounds.step(d, st)
+    assert e.value.file == str(d)
+    assert StateStore(st).load(with_state=False).round == 0  # nothing applied
+
+
+def test_cli_step_exit_3_and_state_untouched(tmp_path, monkeypatch, capsys):
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    before = sorted(p.name for p in st.rglob("*"))
+    d = tmp_path / "d.parquet"
+    _delta(d, 5.0)
+    _rewriting_reader(monkeypatch, d, 7.0)
+    code, out, err = run_main(capsys, "step", d, "--state", st)
+    assert code == 3, out + err
+    assert "changed while copter read it" in err and "d.parquet" in err
+    assert sorted(p.name for p in st.rglob("*")) == before
+    monkeypatch.undo()  # the file is complete now: the step applies it
+    code, out, err = run_main(capsys, "step", d, "--state", st)
+    assert code == 0, out + err
+    assert StateStore(st).load(with_state=False).round == 1
+
+
+def test_unchanged_file_steps_as_before(tmp_path):
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    d = tmp_path / "d.parquet"
+    _delta(d, 5.0)
+    assert rounds.step(d, st)["round"] == 1
