@@ -94,8 +94,9 @@ def test_schur_kernels_match_twins(case, tau):
     k = coupling.size
     S1, S2 = np.empty((k, k)), np.empty((k, k))
     u = np.zeros(k)
-    K.schur_assemble(*csc, act, tau, diag, prec, *struct, u, np.empty(k, np.int64), S1)
-    R.schur_assemble_ref(*csc, act, tau, diag, prec, *struct, u, None, S2)
+    ops1 = K.schur_assemble(*csc, act, tau, diag, prec, *struct, u, np.empty(k, np.int64), S1)
+    ops2 = R.schur_assemble_ref(*csc, act, tau, diag, prec, *struct, u, None, S2)
+    assert ops1 == ops2
     assert (u == 0).all()
     _close(S1, S2)
     g = rng.standard_normal(m)

@@ -264,7 +264,7 @@ class _Run:
         self.wsp = Workspace(sc.n, sc.m)
         if prm.direct_max > 0:
             schur = SchurSystem(*sc.csc, sc.m)
-            if schur.m2 <= prm.direct_max and schur.passes - 3 <= prm.direct_passes:
+            if schur.m2 <= prm.direct_max and schur.factor <= prm.direct_passes:
                 self.wsp.schur = schur
         self.b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc, p.row_lower[kr], p.row_upper[kr])
         self.c_den = 1.0 + math.sqrt(dot(sc.c, sc.c))

@@ -115,9 +115,12 @@ def schur_assemble(cp, ci, cv, col_active, tau, diag, prec, row_of_col, coef_of_
             coupling, rp, rc: :func:`assignment_rows`'s output.
         u (m2,) float64, touched (m2,) int64: work arrays (u must be zero on entry; left zero).
     Output: S (m2, m2) float64, both triangles (overwritten).
+    Returns:
+        the number of multiply-adds into S (int; ``SchurSystem`` charges them as matrix passes).
     """
     m2 = coupling.shape[0]
     n = cp.shape[0] - 1
+    ops = 0
     for a in range(m2):
         for b in range(m2):
             S[a, b] = 0.0
@@ -132,6 +135,7 @@ def schur_assemble(cp, ci, cv, col_active, tau, diag, prec, row_of_col, coef_of_
                         b = pos[ci[q]]
                         if b >= 0:
                             S[a, b] += va * cv[q]
+                            ops += 1
     m = pos.shape[0]
     for i in range(m):  # - u_i u_i' / V11_ii over the assignment rows
         if pos[i] >= 0:
@@ -161,6 +165,8 @@ def schur_assemble(cp, ci, cv, col_active, tau, diag, prec, row_of_col, coef_of_
                     S[a, b] -= ua * u[b]
             for x in range(k):
                 u[touched[x]] = 0.0
+            ops += k * k
+    return ops
 
 
 @njit(cache=True)
@@ -243,17 +249,20 @@ class SchurSystem:
     current active set, factors it (``numpy.linalg.cholesky``, LAPACK) and returns the exact direction.
 
     Attributes:
-        m2: the number of coupling rows (the order of S). passes: the matrix passes one solve is charged
-            (``solver.lp.alm_newton``'s work unit): the assembly, right-hand side and back substitution, one
-            each, plus the factorisation's m2^3 / 3 flops at :data:`DENSE_FLOP_SHARE` of a pass's flop
-            (:func:`factor_passes`).
+        m2: the number of coupling rows (the order of S). factor: the matrix passes a factorisation is
+            charged (:func:`factor_passes`: m2^3 / 3 flops at :data:`DENSE_FLOP_SHARE` of a pass's flop).
+            passes: what the last :meth:`solve` was charged (``solver.lp.alm_newton``'s work unit): the
+            right-hand side and the back substitution, one pass each, the assembly's multiply-adds over nnz
+            (TE Kdl: each active path's links squared, each demand's paths' links squared), and ``factor``.
     """
 
     def __init__(self, cp, ci, cv, m: int):
         (self.row_of_col, self.coef_of_col, self.pos, self.coupling, self.rp,
          self.rc) = assignment_rows(cp, ci, cv, m)
         self.m2 = k = int(self.coupling.shape[0])
-        self.passes = 3 + factor_passes(k, int(cp[-1]))
+        self.nnz = max(int(cp[-1]), 1)
+        self.factor = factor_passes(k, self.nnz)
+        self.passes = 0
         self.S = None  # (m2, m2) work arrays: allocated by the first solve (the caller may decline a large m2)
 
     def solve(self, cp, ci, cv, col_active, tau: float, diag, prec, g, d) -> bool:
@@ -263,8 +272,9 @@ class SchurSystem:
             k = self.m2
             self.S, self.u, self.touched = np.empty((k, k)), np.zeros(k), np.empty(k, dtype=np.int64)
             self.t, self.d2 = np.empty(k), np.empty(k)
-        schur_assemble(cp, ci, cv, col_active, tau, diag, prec, self.row_of_col, self.coef_of_col, self.pos,
-                       self.coupling, self.rp, self.rc, self.u, self.touched, self.S)
+        ops = schur_assemble(cp, ci, cv, col_active, tau, diag, prec, self.row_of_col, self.coef_of_col,
+                             self.pos, self.coupling, self.rp, self.rc, self.u, self.touched, self.S)
+        self.passes = 2 + int(math.ceil(ops / self.nnz)) + self.factor
         schur_rhs(cp, ci, cv, col_active, tau, prec, self.row_of_col, self.coef_of_col, self.coupling, self.pos,
                   g, self.t)
         if self.m2:

@@ -45,10 +45,19 @@ def _blocks(cp, ci, cv, col_active, tau, diag, pos):
 
 def schur_assemble_ref(cp, ci, cv, col_active, tau, diag, prec, row_of_col, coef_of_col, pos, coupling, rp, rc,
                        u, touched, S):
-    """Twin of :func:`solver.lp.alm_schur.schur_assemble` (V11's diagonal from V itself, not ``prec``)."""
+    """Twin of :func:`solver.lp.alm_schur.schur_assemble` (V11's diagonal from V itself, not ``prec``); the
+    multiply-adds counted from the sparsity patterns: sum over active columns of (coupling entries)^2 plus sum
+    over assignment rows of (coupling rows their active columns reach)^2."""
     V, r1 = _blocks(cp, ci, cv, col_active, tau, diag, pos)
     V21 = V[np.ix_(coupling, r1)]
     S[:] = V[np.ix_(coupling, coupling)] - (V21 / np.diag(V)[r1]) @ V21.T
+    m = diag.shape[0]
+    pattern = (_matrix(cp, ci, np.ones_like(cv), m)[:, np.flatnonzero(col_active)]).tocsr()
+    on_coupling = pattern[coupling, :]
+    per_column = np.asarray(on_coupling.sum(axis=0)).reshape(-1)
+    reach = (pattern[np.flatnonzero(r1), :] @ on_coupling.T) != 0  # assignment row x coupling row
+    per_row = np.asarray(reach.sum(axis=1)).reshape(-1)
+    return int((per_column ** 2).sum() + (per_row ** 2).sum())
 
 
 def schur_rhs_ref(cp, ci, cv, col_active, tau, prec, row_of_col, coef_of_col, coupling, pos, g, t):
