@@ -197,6 +197,9 @@ def register(app: typer.Typer) -> None:
         Baselines: HiGHS cold, HiGHS hot-started from the previous round, POP-k."""
 
         def body():
+            from solver.baselines import registry
+
+            registry.expand([b for b in baseline if b != "pop"], [])  # a mistyped name first (-b pops --k 2)
             given = {name for name in (*_POP_ONLY, "highs_solver", "threads")
                      if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"}
             ignored = ignored_options(given, baseline)

@@ -52,3 +52,11 @@ def test_default_values_are_not_given(tmp_path, capsys):
     code, out, err = run_main(capsys, "compare", "--state", st, "-b", "highs-warm", "--json")
     assert code == 0, (out, err)
     assert [b["name"] for b in json.loads(out)["baselines"]] == ["highs-warm"]
+
+
+def test_a_mistyped_baseline_is_named_before_the_options(tmp_path, capsys):
+    """``-b pops --k 2``: the typo is the error, not the --k it leaves unread."""
+    st, _ = small_lp_state(tmp_path)
+    code, out, _ = run_main(capsys, "compare", "--state", st, "-b", "pops", "--k", "2", "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 2 and msg.startswith("unknown baseline pops"), msg
