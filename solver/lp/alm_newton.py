@@ -10,7 +10,8 @@ to SNIPAL's accuracy ||V d + grad|| <= min(eta_bar, ||grad||^(1 + tau)), here in
 ||V d + grad|| <= min(``CG_ETA``, ||grad||^``CG_POWER``) ||grad|| (tau = 0.2; SNIPAL's tau is in (0, 1]);
 where the rows with pairwise disjoint supports leave a small Schur complement (``Workspace.schur``), the
 direction is exact instead: block elimination with a dense Cholesky factor of the coupling rows only
-(``solver.lp.alm_schur``: no factorisation of A; TE ring warm rounds 0.58 -> 0.18 of a cold solve's passes);
+(``solver.lp.alm_schur``: no factorisation of A; TE ring warm rounds 0.58 -> 0.18 of a cold solve's passes; a
+factorisation that fails is charged its work and PCG takes the rest of that inner solve);
 the step is Armijo backtracking on Psi (mu = 1e-4, halving: SNIPAL's line search); within Psi's round-off
 (1e-12 relative) a step that shrinks ||grad Psi|| is accepted as well.
 
@@ -156,6 +157,7 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
     st = NewtonStats()
     psi = evaluate(sp, w, ws)
     st.passes = EVAL_PASSES
+    direct = ws.schur is not None
     while True:
         gn = math.sqrt(K.dot(ws.grad, ws.grad))
         st.grad_norm = gn
@@ -178,11 +180,16 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
         cols = K.active_columns(ws.col_active)
         K.hessian_diagonal(sp.cp, sp.ci, sp.cv, cols, sp.tau, ws.row_active, sp.tau_s, sp.sigma, ws.diag, ws.prec)
         np.negative(ws.grad, out=ws.rhs)
-        if ws.schur is not None and ws.schur.solve(sp.cp, sp.ci, sp.cv, ws.col_active, sp.tau, ws.diag, ws.prec,
-                                                   ws.rhs, ws.d):
+        solved = direct and ws.schur.solve(sp.cp, sp.ci, sp.cv, ws.col_active, sp.tau, ws.diag, ws.prec, ws.rhs,
+                                           ws.d)
+        if direct:
+            st.passes += ws.schur.passes  # a failed factorisation was assembled and attempted too: charged
+        if solved:
             st.direct_solves += 1
-            st.passes += ws.schur.passes
         else:
+            # S was not numerically positive definite: at this tau and sigma the same round-off would defeat
+            # the next steps' factorisations too, so the rest of this inner solve runs PCG (ws.d: from 0)
+            direct = False
             cg = K.pcg(sp.cp, sp.ci, sp.cv, cols, sp.tau, ws.diag, ws.prec, ws.rhs, cg_forcing(gn), cg_max,
                        ws.d, ws.r, ws.z, ws.q, ws.p)
             st.cg_iterations += cg
