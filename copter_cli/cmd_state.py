@@ -230,9 +230,10 @@ EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker p
 RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray"
 #: the defaults, as init states them; step's are the state's (the values init stored)
 INIT_DEFAULTS = {"executor": " (default: process).", "ray": " (default: $RAY_ADDRESS, else a local cluster)."}
-STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unless init was given another).",
+STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unless init was given another). A "
+                             "monolithic state refuses it (exit 2).",
                  "ray": " (default: the state's, set by init; $RAY_ADDRESS, else a local cluster, unless init was "
-                        "given one)."}
+                        "given one). A monolithic state refuses it (exit 2)."}
 
 
 def _check_executor(value: str | None) -> str | None:
@@ -356,6 +357,7 @@ def init_cmd(
         return _finish(_after_prepare(_with_progress(_rounds().init, solver, solver.settings()), base, _state(state),
                                       solver.settings(), keep, out, wait,
                                       partition=partition, accept_failed=accept_failed,
+                                      milp_options=tuple(solver.milp_only()),
                                       _before=lambda: _clients_before_compiling(base, partition)), json_out)
 
     run(json_out, debug, body)
@@ -442,11 +444,12 @@ def step_cmd(
         settings = None  # none given: the library uses the stored settings
         if solver:
             settings = solver.settings(rounds.settings_from_json(StateStore(st).config().get("settings")))
+        milp = tuple(solver.milp_only())  # a warning in the round's report when its model has no integer column
         step, step_many = (_with_progress(f, solver, settings or _stored_settings(st))
                            for f in (rounds.step, rounds.step_many))
         if len(deltas) == 1:
             return _finish(step(deltas[0], st, settings, force, accept_failed, out, wait, executor,
-                                       ray_address), json_out)
+                                       ray_address, milp_options=milp), json_out)
         done: list[dict] = []  # the reports of the deltas done so far (solver.rounds.step_many's on_round)
 
         def interrupted(code: int, message: str) -> bool:  # once a round is done: its report with the error
@@ -458,7 +461,7 @@ def step_cmd(
         try:
             with undo.on_interrupt_report(interrupted):
                 reports = step_many(deltas, st, settings, force, accept_failed, out, wait, executor, ray_address,
-                                    on_round=done.append)
+                                    on_round=done.append, milp_options=milp)
         except CopterError as err:
             if getattr(err, "reports", None) is None:  # raised before the first delta: no rounds to report
                 raise

@@ -69,7 +69,8 @@ __all__ = ["DEFAULT_KEEP", "OUTPUT_FILES", "check_out_dir", "check_output_file",
 
 
 def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None,
-         wait: float = 0.0, partition: dict | None = None, accept_failed: bool = False) -> dict:
+         wait: float = 0.0, partition: dict | None = None, accept_failed: bool = False,
+         milp_options: tuple[str, ...] = ()) -> dict:
     """Create a state directory from a base problem and solve round 0 (cold).
 
     Args:
@@ -85,6 +86,9 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
             stored in config.json; None or k = 1: monolithic rounds. The report then has ``partitions``.
         accept_failed: store round 0 and make it current even when its status is not OPTIMAL/FEASIBLE
             (a later delta can then fix the model).
+        milp_options: the MILP-only flags given on the command line (``--mip-gap``, ...): when the base has no
+            integer column, round 0's report warns that they have no effect on it yet (they are stored and
+            apply once a delta adds integer columns; ``solver.rounds.unread_options``).
     Returns:
         The round-0 report (also written to ``gen-000000/report.json``; ``formats.reports.round_report``):
         round, status, objective, iterations, warm_started, seconds {load, apply, solve, integerize, save,
@@ -100,12 +104,12 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     """
     from solver.rounds import loop as _loop
 
-    return _loop.init(base, state_dir, settings, keep, out_dir, wait, partition, accept_failed)
+    return _loop.init(base, state_dir, settings, keep, out_dir, wait, partition, accept_failed, milp_options)
 
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
          accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
-         ray_address: str | None = None) -> dict:
+         ray_address: str | None = None, milp_options: tuple[str, ...] = ()) -> dict:
     """Apply one delta to the current round, solve warm, and store the next round.
 
     Args:
@@ -118,7 +122,10 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
             renamed over its name: a symbolic link there is replaced, never written through).
         wait: seconds to wait for another writer's lock (0: StateBusyError at once).
         executor, ray_address: for a partitioned state, override the stored executor (``process``,
-            ``ray``, ``inline``) and Ray address for this round (``solver.partition.executor``).
+            ``ray``, ``inline``) and Ray address for this round (``solver.partition.executor``); on a
+            monolithic state, which never reads them, either one is a UsageError.
+        milp_options: the MILP-only flags given on the command line (``--mip-gap``, ...): when the round's
+            model (after the delta) has no integer column, its report warns that they have no effect.
     Returns:
         The round report (as for :func:`init`, plus delta_sha256, previous_round, changed_variables,
         seconds["apply_linear"], warnings, abandoned_rounds when a rolled-back branch was moved aside);
@@ -130,7 +137,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         StateBusyError: another writer holds the lock.
         FormatError, ValidationError: the delta is unreadable or invalid (state untouched).
         RoundMismatchError: ``copter.base_round`` differs from the current round and not ``force``.
-        UsageError: ``out_dir`` is unusable (checked before anything else; nothing changes). A copy to
+        UsageError: ``executor`` or ``ray_address`` given for a monolithic state (nothing applied), or
+            ``out_dir`` is unusable (checked before anything else; nothing changes). A copy to
             ``out_dir`` that fails after the round is stored does not raise: the report gets a warning and
             ``out_error`` (``solver.rounds.outputs.copy_out``; the CLI exits 7 or 2 for it).
         EnvironmentFaultError: the machine refused a write (permission, read-only file system, disk full,
@@ -139,19 +147,21 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     """
     from solver.rounds import loop as _loop
 
-    return _loop.step(delta, state_dir, settings, force, accept_failed, out_dir, wait, executor, ray_address)
+    return _loop.step(delta, state_dir, settings, force, accept_failed, out_dir, wait, executor, ray_address,
+                      milp_options=milp_options)
 
 
 def step_many(deltas, state_dir=None, settings: Settings | None = None, force: bool = False,
               accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
-              ray_address: str | None = None, on_round=None) -> list[dict]:
+              ray_address: str | None = None, on_round=None, milp_options: tuple[str, ...] = ()) -> list[dict]:
     """Apply several deltas in order (catching up after downtime), each its own round stored atomically
     by :func:`step`, under one hold of the writer lock (no other writer interleaves).
 
     Args:
         deltas: paths of delta Parquet files (or ``Delta`` objects), oldest first; each delta's
             ``copter.base_round`` must be the round the previous one produced (or ``force``).
-        state_dir, settings, force, accept_failed, out_dir, wait: as for :func:`step` (``out_dir`` receives
+        state_dir, settings, force, accept_failed, out_dir, wait, executor, ray_address, milp_options: as for
+            :func:`step` (``out_dir`` receives
             each round's outputs in turn: at the end it holds those of the last round).
         on_round: optional ``callable(report)`` called with each delta's report (as returned below) as soon
             as its round is done: a caller interrupted later still has them (``copter step`` prints them
@@ -171,7 +181,7 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     from solver.rounds import loop as _loop
 
     return _loop.step_many(deltas, state_dir, settings, force, accept_failed, out_dir, wait, executor, ray_address,
-                           on_round)
+                           on_round, milp_options)
 
 
 def show(state_dir=None, round_: int | None = None, warnings: list[str] | None = None) -> dict:

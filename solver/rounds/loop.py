@@ -39,7 +39,8 @@ from solver.rounds.outputs import check_out_dir, copy_out
 
 
 def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEFAULT_KEEP, out_dir=None,
-         wait: float = 0.0, partition: dict | None = None, accept_failed: bool = False) -> dict:
+         wait: float = 0.0, partition: dict | None = None, accept_failed: bool = False,
+         milp_options: tuple[str, ...] = ()) -> dict:
     """Create a state directory from a base problem and solve round 0 (cold); see :func:`solver.rounds.init`."""
     t0 = time.perf_counter()
     if keep < 1:
@@ -59,7 +60,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     try:
         # an interrupt that ends the process at once (copter_cli.entry) still removes the folder created here
         with undo.on_interrupt(lambda: _remove_if_created_empty(store.root, created)):
-            report = _init_locked(store, base, settings, keep, t0, wait, partition, accept_failed)
+            report = _init_locked(store, base, settings, keep, t0, wait, partition, accept_failed, milp_options)
     except StateBusyError:
         raise  # the folder is another writer's now
     except BaseException:
@@ -109,7 +110,8 @@ def _read_base(store: StateStore, base) -> tuple[Problem, str | None, float, lis
 
 
 def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: float, wait: float = 0.0,
-                 partition: dict | None = None, accept_failed: bool = False) -> dict:
+                 partition: dict | None = None, accept_failed: bool = False,
+                 milp_options: tuple[str, ...] = ()) -> dict:
     """The part of :func:`init` that runs under the writer lock (``base``: :func:`_read_base`'s result when
     the folder existed, else the base itself, read here once the lock has created the folder); returns the
     round-0 report."""
@@ -144,14 +146,25 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
                             "settings": settings_to_json(settings), **({"partition": partition} if partition else {})})
         extra = {"accepted": True, "base_sha256": base_sha, **pextra}
         from solver.differential.intent import base_unwritable_names
+        from solver.rounds.unread_options import milp_only_warning
 
-        warnings = notes + base_unwritable_names(problem)
+        warnings = notes + base_unwritable_names(problem) + milp_only_warning(
+            milp_options, problem.is_mip, f"the base {_base_label(base)}", stored=True)
         if not result.status.is_success:
             warnings.insert(0, f"round 0 ended {result.status.name} and was stored anyway (--accept-failed)")
         if warnings:
             extra["warnings"] = warnings
         return save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol,
                           write_extra=hook)
+
+
+def _base_label(base) -> str:
+    """The base's file name for a message (``base``: the path, a Problem, or :func:`_read_base`'s tuple)."""
+    if isinstance(base, tuple):
+        base = base[0]
+    if isinstance(base, Problem):
+        return base.name or "problem"
+    return Path(base).name
 
 
 def _record_init_failure(store: StateStore, problem: Problem, result, t0: float, seconds: dict,
@@ -196,7 +209,8 @@ def _read_delta(delta, sha: str | None = None) -> Delta:
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
          accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
-         ray_address: str | None = None, _waited: float = 0.0, _later=None) -> dict:
+         ray_address: str | None = None, _waited: float = 0.0, _later=None,
+         milp_options: tuple[str, ...] = ()) -> dict:
     """Apply one delta to the current round, solve warm, store the next round; see :func:`solver.rounds.step`.
     ``_waited``: seconds :func:`step_many` already waited for the lock (added to this round's ``wait``);
     ``_later``: returns the SHA-256 of the batch's following deltas, for :func:`_is_retry` (None: a single
@@ -210,6 +224,9 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         if not store.initialised:
             raise store.not_initialised()
         config = store.config(required=True)  # missing/damaged: exit 3, not a round at the default options
+        from solver.rounds.unread_options import milp_only_warning, refuse_executor_on_monolithic
+
+        refuse_executor_on_monolithic(config.get("partition"), executor, ray_address, store.root)
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
         gen = store.load(read=("solution.parquet",))  # the previous allocation, for changes.parquet
@@ -243,6 +260,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
             problem, info, result, hook, pextra = apply_and_solve(gen, d, settings, part_cfg, seconds, warnings)
         else:
             problem, info, result = _apply_and_solve(gen, d, settings, seconds, warnings)
+        warnings.extend(milp_only_warning(milp_options, problem.is_mip, f"round {gen.round + 1}'s model",
+                                          stored=False))
         extra = {**_round_extra(store, gen.round, result.status.is_success or accept_failed, warnings), **pextra}
         if not result.status.is_success and not accept_failed:
             report = _record_failure(store, gen.round, problem, result, t0, seconds, sha, extra, keep, info)
@@ -434,7 +453,7 @@ def _record_failure(store: StateStore, current: int, problem: Problem, result, t
 
 def step_many(deltas, state_dir=None, settings: Settings | None = None, force: bool = False,
               accept_failed: bool = False, out_dir=None, wait: float = 0.0, executor: str | None = None,
-              ray_address: str | None = None, on_round=None) -> list[dict]:
+              ray_address: str | None = None, on_round=None, milp_options: tuple[str, ...] = ()) -> list[dict]:
     """Apply several deltas in order, each its own round (stored atomically by :func:`step`); see
     :func:`solver.rounds.step_many`."""
     deltas = list(deltas)
@@ -455,7 +474,7 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
             try:
                 report = step(delta, store.root, settings, force, accept_failed, out_dir, executor=executor,
                               ray_address=ray_address, _waited=waited if i == 0 else 0.0,
-                              _later=lambda i=i: later(i))
+                              _later=lambda i=i: later(i), milp_options=milp_options)
             except CopterError as err:
                 suffix, context = batch_stop(deltas, reports_)
                 err.message += suffix

@@ -1,0 +1,70 @@
+"""Options of ``copter init`` / ``copter step`` that the round would not read, said rather than dropped.
+
+* :func:`refuse_executor_on_monolithic`: ``step --executor`` / ``--ray-address`` on a monolithic state (its
+  init had no ``--partitions K``; only init makes a state partitioned, so no later round reads them either):
+  a usage error (exit 2), nothing applied, as init refuses a partition option without ``--partitions``.
+* :func:`milp_only_warning`: MILP-only solver options (``--mip-gap``, ``--integer-fallback*``,
+  ``--submip-*``, ``--relaxation-*``) given for a round whose model has no integer column: a warning in the
+  round's report, as ``copter solve`` gives one. Not an error: a delta may add integer columns later (init's
+  options are stored and then apply), and one cron line may serve rounds of both kinds.
+"""
+
+from __future__ import annotations
+
+from solver.model.errors import UsageError
+
+
+def _is_partitioned(partition) -> bool:
+    """Whether config.json's ``partition`` entry makes partitioned rounds (k > 1). A damaged entry counts as
+    partitioned: :func:`solver.rounds.partitioned.config_of` then names what is wrong with it."""
+    if not partition:
+        return False
+    try:
+        return int(partition.get("k", 1)) > 1
+    except (AttributeError, TypeError, ValueError):
+        return True
+
+
+def refuse_executor_on_monolithic(partition, executor: str | None, ray_address: str | None, state) -> None:
+    """Raise UsageError (exit 2) when ``executor`` or ``ray_address`` is given for a state whose rounds are
+    monolithic (``partition``: config.json's entry; none, or k = 1).
+
+    Args:
+        partition: the state's config.json ``partition`` entry, or None.
+        executor, ray_address: ``copter step``'s ``--executor`` / ``--ray-address`` (None: not given).
+        state: the state folder, named in the message.
+    Raises:
+        UsageError: naming the option(s) and the state; the round is not run (nothing applied).
+    """
+    given = [f for f, v in (("--executor", executor), ("--ray-address", ray_address)) if v is not None]
+    if not given or _is_partitioned(partition):
+        return
+    one = len(given) == 1
+    raise UsageError(f"{', '.join(given)} appl{'ies' if one else 'y'} to partitioned rounds only, and {state} is a "
+                     f"monolithic state (its init had no --partitions K): its rounds run in this process and "
+                     f"would ignore {'it' if one else 'them'}; leave {'it' if one else 'them'} out (only "
+                     f"`copter init --partitions K` makes partitioned rounds); nothing was applied")
+
+
+def milp_only_warning(flags, is_mip: bool, model: str, stored: bool) -> list[str]:
+    """The warning (a list of at most one) that MILP-only options were given for a model without integer
+    columns.
+
+    Args:
+        flags: the MILP-only flags given on the command line (``copter_cli.solver_options.GivenOptions.milp_only``).
+        is_mip: the round's model has an integer column (then no warning).
+        model: what the model is, for the message (``"the base base.parquet"``, ``"round 3's model"``).
+        stored: the options are stored for later rounds (init) rather than applying to this round only (step).
+    Returns:
+        ``[]``, or one sentence saying they have no effect on this round and whether a later round reads them.
+    """
+    flags = list(flags or ())
+    if is_mip or not flags:
+        return []
+    one = len(flags) == 1
+    it = "it" if one else "they"
+    later = (f"init stored {'it' if one else 'them'} in the state's settings: {it} appl{'ies' if one else 'y'} to "
+             "later rounds once a delta adds integer columns" if stored else
+             "a step's solver options apply to the rounds of that command only and are not stored")
+    return [f"{', '.join(flags)} appl{'ies' if one else 'y'} to MILPs only and {model} has no integer column: "
+            f"{it} ha{'s' if one else 've'} no effect on this round; {later}"]
