@@ -270,7 +270,7 @@ def demo_cmd(
                                "or lb (shard load balancing)."),
     rounds: int = typer.Option(DEMO_ROUNDS, "--rounds", help="Number of rounds after round 0." + range_help(0)),
     scale: str = typer.Option(None, "--scale", help="sia: GPUs (128); te: ring nodes (24); "
-                              "lb: SHARDSxSERVERS (128x16)."),
+                              "lb: SHARDSxSERVERS, both numbers (128x16)."),
     directory: Path | None = typer.Option(None, "--dir", help="Keep the files and state here (default: a "
                                           "temporary folder, removed afterwards)."),
     seed: int = typer.Option(0, "--seed", help="Random seed of the scenario." + range_help(0)),

@@ -26,7 +26,7 @@ def build(args) -> LBScenario:
 
 def add_arguments(ap) -> None:
     """This domain's options."""
-    ap.add_argument("--scale", default="1024x128", help="SHARDSxSERVERS")
+    ap.add_argument("--scale", default="1024x128", help="SHARDSxSERVERS, both numbers (e.g. 256x32)")
     ap.add_argument("--mem", type=int, default=None, help="memory per server (default 2 x shards/servers)")
 
 

@@ -179,13 +179,18 @@ class LBScenario(Scenario):
 
     @staticmethod
     def parse_scale(scale) -> tuple[int, int]:
-        """``(N, S)`` from ``"1024x128"`` / a (N, S) tuple / an int N (S = N / 8).
+        """``(N, S)`` shards and servers from an (N, S) tuple: ``--scale 1024x128`` as
+        ``solver.workloads.common.parse_scale`` reads it.
 
         Raises:
-            UsageError: anything else.
+            UsageError: anything else, a lone number too (``--scale 16``, which meant 16 shards on 16 // 8 = 2
+                servers without a word): the message names the accepted form and what the number meant.
         """
         if isinstance(scale, tuple) and len(scale) == 2:
             return int(scale[0]), int(scale[1])
         if isinstance(scale, int):
-            return scale, max(2, scale // 8)
-        raise UsageError(f"load-balancing scale must look like 1024x128, got {scale!r}")
+            raise UsageError(f"load-balancing --scale is SHARDSxSERVERS, both numbers (e.g. 1024x128: 1024 shards on "
+                             f"128 servers), got {scale}: give the server count too, e.g. {scale}x"
+                             f"{max(2, scale // 8)}")
+        raise UsageError(f"load-balancing --scale is SHARDSxSERVERS (e.g. 1024x128: 1024 shards on 128 servers), "
+                         f"got {scale!r}")
