@@ -69,8 +69,9 @@ def diff_cmd(
     old: Path = typer.Argument(..., metavar="OLD", help="The previous full problem (.mps, .mps.gz or .parquet)."),
     new: Path = typer.Argument(..., metavar="NEW", help="The new full problem."),
     output: Path = typer.Option(..., "-o", "--output", help="Delta file to write (.parquet)."),
-    base_round: int = typer.Option(None, "--base-round", help="Record copter.base_round = N in the delta."
-                                   + range_help(0)),
+    base_round: int = typer.Option(None, "--base-round", help="Record copter.base_round = N in the delta "
+                                   "(default: the round OLD was exported from, when OLD is a Parquet file of "
+                                   "`copter export`, which records it; else none)." + range_help(0)),
     by_name: bool = typer.Option(False, "--by-name", help="Keep every variable and constraint in both (its warm "
                                  "start; new ones appended): NEW up to the order of entities. Without it, the "
                                  "survivors after NEW's first new name are dropped and re-added to give its order."),
@@ -104,8 +105,9 @@ def diff_cmd(
         with collect() as notes:  # the readers' warnings: in the answer's "warnings" (and on stderr, once)
             a, b = read_problem(old), read_problem(new)
         t1 = time.perf_counter()
+        recorded, base, base_from = _base_round(old, base_round)
         delta = diff(a, b, by_name=by_name)
-        delta.base_round = base_round
+        delta.base_round = base
         again = {"var": 0, "con": 0} if by_name else recreated(a, b)
         t2 = time.perf_counter()
         write_delta(delta, output)
@@ -116,8 +118,11 @@ def diff_cmd(
             counts.update({d["values"]: int(d["counts"]) for d in pc.value_counts(kinds).to_pylist()})
         out = {"old": str(old), "new": str(new), "output": str(output), "delta_rows": delta.table.num_rows,
                "counts": counts, "sense_changed": delta.sense is not None,
-               "offset_changed": delta.offset is not None, "base_round": base_round, "recreated": again,
-               "seconds": secs, "warnings": list(notes)}
+               "offset_changed": delta.offset is not None, "base_round": base, "base_round_from": base_from,
+               "recreated": again, "seconds": secs, "warnings": list(notes)}
+        if base_from == "--base-round" and recorded is not None and recorded != base:
+            out["warnings"].append(f"OLD {old} was exported from round {recorded} (its copter.round), but "
+                                   f"--base-round {base} was given: the delta says round {base}, as given")
         if again["var"] or again["con"]:  # a new name or a reorder: NEW's order costs their warm start
             out["warnings"].append(
                 f"{again['var']} variable(s) and {again['con']} constraint(s) in both OLD and NEW are dropped and "
@@ -129,12 +134,34 @@ def diff_cmd(
             parts = ", ".join([f"{v} {k}" for k, v in counts.items() if v]
                               + (["sense changed"] if delta.sense is not None else [])
                               + (["objective offset changed"] if delta.offset is not None else []))
+            based = {"--base-round": f"copter.base_round {base}",
+                     "OLD": f"copter.base_round {base}: OLD is round {base}'s export",
+                     None: "no copter.base_round: OLD records no round; --base-round N gives it"}[base_from]
             with answering():
-                say(f"{printable(str(output))}: {delta.table.num_rows} rows ({parts or 'no changes'})")
+                say(f"{printable(str(output))}: {delta.table.num_rows} rows ({parts or 'no changes'}); {based}")
         say_warnings(out)
         return 0
 
     run(json_out, debug, body)
+
+
+def _base_round(old: Path, given: int | None) -> tuple[int | None, int | None, str | None]:
+    """(the round OLD records, the delta's base round, where that came from): ``given`` (``--base-round``)
+    wins; else the round a Parquet OLD was exported from (its ``copter.round``, written only by ``copter
+    export``: ``formats.exported_round``), ``"OLD"``; else none. An MPS OLD records no round.
+
+    Raises:
+        FormatError: OLD's ``copter.round`` is not a round number."""
+    from formats.io import kind_of
+
+    recorded = None
+    if kind_of(old) == "parquet":
+        from formats.exported_round import exported_round
+
+        recorded = exported_round(old)
+    if given is not None:
+        return recorded, given, "--base-round"
+    return recorded, recorded, None if recorded is None else "OLD"
 
 
 def register(app: typer.Typer) -> None:

@@ -640,8 +640,14 @@ def rollback_cmd(
 
 
 def _say_export(res: dict) -> None:
+    from formats.io import kind_of
+
+    # what `copter diff` will know of the round: recorded in a Parquet file, not in an MPS one
+    note = (f"copter.round {res['round']}, read by `copter diff` as the delta's base round" if
+            kind_of(res["output"]) == "parquet" else
+            f"MPS records no round: give `copter diff --base-round {res['round']}`")
     say(f"round {res['round']}: wrote {printable(res['output'])} ({res['n_cols']} variables, "
-        f"{res['n_rows']} constraints, {res['nnz']} nonzeros)")
+        f"{res['n_rows']} constraints, {res['nnz']} nonzeros; {note})")
     say_warnings(res)
 
 

@@ -128,9 +128,10 @@ def read_problem(path: str | os.PathLike) -> Problem:
     return read_problem_parquet(path)
 
 
-def write_problem(problem: Problem, path: str | os.PathLike) -> None:
+def write_problem(problem: Problem, path: str | os.PathLike, meta: dict | None = None) -> None:
     """Write ``problem`` as MPS (free format, gzip for ``.gz``) or as a Parquet problem file, through a
-    temporary file renamed over ``path`` (see the module docstring).
+    temporary file renamed over ``path`` (see the module docstring). ``meta``: further Parquet schema metadata
+    (``copter export``'s ``copter.round``); an MPS file has no place for it and gets none.
 
     Raises:
         UsageError: unknown extension. EnvironmentFaultError: the machine refused the write.
@@ -146,7 +147,7 @@ def write_problem(problem: Problem, path: str | os.PathLike) -> None:
         else:
             from formats.parquet import write_problem_parquet
 
-            write_problem_parquet(problem, tmp)
+            write_problem_parquet(problem, tmp, meta)
 
 
 def write_delta(delta: Delta, path: str | os.PathLike) -> None:

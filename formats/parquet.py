@@ -24,7 +24,8 @@ version is refused), optional ``copter.sense`` = ``min`` | ``max``, ``copter.obj
 round-trips exactly: ``"1_0"``, ``" 5 "`` or Arabic digits are a ``FormatError``, not a silent
 ``float()``), ``copter.base_round`` (ASCII digits
 ``[0-9]+`` only, leading zeros allowed, at most 18 significant digits: ``" 2"``, ``"+2"``, ``"2_0"``,
-``"²"`` or a 5000-digit number are a ``FormatError`` naming the key, not a silent ``int()``). Other keys are kept in ``Delta.meta``.
+``"²"`` or a 5000-digit number are a ``FormatError`` naming the key, not a silent ``int()``). Other keys are kept in ``Delta.meta``
+(e.g. ``copter.round``, the round a ``copter export`` problem file holds: ``formats.exported_round``).
 
 Errors: a missing file, or one that is not Parquet (truncated, still being written) -> ``FormatError``
 naming the file, with a hint when it looks like an MPS model or a CSV/text table (or another table format:
@@ -609,9 +610,13 @@ def problem_to_delta(problem: Problem) -> Delta:
                  meta={"copter.name": problem.name} if problem.name else {})
 
 
-def write_problem_parquet(problem: Problem, path: str | os.PathLike) -> None:
-    """Write ``problem`` as a Parquet problem file (see :func:`problem_to_delta`)."""
-    write_delta(problem_to_delta(problem), path)
+def write_problem_parquet(problem: Problem, path: str | os.PathLike, meta: dict | None = None) -> None:
+    """Write ``problem`` as a Parquet problem file (see :func:`problem_to_delta`); ``meta``: further schema
+    metadata keys (``copter export``'s ``copter.round``, ``formats.exported_round``)."""
+    delta = problem_to_delta(problem)
+    if meta:
+        delta.meta = {**delta.meta, **meta}
+    write_delta(delta, path)
 
 
 def delta_to_problem(delta: Delta) -> Problem:

@@ -209,7 +209,10 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     if output is None:  # the default name in the working directory, which may be a state directory
         check_output_file(out, "-o (default)")
     name = gen.problem.name or f"{store.root.resolve().name}-round-{gen.round}"  # the MPS NAME line
-    write_problem(gen.problem.replace(name=name), out)
+    from formats.exported_round import round_metadata
+
+    # a Parquet export records its round (copter.round): `copter diff` against it fills copter.base_round
+    write_problem(gen.problem.replace(name=name), out, meta=round_metadata(gen.round))
     res = {"round": gen.round, "output": str(out), "n_cols": gen.problem.n_cols, "n_rows": gen.problem.n_rows,
            "nnz": gen.problem.nnz}
     # CURRENT unusable (the newest complete generation was exported); a 5e20 read as infinite from MPS elsewhere

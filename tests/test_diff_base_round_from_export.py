@@ -1,0 +1,96 @@
+"""``copter export -o FILE.parquet`` records the round it exported (schema metadata ``copter.round``), and
+``copter diff OLD NEW`` without ``--base-round`` records that round as the delta's ``copter.base_round`` when OLD
+is such an export: the export -> edit -> diff -> step loop needs no ``--base-round`` and its step no longer warns
+that the delta has no base round. Only an export carries the key (a ``convert``ed copy or an MPS export does not:
+nothing is filled in then); ``--base-round`` still wins, with a warning when it contradicts OLD's round."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+
+from formats.io import read_delta, read_problem, write_problem
+from tests.helpers import run_main, small_lp_state
+
+
+def _state_at_round_1(tmp_path, capsys):
+    st, d1 = small_lp_state(tmp_path)
+    code, out, _ = run_main(capsys, "step", d1, "--state", st, "--json")
+    assert code == 0, out
+    return st
+
+
+def _edited(src, dst):
+    """NEW: the problem of ``src`` with one cost changed, written as a producer would (no copter.round)."""
+    p = read_problem(src)
+    cost = p.cost.copy()
+    cost[5] += 1.0
+    write_problem(p.replace(cost=cost), dst)
+
+
+def test_diff_against_an_export_records_its_round_and_the_step_applies_without_warning(tmp_path, capsys):
+    st = _state_at_round_1(tmp_path, capsys)
+    code, out, _ = run_main(capsys, "export", "--state", st, "-o", tmp_path / "r1.parquet")
+    assert code == 0 and "copter.round 1" in out, out
+    _edited(tmp_path / "r1.parquet", tmp_path / "new.parquet")
+    code, out, _ = run_main(capsys, "diff", tmp_path / "r1.parquet", tmp_path / "new.parquet", "-o",
+                            tmp_path / "d2.parquet", "--json")
+    res = json.loads(out)
+    assert code == 0 and res["base_round"] == 1 and res["base_round_from"] == "OLD" and not res["warnings"], out
+    assert read_delta(tmp_path / "d2.parquet").base_round == 1
+    code, out, err = run_main(capsys, "step", tmp_path / "d2.parquet", "--state", st, "--json")
+    assert code == 0 and json.loads(out)["round"] == 2, out
+    assert "base_round" not in err and "warnings" not in json.loads(out), (out, err)
+
+
+def test_a_kept_older_round_exported_gives_that_round(tmp_path, capsys):
+    st = _state_at_round_1(tmp_path, capsys)
+    run_main(capsys, "export", "--state", st, "--round", "0", "-o", tmp_path / "r0.parquet")
+    _edited(tmp_path / "r0.parquet", tmp_path / "new.parquet")
+    code, out, _ = run_main(capsys, "diff", tmp_path / "r0.parquet", tmp_path / "new.parquet", "-o",
+                            tmp_path / "d.parquet")
+    assert code == 0 and "copter.base_round 0: OLD is round 0's export" in out, out
+    assert read_delta(tmp_path / "d.parquet").base_round == 0
+
+
+def test_no_round_without_an_export_mps_or_converted(tmp_path, capsys):
+    st = _state_at_round_1(tmp_path, capsys)
+    code, out, _ = run_main(capsys, "export", "--state", st, "-o", tmp_path / "r1.mps")
+    assert code == 0 and "--base-round 1" in out, out  # MPS holds no round: the export says what to give diff
+    run_main(capsys, "export", "--state", st, "-o", tmp_path / "r1.parquet")
+    run_main(capsys, "convert", tmp_path / "r1.parquet", tmp_path / "copy.parquet")
+    _edited(tmp_path / "r1.parquet", tmp_path / "new.parquet")
+    for old in ("r1.mps", "copy.parquet"):
+        code, out, _ = run_main(capsys, "diff", tmp_path / old, tmp_path / "new.parquet", "-o", tmp_path / "d.parquet",
+                                "--json")
+        res = json.loads(out)
+        assert code == 0 and res["base_round"] is None and res["base_round_from"] is None, (old, out)
+        assert read_delta(tmp_path / "d.parquet").base_round is None
+
+
+def test_base_round_given_wins_and_a_contradiction_warns(tmp_path, capsys):
+    st = _state_at_round_1(tmp_path, capsys)
+    run_main(capsys, "export", "--state", st, "-o", tmp_path / "r1.parquet")
+    _edited(tmp_path / "r1.parquet", tmp_path / "new.parquet")
+    code, out, err = run_main(capsys, "diff", tmp_path / "r1.parquet", tmp_path / "new.parquet", "-o",
+                              tmp_path / "d.parquet", "--base-round", "4", "--json")
+    res = json.loads(out)
+    assert code == 0 and res["base_round"] == 4 and res["base_round_from"] == "--base-round", out
+    (w,) = res["warnings"]
+    assert "exported from round 1" in w and "--base-round 4" in w and f"warning: {w}" in err, w
+    assert read_delta(tmp_path / "d.parquet").base_round == 4
+
+
+def test_a_damaged_round_key_is_a_format_error(tmp_path, capsys):
+    st = _state_at_round_1(tmp_path, capsys)
+    run_main(capsys, "export", "--state", st, "-o", tmp_path / "r1.parquet")
+    _edited(tmp_path / "r1.parquet", tmp_path / "new.parquet")
+    table = pq.read_table(tmp_path / "r1.parquet")
+    meta = {**table.schema.metadata, b"copter.round": b"one"}
+    pq.write_table(table.replace_schema_metadata(meta), tmp_path / "bad.parquet")
+    code, out, _ = run_main(capsys, "diff", tmp_path / "bad.parquet", tmp_path / "new.parquet", "-o",
+                            tmp_path / "d.parquet", "--json")
+    error = json.loads(out)["error"]
+    assert code == 3 and "copter.round" in error["message"] and "bad.parquet" in error["file"], out
+    assert not (tmp_path / "d.parquet").exists()
