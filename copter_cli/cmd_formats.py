@@ -105,7 +105,7 @@ def diff_cmd(
         with collect() as notes:  # the readers' warnings: in the answer's "warnings" (and on stderr, once)
             a, b = read_problem(old), read_problem(new)
         t1 = time.perf_counter()
-        recorded, base, base_from = _base_round(old, base_round)
+        base, base_from, base_notes = _base_round(old, base_round, a)
         delta = diff(a, b, by_name=by_name)
         delta.base_round = base
         again = {"var": 0, "con": 0} if by_name else recreated(a, b)
@@ -119,10 +119,7 @@ def diff_cmd(
         out = {"old": str(old), "new": str(new), "output": str(output), "delta_rows": delta.table.num_rows,
                "counts": counts, "sense_changed": delta.sense is not None,
                "offset_changed": delta.offset is not None, "base_round": base, "base_round_from": base_from,
-               "recreated": again, "seconds": secs, "warnings": list(notes)}
-        if base_from == "--base-round" and recorded is not None and recorded != base:
-            out["warnings"].append(f"OLD {old} was exported from round {recorded} (its copter.round), but "
-                                   f"--base-round {base} was given: the delta says round {base}, as given")
+               "recreated": again, "seconds": secs, "warnings": [*notes, *base_notes]}
         if again["var"] or again["con"]:  # a new name or a reorder: NEW's order costs their warm start
             out["warnings"].append(
                 f"{again['var']} variable(s) and {again['con']} constraint(s) in both OLD and NEW are dropped and "
@@ -136,7 +133,7 @@ def diff_cmd(
                               + (["objective offset changed"] if delta.offset is not None else []))
             based = {"--base-round": f"copter.base_round {base}",
                      "OLD": f"copter.base_round {base}: OLD is round {base}'s export",
-                     None: "no copter.base_round: OLD records no round; --base-round N gives it"}[base_from]
+                     None: "no copter.base_round (--base-round N gives it)"}[base_from]
             with answering():
                 say(f"{printable(str(output))}: {delta.table.num_rows} rows ({parts or 'no changes'}); {based}")
         say_warnings(out)
@@ -145,23 +142,33 @@ def diff_cmd(
     run(json_out, debug, body)
 
 
-def _base_round(old: Path, given: int | None) -> tuple[int | None, int | None, str | None]:
-    """(the round OLD records, the delta's base round, where that came from): ``given`` (``--base-round``)
-    wins; else the round a Parquet OLD was exported from (its ``copter.round``, written only by ``copter
-    export``: ``formats.exported_round``), ``"OLD"``; else none. An MPS OLD records no round.
+def _base_round(old: Path, given: int | None, problem) -> tuple[int | None, str | None, list[str]]:
+    """(the delta's base round, where it came from, warnings): ``given`` (``--base-round``) wins, with a
+    warning when OLD is the export of another round; else the round a Parquet OLD was exported from (its
+    ``copter.round``, written only by ``copter export``, while its content is still what export wrote:
+    ``formats.exported_round.verified_round``), ``"OLD"``; else none (an MPS OLD records no round), with a
+    warning when OLD names a round it can no longer vouch for. ``problem``: OLD as read.
 
     Raises:
         FormatError: OLD's ``copter.round`` is not a round number."""
     from formats.io import kind_of
 
-    recorded = None
+    recorded, why = None, None
     if kind_of(old) == "parquet":
-        from formats.exported_round import exported_round
+        from formats.exported_round import verified_round
 
-        recorded = exported_round(old)
+        recorded, why = verified_round(old, problem)
     if given is not None:
-        return recorded, given, "--base-round"
-    return recorded, recorded, None if recorded is None else "OLD"
+        clash = recorded is not None and why is None and recorded != given
+        return given, "--base-round", ([f"OLD {old} is the export of round {recorded} (its copter.round), but "
+                                        f"--base-round {given} was given: the delta says round {given}, as given"]
+                                       if clash else [])
+    if recorded is None:
+        return None, None, []
+    if why is not None:
+        return None, None, [f"OLD {old} names round {recorded} (copter.round) but {why}: the delta records no "
+                            f"copter.base_round; give --base-round N for the round OLD is"]
+    return recorded, "OLD", []
 
 
 def register(app: typer.Typer) -> None:

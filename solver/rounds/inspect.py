@@ -212,7 +212,7 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     from formats.exported_round import round_metadata
 
     # a Parquet export records its round (copter.round): `copter diff` against it fills copter.base_round
-    write_problem(gen.problem.replace(name=name), out, meta=round_metadata(gen.round))
+    write_problem(gen.problem.replace(name=name), out, meta=round_metadata(gen.round, gen.problem))
     res = {"round": gen.round, "output": str(out), "n_cols": gen.problem.n_cols, "n_rows": gen.problem.n_rows,
            "nnz": gen.problem.nnz}
     # CURRENT unusable (the newest complete generation was exported); a 5e20 read as infinite from MPS elsewhere
