@@ -11,7 +11,8 @@ uses ``njit`` and collects the numba dispatchers defined in it, so a kernel adde
 registry without a hand-kept list. Warm-up: the kernels are compiled by driving the public library over
 tiny instances of every path a round takes (:data:`WARM_UP`), so each kernel is compiled for exactly the
 argument types (int32/int64 indices, float64, contiguity) real rounds pass it: an MPS base and LP rounds
-(TE) cold and warm, with presolve off/on, the ALM engine, the parallel kernels (``threads=2``), an infeasible LP, MILP
+(TE) cold and warm, with presolve off/on, the ALM engine, the parallel kernels (``threads=2``), a partitioned LP
+stream (K = 2: the merged point's bound), an infeasible LP, MILP
 rounds with structural deltas (Sia: jobs arrive and leave; LB), a general MILP through the improvement
 steps (RENS, dive, HiGHS fallback), and the TE path generator. The delta's matrix kernels are forced on
 (``solver.differential.matrix.SMALL_NNZ``: tiny matrices otherwise take their numpy twins) so that a large
@@ -360,6 +361,19 @@ def _lp_rounds(tmp: Path) -> None:
                         accept_failed=True)
 
 
+def _partitioned_rounds(tmp: Path) -> None:
+    """A partitioned TE LP stream (K = 2, the parts solved in this process: the part workers load the kernels
+    warmed here): round 0 and a warm round, for the merged point's Lagrangian bound
+    (``solver.partition.bound_kernels``)."""
+    from solver import rounds as rounds_lib
+    from solver.workloads import make_scenario
+
+    sc = make_scenario("te", 6, seed=2)
+    state = tmp / "te-k2"
+    rounds_lib.init(sc.base(), state_dir=state, partition={"k": 2, "executor": "inline"})
+    rounds_lib.step(sc.next_delta(1), state_dir=state, accept_failed=True)
+
+
 def _milp_rounds(tmp: Path) -> None:
     """Sia (choice rows, jobs arriving and leaving: structural deltas) and LB MILP rounds, through the relaxation
     stages (these tiny models would go to HiGHS first: ``Settings.integer_highs_max_nonzeros``)."""
@@ -453,5 +467,6 @@ def _small_problem(row_lower, row_upper, integrality):
                                integrality=[bool(v) for v in integrality], name="copter-prepare")
 
 
-WARM_UP = (_lp_rounds, _milp_rounds, _lp_variants, _structural_deltas, _infeasible_lp, _general_milp)
+WARM_UP = (_lp_rounds, _partitioned_rounds, _milp_rounds, _lp_variants, _structural_deltas, _infeasible_lp,
+           _general_milp)
 """The warm-up steps, in order; each takes a scratch folder."""

@@ -90,6 +90,11 @@ with event.install_listener("numba:compile", Recorder()), tempfile.TemporaryDire
         for r in range(1, n + 1):
             statuses.append((domain, rounds.step(sc.next_delta(r), state_dir=st, settings=s,
                                                  accept_failed=True)["status"]))
+    # a partitioned LP stream (K = 3, another ring than the warm-up's K = 2)
+    sc = make_scenario("te", 8, seed=5)
+    statuses.append(("te-k3", rounds.init(sc.base(), state_dir=tmp / "k3",
+                                          partition={"k": 3, "executor": "inline"})["status"]))
+    statuses.append(("te-k3", rounds.step(sc.next_delta(1), state_dir=tmp / "k3")["status"]))
     # a MILP through the improvement steps (RENS, dive, HiGHS fallback), cold and warm
     sia = make_scenario("sia", 24, seed=11).base()
     tight = Settings(integer_submip_gap=0.0, integer_fallback_gap=0.0, mip_gap_tol=1e-9, integer_highs_max_nonzeros=0)
@@ -147,7 +152,7 @@ def test_rounds_after_prepare_compile_nothing():
     # the rounds really ran: every CLI command exited 0 but the infeasible step (a failed round: its code)
     cli_codes = [code for name, code in out["statuses"] if name in ("init", "step", "solve")]
     assert len(cli_codes) == 5 and cli_codes.count(0) == 4, out["statuses"]
-    assert len(out["statuses"]) == 5 + 4 + 4 + 3 + 2 + 1
+    assert len(out["statuses"]) == 5 + 4 + 4 + 3 + 2 + 2 + 1
 
 
 def test_stamp_records_what_the_cache_depends_on(tmp_path, monkeypatch):

@@ -14,7 +14,8 @@ coefficients are all >= 0 on columns with lower bounds >= 0 bounds each of its c
 
 The parts' duals agree on every row but the shared ones; for those, a few candidates (the smallest, the
 largest and the share-weighted mean of the parts' duals) are evaluated and the best bound kept. Evaluating a
-candidate costs one pass over the shared rows' nonzeros (A'y over the other rows is computed once).
+candidate costs one pass over the matrix (A'y over the other rows is computed once); the passes are numba
+kernels (``solver.partition.bound_kernels``, numpy twins in ``bound_ref``).
 """
 
 from __future__ import annotations
@@ -22,29 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from solver.model.problem import Problem
+from solver.partition import bound_kernels as K
 
 
 def implied_upper(problem: Problem) -> np.ndarray:
-    """(n,) column upper bounds tightened by the rows that imply one (module docstring)."""
-    n, m = problem.n_cols, problem.n_rows
-    nnz_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(problem.a_indptr))
-    rows, a = problem.a_indices, problem.a_data
-    lo = problem.col_lower
-    bad = (a < 0) | (lo[nnz_col] < 0) | ~np.isfinite(lo[nnz_col])
-    row_bad = np.bincount(rows[bad], minlength=m) > 0
-    min_act = np.bincount(rows, weights=a * np.where(np.isfinite(lo[nnz_col]), lo[nnz_col], 0.0), minlength=m)
-    ru = problem.row_upper
-    usable = ~row_bad & np.isfinite(ru)
-    sel = usable[rows] & (a > 0)
-    cand = np.full(rows.size, np.inf)
-    cand[sel] = lo[nnz_col[sel]] + (ru[rows[sel]] - min_act[rows[sel]]) / a[sel]
-    up = problem.col_upper.copy()
-    counts = np.diff(problem.a_indptr)
-    nonempty = counts > 0
-    if rows.size:  # CSC: a column's nonzeros are contiguous, so a segmented minimum (no ufunc.at)
-        seg = np.minimum.reduceat(cand, problem.a_indptr[:-1][nonempty])
-        up[nonempty] = np.minimum(up[nonempty], seg)
-    return np.maximum(up, lo)
+    """(n,) column upper bounds tightened by the rows that imply one (module docstring; one numba kernel,
+    ``solver.partition.bound_kernels.implied_upper``)."""
+    return K.implied_upper(problem.a_indptr, problem.a_indices, problem.a_data, problem.col_lower,
+                           problem.col_upper, problem.row_upper, problem.n_rows)
 
 
 class LagrangianBound:
@@ -63,13 +49,11 @@ class LagrangianBound:
         y = sense * np.nan_to_num(np.asarray(y_base, dtype=np.float64))
         y[shared] = 0.0
         self.y_base = self._project(y)
-        nnz_col = np.repeat(np.arange(problem.n_cols, dtype=np.int64), np.diff(problem.a_indptr))
-        aty = np.bincount(nnz_col, weights=problem.a_data * self.y_base[problem.a_indices], minlength=problem.n_cols)
-        self.r_base = sense * problem.cost - aty
-        is_sh = np.zeros(problem.n_rows, dtype=bool)
-        is_sh[shared] = True
-        sel = is_sh[problem.a_indices]
-        self.sh_col, self.sh_row, self.sh_val = nnz_col[sel], problem.a_indices[sel], problem.a_data[sel]
+        self.r_base = np.empty(problem.n_cols)
+        K.reduced_costs(problem.a_indptr, problem.a_indices, problem.a_data, sense * problem.cost, self.y_base,
+                        self.r_base)
+        self.is_sh = np.zeros(problem.n_rows, dtype=np.uint8)
+        self.is_sh[shared] = 1
         self.up = implied_upper(problem)
         self.row_part_base = self._row_term(self.y_base)
 
@@ -92,13 +76,10 @@ class LagrangianBound:
         full = np.zeros(p.n_rows)
         full[self.shared] = sense * np.nan_to_num(np.asarray(y_shared, dtype=np.float64))
         full = self._project(full)
-        r = self.r_base - np.bincount(self.sh_col, weights=self.sh_val * full[self.sh_row], minlength=p.n_cols)
-        lo, up = p.col_lower, self.up
-        pos, neg = r > 0, r < 0
-        if (pos & ~np.isfinite(lo)).any() or (neg & ~np.isfinite(up)).any():
+        col, unbounded = K.column_term(p.a_indptr, p.a_indices, p.a_data, self.is_sh, full, self.r_base,
+                                       p.col_lower, self.up)
+        if unbounded:
             return -sense * np.inf
-        col = float(np.where(pos, r * np.where(pos, lo, 0.0), 0.0).sum()
-                    + np.where(neg, r * np.where(neg, up, 0.0), 0.0).sum())
         bound_min = self.row_part_base + self._row_term(full) + col + sense * p.offset
         return sense * bound_min
 
