@@ -1,5 +1,5 @@
 """The numba kernels of the partitioned round's Lagrangian bound (solver.partition.bound_kernels) agree with their
-numpy twins (solver.partition.bound_ref) on random sparse data with infinite and negative bounds (hypothesis), and
+numpy twins (solver.partition.bound_ref; the row-client kernel with clients_ref) on random sparse data with infinite and negative bounds (hypothesis), and
 LagrangianBound built on them still bounds the LP optimum from below."""
 
 from __future__ import annotations
@@ -74,3 +74,18 @@ def test_lagrangian_bound_is_below_the_lp_optimum():
         lb = LagrangianBound(p, y, shared)
         v = lb.evaluate(y[shared])
         assert v <= opt.objective + 1e-9 * (1 + abs(opt.objective))
+
+
+@settings(max_examples=80, deadline=None)
+@given(shapes, st.integers(1, 5))
+def test_row_clients_matches_twin(shape, n_clients):
+    from solver.partition import clients_kernels as CK
+    from solver.partition import clients_ref as CR
+    from solver.partition.clients import EMPTY, GLOBAL, SHARED
+
+    m, n, seed = shape
+    csc, lo, up, ru, rng = _case(m, n, seed)
+    col_client = rng.integers(-1, n_clients, n).astype(np.int64)
+    col_client[col_client < 0] = GLOBAL
+    args = (csc[0], csc[1], col_client, m, SHARED, EMPTY, GLOBAL)
+    np.testing.assert_array_equal(CK.row_clients(*args), CR.row_clients_ref(*args))

@@ -133,23 +133,15 @@ def row_clients(problem: Problem, col_client: np.ndarray, shared_rows_regex: str
     """(m,) int64 owning client of every row given the (n,) client of every column (:class:`ClientGrouping`'s
     ``row_client``): the one client its nonzeros touch, :data:`SHARED` when they touch more (or its name matches
     ``shared_rows_regex`` and it has a nonzero), :data:`GLOBAL` when only global columns, :data:`EMPTY` when none.
-    O(nnz) numpy work without ``ufunc.at``: a row is shared when one of its nonzeros' clients differs from the
-    client one of them wrote into it.
+    One pass over the matrix (``solver.partition.clients_kernels.row_clients``, numpy twin in ``clients_ref``).
 
     Raises:
         UsageError: ``shared_rows_regex`` does not compile (named as ``option``).
     """
-    m = problem.n_rows
-    nnz_client = np.repeat(col_client, np.diff(problem.a_indptr))
-    own = nnz_client >= 0
-    rows, cl = problem.a_indices[own], nnz_client[own]
-    some = np.full(m, -1, dtype=np.int64)
-    some[rows] = cl  # one of each row's clients (whichever write lands)
-    shared = np.zeros(m, dtype=bool)
-    shared[rows[cl != some[rows]]] = True
-    nonempty = np.bincount(problem.a_indices, minlength=m) > 0
-    row_client = np.where(~nonempty, EMPTY, np.where(some < 0, GLOBAL, np.where(shared, SHARED, some)))
-    row_client = row_client.astype(np.int64)
+    from solver.partition.clients_kernels import row_clients as kernel
+
+    row_client = kernel(problem.a_indptr, problem.a_indices, np.asarray(col_client, dtype=np.int64),
+                        problem.n_rows, SHARED, EMPTY, GLOBAL)
     if shared_rows_regex is not None:
         _compile_check(shared_rows_regex, option)
         try:

@@ -1,0 +1,20 @@
+"""Plain-numpy twin of ``solver.partition.clients_kernels`` (the formulation ``clients.row_clients`` used before
+the kernel, session 21), compared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def row_clients_ref(cp, ci, col_client, m, shared_value, empty_value, global_value):
+    """Twin of :func:`solver.partition.clients_kernels.row_clients`."""
+    nnz_client = np.repeat(col_client, np.diff(cp))
+    own = nnz_client >= 0
+    rows, cl = ci[own], nnz_client[own]
+    some = np.full(m, -1, dtype=np.int64)
+    some[rows] = cl  # one of each row's clients (whichever write lands)
+    shared = np.zeros(m, dtype=bool)
+    shared[rows[cl != some[rows]]] = True
+    nonempty = np.bincount(ci, minlength=m) > 0
+    out = np.where(~nonempty, empty_value, np.where(some < 0, global_value, np.where(shared, shared_value, some)))
+    return out.astype(np.int64)
