@@ -43,9 +43,13 @@ Run: ``.venv/bin/python bench/bench_alm.py [--workloads te-cogentco te-ring sia 
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the copter console script (copter_cli.entry): one
+os.environ.setdefault("MKL_NUM_THREADS", "1")  # BLAS thread, set before numpy loads (the ALM's Cholesky stalls on a busy machine)
+
 import argparse
 import math
-import os
 import platform
 import statistics
 import sys

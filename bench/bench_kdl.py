@@ -21,9 +21,13 @@ The ratio warm/cold (time) is the issue's goal (<= 0.2); the cold seconds come f
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the copter console script (copter_cli.entry): one
+os.environ.setdefault("MKL_NUM_THREADS", "1")  # BLAS thread, set before numpy loads (the ALM's Cholesky stalls on a busy machine)
+
 import argparse
 import csv
-import os
 import pickle
 import sys
 import time
