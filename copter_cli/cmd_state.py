@@ -233,7 +233,7 @@ INIT_DEFAULTS = {"executor": " (default: process).", "ray": " (default: $RAY_ADD
 STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unless init was given another). A "
                              "monolithic state refuses it (exit 2).",
                  "ray": " (default: the state's, set by init; $RAY_ADDRESS, else a local cluster, unless init was "
-                        "given one). A monolithic state refuses it (exit 2)."}
+                        "given one). A monolithic state refuses it (exit 2), and so does a round whose executor is not ray."}
 
 
 def _check_executor(value: str | None) -> str | None:

@@ -123,7 +123,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         wait: seconds to wait for another writer's lock (0: StateBusyError at once).
         executor, ray_address: for a partitioned state, override the stored executor (``process``,
             ``ray``, ``inline``) and Ray address for this round (``solver.partition.executor``); on a
-            monolithic state, which never reads them, either one is a UsageError.
+            monolithic state, which never reads them, either one is a UsageError, and so is ``ray_address``
+            when the round's executor (``executor``, else the stored one) is not ``ray``.
         milp_options: the MILP-only flags given on the command line (``--mip-gap``, ...): when the round's
             model (after the delta) has no integer column, its report warns that they have no effect.
     Returns:
@@ -137,7 +138,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         StateBusyError: another writer holds the lock.
         FormatError, ValidationError: the delta is unreadable or invalid (state untouched).
         RoundMismatchError: ``copter.base_round`` differs from the current round and not ``force``.
-        UsageError: ``executor`` or ``ray_address`` given for a monolithic state (nothing applied), or
+        UsageError: ``executor`` or ``ray_address`` given for a monolithic state, or ``ray_address`` for a
+            round whose executor is not ``ray`` (nothing applied), or
             ``out_dir`` is unusable (checked before anything else; nothing changes). A copy to
             ``out_dir`` that fails after the round is stored does not raise: the report gets a warning and
             ``out_error`` (``solver.rounds.outputs.copy_out``; the CLI exits 7 or 2 for it).

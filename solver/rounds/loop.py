@@ -224,9 +224,14 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         if not store.initialised:
             raise store.not_initialised()
         config = store.config(required=True)  # missing/damaged: exit 3, not a round at the default options
-        from solver.rounds.unread_options import milp_only_warning, refuse_executor_on_monolithic
+        from solver.rounds.unread_options import (
+            milp_only_warning,
+            refuse_executor_on_monolithic,
+            refuse_ray_address_off_ray,
+        )
 
         refuse_executor_on_monolithic(config.get("partition"), executor, ray_address, store.root)
+        refuse_ray_address_off_ray(config.get("partition"), executor, ray_address, store.root)
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
         gen = store.load(read=("solution.parquet",))  # the previous allocation, for changes.parquet

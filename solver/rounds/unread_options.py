@@ -3,6 +3,10 @@
 * :func:`refuse_executor_on_monolithic`: ``step --executor`` / ``--ray-address`` on a monolithic state (its
   init had no ``--partitions K``; only init makes a state partitioned, so no later round reads them either):
   a usage error (exit 2), nothing applied, as init refuses a partition option without ``--partitions``.
+* :func:`refuse_ray_address_off_ray`: ``step --ray-address`` on a partitioned state whose round runs on another
+  executor than ``ray`` (the stored one, or ``--executor process|inline``): a usage error (exit 2), nothing
+  applied. Unlike init's ``--ray-address``, which is stored and read by any later ``step --executor ray``, a
+  step's applies to that command's rounds only, none of which would read it.
 * :func:`milp_only_warning`: MILP-only solver options (``--mip-gap``, ``--integer-fallback*``,
   ``--submip-*``, ``--relaxation-*``) given for a round whose model has no integer column: a warning in the
   round's report, as ``copter solve`` gives one. Not an error: a delta may add integer columns later (init's
@@ -44,6 +48,32 @@ def refuse_executor_on_monolithic(partition, executor: str | None, ray_address: 
                      f"monolithic state (its init had no --partitions K): its rounds run in this process and "
                      f"would ignore {'it' if one else 'them'}; leave {'it' if one else 'them'} out (only "
                      f"`copter init --partitions K` makes partitioned rounds); nothing was applied")
+
+
+def refuse_ray_address_off_ray(partition, executor: str | None, ray_address: str | None, state) -> None:
+    """Raise UsageError (exit 2) when ``ray_address`` is given for a partitioned state's round whose executor is
+    not ``ray``: ``executor`` when given, else the stored one (config.json's ``partition.executor``, default
+    ``process``). A monolithic state is :func:`refuse_executor_on_monolithic`'s; a damaged stored executor is
+    left to :func:`solver.rounds.partitioned.config_of`, which names it.
+
+    Args:
+        partition: the state's config.json ``partition`` entry, or None.
+        executor, ray_address: ``copter step``'s ``--executor`` / ``--ray-address`` (None: not given).
+        state: the state folder, named in the message.
+    Raises:
+        UsageError: naming ``--ray-address``, the executor in use and where it comes from; nothing applied.
+    """
+    if ray_address is None or not _is_partitioned(partition) or not isinstance(partition, dict):
+        return
+    used = executor if executor is not None else partition.get("executor", "process")
+    if used not in ("process", "inline"):  # ray, or a damaged stored value (config_of names it)
+        return
+    source = (f"--executor {used}" if executor is not None else
+              f"the executor {state} stored (partition.executor {used!r}, set by copter init)")
+    raise UsageError(f"--ray-address applies to --executor ray only, and this step's rounds run on {source}, which "
+                     f"would ignore it; give --executor ray with it to run this step's rounds on that cluster, or "
+                     f"leave it out (an address for later Ray rounds is init's --ray-address, stored); nothing was "
+                     f"applied")
 
 
 def milp_only_warning(flags, is_mip: bool, model: str, stored: bool) -> list[str]:
