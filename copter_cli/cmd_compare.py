@@ -106,38 +106,21 @@ def ranking_note(r: dict, common: float | None) -> str:
             f"points meet); {bought}, so {r['feasible_best']}'s feasible point ranks best.")
 
 
-#: compare's options that only POP rows read (parameter name -> flag)
-_POP_ONLY = {"k": "--k", "seed": "--seed", "pop_client_regex": "--pop-client-regex",
-             "pop_shared_rows_regex": "--pop-shared-rows-regex", "pop_workers": "--pop-workers",
-             "executor": "--executor", "ray_address": "--ray-address", "pop_scaling": "--pop-scaling"}
+#: compare's command-line parameters named otherwise in solver.rounds.compare (CLI name -> library name)
+_LIBRARY_NAME = {"k": "ks", "executor": "pop_executor"}
+#: the command-line parameters solver.rounds.compare_options checks (CLI names)
+_CHECKED = ("k", "seed", "pop_client_regex", "pop_shared_rows_regex", "pop_workers", "executor", "ray_address",
+            "pop_scaling", "highs_solver", "threads")
 
 
 def ignored_options(given: set[str], baselines: list[str]) -> str | None:
     """The usage error's text when an option given on the command line (``given``: parameter names) is read by
-    none of ``baselines``, else None: the POP options need ``pop`` or a ``pop-K``, ``--k`` needs ``pop`` itself
-    (``pop-K`` fixes its part count), ``--highs-solver`` needs ``highs`` or a POP row (``highs-simplex``,
-    ``-ipm``, ``-pdlp`` and ``highs-warm`` fix their solver), ``--threads`` a HiGHS row (POP's parts run one
-    thread each). ``compare --baseline highs --k 16`` ran HiGHS alone and exited 0, the option dropped."""
-    names = set(baselines)
-    pop = any(b == "pop" or b.startswith("pop-") for b in names)
-    why: dict[str, str] = {}  # flag -> what it needs
-    for name, flag in _POP_ONLY.items():
-        if name in given and not pop:
-            why[flag] = "--baseline pop" if name == "k" else "--baseline pop (or pop-K)"
-    if "k" in given and pop and "pop" not in names:
-        why["--k"] = "--baseline pop (a pop-K baseline fixes its own K)"
-    if "highs_solver" in given and not (pop or "highs" in names):
-        why["--highs-solver"] = ("--baseline highs or pop (highs-simplex, highs-ipm, highs-pdlp and highs-warm fix "
-                                 "their solver)")
-    if "threads" in given and not any(b.startswith("highs") for b in names):
-        why["--threads"] = "a highs baseline (POP's parts run one HiGHS thread each)"
-    if not why:
-        return None
-    chosen = " ".join(f"--baseline {b}" for b in dict.fromkeys(baselines)) or "no --baseline"
-    needs = "; ".join(f"{flag} needs {need}" for flag, need in why.items())
-    one = len(why) == 1
-    return (f"{', '.join(why)} appl{'ies' if one else 'y'} to none of this compare's baselines ({chosen}): "
-            f"{needs}; add such a baseline, or leave {'it' if one else 'them'} out")
+    none of ``baselines``, else None (:func:`solver.rounds.compare_options.ignored_options`, which the library's
+    ``compare`` applies too). ``compare --baseline highs --k 16`` ran HiGHS alone and exited 0, the option
+    dropped."""
+    from solver.rounds.compare_options import ignored_options as check
+
+    return check({_LIBRARY_NAME.get(name, name) for name in given}, baselines)
 
 
 def register(app: typer.Typer) -> None:
@@ -200,7 +183,7 @@ def register(app: typer.Typer) -> None:
             from solver.baselines import registry
 
             registry.expand([b for b in baseline if b != "pop"], [])  # a mistyped name first (-b pops --k 2)
-            given = {name for name in (*_POP_ONLY, "highs_solver", "threads")
+            given = {name for name in _CHECKED
                      if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"}
             ignored = ignored_options(given, baseline)
             if ignored:
@@ -213,7 +196,7 @@ def register(app: typer.Typer) -> None:
             ensure_prepared()  # as init: kernels compiled (progress line on stderr) first, none mid-comparison
             st = state if state is not None else rounds.default_state_dir()
             with console.status("running baselines") as status:
-                res = rounds.compare(st, baseline, ks=k, highs_solver=highs_solver, time_limit_seconds=time_limit,
+                res = rounds.compare(st, baseline, ks=k if "k" in given else None, highs_solver=highs_solver, time_limit_seconds=time_limit,
                                      threads=threads, seed=seed, pop_client_regex=pop_client_regex,
                                      pop_shared_rows_regex=pop_shared_rows_regex, pop_workers=pop_workers,
                                      pop_scaling=pop_scaling, feasibility_tol=feasibility_tol,

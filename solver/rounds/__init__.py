@@ -335,7 +335,10 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
         CURRENT was unusable (the newest complete generation was compared), the round log was not written
         (another writer holds the lock, or the state is read-only) or highs-warm's basis was not kept.
     Raises:
-        UsageError: unknown baseline or solver, k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
+        UsageError: unknown baseline or solver, a POP-only parameter (``ks``, ``seed``, ``pop_*``,
+            ``ray_address``) without a POP baseline, ``ks`` beside ``pop-<k>`` alone, ``highs_solver`` without
+            ``highs`` or POP, ``threads`` without a ``highs*`` baseline (any of them given a value other than its
+            default; :mod:`solver.rounds.compare_options`, the CLI's check), k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
             regex, a feasibility_tol that is not positive and finite, an unknown pop_executor or ``ray``
             without Ray installed (naming the ``copter[ray]`` extra). StateError: not initialised/damaged,
             or the current round has no solved report. PartWorkerError: a POP part's worker died twice

@@ -232,8 +232,10 @@ def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
 
 
 def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_limit_seconds: float,
-                   threads: int | None, pop_workers: int | None) -> list[str]:
-    """Validate the options; return the registry names to run in order (``pop`` expanded per k).
+                   threads: int | None, pop_workers: int | None, given: set[str]) -> list[str]:
+    """Validate the options; return the registry names to run in order (``pop`` expanded per k). ``given``: the
+    parameters passed with a value other than their default (a mistyped baseline is named first, then one of
+    them that no baseline reads: :mod:`solver.rounds.compare_options`, the command line's check too).
 
     Raises:
         UsageError: see :func:`solver.rounds.compare`.
@@ -243,6 +245,9 @@ def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_
     for b in dict.fromkeys(baselines):
         if b != "pop":
             registry.get(b)
+    from solver.rounds.compare_options import refuse_ignored
+
+    refuse_ignored(given, baselines)
     check_solver(highs_solver)
     if not (time_limit_seconds > 0):  # also refuses nan
         raise UsageError(f"--time-limit must be positive seconds, got {time_limit_seconds}")
@@ -261,8 +266,14 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
                 pop_workers: int | None = None, pop_scaling: str = "auto", feasibility_tol: float | None = None,
                 pop_executor: str | None = None, ray_address: str | None = None, progress=None) -> dict:
     """Run ``baselines`` on the current round of ``state_dir``; see :func:`solver.rounds.compare`."""
+    from solver.rounds.compare_options import given_parameters
+
+    given = given_parameters(ks=ks, highs_solver=highs_solver, threads=threads, seed=seed,
+                             pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
+                             pop_workers=pop_workers, pop_scaling=pop_scaling, pop_executor=pop_executor,
+                             ray_address=ray_address)
     ks = list(dict.fromkeys(ks or [4]))
-    names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers)
+    names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers, given)
     if seed is not None and seed < 0:  # numpy's generator refuses it deep inside POP (was exit 1)
         raise UsageError(f"--seed must be >= 0, got {seed}")
     if feasibility_tol is not None and not (0 < feasibility_tol < math.inf):
