@@ -89,3 +89,21 @@ def test_row_clients_matches_twin(shape, n_clients):
     col_client[col_client < 0] = GLOBAL
     args = (csc[0], csc[1], col_client, m, SHARED, EMPTY, GLOBAL)
     np.testing.assert_array_equal(CK.row_clients(*args), CR.row_clients_ref(*args))
+
+
+@settings(max_examples=80, deadline=None)
+@given(shapes, st.integers(1, 4))
+def test_presence_matches_twin(shape, k):
+    from solver.partition import clients_kernels as CK
+    from solver.partition import clients_ref as CR
+
+    m, n, seed = shape
+    csc, lo, up, ru, rng = _case(m, n, seed)
+    cv = csc[2].copy()
+    cv[rng.random(cv.size) < 0.1] = 0.0  # explicit zeros do not make a part present
+    col_part = rng.integers(-1, k, n).astype(np.int64)
+    rows = np.flatnonzero(rng.random(m) < 0.5)
+    pos = np.full(m, -1, dtype=np.int64)
+    pos[rows] = np.arange(rows.size)
+    args = (csc[0], csc[1], cv, col_part, pos, k, rows.size)
+    np.testing.assert_array_equal(CK.presence(*args), CR.presence_ref(*args))

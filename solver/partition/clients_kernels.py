@@ -46,3 +46,22 @@ def row_clients(cp, ci, col_client, m, shared_value, empty_value, global_value):
         else:
             out[i] = first[i]
     return out
+
+
+@njit(cache=True)
+def presence(cp, ci, cv, col_part, pos, k, ns):
+    """(k, ns) uint8: 1 where part p has a nonzero of shared row i (``pos[row]`` = i, -1 for a row not shared)
+    on one of its own columns (``col_part[j]`` >= 0), one pass (``solver.partition.shares.presence``).
+
+    Args: cp (n+1,), ci (nnz,), cv (nnz,): CSC of A; col_part (n,) int64; pos (m,) int64; k parts; ns shared rows.
+    """
+    out = np.zeros((k, ns), dtype=np.uint8)
+    for j in range(cp.shape[0] - 1):
+        p = col_part[j]
+        if p < 0:
+            continue
+        for q in range(cp[j], cp[j + 1]):
+            r = pos[ci[q]]
+            if r >= 0 and cv[q] != 0.0:
+                out[p, r] = 1
+    return out

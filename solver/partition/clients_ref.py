@@ -18,3 +18,13 @@ def row_clients_ref(cp, ci, col_client, m, shared_value, empty_value, global_val
     nonempty = np.bincount(ci, minlength=m) > 0
     out = np.where(~nonempty, empty_value, np.where(some < 0, global_value, np.where(shared, shared_value, some)))
     return out.astype(np.int64)
+
+
+def presence_ref(cp, ci, cv, col_part, pos, k, ns):
+    """Twin of :func:`solver.partition.clients_kernels.presence` (the numpy formulation of
+    ``solver.partition.shares.presence`` before the kernel)."""
+    nnz_part = np.repeat(col_part, np.diff(cp))
+    r = pos[ci]
+    sel = (r >= 0) & (nnz_part >= 0) & (cv != 0)
+    flat = np.bincount(nnz_part[sel] * ns + r[sel], minlength=k * ns)
+    return (flat.reshape(k, ns) > 0).astype(np.uint8)

@@ -100,14 +100,15 @@ KEEP_SLACK = 0.25  #: fraction of a part's unused share it keeps when the slack 
 
 
 def presence(problem: Problem, col_part: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
-    """(k, rows.size) bool: part p has a nonzero of row ``rows[i]`` on one of its own (non-global) columns."""
+    """(k, rows.size) bool: part p has a nonzero of row ``rows[i]`` on one of its own (non-global) columns.
+    One numba pass (``solver.partition.clients_kernels.presence``; its numpy formulation, the twin in
+    ``clients_ref``, made six nnz-sized temporaries: ~2 s of a TE Kdl partitioned round's set-up)."""
+    from solver.partition.clients_kernels import presence as kernel
+
     pos = np.full(problem.n_rows, -1, dtype=np.int64)
     pos[rows] = np.arange(rows.size, dtype=np.int64)
-    nnz_part = np.repeat(col_part, np.diff(problem.a_indptr))
-    r = pos[problem.a_indices]
-    sel = (r >= 0) & (nnz_part >= 0) & (problem.a_data != 0)
-    flat = np.bincount(nnz_part[sel] * rows.size + r[sel], minlength=k * rows.size)
-    return flat.reshape(k, rows.size) > 0
+    return kernel(problem.a_indptr, problem.a_indices, problem.a_data, np.asarray(col_part, dtype=np.int64), pos,
+                  int(k), int(rows.size)).astype(bool)
 
 
 def normalise(shares: np.ndarray, present: np.ndarray, floor: float = FLOOR) -> np.ndarray:
