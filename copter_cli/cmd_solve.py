@@ -194,16 +194,15 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
 
 def _unread_milp_options(solver: opts.GivenOptions, problem, path: Path) -> list[str]:
     """The warning (a list of at most one) that MILP-only options were given for a model without integer
-    columns, which none of them reaches: ``solve lp.mps --mip-gap 0.1`` said nothing. A warning, not an error:
-    one command line may be run over a batch of LPs and MILPs."""
-    flags = [] if problem.is_mip else solver.milp_only()
-    if not flags:
+    columns, which none of them reaches (``solver.rounds.unread_options.milp_only_warning``, as init and step
+    say it): ``solve lp.mps --mip-gap 0.1`` said nothing. A warning, not an error: one command line may be run
+    over a batch of LPs and MILPs."""
+    if problem.is_mip:
         return []
     from copter_cli.printable import printable
+    from solver.rounds.unread_options import milp_only_warning
 
-    one = len(flags) == 1
-    return [f"{', '.join(flags)} appl{'ies' if one else 'y'} to MILPs only and {printable(path.name)} has no "
-            f"integer column: {'it has' if one else 'they have'} no effect on this solve"]
+    return milp_only_warning(solver.milp_only(), False, printable(path.name), None)
 
 
 def register(app: typer.Typer) -> None:

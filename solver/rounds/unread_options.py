@@ -76,7 +76,7 @@ def refuse_ray_address_off_ray(partition, executor: str | None, ray_address: str
                      f"applied")
 
 
-def milp_only_warning(flags, is_mip: bool, model: str, stored: bool) -> list[str]:
+def milp_only_warning(flags, is_mip: bool, model: str, stored: bool | None) -> list[str]:
     """The warning (a list of at most one) that MILP-only options were given for a model without integer
     columns.
 
@@ -84,17 +84,22 @@ def milp_only_warning(flags, is_mip: bool, model: str, stored: bool) -> list[str
         flags: the MILP-only flags given on the command line (``copter_cli.solver_options.GivenOptions.milp_only``).
         is_mip: the round's model has an integer column (then no warning).
         model: what the model is, for the message (``"the base base.parquet"``, ``"round 3's model"``).
-        stored: the options are stored for later rounds (init) rather than applying to this round only (step).
+        stored: the options are stored for later rounds (init), apply to this round only (step: False), or
+            None for ``copter solve`` (one solve, no rounds).
     Returns:
-        ``[]``, or one sentence saying they have no effect on this round and whether a later round reads them.
+        ``[]``, or one sentence saying they have no effect on this round (solve) and whether a later round reads
+        them.
     """
     flags = list(flags or ())
     if is_mip or not flags:
         return []
     one = len(flags) == 1
     it = "it" if one else "they"
+    head = (f"{', '.join(flags)} appl{'ies' if one else 'y'} to MILPs only and {model} has no integer column: "
+            f"{it} ha{'s' if one else 've'} no effect on this {'solve' if stored is None else 'round'}")
+    if stored is None:
+        return [head]
     later = (f"init stored {'it' if one else 'them'} in the state's settings: {it} appl{'ies' if one else 'y'} to "
              "later rounds once a delta adds integer columns" if stored else
              "a step's solver options apply to the rounds of that command only and are not stored")
-    return [f"{', '.join(flags)} appl{'ies' if one else 'y'} to MILPs only and {model} has no integer column: "
-            f"{it} ha{'s' if one else 've'} no effect on this round; {later}"]
+    return [f"{head}; {later}"]
