@@ -164,3 +164,12 @@ def test_single_path_demands_keep_their_column_from_small_links():
     csc = (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data.copy())
     coupling = K.assignment_rows(*csc, 15)[3]
     np.testing.assert_array_equal(coupling, np.arange(5))
+
+
+def test_schur_system_is_kept_for_the_same_matrix_arrays():
+    """A long-lived process (worker, part worker) on an unchanged matrix chooses the assignment rows once."""
+    _, csc, _ = _assignment_like(10, 4, 30, 1)
+    first = K.schur_system(*csc, 14)
+    assert K.schur_system(*csc, 14) is first
+    other = (csc[0], csc[1], csc[2].copy())  # new values (a coefficient delta): another system
+    assert K.schur_system(*other, 14) is not first

@@ -70,7 +70,7 @@ import numpy as np
 from solver.lp.alm_kernels import csc_matvec, diff_norm, dot
 from solver.lp.alm_newton import Subproblem, Workspace, newton_solve
 from solver.lp.alm_scaling import scale_for_alm
-from solver.lp.alm_schur import SchurSystem
+from solver.lp.alm_schur import schur_system
 from solver.lp.original_kkt import original_kkt
 from solver.lp.pdhg import parse_warm_start, scaling_trouble
 from solver.lp.presolve import solve_pdhg as pdhg_solve  # the cold PDHG path: HiGHS presolve + PDHG
@@ -263,7 +263,7 @@ class _Run:
         self.omega = 1.0
         self.wsp = Workspace(sc.n, sc.m)
         if prm.direct_max > 0:
-            schur = SchurSystem(*sc.csc, sc.m)
+            schur = schur_system(*sc.csc, sc.m)
             if schur.m2 <= prm.direct_max and schur.factor <= prm.direct_passes:
                 self.wsp.schur = schur
         self.b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc, p.row_lower[kr], p.row_upper[kr])

@@ -26,6 +26,7 @@ Every kernel has a plain-numpy twin in ``solver.lp.alm_schur_ref`` that the test
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 from numba import njit
@@ -288,3 +289,22 @@ class SchurSystem:
         schur_back(cp, ci, cv, col_active, tau, prec, self.row_of_col, self.coef_of_col, self.coupling, self.pos,
                    g, self.d2, d)
         return True
+
+
+_LAST: dict = {}
+_LOCK = threading.Lock()
+
+
+def schur_system(cp, ci, cv, m: int) -> SchurSystem:
+    """The :class:`SchurSystem` of the CSC arrays (cp, ci, cv) with m rows, kept for the last matrix seen (keyed
+    by the arrays' identity, as ``solver.lp.alm_scaling`` keeps its factors: a round whose delta leaves the matrix
+    alone shares the scaled arrays, so a long-lived process, the worker or a part worker, chooses the assignment
+    rows once, not every round). Its work arrays are reused; one ALM run uses it at a time."""
+    with _LOCK:
+        hit = _LAST.get("last")
+        if hit is not None and hit[0] == m and hit[1][0] is cp and hit[1][1] is ci and hit[1][2] is cv:
+            return hit[2]
+    out = SchurSystem(cp, ci, cv, m)
+    with _LOCK:
+        _LAST["last"] = (m, (cp, ci, cv), out)
+    return out
