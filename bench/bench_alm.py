@@ -43,13 +43,9 @@ Run: ``.venv/bin/python bench/bench_alm.py [--workloads te-cogentco te-ring sia 
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the copter console script (copter_cli.entry): one
-os.environ.setdefault("MKL_NUM_THREADS", "1")  # BLAS thread, set before numpy loads (the ALM's Cholesky stalls on a busy machine)
-
 import argparse
 import math
+import os
 import platform
 import statistics
 import sys
@@ -57,10 +53,13 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from copter_cli.entry import single_threaded_blas  # noqa: E402
+
+single_threaded_blas()  # as the copter console script: one BLAS thread (the ALM's Cholesky), before numpy loads
+import numpy as np  # noqa: E402
 
 from solver.baselines.highs_warm import WarmHighs  # noqa: E402
 from solver.differential import apply_delta, map_state  # noqa: E402

@@ -21,13 +21,9 @@ The ratio warm/cold (time) is the issue's goal (<= 0.2); the cold seconds come f
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the copter console script (copter_cli.entry): one
-os.environ.setdefault("MKL_NUM_THREADS", "1")  # BLAS thread, set before numpy loads (the ALM's Cholesky stalls on a busy machine)
-
 import argparse
 import csv
+import os
 import pickle
 import sys
 import time
@@ -38,6 +34,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from copter_cli.entry import single_threaded_blas  # noqa: E402
+
+single_threaded_blas()  # as the copter console script: one BLAS thread (the ALM's Cholesky), before numpy loads
 
 from common import RESULTS, header  # noqa: E402
 

@@ -30,14 +30,10 @@ Run: ``.venv/bin/python bench/bench_lp.py [--cap 60] [--only NAME ...] [--tols 1
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the copter console script (copter_cli.entry): one
-os.environ.setdefault("MKL_NUM_THREADS", "1")  # BLAS thread, set before numpy loads (the ALM's Cholesky stalls on a busy machine)
-
 import argparse
 import csv
 import math
+import os
 import platform
 import statistics
 import sys
@@ -46,10 +42,13 @@ from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from copter_cli.entry import single_threaded_blas  # noqa: E402
+
+single_threaded_blas()  # as the copter console script: one BLAS thread (the ALM's Cholesky), before numpy loads
+import numpy as np  # noqa: E402
 
 from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp  # noqa: E402
 from solver.lp.dispatch import solve  # noqa: E402
@@ -59,7 +58,6 @@ from solver.workloads.transport import transportation  # noqa: E402
 
 
 def data_dir() -> Path:
-    import os
 
     env = os.environ.get("COPTER_DATA")
     return Path(env) if env else REPO.parent / "shared" / "data"

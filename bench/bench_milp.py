@@ -43,23 +43,21 @@ Usage::
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the copter console script (copter_cli.entry): one
-os.environ.setdefault("MKL_NUM_THREADS", "1")  # BLAS thread, set before numpy loads (the ALM's Cholesky stalls on a busy machine)
-
 import argparse
 import math
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from copter_cli.entry import single_threaded_blas  # noqa: E402
+
+single_threaded_blas()  # as the copter console script: one BLAS thread (the ALM's Cholesky), before numpy loads
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 
 from bench.common import add_executor_args, check_executor_arg, header  # noqa: E402
 from solver.baselines.highs import solve_highs  # noqa: E402

@@ -79,11 +79,6 @@ Run: ``.venv/bin/python bench/bench_warm.py [--weights fresh reuse] [--tol 1e-4]
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the copter console script (copter_cli.entry): one
-os.environ.setdefault("MKL_NUM_THREADS", "1")  # BLAS thread, set before numpy loads (the ALM's Cholesky stalls on a busy machine)
-
 import argparse
 import csv
 import math
@@ -98,6 +93,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
+
+from copter_cli.entry import single_threaded_blas  # noqa: E402
+
+single_threaded_blas()  # as the copter console script: one BLAS thread (the ALM's Cholesky), before numpy loads
 
 from bench_lp import data_dir, perturb, read  # noqa: E402
 
