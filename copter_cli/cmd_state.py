@@ -229,7 +229,9 @@ EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker p
                  "pip install 'copter[ray]'), inline (one after another in this process)")
 RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray"
 #: the defaults, as init states them; step's are the state's (the values init stored)
-INIT_DEFAULTS = {"executor": " (default: process).", "ray": " (default: $RAY_ADDRESS, else a local cluster)."}
+INIT_DEFAULTS = {"executor": " (default: process).",
+                 "ray": " (default: $RAY_ADDRESS, else a local cluster). Stored whatever the executor, for a later "
+                        "step --executor ray, and its form checked now (host:port, ray://host:port, auto or local)."}
 STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unless init was given another). A "
                              "monolithic state refuses it (exit 2).",
                  "ray": " (default: the state's, set by init; $RAY_ADDRESS, else a local cluster, unless init was "

@@ -22,10 +22,12 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
               file=None):
     """The PartitionConfig of config.json's ``partition`` entry with per-invocation overrides, or None for
     monolithic rounds (no entry, or k = 1). ``file``: the config.json it was read from (a step), whose
-    unknown keys are refused.
+    unknown keys are refused; None: init's options, about to be stored.
 
     Raises:
-        UsageError: a bad executor (or ``ray`` without Ray installed), k < 1, passes < 1.
+        UsageError: a bad executor (or ``ray`` without Ray installed), k < 1, passes < 1; init's ``ray_address``
+            (``file`` None) not of a Ray address's form whatever the executor: it is stored for a later
+            ``step --executor ray``, which would be the first to find it malformed.
         StateError: ``file`` given and ``partition`` holds a key PartitionConfig does not have (a typo would
             be ignored and the round split with the default), naming the file, the key and the known keys.
     """
@@ -53,6 +55,10 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
     if ray_address is not None:
         cfg.ray_address = ray_address
     cfg.check()
+    if file is None and cfg.k > 1 and cfg.ray_address is not None:  # cfg.check() did for executor ray
+        from solver.partition.executor import ray_address_target
+
+        ray_address_target(cfg.ray_address)
     _check_regexes(cfg)
     return cfg if cfg.k > 1 else None
 
