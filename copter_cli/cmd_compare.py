@@ -113,14 +113,16 @@ _CHECKED = ("k", "seed", "pop_client_regex", "pop_shared_rows_regex", "pop_worke
             "pop_scaling", "highs_solver", "threads")
 
 
-def ignored_options(given: set[str], baselines: list[str]) -> str | None:
+def ignored_options(given: set[str], baselines: list[str], executor: str | None = None,
+                    pop_workers: int | None = None) -> str | None:
     """The usage error's text when an option given on the command line (``given``: parameter names) is read by
-    none of ``baselines``, else None (:func:`solver.rounds.compare_options.ignored_options`, which the library's
+    none of ``baselines``, or ``--ray-address`` by POP's parts on ``executor`` (``--executor``) or
+    ``--pop-workers 0``, else None (:func:`solver.rounds.compare_options.ignored_options`, which the library's
     ``compare`` applies too). ``compare --baseline highs --k 16`` ran HiGHS alone and exited 0, the option
     dropped."""
     from solver.rounds.compare_options import ignored_options as check
 
-    return check({_LIBRARY_NAME.get(name, name) for name in given}, baselines)
+    return check({_LIBRARY_NAME.get(name, name) for name in given}, baselines, executor, pop_workers)
 
 
 def register(app: typer.Typer) -> None:
@@ -157,7 +159,7 @@ def register(app: typer.Typer) -> None:
         ray_address: str | None = typer.Option(
             None, "--ray-address",
             help="Ray cluster to join with --executor ray (default: the state's, else $RAY_ADDRESS, else a "
-                 "local cluster)."),
+                 "local cluster). Refused (exit 2) when POP's parts run on another executor."),
         pop_scaling: str = typer.Option(
             "auto", "--pop-scaling",
             help="Share of a shared row per POP part: auto (1/k for one-sided rows, the part's share of the "
@@ -185,7 +187,7 @@ def register(app: typer.Typer) -> None:
             registry.expand([b for b in baseline if b != "pop"], [])  # a mistyped name first (-b pops --k 2)
             given = {name for name in _CHECKED
                      if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"}
-            ignored = ignored_options(given, baseline)
+            ignored = ignored_options(given, baseline, executor, pop_workers)
             if ignored:
                 from solver.model.errors import UsageError
 

@@ -5,6 +5,11 @@ none reads is a usage error (exit 2) naming it, nothing run, rather than dropped
 The command line passes the options typed on it (``copter_cli.cmd_compare``); the library passes its parameters
 that differ from their defaults (:func:`given_parameters`). Both get this module's message, which names the
 command-line flags.
+
+``--ray-address`` beside a POP baseline whose parts do not run on Ray (``--executor process|inline``,
+``--pop-workers 0``) is refused the same way (:func:`ray_address_off_ray`), as ``step --ray-address`` off Ray is
+(:mod:`solver.rounds.unread_options`); with no ``--executor`` the state's executor decides, once the state is
+read (:func:`solver.rounds.comparison.pop_executor_of`, with this module's message).
 """
 
 from __future__ import annotations
@@ -29,12 +34,24 @@ def given_parameters(**values) -> set[str]:
     return {name for name, v in values.items() if v is not None and v != DEFAULTS.get(name)}
 
 
-def ignored_options(given: set[str], baselines: list[str]) -> str | None:
+def ray_address_off_ray(source: str, also: str = "") -> str:
+    """The usage error's text for a ``--ray-address`` that POP's parts would not read: they run on ``source``
+    (``"--executor process"``, ``"this process (--pop-workers 0)"``, the state's executor); ``also``: what the
+    way to use it needs besides ``--executor ray``."""
+    return (f"--ray-address applies to --executor ray only, and this compare's POP parts run on {source}, which "
+            f"would ignore it; give --executor ray with it{also} to run them on that cluster, or leave it out")
+
+
+def ignored_options(given: set[str], baselines: list[str], executor: str | None = None,
+                    pop_workers: int | None = None) -> str | None:
     """The usage error's text when a parameter in ``given`` (names of :data:`CHECKED`) is read by none of
     ``baselines``, else None: the POP options need ``pop`` or a ``pop-K``, ``ks`` (``--k``) needs ``pop`` itself
     (``pop-K`` fixes its part count), ``highs_solver`` needs ``highs`` or a POP row (``highs-simplex``,
     ``-ipm``, ``-pdlp`` and ``highs-warm`` fix their solver), ``threads`` a HiGHS row (POP's parts run one
-    thread each). The text names the command-line flags."""
+    thread each). The text names the command-line flags. Then ``ray_address`` needs POP's parts on Ray:
+    ``executor`` (the ``pop_executor`` value) ``process`` or ``inline``, or none with ``pop_workers`` 0, is
+    :func:`ray_address_off_ray`'s text (an unknown executor is left to its own check, none otherwise to the
+    state's executor)."""
     names = set(baselines)
     pop = any(b == "pop" or b.startswith("pop-") for b in names)
     why: dict[str, str] = {}  # flag -> what it needs
@@ -49,6 +66,12 @@ def ignored_options(given: set[str], baselines: list[str]) -> str | None:
     if "threads" in given and not any(b.startswith("highs") for b in names):
         why["--threads"] = "a highs baseline (POP's parts run one HiGHS thread each)"
     if not why:
+        if "ray_address" not in given or not pop:
+            return None
+        if executor in ("process", "inline"):
+            return ray_address_off_ray(f"--executor {executor}")
+        if executor is None and pop_workers == 0:  # --executor ray beside it: pop_executor_of's contradiction
+            return ray_address_off_ray("this process (--pop-workers 0)", " (and no --pop-workers 0)")
         return None
     chosen = " ".join(f"--baseline {b}" for b in dict.fromkeys(baselines)) or "no --baseline"
     needs = "; ".join(f"{flag} needs {need}" for flag, need in why.items())
@@ -57,12 +80,14 @@ def ignored_options(given: set[str], baselines: list[str]) -> str | None:
             f"{needs}; add such a baseline, or leave {'it' if one else 'them'} out")
 
 
-def refuse_ignored(given: set[str], baselines: list[str]) -> None:
+def refuse_ignored(given: set[str], baselines: list[str], executor: str | None = None,
+                   pop_workers: int | None = None) -> None:
     """Raise UsageError with :func:`ignored_options`' text when it has one.
 
     Raises:
-        UsageError: a parameter in ``given`` that none of ``baselines`` reads (the CLI: exit 2, nothing run).
+        UsageError: a parameter in ``given`` that none of ``baselines`` reads, or a ``ray_address`` that POP's
+            parts on ``executor`` (or ``pop_workers`` 0) would not read (the CLI: exit 2, nothing run).
     """
-    message = ignored_options(given, baselines)
+    message = ignored_options(given, baselines, executor, pop_workers)
     if message:
         raise UsageError(message)

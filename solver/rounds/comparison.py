@@ -232,10 +232,12 @@ def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
 
 
 def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_limit_seconds: float,
-                   threads: int | None, pop_workers: int | None, given: set[str]) -> list[str]:
+                   threads: int | None, pop_workers: int | None, given: set[str],
+                   pop_executor: str | None = None) -> list[str]:
     """Validate the options; return the registry names to run in order (``pop`` expanded per k). ``given``: the
     parameters passed with a value other than their default (a mistyped baseline is named first, then one of
-    them that no baseline reads: :mod:`solver.rounds.compare_options`, the command line's check too).
+    them that no baseline reads, or a ``ray_address`` beside ``pop_executor`` process/inline or ``pop_workers``
+    0: :mod:`solver.rounds.compare_options`, the command line's check too).
 
     Raises:
         UsageError: see :func:`solver.rounds.compare`.
@@ -247,7 +249,7 @@ def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_
             registry.get(b)
     from solver.rounds.compare_options import refuse_ignored
 
-    refuse_ignored(given, baselines)
+    refuse_ignored(given, baselines, pop_executor, pop_workers)
     check_solver(highs_solver)
     if not (time_limit_seconds > 0):  # also refuses nan
         raise UsageError(f"--time-limit must be positive seconds, got {time_limit_seconds}")
@@ -273,7 +275,8 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
                              pop_workers=pop_workers, pop_scaling=pop_scaling, pop_executor=pop_executor,
                              ray_address=ray_address)
     ks = list(dict.fromkeys(ks or [4]))
-    names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers, given)
+    names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers, given,
+                           pop_executor)
     if seed is not None and seed < 0:  # numpy's generator refuses it deep inside POP (was exit 1)
         raise UsageError(f"--seed must be >= 0, got {seed}")
     if feasibility_tol is not None and not (0 < feasibility_tol < math.inf):
@@ -334,9 +337,13 @@ def pop_executor_of(store: StateStore, names: list[str], executor: str | None, r
     Raises:
         UsageError: an unknown executor, or ``ray`` without Ray installed (checked when ``executor`` is
             given or a POP row will run), naming the ``copter[ray]`` extra; ``workers == 0`` with another
-            executor than ``inline``.
+            executor than ``inline``; ``ray_address`` given while no ``executor`` is and the state's executor
+            (``process`` for a monolithic state) is not ``ray``, naming it
+            (:func:`solver.rounds.compare_options.ray_address_off_ray`; a given executor is that module's
+            check, made before the state is read).
     """
     from solver.partition.executor import check_executor, check_stored_executor
+    from solver.rounds.compare_options import ray_address_off_ray
 
     part = store.config().get("partition")
     stored = part if isinstance(part, dict) and isinstance(part.get("k"), int) and part["k"] > 1 else {}
@@ -349,6 +356,10 @@ def pop_executor_of(store: StateStore, names: list[str], executor: str | None, r
         check_stored_executor(chosen, store.root / "config.json")  # the state's: its error names the state
     elif executor is not None:
         check_executor(chosen)
+    if ray_address is not None and executor is None and chosen in ("process", "inline"):
+        source = (f"the executor {store.root} stored (partition.executor {chosen!r}, set by copter init)"
+                  if stored else f"process, the default for {store.root}, a monolithic state")
+        raise UsageError(ray_address_off_ray(source))
     return chosen, ray_address or stored.get("ray_address")
 
 
