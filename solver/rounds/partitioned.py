@@ -74,7 +74,9 @@ _STORED_MIN = {"k": 1, "passes": 1, "update_every": 0, "whole_below_nnz": 0, "wo
 def _check_stored(partition: dict, file) -> None:
     """Refuse a ``partition`` value of config.json that is not of its field's JSON type (``"k": "2"``,
     ``null`` for a field that is never None, a float for an integer) or is out of the range init's options
-    accept, or a regex that does not compile: a StateError (exit 3) naming config.json and the key, never
+    accept, a regex that does not compile, or a ``ray_address`` not of a Ray address's form (checked whatever
+    the executor, as init checks it: it was blamed on ``--ray-address``, exit 2, at the first round on Ray;
+    unread otherwise): a StateError (exit 3) naming config.json and the key, never
     an internal error nor an option the user did not give.
 
     Raises:
@@ -110,9 +112,25 @@ def _check_stored(partition: dict, file) -> None:
                 re.compile(v)
             except re.error as err:
                 why = f"does not compile ({err})"
+        elif f.name == "ray_address" and isinstance(v, str) and not _ray_address_form_ok(v):
+            why = "must be host:port, ray://host:port, auto, local or null (the forms init's --ray-address takes)"
         if why is not None:
             raise StateError(f"config.json is damaged: partition.{f.name} {why}, got {v!r} (restore the file "
                              "from a backup, or init a new state)", file=str(file), entity=f"partition.{f.name}")
+
+
+def _ray_address_form_ok(address: str) -> bool:
+    """Whether ``address`` is of a Ray address's form (:func:`solver.partition.executor.ray_address_target`,
+    which init's ``--ray-address`` passes since e1755e0; a state made before, or a hand-edited config.json, may
+    hold another)."""
+    from solver.model.errors import UsageError
+    from solver.partition.executor import ray_address_target
+
+    try:
+        ray_address_target(address)
+    except UsageError:
+        return False
+    return True
 
 
 def _check_regexes(cfg) -> None:
