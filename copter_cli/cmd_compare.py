@@ -159,7 +159,8 @@ def register(app: typer.Typer) -> None:
         ray_address: str | None = typer.Option(
             None, "--ray-address",
             help="Ray cluster to join with --executor ray (default: the state's, else $RAY_ADDRESS, else a "
-                 "local cluster). Refused (exit 2) when POP's parts run on another executor."),
+                 "local cluster). Refused (exit 2, nothing run) when POP's parts run on another executor, or when it is not "
+                 "host:port, ray://host:port, auto or local."),
         pop_scaling: str = typer.Option(
             "auto", "--pop-scaling",
             help="Share of a shared row per POP part: auto (1/k for one-sided rows, the part's share of the "
@@ -192,6 +193,11 @@ def register(app: typer.Typer) -> None:
                 from solver.model.errors import UsageError
 
                 raise UsageError(ignored)
+            if ray_address is not None:
+                from solver.partition.executor import ray_address_target
+
+                # its form before anything runs or is prepared (the library's compare_options.refuse_ignored too)
+                ray_address_target(ray_address)
             from copter_cli.cmd_prepare import ensure_prepared
             from solver import rounds
 

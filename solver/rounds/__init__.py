@@ -340,7 +340,8 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
             ``highs`` or POP, ``threads`` without a ``highs*`` baseline (any of them given a value other than its
             default; :mod:`solver.rounds.compare_options`, the CLI's check), ``ray_address`` when POP's parts
             do not run on Ray (``pop_executor`` process/inline, ``pop_workers=0``, or none given and the
-            state's executor is not ``ray``), k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
+            state's executor is not ``ray``) or is not of a Ray address's form (``host:port``, ``ray://host:port``,
+            ``auto``, ``local``; checked before any row runs), k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
             regex, a feasibility_tol that is not positive and finite, an unknown pop_executor or ``ray``
             without Ray installed (naming the ``copter[ray]`` extra). StateError: not initialised/damaged,
             or the current round has no solved report. PartWorkerError: a POP part's worker died twice

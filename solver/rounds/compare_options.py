@@ -81,13 +81,21 @@ def ignored_options(given: set[str], baselines: list[str], executor: str | None 
 
 
 def refuse_ignored(given: set[str], baselines: list[str], executor: str | None = None,
-                   pop_workers: int | None = None) -> None:
-    """Raise UsageError with :func:`ignored_options`' text when it has one.
+                   pop_workers: int | None = None, ray_address: str | None = None) -> None:
+    """Raise UsageError with :func:`ignored_options`' text when it has one; then for a ``ray_address`` (the
+    ``--ray-address`` value, read by a POP row) not of a Ray address's form, before anything runs: it was found
+    only when POP's row started, after the rows before it (``-b highs -b pop``) had run.
 
     Raises:
         UsageError: a parameter in ``given`` that none of ``baselines`` reads, or a ``ray_address`` that POP's
-            parts on ``executor`` (or ``pop_workers`` 0) would not read (the CLI: exit 2, nothing run).
+            parts on ``executor`` (or ``pop_workers`` 0) would not read (the CLI: exit 2, nothing run); a
+            malformed ``ray_address`` (:func:`solver.partition.executor.ray_address_target`, naming
+            ``--ray-address`` and the value).
     """
     message = ignored_options(given, baselines, executor, pop_workers)
     if message:
         raise UsageError(message)
+    if ray_address is not None:  # given: a POP baseline reads it (ignored_options refused it otherwise)
+        from solver.partition.executor import ray_address_target
+
+        ray_address_target(ray_address)

@@ -233,11 +233,11 @@ def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
 
 def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_limit_seconds: float,
                    threads: int | None, pop_workers: int | None, given: set[str],
-                   pop_executor: str | None = None) -> list[str]:
+                   pop_executor: str | None = None, ray_address: str | None = None) -> list[str]:
     """Validate the options; return the registry names to run in order (``pop`` expanded per k). ``given``: the
     parameters passed with a value other than their default (a mistyped baseline is named first, then one of
     them that no baseline reads, or a ``ray_address`` beside ``pop_executor`` process/inline or ``pop_workers``
-    0: :mod:`solver.rounds.compare_options`, the command line's check too).
+    0, or not of a Ray address's form: :mod:`solver.rounds.compare_options`, the command line's check too).
 
     Raises:
         UsageError: see :func:`solver.rounds.compare`.
@@ -249,7 +249,7 @@ def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_
             registry.get(b)
     from solver.rounds.compare_options import refuse_ignored
 
-    refuse_ignored(given, baselines, pop_executor, pop_workers)
+    refuse_ignored(given, baselines, pop_executor, pop_workers, ray_address)
     check_solver(highs_solver)
     if not (time_limit_seconds > 0):  # also refuses nan
         raise UsageError(f"--time-limit must be positive seconds, got {time_limit_seconds}")
@@ -276,7 +276,7 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
                              ray_address=ray_address)
     ks = list(dict.fromkeys(ks or [4]))
     names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers, given,
-                           pop_executor)
+                           pop_executor, ray_address)
     if seed is not None and seed < 0:  # numpy's generator refuses it deep inside POP (was exit 1)
         raise UsageError(f"--seed must be >= 0, got {seed}")
     if feasibility_tol is not None and not (0 < feasibility_tol < math.inf):

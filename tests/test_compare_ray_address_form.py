@@ -1,0 +1,56 @@
+"""``copter compare -b highs -b pop --executor ray --ray-address A`` with A not of a Ray address's form
+(``host:port``, ``ray://host:port``, ``auto``, ``local``) is exit 2 naming ``--ray-address`` and A before any
+baseline runs, nothing logged. It ran the HiGHS rows first and failed only when POP's row started (the form
+is checked where Ray is joined). The library's ``rounds.compare`` refuses it the same way
+(``solver.rounds.compare_options.refuse_ignored``). No Ray cluster is needed: the form is checked before
+``ray.init`` (nor Ray installed: before the executor is)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from formats.io import write_problem
+from solver import rounds
+from solver.baselines import registry
+from solver.model.errors import UsageError
+from tests.helpers import client_allocation, edit_json, run_main, small_lp_state, snapshot
+
+
+def _never(problem, ctx):
+    raise AssertionError("a baseline ran before the malformed --ray-address was refused")
+
+
+@pytest.fixture
+def no_highs(monkeypatch):
+    monkeypatch.setitem(registry.REGISTRY, "highs", registry.Baseline("highs", "must not run", _never))
+
+
+def _ray_state(tmp_path):
+    """A partitioned state whose init stored --executor ray (made inline, then edited: no Ray needed)."""
+    write_problem(client_allocation(n_clients=4), tmp_path / "alloc.parquet")
+    st = tmp_path / "part"
+    rounds.init(tmp_path / "alloc.parquet", st, partition={"k": 2, "executor": "inline"})
+    edit_json(st / "config.json", lambda c: c["partition"].update(executor="ray"))
+    return st
+
+
+@pytest.mark.parametrize(("executor", "state"), [
+    (["--executor", "ray"], lambda tmp_path: small_lp_state(tmp_path)[0]),
+    ([], _ray_state),  # the state's executor is ray
+])
+@pytest.mark.parametrize("address", ["nocolon", "ray://", "10.0.0.5:99999"])
+def test_a_malformed_address_is_refused_before_any_row_runs(tmp_path, capsys, no_highs, executor, state, address):
+    st = state(tmp_path)
+    before = snapshot(st)
+    code, out, err = run_main(capsys, "compare", "--state", st, "-b", "highs", "-b", "pop", "--k", "2", *executor,
+                              "--ray-address", address, "--json")
+    error = json.loads(out)["error"]
+    assert code == 2 and error["kind"] == "usage", (out, err)
+    assert error["message"].startswith("--ray-address") and repr(address) in error["message"], error
+    with pytest.raises(UsageError, match="--ray-address") as raised:
+        rounds.compare(st, ["highs", "pop"], ks=[2], pop_executor=executor[1] if executor else None,
+                       ray_address=address, progress=_never)
+    assert str(raised.value.message) == error["message"]
+    assert snapshot(st) == before  # nothing ran, no log row
