@@ -54,3 +54,45 @@ def test_a_malformed_address_is_refused_before_any_row_runs(tmp_path, capsys, no
                        ray_address=address, progress=_never)
     assert str(raised.value.message) == error["message"]
     assert snapshot(st) == before  # nothing ran, no log row
+
+
+@pytest.mark.parametrize("args", [[], ["--executor", "ray"], ["--executor", "process"]])
+@pytest.mark.parametrize(("key", "value"), [("ray_address", "nocolon"), ("executor", "typo")])
+def test_a_damaged_stored_value_pop_reads_is_the_state_s_damage(tmp_path, capsys, no_highs, args, key, value):
+    """The state's ``partition.ray_address`` (read by POP on Ray without ``--ray-address``) or ``executor``:
+    exit 3 naming config.json and the key before any row runs, as ``step`` reports them
+    (``tests/test_config_partition_values.py``). The address was blamed on ``--ray-address`` (exit 2) when POP's
+    row started, after HiGHS's; the executor was ``unknown executor 'typo'`` (exit 2) naming no file."""
+    st = _ray_state(tmp_path)
+    config = st / "config.json"
+    edit_json(config, lambda c: c["partition"].update({key: value}))
+    before = snapshot(st)
+    code, out, err = run_main(capsys, "compare", "--state", st, "-b", "highs", "-b", "pop-2", *args, "--json")
+    error = json.loads(out)["error"]
+    assert code == 3 and error["file"] == str(config) and error["entity"] == f"partition.{key}", (out, err)
+    assert f"config.json is damaged: partition.{key}" in error["message"] and repr(value) in error["message"]
+    assert snapshot(st) == before
+
+
+def test_a_damaged_partition_value_does_not_stop_a_compare_without_pop(tmp_path, capsys):
+    """HiGHS's rows do not read the partition entry: they run."""
+    st = _ray_state(tmp_path)
+    edit_json(st / "config.json", lambda c: c["partition"].update(ray_address="nocolon"))
+    code, out, err = run_main(capsys, "compare", "--state", st, "-b", "highs", "--json")
+    assert code == 0, (out, err)
+
+
+def test_a_malformed_ray_address_variable_is_refused_before_any_row_runs(tmp_path, capsys, no_highs, monkeypatch):
+    """``$RAY_ADDRESS``, which Ray joins when neither ``--ray-address`` nor the state gives an address."""
+    import sys
+
+    if "ray" in sys.modules and sys.modules["ray"].is_initialized():
+        pytest.skip("Ray is initialised in this process (a Ray test ran before): it joins no address")
+    monkeypatch.setenv("RAY_ADDRESS", "nocolon")
+    st, _ = small_lp_state(tmp_path)
+    before = snapshot(st)
+    code, out, err = run_main(capsys, "compare", "--state", st, "-b", "highs", "-b", "pop-2", "--executor", "ray",
+                              "--json")
+    error = json.loads(out)["error"]
+    assert code == 2 and "$RAY_ADDRESS" in error["message"] and "'nocolon'" in error["message"], (out, err)
+    assert snapshot(st) == before

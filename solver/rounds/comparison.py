@@ -71,6 +71,7 @@ of round r-1; when there is none but generation r-1 is still kept, that round is
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -340,19 +341,33 @@ def pop_executor_of(store: StateStore, names: list[str], executor: str | None, r
             executor than ``inline``; ``ray_address`` given while no ``executor`` is and the state's executor
             (``process`` for a monolithic state) is not ``ray``, naming it
             (:func:`solver.rounds.compare_options.ray_address_off_ray`; a given executor is that module's
-            check, made before the state is read).
+            check, made before the state is read); a ``$RAY_ADDRESS`` not of a Ray address's form when POP's
+            parts will join it (``ray``, no address given or stored, Ray not yet initialised here).
+        StateError: a POP row will run and the state's ``partition.executor`` or ``partition.ray_address`` is
+            damaged (:func:`solver.rounds.partitioned.check_stored_for_pop`: exit 3 naming config.json and the
+            key; the address was blamed on ``--ray-address`` when POP's row started, after the rows before it).
     """
-    from solver.partition.executor import check_executor, check_stored_executor
+    from solver.partition.executor import (
+        check_executor,
+        check_stored_executor,
+        ray_address_target,
+        workers_ready,
+    )
     from solver.rounds.compare_options import ray_address_off_ray
 
     part = store.config().get("partition")
     stored = part if isinstance(part, dict) and isinstance(part.get("k"), int) and part["k"] > 1 else {}
+    pop = any(n.startswith("pop-") for n in names)
+    if pop:  # the values read below: a damaged one names config.json, before any row runs
+        from solver.rounds.partitioned import check_stored_for_pop
+
+        check_stored_for_pop(stored, store.root / "config.json")
     if workers == 0:
         if executor not in (None, "inline"):
             raise UsageError(f"--pop-workers 0 runs POP's parts in this process: it contradicts --executor {executor}")
         executor = "inline"
     chosen = executor or stored.get("executor") or "process"
-    if executor is None and any(n.startswith("pop-") for n in names):
+    if executor is None and pop:
         check_stored_executor(chosen, store.root / "config.json")  # the state's: its error names the state
     elif executor is not None:
         check_executor(chosen)
@@ -360,7 +375,10 @@ def pop_executor_of(store: StateStore, names: list[str], executor: str | None, r
         source = (f"the executor {store.root} stored (partition.executor {chosen!r}, set by copter init)"
                   if stored else f"process, the default for {store.root}, a monolithic state")
         raise UsageError(ray_address_off_ray(source))
-    return chosen, ray_address or stored.get("ray_address")
+    address = ray_address or stored.get("ray_address")
+    if pop and chosen == "ray" and not address and not workers_ready("ray", 1):
+        ray_address_target(os.environ.get("RAY_ADDRESS"))  # what Ray will join: its form before any row runs
+    return chosen, address
 
 
 NOT_APPLICABLE = "NOT_APPLICABLE"

@@ -133,6 +133,19 @@ def _ray_address_form_ok(address: str) -> bool:
     return True
 
 
+def check_stored_for_pop(partition, file) -> None:
+    """:func:`_check_stored` on the ``partition`` values a POP baseline reads (``executor``, ``ray_address``:
+    ``copter compare`` without ``--executor`` / ``--ray-address`` takes the state's), so a damaged one is exit 3
+    naming config.json and the key before any row runs, not an error naming an option the user did not give
+    (exit 2) once POP's row starts.
+
+    Raises:
+        StateError: as :func:`_check_stored`.
+    """
+    if isinstance(partition, dict):
+        _check_stored({key: partition[key] for key in ("executor", "ray_address") if key in partition}, file)
+
+
 def _check_regexes(cfg) -> None:
     """Refuse a partition regex that does not compile, naming init's own option (the grouping code, shared
     with POP, names ``--pop-client-regex``), before anything is written."""
