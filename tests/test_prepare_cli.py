@@ -65,12 +65,16 @@ def test_rounds_through_the_cli_after_prepare_compile_nothing(tmp_path):
     of a MILP add no file to the numba cache and print no compilation notice."""
     mps = require_data("mps")
     cache = tmp_path / "numba-cache"
+    pyc = tmp_path / "pyc"  # an empty bytecode cache that imports never write to (PYTHONDONTWRITEBYTECODE)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT) + os.pathsep
-               + os.environ.get("PYTHONPATH", ""))
+               + os.environ.get("PYTHONPATH", ""), PYTHONPYCACHEPREFIX=str(pyc), PYTHONDONTWRITEBYTECODE="1")
     proc = _copter(env, tmp_path, "prepare")
     assert proc.returncode == 0, proc.stderr[-3000:]
     prepared = _cache_files(cache)
     assert len(prepared) > 50, sorted(prepared)  # prepare really compiled (index + code files)
+    # ... and wrote the bytecode of copter's own modules, which every later command reads instead of compiling
+    for module in ("copter_cli/app", "solver/lp/pdhg", "formats/checkpoint_arrays"):
+        assert list(pyc.rglob(f"{module}.cpython-*.pyc")), f"prepare wrote no bytecode for {module}.py"
 
     d = _write_deltas(tmp_path)
     runs = [
