@@ -186,6 +186,17 @@ class Problem:
             self._row_index = {s: i for i, s in enumerate(self.row_names.tolist())}
         return self._row_index
 
+    def __getstate__(self) -> dict:
+        """What pickling keeps (a problem sent to a child process: a HiGHS baseline under its deadline,
+        ``solver.baselines.guard``; POP's parts): every attribute except the per-process Arrow copies of the
+        names (``_arrow_names``, ``solver.differential.names.attach_arrow_names``), which hold memory-mapped
+        checkpoint arrays, or a closure that builds them from a patched generation; a closure cannot be
+        pickled (``copter compare`` failed with exit 1 from round 2 of a stream on), and the arrays would be
+        copied whole. The child resolves names from ``col_names`` / ``row_names``."""
+        state = self.__dict__.copy()
+        state.pop("_arrow_names", None)
+        return state
+
     def replace(self, **changes) -> Problem:
         """A shallow copy with some fields replaced (arrays not named are shared, not copied)."""
         changes.setdefault("_row_index", None if "row_names" in changes else self._row_index)
