@@ -19,7 +19,8 @@ def prepare_cmd(
 
     Runs tiny rounds over every solver path unless the stamp says nothing changed since the last run
     (then it only checks the stamp: a tenth of a second); --force runs them anyway (a warm cache only loads:
-    seconds). Prints "compiling solver kernels, once per install ..." on stderr when something compiles."""
+    seconds). Prints "compiling solver kernels, once per install ..." on stderr when something compiles.
+    Also writes the bytecode (.pyc) of copter's own modules where it is missing or stale."""
 
     def body() -> int:
         from solver.prepare import is_prepared, prepare
@@ -27,7 +28,7 @@ def prepare_cmd(
         if force or not is_prepared():  # seconds even with a warm cache: say so before the silence
             say("warming up the solver kernels: every solver path once on tiny rounds (seconds with a cached "
                 "install) ...")
-        res = prepare(progress=say, force=force)
+        res = prepare(progress=say, force=force, bytecode=True)
         if res["skipped"]:
             return emit(res, json_out, lambda r: say(
                 f"prepared already: the stamp {r['stamp']} is current ({r['seconds']:.2f} s; --force re-runs)"))

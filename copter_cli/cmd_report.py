@@ -17,7 +17,8 @@ from copter_cli.state_option import STATE_HELP
 
 def _say(res: dict) -> None:
     extra = f" and {len(res['png'])} PNG charts in {Path(res['png'][0]).parent}" if res["png"] else ""
-    say(f"wrote {res['output']}{extra}: {res['rounds']} rounds ({res['failed']} failed) in "
+    rounds = f"{res['rounds']} round{'' if res['rounds'] == 1 else 's'}"
+    say(f"wrote {res['output']}{extra}: {rounds} ({res['failed']} failed) in "
         f"{res['seconds']:.2f} s; open it in a browser (it needs no network)")
     say_warnings(res)  # a damaged CURRENT, as `copter history` says it (also on the page)
 

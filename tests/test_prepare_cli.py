@@ -75,6 +75,12 @@ def test_rounds_through_the_cli_after_prepare_compile_nothing(tmp_path):
     # ... and wrote the bytecode of copter's own modules, which every later command reads instead of compiling
     for module in ("copter_cli/app", "solver/lp/pdhg", "formats/checkpoint_arrays"):
         assert list(pyc.rglob(f"{module}.cpython-*.pyc")), f"prepare wrote no bytecode for {module}.py"
+    # ... also when the stamp is current (nothing to warm up): a lost .pyc is written again
+    for f in pyc.rglob("pdhg.cpython-*.pyc"):
+        f.unlink()
+    again = _copter(env, tmp_path, "prepare")
+    assert again.returncode == 0 and "prepared already" in again.stdout + again.stderr, again.stderr[-2000:]
+    assert list(pyc.rglob("solver/lp/pdhg.cpython-*.pyc")), "copter prepare (stamp current) left a .pyc missing"
 
     d = _write_deltas(tmp_path)
     runs = [
