@@ -38,15 +38,7 @@ def pstate(tmp_path_factory):
     ("ray_address", "10.0.0.5:99999"),
 ])
 def test_a_bad_stored_partition_value_is_exit_3_naming_the_key(pstate, tmp_path, key, value):
-    import shutil
-
-    src, delta = pstate
-    st = tmp_path / "st"
-    shutil.copytree(src, st)
-    config = st / "config.json"
-    body = json.loads(config.read_text())
-    body["partition"][key] = value
-    config.write_text(json.dumps(body))
+    st, delta, config = _damaged_copy(pstate, tmp_path, key, value)
     before = snapshot(st)
     code, out = cli("step", delta, "--state", st, "--json")
     assert code == 3, (key, value, out)
