@@ -285,6 +285,8 @@ class StoredBasis:
             kZero=3, kNonbasic=4).
         col_value: (n,) float64 primal values (used as a MILP start).
         round: the round the basis was computed for (-1 if unknown).
+        generation_id: the ``id`` of that round's generation (``generation.json``) when a state keeps the basis
+            (:mod:`solver.rounds.basis_store`), so a round of another branch never uses it; None if unknown.
     """
 
     col_names: np.ndarray
@@ -293,10 +295,11 @@ class StoredBasis:
     row_status: np.ndarray
     col_value: np.ndarray
     round: int = -1
+    generation_id: str | None = None
 
     def to_table(self) -> pa.Table:
         """Arrow table with columns ``kind`` (col/row), ``name``, ``status`` (int8), ``value`` (float64);
-        schema metadata ``copter.round``."""
+        schema metadata ``copter.round`` (and ``copter.generation_id`` when known)."""
         n, m = self.col_names.size, self.row_names.size
         t = pa.table({
             "kind": pa.array(np.r_[np.full(n, "col", dtype=object), np.full(m, "row", dtype=object)], pa.string()),
@@ -304,7 +307,10 @@ class StoredBasis:
             "status": pa.array(np.r_[self.col_status, self.row_status].astype(np.int8), pa.int8()),
             "value": pa.array(np.r_[self.col_value, np.full(m, np.nan)], pa.float64()),
         })
-        return t.replace_schema_metadata({"copter.round": str(self.round)})
+        meta = {"copter.round": str(self.round)}
+        if self.generation_id is not None:
+            meta["copter.generation_id"] = self.generation_id
+        return t.replace_schema_metadata(meta)
 
     @classmethod
     def from_table(cls, t: pa.Table) -> StoredBasis:
@@ -315,9 +321,10 @@ class StoredBasis:
         status = t.column("status").to_numpy().astype(np.int8)
         value = t.column("value").to_numpy()
         meta = t.schema.metadata or {}
+        gid = meta.get(b"copter.generation_id")
         return cls(col_names=name[is_col], col_status=status[is_col], row_names=name[~is_col],
                    row_status=status[~is_col], col_value=value[is_col],
-                   round=int(meta.get(b"copter.round", b"-1")))
+                   round=int(meta.get(b"copter.round", b"-1")), generation_id=None if gid is None else gid.decode())
 
     @classmethod
     def from_highs(cls, h: Highs, problem: Problem, round: int = -1) -> StoredBasis | None:

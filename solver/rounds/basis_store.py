@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from pathlib import Path
@@ -11,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from formats.checkpoint import StateStore
+from formats.generation import Generation
 from solver.baselines.highs_warm import StoredBasis
 from solver.model.problem import Problem
 
@@ -49,18 +51,43 @@ def load_basis(root: Path, round_: int) -> StoredBasis | None:
 
 class StateBases:
     """The ``solver.baselines.registry.BasisKeeper`` of a state directory: bases in its ``baselines/``
-    folder, earlier problems from its kept generations."""
+    folder, earlier problems from its kept generations.
 
-    def __init__(self, store: StateStore):
+    The bases outlive a rollback (nothing but compare touches them), so each one is stamped with the ``id`` of
+    the generation it was computed on, and :meth:`load` returns only the basis of the live branch's round: the
+    current generation's own ``id``, or its ``parent_id`` for the round below (known even when that round was
+    pruned). A basis of another branch (a round a rollback abandoned, then made again from another delta), or
+    one without a stamp, is not used: highs-warm then solves the live round cold first, as with none."""
+
+    def __init__(self, store: StateStore, current: Generation | None = None):
         self.store = store
+        self.current = current  # the generation compared (None: bases are not checked against a branch)
         self.warnings: list[str] = []  # bases that could not be kept (compare adds them to its warnings)
 
+    def _generation_id(self, round_: int) -> str | None:
+        """The ``id`` of the live branch's generation of ``round_``, None when unknown (no current generation,
+        a round other than the current one and the one below, or a state written before generations had ids)."""
+        cur = self.current
+        if cur is None:
+            return None
+        if round_ == cur.round:
+            return cur.manifest.get("id")
+        if round_ == cur.round - 1:
+            return cur.manifest.get("parent_id")
+        return None
+
     def load(self, round_: int) -> StoredBasis | None:
-        return load_basis(self.store.root, round_)
+        basis = load_basis(self.store.root, round_)
+        expected = self._generation_id(round_)
+        if basis is not None and expected is not None and basis.generation_id != expected:
+            return None  # another branch's round (or an unstamped basis): not this problem's start
+        return basis
 
     def save(self, basis: StoredBasis) -> None:
         """Keep ``basis`` (:func:`save_basis`); when the state cannot be written (read-only, full), a warning
         instead: the comparison of this round stands, the next one hot-starts from a cold solve."""
+        if basis.generation_id is None:
+            basis = dataclasses.replace(basis, generation_id=self._generation_id(basis.round))
         try:
             save_basis(self.store.root, basis)
         except OSError as err:
@@ -70,4 +97,6 @@ class StateBases:
     def problem(self, round_: int) -> Problem | None:
         if round_ not in self.store.generations():
             return None
+        if self.current is not None and round_ not in self.store.lineage(self.current.round):
+            return None  # kept on disk, but of another branch
         return self.store.load(round_, with_state=False).problem

@@ -301,7 +301,7 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
                                    highs_solver=highs_solver, threads=threads, seed=seed,
                                    pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
                                    pop_scaling=pop_scaling, pop_workers=pop_workers, pop_executor=executor,
-                                   ray_address=address, bases=StateBases(store))
+                                   ray_address=address, bases=StateBases(store, gen))
     out = []
     for name in names:
         if progress:
