@@ -123,7 +123,20 @@ def _with_out_error(report: dict, code: int) -> dict:
     return {**report, "error": {"code": code, **oe}}
 
 
-def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None) -> int:
+def _not_applied(report: dict, n_deltas: int | None) -> str:
+    """What a batch's round report that stopped it (failed and not accepted, or its ``--out`` copy failed) adds to
+    its error line when deltas after it were left: `` [delta K of N: PATH; delta(s) K+1..N not applied]``
+    (the line alone named the round, not that the rest of the batch never ran); "" otherwise."""
+    k = report.get("delta_index")
+    if n_deltas is None or k is None or k >= n_deltas:
+        return ""
+    if report.get("accepted") is not False and "out_error" not in report:
+        return ""  # --accept-failed: the batch went on
+    rest = f"delta {n_deltas}" if k + 1 == n_deltas else f"deltas {k + 1}-{n_deltas}"
+    return f" [delta {k} of {n_deltas}: {report.get('delta')}; {rest} not applied]"
+
+
+def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, n_deltas: int | None = None) -> int:
     """Print the reports of ``step`` with several deltas: JSON ``{"rounds": [report, ...], "current_round",
     "stopped_at"}`` (``stopped_at``: 1-based index of the delta whose round failed or whose --out copy
     failed, else null), or one human table per round. Exit code: the first non-zero code of a report (the
@@ -131,7 +144,8 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None) 
     (:func:`_stop_of`) or an interrupt (:func:`_interrupted_many`): the same shape plus ``error`` (as a failed
     command's JSON error), its error line last, its exit code. When stdout refuses that answer (closed,
     full: exit 7), the stopping error still decides: its line and code, and a warning that the stored
-    rounds' reports were not printed (the bad delta is what the user must fix; the rounds are stored)."""
+    rounds' reports were not printed (the bad delta is what the user must fix; the rounds are stored).
+    ``n_deltas``: the batch's number of deltas, so a round that stopped it says which were not applied."""
     codes = [exit_codes.for_report(r) for r in reports]
     reports = [_with_out_error(r, c) for r, c in zip(reports, codes, strict=True)]
     code = next((c for c in codes if c), exit_codes.OK)
@@ -139,7 +153,8 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None) 
     current = last.get("current_round") if last.get("accepted") is False or last.get("no_op") else last.get("round")
     stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c), None)
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
-    failures = [_round_failure(r, c) for r, c in zip(reports, codes, strict=True)]
+    failures = [None if f is None else f + _not_applied(r, n_deltas)
+                for r, f in ((r, _round_failure(r, c)) for r, c in zip(reports, codes, strict=True))]
     if stop is not None:
         from copter_cli.output import ERROR_PRINTED
 
@@ -472,7 +487,7 @@ def step_cmd(
             if not done:
                 raise
             return _interrupted_many(done, deltas, st, json_out, undo.exit_code(), undo.interrupted_message())
-        return _finish_many(reports, json_out)
+        return _finish_many(reports, json_out, n_deltas=len(deltas))
 
     run(json_out, debug, body)
 

@@ -72,7 +72,26 @@ def test_a_batch_stopped_by_a_failed_round_says_which_on_stderr(tmp_path, capsys
     got, out, err = run_main(capsys, "step", far, far, "--state", st, *LIMIT, "--json")
     assert got == 5, (out, err)
     assert json.loads(out)["stopped_at"] == 1
-    assert _error_line(err).startswith("error (round_failed, exit 5): round 1 ended ITERATION_LIMIT: ")
+    line = _error_line(err)
+    assert line.startswith("error (round_failed, exit 5): round 1 ended ITERATION_LIMIT: ")
+    # the line named the round but not that the rest of the batch never ran (helper-133's later-round sweep)
+    assert line.endswith(f"CURRENT stays at round 0 (use --accept-failed to advance) [delta 1 of 2: {far}; "
+                         "delta 2 not applied]"), line
+
+
+def test_a_batch_stopped_by_a_failed_round_says_which_deltas_were_not_applied(tmp_path, capsys):
+    st, ok = small_lp_state(tmp_path)
+    inf, more = tmp_path / "inf.parquet", tmp_path / "more.parquet"
+    write_delta(Delta.concat([infeasible_delta()]), inf)  # no base_round: for whichever round is current
+    write_delta(Delta.concat([Delta.vars(["x4"], cost=[3.0])]), more)
+    got, out, err = run_main(capsys, "step", ok, inf, more, more, "--state", st)
+    assert got == 4, (out, err)
+    assert _error_line(err).endswith(f"[delta 2 of 4: {inf}; deltas 3-4 not applied]"), err
+    got, out, err = run_main(capsys, "step", inf, "--state", st)  # the batch's last (or only) delta: nothing left
+    assert got == 4 and _error_line(err).endswith("(use --accept-failed to advance)"), err
+    got, out, err = run_main(capsys, "step", inf, more, "--state", st, "--accept-failed", "--json")  # it goes on
+    assert got == 4 and "not applied" not in err, err
+    assert [r["round"] for r in json.loads(out)["rounds"]] == [2, 3]
 
 
 def test_a_partitioned_round_whose_worker_died_twice_says_why_on_stderr(tmp_path):
