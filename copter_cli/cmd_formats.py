@@ -108,6 +108,10 @@ def diff_cmd(
         base, base_from, base_notes = _base_round(old, base_round, a)
         delta = diff(a, b, by_name=by_name)
         delta.base_round = base
+        if base_from == "OLD":  # the export's round AND its content: step refuses it on another branch's round
+            from formats.exported_round import BASE_DIGEST_KEY, problem_digest
+
+            delta.meta = {**delta.meta, BASE_DIGEST_KEY: problem_digest(a)}
         again = {"var": 0, "con": 0} if by_name else recreated(a, b)
         t2 = time.perf_counter()
         write_delta(delta, output)

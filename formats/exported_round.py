@@ -20,6 +20,10 @@ import re
 
 KEY = "copter.round"
 DIGEST_KEY = "copter.problem_sha256"
+# what ``copter diff`` copies from such an OLD into its delta, beside ``copter.base_round``: the digest of the
+# round's problem, so ``copter step`` refuses the delta on a round of that number but another content (the
+# same round number made again on another branch after a rollback; ``solver.rounds.loop._check_base_round``)
+BASE_DIGEST_KEY = "copter.base_problem_sha256"
 _DIGITS = 18
 
 

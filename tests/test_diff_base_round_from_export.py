@@ -140,3 +140,36 @@ def test_the_digest_survives_the_parquet_round_trip_of_generated_streams(tmp_pat
             p, _ = apply_delta(p, sc.next_delta(r, None))
             write_problem(p, tmp_path / "x.parquet")
             assert problem_digest(read_problem(tmp_path / "x.parquet")) == problem_digest(p), (domain, r)
+
+
+def test_a_delta_diffed_against_another_branchs_export_of_the_round_is_refused(tmp_path, capsys):
+    """After ``rollback`` a new branch makes round 1 again from another delta; a delta diffed against the OLD
+    branch's export of round 1 matched ``copter.base_round`` 1 and was applied to a problem it was not made from
+    (found by helper-133's sweep of later rounds). ``copter diff`` now also records the export's problem digest
+    (``copter.base_problem_sha256``) and ``step`` refuses it (exit 3, state untouched) unless ``--force``."""
+    from formats.io import write_delta
+    from solver.model.delta import Delta
+    from tests.helpers import snapshot
+
+    st = _state_at_round_1(tmp_path, capsys)
+    code, out, _ = run_main(capsys, "export", "--state", st, "-o", tmp_path / "r1.parquet")
+    assert code == 0, out
+    _edited(tmp_path / "r1.parquet", tmp_path / "new.parquet")
+    code, out, _ = run_main(capsys, "diff", tmp_path / "r1.parquet", tmp_path / "new.parquet", "-o",
+                            tmp_path / "d2.parquet")
+    assert code == 0, out
+    assert read_delta(tmp_path / "d2.parquet").meta["copter.base_problem_sha256"]
+    write_delta(Delta.concat([Delta.vars(["x7"], cost=[4.0])], base_round=0), tmp_path / "other.parquet")
+    for args in (("rollback", "--to", "0"), ("step", tmp_path / "other.parquet")):  # round 1 of branch B
+        code, out, _ = run_main(capsys, *args, "--state", st)
+        assert code == 0, out
+    before = snapshot(st)
+    code, out, err = run_main(capsys, "step", tmp_path / "d2.parquet", "--state", st, "--json")
+    assert code == 3, (out, err)
+    error = json.loads(out)["error"]
+    assert error["kind"] == "round_mismatch" and "copter.base_problem_sha256" in error["message"], error
+    assert "round 1 holds another problem" in error["message"], error
+    assert snapshot(st) == before
+    code, out, err = run_main(capsys, "step", tmp_path / "d2.parquet", "--state", st, "--force", "--json")
+    assert code == 0, (out, err)
+    assert any("applied with --force" in w and "another problem" in w for w in json.loads(out)["warnings"]), out

@@ -254,6 +254,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
                             f"bound toggled back) cannot be told from a late retry (a retry of the delta that "
                             f"produced the current round is a no-op)")
         _check_base_round(d, gen.round, force, warnings, gen.warning)
+        _check_base_problem(d, gen, force, warnings)
         from solver.rounds.partitioned import config_of
 
         part_cfg = config_of(config.get("partition"), executor, ray_address,  # None: monolithic rounds
@@ -370,6 +371,30 @@ def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str],
             f"is {current}{f' ({fallback})' if fallback else ''}; use --force to apply it anyway",
             file=d.source or None)
     warnings.append(f"applied with --force: copter.base_round {d.base_round} != current round {current}")
+
+
+def _check_base_problem(d: Delta, gen: Generation, force: bool, warnings: list[str]) -> None:
+    """Refuse (unless ``force``: then a warning) a delta diffed against an export of round N
+    (``copter.base_problem_sha256``, written by ``copter diff``) when the current round N holds another problem:
+    after ``rollback`` a new branch makes round N again from other deltas, and the old branch's export still says
+    round N, so ``copter.base_round`` matched and the delta was applied to a problem it was not made from (the
+    result was neither the diff's NEW nor anything asked for). A delta without the key is not checked; one whose
+    ``copter.base_round`` is not the current round was refused or forced by :func:`_check_base_round` already.
+
+    Raises:
+        RoundMismatchError: the digest differs and not ``force``.
+    """
+    from formats.exported_round import BASE_DIGEST_KEY, problem_digest
+
+    want = (d.meta or {}).get(BASE_DIGEST_KEY)
+    if not want or d.base_round != gen.round or want == problem_digest(gen.problem):
+        return
+    why = (f"delta is for round {d.base_round} as it was exported ({BASE_DIGEST_KEY}), but the state's round "
+           f"{gen.round} holds another problem (made again after a rollback, on another branch)")
+    if not force:
+        raise RoundMismatchError(f"{why}; diff against an export of the current round, or use --force to apply "
+                                 "it anyway", file=d.source or None)
+    warnings.append(f"applied with --force: {why}")
 
 
 def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dict, warnings: list[str]):
