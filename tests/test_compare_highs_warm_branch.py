@@ -49,3 +49,23 @@ def test_highs_warm_ignores_the_basis_of_an_abandoned_round(tmp_path):
     new = pq.read_table(st / "baselines" / "highs-warm" / "round-000001.parquet").schema.metadata
     assert new[b"copter.generation_id"] == json.loads((st / "gen-000001" / "generation.json").read_text())["id"].encode()
     assert _warm_row(st)["message"].endswith("basis from round 1")  # the live round 1's basis is used again
+
+
+def test_the_bases_kept_are_the_ones_written_last_not_the_highest_rounds(tmp_path):
+    """After ``rollback --to 1`` the old branch's bases of rounds 2 and 3 outranked (by round number) the basis of
+    round 0 compare had just written for the live round 1, and deleted it: every compare there solved round 0 cold
+    again. The prune keeps the bases written last."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    code, out = cli_json("init", tmp_path / "base.parquet", "--state", st, "--json")
+    assert code == 0, out
+    for i, var in enumerate(("x3", "x5", "x7"), start=1):
+        write_delta(Delta.concat([Delta.vars([var], cost=[5.0])]), tmp_path / f"d{i}.parquet")
+        code, out = cli_json("step", tmp_path / f"d{i}.parquet", "--state", st, "--json")
+        assert code == 0, out
+    _warm_row(st)  # round 3: bases of rounds 2 and 3
+    code, out = cli_json("rollback", "--to", "1", "--state", st, "--json")
+    assert code == 0, out
+    assert "round 0 solved cold first" in _warm_row(st)["message"]  # writes round 0's and round 1's
+    again = _warm_row(st)["message"]
+    assert again.endswith("basis from round 0"), again  # was "...; round 0 solved cold first" again

@@ -1,5 +1,5 @@
 """``highs-warm``'s simplex bases kept in the state directory for ``copter compare``:
-``STATE/baselines/highs-warm/round-NNNNNN.parquet``, the newest :data:`KEEP_BASES` kept."""
+``STATE/baselines/highs-warm/round-NNNNNN.parquet``, the :data:`KEEP_BASES` written last kept."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def basis_path(root: Path, round_: int) -> Path:
 
 
 def save_basis(root: Path, basis: StoredBasis) -> None:
-    """Write ``basis`` atomically (temp file + os.replace) and keep only the newest :data:`KEEP_BASES`.
+    """Write ``basis`` atomically (temp file + os.replace) and keep only the :data:`KEEP_BASES` written last.
 
     Raises:
         OSError: the folder or file cannot be written.
@@ -37,8 +37,18 @@ def save_basis(root: Path, basis: StoredBasis) -> None:
     tmp = folder / f".tmp-{uuid.uuid4().hex}.parquet"
     pq.write_table(basis.to_table(), tmp)
     os.replace(tmp, final)
-    for old in sorted(folder.glob("round-*.parquet"))[:-KEEP_BASES]:
+    for old in sorted(folder.glob("round-*.parquet"), key=_written)[:-KEEP_BASES]:
         old.unlink(missing_ok=True)
+
+
+def _written(path: Path) -> tuple[int, str]:
+    """Sort key of the prune: when the basis was written, then its name. By write time, not round number: after
+    a rollback the abandoned branch's higher rounds would otherwise outrank, and delete, the basis just written
+    for the live round (so every compare there solved the round below cold again)."""
+    try:
+        return path.stat().st_mtime_ns, path.name
+    except OSError:
+        return 0, path.name
 
 
 def load_basis(root: Path, round_: int) -> StoredBasis | None:
