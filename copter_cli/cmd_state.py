@@ -138,8 +138,8 @@ def _not_applied(report: dict, n_deltas: int | None) -> str:
 
 def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, n_deltas: int | None = None) -> int:
     """Print the reports of ``step`` with several deltas: JSON ``{"rounds": [report, ...], "current_round",
-    "stopped_at"}`` (``stopped_at``: 1-based index of the delta whose round failed or whose --out copy
-    failed, else null), or one human table per round. Exit code: the first non-zero code of a report (the
+    "stopped_at"}`` (``stopped_at``: 1-based index of the delta whose round failed (not accepted) or whose
+    --out copy failed, which stopped the batch, else null: a round stored by --accept-failed lets it go on), or one human table per round. Exit code: the first non-zero code of a report (the
     one that stopped the batch), else 0. ``stop``: what stopped the batch at a later delta, an error
     (:func:`_stop_of`) or an interrupt (:func:`_interrupted_many`): the same shape plus ``error`` (as a failed
     command's JSON error), its error line last, its exit code. When stdout refuses that answer (closed,
@@ -151,7 +151,8 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, 
     code = next((c for c in codes if c), exit_codes.OK)
     last = reports[-1] if reports else {}
     current = last.get("current_round") if last.get("accepted") is False or last.get("no_op") else last.get("round")
-    stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c), None)
+    stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True)  # what ended the batch: not a
+                    if c and (r.get("accepted") is False or "out_error" in r)), None)  # --accept-failed round
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
     failures = [None if f is None else f + _not_applied(r, n_deltas)
                 for r, f in ((r, _round_failure(r, c)) for r, c in zip(reports, codes, strict=True))]

@@ -92,6 +92,7 @@ def test_a_batch_stopped_by_a_failed_round_says_which_deltas_were_not_applied(tm
     got, out, err = run_main(capsys, "step", inf, more, "--state", st, "--accept-failed", "--json")  # it goes on
     assert got == 4 and "not applied" not in err, err
     assert [r["round"] for r in json.loads(out)["rounds"]] == [2, 3]
+    assert json.loads(out)["stopped_at"] is None  # was 1: the batch did not stop there
 
 
 def test_a_partitioned_round_whose_worker_died_twice_says_why_on_stderr(tmp_path):
