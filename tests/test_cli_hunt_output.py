@@ -84,7 +84,7 @@ def test_prepare_force_says_what_it_does_before_the_warm_up(capsys, monkeypatch)
     import solver.prepare as sp
 
     seen = []
-    monkeypatch.setattr(sp, "prepare", lambda progress=None, force=True: seen.append(capsys.readouterr().err) or
+    monkeypatch.setattr(sp, "prepare", lambda progress=None, force=True, **_: seen.append(capsys.readouterr().err) or
                         {"skipped": False, "kernels": 1, "compiled": 0, "seconds": 0.1, "stamp": "s"})
     code, _, _ = run_main(capsys, "prepare", "--force")
     assert code == 0 and "warming up the solver kernels" in seen[0]

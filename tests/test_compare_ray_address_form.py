@@ -15,7 +15,7 @@ from formats.io import write_problem
 from solver import rounds
 from solver.baselines import registry
 from solver.model.errors import UsageError
-from tests.helpers import client_allocation, edit_json, run_main, small_lp_state, snapshot
+from tests.helpers import client_allocation, edit_json, require_ray, run_main, small_lp_state, snapshot
 
 
 def _never(problem, ctx):
@@ -83,8 +83,11 @@ def test_a_damaged_partition_value_does_not_stop_a_compare_without_pop(tmp_path,
 
 
 def test_a_malformed_ray_address_variable_is_refused_before_any_row_runs(tmp_path, capsys, no_highs, monkeypatch):
-    """``$RAY_ADDRESS``, which Ray joins when neither ``--ray-address`` nor the state gives an address."""
+    """``$RAY_ADDRESS``, which Ray joins when neither ``--ray-address`` nor the state gives an address (with Ray
+    installed: without it ``--executor ray`` is refused first, naming the extra)."""
     import sys
+
+    require_ray()
 
     if "ray" in sys.modules and sys.modules["ray"].is_initialized():
         pytest.skip("Ray is initialised in this process (a Ray test ran before): it joins no address")
