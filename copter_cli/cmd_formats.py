@@ -105,13 +105,13 @@ def diff_cmd(
         with collect() as notes:  # the readers' warnings: in the answer's "warnings" (and on stderr, once)
             a, b = read_problem(old), read_problem(new)
         t1 = time.perf_counter()
-        base, base_from, base_notes = _base_round(old, base_round, a)
+        base, base_from, base_notes, digest = _base_round(old, base_round, a)
         delta = diff(a, b, by_name=by_name)
         delta.base_round = base
         if base_from == "OLD":  # the export's round AND its content: step refuses it on another branch's round
-            from formats.exported_round import BASE_DIGEST_KEY, problem_digest
+            from formats.exported_round import BASE_DIGEST_KEY
 
-            delta.meta = {**delta.meta, BASE_DIGEST_KEY: problem_digest(a)}
+            delta.meta = {**delta.meta, BASE_DIGEST_KEY: digest}
         again = {"var": 0, "con": 0} if by_name else recreated(a, b)
         t2 = time.perf_counter()
         write_delta(delta, output)
@@ -146,8 +146,9 @@ def diff_cmd(
     run(json_out, debug, body)
 
 
-def _base_round(old: Path, given: int | None, problem) -> tuple[int | None, str | None, list[str]]:
-    """(the delta's base round, where it came from, warnings): ``given`` (``--base-round``) wins, with a
+def _base_round(old: Path, given: int | None, problem) -> tuple[int | None, str | None, list[str], str | None]:
+    """(the delta's base round, where it came from, warnings, OLD's verified problem digest when it came from
+    OLD, else None): ``given`` (``--base-round``) wins, with a
     warning when OLD is the export of another round; else the round a Parquet OLD was exported from (its
     ``copter.round``, written only by ``copter export``, while its content is still what export wrote:
     ``formats.exported_round.verified_round``), ``"OLD"``; else none (an MPS OLD records no round), with a
@@ -157,22 +158,22 @@ def _base_round(old: Path, given: int | None, problem) -> tuple[int | None, str 
         FormatError: OLD's ``copter.round`` is not a round number."""
     from formats.io import kind_of
 
-    recorded, why = None, None
+    recorded, why, digest = None, None, None
     if kind_of(old) == "parquet":
         from formats.exported_round import verified_round
 
-        recorded, why = verified_round(old, problem)
+        recorded, why, digest = verified_round(old, problem)
     if given is not None:
         clash = recorded is not None and why is None and recorded != given
         return given, "--base-round", ([f"OLD {old} is the export of round {recorded} (its copter.round), but "
                                         f"--base-round {given} was given: the delta says round {given}, as given"]
-                                       if clash else [])
+                                       if clash else []), None
     if recorded is None:
-        return None, None, []
+        return None, None, [], None
     if why is not None:
         return None, None, [f"OLD {old} names round {recorded} (copter.round) but {why}: the delta records no "
-                            f"copter.base_round; give --base-round N for the round OLD is"]
-    return recorded, "OLD", []
+                            f"copter.base_round; give --base-round N for the round OLD is"], None
+    return recorded, "OLD", [], digest
 
 
 def register(app: typer.Typer) -> None:

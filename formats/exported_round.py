@@ -51,12 +51,13 @@ def round_metadata(round_: int, problem) -> dict[str, str]:
     return {KEY: str(int(round_)), DIGEST_KEY: problem_digest(problem)}
 
 
-def verified_round(path: str | os.PathLike, problem) -> tuple[int | None, str | None]:
-    """(the round Parquet file ``path`` records, a reason it cannot be used or None). ``problem``: the file's
-    problem, already read whole (its read errors are then the reader's; here only the footer is read again).
-    ``(None, None)``: no ``copter.round`` (not an export); ``(N, None)``: an export of round N, unchanged;
-    ``(N, reason)``: it names round N but its content is not what export wrote (edited since), or it has no
-    digest.
+def verified_round(path: str | os.PathLike, problem) -> tuple[int | None, str | None, str | None]:
+    """(the round Parquet file ``path`` records, a reason it cannot be used or None, the problem's digest when
+    verified or None). ``problem``: the file's problem, already read whole (its read errors are then the reader's;
+    here only the footer is read again). ``(None, None, None)``: no ``copter.round`` (not an export);
+    ``(N, None, digest)``: an export of round N, unchanged (``digest`` = :func:`problem_digest` of ``problem``,
+    computed once here for the caller to record); ``(N, reason, None)``: it names round N but its content is not
+    what export wrote (edited since), or it has no digest.
 
     Raises:
         FormatError: ``copter.round`` holds something other than a round number (ASCII digits 0-9, at most
@@ -69,7 +70,7 @@ def verified_round(path: str | os.PathLike, problem) -> tuple[int | None, str | 
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(KEY.encode())
     if raw is None:
-        return None, None
+        return None, None, None
     text = raw.decode("utf-8", "replace")
     digits = text.lstrip("0") or "0"
     if not re.fullmatch(r"[0-9]+", text, re.ASCII) or len(digits) > _DIGITS:
@@ -78,8 +79,8 @@ def verified_round(path: str | os.PathLike, problem) -> tuple[int | None, str | 
     round_ = int(digits)
     digest = meta.get(DIGEST_KEY.encode(), b"").decode("ascii", "replace")
     if not digest:
-        return round_, f"it has no {DIGEST_KEY} to show it is still that export"
+        return round_, f"it has no {DIGEST_KEY} to show it is still that export", None
     if digest != problem_digest(problem):
         return round_, (f"its content is no longer what `copter export` wrote ({DIGEST_KEY} differs: edited "
-                        "since)")
-    return round_, None
+                        "since)"), None
+    return round_, None, digest
