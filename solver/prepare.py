@@ -288,7 +288,8 @@ def _environment_key() -> dict:
     import os
     import platform
     import sys
-    from importlib.metadata import version
+
+    from solver.installed import installed_version as version
 
     root = Path(__file__).resolve().parent.parent
     sources = {}
