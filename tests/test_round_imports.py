@@ -49,11 +49,14 @@ def numba_scipy() -> set:
     return set(_scipy_after(probe)["scipy"])
 
 
-@pytest.mark.parametrize("domain, scale", [("sia", 128), ("te", None)])
-def test_a_default_round_imports_no_scipy_sparse(tmp_path, numba_scipy, domain, scale):
+@pytest.mark.parametrize("domain, scale, partition", [("sia", 128, None), ("te", None, None), ("te", None, {"k": 2}),
+                                                       ("sia", 128, {"k": 2})])
+def test_a_default_round_imports_no_scipy_sparse(tmp_path, numba_scipy, domain, scale, partition):
+    """Monolithic and partitioned (K = 2, the default executor: the parts in worker processes, the set-up and
+    the merge's whole-model re-check in the step process, whose KKT measure imported scipy until session 23)."""
     sc = make_scenario(domain, scale, seed=1)
     state = tmp_path / "st"
-    rounds.init(sc.base(), state)
+    rounds.init(sc.base(), state, partition=partition)
     delta = tmp_path / "d1.parquet"
     write_delta(sc.next_delta(1), delta)
     out = _scipy_after(PROBE, "step", str(delta), "--state", str(state), "--json")

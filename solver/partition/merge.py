@@ -69,7 +69,7 @@ def ran(mg: Merged | None) -> int:
 def complete_kkt(problem: Problem, mg: Merged) -> Merged:
     """A MILP merge made with ``defer_kkt``: its result's whole-model reduced costs (n,), row activities (m,) and
     relative primal/dual residuals (``solver.lp.original_kkt``), which its status does not depend on."""
-    from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
+    from solver.lp.original_kkt import original_kkt  # the monolithic rounds' kernel: compiled by prepare
 
     if not mg.kkt_deferred:
         return mg
@@ -100,9 +100,10 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
     ``defer_kkt`` (a MILP merge that RENS may replace): the whole model's LP residuals, reduced costs and
     activities, which a MILP's status does not use, are left to :func:`complete_kkt` (the feasibility re-check
     is done here either way)."""
+    # original_kkt: the numba pass the monolithic rounds measure with (prepare compiles its signature,
+    # tests/test_prepare.py); its numpy twin imported scipy in a step process and made nnz-sized temporaries
     from solver.baselines.result import point_quality
-    from solver.lp.original_kkt import original_kkt_ref as original_kkt  # numpy twin: no signature to compile
-    from solver.lp.original_kkt import row_sentence
+    from solver.lp.original_kkt import original_kkt, row_sentence
     from solver.lp.termination import row_tolerance
 
     grouping, rows_sh = r.grouping, r.rows_sh
@@ -199,8 +200,9 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
     else:
         # an LP round's status rests on this measure, at its tol (termination.near_bound); a MILP's is information,
         # measured as complete_kkt measures a deferred one
-        kkt, _, _, red, ax = original_kkt(problem, x, y, 0.0 if problem.is_mip else settings.tol)
-    q = point_quality(problem, x)
+        kkt, x_kkt, _, red, ax = original_kkt(problem, x, y, 0.0 if problem.is_mip else settings.tol)
+    # the KKT measure's A x is of x clipped to its bounds: this x's own when the clip changed nothing
+    q = point_quality(problem, x, None if defer_kkt or not np.array_equal(x_kkt, x) else ax)
     gap = None
     if bound is not None and problem.is_mip:  # an integral objective's bound rounds up to its lattice
         bound = lattice_bound(sense, bound, float(problem.offset), objective_step(problem.cost, problem.integrality))
