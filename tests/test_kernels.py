@@ -212,3 +212,19 @@ def test_csc_canonical_check_matches_numpy_and_catches_each_violation():
     for cp_, ci_, cv_, m, expect in cases:
         assert K.csc_is_canonical(cp_, ci_, cv_, m) is expect
         assert R.csc_is_canonical_ref(cp_, ci_, cv_, m) is expect
+
+
+@pytest.mark.parametrize("m, n, density, seed", [(30, 20, 0.3, 5), (200, 50, 0.05, 6), (7, 0, 0.5, 7)])
+def test_row_absmax_scan_matches_numpy_and_the_dense_maximum(m, n, density, seed):
+    A, _, csc, rng = _matrix(m, n, density, seed)
+    cp, ci, cv = csc
+    keep = ci != 0  # row 0 empty: it stays 0
+    cp = np.concatenate([[0], np.cumsum(np.bincount(np.repeat(np.arange(n), np.diff(cp))[keep], minlength=n))])
+    ci, cv = ci[keep], -np.abs(cv[keep]) * rng.uniform(0.5, 2.0, keep.sum())  # negatives: the magnitude counts
+    out, ref = np.zeros(m), np.zeros(m)
+    K.row_absmax_scan(ci, cv, out)
+    R.row_absmax_scan_ref(ci, cv, ref)
+    dense = np.abs(sp.csc_array((cv, ci, cp), shape=(m, n)).toarray())
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(out, dense.max(axis=1, initial=0.0))
+    assert out[0] == 0.0

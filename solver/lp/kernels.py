@@ -67,6 +67,18 @@ def spmv_csc(cp, ci, cv, x, out):
 
 
 @njit(cache=True)
+def row_absmax_scan(ci, cv, out):
+    """out[i] = max(out[i], max_p |cv[p]| over the entries p of row i): one pass over the (nnz,) CSC entries
+    (row ``ci[p]``, value ``cv[p]``) into the (m,) ``out``, zeroed by the caller. numpy's ``np.maximum.at`` took
+    0.6-1.1 s on TE Kdl's 31M nonzeros (session 23), every round that measures the KKT."""
+    for p in range(ci.shape[0]):
+        v = abs(cv[p])
+        r = ci[p]
+        if v > out[r]:
+            out[r] = v
+
+
+@njit(cache=True)
 def csc_is_canonical(cp, ci, cv, m):
     """True when CSC arrays cp (n+1,), ci (nnz,), cv (nnz,) hold row indices in [0, m) strictly
     increasing within each column and only finite nonzero values (``Problem``'s matrix invariants);

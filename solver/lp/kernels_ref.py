@@ -36,6 +36,11 @@ def spmv_csc_ref(cp, ci, cv, x, out):
     out[:] = np.bincount(ci, weights=cv * np.repeat(x, np.diff(cp)), minlength=out.shape[0])
 
 
+def row_absmax_scan_ref(ci, cv, out):
+    """numpy twin of :func:`solver.lp.kernels.row_absmax_scan`."""
+    np.maximum.at(out, ci, np.abs(cv))
+
+
 def csc_is_canonical_ref(cp, ci, cv, m):
     """numpy twin of :func:`solver.lp.kernels.csc_is_canonical`."""
     if ci.size == 0:
