@@ -29,8 +29,9 @@ OWN_COMMANDS = ("version",)  #: defined here, no module to import
 def _print_version(value: bool) -> None:
     """Eager ``--version``: print ``copter X.Y.Z`` (the installed package's version) on stdout and exit 0."""
     if value:
+        from importlib.metadata import version as installed_version
+
         from copter_cli.output import print_line
-        from solver.installed import installed_version
 
         print_line(f"copter {installed_version('copter')}")
         raise typer.Exit(0)
@@ -45,8 +46,9 @@ def _root(
 
 def version(json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
     """Print the versions of copter and its libraries."""
+    from importlib.metadata import version as installed_version
+
     from copter_cli.output import print_json, print_line
-    from solver.installed import installed_version
 
     info = {name: installed_version(name) for name in ("copter", "highspy", "numba", "numpy", "pyarrow")}
     if json_out:

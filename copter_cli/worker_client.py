@@ -67,11 +67,16 @@ def source_root() -> str:
 
 def copter_version() -> str:
     """copter's installed version, from the ``copter-<version>.dist-info`` folder on ``sys.path`` (what
-    ``importlib.metadata`` reads, without its 35-50 ms of imports: ``solver.installed.folder_version``);
-    ``"unknown"`` when not installed (or two versions sit in one folder)."""
-    from solver.installed import folder_version
-
-    return folder_version("copter") or "unknown"
+    ``importlib.metadata`` reads, without its 50 ms of imports); ``"unknown"`` when not installed."""
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("copter-") and name.endswith(".dist-info"):
+                return name[len("copter-"):-len(".dist-info")]
+    return "unknown"
 
 
 def install_identity() -> str:

@@ -288,8 +288,7 @@ def _environment_key() -> dict:
     import os
     import platform
     import sys
-
-    from solver.installed import installed_version as version
+    from importlib.metadata import version
 
     root = Path(__file__).resolve().parent.parent
     sources = {}
