@@ -113,9 +113,11 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
         shares: (k, n_shared) share of every shared row (:func:`shared_rows` order) per part.
         name: sub-problem names are ``f"{problem.name}#{name}{p}"``.
     Returns:
-        k Parts (a part may be empty). O(k (nnz_global + m) + nnz) numpy work.
+        k Parts (a part may be empty). O(k (nnz_global + m) + nnz): two passes per part over its columns'
+        nonzeros (``solver.partition.split_kernels.part_matrix``).
     """
-    indptr, counts = problem.a_indptr, np.diff(problem.a_indptr)
+    from solver.partition.split_kernels import part_matrix
+
     rc = grouping.row_client
     shared = rc == SHARED
     everywhere = shared | (rc == GLOBAL)
@@ -124,28 +126,17 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
     client_part = np.full(grouping.n_clients, -1, dtype=np.int64)
     if grouping.n_clients:
         client_part[grouping.col_client[grouping.col_client >= 0]] = col_part[grouping.col_client >= 0]
-    row_part = np.where(rc >= 0, client_part[np.maximum(rc, 0)] if grouping.n_clients else -1, -1)
+    row_part = np.where(rc >= 0, client_part[np.maximum(rc, 0)] if grouping.n_clients else -1, -1).astype(np.int64)
     glob = np.flatnonzero(col_part < 0)
+    cp = np.ascontiguousarray(problem.a_indptr, dtype=np.int64)
+    ci = np.ascontiguousarray(problem.a_indices, dtype=np.int32)
+    cv = np.ascontiguousarray(problem.a_data, dtype=np.float64)
     parts = []
     for p in range(k):
         cols = np.union1d(np.flatnonzero(col_part == p), glob) if glob.size else np.flatnonzero(col_part == p)
-        lens = counts[cols]
-        ptr = np.zeros(cols.size + 1, dtype=np.int64)
-        np.cumsum(lens, out=ptr[1:])
-        pos = np.repeat(indptr[cols] - ptr[:-1], lens) + np.arange(ptr[-1], dtype=np.int64)
-        old_rows = problem.a_indices[pos]
-        keep = everywhere[old_rows] | (row_part[old_rows] == p)  # global columns touch other parts' rows
-        if keep.all():  # no global column reaches another part's rows (every nonzero kept)
-            sub_ptr = ptr
-        else:
-            pos, old_rows = pos[keep], old_rows[keep]
-            sub_ptr = np.zeros(cols.size + 1, dtype=np.int64)
-            np.cumsum(np.bincount(np.repeat(np.arange(cols.size), lens)[keep], minlength=cols.size), out=sub_ptr[1:])
-        held = np.zeros(problem.n_rows, dtype=bool)  # O(m + nnz_p) instead of sorting the nonzeros' rows
-        held[old_rows] = True
-        rows = np.flatnonzero(held)
-        new_row = np.cumsum(held) - 1  # monotone remap keeps columns sorted
-        sub_idx = new_row[old_rows].astype(np.int32)
+        # the kept nonzeros (global columns touch other parts' rows), their rows renumbered in order: one kernel
+        sub_ptr, rows, sub_idx, sub_data = part_matrix(cp, ci, cv, cols.astype(np.int64, copy=False), everywhere, row_part, p,
+                                                       problem.n_rows)
         sp = spos[rows]
         scale = np.where(sp >= 0, shares[p, np.maximum(sp, 0)] if shares.size else 1.0, 1.0)
         sub = Problem(
@@ -153,8 +144,8 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
             col_lower=problem.col_lower[cols], col_upper=problem.col_upper[cols],
             row_lower=_scaled(problem.row_lower[rows], scale), row_upper=_scaled(problem.row_upper[rows], scale),
             integrality=problem.integrality[cols], a_indptr=sub_ptr, a_indices=sub_idx,
-            a_data=problem.a_data[pos], sense=problem.sense, offset=0.0, name=f"{problem.name}#{name}{p}")
-        parts.append(Part(cols=cols, rows=rows.astype(np.int64), problem=sub))
+            a_data=sub_data, sense=problem.sense, offset=0.0, name=f"{problem.name}#{name}{p}")
+        parts.append(Part(cols=cols, rows=rows, problem=sub))
     return parts
 
 
