@@ -52,11 +52,18 @@ def route(previous: Assignment, grouping: ClientGrouping) -> tuple[Assignment, i
         loaded parts (module docstring); n_dropped counts previous clients absent now.
     """
     k = previous.k
-    names = pa.array(grouping.client_names, type=pa.string())
-    old = pa.array(previous.client_names, type=pa.string())
-    hit = pc.index_in(names, value_set=old)
-    found = hit.is_valid().to_numpy(zero_copy_only=False).astype(bool)
-    idx = hit.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    n_old = len(previous.client_names)
+    carried = grouping.previous_client
+    if carried is not None and grouping.carried_from is previous.client_names:
+        # carried from these very clients (solver.partition.clients.carry_grouping): the join is known
+        found = carried >= 0
+        idx = np.maximum(carried, 0)
+    else:
+        names = pa.array(grouping.client_names, type=pa.string())
+        old = pa.array(previous.client_names, type=pa.string())
+        hit = pc.index_in(names, value_set=old)
+        found = hit.is_valid().to_numpy(zero_copy_only=False).astype(bool)
+        idx = hit.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     part = np.full(grouping.n_clients, -1, dtype=np.int64)
     part[found] = previous.client_part[idx[found]]
     size = np.bincount(grouping.col_client[grouping.col_client >= 0], minlength=grouping.n_clients)
@@ -64,7 +71,7 @@ def route(previous: Assignment, grouping: ClientGrouping) -> tuple[Assignment, i
     if new.size:
         load = np.bincount(part[found], weights=size[found], minlength=k).astype(np.float64)
         part[new] = fill_least_loaded(load, size[new].astype(np.float64))
-    n_dropped = len(old) - int(found.sum())
+    n_dropped = n_old - int(found.sum())
     return Assignment(k=k, client_names=grouping.client_names, client_part=part), int(new.size), n_dropped
 
 
