@@ -97,7 +97,7 @@ def row_absmax(a_indices: np.ndarray, a_data: np.ndarray, m: int) -> np.ndarray:
     hit = _ROW_ABSMAX.get(id(a_data))
     if hit is not None and hit[0]() is a_data and hit[1]() is a_indices and hit[2].shape[0] == m:
         return hit[2]
-    # numba: one pass (its twin, np.maximum.at, ~30 ns an entry)
+    # numba: one pass (its twin, np.maximum.at: 0.36-0.49 s on TE Kdl's 31M entries, the kernel 0.08-0.15 s)
     from solver.lp.kernels import row_absmax_scan
 
     out = np.zeros(m)

@@ -135,8 +135,8 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
     for p in range(k):
         cols = np.union1d(np.flatnonzero(col_part == p), glob) if glob.size else np.flatnonzero(col_part == p)
         # the kept nonzeros (global columns touch other parts' rows), their rows renumbered in order: one kernel
-        sub_ptr, rows, sub_idx, sub_data = part_matrix(cp, ci, cv, cols.astype(np.int64, copy=False), everywhere, row_part, p,
-                                                       problem.n_rows)
+        sub_ptr, rows, sub_idx, sub_data = part_matrix(cp, ci, cv, cols.astype(np.int64, copy=False), everywhere,
+                                                       row_part, p, problem.n_rows)
         sp = spos[rows]
         scale = np.where(sp >= 0, shares[p, np.maximum(sp, 0)] if shares.size else 1.0, 1.0)
         sub = Problem(
