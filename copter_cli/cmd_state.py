@@ -128,12 +128,16 @@ def _not_applied(report: dict, n_deltas: int | None) -> str:
     its error line when deltas after it were left: `` [delta K of N: PATH; delta(s) K+1..N not applied]``
     (the line alone named the round, not that the rest of the batch never ran); "" otherwise."""
     k = report.get("delta_index")
-    if n_deltas is None or k is None or k >= n_deltas:
+    if n_deltas is None or k is None or k >= n_deltas or not _stopped_batch(report):
         return ""
-    if report.get("accepted") is not False and "out_error" not in report:
-        return ""  # --accept-failed: the batch went on
     rest = f"delta {n_deltas}" if k + 1 == n_deltas else f"deltas {k + 1}-{n_deltas}"
     return f" [delta {k} of {n_deltas}: {report.get('delta')}; {rest} not applied]"
+
+
+def _stopped_batch(report: dict) -> bool:
+    """A batch's round report that ended it: its round failed and was not accepted, or its ``--out`` copy failed
+    (a round stored by ``--accept-failed`` lets the batch go on)."""
+    return report.get("accepted") is False or "out_error" in report
 
 
 def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, n_deltas: int | None = None) -> int:
@@ -151,11 +155,12 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, 
     code = next((c for c in codes if c), exit_codes.OK)
     last = reports[-1] if reports else {}
     current = last.get("current_round") if last.get("accepted") is False or last.get("no_op") else last.get("round")
-    stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True)  # what ended the batch: not a
-                    if c and (r.get("accepted") is False or "out_error" in r)), None)  # --accept-failed round
+    stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c and _stopped_batch(r)), None)
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
-    failures = [None if f is None else f + _not_applied(r, n_deltas)
-                for r, f in ((r, _round_failure(r, c)) for r, c in zip(reports, codes, strict=True))]
+    failures = []
+    for r, c in zip(reports, codes, strict=True):
+        f = _round_failure(r, c)
+        failures.append(None if f is None else f + _not_applied(r, n_deltas))
     if stop is not None:
         from copter_cli.output import ERROR_PRINTED
 

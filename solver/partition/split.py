@@ -126,11 +126,10 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
     client_part = np.full(grouping.n_clients, -1, dtype=np.int64)
     if grouping.n_clients:
         client_part[grouping.col_client[grouping.col_client >= 0]] = col_part[grouping.col_client >= 0]
-    row_part = np.where(rc >= 0, client_part[np.maximum(rc, 0)] if grouping.n_clients else -1, -1).astype(np.int64)
+    row_part = np.where(rc >= 0, client_part[np.maximum(rc, 0)] if grouping.n_clients else -1, -1).astype(
+        np.int64, copy=False)
     glob = np.flatnonzero(col_part < 0)
-    cp = np.ascontiguousarray(problem.a_indptr, dtype=np.int64)
-    ci = np.ascontiguousarray(problem.a_indices, dtype=np.int32)
-    cv = np.ascontiguousarray(problem.a_data, dtype=np.float64)
+    cp, ci, cv = problem._csc()  # the kernels' types, no copy when they are (as solver.integer.structure)
     parts = []
     for p in range(k):
         cols = np.union1d(np.flatnonzero(col_part == p), glob) if glob.size else np.flatnonzero(col_part == p)
