@@ -10,6 +10,13 @@ what the interpreter's exit does that can be seen from outside - join the non-da
 writes every file inside ``with`` blocks (``formats.atomic`` fsyncs them), so no output waits for a
 finalizer.
 
+The joins and handlers are bounded (:data:`EXIT_GRACE_SECONDS`, :func:`_bound_the_exit`): the command's work is
+over by then, and nothing it waits for at exit (a process pool's manager thread and queue feeders, its killed
+workers, ``ray.shutdown``) may hold a cron job forever. Past the bound the process ends with its status and one
+more line on stderr naming the wait (``--debug``: every thread's stack too). A partitioned ``copter step``
+interrupted by SIGTERM 1.5 s in printed its error line and was still running 300 s later, once (the readme
+check at f481f53; its cause not found, and not reproduced in some 600 interrupted steps since).
+
 Used by the console script (``copter_cli.entry.main``) and the long-running worker's child
 (``copter_cli.worker_child``); never by in-process callers of ``copter_cli.app.main``, who get SystemExit.
 Standard library only.
@@ -21,6 +28,9 @@ import os
 import sys
 
 FLUSH_FAILED = 120  #: the status the interpreter gives when flushing stdout fails at exit
+EXIT_GRACE_SECONDS = 60.0
+"""How long the exit may wait for the non-daemon threads and the ``atexit`` handlers (seconds): a local Ray
+cluster's shutdown takes a few seconds on the loaded 2-core machine, a pool's teardown well under one."""
 
 
 def exit_status(code) -> int:
@@ -58,6 +68,7 @@ def finish(code: int) -> int:
     import atexit
     import threading
 
+    bound = _bound_the_exit(code)
     _end_kept_pools()
     try:
         shutdown = getattr(threading, "_shutdown", None)
@@ -69,9 +80,37 @@ def finish(code: int) -> int:
         atexit._run_exitfuncs()  # prints a failing handler's traceback itself and runs the others
     except BaseException:  # noqa: BLE001 - as the interpreter: the exit goes on
         pass
+    bound.set()  # the flush is not bounded: a reader that is slow to take the output loses none of it
     if not flush_std_streams() and code == 0:
         code = FLUSH_FAILED
     return code
+
+
+def _bound_the_exit(code: int):
+    """Start a daemon thread that ends the process with ``code`` once the exit has waited
+    :data:`EXIT_GRACE_SECONDS` for the threads and the ``atexit`` handlers, saying so on stderr (with
+    ``--debug`` in ``sys.argv``: every thread's stack too, ``faulthandler``). Returns the ``threading.Event``
+    that the caller sets when those are done (the thread then ends without a word)."""
+    import threading
+
+    done = threading.Event()
+
+    def watch() -> None:
+        if done.wait(EXIT_GRACE_SECONDS):
+            return
+        try:
+            os.write(2, (f"copter: the exit waited {EXIT_GRACE_SECONDS:g} s for its threads and worker processes to "
+                         f"end; ended without them (exit {code})\n").encode())
+            if "--debug" in sys.argv[1:]:
+                import faulthandler
+
+                faulthandler.dump_traceback(all_threads=True)
+        except Exception:  # noqa: BLE001 - nowhere left to say it
+            pass
+        os._exit(code)
+
+    threading.Thread(target=watch, name="copter-exit-bound", daemon=True).start()
+    return done
 
 
 def _end_kept_pools() -> None:

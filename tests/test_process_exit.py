@@ -118,3 +118,26 @@ def test_exit_status_is_the_interpreters(capsys):
     assert process_exit.exit_status(256 + 5) == 5
     assert process_exit.exit_status("no such thing") == 1
     assert capsys.readouterr().err == "no such thing\n"
+
+
+HUNG_EXIT = r"""
+import sys, threading
+sys.argv = ["copter", *sys.argv[1:]]
+from copter_cli import process_exit
+process_exit.EXIT_GRACE_SECONDS = 1.0
+threading.Thread(target=threading.Event().wait, name="never-ends").start()  # non-daemon: the exit joins it
+process_exit.exit_now(143)
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])
+def test_an_exit_that_waits_for_a_thread_forever_ends_after_the_grace(debug):
+    """A non-daemon thread (a pool's manager thread, a queue feeder) that never ends must not hold the process:
+    it ends with its status and a line naming the wait (``--debug``: the threads' stacks too). The timeout is a
+    hang guard, not a timed assertion."""
+    args = ["step", "--debug"] if debug else ["step"]
+    proc = subprocess.run([sys.executable, "-c", HUNG_EXIT, *args], env=ENV, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 143, proc.stderr
+    assert "copter: the exit waited 1 s for its threads and worker processes to end" in proc.stderr
+    assert ("never-ends" in proc.stderr or 'File "' in proc.stderr) == debug, proc.stderr
