@@ -85,6 +85,55 @@ def _system(case, tau):
     return csc, m, act, diag, np.diag(V).copy(), V, rng
 
 
+def _eliminated(V, pos):
+    """V21 V11^-1 V12 of the dense V (the part block elimination subtracts)."""
+    r1 = pos < 0
+    V21 = V[np.ix_(pos >= 0, r1)]
+    return (V21 / np.diag(V)[r1]) @ V21.T
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases, st.floats(1e-3, 1e3), st.floats(0.0, 0.5), st.integers(0, 2 ** 31))
+def test_schur_update_matches_a_fresh_assembly(case, tau, flip, seed):
+    """S updated from an earlier active set and V11 (columns entering and leaving J, rows whose diagonal
+    moved) equals S assembled afresh for the new ones; above ``max_rows`` changed rows nothing is done."""
+    csc, m, act, diag, prec, V, rng = _system(case, tau)
+    struct = K.assignment_rows(*csc, m)
+    row_of_col, coef, pos, coupling, rp, rc = struct
+    k = coupling.size
+    rng = np.random.default_rng(seed)
+    new_act = np.where(rng.random(act.size) < flip, 1 - act, act).astype(np.uint8)
+    new_diag = np.where(rng.random(m) < flip, diag * rng.uniform(0.5, 2.0, m), diag)
+    A = sp.csc_array((csc[2], csc[1], csc[0]), shape=(m, act.size))
+    AJ = A[:, np.flatnonzero(new_act)]
+    new_V = tau * (AJ @ AJ.T).toarray() + np.diag(new_diag)
+    new_prec = np.diag(new_V).copy()
+    u, touched, mark = np.zeros(k), np.empty(k, np.int64), np.full(k, -1, np.int64)
+    kb = K.block_bound(csc[0], csc[1], pos, rp, rc)
+    blk, flag = np.empty((kb, kb)), np.zeros(m, np.uint8)
+    C1, C2, S1 = np.empty((k, k)), np.empty((k, k)), np.empty((k, k))
+    K.schur_assemble(*csc, act, tau, prec, *struct, u, touched, mark, blk, C1)
+    before = C1.copy()
+    changed = np.zeros(m, dtype=bool)
+    changed[row_of_col[(new_act != act) & (row_of_col >= 0)]] = True
+    changed |= (pos < 0) & (new_prec != prec)
+    n_changed = int(changed.sum())
+    if n_changed:  # too many: refused, C and the work arrays untouched
+        assert K.schur_update(*csc, new_act, act, tau, new_prec, prec, row_of_col, coef, pos, rp, rc, u, touched,
+                              mark, blk, flag, n_changed - 1, C1) == -1
+        assert R.schur_update_ref(*csc, new_act, act, tau, new_prec, prec, row_of_col, coef, pos, rp, rc, u,
+                                  touched, mark, blk, flag, n_changed - 1, C2) == -1
+        assert np.array_equal(np.triu(C1), np.triu(before)) and not flag.any()
+    assert K.schur_update(*csc, new_act, act, tau, new_prec, prec, row_of_col, coef, pos, rp, rc, u, touched, mark,
+                          blk, flag, n_changed, C1) >= 0
+    assert (mark == -1).all() and not flag.any()
+    R.schur_update_ref(*csc, new_act, act, tau, new_prec, prec, row_of_col, coef, pos, rp, rc, u, touched, mark,
+                       blk, flag, n_changed, C2)
+    K.schur_finish(C1, new_diag, coupling, S1)
+    _close(S1, new_V[np.ix_(coupling, coupling)] - _eliminated(new_V, pos))
+    _close(np.triu(C1), np.triu(C2))
+
+
 @settings(max_examples=60, deadline=None)
 @given(cases, st.floats(1e-3, 1e3))
 def test_schur_kernels_match_twins(case, tau):
@@ -93,12 +142,19 @@ def test_schur_kernels_match_twins(case, tau):
     row_of_col, coef, pos, coupling, rp, rc = struct
     k = coupling.size
     S1, S2 = np.empty((k, k)), np.empty((k, k))
-    u = np.zeros(k)
-    ops1 = K.schur_assemble(*csc, act, tau, diag, prec, *struct, u, np.empty(k, np.int64), S1)
-    ops2 = R.schur_assemble_ref(*csc, act, tau, diag, prec, *struct, u, None, S2)
+    u, mark = np.zeros(k), np.full(k, -1, np.int64)
+    kb = K.block_bound(csc[0], csc[1], pos, rp, rc)
+    assert kb == R.block_bound_ref(csc[0], csc[1], pos, rp, rc)
+    blk = np.full((kb, kb), np.nan)  # whatever it held: the kernel clears what it uses
+    C1, C2 = np.full((k, k), np.nan), np.empty((k, k))
+    ops1 = K.schur_assemble(*csc, act, tau, prec, *struct, u, np.empty(k, np.int64), mark, blk, C1)
+    ops2 = R.schur_assemble_ref(*csc, act, tau, prec, *struct, u, None, None, None, C2)
     assert ops1 == ops2
-    assert (u == 0).all()
+    assert (mark == -1).all()
+    K.schur_finish(C1, diag, coupling, S1)
+    R.schur_finish_ref(C2, diag, coupling, S2)
     _close(S1, S2)
+    _close(S2, V[np.ix_(coupling, coupling)] - _eliminated(V, pos))
     g = rng.standard_normal(m)
     t1, t2 = np.empty(k), np.empty(k)
     K.schur_rhs(*csc, act, tau, prec, row_of_col, coef, coupling, pos, g, t1)

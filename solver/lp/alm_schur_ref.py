@@ -43,21 +43,60 @@ def _blocks(cp, ci, cv, col_active, tau, diag, pos):
     return V, pos < 0
 
 
-def schur_assemble_ref(cp, ci, cv, col_active, tau, diag, prec, row_of_col, coef_of_col, pos, coupling, rp, rc,
-                       u, touched, S):
-    """Twin of :func:`solver.lp.alm_schur.schur_assemble` (V11's diagonal from V itself, not ``prec``); the
-    multiply-adds counted from the sparsity patterns: sum over active columns of (coupling entries)^2 plus sum
-    over assignment rows of (coupling rows their active columns reach)^2."""
-    V, r1 = _blocks(cp, ci, cv, col_active, tau, diag, pos)
+def block_bound_ref(cp, ci, pos, rp, rc):
+    """Twin of :func:`solver.lp.alm_schur.block_bound` (prefix sums instead of the kernel's loops)."""
+    m2 = int((pos >= 0).sum())
+    on = np.concatenate(([0], np.cumsum(pos[ci] >= 0)))
+    per_col = on[cp[1:]] - on[cp[:-1]]
+    acc = np.concatenate(([0], np.cumsum(per_col[rc])))
+    per_row = np.minimum(acc[rp[1:]] - acc[rp[:-1]], m2)[pos < 0]
+    return int(per_row.max()) if per_row.size else 0
+
+
+def _assembled(cp, ci, cv, col_active, tau, prec, pos, coupling):
+    """The dense C = tau (A_J A_J')[R2, R2] - V21 diag(1/prec[R1]) V12 (both triangles)."""
+    m = prec.shape[0]
+    V, r1 = _blocks(cp, ci, cv, col_active, tau, np.zeros(m), pos)  # off-diagonal blocks: no diagonal needed
     V21 = V[np.ix_(coupling, r1)]
-    S[:] = V[np.ix_(coupling, coupling)] - (V21 / np.diag(V)[r1]) @ V21.T
-    m = diag.shape[0]
+    return V[np.ix_(coupling, coupling)] - (V21 / prec[r1]) @ V21.T, r1
+
+
+def schur_assemble_ref(cp, ci, cv, col_active, tau, prec, row_of_col, coef_of_col, pos, coupling, rp, rc,
+                       u, touched, mark, blk, C):
+    """Twin of :func:`solver.lp.alm_schur.schur_assemble` (writes both triangles of C); the multiply-adds
+    counted from the sparsity patterns: sum over active columns of (coupling entries)^2 plus sum over
+    assignment rows of (coupling rows their active columns reach)^2."""
+    C[:], r1 = _assembled(cp, ci, cv, col_active, tau, prec, pos, coupling)
+    m = prec.shape[0]
     pattern = (_matrix(cp, ci, np.ones_like(cv), m)[:, np.flatnonzero(col_active)]).tocsr()
     on_coupling = pattern[coupling, :]
     per_column = np.asarray(on_coupling.sum(axis=0)).reshape(-1)
     reach = (pattern[np.flatnonzero(r1), :] @ on_coupling.T) != 0  # assignment row x coupling row
     per_row = np.asarray(reach.sum(axis=1)).reshape(-1)
     return int((per_column ** 2).sum() + (per_row ** 2).sum())
+
+
+def schur_update_ref(cp, ci, cv, col_active, col_active_old, tau, prec, prec_old, row_of_col, coef_of_col, pos,
+                     rp, rc, u, touched, mark, blk, flag, max_rows, C):
+    """Twin of :func:`solver.lp.alm_schur.schur_update`: C assembled afresh for ``col_active`` and ``prec``
+    (both triangles), or -1 (C untouched) when more than ``max_rows`` assignment rows changed. Returns 0
+    otherwise (the twin does not count the update's multiply-adds)."""
+    r1 = pos < 0
+    changed = np.zeros(pos.shape[0], dtype=bool)
+    moved = (col_active != col_active_old) & (row_of_col >= 0)
+    changed[row_of_col[moved]] = True
+    changed |= r1 & (prec != prec_old)
+    if changed.sum() > max_rows:
+        return -1
+    coupling = np.flatnonzero(~r1)  # assignment_rows lists them in increasing order
+    C[:] = _assembled(cp, ci, cv, col_active, tau, prec, pos, coupling)[0]
+    return 0
+
+
+def schur_finish_ref(C, diag, coupling, S):
+    """Twin of :func:`solver.lp.alm_schur.schur_finish`."""
+    upper = np.triu(C)
+    S[:] = upper + np.triu(C, 1).T + np.diag(diag[coupling])
 
 
 def schur_rhs_ref(cp, ci, cv, col_active, tau, prec, row_of_col, coef_of_col, coupling, pos, g, t):
