@@ -116,10 +116,43 @@ def ruiz_pass(cp, ci, cv, m, d1, d2):
 
 @njit(cache=True)
 def ruiz_passes(cp, ci, cv, m, d1, d2, iterations):
-    """``iterations`` calls of :func:`ruiz_pass` in one kernel call (saves a dispatch per pass; the
-    arithmetic is the same, so the result is bitwise that of the loop)."""
-    for _ in range(iterations):
-        ruiz_pass(cp, ci, cv, m, d1, d2)
+    """``iterations`` Ruiz passes (:func:`ruiz_pass`) in one kernel call, each pass's scaling and the next
+    pass's row and column maxima fused into one sweep over the values (``iterations`` + 1 sweeps instead of
+    2 x ``iterations``: TE Kdl, 31M nonzeros, 10 passes 1.6 s before). The arithmetic is the same as the loop
+    of :func:`ruiz_pass`, so the result is bitwise the same."""
+    n = cp.shape[0] - 1
+    if iterations <= 0:
+        return
+    rmax = np.zeros(m)
+    nxt = np.zeros(m)
+    cmax = np.zeros(n)
+    for j in range(n):
+        for p in range(cp[j], cp[j + 1]):
+            a = abs(cv[p])
+            if a > cmax[j]:
+                cmax[j] = a
+            if a > rmax[ci[p]]:
+                rmax[ci[p]] = a
+    for it in range(iterations):
+        last = it == iterations - 1
+        for i in range(m):
+            rmax[i] = 1.0 / np.sqrt(rmax[i]) if rmax[i] > 0 else 1.0
+            d1[i] *= rmax[i]
+            nxt[i] = 0.0
+        for j in range(n):
+            f = 1.0 / np.sqrt(cmax[j]) if cmax[j] > 0 else 1.0
+            d2[j] *= f
+            cm = 0.0
+            for p in range(cp[j], cp[j + 1]):
+                cv[p] *= rmax[ci[p]] * f
+                if not last:
+                    a = abs(cv[p])
+                    if a > cm:
+                        cm = a
+                    if a > nxt[ci[p]]:
+                        nxt[ci[p]] = a
+            cmax[j] = cm
+        rmax, nxt = nxt, rmax
 
 
 def ruiz_passes_ref(cp, ci, cv, m, d1, d2, iterations):
@@ -144,11 +177,18 @@ def pock_chambolle_pass(cp, ci, cv, m, alpha, d1, d2):
     n = cp.shape[0] - 1
     rs = np.zeros(m)
     cs = np.zeros(n)
-    for j in range(n):
-        for p in range(cp[j], cp[j + 1]):
-            a = abs(cv[p])
-            cs[j] += a ** alpha
-            rs[ci[p]] += a ** (2.0 - alpha)
+    if alpha == 1.0:  # the default: |a|^1 is |a| exactly, without two pow calls per nonzero (Kdl: 0.97 s)
+        for j in range(n):
+            for p in range(cp[j], cp[j + 1]):
+                a = abs(cv[p])
+                cs[j] += a
+                rs[ci[p]] += a
+    else:
+        for j in range(n):
+            for p in range(cp[j], cp[j + 1]):
+                a = abs(cv[p])
+                cs[j] += a ** alpha
+                rs[ci[p]] += a ** (2.0 - alpha)
     apply_inv_sqrt_factors(cp, ci, cv, rs, cs, d1, d2)
 
 
