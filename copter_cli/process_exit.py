@@ -15,7 +15,7 @@ over by then, and nothing it waits for at exit (a process pool's manager thread 
 workers, ``ray.shutdown``) may hold a cron job forever. Past the bound the process ends with its status and one
 more line on stderr naming the wait (``--debug``: every thread's stack too). A partitioned ``copter step``
 interrupted by SIGTERM 1.5 s in printed its error line and was still running 300 s later, once (the readme
-check at f481f53; its cause not found, and not reproduced in some 600 interrupted steps since).
+check at f481f53; its cause not found, and not reproduced in about 560 interrupted steps since).
 
 Used by the console script (``copter_cli.entry.main``) and the long-running worker's child
 (``copter_cli.worker_child``); never by in-process callers of ``copter_cli.app.main``, who get SystemExit.
