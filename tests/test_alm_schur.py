@@ -229,3 +229,38 @@ def test_schur_system_is_kept_for_the_same_matrix_arrays():
     assert K.schur_system(*csc, 14) is first
     other = (csc[0], csc[1], csc[2].copy())  # new values (a coefficient delta): another system
     assert K.schur_system(*other, 14) is not first
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases, st.integers(0, 2 ** 31))
+def test_a_kept_schur_system_matches_a_fresh_one_over_a_sequence_of_steps(case, seed):
+    """SchurSystem keeps S between solves and updates it: over a sequence of Newton-step-like changes
+    (columns entering and leaving J, diagonals moving, a new tau, repeated identical calls, the workspace's
+    arrays swapped) every S equals the one a fresh SchurSystem assembles."""
+    csc, m, act, diag, prec, V, rng = _system(case, 1.0)
+    A = sp.csc_array((csc[2], csc[1], csc[0]), shape=(m, act.size))
+    rng = np.random.default_rng(seed)
+    kept = K.SchurSystem(*csc, m)
+    tau, other = 1.0, np.zeros_like(act)
+    for _ in range(12):
+        op = rng.integers(4)
+        if op == 0:
+            act = np.where(rng.random(act.size) < 0.2, 1 - act, act).astype(np.uint8)
+        elif op == 1:
+            diag = np.where(rng.random(m) < 0.3, diag * rng.uniform(0.5, 2.0, m), diag)
+        elif op == 2:
+            tau = float(rng.choice([0.5, 1.0, 3.0]))
+        np.copyto(other, act)
+        act, other = other, act  # Workspace.swap: the same values in another array
+        AJ = A[:, np.flatnonzero(act)]
+        prec = diag + tau * np.asarray(AJ.multiply(AJ).sum(axis=1)).reshape(-1)
+        g = rng.standard_normal(m)
+        d1, d2 = np.zeros(m), np.zeros(m)
+        ok1 = kept.solve(*csc, act, tau, diag, prec, g, d1)
+        fresh = K.SchurSystem(*csc, m)
+        ok2 = fresh.solve(*csc, act, tau, diag, prec, g, d2)
+        assert ok1 == ok2
+        if kept.m2:
+            _close(kept.S, fresh.S, rel=1e-9)
+        if ok1:
+            _close(d1, d2, rel=1e-7)

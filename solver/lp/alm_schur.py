@@ -267,7 +267,7 @@ def schur_update(cp, ci, cv, col_active, col_active_old, tau, prec, prec_old, ro
     m = pos.shape[0]
     rows = 0
     for j in range(n):
-        if col_active[j] != col_active_old[j]:
+        if (col_active[j] != 0) != (col_active_old[j] != 0):
             i = row_of_col[j]
             if i >= 0 and flag[i] == 0:
                 flag[i] = 1
@@ -282,7 +282,7 @@ def schur_update(cp, ci, cv, col_active, col_active_old, tau, prec, prec_old, ro
         return -1
     ops = 0
     for j in range(n):
-        if col_active[j] != col_active_old[j] and row_of_col[j] < 0:
+        if (col_active[j] != 0) != (col_active_old[j] != 0) and row_of_col[j] < 0:
             ops += _column_outer(j, 1.0 if col_active[j] else -1.0, cp, ci, cv, tau, pos, C)
     for i in range(m):
         if flag[i]:
@@ -430,11 +430,13 @@ class SchurSystem:
             kb = block_bound(cp, ci, self.pos, self.rp, self.rc)
             self.blk = np.empty((kb, kb))
             self.flag = np.zeros(m, dtype=np.uint8)
-            self.built_active, self.built_prec = np.empty_like(col_active), np.empty(m)
+            self.built_active, self.built_prec = np.empty(col_active.shape[0], dtype=np.uint8), np.empty(m)
             self.built_tau = None  # C holds nothing yet
             self.updates = 0
         ops = -1
-        if self.built_tau == tau and self.updates < REBUILD_AFTER:
+        update = self.built_tau == tau and self.updates < REBUILD_AFTER
+        self.built_tau = None  # C changes below: until built_* describe it again, the next solve assembles afresh
+        if update:
             ops = schur_update(cp, ci, cv, col_active, self.built_active, tau, prec, self.built_prec,
                                self.row_of_col, self.coef_of_col, self.pos, self.rp, self.rc, self.u, self.touched,
                                self.mark, self.blk, self.flag, self.update_rows, self.C)
@@ -444,7 +446,7 @@ class SchurSystem:
             self.updates = 0
         else:
             self.updates += 1
-        np.copyto(self.built_active, col_active)
+        np.copyto(self.built_active, col_active, casting="unsafe")
         np.copyto(self.built_prec, prec)
         self.built_tau = tau
         schur_finish(self.C, diag, self.coupling, self.S)
