@@ -101,17 +101,22 @@ def apply_inv_sqrt_factors(cp, ci, cv, row_stat, col_stat, d1, d2):
 def ruiz_pass(cp, ci, cv, m, d1, d2):
     """One Ruiz pass in place on CSC values ``cv``: rows by 1/sqrt(max_j |a_ij|), columns by
     1/sqrt(max_i |a_ij|) (both from the same matrix), factors multiplied into d1 (m,), d2 (n,)."""
-    n = cp.shape[0] - 1
     rmax = np.zeros(m)
-    cmax = np.zeros(n)
-    for j in range(n):
+    cmax = np.zeros(cp.shape[0] - 1)
+    _abs_maxima(cp, ci, cv, rmax, cmax)
+    apply_inv_sqrt_factors(cp, ci, cv, rmax, cmax, d1, d2)
+
+
+@njit(cache=True)
+def _abs_maxima(cp, ci, cv, rmax, cmax):
+    """Each row's and column's largest |a_ij| into rmax (m,) and cmax (n,) (zeros on entry)."""
+    for j in range(cp.shape[0] - 1):
         for p in range(cp[j], cp[j + 1]):
             a = abs(cv[p])
             if a > cmax[j]:
                 cmax[j] = a
             if a > rmax[ci[p]]:
                 rmax[ci[p]] = a
-    apply_inv_sqrt_factors(cp, ci, cv, rmax, cmax, d1, d2)
 
 
 @njit(cache=True)
@@ -126,13 +131,7 @@ def ruiz_passes(cp, ci, cv, m, d1, d2, iterations):
     rmax = np.zeros(m)
     nxt = np.zeros(m)
     cmax = np.zeros(n)
-    for j in range(n):
-        for p in range(cp[j], cp[j + 1]):
-            a = abs(cv[p])
-            if a > cmax[j]:
-                cmax[j] = a
-            if a > rmax[ci[p]]:
-                rmax[ci[p]] = a
+    _abs_maxima(cp, ci, cv, rmax, cmax)
     for it in range(iterations):
         last = it == iterations - 1
         for i in range(m):
