@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -118,6 +119,11 @@ def _agree(p: Problem, direct, cg, rel: float) -> None:
     assert np.isfinite(direct.x).all()
     if ref.status == Status.OPTIMAL and cg.status == Status.OPTIMAL:
         assert direct.status == Status.OPTIMAL, direct.message
+        if abs(cg.objective - ref.objective) > rel * (1 + abs(ref.objective)):
+            # CG's OPTIMAL point is off HiGHS's optimum too (a "wide range" LP: a row violation within the relative
+            # tolerance buys a large objective change; test_wide_range_optimum_off_highs): compare with CG's
+            assert abs(direct.objective - cg.objective) <= rel * (1 + abs(cg.objective))
+            return
         assert abs(direct.objective - ref.objective) <= rel * (1 + abs(ref.objective))
     elif ref.status != Status.OPTIMAL:
         assert direct.status == ref.status, (direct.message, ref.status)
@@ -126,6 +132,9 @@ def _agree(p: Problem, direct, cg, rel: float) -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(KINDS), st.integers(0, 2**31 - 1))
 @example("wide range", 111)
+@example("wide range", 543)
+@example("wide range", 4422953)
+@example("wide range", 1019581)
 def test_direct_and_cg_solves_end_alike_cold_and_warm(kind, seed):
     p = _lp(kind, seed)
     s = Settings(tol=1e-6, time_limit_seconds=30)
@@ -150,3 +159,15 @@ def test_direct_and_cg_solves_end_alike_cold_and_warm(kind, seed):
         warm_cg = solve_alm(q, s, warm_start=direct.state, params=ALMParameters(direct_max=0))
         assert warm_direct.warm_started
         _agree(q, warm_direct, warm_cg, rel)
+
+
+@pytest.mark.xfail(strict=True, reason="known, not fixed: on LPs with coefficients over 8 decades the ALM's OPTIMAL "
+                   "point meets the relative KKT tolerance with rows 1e-5 (relative) over their bounds, which buys an "
+                   "objective 16-155% away from HiGHS's optimum (session 24)")
+@pytest.mark.parametrize("seed", [543, 1019581, 4422953])
+def test_wide_range_optimum_off_highs(seed):
+    p = _lp("wide range", seed)
+    direct = solve_alm(p, Settings(tol=1e-6, time_limit_seconds=30))
+    ref = solve_highs(p, solver="simplex")
+    assert direct.status == ref.status == Status.OPTIMAL
+    assert abs(direct.objective - ref.objective) <= 3e-3 * (1 + abs(ref.objective))
