@@ -228,3 +228,14 @@ def test_row_absmax_scan_matches_numpy_and_the_dense_maximum(m, n, density, seed
     np.testing.assert_array_equal(out, ref)
     np.testing.assert_array_equal(out, dense.max(axis=1, initial=0.0))
     assert out[0] == 0.0
+
+
+@pytest.mark.parametrize("m, n, density, seed", [(30, 20, 0.3, 8), (200, 50, 0.05, 9), (7, 0, 0.5, 10), (5, 40, 0.0, 11)])
+def test_row_counts_match_bincount_and_the_dense_count(m, n, density, seed):
+    A, _, csc, _ = _matrix(m, n, density, seed)
+    cp, ci, cv = csc
+    for idx in (ci.astype(np.int32), ci.astype(np.int64)):
+        got = K.row_counts(idx, m)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, R.row_counts_ref(idx, m))
+    np.testing.assert_array_equal(got, (sp.csc_array((cv, ci, cp), shape=(m, n)).toarray() != 0).sum(axis=1))

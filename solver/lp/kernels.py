@@ -79,6 +79,17 @@ def row_absmax_scan(ci, cv, out):
 
 
 @njit(cache=True)
+def row_counts(ci, m):
+    """(m,) int64: the number of entries of each row, from the (nnz,) row indices ``ci`` of CSC arrays (every
+    index in [0, m)). One pass, no copy of ``ci``: ``np.bincount`` first casts int32 indices to int64 (TE Kdl's
+    31M entries: 0.3-0.4 s against ~0.03 s), once per LP solve (``solver.lp.trivial``: empty rows)."""
+    out = np.zeros(m, dtype=np.int64)
+    for p in range(ci.shape[0]):
+        out[ci[p]] += 1
+    return out
+
+
+@njit(cache=True)
 def csc_is_canonical(cp, ci, cv, m):
     """True when CSC arrays cp (n+1,), ci (nnz,), cv (nnz,) hold row indices in [0, m) strictly
     increasing within each column and only finite nonzero values (``Problem``'s matrix invariants);

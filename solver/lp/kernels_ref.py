@@ -41,6 +41,11 @@ def row_absmax_scan_ref(ci, cv, out):
     np.maximum.at(out, ci, np.abs(cv))
 
 
+def row_counts_ref(ci, m):
+    """numpy twin of :func:`solver.lp.kernels.row_counts`."""
+    return np.bincount(ci, minlength=m).astype(np.int64)
+
+
 def csc_is_canonical_ref(cp, ci, cv, m):
     """numpy twin of :func:`solver.lp.kernels.csc_is_canonical`."""
     if ci.size == 0:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver.lp.kernels import row_counts
+
 EMPTY_ROW_TOL = 1e-9  # absolute slack allowed on an empty row's bounds (0 must lie in [lower, upper])
 
 
@@ -54,7 +56,7 @@ def reduce_trivial(c_min: np.ndarray, col_lower, col_upper, row_lower, row_upper
     if not msg and (row_lower > row_upper).any():
         i = int(np.flatnonzero(row_lower > row_upper)[0])
         msg = f"constraint {row_names[i]!r} has lower bound {row_lower[i]:g} > upper bound {row_upper[i]:g}"
-    row_nnz = np.bincount(a_indices, minlength=m) if m else np.zeros(0, dtype=np.int64)
+    row_nnz = row_counts(a_indices, m) if m else np.zeros(0, dtype=np.int64)
     col_nnz = np.diff(a_indptr)
     empty_rows = row_nnz == 0
     any_empty_row = bool(empty_rows.any())
