@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from formats.checkpoint import StateStore
     from formats.checkpoint_arrays import StoredArray
     from solver.model.problem import Problem
-    from solver.model.state import SolverState
+    from solver.model.state import MatrixScaling, SolverState
 
 PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
                   "integrality", "a_indptr", "a_indices", "a_data")
@@ -99,6 +99,7 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
     import pyarrow.ipc as ipc
 
     ix = state.integer_x
+    sc = state.scaling
     table = pa.table({
         "x": pa.array([np.asarray(state.x, dtype=np.float64)], type=pa.list_(pa.float64())),
         "y": pa.array([np.asarray(state.y, dtype=np.float64)], type=pa.list_(pa.float64())),
@@ -109,6 +110,14 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
         "iterations": pa.array([int(state.iterations)], type=pa.int64()),
         "engine": pa.array([None if state.engine is None else json.dumps(state.engine, allow_nan=True)],
                            type=pa.string()),  # the engine record (solver.lp.engine_choice), JSON
+        # the matrix's scaling factors (solver.model.state.MatrixScaling), carried while the matrix is unchanged
+        "row_scale": pa.array([None if sc is None else np.asarray(sc.row_factors, dtype=np.float64)],
+                              type=pa.list_(pa.float64())),
+        "col_scale": pa.array([None if sc is None else np.asarray(sc.col_factors, dtype=np.float64)],
+                              type=pa.list_(pa.float64())),
+        "scaling": pa.array([None if sc is None else json.dumps({"ruiz_iterations": int(sc.ruiz_iterations),
+                                                                  "pock_chambolle_alpha": sc.pock_chambolle_alpha})],
+                            type=pa.string()),
     })
     io_fault("state", path)
     with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
@@ -134,7 +143,28 @@ def load_state_arrays(path: Path) -> SolverState:
     return SolverState(x=vec("x"), y=vec("y"), integer_x=vec("integer_x"),
                        step_size=cols["step_size"][0].as_py(), primal_weight=cols["primal_weight"][0].as_py(),
                        iterations=int(cols["iterations"][0].as_py()),
-                       engine=json.loads(engine) if engine else None)
+                       engine=json.loads(engine) if engine else None, scaling=_scaling(cols, vec))
+
+
+def _scaling(cols: dict, vec) -> MatrixScaling | None:
+    """The state's :class:`~solver.model.state.MatrixScaling`, or None (an older state, or none was stored).
+
+    Raises:
+        ValueError: its options are not the JSON object :func:`save_state_arrays` writes (the loader reports
+            the generation as damaged).
+    """
+    from solver.model.state import MatrixScaling
+
+    text = cols["scaling"][0].as_py() if "scaling" in cols else None
+    if not text:
+        return None
+    opts = json.loads(text)
+    alpha = opts["pock_chambolle_alpha"]
+    d1, d2 = vec("row_scale"), vec("col_scale")
+    if d1 is None or d2 is None:
+        raise ValueError("state.arrow has scaling options without its factors")
+    return MatrixScaling(ruiz_iterations=int(opts["ruiz_iterations"]),
+                         pock_chambolle_alpha=None if alpha is None else float(alpha), row_factors=d1, col_factors=d2)
 
 
 def check_structure(values: dict[str, np.ndarray], meta: dict) -> None:

@@ -8,6 +8,14 @@ matrix array"). The last matrix's factors and scaled values are therefore cached
 of the three CSC arrays (the cache holds them, so an identity cannot be recycled), and a warm round on
 an unchanged matrix pays only the O(n + m) bound/objective part (Cogentco TE: 0.4 s -> ~0.01 s). The
 CSR copy PDHG needs is not built.
+
+Across processes (one ``copter step`` process per round) the factors travel in the checkpoint's solver state
+(``solver.model.state.MatrixScaling``): the round loop seeds the cache (:func:`seed`) with the previous round's
+factors when the delta left the matrix unchanged (``solver.differential.ApplyInfo.matrix_changed``), and
+stores :func:`factors_of` the round's matrix with its state (TE Kdl, 31M nonzeros: ~1 s of Ruiz and
+Pock-Chambolle sweeps a process become one sweep). The scaled values are always built from A's own values and
+the final factors (:func:`scaled_values`, one sweep; the passes work on a scratch copy), so computed and carried
+factors give bitwise the same scaled matrix, and a round comes out the same whichever way it started.
 """
 
 from __future__ import annotations
@@ -15,37 +23,109 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+from numba import njit
 
+from solver import kernel_cache
 from solver.lp.scaling import ScaledLP, combined_bound_norm, pock_chambolle_pass, ruiz_passes
+from solver.model.state import MatrixScaling
+
+kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
 
 
+@njit(cache=True)
+def scaled_values(cp, ci, cv, d1, d2, out):
+    """The values of D1 A D2 into ``out`` (nnz,): out[p] = cv[p] * (d1[i] * d2[j]) for entry p = (i, j) of the
+    CSC arrays cp (n+1,), ci (nnz,), cv (nnz,) float64; d1 (m,), d2 (n,). ``out`` may be a scratch array of the
+    same length (it is only written); returns it. One sweep over the nonzeros."""
+    for j in range(cp.shape[0] - 1):
+        f = d2[j]
+        for p in range(cp[j], cp[j + 1]):
+            out[p] = cv[p] * (d1[ci[p]] * f)
+    return out
+
+
+def scaled_values_ref(cp, ci, cv, d1, d2):
+    """numpy twin of :func:`scaled_values` (the same products in the same order: bitwise the same)."""
+    return cv * (d1[ci] * np.repeat(d2, np.diff(cp)))
+
+
+def _key(m: int, ruiz_iterations: int, pock_chambolle_alpha) -> tuple:
+    return (int(m), int(ruiz_iterations), None if pock_chambolle_alpha is None else float(pock_chambolle_alpha))
+
+
+def _same(hit, key, cp, ci, cv) -> bool:
+    return hit is not None and hit[0] == key and hit[1][0] is cp and hit[1][1] is ci and hit[1][2] is cv
+
+
 def matrix_factors(cp, ci, cv, m: int, ruiz_iterations: int, pock_chambolle_alpha):
     """(cp int64, ci int32, scaled cv, d1 (m,), d2 (n,)) for the CSC arrays (cp (n+1,), ci, cv (nnz,)).
 
-    Cached for the last matrix seen (identity of cp, ci, cv plus m and the options); the returned arrays
-    are shared with the cache and must not be modified.
+    Cached for the last matrix seen (identity of cp, ci, cv plus m and the options), or taken from factors
+    :func:`seed` put there; the returned arrays are shared with the cache and must not be modified.
     """
-    key = (m, int(ruiz_iterations), pock_chambolle_alpha)
+    key = _key(m, ruiz_iterations, pock_chambolle_alpha)
     with _LOCK:
         hit = _CACHE.get("last")
-        if hit is not None and hit[0] == key and hit[1][0] is cp and hit[1][1] is ci and hit[1][2] is cv:
+        if _same(hit, key, cp, ci, cv) and hit[2][2] is not None:
             return hit[2]
-    n = cp.shape[0] - 1
-    d1, d2 = np.ones(m), np.ones(n)
     cp64 = np.ascontiguousarray(cp, dtype=np.int64)
     ci32 = np.ascontiguousarray(ci, dtype=np.int32)
-    cvs = np.array(cv, dtype=np.float64)
-    if cvs.size and ruiz_iterations > 0:
-        ruiz_passes(cp64, ci32, cvs, m, d1, d2, int(ruiz_iterations))
-    if pock_chambolle_alpha is not None and cvs.size:
-        pock_chambolle_pass(cp64, ci32, cvs, m, float(pock_chambolle_alpha), d1, d2)
+    cv64 = np.ascontiguousarray(cv, dtype=np.float64)
+    if _same(hit, key, cp, ci, cv):  # seeded: factors carried from the previous round's state
+        d1, d2 = hit[2][3], hit[2][4]
+        cvs = scaled_values(cp64, ci32, cv64, d1, d2, np.empty_like(cv64))
+    else:
+        n = cp.shape[0] - 1
+        d1, d2 = np.ones(m), np.ones(n)
+        cvs = cv64.copy()  # the passes' scratch copy, then overwritten by the scaled values
+        if cvs.size and ruiz_iterations > 0:
+            ruiz_passes(cp64, ci32, cvs, m, d1, d2, int(ruiz_iterations))
+        if pock_chambolle_alpha is not None and cvs.size:
+            pock_chambolle_pass(cp64, ci32, cvs, m, float(pock_chambolle_alpha), d1, d2)
+        scaled_values(cp64, ci32, cv64, d1, d2, cvs)
     out = (cp64, ci32, cvs, d1, d2)
     with _LOCK:
         _CACHE["last"] = (key, (cp, ci, cv), out)
     return out
+
+
+def seed(cp, ci, cv, m: int, scaling: MatrixScaling) -> bool:
+    """Let :func:`matrix_factors` take ``scaling``'s factors for the CSC arrays (cp (n+1,), ci, cv (nnz,)) with m
+    rows instead of computing them (the scaled values are built at the first use). The caller vouches that
+    ``scaling`` was computed for this very matrix (the round loop: the previous round's state, and a delta that
+    left the matrix unchanged). Ignored, returning False, when the cache already holds these arrays, when the
+    factors do not fit (shapes (m,) and (n,)), or when one is not a finite positive number. Raises nothing."""
+    n = cp.shape[0] - 1
+    d1 = np.asarray(scaling.row_factors, dtype=np.float64)
+    d2 = np.asarray(scaling.col_factors, dtype=np.float64)
+    if d1.shape != (m,) or d2.shape != (n,):
+        return False
+    with np.errstate(invalid="ignore"):
+        if not (np.all(d1 > 0) and np.all(d2 > 0) and np.isfinite(d1).all() and np.isfinite(d2).all()):
+            return False
+    key = _key(m, scaling.ruiz_iterations, scaling.pock_chambolle_alpha)
+    with _LOCK:
+        hit = _CACHE.get("last")
+        if hit is not None and hit[1][0] is cp and hit[1][1] is ci and hit[1][2] is cv:
+            return False
+        _CACHE["last"] = (key, (cp, ci, cv), (None, None, None, d1.copy(), d2.copy()))
+    return True
+
+
+def factors_of(cp, ci, cv, m: int) -> MatrixScaling | None:
+    """The factors the cache holds for these very CSC arrays with m rows (computed or seeded), as a
+    :class:`~solver.model.state.MatrixScaling` to store with the round's state; None when it holds another
+    matrix's."""
+    with _LOCK:
+        hit = _CACHE.get("last")
+        if hit is None or hit[0][0] != m or not (hit[1][0] is cp and hit[1][1] is ci and hit[1][2] is cv):
+            return None
+        key, out = hit[0], hit[2]
+    return MatrixScaling(ruiz_iterations=key[1], pock_chambolle_alpha=key[2], row_factors=out[3],
+                         col_factors=out[4])
 
 
 def scale_for_alm(c, lc, uc, lv, uv, cp, ci, cv, m: int, *, ruiz_iterations: int = 10,

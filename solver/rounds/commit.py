@@ -82,7 +82,7 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
         try:
             writer.save_problem(problem, prev, None if info is None else set(info.changed_fields))
             fault_point("sigint_during_save")
-            writer.save_state(result.state)
+            writer.save_state(with_scaling(result.state, problem))
             if write_extra is not None:
                 writer.written_bytes += write_extra(writer.tmp)
             old_x = None if prev is None else previous_allocation(prev)
@@ -113,6 +113,21 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
                 raise _fault(err, store, round_, stored) from err
             raise
     return report
+
+
+def with_scaling(state, problem: Problem):
+    """``state`` (a SolverState or None) with the scaling factors of ``problem``'s matrix when this process
+    computed or carried them (``solver.lp.alm_scaling.factors_of``), so the next round's process can start from
+    them when its delta leaves the matrix unchanged. A process that never scaled for the ALM (the module is
+    not loaded: a partitioned round's main process, a MILP solved by HiGHS) stores none."""
+    import sys
+    from dataclasses import replace
+
+    scaling = sys.modules.get("solver.lp.alm_scaling")
+    if state is None or scaling is None:
+        return state
+    found = scaling.factors_of(problem.a_indptr, problem.a_indices, problem.a_data, problem.n_rows)
+    return state if found is None else replace(state, scaling=found)
 
 
 def _fault(err: OSError, store: StateStore, round_: int, stored: bool):

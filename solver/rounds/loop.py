@@ -421,6 +421,11 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
             warnings.append(f"cold start: {err}")
     else:
         warnings.append("cold start: the previous round saved no usable solver state")
+    if gen.state is not None and gen.state.scaling is not None and not info.matrix_changed:
+        # the previous round's matrix scaling still holds: the ALM starts from it (solver.lp.alm_scaling)
+        from solver.lp.alm_scaling import seed
+
+        seed(problem.a_indptr, problem.a_indices, problem.a_data, problem.n_rows, gen.state.scaling)
     seconds["apply"] = time.perf_counter() - t
     seconds["apply_linear"] = info.seconds_linear
     k0, t = kernel_clock.seconds(), time.perf_counter()

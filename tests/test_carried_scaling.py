@@ -1,0 +1,181 @@
+"""The matrix scaling carried between rounds in the solver state (``solver.lp.alm_scaling.seed``).
+
+A ``copter step`` process starts with empty caches, so before this every round recomputed the Ruiz and
+Pock-Chambolle factors of an unchanged matrix (TE Kdl: ~1 s a round). Now the state stores them, the round loop
+seeds the ALM's cache with them when the delta leaves the matrix unchanged, and the scaled values are built from
+A's values and the final factors either way. Checked here: the kernel against its numpy twin (bitwise), computed
+and seeded factors give bitwise the same scaled matrix, the seed refuses what does not fit, state.arrow keeps the
+factors (and an older one without them still loads), and a stream of rounds with fresh caches every round (one
+process per round) comes out bitwise the same with and without the carried factors, which it then actually uses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from formats import checkpoint
+from formats.generation import load_state_arrays, save_state_arrays
+from solver import rounds
+from solver.lp import alm_scaling, alm_schur
+from solver.model.settings import Settings
+from solver.model.state import MatrixScaling, SolverState
+from solver.workloads.te import TEScenario
+
+
+def _csc(seed: int, m: int, n: int, density: float):
+    rng = np.random.default_rng(seed)
+    A = sp.random(m, n, density=density, random_state=seed, format="csc")
+    A.data = rng.choice([-1.0, 1.0], A.nnz) * 10.0 ** rng.uniform(-4, 4, A.nnz)
+    A.sort_indices()
+    return A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data.astype(np.float64)
+
+
+def _fresh_process() -> None:
+    """What a new process starts with: no kept factors, Schur structure or generation."""
+    alm_scaling._CACHE.clear()
+    alm_schur._LAST.clear()
+    checkpoint._RECENT.clear()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 30), st.integers(1, 40), st.floats(0.02, 0.6))
+def test_scaled_values_kernel_is_its_twin_bitwise(seed, m, n, density):
+    cp, ci, cv = _csc(seed, m, n, density)
+    rng = np.random.default_rng(seed + 1)
+    d1, d2 = 10.0 ** rng.uniform(-3, 3, m), 10.0 ** rng.uniform(-3, 3, n)
+    got = alm_scaling.scaled_values(cp, ci, cv, d1, d2, np.empty_like(cv))
+    assert np.array_equal(got.view(np.int64), alm_scaling.scaled_values_ref(cp, ci, cv, d1, d2).view(np.int64))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 30), st.integers(1, 40), st.floats(0.02, 0.6),
+       st.sampled_from([(10, 1.0), (3, None), (0, 1.0), (10, 0.5)]))
+def test_seeded_factors_give_the_computed_scaled_matrix_bitwise(seed, m, n, density, options):
+    ruiz, alpha = options
+    cp, ci, cv = _csc(seed, m, n, density)
+    _fresh_process()
+    cp64, ci32, cvs, d1, d2 = alm_scaling.matrix_factors(cp, ci, cv, m, ruiz, alpha)
+    carried = alm_scaling.factors_of(cp, ci, cv, m)
+    assert carried.ruiz_iterations == ruiz and carried.pock_chambolle_alpha == alpha
+    # a new process: the same matrix in new arrays, the factors from the state
+    cp2, ci2, cv2 = cp.copy(), ci.copy(), cv.copy()
+    _fresh_process()
+    assert alm_scaling.seed(cp2, ci2, cv2, m, carried)
+    _, _, cvs2, e1, e2 = alm_scaling.matrix_factors(cp2, ci2, cv2, m, ruiz, alpha)
+    for a, b in ((cvs, cvs2), (d1, e1), (d2, e2)):
+        assert np.array_equal(a.view(np.int64), b.view(np.int64))
+    assert np.array_equal(cv2, cv)  # A's own values are never scaled in place
+
+
+def test_the_seed_refuses_what_does_not_fit():
+    cp, ci, cv = _csc(3, 6, 9, 0.4)
+    good = MatrixScaling(10, 1.0, np.ones(6), np.ones(9))
+    for bad in (MatrixScaling(10, 1.0, np.ones(5), np.ones(9)), MatrixScaling(10, 1.0, np.ones(6), np.ones(10)),
+                MatrixScaling(10, 1.0, np.r_[0.0, np.ones(5)], np.ones(9)),
+                MatrixScaling(10, 1.0, np.ones(6), np.r_[np.nan, np.ones(8)]),
+                MatrixScaling(10, 1.0, np.ones(6), np.r_[np.inf, np.ones(8)])):
+        _fresh_process()
+        assert not alm_scaling.seed(cp, ci, cv, 6, bad)
+        assert alm_scaling.factors_of(cp, ci, cv, 6) is None
+    _fresh_process()
+    computed = alm_scaling.matrix_factors(cp, ci, cv, 6, 10, 1.0)
+    assert not alm_scaling.seed(cp, ci, cv, 6, good)  # the process already holds this matrix's own factors
+    assert alm_scaling.matrix_factors(cp, ci, cv, 6, 10, 1.0) is computed
+    # seeded for other options: matrix_factors computes its own
+    _fresh_process()
+    assert alm_scaling.seed(cp, ci, cv, 6, good)
+    fresh = alm_scaling.matrix_factors(cp, ci, cv, 6, 3, None)
+    assert not np.array_equal(fresh[3], np.ones(6))
+
+
+def test_state_arrow_keeps_the_factors_and_an_older_one_loads(tmp_path):
+    sc = MatrixScaling(7, None, np.array([0.5, 2.0]), np.array([1.0, 3.0, 0.25]))
+    path = tmp_path / "state.arrow"
+    save_state_arrays(path, SolverState(x=np.zeros(3), y=np.ones(2), scaling=sc))
+    got = load_state_arrays(path).scaling
+    assert got.ruiz_iterations == 7 and got.pock_chambolle_alpha is None
+    assert np.array_equal(got.row_factors, sc.row_factors) and np.array_equal(got.col_factors, sc.col_factors)
+    save_state_arrays(path, SolverState(x=np.zeros(3), y=np.ones(2)))
+    assert load_state_arrays(path).scaling is None
+    with pa.memory_map(str(path)) as src:  # a state written before the factors were stored
+        table = ipc.open_file(src).read_all().drop_columns(["row_scale", "col_scale", "scaling"])
+    older = tmp_path / "older.arrow"
+    with pa.OSFile(str(older), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    old = load_state_arrays(older)
+    assert old.scaling is None and np.array_equal(old.y, np.ones(2))
+
+
+def _stream(tmp_path, name: str, monkeypatch, carry: bool, rounds_: int = 3):
+    """A TE ring stream (demands move, the matrix does not) with the ALM engine, every round in "a new process";
+    returns (each round's x, y, and how many Ruiz runs each step made)."""
+    scaled = []
+    real = alm_scaling.ruiz_passes
+
+    def counting(*args):
+        scaled.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(alm_scaling, "ruiz_passes", counting)
+    if not carry:
+        monkeypatch.setattr(alm_scaling, "seed", lambda *a: False)
+    sc = TEScenario(nodes=12, seed=4)
+    st_dir = tmp_path / name
+    _fresh_process()
+    rounds.init(sc.base(), st_dir, settings=Settings(engine="alm", tol=1e-6))
+    runs, points = [], []
+    for r in range(rounds_):
+        _fresh_process()
+        scaled.clear()
+        rep = rounds.step(sc.next_delta(r + 1, None), st_dir)
+        assert rep["status"] == "OPTIMAL", rep
+        gen = checkpoint.StateStore(st_dir).load()
+        points.append((gen.state.x, gen.state.y))
+        runs.append(len(scaled))
+        assert gen.state.scaling is not None  # stored for the next round
+    monkeypatch.undo()
+    return points, runs
+
+
+def test_a_process_per_round_stream_is_the_same_with_carried_factors(tmp_path, monkeypatch):
+    carried, runs_carried = _stream(tmp_path, "carried", monkeypatch, carry=True)
+    computed, runs_computed = _stream(tmp_path, "computed", monkeypatch, carry=False)
+    assert runs_computed == [1, 1, 1] and runs_carried == [0, 0, 0]
+    for (x1, y1), (x2, y2) in zip(carried, computed, strict=True):
+        assert np.array_equal(x1, x2) and np.array_equal(y1, y2)
+
+
+def test_a_delta_that_changes_the_matrix_does_not_carry_the_factors(tmp_path, monkeypatch):
+    from solver.model.delta import Delta
+
+    sc = TEScenario(nodes=12, seed=4)
+    st_dir = tmp_path / "st"
+    _fresh_process()
+    rounds.init(sc.base(), st_dir, settings=Settings(engine="alm", tol=1e-6))
+    gen = checkpoint.StateStore(st_dir).load()
+    stale = gen.state.scaling
+    seeded = []
+    monkeypatch.setattr(alm_scaling, "seed", lambda *a: seeded.append(a) or False)
+    _fresh_process()
+    col = gen.problem.col_names[0]
+    row = gen.problem.row_names[int(gen.problem.a_indices[0])]
+    rep = rounds.step(Delta.concat([sc.next_delta(1, None), Delta.coefs([col], [row], [2.0])], base_round=0), st_dir)
+    assert rep["engine"] == "alm" and "returned unchanged" not in rep["message"], rep
+    assert seeded == []  # the matrix changed: the old factors are not offered
+    new = checkpoint.StateStore(st_dir).load().state.scaling
+    assert new is not None and not np.array_equal(new.col_factors, stale.col_factors)
+
+
+@pytest.mark.parametrize("engine", ["pdhg"])
+def test_a_round_that_never_scales_for_the_alm_keeps_no_stale_factors(tmp_path, engine):
+    sc = TEScenario(nodes=12, seed=4)
+    st_dir = tmp_path / "st"
+    _fresh_process()
+    rounds.init(sc.base(), st_dir, settings=Settings(engine=engine, tol=1e-6))
+    assert checkpoint.StateStore(st_dir).load().state.scaling is None
