@@ -7,7 +7,8 @@ One table serves both: a problem file is a delta applied to the empty problem. C
 Reading normalizes what different writers produce: name/kind columns as string, large_string or
 dictionary (kept dictionary-encoded in memory: lookups go through the dictionary); a column of Arrow
 type ``null`` (pandas writes one when every value is missing); integer or float32 numeric columns
-(cast to float64); decimal numeric columns (to the nearest float64 of each decimal value); an integer-typed ``integer`` column holding 0/1 (another value, e.g. 2, is a
+(cast to float64; float16 is a ``FormatError``: 3 significant digits and an overflow to infinity would be read
+as the number the writer meant); decimal numeric columns (to the nearest float64 of each decimal value); an integer-typed ``integer`` column holding 0/1 (another value, e.g. 2, is a
 ``ValidationError`` naming the row, not a silent True); a missing optional column (all null); a
 zero-row file with a ``kind`` column (a no-change delta; a file without ``kind``, even one with no
 columns at all, is a ``FormatError``). Null
@@ -149,6 +150,11 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                     # through the decimal text: pyarrow's decimal->float64 cast is not correctly rounded
                     # (-0.70 became -0.7000000000000001); its string->float64 parse is
                     c = c.cast(pa.string()).cast(pa.float64())
+                elif pa.types.is_float16(t):
+                    raise FormatError(
+                        f"column {f.name!r} is float16 (half precision: about 3 significant digits, largest finite "
+                        "value 65504, so 0.1 reads as 0.0999755859375 and a capacity of 70000 as infinite): write "
+                        "it as float64 (or float32)", file=path, entity=f.name)
                 elif pa.types.is_floating(t) or pa.types.is_integer(t):
                     if t != pa.float64():
                         c = c.cast(pa.float64())

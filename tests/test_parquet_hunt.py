@@ -99,3 +99,26 @@ def test_a_zero_row_delta_with_its_columns_is_still_a_no_change_round(tmp_path):
     rounds.init(small_lp(), st)
     res = CliRunner().invoke(app, ["step", str(path), "--state", str(st), "--json"])
     assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("column", ["value", "lower", "upper"])
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_a_float16_column_is_refused_naming_it(tmp_path, column, dictionary):
+    """Half precision holds about 3 significant digits and nothing above 65504: a writer's 0.1 arrives as
+    0.0999755859375 and a capacity of 70000 as infinity (no capacity at all). Refused (exit 3, the state
+    untouched), not read as stored (session 23's bad-input hunt)."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):  # the overflow is the point
+        vals = pa.array(np.array([0.1, 70000.0], dtype=np.float16))
+    assert vals.type == pa.float16() and vals.to_pylist()[1] == float("inf")
+    if dictionary:
+        vals = vals.dictionary_encode()
+    t = pa.table({"kind": ["var", "var"], "var": ["x3", "x4"], column: vals})
+    path = tmp_path / "d.parquet"
+    _write(t, path, {"copter.format": "delta", "copter.version": "1"})
+    with pytest.raises(FormatError, match="float16") as e:
+        read_delta(path)
+    assert e.value.entity == column
+    err = _step_refused(tmp_path, path)
+    assert err["entity"] == column and "float16" in err["message"]
