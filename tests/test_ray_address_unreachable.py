@@ -73,3 +73,23 @@ def test_ray_finding_no_cluster_is_exit_7(tmp_path, monkeypatch):
     assert code == 7 and error["kind"] == "environment", out
     assert "Could not find any running Ray instance" in error["message"] and "--executor process" in error["message"]
     assert snapshot(state) == before
+
+
+@pytest.mark.parametrize("address", ["nocolon", "host:port"])
+def test_a_malformed_ray_address_variable_is_refused_before_the_round_is_set_up(tmp_path, monkeypatch, address):
+    """``$RAY_ADDRESS``, which Ray joins when neither ``--ray-address`` nor the state names a cluster: malformed, it
+    was found only when the round joined Ray, after the parts were built. Now exit 2 naming the variable and its
+    value before the partitioned round starts, the state as it was."""
+    import solver.rounds.partitioned as partitioned
+
+    if "ray" in sys.modules and sys.modules["ray"].is_initialized():
+        pytest.skip("Ray is initialised in this process (a Ray test ran before): it joins no address")
+    state, delta = partitioned_te_state(tmp_path)
+    before = snapshot(state)
+    started = []
+    monkeypatch.setattr(partitioned, "apply_and_solve", lambda *a, **k: started.append(1) or 1 / 0)
+    monkeypatch.setenv("RAY_ADDRESS", address)
+    code, out = cli_json("step", delta, "--state", state, "--executor", "ray", "--json")
+    error = json.loads(out)["error"]
+    assert code == 2 and "$RAY_ADDRESS" in error["message"] and repr(address) in error["message"], out
+    assert started == [] and snapshot(state) == before

@@ -3,6 +3,8 @@ share update cadence when none is given (:func:`default_update_every`). Used by 
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import asdict, dataclass, fields
 
 from solver.model.errors import UsageError
@@ -49,8 +51,8 @@ class PartitionConfig:
     whole_below_nnz: int = SMALL_LP_NNZ
 
     def check(self) -> None:
-        """Raise UsageError for k < 1, passes outside 1 .. :data:`MAX_PASSES`, an unknown executor or ``ray``
-        without Ray."""
+        """Raise UsageError for k < 1, passes outside 1 .. :data:`MAX_PASSES`, an unknown executor, ``ray``
+        without Ray, or ``ray`` with a ``ray_address`` (else ``$RAY_ADDRESS``) not of a Ray address's form."""
         if self.k < 1:
             raise UsageError(f"--partitions must be at least 1, got {self.k}")
         if not 1 <= self.passes <= MAX_PASSES:
@@ -61,7 +63,13 @@ class PartitionConfig:
             raise UsageError(f"--whole-below-nnz must be >= 0, got {self.whole_below_nnz}")
         check_executor(self.executor)
         if self.executor == "ray":
-            ray_address_target(self.ray_address)  # a malformed --ray-address: exit 2 before any work
+            # a malformed --ray-address, or $RAY_ADDRESS that Ray would join without one: exit 2 before any work
+            # (the variable was found only when the round joined Ray, after its set-up); a process already on
+            # Ray joins no address
+            ray = sys.modules.get("ray")
+            on_ray = ray is not None and getattr(ray, "is_initialized", lambda: False)()
+            ray_address_target(self.ray_address if self.ray_address is not None or on_ray
+                               else os.environ.get("RAY_ADDRESS"))
 
     def to_json(self) -> dict:
         return asdict(self)
