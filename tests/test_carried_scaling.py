@@ -179,3 +179,21 @@ def test_a_round_that_never_scales_for_the_alm_keeps_no_stale_factors(tmp_path, 
     _fresh_process()
     rounds.init(sc.base(), st_dir, settings=Settings(engine=engine, tol=1e-6))
     assert checkpoint.StateStore(st_dir).load().state.scaling is None
+
+
+def test_a_read_only_matrix_compiles_no_other_kernel_signature():
+    """A matrix in read-only arrays (memory-mapped, zero-copy from Arrow) scales with the signatures prepare
+    compiled: numba types a read-only array as another signature, which would compile mid-stream."""
+    cp, ci, cv = _csc(5, 8, 12, 0.4)
+    _fresh_process()
+    alm_scaling.matrix_factors(cp, ci, cv, 8, 10, 1.0)
+    before = len(alm_scaling.scaled_values.signatures)
+    ro = cv.copy()
+    ro.flags.writeable = False
+    _fresh_process()
+    alm_scaling.matrix_factors(cp, ci, ro, 8, 10, 1.0)
+    carried = alm_scaling.factors_of(cp, ci, ro, 8)
+    _fresh_process()
+    assert alm_scaling.seed(cp, ci, ro, 8, carried)
+    alm_scaling.matrix_factors(cp, ci, ro, 8, 10, 1.0)
+    assert len(alm_scaling.scaled_values.signatures) == before

@@ -74,6 +74,8 @@ def matrix_factors(cp, ci, cv, m: int, ruiz_iterations: int, pock_chambolle_alph
     cp64 = np.ascontiguousarray(cp, dtype=np.int64)
     ci32 = np.ascontiguousarray(ci, dtype=np.int32)
     cv64 = np.ascontiguousarray(cv, dtype=np.float64)
+    if not cv64.flags.writeable:  # numba types a read-only array as another signature: one copy, not a compile
+        cv64 = cv64.copy()
     if _same(hit, key, cp, ci, cv):  # seeded: factors carried from the previous round's state
         d1, d2 = hit[2][3], hit[2][4]
         cvs = scaled_values(cp64, ci32, cv64, d1, d2, np.empty_like(cv64))
