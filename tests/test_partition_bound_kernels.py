@@ -1,6 +1,8 @@
 """The numba kernels of the partitioned round's Lagrangian bound (solver.partition.bound_kernels) agree with their
-numpy twins (solver.partition.bound_ref; the row-client kernel with clients_ref) on random sparse data with infinite and negative bounds (hypothesis), and
-LagrangianBound built on them still bounds the LP optimum from below."""
+numpy twins (solver.partition.bound_ref; the row-client kernel with clients_ref) on random sparse data with infinite and negative bounds (hypothesis),
+the one-pass column_terms gives each of k candidates bitwise what column_term gives it alone (and so
+LagrangianBound.evaluate_many / best_bound what evaluate gives), and LagrangianBound built on them still bounds
+the LP optimum from below."""
 
 from __future__ import annotations
 
@@ -55,6 +57,90 @@ def test_reduced_costs_and_column_term_match_twins(shape):
     assert u1 == u2
     if not u1:
         assert abs(t1 - t2) <= 1e-9 * (1 + abs(t2))
+
+
+@settings(max_examples=80, deadline=None)
+@given(shapes, st.sampled_from([1, 2, 3, 5]))
+def test_column_terms_is_column_term_per_candidate_bitwise(shape, k):
+    m, n, seed = shape
+    csc, lo, up, ru, rng = _case(m, n, seed)
+    r_base = rng.standard_normal(n)
+    r_base[rng.random(n) < 0.1] = 0.0
+    is_sh = (rng.random(m) < 0.4).astype(np.uint8)
+    Y = np.ascontiguousarray(rng.standard_normal((m, k)))
+    Y[rng.random((m, k)) < 0.1] = 0.0
+    up_i = K.implied_upper(*csc, lo, up, ru, m)  # keeps the +inf upper bounds of unbounded columns
+    totals, unb = K.column_terms(*csc, is_sh, Y, r_base, lo, up_i)
+    assert totals.shape == (k,) and unb.shape == (k,)
+    for c in range(k):
+        t, u = K.column_term(*csc, is_sh, np.ascontiguousarray(Y[:, c]), r_base, lo, up_i)
+        assert bool(unb[c]) == u
+        assert np.float64(t).tobytes() == totals[c].tobytes()  # bitwise, the unbounded candidates' sums too
+    t2, u2 = R.column_terms_ref(*csc, is_sh, Y, r_base, lo, up_i)
+    np.testing.assert_array_equal(unb, u2)
+    ok = ~unb
+    np.testing.assert_allclose(totals[ok], t2[ok], rtol=1e-9, atol=1e-9)
+
+
+def test_column_terms_unbounded_candidates():
+    """A column with r_j > 0 and lo_j = -inf, or r_j < 0 and up_j = +inf, makes only the candidates whose
+    r_j has that sign unbounded."""
+    cp = np.array([0, 1, 2], dtype=np.int64)
+    ci = np.array([0, 0], dtype=np.int32)
+    cv = np.array([1.0, 1.0])
+    is_sh = np.ones(1, dtype=np.uint8)
+    lo = np.array([-np.inf, 0.0])
+    up = np.array([1.0, np.inf])
+    r_base = np.zeros(2)
+    Y = np.array([[-1.0, 0.0, 1.0]])  # r = -y: col 0 (lo = -inf) needs r <= 0, col 1 (up = inf) r >= 0
+    totals, unb = K.column_terms(cp, ci, cv, is_sh, Y, r_base, lo, up)
+    assert list(unb) == [True, False, True]
+    for c in range(3):
+        t, u = K.column_term(cp, ci, cv, is_sh, np.ascontiguousarray(Y[:, c]), r_base, lo, up)
+        assert u == bool(unb[c]) and np.float64(t).tobytes() == totals[c].tobytes()
+    np.testing.assert_array_equal(R.column_terms_ref(cp, ci, cv, is_sh, Y, r_base, lo, up)[1], unb)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shapes, st.sampled_from([1, -1]))
+def test_evaluate_many_and_best_bound_match_evaluate(shape, sense):
+    from solver.model.problem import Problem
+    from solver.partition.bound import LagrangianBound, best_bound, shared_dual_candidates
+
+    m, n, seed = shape
+    csc, lo, up, ru, rng = _case(m, n, seed)
+    A = sp.csc_array((csc[2], csc[1], csc[0]), shape=(m, n))
+    up = np.where(up == -np.inf, np.where(rng.random(n) < 0.5, np.inf, rng.uniform(0, 5, n)), up)  # lo = -inf
+    rl = np.where(rng.random(m) < 0.4, -np.inf, rng.uniform(-5, 0, m))
+    p = Problem.from_arrays(cost=rng.standard_normal(n), col_lower=lo, col_upper=up, row_lower=rl, row_upper=ru,
+                            matrix=A, sense=sense, offset=float(rng.uniform(-3, 3)))
+    shared = np.flatnonzero(rng.random(m) < 0.5).astype(np.int64)
+    y = rng.standard_normal(m)
+    lb = LagrangianBound(p, y, shared)
+    cands = [rng.standard_normal(shared.size) for _ in range(int(rng.integers(1, 6)))]
+    if cands and shared.size:
+        cands[0][rng.random(shared.size) < 0.3] = np.nan
+    got = lb.evaluate_many(cands)
+    want = [lb.evaluate(c) for c in cands]
+    assert [np.float64(v).tobytes() for v in got] == [np.float64(v).tobytes() for v in want]
+
+    kp = 3
+    duals = np.where(rng.random((kp, shared.size)) < 0.3, np.nan, rng.standard_normal((kp, shared.size)))
+    same = rng.random(shared.size) < 0.2
+    duals[:, same] = duals[0, same]
+    if rng.random() < 0.3:
+        duals[:] = duals[0]  # the candidates tie: the first wins
+    shares = rng.uniform(0, 1, (kp, shared.size))
+    b, name, ys = best_bound(p, y, shared, duals, shares)
+    ref_b, ref_name, ref_y = None, "", None
+    named = shared_dual_candidates(duals, shares)
+    ref_y = named["share_mean"]
+    for nm, c in named.items():  # the loop best_bound ran before evaluate_many
+        v = lb.evaluate(c)
+        if np.isfinite(v) and (ref_b is None or sense * v > sense * ref_b):
+            ref_b, ref_name, ref_y = float(v), nm, c
+    assert (b, name) == (ref_b, ref_name)
+    np.testing.assert_array_equal(ys, ref_y)
 
 
 def test_lagrangian_bound_is_below_the_lp_optimum():

@@ -13,8 +13,8 @@ coefficients are all >= 0 on columns with lower bounds >= 0 bounds each of its c
 (reported as None).
 
 The parts' duals agree on every row but the shared ones; for those, a few candidates (the smallest, the
-largest and the share-weighted mean of the parts' duals) are evaluated and the best bound kept. Evaluating a
-candidate costs one pass over the matrix (A'y over the other rows is computed once); the passes are numba
+largest and the share-weighted mean of the parts' duals) are evaluated and the best bound kept. The candidates
+share one pass over the matrix (A'y over the other rows is computed once); the passes are numba
 kernels (``solver.partition.bound_kernels``, numpy twins in ``bound_ref``).
 """
 
@@ -83,6 +83,33 @@ class LagrangianBound:
         bound_min = self.row_part_base + self._row_term(full) + col + sense * p.offset
         return sense * bound_min
 
+    def evaluate_many(self, candidates: list[np.ndarray]) -> list[float]:
+        """``[self.evaluate(c) for c in candidates]`` (the same floats) in one pass over the matrix
+        (``solver.partition.bound_kernels.column_terms``) instead of one per candidate."""
+        p = self.problem
+        sense = float(p.sense)
+        k = len(candidates)
+        if k == 0:
+            return []
+        cols = np.zeros((p.n_rows, k))
+        row_terms = []
+        for c, y_shared in enumerate(candidates):
+            full = np.zeros(p.n_rows)
+            full[self.shared] = sense * np.nan_to_num(np.asarray(y_shared, dtype=np.float64))
+            full = self._project(full)
+            cols[:, c] = full
+            row_terms.append(self._row_term(full))
+        totals, unbounded = K.column_terms(p.a_indptr, p.a_indices, p.a_data, self.is_sh, cols, self.r_base,
+                                           p.col_lower, self.up)
+        out = []
+        for c in range(k):
+            if unbounded[c]:
+                out.append(-sense * np.inf)
+            else:
+                bound_min = self.row_part_base + row_terms[c] + float(totals[c]) + sense * p.offset
+                out.append(sense * bound_min)
+        return out
+
 
 def shared_dual_candidates(part_duals: np.ndarray, shares: np.ndarray) -> dict[str, np.ndarray]:
     """Candidate (ns,) shared-row duals from the parts' (k, ns) duals (NaN where a part does not hold the row)
@@ -111,8 +138,8 @@ def best_bound(problem: Problem, y_base: np.ndarray, shared: np.ndarray, part_du
     cands = shared_dual_candidates(part_duals, shares)
     sense = float(problem.sense)
     best, best_name, best_y = None, "", cands["share_mean"]
-    for name, ys in cands.items():
-        v = lb.evaluate(ys)
+    values = lb.evaluate_many(list(cands.values()))  # one pass over the matrix for all the candidates
+    for (name, ys), v in zip(cands.items(), values, strict=True):
         if np.isfinite(v) and (best is None or sense * v > sense * best):
             best, best_name, best_y = float(v), name, ys
     return best, best_name, best_y

@@ -92,3 +92,48 @@ def column_term(cp, ci, cv, is_shared, y_shared_full, r_base, lo, up):
             else:
                 total += r * up[j]
     return total, unbounded
+
+
+@njit(cache=True)
+def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up):
+    """:func:`column_term` for k candidate duals in one pass over the matrix (``solver.partition.bound``'s
+    ``best_bound`` evaluates its candidates together).
+
+    Candidate c's results are bitwise those of ``column_term`` called with ``y_shared_cols[:, c]`` alone: its
+    r_j starts at r_base[j] and subtracts the shared entries in the same order, and its sum runs over the
+    columns in the same order.
+
+    Args: cp, ci, cv: CSC of A; is_shared (m,) uint8; y_shared_cols (m, k) C-contiguous duals, candidate c in
+        column c (read on shared rows only); r_base, lo, up (n,).
+
+    Returns: (totals (k,), unbounded (k,) bool), candidate c's ``column_term`` result in entry c.
+    """
+    k = y_shared_cols.shape[1]
+    totals = np.zeros(k)
+    unbounded = np.zeros(k, dtype=np.bool_)
+    r = np.empty(k)
+    for j in range(cp.shape[0] - 1):
+        rb = r_base[j]
+        for c in range(k):
+            r[c] = rb
+        for p in range(cp[j], cp[j + 1]):
+            i = ci[p]
+            if is_shared[i]:
+                a = cv[p]
+                for c in range(k):
+                    r[c] -= a * y_shared_cols[i, c]
+        lj = lo[j]
+        uj = up[j]
+        for c in range(k):
+            rc = r[c]
+            if rc > 0.0:
+                if not np.isfinite(lj):
+                    unbounded[c] = True
+                else:
+                    totals[c] += rc * lj
+            elif rc < 0.0:
+                if not np.isfinite(uj):
+                    unbounded[c] = True
+                else:
+                    totals[c] += rc * uj
+    return totals, unbounded

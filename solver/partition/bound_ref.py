@@ -44,3 +44,20 @@ def column_term_ref(cp, ci, cv, is_shared, y_shared_full, r_base, lo, up):
         return 0.0, True
     return float(np.where(pos, r * np.where(pos, lo, 0.0), 0.0).sum()
                  + np.where(neg, r * np.where(neg, up, 0.0), 0.0).sum()), False
+
+
+def column_terms_ref(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up):
+    """Twin of :func:`solver.partition.bound_kernels.column_terms`."""
+    n = cp.shape[0] - 1
+    nnz_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(cp))
+    sel = is_shared[ci].astype(bool)
+    ys = y_shared_cols[ci[sel]]  # (nnz_sh, k)
+    r = r_base[:, None] - np.stack([np.bincount(nnz_col[sel], weights=cv[sel] * ys[:, c], minlength=n)
+                                    for c in range(y_shared_cols.shape[1])], axis=1)  # (n, k)
+    pos, neg = r > 0, r < 0
+    unbounded = (pos & ~np.isfinite(lo)[:, None]).any(axis=0) | (neg & ~np.isfinite(up)[:, None]).any(axis=0)
+    lo_f = np.where(np.isfinite(lo), lo, 0.0)[:, None]  # an unbounded candidate's sum is replaced by 0 below
+    up_f = np.where(np.isfinite(up), up, 0.0)[:, None]
+    totals = (np.where(pos, r * np.where(pos, lo_f, 0.0), 0.0).sum(axis=0)
+              + np.where(neg, r * np.where(neg, up_f, 0.0), 0.0).sum(axis=0))
+    return np.where(unbounded, 0.0, totals), unbounded
