@@ -197,3 +197,59 @@ def test_a_read_only_matrix_compiles_no_other_kernel_signature():
     assert alm_scaling.seed(cp, ci, ro, 8, carried)
     alm_scaling.matrix_factors(cp, ci, ro, 8, 10, 1.0)
     assert len(alm_scaling.scaled_values.signatures) == before
+
+
+def _part_stream(tmp_path, name: str, monkeypatch, carry: bool, rounds_: int = 3):
+    """A TE ring stream with K = 2 parts (inline executor) and the ALM engine, every round in "a new process";
+    returns (each round's merged x, the parts' stored factors, how many Ruiz runs each step made)."""
+    scaled = []
+    real = alm_scaling.ruiz_passes
+    monkeypatch.setattr(alm_scaling, "ruiz_passes", lambda *a: scaled.append(1) or real(*a))
+    if not carry:
+        monkeypatch.setattr(alm_scaling, "seed", lambda *a: False)
+    sc = TEScenario(nodes=12, seed=4)
+    st_dir = tmp_path / name
+    _fresh_process()
+    rounds.init(sc.base(), st_dir, settings=Settings(engine="alm", tol=1e-6),
+                partition={"k": 2, "executor": "inline", "update_every": 0})
+    runs, points, stored = [], [], []
+    for r in range(rounds_):
+        _fresh_process()
+        scaled.clear()
+        rep = rounds.step(sc.next_delta(r + 1, None), st_dir)
+        assert rep["status"] in ("OPTIMAL", "FEASIBLE"), rep
+        gen = checkpoint.StateStore(st_dir).load()
+        points.append(gen.state.x)
+        runs.append(len(scaled))
+        from solver.partition import store as part_store
+
+        stored.append([p.state.scaling for p in part_store.load(gen.path).parts])
+    monkeypatch.undo()
+    return points, stored, runs
+
+
+def test_partitioned_rounds_carry_each_parts_factors_checked_by_checksum(tmp_path, monkeypatch):
+    """A part's matrix is rebuilt every round (in its worker, a new process each step): its factors travel in
+    partition/parts.arrow with the checksum of the matrix they belong to, and the worker takes them only for a
+    matrix of that checksum. Same merged points bitwise, no Ruiz run where the parts' matrices did not change."""
+    carried, stored, runs_carried = _part_stream(tmp_path, "carried", monkeypatch, carry=True)
+    computed, _, runs_computed = _part_stream(tmp_path, "computed", monkeypatch, carry=False)
+    assert all(sc is not None and sc.matrix_crc is not None for parts in stored for sc in parts)
+    # every step solves both parts with the ALM (and this small model whole once more, in this process), and
+    # every round, init's too, stored the parts' factors for the next
+    assert [c - 2 for c in runs_computed] == runs_carried, (runs_carried, runs_computed)
+    for x1, x2 in zip(carried, computed, strict=True):
+        assert np.array_equal(x1, x2)
+
+
+def test_a_part_factor_of_another_matrix_is_refused_by_its_checksum():
+    cp, ci, cv = _csc(7, 10, 14, 0.3)
+    _fresh_process()
+    alm_scaling.matrix_factors(cp, ci, cv, 10, 10, 1.0)
+    sc = alm_scaling.factors_of(cp, ci, cv, 10, with_crc=True)
+    assert sc.matrix_crc == alm_scaling.matrix_crc(cp, ci, cv)
+    other = cv.copy()
+    other[0] *= 2.0  # one coefficient: the same shapes, another matrix
+    _fresh_process()
+    assert not alm_scaling.seed(cp, ci, other, 10, sc)
+    assert alm_scaling.seed(cp.copy(), ci.copy(), cv.copy(), 10, sc)

@@ -46,6 +46,7 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 
 from formats import undo
 from solver.model.errors import PartWorkerError, UsageError
@@ -137,8 +138,15 @@ def solve_part(index: int, problem, settings, warm, command_start: float | None 
     if command_start is not None:
         clock.start_command(time.monotonic() - max(time.time() - command_start, 0.0))
     try:
+        if warm is not None and warm.scaling is not None:  # the part's matrix scaling of the last round
+            from solver.lp.alm_scaling import seed
+
+            seed(problem.a_indptr, problem.a_indices, problem.a_data, problem.n_rows, warm.scaling)  # checksummed
         with progress_board.reporting(index):
             result = solve_problem(problem, settings, warm)
+        scaling = sys.modules.get("solver.lp.alm_scaling")
+        if scaling is not None and result.state is not None:  # the next round's worker starts from them
+            result = replace(result, state=scaling.with_scaling(result.state, problem, with_crc=True))
     finally:
         clock.start_command(saved)
     seconds = time.perf_counter() - t

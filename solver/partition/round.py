@@ -154,7 +154,8 @@ def _map_part_state(prev: PartState, part: Part, col_map: np.ndarray | None, row
     y = np.where(pr >= 0, st.y[np.maximum(pr, 0)] if st.y.size else 0.0, 0.0).astype(np.float64)
     ix = mx(st.integer_x) if st.integer_x is not None and st.integer_x.shape == st.x.shape else None
     return SolverState(x=mx(st.x), y=y, step_size=st.step_size, primal_weight=st.primal_weight,
-                       iterations=st.iterations, integer_x=ix, engine=getattr(st, "engine", None))
+                       iterations=st.iterations, integer_x=ix, engine=getattr(st, "engine", None),
+                       scaling=getattr(st, "scaling", None))  # the worker checks its matrix checksum
 
 
 def _integral_bounds(parts: list[Part]) -> None:

@@ -7,7 +7,9 @@ re-apply work unchanged). Layout::
 
     gen-NNNNNN/partition/meta.json      k, updates (share-update count), format version
     gen-NNNNNN/partition/parts.arrow    one row per part: cols, rows (whole-problem indices), x, y,
-                                        integer_x, step_size, primal_weight, iterations, engine (JSON)
+                                        integer_x, step_size, primal_weight, iterations, engine (JSON),
+                                        row_scale, col_scale, scaling (JSON): the part's matrix scaling and
+                                        its matrix's checksum (optional: an older state has none)
     gen-NNNNNN/partition/clients.arrow  name, part: the client -> part assignment
     gen-NNNNNN/partition/columns.arrow  client: (n,) int32 the client of every column (row of clients.arrow,
                                         -3 global), so the next round reads only its new columns' names
@@ -31,7 +33,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from formats.fsync import fsync_path
-from solver.model.state import SolverState
+from solver.model.state import MatrixScaling, SolverState
 from solver.partition.layout import Assignment
 
 FOLDER = "partition"
@@ -97,6 +99,29 @@ def _list(values: list, dtype) -> pa.Array:
                     type=pa.list_(pa.from_numpy_dtype(np.dtype(dtype))))
 
 
+def _scaled(state) -> bool:
+    """Whether a part's state has checksummed scaling factors to store."""
+    sc = getattr(state, "scaling", None)
+    return sc is not None and sc.matrix_crc is not None
+
+
+def _part_scaling(parts_t, i: int, vec) -> MatrixScaling | None:
+    """Part i's stored :class:`~solver.model.state.MatrixScaling` (None: none stored, or an older state)."""
+    if "scaling" not in parts_t.column_names:
+        return None
+    text = parts_t.column("scaling")[i].as_py()
+    if not text:
+        return None
+    opts = json.loads(text)
+    d1, d2 = vec("row_scale", i, np.float64), vec("col_scale", i, np.float64)
+    if d1 is None or d2 is None:
+        raise ValueError(f"partition/parts.arrow: part {i} has scaling options without its factors")
+    alpha = opts["pock_chambolle_alpha"]
+    return MatrixScaling(ruiz_iterations=int(opts["ruiz_iterations"]),
+                         pock_chambolle_alpha=None if alpha is None else float(alpha), row_factors=d1,
+                         col_factors=d2, matrix_crc=int(opts["matrix_crc"]))
+
+
 def save(folder: Path, data: PartitionData) -> int:
     """Write ``data`` under ``folder/partition/`` (fsynced files and folder); return the bytes written."""
     out = Path(folder) / FOLDER
@@ -116,6 +141,15 @@ def save(folder: Path, data: PartitionData) -> int:
         # the engine record steers the next warm solve's engine choice (solver.lp.engine_choice), JSON
         "engine": pa.array([json.dumps(s.engine, allow_nan=True) if o and getattr(s, "engine", None) else None
                             for s, o in zip(st, ok, strict=True)], pa.string()),
+        # each part's matrix scaling and the checksum of the matrix it belongs to (solver.model.state.MatrixScaling)
+        "row_scale": _list([s.scaling.row_factors if o and _scaled(s) else None for s, o in zip(st, ok, strict=True)],
+                           np.float64),
+        "col_scale": _list([s.scaling.col_factors if o and _scaled(s) else None for s, o in zip(st, ok, strict=True)],
+                           np.float64),
+        "scaling": pa.array([json.dumps({"ruiz_iterations": int(s.scaling.ruiz_iterations),
+                                         "pock_chambolle_alpha": s.scaling.pock_chambolle_alpha,
+                                         "matrix_crc": int(s.scaling.matrix_crc)}) if o and _scaled(s) else None
+                             for s, o in zip(st, ok, strict=True)], pa.string()),
     })
     size = _write_table(out / "parts.arrow", parts)
     a = data.assignment
@@ -166,7 +200,7 @@ def load(generation: Path) -> PartitionData | None:
         state = None if x is None or y is None else SolverState(
             x=x, y=y, integer_x=vec("integer_x", i, np.float64), step_size=col["step_size"][i],
             primal_weight=col["primal_weight"][i], iterations=int(col["iterations"][i]),
-            engine=json.loads(engines[i]) if engines[i] else None)
+            engine=json.loads(engines[i]) if engines[i] else None, scaling=_part_scaling(parts_t, i, vec))
         parts.append(PartState(cols=vec("cols", i, np.int64), rows=vec("rows", i, np.int64), state=state))
     cl = _read_table(folder / "clients.arrow")
     assignment = Assignment(k=k, client_names=np.asarray(cl.column("name").to_pylist(), dtype=object),

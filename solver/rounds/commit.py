@@ -121,13 +121,9 @@ def with_scaling(state, problem: Problem):
     them when its delta leaves the matrix unchanged. A process that never scaled for the ALM (the module is
     not loaded: a partitioned round's main process, a MILP solved by HiGHS) stores none."""
     import sys
-    from dataclasses import replace
 
     scaling = sys.modules.get("solver.lp.alm_scaling")
-    if state is None or scaling is None:
-        return state
-    found = scaling.factors_of(problem.a_indptr, problem.a_indices, problem.a_data, problem.n_rows)
-    return state if found is None else replace(state, scaling=found)
+    return state if scaling is None else scaling.with_scaling(state, problem)
 
 
 def _fault(err: OSError, store: StateStore, round_: int, stored: bool):
