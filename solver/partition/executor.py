@@ -257,6 +257,22 @@ def _pool(workers: int, preload: tuple[str, ...] = ()) -> ProcessPoolExecutor:
     return pool
 
 
+def prestart(k: int, workers: int | None = None) -> bool:
+    """Start the part workers' forkserver now, for a round of ``k`` parts on ``workers`` processes (None: one per
+    CPU), so that its preload (the solver and the cached kernels, :mod:`solver.partition.forkserver_warm`: 2.2-3.3 s
+    in a TE Kdl step process) runs beside this process's state load and set-up instead of after them. Best effort:
+    False, doing nothing, without a forkserver or off the main thread; :func:`run_parts` starts it otherwise.
+    The pool is the one :func:`run_parts` then takes (kept by its size)."""
+    if "forkserver" not in mp.get_all_start_methods() or threading.current_thread() is not threading.main_thread():
+        return False
+    from multiprocessing import forkserver
+
+    with undo.region():
+        _pool(max(1, min(k, workers or os.cpu_count() or 1)), (WARM_MODULE,))
+        forkserver.ensure_running()
+    return True
+
+
 def shutdown() -> None:
     """Shut down the kept process pools (the interpreter does it at exit too)."""
     for workers in list(_POOLS):

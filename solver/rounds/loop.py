@@ -232,6 +232,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
 
         refuse_executor_on_monolithic(config.get("partition"), executor, ray_address, store.root)
         refuse_ray_address_off_ray(config.get("partition"), executor, ray_address, store.root)
+        _prestart_parts(config.get("partition"), executor)
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
         gen = store.load(read=("solution.parquet",))  # the previous allocation, for changes.parquet
@@ -275,6 +276,22 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep,
                             settings.tol, write_extra=hook)
     return copy_out(store.root, report, out_dir)
+
+
+def _prestart_parts(partition: dict | None, executor: str | None) -> None:
+    """A partitioned state whose parts run in local processes: start their workers' forkserver before the state
+    is loaded (``solver.partition.executor.prestart``), so its preload overlaps the load and the round's set-up.
+    Best effort: a stored value that is not what it should be is left to the round's own checks."""
+    try:
+        k = int((partition or {}).get("k", 1))
+        chosen = executor if executor is not None else (partition or {}).get("executor", "process")
+        workers = (partition or {}).get("workers")
+        if k > 1 and chosen == "process" and (workers is None or int(workers) >= 1):
+            from solver.partition.executor import prestart
+
+            prestart(k, None if workers is None else int(workers))
+    except (TypeError, ValueError, AttributeError):
+        return
 
 
 def _is_retry(store: StateStore, done: int, current: int, later) -> bool:

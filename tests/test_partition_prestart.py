@@ -1,0 +1,87 @@
+"""A partitioned step whose parts run in local processes starts their workers' forkserver before it loads the
+state (``solver.rounds.loop._prestart_parts``, ``solver.partition.executor.prestart``): the forkserver's preload
+(the solver and the cached kernels) took 2.2-3.3 s of every TE Kdl K = 4 step process after the set-up; started
+first it runs beside the load and the set-up (session 25: the wait for the pool 2.6-3.1 -> 1.5-1.6 s, the
+process 15.1-15.6 -> 13.5-14.1 s wall, the same merged point)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from formats import checkpoint
+from solver.partition import executor
+from tests.helpers import REPO, cli_json, small_lp_state, snapshot
+from tests.partition_helpers import partitioned_te_state
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forkserver")
+
+
+def _calls(monkeypatch) -> list[str]:
+    order: list[str] = []
+    real_load = checkpoint.StateStore.load
+    monkeypatch.setattr(executor, "prestart", lambda k, workers=None: order.append(f"prestart {k} {workers}"))
+    monkeypatch.setattr(checkpoint.StateStore, "load",
+                        lambda self, *a, **kw: order.append("load") or real_load(self, *a, **kw))
+    return order
+
+
+def test_the_forkserver_starts_before_the_state_loads(tmp_path, monkeypatch):
+    state, delta = partitioned_te_state(tmp_path)  # stored executor: inline
+    order = _calls(monkeypatch)
+    code, out = cli_json("step", delta, "--state", state, "--executor", "process", "--json")
+    assert code == 0, out
+    assert order[0] == "prestart 2 None" and "load" in order[1:], order
+
+
+@pytest.mark.parametrize("executor_option", [None, "inline"])
+def test_no_forkserver_for_parts_that_run_in_this_process_or_a_monolithic_state(tmp_path, monkeypatch,
+                                                                                executor_option):
+    state, delta = partitioned_te_state(tmp_path)
+    order = _calls(monkeypatch)
+    args = ["step", delta, "--state", state, "--json"] + ([] if executor_option is None else
+                                                          ["--executor", executor_option])
+    code, out = cli_json(*args)
+    assert code == 0, out
+    assert not [c for c in order if c.startswith("prestart")], order
+    (tmp_path / "mono").mkdir()
+    mono, mono_delta = small_lp_state(tmp_path / "mono")
+    order.clear()
+    assert cli_json("step", mono_delta, "--state", mono, "--json")[0] == 0
+    assert not [c for c in order if c.startswith("prestart")], order
+
+
+def test_a_refused_step_leaves_the_state_as_it_was(tmp_path):
+    """A delta refused after the early start (exit 3) changes nothing, and the process ends (its forkserver with
+    it: the test would hang otherwise)."""
+    state, _ = partitioned_te_state(tmp_path)
+    before = snapshot(state)
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COPTER_WORKER": "off"}
+    proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(bad), "--state", str(state), "--executor",
+                           "process", "--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3, (proc.stdout, proc.stderr[-2000:])
+    assert json.loads(proc.stdout)["error"]["file"] == str(bad)
+    assert snapshot(state) == before
+
+
+def test_prestart_starts_the_forkserver_with_the_solver_preloaded():
+    script = (
+        "import os, sys, time\n"
+        "from multiprocessing import forkserver\n"
+        "from solver.partition import executor\n"
+        "assert executor.prestart(2, 2)\n"
+        "pid = forkserver._forkserver._forkserver_pid\n"
+        "cmd = open(f'/proc/{pid}/cmdline', 'rb').read().replace(b'\\0', b' ').decode()\n"
+        "print(pid, 'forkserver' in cmd)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=str(REPO))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split()[1] == "True", proc.stdout
