@@ -109,12 +109,21 @@ def _lp(kind: str, seed: int) -> Problem:
                                matrix=A, sense=int(rng.choice([1, -1])))
 
 
-def _agree(p: Problem, direct, cg, rel: float) -> None:
+def _agree(p: Problem, direct, cg, rel: float, tol: float = 1e-6) -> None:
     """Same status as CG and HiGHS; an optimum within ``rel`` (relative) of HiGHS's. Where CG's run does not
     reach HiGHS's optimum either (a "wide range" LP, seed 169161: both runs stall at 6.6e-3 and the PDHG they hand
     over to hits its iteration limit), the direct run is held to CG's status only: this test compares the two
     Newton solves, not the engine with HiGHS."""
     ref = solve_highs(p, solver="simplex")
+    if ref.status == Status.PRIMAL_INFEASIBLE and _feasible_within_row_tolerance(p, tol):
+        # infeasible for HiGHS (absolute 1e-7) but feasible within the relative tolerance copter promises (every row
+        # within row_tolerance(tol) x max(1, |b_i|, max_j |a_ij|) of its bound): either answer keeps the promise,
+        # and the two Newton solves may differ ("wide range" LPs whose rows were moved by 1%: seed 165617893, a row
+        # 7.2e-4 over, OPTIMAL against HiGHS's infeasible; seed 572664123, direct infeasible through PDHG's hand-over
+        # and CG OPTIMAL; the same on c6ecad5's code)
+        for res in (direct, cg):
+            assert res.status in (Status.OPTIMAL, Status.PRIMAL_INFEASIBLE), res.message
+        return
     assert direct.status == cg.status, (direct.message, cg.message)
     assert np.isfinite(direct.x).all()
     if ref.status == Status.OPTIMAL and cg.status == Status.OPTIMAL:
@@ -129,12 +138,29 @@ def _agree(p: Problem, direct, cg, rel: float) -> None:
         assert direct.status == ref.status, (direct.message, ref.status)
 
 
+def _feasible_within_row_tolerance(p: Problem, tol: float) -> bool:
+    """Whether ``p`` with every row bound moved out by copter's per-row tolerance (``solver.lp.termination``:
+    ``row_tolerance(tol)`` x max(1, |b_i|, max_j |a_ij|)) is feasible for HiGHS."""
+    from solver.lp.termination import row_absmax, row_tolerance
+
+    floor = np.maximum(1.0, row_absmax(p.a_indices, p.a_data, p.n_rows))
+    rt = row_tolerance(tol)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(np.isfinite(p.row_lower), p.row_lower - rt * np.maximum(floor, np.abs(p.row_lower)), -np.inf)
+        hi = np.where(np.isfinite(p.row_upper), p.row_upper + rt * np.maximum(floor, np.abs(p.row_upper)), np.inf)
+    q = p.copy()
+    q.row_lower[:], q.row_upper[:] = lo, hi
+    return solve_highs(q, solver="simplex").status == Status.OPTIMAL
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(KINDS), st.integers(0, 2**31 - 1))
 @example("wide range", 111)
 @example("wide range", 543)
 @example("wide range", 4422953)
 @example("wide range", 1019581)
+@example("wide range", 165617893)
+@example("wide range", 572664123)
 def test_direct_and_cg_solves_end_alike_cold_and_warm(kind, seed):
     p = _lp(kind, seed)
     s = Settings(tol=1e-6, time_limit_seconds=30)
