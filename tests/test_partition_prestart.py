@@ -90,3 +90,24 @@ def test_prestart_starts_the_forkserver_with_the_solver_preloaded():
                           cwd=str(REPO))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split()[1] == "True", proc.stdout
+
+
+def test_a_prestarted_pool_is_not_ready_until_it_has_run_a_task():
+    """The pool :func:`executor.prestart` makes must not count as started workers (``workers_ready``): its
+    forkserver may still be loading the solver, and a time-limited round with less than POOL_START_SECONDS left
+    then waited for it instead of solving its parts in this process (``step --time-limit 0.5`` on a partitioned TE
+    state: 1.6-2.6 s wall against 0.7-0.8 s before the early start)."""
+    script = (
+        "import os\n"
+        "from solver.partition import executor\n"
+        "assert executor.prestart(2, 2)\n"
+        "print(executor.workers_ready('process', 2, 2))\n"
+        "executor.map_parts(os.getpid, [(), ()], 'process', 2)\n"
+        "print(executor.workers_ready('process', 2, 2))\n"
+        "executor.shutdown()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=str(REPO))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["False", "True"], proc.stdout

@@ -55,6 +55,7 @@ from solver.partition import lifeline, progress_board
 EXECUTORS = ("process", "ray", "inline")
 FAULT_ENV = "COPTER_FAULT_KILL_PART"
 _POOLS: dict[int, ProcessPoolExecutor] = {}
+_PRESTARTED: set[int] = set()  #: sizes of kept pools :func:`prestart` made that have run no task yet (not ready)
 _ON_INTERRUPT: list = []  #: the entered ``formats.undo.on_interrupt(_interrupted)`` while a pool is kept
 PROGRESS_INTERVAL = 0.25  #: seconds between two progress reports of running parts
 WARM_MODULE = "solver.partition.forkserver_warm"  #: the part workers' forkserver preloads it (the solver, its kernels)
@@ -199,13 +200,16 @@ def _import_ray():
 def workers_ready(executor: str, n_tasks: int, workers: int | None = None) -> bool:
     """Whether ``map_parts(..., executor, workers)`` on ``n_tasks`` tasks would start no workers first: always for
     ``inline``; for ``process`` when this process keeps a pool of that size; for ``ray`` when Ray is initialised
-    in this process (``ray.init`` not yet called starts or joins a cluster: seconds)."""
+    in this process (``ray.init`` not yet called starts or joins a cluster: seconds). A pool :func:`prestart` made
+    is not ready until it has run a task: its forkserver may still be loading the solver, and the first fork waits
+    for that (seconds that cannot stop at a deadline)."""
     if executor == "inline":
         return True
     if executor == "ray":
         ray = sys.modules.get("ray")
         return bool(ray is not None and getattr(ray, "is_initialized", lambda: False)())
-    return max(1, min(n_tasks, workers or os.cpu_count() or 1)) in _POOLS
+    n = max(1, min(n_tasks, workers or os.cpu_count() or 1))
+    return n in _POOLS and n not in _PRESTARTED
 
 
 def _init_worker(forkserver: bool, board, counter) -> None:
@@ -267,8 +271,11 @@ def prestart(k: int, workers: int | None = None) -> bool:
         return False
     from multiprocessing import forkserver
 
+    n = max(1, min(k, workers or os.cpu_count() or 1))
     with undo.region():
-        _pool(max(1, min(k, workers or os.cpu_count() or 1)), (WARM_MODULE,))
+        if n not in _POOLS:
+            _PRESTARTED.add(n)  # not ready (workers_ready) until it has run a task
+        _pool(n, (WARM_MODULE,))
         forkserver.ensure_running()
     return True
 
@@ -284,6 +291,7 @@ def _end_pool(workers: int, kill: bool = False, wait: bool = False) -> None:
     cancelled. ``kill``: SIGKILL its workers first, for an interrupted round (KeyboardInterrupt, SystemExit from a
     signal handler), which must not wait for its parts to finish, neither here nor in the interpreter's exit hook
     (``concurrent.futures`` joins a pool's running work at exit). ``wait``: until its manager thread has ended."""
+    _PRESTARTED.discard(workers)
     pool = _POOLS.pop(workers, None)
     if pool is None:
         return
@@ -376,7 +384,9 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
                 if board is not None:
                     progress_board.clear(board)
                 futures = [pool.submit(_call, fn, t, kill[i]) for i, t in enumerate(tasks)]
-                return _collect(futures, pool)
+                out = _collect(futures, pool)
+                _PRESTARTED.discard(n)  # its workers have started
+                return out
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
             _end_pool(n)
