@@ -55,6 +55,17 @@ def test_no_forkserver_for_parts_that_run_in_this_process_or_a_monolithic_state(
     assert not [c for c in order if c.startswith("prestart")], order
 
 
+def test_no_forkserver_when_the_time_limit_leaves_the_parts_too_little_for_a_pool(tmp_path, monkeypatch):
+    """With less than POOL_START_SECONDS left for the parts, they run in this process (solver.partition.deadline):
+    a forkserver preloading beside them only took a core from them (``step --time-limit 1`` on a partitioned TE
+    state ended TIME_LIMIT where it had merged its parts)."""
+    state, delta = partitioned_te_state(tmp_path)
+    order = _calls(monkeypatch)
+    code, out = cli_json("step", delta, "--state", state, "--executor", "process", "--time-limit", "1", "--json")
+    assert code in (0, 5), out
+    assert not [c for c in order if c.startswith("prestart")], order
+
+
 def test_a_refused_step_leaves_the_state_as_it_was(tmp_path):
     """A delta refused after the early start (exit 3) changes nothing, and the process ends (its forkserver with
     it: the test would hang otherwise)."""
@@ -77,7 +88,7 @@ def test_prestart_starts_the_forkserver_with_the_solver_preloaded():
         "from solver.partition import executor\n"
         "assert executor.prestart(2, 2)\n"
         "pid = forkserver._forkserver._forkserver_pid\n"
-        "for _ in range(300):  # between its fork and its exec the child still shows this command line\n"
+        "for _ in range(300):  # empty, or the parent's, until the spawned child has exec'd\n"
         "    argv = open(f'/proc/{pid}/cmdline', 'rb').read().split(bytes(1))\n"
         "    ok = any(a.startswith(b'from multiprocessing.forkserver') for a in argv)\n"
         "    if ok:\n"

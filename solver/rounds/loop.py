@@ -232,9 +232,9 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
 
         refuse_executor_on_monolithic(config.get("partition"), executor, ray_address, store.root)
         refuse_ray_address_off_ray(config.get("partition"), executor, ray_address, store.root)
-        _prestart_parts(config.get("partition"), executor)
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
+        _prestart_parts(config.get("partition"), executor, settings)
         gen = store.load(read=("solution.parquet",))  # the previous allocation, for changes.parquet
         sha = delta_hash(delta)
         done = store.applied_in(sha, gen.round)
@@ -278,15 +278,22 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     return copy_out(store.root, report, out_dir)
 
 
-def _prestart_parts(partition: dict | None, executor: str | None) -> None:
+def _prestart_parts(partition: dict | None, executor: str | None, settings: Settings) -> None:
     """A partitioned state whose parts run in local processes: start their workers' forkserver before the state
     is loaded (``solver.partition.executor.prestart``), so its preload overlaps the load and the round's set-up.
-    Best effort: a stored value that is not what it should be is left to the round's own checks."""
+    Not when the parts' time left (``settings.time_limit_seconds`` from the command's start) is already below
+    ``POOL_START_SECONDS``: the parts then run in this process (``solver.partition.deadline``), and a preload beside
+    them would only take a core from them. Best effort: a stored value that is not what it should be is left to the
+    round's own checks."""
     try:
         k = int((partition or {}).get("k", 1))
         chosen = executor if executor is not None else (partition or {}).get("executor", "process")
         workers = (partition or {}).get("workers")
         if k > 1 and chosen == "process" and (workers is None or int(workers) >= 1):
+            from solver.partition.deadline import POOL_START_SECONDS, Deadline
+
+            if Deadline.of(settings).parts_left() < POOL_START_SECONDS:
+                return
             from solver.partition.executor import prestart
 
             prestart(k, None if workers is None else int(workers))
