@@ -239,3 +239,22 @@ def test_row_counts_match_bincount_and_the_dense_count(m, n, density, seed):
         assert got.dtype == np.int64
         np.testing.assert_array_equal(got, R.row_counts_ref(idx, m))
     np.testing.assert_array_equal(got, (sp.csc_array((cv, ci, cp), shape=(m, n)).toarray() != 0).sum(axis=1))
+
+
+def test_the_trivial_reductions_count_rows_with_the_one_prepared_signature():
+    """A Problem from the Python API may hold int64 or read-only row indices: the trivial reductions convert them
+    rather than have numba compile another signature of ``row_counts`` mid-stream."""
+    from solver.lp.trivial import reduce_trivial
+
+    _, _, (cp, ci, cv), _ = _matrix(6, 9, 0.4, 12)
+    n = cp.shape[0] - 1
+    args = (np.ones(n), np.zeros(n), np.ones(n), np.full(6, -np.inf), np.ones(6))
+    names = (np.array([f"x{j}" for j in range(n)], dtype=object), np.array([f"r{i}" for i in range(6)], dtype=object))
+    reduce_trivial(*args, cp, ci.astype(np.int32), *names)
+    before = len(K.row_counts.signatures)
+    ro = ci.astype(np.int32)
+    ro.flags.writeable = False
+    for idx in (ci.astype(np.int64), ro):
+        got = reduce_trivial(*args, cp, idx, *names)
+        assert np.array_equal(got.keep_rows, reduce_trivial(*args, cp, ci.astype(np.int32), *names).keep_rows)
+    assert len(K.row_counts.signatures) == before
