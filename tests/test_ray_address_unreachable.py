@@ -75,21 +75,30 @@ def test_ray_finding_no_cluster_is_exit_7(tmp_path, monkeypatch):
     assert snapshot(state) == before
 
 
+_SET_UP_FAILS = """
+import sys
+import solver.rounds.partitioned as partitioned
+def refuse(*a, **k):
+    raise AssertionError("the partitioned round was set up")
+partitioned.apply_and_solve = refuse
+from copter_cli.entry import main
+sys.argv = ["copter", *sys.argv[1:]]
+main()
+"""
+
+
 @pytest.mark.parametrize("address", ["nocolon", "host:port"])
-def test_a_malformed_ray_address_variable_is_refused_before_the_round_is_set_up(tmp_path, monkeypatch, address):
+def test_a_malformed_ray_address_variable_is_refused_before_the_round_is_set_up(tmp_path, address):
     """``$RAY_ADDRESS``, which Ray joins when neither ``--ray-address`` nor the state names a cluster: malformed, it
     was found only when the round joined Ray, after the parts were built. Now exit 2 naming the variable and its
-    value before the partitioned round starts, the state as it was."""
-    import solver.rounds.partitioned as partitioned
-
-    if "ray" in sys.modules and sys.modules["ray"].is_initialized():
-        pytest.skip("Ray is initialised in this process (a Ray test ran before): it joins no address")
+    value before the partitioned round is set up (a set-up in the child fails the test), the state as it was. Its
+    own process: Ray initialised in the test process by an earlier test joins no address."""
     state, delta = partitioned_te_state(tmp_path)
     before = snapshot(state)
-    started = []
-    monkeypatch.setattr(partitioned, "apply_and_solve", lambda *a, **k: started.append(1) or 1 / 0)
-    monkeypatch.setenv("RAY_ADDRESS", address)
-    code, out = cli_json("step", delta, "--state", state, "--executor", "ray", "--json")
-    error = json.loads(out)["error"]
-    assert code == 2 and "$RAY_ADDRESS" in error["message"] and repr(address) in error["message"], out
-    assert started == [] and snapshot(state) == before
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COPTER_WORKER": "off", "RAY_ADDRESS": address}
+    proc = subprocess.run([sys.executable, "-c", _SET_UP_FAILS, "step", str(delta), "--state", str(state), "--executor",
+                           "ray", "--json"], env=env, capture_output=True, text=True, timeout=300)
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode == 2, (proc.stdout, proc.stderr[-2000:])
+    assert "$RAY_ADDRESS" in error["message"] and repr(address) in error["message"], error
+    assert snapshot(state) == before
