@@ -81,6 +81,15 @@ def test_a_refused_step_leaves_the_state_as_it_was(tmp_path):
     assert snapshot(state) == before
 
 
+def _python(script: str) -> subprocess.CompletedProcess:
+    """``python -c script`` in its own process (its own forkserver), from the repository; it must exit 0."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=str(REPO))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
 def test_prestart_starts_the_forkserver_with_the_solver_preloaded():
     script = (
         "import os, sys, time\n"
@@ -96,10 +105,7 @@ def test_prestart_starts_the_forkserver_with_the_solver_preloaded():
         "    time.sleep(0.1)\n"
         "print(pid, ok)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
-                          cwd=str(REPO))
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _python(script)
     assert proc.stdout.split()[1] == "True", proc.stdout
 
 
@@ -117,8 +123,5 @@ def test_a_prestarted_pool_is_not_ready_until_it_has_run_a_task():
         "print(executor.workers_ready('process', 2, 2))\n"
         "executor.shutdown()\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
-                          cwd=str(REPO))
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _python(script)
     assert proc.stdout.split() == ["False", "True"], proc.stdout
