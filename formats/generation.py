@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from formats.checkpoint import StateStore
     from formats.checkpoint_arrays import StoredArray
     from solver.model.problem import Problem
-    from solver.model.state import MatrixScaling, SolverState
+    from solver.model.state import SolverState
 
 PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "row_lower", "row_upper",
                   "integrality", "a_indptr", "a_indices", "a_data")
@@ -115,9 +115,7 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
                               type=pa.list_(pa.float64())),
         "col_scale": pa.array([None if sc is None else np.asarray(sc.col_factors, dtype=np.float64)],
                               type=pa.list_(pa.float64())),
-        "scaling": pa.array([None if sc is None else json.dumps({"ruiz_iterations": int(sc.ruiz_iterations),
-                                                                  "pock_chambolle_alpha": sc.pock_chambolle_alpha})],
-                            type=pa.string()),
+        "scaling": pa.array([None if sc is None else sc.options_json()], type=pa.string()),
     })
     io_fault("state", path)
     with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
@@ -129,7 +127,7 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
 def load_state_arrays(path: Path) -> SolverState:
     """Read a state.arrow written by :func:`save_state_arrays` (x, y copied out of the map: writable)."""
     from formats.checkpoint_arrays import read_columns
-    from solver.model.state import SolverState
+    from solver.model.state import MatrixScaling, SolverState
 
     cols = read_columns(path)
 
@@ -143,28 +141,9 @@ def load_state_arrays(path: Path) -> SolverState:
     return SolverState(x=vec("x"), y=vec("y"), integer_x=vec("integer_x"),
                        step_size=cols["step_size"][0].as_py(), primal_weight=cols["primal_weight"][0].as_py(),
                        iterations=int(cols["iterations"][0].as_py()),
-                       engine=json.loads(engine) if engine else None, scaling=_scaling(cols, vec))
-
-
-def _scaling(cols: dict, vec) -> MatrixScaling | None:
-    """The state's :class:`~solver.model.state.MatrixScaling`, or None (an older state, or none was stored).
-
-    Raises:
-        ValueError: its options are not the JSON object :func:`save_state_arrays` writes (the loader reports
-            the generation as damaged).
-    """
-    from solver.model.state import MatrixScaling
-
-    text = cols["scaling"][0].as_py() if "scaling" in cols else None
-    if not text:
-        return None
-    opts = json.loads(text)
-    alpha = opts["pock_chambolle_alpha"]
-    d1, d2 = vec("row_scale"), vec("col_scale")
-    if d1 is None or d2 is None:
-        raise ValueError("state.arrow has scaling options without its factors")
-    return MatrixScaling(ruiz_iterations=int(opts["ruiz_iterations"]),
-                         pock_chambolle_alpha=None if alpha is None else float(alpha), row_factors=d1, col_factors=d2)
+                       engine=json.loads(engine) if engine else None,
+                       scaling=MatrixScaling.from_stored(cols["scaling"][0].as_py(), vec("row_scale"), vec("col_scale"))
+                       if "scaling" in cols else None)  # older states have none
 
 
 def check_structure(values: dict[str, np.ndarray], meta: dict) -> None:

@@ -246,10 +246,27 @@ def test_a_part_factor_of_another_matrix_is_refused_by_its_checksum():
     cp, ci, cv = _csc(7, 10, 14, 0.3)
     _fresh_process()
     alm_scaling.matrix_factors(cp, ci, cv, 10, 10, 1.0)
-    sc = alm_scaling.factors_of(cp, ci, cv, 10, with_crc=True)
-    assert sc.matrix_crc == alm_scaling.matrix_crc(cp, ci, cv)
+    sc = alm_scaling.factors_of(cp, ci, cv, 10, crc=alm_scaling.matrix_crc(cp, ci, cv))
+    assert sc.matrix_crc == alm_scaling.matrix_crc(cp.copy(), ci.copy(), cv.copy())  # of the content, not the arrays
     other = cv.copy()
     other[0] *= 2.0  # one coefficient: the same shapes, another matrix
     _fresh_process()
     assert not alm_scaling.seed(cp, ci, other, 10, sc)
+    assert not alm_scaling.seed(cp.copy(), ci.copy(), cv.copy(), 10, sc, crc=sc.matrix_crc ^ 1)  # the caller's crc
     assert alm_scaling.seed(cp.copy(), ci.copy(), cv.copy(), 10, sc)
+
+
+def test_stored_options_round_trip_and_a_part_scaling_needs_its_checksum():
+    from solver.partition.store import _part_scaling
+
+    d1, d2 = np.array([0.5, 2.0]), np.array([1.0, 3.0, 0.25])
+    for sc in (MatrixScaling(10, 1.0, d1, d2), MatrixScaling(3, None, d1, d2, matrix_crc=123)):
+        got = MatrixScaling.from_stored(sc.options_json(), d1, d2)
+        assert (got.ruiz_iterations, got.pock_chambolle_alpha, got.matrix_crc) == (
+            sc.ruiz_iterations, sc.pock_chambolle_alpha, sc.matrix_crc)
+    assert MatrixScaling.from_stored(None, d1, d2) is None
+    with pytest.raises(ValueError):
+        MatrixScaling.from_stored(MatrixScaling(10, 1.0, d1, d2).options_json(), None, d2)
+    with pytest.raises(ValueError, match="checksum"):
+        _part_scaling(MatrixScaling(10, 1.0, d1, d2).options_json(), d1, d2)
+    assert _part_scaling(MatrixScaling(10, 1.0, d1, d2, 7).options_json(), d1, d2).matrix_crc == 7

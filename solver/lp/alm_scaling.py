@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from solver import kernel_cache
+from solver.lp.kernels import kernel_array
 from solver.lp.scaling import ScaledLP, combined_bound_norm, pock_chambolle_pass, ruiz_passes
 from solver.model.state import MatrixScaling
 
@@ -72,11 +73,8 @@ def matrix_factors(cp, ci, cv, m: int, ruiz_iterations: int, pock_chambolle_alph
         hit = _CACHE.get("last")
         if _same(hit, key, cp, ci, cv) and hit[2][2] is not None:
             return hit[2]
-    cp64 = np.ascontiguousarray(cp, dtype=np.int64)
-    ci32 = np.ascontiguousarray(ci, dtype=np.int32)
-    cv64 = np.ascontiguousarray(cv, dtype=np.float64)
-    if not cv64.flags.writeable:  # numba types a read-only array as another signature: one copy, not a compile
-        cv64 = cv64.copy()
+    # one copy of a read-only (memory-mapped) array rather than a compile of another kernel signature
+    cp64, ci32, cv64 = kernel_array(cp, np.int64), kernel_array(ci, np.int32), kernel_array(cv, np.float64)
     if _same(hit, key, cp, ci, cv):  # seeded: factors carried from the previous round's state
         d1, d2 = hit[2][3], hit[2][4]
         cvs = scaled_values(cp64, ci32, cv64, d1, d2, np.empty_like(cv64))
@@ -106,14 +104,15 @@ def matrix_crc(cp, ci, cv) -> int:
     return crc
 
 
-def seed(cp, ci, cv, m: int, scaling: MatrixScaling) -> bool:
+def seed(cp, ci, cv, m: int, scaling: MatrixScaling, crc: int | None = None) -> bool:
     """Let :func:`matrix_factors` take ``scaling``'s factors for the CSC arrays (cp (n+1,), ci, cv (nnz,)) with m
     rows instead of computing them (the scaled values are built at the first use). ``scaling`` must have been
     computed for this very matrix: when it records a ``matrix_crc`` (a part's), the arrays must have that checksum;
     without one the caller vouches for it (the round loop: the previous round's state, and a delta that left the
     matrix unchanged). Ignored, returning False, when the cache already holds these arrays, when the factors do
     not fit (shapes (m,) and (n,)), when one is not a finite positive number, or when the checksum differs.
-    Raises nothing."""
+    ``crc``: the arrays' :func:`matrix_crc` when the caller has it (else computed here when needed). Raises
+    nothing."""
     n = cp.shape[0] - 1
     d1 = np.asarray(scaling.row_factors, dtype=np.float64)
     d2 = np.asarray(scaling.col_factors, dtype=np.float64)
@@ -127,32 +126,32 @@ def seed(cp, ci, cv, m: int, scaling: MatrixScaling) -> bool:
         hit = _CACHE.get("last")
         if hit is not None and hit[1][0] is cp and hit[1][1] is ci and hit[1][2] is cv:
             return False
-    if scaling.matrix_crc is not None and matrix_crc(cp, ci, cv) != scaling.matrix_crc:
+    if scaling.matrix_crc is not None and (matrix_crc(cp, ci, cv) if crc is None else crc) != scaling.matrix_crc:
         return False
     with _LOCK:
         _CACHE["last"] = (key, (cp, ci, cv), (None, None, None, d1.copy(), d2.copy()))
     return True
 
 
-def factors_of(cp, ci, cv, m: int, with_crc: bool = False) -> MatrixScaling | None:
+def factors_of(cp, ci, cv, m: int, crc: int | None = None) -> MatrixScaling | None:
     """The factors the cache holds for these very CSC arrays with m rows (computed or seeded), as a
-    :class:`~solver.model.state.MatrixScaling` to store with the round's state (``with_crc``: with the arrays'
-    :func:`matrix_crc`); None when it holds another matrix's."""
+    :class:`~solver.model.state.MatrixScaling` to store with the round's state (``crc``: the arrays'
+    :func:`matrix_crc`, recorded with them, or None); None when it holds another matrix's."""
     with _LOCK:
         hit = _CACHE.get("last")
         if hit is None or hit[0][0] != m or not (hit[1][0] is cp and hit[1][1] is ci and hit[1][2] is cv):
             return None
         key, out = hit[0], hit[2]
     return MatrixScaling(ruiz_iterations=key[1], pock_chambolle_alpha=key[2], row_factors=out[3],
-                         col_factors=out[4], matrix_crc=matrix_crc(cp, ci, cv) if with_crc else None)
+                         col_factors=out[4], matrix_crc=crc)
 
 
-def with_scaling(state, problem, with_crc: bool = False):
+def with_scaling(state, problem):
     """``state`` (a SolverState or None) with the factors this process holds for ``problem``'s matrix
     (:func:`factors_of`), else unchanged."""
     if state is None:
         return state
-    found = factors_of(problem.a_indptr, problem.a_indices, problem.a_data, problem.n_rows, with_crc)
+    found = factors_of(problem.a_indptr, problem.a_indices, problem.a_data, problem.n_rows)
     return state if found is None else replace(state, scaling=found)
 
 

@@ -78,6 +78,15 @@ def row_absmax_scan(ci, cv, out):
             out[r] = v
 
 
+def kernel_array(a, dtype) -> np.ndarray:
+    """``a`` as a C-contiguous, writable array of ``dtype``: ``a`` itself when it is one, else one copy. numba types a
+    read-only, non-contiguous or other-dtype array as another signature of a kernel, which would compile mid-stream
+    (``solver.prepare`` compiles the signatures real rounds pass: writable int32 indices, float64 values)."""
+    if a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable:
+        return a
+    return np.array(a, dtype=dtype)
+
+
 @njit(cache=True)
 def row_counts(ci, m):
     """(m,) int64: the number of entries of each row, from the (nnz,) row indices ``ci`` of CSC arrays (every

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.lp.kernels import row_counts
+from solver.lp.kernels import kernel_array, row_counts
 
 EMPTY_ROW_TOL = 1e-9  # absolute slack allowed on an empty row's bounds (0 must lie in [lower, upper])
 
@@ -56,10 +56,8 @@ def reduce_trivial(c_min: np.ndarray, col_lower, col_upper, row_lower, row_upper
     if not msg and (row_lower > row_upper).any():
         i = int(np.flatnonzero(row_lower > row_upper)[0])
         msg = f"constraint {row_names[i]!r} has lower bound {row_lower[i]:g} > upper bound {row_upper[i]:g}"
-    idx = a_indices
-    if idx.dtype != np.int32 or not idx.flags.writeable or not idx.flags.c_contiguous:
-        idx = np.array(idx, dtype=np.int32)  # the one signature prepare compiles (a Problem from the Python API)
-    row_nnz = row_counts(idx, m) if m else np.zeros(0, dtype=np.int64)
+    # a Problem from the Python API may hold int64 or read-only indices: the one signature prepare compiles
+    row_nnz = row_counts(kernel_array(a_indices, np.int32), m) if m else np.zeros(0, dtype=np.int64)
     col_nnz = np.diff(a_indptr)
     empty_rows = row_nnz == 0
     any_empty_row = bool(empty_rows.any())

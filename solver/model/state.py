@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,32 @@ class MatrixScaling:
     row_factors: np.ndarray
     col_factors: np.ndarray
     matrix_crc: int | None = None
+
+    def options_json(self) -> str:
+        """The options and the checksum as the JSON text a store keeps beside the two factor columns
+        (``formats.generation``'s state.arrow, ``solver.partition.store``'s parts.arrow)."""
+        return json.dumps({"ruiz_iterations": int(self.ruiz_iterations),
+                           "pock_chambolle_alpha": self.pock_chambolle_alpha, "matrix_crc": self.matrix_crc})
+
+    @classmethod
+    def from_stored(cls, text: str | None, row_factors, col_factors) -> MatrixScaling | None:
+        """The scaling a store kept: :meth:`options_json`'s ``text`` (None or empty: none was stored) and the
+        factors (m,), (n,).
+
+        Raises:
+            ValueError: the text is not such a JSON object, or the factors are missing (the store's loader
+                reports the file as damaged).
+            KeyError: an option is missing.
+        """
+        if not text:
+            return None
+        opts = json.loads(text)
+        if row_factors is None or col_factors is None:
+            raise ValueError("scaling options stored without their factors")
+        alpha, crc = opts["pock_chambolle_alpha"], opts.get("matrix_crc")
+        return cls(ruiz_iterations=int(opts["ruiz_iterations"]),
+                   pock_chambolle_alpha=None if alpha is None else float(alpha), row_factors=row_factors,
+                   col_factors=col_factors, matrix_crc=None if crc is None else int(crc))
 
 
 @dataclass(eq=False)

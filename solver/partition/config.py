@@ -4,12 +4,11 @@ share update cadence when none is given (:func:`default_update_every`). Used by 
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import asdict, dataclass, fields
 
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
-from solver.partition.executor import check_executor, ray_address_target
+from solver.partition.executor import check_executor, ray_address_target, ray_initialized
 from solver.partition.limits import MAX_PASSES
 from solver.partition.small import SMALL_LP_NNZ, small_lp
 
@@ -66,9 +65,7 @@ class PartitionConfig:
             # a malformed --ray-address, or $RAY_ADDRESS that Ray would join without one: exit 2 before any work
             # (the variable was found only when the round joined Ray, after its set-up); a process already on
             # Ray joins no address
-            ray = sys.modules.get("ray")
-            on_ray = ray is not None and getattr(ray, "is_initialized", lambda: False)()
-            ray_address_target(self.ray_address if self.ray_address is not None or on_ray
+            ray_address_target(self.ray_address if self.ray_address is not None or ray_initialized()
                                else os.environ.get("RAY_ADDRESS"))
 
     def to_json(self) -> dict:

@@ -138,16 +138,21 @@ def solve_part(index: int, problem, settings, warm, command_start: float | None 
     saved = clock.command_start()
     if command_start is not None:
         clock.start_command(time.monotonic() - max(time.time() - command_start, 0.0))
+    matrix = (problem.a_indptr, problem.a_indices, problem.a_data)
+    crc = None  # the part matrix's checksum: one pass, taken once for the seed and the factors stored
     try:
         if warm is not None and warm.scaling is not None:  # the part's matrix scaling of the last round
-            from solver.lp.alm_scaling import seed
+            from solver.lp import alm_scaling
 
-            seed(problem.a_indptr, problem.a_indices, problem.a_data, problem.n_rows, warm.scaling)  # checksummed
+            crc = alm_scaling.matrix_crc(*matrix)
+            alm_scaling.seed(*matrix, problem.n_rows, warm.scaling, crc)
         with progress_board.reporting(index):
             result = solve_problem(problem, settings, warm)
         scaling = sys.modules.get("solver.lp.alm_scaling")
-        if scaling is not None and result.state is not None:  # the next round's worker starts from them
-            result = replace(result, state=scaling.with_scaling(result.state, problem, with_crc=True))
+        found = None if scaling is None or result.state is None else scaling.factors_of(*matrix, problem.n_rows)
+        if found is not None:  # the next round's worker starts from them, for a matrix of this checksum
+            found.matrix_crc = scaling.matrix_crc(*matrix) if crc is None else crc
+            result = replace(result, state=replace(result.state, scaling=found))
     finally:
         clock.start_command(saved)
     seconds = time.perf_counter() - t
@@ -197,6 +202,12 @@ def _import_ray():
     return ray
 
 
+def ray_initialized() -> bool:
+    """Whether Ray is initialised in this process (without importing it): a later round joins no other address."""
+    ray = sys.modules.get("ray")
+    return bool(ray is not None and getattr(ray, "is_initialized", lambda: False)())
+
+
 def workers_ready(executor: str, n_tasks: int, workers: int | None = None) -> bool:
     """Whether ``map_parts(..., executor, workers)`` on ``n_tasks`` tasks would start no workers first: always for
     ``inline``; for ``process`` when this process keeps a pool of that size; for ``ray`` when Ray is initialised
@@ -206,8 +217,7 @@ def workers_ready(executor: str, n_tasks: int, workers: int | None = None) -> bo
     if executor == "inline":
         return True
     if executor == "ray":
-        ray = sys.modules.get("ray")
-        return bool(ray is not None and getattr(ray, "is_initialized", lambda: False)())
+        return ray_initialized()
     n = max(1, min(n_tasks, workers or os.cpu_count() or 1))
     return n in _POOLS and n not in _PRESTARTED
 

@@ -105,21 +105,15 @@ def _scaled(state) -> bool:
     return sc is not None and sc.matrix_crc is not None
 
 
-def _part_scaling(parts_t, i: int, vec) -> MatrixScaling | None:
-    """Part i's stored :class:`~solver.model.state.MatrixScaling` (None: none stored, or an older state)."""
-    if "scaling" not in parts_t.column_names:
-        return None
-    text = parts_t.column("scaling")[i].as_py()
-    if not text:
-        return None
-    opts = json.loads(text)
-    d1, d2 = vec("row_scale", i, np.float64), vec("col_scale", i, np.float64)
-    if d1 is None or d2 is None:
-        raise ValueError(f"partition/parts.arrow: part {i} has scaling options without its factors")
-    alpha = opts["pock_chambolle_alpha"]
-    return MatrixScaling(ruiz_iterations=int(opts["ruiz_iterations"]),
-                         pock_chambolle_alpha=None if alpha is None else float(alpha), row_factors=d1,
-                         col_factors=d2, matrix_crc=int(opts["matrix_crc"]))
+def _part_scaling(text: str, row_factors, col_factors) -> MatrixScaling:
+    """A part's stored scaling, which must name the checksum of its matrix (a worker trusts no other).
+
+    Raises:
+        ValueError, KeyError: not what :func:`save` writes (the caller cold-starts)."""
+    sc = MatrixScaling.from_stored(text, row_factors, col_factors)
+    if sc.matrix_crc is None:
+        raise ValueError("partition/parts.arrow: a part's scaling without the checksum of its matrix")
+    return sc
 
 
 def save(folder: Path, data: PartitionData) -> int:
@@ -146,9 +140,7 @@ def save(folder: Path, data: PartitionData) -> int:
                            np.float64),
         "col_scale": _list([s.scaling.col_factors if o and _scaled(s) else None for s, o in zip(st, ok, strict=True)],
                            np.float64),
-        "scaling": pa.array([json.dumps({"ruiz_iterations": int(s.scaling.ruiz_iterations),
-                                         "pock_chambolle_alpha": s.scaling.pock_chambolle_alpha,
-                                         "matrix_crc": int(s.scaling.matrix_crc)}) if o and _scaled(s) else None
+        "scaling": pa.array([s.scaling.options_json() if o and _scaled(s) else None
                              for s, o in zip(st, ok, strict=True)], pa.string()),
     })
     size = _write_table(out / "parts.arrow", parts)
@@ -189,6 +181,7 @@ def load(generation: Path) -> PartitionData | None:
         raise ValueError(f"partition/parts.arrow has {parts_t.num_rows} parts, meta.json says {k}")
     col = {n: parts_t.column(n).to_pylist() for n in ("step_size", "primal_weight", "iterations")}
     engines = parts_t.column("engine").to_pylist() if "engine" in parts_t.column_names else [None] * k
+    scalings = parts_t.column("scaling").to_pylist() if "scaling" in parts_t.column_names else [None] * k  # older
 
     def vec(name, i, dtype):
         v = parts_t.column(name)[i]
@@ -200,7 +193,9 @@ def load(generation: Path) -> PartitionData | None:
         state = None if x is None or y is None else SolverState(
             x=x, y=y, integer_x=vec("integer_x", i, np.float64), step_size=col["step_size"][i],
             primal_weight=col["primal_weight"][i], iterations=int(col["iterations"][i]),
-            engine=json.loads(engines[i]) if engines[i] else None, scaling=_part_scaling(parts_t, i, vec))
+            engine=json.loads(engines[i]) if engines[i] else None,
+            scaling=_part_scaling(scalings[i], vec("row_scale", i, np.float64), vec("col_scale", i, np.float64))
+            if scalings[i] else None)
         parts.append(PartState(cols=vec("cols", i, np.int64), rows=vec("rows", i, np.int64), state=state))
     cl = _read_table(folder / "clients.arrow")
     assignment = Assignment(k=k, client_names=np.asarray(cl.column("name").to_pylist(), dtype=object),
