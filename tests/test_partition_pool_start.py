@@ -85,8 +85,10 @@ def test_a_partitioned_round_reports_pool_start_as_a_phase(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     seconds = json.loads(proc.stdout)["partitions"]["seconds"]
     assert seconds["phases"]["pool_start"] > 0, seconds
-    assert seconds["on_k_cores"] == pytest.approx(seconds["setup"] + seconds["slowest_part"] + seconds["merge"],
-                                                  abs=2e-6)
+    # the parts went through shared memory (Linux): this process's packing is on the critical path
+    assert seconds["ship"] > 0 and seconds["phases"]["ship"] == pytest.approx(seconds["ship"], abs=2e-6), seconds
+    assert seconds["on_k_cores"] == pytest.approx(seconds["setup"] + seconds["ship"] + seconds["slowest_part"]
+                                                  + seconds["merge"], abs=4e-6)
 
 
 def test_a_kept_pools_late_worker_counts_only_the_calls_wait(monkeypatch):

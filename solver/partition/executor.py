@@ -50,7 +50,7 @@ from dataclasses import replace
 
 from formats import undo
 from solver.model.errors import PartWorkerError, UsageError
-from solver.partition import lifeline, progress_board
+from solver.partition import lifeline, progress_board, shipping
 
 EXECUTORS = ("process", "ray", "inline")
 FAULT_ENV = "COPTER_FAULT_KILL_PART"
@@ -93,6 +93,7 @@ def peak_rss_mb() -> float:
 _FIRST_PART: list[bool] = []  #: in a pool worker: set once its first part has started
 _POOL_CREATED: list[float] = [0.0]  #: ``time.time()`` when the newest pool was made (:func:`_pool`)
 _POOL_START: list[float] = []  #: per :func:`run_parts` call in which a worker began its first part, the wait (seconds)
+_SHIP: list[float] = []  #: per :func:`map_parts` call on a process pool, this process's seconds packing the parts
 
 
 def _ready_at() -> float | None:
@@ -106,6 +107,14 @@ def _ready_at() -> float | None:
         return None
     _FIRST_PART.append(True)
     return time.time()
+
+
+def take_ship_seconds() -> float:
+    """Seconds this process spent packing parts for its pool workers (:mod:`solver.partition.shipping`) since the
+    last call, and forget them: a partitioned round reports them as ``ship``, on its critical path."""
+    total = sum(_SHIP)
+    _SHIP.clear()
+    return total
 
 
 def take_pool_start() -> float:
@@ -356,6 +365,21 @@ def _call(fn, args: tuple, kill: bool):
     return fn(*args)
 
 
+class _ShipmentLost(Exception):
+    """A worker could not open a part's shared memory (:func:`shipping.unpack`): the parts go through the pipe."""
+
+
+def _call_shipped(fn, shipment: shipping.Shipment, kill: bool):
+    """Worker side of :func:`map_parts` with shared memory: :func:`_call` on the unpacked arguments."""
+    if kill:
+        os.kill(os.getpid(), signal.SIGKILL)
+    try:
+        args = shipping.unpack(shipment)
+    except OSError as err:
+        raise _ShipmentLost(str(err)) from err
+    return fn(*args)
+
+
 def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | None = None,
               ray_address: str | None = None, preload: tuple[str, ...] = ()) -> list:
     """``[fn(*task) for task in tasks]`` with the parts run by ``executor`` (module docstring).
@@ -383,7 +407,34 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
     if executor == "ray":
         return _run_ray(fn, tasks, kill, ray_address)
     n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
-    for attempt in range(2):
+    shipped: list | None = [] if shipping.available() else None
+    try:
+        return _run_pool(fn, tasks, shipped, kill, n, preload)
+    finally:
+        if shipped:
+            shipping.release(shipped)
+
+
+def _submit_all(pool: ProcessPoolExecutor, fn, tasks: list[tuple], shipped: list | None, kill: list[bool]) -> list:
+    """Submit every part: through shared memory (``shipped``, filled as the parts are packed, each part submitted
+    as soon as it is packed so that its worker starts while the next one is packed; a None entry goes by the
+    pipe), or pickled through the pool's pipe (``shipped`` None)."""
+    futures = []
+    for i, t in enumerate(tasks):
+        if shipped is not None and i == len(shipped):
+            s, seconds = shipping.timed_pack(t)
+            shipped.append(s)
+            _SHIP.append(seconds)
+        s = None if shipped is None else shipped[i]
+        futures.append(pool.submit(_call, fn, t, kill[i]) if s is None else pool.submit(_call_shipped, fn, s, kill[i]))
+    return futures
+
+
+def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n: int, preload: tuple[str, ...]):
+    """:func:`map_parts` on the kept pool of ``n`` workers (:func:`_submit_all`); a worker that dies is retried
+    once on a fresh pool; a worker that cannot map a part's shared memory has every part sent again by the pipe."""
+    attempt = 0
+    while True:
         futures = []
         try:  # a pool broken earlier (a worker killed by SIGINT, say) already fails at submit
             # the CLI's SIGINT handler raises KeyboardInterrupt here (module docstring), also while the pool and
@@ -393,20 +444,27 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
                 board = getattr(pool, "copter_board", None)
                 if board is not None:
                     progress_board.clear(board)
-                futures = [pool.submit(_call, fn, t, kill[i]) for i, t in enumerate(tasks)]
+                futures = _submit_all(pool, fn, tasks, shipped, kill)
                 out = _collect(futures, pool)
                 _PRESTARTED.discard(n)  # its workers have started
                 return out
+        except _ShipmentLost:  # a worker could not map the shared memory (/proc restricted): the pipe, same pool
+            for f in futures:
+                f.cancel()
+            wait(futures)
+            shipping.release(shipped)
+            shipped.clear()
+            shipped = None
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
             _end_pool(n)
-            if attempt == 1:
+            attempt += 1
+            if attempt == 2:
                 which = "a part" if dead is None else f"part {dead}"
                 raise PartWorkerError(f"the worker process solving {which} died twice ({err})", dead) from err
         except BaseException:  # interrupted (SIGINT, a handler's SystemExit): the parts' workers go too
             _end_pool(n, kill=True)
             raise
-    raise AssertionError("unreachable")
 
 
 def _driver_messages_to_stderr(ray) -> None:

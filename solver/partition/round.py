@@ -47,7 +47,10 @@ The report's ``seconds.phases`` breaks this process's own time down by phase (:m
 the phases marked ``_in_thread`` ran while the parts ran and are not on the round's critical path.
 ``pool_start`` is the wait for new part workers (a process pool started by this round: the forkserver's start
 with the solver and its kernels, :mod:`solver.partition.forkserver_warm`, and the workers' fork), apart from
-``slowest_part``, the parts' own solve seconds; ``on_k_cores`` (setup + slowest part + merge) leaves it out.
+``slowest_part``, the parts' own solve seconds; ``on_k_cores`` leaves it out. ``ship`` is this process packing
+the parts into shared memory for their workers (:mod:`solver.partition.shipping`; a worker maps them without a
+copy, its share is in its part's seconds); ``on_k_cores`` = setup + ship + slowest part + merge (POP's measure,
+setup + slowest part + merge, plus the shipping that runs in this process, one part after another).
 
 This module holds the round's flow (:func:`solve_round`), its setup and its report; the configuration is in
 :mod:`solver.partition.config`, the time budget in :mod:`solver.partition.deadline`, the merge and its re-check
@@ -87,7 +90,13 @@ from solver.partition.clients import PARTITION_OPTIONS, carry_grouping, group_cl
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
 from solver.partition.dropped import RECLAIM_PASSES, dropped_use, reclaimed_shares
-from solver.partition.executor import PartWorkerError, run_parts, take_pool_start, workers_ready
+from solver.partition.executor import (
+    PartWorkerError,
+    run_parts,
+    take_pool_start,
+    take_ship_seconds,
+    workers_ready,
+)
 from solver.partition.fallback import (
     better_point,
     compare_small_lp,
@@ -202,7 +211,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         RoundOutcome: the whole-model SolveResult (x (n,), y (m,), status, objective, bound as
         ``dual_objective``, ``gap_rel`` to it), the PartitionData for the next round (None when a worker
         died), and the report section ``partitions`` (per part seconds, iterations, status, warm_started,
-        max_rss_mb, sizes; setup/slowest part/merge seconds and their sum ``on_k_cores``; shares; bound).
+        max_rss_mb, sizes; setup/ship/slowest part/merge seconds and their sum ``on_k_cores``; shares; bound).
     A later round whose delta dropped every client solves what is left of the model (its global columns and
     rows, if any) whole, every part EMPTY (:func:`solver.partition.fallback.solve_without_clients`); the parts
     take clients again as a later delta adds them.
@@ -215,6 +224,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     k = config.k
     ph = Phases()
     take_pool_start()  # a pool an earlier caller started is not this round's
+    take_ship_seconds()  # nor an earlier caller's packing
     dl = Deadline.of(settings)
     r = _setup(problem, config, prev, info, old_shape, ph, dl)
     part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip
@@ -484,7 +494,10 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
     pool_start = take_pool_start()  # the part workers' start (not their parts' seconds): new pools only
     if pool_start > 0:
         ph.add("pool_start", pool_start)
-    seconds = {"setup": setup, "merge": merge, "wall": time.perf_counter() - t0, "phases": ph.report(),
+    ship = take_ship_seconds()  # this process packing the parts for their workers (every pass)
+    if ship > 0:
+        ph.add("ship", ship)
+    seconds = {"setup": setup, "ship": ship, "merge": merge, "wall": time.perf_counter() - t0, "phases": ph.report(),
                "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
     rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
     return RoundOutcome(result=result, data=data, report=rep)
@@ -689,12 +702,13 @@ def _round_report(config: PartitionConfig, r: RoundSetup, part_rep: list[dict], 
     """The report's ``partitions`` section (see :func:`solve_round`); seconds in wall seconds."""
     k, ns, present = config.k, r.ns, r.present
     active = present.sum(axis=0) > 1
-    setup, slowest, merge = seconds["setup"], seconds["slowest_part"], seconds["merge"]
+    setup, ship, slowest, merge = seconds["setup"], seconds.get("ship", 0.0), seconds["slowest_part"], seconds["merge"]
     return {
         "k": k, "executor": config.executor, "passes": config.passes, "parts": part_rep,
         "clients_added": r.n_new, "clients_dropped": r.n_dropped, "warm": bool(r.warm),
-        "seconds": {"setup": round(setup, 6), "slowest_part": round(slowest, 6), "merge": round(merge, 6),
-                    "on_k_cores": round(setup + slowest + merge, 6), "wall": round(seconds["wall"], 6),
+        "seconds": {"setup": round(setup, 6), "ship": round(ship, 6), "slowest_part": round(slowest, 6),
+                    "merge": round(merge, 6), "on_k_cores": round(setup + ship + slowest + merge, 6),
+                    "wall": round(seconds["wall"], 6),
                     "phases": seconds.get("phases", {})},
         "shares": {"n_shared_rows": int(ns), "n_contested": int(active.sum()),
                    "mean_per_part": [round(float(v), 6) for v in (eff.mean(axis=1) if ns else np.zeros(k))],

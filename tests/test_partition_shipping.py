@@ -1,0 +1,138 @@
+"""Parts travel to process-pool workers through shared memory (``solver.partition.shipping``): the same values,
+arrays the worker may write without touching the coordinator's, numba's array types unchanged, the memory files
+closed afterwards, and the pool's pipe when a worker cannot map them."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from solver.partition import executor, shipping
+
+pytestmark = pytest.mark.skipif(not shipping.available(), reason="no memfd_create or /proc (not Linux)")
+
+
+def _task(seed: int = 0) -> tuple:
+    rng = np.random.default_rng(seed)
+    big = rng.standard_normal(50_000)  # 400 kB: shared
+    idx = rng.integers(0, 1 << 30, 70_000).astype(np.int32)  # 280 kB: shared
+    small = np.arange(10, dtype=np.int64)  # in the pickle
+    names = np.array([f"c{i}" for i in range(2_000)], dtype=object)  # objects: in the pickle
+    fortran = np.asfortranarray(rng.standard_normal((300, 200)))  # 480 kB, F order
+    return big, idx, small, names, fortran, {"k": 3}
+
+
+def _describe(big, idx, small, names, fortran, extra):
+    """Worker side: what the arrays look like there; then it writes to every array it got."""
+    import numba
+
+    out = {"pid": os.getpid(), "sums": [float(big.sum()), int(idx.astype(np.int64).sum()), int(small.sum()),
+                                        float(fortran.sum())],
+           "names": [names[0], names[-1]], "extra": extra,
+           "writable": [a.flags.writeable for a in (big, idx, small, fortran)],
+           "aligned": [a.flags.aligned for a in (big, idx, fortran)],
+           "layout": [big.flags.c_contiguous, idx.flags.c_contiguous, fortran.flags.f_contiguous],
+           "types": [str(numba.typeof(a)) for a in (big, idx, fortran)]}
+    big[:] = -1.0
+    idx[:] = 7
+    fortran[:] = 0.0
+    return out
+
+
+def test_pack_unpack_round_trip_shares_large_buffers_only():
+    task = _task()
+    s = shipping.pack(task)
+    try:
+        assert s.fd >= 0 and len(s.spans) == 3  # big, idx, fortran; small and the names stay in the pickle
+        assert all(off % shipping.ALIGN == 0 for off, _ in s.spans)
+        assert len(s.data) < 100_000
+        back = pickle.loads(pickle.dumps(s))  # what the pipe carries pickles
+        got = shipping.unpack(back)
+    finally:
+        shipping.release([s])
+    for a, b in zip(task[:5], got[:5], strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+        assert a.flags.c_contiguous == b.flags.c_contiguous and a.flags.f_contiguous == b.flags.f_contiguous
+    assert got[5] == task[5]
+    got[0][:] = 5.0  # copy-on-write: the packed arrays and the file are not changed
+    assert not np.any(task[0] == 5.0)
+
+
+def test_an_object_without_large_buffers_needs_no_file():
+    s = shipping.pack((np.arange(5), "x"))
+    assert s.fd == -1 and s.spans == ()
+    out = shipping.unpack(s)
+    assert np.array_equal(out[0], np.arange(5)) and out[1] == "x"
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_map_parts_ships_through_shared_memory_and_closes_the_files(monkeypatch):
+    tasks = [_task(0), _task(1)]
+    want = [_describe(*pickle.loads(pickle.dumps(t))) for t in tasks]  # in this process, on copies
+    executor.take_ship_seconds()
+    called = []
+    real = shipping.timed_pack
+    monkeypatch.setattr(shipping, "timed_pack", lambda t: called.append(1) or real(t))
+    executor.map_parts(_describe, [_task(9), _task(8)], "process", 2)  # the pool and its pipes made before
+    before = _open_fds()
+    got = executor.map_parts(_describe, tasks, "process", 2)
+    assert _open_fds() == before  # no memory file left open here
+    assert called == [1, 1, 1, 1] and executor.take_ship_seconds() > 0
+    for g, w in zip(got, want, strict=True):
+        assert g["pid"] != os.getpid()
+        for key in ("sums", "names", "extra", "writable", "aligned", "layout", "types"):
+            assert g[key] == w[key], key
+    assert all(got[0]["writable"]) and all(got[0]["aligned"]) and all(got[0]["layout"])
+    # the workers wrote to their arrays: the coordinator's are as they were
+    fresh = [_task(0), _task(1)]
+    for t, f in zip(tasks, fresh, strict=True):
+        for a, b in zip(t[:5], f[:5], strict=True):
+            assert np.array_equal(a, b)
+
+
+def test_without_shared_memory_the_pipe_carries_the_parts(monkeypatch):
+    monkeypatch.setattr(shipping, "available", lambda: False)
+    executor.take_ship_seconds()
+    got = executor.map_parts(_describe, [_task(3)], "process", 1)
+    assert got[0]["sums"] == _describe(*_task(3))["sums"]
+    assert executor.take_ship_seconds() == 0.0
+
+
+def test_a_worker_that_cannot_map_the_file_gets_the_parts_through_the_pipe():
+    tasks = [_task(4), _task(5)]
+    packed = [shipping.pack(t) for t in tasks]
+    try:  # a process that does not exist holds them: /proc/<pid>/fd/<fd> cannot be opened
+        lost = [replace(s, pid=2**22 + 1) for s in packed]
+        got = executor._run_pool(_describe, tasks, list(lost), [False, False], 2, ())
+    finally:
+        shipping.release(packed)
+    assert [g["sums"] for g in got] == [_describe(*t)["sums"] for t in [_task(4), _task(5)]]
+    assert all(g["pid"] != os.getpid() for g in got)
+
+
+def test_a_solved_part_is_the_same_shipped_or_piped(monkeypatch):
+    """A part solved by a worker from mapped arrays ends bitwise as from piped copies (same kernels, same
+    arrays' types: nothing compiled anew)."""
+    from solver.workloads import make_scenario
+    from tests.partition_helpers import fresh_split
+
+    problem = make_scenario("te", 16, seed=4).base()
+    _, _, parts, settings = fresh_split(problem, 2)
+    tasks = [(p.problem, settings, None) for p in parts]
+    monkeypatch.setattr(shipping, "MIN_SHARED_BYTES", 1)  # a small model: every array through shared memory
+    probe = shipping.pack(tasks[0])
+    shipping.release([probe])
+    assert len(probe.spans) >= 8  # costs, bounds, the matrix
+    shipped = executor.run_parts(tasks, "process", 2)
+    monkeypatch.setattr(shipping, "available", lambda: False)
+    piped = executor.run_parts(tasks, "process", 2)
+    for a, b in zip(shipped, piped, strict=True):
+        assert a["result"].status == b["result"].status
+        assert np.array_equal(a["result"].x, b["result"].x) and np.array_equal(a["result"].y, b["result"].y)
