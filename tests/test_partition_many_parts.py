@@ -5,10 +5,14 @@ in proportion to demands at price 0 (every part alone wanted all 16 H100s: 0.31 
 
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from solver import clock
 from solver.api import solve_problem
 from solver.model.settings import Settings
 from solver.partition import merge as pmerge
@@ -99,3 +103,45 @@ def test_price_shares_follow_the_demands_at_the_bounds_duals(demo):
     big = use >= 1.0  # a part that takes a GPU at these prices gets at least most of it
     assert big.any() and (s[big] * np.broadcast_to(cap, s.shape)[big] >= 0.5 * use[big]).all()
     assert (s[~r.present] == 0).all()
+
+
+def test_the_price_pass_is_capped_at_a_multiple_of_the_passes_before(demo, monkeypatch):
+    """The re-split is a try: its parts stop PRICE_PASS_FACTOR x the slowest part before (at least
+    PRICE_PASS_MIN_SECONDS), counted from the command's start; a new user's LB 64 x 8 round spent 19-31 s in a
+    price pass whose shares left a part nearly infeasible, after 0.2-0.4 s in the first pass."""
+    base, _ = demo
+    calls = []
+    real = pround.run_parts
+
+    def record(tasks, executor, workers, address, start):
+        t = time.monotonic()
+        calls.append((tasks[0][1].time_limit_seconds, start, clock.command_start(), t))
+        return real(tasks, executor, workers, address, start)
+
+    monkeypatch.setattr(pround, "run_parts", record)
+    clock.start_command(time.monotonic())
+    try:
+        out = pround.solve_round(base, Settings(), pround.PartitionConfig(k=2, executor="inline"))
+    finally:
+        clock.start_command(None)
+    passes = out.report["shares"]["passes"]
+    assert [p["pass"] for p in passes][-2:] == ["improve-rens", "price"]
+    *before, price = calls
+    assert all(limit == math.inf and start is None for limit, start, *_ in before)  # no --time-limit
+    limit, start, command, at = price
+    slowest = max(p["slowest_part_seconds"] for p in passes[:-1])
+    cap = max(pround.PRICE_PASS_MIN_SECONDS, pround.PRICE_PASS_FACTOR * slowest)
+    assert start is not None and limit == pytest.approx(at - command + cap, abs=0.05)
+
+
+def test_a_price_pass_stopped_at_once_keeps_the_pass_before(demo, monkeypatch):
+    base, _ = demo
+    monkeypatch.setattr(pround, "PRICE_PASS_FACTOR", 0.0)
+    monkeypatch.setattr(pround, "PRICE_PASS_MIN_SECONDS", 0.0)
+    st = Settings()
+    out = pround.solve_round(base, st, pround.PartitionConfig(k=2, executor="inline"))
+    rep = out.report
+    passes = {p["pass"]: p for p in rep["shares"]["passes"]}
+    assert passes["price"]["kept"] is False  # its parts stopped at their start: the RENS point before it stays
+    assert out.result.point_feasible and out.result.status.name in ("OPTIMAL", "FEASIBLE")
+    assert rep["gap_rel"] <= rep["improvement"]["gap_after"] + 1e-12, rep["improvement"]

@@ -127,6 +127,10 @@ from solver.partition.store import PartitionData, PartState
 FIRST_ASCENT_STEPS = 10  #: dual ascent evaluations of the merge before RENS when the point is far from the bound
 PRICE_SPLITS = 1  #: price re-splits of a far merge per round (:func:`wants_price_split`); 2 or 3 left the Sia demo's
 #: K = 16 and 51 merges 0.6-1.7% from the bound over 4 rounds instead of 1.2-2.4% (the whole solve decided either way)
+PRICE_PASS_FACTOR = 4.0  #: a price pass's parts stop after this many times the slowest part of the passes before ...
+PRICE_PASS_MIN_SECONDS = 2.0  #: ... or this many seconds, the larger: the re-split is a try, and its shares can leave a
+#: part (nearly) infeasible, which the engines take long to prove (LB 64 x 8, K = 2, a user's trial: 19-31 s in the
+#: price pass after 0.2-0.4 s in the first, its merge not kept, the round ending on the whole solve)
 
 
 @dataclass(eq=False)
@@ -277,9 +281,12 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if problem.is_mip and wb_build is None and pass_ >= last_pass:
             wb_build = WholeBoundBuild(problem, background=config.executor != "inline")
         ex = _executor(config, dl, len(solve_idx))
+        pass_settings, pass_start = part_settings, dl.command_start
+        if kept is not None:  # the price re-split's pass: capped (PRICE_PASS_FACTOR), the pass before is kept
+            pass_settings, pass_start = _price_pass_settings(part_settings, dl, passes_report)
         try:
-            outs = run_parts([(parts[p].problem, part_settings, warms[p]) for p in solve_idx], ex,
-                             config.workers, config.ray_address, dl.command_start)
+            outs = run_parts([(parts[p].problem, pass_settings, warms[p]) for p in solve_idx], ex,
+                             config.workers, config.ray_address, pass_start)
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
         t2 = time.perf_counter()
@@ -519,6 +526,17 @@ class _Pass:
     new_last: np.ndarray
     moved: float
     rens_done: bool = False  #: its point had its RENS step (a price pass it beat gets none again)
+
+
+def _price_pass_settings(part_settings: Settings, dl: Deadline, passes_report: list[dict]) -> tuple[Settings, float]:
+    """(the price pass's part settings, the wall-clock start their time limit counts from: the command's): the
+    parts stop :data:`PRICE_PASS_FACTOR` x the slowest part of the passes before (at least
+    :data:`PRICE_PASS_MIN_SECONDS`) from now, or at the round's own parts' limit when that comes first."""
+    before = max((x["slowest_part_seconds"] for x in passes_report), default=0.0)
+    limit = dl.since_start() + max(PRICE_PASS_MIN_SECONDS, PRICE_PASS_FACTOR * before)
+    if dl.timed:
+        limit = min(limit, dl.parts_limit)
+    return replace(part_settings, time_limit_seconds=limit), dl.wall_start
 
 
 def _price_resplit(wb, this: _Pass, settings: Settings, r: RoundSetup, ph: Phases) -> bool:
