@@ -178,15 +178,19 @@ def vs_cold(rep: dict) -> tuple[float | None, float | None, float | None]:
 
 
 def _next_steps(state_dir: Path | None) -> None:
-    """The last line: where to look next (the report page and the allocation of the last round)."""
+    """The last line: where to look next (the report page and the allocation of the last round). The report page
+    needs the plot extra: without matplotlib the hint says how to install it (``copter report`` exits 8)."""
+    import importlib.util
+
+    folder = "DIR/state" if state_dir is None else str(state_dir)
+    report = f"`copter report --state {folder} -o report.html` (charts per round"
+    report += ")" if importlib.util.find_spec("matplotlib") else "; needs `pip install 'copter[plot]'`)"
+    show = f"`copter show --solution --changes --state {folder}` (who got what, and what moved)"
     if state_dir is None:
-        answer("look closer: rerun with --dir DIR to keep the state, then `copter report --state "
-                      "DIR/state -o report.html` (charts per round) and `copter show --solution --changes "
-                      "--state DIR/state` (who got what, and what moved)", markup=False, highlight=False)
+        answer(f"look closer: rerun with --dir DIR to keep the state, then {report} and {show}",
+               markup=False, highlight=False)
         return
-    answer(f"look closer: `copter report --state {state_dir} -o report.html` (charts per round) and "
-                  f"`copter show --solution --changes --state {state_dir}` (who got what, and what moved)",
-                  markup=False, highlight=False)
+    answer(f"look closer: {report} and {show}", markup=False, highlight=False)
 
 
 def _fmt(v, spec: str = ".6g") -> str:

@@ -107,3 +107,22 @@ def test_demo_answer_is_on_stdout_and_its_progress_on_stderr(tmp_path):
     for r in range(3):
         assert f"  round {r}: OPTIMAL objective " in err, err
     assert "vs cold" not in err and "look closer" not in err
+
+
+def test_the_demos_report_hint_names_the_plot_extra_when_matplotlib_is_missing(monkeypatch, capsys, tmp_path):
+    """``copter report`` exits 8 without the plot extra: the demo's last line must not send a user without it there
+    unwarned (a new user's trial of the README's runtime-only install)."""
+    import importlib.util
+
+    from copter_cli import cmd_demo
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    cmd_demo._next_steps(tmp_path / "state")
+    cmd_demo._next_steps(None)
+    out = capsys.readouterr().out
+    assert out.count("copter report --state") == 2 and out.count("pip install 'copter[plot]'") == 2, out
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "matplotlib" else real(name, *a))
+    cmd_demo._next_steps(tmp_path / "state")
+    out = capsys.readouterr().out
+    assert "copter report --state" in out and "copter[plot]" not in out, out
