@@ -144,7 +144,8 @@ def register(app: typer.Typer) -> None:
         pop_client_regex: str | None = typer.Option(
             None, "--pop-client-regex",
             help="Regex for the client part of variable names (named group 'client' or the whole match); "
-                 "default: the text before the first '/'. Unmatched variables are global."),
+                 "default: the one init --client-regex stored, else the text before the first '/'. "
+                 "Unmatched variables are global."),
         pop_shared_rows_regex: str | None = typer.Option(
             None, "--pop-shared-rows-regex",
             help="Regex of row names that are shared resources even if one client uses them (rows "

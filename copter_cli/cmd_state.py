@@ -529,7 +529,8 @@ def show_cmd(
                                  "previous round and the entities added/removed (implies --solution)."),
     client_regex: str | None = typer.Option(None, "--client-regex", help="Regex whose named group 'client' (or "
                                             "whole match) is a variable's client, as init's --client-regex "
-                                            "(default: the text before the first /; implies --solution)."),
+                                            "(default: the one init --client-regex stored, else the text "
+                                            "before the first /; implies --solution)."),
     zero_tol: float | None = typer.Option(None, "--zero-tol", help="|value| <= this counts as zero (default: "
                                           "the state's --tol; implies --solution)." + opts.range_help(0)),
     json_out: bool = typer.Option(False, "--json", help="Print the round's report (or allocation) as JSON."),

@@ -211,7 +211,8 @@ def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, e
         entries: per client, the number of its largest variables returned.
         changes: also read the round's changes.parquet (moves and added/removed counts).
         client_regex: regex override of the client part of a name (as ``copter compare --pop-client-regex``;
-            default: the text before the first ``/``; names without one form one group, ``client`` None).
+            default: the state's stored ``partition.client_regex`` (``init --client-regex``), else the text
+            before the first ``/``; names without one form one group, ``client`` None).
         zero_tol: a variable is nonzero when ``|value| > zero_tol``; None = the state's ``tol``
             (config.json, default 1e-4), the accuracy the rounds are solved to.
     Returns:
@@ -311,7 +312,8 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
         time_limit_seconds: per-baseline time limit in seconds (POP: per part).
         threads: HiGHS threads for highs/highs-warm (None = HiGHS default).
         seed: POP split seed (default: the round number).
-        pop_client_regex, pop_shared_rows_regex: POP grouping overrides.
+        pop_client_regex, pop_shared_rows_regex: POP grouping overrides (default: the state's stored
+            ``partition`` regexes, ``init --client-regex`` / ``--shared-rows-regex``, else POP's defaults).
         pop_workers: POP worker processes (default: CPU count; 0: parts in this process).
         pop_scaling: POP's share of shared rows per part, ``auto`` or ``uniform`` (solver.baselines.pop).
         pop_executor: where POP's parts run, ``process``, ``ray`` or ``inline`` (``solver.partition.executor``;

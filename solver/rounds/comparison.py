@@ -294,6 +294,9 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     if gen.report.get("status") is None:
         raise StateError(f"round {gen.round} has no solved report to compare against", file=str(store.root))
     tol = feasibility_tol if feasibility_tol is not None else _state_tol(store)
+    stored = store.config().get("partition") or {}  # a partitioned state's grouping is POP's default too
+    pop_client_regex = stored.get("client_regex") if pop_client_regex is None else pop_client_regex
+    pop_shared_rows_regex = stored.get("shared_rows_regex") if pop_shared_rows_regex is None else pop_shared_rows_regex
     executor, address = pop_executor_of(store, names, pop_executor, ray_address, pop_workers)
     copter = copter_row(gen, problem, tol)
     prices = None if problem.is_mip else copter_duals(gen, problem)  # what a baseline's row violations buy

@@ -60,6 +60,8 @@ def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, e
         raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
     if zero_tol is None:
         zero_tol = float((store.config().get("settings") or {}).get("tol", 1e-4))
+    if client_regex is None:  # a partitioned state's own grouping (init --client-regex), else the '/' prefix
+        client_regex = (store.config().get("partition") or {}).get("client_regex")
     tables = {}
     for name in names:
         path = gen / name
