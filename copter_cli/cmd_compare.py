@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
                                               "(a problem with integers always uses MIP)."),
         time_limit: float = typer.Option(600.0, "--time-limit", help="Time limit per baseline (POP: per part), s."
                                                                  + range_help(0, low_open=True)),
-        threads: int | None = typer.Option(None, "--threads", help="HiGHS threads (default: HiGHS's choice)." + range_help(1)),
+        threads: int | None = typer.Option(None, "--threads", help="HiGHS threads (default: HiGHS's choice)." + range_help(1, 1024)),
         seed: int | None = typer.Option(None, "--seed", help="POP split seed (default: the round number)." + range_help(0)),
         pop_client_regex: str | None = typer.Option(
             None, "--pop-client-regex",

@@ -139,7 +139,8 @@ def test_every_row_times_the_same_way_and_pop_adds_its_own_measure(state_dir):
 @pytest.mark.parametrize(("args", "needle"), [
     (["--time-limit", "0"], "--time-limit must be positive"),
     (["--time-limit", "-5"], "--time-limit must be positive"),
-    (["--threads", "0"], "--threads must be at least 1"),
+    (["--threads", "0"], "--threads must be between 1 and 1024"),
+    (["--threads", "2147483648"], "--threads must be between 1 and 1024, got 2147483648"),
     (["-b", "pop", "--pop-workers", "-1"], "--pop-workers must be >= 0"),
 ])
 def test_a_limit_or_thread_count_that_cannot_work_is_a_usage_error(state_dir, args, needle):

@@ -91,6 +91,7 @@ from solver.rounds.basis_store import StateBases
 from solver.rounds.config import state_dir_or_default
 
 SUCCESS = ("OPTIMAL", "FEASIBLE")
+MAX_HIGHS_THREADS = 1024  #: ``--threads`` at most (HiGHS's option is a 32-bit int; 2**31 was refused and ignored)
 
 
 def copter_point(gen, problem: Problem) -> np.ndarray | None:
@@ -254,8 +255,8 @@ def _check_options(baselines: list[str], ks: list[int], highs_solver: str, time_
     check_solver(highs_solver)
     if not (time_limit_seconds > 0):  # also refuses nan
         raise UsageError(f"--time-limit must be positive seconds, got {time_limit_seconds}")
-    if threads is not None and threads < 1:
-        raise UsageError(f"--threads must be at least 1, got {threads}")
+    if threads is not None and not 1 <= threads <= MAX_HIGHS_THREADS:  # HiGHS refused 2**31 and ran on its default
+        raise UsageError(f"--threads must be between 1 and {MAX_HIGHS_THREADS}, got {threads}")
     if pop_workers is not None and pop_workers < 0:
         raise UsageError(f"--pop-workers must be >= 0 (0: parts in this process), got {pop_workers}")
     if any(k < 1 for k in ks):
