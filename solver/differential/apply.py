@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from solver.differential.intent import check_new_entities, check_no_op_upserts, near_hint, unwritable_names
+from solver.differential.intent import (
+    check_new_entities,
+    check_no_op_upserts,
+    check_normalisation_twins,
+    near_hint,
+    unwritable_names,
+)
 from solver.differential.kinds import CODE, DROP, K_COEF, UPSERT, Kind
 from solver.differential.matrix import assemble
 from solver.differential.names import attach_arrow_names, lookup, name_index, next_index
@@ -111,6 +117,8 @@ def apply_delta(problem: Problem, delta: Delta, strict: bool | None = None) -> t
     if strict:
         check_new_entities(problem, p, delta, cs, cols_new, rs["n_new"], True)
         check_new_entities(problem, p, delta, rs, rows_new, cs["n_new"], False)
+        check_normalisation_twins(problem, p, delta, cs, True)
+        check_normalisation_twins(problem, p, delta, rs, False)
     t1 = time.perf_counter()
     indptr, indices, data, n_changed, mchanged = assemble(
         problem, cs["keep"], rs["keep"], cs["old_to_new"], rs["old_to_new"], cs["n_new"], rs["n_new"],

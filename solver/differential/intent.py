@@ -57,9 +57,33 @@ def close_names(name: str, names: np.ndarray, limit: int = 3) -> list[str]:
         at = int(np.searchsorted(low.take(pa.array(order)).to_numpy(zero_copy_only=False), name.lower()))
         cands = names[order[max(0, at - _NEIGHBOURS):at + _NEIGHBOURS]].tolist()
     folded = name.casefold()
+    same_text = [c for c in cands if _nfc(c) == _nfc(name)]  # the same text, another Unicode normalisation
     same_case = [c for c in cands if c.casefold() == folded]
-    out = list(dict.fromkeys(same_case + difflib.get_close_matches(name, cands, n=limit, cutoff=0.6)))
+    out = list(dict.fromkeys(same_text + same_case + difflib.get_close_matches(name, cands, n=limit, cutoff=0.6)))
     return out[:limit]
+
+
+def _nfc(name: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFC", name)
+
+
+def suggestion(name: str, near: list[str], who: str = "") -> str:
+    """``"; did you mean 'x'? (names are case-sensitive)"`` for the suggestions ``near`` of the unknown ``name``
+    ("" without any); when one is the same text in another Unicode normalisation (NFC vs NFD: they print alike) the
+    parenthesis says so, since nothing else would show the difference."""
+    if not near:
+        return ""
+    why = "names are case-sensitive"
+    twin = next((c for c in near if c != name and _nfc(c) == _nfc(name)), None)
+    if twin is not None:
+        import unicodedata
+
+        forms = [f for f in ("NFC", "NFD") if unicodedata.is_normalized(f, name)] or ["neither NFC nor NFD"]
+        why = (f"{twin!r} is the same text in another Unicode normalisation: this name is {forms[0]}; names are "
+               "compared code point by code point, so write them in one normalisation, e.g. NFC")
+    return f"; did you mean{who} {' or '.join(repr(s) for s in near)}? ({why})"
 
 
 def check_no_op_upserts(p: Parsed, delta, side: dict, is_col: bool) -> None:
@@ -95,8 +119,7 @@ def check_no_op_upserts(p: Parsed, delta, side: dict, is_col: bool) -> None:
 def near_hint(name: str, names: np.ndarray) -> str:
     """``"; did you mean 'x'? (names are case-sensitive)"`` for the existing ``names`` closest to the unknown
     ``name`` (:func:`close_names`), or "" when none is close. Error path only."""
-    near = close_names(name, names)
-    return f"; did you mean {' or '.join(repr(s) for s in near)}? (names are case-sensitive)" if near else ""
+    return suggestion(name, close_names(name, names))
 
 
 def check_new_entities(problem, p: Parsed, delta, side: dict, coef_pos: np.ndarray, other_n: int,
@@ -128,8 +151,7 @@ def check_new_entities(problem, p: Parsed, delta, side: dict, coef_pos: np.ndarr
     near = close_names(nm, problem.col_names if is_col else problem.row_names)
     one = lone.size == 1
     who = "" if one else f" for {nm!r}"
-    hint = (f"; did you mean{who} {' or '.join(repr(s) for s in near)}? (names are case-sensitive)" if near else
-            f"; no existing name is close{who}")
+    hint = suggestion(nm, near, who) if near else f"; no existing name is close{who}"
     holds = ("is in no constraint" if one else "are in no constraint") if is_col else \
         ("constrains nothing" if one else "constrain nothing")
     partner = "constraint" if is_col else "variable"
@@ -185,3 +207,51 @@ def _space_warning(what: str, names: np.ndarray, first: np.ndarray, when: str) -
     return (f"{what} name {str(names[first[0]])!r}{more} contains a space: valid in copter and in Parquet, but "
             f"`copter export` to MPS refuses it {when} (free-format MPS splits fields on spaces); export to "
             ".parquet keeps names exactly")
+
+
+def check_normalisation_twins(problem, p: Parsed, delta, side: dict, is_col: bool) -> None:
+    """Refuse a new entity whose name is the same text as an existing (kept) or another new name of its side in
+    another Unicode normalisation (NFC vs NFD: they print alike, so a second, visually identical variable or
+    constraint would be added without a word; a tool that normalises differently, e.g. file names from macOS,
+    writes such names). Only deltas that add a non-ASCII name pay for the check (pyarrow's ``utf8_normalize``
+    over this side's non-ASCII names).
+
+    Raises:
+        ValidationError: naming the new entity, its row and its twin.
+    """
+    added = side["added"]
+    if not added.size:
+        return
+    new = pa.array(added.tolist(), pa.string())
+    wide = pc.invert(pc.string_is_ascii(new))
+    if not pc.any(wide).as_py():
+        return
+    old = problem.col_names if is_col else problem.row_names
+    if side["keep"] is not None:
+        old = old[side["keep"]]
+    old = pa.array(old.tolist(), pa.string())
+    old = old.filter(pc.invert(pc.string_is_ascii(old)))
+    at = np.flatnonzero(wide.to_numpy(zero_copy_only=False))
+    new_wide = new.take(pa.array(at))
+    new_nfc = pc.utf8_normalize(new_wide, form="NFC")
+    old_nfc = pc.utf8_normalize(old, form="NFC")
+    hit = pc.index_in(new_nfc, value_set=old_nfc).fill_null(-1).to_numpy(zero_copy_only=False)
+    twin_of = {}
+    k = np.flatnonzero(hit >= 0)
+    if k.size:  # the first new name that is an existing one's text
+        twin_of[int(k[0])] = old[int(hit[k[0]])].as_py()
+    codes = pc.dictionary_encode(new_nfc).indices.to_numpy(zero_copy_only=False)  # numbered by first appearance
+    seen = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
+    again = np.flatnonzero(codes <= seen)
+    if again.size:  # the first new name that is an earlier new name's text
+        i = int(again[0])
+        twin_of.setdefault(i, new_wide[int(np.argmax(codes == codes[i]))].as_py())
+    if not twin_of:
+        return
+    i = min(twin_of)
+    nm, twin = new_wide[i].as_py(), twin_of[i]
+    row = side["up_rows"][side["is_new"]][at[i]]
+    what = "variable" if is_col else "constraint"
+    fail(f"new {what} {nm!r} is the same text as {what} {twin!r} in another Unicode normalisation (they print "
+         "alike but are different names, so it would be added as a second one): write the names in one "
+         "normalisation, e.g. NFC", np.array([row]), delta, entity=nm)
