@@ -136,3 +136,20 @@ def test_a_solved_part_is_the_same_shipped_or_piped(monkeypatch):
     for a, b in zip(shipped, piped, strict=True):
         assert a["result"].status == b["result"].status
         assert np.array_equal(a["result"].x, b["result"].x) and np.array_equal(a["result"].y, b["result"].y)
+
+
+def test_names_travel_as_arrow_strings_and_come_back_as_object_arrays_of_str():
+    names = np.array([f"job{i}/gpu{i % 7}" for i in range(20_000)], dtype=object)
+    with_none = np.array(["a"] * 2_000 + [None], dtype=object)
+    numbers = np.array(list(range(3_000)), dtype=object)
+    few = np.array(["x", "y"], dtype=object)
+    s = shipping.pack((names, with_none, numbers, few))
+    try:
+        assert len(s.spans) >= 2 and len(s.data) < 60_000  # the names' bytes are out of the pickle
+        got = shipping.unpack(s)
+    finally:
+        shipping.release([s])
+    for a, b in zip((names, with_none, numbers, few), got, strict=True):
+        assert b.dtype == object and b.shape == a.shape and b.tolist() == a.tolist()
+        assert [type(v) for v in b[:3]] == [type(v) for v in a[:3]]
+    assert got[1][-1] is None

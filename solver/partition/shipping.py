@@ -24,13 +24,17 @@ pool's pipe carries the pickled call as before. Ray keeps its own object store (
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import pickle
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 MIN_SHARED_BYTES = 1 << 16  #: buffers below this stay in the pickle (a copy is cheaper than a page)
+NAMES_AS_ARROW = 1024  #: object arrays of str of at least this many entries go as Arrow strings (:class:`_Pickler`)
 ALIGN = 64  #: byte alignment of each shared buffer (numba types an unaligned array differently)
 
 
@@ -71,7 +75,9 @@ def pack(obj) -> Shipment:
         buffers.append(raw)
         return False
 
-    data = pickle.dumps(obj, protocol=5, buffer_callback=keep)
+    out = io.BytesIO()
+    _Pickler(out, protocol=5, buffer_callback=keep).dump(obj)
+    data = out.getvalue()
     if not buffers:
         return Shipment(data, os.getpid(), -1, 0, ())
     spans, size = [], 0
@@ -92,6 +98,32 @@ def pack(obj) -> Shipment:
         os.close(fd)
         raise
     return Shipment(data, os.getpid(), fd, size, tuple(spans))
+
+
+class _Pickler(pickle.Pickler):
+    """Protocol-5 pickling with names shipped as Arrow strings: a numpy object array of ``str`` (a part's column
+    and row names) goes as a ``pyarrow.StringArray``, whose two buffers go out of band like any array's, and comes
+    back an object array of the same strings (:func:`_names`). Pickled one string at a time, a TE Kdl part's
+    410k names were 60-70% of its packing (0.27-0.29 s of 0.38-0.46 s, the machine loaded); as Arrow 0.05 s, and
+    the worker, in parallel with the other parts, turns them back (0.06 s)."""
+
+    def reducer_override(self, obj):
+        if type(obj) is np.ndarray and obj.dtype == object and obj.ndim == 1 and obj.size >= NAMES_AS_ARROW:
+            import pyarrow as pa
+
+            try:
+                arr = pa.array(obj, pa.string(), from_pandas=False)
+            except (pa.ArrowException, TypeError, ValueError):  # not all str: numpy's own pickling
+                return NotImplemented
+            if arr.null_count:  # None entries: numpy's own pickling keeps them as they are
+                return NotImplemented
+            return _names, (arr,)
+        return NotImplemented
+
+
+def _names(arr):
+    """The object array of ``str`` that :class:`_Pickler` shipped as the StringArray ``arr``."""
+    return arr.to_numpy(zero_copy_only=False)
 
 
 def unpack(shipment: Shipment):
