@@ -42,3 +42,39 @@ def test_part_matrix_matches_twin_and_the_dense_restriction(shape):
         got = sp.csc_array((sub_data, sub_idx, sub_ptr), shape=(rows.size, cols.size)).toarray()
         np.testing.assert_array_equal(got, expect[rows])
         assert all(np.all(np.diff(sub_idx[sub_ptr[t]:sub_ptr[t + 1]]) > 0) for t in range(cols.size))
+
+
+def test_parts_built_in_threads_are_the_parts_built_one_after_another(monkeypatch):
+    """The part kernel releases the GIL and a large model's parts are built side by side: the same parts, bitwise
+    and in order, as one after another."""
+    from solver.partition import round as pround
+    from solver.partition import shares as sh
+    from solver.partition import split
+    from solver.workloads import make_scenario
+
+    problem = make_scenario("te", 24, seed=3).base()
+    r = pround._setup(problem, pround.PartitionConfig(k=4, executor="inline"), None, None, None)
+    eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
+    used = []
+    real = split.ThreadPoolExecutor
+
+    class Recording(real):
+        def __init__(self, *a, **kw):
+            used.append(a)
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(split, "ThreadPoolExecutor", Recording)
+    monkeypatch.setattr(split.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(split, "BUILD_THREADS_MIN_NNZ", 0)
+    threaded = split.build_part_problems(problem, r.grouping, r.col_part, 4, eff)
+    assert used == [(4,)]
+    monkeypatch.setattr(split, "BUILD_THREADS_MIN_NNZ", 10**12)
+    serial = split.build_part_problems(problem, r.grouping, r.col_part, 4, eff)
+    assert used == [(4,)]
+    for a, b in zip(threaded, serial, strict=True):
+        np.testing.assert_array_equal(a.cols, b.cols)
+        np.testing.assert_array_equal(a.rows, b.rows)
+        for f in ("cost", "col_lower", "col_upper", "row_lower", "row_upper", "a_indptr", "a_indices", "a_data",
+                  "col_names", "row_names"):
+            np.testing.assert_array_equal(getattr(a.problem, f), getattr(b.problem, f))
+        assert a.problem.name == b.problem.name

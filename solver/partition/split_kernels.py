@@ -1,5 +1,6 @@
 """numba kernel of ``solver.partition.split.build_part_problems``: one part's sub-matrix in two passes over its
-columns' nonzeros, written straight into the part's CSC arrays.
+columns' nonzeros, written straight into the part's CSC arrays. It releases the GIL (``nogil``): the parts are
+built in threads (``build_part_problems``).
 
 The numpy formulation (``solver.partition.split_ref``, the twin the tests compare) built eight nnz-sized
 temporaries per part (positions, rows, the keep mask, the remapped rows, the gathered values): 0.9-1.3 s of a
@@ -16,7 +17,7 @@ from solver import kernel_cache
 kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def part_matrix(cp, ci, cv, cols, everywhere, row_part, p, m):
     """Part ``p``'s sub-matrix: the columns ``cols`` of A restricted to the rows the part holds.
 
