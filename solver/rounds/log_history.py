@@ -65,15 +65,98 @@ def _live(rows: list[dict], cur_id: str | None, above: set, records_on_disk: set
 
 
 def _compares(store: StateStore) -> dict:
-    """generation id (or ``("round", r)`` without one) -> {method: newest compare row}."""
+    """generation id (or ``("round", r)`` without one) -> {method: newest compare row}, each method's
+    ``objective_diff_rel`` measured against the best of the rows shown (:func:`_consistent`)."""
     log = RoundLog(store.root, "compare")
     if not log.exists:
         return {}
-    out: dict = {}
+    runs: dict = {}  # key -> {run (its utc): [rows]}, in log order
     for row in log.rows():
         key = row["generation_id"] if row["generation_id"] is not None else ("round", row["round"])
-        out.setdefault(key, {})[row["method"]] = {k: _no_nan(row[k]) for k in COMPARE_FIELDS}
+        runs.setdefault(key, {}).setdefault(row["utc"], []).append(row)
+    out: dict = {}
+    for key, by_run in runs.items():
+        newest: dict = {}  # method -> (run, its row)
+        for run, rows in by_run.items():
+            for row in rows:
+                newest[row["method"]] = (run, {k: _no_nan(row[k]) for k in COMPARE_FIELDS})
+        rows0 = next(iter(by_run.values()))
+        out[key] = _consistent(newest, by_run, _sense(store, rows0[0]["round"], None if isinstance(key, tuple) else key))
     return out
+
+
+def _sense(store: StateStore, round_, generation_id) -> int | None:
+    """The objective sense (+1 min, -1 max) of the compared round's problem, from its generation's
+    ``problem/meta.json`` when that generation is on disk; else None (:func:`_consistent` infers it)."""
+    import json
+
+    from formats.checkpoint import gen_name
+
+    if round_ is None:
+        return None
+    try:
+        if generation_id is not None and (store.manifest(int(round_)) or {}).get("id") != generation_id:
+            return None
+        sense = json.loads((store.root / gen_name(int(round_)) / "problem" / "meta.json").read_text())["sense"]
+        return int(sense) if int(sense) in (1, -1) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _eligible(fields: dict) -> bool:
+    """A row that can be the best, as ``copter compare`` ranks (``solver.rounds.comparison._derive``): an
+    OPTIMAL/FEASIBLE objective, not ``violates_tol``, and not ranked below a feasible point (such a row beat
+    its run's best: a negative ``objective_diff_rel`` without ``violates_tol``)."""
+    obj, diff = fields.get("objective"), fields.get("objective_diff_rel")
+    return (_ok(fields.get("status")) and obj is not None and fields.get("violates_tol") is not True
+            and not (diff is not None and diff < 0))
+
+
+def _best(rows: list[dict], sense: int):
+    good = [r["objective"] for r in rows if _eligible(r)]
+    return (min(good) if sense == 1 else max(good)) if good else None
+
+
+def _consistent(newest: dict, by_run: dict, sense: int | None) -> dict:
+    """{method: fields} of the newest row of each method, whose ``objective_diff_rel`` each compare run measured
+    against its own best: when the rows come from different runs (``copter compare --baseline highs``, then
+    ``--baseline pop``), a row whose run's best is not the best of the rows shown gets its diff against that
+    best (``solver.integer.gap.objective_diff_rel``, the ranking as compare's: :func:`_eligible`), so no
+    diff contradicts the objectives beside it. ``sense`` None: inferred from the logged rows."""
+    shown = {m: f for m, (_, f) in newest.items()}
+    if len({run for run, _ in newest.values()}) <= 1:
+        return shown
+    if sense is None:
+        sense = _infer_sense(by_run)
+        if sense is None:
+            return shown
+    from solver.integer.gap import objective_diff_rel
+
+    best = _best(list(shown.values()), sense)
+    run_best = {run: _best([{k: _no_nan(r[k]) for k in COMPARE_FIELDS} for r in rows], sense)
+                for run, rows in by_run.items()}
+    for run, f in newest.values():
+        obj = f.get("objective")
+        if obj is None or best is None:
+            f["objective_diff_rel"] = None
+        elif run_best[run] != best:
+            f["objective_diff_rel"] = objective_diff_rel(sense, obj, best)
+    return shown
+
+
+def _infer_sense(by_run: dict) -> int | None:
+    """The sense a compare run's diffs imply (diff = sense * (objective - best) / |best|, 0.0 at its best),
+    for a generation no longer on disk; None when no row tells (every objective then equals its run's best)."""
+    for rows in by_run.values():
+        at = [_no_nan(r["objective"]) for r in rows if _no_nan(r["objective_diff_rel"]) == 0.0]
+        at = [o for o in at if o is not None]
+        if not at:
+            continue
+        for r in rows:
+            obj, diff = _no_nan(r["objective"]), _no_nan(r["objective_diff_rel"])
+            if obj is not None and diff is not None and diff != 0.0 and obj != at[0]:
+                return 1 if (diff > 0) == (obj > at[0]) else -1
+    return None
 
 
 def _no_nan(v):

@@ -1,0 +1,87 @@
+"""``copter history`` shows each method's newest compare row; each ``copter compare`` run measured its
+``objective_diff_rel`` against its own best. Two runs (``--baseline highs``, then ``--baseline pop``) used to
+show copter's 0.0 from the second run beside HiGHS's better objective from the first on a maximisation (the
+trial's Sia round 4: copter 160.63 and highs 161.01, both "0.0"). Now a row whose run's best is not the best of
+the rows shown is measured against that best, so the diffs agree with the objectives beside them."""
+
+from __future__ import annotations
+
+import pytest
+
+from formats.checkpoint import StateStore
+from formats.io import write_problem
+from solver.rounds.log import log_compare
+from solver.rounds.log_history import flat, history
+from tests.helpers import cli_json, four_client_allocation
+
+
+def _row(name, objective, diff, status="OPTIMAL", violates=False):
+    return {"name": name, "status": status, "objective": objective, "objective_diff_rel": diff, "seconds": 1.0,
+            "time_ratio": 1.0, "hit_limit": False, "violates_tol": violates, "max_violation_rel": 0.0}
+
+
+@pytest.fixture
+def state(tmp_path):
+    write_problem(four_client_allocation(), tmp_path / "base.parquet")  # a maximisation, as the trial's Sia
+    st = tmp_path / "st"
+    code, out = cli_json("init", tmp_path / "base.parquet", "--state", st, "--json")
+    assert code == 0, out
+    return st
+
+
+def _compare_runs(st):
+    store = StateStore(st)
+    gid = store.manifest(0)["id"]
+    # what the two compare runs logged: each diff against its own run's best
+    with store.lock():
+        log_compare(store, {"round": 0, "copter": _row("copter", 160.6286, 2.3465e-3),
+                            "baselines": [_row("highs", 161.0064, 0.0)]}, gid)
+    with store.lock():
+        log_compare(store, {"round": 0, "copter": _row("copter", 160.6286, 0.0),
+                            "baselines": [_row("pop-2", 150.0, 0.0661)]}, gid)
+
+
+def test_history_measures_every_shown_method_against_the_best_shown(state):
+    _compare_runs(state)
+    cmp = history(state)[-1]["compare"]
+    assert set(cmp) == {"copter", "highs", "pop-2"}
+    assert cmp["highs"]["objective_diff_rel"] == 0.0
+    assert cmp["copter"]["objective_diff_rel"] == pytest.approx((161.0064 - 160.6286) / 161.0064)
+    assert cmp["pop-2"]["objective_diff_rel"] == pytest.approx((161.0064 - 150.0) / 161.0064)
+    for fields in cmp.values():  # the better objective, the smaller diff (maximisation)
+        for other in cmp.values():
+            if fields["objective"] > other["objective"]:
+                assert fields["objective_diff_rel"] < other["objective_diff_rel"]
+    row = flat(history(state)[-1])  # --csv's columns (the report page reads the same rows)
+    assert row["compare_copter_objective_diff_rel"] == cmp["copter"]["objective_diff_rel"]
+
+
+def test_one_compare_run_is_shown_as_logged(state):
+    store = StateStore(state)
+    with store.lock():
+        log_compare(store, {"round": 0, "copter": _row("copter", 160.6286, 2.3465e-3),
+                            "baselines": [_row("highs", 161.0064, 0.0)]}, store.manifest(0)["id"])
+    cmp = history(state)[-1]["compare"]
+    assert cmp["copter"]["objective_diff_rel"] == 2.3465e-3 and cmp["highs"]["objective_diff_rel"] == 0.0
+
+
+def test_a_violating_row_is_never_the_best_and_the_sense_is_inferred_without_the_generation():
+    """Compare's ranking: a row with violates_tol (or one ranked below a feasible point: a negative diff) is
+    never the best; with no generation to read the sense from, the logged diffs give it."""
+    from solver.rounds.log_history import _consistent
+
+    def logged(method, objective, diff, violates=False):
+        return {"method": method, "status": "OPTIMAL", "objective": objective, "objective_diff_rel": diff,
+                "seconds": 1.0, "time_ratio": 1.0, "pop_seconds": None, "hit_limit": False,
+                "violates_tol": violates, "max_violation_rel": 0.0}
+    run1 = [logged("copter", 10.0, 0.1), logged("highs", 9.0, 0.0), logged("bad", 5.0, -0.4444, violates=True)]
+    run2 = [logged("copter", 10.0, 0.0), logged("pop-2", 12.0, 0.2)]
+    by_run = {1: run1, 2: run2}
+    newest = {r["method"]: (run, dict(r)) for run, rows in by_run.items() for r in rows}
+    for f in newest.values():
+        f[1].pop("method")
+    shown = _consistent(newest, by_run, None)  # a minimisation, inferred
+    assert shown["highs"]["objective_diff_rel"] == 0.0
+    assert shown["copter"]["objective_diff_rel"] == pytest.approx(1 / 9)
+    assert shown["pop-2"]["objective_diff_rel"] == pytest.approx(3 / 9)
+    assert shown["bad"]["objective_diff_rel"] == -0.4444  # its run's best is the best shown: as logged
