@@ -6,13 +6,19 @@ the rows shown is measured against that best, so the diffs agree with the object
 
 from __future__ import annotations
 
+import csv
+import io
+import os
+import subprocess
+import sys
+
 import pytest
 
 from formats.checkpoint import StateStore
 from formats.io import write_problem
 from solver.rounds.log import log_compare
 from solver.rounds.log_history import flat, history
-from tests.helpers import cli_json, four_client_allocation
+from tests.helpers import REPO, cli_json, four_client_allocation
 
 
 def _row(name, objective, diff, status="OPTIMAL", violates=False):
@@ -54,6 +60,14 @@ def test_history_measures_every_shown_method_against_the_best_shown(state):
                 assert fields["objective_diff_rel"] < other["objective_diff_rel"]
     row = flat(history(state)[-1])  # --csv's columns (the report page reads the same rows)
     assert row["compare_copter_objective_diff_rel"] == cmp["copter"]["objective_diff_rel"]
+    # the console script, which keeps numpy out of copter history's process
+    proc = subprocess.run([sys.executable, "-m", "copter_cli", "history", "--csv", "--state", str(state)], cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "COPTER_WORKER": "off"}, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    last = list(csv.DictReader(io.StringIO(proc.stdout)))[-1]
+    assert float(last["compare_copter_objective_diff_rel"]) == pytest.approx(cmp["copter"]["objective_diff_rel"])
+    assert float(last["compare_highs_objective_diff_rel"]) == 0.0
 
 
 def test_one_compare_run_is_shown_as_logged(state):

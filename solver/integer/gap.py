@@ -19,8 +19,10 @@ too, so afiro with its costs x 1e-5 read 1e-8 where the points are 2e-6 apart.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: copter history (numpy kept out) measures diffs here
+    import numpy as np
 
 MIP_ABS_GAP = 1e-6  #: HiGHS's mip_abs_gap default: an absolute gap at most this is closed
 
@@ -74,6 +76,8 @@ def objective_scale(cost: np.ndarray, x: np.ndarray | None) -> float:
     a point or with a non-finite one. One pass over n."""
     if x is None:
         return 0.0
+    import numpy as np
+
     c = np.abs(np.asarray(cost, dtype=np.float64))
     g = float(c.sum() + c @ np.abs(np.asarray(x, dtype=np.float64)))
     return g if math.isfinite(g) else 0.0
@@ -93,6 +97,8 @@ LATTICE_TOL = 1e-6
 def objective_step(cost: np.ndarray, integrality: np.ndarray) -> float:
     """1.0 when every point's objective lies on offset + Z (costs (n,) of the integer columns integral and of
     the continuous ones 0, some nonzero), else 0.0 (no lattice). O(n)."""
+    import numpy as np
+
     cost = np.asarray(cost, dtype=np.float64)
     ints = np.asarray(integrality, dtype=bool)
     if not ints.any() or not np.any(cost != 0.0) or np.any(cost[~ints] != 0.0):

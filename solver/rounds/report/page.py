@@ -136,7 +136,8 @@ def compare_table(rows: list[dict]) -> str:
             '<th>objective vs best (rel.)</th><th>seconds</th><th>time / copter</th></tr>')
     return (f'<h2>copter vs baselines</h2><p class="meta">Each <code>copter compare</code> run: the round\'s '
             f'problem solved by each method on this machine; time / copter above 1 means copter was faster, '
-            f'objective vs best 0 means the best objective among the points that meet the tolerance ("violates '
+            f'objective vs best 0 means the best objective among the methods shown (the newest compare run of each) whose '
+            f'points meet the tolerance ("violates '
             f'tol": the point breaks a row or bound by more, relative to max(1, |bound|)).</p>'
             f'<table id="compare"><thead>{head}</thead><tbody>{"".join(lines)}</tbody></table>')
 
