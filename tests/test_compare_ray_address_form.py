@@ -82,20 +82,26 @@ def test_a_damaged_partition_value_does_not_stop_a_compare_without_pop(tmp_path,
     assert code == 0, (out, err)
 
 
-def test_a_malformed_ray_address_variable_is_refused_before_any_row_runs(tmp_path, capsys, no_highs, monkeypatch):
+def test_a_malformed_ray_address_variable_is_refused_before_any_row_runs(tmp_path):
     """``$RAY_ADDRESS``, which Ray joins when neither ``--ray-address`` nor the state gives an address (with Ray
-    installed: without it ``--executor ray`` is refused first, naming the extra)."""
+    installed: without it ``--executor ray`` is refused first, naming the extra). In its own process: in the
+    suite's, an earlier Ray test has initialised Ray, which then joins no address (the test was skipped there)."""
+    import os
+    import subprocess
     import sys
 
-    require_ray()
+    from tests.helpers import REPO
 
-    if "ray" in sys.modules and sys.modules["ray"].is_initialized():
-        pytest.skip("Ray is initialised in this process (a Ray test ran before): it joins no address")
-    monkeypatch.setenv("RAY_ADDRESS", "nocolon")
+    require_ray()
     st, _ = small_lp_state(tmp_path)
     before = snapshot(st)
-    code, out, err = run_main(capsys, "compare", "--state", st, "-b", "highs", "-b", "pop-2", "--executor", "ray",
-                              "--json")
-    error = json.loads(out)["error"]
-    assert code == 2 and "$RAY_ADDRESS" in error["message"] and "'nocolon'" in error["message"], (out, err)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COPTER_WORKER": "off", "RAY_ADDRESS": "nocolon"}
+    proc = subprocess.run([sys.executable, "-m", "copter_cli", "compare", "--state", str(st), "-b", "highs", "-b",
+                           "pop-2", "--executor", "ray", "--json"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    out = json.loads(proc.stdout)
+    error = out["error"]
+    assert proc.returncode == 2 and "$RAY_ADDRESS" in error["message"] and "'nocolon'" in error["message"], \
+        (proc.stdout, proc.stderr[-2000:])
+    assert set(out) == {"error"}  # no row ran
     assert snapshot(st) == before
