@@ -28,8 +28,10 @@ branch even if one were left on disk.
 Atomic protocol: a generation is written completely in ``.tmp-gen-*`` (every file fsynced, then the
 folder), renamed to ``gen-NNNNNN``, the state folder fsynced; only then is ``CURRENT`` replaced (temp file,
 fsync, ``os.replace``, fsync of the folder). A crash at any point leaves the previous round current. On
-load ``CURRENT`` is validated; when it is unreadable or names a generation whose manifest is missing or
-whose files do not match it, the newest complete generation is used and :attr:`Generation.warning` says so.
+load ``CURRENT`` is validated; when it is garbled or missing or names a generation whose manifest is missing or
+whose files do not match it, the newest complete generation is used and :attr:`Generation.warning` says so. A
+file the machine will not let copter read (permission denied, EIO: :func:`formats.faults.is_environment_fault`)
+is no damage: :func:`read_fault` (exit code 7, naming it), with no fall-back, nothing moved or removed.
 
 Sharing: unchanged arrays are hard links to the previous generation's files (``os.link``), changed ones a
 small patch against their base while the cumulative change stays under 1/8 of the array; a generation is
@@ -70,7 +72,13 @@ from typing import TYPE_CHECKING
 from formats import undo
 from formats.checksum import ALGORITHM as CHECKSUM
 from formats.checksum import file_crc32
-from formats.faults import fault_point, io_fault
+from formats.faults import (
+    as_environment_fault,
+    environment_faults,
+    fault_point,
+    io_fault,
+    is_environment_fault,
+)
 from formats.fsync import fsync_path
 from formats.generation import (
     GEN_RE,
@@ -94,7 +102,7 @@ from formats.state_config import (
     unknown_key_error,
 )
 from formats.state_lock import StateLocking
-from solver.model.errors import StateError
+from solver.model.errors import EnvironmentFaultError, StateError
 
 if TYPE_CHECKING:  # numpy, pyarrow, filelock and the arrays are imported where used: show/history/rollback
     from collections.abc import Callable
@@ -106,6 +114,22 @@ DEFAULT_KEEP = 5
 _CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
 _RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation)
+
+
+def read_fault(err: OSError, path) -> EnvironmentFaultError:
+    """The error for a state file the machine will not let copter read (exit code 7): an ``OSError`` of
+    :func:`formats.faults.is_environment_fault` (permission denied, an I/O error, ...), named by its path.
+
+    Such a file is never taken for damage: damage (a file missing, of the wrong size or checksum, not JSON) makes
+    the previous generation current with a warning, and the next step moves the newer rounds into ``abandoned/``;
+    a round that is only unreadable for now (``chmod``, another user's umask, a flaky mount) must not be lost
+    that way. The command stops instead, before it writes anything. An I/O error (EIO) is treated the same:
+    it may pass, and a round that is really lost can be given up by moving its folder out of the state
+    directory (copter then falls back as for a missing generation).
+    """
+    fault = as_environment_fault(err, path, "read")
+    fault.message += "; a state file copter may not read is not damage: nothing was changed, no older round used"
+    return fault
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
@@ -185,13 +209,14 @@ class StateStore(StateLocking):
             required: raise instead of returning {} when the file is absent or damaged (``step``: solving
                 with the defaults instead of the stored options would be silently wrong).
         Returns:
-            The JSON object; {} when absent or unreadable and not ``required``.
+            The JSON object; {} when absent or damaged and not ``required``.
         Raises:
             StateError: ``required`` and config.json is missing, not JSON or not a JSON object (exit 3);
                 whether required or not, a stored setting or ``keep`` copter refuses (``"tol": -5``), naming
                 config.json and the key (entity ``settings.tol``): never blamed on an option the user did
                 not give, nor a round solved at a value ``Settings`` refuses.
-            OSError: ``required`` and the file cannot be read (permission, I/O: an environment fault).
+            EnvironmentFaultError: the file cannot be read (permission, I/O error: exit 7, :func:`read_fault`).
+            OSError: ``required`` and another error of the read.
         """
         path = self.root / "config.json"
         try:
@@ -202,7 +227,9 @@ class StateStore(StateLocking):
             raise StateError("config.json is missing from the state directory: it holds the options init "
                              "stored for later rounds (restore it from a backup, or init a new state)",
                              file=str(path)) from None
-        except OSError:
+        except OSError as err:
+            if is_environment_fault(err):
+                raise read_fault(err, path) from err
             if required:
                 raise
             return {}
@@ -236,10 +263,19 @@ class StateStore(StateLocking):
         return sorted(rounds)
 
     def manifest(self, round_: int) -> dict | None:
-        """generation.json of a round, or None when missing/unreadable."""
+        """generation.json of a round, or None when missing or damaged (not JSON).
+
+        Raises:
+            EnvironmentFaultError: the file cannot be read (permission, I/O error: :func:`read_fault`).
+        """
+        path = self.root / gen_name(round_) / "generation.json"
         try:
-            return json.loads((self.root / gen_name(round_) / "generation.json").read_text())
-        except (OSError, ValueError):
+            return json.loads(path.read_text())
+        except OSError as err:
+            if is_environment_fault(err):
+                raise read_fault(err, path) from err
+            return None
+        except ValueError:
             return None
 
     def is_complete(self, round_: int) -> bool:
@@ -319,7 +355,13 @@ class StateStore(StateLocking):
                 committed itself and still holds in memory (:meth:`_recent`) is not re-read.
         Raises:
             StateError: no complete generation at all (not initialised, or every one damaged).
+            EnvironmentFaultError: a file or folder of the state the machine will not let copter read
+                (:func:`read_fault`): never a reason to fall back to an older round.
         """
+        with environment_faults(self.root, "read"):  # e.g. the state folder's listing: "cannot read", exit 7
+            return self._current(verify)
+
+    def _current(self, verify: Verify) -> tuple[int, str | None]:
         self.check_links()
         self.check_version()
         text = None
@@ -338,7 +380,11 @@ class StateStore(StateLocking):
                    f"CURRENT names round {r}, whose generation is missing")
         except FileNotFoundError:
             why = "CURRENT is missing"
-        except (OSError, ValueError):
+        except OSError as err:
+            if is_environment_fault(err):  # CURRENT may name a round below the newest (after a rollback)
+                raise read_fault(err, self.root / "CURRENT") from err
+            why = f"CURRENT is unreadable ({text!r})"
+        except ValueError:
             why = f"CURRENT is unreadable ({text!r})"
         gens = self.generations()
         for g in reversed(gens):  # sizes already match: only the content of the candidate is hashed
@@ -357,9 +403,13 @@ class StateStore(StateLocking):
         return verify if verify and self._recent(round_) is None else False
 
     def damage(self, round_: int, verify: Verify = False) -> str:
-        """Why a generation is not complete: its manifest is unreadable, or the first file that is missing
-        or whose size differs from generation.json, or (``verify``) whose content differs from the CRC-32
-        generation.json records ("" when it is complete).
+        """Why a generation is not complete: its manifest is missing or damaged, or the first file that is
+        missing or whose size differs from generation.json, or (``verify``) whose
+        content differs from the CRC-32 generation.json records ("" when it is complete).
+
+        A file the machine will not let copter read (permission denied, EIO) is no damage: it raises
+        EnvironmentFaultError (:func:`read_fault`, exit code 7), so that no caller falls back to an older
+        round, moves the round into ``abandoned/`` or removes it (:meth:`cleanup`).
 
         Args:
             verify: False: sizes only (cheap; no file is read). True: every file's checksum. A callable
@@ -371,12 +421,19 @@ class StateStore(StateLocking):
             return "generation.json is missing or unreadable"
         folder = self.root / gen_name(round_)
         for sub in (folder, folder / "problem"):
-            if sub.is_symlink():
-                return f"{sub.name} is a symbolic link"
+            try:
+                if sub.is_symlink():
+                    return f"{sub.name} is a symbolic link"
+            except OSError as err:
+                if is_environment_fault(err):
+                    raise read_fault(err, sub) from err
+                raise
         for rel, size in man["files"].items():
             try:
                 st_ = os.lstat(folder / rel)
-            except OSError:
+            except OSError as err:  # a folder without search permission: EACCES, not a missing file
+                if is_environment_fault(err):
+                    raise read_fault(err, folder / rel) from err
                 return f"{rel} is missing"
             if not stat.S_ISREG(st_.st_mode):
                 return f"{rel} is not a regular file (a symbolic link?)"
@@ -390,6 +447,8 @@ class StateStore(StateLocking):
                 try:
                     got = file_crc32(folder / rel)
                 except OSError as err:
+                    if is_environment_fault(err):  # permission denied, EIO: not damage, never a fall-back
+                        raise read_fault(err, folder / rel) from err
                     return f"{rel} cannot be read ({err.strerror or err})"
                 if got != sums[rel]:
                     return (f"{rel} has CRC-32 {got}, generation.json says {sums[rel]} (same size, "
@@ -405,6 +464,8 @@ class StateStore(StateLocking):
 
         Raises:
             StateError: not initialised, or the requested generation is incomplete/damaged.
+            EnvironmentFaultError: a file of the generation cannot be read (permission, I/O error: exit 7,
+                :func:`read_fault`; the current round is then *not* replaced by an older one).
         """
         import pyarrow as pa
 
@@ -447,6 +508,8 @@ class StateStore(StateLocking):
                     state = None
             report = json.loads((folder / "report.json").read_text())
         except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as err:
+            if is_environment_fault(err):  # pyarrow's PermissionError names no file: the folder is named
+                raise read_fault(err, folder) from err
             raise StateError(f"generation {folder.name} is damaged: {err}", file=str(folder)) from err
         return Generation(round=round_, path=folder, problem=problem, state=state, report=report,
                           manifest=self.manifest(round_) or {}, stored=stored, bases=bases, warning=warning)

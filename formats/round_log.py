@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from formats.faults import fault_point
+from formats.faults import fault_point, is_environment_fault
 from formats.fsync import fsync_path
 
 if TYPE_CHECKING:
@@ -246,15 +246,19 @@ def _conform(t: pa.Table, sch: pa.Schema) -> pa.Table:
 
 
 def _read_file(path: Path, skip_damaged: bool) -> pa.Table | None:
-    """One stored file, read into memory (the file may be replaced later); None for an unreadable one when
-    ``skip_damaged``."""
+    """One stored file, read into memory (the file may be replaced later); None for a damaged one (emptied,
+    truncated) when ``skip_damaged``. A file the machine will not let copter read (permission denied, EIO:
+    ``formats.faults.is_environment_fault``) is no damage: its OSError is raised, with the file's path (pyarrow's
+    own names none)."""
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
     try:
         with pa.OSFile(str(path), "rb") as src:
             return ipc.open_file(src).read_all()
-    except (OSError, pa.ArrowInvalid):
+    except (OSError, pa.ArrowInvalid) as err:
+        if is_environment_fault(err):
+            raise OSError(err.errno, err.strerror or str(err), str(path)) from err
         if skip_damaged:
             return None
         raise

@@ -8,6 +8,7 @@ import time
 from formats import reports, undo
 from formats.checkpoint import Generation, StateStore
 from formats.faults import as_environment_fault, fault_point, is_environment_fault
+from solver.model.errors import EnvironmentFaultError
 from solver.model.problem import Problem
 from solver.rounds.outputs import previous_allocation, write_outputs
 from solver.rounds.signals import sigint_deferred
@@ -143,10 +144,10 @@ def _prune(store: StateStore, keep: int, round_: int, report: dict) -> None:
     the next round prunes again)."""
     try:
         store.prune(keep, round_)
-    except OSError as err:
+    except (OSError, EnvironmentFaultError) as err:  # the latter: an old generation it may not read
         report["warnings"] = [*report.get("warnings", []),
                               f"round {round_} is stored and current, but removing old generations failed: "
-                              f"{err.strerror or err} ({err.filename or store.root}); the next round retries"]
+                              f"{_failure(err, store)}; the next round retries"]
 
 
 def _log(store: StateStore, round_: int, report: dict, prev: Generation | None, info) -> None:
@@ -158,8 +159,15 @@ def _log(store: StateStore, round_: int, report: dict, prev: Generation | None, 
     try:
         log_round(store, report, (store.manifest(round_) or {}).get("id"),
                   None if prev is None else prev.manifest.get("id"), info)
-    except OSError as err:
+    except (OSError, EnvironmentFaultError) as err:
         report["warnings"] = [*report.get("warnings", []),
                               f"round {round_} is stored and current, but appending it to the round log "
-                              f"failed: {err.strerror or err} ({err.filename or store.root}); the next round "
-                              "adds it from its report.json"]
+                              f"failed: {_failure(err, store)}; the next round adds it from its report.json"]
+
+
+def _failure(err: OSError | EnvironmentFaultError, store: StateStore) -> str:
+    """What went wrong for a warning: the OS's words and the path (an EnvironmentFaultError says both: a file of
+    an older round copter may not read, ``formats.checkpoint.read_fault``)."""
+    if isinstance(err, EnvironmentFaultError):
+        return str(err)
+    return f"{err.strerror or err} ({err.filename or store.root})"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from formats.checkpoint import StateStore, gen_name, load_failure
+from formats.checkpoint import StateStore, gen_name, load_failure, read_fault
+from formats.faults import is_environment_fault
 from solver.model.errors import StateError, UsageError
 from solver.model.status import Status
 from solver.rounds.config import state_dir_or_default
@@ -20,10 +21,7 @@ def show(state_dir=None, round_: int | None = None, warnings: list[str] | None =
     if round_ is not None:
         require_round(store, round_, store.generations())
         r, warning = round_, None
-    try:
-        report = json.loads((store.root / gen_name(r) / "report.json").read_text())
-    except (OSError, ValueError) as err:
-        raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
+    report = _report(store, r)
     if warning:
         (warnings if warnings is not None else report.setdefault("warnings", [])).append(warning)
     fails = store.failures() if round_ is None else []
@@ -32,6 +30,25 @@ def show(state_dir=None, round_: int | None = None, warnings: list[str] | None =
         if last.get("round", -1) > r:
             report["last_failed"] = last
     return report
+
+
+def _report(store: StateStore, r: int) -> dict:
+    """report.json of round ``r``.
+
+    Raises:
+        StateError: it is missing or not JSON (exit 3).
+        EnvironmentFaultError: the machine will not let copter read it (permission, I/O error: exit 7 naming
+            the file, ``formats.checkpoint.read_fault``).
+    """
+    path = store.root / gen_name(r) / "report.json"
+    try:
+        return json.loads(path.read_text())
+    except OSError as err:
+        if is_environment_fault(err):
+            raise read_fault(err, path) from err
+        raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
+    except ValueError as err:
+        raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
 
 
 def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, entries: int = 3,
@@ -54,10 +71,7 @@ def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, e
         if why := store.damage(r, lambda rel: rel in reads):
             raise StateError(f"round {r} is damaged: {why}", file=str(store.root))
     gen = store.root / gen_name(r)
-    try:
-        report = json.loads((gen / "report.json").read_text())
-    except (OSError, ValueError) as err:
-        raise StateError(f"cannot read the report of round {r}: {err}", file=str(store.root)) from err
+    report = _report(store, r)
     if zero_tol is None:
         zero_tol = float((store.config().get("settings") or {}).get("tol", 1e-4))
     if client_regex is None:  # a partitioned state's own grouping (init --client-regex), else the '/' prefix
@@ -71,6 +85,8 @@ def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, e
             tables[name] = pq.ParquetFile(path).read(columns=(["name", "value"] if name == "solution.parquet"
                                                               else ["kind", "name", "old_value", "new_value"]))
         except (OSError, ValueError, KeyError, pa.ArrowException) as err:
+            if is_environment_fault(err):  # permission denied, EIO: exit 7, not damage (read_fault)
+                raise read_fault(err, path) from err
             raise StateError(f"cannot read {name} of round {r}: {err}", file=str(path)) from err
         if carried is not None and carried != r:
             raise StateError(f"{path} says it holds round {carried}, but it is in the folder of round {r}",

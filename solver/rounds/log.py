@@ -93,10 +93,18 @@ def _generation_row(store: StateStore, r: int) -> dict | None:
     """The row of kept generation ``r`` rebuilt from its report.json and manifest (None if unreadable)."""
     import json
 
+    from formats.checkpoint import read_fault
+    from formats.faults import is_environment_fault
+
     man = store.manifest(r) or {}
+    path = store.root / gen_name(r) / "report.json"
     try:
-        rep = json.loads((store.root / gen_name(r) / "report.json").read_text())
-    except (OSError, ValueError):
+        rep = json.loads(path.read_text())
+    except OSError as err:
+        if is_environment_fault(err):  # permission denied, EIO: not a damaged report (exit 7, or a step's warning)
+            raise read_fault(err, path) from err
+        return None
+    except ValueError:
         return None
     return round_row(rep, generation_id=man.get("id"), parent_id=man.get("parent_id"),
                      utc=_utc(man.get("created_utc")), recovered=True)

@@ -188,8 +188,20 @@ def _out(row: dict, cur_id, cur: int, kept_ids: set, compares: dict) -> dict:
 
 
 def history(state_dir=None, last: int | None = None, warnings: list[str] | None = None) -> list[dict]:
-    """Rows of the live branch's rounds, oldest first; see :func:`solver.rounds.history`."""
+    """Rows of the live branch's rounds, oldest first; see :func:`solver.rounds.history`.
+
+    Raises:
+        EnvironmentFaultError: a file or folder of the state (the round log's included) the machine will not
+            let copter read: exit 7, "cannot read" (history writes nothing).
+    """
+    from formats.faults import environment_faults
+
     store = StateStore(state_dir_or_default(state_dir))
+    with environment_faults(store.root, "read"):
+        return _history(store, last, warnings)
+
+
+def _history(store: StateStore, last: int | None, warnings: list[str] | None) -> list[dict]:
     cur, warning = store.current()
     if warning and warnings is not None:
         warnings.append(warning)

@@ -23,6 +23,7 @@ from solver import kernel_clock
 from solver.model.delta import Delta
 from solver.model.errors import (
     CopterError,
+    EnvironmentFaultError,
     InputError,
     RoundMismatchError,
     StateBusyError,
@@ -503,9 +504,10 @@ def _record_failure(store: StateStore, current: int, problem: Problem, result, t
 
     try:
         log_failure(store, report, path, (store.manifest(current) or {}).get("id"), info)
-    except OSError as err:
+    except (OSError, EnvironmentFaultError) as err:  # the latter: a generation it may not read (reconcile)
+        why = str(err) if isinstance(err, EnvironmentFaultError) else (err.strerror or str(err))
         report.setdefault("warnings", []).append(
-            f"appending round {round_} to the round log failed: {err.strerror or err}; the next round adds it "
+            f"appending round {round_} to the round log failed: {why}; the next round adds it "
             "from its failed/ record")
     return report
 
