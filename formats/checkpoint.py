@@ -182,11 +182,12 @@ class StateStore(StateLocking):
     def check_version(self) -> None:
         """Refuse a state directory written by a newer copter (config.json ``version`` above
         :data:`STATE_VERSION`) or whose version is not a positive integer; version 1 is the first, so there
-        is no older layout to migrate. An absent or unreadable config.json is left to the commands that
-        need it.
+        is no older layout to migrate. An absent config.json is left to the commands that need it.
 
         Raises:
-            StateError: naming config.json, its version and the one this copter reads (exit 3).
+            StateError: naming config.json, its version and the one this copter reads (exit 3); a config.json
+                that is not a JSON object (:meth:`config`).
+            EnvironmentFaultError: config.json cannot be read (permission, I/O error: exit 7).
         """
         body = self.config()
         if "version" not in body:
@@ -206,17 +207,17 @@ class StateStore(StateLocking):
         initialised state has one).
 
         Args:
-            required: raise instead of returning {} when the file is absent or damaged (``step``: solving
-                with the defaults instead of the stored options would be silently wrong).
+            required: raise instead of returning {} when the file is absent (``step``: solving with the
+                defaults instead of the stored options would be silently wrong).
         Returns:
-            The JSON object; {} when absent or damaged and not ``required``.
+            The JSON object; {} when absent and not ``required``.
         Raises:
-            StateError: ``required`` and config.json is missing, not JSON or not a JSON object (exit 3);
-                whether required or not, a stored setting or ``keep`` copter refuses (``"tol": -5``), naming
-                config.json and the key (entity ``settings.tol``): never blamed on an option the user did
-                not give, nor a round solved at a value ``Settings`` refuses.
+            StateError: config.json is not JSON, not a JSON object, or (``required``) missing (exit 3); a
+                stored setting or ``keep`` copter refuses (``"tol": -5``), naming config.json and the key
+                (entity ``settings.tol``): never blamed on an option the user did not give, nor a round
+                solved at a value ``Settings`` refuses. Whether required or not: a config.json that is
+                there but damaged fails the read-only commands too, as a bad value always did.
             EnvironmentFaultError: the file cannot be read (permission, I/O error: exit 7, :func:`read_fault`).
-            OSError: ``required`` and another error of the read.
         """
         path = self.root / "config.json"
         try:
@@ -230,21 +231,14 @@ class StateStore(StateLocking):
         except OSError as err:
             if is_environment_fault(err):
                 raise read_fault(err, path) from err
-            if required:
-                raise
-            return {}
+            raise StateError(f"config.json is damaged (cannot be read: {err.strerror or err})",
+                             file=str(path)) from None
         except ValueError as err:
-            if not required:
-                return {}
             raise StateError(f"config.json is damaged (not JSON: {err})", file=str(path)) from None
         except RecursionError:  # json's parser recurses per nesting level: [[[[...]]]] is damage, not a bug
-            if not required:
-                return {}
             raise StateError("config.json is damaged (not JSON copter reads: nested too deeply)",
                              file=str(path)) from None
         if not isinstance(body, dict):
-            if not required:
-                return {}
             raise StateError(f"config.json is damaged (a JSON {type(body).__name__}, not an object)",
                              file=str(path))
         check_config_values(body, path)
