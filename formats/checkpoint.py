@@ -257,20 +257,32 @@ class StateStore(StateLocking):
         return sorted(rounds)
 
     def manifest(self, round_: int) -> dict | None:
-        """generation.json of a round, or None when missing or damaged (not JSON).
+        """generation.json of a round, or None when missing or damaged (not a JSON object).
 
         Raises:
             EnvironmentFaultError: the file cannot be read (permission, I/O error: :func:`read_fault`).
         """
+        return self._manifest(round_)[0]
+
+    def _manifest(self, round_: int) -> tuple[dict | None, str]:
+        """(generation.json of a round, "") or (None, what is wrong with it: missing, not JSON, ...);
+        raises :func:`read_fault`'s error for a file the machine will not let copter read."""
         path = self.root / gen_name(round_) / "generation.json"
         try:
-            return json.loads(path.read_text())
+            man = json.loads(path.read_text())
+        except FileNotFoundError:
+            return None, "generation.json is missing"
         except OSError as err:
             if is_environment_fault(err):
                 raise read_fault(err, path) from err
-            return None
-        except ValueError:
-            return None
+            return None, f"generation.json cannot be read ({err.strerror or err})"
+        except ValueError as err:
+            return None, f"generation.json is not JSON ({err})"
+        except RecursionError:
+            return None, "generation.json is not JSON copter reads (nested too deeply)"
+        if not isinstance(man, dict):
+            return None, f"generation.json is a JSON {type(man).__name__}, not an object"
+        return man, ""
 
     def is_complete(self, round_: int) -> bool:
         """True when the generation's manifest is readable and every file it lists exists with its size,
@@ -397,8 +409,8 @@ class StateStore(StateLocking):
         return verify if verify and self._recent(round_) is None else False
 
     def damage(self, round_: int, verify: Verify = False) -> str:
-        """Why a generation is not complete: its manifest is missing or damaged, or the first file that is
-        missing or whose size differs from generation.json, or (``verify``) whose
+        """Why a generation is not complete: its manifest is missing or damaged (not JSON, another round's),
+        or the first file that is missing or whose size differs from generation.json, or (``verify``) whose
         content differs from the CRC-32 generation.json records ("" when it is complete).
 
         A file the machine will not let copter read (permission denied, EIO) is no damage: it raises
@@ -410,9 +422,14 @@ class StateStore(StateLocking):
                 ``rel -> bool``: the checksums of the files it accepts (those the caller will read). A
                 generation written before checksums were recorded has sizes checked only.
         """
-        man = self.manifest(round_)
-        if not man or man.get("round") != round_ or not isinstance(man.get("files"), dict):
-            return "generation.json is missing or unreadable"
+        man, why = self._manifest(round_)
+        if man is None:
+            return why
+        if man.get("round") != round_:
+            return (f"generation.json says round {man.get('round')!r}, but it is in the folder of round {round_} "
+                    f"({gen_name(round_)})")
+        if not isinstance(man.get("files"), dict):
+            return "generation.json lists no files (its \"files\" is missing or not an object)"
         folder = self.root / gen_name(round_)
         for sub in (folder, folder / "problem"):
             try:
