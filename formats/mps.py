@@ -52,6 +52,12 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   starting in column 1 that is no section header is refused (HiGHS's free parser reads it as data).
   Fixed format: text in a blank column (4, 13-14, 23-24, 48-49) is refused, not cut; only a real
   ``'MARKER'`` field makes an integer marker line (``formats/mps_numbers.py``).
+* *copter* rejects, naming the line, what HiGHS would merge or misplace without a word
+  (``formats/mps_sections.py``): a section out of the order NAME, OBJNAME, ROWS, COLUMNS, RHS, RANGES, BOUNDS
+  (RANGES before RHS was applied to a rhs of 0), a second vector set name in RHS/RANGES/BOUNDS (merged), a
+  free-format RHS entry on a second N row (read as the objective constant), and in fixed format an OBJSENSE
+  not right after NAME with its value from column 3, or any OBJNAME (a garbage model); integer markers must
+  pair up (an unclosed INTORG made every later column integer).
 * *copter* rejects a ``BV`` bound line whose value is not 0 or 1 (``BV BND x 5``: the convention and HiGHS
   ignore the value, so the bound the writer meant would be dropped; ``formats/mps_binary_values.py``).
 * *copter* rejects an ``OBJSENSE`` section whose value is not MIN/MAX (HiGHS ignores it), an ``FR``/
@@ -127,8 +133,12 @@ from formats.mps_names import check_bound_columns, locate_undefined_rows, traili
 from formats.mps_sections import (
     check_bound_set_names,
     check_end,
+    check_fixed_objective_sections,
     check_objective_name,
     check_repeated_sections,
+    check_rhs_on_free_rows,
+    check_section_order,
+    check_single_vector_sets,
     objective_row,
     objective_sense,
 )
@@ -246,6 +256,7 @@ def _prescan(data, path: str, idx: dict[bytes, list[int]]) -> int:
     if idx.get(b"") and idx[b""][0] < end:  # HiGHS's free parser reads it as a data line, the fixed one as a section
         _raise_unknown_at(data, path, idx[b""][0])
     check_repeated_sections(data, path, idx, _line_of)
+    check_section_order(data, path, idx, _line_of)
     sense = objective_sense(data, path, idx, _is_header, _line_of)  # a bad value is refused before HiGHS reads
     if idx.get(b"COLUMNS") and data.find(b"MARKER") >= 0:
         _check_contiguous_columns(data, path, idx[b"COLUMNS"][0])
@@ -283,13 +294,29 @@ def _check_contiguous_columns(data, path: str, p: int) -> None:
     end = _section_end(data, p + 1)
     seen: set = set()
     current = None
+    opened = None  # line of the INTORG marker whose block is open
     lines = bytes(data[p:end]).split(b"\n")
     for k, raw in enumerate(lines[1:], start=1):
         toks = raw.split()
         if not toks or raw[:1] == b"*":
             continue
-        if (len(toks) == 3 and toks[1] == b"'MARKER'") or raw[14:22] == b"'MARKER'":
+        free = len(toks) == 3 and toks[1] == b"'MARKER'"
+        if free or raw[14:22] == b"'MARKER'":
             current = None  # a column may not straddle an integer marker
+            word = (toks[2] if free else raw[39:47].strip()).upper()
+            line = _line_of(data, p) + k
+            if word == b"'INTORG'":
+                if opened is not None:
+                    raise FormatError(f"a second INTORG marker while the integer block opened on line {opened} is "
+                                      "not closed: close it with an INTEND marker first", file=path, line=line)
+                opened = line
+            elif word == b"'INTEND'":
+                if opened is None:
+                    raise FormatError("INTEND marker with no open INTORG block", file=path, line=line)
+                opened = None
+            else:
+                raise FormatError(f"integer marker keyword {word.decode('latin-1')!r}: only 'INTORG' (open) and "
+                                  "'INTEND' (close) are read", file=path, line=line)
             continue
         name = toks[0]
         if name != current:
@@ -299,6 +326,10 @@ def _check_contiguous_columns(data, path: str, p: int) -> None:
                                   line=_line_of(data, p) + k, entity=name.decode("latin-1"))
             seen.add(name)
             current = name
+    if opened is not None:
+        raise FormatError("INTORG marker without a closing INTEND marker: every later column would silently be "
+                          "an integer column (HiGHS reads to the end of COLUMNS); add the INTEND marker",
+                          file=path, line=opened)
 
 
 def _find_token_line(path: str, pattern: bytes) -> int | None:
@@ -321,10 +352,21 @@ def _negative_up_rule(path: str, problem: Problem, fixed: bool = False) -> Probl
         pos = _header_index(data).get(b"BOUNDS", [])
         sec = b"".join(bytes(data[p:_section_end(data, p + 1)]) for p in pos)
     explicit = set()
+    cols = None
     for raw in sec.split(b"\n")[1:]:
         toks = raw.split()
-        if len(toks) >= 3 and toks[0].upper() in (b"LO", b"LI", b"FX", b"MI", b"FR", b"BV"):
-            explicit.update(toks[1:3])
+        kind = toks[0].upper() if toks and raw[:1] != b"*" else b""
+        if kind in (b"LO", b"LI", b"FX") and len(toks) >= 3:  # type [set] column value
+            explicit.add(toks[-2])
+        elif kind in (b"MI", b"FR", b"BV") and len(toks) >= 2:  # type [set] column [value]
+            if len(toks) == 2:
+                explicit.add(toks[1])
+            elif len(toks) >= 4:
+                explicit.add(toks[2])
+            else:  # 3 fields: (set, column) or (column, value); HiGHS takes field 2 whenever it is a column
+                if cols is None:
+                    cols = {str(c).encode("utf-8") for c in problem.col_names.tolist()}
+                explicit.add(toks[1] if toks[1] in cols else toks[2])
     names = problem.col_names[cand]
     # names compare as the UTF-8 bytes HiGHS read (copter refuses names that are not UTF-8)
     apply = np.array([str(s).encode("utf-8") not in explicit for s in names], dtype=bool)
@@ -426,6 +468,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
         h, status, messages = _highs_read(path)
         fixed = any(_FIXED_FORMAT in m for m in messages)
         if not is_error(status):
+            if fixed:  # a misplaced OBJSENSE makes that parser read a garbage model (the line checks would blame it)
+                check_fixed_objective_sections(data, path, idx, _line_of)
             _check_valueless_bounds(data, path, idx, fixed, lambda nm: _is_column(h, nm))
             check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
             if fixed:  # HiGHS's fixed parser keeps a repeated RHS/RANGES value or bound side without a warning
@@ -433,6 +477,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
             check_objective_name(data, path, idx, _is_header, _line_of, fixed)
             if not fixed:  # the fixed parser reads the set name by column position
                 check_bound_set_names(data, path, idx, lambda nm: _is_column(h, nm), _line_of)
+                check_rhs_on_free_rows(data, path, idx, _line_of)  # read as the objective constant
+            check_single_vector_sets(data, path, idx, _line_of, fixed, lambda nm: _is_column(h, nm))
             check_binary_values(data, path, idx, _line_of, fixed, lambda nm: _is_column(h, nm))  # BV x 5
     if is_error(status):
         nan_line = _find_token_line(path, _NAN_TOKEN)
@@ -441,11 +487,11 @@ def read_mps(path: str | os.PathLike) -> Problem:
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
+        if any(_FIXED_FORMAT in m for m in messages):  # a misplaced OBJSENSE/OBJNAME: the line checks would blame
+            with _text(path) as data:  # the lines HiGHS then misread
+                check_fixed_objective_sections(data, path, _header_index(data), _line_of)
         with _text(path) as data:  # HiGHS names no line for an unknown row or bound type
             idx = _header_index(data)
-            if idx.get(b"ROWS") and idx.get(b"COLUMNS") and idx[b"COLUMNS"][0] < idx[b"ROWS"][0]:
-                raise FormatError(f"COLUMNS comes before ROWS (line {_line_of(data, idx[b'ROWS'][0])}): ROWS must "
-                                  "define the rows first", file=path, line=_line_of(data, idx[b"COLUMNS"][0]))
             locate_bad_types(data, path, idx, _line_of)
         _raise_bad_token(path, any(_FIXED_FORMAT in m for m in messages))  # the likelier cause, named
         with _text(path) as data:  # HiGHS names no line for a lower bound >= 1e20 / an upper one <= -1e20

@@ -134,7 +134,7 @@ def locate_duplicate_values(data, path: str, idx: dict, line_of, messages: list[
             name = m.group(1).encode("utf-8")
             hit = next((pos for pos, f in _data_lines(data, idx, b"RANGES") if name in f[:-1]), None)
             if hit is not None:
-                raise FormatError(f"RANGES names the objective (N) row {m.group(1)!r}; a range applies to a "
+                raise FormatError(f"RANGES names the N (objective or free) row {m.group(1)!r}; a range applies to a "
                                   "constraint (HiGHS would ignore it)", file=path, line=line_of(data, hit),
                                   entity=m.group(1))
             continue

@@ -35,6 +35,7 @@ from formats.read_notes import note
 from solver.model.errors import FormatError
 
 SENSES = {b"MIN": 1, b"MINIMIZE": 1, b"MINIMISE": 1, b"MAX": -1, b"MAXIMIZE": -1, b"MAXIMISE": -1}
+_ORDER = {b"NAME": 0, b"OBJNAME": 1, b"ROWS": 2, b"COLUMNS": 3, b"RHS": 4, b"RANGES": 5, b"BOUNDS": 6}
 _ONCE = (b"ROWS", b"COLUMNS", b"RHS", b"RANGES", b"BOUNDS", b"OBJNAME")
 _SET4 = re.compile(rb"(?m)^[ \t]+[A-Z]{2}[ \t]+(\S+)[ \t]+\S+[ \t]+\S+[ \t\r]*$")  # field 2 of 4-field lines
 _SET3 = re.compile(rb"(?m)^[ \t]+(?:FR|MI|PL|BV)[ \t]+(\S+)[ \t]+(\S+)[ \t\r]*$")  # fields 2, 3
@@ -218,3 +219,142 @@ def check_bound_set_names(data, path: str, idx: dict, is_column, line_of) -> Non
                               f"read {_show(f2)!r} as the column (and {_show(f3)!r} as its value or nothing): "
                               "rename the bound set", file=path, line=line_of(data, body + hit.start()),
                               entity=_show(f2))
+
+
+def check_section_order(data, path: str, idx: dict, line_of) -> None:
+    """Sections must come in the standard order NAME, OBJNAME, ROWS, COLUMNS, RHS, RANGES, BOUNDS (each optional
+    but ROWS/COLUMNS; ENDATA last is :func:`check_end`'s). HiGHS reads another order differently without a word: a
+    RANGES section before RHS is applied to a right-hand side of 0, its fixed-format parser drops RANGES after
+    BOUNDS; an OBJNAME after ROWS is read as a ROWS entry. ``OBJSENSE`` is read by copter itself in free format
+    (:func:`objective_sense`, anywhere); in fixed format :func:`check_fixed_objective_sections` places it.
+
+    Raises:
+        FormatError: naming the misplaced header's line and the section it should follow.
+    """
+    top = None
+    for p, n in sorted((idx[n][0], n) for n in _ORDER if idx.get(n)):
+        if top is not None and _ORDER[n] < _ORDER[top[1]]:
+            raise FormatError(f"section order: {top[1].decode()} comes before {n.decode()} (line {line_of(data, p)}); "
+                              "MPS sections go in the order NAME, OBJSENSE/OBJNAME, ROWS, COLUMNS, RHS, RANGES, BOUNDS, "
+                              "ENDATA (HiGHS "
+                              "would read another order differently without a word): move the section",
+                              file=path, line=line_of(data, top[0]))
+        if top is None or _ORDER[n] > _ORDER[top[1]]:
+            top = (p, n)
+
+
+def check_fixed_objective_sections(data, path: str, idx: dict, line_of) -> None:
+    """A file HiGHS read with its fixed-format parser (a name holds a space): that parser reads ``OBJSENSE`` only
+    as the section right after ``NAME``, with the header alone on its line and its one value on a line of its own
+    starting in column 3 (``  MAX``; comment lines may come between); elsewhere or laid out otherwise it misreads
+    the following sections (columns read as rows, an empty model) with status kOk. It does not read ``OBJNAME``
+    (or the ``OBJSENS`` spelling) at all. Layouts verified against HiGHS 1.16.
+
+    Raises:
+        FormatError: naming the OBJSENSE/OBJNAME line.
+    """
+    why = ("this file is read with HiGHS's fixed-format parser (a name holds a space), which reads OBJSENSE only "
+           "right after NAME, with its value alone on the next line starting in column 3 (e.g. '  MAX')")
+    for n in (b"OBJNAME", b"OBJSENS"):
+        if idx.get(n):
+            raise FormatError(f"{why}; it does not read {n.decode()}: drop the section", file=path,
+                              line=line_of(data, idx[n][0]))
+    pos = idx.get(b"OBJSENSE", ())
+    if not pos:
+        return
+    p = pos[0]
+    heads = sorted(q for k, qs in idx.items() if k for q in qs)
+    k = heads.index(p)
+    name = idx.get(b"NAME", ())
+    between = bytes(data[_eol(data, name[0]) + 1:p]).split(b"\n")[:-1] if name else []
+    after_name = k > 0 and name and heads[k - 1] == name[0] and all(ln[:1] == b"*" for ln in between)
+    end = heads[k + 1] if k + 1 < len(heads) else len(data)
+    values = []
+    q = _eol(data, p) + 1
+    while q < end:
+        e = _eol(data, q)
+        raw = bytes(data[q:e]).rstrip(b"\r")
+        if raw[:1] != b"*":
+            values.append((raw, line_of(data, q)))
+        q = e + 1
+    ok = after_name and len(bytes(data[p:_eol(data, p)]).split()) == 1 and len(values) == 1 and \
+        values[0][0][:2] == b"  " and values[0][0][2:3] not in (b" ", b"\t", b"")
+    if not ok:
+        raise FormatError(f"{why}; HiGHS would misread the sections after it without a word", file=path,
+                          line=line_of(data, p))
+
+
+def _data_lines(data, p: int):
+    """(offset, line bytes) of the data lines of the section whose header starts at ``p`` (comments and blank
+    lines left out)."""
+    q = _eol(data, p) + 1
+    while q < len(data) and not data[q:q + 1].isalpha():
+        e = _eol(data, q)
+        raw = bytes(data[q:e]).rstrip(b"\r")
+        if raw.strip() and raw[:1] != b"*":
+            yield q, raw
+        q = e + 1
+
+
+def check_single_vector_sets(data, path: str, idx: dict, line_of, fixed: bool, is_column) -> None:
+    """One vector set per ``RHS``/``RANGES``/``BOUNDS`` section: MPS keeps alternative right-hand sides, ranges or
+    bounds under distinct set names, and HiGHS merges them all into one model without a word (GLPK refuses them,
+    other readers take the first set only). A line without a set name (``RHS`` with 2 or 4 fields, ``BOUNDS`` without
+    one) belongs to no set and goes with any. Free format: the set name is field 1 of ``RHS``/``RANGES`` lines and field 2 of
+    ``BOUNDS`` lines that have room for one (4 fields; 3 for ``FR``/``MI``/``PL``/``BV`` when field 2 is no column,
+    as HiGHS reads it); fixed format: columns 5-12.
+
+    Raises:
+        FormatError: naming the first line with a second set name.
+    """
+    for sec in (b"RHS", b"RANGES", b"BOUNDS"):
+        for p in idx.get(sec, ())[:1]:
+            first = None
+            for q, raw in _data_lines(data, p):
+                toks = raw.split()
+                if fixed:
+                    name = raw[4:12].strip()
+                elif sec == b"RHS":
+                    name = toks[0] if len(toks) % 2 else b""
+                elif sec == b"RANGES":
+                    name = toks[0]
+                elif len(toks) >= 4:
+                    name = toks[1]
+                elif len(toks) == 3 and toks[0].upper() in (b"FR", b"MI", b"PL", b"BV"):
+                    name = b"" if is_column(toks[1]) else toks[1]
+                else:
+                    name = b""
+                if not name:
+                    continue
+                if first is None:
+                    first = (name, line_of(data, q))
+                elif name != first[0]:
+                    raise FormatError(f"{sec.decode()} has a second vector set {_show(name)!r} (the first, "
+                                      f"{_show(first[0])!r}, on line {first[1]}); HiGHS would merge the sets into one "
+                                      "model without a word: keep one set per section", file=path,
+                                      line=line_of(data, q), entity=_show(name))
+
+
+def check_rhs_on_free_rows(data, path: str, idx: dict, line_of) -> None:
+    """Free format: HiGHS's free parser drops a second (third, ...) ``N`` row with its ``COLUMNS`` entries but reads
+    an ``RHS`` entry on it as the objective constant. Refused, as its fixed-format parser's case is
+    (``formats/mps_fixed_names.py``).
+
+    Raises:
+        FormatError: naming the RHS line and the row.
+    """
+    rows = idx.get(b"ROWS", ())
+    if not rows or not idx.get(b"RHS"):
+        return
+    n_rows = [toks[1] for _, raw in _data_lines(data, rows[0])
+              if len(toks := raw.split()) >= 2 and toks[0].upper() == b"N"]
+    later = set(n_rows[1:])
+    if not later:
+        return
+    for q, raw in _data_lines(data, idx[b"RHS"][0]):
+        toks = raw.split()
+        for name in toks[len(toks) % 2::2]:
+            if name in later:
+                raise FormatError(f"RHS entry names row {_show(name)!r}, a second N (free) row: HiGHS drops that "
+                                  "row but would read this entry as the objective constant without a word; remove "
+                                  "the entry (or the row)", file=path, line=line_of(data, q), entity=_show(name))
