@@ -379,6 +379,28 @@ def _negative_up_rule(path: str, problem: Problem, fixed: bool = False) -> Probl
     return problem.replace(col_lower=lower)
 
 
+_NO_BOUND = re.compile(r'No bound given for (\w+) row "([^"]*)"')
+
+
+def _locate_missing_bound_value(data, path: str, idx: dict, messages: list[str]) -> None:
+    """HiGHS's "No bound given for UP row "4"" (no line): a 3-field ``BOUNDS`` line whose field 2 is no column,
+    so HiGHS took it for the set name and the value for the column (``UP xx 4`` with ``xx`` undefined, or
+    ``UP BND 4`` with the column left out) -> FormatError naming that line."""
+    m = next((m for m in map(_NO_BOUND.search, messages) if m), None)
+    if m is None or not idx.get(b"BOUNDS"):
+        return
+    kind, name = m.group(1).encode(), m.group(2).encode("utf-8")
+    p = idx[b"BOUNDS"][0]
+    for k, raw in enumerate(bytes(data[p:_section_end(data, p + 1)]).split(b"\n")[1:], start=1):
+        toks = raw.split()
+        if raw[:1] != b"*" and len(toks) == 3 and toks[0].upper() == kind and toks[2] == name:
+            f2 = toks[1].decode("utf-8", "replace")
+            raise FormatError(f"BOUNDS line {raw.strip().decode('utf-8', 'replace')!r} has no value: {f2!r} is no "
+                              f"column COLUMNS defines, so HiGHS read it as the bound set and "
+                              f"{m.group(2)!r} as the column; name a defined column and its value",
+                              file=path, line=_line_of(data, p) + k, entity=f2)
+
+
 def _raise_unknown_section(path: str) -> None:
     """On a failed read: a line starting at column 1 with a word that is no MPS section is the likely
     cause, and says more than HiGHS's follow-up message -> FormatError naming it and its line."""
@@ -493,6 +515,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
         with _text(path) as data:  # HiGHS names no line for an unknown row or bound type
             idx = _header_index(data)
             locate_bad_types(data, path, idx, _line_of)
+            _locate_missing_bound_value(data, path, idx, messages)
         _raise_bad_token(path, any(_FIXED_FORMAT in m for m in messages))  # the likelier cause, named
         with _text(path) as data:  # HiGHS names no line for a lower bound >= 1e20 / an upper one <= -1e20
             locate_infinite_bound(data, path, _header_index(data), _line_of, messages)

@@ -198,3 +198,12 @@ def test_init_exits_3_naming_the_line_and_leaves_no_state(tmp_path, text, line):
     err = json.loads(out)["error"]
     assert code == 3 and err["line"] == line and err["file"] == str(bad), err
     assert not (tmp_path / "st" / "CURRENT").exists()
+
+
+@pytest.mark.parametrize("bound,entity", [(" UP xx 4", "xx"), (" UP BND 4", "BND")])
+def test_three_field_bound_on_no_column_is_named_with_its_line(tmp_path, bound, entity):
+    """HiGHS's message was 'No bound given for UP row "4"', naming no line (field 2 is no column: read as the set)."""
+    text = ("NAME t\nROWS\n N obj\n L c1\nCOLUMNS\n x obj 1 c1 1\n y obj 1 c1 1\nRHS\n RHS c1 10\nBOUNDS\n"
+            f"{bound}\nENDATA\n")
+    e = _refused(tmp_path, text, 11, "has no value", "no column")
+    assert e.entity == entity
