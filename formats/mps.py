@@ -427,14 +427,26 @@ def _raise_unknown_at(data, path: str, p: int) -> None:
                       "it as a data line or a section)", file=path, line=_line_of(data, p))
 
 
-def _highs_read(path: str):
-    """``Highs.readModel(path)`` with its log captured: ``(highs, status, WARNING/ERROR log lines)``."""
+_BLANK_LINE = re.compile(rb"(?m)^[ \t\r]*\n")  #: a line of nothing but blanks (and its newline)
+
+
+def _highs_read(path: str, data=None):
+    """``Highs.readModel(path)`` with its log captured: ``(highs, status, WARNING/ERROR log lines)``.
+
+    A file with blank lines (``data``, its text, holds one) is read from a copy without them: HiGHS's fixed-format
+    parser, which reads a file whose names hold spaces, never returns on a blank line (highspy 1.16: a 13-line
+    model with one, anywhere, hung for good; an adversarial hunt). Blank lines mean nothing in either format; a
+    fixed-format file with one is then refused (:func:`read_mps`), a free-format one read as before."""
     h = new_highs()
     with tempfile.TemporaryDirectory(prefix="copter-mps-") as tmp:
         log = os.path.join(tmp, "highs.log")
         h.setOptionValue("output_flag", True)
         h.setOptionValue("log_to_console", False)
         h.setOptionValue("log_file", log)
+        if data is not None and _BLANK_LINE.search(data):
+            path = os.path.join(tmp, "model.mps")
+            with open(path, "wb") as f:
+                f.write(_BLANK_LINE.sub(b"", data))
         if path.lower().endswith(".gz") and not path.endswith(".gz"):  # HiGHS takes only a lower-case .gz suffix
             link = os.path.join(tmp, "model.mps.gz")  # (copter's kind_of any case): read x.mps.GZ through a link
             os.symlink(os.path.abspath(path), link)
@@ -487,8 +499,13 @@ def read_mps(path: str | os.PathLike) -> Problem:
     with _text(path) as data:  # one read (one decompression) for the text checks
         idx = _header_index(data)
         sense = _prescan(data, path, idx)
-        h, status, messages = _highs_read(path)
+        h, status, messages = _highs_read(path, data)
         fixed = any(_FIXED_FORMAT in m for m in messages)
+        blank = _BLANK_LINE.search(data) if fixed else None
+        if blank is not None:  # copter's fixed-format line readers take a blank line for a data line
+            raise FormatError("a blank line in a file read with HiGHS's fixed-format parser (a name holds a space), "
+                              "which cannot read one (HiGHS 1.16 never returned): remove the blank lines",
+                              file=path, line=_line_of(data, blank.start()))
         if not is_error(status):
             if fixed:  # a misplaced OBJSENSE makes that parser read a garbage model (the line checks would blame it)
                 check_fixed_objective_sections(data, path, idx, _line_of)
