@@ -222,8 +222,8 @@ class StateStore(StateLocking):
         path = self.root / "config.json"
         try:
             body = json.loads(path.read_text())
-        except FileNotFoundError:
-            if not required:
+        except (FileNotFoundError, NotADirectoryError):  # the state path is a file: said by the state's own check
+            if not required or not self.root.is_dir():
                 return {}
             raise StateError("config.json is missing from the state directory: it holds the options init "
                              "stored for later rounds (restore it from a backup, or init a new state)",
