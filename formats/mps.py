@@ -509,6 +509,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
         if not is_error(status):
             if fixed:  # a misplaced OBJSENSE makes that parser read a garbage model (the line checks would blame it)
                 check_fixed_objective_sections(data, path, idx, _line_of)
+                check_section_order(data, path, idx, _line_of, fixed=True)  # it drops RANGES after BOUNDS
             _check_valueless_bounds(data, path, idx, fixed, lambda nm: _is_column(h, nm))
             check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
             if fixed:  # HiGHS's fixed parser keeps a repeated RHS/RANGES value or bound side without a warning

@@ -221,25 +221,28 @@ def check_bound_set_names(data, path: str, idx: dict, is_column, line_of) -> Non
                               entity=_show(f2))
 
 
-def check_section_order(data, path: str, idx: dict, line_of) -> None:
+def check_section_order(data, path: str, idx: dict, line_of, fixed: bool = False) -> None:
     """Sections must come in the standard order NAME, OBJNAME, ROWS, COLUMNS, RHS, RANGES, BOUNDS (each optional
     but ROWS/COLUMNS; ENDATA last is :func:`check_end`'s). HiGHS reads another order differently without a word: a
     RANGES section before RHS is applied to a right-hand side of 0, its fixed-format parser drops RANGES after
     BOUNDS; an OBJNAME after ROWS is read as a ROWS entry. ``OBJSENSE`` is read by copter itself in free format
     (:func:`objective_sense`, anywhere); in fixed format :func:`check_fixed_objective_sections` places it.
+    RANGES and BOUNDS may come in either order unless ``fixed`` (the file was read with the fixed-format parser:
+    checked again once that is known); HiGHS's free parser reads BOUNDS before RANGES as the standard order.
 
     Raises:
         FormatError: naming the misplaced header's line and the section it should follow.
     """
+    order = _ORDER if fixed else {**_ORDER, b"BOUNDS": _ORDER[b"RANGES"]}
     top = None
-    for p, n in sorted((idx[n][0], n) for n in _ORDER if idx.get(n)):
-        if top is not None and _ORDER[n] < _ORDER[top[1]]:
+    for p, n in sorted((idx[n][0], n) for n in order if idx.get(n)):
+        if top is not None and order[n] < order[top[1]]:
             raise FormatError(f"section order: {top[1].decode()} comes before {n.decode()} (line {line_of(data, p)}); "
                               "MPS sections go in the order NAME, OBJSENSE/OBJNAME, ROWS, COLUMNS, RHS, RANGES, BOUNDS, "
                               "ENDATA (HiGHS "
                               "would read another order differently without a word): move the section",
                               file=path, line=line_of(data, top[0]))
-        if top is None or _ORDER[n] > _ORDER[top[1]]:
+        if top is None or order[n] > order[top[1]]:
             top = (p, n)
 
 
