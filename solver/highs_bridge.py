@@ -156,59 +156,19 @@ STOP_WAIT_SECONDS = 1.0
 WAIT_STEP_SECONDS = 0.05
 
 
-class _Helper:
-    """The thread HiGHS runs in for the main thread (:func:`interruptible`): one kept for the process, because a
-    thread's first HiGHS run builds its HiGHS scheduler (HiGHS keeps one per thread), which cost 3 ms a call with
-    a thread per call (0.3 ms kept). ``busy`` while it runs a call; one left running (an interrupt HiGHS did not
-    stop at) is replaced, as is one a fork left behind."""
-
-    def __init__(self) -> None:
-        import queue
-
-        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self.busy = False
-        self.threads: int | None = None  #: the ``threads`` option its scheduler was built for (None: not yet)
-        self.thread = threading.Thread(target=self._serve, name="copter-highs", daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            self.jobs.get()()
-
-    def scheduler_for(self, h: highspy.Highs) -> None:
-        """In this thread: rebuild its HiGHS scheduler when ``h`` asks for another thread count than it was built
-        for (the main thread's :func:`configure_threads` reaches only the main thread's scheduler)."""
-        value = h.getOptionValue("threads")
-        threads = int(value[1] if isinstance(value, tuple) else value)
-        if self.threads is not None and threads != self.threads:
-            highspy.Highs.resetGlobalScheduler(True)
-        self.threads = threads
-
-
-_HELPER: list[_Helper] = []
-
-
-def _helper() -> _Helper:
-    """The kept :class:`_Helper`, a new one when there is none, it is busy (a call left running) or it is gone
-    (a fork: the child has only the thread that forked)."""
-    if not _HELPER or _HELPER[0].busy or not _HELPER[0].thread.is_alive():
-        _HELPER[:] = [_Helper()]
-    return _HELPER[0]
-
-
 def interruptible(h: highspy.Highs, call, *, deadline: float | None = None):
-    """``call()`` (``h.run``, ``h.presolve``, ``h.getIis``) such that a signal is acted on at once: every place
-    HiGHS runs in copter goes through here.
+    """``call()`` (``h.run`` or ``h.presolve``) such that a signal is acted on at once: every place HiGHS runs
+    in copter goes through here.
 
     Python runs a signal handler only on the main thread between bytecodes, and a thread inside HiGHS's C
     ``run()`` executes none, so the CLI's SIGINT/SIGTERM handler (``copter_cli.entry``: exit 130/143 with the
     state unchanged) used to wait for HiGHS to return (95-122 s late on a large ``compare --baseline
-    highs``). On the main thread, ``call`` therefore runs in a kept helper thread (:class:`_Helper`; highspy
-    releases the GIL in ``run()`` and ``presolve()``) while the main thread waits in :data:`WAIT_STEP_SECONDS`
-    steps, so the handler runs at once: it ends the process, or (inside a ``formats.undo`` region, or for a
-    library caller) raises KeyboardInterrupt here, which stops HiGHS through its simplex, IPM and MIP interrupt
-    callbacks (waiting up to :data:`STOP_WAIT_SECONDS` for it) before the exception goes on. Elsewhere (a
-    pool's thread, which receives no signals) ``call`` runs directly. ``deadline`` (``time.perf_counter()``
+    highs``). On the main thread, ``call`` therefore runs in a helper thread (highspy releases the GIL in
+    ``run()`` and ``presolve()``) while the main thread waits in :data:`WAIT_STEP_SECONDS` steps, so the handler
+    runs at once: it ends the process, or (inside a ``formats.undo`` region, or for a library caller)
+    raises KeyboardInterrupt here, which stops HiGHS through its simplex, IPM and MIP interrupt callbacks
+    (waiting up to :data:`STOP_WAIT_SECONDS` for it) before the exception goes on. Elsewhere (a pool's
+    thread, which receives no signals) ``call`` runs directly. ``deadline`` (``time.perf_counter()``
     seconds) also interrupts a MIP there (:func:`run`).
     """
     stop = [False]
@@ -229,20 +189,21 @@ def interruptible(h: highspy.Highs, call, *, deadline: float | None = None):
             return call()
         box: dict = {}
         done = threading.Event()  # not Thread.join: Python 3.11's join interrupted by a signal marks the thread ended
-        helper = _helper()
 
         def work() -> None:
             try:
-                helper.scheduler_for(h)
                 box["value"] = call()
             except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
                 box["error"] = err
             finally:
-                helper.busy = False
-                done.set()
+                # this thread's HiGHS scheduler (HiGHS keeps one per thread) ends with it, as highspy's own
+                # threaded solve does
+                try:
+                    highspy.Highs.resetThreadScheduler(False)
+                finally:
+                    done.set()
 
-        helper.busy = True
-        helper.jobs.put(work)
+        threading.Thread(target=work, name="copter-highs", daemon=True).start()
         try:
             while not done.wait(WAIT_STEP_SECONDS):
                 pass

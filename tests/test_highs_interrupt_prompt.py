@@ -21,7 +21,7 @@ from formats.io import write_problem
 from solver.model.problem import Problem
 from tests.helpers import REPO
 
-POSIX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals, /proc-free but POSIX")
 
 #: the console script, with a line on stderr each time HiGHS's run() starts (the test's marker: no progress line
 #: is drawn when stderr is not a terminal)
@@ -73,7 +73,6 @@ def state(tmp_path_factory):
     return d / "st"
 
 
-@POSIX
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_compare_highs_exits_at_once_on_a_signal_with_the_state_unchanged(state, sig):
     before = _digest(state)
@@ -125,7 +124,6 @@ except KeyboardInterrupt:
 """
 
 
-@POSIX
 def test_a_library_callers_keyboardinterrupt_stops_highs():
     """Without the CLI's handler, Python's KeyboardInterrupt reaches the caller at once, and HiGHS has stopped
     (its interrupt callbacks) by then: no thread left solving in the background, using the CPU."""
@@ -135,16 +133,3 @@ def test_a_library_callers_keyboardinterrupt_stops_highs():
     assert words and words[0] == "interrupted", proc.stdout + proc.stderr[-2000:]
     assert float(words[1]) < 1.5 + 1.5, proc.stdout
     assert float(words[2]) < 0.3, proc.stdout  # HiGHS no longer solving
-
-
-def test_the_kept_helper_thread_follows_a_changed_thread_count():
-    """HiGHS keeps one scheduler per thread and refuses a run asking for another thread count (model status
-    kNotset) unless that thread's scheduler is rebuilt: the helper thread rebuilds its own."""
-    from solver.highs_bridge import is_optimal, new_highs, run, to_highs_lp
-    from tests.helpers import small_lp
-
-    for threads in (1, 2, 1):
-        h = new_highs(threads)
-        h.passModel(to_highs_lp(small_lp(), with_names=False))
-        ok, _ = run(h)
-        assert ok and is_optimal(h), threads
