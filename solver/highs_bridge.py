@@ -177,15 +177,12 @@ def interruptible(h: highspy.Highs, call, *, deadline: float | None = None):
         if stop[0] or (deadline is not None and time.perf_counter() >= deadline):
             event.interrupt()
 
-    waits = threading.current_thread() is threading.main_thread()
-    # the callbacks cost a Python call per simplex iteration: off the main thread only the MIP deadline's
-    hooks = (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt) if waits else \
-        ((h.cbMipInterrupt,) if deadline is not None else ())
+    hooks = (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt)
     for hook in hooks:
         hook.subscribe(_interrupt)
     stopped = True
     try:
-        if not waits:
+        if threading.current_thread() is not threading.main_thread():
             return call()
         box: dict = {}
         done = threading.Event()  # not Thread.join: Python 3.11's join interrupted by a signal marks the thread ended
