@@ -5,8 +5,7 @@
   ``time_limit`` is cumulative per instance: a budget is set on top of ``getRunTime()``);
 - models: :func:`to_highs_lp` / :func:`from_highs_lp` (Problem <-> ``HighsLp``), :func:`pass_model` (and
   why HiGHS refused one), :func:`pass_problem` (straight from a Problem's arrays), :func:`change_sense`;
-- running: :func:`run` (a per-call time budget, and a wall deadline through the MIP interrupt callback) and
-  :func:`interruptible` (every HiGHS run and presolve: a signal is handled at once, HiGHS stopped);
+- running: :func:`run` (a per-call time budget, and a wall deadline through the MIP interrupt callback);
 - reading back: :func:`status_of` (HiGHS model status -> copter :class:`~solver.model.status.Status`),
   :func:`status_text`, :func:`is_optimal`, :func:`is_infeasible`, :func:`read_point`,
   :func:`read_duals`, :func:`objective_value`, :func:`mip_info`, :func:`run_info`, the basis (:func:`get_basis`, :func:`set_basis`) and start points
@@ -23,7 +22,6 @@ over nonzeros (highspy returns the matrix as Python lists, converted once with n
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 import highspy
@@ -138,83 +136,26 @@ def run(h: highspy.Highs, *, is_mip: bool = False, time_limit_seconds: float = m
 
     Sets the budget with :func:`set_time_budget`. HiGHS's MIP clock has been seen to restart after a model
     change, so for a MIP with a finite budget a wall-clock deadline is also enforced through the
-    ``cbMipInterrupt`` callback (model status kInterrupt at the deadline). The run itself goes through
-    :func:`interruptible` (a signal is handled at once while HiGHS works).
+    ``cbMipInterrupt`` callback (model status kInterrupt at the deadline).
     """
     budget = float(time_limit_seconds)
     set_time_budget(h, budget)
     start = time.perf_counter()
-    deadline = start + budget if is_mip and math.isfinite(budget) else None
-    status = interruptible(h, h.run, deadline=deadline)
-    return not is_error(status), time.perf_counter() - start
-
-
-#: how long an interrupted wait gives HiGHS to stop at its next interrupt check before the exception goes on
-#: without it (a step with no such check: PDLP, presolve, a factorisation)
-STOP_WAIT_SECONDS = 1.0
-#: the main thread's wait step while HiGHS works: the longest a signal waits for its Python handler
-WAIT_STEP_SECONDS = 0.05
-
-
-def interruptible(h: highspy.Highs, call, *, deadline: float | None = None):
-    """``call()`` (``h.run`` or ``h.presolve``) such that a signal is acted on at once: every place HiGHS runs
-    in copter goes through here.
-
-    Python runs a signal handler only on the main thread between bytecodes, and a thread inside HiGHS's C
-    ``run()`` executes none, so the CLI's SIGINT/SIGTERM handler (``copter_cli.entry``: exit 130/143 with the
-    state unchanged) used to wait for HiGHS to return (95-122 s late on a large ``compare --baseline
-    highs``). On the main thread, ``call`` therefore runs in a helper thread (highspy releases the GIL in
-    ``run()`` and ``presolve()``) while the main thread waits in :data:`WAIT_STEP_SECONDS` steps, so the handler
-    runs at once: it ends the process, or (inside a ``formats.undo`` region, or for a library caller)
-    raises KeyboardInterrupt here, which stops HiGHS through its simplex, IPM and MIP interrupt callbacks
-    (waiting up to :data:`STOP_WAIT_SECONDS` for it) before the exception goes on. Elsewhere (a pool's
-    thread, which receives no signals) ``call`` runs directly. ``deadline`` (``time.perf_counter()``
-    seconds) also interrupts a MIP there (:func:`run`).
-    """
-    stop = [False]
+    deadline = start + budget
 
     def _interrupt(event) -> None:
-        if stop[0] or (deadline is not None and time.perf_counter() >= deadline):
+        if time.perf_counter() >= deadline:
             event.interrupt()
 
-    hooks = (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt)
-    for hook in hooks:
-        hook.subscribe(_interrupt)
-    stopped = True
+    watch = is_mip and math.isfinite(budget)
+    if watch:
+        h.cbMipInterrupt.subscribe(_interrupt)
     try:
-        if threading.current_thread() is not threading.main_thread():
-            return call()
-        box: dict = {}
-        done = threading.Event()  # not Thread.join: Python 3.11's join interrupted by a signal marks the thread ended
-
-        def work() -> None:
-            try:
-                box["value"] = call()
-            except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
-                box["error"] = err
-            finally:
-                # this thread's HiGHS scheduler (HiGHS keeps one per thread) ends with it, as highspy's own
-                # threaded solve does
-                try:
-                    highspy.Highs.resetThreadScheduler(False)
-                finally:
-                    done.set()
-
-        threading.Thread(target=work, name="copter-highs", daemon=True).start()
-        try:
-            while not done.wait(WAIT_STEP_SECONDS):
-                pass
-        except BaseException:
-            stop[0] = True
-            stopped = done.wait(STOP_WAIT_SECONDS)
-            raise
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
+        status = h.run()
     finally:
-        if stopped:  # an instance HiGHS still runs on is left as it is (no callback change under it)
-            for hook in hooks:
-                hook.unsubscribe(_interrupt)
+        if watch:
+            h.cbMipInterrupt.unsubscribe(_interrupt)
+    return not is_error(status), time.perf_counter() - start
 
 
 def is_error(status: highspy.HighsStatus) -> bool:
@@ -598,7 +539,7 @@ def _highs_iis(model: Problem, problem: Problem, time_limit_seconds: float, thre
         h.setOptionValue("iis_time_limit", budget if math.isfinite(budget) else math.inf)
         h.setOptionValue("iis_strategy", int(highspy.IisStrategy.kIisStrategyFromLp)
                          | int(highspy.IisStrategy.kIisStrategyIrreducible))
-        status, iis = interruptible(h, h.getIis)
+        status, iis = h.getIis()
         out["status"] = "error" if is_error(status) else IIS_STATUS.get(int(iis.status_), "unknown")
         rows = np.asarray(iis.row_index_, dtype=np.int64)
         row_bound = np.asarray(iis.row_bound_, dtype=np.int64)

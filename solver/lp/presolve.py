@@ -485,7 +485,7 @@ def _presolve(h: Highs, problem: Problem, t_start: float, seconds: dict):
 
     if not _hb().pass_problem(h, problem):
         h.passModel(to_highs_lp(problem, with_names=False, relax=True))
-    _hb().interruptible(h, h.presolve)
+    h.presolve()
     pstat = h.getModelPresolveStatus()
     seconds["presolve"] = time.perf_counter() - t_start
     return pstat
