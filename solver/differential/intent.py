@@ -226,10 +226,11 @@ def check_normalisation_twins(problem, p: Parsed, delta, side: dict, is_col: boo
     wide = pc.invert(pc.string_is_ascii(new))
     if not pc.any(wide).as_py():
         return
-    old = problem.col_names if is_col else problem.row_names
+    index = side["index"]  # the side's names as Arrow when the lookup had them (a loaded checkpoint's), else built
+    old = index if isinstance(index, pa.Array) else \
+        pa.array((problem.col_names if is_col else problem.row_names).tolist(), pa.string())
     if side["keep"] is not None:
-        old = old[side["keep"]]
-    old = pa.array(old.tolist(), pa.string())
+        old = old.filter(pa.array(side["keep"]))
     old = old.filter(pc.invert(pc.string_is_ascii(old)))
     at = np.flatnonzero(wide.to_numpy(zero_copy_only=False))
     new_wide = new.take(pa.array(at))

@@ -371,13 +371,11 @@ class _ShipmentLost(Exception):
 
 def _call_shipped(fn, shipment: shipping.Shipment, kill: bool):
     """Worker side of :func:`map_parts` with shared memory: :func:`_call` on the unpacked arguments."""
-    if kill:
-        os.kill(os.getpid(), signal.SIGKILL)
     try:
         args = shipping.unpack(shipment)
     except OSError as err:
         raise _ShipmentLost(str(err)) from err
-    return fn(*args)
+    return _call(fn, args, kill)
 
 
 def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | None = None,
