@@ -4,6 +4,7 @@ and both with the definitions they implement (random sparse data, hypothesis).""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,10 +38,10 @@ def _case(m, n, seed, density=0.3):
 
 
 def _eval(fn, csc, d, tau, tau_s, sigma, m, n):
-    out = dict(x=np.empty(n), s=np.empty(m), ax=np.empty(m), grad=np.empty(m),
+    out = dict(v=np.empty(n), x=np.empty(n), s=np.empty(m), ax=np.empty(m), grad=np.empty(m),
                col_active=np.zeros(n, np.uint8), row_active=np.zeros(m, np.uint8))
     psi = fn(*csc, d["w"], d["c"], d["xbar"], d["lv"], d["uv"], tau, d["sbar"], d["lc"], d["uc"], tau_s, d["y"],
-             sigma, out["x"], out["s"], out["ax"], out["grad"], out["col_active"], out["row_active"])
+             sigma, out["v"], out["x"], out["s"], out["ax"], out["grad"], out["col_active"], out["row_active"])
     return psi, out
 
 
@@ -60,6 +61,7 @@ def test_dual_eval_matches_twin_and_gradient_is_the_derivative(shape, tau, tau_s
     for k in o1:
         np.testing.assert_allclose(o1[k], o2[k], rtol=1e-10, atol=1e-10)
     # the maps are the projections the module docstring defines
+    np.testing.assert_allclose(o1["v"], A.T @ d["w"] - d["c"], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(o1["x"], np.clip(d["xbar"] + tau * (A.T @ d["w"] - d["c"]), d["lv"], d["uv"]))
     np.testing.assert_allclose(o1["s"], np.clip(d["sbar"] - tau_s * d["w"], d["lc"], d["uc"]))
     # the gradient is the derivative of Psi (central differences along a random direction)
@@ -69,6 +71,39 @@ def test_dual_eval_matches_twin_and_gradient_is_the_derivative(shape, tau, tau_s
     fd = (_eval(R.dual_eval_ref, csc, d_plus, tau, tau_s, sigma, m, n)[0]
           - _eval(R.dual_eval_ref, csc, d_minus, tau, tau_s, sigma, m, n)[0]) / (2 * h)
     assert abs(fd - o1["grad"] @ v) <= 1e-4 * (1.0 + abs(fd)) * (1.0 + tau + tau_s + 1.0 / sigma)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shapes, steps, steps, steps, st.floats(0.0, 4.0))
+def test_line_kernels_equal_a_fresh_evaluation_at_the_trial_point(shape, tau, tau_s, sigma, alpha):
+    """psi_on_line / dual_on_line move along d from v = A'w - c and A'd; they must give what dual_eval gives at
+    w + alpha d (and match their twins), or the line search would accept steps Psi does not take."""
+    m, n, seed = shape
+    A, csc, rng, d = _case(m, n, seed)
+    _, o = _eval(K.dual_eval, csc, d, tau, tau_s, sigma, m, n)
+    dirn = rng.standard_normal(m)
+    gd = A.T @ dirn
+    fresh_psi, fresh = _eval(K.dual_eval, csc, dict(d, w=d["w"] + alpha * dirn), tau, tau_s, sigma, m, n)
+    scale = 1.0 + abs(fresh_psi)
+    common = (d["xbar"], d["lv"], d["uv"], tau, d["w"], dirn, d["sbar"], d["lc"], d["uc"], tau_s, d["y"], sigma)
+    p_line = K.psi_on_line(alpha, o["v"], gd, *common)
+    assert abs(p_line - fresh_psi) <= 1e-10 * scale
+    assert abs(R.psi_on_line_ref(alpha, o["v"], gd, *common) - p_line) <= 1e-10 * scale
+    rest = (d["xbar"], d["lv"], d["uv"], tau, d["sbar"], d["lc"], d["uc"], tau_s, d["y"], sigma)
+    outs = []
+    for fn in (K.dual_on_line, R.dual_on_line_ref):
+        out = dict(w2=np.empty(m), v=np.empty(n), x=np.empty(n), s=np.empty(m), ax=np.empty(m), grad=np.empty(m),
+                   col_active=np.zeros(n, np.uint8), row_active=np.zeros(m, np.uint8))
+        psi = fn(*csc, alpha, o["v"], gd, d["w"], dirn, *rest, out["w2"], out["v"], out["x"], out["s"], out["ax"],
+                 out["grad"], out["col_active"], out["row_active"])
+        assert abs(psi - fresh_psi) <= 1e-10 * scale
+        outs.append(out)
+    assert K.dual_on_line(*csc, alpha, o["v"], gd, d["w"], dirn, *rest, *[np.empty_like(a) for a in outs[0].values()]) \
+        == p_line  # the same sums in the same order: the accepted step's Psi is the one the search tested
+    for k in fresh:
+        np.testing.assert_allclose(outs[0][k], fresh[k], rtol=1e-10, atol=1e-10 * (1 + alpha))
+        np.testing.assert_allclose(outs[1][k], fresh[k], rtol=1e-10, atol=1e-10 * (1 + alpha))
+    np.testing.assert_allclose(outs[0]["w2"], d["w"] + alpha * dirn, rtol=1e-15, atol=0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -133,3 +168,33 @@ def test_vector_kernels_match_twins(shape):
     K.csc_matvec(*csc, x, o1)
     R.csc_matvec_ref(*csc, x, o2)
     np.testing.assert_allclose(o1, o2, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shapes, st.floats(1e-3, 1e3))
+def test_primal_screen_is_original_kkts_primal_measures(shape, theta_b):
+    """The ALM skips its full KKT test of a Newton iterate when primal_screen says the primal measures fail:
+    it must compute what original_kkt's primal residual and worst row measure from the unscaled point."""
+    from solver.lp.kernels import bound_violation
+    from solver.lp.termination import row_absmax, row_violation_rel
+
+    m, n, seed = shape
+    A, csc, rng, d = _case(m, n, seed)
+    d1, d2 = rng.uniform(0.1, 10.0, m), rng.uniform(0.1, 10.0, n)
+    As = (sp.diags(d1) @ A @ sp.diags(d2)).tocsc()
+    xs = rng.standard_normal(n)
+    ax_s = As @ xs
+    ax = A @ (xs * d2 / theta_b)  # the point in original units, as ALM's x_to_orig maps it
+    lo, hi = d["lc"] * 3.0, d["uc"] * 3.0
+    absmax = row_absmax(A.indices.astype(np.int32), A.data, m)
+    floor = np.maximum(1.0, absmax)
+    want_pres2 = sum(bound_violation(a, b_lo, b_hi) ** 2 for a, b_lo, b_hi in zip(ax, lo, hi, strict=True))
+    want_worst = row_violation_rel(ax, lo, hi, absmax)[0]
+    for fn in (K.primal_screen, R.primal_screen_ref):
+        pres2, worst = fn(ax_s, d1, theta_b, lo, hi, floor)
+        assert abs(pres2 - want_pres2) <= 1e-9 * (1.0 + want_pres2)
+        assert abs(worst - want_worst) <= 1e-9 * (1.0 + want_worst)
+    nan_ax = ax_s.copy()
+    nan_ax[0] = np.nan  # no violation from a nan row: the full test, which sees it, decides
+    assert K.primal_screen(nan_ax, d1, theta_b, lo, hi, floor) == pytest.approx(
+        R.primal_screen_ref(nan_ax, d1, theta_b, lo, hi, floor))

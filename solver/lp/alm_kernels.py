@@ -31,13 +31,14 @@ kernel_cache.install()  # cached kernels load without numba's compiler set-up (s
 
 @njit(cache=True)
 def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
-              x, s, ax, grad, col_active, row_active):
+              v, x, s, ax, grad, col_active, row_active):
     """Evaluate Psi(w) and fill its gradient and the maps x(w), s(w) (module docstring).
 
     Args:
         cp (n+1,) int64, ci (nnz,) int32, cv (nnz,) float64: CSC of A.
         w (m,): the point; c, xbar, lv, uv (n,); sbar, lc, uc, y (m,); tau, tau_s, sigma > 0 scalars.
-    Outputs (overwritten): x (n,), s (m,), ax = A x (m,), grad (m,), col_active (n,) uint8 (1 where
+    Outputs (overwritten): v = A'w - c (n,) (what :func:`psi_on_line` and :func:`dual_on_line` move along
+        a direction), x (n,), s (m,), ax = A x (m,), grad (m,), col_active (n,) uint8 (1 where
         lv <= xbar + tau v <= uv and lv < uv), row_active (m,) uint8 (1 where lc <= sbar - tau_s w <= uc
         and lc < uc). At a kink (equality) the generalised Jacobian may take either side; the active side
         keeps the Newton system from ignoring columns that any move of w activates (many ties at a warm
@@ -55,8 +56,9 @@ def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma
         g = 0.0
         for p in range(cp[j], cp[j + 1]):
             g += cv[p] * w[ci[p]]
-        v = g - c[j]
-        z = xbar[j] + tau * v
+        v_j = g - c[j]
+        v[j] = v_j
+        z = xbar[j] + tau * v_j
         if z < lv[j]:
             xj = lv[j]
             col_active[j] = 0
@@ -68,7 +70,7 @@ def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma
             col_active[j] = 1 if lv[j] < uv[j] else 0
         x[j] = xj
         d = xj - xbar[j]
-        psi += v * xj - h * d * d
+        psi += v_j * xj - h * d * d
         if xj != 0.0:
             for p in range(cp[j], cp[j + 1]):
                 ax[ci[p]] += cv[p] * xj
@@ -90,6 +92,122 @@ def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma
         psi += -w[i] * si - hs * d * d + 0.5 * isig * w[i] * w[i] - isig * w[i] * y[i]
         grad[i] = ax[i] - si + isig * (w[i] - y[i])
     return psi
+
+
+@njit(cache=True)
+def psi_on_line(alpha, v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma):
+    """Psi(w + alpha d) without touching the matrix: A'(w + alpha d) - c = v + alpha gd (the line search's
+    shorter trials, ``solver.lp.alm_newton``).
+
+    Args:
+        alpha: the step. v = A'w - c (n,) (:func:`dual_eval`'s output), gd = A'd (n,),
+        w, d (m,): the point and the direction; the rest as :func:`dual_eval`.
+    Returns:
+        Psi(w + alpha d) (float), the same sums in the same order as :func:`dual_on_line` (O(n + m) work).
+    """
+    psi = 0.0
+    h = 0.5 / tau
+    for j in range(v.shape[0]):
+        v_j = v[j] + alpha * gd[j]
+        z = xbar[j] + tau * v_j
+        xj = lv[j] if z < lv[j] else (uv[j] if z > uv[j] else z)
+        dx = xj - xbar[j]
+        psi += v_j * xj - h * dx * dx
+    hs = 0.5 / tau_s
+    isig = 1.0 / sigma
+    for i in range(w.shape[0]):
+        wi = w[i] + alpha * d[i]
+        z = sbar[i] - tau_s * wi
+        si = lc[i] if z < lc[i] else (uc[i] if z > uc[i] else z)
+        ds = si - sbar[i]
+        psi += -wi * si - hs * ds * ds + 0.5 * isig * wi * wi - isig * wi * y[i]
+    return psi
+
+
+@njit(cache=True)
+def dual_on_line(cp, ci, cv, alpha, v, gd, w, d, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
+                 w2, v2, x, s, ax, grad, col_active, row_active):
+    """:func:`dual_eval` at w2 = w + alpha d from v = A'w - c and gd = A'd: no gather pass, one scatter
+    pass (A x) over the columns with x != 0 (the accepted step of the line search).
+
+    Outputs (overwritten): w2 (m,), v2 = v + alpha gd (n,) and :func:`dual_eval`'s x, s, ax, grad,
+    col_active, row_active at w2. Returns Psi(w2), equal to :func:`psi_on_line` (alpha, ...).
+    """
+    m = w.shape[0]
+    for i in range(m):
+        ax[i] = 0.0
+    psi = 0.0
+    h = 0.5 / tau
+    for j in range(v.shape[0]):
+        v_j = v[j] + alpha * gd[j]
+        v2[j] = v_j
+        z = xbar[j] + tau * v_j
+        if z < lv[j]:
+            xj = lv[j]
+            col_active[j] = 0
+        elif z > uv[j]:
+            xj = uv[j]
+            col_active[j] = 0
+        else:
+            xj = z
+            col_active[j] = 1 if lv[j] < uv[j] else 0
+        x[j] = xj
+        dx = xj - xbar[j]
+        psi += v_j * xj - h * dx * dx
+        if xj != 0.0:
+            for p in range(cp[j], cp[j + 1]):
+                ax[ci[p]] += cv[p] * xj
+    hs = 0.5 / tau_s
+    isig = 1.0 / sigma
+    for i in range(m):
+        wi = w[i] + alpha * d[i]
+        w2[i] = wi
+        z = sbar[i] - tau_s * wi
+        if z < lc[i]:
+            si = lc[i]
+            row_active[i] = 0
+        elif z > uc[i]:
+            si = uc[i]
+            row_active[i] = 0
+        else:
+            si = z
+            row_active[i] = 1 if lc[i] < uc[i] else 0
+        s[i] = si
+        ds = si - sbar[i]
+        psi += -wi * si - hs * ds * ds + 0.5 * isig * wi * wi - isig * wi * y[i]
+        grad[i] = ax[i] - si + isig * (wi - y[i])
+    return psi
+
+
+@njit(cache=True)
+def primal_screen(ax, d1, theta_b, lo, hi, floor):
+    """The primal measures of ``solver.lp.original_kkt`` on the rows of a scaled activity, without a matrix pass.
+
+    Args:
+        ax (m,): A~ x~ of the scaled matrix A~ = D1 A D2 (``solver.lp.scaling.ScaledLP``); the original activity
+            of row i is ax_i / (d1_i theta_b). d1 (m,): the row factors; theta_b > 0: the bound scalar.
+        lo, hi (m,): the rows' original bounds. floor (m,): max(1, max_j |a_ij|) of each original row.
+    Returns:
+        (sum of the squared violations in original units, the worst row's relative violation
+        viol_i / max(floor_i, |b_i|)): ``original_kkt``'s sums over these rows (its ``pres2``, its
+        ``row_violation_rel``), up to round-off. A nan activity counts as no violation (the full test sees it).
+    """
+    pres2 = 0.0
+    worst = 0.0
+    for i in range(ax.shape[0]):
+        a = ax[i] / (d1[i] * theta_b)
+        if a < lo[i]:
+            v = lo[i] - a
+            rel = v / max(floor[i], abs(lo[i]))
+        elif a > hi[i]:
+            v = a - hi[i]
+            rel = v / max(floor[i], abs(hi[i]))
+        else:
+            continue
+        pres2 += v * v
+        if rel > worst:
+            worst = rel
+    return pres2, worst
 
 
 @njit(cache=True)

@@ -11,10 +11,10 @@ def _matrix(cp, ci, cv, m: int) -> sp.csc_array:
 
 
 def dual_eval_ref(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
-                  x, s, ax, grad, col_active, row_active):
+                  v, x, s, ax, grad, col_active, row_active):
     """Twin of :func:`solver.lp.alm_kernels.dual_eval`."""
     A = _matrix(cp, ci, cv, w.shape[0])
-    v = A.T @ w - c
+    v[:] = A.T @ w - c
     zx = xbar + tau * v
     x[:] = np.minimum(np.maximum(zx, lv), uv)
     col_active[:] = (zx >= lv) & (zx <= uv) & (lv < uv)
@@ -25,6 +25,42 @@ def dual_eval_ref(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, s
     grad[:] = ax - s + (w - y) / sigma
     return float(v @ x - ((x - xbar) ** 2).sum() / (2 * tau) - w @ s - ((s - sbar) ** 2).sum() / (2 * tau_s)
                  + (w @ w) / (2 * sigma) - (w @ y) / sigma)
+
+
+def psi_on_line_ref(alpha, v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma):
+    """Twin of :func:`solver.lp.alm_kernels.psi_on_line`."""
+    va = v + alpha * gd
+    x = np.minimum(np.maximum(xbar + tau * va, lv), uv)
+    wa = w + alpha * d
+    s = np.minimum(np.maximum(sbar - tau_s * wa, lc), uc)
+    return float(va @ x - ((x - xbar) ** 2).sum() / (2 * tau) - wa @ s - ((s - sbar) ** 2).sum() / (2 * tau_s)
+                 + (wa @ wa) / (2 * sigma) - (wa @ y) / sigma)
+
+
+def dual_on_line_ref(cp, ci, cv, alpha, v, gd, w, d, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
+                     w2, v2, x, s, ax, grad, col_active, row_active):
+    """Twin of :func:`solver.lp.alm_kernels.dual_on_line`."""
+    w2[:] = w + alpha * d
+    v2[:] = v + alpha * gd
+    zx = xbar + tau * v2
+    x[:] = np.minimum(np.maximum(zx, lv), uv)
+    col_active[:] = (zx >= lv) & (zx <= uv) & (lv < uv)
+    zs = sbar - tau_s * w2
+    s[:] = np.minimum(np.maximum(zs, lc), uc)
+    row_active[:] = (zs >= lc) & (zs <= uc) & (lc < uc)
+    ax[:] = _matrix(cp, ci, cv, w.shape[0]) @ x
+    grad[:] = ax - s + (w2 - y) / sigma
+    return psi_on_line_ref(alpha, v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma)
+
+
+def primal_screen_ref(ax, d1, theta_b, lo, hi, floor):
+    """Twin of :func:`solver.lp.alm_kernels.primal_screen`."""
+    a = ax / (d1 * theta_b)
+    below, above = np.fmax(lo - a, 0.0), np.fmax(a - hi, 0.0)  # nan: no violation, as the kernel
+    with np.errstate(invalid="ignore"):
+        rel = np.maximum(np.where(below > 0, below / np.maximum(floor, np.abs(lo)), 0.0),
+                         np.where(above > 0, above / np.maximum(floor, np.abs(hi)), 0.0))
+    return float(np.sum(below ** 2 + above ** 2)), float(rel.max(initial=0.0))
 
 
 def active_columns_ref(col_active):
