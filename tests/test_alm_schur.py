@@ -64,6 +64,14 @@ def test_assignment_rows_match_twin_and_are_disjoint(case):
     for j in np.flatnonzero(row_of_col >= 0):
         assert A[row_of_col[j], j] == coef[j] != 0
     np.testing.assert_array_equal(np.sort(np.concatenate([taken, coupling])), np.arange(m))
+    # rp / rc hold each assignment row's columns in increasing order and nothing for a coupling row
+    rp, rc = got[4], got[5]
+    assert rc.dtype == np.int32 and rp.shape == (m + 1,)
+    csr = A.tocsr()
+    csr.sort_indices()
+    for i in range(m):
+        want_cols = csr.indices[csr.indptr[i]:csr.indptr[i + 1]] if pos[i] < 0 else np.empty(0, np.int32)
+        np.testing.assert_array_equal(rc[rp[i]:rp[i + 1]], want_cols)
 
 
 def test_demand_rows_become_assignment_rows():

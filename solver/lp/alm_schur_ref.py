@@ -32,7 +32,10 @@ def assignment_rows_ref(cp, ci, cv, m):
     coupling = np.flatnonzero(~taken).astype(np.int64)
     pos = np.full(m, -1, dtype=np.int64)
     pos[coupling] = np.arange(coupling.size)
-    return row_of_col, coef_of_col, pos, coupling, A.indptr.astype(np.int64), A.indices.astype(np.int64)
+    kept = np.where(taken, cnt, 0)  # only the assignment rows' columns are returned
+    rp = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
+    rc = np.concatenate([A.indices[A.indptr[i]:A.indptr[i + 1]] for i in np.flatnonzero(taken)] or [[]])
+    return row_of_col, coef_of_col, pos, coupling, rp, rc.astype(np.int32)
 
 
 def _blocks(cp, ci, cv, col_active, tau, diag, pos):
