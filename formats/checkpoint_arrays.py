@@ -13,14 +13,20 @@ generation then only drops directory entries. Saving a changed field compares it
 :data:`PATCH_MAX_FRACTION` of the array; beyond that a new full base is written. The save cost therefore
 grows with the cumulative change since the last full write, not with the array size.
 
-Loading memory-maps the base (``pyarrow.memory_map`` + ``pyarrow.ipc``) and copies it once into a writable
-numpy array (a patched array: the copy plus the patch). The copy keeps numba from compiling a read-only
-variant of a kernel mid-stream (issue #15); it costs one memory pass.
+Loading memory-maps the base (``pyarrow.memory_map`` + ``pyarrow.ipc``) for the next save's comparison, and
+hands the caller a writable numpy view of the same file mapped copy-on-write (``mmap.ACCESS_COPY``,
+MAP_PRIVATE: a write changes the process's own copy of that page, never the file or the base), with a patch
+written into it (a grown array: a copy plus the patch). Writable, because numba types a read-only array as
+another signature and would compile a variant of a kernel mid-stream (issue #15); a view, because the copy
+this replaced cost a memory pass over every array of the model (TE Kdl, 30.9M nonzeros: 0.4-1.3 s of a
+step's load for a_data alone) and a second copy of it in memory. Files are never modified after they are
+written (above), so the view cannot change under the process.
 Strings are stored as ``large_string`` and load as numpy object arrays; booleans as ``uint8``.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import time
 from dataclasses import dataclass
@@ -215,31 +221,69 @@ def stored_names(folder: str, field: str, stored: StoredArray):
     return build
 
 
+def private_view(path: str, dtype: str) -> np.ndarray | None:
+    """A writable numpy view of column ``v`` of the Arrow IPC file at ``path``, mapped copy-on-write.
+
+    Args:
+        path: a file :func:`write_columns` wrote. dtype: its stored dtype (numeric or 'bool').
+    Returns:
+        The (n,) array (C-contiguous, aligned, writable; writes stay in this process), or None where a view
+        cannot be made (object/string columns, nulls, several chunks, an empty column): the caller copies.
+    Raises:
+        OSError / pyarrow.ArrowInvalid: a missing or damaged file.
+    """
+    if dtype == "object":
+        return None
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return None
+        mm = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY)
+    raw = np.frombuffer(mm, dtype=np.uint8)
+    col = ipc.open_file(pa.py_buffer(mm)).read_all().column("v")
+    if col.num_chunks != 1 or col.null_count or len(col) == 0:
+        return None
+    arr = col.chunk(0)
+    np_type = np.dtype(arr.type.to_pandas_dtype())
+    start = arr.buffers()[1].address - raw.ctypes.data + arr.offset * np_type.itemsize
+    end = start + len(arr) * np_type.itemsize
+    if start < 0 or end > raw.shape[0] or start % np_type.itemsize:
+        return None
+    out = raw[start:end].view(np_type)
+    return out.view(np.bool_) if dtype == "bool" else out
+
+
 def load_array(folder: str, field: str, stored: StoredArray) -> tuple[np.ndarray, np.ndarray]:
     """Load field ``field`` of a generation.
 
     Returns:
         (values, base): values (length ``stored.length``, always writable) and the memory-mapped base
-        array (used by the next save to compute its patch). Without a patch, numeric ``values`` is a copy
-        of the read-only memory-mapped base: kernels then see one array type whatever a delta patched.
+        array (used by the next save to compute its patch). Numeric ``values`` is a copy-on-write view of
+        the base's file (:func:`private_view`; a copy where none can be made) with the patch written into
+        it: kernels see one array type whatever a delta patched, and writing it never changes ``base``.
     Raises:
         OSError / pyarrow.ArrowInvalid: a missing or damaged file (the caller turns it into StateError).
     """
-    base = to_numpy(read_columns(os.path.join(folder, f"{field}.arrow"))["v"], stored.dtype)
+    path = os.path.join(folder, f"{field}.arrow")
+    base = to_numpy(read_columns(path)["v"], stored.dtype)
+    n = stored.length
+    if not stored.patch and base.shape[0] != n:
+        raise ValueError(f"{field}: stored array has {base.shape[0]} entries, expected {n}")
+    if base.flags.writeable:  # strings: their own object array already
+        out = base if not stored.patch else None
+    else:
+        view = private_view(path, stored.dtype) if n <= base.shape[0] else None
+        out = view[:n] if view is not None else None
     if not stored.patch:
-        if base.shape[0] != stored.length:
-            raise ValueError(f"{field}: stored array has {base.shape[0]} entries, expected {stored.length}")
-        # a writable copy: numba types a read-only array as another signature, so a mapped view would make
-        # each mix of patched/unpatched fields compile its own kernel variant mid-stream (issue #15)
-        return (base if base.flags.writeable else base.copy()), base
+        return (out if out is not None else base.copy()), base
     cols = read_columns(os.path.join(folder, f"{field}.patch.arrow"))
     idx = to_numpy(cols["idx"], "int64")
     vals = to_numpy(cols["v"], stored.dtype)
     if idx.shape[0] != stored.patch_entries:
         raise ValueError(f"{field}: patch has {idx.shape[0]} entries, expected {stored.patch_entries}")
-    n = stored.length
-    out = np.empty(n, dtype=object if stored.dtype == "object" else base.dtype)
-    k = min(n, base.shape[0])
-    out[:k] = base[:k]
+    if out is None:
+        out = np.empty(n, dtype=object if stored.dtype == "object" else base.dtype)
+        k = min(n, base.shape[0])
+        out[:k] = base[:k]
     out[idx] = vals
     return out, base

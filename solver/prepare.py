@@ -16,7 +16,7 @@ stream (K = 2: the merged point's bound), an infeasible LP, MILP
 rounds with structural deltas (Sia: jobs arrive and leave; LB), a general MILP through the improvement
 steps (RENS, dive, HiGHS fallback), and the TE path generator. The delta's matrix kernels are forced on
 (``solver.differential.matrix.SMALL_NNZ``: tiny matrices otherwise take their numpy twins) so that a large
-round's apply finds them compiled. Arrays a step loads from the checkpoint store are writable copies
+round's apply finds them compiled. Arrays a step loads from the checkpoint store are writable (copy-on-write views)
 (``formats.checkpoint_arrays.load_array``): numba types a read-only (memory-mapped) array as another
 signature, which made real steps compile read-only variants mid-stream. ``tests/test_prepare.py`` checks the
 claim in-process (a different and larger set of rounds compiles nothing and adds no kernel signature) and

@@ -300,3 +300,41 @@ def test_an_array_that_only_shrinks_loads_at_its_new_length(tmp_path):
     s1 = ca.save_array(str(g1), "v", base[:1024].copy(), str(g0), s0, b0, True)
     out, _ = ca.load_array(str(g1), "v", s1)
     assert s1.patch and s1.patch_entries == 0 and np.array_equal(out, base[:1024])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "int64", "bool"])
+@pytest.mark.parametrize("patched", [False, True])
+def test_loaded_arrays_are_private_writable_views_that_never_touch_the_file(tmp_path, dtype, patched):
+    """load_array hands out a copy-on-write view of the stored file (no copy of the whole array): it must be
+    writable and aligned (numba's one signature), equal to what was saved, and writing it must change neither
+    the file nor the base array the next save compares against (nor an earlier generation's hard-linked file)."""
+    import hashlib
+
+    rng = np.random.default_rng(7)
+    n = 5000
+    saved = (rng.random(n) < 0.5) if dtype == "bool" else (rng.normal(size=n) * 100).astype(dtype)
+    g0, g1 = tmp_path / "g0", tmp_path / "g1"
+    g0.mkdir()
+    g1.mkdir()
+    s0 = ca.save_array(str(g0), "v", saved, None, None, None, True)
+    folder, stored, want = str(g0), s0, saved
+    if patched:
+        _, b0 = ca.load_array(str(g0), "v", s0)
+        want = saved.copy()
+        want[[3, 4000]] = want[[4, 4001]] if dtype != "bool" else ~want[[3, 4000]]
+        stored = ca.save_array(str(g1), "v", want, str(g0), s0, b0, True)
+        folder = str(g1)
+        assert stored.patch
+    files = sorted(tmp_path.rglob("*.arrow"))
+    before = {f: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    values, base = ca.load_array(folder, "v", stored)
+    assert values.flags.writeable and values.flags.aligned and values.flags.c_contiguous
+    assert values.dtype == want.dtype and np.array_equal(values, want)
+    assert values.base is not None  # a view of the mapping, not a copy of the whole array
+    assert not base.flags.writeable
+    base_before = base.copy()
+    values[:] = values[::-1]  # every page written
+    assert np.array_equal(base, base_before)
+    assert {f: hashlib.sha256(f.read_bytes()).hexdigest() for f in files} == before
+    again, _ = ca.load_array(folder, "v", stored)
+    assert np.array_equal(again, want)
