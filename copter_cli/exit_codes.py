@@ -36,7 +36,7 @@ TABLE = {
     INTERNAL: "internal error (a bug)",
     USAGE: ("usage error: unknown option or command (click's message and suggestion, one line, also without "
             "`--json`), bad option value (a number of the wrong kind such as "
-            "`--k 1e20`, or outside the option's range: one line naming the option), a round number that is not kept "
+            "`--k 1e20` or not in ASCII digits such as `--k 1_000`, or outside the option's range: one line naming the option), a round number that is not kept "
             "(the message says when that round failed, naming its record under `failed/`, or was pruned), "
             "an output path inside a state directory, an empty `--state`, `solve -o` not ending in `.parquet`/`.pq`, "
             "a `compare` option that none of its baselines reads"),

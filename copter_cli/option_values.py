@@ -5,7 +5,9 @@ click converts an ``int`` or ``float`` option while it parses the command line a
 ``--partitions 1e3``, ``--tol abc``), where every other bad value is copter's one line naming the option
 (``error (usage, exit 2): --wait must be >= 0 ...``, JSON with ``--json``; ``solver_options.check_range``).
 :class:`CopterGroup`, the root group's class, walks its whole command tree once when it is built and gives
-every integer and float option a type whose failed conversion raises :class:`NumberValueError`; its
+every integer and float option a type whose failed conversion raises :class:`NumberValueError`, and so does a
+value Python converts but copter does not read (``--time-limit 1_000``, ``--top １０``, ``--k " 5"``: the one rule of
+:mod:`formats.number_text`, which the delta files' metadata follow too); its
 :meth:`CopterGroup.main` prints that as copter's usage error (exit 2), for the console script and for
 in-process callers (typer's CliRunner) alike. Nothing has run yet, so no state was touched.
 """
@@ -18,10 +20,13 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from formats.number_text import PLAIN_ONLY, plain_float, plain_integer
 from solver.model.errors import UsageError
 
 #: click's type names of the numeric options (``IntParamType.name``, ``FloatParamType.name``) -> the kind said
 KINDS = {"int": "an integer", "float": "a number"}
+#: the same names -> the spelling a given value must have besides converting (copter's one rule of number text)
+_PLAIN = {"int": plain_integer, "float": plain_float}
 
 
 class ParseUsageError(UsageError):
@@ -43,11 +48,15 @@ def _copter_type(click_type: type) -> type:
     if click_type not in _TYPES:
         class CopterNumber(click_type):
             def convert(self, value: Any, param, ctx):
+                flag = max(param.opts, key=len) if param is not None else "the option"
                 try:
-                    return super().convert(value, param, ctx)
+                    number = super().convert(value, param, ctx)
                 except typer.BadParameter as err:
-                    flag = max(param.opts, key=len) if param is not None else "the option"
                     raise NumberValueError(f"{flag} must be {KINDS[self.name]}, got {value!r}") from err
+                # int()/float() also took "1_000", " 5 " and "１０" (formats.number_text); a default is no text
+                if isinstance(value, str) and not _PLAIN[self.name](value):
+                    raise NumberValueError(f"{flag} must be {KINDS[self.name]} {PLAIN_ONLY}, got {value!r}")
+                return number
 
         _TYPES[click_type] = CopterNumber
     return _TYPES[click_type]

@@ -55,6 +55,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from formats.number_text import DECIMAL, DIGITS
 from formats.other_format_hints import sniffed_hint
 from solver.differential.parse import plain as _plain
 from solver.model.delta import KINDS, SCHEMA, Delta
@@ -62,7 +63,6 @@ from solver.model.errors import FormatError, InputError, UsageError, ValidationE
 from solver.model.problem import Problem
 
 FORMAT_VERSION = "1"
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _ROUND_DIGITS = 18
 """Most significant digits of ``copter.base_round`` (int64 holds every 18-digit number)."""
 _PANDAS_INDEX = re.compile(r"__index_level_[0-9]+__")
@@ -514,7 +514,7 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
         sense = 1 if sense.lower() == "min" else -1
     offset = _meta_get(meta, "copter.objective_offset")
     if offset is not None:
-        if not _DECIMAL.fullmatch(offset):  # float() would take "1_0", " 5 " and non-ASCII digits
+        if not DECIMAL.fullmatch(offset):  # float() would take "1_0", " 5 " and non-ASCII digits
             raise FormatError(f"copter.objective_offset {offset!r} is not a number (ASCII decimal, e.g. -1.5e3)",
                               file=path, entity="copter.objective_offset")
         offset = float(offset)
@@ -523,7 +523,7 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
                               file=path, entity="copter.objective_offset")
     base = _meta_get(meta, "copter.base_round")
     if base is not None:
-        if not re.fullmatch(r"[0-9]+", base, re.ASCII):  # no sign, space, "_" or non-ASCII digit
+        if not DIGITS.fullmatch(base):  # no sign, space, "_" or non-ASCII digit
             raise FormatError(f"copter.base_round {base!r} is not a round number (ASCII digits 0-9 only)",
                               file=path, entity="copter.base_round")
         digits = base.lstrip("0") or "0"

@@ -6,12 +6,15 @@ later is covered without a new case."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
 import typer
+from typer.testing import CliRunner
 
-from copter_cli.app import build
+from copter_cli.app import app, build
+from formats.number_text import PLAIN_ONLY
 from tests.helpers import run_main, small_lp_state, snapshot
 
 
@@ -62,12 +65,61 @@ def test_a_value_of_the_wrong_kind_is_copters_usage_error(capsys, path, flag, ba
         assert out == ""
 
 
-def test_a_good_value_still_parses(capsys):
-    """The check refuses only what is not a number of the option's kind: ``--k 1_000`` is an integer to Python and
-    to click, and reaches compare's own range check (the column count), not the kind check."""
-    code, _, err = run_main(capsys, "compare", "--k", " 1_000 ", "--state", "/nonexistent/copter-state")
-    assert "must be an integer" not in err, err
-    assert code != 0
+@pytest.mark.parametrize("flag,value", [("--k", "+3"), ("--k", "007"), ("--time-limit", ".5"),
+                                        ("--time-limit", "5."), ("--time-limit", "Infinity"),
+                                        ("--feasibility-tol", "1E-3")])
+def test_a_plain_value_still_parses(capsys, flag, value):
+    """The check refuses only what is not a number of the option's kind written in ASCII: a sign, leading zeros,
+    an exponent and float()'s ``inf`` words pass it and reach the command (here: the missing state)."""
+    code, _, err = run_main(capsys, "compare", "-b", "pop", flag, value, "--state", "/nonexistent/copter-state")
+    assert "must be an integer" not in err and "must be a number" not in err, err
+    assert code == 3, (code, err)
+
+
+# Python's int() and float() take these; no user means them, and another reader of the same text refuses them
+SPELLINGS = ("1_000", "\uff11\uff10", " 5", "5 ", "\u0663")  # underscore, fullwidth 10, spaces, Arabic-Indic 3
+SPELLING_CASES = [(path, flag, kind, bad) for path, flag, kind, _ in OPTIONS for bad in SPELLINGS]
+
+
+@pytest.mark.parametrize("path,flag,kind,bad", SPELLING_CASES,
+                         ids=[f"{' '.join(c[0])} {c[1]} {c[3]!r}" for c in SPELLING_CASES])
+def test_a_number_python_reads_but_no_user_writes_is_refused(capsys, path, flag, kind, bad):
+    """``--time-limit 1_000`` ran with 1000 s and ``--top １０`` showed 10 rows: every numeric option of every
+    command now refuses a value not written in ASCII digits, as the delta files' metadata do
+    (formats.number_text), naming the option and the value."""
+    code, out, err = run_main(capsys, *path, flag, bad)
+    assert code == 2, (code, out, err)
+    said = "an integer" if kind == "int" else "a number"
+    assert err.strip() == f"error (usage, exit 2): {flag} must be {said} {PLAIN_ONLY}, got {bad!r}", err
+    assert out == ""
+
+
+def _digests(root) -> dict[str, str]:
+    """Every file under ``root`` with the sha256 of its bytes."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("args", [
+    ("step", "{delta}", "--state", "{st}", "--time-limit", "1_000"),
+    ("step", "{delta}", "--state", "{st}", "--iteration-limit", "\uff11\uff10"),
+    ("step", "{delta}", "--state", "{st}", "--tol", " 1e-6"),
+    ("rollback", "--state", "{st}", "--to", "\u0660"),
+    ("init", "{base}", "--state", "{new}", "--partitions", "\uff12"),
+    ("show", "--state", "{st}", "--top", "1_0"),
+    ("export", "--state", "{st}", "-o", "{new}.mps", "--round", "\uff10"),
+])
+def test_a_refused_spelling_leaves_the_state_untouched(tmp_path, args):
+    st, delta = small_lp_state(tmp_path)
+    before = _digests(st)
+    argv = [a.format(base=tmp_path / "base.parquet", new=tmp_path / "new", st=st, delta=delta) for a in args]
+    res = CliRunner().invoke(app, [*argv, "--json"])
+    assert res.exit_code == 2, res.output
+    flag, bad = argv[-2:]
+    said = "a number" if flag in ("--tol", "--time-limit") else "an integer"
+    assert json.loads(res.stdout)["error"]["message"] == f"{flag} must be {said} {PLAIN_ONLY}, got {bad!r}"
+    assert _digests(st) == before
+    assert not (tmp_path / "new").exists() and not (tmp_path / "new.mps").exists()
 
 
 @pytest.mark.parametrize("args", [
