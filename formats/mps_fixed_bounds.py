@@ -28,6 +28,7 @@ from formats.mps_locate import (
     UPPER_TYPES,
     fractional_bound_message,
     infinite_bound_message,
+    upper_case_hint,
 )
 from formats.read_notes import note
 from solver.model.errors import FormatError, UnsupportedError
@@ -91,7 +92,7 @@ def fixed_rows_and_bounds(data, path: str, idx: dict, line_of, problem: Problem)
     if bad.size:
         k = int(bad[0])
         fail(k, f"BOUNDS line: {_text(kind[k])!r} is no bound type (MPS's are "
-             + ", ".join(_text(t) for t in BOUND_TYPES) + ")")
+             + ", ".join(_text(t) for t in BOUND_TYPES) + ")" + upper_case_hint(bytes(kind[k]), BOUND_TYPES))
     semi = np.flatnonzero(np.isin(kind, np.array([b"SC", b"SI"], dtype="S2")))
     if semi.size:
         fail(int(semi[0]), "semi-continuous/semi-integer variables are not supported (SC/SI bounds): copter "

@@ -3,7 +3,8 @@ warned, so a loop over a section's lines costs nothing on a good file).
 
 * :func:`locate_bad_types`: a ``ROWS`` line whose row type is not N, L, G or E (HiGHS: `Entry "X  c" in ROWS
   section of MPS file is unidentified`) or a ``BOUNDS`` line whose bound type is none of MPS's (HiGHS: `Entry in
-  BOUNDS section of MPS file is of type "BI"`, not saying that BI is no bound type).
+  BOUNDS section of MPS file is of type "BI"`, not saying that BI is no bound type); a type in lower case (``l``,
+  ``up``) is unknown too, as HiGHS reads it (such a file failed with HiGHS's message alone).
 * :func:`locate_duplicate_rows`: a row name ``ROWS`` defines twice (HiGHS: `Linear constraints 0 and 1 have the
   same name "c1"`, a warning).
 * :func:`locate_duplicate_values`: a second value for the same row in ``RHS``/``RANGES``, the same side of a
@@ -64,16 +65,26 @@ def locate_bad_types(data, path: str, idx: dict, line_of) -> None:
         line_of: ``line_of(data, offset) -> int`` (1-based line number).
     """
     for pos, fields in _data_lines(data, idx, b"ROWS"):
-        if fields[0].upper() not in ROW_TYPES:
+        if fields[0] not in ROW_TYPES:  # HiGHS reads only upper case (a section keyword in any case)
             name = _text(fields[1]) if len(fields) > 1 else None
-            raise FormatError(f"ROWS line: row type {_text(fields[0])!r} is not N, L, G or E", file=path,
-                              line=line_of(data, pos), entity=name)
+            raise FormatError(f"ROWS line: row type {_text(fields[0])!r} is not N, L, G or E"
+                              + upper_case_hint(fields[0], ROW_TYPES), file=path, line=line_of(data, pos),
+                              entity=name)
     for pos, fields in _data_lines(data, idx, b"BOUNDS"):
-        if fields[0].upper() not in BOUND_TYPES:
+        if fields[0] not in BOUND_TYPES:
             col = _text(fields[2]) if len(fields) > 2 else None
             raise FormatError(f"BOUNDS line: {_text(fields[0])!r} is no bound type (MPS's are "
-                              + ", ".join(_text(t) for t in BOUND_TYPES) + ")", file=path,
-                              line=line_of(data, pos), entity=col)
+                              + ", ".join(_text(t) for t in BOUND_TYPES) + ")"
+                              + upper_case_hint(fields[0], BOUND_TYPES), file=path, line=line_of(data, pos),
+                              entity=col)
+
+
+def upper_case_hint(kind: bytes, known: tuple[bytes, ...]) -> str:
+    """The note for a row or bound type that is a known one in another letter case (``l``, ``Up``), else ""."""
+    if kind.upper() not in known:
+        return ""
+    return (f": MPS types are upper case (HiGHS does not read {_text(kind)!r}; only section keywords match in any "
+            f"case): write {_text(kind.upper())!r}")
 
 
 def locate_duplicate_rows(data, path: str, idx: dict, line_of, messages: list[str]) -> None:

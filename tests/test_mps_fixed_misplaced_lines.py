@@ -1,0 +1,73 @@
+"""MPS mistakes whose refusal named no line, or another line than the culprit (an input hunt); each is
+now refused with exit 3 naming the file and the offending line, and ``copter init`` leaves no state:
+
+* a row or bound type in lower case (``l``, ``up``): HiGHS refuses it ("Entry "l  c1" in ROWS section of MPS file
+  is unidentified", no line) and copter's locator read it as upper case, so a fixed-format file was blamed on a
+  later line (a COLUMNS line "has 6 fields") and a free-format one on no line.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from formats.mps import read_mps
+from solver.model.errors import FormatError
+from tests.helpers import cli_json
+
+
+def _fx(kind: str, a: str, b: str, c: str = "", d: str = "", e: str = "") -> str:
+    """A fixed-format data line: type in columns 2-3, names in 5-12 and 15-22, value from 25, then 40-47, 50-."""
+    return f" {kind:<2} {a:<8}  {b:<8}  {c:<12}   {d:<8}  {e}".rstrip()
+
+
+ROWS = ["NAME          t", "ROWS", " N  obj", " L  c1"]
+COLUMNS = ["COLUMNS", _fx("", "x", "obj", "1", "c1", "1"), _fx("", "y z", "obj", "2", "c1", "1")]  # "y z": fixed
+TAIL = ["RHS", _fx("", "RHS", "c1", "10"), "BOUNDS", _fx("UP", "BND", "y z", "4"), "ENDATA"]
+
+
+def _write(tmp_path, lines: list[str]):
+    p = tmp_path / "m.mps"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def _refused(tmp_path, lines: list[str], line: int, *words: str) -> None:
+    """Refused by the reader naming ``line`` and ``words``, and by ``copter init`` (exit 3, file and line, no
+    state)."""
+    path = _write(tmp_path, lines)
+    with pytest.raises(FormatError) as e:
+        read_mps(path)
+    assert e.value.line == line, e.value
+    for w in words:
+        assert w in str(e.value), e.value
+    code, out = cli_json("init", path, "--state", tmp_path / "st", "--json")
+    err = json.loads(out)["error"]
+    assert code == 3 and err["line"] == line and err["file"] == str(path), err
+    assert not (tmp_path / "st" / "CURRENT").exists()
+
+
+def test_the_layout_reads(tmp_path):
+    p = read_mps(_write(tmp_path, ROWS + COLUMNS + TAIL))
+    assert list(p.col_names) == ["x", "y z"] and p.row_upper.tolist() == [10.0]
+    assert p.col_upper.tolist() == [float("inf"), 4.0]
+
+
+@pytest.mark.parametrize("fixed", [True, False], ids=["fixed", "free"])
+@pytest.mark.parametrize("where,line,words", [
+    ("rows", 4, ("row type 'l' is not N, L, G or E", "write 'L'")),
+    ("objective", 3, ("row type 'n' is not N, L, G or E", "write 'N'")),
+    ("bounds", 11, ("'up' is no bound type", "write 'UP'")),
+])
+def test_a_type_in_lower_case_is_named_on_its_line(tmp_path, fixed, where, line, words):
+    lines = ROWS + COLUMNS + TAIL
+    if where == "rows":
+        lines[3] = " l  c1"
+    elif where == "objective":
+        lines[2] = " n  obj"
+    else:
+        lines[10] = _fx("up", "BND", "y z", "4")
+    if not fixed:
+        lines = [ln.replace("y z", "yz ") for ln in lines]
+    _refused(tmp_path, lines, line, *words)
