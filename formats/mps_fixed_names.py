@@ -4,7 +4,9 @@ HiGHS's fixed-format parser says only `COLUMNS section entries contain 1 with ro
 (or `BOUNDS section entries contain 1 with col not in COLUMNS section`), with no name or line, where its
 free-format parser names the row. It also drops every ``N`` row after the first (the objective) but not their
 entries, which the free parser drops with the row: such a file reads in free format and failed in fixed format with
-that message alone. :func:`locate_fixed_undefined` names the line, the name and, for a later ``N`` row, why.
+that message alone. :func:`locate_fixed_undefined` names the line, the name and, for a later ``N`` row, why; for a
+name that starts a column late (``L   c1``: the row is ``" c1"`` to that parser, which keeps a name field's leading
+spaces), the line of the shifted name and its column.
 """
 
 from __future__ import annotations
@@ -44,25 +46,32 @@ def locate_fixed_undefined(data, path: str, idx: dict, line_of, messages: list[s
     sections = [m.group(1) for m in map(_ALIEN.search, messages) if m is not None]
     if not sections:
         return
-    rows, later_n, objective = set(), set(), None
-    for _, line in _fields(data, idx, b"ROWS"):
-        kind, name = line[1:3].strip().upper(), _name(line, 4, 12)
+    # HiGHS's fixed parser keeps a name field's leading spaces (a name starting a column late is another name), so
+    # the names here do too; ``defined``: every ROWS/COLUMNS name -> (offset of its line, its field's first column)
+    rows, later_n, objective, defined = set(), set(), None, {}
+    for at, line in _fields(data, idx, b"ROWS"):
+        kind, name = line[1:3].strip().upper(), _key(line, 4, 12)
+        defined.setdefault(name, (at, "ROWS", 5))
         if kind == b"N" and objective is None:
             objective = name
         elif kind == b"N":
             later_n.add(name)
         else:
             rows.add(name)
-    columns = {_name(line, 4, 12) for _, line in _fields(data, idx, b"COLUMNS")}
+    columns = set()
+    for at, line in _fields(data, idx, b"COLUMNS"):
+        columns.add(_key(line, 4, 12))
+        defined.setdefault(_key(line, 4, 12), (at, "COLUMNS", 5))
     for section in sections:
         known = columns if section == "BOUNDS" else rows if section == "RANGES" else rows | {objective}
         spans = ((14, 22),) if section == "BOUNDS" else ((14, 22), (39, 47))
         for at, line in _fields(data, idx, section.encode()):
             for lo, hi in spans:
-                name = _name(line, lo, hi)
-                if not name or name in known:
+                name = _key(line, lo, hi)
+                if not name.strip() or name in known:
                     continue
-                text = name.decode("utf-8", "backslashreplace")
+                _raise_misaligned(data, path, line_of, section, at, lo, name, known, defined)
+                text = name.strip().decode("utf-8", "backslashreplace")
                 if section == "BOUNDS":
                     why = f"BOUNDS entry names column {text!r}, which COLUMNS does not define (HiGHS would ignore it)"
                 elif name == objective:  # RANGES only: HiGHS ignores a range on the objective
@@ -75,6 +84,38 @@ def locate_fixed_undefined(data, path: str, idx: dict, line_of, messages: list[s
                 else:
                     why = f"{section} entry names row {text!r}, which is not defined in ROWS (HiGHS would ignore it)"
                 raise FormatError(why, file=path, line=line_of(data, at), entity=text)
+
+
+def _key(line: bytes, lo: int, hi: int) -> bytes:
+    """The name in columns ``lo``..``hi`` (0-based, end excluded) as HiGHS's fixed parser keys it: trailing spaces
+    dropped, leading ones kept."""
+    return line[lo:hi].rstrip()
+
+
+def _raise_misaligned(data, path: str, line_of, section: str, at: int, lo: int, name: bytes, known: set,
+                      defined: dict) -> None:
+    """Raise FormatError naming the line whose name starts in the wrong column, when an entry's undefined ``name``
+    and a defined name differ only by leading spaces (``L   c1`` in ROWS, its row named from column 15 in
+    COLUMNS): the defining line when the entry's name starts in its field's first column, else the entry's."""
+    bare = name.lstrip()
+    twin = next((k for k in known if k.lstrip() == bare), None)
+    if twin is None:
+        return
+    text = bare.decode("utf-8", "backslashreplace")
+    what = "column" if section == "BOUNDS" else "row"
+    if name == bare:  # the definition is the one shifted
+        where, sec, first = defined[twin]
+        late = len(twin) - len(bare)
+        raise FormatError(f"{sec} line: {what} name {text!r} starts in column {first + late}, not {first} (fixed "
+                          f"format: the name field is columns {first}-{first + 7}); HiGHS's fixed-format parser keeps "
+                          f"the leading space{'s' if late > 1 else ''} as part of the name, so the {section} entry "
+                          f"naming {text!r} on line {line_of(data, at)} names no {what}", file=path,
+                          line=line_of(data, where), entity=text)
+    late = len(name) - len(bare)
+    raise FormatError(f"{section} line: {what} name {text!r} starts in column {lo + 1 + late}, not {lo + 1} (fixed "
+                      f"format: the name field is columns {lo + 1}-{lo + 8}); HiGHS's fixed-format parser keeps the "
+                      f"leading space{'s' if late > 1 else ''} as part of the name, so the entry names no {what}",
+                      file=path, line=line_of(data, at), entity=text)
 
 
 def locate_fixed_duplicate_row(data, path: str, idx: dict, line_of) -> None:

@@ -1,6 +1,10 @@
 """MPS mistakes whose refusal named no line, or another line than the culprit (an input hunt); each is
 now refused with exit 3 naming the file and the offending line, and ``copter init`` leaves no state:
 
+* fixed format: a name one column late (``L   c1``: the row field is columns 5-12). HiGHS's fixed-format parser
+  keeps the leading space, so the entries naming ``c1`` name no row; it said only "COLUMNS section entries contain
+  2 with row not in ROWS section", and copter's locator, which compared names without their leading spaces, found
+  no such entry;
 * a row or bound type in lower case (``l``, ``up``): HiGHS refuses it ("Entry "l  c1" in ROWS section of MPS file
   is unidentified", no line) and copter's locator read it as upper case, so a fixed-format file was blamed on a
   later line (a COLUMNS line "has 6 fields") and a free-format one on no line.
@@ -52,6 +56,32 @@ def test_the_layout_reads(tmp_path):
     p = read_mps(_write(tmp_path, ROWS + COLUMNS + TAIL))
     assert list(p.col_names) == ["x", "y z"] and p.row_upper.tolist() == [10.0]
     assert p.col_upper.tolist() == [float("inf"), 4.0]
+
+
+def test_a_row_name_starting_in_column_6_is_named_on_its_rows_line(tmp_path):
+    lines = ROWS[:3] + [" L   c1"] + COLUMNS + TAIL
+    _refused(tmp_path, lines, 4, "row name 'c1' starts in column 6, not 5", "line 6")
+
+
+def test_a_column_name_starting_in_column_6_is_named_on_its_columns_line(tmp_path):
+    lines = ROWS + ["COLUMNS", _fx("", " x", "obj", "1", "c1", "1")] + COLUMNS[2:] + TAIL[:3] + \
+        [_fx("UP", "BND", "x", "4"), "ENDATA"]
+    _refused(tmp_path, lines, 6, "column name 'x' starts in column 6, not 5", "BOUNDS entry naming 'x' on line 11")
+
+
+@pytest.mark.parametrize("entry,words", [
+    (_fx("", "x", "obj", "1", " c1", "1"), ("row name 'c1' starts in column 41, not 40",)),
+    (_fx("", "x", " obj", "1", "c1", "1"), ("row name 'obj' starts in column 16, not 15",)),
+], ids=["second-row-field", "first-row-field"])
+def test_an_entry_naming_a_row_a_column_late_is_named_on_its_line(tmp_path, entry, words):
+    _refused(tmp_path, ROWS + ["COLUMNS", entry] + COLUMNS[2:] + TAIL, 6, *words)
+
+
+def test_names_shifted_alike_still_read(tmp_path):
+    """A row defined and used a column late reads as before (HiGHS's parser keys both with the space)."""
+    lines = ROWS[:3] + [" L   c1", "COLUMNS", _fx("", "x", "obj", "1", " c1", "1"),
+                        _fx("", "y z", "obj", "2", " c1", "1"), "RHS", _fx("", "RHS", " c1", "10"), "ENDATA"]
+    assert read_mps(_write(tmp_path, lines)).row_upper.tolist() == [10.0]
 
 
 @pytest.mark.parametrize("fixed", [True, False], ids=["fixed", "free"])
