@@ -51,7 +51,8 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   (``formats/mps_sections.py``). Section keywords match in any letter case, as in HiGHS, and a line
   starting in column 1 that is no section header is refused (HiGHS's free parser reads it as data).
   Fixed format: text in a blank column (4, 13-14, 23-24, 48-49) is refused, not cut; only a real
-  ``'MARKER'`` field makes an integer marker line (``formats/mps_numbers.py``).
+  ``'MARKER'`` field makes an integer marker line (``formats/mps_numbers.py``), and a marker line missing its
+  quotes (``MARKER MARKER INTORG``: HiGHS reads a column named MARKER) is refused with its line.
 * *copter* rejects, naming the line, what HiGHS would merge or misplace without a word
   (``formats/mps_sections.py``): a section out of the order NAME, OBJNAME, ROWS, COLUMNS, RHS, RANGES, BOUNDS
   (RANGES before RHS was applied to a rhs of 0), a second vector set name in RHS/RANGES/BOUNDS (merged), a
@@ -301,6 +302,14 @@ def _check_contiguous_columns(data, path: str, p: int) -> None:
         if not toks or raw[:1] == b"*":
             continue
         free = len(toks) == 3 and toks[1] == b"'MARKER'"
+        word = _unquoted_marker(toks)
+        if word is not None:
+            said = "" if toks[1] == b"'MARKER'" else (
+                f" (it reads this line as column {toks[0].decode('latin-1')!r} with a coefficient in a row named "
+                f"{toks[1].decode('latin-1')!r})")
+            raise FormatError(f"integer marker line without its quotes ({b' '.join(toks).decode('latin-1')}): HiGHS "
+                              f"reads a marker only as 'MARKER' and '{word.decode()}' in single quotes{said}",
+                              file=path, line=_line_of(data, p) + k)
         if free or raw[14:22] == b"'MARKER'":
             current = None  # a column may not straddle an integer marker
             word = (toks[2] if free else raw[39:47].strip()).upper()
@@ -330,6 +339,18 @@ def _check_contiguous_columns(data, path: str, p: int) -> None:
         raise FormatError("INTORG marker without a closing INTEND marker: every later column would silently be "
                           "an integer column (HiGHS reads to the end of COLUMNS); add the INTEND marker",
                           file=path, line=opened)
+
+
+def _unquoted_marker(toks: list[bytes]) -> bytes | None:
+    """``INTORG``/``INTEND`` when ``toks`` (a ``COLUMNS`` line's fields) are an integer marker missing a quote
+    (``M1 MARKER INTORG``, ``M1 'MARKER' INTEND``: HiGHS takes only the quoted form), else None. The line is never
+    data either: its value field is no number."""
+    if len(toks) != 3 or toks[1].strip(b"'").upper() != b"MARKER":
+        return None
+    word = toks[2].strip(b"'").upper()
+    if word not in (b"INTORG", b"INTEND") or (toks[1] == b"'MARKER'" and toks[2].upper() == b"'" + word + b"'"):
+        return None
+    return word
 
 
 def _find_token_line(path: str, pattern: bytes) -> int | None:

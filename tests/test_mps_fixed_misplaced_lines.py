@@ -7,7 +7,9 @@ now refused with exit 3 naming the file and the offending line, and ``copter ini
   no such entry;
 * a row or bound type in lower case (``l``, ``up``): HiGHS refuses it ("Entry "l  c1" in ROWS section of MPS file
   is unidentified", no line) and copter's locator read it as upper case, so a fixed-format file was blamed on a
-  later line (a COLUMNS line "has 6 fields") and a free-format one on no line.
+  later line (a COLUMNS line "has 6 fields") and a free-format one on no line;
+* an integer marker without its quotes (``MARKER MARKER INTORG``): HiGHS reads a column named MARKER, and copter
+  named the second marker line as that column "in two separate blocks".
 """
 
 from __future__ import annotations
@@ -101,3 +103,32 @@ def test_a_type_in_lower_case_is_named_on_its_line(tmp_path, fixed, where, line,
     if not fixed:
         lines = [ln.replace("y z", "yz ") for ln in lines]
     _refused(tmp_path, lines, line, *words)
+
+
+@pytest.mark.parametrize("fixed", [True, False], ids=["fixed", "free"])
+@pytest.mark.parametrize("intorg,intend,line,words", [
+    ("MARKER MARKER INTORG", "MARKER MARKER INTEND", 7,
+     ("integer marker line without its quotes (MARKER MARKER INTORG)", "'MARKER' and 'INTORG' in single quotes",
+      "column 'MARKER' with a coefficient in a row named 'MARKER'")),
+    ("M1 'MARKER' 'INTORG'", "M2 'MARKER' INTEND", 9, ("(M2 'MARKER' INTEND)", "'MARKER' and 'INTEND'")),
+    ("M1 MARKER 'INTORG'", "M2 'MARKER' 'INTEND'", 7, ("(M1 MARKER 'INTORG')",)),
+])
+def test_a_marker_without_its_quotes_is_named_on_its_line(tmp_path, fixed, intorg, intend, line, words):
+    def marker(text: str) -> str:
+        name, keyword, word = text.split()
+        return _fx("", name, keyword, "", word) if fixed else f"    {name}  {keyword}  {word}"
+
+    lines = ROWS + COLUMNS[:2] + [marker(intorg), COLUMNS[2], marker(intend)] + TAIL
+    if not fixed:
+        lines = [ln.replace("y z", "yz ") for ln in lines]
+    _refused(tmp_path, lines, line, *words)
+
+
+def test_quoted_markers_still_read_in_both_formats(tmp_path):
+    for fixed in (True, False):
+        marker = (lambda w: _fx("", "M", "'MARKER'", "", f"'{w}'")) if fixed else (lambda w: f" M 'MARKER' '{w}'")
+        lines = ROWS + COLUMNS[:2] + [marker("INTORG"), COLUMNS[2], marker("INTEND")] + TAIL
+        if not fixed:
+            lines = [ln.replace("y z", "yz ") for ln in lines]
+        p = read_mps(_write(tmp_path, lines))
+        assert p.integrality.tolist() == [0, 1], fixed
