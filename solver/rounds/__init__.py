@@ -281,7 +281,9 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
 def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     """Write the current (or a kept) round's problem as MPS or Parquet (by the output's extension). A Parquet
     file records the round in its schema metadata ``copter.round`` (``formats.exported_round``), which
-    ``copter diff`` reads as the delta's ``copter.base_round``; an MPS file records none.
+    ``copter diff`` reads as the delta's ``copter.base_round``; an MPS file records none. Either file names the
+    model ``<base name>-round-N`` (the MPS ``NAME`` line, Parquet's ``copter.name``; the state folder's name when
+    the base has none).
 
     Args:
         output: file to write (default ``round-NNNNNN.mps`` in the working directory).

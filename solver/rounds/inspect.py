@@ -226,7 +226,9 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
     out = Path(output) if output is not None else Path(f"round-{gen.round:06d}.mps")
     if output is None:  # the default name in the working directory, which may be a state directory
         check_output_file(out, "-o (default)")
-    name = gen.problem.name or f"{store.root.resolve().name}-round-{gen.round}"  # the MPS NAME line
+    # the model's name (the MPS NAME line, Parquet's copter.name) says the round exported: the base's name alone
+    # passed round 4 off as the base model (the state folder's name stands for a base without one)
+    name = f"{gen.problem.name or store.root.resolve().name}-round-{gen.round}"
     from formats.exported_round import round_metadata
 
     # a Parquet export records its round (copter.round): `copter diff` against it fills copter.base_round
