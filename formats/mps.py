@@ -52,7 +52,8 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   starting in column 1 that is no section header is refused (HiGHS's free parser reads it as data).
   Fixed format: text in a blank column (4, 13-14, 23-24, 48-49) is refused, not cut; only a real
   ``'MARKER'`` field makes an integer marker line (``formats/mps_numbers.py``), and a marker line missing its
-  quotes (``MARKER MARKER INTORG``: HiGHS reads a column named MARKER) is refused with its line.
+  quotes (``MARKER MARKER INTORG``: HiGHS reads a column named MARKER) is refused with its line, and so is, in
+  fixed format, a marker keyword starting before column 33 (HiGHS's fixed parser skips that marker silently).
 * *copter* rejects, naming the line, what HiGHS would merge or misplace without a word
   (``formats/mps_sections.py``): a section out of the order NAME, OBJNAME, ROWS, COLUMNS, RHS, RANGES, BOUNDS
   (RANGES before RHS was applied to a rhs of 0), a second vector set name in RHS/RANGES/BOUNDS (merged), a
@@ -174,6 +175,7 @@ _FIXED_FORMAT = "switching to fixed format parser"
 _ACCEPTED_WARNINGS = ("at/below tolerance", _FIXED_FORMAT, "so assume fixed format")
 _NAN_TOKEN = rb"(?i)(?<![^\s])[+-]?nan(?![^\s])"
 _UNWRITABLE_NAME = re.compile(r"[\x00-\x20\x7f]")  # whitespace or a control character inside a name
+_MARKER_KEYWORD = re.compile(rb"(?i)'(INTORG|INTEND)'")  # an integer marker's keyword, quotes included
 
 
 @contextmanager
@@ -339,6 +341,32 @@ def _check_contiguous_columns(data, path: str, p: int) -> None:
         raise FormatError("INTORG marker without a closing INTEND marker: every later column would silently be "
                           "an integer column (HiGHS reads to the end of COLUMNS); add the INTEND marker",
                           file=path, line=opened)
+
+
+def _check_fixed_markers(data, path: str, idx: dict) -> None:
+    """Fixed format: an integer marker line (``'MARKER'`` in columns 15-22) whose keyword starts before column 33.
+    HiGHS's fixed-format parser looks for ``'INTORG'``/``'INTEND'`` only from column 33 on (the field is 40-47;
+    highspy 1.16, found by trying every column) and otherwise skips the marker, status OK: the free layout
+    ``M  'MARKER'  'INTORG'`` read the block's columns as continuous (a skipped INTEND: every later column integer)
+    while copter's marker checks had taken it for a marker.
+
+    Raises:
+        FormatError: naming the line and the column the keyword starts in.
+    """
+    for p in idx.get(b"COLUMNS", ()):
+        end = _section_end(data, p + 1)
+        for k, raw in enumerate(bytes(data[p:end]).split(b"\n")[1:], start=1):
+            if raw[14:22] != b"'MARKER'":
+                continue
+            m = _MARKER_KEYWORD.search(raw, 22)
+            if m is None or m.start() >= 32:  # none: the prescan named the keyword it found
+                continue
+            word = m.group(1).upper().decode()
+            skipped = "every column after it as integer" if word == "INTEND" else "the block's columns as continuous"
+            raise FormatError(f"integer marker keyword '{word}' starts in column {m.start() + 1}: HiGHS's fixed-format "
+                              "parser (used because a name holds a space) looks for it only from column 33 on (its "
+                              f"field is columns 40-47) and would skip this marker, reading {skipped}",
+                              file=path, line=_line_of(data, p) + k)
 
 
 def _unquoted_marker(toks: list[bytes]) -> bytes | None:
@@ -535,6 +563,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
             check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
             if fixed:  # HiGHS's fixed parser keeps a repeated RHS/RANGES value or bound side without a warning
                 check_fixed_duplicates(data, path, idx, _line_of)
+                if data.find(b"MARKER") >= 0:  # and skips a marker whose fields are not in their columns
+                    _check_fixed_markers(data, path, idx)
             check_objective_name(data, path, idx, _is_header, _line_of, fixed)
             if not fixed:  # the fixed parser reads the set name by column position
                 check_bound_set_names(data, path, idx, lambda nm: _is_column(h, nm), _line_of)

@@ -9,7 +9,9 @@ now refused with exit 3 naming the file and the offending line, and ``copter ini
   is unidentified", no line) and copter's locator read it as upper case, so a fixed-format file was blamed on a
   later line (a COLUMNS line "has 6 fields") and a free-format one on no line;
 * an integer marker without its quotes (``MARKER MARKER INTORG``): HiGHS reads a column named MARKER, and copter
-  named the second marker line as that column "in two separate blocks".
+  named the second marker line as that column "in two separate blocks";
+* fixed format: a marker keyword before column 33 (the free layout ``M  'MARKER'  'INTORG'``), which HiGHS skips
+  without a word: a silent misread (the block's columns continuous), now refused naming its line.
 """
 
 from __future__ import annotations
@@ -132,3 +134,27 @@ def test_quoted_markers_still_read_in_both_formats(tmp_path):
             lines = [ln.replace("y z", "yz ") for ln in lines]
         p = read_mps(_write(tmp_path, lines))
         assert p.integrality.tolist() == [0, 1], fixed
+
+
+@pytest.mark.parametrize("intorg,intend,line,words", [
+    ("    M         'MARKER'  'INTORG'", _fx("", "M", "'MARKER'", "", "'INTEND'"), 7,  # the free layout
+     ("keyword 'INTORG' starts in column 25", "the block's columns as continuous")),
+    (_fx("", "M", "'MARKER'", "", "'INTORG'"), "    M         'MARKER'      'INTEND'", 9,
+     ("keyword 'INTEND' starts in column 29", "every column after it as integer")),
+], ids=["intorg-free-layout", "intend-in-value-field"])
+def test_a_marker_keyword_before_column_33_is_named_not_skipped(tmp_path, intorg, intend, line, words):
+    """HiGHS's fixed-format parser looks for a marker's keyword only from column 33 on: the free layout
+    (``M 'MARKER' 'INTORG'``) in a fixed-format file was no marker to it, status OK, and the block's column read
+    as continuous, while copter's marker checks had taken it for one (a skipped INTEND: later columns integer)."""
+    _refused(tmp_path, ROWS + COLUMNS[:2] + [intorg, COLUMNS[2], intend] + TAIL, line, *words)
+
+
+@pytest.mark.parametrize("column", [33, 40, 50])
+def test_a_marker_keyword_from_column_33_on_still_reads(tmp_path, column):
+    """From column 33 on HiGHS finds the keyword (40-47 is its field; 50 is where a second row name goes)."""
+    def marker(word: str) -> str:
+        return "    M         'MARKER'".ljust(column - 1) + f"'{word}'"
+
+    lines = ROWS + COLUMNS[:2] + [marker("INTORG"), COLUMNS[2], marker("INTEND"), _fx("", "w", "obj", "1")] + TAIL
+    p = read_mps(_write(tmp_path, lines))
+    assert list(p.col_names) == ["x", "y z", "w"] and p.integrality.tolist() == [0, 1, 0]
