@@ -22,7 +22,7 @@ worker_app = typer.Typer(name="worker", no_args_is_help=True, add_completion=Fal
 def start_cmd(
     ctx: typer.Context,
     idle_timeout: float = typer.Option(900.0, "--idle-timeout",
-                                       help="Exit after this many seconds without a command (0: never)."
+                                       help="Exit after this many seconds without a command (0 or inf: never)."
                                             + range_help(0)),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds to wait for the worker to answer." + range_help(0)),
     json_out: bool = JSON_OPT,
@@ -49,7 +49,8 @@ def start_cmd(
 
 
 def _idle_words(seconds: float) -> str:
-    return "never exits when idle" if not seconds else f"exits after {seconds:g} s without a command"
+    return ("never exits when idle" if not seconds or seconds == float("inf") else
+            f"exits after {seconds:g} s without a command")
 
 
 def _with_idle_warning(res: dict, asked: float) -> dict:
@@ -128,7 +129,8 @@ def _say_status(res: dict) -> None:
         return
     idle = res["idle_timeout_seconds"]
     say(f"worker running: pid {res['pid']}, up {res['uptime_seconds']:.0f} s, served {res['served']} command(s), "
-        f"{res['active']} running, idle {res['idle_seconds']:.0f} s of {idle:g} s" + (" (never exits idle)" if not idle
+        f"{res['active']} running, idle {res['idle_seconds']:.0f} s of {idle:g} s" + (" (never exits idle)"
+                                                                                    if not idle or idle == float("inf")
                                                                                     else ""))
     say(f"socket {res['socket']}; log {res['log']}")
     if res["stale"]:

@@ -148,7 +148,7 @@ def stop(timeout: float) -> dict:
     if not reply or not reply.get("stopping"):
         return {"stopped": False, "running": False, **({"message": reply["refused"]} if reply else {})}
     sock = reply.pop("_sock")
-    sock.settimeout(timeout)
+    sock.settimeout(None if timeout == float("inf") else timeout)  # `--timeout inf`: wait as long as it takes
     try:
         while sock.recv(4096):
             pass

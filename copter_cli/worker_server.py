@@ -167,7 +167,7 @@ class Worker:
         """Run until stopped and no command is running."""
         while not (self.stopping and not self.children):
             timeout = None
-            if self.idle_timeout > 0 and not self.children and not self.stopping:
+            if 0 < self.idle_timeout < float("inf") and not self.children and not self.stopping:  # inf: never
                 timeout = max(0.0, self.last_activity + self.idle_timeout - time.monotonic())
             if self.orphans:
                 timeout = max(0.0, min(self.orphans.values()) - time.monotonic())

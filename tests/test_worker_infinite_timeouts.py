@@ -1,0 +1,59 @@
+"""``copter worker start --idle-timeout inf`` and ``copter worker stop --timeout inf``: the range check accepts inf
+for the worker's seconds ("must be >= 0 (seconds, or inf)"), but the worker then died on its first wait
+(selectors: "OverflowError: cannot convert float infinity to integer", exit 7 quoting its log) and stop, having
+stopped the worker, ended as an internal error (exit 1, "timestamp out of range for platform time_t"; found by the
+input hunt of the numeric options). inf now means never, as 0 does for the idle timeout, and wait as long as it
+takes for stop. A real worker in its own folder (COPTER_WORKER_DIR), killed by its pid if it outlives the test."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def folder(tmp_path):
+    d = tmp_path / "w"
+    d.mkdir(mode=0o700)
+    pids: list[int] = []
+    yield d, pids
+    for pid in pids:  # only the worker this test started, checked by its command line (never a reused pid)
+        try:
+            alive = b"copter_cli.worker_server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            alive = False
+        if alive:
+            os.kill(pid, signal.SIGKILL)
+
+
+def _cli(d: Path, *args) -> tuple[int, str, str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER_DIR=str(d))
+    env.pop("COPTER_WORKER", None)  # tests/conftest.py turns the worker off
+    proc = subprocess.run([sys.executable, "-m", "copter_cli", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_infinite_idle_timeout_and_stop_timeout(folder):
+    d, pids = folder
+    code, out, err = _cli(d, "worker", "start", "--idle-timeout", "inf", "--timeout", "inf", "--json")
+    assert code == 0, (out, err)
+    started = json.loads(out)
+    pids.append(started["pid"])
+    assert started["idle_timeout_seconds"] == "inf" and not started["already_running"], started
+    code, out, err = _cli(d, "worker", "status")
+    assert code == 0 and "worker running" in out and "(never exits idle)" in out, (out, err)
+    code, out, err = _cli(d, "worker", "start", "--idle-timeout", "inf")
+    assert code == 0 and "never exits when idle" in out and "warning" not in err, (out, err)
+    code, out, err = _cli(d, "worker", "stop", "--timeout", "inf", "--json")
+    assert code == 0 and json.loads(out) == {"stopped": True, "pid": started["pid"]}, (out, err)
+    code, out, _ = _cli(d, "worker", "status", "--json")
+    assert code == 0 and not json.loads(out)["running"]
