@@ -73,6 +73,7 @@ def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None,
     ``threads``: HiGHS's thread count (None: its default), the HiGHS MIP's that follows, so that HiGHS's
     process-global scheduler is built once (``highs_bridge.configure_threads``)."""
     from solver.highs_bridge import (
+        interruptible,
         new_highs,
         objective_value,
         read_duals,
@@ -86,7 +87,8 @@ def solve_relaxation_highs(lp: Problem, time_limit_seconds: float | None = None,
     t0 = time.perf_counter()
     h = new_highs(threads, time_limit_seconds=time_limit_seconds)
     h.passModel(to_highs_lp(lp, with_names=False, relax=True))
-    h.run()
+    with interruptible(h):
+        h.run()
     ms = status_text(h)
     n, m = lp.n_cols, lp.n_rows
     x = read_point(h, n, is_mip=False)

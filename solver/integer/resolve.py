@@ -196,6 +196,7 @@ def _warm_pdhg(sub: Problem, start: np.ndarray, y0: np.ndarray, settings: Settin
 def _highs_exact(sub: Problem, start: np.ndarray) -> tuple[np.ndarray | None, str]:
     """Dual simplex on ``sub`` started from ``start`` ((n,) point); returns (x or None, HiGHS status)."""
     from solver.highs_bridge import (
+        interruptible,
         is_optimal,
         new_highs,
         pass_model,
@@ -212,7 +213,8 @@ def _highs_exact(sub: Problem, start: np.ndarray) -> tuple[np.ndarray | None, st
     if reason is not None:  # its empty model would read as optimal ("Empty")
         return None, f"Refused: {reason}"
     set_solution(h, start)
-    h.run()
+    with interruptible(h):
+        h.run()
     status = status_text(h)
     if not is_optimal(h):
         return None, status

@@ -124,13 +124,14 @@ def highs_proves_infeasible(problem, seconds: float) -> bool:
 def relaxed_run(problem, seconds: float, presolve: str | None = None):
     """A HiGHS instance that ran ``problem`` with integrality dropped for at most ``seconds`` (``presolve``:
     HiGHS's option, None = its default)."""
-    from solver.highs_bridge import new_highs, to_highs_lp
+    from solver.highs_bridge import interruptible, new_highs, to_highs_lp
 
     h = new_highs(time_limit_seconds=seconds)
     if presolve is not None:
         h.setOptionValue("presolve", presolve)
     h.passModel(to_highs_lp(problem, with_names=False, relax=True))
-    h.run()
+    with interruptible(h):
+        h.run()
     return h
 
 
