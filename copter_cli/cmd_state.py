@@ -20,7 +20,7 @@ from copter_cli.printable import printable
 from copter_cli.state_option import STATE_HELP
 from solver.model.errors import CopterError, UsageError
 from solver.partition.limits import MAX_PASSES
-from solver.partition.small import SMALL_LP_NNZ
+from solver.partition.small import INLINE_BELOW_NNZ, SMALL_LP_NNZ
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -250,11 +250,13 @@ EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker p
                  "pip install 'copter[ray]'), inline (one after another in this process)")
 RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray"
 #: the defaults, as init states them; step's are the state's (the values init stored)
-INIT_DEFAULTS = {"executor": " (default: process).",
+INIT_DEFAULTS = {"executor": f" (default: process, or inline for a round of at most {INLINE_BELOW_NNZ:,} nonzeros, whose "
+                             "parts take less time than starting the workers; given, it is used whatever the size).",
                  "ray": " (default: $RAY_ADDRESS, else a local cluster). Stored whatever the executor, for a later "
                         "step --executor ray, and its form checked now (host:port, ray://host:port, auto or local)."}
-STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unless init was given another). A "
-                             "monolithic state refuses it (exit 2).",
+STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unless init was given another, inline "
+                             f"for a round of at most {INLINE_BELOW_NNZ:,} nonzeros unless init was given one; given, it is used "
+                             "whatever the size). A monolithic state refuses it (exit 2).",
                  "ray": " (default: the state's, set by init; $RAY_ADDRESS, else a local cluster, unless init was "
                         "given one). A monolithic state refuses it (exit 2), and so does a round whose executor is not ray."}
 
@@ -367,7 +369,9 @@ def init_cmd(
     if partitions > 1:
         partition = {"k": partitions, "client_regex": client_regex, "shared_rows_regex": shared_rows_regex,
                      "passes": partition_passes, "executor": executor, "ray_address": ray_address,
-                     "update_every": share_update_every, "whole_below_nnz": whole_below_nnz}
+                     "update_every": share_update_every, "whole_below_nnz": whole_below_nnz,
+                     # without --executor a small model's parts run in this process (solver.partition.small)
+                     "inline_below_nnz": 0 if _given(ctx, "executor") else INLINE_BELOW_NNZ}
 
     def body() -> int:
         _check_wait(wait)
@@ -392,14 +396,18 @@ _PARTITION_ONLY = {"client_regex": "--client-regex", "shared_rows_regex": "--sha
                    "whole_below_nnz": "--whole-below-nnz", "executor": "--executor", "ray_address": "--ray-address"}
 
 
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option of parameter ``name`` was given on the command line."""
+    return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
+
+
 def _partition_options_need_partitions(ctx: typer.Context, partitions: int) -> None:
     """Raise UsageError (exit 2) when init is given a partition option on the command line but no
     ``--partitions`` K >= 2: the option would be dropped (only a partitioned state stores it) and every round
     run monolithic, where the operator most likely forgot ``--partitions``."""
     if partitions > 1:
         return
-    given = [flag for name, flag in _PARTITION_ONLY.items()
-             if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
+    given = [flag for name, flag in _PARTITION_ONLY.items() if _given(ctx, name)]
     if given:
         from solver.model.errors import UsageError
 

@@ -70,7 +70,7 @@ def test_a_mistyped_top_level_key_names_the_close_known_key(state):
 def test_a_mistyped_partition_key_is_exit_3_on_step(tmp_path):
     st, d = partitioned_te_state(tmp_path)
     edit_json(st / "config.json", lambda b: b["partition"].update(executr=b["partition"].pop("executor")))
-    error = assert_refused(st, ("step", d), "partition.executr", "client_regex, executor, k")
+    error = assert_refused(st, ("step", d), "partition.executr", "client_regex, executor, inline_below_nnz, k")
     assert "did you mean 'executor'?" in error["message"]
 
 

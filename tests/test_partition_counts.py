@@ -18,7 +18,7 @@ def test_round_iterations_is_the_busiest_parts_count(monkeypatch):
     monkeypatch.setattr(pmerge, "FAR_GAP", math.inf)
     monkeypatch.setattr(pround, "PRICE_SPLITS", 0)  # (the price pass after RENS gets this round to its target)
     base = make_scenario("sia", None, seed=0).base()  # copter demo's round 0: RENS, then the resolve tier
-    out = solve_round(base, Settings(), PartitionConfig(k=2, executor="inline"))
+    out = solve_round(base, Settings(), PartitionConfig(k=2, executor="inline", whole_below_nnz=0))  # not solved whole
     parts = out.report["parts"]
     assert out.result.iterations == max(int(p["iterations"]) for p in parts) > 0
     assert "resolve" in (out.report.get("improvement") or {})  # the case this test is about

@@ -83,7 +83,9 @@ def test_a_partitioned_milp_rounds_status_and_gap_are_proven_against_the_whole_b
     sc = make_scenario("sia", 256, seed=3)
     problem = sc.base()
     st = Settings(mip_gap_tol=target)
-    out = pround.solve_round(problem, st, pround.PartitionConfig(k=4, executor="inline"))
+    # whole_below_nnz 0: this small model's merge goes through RENS as a large one's (a small MILP's is compared
+    # with a whole solve at once, test_partition_small_rounds.py)
+    out = pround.solve_round(problem, st, pround.PartitionConfig(k=4, executor="inline", whole_below_nnz=0))
     rep, res = out.report, out.result
     s = problem.sense
     assert rep["merged_feasible"] and res.point_feasible

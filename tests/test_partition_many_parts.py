@@ -22,6 +22,9 @@ from solver.partition.improve import WholeBound
 from solver.partition.price_split import part_activity, price_shares
 from solver.workloads import make_scenario
 
+# whole_below_nnz 0 in these rounds: the demo's model is small, and a small MILP's merge above its target is compared
+# with a whole solve at once (test_partition_small_rounds.py); these tests are about the passes of a larger one
+
 
 @pytest.fixture(scope="module")
 def demo():
@@ -34,7 +37,7 @@ def test_price_split_brings_a_round_of_one_job_per_part_near_the_bound(demo, mon
     base, _ = demo
     monkeypatch.setattr(pround, "far_after_parts", lambda *a: False)  # the merged point itself, no whole solve
     k = 51  # every job its own part
-    out = pround.solve_round(base, Settings(), pround.PartitionConfig(k=k, executor="inline"))
+    out = pround.solve_round(base, Settings(), pround.PartitionConfig(k=k, executor="inline", whole_below_nnz=0))
     rep = out.report
     names = [p["pass"] for p in rep["shares"]["passes"]]
     assert "price" in names and names.index("improve-rens") < names.index("price")  # RENS first, still far after it
@@ -46,7 +49,7 @@ def test_a_merge_still_above_the_target_after_rens_gets_the_price_re_split(demo)
     the shares': the demo at K = 2 ended FEASIBLE 0.80% from the bound after RENS and the resolve tier."""
     base, _ = demo
     st = Settings()
-    out = pround.solve_round(base, st, pround.PartitionConfig(k=2, executor="inline"))
+    out = pround.solve_round(base, st, pround.PartitionConfig(k=2, executor="inline", whole_below_nnz=0))
     rep = out.report
     first = rep["improvement"]["before_price"]
     assert st.mip_gap_tol < first["gap_after"] <= pmerge.FAR_GAP * st.mip_gap_tol
@@ -58,7 +61,7 @@ def test_a_merge_still_above_the_target_after_rens_gets_the_price_re_split(demo)
 def test_a_merge_far_from_the_bound_is_compared_with_the_whole_solve(demo, k):
     base, mono = demo
     st = Settings()
-    out = pround.solve_round(base, st, pround.PartitionConfig(k=k, executor="inline"))
+    out = pround.solve_round(base, st, pround.PartitionConfig(k=k, executor="inline", whole_below_nnz=0))
     res, rep = out.result, out.report
     fb = rep["fallback"]
     assert fb["reason"] == "gap" and fb["merged_gap_rel"] == rep["gap_rel"] > pmerge.FAR_GAP * st.mip_gap_tol
@@ -70,7 +73,7 @@ def test_a_merge_far_from_the_bound_is_compared_with_the_whole_solve(demo, k):
 def test_the_whole_solve_keeps_the_merged_point_when_it_finds_no_better(demo, monkeypatch):
     base, _ = demo
     monkeypatch.setattr(pround, "far_after_parts", lambda *a: False)
-    merged = pround.solve_round(base, Settings(), pround.PartitionConfig(k=16, executor="inline")).result
+    merged = pround.solve_round(base, Settings(), pround.PartitionConfig(k=16, executor="inline", whole_below_nnz=0)).result
     res, fb = compare_whole(base, Settings(time_limit_seconds=0.0), merged, 0.5)  # a spent budget: no point
     assert fb["kept"] == "merged" and res.objective == merged.objective and res.point_feasible
     assert fb["merged_objective"] == merged.objective and "merged point is kept" in res.message
@@ -121,7 +124,7 @@ def test_the_price_pass_is_capped_at_a_multiple_of_the_passes_before(demo, monke
     monkeypatch.setattr(pround, "run_parts", record)
     clock.start_command(time.monotonic())
     try:
-        out = pround.solve_round(base, Settings(), pround.PartitionConfig(k=2, executor="inline"))
+        out = pround.solve_round(base, Settings(), pround.PartitionConfig(k=2, executor="inline", whole_below_nnz=0))
     finally:
         clock.start_command(None)
     passes = out.report["shares"]["passes"]
@@ -139,7 +142,7 @@ def test_a_price_pass_stopped_at_once_keeps_the_pass_before(demo, monkeypatch):
     monkeypatch.setattr(pround, "PRICE_PASS_FACTOR", 0.0)
     monkeypatch.setattr(pround, "PRICE_PASS_MIN_SECONDS", 0.0)
     st = Settings()
-    out = pround.solve_round(base, st, pround.PartitionConfig(k=2, executor="inline"))
+    out = pround.solve_round(base, st, pround.PartitionConfig(k=2, executor="inline", whole_below_nnz=0))
     rep = out.report
     passes = {p["pass"]: p for p in rep["shares"]["passes"]}
     assert passes["price"]["kept"] is False  # its parts stopped at their start: the RENS point before it stays

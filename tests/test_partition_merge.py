@@ -162,7 +162,8 @@ def test_on_worker_processes_the_near_target_ascent_goes_on_during_rens_and_the_
     problem = make_scenario("sia", 256, seed=3).base()
     st = Settings(mip_gap_tol=1e-5)  # never proven: RENS runs, the ascent uses its budget
     monkeypatch.setattr(pmerge, "FAR_GAP", np.inf)  # "near": inline, the ascent would run its budget before RENS
-    out = pround.solve_round(problem, st, pround.PartitionConfig(k=K, executor="process", workers=2))
+    out = pround.solve_round(problem, st, pround.PartitionConfig(k=K, executor="process", workers=2,
+                                                                  whole_below_nnz=0))  # RENS as on a large model
     rep = out.report
     imp = rep["improvement"]
     during = imp["ascent_during_rens"]
@@ -184,7 +185,7 @@ def test_far_from_the_target_no_ascent_runs_during_rens():
     with the RENS workers for the cores."""
     problem = make_scenario("sia", 256, seed=3).base()
     out = pround.solve_round(problem, Settings(mip_gap_tol=1e-5), pround.PartitionConfig(k=K, executor="process",
-                                                                                          workers=2))
+                                                                                          workers=2, whole_below_nnz=0))
     imp = out.report["improvement"]
     assert imp["parts"] and imp["gap_before"] > pmerge.FAR_GAP * 1e-5
     assert "ascent_during_rens" not in imp and "dual_ascent_in_thread" not in out.report["seconds"]["phases"]
@@ -206,7 +207,8 @@ def test_a_deferred_kkt_completed_later_equals_the_merges_own(merged):
 @pytest.mark.parametrize("target", [5e-2, 1e-5])
 def test_a_rounds_result_has_its_whole_model_residuals_with_or_without_rens(target):
     problem = make_scenario("sia", 256, seed=3).base()
-    out = pround.solve_round(problem, Settings(mip_gap_tol=target), pround.PartitionConfig(k=K, executor="inline"))
+    out = pround.solve_round(problem, Settings(mip_gap_tol=target),
+                             pround.PartitionConfig(k=K, executor="inline", whole_below_nnz=0))  # RENS, as a large model
     res = out.result
     assert ("improvement" in out.report) == (target < 1e-3)
     np.testing.assert_allclose(res.row_activity, problem.row_activity(res.x), rtol=1e-12, atol=1e-9)

@@ -65,6 +65,15 @@ def ascend_on(wb: WholeBound, mg: Merged, settings: Settings, dl: Deadline) -> M
                    rep={**mg.rep, "bound": float(bound), "dual_ascent": asc})
 
 
+def above_target(problem: Problem, settings: Settings, rep: dict, result: SolveResult) -> bool:
+    """A MILP round's merged point, feasible, above ``mip_gap_tol`` from the whole model's bound: a small MILP's
+    (:func:`solver.partition.small.small_milp`) is compared with a whole solve at once, without the parts' RENS,
+    price re-split and re-solve passes."""
+    gap = rep.get("gap_rel")
+    return (problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible and gap is not None
+            and gap > settings.mip_gap_tol)
+
+
 def far_after_parts(problem: Problem, settings: Settings, rep: dict, result: SolveResult) -> bool:
     """A MILP round's merged point, feasible, still more than FAR_GAP x ``mip_gap_tol`` from the whole model's
     bound after the parts' improvement: the round is compared with a whole solve

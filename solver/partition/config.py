@@ -10,7 +10,7 @@ from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.partition.executor import check_executor, ray_address_target, ray_initialized
 from solver.partition.limits import MAX_PASSES
-from solver.partition.small import SMALL_LP_NNZ, small_lp
+from solver.partition.small import SMALL_LP_NNZ, parts_inline, small_lp
 
 
 @dataclass
@@ -34,7 +34,14 @@ class PartitionConfig:
             leave the parts only the delta's changes. None (the default): :func:`default_update_every`.
         whole_below_nnz: an LP round whose whole model has at most this many nonzeros is also solved whole after
             the merge and the better point kept, the next round's shares taken from it when it is the whole
-            solve's (:func:`solver.partition.fallback.compare_small_lp`; 0: never).
+            solve's (:func:`solver.partition.fallback.compare_small_lp`; 0: never). A MILP round with at most
+            ``min(whole_below_nnz, SMALL_MILP_NNZ)`` goes from a merge above its target gap straight to a whole solve
+            (:func:`solver.partition.small.small_milp`).
+        inline_below_nnz: a round whose whole model has at most this many nonzeros (a MILP: at most
+            :data:`solver.partition.small.INLINE_MILP_NNZ`) runs its parts in this process when ``executor`` is
+            ``process`` (0: never, the default here; ``copter init`` stores
+            :data:`solver.partition.small.INLINE_BELOW_NNZ` unless given ``--executor``, and a ``step`` given
+            ``--executor`` runs on it whatever the size): starting the workers costs more than such parts' solve.
     """
 
     k: int = 1
@@ -48,6 +55,7 @@ class PartitionConfig:
     probe: bool = True
     update_every: int | None = None
     whole_below_nnz: int = SMALL_LP_NNZ
+    inline_below_nnz: int = 0
 
     def check(self) -> None:
         """Raise UsageError for k < 1, passes outside 1 .. :data:`MAX_PASSES`, an unknown executor, ``ray``
@@ -60,6 +68,8 @@ class PartitionConfig:
             raise UsageError(f"--share-update-every must be >= 0, got {self.update_every}")
         if self.whole_below_nnz < 0:
             raise UsageError(f"--whole-below-nnz must be >= 0, got {self.whole_below_nnz}")
+        if self.inline_below_nnz < 0:
+            raise UsageError(f"inline_below_nnz must be >= 0, got {self.inline_below_nnz}")
         check_executor(self.executor)
         if self.executor == "ray":
             # a malformed --ray-address, or $RAY_ADDRESS that Ray would join without one: exit 2 before any work
@@ -67,6 +77,13 @@ class PartitionConfig:
             # Ray joins no address
             ray_address_target(self.ray_address if self.ray_address is not None or ray_initialized()
                                else os.environ.get("RAY_ADDRESS"))
+
+    def round_executor(self, problem: Problem) -> str:
+        """The executor a round of ``problem`` (its whole model) runs its parts on: ``inline`` for a small one
+        (:attr:`inline_below_nnz`, :func:`solver.partition.small.parts_inline`) when ``executor`` is ``process``,
+        else ``executor``."""
+        small = parts_inline(problem.nnz, self.inline_below_nnz, problem.is_mip)
+        return "inline" if self.executor == "process" and small else self.executor
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -106,7 +106,8 @@ def solve_without_clients(problem, settings: Settings) -> tuple[SolveResult, dic
     return replace(whole, message=msg), rep
 
 
-def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float) -> tuple[SolveResult, dict]:
+def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float,
+                  reason: str = "gap") -> tuple[SolveResult, dict]:
     """Solve ``problem`` whole (``solver.api.solve_problem``, cold: warm from the merged point's state it ended
     0.13% below the cold solve on the Sia demo, K = 16) after a merge whose proven gap ``gap`` is far above
     ``settings.mip_gap_tol``, and keep the better feasible point.
@@ -115,10 +116,12 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float) 
         problem: the round's whole model; settings: the round's settings (a ``--time-limit`` counts from the
             command's start, so the whole solve gets what is left of it).
         merged: the partitioned merge's result (feasible); gap: its relative gap to the whole model's bound.
+        reason: the report's ``reason``: ``"gap"`` (far from the bound after the parts' improvement) or
+            ``"small"`` (a small MILP above its target, :func:`solver.partition.small.small_milp`, at once).
     Returns:
         (the round's result: the whole solve's point when it is feasible and better, else ``merged``'s, against
         the tighter of the two bounds (:func:`with_bound`), with the comparison said in its message; the report's
-        ``fallback`` section: ``reason`` "gap", ``merged_gap_rel``, ``merged_objective``, ``status`` and
+        ``fallback`` section: ``reason``, ``merged_gap_rel``, ``merged_objective``, ``status`` and
         ``objective`` of the whole solve, ``seconds``, ``iterations``, ``kept`` "whole" or "merged", ``bound_from``
         "whole" or "merged").
     """
@@ -131,7 +134,7 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float) 
     head = (f"partitioned round: the merged point was {gap:.3%} from the whole model's bound (target "
             f"{settings.mip_gap_tol:.3%}), so the round was also solved whole (monolithic, {seconds:.2f} s, "
             f"{whole.status.name})")
-    rep = {"reason": "gap", "merged_gap_rel": float(gap), "merged_objective": float(merged.objective),
+    rep = {"reason": reason, "merged_gap_rel": float(gap), "merged_objective": float(merged.objective),
            "status": whole.status.name,
            "objective": float(whole.objective) if math.isfinite(whole.objective) else None,
            "seconds": round(seconds, 6), "iterations": int(whole.iterations), "kept": "whole" if better else "merged",

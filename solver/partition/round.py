@@ -79,6 +79,7 @@ from solver.model.state import SolverState
 from solver.model.status import Status
 from solver.partition import shares as sh
 from solver.partition.after_merge import (
+    above_target,
     ascend_on,
     far_after_parts,
     improve_parts,
@@ -113,7 +114,7 @@ from solver.partition.limits import MAX_PASSES  # noqa: F401 - here too: the rou
 from solver.partition.merge import Merged, complete_kkt, merge_parts, part_engine, ran
 from solver.partition.phases import Phases
 from solver.partition.price_split import part_activity, price_shares, ration
-from solver.partition.small import small_lp
+from solver.partition.small import INLINE_MILP_NNZ, small_lp, small_milp
 from solver.partition.split import (
     Part,
     build_part_problems,
@@ -225,12 +226,20 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             with ``--client-regex``) or more parts than clients; a bad regex / executor.
     """
     t0 = time.perf_counter()
+    executor_reason = None
+    if config.round_executor(problem) != config.executor:  # a small model: its parts cost less than the workers
+        limit = min(config.inline_below_nnz, INLINE_MILP_NNZ) if problem.is_mip else config.inline_below_nnz
+        executor_reason = (f"small model: {int(problem.nnz):,} nonzeros <= {limit:,} (starting the part workers "
+                           f"costs more than its parts; --executor process starts them)")
+        config = replace(config, executor="inline")
     k = config.k
     ph = Phases()
     take_pool_start()  # a pool an earlier caller started is not this round's
     take_ship_seconds()  # nor an earlier caller's packing
     dl = Deadline.of(settings)
     r = _setup(problem, config, prev, info, old_shape, ph, dl)
+    r.executor_reason = executor_reason
+    small_mip = small_milp(problem, config.whole_below_nnz)  # a merge above target: the whole solve at once
     part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip
                                      else Settings(**{**asdict(settings), "threads": 1}))
     warms: list[SolverState | None] | None = None
@@ -394,7 +403,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         # a far merge gets RENS first (it closed Sia 25,600's 1.1-1.6% to 0.25-0.42% where the price pass before it
         # cost a pass and gained 0-0.3%); the price re-split follows when the merge after RENS is still above target
         rens_can = wb is not None and settings.integer_submip_seconds > 0
-        if n_price < PRICE_SPLITS and not rens_can and wants_price_split(settings, mg, wb, r, dl):
+        if n_price < PRICE_SPLITS and not rens_can and not small_mip and wants_price_split(settings, mg, wb, r, dl):
             if _price_resplit(wb, this, settings, r, ph):
                 kept, n_price, warms = this, n_price + 1, [x.state if x is not None else None for x in this.results]
                 merge += time.perf_counter() - t2
@@ -406,7 +415,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         merge += time.perf_counter() - t2
         improvement: dict = {}
         resplit = False
-        for tier in ("rens", "resolve") if wb is not None else ():
+        for tier in ("rens", "resolve") if wb is not None and not small_mip else ():
             if not wants_improvement(settings, outcome_rep, result):
                 break
             if tier == "rens" and this.rens_done:  # the pass before the price pass, with its RENS step, was kept
@@ -470,16 +479,22 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             t5 = time.perf_counter()
             result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
                                                                 whole_warm)
-            if (outcome_rep["fallback"]["kept"] == "whole" and r.ns
-                    and not (every == 0 or (r.updates + 1) % every)):  # shares move this round
-                new_shares = _whole_shares(problem, r, result.x)
-                moved = float(np.abs(new_shares - r.shares).sum() / max(r.ns, 1) / 2.0)
-                outcome_rep["fallback"]["shares_from"] = "whole"
-                passes_report[-1]["share_moved"] = moved
+            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and not (every == 0 or (r.updates + 1) % every):
+                new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
             merge += time.perf_counter() - t5
         if violates_whole(problem, result, part_rep) and dl.parts_left() > 0:  # the merge failed the re-check
             result, outcome_rep["fallback"] = whole_after_violation(problem, settings, result, outcome_rep)
-        if far_after_parts(problem, settings, outcome_rep, result) and dl.parts_left() > 0:
+        if (small_mip and "fallback" not in outcome_rep and above_target(problem, settings, outcome_rep, result)
+                and dl.parts_left() > 0):
+            # a small MILP above its target: the whole solve costs less than the parts' RENS, price and re-solve
+            # passes (solver.partition.small.SMALL_MILP_NNZ)
+            result, outcome_rep["fallback"] = compare_whole(problem, settings, result, outcome_rep["gap_rel"],
+                                                            reason="small")
+            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and not (every == 0 or (r.updates + 1) % every):
+                # as a small LP's: the parts' shares of the whole point (the merge's, on LB 128 x 16, left both
+                # parts of the next round PRIMAL_INFEASIBLE on the servers' load rows, and the round solved whole)
+                new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
+        elif far_after_parts(problem, settings, outcome_rep, result) and dl.parts_left() > 0:
             # what the shares confine the parts to, only the whole model reaches
             result, outcome_rep["fallback"] = compare_whole(problem, settings, result, outcome_rep["gap_rel"])
         return _outcome(config, r, parts, results, part_rep, eff, (new_shares, new_steps, new_last), moved,
@@ -584,6 +599,17 @@ def _merged_objective(problem: Problem, r: RoundSetup, parts: list[Part], result
     return float(problem.objective(x))
 
 
+def _shares_from_whole(problem: Problem, r: RoundSetup, result: SolveResult, outcome_rep: dict,
+                       passes_report: list[dict]) -> tuple[np.ndarray, float]:
+    """(the next round's shares from the kept whole solve's point (:func:`_whole_shares`), the share moved), said
+    in the report (``fallback.shares_from`` "whole", the last pass's ``share_moved``)."""
+    new_shares = _whole_shares(problem, r, result.x)
+    moved = float(np.abs(new_shares - r.shares).sum() / max(r.ns, 1) / 2.0)
+    outcome_rep["fallback"]["shares_from"] = "whole"
+    passes_report[-1]["share_moved"] = moved
+    return new_shares, moved
+
+
 def _whole_shares(problem: Problem, r: RoundSetup, x: np.ndarray) -> np.ndarray:
     """(k, ns) the next round's shares from the whole model's point ``x`` (n,): each capacity row split in proportion
     to the parts' activity on it (:func:`solver.partition.price_split.ration`; what the point leaves spread evenly),
@@ -615,6 +641,7 @@ class RoundSetup:
     row_map: np.ndarray | None
     old_shape: tuple[int, int]
     clock: Deadline  #: the round's time budget (:func:`solve_round`'s)
+    executor_reason: str | None = None  #: why the parts run in this process though the state's executor is process
 
 
 def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info,
@@ -722,7 +749,8 @@ def _round_report(config: PartitionConfig, r: RoundSetup, part_rep: list[dict], 
     active = present.sum(axis=0) > 1
     setup, ship, slowest, merge = seconds["setup"], seconds.get("ship", 0.0), seconds["slowest_part"], seconds["merge"]
     return {
-        "k": k, "executor": config.executor, "passes": config.passes, "parts": part_rep,
+        "k": k, "executor": config.executor, **({"executor_reason": r.executor_reason} if r.executor_reason else {}),
+        "passes": config.passes, "parts": part_rep,
         "clients_added": r.n_new, "clients_dropped": r.n_dropped, "warm": bool(r.warm),
         "seconds": {"setup": round(setup, 6), "ship": round(ship, 6), "slowest_part": round(slowest, 6),
                     "merge": round(merge, 6), "on_k_cores": round(setup + ship + slowest + merge, 6),

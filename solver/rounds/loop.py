@@ -235,7 +235,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         refuse_ray_address_off_ray(config.get("partition"), executor, ray_address, store.root)
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
-        _prestart_parts(config.get("partition"), executor, settings)
+        _prestart_parts(config.get("partition"), executor, settings, store)
         gen = store.load(read=("solution.parquet",))  # the previous allocation, for changes.parquet
         sha = delta_hash(delta)
         done = store.applied_in(sha, gen.round)
@@ -279,27 +279,49 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     return copy_out(store.root, report, out_dir)
 
 
-def _prestart_parts(partition: dict | None, executor: str | None, settings: Settings) -> None:
+def _prestart_parts(partition: dict | None, executor: str | None, settings: Settings,
+                    store: StateStore | None = None) -> None:
     """A partitioned state whose parts run in local processes: start their workers' forkserver before the state
     is loaded (``solver.partition.executor.prestart``), so its preload overlaps the load and the round's set-up.
     Not when the parts' time left (``settings.time_limit_seconds`` from the command's start) is already below
     ``POOL_START_SECONDS``: the parts then run in this process (``solver.partition.deadline``), and a preload beside
-    them would only take a core from them. Best effort: a stored value that is not what it should be is left to the
-    round's own checks."""
+    them would only take a core from them; nor when the current round's model is small enough for its parts to run
+    in this process (``partition.inline_below_nnz``, without ``--executor``: :func:`_current_size` of ``store``).
+    Best effort: a stored value that is not what it should be is left to the round's own checks."""
     try:
         k = int((partition or {}).get("k", 1))
         chosen = executor if executor is not None else (partition or {}).get("executor", "process")
         workers = (partition or {}).get("workers")
         if k > 1 and chosen == "process" and (workers is None or int(workers) >= 1):
             from solver.partition.deadline import POOL_START_SECONDS, Deadline
+            from solver.partition.small import INLINE_BELOW_NNZ, parts_inline
 
             if Deadline.of(settings).parts_left() < POOL_START_SECONDS:
+                return
+            limit = int((partition or {}).get("inline_below_nnz", INLINE_BELOW_NNZ))
+            size = None if executor is not None or store is None else _current_size(store)
+            if size is not None and parts_inline(size[0], limit, size[1]):
                 return
             from solver.partition.executor import prestart
 
             prestart(k, None if workers is None else int(workers))
     except (TypeError, ValueError, AttributeError):
         return
+
+
+def _current_size(store: StateStore) -> tuple[int, bool] | None:
+    """(nonzeros, is a MILP) of the current round's model, from its ``report.json``; None when it cannot be read:
+    the state's own load says why."""
+    import json
+
+    from formats.generation import gen_name
+
+    try:
+        text = (store.root / "CURRENT").read_text().strip()
+        rep = json.loads((store.root / gen_name(int(text)) / "report.json").read_text())
+        return int(rep["nnz"]), "mip" in rep
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _is_retry(store: StateStore, done: int, current: int, later) -> bool:

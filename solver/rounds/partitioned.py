@@ -46,8 +46,13 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
                 raise unknown_key_error(key, "partition", known, file)
         _check_stored(partition, file)
     cfg = PartitionConfig.from_json(partition)
+    if file is not None and "inline_below_nnz" not in partition:  # a state from before the key: init's default
+        from solver.partition.small import INLINE_BELOW_NNZ
+
+        cfg.inline_below_nnz = INLINE_BELOW_NNZ
     if executor is not None:
         cfg.executor = executor
+        cfg.inline_below_nnz = 0  # the command chose where the parts run: there, whatever the model's size
     elif file is not None and cfg.k > 1:  # the state's executor: its error names the state, not an option
         from solver.partition.executor import check_stored_executor
 
@@ -67,7 +72,7 @@ _STORED_EXECUTORS = ("process", "ray", "inline")
 """What config.json's ``partition.executor`` may hold (``solver.partition.executor.EXECUTORS``, not imported:
 checking a stored value needs no multiprocessing); an unknown one was a usage error (exit 2) naming no file."""
 
-_STORED_MIN = {"k": 1, "passes": 1, "update_every": 0, "whole_below_nnz": 0, "workers": 1}
+_STORED_MIN = {"k": 1, "passes": 1, "update_every": 0, "whole_below_nnz": 0, "inline_below_nnz": 0, "workers": 1}
 """Smallest value config.json's ``partition`` may hold per integer key (what init's options accept)."""
 
 
