@@ -16,7 +16,7 @@ from solver.api import solve_problem
 from solver.model.settings import Settings
 from solver.partition import executor
 from solver.partition import round as pround
-from solver.partition.small import INLINE_BELOW_NNZ, INLINE_MILP_NNZ, SMALL_MILP_NNZ, parts_inline, small_milp
+from solver.partition.small import INLINE_BELOW_NNZ, SMALL_MILP_NNZ, parts_inline, small_milp
 from solver.rounds import loop
 from solver.rounds.partitioned import config_of
 from solver.workloads import make_scenario
@@ -30,12 +30,11 @@ def _lb(seed: int = 0):
 def test_a_small_model_runs_its_parts_in_this_process_unless_the_executor_was_chosen():
     cfg = pround.PartitionConfig(k=2, executor="process", inline_below_nnz=INLINE_BELOW_NNZ)
     lb, lb128, te = _lb().base(), make_scenario("lb", "128x16", seed=0).base(), make_scenario("te", 16, seed=4).base()
-    assert lb.nnz <= INLINE_MILP_NNZ < lb128.nnz <= INLINE_BELOW_NNZ and not te.is_mip and te.nnz <= INLINE_BELOW_NNZ
-    assert cfg.round_executor(lb) == "inline" and cfg.round_executor(te) == "inline"
-    assert cfg.round_executor(lb128) == "process"  # a MILP's parts of 1-5 s each: in parallel on the workers
+    assert lb.nnz < lb128.nnz <= INLINE_BELOW_NNZ and not te.is_mip and te.nnz <= INLINE_BELOW_NNZ
+    assert cfg.round_executor(lb) == cfg.round_executor(lb128) == cfg.round_executor(te) == "inline"
     assert replace(cfg, inline_below_nnz=te.nnz - 1).round_executor(te) == "process"
-    assert parts_inline(INLINE_BELOW_NNZ, INLINE_BELOW_NNZ, False) and not parts_inline(INLINE_BELOW_NNZ + 1,
-                                                                                        INLINE_BELOW_NNZ, False)
+    assert parts_inline(INLINE_BELOW_NNZ, INLINE_BELOW_NNZ) and not parts_inline(INLINE_BELOW_NNZ + 1,
+                                                                                 INLINE_BELOW_NNZ)
     assert pround.PartitionConfig(k=2, executor="process").round_executor(lb) == "process"  # 0: never
     assert replace(cfg, executor="ray").round_executor(lb) == "ray"
     stored = {"k": 2, "executor": "process", "inline_below_nnz": INLINE_BELOW_NNZ}
@@ -115,7 +114,7 @@ def test_init_stores_the_inline_limit_only_without_executor_and_a_step_runs_smal
     assert rep["partitions"]["executor"] == "inline" and "executor_reason" in rep["partitions"]
     assert started == [], "the forkserver was started for a small model's step"
     # the current round's model is small: no forkserver; a state whose limit is 0 (or a large model) gets one
-    assert loop._current_size(loop.StateStore(st)) == (sc.base().nnz, True)
+    assert loop._current_nnz(loop.StateStore(st)) == sc.base().nnz
     edit_json(st / "config.json", lambda c: c["partition"].update(inline_below_nnz=0))
     loop._prestart_parts(json.loads((st / "config.json").read_text())["partition"], None, Settings(),
                          loop.StateStore(st))

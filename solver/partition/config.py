@@ -37,9 +37,8 @@ class PartitionConfig:
             solve's (:func:`solver.partition.fallback.compare_small_lp`; 0: never). A MILP round with at most
             ``min(whole_below_nnz, SMALL_MILP_NNZ)`` goes from a merge above its target gap straight to a whole solve
             (:func:`solver.partition.small.small_milp`).
-        inline_below_nnz: a round whose whole model has at most this many nonzeros (a MILP: at most
-            :data:`solver.partition.small.INLINE_MILP_NNZ`) runs its parts in this process when ``executor`` is
-            ``process`` (0: never, the default here; ``copter init`` stores
+        inline_below_nnz: a round whose whole model has at most this many nonzeros runs its parts in this
+            process when ``executor`` is ``process`` (0: never, the default here; ``copter init`` stores
             :data:`solver.partition.small.INLINE_BELOW_NNZ` unless given ``--executor``, and a ``step`` given
             ``--executor`` runs on it whatever the size): starting the workers costs more than such parts' solve.
     """
@@ -82,7 +81,7 @@ class PartitionConfig:
         """The executor a round of ``problem`` (its whole model) runs its parts on: ``inline`` for a small one
         (:attr:`inline_below_nnz`, :func:`solver.partition.small.parts_inline`) when ``executor`` is ``process``,
         else ``executor``."""
-        small = parts_inline(problem.nnz, self.inline_below_nnz, problem.is_mip)
+        small = parts_inline(problem.nnz, self.inline_below_nnz)
         return "inline" if self.executor == "process" and small else self.executor
 
     def to_json(self) -> dict:

@@ -114,7 +114,7 @@ from solver.partition.limits import MAX_PASSES  # noqa: F401 - here too: the rou
 from solver.partition.merge import Merged, complete_kkt, merge_parts, part_engine, ran
 from solver.partition.phases import Phases
 from solver.partition.price_split import part_activity, price_shares, ration
-from solver.partition.small import INLINE_MILP_NNZ, small_lp, small_milp
+from solver.partition.small import small_lp, small_milp
 from solver.partition.split import (
     Part,
     build_part_problems,
@@ -228,9 +228,9 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     t0 = time.perf_counter()
     executor_reason = None
     if config.round_executor(problem) != config.executor:  # a small model: its parts cost less than the workers
-        limit = min(config.inline_below_nnz, INLINE_MILP_NNZ) if problem.is_mip else config.inline_below_nnz
-        executor_reason = (f"small model: {int(problem.nnz):,} nonzeros <= {limit:,} (starting the part workers "
-                           f"costs more than its parts; --executor process starts them)")
+        executor_reason = (f"small model: {int(problem.nnz):,} nonzeros <= inline_below_nnz "
+                           f"{config.inline_below_nnz:,} (starting the part workers costs more than its parts; "
+                           f"--executor process starts them)")
         config = replace(config, executor="inline")
     k = config.k
     ph = Phases()

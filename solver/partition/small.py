@@ -18,13 +18,11 @@ SMALL_MILP_NNZ = 20_000  #: a MILP round's whole model with at most this many no
 #: units), after which the whole solve (0.1-0.8 s) was kept in every round
 
 INLINE_BELOW_NNZ = 20_000  #: default of config.json's ``partition.inline_below_nnz`` when ``init`` is given no
-#: ``--executor``: a round whose whole model has at most this many nonzeros (a MILP: at most ``INLINE_MILP_NNZ``)
-#: solves its parts in this process, one after another, instead of starting worker processes, whose start (the
-#: forkserver loading the solver and its kernels) took 0.8-1.3 s on LB 64 x 8 and 1.7-1.8 s on the TE demo (LP,
-#: 7,654 nonzeros, solved whole in 0.07-0.35 s)
-INLINE_MILP_NNZ = 5_000  #: ... a MILP's parts stop at their first integer point, an integerization each: LB 64 x 8
-#: (2,560 nonzeros) 0.1-0.3 s per part, LB 128 x 16 (10,240) 1-5 s, where one after another they took longer than
-#: the workers' start and their parallel solve
+#: ``--executor``: a round whose whole model has at most this many nonzeros solves its parts in this process, one
+#: after another, instead of starting worker processes, whose start (the forkserver loading the solver and its
+#: kernels) took 0.7-1.9 s on LB 64 x 8 (2,560 nonzeros, MILP; parts 0.1-0.3 s each) and the TE demo (LP, 7,654
+#: nonzeros, solved whole in 0.07-0.35 s), 1.2-2.9 s on LB 128 x 16 (10,240 nonzeros; parts 0.4-4 s each), whose
+#: K = 2 steps took 2.8-6.0 s inline against 5.1-8.2 s on the workers (5 of 6 rounds faster; 2 cores at load 2)
 
 
 def small_lp(problem, limit: int = SMALL_LP_NNZ) -> bool:
@@ -38,7 +36,7 @@ def small_milp(problem, limit: int = SMALL_LP_NNZ) -> bool:
     return bool(problem.is_mip) and limit > 0 and int(problem.nnz) <= min(limit, SMALL_MILP_NNZ)
 
 
-def parts_inline(nnz: int, limit: int, is_mip: bool) -> bool:
+def parts_inline(nnz: int, limit: int) -> bool:
     """A round whose whole model has ``nnz`` nonzeros runs its parts in this process (``limit``: config.json's
-    ``partition.inline_below_nnz``, 0: never; a MILP's at most :data:`INLINE_MILP_NNZ`)."""
-    return limit > 0 and int(nnz) <= (min(limit, INLINE_MILP_NNZ) if is_mip else limit)
+    ``partition.inline_below_nnz``, 0: never)."""
+    return limit > 0 and int(nnz) <= limit

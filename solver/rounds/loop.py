@@ -286,7 +286,7 @@ def _prestart_parts(partition: dict | None, executor: str | None, settings: Sett
     Not when the parts' time left (``settings.time_limit_seconds`` from the command's start) is already below
     ``POOL_START_SECONDS``: the parts then run in this process (``solver.partition.deadline``), and a preload beside
     them would only take a core from them; nor when the current round's model is small enough for its parts to run
-    in this process (``partition.inline_below_nnz``, without ``--executor``: :func:`_current_size` of ``store``).
+    in this process (``partition.inline_below_nnz``, without ``--executor``: :func:`_current_nnz` of ``store``).
     Best effort: a stored value that is not what it should be is left to the round's own checks."""
     try:
         k = int((partition or {}).get("k", 1))
@@ -299,8 +299,8 @@ def _prestart_parts(partition: dict | None, executor: str | None, settings: Sett
             if Deadline.of(settings).parts_left() < POOL_START_SECONDS:
                 return
             limit = int((partition or {}).get("inline_below_nnz", INLINE_BELOW_NNZ))
-            size = None if executor is not None or store is None else _current_size(store)
-            if size is not None and parts_inline(size[0], limit, size[1]):
+            nnz = None if executor is not None or store is None else _current_nnz(store)
+            if nnz is not None and parts_inline(nnz, limit):
                 return
             from solver.partition.executor import prestart
 
@@ -309,9 +309,9 @@ def _prestart_parts(partition: dict | None, executor: str | None, settings: Sett
         return
 
 
-def _current_size(store: StateStore) -> tuple[int, bool] | None:
-    """(nonzeros, is a MILP) of the current round's model, from its ``report.json``; None when it cannot be read:
-    the state's own load says why."""
+def _current_nnz(store: StateStore) -> int | None:
+    """The nonzeros of the current round's model, from its ``report.json``; None when it cannot be read: the
+    state's own load says why."""
     import json
 
     from formats.generation import gen_name
@@ -319,7 +319,7 @@ def _current_size(store: StateStore) -> tuple[int, bool] | None:
     try:
         text = (store.root / "CURRENT").read_text().strip()
         rep = json.loads((store.root / gen_name(int(text)) / "report.json").read_text())
-        return int(rep["nnz"]), "mip" in rep
+        return int(rep["nnz"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
