@@ -442,6 +442,11 @@ def _lp_variants(tmp: Path) -> None:
 
     solve_alm(lp, Settings())
     solve_alm(lp, Settings(), cold.state)
+    # its CG path (pcg, hessian_vector): where the coupling rows' dense factor would cost more than CG (a sparse
+    # LP with many coupling rows, netlib's 25fv47) or fails; a cold `copter solve --engine alm` compiled it
+    from solver.lp.alm import ALMParameters
+
+    solve_alm(lp, Settings(), params=ALMParameters(direct_max=0))
 
 
 def _reducible_lp():

@@ -106,6 +106,16 @@ with event.install_listener("numba:compile", Recorder()), tempfile.TemporaryDire
 
     lp2 = small_lp(n=50, m=20, seed=9)
     statuses.append(("alm", solve_alm(lp2, None, solve_alm(lp2).state).status.name))
+    # ... and a sparse LP with many coupling rows, whose Newton directions come from CG (no dense factor)
+    import numpy as np, scipy.sparse as sps
+    from solver.model.problem import Problem
+    rng = np.random.default_rng(3)
+    A = sps.random(600, 1200, density=4.0 / 600, random_state=3, format="csc") + sps.eye(600, 1200, format="csc")
+    lp3 = Problem.from_arrays(cost=rng.random(1200) + 0.1, col_lower=np.zeros(1200), col_upper=np.ones(1200),
+                              row_lower=np.full(600, -np.inf), row_upper=rng.random(600) + 1.0, matrix=A, sense=-1)
+    cg = solve_alm(lp3)
+    assert " 0 CG iterations" not in cg.message, cg.message  # the CG path was taken
+    statuses.append(("alm-cg", cg.status.name))
 
 after = {name: set(d.signatures) for name, d in registry.items()}
 new = {name: [str(s) for s in after[name] - before[name]] for name in registry if after[name] - before[name]}
@@ -141,7 +151,7 @@ def test_registry_holds_every_njit_kernel_of_the_packages():
 @pytest.mark.slow
 def test_rounds_after_prepare_compile_nothing():
     """After prepare(), LP (cold/warm, presolve on/off, infeasible, MPS and Parquet, structural delta),
-    TE/Sia/LB streams, a MILP through RENS/dive/fallback and the ALM engine compile no kernel and add no
+    TE/Sia/LB streams, a MILP through RENS/dive/fallback and the ALM engine (direct and CG) compile no kernel and add no
     signature."""
     proc = subprocess.run([sys.executable, "-c", AFTER_PREPARE], cwd=ROOT, env=_env(), capture_output=True,
                           text=True, timeout=1800)
@@ -152,7 +162,7 @@ def test_rounds_after_prepare_compile_nothing():
     # the rounds really ran: every CLI command exited 0 but the infeasible step (a failed round: its code)
     cli_codes = [code for name, code in out["statuses"] if name in ("init", "step", "solve")]
     assert len(cli_codes) == 5 and cli_codes.count(0) == 4, out["statuses"]
-    assert len(out["statuses"]) == 5 + 4 + 4 + 3 + 2 + 2 + 1
+    assert len(out["statuses"]) == 5 + 4 + 4 + 3 + 2 + 2 + 1 + 1
 
 
 def test_stamp_records_what_the_cache_depends_on(tmp_path, monkeypatch):
