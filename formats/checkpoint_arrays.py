@@ -20,7 +20,10 @@ written into it (a grown array: a copy plus the patch). Writable, because numba 
 another signature and would compile a variant of a kernel mid-stream (issue #15); a view, because the copy
 this replaced cost a memory pass over every array of the model (TE Kdl, 30.9M nonzeros: 0.4-1.3 s of a
 step's load for a_data alone) and a second copy of it in memory. Files are never modified after they are
-written (above), so the view cannot change under the process.
+written (above), so the view cannot change under the process; a file another program truncates while a
+command runs ends that command with SIGBUS, as the base's mapping already could (the state itself is never
+written through a view). Each view holds a file descriptor while it lives (Python's mmap keeps a duplicate):
+about ten per loaded generation, released with the arrays.
 Strings are stored as ``large_string`` and load as numpy object arrays; booleans as ``uint8``.
 """
 
