@@ -30,6 +30,39 @@ kernel_cache.install()  # cached kernels load without numba's compiler set-up (s
 
 
 @njit(cache=True)
+def _project(z, lo, hi):
+    """(clip(z, lo, hi), 1 if lo <= z <= hi and lo < hi else 0): a column's x_j or a row's s_i and whether it is
+    active (the module docstring's J and I; a kink counts as active)."""
+    if z < lo:
+        return lo, 0
+    if z > hi:
+        return hi, 0
+    return z, 1 if lo < hi else 0
+
+
+@njit(cache=True)
+def _column(j, v_j, cp, ci, cv, xbar, lv, uv, tau, h, x, ax, col_active):
+    """Column j at v_j = (A'w - c)_j: x_j(w) and its activity into ``x`` and ``col_active``, x_j a_j added to ``ax``;
+    returns its terms of Psi, v_j x_j - (x_j - xbar_j)^2 / (2 tau) (h = 0.5 / tau)."""
+    xj, col_active[j] = _project(xbar[j] + tau * v_j, lv[j], uv[j])
+    x[j] = xj
+    d = xj - xbar[j]
+    if xj != 0.0:
+        for p in range(cp[j], cp[j + 1]):
+            ax[ci[p]] += cv[p] * xj
+    return v_j * xj - h * d * d
+
+
+@njit(cache=True)
+def _row_term(wi, sbar_i, lc_i, uc_i, tau_s, hs, isig, y_i):
+    """Row i's s_i(w), its activity and its terms of Psi: -w_i s_i - (s_i - sbar_i)^2 / (2 tau_s) + w_i^2 / (2 sigma)
+    - w_i y_i / sigma (hs = 0.5 / tau_s, isig = 1 / sigma)."""
+    si, active = _project(sbar_i - tau_s * wi, lc_i, uc_i)
+    d = si - sbar_i
+    return si, active, -wi * si - hs * d * d + 0.5 * isig * wi * wi - isig * wi * y_i
+
+
+@njit(cache=True)
 def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
               v, x, s, ax, grad, col_active, row_active):
     """Evaluate Psi(w) and fill its gradient and the maps x(w), s(w) (module docstring).
@@ -58,38 +91,13 @@ def dual_eval(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma
             g += cv[p] * w[ci[p]]
         v_j = g - c[j]
         v[j] = v_j
-        z = xbar[j] + tau * v_j
-        if z < lv[j]:
-            xj = lv[j]
-            col_active[j] = 0
-        elif z > uv[j]:
-            xj = uv[j]
-            col_active[j] = 0
-        else:
-            xj = z
-            col_active[j] = 1 if lv[j] < uv[j] else 0
-        x[j] = xj
-        d = xj - xbar[j]
-        psi += v_j * xj - h * d * d
-        if xj != 0.0:
-            for p in range(cp[j], cp[j + 1]):
-                ax[ci[p]] += cv[p] * xj
+        psi += _column(j, v_j, cp, ci, cv, xbar, lv, uv, tau, h, x, ax, col_active)
     hs = 0.5 / tau_s
     isig = 1.0 / sigma
     for i in range(m):
-        z = sbar[i] - tau_s * w[i]
-        if z < lc[i]:
-            si = lc[i]
-            row_active[i] = 0
-        elif z > uc[i]:
-            si = uc[i]
-            row_active[i] = 0
-        else:
-            si = z
-            row_active[i] = 1 if lc[i] < uc[i] else 0
+        si, row_active[i], term = _row_term(w[i], sbar[i], lc[i], uc[i], tau_s, hs, isig, y[i])
         s[i] = si
-        d = si - sbar[i]
-        psi += -w[i] * si - hs * d * d + 0.5 * isig * w[i] * w[i] - isig * w[i] * y[i]
+        psi += term
         grad[i] = ax[i] - si + isig * (w[i] - y[i])
     return psi
 
@@ -109,18 +117,13 @@ def psi_on_line(alpha, v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, s
     h = 0.5 / tau
     for j in range(v.shape[0]):
         v_j = v[j] + alpha * gd[j]
-        z = xbar[j] + tau * v_j
-        xj = lv[j] if z < lv[j] else (uv[j] if z > uv[j] else z)
+        xj = _project(xbar[j] + tau * v_j, lv[j], uv[j])[0]
         dx = xj - xbar[j]
         psi += v_j * xj - h * dx * dx
     hs = 0.5 / tau_s
     isig = 1.0 / sigma
     for i in range(w.shape[0]):
-        wi = w[i] + alpha * d[i]
-        z = sbar[i] - tau_s * wi
-        si = lc[i] if z < lc[i] else (uc[i] if z > uc[i] else z)
-        ds = si - sbar[i]
-        psi += -wi * si - hs * ds * ds + 0.5 * isig * wi * wi - isig * wi * y[i]
+        psi += _row_term(w[i] + alpha * d[i], sbar[i], lc[i], uc[i], tau_s, hs, isig, y[i])[2]
     return psi
 
 
@@ -141,40 +144,15 @@ def dual_on_line(cp, ci, cv, alpha, v, gd, w, d, xbar, lv, uv, tau, sbar, lc, uc
     for j in range(v.shape[0]):
         v_j = v[j] + alpha * gd[j]
         v2[j] = v_j
-        z = xbar[j] + tau * v_j
-        if z < lv[j]:
-            xj = lv[j]
-            col_active[j] = 0
-        elif z > uv[j]:
-            xj = uv[j]
-            col_active[j] = 0
-        else:
-            xj = z
-            col_active[j] = 1 if lv[j] < uv[j] else 0
-        x[j] = xj
-        dx = xj - xbar[j]
-        psi += v_j * xj - h * dx * dx
-        if xj != 0.0:
-            for p in range(cp[j], cp[j + 1]):
-                ax[ci[p]] += cv[p] * xj
+        psi += _column(j, v_j, cp, ci, cv, xbar, lv, uv, tau, h, x, ax, col_active)
     hs = 0.5 / tau_s
     isig = 1.0 / sigma
     for i in range(m):
         wi = w[i] + alpha * d[i]
         w2[i] = wi
-        z = sbar[i] - tau_s * wi
-        if z < lc[i]:
-            si = lc[i]
-            row_active[i] = 0
-        elif z > uc[i]:
-            si = uc[i]
-            row_active[i] = 0
-        else:
-            si = z
-            row_active[i] = 1 if lc[i] < uc[i] else 0
+        si, row_active[i], term = _row_term(wi, sbar[i], lc[i], uc[i], tau_s, hs, isig, y[i])
         s[i] = si
-        ds = si - sbar[i]
-        psi += -wi * si - hs * ds * ds + 0.5 * isig * wi * wi - isig * wi * y[i]
+        psi += term
         grad[i] = ax[i] - si + isig * (wi - y[i])
     return psi
 
