@@ -36,7 +36,7 @@ from formats.checkpoint import StateStore
 from formats.io import write_delta, write_problem
 from solver.model.delta import Delta
 from solver.workloads import make_scenario
-from tests.helpers import small_lp, snapshot
+from tests.helpers import kill_own_workers, small_lp, snapshot
 
 pytestmark = pytest.mark.slow  # a worker start and ~40 commands in their own processes: 2-3 min on 2 cores
 
@@ -97,13 +97,7 @@ class Worker:
         try:
             self.cli("worker", "stop", "--timeout", "30", timeout=120)
         finally:
-            for pid in self.pids:
-                try:
-                    alive = b"copter_cli.worker_server" in Path(f"/proc/{pid}/cmdline").read_bytes()
-                except OSError:
-                    alive = False
-                if alive:
-                    os.kill(pid, signal.SIGKILL)
+            kill_own_workers(self.pids)
             shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import kill_own_workers
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,13 +26,7 @@ def folder(tmp_path):
     d.mkdir(mode=0o700)
     pids: list[int] = []
     yield d, pids
-    for pid in pids:  # only the worker this test started, checked by its command line (never a reused pid)
-        try:
-            alive = b"copter_cli.worker_server" in Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            alive = False
-        if alive:
-            os.kill(pid, signal.SIGKILL)
+    kill_own_workers(pids)  # only the worker this test started
 
 
 def _cli(d: Path, *args) -> tuple[int, str, str]:
