@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from solver import kernel_cache
+from solver.lp.kernels import bound_violation
 
 kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
 
@@ -173,16 +174,11 @@ def primal_screen(ax, d1, theta_b, lo, hi, floor):
     pres2 = 0.0
     worst = 0.0
     for i in range(ax.shape[0]):
-        a = ax[i] / (d1[i] * theta_b)
-        if a < lo[i]:
-            v = lo[i] - a
-            rel = v / max(floor[i], abs(lo[i]))
-        elif a > hi[i]:
-            v = a - hi[i]
-            rel = v / max(floor[i], abs(hi[i]))
-        else:
+        v = bound_violation(ax[i] / (d1[i] * theta_b), lo[i], hi[i])  # original_kkt's own measure of a row
+        if v == 0.0:
             continue
         pres2 += v * v
+        rel = abs(v) / max(floor[i], abs(lo[i] if v < 0.0 else hi[i]))
         if rel > worst:
             worst = rel
     return pres2, worst

@@ -10,11 +10,8 @@ def _matrix(cp, ci, cv, m: int) -> sp.csc_array:
     return sp.csc_array((cv, ci, cp), shape=(m, cp.shape[0] - 1))
 
 
-def dual_eval_ref(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
-                  v, x, s, ax, grad, col_active, row_active):
-    """Twin of :func:`solver.lp.alm_kernels.dual_eval`."""
-    A = _matrix(cp, ci, cv, w.shape[0])
-    v[:] = A.T @ w - c
+def _maps_ref(A, v, w, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma, x, s, ax, grad, col_active, row_active):
+    """x(w), s(w), their active sets, A x and the gradient at w, given v = A'w - c."""
     zx = xbar + tau * v
     x[:] = np.minimum(np.maximum(zx, lv), uv)
     col_active[:] = (zx >= lv) & (zx <= uv) & (lv < uv)
@@ -23,6 +20,14 @@ def dual_eval_ref(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, s
     row_active[:] = (zs >= lc) & (zs <= uc) & (lc < uc)
     ax[:] = A @ x
     grad[:] = ax - s + (w - y) / sigma
+
+
+def dual_eval_ref(cp, ci, cv, w, c, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
+                  v, x, s, ax, grad, col_active, row_active):
+    """Twin of :func:`solver.lp.alm_kernels.dual_eval`."""
+    A = _matrix(cp, ci, cv, w.shape[0])
+    v[:] = A.T @ w - c
+    _maps_ref(A, v, w, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma, x, s, ax, grad, col_active, row_active)
     return float(v @ x - ((x - xbar) ** 2).sum() / (2 * tau) - w @ s - ((s - sbar) ** 2).sum() / (2 * tau_s)
                  + (w @ w) / (2 * sigma) - (w @ y) / sigma)
 
@@ -42,14 +47,8 @@ def dual_on_line_ref(cp, ci, cv, alpha, v, gd, w, d, xbar, lv, uv, tau, sbar, lc
     """Twin of :func:`solver.lp.alm_kernels.dual_on_line`."""
     w2[:] = w + alpha * d
     v2[:] = v + alpha * gd
-    zx = xbar + tau * v2
-    x[:] = np.minimum(np.maximum(zx, lv), uv)
-    col_active[:] = (zx >= lv) & (zx <= uv) & (lv < uv)
-    zs = sbar - tau_s * w2
-    s[:] = np.minimum(np.maximum(zs, lc), uc)
-    row_active[:] = (zs >= lc) & (zs <= uc) & (lc < uc)
-    ax[:] = _matrix(cp, ci, cv, w.shape[0]) @ x
-    grad[:] = ax - s + (w2 - y) / sigma
+    _maps_ref(_matrix(cp, ci, cv, w.shape[0]), v2, w2, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma, x, s, ax,
+              grad, col_active, row_active)
     return psi_on_line_ref(alpha, v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma)
 
 
