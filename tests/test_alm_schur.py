@@ -5,6 +5,7 @@ the generalised Hessian's system exactly, and the ALM reaches the same optimum w
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -189,6 +190,51 @@ def test_direction_solves_the_newton_system(case, tau):
     d = np.empty(m)
     assert K.SchurSystem(*csc, m).solve(*csc, act, tau, diag, prec, g, d)
     np.testing.assert_allclose(V @ d, g, rtol=0, atol=1e-8 * (1 + np.abs(g).max()) * (1 + np.abs(V).max()))
+
+
+@settings(max_examples=30, deadline=None)
+@given(cases, st.floats(1e-2, 1e2))
+def test_direction_through_lapack_in_place_factor_solves_the_newton_system(case, tau):
+    # the in-place LAPACK factor (order >= LAPACK_MIN_ORDER, Kdl's 1,790 links) on these small systems
+    old = K.LAPACK_MIN_ORDER
+    K.LAPACK_MIN_ORDER = 0
+    try:
+        csc, m, act, diag, prec, V, rng = _system(case, tau)
+        g = rng.standard_normal(m)
+        d = np.empty(m)
+        assert K.SchurSystem(*csc, m).solve(*csc, act, tau, diag, prec, g, d)
+    finally:
+        K.LAPACK_MIN_ORDER = old
+    np.testing.assert_allclose(V @ d, g, rtol=0, atol=1e-8 * (1 + np.abs(g).max()) * (1 + np.abs(V).max()))
+
+
+@pytest.mark.parametrize("k", [1, 7, 64, 300])
+def test_factor_lower_in_place_matches_numpy_and_refuses_what_is_not_positive_definite(k, monkeypatch):
+    rng = np.random.default_rng(k)
+    B = rng.standard_normal((k, k + 3))
+    S = B @ B.T + 1e-3 * np.eye(k)
+    ref = np.linalg.cholesky(S)
+    # below the order: numpy's factor, S untouched
+    monkeypatch.setattr(K, "LAPACK_MIN_ORDER", k + 1)
+    S1 = S.copy()
+    L1 = K.factor_lower(S1)
+    np.testing.assert_array_equal(S1, S)
+    np.testing.assert_allclose(np.tril(L1), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    # from the order on: LAPACK in place, L a C-ordered view of S whose lower triangle is the factor
+    monkeypatch.setattr(K, "LAPACK_MIN_ORDER", k)
+    S2 = S.copy()
+    L2 = K.factor_lower(S2)
+    assert L2.flags.c_contiguous and np.shares_memory(L2, S2)
+    np.testing.assert_allclose(np.tril(L2), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    t, out = rng.standard_normal(k), np.empty(k)
+    K.cholesky_solve(L2, t, out)  # reads the lower triangle only: S's entries above it do not matter
+    np.testing.assert_allclose(S @ out, t, rtol=0, atol=1e-8 * (1 + np.abs(t).max()) * np.abs(S).max())
+    # not positive definite: None on both paths
+    bad = S.copy()
+    bad[k // 2, k // 2] = -1.0
+    for order in (k, k + 1):
+        monkeypatch.setattr(K, "LAPACK_MIN_ORDER", order)
+        assert K.factor_lower(bad.copy()) is None
 
 
 def _te_like_lp(seed):

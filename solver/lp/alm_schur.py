@@ -382,6 +382,39 @@ def cholesky_solve(L, t, out):
         out[a] = v / L[a, a]
 
 
+LAPACK_MIN_ORDER = 1000
+"""Order of S from which :func:`factor_lower` factors it in place with LAPACK's ``dpotrf`` (through
+``scipy.linalg.lapack``) instead of ``numpy.linalg.cholesky``, which copies S into a work array, factors it
+there and copies the factor out with its upper triangle zeroed. TE Kdl's S (order 1,790, one BLAS thread):
+0.076 s against 0.048 s a factorisation, 11 of them in a K = 4 part's warm round; below this order the
+difference does not pay for importing ``scipy.linalg`` in a step process (0.12 s, once)."""
+
+
+def factor_lower(S: np.ndarray) -> np.ndarray | None:
+    """The lower Cholesky factor L (k, k) of the symmetric positive definite S (k, k, C-contiguous float64),
+    or None when S is not numerically positive definite. Only L's lower triangle (diagonal included) is
+    defined, which is all :func:`cholesky_solve` reads. From order :data:`LAPACK_MIN_ORDER` on, S is
+    overwritten: L is a view of S (its upper triangle keeps S's entries), else S is left as it was.
+
+    Raises:
+        RuntimeError: LAPACK reports an invalid argument (a bug, not a property of S).
+    """
+    if S.shape[0] < LAPACK_MIN_ORDER:
+        try:
+            return np.linalg.cholesky(S)
+        except np.linalg.LinAlgError:
+            return None
+    from scipy.linalg import lapack
+
+    # S' is S (symmetric) and Fortran-ordered: its upper factor U, written over it, is L = U' in C order
+    U, info = lapack.dpotrf(S.T, lower=0, overwrite_a=1, clean=0)
+    if info < 0:
+        raise RuntimeError(f"LAPACK dpotrf: argument {-info} is invalid")
+    if info > 0:
+        return None
+    return U.T
+
+
 DENSE_FLOP_SHARE = 1.0 / 15.0
 """What a flop of the dense Cholesky costs against one of a matrix pass (2 flops per nonzero), measured on
 the 2-core machine: LAPACK's dpotrf single-threaded (the CLI's setting, ``copter_cli.entry``) 10-23 GFLOP/s at
@@ -406,7 +439,7 @@ class SchurSystem:
     """The Newton systems of one ALM run solved by block elimination (module docstring).
 
     Built once per run from the scaled matrix (:func:`assignment_rows`); :meth:`solve` brings S to the
-    current active set, factors it (``numpy.linalg.cholesky``, LAPACK) and returns the exact direction. S is
+    current active set, factors it (:func:`factor_lower`, LAPACK) and returns the exact direction. S is
     updated from the previous step's (:func:`schur_update`: only the assignment rows whose active columns or
     V11_ii changed, at the same tau) unless more than :data:`UPDATE_SHARE` of them changed, tau changed, the
     last factorisation failed, or :data:`REBUILD_AFTER` updates were made in a row; then it is assembled
@@ -469,9 +502,8 @@ class SchurSystem:
         schur_rhs(cp, ci, cv, col_active, tau, prec, self.row_of_col, self.coef_of_col, self.coupling, self.pos,
                   g, self.t)
         if self.m2:
-            try:
-                L = np.linalg.cholesky(self.S)
-            except np.linalg.LinAlgError:
+            L = factor_lower(self.S)
+            if L is None:
                 self.built_tau = None  # the next solve assembles S afresh
                 return False
             cholesky_solve(L, self.t, self.d2)
