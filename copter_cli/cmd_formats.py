@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from copter_cli.solver_options import check_range, range_help
+from formats.number_text import MAX_ROUND
 
 JSON_OPT = typer.Option(False, "--json", help="Print one JSON object on stdout.")
 DEBUG_OPT = typer.Option(False, "--debug", help="Show a traceback on errors.")
@@ -71,7 +72,7 @@ def diff_cmd(
     output: Path = typer.Option(..., "-o", "--output", help="Delta file to write (.parquet)."),
     base_round: int = typer.Option(None, "--base-round", help="Record copter.base_round = N in the delta "
                                    "(default: the round OLD was exported from, when OLD is a Parquet file of "
-                                   "`copter export`, which records it; else none)." + range_help(0)),
+                                   "`copter export`, which records it; else none)." + range_help(0, MAX_ROUND)),
     by_name: bool = typer.Option(False, "--by-name", help="Keep every variable and constraint in both (its warm "
                                  "start; new ones appended): NEW up to the order of entities. Without it, the "
                                  "survivors after NEW's first new name are dropped and re-added to give its order."),
@@ -94,8 +95,8 @@ def diff_cmd(
         from solver.model.errors import UsageError
         from solver.rounds.outputs import check_output_file
 
-        if base_round is not None:  # a negative round: a delta every step would refuse (exit 3)
-            check_range("--base-round", base_round, 0)
+        if base_round is not None:  # a negative round or one of 19+ digits: a delta every step would refuse (exit 3)
+            check_range("--base-round", base_round, 0, MAX_ROUND)
         if kind_of(output) != "parquet":
             raise UsageError("the delta must be written as .parquet", file=str(output))
         check_output_file(output, "--output", inputs=(("OLD", old), ("NEW", new)))

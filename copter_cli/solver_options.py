@@ -39,13 +39,19 @@ ENGINES = ("auto", "pdhg", "alm")  #: Settings.engine (solver.lp.engine_choice)
 Check = Callable[[Any], "str | None"]  # the complaint about a value ("must be positive, got 0"), None = fine
 
 
+def _bound(x: float) -> str:
+    """A range bound as said: an integer in all its digits (``999999999999999999``, not ``1e+18``), a float
+    as ``:g``."""
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
 def range_help(low: float, high: float | None = None, *, low_open: bool = False, high_open: bool = False) -> str:
     """The range an option's help states, in click's forms (``[x>=1]``, ``[1<=x<=50]``, which ``min=``/``max=``
     added) and, for a bound the value may not take (``low_open``, ``high_open``), the same forms with ``<`` /
     ``>``: ``[x>0]`` (positive), ``[0<x<1]`` (a relative tolerance), ``[0<=x<inf]`` (finite)."""
     if high is None:
-        return f" [x{'>' if low_open else '>='}{low:g}]"
-    return f" [{low:g}{'<' if low_open else '<='}x{'<' if high_open else '<='}{high:g}]"
+        return f" [x{'>' if low_open else '>='}{_bound(low)}]"
+    return f" [{_bound(low)}{'<' if low_open else '<='}x{'<' if high_open else '<='}{_bound(high)}]"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +105,7 @@ def check_range(flag: str, value, low: float, high: float | None = None, what: s
         UsageError: ``value`` is NaN, below ``low`` or above ``high``.
     """
     if value != value or value < low or (high is not None and value > high):
-        span = f">= {low:g}" if high is None else f"between {low:g} and {high:g}"
+        span = f">= {_bound(low)}" if high is None else f"between {_bound(low)} and {_bound(high)}"
         raise UsageError(f"{flag} must be {span}{what}, got {value}")
 
 

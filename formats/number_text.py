@@ -20,6 +20,11 @@ DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
 #: the non-finite words ``float()`` takes (``inf``, ``-Infinity``, ``nan``), any case, nothing around them
 NON_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.ASCII | re.IGNORECASE)
 
+#: most significant digits of a round number copter reads (``copter.base_round``; int64 holds every 18-digit number)
+ROUND_DIGITS = 18
+#: the largest round number copter reads: what ``copter diff --base-round`` may record
+MAX_ROUND = 10 ** ROUND_DIGITS - 1
+
 #: why a value that Python converts is refused anyway (appended to the message naming the value)
 PLAIN_ONLY = "written in ASCII digits (no '_', spaces or other scripts' digits)"
 

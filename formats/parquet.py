@@ -55,7 +55,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from formats.number_text import DECIMAL, DIGITS
+from formats.number_text import DECIMAL, DIGITS, ROUND_DIGITS
 from formats.other_format_hints import sniffed_hint
 from solver.differential.parse import plain as _plain
 from solver.model.delta import KINDS, SCHEMA, Delta
@@ -63,7 +63,7 @@ from solver.model.errors import FormatError, InputError, UsageError, ValidationE
 from solver.model.problem import Problem
 
 FORMAT_VERSION = "1"
-_ROUND_DIGITS = 18
+_ROUND_DIGITS = ROUND_DIGITS
 """Most significant digits of ``copter.base_round`` (int64 holds every 18-digit number)."""
 _PANDAS_INDEX = re.compile(r"__index_level_[0-9]+__")
 STDIN = "-"  #: a delta path meaning "the Parquet bytes on standard input" (``copter step -``)

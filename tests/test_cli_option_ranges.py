@@ -30,7 +30,11 @@ CASES = [
     (["worker", "stop", "--timeout", "-1"], "--timeout", ">= 0"),
     # demo --seed -1 was exit 1 (numpy's generator refused it); diff --base-round -1 wrote a delta every step refused
     (["demo", "--rounds", "0", "--dir", "{st}", "--seed", "-1"], "--seed", ">= 0"),
-    (["diff", "{base}", "{base}", "-o", "{st}", "--base-round", "-1"], "--base-round", ">= 0"),
+    (["diff", "{base}", "{base}", "-o", "{st}", "--base-round", "-1"], "--base-round",
+     "between 0 and 999999999999999999"),
+    # a round of 19+ digits: diff wrote it (exit 0) and every step refused the delta (exit 3, "at most 18")
+    (["diff", "{base}", "{base}", "-o", "{st}", "--base-round", "1" + "0" * 18], "--base-round",
+     "between 0 and 999999999999999999"),
 ]
 
 
