@@ -14,6 +14,9 @@ import time
 from collections.abc import Callable
 
 _CTX = None
+#: a deadline further away than this (seconds, ~31 years) is waited for without one: the pipe's poll converts its
+#: timeout to int64 nanoseconds and raised OverflowError from ~9.2e9 s on (``--time-limit 1e10``)
+FOREVER_SECONDS = 1e9
 
 
 def _context():
@@ -65,7 +68,7 @@ def run_with_deadline(fn: Callable, args: tuple = (), kwargs: dict | None = None
             proc.join()
             return "error", "child process did not start", time.perf_counter() - start
         start = time.perf_counter()
-        if recv.poll(max(0.0, wall_seconds)):
+        if recv.poll(max(0.0, wall_seconds) if wall_seconds < FOREVER_SECONDS else None):
             try:
                 ok, value = recv.recv()
             except EOFError:
