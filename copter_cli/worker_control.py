@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from copter_cli import worker_client as wc
+from solver.clock import os_wait
 from solver.model.errors import EnvironmentFaultError
 
 SOCKET_PATH_MAX = 107  #: bytes of a Unix socket path (sun_path holds 108 with the terminating NUL)
@@ -148,11 +149,17 @@ def stop(timeout: float) -> dict:
     if not reply or not reply.get("stopping"):
         return {"stopped": False, "running": False, **({"message": reply["refused"]} if reply else {})}
     sock = reply.pop("_sock")
-    sock.settimeout(None if timeout == float("inf") else timeout)  # `--timeout inf`: wait as long as it takes
+    deadline = time.monotonic() + timeout  # `--timeout inf`: wait as long as it takes
     try:
-        while sock.recv(4096):
-            pass
-        return {"stopped": True, "pid": reply["pid"]}
+        while True:
+            # in steps the socket takes (os_wait): settimeout(1e10) raised OverflowError (exit 1)
+            sock.settimeout(os_wait(deadline - time.monotonic()))
+            try:
+                if not sock.recv(4096):
+                    return {"stopped": True, "pid": reply["pid"]}
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
     except OSError:  # timeout: commands still running
         return {"stopped": False, "stopping": True, "pid": reply["pid"], "active": reply.get("running")}
     finally:

@@ -33,6 +33,7 @@ import threading
 import time
 
 from copter_cli import worker_client as wc
+from solver.clock import os_wait
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 ORPHAN_GRACE = 1.0  #: seconds a command's process may keep exiting after its client went away
@@ -171,7 +172,7 @@ class Worker:
                 timeout = max(0.0, self.last_activity + self.idle_timeout - time.monotonic())
             if self.orphans:
                 timeout = max(0.0, min(self.orphans.values()) - time.monotonic())
-            for key, _ in self.sel.select(timeout):
+            for key, _ in self.sel.select(os_wait(timeout)):  # a longer idle timeout: the loop checks it again
                 if key.data == "listen":
                     self.accept()
                 elif key.data == "wake":

@@ -21,6 +21,12 @@ import os
 import re
 import time
 
+#: the longest single OS wait copter asks for (seconds): ``select``/``poll`` take at most 2^31 - 1 ms (24.8 days;
+#: "OverflowError: timeout is too large" past it) and ``socket.settimeout``/``time.sleep`` at most ~9.2e9 s, so a
+#: longer deadline (``worker start --idle-timeout 3000000``, ``compare --time-limit 1e10``) is waited for in
+#: steps of at most this, each loop checking its own deadline
+MAX_OS_WAIT_SECONDS = 86400.0
+
 _START: float | None = None  # time.monotonic() of the command's start, or None (library use)
 _INHERITED: float | None = None  # in a worker's child: the client process's start (inherit_process_start)
 
@@ -93,3 +99,9 @@ def budgeted(settings):
     import dataclasses  # here: dataclasses imports inspect (30 ms), which the worker's client must not pay
 
     return dataclasses.replace(settings, time_limit_seconds=max(settings.time_limit_seconds - elapsed(), 0.0))
+
+
+def os_wait(seconds: float | None) -> float | None:
+    """A timeout the OS's waits take: ``seconds`` clipped to [0, :data:`MAX_OS_WAIT_SECONDS`] (None stays None:
+    no timeout). The caller re-checks its deadline when the wait returns."""
+    return None if seconds is None else min(max(0.0, seconds), MAX_OS_WAIT_SECONDS)

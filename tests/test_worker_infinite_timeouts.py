@@ -52,3 +52,18 @@ def test_infinite_idle_timeout_and_stop_timeout(folder):
     assert code == 0 and json.loads(out) == {"stopped": True, "pid": started["pid"]}, (out, err)
     code, out, _ = _cli(d, "worker", "status", "--json")
     assert code == 0 and not json.loads(out)["running"]
+
+
+def test_finite_timeouts_too_long_for_the_os_waits(folder):
+    # --idle-timeout 3000000 (35 days): the worker died on its first wait (select takes at most 2^31-1 ms,
+    # "OverflowError: timeout is too large"); stop --timeout 1e10 ended as exit 1 (socket.settimeout: time_t)
+    d, pids = folder
+    code, out, err = _cli(d, "worker", "start", "--idle-timeout", "3000000", "--timeout", "1e10", "--json")
+    assert code == 0, (out, err)
+    started = json.loads(out)
+    pids.append(started["pid"])
+    assert started["idle_timeout_seconds"] == 3000000, started
+    code, out, err = _cli(d, "worker", "status", "--json")
+    assert code == 0 and json.loads(out)["running"], (out, err)  # still there after its first idle wait
+    code, out, err = _cli(d, "worker", "stop", "--timeout", "1e10", "--json")
+    assert code == 0 and json.loads(out) == {"stopped": True, "pid": started["pid"]}, (out, err)

@@ -13,10 +13,9 @@ import multiprocessing as mp
 import time
 from collections.abc import Callable
 
+from solver.clock import os_wait
+
 _CTX = None
-#: a deadline further away than this (seconds, ~31 years) is waited for without one: the pipe's poll converts its
-#: timeout to int64 nanoseconds and raised OverflowError from ~9.2e9 s on (``--time-limit 1e10``)
-FOREVER_SECONDS = 1e9
 
 
 def _context():
@@ -68,7 +67,11 @@ def run_with_deadline(fn: Callable, args: tuple = (), kwargs: dict | None = None
             proc.join()
             return "error", "child process did not start", time.perf_counter() - start
         start = time.perf_counter()
-        if recv.poll(max(0.0, wall_seconds) if wall_seconds < FOREVER_SECONDS else None):
+        # in steps the pipe's poll takes (os_wait): poll(3e6) raised OverflowError (compare --time-limit 3000000)
+        while not (ready := recv.poll(os_wait(start + wall_seconds - time.perf_counter()))):
+            if time.perf_counter() - start >= wall_seconds:
+                break
+        if ready:
             try:
                 ok, value = recv.recv()
             except EOFError:
