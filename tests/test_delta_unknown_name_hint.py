@@ -25,3 +25,18 @@ def test_the_error_suggests_the_closest_name(delta, words):
     with pytest.raises(ValidationError) as e:
         apply_delta(problem, delta)
     assert words in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("is_col", [True, False], ids=["var", "con"])
+def test_a_dropped_entity_re_added_empty_is_said_to_be_dropped_not_misspelled(is_col):
+    # {drop_var x3} + {var x3, value 1} said "new variable 'x3' ... did you mean 'x3' or 'x13' ...?": the name
+    # it suggested was the very name given, which this delta drops (drops apply before upserts)
+    problem = small_lp()
+    name, what = ("x3", "variable") if is_col else ("cap3", "constraint")
+    parts = [Delta.drop_vars([name]), Delta.vars([name], cost=[1.0])] if is_col else \
+        [Delta.drop_cons([name]), Delta.cons([name], upper=[5.0])]
+    with pytest.raises(ValidationError) as e:
+        apply_delta(problem, Delta.concat(parts))
+    msg = str(e.value)
+    assert f"new {what} {name!r}" in msg and "did you mean" not in msg, msg
+    assert f"this delta drops {what} {name!r}" in msg, msg

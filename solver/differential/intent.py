@@ -148,10 +148,16 @@ def check_new_entities(problem, p: Parsed, delta, side: dict, coef_pos: np.ndarr
     codes = side["ucodes"][side["is_new"]][lone]
     what = "variable" if is_col else "constraint"
     text, nm = unknown_names(p, is_col, f"new {what}", rows, codes)
-    near = close_names(nm, problem.col_names if is_col else problem.row_names)
+    old_names = problem.col_names if is_col else problem.row_names
     one = lone.size == 1
     who = "" if one else f" for {nm!r}"
-    hint = suggestion(nm, near, who) if near else f"; no existing name is close{who}"
+    if side["keep"] is not None and bool(np.any(old_names == nm)):  # not a misspelling: its own drop row
+        # drops apply before upserts, so the name is new again; suggesting it (or its neighbours) misled
+        hint = (f"; this delta drops {what} {nm!r} (a drop_{'var' if is_col else 'con'} row) before its "
+                f"{'var' if is_col else 'con'} row adds it anew")
+    else:
+        near = close_names(nm, old_names)
+        hint = suggestion(nm, near, who) if near else f"; no existing name is close{who}"
     holds = ("is in no constraint" if one else "are in no constraint") if is_col else \
         ("constrains nothing" if one else "constrain nothing")
     partner = "constraint" if is_col else "variable"
