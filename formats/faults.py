@@ -2,7 +2,7 @@
 point the tests use to raise one at every write of a round.
 
 An ``OSError`` whose errno says the *machine* refused the operation (permission, read-only file system,
-disk full or over quota, I/O error) becomes :class:`~solver.model.errors.EnvironmentFaultError` (exit code
+disk full or over quota, I/O error, too many open files) becomes :class:`~solver.model.errors.EnvironmentFaultError` (exit code
 7) naming the path; any other ``OSError`` is left alone (a bug, or handled where it is raised).
 
 Fault injection (tests only; a no-op unless the variables are set, one ``os.environ`` lookup per write):
@@ -32,6 +32,9 @@ REASONS = {
     errno.EROFS: "read_only",
     errno.ENOSPC: "no_space", errno.EDQUOT: "no_space", errno.EFBIG: "no_space",
     errno.EIO: "io",
+    # the process's or the system's descriptors used up (ulimit -n): a loaded generation's arrays are views of their
+    # files holding one each (formats/checkpoint_arrays.private_view); "damaged" blamed the state and fell back
+    errno.EMFILE: "open_files", errno.ENFILE: "open_files",
 }
 """errno -> ``EnvironmentFaultError.reason`` for the OS errors that are faults of the environment."""
 

@@ -104,11 +104,12 @@ class StateBusyError(CopterError):
 
 class EnvironmentFaultError(CopterError):
     """The machine refused a file operation (exit code 7): permission denied, read-only file system, disk
-    full or over quota, an I/O error, or a lock path that cannot be used. ``file`` names the path; the
+    full or over quota, an I/O error, too many open files, or a lock path that cannot be used. ``file`` names the path; the
     state directory is left as it was (a round is stored completely or not at all).
 
     Attributes:
-        reason: ``"permission"``, ``"read_only"``, ``"no_space"``, ``"io"`` or ``"lock"``.
+        reason: ``"permission"``, ``"read_only"``, ``"no_space"``, ``"io"``, ``"open_files"`` (EMFILE, ENFILE:
+            ``ulimit -n``) or ``"lock"``.
         errno_name: the OS error's symbolic name (``"ENOSPC"``), or None.
     """
 
