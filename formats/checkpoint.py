@@ -113,7 +113,12 @@ STATE_VERSION = 1  # config.json's "version": the state directory's layout (a ne
 DEFAULT_KEEP = 5
 _CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
-_RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation)
+_RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation), oldest first
+RECENT_STATES = 8
+"""How many state directories' last generations a process keeps (:meth:`StateStore._remember`), the least recently
+used dropped first: a loaded generation's arrays are views of its files holding a descriptor each
+(``formats.checkpoint_arrays.private_view``), and a program driving one state after another kept them all
+(~200 states used up ``ulimit -n`` 1024)."""
 
 
 def read_fault(err: OSError, path) -> EnvironmentFaultError:
@@ -538,7 +543,11 @@ class StateStore(StateLocking):
         reload (and keeps the problem's name -> position dicts)."""
         ident = self._identity(gen.round)
         if ident is not None:
-            _RECENT[os.path.realpath(self.root)] = (ident, gen)
+            key = os.path.realpath(self.root)
+            _RECENT.pop(key, None)  # to the end: the most recently used
+            _RECENT[key] = (ident, gen)
+            while len(_RECENT) > RECENT_STATES:
+                del _RECENT[next(iter(_RECENT))]
 
     def _recent(self, round_: int) -> Generation | None:
         """The generation this process wrote for ``round_``, if its files on disk are still those."""

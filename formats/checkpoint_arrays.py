@@ -23,7 +23,8 @@ step's load for a_data alone) and a second copy of it in memory. Files are never
 written (above), so the view cannot change under the process; a file another program truncates while a
 command runs ends that command with SIGBUS, as the base's mapping already could (the state itself is never
 written through a view). Each view holds a file descriptor while it lives (Python's mmap keeps a duplicate):
-about ten per loaded generation, released with the arrays.
+about ten per loaded generation, released with the arrays (a process keeps the last generations of at most
+``formats.checkpoint.RECENT_STATES`` state directories; running out is exit 7, ``formats.faults``).
 Strings are stored as ``large_string`` and load as numpy object arrays; booleans as ``uint8``.
 """
 

@@ -65,3 +65,31 @@ def test_running_out_of_descriptors_while_loading_is_exit_7(state, tmp_path, mon
     assert e["kind"] == "environment" and "Too many open files" in e["message"] and "damaged" not in e["message"], e
     assert "gen-000001" in (e.get("file") or ""), e
     assert _listing(state) == before and (state / "CURRENT").read_text() == "1\n"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts this process's descriptors in /proc/self/fd")
+def test_a_process_driving_many_states_keeps_a_bounded_number_of_them_loaded(state, tmp_path):
+    # solver.rounds driving one state after another kept every state's last generation in memory, each holding
+    # its arrays' views and so ~5-10 descriptors: ~200 states (ulimit -n 1024) and every later load was EMFILE
+    import shutil
+
+    from formats import checkpoint
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    checkpoint._RECENT.clear()
+    before = fds()
+    n = 3 * checkpoint.RECENT_STATES
+    for i in range(n):
+        st = tmp_path / f"s{i}"
+        shutil.copytree(state, st)  # a state this process never held: its round 1 is loaded from its files
+        rounds.step(tmp_path / "d2.parquet", st)
+    assert len(checkpoint._RECENT) == checkpoint.RECENT_STATES
+    grown = fds() - before
+    assert grown <= 12 * checkpoint.RECENT_STATES, f"{grown} descriptors held after {n} states"
+    # the most recent state's round is still reused: its next step loads nothing from disk
+    write_delta(Delta.concat([Delta.vars(["x5"], cost=[7.0])], base_round=2), tmp_path / "d3.parquet")
+    assert os.path.realpath(tmp_path / f"s{n - 1}") in checkpoint._RECENT
+    rep = rounds.step(tmp_path / "d3.parquet", tmp_path / f"s{n - 1}")
+    assert rep["round"] == 3
