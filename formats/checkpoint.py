@@ -115,8 +115,8 @@ _CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
 _RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation), oldest first
 RECENT_STATES = 8
-"""How many state directories' last generations a process keeps (:meth:`StateStore._remember`), the least recently
-used dropped first: a loaded generation's arrays are views of its files holding a descriptor each
+"""How many state directories' last generations a process keeps (:meth:`StateStore._remember`), the one stored least
+recently dropped first: a loaded generation's arrays are views of its files holding a descriptor each
 (``formats.checkpoint_arrays.private_view``), and a program driving one state after another kept them all
 (~200 states used up ``ulimit -n`` 1024)."""
 
