@@ -89,7 +89,9 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   objective row). *copter* refuses to write an empty name or one with
   whitespace or a control character (``ValidationError`` naming it): free format cannot hold it and HiGHS would silently
   write it renamed (``c_ekk0``, ``my_var``), so the file would no longer match the state by name
-  (use Parquet for such names). HiGHS prints numbers with ~15 significant digits, so an MPS
+  (use Parquet for such names). HiGHS names its vector sets ``RHS_V``, ``RANGE`` and ``BOUND`` whatever the
+  model holds; *copter* renames such a set when a row (``RHS_V``, ``RANGE``) or column (``BOUND``) has its name
+  (``RHS_V_1``, ...), since a reader takes the set name for that entity. HiGHS prints numbers with ~15 significant digits, so an MPS
   round trip may change the last bit of a computed value (e.g. a RANGES bound); Parquet is exact.
 
 The light text pre-scan finds the section header lines with one regex scan (C speed) and reads the
@@ -851,6 +853,48 @@ def _check_names_writable(problem: Problem, path: str) -> None:
                               file=path, entity=name)
 
 
+#: the vector set names HiGHS's MPS writer gives each section whatever the model holds, and the side whose names a
+#: set name must not equal (a reader takes such a name for the entity: formats.mps_sections refuses the file)
+_WRITER_SETS = ((b"RHS", "RHS_V", "row"), (b"RANGES", "RANGE", "row"), (b"BOUNDS", "BOUND", "col"))
+
+
+def _rename_clashing_sets(tmp: str, problem: Problem) -> None:
+    """Rename, in the file HiGHS wrote at ``tmp``, a vector set whose name is also a row name (``RHS_V``,
+    ``RANGE``) or column name (``BOUND``) to the first ``<name>_<k>`` that is none: written as is, HiGHS read the
+    file back as another model without a word (``RHS_V RHS_V 10`` is a line without a set name to its free
+    parser: every right-hand side 0) and copter refused it. One rewrite of the file, only when a name clashes
+    (one vectorised comparison per set otherwise)."""
+    renames = {}
+    for section, name, side in _WRITER_SETS:
+        names = problem.row_names if side == "row" else problem.col_names
+        if names.size and bool(np.any(names == name)):
+            taken = set(names.tolist())
+            k = 1
+            while f"{name}_{k}" in taken:
+                k += 1
+            # the set name follows the line's leading blanks (RHS, RANGES) or its bound type (BOUNDS)
+            lead = rb"^(\s+\S+\s+)" if section == b"BOUNDS" else rb"^(\s+)"
+            renames[section] = (re.compile(lead + re.escape(name.encode()) + rb"(?=\s)"),
+                                rb"\g<1>" + f"{name}_{k}".encode())
+    if not renames:
+        return
+    out = str(new_temp(Path(tmp), ".mps"))
+    try:
+        with open(tmp, "rb") as src, open(out, "wb") as dst:
+            section = b""
+            for line in src:
+                if line[:1] not in (b" ", b"\t"):
+                    section = line.split(None, 1)[0] if line.strip() else section
+                elif section in renames:
+                    pattern, repl = renames[section]
+                    line = pattern.sub(repl, line, count=1)
+                dst.write(line)
+        os.replace(out, tmp)
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+
+
 def _gzip_member_name(path: str) -> str:
     """The name a gzip header records for ``path``: its base name without ``.gz`` (any letter case), as
     ``gzip`` records the file it compressed (``now.mps.gz`` -> ``now.mps``); ``gzip.GzipFile`` leaves it
@@ -912,6 +956,7 @@ def write_mps(problem: Problem, path: str | os.PathLike, gzip_name: str | None =
         # HiGHS writes through C stdio and returns OK when the writes failed (disk full, ulimit -f): a
         # file cut mid-line must not be renamed into place as a success
         check_complete(tmp, path, b"ENDATA\n", "HiGHS's MPS")
+        _rename_clashing_sets(tmp, problem)
         if gz:
             ztmp = str(new_temp(Path(path), ".mps.gz"))  # the destination changes only once complete
             try:
