@@ -851,6 +851,11 @@ def _check_names_writable(problem: Problem, path: str) -> None:
         raise ValidationError(f"{what} name {name!r} {why}: free-format MPS cannot hold it (HiGHS would "
                               "write it renamed); export to .parquet to keep names exactly",
                               file=path, entity=name)
+    if problem.row_names.size and bool(np.any(problem.row_names == "'MARKER'")):
+        # HiGHS writes an entry in it as "x 'MARKER' 1": a reader takes the line for an integer marker
+        raise ValidationError("constraint name \"'MARKER'\" is the integer marker keyword: a COLUMNS line naming it "
+                              "reads as a marker line in MPS; export to .parquet to keep names exactly",
+                              file=path, entity="'MARKER'")
 
 
 #: the vector set names HiGHS's MPS writer gives each section whatever the model holds, and the side whose names a
@@ -915,7 +920,7 @@ def write_mps(problem: Problem, path: str | os.PathLike, gzip_name: str | None =
 
     Raises:
         ValidationError: a name free-format MPS cannot hold (empty, or containing whitespace or a
-            control character): HiGHS
+            control character; a constraint named ``'MARKER'``, read back as an integer marker): HiGHS
             would write it renamed (``c_ekk0``, ``my_var``) and the file would no longer match the
             state by name. Nothing is written. InputError: HiGHS refused the model (a coefficient of
             magnitude >= 1e15: the message quotes HiGHS and names the largest coefficient's row and

@@ -72,3 +72,19 @@ def test_highs_reads_the_written_file_as_the_model(tmp_path):
     np.testing.assert_array_equal(lp.row_lower_, problem.row_lower)
     np.testing.assert_array_equal(lp.col_upper_, problem.col_upper)
     np.testing.assert_array_equal(lp.col_lower_, problem.col_lower)
+
+
+def test_a_row_named_like_the_marker_keyword_is_refused_on_write(tmp_path):
+    # a row named 'MARKER' (quotes included): HiGHS writes "x 'MARKER' 1", which every reader takes for an integer
+    # marker line; copter wrote it (exit 0) and refused its own file ("integer marker keyword '1'")
+    from solver.model.errors import ValidationError
+
+    src = tmp_path / "m.mps"
+    src.write_text(TEXT)
+    problem = read_mps(src)
+    problem.row_names = problem.row_names.copy()
+    problem.row_names[1] = "'MARKER'"
+    out = tmp_path / "m_out.mps"
+    with pytest.raises(ValidationError) as e:
+        write_mps(problem, out)
+    assert "'MARKER'" in str(e.value) and ".parquet" in str(e.value) and not out.exists(), str(e.value)
