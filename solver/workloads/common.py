@@ -260,10 +260,12 @@ def parse_scale(text: str | None, default):
     """
     if text is None or text == "":
         return default
-    t = str(text).strip().lower()
-    if re.fullmatch(r"\d+", t):
+    # ASCII digits, nothing around them: the rule of every numeric option (formats/number_text.py); \d and strip()
+    # read "２４", "٢٤" and " 24" as 24, which the domain now refuses naming the text
+    t = str(text).lower()
+    if re.fullmatch(r"[0-9]+", t, re.ASCII):
         return int(t)
-    m = re.fullmatch(r"(\d+)x(\d+)", t)
+    m = re.fullmatch(r"([0-9]+)x([0-9]+)", t, re.ASCII)
     if m:
         return int(m.group(1)), int(m.group(2))
-    return str(text).strip()
+    return str(text)
