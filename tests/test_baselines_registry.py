@@ -59,3 +59,10 @@ def test_highs_warm_keeps_its_instance_in_the_callers_memory_across_rounds():
     cold = registry.get("highs").run(p1, ctx)
     assert r0.status.name == r1.status.name == "OPTIMAL"
     assert np.isclose(r1.objective, cold.objective, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["pop-\u0662", "pop-\uff14", "pop-\u00b2"])
+def test_a_pop_part_count_in_other_digits_is_unknown(name):
+    # --baseline pop-٢ ran POP with 2 parts in a row named 'pop-٢' (exit 0) where --k ٢ is a usage error
+    with pytest.raises(UsageError, match="unknown baseline"):
+        registry.get(name)

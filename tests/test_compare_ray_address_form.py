@@ -40,7 +40,9 @@ def _ray_state(tmp_path):
     (["--executor", "ray"], lambda tmp_path: small_lp_state(tmp_path)[0]),
     ([], _ray_state),  # the state's executor is ray
 ])
-@pytest.mark.parametrize("address", ["nocolon", "ray://", "10.0.0.5:99999"])
+# a port in other digits: '²' was exit 1 (int() refused what str.isdigit() passed), '６３７９' probed 6379 and handed
+# Ray the fullwidth text
+@pytest.mark.parametrize("address", ["nocolon", "ray://", "10.0.0.5:99999", "10.0.0.5:\u00b2", "10.0.0.5:\uff16\uff13\uff17\uff19"])
 def test_a_malformed_address_is_refused_before_any_row_runs(tmp_path, capsys, no_highs, executor, state, address):
     st = state(tmp_path)
     before = snapshot(st)

@@ -168,7 +168,7 @@ REGISTRY: dict[str, Baseline] = {
 }
 POP_DESCRIPTION = ("POP (SOSP'21): random client split into k parts, 1/k of shared rows each, HiGHS per part; "
                    "one row per part count (pop-<k>)")
-_POP_K = re.compile(r"pop-(\d+)")
+_POP_K = re.compile(r"pop-([0-9]+)", re.ASCII)  # ASCII digits, as --k reads them: "pop-٢" is no POP row
 
 
 def names() -> tuple[str, ...]:
