@@ -81,12 +81,12 @@ from formats.faults import (
 )
 from formats.fsync import fsync_path
 from formats.generation import (
-    GEN_RE,
     PROBLEM_FIELDS,
     Generation,
     GenerationWriter,
     check_structure,
     gen_name,
+    gen_round,
     load_state_arrays,
     unlink_quietly,
     write_json,
@@ -256,9 +256,9 @@ class StateStore(StateLocking):
             return []
         rounds = []
         for p in self.root.iterdir():
-            m = GEN_RE.match(p.name)
-            if m and self.is_complete(int(m.group(1))):
-                rounds.append(int(m.group(1)))
+            r = gen_round(p.name)
+            if r is not None and self.is_complete(r):
+                rounds.append(r)
         return sorted(rounds)
 
     def manifest(self, round_: int) -> dict | None:
@@ -355,7 +355,7 @@ class StateStore(StateLocking):
         """Round numbers of every ``gen-*`` folder, complete or not."""
         if not self.root.is_dir():
             return []
-        return [int(m.group(1)) for p in self.root.iterdir() if (m := GEN_RE.match(p.name)) and p.is_dir()]
+        return [r for p in self.root.iterdir() if (r := gen_round(p.name)) is not None and p.is_dir()]
 
     def current(self, verify: Verify = False) -> tuple[int, str | None]:
         """The round to load and a warning when CURRENT was not usable.
@@ -611,7 +611,7 @@ class StateStore(StateLocking):
                 shutil.rmtree(p, ignore_errors=True)
             elif p.name.startswith(".CURRENT.") and p.name.endswith(".tmp"):
                 p.unlink(missing_ok=True)
-            elif GEN_RE.match(p.name) and p.is_dir() and not self.is_complete(int(GEN_RE.match(p.name).group(1))):
+            elif (r := gen_round(p.name)) is not None and p.is_dir() and not self.is_complete(r):
                 shutil.rmtree(p, ignore_errors=True)
         failed = self.root / "failed"
         if failed.is_dir():

@@ -34,12 +34,26 @@ PROBLEM_FIELDS = ("col_names", "row_names", "cost", "col_lower", "col_upper", "r
 FORMAT_VERSION = 1
 
 
-GEN_RE = re.compile(r"^gen-(\d{6,})$")  #: a generation's folder name (:func:`gen_name`); group 1: its round
+GEN_RE = re.compile(r"^gen-(\d{6,})$")  #: what may be a generation's folder name; group 1: its round (gen_round decides)
 
 
 def gen_name(round_: int) -> str:
     """Folder name of a round's generation, e.g. ``gen-000003``."""
     return f"gen-{round_:06d}"
+
+
+def gen_round(name: str) -> int | None:
+    """The round whose generation folder is called ``name`` (:func:`gen_name`'s form exactly: six ASCII digits or
+    more, no padding beyond six), else None: a folder that only looks like one (``gen-0000019``, fullwidth digits,
+    which ``GEN_RE``'s ``\\d`` matched) is no generation, never moved into ``abandoned/`` nor removed as one."""
+    m = _GEN_NAME.fullmatch(name)
+    if m is None:
+        return None
+    r = int(m.group(1))
+    return r if gen_name(r) == name else None
+
+
+_GEN_NAME = re.compile(r"gen-([0-9]{6,})", re.ASCII)
 
 
 def unlink_quietly(path: Path) -> None:
