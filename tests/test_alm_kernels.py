@@ -198,3 +198,16 @@ def test_primal_screen_is_original_kkts_primal_measures(shape, theta_b):
     nan_ax[0] = np.nan  # no violation from a nan row: the full test, which sees it, decides
     assert K.primal_screen(nan_ax, d1, theta_b, lo, hi, floor) == pytest.approx(
         R.primal_screen_ref(nan_ax, d1, theta_b, lo, hi, floor))
+
+
+def test_primal_screen_twins_agree_on_an_empty_row_box():
+    """A row whose lower bound is above its upper (an MPS file may hold one: the model is infeasible) with its
+    activity between them: the kernel measures it as original_kkt does (kernels.bound_violation: below the lower
+    bound first), the twin added both sides (5.5 against the kernel's 5.25 here)."""
+    from solver.lp.kernels import bound_violation
+
+    ax, d1, floor = np.array([1.5, 3.0, 0.0]), np.ones(3), np.ones(3)
+    lo, hi = np.array([2.0, 2.0, 1.0]), np.array([1.0, 1.0, 1.0])
+    want = sum(bound_violation(a, b, c) ** 2 for a, b, c in zip(ax, lo, hi, strict=True))
+    got_k, got_r = K.primal_screen(ax, d1, 1.0, lo, hi, floor), R.primal_screen_ref(ax, d1, 1.0, lo, hi, floor)
+    assert got_k[0] == pytest.approx(want) and got_r == pytest.approx(got_k), (got_k, got_r, want)

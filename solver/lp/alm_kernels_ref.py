@@ -55,7 +55,9 @@ def dual_on_line_ref(cp, ci, cv, alpha, v, gd, w, d, xbar, lv, uv, tau, sbar, lc
 def primal_screen_ref(ax, d1, theta_b, lo, hi, floor):
     """Twin of :func:`solver.lp.alm_kernels.primal_screen`."""
     a = ax / (d1 * theta_b)
-    below, above = np.fmax(lo - a, 0.0), np.fmax(a - hi, 0.0)  # nan: no violation, as the kernel
+    below = np.fmax(lo - a, 0.0)  # nan: no violation, as the kernel
+    # below the lower bound first, as kernels.bound_violation: a row with lo > hi is not also above its upper
+    above = np.where(below > 0, 0.0, np.fmax(a - hi, 0.0))
     with np.errstate(invalid="ignore"):
         rel = np.maximum(np.where(below > 0, below / np.maximum(floor, np.abs(lo)), 0.0),
                          np.where(above > 0, above / np.maximum(floor, np.abs(hi)), 0.0))
