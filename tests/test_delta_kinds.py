@@ -83,3 +83,21 @@ def test_kind_column_accepts_the_table_names_as_a_dictionary():
     t = pa.table({"kind": kind, "var": ["z"]})
     new, info = apply_delta(_base(), Delta(table=t), strict=False)  # z stays empty
     assert list(info.vars_added) == ["z"] and new.n_cols == 2
+
+
+def test_a_nan_coefficient_is_not_told_to_use_null():
+    # a coef row's NaN said "(use null to mean 'unchanged')", and a null value is refused for a coef row
+    # ("kind 'coef' needs a non-null 'value'"): the hint sent the writer from one error to the other
+    import numpy as np
+
+    from solver.differential import apply_delta
+    from solver.model.delta import Delta
+    from solver.model.errors import ValidationError
+    from tests.helpers import small_lp
+
+    with pytest.raises(ValidationError) as e:
+        apply_delta(small_lp(), Delta.coefs(["x0"], ["cap0"], [np.nan]))
+    msg = str(e.value)
+    assert "NaN" in msg and "use null" not in msg and "leave the row out" in msg, msg
+    with pytest.raises(ValidationError, match="use null to mean 'unchanged'"):
+        apply_delta(small_lp(), Delta.vars(["x0"], cost=[np.nan]))

@@ -355,7 +355,10 @@ def _check_numbers(p: Parsed, delta) -> None:
             if nan.any() and okk is not None:
                 nan &= okk
             if nan.any():
-                _fail_at(p, f"{nm} is NaN (use null to mean 'unchanged')", p.rows[k][nan], delta)
+                # a required column has no null to offer (a coef row's value): keeping the entry is leaving the row out
+                hint = ("leave the row out to keep the current value" if nm in kind.required else
+                        "use null to mean 'unchanged'")
+                _fail_at(p, f"{nm} is NaN ({hint})", p.rows[k][nan], delta)
             if kind.finite is not None and kind.finite[0] == nm:
                 big = ~(np.abs(vk) < INF_VALUE)
                 if big.any() and okk is not None:
