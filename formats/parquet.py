@@ -388,6 +388,13 @@ def _file_kind(fmt: str | None, expect: str | None, table: pa.Table, base_round,
         raise FormatError(f"says copter.format=problem but carries a copter.base_round ({base_round}), which only "
                           "a delta has: a problem file has no base round (remove copter.base_round), a delta "
                           "(copter.format=delta) is applied with `copter step`", file=path, entity="copter.base_round")
+    if fmt == "problem" and expect != "delta":
+        row = _first_row_of(table.column("kind"), _DROP_KINDS)
+        if row >= 0:  # applied to the empty model it said "cannot drop unknown variable" of one the file defines
+            kind = _plain(table.column("kind"))[row].as_py()
+            raise FormatError(f"says copter.format=problem but holds {kind} rows (the first at row {row}), which only "
+                              "a delta has: a problem builds its model from nothing (var, con and coef rows); apply "
+                              "a delta (copter.format=delta) with `copter step`", file=path, row=row)
     if fmt is not None:
         if expect is None or fmt == expect:
             return fmt

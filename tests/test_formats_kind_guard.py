@@ -123,6 +123,20 @@ def test_init_of_a_file_without_copter_format_that_drops_entities_exits_3(tmp_pa
     assert not s.exists()
 
 
+def test_init_of_a_problem_that_drops_entities_names_the_drop_row(tmp_path):
+    # copter.format=problem with a drop_var row said "row 1: cannot drop unknown variable 'x0'" of a variable the
+    # same file defines (drops apply first): the file's contradiction is named instead, as without copter.format
+    d = Delta.concat([Delta.vars(["x0"], cost=[1.0]), Delta.drop_vars(["x0"])])
+    path = _plain_write(d, tmp_path / "problem_drop.parquet", {b"copter.format": b"problem", b"copter.version": b"1"})
+    s = tmp_path / "S5"
+    res = CliRunner().invoke(app, ["init", str(path), "--state", str(s), "--json"])
+    err = runner_error(res)
+    assert res.exit_code == BAD_INPUT and err["kind"] == "format", res.output
+    assert "copter.format=problem" in err["message"] and "drop_var" in err["message"], err
+    assert "unknown" not in err["message"] and err["row"] == 1
+    assert not s.exists()
+
+
 # ------------------------------------------------------------------------------------------------ unit level
 
 
