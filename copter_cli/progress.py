@@ -27,15 +27,26 @@ ERASE = "\r\x1b[K"  #: carriage return + erase to the end of the line
 _LIVE: list[SolveProgress] = []  #: the lines drawing now (entered, enabled), for :func:`silence`
 
 
+_WARNED: set[str] = set()  #: the ``$COPTER_PROGRESS_DELAY`` values already refused in this process
+
+
 def _delay() -> float:
+    """``$COPTER_PROGRESS_DELAY`` in seconds (an ASCII decimal >= 0 or ``inf``), else :data:`DELAY`; a value
+    that is not one gets one ``warning:`` line on stderr naming it (the line then appears after DELAY), so a
+    typo such as ``1_0`` or ``-1`` is never read as something else in silence."""
+    from formats.number_text import plain_float
+
     raw = os.environ.get("COPTER_PROGRESS_DELAY")
     if raw is None:
         return DELAY
-    try:
-        v = float(raw)
-    except ValueError:
-        return DELAY
-    return v if v >= 0 else DELAY
+    v = float(raw) if plain_float(raw) else math.nan
+    if v >= 0:
+        return v
+    if raw not in _WARNED:
+        _WARNED.add(raw)
+        sys.stderr.write(f"warning: COPTER_PROGRESS_DELAY={raw!r} is not a number of seconds >= 0 (ASCII digits, or "
+                         f"'inf' for never); the progress line appears after {DELAY:g} s\n")
+    return DELAY
 
 
 def _width(stream) -> int:

@@ -171,6 +171,21 @@ def test_the_delay_is_two_seconds_unless_the_environment_says_otherwise(monkeypa
         assert (p.delay, p.enabled) == (want, on), raw
 
 
+def test_a_delay_that_is_not_a_number_of_seconds_is_named_once_not_read_otherwise(monkeypatch, capsys):
+    import copter_cli.progress as P
+
+    monkeypatch.setattr(P, "_WARNED", set())
+    for raw in ("1_0", " 5", "５", "-1", "nan", "soon", ""):
+        monkeypatch.setenv("COPTER_PROGRESS_DELAY", raw)
+        assert SolveProgress(stream=FakeTerminal(True)).delay == 2.0, raw  # not 10, 5 or NaN
+        assert SolveProgress(stream=FakeTerminal(True)).delay == 2.0, raw
+        err = capsys.readouterr().err
+        assert err.count("warning: COPTER_PROGRESS_DELAY=") == 1 and repr(raw) in err, (raw, err)
+    monkeypatch.setenv("COPTER_PROGRESS_DELAY", "0.5")
+    assert SolveProgress(stream=FakeTerminal(True)).delay == 0.5
+    assert capsys.readouterr().err == ""
+
+
 def test_init_and_step_on_a_terminal_and_on_a_pipe(base, tmp_path):
     from formats.io import write_delta
     from solver.model.delta import Delta
