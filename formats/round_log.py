@@ -45,7 +45,7 @@ PHASES = ("wait", "load", "apply", "kernels", "solve", "integerize", "save", "to
 """The round's phases (report.json ``seconds``): wait for another writer's lock; kernels: the solve's first calls
 of numba kernels (a fresh process loads them from the cache; ``solver.kernel_clock``), taken out of solve and
 integerize. A log written before ``kernels`` existed reads it as null (the schema only gains columns)."""
-_FILE_RE = re.compile(r"^(base|seg)-(\d{12})\.arrow$")
+_FILE_RE = re.compile(r"^(base|seg)-([0-9]{12})\.arrow$", re.ASCII)  #: ASCII digits only: a stray seg-１２….arrow is no log file
 _LAST: dict[str, tuple[tuple, dict]] = {}  # table folder -> (identity of the segment this process appended last, its row)
 
 

@@ -221,3 +221,14 @@ def test_a_file_written_before_a_column_was_added_reads_with_nulls(tmp_path):
     rows = log.rows()
     assert [(r["round"], r["violates_tol"], r["max_violation_rel"]) for r in rows] == [(3, None, None),
                                                                                        (4, True, 2e-3)]
+
+
+def test_a_stray_file_with_other_scripts_digits_is_no_log_file_and_is_left_alone(tmp_path):
+    log = RoundLog(tmp_path)
+    log.append([{"round": 0}])
+    stray = log.folder / "seg-\uff10\uff10\uff10\uff10\uff10\uff10\uff10\uff10\uff10\uff10\uff19\uff19.arrow"  # fullwidth 000000000099
+    shutil.copy(next(log.folder.glob("*.arrow")), stray)
+    assert log.next_seq() == 2  # not 100: the stray name is not read as a sequence number
+    assert [r["round"] for r in log.read().to_pylist()] == [0]
+    log.compact()
+    assert stray.exists()  # compaction removes the log's own files only
