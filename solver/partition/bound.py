@@ -40,9 +40,10 @@ class LagrangianBound:
         problem: the whole model (n columns, m rows).
         y_base: (m,) duals in the problem's sense, HiGHS convention; the shared rows' entries are ignored.
         shared: (ns,) int64 indices of the shared rows.
+        up: (n,) :func:`implied_upper` of ``problem`` when the caller has it (computed here otherwise).
     """
 
-    def __init__(self, problem: Problem, y_base: np.ndarray, shared: np.ndarray):
+    def __init__(self, problem: Problem, y_base: np.ndarray, shared: np.ndarray, up: np.ndarray | None = None):
         self.problem = problem
         sense = float(problem.sense)
         self.shared = shared
@@ -54,7 +55,7 @@ class LagrangianBound:
                         self.r_base)
         self.is_sh = np.zeros(problem.n_rows, dtype=np.uint8)
         self.is_sh[shared] = 1
-        self.up = implied_upper(problem)
+        self.up = implied_upper(problem) if up is None else up
         self.row_part_base = self._row_term(self.y_base)
 
     def _project(self, y: np.ndarray) -> np.ndarray:
@@ -127,14 +128,16 @@ def shared_dual_candidates(part_duals: np.ndarray, shares: np.ndarray) -> dict[s
 
 
 def best_bound(problem: Problem, y_base: np.ndarray, shared: np.ndarray, part_duals: np.ndarray,
-               shares: np.ndarray) -> tuple[float | None, str, np.ndarray]:
+               shares: np.ndarray, up: np.ndarray | None = None) -> tuple[float | None, str, np.ndarray]:
     """The best of L(y) over candidate shared-row duals built from the parts' (k, ns) duals (NaN where a
-    part does not hold the row): min, max and the share-weighted mean over the parts that hold it.
+    part does not hold the row): min, max and the share-weighted mean over the parts that hold it. ``up``: the
+    model's (n,) :func:`implied_upper` when the caller has it (a partitioned LP round computes it during its
+    parts' solves, ``solver.partition.background.ImpliedUpperBuild``).
 
     Returns:
         (bound or None when every candidate is unbounded, name of the candidate, its (ns,) shared duals).
     """
-    lb = LagrangianBound(problem, y_base, shared)
+    lb = LagrangianBound(problem, y_base, shared, up)
     cands = shared_dual_candidates(part_duals, shares)
     sense = float(problem.sense)
     best, best_name, best_y = None, "", cands["share_mean"]

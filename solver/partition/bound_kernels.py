@@ -16,7 +16,7 @@ from solver import kernel_cache
 kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a partitioned LP round runs it in a thread while its parts run
 def implied_upper(cp, ci, cv, lo, up, ru, m):
     """(n,) column upper bounds tightened by the rows that imply one (``solver.partition.bound``'s docstring):
     a row whose entries are all >= 0 on columns with finite lower bounds >= 0 and whose upper bound ru_i is

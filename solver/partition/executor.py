@@ -44,6 +44,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
@@ -336,13 +337,15 @@ def _interrupted() -> None:
 
 
 def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None = None,
-              ray_address: str | None = None, command_start: float | None = None) -> list[dict]:
+              ray_address: str | None = None, command_start: float | None = None,
+              on_submitted: Callable[[], None] | None = None) -> list[dict]:
     """Solve the parts of a partitioned round: ``tasks`` is a list of ``(problem, settings, warm_state)``;
     returns the :func:`solve_part` dicts in task order (:func:`map_parts` with :func:`solve_part`); the longest
     start-up of new workers is kept for :func:`take_pool_start`; the forkserver preloads the solver and its
     cached kernels (:mod:`solver.partition.forkserver_warm`).
     ``command_start`` (``time.time()`` seconds, or None): the parts' time limits count from it
-    (:func:`solve_part`), else from each part's own start.
+    (:func:`solve_part`), else from each part's own start. ``on_submitted``: called (in this thread) once every
+    part is on its way to a worker, before the wait for them (:func:`map_parts`).
 
     Raises:
         UsageError: unknown executor, or ``ray`` without Ray installed.
@@ -350,7 +353,7 @@ def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None
     """
     called = time.time()
     outs = map_parts(solve_part, [(i, *t, command_start) for i, t in enumerate(tasks)], executor, workers,
-                     ray_address, preload=(WARM_MODULE,))
+                     ray_address, preload=(WARM_MODULE,), on_submitted=on_submitted)
     ready = [o["ready_at"] for o in outs if o.get("ready_at") is not None]
     if ready:  # new workers: this call's wait, from making the pool (or from this call, on a kept pool whose
         # worker took no part before) to the last one's start; never the pool's age
@@ -379,7 +382,8 @@ def _call_shipped(fn, shipment: shipping.Shipment, kill: bool):
 
 
 def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | None = None,
-              ray_address: str | None = None, preload: tuple[str, ...] = ()) -> list:
+              ray_address: str | None = None, preload: tuple[str, ...] = (),
+              on_submitted: Callable[[], None] | None = None) -> list:
     """``[fn(*task) for task in tasks]`` with the parts run by ``executor`` (module docstring).
 
     Args:
@@ -391,6 +395,10 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
         ray_address: cluster to join for ``ray`` (default ``$RAY_ADDRESS``, else a local cluster).
         preload: modules a ``process`` pool's forkserver imports before it forks the workers, when this call
             starts it (their imports then cost once, not in every worker).
+        on_submitted: called in this thread once every task is submitted (``process``: packed and queued;
+            ``ray``: its task created), before the wait for the results; again after a retry's submission.
+            Not called by ``inline``, which runs the tasks as it goes (work to overlap with the parts would
+            only delay them there).
     Returns:
         The results in task order.
     Raises:
@@ -403,11 +411,11 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
     if executor == "inline":
         return [_call(fn, t, kill[i]) for i, t in enumerate(tasks)]
     if executor == "ray":
-        return _run_ray(fn, tasks, kill, ray_address)
+        return _run_ray(fn, tasks, kill, ray_address, on_submitted)
     n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
     shipped: list | None = [] if shipping.available() else None
     try:
-        return _run_pool(fn, tasks, shipped, kill, n, preload)
+        return _run_pool(fn, tasks, shipped, kill, n, preload, on_submitted)
     finally:
         if shipped:
             shipping.release(shipped)
@@ -428,7 +436,8 @@ def _submit_all(pool: ProcessPoolExecutor, fn, tasks: list[tuple], shipped: list
     return futures
 
 
-def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n: int, preload: tuple[str, ...]):
+def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n: int, preload: tuple[str, ...],
+              on_submitted: Callable[[], None] | None = None):
     """:func:`map_parts` on the kept pool of ``n`` workers (:func:`_submit_all`); a worker that dies is retried
     once on a fresh pool; a worker that cannot map a part's shared memory has every part sent again by the pipe."""
     attempt = 0
@@ -443,6 +452,8 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
                 if board is not None:
                     progress_board.clear(board)
                 futures = _submit_all(pool, fn, tasks, shipped, kill)
+                if on_submitted is not None:
+                    on_submitted()
                 out = _collect(futures, pool)
                 _PRESTARTED.discard(n)  # its workers have started
                 return out
@@ -554,7 +565,8 @@ def _own_sigterm():
             signal.signal(signal.SIGTERM, saved)
 
 
-def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> list:
+def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
+             on_submitted: Callable[[], None] | None = None) -> list:
     ray = _import_ray()
     if not ray.is_initialized():
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -574,6 +586,8 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None) -> l
     _driver_messages_to_stderr(ray)
     remote = ray.remote(max_retries=1, num_cpus=1)(_call)
     refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
+    if on_submitted is not None:
+        on_submitted()
     out = []
     for i, ref in enumerate(refs):
         try:

@@ -187,7 +187,16 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         # a part that failed fails the round, whose gap is then not reported: past the deadline its bound is not
         # worth its time either (0.1-0.4 s on TE Cogentco, K = 2)
         late = worst not in (Status.OPTIMAL, Status.FEASIBLE) and r.clock.timed and r.clock.left() <= 0
-        bound, cand, ysh = (best_bound(problem, y, rows_sh, duals, eff) if solved and not late
+        up = None
+        if solved and not late and r.implied is not None:  # computed in a thread during the parts' solves
+            t_up = time.perf_counter()
+            up = r.implied.result()
+            ph.add("implied_upper_wait", time.perf_counter() - t_up)
+            if r.implied.in_thread and not getattr(r.implied, "reported", False):
+                ph.add("implied_upper_in_thread", r.implied.seconds)  # overlapped with the parts: off the critical path
+                r.implied.reported = True
+            t_ph += time.perf_counter() - t_up  # the wait is its own phase, not the bound's
+        bound, cand, ysh = (best_bound(problem, y, rows_sh, duals, eff, up) if solved and not late
                             else (None, "", np.zeros(rows_sh.size)))
         y[rows_sh] = ysh
         y_bound = y.copy() if bound is not None else None

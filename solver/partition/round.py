@@ -86,7 +86,7 @@ from solver.partition.after_merge import (
     wants_improvement,
     wants_price_split,
 )
-from solver.partition.background import AscentThread, WholeBoundBuild
+from solver.partition.background import AscentThread, ImpliedUpperBuild, WholeBoundBuild
 from solver.partition.clients import PARTITION_OPTIONS, carry_grouping, group_clients, require_clients
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
@@ -290,12 +290,16 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if problem.is_mip and wb_build is None and pass_ >= last_pass:
             wb_build = WholeBoundBuild(problem, background=config.executor != "inline")
         ex = _executor(config, dl, len(solve_idx))
+        if not problem.is_mip and r.implied is None and ex != "inline":
+            # the merge's Lagrangian bound needs the model's implied upper bounds: computed while the parts run
+            r.implied = ImpliedUpperBuild(problem)
         pass_settings, pass_start = part_settings, dl.command_start
         if kept is not None:  # the price re-split's pass: capped (PRICE_PASS_FACTOR), the pass before is kept
             pass_settings, pass_start = _price_pass_settings(part_settings, dl, passes_report)
         try:
             outs = run_parts([(parts[p].problem, pass_settings, warms[p]) for p in solve_idx], ex,
-                             config.workers, config.ray_address, pass_start)
+                             config.workers, config.ray_address, pass_start,
+                             on_submitted=None if r.implied is None else r.implied.start)
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
         t2 = time.perf_counter()
@@ -642,6 +646,9 @@ class RoundSetup:
     old_shape: tuple[int, int]
     clock: Deadline  #: the round's time budget (:func:`solve_round`'s)
     executor_reason: str | None = None  #: why the parts run in this process though the state's executor is process
+    #: an LP round's implied column upper bounds (``background.ImpliedUpperBuild``), started with the parts of its
+    #: first pass that run in workers; None: the merge computes them itself
+    implied: object | None = None
 
 
 def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info,

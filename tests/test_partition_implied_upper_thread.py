@@ -1,0 +1,80 @@
+"""A partitioned LP round computes the model's implied column upper bounds (the merge's Lagrangian bound needs
+them) in a thread, started once its parts are submitted to their worker processes
+(``solver.partition.background.ImpliedUpperBuild``): the same bounds, so the same merged bound, as computed in
+the merge."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solver.model.settings import Settings
+from solver.partition import background
+from solver.partition import round as pround
+from solver.partition.bound import implied_upper
+from solver.workloads import make_scenario
+
+
+@pytest.fixture(scope="module")
+def te():
+    return make_scenario("te", 24, seed=5).base()
+
+
+@pytest.mark.parametrize("in_thread", [True, False])
+def test_the_build_equals_implied_upper_in_a_thread_or_not(te, in_thread):
+    build = background.ImpliedUpperBuild(te)
+    if in_thread:
+        build.start()
+        build.start()  # once: the executor calls it again after a retry's submission
+    got = build.result()
+    assert build.in_thread == in_thread
+    np.testing.assert_array_equal(got, implied_upper(te))
+
+
+def test_a_build_that_fails_raises_in_the_callers_thread(te, monkeypatch):
+    def boom(problem):
+        raise MemoryError("no room for the implied bounds")
+
+    monkeypatch.setattr(background, "implied_upper", boom)
+    build = background.ImpliedUpperBuild(te)
+    build.start()
+    with pytest.raises(MemoryError, match="no room"):
+        build.result()
+
+
+def test_an_lp_round_on_workers_computes_them_during_the_parts_and_merges_the_same_bound(te):
+    st = Settings(tol=1e-6)
+    cfg = dict(k=2, update_every=0)
+    procs = pround.solve_round(te, st, pround.PartitionConfig(executor="process", workers=2, **cfg))
+    inline = pround.solve_round(te, st, pround.PartitionConfig(executor="inline", **cfg))
+    phases = procs.report["seconds"]["phases"]
+    assert phases["implied_upper_in_thread"] > 0 and "implied_upper_wait" in phases
+    assert "implied_upper_in_thread" not in inline.report["seconds"]["phases"]  # inline: the merge computes them
+    assert procs.report["bound"] is not None
+    assert procs.report["bound"] == inline.report["bound"]  # the same parts' points, the same bounds: bitwise
+    assert procs.result.objective == inline.result.objective
+
+
+def test_the_thread_starts_once_the_parts_are_submitted(te, monkeypatch):
+    from solver.partition import executor
+
+    seen = []
+    real = executor._submit_all
+
+    def submit(*args, **kw):
+        seen.append(("submit", None))
+        return real(*args, **kw)
+
+    real_start = background.ImpliedUpperBuild.start
+
+    def start(self):
+        seen.append(("start", self.in_thread))
+        real_start(self)
+
+    monkeypatch.setattr(executor, "_submit_all", submit)
+    monkeypatch.setattr(background.ImpliedUpperBuild, "start", start)
+    pround.solve_round(te, Settings(tol=1e-6), pround.PartitionConfig(k=2, executor="process", workers=2,
+                                                                      update_every=0))
+    starts = [i for i, e in enumerate(seen) if e[0] == "start"]
+    # a cold round's probe submits first (its merge needs no bound); the first pass's submission starts the thread
+    assert starts and seen[starts[0] - 1] == ("submit", None) and seen[starts[0]] == ("start", False)
