@@ -39,9 +39,9 @@ def recorded(monkeypatch):
     calls = []
     real = pround.run_parts
 
-    def spy(tasks, executor="process", workers=None, ray_address=None, command_start=None):
+    def spy(tasks, executor="process", workers=None, ray_address=None, command_start=None, **kw):
         calls.append(([t[1] for t in tasks], command_start))
-        return real(tasks, executor, workers, ray_address, command_start)
+        return real(tasks, executor, workers, ray_address, command_start, **kw)
 
     monkeypatch.setattr(pround, "run_parts", spy)
     monkeypatch.setattr(after_merge, "run_parts", spy)  # the re-solve tier's

@@ -116,10 +116,10 @@ def test_the_price_pass_is_capped_at_a_multiple_of_the_passes_before(demo, monke
     calls = []
     real = pround.run_parts
 
-    def record(tasks, executor, workers, address, start):
+    def record(tasks, executor, workers, address, start, **kw):
         t = time.monotonic()
         calls.append((tasks[0][1].time_limit_seconds, start, clock.command_start(), t))
-        return real(tasks, executor, workers, address, start)
+        return real(tasks, executor, workers, address, start, **kw)
 
     monkeypatch.setattr(pround, "run_parts", record)
     clock.start_command(time.monotonic())
