@@ -37,12 +37,18 @@ def _cli(d: Path, *args) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def test_infinite_idle_timeout_and_stop_timeout(folder):
-    d, pids = folder
-    code, out, err = _cli(d, "worker", "start", "--idle-timeout", "inf", "--timeout", "inf", "--json")
+def _start(d: Path, pids: list, *options) -> dict:
+    """``copter worker start OPTIONS --json`` (exit 0), its pid kept for the fixture's clean-up; its answer."""
+    code, out, err = _cli(d, "worker", "start", *options, "--json")
     assert code == 0, (out, err)
     started = json.loads(out)
     pids.append(started["pid"])
+    return started
+
+
+def test_infinite_idle_timeout_and_stop_timeout(folder):
+    d, pids = folder
+    started = _start(d, pids, "--idle-timeout", "inf", "--timeout", "inf")
     assert started["idle_timeout_seconds"] == "inf" and not started["already_running"], started
     code, out, err = _cli(d, "worker", "status")
     assert code == 0 and "worker running" in out and "(never exits idle)" in out, (out, err)
@@ -58,10 +64,7 @@ def test_finite_timeouts_too_long_for_the_os_waits(folder):
     # --idle-timeout 3000000 (35 days): the worker died on its first wait (select takes at most 2^31-1 ms,
     # "OverflowError: timeout is too large"); stop --timeout 1e10 ended as exit 1 (socket.settimeout: time_t)
     d, pids = folder
-    code, out, err = _cli(d, "worker", "start", "--idle-timeout", "3000000", "--timeout", "1e10", "--json")
-    assert code == 0, (out, err)
-    started = json.loads(out)
-    pids.append(started["pid"])
+    started = _start(d, pids, "--idle-timeout", "3000000", "--timeout", "1e10")
     assert started["idle_timeout_seconds"] == 3000000, started
     code, out, err = _cli(d, "worker", "status", "--json")
     assert code == 0 and json.loads(out)["running"], (out, err)  # still there after its first idle wait

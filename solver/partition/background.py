@@ -69,40 +69,42 @@ class AscentThread:
         return replace(self.mg, ascent_state=self.state, y_bound=self.y, rep={**self.mg.rep, "bound": self.bound})
 
 
-class ImpliedUpperBuild:
-    """The (n,) implied column upper bounds of ``problem`` (:func:`solver.partition.bound.implied_upper`, two
-    passes over the matrix that depend on the model only, not on the parts' points), computed in a thread of this
-    process that :meth:`start` starts once the parts are on their way to their workers, else at :meth:`result`. An LP round's merge needs them for its
-    Lagrangian bound: on TE Kdl (31M nonzeros) 0.18-0.20 s of the merge's 0.43 s ``bound_start`` (session 28)."""
+class _Build:
+    """A value computed by :meth:`_compute` in a thread of this process (:meth:`start`, once) or, when no thread
+    ran, at :meth:`result`; what the computation raised is re-raised by :meth:`result` in the caller's thread."""
 
-    def __init__(self, problem: Problem):
+    name = "copter-build"  #: the thread's name
+
+    def __init__(self):
         import threading
 
-        self.problem, self.value, self.error, self.seconds = problem, None, None, 0.0
-        self.thread = threading.Thread(target=self._build, name="copter-implied-upper", daemon=True)
+        self.value, self.error, self.seconds = None, None, 0.0
+        self.thread = threading.Thread(target=self._build, name=self.name, daemon=True)
+
+    def _compute(self):
+        raise NotImplementedError
 
     def start(self) -> None:
-        """Start the thread (once; later calls do nothing): ``solver.partition.executor.run_parts`` calls it when
-        the parts are submitted, so that it does not compete with their packing."""
+        """Start the thread (once; later calls do nothing)."""
         if self.thread.ident is None:
             self.thread.start()
 
     @property
     def in_thread(self) -> bool:
-        """True when the thread ran (its seconds overlapped the parts')."""
+        """True when the thread ran (its :attr:`seconds` overlapped the parts')."""
         return self.thread.ident is not None
 
     def _build(self) -> None:
         t = time.perf_counter()
         try:
-            self.value = implied_upper(self.problem)
+            self.value = self._compute()
         except BaseException as err:  # re-raised in the caller's thread by result()
             self.error = err
         self.seconds = time.perf_counter() - t
 
-    def result(self) -> np.ndarray:
-        """The (n,) bounds (waits for the thread; computes them here when it never started). Raises what the
-        build raised."""
+    def result(self):
+        """The value (waits for the thread; computes it here when the thread never started). Raises what the
+        computation raised."""
         if self.in_thread:
             self.thread.join()
         elif self.value is None and self.error is None:
@@ -112,30 +114,35 @@ class ImpliedUpperBuild:
         return self.value
 
 
-class WholeBoundBuild:
+class ImpliedUpperBuild(_Build):
+    """The (n,) implied column upper bounds of ``problem`` (:func:`solver.partition.bound.implied_upper`, two
+    passes over the matrix that depend on the model only, not on the parts' points), in a thread that
+    ``solver.partition.executor.run_parts`` starts (:meth:`start`) once the parts are submitted, so that it does
+    not compete with their packing. An LP round's merge needs them for its Lagrangian bound: on TE Kdl (31M
+    nonzeros) 0.18-0.20 s of the merge's 0.43 s ``bound_start`` (session 28)."""
+
+    name = "copter-implied-upper"
+
+    def __init__(self, problem: Problem):
+        super().__init__()
+        self.problem = problem
+
+    def _compute(self) -> np.ndarray:
+        return implied_upper(self.problem)
+
+
+class WholeBoundBuild(_Build):
     """The whole model's :class:`WholeBound` (O(nnz): structure + CSR), built in a thread of this process while
-    the parts run in their workers (this process only waits for them then), else at :meth:`result`."""
+    the parts run in their workers (this process only waits for them then; ``background``), else at
+    :meth:`result`."""
+
+    name = "copter-whole-bound"
 
     def __init__(self, problem: Problem, background: bool):
-        import threading
-
-        self.problem, self.value, self.error, self.thread = problem, None, None, None
+        super().__init__()
+        self.problem = problem
         if background:
-            self.thread = threading.Thread(target=self._build, name="copter-whole-bound", daemon=True)
-            self.thread.start()
+            self.start()
 
-    def _build(self) -> None:
-        try:
-            self.value = WholeBound(self.problem)
-        except BaseException as err:  # re-raised in the caller's thread by result()
-            self.error = err
-
-    def result(self) -> WholeBound:
-        """The WholeBound (waits for the thread; builds it here without one). Raises what the build raised."""
-        if self.thread is not None:
-            self.thread.join()
-        elif self.value is None and self.error is None:
-            self._build()
-        if self.error is not None:
-            raise self.error
-        return self.value
+    def _compute(self) -> WholeBound:
+        return WholeBound(self.problem)

@@ -386,7 +386,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if wb is None and wb_build is not None:
             with ph.time("whole_bound_wait"):
                 wb = wb_build.result()
-            if wb_build.thread is not None:  # overlapped with the parts: not on the critical path
+            if wb_build.in_thread:  # overlapped with the parts: not on the critical path
                 ph.add("whole_bound_build_in_thread", wb.seconds)
         mg = merge_parts(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
                          prior=None if kept is None else kept.mg,
