@@ -240,14 +240,14 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         sha = delta_hash(delta)
         done = store.applied_in(sha, gen.round)
         if done is not None and _is_retry(store, done, gen.round, _later):
-            return _no_op_report(store, gen, done, sha)
+            return _no_op_out(store, gen, _no_op_report(store, gen, done, sha), out_dir)
         d = _read_delta(delta, sha)
         if done is not None and d.base_round is not None:  # written for round done - 1: applied there
-            return _no_op_report(store, gen, done, sha)
+            return _no_op_out(store, gen, _no_op_report(store, gen, done, sha), out_dir)
         if done is None and d.base_round is not None and d.base_round < gen.round:
             row = _logged_round(store, sha, d.base_round + 1)  # its round pruned since: the log still has it
             if row is not None:
-                return _no_op_report(store, gen, row["round"], sha, row)
+                return _no_op_out(store, gen, _no_op_report(store, gen, row["round"], sha, row), out_dir)
         seconds = {"wait": _waited + t_lock - t_req, "load": time.perf_counter() - t_lock}
         warnings = [gen.warning] if gen.warning else []
         if done is not None:
@@ -380,6 +380,29 @@ def _no_op_report(store: StateStore, gen: Generation, done: int, sha: str, logge
                          "nothing done"}
     if gen.warning:
         report["warnings"] = [gen.warning]
+    return report
+
+
+def _no_op_out(store: StateStore, gen: Generation, report: dict, out_dir) -> dict:
+    """A no-op re-apply with ``out_dir``: copy the round the delta produced (its outputs and its stored
+    report.json, as the first run would have) into ``out_dir``, so a retry after a run that stored the round
+    but never wrote ``--out`` (killed after CURRENT moved; its copy failed, exit 7) leaves the round's files
+    there, not an older round's. A round no longer kept has no files: a warning says nothing was copied. A
+    failed copy adds the warning and ``out_error`` of :func:`solver.rounds.outputs.copy_out` (the CLI exits
+    7 or 2)."""
+    if out_dir is None:
+        return report
+    done = report["round"]
+    kept = gen.report if done == gen.round else _kept_report(store, done)
+    if not kept.get("solution_path"):  # pruned (or unreadable): its files are gone
+        report = dict(report)
+        report["warnings"] = [*report.get("warnings", []),
+                              f"round {done} is no longer kept: nothing copied to --out {out_dir}"]
+        return report
+    copied = copy_out(store.root, kept, out_dir)
+    if "out_error" in copied:
+        report = {**report, "warnings": [*report.get("warnings", []), copied["warnings"][-1]],
+                  "out_error": copied["out_error"]}
     return report
 
 
