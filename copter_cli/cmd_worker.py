@@ -122,7 +122,8 @@ def status_cmd(json_out: bool = JSON_OPT, debug: bool = DEBUG_OPT) -> None:
 
 def _say_status(res: dict) -> None:
     if not res["running"]:
-        what = ("a worker is starting (loading the solver)" if res["starting"] else
+        what = ("a worker holds this install's lock without answering: it is starting (loading the solver) or "
+                "stopping (finishing its running commands)" if res["starting"] else
                 "no worker running for this install" + (" (a stale socket file is left: `copter worker start` "
                                                         "replaces it)" if res["stale_socket"] else ""))
         say(f"{what}; socket {res['socket']}" + (f" ({res['message']})" if res.get("message") else ""))

@@ -22,7 +22,7 @@ SERVER = "import sys; from copter_cli.worker_server import main; sys.exit(main()
 def status() -> dict:
     """The worker's status (``"running": True`` and its figures: pid, uptime, served, active, idle timeout,
     socket, log, whether its sources are stale and its import-time environment matches this process's), or
-    ``{"running": False, "starting": lock held (a worker is loading), "stale_socket": a socket file nobody
+    ``{"running": False, "starting": lock held (a worker is loading, or stopping: finishing its commands), "stale_socket": a socket file nobody
     answers on, "socket", "log", "dir"}``, with ``"message"`` when the worker refused or its folder cannot be
     used (not a directory, another owner, open to others: what ``worker start`` refuses)."""
     p = wc.paths()
@@ -80,7 +80,9 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None],
           progress: Callable[[str], None] | None = None) -> dict:
     """Start this install's worker detached (new session, stdio to its log) and return its status once it
     answers; a running, current worker is left alone (``"already_running": True``), a stale one (its
-    sources changed) is stopped and replaced.
+    sources changed) is stopped and replaced. A lock held by a worker that does not answer is a worker starting
+    (waited for) or stopping (finishing its commands): once it is released without a worker answering, this
+    starts one.
 
     Args:
         idle_timeout: seconds without a command after which the worker exits (0: never).
@@ -108,17 +110,25 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None],
                                     f"{SOCKET_PATH_MAX} a Unix socket allows: set COPTER_WORKER_DIR to a shorter "
                                     "folder", file=p["socket"], reason="worker")
     proc = None
-    if not lock_held(p["lock"]):  # else another start is under way: wait for that worker
-        prepare()
+    prepared = False
+
+    def spawn() -> subprocess.Popen:
+        nonlocal prepared
+        if not prepared:
+            prepare()
+            prepared = True
         if progress is not None:
             progress("starting the worker: it imports the solver and loads the kernels (seconds) ...")
         log = os.open(p["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            proc = subprocess.Popen([sys.executable, "-c", SERVER, "--idle-timeout", repr(float(idle_timeout))],
+            return subprocess.Popen([sys.executable, "-c", SERVER, "--idle-timeout", repr(float(idle_timeout))],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=p["dir"],
                                     start_new_session=True, close_fds=True)
         finally:
             os.close(log)
+
+    if not lock_held(p["lock"]):  # else another worker holds it: one starting, or one stopping (draining)
+        proc = spawn()
     deadline = time.monotonic() + timeout
     while True:
         code = None if proc is None else proc.poll()
@@ -129,6 +139,12 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None],
         if reply and reply.get("running"):
             reply.pop("identity", None)
             return {**reply, "already_running": proc is None or code == 6, "start_seconds": time.monotonic() - t0}
+        if (proc is None or code == 6) and not lock_held(p["lock"]):
+            # the lock's holder exited without a worker answering: it was a worker stopping (`worker stop`
+            # returned at its --timeout while it finished a command; a stale one replaced above), or a start
+            # that failed. Waiting on for it took the whole --timeout (300 s) and failed with exit 7.
+            proc = spawn()
+            continue
         if time.monotonic() > deadline:
             if proc is not None and code is None:
                 proc.terminate()

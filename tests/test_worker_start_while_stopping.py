@@ -1,0 +1,78 @@
+"""``copter worker start`` while the previous worker is still stopping (finishing a running command).
+
+A user hunt: ``copter worker stop`` returns at its ``--timeout`` while the worker finishes a running command (it
+holds the install's lock, its socket already gone); a ``copter worker start`` right after it (a restart after an
+update, systemd's ExecStop then ExecStart, the cron line ``copter worker start; copter step ...``) took the held
+lock for "another start is under way", waited the whole ``--timeout`` (300 s by default) for a worker nobody was
+starting, and failed with exit 7 although the old worker had exited seconds after. ``worker status`` meanwhile
+said "a worker is starting (loading the solver)". Now start waits for the lock to be released and then starts
+the worker, and status says the lock's holder is starting or stopping.
+
+The lock's holder is simulated by this test (``flock`` on the install's ``.lock``, released after a second), so
+no old worker is needed; the new worker is a real process, stopped (killed if need be) at the end.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from tests.helpers import kill_own_workers
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _env(folder: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER_DIR=folder)
+    env.pop("COPTER_WORKER", None)
+    return env
+
+
+def _cli(env, *args, timeout=120):
+    p = subprocess.run([sys.executable, "-m", "copter_cli", *args], env=env, capture_output=True, timeout=timeout)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def _hold_lock(env) -> int:
+    code, out, _ = _cli(env, "worker", "status", "--json")
+    assert code == 0, out
+    st = json.loads(out)
+    lock = st["log"][: -len(".log")] + ".lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def test_start_after_the_old_worker_released_its_lock_starts_a_new_worker():
+    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
+    os.chmod(folder, 0o700)
+    env = _env(folder)
+    fd = _hold_lock(env)  # the old worker, finishing its last command
+    code, out, _ = _cli(env, "worker", "status", "--json")
+    assert code == 0 and json.loads(out)["starting"] is True
+    code, out, _ = _cli(env, "worker", "status")
+    assert "starting" in out and "stopping" in out, out  # the lock alone cannot tell which
+    release = threading.Timer(1.0, lambda: os.close(fd))
+    release.start()
+    pid = None
+    try:
+        t0 = time.monotonic()
+        code, out, err = _cli(env, "worker", "start", "--json", "--timeout", "60")
+        took = time.monotonic() - t0
+        assert code == 0, (out, err)
+        res = json.loads(out)
+        pid = res["pid"]
+        assert res["running"] is True and res["already_running"] is False
+        assert took < 40, took  # not the whole --timeout
+    finally:
+        release.join()
+        if pid is not None:
+            _cli(env, "worker", "stop", "--timeout", "10")
+            kill_own_workers([pid])
