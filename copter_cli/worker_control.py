@@ -123,7 +123,10 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None],
         try:
             return subprocess.Popen([sys.executable, "-c", SERVER, "--idle-timeout", repr(float(idle_timeout))],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=p["dir"],
-                                    start_new_session=True, close_fds=True)
+                                    start_new_session=True, close_fds=True,
+                                    # absolute: the worker runs in its folder, where a relative
+                                    # COPTER_WORKER_DIR=wd named wd/wd (it exited 7, start failed)
+                                    env={**os.environ, "COPTER_WORKER_DIR": p["dir"]})
         finally:
             os.close(log)
 

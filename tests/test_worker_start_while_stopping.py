@@ -76,3 +76,26 @@ def test_start_after_the_old_worker_released_its_lock_starts_a_new_worker():
         if pid is not None:
             _cli(env, "worker", "stop", "--timeout", "10")
             kill_own_workers([pid])
+
+
+def test_a_relative_worker_dir_starts_the_worker():
+    """``COPTER_WORKER_DIR=wd`` (relative to the working directory): the worker, started in its folder, read the
+    name again from there (``wd/wd``), exited 7 "cannot use the worker folder", and ``worker start`` failed."""
+    parent = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
+    env = dict(_env("wd"))
+    pid = None
+    try:
+        p = subprocess.run([sys.executable, "-m", "copter_cli", "worker", "start", "--json", "--timeout", "60"],
+                           env=env, cwd=parent, capture_output=True, timeout=120)
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        res = json.loads(p.stdout)
+        pid = res["pid"]
+        assert res["socket"].startswith(os.path.join(parent, "wd") + os.sep)
+        p = subprocess.run([sys.executable, "-m", "copter_cli", "worker", "status", "--json"], env=env, cwd=parent,
+                           capture_output=True, timeout=60)
+        assert json.loads(p.stdout)["running"] is True
+    finally:
+        if pid is not None:
+            subprocess.run([sys.executable, "-m", "copter_cli", "worker", "stop", "--timeout", "10"], env=env,
+                           cwd=parent, capture_output=True, timeout=60)
+            kill_own_workers([pid])
