@@ -151,9 +151,16 @@ def source_fingerprint(root: str | None = None) -> str:
 
 
 def import_env(environ=None) -> dict[str, str]:
-    """The variables of :data:`IMPORT_ENV` set in ``environ`` (default ``os.environ``)."""
+    """The variables of :data:`IMPORT_ENV` set in ``environ`` (default ``os.environ``), ``PYTHONPATH``'s entries
+    made absolute from this process's working directory: the worker runs in its own folder, where a relative entry
+    (``PYTHONPATH=.`` in a checkout) named another folder, so it imported another copter (or none) and ``worker
+    start`` waited its whole ``--timeout``; it is started with these values (``worker_control.start``), and a client
+    elsewhere whose relative entry names another folder differs from it (in-process)."""
     environ = os.environ if environ is None else environ
-    return {k: v for k, v in sorted(environ.items()) if k.startswith(IMPORT_ENV)}
+    out = {k: v for k, v in sorted(environ.items()) if k.startswith(IMPORT_ENV)}
+    if out.get("PYTHONPATH"):
+        out["PYTHONPATH"] = os.pathsep.join(os.path.abspath(e) for e in out["PYTHONPATH"].split(os.pathsep))
+    return out
 
 
 def identity_request(op: str) -> dict:

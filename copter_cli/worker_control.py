@@ -125,8 +125,9 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=p["dir"],
                                     start_new_session=True, close_fds=True,
                                     # absolute: the worker runs in its folder, where a relative
-                                    # COPTER_WORKER_DIR=wd named wd/wd (it exited 7, start failed)
-                                    env={**os.environ, "COPTER_WORKER_DIR": p["dir"]})
+                                    # COPTER_WORKER_DIR=wd named wd/wd (it exited 7, start failed) and a
+                                    # relative PYTHONPATH another copter (wc.import_env)
+                                    env={**os.environ, **wc.import_env(), "COPTER_WORKER_DIR": p["dir"]})
         finally:
             os.close(log)
 

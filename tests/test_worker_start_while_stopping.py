@@ -99,3 +99,36 @@ def test_a_relative_worker_dir_starts_the_worker():
             subprocess.run([sys.executable, "-m", "copter_cli", "worker", "stop", "--timeout", "10"], env=env,
                            cwd=parent, capture_output=True, timeout=60)
             kill_own_workers([pid])
+
+
+def test_a_relative_pythonpath_starts_the_worker_on_the_same_code(tmp_path):
+    """``PYTHONPATH=. copter worker start`` in a checkout: the worker, started in its own folder, read ``.`` from
+    there and imported another copter (the virtualenv's, or none): it listened under another install's key, and
+    ``worker start`` waited its whole ``--timeout`` and exited 7."""
+    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
+    os.chmod(folder, 0o700)
+    env = dict(_env(folder), PYTHONPATH=".", COPTER_WORKER_DEBUG="1")
+    from formats.io import write_problem
+    from tests.helpers import small_lp
+
+    write_problem(small_lp(), tmp_path / "m.parquet")
+    pid = None
+    try:
+        p = subprocess.run([sys.executable, "-m", "copter_cli", "worker", "start", "--json", "--timeout", "30"],
+                           env=env, cwd=REPO, capture_output=True, timeout=120)
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        pid = json.loads(p.stdout)["pid"]
+        p = subprocess.run([sys.executable, "-m", "copter_cli", "convert", tmp_path / "m.parquet", tmp_path / "m.mps"],
+                           env=env, cwd=REPO, capture_output=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert b"running in the worker" in p.stderr, p.stderr
+        # the same folder named absolutely from elsewhere: the same import-time environment
+        p = subprocess.run([sys.executable, "-m", "copter_cli", "convert", tmp_path / "m.parquet", tmp_path / "n.mps"],
+                           env=dict(env, PYTHONPATH=str(REPO)), cwd=tmp_path, capture_output=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert b"running in the worker" in p.stderr, p.stderr
+    finally:
+        if pid is not None:
+            subprocess.run([sys.executable, "-m", "copter_cli", "worker", "stop", "--timeout", "10"], env=env,
+                           cwd=REPO, capture_output=True, timeout=60)
+            kill_own_workers([pid])
