@@ -33,7 +33,10 @@ def status() -> dict:
     starting = lock_held(p["lock"])
     out = {"running": False, "starting": starting, "stale_socket": os.path.exists(p["socket"]) and not starting,
            "socket": p["socket"], "log": p["log"], "dir": p["dir"]}
-    if reply and reply.get("refused"):
+    if os.path.isdir(p["socket"]) and not os.path.islink(p["socket"]):
+        out["stale_socket"] = False  # `worker start` cannot replace a folder
+        out["message"] = f"{p['socket']} is a folder, not a socket: remove it, or the worker cannot start"
+    elif reply and reply.get("refused"):
         out["message"] = reply["refused"]
     elif os.path.lexists(p["dir"]) and (problem := wc.folder_problem(p["dir"])):  # `worker start` would refuse it
         out["message"] = f"the worker's folder cannot be used: {problem}; set COPTER_WORKER_DIR to a private folder"

@@ -455,7 +455,7 @@ def take_lock(path: str, seconds: float = 1.0) -> int | None:
 def main(argv: list[str] | None = None) -> int:
     """Run the worker (``python -c 'from copter_cli.worker_server import main; main()' --idle-timeout S``,
     as ``copter worker start`` does). Exit codes: 0 stopped, 6 another worker of this install holds the lock,
-    7 the folder cannot be used."""
+    7 the folder or the socket path cannot be used."""
     ap = argparse.ArgumentParser(prog="copter-worker")
     ap.add_argument("--idle-timeout", type=float, default=900.0)
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
@@ -483,7 +483,12 @@ def main(argv: list[str] | None = None) -> int:
     worker = Worker(args.idle_timeout, info, lock_fd)
     worker.install_signals()
     try:
-        worker.bind()
+        try:
+            worker.bind()
+        except OSError as err:  # a folder in the way (IsADirectoryError was a traceback, exit 1), or the machine
+            log(f"cannot listen on {p['socket']}: {err.strerror or err} (a leftover there that is not a socket: "
+                "remove it)")
+            return 7
         log(f"ready on {p['socket']}")
         worker.serve()
     finally:

@@ -132,3 +132,21 @@ def test_a_relative_pythonpath_starts_the_worker_on_the_same_code(tmp_path):
             subprocess.run([sys.executable, "-m", "copter_cli", "worker", "stop", "--timeout", "10"], env=env,
                            cwd=REPO, capture_output=True, timeout=60)
             kill_own_workers([pid])
+
+
+def test_a_folder_at_the_socket_path_is_named_not_a_traceback():
+    """A folder where the socket belongs (``mkdir worker-<key>.sock``): the worker died on an IsADirectoryError
+    (exit 1, its traceback quoted by ``worker start``); now it logs what is in the way and exits 7, and ``worker
+    start`` quotes that line (exit 7, as for any worker that cannot start)."""
+    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
+    os.chmod(folder, 0o700)
+    env = _env(folder)
+    code, out, _ = _cli(env, "worker", "status", "--json")
+    sock = json.loads(out)["socket"]
+    os.mkdir(sock)
+    code, out, err = _cli(env, "worker", "start", "--timeout", "30")
+    assert code == 7, (out, err)
+    assert "Traceback" not in err and "exited with code 7" in err, err
+    assert f"cannot listen on {sock}" in err and "remove it" in err, err
+    code, out, _ = _cli(env, "worker", "status")
+    assert "not a socket" in out, out
