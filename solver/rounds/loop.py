@@ -523,7 +523,10 @@ def _round_extra(store: StateStore, current: int, stored: bool, warnings: list[s
     later = [r for r in store.generations() if r > current]  # a branch left by a rollback
     if later and stored:
         extra["abandoned_rounds"] = later
-        warnings.append(f"round(s) {', '.join(map(str, later))} of the branch left by a rollback moved into "
+        # a rollback leaves them, and so does a step killed after its generation was in place but before
+        # CURRENT named it: "left by a rollback" alone told of a rollback nobody ran
+        warnings.append(f"round(s) {', '.join(map(str, later))} after the current round {current} (the branch left "
+                        "by a rollback, or by a step that ended before it made its round current) moved into "
                         f"{store.root / 'abandoned'}")
     if warnings:
         extra["warnings"] = warnings
