@@ -36,6 +36,8 @@ def status() -> dict:
     if os.path.isdir(p["socket"]) and not os.path.islink(p["socket"]):
         out["stale_socket"] = False  # `worker start` cannot replace a folder
         out["message"] = f"{p['socket']} is a folder, not a socket: remove it, or the worker cannot start"
+    elif os.path.isdir(p["lock"]) and not os.path.islink(p["lock"]):
+        out["message"] = f"{p['lock']} is a folder, not the lock file: remove it, or the worker cannot start"
     elif reply and reply.get("refused"):
         out["message"] = reply["refused"]
     elif os.path.lexists(p["dir"]) and (problem := wc.folder_problem(p["dir"])):  # `worker start` would refuse it

@@ -455,7 +455,7 @@ def take_lock(path: str, seconds: float = 1.0) -> int | None:
 def main(argv: list[str] | None = None) -> int:
     """Run the worker (``python -c 'from copter_cli.worker_server import main; main()' --idle-timeout S``,
     as ``copter worker start`` does). Exit codes: 0 stopped, 6 another worker of this install holds the lock,
-    7 the folder or the socket path cannot be used."""
+    7 the folder, the lock file or the socket path cannot be used."""
     ap = argparse.ArgumentParser(prog="copter-worker")
     ap.add_argument("--idle-timeout", type=float, default=900.0)
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
@@ -464,7 +464,12 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         log(f"cannot use the worker folder: {problem}")
         return 7
-    lock_fd = take_lock(p["lock"])
+    try:
+        lock_fd = take_lock(p["lock"])
+    except OSError as err:  # a folder in the way (IsADirectoryError was a traceback, exit 1), or the machine
+        log(f"cannot use the lock file {p['lock']}: {err.strerror or err} (a leftover there that is not a file: "
+            "remove it)")
+        return 7
     if lock_fd is None:
         log(f"another worker of this install holds {p['lock']}")
         return 6

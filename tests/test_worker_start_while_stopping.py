@@ -150,3 +150,20 @@ def test_a_folder_at_the_socket_path_is_named_not_a_traceback():
     assert f"cannot listen on {sock}" in err and "remove it" in err, err
     code, out, _ = _cli(env, "worker", "status")
     assert "not a socket" in out, out
+
+
+def test_a_folder_at_the_lock_path_is_named_not_a_traceback():
+    """A folder where the install's lock file belongs: the worker died on an IsADirectoryError (exit 1, its
+    traceback quoted by ``worker start``); now it logs the path and exits 7, and ``worker status`` says so."""
+    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
+    os.chmod(folder, 0o700)
+    env = _env(folder)
+    code, out, _ = _cli(env, "worker", "status", "--json")
+    lock = json.loads(out)["log"][: -len(".log")] + ".lock"
+    os.mkdir(lock)
+    code, out, err = _cli(env, "worker", "start", "--timeout", "30")
+    assert code == 7, (out, err)
+    assert "Traceback" not in err and "exited with code 7" in err, err
+    assert f"cannot use the lock file {lock}" in err and "remove it" in err, err
+    code, out, _ = _cli(env, "worker", "status")
+    assert f"{lock} is a folder" in out, out
