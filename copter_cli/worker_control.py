@@ -124,7 +124,12 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None],
             prepared = True
         if progress is not None:
             progress("starting the worker: it imports the solver and loads the kernels (seconds) ...")
-        log = os.open(p["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            log = os.open(p["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        except OSError as err:  # a folder there was IsADirectoryError, exit 1
+            raise EnvironmentFaultError(f"cannot write the worker's log: {err.strerror or err} (remove what is in "
+                                        "the way, or set COPTER_WORKER_DIR to another folder)", file=p["log"],
+                                        reason="worker") from None
         try:
             return subprocess.Popen([sys.executable, "-c", SERVER, "--idle-timeout", repr(float(idle_timeout))],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=p["dir"],

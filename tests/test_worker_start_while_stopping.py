@@ -167,3 +167,18 @@ def test_a_folder_at_the_lock_path_is_named_not_a_traceback():
     assert f"cannot use the lock file {lock}" in err and "remove it" in err, err
     code, out, _ = _cli(env, "worker", "status")
     assert f"{lock} is a folder" in out, out
+
+
+def test_a_folder_at_the_log_path_is_exit_7_naming_it():
+    """A folder where the worker's log belongs: ``worker start`` failed as an internal error (exit 1,
+    IsADirectoryError); now exit 7 naming the path, as for any worker that cannot start."""
+    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
+    os.chmod(folder, 0o700)
+    env = _env(folder)
+    code, out, _ = _cli(env, "worker", "status", "--json")
+    log = json.loads(out)["log"]
+    os.mkdir(log)
+    code, out, err = _cli(env, "worker", "start", "--json", "--timeout", "30")
+    assert code == 7, (out, err)
+    e = json.loads(out)["error"]
+    assert e["code"] == 7 and e["file"] == log and "worker's log" in e["message"], e
