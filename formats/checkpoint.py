@@ -121,6 +121,9 @@ recently dropped first: a loaded generation's arrays are views of its files hold
 (~200 states used up ``ulimit -n`` 1024)."""
 
 
+CURRENT_MOVED_RETRIES = 5  #: re-reads of CURRENT when it moved on while a reader read the round it named
+
+
 def read_fault(err: OSError, path) -> EnvironmentFaultError:
     """The error for a state file the machine will not let copter read (exit code 7): an ``OSError`` of
     :func:`formats.faults.is_environment_fault` (permission denied, an I/O error, ...), named by its path.
@@ -370,7 +373,21 @@ class StateStore(StateLocking):
                 (:func:`read_fault`): never a reason to fall back to an older round.
         """
         with environment_faults(self.root, "read"):  # e.g. the state folder's listing: "cannot read", exit 7
-            return self._current(verify)
+            for _ in range(CURRENT_MOVED_RETRIES):
+                before = self._current_text()
+                r, why = self._current(verify)
+                if why is None or self._current_text() == before:
+                    return r, why
+                # CURRENT moved on while we read: a writer stored a round and pruned the one we had read (a
+                # reader beside `step --keep 1`, or a batch catching up). Not damage: read CURRENT again.
+            return r, why
+
+    def _current_text(self) -> str | None:
+        """CURRENT's text as it is now (None when it cannot be read): a reader compares it before and after."""
+        try:
+            return (self.root / "CURRENT").read_text()
+        except (OSError, ValueError):
+            return None
 
     def _current(self, verify: Verify) -> tuple[int, str | None]:
         self.check_links()
@@ -483,6 +500,25 @@ class StateStore(StateLocking):
             EnvironmentFaultError: a file of the generation cannot be read (permission, I/O error: exit 7,
                 :func:`read_fault`; the current round is then *not* replaced by an older one).
         """
+        if round_ is not None:
+            return self._load(round_, with_state, read)
+        return self.while_current_moves(lambda: self._load(None, with_state, read))
+
+    def while_current_moves(self, read_current):
+        """``read_current()`` (a reader of the current round), called again when it raised StateError while
+        CURRENT moved on: a writer stored newer rounds and pruned the one it was reading (a reader beside
+        ``step --keep 1``, or a batch catching up), which is no damage. A StateError with CURRENT unchanged is
+        raised as it is."""
+        for _ in range(CURRENT_MOVED_RETRIES):
+            before = self._current_text()
+            try:
+                return read_current()
+            except StateError:
+                if self._current_text() == before:
+                    raise
+        return read_current()
+
+    def _load(self, round_: int | None, with_state: bool, read: tuple[str, ...]) -> Generation:
         import pyarrow as pa
 
         from formats.checkpoint_arrays import StoredArray, load_array, stored_names

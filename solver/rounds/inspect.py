@@ -16,6 +16,21 @@ from solver.rounds.signals import sigint_deferred
 
 def show(state_dir=None, round_: int | None = None, warnings: list[str] | None = None) -> dict:
     """The current (or a kept) round's report; see :func:`solver.rounds.show`."""
+    if round_ is not None:
+        return _show(state_dir, round_, warnings)
+
+    def read() -> dict:  # each try appends to its own copy of ``warnings``
+        mine = None if warnings is None else list(warnings)
+        out = _show(state_dir, None, mine)
+        if warnings is not None:
+            warnings[:] = mine
+        return out
+
+    # the current round pruned while read (a step beside it): read the new one
+    return StateStore(state_dir_or_default(state_dir)).while_current_moves(read)
+
+
+def _show(state_dir, round_: int | None, warnings: list[str] | None) -> dict:
     store = StateStore(state_dir_or_default(state_dir))
     r, warning = store.current()
     if round_ is not None:
@@ -54,6 +69,17 @@ def _report(store: StateStore, r: int) -> dict:
 def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, entries: int = 3,
                   changes: bool = False, client_regex: str | None = None, zero_tol: float | None = None) -> dict:
     """The current (or a kept) round's allocation at a glance; see :func:`solver.rounds.show_solution`."""
+    def read() -> dict:
+        return _show_solution(state_dir, round_, top=top, entries=entries, changes=changes,
+                              client_regex=client_regex, zero_tol=zero_tol)
+
+    if round_ is None:  # the current round pruned while read (a step beside it): read the new one
+        return StateStore(state_dir_or_default(state_dir)).while_current_moves(read)
+    return read()
+
+
+def _show_solution(state_dir, round_: int | None, *, top: int, entries: int, changes: bool,
+                   client_regex: str | None, zero_tol: float | None) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
