@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,9 +25,20 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import kill_own_workers
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def folder():
+    """A private short folder under /tmp (a Unix socket path holds 107 bytes), removed afterwards."""
+    path = tempfile.mkdtemp(prefix="cws-", dir="/tmp")
+    os.chmod(path, 0o700)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _env(folder: str) -> dict:
@@ -50,9 +62,7 @@ def _hold_lock(env) -> int:
     return fd
 
 
-def test_start_after_the_old_worker_released_its_lock_starts_a_new_worker():
-    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
-    os.chmod(folder, 0o700)
+def test_start_after_the_old_worker_released_its_lock_starts_a_new_worker(folder):
     env = _env(folder)
     fd = _hold_lock(env)  # the old worker, finishing its last command
     code, out, _ = _cli(env, "worker", "status", "--json")
@@ -78,10 +88,10 @@ def test_start_after_the_old_worker_released_its_lock_starts_a_new_worker():
             kill_own_workers([pid])
 
 
-def test_a_relative_worker_dir_starts_the_worker():
+def test_a_relative_worker_dir_starts_the_worker(folder):
     """``COPTER_WORKER_DIR=wd`` (relative to the working directory): the worker, started in its folder, read the
     name again from there (``wd/wd``), exited 7 "cannot use the worker folder", and ``worker start`` failed."""
-    parent = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
+    parent = folder
     env = dict(_env("wd"))
     pid = None
     try:
@@ -101,12 +111,10 @@ def test_a_relative_worker_dir_starts_the_worker():
             kill_own_workers([pid])
 
 
-def test_a_relative_pythonpath_starts_the_worker_on_the_same_code(tmp_path):
+def test_a_relative_pythonpath_starts_the_worker_on_the_same_code(tmp_path, folder):
     """``PYTHONPATH=. copter worker start`` in a checkout: the worker, started in its own folder, read ``.`` from
     there and imported another copter (the virtualenv's, or none): it listened under another install's key, and
     ``worker start`` waited its whole ``--timeout`` and exited 7."""
-    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
-    os.chmod(folder, 0o700)
     env = dict(_env(folder), PYTHONPATH=".", COPTER_WORKER_DEBUG="1")
     from formats.io import write_problem
     from tests.helpers import small_lp
@@ -134,12 +142,10 @@ def test_a_relative_pythonpath_starts_the_worker_on_the_same_code(tmp_path):
             kill_own_workers([pid])
 
 
-def test_a_folder_at_the_socket_path_is_named_not_a_traceback():
+def test_a_folder_at_the_socket_path_is_named_not_a_traceback(folder):
     """A folder where the socket belongs (``mkdir worker-<key>.sock``): the worker died on an IsADirectoryError
     (exit 1, its traceback quoted by ``worker start``); now it logs what is in the way and exits 7, and ``worker
     start`` quotes that line (exit 7, as for any worker that cannot start)."""
-    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
-    os.chmod(folder, 0o700)
     env = _env(folder)
     code, out, _ = _cli(env, "worker", "status", "--json")
     sock = json.loads(out)["socket"]
@@ -152,11 +158,9 @@ def test_a_folder_at_the_socket_path_is_named_not_a_traceback():
     assert "not a socket" in out, out
 
 
-def test_a_folder_at_the_lock_path_is_named_not_a_traceback():
+def test_a_folder_at_the_lock_path_is_named_not_a_traceback(folder):
     """A folder where the install's lock file belongs: the worker died on an IsADirectoryError (exit 1, its
     traceback quoted by ``worker start``); now it logs the path and exits 7, and ``worker status`` says so."""
-    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
-    os.chmod(folder, 0o700)
     env = _env(folder)
     code, out, _ = _cli(env, "worker", "status", "--json")
     lock = json.loads(out)["log"][: -len(".log")] + ".lock"
@@ -169,11 +173,9 @@ def test_a_folder_at_the_lock_path_is_named_not_a_traceback():
     assert f"{lock} is a folder" in out, out
 
 
-def test_a_folder_at_the_log_path_is_exit_7_naming_it():
+def test_a_folder_at_the_log_path_is_exit_7_naming_it(folder):
     """A folder where the worker's log belongs: ``worker start`` failed as an internal error (exit 1,
     IsADirectoryError); now exit 7 naming the path, as for any worker that cannot start."""
-    folder = tempfile.mkdtemp(prefix="cw-", dir="/tmp")
-    os.chmod(folder, 0o700)
     env = _env(folder)
     code, out, _ = _cli(env, "worker", "status", "--json")
     log = json.loads(out)["log"]
