@@ -46,14 +46,11 @@ def gen_round(name: str) -> int | None:
     """The round whose generation folder is called ``name`` (:func:`gen_name`'s form exactly: six ASCII digits or
     more, no padding beyond six), else None: a folder that only looks like one (``gen-0000019``, fullwidth digits,
     which ``GEN_RE``'s ``\\d`` matched) is no generation, never moved into ``abandoned/`` nor removed as one."""
-    m = _GEN_NAME.fullmatch(name)
+    m = GEN_RE.match(name)
     if m is None:
         return None
     r = int(m.group(1))
-    return r if gen_name(r) == name else None
-
-
-_GEN_NAME = re.compile(r"gen-([0-9]{6,})", re.ASCII)
+    return r if gen_name(r) == name else None  # gen_name writes ASCII digits: other scripts' digits differ
 
 
 def unlink_quietly(path: Path) -> None:

@@ -63,8 +63,6 @@ from solver.model.errors import FormatError, InputError, UsageError, ValidationE
 from solver.model.problem import Problem
 
 FORMAT_VERSION = "1"
-_ROUND_DIGITS = ROUND_DIGITS
-"""Most significant digits of ``copter.base_round`` (int64 holds every 18-digit number)."""
 _PANDAS_INDEX = re.compile(r"__index_level_[0-9]+__")
 STDIN = "-"  #: a delta path meaning "the Parquet bytes on standard input" (``copter step -``)
 _NUMERIC = ("value", "lower", "upper")
@@ -534,10 +532,10 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
             raise FormatError(f"copter.base_round {base!r} is not a round number (ASCII digits 0-9 only)",
                               file=path, entity="copter.base_round")
         digits = base.lstrip("0") or "0"
-        if len(digits) > _ROUND_DIGITS:  # int() refuses > 4300 digits; no state holds such a round
+        if len(digits) > ROUND_DIGITS:  # int() refuses > 4300 digits; no state holds such a round
             raise FormatError(f"copter.base_round {base[:24]!r}{'...' if len(base) > 24 else ''} has "
                               f"{len(digits)} significant digits, more than any round number copter keeps "
-                              f"(at most {_ROUND_DIGITS})", file=path, entity="copter.base_round")
+                              f"(at most {ROUND_DIGITS})", file=path, entity="copter.base_round")
         base = int(digits)
     known = (b"copter.format", b"copter.version", b"copter.sense", b"copter.objective_offset",
              b"copter.base_round", b"ARROW:schema", b"pandas")

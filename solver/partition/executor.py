@@ -50,6 +50,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 
 from formats import undo
+from formats.number_text import DIGITS
 from solver.model.errors import PartWorkerError, UsageError
 from solver.partition import lifeline, progress_board, shipping
 
@@ -511,7 +512,7 @@ def ray_address_target(address: str | None) -> tuple[str, int] | None:
     host, sep, port = rest.rstrip("/").rpartition(":")
     host = host.strip("[]")
     # ASCII digits only: "²" passed isdigit() and failed int() (exit 1), "６３７９" probed 6379 and reached Ray as text
-    if not sep or not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
+    if not sep or not host or not DIGITS.fullmatch(port) or not 0 < int(port) < 65536:
         raise UsageError(f"--ray-address (or $RAY_ADDRESS) {address!r} is not a Ray cluster address: give host:port "
                          f"(e.g. 10.0.0.5:6379, the head node's GCS port), ray://host:port, auto or local")
     return host, int(port)

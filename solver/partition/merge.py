@@ -190,11 +190,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         up = None
         if solved and not late and r.implied is not None:  # computed in a thread during the parts' solves
             t_up = time.perf_counter()
-            up = r.implied.result()
-            ph.add("implied_upper_wait", time.perf_counter() - t_up)
-            if r.implied.in_thread and not getattr(r.implied, "reported", False):
-                ph.add("implied_upper_in_thread", r.implied.seconds)  # overlapped with the parts: off the critical path
-                r.implied.reported = True
+            up = r.implied.take(ph)
             t_ph += time.perf_counter() - t_up  # the wait is its own phase, not the bound's
         bound, cand, ysh = (best_bound(problem, y, rows_sh, duals, eff, up) if solved and not late
                             else (None, "", np.zeros(rows_sh.size)))

@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
+from formats.number_text import DIGITS
 from solver.model.delta import Delta
 from solver.model.errors import UsageError, ValidationError
 from solver.model.problem import Problem
@@ -263,9 +264,9 @@ def parse_scale(text: str | None, default):
     # ASCII digits, nothing around them: the rule of every numeric option (formats/number_text.py); \d and strip()
     # read "２４", "٢٤" and " 24" as 24, which the domain now refuses naming the text
     t = str(text).lower()
-    if re.fullmatch(r"[0-9]+", t, re.ASCII):
+    if DIGITS.fullmatch(t):
         return int(t)
-    m = re.fullmatch(r"([0-9]+)x([0-9]+)", t, re.ASCII)
-    if m:
-        return int(m.group(1)), int(m.group(2))
+    head, x, tail = t.partition("x")
+    if x and DIGITS.fullmatch(head) and DIGITS.fullmatch(tail):
+        return int(head), int(tail)
     return str(text)
