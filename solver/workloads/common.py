@@ -40,7 +40,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
-from formats.number_text import DIGITS
 from solver.model.delta import Delta
 from solver.model.errors import UsageError, ValidationError
 from solver.model.problem import Problem
@@ -263,10 +262,11 @@ def parse_scale(text: str | None, default):
         return default
     # ASCII digits, nothing around them: the rule of every numeric option (formats/number_text.py); \d and strip()
     # read "２４", "٢٤" and " 24" as 24, which the domain now refuses naming the text
+    # (formats/number_text.py's DIGITS: the numerical core imports nothing from formats, tests/test_rounds_readme.py)
     t = str(text).lower()
-    if DIGITS.fullmatch(t):
+    if re.fullmatch(r"[0-9]+", t, re.ASCII):
         return int(t)
-    head, x, tail = t.partition("x")
-    if x and DIGITS.fullmatch(head) and DIGITS.fullmatch(tail):
-        return int(head), int(tail)
+    m = re.fullmatch(r"([0-9]+)x([0-9]+)", t, re.ASCII)
+    if m:
+        return int(m.group(1)), int(m.group(2))
     return str(text)
