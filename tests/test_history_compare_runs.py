@@ -99,3 +99,18 @@ def test_a_violating_row_is_never_the_best_and_the_sense_is_inferred_without_the
     assert shown["copter"]["objective_diff_rel"] == pytest.approx(1 / 9)
     assert shown["pop-2"]["objective_diff_rel"] == pytest.approx(3 / 9)
     assert shown["bad"]["objective_diff_rel"] == -0.4444  # its run's best is the best shown: as logged
+
+
+def test_two_runs_in_one_millisecond_of_the_log_stay_two_runs(state, monkeypatch):
+    # the log's clock has millisecond resolution: two compare runs logged within one millisecond (a fast machine)
+    # were taken for one run, and copter kept its own run's 0.0 beside HiGHS's better objective
+    from datetime import UTC, datetime
+
+    from solver.rounds import log as rlog
+
+    now = datetime(2026, 12, 4, 12, 0, 0, 123000, tzinfo=UTC)
+    monkeypatch.setattr(rlog, "_utc", lambda text=None: now)
+    _compare_runs(state)
+    cmp = history(state)[-1]["compare"]
+    assert cmp["copter"]["objective_diff_rel"] == pytest.approx((161.0064 - 160.6286) / 161.0064)
+    assert cmp["highs"]["objective_diff_rel"] == 0.0

@@ -70,10 +70,18 @@ def _compares(store: StateStore) -> dict:
     log = RoundLog(store.root, "compare")
     if not log.exists:
         return {}
-    runs: dict = {}  # key -> {run (its utc): [rows]}, in log order
+    runs: dict = {}  # key -> {run (its utc, its index among the runs of that millisecond): [rows]}, in log order
     for row in log.rows():
         key = row["generation_id"] if row["generation_id"] is not None else ("round", row["round"])
-        runs.setdefault(key, {}).setdefault(row["utc"], []).append(row)
+        by_run = runs.setdefault(key, {})
+        run = (row["utc"], 0)
+        while (run[0], run[1] + 1) in by_run:  # the latest run of this millisecond
+            run = (run[0], run[1] + 1)
+        if any(r["method"] == row["method"] for r in by_run.get(run, ())):
+            # a run logs each method once: the method again is the next run (two runs in one millisecond of
+            # the log's clock were one run, and the second's diffs were not measured against the first's best)
+            run = (run[0], run[1] + 1)
+        by_run.setdefault(run, []).append(row)
     out: dict = {}
     for key, by_run in runs.items():
         newest: dict = {}  # method -> (run, its row)
