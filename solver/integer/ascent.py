@@ -43,6 +43,10 @@ from solver.integer.bound import ChoiceLagrangian
 from solver.integer.gap import gap_allowance
 
 STALL = 2  #: steps without a new best bound before the target level is lowered and the best duals restored
+#: evaluations of a round's ascent before RENS when the rounded point is far from the bound (RENS would run at
+#: the gap they leave): the rest of the run's budget goes on after RENS, when the gap still asks for it
+#: (``solver.integer.pipeline._ascend``; a partitioned merge's the same, ``solver.partition.merge``)
+FIRST_STEPS = 10
 SHRINK = 4.0  #: factor by which the level above the best bound (delta) is divided at a stall
 
 

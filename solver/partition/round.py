@@ -71,6 +71,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from solver.integer.ascent import FIRST_STEPS
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
@@ -125,7 +126,7 @@ from solver.partition.split import (
 )
 from solver.partition.store import PartitionData, PartState
 
-FIRST_ASCENT_STEPS = 10  #: dual ascent evaluations of the merge before RENS when the point is far from the bound
+FIRST_ASCENT_STEPS = FIRST_STEPS  #: dual ascent evaluations of the merge before RENS when the point is far from the bound
 PRICE_SPLITS = 1  #: price re-splits of a far merge per round (:func:`wants_price_split`); 2 or 3 left the Sia demo's
 #: K = 16 and 51 merges 0.6-1.7% from the bound over 4 rounds instead of 1.2-2.4% (the whole solve decided either way)
 PRICE_PASS_FACTOR = 4.0  #: a price pass's parts stop after this many times the slowest part of the passes before ...
