@@ -201,6 +201,28 @@ def test_stamp_records_what_the_cache_depends_on(tmp_path, monkeypatch):
     assert prep.prepare(force=False)["skipped"] is True
 
 
+def test_versions_in_the_stamp_come_from_the_dist_info_folders_without_importlib_metadata(monkeypatch, tmp_path):
+    """The stamp's numba/llvmlite versions are read from their ``<name>-<version>.dist-info`` folders (the
+    import of importlib.metadata cost 12-24 ms a solving command); the same strings as importlib.metadata, which
+    is still the answer when that folder is missing or not alone."""
+    from importlib.metadata import version
+
+    for name in ("numba", "llvmlite"):
+        assert prep._dist_version(name) == version(name)
+    site = tmp_path / "site"
+    (site / "numba").mkdir(parents=True)
+    (site / "numba" / "__init__.py").write_text("")
+    import importlib.util
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: SimpleNamespace(origin=str(site / name / "__init__.py")))
+    assert prep._dist_version("numba") == version("numba")  # no dist-info folder: importlib.metadata
+    (site / "numba-9.9.9.dist-info").mkdir()
+    assert prep._dist_version("numba") == "9.9.9"
+    (site / "numba-9.9.8.dist-info").mkdir()
+    assert prep._dist_version("numba") == version("numba")  # two of them: not guessed
+
+
 def _init_with_time_limit(tmp_path, limit: str, env: dict) -> tuple[int, dict, str]:
     from formats.io import write_problem
     from tests.helpers import small_lp
