@@ -207,7 +207,7 @@ OPTIONS: tuple[SolverOption, ...] = (
                  "of the bound, reported OPTIMAL (as HiGHS's mip_rel_gap); above it, FEASIBLE ({default}; "
                  "1e-4 = tight).", "5e-3", nonnegative_finite),
     SolverOption("--presolve", "presolve", str,
-                 "HiGHS presolve around PDHG: auto (cold solves only), on, off ({default}).", "auto",
+                 "HiGHS presolve around PDHG: auto (cold solves, not a MILP round's budgeted relaxation stages), on, off ({default}).", "auto",
                  one_of(PRESOLVE, "one of " + ", ".join(PRESOLVE))),
     SolverOption("--engine", "engine", str,
                  "LP engine: auto (PDHG for cold solves and far warm starts, the proximal ALM for a warm start much "

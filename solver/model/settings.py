@@ -168,8 +168,10 @@ class Settings:
 
     Presolve (``solver.lp.presolve``):
         presolve: ``"auto"`` (default) runs HiGHS presolve/postsolve around PDHG for COLD solves only
-            (a warm start is worth more than presolve for round-to-round re-solves); ``"on"`` also for
-            warm-started solves (the warm start is then dropped); ``"off"`` never.
+            (a warm start is worth more than presolve for round-to-round re-solves) except a MILP round's
+            relaxation stages with an iteration budget (``relaxation_round_iterations``: presolve cost more
+            than the budget's iterations, ``solver.integer.pipeline._relax``); ``"on"`` also for those and
+            for warm-started solves (the warm start is then dropped); ``"off"`` never.
 
     Engine (``solver.lp.engine_choice``):
         engine: ``"auto"`` (default) picks per solve: PDHG for cold solves and far warm starts, the proximal
