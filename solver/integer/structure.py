@@ -1,8 +1,9 @@
 """Structure detection for integerization: choice rows, capacity rows, variable upper bounds, integers.
 
-All detection is vectorized over the CSC arrays of :class:`~solver.model.problem.Problem` and one CSR copy
-(the counting-sort kernel ``solver.lp.scaling.csc_to_csr``, the same arrays as scipy's conversion; no scipy
-on the round path, issue #15); there is no Python loop over rows, columns or nonzeros.
+All detection works on one CSR copy of :class:`~solver.model.problem.Problem`'s matrix (the counting-sort kernel
+``solver.lp.scaling.csc_to_csr``, the same arrays as scipy's conversion; no scipy on the round path, issue #15):
+the per-row facts in one numba pass (``structure_kernels.row_stats``, numpy twin ``structure_ref``), the rest
+vectorised over rows; there is no Python loop over rows, columns or nonzeros.
 
 Definitions (A row i with bounds [rl, ru]; "binary" = integer column whose bounds rounded inward lie in
 [0, 1]):
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver.integer.structure_kernels import row_stats
 from solver.lp.scaling import csc_to_csr
 from solver.model.problem import Problem
 
@@ -121,9 +123,7 @@ def detect_structure(problem: Problem) -> Structure:
     rl, ru = problem.row_lower, problem.row_upper
 
     # ---- choice rows
-    nonbin = row_reduce(np.add, (~binary[rcol]).astype(np.float64), rptr, 0.0)
-    amin = row_reduce(np.minimum, rval, rptr, np.inf)
-    amax = row_reduce(np.maximum, rval, rptr, -np.inf)
+    nonbin, amin, amax, nint, minact, maxact = row_stats(rptr, rcol, rval, binary, it, lo, up)
     common = (nnz_row >= 2) & (nonbin == 0) & (amin == amax)
     a = np.where(common, amin, 1.0)
     with np.errstate(invalid="ignore"):
@@ -137,13 +137,6 @@ def detect_structure(problem: Problem) -> Structure:
         in_choice[rcol[np.repeat(choice, nnz_row)]] = True
 
     # ---- capacity rows: one coefficient sign, bound on that side finite, other side not binding
-    nint = row_reduce(np.add, it[rcol].astype(np.float64), rptr, 0.0)
-    row_of_nz = np.repeat(np.arange(m, dtype=np.int64), nnz_row)
-    with np.errstate(invalid="ignore"):
-        lo_c = np.where(rval > 0, rval * lo[rcol], rval * up[rcol])  # min contribution per nonzero
-        hi_c = np.where(rval > 0, rval * up[rcol], rval * lo[rcol])
-    minact = np.bincount(row_of_nz, weights=np.nan_to_num(lo_c, neginf=-1e300, posinf=1e300), minlength=m)
-    maxact = np.bincount(row_of_nz, weights=np.nan_to_num(hi_c, neginf=-1e300, posinf=1e300), minlength=m)
     pos = (amin > 0) & (nnz_row > 0)
     neg = (amax < 0) & (nnz_row > 0)
     cap = (~choice) & (nint > 0) & (
