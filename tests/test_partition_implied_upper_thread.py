@@ -1,7 +1,7 @@
-"""A partitioned LP round computes the model's implied column upper bounds (the merge's Lagrangian bound needs
-them) in a thread, started once its parts are submitted to their worker processes
-(``solver.partition.background.ImpliedUpperBuild``): the same bounds, so the same merged bound, as computed in
-the merge."""
+"""A partitioned LP round computes the model's implied column upper bounds and assignment rows (the merge's
+Lagrangian bound needs them) in a thread, started once its parts are submitted to their worker processes
+(``solver.partition.background.ImpliedUpperBuild``): the same bounds and rows, so the same merged bound, as
+computed in the merge."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from solver.model.settings import Settings
 from solver.partition import background
 from solver.partition import round as pround
-from solver.partition.bound import implied_upper
+from solver.partition.bound import assignment_rows_of, implied_upper
 from solver.workloads import make_scenario
 
 
@@ -28,7 +28,11 @@ def test_the_build_equals_implied_upper_in_a_thread_or_not(te, in_thread):
         build.start()  # once: the executor calls it again after a retry's submission
     got = build.result()
     assert build.in_thread == in_thread
-    np.testing.assert_array_equal(got, implied_upper(te))
+    np.testing.assert_array_equal(got.up, implied_upper(te))
+    want = assignment_rows_of(te)
+    for field in ("rows", "rp", "rc", "coef"):
+        np.testing.assert_array_equal(getattr(got.arows, field), getattr(want, field))
+    assert got.seconds_up > 0 and got.seconds_rows > 0
 
 
 def test_a_build_that_fails_raises_in_the_callers_thread(te, monkeypatch):
@@ -49,7 +53,9 @@ def test_an_lp_round_on_workers_computes_them_during_the_parts_and_merges_the_sa
     inline = pround.solve_round(te, st, pround.PartitionConfig(executor="inline", **cfg))
     phases = procs.report["seconds"]["phases"]
     assert phases["implied_upper_in_thread"] > 0 and "implied_upper_wait" in phases
+    assert phases["assignment_rows_in_thread"] > 0 and "assignment_rows" not in phases
     assert "implied_upper_in_thread" not in inline.report["seconds"]["phases"]  # inline: the merge computes them
+    assert inline.report["seconds"]["phases"]["assignment_rows"] > 0
     assert procs.report["bound"] is not None
     assert procs.report["bound"] == inline.report["bound"]  # the same parts' points, the same bounds: bitwise
     assert procs.result.objective == inline.result.objective

@@ -36,7 +36,7 @@ from solver import kernel_cache
 kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a partitioned LP round runs it in a thread while its parts run
 def assignment_rows(cp, ci, cv, m):
     """Choose the assignment rows R1 (pairwise disjoint supports) greedily, once per problem.
 

@@ -1,18 +1,20 @@
 """Work a partitioned round does in a thread of its own process while the part workers run: the whole model's
 :class:`solver.partition.improve.WholeBound` built during the parts' solves (:class:`WholeBoundBuild`), an LP
-round's implied column upper bounds, which the merge's Lagrangian bound needs (:class:`ImpliedUpperBuild`), and
+round's implied column upper bounds and assignment rows, which the merge's Lagrangian bound needs
+(:class:`ImpliedUpperBuild`), and
 the merge's dual ascent continued during RENS (:class:`AscentThread`). Used by :mod:`solver.partition.round`."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
 from solver.model.problem import Problem
 from solver.model.settings import Settings
-from solver.partition.bound import implied_upper
+from solver.partition.bound import AssignmentRows, assignment_rows_of, implied_upper
 from solver.partition.improve import WholeBound
 from solver.partition.merge import Merged, ran
 
@@ -114,12 +116,23 @@ class _Build:
         return self.value
 
 
+class BoundInputs(NamedTuple):
+    """What an LP merge's Lagrangian bound needs of the model alone (:class:`ImpliedUpperBuild`)."""
+
+    up: np.ndarray  #: (n,) implied column upper bounds (``solver.partition.bound.implied_upper``)
+    arows: AssignmentRows  #: the assignment rows (``solver.partition.bound.assignment_rows_of``)
+    seconds_up: float  #: the time each took
+    seconds_rows: float
+
+
 class ImpliedUpperBuild(_Build):
-    """The (n,) implied column upper bounds of ``problem`` (:func:`solver.partition.bound.implied_upper`, two
-    passes over the matrix that depend on the model only, not on the parts' points), in a thread that
-    ``solver.partition.executor.run_parts`` starts (:meth:`start`) once the parts are submitted, so that it does
-    not compete with their packing. An LP round's merge needs them for its Lagrangian bound: on TE Kdl (31M
-    nonzeros) 0.18-0.20 s of the merge's 0.43 s ``bound_start`` (session 28)."""
+    """The :class:`BoundInputs` of ``problem``: its (n,) implied column upper bounds
+    (:func:`solver.partition.bound.implied_upper`, two passes over the matrix) and its assignment rows
+    (:func:`solver.partition.bound.assignment_rows_of`, one transpose of the pattern), which depend on the model
+    only, not on the parts' points, one after the other in a thread that ``solver.partition.executor.run_parts``
+    starts (:meth:`start`) once the parts are submitted, so that it does not compete with their packing. An LP
+    round's merge needs them for its Lagrangian bound: on TE Kdl (31M nonzeros) the implied bounds were
+    0.18-0.20 s of the merge's 0.43 s ``bound_start`` (session 28), the assignment rows take 0.24-0.32 s."""
 
     name = "copter-implied-upper"
 
@@ -128,19 +141,25 @@ class ImpliedUpperBuild(_Build):
         self.problem = problem
         self.reported = False  # its thread's seconds are in a round's phases
 
-    def _compute(self) -> np.ndarray:
-        return implied_upper(self.problem)
-
-    def take(self, ph) -> np.ndarray:
-        """:meth:`result`, its wait added to ``ph`` (a ``Phases``) as ``implied_upper_wait`` and, the first time, the
-        thread's own seconds as ``implied_upper_in_thread`` (overlapped with the parts: off the critical path)."""
+    def _compute(self) -> BoundInputs:
         t = time.perf_counter()
-        up = self.result()
+        up = implied_upper(self.problem)
+        t2 = time.perf_counter()
+        arows = assignment_rows_of(self.problem)
+        return BoundInputs(up, arows, t2 - t, time.perf_counter() - t2)
+
+    def take(self, ph) -> BoundInputs:
+        """:meth:`result`, its wait added to ``ph`` (a ``Phases``) as ``implied_upper_wait`` and, the first time, the
+        thread's own seconds as ``implied_upper_in_thread`` and ``assignment_rows_in_thread`` (overlapped with the
+        parts: off the critical path)."""
+        t = time.perf_counter()
+        got = self.result()
         ph.add("implied_upper_wait", time.perf_counter() - t)
         if self.in_thread and not self.reported:
-            ph.add("implied_upper_in_thread", self.seconds)
+            ph.add("implied_upper_in_thread", got.seconds_up)
+            ph.add("assignment_rows_in_thread", got.seconds_rows)
             self.reported = True
-        return up
+        return got
 
 
 class WholeBoundBuild(_Build):

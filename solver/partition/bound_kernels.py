@@ -137,3 +137,143 @@ def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up):
                 else:
                     totals[c] += rc * uj
     return totals, unbounded
+
+
+@njit(cache=True, nogil=True)
+def assignment_duals(rp, rc, coef, rows, r0, lo, up, rl, ru, y):
+    """The exact maximiser of L(y) over each assignment row's dual, all other duals fixed (minimisation form;
+    ``solver.partition.bound.assignment_step``).
+
+    The rows have pairwise disjoint column supports, so L separates over them; for row i with columns J_i
+    and t = y_i,
+
+        g(t) = rl_i t^+ + ru_i t^- + sum_{j in J_i} min((r0_j - a_ij t) lo_j, (r0_j - a_ij t) up_j),
+
+    concave piecewise linear. Column j's term has slope sl_j left of its breakpoint r0_j / a_ij and sr_j right
+    of it (a_ij > 0: -a_ij lo_j, -a_ij up_j; a_ij < 0: -a_ij up_j, -a_ij lo_j); an infinite slope there
+    (+inf left, -inf right) confines t to the other side, and so does an infinite row bound (rl_i = -inf:
+    t <= 0, ru_i = +inf: t >= 0). From the left end of that interval, the slope is accumulated over the
+    breakpoints in increasing order until it is <= 0: there g is maximal (the leftmost maximiser).
+
+    Rows are left at ``y`` when the interval is empty, its maximum is not attained at a finite t (g unbounded
+    above: the LP is infeasible; or the slope stays > 0 up to +inf: a bound of -inf elsewhere), or a
+    breakpoint is not finite (a_ij tiny against r0_j). Columns with a_ij = 0 do not depend on t and are
+    skipped. A maximiser on the breakpoint of a column unbounded on one side is moved by a few ulps
+    (:func:`_inside`) so that the reduced cost r0_j - a_ij t, as L's evaluation computes it, has the sign
+    that side needs (else L = -inf there); the row keeps its dual when that fails.
+
+    Args:
+        rp (m+1,) int64, rc (n1,) int32: the columns of each row in ``rows`` (CSR-style, as
+            ``solver.lp.alm_schur.assignment_rows`` returns them); coef (n,): a_ij of column j in its row.
+        rows (ka,) int64: the assignment rows. r0 (n,): c - A'y over all rows but the column's assignment row.
+        lo, up (n,): column bounds (up: implied where col_upper is inf). rl, ru (m,): row bounds.
+        y (m,): the current duals (minimisation form, projected on the signs the row bounds allow).
+
+    Returns:
+        (y_new (m,): ``y`` with each row of ``rows`` whose maximiser was found set to it, solved: the number of
+        those rows).
+    """
+    y_new = y.copy()
+    width = 1
+    for q in range(rows.shape[0]):
+        i = rows[q]
+        width = max(width, rp[i + 1] - rp[i] + 1)
+    bt = np.empty(width)  # breakpoints, their slope changes, and the slopes either side (one row at a time)
+    bd = np.empty(width)
+    bl = np.empty(width)
+    br = np.empty(width)
+    solved = 0
+    for q in range(rows.shape[0]):
+        i = rows[q]
+        t = _row_maximiser(rp[i], rp[i + 1], rc, coef, r0, lo, up, rl[i], ru[i], bt, bd, bl, br)
+        if np.isfinite(t):
+            t = _inside(t, rp[i], rp[i + 1], rc, coef, r0, lo, up)
+        if np.isfinite(t):
+            y_new[i] = t
+            solved += 1
+    return y_new, solved
+
+
+@njit(cache=True, nogil=True)
+def _row_maximiser(start, stop, rc, coef, r0, lo, up, rl_i, ru_i, bt, bd, bl, br):
+    """The leftmost maximiser of one row's g (:func:`assignment_duals`), NaN when there is none to use.
+
+    Args: start, stop: the row's range in ``rc``; rl_i, ru_i: its bounds; bt, bd, bl, br: work arrays of at
+        least stop - start + 1 entries. Other arguments: :func:`assignment_duals`'s.
+    """
+    lo_t = 0.0 if not np.isfinite(ru_i) else -np.inf  # t < 0 needs a finite ru_i, t > 0 a finite rl_i
+    hi_t = 0.0 if not np.isfinite(rl_i) else np.inf
+    k = 0
+    for q in range(start, stop):
+        j = rc[q]
+        a = coef[j]
+        if a == 0.0:
+            continue
+        t = r0[j] / a
+        if not np.isfinite(t):
+            return np.nan
+        sl = -a * lo[j] if a > 0.0 else -a * up[j]
+        sr = -a * up[j] if a > 0.0 else -a * lo[j]
+        if sl == np.inf:
+            lo_t = max(lo_t, t)
+        if sr == -np.inf:
+            hi_t = min(hi_t, t)
+        bt[k], bl[k], br[k], bd[k] = t, sl, sr, sr - sl
+        k += 1
+    if lo_t > hi_t:
+        return np.nan
+    if lo_t == hi_t:
+        return lo_t
+    slope = rl_i if lo_t >= 0.0 else ru_i  # just right of lo_t: finite, since lo_t < hi_t
+    for b in range(k):
+        slope += br[b] if bt[b] <= lo_t else bl[b]
+    if 0.0 > lo_t and 0.0 < hi_t:  # the row's own breakpoint
+        bt[k], bd[k] = 0.0, rl_i - ru_i
+        k += 1
+    order = np.argsort(bt[:k])
+    cur = lo_t
+    if slope < 0.0:
+        return cur if np.isfinite(cur) else np.nan
+    for b in order:
+        tb = bt[b]
+        if tb <= lo_t:
+            continue
+        if slope <= 0.0 and np.isfinite(cur):
+            return cur
+        if tb >= hi_t:
+            break
+        cur = tb
+        slope += bd[b]
+    if slope <= 0.0 and np.isfinite(cur):
+        return cur
+    return hi_t if slope >= 0.0 and np.isfinite(hi_t) else np.nan
+
+
+NUDGES = 8  #: ulps :func:`_inside` moves a maximiser at most
+
+
+@njit(cache=True, nogil=True)
+def _inside(t, start, stop, rc, coef, r0, lo, up):
+    """``t`` moved by at most :data:`NUDGES` ulps until every column of the row that is unbounded on one side has
+    its reduced cost r0_j - coef_j t (the float L's evaluation computes) on the bounded side: <= 0 when
+    lo_j = -inf, >= 0 when up_j = +inf; NaN when no such t is found (a column needs it to move up, another down).
+    """
+    for _ in range(NUDGES + 1):
+        up_needed, down_needed = False, False
+        for q in range(start, stop):
+            j = rc[q]
+            a = coef[j]
+            if a == 0.0:
+                continue
+            r = r0[j] - a * t
+            if (r > 0.0 and lo[j] == -np.inf) or (r < 0.0 and up[j] == np.inf):
+                if (r > 0.0) == (a > 0.0):  # r falls as t rises when a > 0
+                    up_needed = True
+                else:
+                    down_needed = True
+        if up_needed and down_needed:
+            return np.nan
+        if not up_needed and not down_needed:
+            return t
+        t = np.nextafter(t, np.inf if up_needed else -np.inf)
+    return np.nan

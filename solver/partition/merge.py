@@ -19,7 +19,14 @@ from solver.model.result import SolveResult
 from solver.model.settings import Settings
 from solver.model.state import SolverState
 from solver.model.status import Status
-from solver.partition.bound import best_bound, shared_dual_candidates
+from solver.partition.bound import (
+    AssignmentRows,
+    assignment_rows_of,
+    assignment_step,
+    best_bound,
+    implied_upper,
+    shared_dual_candidates,
+)
 from solver.partition.clients import GLOBAL
 from solver.partition.deadline import ascent_seconds
 from solver.partition.phases import Phases
@@ -77,6 +84,25 @@ def complete_kkt(problem: Problem, mg: Merged) -> Merged:
     res = replace(mg.result, reduced_cost=red, row_activity=ax, primal_residual_rel=float(kkt.primal_residual_rel),
                   dual_residual_rel=float(kkt.dual_residual_rel))
     return replace(mg, result=res, kkt_deferred=False)
+
+
+def _assignment_exact(problem: Problem, y: np.ndarray, bound: float | None, cand: str, y_bound: np.ndarray | None,
+                      arows: AssignmentRows | None, up: np.ndarray | None,
+                      ph: Phases) -> tuple[float | None, str, np.ndarray | None]:
+    """An LP merge's bound after the exact step on the assignment rows' duals from ``y`` (the merged duals with
+    the best candidate's shared duals; :func:`solver.partition.bound.assignment_step`): (the better of ``bound``
+    and the step's safe value, its candidate's name, ``cand`` + ``+assignment_exact`` when the step won, its (m,)
+    duals). ``arows`` None: computed here (phase ``assignment_rows``; a round on workers has them from its
+    thread). The step's own seconds are the phase ``bound_assignment``."""
+    if arows is None:
+        with ph.time("assignment_rows"):
+            arows = assignment_rows_of(problem)
+    with ph.time("bound_assignment"):
+        value, y_new, _ = assignment_step(problem, y, arows, up)
+    sense = float(problem.sense)
+    if value is not None and (bound is None or sense * value > sense * bound):
+        return value, f"{cand or 'merged'}+assignment_exact", y_new
+    return bound, cand, y_bound
 
 
 def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r: RoundSetup, parts: list[Part],
@@ -187,16 +213,20 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         # a part that failed fails the round, whose gap is then not reported: past the deadline its bound is not
         # worth its time either (0.1-0.4 s on TE Cogentco, K = 2)
         late = worst not in (Status.OPTIMAL, Status.FEASIBLE) and r.clock.timed and r.clock.left() <= 0
-        up = None
+        up, arows = None, None
         if solved and not late and r.implied is not None:  # computed in a thread during the parts' solves
             t_up = time.perf_counter()
-            up = r.implied.take(ph)
+            up, arows = r.implied.take(ph)[:2]
             t_ph += time.perf_counter() - t_up  # the wait is its own phase, not the bound's
+        elif solved and not late:  # once for both the candidates and the assignment step
+            up = implied_upper(problem)
         bound, cand, ysh = (best_bound(problem, y, rows_sh, duals, eff, up) if solved and not late
                             else (None, "", np.zeros(rows_sh.size)))
         y[rows_sh] = ysh
         y_bound = y.copy() if bound is not None else None
         ph.add("bound_start", time.perf_counter() - t_ph)
+        if solved and not late:
+            bound, cand, y_bound = _assignment_exact(problem, y, bound, cand, y_bound, arows, up, ph)
     t_ph = time.perf_counter()
     defer_kkt = bool(defer_kkt and problem.is_mip)
     if defer_kkt:
