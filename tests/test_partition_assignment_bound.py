@@ -56,7 +56,7 @@ def _g(t: float, cols, coef, r0, lo, up, rl_i, ru_i) -> float:
     return -np.inf if np.isnan(total) else total
 
 
-shapes = st.tuples(st.integers(1, 8), st.integers(0, 30), st.integers(0, 2**31 - 1))
+shapes = st.tuples(st.integers(1, 8), st.integers(0, 90), st.integers(0, 2**31 - 1))  # rows over INSERTION_MAX too
 
 
 @settings(max_examples=150, deadline=None)
@@ -156,6 +156,26 @@ def test_the_step_bounds_a_random_lp_and_never_loses_to_the_candidates(seed, sen
         assert old is None or sense * (new - old) >= -tight  # never worse than the candidates'
         again, _, _ = assignment_step(p, y_new, arows, up)
         assert sense * (again - new) >= -tight and sense * (again - new) <= 1e-7 * (1 + abs(new))  # a fixed point
+
+
+@pytest.mark.parametrize("sense", [1, -1])
+@pytest.mark.parametrize("seed", range(6))
+def test_evaluate_disjoint_is_evaluate_bitwise(seed, sense):
+    """On the assignment rows, the O(n) evaluation gives the float the pass over the matrix gives, for any duals
+    (the step's, others, NaN), infinite upper bounds included (no implied ones: some candidates are -inf)."""
+    from solver.partition.bound import LagrangianBound
+
+    p = _random_lp(seed, sense)
+    arows = assignment_rows_of(p)
+    rng = np.random.default_rng(seed)
+    for up in (implied_upper(p), p.col_upper):
+        lb = LagrangianBound(p, rng.standard_normal(p.n_rows), arows.rows, up)
+        for _ in range(5):
+            ys = rng.standard_normal(arows.rows.size) * rng.choice([0.1, 1.0, 10.0])
+            ys[rng.random(ys.size) < 0.2] = np.nan
+            want = lb.evaluate(ys)
+            got = lb.evaluate_disjoint(ys, arows.row_of_col, arows.coef)
+            assert np.float64(got).tobytes() == np.float64(want).tobytes()
 
 
 @pytest.fixture(scope="module")

@@ -230,11 +230,11 @@ def _row_maximiser(start, stop, rc, coef, r0, lo, up, rl_i, ru_i, bt, bd, bl, br
     if 0.0 > lo_t and 0.0 < hi_t:  # the row's own breakpoint
         bt[k], bd[k] = 0.0, rl_i - ru_i
         k += 1
-    order = np.argsort(bt[:k])
+    _sort_pairs(bt, bd, k)
     cur = lo_t
     if slope < 0.0:
         return cur if np.isfinite(cur) else np.nan
-    for b in order:
+    for b in range(k):
         tb = bt[b]
         if tb <= lo_t:
             continue
@@ -250,6 +250,28 @@ def _row_maximiser(start, stop, rc, coef, r0, lo, up, rl_i, ru_i, bt, bd, bl, br
 
 
 NUDGES = 8  #: ulps :func:`_inside` moves a maximiser at most
+INSERTION_MAX = 32  #: rows with at most this many breakpoints are sorted in place (no allocation)
+
+
+@njit(cache=True, nogil=True)
+def _sort_pairs(keys, values, k):
+    """Sort ``keys[:k]`` increasingly in place, permuting ``values[:k]`` alike: insertion sort up to
+    :data:`INSERTION_MAX` entries (a TE demand row has a few paths: no allocation per row), else an argsort."""
+    if k <= INSERTION_MAX:
+        for a in range(1, k):
+            key, val = keys[a], values[a]
+            b = a - 1
+            while b >= 0 and keys[b] > key:
+                keys[b + 1] = keys[b]
+                values[b + 1] = values[b]
+                b -= 1
+            keys[b + 1] = key
+            values[b + 1] = val
+        return
+    order = np.argsort(keys[:k])
+    sk, sv = keys[:k][order], values[:k][order]
+    keys[:k] = sk
+    values[:k] = sv
 
 
 @njit(cache=True, nogil=True)
@@ -277,3 +299,33 @@ def _inside(t, start, stop, rc, coef, r0, lo, up):
             return t
         t = np.nextafter(t, np.inf if up_needed else -np.inf)
     return np.nan
+
+
+@njit(cache=True)
+def column_term_disjoint(row_of_col, coef, y_shared_full, r_base, lo, up):
+    """:func:`column_term` when every column holds at most one entry on the shared rows (the assignment rows:
+    ``row_of_col[j]`` that row or -1, ``coef[j]`` its entry): the same floats (r_j = r_base[j] - coef[j] y_i, the
+    one subtraction column_term makes; the sum over the columns in the same order) in O(n) instead of a pass
+    over the matrix.
+
+    Args: row_of_col (n,) int64; coef (n,); y_shared_full (m,) (read on the shared rows only); r_base, lo, up (n,).
+    Returns: (total, unbounded) as :func:`column_term`.
+    """
+    total = 0.0
+    unbounded = False
+    for j in range(r_base.shape[0]):
+        r = r_base[j]
+        i = row_of_col[j]
+        if i >= 0:
+            r -= coef[j] * y_shared_full[i]
+        if r > 0.0:
+            if not np.isfinite(lo[j]):
+                unbounded = True
+            else:
+                total += r * lo[j]
+        elif r < 0.0:
+            if not np.isfinite(up[j]):
+                unbounded = True
+            else:
+                total += r * up[j]
+    return total, unbounded
