@@ -59,9 +59,8 @@ class LagrangianBound:
         self.problem = problem
         sense = float(problem.sense)
         self.shared = shared
-        y = sense * np.nan_to_num(np.asarray(y_base, dtype=np.float64))
-        y[shared] = 0.0
-        self.y_base = self._project(y)
+        self.y_base = self.min_form(y_base)
+        self.y_base[shared] = 0.0
         self.r_base = np.empty(problem.n_cols)
         K.reduced_costs(problem.a_indptr, problem.a_indices, problem.a_data, sense * problem.cost, self.y_base,
                         self.r_base)
@@ -69,6 +68,11 @@ class LagrangianBound:
         self.is_sh[shared] = 1
         self.up = implied_upper(problem) if up is None else up
         self.row_part_base = self._row_term(self.y_base)
+
+    def min_form(self, y: np.ndarray) -> np.ndarray:
+        """(m,) duals ``y`` (problem's sense, HiGHS convention, NaN read as 0) in minimisation form, projected on
+        the signs the row bounds allow (a new array)."""
+        return self._project(float(self.problem.sense) * np.nan_to_num(np.asarray(y, dtype=np.float64)))
 
     def _project(self, y: np.ndarray) -> np.ndarray:
         p = self.problem
@@ -93,8 +97,8 @@ class LagrangianBound:
     def evaluate_disjoint(self, y_shared: np.ndarray, row_of_col: np.ndarray, coef: np.ndarray) -> float:
         """:meth:`evaluate` (the same float) when the shared rows have pairwise disjoint supports, in O(n) instead
         of a pass over the matrix (``bound_kernels.column_term_disjoint``): column j's only shared entry is
-        ``coef[j]`` on row ``row_of_col[j]`` (-1: none), as ``solver.lp.alm_schur.assignment_rows`` gives them.
-        Wrong (not unsafe only) when a column has another entry on a shared row."""
+        ``coef[j]`` on row ``row_of_col[j]`` (-1: none), as ``solver.lp.alm_schur.assignment_rows`` gives them
+        (with another entry on a shared row the result is not L)."""
         p = self.problem
         full = self._shared_full(y_shared)
         col, unbounded = K.column_term_disjoint(row_of_col, coef, full, self.r_base, p.col_lower, self.up)
@@ -200,7 +204,7 @@ class AssignmentRows:
 
 def assignment_rows_of(problem: Problem) -> AssignmentRows:
     """The greedy assignment rows of ``problem`` (``solver.lp.alm_schur.assignment_rows``: rows taken by increasing
-    count when none of their columns is taken; one numba kernel over the matrix, 0.24-0.32 s on TE Kdl's 31M
+    count when none of their columns is taken; one numba kernel over the matrix, 0.24-0.47 s on TE Kdl's 31M
     nonzeros, without the GIL). Depends on the model only: a partitioned LP round computes it during its parts'
     solves (``solver.partition.background.ImpliedUpperBuild``)."""
     from solver.lp.alm_schur import assignment_rows
@@ -231,7 +235,7 @@ def assignment_step(problem: Problem, y: np.ndarray, arows: AssignmentRows,
     """
     sense = float(problem.sense)
     lb = LagrangianBound(problem, y, arows.rows, up)  # its r_base: c - A'y over all rows but the assignment rows
-    y_min = lb._project(sense * np.nan_to_num(np.asarray(y, dtype=np.float64)))
+    y_min = lb.min_form(y)
     y_new, solved = K.assignment_duals(arows.rp, arows.rc, arows.coef, arows.rows, lb.r_base, problem.col_lower,
                                        lb.up, problem.row_lower, problem.row_upper, y_min)
     y_new = sense * y_new
