@@ -245,3 +245,18 @@ def test_a_partitioned_lp_round_reports_the_tighter_bound_and_its_phase(te, monk
         assert phases["assignment_rows_in_thread"] > 0 and "assignment_rows" not in phases
     else:
         assert phases["assignment_rows"] > 0
+
+
+@pytest.mark.parametrize("executor", ["inline", "process"])
+def test_a_model_too_large_for_the_assignment_rows_keeps_the_candidates_bound(te, monkeypatch, executor):
+    """Above ``MAX_ASSIGNMENT_COLS`` columns (int32 column indices) the step is skipped, in the merge and in the
+    thread: the round reports the candidates' bound instead of failing."""
+    from solver.partition import bound
+    from solver.partition import round as pround
+
+    cfg = pround.PartitionConfig(k=2, update_every=0, executor=executor, workers=2)
+    monkeypatch.setattr(bound, "MAX_ASSIGNMENT_COLS", te.n_cols)  # this model is "too large"
+    out = pround.solve_round(te, Settings(tol=1e-6), cfg)
+    assert out.result.status.name in ("OPTIMAL", "FEASIBLE")
+    assert out.report["bound"] is not None and not out.report["bound_candidate"].endswith("+assignment_exact")
+    assert "bound_assignment" not in out.report["seconds"]["phases"]

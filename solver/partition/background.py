@@ -120,7 +120,7 @@ class BoundInputs(NamedTuple):
     """What an LP merge's Lagrangian bound needs of the model alone (:class:`ImpliedUpperBuild`)."""
 
     up: np.ndarray  #: (n,) implied column upper bounds (``solver.partition.bound.implied_upper``)
-    arows: AssignmentRows  #: the assignment rows (``solver.partition.bound.assignment_rows_of``)
+    arows: AssignmentRows | None  #: the assignment rows (``solver.partition.bound.assignment_rows_of``; None: too many columns)
     seconds_up: float  #: the time each took
     seconds_rows: float
 

@@ -202,11 +202,19 @@ class AssignmentRows:
     row_of_col: np.ndarray
 
 
-def assignment_rows_of(problem: Problem) -> AssignmentRows:
+#: a model with this many columns or more gets no assignment step (``alm_schur.assignment_rows`` holds column
+#: indices as int32): its merge keeps the candidates' bound instead of failing the round
+MAX_ASSIGNMENT_COLS = 2**31 - 1
+
+
+def assignment_rows_of(problem: Problem) -> AssignmentRows | None:
     """The greedy assignment rows of ``problem`` (``solver.lp.alm_schur.assignment_rows``: rows taken by increasing
     count when none of their columns is taken; one numba kernel over the matrix, 0.24-0.47 s on TE Kdl's 31M
-    nonzeros, without the GIL). Depends on the model only: a partitioned LP round computes it during its parts'
-    solves (``solver.partition.background.ImpliedUpperBuild``)."""
+    nonzeros, without the GIL), or None for a model of :data:`MAX_ASSIGNMENT_COLS` columns or more. Depends on
+    the model only: a partitioned LP round computes it during its parts' solves
+    (``solver.partition.background.ImpliedUpperBuild``)."""
+    if problem.n_cols >= MAX_ASSIGNMENT_COLS:
+        return None
     from solver.lp.alm_schur import assignment_rows
 
     row_of_col, coef, pos, _, rp, rc = assignment_rows(problem.a_indptr, problem.a_indices, problem.a_data,

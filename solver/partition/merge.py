@@ -97,6 +97,8 @@ def _assignment_exact(problem: Problem, y: np.ndarray, bound: float | None, cand
     if arows is None:
         with ph.time("assignment_rows"):
             arows = assignment_rows_of(problem)
+        if arows is None:  # too many columns for the assignment rows' kernel: the candidates' bound stands
+            return bound, cand, y_bound
     with ph.time("bound_assignment"):
         value, y_new, _ = assignment_step(problem, y, arows, up)
     sense = float(problem.sense)
