@@ -260,3 +260,22 @@ def test_a_model_too_large_for_the_assignment_rows_keeps_the_candidates_bound(te
     assert out.result.status.name in ("OPTIMAL", "FEASIBLE")
     assert out.report["bound"] is not None and not out.report["bound_candidate"].endswith("+assignment_exact")
     assert "bound_assignment" not in out.report["seconds"]["phases"]
+
+
+def test_the_round_reports_the_steps_duals_which_are_no_less_dual_feasible(te, monkeypatch):
+    """When the step wins, the round's duals are its duals: their dual residual is no larger than the parts'
+    merged duals' (TE Kdl K = 4: 1.19e-2 -> 5e-17), and their dual objective is the reported bound."""
+    from solver.partition import merge
+    from solver.partition import round as pround
+
+    # whole_below_nnz 0: no whole solve of this small model replaces the merged point and duals
+    cfg = pround.PartitionConfig(k=2, update_every=0, executor="inline", whole_below_nnz=0)
+    with_step = pround.solve_round(te, Settings(tol=1e-6), cfg)
+    monkeypatch.setattr(merge, "assignment_step", lambda problem, y, arows, up=None: (None, y, 0))
+    without = pround.solve_round(te, Settings(tol=1e-6), cfg)
+    assert with_step.report["bound_candidate"].endswith("+assignment_exact")
+    r, r0 = with_step.result, without.result
+    assert r.dual_residual_rel <= r0.dual_residual_rel
+    assert not np.array_equal(r.y, r0.y)
+    np.testing.assert_array_equal(r.x, r0.x)  # the point is the parts' either way
+    assert r.dual_objective == with_step.report["bound"]
