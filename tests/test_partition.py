@@ -125,7 +125,7 @@ def test_lagrangian_bound_is_valid_for_any_shared_duals(domain, scale):
         v = lb.evaluate(ys)
         assert p.sense * (res.objective - v) >= -1e-6 * max(1.0, abs(res.objective))
     assert abs(lb.evaluate(res.y[rows]) - res.objective) <= 1e-3 * max(1.0, abs(res.objective))
-    b, name, _ = best_bound(lp, res.y, rows, np.vstack([res.y[rows], res.y[rows]]), np.full((2, rows.size), 0.5))
+    b, name, _, _ = best_bound(lp, res.y, rows, np.vstack([res.y[rows], res.y[rows]]), np.full((2, rows.size), 0.5))
     assert name and abs(b - res.objective) <= 1e-3 * max(1.0, abs(res.objective))
 
 

@@ -148,7 +148,7 @@ def test_the_step_bounds_a_random_lp_and_never_loses_to_the_candidates(seed, sen
     for _ in range(10):
         y = sense * -np.abs(rng.standard_normal(p.n_rows))  # <= rows: duals <= 0 (minimisation form)
         duals = y[shared][None, :] * rng.uniform(0.5, 1.5, (3, shared.size))
-        old, _, ysh = best_bound(p, y, shared, duals, np.full((3, shared.size), 1 / 3), up)
+        old, _, ysh, _ = best_bound(p, y, shared, duals, np.full((3, shared.size), 1 / 3), up)
         y[shared] = ysh
         new, y_new, solved = assignment_step(p, y, arows, up)
         assert solved > 0 and new is not None
@@ -212,15 +212,20 @@ def test_on_a_partitioned_te_round_the_step_is_safe_and_tighter(te, monkeypatch)
     out, seen = _merge_inputs(te, monkeypatch)
     assert seen
     p, y, rows_sh, duals, eff, up = seen[-1]
-    old, _, ysh = best_bound(p, y, rows_sh, duals, eff, up)
+    old, _, ysh, r_full = best_bound(p, y, rows_sh, duals, eff, up, keep_reduced=True)
     y = y.copy()
     y[rows_sh] = ysh
-    new, _, solved = assignment_step(p, y, assignment_rows_of(p), up)
+    arows = assignment_rows_of(p)
+    new, y_new, solved = assignment_step(p, y, arows, up)
     sense = float(p.sense)
     assert solved > 0
     assert sense * (opt - new) >= -1e-9 * (1 + abs(opt))
     assert sense * (new - old) > 0  # strictly tighter on TE: the demand rows' duals were a part's
-    assert out.report["bound"] == new  # the round reports it
+    # the merge starts the step from the candidates' reduced costs (no pass of its own): the same up to rounding
+    fast, y_fast, solved_fast = assignment_step(p, y, arows, up, r_full)
+    assert solved_fast == solved and fast == pytest.approx(new, rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(y_fast, y_new, rtol=1e-9, atol=1e-12)
+    assert out.report["bound"] == fast  # the round reports it
     assert out.report["bound_candidate"].endswith("+assignment_exact")
 
 
@@ -231,7 +236,7 @@ def test_a_partitioned_lp_round_reports_the_tighter_bound_and_its_phase(te, monk
 
     cfg = dict(k=2, update_every=0, executor=executor, workers=2)
     with_step = pround.solve_round(te, Settings(tol=1e-6), pround.PartitionConfig(**cfg))
-    monkeypatch.setattr(merge, "assignment_step", lambda problem, y, arows, up=None: (None, y, 0))
+    monkeypatch.setattr(merge, "assignment_step", lambda problem, y, arows, up=None, r_full=None: (None, y, 0))
     without = pround.solve_round(te, Settings(tol=1e-6), pround.PartitionConfig(**cfg))
     rep, rep0 = with_step.report, without.report
     assert rep0["bound"] is not None and rep["bound"] is not None
@@ -271,7 +276,7 @@ def test_the_round_reports_the_steps_duals_which_are_no_less_dual_feasible(te, m
     # whole_below_nnz 0: no whole solve of this small model replaces the merged point and duals
     cfg = pround.PartitionConfig(k=2, update_every=0, executor="inline", whole_below_nnz=0)
     with_step = pround.solve_round(te, Settings(tol=1e-6), cfg)
-    monkeypatch.setattr(merge, "assignment_step", lambda problem, y, arows, up=None: (None, y, 0))
+    monkeypatch.setattr(merge, "assignment_step", lambda problem, y, arows, up=None, r_full=None: (None, y, 0))
     without = pround.solve_round(te, Settings(tol=1e-6), cfg)
     assert with_step.report["bound_candidate"].endswith("+assignment_exact")
     r, r0 = with_step.result, without.result

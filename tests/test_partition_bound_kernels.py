@@ -70,16 +70,25 @@ def test_column_terms_is_column_term_per_candidate_bitwise(shape, k):
     Y = np.ascontiguousarray(rng.standard_normal((m, k)))
     Y[rng.random((m, k)) < 0.1] = 0.0
     up_i = K.implied_upper(*csc, lo, up, ru, m)  # keeps the +inf upper bounds of unbounded columns
-    totals, unb = K.column_terms(*csc, is_sh, Y, r_base, lo, up_i)
+    r_kept = np.full((n, k), np.nan)
+    totals, unb = K.column_terms(*csc, is_sh, Y, r_base, lo, up_i, r_kept)
     assert totals.shape == (k,) and unb.shape == (k,)
+    t0, u0 = K.column_terms(*csc, is_sh, Y, r_base, lo, up_i, np.empty((0, k)))  # nothing kept: the same sums
+    assert t0.tobytes() == totals.tobytes() and np.array_equal(u0, unb)
     for c in range(k):
         t, u = K.column_term(*csc, is_sh, np.ascontiguousarray(Y[:, c]), r_base, lo, up_i)
         assert bool(unb[c]) == u
         assert np.float64(t).tobytes() == totals[c].tobytes()  # bitwise, the unbounded candidates' sums too
-    t2, u2 = R.column_terms_ref(*csc, is_sh, Y, r_base, lo, up_i)
+        # the kept reduced costs are r_base - A_shared' y_c
+        want = r_base - np.array([sum(csc[2][p] * Y[csc[1][p], c] for p in range(csc[0][j], csc[0][j + 1])
+                                      if is_sh[csc[1][p]]) for j in range(n)])
+        np.testing.assert_allclose(r_kept[:, c], want, rtol=1e-12, atol=1e-12)
+    r_ref = np.full((n, k), np.nan)
+    t2, u2 = R.column_terms_ref(*csc, is_sh, Y, r_base, lo, up_i, r_ref)
     np.testing.assert_array_equal(unb, u2)
     ok = ~unb
     np.testing.assert_allclose(totals[ok], t2[ok], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(r_kept, r_ref, rtol=1e-12, atol=1e-12)
 
 
 def test_column_terms_unbounded_candidates():
@@ -93,12 +102,13 @@ def test_column_terms_unbounded_candidates():
     up = np.array([1.0, np.inf])
     r_base = np.zeros(2)
     Y = np.array([[-1.0, 0.0, 1.0]])  # r = -y: col 0 (lo = -inf) needs r <= 0, col 1 (up = inf) r >= 0
-    totals, unb = K.column_terms(cp, ci, cv, is_sh, Y, r_base, lo, up)
+    totals, unb = K.column_terms(cp, ci, cv, is_sh, Y, r_base, lo, up, np.empty((0, 3)))
     assert list(unb) == [True, False, True]
     for c in range(3):
         t, u = K.column_term(cp, ci, cv, is_sh, np.ascontiguousarray(Y[:, c]), r_base, lo, up)
         assert u == bool(unb[c]) and np.float64(t).tobytes() == totals[c].tobytes()
-    np.testing.assert_array_equal(R.column_terms_ref(cp, ci, cv, is_sh, Y, r_base, lo, up)[1], unb)
+    np.testing.assert_array_equal(R.column_terms_ref(cp, ci, cv, is_sh, Y, r_base, lo, up, np.empty((0, 3)))[1],
+                                  unb)
 
 
 @settings(max_examples=40, deadline=None)
@@ -131,7 +141,7 @@ def test_evaluate_many_and_best_bound_match_evaluate(shape, sense):
     if rng.random() < 0.3:
         duals[:] = duals[0]  # the candidates tie: the first wins
     shares = rng.uniform(0, 1, (kp, shared.size))
-    b, name, ys = best_bound(p, y, shared, duals, shares)
+    b, name, ys, _ = best_bound(p, y, shared, duals, shares)
     ref_b, ref_name, ref_y = None, "", None
     named = shared_dual_candidates(duals, shares)
     ref_y = named["share_mean"]

@@ -95,7 +95,7 @@ def column_term(cp, ci, cv, is_shared, y_shared_full, r_base, lo, up):
 
 
 @njit(cache=True)
-def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up):
+def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up, r_out):
     """:func:`column_term` for k candidate duals in one pass over the matrix (``solver.partition.bound``'s
     ``best_bound`` evaluates its candidates together).
 
@@ -104,7 +104,9 @@ def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up):
     columns in the same order.
 
     Args: cp, ci, cv: CSC of A; is_shared (m,) uint8; y_shared_cols (m, k) C-contiguous duals, candidate c in
-        column c (read on shared rows only); r_base, lo, up (n,).
+        column c (read on shared rows only); r_base, lo, up (n,); r_out (n, k) float64, filled with candidate c's
+        reduced costs in column c (the assignment step starts from the best one's: one pass fewer), or (0, k):
+        not kept.
 
     Returns: (totals (k,), unbounded (k,) bool), candidate c's ``column_term`` result in entry c.
     """
@@ -112,6 +114,7 @@ def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up):
     totals = np.zeros(k)
     unbounded = np.zeros(k, dtype=np.bool_)
     r = np.empty(k)
+    keep = r_out.shape[0] == cp.shape[0] - 1
     for j in range(cp.shape[0] - 1):
         rb = r_base[j]
         for c in range(k):
@@ -122,6 +125,9 @@ def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up):
                 a = cv[p]
                 for c in range(k):
                     r[c] -= a * y_shared_cols[i, c]
+        if keep:
+            for c in range(k):
+                r_out[j, c] = r[c]
         lj = lo[j]
         uj = up[j]
         for c in range(k):

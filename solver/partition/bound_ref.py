@@ -46,14 +46,16 @@ def column_term_ref(cp, ci, cv, is_shared, y_shared_full, r_base, lo, up):
                  + np.where(neg, r * np.where(neg, up, 0.0), 0.0).sum()), False
 
 
-def column_terms_ref(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up):
-    """Twin of :func:`solver.partition.bound_kernels.column_terms`."""
+def column_terms_ref(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up, r_out):
+    """Twin of :func:`solver.partition.bound_kernels.column_terms` (``r_out`` filled the same way)."""
     n = cp.shape[0] - 1
     nnz_col = np.repeat(np.arange(n, dtype=np.int64), np.diff(cp))
     sel = is_shared[ci].astype(bool)
     ys = y_shared_cols[ci[sel]]  # (nnz_sh, k)
     r = r_base[:, None] - np.stack([np.bincount(nnz_col[sel], weights=cv[sel] * ys[:, c], minlength=n)
                                     for c in range(y_shared_cols.shape[1])], axis=1)  # (n, k)
+    if r_out.shape[0] == n:
+        r_out[:] = r
     pos, neg = r > 0, r < 0
     unbounded = (pos & ~np.isfinite(lo)[:, None]).any(axis=0) | (neg & ~np.isfinite(up)[:, None]).any(axis=0)
     lo_f = np.where(np.isfinite(lo), lo, 0.0)[:, None]  # an unbounded candidate's sum is replaced by 0 below

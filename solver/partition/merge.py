@@ -87,20 +87,21 @@ def complete_kkt(problem: Problem, mg: Merged) -> Merged:
 
 
 def _assignment_exact(problem: Problem, y: np.ndarray, bound: float | None, cand: str, y_bound: np.ndarray | None,
-                      arows: AssignmentRows | None, up: np.ndarray | None,
-                      ph: Phases) -> tuple[float | None, str, np.ndarray | None]:
+                      arows: AssignmentRows | None, up: np.ndarray | None, ph: Phases,
+                      r_full: np.ndarray | None = None) -> tuple[float | None, str, np.ndarray | None]:
     """An LP merge's bound after the exact step on the assignment rows' duals from ``y`` (the merged duals with
     the best candidate's shared duals; :func:`solver.partition.bound.assignment_step`): (the better of ``bound``
     and the step's safe value, its candidate's name, ``cand`` + ``+assignment_exact`` when the step won, its (m,)
     duals). ``arows`` None: computed here (phase ``assignment_rows``; a round on workers has them from its
-    thread). The step's own seconds are the phase ``bound_assignment``."""
+    thread). ``r_full``: the candidates' pass's reduced costs at ``y`` (``BestBound.reduced_cost``; the step then makes
+    no pass of its own). The step's own seconds are the phase ``bound_assignment``."""
     if arows is None:
         with ph.time("assignment_rows"):
             arows = assignment_rows_of(problem)
         if arows is None:  # too many columns for the assignment rows' kernel: the candidates' bound stands
             return bound, cand, y_bound
     with ph.time("bound_assignment"):
-        value, y_new, _ = assignment_step(problem, y, arows, up)
+        value, y_new, _ = assignment_step(problem, y, arows, up, r_full)
     sense = float(problem.sense)
     if value is not None and (bound is None or sense * value > sense * bound):
         return value, f"{cand or 'merged'}+assignment_exact", y_new
@@ -222,13 +223,13 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
             t_ph += time.perf_counter() - t_up  # the wait is its own phase, not the bound's
         elif solved and not late:  # once for both the candidates and the assignment step
             up = implied_upper(problem)
-        bound, cand, ysh = (best_bound(problem, y, rows_sh, duals, eff, up) if solved and not late
-                            else (None, "", np.zeros(rows_sh.size)))
+        bound, cand, ysh, r_full = (best_bound(problem, y, rows_sh, duals, eff, up, keep_reduced=True)
+                                    if solved and not late else (None, "", np.zeros(rows_sh.size), None))
         y[rows_sh] = ysh
         y_bound = y.copy() if bound is not None else None
         ph.add("bound_start", time.perf_counter() - t_ph)
         if solved and not late:
-            bound, cand, y_bound = _assignment_exact(problem, y, bound, cand, y_bound, arows, up, ph)
+            bound, cand, y_bound = _assignment_exact(problem, y, bound, cand, y_bound, arows, up, ph, r_full)
             if cand.endswith("+assignment_exact"):
                 # the round's duals too: with each assignment row's dual its exact best given the others, the
                 # merged duals are dual feasible where the parts' left reduced costs of the wrong sign (TE Kdl K = 4
