@@ -302,6 +302,21 @@ def _check_utf8(c, column: str, path: str) -> None:
                           file=path, row=row, entity=shown)
 
 
+def _may_hold_control_bytes(values) -> bool:
+    """False when no byte of a string array's data buffer is an ASCII control character (one numpy pass over the
+    bytes: 0.2-1 ms for a Sia 10,240 delta's 163k names, where the RE2 scan took 7.5 ms a column); True otherwise,
+    or for another type: the exact scan decides then. UTF-8 never uses bytes below 0x80 inside a multi-byte
+    character, so a control byte is a control character; bytes outside the array's slice or in null slots can
+    only make this say True."""
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return True
+    data = values.buffers()[2]
+    if data is None:
+        return False
+    b = np.frombuffer(data, dtype=np.uint8)
+    return bool(np.any((b < 32) | (b == 127)))
+
+
 def _check_name_bytes(c, column: str, path: str) -> None:
     """Refuse a name holding an ASCII control character (``\\x00``-``\\x1f``, ``\\x7f``): MPS export
     would cut or refuse it and two names could collide. Vectorised (RE2 over the dictionary, or over the
@@ -311,6 +326,8 @@ def _check_name_bytes(c, column: str, path: str) -> None:
         ValidationError: naming the 0-based row of the first such name and the name.
     """
     values = c.dictionary if isinstance(c, pa.DictionaryArray) else c
+    if not _may_hold_control_bytes(values):
+        return
     bad = pc.match_substring_regex(values, _CONTROL_CHARS)
     if not pc.any(bad).as_py():
         return

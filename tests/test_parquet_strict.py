@@ -195,3 +195,21 @@ def test_any_finite_offset_written_by_copter_reads_back_exactly(tmp_path_factory
     path = tmp_path_factory.mktemp("o") / "d.parquet"
     write_delta(Delta.from_columns("var", var=["a"], value=[1.0], offset=x), path)
     assert read_delta(path).offset == x
+
+
+def test_the_byte_prefilter_never_hides_a_control_character_and_passes_clean_names():
+    """``_may_hold_control_bytes`` (one numpy pass over the data buffer before the exact RE2 scan): False only when
+    no byte is a control byte; a slice whose hidden neighbour holds one, or a null slot, may say True (the exact
+    scan then decides); large strings too; other types always go to the exact scan."""
+    from formats.parquet import _check_name_bytes, _may_hold_control_bytes
+
+    clean = pa.array(["job-1/a100", "é/ü", None, "x"], pa.string())
+    assert not _may_hold_control_bytes(clean) and not _may_hold_control_bytes(clean.cast(pa.large_string()))
+    for bad in ("a\x00", "b\x1f", "c\x7f", "d\n"):
+        arr = pa.array(["ok", bad], pa.string())
+        assert _may_hold_control_bytes(arr) and _may_hold_control_bytes(arr.cast(pa.large_string()))
+    sliced = pa.array(["ok", "bad\x01", "fine"], pa.string()).slice(2)
+    assert _may_hold_control_bytes(sliced)  # the buffer holds the hidden name: the exact scan decides ...
+    _check_name_bytes(sliced, "var", "x.parquet")  # ... and passes the slice's own names
+    assert _may_hold_control_bytes(pa.array([1, 2]))
+    assert not _may_hold_control_bytes(pa.array([], pa.string()))
