@@ -62,6 +62,21 @@ def reduced_costs(cp, ci, cv, c, y, out):
         out[j] = t
 
 
+@njit(cache=True, nogil=True)
+def _add_column(total, unbounded, r, lj, uj):
+    """(total, unbounded) after column j's term min(r l_j, r u_j) of L, r its reduced cost: r times the bound its
+    sign needs added (nothing for r = 0), or unbounded when that bound is infinite (the term is -inf)."""
+    if r > 0.0:
+        if not np.isfinite(lj):
+            return total, True
+        return total + r * lj, unbounded
+    if r < 0.0:
+        if not np.isfinite(uj):
+            return total, True
+        return total + r * uj, unbounded
+    return total, unbounded
+
+
 @njit(cache=True)
 def column_term(cp, ci, cv, is_shared, y_shared_full, r_base, lo, up):
     """The columns' part of L(y) for duals that differ from the base only on the shared rows, one pass.
@@ -81,16 +96,7 @@ def column_term(cp, ci, cv, is_shared, y_shared_full, r_base, lo, up):
             i = ci[p]
             if is_shared[i]:
                 r -= cv[p] * y_shared_full[i]
-        if r > 0.0:
-            if not np.isfinite(lo[j]):
-                unbounded = True
-            else:
-                total += r * lo[j]
-        elif r < 0.0:
-            if not np.isfinite(up[j]):
-                unbounded = True
-            else:
-                total += r * up[j]
+        total, unbounded = _add_column(total, unbounded, r, lo[j], up[j])
     return total, unbounded
 
 
@@ -131,17 +137,7 @@ def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up, r_out):
         lj = lo[j]
         uj = up[j]
         for c in range(k):
-            rc = r[c]
-            if rc > 0.0:
-                if not np.isfinite(lj):
-                    unbounded[c] = True
-                else:
-                    totals[c] += rc * lj
-            elif rc < 0.0:
-                if not np.isfinite(uj):
-                    unbounded[c] = True
-                else:
-                    totals[c] += rc * uj
+            totals[c], unbounded[c] = _add_column(totals[c], unbounded[c], r[c], lj, uj)
     return totals, unbounded
 
 
@@ -324,14 +320,5 @@ def column_term_disjoint(row_of_col, coef, y_shared_full, r_base, lo, up):
         i = row_of_col[j]
         if i >= 0:
             r -= coef[j] * y_shared_full[i]
-        if r > 0.0:
-            if not np.isfinite(lo[j]):
-                unbounded = True
-            else:
-                total += r * lo[j]
-        elif r < 0.0:
-            if not np.isfinite(up[j]):
-                unbounded = True
-            else:
-                total += r * up[j]
+        total, unbounded = _add_column(total, unbounded, r, lo[j], up[j])
     return total, unbounded
