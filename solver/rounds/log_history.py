@@ -64,6 +64,26 @@ def _live(rows: list[dict], cur_id: str | None, above: set, records_on_disk: set
     return out
 
 
+def _iso(utc) -> str | None:
+    """A row's time as the log's ISO text (rebuilt rows hold a datetime), comparable as text."""
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z" if isinstance(utc, datetime) else utc
+
+
+def _rebuilt_failures_in_time(rows: list[dict]) -> list[dict]:
+    """``rows`` (sorted by round, then log order, rebuilt rows last) with each failed record the log lacks (a
+    failed ``init``, whose round 0 initialised no log; a crash before its row) moved before the logged rows of
+    its round made after it: a failed init followed by a successful one is not the newest row."""
+    out: list[dict] = []
+    for r in rows:
+        i = len(out)
+        if r.get("seq") is None and r["generation_id"] is None and _iso(r["utc"]) is not None:
+            while (i > 0 and out[i - 1]["round"] == r["round"] and out[i - 1].get("seq") is not None
+                   and _iso(out[i - 1]["utc"]) is not None and _iso(out[i - 1]["utc"]) > _iso(r["utc"])):
+                i -= 1
+        out.insert(i, r)
+    return out
+
+
 def _compares(store: StateStore) -> dict:
     """generation id (or ``("round", r)`` without one) -> {method: newest compare row}, each method's
     ``objective_diff_rel`` measured against the best of the rows shown (:func:`_consistent`)."""
@@ -234,6 +254,7 @@ def _history(store: StateStore, last: int | None, warnings: list[str] | None) ->
     # followed it); rows rebuilt in memory (no seq) last within their round
     rows.sort(key=lambda r: (r["round"] if r["round"] is not None else -1,
                              r["seq"] if r.get("seq") is not None else float("inf"), r["generation_id"] is None))
+    rows = _rebuilt_failures_in_time(rows)
     compares = _compares(store)
     kept = {i for i in ids.values() if i}
     out = [_out(r, cur_id, cur, kept, compares) for r in rows]
