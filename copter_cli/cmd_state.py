@@ -8,6 +8,7 @@ code of its status and says why in an error line on stderr, a no-op re-apply wit
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -246,6 +247,30 @@ def _check_wait(wait: float) -> None:
     opts.check_range("--wait", wait, 0, what=opts.SECONDS_WHAT)
 
 
+@contextmanager
+def _wait_within_limit(wait: float, settings):
+    """Yields ``--wait`` cut at what ``--time-limit`` (``settings``' limit) leaves of the command's wall time
+    (:mod:`solver.clock`; uncut without a command clock or a finite limit): the wait counts toward the limit,
+    so waiting past it could only store a failed TIME_LIMIT round that never ran. A lock still held when the
+    cut wait ends is exit 6 (busy) as any other, its message saying the limit ended the wait."""
+    import math
+
+    from solver import clock
+    from solver.model.errors import StateBusyError
+
+    limit = getattr(settings, "time_limit_seconds", math.inf)
+    left = max(limit - clock.elapsed(), 0.0) if clock.command_start() is not None and math.isfinite(limit) else wait
+    if left >= wait:
+        yield wait
+        return
+    try:
+        yield left
+    except StateBusyError as err:
+        err.message += (f"; the wait (--wait {wait:g}) ended at --time-limit {limit:g}, the whole command's wall "
+                        f"time ({clock.elapsed():.2f} s since it started)")
+        raise
+
+
 EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker processes), ray (Ray tasks; needs "
                  "pip install 'copter[ray]'), inline (one after another in this process)")
 RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray"
@@ -381,8 +406,13 @@ def init_cmd(
         if share_update_every is not None:
             opts.check_range("--share-update-every", share_update_every, 0)
         opts.check_range("--whole-below-nnz", whole_below_nnz, 0)
-        return _finish(_after_prepare(_with_progress(_rounds().init, solver, solver.settings()), base, _state(state),
-                                      solver.settings(), keep, out, wait,
+        init_round = _with_progress(_rounds().init, solver, solver.settings())
+
+        def init_within_limit(*args, **kw):  # the wait cut at --time-limit once the kernels are ready
+            with _wait_within_limit(wait, solver.settings()) as wait_:
+                return init_round(*args[:-1], wait_, **kw)
+
+        return _finish(_after_prepare(init_within_limit, base, _state(state), solver.settings(), keep, out, wait,
                                       partition=partition, accept_failed=accept_failed,
                                       milp_options=tuple(solver.milp_only()),
                                       _before=lambda: _clients_before_compiling(base, partition)), json_out)
@@ -479,8 +509,9 @@ def step_cmd(
         step, step_many = (_with_progress(f, solver, settings or _stored_settings(st))
                            for f in (rounds.step, rounds.step_many))
         if len(deltas) == 1:
-            return _finish(step(deltas[0], st, settings, force, accept_failed, out, wait, executor,
-                                       ray_address, milp_options=milp), json_out)
+            with _wait_within_limit(wait, settings or _stored_settings(st)) as wait_:
+                return _finish(step(deltas[0], st, settings, force, accept_failed, out, wait_, executor,
+                                    ray_address, milp_options=milp), json_out)
         done: list[dict] = []  # the reports of the deltas done so far (solver.rounds.step_many's on_round)
 
         def interrupted(code: int, message: str) -> bool:  # once a round is done: its report with the error
@@ -490,8 +521,9 @@ def step_cmd(
             return True
 
         try:
-            with undo.on_interrupt_report(interrupted):
-                reports = step_many(deltas, st, settings, force, accept_failed, out, wait, executor, ray_address,
+            with undo.on_interrupt_report(interrupted), \
+                    _wait_within_limit(wait, settings or _stored_settings(st)) as wait_:
+                reports = step_many(deltas, st, settings, force, accept_failed, out, wait_, executor, ray_address,
                                     on_round=done.append, milp_options=milp)
         except CopterError as err:
             if getattr(err, "reports", None) is None:  # raised before the first delta: no rounds to report

@@ -1,0 +1,108 @@
+"""``--wait`` stops at ``--time-limit``: the limit is the wall time of the whole command from process start
+(README), and "a budget spent before the solve starts never overruns". Waiting for another writer's lock
+counted toward the limit but was not cut by it: ``step --wait 30 --time-limit 1`` beside a writer holding the
+lock for 6 s waited the 6 s, then applied the delta and stored a failed round (TIME_LIMIT, exit 5, a
+``failed/`` record and a log row for a round that never ran). Now the wait ends where the limit does and a lock
+still held then is exit 6 (busy), nothing applied; the message says the limit cut the wait. A lock released in
+time still lets the round run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from solver import clock
+from tests.helpers import small_lp_state
+
+REPO = Path(__file__).resolve().parents[1]
+
+HOLDER = """
+import sys, time
+from filelock import FileLock
+lk = FileLock(sys.argv[1])
+lk.acquire()
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+lk.release()
+"""
+
+
+def _hold(lock: Path, seconds: float) -> subprocess.Popen:
+    """Another process holding the state's lock for ``seconds``; returns once it holds it."""
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock), str(seconds)], stdout=subprocess.PIPE,
+                         text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert p.stdout.readline().strip() == "held"
+    return p
+
+
+def _copter(monkeypatch, capsys, *args) -> tuple[int, str, str]:
+    """``copter ARGS`` in-process as the console script runs it (no argv: the command clock starts now)."""
+    from copter_cli.app import main
+
+    monkeypatch.setattr(clock, "process_start", time.monotonic)
+    monkeypatch.setattr(sys, "argv", ["copter", *map(str, args)])
+    try:
+        with pytest.raises(SystemExit) as ex:
+            main()
+    finally:
+        clock.start_command(None)
+    out, err = capsys.readouterr()
+    return ex.value.code, out, err
+
+
+def test_the_wait_ends_at_the_time_limit_with_exit_6_and_nothing_applied(tmp_path, monkeypatch, capsys):
+    st, d = small_lp_state(tmp_path)
+    current = (st / "CURRENT").read_bytes()
+    holder = _hold(st / ".lock", 6.0)
+    try:
+        t = time.monotonic()
+        code, out, err = _copter(monkeypatch, capsys, "step", d, "--state", st, "--wait", "30",
+                                 "--time-limit", "1", "--json")
+        took = time.monotonic() - t
+    finally:
+        holder.kill()
+        holder.wait()
+    error = json.loads(out)["error"]
+    assert code == 6 and error["kind"] == "busy", (code, out, err)
+    assert "--time-limit 1" in error["message"] and "--wait 30" in error["message"], error
+    assert took < 4.0, took
+    assert (st / "CURRENT").read_bytes() == current and not (st / "failed").exists()
+
+
+def test_a_lock_released_within_the_limit_still_lets_the_round_run(tmp_path, monkeypatch, capsys):
+    st, d = small_lp_state(tmp_path)
+    holder = _hold(st / ".lock", 0.5)
+    try:
+        code, out, err = _copter(monkeypatch, capsys, "step", d, "--state", st, "--wait", "30",
+                                 "--time-limit", "20", "--json")
+    finally:
+        holder.wait()
+    report = json.loads(out)
+    assert code == 0 and report["round"] == 1 and report["seconds"]["wait"] > 0.2, (code, out, err)
+
+
+def test_init_waits_within_the_limit_too(tmp_path, monkeypatch, capsys):
+    from formats.io import write_problem
+    from tests.helpers import small_lp
+
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    st.mkdir()
+    holder = _hold(st / ".lock", 6.0)  # another init creating this state
+    try:
+        t = time.monotonic()
+        code, out, err = _copter(monkeypatch, capsys, "init", tmp_path / "base.parquet", "--state", st, "--wait",
+                                 "30", "--time-limit", "1", "--json")
+        took = time.monotonic() - t
+    finally:
+        holder.kill()
+        holder.wait()
+    error = json.loads(out)["error"]
+    assert code == 6 and "--time-limit 1" in error["message"] and took < 4.0, (code, out, err, took)
+    assert not (st / "CURRENT").exists() and not (st / "failed").exists()
