@@ -130,7 +130,8 @@ def test_pdhg_iterations_and_alm_outer_steps_never_share_an_axis(stream):
 
 
 def test_rounds_without_a_logged_engine_get_their_own_panel():
-    """A partitioned round logs no engine (its count is the largest part's): not mixed into either unit."""
+    """A round whose log row holds no engine (a log written before copter recorded it): not mixed into either
+    unit."""
     rows = synthetic_rows(6, set(), [10, 3, 4, 500, 600, 2], ["pdhg", "alm", "alm", None, None, "alm"])
     fig = charts.iterations(rows)
     assert [ax.get_ylabel() for ax in fig.axes] == ["PDHG iterations", "ALM outer steps",
@@ -139,6 +140,18 @@ def test_rounds_without_a_logged_engine_get_their_own_panel():
     only_alm = charts.iterations(synthetic_rows(3, set(), [1, 2, 3], ["alm"] * 3))
     assert [ax.get_ylabel() for ax in only_alm.axes] == ["ALM outer steps"]
     assert only_alm.axes[0].get_title(loc="left").startswith("ALM outer steps per round")
+
+
+def test_rounds_highs_solved_first_are_not_called_unlogged():
+    """A small MILP's rounds that HiGHS solved first log the engine ``highs`` (history's engine column says so;
+    HiGHS's own iterations are not counted: 0): their panel was titled "iterations (engine not logged)"."""
+    fig = charts.iterations(synthetic_rows(3, set(), [0, 0, 0], ["highs"] * 3))
+    (label,) = [ax.get_ylabel() for ax in fig.axes]
+    assert "not logged" not in label and "highs" in label, label
+    mixed = charts.iterations(synthetic_rows(3, set(), [0, 40, 7], ["highs", "pdhg", None]))
+    assert [ax.get_ylabel().replace("\n", " ") for ax in mixed.axes] == [
+        "PDHG iterations", label.replace("\n", " "), "iterations (engine not logged)"]
+    assert "highs" in page.CAPTIONS["iterations"]
 
 
 def test_round_ticks_are_round_numbers_and_y_labels_have_no_offset_text():

@@ -35,11 +35,13 @@ BASELINE_COLORS = ["#2ca02c", "#d62728", "#8c564b", "#e377c2", "#bcbd22", "#7f7f
 PANEL_IN = 2.55  # height of a chart's one panel, inches
 
 ITERATION_UNITS = (("pdhg", "PDHG iterations"), ("alm", "ALM outer steps"),
+                   ("highs", "iterations (engine highs: HiGHS's not counted)"),
                    (None, "iterations (engine not logged)"))
 """The iterations chart's panels: a round's ``iterations`` counts PDHG iterations when its engine is
 ``pdhg``, ALM outer steps (each a Newton solve of many matrix products) when ``alm`` (a partitioned round:
-the count and engine of the part with the most iterations); a round without an engine in the log (a log
-written before copter recorded it) gets a panel of its own. Different units never share an axis."""
+the count and engine of the part with the most iterations); a small MILP's round that HiGHS solved first
+(``highs``) counts none of HiGHS's own (0); a round without an engine in the log (a log written before copter
+recorded it) gets a panel of its own. Different units never share an axis."""
 
 
 def _num(v) -> float:
@@ -154,7 +156,7 @@ def iteration_groups(rows: list[dict]) -> list[tuple[str, list[int]]]:
 
 def iterations(rows: list[dict]):
     """Solver work per round, one panel per unit (:data:`ITERATION_UNITS`: PDHG iterations, ALM outer
-    steps, iterations of rounds whose engine is not logged), warm-started rounds and cold ones in two
+    steps, rounds HiGHS solved first, iterations of rounds whose engine is not logged), warm-started rounds and cold ones in two
     colours; each panel's y label and legend name its unit."""
     groups = iteration_groups(rows)
     heights = [PANEL_IN] if len(groups) <= 1 else [max(1.2, 3.2 / len(groups))] * len(groups)

@@ -38,7 +38,8 @@ CAPTIONS = {
                   "ones cold (round 0, or a warm start that was refused). The engines count different things, "
                   "so each has its own panel and axis: PDHG iterations (each about one product with the "
                   "matrix and one with its transpose) and ALM outer steps (each a Newton solve of many such "
-                  "products); rounds whose "
+                  "products); a small MILP's rounds that HiGHS solved first (engine highs, whose own "
+                  "iterations are not counted) and rounds whose "
                   "engine the log does not hold (logs written before copter recorded it) have a panel of their "
                   "own; a partitioned round counts the part with the most iterations, in that part's engine.",
     "churn": "Variables whose value changed from the previous round (added, removed, or moved: |new - old| > "
