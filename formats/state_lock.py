@@ -72,7 +72,7 @@ class StateLocking:
         try:
             lk.acquire(timeout=-1 if wait == float("inf") else max(0.0, float(wait)))  # filelock: -1 = forever
         except Timeout:
-            waited = f" (waited {wait:g} s)" if wait > 0 else ""
+            waited = f" (waited {round(wait, 3):g} s)" if wait > 0 else ""
             raise StateBusyError(f"state directory {self.root} is busy: another copter writer holds "
                                  f"{self.root / '.lock'}{waited}; retry later or use --wait SECONDS") from None
         except OSError as err:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -71,6 +72,7 @@ def test_the_wait_ends_at_the_time_limit_with_exit_6_and_nothing_applied(tmp_pat
     error = json.loads(out)["error"]
     assert code == 6 and error["kind"] == "busy", (code, out, err)
     assert "--time-limit 1" in error["message"] and "--wait 30" in error["message"], error
+    assert re.search(r"\(waited \d+(\.\d{1,3})? s\)", error["message"]), error  # not 0.906621 s
     assert took < 4.0, took
     assert (st / "CURRENT").read_bytes() == current and not (st / "failed").exists()
 
