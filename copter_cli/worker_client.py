@@ -320,8 +320,11 @@ def run_or_return(argv: list[str] | None = None) -> None:
     take it: no folder or socket, a stale socket, a refusal (another identity, edited sources, another
     import-time environment), no answer within :data:`HANDSHAKE_SECONDS`."""
     argv = list(sys.argv if argv is None else argv)
-    if _command(argv) not in ROUTED or _turned_off():
-        return
+    command = _command(argv)
+    if command not in ROUTED:
+        return debug(f"in-process ({command or 'this command'} is not handed to the worker)")
+    if _turned_off():
+        return debug(f"in-process (COPTER_WORKER={os.environ.get('COPTER_WORKER', '')!r})")
     p = paths()
     problem = folder_problem(p["dir"])
     if problem:

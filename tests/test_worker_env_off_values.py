@@ -52,3 +52,15 @@ def test_a_command_that_is_not_routed_says_nothing(monkeypatch, capfd, reached):
     monkeypatch.setenv("COPTER_WORKER", "disabled")
     assert wc.run_or_return(["copter", "history"]) is None
     assert reached == [] and capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv, why", [(["copter", "step", "d.parquet"], "COPTER_WORKER='off'"),
+                                       (["copter", "history"], "history is not handed to the worker")])
+def test_debug_says_where_every_command_runs(monkeypatch, capfd, reached, argv, why):
+    """README: COPTER_WORKER_DEBUG=1 "prints on stderr where each command ran and why"; a command the worker
+    never takes, or every command under COPTER_WORKER=off, printed nothing."""
+    monkeypatch.setenv("COPTER_WORKER", "off")
+    monkeypatch.setenv("COPTER_WORKER_DEBUG", "1")
+    assert wc.run_or_return(argv) is None
+    err = capfd.readouterr().err
+    assert err.startswith("copter worker: in-process (") and why in err, err
