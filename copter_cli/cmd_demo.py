@@ -30,7 +30,8 @@ LEGEND = (  # printed under the per-round table
     "seconds: the round's wall time (load + apply + solve + integerize + save), lower is better",
     "engine / iterations: the LP engine that ran and its count (pdhg: PDHG iterations; alm: ALM outer "
     "steps; a MILP: its relaxation's, run in fixed PDHG stages of --relaxation-round-iterations, so equal "
-    "counts say nothing) - counts of different engines do not compare",
+    "counts say nothing; highs: a small MILP that HiGHS solved first, whose own iterations are not counted, "
+    "0) - counts of different engines do not compare",
     "solve s: the warm round's solve + integerize seconds; cold s: the same round's problem solved again "
     "from scratch (engine in brackets when it differs); vs cold = solve s / cold s, below 1.00x the warm "
     "start saved time",

@@ -126,3 +126,15 @@ def test_the_demos_report_hint_names_the_plot_extra_when_matplotlib_is_missing(m
     cmd_demo._next_steps(tmp_path / "state")
     out = capsys.readouterr().out
     assert "copter report --state" in out and "copter[plot]" not in out, out
+
+
+def test_the_legend_explains_every_engine_a_demo_shows(tmp_path):
+    """A small Sia demo (64 GPUs: a MILP of at most 3,000 nonzeros, HiGHS first) shows engine "highs" with 0
+    iterations; the legend named only pdhg and alm, so the 0 read as no work."""
+    from copter_cli.cmd_demo import LEGEND
+
+    res = runner.invoke(app, ["demo", "--scale", "64", "--rounds", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    engines = {r["engine"] for r in json.loads(res.stdout)["rounds"]}
+    legend = " ".join(LEGEND)
+    assert engines and all(f"{e}:" in legend for e in engines), (engines, legend)
