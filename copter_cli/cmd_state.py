@@ -240,6 +240,10 @@ DEBUG_OPT = typer.Option(False, "--debug", help="Show tracebacks.")
 WAIT_OPT = typer.Option(0.0, "--wait", metavar="SECONDS",
                         help="Wait up to SECONDS for another writer to release the state's lock instead of "
                              "exiting 6 at once (inf: wait as long as it takes)." + opts.range_help(0))
+ROUND_WAIT_OPT = typer.Option(0.0, "--wait", metavar="SECONDS",
+                              help="Wait up to SECONDS for another writer to release the state's lock instead of "
+                                   "exiting 6 at once (inf: wait as long as it takes; at most until --time-limit, "
+                                   "which the wait counts toward)." + opts.range_help(0))
 
 
 def _check_wait(wait: float) -> None:
@@ -351,7 +355,7 @@ def init_cmd(
     state: Path | None = STATE_OPT,
     keep: int = typer.Option(5, "--keep", help="Number of round generations to keep." + opts.range_help(1)),
     out: Path | None = OUT_OPT,
-    wait: float = WAIT_OPT,
+    wait: float = ROUND_WAIT_OPT,
     partitions: int = typer.Option(1, "--partitions",
                                    help="Split every round into K parts by client, solved in parallel, each warm "
                                         "from its own previous iterate (1: one monolithic solve). Stored."
@@ -475,7 +479,7 @@ def step_cmd(
     accept_failed: bool = typer.Option(False, "--accept-failed",
                                        help="Advance CURRENT even if the round is infeasible/limited."),
     out: Path | None = OUT_OPT,
-    wait: float = WAIT_OPT,
+    wait: float = ROUND_WAIT_OPT,
     executor: str | None = typer.Option(None, "--executor", help=EXECUTOR_HELP + STEP_DEFAULTS["executor"],
                                         callback=_check_executor),
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP + STEP_DEFAULTS["ray"]),

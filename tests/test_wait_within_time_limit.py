@@ -108,3 +108,11 @@ def test_init_waits_within_the_limit_too(tmp_path, monkeypatch, capsys):
     error = json.loads(out)["error"]
     assert code == 6 and "--time-limit 1" in error["message"] and took < 4.0, (code, out, err, took)
     assert not (st / "CURRENT").exists() and not (st / "failed").exists()
+
+
+@pytest.mark.parametrize("command", ["init", "step"])
+def test_help_says_the_wait_ends_at_the_time_limit(command):
+    from tests.helpers import cli_json
+
+    code, out = cli_json(command, "--help")
+    assert code == 0 and "at most until --time-limit" in " ".join(out.split()), out
