@@ -10,7 +10,9 @@ destination as it was (the temporary file is removed).
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +21,20 @@ from pathlib import Path
 from formats import undo
 from formats.faults import io_fault
 from formats.fsync import fsync_path
+
+SPECIAL_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                 (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path: str | os.PathLike) -> str | None:
+    """What ``path`` is when it exists as (or is a symbolic link to) a device, FIFO or socket (``/dev/null``,
+    ``/dev/stdout``), which :func:`replacing` must not replace with a regular file; None for anything else (a
+    regular file, a folder, a dangling link, nothing). ``os.stat`` only: nothing is opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return next((kind for test, kind in SPECIAL_KINDS if test(mode)), None)
 
 
 def new_temp(path: Path, suffix: str) -> Path:
@@ -52,6 +68,9 @@ def replacing(path: str | os.PathLike, suffix: str = "", sync: bool = True,
         ``EnvironmentFaultError``).
     """
     path = Path(path)
+    kind = special_kind(path)
+    if kind is not None:  # the rename would put a regular file in place of /dev/null (the commands refuse it first)
+        raise OSError(errno.EINVAL, f"is {kind}, not a file: a new file renamed over it would replace it", str(path))
     io_fault("create", path)
     with undo.region():  # an interrupt here unwinds (the temporary file is removed)
         tmp = new_temp(path, suffix)

@@ -116,6 +116,7 @@ def check_output_file(path, option: str, inputs: tuple = ()) -> None:
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
         raise UsageError(f"{option} {p}: is a folder, not a file")
+    refuse_special(p, option)
     refuse_inside_state(p, option)
     for label, src in inputs:
         if _same_file(p, Path(src)):
@@ -125,6 +126,23 @@ def check_output_file(path, option: str, inputs: tuple = ()) -> None:
         raise UsageError(f"{option} {p}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise _unwritable(option, p, parent)
+
+
+def refuse_special(path, option: str) -> None:
+    """Refuse an output name that is (or links to) a device, FIFO or socket (``formats.atomic.special_kind``):
+    copter writes a new file next to it and renames it over the name, which put a regular file in place of
+    ``/dev/null`` (``copter report -o /dev/null`` run as root).
+
+    Raises:
+        UsageError: naming the option, the path and what it is.
+    """
+    from formats.atomic import special_kind
+
+    kind = special_kind(path)
+    if kind is not None:
+        raise UsageError(f"{option} {path}: is {kind}, not a file: copter writes a new file and renames it over "
+                         "this name, which would put a regular file in its place; give a file name (copter prints "
+                         "its answer on standard output itself)", file=str(path))
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -180,6 +198,8 @@ def check_out_dir(out_dir, state_dir=None) -> None:
             raise UsageError(f"--out {p}: exists and is not a folder")
         if not os.access(p, os.W_OK | os.X_OK):
             raise _unwritable("--out", p, p)
+        for name in (*OUTPUT_FILES, "report.json"):
+            refuse_special(p / name, "--out")
         return
     anc = p.parent
     while not anc.exists() and anc != anc.parent:

@@ -33,6 +33,7 @@ def require_matplotlib() -> None:
     matplotlib.use("Agg", force=True)
 
 
+PNG_NAMES = ("round-time", "objective", "iterations", "churn")  #: ``--png``'s files (``charts.CHARTS``' keys)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".pdf", ".gif", ".webp")  #: ``-o`` names refused (not HTML)
 
 
@@ -54,10 +55,15 @@ def _check_paths(output: Path, png_dir: Path | None) -> None:
         refuse_inside_state(png_dir, "--png")
     if output.is_dir():
         raise UsageError(f"-o {output} is a folder; give the HTML file to write")
+    from solver.rounds.outputs import refuse_special
+
+    refuse_special(output, "-o")  # /dev/null: the page's rename would replace the device
     if not output.parent.is_dir():
         raise UsageError(f"-o {output}: folder {output.parent} does not exist")
     if png_dir is not None and png_dir.exists() and not png_dir.is_dir():
         raise UsageError(f"--png {png_dir} is a file; give a folder for the chart images")
+    for name in PNG_NAMES if png_dir is not None else ():
+        refuse_special(png_dir / f"{name}.png", "--png")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
