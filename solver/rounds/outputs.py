@@ -142,7 +142,7 @@ def refuse_special(path, option: str) -> None:
     if kind is not None:
         raise UsageError(f"{option} {path}: is {kind}, not a file: copter writes a new file and renames it over "
                          "this name, which would put a regular file in its place; give a file name (copter prints "
-                         "its answer on standard output itself)", file=str(path))
+                         "its answer on standard output itself)")
 
 
 def _same_file(a: Path, b: Path) -> bool:
