@@ -36,3 +36,16 @@ def test_step_dropping_clients_below_k_leaves_empty_parts(tmp_path):
     assert len(parts) == 3
     empty = [p for p in parts if p["status"] == "EMPTY"]
     assert len(empty) == 2 and all(p["seconds"] == 0.0 and p["iterations"] == 0 for p in empty)
+
+
+def test_merge_message_counts_the_parts_it_merged(tmp_path):
+    """A round with EMPTY parts merged only the others: its message said "3 parts merged" with one part solved."""
+    state = tmp_path / "st"
+    rounds.init(client_allocation(n_clients=3), state,
+                partition={"k": 3, "executor": "inline", "whole_below_nnz": 0})
+    drop = Delta.drop_vars([f"c{i}/{r}" for i in (1, 2) for r in ("a", "b")])
+    path = tmp_path / "d1.parquet"
+    write_delta(drop, path)
+    report = rounds.step(path, state)
+    assert report["status"] in ("OPTIMAL", "FEASIBLE"), report.get("message")
+    assert report["message"].startswith("1 of 3 parts merged (2 EMPTY); "), report["message"]

@@ -255,6 +255,9 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
     if problem.is_mip:
         ints = problem.integrality != 0
         integral = bool(np.all(np.abs(x[ints] - np.round(x[ints])) <= 1e-9))
+    # the parts without a client (EMPTY, not solved) are not in the merge: "3 parts merged" with one solved misled
+    n_empty = k - len(solve_idx)
+    merged_parts = f"{len(solve_idx)} of {k} parts merged ({n_empty} EMPTY)" if n_empty else f"{k} parts merged"
     if worst not in (Status.OPTIMAL, Status.FEASIBLE) or not have_points:
         status = worst if worst not in (Status.OPTIMAL, Status.FEASIBLE) else Status.NUMERICAL_ERROR
         feasible = False
@@ -266,7 +269,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         feasible = integral and max(q.max_row_violation_rel, q.max_bound_violation) <= MILP_FEASIBLE_REL_TOL
         ok_gap = gap is not None and gap <= settings.mip_gap_tol
         status = (Status.OPTIMAL if ok_gap else Status.FEASIBLE) if feasible else Status.NUMERICAL_ERROR
-        msg = (f"{k} parts merged; integer point re-checked on the whole model: "
+        msg = (f"{merged_parts}; integer point re-checked on the whole model: "
                + ("feasible" if feasible else "VIOLATES it"))
     else:
         # the monolithic LP OPTIMAL's test (``KKT.converged``): norm-wise and every row within the per-row tolerance,
@@ -276,7 +279,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         feasible = (kkt.primal_residual_rel <= k * tol
                     and kkt.row_violation_rel <= k * row_tolerance(tol))
         status = Status.OPTIMAL if kkt_ok else (Status.FEASIBLE if feasible else Status.NUMERICAL_ERROR)
-        msg = (f"{k} parts merged; whole-model relative KKT primal {kkt.primal_residual_rel:.2e}, dual "
+        msg = (f"{merged_parts}; whole-model relative KKT primal {kkt.primal_residual_rel:.2e}, dual "
                f"{kkt.dual_residual_rel:.2e}, gap {kkt.gap_rel:.2e}")
         if kkt.row_violation_rel > row_tolerance(tol):
             msg += "; " + row_sentence(problem, (kkt, x, y, red, ax), tol)
