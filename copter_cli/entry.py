@@ -32,6 +32,8 @@ def _on_sigint(signum, frame) -> None:
     if undo is not None and not hasattr(undo, "exit_code"):  # the signal landed while it was being imported
         undo = None
     if undo is not None:
+        if undo.repeated(signum):  # the same interrupt again (``timeout``'s to its process group): already ending
+            return
         undo.received(signum)
         if undo.active():
             raise KeyboardInterrupt

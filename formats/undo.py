@@ -24,6 +24,7 @@ only count. Pure standard library, no state but a few module globals (main threa
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -36,6 +37,10 @@ _SCRATCH: list[str] = []  #: what the scratch work in progress is, innermost las
 _LANDED: list[str] = []  #: the scratch work a KeyboardInterrupt was raised in (this command)
 _STATE: list[Callable[[], str]] = []  #: the command's description of the user's state (:func:`about_state`)
 _SIGNAL: list[int] = []  #: the signal that interrupted this command, when not SIGINT (:func:`received`)
+_SIGNAL_AT: list[float] = []  #: when it came (``time.monotonic()``; :func:`repeated`)
+REPEAT_SECONDS = 1.0
+"""The same signal again this soon after the one that interrupts the command is a second delivery of it, not a
+second request (:func:`repeated`)."""
 _REPORTERS: list[Callable[[int, str], bool]] = []  #: who prints an interrupt's error (:func:`on_interrupt_report`)
 
 
@@ -161,12 +166,25 @@ def begin_command() -> None:
     _LANDED.clear()
     _STATE.clear()
     _SIGNAL.clear()
+    _SIGNAL_AT.clear()
 
 
 def received(signum: int) -> None:
     """Record the signal that interrupts the command (the CLI's handler, before it raises KeyboardInterrupt):
     :func:`exit_code` and :func:`interrupted_message` then name it. SIGINT (2) is the default."""
     _SIGNAL[:] = [int(signum)]
+    _SIGNAL_AT[:] = [time.monotonic()]
+
+
+def repeated(signum: int) -> bool:
+    """True for the signal :func:`received` recorded arriving again within ``REPEAT_SECONDS``: the same
+    interrupt delivered twice, which the CLI's handler ignores while the command unwinds from the first.
+    ``timeout`` (without ``--foreground``) sends its signal to the command and then to its process group, the
+    command included, microseconds apart; the second one used to land in the first one's clean-up (a
+    partitioned round's pool being ended) and end the process at once there, and the resource tracker then
+    warned of "6 leaked semaphore objects". A signal again later (a second Ctrl-C) still ends it at once."""
+    return (bool(_SIGNAL) and bool(_SIGNAL_AT) and _SIGNAL[-1] == int(signum)
+            and time.monotonic() - _SIGNAL_AT[-1] <= REPEAT_SECONDS)
 
 
 def exit_code() -> int:

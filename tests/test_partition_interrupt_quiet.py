@@ -120,3 +120,75 @@ def test_an_interrupted_partitioned_step_prints_one_line(tmp_path, sig):
         assert "Traceback" not in err and "leaked" not in err and "resource_tracker" not in err, (delay, err[-3000:])
         if p.returncode:
             assert err.count("\n") == 1 and err.startswith("error (interrupted, exit"), (delay, err[-3000:])
+
+
+TWICE = r'''
+import os, signal, sys, threading, time
+if __name__ == "__main__":
+    from copter_cli import entry
+    entry.install()
+    from formats import undo
+    from solver.partition import executor
+    end_pool = executor._end_pool
+
+    def end_pool_after_second_signal(workers, kill=False, wait=False):
+        if kill:  # timeout(1) without --foreground: its signal again, to its process group, as the pool ends
+            os.kill(os.getpid(), signal.SIGTERM)
+        end_pool(workers, kill=kill, wait=wait)
+
+    executor._end_pool = end_pool_after_second_signal
+    threading.Timer(float(os.environ["T_AFTER"]), os.kill, (os.getpid(), signal.SIGTERM)).start()
+    try:
+        executor.map_parts(time.sleep, [(120,)], "process", 1)
+    except KeyboardInterrupt:
+        open(os.environ["T_MARK"], "w").close()
+        from copter_cli import process_exit
+        process_exit.exit_now(undo.exit_code())
+    sys.exit("the signal never came")
+'''
+
+
+def test_the_same_signal_twice_ends_the_pool_quietly(tmp_path):
+    """``timeout -s TERM`` (without --foreground) signals the command, then its process group: the second SIGTERM
+    landed while the first one's KeyboardInterrupt was ending the parts' pool, ended the process at once there,
+    and the resource tracker printed "6 leaked semaphore objects" after copter's error line
+    (``timeout -s TERM 2.1 copter step`` on LB 128 x 16, K = 2, ``--executor process``). The repeat is ignored now."""
+    script = tmp_path / "twice.py"
+    script.write_text(TWICE)
+    mark = tmp_path / "unwound"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "T_MARK": str(mark), "T_AFTER": "2.0"}
+    proc = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 143, proc.stderr[-3000:]
+    assert mark.exists(), "the second SIGTERM cut the first one's clean-up short"
+    assert "leaked" not in proc.stderr and "resource_tracker" not in proc.stderr, proc.stderr[-3000:]
+
+
+LATER = r'''
+import os, signal, sys, time
+from copter_cli import entry
+entry.install()
+from formats import undo
+try:
+    with undo.region():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(60)
+except KeyboardInterrupt:
+    time.sleep(undo.REPEAT_SECONDS + 0.3)
+    os.kill(os.getpid(), signal.SIGTERM)  # a second request, not a second delivery: it ends the process at once
+    time.sleep(5)
+    open(os.environ["T_MARK"], "w").close()
+sys.exit(0)
+'''
+
+
+def test_a_later_second_signal_still_ends_the_command_at_once(tmp_path):
+    script = tmp_path / "later.py"
+    script.write_text(LATER)
+    mark = tmp_path / "went_on"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "T_MARK": str(mark)}
+    proc = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 143, proc.stderr[-3000:]
+    assert not mark.exists()
+    assert proc.stderr.startswith("error (interrupted, exit 143)"), proc.stderr[-3000:]
