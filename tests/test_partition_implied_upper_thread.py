@@ -84,3 +84,29 @@ def test_the_thread_starts_once_the_parts_are_submitted(te, monkeypatch):
     starts = [i for i, e in enumerate(seen) if e[0] == "start"]
     # a cold round's probe submits first (its merge needs no bound); the first pass's submission starts the thread
     assert starts and seen[starts[0] - 1] == ("submit", None) and seen[starts[0]] == ("start", False)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "setpriority"), reason="no per-thread priorities here")
+def test_the_thread_runs_at_a_lower_priority_than_the_process_and_only_it(te, monkeypatch):
+    """The implied-bounds thread yields to the part workers (``ImpliedUpperBuild.nice``): its own nice value is
+    the process's plus 10; the calling thread keeps its priority; computed in the caller (no thread) nothing
+    changes."""
+    import os
+    import threading
+
+    seen = {}
+
+    def record(self):
+        seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        return None
+
+    monkeypatch.setattr(background.ImpliedUpperBuild, "_compute", record)
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    b = background.ImpliedUpperBuild(te)
+    b.start()
+    b.result()
+    assert seen["nice"] == min(base + background.ImpliedUpperBuild.nice, 19)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # the caller's is untouched
+    inline = background.ImpliedUpperBuild(te)
+    inline.result()  # no thread: computed here, at the caller's priority
+    assert seen["nice"] == base
