@@ -381,3 +381,28 @@ def kill_own_workers(pids) -> None:
             alive = False
         if alive:
             os.kill(pid, signal.SIGKILL)
+
+
+_LOCK_HOLDER = """
+import sys, time
+from filelock import FileLock
+lk = FileLock(sys.argv[1])
+lk.acquire()
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+print("releasing", flush=True)
+lk.release()
+"""
+
+
+def hold_lock(lock: Path, seconds: float):
+    """Another process holding the state's lock file ``lock`` for ``seconds`` (a ``subprocess.Popen``; returns once
+    it holds it; its stdout says "releasing" right before it lets go). The caller kills and waits for it."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", _LOCK_HOLDER, str(lock), str(seconds)], stdout=subprocess.PIPE,
+                         text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert p.stdout.readline().strip() == "held"
+    return p
+

@@ -5,9 +5,6 @@ on the writers (init/step/rollback) waits for another writer's lock instead of e
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +13,7 @@ from formats.io import write_delta
 from solver import rounds
 from solver.model.delta import Delta
 from solver.model.errors import StateBusyError, ValidationError
-from tests.helpers import infeasible_delta, run_main, small_lp, snapshot
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import hold_lock, infeasible_delta, run_main, small_lp, snapshot
 
 
 @pytest.fixture
@@ -112,29 +107,9 @@ def test_library_step_many_and_its_error_context(tmp_path, st):
 
 # ------------------------------------------------------------------------------------------ --wait
 
-HOLDER = """
-import sys, time
-from filelock import FileLock
-lk = FileLock(sys.argv[1])
-lk.acquire()
-print("held", flush=True)
-time.sleep(float(sys.argv[2]))
-print("releasing", flush=True)
-lk.release()
-"""
-
-
-def _hold(lock: Path, seconds: float) -> subprocess.Popen:
-    """Another process holding the state's lock for ``seconds``; returns once it holds it."""
-    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock), str(seconds)], stdout=subprocess.PIPE,
-                         text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
-    assert p.stdout.readline().strip() == "held"
-    return p
-
-
 def test_without_wait_a_held_lock_is_exit_6_at_once(capsys, tmp_path, st):
     d = deltas(tmp_path, 1)[0]
-    holder = _hold(st / ".lock", 30)
+    holder = hold_lock(st / ".lock", 30)
     try:
         code, js, _ = run_main(capsys, "step", d, "--state", st, "--json")
         assert code == 6 and "--wait" in json.loads(js)["error"]["message"]
@@ -153,7 +128,7 @@ def test_wait_waits_for_a_lock_released_after_one_second(capsys, tmp_path, st, c
     if command == "init":
         target = tmp_path / "fresh"
         target.mkdir()
-    holder = _hold(target / ".lock", 1.0)
+    holder = hold_lock(target / ".lock", 1.0)
     try:
         args = {"step": ["step", deltas(tmp_path, 1, start=1)[0]], "rollback": ["rollback"],
                 "init": ["init", tmp_path / "base.parquet"]}[command]
@@ -172,7 +147,7 @@ def test_wait_waits_for_a_lock_released_after_one_second(capsys, tmp_path, st, c
 
 def test_wait_that_runs_out_is_exit_6_saying_how_long(capsys, tmp_path, st):
     d = deltas(tmp_path, 1)[0]
-    holder = _hold(st / ".lock", 60)
+    holder = hold_lock(st / ".lock", 60)
     try:
         code, js, _ = run_main(capsys, "step", d, "--state", st, "--wait", "0.3", "--json")
         assert code == 6 and "waited 0.3 s" in json.loads(js)["error"]["message"]

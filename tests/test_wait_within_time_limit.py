@@ -9,37 +9,14 @@ time still lets the round run."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from solver import clock
-from tests.helpers import small_lp_state
-
-REPO = Path(__file__).resolve().parents[1]
-
-HOLDER = """
-import sys, time
-from filelock import FileLock
-lk = FileLock(sys.argv[1])
-lk.acquire()
-print("held", flush=True)
-time.sleep(float(sys.argv[2]))
-lk.release()
-"""
-
-
-def _hold(lock: Path, seconds: float) -> subprocess.Popen:
-    """Another process holding the state's lock for ``seconds``; returns once it holds it."""
-    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock), str(seconds)], stdout=subprocess.PIPE,
-                         text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
-    assert p.stdout.readline().strip() == "held"
-    return p
+from tests.helpers import hold_lock, small_lp_state
 
 
 def _copter(monkeypatch, capsys, *args) -> tuple[int, str, str]:
@@ -60,7 +37,7 @@ def _copter(monkeypatch, capsys, *args) -> tuple[int, str, str]:
 def test_the_wait_ends_at_the_time_limit_with_exit_6_and_nothing_applied(tmp_path, monkeypatch, capsys):
     st, d = small_lp_state(tmp_path)
     current = (st / "CURRENT").read_bytes()
-    holder = _hold(st / ".lock", 6.0)
+    holder = hold_lock(st / ".lock", 6.0)
     try:
         t = time.monotonic()
         code, out, err = _copter(monkeypatch, capsys, "step", d, "--state", st, "--wait", "30",
@@ -79,7 +56,7 @@ def test_the_wait_ends_at_the_time_limit_with_exit_6_and_nothing_applied(tmp_pat
 
 def test_a_lock_released_within_the_limit_still_lets_the_round_run(tmp_path, monkeypatch, capsys):
     st, d = small_lp_state(tmp_path)
-    holder = _hold(st / ".lock", 0.5)
+    holder = hold_lock(st / ".lock", 0.5)
     try:
         code, out, err = _copter(monkeypatch, capsys, "step", d, "--state", st, "--wait", "30",
                                  "--time-limit", "20", "--json")
@@ -96,7 +73,7 @@ def test_init_waits_within_the_limit_too(tmp_path, monkeypatch, capsys):
     write_problem(small_lp(), tmp_path / "base.parquet")
     st = tmp_path / "st"
     st.mkdir()
-    holder = _hold(st / ".lock", 6.0)  # another init creating this state
+    holder = hold_lock(st / ".lock", 6.0)  # another init creating this state
     try:
         t = time.monotonic()
         code, out, err = _copter(monkeypatch, capsys, "init", tmp_path / "base.parquet", "--state", st, "--wait",
