@@ -70,10 +70,3 @@ def test_the_png_folder_holding_a_fifo_under_a_charts_name_is_refused(tmp_path, 
     code, out, err = run_main(capsys, "report", "--state", st, "-o", tmp_path / "r.html", "--png", png, "--json")
     assert code == 2 and "FIFO" in json.loads(out)["error"]["message"], (code, out, err)
     assert _is_fifo(node)
-
-
-def test_the_png_names_checked_are_the_charts_written():
-    pytest.importorskip("matplotlib")
-    from solver.rounds.report import PNG_NAMES, charts
-
-    assert PNG_NAMES == tuple(charts.CHARTS)

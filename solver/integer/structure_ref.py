@@ -5,14 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _row_reduce(ufunc, data: np.ndarray, indptr: np.ndarray, empty: float) -> np.ndarray:
-    m = indptr.shape[0] - 1
-    out = np.full(m, empty, dtype=np.float64)
-    has = np.diff(indptr) > 0
-    if data.size and has.any():
-        out[has] = ufunc.reduceat(data, indptr[:-1][has])
-    return out
+from solver.integer.structure import row_reduce as _row_reduce
 
 
 def row_stats_ref(rptr, rcol, rval, binary, is_int, lo, up):

@@ -49,7 +49,7 @@ def wants_price_split(settings: Settings, mg: Merged, wb: WholeBound | None, r: 
 
 def ascend_on(wb: WholeBound, mg: Merged, settings: Settings, dl: Deadline) -> Merged:
     """``mg`` with its dual ascent continued (the same run) for the rest of the round's budget
-    (``integer_dual_ascent_steps`` less the evaluations it made; a far merge stops after FIRST_ASCENT_STEPS):
+    (``integer_dual_ascent_steps`` less the evaluations it made; a far merge stops after ``solver.integer.ascent.FIRST_STEPS``):
     its bound, duals and ascent state moved to where the run stopped."""
     asc = mg.rep.get("dual_ascent") or {}
     left = int(settings.integer_dual_ascent_steps) - pmerge.ran(mg)

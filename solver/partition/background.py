@@ -78,10 +78,11 @@ class _Build:
     ran, at :meth:`result`; what the computation raised is re-raised by :meth:`result` in the caller's thread."""
 
     name = "copter-build"  #: the thread's name
+    #: the thread's nice increment over the process's (on Linux a thread is a task of its own, so only it is
+    #: lowered); 0 = the process's priority
+    nice = 0
 
     def __init__(self):
-        import threading
-
         self.value, self.error, self.seconds = None, None, 0.0
         self.thread = threading.Thread(target=self._build, name=self.name, daemon=True)
 
@@ -97,10 +98,6 @@ class _Build:
     def in_thread(self) -> bool:
         """True when the thread ran (its :attr:`seconds` overlapped the parts')."""
         return self.thread.ident is not None
-
-    #: the thread's nice increment over the process's (on Linux a thread is a task of its own, so only it is
-    #: lowered); 0 = the process's priority
-    nice = 0
 
     def _build(self) -> None:
         t = time.perf_counter()

@@ -271,13 +271,12 @@ def assignment_step(problem: Problem, y: np.ndarray, arows: AssignmentRows, up: 
         in the problem's sense; the number of rows whose maximiser was found: the others keep their dual).
     """
     sense = float(problem.sense)
+    y_min = min_form_duals(problem, y)
     r_base = None
     if r_full is not None:  # add back each column's assignment entry: c - A'y over all rows but the assignment rows
-        y_proj = min_form_duals(problem, y)
         has = arows.row_of_col >= 0
-        r_base = r_full + np.where(has, arows.coef * y_proj[np.where(has, arows.row_of_col, 0)], 0.0)
+        r_base = r_full + np.where(has, arows.coef * y_min[np.where(has, arows.row_of_col, 0)], 0.0)
     lb = LagrangianBound(problem, y, arows.rows, up, r_base)  # its r_base: c - A'y over all rows but the assignment rows
-    y_min = lb.min_form(y)
     y_new, solved = K.assignment_duals(arows.rp, arows.rc, arows.coef, arows.rows, lb.r_base, problem.col_lower,
                                        lb.up, problem.row_lower, problem.row_upper, y_min)
     y_new = sense * y_new

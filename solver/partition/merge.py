@@ -42,7 +42,7 @@ _SEVERITY = [Status.PRIMAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.DU
              Status.FEASIBLE, Status.OPTIMAL]
 MILP_FEASIBLE_REL_TOL = 1e-6  #: max relative row/bound violation of a merged integer point
 FAR_GAP = 2.0  #: a merged point is far from the bound when its gap is above this x mip_gap_tol (nearer: the whole
-#: ascent budget decides; :data:`solver.partition.round.FIRST_ASCENT_STEPS`)
+#: ascent budget decides; :data:`solver.integer.ascent.FIRST_STEPS`)
 
 
 def part_engine(res: SolveResult) -> str:
@@ -88,24 +88,24 @@ def complete_kkt(problem: Problem, mg: Merged) -> Merged:
 
 def _assignment_exact(problem: Problem, y: np.ndarray, bound: float | None, cand: str, y_bound: np.ndarray | None,
                       arows: AssignmentRows | None, up: np.ndarray | None, ph: Phases,
-                      r_full: np.ndarray | None = None) -> tuple[float | None, str, np.ndarray | None]:
+                      r_full: np.ndarray | None = None) -> tuple[float | None, str, np.ndarray | None, bool]:
     """An LP merge's bound after the exact step on the assignment rows' duals from ``y`` (the merged duals with
     the best candidate's shared duals; :func:`solver.partition.bound.assignment_step`): (the better of ``bound``
     and the step's safe value, its candidate's name, ``cand`` + ``+assignment_exact`` when the step won, its (m,)
-    duals). ``arows`` None: computed here (phase ``assignment_rows``; a round on workers has them from its
+    duals, the step won). ``arows`` None: computed here (phase ``assignment_rows``; a round on workers has them from its
     thread). ``r_full``: the candidates' pass's reduced costs at ``y`` (``BestBound.reduced_cost``; the step then makes
     no pass of its own). The step's own seconds are the phase ``bound_assignment``."""
     if arows is None:
         with ph.time("assignment_rows"):
             arows = assignment_rows_of(problem)
         if arows is None:  # too many columns for the assignment rows' kernel: the candidates' bound stands
-            return bound, cand, y_bound
+            return bound, cand, y_bound, False
     with ph.time("bound_assignment"):
         value, y_new, _ = assignment_step(problem, y, arows, up, r_full)
     sense = float(problem.sense)
     if value is not None and (bound is None or sense * value > sense * bound):
-        return value, f"{cand or 'merged'}+assignment_exact", y_new
-    return bound, cand, y_bound
+        return value, f"{cand or 'merged'}+assignment_exact", y_new, True
+    return bound, cand, y_bound, False
 
 
 def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r: RoundSetup, parts: list[Part],
@@ -229,8 +229,8 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         y_bound = y.copy() if bound is not None else None
         ph.add("bound_start", time.perf_counter() - t_ph)
         if solved and not late:
-            bound, cand, y_bound = _assignment_exact(problem, y, bound, cand, y_bound, arows, up, ph, r_full)
-            if cand.endswith("+assignment_exact"):
+            bound, cand, y_bound, won = _assignment_exact(problem, y, bound, cand, y_bound, arows, up, ph, r_full)
+            if won:
                 # the round's duals too: with each assignment row's dual its exact best given the others, the
                 # merged duals are dual feasible where the parts' left reduced costs of the wrong sign (TE Kdl K = 4
                 # round 5: whole-model relative dual residual 1.19e-2 -> 5e-17; its dual objective is the bound)

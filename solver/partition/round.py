@@ -26,7 +26,7 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
    to it is above ``mip_gap_tol``, the parts holding most of the gap get one RENS step each, in parallel,
    and the point is merged and judged again (:mod:`solver.partition.improve`). The ascent is one run across
    the round's merges (``solver.integer.ascent.AscentState``): before RENS it stops after
-   :data:`FIRST_ASCENT_STEPS` evaluations; near the target, where it would run its whole budget first, it
+   :data:`solver.integer.ascent.FIRST_STEPS` evaluations; near the target, where it would run its whole budget first, it
    goes on in a thread of this process while the workers run RENS
    (:class:`solver.partition.background.AscentThread`; the ``inline`` executor runs it before RENS); the merge
    after RENS continues it; all the round's merges share the one budget ``integer_dual_ascent_steps``. A merged
@@ -126,7 +126,6 @@ from solver.partition.split import (
 )
 from solver.partition.store import PartitionData, PartState
 
-FIRST_ASCENT_STEPS = FIRST_STEPS  #: dual ascent evaluations of the merge before RENS when the point is far from the bound
 PRICE_SPLITS = 1  #: price re-splits of a far merge per round (:func:`wants_price_split`); 2 or 3 left the Sia demo's
 #: K = 16 and 51 merges 0.6-1.7% from the bound over 4 rounds instead of 1.2-2.4% (the whole solve decided either way)
 PRICE_PASS_FACTOR = 4.0  #: a price pass's parts stop after this many times the slowest part of the passes before ...
@@ -391,7 +390,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 ph.add("whole_bound_build_in_thread", wb.seconds)
         mg = merge_parts(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
                          prior=None if kept is None else kept.mg,
-                         first_steps=FIRST_ASCENT_STEPS if settings.integer_submip_seconds > 0 else None,
+                         first_steps=FIRST_STEPS if settings.integer_submip_seconds > 0 else None,
                          near_goes_on=config.executor == "inline",
                          defer_kkt=wb is not None and settings.integer_submip_seconds > 0, ph=ph)
         this = _Pass(mg, parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last, moved)

@@ -33,7 +33,6 @@ def require_matplotlib() -> None:
     matplotlib.use("Agg", force=True)
 
 
-PNG_NAMES = ("round-time", "objective", "iterations", "churn")  #: ``--png``'s files (``charts.CHARTS``' keys)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".pdf", ".gif", ".webp")  #: ``-o`` names refused (not HTML)
 
 
@@ -62,8 +61,11 @@ def _check_paths(output: Path, png_dir: Path | None) -> None:
         raise UsageError(f"-o {output}: folder {output.parent} does not exist")
     if png_dir is not None and png_dir.exists() and not png_dir.is_dir():
         raise UsageError(f"--png {png_dir} is a file; give a folder for the chart images")
-    for name in PNG_NAMES if png_dir is not None else ():
-        refuse_special(png_dir / f"{name}.png", "--png")
+    if png_dir is not None:  # the files --png writes: one a chart (charts loads matplotlib only to draw)
+        from solver.rounds.report.charts import CHARTS
+
+        for name in CHARTS:
+            refuse_special(png_dir / f"{name}.png", "--png")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
