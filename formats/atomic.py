@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from formats import undo
-from formats.faults import io_fault
+from formats.faults import as_environment_fault, io_fault
 from formats.fsync import fsync_path
 
 SPECIAL_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -38,13 +38,24 @@ def special_kind(path: str | os.PathLike) -> str | None:
 
 
 def new_temp(path: Path, suffix: str) -> Path:
-    """Create an empty new file next to ``path`` (mode 0666 minus the umask, like ``open(..., "w")``)."""
+    """Create an empty new file next to ``path`` (mode 0666 minus the umask, like ``open(..., "w")``).
+
+    Raises:
+        EnvironmentFaultError: the folder exists but creating a file in it gives ENOENT (a pseudo file system
+            such as /proc, or the folder removed meanwhile), naming ``path``.
+        OSError: any other failure (``formats.faults`` turns environment errors into EnvironmentFaultError).
+    """
     for _ in range(100):
         tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp{suffix}")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
         except FileExistsError:
             continue
+        except FileNotFoundError as err:  # the commands checked the folder exists: it takes no new files
+            fault = as_environment_fault(err, path, destination=True)
+            fault.message += (f"; its folder {path.parent} accepts no new file (a pseudo file system such as /proc, "
+                              "or the folder was removed meanwhile)")
+            raise fault from err
         os.close(fd)
         return tmp
     raise FileExistsError(f"no free temporary name next to {path}")

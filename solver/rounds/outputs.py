@@ -225,6 +225,7 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
     from formats import reports
     from formats.atomic import copy_file, write_text
     from formats.faults import as_environment_fault, is_environment_fault
+    from solver.model.errors import EnvironmentFaultError
 
     out = Path(out_dir)
     target = out
@@ -236,10 +237,12 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
                 copy_file(state_dir / report[key], target)
         target = out / "report.json"
         write_text(target, reports.dumps(report) + "\n")
-    except OSError as err:
-        where = err.filename if err.filename is not None else target
-        why = (str(as_environment_fault(err, where)) if is_environment_fault(err)
-               else f"cannot write {where}: {err.strerror or err}")
+    except (OSError, EnvironmentFaultError) as err:
+        fault = err if isinstance(err, EnvironmentFaultError) else None  # formats.atomic's own typed refusal
+        if fault is None and is_environment_fault(err):
+            fault = as_environment_fault(err, err.filename if err.filename is not None else target)
+        where = fault.file if fault is not None and fault.file else (getattr(err, "filename", None) or target)
+        why = str(fault) if fault is not None else f"cannot write {where}: {err.strerror or err}"
         stored = report.get("accepted", True) is not False
         if stored:
             msg = f"round {report.get('round')} is stored and current, but copying its outputs to --out {out} failed"
@@ -249,9 +252,8 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
         msg += f": {why}"
         report = dict(report)
         report["warnings"] = [*report.get("warnings", []), msg]
-        report["out_error"] = {"kind": "environment" if is_environment_fault(err) else "usage",
+        report["out_error"] = {"kind": "environment" if fault is not None else "usage",
                                "message": msg, "file": str(where), "round_stored": stored}
-        if is_environment_fault(err):
-            fault = as_environment_fault(err, where)
+        if fault is not None:
             report["out_error"].update(reason=fault.reason, errno=fault.errno_name)
     return report

@@ -8,9 +8,7 @@ script, nothing fetched, so it opens offline and can be mailed as one file.
 
 from __future__ import annotations
 
-import os
 import time
-import uuid
 from pathlib import Path
 
 from solver.model.errors import MissingDependencyError, UsageError
@@ -69,12 +67,13 @@ def _check_paths(output: Path, png_dir: Path | None) -> None:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
+    """Replace ``path`` by ``data`` (``formats.atomic.replacing``: a link there is replaced, not followed; an
+    environment fault is exit 7 naming the path)."""
+    from formats.atomic import replacing
+    from formats.faults import environment_faults
+
+    with environment_faults(path, destination=True), replacing(path) as tmp:
         tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def write_report(state_dir=None, output="report.html", png_dir=None, last: int | None = None) -> dict:

@@ -1,0 +1,47 @@
+"""An output in a folder that exists but takes no new file (a pseudo file system: /proc) is an environment fault,
+exit 7 naming the destination and its folder. Before, creating the temporary file next to it raised ENOENT, which
+no rule mapped: ``internal error (exit 1): FileNotFoundError`` (``copter report -o /proc/x.html``)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from formats.io import write_problem
+from tests.helpers import run_main, small_lp, small_lp_state
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+
+
+@pytest.mark.parametrize("name, command", [
+    ("x.parquet", ["solve", "{base}", "-o", "{dest}"]),
+    ("x.mps", ["export", "--state", "{st}", "-o", "{dest}"]),
+    ("x.parquet", ["convert", "{base}", "{dest}"]),
+    ("x.parquet", ["diff", "{base}", "{base}", "-o", "{dest}"]),
+    ("x.html", ["report", "--state", "{st}", "-o", "{dest}"]),
+])
+def test_an_output_in_proc_is_an_environment_fault(tmp_path, capsys, name, command):
+    if command[0] == "report":
+        pytest.importorskip("matplotlib")
+    st, _ = small_lp_state(tmp_path)
+    base = tmp_path / "base.parquet"
+    write_problem(small_lp(), base)
+    dest = f"/proc/copter-test-{os.getpid()}-{name}"
+    argv = [a.format(base=base, st=st, dest=dest) for a in command]
+    code, out, err = run_main(capsys, *argv, "--json")
+    error = json.loads(out)["error"]
+    assert code == 7 and error["kind"] == "environment", (argv, code, out, err)
+    assert dest in error["message"] and "accepts no new file" in error["message"], error
+    assert not os.path.exists(dest)
+
+
+def test_step_out_in_proc_stores_the_round_and_says_so(tmp_path, capsys):
+    st, d = small_lp_state(tmp_path)
+    code, out, err = run_main(capsys, "step", d, "--state", st, "--out", "/proc", "--json")
+    report = json.loads(out)
+    assert code == 7 and report["error"]["kind"] == "environment", (code, out, err)
+    assert "round 1 is stored and current" in report["error"]["message"] and report["error"]["round_stored"]
+    assert report["error"]["file"] == "/proc/solution.parquet" and report["status"] == "OPTIMAL"
+    assert (st / "CURRENT").read_text().strip() == "1"
