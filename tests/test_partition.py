@@ -287,3 +287,13 @@ def test_a_round_whose_part_fails_reports_no_gap_to_the_bound(tmp_path):
     assert "a part ended ITERATION_LIMIT" in rep["message"] and "gap to the Lagrangian bound" not in rep["message"]
     assert rep["partitions"]["gap_rel"] is None
     assert (state / "CURRENT").read_text() == "0\n"
+
+
+def test_a_point_past_the_bound_reads_as_gap_zero_not_a_negative_percentage():
+    """A merged LP point feasible within tolerance beat its Lagrangian bound by 4e-6: the message read "-0.000%"."""
+    from solver.partition.merge import gap_sentence
+
+    assert gap_sentence(5.3e-4) == "gap to the Lagrangian bound 0.053%"
+    assert gap_sentence(0.0) == "gap to the Lagrangian bound 0.000%"
+    words = gap_sentence(-4e-6)
+    assert "-" not in words.split("(")[0] and "bound 0 (" in words and "4.0e-06 past it" in words

@@ -45,6 +45,16 @@ FAR_GAP = 2.0  #: a merged point is far from the bound when its gap is above thi
 #: ascent budget decides; :data:`solver.integer.ascent.FIRST_STEPS`)
 
 
+def gap_sentence(gap: float) -> str:
+    """The round message's words for the merged point's signed relative gap to the Lagrangian bound
+    (``solver.integer.gap.signed_gap``): ``gap to the Lagrangian bound 0.053%``. An LP point feasible within
+    the row tolerance can pass the bound a little (-4e-6 on a TE round): that is no negative gap (it read
+    "-0.000%"), it says 0 and by how much."""
+    if gap >= 0:
+        return f"gap to the Lagrangian bound {gap:.3%}"
+    return f"gap to the Lagrangian bound 0 (the point is {-gap:.1e} past it, relative, within its row tolerance)"
+
+
 def part_engine(res: SolveResult) -> str:
     """The LP engine a part's solve ran (``pdhg``/``alm``; a MILP part: its relaxation's), "" when none."""
     return res.engine or str((res.mip or {}).get("lp_engine") or "")
@@ -284,7 +294,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         if kkt.row_violation_rel > row_tolerance(tol):
             msg += "; " + row_sentence(problem, (kkt, x, y, red, ax), tol)
     if gap is not None:
-        msg += f"; gap to the Lagrangian bound {gap:.3%}"
+        msg += "; " + gap_sentence(gap)
     iters = max((results[p].iterations for p in solved), default=0)
     engines = {p: part_engine(results[p]) for p in solved}
     if any(engines.values()):
