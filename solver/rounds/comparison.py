@@ -376,7 +376,7 @@ def pop_executor_of(store: StateStore, names: list[str], executor: str | None, r
     elif executor is not None:
         check_executor(chosen)
     if ray_address is not None and executor is None and chosen in ("process", "inline"):
-        source = (f"the executor {store.root} stored (partition.executor {chosen!r}, set by copter init)"
+        source = (f"the executor {store.root} stored (partition.executor {chosen!r}, chosen or defaulted at copter init)"
                   if stored else f"process, the default for {store.root}, a monolithic state")
         raise UsageError(ray_address_off_ray(source))
     address = ray_address or stored.get("ray_address")

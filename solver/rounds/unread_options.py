@@ -69,7 +69,7 @@ def refuse_ray_address_off_ray(partition, executor: str | None, ray_address: str
     if used not in ("process", "inline"):  # ray, or a damaged stored value (config_of names it)
         return
     source = (f"--executor {used}" if executor is not None else
-              f"the executor {state} stored (partition.executor {used!r}, set by copter init)")
+              f"the executor {state} stored (partition.executor {used!r}, chosen or defaulted at copter init)")
     raise UsageError(f"--ray-address applies to --executor ray only, and this step's rounds run on {source}, which "
                      f"would ignore it; give --executor ray with it to run this step's rounds on that cluster, or "
                      f"leave it out (an address for later Ray rounds is init's --ray-address, stored); nothing was "
