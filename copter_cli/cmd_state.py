@@ -84,12 +84,13 @@ def _print_report(report: dict, news: list[str] | None = None, message: bool = T
         console.print(printable(report["message"]), markup=False)  # an IIS names rows and columns
 
 
-def _round_failure(report: dict, code: int) -> str | None:
+def _round_failure(report: dict, code: int, current: bool = True) -> str | None:
     """The error line of a round report whose exit code is not 0, printed on stderr after the report in every
     mode, like any failing command's error. A failed round (exit 4 or 5: its status): ``error (round_failed,
     exit 5): round 1 ended ITERATION_LIMIT: ...; CURRENT stays at round 0 ...`` (the report's message, which
     names the round and the cause); a stored round whose ``--out`` copy failed (exit 7 or 2): its ``error``.
-    None for exit 0."""
+    None for exit 0. ``current``: False for a batch's round stored by ``--accept-failed`` that a later round of
+    the batch replaced as current (its line said "stored as current")."""
     if code == exit_codes.OK:
         return None
     if "error" in report:
@@ -97,7 +98,8 @@ def _round_failure(report: dict, code: int) -> str | None:
     round_ = report.get("round", "?")
     text = report.get("message") or "no usable point"
     if not text.startswith(f"round {round_} ended"):  # an accepted failed round's message is the solver's
-        stored = " and was stored as current (--accept-failed)" if report.get("accepted") else ""
+        stored = ((" and was stored as current" if current else " and was stored (a later round of this batch is "
+                   "current)") + " (--accept-failed)") if report.get("accepted") else ""
         text = f"round {round_} ended {report.get('status') or 'without a status'}{stored}: {text}"
     return f"error (round_failed, exit {code}): {text}"
 
@@ -160,7 +162,7 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, 
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
     failures = []
     for r, c in zip(reports, codes, strict=True):
-        f = _round_failure(r, c)
+        f = _round_failure(r, c, current=r.get("round") == current)
         failures.append(None if f is None else f + _not_applied(r, n_deltas))
     if stop is not None:
         from copter_cli.output import ERROR_PRINTED

@@ -145,3 +145,18 @@ def test_an_accepted_failed_round_says_it_was_stored(tmp_path, capsys):
     assert _error_line(err).startswith("error (round_failed, exit 5): round 1 ended ITERATION_LIMIT and was stored "
                                        "as current (--accept-failed): iteration limit 1 reached")
     assert (st / "CURRENT").read_text() == "1\n"
+
+
+def test_an_accepted_failed_round_a_later_round_replaced_does_not_say_current(tmp_path, capsys):
+    """In a batch under ``--accept-failed``, a failed round followed by a stored one said "stored as current"
+    although the later round is current (helper-151's partitioned sweep): it says which is."""
+    st, _ = small_lp_state(tmp_path)
+    inf, more = tmp_path / "inf.parquet", tmp_path / "more.parquet"
+    write_delta(Delta.concat([infeasible_delta()]), inf)
+    write_delta(Delta.concat([Delta.cons(["force"], lower=[0.0])]), more)  # round 2 is feasible again
+    got, out, err = run_main(capsys, "step", inf, more, "--state", st, "--accept-failed")
+    assert got == 4, (out, err)
+    line = _error_line(err)
+    assert line.startswith("error (round_failed, exit 4): round 1 ended ") and "as current" not in line, line
+    assert "and was stored (a later round of this batch is current) (--accept-failed)" in line, line
+    assert (st / "CURRENT").read_text() == "2\n"
