@@ -180,7 +180,7 @@ def main(argv=None) -> None:
     from solver.baselines import registry
     from solver.differential import apply_delta, map_state
     from solver.model.settings import Settings
-    from solver.partition.round import PartitionConfig, solve_round
+    from solver.partition.round import PartitionConfig, pass_name, solve_round
     from solver.partition.small import small_lp
 
     ks = [int(k) for k in args.ks.split(",") if k]
@@ -236,7 +236,7 @@ def main(argv=None) -> None:
                          "setup": rep["seconds"].get("setup"), "slowest_part": rep["seconds"].get("slowest_part"),
                          "merge": rep["seconds"].get("merge"),
                          **{f"ph_{n}": v for n, v in rep["seconds"].get("phases", {}).items()},
-                         "passes": "/".join(f"{x['pass']}:{x['slowest_part_seconds']:.3f}"
+                         "passes": "/".join(f"{pass_name(x)}:{x['slowest_part_seconds']:.3f}"
                                             for x in rep.get("shares", {}).get("passes", [])),
                          "gap_mono": _gap(sense, res.objective, ref),
                          "gap_bound": _gap(sense, res.objective, mono_bound), "own_gap": rep.get("gap_rel"),

@@ -180,7 +180,7 @@ def test_the_lagrangian_core_finds_a_point_where_every_rens_neighbourhood_is_inf
     free = core[1] > core[0]
     assert free.sum() == 3 * 8  # the 3 cheapest bins of every item (bin 0 among them or not)
     x, info = rens(p, x_bad, 20.0, core=lambda: core)
-    assert x is not None and info["attempts"][-1]["eps"] == "core"
+    assert x is not None and info["attempts"][-1]["neighbourhood"] == "core"
     assert_exactly_feasible(p, x)
 
 

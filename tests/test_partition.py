@@ -23,7 +23,7 @@ from solver.partition import shares as sh
 from solver.partition.bound import LagrangianBound, best_bound
 from solver.partition.clients import group_clients
 from solver.partition.layout import Assignment, fill_least_loaded, route
-from solver.partition.round import PartitionConfig, solve_round
+from solver.partition.round import PartitionConfig, pass_name, solve_round
 from solver.partition.split import shared_rows
 from solver.workloads import make_scenario
 
@@ -138,7 +138,7 @@ def test_partitioned_te_rounds_beat_pop2_and_the_merged_point_holds_on_the_whole
     rep = rounds.init(sc.base(), state, partition={**INLINE, "whole_below_nnz": 0})
     assert rep["partitions"]["k"] == 2 and rep["status"] in ("OPTIMAL", "FEASIBLE")
     # round 0 is cold: its parts start from the probe's points within the round, not from an earlier round
-    assert rep["partitions"]["shares"]["passes"][0]["pass"] == "probe" and rep["partitions"]["warm"] is False
+    assert rep["partitions"]["shares"]["passes"][0]["kind"] == "probe" and rep["partitions"]["warm"] is False
     assert rep["warm_started"] is False and not any(q["warm_started"] for q in rep["partitions"]["parts"])
     assert rounds.history(state)[0]["warm_started"] is False
     for r in range(1, 6):
@@ -243,7 +243,7 @@ def test_passes_within_a_round_close_the_gap_further():
     one = solve_round(p, Settings(), PartitionConfig(k=2, executor="inline", whole_below_nnz=0))
     four = solve_round(p, Settings(), PartitionConfig(k=2, executor="inline", passes=4, whole_below_nnz=0))
     assert _gap(p, four.result.objective, mono) < _gap(p, one.result.objective, mono)
-    assert [q["pass"] for q in four.report["shares"]["passes"]] == ["probe", 0, 1, 2, 3]
+    assert [pass_name(q) for q in four.report["shares"]["passes"]] == ["probe", 0, 1, 2, 3]
 
 
 def test_delta_rows_reach_the_part_owning_their_client():

@@ -18,6 +18,7 @@ from solver.model.status import Status
 from solver.partition import after_merge, executor
 from solver.partition import round as pround
 from solver.partition.deadline import MERGE_RESERVE_MAX, POOL_START_SECONDS, Deadline, merge_reserve
+from solver.partition.round import pass_name
 from tests.helpers import client_allocation
 
 
@@ -130,7 +131,7 @@ def test_no_worker_pool_starts_when_the_parts_time_left_would_not_cover_its_star
     assert not executor.workers_ready("process", 2), "a worker pool was started past the deadline"
     assert "pool_start" not in out.report["seconds"]["phases"]
     assert all(p.get("executor") == "inline" for p in out.report["shares"]["passes"])
-    assert [p["pass"] for p in out.report["shares"]["passes"]] == [0]  # no probe: its parts could only stop at once
+    assert [pass_name(p) for p in out.report["shares"]["passes"]] == [0]  # no probe: its parts could only stop at once
     assert out.report["bound"] is None  # a failed round's gap is not reported: no bound past the deadline either
 
 

@@ -22,6 +22,7 @@ from solver.partition.improve import (
     choose_parts,
     gap_by_part,
 )
+from solver.partition.round import pass_name
 from solver.partition.split import combine_points
 from solver.workloads import make_scenario
 from tests.partition_helpers import fresh_split
@@ -109,7 +110,7 @@ def test_a_partitioned_milp_rounds_status_and_gap_are_proven_against_the_whole_b
         res2 = imp["resolve"]  # still above 0.001%: the parts holding the gap get their full integerization
         assert res2["parts"] and res2["gap_after"] <= res2["gap_before"] + 1e-12 <= imp["gap_after"] + 2e-12
         assert all(rep["parts"][p]["resolve_seconds"] > 0 for p in res2["parts"])
-        names = [x["pass"] for x in rep["shares"]["passes"]]  # RENS first (a price pass may follow it), resolve last
+        names = [pass_name(x) for x in rep["shares"]["passes"]]  # RENS first (a price pass may follow it), resolve last
         assert names[-1] == "improve-resolve" and names.index("improve-rens") < len(names) - 1
     else:
         assert imp is None  # the first points were enough: the parts ran no RENS

@@ -20,6 +20,7 @@ from solver.partition import round as pround
 from solver.partition.fallback import compare_whole
 from solver.partition.improve import WholeBound
 from solver.partition.price_split import part_activity, price_shares
+from solver.partition.round import pass_name
 from solver.workloads import make_scenario
 
 # whole_below_nnz 0 in these rounds: the demo's model is small, and a small MILP's merge above its target is compared
@@ -39,7 +40,7 @@ def test_price_split_brings_a_round_of_one_job_per_part_near_the_bound(demo, mon
     k = 51  # every job its own part
     out = pround.solve_round(base, Settings(), pround.PartitionConfig(k=k, executor="inline", whole_below_nnz=0))
     rep = out.report
-    names = [p["pass"] for p in rep["shares"]["passes"]]
+    names = [pass_name(p) for p in rep["shares"]["passes"]]
     assert "price" in names and names.index("improve-rens") < names.index("price")  # RENS first, still far after it
     assert out.result.point_feasible and rep["gap_rel"] <= 0.05, rep["gap_rel"]  # was 0.73
 
@@ -53,7 +54,7 @@ def test_a_merge_still_above_the_target_after_rens_gets_the_price_re_split(demo)
     rep = out.report
     first = rep["improvement"]["before_price"]
     assert st.mip_gap_tol < first["gap_after"] <= pmerge.FAR_GAP * st.mip_gap_tol
-    assert [p["pass"] for p in rep["shares"]["passes"]][-2:] == ["improve-rens", "price"]
+    assert [pass_name(p) for p in rep["shares"]["passes"]][-2:] == ["improve-rens", "price"]
     assert out.result.status.name == "OPTIMAL" and rep["gap_rel"] <= st.mip_gap_tol and "fallback" not in rep
 
 
@@ -128,7 +129,7 @@ def test_the_price_pass_is_capped_at_a_multiple_of_the_passes_before(demo, monke
     finally:
         clock.start_command(None)
     passes = out.report["shares"]["passes"]
-    assert [p["pass"] for p in passes][-2:] == ["improve-rens", "price"]
+    assert [pass_name(p) for p in passes][-2:] == ["improve-rens", "price"]
     *before, price = calls
     assert all(limit == math.inf and start is None for limit, start, *_ in before)  # no --time-limit
     limit, start, command, at = price
@@ -144,7 +145,7 @@ def test_a_price_pass_stopped_at_once_keeps_the_pass_before(demo, monkeypatch):
     st = Settings()
     out = pround.solve_round(base, st, pround.PartitionConfig(k=2, executor="inline", whole_below_nnz=0))
     rep = out.report
-    passes = {p["pass"]: p for p in rep["shares"]["passes"]}
+    passes = {pass_name(p): p for p in rep["shares"]["passes"]}
     assert passes["price"]["kept"] is False  # its parts stopped at their start: the RENS point before it stays
     assert out.result.point_feasible and out.result.status.name in ("OPTIMAL", "FEASIBLE")
     assert rep["gap_rel"] <= rep["improvement"]["gap_after"] + 1e-12, rep["improvement"]

@@ -14,6 +14,7 @@ from solver.model.errors import UsageError
 from solver.model.settings import Settings
 from solver.partition import round as pround
 from solver.partition import shares as sh
+from solver.partition.round import pass_name
 from solver.workloads import make_scenario
 from tests.helpers import client_allocation, run_main
 
@@ -55,6 +56,6 @@ def test_a_spent_time_limit_ends_the_passes(problem):
     p = client_allocation(n_clients=6) if problem == "lp" else make_scenario("sia", 32, seed=0).base()
     cfg = pround.PartitionConfig(k=2, executor="inline", passes=pround.MAX_PASSES)
     out = pround.solve_round(p, Settings(time_limit_seconds=1e-3), cfg)  # spent by the end of the first pass
-    passes = [q["pass"] for q in out.report["shares"]["passes"]]
+    passes = [pass_name(q) for q in out.report["shares"]["passes"]]
     assert [q for q in passes if isinstance(q, int)] == [0], passes  # was 0 .. 49
     assert out.data is not None

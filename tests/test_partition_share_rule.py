@@ -177,6 +177,6 @@ def test_a_round_with_passes_tells_the_update_when_its_merge_stopped_improving(m
     monkeypatch.setattr(sh, "update", same)
     out = _round(_links(10.0), 4)
     assert told == [False, True, True, True]
-    passes = [x for x in out.report["shares"]["passes"] if x["pass"] != "probe"]
+    passes = [x for x in out.report["shares"]["passes"] if x["kind"] != "probe"]
     assert [x["stalled"] for x in passes] == told
     assert all(x["merged_objective"] == pytest.approx(15.0, rel=1e-4) for x in passes)

@@ -16,6 +16,7 @@ from solver.api import solve_problem
 from solver.model.settings import Settings
 from solver.partition import executor
 from solver.partition import round as pround
+from solver.partition.round import pass_name
 from solver.partition.small import INLINE_BELOW_NNZ, SMALL_MILP_NNZ, parts_inline, small_milp
 from solver.rounds import loop
 from solver.rounds.partitioned import config_of
@@ -64,7 +65,7 @@ def test_a_small_milp_round_starts_no_workers_and_goes_from_its_merge_to_the_who
     assert "pool_start" not in rep["seconds"]["phases"]
     fb = rep["fallback"]
     assert fb["reason"] == "small" and fb["merged_gap_rel"] > st.mip_gap_tol
-    passes = [p["pass"] for p in rep["shares"]["passes"]]
+    passes = [pass_name(p) for p in rep["shares"]["passes"]]
     assert passes == ["probe", 0], passes  # no RENS, price or re-solve pass
     assert "improvement" not in rep
     assert out.result.point_feasible and out.result.status.is_success
@@ -80,7 +81,7 @@ def test_a_merge_proven_within_the_target_takes_no_further_pass_nor_a_whole_solv
     out = pround.solve_round(problem, st, pround.PartitionConfig(k=2, executor="inline"))
     rep = out.report
     assert rep["gap_rel"] <= st.mip_gap_tol and out.result.status.name == "OPTIMAL"
-    assert [p["pass"] for p in rep["shares"]["passes"]] == ["probe", 0]
+    assert [pass_name(p) for p in rep["shares"]["passes"]] == ["probe", 0]
     assert "fallback" not in rep and "improvement" not in rep
 
 
@@ -88,7 +89,7 @@ def test_whole_below_nnz_0_keeps_the_parts_improvement_passes():
     """``--whole-below-nnz 0`` (never solved whole) leaves a small MILP's merge to the parts' RENS step."""
     problem = _lb().base()
     out = pround.solve_round(problem, Settings(), pround.PartitionConfig(k=2, executor="inline", whole_below_nnz=0))
-    passes = [p["pass"] for p in out.report["shares"]["passes"]]
+    passes = [pass_name(p) for p in out.report["shares"]["passes"]]
     assert "improve-rens" in passes, passes
     assert (out.report.get("fallback") or {}).get("reason") != "small"
 

@@ -173,7 +173,8 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
         mip_rel_gap: HiGHS's relative gap at which the sub-MIP stops (None: HiGHS's default, 1e-4).
         core: a callable returning (lower, upper) of a wider neighbourhood (``core_bounds``), called and
             tried last, only when HiGHS proved every RENS neighbourhood infeasible; its attempt is reported
-            with ``eps`` = "core".
+            with ``neighbourhood`` "core" and ``eps`` null (the others: "rens" and their eps; one type a key, so
+            a JSON reader such as pyarrow takes the reports).
         seed: (n,) a feasible point (the round's incumbent) handed to HiGHS as its start in every
             neighbourhood whose bounds hold all its integer values (attempt's ``seeded``); None: no start.
         threads: HiGHS's thread count (``fallback.highs_mip``; None: HiGHS's default).
@@ -181,7 +182,7 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
     Returns:
         x: (n,) HiGHS's best point of the first feasible neighbourhood, integer columns rounded to
         integers, or None.
-        info: {"attempts": [{"eps", "free_integers", "highs_status", "seconds"}...], "highs_status" of the
+        info: {"attempts": [{"eps", "neighbourhood", "free_integers", "highs_status", "seconds", "seeded"}...], "highs_status" of the
         last attempt, "free_integers" of the last attempt}.
     """
     from solver.integer.fallback import highs_mip
@@ -215,7 +216,8 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
             if x_sub is not None:
                 x = lo.copy()
                 x[keep] = x_sub
-        attempts.append({"eps": eps, "free_integers": free, "highs_status": hinfo["highs_status"],
+        attempts.append({"eps": None if eps == "core" else eps, "neighbourhood": "core" if eps == "core" else "rens",
+                         "free_integers": free, "highs_status": hinfo["highs_status"],
                          "seconds": hinfo["seconds"], "seeded": bool(hinfo.get("seeded", False))})
         info["highs_status"], info["free_integers"] = hinfo["highs_status"], free
         if x is not None:

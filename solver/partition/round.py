@@ -144,6 +144,13 @@ class RoundOutcome:
     report: dict
 
 
+def pass_name(entry: dict) -> int | str:
+    """The name of one ``shares.passes`` entry of a round report: its number for a share pass (``kind`` "pass"),
+    else its ``kind`` ("probe", "price", "improve-rens", ...). The entries keep ``pass`` an integer or null and the
+    name in ``kind``, so a column of them has one type (pyarrow refused a report whose ``pass`` was "probe" then 0)."""
+    return entry["pass"] if entry.get("kind") == "pass" else entry["kind"]
+
+
 def _map_part_state(prev: PartState, part: Part, col_map: np.ndarray | None, row_map: np.ndarray | None,
                     old_n: int, old_m: int) -> SolverState | None:
     """The part's previous iterate on its new index space: columns/rows matched by whole-problem position
@@ -257,7 +264,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                                               r.shares, probe_settings, config, dl.command_start, ex)
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
-        passes_report.append({"pass": "probe", "slowest_part_seconds": probe_s, "share_moved": None,
+        passes_report.append({"pass": None, "kind": "probe", "slowest_part_seconds": probe_s, "share_moved": None,
                               **_ran_on(config, ex)})
     wb_build, kept, wb, merge, n_price = None, None, None, 0.0, 0
     rens_first: dict | None = None  # the RENS step of the pass before a price re-split (its report)
@@ -328,7 +335,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if pass_ >= last_pass and (every == 0 or (r.updates + 1) % every):
             new_shares, new_steps, new_last = r.shares, r.steps, r.last  # kept for the next round
         moved = float(np.abs(new_shares - r.shares).sum() / max(r.ns, 1) / 2.0)
-        passes_report.append({"pass": pass_ if pass_ <= last_pass else "price",
+        passes_report.append({"pass": pass_, "kind": "pass" if pass_ <= last_pass else "price",
                               "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
                               "share_moved": moved, **_ran_on(config, ex)})
         if compare:
@@ -432,7 +439,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                                                         ph, bg)
             except PartWorkerError as err:
                 return _worker_died(problem, config, err, t0, setup)
-            passes_report.append({"pass": f"improve-{tier}", "slowest_part_seconds": imp_s, "share_moved": None})
+            passes_report.append({"pass": None, "kind": f"improve-{tier}", "slowest_part_seconds": imp_s,
+                                  "share_moved": None})
             ph.add("improve_dispatch", t_merge - (ph.seconds.get("gap_by_part", 0.0) - gbp))
             if bg is not None and bg.evaluations:
                 ph.add("dual_ascent_in_thread", bg.seconds)
