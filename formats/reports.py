@@ -155,8 +155,11 @@ def changes_table(old_col_names: np.ndarray | None, old_x: np.ndarray | None, ne
         k = len(names)
         parts.append(pa.table({
             "kind": pa.array(np.full(k, kind, dtype=object), type=pa.string()), "name": names,
-            "old_value": pa.array(old_v, type=pa.float64()) if old_v is not None else pa.nulls(k, pa.float64()),
-            "new_value": pa.array(new_v, type=pa.float64()) if new_v is not None else pa.nulls(k, pa.float64()),
+            # + 0.0: -0.0 is 0.0, as in solution.parquet (a MILP job moving off a configuration read -0.0 here)
+            "old_value": pa.array(np.asarray(old_v, dtype=np.float64) + 0.0) if old_v is not None
+            else pa.nulls(k, pa.float64()),
+            "new_value": pa.array(np.asarray(new_v, dtype=np.float64) + 0.0) if new_v is not None
+            else pa.nulls(k, pa.float64()),
         }, schema=CHANGES_SCHEMA))
 
     pos_in_old = (_match(_names(new_c), _names(old_c)) if col_map is None

@@ -24,3 +24,21 @@ def test_solution_and_duals_tables_write_no_negative_zero(tmp_path):
             assert not np.signbit(v[v == 0.0]).any(), c
     np.testing.assert_array_equal(sol.column("value").to_numpy(), [0.0, 1.0, 0.0, -2.5])
     assert np.signbit(x[0])  # the caller's arrays are left as they were
+
+
+def test_changes_table_writes_no_negative_zero():
+    """changes.parquet too: a MILP job moving off a configuration read ``new_value -0.0`` there and 0.0 in
+    solution.parquet (helper-153's output audit)."""
+    from formats.reports import changes_table
+
+    names = np.array(["j0/a", "j0/b", "j1/a"], dtype=object)
+    old = np.array([1.0, -0.0, 0.0])
+    new = np.array([-0.0, 1.0, 2.0])
+    table = changes_table(names, old, names, new, np.array([], dtype=object), np.array([], dtype=object),
+                          integer=np.array([True, True, False]))
+    assert table.num_rows >= 2
+    for c in ("old_value", "new_value"):
+        v = table.column(c).to_numpy(zero_copy_only=False)
+        v = v[~np.isnan(v)]
+        assert not np.signbit(v[v == 0.0]).any(), (c, table.to_pylist())
+    assert np.signbit(new[0])
