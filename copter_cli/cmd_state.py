@@ -640,9 +640,12 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
                         more="--json or --csv", title="copter history", box=box.SIMPLE_HEAD)
 
 
-def _print_csv(rows: list[dict]) -> None:
-    """History rows as CSV on stdout: one line per round, ``seconds`` and ``compare`` spread into columns. Written
-    in full or exit 7 naming stdout (``copter_cli.output.AnswerFile``: a write cut by the file-size limit)."""
+def _print_csv(rows: list[dict], last: int | None = None) -> None:
+    """History rows as CSV on stdout: one line per round of the newest ``last`` (None: all), ``seconds`` and
+    ``compare`` spread into columns. The header is the columns of every row of the log, whichever are printed, so
+    ``--last 1`` appended to a file each round keeps its columns (the ``compare_*`` columns came and went with the
+    rows shown). Written in full or exit 7 naming stdout (``copter_cli.output.AnswerFile``: a write cut by the
+    file-size limit)."""
     import csv
 
     from copter_cli.output import AnswerFile
@@ -652,7 +655,7 @@ def _print_csv(rows: list[dict]) -> None:
     cols = list(dict.fromkeys(k for r in flat_rows for k in r))
     w = csv.DictWriter(AnswerFile(), fieldnames=cols, lineterminator="\n")
     w.writeheader()
-    w.writerows(flat_rows)
+    w.writerows(flat_rows if last is None else flat_rows[-last:])
 
 
 def history_cmd(
@@ -678,10 +681,10 @@ def history_cmd(
 
         keep_numpy_out()  # the round log is read with pyarrow alone (issue #15: start-up)
         warnings: list[str] = []  # CURRENT unusable: the rows are the newest complete generation's lineage
-        rows = _rounds().history(_state(state), last, warnings)
+        rows = _rounds().history(_state(state), None if csv_out else last, warnings)
         obj = {"rounds": rows, **({"warnings": warnings} if warnings else {})}
         if csv_out:
-            _print_csv(rows)
+            _print_csv(rows, last)
             say_warnings(obj)
             return 0
         return emit(obj, json_out, lambda _: (_print_history(rows), say_warnings(obj)))

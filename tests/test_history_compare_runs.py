@@ -114,3 +114,27 @@ def test_two_runs_in_one_millisecond_of_the_log_stay_two_runs(state, monkeypatch
     cmp = history(state)[-1]["compare"]
     assert cmp["copter"]["objective_diff_rel"] == pytest.approx((161.0064 - 160.6286) / 161.0064)
     assert cmp["highs"]["objective_diff_rel"] == 0.0
+
+
+def test_history_csv_keeps_its_columns_with_last(state, tmp_path, capsys):
+    """``history --csv --last 1`` had only the shown rows' columns: 35 on a round without a compare, 62 with one,
+    so a file a cron job appends to each round shifted its columns. The header is the whole log's."""
+    from formats.io import write_delta
+    from solver.model.delta import Delta
+    from tests.helpers import run_main
+
+    _compare_runs(state)  # round 0 compared
+    d = tmp_path / "d1.parquet"
+    write_delta(Delta.concat([Delta.vars(["c0/a"], cost=[1.5])]), d)
+    code, out, err = run_main(capsys, "step", d, "--state", state)
+    assert code == 0, (out, err)
+    headers = []
+    for last in ([], ["--last", "1"], ["--last", "2"]):
+        code, out, err = run_main(capsys, "history", "--csv", "--state", state, *last)
+        assert code == 0, err
+        rows = list(csv.reader(io.StringIO(out)))
+        headers.append(rows[0])
+        assert len(rows) - 1 == (int(last[1]) if last else 2)
+    assert headers[0] == headers[1] == headers[2] and "compare_highs_objective" in headers[1], headers
+    newest = list(csv.DictReader(io.StringIO(out)))[-1]
+    assert newest["round"] == "1" and newest["compare_highs_objective"] == ""
