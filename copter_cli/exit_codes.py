@@ -32,7 +32,7 @@ TERMINATED = 143  #: 128 + SIGTERM: ``copter_cli.entry`` handles it as SIGINT
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer killed by a closed pipe
 
 TABLE = {
-    OK: "success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply",
+    OK: "success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply of such a round",
     INTERNAL: "internal error (a bug)",
     USAGE: ("usage error: unknown option or command (click's message and suggestion, one line, also without "
             "`--json`), bad option value (a number of the wrong kind such as "
@@ -112,11 +112,14 @@ def for_status(status: Status) -> int:
 
 
 def for_report(report: dict) -> int:
-    """Exit code of a round report (``solver.rounds.init``/``step``): 0 for a no-op, else
-    :func:`for_status` of its status (a report without a status: limit or numerical trouble). A round
-    that succeeded but whose ``--out`` copy failed (``out_error``) exits 7 (the machine refused) or 2."""
+    """Exit code of a round report (``solver.rounds.init``/``step``): :func:`for_status` of its status (a report
+    without a status: limit or numerical trouble). A no-op re-apply reports the round its delta produced: 0, or
+    that round's code when it failed and ``--accept-failed`` stored it (a cron job retrying the run saw 0 for a
+    round that exited 4 the first time). A round that succeeded but whose ``--out`` copy failed (``out_error``)
+    exits 7 (the machine refused) or 2."""
     if report.get("no_op"):
-        code = OK
+        status = report.get("status")
+        code = for_status(Status[status]) if status in Status.__members__ else OK
     elif report.get("status") is None:
         code = LIMIT_OR_NUMERICAL
     else:

@@ -160,3 +160,20 @@ def test_an_accepted_failed_round_a_later_round_replaced_does_not_say_current(tm
     assert line.startswith("error (round_failed, exit 4): round 1 ended ") and "as current" not in line, line
     assert "and was stored (a later round of this batch is current) (--accept-failed)" in line, line
     assert (st / "CURRENT").read_text() == "2\n"
+
+
+def test_a_retried_accepted_failed_round_exits_as_the_first_run(tmp_path, capsys):
+    """Running again a delta whose round failed and was stored by ``--accept-failed`` is a no-op; it exited 0, so a
+    cron job retrying after a crash saw success for a round that exited 4 (helper-153's output audit)."""
+    st, _ = small_lp_state(tmp_path)
+    inf = tmp_path / "inf.parquet"
+    write_delta(Delta.concat([infeasible_delta()]), inf)
+    first, _, _ = run_main(capsys, "step", inf, "--state", st, "--accept-failed")
+    again, out, err = run_main(capsys, "step", inf, "--state", st, "--json")
+    report = json.loads(out)
+    assert first == again == 4 and report["no_op"] and report["status"] == "PRIMAL_INFEASIBLE", (again, out, err)
+    assert _error_line(err).startswith("error (round_failed, exit 4): round 1 ended PRIMAL_INFEASIBLE"), err
+    ok = tmp_path / "ok.parquet"
+    write_delta(Delta.concat([Delta.cons(["force"], lower=[0.0])]), ok)
+    assert run_main(capsys, "step", ok, "--state", st)[0] == 0
+    assert run_main(capsys, "step", ok, "--state", st)[0] == 0  # a succeeded round's re-apply stays 0
