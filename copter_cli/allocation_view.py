@@ -38,11 +38,6 @@ def print_allocation(res: dict) -> None:
     console.print(t)
     if res["clients_omitted"]:
         say(f"... and {res['clients_omitted']:,} more client group(s) (--top N shows more)")
-    regex = res.get("client_regex")
-    if regex is not None and res["clients"] and not res["clients_omitted"] and all(
-            c["client"] is None for c in res["clients"]):  # a mistyped regex: one group, no word about why
-        say(f"note: no nonzero variable's name matches --client-regex '{printable(regex)}', so all are "
-            f"{NO_CLIENT} (it is searched anywhere in a name; its group 'client', else its whole match)")
     if "changes" in res:
         _print_moves(res["round"], res["changes"])
 

@@ -221,7 +221,8 @@ def show_solution(state_dir=None, round_: int | None = None, *, top: int = 10, e
         "clients_omitted"} (:func:`solver.rounds.allocation.allocation`), with ``changes`` also
         "changes": {"previous_round", "vars_added", "vars_removed", "vars_moved", "cons_added",
         "cons_removed", "moves": [{"name", "kind", "old", "new", "delta"}], "moves_omitted"}
-        (:func:`solver.rounds.allocation.moves`).
+        (:func:`solver.rounds.allocation.moves`); "warnings" when CURRENT was unusable (the round shown is the
+        newest complete one) or the client regex matched no nonzero variable's name.
     Raises:
         UsageError: ``round_`` is not kept, ``top`` < 1, ``entries`` < 0, or a bad ``client_regex``.
         StateError: not initialised, or the round's report or output files are unreadable, or a file's

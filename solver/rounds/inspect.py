@@ -123,9 +123,23 @@ def _show_solution(state_dir, round_: int | None, *, top: int, entries: int, cha
     if changes:
         out["changes"] = {"previous_round": report.get("previous_round"),
                           **alloc.moves(tables["changes.parquet"], top=top)}
-    if warning:
-        out["warnings"] = [warning]
+    warnings = [w for w in (warning, _regex_matched_nothing(out)) if w]
+    if warnings:
+        out["warnings"] = warnings
     return out
+
+
+def _regex_matched_nothing(out: dict) -> str | None:
+    """The warning for a client regex that no nonzero variable's name matches (a mistyped one: one group without
+    a client, and no word about why); None otherwise. In the result, so ``--json`` says it too (it was a note of the
+    human view alone)."""
+    regex = out.get("client_regex")
+    if regex is None or not out["clients"] or out["clients_omitted"] or any(c["client"] is not None
+                                                                             for c in out["clients"]):
+        return None
+    return (f"no nonzero variable's name matches the client regex {regex!r}, so all are in the group without a "
+            "client ((no client), JSON null; the regex is searched anywhere in a name: its group 'client', else its "
+            "whole match)")
 
 
 def history(state_dir=None) -> list[dict]:
