@@ -703,7 +703,8 @@ def rollback_cmd(
     """Make another kept round current (default: the previous one).
 
     Later rounds stay on disk, so --to can move forward again, until the next step starts a new branch and
-    moves them into STATE/abandoned/."""
+    moves them into STATE/abandoned/. --json: {"round": the round now current, "previous_round": the round
+    current before the rollback (in a round's report it is that round's parent), "later_rounds", "message"}."""
     def body() -> int:
         _check_wait(wait)
         res = _rounds().rollback(_state(state), to, wait)
