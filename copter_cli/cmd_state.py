@@ -516,8 +516,10 @@ def step_cmd(
                            for f in (rounds.step, rounds.step_many))
         if len(deltas) == 1:
             with _wait_within_limit(wait, settings or _stored_settings(st)) as wait_:
-                return _finish(step(deltas[0], st, settings, force, accept_failed, out, wait_, executor,
-                                    ray_address, milp_options=milp), json_out)
+                report = step(deltas[0], st, settings, force, accept_failed, out, wait_, executor, ray_address,
+                              milp_options=milp)
+                # the delta it applied, as a batch's rows name theirs: a rounds.jsonl of single steps says which file
+                return _finish({**report, "delta": str(deltas[0])}, json_out)
         done: list[dict] = []  # the reports of the deltas done so far (solver.rounds.step_many's on_round)
 
         def interrupted(code: int, message: str) -> bool:  # once a round is done: its report with the error

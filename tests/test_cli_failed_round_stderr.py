@@ -177,3 +177,11 @@ def test_a_retried_accepted_failed_round_exits_as_the_first_run(tmp_path, capsys
     write_delta(Delta.concat([Delta.cons(["force"], lower=[0.0])]), ok)
     assert run_main(capsys, "step", ok, "--state", st)[0] == 0
     assert run_main(capsys, "step", ok, "--state", st)[0] == 0  # a succeeded round's re-apply stays 0
+
+
+def test_a_single_step_report_names_its_delta_file(tmp_path, capsys):
+    """A batch's reports named their ``delta``; a single step's did not, so a rounds.jsonl of cron's single steps
+    could not say which file made a round (helper-153's output audit)."""
+    st, delta = small_lp_state(tmp_path)
+    code, out, err = run_main(capsys, "step", delta, "--state", st, "--json")
+    assert code == 0 and json.loads(out)["delta"] == str(delta), (out, err)
