@@ -130,6 +130,8 @@ def diff_cmd(
                 f"{again['var']} variable(s) and {again['con']} constraint(s) in both OLD and NEW are dropped and "
                 f"re-added to give NEW's order ({recreate_cause(a, b)}): the next round starts them cold "
                 "and its changes list them removed and added; --by-name keeps them (NEW up to the order)")
+        if not out["warnings"]:  # as every other command: the key only when there is a warning
+            del out["warnings"]
         if json_out:
             print_json(out)
         else:
