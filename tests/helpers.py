@@ -406,3 +406,29 @@ def hold_lock(lock: Path, seconds: float):
     assert p.stdout.readline().strip() == "held"
     return p
 
+
+
+ENTRY_PRELUDE = r"""
+import sys
+sys.argv = ["copter", "version"]
+from copter_cli import entry, process_exit, worker_client
+worker_client.run_or_return = lambda: None  # no worker, no command: only what main does first
+entry.run_app = lambda: None
+process_exit.exit_now = lambda code: None  # and main returns here instead of ending the process
+entry.main()
+"""
+
+
+def after_console_entry(probe: str, drop_env: tuple[str, ...], extra_env: dict) -> str:
+    """Run ``copter_cli.entry.main``'s set-up (no command, no worker) in a new Python process, then ``probe``; the
+    last line it printed. ``drop_env``: variables removed from this process's environment first (the user's own
+    settings the test replaces with ``extra_env``)."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in drop_env}
+    env.update(PYTHONPATH=str(REPO), COPTER_WORKER="off", **extra_env)
+    res = subprocess.run([sys.executable, "-c", ENTRY_PRELUDE + probe], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.strip().splitlines()[-1]

@@ -4,23 +4,12 @@ load). Checked in real subprocesses, by asking the loaded OpenBLAS library itsel
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import after_console_entry
 
 PROBE = r"""
-import ctypes, glob, os, sys
-sys.argv = ["copter", "version"]
-from copter_cli import entry, process_exit, worker_client
-worker_client.run_or_return = lambda: None  # no worker, no command: only what main does first
-entry.run_app = lambda: None
-process_exit.exit_now = lambda code: None  # and main returns here instead of ending the process
-entry.main()
+import ctypes, glob, os
 assert "numpy" not in sys.modules, "main imported numpy before setting the BLAS threads"
 import numpy
 libs = glob.glob(os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs", "*openblas*"))
@@ -35,11 +24,7 @@ print("no-openblas")
 
 
 def _threads(extra_env: dict) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-    env.update(PYTHONPATH=str(REPO), COPTER_WORKER="off", **extra_env)
-    res = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
-    out = res.stdout.strip().splitlines()[-1]
+    out = after_console_entry(PROBE, ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), extra_env)
     if out == "no-openblas":
         pytest.skip("numpy is not linked against an OpenBLAS this probe can query")
     return out
