@@ -98,8 +98,10 @@ def _round_failure(report: dict, code: int, current: bool = True) -> str | None:
     round_ = report.get("round", "?")
     text = report.get("message") or "no usable point"
     if not text.startswith(f"round {round_} ended"):  # an accepted failed round's message is the solver's
-        stored = ((" and was stored as current" if current else " and was stored (a later round of this batch is "
-                   "current)") + " (--accept-failed)") if report.get("accepted") else ""
+        stored = ""
+        if report.get("accepted"):
+            where = "as current" if current else "(a later round of this batch is current)"
+            stored = f" and was stored {where} (--accept-failed)"
         text = f"round {round_} ended {report.get('status') or 'without a status'}{stored}: {text}"
     return f"error (round_failed, exit {code}): {text}"
 

@@ -238,10 +238,10 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
         target = out / "report.json"
         write_text(target, reports.dumps(report) + "\n")
     except (OSError, EnvironmentFaultError) as err:
-        fault = err if isinstance(err, EnvironmentFaultError) else None  # formats.atomic's own typed refusal
-        if fault is None and is_environment_fault(err):
-            fault = as_environment_fault(err, err.filename if err.filename is not None else target)
-        where = fault.file if fault is not None and fault.file else (getattr(err, "filename", None) or target)
+        # formats.atomic raises its own typed refusal (a folder that takes no file); OSErrors are typed here
+        fault = err if isinstance(err, EnvironmentFaultError) else (
+            as_environment_fault(err, err.filename or target) if is_environment_fault(err) else None)
+        where = fault.file if fault is not None else (err.filename or target)
         why = str(fault) if fault is not None else f"cannot write {where}: {err.strerror or err}"
         stored = report.get("accepted", True) is not False
         if stored:
