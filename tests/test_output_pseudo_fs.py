@@ -10,7 +10,7 @@ import os
 import pytest
 
 from formats.io import write_problem
-from tests.helpers import run_main, small_lp, small_lp_state
+from tests.helpers import run_main, small_lp, small_lp_state, snapshot
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
 
@@ -30,11 +30,13 @@ def test_an_output_in_proc_is_an_environment_fault(tmp_path, capsys, name, comma
     write_problem(small_lp(), base)
     dest = f"/proc/copter-test-{os.getpid()}-{name}"
     argv = [a.format(base=base, st=st, dest=dest) for a in command]
+    before = snapshot(st)
     code, out, err = run_main(capsys, *argv, "--json")
     error = json.loads(out)["error"]
     assert code == 7 and error["kind"] == "environment", (argv, code, out, err)
     assert dest in error["message"] and "accepts no new file" in error["message"], error
     assert not os.path.exists(dest)
+    assert snapshot(st) == before  # the state is as it was
 
 
 def test_step_out_in_proc_stores_the_round_and_says_so(tmp_path, capsys):
