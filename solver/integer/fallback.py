@@ -148,7 +148,7 @@ class StallWatch:
 def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
               mip_rel_gap: float | None = None, stall_seconds: float | None = None,
               far_seconds: float | None = None, threads: int | None = None,
-              presolve: bool = True) -> tuple[np.ndarray | None, dict]:
+              presolve: bool = True, objective_target: float | None = None) -> tuple[np.ndarray | None, dict]:
     """Run HiGHS MIP on ``problem`` for at most ``seconds`` (wall); returns (x or None, info).
 
     Args:
@@ -168,6 +168,9 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
             shared MILPs none was faster with two, dcmulti level (HiGHS's idle workers spin on a busy core).
         presolve: False runs HiGHS without its MIP presolve (``submip.presolve_pays``: RENS's sub-MIP of a
             choice/capacity model).
+        objective_target: HiGHS's ``objective_target``: it stops (status "Target for objective reached") at its
+            first point at least this good (<= for minimisation, >= for maximisation, objective units); None or
+            nan: no target.
     Returns:
         x: (n,) HiGHS incumbent with integer columns rounded to integers, or None.
         info: {"highs_status", "seconds", "mip_dual_bound", "mip_gap", "seeded"}, with ``stall_seconds``:
@@ -189,6 +192,8 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
         return None, info
     if mip_rel_gap is not None:
         h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+    if objective_target is not None and math.isfinite(objective_target):
+        h.setOptionValue("objective_target", float(objective_target))
     if seed is not None:
         # only values a solution could take: inside the column's bounds and of a sane size (HiGHS 1.16
         # segfaults in run() on a seed value of 1e18, and answers "Solve error" to one of 1e77; a diverged
@@ -223,7 +228,7 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
         x[it] = np.round(x[it])
         if info["seeded"] and _wrong_objective(problem, x, objective_value(h)):
             return _without_seed(problem, x, objective_value(h), seconds - (time.perf_counter() - t0),
-                                 mip_rel_gap, stall_seconds, far_seconds, t0, threads, presolve)
+                                 mip_rel_gap, stall_seconds, far_seconds, t0, threads, presolve, objective_target)
     info["seconds"] = time.perf_counter() - t0
     return x, info
 
@@ -241,12 +246,14 @@ def _wrong_objective(problem: Problem, x: np.ndarray, highs_objective: float) ->
 
 def _without_seed(problem: Problem, x_seeded: np.ndarray, highs_objective: float, left: float,
                   mip_rel_gap, stall_seconds, far_seconds, t0: float,
-                  threads: int | None = None, presolve: bool = True) -> tuple[np.ndarray | None, dict]:
+                  threads: int | None = None, presolve: bool = True,
+                  objective_target: float | None = None) -> tuple[np.ndarray | None, dict]:
     """The seeded run's verdict is void (``_wrong_objective``): HiGHS again without the seed for the ``left``
     seconds; its point when it has one, else the seeded run's (feasible, as every caller re-checks). The info
     is the unseeded run's, with ``seed_dropped`` = what the seeded run claimed."""
     x, info = highs_mip(problem, left, None, mip_rel_gap=mip_rel_gap, stall_seconds=stall_seconds,
-                        far_seconds=far_seconds, threads=threads, presolve=presolve)
+                        far_seconds=far_seconds, threads=threads, presolve=presolve,
+                        objective_target=objective_target)
     info["seed_dropped"] = {"highs_objective": float(highs_objective),
                             "point_objective": float(problem.objective(x_seeded))}
     info["seconds"] = time.perf_counter() - t0

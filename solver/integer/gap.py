@@ -89,6 +89,29 @@ def gap_allowance(objective: float, gap_target: float) -> float:
     return max(gap_target * abs(objective), MIP_ABS_GAP)
 
 
+def objective_within(sense: int, bound: float, gap_target: float) -> float:
+    """The worst objective (problem's sense) whose :func:`gap_rel` to ``bound`` is at most ``gap_target``: a point
+    at least this good (<= it for minimisation, >= it for maximisation) is proven within the target by ``bound``.
+
+    The farther from ``bound`` of two values: the p that solves sense * (p - d) = g |p| on the side of d where
+    feasible points lie (d = ``bound``, g = ``gap_target``; HiGHS's |p| denominator), and d moved by the absolute
+    closure ``MIP_ABS_GAP`` (half of it, and g less a relative 1e-9: round-off never puts a point at the
+    returned value above the target). nan (no target) when ``bound`` is not finite, g is not a finite number
+    >= 0, or every objective on that side is within the target (g >= 1 where p would cross 0). Scalars,
+    objective units."""
+    if not (math.isfinite(bound) and math.isfinite(gap_target) and gap_target >= 0.0):
+        return math.nan
+    g = gap_target * (1.0 - 1e-9)
+    if sense > 0:  # p >= d: |p| = p above 0, -p below
+        p = bound / (1.0 + g) if bound <= 0 else (bound / (1.0 - g) if g < 1 else math.inf)
+    else:  # p <= d
+        p = bound / (1.0 + g) if bound >= 0 else (bound / (1.0 - g) if g < 1 else -math.inf)
+    if not math.isfinite(p):
+        return math.nan
+    closed = bound + sense * 0.5 * MIP_ABS_GAP
+    return p if sense * (p - closed) > 0 else closed
+
+
 #: a bound within this of the lattice point above it (in objective units, relative to max(1, |z|)) is taken as
 #: that point: the Lagrangian bound's own rounding, never a step past the optimum
 LATTICE_TOL = 1e-6

@@ -163,7 +163,7 @@ def presolve_pays(problem: Problem, st) -> bool:
 
 def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float | None = None,
          core=None, seed: np.ndarray | None = None, threads: int | None = None,
-         presolve: bool = True) -> tuple[np.ndarray | None, dict]:
+         presolve: bool = True, objective_target: float | None = None) -> tuple[np.ndarray | None, dict]:
     """Solve the RENS sub-MIP around ``x_lp`` with HiGHS; neighbourhoods of ``EPS_LADDER`` in turn.
 
     Args:
@@ -179,6 +179,9 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
             neighbourhood whose bounds hold all its integer values (attempt's ``seeded``); None: no start.
         threads: HiGHS's thread count (``fallback.highs_mip``; None: HiGHS's default).
         presolve: HiGHS's MIP presolve on the sub-MIPs (:func:`presolve_pays` decides it for the pipeline).
+        objective_target: HiGHS stops a sub-MIP at its first point at least this good (objective units, the
+            full model's objective: the fixed columns' cost is the sub-MIP's offset; ``fallback.highs_mip``);
+            None: only ``mip_rel_gap`` and the budget stop it.
     Returns:
         x: (n,) HiGHS's best point of the first feasible neighbourhood, integer columns rounded to
         integers, or None.
@@ -212,7 +215,7 @@ def rens(problem: Problem, x_lp: np.ndarray, seconds: float, mip_rel_gap: float 
         else:
             inside = seed is not None and bool(np.all((seed[it] >= lo[it]) & (seed[it] <= hi[it])))
             x_sub, hinfo = highs_mip(sub, left, seed[keep] if inside else None, mip_rel_gap=mip_rel_gap,
-                                    threads=threads, presolve=presolve)
+                                    threads=threads, presolve=presolve, objective_target=objective_target)
             if x_sub is not None:
                 x = lo.copy()
                 x[keep] = x_sub
