@@ -338,6 +338,26 @@ def packing(n: int, m: int, seed: int, tightness: float = 0.25, density: float =
                                sense=-1, integrality=np.ones(n, dtype=bool))
 
 
+def assignment_milp(n_items: int, n_bins: int, seed: int = 0, weight_high: int = 5, cost_high: int = 10,
+                    slack: float | None = None, sense: int = 1) -> Problem:
+    """Each item in exactly one bin (choice rows, = 1), bin capacities (capacity rows, <= the mean load plus
+    ``slack``, default the heaviest item), an integer cost per placement in [1, cost_high); weights in
+    [1, weight_high). ``sense`` 1 minimises the cost, -1 maximises it."""
+    rng = np.random.default_rng(seed)
+    n = n_items * n_bins
+    w = rng.integers(1, weight_high, n_items).astype(float)
+    a = np.zeros((n_items + n_bins, n))
+    for i in range(n_items):
+        a[i, i * n_bins:(i + 1) * n_bins] = 1.0
+        for b in range(n_bins):
+            a[n_items + b, i * n_bins + b] = w[i]
+    cap = np.full(n_bins, w.sum() / n_bins + (w.max() if slack is None else slack))
+    p = Problem.from_arrays(cost=rng.integers(1, cost_high, n).astype(float), col_lower=np.zeros(n),
+                            col_upper=np.ones(n), row_lower=np.r_[np.ones(n_items), np.full(n_bins, -np.inf)],
+                            row_upper=np.r_[np.ones(n_items), cap], matrix=a, integrality=np.ones(n, bool))
+    return p if sense == 1 else p.replace(sense=sense)
+
+
 def binary_knapsack(n: int = 20) -> Problem:
     """A 0/1 knapsack of ``n`` items (seed 3), one capacity row at a third of the weights, maximised: a tiny MILP
     that goes to HiGHS first (under ``integer_highs_max_nonzeros``)."""

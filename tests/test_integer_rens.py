@@ -17,7 +17,7 @@ from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.model.status import Status
 from solver.workloads.lb import LBScenario
-from tests.helpers import assert_exactly_feasible
+from tests.helpers import assert_exactly_feasible, assignment_milp
 
 # RENS's own mechanics, one relaxation solved to tol (the settings before the defaults became staged at a
 # 0.5% target, #15: the default round is tested in test_integer_defaults.py)
@@ -148,28 +148,12 @@ def test_rens_hands_highs_only_the_free_columns_and_its_stopping_gap(lb_split, m
         assert_exactly_feasible(lb_split, x)
 
 
-def _assignment(n_items=8, n_bins=4, seed=0):
-    """Each item in exactly one bin (choice rows, = 1), bin capacities (<=), cost per placement (min)."""
-    rng = np.random.default_rng(seed)
-    n = n_items * n_bins
-    w = rng.integers(1, 5, n_items).astype(float)
-    A = np.zeros((n_items + n_bins, n))
-    for i in range(n_items):
-        A[i, i * n_bins:(i + 1) * n_bins] = 1.0
-        for b in range(n_bins):
-            A[n_items + b, i * n_bins + b] = w[i]
-    cap = np.full(n_bins, w.sum() / n_bins + w.max())
-    return Problem.from_arrays(cost=rng.integers(1, 10, n).astype(float), col_lower=np.zeros(n),
-                               col_upper=np.ones(n), row_lower=np.r_[np.ones(n_items), np.full(n_bins, -np.inf)],
-                               row_upper=np.r_[np.ones(n_items), cap], matrix=A, integrality=np.ones(n, bool))
-
-
 def test_the_lagrangian_core_finds_a_point_where_every_rens_neighbourhood_is_infeasible():
     from solver.integer.bound import ChoiceLagrangian
     from solver.integer.structure import detect_structure
     from solver.integer.submip import core_bounds, rens
 
-    p = _assignment()
+    p = assignment_milp(8, 4)
     st = detect_structure(p)
     lag = ChoiceLagrangian(p, st.lower, st.upper, st.choice_rows, st.choice_kind, st.csr_indptr, st.csr_indices)
     x_bad = np.zeros(p.n_cols)

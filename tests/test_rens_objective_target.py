@@ -15,10 +15,9 @@ import pytest
 from solver.integer import solve_milp
 from solver.integer.fallback import highs_mip
 from solver.integer.gap import MIP_ABS_GAP, gap_rel, objective_within
-from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.workloads.sia import SiaScenario
-from tests.helpers import assert_exactly_feasible
+from tests.helpers import assert_exactly_feasible, assignment_milp
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -46,27 +45,9 @@ def test_objective_within_has_no_target_without_a_finite_bound_or_gap():
     assert objective_within(-1, 100.0, 5e-3) == pytest.approx(100.0 / 1.005)
 
 
-def _assignment(sense: int, n_items: int = 120, n_bins: int = 10, seed: int = 0) -> Problem:
-    """Each item in exactly one bin, bin capacities, a cost per placement; ``sense`` 1 minimises it, -1
-    maximises it."""
-    rng = np.random.default_rng(seed)
-    n = n_items * n_bins
-    w = rng.integers(1, 9, n_items).astype(float)
-    a = np.zeros((n_items + n_bins, n))
-    for i in range(n_items):
-        a[i, i * n_bins:(i + 1) * n_bins] = 1.0
-        for b in range(n_bins):
-            a[n_items + b, i * n_bins + b] = w[i]
-    cap = np.full(n_bins, w.sum() / n_bins + w.max())
-    p = Problem.from_arrays(cost=rng.integers(1, 50, n).astype(float), col_lower=np.zeros(n), col_upper=np.ones(n),
-                            row_lower=np.r_[np.ones(n_items), np.full(n_bins, -np.inf)],
-                            row_upper=np.r_[np.ones(n_items), cap], matrix=a, integrality=np.ones(n, bool))
-    return p if sense == 1 else p.replace(sense=-1)
-
-
 @pytest.mark.parametrize("sense", [1, -1])
 def test_highs_mip_stops_at_its_first_point_that_reaches_the_objective_target(sense):
-    p = _assignment(sense)
+    p = assignment_milp(120, 10, weight_high=9, cost_high=50, sense=sense)
     x_opt, info = highs_mip(p, 30.0, mip_rel_gap=0.0, threads=1)
     assert info["highs_status"] == "Optimal"
     opt = p.objective(x_opt)

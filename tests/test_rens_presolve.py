@@ -8,32 +8,15 @@ import numpy as np
 
 from solver.integer.structure import detect_structure
 from solver.integer.submip import presolve_pays, rens
-from solver.model.problem import Problem
 from solver.workloads.lb import LBScenario
 from solver.workloads.sia import SiaScenario
-from tests.helpers import assert_exactly_feasible
-
-
-def _assignment(n_items=30, n_bins=5, seed=0) -> Problem:
-    """Each item in exactly one bin (choice rows), bin capacities (capacity rows), cost per placement (min)."""
-    rng = np.random.default_rng(seed)
-    n = n_items * n_bins
-    w = rng.integers(1, 5, n_items).astype(float)
-    a = np.zeros((n_items + n_bins, n))
-    for i in range(n_items):
-        a[i, i * n_bins:(i + 1) * n_bins] = 1.0
-        for b in range(n_bins):
-            a[n_items + b, i * n_bins + b] = w[i]
-    cap = np.full(n_bins, w.sum() / n_bins + 1.0)
-    return Problem.from_arrays(cost=rng.integers(1, 10, n).astype(float), col_lower=np.zeros(n),
-                               col_upper=np.ones(n), row_lower=np.r_[np.ones(n_items), np.full(n_bins, -np.inf)],
-                               row_upper=np.r_[np.ones(n_items), cap], matrix=a, integrality=np.ones(n, bool))
+from tests.helpers import assert_exactly_feasible, assignment_milp
 
 
 def test_presolve_is_left_out_only_for_pure_choice_and_capacity_binary_models():
     sia = SiaScenario(total_gpus=128, seed=0).base()
     assert not presolve_pays(sia, detect_structure(sia))
-    assign = _assignment()
+    assign = assignment_milp(30, 5, slack=1.0)
     assert not presolve_pays(assign, detect_structure(assign))
     lb = LBScenario(16, 4, seed=0).problem()  # continuous copies and VUB rows
     assert presolve_pays(lb, detect_structure(lb))
@@ -47,7 +30,7 @@ def test_presolve_is_left_out_only_for_pure_choice_and_capacity_binary_models():
 def test_the_pipeline_hands_highs_the_choice_and_gives_the_same_point(monkeypatch):
     import solver.integer.fallback as fallback
 
-    p = _assignment()
+    p = assignment_milp(30, 5, slack=1.0)
     x_lp = np.full(p.n_cols, 1.0 / 5)  # every placement fractional: every binary free
     seen = []
     real = fallback.highs_mip
