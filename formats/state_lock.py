@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 _LOCKS: dict[str, FileLock] = {}
 _OWN_FILES = ("CURRENT", "config.json")
+_OWN_FOLDERS = ("abandoned", "failed")  #: created by copter when first needed; a file of that name is refused
 """Names in the state folder that copter reads and replaces as regular files."""
 
 
@@ -127,7 +128,9 @@ class StateLocking:
 
         ``CURRENT`` and ``config.json`` must also be regular files: a folder there (or a FIFO, which would
         block the read) is refused the same way, before a command writes anything (a step used to solve and
-        store its generation, then fail replacing a ``CURRENT`` folder: an exit-1 traceback).
+        store its generation, then fail replacing a ``CURRENT`` folder: an exit-1 traceback). ``abandoned``
+        and ``failed`` must be folders when present: a file there made the step that needed the folder end
+        with exit 1 after solving (helper-156), its failed round's record lost.
 
         Raises:
             StateError: naming the link and its target, or the non-file and what it is (exit code 3);
@@ -147,6 +150,9 @@ class StateLocking:
                     what = "a folder" if e.is_dir(follow_symlinks=False) else "not a regular file"
                     raise StateError(f"is {what}, not copter's {e.name} file: replace it by the real file, or "
                                      "remove it", file=e.path)
+                if folder == self.root and e.name in _OWN_FOLDERS and not e.is_dir(follow_symlinks=False):
+                    raise StateError(f"is not a folder, but copter keeps its {e.name} rounds in a folder of that "
+                                     "name: move it away or remove it", file=e.path)
 
 
 def _is_own_name(name: str) -> bool:

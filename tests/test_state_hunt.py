@@ -51,6 +51,23 @@ def test_a_folder_where_copter_keeps_a_file_is_exit_3_naming_it(tmp_path, capsys
         assert _tree(state) == before
 
 
+@pytest.mark.parametrize("name", ["failed", "abandoned"])
+def test_a_file_where_copter_keeps_a_folder_is_exit_3_naming_it(tmp_path, capsys, state, name):
+    """helper-156 (session 31): a regular file ``failed`` made a failing round end with exit 1 (FileExistsError)
+    after solving, its record lost; a file ``abandoned`` the same (NotADirectoryError) for a step after a
+    rollback."""
+    (state / name).write_text("x")
+    before = _tree(state)
+    bad = tmp_path / "infeasible.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], lower=[5.0], upper=[4.0])], base_round=1), bad)
+    for args in [*_cmds(tmp_path, state), ["step", bad, "--state", state]]:
+        code, out, _ = run_main(capsys, *args, "--json")
+        assert code == 3, (args, out)
+        err = json.loads(out)["error"]
+        assert err["file"] == str(state / name) and "not a folder" in err["message"], err
+        assert _tree(state) == before
+
+
 @pytest.mark.parametrize("key,value", [("tol", -5), ("integer_fallback", "zzz"), ("tol", "abc"), ("keep", 0),
                                        ("keep", "3"), ("settings", [1])])
 def test_a_damaged_config_value_is_exit_3_naming_config_json_and_the_key(tmp_path, capsys, state, key, value):
