@@ -69,25 +69,31 @@ def above_target(problem: Problem, settings: Settings, rep: dict, result: SolveR
     """A MILP round's merged point, feasible, above ``mip_gap_tol`` from the whole model's bound: a small MILP's
     (:func:`solver.partition.small.small_milp`) is compared with a whole solve at once, without the parts' RENS,
     price re-split and re-solve passes."""
-    gap = rep.get("gap_rel")
-    return (problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible and gap is not None
-            and gap > settings.mip_gap_tol)
+    return (problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible
+            and unproven_or_above(rep.get("gap_rel"), settings.mip_gap_tol))
 
 
 def far_after_parts(problem: Problem, settings: Settings, rep: dict, result: SolveResult) -> bool:
     """A MILP round's merged point, feasible, still more than FAR_GAP x ``mip_gap_tol`` from the whole model's
     bound after the parts' improvement: the round is compared with a whole solve
     (:func:`solver.partition.fallback.compare_whole`) when the parts' time is not spent."""
-    gap = rep.get("gap_rel")
-    return (problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible and gap is not None
-            and gap > pmerge.FAR_GAP * settings.mip_gap_tol)
+    return (problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible
+            and unproven_or_above(rep.get("gap_rel"), pmerge.FAR_GAP * settings.mip_gap_tol))
 
 
 def wants_improvement(settings: Settings, rep: dict, result: SolveResult) -> bool:
     """A merged MILP point that is feasible but above the round's gap target, with RENS allowed."""
-    gap = rep.get("gap_rel")
-    return (result.status == Status.FEASIBLE and gap is not None and gap > settings.mip_gap_tol
+    return (result.status == Status.FEASIBLE and unproven_or_above(rep.get("gap_rel"), settings.mip_gap_tol)
             and settings.integer_submip_seconds > 0)
+
+
+def unproven_or_above(gap: float | None, limit: float) -> bool:
+    """A merged MILP point's gap (the report's ``gap_rel``) above ``limit``, or no gap at all: no bound was
+    proven (a free integer column with a reduced cost that is not exactly 0 makes the whole model's bound
+    -inf). Such a merge counted as within every target, so it got no improvement step and no whole solve:
+    helper-156's assignment MILP with free overflow columns, K = 2, stayed 2.3% from HiGHS's optimum round
+    after round, where the whole solve's point is 0.07% from it."""
+    return gap is None or gap > limit
 
 
 def improve_parts(problem: Problem, settings: Settings, config: PartitionConfig, wb: WholeBound, mg: Merged,

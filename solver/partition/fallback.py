@@ -106,7 +106,7 @@ def solve_without_clients(problem, settings: Settings) -> tuple[SolveResult, dic
     return replace(whole, message=msg), rep
 
 
-def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float,
+def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float | None,
                   reason: str = "gap") -> tuple[SolveResult, dict]:
     """Solve ``problem`` whole (``solver.api.solve_problem``, cold: warm from the merged point's state it ended
     0.13% below the cold solve on the Sia demo, K = 16) after a merge whose proven gap ``gap`` is far above
@@ -115,7 +115,8 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float,
     Args:
         problem: the round's whole model; settings: the round's settings (a ``--time-limit`` counts from the
             command's start, so the whole solve gets what is left of it).
-        merged: the partitioned merge's result (feasible); gap: its relative gap to the whole model's bound.
+        merged: the partitioned merge's result (feasible); gap: its relative gap to the whole model's bound (None:
+            no bound was proven; the report's ``merged_gap_rel`` is then null).
         reason: the report's ``reason``: ``"gap"`` (far from the bound after the parts' improvement) or
             ``"small"`` (a small MILP above its target, :func:`solver.partition.small.small_milp`, at once).
     Returns:
@@ -131,10 +132,11 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float,
     whole = solve_problem(problem, settings, None)
     seconds = time.perf_counter() - t
     better = better_point(problem, whole, merged)
-    head = (f"partitioned round: the merged point was {gap:.3%} from the whole model's bound (target "
-            f"{settings.mip_gap_tol:.3%}), so the round was also solved whole (monolithic, {seconds:.2f} s, "
-            f"{whole.status.name})")
-    rep = {"reason": reason, "merged_gap_rel": float(gap), "merged_objective": float(merged.objective),
+    how_far = ("had no proven bound" if gap is None else f"was {gap:.3%} from the whole model's bound")
+    head = (f"partitioned round: the merged point {how_far} (target {settings.mip_gap_tol:.3%}), so the round was "
+            f"also solved whole (monolithic, {seconds:.2f} s, {whole.status.name})")
+    rep = {"reason": reason, "merged_gap_rel": None if gap is None else float(gap),
+           "merged_objective": float(merged.objective),
            "status": whole.status.name,
            "objective": float(whole.objective) if math.isfinite(whole.objective) else None,
            "seconds": round(seconds, 6), "iterations": int(whole.iterations), "kept": "whole" if better else "merged",
@@ -144,7 +146,8 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float,
     rep["bound_from"] = "whole" if from_whole else "merged"
     bound = whole_bound if from_whole else float(merged.dual_objective)
     if better:
-        kept = whole if from_whole else with_bound(problem, settings, whole, bound)
+        # the merged point's bound judges the whole point when it is the tighter one (none when neither has one)
+        kept = with_bound(problem, settings, whole, bound) if not from_whole and math.isfinite(bound) else whole
         return replace(kept, message=f"{head}, whose point is kept: {whole.message}"), rep
     kept = with_bound(problem, settings, merged, bound) if from_whole else merged
     note = f" (bound and gap: the whole solve's bound, gap {kept.mip['gap_rel']:.3%})" if from_whole else ""
