@@ -74,3 +74,18 @@ def test_sigterm_while_a_partitioned_step_saves_leaves_the_state_unchanged(tmp_p
     p = copter("step", delta, "--state", st, "--json")
     out, _ = p.communicate(timeout=300)
     assert p.returncode == 0 and json.loads(out)["round"] == 1, out
+
+
+def test_once_the_answer_is_decided_sigterm_and_sighup_are_ignored_as_sigint_is():
+    """A SIGTERM during a partitioned step's exit (after the round was stored, while the exit joined the pool's
+    manager thread) ended it with multiprocessing's "leaked semaphore" warning (session 31)."""
+    probe = ("import os, signal\n"
+             "from copter_cli import entry\n"
+             "entry.install()\n"
+             "entry.ignore_sigint_at_exit()\n"
+             "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
+             "    os.kill(os.getpid(), s)\n"
+             "print('still here')\n")
+    proc = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "still here", (proc.returncode, proc.stderr[-2000:])
