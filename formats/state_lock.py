@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 _LOCKS: dict[str, FileLock] = {}
 _OWN_FILES = ("CURRENT", "config.json")
-_OWN_FOLDERS = ("abandoned", "failed")  #: created by copter when first needed; a file of that name is refused
 """Names in the state folder that copter reads and replaces as regular files."""
+_OWN_FOLDERS = ("abandoned", "failed")
+"""Names in the state folder that copter creates as folders when first needed (a file of that name is refused)."""
 
 
 class StateLocking:

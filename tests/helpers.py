@@ -302,6 +302,29 @@ def cli_json(*args) -> tuple[int, str]:
     return res.exit_code, res.stdout
 
 
+#: (file name, argv with {base}, {st}, {dest}) of every command that writes one output file named by the user
+OUTPUT_COMMANDS = [
+    ("x.parquet", ["solve", "{base}", "-o", "{dest}"]),
+    ("x.mps", ["export", "--state", "{st}", "-o", "{dest}"]),
+    ("x.parquet", ["convert", "{base}", "{dest}"]),
+    ("x.parquet", ["diff", "{base}", "{base}", "-o", "{dest}"]),
+    ("x.html", ["report", "--state", "{st}", "-o", "{dest}"]),
+]
+
+
+def output_command_inputs(tmp_path: Path, command: list) -> tuple[Path, Path]:
+    """(state, base file) for one of :data:`OUTPUT_COMMANDS`: a small LP's state and the LP as Parquet; skips
+    ``report`` without its extra (matplotlib)."""
+    from formats.io import write_problem
+
+    if command[0] == "report":
+        pytest.importorskip("matplotlib")
+    st, _ = small_lp_state(tmp_path)
+    base = tmp_path / "base.parquet"
+    write_problem(small_lp(), base)
+    return st, base
+
+
 def small_lp_state(tmp_path: Path, *init_args) -> tuple[Path, Path]:
     """A state made by ``copter init`` of :func:`small_lp` (``init_args`` added), and a one-cost delta file for
     its next round: (state folder, delta path)."""

@@ -13,8 +13,7 @@ import stat
 
 import pytest
 
-from formats.io import write_problem
-from tests.helpers import run_main, small_lp, small_lp_state
+from tests.helpers import OUTPUT_COMMANDS, output_command_inputs, run_main, small_lp_state
 
 
 def _fifo(path):
@@ -26,24 +25,14 @@ def _is_fifo(path) -> bool:
     return stat.S_ISFIFO(os.lstat(path).st_mode)
 
 
-@pytest.mark.parametrize("name, command", [
-    ("x.parquet", ["solve", "{base}", "-o", "{node}"]),
-    ("x.mps", ["export", "--state", "{st}", "-o", "{node}"]),
-    ("x.parquet", ["convert", "{base}", "{node}"]),
-    ("x.parquet", ["diff", "{base}", "{base}", "-o", "{node}"]),
-    ("x.html", ["report", "--state", "{st}", "-o", "{node}"]),
-])
+@pytest.mark.parametrize("name, command", OUTPUT_COMMANDS)
 def test_a_fifo_at_the_output_name_is_refused_and_kept(tmp_path, capsys, name, command):
-    if command[0] == "report":
-        pytest.importorskip("matplotlib")
-    st, _ = small_lp_state(tmp_path)
-    base = tmp_path / "base.parquet"
-    write_problem(small_lp(), base)
+    st, base = output_command_inputs(tmp_path, command)
     node = _fifo(tmp_path / name)
     link = tmp_path / ("link-" + name)
     link.symlink_to(node)  # /dev/stdout is such a link
     for target in (node, link):
-        argv = [a.format(base=base, st=st, node=target) for a in command]
+        argv = [a.format(base=base, st=st, dest=target) for a in command]
         code, out, err = run_main(capsys, *argv, "--json")
         error = json.loads(out)["error"]
         assert code == 2 and error["kind"] == "usage" and "FIFO" in error["message"], (argv, code, out, err)

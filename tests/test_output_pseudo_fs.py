@@ -9,25 +9,14 @@ import os
 
 import pytest
 
-from formats.io import write_problem
-from tests.helpers import run_main, small_lp, small_lp_state, snapshot
+from tests.helpers import OUTPUT_COMMANDS, output_command_inputs, run_main, small_lp_state, snapshot
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
 
 
-@pytest.mark.parametrize("name, command", [
-    ("x.parquet", ["solve", "{base}", "-o", "{dest}"]),
-    ("x.mps", ["export", "--state", "{st}", "-o", "{dest}"]),
-    ("x.parquet", ["convert", "{base}", "{dest}"]),
-    ("x.parquet", ["diff", "{base}", "{base}", "-o", "{dest}"]),
-    ("x.html", ["report", "--state", "{st}", "-o", "{dest}"]),
-])
+@pytest.mark.parametrize("name, command", OUTPUT_COMMANDS)
 def test_an_output_in_proc_is_an_environment_fault(tmp_path, capsys, name, command):
-    if command[0] == "report":
-        pytest.importorskip("matplotlib")
-    st, _ = small_lp_state(tmp_path)
-    base = tmp_path / "base.parquet"
-    write_problem(small_lp(), base)
+    st, base = output_command_inputs(tmp_path, command)
     dest = f"/proc/copter-test-{os.getpid()}-{name}"
     argv = [a.format(base=base, st=st, dest=dest) for a in command]
     before = snapshot(st)
