@@ -35,9 +35,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from copter_cli.entry import single_threaded_blas  # noqa: E402
+from copter_cli.entry import console_environment  # noqa: E402
 
-single_threaded_blas()  # as the copter console script: one BLAS thread (the ALM's Cholesky), before numpy loads
+console_environment()  # the console script's library settings (copter_cli.entry), before numpy loads
 
 from common import RESULTS, header  # noqa: E402
 

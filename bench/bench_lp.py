@@ -45,9 +45,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from copter_cli.entry import single_threaded_blas  # noqa: E402
+from copter_cli.entry import console_environment  # noqa: E402
 
-single_threaded_blas()  # as the copter console script: one BLAS thread (the ALM's Cholesky), before numpy loads
+console_environment()  # the console script's library settings (copter_cli.entry), before numpy loads
 import numpy as np  # noqa: E402
 
 from solver.highs_bridge import from_highs_lp, new_highs, to_highs_lp  # noqa: E402

@@ -31,9 +31,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from copter_cli.entry import single_threaded_blas  # noqa: E402
+from copter_cli.entry import console_environment  # noqa: E402
 
-single_threaded_blas()
+console_environment()
 
 from common import RESULTS, header  # noqa: E402
 

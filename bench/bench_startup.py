@@ -237,8 +237,9 @@ def main() -> None:
     ap.add_argument("--no-medium", action="store_true", help="only the small state")
     ap.add_argument("--state", type=Path, help="only Part 2, on a copy of this state (two kept rounds or more)")
     args = ap.parse_args()
-    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # the in-process rounds as the console script's
-        os.environ.setdefault(var, "1")
+    from copter_cli.entry import console_environment
+
+    console_environment()  # the in-process rounds as the console script's (before numpy loads)
     if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:  # else modules without a .pyc compile in every run
         print("PYTHONDONTWRITEBYTECODE is unset for the commands measured: their first run writes the .pyc files an "
               "installed copter has (with it set and no .pyc, copter's own modules compiled from source in every copter "

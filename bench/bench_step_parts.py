@@ -69,11 +69,12 @@ def _process_age() -> float:
 def child(snapshot: str, delta: str, modules_file: str) -> dict:
     """One fresh process: the parts of a step (see the module docstring); returns them as a dict."""
     out: dict = {"interpreter": [_process_age(), time.process_time()]}
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the console script (copter_cli.entry)
     import gc
     import importlib
 
     from copter_cli import entry
+
+    entry.console_environment()  # as the console script (before numpy loads)
 
     entry.CONSOLE[0] = True
     entry.install()

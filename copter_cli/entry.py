@@ -203,8 +203,7 @@ def main() -> None:
     SystemExit is left to the interpreter."""
     CONSOLE[0] = True
     install()
-    single_threaded_blas()
-    arrow_system_allocator()
+    console_environment()
     if os.environ.get("COPTER_FAULT_INJECT") == "sigint_at_start":  # tests: an interrupt during the imports
         os.kill(os.getpid(), signal.SIGINT)
     from copter_cli import worker_client
@@ -248,6 +247,34 @@ def arrow_system_allocator() -> None:
     ``apply`` 0.09 s or 0.3-0.7 s; with ``system`` (or jemalloc) 0.016 / 0.019 s in every process, and 45 MB less
     resident. Must run before pyarrow is imported."""
     os.environ.setdefault(ARROW_POOL_VAR, "system")
+
+
+def console_environment() -> None:
+    """The console script's settings of the libraries it loads, each unless the user set it (and each must run
+    before its library is imported): one BLAS thread (:func:`single_threaded_blas`), pyarrow's buffers from malloc
+    (:func:`arrow_system_allocator`), no huge-page advice from numpy (:func:`no_numpy_hugepage_advice`). The
+    bench scripts call it too, so their in-process rounds run as the console script's do."""
+    single_threaded_blas()
+    arrow_system_allocator()
+    no_numpy_hugepage_advice()
+
+
+NUMPY_HUGEPAGE_VAR = "NUMPY_MADVISE_HUGEPAGE"  #: read by numpy when it loads
+
+
+def no_numpy_hugepage_advice() -> None:
+    """numpy's arrays without ``madvise(MADV_HUGEPAGE)`` in this process and the processes it starts (partition
+    workers, a local Ray cluster, the long-running worker), unless the user set ``NUMPY_MADVISE_HUGEPAGE``.
+
+    numpy marks every allocation of 4 MiB or more for transparent huge pages. Where the kernel's THP ``defrag``
+    setting is ``madvise`` (or ``defer+madvise``, the usual distribution defaults), the first touch of such memory
+    while no free huge page is at hand stalls in synchronous compaction instead of falling back to small pages
+    (numpy issue #31590), and the mark stays on the heap after numpy frees the array. On this 2-core machine
+    (``enabled`` and ``defrag`` both ``madvise``), in a TE Kdl part's solve replayed in-process, writing the part's
+    scaled matrix (62 MB, one sweep) took 0.35-0.37 s against 0.04 s without the mark, the part 1.53-1.55 against
+    1.23-1.25 s, and the monolithic Kdl step's solve 5.05-5.08 against 4.67-4.70 s (the same points); Sia 10,240
+    rounds, whose arrays are small, were unchanged. Must run before numpy is imported."""
+    os.environ.setdefault(NUMPY_HUGEPAGE_VAR, "0")
 
 
 def run_app() -> None:
