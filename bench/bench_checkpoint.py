@@ -28,9 +28,13 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from copter_cli.entry import console_environment  # noqa: E402
+
+console_environment()  # the console script's library settings (copter_cli.entry), before numpy loads
+
+import numpy as np  # noqa: E402
 
 from formats import reports  # noqa: E402
 from formats.checkpoint import PROBLEM_FIELDS, StateStore  # noqa: E402

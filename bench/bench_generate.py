@@ -21,6 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from copter_cli.entry import console_environment  # noqa: E402
+
+console_environment()  # the console script's library settings (copter_cli.entry), before numpy loads
+
 from solver.workloads.lb import LBScenario  # noqa: E402
 from solver.workloads.paths import disjoint_paths  # noqa: E402
 from solver.workloads.sia import SiaScenario, fine_configs  # noqa: E402

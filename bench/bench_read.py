@@ -27,10 +27,14 @@ import tempfile
 import time
 from importlib.metadata import version
 
-import numpy as np
-import scipy.sparse as sp
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from copter_cli.entry import console_environment  # noqa: E402
+
+console_environment()  # the console script's library settings (copter_cli.entry), before numpy loads
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 
 from formats.io import read_problem, write_problem  # noqa: E402
 from solver.model.problem import Problem  # noqa: E402

@@ -29,10 +29,14 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from copter_cli.entry import console_environment  # noqa: E402
+
+console_environment()  # the console script's library settings (copter_cli.entry), before numpy loads
+
+import numpy as np  # noqa: E402
 
 from solver.lp.dispatch import solve  # noqa: E402
 from solver.model.settings import Settings  # noqa: E402

@@ -45,11 +45,15 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as `python bench/bench_x.py` from a checkout
     sys.path.insert(0, str(REPO))
+
+from copter_cli.entry import console_environment  # noqa: E402
+
+console_environment()  # the console script's library settings (copter_cli.entry), before numpy loads
+
+import numpy as np  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 METHODS = ("copter-warm", "copter-cold", "highs", "highs-warm", "pop-4", "pop-16")
