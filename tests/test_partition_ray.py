@@ -46,3 +46,24 @@ def test_a_ray_worker_killed_mid_round_fails_the_round_and_keeps_the_state(ray_c
     monkeypatch.delenv("COPTER_FAULT_KILL_PART")
     ok = rounds.step(delta, state, executor="ray")
     assert ok["round"] == 1 and ok["status"] in ("OPTIMAL", "FEASIBLE")
+
+
+
+def test_a_ray_worker_without_the_console_scripts_setting_turns_numpys_hugepage_advice_off(ray_cluster,
+                                                                                          monkeypatch):
+    """A Ray worker whose environment lacks NUMPY_MADVISE_HUGEPAGE (a cluster started elsewhere) runs its part
+    without numpy's huge-page advice, as the console script's own workers do (executor._call_ray)."""
+    import numpy
+
+    from solver.partition import executor
+
+    advice = numpy._core.multiarray._get_madvise_hugepage  # a builtin: pickled by name, runs in the worker
+    monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+    assert executor.map_parts(advice, [()], "ray") == [False]
+    # a worker with its own setting keeps it (the same wrapper, here, where the variable is set)
+    monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
+    was = numpy._core.multiarray._set_madvise_hugepage(True)
+    try:
+        assert executor._call_ray(advice, (), False) is True
+    finally:
+        numpy._core.multiarray._set_madvise_hugepage(was)

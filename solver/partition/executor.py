@@ -369,6 +369,23 @@ def _call(fn, args: tuple, kill: bool):
     return fn(*args)
 
 
+HUGEPAGE_VAR = "NUMPY_MADVISE_HUGEPAGE"  #: numpy's switch for its huge-page advice (``copter_cli.entry``)
+
+
+def _call_ray(fn, args: tuple, kill: bool):
+    """Ray side of :func:`map_parts`: :func:`_call` in a worker whose environment lacks ``NUMPY_MADVISE_HUGEPAGE``
+    after numpy's huge-page advice is turned off, as the console script turns it off in the processes it starts
+    (``copter_cli.entry.no_numpy_hugepage_advice``: the first write of an advised array stalled in compaction, a TE
+    Kdl part 1.54 s instead of 1.24 s). A local cluster this process started inherits the console script's
+    setting; a worker of a cluster started elsewhere does not, and it keeps its own when it has one."""
+    if HUGEPAGE_VAR not in os.environ:
+        import numpy
+
+        core = getattr(numpy, "_core", None) or numpy.core  # numpy 2 / numpy 1.26
+        core.multiarray._set_madvise_hugepage(False)
+    return _call(fn, args, kill)
+
+
 class _ShipmentLost(Exception):
     """A worker could not open a part's shared memory (:func:`shipping.unpack`): the parts go through the pipe."""
 
@@ -585,7 +602,7 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
                                         f"{err}; start one (ray start --head), give --ray-address, or run this command "
                                         f"with --executor process", reason="io") from err
     _driver_messages_to_stderr(ray)
-    remote = ray.remote(max_retries=1, num_cpus=1)(_call)
+    remote = ray.remote(max_retries=1, num_cpus=1)(_call_ray)
     refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
     if on_submitted is not None:
         on_submitted()
