@@ -29,7 +29,9 @@ Atomic protocol: a generation is written completely in ``.tmp-gen-*`` (every fil
 folder), renamed to ``gen-NNNNNN``, the state folder fsynced; only then is ``CURRENT`` replaced (temp file,
 fsync, ``os.replace``, fsync of the folder). A crash at any point leaves the previous round current. On
 load ``CURRENT`` is validated; when it is garbled or missing or names a generation whose manifest is missing or
-whose files do not match it, the newest complete generation is used and :attr:`Generation.warning` says so. A
+whose files do not match it, the newest complete generation before the round it names is used (a later one only
+when none before it is complete: later rounds are there only when a rollback undid them) and
+:attr:`Generation.warning` says so. A
 file the machine will not let copter read (permission denied, EIO: :func:`formats.faults.is_environment_fault`)
 is no damage: :func:`read_fault` (exit code 7, naming it), with no fall-back, nothing moved or removed.
 
@@ -415,9 +417,17 @@ class StateStore(StateLocking):
         except ValueError:
             why = f"CURRENT is unreadable ({text!r})"
         gens = self.generations()
-        for g in reversed(gens):  # sizes already match: only the content of the candidate is hashed
-            if g != r and not self.damage(g, self._verify_of(g, verify)):
+        # a round before the one CURRENT names first: rounds after it are there only when a rollback undid them,
+        # and falling forward onto one would undo the rollback; only when none before it is complete, the newest
+        older = [g for g in gens if r is None or g < r]
+        newer = [g for g in gens if r is not None and g > r]
+        for g in reversed(older):  # sizes already match: only the content of the candidate is hashed
+            if not self.damage(g, self._verify_of(g, verify)):
                 return g, f"{why}; using the newest complete generation, round {g}"
+        for g in reversed(newer):
+            if not self.damage(g, self._verify_of(g, verify)):
+                return g, (f"{why}, and no round before it is complete; using the newest complete generation, round "
+                           f"{g}, which a rollback to round {r} had undone")
         folders = sorted(self._gen_folders())
         if folders:
             raise StateError(f"no complete generation: {gen_name(folders[-1])} is damaged "
