@@ -147,8 +147,13 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float |
     bound = whole_bound if from_whole else float(merged.dual_objective)
     if better:
         # the merged point's bound judges the whole point when it is the tighter one (none when neither has one)
-        kept = with_bound(problem, settings, whole, bound) if not from_whole and math.isfinite(bound) else whole
-        return replace(kept, message=f"{head}, whose point is kept: {whole.message}"), rep
+        rebound = not from_whole and math.isfinite(bound)
+        kept = with_bound(problem, settings, whole, bound) if rebound else whole
+        # the whole solve's own message names its own bound: say which bound and gap the round reports instead
+        note = (f" (bound and gap: the merged point's bound {kept.dual_objective:.10g}, the tighter, gap "
+                f"{kept.mip['gap_rel']:.3%})"
+                if rebound and kept.mip and kept.mip.get("gap_rel") is not None else "")
+        return replace(kept, message=f"{head}, whose point is kept{note}: {whole.message}"), rep
     kept = with_bound(problem, settings, merged, bound) if from_whole else merged
     note = f" (bound and gap: the whole solve's bound, gap {kept.mip['gap_rel']:.3%})" if from_whole else ""
     return replace(kept, message=f"{head}; the merged point is kept{note}: {merged.message}"), rep
