@@ -450,9 +450,12 @@ def _partition_options_need_partitions(ctx: typer.Context, partitions: int) -> N
         from solver.model.errors import UsageError
 
         one = len(given) == 1
+        one_part = _given(ctx, "partitions")
+        has = "has --partitions 1 (one part: the monolithic round)" if one_part else "has no --partitions K (K >= 2)"
+        fix = "give --partitions K with K >= 2" if one_part else "add --partitions K"
         raise UsageError(f"{', '.join(given)} appl{'ies' if one else 'y'} to partitioned rounds only, and this init "
-                         f"has no --partitions K (K >= 2): the rounds would be monolithic and "
-                         f"{'it' if one else 'they'} ignored; add --partitions K, or leave {'it' if one else 'them'} out")
+                         f"{has}: the rounds would be monolithic and "
+                         f"{'it' if one else 'they'} ignored; {fix}, or leave {'it' if one else 'them'} out")
 
 
 def _clients_before_compiling(base: Path, partition: dict | None) -> None:

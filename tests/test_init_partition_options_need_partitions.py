@@ -31,6 +31,10 @@ def test_a_partition_option_without_partitions_is_refused(base, tmp_path, capsys
     error = json.loads(out)["error"]
     assert code == 2, out
     assert option in error["message"] and "--partitions" in error["message"], error
+    # what the command line had: no --partitions, or --partitions 1 (helper-158: "has no --partitions K" for the latter)
+    said = "has --partitions 1 (one part" if partitions else "has no --partitions K (K >= 2)"
+    assert said in error["message"], error
+    assert ("give --partitions K with K >= 2" if partitions else "add --partitions K") in error["message"], error
     assert not (tmp_path / "st").exists()
 
 
