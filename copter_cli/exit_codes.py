@@ -32,7 +32,9 @@ TERMINATED = 143  #: 128 + SIGTERM: ``copter_cli.entry`` handles it as SIGINT
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer killed by a closed pipe
 
 TABLE = {
-    OK: "success: OPTIMAL, or FEASIBLE integer point; also a no-op re-apply of such a round",
+    OK: ("success: OPTIMAL, or FEASIBLE (an integer point not proven within `--mip-gap`, or a partitioned LP round's "
+         "merged point: primal feasible, its gap to the bound it proves in `partitions.gap_rel`); also a no-op "
+         "re-apply of such a round"),
     INTERNAL: "internal error (a bug)",
     USAGE: ("usage error: unknown option or command (click's message and suggestion, one line, also without "
             "`--json`), bad option value (a number of the wrong kind such as "
