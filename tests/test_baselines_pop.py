@@ -110,6 +110,8 @@ def test_pop_in_worker_processes_matches_in_process_run():
 def test_more_parts_than_clients_leaves_empty_parts_out():
     r = solve_pop(_allocation(2), k=4, seed=0, workers=0)
     assert r.status == Status.FEASIBLE and sum(r.extra["part_statuses"].values()) == 2
+    # the message says so (helper-158: "POP-200: 105 parts solved" read as K capped at the client count)
+    assert "POP-4: 2 parts solved (the other 2 of the 4 parts have no client: more parts than clients)" in r.message
 
 
 def _concurrent_flow(n_dem: int = 6) -> Problem:

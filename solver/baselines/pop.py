@@ -172,7 +172,9 @@ def _verdict(problem: Problem, k: int, n_parts: int, statuses: list, point, miss
         q = point_quality(problem, point)
         feasible = max(q.max_row_violation_rel, q.max_bound_violation) <= FEASIBLE_REL_TOL
         status = Status.FEASIBLE if feasible else Status.NUMERICAL_ERROR
-        message = (f"POP-{k}: {n_parts} parts solved, combined point feasible on the full problem"
-                   if feasible else f"POP-{k}: parts solved but the combined point violates the full problem")
+        empty = (f" (the other {k - n_parts} of the {k} parts have no client: more parts than clients)"
+                 if n_parts < k else "")
+        message = (f"POP-{k}: {n_parts} parts solved{empty}, combined point feasible on the full problem"
+                   if feasible else f"POP-{k}: parts solved{empty} but the combined point violates the full problem")
         return status, message
     return worst, f"POP-{k}: a part ended {worst.name}" + (f"; {missing} part(s) without a point" if missing else "")
