@@ -616,7 +616,8 @@ def show_cmd(
 
 
 #: history's columns: (header, justify, priority); 0 = essential (never dropped), higher = dropped first when
-#: the terminal is too narrow (copter_cli.table_fit); "mark": * the current round, failed a failed round's record
+#: the terminal is too narrow (copter_cli.table_fit); "mark": * the current round, failed a failed round's record,
+#: undone a kept round after the current one (a rollback undid it)
 HISTORY_COLUMNS = (("round", "right", 0), ("mark", "left", 1), ("status", "left", 0), ("objective", "right", 0),
                    ("gap", "right", 0), ("engine", "left", 3), ("iters", "right", 3), ("warm", "right", 8),
                    ("changed", "right", 5), ("wait", "right", 13), ("load", "right", 10), ("apply", "right", 9),
@@ -624,17 +625,24 @@ HISTORY_COLUMNS = (("round", "right", 0), ("mark", "left", 1), ("status", "left"
                    ("total", "right", 0), ("compare (time / copter)", "left", 6))
 
 
-def _print_history(rows: list[dict], out: Console | None = None, terminal: bool | None = None) -> list[str]:
+def _print_history(rows: list[dict], out: Console | None = None, terminal: bool | None = None,
+                   current: int | None = None) -> list[str]:
     """The history table on the shared console (stdout inside ``emit``; or ``out``), fitted to the terminal: no
-    cell is cut; the least important columns are dropped with a note when the width cannot hold them. Returns the dropped headers."""
+    cell is cut; the least important columns are dropped with a note when the width cannot hold them. Returns the
+    dropped headers. ``current``: the current round's number (default: the row marked current, if shown); a kept
+    round after it is marked ``undone`` (a rollback undid it: ``rollback --to`` moves forward to it again, the next
+    step moves it into ``abandoned/``)."""
     from rich import box
 
     from copter_cli.table_fit import Column, print_fitted
 
+    if current is None:
+        current = next((r["round"] for r in rows if r["current"]), None)
     cells = []
     for r in rows:
         s = r["seconds"] or {}
-        mark = "*" if r["current"] else ("failed" if r["kind"] == "failed" else "")
+        undone = current is not None and r["kind"] != "failed" and r["round"] > current
+        mark = "*" if r["current"] else ("failed" if r["kind"] == "failed" else ("undone" if undone else ""))
         cmp = "  ".join(f"{m} {_fmt(c.get('time_ratio'), '.2g')}x" if _fmt(c.get("time_ratio")) != "-" else f"{m} -"
                         for m, c in r.get("compare", {}).items() if m != "copter")
         cells.append([_fmt(r["round"]), mark, _fmt(r["status"]), _fmt(r["objective"]),
@@ -694,7 +702,10 @@ def history_cmd(
             _print_csv(rows, last)
             say_warnings(obj)
             return 0
-        return emit(obj, json_out, lambda _: (_print_history(rows), say_warnings(obj)))
+        current = next((r["round"] for r in rows if r["current"]), None)
+        if current is None and last is not None and not json_out:  # --last left the current round out
+            current = next((r["round"] for r in _rounds().history(_state(state), None, []) if r["current"]), None)
+        return emit(obj, json_out, lambda _: (_print_history(rows, current=current), say_warnings(obj)))
 
     run(json_out, debug, body)
 
