@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import multiprocessing as mp
 import os
 import signal
@@ -591,16 +592,21 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
         address = address or os.environ.get("RAY_ADDRESS") or None
         probe_ray_address(address)  # ray.init retries an address where nothing listens for minutes
         kw = {} if address else {"num_cpus": os.cpu_count() or 1}
+        started = time.perf_counter()
         try:
             with _own_sigterm():
+                # logging_level: Ray's INFO lines ("Started a local Ray instance.") are not copter's to print
                 ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
-                         **kw)
+                         logging_level=logging.WARNING, **kw)
         except ConnectionError as err:  # "auto" and no cluster running, or one that went away: not a bug
             from solver.model.errors import EnvironmentFaultError
 
             raise EnvironmentFaultError(f"--executor ray: Ray could not join a cluster at {address or 'a new local one'}: "
                                         f"{err}; start one (ray start --head), give --ray-address, or run this command "
                                         f"with --executor process", reason="io") from err
+        # starting (or joining) the cluster is this round's wait for its workers, as a process pool's start is: the
+        # report's pool_start, outside the parts' seconds and on_k_cores (a local cluster: 3-5 s a command)
+        _POOL_START.append(time.perf_counter() - started)
     _driver_messages_to_stderr(ray)
     remote = ray.remote(max_retries=1, num_cpus=1)(_call_ray)
     refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
