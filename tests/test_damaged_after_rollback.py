@@ -36,13 +36,19 @@ def _damage(st: Path, r: int) -> None:
     assert StateStore(st).damage(r)
 
 
-def test_the_fallback_is_a_round_before_the_rolled_back_one(tmp_path, capsys):
-    st = _state(tmp_path, 3)
-    rounds.rollback(st, to=2)
-    _damage(st, 2)
+def _shown_after(tmp_path: Path, capsys, steps: int, to: int) -> tuple[Path, dict, str]:
+    """A state of ``steps`` rounds after init, rolled back to round ``to``, whose round ``to`` is then damaged:
+    the state, ``show --json``'s answer and its stderr."""
+    st = _state(tmp_path, steps)
+    rounds.rollback(st, to=to)
+    _damage(st, to)
     code, out, err = run_main(capsys, "show", "--state", st, "--json")
     assert code == 0, err
-    res = json.loads(out)
+    return st, json.loads(out), err
+
+
+def test_the_fallback_is_a_round_before_the_rolled_back_one(tmp_path, capsys):
+    st, res, _ = _shown_after(tmp_path, capsys, 3, 2)
     assert res["round"] == 1  # not 3, the round the rollback undid
     assert "CURRENT names round 2" in res["warnings"][0]
     assert "using the newest complete generation, round 1" in res["warnings"][0]
@@ -56,12 +62,7 @@ def test_the_fallback_is_a_round_before_the_rolled_back_one(tmp_path, capsys):
 
 
 def test_with_no_complete_round_before_it_a_later_one_is_used_and_the_warning_says_so(tmp_path, capsys):
-    st = _state(tmp_path, 2)
-    rounds.rollback(st, to=0)
-    _damage(st, 0)
-    code, out, err = run_main(capsys, "show", "--state", st, "--json")
-    assert code == 0, err
-    res = json.loads(out)
+    _, res, err = _shown_after(tmp_path, capsys, 2, 0)
     assert res["round"] == 2
     assert "no round before it is complete" in res["warnings"][0]
     assert "which a rollback to round 0 had undone" in res["warnings"][0]
