@@ -527,10 +527,19 @@ def step_cmd(
                 return _finish({**report, "delta": str(deltas[0])}, json_out)
         done: list[dict] = []  # the reports of the deltas done so far (solver.rounds.step_many's on_round)
 
+        def with_last() -> list[dict]:
+            """``done`` and, when an interrupt came as the next round was stored (held back while CURRENT moved,
+            delivered right after), that round's report too: the batch stopped before its on_round saw it."""
+            last = undo.stored_report()
+            if last is None or len(done) >= len(deltas) or any(r.get("round") == last.get("round") for r in done):
+                return done
+            return [*done, {**last, "delta": str(deltas[len(done)]), "delta_index": len(done) + 1}]
+
         def interrupted(code: int, message: str) -> bool:  # once a round is done: its report with the error
-            if not done:
+            reports = with_last()
+            if not reports:
                 return False  # nothing stored yet: the plain interrupted error
-            _interrupted_many(done, deltas, st, json_out, code, message)
+            _interrupted_many(reports, deltas, st, json_out, code, message)
             return True
 
         try:
@@ -543,9 +552,10 @@ def step_cmd(
                 raise
             return _finish_many(err.reports, json_out, _stop_of(err))
         except KeyboardInterrupt:  # raised in a region (a round being saved): unwound, the state as it was
-            if not done:
+            reports = with_last()
+            if not reports:
                 raise
-            return _interrupted_many(done, deltas, st, json_out, undo.exit_code(), undo.interrupted_message())
+            return _interrupted_many(reports, deltas, st, json_out, undo.exit_code(), undo.interrupted_message())
         return _finish_many(reports, json_out, n_deltas=len(deltas))
 
     run(json_out, debug, body)

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 _DEPTH = [0]
 _ACTIONS: list[Callable[[], None]] = []
 _DONE: list[str] = []
+_DONE_REPORT: list = []  #: [the report of the latest stored change] (:func:`done`)
 _WROTE: list[str] = []  #: the first two output files the command wrote completely (:func:`wrote`)
 _WROTE_COUNT = [0]  #: how many it wrote (a library caller writing every round keeps no growing list)
 _SCRATCH: list[str] = []  #: what the scratch work in progress is, innermost last (:func:`scratch`)
@@ -94,12 +95,19 @@ def report_interrupt(code: int, message: str) -> bool:
         return False
 
 
-def done(what: str) -> None:
+def done(what: str, report: dict | None = None) -> None:
     """Record that the command's change is stored (``"round 3 is stored and current"``): an interrupt from
-    here on says so instead of "the state is unchanged". Ignored inside :func:`scratch` (a scratch state's
-    round is not the command's change)."""
+    here on says so instead of "the state is unchanged". ``report``: the stored round's report, for a batch that
+    an interrupt delivered right after the store stops before its own bookkeeping saw the round
+    (:func:`stored_report`). Ignored inside :func:`scratch` (a scratch state's round is not the command's change)."""
     if not _SCRATCH:
         _DONE.append(what)
+        _DONE_REPORT[:] = [report]
+
+
+def stored_report() -> dict | None:
+    """The report :func:`done` recorded with the command's latest stored change (None: none, or none given)."""
+    return _DONE_REPORT[0] if _DONE_REPORT else None
 
 
 def stored() -> str | None:
@@ -161,6 +169,7 @@ def begin_command() -> None:
     """Forget what an earlier command in this process stored or described (in-process callers run
     several)."""
     _DONE.clear()
+    _DONE_REPORT.clear()
     _WROTE.clear()
     _WROTE_COUNT[0] = 0
     _LANDED.clear()

@@ -154,3 +154,27 @@ def test_silence_erases_the_live_line_and_stops_its_redraws():
         p(info)
         p._draw(p._t0 + 10.0)
         assert len(term.text) == drawn  # no redraw after it
+
+
+@pytest.mark.parametrize("sig,code", [("sigint", 130), ("sigterm", 143)])
+def test_a_signal_while_current_moves_stops_the_batch_with_that_rounds_report(tmp_path, batch, sig, code):
+    """A signal held back while round 2's CURRENT moves is delivered once round 2 is stored: the batch stops there
+    (exit 130 / 143) and its answer carries round 2's report. helper-159: a SIGINT there was dropped (the batch went
+    on to round 3 and exited 0), and a SIGTERM's answer lacked round 2's report though CURRENT named it."""
+    st, ds, _ = batch
+    out_code, out, err = copter(tmp_path, "step", *ds, "--state", st, "--json", fault=f"{sig}_while_current_moves@2")
+    assert out_code == code, (out_code, out, err)
+    obj = json.loads(out)
+    assert [r["round"] for r in obj["rounds"]] == [1, 2] and obj["current_round"] == 2 and obj["stopped_at"] == 3
+    assert [r["delta_index"] for r in obj["rounds"]] == [1, 2] and obj["rounds"][1]["delta"] == str(ds[1])
+    assert "round 2 is stored and current [delta 3 of 3" in obj["error"]["message"]
+    assert "round(s) 1, 2 stored before it" in obj["error"]["message"]
+    assert (st / "CURRENT").read_text() == "2\n" and not (st / "gen-000003").exists()
+
+
+def test_a_sigint_while_a_single_steps_current_moves_ends_it_saying_the_round_is_stored(tmp_path, batch):
+    st, ds, _ = batch
+    code, out, err = copter(tmp_path, "step", ds[0], "--state", st, fault="sigint_while_current_moves@1")
+    assert code == 130, (code, out, err)
+    assert "round 1 is stored and current" in err
+    assert (st / "CURRENT").read_text() == "1\n"
