@@ -423,8 +423,13 @@ def _finish(msg: dict | None, received: list[int], argv: list[str]) -> None:
         except ValueError:
             name = f"signal {sig}"
         what = f"the copter worker's process running this command was killed by signal {sig} ({name})"
-    message = (f"{what}; a round is stored atomically, so the state holds the previous round or the complete "
-               "new one (`copter show` tells which); the worker's log has details")
+    if argv[1:2] == ["init"]:  # no previous round: the state is either not made or made with its round 0
+        state = ("an init stores its round 0 atomically, so the state either holds it or was not made (`copter "
+                 "show` tells which; `copter init` can run again when it was not)")
+    else:
+        state = ("a round is stored atomically, so the state holds the previous round or the complete new one "
+                 "(`copter show` tells which)")
+    message = f"{what}; {state}; the worker's log has details"
     from copter_cli.entry import write_error
 
     write_error(ENVIRONMENT, "environment", message, "--json" in argv[1:])

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 
 from copter_cli import worker_client as wc
 from solver.clock import os_wait
@@ -102,14 +103,49 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None],
             before it answered (the message quotes its log's last lines) or did not answer in time.
     """
     t0 = time.monotonic()
+    p = wc.paths()
+    ensure_folder(p["dir"])
+    with _starting(p["lock"] + ".start", timeout):
+        return _start(p, t0, idle_timeout, timeout, prepare, progress)
+
+
+@contextmanager
+def _starting(path: str, timeout: float):
+    """One ``copter worker start`` of this install at a time (``flock`` on ``path``, waited for up to ``timeout``
+    seconds): two at once (cron jobs that each start the worker) both found no worker, both spawned one and
+    truncated its log, and the later spawn could be left running past a ``worker stop`` (helper-159). The later
+    start now finds the earlier one's worker running. A start that cannot take it in time goes on without it."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:  # the folder's problems are reported by the start itself
+        yield
+        return
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _start(p: dict, t0: float, idle_timeout: float, timeout: float, prepare: Callable[[], None],
+           progress: Callable[[str], None] | None) -> dict:
+    """:func:`start` under the start lock."""
     current = wc.call("status")
     if current and current.get("running"):
         if not current.get("stale"):
             current.pop("identity", None)
             return {**current, "already_running": True, "start_seconds": time.monotonic() - t0}
         stop(timeout)
-    p = wc.paths()
-    ensure_folder(p["dir"])
     if len(os.fsencode(p["socket"])) > SOCKET_PATH_MAX:
         raise EnvironmentFaultError(f"the worker's socket path is {len(os.fsencode(p['socket']))} bytes, over the "
                                     f"{SOCKET_PATH_MAX} a Unix socket allows: set COPTER_WORKER_DIR to a shorter "
