@@ -706,15 +706,15 @@ def history_cmd(
 
         keep_numpy_out()  # the round log is read with pyarrow alone (issue #15: start-up)
         warnings: list[str] = []  # CURRENT unusable: the rows are the newest complete generation's lineage
-        rows = _rounds().history(_state(state), None if csv_out else last, warnings)
+        st = _state(state)
+        rows = _rounds().history(st, None if csv_out else last, warnings)
         obj = {"rounds": rows, **({"warnings": warnings} if warnings else {})}
         if csv_out:
             _print_csv(rows, last)
             say_warnings(obj)
             return 0
-        current = next((r["round"] for r in rows if r["current"]), None)
-        if current is None and last is not None and not json_out:  # --last left the current round out
-            current = next((r["round"] for r in _rounds().history(_state(state), None, []) if r["current"]), None)
+        # --last may leave the current round out: CURRENT then says which rows come after it (one small read)
+        current = None if any(r["current"] for r in rows) else _current_round(st)
         return emit(obj, json_out, lambda _: (_print_history(rows, current=current), say_warnings(obj)))
 
     run(json_out, debug, body)

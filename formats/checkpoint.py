@@ -416,18 +416,15 @@ class StateStore(StateLocking):
             why = f"CURRENT is unreadable ({text!r})"
         except ValueError:
             why = f"CURRENT is unreadable ({text!r})"
-        gens = self.generations()
-        # a round before the one CURRENT names first: rounds after it are there only when a rollback undid them,
-        # and falling forward onto one would undo the rollback; only when none before it is complete, the newest
-        older = [g for g in gens if r is None or g < r]
-        newer = [g for g in gens if r is not None and g > r]
-        for g in reversed(older):  # sizes already match: only the content of the candidate is hashed
-            if not self.damage(g, self._verify_of(g, verify)):
+        # newest first, the rounds before the one CURRENT names ahead of those after it: rounds after it are there
+        # only when a rollback undid them, and falling forward onto one would undo the rollback
+        newest = self.generations()[::-1]
+        for g in [g for g in newest if r is None or g < r] + [g for g in newest if r is not None and g > r]:
+            if not self.damage(g, self._verify_of(g, verify)):  # sizes already match: only the candidate is hashed
+                if r is not None and g > r:
+                    return g, (f"{why}, and no round before it is complete; using the newest complete generation, "
+                               f"round {g}, which a rollback to round {r} had undone")
                 return g, f"{why}; using the newest complete generation, round {g}"
-        for g in reversed(newer):
-            if not self.damage(g, self._verify_of(g, verify)):
-                return g, (f"{why}, and no round before it is complete; using the newest complete generation, round "
-                           f"{g}, which a rollback to round {r} had undone")
         folders = sorted(self._gen_folders())
         if folders:
             raise StateError(f"no complete generation: {gen_name(folders[-1])} is damaged "

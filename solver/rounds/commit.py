@@ -11,7 +11,7 @@ from formats.faults import as_environment_fault, fault_point, is_environment_fau
 from solver.model.errors import EnvironmentFaultError
 from solver.model.problem import Problem
 from solver.rounds.outputs import previous_allocation, write_outputs
-from solver.rounds.signals import sigint_deferred
+from solver.rounds.signals import signals_deferred
 
 
 def phase_seconds(result, t_solve: float) -> tuple[float, float]:
@@ -100,7 +100,7 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
                       "parent_round": None if prev is None else prev.round}
             # from here the round is finished, SIGINT or not: moving an abandoned branch aside, the rename
             # and CURRENT belong together
-            with sigint_deferred():
+            with signals_deferred():
                 writer.commit(report, {"delta_sha256": delta_sha, "status": report["status"], **parent})
                 store.set_current(round_)
                 undo.done(f"round {round_} is stored and current", report)

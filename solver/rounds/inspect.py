@@ -11,7 +11,7 @@ from formats.faults import is_environment_fault
 from solver.model.errors import StateError, UsageError
 from solver.model.status import Status
 from solver.rounds.config import state_dir_or_default
-from solver.rounds.signals import sigint_deferred
+from solver.rounds.signals import signals_deferred
 
 
 def show(state_dir=None, round_: int | None = None, warnings: list[str] | None = None) -> dict:
@@ -223,7 +223,7 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
         if to == cur and not warning:  # CURRENT already names it: nothing to write (a damaged CURRENT is rewritten)
             return {"round": to, "previous_round": cur, "later_rounds": [r for r in gens if r > to],
                     "message": f"round {to} is already current; nothing changed", "unchanged": True}
-        with sigint_deferred():
+        with signals_deferred():
             try:
                 store.set_current(to)
             except OSError as err:

@@ -14,7 +14,7 @@ REDELIVERED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager
-def sigint_deferred():
+def signals_deferred():
     """Hold SIGINT, SIGTERM and SIGHUP back while CURRENT is replaced (main thread only): the round then
     completes, and each signal a Python handler catches is delivered to it once the block ends (the command then
     ends saying the round is stored and current; a batch stops there)."""
