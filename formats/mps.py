@@ -138,6 +138,7 @@ from formats.mps_sections import (
     check_bound_set_names,
     check_end,
     check_fixed_objective_sections,
+    check_indented_keywords,
     check_objective_name,
     check_repeated_sections,
     check_rhs_on_free_rows,
@@ -561,6 +562,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
             if fixed:  # a misplaced OBJSENSE makes that parser read a garbage model (the line checks would blame it)
                 check_fixed_objective_sections(data, path, idx, _line_of)
                 check_section_order(data, path, idx, _line_of, fixed=True)  # it drops RANGES after BOUNDS
+            if not fixed:  # before the line checks, which would blame the field count of such a line
+                check_indented_keywords(data, path, idx, _line_of)
             _check_valueless_bounds(data, path, idx, fixed, lambda nm: _is_column(h, nm))
             check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
             if fixed:  # HiGHS's fixed parser keeps a repeated RHS/RANGES value or bound side without a warning
@@ -580,6 +583,9 @@ def read_mps(path: str | os.PathLike) -> Problem:
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
+        if not any(_FIXED_FORMAT in m for m in messages):  # HiGHS's error may be about what follows such a line
+            with _text(path) as data:
+                check_indented_keywords(data, path, _header_index(data), _line_of)
         if any(_FIXED_FORMAT in m for m in messages):  # a misplaced OBJSENSE/OBJNAME: the line checks would blame
             with _text(path) as data:  # the lines HiGHS then misread
                 check_fixed_objective_sections(data, path, _header_index(data), _line_of)

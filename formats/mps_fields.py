@@ -112,7 +112,7 @@ def _line_ok(section: bytes, toks: list[bytes]) -> bool:
 def _entity(section: bytes, toks: list[bytes]) -> str | None:
     pick = {b"ROWS": 1, b"COLUMNS": 0, b"BOUNDS": 2 if len(toks) >= 4 else 1}.get(section)
     if pick is None:  # RHS/RANGES: the first row named on the line
-        pick = 0 if _is_number(toks[1]) else 1
+        pick = 0 if len(toks) < 2 or _is_number(toks[1]) else 1
     return toks[pick].decode("utf-8", "backslashreplace") if len(toks) > pick else None
 
 
@@ -124,6 +124,11 @@ def check_line_fields(section: bytes, toks: list[bytes], path: str, line: int) -
         FormatError: the field-count error naming the file, line and entity.
     """
     if not _line_ok(section, toks):
+        if section == b"RHS" and len(toks) == 2 and not _is_number(toks[1]):  # e.g. a set and a row, no value
+            text = " ".join(t.decode("utf-8", "backslashreplace") for t in toks)
+            raise FormatError(f"RHS line has 2 fields ({text!r}), read as a row and its value, but "
+                              f"{toks[1].decode('utf-8', 'backslashreplace')!r} is no number: after a set name "
+                              "give the row and its value", file=path, line=line, entity=_entity(section, toks))
         raise FormatError(
             f"{section.decode()} line has {len(toks)} fields, expected {_EXPECTED[section]}; HiGHS "
             "would skip the fields it does not expect and silently read a different model", file=path,

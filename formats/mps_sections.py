@@ -18,6 +18,12 @@ HiGHS 1.16's free-format reader (``HMpsFF``) reads these without a word (checked
   (``ENDATA junk`` becomes a data line), or followed by more content (extra lines, a second
   concatenated gzip member), which HiGHS ignores. The one exception is MIPLIB 3's ``IMPORTANCES``
   trailer of branching priorities (``dcmulti``): not model data, ignored with a warning.
+* Keywords after blanks (:func:`check_indented_keywords`): a line whose first field, after leading blanks, is
+  ``NAME`` or ``OBJSENSE`` (any case), ``QSECTION``, ``QCMATRIX`` or ``CSECTION`` is taken for a section header.
+  Inside ROWS/COLUMNS/RHS/RANGES/BOUNDS (a column, RHS/RANGES vector or bound set named ``name``) the rest of
+  that section is then dropped without a word (HiGHS 1.16, checked with highspy on every keyword); an indented
+  ``  OBJSENSE MAX`` before ROWS sets the sense where copter's header scan (column 1) would not see it.
+  Refused in free format (the fixed-format parser reads such lines as data).
 * Bound set names (:func:`check_bound_set_names`): HiGHS takes field 2 of a ``BOUNDS`` line as the
   column whenever it is a column name, so ``UP y x 2`` (set ``y``, column ``x``) becomes ``y <= 0``
   (the value read from ``x``). A line with room for a set name (4 fields; 3 for ``FR``/``MI``/``PL``/
@@ -190,6 +196,39 @@ def check_end(data, path: str, idx: dict, line_of) -> None:
             return
         raise FormatError(f"content after ENDATA ({_show(raw[:40])!r}); HiGHS stops reading at ENDATA and "
                           "would ignore it (two files concatenated?)", file=path, line=line_of(data, at))
+
+
+#: first fields HiGHS's free parser takes for a section header even after leading blanks (any letter case)
+_INDENTED_KEYWORD = re.compile(rb"(?mi)^[ \t]+(NAME|OBJSENSE|QSECTION|QCMATRIX|CSECTION)(?=[ \t\r\n]|\Z)")
+#: a section keyword alone on an indented line: meant as a header, a one-field data line to the reader
+_INDENTED_HEADER = re.compile(rb"(?mi)^[ \t]+(ROWS|COLUMNS|RHS|RANGES|BOUNDS|ENDATA|OBJNAME)[ \t\r]*$")
+
+
+def check_indented_keywords(data, path: str, idx: dict, line_of) -> None:
+    """Refuse a line whose first field, after leading blanks, is a keyword HiGHS's free parser takes for a
+    section header there (module docstring), or a section keyword alone on an indented line: two regex scans of
+    the text. An indented ``NAME`` before ROWS (the
+    model's name, where nothing is dropped) is let through.
+
+    Raises:
+        FormatError: naming the line and the keyword.
+    """
+    rows = idx.get(b"ROWS", [len(data)])[0]
+    m = _INDENTED_HEADER.search(data)
+    if m is not None:
+        raise FormatError(f"section header {_show(m.group(1))!r} is indented (a data line of one field to the "
+                          "reader): start it in column 1", file=path, line=line_of(data, m.start()))
+    for m in _INDENTED_KEYWORD.finditer(data):
+        word = m.group(1)
+        if word.upper() == b"NAME" and m.start() < rows:
+            continue
+        line = line_of(data, m.start())
+        if m.start() < rows:
+            raise FormatError(f"{_show(word)!r} is indented: HiGHS would read it as the OBJSENSE header, which copter "
+                              "reads only from column 1; start the header in column 1", file=path, line=line)
+        raise FormatError(f"a data line starts with {_show(word)!r}: HiGHS's free-format reader takes it for a "
+                          "section header and silently drops the rest of the section; rename the column, vector "
+                          "or bound set", file=path, line=line, entity=_show(word))
 
 
 def check_bound_set_names(data, path: str, idx: dict, is_column, line_of) -> None:

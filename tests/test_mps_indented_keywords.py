@@ -1,0 +1,108 @@
+"""Free-format lines whose first field, after blanks, is a keyword HiGHS takes for a section header (session 33's
+hunt, helper-161): a column, RHS vector or bound set named ``NAME``/``OBJSENSE``/``QSECTION`` dropped the rest of
+its section with status kOk (HiGHS 1.16 and copter read the same wrong model), and an indented ``  OBJSENSE MAX``
+was read as MAX by HiGHS and MIN by copter. Each is refused naming its line; the fixed-format reader, which reads
+such lines as data, still reads them; an RHS line of one field is a format error, not an IndexError."""
+
+from __future__ import annotations
+
+import highspy
+import pytest
+
+from formats.mps import read_mps
+from solver.model.errors import FormatError
+
+
+def _model(word: str) -> str:
+    # min -x - 2 w - 3 z  s.t.  x + w + z <= 4,  x <= 5, w <= 3: the optimum puts 4 on z (-12)
+    return ("NAME t\nROWS\n N obj\n L cap\nCOLUMNS\n    x obj -1 cap 1\n"
+            f"    {word} obj -2\n    {word} cap 1\n    z obj -3 cap 1\nRHS\n    RHS cap 4\n"
+            f"BOUNDS\n UP BND x 5\n UP BND {word} 3\nENDATA\n")
+
+
+def _write(tmp_path, text: str):
+    p = tmp_path / "m.mps"
+    p.write_text(text)
+    return p
+
+
+def _highs_columns(path) -> list[str]:
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    return list(h.getLp().col_names_)
+
+
+@pytest.mark.parametrize("word", ["NAME", "name", "Name", "OBJSENSE", "objsense", "QSECTION", "qsection"])
+def test_a_column_named_like_a_header_keyword_is_refused_where_highs_drops_the_rest_of_columns(tmp_path, word):
+    p = _write(tmp_path, _model(word))
+    assert "z" not in _highs_columns(p)  # what copter guards against: HiGHS lost column z without a word
+    with pytest.raises(FormatError) as e:
+        read_mps(p)
+    assert e.value.line == 7 and e.value.entity == word, e.value
+    assert "drops the rest of the section" in str(e.value)
+
+
+def test_an_ordinary_column_name_reads_the_whole_model(tmp_path):
+    p = read_mps(_write(tmp_path, _model("w")))
+    assert p.col_names.tolist() == ["x", "w", "z"] and p.cost.tolist() == [-1.0, -2.0, -3.0]
+
+
+@pytest.mark.parametrize("section,line", [
+    ("RHS\n    NAME cap 4\n", 9),  # an RHS vector named NAME: the right-hand side was lost (objective 0)
+    ("RHS\n    RHS cap 4\nBOUNDS\n UP BND x 1\n    NAME x\n UP BND z 2\n", 12),  # z's bound was lost
+])
+def test_rhs_and_bounds_lines_starting_with_name_are_refused(tmp_path, section, line):
+    text = ("NAME t\nROWS\n N obj\n L cap\nCOLUMNS\n    x obj -1 cap 1\n    z obj -1 cap 1\n" + section
+            + "ENDATA\n")
+    with pytest.raises(FormatError) as e:
+        read_mps(_write(tmp_path, text))
+    assert e.value.line == line and "'NAME'" in str(e.value), e.value
+
+
+def test_an_indented_objsense_header_is_refused_not_read_as_min(tmp_path):
+    text = "NAME t\n  OBJSENSE MAX\nROWS\n N obj\n L c\nCOLUMNS\n    x obj 1 c 1\nRHS\n    RHS c 4\nENDATA\n"
+    with pytest.raises(FormatError) as e:
+        read_mps(_write(tmp_path, text))
+    assert e.value.line == 2 and "column 1" in str(e.value), e.value
+    ok = read_mps(_write(tmp_path, text.replace("  OBJSENSE MAX", "OBJSENSE\n    MAX")))
+    assert ok.sense == -1
+
+
+def test_an_indented_name_before_rows_is_the_models_name_and_reads(tmp_path):
+    p = read_mps(_write(tmp_path, "  NAME t\n" + _model("w").split("\n", 1)[1]))
+    assert p.col_names.tolist() == ["x", "w", "z"]
+
+
+def test_an_indented_section_header_is_named(tmp_path):
+    text = "NAME t\nROWS\n N obj\n L c\nCOLUMNS\n    x obj 1 c 1\nRHS\n    RHS c 4\n  BOUNDS\n UP BND x 2\nENDATA\n"
+    with pytest.raises(FormatError) as e:
+        read_mps(_write(tmp_path, text))
+    assert e.value.line == 9 and "'BOUNDS' is indented" in str(e.value), e.value
+
+
+@pytest.mark.parametrize("lines,line", [("RHS\n    R1\n    RHS c 4\n", 8), ("RHS\n    RHS c 4\nRANGES\n    RNG\n", 10)])
+def test_a_one_field_rhs_or_ranges_line_is_a_format_error(tmp_path, lines, line):
+    text = "NAME t\nROWS\n N obj\n L c\nCOLUMNS\n    x obj 1 c 1\n" + lines + "ENDATA\n"
+    with pytest.raises(FormatError) as e:  # was IndexError in the message's entity lookup (exit 1)
+        read_mps(_write(tmp_path, text))
+    assert e.value.line == line and "1 fields" in str(e.value), e.value
+
+
+def test_a_two_field_rhs_line_without_a_number_says_so(tmp_path):
+    text = "NAME t\nROWS\n N obj\n L c\nCOLUMNS\n    x obj 1 c 1\nRHS\n    RHS c\nENDATA\n"
+    with pytest.raises(FormatError) as e:
+        read_mps(_write(tmp_path, text))
+    assert e.value.line == 8 and "'c' is no number" in str(e.value) and "2 fields" in str(e.value), e.value
+
+
+def test_the_fixed_format_reader_reads_a_column_named_name_as_data(tmp_path):
+    # a name with a space makes HiGHS read the file with its fixed-format parser, which reads the line as data
+    def line(a, b, c, d="", e=""):  # names in columns 5-12 and 15-22, values from 25 and 50
+        return f"    {a:<8}  {b:<8}  {c:<12}   {d:<8}  {e}".rstrip() + "\n"
+
+    text = ("NAME          t\nROWS\n N  obj\n L  cap\nCOLUMNS\n" + line("x a", "obj", "-1", "cap", "1")
+            + line("NAME", "obj", "-2", "cap", "1") + line("z", "obj", "-3", "cap", "1") + "RHS\n"
+            + line("RHS", "cap", "4") + "ENDATA\n")
+    p = read_mps(_write(tmp_path, text))
+    assert p.col_names.tolist() == ["x a", "NAME", "z"] and p.cost.tolist() == [-1.0, -2.0, -3.0]
