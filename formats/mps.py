@@ -91,8 +91,11 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   write it renamed (``c_ekk0``, ``my_var``), so the file would no longer match the state by name
   (use Parquet for such names). HiGHS names its vector sets ``RHS_V``, ``RANGE`` and ``BOUND`` whatever the
   model holds; *copter* renames such a set when a row (``RHS_V``, ``RANGE``) or column (``BOUND``) has its name
-  (``RHS_V_1``, ...), since a reader takes the set name for that entity. HiGHS prints numbers with ~15 significant digits, so an MPS
-  round trip may change the last bit of a computed value (e.g. a RANGES bound); Parquet is exact.
+  (``RHS_V_1``, ...), since a reader takes the set name for that entity. HiGHS's writer also misplaces integer markers around
+  an empty zero-cost column, writes a ranged row's range so that its lower bound may read back moved ([0.3, 1e15]
+  as [0.25, 1e15]), and leaves out the ``LO 0`` an empty box [0, u < 0] needs: ``formats.mps_write_fixes`` corrects
+  the file it wrote. A ranged row whose bounds no range holds exactly (rare: bounds of opposite signs) moves by at
+  most an ulp of its range, with a warning naming it; Parquet is exact.
 
 The light text pre-scan finds the section header lines with one regex scan (C speed) and reads the
 ``OBJSENSE`` and ``BOUNDS`` sections; it parses ``COLUMNS`` lines in Python only when the file has
@@ -148,6 +151,7 @@ from formats.mps_sections import (
     objective_sense,
 )
 from formats.mps_small_values import small_values_warning
+from formats.mps_write_fixes import fix_written_mps
 from formats.read_notes import note
 from formats.written import check_complete
 from solver.highs_bridge import (
@@ -968,6 +972,8 @@ def write_mps(problem: Problem, path: str | os.PathLike, gzip_name: str | None =
         # file cut mid-line must not be renamed into place as a success
         check_complete(tmp, path, b"ENDATA\n", "HiGHS's MPS")
         _rename_clashing_sets(tmp, problem)
+        fix_written_mps(tmp, problem.col_names, problem.row_names, problem.cost, np.asarray(lp.col_lower_),
+                        np.asarray(lp.col_upper_), it, problem.row_lower, problem.row_upper, problem.a_indptr, path)
         if gz:
             ztmp = str(new_temp(Path(path), ".mps.gz"))  # the destination changes only once complete
             try:

@@ -1,0 +1,205 @@
+"""Corrections to the MPS file HiGHS 1.16's writer produces, where reading it back gives another model.
+
+Found by session 33's hunt (helper-161), each checked with highspy alone:
+
+* **Markers around an empty column.** A column with no entries and cost 0 is written as ``name Obj 0`` without
+  the marker switch its integrality needs. It reads back with the integrality of the column written before it
+  (the first column: continuous), so a continuous one after an integer column became integer, and an empty
+  integer column continuous. Fix: such a line is wrapped in the markers it needs (``INTEND``/``INTORG`` around a
+  continuous one inside an integer block, ``INTORG``/``INTEND`` around an integer one outside), which leaves the
+  marker state of the lines after it unchanged.
+* **Ranged rows.** A row with both bounds finite (l < u) is written ``L`` with right-hand side u and range
+  R = u - l; a reader takes l' = u - R, which differs from l whenever u - l is not exact: [1.8, 5] read back as
+  [1.7999999999999998, 5], [0.3, 1e15] as [0.25, 1e15], [-2.333, 3.25e18] as [0, 3.25e18]. Fix: the range is
+  chosen among R and its neighbours (a few ulps) so that u - R is l exactly; failing that, the row is written
+  ``G`` with right-hand side l and a range R with l + R = u exactly. A row neither form holds exactly (bounds of
+  opposite signs whose range has a coarser ulp than they do: [-0.1, 0.7]) is written in the form whose moved
+  bound moves least (at most an ulp of the range) and a warning names it: Parquet keeps every bound.
+* **Empty boxes with a negative upper bound.** A column with lower bound 0 and upper bound < 0 is written with
+  its ``UP``/``UI`` line alone (0 is the default lower bound), and a reader then applies the negative-UP rule
+  (lower = -inf): an infeasible box became a feasible column. Fix: an explicit ``LO`` line of 0 before it.
+
+The checks are vectorised over the columns and rows; the file is rewritten only when a fix applies, by copying
+its text around the few lines that change (found by regex searches that move forward through their sections).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from formats.atomic import new_temp
+from formats.read_notes import note
+from solver.model.errors import ValidationError
+
+#: ulps either side of u - l tried for a ranged row's range
+RANGE_ULPS = 4
+
+
+def empty_marker_columns(integer: np.ndarray, empty_zero: np.ndarray) -> np.ndarray:
+    """Columns HiGHS's writer gives the wrong integrality (module docstring): empty zero-cost columns whose
+    integrality differs from the marker state at their line (that of the last column before them that is not
+    such a column; continuous before the first). integer, empty_zero: (n,) bool. Returns int64 indices."""
+    n = integer.size
+    if n == 0 or not empty_zero.any():
+        return np.zeros(0, dtype=np.int64)
+    idx = np.where(~empty_zero, np.arange(n), -1)
+    last = np.maximum.accumulate(idx)  # the last column at or before j that moves the marker state
+    prev = np.concatenate(([-1], last[:-1]))
+    state = np.where(prev >= 0, integer[np.maximum(prev, 0)], False)
+    return np.flatnonzero(empty_zero & (integer != state)).astype(np.int64)
+
+
+def _neighbours(r: np.ndarray) -> list[np.ndarray]:
+    out, up, down = [r], r, r
+    for _ in range(RANGE_ULPS):
+        up, down = np.nextafter(up, np.inf), np.nextafter(down, -np.inf)
+        out += [up, down]
+    return out
+
+
+def ranged_row_forms(lower: np.ndarray, upper: np.ndarray):
+    """For the ranged rows (both bounds finite, l < u) that HiGHS's ``L`` form with range u - l does not read back
+    exactly: (rows, their form: 0 ``L`` with the range given, 1 ``G`` with right-hand side l, the range to write,
+    exact). A row no range near u - l holds exactly in either form (bounds of opposite signs and a range whose ulp
+    exceeds theirs: [-0.1, 0.7] has none) gets the form whose moved bound moves least, by at most an ulp of the
+    range, and ``exact`` False. lower, upper: (m,) float64."""
+    rows = np.flatnonzero(np.isfinite(lower) & np.isfinite(upper) & (lower < upper))
+    lo, up = lower[rows], upper[rows]
+    bad = up - (up - lo) != lo
+    rows, lo, up = rows[bad], lo[bad], up[bad]
+    form = np.full(rows.size, -1, dtype=np.int64)
+    rng = np.zeros(rows.size)
+    r0 = up - lo
+    for r in _neighbours(r0):  # the L form: a reader computes u - |R|
+        hit = (form < 0) & (r > 0) & (up - r == lo)
+        form[hit], rng[hit] = 0, r[hit]
+    for r in _neighbours(r0):  # the G form: l + |R|
+        hit = (form < 0) & (r > 0) & (lo + r == up)
+        form[hit], rng[hit] = 1, r[hit]
+    exact = form >= 0
+    g_better = np.abs(lo + r0 - up) < np.abs(up - r0 - lo)
+    form[~exact] = np.where(g_better[~exact], 1, 0)
+    rng[~exact] = r0[~exact]
+    return rows, form, rng, exact
+
+
+def _num(v: float) -> bytes:
+    return repr(float(v)).encode()
+
+
+class _Edits:
+    """Replacements (start, end, new bytes) of a text, applied in one copy."""
+
+    def __init__(self, data, path: str):
+        self.data, self.path, self.out = data, path, []
+
+    def line(self, pattern: re.Pattern, pos: int, end: int, what: str) -> re.Match:
+        m = pattern.search(self.data, pos, end)
+        if m is None:  # HiGHS's writer changed its layout: refuse rather than write a file that may be wrong
+            raise ValidationError(f"could not find {what} in the MPS file HiGHS wrote; write Parquet instead",
+                                  file=self.path)
+        return m
+
+    def write(self, tmp: str) -> None:
+        out = str(new_temp(Path(tmp), ".mps"))
+        try:
+            with open(out, "wb") as dst, memoryview(self.data) as view:  # no copy of the text in between
+                at = 0
+                for a, b, text in sorted(self.out, key=lambda e: (e[0], e[1])):  # stable: insertions in order
+                    dst.write(view[at:a])
+                    dst.write(text)
+                    at = b
+                dst.write(view[at:])
+            os.replace(out, tmp)
+        finally:
+            if os.path.exists(out):
+                os.unlink(out)
+
+
+def _section(data, name: bytes) -> tuple[int, int]:
+    """(start of the first line after the header ``name``, start of the next header line); (-1, -1) if absent."""
+    m = re.search(rb"(?m)^" + name + rb"[ \t\r]*$", data)
+    if m is None:
+        return -1, -1
+    body = m.end() + 1
+    nxt = re.compile(rb"(?m)^[A-Za-z]").search(data, body)
+    return body, len(data) if nxt is None else nxt.start()
+
+
+def fix_written_mps(tmp: str, col_names, row_names, cost, col_lower, col_upper, integer, row_lower, row_upper,
+                    a_indptr, path: str) -> None:
+    """Apply the module's corrections to the MPS file at ``tmp`` written by HiGHS from these arrays (as passed to
+    it: integer columns' bounds already rounded inward). Arrays: (n,) / (m,) / a_indptr (n+1,); ``path``: the
+    destination, which the warning and errors name. Raises ValidationError (the file's layout not as expected:
+    a line to correct not found)."""
+    empty_zero = (np.diff(a_indptr) == 0) & (cost == 0)
+    marks = empty_marker_columns(integer, empty_zero)
+    rows, form, rng, exact = ranged_row_forms(row_lower, row_upper)
+    if not exact.all():
+        k = int(np.flatnonzero(~exact)[0])
+        r, lo, up = int(rows[k]), float(row_lower[rows[k]]), float(row_upper[rows[k]])
+        got = (lo, lo + rng[k]) if form[k] == 1 else (up - rng[k], up)
+        note(f"{path}: {int((~exact).sum())} ranged row(s) whose bounds no MPS range holds exactly (a reader derives "
+             f"one bound from the other and the range): each moved bound moves by at most an ulp of its range, "
+             f"e.g. row {str(row_names[r])!r} [{lo!r}, {up!r}] is read back as [{got[0]!r}, {got[1]!r}]; Parquet "
+             "keeps every bound exactly")
+    boxes = np.flatnonzero((col_lower == 0) & (col_upper < 0))
+    if not (marks.size or rows.size or boxes.size):
+        return
+    with open(tmp, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        ed = _Edits(data, path)
+        _fix_markers(ed, data, [str(col_names[j]) for j in marks.tolist()], integer[marks])
+        _fix_ranges(ed, data, [str(row_names[i]) for i in rows.tolist()], form, rng, row_lower[rows])
+        _fix_boxes(ed, data, [str(col_names[j]) for j in boxes.tolist()])
+        ed.write(tmp)
+
+
+def _fix_markers(ed: _Edits, data, names: list[str], integer: np.ndarray) -> None:
+    lo, hi = _section(data, b"COLUMNS")
+    pos = lo
+    for k, (name, is_int) in enumerate(zip(names, integer.tolist(), strict=True)):
+        m = ed.line(re.compile(rb"(?m)^[ \t]+" + re.escape(name.encode()) + rb"[ \t][^\n]*\n"), pos, hi,
+                    f"column {name!r}'s line")
+        a, b = (b"INTORG", b"INTEND") if is_int else (b"INTEND", b"INTORG")
+        ed.out.append((m.start(), m.start(), b"    CPTR%04d  'MARKER'                 '%s'\n" % (2 * k, a)))
+        ed.out.append((m.end(), m.end(), b"    CPTR%04d  'MARKER'                 '%s'\n" % (2 * k + 1, b)))
+        pos = m.end()
+
+
+def _fix_ranges(ed: _Edits, data, names: list[str], form: np.ndarray, rng: np.ndarray, lower: np.ndarray) -> None:
+    """Ranged rows' edits (module docstring): the range, and for the G form the row type and right-hand side. A
+    G-form row has u != 0 (with u = 0 the L form is exact: 0 - (0 - l) = l), so HiGHS wrote its RHS line."""
+    rows_lo, rows_hi = _section(data, b"ROWS")
+    rhs_lo, rhs_hi = _section(data, b"RHS")
+    rg_lo, rg_hi = _section(data, b"RANGES")
+    p_rows, p_rhs, p_rg = rows_lo, rhs_lo, rg_lo
+    for name, f, r, lo in zip(names, form.tolist(), rng.tolist(), lower.tolist(), strict=True):
+        entry = re.compile(rb"(?m)^[ \t]+\S+[ \t]+" + re.escape(name.encode()) + rb"[ \t]+(\S+)[ \t\r]*$")
+        m = ed.line(entry, p_rg, rg_hi, f"row {name!r}'s range")
+        ed.out.append((m.start(1), m.end(1), _num(r)))
+        p_rg = m.end()
+        if f == 0:
+            continue
+        m = ed.line(re.compile(rb"(?m)^[ \t]+L[ \t]+" + re.escape(name.encode()) + rb"[ \t\r]*$"), p_rows, rows_hi,
+                    f"row {name!r}")
+        t = m.start() + m.group().index(b"L")
+        ed.out.append((t, t + 1, b"G"))
+        p_rows = m.end()
+        m = ed.line(entry, p_rhs, rhs_hi, f"row {name!r}'s right-hand side")
+        ed.out.append((m.start(1), m.end(1), _num(lo)))
+        p_rhs = m.end()
+
+
+def _fix_boxes(ed: _Edits, data, names: list[str]) -> None:
+    lo, hi = _section(data, b"BOUNDS")
+    pos = lo
+    for name in names:
+        m = ed.line(re.compile(rb"(?m)^[ \t]+(?:UP|UI)[ \t]+(\S+)[ \t]+" + re.escape(name.encode()) + rb"[ \t]"),
+                    pos, hi, f"column {name!r}'s upper bound")
+        ed.out.append((m.start(), m.start(), b" LO %s  %s  0\n" % (m.group(1), name.encode())))
+        pos = m.end()
