@@ -3,7 +3,7 @@ code path, report the exit code (see ``copter_cli.worker_server`` and ``copter_c
 
 "Become the client" means: its standard input, output and error are the client's own descriptors (passed
 over the socket), its working directory is the client's (an open descriptor, so a renamed folder still
-works), its environment, umask, ``sys.argv``, ``sys.path`` and the encoding and buffering of ``sys.stdin``,
+works), its environment, umask, nice value and resource limits (``copter_cli.worker_limits``), ``sys.argv``, ``sys.path`` and the encoding and buffering of ``sys.stdin``,
 ``sys.stdout`` and ``sys.stderr`` are the client's, ``--time-limit`` counts from the client's start
 (``solver.clock.inherit_process_start``), and the CLI's console (``copter_cli.output.console``, built in the
 worker for its log file) is built again for the client's stderr and variables (colour, width, ``NO_COLOR``).
@@ -57,7 +57,8 @@ def run(sock, request: dict, fds: list[int], close: list[int], selector) -> None
 
 
 def _adopt(request: dict, fds: list[int]) -> None:
-    """Take over the client's descriptors, directory, environment, umask, argv, path, streams and clock."""
+    """Take over the client's descriptors, directory, environment, umask, nice value, limits, argv, path, streams
+    and clock."""
     for target, fd in zip((0, 1, 2), fds[:3], strict=True):
         os.dup2(fd, target)
     os.fchdir(fds[3])
@@ -73,6 +74,9 @@ def _adopt(request: dict, fds: list[int]) -> None:
     except Exception:  # noqa: BLE001 - an unknown locale: the interpreter's start-up keeps "C" too
         pass
     os.umask(int(request["umask"]))
+    from copter_cli.worker_limits import adopt
+
+    adopt(request.get("limits"))  # nice value and ulimits: the worker checked they can be taken on
     sys.argv = list(request["argv"])
     if request.get("sys_path"):
         sys.path[:] = list(request["sys_path"])

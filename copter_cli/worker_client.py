@@ -164,9 +164,15 @@ def import_env(environ=None) -> dict[str, str]:
 
 
 def identity_request(op: str) -> dict:
-    """The first frame of a connection: the operation and this install's identity."""
-    return {"op": op, "identity": install_identity(), "sources": source_fingerprint(),
-            "import_env": import_env(), "uid": os.geteuid()}
+    """The first frame of a connection: the operation and this install's identity (a run request: this process's
+    nice value and resource limits too, ``copter_cli.worker_limits``)."""
+    out = {"op": op, "identity": install_identity(), "sources": source_fingerprint(),
+           "import_env": import_env(), "uid": os.geteuid()}
+    if op == "run":
+        from copter_cli.worker_limits import current
+
+        out["limits"] = current()
+    return out
 
 
 # ------------------------------------------------------------------------------------------- frames
@@ -290,9 +296,11 @@ def _go_request(argv: list[str]) -> dict:
     mask = os.umask(0o077)
     os.umask(mask)
     main = sys.modules.get("__main__")
+    from copter_cli.worker_limits import current
+
     return {"op": "go", "argv": list(argv), "env": dict(os.environ), "umask": mask, "start": process_start(),
             "stdio": _stdio(), "main_package": getattr(main, "__package__", None), "sys_path": list(sys.path),
-            "pid": os.getpid()}
+            "pid": os.getpid(), "limits": current()}
 
 
 OFF = ("off", "0", "false", "no")  #: COPTER_WORKER values that keep every command in-process (any case)
@@ -404,16 +412,27 @@ def _back_in_process(sock, previous: dict, mask, received: list[int], why: str) 
         os.kill(os.getpid(), s)
 
 
+def _limit_signal(sig: int) -> bool:
+    """Whether a child's death by ``sig`` is this process's CPU or file size limit at work (the child runs under
+    them, ``copter_cli.worker_limits``): SIGXCPU, SIGXFSZ, or SIGKILL under a finite CPU limit (its hard limit; the
+    kernel's OOM killer would end the command in-process the same way)."""
+    from copter_cli.worker_limits import current, limited_cpu
+
+    return sig in (signal.SIGXCPU, signal.SIGXFSZ) or (sig == signal.SIGKILL and limited_cpu(current()))
+
+
 def _finish(msg: dict | None, received: list[int], argv: list[str]) -> None:
-    """Exit as the command did: its exit code, the signal this process forwarded and the child died of, or
-    :data:`ENVIRONMENT` with a message (child killed by another signal, worker gone)."""
+    """Exit as the command did: its exit code, the signal this process forwarded and the child died of (or a
+    resource limit's, :func:`_limit_signal`), or :data:`ENVIRONMENT` with a message (child killed by another
+    signal, worker gone)."""
     for s in FORWARDED:
         signal.signal(s, signal.SIG_IGN)
     if msg is not None and "exit" in msg:
         os._exit(int(msg["exit"]))
     sig = int(msg["killed"]) if msg is not None else None
-    if sig is not None and sig in received:  # as in-process: this process ends by the signal it received
-        signal.signal(sig, signal.SIG_DFL)
+    if sig is not None and (sig in received or _limit_signal(sig)):  # as in-process: this process ends by it
+        if sig != signal.SIGKILL:  # (SIGKILL has no handler to reset)
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     if sig is None:
         what = "the copter worker ended before the command finished"

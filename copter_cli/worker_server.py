@@ -288,6 +288,11 @@ class Worker:
         if msg.get("sources") != self.sources:
             self.begin_stop("copter's source files changed since the worker started: its code is stale")
             return "copter's source files changed since the worker started (it exits; `copter worker start` again)"
+        from copter_cli.worker_limits import unadoptable
+
+        limits = unadoptable(msg.get("limits"))
+        if limits:
+            return limits
         if msg.get("import_env") != self.import_env:
             theirs, ours = msg.get("import_env") or {}, self.import_env
             names = sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
