@@ -215,7 +215,7 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
         max_row_violation, seconds, changed_variables, delta_sha256, the three paths, n_cols, n_rows,
         nnz, message, ``engine`` ("pdhg" or "alm": the LP engine that ran, a MILP's relaxation's; null when
         none ran) and ``engine_reason`` (the choice's sentence with its numbers), ``mip`` (a MILP's integerization report; ``objective`` is None when it found no
-        integer-feasible point), ``iis`` (a PRIMAL_INFEASIBLE round's conflicting rows and bounds:
+        integer-feasible point, and for an infeasible or unbounded model), ``iis`` (a PRIMAL_INFEASIBLE round's conflicting rows and bounds:
         found, status, rows, columns, n_rows, n_columns, seconds) (and ``extra``, e.g. ``warnings``).
     """
     rep: dict = {}
@@ -230,6 +230,8 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
             rep["gap_rel"] = float(mip.get("gap_rel", result.gap_rel))
             if not result.point_feasible:  # the rounded point violates rows: no objective to report
                 rep["objective"] = None
+        if result.status.is_model_failure:  # infeasible / unbounded: the last iterate's objective means nothing
+            rep["objective"] = None  # (an LP round reported -1.3e12 for an infeasible adlittle; history said null)
         rep["iterations"] = int(result.iterations)
         rep["warm_started"] = bool(result.warm_started)
         rep["primal_residual_rel"] = float(result.primal_residual_rel)

@@ -400,6 +400,17 @@ def test_history_shows_no_objective_for_a_failed_round(st, tmp_path):
     assert line.split("PRIMAL_INFEASIBLE")[1].split()[0] == "-"
 
 
+def test_an_infeasible_rounds_report_has_no_objective_either(st, tmp_path):
+    # the step's --json and the failed record's report.json gave the last iterate's objective (adlittle: -1.3e12)
+    # while history said null (helper-160); `solve` on the same model says so too
+    d = delta_file(tmp_path / "inf.parquet", infeasible_delta())
+    code, out, _ = cli("step", d, "--state", st, "--iteration-limit", "20000", "--json")
+    rep = json.loads(out)
+    assert code == 4 and rep["status"] == "PRIMAL_INFEASIBLE" and rep["objective"] is None, rep
+    stored = [json.loads(p.read_text()) for p in (Path(st) / "failed").glob("*/report.json")]
+    assert stored and all(r["objective"] is None for r in stored), stored
+
+
 def test_export_to_an_unusable_path_is_a_usage_error_before_any_work(st, tmp_path):
     for target, needle in ((tmp_path / "missing" / "x.mps", "does not exist"), (tmp_path, "is a folder")):
         code, out, _ = cli("export", "--state", st, "-o", target, "--json")
