@@ -1,6 +1,8 @@
 """Human view of ``copter show --solution`` (``solver.rounds.show_solution``): the allocation by client and,
-with ``--changes``, the biggest moves, as rich tables on stderr; names through ``copter_cli.printable`` (a line
-separator in a name no longer splits a row). rich is imported only when the tables are
+with ``--changes``, the biggest moves, as rich tables on the command's answer stream (stdout); names through
+``copter_cli.printable`` (a line separator in a name no longer splits a row). Off a terminal (a file, a pipe) the
+tables print as wide as their cells need: folded to rich's 80 columns, a long name was split over two lines
+(``grep NAME alloc.txt`` found nothing). rich is imported only when the tables are
 printed (``--json`` output never imports it)."""
 
 from __future__ import annotations
@@ -15,8 +17,20 @@ def _num(v, spec: str = ".6g") -> str:
     return "-" if v is None else format(v + 0.0, spec)  # + 0.0: -0.0 prints as 0
 
 
+def _print_table(t) -> None:
+    """On a terminal: fitted to its width (cells fold). Elsewhere: as wide as the cells need, no cell folded."""
+    from copter_cli.output import wide_console
+    from copter_cli.table_fit import natural_width
+
+    out = console.get()
+    if out.is_terminal:
+        out.print(t)
+    else:
+        wide_console(max(out.width, natural_width(t, out)), out).print(t)
+
+
 def print_allocation(res: dict) -> None:
-    """Print the result of ``solver.rounds.show_solution`` on stderr: a header line, one row per client
+    """Print the result of ``solver.rounds.show_solution`` (stdout): a header line, one row per client
     (variables, sum, share of the total, largest entries), the omitted count, then the moves."""
     from rich import box
     from rich.markup import escape
@@ -35,7 +49,7 @@ def print_allocation(res: dict) -> None:
         top = ", ".join(f"{printable(e['name'])} {_num(e['value'])}" for e in c["top"])
         t.add_row(escape(NO_CLIENT if c["client"] is None else printable(c["client"])), f"{c['nonzero']:,}",
                   _num(c["sum"]), share, escape(top))
-    console.print(t)
+    _print_table(t)
     if res["clients_omitted"]:
         say(f"... and {res['clients_omitted']:,} more client group(s) (--top N shows more)")
     if "changes" in res:
@@ -62,6 +76,6 @@ def _print_moves(round_: int, ch: dict) -> None:
         t.add_column(col, justify="left" if col in ("name", "kind") else "right", overflow="fold")
     for m in ch["moves"]:
         t.add_row(escape(printable(m["name"])), m["kind"], _num(m["old"]), _num(m["new"]), _num(m["delta"], "+.6g"))
-    console.print(t)
+    _print_table(t)
     if ch["moves_omitted"]:
         say(f"... and {ch['moves_omitted']:,} smaller move(s)")

@@ -285,3 +285,22 @@ def test_allocation_options_imply_solution_and_the_regex_reads_as_inits(state):
 def test_show_solution_on_an_uninitialised_state_is_a_state_error(tmp_path):
     code, out, _ = cli("show", "--solution", "--state", tmp_path / "none", "--json")
     assert code == 3, out
+
+
+def test_the_human_view_off_a_terminal_keeps_long_names_whole(tmp_path):
+    # folded to rich's 80 columns, `show --solution > alloc.txt` split a long name over two lines (helper-160)
+    from formats.io import write_problem
+
+    names = [f"tenant-{c:03d}-production-cluster-eu-west/{g}-accelerator-pool-{k}"
+             for c in range(3) for g in ("a100", "h100") for k in range(2)]
+    n = len(names)
+    p = Problem.from_arrays(cost=[-1.0 - 0.01 * i for i in range(n)], col_lower=[0.0] * n, col_upper=[3.0] * n,
+                            row_lower=[-np.inf], row_upper=[100.0], matrix=np.ones((1, n)), col_names=names,
+                            row_names=["cap"])
+    write_problem(p, tmp_path / "long.parquet")
+    st = tmp_path / "st"
+    assert cli("init", tmp_path / "long.parquet", "--state", st)[0] == 0
+    code, out, _ = cli("show", "--solution", "--state", st, "--entries", "4")
+    assert code == 0
+    assert "tenant-000-production-cluster-eu-west/a100-accelerator-pool-0" in out, out
+    assert all(len(line) > 80 for line in out.splitlines() if "tenant-000" in line)
