@@ -667,17 +667,23 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
 
 def _print_csv(rows: list[dict], last: int | None = None) -> None:
     """History rows as CSV on stdout: one line per round of the newest ``last`` (None: all), ``seconds`` and
-    ``compare`` spread into columns. The header is the columns of every row of the log, whichever are printed, so
-    ``--last 1`` appended to a file each round keeps its columns (the ``compare_*`` columns came and went with the
-    rows shown). Written in full or exit 7 naming stdout (``copter_cli.output.AnswerFile``: a write cut by the
-    file-size limit)."""
+    ``compare`` spread into columns. The header is the same whichever rows are printed and whatever was compared,
+    so ``--last 1`` appended to a file each round keeps its columns: the columns of every row of the log, then the
+    ``compare_*`` columns of copter and every HiGHS baseline (always, in the registry's order), then those of each
+    POP part count the log holds (by count: a first ``--baseline pop --k K`` adds K's at the end). (They came and
+    went with the rows shown, and a first ``compare`` inserted its columns in the middle.) Written in full or exit
+    7 naming stdout (``copter_cli.output.AnswerFile``: a write cut by the file-size limit)."""
     import csv
 
     from copter_cli.output import AnswerFile
-    from solver.rounds.log_history import flat
+    from solver.rounds.log_history import COMPARE_FIELDS, CSV_METHODS, flat
 
     flat_rows = [flat(r) for r in rows]
-    cols = list(dict.fromkeys(k for r in flat_rows for k in r))
+    fixed = CSV_METHODS
+    others = sorted({m for r in rows for m in r["compare"]} - set(fixed),
+                    key=lambda m: (0, int(m[4:]), "") if m[4:].isdigit() and m.startswith("pop-") else (1, 0, m))
+    cols = [k for k in dict.fromkeys(k for r in flat_rows for k in r) if not k.startswith("compare_")]
+    cols += [f"compare_{m}_{f}" for m in (*fixed, *others) for f in COMPARE_FIELDS]
     w = csv.DictWriter(AnswerFile(), fieldnames=cols, lineterminator="\n")
     w.writeheader()
     w.writerows(flat_rows if last is None else flat_rows[-last:])

@@ -17,7 +17,7 @@ import pytest
 from formats.checkpoint import StateStore
 from formats.io import write_problem
 from solver.rounds.log import log_compare
-from solver.rounds.log_history import flat, history
+from solver.rounds.log_history import COMPARE_FIELDS, CSV_METHODS, flat, history
 from tests.helpers import REPO, cli_json, four_client_allocation
 
 
@@ -138,3 +138,34 @@ def test_history_csv_keeps_its_columns_with_last(state, tmp_path, capsys):
     assert headers[0] == headers[1] == headers[2] and "compare_highs_objective" in headers[1], headers
     newest = list(csv.DictReader(io.StringIO(out)))[-1]
     assert newest["round"] == "1" and newest["compare_highs_objective"] == ""
+
+
+def test_history_csv_appended_each_round_keeps_its_columns_across_compares(state, tmp_path, capsys):
+    """A cron job appending ``history --csv --last 1`` each round, with ``compare`` between rounds: the header's
+    columns grew at the first compare of a method (35, 53, 62 fields on the lines of one file), inserted in the
+    middle (helper-160). Now the header is the same before and after compares; only a new POP part count adds
+    columns, at the end."""
+    from formats.io import write_delta
+    from solver.model.delta import Delta
+    from tests.helpers import run_main
+
+    def header():
+        code, out, err = run_main(capsys, "history", "--csv", "--last", "1", "--state", state)
+        assert code == 0, err
+        return next(csv.reader(io.StringIO(out)))
+
+    before = header()
+    _compare_runs(state)  # copter, highs and pop-2 rows
+    d = tmp_path / "d1.parquet"
+    write_delta(Delta.concat([Delta.vars(["c0/a"], cost=[1.5])]), d)
+    assert run_main(capsys, "step", d, "--state", state)[0] == 0
+    after = header()
+    assert after[:len(before)] == before, (before, after)
+    assert after[len(before):] == [f"compare_pop-2_{f}" for f in COMPARE_FIELDS], after[len(before):]
+    assert "compare_highs-warm_status" in before and "compare_copter_objective" in before
+
+
+def test_the_csv_methods_are_copter_and_every_highs_baseline():
+    from solver.baselines.registry import REGISTRY
+
+    assert CSV_METHODS == ("copter", *REGISTRY)

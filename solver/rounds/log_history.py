@@ -17,6 +17,10 @@ from solver.model.status import Status
 from solver.rounds.config import state_dir_or_default
 from solver.rounds.log import _failure_row, _generation_row
 
+#: methods whose ``compare_*`` columns ``history --csv`` always holds: copter and every HiGHS baseline of
+#: ``solver.baselines.registry.REGISTRY`` (named here: that module imports numpy, which ``history`` keeps out of its
+#: process; tests/test_history_compare_runs.py checks the two agree)
+CSV_METHODS = ("copter", "highs", "highs-simplex", "highs-ipm", "highs-pdlp", "highs-warm")
 COMPARE_FIELDS = ("status", "objective", "objective_diff_rel", "seconds", "time_ratio", "pop_seconds", "hit_limit",
                   "violates_tol", "max_violation_rel")
 
@@ -273,4 +277,4 @@ def flat(row: dict) -> dict:
     return out
 
 
-__all__ = ["COMPARE_FIELDS", "flat", "history"]
+__all__ = ["COMPARE_FIELDS", "CSV_METHODS", "flat", "history"]
