@@ -26,7 +26,8 @@ round-trips exactly: ``"1_0"``, ``" 5 "`` or Arabic digits are a ``FormatError``
 ``float()``), ``copter.base_round`` (ASCII digits
 ``[0-9]+`` only, leading zeros allowed, at most 18 significant digits: ``" 2"``, ``"+2"``, ``"2_0"``,
 ``"²"`` or a 5000-digit number are a ``FormatError`` naming the key, not a silent ``int()``). Other keys are kept in ``Delta.meta``
-(e.g. ``copter.round``, the round a ``copter export`` problem file holds: ``formats.exported_round``).
+(e.g. ``copter.round``, the round a ``copter export`` problem file holds: ``formats.exported_round``), but
+another ``copter.``-prefixed key (a misspelt ``copter.offset``, ``copter.Sense``) is a ``FormatError`` naming it.
 
 Errors: a missing file, or one that is not Parquet (truncated, still being written) -> ``FormatError``
 naming the file, with a hint when it looks like an MPS model or a CSV/text table (or another table format:
@@ -558,9 +559,31 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
              b"copter.base_round", b"ARROW:schema", b"pandas")
     extra = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in meta.items()
              if k not in known}
+    _refuse_unknown_copter_keys(extra, path)
     table = _normalize(table, path)
     fmt = _file_kind(fmt, expect, table, base, path)
     return Delta(table=table, sense=sense, offset=offset, base_round=base, format=fmt, meta=extra, source=path)
+
+
+#: ``copter.*`` metadata keys copter writes besides the ones :func:`read_delta` interprets (kept in ``Delta.meta``)
+PASSED_KEYS = ("copter.round", "copter.name", "copter.generation_id", "copter.problem_sha256",
+               "copter.base_problem_sha256")
+_INTERPRETED = ("copter.format", "copter.version", "copter.sense", "copter.objective_offset", "copter.base_round")
+
+
+def _refuse_unknown_copter_keys(extra: dict, path: str) -> None:
+    """A ``copter.``-prefixed key (any letter case) copter neither reads nor writes is refused: a misspelt
+    ``copter.offset`` or ``copter.Sense`` was kept as an unknown key and the file applied without it (exit 0).
+    Keys of other prefixes stay the user's own."""
+    import difflib
+
+    for key in extra:
+        if key.lower().startswith("copter.") and key not in PASSED_KEYS:
+            near = difflib.get_close_matches(key.lower(), (*_INTERPRETED, *PASSED_KEYS), n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise FormatError(f"unknown metadata key {key!r}{hint}: copter reads {', '.join(_INTERPRETED)} and "
+                              f"writes {', '.join(PASSED_KEYS)}; a key it does not know would be ignored without a "
+                              "word", file=path, entity=key)
 
 
 def _metadata(delta: Delta) -> dict:

@@ -100,6 +100,40 @@ def test_metadata_sets_sense_offset_and_base_round_and_bad_metadata_is_refused(t
             read_delta(tmp_path / "bad.parquet")
 
 
+@pytest.mark.parametrize("key,near", [(b"copter.offset", "copter.objective_offset"), (b"copter.Sense", "copter.sense"),
+                                      (b"COPTER.base-round", "copter.base_round"), (b"copter.colour", None)])
+def test_an_unknown_copter_metadata_key_is_refused_naming_it(tmp_path, key, near):
+    # a misspelt key was kept in Delta.meta and the delta applied without it, exit 0 (helper-161)
+    t = pa.table({"kind": ["var"], "var": ["a"]})
+    pq.write_table(t.replace_schema_metadata({b"copter.format": b"delta", key: b"1"}), tmp_path / "d.parquet")
+    with pytest.raises(FormatError, match="unknown metadata key") as e:
+        read_delta(tmp_path / "d.parquet")
+    assert e.value.entity == key.decode() and (near is None or f"did you mean {near!r}" in str(e.value)), e.value
+
+
+def test_every_copter_key_the_code_names_is_read_or_passed():
+    # a key copter writes but the reader did not know would make copter refuse its own files
+    import re
+    from pathlib import Path
+
+    from formats.parquet import _INTERPRETED, PASSED_KEYS
+
+    root = Path(__file__).resolve().parents[1]
+    named = {m for d in ("formats", "solver", "copter_cli") for f in (root / d).rglob("*.py")
+             for m in re.findall(r"[\"']copter\.([A-Za-z_0-9]+)[\"']", f.read_text())}
+    assert named and {f"copter.{k}" for k in named} <= set(_INTERPRETED) | set(PASSED_KEYS), named
+
+
+def test_copters_own_passed_keys_and_other_prefixes_are_kept(tmp_path):
+    t = pa.table({"kind": ["var"], "var": ["a"]})
+    meta = {b"copter.format": b"problem", b"copter.round": b"4", b"copter.name": b"m", b"team.owner": b"x"}
+    pq.write_table(t.replace_schema_metadata(meta), tmp_path / "p.parquet")
+    from formats.parquet import read_delta as read_any
+
+    d = read_any(tmp_path / "p.parquet", expect=None)
+    assert {"copter.round": "4", "copter.name": "m", "team.owner": "x"}.items() <= d.meta.items()
+
+
 def test_not_parquet_truncated_and_missing_files_are_input_errors_naming_the_file(tmp_path):
     write_delta(Delta.vars(["a"], cost=[1.0]), tmp_path / "ok.parquet")
     data = (tmp_path / "ok.parquet").read_bytes()
