@@ -61,6 +61,17 @@ def check_bound_columns(data, path: str, idx: dict, names, line_of) -> None:
             defined.update(re.findall(rb"\n[ \t]+(\S+)", bytes(data[lo:hi])))
     for name in names:
         key = str(name).encode("utf-8")
+        if not key:  # ' BV BND': HiGHS took the one name for the bound set and added a column named ''
+            line = None
+            two = re.compile(rb"(?m)^[ \t]+\S+[ \t]+\S+[ \t\r]*$")
+            for lo, hi in _section_spans(data, idx, b"BOUNDS"):
+                m = two.search(data, lo, hi)
+                if m is not None:
+                    line = line_of(data, m.start())
+                    break
+            raise FormatError("a BOUNDS line names no column (HiGHS read its one name as the bound set and added a "
+                              "column with an empty name): give the bound set and the column, e.g. ' BV BND x'",
+                              file=path, line=line)
         if defined is not None:
             if key in defined:
                 continue

@@ -214,3 +214,10 @@ def test_three_field_bound_on_no_column_is_named_with_its_line(tmp_path, bound, 
             f"{bound}\nENDATA\n")
     e = _refused(tmp_path, text, 11, "has no value", "no column")
     assert e.entity == entity
+
+
+def test_a_bounds_line_naming_no_column_is_refused(tmp_path):
+    # ' BV BND': HiGHS read BND as the bound set and added a binary column named '' (exit 0; the Parquet it converted
+    # to was then refused for its empty name; helper-161)
+    text = "NAME t\nROWS\n N obj\n L c\nCOLUMNS\n    x obj -1 c 1\nRHS\n    RHS c 4.5\nBOUNDS\n BV BND\nENDATA\n"
+    _refused(tmp_path, text, 10, "names no column")
