@@ -460,7 +460,8 @@ def _check_base_problem(d: Delta, gen: Generation, force: bool, warnings: list[s
     if not want or d.base_round != gen.round or want == problem_digest(gen.problem):
         return
     why = (f"delta is for round {d.base_round} as it was exported ({BASE_DIGEST_KEY}), but the state's round "
-           f"{gen.round} holds another problem (made again after a rollback, on another branch)")
+           f"{gen.round} holds another problem (the delta was made from another state's export, or this round was "
+           "made again after a rollback)")
     if not force:
         raise RoundMismatchError(f"{why}; diff against an export of the current round, or use --force to apply "
                                  "it anyway", file=d.source or None)
