@@ -79,6 +79,8 @@ def _print_report(report: dict, news: list[str] | None = None, message: bool = T
         for i, w in enumerate(report.get("warnings") or []):  # user text (paths): never markup
             t.add_row("warnings" if i == 0 else "", Text(printable(str(w))))
     table_console(160).print(t)
+    if news is None and "error" in report:  # a failed --out copy: its error line follows, not also a warning
+        news = [w for w in report.get("warnings") or [] if w != report["error"].get("message")]
     say_warnings(report if news is None else {"warnings": news})
     if message and report.get("message"):
         console.print(printable(report["message"]), markup=False)  # an IIS names rows and columns

@@ -178,6 +178,9 @@ def test_copy_to_out_failing_after_the_commit_exits_2_and_says_the_round_is_curr
     write_delta(Delta.concat([Delta.vars(["x4"], cost=[6.0])], base_round=1), d2)
     code, table, err = run_main(capsys, "step", d2, "--state", st, "--out", out)  # human output
     assert code == 2 and "error (usage, exit 2)" in err and "round 2 is stored and current" in err
+    # said once (the warning line repeated the error), naming the folder in the way, not formats.atomic's temp file
+    assert err.count("round 2 is stored and current") == 1, err
+    assert f"cannot write {out / 'solution.parquet'}: Is a directory" in err and ".tmp" not in err, err
     assert "copter round 2" in table and "error (usage" not in table  # the report on stdout, the error on stderr
     assert (st / "CURRENT").read_text() == "2\n"
 

@@ -239,9 +239,11 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
         write_text(target, reports.dumps(report) + "\n")
     except (OSError, EnvironmentFaultError) as err:
         # formats.atomic raises its own typed refusal (a folder that takes no file); OSErrors are typed here
+        # named by its destination: the temporary name formats.atomic wrote first means nothing to the user (a
+        # folder at od/solution.parquet was reported as "cannot write od/.solution.parquet.591-875ee8be.tmp")
         fault = err if isinstance(err, EnvironmentFaultError) else (
-            as_environment_fault(err, err.filename or target) if is_environment_fault(err) else None)
-        where = fault.file if fault is not None else (err.filename or target)
+            as_environment_fault(err, target) if is_environment_fault(err) else None)
+        where = fault.file if fault is not None else target
         why = str(fault) if fault is not None else f"cannot write {where}: {err.strerror or err}"
         stored = report.get("accepted", True) is not False
         if stored:
