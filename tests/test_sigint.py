@@ -192,3 +192,21 @@ def test_sigint_while_json_is_being_imported_still_writes_the_json_error(tmp_pat
     assert res.returncode == 130, res.stderr
     assert "Traceback" not in res.stderr, res.stderr
     assert json.loads(res.stdout)["error"]["kind"] == "interrupted"
+
+
+@pytest.mark.parametrize("args,left", [
+    (["convert", "IN", "OUT"], "nothing was changed"),
+    (["solve", "IN"], "nothing was changed"),
+    (["step", "DELTA", "--state", "ST"], "the state is unchanged"),
+])
+def test_the_interrupt_message_says_what_the_command_leaves(tmp_path, template, args, left):
+    # a stateless command said "the state is unchanged" (helper-160): it has none; it writes files whole or not at all
+    from formats.io import write_problem
+
+    write_problem(small_lp(), tmp_path / "m.parquet")
+    st = fresh(template[0], tmp_path / "st")
+    subst = {"IN": tmp_path / "m.parquet", "OUT": tmp_path / "o.mps", "DELTA": template[1], "ST": st}
+    p = copter(*[subst.get(a, a) for a in args], extra_env={"COPTER_FAULT_INJECT": "sigint_at_start"})
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 130 and left in err, err
+    assert not (tmp_path / "o.mps").exists()
