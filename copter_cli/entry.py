@@ -23,8 +23,8 @@ import sys
 MESSAGE = "interrupted; the state is unchanged"
 #: what an interrupt leaves, by command (``MESSAGE`` for the ones that write a state: init, step, rollback, compare)
 LEFT = {"worker": "interrupted; a worker started before the interrupt keeps running (`copter worker status` tells)",
-        **dict.fromkeys(("solve", "convert", "diff", "export", "demo", "show", "history", "report", "prepare",
-                         "version"), "interrupted; nothing was changed (copter writes a file whole or not at all)")}
+        **dict.fromkeys(("solve", "convert", "diff", "export", "show", "history", "report", "version"),
+                        "interrupted; nothing was changed (copter writes a file whole or not at all)")}
 
 
 def _command() -> str:
