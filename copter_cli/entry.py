@@ -34,6 +34,8 @@ def _command() -> str:
 def _interrupt_message() -> str:
     """:data:`MESSAGE`, or what an interrupt leaves for a command that has no state to leave unchanged."""
     return LEFT.get(_command(), MESSAGE)
+
+
 CONSOLE = [False]  #: True in the console script's process (``main``), not for in-process callers
 
 
