@@ -337,6 +337,9 @@ def _check_contiguous_columns(data, path: str, p: int) -> None:
                                   "'INTEND' (close) are read", file=path, line=line)
             continue
         name = toks[0]
+        fixed_name = raw[4:12].strip() if raw[:4] == b"    " else b""
+        if b" " in fixed_name:  # a fixed-format name with a space (columns 5-12: 'CAP A'), which split() cuts
+            name = fixed_name
         if name != current:
             if name in seen:
                 raise FormatError(f"column {name.decode('latin-1')!r} appears in two separate blocks of "

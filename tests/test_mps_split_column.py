@@ -50,3 +50,33 @@ def test_the_cli_error_names_line_and_entity(tmp_path):
     err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
     assert err["line"] == 10 and err["entity"] == "x", err
     assert not (tmp_path / "out.parquet").exists()
+
+
+FIXED_SPACED = """NAME          T
+ROWS
+ N  OBJ
+ L  R1
+COLUMNS
+    CAP A     OBJ                1.0   R1                 1.0
+    M1        'MARKER'                 'INTORG'
+    Y         OBJ               -1.0   R1                 1.0
+    M2        'MARKER'                 'INTEND'
+    {last}     OBJ               -1.0   R1                 1.0
+RHS
+    RHS       R1                 4.5
+ENDATA
+"""
+
+
+def test_fixed_format_names_with_a_space_around_markers_are_two_columns(tmp_path):
+    # 'CAP A' and 'CAP B' were both read as 'CAP' by the marker file's contiguity check and the valid file refused
+    # ("column 'CAP' appears in two separate blocks", helper-161); HiGHS reads it (optimum -4.5)
+    from formats.mps import read_mps
+
+    p = tmp_path / "f.mps"
+    p.write_text(FIXED_SPACED.format(last="CAP B"))
+    q = read_mps(p)
+    assert q.col_names.tolist() == ["CAP A", "Y", "CAP B"] and q.integrality.tolist() == [False, True, False]
+    p.write_text(FIXED_SPACED.format(last="CAP A"))  # the same spaced name in two blocks is still refused
+    with pytest.raises(FormatError, match="two separate blocks"):
+        read_mps(p)
