@@ -51,7 +51,8 @@ def kind_of(path: str | os.PathLike) -> str:
 
     Raises:
         UsageError: any other extension, and ``-`` (standard input, which only ``copter step -`` reads; no
-            command writes a model file to standard output).
+            command writes a model file to standard output). FormatError: a directory without a model extension
+            (named as one, with a hint when it holds Parquet files), as ``check_regular_file`` says.
     """
     if str(path) == "-":  # only `copter step -` reads standard input (a delta's Parquet bytes); nothing writes to it
         raise UsageError("'-' is not a file name here: copter reads standard input only in `copter step -` (a "
@@ -62,6 +63,11 @@ def kind_of(path: str | os.PathLike) -> str:
         return "mps"
     if low.endswith(_PARQUET):
         return "parquet"
+    if os.path.isdir(path):  # e.g. the examples' output folder given as the model (error path only)
+        from solver.model.errors import FormatError
+
+        raise FormatError(f"is a directory, not a model file (.mps, .mps.gz or .parquet){_dataset_hint(path)}",
+                          file=str(path))
     raise UsageError(f"cannot tell the format of {str(path)!r} from its extension "
                      "(use .mps, .mps.gz or .parquet)", file=str(path))
 

@@ -39,3 +39,18 @@ def test_an_empty_folder_keeps_the_plain_message(tmp_path):
     res = CliRunner().invoke(app, ["step", str(tmp_path / "empty"), "--state", str(st), "--json"])
     err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
     assert res.exit_code == BAD_INPUT and err["message"].endswith("is a directory, not a delta file")
+
+
+def test_a_folder_given_as_a_model_is_named_a_directory(tmp_path):
+    # init / solve / convert / diff said "cannot tell the format of 'DIR' from its extension" (exit 2), where step
+    # said "is a directory" (helper-160): the examples' output folder is an easy mistake for its base file
+    folder = tmp_path / "out"
+    folder.mkdir()
+    pq.write_table(pa.table({"kind": ["var"], "var": ["x"]}), folder / "base.parquet")
+    for args in (["init", folder, "--state", tmp_path / "st"], ["solve", folder], ["convert", folder, tmp_path / "o.mps"],
+                 ["diff", folder, tmp_path / "new.parquet", "-o", tmp_path / "d.parquet"]):
+        res = CliRunner().invoke(app, [*map(str, args), "--json"])
+        err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+        assert res.exit_code == BAD_INPUT and "is a directory, not a model file" in err["message"], (args, res.output)
+        assert "holds 1 Parquet file(s) (base.parquet)" in err["message"]
+    assert not (tmp_path / "st").exists()
