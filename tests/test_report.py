@@ -108,6 +108,10 @@ def test_without_matplotlib_report_exits_8_naming_the_extra(state, tmp_path):
             err = json.loads(proc.stdout)["error"]
             assert (err["code"], err["kind"], err["package"]) == (8, "missing_dependency", "matplotlib")
     assert not out.exists()
+    # no state is exit 3 without matplotlib too (it was exit 8: the missing extra was checked first; helper-160)
+    proc = subprocess.run([sys.executable, "-c", code, "report", "--state", str(tmp_path / "none"), "-o", str(out),
+                           "--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3 and json.loads(proc.stdout)["error"]["kind"] == "state", proc.stderr
     proc = subprocess.run([sys.executable, "-c", code, "history", "--state", str(state), "--json"], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and len(json.loads(proc.stdout)["rounds"]) == 5

@@ -99,13 +99,14 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
     if last is not None and last < 1:
         raise UsageError(f"--last must be at least 1, got {last}")
     _check_paths(output, png_dir)
-    require_matplotlib()
     from solver.rounds import history
-    from solver.rounds.report import charts, page
 
     state = state_dir_or_default(state_dir)
     warnings: list[str] = []  # CURRENT unusable: the rows are those of the newest complete generation
-    rows = history(state, last, warnings)
+    rows = history(state, last, warnings)  # before matplotlib: no state is exit 3 with or without it
+    require_matplotlib()
+    from solver.rounds.report import charts, page
+
     figs = {name: build(rows) for name, build in charts.CHARTS.items()}
     svgs = {name: charts.render(fig, "svg").decode("utf-8") for name, fig in figs.items()}
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
