@@ -100,10 +100,14 @@ class _Edits:
 
     def line(self, pattern: re.Pattern, pos: int, end: int, what: str) -> re.Match:
         m = pattern.search(self.data, pos, end)
-        if m is None:  # HiGHS's writer changed its layout: refuse rather than write a file that may be wrong
-            raise ValidationError(f"could not find {what} in the MPS file HiGHS wrote; write Parquet instead",
-                                  file=self.path)
+        if m is None:
+            self.missing(what)
         return m
+
+    def missing(self, what: str):
+        """HiGHS's writer changed its layout: refuse rather than write a file that may be wrong."""
+        raise ValidationError(f"could not find {what} in the MPS file HiGHS wrote; write Parquet instead",
+                              file=self.path)
 
     def write(self, tmp: str) -> None:
         out = str(new_temp(Path(tmp), ".mps"))
@@ -121,14 +125,21 @@ class _Edits:
                 os.unlink(out)
 
 
-def _section(data, name: bytes) -> tuple[int, int]:
-    """(start of the first line after the header ``name``, start of the next header line); (-1, -1) if absent."""
-    m = re.search(rb"(?m)^" + name + rb"[ \t\r]*$", data)
-    if m is None:
-        return -1, -1
-    body = m.end() + 1
-    nxt = re.compile(rb"(?m)^[A-Za-z]").search(data, body)
-    return body, len(data) if nxt is None else nxt.start()
+_HEADERS = (b"ROWS", b"COLUMNS", b"RHS", b"RANGES", b"BOUNDS", b"ENDATA")  #: HiGHS's section headers, in order
+
+
+def _sections(data) -> dict[bytes, tuple[int, int]]:
+    """Section name -> (start of its first data line, start of the next header line) for the headers HiGHS
+    writes, each found by a plain byte search (``mmap.find``: ~0.02 s on 50 MB, where a multiline regex scan took
+    0.1 s a section); absent sections are left out."""
+    at = {}
+    for name in _HEADERS:
+        p = data.find(b"\n" + name + b"\n")
+        if p >= 0:
+            at[name] = p + 1
+    order = sorted(at.items(), key=lambda kv: kv[1])
+    return {name: (start + len(name) + 1, order[k + 1][1] if k + 1 < len(order) else len(data))
+            for k, (name, start) in enumerate(order)}
 
 
 def fix_written_mps(tmp: str, col_names, row_names, cost, col_lower, col_upper, integer, row_lower, row_upper,
@@ -152,15 +163,18 @@ def fix_written_mps(tmp: str, col_names, row_names, cost, col_lower, col_upper, 
     if not (marks.size or rows.size or boxes.size):
         return
     with open(tmp, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        ed = _Edits(data, path)
-        _fix_markers(ed, data, [str(col_names[j]) for j in marks.tolist()], integer[marks])
-        _fix_ranges(ed, data, [str(row_names[i]) for i in rows.tolist()], form, rng, row_lower[rows])
-        _fix_boxes(ed, data, [str(col_names[j]) for j in boxes.tolist()])
+        ed, spans = _Edits(data, path), _sections(data)
+        if marks.size:
+            _fix_markers(ed, data, spans, [str(col_names[j]) for j in marks.tolist()], integer[marks])
+        if rows.size:
+            _fix_ranges(ed, data, spans, [str(row_names[i]) for i in rows.tolist()], form, rng, row_lower[rows])
+        if boxes.size:
+            _fix_boxes(ed, data, spans, [str(col_names[j]) for j in boxes.tolist()])
         ed.write(tmp)
 
 
-def _fix_markers(ed: _Edits, data, names: list[str], integer: np.ndarray) -> None:
-    lo, hi = _section(data, b"COLUMNS")
+def _fix_markers(ed: _Edits, data, spans: dict, names: list[str], integer: np.ndarray) -> None:
+    lo, hi = spans.get(b"COLUMNS", (0, 0))
     pos = lo
     for k, (name, is_int) in enumerate(zip(names, integer.tolist(), strict=True)):
         m = ed.line(re.compile(rb"(?m)^[ \t]+" + re.escape(name.encode()) + rb"[ \t][^\n]*\n"), pos, hi,
@@ -171,32 +185,43 @@ def _fix_markers(ed: _Edits, data, names: list[str], integer: np.ndarray) -> Non
         pos = m.end()
 
 
-def _fix_ranges(ed: _Edits, data, names: list[str], form: np.ndarray, rng: np.ndarray, lower: np.ndarray) -> None:
+#: a data line of RHS or RANGES as HiGHS writes them: set, row, value
+_ENTRY = re.compile(rb"(?m)^[ \t]+\S+[ \t]+(\S+)[ \t]+(\S+)[ \t\r]*$")
+_ROW = re.compile(rb"(?m)^[ \t]+([A-Z])[ \t]+(\S+)[ \t\r]*$")  #: a ROWS line: type, name
+
+
+def _fix_ranges(ed: _Edits, data, spans: dict, names: list[str], form: np.ndarray, rng: np.ndarray,
+                lower: np.ndarray) -> None:
     """Ranged rows' edits (module docstring): the range, and for the G form the row type and right-hand side. A
-    G-form row has u != 0 (with u = 0 the L form is exact: 0 - (0 - l) = l), so HiGHS wrote its RHS line."""
-    rows_lo, rows_hi = _section(data, b"ROWS")
-    rhs_lo, rhs_hi = _section(data, b"RHS")
-    rg_lo, rg_hi = _section(data, b"RANGES")
-    p_rows, p_rhs, p_rg = rows_lo, rhs_lo, rg_lo
-    for name, f, r, lo in zip(names, form.tolist(), rng.tolist(), lower.tolist(), strict=True):
-        entry = re.compile(rb"(?m)^[ \t]+\S+[ \t]+" + re.escape(name.encode()) + rb"[ \t]+(\S+)[ \t\r]*$")
-        m = ed.line(entry, p_rg, rg_hi, f"row {name!r}'s range")
-        ed.out.append((m.start(1), m.end(1), _num(r)))
-        p_rg = m.end()
-        if f == 0:
-            continue
-        m = ed.line(re.compile(rb"(?m)^[ \t]+L[ \t]+" + re.escape(name.encode()) + rb"[ \t\r]*$"), p_rows, rows_hi,
-                    f"row {name!r}")
-        t = m.start() + m.group().index(b"L")
-        ed.out.append((t, t + 1, b"G"))
-        p_rows = m.end()
-        m = ed.line(entry, p_rhs, rhs_hi, f"row {name!r}'s right-hand side")
-        ed.out.append((m.start(1), m.end(1), _num(lo)))
-        p_rhs = m.end()
+    G-form row has u != 0 (with u = 0 the L form is exact: 0 - (0 - l) = l), so HiGHS wrote its RHS line. One
+    regex pass over each of the RANGES, ROWS and RHS sections (their lines are rows, never nonzeros), the edits
+    looked up by name: 22,718 rows to fix in a 100,000-row model (500,000 nonzeros) took 4.2 s searched one by one,
+    0.35 s so (HiGHS's write: 0.5 s)."""
+    if not names:
+        return
+    keys = [n.encode() for n in names]
+    todo = dict(zip(keys, (_num(r) for r in rng.tolist()), strict=True))
+    g_rhs = {k: _num(lo) for k, f, lo in zip(keys, form.tolist(), lower.tolist(), strict=True) if f == 1}
+    for section, pattern, edits, group, what in (
+            (b"RANGES", _ENTRY, todo, 2, "range"), (b"ROWS", _ROW, dict.fromkeys(g_rhs, b"G"), 1, "row type"),
+            (b"RHS", _ENTRY, dict(g_rhs), 2, "right-hand side")):
+        lo, hi = spans.get(section, (-1, -1))
+        if edits and lo >= 0:
+            name_group = 1 if section != b"ROWS" else 2
+            for m in pattern.finditer(data, lo, hi):
+                new = edits.pop(m.group(name_group), None)
+                if new is not None:
+                    if section == b"ROWS" and m.group(1) != b"L":
+                        raise ValidationError(f"row {m.group(2).decode()!r} is written {m.group(1).decode()!r}, "
+                                              "not as the L row with a range expected; write Parquet instead",
+                                              file=ed.path)
+                    ed.out.append((m.start(group), m.end(group), new))
+        if edits:
+            ed.missing(f"row {next(iter(edits)).decode()!r}'s {what}")
 
 
-def _fix_boxes(ed: _Edits, data, names: list[str]) -> None:
-    lo, hi = _section(data, b"BOUNDS")
+def _fix_boxes(ed: _Edits, data, spans: dict, names: list[str]) -> None:
+    lo, hi = spans.get(b"BOUNDS", (0, 0))
     pos = lo
     for name in names:
         m = ed.line(re.compile(rb"(?m)^[ \t]+(?:UP|UI)[ \t]+(\S+)[ \t]+" + re.escape(name.encode()) + rb"[ \t]"),
