@@ -36,70 +36,10 @@ from formats.checkpoint import StateStore
 from formats.io import write_delta, write_problem
 from solver.model.delta import Delta
 from solver.workloads import make_scenario
-from tests.helpers import kill_own_workers, small_lp, snapshot
+from tests.helpers import snapshot
+from tests.worker_helpers import ROUTED, Worker, init_state, lp_stream, worker_env
 
 pytestmark = pytest.mark.slow  # a worker start and ~40 commands in their own processes: 2-3 min on 2 cores
-
-REPO = Path(__file__).resolve().parents[1]
-ROUTED = "running in the worker"
-
-
-def _env(folder: str, **extra) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER_DIR=folder, COPTER_WORKER_DEBUG="1", **extra)
-    env.pop("COPTER_WORKER", None)  # tests/conftest.py turns the worker off for everything else
-    for k in ("COPTER_FAULT_INJECT", "COPTER_FAULT_ERRNO", "COPTER_STATE"):
-        env.pop(k, None)
-    return env
-
-
-class Worker:
-    """A worker in its own folder, and how to run commands through it (or in-process)."""
-
-    def __init__(self, folder: str):
-        self.folder, self.env, self.pids = folder, _env(folder), set()
-
-    def cli(self, *args, off: bool = False, stdin=None, env: dict | None = None, executable: str | None = None,
-            cwd: Path | None = None, timeout: float = 600) -> tuple[int, str, str, bool]:
-        """(exit code, stdout, stderr without the worker's debug lines, whether the worker ran it)."""
-        e = dict(self.env, **(env or {}))
-        if off:
-            e["COPTER_WORKER"] = "off"
-        kw = {"input": stdin} if isinstance(stdin, bytes) else {"stdin": stdin or subprocess.DEVNULL}
-        proc = subprocess.run([executable or sys.executable, "-m", "copter_cli", *map(str, args)], env=e, cwd=cwd,
-                              capture_output=True, timeout=timeout, **kw)
-        out, err = proc.stdout.decode(), proc.stderr.decode()
-        lines = err.splitlines(keepends=True)
-        debug = [ln for ln in lines if ln.startswith("copter worker: ")]
-        return (proc.returncode, out, "".join(ln for ln in lines if ln not in debug),
-                any(ROUTED in ln for ln in debug))
-
-    def start(self, *extra) -> dict:
-        code, out, err, _ = self.cli("worker", "start", "--json", *extra)
-        assert code == 0, (out, err)
-        res = json.loads(out)
-        self.pids.add(res["pid"])
-        return res
-
-    def status(self) -> dict:
-        code, out, err, _ = self.cli("worker", "status", "--json")
-        assert code == 0, err
-        return json.loads(out)
-
-    def ensure(self) -> None:
-        """A running worker whose sources are the current ones (else start one)."""
-        st = self.status()
-        if not st["running"] or st["stale"]:
-            self.start()
-
-    def shutdown(self) -> None:
-        """Stop it; kill a worker this test started that is still alive (checked by its command line, never a
-        reused pid); remove the folder."""
-        try:
-            self.cli("worker", "stop", "--timeout", "30", timeout=120)
-        finally:
-            kill_own_workers(self.pids)
-            shutil.rmtree(self.folder, ignore_errors=True)
-
 
 @pytest.fixture(scope="module")
 def worker():
@@ -120,19 +60,6 @@ def _strip(obj):
     return obj
 
 
-def _lp_stream(folder: Path) -> tuple[Path, Path]:
-    base, delta = folder / "base.parquet", folder / "d1.parquet"
-    write_problem(small_lp(), base)
-    write_delta(Delta.concat([Delta.vars(["x3", "xn"], cost=[5.0, 1.0], upper=[None, 2.0]),
-                              Delta.coefs(var=["xn"], con=["cap1"], value=[2.0])], base_round=0), delta)
-    return base, delta
-
-
-def _init(worker: Worker, base: Path, st: Path) -> None:
-    code, out, err, _ = worker.cli("init", base, "--state", st, "--json", off=True)
-    assert code == 0, err
-
-
 # ------------------------------------------------------------------------------------------ results
 
 
@@ -141,7 +68,7 @@ def test_init_and_steps_through_the_worker_equal_in_process(worker, tmp_path, do
     """init + steps (an LP; a Sia MILP with jobs arriving and leaving) through the worker and in-process:
     same reports without their seconds, same allocation (solution files), same exit codes."""
     if domain == "lp":
-        base, d1 = _lp_stream(tmp_path)
+        base, d1 = lp_stream(tmp_path)
         deltas = [d1]
     else:
         sc = make_scenario("sia", 16, seed=3)
@@ -174,9 +101,9 @@ def test_init_and_steps_through_the_worker_equal_in_process(worker, tmp_path, do
 def test_bad_delta_same_error_and_state_untouched(worker, tmp_path):
     """A malformed delta and a delta for another round: the worker's exit code, stdout and stderr are the
     in-process ones, and the state is byte-identical afterwards."""
-    base, _ = _lp_stream(tmp_path)
+    base, _ = lp_stream(tmp_path)
     st = tmp_path / "state"
-    _init(worker, base, st)
+    init_state(worker, base, st)
     garbage = tmp_path / "bad.parquet"
     garbage.write_bytes(b"PAR1 this is not a parquet file")
     wrong_round = tmp_path / "round7.parquet"
@@ -205,9 +132,9 @@ def test_usage_error_and_help_are_the_same(worker, tmp_path):
 def test_stdin_delta(worker, tmp_path):
     """``copter step -``: the delta's bytes on the client's stdin reach the worker's child; the round equals
     the same delta given as a file in-process; empty stdin is the same format error (exit 3)."""
-    base, d1 = _lp_stream(tmp_path)
+    base, d1 = lp_stream(tmp_path)
     for mode in ("worker", "file"):
-        _init(worker, base, tmp_path / mode)
+        init_state(worker, base, tmp_path / mode)
     worker.ensure()
     with open(d1, "rb") as f:
         routed = worker.cli("step", "-", "--state", tmp_path / "worker", "--json", stdin=f)
@@ -229,9 +156,9 @@ def test_closed_stdout_runs_in_process_and_exits_7(worker, tmp_path):
     """``copter step d.parquet --state S >&-`` with a worker running: the client runs it itself (a closed
     descriptor cannot be passed) and exits 7 naming stdout and the stored round, as without a worker (it was
     exit 1, ``AttributeError: 'NoneType' object has no attribute 'write'``)."""
-    base, d1 = _lp_stream(tmp_path)
+    base, d1 = lp_stream(tmp_path)
     st = tmp_path / "state"
-    _init(worker, base, st)
+    init_state(worker, base, st)
     worker.ensure()
     proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(d1), "--state", str(st), "--json"],
                           env=worker.env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600,
@@ -264,9 +191,9 @@ def _start_waiting_step(worker: Worker, st: Path, delta: Path, json_flag: bool =
 def test_sigint_on_the_client_interrupts_the_round(worker, tmp_path):
     """SIGINT to the client is forwarded to the child, which ends as the console script does: exit 130,
     the interrupted error (JSON on stdout), no traceback, the state unchanged."""
-    base, d1 = _lp_stream(tmp_path)
+    base, d1 = lp_stream(tmp_path)
     st = tmp_path / "state"
-    _init(worker, base, st)
+    init_state(worker, base, st)
     before = snapshot(st)
     with StateStore(st).lock():
         proc, _ = _start_waiting_step(worker, st, d1)
@@ -283,11 +210,11 @@ def test_sigint_on_the_client_interrupts_the_round(worker, tmp_path):
 def test_sigint_inside_the_save_unwinds_as_in_process(worker, tmp_path):
     """An interrupt while the round is being written (``sigint_during_save``: the child interrupts itself
     inside the commit region): same exit code and output as in-process, and the state still loads round 0."""
-    base, d1 = _lp_stream(tmp_path)
+    base, d1 = lp_stream(tmp_path)
     results = {}
     for mode in ("worker", "in-process"):
         st = tmp_path / mode
-        _init(worker, base, st)
+        init_state(worker, base, st)
         if mode == "worker":
             worker.ensure()
         results[mode] = worker.cli("step", d1, "--state", st, "--json", off=mode == "in-process",
@@ -302,9 +229,9 @@ def test_child_killed_mid_round_exits_7_state_intact(worker, tmp_path):
     """The worker's child SIGKILLed (by someone, while it waits for the lock; and by the fault injection
     inside the commit, before the new generation is renamed): exit 7 naming the signal and the atomic
     checkpoint, on stdout as JSON too; the state is unchanged and the next step stores the round."""
-    base, d1 = _lp_stream(tmp_path)
+    base, d1 = lp_stream(tmp_path)
     st = tmp_path / "state"
-    _init(worker, base, st)
+    init_state(worker, base, st)
     before = snapshot(st)
     with StateStore(st).lock():
         proc, child = _start_waiting_step(worker, st, d1)
@@ -343,9 +270,9 @@ def test_stale_socket_file_runs_in_process(tmp_path, monkeypatch):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.bind(path)
         s.close()  # the file stays, nothing listens
-        base, d1 = _lp_stream(tmp_path)
+        base, d1 = lp_stream(tmp_path)
         st = tmp_path / "state"
-        _init(w, base, st)
+        init_state(w, base, st)
         code, out, err, routed = w.cli("step", d1, "--state", st, "--json")
         assert code == 0 and not routed and json.loads(out)["round"] == 1
         quiet = w.cli("step", d1, "--state", st, "--json", env={"COPTER_WORKER_DEBUG": "0"})
@@ -361,7 +288,7 @@ def _client_identity(executable: str | None = None) -> str:
     """The identity a ``python -m copter_cli`` client started with ``executable`` computes."""
     exe = executable or sys.executable
     code = "from copter_cli import worker_client as wc; print(wc.install_identity(), end='')"
-    return subprocess.run([exe, "-c", code], env=_env("/nonexistent"), capture_output=True, text=True,
+    return subprocess.run([exe, "-c", code], env=worker_env("/nonexistent"), capture_output=True, text=True,
                           check=True).stdout
 
 
@@ -375,9 +302,9 @@ def test_another_identity_or_environment_runs_in_process(worker, tmp_path):
     assert "another install" in wc.Reader(sock).read()["refused"]
     sock.close()
 
-    base, d1 = _lp_stream(tmp_path)
+    base, d1 = lp_stream(tmp_path)
     st = tmp_path / "state"
-    _init(worker, base, st)
+    init_state(worker, base, st)
     name = "python3" if Path(sys.executable).name != "python3" else "python"
     other = Path(sys.executable).with_name(name)
     if not other.exists():
@@ -405,7 +332,7 @@ def test_another_identity_or_environment_runs_in_process(worker, tmp_path):
 def _request_as_client() -> dict:
     """A run request as this test's clients make it (their identity, sources and environment)."""
     code = "import json; from copter_cli import worker_client as wc; print(json.dumps(wc.identity_request('run')))"
-    return json.loads(subprocess.run([sys.executable, "-c", code], env=_env("/nonexistent"), capture_output=True,
+    return json.loads(subprocess.run([sys.executable, "-c", code], env=worker_env("/nonexistent"), capture_output=True,
                                      text=True, check=True).stdout)
 
 
@@ -421,9 +348,9 @@ def _paths_for(worker: Worker, identity: str) -> dict:
 def test_client_imports_only_the_standard_library(worker, tmp_path):
     """Before it decides, the client imports nothing of typer, rich or the numerical stack
     (``python -X importtime``, a command the worker then runs)."""
-    base, d1 = _lp_stream(tmp_path)
+    base, d1 = lp_stream(tmp_path)
     st = tmp_path / "state"
-    _init(worker, base, st)
+    init_state(worker, base, st)
     worker.ensure()
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "copter_cli", "step", str(d1), "--state",
                            str(st)], env=worker.env, capture_output=True, text=True)
@@ -452,8 +379,8 @@ def test_status_stop_and_idle_timeout(worker, tmp_path):
     assert not os.path.exists(st["socket"]) and not worker.status()["running"]
     code, out, err, _ = worker.cli("worker", "stop", "--json")
     assert code == 0 and json.loads(out) == {"stopped": False, "running": False}
-    base, d1 = _lp_stream(tmp_path)
-    _init(worker, base, tmp_path / "state")
+    base, d1 = lp_stream(tmp_path)
+    init_state(worker, base, tmp_path / "state")
     code, _, _, routed = worker.cli("step", d1, "--state", tmp_path / "state")
     assert code == 0 and not routed
 

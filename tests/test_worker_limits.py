@@ -18,7 +18,7 @@ import pytest
 
 from copter_cli import worker_limits as wl
 from tests.helpers import small_lp
-from tests.test_worker import ROUTED, Worker, _init, _lp_stream
+from tests.worker_helpers import ROUTED, Worker, init_state, lp_stream
 
 pytestmark = pytest.mark.slow  # a worker start and a few commands in their own processes
 
@@ -63,11 +63,11 @@ def test_a_cpu_limit_ends_the_command_through_the_worker_as_in_process(worker, t
 
 def test_a_file_size_limit_applies_to_the_workers_output_as_in_process(worker, tmp_path):
     worker.ensure()
-    base, delta = _lp_stream(tmp_path)
+    base, delta = lp_stream(tmp_path)
     results = []
     for off in (True, False):
         st = tmp_path / f"st-{off}"
-        _init(worker, base, st)
+        init_state(worker, base, st)
         with open(tmp_path / f"out-{off}.json", "wb") as out:
             code, err, routed = _run(worker, ["step", delta, "--state", st, "--json"],
                                      limits=[(resource.RLIMIT_FSIZE, 200)], off=off, stdout=out)
