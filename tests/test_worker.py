@@ -37,18 +37,14 @@ from formats.io import write_delta, write_problem
 from solver.model.delta import Delta
 from solver.workloads import make_scenario
 from tests.helpers import snapshot
-from tests.worker_helpers import ROUTED, Worker, init_state, lp_stream, worker_env
+from tests.worker_helpers import ROUTED, Worker, init_state, lp_stream, running_worker, worker_env
 
 pytestmark = pytest.mark.slow  # a worker start and ~40 commands in their own processes: 2-3 min on 2 cores
 
 @pytest.fixture(scope="module")
 def worker():
-    w = Worker(tempfile.mkdtemp(prefix="cw-", dir="/tmp"))
-    try:
-        w.start()
+    with running_worker("cw-") as w:
         yield w
-    finally:
-        w.shutdown()
 
 
 def _strip(obj):

@@ -18,19 +18,15 @@ import pytest
 
 from copter_cli import worker_limits as wl
 from tests.helpers import small_lp
-from tests.worker_helpers import ROUTED, Worker, init_state, lp_stream
+from tests.worker_helpers import ROUTED, Worker, init_state, lp_stream, running_worker
 
 pytestmark = pytest.mark.slow  # a worker start and a few commands in their own processes
 
 
 @pytest.fixture(scope="module")
 def worker():
-    w = Worker(tempfile.mkdtemp(prefix="cwl-", dir="/tmp"))
-    try:
-        w.start()
+    with running_worker("cwl-") as w:
         yield w
-    finally:
-        w.shutdown()
 
 
 def _run(worker: Worker, args, *, limits=(), nice: int = 0, off: bool = False, stdout=None):

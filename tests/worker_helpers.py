@@ -3,11 +3,13 @@ private folder and how to run commands through it or in-process, in real process
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from formats.io import write_delta, write_problem
@@ -88,3 +90,15 @@ def init_state(worker: Worker, base: Path, st: Path) -> None:
     assert code == 0, err
 
 
+
+
+@contextlib.contextmanager
+def running_worker(prefix: str):
+    """A started :class:`Worker` in a new private folder under /tmp (a Unix socket path holds 107 bytes), shut
+    down afterwards (killed if it does not stop)."""
+    w = Worker(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    try:
+        w.start()
+        yield w
+    finally:
+        w.shutdown()
