@@ -74,9 +74,12 @@ def test_a_file_size_limit_applies_to_the_workers_output_as_in_process(worker, t
 
 
 def test_a_caller_nicer_than_the_worker_is_served_and_a_less_nice_one_runs_in_process(tmp_path):
+    base = os.getpriority(os.PRIO_PROCESS, 0)  # the suite may itself run under nice
+    if base + 4 > 19:
+        pytest.skip(f"this process runs at nice {base}: no room for a nicer worker and caller")
     w = Worker(tempfile.mkdtemp(prefix="cwn-", dir="/tmp"))
     try:
-        code, out, err = _start_niced(w, 5)
+        code, out, err = _start_niced(w, 3)
         assert code == 0, (out, err)
         p = tmp_path / "m.parquet"
         from formats.io import write_problem
@@ -84,8 +87,8 @@ def test_a_caller_nicer_than_the_worker_is_served_and_a_less_nice_one_runs_in_pr
         write_problem(small_lp(), p)
         code, err, routed = _run(w, ["solve", p, "--json"], nice=0)
         assert code == 0 and not routed, err
-        assert "nice value 0 is below the worker's (5)" in err, err
-        code, err, routed = _run(w, ["solve", p, "--json"], nice=9)
+        assert f"nice value {base} is below the worker's ({base + 3})" in err, err
+        code, err, routed = _run(w, ["solve", p, "--json"], nice=4)
         assert code == 0 and routed, err
     finally:
         w.shutdown()
