@@ -8,7 +8,8 @@ CPU limit or refused its output past the file size limit).
 
 The client sends :func:`current` with its run request. The worker refuses (the client then runs the command
 itself) when its child could not take them on without privileges (:func:`unadoptable`: a lower nice value than
-the worker's, or a hard limit above the worker's); otherwise the child applies them (:func:`adopt`) before
+the worker's, or a hard limit above the worker's) or could not meet them as the command alone would (a memory
+limit, :data:`MEMORY`); otherwise the child applies them (:func:`adopt`) before
 running the command. The child's CPU time counts from its fork, as a new process's does.
 """
 
@@ -17,6 +18,11 @@ from __future__ import annotations
 import os
 import resource
 
+#: limits on the process's memory: a command under one runs in-process (:func:`unadoptable`). The worker's child
+#: starts with the worker's address space (the stack and the kernels loaded: ~590 MB), so ``ulimit -v 400000``,
+#: which the command alone meets, failed it with MemoryError, and the child then hung at its exit (session 33,
+#: helper-162)
+MEMORY = ("RLIMIT_AS", "RLIMIT_DATA")
 #: the limits carried over (those this platform has)
 NAMES = tuple(n for n in ("RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_RSS", "RLIMIT_NOFILE",
                           "RLIMIT_CORE", "RLIMIT_NPROC", "RLIMIT_MEMLOCK", "RLIMIT_STACK")
@@ -45,7 +51,11 @@ def unadoptable(theirs: dict | None) -> str | None:
     if int(theirs.get("nice", ours["nice"])) < ours["nice"]:
         return (f"the command's nice value {theirs['nice']} is below the worker's ({ours['nice']}): a worker "
                 "process cannot raise its priority")
-    for name, (_soft, hard) in (theirs.get("rlimits") or {}).items():
+    for name, (soft, hard) in (theirs.get("rlimits") or {}).items():
+        if name in MEMORY and int(soft) != resource.RLIM_INFINITY:
+            return (f"the command runs under a memory limit ({name.removeprefix('RLIMIT_').lower()}): the worker's "
+                    "process holds the whole numerical stack and every kernel already (~600 MB of address space), so "
+                    "the same limit would fail it where the command alone fits")
         if name in ours["rlimits"] and _above(int(hard), ours["rlimits"][name][1]):
             return (f"the command's {name.removeprefix('RLIMIT_').lower()} limit is above the worker's hard limit: "
                     "a worker process cannot raise it")

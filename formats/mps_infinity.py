@@ -63,9 +63,13 @@ def free_rows_warning(problem: Problem) -> str | None:
 
 def written_warnings(problem: Problem, path) -> list[str]:
     """The warnings of writing ``problem`` to ``path`` (``export``, ``convert``) when ``path`` is an MPS file:
-    :func:`highs_default_infinity_warning` and :func:`free_rows_warning`; else none."""
+    :func:`highs_default_infinity_warning`, :func:`free_rows_warning` and
+    ``formats.mps_write_fixes.inexact_ranges_warning``; else none."""
     from formats.io import kind_of
 
     if kind_of(path) != "mps":
         return []
-    return [w for w in (highs_default_infinity_warning(problem), free_rows_warning(problem)) if w]
+    from formats.mps_write_fixes import inexact_ranges_warning
+
+    return [w for w in (highs_default_infinity_warning(problem), free_rows_warning(problem),
+                        inexact_ranges_warning(problem.row_names, problem.row_lower, problem.row_upper)) if w]

@@ -13,8 +13,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from formats.io import write_problem
 from formats.mps import read_mps, write_mps
 from formats.mps_write_fixes import empty_marker_columns, ranged_row_forms
+from solver.model.errors import ValidationError
 from solver.model.problem import Problem
 
 VALUES = [0.0, 0.1, 0.3, 1.8, -2.333, 5.0, 7.5, 1e3, -1e6, 1e15, 3.25e18, -3.25e18, 1 / 3, -0.7]
@@ -103,18 +105,48 @@ def test_ranged_row_forms_match_a_plain_loop():
     assert not np.isin(np.flatnonzero(exact), rows).any()  # rows HiGHS writes exactly are left alone
 
 
-def test_a_ranged_row_no_range_holds_exactly_moves_least_and_is_named(tmp_path, capsys):
+def test_a_ranged_row_no_range_holds_exactly_moves_least_and_is_named(tmp_path):
     # bounds of opposite signs whose range (1.07e8) has a coarser ulp (1.5e-8) than the lower bound's (7.5e-9): no
     # range near u - l gives u - R == l or l + R == u (found by a random search)
+    import json
+
+    from tests.helpers import cli_json
+
     lo, up = -37225003.02445897, 69341088.17787246
     p = Problem.from_arrays(cost=[1.0], col_lower=[-1.0], col_upper=[1.0], row_lower=[lo], row_upper=[up],
                             matrix=np.ones((1, 1)), row_names=["mix"])
-    write_mps(p, tmp_path / "x.mps")
-    err = capsys.readouterr().err
-    assert "1 ranged row(s)" in err and f"'mix' [{lo!r}, {up!r}]" in err and "Parquet" in err, err
+    write_problem(p, tmp_path / "x.parquet")
+    code, out = cli_json("convert", tmp_path / "x.parquet", tmp_path / "x.mps", "--json")
+    warnings = json.loads(out)["warnings"]  # in --json too, naming the row, not a temporary file
+    assert code == 0 and len(warnings) == 1, warnings
+    assert "1 ranged row(s)" in warnings[0] and f"'mix' [{lo!r}, {up!r}]" in warnings[0] and "np.float64" not in warnings[0]
+    assert ".tmp" not in warnings[0]
     q = read_mps(tmp_path / "x.mps")
     moved = abs(q.row_lower[0] - lo) + abs(q.row_upper[0] - up)
     assert 0 < moved <= np.spacing(up - lo)
+    assert f"[{float(q.row_lower[0])!r}, {float(q.row_upper[0])!r}]" in warnings[0]  # the bounds it says are the ones read back
+
+
+def test_an_empty_column_named_like_highs_marker_lines_keeps_its_integrality(tmp_path):
+    # HiGHS names its marker lines MARK0000, MARK0001, ...: the fix wrapped the marker line instead of the column
+    # and wrote a file neither reader could read (helper-162)
+    p = Problem.from_arrays(cost=[1.0, 1.0, 0.0], col_lower=[0.0] * 3, col_upper=[5.0] * 3, row_lower=[0.0],
+                            row_upper=[10.0], matrix=np.array([[1.0, 1.0, 0.0]]), col_names=["a", "b", "MARK0001"],
+                            row_names=["r"], integrality=[True, False, True])
+    write_mps(p, tmp_path / "m.mps")
+    assert read_mps(tmp_path / "m.mps").integrality.tolist() == [True, False, True]
+    assert _highs_read(tmp_path / "m.mps").num_col_ == 3
+
+
+def test_a_row_with_lower_above_upper_is_refused(tmp_path):
+    # HiGHS wrote L with a negative range, read back as the feasible row [1, 3] (the Python API only: copter's readers
+    # refuse such a row)
+    p = Problem.from_arrays(cost=[1.0], col_lower=[0.0], col_upper=[9.0], row_lower=[0.0], row_upper=[3.0],
+                            matrix=np.ones((1, 1)), row_names=["bad"])
+    p.row_lower[0] = 5.0
+    with pytest.raises(ValidationError, match="'bad' has lower bound 5.0 > upper bound 3.0"):
+        write_mps(p, tmp_path / "b.mps")
+    assert not (tmp_path / "b.mps").exists()
 
 
 def test_empty_marker_columns_matches_a_plain_loop():
