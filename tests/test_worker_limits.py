@@ -122,3 +122,19 @@ def test_unadoptable_names_a_higher_priority_or_hard_limit():
     hard = me["rlimits"]["RLIMIT_NOFILE"][1]
     assert "nofile limit" in wl.unadoptable({"nice": me["nice"], "rlimits": {"RLIMIT_NOFILE": [hard + 1, hard + 1]}})
     assert wl.unadoptable(None) is None and wl.unadoptable(me) is None
+
+
+def test_a_memory_limit_runs_the_command_in_process(worker, tmp_path):
+    # the worker's child starts with the worker's address space (the stack and every kernel loaded, ~590 MB): under
+    # the caller's `ulimit -v 400000` it failed with MemoryError and then hung at its exit, where the command alone
+    # exits 0 (helper-162). A command under a memory limit now runs in its own process.
+    worker.ensure()
+    from formats.io import write_problem
+
+    write_problem(small_lp(), tmp_path / "m.parquet")
+    code, err, routed = _run(worker, ["solve", tmp_path / "m.parquet", "--json"],
+                             limits=[(resource.RLIMIT_AS, 2 << 30)])
+    assert code == 0 and not routed and "memory limit (as)" in err, err
+    assert wl.unadoptable({"nice": os.getpriority(os.PRIO_PROCESS, 0),
+                           "rlimits": {"RLIMIT_DATA": [1 << 30, resource.RLIM_INFINITY]}}).startswith(
+        "the command runs under a memory limit (data)")
