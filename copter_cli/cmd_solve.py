@@ -72,8 +72,8 @@ def report_for(problem, result, seconds: dict) -> dict:
         rep["mip"] = result.mip
         if not result.point_feasible:  # the rounded point violates rows: its objective means nothing
             rep["objective"] = None
-    if result.status.is_model_failure:  # infeasible / unbounded: the last iterate's objective means nothing
-        rep["objective"] = None
+    if result.status.is_model_failure:  # infeasible / unbounded: the last iterate's objectives mean nothing
+        rep["objective"] = rep["dual_objective"] = None
     if getattr(result, "iis", None) is not None:
         rep["iis"] = result.iis  # an infeasible model's conflicting rows and bounds (solver.highs_bridge.find_iis)
     return rep
@@ -91,7 +91,8 @@ def _summary(console, path: Path, problem, result, rep: dict) -> None:
         ("Objective value     : - (no integer-feasible point)" if result.mip is not None
          and not result.point_feasible else "Objective value     : - (the model has no optimum)"
          if result.status.is_model_failure else f"Objective value     : {result.objective:.12g}"),
-        f"Dual objective      : {result.dual_objective:.12g}",
+        ("Dual objective      : -" if result.status.is_model_failure else
+         f"Dual objective      : {result.dual_objective:.12g}"),
         f"Relative gap        : {result.gap_rel:.2e}",
         f"Rel. primal residual: {result.primal_residual_rel:.2e}   max row violation {result.max_row_violation:.2e}",
         f"Rel. dual residual  : {result.dual_residual_rel:.2e}",
