@@ -207,8 +207,7 @@ _INDENTED_HEADER = re.compile(rb"(?mi)^[ \t]+(ROWS|COLUMNS|RHS|RANGES|BOUNDS|END
 def check_indented_keywords(data, path: str, idx: dict, line_of) -> None:
     """Refuse a line whose first field, after leading blanks, is a keyword HiGHS's free parser takes for a
     section header there (module docstring), or a section keyword alone on an indented line: two regex scans of
-    the text. An indented ``NAME`` before ROWS (the
-    model's name, where nothing is dropped) is let through.
+    the text. An indented ``NAME`` before ROWS (the model's name, where nothing is dropped) is let through.
 
     Raises:
         FormatError: naming the line and the keyword.
@@ -224,7 +223,7 @@ def check_indented_keywords(data, path: str, idx: dict, line_of) -> None:
             continue
         line = line_of(data, m.start())
         if m.start() < rows:
-            raise FormatError(f"{_show(word)!r} is indented: HiGHS would read it as the OBJSENSE header, which copter "
+            raise FormatError(f"{_show(word)!r} is indented: HiGHS would read it as a section header, which copter "
                               "reads only from column 1; start the header in column 1", file=path, line=line)
         raise FormatError(f"a data line starts with {_show(word)!r}: HiGHS's free-format reader takes it for a "
                           "section header and silently drops the rest of the section; rename the column, vector "

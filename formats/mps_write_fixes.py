@@ -21,7 +21,8 @@ Found by session 33's hunt (helper-161), each checked with highspy alone:
   (lower = -inf): an infeasible box became a feasible column. Fix: an explicit ``LO`` line of 0 before it.
 
 The checks are vectorised over the columns and rows; the file is rewritten only when a fix applies, by copying
-its text around the few lines that change (found by regex searches that move forward through their sections).
+its text around the lines that change, found by one pass over each section concerned (COLUMNS by a byte search
+for its empty columns' lines, the row and bound sections by one regex pass) with the edits looked up by name.
 """
 
 from __future__ import annotations
@@ -113,12 +114,6 @@ class _Edits:
 
     def __init__(self, data, path: str):
         self.data, self.path, self.out = data, path, []
-
-    def line(self, pattern: re.Pattern, pos: int, end: int, what: str) -> re.Match:
-        m = pattern.search(self.data, pos, end)
-        if m is None:
-            self.missing(what)
-        return m
 
     def missing(self, what: str):
         """HiGHS's writer changed its layout: refuse rather than write a file that may be wrong."""
@@ -217,46 +212,55 @@ def _fix_markers(ed: _Edits, data, spans: dict, names: list[str], integer: np.nd
         ed.missing(f"column {next(iter(todo)).decode()!r}'s line")
 
 
-#: a data line of RHS or RANGES as HiGHS writes them: set, row, value
-_ENTRY = re.compile(rb"(?m)^[ \t]+\S+[ \t]+(\S+)[ \t]+(\S+)[ \t\r]*$")
-_ROW = re.compile(rb"(?m)^[ \t]+([A-Z])[ \t]+(\S+)[ \t\r]*$")  #: a ROWS line: type, name
+#: a data line of RHS or RANGES as HiGHS writes them (set, row, value), a ROWS line (type, name) and an upper bound
+#: line of BOUNDS (type, set, column, value); ``name`` is the entity an edit is looked up by, ``edit`` what it replaces
+_ENTRY = re.compile(rb"(?m)^[ \t]+\S+[ \t]+(?P<name>\S+)[ \t]+(?P<edit>\S+)[ \t\r]*$")
+_ROW = re.compile(rb"(?m)^[ \t]+(?P<edit>[A-Z])[ \t]+(?P<name>\S+)[ \t\r]*$")
+_UPPER = re.compile(rb"(?m)^(?P<edit>)[ \t]+(?:UP|UI)[ \t]+(?P<set>\S+)[ \t]+(?P<name>\S+)[ \t]")
+
+
+def _edit_section(ed: _Edits, data, span, pattern: re.Pattern, edits: dict, what: str, check=None) -> None:
+    """One regex pass over a section ``span`` (start, end) whose lines are rows or columns, never nonzeros: each
+    line whose ``name`` has an entry in ``edits`` (name -> bytes, or a function of the match) gets its ``edit``
+    group replaced; ``check(match)`` may refuse a line. An entry whose line is missing is refused (HiGHS's layout
+    changed)."""
+    if edits and span[0] >= 0:
+        for m in pattern.finditer(data, *span):
+            new = edits.pop(m["name"], None)
+            if new is not None:
+                if check is not None:
+                    check(m)
+                ed.out.append((*m.span("edit"), new(m) if callable(new) else new))
+    if edits:
+        ed.missing(f"{what} of {next(iter(edits)).decode()!r}")
 
 
 def _fix_ranges(ed: _Edits, data, spans: dict, names: list[str], form: np.ndarray, rng: np.ndarray,
                 lower: np.ndarray) -> None:
     """Ranged rows' edits (module docstring): the range, and for the G form the row type and right-hand side. A
     G-form row has u != 0 (with u = 0 the L form is exact: 0 - (0 - l) = l), so HiGHS wrote its RHS line. One
-    regex pass over each of the RANGES, ROWS and RHS sections (their lines are rows, never nonzeros), the edits
-    looked up by name: 22,718 rows to fix in a 100,000-row model (500,000 nonzeros) took 4.2 s searched one by one,
-    0.35 s so (HiGHS's write: 0.5 s)."""
-    if not names:
-        return
+    regex pass over each of the RANGES, ROWS and RHS sections, the edits looked up by name: 22,718 rows to fix in a
+    100,000-row model (500,000 nonzeros) took 4.2 s searched one by one, 0.35 s so (HiGHS's write: 0.5 s)."""
     keys = [n.encode() for n in names]
-    todo = dict(zip(keys, (_num(r) for r in rng.tolist()), strict=True))
     g_rhs = {k: _num(lo) for k, f, lo in zip(keys, form.tolist(), lower.tolist(), strict=True) if f == 1}
-    for section, pattern, edits, group, what in (
-            (b"RANGES", _ENTRY, todo, 2, "range"), (b"ROWS", _ROW, dict.fromkeys(g_rhs, b"G"), 1, "row type"),
-            (b"RHS", _ENTRY, dict(g_rhs), 2, "right-hand side")):
-        lo, hi = spans.get(section, (-1, -1))
-        if edits and lo >= 0:
-            name_group = 1 if section != b"ROWS" else 2
-            for m in pattern.finditer(data, lo, hi):
-                new = edits.pop(m.group(name_group), None)
-                if new is not None:
-                    if section == b"ROWS" and m.group(1) != b"L":
-                        raise ValidationError(f"row {m.group(2).decode()!r} is written {m.group(1).decode()!r}, "
-                                              "not as the L row with a range expected; write Parquet instead",
-                                              file=ed.path)
-                    ed.out.append((m.start(group), m.end(group), new))
-        if edits:
-            ed.missing(f"row {next(iter(edits)).decode()!r}'s {what}")
+
+    def only_l(m):
+        if m["edit"] != b"L":
+            raise ValidationError(f"row {m['name'].decode()!r} is written {m['edit'].decode()!r}, not as the L row "
+                                  "with a range expected; write Parquet instead", file=ed.path)
+
+    none = (-1, -1)
+    _edit_section(ed, data, spans.get(b"RANGES", none), _ENTRY,
+                  dict(zip(keys, (_num(r) for r in rng.tolist()), strict=True)), "the range")
+    _edit_section(ed, data, spans.get(b"ROWS", none), _ROW, dict.fromkeys(g_rhs, b"G"), "the row type", only_l)
+    _edit_section(ed, data, spans.get(b"RHS", none), _ENTRY, g_rhs, "the right-hand side")
 
 
 def _fix_boxes(ed: _Edits, data, spans: dict, names: list[str]) -> None:
-    lo, hi = spans.get(b"BOUNDS", (0, 0))
-    pos = lo
-    for name in names:
-        m = ed.line(re.compile(rb"(?m)^[ \t]+(?:UP|UI)[ \t]+(\S+)[ \t]+" + re.escape(name.encode()) + rb"[ \t]"),
-                    pos, hi, f"column {name!r}'s upper bound")
-        ed.out.append((m.start(), m.start(), b" LO %s  %s  0\n" % (m.group(1), name.encode())))
-        pos = m.end()
+    """An explicit ``LO`` of 0 before each of these columns' ``UP``/``UI`` line (module docstring): one pass over
+    BOUNDS, the columns looked up by name."""
+    def lower_zero(m):
+        return b" LO %s  %s  0\n" % (m["set"], m["name"])
+
+    _edit_section(ed, data, spans.get(b"BOUNDS", (-1, -1)), _UPPER,
+                  dict.fromkeys((n.encode() for n in names), lower_zero), "the upper bound")
