@@ -19,14 +19,10 @@ def _num(v, spec: str = ".6g") -> str:
 
 def _print_table(t) -> None:
     """On a terminal: fitted to its width (cells fold). Elsewhere: as wide as the cells need, no cell folded."""
-    from copter_cli.output import wide_console
+    from copter_cli.output import table_console
     from copter_cli.table_fit import natural_width
 
-    out = console.get()
-    if out.is_terminal:
-        out.print(t)
-    else:
-        wide_console(max(out.width, natural_width(t, out)), out).print(t)
+    table_console(natural_width(t, console.get())).print(t)
 
 
 def print_allocation(res: dict) -> None:

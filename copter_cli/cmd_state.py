@@ -680,12 +680,14 @@ def _print_csv(rows: list[dict], last: int | None = None) -> None:
     from copter_cli.output import AnswerFile
     from solver.rounds.log_history import COMPARE_FIELDS, CSV_METHODS, flat
 
+    def pop_k_first(method: str) -> tuple:  # pop-2, pop-4, pop-10, then any other method by name
+        k = method.removeprefix("pop-")
+        return (0, int(k), "") if method.startswith("pop-") and k.isdigit() else (1, 0, method)
+
     flat_rows = [flat(r) for r in rows]
-    fixed = CSV_METHODS
-    others = sorted({m for r in rows for m in r["compare"]} - set(fixed),
-                    key=lambda m: (0, int(m[4:]), "") if m[4:].isdigit() and m.startswith("pop-") else (1, 0, m))
+    others = sorted({m for r in rows for m in r["compare"]} - set(CSV_METHODS), key=pop_k_first)
     cols = [k for k in dict.fromkeys(k for r in flat_rows for k in r) if not k.startswith("compare_")]
-    cols += [f"compare_{m}_{f}" for m in (*fixed, *others) for f in COMPARE_FIELDS]
+    cols += [f"compare_{m}_{f}" for m in (*CSV_METHODS, *others) for f in COMPARE_FIELDS]
     w = csv.DictWriter(AnswerFile(), fieldnames=cols, lineterminator="\n")
     w.writeheader()
     w.writerows(flat_rows if last is None else flat_rows[-last:])

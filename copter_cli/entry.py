@@ -21,19 +21,21 @@ import signal
 import sys
 
 MESSAGE = "interrupted; the state is unchanged"
-#: what an interrupt leaves, by command (``MESSAGE`` for the ones that write a state: init, step, rollback, compare)
-LEFT = {"worker": "interrupted; a worker started before the interrupt keeps running (`copter worker status` tells)",
+#: what an interrupt leaves, said instead of "; the state is unchanged" by the commands that have no state to leave
+#: unchanged (:func:`_as_the_command_says`)
+LEFT = {"worker": "; a worker started before the interrupt keeps running (`copter worker status` tells)",
         **dict.fromkeys(("solve", "convert", "diff", "export", "show", "history", "report", "version"),
-                        "interrupted; nothing was changed (copter writes a file whole or not at all)")}
+                        "; nothing was changed (copter writes a file whole or not at all)")}
 
 
-def _command() -> str:
-    return next((a for a in sys.argv[1:] if not a.startswith("-")), "")
-
-
-def _interrupt_message() -> str:
-    """:data:`MESSAGE`, or what an interrupt leaves for a command that has no state to leave unchanged."""
-    return LEFT.get(_command(), MESSAGE)
+def _as_the_command_says(message: str) -> str:
+    """``message`` (an interrupt's, ending "; the state is unchanged" unless a round was stored) with that ending
+    replaced by what this process's command leaves (:data:`LEFT`): a stateless command said "the state is
+    unchanged" (helper-160)."""
+    command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
+    tail = "; the state is unchanged"
+    left = LEFT.get(command)
+    return message[:-len(tail)] + left if left is not None and message.endswith(tail) else message
 
 
 CONSOLE = [False]  #: True in the console script's process (``main``), not for in-process callers
@@ -53,15 +55,12 @@ def _on_sigint(signum, frame) -> None:
         if undo.active():
             raise KeyboardInterrupt
     code = 128 + int(signum)
-    left = _interrupt_message()
-    message = left if signum == signal.SIGINT else left.replace("interrupted", f"interrupted by "
-                                                                    f"{signal.Signals(signum).name}", 1)
+    message = MESSAGE if signum == signal.SIGINT else MESSAGE.replace("interrupted", f"interrupted by "
+                                                                          f"{signal.Signals(signum).name}", 1)
     if undo is not None:
         undo.run_actions()
         message = undo.interrupted_message()
-        tail = "; the state is unchanged"
-        if _command() in LEFT and message.endswith(tail):  # a command without a state (convert, solve, ...)
-            message = message[:-len(tail)] + LEFT[_command()].removeprefix("interrupted")
+    message = _as_the_command_says(message)
     try:
         sys.stdout.flush()  # what a command printed before stays in order before the error
     except Exception:  # noqa: BLE001 - a closed or broken stdout: nothing to keep

@@ -25,7 +25,7 @@ from copter_cli import process_exit
 from copter_cli import worker_client as wc
 
 
-def run(sock, request: dict, fds: list[int], close: list[int], selector) -> None:
+def run(sock, request: dict, fds: list[int], close: list[int], selector, limits: dict | None = None) -> None:
     """The child's whole life (never returns).
 
     Args:
@@ -35,6 +35,8 @@ def run(sock, request: dict, fds: list[int], close: list[int], selector) -> None
         close: the parent's descriptors this process must not keep (listening socket, wake-up pipe, lock,
             other clients' connections).
         selector: the parent's selector, closed here without touching its registrations.
+        limits: the client's nice value and resource limits from its run request, which the worker checked it
+            can take on (``copter_cli.worker_limits``).
     """
     signal.set_wakeup_fd(-1)
     for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
@@ -46,7 +48,7 @@ def run(sock, request: dict, fds: list[int], close: list[int], selector) -> None
         except OSError:
             pass
     wc.send(sock, {"started": os.getpid()})
-    _adopt(request, fds)
+    _adopt(request, fds, limits)
     from copter_cli import entry
 
     entry.CONSOLE[0] = True
@@ -56,7 +58,7 @@ def run(sock, request: dict, fds: list[int], close: list[int], selector) -> None
     _exit(sock, code)
 
 
-def _adopt(request: dict, fds: list[int]) -> None:
+def _adopt(request: dict, fds: list[int], limits: dict | None) -> None:
     """Take over the client's descriptors, directory, environment, umask, nice value, limits, argv, path, streams
     and clock."""
     for target, fd in zip((0, 1, 2), fds[:3], strict=True):
@@ -76,7 +78,7 @@ def _adopt(request: dict, fds: list[int]) -> None:
     os.umask(int(request["umask"]))
     from copter_cli.worker_limits import adopt
 
-    adopt(request.get("limits"))  # nice value and ulimits: the worker checked they can be taken on
+    adopt(limits)  # nice value and ulimits: the worker checked they can be taken on
     sys.argv = list(request["argv"])
     if request.get("sys_path"):
         sys.path[:] = list(request["sys_path"])

@@ -296,11 +296,9 @@ def _go_request(argv: list[str]) -> dict:
     mask = os.umask(0o077)
     os.umask(mask)
     main = sys.modules.get("__main__")
-    from copter_cli.worker_limits import current
-
     return {"op": "go", "argv": list(argv), "env": dict(os.environ), "umask": mask, "start": process_start(),
             "stdio": _stdio(), "main_package": getattr(main, "__package__", None), "sys_path": list(sys.path),
-            "pid": os.getpid(), "limits": current()}
+            "pid": os.getpid()}
 
 
 OFF = ("off", "0", "false", "no")  #: COPTER_WORKER values that keep every command in-process (any case)

@@ -98,6 +98,7 @@ class Connection:
 
     def __init__(self, sock: socket.socket):
         self.sock, self.reader, self.state, self.pid = sock, wc.Reader(sock), "new", None
+        self.limits = None  #: the run request's nice value and limits (``copter_cli.worker_limits``), for the child
 
     def reply(self, obj) -> bool:
         try:
@@ -278,7 +279,7 @@ class Worker:
         if why:
             conn.reply({"refused": why})
             return self.drop(conn)
-        conn.state = "accepted"
+        conn.state, conn.limits = "accepted", msg.get("limits")
         conn.reply({"accepted": True})
 
     def refusal(self, msg: dict) -> str | None:
@@ -326,7 +327,7 @@ class Worker:
             try:
                 from copter_cli import worker_child
 
-                worker_child.run(conn.sock, msg, fds, close, self.sel)
+                worker_child.run(conn.sock, msg, fds, close, self.sel, conn.limits)
             finally:
                 os._exit(70)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
