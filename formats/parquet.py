@@ -555,8 +555,7 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
                               f"{len(digits)} significant digits, more than any round number copter keeps "
                               f"(at most {ROUND_DIGITS})", file=path, entity="copter.base_round")
         base = int(digits)
-    known = (b"copter.format", b"copter.version", b"copter.sense", b"copter.objective_offset",
-             b"copter.base_round", b"ARROW:schema", b"pandas")
+    known = (*(k.encode() for k in _INTERPRETED), b"ARROW:schema", b"pandas")
     extra = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in meta.items()
              if k not in known}
     _refuse_unknown_copter_keys(extra, path)
