@@ -103,3 +103,15 @@ def test_the_fixed_format_reader_reads_a_column_named_name_as_data(tmp_path):
             + line("RHS", "cap", "4") + "ENDATA\n")
     p = read_mps(_write(tmp_path, text))
     assert p.col_names.tolist() == ["x a", "NAME", "z"] and p.cost.tolist() == [-1.0, -2.0, -3.0]
+
+
+def test_init_from_such_a_file_exits_3_and_makes_no_state(tmp_path):
+    import json
+
+    from tests.helpers import cli_json
+
+    p = _write(tmp_path, _model("name"))
+    code, out = cli_json("init", p, "--state", tmp_path / "st", "--json")
+    err = json.loads(out)["error"]
+    assert code == 3 and err["kind"] == "format" and err["line"] == 7 and "'name'" in err["message"], out
+    assert not (tmp_path / "st").exists()

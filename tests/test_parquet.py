@@ -222,3 +222,20 @@ def test_integer_column_typed_int_accepts_0_1_and_null_but_refuses_2_naming_the_
 
     res = CliRunner().invoke(app, ["convert", str(tmp_path / "bad.parquet"), str(tmp_path / "o.mps")])
     assert res.exit_code == 3 and "bad.parquet: row 2:" in res.output and "Traceback" not in res.output
+
+
+def test_step_with_a_misspelt_copter_key_exits_3_and_leaves_the_state(tmp_path):
+    import json
+
+    from tests.helpers import cli_json, small_lp_state, snapshot
+
+    st, _ = small_lp_state(tmp_path)
+    t = pa.table({"kind": ["var"], "var": ["x1"], "value": [0.5]})
+    pq.write_table(t.replace_schema_metadata({b"copter.format": b"delta", b"copter.offset": b"100"}),
+                   tmp_path / "typo.parquet")
+    before = snapshot(st)
+    code, out = cli_json("step", tmp_path / "typo.parquet", "--state", st, "--json")
+    err = json.loads(out)["error"]
+    assert code == 3 and err["kind"] == "format" and "'copter.offset'" in err["message"], out
+    assert "did you mean 'copter.objective_offset'" in err["message"]
+    assert snapshot(st) == before
