@@ -53,7 +53,7 @@ from dataclasses import replace
 from formats import undo
 from formats.number_text import DIGITS
 from solver.model.errors import PartWorkerError, UsageError
-from solver.partition import lifeline, progress_board, shipping
+from solver.partition import interrupts, lifeline, progress_board, shipping
 
 EXECUTORS = ("process", "ray", "inline")
 FAULT_ENV = "COPTER_FAULT_KILL_PART"
@@ -241,22 +241,26 @@ def _init_worker(forkserver: bool, board, counter) -> None:
     progress_board.attach(board, counter)
 
 
-def _collect(futures: list, pool: ProcessPoolExecutor) -> list:
+def _collect(futures: list, pool: ProcessPoolExecutor, check: Callable[[], None] = lambda: None) -> list:
     """The futures' results in order; meanwhile, when a progress callback is registered (the CLI's progress
     line, ``solver.lp.pdhg.progress_callback``), it gets the parts' progress about four times a second
-    (:func:`solver.partition.progress_board.summary`)."""
+    (:func:`solver.partition.progress_board.summary`).
+
+    The wait is in steps of ``PROGRESS_INTERVAL`` seconds, each followed by ``check()``
+    (:meth:`solver.partition.interrupts.Noted.check`): an interrupt whose KeyboardInterrupt was dropped in a
+    finalizer (:mod:`solver.partition.interrupts`) is raised here instead of waiting for the parts to end."""
     from solver.lp.pdhg import current_progress_callback
 
     report, board = current_progress_callback(), getattr(pool, "copter_board", None)
-    if report is None or board is None:
-        return [f.result() for f in futures]
     pending = set(futures)
     index = {f: i for i, f in enumerate(futures)}
     while pending:
+        check()
         _, pending = wait(pending, timeout=PROGRESS_INTERVAL)
-        if pending:
+        if pending and report is not None and board is not None:
             report(progress_board.summary(board, {index[f] for f in pending}, len(futures) - len(pending),
                                           len(futures)))
+    check()
     return [f.result() for f in futures]
 
 
@@ -434,7 +438,8 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
     n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
     shipped: list | None = [] if shipping.available() else None
     try:
-        return _run_pool(fn, tasks, shipped, kill, n, preload, on_submitted)
+        with interrupts.noted() as noted:
+            return _run_pool(fn, tasks, shipped, kill, n, preload, on_submitted, noted.check)
     finally:
         if shipped:
             shipping.release(shipped)
@@ -456,9 +461,10 @@ def _submit_all(pool: ProcessPoolExecutor, fn, tasks: list[tuple], shipped: list
 
 
 def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n: int, preload: tuple[str, ...],
-              on_submitted: Callable[[], None] | None = None):
+              on_submitted: Callable[[], None] | None = None, check: Callable[[], None] = lambda: None):
     """:func:`map_parts` on the kept pool of ``n`` workers (:func:`_submit_all`); a worker that dies is retried
-    once on a fresh pool; a worker that cannot map a part's shared memory has every part sent again by the pipe."""
+    once on a fresh pool; a worker that cannot map a part's shared memory has every part sent again by the pipe.
+    ``check``: raises an interrupt dropped on the way (:func:`_collect`)."""
     attempt = 0
     while True:
         futures = []
@@ -473,7 +479,7 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
                 futures = _submit_all(pool, fn, tasks, shipped, kill)
                 if on_submitted is not None:
                     on_submitted()
-                out = _collect(futures, pool)
+                out = _collect(futures, pool, check)
                 _PRESTARTED.discard(n)  # its workers have started
                 return out
         except _ShipmentLost:  # a worker could not map the shared memory (/proc restricted): the pipe, same pool
