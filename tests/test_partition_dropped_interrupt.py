@@ -89,17 +89,20 @@ def drop():
 
 t = time.monotonic()
 try:
-    map_parts(time.sleep, [(120,), (120,)], "process", 2, on_submitted=drop)
+    map_parts(time.sleep, [(120,), (120,)], sys.argv[1], 2, on_submitted=drop)
 except KeyboardInterrupt:
     print(f"interrupted {time.monotonic() - t:.2f}", flush=True)
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forkserver pool")
-def test_pool_wait_ends_on_an_interrupt_dropped_in_a_finalizer():
+@pytest.mark.parametrize("executor", ["process", "ray"])
+def test_pool_wait_ends_on_an_interrupt_dropped_in_a_finalizer(executor):
     # before: the dropped KeyboardInterrupt left the wait sleeping the parts' 120 s (past this timeout)
+    if executor == "ray":
+        pytest.importorskip("ray")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", DROPPED_DURING_WAIT], env=env, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", DROPPED_DURING_WAIT, executor], env=env, capture_output=True, text=True,
                          timeout=100, cwd=REPO)
     assert out.stdout.startswith("interrupted"), (out.stdout, out.stderr[-2000:])
     assert "Exception ignored" in out.stderr  # the handler's own KeyboardInterrupt was dropped

@@ -434,7 +434,8 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
     if executor == "inline":
         return [_call(fn, t, kill[i]) for i, t in enumerate(tasks)]
     if executor == "ray":
-        return _run_ray(fn, tasks, kill, ray_address, on_submitted)
+        with interrupts.noted() as noted:
+            return _run_ray(fn, tasks, kill, ray_address, on_submitted, noted.check)
     n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
     shipped: list | None = [] if shipping.available() else None
     try:
@@ -590,8 +591,19 @@ def _own_sigterm():
             signal.signal(signal.SIGTERM, saved)
 
 
+def _ray_get(ray, ref, check: Callable[[], None]):
+    """``ray.get(ref)`` in steps of ``PROGRESS_INTERVAL`` seconds, each after ``check()``: an interrupt dropped in
+    a finalizer is raised there instead of waiting for the part (:func:`_collect`)."""
+    while True:
+        check()
+        try:
+            return ray.get(ref, timeout=PROGRESS_INTERVAL)
+        except ray.exceptions.GetTimeoutError:
+            continue
+
+
 def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
-             on_submitted: Callable[[], None] | None = None) -> list:
+             on_submitted: Callable[[], None] | None = None, check: Callable[[], None] = lambda: None) -> list:
     ray = _import_ray()
     if not ray.is_initialized():
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -621,7 +633,7 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
     out = []
     for i, ref in enumerate(refs):
         try:
-            out.append(ray.get(ref))
+            out.append(_ray_get(ray, ref, check))
         except ray.exceptions.RayError as err:
             for r in refs[i + 1:]:
                 ray.cancel(r, force=True)
