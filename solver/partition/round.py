@@ -542,8 +542,25 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
         ph.add("ship", ship)
     seconds = {"setup": setup, "ship": ship, "merge": merge, "wall": time.perf_counter() - t0, "phases": ph.report(),
                "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
-    rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, outcome_rep)
+    rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, _merged_aside(outcome_rep))
     return RoundOutcome(result=result, data=data, report=rep)
+
+
+MERGED_FIELDS = ("bound", "bound_kind", "bound_candidate", "gap_rel")  #: the report's fields about the merged point
+
+
+def _merged_aside(outcome_rep: dict) -> dict:
+    """The report's ``partitions`` fields of :data:`MERGED_FIELDS` describe the round's point: when a whole solve's
+    point was kept instead of the merged one (``fallback.kept`` "whole"), they are null and the merged point's
+    are ``fallback.merged_bound``, ``merged_bound_kind``, ``merged_bound_candidate`` and ``merged_gap_rel``
+    (helper-163: an OPTIMAL TE ring 24 round whose whole point was kept reported ``partitions.gap_rel`` 8.6%, the
+    discarded merged point's)."""
+    fallback = outcome_rep.get("fallback")
+    if not fallback or fallback.get("kept") != "whole" or outcome_rep.get("bound") is None:
+        return outcome_rep
+    out = {**outcome_rep, **{f: None for f in MERGED_FIELDS if f in outcome_rep}}
+    out["fallback"] = {**{"merged_" + f: outcome_rep.get(f) for f in MERGED_FIELDS}, **fallback}
+    return out
 
 
 @dataclass(eq=False)
