@@ -45,7 +45,7 @@ def refuse_executor_on_monolithic(partition, executor: str | None, ray_address: 
         return
     one = len(given) == 1
     raise UsageError(f"{', '.join(given)} appl{'ies' if one else 'y'} to partitioned rounds only, and {state} is a "
-                     f"monolithic state (its init had no --partitions K): its rounds run in this process and "
+                     f"monolithic state (its init had no --partitions K of 2 or more): its rounds run in this process and "
                      f"would ignore {'it' if one else 'them'}; leave {'it' if one else 'them'} out (only "
                      f"`copter init --partitions K` makes partitioned rounds); nothing was applied")
 
