@@ -56,8 +56,11 @@ def test_an_lp_round_on_workers_computes_them_during_the_parts_and_merges_the_sa
     assert phases["assignment_rows_in_thread"] > 0 and "assignment_rows" not in phases
     assert "implied_upper_in_thread" not in inline.report["seconds"]["phases"]  # inline: the merge computes them
     assert inline.report["seconds"]["phases"]["assignment_rows"] > 0
-    assert procs.report["bound"] is not None
-    assert procs.report["bound"] == inline.report["bound"]  # the same parts' points, the same bounds: bitwise
+    # this small model is also solved whole: the merged point's bound is the fallback's
+    bound = procs.report["fallback"]["merged_bound"]
+    assert procs.report["fallback"]["kept"] == "whole" and procs.report["bound"] is None
+    assert bound is not None
+    assert bound == inline.report["fallback"]["merged_bound"]  # the same parts' points, the same bounds: bitwise
     assert procs.result.objective == inline.result.objective
 
 
