@@ -845,7 +845,9 @@ def _probe(problem: Problem, grouping, col_part: np.ndarray, k: int, present: np
 def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError, t0: float,
                  setup: float) -> RoundOutcome:
     n, m = problem.n_cols, problem.n_rows
-    msg = (f"partitioned round failed: {err} (executor {config.executor}); nothing was merged or stored")
+    # whether the round is stored is the round loop's to say (not without --accept-failed; with it, stored as
+    # failed): "nothing was merged or stored" contradicted "stored as current (--accept-failed)" (helper-164)
+    msg = (f"partitioned round failed: {err} (executor {config.executor}); the parts' points were not merged")
     wall = time.perf_counter() - t0
     result = SolveResult(status=Status.NUMERICAL_ERROR, x=np.zeros(n), y=np.zeros(m), reduced_cost=np.zeros(n),
                          row_activity=np.zeros(m), objective=math.nan, dual_objective=math.nan,
