@@ -336,7 +336,7 @@ class StateStore(StateLocking):
         Returns:
             The generation rounds moved.
         """
-        gens = [r for r in self._gen_folders() if r >= round_]
+        gens = [r for r in self.gen_folders() if r >= round_]
         fails = [p for p in self.failures() if _failed_round(p) > round_]
         if not gens and not fails:
             return []
@@ -356,7 +356,7 @@ class StateStore(StateLocking):
         fsync_path(self.root, directory=True)
         return sorted(gens)
 
-    def _gen_folders(self) -> list[int]:
+    def gen_folders(self) -> list[int]:
         """Round numbers of every ``gen-*`` folder, complete or not."""
         if not self.root.is_dir():
             return []
@@ -425,7 +425,7 @@ class StateStore(StateLocking):
                     return g, (f"{why}, and no round before it is complete; using the newest complete generation, "
                                f"round {g}, which a rollback to round {r} had undone")
                 return g, f"{why}; using the newest complete generation, round {g}"
-        folders = sorted(self._gen_folders())
+        folders = sorted(self.gen_folders())
         if folders:
             raise StateError(f"no complete generation: {gen_name(folders[-1])} is damaged "
                              f"({self.damage(folders[-1], verify)})", file=str(self.root))

@@ -521,14 +521,16 @@ def _round_extra(store: StateStore, current: int, stored: bool, warnings: list[s
     """The report's extra fields of the round after ``current``; a stored round abandons the branch a
     rollback left (the rounds after ``current``), which the report and a warning name."""
     extra = {"accepted": True, "previous_round": current}
-    later = [r for r in store.generations() if r > current]  # a branch left by a rollback
+    # a branch left by a rollback, or damaged rounds (incomplete ones too: storing this round moves every gen-*
+    # folder after ``current``, and a missing or resized file's round was moved without a word, helper-164)
+    later = sorted(r for r in store.gen_folders() if r > current)
     if later and stored:
         extra["abandoned_rounds"] = later
         # a rollback leaves them, and so does a step killed after its generation was in place but before
         # CURRENT named it: "left by a rollback" alone told of a rollback nobody ran
         warnings.append(f"round(s) {', '.join(map(str, later))} after the current round {current} (the branch left "
-                        "by a rollback, or by a step that ended before it made its round current) moved into "
-                        f"{store.root / 'abandoned'}")
+                        "by a rollback, a step that ended before it made its round current, or a damaged round) "
+                        f"moved into {store.root / 'abandoned'}")
     if warnings:
         extra["warnings"] = warnings
     return extra

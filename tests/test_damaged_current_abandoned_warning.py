@@ -1,0 +1,42 @@
+"""A step after a damaged current round moves that round into ``abandoned/`` and says so, whatever the damage:
+a file missing or resized (an incomplete generation) was moved without the warning that a same-size corrupted
+one got (helper-164)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from formats.io import write_delta, write_problem
+from solver import rounds
+from solver.model.delta import Delta
+from tests.helpers import run_main, small_lp
+
+
+@pytest.mark.parametrize("damage", ["missing", "resized"])
+def test_the_damaged_round_moved_aside_is_named(tmp_path, capsys, damage):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", st)
+    for r, cost in ((1, 5.0), (2, 6.0)):
+        d = tmp_path / f"d{r}.parquet"
+        write_delta(Delta.concat([Delta.vars(["x3"], cost=[cost])], base_round=r - 1), d)
+        code, out, _ = run_main(capsys, "step", d, "--state", st, "--json")
+        assert code == 0, out
+    sol = st / "gen-000002" / "solution.parquet"
+    data = sol.read_bytes()
+    if damage == "missing":
+        sol.unlink()
+    else:
+        sol.write_bytes(data + b"\0")
+    d = tmp_path / "d2b.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[7.0])], base_round=1), d)
+    code, out, err = run_main(capsys, "step", d, "--state", st, "--json")
+    assert code == 0, out
+    rep = json.loads(out)
+    assert rep["round"] == 2 and rep["abandoned_rounds"] == [2], rep
+    moved = [w for w in rep["warnings"] if "moved into" in w]
+    assert moved and "round(s) 2 after the current round 1" in moved[0], rep["warnings"]
+    assert "a damaged round" in moved[0]
+    assert len(list((st / "abandoned").iterdir())) == 1
