@@ -18,7 +18,8 @@ One scenario stream (``solver.workloads``); every round's whole problem is solve
 Per round and method: ``wall`` (seconds on this machine), ``k_cores`` (POP's measure, the time on K cores:
 setup + slowest part + merge; mono: its wall time), ``gap_mono`` = sense * (mono objective - objective) /
 max(1, |mono objective|) (> 0 = worse than the monolithic round), ``gap_bound`` (the same against the
-monolithic bound), ``own_gap`` (a partitioned round's gap to its own safe Lagrangian bound),
+monolithic bound), ``own_gap`` (a partitioned round's gap to its own safe Lagrangian bound; the merged point's when a whole
+solve's point was kept, ``fallback.merged_gap_rel``),
 ``part_rss_mb`` (largest worker peak RSS, the memory per part; the worker's Python + numba baseline
 included), ``part_nnz`` (largest part), ``rens_parts`` (MILP: parts that got a RENS step because the merged
 point's gap to the whole bound was above ``mip_gap_tol``) and ``gap_before_rens``, ``engines`` (each part's LP
@@ -164,6 +165,13 @@ def scenario(args):
     return TEScenario(topology=read_topology(p), seed=args.seed), f"te-{args.topology}"
 
 
+
+def _own_gap(rep: dict) -> float | None:
+    """The merged point's gap to its own bound: the report's ``gap_rel``, or ``fallback.merged_gap_rel`` when the
+    round kept a whole solve's point (the report's is null then)."""
+    gap = rep.get("gap_rel")
+    return gap if gap is not None else (rep.get("fallback") or {}).get("merged_gap_rel")
+
 def _gap(sense: int, obj: float, ref: float) -> float:
     if obj is None or ref is None or not (math.isfinite(obj) and math.isfinite(ref)):
         return math.nan
@@ -239,7 +247,7 @@ def main(argv=None) -> None:
                          "passes": "/".join(f"{pass_name(x)}:{x['slowest_part_seconds']:.3f}"
                                             for x in rep.get("shares", {}).get("passes", [])),
                          "gap_mono": _gap(sense, res.objective, ref),
-                         "gap_bound": _gap(sense, res.objective, mono_bound), "own_gap": rep.get("gap_rel"),
+                         "gap_bound": _gap(sense, res.objective, mono_bound), "own_gap": _own_gap(rep),
                          "part_rss_mb": max((p["max_rss_mb"] or 0.0) for p in parts) if parts else math.nan,
                          "part_nnz": max(p["nnz"] for p in parts) if parts else 0,
                          "iterations": max((p["iterations"] for p in parts), default=0),

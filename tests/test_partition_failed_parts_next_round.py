@@ -37,6 +37,8 @@ def test_failed_parts_leave_whole_shares_and_no_warm_state(tmp_path, capsys):
             continue
         rounds_with_failures += 1
         assert fallback["shares_from"] == "whole", fallback
+        # no merged point: the merged point's fields are there, null, as when a whole point is kept over a merge
+        assert all(rep["partitions"][f] is None for f in ("bound", "gap_rel", "max_row_violation_rel"))
         kept = store.load(state / f"gen-{rep['round']:06d}")
         for p, part in enumerate(kept.parts):
             assert (part.state is None) == (p in failed or parts[p]["status"] == "EMPTY"), (p, failed)

@@ -486,7 +486,8 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
         except _ShipmentLost:  # a worker could not map the shared memory (/proc restricted): the pipe, same pool
             for f in futures:
                 f.cancel()
-            wait(futures)
+            while wait(futures, timeout=PROGRESS_INTERVAL).not_done:  # the running ones end; a dropped interrupt
+                check()  # is raised here too (_collect)
             shipping.release(shipped)
             shipped.clear()
             shipped = None

@@ -546,20 +546,23 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
     return RoundOutcome(result=result, data=data, report=rep)
 
 
-MERGED_FIELDS = ("bound", "bound_kind", "bound_candidate", "gap_rel")  #: the report's fields about the merged point
+MERGED_FIELDS = ("bound", "bound_kind", "bound_candidate", "gap_rel", "max_row_violation_rel")
+"""The report's ``partitions`` fields about the merged point."""
 
 
 def _merged_aside(outcome_rep: dict) -> dict:
-    """The report's ``partitions`` fields of :data:`MERGED_FIELDS` describe the round's point: when a whole solve's
-    point was kept instead of the merged one (``fallback.kept`` "whole"), they are null and the merged point's
-    are ``fallback.merged_bound``, ``merged_bound_kind``, ``merged_bound_candidate`` and ``merged_gap_rel``
+    """The report's ``partitions`` fields of :data:`MERGED_FIELDS` describe the round's point: when it is a whole
+    solve's (``fallback.kept`` "whole"; a fallback without ``kept``, after failed parts or with no client, has
+    no merged point at all) they are null, and the merged point's, when there was one, are ``fallback.merged_bound``,
+    ``merged_bound_kind``, ``merged_bound_candidate``, ``merged_gap_rel`` and ``merged_max_row_violation_rel``
     (helper-163: an OPTIMAL TE ring 24 round whose whole point was kept reported ``partitions.gap_rel`` 8.6%, the
     discarded merged point's)."""
     fallback = outcome_rep.get("fallback")
-    if not fallback or fallback.get("kept") != "whole" or outcome_rep.get("bound") is None:
+    if not fallback or fallback.get("kept", "whole") != "whole":
         return outcome_rep
-    out = {**outcome_rep, **{f: None for f in MERGED_FIELDS if f in outcome_rep}}
-    out["fallback"] = {**{"merged_" + f: outcome_rep.get(f) for f in MERGED_FIELDS}, **fallback}
+    out = {**outcome_rep, **{f: None for f in MERGED_FIELDS}}
+    if any(f in outcome_rep for f in MERGED_FIELDS):  # a merge was made (then dropped)
+        out["fallback"] = {**{"merged_" + f: outcome_rep.get(f) for f in MERGED_FIELDS}, **fallback}
     return out
 
 
