@@ -47,8 +47,12 @@ def owner_left(exc: BaseException) -> bool:
 
 def quiet_when_owner_left(exc_type, exc, tb, _server: int = os.getpid(), _hook=sys.excepthook) -> None:
     """``sys.excepthook`` of the forkserver and of the workers it forks: silent in a forked worker whose start
-    the command gave up (:func:`owner_left`), else the previous hook (the forkserver's own errors, any other
+    the command gave up (:func:`owner_left`), and for a KeyboardInterrupt anywhere (a terminal's Ctrl-C reaches
+    the whole process group: the forkserver, still importing its preload, printed a 17-37-line traceback before
+    the command's one error line, helper-165); else the previous hook (the forkserver's own errors, any other
     error of a worker, are printed as before)."""
+    if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+        return
     if os.getpid() != _server and exc is not None and owner_left(exc):
         return
     _hook(exc_type, exc, tb)
