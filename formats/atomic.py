@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from formats import undo
-from formats.faults import as_environment_fault, io_fault
+from formats.faults import as_environment_fault, io_fault, naming
 from formats.fsync import fsync_path
 
 SPECIAL_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -86,7 +86,8 @@ def replacing(path: str | os.PathLike, suffix: str = "", sync: bool = True,
     with undo.region():  # an interrupt here unwinds (the temporary file is removed)
         tmp = new_temp(path, suffix)
         try:
-            yield tmp
+            with naming(path):  # pyarrow's write errors name no file: the destination is the one meant
+                yield tmp
             if sync:
                 fsync_path(tmp)
             io_fault("rename", path)

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from formats.faults import io_fault
+from formats.faults import io_fault, naming
 from formats.fsync import fsync_path, link_or_copy  # noqa: F401 (re-exported)
 
 PATCH_MAX_FRACTION = 0.125   #: write a patch while it holds at most this fraction of the array's entries
@@ -59,7 +59,7 @@ def write_columns(path: str | os.PathLike, columns: dict[str, np.ndarray | pa.Ar
     io_fault("array", path)
     arrays = [c if isinstance(c, pa.Array) else _to_arrow(c) for c in columns.values()]
     batch = pa.RecordBatch.from_arrays(arrays, names=list(columns))
-    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, batch.schema) as writer:
+    with naming(path), pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, batch.schema) as writer:
         writer.write_batch(batch)
     fsync_path(path)
     return os.path.getsize(path)

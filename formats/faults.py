@@ -73,6 +73,19 @@ def environment_faults(path, action: str = "write", destination: bool = False) -
         raise as_environment_fault(err, path, action, destination) from err
 
 
+@contextmanager
+def naming(path) -> Iterator[None]:
+    """An ``OSError`` raised in the block without a file name (pyarrow's writers, a ``write`` over ``ulimit -f``:
+    ``File too large``) gets ``path``, so the error names the file being written, not the state folder the
+    command's :func:`environment_faults` falls back to (helper-164)."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            err.filename = str(path)
+        raise
+
+
 def reset_io_faults() -> None:
     """Restart the write-point count of ``COPTER_FAULT_ERRNO`` (in-process tests)."""
     _COUNT["spec"], _COUNT["n"] = None, 0

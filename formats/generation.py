@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from formats.checksum import ALGORITHM as CHECKSUM
 from formats.checksum import file_crc32
-from formats.faults import fault_point, io_fault
+from formats.faults import fault_point, io_fault, naming
 from formats.fsync import fsync_path
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def write_json(path: Path, obj: dict) -> int:
     from formats.reports import dumps
 
     io_fault("json", path)
-    with open(path, "x") as f:  # only ever a new file in a fresh folder: never follows a planted link
+    with naming(path), open(path, "x") as f:  # only ever a new file in a fresh folder: never follows a planted link
         f.write(dumps(obj) + "\n")
         f.flush()
         os.fsync(f.fileno())
@@ -129,7 +129,7 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
         "scaling": pa.array([None if sc is None else sc.options_json()], type=pa.string()),
     })
     io_fault("state", path)
-    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+    with naming(path), pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
         w.write_table(table)
     fsync_path(path)
     return os.path.getsize(path)

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from formats.faults import naming
 from formats.fsync import fsync_path
 from solver.model.state import MatrixScaling, SolverState
 from solver.partition.layout import Assignment
@@ -83,7 +84,7 @@ class PartitionData:
 
 
 def _write_table(path: Path, table: pa.Table) -> int:
-    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+    with naming(path), pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
         w.write_table(table)
     fsync_path(path)
     return os.path.getsize(path)
