@@ -165,12 +165,12 @@ def scenario(args):
     return TEScenario(topology=read_topology(p), seed=args.seed), f"te-{args.topology}"
 
 
-
 def _own_gap(rep: dict) -> float | None:
     """The merged point's gap to its own bound: the report's ``gap_rel``, or ``fallback.merged_gap_rel`` when the
     round kept a whole solve's point (the report's is null then)."""
     gap = rep.get("gap_rel")
     return gap if gap is not None else (rep.get("fallback") or {}).get("merged_gap_rel")
+
 
 def _gap(sense: int, obj: float, ref: float) -> float:
     if obj is None or ref is None or not (math.isfinite(obj) and math.isfinite(ref)):

@@ -433,17 +433,16 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
     kill = kill_flags(len(tasks))
     if executor == "inline":
         return [_call(fn, t, kill[i]) for i, t in enumerate(tasks)]
-    if executor == "ray":
-        with interrupts.noted() as noted:
+    with interrupts.noted() as noted:  # the waits for the parts re-raise an interrupt dropped on the way
+        if executor == "ray":
             return _run_ray(fn, tasks, kill, ray_address, on_submitted, noted.check)
-    n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
-    shipped: list | None = [] if shipping.available() else None
-    try:
-        with interrupts.noted() as noted:
+        n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
+        shipped: list | None = [] if shipping.available() else None
+        try:
             return _run_pool(fn, tasks, shipped, kill, n, preload, on_submitted, noted.check)
-    finally:
-        if shipped:
-            shipping.release(shipped)
+        finally:
+            if shipped:
+                shipping.release(shipped)
 
 
 def _submit_all(pool: ProcessPoolExecutor, fn, tasks: list[tuple], shipped: list | None, kill: list[bool]) -> list:

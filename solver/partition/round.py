@@ -332,7 +332,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         every = config.update_every
         if every is None:
             every = default_update_every(problem, config.whole_below_nnz)
-        if pass_ >= last_pass and (every == 0 or (r.updates + 1) % every):
+        if pass_ >= last_pass and not _shares_update(r, every):
             new_shares, new_steps, new_last = r.shares, r.steps, r.last  # kept for the next round
         moved = float(np.abs(new_shares - r.shares).sum() / max(r.ns, 1) / 2.0)
         passes_report.append({"pass": pass_, "kind": "pass" if pass_ <= last_pass else "price",
@@ -389,8 +389,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if failed:  # a part infeasible under its shares proves nothing about the model: solve it whole, unmerged
             result, fallback = solve_whole(problem, settings, failed)
             outcome_rep = {"fallback": fallback}
-            if (result.status in (Status.OPTIMAL, Status.FEASIBLE) and r.ns
-                    and not (every == 0 or (r.updates + 1) % every)):
+            if result.status in (Status.OPTIMAL, Status.FEASIBLE) and r.ns and _shares_update(r, every):
                 # the shares that left the parts infeasible are not the next round's: the whole point's are (LB
                 # 64 x 8, K = 4: every round's parts 1-3 PRIMAL_INFEASIBLE under shares moved by their own duals)
                 new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
@@ -500,7 +499,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             t5 = time.perf_counter()
             result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
                                                                 whole_warm)
-            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and not (every == 0 or (r.updates + 1) % every):
+            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and _shares_update(r, every):
                 new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
             merge += time.perf_counter() - t5
         if violates_whole(problem, result, part_rep) and dl.parts_left() > 0:  # the merge failed the re-check
@@ -511,7 +510,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             # passes (solver.partition.small.SMALL_MILP_NNZ)
             result, outcome_rep["fallback"] = compare_whole(problem, settings, result, outcome_rep["gap_rel"],
                                                             reason="small")
-            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and not (every == 0 or (r.updates + 1) % every):
+            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and _shares_update(r, every):
                 # as a small LP's: the parts' shares of the whole point (the merge's, on LB 128 x 16, left both
                 # parts of the next round PRIMAL_INFEASIBLE on the servers' load rows, and the round solved whole)
                 new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
@@ -638,6 +637,12 @@ def _merged_objective(problem: Problem, r: RoundSetup, parts: list[Part], result
         return math.nan
     x, _ = combine_points(problem, [parts[p] for p in solve_idx], pts, r.grouping.global_cols)
     return float(problem.objective(x))
+
+
+def _shares_update(r: RoundSetup, every: int) -> bool:
+    """Whether this round's shares move for the next round: every ``every``-th round (``--share-update-every``;
+    0: never), counted by the state's stored updates."""
+    return every != 0 and (r.updates + 1) % every == 0
 
 
 def _shares_from_whole(problem: Problem, r: RoundSetup, result: SolveResult, outcome_rep: dict,
