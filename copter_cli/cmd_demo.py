@@ -11,6 +11,7 @@ loaders for real data. :func:`write_stream` is shared with ``examples/*/generate
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import time
@@ -87,7 +88,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
          json_out: bool) -> int:
     """Generate and run the demo; return the exit code of the worst round (0 when all succeeded)."""
     from copter_cli.exit_codes import for_report
-    from formats.io import write_delta, write_problem
+    from formats import undo
     from solver.model.errors import UsageError
     from solver.workloads import make_scenario
 
@@ -111,38 +112,21 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
     state_dir = root / "state"
     if state_dir.exists() and any(state_dir.iterdir()):
         raise UsageError(f"{state_dir} already holds a state; pass an empty --dir", file=str(state_dir))
-    reports: list[dict] = []
-    code = 0
-    try:
-        base = scenario.base()
-        if not json_out:
-            where = "a temporary folder, removed at the end (--dir keeps them)" if tmp else str(root)
-            say(f"copter demo: {domain} ({base.name}), {base.n_rows:,} rows x {base.n_cols:,} columns, "
-                f"{base.nnz:,} nonzeros, {'MILP' if base.is_mip else 'LP'}; files in {where}")
-        base_path = root / "base.parquet"
-        write_problem(base, base_path)
-        rep = run_round(state_dir, base_path, 0)
-        rep["delta_rows"] = 0
-        reports.append(rep)
-        _log(rep, json_out)
-        for r in range(1, rounds + 1):
-            if reports[-1].get("accepted") is False:
-                break  # the state did not advance: later deltas would not match its round
-            previous = _previous_solution(state_dir, reports[-1])
-            delta = scenario.next_delta(r, previous)
-            path = root / f"delta_{r:04d}.parquet"
-            write_delta(delta, path)
-            rep = run_round(state_dir, path, r)
-            rep["delta_rows"] = len(delta)
-            rep["delta_from"] = "simulated allocation" if previous is None else f"round {r - 1} solution"
-            rep["cold_solve"] = cold_solve(state_dir, rep)
-            reports.append(rep)
-            _log(rep, json_out)
-        codes = [for_report(rp) for rp in reports]
-        code = next((c for c in codes if c), 0)
-    finally:
-        if tmp:
-            shutil.rmtree(root, ignore_errors=True)
+    base = scenario.base()
+    if not json_out:
+        where = "a temporary folder, removed at the end (--dir keeps them)" if tmp else str(root)
+        say(f"copter demo: {domain} ({base.name}), {base.n_rows:,} rows x {base.n_cols:,} columns, "
+            f"{base.nnz:,} nonzeros, {'MILP' if base.is_mip else 'LP'}; files in {where}")
+    reports: list[dict] = []  # filled round by round (a failing round's error still ends the command)
+    with contextlib.ExitStack() as removal:
+        if tmp:  # an interrupt ends the process at once outside a region: its undo action removes the folder
+            removal.enter_context(undo.on_interrupt(lambda: _remove_temporary(root)))
+        try:
+            _rounds(scenario, base, root, state_dir, rounds, json_out, reports)
+        finally:  # an error, or a KeyboardInterrupt raised in a region, unwinds through here
+            if tmp:
+                _remove_temporary(root)
+    code = next((c for c in map(for_report, reports) if c), 0)
     if json_out:
         print_json({"domain": domain, "scale": scale_text(domain, scale), "seed": seed,
                     "dir": None if tmp else str(root), "rounds": reports})
@@ -150,6 +134,42 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
         _table(reports, time.perf_counter() - t0, prep, scenario=f"{domain} ({base.name})")
         _next_steps(None if tmp else state_dir)
     return code
+
+
+def _rounds(scenario, base, root: Path, state_dir: Path, rounds: int, json_out: bool, reports: list[dict]) -> None:
+    """Write ``base`` and run round 0, then write each round's delta (from the previous round's allocation)
+    and step, appending every round's report to ``reports``; stops early when a round was not accepted."""
+    from formats.io import write_delta, write_problem
+
+    base_path = root / "base.parquet"
+    write_problem(base, base_path)
+    rep = run_round(state_dir, base_path, 0)
+    rep["delta_rows"] = 0
+    reports.append(rep)
+    _log(rep, json_out)
+    for r in range(1, rounds + 1):
+        if reports[-1].get("accepted") is False:
+            break  # the state did not advance: later deltas would not match its round
+        previous = _previous_solution(state_dir, reports[-1])
+        delta = scenario.next_delta(r, previous)
+        path = root / f"delta_{r:04d}.parquet"
+        write_delta(delta, path)
+        rep = run_round(state_dir, path, r)
+        rep["delta_rows"] = len(delta)
+        rep["delta_from"] = "simulated allocation" if previous is None else f"round {r - 1} solution"
+        rep["cold_solve"] = cold_solve(state_dir, rep)
+        reports.append(rep)
+        _log(rep, json_out)
+
+
+def _remove_temporary(root: Path) -> None:
+    """Remove the demo's temporary folder (its files and state) and say so should an interrupt end the demo
+    now or later (``formats.undo.done``: the interrupted error names what is left, here nothing), instead of
+    "round N is stored and current" of a state that no longer exists."""
+    from formats import undo
+
+    shutil.rmtree(root, ignore_errors=True)
+    undo.done(f"the demo's temporary folder {root} is removed (--dir keeps its files)")
 
 
 def cold_solve(state_dir: Path, rep: dict) -> dict | None:
