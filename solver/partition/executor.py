@@ -41,6 +41,7 @@ import gc
 import logging
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -49,6 +50,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
+from multiprocessing import util as mp_util
 
 from formats import undo
 from formats.number_text import DIGITS
@@ -60,6 +62,7 @@ FAULT_ENV = "COPTER_FAULT_KILL_PART"
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 _PRESTARTED: set[int] = set()  #: sizes of kept pools :func:`prestart` made that have run no task yet (not ready)
 _ON_INTERRUPT: list = []  #: the entered ``formats.undo.on_interrupt(_interrupted)`` while a pool is kept
+_MP_TEMPDIR: list = []  #: [multiprocessing's temporary folder, its removal's entered undo action] (:func:`_pool`)
 PROGRESS_INTERVAL = 0.25  #: seconds between two progress reports of running parts
 WARM_MODULE = "solver.partition.forkserver_warm"  #: the part workers' forkserver preloads it (the solver, its kernels)
 
@@ -281,6 +284,10 @@ def _pool(workers: int, preload: tuple[str, ...] = ()) -> ProcessPoolExecutor:
                                initargs=(forkserver, *board))
     pool.copter_board = board[0]
     _POOLS[workers] = pool
+    if forkserver and not _MP_TEMPDIR:  # the forkserver's socket lies there until the process exits
+        _MP_TEMPDIR.append(mp_util.get_temp_dir())
+        _MP_TEMPDIR.append(undo.on_interrupt(_remove_mp_tempdir))
+        _MP_TEMPDIR[1].__enter__()  # for the process's life, as the forkserver
     if not _ON_INTERRUPT:  # an interrupt that ends the process at once ends the kept pools first
         _ON_INTERRUPT.append(undo.on_interrupt(_interrupted))
         _ON_INTERRUPT[0].__enter__()
@@ -340,6 +347,15 @@ def _interrupted() -> None:
     for workers in list(_POOLS):
         _end_pool(workers, kill=True, wait=True)
     gc.collect()
+
+
+def _remove_mp_tempdir() -> None:
+    """``formats.undo`` action for the process's life once a forkserver pool was made: remove
+    ``multiprocessing``'s temporary folder (``$TMPDIR/pymp-*``, the forkserver's listening socket). Its own
+    finalizer runs at a normal exit; an interrupt that ends the process at once (the CLI's handler, outside a
+    region) skipped it, and every ``copter step --partitions K`` a ``timeout`` stopped mid-round left one folder
+    behind. Runs after :func:`_interrupted` (actions run newest first; this one is registered first)."""
+    shutil.rmtree(_MP_TEMPDIR[0], ignore_errors=True)
 
 
 def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None = None,

@@ -71,6 +71,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from formats.faults import fault_point
 from solver.integer.ascent import FIRST_STEPS
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
@@ -310,6 +311,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
         t2 = time.perf_counter()
+        fault_point("sigint_after_parts")  # tests: an interrupt outside a region, the pool kept and idle
         results, part_rep = _part_results(parts, r.assignment, k, solve_idx, outs,
                                           settings.mip_gap_tol if problem.is_mip else None, from_previous=r.warm)
         if pass_ < last_pass and dl.parts_left() <= 0:  # the parts' time is spent: no further pass
