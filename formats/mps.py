@@ -110,14 +110,15 @@ import mmap
 import os
 import re
 import shutil
-import tempfile
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
+from formats import undo
 from formats.atomic import new_temp
+from formats.faults import fault_point
 from formats.mps_fields import HEADER_START
 from formats.mps_fixed_bounds import fixed_rows_and_bounds
 from formats.mps_fixed_duplicates import check_fixed_duplicates
@@ -497,8 +498,9 @@ def _highs_read(path: str, data=None):
     model with one, anywhere, hung for good; an adversarial hunt). Blank lines mean nothing in either format; a
     fixed-format file with one is then refused (:func:`read_mps`), a free-format one read as before."""
     h = new_highs()
-    with tempfile.TemporaryDirectory(prefix="copter-mps-") as tmp:
+    with undo.temporary_folder("copter-mps-") as tmp:
         log = os.path.join(tmp, "highs.log")
+        fault_point("sigint_while_reading_mps")  # tests: an interrupt that ends the process with the folder made
         h.setOptionValue("output_flag", True)
         h.setOptionValue("log_to_console", False)
         h.setOptionValue("log_file", log)

@@ -71,6 +71,19 @@ def on_interrupt(action: Callable[[], None]) -> Iterator[None]:
 
 
 @contextmanager
+def temporary_folder(prefix: str) -> Iterator[str]:
+    """``tempfile.TemporaryDirectory(prefix=prefix)``'s path, removed when the block ends and also when an
+    interrupt ends the process at once while it runs (:func:`on_interrupt`: the CLI's handler outside a region
+    ends with ``os._exit``, which skips the directory's own finalizer; ``copter init big.mps`` stopped by a
+    ``timeout`` while HiGHS read the file left ``$TMPDIR/copter-mps-*`` behind)."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp, on_interrupt(lambda: shutil.rmtree(tmp, ignore_errors=True)):
+        yield tmp
+
+
+@contextmanager
 def on_interrupt_report(report: Callable[[int, str], bool]) -> Iterator[None]:
     """While the block runs, an interrupt that ends the command outside any region has its error printed by
     ``report(exit_code, message)`` (:func:`report_interrupt`), which prints what the command has to say with it
@@ -235,5 +248,5 @@ def run_actions() -> None:
 
 
 __all__ = ["about_state", "active", "begin_command", "done", "exit_code", "interrupted_message", "on_interrupt",
-           "on_interrupt_report", "received", "region", "report_interrupt", "run_actions", "scratch", "stored", "written",
+           "on_interrupt_report", "received", "region", "report_interrupt", "run_actions", "scratch", "stored", "temporary_folder", "written",
            "written_files", "wrote"]

@@ -39,8 +39,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -252,8 +250,7 @@ def _warm_up(progress: Callable[[str], None] | None) -> tuple[dict, int]:
     small, matrix.SMALL_NNZ = matrix.SMALL_NNZ, -1  # tiny instances, but the kernels large rounds take
     try:
         with event.install_listener("numba:compile", watch.listener), \
-                tempfile.TemporaryDirectory(prefix="copter-prepare-") as tmp, \
-                undo.on_interrupt(lambda: shutil.rmtree(tmp, ignore_errors=True)):  # an interrupt ends at once
+                undo.temporary_folder("copter-prepare-") as tmp:  # removed when an interrupt ends at once too
             for step in WARM_UP:
                 step(Path(tmp))
     finally:
