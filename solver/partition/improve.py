@@ -37,16 +37,28 @@ FIRST_POINT_GAP = 1.0  #: a part's own gap target: its first integer point (100%
 KEEP_UNIMPROVED = 0.5  #: RENS goes to the parts with the largest gap until the rest hold <= this x the target
 
 
+PART_ITERATION_LIMIT = 16_384
+"""A MILP part's iteration limit (``Settings.iteration_limit``; the round's own limit when lower). A part stops at
+its first integer point, which the relaxation stages find within a few hundred iterations (LB and Sia parts:
+128-7,000). A part its shares leave infeasible without a quick certificate used to double its stages' budget up
+to the round's 1,000,000 iterations, then dive with as many again: LB 256 x 32 at K = 4 (helper-166), round 3,
+part 3 ran 1,000,000 iterations in 81-107 s before it ended PRIMAL_INFEASIBLE, and the round was then solved whole
+anyway (1.8 s). A part that ends at this limit without a point fails the round's parts the same way: the whole
+solve follows."""
+
+
 def cheap_part_settings(settings: Settings) -> Settings:
     """The settings a MILP part is solved with: the round's, with ``threads = 1``, the part's own gap target
     :data:`FIRST_POINT_GAP` (its first stage's rounded point ends its solve), no RENS on a found point
     (``integer_submip_gap`` inf; RENS still runs when rounding finds none) and no dual ascent of its own
     (``integer_dual_ascent_steps`` 0: the whole model's ascent after the merge proves the gap); a small part
     rounds its relaxation too instead of going to HiGHS MIP first (``integer_highs_max_nonzeros`` 0: that rule
-    is for a whole small model, and a part's first rounded point is what the merge needs)."""
+    is for a whole small model, and a part's first rounded point is what the merge needs), and at most
+    :data:`PART_ITERATION_LIMIT` PDHG iterations per LP solve (its relaxation stages, each dive re-solve)."""
     return Settings(**{**asdict(settings), "threads": 1, "mip_gap_tol": FIRST_POINT_GAP,
                        "integer_submip_gap": math.inf, "integer_dual_ascent_steps": 0,
-                       "integer_highs_max_nonzeros": 0})
+                       "integer_highs_max_nonzeros": 0,
+                       "iteration_limit": min(int(settings.iteration_limit), PART_ITERATION_LIMIT)})
 
 
 class WholeBound:
