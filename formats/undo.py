@@ -83,6 +83,25 @@ def temporary_folder(prefix: str) -> Iterator[str]:
         yield tmp
 
 
+_MP_TEMPDIR: list = []  #: [multiprocessing's temporary folder] once :func:`multiprocessing_tempdir` registered it
+
+
+def multiprocessing_tempdir() -> None:
+    """Once per process, before it starts a ``forkserver`` (whose listening socket lies in ``multiprocessing``'s
+    temporary folder, ``$TMPDIR/pymp-*``): register an undo action for the rest of the process's life that
+    removes that folder. Its own finalizer runs only at a normal exit, which an interrupt ending the process at
+    once skips: every ``copter step --partitions K`` or ``copter compare --baseline highs`` a ``timeout``
+    stopped mid-round left one folder behind."""
+    if _MP_TEMPDIR:
+        return
+    import shutil
+    from multiprocessing import util
+
+    path = util.get_temp_dir()
+    _MP_TEMPDIR.append(path)
+    _ACTIONS.insert(0, lambda: shutil.rmtree(path, ignore_errors=True))  # oldest: run last, after the pools end
+
+
 @contextmanager
 def on_interrupt_report(report: Callable[[int, str], bool]) -> Iterator[None]:
     """While the block runs, an interrupt that ends the command outside any region has its error printed by
@@ -247,6 +266,6 @@ def run_actions() -> None:
             pass
 
 
-__all__ = ["about_state", "active", "begin_command", "done", "exit_code", "interrupted_message", "on_interrupt",
+__all__ = ["about_state", "active", "begin_command", "done", "exit_code", "interrupted_message", "multiprocessing_tempdir", "on_interrupt",
            "on_interrupt_report", "received", "region", "report_interrupt", "run_actions", "scratch", "stored", "temporary_folder", "written",
            "written_files", "wrote"]

@@ -27,6 +27,16 @@ def _context():
 
 
 def _child(conn, fn, args, kwargs) -> None:
+    """The child's body: report that it runs, then ``fn``'s result or its exception's text. It ignores SIGINT
+    (a terminal's Ctrl-C reaches the whole process group: the child printed a KeyboardInterrupt, then a
+    BrokenPipeError, traceback under the parent's one error line) and dies with its parent
+    (``solver.partition.lifeline.watch_parent``); the parent kills it when it is interrupted itself."""
+    import signal
+
+    from solver.partition.lifeline import watch_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    watch_parent()
     try:
         conn.send(("started", None))
         conn.send((True, fn(*args, **kwargs)))
@@ -51,36 +61,51 @@ def run_with_deadline(fn: Callable, args: tuple = (), kwargs: dict | None = None
         value None), or ``"error"`` (value = the child's exception text, or why it died); seconds = wall
         time since the child started running.
     """
+    from formats import undo
+    from solver.partition.lifeline import start_resource_tracker
+
     ctx = _context()
+    undo.multiprocessing_tempdir()  # the forkserver's socket: removed should an interrupt end the process at once
+    start_resource_tracker()  # the forkserver shares it: a terminal's hangup must not kill it
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, fn, args, kwargs or {}), daemon=True)
-    proc.start()
-    send.close()
-    start = time.perf_counter()
-    try:
+    with undo.on_interrupt(proc.kill):  # ... and this child killed
+        proc.start()
+        send.close()
         try:
-            started = recv.poll(startup_seconds) and recv.recv()[0] == "started"
-        except EOFError:
-            started = False
-        if not started:
+            return _wait_for(proc, recv, wall_seconds, startup_seconds)
+        except BaseException:  # KeyboardInterrupt: the child must not run on (it ignores SIGINT)
             proc.kill()
             proc.join()
-            return "error", "child process did not start", time.perf_counter() - start
-        start = time.perf_counter()
-        # in steps the pipe's poll takes (os_wait): poll(3e6) raised OverflowError (compare --time-limit 3000000)
-        while not (ready := recv.poll(os_wait(start + wall_seconds - time.perf_counter()))):
-            if time.perf_counter() - start >= wall_seconds:
-                break
-        if ready:
-            try:
-                ok, value = recv.recv()
-            except EOFError:
-                proc.join()
-                return "error", f"child process died (exit code {proc.exitcode})", time.perf_counter() - start
-            proc.join()
-            return ("ok" if ok else "error"), value, time.perf_counter() - start
+            raise
+        finally:
+            recv.close()
+
+
+def _wait_for(proc, recv, wall_seconds: float, startup_seconds: float) -> tuple[str, object, float]:
+    """:func:`run_with_deadline`'s wait for the started child ``proc`` on the pipe's read end ``recv``."""
+    start = time.perf_counter()
+    try:
+        started = recv.poll(startup_seconds) and recv.recv()[0] == "started"
+    except EOFError:
+        started = False
+    if not started:
         proc.kill()
         proc.join()
-        return "killed", None, time.perf_counter() - start
-    finally:
-        recv.close()
+        return "error", "child process did not start", time.perf_counter() - start
+    start = time.perf_counter()
+    # in steps the pipe's poll takes (os_wait): poll(3e6) raised OverflowError (compare --time-limit 3000000)
+    while not (ready := recv.poll(os_wait(start + wall_seconds - time.perf_counter()))):
+        if time.perf_counter() - start >= wall_seconds:
+            break
+    if ready:
+        try:
+            ok, value = recv.recv()
+        except EOFError:
+            proc.join()
+            return "error", f"child process died (exit code {proc.exitcode})", time.perf_counter() - start
+        proc.join()
+        return ("ok" if ok else "error"), value, time.perf_counter() - start
+    proc.kill()
+    proc.join()
+    return "killed", None, time.perf_counter() - start

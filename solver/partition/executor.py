@@ -41,7 +41,6 @@ import gc
 import logging
 import multiprocessing as mp
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -50,7 +49,6 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
-from multiprocessing import util as mp_util
 
 from formats import undo
 from formats.number_text import DIGITS
@@ -62,7 +60,6 @@ FAULT_ENV = "COPTER_FAULT_KILL_PART"
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 _PRESTARTED: set[int] = set()  #: sizes of kept pools :func:`prestart` made that have run no task yet (not ready)
 _ON_INTERRUPT: list = []  #: the entered ``formats.undo.on_interrupt(_interrupted)`` while a pool is kept
-_MP_TEMPDIR: list = []  #: [multiprocessing's temporary folder, its removal's entered undo action] (:func:`_pool`)
 PROGRESS_INTERVAL = 0.25  #: seconds between two progress reports of running parts
 WARM_MODULE = "solver.partition.forkserver_warm"  #: the part workers' forkserver preloads it (the solver, its kernels)
 
@@ -279,15 +276,14 @@ def _pool(workers: int, preload: tuple[str, ...] = ()) -> ProcessPoolExecutor:
     if forkserver and threading.current_thread() is threading.main_thread():
         # the forkserver dies with this process (its pdeathsig fires when the thread that started it ends)
         ctx.set_forkserver_preload(["__main__", lifeline.PRELOAD_MODULE, *preload])
+    lifeline.start_resource_tracker()  # before the board's and the pool's semaphores register with it
     board = progress_board.new_board(ctx, workers)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                initargs=(forkserver, *board))
     pool.copter_board = board[0]
     _POOLS[workers] = pool
-    if forkserver and not _MP_TEMPDIR:  # the forkserver's socket lies there until the process exits
-        _MP_TEMPDIR.append(mp_util.get_temp_dir())
-        _MP_TEMPDIR.append(undo.on_interrupt(_remove_mp_tempdir))
-        _MP_TEMPDIR[1].__enter__()  # for the process's life, as the forkserver
+    if forkserver:  # the forkserver's socket lies in multiprocessing's temporary folder until the process exits
+        undo.multiprocessing_tempdir()
     if not _ON_INTERRUPT:  # an interrupt that ends the process at once ends the kept pools first
         _ON_INTERRUPT.append(undo.on_interrupt(_interrupted))
         _ON_INTERRUPT[0].__enter__()
@@ -347,15 +343,6 @@ def _interrupted() -> None:
     for workers in list(_POOLS):
         _end_pool(workers, kill=True, wait=True)
     gc.collect()
-
-
-def _remove_mp_tempdir() -> None:
-    """``formats.undo`` action for the process's life once a forkserver pool was made: remove
-    ``multiprocessing``'s temporary folder (``$TMPDIR/pymp-*``, the forkserver's listening socket). Its own
-    finalizer runs at a normal exit; an interrupt that ends the process at once (the CLI's handler, outside a
-    region) skipped it, and every ``copter step --partitions K`` a ``timeout`` stopped mid-round left one folder
-    behind. Runs after :func:`_interrupted` (actions run newest first; this one is registered first)."""
-    shutil.rmtree(_MP_TEMPDIR[0], ignore_errors=True)
 
 
 def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None = None,

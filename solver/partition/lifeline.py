@@ -63,10 +63,34 @@ def watch_parent() -> bool:
     return True
 
 
+def start_resource_tracker() -> None:
+    """Start ``multiprocessing``'s resource tracker (if it is not running) with SIGHUP ignored. The tracker ignores
+    SIGINT and SIGTERM itself, not SIGHUP: a terminal's hangup, which reaches the whole process group, killed it
+    mid-round, and the interrupted command printed "resource_tracker: process died unexpectedly, relaunching"
+    and six ``KeyError: '/mp-...'`` tracebacks (helper-167). An ignored signal stays ignored across ``exec``;
+    SIGHUP is blocked meanwhile, so one that comes then reaches this process's handler once it is restored."""
+    from multiprocessing import resource_tracker
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
+        resource_tracker.ensure_running()
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    try:
+        previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        try:
+            resource_tracker.ensure_running()
+        finally:
+            signal.signal(signal.SIGHUP, previous)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
+
+
 def worker_init(forkserver: bool) -> None:
     """Initializer of the part workers' pool (``solver.partition.executor``): both lifelines (module docstring).
     The pdeathsig is set only under ``forkserver``, where the worker's parent is the forkserver's main thread
-    (under ``spawn`` the forking thread may be a short-lived thread of the caller)."""
+    (under ``spawn`` the forking thread may be a short-lived thread of the caller). SIGINT is ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C reaches the process group: the parent,
+    # which kills its workers when interrupted, decides (an idle worker printed a KeyboardInterrupt traceback)
     watch_parent()
     if forkserver:
         set_parent_death_signal()
