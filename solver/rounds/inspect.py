@@ -199,6 +199,11 @@ def _why_not_kept(store: StateStore, round_: int, kept: list[int]) -> str:
         status = load_failure(failed[-1]).get("status") or "without a status"
         return (f"; round {round_} failed ({status}) and was not stored: its report is "
                 f"{failed[-1] / 'report.json'}, and `copter history` lists it")
+    if kept and 0 <= round_ < min(kept) and store.is_complete(round_):  # on disk, not pruned: cut off above it
+        gap = [r for r in range(round_ + 1, min(kept)) if not store.is_complete(r)]
+        what = ", ".join(f"round {r} is damaged ({store.damage(r)})" if (store.root / gen_name(r)).is_dir()
+                         else f"round {r} is missing" for r in gap) or "the rounds above it do not name it as parent"
+        return (f"; round {round_}'s generation is complete, but it is not on the current round's branch: {what}")
     if kept and 0 <= round_ < min(kept):
         return (f"; round {round_} was pruned (the state keeps its newest generations, init --keep); its row "
                 f"is still in `copter history`")
