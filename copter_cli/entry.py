@@ -35,6 +35,11 @@ def _as_the_command_says(message: str) -> str:
     command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
     tail = "; the state is unchanged"
     left = LEFT.get(command)
+    undo = sys.modules.get("formats.undo")
+    written = undo.written() if undo is not None and hasattr(undo, "written") else None
+    if written and left is not None and left.startswith("; nothing was changed"):
+        # files it had written whole before the interrupt (``report --png``'s charts): "nothing" was not true
+        left = f"; {written} (whole) and nothing else was changed"
     return message[:-len(tail)] + left if left is not None and message.endswith(tail) else message
 
 
