@@ -232,6 +232,8 @@ def round_report(*, round_: int | None, result, seconds: dict, delta_sha256: str
                 rep["objective"] = None
         if result.status.is_model_failure:  # infeasible / unbounded: the last iterate's objective means nothing
             rep["objective"] = None  # (an LP round reported -1.3e12 for an infeasible adlittle; history said null)
+            if "lp_bound" in rep:  # nor its bound and gap (an infeasible LB round: lp_bound -2.6e9, gap "inf")
+                rep["lp_bound"] = rep["gap_rel"] = None
         rep["iterations"] = int(result.iterations)
         rep["warm_started"] = bool(result.warm_started)
         rep["primal_residual_rel"] = float(result.primal_residual_rel)
