@@ -123,10 +123,21 @@ def _show_solution(state_dir, round_: int | None, *, top: int, entries: int, cha
     if changes:
         out["changes"] = {"previous_round": report.get("previous_round"),
                           **alloc.moves(tables["changes.parquet"], top=top)}
-    warnings = [w for w in (warning, _regex_matched_nothing(out)) if w]
+    warnings = [w for w in (warning, _regex_matched_nothing(out), _no_allocation(r, report)) if w]
     if warnings:
         out["warnings"] = warnings
     return out
+
+
+def _no_allocation(round_: int, report: dict) -> str | None:
+    """The warning for a round whose status is not OPTIMAL or FEASIBLE (stored with ``--accept-failed``): its
+    solution file holds the last iterate, which is no allocation (helper-166: ``show --solution`` printed it with
+    only the header saying PRIMAL_INFEASIBLE)."""
+    status = report.get("status")
+    if status in ("OPTIMAL", "FEASIBLE"):
+        return None
+    return (f"round {round_} ended {status or 'without a status'}: these values are its solver's last iterate, "
+            "not a feasible allocation")
 
 
 def _regex_matched_nothing(out: dict) -> str | None:
