@@ -297,23 +297,27 @@ STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unles
 
 
 def _check_executor(value: str | None) -> str | None:
-    """``--executor`` must name a usable executor even where it is not used (a monolithic state): exit 2 naming
-    it, and ``ray`` without Ray installed is exit 2 naming the extra, as on a partitioned state. Without the
+    """``--executor`` must name a known executor even where it is not used (a monolithic state): exit 2 naming
+    it (``ray`` without Ray installed: :func:`_ray_importable` in the command's body, exit 8). Without the
     option nothing is imported (``solver.partition.executor`` imports multiprocessing and concurrent.futures:
     ~20 ms of CPU in every ``copter step`` process, issue #15)."""
     if value is None:
         return None
-    from solver.model.errors import UsageError
-    from solver.partition.executor import EXECUTORS, check_executor
+    from solver.partition.executor import EXECUTORS
 
     if value is not None and value not in EXECUTORS:
         raise typer.BadParameter(f"unknown executor {value!r}; choose {', '.join(EXECUTORS)}")
-    if value == "ray":
-        try:
-            check_executor(value)
-        except UsageError as err:
-            raise typer.BadParameter(str(err)) from err
     return value
+
+
+def _ray_importable(executor: str | None) -> None:
+    """In a command's body (its errors mapped to exit codes there, not in an option's callback): ``--executor
+    ray`` without Ray installed is MissingDependencyError, exit 8 naming the extra (``copter report`` without
+    matplotlib is the same), even on a monolithic state, which does not use it."""
+    if executor == "ray":
+        from solver.partition.executor import check_executor
+
+        check_executor(executor)
 
 
 def _after_prepare(fn, *args, **kw):
@@ -410,6 +414,7 @@ def init_cmd(
 
     def body() -> int:
         _check_wait(wait)
+        _ray_importable(executor if _given(ctx, "executor") else None)
         opts.check_range("--partitions", partitions, 1)
         _partition_options_need_partitions(ctx, partitions)
         opts.check_range("--partition-passes", partition_passes, 1, MAX_PASSES)
@@ -503,6 +508,7 @@ def step_cmd(
 
     def body() -> int:
         _check_wait(wait)
+        _ray_importable(executor)
         if sum(str(d) == "-" for d in deltas) > 1:
             raise UsageError("DELTA '-' (the delta's Parquet bytes on standard input) can be given only once")
         from copter_cli import solving_stack

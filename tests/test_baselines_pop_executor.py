@@ -2,7 +2,7 @@
 ``copter compare --baseline pop --executor process|ray|inline``.
 
 The executor changes where the parts run, not what they compute; a part worker that dies twice fails the
-baseline (PartWorkerError, exit code 5) with the state untouched; ``ray`` without Ray is a usage error (exit 2)
+baseline (PartWorkerError, exit code 5) with the state untouched; ``ray`` without Ray is a missing optional extra (exit 8)
 naming the extra. The Ray runs themselves are in ``tests/test_baselines_pop_ray.py``.
 """
 
@@ -19,7 +19,7 @@ from copter_cli.app import app
 from formats.io import write_problem
 from solver import rounds
 from solver.baselines.pop import solve_pop
-from solver.model.errors import PartWorkerError, UsageError
+from solver.model.errors import MissingDependencyError, PartWorkerError, UsageError
 from solver.model.status import Status
 from solver.partition.executor import FAULT_ENV
 from tests.helpers import client_allocation, snapshot
@@ -38,11 +38,11 @@ def test_pop_gives_the_same_result_inline_and_in_worker_processes():
     assert solve_pop(p, k=4, seed=7, executor="process", workers=0).extra["executor"] == "inline"  # 0: here
 
 
-def test_unknown_executor_and_ray_without_ray_are_usage_errors(monkeypatch):
+def test_unknown_executor_is_a_usage_error_and_ray_without_ray_a_missing_extra(monkeypatch):
     with pytest.raises(UsageError, match="unknown executor 'threads'"):
         solve_pop(client_allocation(4), k=2, executor="threads")
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    with pytest.raises(UsageError, match=r"copter\[ray\]"):
+    with pytest.raises(MissingDependencyError, match=r"copter\[ray\]"):
         solve_pop(client_allocation(4), k=2, executor="ray")
 
 
@@ -114,18 +114,18 @@ def test_compare_with_a_killed_pop_worker_exits_5_and_leaves_the_state_untouched
     assert snapshot(st) == before  # no compare rows in the round log, nothing else written
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--executor", "ray"], r"copter[ray]"),
-    (["--executor", "threads"], "unknown executor 'threads'"),
-    (["--executor", "process", "--pop-workers", "0"], "contradicts --executor process"),
+@pytest.mark.parametrize("args, needle, code, kind", [
+    (["--executor", "ray"], r"copter[ray]", 8, "missing_dependency"),  # an optional extra: exit 8 (was 2)
+    (["--executor", "threads"], "unknown executor 'threads'", 2, "usage"),
+    (["--executor", "process", "--pop-workers", "0"], "contradicts --executor process", 2, "usage"),
 ])
 def test_an_executor_that_cannot_run_is_a_usage_error_and_the_state_is_untouched(base, tmp_path, monkeypatch,
-                                                                                 args, needle):
+                                                                                 args, needle, code, kind):
     st = tmp_path / "st"
     _init(base, st)
     before = snapshot(st)
     monkeypatch.setitem(sys.modules, "ray", None)  # Ray not installed
     res, out = _compare(st, *args)
-    assert res.exit_code == 2, res.output
-    assert out["error"]["kind"] == "usage" and needle in out["error"]["message"]
+    assert res.exit_code == code, res.output
+    assert out["error"]["kind"] == kind and needle in out["error"]["message"]
     assert snapshot(st) == before

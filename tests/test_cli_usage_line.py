@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from solver.model.errors import UsageError
+from solver.model.errors import MissingDependencyError
 from tests.helpers import run_main
 
 
@@ -33,13 +33,14 @@ def test_executor_ray_without_ray_is_one_copter_line(capsys, monkeypatch):
     import solver.partition.executor as executor
 
     def no_ray(name):
-        raise UsageError("--executor ray needs Ray, which is not installed: pip install 'copter[ray]'")
+        raise MissingDependencyError("--executor ray needs Ray, which is not installed: pip install 'copter[ray]'",
+                                     package="ray")
 
     monkeypatch.setattr(executor, "check_executor", no_ray)
     code, out, err = run_main(capsys, "step", "d.parquet", "--executor", "ray")
-    assert code == 2 and out == ""
-    assert err == ("error (usage, exit 2): Invalid value for '--executor': --executor ray needs Ray, which is not "
-                   "installed: pip install 'copter[ray]'\n")
+    assert code == 8 and out == ""
+    assert err == ("error (missing_dependency, exit 8): --executor ray needs Ray, which is not installed: pip install "
+                   "'copter[ray]'\n")
 
 
 @pytest.mark.parametrize("args", [(), ("worker",)])

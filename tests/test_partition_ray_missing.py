@@ -1,4 +1,5 @@
-"""``--executor ray`` without Ray installed is exit 2 naming the extra on every state: a monolithic state's step
+"""``--executor ray`` without Ray installed is exit 8 (an optional extra is not installed) naming the extra on every
+state (it was exit 2 until session 35, against the exit-code table): a monolithic state's step
 used to accept it and exit 0 (the executor is unused there), a partitioned one refused it; now both refuse it,
 before anything is written."""
 
@@ -20,7 +21,7 @@ def no_ray(monkeypatch):
 
 
 @pytest.mark.parametrize("partition", [None, {"k": 2, "executor": "inline"}], ids=["monolithic", "partitioned"])
-def test_step_with_ray_missing_is_exit_2_naming_the_extra(tmp_path, capsys, no_ray, partition):
+def test_step_with_ray_missing_is_exit_8_naming_the_extra(tmp_path, capsys, no_ray, partition):
     sc = make_scenario("te", 16, seed=4)
     state = tmp_path / "st"
     rounds.init(sc.base(), state, partition=partition)
@@ -28,7 +29,7 @@ def test_step_with_ray_missing_is_exit_2_naming_the_extra(tmp_path, capsys, no_r
     write_delta(sc.next_delta(1), delta)
     before = snapshot(state)
     code, _, err = run_main(capsys, "step", delta, "--state", state, "--executor", "ray")
-    assert code == 2, err
+    assert code == 8, err
     assert "copter[ray]" in err and "--executor" in err
     assert snapshot(state) == before
 
@@ -37,5 +38,5 @@ def test_init_with_ray_missing_writes_nothing(tmp_path, capsys, no_ray):
     base = tmp_path / "base.parquet"
     write_problem(make_scenario("te", 16, seed=4).base(), base)
     code, _, err = run_main(capsys, "init", base, "--state", tmp_path / "st", "--executor", "ray")
-    assert code == 2 and "copter[ray]" in err
+    assert code == 8 and "copter[ray]" in err
     assert not (tmp_path / "st").exists()

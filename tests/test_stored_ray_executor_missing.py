@@ -1,5 +1,5 @@
 """A state whose partitioned rounds run on Ray (``init --executor ray``), stepped or compared where Ray is not
-installed (another machine, a runtime-only venv), is exit 2 naming the state's stored executor, the extra and
+installed (another machine, a runtime-only venv), is exit 8 naming the state's stored executor, the extra and
 the per-round way out (``--executor process``). The error said ``--executor ray needs Ray``, an option the
 operator had not given, with no hint that the state chose it or that one option runs the round anyway."""
 
@@ -36,7 +36,8 @@ def test_the_states_ray_without_ray_names_the_state_and_the_way_out(ray_state, m
     args = ["step", delta] if command == "step" else ["compare", "-b", "pop", "--k", "2"]
     code, out = cli_json(*args, "--state", state, "--json")
     message = json.loads(out)["error"]["message"]
-    assert code == 2, out
+    assert code == 8, out
+    assert json.loads(out)["error"]["kind"] == "missing_dependency"
     assert "copter[ray]" in message and str(state / "config.json") in message, message
     assert "--executor process" in message, message
     assert snapshot(state) == before

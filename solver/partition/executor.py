@@ -12,7 +12,7 @@ retry and fault injection. Executors (``copter init/step --executor``, ``copter 
 - ``ray``: one Ray task per part (``@ray.remote(max_retries=1)``). ``ray.init()`` joins the cluster at
   ``ray_address`` or ``$RAY_ADDRESS`` when given, else starts a local one (seconds of start-up; a
   long-running ``ray start --head`` avoids paying them every round). Ray is an optional extra
-  (``pip install 'copter[ray]'``); without it this executor is a UsageError (exit code 2) naming the extra.
+  (``pip install 'copter[ray]'``); without it this executor is a MissingDependencyError (exit code 8) naming the extra.
 - ``inline``: the parts one after another in this process (tests, debugging, a machine with one core).
 
 A worker the forkserver forks after an interrupt (its pid never reached this process, so nothing killed it) finds
@@ -52,7 +52,7 @@ from dataclasses import replace
 
 from formats import undo
 from formats.number_text import DIGITS
-from solver.model.errors import PartWorkerError, UsageError
+from solver.model.errors import MissingDependencyError, PartWorkerError, UsageError
 from solver.partition import interrupts, lifeline, progress_board, shipping
 
 EXECUTORS = ("process", "ray", "inline")
@@ -178,7 +178,8 @@ def kill_flags(k: int) -> list[bool]:
 
 
 def check_executor(name: str) -> None:
-    """Raise UsageError for an unknown executor name, or for ``ray`` when Ray is not importable."""
+    """Raise UsageError for an unknown executor name, MissingDependencyError for ``ray`` when Ray is not
+    importable."""
     if name not in EXECUTORS:
         raise UsageError(f"unknown executor {name!r}; choose {', '.join(EXECUTORS)}")
     if name == "ray":
@@ -190,7 +191,7 @@ def check_stored_executor(name: str, config_file) -> None:
     ``copter init --executor``) when the command was given none.
 
     Raises:
-        UsageError: as :func:`check_executor`; ``ray`` without Ray says that the state chose it, naming
+        UsageError, MissingDependencyError: as :func:`check_executor`; ``ray`` without Ray says that the state chose it, naming
             ``config_file``, the extra and the per-command way out (``--executor process``), since the operator
             gave no ``--executor`` (a state made where Ray is installed, used where it is not).
     """
@@ -199,18 +200,19 @@ def check_stored_executor(name: str, config_file) -> None:
         return
     try:
         _import_ray()
-    except UsageError as err:
-        raise UsageError(f"this state's partitioned rounds run on Ray ({config_file}: partition.executor 'ray', set "
+    except MissingDependencyError as err:
+        raise MissingDependencyError(f"this state's partitioned rounds run on Ray ({config_file}: partition.executor 'ray', set "
                          f"by copter init --executor ray), and Ray is not installed here: pip install 'copter[ray]', "
-                         f"or give this command --executor process (or inline); {err.__cause__}") from err
+                         f"or give this command --executor process (or inline); {err.__cause__}",
+                                     package="ray") from err
 
 
 def _import_ray():
     try:
         import ray
     except ImportError as err:
-        raise UsageError("--executor ray needs Ray, which is not installed: pip install 'copter[ray]' "
-                         f"(the optional extra 'ray'; {err})") from err
+        raise MissingDependencyError("--executor ray needs Ray, which is not installed: pip install 'copter[ray]' "
+                                     f"(the optional extra 'ray'; {err})", package="ray") from err
     return ray
 
 
@@ -357,7 +359,7 @@ def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None
     part is on its way to a worker, before the wait for them (:func:`map_parts`).
 
     Raises:
-        UsageError: unknown executor, or ``ray`` without Ray installed.
+        UsageError: unknown executor. MissingDependencyError: ``ray`` without Ray installed.
         PartWorkerError: a worker died on its retry too.
     """
     called = time.time()
@@ -428,7 +430,7 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
     Returns:
         The results in task order.
     Raises:
-        UsageError: unknown executor, or ``ray`` without Ray installed.
+        UsageError: unknown executor. MissingDependencyError: ``ray`` without Ray installed.
         PartWorkerError: a worker died on its retry too (``part`` names it when known). An exception
             raised by ``fn`` itself propagates unchanged.
     """
