@@ -22,19 +22,22 @@ import sys
 
 MESSAGE = "interrupted; the state is unchanged"
 #: what an interrupt leaves, said instead of "; the state is unchanged" by the commands that have no state to leave
-#: unchanged (:func:`_as_the_command_says`)
+#: unchanged (:func:`as_the_command_says`)
 LEFT = {"worker": "; a worker started before the interrupt keeps running (`copter worker status` tells)",
+        "worker stop": "; the worker may have stopped or not (`copter worker status` tells)",
+        "worker status": "; nothing was changed",
         **dict.fromkeys(("solve", "convert", "diff", "export", "show", "history", "report", "version"),
                         "; nothing was changed (copter writes a file whole or not at all)")}
 
 
-def _as_the_command_says(message: str) -> str:
+def as_the_command_says(message: str) -> str:
     """``message`` (an interrupt's, ending "; the state is unchanged" unless a round was stored) with that ending
     replaced by what this process's command leaves (:data:`LEFT`): a stateless command said "the state is
     unchanged" (helper-160)."""
-    command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
+    words = [a for a in sys.argv[1:] if not a.startswith("-")]
+    command = words[0] if words else ""
     tail = "; the state is unchanged"
-    left = LEFT.get(command)
+    left = LEFT.get(" ".join(words[:2]), LEFT.get(command))
     undo = sys.modules.get("formats.undo")
     written = undo.written() if undo is not None and hasattr(undo, "written") else None
     if written and left is not None and left.startswith("; nothing was changed"):
@@ -65,7 +68,7 @@ def _on_sigint(signum, frame) -> None:
     if undo is not None:
         undo.run_actions()
         message = undo.interrupted_message()
-    message = _as_the_command_says(message)
+    message = as_the_command_says(message)
     try:
         sys.stdout.flush()  # what a command printed before stays in order before the error
     except Exception:  # noqa: BLE001 - a closed or broken stdout: nothing to keep

@@ -335,7 +335,7 @@ def command_errors(json_out: bool, debug: bool):
     except typer.Exit:
         raise
     except KeyboardInterrupt:
-        _fail(undo.exit_code(), "interrupted", undo.interrupted_message(), json_out, {})
+        _fail(undo.exit_code(), "interrupted", _interrupted_message(), json_out, {})
     except BrokenPipeError:
         quiet_broken_pipe()
     except CopterError as err:
@@ -346,7 +346,7 @@ def command_errors(json_out: bool, debug: bool):
         if debug:
             traceback.print_exc(file=sys.stderr)
         if _interrupt_inside(err):  # a signal inside a C extension's import (highspy): an ImportError from it
-            _fail(undo.exit_code(), "interrupted", undo.interrupted_message(), json_out, {})
+            _fail(undo.exit_code(), "interrupted", _interrupted_message(), json_out, {})
         from formats.faults import as_environment_fault, is_environment_fault
 
         if is_environment_fault(err):
@@ -356,6 +356,15 @@ def command_errors(json_out: bool, debug: bool):
         if not debug:
             msg += " (run with --debug for a traceback)"
         _fail(exit_codes.INTERNAL, "internal", msg, json_out, {})
+
+
+def _interrupted_message() -> str:
+    """The interrupted error's text as the command says it (``copter_cli.entry``'s handler says the same when it
+    ends the process at once): ``convert`` interrupted while it wrote said "the state is unchanged" (helper-167)."""
+    from copter_cli.entry import as_the_command_says
+    from formats import undo
+
+    return as_the_command_says(undo.interrupted_message())
 
 
 def _interrupt_inside(err: BaseException) -> bool:
