@@ -105,14 +105,14 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
     t0 = time.perf_counter()  # after the kernels were compiled (or found compiled)
     scenario = make_scenario(domain, scale, seed=seed)
     tmp = directory is None
-    root = Path(tempfile.mkdtemp(prefix="copter-demo-")) if tmp else Path(directory)
-    if root.exists() and not root.is_dir():
-        raise UsageError(f"--dir {root} is a file, not a folder", file=str(root))
-    root.mkdir(parents=True, exist_ok=True)
-    state_dir = root / "state"
-    if state_dir.exists() and any(state_dir.iterdir()):
-        raise UsageError(f"{state_dir} already holds a state; pass an empty --dir", file=str(state_dir))
-    base = scenario.base()
+    if not tmp:  # the user's folder: checked (and made) before any work
+        root = Path(directory)
+        if root.exists() and not root.is_dir():
+            raise UsageError(f"--dir {root} is a file, not a folder", file=str(root))
+        root.mkdir(parents=True, exist_ok=True)
+        if (root / "state").exists() and any((root / "state").iterdir()):
+            raise UsageError(f"{root / 'state'} already holds a state; pass an empty --dir", file=str(root / "state"))
+    base = scenario.base()  # before a temporary folder exists: building a large base takes seconds
     if not json_out:
         where = "a temporary folder, removed at the end (--dir keeps them)" if tmp else str(root)
         say(f"copter demo: {domain} ({base.name}), {base.n_rows:,} rows x {base.n_cols:,} columns, "
@@ -120,7 +120,9 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
     reports: list[dict] = []  # filled round by round (a failing round's error still ends the command)
     with contextlib.ExitStack() as removal:
         if tmp:  # an interrupt ends the process at once outside a region: its undo action removes the folder
+            root = Path(tempfile.mkdtemp(prefix="copter-demo-"))
             removal.enter_context(undo.on_interrupt(lambda: _remove_temporary(root)))
+        state_dir = root / "state"
         try:
             _rounds(scenario, base, root, state_dir, rounds, json_out, reports)
         finally:  # an error, or a KeyboardInterrupt raised in a region, unwinds through here

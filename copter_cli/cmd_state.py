@@ -414,9 +414,9 @@ def init_cmd(
 
     def body() -> int:
         _check_wait(wait)
-        _ray_importable(executor if _given(ctx, "executor") else None)
         opts.check_range("--partitions", partitions, 1)
         _partition_options_need_partitions(ctx, partitions)
+        _ray_importable(executor if _given(ctx, "executor") else None)  # after: without --partitions it is exit 2
         opts.check_range("--partition-passes", partition_passes, 1, MAX_PASSES)
         if share_update_every is not None:
             opts.check_range("--share-update-every", share_update_every, 0)
@@ -508,7 +508,6 @@ def step_cmd(
 
     def body() -> int:
         _check_wait(wait)
-        _ray_importable(executor)
         if sum(str(d) == "-" for d in deltas) > 1:
             raise UsageError("DELTA '-' (the delta's Parquet bytes on standard input) can be given only once")
         from copter_cli import solving_stack

@@ -37,7 +37,7 @@ def test_executor_ray_without_ray_is_one_copter_line(capsys, monkeypatch):
                                      package="ray")
 
     monkeypatch.setattr(executor, "check_executor", no_ray)
-    code, out, err = run_main(capsys, "step", "d.parquet", "--executor", "ray")
+    code, out, err = run_main(capsys, "init", "b.parquet", "--partitions", "2", "--executor", "ray")
     assert code == 8 and out == ""
     assert err == ("error (missing_dependency, exit 8): --executor ray needs Ray, which is not installed: pip install "
                    "'copter[ray]'\n")

@@ -4,6 +4,8 @@ running, no ``$TMPDIR/pymp-*`` folder.
 
 - ``copter compare --baseline highs`` runs HiGHS in a child (``solver.baselines.guard``): it printed a
   KeyboardInterrupt and a BrokenPipeError traceback, and the forkserver's folder was left behind (helper-167).
+  (With SIGTERM or SIGHUP the child dies of the signal's default action; SIGINT, which it ignores, tests that
+  the parent kills it.)
 - Part workers (``solver.partition.executor``): an idle worker printed "Process ForkServerProcess-N: ...
   KeyboardInterrupt"; a hangup killed the resource tracker, which ignores only SIGINT and SIGTERM
   ("resource_tracker: process died unexpectedly" and six ``KeyError: '/mp-...'`` tracebacks)."""
@@ -55,12 +57,21 @@ except KeyboardInterrupt:
 
 def child_signals_group(pid_file: str, sig: int) -> int:
     """In a child: write this pid to ``pid_file``; ``sig`` 0: return at once (the part's worker then waits idle
-    for more work); else send ``sig`` to the whole process group and sleep."""
+    for more work); else send ``sig`` to the whole process group and sleep. With both parts (``map_parts``), the
+    signal waits until the other part has written its file and returned: its worker is idle then."""
     with open(pid_file, "w") as f:
         f.write(str(os.getpid()))
     if not sig:
         return 0
-    time.sleep(0.5)  # the other part's worker is idle by then
+    idle = pid_file + ".idle"
+    if "PARTS" in os.environ.get("COPTER_TEST_GROUP", ""):
+        for _ in range(1200):  # the other part's worker may start late on a loaded machine
+            if os.path.exists(idle):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the other part never ran")
+    time.sleep(0.3)  # ... and is back waiting for work
     os.killpg(os.getpgid(0), sig)
     time.sleep(60)
     return 1
@@ -69,7 +80,8 @@ def child_signals_group(pid_file: str, sig: int) -> int:
 def run_in_own_group(tmp_path, script: str, sig: int) -> subprocess.CompletedProcess:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp),
+           "COPTER_TEST_GROUP": "PARTS" if script is PARTS else "GUARD"}
     return subprocess.run([sys.executable, "-c", script, str(tmp_path / "child.pid"), str(int(sig))], env=env,
                           cwd=REPO, capture_output=True, text=True, timeout=300, start_new_session=True)
 

@@ -58,7 +58,7 @@ def cheap_part_settings(settings: Settings) -> Settings:
     return Settings(**{**asdict(settings), "threads": 1, "mip_gap_tol": FIRST_POINT_GAP,
                        "integer_submip_gap": math.inf, "integer_dual_ascent_steps": 0,
                        "integer_highs_max_nonzeros": 0,
-                       "iteration_limit": min(int(settings.iteration_limit), PART_ITERATION_LIMIT)})
+                       "iteration_limit": min(settings.iteration_limit, PART_ITERATION_LIMIT)})  # inf allowed
 
 
 class WholeBound:

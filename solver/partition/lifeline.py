@@ -64,25 +64,22 @@ def watch_parent() -> bool:
 
 
 def start_resource_tracker() -> None:
-    """Start ``multiprocessing``'s resource tracker (if it is not running) with SIGHUP ignored. The tracker ignores
+    """Start ``multiprocessing``'s resource tracker (if it is not running) with SIGHUP blocked. The tracker ignores
     SIGINT and SIGTERM itself, not SIGHUP: a terminal's hangup, which reaches the whole process group, killed it
     mid-round, and the interrupted command printed "resource_tracker: process died unexpectedly, relaunching"
-    and six ``KeyError: '/mp-...'`` tracebacks (helper-167). An ignored signal stays ignored across ``exec``;
-    SIGHUP is blocked meanwhile, so one that comes then reaches this process's handler once it is restored."""
+    and six ``KeyError: '/mp-...'`` tracebacks (helper-167). A blocked signal stays blocked across ``exec``, and
+    the tracker unblocks only SIGINT and SIGTERM; this thread's mask is restored at once (no handler is changed,
+    so a hangup meanwhile still reaches this process's handler)."""
     from multiprocessing import resource_tracker
 
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
+    if not hasattr(signal, "SIGHUP") or not hasattr(signal, "pthread_sigmask"):
         resource_tracker.ensure_running()
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
     try:
-        previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        try:
-            resource_tracker.ensure_running()
-        finally:
-            signal.signal(signal.SIGHUP, previous)
+        resource_tracker.ensure_running()
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def worker_init(forkserver: bool) -> None:
