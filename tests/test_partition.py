@@ -16,7 +16,7 @@ from solver.api import solve_problem
 from solver.baselines.pop import solve_pop
 from solver.baselines.result import point_quality
 from solver.differential import apply_delta
-from solver.model.errors import UsageError
+from solver.model.errors import MissingDependencyError, UsageError
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 from solver.partition import shares as sh
@@ -227,11 +227,11 @@ def test_k1_is_the_monolithic_path_and_bad_partition_options_are_usage_errors(tm
         solve_round(no_clients, Settings(), PartitionConfig(k=2, executor="inline"))
 
 
-def test_ray_executor_without_ray_is_a_usage_error_naming_the_extra(monkeypatch):
+def test_ray_executor_without_ray_is_a_missing_extra_naming_it(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    with pytest.raises(UsageError, match=r"copter\[ray\]"):
+    with pytest.raises(MissingDependencyError, match=r"copter\[ray\]"):  # exit 8 (exit 2 until session 35)
         PartitionConfig(k=2, executor="ray").check()
 
 
