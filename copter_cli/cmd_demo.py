@@ -110,8 +110,9 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
         if root.exists() and not root.is_dir():
             raise UsageError(f"--dir {root} is a file, not a folder", file=str(root))
         root.mkdir(parents=True, exist_ok=True)
-        if (root / "state").exists() and any((root / "state").iterdir()):
-            raise UsageError(f"{root / 'state'} already holds a state; pass an empty --dir", file=str(root / "state"))
+        kept = root / "state"
+        if kept.exists() and any(kept.iterdir()):
+            raise UsageError(f"{kept} already holds a state; pass an empty --dir", file=str(kept))
     base = scenario.base()  # before a temporary folder exists: building a large base takes seconds
     if not json_out:
         where = "a temporary folder, removed at the end (--dir keeps them)" if tmp else str(root)

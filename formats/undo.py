@@ -79,7 +79,8 @@ def temporary_folder(prefix: str) -> Iterator[str]:
     import shutil
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix=prefix) as tmp, on_interrupt(lambda: shutil.rmtree(tmp, ignore_errors=True)):
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp, \
+            on_interrupt(lambda: shutil.rmtree(tmp, ignore_errors=True)):
         yield tmp
 
 
@@ -266,6 +267,6 @@ def run_actions() -> None:
             pass
 
 
-__all__ = ["about_state", "active", "begin_command", "done", "exit_code", "interrupted_message", "multiprocessing_tempdir", "on_interrupt",
-           "on_interrupt_report", "received", "region", "report_interrupt", "run_actions", "scratch", "stored", "temporary_folder", "written",
-           "written_files", "wrote"]
+__all__ = ["about_state", "active", "begin_command", "done", "exit_code", "interrupted_message",
+           "multiprocessing_tempdir", "on_interrupt", "on_interrupt_report", "received", "region", "report_interrupt",
+           "run_actions", "scratch", "stored", "temporary_folder", "written", "written_files", "wrote"]

@@ -12,6 +12,7 @@ from formats.io import write_delta
 from solver import rounds
 from solver.model.errors import UsageError
 from solver.workloads import make_scenario
+from tests.helpers import snapshot
 
 
 @pytest.fixture
@@ -29,8 +30,10 @@ def three_rounds(tmp_path):
 def test_a_damaged_round_between_is_named(three_rounds):
     arrow = three_rounds / "gen-000001" / "state.arrow"
     arrow.write_bytes(arrow.read_bytes()[:100])
+    before = snapshot(three_rounds)
     with pytest.raises(UsageError) as err:
         rounds.rollback(three_rounds, to=0)
+    assert snapshot(three_rounds) == before
     msg = str(err.value)
     assert "pruned" not in msg and "round 0's generation is complete" in msg and "round 1 is damaged" in msg, msg
 

@@ -12,7 +12,8 @@ retry and fault injection. Executors (``copter init/step --executor``, ``copter 
 - ``ray``: one Ray task per part (``@ray.remote(max_retries=1)``). ``ray.init()`` joins the cluster at
   ``ray_address`` or ``$RAY_ADDRESS`` when given, else starts a local one (seconds of start-up; a
   long-running ``ray start --head`` avoids paying them every round). Ray is an optional extra
-  (``pip install 'copter[ray]'``); without it this executor is a MissingDependencyError (exit code 8) naming the extra.
+  (``pip install 'copter[ray]'``); without it this executor is a MissingDependencyError (exit code 8) naming
+  the extra.
 - ``inline``: the parts one after another in this process (tests, debugging, a machine with one core).
 
 A worker the forkserver forks after an interrupt (its pid never reached this process, so nothing killed it) finds
@@ -191,8 +192,8 @@ def check_stored_executor(name: str, config_file) -> None:
     ``copter init --executor``) when the command was given none.
 
     Raises:
-        UsageError, MissingDependencyError: as :func:`check_executor`; ``ray`` without Ray says that the state chose it, naming
-            ``config_file``, the extra and the per-command way out (``--executor process``), since the operator
+        UsageError, MissingDependencyError: as :func:`check_executor`; ``ray`` without Ray says that the
+            state chose it, naming ``config_file``, the extra and the per-command way out (``--executor process``), since the operator
             gave no ``--executor`` (a state made where Ray is installed, used where it is not).
     """
     if name != "ray":
@@ -201,10 +202,10 @@ def check_stored_executor(name: str, config_file) -> None:
     try:
         _import_ray()
     except MissingDependencyError as err:
-        raise MissingDependencyError(f"this state's partitioned rounds run on Ray ({config_file}: partition.executor 'ray', set "
-                         f"by copter init --executor ray), and Ray is not installed here: pip install 'copter[ray]', "
-                         f"or give this command --executor process (or inline); {err.__cause__}",
-                                     package="ray") from err
+        raise MissingDependencyError(
+            f"this state's partitioned rounds run on Ray ({config_file}: partition.executor 'ray', set by copter init "
+            f"--executor ray), and Ray is not installed here: pip install 'copter[ray]', or give this command "
+            f"--executor process (or inline); {err.__cause__}", package="ray") from err
 
 
 def _import_ray():
