@@ -101,14 +101,14 @@ class Timer:
 def add_executor_args(ap: argparse.ArgumentParser, what: str) -> None:
     """``--executor`` and ``--ray-address``: where ``what`` run (``solver.partition.executor``)."""
     ap.add_argument("--executor", default="process", choices=("process", "ray", "inline"),
-                    help=f"where {what} run: local worker processes (default), Ray tasks (pip install "
-                         "'copter[ray]'), or one after another in this process")
+                    help=f"where {what} run: local worker processes (default), Ray tasks (the optional "
+                         "extra ray: pip install '.[ray]'), or one after another in this process")
     ap.add_argument("--ray-address", default=None,
                     help="Ray cluster for --executor ray (default: $RAY_ADDRESS, else a local cluster)")
 
 
 def check_executor_arg(executor: str) -> None:
-    """Exit 2 with the message (naming the ``copter[ray]`` extra) when ``executor`` cannot run here."""
+    """Exit 2 with the message (naming the ``ray`` extra) when ``executor`` cannot run here."""
     from solver.model.errors import UsageError
     from solver.partition.executor import check_executor
 

@@ -155,7 +155,7 @@ def register(app: typer.Typer) -> None:
         executor: str | None = typer.Option(
             None, "--executor",
             help="Where POP's parts run, the executor of partitioned rounds: process (local worker processes), "
-                 "ray (Ray tasks; needs pip install 'copter[ray]'), inline (one after another in this "
+                 "ray (Ray tasks; needs Ray, the optional extra ray: pip install '.[ray]' from a checkout), inline (one after another in this "
                  "process). Default: the state's --executor when it is partitioned, else process."),
         ray_address: str | None = typer.Option(
             None, "--ray-address",

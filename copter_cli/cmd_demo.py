@@ -208,7 +208,12 @@ def _next_steps(state_dir: Path | None) -> None:
 
     folder = "DIR/state" if state_dir is None else str(state_dir)
     report = f"`copter report --state {folder} -o report.html` (charts per round"
-    report += ")" if importlib.util.find_spec("matplotlib") else "; needs `pip install 'copter[plot]'`)"
+    if importlib.util.find_spec("matplotlib"):
+        report += ")"
+    else:
+        from solver.extras import install_hint
+
+        report += f"; needs `{install_hint('plot', 'matplotlib')}`)"
     show = f"`copter show --solution --changes --state {folder}` (who got what, and what moved)"
     if state_dir is None:
         answer(f"look closer: rerun with --dir DIR to keep the state, then {report} and {show}",

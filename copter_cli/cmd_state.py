@@ -282,7 +282,7 @@ def _wait_within_limit(wait: float, settings):
 
 
 EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker processes), ray (Ray tasks; needs "
-                 "pip install 'copter[ray]'), inline (one after another in this process)")
+                 "Ray, the optional extra ray: pip install '.[ray]' from a checkout), inline (one after another in this process)")
 RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray"
 #: the defaults, as init states them; step's are the state's (the values init stored)
 INIT_DEFAULTS = {"executor": f" (default: process, or inline for a round of at most {INLINE_BELOW_NNZ:,} nonzeros, whose "

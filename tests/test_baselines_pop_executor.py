@@ -42,7 +42,7 @@ def test_unknown_executor_is_a_usage_error_and_ray_without_ray_a_missing_extra(m
     with pytest.raises(UsageError, match="unknown executor 'threads'"):
         solve_pop(client_allocation(4), k=2, executor="threads")
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    with pytest.raises(MissingDependencyError, match=r"copter\[ray\]"):
+    with pytest.raises(MissingDependencyError, match=r"pip install .\.\[ray\]."):
         solve_pop(client_allocation(4), k=2, executor="ray")
 
 
@@ -115,7 +115,7 @@ def test_compare_with_a_killed_pop_worker_exits_5_and_leaves_the_state_untouched
 
 
 @pytest.mark.parametrize("args, needle, code, kind", [
-    (["--executor", "ray"], r"copter[ray]", 8, "missing_dependency"),  # an optional extra: exit 8 (was 2)
+    (["--executor", "ray"], "pip install '.[ray]'", 8, "missing_dependency"),  # an optional extra: exit 8 (was 2)
     (["--executor", "threads"], "unknown executor 'threads'", 2, "usage"),
     (["--executor", "process", "--pop-workers", "0"], "contradicts --executor process", 2, "usage"),
 ])

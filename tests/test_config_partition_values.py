@@ -64,7 +64,7 @@ def _damaged_copy(pstate, tmp_path, key, value):
 @pytest.mark.parametrize("args", [("--executor", "ray"), ("--executor", "ray", "--ray-address", "127.0.0.1:6379")])
 def test_a_malformed_stored_ray_address_is_the_state_s_damage_on_a_ray_step(pstate, tmp_path, args):
     """The form check happens before Ray is started: no cluster needed. Without Ray installed ``--executor ray``
-    is refused first (exit 8, naming the ``copter[ray]`` extra), so the test needs the extra."""
+    is refused first (exit 8, naming the ``ray`` extra), so the test needs the extra."""
     require_ray()
     st, delta, config = _damaged_copy(pstate, tmp_path, "ray_address", "nocolon")
     before = snapshot(st)

@@ -20,7 +20,7 @@ def no_ray(monkeypatch):
 
 
 @pytest.mark.parametrize("partition, code, needle", [(None, 2, "monolithic state"),
-                                                     ({"k": 2, "executor": "inline"}, 8, "copter[ray]")],
+                                                     ({"k": 2, "executor": "inline"}, 8, "pip install '.[ray]'")],
                          ids=["monolithic", "partitioned"])
 def test_step_with_ray_missing_is_exit_8_naming_the_extra(tmp_path, capsys, no_ray, partition, code, needle):
     """A monolithic state refuses ``--executor`` itself first (exit 2): no extra to install for an option it
@@ -41,5 +41,5 @@ def test_init_with_ray_missing_writes_nothing(tmp_path, capsys, no_ray):
     base = tmp_path / "base.parquet"
     write_problem(make_scenario("te", 16, seed=4).base(), base)
     code, _, err = run_main(capsys, "init", base, "--state", tmp_path / "st", "--partitions", "2", "--executor", "ray")
-    assert code == 8 and "copter[ray]" in err
+    assert code == 8 and "pip install '.[ray]'" in err and "pip install 'ray" in err
     assert not (tmp_path / "st").exists()

@@ -38,7 +38,7 @@ def test_the_states_ray_without_ray_names_the_state_and_the_way_out(ray_state, m
     message = json.loads(out)["error"]["message"]
     assert code == 8, out
     assert json.loads(out)["error"]["kind"] == "missing_dependency"
-    assert "copter[ray]" in message and str(state / "config.json") in message, message
+    assert "pip install '.[ray]'" in message and "copter[ray]" not in message and str(state / "config.json") in message, message
     assert "--executor process" in message, message
     assert snapshot(state) == before
 

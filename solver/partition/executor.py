@@ -53,6 +53,7 @@ from dataclasses import replace
 
 from formats import undo
 from formats.number_text import DIGITS
+from solver.extras import install_hint
 from solver.model.errors import MissingDependencyError, PartWorkerError, UsageError
 from solver.partition import interrupts, lifeline, progress_board, shipping
 
@@ -204,7 +205,7 @@ def check_stored_executor(name: str, config_file) -> None:
     except MissingDependencyError as err:
         raise MissingDependencyError(
             f"this state's partitioned rounds run on Ray ({config_file}: partition.executor 'ray', set by copter init "
-            f"--executor ray), and Ray is not installed here: pip install 'copter[ray]', or give this command "
+            f"--executor ray), and Ray is not installed here: {install_hint('ray', 'ray')}, or give this command "
             f"--executor process (or inline); {err.__cause__}", package="ray") from err
 
 
@@ -212,8 +213,8 @@ def _import_ray():
     try:
         import ray
     except ImportError as err:
-        raise MissingDependencyError("--executor ray needs Ray, which is not installed: pip install 'copter[ray]' "
-                                     f"(the optional extra 'ray'; {err})", package="ray") from err
+        raise MissingDependencyError(f"--executor ray needs Ray, which is not installed: {install_hint('ray', 'ray')} "
+                                     f"({err})", package="ray") from err
     return ray
 
 

@@ -11,23 +11,22 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from solver.extras import install_hint
 from solver.model.errors import MissingDependencyError, UsageError
 from solver.rounds.config import state_dir_or_default
-
-INSTALL_HINT = "pip install 'copter[plot]'"
 
 
 def require_matplotlib() -> None:
     """Import matplotlib with the non-interactive Agg backend.
 
     Raises:
-        MissingDependencyError: matplotlib is not installed (the message names ``pip install 'copter[plot]'``).
+        MissingDependencyError: matplotlib is not installed (the message names the ``pip install`` of the extra ``plot``, :func:`solver.extras.install_hint`).
     """
     try:
         import matplotlib
     except ImportError as err:
         raise MissingDependencyError(f"copter report draws its charts with matplotlib, which is not installed; "
-                                     f"install the optional extra: {INSTALL_HINT}", package="matplotlib") from err
+                                     f"install it: {install_hint('plot', 'matplotlib')}", package="matplotlib") from err
     matplotlib.use("Agg", force=True)
 
 
@@ -127,4 +126,4 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
             "seconds": time.perf_counter() - t0, **({"warnings": warnings} if warnings else {})}
 
 
-__all__ = ["INSTALL_HINT", "require_matplotlib", "write_report"]
+__all__ = ["require_matplotlib", "write_report"]

@@ -1,0 +1,42 @@
+"""What to install for one of copter's optional extras (``plot``, ``ray``), as an error message says it.
+
+The hint names the extra's own requirements, read from this install's metadata (``pip install 'matplotlib>=3.8'``),
+not ``pip install 'copter[plot]'``: copter is installed from a checkout (``pip install .``), and in an environment
+without it that line asks the package index for a project called ``copter``, which is not this one (a user's trial
+in session 35). From a checkout, ``pip install '.[plot]'`` installs the same.
+"""
+
+from __future__ import annotations
+
+import re
+
+DIST = "copter"  #: this project's distribution name (pyproject.toml)
+_EXTRA = re.compile(r"""^\s*([^;]+?)\s*;\s*extra\s*==\s*["']([^"']+)["']\s*$""")
+
+
+def extra_requirements(extra: str) -> list[str]:
+    """The requirement strings (PEP 508, e.g. ``"matplotlib>=3.8"``) of the optional extra ``extra`` of this
+    install, in pyproject order; [] when the install's metadata cannot be read (a source tree on sys.path) or
+    has no such extra."""
+    from importlib import metadata
+
+    try:
+        reqs = metadata.requires(DIST) or []
+    except metadata.PackageNotFoundError:
+        return []
+    out = []
+    for req in reqs:
+        m = _EXTRA.match(req)
+        if m and m.group(2) == extra:
+            out.append(m.group(1).replace(" ", ""))
+    return out
+
+
+def install_hint(extra: str, package: str) -> str:
+    """The command that installs the optional extra ``extra`` into this environment, e.g.
+    ``pip install 'matplotlib>=3.8'`` (its requirements from this install's metadata, else the import name
+    ``package`` alone), followed by where it comes from: ``(copter's optional extra "plot"; from a checkout:
+    pip install '.[plot]')``."""
+    reqs = extra_requirements(extra) or [package]
+    line = "pip install " + " ".join(f"'{r}'" for r in reqs)
+    return f"{line} (copter's optional extra \"{extra}\"; from a checkout: pip install '.[{extra}]')"
