@@ -182,9 +182,30 @@ def _record_init_failure(store: StateStore, problem: Problem, result, t0: float,
                 "initialised (run init again once the base problem or the options are fixed, or "
                 "--accept-failed to store round 0 anyway)",
         extra=extra)
-    path = store.record_failure(0, report, keep)
+    path = _keep_failure_record(store, 0, report, keep, result.status, "no state was initialised")
     report["failure_record"] = str(path.relative_to(store.root))
     return report
+
+
+def _keep_failure_record(store: StateStore, round_: int, report: dict, keep: int, status, outcome: str) -> Path:
+    """``store.record_failure`` of a failed round's report; returns the record's folder.
+
+    Raises:
+        EnvironmentFaultError: the machine refused the record (``ulimit -f``, a full disk): the message says first
+            how the round ended and ``outcome`` (what the state holds), then what could not be written, so the
+            operator learns of an infeasible round too (helper-167: only "cannot write: File too large", exit 7);
+            JSON ``error.round`` and ``error.round_status``. The state is as it was (the record is removed).
+    """
+    try:
+        with environment_faults(store.root / "failed"):
+            return store.record_failure(round_, report, keep)
+    except EnvironmentFaultError as err:
+        fault = EnvironmentFaultError(
+            f"round {round_} ended {status.name} ({outcome}), and its failure record under failed/ could not be "
+            f"kept: {err}", reason=err.reason, errno_name=err.errno_name)
+        fault.context = {**(err.context or {}), "round": round_, "round_status": status.name,
+                         **({"file": err.file} if err.file is not None else {})}
+        raise fault from err
 
 
 def _read_delta(delta, sha: str | None = None) -> Delta:
@@ -549,7 +570,8 @@ def _record_failure(store: StateStore, current: int, problem: Problem, result, t
         message=f"round {round_} ended {result.status.name}: {result.message or 'no usable point'}; "
                 f"CURRENT stays at round {current} (use --accept-failed to advance)",
         extra=extra)
-    path = store.record_failure(round_, report, keep)
+    path = _keep_failure_record(store, round_, report, keep, result.status,
+                                f"CURRENT stays at round {current}, nothing was stored")
     report["failure_record"] = str(path.relative_to(store.root))
     from solver.rounds.log import log_failure
 
