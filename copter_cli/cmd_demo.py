@@ -103,7 +103,7 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
 
     prep = ensure_prepared()  # every kernel compiled before round 0 (solver.prepare): no round compiles
     t0 = time.perf_counter()  # after the kernels were compiled (or found compiled)
-    scenario = make_scenario(domain, scale, seed=seed)
+    scenario = make_scenario(domain, scale_text(domain, scale), seed=seed)  # the demo's own size by default
     tmp = directory is None
     if not tmp:  # the user's folder: checked (and made) before any work
         root = Path(directory)
@@ -234,14 +234,15 @@ def _log(rep: dict, json_out: bool) -> None:
 
 
 def scale_text(domain: str, scale: str | None) -> str:
-    """The scenario's scale as ``--scale`` writes it (the domain's demo size when none was given: Sia
-    ``128``, TE ``24``, LB ``128x16``).
+    """The scenario's scale as ``--scale`` writes it (the domain's demo size when none was given,
+    ``solver.workloads.DEMO_SCALES``: Sia ``1024``, TE ``24``, LB ``128x16``).
 
     Raises:
-        UsageError: a malformed scale (as ``make_scenario``)."""
-    from solver.workloads import DEMO_SCALES
+        UsageError: an unknown domain or a malformed scale (as ``make_scenario``)."""
+    from solver.workloads import DEMO_SCALES, check_domain
     from solver.workloads.common import parse_scale
 
+    check_domain(domain)
     v = parse_scale(scale, DEMO_SCALES[domain])
     if domain == "lb":
         from solver.workloads.lb import LBScenario
@@ -302,7 +303,7 @@ def demo_cmd(
     domain: str = typer.Option("sia", "--domain", help="sia (GPU scheduling), te (traffic engineering) "
                                "or lb (shard load balancing)."),
     rounds: int = typer.Option(DEMO_ROUNDS, "--rounds", help="Number of rounds after round 0." + range_help(0)),
-    scale: str = typer.Option(None, "--scale", help="sia: GPUs (128); te: ring nodes (24); "
+    scale: str = typer.Option(None, "--scale", help="sia: GPUs (1024); te: ring nodes (24); "
                               "lb: SHARDSxSERVERS, both numbers (128x16)."),
     directory: Path | None = typer.Option(None, "--dir", help="Keep the files and state here (default: a "
                                           "temporary folder, removed afterwards)."),

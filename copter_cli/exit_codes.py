@@ -59,8 +59,8 @@ TABLE = {
                   "full disk, closed when copter started: `>&-`), also when an answer (table, CSV or JSON) is cut "
                   "after its first bytes; the message says so when the round was stored"),
     MISSING_DEPENDENCY: ("an optional extra is not installed (`copter report`: matplotlib, the extra `plot`; "
-                         "`--executor ray`: Ray, the extra `ray`); the message names the `pip install` of its "
-                         "requirements and, from a checkout, `pip install '.[plot]'`"),
+                         "`--executor ray`: Ray, the extra `ray`); the message names the `pip install` of the extra's "
+                         "requirements, and `pip install '.[plot]'` (or `'.[ray]'`) from a checkout"),
     INTERRUPTED: "interrupted; the state is unchanged (an interrupt after a round was stored says so)",
     HANGUP: ("interrupted by SIGHUP (a closed terminal), handled as SIGINT: the state is unchanged or the message "
              "says the round is stored"),

@@ -54,7 +54,7 @@ def test_demo_total_says_what_this_run_compiled():
     assert "this run loaded" in cmd_demo._compiled_note({"skipped": False, "compiled": 0, "seconds": 3.0})
 
 
-@pytest.mark.parametrize(("domain", "scale", "want"), [("lb", None, "128x16"), ("sia", None, "128"),
+@pytest.mark.parametrize(("domain", "scale", "want"), [("lb", None, "128x16"), ("sia", None, "1024"),
                                                         ("te", None, "24"), ("lb", "64x8", "64x8")])
 def test_demo_scale_is_the_one_used(domain, scale, want):
     assert cmd_demo.scale_text(domain, scale) == want
@@ -63,6 +63,19 @@ def test_demo_scale_is_the_one_used(domain, scale, want):
 def test_demo_json_reports_the_default_scale(capsys):
     code, out, _ = run_main(capsys, "demo", "--domain", "lb", "--rounds", "0", "--json")
     assert code == 0 and json.loads(out)["scale"] == "128x16"
+
+
+def test_the_default_demo_runs_sia_at_1024_gpus(capsys):
+    """The demo's own size (``solver.workloads.DEMO_SCALES``), not ``make_scenario``'s small default: at 128 GPUs
+    a round took milliseconds and its warm / cold ratio was noise (a user's trial, session 35)."""
+    from solver.workloads import make_scenario
+
+    code, out, _ = run_main(capsys, "demo", "--rounds", "0", "--json")
+    got = json.loads(out)
+    base = make_scenario("sia", 1024).base()
+    assert code == 0 and got["scale"] == "1024" and got["domain"] == "sia"
+    assert (got["rounds"][0]["n_cols"], got["rounds"][0]["n_rows"]) == (base.n_cols, base.n_rows)
+    assert make_scenario("sia").base().n_cols != base.n_cols  # the library's default stays the small one
 
 
 def test_show_changes_counts_agree_with_the_reports_changed_variables(tmp_path, capsys):
