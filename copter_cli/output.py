@@ -190,8 +190,36 @@ def wide_console(width: int, like: Console | None = None, **options) -> Console:
         options: further ``rich.console.Console`` settings (``force_terminal=True``).
     """
     out = console.get() if like is None else like
-    return rich_console(file=out.file, width=width, highlight=False, soft_wrap=False, emoji=False,
+    file = out.file if options.get("force_terminal") else TrimmedLines(out.file)
+    return rich_console(file=file, width=width, highlight=False, soft_wrap=False, emoji=False,
                         no_color=out.no_color, **options)
+
+
+class TrimmedLines:
+    """A text file that writes each line to ``file`` without its trailing spaces: a table printed off a terminal
+    (a log, a pipe) pads every cell of its last column and its centred title to the table's width, which a
+    ``diff``, ``grep 'OPTIMAL$'`` or an editor's whitespace check then trips over (a user's trial, session 35).
+    Text after the last newline waits for the next one or :meth:`flush`. Everything else (``isatty``,
+    ``fileno``, ``encoding``, errors) is the file's."""
+
+    def __init__(self, file):
+        self._file, self._tail = file, ""
+
+    def write(self, text: str) -> int:
+        lines = (self._tail + text).split("\n")
+        self._tail = lines.pop()
+        if lines:
+            self._file.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._tail:
+            self._file.write(self._tail.rstrip(" "))
+            self._tail = ""
+        self._file.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._file, name)
 
 
 def table_console(min_width: int) -> Console:
