@@ -103,6 +103,23 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _prefix_suggestion(err) -> str | None:
+    """For click's NoSuchOption ``--exec``: "No such option: --exec Did you mean --executor?" when the name begins
+    one or more of the command's long options (at least 3 characters after the dashes), which click's own
+    similarity match ranks below unrelated ones ("Possible options: --executor, --keep", a user's trial in
+    session 35) or misses; None (click's message stands) when no option begins with it."""
+    name = str(getattr(err, "option_name", "") or "")
+    ctx = getattr(err, "ctx", None)
+    if not name.startswith("--") or len(name) < 5 or ctx is None or ctx.command is None:
+        return None
+    opts = sorted({o for p in ctx.command.params for o in (*p.opts, *p.secondary_opts)
+                   if o.startswith(name) and o != name})
+    if not opts:
+        return None
+    said = f"Did you mean {opts[0]}?" if len(opts) == 1 else f"(Possible options: {', '.join(opts)})"
+    return f"{err.message} {said}"
+
+
 def _click_error(err, json_out: bool) -> int:
     """Print a click/typer error raised while the command line was parsed (no such option or command, a missing
     argument, a bad value or choice) as copter's error and return its exit code: one line ``error (usage, exit
@@ -116,6 +133,8 @@ def _click_error(err, json_out: bool) -> int:
 
     code = int(getattr(err, "exit_code", exit_codes.USAGE) or exit_codes.USAGE)
     message = err.format_message() if hasattr(err, "format_message") else str(err)
+    if type(err).__name__ == "NoSuchOption":
+        message = _prefix_suggestion(err) or message
     if type(err).__name__ == "NoArgsIsHelpError":  # the "message" is the whole help text
         say(message.rstrip("\n"))
         message = "missing command (help printed above on stderr)"

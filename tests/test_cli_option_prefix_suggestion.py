@@ -1,0 +1,24 @@
+"""An unknown option that begins one of the command's options is answered with that option: click's similarity
+match offered ``--exec (Possible options: --executor, --keep)`` (a user's trial, session 35)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import run_main
+
+
+@pytest.mark.parametrize("args, said", [
+    (["init", "b.parquet", "--exec", "ray"], "No such option: --exec Did you mean --executor?"),
+    (["step", "d.parquet", "--time", "3"], "No such option: --time Did you mean --time-limit?"),
+    (["compare", "--pop", "x"], "No such option: --pop (Possible options: --pop-client-regex, --pop-scaling, "
+                                "--pop-shared-rows-regex, --pop-workers)"),
+    (["step", "d.parquet", "--tl", "3"], "No such option: --tl (Possible options: --out, --tol, --wait)"),  # click's
+])
+def test_an_option_prefix_names_the_options_it_begins(capsys, args, said):
+    code, out, err = run_main(capsys, *args, "--json")
+    assert code == 2
+    assert err == f"error (usage, exit 2): {said}\n"
+    assert json.loads(out)["error"]["message"] == said
