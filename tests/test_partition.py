@@ -231,7 +231,7 @@ def test_ray_executor_without_ray_is_a_missing_extra_naming_it(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    with pytest.raises(MissingDependencyError, match=r"copter\[ray\]"):  # exit 8 (exit 2 until session 35)
+    with pytest.raises(MissingDependencyError, match=r"pip install .\.\[ray\]."):  # exit 8 (exit 2 until session 35)
         PartitionConfig(k=2, executor="ray").check()
 
 

@@ -248,6 +248,12 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     r = _setup(problem, config, prev, info, old_shape, ph, dl)
     r.executor_reason = executor_reason
     small_mip = small_milp(problem, config.whole_below_nnz)  # a merge above target: the whole solve at once
+    # ... and so does a MILP's whose last round kept its whole solve's point after a merge above target: LB 256 x 32
+    # (40,960 nonzeros), K = 2, spent 35 s of a 46 s round on RENS, a price pass and the parts' re-solves before
+    # its whole solve (4.2 s) won as in the round before (monolithic rounds 1.1-4.2 s; a user's trial, session 36)
+    whole_last = (bool(problem.is_mip) and not small_mip and prev is not None and prev.whole_kept
+                  and config.whole_below_nnz > 0)
+    small_mip = small_mip or whole_last
     part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip
                                      else Settings(**{**asdict(settings), "threads": 1}))
     warms: list[SolverState | None] | None = None
@@ -511,7 +517,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             # a small MILP above its target: the whole solve costs less than the parts' RENS, price and re-solve
             # passes (solver.partition.small.SMALL_MILP_NNZ)
             result, outcome_rep["fallback"] = compare_whole(problem, settings, result, outcome_rep["gap_rel"],
-                                                            reason="small")
+                                                            reason="whole_last" if whole_last else "small")
             if outcome_rep["fallback"]["kept"] == "whole" and r.ns and _shares_update(r, every):
                 # as a small LP's: the parts' shares of the whole point (the merge's, on LB 128 x 16, left both
                 # parts of the next round PRIMAL_INFEASIBLE on the servers' load rows, and the round solved whole)
@@ -534,7 +540,7 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
         parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
                          state=None if results[p] is None else results[p].state) for p in range(config.k)],
         shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last,
-        col_client=r.grouping.col_client)
+        col_client=r.grouping.col_client, whole_kept=_whole_kept(outcome_rep))
     pool_start = take_pool_start()  # the part workers' start (not their parts' seconds): new pools only
     if pool_start > 0:
         ph.add("pool_start", pool_start)
@@ -545,6 +551,13 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
                "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
     rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, _merged_aside(outcome_rep))
     return RoundOutcome(result=result, data=data, report=rep)
+
+
+def _whole_kept(outcome_rep: dict) -> bool:
+    """The round kept its whole solve's point after a MILP merge above target (``fallback.reason`` "gap", "small"
+    or "whole_last", ``kept`` "whole"): :attr:`solver.partition.store.PartitionData.whole_kept`."""
+    fb = outcome_rep.get("fallback") or {}
+    return fb.get("kept") == "whole" and fb.get("reason") in ("gap", "small", "whole_last")
 
 
 MERGED_FIELDS = ("bound", "bound_kind", "bound_candidate", "gap_rel", "max_row_violation_rel")

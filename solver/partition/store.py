@@ -5,7 +5,8 @@ so it is listed (with sizes) in ``generation.json``, renamed into place with the
 covered by the same atomic protocol (a crash leaves the previous round current; rollback and no-op
 re-apply work unchanged). Layout::
 
-    gen-NNNNNN/partition/meta.json      k, updates (share-update count), format version
+    gen-NNNNNN/partition/meta.json      k, updates (share-update count), whole_kept (optional, False when
+                                        absent: PartitionData.whole_kept), format version
     gen-NNNNNN/partition/parts.arrow    one row per part: cols, rows (whole-problem indices), x, y,
                                         integer_x, step_size, primal_weight, iterations, engine (JSON),
                                         row_scale, col_scale, scaling (JSON): the part's matrix scaling and
@@ -63,6 +64,9 @@ class PartitionData:
             (``solver.partition.shares.update``); None = fresh (``D0``, 0).
         col_client: (n,) the round's client of every column (``ClientGrouping.col_client``, ids into
             ``assignment.client_names``), None when not known (the next round groups the names afresh).
+        whole_kept: the round was a MILP's whose merge missed its target and whose whole solve's point was kept
+            (``fallback.kept`` "whole", ``reason`` "gap", "small" or "whole_last"): the next round's merge above
+            target goes to the whole solve at once, as a small MILP's (``solver.partition.round``).
     """
 
     assignment: Assignment
@@ -73,6 +77,7 @@ class PartitionData:
     steps: np.ndarray | None = None
     last: np.ndarray | None = None
     col_client: np.ndarray | None = None
+    whole_kept: bool = False
 
     def __post_init__(self) -> None:
         from solver.partition.shares import D0
@@ -157,7 +162,8 @@ def save(folder: Path, data: PartitionData) -> int:
     if data.col_client is not None:
         size += _write_table(out / "columns.arrow",
                              pa.table({"client": pa.array(np.asarray(data.col_client, dtype=np.int32))}))
-    meta = {"format": "copter-partition", "version": VERSION, "k": a.k, "updates": int(data.updates)}
+    meta = {"format": "copter-partition", "version": VERSION, "k": a.k, "updates": int(data.updates),
+            "whole_kept": bool(data.whole_kept)}  # absent (a state from before it): False
     with open(out / "meta.json", "x") as f:
         f.write(json.dumps(meta) + "\n")
         f.flush()
@@ -212,4 +218,5 @@ def load(generation: Path) -> PartitionData | None:
         col_client = _read_table(folder / "columns.arrow").column("client").to_numpy().astype(np.int64)
     return PartitionData(assignment=assignment, parts=parts, shared_rows=sh.column("row").to_numpy().astype(np.int64),
                          shares=matrix("s"), updates=int(meta.get("updates", 0)), steps=matrix("d"),
+                         whole_kept=meta.get("whole_kept") is True,
                          last=matrix("z"), col_client=col_client)
