@@ -486,11 +486,13 @@ def _csv_hint(path: str) -> str:
             ".to_parquet('delta.parquet'), or pyarrow.csv.read_csv + pyarrow.parquet.write_table")
 
 
-def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
+def read_delta(path: str | os.PathLike, expect: str | None = "delta", data: bytes | None = None) -> Delta:
     """Read a delta (or problem) Parquet file.
 
     Args:
         path: the file; :data:`STDIN` (``"-"``) reads the Parquet bytes from standard input.
+        data: the file's bytes, already read by the caller (``solver.rounds.loop``: the bytes it hashed, so the
+            round records the hash of what it applied); the file is then not opened again.
         expect: the kind the caller needs: ``"delta"`` (``copter step``), ``"problem"``
             (:func:`read_problem_parquet`) or None (either). A file of the other kind is refused (see
             :func:`_file_kind`: ``copter.format`` where present, else the rows).
@@ -505,13 +507,13 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta") -> Delta:
             which refuses any problem).
     """
     path = str(path)
-    if path != STDIN and not os.path.exists(path):
+    if path != STDIN and data is None and not os.path.exists(path):
         raise InputError("file not found", file=path)
+    source = pa.BufferReader(stdin_bytes()) if path == STDIN else pa.BufferReader(data) if data is not None else path
     try:
         # page checksums, where the writer stored them (copter's writers do), are verified: a flipped bit in a
         # data page otherwise reads as another number without a word (one bit of 7.0 read as 458752.0)
-        with pq.ParquetFile(pa.BufferReader(stdin_bytes()) if path == STDIN else path,
-                            page_checksum_verification=True) as f:
+        with pq.ParquetFile(source, page_checksum_verification=True) as f:
             table = f.read()  # one chunk per row group (read_table splits into many batches)
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
         if path == STDIN and not stdin_bytes():  # `gen | copter step -` whose generator wrote nothing

@@ -9,6 +9,7 @@ The failure behaviour is documented in :mod:`solver.rounds` (package docstring).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import shutil
@@ -210,9 +211,11 @@ def _keep_failure_record(store: StateStore, round_: int, report: dict, keep: int
 
 def _read_delta(delta, sha: str | None = None) -> Delta:
     """The delta (a Delta as is, else read from its file). ``sha``: the file's SHA-256 taken before the read
-    (the round's ``delta_sha256``); the file is hashed again after the read, so a producer that replaced or
-    rewrote it in between cannot get its new content recorded under the old content's hash (a later retry of
-    either file would then be taken for the other).
+    (the round's ``delta_sha256``). The file is read once into memory, those bytes hashed again and parsed, so a
+    producer that replaced or rewrote it in between cannot get other content recorded under the hash (a later
+    retry of either file would then be taken for the other). Reading the path twice, as it did, let a file
+    replaced B, A, B during one step (a producer's ``os.replace`` loop) store A's round under B's hash: 9 of 40
+    runs, after which ``copter step B`` said "already produced round 1; nothing done" (helper-170).
 
     Raises:
         InputError: the file changed while it was read (nothing was applied); the reader's errors.
@@ -221,12 +224,14 @@ def _read_delta(delta, sha: str | None = None) -> Delta:
         return delta
     from formats.io import read_delta
 
-    d = read_delta(Path(delta))
-    if sha is not None and str(delta) != "-" and file_sha256(delta) != sha:
+    if sha is None or str(delta) == "-":
+        return read_delta(Path(delta))
+    data = Path(delta).read_bytes()  # a regular file (delta_hash checked it)
+    if hashlib.sha256(data).hexdigest() != sha:
         raise InputError("the delta file changed while copter read it (another program is still writing or "
                          "replaced it); nothing was applied: run the step again once the file is complete "
                          "(write it under another name and rename it into place)", file=str(delta))
-    return d
+    return read_delta(Path(delta), data=data)
 
 
 def step(delta, state_dir=None, settings: Settings | None = None, force: bool = False,
