@@ -7,9 +7,9 @@ rewrite after that read changes nothing of the round."""
 
 from __future__ import annotations
 
-import pytest
-
 import hashlib
+
+import pytest
 
 import formats.io
 from formats.checkpoint import StateStore
