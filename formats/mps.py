@@ -139,6 +139,7 @@ from formats.mps_locate import (
 )
 from formats.mps_names import check_bound_columns, locate_undefined_rows, trailing_empty_columns
 from formats.mps_sections import (
+    HEADER_FIELDS,
     check_bound_set_names,
     check_end,
     check_fixed_objective_sections,
@@ -866,6 +867,18 @@ def _check_names_writable(problem: Problem, path: str) -> None:
         raise ValidationError(f"{what} name {name!r} {why}: free-format MPS cannot hold it (HiGHS would "
                               "write it renamed); export to .parquet to keep names exactly",
                               file=path, entity=name)
+    if problem.col_names.size:
+        upper = np.char.upper(problem.col_names.astype(str))
+        hit = np.flatnonzero(np.isin(upper, HEADER_FIELDS))
+        if hit.size:
+            # a COLUMNS line starts with the column's name: HiGHS's free parser takes it for a section header and
+            # drops the rest of the section without a word (a column OBJSENSE: costs [1, 0, 0], objective 0
+            # instead of -3; helper-170), and copter's reader refuses the file
+            name = str(problem.col_names[hit[0]])
+            raise ValidationError(f"variable name {name!r} is an MPS section keyword ({', '.join(HEADER_FIELDS)}, any "
+                                  "letter case), which HiGHS's free-format reader takes for a section header at the "
+                                  "start of a COLUMNS line; export to .parquet to keep names exactly",
+                                  file=path, entity=name)
     if problem.row_names.size and bool(np.any(problem.row_names == "'MARKER'")):
         # HiGHS writes an entry in it as "x 'MARKER' 1": a reader takes the line for an integer marker
         raise ValidationError("constraint name \"'MARKER'\" is the integer marker keyword: a COLUMNS line naming it "

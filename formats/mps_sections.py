@@ -198,8 +198,10 @@ def check_end(data, path: str, idx: dict, line_of) -> None:
                           "would ignore it (two files concatenated?)", file=path, line=line_of(data, at))
 
 
-#: first fields HiGHS's free parser takes for a section header even after leading blanks (any letter case)
-_INDENTED_KEYWORD = re.compile(rb"(?mi)^[ \t]+(NAME|OBJSENSE|QSECTION|QCMATRIX|CSECTION)(?=[ \t\r\n]|\Z)")
+#: first fields HiGHS's free parser takes for a section header even after leading blanks (any letter case): a
+#: column of such a name cannot be written to MPS (``formats.mps._check_names_writable``)
+HEADER_FIELDS = ("NAME", "OBJSENSE", "QSECTION", "QCMATRIX", "CSECTION")
+_INDENTED_KEYWORD = re.compile(rb"(?mi)^[ \t]+(" + "|".join(HEADER_FIELDS).encode() + rb")(?=[ \t\r\n]|\Z)")
 #: a section keyword alone on an indented line: meant as a header, a one-field data line to the reader
 _INDENTED_HEADER = re.compile(rb"(?mi)^[ \t]+(ROWS|COLUMNS|RHS|RANGES|BOUNDS|ENDATA|OBJNAME)[ \t\r]*$")
 
