@@ -48,7 +48,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     if keep < 1:
         raise UsageError(f"--keep must be at least 1, got {keep}")
     refuse_inside_state(state_dir_or_default(state_dir), "--state", parents_only=True)
-    check_out_dir(out_dir, state_dir_or_default(state_dir))
+    check_out_dir(out_dir, state_dir_or_default(state_dir), (("base problem", base),))
     if partition:
         from solver.rounds.partitioned import config_of
 
@@ -243,7 +243,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     ``_later``: returns the SHA-256 of the batch's following deltas, for :func:`_is_retry` (None: a single
     delta)."""
     t0 = time.perf_counter() - _waited  # the round's total includes that wait
-    check_out_dir(out_dir, state_dir_or_default(state_dir))
+    check_out_dir(out_dir, state_dir_or_default(state_dir), (("delta", delta),))
     store = StateStore(state_dir_or_default(state_dir))
     t_req = time.perf_counter()
     with store.lock(wait=wait), environment_faults(store.root):
@@ -603,7 +603,7 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
             hashes.extend(_hashes_of(deltas))
         return hashes[i + 1:]
 
-    check_out_dir(out_dir, state_dir_or_default(state_dir))
+    check_out_dir(out_dir, state_dir_or_default(state_dir), tuple(("delta", d) for d in deltas))
     store = StateStore(state_dir_or_default(state_dir))
     reports_: list[dict] = []
     t_req = time.perf_counter()

@@ -168,18 +168,24 @@ def _unwritable(option: str, path: Path, folder: Path):
                                  errno_name="EROFS" if read_only else "EACCES")
 
 
-def check_out_dir(out_dir, state_dir=None) -> None:
+def check_out_dir(out_dir, state_dir=None, inputs: tuple = ()) -> None:
     """Refuse an ``--out`` folder that cannot be used, before any work (nothing is created here).
 
     Args:
         out_dir: the ``--out`` folder (None: nothing to check).
+        inputs: files the command reads (``(label, path)`` pairs; a path that is not a file, e.g. ``-`` or an
+            in-memory delta, is skipped): none may be one of the files ``--out`` writes (``solution.parquet``,
+            ``duals.parquet``, ``changes.parquet``, ``report.json``), by any name: ``step X/solution.parquet
+            --out X`` replaced its own delta with the round's solution, and a batch's later delta so replaced
+            failed as "unknown column 'name'" (helper-170).
         state_dir: the state directory, when known: an ``out_dir`` that is it or inside it (symbolic links
             resolved) is refused, since its copies would overwrite the state's own files (``gen-000000``),
             even before ``init`` has made it a state; one inside any other state directory is refused too
             (``solver.rounds.inside_state``).
     Raises:
         UsageError: ``out_dir`` exists and is not a folder, or cannot be created (its nearest existing
-            ancestor is a file), or lies inside ``state_dir`` or another state. EnvironmentFaultError: it (or
+            ancestor is a file), or lies inside ``state_dir`` or another state, or one of its output files is
+            one of ``inputs``. EnvironmentFaultError: it (or
             the ancestor it would be created in) is on a read-only file system or not writable (exit code 7).
     """
     from solver.rounds.inside_state import refuse_inside_state
@@ -196,6 +202,11 @@ def check_out_dir(out_dir, state_dir=None) -> None:
     if p.exists():
         if not p.is_dir():
             raise UsageError(f"--out {p}: exists and is not a folder")
+        for name in (*OUTPUT_FILES, "report.json"):
+            for label, src in inputs:
+                if isinstance(src, (str, os.PathLike)) and str(src) != "-" and _same_file(p / name, Path(src)):
+                    raise UsageError(f"--out {p}: its {name} is the {label} {src}; writing it would replace the "
+                                     "input: choose another folder", file=str(src))
         if not os.access(p, os.W_OK | os.X_OK):
             raise _unwritable("--out", p, p)
         for name in (*OUTPUT_FILES, "report.json"):
