@@ -5,9 +5,11 @@ part worker, after every interrupted ``copter step``)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -77,9 +79,21 @@ def _assert_all_gone(pids: list[int], seconds: float = 10.0) -> None:
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 
+@pytest.fixture
+def child_env():
+    """The children's environment, with a TMPDIR of their own (short: the forkserver's socket lives there) that is
+    removed afterwards: a parent killed by SIGKILL cannot remove multiprocessing's ``pymp-*`` folder, which every run
+    of these tests used to leave in /tmp (3 a run)."""
+    tmp = tempfile.mkdtemp(prefix="cpl-", dir="/tmp")
+    try:
+        yield {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": tmp}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
-def test_part_workers_die_with_their_parent(sig):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def test_part_workers_die_with_their_parent(sig, child_env):
+    env = child_env
     proc = subprocess.Popen([sys.executable, "-c", SLEEPER], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     try:
@@ -93,9 +107,9 @@ def test_part_workers_die_with_their_parent(sig):
     _assert_all_gone(kids)
 
 
-def test_killed_partitioned_step_leaves_no_process(tmp_path):
+def test_killed_partitioned_step_leaves_no_process(tmp_path, child_env):
     state, delta = partitioned_te_state(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = child_env
     proc = subprocess.Popen([sys.executable, "-m", "copter_cli", "step", str(delta), "--state", str(state),
                              "--executor", "process"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
