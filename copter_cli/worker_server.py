@@ -36,7 +36,8 @@ from copter_cli import worker_client as wc
 from solver.clock import os_wait
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-ORPHAN_GRACE = 1.0  #: seconds a command's process may keep exiting after its client went away
+ORPHAN_GRACE = 1.0  #: seconds a command's process may keep exiting after its client went away; then SIGTERM
+ORPHAN_TERM_GRACE = 10.0  #: seconds it may take to end on that SIGTERM (its undo actions); then SIGKILL
 BLOCKED_AT_FORK = (*wc.FORWARDED, signal.SIGCHLD)  #: held pending until the child has its own handlers
 
 
@@ -122,7 +123,8 @@ class Worker:
         self.last_activity = time.monotonic()
         self.served = 0
         self.children: dict[int, Connection] = {}
-        self.orphans: dict[int, float] = {}  # running children whose client went away: pid -> kill time
+        self.orphans: dict[int, float] = {}  # running children whose client went away: pid -> next signal's time
+        self.terminated: set[int] = set()  # orphans sent SIGTERM (the next signal is SIGKILL)
         self.conns: dict[int, Connection] = {}
         self.stopping: str | None = None
         self.sel = selectors.DefaultSelector()
@@ -340,10 +342,13 @@ class Worker:
         log(f"{pid}: {' '.join(msg.get('argv', [])[1:2])} for client {msg.get('pid')}")
 
     def closed(self, conn: Connection) -> None:
-        """The client went away. A running command's process is killed unless it ends within
+        """The client went away. A running command's process is stopped unless it ends within
         :data:`ORPHAN_GRACE` seconds (a client leaves as soon as the child has said its exit code, while the
         child is still exiting): in-process, the command would have died with its process (a checkpoint is
-        written atomically, the state stays valid)."""
+        written atomically, the state stays valid). It gets SIGTERM first, which ends a command as it ends one
+        in-process, its undo actions run (a demo's temporary folder, multiprocessing's ``pymp-*`` folder: both were
+        left behind by the SIGKILL this sent at once, helpers 169 and 170), then SIGKILL after
+        :data:`ORPHAN_TERM_GRACE` seconds."""
         if conn.state == "running" and conn.pid in self.children:
             self.orphans[conn.pid] = time.monotonic() + ORPHAN_GRACE
         self.drop(conn)
@@ -353,11 +358,18 @@ class Worker:
         for pid, deadline in list(self.orphans.items()):
             if pid not in self.children:
                 del self.orphans[pid]
+                self.terminated.discard(pid)
             elif now >= deadline:
-                del self.orphans[pid]
-                log(f"{pid}: its client went away: killed")
+                last = pid in self.terminated
+                if last:
+                    del self.orphans[pid]
+                    self.terminated.discard(pid)
+                else:
+                    self.orphans[pid] = now + ORPHAN_TERM_GRACE
+                    self.terminated.add(pid)
+                log(f"{pid}: its client went away: {'killed' if last else 'sent SIGTERM'}")
                 try:
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL if last else signal.SIGTERM)
                 except ProcessLookupError:
                     pass
 
