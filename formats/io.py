@@ -111,6 +111,14 @@ def _dataset_hint(folder: str | os.PathLike) -> str:
         return ""
     if not parts:
         return ""
+    deltas = sorted(n for n in parts if n.lower().startswith("delta"))
+    if deltas and not all(n.startswith("part-") for n in parts):
+        # a stream's folder (examples/*/generate.py: base.parquet, delta_0001.parquet, ...): the join advice was
+        # wrong for it (a user's trial, session 36)
+        first = deltas[0]
+        glob = os.path.join(os.fspath(folder), "delta*" + os.path.splitext(first)[1])
+        return (f"; it holds {len(deltas)} delta file(s) ({first}{', ...' if len(deltas) > 1 else ''}): `copter step "
+                f"{glob}` applies them in order, one round each")
     return (f"; it holds {len(parts)} Parquet file(s) ({sorted(parts)[0]}{', ...' if len(parts) > 1 else ''}): a "
             "dataset folder, as Spark writes one; copter reads one file, so join them, e.g. "
             "pyarrow.parquet.write_table(pyarrow.parquet.read_table(FOLDER), 'delta.parquet')")

@@ -54,3 +54,22 @@ def test_a_folder_given_as_a_model_is_named_a_directory(tmp_path):
         assert res.exit_code == BAD_INPUT and "is a directory, not a model file" in err["message"], (args, res.output)
         assert "holds 1 Parquet file(s) (base.parquet)" in err["message"]
     assert not (tmp_path / "st").exists()
+
+
+def test_a_streams_folder_gets_the_batch_hint(tmp_path):
+    """A generator's folder (base.parquet, delta_0001.parquet, ...) is a round stream, not a dataset to join:
+    the hint names the batch step (a user's trial, session 36)."""
+    st, d = small_lp_state(tmp_path)
+    folder = tmp_path / "stream"
+    folder.mkdir()
+    (folder / "base.parquet").write_bytes(b"")
+    for k in (1, 2):
+        (folder / f"delta_000{k}.parquet").write_bytes(d.read_bytes())
+    before = snapshot(st)
+    res = CliRunner().invoke(app, ["step", str(folder), "--state", str(st), "--json"])
+    err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+    assert res.exit_code == BAD_INPUT, res.output
+    assert err["message"].endswith(f"it holds 2 delta file(s) (delta_0001.parquet, ...): `copter step "
+                                   f"{folder}/delta*.parquet` applies them in order, one round each"), err
+    assert "join them" not in err["message"]
+    assert snapshot(st) == before
