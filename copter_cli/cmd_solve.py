@@ -72,8 +72,12 @@ def report_for(problem, result, seconds: dict) -> dict:
         rep["mip"] = result.mip
         if not result.point_feasible:  # the rounded point violates rows: its objective means nothing
             rep["objective"] = None
-    if result.status.is_model_failure:  # infeasible / unbounded: the last iterate's objectives mean nothing
-        rep["objective"] = rep["dual_objective"] = None
+    if result.status.is_model_failure:  # infeasible / unbounded: the last iterate's objectives mean nothing,
+        # nor their gap (box1, PRIMAL_INFEASIBLE: gap_rel 0.99998 beside null objectives; a user's trial), nor a MILP's
+        # bound (as a round's report: formats.reports)
+        rep["objective"] = rep["dual_objective"] = rep["gap_rel"] = None
+        if "lp_bound" in rep:
+            rep["lp_bound"] = None
     if getattr(result, "iis", None) is not None:
         rep["iis"] = result.iis  # an infeasible model's conflicting rows and bounds (solver.highs_bridge.find_iis)
     return rep
