@@ -211,9 +211,10 @@ def _next_steps(state_dir: Path | None) -> None:
     if importlib.util.find_spec("matplotlib"):
         report += ")"
     else:
-        from solver.extras import install_hint
+        from solver.extras import install_command, install_note
 
-        report += f"; needs `{install_hint('plot', 'matplotlib')}`)"
+        # only the command in backticks: pasted into a shell, the note's brackets were a syntax error
+        report += f"; needs `{install_command('plot', 'matplotlib')}`, {install_note('plot')})"
     show = f"`copter show --solution --changes --state {folder}` (who got what, and what moved)"
     if state_dir is None:
         answer(f"look closer: rerun with --dir DIR to keep the state, then {report} and {show}",

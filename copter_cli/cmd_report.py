@@ -1,7 +1,7 @@
 """``copter report``: the rounds of a state as one self-contained HTML page (charts inline), and with
 ``--png DIR`` the charts as image files. The work is in :func:`solver.rounds.report.write_report`; this
 module parses options and prints. Without matplotlib (the optional extra ``plot``) it exits 8 naming
-``pip install 'copter[plot]'``.
+how to install it (``solver.extras.install_hint``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def report_cmd(
     """Write an HTML page of the rounds: charts and a table.
 
     Round time by phase, objective and gap, warm vs cold iterations, churn, failed rounds; one offline
-    file. Needs matplotlib: pip install 'copter[plot]' (exit 8 without it). An unusable CURRENT is
+    file. Needs matplotlib, the optional extra plot (pip install '.[plot]' from a checkout; exit 8
+    without it). An unusable CURRENT is
     a warning on stderr, in the --json result's "warnings" and on the page, as in history."""
 
     def body() -> int:

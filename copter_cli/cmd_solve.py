@@ -78,6 +78,7 @@ def report_for(problem, result, seconds: dict) -> dict:
         rep["objective"] = rep["dual_objective"] = rep["gap_rel"] = None
         if "lp_bound" in rep:
             rep["lp_bound"] = None
+            rep["mip"] = {**rep["mip"], "lp_bound": None, "gap_rel": None}  # the same numbers, as in the summary
     if getattr(result, "iis", None) is not None:
         rep["iis"] = result.iis  # an infeasible model's conflicting rows and bounds (solver.highs_bridge.find_iis)
     return rep
@@ -97,7 +98,8 @@ def _summary(console, path: Path, problem, result, rep: dict) -> None:
          if result.status.is_model_failure else f"Objective value     : {result.objective:.12g}"),
         ("Dual objective      : -" if result.status.is_model_failure else
          f"Dual objective      : {result.dual_objective:.12g}"),
-        f"Relative gap        : {result.gap_rel:.2e}",
+        ("Relative gap        : -" if result.status.is_model_failure else
+         f"Relative gap        : {rep['gap_rel']:.2e}"),
         f"Rel. primal residual: {result.primal_residual_rel:.2e}   max row violation {result.max_row_violation:.2e}",
         f"Rel. dual residual  : {result.dual_residual_rel:.2e}",
         f"Iterations          : {result.iterations}",

@@ -213,9 +213,10 @@ class TrimmedLines:
         return len(text)
 
     def flush(self) -> None:
-        if self._tail:
-            self._file.write(self._tail.rstrip(" "))
-            self._tail = ""
+        if self._tail:  # a partial line: its text now, its trailing spaces once it goes on (or never, at its end)
+            text = self._tail.rstrip(" ")
+            self._file.write(text)
+            self._tail = self._tail[len(text):]
         self._file.flush()
 
     def __getattr__(self, name):

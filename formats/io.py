@@ -66,7 +66,7 @@ def kind_of(path: str | os.PathLike) -> str:
     if os.path.isdir(path):  # e.g. the examples' output folder given as the model (error path only)
         from solver.model.errors import FormatError
 
-        raise FormatError(f"is a directory, not a model file (.mps, .mps.gz or .parquet){_dataset_hint(path)}",
+        raise FormatError(f"is a directory, not a model file (.mps, .mps.gz or .parquet){_dataset_hint(path, False)}",
                           file=str(path))
     raise UsageError(f"cannot tell the format of {str(path)!r} from its extension "
                      "(use .mps, .mps.gz or .parquet)", file=str(path))
@@ -95,16 +95,21 @@ def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
     if stat.S_ISREG(mode):
         return
     if stat.S_ISDIR(mode):
-        raise FormatError(f"is a directory, not a {what}{_dataset_hint(path)}", file=str(path))
+        raise FormatError(f"is a directory, not a {what}{_dataset_hint(path, what == 'delta file')}", file=str(path))
     kind = ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
             "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
     raise FormatError(f"is {kind}, not a regular {what}: copter reads it more than once; write it to a file "
                       "first (a delta can also be piped on standard input: `copter step -`)", file=str(path))
 
 
-def _dataset_hint(folder: str | os.PathLike) -> str:
+def _dataset_hint(folder: str | os.PathLike, delta: bool = True) -> str:
     """For a folder holding Parquet files (a dataset folder, as Spark writes ``delta.parquet/part-*.parquet``):
-    ``"; it holds N Parquet files ..."`` with how to join them into one file, else "" (error path only)."""
+    ``"; it holds N Parquet files ..."`` with how to join them into one file, else "" (error path only). A stream's
+    folder (``examples/*/generate.py``: ``base.parquet``, ``delta_0001.parquet``, ...) gets, for a delta
+    (``delta``), the batch step of its deltas, and for a model, its base: the join advice was wrong for it (a
+    user's trial, session 36)."""
+    import shlex
+
     try:
         parts = [e.name for e in os.scandir(folder) if e.name.lower().endswith((".parquet", ".pq"))]
     except OSError:
@@ -112,13 +117,14 @@ def _dataset_hint(folder: str | os.PathLike) -> str:
     if not parts:
         return ""
     deltas = sorted(n for n in parts if n.lower().startswith("delta"))
-    if deltas and not all(n.startswith("part-") for n in parts):
-        # a stream's folder (examples/*/generate.py: base.parquet, delta_0001.parquet, ...): the join advice was
-        # wrong for it (a user's trial, session 36)
+    base = sorted(n for n in parts if n.lower().startswith("base"))
+    if deltas and delta:
         first = deltas[0]
-        glob = os.path.join(os.fspath(folder), "delta*" + os.path.splitext(first)[1])
+        glob = shlex.quote(os.fspath(folder)) + "/delta*" + os.path.splitext(first)[1]
         return (f"; it holds {len(deltas)} delta file(s) ({first}{', ...' if len(deltas) > 1 else ''}): `copter step "
                 f"{glob}` applies them in order, one round each")
+    if base and not delta:
+        return f"; it holds a stream's base: {shlex.quote(os.path.join(os.fspath(folder), base[0]))}"
     return (f"; it holds {len(parts)} Parquet file(s) ({sorted(parts)[0]}{', ...' if len(parts) > 1 else ''}): a "
             "dataset folder, as Spark writes one; copter reads one file, so join them, e.g. "
             "pyarrow.parquet.write_table(pyarrow.parquet.read_table(FOLDER), 'delta.parquet')")

@@ -868,9 +868,9 @@ def _check_names_writable(problem: Problem, path: str) -> None:
                               "write it renamed); export to .parquet to keep names exactly",
                               file=path, entity=name)
     if problem.col_names.size:
-        upper = np.char.upper(problem.col_names.astype(str))
-        hit = np.flatnonzero(np.isin(upper, HEADER_FIELDS))
-        if hit.size:
+        short = {len(w) for w in HEADER_FIELDS}  # one generator over the names, no fixed-width copy of them all
+        hit = [k for k, n in enumerate(problem.col_names.tolist()) if len(n) in short and n.upper() in HEADER_FIELDS]
+        if hit:
             # a COLUMNS line starts with the column's name: HiGHS's free parser takes it for a section header and
             # drops the rest of the section without a word (a column OBJSENSE: costs [1, 0, 0], objective 0
             # instead of -3; helper-170), and copter's reader refuses the file

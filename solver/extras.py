@@ -32,11 +32,19 @@ def extra_requirements(extra: str) -> list[str]:
     return out
 
 
-def install_hint(extra: str, package: str) -> str:
-    """The command that installs the optional extra ``extra`` into this environment, e.g.
+def install_command(extra: str, package: str) -> str:
+    """The shell command that installs the optional extra ``extra`` into this environment, e.g.
     ``pip install 'matplotlib>=3.8'`` (its requirements from this install's metadata, else the import name
-    ``package`` alone), followed by where it comes from: ``(copter's optional extra "plot"; from a checkout:
-    pip install '.[plot]')``."""
+    ``package`` alone)."""
     reqs = extra_requirements(extra) or [package]
-    line = "pip install " + " ".join(f"'{r}'" for r in reqs)
-    return f"{line} (copter's optional extra \"{extra}\"; from a checkout: pip install '.[{extra}]')"
+    return "pip install " + " ".join(f"'{r}'" for r in reqs)
+
+
+def install_note(extra: str) -> str:
+    """Where the requirements come from: ``copter's optional extra "plot"; from a checkout: pip install '.[plot]'``."""
+    return f"copter's optional extra \"{extra}\"; from a checkout: pip install '.[{extra}]'"
+
+
+def install_hint(extra: str, package: str) -> str:
+    """:func:`install_command` followed by :func:`install_note` in brackets, for an error message."""
+    return f"{install_command(extra, package)} ({install_note(extra)})"

@@ -264,7 +264,7 @@ def require_ray():
     except ImportError:
         if os.environ.get("COPTER_REQUIRE_RAY") == "1":
             raise
-        pytest.skip("Ray is not installed (pip install 'copter[ray]'); COPTER_REQUIRE_RAY=1 makes this an error",
+        pytest.skip("Ray is not installed (pip install '.[ray]'); COPTER_REQUIRE_RAY=1 makes this an error",
                     allow_module_level=True)
     return ray
 

@@ -113,3 +113,21 @@ def test_unchanged_file_steps_as_before(tmp_path):
     d = tmp_path / "d.parquet"
     _delta(d, 5.0)
     assert rounds.step(d, st)["round"] == 1
+
+
+def test_a_delta_removed_after_its_hash_is_a_changed_file_not_an_internal_error(tmp_path, monkeypatch):
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    d = tmp_path / "d.parquet"
+    _delta(d, 5.0)
+    real = loop.delta_hash
+
+    def hash_then_remove(delta):
+        h = real(delta)
+        d.unlink()
+        return h
+
+    monkeypatch.setattr(loop, "delta_hash", hash_then_remove)
+    with pytest.raises(InputError, match="changed while copter read it"):
+        rounds.step(d, st)
+    assert StateStore(st).load(with_state=False).round == 0

@@ -52,7 +52,7 @@ def test_a_folder_given_as_a_model_is_named_a_directory(tmp_path):
         res = CliRunner().invoke(app, [*map(str, args), "--json"])
         err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
         assert res.exit_code == BAD_INPUT and "is a directory, not a model file" in err["message"], (args, res.output)
-        assert "holds 1 Parquet file(s) (base.parquet)" in err["message"]
+        assert f"it holds a stream's base: {folder / 'base.parquet'}" in err["message"], err  # its base, named
     assert not (tmp_path / "st").exists()
 
 
@@ -73,3 +73,16 @@ def test_a_streams_folder_gets_the_batch_hint(tmp_path):
                                    f"{folder}/delta*.parquet` applies them in order, one round each"), err
     assert "join them" not in err["message"]
     assert snapshot(st) == before
+
+
+def test_a_streams_folder_given_as_a_model_names_its_base(tmp_path):
+    folder = tmp_path / "stream"
+    folder.mkdir()
+    for name in ("base.parquet", "delta_0001.parquet"):
+        (folder / name).write_bytes(b"")
+    for args in (["init", str(folder), "--state", str(tmp_path / "st")], ["solve", str(folder)]):
+        res = CliRunner().invoke(app, [*args, "--json"])
+        err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
+        assert res.exit_code == BAD_INPUT, res.output
+        assert err["message"].endswith(f"it holds a stream's base: {folder / 'base.parquet'}"), err
+        assert "copter step" not in err["message"]

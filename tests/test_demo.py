@@ -122,7 +122,8 @@ def test_the_demos_report_hint_names_the_plot_extra_when_matplotlib_is_missing(m
     cmd_demo._next_steps(None)
     out = capsys.readouterr().out
     assert out.count("copter report --state") == 2 and out.count("pip install '.[plot]'") == 2, out
-    assert "copter[plot]" not in out and out.count("pip install 'matplotlib") == 2, out
+    assert "copter[plot]" not in out and out.count("`pip install 'matplotlib") == 2, out
+    assert out.count("'`, copter's optional extra") == 2, out  # only the command in backticks: pasteable
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "matplotlib" else real(name, *a))
     cmd_demo._next_steps(tmp_path / "state")
     out = capsys.readouterr().out

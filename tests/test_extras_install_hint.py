@@ -51,3 +51,11 @@ def test_without_metadata_the_hint_names_the_package(monkeypatch):
     assert extras.extra_requirements("plot") == []
     assert extras.install_hint("plot", "matplotlib") == (
         "pip install 'matplotlib' (copter's optional extra \"plot\"; from a checkout: pip install '.[plot]')")
+
+
+def test_command_and_note_apart(monkeypatch):
+    monkeypatch.setattr(metadata, "requires", lambda dist: ['matplotlib>=3.8; extra == "plot"'])
+    assert extras.install_command("plot", "matplotlib") == "pip install 'matplotlib>=3.8'"
+    assert extras.install_note("plot") == "copter's optional extra \"plot\"; from a checkout: pip install '.[plot]'"
+    assert extras.install_hint("plot", "matplotlib") == (
+        "pip install 'matplotlib>=3.8' (copter's optional extra \"plot\"; from a checkout: pip install '.[plot]')")

@@ -68,3 +68,10 @@ def test_other_names_in_the_folder_are_fine(tmp_path, capsys, state):
     assert code == 0, err
     assert sorted(os.listdir(x)) == ["changes.parquet", "d1.parquet", "duals.parquet", "report.json",
                                      "solution.parquet"]
+
+
+def test_a_missing_input_is_the_readers_error(tmp_path, capsys, state):
+    x = tmp_path / "X"
+    x.mkdir()
+    code, out, err = run_main(capsys, "step", x / "solution.parquet", "--state", state, "--out", x)
+    assert code == 3 and "not found" in err and "replace the input" not in err, err

@@ -61,3 +61,11 @@ def test_a_state_from_before_the_key_reads_as_not_kept(tmp_path):
     del meta["whole_kept"]
     (folder / "meta.json").write_text(json.dumps(meta))
     assert store.load(tmp_path / "gen").whole_kept is False
+
+
+def test_an_lp_rounds_small_model_fallback_does_not_count():
+    problem = make_scenario("te", 16, seed=4).base()
+    out = pround.solve_round(problem, Settings(), pround.PartitionConfig(k=2, executor="inline"))
+    fb = out.report.get("fallback") or {}
+    assert not problem.is_mip and fb.get("reason") == "small", fb
+    assert not out.data.whole_kept

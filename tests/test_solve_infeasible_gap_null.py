@@ -27,3 +27,17 @@ def test_an_infeasible_solve_has_no_gap_nor_bound(tmp_path, capsys, integer):
     assert rep["status"] == "PRIMAL_INFEASIBLE", rep
     assert rep["objective"] is None and rep["dual_objective"] is None and rep["gap_rel"] is None, rep
     assert rep.get("lp_bound") is None
+
+
+def test_the_summary_says_no_gap_either(tmp_path, capsys):
+    bad = Problem.from_arrays(cost=np.ones(2), col_lower=np.zeros(2), col_upper=np.ones(2),
+                              row_lower=np.array([5.0]), row_upper=np.array([np.inf]),
+                              matrix=sp.csc_matrix(np.array([[1.0, 1.0]])), row_names=["force"],
+                              col_names=["x0", "x1"], integrality=np.array([True, False]))
+    write_problem(bad, tmp_path / "bad.parquet")
+    code, out, err = run_main(capsys, "solve", tmp_path / "bad.parquet", "--json")
+    rep = json.loads(out)
+    assert "lp_bound" in rep and rep["lp_bound"] is None and rep["mip"]["gap_rel"] is None, rep
+    assert rep["mip"]["lp_bound"] is None
+    code, out, err = run_main(capsys, "solve", tmp_path / "bad.parquet")
+    assert "Relative gap        : -\n" in out + err, out + err

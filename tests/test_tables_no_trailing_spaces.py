@@ -42,3 +42,18 @@ def test_show_and_history_tables_in_a_pipe_have_no_trailing_spaces(tmp_path):
         lines = out.splitlines()
         assert len(lines) > 3 and any(line.strip() for line in lines), out
         assert [line for line in lines if line != line.rstrip(" ")] == [], (args, out)
+
+
+def test_a_partial_line_flushed_keeps_its_spaces_when_it_goes_on():
+    from copter_cli.output import TrimmedLines
+
+    buf = io.StringIO()
+    f = TrimmedLines(buf)
+    f.write("status:   ")
+    f.flush()
+    assert buf.getvalue() == "status:"
+    f.write("OPTIMAL   \nnext  ")
+    f.flush()
+    assert buf.getvalue() == "status:   OPTIMAL\nnext"
+    f.write("\n")
+    assert buf.getvalue() == "status:   OPTIMAL\nnext\n"

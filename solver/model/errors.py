@@ -131,7 +131,7 @@ class EnvironmentFaultError(CopterError):
 
 class MissingDependencyError(CopterError):
     """An optional extra that a command needs is not installed (exit code 8), e.g. matplotlib for
-    ``copter report``: the message names the ``pip install 'copter[...]'`` that fixes it.
+    ``copter report``: the message names the ``pip install`` that fixes it (``solver.extras.install_hint``).
 
     Attributes:
         package: the missing package's import name.

@@ -12,7 +12,7 @@ retry and fault injection. Executors (``copter init/step --executor``, ``copter 
 - ``ray``: one Ray task per part (``@ray.remote(max_retries=1)``). ``ray.init()`` joins the cluster at
   ``ray_address`` or ``$RAY_ADDRESS`` when given, else starts a local one (seconds of start-up; a
   long-running ``ray start --head`` avoids paying them every round). Ray is an optional extra
-  (``pip install 'copter[ray]'``); without it this executor is a MissingDependencyError (exit code 8) naming
+  (``pip install '.[ray]'`` from a checkout); without it this executor is a MissingDependencyError (exit code 8) naming
   the extra.
 - ``inline``: the parts one after another in this process (tests, debugging, a machine with one core).
 

@@ -540,7 +540,7 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
         parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
                          state=None if results[p] is None else results[p].state) for p in range(config.k)],
         shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last,
-        col_client=r.grouping.col_client, whole_kept=_whole_kept(outcome_rep))
+        col_client=r.grouping.col_client, whole_kept=_whole_kept(outcome_rep, any(pt.problem.is_mip for pt in parts)))
     pool_start = take_pool_start()  # the part workers' start (not their parts' seconds): new pools only
     if pool_start > 0:
         ph.add("pool_start", pool_start)
@@ -553,11 +553,12 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
     return RoundOutcome(result=result, data=data, report=rep)
 
 
-def _whole_kept(outcome_rep: dict) -> bool:
-    """The round kept its whole solve's point after a MILP merge above target (``fallback.reason`` "gap", "small"
-    or "whole_last", ``kept`` "whole"): :attr:`solver.partition.store.PartitionData.whole_kept`."""
+def _whole_kept(outcome_rep: dict, is_mip: bool) -> bool:
+    """The round (a MILP's: ``is_mip``) kept its whole solve's point after a merge above target (``fallback.reason``
+    "gap", "small" or "whole_last", ``kept`` "whole"): :attr:`solver.partition.store.PartitionData.whole_kept`. An
+    LP round's small-model fallback (reason "small" too) does not count."""
     fb = outcome_rep.get("fallback") or {}
-    return fb.get("kept") == "whole" and fb.get("reason") in ("gap", "small", "whole_last")
+    return is_mip and fb.get("kept") == "whole" and fb.get("reason") in ("gap", "small", "whole_last")
 
 
 MERGED_FIELDS = ("bound", "bound_kind", "bound_candidate", "gap_rel", "max_row_violation_rel")

@@ -226,8 +226,11 @@ def _read_delta(delta, sha: str | None = None) -> Delta:
 
     if sha is None or str(delta) == "-":
         return read_delta(Path(delta))
-    data = Path(delta).read_bytes()  # a regular file (delta_hash checked it)
-    if hashlib.sha256(data).hexdigest() != sha:
+    try:
+        data = Path(delta).read_bytes()  # a regular file (delta_hash checked it)
+    except (FileNotFoundError, IsADirectoryError):  # removed or replaced by a folder since: as a changed file
+        data = None
+    if data is None or hashlib.sha256(data).hexdigest() != sha:
         raise InputError("the delta file changed while copter read it (another program is still writing or "
                          "replaced it); nothing was applied: run the step again once the file is complete "
                          "(write it under another name and rename it into place)", file=str(delta))

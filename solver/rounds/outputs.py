@@ -204,9 +204,10 @@ def check_out_dir(out_dir, state_dir=None, inputs: tuple = ()) -> None:
             raise UsageError(f"--out {p}: exists and is not a folder")
         for name in (*OUTPUT_FILES, "report.json"):
             for label, src in inputs:
-                if isinstance(src, (str, os.PathLike)) and str(src) != "-" and _same_file(p / name, Path(src)):
+                if (isinstance(src, (str, os.PathLike)) and str(src) != "-" and os.path.exists(src)
+                        and _same_file(p / name, Path(src))):  # a missing input is the reader's error
                     raise UsageError(f"--out {p}: its {name} is the {label} {src}; writing it would replace the "
-                                     "input: choose another folder", file=str(src))
+                                     "input: choose another folder")
         if not os.access(p, os.W_OK | os.X_OK):
             raise _unwritable("--out", p, p)
         for name in (*OUTPUT_FILES, "report.json"):
