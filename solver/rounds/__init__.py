@@ -348,7 +348,7 @@ def compare(state_dir, baselines: list[str], *, ks: list[int] | None = None, hig
             state's executor is not ``ray``) or is not of a Ray address's form (``host:port``, ``ray://host:port``,
             ``auto``, ``local``; checked before any row runs), k < 1, a time limit <= 0, threads < 1, pop_workers < 0, bad
             regex, a feasibility_tol that is not positive and finite, an unknown pop_executor or ``ray``
-            without Ray installed (naming the ``copter[ray]`` extra). StateError: not initialised/damaged,
+            without Ray installed (naming the ``ray`` extra). StateError: not initialised/damaged,
             or the current round has no solved report. PartWorkerError: a POP part's worker died twice
             (exit code 5); nothing is logged.
     """

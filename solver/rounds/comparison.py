@@ -341,7 +341,7 @@ def pop_executor_of(store: StateStore, names: list[str], executor: str | None, r
 
     Raises:
         UsageError: an unknown executor, or ``ray`` without Ray installed (checked when ``executor`` is
-            given or a POP row will run), naming the ``copter[ray]`` extra; ``workers == 0`` with another
+            given or a POP row will run), naming the ``ray`` extra; ``workers == 0`` with another
             executor than ``inline``; ``ray_address`` given while no ``executor`` is and the state's executor
             (``process`` for a monolithic state) is not ``ray``, naming it
             (:func:`solver.rounds.compare_options.ray_address_off_ray`; a given executor is that module's
