@@ -14,14 +14,18 @@ from solver.model.problem import Problem
 from tests.helpers import run_main
 
 
-@pytest.mark.parametrize("integer", [False, True])
-def test_an_infeasible_solve_has_no_gap_nor_bound(tmp_path, capsys, integer):
-    # x0 <= 1 by its bounds, and a row forces x0 + x1 >= 5 with x1 <= 1
+def _write_infeasible(path, integer: bool) -> None:
+    """x0 <= 1 by its bounds, and a row forces x0 + x1 >= 5 with x1 <= 1 (x0 integer when ``integer``)."""
     bad = Problem.from_arrays(cost=np.ones(2), col_lower=np.zeros(2), col_upper=np.ones(2),
                               row_lower=np.array([5.0]), row_upper=np.array([np.inf]),
                               matrix=sp.csc_matrix(np.array([[1.0, 1.0]])), row_names=["force"],
                               col_names=["x0", "x1"], integrality=np.array([integer, False]))
-    write_problem(bad, tmp_path / "bad.parquet")
+    write_problem(bad, path)
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_an_infeasible_solve_has_no_gap_nor_bound(tmp_path, capsys, integer):
+    _write_infeasible(tmp_path / "bad.parquet", integer)
     code, out, err = run_main(capsys, "solve", tmp_path / "bad.parquet", "--json")
     rep = json.loads(out)
     assert rep["status"] == "PRIMAL_INFEASIBLE", rep
@@ -30,11 +34,7 @@ def test_an_infeasible_solve_has_no_gap_nor_bound(tmp_path, capsys, integer):
 
 
 def test_the_summary_says_no_gap_either(tmp_path, capsys):
-    bad = Problem.from_arrays(cost=np.ones(2), col_lower=np.zeros(2), col_upper=np.ones(2),
-                              row_lower=np.array([5.0]), row_upper=np.array([np.inf]),
-                              matrix=sp.csc_matrix(np.array([[1.0, 1.0]])), row_names=["force"],
-                              col_names=["x0", "x1"], integrality=np.array([True, False]))
-    write_problem(bad, tmp_path / "bad.parquet")
+    _write_infeasible(tmp_path / "bad.parquet", True)
     code, out, err = run_main(capsys, "solve", tmp_path / "bad.parquet", "--json")
     rep = json.loads(out)
     assert "lp_bound" in rep and rep["lp_bound"] is None and rep["mip"]["gap_rel"] is None, rep
