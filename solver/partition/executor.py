@@ -38,6 +38,7 @@ SIGKILL (every attempt), as a crashed machine would.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import logging
 import multiprocessing as mp
@@ -54,7 +55,7 @@ from dataclasses import replace
 from formats import undo
 from formats.number_text import DIGITS
 from solver.extras import install_hint
-from solver.model.errors import MissingDependencyError, PartWorkerError, UsageError
+from solver.model.errors import EnvironmentFaultError, MissingDependencyError, PartWorkerError, UsageError
 from solver.partition import interrupts, lifeline, progress_board, shipping
 
 EXECUTORS = ("process", "ray", "inline")
@@ -497,6 +498,11 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
             shipping.release(shipped)
             shipped.clear()
             shipped = None
+        except OSError as err:
+            if err.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            _end_pool(n, kill=True)
+            raise _no_fds_for_workers(err) from err
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
             _end_pool(n)
@@ -507,6 +513,20 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
         except BaseException:  # interrupted (SIGINT, a handler's SystemExit): the parts' workers go too
             _end_pool(n, kill=True)
             raise
+
+
+def _no_fds_for_workers(err: OSError) -> EnvironmentFaultError:
+    """The error for part workers that could not start because the process ran out of file descriptors (EMFILE,
+    ``ulimit -n``; ENFILE, the system's table): it named the state folder ("TP: cannot write: Too many open files",
+    helper-170), whose files were fine."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    limit = "unlimited" if soft == resource.RLIM_INFINITY else str(soft)
+    return EnvironmentFaultError(
+        f"cannot start the part workers: {err.strerror or err} (this process's open-file limit, ulimit -n, is "
+        f"{limit}): raise the limit, or run the parts in this process with --executor inline",
+        reason="open_files", errno_name=errno.errorcode.get(err.errno))
 
 
 def _driver_messages_to_stderr(ray) -> None:

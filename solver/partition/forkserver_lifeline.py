@@ -35,11 +35,14 @@ def owner_left(exc: BaseException) -> bool:
     pool) or the command's pipe ended early (EOFError, a broken or reset connection)."""
     if isinstance(exc, (EOFError, BrokenPipeError, ConnectionResetError)):
         return True
-    if not isinstance(exc, FileNotFoundError):
-        return False
+    return isinstance(exc, FileNotFoundError) and raised_in(exc, "multiprocessing.synchronize")
+
+
+def raised_in(exc: BaseException, module: str) -> bool:
+    """Whether ``exc``'s traceback passes through a frame of ``module``."""
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_globals.get("__name__") == "multiprocessing.synchronize":
+        if tb.tb_frame.f_globals.get("__name__") == module:
             return True
         tb = tb.tb_next
     return False
@@ -49,11 +52,16 @@ def quiet_when_owner_left(exc_type, exc, tb, _server: int = os.getpid(), _hook=s
     """``sys.excepthook`` of the forkserver and of the workers it forks: silent in a forked worker whose start
     the command gave up (:func:`owner_left`), and for a KeyboardInterrupt anywhere (a terminal's Ctrl-C reaches
     the whole process group: the forkserver, still importing its preload, printed a 17-37-line traceback before
-    the command's one error line, helper-165); else the previous hook (the forkserver's own errors, any other
+    the command's one error line, helper-165), and in the forkserver for an EOFError of a fork request the command
+    left half-sent (it ran out of file descriptors); else the previous hook (the forkserver's own errors, any other
     error of a worker, are printed as before)."""
     if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
         return
     if os.getpid() != _server and exc is not None and owner_left(exc):
+        return
+    if os.getpid() == _server and isinstance(exc, EOFError) and raised_in(exc, "multiprocessing.reduction"):
+        # the command closed its fork request half-sent: it ran out of file descriptors (ulimit -n) and says so
+        # itself (solver.partition.executor); the forkserver's 9-line traceback came first (helper-170)
         return
     _hook(exc_type, exc, tb)
 
