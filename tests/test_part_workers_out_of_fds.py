@@ -19,11 +19,15 @@ def _square(x):
     return x * x
 
 
-def test_emfile_while_the_workers_start_is_an_environment_fault_naming_them(monkeypatch):
-    def no_fds(*a, **k):
-        raise OSError(errno.EMFILE, "Too many open files")
+def _pool_fails(monkeypatch, code: int, words: str) -> None:
+    def fail(*a, **k):
+        raise OSError(code, words)
 
-    monkeypatch.setattr(executor, "_pool", no_fds)
+    monkeypatch.setattr(executor, "_pool", fail)
+
+
+def test_emfile_while_the_workers_start_is_an_environment_fault_naming_them(monkeypatch):
+    _pool_fails(monkeypatch, errno.EMFILE, "Too many open files")
     with pytest.raises(EnvironmentFaultError) as e:
         executor.map_parts(_square, [(1,), (2,)], "process", 2)
     err = e.value
@@ -34,10 +38,7 @@ def test_emfile_while_the_workers_start_is_an_environment_fault_naming_them(monk
 
 
 def test_other_os_errors_pass_unchanged(monkeypatch):
-    def denied(*a, **k):
-        raise OSError(errno.EACCES, "Permission denied")
-
-    monkeypatch.setattr(executor, "_pool", denied)
+    _pool_fails(monkeypatch, errno.EACCES, "Permission denied")
     with pytest.raises(OSError) as e:
         executor.map_parts(_square, [(1,), (2,)], "process", 2)
     assert not isinstance(e.value, EnvironmentFaultError) and e.value.errno == errno.EACCES
