@@ -55,6 +55,8 @@ console_environment()  # the console script's library settings (copter_cli.entry
 
 import numpy as np  # noqa: E402
 
+from solver.extras import needs  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 METHODS = ("copter-warm", "copter-cold", "highs", "highs-warm", "pop-4", "pop-16")
 CHURN_TOL = 1e-6
@@ -101,8 +103,8 @@ class Timer:
 def add_executor_args(ap: argparse.ArgumentParser, what: str) -> None:
     """``--executor`` and ``--ray-address``: where ``what`` run (``solver.partition.executor``)."""
     ap.add_argument("--executor", default="process", choices=("process", "ray", "inline"),
-                    help=f"where {what} run: local worker processes (default), Ray tasks (the optional "
-                         "extra ray: pip install '.[ray]'), or one after another in this process")
+                    help=f"where {what} run: local worker processes (default), Ray tasks ({needs('ray', 'Ray')}), "
+                         "or one after another in this process")
     ap.add_argument("--ray-address", default=None,
                     help="Ray cluster for --executor ray (default: $RAY_ADDRESS, else a local cluster)")
 

@@ -17,6 +17,7 @@ from copter_cli.output import console, emit, run, say_warnings, table_console
 from copter_cli.printable import printable
 from copter_cli.solver_options import range_help
 from copter_cli.state_option import STATE_HELP
+from solver.extras import needs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -155,7 +156,7 @@ def register(app: typer.Typer) -> None:
         executor: str | None = typer.Option(
             None, "--executor",
             help="Where POP's parts run, the executor of partitioned rounds: process (local worker processes), "
-                 "ray (Ray tasks; needs Ray, the optional extra ray: pip install '.[ray]' from a checkout), inline (one after another in this "
+                 f"ray (Ray tasks; {needs('ray', 'Ray')}), inline (one after another in this "
                  "process). Default: the state's --executor when it is partitioned, else process."),
         ray_address: str | None = typer.Option(
             None, "--ray-address",

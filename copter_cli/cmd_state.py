@@ -19,6 +19,7 @@ from copter_cli import solver_options as opts
 from copter_cli.output import console, emit, run, say, say_error, say_warnings, table_console
 from copter_cli.printable import printable
 from copter_cli.state_option import STATE_HELP
+from solver.extras import needs
 from solver.model.errors import CopterError, UsageError
 from solver.partition.limits import MAX_PASSES
 from solver.partition.small import INLINE_BELOW_NNZ, SMALL_LP_NNZ
@@ -281,8 +282,8 @@ def _wait_within_limit(wait: float, settings):
         raise
 
 
-EXECUTOR_HELP = ("Where a partitioned round's parts run: process (local worker processes), ray (Ray tasks; needs "
-                 "Ray, the optional extra ray: pip install '.[ray]' from a checkout), inline (one after another in this process)")
+EXECUTOR_HELP = (f"Where a partitioned round's parts run: process (local worker processes), ray (Ray tasks; "
+                 f"{needs('ray', 'Ray')}), inline (one after another in this process)")
 RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray"
 #: the defaults, as init states them; step's are the state's (the values init stored)
 INIT_DEFAULTS = {"executor": f" (default: process, or inline for a round of at most {INLINE_BELOW_NNZ:,} nonzeros, whose "

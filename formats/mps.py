@@ -869,12 +869,11 @@ def _check_names_writable(problem: Problem, path: str) -> None:
                               file=path, entity=name)
     if problem.col_names.size:
         short = {len(w) for w in HEADER_FIELDS}  # one generator over the names, no fixed-width copy of them all
-        hit = [k for k, n in enumerate(problem.col_names.tolist()) if len(n) in short and n.upper() in HEADER_FIELDS]
-        if hit:
+        name = next((n for n in problem.col_names.tolist() if len(n) in short and n.upper() in HEADER_FIELDS), None)
+        if name is not None:
             # a COLUMNS line starts with the column's name: HiGHS's free parser takes it for a section header and
             # drops the rest of the section without a word (a column OBJSENSE: costs [1, 0, 0], objective 0
             # instead of -3; helper-170), and copter's reader refuses the file
-            name = str(problem.col_names[hit[0]])
             raise ValidationError(f"variable name {name!r} is an MPS section keyword ({', '.join(HEADER_FIELDS)}, any "
                                   "letter case), which HiGHS's free-format reader takes for a section header at the "
                                   "start of a COLUMNS line; export to .parquet to keep names exactly",

@@ -45,6 +45,12 @@ def install_note(extra: str) -> str:
     return f"copter's optional extra \"{extra}\"; from a checkout: pip install '.[{extra}]'"
 
 
+def needs(extra: str, what: str) -> str:
+    """An option's help text for what it needs, e.g. ``needs Ray, the optional extra ray: pip install '.[ray]' from a
+    checkout`` (no metadata read: help is built when the command's options are)."""
+    return f"needs {what}, the optional extra {extra}: pip install '.[{extra}]' from a checkout"
+
+
 def install_hint(extra: str, package: str) -> str:
     """:func:`install_command` followed by :func:`install_note` in brackets, for an error message."""
     return f"{install_command(extra, package)} ({install_note(extra)})"

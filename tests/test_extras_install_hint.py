@@ -59,3 +59,7 @@ def test_command_and_note_apart(monkeypatch):
     assert extras.install_note("plot") == "copter's optional extra \"plot\"; from a checkout: pip install '.[plot]'"
     assert extras.install_hint("plot", "matplotlib") == (
         "pip install 'matplotlib>=3.8' (copter's optional extra \"plot\"; from a checkout: pip install '.[plot]')")
+
+
+def test_help_text_names_the_extra_and_the_checkout_install():
+    assert extras.needs("ray", "Ray") == "needs Ray, the optional extra ray: pip install '.[ray]' from a checkout"

@@ -253,7 +253,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     # its whole solve (4.2 s) won as in the round before (monolithic rounds 1.1-4.2 s; a user's trial, session 36)
     whole_last = (bool(problem.is_mip) and not small_mip and prev is not None and prev.whole_kept
                   and config.whole_below_nnz > 0)
-    small_mip = small_mip or whole_last
+    whole_at_once = small_mip or whole_last  # no RENS, price or re-solve pass: a merge above target goes whole
     part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip
                                      else Settings(**{**asdict(settings), "threads": 1}))
     warms: list[SolverState | None] | None = None
@@ -430,7 +430,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         # a far merge gets RENS first (it closed Sia 25,600's 1.1-1.6% to 0.25-0.42% where the price pass before it
         # cost a pass and gained 0-0.3%); the price re-split follows when the merge after RENS is still above target
         rens_can = wb is not None and settings.integer_submip_seconds > 0
-        if n_price < PRICE_SPLITS and not rens_can and not small_mip and wants_price_split(settings, mg, wb, r, dl):
+        if n_price < PRICE_SPLITS and not rens_can and not whole_at_once and wants_price_split(settings, mg, wb, r, dl):
             if _price_resplit(wb, this, settings, r, ph):
                 kept, n_price, warms = this, n_price + 1, [x.state if x is not None else None for x in this.results]
                 merge += time.perf_counter() - t2
@@ -442,7 +442,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         merge += time.perf_counter() - t2
         improvement: dict = {}
         resplit = False
-        for tier in ("rens", "resolve") if wb is not None and not small_mip else ():
+        for tier in ("rens", "resolve") if wb is not None and not whole_at_once else ():
             if not wants_improvement(settings, outcome_rep, result):
                 break
             if tier == "rens" and this.rens_done:  # the pass before the price pass, with its RENS step, was kept
@@ -512,7 +512,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             merge += time.perf_counter() - t5
         if violates_whole(problem, result, part_rep) and dl.parts_left() > 0:  # the merge failed the re-check
             result, outcome_rep["fallback"] = whole_after_violation(problem, settings, result, outcome_rep)
-        if (small_mip and "fallback" not in outcome_rep and above_target(problem, settings, outcome_rep, result)
+        if (whole_at_once and "fallback" not in outcome_rep and above_target(problem, settings, outcome_rep, result)
                 and dl.parts_left() > 0):
             # a small MILP above its target: the whole solve costs less than the parts' RENS, price and re-solve
             # passes (solver.partition.small.SMALL_MILP_NNZ)
@@ -540,7 +540,7 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
         parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
                          state=None if results[p] is None else results[p].state) for p in range(config.k)],
         shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last,
-        col_client=r.grouping.col_client, whole_kept=_whole_kept(outcome_rep, any(pt.problem.is_mip for pt in parts)))
+        col_client=r.grouping.col_client, whole_kept=_whole_kept(outcome_rep, r.is_mip))
     pool_start = take_pool_start()  # the part workers' start (not their parts' seconds): new pools only
     if pool_start > 0:
         ph.add("pool_start", pool_start)
@@ -703,6 +703,7 @@ class RoundSetup:
     row_map: np.ndarray | None
     old_shape: tuple[int, int]
     clock: Deadline  #: the round's time budget (:func:`solve_round`'s)
+    is_mip: bool = False  #: the round's model has integer columns
     executor_reason: str | None = None  #: why the parts run in this process though the state's executor is process
     #: an LP round's implied column upper bounds (``background.ImpliedUpperBuild``), started with the parts of its
     #: first pass that run in workers; None: the merge computes them itself
@@ -753,7 +754,7 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
                       col_part=col_part, rows_sh=rows_sh, ns=ns, spos=spos, present=present,
                       shares=sh.normalise(default, present), steps=steps, last=last,
                       updates=prev.updates if warm else 0, col_map=col_map, row_map=row_map, old_shape=old_shape,
-                      clock=dl if dl is not None else Deadline.of(Settings()))
+                      clock=dl if dl is not None else Deadline.of(Settings()), is_mip=bool(problem.is_mip))
 
 
 def _grouping(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info):

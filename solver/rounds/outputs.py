@@ -202,16 +202,18 @@ def check_out_dir(out_dir, state_dir=None, inputs: tuple = ()) -> None:
     if p.exists():
         if not p.is_dir():
             raise UsageError(f"--out {p}: exists and is not a folder")
-        for name in (*OUTPUT_FILES, "report.json"):
-            for label, src in inputs:
-                if (isinstance(src, (str, os.PathLike)) and str(src) != "-" and os.path.exists(src)
-                        and _same_file(p / name, Path(src))):  # a missing input is the reader's error
-                    raise UsageError(f"--out {p}: its {name} is the {label} {src}; writing it would replace the "
+        outs = [p / name for name in (*OUTPUT_FILES, "report.json")]
+        files = [(label, Path(src)) for label, src in inputs  # a missing input is the reader's error
+                 if isinstance(src, (str, os.PathLike)) and str(src) != "-" and os.path.exists(src)]
+        for out in outs:
+            for label, src in files:
+                if _same_file(out, src):
+                    raise UsageError(f"--out {p}: its {out.name} is the {label} {src}; writing it would replace the "
                                      "input: choose another folder")
         if not os.access(p, os.W_OK | os.X_OK):
             raise _unwritable("--out", p, p)
-        for name in (*OUTPUT_FILES, "report.json"):
-            refuse_special(p / name, "--out")
+        for out in outs:
+            refuse_special(out, "--out")
         return
     anc = p.parent
     while not anc.exists() and anc != anc.parent:
