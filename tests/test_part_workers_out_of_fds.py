@@ -70,3 +70,18 @@ class _ClosedSocket:
 
     def recvmsg(self, *a):
         return b"", [], 0, None
+
+
+def test_any_os_error_while_the_parts_run_ends_the_pool(monkeypatch):
+    """The pool ends (its workers killed) on an OSError as on every other error: the clause for EMFILE once re-raised
+    other OSErrors past the one that ends it, and the process's exit then waited for the pool's thread."""
+    real = executor._submit_all
+
+    def submit_then_reset(pool, *a, **k):
+        real(pool, *a, **k)
+        raise ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+
+    monkeypatch.setattr(executor, "_submit_all", submit_then_reset)
+    with pytest.raises(ConnectionResetError):
+        executor.map_parts(_square, [(1,), (2,)], "process", 2)
+    assert 2 not in executor._POOLS

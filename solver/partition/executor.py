@@ -498,11 +498,11 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
             shipping.release(shipped)
             shipped.clear()
             shipped = None
-        except OSError as err:
-            if err.errno not in (errno.EMFILE, errno.ENFILE):
-                raise
+        except OSError as err:  # the pool ends as on any other error (below: a bare raise here skips that clause)
             _end_pool(n, kill=True)
-            raise _no_fds_for_workers(err) from err
+            if err.errno in (errno.EMFILE, errno.ENFILE):
+                raise _no_fds_for_workers(err) from err
+            raise
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
             _end_pool(n)
