@@ -213,6 +213,10 @@ OPTIONS: tuple[SolverOption, ...] = (
                  "LP engine: auto (PDHG for cold solves and far warm starts, the proximal ALM for a warm start much "
                  "closer than a cold one; the report's engine/engine_reason say which ran and why; a MILP of at most "
                  "3,000 nonzeros goes to HiGHS first), pdhg, alm (pinned: MILP relaxations too) ({default}).", "auto", one_of(ENGINES, "one of " + ", ".join(ENGINES))),
+    SolverOption("--iis-seconds", "iis_seconds", float,
+                 "An infeasible round: time for HiGHS's search of a conflicting set of rows and bounds (an IIS) "
+                 "that the error names, seconds ({default}; 0 = off: the round fails at once).", "10",
+                 nonnegative),
     SolverOption("--verbose", "verbose", bool, "Print the solver's iteration log on stderr.", stored=False),
 )
 

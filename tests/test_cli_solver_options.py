@@ -18,7 +18,7 @@ from tests.helpers import small_lp
 runner = CliRunner()
 SOLVER_OPTIONS = {"--tol", "--time-limit", "--iteration-limit", "--integer-fallback", "--integer-fallback-seconds",
                   "--integer-fallback-gap", "--relaxation-tol", "--relaxation-round-iterations", "--mip-gap",
-                  "--presolve", "--submip-seconds", "--submip-gap", "--engine", "--verbose"}
+                  "--presolve", "--submip-seconds", "--submip-gap", "--engine", "--iis-seconds", "--verbose"}
 
 
 def _options(command: str) -> set[str]:

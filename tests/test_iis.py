@@ -125,3 +125,35 @@ def test_cli_solve_json_carries_iis_and_the_message(tmp_path):
     out = json.loads(res.stdout)
     assert out["iis"]["found"] and {e["name"] for e in out["iis"]["rows"]} == {"cap", "need"}
     assert "row cap <= 1" in out["message"]
+
+
+def test_a_set_not_reduced_says_so_in_words_not_the_status_name():
+    iis = {"found": True, "status": "time_limit", "rows": [{"name": "cap", "bound": "upper", "lower": -np.inf,
+                                                            "upper": 1.0}], "columns": [], "n_rows": 1, "n_columns": 0}
+    text = describe_iis(iis)
+    assert "(time_limit)" not in text and "the search stopped at its time budget, --iis-seconds" in text
+    assert "not reduced to a minimal set" in describe_iis({**iis, "status": "reducible"})
+
+
+def test_iis_seconds_is_an_option_stored_by_init_and_its_time_is_reported_apart(tmp_path):
+    """User trial 37: an infeasible TE round spent 10 of its 10.5 s in the IIS search, hidden in ``solve``, with
+    no option to bound it. ``--iis-seconds`` (stored by init, per step) bounds it; ``seconds.iis`` shows it."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    delta = tmp_path / "bad.parquet"
+    from formats.parquet import write_delta
+    write_delta(infeasible_delta(), delta)
+    st = str(tmp_path / "st")
+    runner = CliRunner()
+    res = runner.invoke(app, ["init", str(tmp_path / "base.parquet"), "--state", st, "--iis-seconds", "0"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["step", str(delta), "--state", st, "--json"])
+    assert res.exit_code == 4, res.output
+    out = json.loads(res.stdout)
+    assert out.get("iis") is None and "iis" not in out["seconds"] and "conflicting" not in out["message"]
+    res = runner.invoke(app, ["step", str(delta), "--state", st, "--json", "--iis-seconds", "5"])
+    assert res.exit_code == 4, res.output
+    out = json.loads(res.stdout)
+    assert out["iis"]["found"] and "row force >= 5" in out["message"]
+    assert 0 <= out["seconds"]["iis"] <= out["seconds"]["solve"] + out["seconds"]["integerize"]
+    res = runner.invoke(app, ["step", str(delta), "--state", st, "--iis-seconds", "-1"])
+    assert res.exit_code == 2 and "--iis-seconds" in res.output
