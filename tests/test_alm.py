@@ -125,3 +125,15 @@ def test_infeasible_model_is_handed_to_pdhg_for_its_certificate():
     assert res.message.startswith("ALM handed over to PDHG")
     stopped = solve_alm(p, Settings(time_limit_seconds=30), params=ALMParameters(stall_outer=10, handover=False))
     assert stopped.status == Status.NUMERICAL_ERROR
+
+
+def test_optimal_message_states_the_row_rule_as_relative_percent():
+    """User trial 37 read "every row within 0.01 of its bound" as absolute units (a TE link 0.44 over 1000)."""
+    from solver.api import solve_problem
+    from solver.model.settings import Settings
+    from tests.helpers import small_lp
+
+    for tol, said in ((1e-4, "1%"), (1e-6, "0.01%")):
+        r = solve_problem(small_lp(), Settings(engine="alm", tol=tol))
+        assert r.status.name == "OPTIMAL" and r.engine == "alm"
+        assert f"every row within {said} of its bound (relative to max(1, |bound|, its largest |coefficient|))" in r.message
