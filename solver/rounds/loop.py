@@ -37,6 +37,7 @@ from solver.rounds.commit import save_round, solve_phases
 from solver.rounds.config import settings_from_json, settings_to_json, state_dir_or_default
 from solver.rounds.hashing import delta_hash, file_sha256
 from solver.rounds.inside_state import refuse_inside_state
+from solver.rounds.limit_warning import time_limit_gap_warning
 from solver.rounds.outputs import check_out_dir, copy_out
 
 
@@ -151,7 +152,8 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         from solver.rounds.unread_options import milp_only_warning
 
         warnings = notes + base_unwritable_names(problem) + milp_only_warning(
-            milp_options, problem.is_mip, f"the base {_base_label(base)}", stored=True)
+            milp_options, problem.is_mip, f"the base {_base_label(base)}", stored=True) + time_limit_gap_warning(
+            result, settings, 0)
         if not result.status.is_success:
             warnings.insert(0, f"round 0 ended {result.status.name} and was stored anyway (--accept-failed)")
         if warnings:
@@ -299,6 +301,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
             problem, info, result = _apply_and_solve(gen, d, settings, seconds, warnings)
         warnings.extend(milp_only_warning(milp_options, problem.is_mip, f"round {gen.round + 1}'s model",
                                           stored=False))
+        warnings.extend(time_limit_gap_warning(result, settings, gen.round + 1))
         extra = {**_round_extra(store, gen.round, result.status.is_success or accept_failed, warnings), **pextra}
         if not result.status.is_success and not accept_failed:
             report = _record_failure(store, gen.round, problem, result, t0, seconds, sha, extra, keep, info)
