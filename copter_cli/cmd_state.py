@@ -673,14 +673,15 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
                         more="--json or --csv", title="copter history", box=box.SIMPLE_HEAD)
 
 
-def _print_csv(rows: list[dict], last: int | None = None) -> None:
+def _print_csv(rows: list[dict], last: int | None = None, header: bool = True) -> None:
     """History rows as CSV on stdout: one line per round of the newest ``last`` (None: all), ``seconds`` and
     ``compare`` spread into columns. The header is the same whichever rows are printed and whatever was compared,
     so ``--last 1`` appended to a file each round keeps its columns: the columns of every row of the log, then the
     ``compare_*`` columns of copter and every HiGHS baseline (always, in the registry's order), then those of each
     POP part count the log holds (by count: a first ``--baseline pop --k K`` adds K's at the end). (They came and
     went with the rows shown, and a first ``compare`` inserted its columns in the middle.) Written in full or exit
-    7 naming stdout (``copter_cli.output.AnswerFile``: a write cut by the file-size limit)."""
+    7 naming stdout (``copter_cli.output.AnswerFile``: a write cut by the file-size limit). ``header`` False
+    leaves the header line out (``--no-header``: a cron job appending ``--last 1`` to its file each round)."""
     import csv
 
     from copter_cli.output import AnswerFile
@@ -695,7 +696,8 @@ def _print_csv(rows: list[dict], last: int | None = None) -> None:
     cols = [k for k in dict.fromkeys(k for r in flat_rows for k in r) if not k.startswith("compare_")]
     cols += [f"compare_{m}_{f}" for m in (*CSV_METHODS, *others) for f in COMPARE_FIELDS]
     w = csv.DictWriter(AnswerFile(), fieldnames=cols, lineterminator="\n")
-    w.writeheader()
+    if header:
+        w.writeheader()
     w.writerows(flat_rows if last is None else flat_rows[-last:])
 
 
@@ -706,6 +708,8 @@ def history_cmd(
                                                         "CURRENT was unusable)."),
     csv_out: bool = typer.Option(False, "--csv", help="Print the rounds as CSV on stdout (seconds and compare "
                                                       "results spread into columns)."),
+    no_header: bool = typer.Option(False, "--no-header", help="With --csv: leave the header line out (append "
+                                                              "--last 1 --no-header to one file each round)."),
     debug: bool = DEBUG_OPT,
 ) -> None:
     """Every round from the round log, failed ones included.
@@ -718,6 +722,8 @@ def history_cmd(
             raise UsageError("--json and --csv exclude each other")
         if last is not None and last < 1:
             raise UsageError(f"--last must be at least 1, got {last}")
+        if no_header and not csv_out:
+            raise UsageError("--no-header applies to --csv only (the table and --json have no header line to leave out)")
         from copter_cli.entry import keep_numpy_out
 
         keep_numpy_out()  # the round log is read with pyarrow alone (issue #15: start-up)
@@ -726,7 +732,7 @@ def history_cmd(
         rows = _rounds().history(st, None if csv_out else last, warnings)
         obj = {"rounds": rows, **({"warnings": warnings} if warnings else {})}
         if csv_out:
-            _print_csv(rows, last)
+            _print_csv(rows, last, header=not no_header)
             say_warnings(obj)
             return 0
         # --last may leave the current round out: CURRENT then says which rows come after it (one small read)

@@ -92,6 +92,23 @@ def test_history_cli_last_json_and_csv(state):
         assert code == 2 and json.loads(out)["error"]["kind"] == "usage", bad
 
 
+def test_history_csv_no_header_appends_one_file_round_after_round(state):
+    """User trial 37: every `history --csv --last 1` repeated the header, so a cron append needed tail -n +2."""
+    code, text, _ = cli("history", "--state", state, "--csv")
+    assert code == 0
+    for i in range(3):
+        rounds.step(cost(i), state)
+        code, out, _ = cli("history", "--state", state, "--csv", "--last", "1", "--no-header")
+        assert code == 0 and out.count("\n") == 1 and not out.startswith("seq,")
+        text += out
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert [int(r["round"]) for r in table] == [0, 1, 2, 3]
+    assert float(table[3]["objective"]) == rounds.history(state)[3]["objective"]
+    for other in ((), ("--json",)):
+        code, out, err = cli("history", "--state", state, "--no-header", *other)
+        assert code == 2 and "--no-header applies to --csv only" in out + err
+
+
 def test_a_state_written_before_the_log_gives_the_generation_history_and_starts_the_log(state):
     for i in range(3):
         rounds.step(cost(i), state)
