@@ -99,7 +99,7 @@ def diff_cmd(
             check_range("--base-round", base_round, 0, MAX_ROUND)
         if kind_of(output) != "parquet":
             raise UsageError("the delta must be written as .parquet", file=str(output))
-        check_output_file(output, "--output", inputs=(("OLD", old), ("NEW", new)))
+        check_output_file(output, "-o", inputs=(("OLD", old), ("NEW", new)))
         from formats.read_notes import collect
 
         t0 = time.perf_counter()

@@ -33,7 +33,7 @@ REFUSED = [
     (["export", "--state", "s", "-o", "t/gen-000000/problem.mps"], "-o", "t"),  # another state
     (["solve", "base.parquet", "-o", "s/gen-000000/duals.parquet"], "-o", "s"),
     (["convert", "base.parquet", "s/gen-000000/solution.parquet"], "DST", "s"),
-    (["diff", "base.parquet", "new.parquet", "-o", "s/gen-000000/changes.parquet"], "--output", "s"),
+    (["diff", "base.parquet", "new.parquet", "-o", "s/gen-000000/changes.parquet"], "-o", "s"),  # as typed (user trial 37)
     (["report", "--state", "s", "-o", "s/report.html"], "-o", "s"),
     (["report", "--state", "s", "-o", "page.html", "--png", "t/gen-000000"], "--png", "t"),
     (["step", "d.parquet", "--state", "s", "--out", "t/gen-000000"], "--out", "t"),  # another state's folder
