@@ -131,14 +131,17 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         from solver.api import solve_problem
 
         k0, t = kernel_clock.seconds(), time.perf_counter()
-        hook, pextra = None, {}
+        hook, pextra, core_note = None, {}, []
         if partition:  # issue #18: k > 1 parts (solver.rounds.partitioned)
+            from solver.partition.cores import cores_warning
             from solver.partition.round import default_update_every
             from solver.rounds.partitioned import config_of, solve_base
 
             if partition.get("update_every") is None:  # stored as the number it stands for
                 partition = {**partition, "update_every": default_update_every(problem, partition["whole_below_nnz"])}
-            result, hook, pextra = solve_base(problem, settings, config_of(partition))
+            cfg = config_of(partition)
+            core_note = cores_warning(cfg.k, cfg.round_executor(problem))
+            result, hook, pextra = solve_base(problem, settings, cfg)
         else:
             result = solve_problem(problem, settings, None)
         solve_phases(seconds, result, time.perf_counter() - t, k0)
@@ -153,7 +156,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
 
         warnings = notes + base_unwritable_names(problem) + milp_only_warning(
             milp_options, problem.is_mip, f"the base {_base_label(base)}", stored=True) + time_limit_gap_warning(
-            result, settings, 0)
+            result, settings, 0) + core_note
         if not result.status.is_success:
             warnings.insert(0, f"round 0 ended {result.status.name} and was stored anyway (--accept-failed)")
         if warnings:
