@@ -27,3 +27,18 @@ def test_the_legend_states_the_row_tolerance_in_use(tol):
     print_table(_result(tol), Console(file=buf, width=400, color_system=None), False)
     text = " ".join(buf.getvalue().split())
     assert f"a row off by more than {row_tolerance(tol):.1e} relative" in text, text
+
+
+@pytest.mark.parametrize("ruler,shown", [("primal_residual_rel", "8.20e-03"), ("max_violation_rel", "1.19e-02")])
+def test_row_viol_rel_is_the_measure_the_flag_holds_the_row_to(ruler, shown):
+    """User trial 37: an OPTIMAL LP row showed 1.19e-02 (divided by max(1, |bound|)), above the 1e-2 an LP OPTIMAL
+    promises, while its per-row measure (max(1, |bound|, the row's largest |coefficient|)) was 8.2e-3."""
+    res = _result(1e-4)
+    res["feasibility_ruler"] = ruler
+    res["copter"].update(max_row_violation_rel=1.19e-2, worst_row_violation_rel=8.2e-3)
+    buf = io.StringIO()
+    print_table(res, Console(file=buf, width=400, color_system=None), False)
+    copter_line = next(line for line in buf.getvalue().splitlines() if "copter" in line and "OPTIMAL" in line)
+    assert shown in copter_line
+    divisor = "the row's largest |coefficient|" if ruler == "primal_residual_rel" else "max(1, |bound|))"
+    assert divisor in " ".join(buf.getvalue().split())
