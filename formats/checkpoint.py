@@ -93,6 +93,7 @@ from formats.generation import (
     unlink_quietly,
     write_json,
 )
+from formats.regular import read_regular_text
 from formats.state_config import (
     CONFIG_KEYS,
     CONFIG_REQUIRED,
@@ -231,7 +232,7 @@ class StateStore(StateLocking):
         """
         path = self.root / "config.json"
         try:
-            body = json.loads(path.read_text())
+            body = json.loads(read_regular_text(path))
         except (FileNotFoundError, NotADirectoryError):  # the state path is a file: said by the state's own check
             if not required or not self.root.is_dir():
                 return {}
@@ -279,7 +280,7 @@ class StateStore(StateLocking):
         raises :func:`read_fault`'s error for a file the machine will not let copter read."""
         path = self.root / gen_name(round_) / "generation.json"
         try:
-            man = json.loads(path.read_text())
+            man = json.loads(read_regular_text(path))
         except FileNotFoundError:
             return None, "generation.json is missing"
         except OSError as err:
@@ -387,7 +388,7 @@ class StateStore(StateLocking):
     def _current_text(self) -> str | None:
         """CURRENT's text as it is now (None when it cannot be read): a reader compares it before and after."""
         try:
-            return (self.root / "CURRENT").read_text()
+            return read_regular_text(self.root / "CURRENT")
         except (OSError, ValueError):
             return None
 
@@ -397,7 +398,7 @@ class StateStore(StateLocking):
         text = None
         r = None
         try:
-            text = (self.root / "CURRENT").read_text()
+            text = read_regular_text(self.root / "CURRENT")
             if not _CURRENT_RE.fullmatch(text):  # what set_current writes; int() took "+0", " 0", "٠"
                 raise ValueError(text)
             r = int(text)
@@ -549,7 +550,7 @@ class StateStore(StateLocking):
                               state=hit.state if with_state else None, report=hit.report, manifest=hit.manifest,
                               stored=hit.stored, bases=hit.bases, warning=warning)
         try:
-            meta = json.loads((folder / "problem" / "meta.json").read_text())
+            meta = json.loads(read_regular_text(folder / "problem" / "meta.json"))
             stored = {f: StoredArray.from_json(meta["arrays"][f]) for f in PROBLEM_FIELDS}
             values, bases = {}, {}
             for f in PROBLEM_FIELDS:
@@ -565,7 +566,7 @@ class StateStore(StateLocking):
                 state = load_state_arrays(folder / "state.arrow")
                 if state.x.shape[0] != problem.n_cols or state.y.shape[0] != problem.n_rows:
                     state = None
-            report = json.loads((folder / "report.json").read_text())
+            report = json.loads(read_regular_text(folder / "report.json"))
         except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as err:
             if is_environment_fault(err):  # pyarrow's PermissionError names no file: the folder is named
                 raise read_fault(err, folder) from err
@@ -612,7 +613,7 @@ class StateStore(StateLocking):
     def names_current(self, round_: int) -> bool:
         """True when the CURRENT file on disk names ``round_`` (False when it is missing or unreadable)."""
         try:
-            return (self.root / "CURRENT").read_text().strip() == str(round_)
+            return read_regular_text(self.root / "CURRENT").strip() == str(round_)
         except (OSError, ValueError):
             return False
 
@@ -730,7 +731,7 @@ def _failed_round(path: Path) -> int:
 def load_failure(path: Path) -> dict:
     """The report of a failed-round record ({} when unreadable)."""
     try:
-        return json.loads((path / "report.json").read_text())
+        return json.loads(read_regular_text(path / "report.json"))
     except (OSError, ValueError):
         return {}
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from formats.faults import fault_point, is_environment_fault
 from formats.fsync import fsync_path
+from formats.regular import refuse_non_regular
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -254,6 +255,7 @@ def _read_file(path: Path, skip_damaged: bool) -> pa.Table | None:
     import pyarrow.ipc as ipc
 
     try:
+        refuse_non_regular(path)  # pyarrow opens by path, blocking: a FIFO segment hung history and a step (hunt 37)
         with pa.OSFile(str(path), "rb") as src:
             return ipc.open_file(src).read_all()
     except (OSError, pa.ArrowInvalid) as err:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from formats.faults import as_environment_fault, is_environment_fault
 from formats.generation import GEN_RE
+from formats.regular import what_it_is
 from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ class StateLocking:
                                      "follows a link inside a state directory: replace it by the real file "
                                      "or folder, or remove it", file=e.path)
                 if folder == self.root and e.name in _OWN_FILES and not e.is_file(follow_symlinks=False):
-                    what = "a folder" if e.is_dir(follow_symlinks=False) else "not a regular file"
+                    what = what_it_is(e.stat(follow_symlinks=False).st_mode)  # "a pipe (FIFO)", "a folder", ...
                     raise StateError(f"is {what}, not copter's {e.name} file: replace it by the real file, or "
                                      "remove it", file=e.path)
                 if folder == self.root and e.name in _OWN_FOLDERS and not e.is_dir(follow_symlinks=False):

@@ -4,8 +4,8 @@ intact current round into ``abandoned/``; the state is byte-identical afterwards
 every folder). Damage proper (a missing file, another size or checksum) still falls back (tests/test_damaged_current.py).
 
 The tests may run as root, for whom ``chmod 000`` denies nothing (CAP_DAC_OVERRIDE): the in-process tests make
-the open of one path raise the OSError instead (``builtins.open`` and ``io.open``, which ``Path.read_text`` and
-the checksum use); as root, a subprocess test also drops the privilege (``setpriv --bounding-set=-all``: root
+the open of one path raise the OSError instead (``builtins.open`` and ``io.open``, which the checksum uses, and
+``os.open``, which ``formats.regular``'s readers use); as root, a subprocess test also drops the privilege (``setpriv --bounding-set=-all``: root
 without capabilities obeys file modes as a user does) and reads a file really denied by its mode. Not
 ``--reuid=nobody``: the solver's numba kernels are cached under the checkout, which nobody may not write (numba
 then refuses ``cache=True``, or compiles every kernel again with another NUMBA_CACHE_DIR: minutes).
@@ -92,8 +92,15 @@ def deny(monkeypatch):
         check(file)
         return real_io_open(file, *a, **k)
 
+    real_os_open = os.open
+
+    def fake_os_open(file, *a, **k):  # formats.regular's readers open state files with os.open (O_NONBLOCK)
+        check(file)
+        return real_os_open(file, *a, **k)
+
     monkeypatch.setattr(builtins, "open", fake_open)
     monkeypatch.setattr(io, "open", fake_io_open)
+    monkeypatch.setattr(os, "open", fake_os_open)
 
     def add(path: Path, code: int = errno.EACCES) -> None:
         denied[os.path.abspath(path)] = code

@@ -35,6 +35,7 @@ import pyarrow.ipc as ipc
 
 from formats.faults import naming
 from formats.fsync import fsync_path
+from formats.regular import read_regular_text
 from solver.model.state import MatrixScaling, SolverState
 from solver.partition.layout import Assignment
 
@@ -181,7 +182,7 @@ def load(generation: Path) -> PartitionData | None:
     folder = Path(generation) / FOLDER
     if not (folder / "meta.json").exists():
         return None
-    meta = json.loads((folder / "meta.json").read_text())
+    meta = json.loads(read_regular_text(folder / "meta.json"))
     k = int(meta["k"])
     parts_t = _read_table(folder / "parts.arrow")
     if parts_t.num_rows != k:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from formats.checkpoint import StateStore, gen_name, load_failure, read_fault
 from formats.faults import is_environment_fault
+from formats.regular import read_regular_text
 from solver.model.errors import StateError, UsageError
 from solver.model.status import Status
 from solver.rounds.config import state_dir_or_default
@@ -57,7 +58,7 @@ def _report(store: StateStore, r: int) -> dict:
     """
     path = store.root / gen_name(r) / "report.json"
     try:
-        return json.loads(path.read_text())
+        return json.loads(read_regular_text(path))
     except OSError as err:
         if is_environment_fault(err):
             raise read_fault(err, path) from err
@@ -160,7 +161,7 @@ def history(state_dir=None) -> list[dict]:
     rows = []
     for r in store.lineage(cur):
         try:
-            rep = json.loads((store.root / gen_name(r) / "report.json").read_text())
+            rep = json.loads(read_regular_text(store.root / gen_name(r) / "report.json"))
         except (OSError, ValueError):
             rep = {}
         rows.append(_history_row(rep, r, "generation", r == cur))

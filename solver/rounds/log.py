@@ -23,6 +23,7 @@ import time
 from datetime import UTC, datetime
 
 from formats.checkpoint import StateStore, gen_name, load_failure
+from formats.regular import read_regular_text
 from formats.round_log import PHASES, RoundLog
 
 
@@ -99,7 +100,7 @@ def _generation_row(store: StateStore, r: int) -> dict | None:
     man = store.manifest(r) or {}
     path = store.root / gen_name(r) / "report.json"
     try:
-        rep = json.loads(path.read_text())
+        rep = json.loads(read_regular_text(path))
     except OSError as err:
         if is_environment_fault(err):  # permission denied, EIO: not a damaged report (exit 7, or a step's warning)
             raise read_fault(err, path) from err

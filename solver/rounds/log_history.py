@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from formats.checkpoint import StateStore
+from formats.regular import read_regular_text
 from formats.round_log import PHASES, RoundLog
 from solver.model.status import Status
 from solver.rounds.config import state_dir_or_default
@@ -129,7 +130,7 @@ def _sense(store: StateStore, round_, generation_id) -> int | None:
     try:
         if generation_id is not None and (store.manifest(int(round_)) or {}).get("id") != generation_id:
             return None
-        sense = json.loads((store.root / gen_name(int(round_)) / "problem" / "meta.json").read_text())["sense"]
+        sense = json.loads(read_regular_text(store.root / gen_name(int(round_)) / "problem" / "meta.json"))["sense"]
         return int(sense) if int(sense) in (1, -1) else None
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -19,6 +19,7 @@ from pathlib import Path
 from formats import reports, undo
 from formats.checkpoint import DEFAULT_KEEP, STATE_VERSION, Generation, StateStore
 from formats.faults import environment_faults, fault_point
+from formats.regular import read_regular_text
 from formats.state_config import STATE_FORMAT
 from solver import kernel_clock
 from solver.model.delta import Delta
@@ -352,8 +353,8 @@ def _current_nnz(store: StateStore) -> int | None:
     from formats.generation import gen_name
 
     try:
-        text = (store.root / "CURRENT").read_text().strip()
-        rep = json.loads((store.root / gen_name(int(text)) / "report.json").read_text())
+        text = read_regular_text(store.root / "CURRENT").strip()
+        rep = json.loads(read_regular_text(store.root / gen_name(int(text)) / "report.json"))
         return int(rep["nnz"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -448,7 +449,7 @@ def _kept_report(store: StateStore, round_: int) -> dict:
     from formats.checkpoint import gen_name
 
     try:
-        return json.loads((store.root / gen_name(round_) / "report.json").read_text())
+        return json.loads(read_regular_text(store.root / gen_name(round_) / "report.json"))
     except (OSError, ValueError):
         return {}
 
