@@ -525,6 +525,14 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta", data: byte
                     "write or copy it again")
         raise FormatError(f"not a readable Parquet file ({e}){hint}", file=path) from None
     meta = dict(table.schema.metadata or {})
+    if any(k.startswith(b"copter.") for k in meta):  # a dict keeps a repeated key's first value: refuse, not pick
+        from formats.arrow_metadata import conflicting_keys
+
+        for key, values in conflicting_keys(table.schema, b"copter.").items():
+            said = ", ".join(repr(v.decode("utf-8", "replace")) for v in values)
+            raise FormatError(f"its Parquet metadata gives {key.decode('utf-8', 'replace')} {len(values)} times with "
+                              f"different values ({said}); which one holds is ambiguous (a reader keeps one without a "
+                              "word): write each copter.* key once", file=path, entity=key.decode("utf-8", "replace"))
     fmt = _meta_get(meta, "copter.format") or None
     if fmt is not None and fmt not in ("delta", "problem"):
         raise FormatError(f"copter.format is {fmt!r}, expected 'delta' or 'problem'", file=path)
