@@ -57,3 +57,16 @@ def test_the_library_reader_refuses_a_null_too():
     with pytest.raises(SettingsError, match="tol"):
         settings_from_json({"tol": None})
     assert settings_from_json({"relaxation_tol": None}).relaxation_tol is None
+
+
+@pytest.mark.parametrize("value", [1.0, 5.0])
+def test_a_stored_tol_of_one_or_more_is_damage_not_a_tolerance_that_accepts_anything(state, value):
+    """Hunt 37: config.json's tol 5 made an infeasible round OPTIMAL (the warm start "met" it), while `--tol 5`
+    was refused; the library now refuses a relative tolerance of 1 or more, so the stored one is damage."""
+    st, d = state
+    edit_json(st / "config.json", lambda body: body["settings"].update(tol=value))
+    before = snapshot(st)
+    code, out = cli("step", d, "--state", st, "--json")
+    error = json.loads(out)["error"]
+    assert code == 3 and error["entity"] == "settings.tol" and "must be below 1" in error["message"], out
+    assert snapshot(st) == before

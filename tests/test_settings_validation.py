@@ -37,6 +37,10 @@ NAN, INF = math.nan, math.inf
     ("integer_fallback", "gurobi", "highs, none"), ("warm_primal_weight", "old", "fresh, reuse"),
     ("step_safety", 0.0, "positive"), ("reflection", NAN, "nan"), ("primal_weight_min", 0.0, "positive"),
     ("verbose", "no", "True or False"), ("tol", None, "must be set"),
+    # a relative tolerance of 1 or more accepts any point (hunt 37: config.json's tol 5 stored an infeasible
+    # round as OPTIMAL while --tol 5 was refused)
+    ("tol", 1.0, "below 1"), ("tol", 5, "below 1"), ("infeasibility_tol", 2.0, "below 1"),
+    ("relaxation_tol", 1e9, "below 1"),
 ])
 def test_a_bad_value_raises_a_typed_error_naming_the_field(field, value, needle):
     with pytest.raises(SettingsError) as e:

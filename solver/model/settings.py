@@ -6,8 +6,8 @@ The LP core owns and may extend this module.
 
 Values are validated on construction (``__post_init__``, also run by ``dataclasses.replace``): a bad
 value raises :class:`solver.model.errors.SettingsError` naming the field. Tolerances (``tol``,
-``infeasibility_tol``) must be positive and finite (``relaxation_tol`` positive; inf = no looser first
-stage), ``mip_gap_tol`` >= 0 and finite, the
+``infeasibility_tol``) must be positive and below 1 (``relaxation_tol`` too, or inf = no looser first
+stage: a relative tolerance of 1 or more accepts any point), ``mip_gap_tol`` >= 0 and finite, the
 other gaps >= 0 (inf = never), no number may be nan, counts are whole numbers >= 0 (``check_every`` >= 1,
 ``threads`` None or >= 1) and the string options one of their choices. Time limits (:data:`SECONDS`) and
 iteration limits are >= 0: 0 is an exhausted budget, which the library builds itself when a limit is spent
@@ -36,6 +36,7 @@ COUNTS = ("iteration_limit", "check_every", "integer_dive_max", "integer_dual_as
           "integer_improve_max_integers", "integer_highs_max_nonzeros", "relaxation_round_iterations", "power_iterations", "ruiz_iterations",
           "threads", "parallel_min_nnz")  #: whole numbers (iteration_limit may also be inf)
 SECONDS = ("time_limit_seconds", "integer_fallback_seconds", "integer_submip_seconds", "iis_seconds")  #: inf allowed
+RELATIVE = ("tol", "infeasibility_tol", "relaxation_tol")  #: relative tolerances: below 1 (relaxation_tol: or inf)
 FLAGS = ("verbose", "verbose_all", "bound_objective_scaling")
 OPTIONAL = ("relaxation_tol", "pock_chambolle_alpha", "threads")  #: None is a valid value
 
@@ -63,6 +64,10 @@ def settings_complaint(name: str, v) -> str | None:
         return f"must be >= 0, got {v!r}"
     if name in POSITIVE and not v > 0:
         return f"must be positive, got {v!r}"
+    if name in RELATIVE and 1 <= v < math.inf or name in RELATIVE and v == math.inf and name != "relaxation_tol":
+        # a relative KKT tolerance of 1 or more accepts any point: a config.json with tol 5 stored an infeasible
+        # round as OPTIMAL (hunt 37), where --tol 5 was refused
+        return f"must be below 1 (a relative tolerance), got {v!r}"
     if (name in SECONDS or name in COUNTS) and v < 0:
         return f"must be >= 0, got {v!r}"
     if name == "check_every" and v < 1:
@@ -93,7 +98,8 @@ def _fast_accept(name: str):
         low, strict = 1.0, False
     finite = name in POSITIVE_FINITE or name in NONNEGATIVE_FINITE
     whole = name in COUNTS
-    inf_ok = name == "iteration_limit"
+    inf_ok = name == "iteration_limit" or name == "relaxation_tol"
+    high = 1.0 if name in RELATIVE else math.inf  # strict: a relative tolerance is below 1
     optional = name in OPTIONAL
 
     def accept(v) -> bool:
@@ -101,13 +107,15 @@ def _fast_accept(name: str):
             return optional
         t = type(v)
         if t is int:
-            return v > low if strict else v >= low
+            return (v > low if strict else v >= low) and v < high
         if t is not float or v != v:  # another type, or nan: settings_complaint decides
             return False
         if (v <= low) if strict else (v < low):
             return False
         if v == math.inf:
-            return inf_ok or not (finite or whole)
+            return inf_ok or not (finite or whole or high < math.inf)
+        if v >= high:
+            return False
         return not whole or v.is_integer()
 
     return accept
