@@ -371,7 +371,7 @@ def _check_numbers(p: Parsed, delta) -> None:
                     if tiny.any() and okk is not None:
                         tiny &= okk
                     if tiny.any():
-                        _fail_at(p, f"coefficient {vk[tiny][0]} is below 1e-9 in magnitude, which HiGHS treats "
+                        _fail_at(p, f"coefficient {vk[tiny][0]} is at most 1e-9 in magnitude, which HiGHS treats "
                                  "as zero (small_matrix_value): write 0 to remove the entry or rescale the row "
                                  "or column", p.rows[k][tiny], delta)
 

@@ -283,7 +283,7 @@ class Problem:
             col = int(np.searchsorted(self.a_indptr, bad[0], side="right") - 1)
             v = self.a_data[bad[0]]
             why = ("is not finite (magnitudes >= 1e30 mean infinity)" if not abs(v) < INF_VALUE else
-                   "is zero" if v == 0 else "is below 1e-9 in magnitude, which HiGHS treats as zero "
+                   "is zero" if v == 0 else "is at most 1e-9 in magnitude, which HiGHS treats as zero "
                    "(small_matrix_value): leave the entry out or rescale the row or column")
             raise ValidationError(f"coefficient {v} {why}",
                                   entity=f"{self.row_names[self.a_indices[bad[0]]]}/{self.col_names[col]}")
