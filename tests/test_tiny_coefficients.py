@@ -40,7 +40,7 @@ def test_a_problem_file_with_a_tiny_coefficient_exits_3_naming_it(tmp_path, cmd,
     res = CliRunner().invoke(app, args)
     err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["kind"] == "validation"
-    assert err["entity"] == "r/x" and "below 1e-9" in err["message"] and "HiGHS" in err["message"]
+    assert err["entity"] == "r/x" and "at most 1e-9" in err["message"] and "HiGHS" in err["message"]
     assert not (tmp_path / "S" / "CURRENT").exists()
 
 
@@ -62,7 +62,7 @@ def test_step_with_a_tiny_coefficient_exits_3_and_keeps_the_round(tmp_path):
     res = CliRunner().invoke(app, ["step", str(tmp_path / "d.parquet"), "--state", str(state), "--json"])
     err = runner_error(res)
     assert res.exit_code == BAD_INPUT == err["code"] and err["entity"] == "r/x" and err["row"] == 0
-    assert "below 1e-9" in err["message"] and (state / "CURRENT").read_text().strip() == "0"
+    assert "at most 1e-9" in err["message"] and (state / "CURRENT").read_text().strip() == "0"
     assert snapshot(state) == before  # the checkpoint, byte for byte
 
 
@@ -78,7 +78,7 @@ def test_a_zero_coefficient_in_a_delta_still_removes_the_entry(tmp_path):
 
 
 def test_from_arrays_refuses_a_tiny_coefficient_naming_it():
-    with pytest.raises(ValidationError, match="below 1e-9") as e:
+    with pytest.raises(ValidationError, match="at most 1e-9") as e:
         Problem.from_arrays(cost=[1.0, 1.0], col_lower=[0, 0], col_upper=[1, 1], row_lower=[0], row_upper=[1],
                             matrix=np.array([[1e-12, 1.0]]), col_names=["a", "b"], row_names=["r"])
     assert e.value.entity == "r/a"
