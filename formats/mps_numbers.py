@@ -11,6 +11,9 @@ parser also ignores a Fortran ``D`` exponent (``1.5D+03`` reads as 1.5; the free
   free format, where HiGHS reads it): ``1``, ``-1.5``, ``1e5``, ``.5``, ``5.``, ``1.5D+03``;
 * ``[+-]? inf | infinity`` (any letter case) in ``RHS``, ``RANGES`` and ``BOUNDS`` only: a cost or a
   coefficient cannot be infinite (``ValidationError``, as for ``1e30``);
+* a nonzero number below 1e-308 in magnitude (``1e-400``, ``4.9e-324``) is a ``ValidationError``: HiGHS's parse
+  gives 0 below about 2.5e-324 (an entry then vanished without a word, hunt 37) and a subnormal with fewer digits
+  than written above it; decided from the token's digits (the first nonzero digit's place plus the exponent);
 * nothing else: no hexadecimal (``0x10``), no ``nan`` (reported as before), no thousands separator, no
   decimal comma. A ``BOUNDS`` line whose type takes a value (``UP``, ``LO``, ``FX``, ``LI``, ``UI``)
   without one is refused too.
@@ -42,6 +45,7 @@ closer look in Python), number tokens and control bytes, no Python per line or p
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 import numpy as np
 from numba import njit
@@ -54,7 +58,8 @@ kernel_cache.install()  # cached kernels load without numba's compiler set-up (s
 
 ROWS, COLUMNS, RHS, RANGES, BOUNDS = 5, 1, 2, 3, 4
 SECTION_CODES = {b"ROWS": ROWS, b"COLUMNS": COLUMNS, b"RHS": RHS, b"RANGES": RANGES, b"BOUNDS": BOUNDS}
-OK, BAD_NUMBER, INFINITE, MISSING, CONTROL, COUNT, GAP = 0, 1, 2, 3, 4, 5, 6
+OK, BAD_NUMBER, INFINITE, MISSING, CONTROL, COUNT, GAP, TINY = 0, 1, 2, 3, 4, 5, 6, 7
+TINY_EXPONENT = -308  #: a nonzero number token below 10**TINY_EXPONENT in magnitude is TINY (refused)
 _VALUE_BOUNDS = (b"UP", b"LO", b"FX", b"LI", b"UI")
 _FIXED_F4, _FIXED_F5, _FIXED_F6 = 24, 39, 49  # 0-based starts of fixed-format fields 4, 5 and 6
 _CHUNK = 1 << 24
@@ -93,29 +98,47 @@ def _token_kind(buf, s, e, allow_d):
                 return BAD_NUMBER
         return INFINITE
     digits = 0
+    ip = 0  # digits before the point
+    first = -1  # index among the mantissa's digits of its first nonzero one (-1: the number is 0)
     while i < e and 48 <= buf[i] <= 57:
+        if first < 0 and buf[i] != 48:
+            first = digits
         i += 1
         digits += 1
+    ip = digits
     if i < e and buf[i] == 46:  # .
         i += 1
         while i < e and 48 <= buf[i] <= 57:
+            if first < 0 and buf[i] != 48:
+                first = digits
             i += 1
             digits += 1
     if digits == 0:
         return BAD_NUMBER
+    expo = 0
     if i < e:
         c = _lower(buf[i])
         if c != 101 and not (allow_d and c == 100):  # e, d
             return BAD_NUMBER
         i += 1
+        neg = False
         if i < e and (buf[i] == 43 or buf[i] == 45):
+            neg = buf[i] == 45
             i += 1
         exp = 0
         while i < e and 48 <= buf[i] <= 57:
+            if expo < 100000000:  # saturates: any exponent this large is far outside float64 either way
+                expo = expo * 10 + (buf[i] - 48)
             i += 1
             exp += 1
         if exp == 0 or i != e:
             return BAD_NUMBER
+        if neg:
+            expo = -expo
+    # a nonzero value lies in [10**(q-1), 10**q), q = ip - first + expo: below 10**TINY_EXPONENT HiGHS's parse
+    # gives a subnormal (fewer digits than written) or 0 (1e-400: the entry was gone without a word, hunt 37)
+    if first >= 0 and ip - first + expo <= TINY_EXPONENT:
+        return TINY
     return OK
 
 
@@ -195,7 +218,7 @@ def scan_section(buf, pos, section, fixed, control_only):
             on a free-format file with a NUL, whose fields then sit in the wrong columns).
     Returns:
         ``(line_start, code, detail)``; ``line_start`` = -1 when the rest is clean. Codes: BAD_NUMBER,
-        INFINITE, MISSING (detail = 0-based field; fixed format: 3 or 5), CONTROL (detail = offset of
+        INFINITE, MISSING, TINY (detail = 0-based field; fixed format: 3 or 5), CONTROL (detail = offset of
         the byte in the line), GAP (fixed format: text in a blank column, detail = the 0-based column;
         a ROWS line longer than 12 columns gives 12), COUNT (free format: a field count outside the fast table, or an RHS
         2/4-field line whose field 2 is no number; detail = the count; the caller decides).
@@ -318,7 +341,11 @@ def scan_section_reference(text: bytes, pos: int, section: int, fixed: bool,
         if not tok:
             return MISSING
         if number.fullmatch(tok):
-            return OK
+            mant, _, expo = tok.upper().replace(b"D", b"E").partition(b"E")
+            if expo and abs(int(expo)) > 10**15:  # beyond decimal's exponents: only the sign decides
+                return TINY if int(expo) < 0 and mant.strip(b"+-.0") else OK
+            d = Decimal(tok.upper().replace(b"D", b"E").decode())
+            return TINY if d and d.copy_abs() < Decimal(f"1e{TINY_EXPONENT}") else OK  # exact, no context
         if INFINITY.fullmatch(tok):
             return OK if section != COLUMNS else INFINITE
         return BAD_NUMBER
@@ -486,6 +513,11 @@ def _raise(data, path, section: bytes, at: int, err: int, field: int, fixed: boo
                               "expressible in MPS)", file=path, line=line, entity=entity)
     if err == MISSING:
         raise FormatError(f"{where}: {what} value is missing", file=path, line=line, entity=entity)
+    if err == TINY:
+        raise ValidationError(f"{where}: {what} {shown!r} is nonzero but below 1e{TINY_EXPONENT} in magnitude, where a "
+                              "double cannot hold it: HiGHS would read it as 0 (below about 2.5e-324) or with fewer "
+                              "digits than written, without a word; write 0, or rescale the row or column",
+                              file=path, line=line, entity=entity)
     hint = ""
     if fixed and re.fullmatch(rb"[+-]?[0-9.]+[dD][+-]?[0-9]+", shown.encode()):
         hint = " (HiGHS's fixed-format parser reads a D exponent as the end of the number: write E)"
