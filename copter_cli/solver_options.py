@@ -215,7 +215,8 @@ OPTIONS: tuple[SolverOption, ...] = (
                  "3,000 nonzeros goes to HiGHS first), pdhg, alm (pinned: MILP relaxations too) ({default}).", "auto", one_of(ENGINES, "one of " + ", ".join(ENGINES))),
     SolverOption("--iis-seconds", "iis_seconds", float,
                  "An infeasible round: time for HiGHS's search of a conflicting set of rows and bounds (an IIS) "
-                 "that the error names, seconds ({default}; 0 = off: the round fails at once).", "10",
+                 "that the error names, seconds, given to its LP solve and to its search each ({default}; 0 = off: "
+                 "the round fails at once).", "10",
                  nonnegative),
     SolverOption("--verbose", "verbose", bool, "Print the solver's iteration log on stderr.", stored=False),
 )

@@ -93,7 +93,7 @@ from formats.generation import (
     unlink_quietly,
     write_json,
 )
-from formats.regular import read_regular_text
+from formats.regular import read_regular_text, what_it_is
 from formats.state_config import (
     CONFIG_KEYS,
     CONFIG_REQUIRED,
@@ -476,8 +476,9 @@ class StateStore(StateLocking):
                 if is_environment_fault(err):
                     raise read_fault(err, folder / rel) from err
                 return f"{rel} is missing"
-            if not stat.S_ISREG(st_.st_mode):
-                return f"{rel} is not a regular file (a symbolic link?)"
+            if not stat.S_ISREG(st_.st_mode):  # what it is: a FIFO read as "(a symbolic link?)" (helper-174)
+                what = "a symbolic link" if stat.S_ISLNK(st_.st_mode) else what_it_is(st_.st_mode)
+                return f"{rel} is {what}, not a regular file"
             if st_.st_size != size:
                 return f"{rel} has {st_.st_size} bytes, generation.json says {size}"
         sums = man.get(CHECKSUM) if verify else None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 
 class NotRegularFile(OSError):
@@ -64,18 +63,3 @@ def read_regular_text(path: str | os.PathLike) -> str:
         NotRegularFile, OSError: as :func:`read_regular_bytes`; UnicodeDecodeError (a ValueError): not UTF-8.
     """
     return read_regular_bytes(path).decode("utf-8")
-
-
-def refuse_non_regular(path: str | os.PathLike) -> None:
-    """Raise :class:`NotRegularFile` when ``path`` exists and is not a regular file (a symbolic link is followed),
-    for a file a library opens by its path (pyarrow's readers): checked just before, as those open it blocking.
-
-    Raises:
-        NotRegularFile: see above. OSError: ``stat`` fails other than by the file being missing.
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return  # the library's own open says so
-    if not stat.S_ISREG(mode):
-        raise _refused(Path(path), mode)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from formats.faults import fault_point, is_environment_fault
 from formats.fsync import fsync_path
-from formats.regular import refuse_non_regular
+from formats.regular import read_regular_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -255,9 +255,8 @@ def _read_file(path: Path, skip_damaged: bool) -> pa.Table | None:
     import pyarrow.ipc as ipc
 
     try:
-        refuse_non_regular(path)  # pyarrow opens by path, blocking: a FIFO segment hung history and a step (hunt 37)
-        with pa.OSFile(str(path), "rb") as src:
-            return ipc.open_file(src).read_all()
+        # read without waiting on a FIFO (hunt 37: one hung history, and a step holding the lock), then parse in memory
+        return ipc.open_file(pa.py_buffer(read_regular_bytes(path))).read_all()
     except (OSError, pa.ArrowInvalid) as err:
         if is_environment_fault(err):
             raise OSError(err.errno, err.strerror or str(err), str(path)) from err

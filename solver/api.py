@@ -74,5 +74,7 @@ def _name_conflict(problem: Problem, result: SolveResult, settings: Settings, el
     budget = min(settings.iis_seconds, max(left, 1.0)) if math.isfinite(left) else settings.iis_seconds
     iis = find_iis(problem, budget)
     result.iis = iis
-    result.message = "; ".join(m for m in (result.message, describe_iis(iis, problem.is_mip)) if m)
+    said = describe_iis(iis, problem.is_mip, budget="--iis-seconds" if budget >= settings.iis_seconds else
+                        "what --time-limit left")
+    result.message = "; ".join(m for m in (result.message, said) if m)
     result.seconds = {**(result.seconds or {}), "iis": iis["seconds"]}

@@ -624,16 +624,17 @@ def _iis_side(e: dict, what: str) -> str:
 
 
 IIS_STATUS_WORDS = {  # the message's words for find_iis's status (the JSON keeps the status itself)
-    "time_limit": "not reduced to a minimal set: the search stopped at its time budget, --iis-seconds",
+    "time_limit": "not reduced to a minimal set: the search stopped at its time budget, {budget}",
     "reducible": "not reduced to a minimal set",
 }
 
 
-def describe_iis(iis: dict, is_mip: bool = False, limit: int = 6) -> str:
+def describe_iis(iis: dict, is_mip: bool = False, limit: int = 6, budget: str = "--iis-seconds") -> str:
     """One sentence naming the conflicting rows and bounds of :func:`find_iis`'s result (at most ``limit``
     of them, then the counts): "conflicting rows and bounds (irreducible): row cap <= 1, row need >= 2,
     column x1 >= 0"; ``is_mip`` words the case of a feasible LP relaxation. A set the search did not reduce to a
-    minimal one says so (:data:`IIS_STATUS_WORDS`; user trial 37: "(time_limit)" read as jargon)."""
+    minimal one says so (:data:`IIS_STATUS_WORDS`; user trial 37: "(time_limit)" read as jargon), naming what set
+    the budget (``budget``: ``--iis-seconds``, or ``--time-limit`` when what the round had left was less)."""
     if not iis.get("found"):
         if iis.get("status") == "feasible":
             return ("the LP relaxation is feasible: integrality itself conflicts with the rows (no IIS of rows)"
@@ -643,4 +644,5 @@ def describe_iis(iis: dict, is_mip: bool = False, limit: int = 6) -> str:
     parts += [_iis_side(e, "column") for e in iis["columns"][:max(limit - len(parts), 0)]]
     total = iis["n_rows"] + iis["n_columns"]
     more = f", ... ({iis['n_rows']} rows and {iis['n_columns']} bounds in all)" if total > len(parts) else ""
-    return f"conflicting rows and bounds ({IIS_STATUS_WORDS.get(iis['status'], iis['status'])}): {', '.join(parts)}{more}"
+    status = IIS_STATUS_WORDS.get(iis["status"], iis["status"]).format(budget=budget)
+    return f"conflicting rows and bounds ({status}): {', '.join(parts)}{more}"

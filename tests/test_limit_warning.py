@@ -31,3 +31,35 @@ def test_no_warning_without_the_limit_within_target_or_other_status():
     assert time_limit_gap_warning(_result(gap=None), limited, 1) == []
     assert time_limit_gap_warning(SimpleNamespace(status=Status.FEASIBLE, message=STOPPED, mip=None), limited, 1) == []
     assert time_limit_gap_warning(_result(gap=float("inf")), limited, 1) == []
+
+
+def test_a_partitioned_rounds_merged_message_counts_when_the_command_spent_its_limit(monkeypatch):
+    """helper-174: a partitioned round's merged message never says "time limit ... reached"; a CLI command that has
+    spent its limit up to the merge's reserve was stopped by it."""
+    from solver import clock
+
+    merged = _result(message="4 parts merged; gap to the Lagrangian bound 6.313%")
+    limited = Settings(time_limit_seconds=0.6)
+    monkeypatch.setattr(clock, "command_start", lambda: 1.0)
+    monkeypatch.setattr(clock, "elapsed", lambda: 0.58)  # past 0.6 less the reserve (0.06)
+    (w,) = time_limit_gap_warning(merged, limited, 2)
+    assert "time limit (0.6 s from the command's start, start-up included)" in w
+    monkeypatch.setattr(clock, "elapsed", lambda: 0.3)  # the round ended well inside its limit
+    assert time_limit_gap_warning(merged, limited, 2) == []
+
+
+def test_init_and_step_reports_carry_the_warning(tmp_path):
+    """The wiring (solver/rounds/loop.py): a spent budget (0 s, the library's limit counts from the solve) stops a
+    Sia round at its first check, FEASIBLE at a gap above 0.5%."""
+    from solver import rounds
+    from solver.workloads import make_scenario
+
+    sc = make_scenario("sia", 128, seed=0)
+    rep = rounds.init(sc.problem(), tmp_path / "s", settings=Settings(time_limit_seconds=0.0))
+    assert rep["status"] == "FEASIBLE" and rep["gap_rel"] > 0.005
+    assert rep["warnings"][-1].startswith("round 0 stopped at its time limit (0 s) with an integer point")
+    rep = rounds.step(sc.next_delta(1), tmp_path / "s", settings=Settings(time_limit_seconds=0.0))
+    assert rep["status"] == "FEASIBLE" and rep["gap_rel"] > 0.005
+    assert any(w.startswith("round 1 stopped at its time limit (0 s)") for w in rep["warnings"])
+    rep = rounds.step(sc.next_delta(2), tmp_path / "s", settings=Settings())  # init stored its 0 s: not here
+    assert rep["status"] == "OPTIMAL" and not any("stopped at its time limit" in w for w in rep.get("warnings", []))

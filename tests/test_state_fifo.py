@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from formats.io import write_delta
-from formats.regular import NotRegularFile, read_regular_text, refuse_non_regular
+from formats.regular import NotRegularFile, read_regular_bytes, read_regular_text
 from solver import rounds
 from solver.model.delta import Delta
 from tests.helpers import REPO, small_lp
@@ -46,12 +46,13 @@ def test_the_reader_refuses_a_fifo_at_once(tmp_path):
         read_regular_text(p)
     assert str(err.value) == f"{p}: is a pipe (FIFO), not a regular file" and err.value.errno is None
     with pytest.raises(NotRegularFile):
-        refuse_non_regular(p)
+        read_regular_bytes(p)
     with pytest.raises(NotRegularFile, match="is a folder"):
         read_regular_text(tmp_path)
     (tmp_path / "ok").write_text("1\n")
     assert read_regular_text(tmp_path / "ok") == "1\n"
-    refuse_non_regular(tmp_path / "missing")  # the library's own open says so
+    with pytest.raises(FileNotFoundError):
+        read_regular_bytes(tmp_path / "missing")
 
 
 def test_a_fifo_current_is_exit_3_for_every_command(state):
@@ -80,3 +81,10 @@ def test_a_fifo_log_segment_is_a_damaged_segment_and_the_step_ends(state):
     assert res.returncode == 0, res.stderr
     assert (state / "CURRENT").read_text().strip() == "2" and not _copter("show", "--state", state).returncode
     shutil.rmtree(state)
+
+
+def test_a_fifo_generation_file_is_named_as_a_fifo(state):
+    """helper-174: a FIFO listed in generation.json was reported as "is not a regular file (a symbolic link?)"."""
+    _fifo(state / "gen-000000" / "solution.parquet")
+    res = _copter("show", "--round", "0", "--state", state)
+    assert res.returncode == 3 and "solution.parquet is a pipe (FIFO), not a regular file" in res.stderr, res.stderr

@@ -8,7 +8,7 @@ Invariants (checked by :meth:`Problem.check`): A is stored column-wise (CSC) wit
 increasing inside every column (sorted, no duplicates) and no explicit zeros; names are unique strings;
 infinite bounds are ``+-inf`` (a bound of magnitude >= 1e20, ``INF_BOUND``, is normalised to inf by every reader
 and by :meth:`Problem.from_arrays`); costs and coefficients are finite (below 1e30, ``INF_VALUE``), and none is
-below 1e-9 in magnitude (HiGHS's zero). These canonical arrays
+at most 1e-9 in magnitude (HiGHS's zero). These canonical arrays
 make two equal problems byte-identical, which is what
 ``copter diff`` and the checkpoint's array sharing rely on.
 """

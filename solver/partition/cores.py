@@ -19,19 +19,22 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def cores_warning(k: int, executor: str) -> list[str]:
+def cores_warning(k: int, executor: str, workers: int | None = None) -> list[str]:
     """The warning (a list of at most one) for ``k`` parts run by ``executor`` on fewer usable cores than parts.
 
     Args:
-        k: number of parts; executor: the executor round 0 ran its parts on (``process``, ``inline``, ``ray``).
+        k: number of parts; executor: the executor round 0 ran its parts on (``process``, ``inline``, ``ray``);
+        workers: the worker processes asked for (``PartitionConfig.workers``; None: one per part, as cores allow).
     Returns:
         ``[]`` for ``ray`` (the cluster's cores, not this machine's), ``inline`` (parts one after another by design:
         a model too small for workers) or at least ``k`` cores; else one sentence
         naming both counts and what the rounds will pay.
     """
-    cores = usable_cores()
+    cores = min(usable_cores(), workers) if workers else usable_cores()
     if executor in ("ray", "inline") or k <= cores:  # inline: a model small enough that workers cost more
         return []
-    return [f"{k} parts on {cores} core{'s' if cores > 1 else ''}: the parts share the cores, so a round takes about "
+    what = f"{cores} worker{'s' if cores > 1 else ''}" if workers and workers < usable_cores() else \
+        f"{cores} core{'s' if cores > 1 else ''}"
+    return [f"{k} parts on {what}: the parts share them, so a round takes about "
             "as long as its parts together plus the split and merge, often longer than a monolithic round; "
             "partitioned rounds pay off with a core per part (or on a Ray cluster: --executor ray)"]

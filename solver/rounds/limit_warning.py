@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import math
 
+from solver import clock
 from solver.clock import TIME_LIMIT_MSG
 
 
 def time_limit_gap_warning(result, settings, round_: int) -> list[str]:
     """The warning (a list of at most one) for a MILP round that ended ``FEASIBLE`` because the time limit
-    stopped it, its proven relative gap above the round's ``--mip-gap``.
+    stopped it, its proven relative gap above the round's ``--mip-gap``. Stopped: its message says "time limit ...
+    reached", or (a CLI command, whose start ``solver.clock`` holds) the command has spent its limit but the
+    partitioned round's merge reserve (``solver.partition.deadline.merge_reserve``).
 
     Args:
         result: the round's SolveResult (``status``, ``message``, ``mip`` with ``gap_rel``).
@@ -26,12 +29,20 @@ def time_limit_gap_warning(result, settings, round_: int) -> list[str]:
     """
     mip = getattr(result, "mip", None) or {}
     gap = mip.get("gap_rel")
-    if (result.status.name != "FEASIBLE" or not isinstance(gap, (int, float)) or not math.isfinite(settings.time_limit_seconds)
-            or not TIME_LIMIT_MSG.search(result.message or "")):
+    limit = float(settings.time_limit_seconds)
+    if result.status.name != "FEASIBLE" or not isinstance(gap, (int, float)) or not math.isfinite(limit):
+        return []
+    # stopped by the limit: an engine's message says so; a partitioned round's merged one does not (helper-174), so
+    # a command that has spent its limit up to the merge's reserve counts too (the parts' deadline cut them short)
+    from solver.partition.deadline import merge_reserve
+
+    spent = clock.elapsed() if clock.command_start() is not None else None
+    if not (TIME_LIMIT_MSG.search(result.message or "") or (spent is not None and spent >= limit - merge_reserve(limit))):
         return []
     target = float(settings.mip_gap_tol)
     if not (math.isfinite(gap) and gap > target):
         return []
-    return [f"round {round_} stopped at its time limit ({settings.time_limit_seconds:g} s from the command's start, "
-            f"start-up included) with an integer point {100 * gap:.3g}% from its LP bound, above the --mip-gap "
+    since = " from the command's start, start-up included" if clock.command_start() is not None else ""
+    return [f"round {round_} stopped at its time limit ({limit:g} s{since}) with an integer point {100 * gap:.3g}% "
+            f"from its LP bound, above the --mip-gap "
             f"target {100 * target:g}%: give it a longer --time-limit for a better allocation"]

@@ -141,7 +141,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             if partition.get("update_every") is None:  # stored as the number it stands for
                 partition = {**partition, "update_every": default_update_every(problem, partition["whole_below_nnz"])}
             cfg = config_of(partition)
-            core_note = cores_warning(cfg.k, cfg.round_executor(problem))
+            core_note = cores_warning(cfg.k, cfg.round_executor(problem), cfg.workers)
             result, hook, pextra = solve_base(problem, settings, cfg)
         else:
             result = solve_problem(problem, settings, None)
