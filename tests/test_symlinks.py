@@ -200,5 +200,5 @@ def test_a_symlinked_array_file_makes_its_generation_incomplete(capsys, tmp_path
     before = copy.read_bytes()
     code, js, _ = run_main(capsys, "show", "--state", st, "--json")
     code2, js2, _ = run_main(capsys, "export", "-o", tmp_path / "e.mps", "--state", st, "--json")
-    assert code2 == 3 and "problem/cost.arrow is not a regular file" in json.loads(js2)["error"]["message"]
+    assert code2 == 3 and "problem/cost.arrow is a symbolic link, not a regular file" in json.loads(js2)["error"]["message"]
     assert copy.read_bytes() == before
