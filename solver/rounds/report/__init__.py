@@ -55,9 +55,20 @@ def _check_paths(output: Path, png_dir: Path | None) -> None:
 
     refuse_special(output, "-o")  # /dev/null: the page's rename would replace the device
     if not output.parent.is_dir():
-        raise UsageError(f"-o {output}: folder {output.parent} does not exist")
+        what = "is a file, not a folder" if output.parent.exists() else "does not exist"
+        raise UsageError(f"-o {output}: folder {output.parent} {what}")
     if png_dir is not None and png_dir.exists() and not png_dir.is_dir():
         raise UsageError(f"--png {png_dir} is a file; give a folder for the chart images")
+    if png_dir is not None:  # the folder --png makes: not the page, nor under it or under another file (hunt 37b:
+        page = output.resolve()  # each was an exit-1 FileExistsError / NotADirectoryError after the page was written)
+        for folder in (png_dir, *png_dir.parents):
+            if folder.resolve() == page:
+                raise UsageError(f"--png {png_dir}: {'is' if folder == png_dir else 'lies under'} the -o page "
+                                 f"{output}; give another folder for the chart images")
+            if folder.exists():
+                if not folder.is_dir():
+                    raise UsageError(f"--png {png_dir}: {folder} is a file, not a folder")
+                break
     if png_dir is not None:  # the files --png writes: one a chart (charts loads matplotlib only to draw)
         from solver.rounds.report.charts import CHARTS
 
