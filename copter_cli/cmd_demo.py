@@ -12,6 +12,7 @@ loaders for real data. :func:`write_stream` is shared with ``examples/*/generate
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 import time
@@ -113,6 +114,13 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
         kept = root / "state"
         if kept.exists() and any(kept.iterdir()):
             raise UsageError(f"{kept} already holds a state; pass an empty --dir", file=str(kept))
+        # the stream's files: a user's own base.parquet there was replaced without a word (hunt 37b)
+        mine = [p for p in (root / "base.parquet", *(root / f"delta_{r:04d}.parquet" for r in range(1, rounds + 1)))
+                if os.path.lexists(p)]
+        if mine:
+            more = f" (and {len(mine) - 1} more)" if len(mine) > 1 else ""
+            raise UsageError(f"--dir already holds {mine[0].name}{more}, which the demo would replace (it writes "
+                             "base.parquet, delta_NNNN.parquet and state/); pass an empty --dir", file=str(root))
     base = scenario.base()  # before a temporary folder exists: building a large base takes seconds
     if not json_out:
         where = "a temporary folder, removed at the end (--dir keeps them)" if tmp else str(root)

@@ -63,6 +63,24 @@ def test_demo_refuses_a_directory_that_already_holds_a_state(tmp_path):
     assert res.exit_code == exit_codes.USAGE
 
 
+def test_demo_refuses_a_directory_holding_files_it_would_replace(tmp_path):
+    """Hunt 37b: a user's own base.parquet and delta_0001.parquet in --dir were replaced without a word."""
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "base.parquet").write_text("mine")
+    (d / "delta_0001.parquet").write_text("mine too")
+    res = runner.invoke(app, ["demo", "--domain", "te", "--scale", "5", "--rounds", "1", "--dir", str(d), "--json"])
+    error = json.loads(res.stdout)["error"]
+    assert res.exit_code == exit_codes.USAGE and "already holds base.parquet (and 1 more)" in error["message"]
+    assert sorted(p.name for p in d.iterdir()) == ["base.parquet", "delta_0001.parquet"]
+    assert (d / "base.parquet").read_text() == "mine" and (d / "delta_0001.parquet").read_text() == "mine too"
+    other = tmp_path / "e"  # a folder with other files of the user's is fine
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    assert runner.invoke(app, ["demo", "--domain", "te", "--scale", "5", "--rounds", "1", "--dir", str(other)]).exit_code == 0
+    assert (other / "notes.txt").read_text() == "mine"
+
+
 def test_vs_cold_compares_the_warm_solve_with_the_same_round_solved_cold(tmp_path):
     from copter_cli.cmd_demo import LEGEND, vs_cold
 
