@@ -75,6 +75,7 @@ def finish(code: int) -> int:
     if code >= 128:  # an interrupted command: its worker processes have nothing left to finish
         _kill_children()
     _end_kept_pools()
+    _shutdown_ray()
     try:
         shutdown = getattr(threading, "_shutdown", None)
         if shutdown is not None:
@@ -89,6 +90,56 @@ def finish(code: int) -> int:
     if not flush_std_streams() and code == 0:
         code = FLUSH_FAILED
     return code
+
+
+_HANDLED = ("SIGINT", "SIGTERM", "SIGHUP")  #: the signals the CLI ignores once its answer is decided
+_SIG_IGN = 1  #: C's SIG_IGN, for ``signal(2)`` called through ctypes
+
+
+def _shutdown_ray() -> None:
+    """``ray.shutdown()`` of a command that used Ray (before the ``atexit`` handlers, which would run it too),
+    keeping the signal dispositions it had. Ray's core worker resets SIGTERM (and the other signals of its failure
+    handler) to the default action in C when it shuts down, behind Python's back: a SIGTERM in the seconds a local
+    cluster takes to stop then killed a ``step --executor ray`` whose round was stored and printed (status -15,
+    no error line; hunt 37b). While it runs, a thread puts SIG_IGN back every 5 ms through ``signal(2)`` (any
+    thread may; Python's ``signal.signal`` is main-thread only) for the signals the exit ignores; after it, Python
+    installs its handlers again, which makes the C disposition what Python believes it is."""
+    ray = sys.modules.get("ray")
+    if ray is None or not getattr(ray, "is_initialized", lambda: False)():
+        return
+    import ctypes
+    import signal
+    import threading
+
+    before = {name: signal.getsignal(getattr(signal, name)) for name in _HANDLED}
+    ignored = [getattr(signal, name) for name, h in before.items() if h is signal.SIG_IGN]
+    stop = threading.Event()
+    keeper = None
+    if ignored:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.signal.restype, libc.signal.argtypes = ctypes.c_void_p, [ctypes.c_int, ctypes.c_void_p]
+
+        def keep_ignored() -> None:
+            while not stop.wait(0.005):
+                for signum in ignored:
+                    libc.signal(int(signum), _SIG_IGN)
+
+        keeper = threading.Thread(target=keep_ignored, name="copter-keep-ignored", daemon=True)
+        keeper.start()
+    try:
+        ray.shutdown()
+    except Exception:  # noqa: BLE001 - as an atexit handler's failure: the exit goes on
+        pass
+    finally:
+        stop.set()
+        if keeper is not None:
+            keeper.join()
+        for name, handler in before.items():
+            try:
+                if handler is not None:
+                    signal.signal(getattr(signal, name), handler)
+            except (ValueError, OSError, TypeError):  # not the main thread, or a handler Python did not install
+                pass
 
 
 def _bound_the_exit(code: int):
