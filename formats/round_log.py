@@ -108,6 +108,7 @@ class RoundLog:
             raise ValueError(f"unknown round-log table {table!r}")
         self.table = table
         self.folder = Path(state_root) / LOG_DIR / table
+        self.skipped: list[str] = []  #: names of the damaged segments the last :meth:`read` skipped
 
     @property
     def exists(self) -> bool:
@@ -196,7 +197,8 @@ class RoundLog:
 
     def read(self, columns: list[str] | None = None) -> pa.Table:
         """The whole table (rows in append order), or only ``columns``; an empty table when none is stored.
-        A segment that cannot be read (emptied by a power loss, see the module docstring) is skipped.
+        A segment that cannot be read (emptied by a power loss, see the module docstring) is skipped, its name
+        kept in :attr:`skipped` (a reader says so: hunt 37b saw rounds vanish from history without a word).
 
         Raises:
             OSError, pyarrow.ArrowInvalid: the base file is unreadable (it is fsynced: damage from outside).
@@ -204,9 +206,12 @@ class RoundLog:
         import pyarrow as pa
 
         parts = []
+        self.skipped = []
         for kind, _, p in self._files():
             t = _read_file(p, skip_damaged=kind == "seg")
-            if t is not None:
+            if t is None:
+                self.skipped.append(p.name)
+            else:
                 t = _conform(t, schema(self.table))
                 parts.append(t.select(columns) if columns else t)
         if not parts:

@@ -109,6 +109,19 @@ def test_history_csv_no_header_appends_one_file_round_after_round(state):
         assert code == 2 and "--no-header applies to --csv only" in out + err
 
 
+def test_a_damaged_segment_is_said_not_skipped_silently(state):
+    """Hunt 37b: an emptied old segment made history drop its rounds (and the pruned ones before them) with
+    warnings null."""
+    for i in range(2):
+        rounds.step(cost(i), state)
+    seg = sorted((state / "log" / "rounds").glob("seg-*.arrow"))[0]
+    seg.write_bytes(b"")
+    code, out, _ = cli("history", "--state", state, "--json")
+    assert code == 0
+    warnings = json.loads(out)["warnings"]
+    assert any(f"the round log's {seg.name} cannot be read (damaged) and was skipped" in w for w in warnings), warnings
+
+
 def test_a_state_written_before_the_log_gives_the_generation_history_and_starts_the_log(state):
     for i in range(3):
         rounds.step(cost(i), state)

@@ -240,6 +240,10 @@ def _history(store: StateStore, last: int | None, warnings: list[str] | None) ->
         warnings.append(warning)
     log = RoundLog(store.root)
     logged = log.rows() if log.exists else []
+    if log.skipped and warnings is not None:  # damage from outside: the rows there (and the lineage through them) are gone
+        warnings.append(f"the round log's {', '.join(log.skipped)} cannot be read (damaged) and was skipped: a round it "
+                        "recorded shows only while its generation is kept (rebuilt from it, 'recovered'), and one pruned "
+                        "since is missing here, with the rounds before it on its branch")
     seen, rows = set(), []
     for r in logged:  # one row per generation / failed record (a reconciliation never duplicates; belt and braces)
         key = r["generation_id"] or r["record_id"]
