@@ -1,4 +1,4 @@
-"""After a delta drops clients: the capacity their part can no longer use is given back in the same round.
+"""After a delta drops (or adds) clients: the capacity a part does not use is given back in the same round.
 
 A part's share of a capacity row was sized for its clients' demands (the probe's split, or the updates since).
 When a delta drops a client whose part still touches the row through other clients, the part keeps the whole
@@ -37,7 +37,12 @@ fixed shares, ``--whole-below-nnz 0``): mean loss to the new optimum 11.1% -> 8.
 better, none worse by more than 1.4e-4 (the parts' ``--tol``); 3 clients seed 3 c2 17.2% -> 3.3%, 4 clients seed 3
 c2 18.9% -> 4.9%; 97 of the 156 rounds take the extra pass (17 before). Moving the freed use whole (no cap) gave a
 lower mean (8.0%) but left those two at 17.2% / 12.9%; damping it by the price ratio, 9.0-9.2%.
-Rounds without a dropped client, MILP rounds (whose extra pass would repeat the parts' integerization) and rounds
+A round whose delta adds clients reads stranded capacity the same way (hunt 37b: a delta dropped every client of
+part 1, whose shares went to part 0, 0.999 / 0.001; a valuable client added next went to part 1, the least loaded,
+and stayed starved with fixed shares, 71% below the monolithic optimum round after round; now that round merges
+at it). Gains below :data:`PRICE_NOISE` of the row's largest count as no price: part 0 left a quarter of capA
+unused at a dual of 1.2e-4 (the parts' tolerance) against part 1's 220, and nothing moved.
+Rounds without a dropped or added client, MILP rounds (whose extra pass would repeat the parts' integerization) and rounds
 whose parts' time is spent are untouched.
 """
 
@@ -50,6 +55,7 @@ from solver.partition import shares as sh
 
 #: a row's share moved by at least this (a fraction of its capacity) is worth another pass of the parts
 RECLAIM_MIN = 1e-3
+PRICE_NOISE = 1e-3  #: a part's gain on a row below this fraction of the row's largest counts as no price (noise)
 #: extra passes a round after a drop may take (one: a second one freed nothing more on the 4- to 8-client LPs tried)
 RECLAIM_PASSES = 1
 
@@ -67,6 +73,9 @@ def reclaimed_shares(problem: Problem, rows: np.ndarray, shares: np.ndarray, pre
             units), None: unknown; where their part is priced lower than another, it moves (:func:`priced_moves`).
     """
     g = np.where(present, np.nan_to_num(gain), 0.0)
+    # a gain below PRICE_NOISE of the row's largest is the parts' tolerance, not a price: a part leaving a quarter of
+    # its share unused had a dual of 1.2e-4 against 220 in the part that needed it, and nothing moved (hunt 37b)
+    g = np.where(g > PRICE_NOISE * np.max(np.abs(g), axis=0, initial=0.0)[None, :], g, 0.0)
     usage = sh.usage(problem, rows, activity)
     back = sh.normalise(sh.transfer_slack(shares, g, present, usage, keep_slack=0.0), present)
     moved = np.abs(back - shares).sum(axis=0) / 2.0

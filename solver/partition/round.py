@@ -276,8 +276,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     wb_build, kept, wb, merge, n_price = None, None, None, 0.0, 0
     rens_first: dict | None = None  # the RENS step of the pass before a price re-split (its report)
     last_pass = config.passes - 1  # passes after it: the price re-split (:func:`wants_price_split`)
-    # a round after a delta that dropped clients gives the capacity stranded with their parts back (one more pass)
-    reclaim = RECLAIM_PASSES if r.warm and r.n_dropped > 0 and not problem.is_mip else 0
+    # a round after a delta that dropped (or added) clients gives the capacity stranded in a part back (one more pass)
+    reclaim = RECLAIM_PASSES if r.warm and (r.n_dropped > 0 or r.n_new > 0) and not problem.is_mip else 0
     before_reclaim = None  # the pass before a reclaim pass: kept when the reclaim pass's merge is worse
     best_pass = None  # an LP round with passes: its best pass so far (:func:`_better_pass`), kept over a worse last one
     pass_ = -1
