@@ -477,8 +477,7 @@ class StateStore(StateLocking):
                     raise read_fault(err, folder / rel) from err
                 return f"{rel} is missing"
             if not stat.S_ISREG(st_.st_mode):  # what it is: a FIFO read as "(a symbolic link?)" (helper-174)
-                what = "a symbolic link" if stat.S_ISLNK(st_.st_mode) else what_it_is(st_.st_mode)
-                return f"{rel} is {what}, not a regular file"
+                return f"{rel} is {what_it_is(st_.st_mode)}, not a regular file"
             if st_.st_size != size:
                 return f"{rel} has {st_.st_size} bytes, generation.json says {size}"
         sums = man.get(CHECKSUM) if verify else None

@@ -96,9 +96,9 @@ def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
         return
     if stat.S_ISDIR(mode):
         raise FormatError(f"is a directory, not a {what}{_dataset_hint(path, what == 'delta file')}", file=str(path))
-    kind = ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
-            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
-    raise FormatError(f"is {kind}, not a regular {what}: copter reads it more than once; write it to a file "
+    from formats.regular import what_it_is
+
+    raise FormatError(f"is {what_it_is(mode)}, not a regular {what}: copter reads it more than once; write it to a file "
                       "first (a delta can also be piped on standard input: `copter step -`)", file=str(path))
 
 

@@ -98,14 +98,13 @@ def _token_kind(buf, s, e, allow_d):
                 return BAD_NUMBER
         return INFINITE
     digits = 0
-    ip = 0  # digits before the point
     first = -1  # index among the mantissa's digits of its first nonzero one (-1: the number is 0)
     while i < e and 48 <= buf[i] <= 57:
         if first < 0 and buf[i] != 48:
             first = digits
         i += 1
         digits += 1
-    ip = digits
+    ip = digits  # digits before the point
     if i < e and buf[i] == 46:  # .
         i += 1
         while i < e and 48 <= buf[i] <= 57:
@@ -341,10 +340,11 @@ def scan_section_reference(text: bytes, pos: int, section: int, fixed: bool,
         if not tok:
             return MISSING
         if number.fullmatch(tok):
-            mant, _, expo = tok.upper().replace(b"D", b"E").partition(b"E")
+            norm = tok.upper().replace(b"D", b"E")
+            mant, _, expo = norm.partition(b"E")
             if expo and abs(int(expo)) > 10**15:  # beyond decimal's exponents: only the sign decides
                 return TINY if int(expo) < 0 and mant.strip(b"+-.0") else OK
-            d = Decimal(tok.upper().replace(b"D", b"E").decode())
+            d = Decimal(norm.decode())
             return TINY if d and d.copy_abs() < Decimal(f"1e{TINY_EXPONENT}") else OK  # exact, no context
         if INFINITY.fullmatch(tok):
             return OK if section != COLUMNS else INFINITE

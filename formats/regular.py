@@ -25,8 +25,9 @@ class NotRegularFile(OSError):
 
 
 def what_it_is(mode: int) -> str:
-    """Words for a non-regular file's kind (``st_mode``)."""
-    return ("a folder" if stat.S_ISDIR(mode) else "a pipe (FIFO)" if stat.S_ISFIFO(mode) else
+    """Words for a non-regular file's kind (``st_mode``, from ``stat`` or ``lstat``)."""
+    return ("a folder" if stat.S_ISDIR(mode) else "a symbolic link" if stat.S_ISLNK(mode) else
+            "a pipe (FIFO)" if stat.S_ISFIFO(mode) else
             "a socket" if stat.S_ISSOCK(mode) else
             "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
 

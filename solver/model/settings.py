@@ -64,7 +64,7 @@ def settings_complaint(name: str, v) -> str | None:
         return f"must be >= 0, got {v!r}"
     if name in POSITIVE and not v > 0:
         return f"must be positive, got {v!r}"
-    if name in RELATIVE and 1 <= v < math.inf or name in RELATIVE and v == math.inf and name != "relaxation_tol":
+    if name in RELATIVE and 1 <= v < math.inf:  # inf: tol's is refused above, relaxation_tol's means no stage
         # a relative KKT tolerance of 1 or more accepts any point: a config.json with tol 5 stored an infeasible
         # round as OPTIMAL (hunt 37), where --tol 5 was refused
         return f"must be below 1 (a relative tolerance), got {v!r}"
@@ -113,7 +113,7 @@ def _fast_accept(name: str):
         if (v <= low) if strict else (v < low):
             return False
         if v == math.inf:
-            return inf_ok or not (finite or whole or high < math.inf)
+            return inf_ok or not (finite or whole)
         if v >= high:
             return False
         return not whole or v.is_integer()

@@ -30,11 +30,11 @@ def cores_warning(k: int, executor: str, workers: int | None = None) -> list[str
         a model too small for workers) or at least ``k`` cores; else one sentence
         naming both counts and what the rounds will pay.
     """
-    cores = min(usable_cores(), workers) if workers else usable_cores()
+    usable = usable_cores()
+    cores = min(usable, workers) if workers else usable
     if executor in ("ray", "inline") or k <= cores:  # inline: a model small enough that workers cost more
         return []
-    what = f"{cores} worker{'s' if cores > 1 else ''}" if workers and workers < usable_cores() else \
-        f"{cores} core{'s' if cores > 1 else ''}"
+    what = f"{cores} {'worker' if workers and workers < usable else 'core'}{'s' if cores > 1 else ''}"
     return [f"{k} parts on {what}: the parts share them, so a round takes about "
             "as long as its parts together plus the split and merge, often longer than a monolithic round; "
             "partitioned rounds pay off with a core per part (or on a Ray cluster: --executor ray)"]

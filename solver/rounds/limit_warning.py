@@ -36,13 +36,13 @@ def time_limit_gap_warning(result, settings, round_: int) -> list[str]:
     # a command that has spent its limit up to the merge's reserve counts too (the parts' deadline cut them short)
     from solver.partition.deadline import merge_reserve
 
-    spent = clock.elapsed() if clock.command_start() is not None else None
-    if not (TIME_LIMIT_MSG.search(result.message or "") or (spent is not None and spent >= limit - merge_reserve(limit))):
+    cli = clock.command_start() is not None  # the library's limit counts from the solve: only the message says
+    if not (TIME_LIMIT_MSG.search(result.message or "") or (cli and clock.elapsed() >= limit - merge_reserve(limit))):
         return []
     target = float(settings.mip_gap_tol)
     if not (math.isfinite(gap) and gap > target):
         return []
-    since = " from the command's start, start-up included" if clock.command_start() is not None else ""
+    since = " from the command's start, start-up included" if cli else ""
     return [f"round {round_} stopped at its time limit ({limit:g} s{since}) with an integer point {100 * gap:.3g}% "
             f"from its LP bound, above the --mip-gap "
             f"target {100 * target:g}%: give it a longer --time-limit for a better allocation"]
