@@ -555,7 +555,8 @@ def find_iis(problem: Problem, time_limit_seconds: float = 10.0, threads: int | 
         "rows": [{"name", "bound": "lower" | "upper" | "boxed", "lower", "upper"}] (the row's side that
         takes part, and the row's bounds), "columns": [the same for column bounds], "n_rows", "n_columns"
         (complete counts; the lists stop at :data:`IIS_MAX_LISTED`), "seconds"}``. ``found`` is True when
-        HiGHS returned a valid, non-empty set (status irreducible, reducible or time_limit). Columns that
+        HiGHS returned a valid, non-empty set (status irreducible, reducible or time_limit); status time_limit
+        with ``found`` False: the budget ran out before HiGHS had any set (in its LP solve). Columns that
         only appear in the set's rows (their bounds free to move) are not listed.
     """
     t = time.perf_counter()
@@ -599,6 +600,8 @@ def _highs_iis(model: Problem, problem: Problem, time_limit_seconds: float, thre
                          | int(highspy.IisStrategy.kIisStrategyIrreducible))
         status, iis = h.getIis()
         out["status"] = "error" if is_error(status) else IIS_STATUS.get(int(iis.status_), "unknown")
+        if out["status"] == "error" and h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+            out["status"] = "time_limit"  # the budget ran out in the LP solve before the search (hunt 37: 1e-6)
         rows = np.asarray(iis.row_index_, dtype=np.int64)
         row_bound = np.asarray(iis.row_bound_, dtype=np.int64)
         cols = np.asarray(iis.col_index_, dtype=np.int64)
@@ -639,6 +642,8 @@ def describe_iis(iis: dict, is_mip: bool = False, limit: int = 6, budget: str = 
         if iis.get("status") == "feasible":
             return ("the LP relaxation is feasible: integrality itself conflicts with the rows (no IIS of rows)"
                     if is_mip else "HiGHS finds the LP feasible: no conflicting set of rows and bounds")
+        if iis.get("status") == "time_limit":
+            return f"HiGHS found no conflicting set of rows and bounds within its time budget, {budget}"
         return f"HiGHS found no conflicting set of rows and bounds (IIS status {iis.get('status')})"
     parts = [_iis_side(e, "row") for e in iis["rows"][:limit]]
     parts += [_iis_side(e, "column") for e in iis["columns"][:max(limit - len(parts), 0)]]

@@ -157,3 +157,14 @@ def test_iis_seconds_is_an_option_stored_by_init_and_its_time_is_reported_apart(
     assert 0 <= out["seconds"]["iis"] <= out["seconds"]["solve"] + out["seconds"]["integerize"]
     res = runner.invoke(app, ["step", str(delta), "--state", st, "--iis-seconds", "-1"])
     assert res.exit_code == 2 and "--iis-seconds" in res.output
+
+
+def test_a_budget_spent_before_the_search_names_the_budget_not_an_error():
+    """box1 (shared data, infeasible): a budget of 1e-6 s ends HiGHS's LP solve at its time limit before the IIS
+    search; that was "IIS status error" (hunt 37), now the budget is named."""
+    p = read_problem(require_data("mps/box1.mps"))
+    iis = find_iis(p, 1e-6)
+    assert not iis["found"] and iis["status"] == "time_limit"
+    text = describe_iis(iis, budget="--iis-seconds")
+    assert "error" not in text and text.endswith("within its time budget, --iis-seconds")
+    assert find_iis(p, 10.0)["found"]  # the same model with a real budget has a set: the budget is the cause
