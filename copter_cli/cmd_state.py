@@ -8,6 +8,7 @@ code of its status and says why in an error line on stderr, a no-op re-apply wit
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -109,12 +110,19 @@ def _round_failure(report: dict, code: int, current: bool = True) -> str | None:
     return f"error (round_failed, exit {code}): {text}"
 
 
-def _finish(report: dict, json_out: bool) -> int:
+def _with_state_dir(obj: dict, st: Path) -> dict:
+    """``obj`` plus ``state_dir``: the state directory's absolute path, which the reports' ``*_path`` fields are
+    relative to (a cron job reading ``solution_path`` from ``--json`` had to know it; user trial 37)."""
+    return {**obj, "state_dir": str(Path(os.path.abspath(st)))}
+
+
+def _finish(report: dict, json_out: bool, st: Path | None = None) -> int:
     """Print a round report (JSON or the human table on stdout; an error line on stderr); its exit code. A
     failed round's reason is that error line (:func:`_round_failure`). A round stored but whose ``--out`` copy
     failed exits 7 (or 2): its JSON report then also carries ``error`` (code, kind, message saying the round is
-    stored and current, file)."""
+    stored and current, file). ``st``: the state directory, named in the JSON (:func:`_with_state_dir`)."""
     code = exit_codes.for_report(report)
+    report = report if st is None else _with_state_dir(report, st)
     report = _with_out_error(report, code)
     failure = _round_failure(report, code)
     emit(report, json_out, lambda r: _print_report(r, message=failure is None or "error" in r))
@@ -148,7 +156,8 @@ def _stopped_batch(report: dict) -> bool:
     return report.get("accepted") is False or "out_error" in report
 
 
-def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, n_deltas: int | None = None) -> int:
+def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, n_deltas: int | None = None,
+                 st: Path | None = None) -> int:
     """Print the reports of ``step`` with several deltas: JSON ``{"rounds": [report, ...], "current_round",
     "stopped_at"}`` (``stopped_at``: 1-based index of the delta whose round failed (not accepted) or whose
     --out copy failed, which stopped the batch, else null: a round stored by --accept-failed lets it go on), or one human table per round. Exit code: the first non-zero code of a report (the
@@ -157,7 +166,8 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, 
     command's JSON error), its error line last, its exit code. When stdout refuses that answer (closed,
     full: exit 7), the stopping error still decides: its line and code, and a warning that the stored
     rounds' reports were not printed (the bad delta is what the user must fix; the rounds are stored).
-    ``n_deltas``: the batch's number of deltas, so a round that stopped it says which were not applied."""
+    ``n_deltas``: the batch's number of deltas, so a round that stopped it says which were not applied. ``st``: the
+    state directory, named in the JSON object (:func:`_with_state_dir`)."""
     codes = [exit_codes.for_report(r) for r in reports]
     reports = [_with_out_error(r, c) for r, c in zip(reports, codes, strict=True)]
     code = next((c for c in codes if c), exit_codes.OK)
@@ -165,6 +175,7 @@ def _finish_many(reports: list[dict], json_out: bool, stop: dict | None = None, 
     current = last.get("current_round") if last.get("accepted") is False or last.get("no_op") else last.get("round")
     stopped = next((r["delta_index"] for r, c in zip(reports, codes, strict=True) if c and _stopped_batch(r)), None)
     obj = {"rounds": reports, "current_round": current, "stopped_at": stopped}
+    obj = obj if st is None else _with_state_dir(obj, st)
     failures = []
     for r, c in zip(reports, codes, strict=True):
         f = _round_failure(r, c, current=r.get("round") == current)
@@ -226,7 +237,7 @@ def _interrupted_many(reports: list[dict], deltas: list, st: Path, json_out: boo
     suffix, context = batch_stop(list(deltas), reports)
     stop = {"error": {"code": code, "kind": "interrupted", "message": message + suffix, **context},
             "current_round": _current_round(st), "stopped_at": context.get("delta_index")}
-    return _finish_many(reports, json_out, stop=stop)
+    return _finish_many(reports, json_out, stop=stop, st=st)
 
 
 def _current_round(st: Path) -> int | None:
@@ -428,10 +439,11 @@ def init_cmd(
             with _wait_within_limit(wait, solver.settings()) as wait_:
                 return init_round(*args[:-1], wait_, **kw)
 
-        return _finish(_after_prepare(init_within_limit, base, _state(state), solver.settings(), keep, out, wait,
+        st = _state(state)
+        return _finish(_after_prepare(init_within_limit, base, st, solver.settings(), keep, out, wait,
                                       partition=partition, accept_failed=accept_failed,
                                       milp_options=tuple(solver.milp_only()),
-                                      _before=lambda: _clients_before_compiling(base, partition)), json_out)
+                                      _before=lambda: _clients_before_compiling(base, partition)), json_out, st)
 
     run(json_out, debug, body)
 
@@ -532,7 +544,7 @@ def step_cmd(
                 report = step(deltas[0], st, settings, force, accept_failed, out, wait_, executor, ray_address,
                               milp_options=milp)
                 # the delta it applied, as a batch's rows name theirs: a rounds.jsonl of single steps says which file
-                return _finish({**report, "delta": str(deltas[0])}, json_out)
+                return _finish({**report, "delta": str(deltas[0])}, json_out, st)
         done: list[dict] = []  # the reports of the deltas done so far (solver.rounds.step_many's on_round)
 
         def with_last() -> list[dict]:
@@ -558,13 +570,13 @@ def step_cmd(
         except CopterError as err:
             if getattr(err, "reports", None) is None:  # raised before the first delta: no rounds to report
                 raise
-            return _finish_many(err.reports, json_out, _stop_of(err))
+            return _finish_many(err.reports, json_out, _stop_of(err), st=st)
         except KeyboardInterrupt:  # raised in a region (a round being saved): unwound, the state as it was
             reports = with_last()
             if not reports:
                 raise
             return _interrupted_many(reports, deltas, st, json_out, undo.exit_code(), undo.interrupted_message())
-        return _finish_many(reports, json_out, n_deltas=len(deltas))
+        return _finish_many(reports, json_out, n_deltas=len(deltas), st=st)
 
     run(json_out, debug, body)
 
@@ -621,7 +633,8 @@ def show_cmd(
             report = _rounds().show(_state(state), round_, news)
             stored = report.get("warnings") or []  # the round's, from when it was made: output, not news
             if json_out:
-                report = {**report, **({"warnings": [*stored, *news]} if stored or news else {})}
+                report = {**_with_state_dir(report, _state(state)),
+                          **({"warnings": [*stored, *news]} if stored or news else {})}
             return emit(report, json_out, lambda r: _print_show(r, news), news)
         from copter_cli.allocation_view import print_allocation
 

@@ -39,7 +39,7 @@ def test_json_keeps_the_stored_rounds_reports_with_the_error(capsys, tmp_path, s
     code, out, err = run_main(capsys, "step", good, bad, later, "--state", st, "--json")
     assert code == 3, (out, err)
     obj = json.loads(out)
-    assert set(obj) == {"rounds", "current_round", "stopped_at", "error"}
+    assert set(obj) == {"rounds", "current_round", "stopped_at", "error", "state_dir"}
     assert [r["round"] for r in obj["rounds"]] == [1] and obj["rounds"][0]["delta"] == str(good)
     stored = {k: v for k, v in obj["rounds"][0].items() if k not in ("delta", "delta_index")}
     assert stored["status"] == "OPTIMAL" and stored == rounds.show(st, 1)  # the report stored with round 1

@@ -48,9 +48,9 @@ def worker():
 
 
 def _strip(obj):
-    """A report without its timings (any key naming seconds)."""
+    """A report without its timings (any key naming seconds) and its state directory (each mode has its own)."""
     if isinstance(obj, dict):
-        return {k: _strip(v) for k, v in obj.items() if "seconds" not in k}
+        return {k: _strip(v) for k, v in obj.items() if "seconds" not in k and k != "state_dir"}
     if isinstance(obj, list):
         return [_strip(v) for v in obj]
     return obj
@@ -88,6 +88,7 @@ def test_init_and_steps_through_the_worker_equal_in_process(worker, tmp_path, do
         assert all(r[0] == 0 for r in runs), [r[2] for r in runs]
         assert all(r[3] == (not off) for r in runs), [r[2] for r in runs]
         reps = [json.loads(r[1]) for r in runs]
+        assert {r["state_dir"] for r in reps} == {str(st.resolve())}  # the child resolves it in the client's folder
         sol = pq.read_table(st / reps[-1]["solution_path"]).to_pydict()
         reports[mode] = ([_strip(r) for r in reps], sol)
     assert reports["worker"][0] == reports["in-process"][0]
