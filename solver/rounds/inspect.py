@@ -207,10 +207,15 @@ def _why_not_kept(store: StateStore, round_: int, kept: list[int]) -> str:
     under ``failed/`` (its report, which ``show --round`` cannot give), or a round older than every kept one
     (pruned by ``--keep``; the round log still has its row); '' otherwise."""
     failed = [p for p in store.failures() if load_failure(p).get("round") == round_]
-    if failed:
-        status = load_failure(failed[-1]).get("status") or "without a status"
+    status = load_failure(failed[-1]).get("status") or "without a status" if failed else None
+    if failed and not (kept and 0 <= round_ < min(kept)):
         return (f"; round {round_} failed ({status}) and was not stored: its report is "
                 f"{failed[-1] / 'report.json'}, and `copter history` lists it")
+    # below the kept rounds, a round on their branch was stored (a branch numbers its rounds one by one), even when
+    # an attempt at it failed first (user trial 38: a round failed, stored on its retry, then pruned, was called
+    # "not stored")
+    also = (f" (an earlier attempt at it failed ({status}): its report is {failed[-1] / 'report.json'})"
+            if failed else "")
     if kept and 0 <= round_ < min(kept) and store.is_complete(round_):  # on disk, not pruned: cut off above it
         gap = [r for r in range(round_ + 1, min(kept)) if not store.is_complete(r)]
         what = ", ".join(f"round {r} is damaged ({store.damage(r)})" if (store.root / gen_name(r)).is_dir()
@@ -218,7 +223,7 @@ def _why_not_kept(store: StateStore, round_: int, kept: list[int]) -> str:
         return (f"; round {round_}'s generation is complete, but it is not on the current round's branch: {what}")
     if kept and 0 <= round_ < min(kept):
         return (f"; round {round_} was pruned (the state keeps its newest generations, init --keep); its row "
-                f"is still in `copter history`")
+                f"is still in `copter history`{also}")
     return ""
 
 

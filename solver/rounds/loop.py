@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from formats import reports, undo
-from formats.checkpoint import DEFAULT_KEEP, STATE_VERSION, Generation, StateStore
+from formats.checkpoint import DEFAULT_KEEP, STATE_VERSION, Generation, StateStore, load_failure
 from formats.faults import environment_faults, fault_point
 from formats.regular import read_regular_text
 from formats.state_config import STATE_FORMAT
@@ -290,7 +290,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
                             f"round {gen.round}: it has no copter.base_round, so a change that comes back (a "
                             f"bound toggled back) cannot be told from a late retry (a retry of the delta that "
                             f"produced the current round is a no-op)")
-        _check_base_round(d, gen.round, force, warnings, gen.warning)
+        _check_base_round(d, gen.round, force, warnings, gen.warning, store)
         _check_base_problem(d, gen, force, warnings)
         from solver.rounds.partitioned import config_of
 
@@ -455,14 +455,16 @@ def _kept_report(store: StateStore, round_: int) -> dict:
 
 
 def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str],
-                      fallback: str | None = None) -> None:
+                      fallback: str | None = None, store: StateStore | None = None) -> None:
     """Refuse a delta written for another round unless ``force`` (then add a warning); a delta without
     ``copter.base_round`` applies to whatever round is current, with a warning saying so. ``fallback``: the
     warning of an unusable CURRENT (``current`` is then the newest complete generation), which the refusal
-    repeats so the mismatch is explained.
+    repeats so the mismatch is explained. ``store``: the state, whose failed-round records the refusal of a
+    delta for a later round names (:func:`_missing_rounds`).
 
     Raises:
-        RoundMismatchError: ``copter.base_round`` is set, differs from ``current`` and not ``force``.
+        RoundMismatchError: ``copter.base_round`` is set, differs from ``current`` and not ``force``; its JSON
+            context has ``base_round`` (the delta's) and ``current_round``.
     """
     if d.base_round is None:
         warnings.append(f"delta{f' {d.source}' if d.source else ''} has no copter.base_round: applied to the "
@@ -472,11 +474,43 @@ def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str],
     if d.base_round == current:
         return
     if not force:
-        raise RoundMismatchError(
+        err = RoundMismatchError(
             f"delta is for round {d.base_round} (copter.base_round) but the state's current round "
-            f"is {current}{f' ({fallback})' if fallback else ''}; use --force to apply it anyway",
+            f"is {current}{f' ({fallback})' if fallback else ''}{_missing_rounds(store, current, d.base_round)}",
             file=d.source or None)
+        err.context = {"base_round": d.base_round, "current_round": current}
+        raise err
     warnings.append(f"applied with --force: copter.base_round {d.base_round} != current round {current}")
+
+
+def _missing_rounds(store: StateStore | None, current: int, base_round: int) -> str:
+    """What :func:`_check_base_round`'s refusal adds: for a delta made for a later round, which rounds are missing
+    and, when the next one failed and was not stored, its record (user trial 38: after one failed round every later
+    cron step was refused with only ``--force`` offered, which drops the failed round's changes); for an older
+    round, that the state has moved on. Ends with what ``--force`` does."""
+    if base_round < current:
+        return (f"; the state has moved on since this delta was made: write it again from round {current} (copter "
+                f"diff --base-round {current}), or --force applies it to round {current} as it is")
+    nxt = current + 1
+    one = base_round == nxt
+    missing, theirs = (f"round {nxt}", f"round {nxt}'s") if one else (f"rounds {nxt}-{base_round}", "their")
+    records = [] if store is None else [p for p in _failures(store) if load_failure(p).get("round") == nxt]
+    if records:
+        status = load_failure(records[-1]).get("status") or "without a status"
+        why = (f"round {nxt} failed ({status}) and was not stored (its report: {records[-1] / 'report.json'}): step "
+               f"round {nxt}'s delta again first (other options, or --accept-failed to store it as it is)")
+    else:
+        why = (f"round {nxt} is missing: step the delta that makes it first" if one else
+               f"rounds {nxt}-{base_round} are missing: step the deltas that make them first")
+    return f"; {why}; --force applies this delta to round {current} without {theirs} changes"
+
+
+def _failures(store: StateStore) -> list:
+    """The state's failed-round records (none when ``failed/`` cannot be read: the refusal keeps its plain words)."""
+    try:
+        return store.failures()
+    except OSError:
+        return []
 
 
 def _check_base_problem(d: Delta, gen: Generation, force: bool, warnings: list[str]) -> None:

@@ -1,0 +1,66 @@
+"""A delta for another round is refused (exit 3) with what is missing: after a failed round that was not
+stored, every later cron step was refused with only ``--force`` offered, which drops the failed round's changes
+(user trial 38). The refusal names the failed round's record, or the missing rounds, or that the state moved on;
+its JSON carries ``base_round`` and ``current_round``; the state is unchanged."""
+
+from __future__ import annotations
+
+import json
+
+from formats.io import write_delta
+from solver import rounds
+from solver.model.delta import Delta
+from tests.helpers import infeasible_delta, run_main, small_lp, snapshot
+
+
+def _cost(tmp_path, base_round: int, name: str, cost: float = 7.0):
+    p = tmp_path / f"{name}.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[cost + base_round])], base_round=base_round), p)
+    return p
+
+
+def test_after_a_failed_round_the_next_delta_names_its_record_and_the_way_on(capsys, tmp_path):
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    write_delta(infeasible_delta(), tmp_path / "bad.parquet")
+    code, _, _ = run_main(capsys, "step", tmp_path / "bad.parquet", "--state", st)
+    assert code == 4  # round 1 failed, not stored
+    record = next((st / "failed").glob("round-000001-*"))
+    before = snapshot(st)
+    code, out, err = run_main(capsys, "step", _cost(tmp_path, 1, "next"), "--state", st, "--json")
+    e = json.loads(out)["error"]
+    assert code == 3 and e["kind"] == "round_mismatch" and e["base_round"] == 1 and e["current_round"] == 0
+    assert "round 1 failed (PRIMAL_INFEASIBLE) and was not stored" in e["message"]
+    assert str(record / "report.json") in e["message"] and "--accept-failed" in e["message"]
+    assert "--force applies this delta to round 0 without round 1's changes" in e["message"]
+    assert snapshot(st) == before
+
+
+def test_missing_rounds_without_a_record_and_an_old_delta_say_what_they_are(capsys, tmp_path):
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    code, out, _ = run_main(capsys, "step", _cost(tmp_path, 3, "late"), "--state", st, "--json")
+    e = json.loads(out)["error"]
+    assert code == 3 and "rounds 1-3 are missing: step the deltas that make them first" in e["message"]
+    assert "without their changes" in e["message"] and "failed" not in e["message"]
+    rounds.step(_cost(tmp_path, 0, "first"), st)
+    rounds.step(_cost(tmp_path, 1, "second"), st)
+    code, out, _ = run_main(capsys, "step", _cost(tmp_path, 0, "old", cost=9.5), "--state", st, "--json")
+    e = json.loads(out)["error"]
+    assert code == 3 and e["base_round"] == 0 and e["current_round"] == 2
+    assert "the state has moved on since this delta was made" in e["message"]
+    assert "copter diff --base-round 2" in e["message"]
+
+
+def test_a_round_that_failed_then_was_stored_and_pruned_is_called_pruned(capsys, tmp_path):
+    """show --round N of a round whose first attempt failed, stored on its retry and later pruned by --keep: it
+    said "failed and was not stored" (user trial 38); now "was pruned", naming the failed attempt's record."""
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st, keep=2)
+    write_delta(infeasible_delta(), tmp_path / "bad.parquet")
+    assert run_main(capsys, "step", tmp_path / "bad.parquet", "--state", st)[0] == 4
+    for r in range(3):
+        rounds.step(_cost(tmp_path, r, f"d{r}", cost=3.0), st)  # round 1 stored on the retry, then 2 and 3
+    code, _, err = run_main(capsys, "show", "--round", "1", "--state", st)
+    assert code == 2 and "round 1 was pruned" in err and "not stored" not in err
+    assert "an earlier attempt at it failed (PRIMAL_INFEASIBLE)" in err
