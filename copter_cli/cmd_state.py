@@ -689,25 +689,24 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
 def _print_csv(rows: list[dict], last: int | None = None, header: bool = True) -> None:
     """History rows as CSV on stdout: one line per round of the newest ``last`` (None: all), ``seconds`` and
     ``compare`` spread into columns. The header is the same whichever rows are printed and whatever was compared,
-    so ``--last 1`` appended to a file each round keeps its columns: the columns of every row of the log, then the
-    ``compare_*`` columns of copter and every HiGHS baseline (always, in the registry's order), then those of each
-    POP part count the log holds (by count: a first ``--baseline pop --k K`` adds K's at the end). (They came and
-    went with the rows shown, and a first ``compare`` inserted its columns in the middle.) Written in full or exit
-    7 naming stdout (``copter_cli.output.AnswerFile``: a write cut by the file-size limit). ``header`` False
-    leaves the header line out (``--no-header``: a cron job appending ``--last 1`` to its file each round)."""
+    so ``--last 1`` appended to a file each round keeps its columns: the columns of every row of the log (the round
+    log's fixed ones), then the ``compare_*`` columns of copter and every HiGHS baseline, then ``compare_pop_k`` and
+    ``compare_pop_*`` (the round's newest POP row, whatever its part count), always. (They came and went with the
+    rows shown, a first ``compare`` inserted its columns in the middle, and a first POP part count added columns
+    at the end.) Written in full or exit 7 naming stdout (``copter_cli.output.AnswerFile``: a write cut by the
+    file-size limit). ``header`` False leaves the header line out (``--no-header``: a cron job appending
+    ``--last 1`` to its file each round)."""
     import csv
 
     from copter_cli.output import AnswerFile
-    from solver.rounds.log_history import COMPARE_FIELDS, CSV_METHODS, flat
-
-    def pop_k_first(method: str) -> tuple:  # pop-2, pop-4, pop-10, then any other method by name
-        k = method.removeprefix("pop-")
-        return (0, int(k), "") if method.startswith("pop-") and k.isdigit() else (1, 0, method)
+    from solver.rounds.log_history import COMPARE_FIELDS, CSV_METHODS, flat, pop_k
 
     flat_rows = [flat(r) for r in rows]
-    others = sorted({m for r in rows for m in r["compare"]} - set(CSV_METHODS), key=pop_k_first)
+    others = sorted({m for r in rows for m in r["compare"] if pop_k(m) is None} - set(CSV_METHODS))
     cols = [k for k in dict.fromkeys(k for r in flat_rows for k in r) if not k.startswith("compare_")]
-    cols += [f"compare_{m}_{f}" for m in (*CSV_METHODS, *others) for f in COMPARE_FIELDS]
+    cols += [f"compare_{m}_{f}" for m in CSV_METHODS for f in COMPARE_FIELDS]
+    cols += ["compare_pop_k", *(f"compare_pop_{f}" for f in COMPARE_FIELDS)]
+    cols += [f"compare_{m}_{f}" for m in others for f in COMPARE_FIELDS]  # none today: a method outside the registry
     w = csv.DictWriter(AnswerFile(), fieldnames=cols, lineterminator="\n")
     if header:
         w.writeheader()

@@ -143,8 +143,8 @@ def test_history_csv_keeps_its_columns_with_last(state, tmp_path, capsys):
 def test_history_csv_appended_each_round_keeps_its_columns_across_compares(state, tmp_path, capsys):
     """A cron job appending ``history --csv --last 1`` each round, with ``compare`` between rounds: the header's
     columns grew at the first compare of a method (35, 53, 62 fields on the lines of one file), inserted in the
-    middle (helper-160). Now the header is the same before and after compares; only a new POP part count adds
-    columns, at the end."""
+    middle (helper-160), and a first POP part count added columns at the end (user trial 38). Now the header is
+    the same before and after compares, POP's in the fixed ``compare_pop_k`` / ``compare_pop_*`` columns."""
     from formats.io import write_delta
     from solver.model.delta import Delta
     from tests.helpers import run_main
@@ -160,9 +160,28 @@ def test_history_csv_appended_each_round_keeps_its_columns_across_compares(state
     write_delta(Delta.concat([Delta.vars(["c0/a"], cost=[1.5])]), d)
     assert run_main(capsys, "step", d, "--state", state)[0] == 0
     after = header()
-    assert after[:len(before)] == before, (before, after)
-    assert after[len(before):] == [f"compare_pop-2_{f}" for f in COMPARE_FIELDS], after[len(before):]
+    assert after == before, (before, after)
     assert "compare_highs-warm_status" in before and "compare_copter_objective" in before
+    assert before[-len(COMPARE_FIELDS) - 1:] == ["compare_pop_k", *(f"compare_pop_{f}" for f in COMPARE_FIELDS)]
+    assert not any(c.startswith("compare_pop-") for c in before)
+
+
+def test_the_csv_shows_the_rounds_newest_pop_row_whatever_its_part_count(state, capsys):
+    """Round 0 compared with pop-2, pop-4, then pop-2 again: its CSV row holds the last pop-2's figures (the newest
+    run) under the fixed POP columns, with its part count; the JSON keeps both part counts."""
+    from tests.helpers import run_main
+
+    store = StateStore(state)
+    gid = store.manifest(0)["id"]
+    for k, obj in ((2, 150.0), (4, 140.0), (2, 155.0)):
+        with store.lock():
+            log_compare(store, {"round": 0, "copter": _row("copter", 160.6286, 0.0),
+                                "baselines": [_row(f"pop-{k}", obj, 0.05)]}, gid)
+    assert {"pop-2", "pop-4"} <= set(history(state)[-1]["compare"])
+    code, out, err = run_main(capsys, "history", "--csv", "--state", state)
+    assert code == 0, err
+    row = list(csv.DictReader(io.StringIO(out)))[-1]
+    assert row["compare_pop_k"] == "2" and float(row["compare_pop_objective"]) == 155.0
 
 
 def test_the_csv_methods_are_copter_and_every_highs_baseline():

@@ -113,6 +113,7 @@ def _compares(store: StateStore) -> dict:
         for run, rows in by_run.items():
             for row in rows:
                 newest[row["method"]] = (run, {k: _no_nan(row[k]) for k in COMPARE_FIELDS})
+        newest = dict(sorted(newest.items(), key=lambda kv: kv[1][0]))  # by run: the last POP row is the newest
         rows0 = next(iter(by_run.values()))
         out[key] = _consistent(newest, by_run, _sense(store, rows0[0]["round"], None if isinstance(key, tuple) else key))
     return out
@@ -274,12 +275,26 @@ def _history(store: StateStore, last: int | None, warnings: list[str] | None) ->
 
 def flat(row: dict) -> dict:
     """A history row with ``seconds`` and ``compare`` spread into columns (``seconds_solve``,
-    ``compare_highs_seconds``, ...), for CSV."""
+    ``compare_highs_seconds``, ...), for CSV. POP rows go to the fixed columns ``compare_pop_k`` (the part count)
+    and ``compare_pop_<field>``: the round's newest POP row (``row["compare"]`` lists methods by run, oldest
+    first), so a first ``--baseline pop --k K`` adds no column (user trial 38: a file appended with
+    ``--last 1 --no-header`` each round then had rows longer than its header)."""
     out = {k: v for k, v in row.items() if k not in ("seconds", "compare")}
     out.update({f"seconds_{p}": v for p, v in row["seconds"].items()})
+    for method, fields in row["compare"].items():
+        k = pop_k(method)
+        if k is not None:
+            out.update({"compare_pop_k": k, **{f"compare_pop_{f}": v for f, v in fields.items()}})
     for method, fields in sorted(row["compare"].items()):
-        out.update({f"compare_{method}_{k}": v for k, v in fields.items()})
+        if pop_k(method) is None:
+            out.update({f"compare_{method}_{k}": v for k, v in fields.items()})
     return out
 
 
-__all__ = ["COMPARE_FIELDS", "CSV_METHODS", "flat", "history"]
+def pop_k(method: str) -> int | None:
+    """The part count of a POP compare method (``pop-4`` -> 4), else None."""
+    k = method.removeprefix("pop-")
+    return int(k) if method.startswith("pop-") and k.isascii() and k.isdigit() else None
+
+
+__all__ = ["COMPARE_FIELDS", "CSV_METHODS", "flat", "history", "pop_k"]
