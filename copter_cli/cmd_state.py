@@ -502,7 +502,9 @@ def step_cmd(
                                         help="Delta Parquet file(s) (copter.base_round = current round), "
                                              "applied in order, each its own round; '-' reads one from standard input."),
     state: Path | None = STATE_OPT,
-    force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match."),
+    force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match the current "
+                                                       "round (a delta that already produced a round of this branch "
+                                                       "stays a no-op)."),
     accept_failed: bool = typer.Option(False, "--accept-failed",
                                        help="Advance CURRENT even if the round is infeasible/limited."),
     out: Path | None = OUT_OPT,
@@ -715,7 +717,9 @@ def _print_csv(rows: list[dict], last: int | None = None, header: bool = True) -
 
 def history_cmd(
     state: Path | None = STATE_OPT,
-    last: int | None = typer.Option(None, "--last", help="Only the newest N rounds." + opts.range_help(1)),
+    last: int | None = typer.Option(None, "--last", help="Only the newest N rows, by round number (after a "
+                                                         "rollback, the undone rounds above the current one count "
+                                                         "until the next step replaces them)." + opts.range_help(1)),
     json_out: bool = typer.Option(False, "--json", help="Print {\"rounds\": [...]} as JSON (plus \"warnings\" when "
                                                         "CURRENT was unusable)."),
     csv_out: bool = typer.Option(False, "--csv", help="Print the rounds as CSV on stdout (seconds and compare "

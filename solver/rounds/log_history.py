@@ -113,7 +113,7 @@ def _compares(store: StateStore) -> dict:
         for run, rows in by_run.items():
             for row in rows:
                 newest[row["method"]] = (run, {k: _no_nan(row[k]) for k in COMPARE_FIELDS})
-        newest = dict(sorted(newest.items(), key=lambda kv: kv[1][0]))  # by run: the last POP row is the newest
+        newest = dict(sorted(newest.items(), key=lambda kv: (_iso(kv[1][0][0]) or '', kv[1][0][1])))  # by run: the last POP row is the newest
         rows0 = next(iter(by_run.values()))
         out[key] = _consistent(newest, by_run, _sense(store, rows0[0]["round"], None if isinstance(key, tuple) else key))
     return out
