@@ -341,11 +341,7 @@ class StateStore(StateLocking):
         fails = [p for p in self.failures() if _failed_round(p) > round_]
         if not gens and not fails:
             return []
-        ns = time.time_ns()  # the name sorts by time (prune keeps the newest batches)
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns // 10**9)) + f".{ns % 10**9:09d}Z"
-        dest = self.root / "abandoned" / f"{stamp}-{uuid.uuid4().hex[:8]}"
-        io_fault("mkdir", dest)
-        dest.mkdir(parents=True)
+        dest = self._abandoned_batch()
         pairs = [(self.root / gen_name(r), dest / gen_name(r)) for r in sorted(gens, reverse=True)]
         pairs += [(p, dest / f"failed-{p.name}") for p in fails]
         for src, dst in pairs:
@@ -356,6 +352,28 @@ class StateStore(StateLocking):
         fsync_path(dest, directory=True)
         fsync_path(self.root, directory=True)
         return sorted(gens)
+
+    def _abandoned_batch(self) -> Path:
+        """A new folder ``abandoned/<utc with ns>-<id>/`` (the name sorts by time: prune keeps the newest batches)."""
+        ns = time.time_ns()
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns // 10**9)) + f".{ns % 10**9:09d}Z"
+        dest = self.root / "abandoned" / f"{stamp}-{uuid.uuid4().hex[:8]}"
+        io_fault("mkdir", dest)
+        dest.mkdir(parents=True)
+        return dest
+
+    def set_aside_failures(self, records: list[Path]) -> None:
+        """Move failed-round records (folders of :meth:`failures`) into ``abandoned/<utc>-<id>/failed-<name>``, one
+        atomic rename each: ``init`` sets aside the failed round 0s of another base problem, which are not this
+        state's history. Nothing the state reads depends on them, so an interrupted move leaves nothing to repair."""
+        if not records:
+            return
+        dest = self._abandoned_batch()
+        for p in records:
+            io_fault("rename", dest / f"failed-{p.name}")
+            os.rename(p, dest / f"failed-{p.name}")
+        fsync_path(dest, directory=True)
+        fsync_path(self.root / "failed", directory=True)
 
     def gen_folders(self) -> list[int]:
         """Round numbers of every ``gen-*`` folder, complete or not."""

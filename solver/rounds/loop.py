@@ -162,8 +162,22 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             warnings.insert(0, f"round 0 ended {result.status.name} and was stored anyway (--accept-failed)")
         if warnings:
             extra["warnings"] = warnings
-        return save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol,
-                          write_extra=hook)
+        report = save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol,
+                            write_extra=hook)
+        _set_aside_other_bases(store, base_sha)
+        return report
+
+
+def _set_aside_other_bases(store: StateStore, base_sha: str | None) -> None:
+    """After a successful init, move the failed round 0s of another base file (their report's ``base_sha256``
+    differs) into ``abandoned/``: they are earlier attempts at initialising the folder with another model, which
+    ``history`` listed as this state's failed round 0 (user trial 38: box1's PRIMAL_INFEASIBLE above afiro's
+    round 0). Failed attempts at the same base stay: they are this state's first round's history."""
+    if base_sha is None:
+        return
+    other = [p for p in _failures(store)
+             if (rep := load_failure(p)).get("round") == 0 and rep.get("base_sha256") not in (None, base_sha)]
+    store.set_aside_failures(other)
 
 
 def _base_label(base) -> str:
