@@ -144,7 +144,7 @@ class StateLocking:
             except OSError:
                 continue
             for e in entries:
-                if e.is_symlink() and (folder != self.root or _is_own_name(e.name)):
+                if e.is_symlink() and (folder != self.root or is_own_name(e.name)):
                     raise StateError(f"is a symbolic link (to {os.readlink(e.path)}); copter never "
                                      "follows a link inside a state directory: replace it by the real file "
                                      "or folder, or remove it", file=e.path)
@@ -157,7 +157,7 @@ class StateLocking:
                                      "name: move it away or remove it", file=e.path)
 
 
-def _is_own_name(name: str) -> bool:
+def is_own_name(name: str) -> bool:
     """A name copter reads or writes at the top of a state directory (``.lock`` is checked by the lock)."""
     return (name in ("CURRENT", "config.json", "abandoned", "failed", "log") or bool(GEN_RE.match(name))
             or name.startswith((".tmp-", ".trash-", ".CURRENT.", ".config.json.")))

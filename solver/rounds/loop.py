@@ -58,6 +58,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         partition = None if cfg is None else cfg.to_json()  # k = 1: the monolithic rounds, unchanged
     store = StateStore(state_dir_or_default(state_dir))
     settings = settings or Settings()
+    _refuse_foreign_entries(store.root)
     if store.root.is_dir():  # read before the lock: a bad base leaves nothing in the folder, not even .lock
         base = _read_base(store, base)
     created = not store.root.exists()
@@ -71,6 +72,30 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         _remove_if_created_empty(store.root, created)
         raise
     return copy_out(store.root, report, out_dir)
+
+
+def _refuse_foreign_entries(root: Path) -> None:
+    """Refuse to make a state in a folder that holds files or folders of its own (hidden ones and ``lost+found``
+    aside): a state folder is copter's, which refuses outputs written inside it and never cleans up what it did
+    not write (user trial 38: ``init --state .`` in the folder of the deltas, after which ``export -o`` and
+    ``diff -o`` there were refused). An initialised state is left to :func:`_refuse_initialised`'s message.
+
+    Raises:
+        UsageError: the message names the folder and its first foreign entries (exit 2; nothing is written).
+    """
+    from formats.state_lock import is_own_name
+
+    try:
+        names = sorted(os.listdir(root)) if root.is_dir() else []
+    except OSError:
+        return  # an unreadable folder: the lock's own error names it
+    if "CURRENT" in names or "config.json" in names:
+        return  # a state (or one being made): init refuses an initialised one with its own words
+    foreign = [n for n in names if not (n.startswith(".") or n == "lost+found" or is_own_name(n))]
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f", ... ({len(foreign)} in all)" if len(foreign) > 3 else "")
+        raise UsageError(f"--state {root}: holds entries that are not a copter state's ({shown}); a state needs a "
+                         "folder of its own (copter writes no output inside one): give a new or empty folder")
 
 
 def _remove_if_created_empty(root: Path, created: bool) -> None:
