@@ -66,8 +66,8 @@ def _print_moves(round_: int, ch: dict) -> None:
     if not ch["moves"]:
         say("no allocation moved")
         return
-    t = Table(title="biggest moves (delta = new - old; a missing side counts as 0)", box=box.SIMPLE_HEAD,
-              title_justify="left")
+    title = "biggest moves (delta = new - old; a missing side counts as 0)"
+    t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", min_width=len(title))  # never wrapped mid-phrase
     for col in ("name", "kind", "old", "new", "delta"):
         t.add_column(col, justify="left" if col in ("name", "kind") else "right", overflow="fold")
     for m in ch["moves"]:
