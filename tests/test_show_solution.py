@@ -222,6 +222,7 @@ def test_show_solution_of_a_kept_round_and_the_human_view(state):
     code, out, err = cli("show", "--solution", "--changes", "--state", state, "--top", "20")
     assert code == 0 and err == ""
     assert "round 1" in out and "j0" in out and "biggest moves" in out and "since round 0" in out
+    assert "biggest moves (delta = new - old; a missing side counts as 0)" in out  # one line, not wrapped (trial 38)
     assert "(no client)" in out  # alpha, or the note that it is zero: only when allocated
     code, out, _ = cli("show", "--solution", "--changes", "--state", state, "--round", "0")
     assert code == 0 and "no previous round" in out
