@@ -297,3 +297,6 @@ def test_a_point_past_the_bound_reads_as_gap_zero_not_a_negative_percentage():
     assert gap_sentence(0.0) == "gap to the Lagrangian bound 0.000%"
     words = gap_sentence(-4e-6)
     assert "-" not in words.split("(")[0] and "bound 0 (" in words and "4.0e-06 past it" in words
+    # a point that failed the re-check is not "within its row tolerance" (hunt 38: the row 120x over it, same line)
+    bad = gap_sentence(-0.2, feasible=False)
+    assert "within its row tolerance" not in bad and "violates the whole model" in bad and "2.0e-01" in bad

@@ -146,3 +146,17 @@ def test_the_executor_is_kept_when_its_workers_are_ready_or_time_is_left():
     assert early.executor_for("process", ready=False) == "process"
     untimed = Deadline(limit=math.inf, start=now - 1e6, wall_start=time.time() - 1e6, parts_limit=math.inf)
     assert untimed.executor_for("process", ready=False) == "process"
+
+
+def test_a_limit_reached_before_the_users_says_the_parts_stop_early_for_the_merge():
+    """``time limit 0.8 s reached (0.74 s since the command started)`` read as the limit hit early (hunt 38): the
+    parts stop at the limit less the merge's reserve, and the note says so; past the limit it says nothing more."""
+    import time
+
+    from solver.partition.deadline import Deadline
+
+    now = time.monotonic()
+    early = Deadline(limit=0.8, start=now - 0.74, wall_start=time.time() - 0.74, parts_limit=0.72)
+    assert "the parts stop 0.08 s before it, kept for the merge" in early.note()
+    late = Deadline(limit=0.8, start=now - 0.9, wall_start=time.time() - 0.9, parts_limit=0.72)
+    assert late.note() == "time limit 0.8 s reached (0.90 s since the command started)"

@@ -85,8 +85,15 @@ class Deadline:
         return "inline"
 
     def note(self) -> str:
-        """The sentence a round the limit stopped ends with, naming the user's limit, as a monolithic round's."""
-        return clock.time_limit_reached(self.limit, self.since_start())
+        """The sentence a round the limit stopped ends with, naming the user's limit, as a monolithic round's; when
+        the parts stopped at their own limit, before the user's (the merge's reserve kept back), it says so: "time
+        limit 0.8 s reached (0.74 s since the command started)" read as the limit hit early (hunt 38)."""
+        since = self.since_start()
+        text = clock.time_limit_reached(self.limit, since)
+        if since < self.limit and math.isfinite(self.parts_limit) and self.parts_limit < self.limit:
+            text += (f"; the parts stop {self.limit - self.parts_limit:.2f} s before it, kept for the merge, its "
+                     "re-check and the save")
+        return text
 
 
 def ascent_seconds(clock: Deadline) -> float:

@@ -202,7 +202,7 @@ def whole_after_violation(problem, settings: Settings, merged: SolveResult, rep:
 
 
 def compare_small_lp(problem, settings: Settings, merged: SolveResult, limit: int = SMALL_LP_NNZ,
-                     warm=None) -> tuple[SolveResult, dict]:
+                     warm=None, reason: str = "small") -> tuple[SolveResult, dict]:
     """Solve a small LP round's whole model (``solver.partition.small.small_lp``; ``solver.api.solve_problem``)
     after the merge, warm from the previous round's point as a monolithic round is (``warm``), else cold, and keep
     the better point.
@@ -219,6 +219,8 @@ def compare_small_lp(problem, settings: Settings, merged: SolveResult, limit: in
         warm: the previous round's SolverState mapped onto ``problem`` (``solver.differential.map_state``), or
             None: a cold solve (round 0; warm from the merged point PDHG took 2,695 iterations instead of 1,350
             on TE ring 40 at K = 4).
+        reason: ``"small"`` (the LP is small), or ``"no_bound"``: a merged LP point with no proven bound
+            (:func:`solver.partition.after_merge.lp_without_bound`), whatever its size.
     Returns:
         (the round's result: the whole solve's when its point is feasible and better
         (:func:`better_point`), with its own status and bound, else ``merged``; the comparison said in its
@@ -233,10 +235,12 @@ def compare_small_lp(problem, settings: Settings, merged: SolveResult, limit: in
     seconds = time.perf_counter() - t
     better = better_lp_point(problem, settings.tol, whole, merged)
     how = "warm" if whole.warm_started else "cold"
-    head = (f"partitioned round: the LP has {problem.nnz} nonzeros (at most {limit}), so it was also solved "
-            f"whole (monolithic, {how}, {seconds:.2f} s, {whole.status.name}, objective {whole.objective:.10g}; merged "
-            f"{merged.objective:.10g})")
-    rep = {"reason": "small", "nnz": int(problem.nnz), "whole_below_nnz": int(limit),
+    why = (f"the LP has {problem.nnz} nonzeros (at most {limit})" if reason == "small" else
+           "the merged point has no proven bound to judge it by (the parts' prices bound no column without finite "
+           "bounds)")
+    head = (f"partitioned round: {why}, so it was also solved whole (monolithic, {how}, {seconds:.2f} s, "
+            f"{whole.status.name}, objective {whole.objective:.10g}; merged {merged.objective:.10g})")
+    rep = {"reason": reason, "nnz": int(problem.nnz), "whole_below_nnz": int(limit),
            "merged_objective": float(merged.objective) if math.isfinite(merged.objective) else None,
            "merged_status": merged.status.name, "status": whole.status.name,
            "objective": float(whole.objective) if math.isfinite(whole.objective) else None,

@@ -85,6 +85,7 @@ from solver.partition.after_merge import (
     ascend_on,
     far_after_parts,
     improve_parts,
+    lp_without_bound,
     wants_improvement,
     wants_price_split,
 )
@@ -92,7 +93,7 @@ from solver.partition.background import AscentThread, ImpliedUpperBuild, WholeBo
 from solver.partition.clients import PARTITION_OPTIONS, carry_grouping, group_clients, require_clients
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
-from solver.partition.dropped import RECLAIM_PASSES, dropped_use, reclaimed_shares
+from solver.partition.dropped import RECLAIM_PASSES, added_use, dropped_use, reclaimed_shares
 from solver.partition.executor import (
     PartWorkerError,
     run_parts,
@@ -369,7 +370,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             reclaim -= 1
             back = (None if failed_parts(part_rep) or dl.parts_left() <= 0
                     else reclaimed_shares(problem, r.rows_sh, r.shares, r.present, gain, act,
-                                          _freed(problem, r, prev, old_problem)))
+                                          _freed(problem, r, prev, old_problem), _added(problem, r)))
             if back is not None:  # stranded capacity (solver.partition.dropped): one more pass, this one's shares
                 passes_report[-1]["reclaimed"] = round(float(np.abs(back - r.shares).sum() / max(r.ns, 1) / 2.0), 6)
                 before_reclaim = (parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last,
@@ -510,6 +511,13 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             if outcome_rep["fallback"]["kept"] == "whole" and r.ns and _shares_update(r, every):
                 new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
             merge += time.perf_counter() - t5
+        if "fallback" not in outcome_rep and lp_without_bound(problem, outcome_rep, result) and dl.parts_left() > 0:
+            t5 = time.perf_counter()  # nothing proves how far the merge is: the whole solve says it
+            result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
+                                                                whole_warm, reason="no_bound")
+            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and _shares_update(r, every):
+                new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
+            merge += time.perf_counter() - t5
         if violates_whole(problem, result, part_rep) and dl.parts_left() > 0:  # the merge failed the re-check
             result, outcome_rep["fallback"] = whole_after_violation(problem, settings, result, outcome_rep)
         if (whole_at_once and "fallback" not in outcome_rep and above_target(problem, settings, outcome_rep, result)
@@ -632,6 +640,14 @@ def _freed(problem: Problem, r: RoundSetup, prev: PartitionData | None, old: Pro
         return None
     rmap = r.row_map if r.row_map is not None else np.arange(problem.n_rows)
     return dropped_use(old, prev, r.col_map, rmap[r.rows_sh], r.grouping.client_names, r.present.shape[0])
+
+
+def _added(problem: Problem, r: RoundSetup) -> np.ndarray | None:
+    """(k, ns) the most the clients a delta added could take of each shared row in their part
+    (:func:`solver.partition.dropped.added_use`), None when no client was added or the delta's maps are unknown."""
+    if r.n_new <= 0 or r.col_map is None:
+        return None
+    return added_use(problem, r.rows_sh, r.col_map, r.col_part, r.present.shape[0])
 
 
 def _better_pass(problem: Problem, best: tuple | None, this: tuple) -> tuple:
