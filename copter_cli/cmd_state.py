@@ -503,8 +503,8 @@ def step_cmd(
                                              "applied in order, each its own round; '-' reads one from standard input."),
     state: Path | None = STATE_OPT,
     force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match the current "
-                                                       "round (a delta that already produced a round of this branch "
-                                                       "stays a no-op)."),
+                                                       "round (a retry of a delta that already produced a round "
+                                                       "stays a no-op: README, \"Deltas and problems\")."),
     accept_failed: bool = typer.Option(False, "--accept-failed",
                                        help="Advance CURRENT even if the round is infeasible/limited."),
     out: Path | None = OUT_OPT,

@@ -357,9 +357,14 @@ class StateStore(StateLocking):
         """A new folder ``abandoned/<utc with ns>-<id>/`` (the name sorts by time: prune keeps the newest batches)."""
         ns = time.time_ns()
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns // 10**9)) + f".{ns % 10**9:09d}Z"
-        dest = self.root / "abandoned" / f"{stamp}-{uuid.uuid4().hex[:8]}"
+        parent = self.root / "abandoned"
+        new_parent = not parent.is_dir()
+        dest = parent / f"{stamp}-{uuid.uuid4().hex[:8]}"
         io_fault("mkdir", dest)
         dest.mkdir(parents=True)
+        fsync_path(parent, directory=True)  # the batch's entry, before anything is renamed into it (review 38)
+        if new_parent:
+            fsync_path(self.root, directory=True)
         return dest
 
     def set_aside_failures(self, records: list[Path]) -> None:

@@ -33,3 +33,18 @@ def test_hidden_entries_lost_and_found_and_a_failed_inits_leftovers_are_accepted
     assert code == 5 and (st / "failed").is_dir()  # a failed round 0: its record stays, nothing initialised
     code, _, err = run_main(capsys, "init", tmp_path / "base.parquet", "--state", st)
     assert code == 0, err
+
+
+def test_a_users_config_json_or_log_folder_is_theirs_not_copters(capsys, tmp_path):
+    """Names copter also uses count as copter's only by what they hold (review 38: a user's ``config.json`` was
+    overwritten by init, and a user's ``log/`` got copter's round log beside their ``app.log``)."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    for name, make in (("config.json", lambda p: p.write_text('{"my": "settings"}')),
+                       ("log", lambda p: (p.mkdir(), (p / "app.log").write_text("hello\n")))):
+        st = tmp_path / f"st-{name}"
+        st.mkdir()
+        make(st / name)
+        before = snapshot(st)
+        code, _, err = run_main(capsys, "init", tmp_path / "base.parquet", "--state", st)
+        assert code == 2 and f"({name})" in err, err
+        assert snapshot(st) == before

@@ -300,3 +300,20 @@ def test_a_point_past_the_bound_reads_as_gap_zero_not_a_negative_percentage():
     # a point that failed the re-check is not "within its row tolerance" (hunt 38: the row 120x over it, same line)
     bad = gap_sentence(-0.2, feasible=False)
     assert "within its row tolerance" not in bad and "violates the whole model" in bad and "2.0e-01" in bad
+
+
+def test_the_gap_is_never_negative_and_a_kept_whole_point_moves_the_merges_aside():
+    """A merged point past its bound had ``gap_rel`` -1.2e-5 in the JSON (hunt 38): now 0 and ``past_bound_rel``
+    how far; when the whole solve's point is kept, both describe the discarded merge under ``fallback`` (review 38:
+    ``past_bound_rel`` stayed at the top beside a null ``gap_rel``)."""
+    from solver.partition.merge import gap_fields
+    from solver.partition.round import _merged_aside
+
+    assert gap_fields(-1.2e-5) == {"gap_rel": 0.0, "past_bound_rel": 1.2e-5}
+    assert gap_fields(5e-4) == {"gap_rel": 5e-4, "past_bound_rel": 0.0}
+    assert gap_fields(None) == {"gap_rel": None, "past_bound_rel": None}
+    rep = {"bound": 10.0, "bound_kind": "lagrangian", "bound_candidate": None, **gap_fields(-0.2),
+           "max_row_violation_rel": 1.2, "fallback": {"reason": "violation", "kept": "whole"}}
+    out = _merged_aside(rep)
+    assert out["gap_rel"] is None and out["past_bound_rel"] is None
+    assert out["fallback"]["merged_past_bound_rel"] == 0.2 and out["fallback"]["merged_gap_rel"] == 0.0

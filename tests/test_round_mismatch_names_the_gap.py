@@ -64,3 +64,22 @@ def test_a_round_that_failed_then_was_stored_and_pruned_is_called_pruned(capsys,
     code, _, err = run_main(capsys, "show", "--round", "1", "--state", st)
     assert code == 2 and "round 1 was pruned" in err and "not stored" not in err
     assert "an earlier attempt at it failed (PRIMAL_INFEASIBLE)" in err
+
+
+def test_after_a_rollback_the_refusal_points_at_the_kept_rounds_not_a_retry(capsys, tmp_path):
+    """Rounds 1-3 made, then ``rollback --to 0``: a delta for round 3 was told round 1 failed (an old record) or
+    was missing, whose retry would abandon the kept rounds (review 38); now it names them and the rollback back."""
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    write_delta(infeasible_delta(), tmp_path / "bad.parquet")
+    assert run_main(capsys, "step", tmp_path / "bad.parquet", "--state", st)[0] == 4  # an old failed round 1
+    for r in range(3):
+        rounds.step(_cost(tmp_path, r, f"d{r}", cost=3.0), st)
+    rounds.rollback(st, to=0)
+    code, out, _ = run_main(capsys, "step", _cost(tmp_path, 3, "next"), "--state", st, "--json")
+    e = json.loads(out)["error"]
+    assert code == 3 and "rounds 1-3 are kept above the current round" in e["message"]
+    assert "`copter rollback --to 3` makes round 3 current again;" in e["message"] and "failed" not in e["message"]
+    code, out, _ = run_main(capsys, "step", _cost(tmp_path, 5, "later"), "--state", st, "--json")
+    assert "rollback --to 3` makes round 3 current again, then step the deltas of rounds 4-5" in json.loads(out)[
+        "error"]["message"]

@@ -569,7 +569,7 @@ def _whole_kept(outcome_rep: dict, is_mip: bool) -> bool:
     return is_mip and fb.get("kept") == "whole" and fb.get("reason") in ("gap", "small", "whole_last")
 
 
-MERGED_FIELDS = ("bound", "bound_kind", "bound_candidate", "gap_rel", "max_row_violation_rel")
+MERGED_FIELDS = ("bound", "bound_kind", "bound_candidate", "gap_rel", "past_bound_rel", "max_row_violation_rel")
 """The report's ``partitions`` fields about the merged point."""
 
 
@@ -577,7 +577,8 @@ def _merged_aside(outcome_rep: dict) -> dict:
     """The report's ``partitions`` fields of :data:`MERGED_FIELDS` describe the round's point: when it is a whole
     solve's (``fallback.kept`` "whole"; a fallback without ``kept``, after failed parts or with no client, has
     no merged point at all) they are null, and the merged point's, when there was one, are ``fallback.merged_bound``,
-    ``merged_bound_kind``, ``merged_bound_candidate``, ``merged_gap_rel`` and ``merged_max_row_violation_rel``
+    ``merged_bound_kind``, ``merged_bound_candidate``, ``merged_gap_rel``, ``merged_past_bound_rel`` and
+    ``merged_max_row_violation_rel``
     (helper-163: an OPTIMAL TE ring 24 round whose whole point was kept reported ``partitions.gap_rel`` 8.6%, the
     discarded merged point's)."""
     fallback = outcome_rep.get("fallback")

@@ -113,7 +113,8 @@ def _compares(store: StateStore) -> dict:
         for run, rows in by_run.items():
             for row in rows:
                 newest[row["method"]] = (run, {k: _no_nan(row[k]) for k in COMPARE_FIELDS})
-        newest = dict(sorted(newest.items(), key=lambda kv: (_iso(kv[1][0][0]) or '', kv[1][0][1])))  # by run: the last POP row is the newest
+        order = {run: i for i, run in enumerate(by_run)}  # the runs in log order (a clock stepped back cannot reorder)
+        newest = dict(sorted(newest.items(), key=lambda kv: order[kv[1][0]]))  # by run: the last POP row is the newest
         rows0 = next(iter(by_run.values()))
         out[key] = _consistent(newest, by_run, _sense(store, rows0[0]["round"], None if isinstance(key, tuple) else key))
     return out
@@ -276,8 +277,8 @@ def _history(store: StateStore, last: int | None, warnings: list[str] | None) ->
 def flat(row: dict) -> dict:
     """A history row with ``seconds`` and ``compare`` spread into columns (``seconds_solve``,
     ``compare_highs_seconds``, ...), for CSV. POP rows go to the fixed columns ``compare_pop_k`` (the part count)
-    and ``compare_pop_<field>``: the round's newest POP row (``row["compare"]`` lists methods by run, oldest
-    first), so a first ``--baseline pop --k K`` adds no column (user trial 38: a file appended with
+    and ``compare_pop_<field>``: the round's newest POP row (``row["compare"]`` lists methods by run in log order,
+    oldest first; of one run's several part counts, the last logged), so a first ``--baseline pop --k K`` adds no column (user trial 38: a file appended with
     ``--last 1 --no-header`` each round then had rows longer than its header)."""
     out = {k: v for k, v in row.items() if k not in ("seconds", "compare")}
     out.update({f"seconds_{p}": v for p, v in row["seconds"].items()})

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 from formats import reports, undo
 from formats.checkpoint import DEFAULT_KEEP, STATE_VERSION, Generation, StateStore, load_failure
 from formats.faults import environment_faults, fault_point
+from formats.generation import GEN_RE
 from formats.regular import read_regular_text
 from formats.state_config import STATE_FORMAT
 from solver import kernel_clock
@@ -78,24 +80,56 @@ def _refuse_foreign_entries(root: Path) -> None:
     """Refuse to make a state in a folder that holds files or folders of its own (hidden ones and ``lost+found``
     aside): a state folder is copter's, which refuses outputs written inside it and never cleans up what it did
     not write (user trial 38: ``init --state .`` in the folder of the deltas, after which ``export -o`` and
-    ``diff -o`` there were refused). An initialised state is left to :func:`_refuse_initialised`'s message.
+    ``diff -o`` there were refused). An entry counts as copter's by its name and, for ``config.json``, ``log/``,
+    ``failed/`` and ``abandoned/``, by what it holds (review 38: a user's own ``config.json`` was overwritten, a
+    user's ``log/`` got copter's round log beside an ``app.log``). An initialised state is left to
+    :func:`_refuse_initialised`'s message.
 
     Raises:
         UsageError: the message names the folder and its first foreign entries (exit 2; nothing is written).
     """
-    from formats.state_lock import is_own_name
-
     try:
         names = sorted(os.listdir(root)) if root.is_dir() else []
     except OSError:
         return  # an unreadable folder: the lock's own error names it
-    if "CURRENT" in names or "config.json" in names:
-        return  # a state (or one being made): init refuses an initialised one with its own words
-    foreign = [n for n in names if not (n.startswith(".") or n == "lost+found" or is_own_name(n))]
+    if "CURRENT" in names or any(GEN_RE.match(n) for n in names):
+        return  # a state: init refuses an initialised one with its own words
+    foreign = [n for n in names if not (n.startswith(".") or n == "lost+found" or _copters(root, n))]
     if foreign:
         shown = ", ".join(foreign[:3]) + (f", ... ({len(foreign)} in all)" if len(foreign) > 3 else "")
-        raise UsageError(f"--state {root}: holds entries that are not a copter state's ({shown}); a state needs a "
-                         "folder of its own (copter writes no output inside one): give a new or empty folder")
+        raise UsageError(f"the state folder {root} holds entries that are not a copter state's ({shown}); a state "
+                         "needs a folder of its own (copter writes no output inside one): give a new or empty folder")
+
+
+def _copters(root: Path, name: str) -> bool:
+    """Whether the top-level entry ``name`` of a folder being initialised is copter's own: a ``config.json`` of
+    format ``copter-state`` (a concurrent init's), ``log/`` holding only copter's tables, ``failed/`` only failed-round
+    records, ``abandoned/`` only set-aside batches (a failed init leaves ``failed/`` and ``log/``)."""
+    import json
+
+    from formats.round_log import TABLES
+    from formats.state_lock import is_own_name
+
+    if not is_own_name(name):
+        return False
+    path = root / name
+    try:
+        if name == "config.json":
+            return json.loads(read_regular_text(path)).get("format") == STATE_FORMAT
+        if name in ("log", "failed", "abandoned"):
+            inside = [n for n in os.listdir(path) if not n.startswith(".")]
+            if name == "log":
+                return set(inside) <= set(TABLES)
+            if name == "failed":
+                return all(n.startswith("round-") for n in inside)
+            return all(ABANDONED_RE.match(n) for n in inside)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return True
+
+
+#: a batch folder under ``abandoned/`` (``formats.checkpoint.StateStore._abandoned_batch``): <utc with ns>-<id>
+ABANDONED_RE = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}")
 
 
 def _remove_if_created_empty(root: Path, created: bool) -> None:
@@ -189,7 +223,11 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             extra["warnings"] = warnings
         report = save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol,
                             write_extra=hook)
-        _set_aside_other_bases(store, base_sha)
+        try:  # round 0 is stored and current: a fault here is a warning, never the command's error (review 38)
+            _set_aside_other_bases(store, base_sha)
+        except (OSError, EnvironmentFaultError) as err:
+            report = {**report, "warnings": [*report.get("warnings", []), f"the failed round 0s of another base "
+                                             f"under {store.root / 'failed'} were not moved into abandoned/: {err}"]}
         return report
 
 
@@ -533,8 +571,16 @@ def _missing_rounds(store: StateStore | None, current: int, base_round: int) -> 
     nxt = current + 1
     one = base_round == nxt
     missing, theirs = (f"round {nxt}", f"round {nxt}'s") if one else (f"rounds {nxt}-{base_round}", "their")
+    above = _kept_above(store, current)
     records = [] if store is None else [p for p in _failures(store) if load_failure(p).get("round") == nxt]
-    if records:
+    if above:  # undone by a rollback, still kept (review 38: named as failed or missing, whose retry abandons them)
+        top = min(base_round, above[-1])
+        why = (f"{'round' if len(above) == 1 else 'rounds'} {above[0]}{'' if len(above) == 1 else f'-{above[-1]}'} "
+               f"{'is' if len(above) == 1 else 'are'} kept above the current round (a rollback moved back): `copter "
+               f"rollback --to {top}` makes round {top} current again"
+               + (f", then step the deltas of rounds {top + 1}-{base_round}" if top < base_round - 1 else
+                  f", then step round {base_round}'s delta" if top < base_round else ""))
+    elif records:
         status = load_failure(records[-1]).get("status") or "without a status"
         why = (f"round {nxt} failed ({status}) and was not stored (its report: {records[-1] / 'report.json'}): step "
                f"round {nxt}'s delta again first (other options, or --accept-failed to store it as it is)")
@@ -542,6 +588,16 @@ def _missing_rounds(store: StateStore | None, current: int, base_round: int) -> 
         why = (f"round {nxt} is missing: step the delta that makes it first" if one else
                f"rounds {nxt}-{base_round} are missing: step the deltas that make them first")
     return f"; {why}; --force applies this delta to round {current} without {theirs} changes"
+
+
+def _kept_above(store: StateStore | None, current: int) -> list[int]:
+    """The kept rounds above ``current`` on its branch (a rollback's undone rounds), in order; [] when unknown."""
+    if store is None:
+        return []
+    try:
+        return [r for r in store.lineage(current) if r > current]
+    except (OSError, ValueError):
+        return []
 
 
 def _failures(store: StateStore) -> list:
