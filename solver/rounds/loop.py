@@ -60,9 +60,9 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         partition = None if cfg is None else cfg.to_json()  # k = 1: the monolithic rounds, unchanged
     store = StateStore(state_dir_or_default(state_dir))
     settings = settings or Settings()
-    _refuse_foreign_entries(store.root)
     if store.root.is_dir():  # read before the lock: a bad base leaves nothing in the folder, not even .lock
         base = _read_base(store, base)
+        _refuse_foreign_entries(store.root)  # after the base: a bad base is the error to name first
     created = not store.root.exists()
     try:
         # an interrupt that ends the process at once (copter_cli.entry) still removes the folder created here
