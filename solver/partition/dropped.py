@@ -151,9 +151,7 @@ def dropped_use(old: Problem, prev, col_map: np.ndarray, old_rows: np.ndarray, c
     ok = np.flatnonzero(old_rows >= 0)
     if cols.size == 0 or ok.size == 0:
         return out
-    starts = old.a_indptr[cols]
-    lens = old.a_indptr[cols + 1] - starts
-    nz = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+    nz, lens = _entries_of(old.a_indptr, cols)
     pos = np.full(old.n_rows, -1, dtype=np.int64)
     pos[old_rows[ok]] = np.arange(ok.size, dtype=np.int64)
     r = pos[old.a_indices[nz]]
@@ -162,6 +160,14 @@ def dropped_use(old: Problem, prev, col_map: np.ndarray, old_rows: np.ndarray, c
     m = r >= 0
     out[:, ok] = np.bincount(part[m] * ok.size + r[m], weights=val[m], minlength=k * ok.size).reshape(k, ok.size)
     return out
+
+
+def _entries_of(indptr: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the nonzeros of CSC columns ``cols`` (gathered with one ``np.repeat``) and each column's
+    count: ((sum of counts,), (cols.size,))."""
+    starts = indptr[cols]
+    lens = indptr[cols + 1] - starts
+    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum())), lens
 
 
 def added_use(problem: Problem, rows: np.ndarray, col_map: np.ndarray, col_part: np.ndarray, k: int) -> np.ndarray:
@@ -177,9 +183,7 @@ def added_use(problem: Problem, rows: np.ndarray, col_map: np.ndarray, col_part:
     cols = np.flatnonzero((np.asarray(col_map) < 0) & (np.asarray(col_part) >= 0))
     if cols.size == 0 or rows.size == 0:
         return out
-    starts = problem.a_indptr[cols]
-    lens = problem.a_indptr[cols + 1] - starts
-    nz = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+    nz, lens = _entries_of(problem.a_indptr, cols)
     pos = np.full(problem.n_rows, -1, dtype=np.int64)
     pos[rows] = np.arange(rows.size, dtype=np.int64)
     r = pos[problem.a_indices[nz]]
