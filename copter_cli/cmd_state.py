@@ -643,7 +643,7 @@ def show_cmd(
         res = _rounds().show_solution(_state(state), round_, top=10 if top is None else top,
                                    entries=3 if entries is None else entries, changes=changes,
                                    client_regex=client_regex, zero_tol=zero_tol)
-        return emit(res, json_out, print_allocation)
+        return emit(_with_state_dir(res, _state(state)) if json_out else res, json_out, print_allocation)
 
     run(json_out, debug, body)
 

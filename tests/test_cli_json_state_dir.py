@@ -30,5 +30,7 @@ def test_init_step_batch_and_show_name_the_state_dir_and_their_paths_resolve_und
     monkeypatch.setenv("COPTER_STATE", "st")
     code, js, _ = run_main(capsys, "show", "--json")
     assert code == 0 and json.loads(js)["state_dir"] == want
+    code, js, _ = run_main(capsys, "show", "--solution", "--changes", "--json")  # helper-179: it had none
+    assert code == 0 and json.loads(js)["state_dir"] == want
     stored = json.loads((tmp_path / "st" / one["solution_path"]).parent.joinpath("report.json").read_text())
     assert "state_dir" not in stored and stored["solution_path"] == one["solution_path"]

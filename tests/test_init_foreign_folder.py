@@ -40,11 +40,23 @@ def test_a_users_config_json_or_log_folder_is_theirs_not_copters(capsys, tmp_pat
     overwritten by init, and a user's ``log/`` got copter's round log beside their ``app.log``)."""
     write_problem(small_lp(), tmp_path / "base.parquet")
     for name, make in (("config.json", lambda p: p.write_text('{"my": "settings"}')),
-                       ("log", lambda p: (p.mkdir(), (p / "app.log").write_text("hello\n")))):
-        st = tmp_path / f"st-{name}"
+                       ("log", lambda p: (p.mkdir(), (p / "app.log").write_text("hello\n"))),
+                       ("log", lambda p: ((p / "rounds").mkdir(parents=True), (p / "rounds" / "app.log").write_text(""))),
+                       ("failed", lambda p: (p.mkdir(), (p / "round-trip.csv").write_text("a,b\n")))):
+        st = tmp_path / f"st-{len(list(tmp_path.iterdir()))}"
         st.mkdir()
         make(st / name)
         before = snapshot(st)
         code, _, err = run_main(capsys, "init", tmp_path / "base.parquet", "--state", st)
         assert code == 2 and f"({name})" in err, err
         assert snapshot(st) == before
+
+
+def test_a_stray_generation_folder_does_not_let_the_users_files_through(capsys, tmp_path):
+    """Any ``gen-*`` entry skipped the check (helper-179): a state was made beside the user's files."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    (st / "gen-000003").mkdir(parents=True)
+    (st / "notes.txt").write_text("mine")
+    code, _, err = run_main(capsys, "init", tmp_path / "base.parquet", "--state", st)
+    assert code == 2 and "(notes.txt)" in err and (st / "gen-000003").is_dir()

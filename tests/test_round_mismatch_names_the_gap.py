@@ -41,7 +41,7 @@ def test_missing_rounds_without_a_record_and_an_old_delta_say_what_they_are(caps
     rounds.init(small_lp(), st)
     code, out, _ = run_main(capsys, "step", _cost(tmp_path, 3, "late"), "--state", st, "--json")
     e = json.loads(out)["error"]
-    assert code == 3 and "rounds 1-3 are missing: step the deltas that make them first" in e["message"]
+    assert code == 3 and "rounds 1-3 are missing: step the deltas with copter.base_round 0-2 first" in e["message"]
     assert "without their changes" in e["message"] and "failed" not in e["message"]
     rounds.step(_cost(tmp_path, 0, "first"), st)
     rounds.step(_cost(tmp_path, 1, "second"), st)
@@ -81,5 +81,5 @@ def test_after_a_rollback_the_refusal_points_at_the_kept_rounds_not_a_retry(caps
     assert code == 3 and "rounds 1-3 are kept above the current round" in e["message"]
     assert "`copter rollback --to 3` makes round 3 current again;" in e["message"] and "failed" not in e["message"]
     code, out, _ = run_main(capsys, "step", _cost(tmp_path, 5, "later"), "--state", st, "--json")
-    assert "rollback --to 3` makes round 3 current again, then step the deltas of rounds 4-5" in json.loads(out)[
+    assert "rollback --to 3` makes round 3 current again, then step the deltas with copter.base_round 3-4" in json.loads(out)[
         "error"]["message"]

@@ -93,7 +93,13 @@ from solver.partition.background import AscentThread, ImpliedUpperBuild, WholeBo
 from solver.partition.clients import PARTITION_OPTIONS, carry_grouping, group_clients, require_clients
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
-from solver.partition.dropped import RECLAIM_PASSES, added_use, dropped_use, reclaimed_shares
+from solver.partition.dropped import (
+    RECLAIM_HALVINGS,
+    RECLAIM_PASSES,
+    added_use,
+    dropped_use,
+    reclaimed_shares,
+)
 from solver.partition.executor import (
     PartWorkerError,
     run_parts,
@@ -280,6 +286,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     # a round after a delta that dropped (or added) clients gives the capacity stranded in a part back (one more pass)
     reclaim = RECLAIM_PASSES if r.warm and (r.n_dropped > 0 or r.n_new > 0) and not problem.is_mip else 0
     before_reclaim = None  # the pass before a reclaim pass: kept when the reclaim pass's merge is worse
+    halvings = RECLAIM_HALVINGS  # a reclaim pass that merged worse is tried once more with half its move
     best_pass = None  # an LP round with passes: its best pass so far (:func:`_better_pass`), kept over a worse last one
     pass_ = -1
     prev_obj = math.nan  # the merged objective of the pass before (an LP round with passes)
@@ -386,8 +393,17 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             kept_reclaim = math.isfinite(obj) and (not math.isfinite(first) or problem.sense * (obj - first) <= 0)
             passes_report[-1]["kept"] = bool(kept_reclaim)
             if not kept_reclaim:
+                tried = r.shares
                 (parts, results, part_rep, solve_idx, eff, duals, new_shares, new_steps, new_last, moved,
                  r.shares) = before_reclaim[:-1]
+                if halvings and dl.parts_left() > 0:  # half the move, once: a price says which way, not how far
+                    halvings -= 1
+                    passes_report[-1]["halved_next"] = True
+                    r.shares = sh.normalise((r.shares + tried) / 2.0, r.present)
+                    warms = [x.state if x is not None else None for x in results]
+                    last_pass = pass_ + 1
+                    setup += time.perf_counter() - t2
+                    continue  # compared with the same pass before
             before_reclaim = None
         if pass_ < last_pass:
             r.shares, r.steps, r.last, r.updates = new_shares, new_steps, new_last, r.updates + 1

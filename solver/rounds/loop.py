@@ -20,7 +20,6 @@ from pathlib import Path
 from formats import reports, undo
 from formats.checkpoint import DEFAULT_KEEP, STATE_VERSION, Generation, StateStore, load_failure
 from formats.faults import environment_faults, fault_point
-from formats.generation import GEN_RE
 from formats.regular import read_regular_text
 from formats.state_config import STATE_FORMAT
 from solver import kernel_clock
@@ -92,8 +91,8 @@ def _refuse_foreign_entries(root: Path) -> None:
         names = sorted(os.listdir(root)) if root.is_dir() else []
     except OSError:
         return  # an unreadable folder: the lock's own error names it
-    if "CURRENT" in names or any(GEN_RE.match(n) for n in names):
-        return  # a state: init refuses an initialised one with its own words
+    if StateStore(root).initialised:
+        return  # a state: init refuses an initialised one with its own words (a stray gen-* folder is no state)
     foreign = [n for n in names if not (n.startswith(".") or n == "lost+found" or _copters(root, n))]
     if foreign:
         shown = ", ".join(foreign[:3]) + (f", ... ({len(foreign)} in all)" if len(foreign) > 3 else "")
@@ -118,10 +117,11 @@ def _copters(root: Path, name: str) -> bool:
             return json.loads(read_regular_text(path)).get("format") == STATE_FORMAT
         if name in ("log", "failed", "abandoned"):
             inside = [n for n in os.listdir(path) if not n.startswith(".")]
-            if name == "log":
-                return set(inside) <= set(TABLES)
-            if name == "failed":
-                return all(n.startswith("round-") for n in inside)
+            if name == "log":  # its tables, each holding only segments (helper-179: a user's log/rounds/app.log)
+                return set(inside) <= set(TABLES) and all(
+                    SEGMENT_RE.match(f) for t in inside for f in os.listdir(path / t) if not f.startswith("."))
+            if name == "failed":  # record folders (helper-179: a user's failed/round-trip.csv)
+                return all(FAILED_RE.match(n) and (path / n).is_dir() for n in inside)
             return all(ABANDONED_RE.match(n) for n in inside)
     except (OSError, ValueError, AttributeError):
         return False
@@ -130,6 +130,10 @@ def _copters(root: Path, name: str) -> bool:
 
 #: a batch folder under ``abandoned/`` (``formats.checkpoint.StateStore._abandoned_batch``): <utc with ns>-<id>
 ABANDONED_RE = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}")
+#: a failed-round record under ``failed/`` (``StateStore.record_failure``): round-NNNNNN-<utc>-<id>
+FAILED_RE = re.compile(r"round-[0-9]{6,}-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
+#: a round-log segment (``formats.round_log``)
+SEGMENT_RE = re.compile(r"(base|seg)-[0-9]{12}\.arrow")
 
 
 def _remove_if_created_empty(root: Path, created: bool) -> None:
@@ -227,7 +231,8 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             _set_aside_other_bases(store, base_sha)
         except (OSError, EnvironmentFaultError) as err:
             report = {**report, "warnings": [*report.get("warnings", []), f"the failed round 0s of another base "
-                                             f"under {store.root / 'failed'} were not moved into abandoned/: {err}"]}
+                                             f"under {store.root / 'failed'} were not moved into abandoned/ ({err}): "
+                                             "history lists them until they are moved out of failed/ by hand"]}
         return report
 
 
@@ -578,15 +583,17 @@ def _missing_rounds(store: StateStore | None, current: int, base_round: int) -> 
         why = (f"{'round' if len(above) == 1 else 'rounds'} {above[0]}{'' if len(above) == 1 else f'-{above[-1]}'} "
                f"{'is' if len(above) == 1 else 'are'} kept above the current round (a rollback moved back): `copter "
                f"rollback --to {top}` makes round {top} current again"
-               + (f", then step the deltas of rounds {top + 1}-{base_round}" if top < base_round - 1 else
-                  f", then step round {base_round}'s delta" if top < base_round else ""))
+               + (f", then step the deltas with copter.base_round {top}-{base_round - 1}" if top < base_round - 1 else
+                  f", then step the delta with copter.base_round {top}" if top < base_round else ""))
     elif records:
         status = load_failure(records[-1]).get("status") or "without a status"
         why = (f"round {nxt} failed ({status}) and was not stored (its report: {records[-1] / 'report.json'}): step "
-               f"round {nxt}'s delta again first (other options, or --accept-failed to store it as it is)")
+               f"the delta with copter.base_round {current} again first (other options, or --accept-failed to store "
+               "it as it is)")
     else:
-        why = (f"round {nxt} is missing: step the delta that makes it first" if one else
-               f"rounds {nxt}-{base_round} are missing: step the deltas that make them first")
+        why = (f"round {nxt} is missing: step the delta with copter.base_round {current} first" if one else
+               f"rounds {nxt}-{base_round} are missing: step the deltas with copter.base_round {current}-"
+               f"{base_round - 1} first")
     return f"; {why}; --force applies this delta to round {current} without {theirs} changes"
 
 
