@@ -113,7 +113,7 @@ def _round_failure(report: dict, code: int, current: bool = True) -> str | None:
 def _with_state_dir(obj: dict, st: Path) -> dict:
     """``obj`` plus ``state_dir``: the state directory's absolute path, which the reports' ``*_path`` fields are
     relative to (a cron job reading ``solution_path`` from ``--json`` had to know it; user trial 37)."""
-    return {**obj, "state_dir": str(Path(os.path.abspath(st)))}
+    return {**obj, "state_dir": os.path.abspath(st)}
 
 
 def _finish(report: dict, json_out: bool, st: Path | None = None) -> int:

@@ -353,6 +353,41 @@ class StateStore(StateLocking):
         fsync_path(self.root, directory=True)
         return sorted(gens)
 
+    def foreign_entries(self) -> list[str]:
+        """The top-level entries of this folder that are not copter's, sorted (hidden ones and ``lost+found`` aside):
+        a name copter writes counts by its name, and ``config.json``, ``log/``, ``failed/`` and ``abandoned/`` by
+        what they hold: a state's config, the round log's tables of segments, failed-round records, set-aside
+        batches (review 38 and helper-179: a user's ``config.json`` was overwritten by init, a user's
+        ``log/rounds/app.log`` got the round log beside it). [] for a missing or unreadable folder."""
+        from formats.state_lock import is_own_name
+
+        try:
+            names = sorted(os.listdir(self.root)) if self.root.is_dir() else []
+        except OSError:
+            return []
+        return [n for n in names if not (n.startswith(".") or n == "lost+found"
+                                         or (is_own_name(n) and self._holds_only_copters(n)))]
+
+    def _holds_only_copters(self, name: str) -> bool:
+        """Whether the top-level entry ``name`` (one of copter's names) holds what copter writes there."""
+        from formats.round_log import FILE_RE, LOG_DIR, TABLES
+        from formats.state_config import STATE_FORMAT
+
+        path = self.root / name
+        try:
+            if name == "config.json":
+                return json.loads(read_regular_text(path)).get("format") == STATE_FORMAT
+            if name not in (LOG_DIR, "failed", "abandoned"):
+                return True
+            inside = [n for n in os.listdir(path) if not n.startswith(".")]
+            if name == LOG_DIR:
+                return set(inside) <= set(TABLES) and all(
+                    FILE_RE.match(f) for t in inside for f in os.listdir(path / t) if not f.startswith("."))
+            pattern = FAILED_RE if name == "failed" else ABANDONED_RE
+            return all(pattern.fullmatch(n) and (path / n).is_dir() for n in inside)
+        except (OSError, ValueError, AttributeError):
+            return False
+
     def _abandoned_batch(self) -> Path:
         """A new folder ``abandoned/<utc with ns>-<id>/`` (the name sorts by time: prune keeps the newest batches)."""
         ns = time.time_ns()
@@ -741,6 +776,12 @@ class StateStore(StateLocking):
         if not base.is_dir():
             return []
         return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
+
+
+#: a failed-round record's folder under ``failed/`` (:meth:`StateStore.record_failure`): round-NNNNNN-<utc>-<id>
+FAILED_RE = re.compile(r"round-[0-9]{6,}-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}", re.ASCII)
+#: a batch folder under ``abandoned/`` (:meth:`StateStore._abandoned_batch`): <utc with ns>-<id>
+ABANDONED_RE = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}", re.ASCII)
 
 
 def _failed_round(path: Path) -> int:

@@ -46,7 +46,7 @@ PHASES = ("wait", "load", "apply", "kernels", "solve", "integerize", "save", "to
 """The round's phases (report.json ``seconds``): wait for another writer's lock; kernels: the solve's first calls
 of numba kernels (a fresh process loads them from the cache; ``solver.kernel_clock``), taken out of solve and
 integerize. A log written before ``kernels`` existed reads it as null (the schema only gains columns)."""
-_FILE_RE = re.compile(r"^(base|seg)-([0-9]{12})\.arrow$", re.ASCII)  #: ASCII digits only: a stray seg-１２….arrow is no log file
+FILE_RE = re.compile(r"^(base|seg)-([0-9]{12})\.arrow$", re.ASCII)  #: ASCII digits only: a stray seg-１２….arrow is no log file
 _LAST: dict[str, tuple[tuple, dict]] = {}  # table folder -> (identity of the segment this process appended last, its row)
 
 
@@ -121,7 +121,7 @@ class RoundLog:
             return []
         found = []
         for p in self.folder.iterdir():
-            m = _FILE_RE.match(p.name)
+            m = FILE_RE.match(p.name)
             if m:
                 found.append((m.group(1), int(m.group(2)), p))
         bases = [f for f in found if f[0] == "base"]
@@ -192,7 +192,7 @@ class RoundLog:
             self._write(self.read(), f"base-{files[-1][1]:012d}.arrow", durable=True)  # before removing
         live = {f[2] for f in self._files()}
         for p in self.folder.iterdir():
-            if p not in live and (p.name.startswith(".tmp-") or _FILE_RE.match(p.name)):
+            if p not in live and (p.name.startswith(".tmp-") or FILE_RE.match(p.name)):
                 p.unlink(missing_ok=True)
 
     def read(self, columns: list[str] | None = None) -> pa.Table:
@@ -298,4 +298,4 @@ def _pylist(table: pa.Table) -> list[dict]:
     return out
 
 
-__all__ = ["COMPACT_EVERY", "COMPARE_COLUMNS", "LOG_DIR", "PHASES", "ROUND_COLUMNS", "RoundLog", "iso_utc", "schema"]
+__all__ = ["COMPACT_EVERY", "COMPARE_COLUMNS", "FILE_RE", "LOG_DIR", "PHASES", "ROUND_COLUMNS", "RoundLog", "iso_utc", "schema"]

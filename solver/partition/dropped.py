@@ -208,13 +208,14 @@ def added_use(problem: Problem, rows: np.ndarray, col_map: np.ndarray, col_part:
           & ~(rl[rr] > 0))
     whole = np.bincount(problem.a_indices, minlength=problem.n_rows)  # a row's entries, all of them added and ok
     own = ok & (np.bincount(rr[ok], minlength=problem.n_rows) == whole)[rr]
+    j_own, r_own, a_own = jj[own], rr[own], a[own]
     ub = problem.col_upper[cols].astype(float)
-    np.minimum.at(ub, jj[own], ru[rr[own]] / a[own])
+    np.minimum.at(ub, j_own, ru[r_own] / a_own)
     grp = np.full(cols.size, -1, dtype=np.int64)  # each column's first own row, and its coefficient there
     coef = np.ones(cols.size)
-    first_col, first_at = np.unique(jj[own], return_index=True)
-    grp[first_col] = rr[own][first_at]
-    coef[first_col] = a[own][first_at]
+    first_col, first_at = np.unique(j_own, return_index=True)
+    grp[first_col] = r_own[first_at]
+    coef[first_col] = a_own[first_at]
     up = problem.row_upper[rows]
     cap = np.isfinite(up) & (up > 0)
     m = (r >= 0) & (a > 0)
@@ -272,10 +273,9 @@ def added_moves(shares: np.ndarray, gain: np.ndarray, present: np.ndarray, usage
     for p in range(shares.shape[0]):
         lower = present & ((g[p][None, :] - g) > sh.DEAD_ZONE * scale[None, :])
         room = np.where(lower, np.clip(out - sh.FLOOR, 0.0, None), 0.0)
-        want = np.clip(added[p] - unused[p], 0.0, None)
-        amount = np.where(cap & present[p] & (g[p] > 0) & (want > 0), np.minimum(want, ADDED_TAKE * room.sum(axis=0)),
-                          0.0)
         tot = room.sum(axis=0)
+        want = np.clip(added[p] - unused[p], 0.0, None)
+        amount = np.where(cap & present[p] & (g[p] > 0) & (want > 0), np.minimum(want, ADDED_TAKE * tot), 0.0)
         take = room * (amount / np.where(tot > 0, tot, 1.0))[None, :]
         out -= take
         out[p] += take.sum(axis=0)

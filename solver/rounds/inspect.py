@@ -206,15 +206,15 @@ def _why_not_kept(store: StateStore, round_: int, kept: list[int]) -> str:
     """What became of a round that is not kept, for :func:`require_round`'s message: a failed round's record
     under ``failed/`` (its report, which ``show --round`` cannot give), or a round older than every kept one
     (pruned by ``--keep``; the round log still has its row); '' otherwise."""
-    failed = [p for p in store.failures() if load_failure(p).get("round") == round_]
-    status = load_failure(failed[-1]).get("status") or "without a status" if failed else None
+    failed = [(p, rep) for p in store.failures() if (rep := load_failure(p)).get("round") == round_]
+    status = failed[-1][1].get("status") or "without a status" if failed else None
     if failed and not (kept and 0 <= round_ < min(kept)):
         return (f"; round {round_} failed ({status}) and was not stored: its report is "
-                f"{failed[-1] / 'report.json'}, and `copter history` lists it")
+                f"{failed[-1][0] / 'report.json'}, and `copter history` lists it")
     # below the kept rounds, a round on their branch was stored (a branch numbers its rounds one by one), even when
     # an attempt at it failed first (user trial 38: a round failed, stored on its retry, then pruned, was called
     # "not stored")
-    also = (f" (an earlier attempt at it failed ({status}): its report is {failed[-1] / 'report.json'})"
+    also = (f" (an earlier attempt at it failed ({status}): its report is {failed[-1][0] / 'report.json'})"
             if failed else "")
     if kept and 0 <= round_ < min(kept) and store.is_complete(round_):  # on disk, not pruned: cut off above it
         gap = [r for r in range(round_ + 1, min(kept)) if not store.is_complete(r)]

@@ -282,13 +282,12 @@ def flat(row: dict) -> dict:
     ``--last 1 --no-header`` each round then had rows longer than its header)."""
     out = {k: v for k, v in row.items() if k not in ("seconds", "compare")}
     out.update({f"seconds_{p}": v for p, v in row["seconds"].items()})
-    for method, fields in row["compare"].items():
+    for method, fields in row["compare"].items():  # in run order: a later POP row overwrites an earlier one
         k = pop_k(method)
         if k is not None:
-            out.update({"compare_pop_k": k, **{f"compare_pop_{f}": v for f, v in fields.items()}})
-    for method, fields in sorted(row["compare"].items()):
-        if pop_k(method) is None:
-            out.update({f"compare_{method}_{k}": v for k, v in fields.items()})
+            out["compare_pop_k"] = k
+        prefix = f"compare_{method}" if k is None else "compare_pop"
+        out.update({f"{prefix}_{f}": v for f, v in fields.items()})
     return out
 
 

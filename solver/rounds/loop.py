@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 import shutil
 import time
 from pathlib import Path
@@ -61,7 +60,7 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     settings = settings or Settings()
     if store.root.is_dir():  # read before the lock: a bad base leaves nothing in the folder, not even .lock
         base = _read_base(store, base)
-        _refuse_foreign_entries(store.root)  # after the base: a bad base is the error to name first
+        _refuse_foreign_entries(store)  # after the base: a bad base is the error to name first
     created = not store.root.exists()
     try:
         # an interrupt that ends the process at once (copter_cli.entry) still removes the folder created here
@@ -75,65 +74,23 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
     return copy_out(store.root, report, out_dir)
 
 
-def _refuse_foreign_entries(root: Path) -> None:
-    """Refuse to make a state in a folder that holds files or folders of its own (hidden ones and ``lost+found``
-    aside): a state folder is copter's, which refuses outputs written inside it and never cleans up what it did
-    not write (user trial 38: ``init --state .`` in the folder of the deltas, after which ``export -o`` and
-    ``diff -o`` there were refused). An entry counts as copter's by its name and, for ``config.json``, ``log/``,
-    ``failed/`` and ``abandoned/``, by what it holds (review 38: a user's own ``config.json`` was overwritten, a
-    user's ``log/`` got copter's round log beside an ``app.log``). An initialised state is left to
-    :func:`_refuse_initialised`'s message.
+def _refuse_foreign_entries(store: StateStore) -> None:
+    """Refuse to make a state in a folder that holds entries of the user's (``StateStore.foreign_entries``): a state
+    folder is copter's, which refuses outputs written inside it and never cleans up what it did not write (user
+    trial 38: ``init --state .`` in the folder of the deltas, after which ``export -o`` and ``diff -o`` there were
+    refused). An initialised state is left to :func:`_refuse_initialised`'s message.
 
     Raises:
         UsageError: the message names the folder and its first foreign entries (exit 2; nothing is written).
     """
-    try:
-        names = sorted(os.listdir(root)) if root.is_dir() else []
-    except OSError:
-        return  # an unreadable folder: the lock's own error names it
-    if StateStore(root).initialised:
+    if store.initialised:
         return  # a state: init refuses an initialised one with its own words (a stray gen-* folder is no state)
-    foreign = [n for n in names if not (n.startswith(".") or n == "lost+found" or _copters(root, n))]
+    foreign = store.foreign_entries()
     if foreign:
         shown = ", ".join(foreign[:3]) + (f", ... ({len(foreign)} in all)" if len(foreign) > 3 else "")
-        raise UsageError(f"the state folder {root} holds entries that are not a copter state's ({shown}); a state "
-                         "needs a folder of its own (copter writes no output inside one): give a new or empty folder")
-
-
-def _copters(root: Path, name: str) -> bool:
-    """Whether the top-level entry ``name`` of a folder being initialised is copter's own: a ``config.json`` of
-    format ``copter-state`` (a concurrent init's), ``log/`` holding only copter's tables, ``failed/`` only failed-round
-    records, ``abandoned/`` only set-aside batches (a failed init leaves ``failed/`` and ``log/``)."""
-    import json
-
-    from formats.round_log import TABLES
-    from formats.state_lock import is_own_name
-
-    if not is_own_name(name):
-        return False
-    path = root / name
-    try:
-        if name == "config.json":
-            return json.loads(read_regular_text(path)).get("format") == STATE_FORMAT
-        if name in ("log", "failed", "abandoned"):
-            inside = [n for n in os.listdir(path) if not n.startswith(".")]
-            if name == "log":  # its tables, each holding only segments (helper-179: a user's log/rounds/app.log)
-                return set(inside) <= set(TABLES) and all(
-                    SEGMENT_RE.match(f) for t in inside for f in os.listdir(path / t) if not f.startswith("."))
-            if name == "failed":  # record folders (helper-179: a user's failed/round-trip.csv)
-                return all(FAILED_RE.match(n) and (path / n).is_dir() for n in inside)
-            return all(ABANDONED_RE.match(n) for n in inside)
-    except (OSError, ValueError, AttributeError):
-        return False
-    return True
-
-
-#: a batch folder under ``abandoned/`` (``formats.checkpoint.StateStore._abandoned_batch``): <utc with ns>-<id>
-ABANDONED_RE = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}")
-#: a failed-round record under ``failed/`` (``StateStore.record_failure``): round-NNNNNN-<utc>-<id>
-FAILED_RE = re.compile(r"round-[0-9]{6,}-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
-#: a round-log segment (``formats.round_log``)
-SEGMENT_RE = re.compile(r"(base|seg)-[0-9]{12}\.arrow")
+        raise UsageError(f"the state folder {store.root} holds entries that are not a copter state's ({shown}); a "
+                         "state needs a folder of its own (copter writes no output inside one): give a new or empty "
+                         "folder")
 
 
 def _remove_if_created_empty(root: Path, created: bool) -> None:
@@ -575,9 +532,9 @@ def _missing_rounds(store: StateStore | None, current: int, base_round: int) -> 
                 f"diff --base-round {current}), or --force applies it to round {current} as it is")
     nxt = current + 1
     one = base_round == nxt
-    missing, theirs = (f"round {nxt}", f"round {nxt}'s") if one else (f"rounds {nxt}-{base_round}", "their")
+    theirs = f"round {nxt}'s" if one else "their"
     above = _kept_above(store, current)
-    records = [] if store is None else [p for p in _failures(store) if load_failure(p).get("round") == nxt]
+    records = [] if store is None or above else [p for p in _failures(store) if load_failure(p).get("round") == nxt]
     if above:  # undone by a rollback, still kept (review 38: named as failed or missing, whose retry abandons them)
         top = min(base_round, above[-1])
         why = (f"{'round' if len(above) == 1 else 'rounds'} {above[0]}{'' if len(above) == 1 else f'-{above[-1]}'} "
@@ -585,7 +542,7 @@ def _missing_rounds(store: StateStore | None, current: int, base_round: int) -> 
                f"rollback --to {top}` makes round {top} current again"
                + (f", then step the deltas with copter.base_round {top}-{base_round - 1}" if top < base_round - 1 else
                   f", then step the delta with copter.base_round {top}" if top < base_round else ""))
-    elif records:
+    elif records:  # the newest attempt's record
         status = load_failure(records[-1]).get("status") or "without a status"
         why = (f"round {nxt} failed ({status}) and was not stored (its report: {records[-1] / 'report.json'}): step "
                f"the delta with copter.base_round {current} again first (other options, or --accept-failed to store "
