@@ -75,6 +75,43 @@ def test_assignment_rows_match_twin_and_are_disjoint(case):
         np.testing.assert_array_equal(rc[rp[i]:rp[i + 1]], want_cols)
 
 
+@settings(max_examples=60, deadline=None)
+@given(cases, st.integers(0, 2**31 - 1))
+def test_carried_coupling_rows_rebuild_the_greedys_arrays(case, seed2):
+    """The carried choice (its coupling rows) gives the greedy's arrays element for element, through the kernel and
+    its twin; a choice that is not pairwise disjoint on this matrix, or names a row outside it, is refused."""
+    m1, m2, n, seed, extra = case
+    _, csc, _ = _assignment_like(m1, m2, n, seed, extra)
+    m = m1 + m2
+    want = K.assignment_rows(*csc, m)
+    coupling = want[3]
+    for got in (K.assignment_rows_given(*csc, coupling, m), R.assignment_rows_given_ref(*csc, coupling, m)):
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
+            assert g.dtype == w.dtype
+    rng = np.random.default_rng(seed2)
+    other = np.flatnonzero(rng.random(m) < 0.5).astype(np.int64)  # any choice: the twin decides which fit
+    got, ref = K.assignment_rows_given(*csc, other, m), R.assignment_rows_given_ref(*csc, other, m)
+    assert (got[2].shape[0] == 0) == (ref is None)
+    if ref is not None:
+        for g, w in zip(got, ref, strict=True):
+            np.testing.assert_array_equal(g, w)
+    for outside in (np.array([m], dtype=np.int64), np.array([-1], dtype=np.int64)):
+        assert K.assignment_rows_given(*csc, outside, m)[2].shape[0] == 0
+        assert R.assignment_rows_given_ref(*csc, outside, m) is None
+
+
+def test_carried_choice_that_breaks_disjointness_is_refused():
+    """Two assignment rows sharing a column (a matrix changed under a carried choice) are refused, not used."""
+    A = sp.csc_array(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]))
+    csc = (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data.copy())
+    assert K.assignment_rows_given(*csc, np.array([], dtype=np.int64), 3)[2].shape[0] == 0
+    assert R.assignment_rows_given_ref(*csc, np.array([], dtype=np.int64), 3) is None
+    got = K.assignment_rows_given(*csc, np.array([1], dtype=np.int64), 3)
+    np.testing.assert_array_equal(got[3], [1])
+    np.testing.assert_array_equal(got[0], [0, 2])
+
+
 def test_demand_rows_become_assignment_rows():
     """Without a second demand entry every demand row is taken and only link rows are coupled."""
     m1, m2 = 30, 8

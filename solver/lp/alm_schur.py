@@ -120,6 +120,74 @@ def assignment_rows(cp, ci, cv, m):
     return row_of_col, coef_of_col, pos, coupling, rp1, rc1
 
 
+@njit(cache=True, nogil=True)
+def assignment_rows_given(cp, ci, cv, coupling, m):
+    """:func:`assignment_rows`'s arrays for a known choice: every row but ``coupling`` is an assignment row (one
+    pass over the nonzeros instead of the greedy's transpose and walk: TE Kdl 0.35 s -> one sweep). For the
+    coupling rows :func:`assignment_rows` returned on the same pattern the arrays are the same, element for
+    element, so a round is the same whether its rows were chosen again or carried (``solver.lp.alm_scaling``).
+
+    Args:
+        cp (n+1,) int64, ci (nnz,) int32/int64, cv (nnz,) float64: CSC of A (m x n, no repeated entries).
+        coupling: (m2,) int64 row indices (any order; a repeated one counts once).
+        m: number of rows.
+    Returns:
+        :func:`assignment_rows`'s tuple, or an empty tuple-shaped result with ``pos.shape[0] == 0`` when the
+        choice does not fit this matrix: an index outside [0, m), n >= 2**31, or a column with entries in two
+        assignment rows (their supports must be pairwise disjoint). The caller then chooses afresh.
+    """
+    n = cp.shape[0] - 1
+    taken = np.ones(m, dtype=np.uint8)
+    bad = n >= 2147483647
+    for k in range(coupling.shape[0]):
+        i = coupling[k]
+        if i < 0 or i >= m:
+            bad = True
+            break
+        taken[i] = 0
+    row_of_col = np.full(n if not bad else 0, -1, dtype=np.int64)
+    coef_of_col = np.zeros(n if not bad else 0)
+    cnt = np.zeros(m if not bad else 0, dtype=np.int64)
+    if not bad:
+        for j in range(n):
+            for p in range(cp[j], cp[j + 1]):
+                i = ci[p]
+                if taken[i]:
+                    if row_of_col[j] >= 0:
+                        bad = True
+                        break
+                    row_of_col[j] = i
+                    coef_of_col[j] = cv[p]
+                    cnt[i] += 1
+            if bad:
+                break
+    if bad:
+        e = np.empty(0, dtype=np.int64)
+        return e, np.empty(0), e, e, np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.int32)
+    rp1 = np.zeros(m + 1, dtype=np.int64)
+    m2 = 0
+    for i in range(m):
+        rp1[i + 1] = rp1[i] + cnt[i]
+        if not taken[i]:
+            m2 += 1
+    fill = rp1[:m].copy()
+    rc1 = np.empty(rp1[m], dtype=np.int32)
+    for j in range(n):  # columns in increasing order: each row's list increasing, as the greedy's transpose gives
+        i = row_of_col[j]
+        if i >= 0:
+            rc1[fill[i]] = j
+            fill[i] += 1
+    pos = np.full(m, -1, dtype=np.int64)
+    out = np.empty(m2, dtype=np.int64)
+    m2 = 0
+    for i in range(m):
+        if not taken[i]:
+            pos[i] = m2
+            out[m2] = i
+            m2 += 1
+    return row_of_col, coef_of_col, pos, out, rp1, rc1
+
+
 @njit(cache=True)
 def block_bound(cp, ci, pos, rp, rc):
     """An upper bound on the coupling rows one assignment row's columns reach (the order of the dense block
@@ -438,7 +506,8 @@ subtracting blocks never accumulates over a long run (a new tau, a failed factor
 class SchurSystem:
     """The Newton systems of one ALM run solved by block elimination (module docstring).
 
-    Built once per run from the scaled matrix (:func:`assignment_rows`); :meth:`solve` brings S to the
+    Built once per run from the scaled matrix (:func:`assignment_rows`, or :func:`assignment_rows_given` from
+    a carried choice); :meth:`solve` brings S to the
     current active set, factors it (:func:`factor_lower`, LAPACK) and returns the exact direction. S is
     updated from the previous step's (:func:`schur_update`: only the assignment rows whose active columns or
     V11_ii changed, at the same tau) unless more than :data:`UPDATE_SHARE` of them changed, tau changed, the
@@ -454,9 +523,13 @@ class SchurSystem:
             (TE Kdl: each active path's links squared, each demand's paths' links squared), and ``factor``.
     """
 
-    def __init__(self, cp, ci, cv, m: int):
+    def __init__(self, cp, ci, cv, m: int, coupling: np.ndarray | None = None):
+        # a fresh int64 copy (m2 entries): one kernel signature whatever the caller holds (read-only, int32)
+        got = None if coupling is None else assignment_rows_given(cp, ci, cv, np.array(coupling, dtype=np.int64), m)
+        #: whether the rows came from a carried choice (``coupling``) rather than the greedy
+        self.carried = got is not None and got[2].shape[0] == m
         (self.row_of_col, self.coef_of_col, self.pos, self.coupling, self.rp,
-         self.rc) = assignment_rows(cp, ci, cv, m)
+         self.rc) = got if self.carried else assignment_rows(cp, ci, cv, m)
         self.m2 = k = int(self.coupling.shape[0])
         self.nnz = max(int(cp[-1]), 1)
         self.factor = factor_passes(k, self.nnz)
@@ -519,16 +592,20 @@ _LAST: dict = {}
 _LOCK = threading.Lock()
 
 
-def schur_system(cp, ci, cv, m: int) -> SchurSystem:
+def schur_system(cp, ci, cv, m: int, coupling: np.ndarray | None = None) -> SchurSystem:
     """The :class:`SchurSystem` of the CSC arrays (cp, ci, cv) with m rows, kept for the last matrix seen (keyed
     by the arrays' identity, as ``solver.lp.alm_scaling`` keeps its factors: a round whose delta leaves the matrix
     alone shares the scaled arrays, so a long-lived process, the worker or a part worker, chooses the assignment
-    rows once, not every round). Its work arrays are reused; one ALM run uses it at a time."""
+    rows once, not every round). Its work arrays are reused; one ALM run uses it at a time.
+
+    ``coupling`` ((m2,) int64 or None): the coupling rows a previous process chose for this matrix (carried in
+    the state with its scaling, ``solver.lp.alm_scaling.coupling_rows_of``): one pass rebuilds the arrays
+    (:func:`assignment_rows_given`) instead of the greedy; a choice that does not fit is ignored."""
     with _LOCK:
         hit = _LAST.get("last")
         if hit is not None and hit[0] == m and hit[1][0] is cp and hit[1][1] is ci and hit[1][2] is cv:
             return hit[2]
-    out = SchurSystem(cp, ci, cv, m)
+    out = SchurSystem(cp, ci, cv, m, coupling)
     with _LOCK:
         _LAST["last"] = (m, (cp, ci, cv), out)
     return out

@@ -38,6 +38,36 @@ def assignment_rows_ref(cp, ci, cv, m):
     return row_of_col, coef_of_col, pos, coupling, rp, rc.astype(np.int32)
 
 
+def assignment_rows_given_ref(cp, ci, cv, coupling, m):
+    """Twin of :func:`solver.lp.alm_schur.assignment_rows_given` (None where the kernel returns an empty ``pos``)."""
+    coupling = np.asarray(coupling, dtype=np.int64)
+    n = cp.shape[0] - 1
+    if coupling.size and (coupling.min() < 0 or coupling.max() >= m):
+        return None
+    taken = np.ones(m, dtype=bool)
+    taken[coupling] = False
+    A = _matrix(cp, ci, cv, m).tocsc()
+    A.sort_indices()
+    on = taken[A.indices]
+    acc = np.concatenate(([0], np.cumsum(on)))
+    per_col = acc[A.indptr[1:]] - acc[A.indptr[:-1]]
+    if (per_col > 1).any():
+        return None
+    row_of_col = np.full(n, -1, dtype=np.int64)
+    coef_of_col = np.zeros(n)
+    cols = np.repeat(np.arange(n), np.diff(A.indptr))[on]
+    row_of_col[cols] = A.indices[on]
+    coef_of_col[cols] = A.data[on]
+    out = np.flatnonzero(~taken).astype(np.int64)
+    pos = np.full(m, -1, dtype=np.int64)
+    pos[out] = np.arange(out.size)
+    order = np.lexsort((cols, row_of_col[cols]))
+    rc = cols[order].astype(np.int32)
+    cnt = np.bincount(row_of_col[cols], minlength=m) if cols.size else np.zeros(m, dtype=np.int64)
+    rp = np.concatenate(([0], np.cumsum(cnt))).astype(np.int64)
+    return row_of_col, coef_of_col, pos, out, rp, rc
+
+
 def _blocks(cp, ci, cv, col_active, tau, diag, pos):
     """Dense V = tau A_J A_J' + diag(diag) and the assignment rows' mask."""
     m = diag.shape[0]
