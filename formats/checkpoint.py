@@ -12,7 +12,8 @@ Layout::
         problem/meta.json   sense, offset, name, round, sizes, and how each array is stored
         problem/*.arrow     Arrow IPC arrays (see formats/checkpoint_arrays.py: base + optional patch)
         state.arrow         solver state: x, y, step_size, primal_weight, iterations, integer_x, engine, and the
-                            matrix's scaling factors (row_scale, col_scale, scaling: solver.model.state.MatrixScaling)
+                            matrix's scaling factors (row_scale, col_scale, scaling, coupling_rows:
+                            solver.model.state.MatrixScaling)
         report.json, solution.parquet, duals.parquet, changes.parquet
       failed/round-000004-<utc>/report.json   rounds that failed and were not accepted (CURRENT unchanged)
       abandoned/<utc>-<id>/gen-000003, ...     a branch left by ``rollback``, moved aside by the next commit

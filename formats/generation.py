@@ -127,6 +127,9 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
         "col_scale": pa.array([None if sc is None else np.asarray(sc.col_factors, dtype=np.float64)],
                               type=pa.list_(pa.float64())),
         "scaling": pa.array([None if sc is None else sc.options_json()], type=pa.string()),
+        # the coupling rows of the ALM's Newton systems for this matrix (solver.lp.alm_schur), carried with it
+        "coupling_rows": pa.array([None if sc is None or sc.coupling_rows is None
+                                   else np.asarray(sc.coupling_rows, dtype=np.int64)], type=pa.list_(pa.int64())),
     })
     io_fault("state", path)
     with naming(path), pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
@@ -153,7 +156,8 @@ def load_state_arrays(path: Path) -> SolverState:
                        step_size=cols["step_size"][0].as_py(), primal_weight=cols["primal_weight"][0].as_py(),
                        iterations=int(cols["iterations"][0].as_py()),
                        engine=json.loads(engine) if engine else None,
-                       scaling=MatrixScaling.from_stored(cols["scaling"][0].as_py(), vec("row_scale"), vec("col_scale"))
+                       scaling=MatrixScaling.from_stored(cols["scaling"][0].as_py(), vec("row_scale"), vec("col_scale"),
+                                                         vec("coupling_rows") if "coupling_rows" in cols else None)
                        if "scaling" in cols else None)  # older states have none
 
 

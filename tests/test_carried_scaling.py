@@ -7,6 +7,8 @@ A's values and the final factors either way. Checked here: the kernel against it
 and seeded factors give bitwise the same scaled matrix, the seed refuses what does not fit, state.arrow keeps the
 factors (and an older one without them still loads), and a stream of rounds with fresh caches every round (one
 process per round) comes out bitwise the same with and without the carried factors, which it then actually uses.
+The coupling rows of the ALM's Newton systems (``solver.lp.alm_schur``) travel with the factors: the same streams
+choose the assignment rows only where nothing was carried, and state.arrow / parts.arrow keep them.
 """
 
 from __future__ import annotations
@@ -95,12 +97,20 @@ def test_the_seed_refuses_what_does_not_fit():
 
 
 def test_state_arrow_keeps_the_factors_and_an_older_one_loads(tmp_path):
-    sc = MatrixScaling(7, None, np.array([0.5, 2.0]), np.array([1.0, 3.0, 0.25]))
+    sc = MatrixScaling(7, None, np.array([0.5, 2.0]), np.array([1.0, 3.0, 0.25]), coupling_rows=np.array([1]))
     path = tmp_path / "state.arrow"
     save_state_arrays(path, SolverState(x=np.zeros(3), y=np.ones(2), scaling=sc))
     got = load_state_arrays(path).scaling
     assert got.ruiz_iterations == 7 and got.pock_chambolle_alpha is None
     assert np.array_equal(got.row_factors, sc.row_factors) and np.array_equal(got.col_factors, sc.col_factors)
+    assert got.coupling_rows.dtype == np.int64 and got.coupling_rows.tolist() == [1]
+    with pa.memory_map(str(path)) as src:  # written before the coupling rows were stored: factors, no rows
+        table = ipc.open_file(src).read_all().drop_columns(["coupling_rows"])
+    before = tmp_path / "before-coupling.arrow"
+    with pa.OSFile(str(before), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    got = load_state_arrays(before).scaling
+    assert got.coupling_rows is None and np.array_equal(got.row_factors, sc.row_factors)
     save_state_arrays(path, SolverState(x=np.zeros(3), y=np.ones(2)))
     assert load_state_arrays(path).scaling is None
     with pa.memory_map(str(path)) as src:  # a state written before the factors were stored
@@ -123,6 +133,7 @@ def _stream(tmp_path, name: str, monkeypatch, carry: bool, rounds_: int = 3):
         return real(*args)
 
     monkeypatch.setattr(alm_scaling, "ruiz_passes", counting)
+    chosen = _count_greedy(monkeypatch)
     if not carry:
         monkeypatch.setattr(alm_scaling, "seed", lambda *a: False)
     sc = TEScenario(nodes=12, seed=4)
@@ -133,20 +144,29 @@ def _stream(tmp_path, name: str, monkeypatch, carry: bool, rounds_: int = 3):
     for r in range(rounds_):
         _fresh_process()
         scaled.clear()
+        chosen.clear()
         rep = rounds.step(sc.next_delta(r + 1, None), st_dir)
         assert rep["status"] == "OPTIMAL", rep
         gen = checkpoint.StateStore(st_dir).load()
         points.append((gen.state.x, gen.state.y))
-        runs.append(len(scaled))
-        assert gen.state.scaling is not None  # stored for the next round
+        runs.append((len(scaled), len(chosen)))
+        assert gen.state.scaling is not None and gen.state.scaling.coupling_rows is not None  # for the next round
     monkeypatch.undo()
     return points, runs
+
+
+def _count_greedy(monkeypatch) -> list:
+    """Count the runs of the greedy choice of assignment rows (``alm_schur.assignment_rows``)."""
+    chosen: list = []
+    real = alm_schur.assignment_rows
+    monkeypatch.setattr(alm_schur, "assignment_rows", lambda *a: chosen.append(1) or real(*a))
+    return chosen
 
 
 def test_a_process_per_round_stream_is_the_same_with_carried_factors(tmp_path, monkeypatch):
     carried, runs_carried = _stream(tmp_path, "carried", monkeypatch, carry=True)
     computed, runs_computed = _stream(tmp_path, "computed", monkeypatch, carry=False)
-    assert runs_computed == [1, 1, 1] and runs_carried == [0, 0, 0]
+    assert runs_computed == [(1, 1)] * 3 and runs_carried == [(0, 0)] * 3  # (Ruiz runs, greedy choices) a step
     for (x1, y1), (x2, y2) in zip(carried, computed, strict=True):
         assert np.array_equal(x1, x2) and np.array_equal(y1, y2)
 
@@ -205,6 +225,7 @@ def _part_stream(tmp_path, name: str, monkeypatch, carry: bool, rounds_: int = 3
     scaled = []
     real = alm_scaling.ruiz_passes
     monkeypatch.setattr(alm_scaling, "ruiz_passes", lambda *a: scaled.append(1) or real(*a))
+    chosen = _count_greedy(monkeypatch)
     if not carry:
         monkeypatch.setattr(alm_scaling, "seed", lambda *a: False)
     sc = TEScenario(nodes=12, seed=4)
@@ -216,11 +237,12 @@ def _part_stream(tmp_path, name: str, monkeypatch, carry: bool, rounds_: int = 3
     for r in range(rounds_):
         _fresh_process()
         scaled.clear()
+        chosen.clear()
         rep = rounds.step(sc.next_delta(r + 1, None), st_dir)
         assert rep["status"] in ("OPTIMAL", "FEASIBLE"), rep
         gen = checkpoint.StateStore(st_dir).load()
         points.append(gen.state.x)
-        runs.append(len(scaled))
+        runs.append((len(scaled), len(chosen)))
         from solver.partition import store as part_store
 
         stored.append([p.state.scaling for p in part_store.load(gen.path).parts])
@@ -234,10 +256,11 @@ def test_partitioned_rounds_carry_each_parts_factors_checked_by_checksum(tmp_pat
     matrix of that checksum. Same merged points bitwise, no Ruiz run where the parts' matrices did not change."""
     carried, stored, runs_carried = _part_stream(tmp_path, "carried", monkeypatch, carry=True)
     computed, _, runs_computed = _part_stream(tmp_path, "computed", monkeypatch, carry=False)
-    assert all(sc is not None and sc.matrix_crc is not None for parts in stored for sc in parts)
+    assert all(sc is not None and sc.matrix_crc is not None and sc.coupling_rows is not None
+               for parts in stored for sc in parts)
     # every step solves both parts with the ALM (and this small model whole once more, in this process), and
-    # every round, init's too, stored the parts' factors for the next
-    assert [c - 2 for c in runs_computed] == runs_carried, (runs_carried, runs_computed)
+    # every round, init's too, stored the parts' factors and coupling rows for the next
+    assert [(c - 2, g - 2) for c, g in runs_computed] == runs_carried, (runs_carried, runs_computed)
     for x1, x2 in zip(carried, computed, strict=True):
         assert np.array_equal(x1, x2)
 
@@ -270,3 +293,40 @@ def test_stored_options_round_trip_and_a_part_scaling_needs_its_checksum():
     with pytest.raises(ValueError, match="checksum"):
         _part_scaling(MatrixScaling(10, 1.0, d1, d2).options_json(), d1, d2)
     assert _part_scaling(MatrixScaling(10, 1.0, d1, d2, 7).options_json(), d1, d2).matrix_crc == 7
+
+
+def test_stored_coupling_rows_outside_the_matrix_are_dropped_not_trusted():
+    d1, d2 = np.array([0.5, 2.0]), np.array([1.0, 3.0, 0.25])
+    text = MatrixScaling(10, 1.0, d1, d2, 7).options_json()
+    assert MatrixScaling.from_stored(text, d1, d2, np.array([0, 1])).coupling_rows.tolist() == [0, 1]
+    for bad in (np.array([2]), np.array([-1]), np.array([[0]])):
+        assert MatrixScaling.from_stored(text, d1, d2, bad).coupling_rows is None
+
+
+def test_a_seed_with_coupling_rows_hands_them_to_the_alm_and_a_seed_without_forgets_older_ones():
+    cp, ci, cv = _csc(3, 9, 12, 0.3)
+    _fresh_process()
+    alm_scaling.matrix_factors(cp, ci, cv, 9, 10, 1.0)
+    assert alm_scaling.coupling_rows_of(cp, ci, cv) is None  # nothing chosen yet
+    alm_scaling.note_coupling_rows(cp, ci, cv, np.array([2, 5]))
+    sc = alm_scaling.factors_of(cp, ci, cv, 9)
+    assert sc.coupling_rows.tolist() == [2, 5]
+    _fresh_process()
+    cp2, ci2, cv2 = cp.copy(), ci.copy(), cv.copy()
+    assert alm_scaling.seed(cp2, ci2, cv2, 9, sc)
+    assert alm_scaling.coupling_rows_of(cp2, ci2, cv2).tolist() == [2, 5]
+    assert alm_scaling.coupling_rows_of(cp, ci, cv) is None  # other arrays
+    cp3 = cp.copy()
+    assert alm_scaling.seed(cp3, ci2, cv2, 9, MatrixScaling(10, 1.0, sc.row_factors, sc.col_factors))
+    assert alm_scaling.coupling_rows_of(cp3, ci2, cv2) is None
+
+
+def test_the_cache_keeps_no_coupling_rows_of_a_matrix_it_moved_on_from():
+    cp, ci, cv = _csc(4, 6, 9, 0.4)
+    _fresh_process()
+    alm_scaling.matrix_factors(cp, ci, cv, 6, 10, 1.0)
+    alm_scaling.note_coupling_rows(cp, ci, cv, np.array([1]))
+    other = _csc(5, 6, 9, 0.4)
+    alm_scaling.matrix_factors(*other, 6, 10, 1.0)
+    assert "coupling" not in alm_scaling._CACHE  # the first matrix is not held alive through its rows
+    assert alm_scaling.coupling_rows_of(cp, ci, cv) is None

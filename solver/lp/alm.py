@@ -69,7 +69,7 @@ import numpy as np
 
 from solver.lp.alm_kernels import csc_matvec, diff_norm, dot, primal_screen
 from solver.lp.alm_newton import Subproblem, Workspace, newton_solve
-from solver.lp.alm_scaling import scale_for_alm
+from solver.lp.alm_scaling import coupling_rows_of, note_coupling_rows, scale_for_alm
 from solver.lp.alm_schur import schur_system
 from solver.lp.original_kkt import original_kkt
 from solver.lp.pdhg import parse_warm_start, scaling_trouble
@@ -269,7 +269,8 @@ class _Run:
         self.omega = 1.0
         self.wsp = Workspace(sc.n, sc.m)
         if prm.direct_max > 0:
-            schur = schur_system(*sc.csc, sc.m)
+            schur = schur_system(*sc.csc, sc.m, coupling_rows_of(cp, ci, cv))  # carried: one checked pass
+            note_coupling_rows(cp, ci, cv, schur.coupling)  # stored with the state's scaling (factors_of)
             if schur.m2 <= prm.direct_max and schur.factor <= prm.direct_passes:
                 self.wsp.schur = schur
         self.b_den = 1.0 + combined_bound_norm(sc.lc, sc.uc, p.row_lower[kr], p.row_upper[kr])

@@ -27,6 +27,9 @@ class MatrixScaling:
             None. A partitioned round's parts record it: their matrices are rebuilt every round, and a part's
             worker takes the factors only for a matrix of that checksum. The monolithic round needs none (the
             delta says whether the matrix changed).
+        coupling_rows: (m2,) int64, the rows the ALM's Newton systems keep in their Schur complement
+            (``solver.lp.alm_schur``: every other row is an assignment row), chosen for this matrix's pattern; or
+            None (not chosen: no ALM run, or an older state). Carried with the factors, checked before use.
     """
 
     ruiz_iterations: int
@@ -34,6 +37,7 @@ class MatrixScaling:
     row_factors: np.ndarray
     col_factors: np.ndarray
     matrix_crc: int | None = None
+    coupling_rows: np.ndarray | None = None
 
     def options_json(self) -> str:
         """The options and the checksum as the JSON text a store keeps beside the two factor columns
@@ -42,9 +46,10 @@ class MatrixScaling:
                            "pock_chambolle_alpha": self.pock_chambolle_alpha, "matrix_crc": self.matrix_crc})
 
     @classmethod
-    def from_stored(cls, text: str | None, row_factors, col_factors) -> MatrixScaling | None:
-        """The scaling a store kept: :meth:`options_json`'s ``text`` (None or empty: none was stored) and the
-        factors (m,), (n,).
+    def from_stored(cls, text: str | None, row_factors, col_factors, coupling_rows=None) -> MatrixScaling | None:
+        """The scaling a store kept: :meth:`options_json`'s ``text`` (None or empty: none was stored), the
+        factors (m,), (n,) and the coupling rows (m2,) int64 or None (an older store has none; rows outside
+        [0, m) are dropped as unknown, never trusted: ``solver.lp.alm_schur`` checks a choice before use).
 
         Raises:
             ValueError: the text is not such a JSON object, or the factors are missing (the store's loader
@@ -59,7 +64,18 @@ class MatrixScaling:
         alpha, crc = opts["pock_chambolle_alpha"], opts.get("matrix_crc")
         return cls(ruiz_iterations=int(opts["ruiz_iterations"]),
                    pock_chambolle_alpha=None if alpha is None else float(alpha), row_factors=row_factors,
-                   col_factors=col_factors, matrix_crc=None if crc is None else int(crc))
+                   col_factors=col_factors, matrix_crc=None if crc is None else int(crc),
+                   coupling_rows=_coupling(coupling_rows, len(row_factors)))
+
+
+def _coupling(rows, m: int) -> np.ndarray | None:
+    """Stored coupling rows as (m2,) int64, or None when absent or not row indices of an (m,)-row matrix."""
+    if rows is None:
+        return None
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= m)):
+        return None
+    return rows
 
 
 @dataclass(eq=False)

@@ -10,7 +10,8 @@ re-apply work unchanged). Layout::
     gen-NNNNNN/partition/parts.arrow    one row per part: cols, rows (whole-problem indices), x, y,
                                         integer_x, step_size, primal_weight, iterations, engine (JSON),
                                         row_scale, col_scale, scaling (JSON): the part's matrix scaling and
-                                        its matrix's checksum (optional: an older state has none)
+                                        its matrix's checksum (optional: an older state has none),
+                                        coupling_rows: its ALM's coupling rows (optional, as the scaling)
     gen-NNNNNN/partition/clients.arrow  name, part: the client -> part assignment
     gen-NNNNNN/partition/columns.arrow  client: (n,) int32 the client of every column (row of clients.arrow,
                                         -3 global), so the next round reads only its new columns' names
@@ -112,12 +113,12 @@ def _scaled(state) -> bool:
     return sc is not None and sc.matrix_crc is not None
 
 
-def _part_scaling(text: str, row_factors, col_factors) -> MatrixScaling:
+def _part_scaling(text: str, row_factors, col_factors, coupling_rows=None) -> MatrixScaling:
     """A part's stored scaling, which must name the checksum of its matrix (a worker trusts no other).
 
     Raises:
         ValueError, KeyError: not what :func:`save` writes (the caller cold-starts)."""
-    sc = MatrixScaling.from_stored(text, row_factors, col_factors)
+    sc = MatrixScaling.from_stored(text, row_factors, col_factors, coupling_rows)
     if sc.matrix_crc is None:
         raise ValueError("partition/parts.arrow: a part's scaling without the checksum of its matrix")
     return sc
@@ -149,6 +150,9 @@ def save(folder: Path, data: PartitionData) -> int:
                            np.float64),
         "scaling": pa.array([s.scaling.options_json() if o and _scaled(s) else None
                              for s, o in zip(st, ok, strict=True)], pa.string()),
+        # the coupling rows of each part's ALM Newton systems, carried with its scaling (solver.lp.alm_schur)
+        "coupling_rows": _list([s.scaling.coupling_rows if o and _scaled(s) else None
+                                for s, o in zip(st, ok, strict=True)], np.int64),
     })
     size = _write_table(out / "parts.arrow", parts)
     a = data.assignment
@@ -190,6 +194,7 @@ def load(generation: Path) -> PartitionData | None:
     col = {n: parts_t.column(n).to_pylist() for n in ("step_size", "primal_weight", "iterations")}
     engines = parts_t.column("engine").to_pylist() if "engine" in parts_t.column_names else [None] * k
     scalings = parts_t.column("scaling").to_pylist() if "scaling" in parts_t.column_names else [None] * k  # older
+    coupled = "coupling_rows" in parts_t.column_names  # older states have none
 
     def vec(name, i, dtype):
         v = parts_t.column(name)[i]
@@ -202,7 +207,8 @@ def load(generation: Path) -> PartitionData | None:
             x=x, y=y, integer_x=vec("integer_x", i, np.float64), step_size=col["step_size"][i],
             primal_weight=col["primal_weight"][i], iterations=int(col["iterations"][i]),
             engine=json.loads(engines[i]) if engines[i] else None,
-            scaling=_part_scaling(scalings[i], vec("row_scale", i, np.float64), vec("col_scale", i, np.float64))
+            scaling=_part_scaling(scalings[i], vec("row_scale", i, np.float64), vec("col_scale", i, np.float64),
+                                  vec("coupling_rows", i, np.int64) if coupled else None)
             if scalings[i] else None)
         parts.append(PartState(cols=vec("cols", i, np.int64), rows=vec("rows", i, np.int64), state=state))
     cl = _read_table(folder / "clients.arrow")
