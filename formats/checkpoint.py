@@ -118,11 +118,18 @@ DEFAULT_KEEP = 5
 _CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
 _RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation), oldest first
+
+
 RECENT_STATES = 8
 """How many state directories' last generations a process keeps (:meth:`StateStore._remember`), the one stored least
 recently dropped first: a loaded generation's arrays are views of its files holding a descriptor each
 (``formats.checkpoint_arrays.private_view``), and a program driving one state after another kept them all
 (~200 states used up ``ulimit -n`` 1024)."""
+
+
+def forget_recent() -> None:
+    """Drop the generations this process kept (the next read of a state loads it from disk, as a new process)."""
+    _RECENT.clear()
 
 
 CURRENT_MOVED_RETRIES = 5  #: re-reads of CURRENT when it moved on while a reader read the round it named

@@ -73,6 +73,19 @@ def read_columns(path: str | os.PathLike) -> dict[str, pa.Array]:
             for name, col in zip(table.column_names, table.columns, strict=True)}
 
 
+def int_list_hint(col, i: int) -> np.ndarray | None:
+    """Element ``i`` of a list column (``pa.Array`` or ``pa.ChunkedArray``) as a new (k,) int64 array, or None when the
+    column is not a list of integers or the element is null or holds a null: for columns that are only a hint (the
+    ALM's coupling rows, which ``solver.lp.alm_schur`` checks before use), never a reason to call a file damaged."""
+    t = col.type
+    if not ((pa.types.is_list(t) or pa.types.is_large_list(t)) and pa.types.is_integer(t.value_type)):
+        return None
+    item = col[i]
+    if not item.is_valid or item.values.null_count:
+        return None
+    return np.asarray(item.values.to_numpy(zero_copy_only=False), dtype=np.int64).copy()
+
+
 def to_numpy(arr: pa.Array, dtype: str) -> np.ndarray:
     """Arrow column -> numpy array of ``dtype`` ('object' for names, 'bool' stored as uint8).
 

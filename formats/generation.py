@@ -140,7 +140,7 @@ def save_state_arrays(path: Path, state: SolverState) -> int:
 
 def load_state_arrays(path: Path) -> SolverState:
     """Read a state.arrow written by :func:`save_state_arrays` (x, y copied out of the map: writable)."""
-    from formats.checkpoint_arrays import read_columns
+    from formats.checkpoint_arrays import int_list_hint, read_columns
     from solver.model.state import MatrixScaling, SolverState
 
     cols = read_columns(path)
@@ -157,7 +157,7 @@ def load_state_arrays(path: Path) -> SolverState:
                        iterations=int(cols["iterations"][0].as_py()),
                        engine=json.loads(engine) if engine else None,
                        scaling=MatrixScaling.from_stored(cols["scaling"][0].as_py(), vec("row_scale"), vec("col_scale"),
-                                                         vec("coupling_rows") if "coupling_rows" in cols else None)
+                                                         int_list_hint(cols["coupling_rows"], 0) if "coupling_rows" in cols else None)
                        if "scaling" in cols else None)  # older states have none
 
 

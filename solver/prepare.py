@@ -410,11 +410,26 @@ def _lp_rounds(tmp: Path) -> None:
 
     sc = make_scenario("te", 6, seed=1)
     _stream(sc, tmp / "te", 2, "base.mps")
-    for r, engine in ((3, "pdhg"), (4, "alm")):
+    for r, engine in ((3, "pdhg"), (4, "alm"), (5, "alm")):
         path = tmp / "te" / f"delta_{r:04d}.parquet"
         write_delta(sc.next_delta(r), path)
+        if r == 5:  # as the next step process does: the factors and coupling rows read back from the state
+            forget_process_caches()
         rounds_lib.step(path, state_dir=tmp / "te" / "state", settings=Settings(engine=engine),
                         accept_failed=True)
+
+
+def forget_process_caches() -> None:
+    """Drop what this process keeps between rounds (the last generation read of each state, the ALM's matrix
+    scaling and Newton block structure), so that the next round runs as a new ``copter step`` process does: from
+    what the state stores (the warm-up reaches ``alm_schur.assignment_rows_given`` this way; the rounds of one
+    process never do)."""
+    from formats import checkpoint
+    from solver.lp import alm_scaling, alm_schur
+
+    checkpoint.forget_recent()
+    alm_scaling.forget()
+    alm_schur.forget()
 
 
 def _partitioned_rounds(tmp: Path) -> None:

@@ -330,3 +330,23 @@ def test_the_cache_keeps_no_coupling_rows_of_a_matrix_it_moved_on_from():
     alm_scaling.matrix_factors(*other, 6, 10, 1.0)
     assert "coupling" not in alm_scaling._CACHE  # the first matrix is not held alive through its rows
     assert alm_scaling.coupling_rows_of(cp, ci, cv) is None
+
+
+@pytest.mark.parametrize("column", [
+    pa.array([["a", "b"]], type=pa.list_(pa.string())),  # not integers
+    pa.array([[1.7, 2.0]], type=pa.list_(pa.float64())),  # not integers: never truncated to rows 1, 2
+    pa.array([[1, None]], type=pa.list_(pa.int64())),  # a null inside
+    pa.array([7], type=pa.int64()),  # not a list
+])
+def test_a_damaged_coupling_rows_column_is_no_hint_and_the_state_still_loads(tmp_path, column):
+    sc = MatrixScaling(7, None, np.array([0.5, 2.0]), np.array([1.0, 3.0, 0.25]), coupling_rows=np.array([1]))
+    path = tmp_path / "state.arrow"
+    save_state_arrays(path, SolverState(x=np.zeros(3), y=np.ones(2), scaling=sc))
+    with pa.memory_map(str(path)) as src:
+        table = ipc.open_file(src).read_all()
+    table = table.set_column(table.column_names.index("coupling_rows"), "coupling_rows", column)
+    damaged = tmp_path / "damaged.arrow"
+    with pa.OSFile(str(damaged), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    got = load_state_arrays(damaged)
+    assert got.scaling.coupling_rows is None and np.array_equal(got.scaling.row_factors, sc.row_factors)

@@ -88,6 +88,7 @@ with event.install_listener("numba:compile", Recorder()), tempfile.TemporaryDire
         s = None if domain == "te" else stages
         statuses.append((domain, rounds.init(sc.base(), state_dir=st, settings=s)["status"]))
         for r in range(1, n + 1):
+            prep.forget_process_caches()  # one process per round: what the state carries (factors, coupling rows)
             statuses.append((domain, rounds.step(sc.next_delta(r), state_dir=st, settings=s,
                                                  accept_failed=True)["status"]))
     # a partitioned LP stream (K = 3, another ring than the warm-up's K = 2)
@@ -163,6 +164,25 @@ def test_rounds_after_prepare_compile_nothing():
     cli_codes = [code for name, code in out["statuses"] if name in ("init", "step", "solve")]
     assert len(cli_codes) == 5 and cli_codes.count(0) == 4, out["statuses"]
     assert len(out["statuses"]) == 5 + 4 + 4 + 3 + 2 + 2 + 1 + 1
+
+
+REACHED = r'''
+import json
+from solver.prepare import kernels, prepare
+
+prepare()
+print(json.dumps(sorted(name for name, d in kernels().items() if d.signatures)))
+'''
+
+
+def test_prepare_reaches_what_only_a_new_step_process_runs():
+    """A step process rebuilds the ALM's block structure from the coupling rows its state carries
+    (``alm_schur.assignment_rows_given``), which rounds in one process never do: the warm-up steps once as a new
+    process would, or the first carried round of a fresh install compiled the kernel mid-stream (1.4 s, review)."""
+    proc = subprocess.run([sys.executable, "-c", REACHED], cwd=ROOT, env=_env(), capture_output=True, text=True,
+                          timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "solver.lp.alm_schur.assignment_rows_given" in set(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def test_stamp_records_what_the_cache_depends_on(tmp_path, monkeypatch):

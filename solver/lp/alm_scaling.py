@@ -98,6 +98,12 @@ def matrix_factors(cp, ci, cv, m: int, ruiz_iterations: int, pock_chambolle_alph
     return out
 
 
+def forget() -> None:
+    """Drop the kept factors and coupling rows (what a new process starts without)."""
+    with _LOCK:
+        _CACHE.clear()
+
+
 def matrix_crc(cp, ci, cv) -> int:
     """CRC-32 (``zlib``) of the bytes of the CSC arrays cp (n+1,), ci (nnz,), cv (nnz,) as stored, their dtypes
     and lengths included: one pass over ~12 bytes a nonzero (TE Kdl's parts, 7.7M nonzeros: 0.03-0.06 s)."""

@@ -592,6 +592,12 @@ _LAST: dict = {}
 _LOCK = threading.Lock()
 
 
+def forget() -> None:
+    """Drop the kept :class:`SchurSystem` (what a new process starts without)."""
+    with _LOCK:
+        _LAST.clear()
+
+
 def schur_system(cp, ci, cv, m: int, coupling: np.ndarray | None = None) -> SchurSystem:
     """The :class:`SchurSystem` of the CSC arrays (cp, ci, cv) with m rows, kept for the last matrix seen (keyed
     by the arrays' identity, as ``solver.lp.alm_scaling`` keeps its factors: a round whose delta leaves the matrix

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from formats.checkpoint_arrays import int_list_hint
 from formats.faults import naming
 from formats.fsync import fsync_path
 from formats.regular import read_regular_text
@@ -208,7 +209,7 @@ def load(generation: Path) -> PartitionData | None:
             primal_weight=col["primal_weight"][i], iterations=int(col["iterations"][i]),
             engine=json.loads(engines[i]) if engines[i] else None,
             scaling=_part_scaling(scalings[i], vec("row_scale", i, np.float64), vec("col_scale", i, np.float64),
-                                  vec("coupling_rows", i, np.int64) if coupled else None)
+                                  int_list_hint(parts_t.column("coupling_rows"), i) if coupled else None)
             if scalings[i] else None)
         parts.append(PartState(cols=vec("cols", i, np.int64), rows=vec("rows", i, np.int64), state=state))
     cl = _read_table(folder / "clients.arrow")
