@@ -149,16 +149,17 @@ class ImpliedUpperBuild(_Build):
     #: median 2.83 -> 2.57 s, time on K cores 4.43 -> 4.11 s, the thread always done before the merge needed it
     nice = 10
 
-    def __init__(self, problem: Problem):
+    def __init__(self, problem: Problem, coupling: np.ndarray | None = None):
         super().__init__()
         self.problem = problem
+        self.coupling = coupling  # the previous round's choice for the same matrix (assignment_rows_of), or None
         self.reported = False  # its thread's seconds are in a round's phases
 
     def _compute(self) -> BoundInputs:
         t = time.perf_counter()
         up = implied_upper(self.problem)
         t2 = time.perf_counter()
-        arows = assignment_rows_of(self.problem)
+        arows = assignment_rows_of(self.problem, self.coupling)
         return BoundInputs(up, arows, t2 - t, time.perf_counter() - t2)
 
     def take(self, ph) -> BoundInputs:

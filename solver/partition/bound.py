@@ -233,20 +233,36 @@ class AssignmentRows:
 MAX_ASSIGNMENT_COLS = 2**31 - 1
 
 
-def assignment_rows_of(problem: Problem) -> AssignmentRows | None:
+def assignment_rows_of(problem: Problem, coupling: np.ndarray | None = None) -> AssignmentRows | None:
     """The greedy assignment rows of ``problem`` (``solver.lp.alm_schur.assignment_rows``: rows taken by increasing
     count when none of their columns is taken; one numba kernel over the matrix, 0.24-0.47 s on TE Kdl's 31M
     nonzeros, without the GIL), or None for a model of :data:`MAX_ASSIGNMENT_COLS` columns or more. Depends on
     the model only: a partitioned LP round computes it during its parts' solves
-    (``solver.partition.background.ImpliedUpperBuild``)."""
+    (``solver.partition.background.ImpliedUpperBuild``).
+
+    ``coupling`` ((m2,) int64 or None): the other rows as the previous round chose them for the same matrix
+    (:func:`coupling_rows`, carried in ``PartitionData.coupling_rows``): the arrays are rebuilt from them in one
+    checked pass (``alm_schur.assignment_rows_given``, the greedy's arrays for the greedy's set); a set that does
+    not fit this matrix is ignored."""
     if problem.n_cols >= MAX_ASSIGNMENT_COLS:
         return None
-    from solver.lp.alm_schur import assignment_rows
+    from solver.lp.alm_schur import assignment_rows, assignment_rows_given
 
-    row_of_col, coef, pos, _, rp, rc = assignment_rows(problem.a_indptr, problem.a_indices, problem.a_data,
-                                                       problem.n_rows)
+    cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
+    m = problem.n_rows
+    got = None if coupling is None else assignment_rows_given(cp, ci, cv, np.array(coupling, dtype=np.int64), m)
+    row_of_col, coef, pos, _, rp, rc = got if got is not None and got[2].shape[0] == m else assignment_rows(cp, ci,
+                                                                                                          cv, m)
     return AssignmentRows(rows=np.flatnonzero(pos < 0).astype(np.int64), rp=rp, rc=rc, coef=coef,
                           row_of_col=row_of_col)
+
+
+def coupling_rows(arows: AssignmentRows, m: int) -> np.ndarray:
+    """(m2,) int64: the rows of an (m,)-row model that are not ``arows``' assignment rows, increasing (what
+    :func:`assignment_rows_of` takes back as ``coupling``)."""
+    keep = np.ones(m, dtype=bool)
+    keep[arows.rows] = False
+    return np.flatnonzero(keep).astype(np.int64)
 
 
 def assignment_step(problem: Problem, y: np.ndarray, arows: AssignmentRows, up: np.ndarray | None = None,

@@ -112,18 +112,22 @@ def complete_kkt(problem: Problem, mg: Merged) -> Merged:
 
 def _assignment_exact(problem: Problem, y: np.ndarray, bound: float | None, cand: str, y_bound: np.ndarray | None,
                       arows: AssignmentRows | None, up: np.ndarray | None, ph: Phases,
-                      r_full: np.ndarray | None = None) -> tuple[float | None, str, np.ndarray | None, bool]:
+                      r_full: np.ndarray | None = None, r=None) -> tuple[float | None, str, np.ndarray | None, bool]:
     """An LP merge's bound after the exact step on the assignment rows' duals from ``y`` (the merged duals with
     the best candidate's shared duals; :func:`solver.partition.bound.assignment_step`): (the better of ``bound``
     and the step's safe value, its candidate's name, ``cand`` + ``+assignment_exact`` when the step won, its (m,)
     duals, the step won). ``arows`` None: computed here (phase ``assignment_rows``; a round on workers has them from its
     thread). ``r_full``: the candidates' pass's reduced costs at ``y`` (``BestBound.reduced_cost``; the step then makes
-    no pass of its own). The step's own seconds are the phase ``bound_assignment``."""
+    no pass of its own). The step's own seconds are the phase ``bound_assignment``. ``r`` (the round's RoundSetup, or
+    None): its carried coupling rows are used to compute ``arows``, and the rows used are kept in ``r.arows`` for
+    the next round (``PartitionData.coupling_rows``)."""
     if arows is None:
         with ph.time("assignment_rows"):
-            arows = assignment_rows_of(problem)
+            arows = assignment_rows_of(problem, None if r is None else r.coupling)
         if arows is None:  # too many columns for the assignment rows' kernel: the candidates' bound stands
             return bound, cand, y_bound, False
+    if r is not None:
+        r.arows = arows
     with ph.time("bound_assignment"):
         value, y_new, _ = assignment_step(problem, y, arows, up, r_full)
     sense = float(problem.sense)
@@ -253,7 +257,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         y_bound = y.copy() if bound is not None else None
         ph.add("bound_start", time.perf_counter() - t_ph)
         if solved and not late:
-            bound, cand, y_bound, won = _assignment_exact(problem, y, bound, cand, y_bound, arows, up, ph, r_full)
+            bound, cand, y_bound, won = _assignment_exact(problem, y, bound, cand, y_bound, arows, up, ph, r_full, r)
             if won:
                 # the round's duals too: with each assignment row's dual its exact best given the others, the
                 # merged duals are dual feasible where the parts' left reduced costs of the wrong sign (TE Kdl K = 4

@@ -90,6 +90,7 @@ from solver.partition.after_merge import (
     wants_price_split,
 )
 from solver.partition.background import AscentThread, ImpliedUpperBuild, WholeBoundBuild
+from solver.partition.bound import coupling_rows
 from solver.partition.clients import PARTITION_OPTIONS, carry_grouping, group_clients, require_clients
 from solver.partition.config import PartitionConfig, default_update_every
 from solver.partition.deadline import Deadline
@@ -314,7 +315,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         ex = _executor(config, dl, len(solve_idx))
         if not problem.is_mip and r.implied is None and ex != "inline":
             # the merge's Lagrangian bound needs the model's implied upper bounds: computed while the parts run
-            r.implied = ImpliedUpperBuild(problem)
+            r.implied = ImpliedUpperBuild(problem, r.coupling)
         pass_settings, pass_start = part_settings, dl.command_start
         if kept is not None:  # the price re-split's pass: capped (PRICE_PASS_FACTOR), the pass before is kept
             pass_settings, pass_start = _price_pass_settings(part_settings, dl, passes_report)
@@ -564,7 +565,8 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
         parts=[PartState(cols=parts[p].cols, rows=parts[p].rows,
                          state=None if results[p] is None else results[p].state) for p in range(config.k)],
         shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last,
-        col_client=r.grouping.col_client, whole_kept=_whole_kept(outcome_rep, r.is_mip))
+        col_client=r.grouping.col_client, whole_kept=_whole_kept(outcome_rep, r.is_mip),
+        coupling_rows=r.coupling if r.arows is None else coupling_rows(r.arows, r.spos.shape[0]))
     pool_start = take_pool_start()  # the part workers' start (not their parts' seconds): new pools only
     if pool_start > 0:
         ph.add("pool_start", pool_start)
@@ -741,6 +743,10 @@ class RoundSetup:
     #: an LP round's implied column upper bounds (``background.ImpliedUpperBuild``), started with the parts of its
     #: first pass that run in workers; None: the merge computes them itself
     implied: object | None = None
+    #: (m2,) the whole model's coupling rows the previous round chose for this same matrix (``PartitionData``), or None
+    coupling: np.ndarray | None = None
+    #: the assignment rows this round's merge used (``bound.AssignmentRows``), for the next round; None: none
+    arows: object | None = None
 
 
 def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info,
@@ -783,11 +789,15 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
         steps = sh.carry(prev.shared_rows, prev.steps, rmap, old_shape[1], rows_sh, steps)
         last = sh.carry(prev.shared_rows, prev.last, rmap, old_shape[1], rows_sh, last)
     ph.add("route_and_shares", time.perf_counter() - t)
+    # the whole model's assignment rows, chosen by the previous round for this same matrix (the merge's bound)
+    same_matrix = (prev is not None and info is not None and not info.matrix_changed
+                   and old_shape == (problem.n_cols, problem.n_rows))
     return RoundSetup(grouping=grouping, assignment=assignment, warm=warm, n_new=n_new, n_dropped=n_dropped,
                       col_part=col_part, rows_sh=rows_sh, ns=ns, spos=spos, present=present,
                       shares=sh.normalise(default, present), steps=steps, last=last,
                       updates=prev.updates if warm else 0, col_map=col_map, row_map=row_map, old_shape=old_shape,
-                      clock=dl if dl is not None else Deadline.of(Settings()), is_mip=bool(problem.is_mip))
+                      clock=dl if dl is not None else Deadline.of(Settings()), is_mip=bool(problem.is_mip),
+                      coupling=prev.coupling_rows if same_matrix else None)
 
 
 def _grouping(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info):

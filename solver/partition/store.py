@@ -13,6 +13,8 @@ re-apply work unchanged). Layout::
                                         its matrix's checksum (optional: an older state has none),
                                         coupling_rows: its ALM's coupling rows (optional, as the scaling)
     gen-NNNNNN/partition/clients.arrow  name, part: the client -> part assignment
+    gen-NNNNNN/partition/coupling.arrow row: (m2,) int64 the whole model's coupling rows of the LP merge's bound
+                                        (optional; PartitionData.coupling_rows)
     gen-NNNNNN/partition/columns.arrow  client: (n,) int32 the client of every column (row of clients.arrow,
                                         -3 global), so the next round reads only its new columns' names
                                         (``solver.partition.clients.carry_grouping``); optional (an older
@@ -70,6 +72,8 @@ class PartitionData:
         whole_kept: the round was a MILP's whose merge missed its target and whose whole solve's point was kept
             (``fallback.kept`` "whole", ``reason`` "gap", "small" or "whole_last"): the next round's merge above
             target goes to the whole solve at once, as a small MILP's (``solver.partition.round``).
+        coupling_rows: (m2,) int64 the whole model's rows outside the assignment rows its LP merge's bound used
+            (``solver.partition.bound.coupling_rows``), for the next round on the same matrix; None: not known.
     """
 
     assignment: Assignment
@@ -81,6 +85,7 @@ class PartitionData:
     last: np.ndarray | None = None
     col_client: np.ndarray | None = None
     whole_kept: bool = False
+    coupling_rows: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         from solver.partition.shares import D0
@@ -168,6 +173,9 @@ def save(folder: Path, data: PartitionData) -> int:
     if data.col_client is not None:
         size += _write_table(out / "columns.arrow",
                              pa.table({"client": pa.array(np.asarray(data.col_client, dtype=np.int32))}))
+    if data.coupling_rows is not None:
+        size += _write_table(out / "coupling.arrow",
+                             pa.table({"row": pa.array(np.asarray(data.coupling_rows, dtype=np.int64))}))
     meta = {"format": "copter-partition", "version": VERSION, "k": a.k, "updates": int(data.updates),
             "whole_kept": bool(data.whole_kept)}  # absent (a state from before it): False
     with open(out / "meta.json", "x") as f:
@@ -227,4 +235,19 @@ def load(generation: Path) -> PartitionData | None:
     return PartitionData(assignment=assignment, parts=parts, shared_rows=sh.column("row").to_numpy().astype(np.int64),
                          shares=matrix("s"), updates=int(meta.get("updates", 0)), steps=matrix("d"),
                          whole_kept=meta.get("whole_kept") is True,
-                         last=matrix("z"), col_client=col_client)
+                         last=matrix("z"), col_client=col_client, coupling_rows=_coupling_rows(folder))
+
+
+def _coupling_rows(folder: Path) -> np.ndarray | None:
+    """``coupling.arrow``'s rows (optional: an older state, a MILP's rounds have none), or None when absent or not
+    a column of integers: a hint the merge checks before use (``alm_schur.assignment_rows_given``), never a reason
+    to call the partition damaged."""
+    if not (folder / "coupling.arrow").exists():
+        return None
+    try:
+        col = _read_table(folder / "coupling.arrow").column("row")
+    except (OSError, KeyError, ValueError, pa.ArrowException):
+        return None
+    if not pa.types.is_integer(col.type) or col.null_count:
+        return None
+    return col.to_numpy().astype(np.int64)
