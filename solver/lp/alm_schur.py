@@ -102,22 +102,31 @@ def assignment_rows(cp, ci, cv, m):
     for i in range(m):
         rp1[i + 1] = rp1[i] + (cnt[i] if taken[i] else 0)
     rc1 = np.empty(rp1[m], dtype=np.int32)
-    pos = np.full(m, -1, dtype=np.int64)
-    m2 = 0
     for i in range(m):
         if taken[i]:
             for q in range(rp[i], rp[i + 1]):
                 rc1[rp1[i] + q - rp[i]] = rc[q]
-        else:
-            m2 += 1
-    coupling = np.empty(m2, dtype=np.int64)
+    pos, coupling = _number_coupling(taken)
+    return row_of_col, coef_of_col, pos, coupling, rp1, rc1
+
+
+@njit(cache=True, nogil=True)
+def _number_coupling(taken):
+    """(pos (m,) int64: each row's index among the rows not ``taken``, -1 for a taken one; those rows (m2,) int64 in
+    increasing order) for ``taken`` (m,) uint8."""
+    m = taken.shape[0]
+    m2 = 0
+    for i in range(m):
+        m2 += 1 - taken[i]
+    pos = np.full(m, -1, dtype=np.int64)
+    out = np.empty(m2, dtype=np.int64)
     m2 = 0
     for i in range(m):
         if not taken[i]:
             pos[i] = m2
-            coupling[m2] = i
+            out[m2] = i
             m2 += 1
-    return row_of_col, coef_of_col, pos, coupling, rp1, rc1
+    return pos, out
 
 
 @njit(cache=True, nogil=True)
@@ -165,11 +174,8 @@ def assignment_rows_given(cp, ci, cv, coupling, m):
         e = np.empty(0, dtype=np.int64)
         return e, np.empty(0), e, e, np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.int32)
     rp1 = np.zeros(m + 1, dtype=np.int64)
-    m2 = 0
     for i in range(m):
         rp1[i + 1] = rp1[i] + cnt[i]
-        if not taken[i]:
-            m2 += 1
     fill = rp1[:m].copy()
     rc1 = np.empty(rp1[m], dtype=np.int32)
     for j in range(n):  # columns in increasing order: each row's list increasing, as the greedy's transpose gives
@@ -177,14 +183,7 @@ def assignment_rows_given(cp, ci, cv, coupling, m):
         if i >= 0:
             rc1[fill[i]] = j
             fill[i] += 1
-    pos = np.full(m, -1, dtype=np.int64)
-    out = np.empty(m2, dtype=np.int64)
-    m2 = 0
-    for i in range(m):
-        if not taken[i]:
-            pos[i] = m2
-            out[m2] = i
-            m2 += 1
+    pos, out = _number_coupling(taken)
     return row_of_col, coef_of_col, pos, out, rp1, rc1
 
 
