@@ -118,8 +118,6 @@ DEFAULT_KEEP = 5
 _CURRENT_RE = re.compile(r"[0-9]+\n?", re.ASCII)
 
 _RECENT: dict[str, tuple[tuple, Generation]] = {}  # realpath -> (generation.json identity, generation), oldest first
-
-
 RECENT_STATES = 8
 """How many state directories' last generations a process keeps (:meth:`StateStore._remember`), the one stored least
 recently dropped first: a loaded generation's arrays are views of its files holding a descriptor each

@@ -187,6 +187,18 @@ def assignment_rows_given(cp, ci, cv, coupling, m):
     return row_of_col, coef_of_col, pos, out, rp1, rc1
 
 
+def choose_assignment_rows(cp, ci, cv, m: int, coupling: np.ndarray | None = None) -> tuple:
+    """:func:`assignment_rows`'s tuple for the CSC arrays (cp, ci, cv) with m rows: rebuilt from ``coupling`` ((m2,)
+    the coupling rows a previous process chose for this matrix's pattern) in one checked pass
+    (:func:`assignment_rows_given`) when they fit it, else chosen by the greedy (``coupling`` None, or refused)."""
+    if coupling is not None:
+        # a fresh int64 copy (m2 entries): one kernel signature whatever the caller holds (read-only, int32)
+        got = assignment_rows_given(cp, ci, cv, np.array(coupling, dtype=np.int64), m)
+        if got[2].shape[0] == m and got[0].shape[0] == cp.shape[0] - 1:  # not the refusal's empty arrays
+            return got
+    return assignment_rows(cp, ci, cv, m)
+
+
 @njit(cache=True)
 def block_bound(cp, ci, pos, rp, rc):
     """An upper bound on the coupling rows one assignment row's columns reach (the order of the dense block
@@ -523,12 +535,8 @@ class SchurSystem:
     """
 
     def __init__(self, cp, ci, cv, m: int, coupling: np.ndarray | None = None):
-        # a fresh int64 copy (m2 entries): one kernel signature whatever the caller holds (read-only, int32)
-        got = None if coupling is None else assignment_rows_given(cp, ci, cv, np.array(coupling, dtype=np.int64), m)
-        #: whether the rows came from a carried choice (``coupling``) rather than the greedy
-        self.carried = got is not None and got[2].shape[0] == m
         (self.row_of_col, self.coef_of_col, self.pos, self.coupling, self.rp,
-         self.rc) = got if self.carried else assignment_rows(cp, ci, cv, m)
+         self.rc) = choose_assignment_rows(cp, ci, cv, m, coupling)
         self.m2 = k = int(self.coupling.shape[0])
         self.nnz = max(int(cp[-1]), 1)
         self.factor = factor_passes(k, self.nnz)

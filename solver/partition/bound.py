@@ -246,13 +246,10 @@ def assignment_rows_of(problem: Problem, coupling: np.ndarray | None = None) -> 
     not fit this matrix is ignored."""
     if problem.n_cols >= MAX_ASSIGNMENT_COLS:
         return None
-    from solver.lp.alm_schur import assignment_rows, assignment_rows_given
+    from solver.lp.alm_schur import choose_assignment_rows
 
-    cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
-    m = problem.n_rows
-    got = None if coupling is None else assignment_rows_given(cp, ci, cv, np.array(coupling, dtype=np.int64), m)
-    row_of_col, coef, pos, _, rp, rc = got if got is not None and got[2].shape[0] == m else assignment_rows(cp, ci,
-                                                                                                          cv, m)
+    row_of_col, coef, pos, _, rp, rc = choose_assignment_rows(problem.a_indptr, problem.a_indices, problem.a_data,
+                                                              problem.n_rows, coupling)
     return AssignmentRows(rows=np.flatnonzero(pos < 0).astype(np.int64), rp=rp, rc=rc, coef=coef,
                           row_of_col=row_of_col)
 
