@@ -88,6 +88,20 @@ from solver.model.status import Status
 #: have passed costs one more Newton step, never a wrong answer (the outer loop measures every point it keeps)
 SCREEN_MARGIN = 1.1
 
+#: The first proximal step of a warm run is meant to finish the round in one outer step. When it ends above tol
+#: but within WARM_NEAR_MISS x tol, the next outer step costs as much as the first or more: its Newton directions
+#: move rows clipped at their bound, whose curvature the generalised Hessian does not see, and the line search
+#: creeps (docs/performance.md, "Why part 3 of round 3 takes two outer steps"). :func:`next_warm_scale` then
+#: multiplies the stream's ``warm_scale`` by WARM_SCALE_GROWTH for the next round (at most WARM_SCALE_MAX), and
+#: after every run that ended in one outer step lets it decay by WARM_SCALE_DECAY toward the default, so a stream
+#: keeps the longer first step only while it keeps missing. Measured on TE Kdl K = 4 (rounds 3 and 4, the four
+#: parts replayed in-process): at warm_scale 0.5, 5 of 8 part solves took two outer steps (their first ended at
+#: 1.00-1.08 x tol) and the slowest part took 2.32 / 2.44 s; at 1.0 all 8 took one (1.85 / 1.97 s).
+WARM_NEAR_MISS = 2.0
+WARM_SCALE_GROWTH = 2.0
+WARM_SCALE_DECAY = 0.9
+WARM_SCALE_MAX = 2.0
+
 
 @dataclass
 class ALMParameters:
@@ -214,8 +228,9 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
                 f"{run.direct_total} of them direct, {run.cg_total} CG iterations, "
                 f"{run.passes} matrix passes"
                 f"{run.start_note})")
+    first = {"first_kkt": run.first_kkt, "warm_scale": prm.warm_scale} if run.warm else {}
     return _result(problem, s, status, message, run.x_full, run.y_min_full, run.outer, run.seconds, t0, warm,
-                   ws_msg, run.passes)
+                   ws_msg, run.passes, first)
 
 
 class _Run:
@@ -235,6 +250,7 @@ class _Run:
         self.status, self.message = Status.OPTIMAL, "every column is empty: solved analytically"
         self.start_note, self.handover, self.already, self.warm = "", "", False, False
         self.last: list = []  # the KKT of the Newton iterate that ``done`` accepted
+        self.first_kkt = math.nan  # the worst relative KKT measure after the first outer step (next_warm_scale)
         self.screen_rows = None  # (lo, hi, floor, 1 + ||b||) of the kept rows: :meth:`_screen`, built once
 
     def start(self, ws_in) -> None:
@@ -389,6 +405,8 @@ class _Run:
         prm, tol = self.prm, self.s.tol
         # the primal measure counts the worst row's own violation too (KKT.primal_measure, in units of tol)
         pr, dr, gp = kkt.primal_measure(tol), kkt.dual_residual_rel, kkt.gap_rel
+        if self.outer == 1:
+            self.first_kkt = max(pr, dr, gp)
         if not (math.isfinite(pr) and math.isfinite(dr) and math.isfinite(gp)) or st.reason == "not finite":
             self.handover = "the iterates became NaN or infinite"
             return True
@@ -445,10 +463,12 @@ def _hand_over(problem, s, warm_start, why, outer, newton_total, cg_total, secon
 
 
 def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds, t0, warm, ws_msg,
-            passes: int = 0) -> SolveResult:
+            passes: int = 0, first: dict | None = None) -> SolveResult:
     """The SolveResult of (x (n,), y (m,, minimisation form)) measured on the original problem; its state's
-    ``engine`` holds ``{"engine": "alm", "passes": passes}`` (the run's matrix passes, ``solver.lp.alm_newton``),
-    which ``solver.lp.dispatch`` turns into the full record (``solver.lp.engine_choice.EngineRecord.passes``)."""
+    ``engine`` holds ``{"engine": "alm", "passes": passes}`` (the run's matrix passes, ``solver.lp.alm_newton``)
+    and, for a warm run, ``first`` (``first_kkt``: the worst relative KKT measure after the first outer step, nan
+    when none ran; ``warm_scale``: the one the run used), which ``solver.lp.dispatch`` turns into the full record
+    (``solver.lp.engine_choice.EngineRecord.passes`` and ``alm_warm_scale``, :func:`next_warm_scale`)."""
     sense = int(problem.sense)
     kkt, x, y, rc, ax = original_kkt(problem, x_full, sense * y_min_full, s.tol)
     if ws_msg:
@@ -465,6 +485,29 @@ def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds
         gap_rel=math.inf if infeasible else kkt.gap_rel, iterations=iterations, seconds=seconds,
         point_feasible=bool(not infeasible and kkt.primal_residual_rel <= s.tol),
         state=SolverState(x=x.copy(), y=y.copy(), iterations=iterations,
-                          engine={"engine": "alm", "passes": float(passes)}),
+                          engine={"engine": "alm", "passes": float(passes), **(first or {})}),
         warm_started=warm, message=message,
         max_row_violation=float(np.max(np.maximum(viol, 0.0), initial=0.0)))
+
+
+def next_warm_scale(scale: float, first_kkt: float, tol: float, outer_steps: int) -> float:
+    """The ``ALMParameters.warm_scale`` a stream's next warm ALM run starts with, after a warm run that used
+    ``scale`` and ended OPTIMAL (see :data:`WARM_NEAR_MISS`).
+
+    Args:
+        scale: the warm_scale the run used (> 0; not finite: the default).
+        first_kkt: the worst relative KKT measure after its first outer step (original units; nan: none ran).
+        tol: the run's relative tolerance (> 0).
+        outer_steps: the run's outer steps.
+    Returns:
+        ``scale`` x WARM_SCALE_GROWTH (at most WARM_SCALE_MAX) when the run took more than one outer step and the
+        first ended within WARM_NEAR_MISS x tol; ``scale`` x WARM_SCALE_DECAY, at least the default, when it took
+        one; else ``scale``. Dimensionless.
+    """
+    base = ALMParameters.warm_scale
+    scale = scale if math.isfinite(scale) and scale > 0 else base
+    if outer_steps > 1 and tol < first_kkt <= WARM_NEAR_MISS * tol:
+        return min(scale * WARM_SCALE_GROWTH, max(WARM_SCALE_MAX, base))
+    if outer_steps == 1:
+        return max(scale * WARM_SCALE_DECAY, base)
+    return scale

@@ -99,11 +99,13 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
     cold = None  # an OPTIMAL cold PDHG solve: the next ALM budget's base
     warm_lost = False  # a PDHG warm run hit its cap and the round was solved cold
     kept, measured = _kept_warm_point(problem, s, warm_start, choice, t0)
+    alm_scale = math.nan  # the stream's next warm ALM first-step scale, when a warm ALM run sets it
     if kept is not None:
         res, lost, passes = kept, False, 0.0
     elif choice.engine == "alm":
         res, lost, alm_passes, whence, cold = _run_alm(problem, s, warm_start, choice, t0)
         passes = solve_passes(res.iterations if lost else 0, alm_passes)
+        alm_scale = _next_alm_scale(res, s.tol) if not lost else math.nan
     else:
         cap = warm_cap(choice, s) if warm_start is not None else None
         res = presolve.solve_pdhg(problem, s if cap is None else replace(s, iteration_limit=cap),
@@ -136,7 +138,7 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
                               "LP infeasible or unbounded")
     if res.state is not None:
         rec = next_record(replace(choice, engine=res.engine, reason=res.engine_reason),
-                          res.status == Status.OPTIMAL, lost, cold, passes, warm_lost)
+                          res.status == Status.OPTIMAL, lost, cold, passes, warm_lost, alm_scale)
         res.state.engine = rec.to_dict()
     return res
 
@@ -202,7 +204,11 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     base)."""
     from solver.lp.alm import ALMParameters, solve_alm
 
-    res = solve_alm(problem, s, warm_start, ALMParameters(handover=False, work_limit=choice.alm_passes))
+    prm = ALMParameters(handover=False, work_limit=choice.alm_passes)
+    scale = choice.previous.alm_warm_scale if choice.previous is not None else math.nan
+    if math.isfinite(scale) and scale > 0:  # the stream's first-step scale (solver.lp.alm.next_warm_scale)
+        prm.warm_scale = scale
+    res = solve_alm(problem, s, warm_start, prm)
     alm_passes = _alm_passes(res)
     if res.status in _ALM_DONE or res.status in (Status.ITERATION_LIMIT, Status.TIME_LIMIT):
         return res, False, alm_passes, "", None  # the round's own limits: nothing left for PDHG either
@@ -225,6 +231,17 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
                    "total": time.perf_counter() - t0}
     out.seconds["solve"] = out.seconds["total"]
     return out, True, alm_passes, whence, cold
+
+
+def _next_alm_scale(res: SolveResult, tol: float) -> float:
+    """The stream's next warm ALM ``warm_scale`` after the ALM run ``res`` (``solver.lp.alm.next_warm_scale``
+    from its state's ``first_kkt`` and ``warm_scale``); nan when the run was not warm or did not end OPTIMAL."""
+    from solver.lp.alm import next_warm_scale
+
+    rec = (res.state.engine or {}) if res.state is not None else {}
+    if res.status != Status.OPTIMAL or "warm_scale" not in rec:
+        return math.nan
+    return next_warm_scale(float(rec["warm_scale"]), float(rec.get("first_kkt", math.nan)), tol, int(res.iterations))
 
 
 def _alm_passes(res: SolveResult) -> float:

@@ -220,6 +220,9 @@ class EngineRecord:
         pdhg_warm_passes: passes of the stream's last PDHG warm round under ``"auto"`` (nan = none), carried on:
             rule 4 compares an ALM run with it, rule 6a runs one to have it.
         warm_lost: this solve's PDHG warm run ran past that cap and the round was solved cold.
+        alm_warm_scale: the ``ALMParameters.warm_scale`` the stream's next warm ALM run starts with (nan = the
+            default), set after each warm ALM run that finished OPTIMAL (``solver.lp.alm.next_warm_scale``), else
+            carried on.
     """
 
     engine: str
@@ -233,13 +236,14 @@ class EngineRecord:
     alm_passes: float = math.nan
     pdhg_warm_passes: float = math.nan
     warm_lost: bool = False
+    alm_warm_scale: float = math.nan
 
     def to_dict(self) -> dict:
         """A plain dict (JSON-ready: strings, bools, float, int)."""
         return {"engine": self.engine, "reason": self.reason, "converged": self.converged, "lost": self.lost,
                 "cold_seconds": self.cold_seconds, "skip_alm": self.skip_alm, "cold_passes": self.cold_passes,
                 "passes": self.passes, "alm_passes": self.alm_passes, "pdhg_warm_passes": self.pdhg_warm_passes,
-                "warm_lost": self.warm_lost}
+                "warm_lost": self.warm_lost, "alm_warm_scale": self.alm_warm_scale}
 
     @classmethod
     def from_state(cls, state) -> EngineRecord | None:
@@ -254,7 +258,8 @@ class EngineRecord:
                        skip_alm=int(d.get("skip_alm", 0)), cold_passes=float(d.get("cold_passes", math.nan)),
                        passes=float(d.get("passes", math.nan)), alm_passes=float(d.get("alm_passes", math.nan)),
                        pdhg_warm_passes=float(d.get("pdhg_warm_passes", math.nan)),
-                       warm_lost=bool(d.get("warm_lost", False)))
+                       warm_lost=bool(d.get("warm_lost", False)),
+                       alm_warm_scale=float(d.get("alm_warm_scale", math.nan)))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -406,7 +411,12 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
         why = (f"ratio {e_w / e_c:.2g} <= {ALM_RATIO:g}, <= {ALM_MAX_KKT:g}" if close else
                f"only the gap is large: residuals {r_w:.1e} against the cold start's {r_c:.1e}, ratio <= {ALM_RATIO:g}, "
                f"<= {ALM_MAX_KKT:g}; stale duals or a far primal objective, the outcome decides")
-        return Choice("alm", f"{nums} ({why}): ALM warm, {btxt}", alm_passes=budget, **pick)
+        from solver.lp.alm import ALMParameters  # the ALM runs next: its import is paid either way
+
+        sc, base = previous.alm_warm_scale, ALMParameters.warm_scale
+        scale = (f"; first proximal step's warm_scale {sc:.3g}, not {base:g}: a recent first outer step of this "
+                 "stream missed tol narrowly (solver.lp.alm.next_warm_scale)" if math.isfinite(sc) and sc > base else "")
+        return Choice("alm", f"{nums} ({why}): ALM warm, {btxt}{scale}", alm_passes=budget, **pick)
     not_alm = f"{nums} (ratio {e_w / e_c:.2g}; the ALM needs <= {ALM_RATIO:g} and a warm KKT <= {ALM_MAX_KKT:g})"
     if stale:
         return Choice("pdhg", not_alm + cold_why, use_warm=False, **pick)
@@ -433,7 +443,7 @@ def warm_cap(choice: Choice, settings: Settings) -> int | None:
 
 
 def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult | None,
-                passes: float = math.nan, warm_lost: bool = False) -> EngineRecord:
+                passes: float = math.nan, warm_lost: bool = False, alm_scale: float = math.nan) -> EngineRecord:
     """The record a solve leaves (``SolverState.engine``) after running ``choice``.
 
     Args:
@@ -449,6 +459,8 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
             PDHG warm round made fewer than 1 / ``ALM_VS_PDHG`` of its passes.
         warm_lost: the PDHG warm run hit :func:`warm_cap` and the round was solved cold (its passes are not a
             PDHG warm round's for rule 4; the cold solve's become the record's ``cold_passes``).
+        alm_scale: the next warm ALM run's ``warm_scale`` when this solve's warm ALM run set it
+            (``solver.lp.alm.next_warm_scale``); nan: the previous record's is carried on.
     """
     prev = choice.previous
     if cold is not None:
@@ -480,4 +492,6 @@ def next_record(choice: Choice, converged: bool, lost: bool, cold: SolveResult |
             max((prev.skip_alm if prev else 0) - 1, 0))
     return EngineRecord(engine=choice.engine, reason=choice.reason, converged=bool(converged), lost=bool(lost),
                         cold_seconds=seconds, skip_alm=skip, cold_passes=cold_p, passes=float(passes),
-                        alm_passes=alm_p, pdhg_warm_passes=pdhg_p, warm_lost=bool(warm_lost))
+                        alm_passes=alm_p, pdhg_warm_passes=pdhg_p, warm_lost=bool(warm_lost),
+                        alm_warm_scale=alm_scale if math.isfinite(alm_scale) else
+                        prev.alm_warm_scale if prev else math.nan)
