@@ -113,7 +113,8 @@ class ALMParameters:
             relative KKT measure on the new problem, clipped to [step_cold, step_warm]: a close start takes
             one long proximal step, a far one (Sia: e ~ 0.2 after a round's arrivals; LB: e ~ 1) starts
             like a cold solve. Measured (2-core machine): Cogentco TE round (e = 5e-4) 0.9 s at eta 1e3
-            against 7.1 s at 1e2; a Sia 1,024-GPU round 0.18 s at eta 1 against 2.5 s at 1e3.
+            against 7.1 s at 1e2; a Sia 1,024-GPU round 0.18 s at eta 1 against 2.5 s at 1e3. The default is
+            the start of a stream: ``solver.lp.dispatch`` passes the stream's own (:func:`next_warm_scale`).
         step_growth: eta is multiplied by this after an outer step whose inner solve met its target, whose
             residuals were balanced (omega unchanged) and whose KKT progress was slow (``progress_ratio``), or
             whose worst KKT measure did not fall at all; divided by it after a step whose Newton solve stalled.
