@@ -43,7 +43,7 @@ def test_later_outer_steps_start_newton_from_the_extrapolated_multiplier(te_roun
     assert res.status == Status.OPTIMAL and len(seen) >= 3  # several outer steps: the rule is exercised
     y0, start0 = seen[0]
     np.testing.assert_array_equal(start0, y0)  # the first step starts from its multiplier
-    for (y_prev, _), (y, start) in zip(seen, seen[1:]):
+    for (y_prev, _), (y, start) in zip(seen[:-1], seen[1:], strict=True):
         assert not np.array_equal(y, y_prev)
         np.testing.assert_allclose(start, y + theta * (y - y_prev), rtol=0, atol=1e-12 * (1 + np.abs(y).max()))
 
