@@ -145,7 +145,7 @@ class ALMParameters:
             an LP move the multiplier along nearly the same direction, and a Newton solve started at y first moves
             rows clipped at their bound whose curvature its model misses (docs/performance.md). Measured (Newton
             steps / matrix passes, warm rounds): TE Kdl K = 4 parts that took two outer steps (5 replayed) 71 ->
-            58 Newton steps at 0.5 (63 at 1.0); ``bench/bench_alm.py --workloads te-ring sia --rounds 6``: ring 901
+            58 Newton steps at 0.5 (62 at 1.0); ``bench/bench_alm.py --workloads te-ring sia --rounds 6``: ring 901
             -> 871 passes, Sia 1,024 GPUs 2,528 -> 2,214 at 0.5 (875 and 2,558 at 1.0).
         handover: hand a stalled or diverging run to PDHG (False: stop with NUMERICAL_ERROR instead).
         work_limit: matrix passes (``solver.lp.alm_newton``: a Psi evaluation is two, a CG iteration one) the
