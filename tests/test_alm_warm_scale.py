@@ -10,7 +10,7 @@ import math
 import pytest
 
 from solver.lp import alm
-from solver.lp.alm import ALMParameters, next_warm_scale, solve_alm
+from solver.lp.alm import ALMParameters, next_warm_scale, solve_alm, stream_warm_scale
 from solver.lp.dispatch import _next_alm_scale, solve
 from solver.lp.engine_choice import EngineRecord, choose_engine
 from solver.model.settings import Settings
@@ -85,8 +85,26 @@ def test_the_next_scale_is_read_off_the_alms_own_record():
     assert math.isnan(_next_alm_scale(R, TOL))  # a cold run: no first-step record
 
 
+def test_a_stored_scale_is_clipped_to_its_bounds_and_garbage_is_the_default():
+    assert stream_warm_scale(1e300) == alm.WARM_SCALE_MAX and stream_warm_scale(1.3) == 1.3
+    assert stream_warm_scale(0.1) == BASE  # below the default: the default
+    for bad in (None, "abc", math.nan, -math.inf, 0.0):
+        assert stream_warm_scale(bad) == BASE
+
+
 def test_the_record_round_trips_the_scale_and_an_older_record_has_none():
     rec = EngineRecord(engine="alm", reason="r", converged=True, alm_warm_scale=1.25)
     assert EngineRecord.from_state(SolverState(x=None, y=None, engine=rec.to_dict())).alm_warm_scale == 1.25
     old = {k: v for k, v in rec.to_dict().items() if k != "alm_warm_scale"}
     assert math.isnan(EngineRecord.from_state(SolverState(x=None, y=None, engine=old)).alm_warm_scale)
+
+
+@pytest.mark.parametrize("bad", [1e300, -1.0, 0.0, float("inf"), "abc"])
+def test_a_tampered_scale_in_the_record_never_breaks_the_round(te_round, bad):
+    """A hand-edited state: a huge scale is clipped by step_warm, a non-positive or infinite one is the default, a
+    string makes the record malformed (the choice then has none): the round still ends OPTIMAL at the optimum."""
+    q, warm = te_round
+    res = solve(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "alm_warm_scale": bad}))
+    assert_certified_optimal(q, res, TOL)
+    rec = EngineRecord.from_state(res.state)
+    assert rec is not None and (math.isnan(rec.alm_warm_scale) or BASE <= rec.alm_warm_scale <= alm.WARM_SCALE_MAX)

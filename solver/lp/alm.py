@@ -509,12 +509,24 @@ def _result(problem, s, status, message, x_full, y_min_full, iterations, seconds
         max_row_violation=float(np.max(np.maximum(viol, 0.0), initial=0.0)))
 
 
+def stream_warm_scale(scale) -> float:
+    """A stream's stored ``warm_scale`` (the engine record's ``alm_warm_scale``) made usable: clipped to
+    [the default, WARM_SCALE_MAX]; the default when it is not a finite positive number (none stored, or a
+    hand-edited state). Dimensionless."""
+    base = ALMParameters.warm_scale
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        return base
+    return min(max(value, base), max(WARM_SCALE_MAX, base)) if math.isfinite(value) and value > 0 else base
+
+
 def next_warm_scale(scale: float, first_kkt: float, tol: float, outer_steps: int) -> float:
     """The ``ALMParameters.warm_scale`` a stream's next warm ALM run starts with, after a warm run that used
     ``scale`` and ended OPTIMAL (see :data:`WARM_NEAR_MISS`).
 
     Args:
-        scale: the warm_scale the run used (> 0; not finite: the default).
+        scale: the warm_scale the run used (:func:`stream_warm_scale` makes it usable first).
         first_kkt: the worst relative KKT measure after its first outer step (original units; nan: none ran).
         tol: the run's relative tolerance (> 0).
         outer_steps: the run's outer steps.
@@ -524,7 +536,7 @@ def next_warm_scale(scale: float, first_kkt: float, tol: float, outer_steps: int
         one; else ``scale``. Dimensionless.
     """
     base = ALMParameters.warm_scale
-    scale = scale if math.isfinite(scale) and scale > 0 else base
+    scale = stream_warm_scale(scale)
     if outer_steps > 1 and tol < first_kkt <= WARM_NEAR_MISS * tol:
         return min(scale * WARM_SCALE_GROWTH, max(WARM_SCALE_MAX, base))
     if outer_steps == 1:

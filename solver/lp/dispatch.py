@@ -202,13 +202,12 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     (:func:`_hand_over_start` says which and why). Returns (result, lost, the ALM's matrix passes, the hand-over's
     words for the reason ("" when none), the OPTIMAL cold solve of a cold hand-over or None: the record's next
     base)."""
-    from solver.lp.alm import ALMParameters, solve_alm
+    from solver.lp.alm import ALMParameters, solve_alm, stream_warm_scale
 
-    prm = ALMParameters(handover=False, work_limit=choice.alm_passes)
-    scale = choice.previous.alm_warm_scale if choice.previous is not None else math.nan
-    if math.isfinite(scale) and scale > 0:  # the stream's first-step scale (solver.lp.alm.next_warm_scale)
-        prm.warm_scale = scale
-    res = solve_alm(problem, s, warm_start, prm)
+    # the stream's first-step scale (solver.lp.alm.next_warm_scale), within its bounds whatever the state holds
+    scale = stream_warm_scale(choice.previous.alm_warm_scale if choice.previous is not None else math.nan)
+    res = solve_alm(problem, s, warm_start, ALMParameters(handover=False, work_limit=choice.alm_passes,
+                                                          warm_scale=scale))
     alm_passes = _alm_passes(res)
     if res.status in _ALM_DONE or res.status in (Status.ITERATION_LIMIT, Status.TIME_LIMIT):
         return res, False, alm_passes, "", None  # the round's own limits: nothing left for PDHG either

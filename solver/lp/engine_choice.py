@@ -411,11 +411,12 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
         why = (f"ratio {e_w / e_c:.2g} <= {ALM_RATIO:g}, <= {ALM_MAX_KKT:g}" if close else
                f"only the gap is large: residuals {r_w:.1e} against the cold start's {r_c:.1e}, ratio <= {ALM_RATIO:g}, "
                f"<= {ALM_MAX_KKT:g}; stale duals or a far primal objective, the outcome decides")
-        from solver.lp.alm import ALMParameters  # the ALM runs next: its import is paid either way
+        # the ALM runs next: its import is paid anyway
+        from solver.lp.alm import ALMParameters, stream_warm_scale
 
-        sc, base = previous.alm_warm_scale, ALMParameters.warm_scale
+        sc, base = stream_warm_scale(previous.alm_warm_scale), ALMParameters.warm_scale
         scale = (f"; first proximal step's warm_scale {sc:.3g}, not {base:g}: a recent first outer step of this "
-                 "stream missed tol narrowly (solver.lp.alm.next_warm_scale)" if math.isfinite(sc) and sc > base else "")
+                 "stream missed tol narrowly (solver.lp.alm.next_warm_scale)" if sc > base else "")
         return Choice("alm", f"{nums} ({why}): ALM warm, {btxt}{scale}", alm_passes=budget, **pick)
     not_alm = f"{nums} (ratio {e_w / e_c:.2g}; the ALM needs <= {ALM_RATIO:g} and a warm KKT <= {ALM_MAX_KKT:g})"
     if stale:
