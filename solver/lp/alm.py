@@ -535,10 +535,9 @@ def next_warm_scale(scale: float, first_kkt: float, tol: float, outer_steps: int
         first ended within WARM_NEAR_MISS x tol; ``scale`` x WARM_SCALE_DECAY, at least the default, when it took
         one; else ``scale``. Dimensionless.
     """
-    base = ALMParameters.warm_scale
     scale = stream_warm_scale(scale)
     if outer_steps > 1 and tol < first_kkt <= WARM_NEAR_MISS * tol:
-        return min(scale * WARM_SCALE_GROWTH, max(WARM_SCALE_MAX, base))
-    if outer_steps == 1:
-        return max(scale * WARM_SCALE_DECAY, base)
-    return scale
+        scale *= WARM_SCALE_GROWTH
+    elif outer_steps == 1:
+        scale *= WARM_SCALE_DECAY
+    return stream_warm_scale(scale)  # within [the default, WARM_SCALE_MAX], as every stored scale is read
