@@ -230,6 +230,53 @@ def test_row_absmax_scan_matches_numpy_and_the_dense_maximum(m, n, density, seed
     assert out[0] == 0.0
 
 
+@pytest.mark.parametrize("m, seed", [(0, 1), (1, 2), (50, 3), (400, 4)])
+@pytest.mark.parametrize("scaled", [False, True])
+def test_row_violation_scan_matches_numpy_bitwise(m, seed, scaled):
+    """The kernel's worst relative violation and its row are the twin's, bit for bit: violations on either side,
+    infinite bounds, equality rows, nan and infinite activities, ties (the first row wins), and no violation."""
+    rng = np.random.default_rng(seed)
+    lo, hi = _bounds(rng, m)
+    ax = np.where(rng.random(m) < 0.5, lo, hi) + rng.normal(0, 0.3, m) * rng.uniform(0, 1e3, m) ** rng.random(m)
+    ax = np.where(np.isfinite(ax), ax, rng.normal(0, 5, m))
+    if m >= 50:
+        ax[3], ax[7] = np.nan, -np.inf
+        ax[10:12] = hi[10:12] + 2.0  # a tie between two rows
+        hi[10:12], lo[10:12] = 1.0, -1.0
+    absmax = rng.uniform(0, 50, m) if scaled else np.empty(0)
+    if scaled and m >= 50:
+        absmax[10:12] = 0.5  # the tie holds in the scaled measure too
+    cases = [ax, np.clip(np.where(np.isnan(ax), 0.0, ax), lo, hi)]  # the second has no violated row
+    for a in cases:
+        got = K.row_violation_scan(a, lo, hi, absmax)
+        ref = R.row_violation_scan_ref(a, lo, hi, absmax)
+        assert got[1] == ref[1]
+        assert got[0] == ref[0] or (np.isnan(got[0]) and np.isnan(ref[0]))
+    assert K.row_violation_scan(cases[1], lo, hi, absmax) == (0.0, -1)
+    if m >= 50:
+        assert K.row_violation_scan(ax, lo, hi, absmax) == (np.inf, 3)  # the nan activity, the first infinite
+        ax2 = ax.copy()
+        ax2[3], ax2[7] = 0.5 * (lo[3] + hi[3]) if np.isfinite(lo[3] + hi[3]) else 0.0, 0.0
+        ax2 = np.clip(ax2, lo, hi)
+        ax2[10:12] = 3.0
+        assert K.row_violation_scan(ax2, lo, hi, absmax)[1] == 10
+
+
+def test_row_violation_rel_takes_any_array_layout():
+    """``termination.row_violation_rel`` hands the kernel C-contiguous float64 arrays whatever it is given (a
+    read-only, strided or int array would otherwise be another signature, compiled mid-stream)."""
+    from solver.lp.termination import row_violation_rel
+
+    ax = np.arange(10, dtype=np.float64)[::-1].copy()
+    lo, hi = np.zeros(20)[::2], np.full(10, 4.0)
+    hi.setflags(write=False)
+    before = len(K.row_violation_scan.signatures)
+    assert row_violation_rel(ax, lo, hi) == (1.25, 0)  # 9 above 4: 5 / max(1, 4)
+    assert row_violation_rel(ax.astype(np.int64), lo, hi, np.full(10, 8.0)) == (0.625, 0)  # 5 / max(8, 4)
+    assert row_violation_rel(np.zeros(0), np.zeros(0), np.zeros(0)) == (0.0, -1)
+    assert len(K.row_violation_scan.signatures) <= max(before, 1)
+
+
 @pytest.mark.parametrize("m, n, density, seed", [(30, 20, 0.3, 8), (200, 50, 0.05, 9), (7, 0, 0.5, 10), (5, 40, 0.0, 11)])
 def test_row_counts_match_bincount_and_the_dense_count(m, n, density, seed):
     A, _, csc, _ = _matrix(m, n, density, seed)

@@ -78,6 +78,36 @@ def row_absmax_scan(ci, cv, out):
             out[r] = v
 
 
+@njit(cache=True)
+def row_violation_scan(ax, lo, hi, absmax):
+    """(worst, i): the largest relative violation of ``lo <= ax <= hi`` (all (m,) float64) and its first row, viol_i /
+    max(floor_i, |b_i|) with b_i the bound violated and floor_i = max(1, absmax_i), or 1 when ``absmax`` is empty
+    (shape (0,)); a nan activity is an infinite violation; (0.0, -1) when no row is violated. One pass over the
+    rows: the numpy form (``solver.lp.kernels_ref.row_violation_scan_ref``) made a dozen (m,) temporaries, 0.04 s
+    a call on TE Kdl's 570k rows, six calls per ALM round."""
+    m = ax.shape[0]
+    scaled = absmax.shape[0] > 0
+    worst = 0.0
+    at = -1
+    for i in range(m):
+        a = ax[i]
+        if a != a:
+            v = np.inf
+        else:
+            floor = max(1.0, absmax[i]) if scaled else 1.0
+            v = 0.0
+            if a < lo[i]:
+                v = (lo[i] - a) / max(floor, abs(lo[i]))
+            if a > hi[i]:
+                w = (a - hi[i]) / max(floor, abs(hi[i]))
+                if w > v:
+                    v = w
+        if v > worst:
+            worst = v
+            at = i
+    return worst, at
+
+
 def kernel_array(a, dtype) -> np.ndarray:
     """``a`` as a C-contiguous, writable array of ``dtype``: ``a`` itself when it is one, else one copy. numba types a
     read-only, non-contiguous or other-dtype array as another signature of a kernel, which would compile mid-stream

@@ -36,6 +36,20 @@ def spmv_csc_ref(cp, ci, cv, x, out):
     out[:] = np.bincount(ci, weights=cv * np.repeat(x, np.diff(cp)), minlength=out.shape[0])
 
 
+def row_violation_scan_ref(ax, lo, hi, absmax):
+    """numpy twin of :func:`solver.lp.kernels.row_violation_scan` (whole-array expressions)."""
+    if ax.size == 0:
+        return 0.0, -1
+    floor = 1.0 if absmax.shape[0] == 0 else np.maximum(1.0, absmax)
+    with np.errstate(invalid="ignore"):
+        below = np.where(ax < lo, (lo - ax) / np.maximum(floor, np.abs(lo)), 0.0)
+        above = np.where(ax > hi, (ax - hi) / np.maximum(floor, np.abs(hi)), 0.0)
+    worst = np.maximum(below, above)
+    worst[np.isnan(ax)] = np.inf
+    i = int(np.argmax(worst))
+    return (float(worst[i]), i) if worst[i] > 0.0 else (0.0, -1)
+
+
 def row_absmax_scan_ref(ci, cv, out):
     """numpy twin of :func:`solver.lp.kernels.row_absmax_scan`."""
     np.maximum.at(out, ci, np.abs(cv))

@@ -116,17 +116,17 @@ def row_violation_rel(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     With ``absmax`` ((m,) max_j |a_ij|, :func:`row_absmax`) the denominator is max(1, |b_i|, max_j |a_ij|): the
     row's scale in an equilibrated model (HiGHS measures its feasibility tolerance there), so a change of a
     row's units does not change the measure (a zero-rhs row multiplied by 1e6 had to hold an absolute 1e-2 and
-    share1b ended ITERATION_LIMIT; the LP OPTIMAL's per-row test uses this form)."""
-    if ax.size == 0:
-        return 0.0, -1
-    floor = 1.0 if absmax is None else np.maximum(1.0, absmax)  # the row's scale below |b_i|
-    with np.errstate(invalid="ignore"):
-        below = np.where(ax < lo, (lo - ax) / np.maximum(floor, np.abs(lo)), 0.0)
-        above = np.where(ax > hi, (ax - hi) / np.maximum(floor, np.abs(hi)), 0.0)
-    worst = np.maximum(below, above)
-    worst[np.isnan(ax)] = math.inf
-    i = int(np.argmax(worst))
-    return (float(worst[i]), i) if worst[i] > 0.0 else (0.0, -1)
+    share1b ended ITERATION_LIMIT; the LP OPTIMAL's per-row test uses this form). One pass over the rows
+    (``solver.lp.kernels.row_violation_scan``; its numpy twin is the statement of the formula)."""
+    from solver.lp.kernels import (  # numba, loaded once the first point is judged
+        kernel_array,
+        row_violation_scan,
+    )
+
+    f = np.float64
+    absmax = np.empty(0) if absmax is None else kernel_array(absmax, f)
+    worst, i = row_violation_scan(kernel_array(ax, f), kernel_array(lo, f), kernel_array(hi, f), absmax)
+    return float(worst), int(i)
 
 
 # The measure of an arbitrary point (``original_kkt``: the judge of every LP OPTIMAL) lets only bounds of at least
