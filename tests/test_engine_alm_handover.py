@@ -71,7 +71,7 @@ def test_pdhg_finishes_a_lost_round_from_the_alms_point_and_is_not_charged(te_ro
     q, warm, done = te_round
     from_start = solve(q, Settings(tol=TOL, engine="pdhg"), warm)
     near = _gave_up(done)
-    monkeypatch.setattr(alm_module, "solve_alm", lambda *a, **k: near)
+    monkeypatch.setattr(alm_module, "solve_alm_measured", lambda *a, **k: (near, None))
     stream = {**warm.engine, "cold_passes": 4.0 * from_start.state.engine["passes"]}  # the last cold solve
     res = solve(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine=stream))
     assert res.status == Status.OPTIMAL and res.engine == "pdhg" and res.warm_started
@@ -88,7 +88,7 @@ def test_a_lost_round_moved_away_from_its_start_is_solved_cold(te_round, monkeyp
     q, warm, done = te_round
     x0, y0 = cold_point(q)
     away = _gave_up(done, x0, y0, (1.0, 1.0, 1.0))
-    monkeypatch.setattr(alm_module, "solve_alm", lambda *a, **k: away)
+    monkeypatch.setattr(alm_module, "solve_alm_measured", lambda *a, **k: (away, None))
     res = solve(q, Settings(tol=TOL), SolverState(x=warm.x, y=warm.y, engine={**warm.engine, "cold_passes": 20.0}))
     assert res.status == Status.OPTIMAL and res.engine == "pdhg" and not res.warm_started
     assert "cold: the ALM's point after 2 outer steps is further off" in res.engine_reason

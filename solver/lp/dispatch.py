@@ -103,7 +103,7 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
     if kept is not None:
         res, lost, passes = kept, False, 0.0
     elif choice.engine == "alm":
-        res, lost, alm_passes, whence, cold = _run_alm(problem, s, warm_start, choice, t0)
+        res, lost, alm_passes, whence, cold, measured = _run_alm(problem, s, warm_start, choice, t0)
         passes = solve_passes(res.iterations if lost else 0, alm_passes)
         alm_scale = _next_alm_scale(res, s.tol) if not lost else math.nan
     else:
@@ -201,16 +201,16 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     PDHG finishes the round with the time left, warm from the ALM's point or the round's start point, or cold
     (:func:`_hand_over_start` says which and why). Returns (result, lost, the ALM's matrix passes, the hand-over's
     words for the reason ("" when none), the OPTIMAL cold solve of a cold hand-over or None: the record's next
-    base)."""
-    from solver.lp.alm import ALMParameters, solve_alm, stream_warm_scale
+    base, and ``original_kkt``'s output for the result's point when the ALM's own result is returned, else None)."""
+    from solver.lp.alm import ALMParameters, solve_alm_measured, stream_warm_scale
 
     # the stream's first-step scale (solver.lp.alm.next_warm_scale), within its bounds whatever the state holds
     scale = stream_warm_scale(choice.previous.alm_warm_scale if choice.previous is not None else math.nan)
-    res = solve_alm(problem, s, warm_start, ALMParameters(handover=False, work_limit=choice.alm_passes,
-                                                          warm_scale=scale))
+    res, measured = solve_alm_measured(problem, s, warm_start, ALMParameters(
+        handover=False, work_limit=choice.alm_passes, warm_scale=scale))
     alm_passes = _alm_passes(res)
     if res.status in _ALM_DONE or res.status in (Status.ITERATION_LIMIT, Status.TIME_LIMIT):
-        return res, False, alm_passes, "", None  # the round's own limits: nothing left for PDHG either
+        return res, False, alm_passes, "", None, measured  # the round's own limits: nothing left for PDHG either
     why = res.message.split(" (")[0].removeprefix("ALM stopped: ")
     left = s.time_limit_seconds - (time.perf_counter() - t0)
     start, whence = _hand_over_start(problem, s, warm_start, res, choice)
@@ -229,7 +229,7 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     out.seconds = {**{f"alm_{k}": v for k, v in res.seconds.items()}, **out.seconds,
                    "total": time.perf_counter() - t0}
     out.seconds["solve"] = out.seconds["total"]
-    return out, True, alm_passes, whence, cold
+    return out, True, alm_passes, whence, cold, None
 
 
 def _next_alm_scale(res: SolveResult, tol: float) -> float:
