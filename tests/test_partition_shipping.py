@@ -48,7 +48,7 @@ def test_pack_unpack_round_trip_shares_large_buffers_only():
     s = shipping.pack(task)
     try:
         assert s.fd >= 0 and len(s.spans) == 3  # big, idx, fortran; small and the names stay in the pickle
-        assert all(off % shipping.ALIGN == 0 for off, _ in s.spans)
+        assert all(f == -1 and off % shipping.ALIGN == 0 for f, off, _ in s.spans) and s.shared == ()
         assert len(s.data) < 100_000
         back = pickle.loads(pickle.dumps(s))  # what the pipe carries pickles
         got = shipping.unpack(back)
@@ -153,3 +153,101 @@ def test_names_travel_as_arrow_strings_and_come_back_as_object_arrays_of_str():
         assert b.dtype == object and b.shape == a.shape and b.tolist() == a.tolist()
         assert [type(v) for v in b[:3]] == [type(v) for v in a[:3]]
     assert got[1][-1] is None
+
+
+def test_shared_empty_arrays_are_plain_arrays_in_a_file_of_their_own():
+    """Writable, aligned, C-contiguous, numba's types of np.empty's; their file is closed with the last of them;
+    small requests and a machine without memory files get np.empty."""
+    import numba
+
+    before = _open_fds()
+    idx, val = shipping.shared_empty([(300_000, np.int32), (300_000, np.float64)])
+    held = _open_fds() - before
+    assert held  # the file's descriptor (and the mapping's own duplicate of it)
+    for a, like in ((idx, np.empty(3, np.int32)), (val, np.empty(3))):
+        assert a.flags.writeable and a.flags.aligned and a.flags.c_contiguous
+        assert numba.typeof(a) == numba.typeof(like)
+    del a
+    assert shipping._in_arena(memoryview(val).cast("B")) is not None
+    assert shipping._in_arena(memoryview(np.empty(200_000)).cast("B")) is None
+    val[:] = 2.5
+    del idx
+    assert _open_fds() - before == held  # val still maps the file
+    del val
+    assert _open_fds() == before
+    small = shipping.shared_empty([(10, np.float64)])
+    assert small[0].base is None and _open_fds() == before
+
+
+def test_shared_empty_falls_back_to_plain_arrays(monkeypatch):
+    monkeypatch.setattr(shipping, "available", lambda: False)
+    a, = shipping.shared_empty([(1_000_000, np.float64)])
+    assert a.base is None and a.shape == (1_000_000,)
+    monkeypatch.undo()
+
+    def no_file(*_a, **_k):
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(shipping.os, "memfd_create", no_file)
+    b, = shipping.shared_empty([(1_000_000, np.float64)])
+    assert b.base is None and b.flags.writeable
+
+
+def test_arrays_built_in_shared_memory_ship_by_reference_without_a_copy():
+    """pack writes nothing for buffers in a shared_empty file (no file of its own when there are no others), the
+    worker's mapping is copy-on-write, release leaves the arrays' file open so a retry can ship them again, and a
+    worker in another process gets the same values."""
+    val, idx = shipping.shared_empty([(200_000, np.float64), (200_000, np.int32)])
+    rng = np.random.default_rng(2)
+    val[:] = rng.standard_normal(val.size)
+    idx[:] = rng.integers(0, 1 << 30, idx.size)
+    other = rng.standard_normal(50_000)  # a plain array: written into pack's own file
+    for obj, own_file in (((val, idx, "x"), False), ((val, other, idx), True)):
+        s = shipping.pack(obj)
+        try:
+            assert len(s.shared) == 1 and (s.fd >= 0) is own_file
+            assert [f for f, _, _ in s.spans] == ([0, 0] if not own_file else [0, -1, 0])
+            assert s.size == (other.nbytes if own_file else 0)  # only the plain array was written
+            got = shipping.unpack(pickle.loads(pickle.dumps(s)))
+        finally:
+            shipping.release([s])
+        for a, b in zip(obj, got, strict=True):
+            if isinstance(a, np.ndarray):
+                assert np.array_equal(a, b) and b.flags.writeable and b.flags.aligned
+        got[0][:] = 0.0  # copy-on-write: the builder's array is untouched
+        assert not np.any(val == 0.0)
+    again = executor.map_parts(_sums, [(val, idx), (idx, val)], "process", 2)  # after release: the file is open
+    assert again == [_sums(val, idx), _sums(idx, val)]
+
+
+def _sums(a, b):
+    return float(a.sum()), float(b.sum()), os.getpid() != 0
+
+
+def test_built_parts_live_in_shared_memory_and_equal_the_plain_kernel(monkeypatch):
+    """build_part_problems writes each part's entries into shared_empty arrays, bitwise the allocating kernel's."""
+    from solver.partition.clients import GLOBAL, SHARED
+    from solver.partition.split_kernels import part_matrix
+    from solver.workloads import make_scenario
+    from tests.partition_helpers import fresh_split
+
+    problem = make_scenario("te", 16, seed=4).base()
+    monkeypatch.setattr(shipping, "MIN_ARENA_BYTES", 0)
+    r, _, parts, _ = fresh_split(problem, 2)
+    grouping, col_part = r.grouping, r.col_part
+    cp, ci, cv = problem._csc()
+    for p, part in enumerate(parts):
+        sub = part.problem
+        assert shipping._in_arena(memoryview(sub.a_data).cast("B")) is not None
+        assert shipping._in_arena(memoryview(sub.a_indices).cast("B")) is not None
+        rc = grouping.row_client
+        everywhere = (rc == SHARED) | (rc == GLOBAL)
+        client_part = np.full(grouping.n_clients, -1, dtype=np.int64)
+        client_part[grouping.col_client[grouping.col_client >= 0]] = col_part[grouping.col_client >= 0]
+        row_part = np.where(rc >= 0, client_part[np.maximum(rc, 0)], -1).astype(np.int64)
+        ptr, rows, idx, val = part_matrix(cp, ci, cv, part.cols.astype(np.int64), everywhere, row_part, p,
+                                          problem.n_rows)
+        np.testing.assert_array_equal(sub.a_indptr, ptr)
+        np.testing.assert_array_equal(part.rows, rows)
+        np.testing.assert_array_equal(sub.a_indices, idx)
+        np.testing.assert_array_equal(sub.a_data, val)

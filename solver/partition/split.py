@@ -118,9 +118,11 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
         name: sub-problem names are ``f"{problem.name}#{name}{p}"``.
     Returns:
         k Parts (a part may be empty). O(k (nnz_global + m) + nnz): two passes per part over its columns'
-        nonzeros (``solver.partition.split_kernels.part_matrix``).
+        nonzeros (``solver.partition.split_kernels.part_pattern``, ``part_fill``), the part's entries written into
+        ``solver.partition.shipping.shared_empty`` arrays (shipped to a part worker without a copy).
     """
-    from solver.partition.split_kernels import part_matrix
+    from solver.partition.shipping import shared_empty
+    from solver.partition.split_kernels import part_fill, part_pattern
 
     rc = grouping.row_client
     shared = rc == SHARED
@@ -137,9 +139,13 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
 
     def build(p: int) -> Part:
         cols = np.union1d(np.flatnonzero(col_part == p), glob) if glob.size else np.flatnonzero(col_part == p)
-        # the kept nonzeros (global columns touch other parts' rows), their rows renumbered in order: one kernel
-        sub_ptr, rows, sub_idx, sub_data = part_matrix(cp, ci, cv, cols.astype(np.int64, copy=False), everywhere,
-                                                       row_part, p, problem.n_rows)
+        # the kept nonzeros (global columns touch other parts' rows), their rows renumbered in order: two kernel
+        # passes, the entries written straight into memory a part worker maps (solver.partition.shipping)
+        cols64 = cols.astype(np.int64, copy=False)
+        sub_ptr, rows, new_row = part_pattern(cp, ci, cols64, everywhere, row_part, p, problem.n_rows)
+        nnz_p = int(sub_ptr[-1])
+        sub_idx, sub_data = shared_empty([(nnz_p, np.int32), (nnz_p, np.float64)])
+        part_fill(cp, ci, cv, cols64, everywhere, row_part, p, new_row, sub_idx, sub_data)
         sp = spos[rows]
         scale = np.where(sp >= 0, shares[p, np.maximum(sp, 0)] if shares.size else 1.0, 1.0)
         sub = Problem(

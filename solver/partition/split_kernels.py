@@ -24,7 +24,7 @@ def part_matrix(cp, ci, cv, cols, everywhere, row_part, p, m):
     A nonzero (i, j) of a column in ``cols`` is kept when row i is ``everywhere`` (shared or global: every part
     holds it) or owned by part p (``row_part[i] == p``; a global column also touches other parts' rows, which
     are dropped). The part's rows are the rows of its kept nonzeros, in increasing order, renumbered 0.. so each
-    column's rows stay sorted.
+    column's rows stay sorted. :func:`part_pattern` then :func:`part_fill` into new arrays (the two passes).
 
     Args:
         cp (n+1,) int64, ci (nnz,) int32, cv (nnz,) float64: the CSC arrays of A (m x n).
@@ -34,6 +34,19 @@ def part_matrix(cp, ci, cv, cols, everywhere, row_part, p, m):
         (sub_ptr (n_p+1,) int64, rows (m_p,) int64: the part's rows as rows of A, sub_idx (nnz_p,) int32: the
         kept nonzeros' part rows, sub_data (nnz_p,) float64: their values).
     """
+    sub_ptr, rows, new_row = part_pattern(cp, ci, cols, everywhere, row_part, p, m)
+    nnz_p = sub_ptr[cols.shape[0]]
+    sub_idx = np.empty(nnz_p, dtype=np.int32)
+    sub_data = np.empty(nnz_p, dtype=np.float64)
+    part_fill(cp, ci, cv, cols, everywhere, row_part, p, new_row, sub_idx, sub_data)
+    return sub_ptr, rows, sub_idx, sub_data
+
+
+@njit(cache=True, nogil=True)
+def part_pattern(cp, ci, cols, everywhere, row_part, p, m):
+    """:func:`part_matrix`'s first pass: (sub_ptr (n_p+1,) int64, rows (m_p,) int64, new_row (m,) int64: each
+    row's index among the part's rows, valid where the part holds the row), so that the caller can place the
+    (nnz_p,) = sub_ptr[-1] entries where it wants them (``solver.partition.shipping.shared_empty``)."""
     n_p = cols.shape[0]
     held = np.zeros(m, dtype=np.uint8)
     sub_ptr = np.zeros(n_p + 1, dtype=np.int64)
@@ -55,11 +68,15 @@ def part_matrix(cp, ci, cv, cols, everywhere, row_part, p, m):
     for i in range(m):
         if held[i]:
             rows[new_row[i]] = i
-    nnz_p = sub_ptr[n_p]
-    sub_idx = np.empty(nnz_p, dtype=np.int32)
-    sub_data = np.empty(nnz_p, dtype=np.float64)
+    return sub_ptr, rows, new_row
+
+
+@njit(cache=True, nogil=True)
+def part_fill(cp, ci, cv, cols, everywhere, row_part, p, new_row, sub_idx, sub_data):
+    """:func:`part_matrix`'s second pass: the kept entries' part rows into ``sub_idx`` (nnz_p,) int32 and their
+    values into ``sub_data`` (nnz_p,) float64, column by column (``new_row``: :func:`part_pattern`'s)."""
     o = 0
-    for t in range(n_p):
+    for t in range(cols.shape[0]):
         j = cols[t]
         for q in range(cp[j], cp[j + 1]):
             i = ci[q]
@@ -67,4 +84,3 @@ def part_matrix(cp, ci, cv, cols, everywhere, row_part, p, m):
                 sub_idx[o] = new_row[i]
                 sub_data[o] = cv[q]
                 o += 1
-    return sub_ptr, rows, sub_idx, sub_data
