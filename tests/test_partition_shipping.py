@@ -251,3 +251,31 @@ def test_built_parts_live_in_shared_memory_and_equal_the_plain_kernel(monkeypatc
         np.testing.assert_array_equal(part.rows, rows)
         np.testing.assert_array_equal(sub.a_indices, idx)
         np.testing.assert_array_equal(sub.a_data, val)
+
+
+def test_only_shared_empty_mappings_ship_by_reference_and_views_keep_their_offset():
+    """A slice of a shared_empty array ships by reference at its own offset; an array over any other mapping (not
+    made by shared_empty) is written into pack's own file like any array."""
+    import mmap as mmap_module
+
+    val, = shipping.shared_empty([(300_000, np.float64)])
+    val[:] = np.arange(val.size, dtype=np.float64)
+    view = val[1_000:250_000:1][::-1][::-1]  # views of views of the mapping
+    fd = os.memfd_create("not-an-arena")
+    try:
+        os.ftruncate(fd, 1 << 21)
+        mm = mmap_module.mmap(fd, 1 << 21)
+    finally:
+        os.close(fd)
+    foreign = np.frombuffer(mm, dtype=np.float64, count=200_000)
+    foreign[:] = 3.0
+    s = shipping.pack((view, foreign))
+    try:
+        assert [f for f, _, _ in s.spans] == [0, -1] and s.size == foreign.nbytes
+        assert s.spans[0][1] == 1_000 * 8  # the slice's offset in the file
+        got = shipping.unpack(s)
+    finally:
+        shipping.release([s])
+    assert np.array_equal(got[0], view) and np.array_equal(got[1], foreign)
+    del foreign, got
+    mm.close()

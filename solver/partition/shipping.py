@@ -69,14 +69,18 @@ class Shipment:
     shared: tuple[tuple[int, int], ...] = ()
 
 
-_ARENAS: dict[int, tuple[int, int]] = {}  #: start address -> (bytes, fd) of each live shared_empty file
+#: id of each live shared_empty mapping -> (its start address, bytes, the file's descriptor). Keyed by the mapping
+#: object, which :func:`_in_arena` reaches from the buffer itself (and so holds while it looks): an address alone
+#: could, in the instant between a mapping's unmapping and its finalizer, belong to fresh memory
+_ARENAS: dict[int, tuple[int, int, int]] = {}
 _ARENA_LOCK = threading.Lock()  # the parts are built in threads
 
 
-def _close_arena(address: int, fd: int) -> None:
+def _close_arena(key: int, fd: int) -> None:
     """The last array of a :func:`shared_empty` file is gone: forget it and close its descriptor."""
     with _ARENA_LOCK:
-        _ARENAS.pop(address, None)
+        if _ARENAS.get(key, (0, 0, None))[2] == fd:
+            del _ARENAS[key]
     os.close(fd)
 
 
@@ -111,22 +115,33 @@ def shared_empty(specs: list[tuple[int, type]]) -> list[np.ndarray]:
     address = ctypes.addressof(probe)
     del probe  # an exported buffer would keep the mapping from ever being released
     with _ARENA_LOCK:
-        _ARENAS[address] = (size, fd)
-    weakref.finalize(mm, _close_arena, address, fd)  # the arrays keep mm alive; with the last of them it goes
+        _ARENAS[id(mm)] = (address, size, fd)
+    weakref.finalize(mm, _close_arena, id(mm), fd)  # the arrays keep mm alive; with the last of them it goes
     return [np.frombuffer(mm, dtype=dtype, count=int(n), offset=off) for (n, dtype), off in zip(specs, offsets,
                                                                                              strict=True)]
 
 
 def _in_arena(raw: memoryview) -> tuple[int, int, int] | None:
-    """(fd, file bytes, offset) of the :func:`shared_empty` file that holds all of ``raw``, or None."""
+    """(fd, file bytes, offset) of the :func:`shared_empty` file that holds all of ``raw``, or None: the mapping
+    is found by following the buffer's owners (an array's ``base``, a memoryview's ``obj``) to it."""
     if not _ARENAS:
         return None
-    start = np.frombuffer(raw, dtype=np.uint8).ctypes.data
+    owner = raw.obj
+    for _ in range(16):  # an array's views of views: a few levels
+        if owner is None or isinstance(owner, mmap.mmap):
+            break
+        owner = owner.obj if isinstance(owner, memoryview) else getattr(owner, "base", None)
+    if not isinstance(owner, mmap.mmap):
+        return None
     with _ARENA_LOCK:
-        for address, (size, fd) in _ARENAS.items():
-            if address <= start and start + raw.nbytes <= address + size:
-                return fd, size, start - address
-    return None
+        hit = _ARENAS.get(id(owner))
+    if hit is None:
+        return None
+    address, size, fd = hit
+    start = np.frombuffer(raw, dtype=np.uint8).ctypes.data
+    if not (address <= start and start + raw.nbytes <= address + size):
+        return None
+    return fd, size, start - address
 
 
 def available() -> bool:
