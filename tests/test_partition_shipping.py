@@ -251,6 +251,49 @@ def test_built_parts_live_in_shared_memory_and_equal_the_plain_kernel(monkeypatc
         np.testing.assert_array_equal(part.rows, rows)
         np.testing.assert_array_equal(sub.a_indices, idx)
         np.testing.assert_array_equal(sub.a_data, val)
+        # the column and row vectors are in the part's file too (pack writes none of them), the whole model's values
+        for f in ("cost", "col_lower", "col_upper", "integrality", "row_lower", "row_upper"):
+            arr = getattr(sub, f)
+            assert shipping._in_arena(memoryview(arr).cast("B")) is not None, f
+            assert arr.flags.c_contiguous and arr.flags.writeable and arr.flags.aligned, f
+        for f in ("cost", "col_lower", "col_upper", "integrality"):
+            assert getattr(sub, f).dtype == getattr(problem, f).dtype, f
+            np.testing.assert_array_equal(getattr(sub, f), getattr(problem, f)[part.cols])
+        own = rc[part.rows] >= 0  # a client's own rows keep their bounds; shared rows carry the part's share
+        np.testing.assert_array_equal(sub.row_lower[own], problem.row_lower[part.rows][own])
+        np.testing.assert_array_equal(sub.row_upper[own], problem.row_upper[part.rows][own])
+
+
+def test_parts_in_shared_memory_equal_the_plain_arrays_build(monkeypatch):
+    """The parts built into shared_empty files equal, field by field and dtype by dtype, the ones built into plain
+    arrays (shared_empty's fallback below MIN_ARENA_BYTES), and the pack of such a part writes only what is not in
+    its file (the pointers, the names): its large vectors travel by reference."""
+    from solver.workloads import make_scenario
+    from tests.partition_helpers import fresh_split
+
+    problem = make_scenario("te", 16, seed=4).base()
+    monkeypatch.setattr(shipping, "MIN_ARENA_BYTES", 0)
+    _, _, shared_parts, _ = fresh_split(problem, 2)
+    monkeypatch.setattr(shipping, "MIN_ARENA_BYTES", 1 << 60)
+    _, _, plain_parts, _ = fresh_split(problem, 2)
+    fields = ("cost", "col_lower", "col_upper", "integrality", "row_lower", "row_upper", "a_indptr", "a_indices",
+              "a_data", "col_names", "row_names")
+    for a, b in zip(shared_parts, plain_parts, strict=True):
+        for f in fields:
+            got, want = getattr(a.problem, f), getattr(b.problem, f)
+            assert got.dtype == want.dtype, f
+            np.testing.assert_array_equal(got, want)
+        assert shipping._in_arena(memoryview(b.problem.cost).cast("B")) is None
+    monkeypatch.setattr(shipping, "MIN_SHARED_BYTES", 1)  # every buffer out of band, so each span is counted
+    sub = shared_parts[0].problem
+    shipment = shipping.pack(sub)
+    try:
+        by_ref = sum(n for f, _, n in shipment.spans if f >= 0)
+        in_file = sum(getattr(sub, f).nbytes for f in ("cost", "col_lower", "col_upper", "integrality", "row_lower",
+                                                        "row_upper", "a_indices", "a_data"))
+        assert by_ref == in_file
+    finally:
+        shipping.release([shipment])
 
 
 def test_only_shared_empty_mappings_ship_by_reference_and_views_keep_their_offset():

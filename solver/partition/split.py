@@ -118,8 +118,9 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
         name: sub-problem names are ``f"{problem.name}#{name}{p}"``.
     Returns:
         k Parts (a part may be empty). O(k (nnz_global + m) + nnz): two passes per part over its columns'
-        nonzeros (``solver.partition.split_kernels.part_pattern``, ``part_fill``), the part's entries written into
-        ``solver.partition.shipping.shared_empty`` arrays (shipped to a part worker without a copy).
+        nonzeros (``solver.partition.split_kernels.part_pattern``, ``part_fill``), the part's entries and its cost,
+        column bounds, integrality and row bounds written into ``solver.partition.shipping.shared_empty`` arrays
+        (shipped to a part worker without a copy; plain arrays for a small part).
     """
     from solver.partition.shipping import shared_empty
     from solver.partition.split_kernels import part_fill, part_pattern
@@ -143,16 +144,27 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
         # passes, the entries written straight into memory a part worker maps (solver.partition.shipping)
         cols64 = cols.astype(np.int64, copy=False)
         sub_ptr, rows, new_row = part_pattern(cp, ci, cols64, everywhere, row_part, p, problem.n_rows)
-        nnz_p = int(sub_ptr[-1])
-        sub_idx, sub_data = shared_empty([(nnz_p, np.int32), (nnz_p, np.float64)])
-        part_fill(cp, ci, cv, cols64, everywhere, row_part, p, new_row, sub_idx, sub_data)
+        nnz_p, n_p = int(sub_ptr[-1]), int(cols.shape[0])
         sp = spos[rows]
         scale = np.where(sp >= 0, shares[p, np.maximum(sp, 0)] if shares.size else 1.0, 1.0)
+        row_lower, row_upper = _scaled(problem.row_lower[rows], scale), _scaled(problem.row_upper[rows], scale)
+        # the entries, and the column and row vectors, in one memory file a part worker maps: pack then writes
+        # none of them (a Kdl part's vectors were 11 of the 28 MB it still wrote, into fresh pages: session 42)
+        column_vectors = (problem.cost, problem.col_lower, problem.col_upper, problem.integrality)
+        arrays = shared_empty([(nnz_p, np.int32), (nnz_p, np.float64)]
+                              + [(n_p, v.dtype) for v in column_vectors]
+                              + [(rows.shape[0], row_lower.dtype), (rows.shape[0], row_upper.dtype)])
+        sub_idx, sub_data = arrays[:2]
+        part_fill(cp, ci, cv, cols64, everywhere, row_part, p, new_row, sub_idx, sub_data)
+        for v, out in zip(column_vectors, arrays[2:6], strict=True):
+            np.take(v, cols, out=out, mode="clip")  # cols are valid; "raise" would gather into a buffer first
+        np.copyto(arrays[6], row_lower)
+        np.copyto(arrays[7], row_upper)
+        cost, col_lower, col_upper, integrality = arrays[2:6]
         sub = Problem(
-            col_names=problem.col_names[cols], row_names=problem.row_names[rows], cost=problem.cost[cols],
-            col_lower=problem.col_lower[cols], col_upper=problem.col_upper[cols],
-            row_lower=_scaled(problem.row_lower[rows], scale), row_upper=_scaled(problem.row_upper[rows], scale),
-            integrality=problem.integrality[cols], a_indptr=sub_ptr, a_indices=sub_idx,
+            col_names=problem.col_names[cols], row_names=problem.row_names[rows], cost=cost,
+            col_lower=col_lower, col_upper=col_upper, row_lower=arrays[6], row_upper=arrays[7],
+            integrality=integrality, a_indptr=sub_ptr, a_indices=sub_idx,
             a_data=sub_data, sense=problem.sense, offset=0.0, name=f"{problem.name}#{name}{p}")
         return Part(cols=cols, rows=rows, problem=sub)
 
