@@ -277,6 +277,58 @@ def test_row_violation_rel_takes_any_array_layout():
     assert len(K.row_violation_scan.signatures) <= max(before, 1)
 
 
+@pytest.mark.parametrize("k, seed", [(0, 1), (1, 2), (60, 3), (500, 4)])
+def test_violation_max_matches_numpy(k, seed):
+    """point_quality's one-pass measure equals its numpy twin (the former whole-array form): violations on either
+    side, infinite bounds and entries, bounds of magnitude above 1, no violation, and a nan entry (nan both)."""
+    rng = np.random.default_rng(seed)
+    lo, hi = _bounds(rng, k)
+    scale = rng.uniform(0, 1e3, k) ** rng.random(k)
+    lo, hi = lo * scale, hi * scale  # bounds above 1 in magnitude: the relative measure divides by them
+    v = np.where(rng.random(k) < 0.5, lo, hi) + rng.normal(0, 0.3, k) * scale
+    v = np.where(np.isfinite(v), v, rng.normal(0, 5, k))
+    if k >= 60:
+        v[5], v[9] = np.inf, -np.inf
+        lo[20], hi[20] = -np.inf, np.inf  # a free entry is never violated
+        v[20] = 1e300
+    inside = np.clip(v, lo, hi)
+    for a in (v, inside):
+        got, ref = K.violation_max(a, lo, hi), R.violation_max_ref(a, lo, hi)
+        assert got == ref
+    assert K.violation_max(inside, lo, hi) == (0.0, 0.0)
+    if k >= 60:
+        assert K.violation_max(v, lo, hi)[0] == np.inf
+        with_nan = v.copy()
+        with_nan[np.flatnonzero(np.isfinite(lo))[0]] = np.nan
+        got, ref = K.violation_max(with_nan, lo, hi), R.violation_max_ref(with_nan, lo, hi)
+        assert np.isnan(got).all() and np.isnan(ref).all()
+        lo_n, hi_n = lo.copy(), hi.copy()
+        lo_n[30], hi_n[30] = -np.inf, np.inf
+        with_nan[:] = inside
+        with_nan[30] = np.nan  # nan against two infinite bounds: no violation, as numpy's where/maximum read it
+        assert K.violation_max(with_nan, lo_n, hi_n) == R.violation_max_ref(with_nan, lo_n, hi_n) == (0.0, 0.0)
+
+
+def test_point_quality_measures_with_the_kernel_on_any_array_layout():
+    """point_quality's row, relative row and bound violations on a small model (hand-computed), for strided,
+    read-only and int inputs alike, without compiling another signature of the kernel."""
+    from solver.baselines.result import point_quality
+    from solver.model.problem import Problem
+
+    p = Problem.from_arrays(cost=np.array([1.0, 2.0]), col_lower=np.array([0.0, 0.0]), col_upper=np.array([1.0, 5.0]),
+                            row_lower=np.array([-np.inf, 2.0]), row_upper=np.array([4.0, np.inf]),
+                            matrix=sp.csc_array(np.array([[1.0, 1.0], [1.0, 0.0]])))
+    before = len(K.violation_max.signatures)
+    x = np.array([3.0, 0.0, 9.0, 2.0])[::2]  # strided: x = (3, 9); rows 12 (<= 4: 8 over) and 3 (>= 2: inside)
+    x.setflags(write=False)
+    q = point_quality(p, x)
+    assert (q.max_row_violation, q.max_row_violation_rel, q.max_bound_violation) == (8.0, 2.0, 4.0)
+    q = point_quality(p, np.array([1, 1]), activity=np.array([2, 1]))  # int point and activities: row 2 1 under 2
+    assert (q.max_row_violation, q.max_row_violation_rel, q.max_bound_violation) == (1.0, 0.5, 0.0)
+    assert q.objective == 3.0
+    assert len(K.violation_max.signatures) <= max(before, 1)
+
+
 @pytest.mark.parametrize("m, n, density, seed", [(30, 20, 0.3, 8), (200, 50, 0.05, 9), (7, 0, 0.5, 10), (5, 40, 0.0, 11)])
 def test_row_counts_match_bincount_and_the_dense_count(m, n, density, seed):
     A, _, csc, _ = _matrix(m, n, density, seed)

@@ -69,22 +69,13 @@ class PointQuality:
     integrality_violation: float
 
 
-def _violation(v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Absolute violation of ``lo <= v <= hi`` per entry, and the magnitude of the violated bound."""
-    below = np.where(np.isfinite(lo), lo - v, -np.inf)
-    above = np.where(np.isfinite(hi), v - hi, -np.inf)
-    viol = np.maximum(np.maximum(below, above), 0.0)
-    bound = np.where(below >= above, np.abs(lo), np.abs(hi))
-    bound[~np.isfinite(bound)] = 0.0
-    return viol, bound
-
-
 def point_quality(problem: Problem, x: np.ndarray | None, activity: np.ndarray | None = None) -> PointQuality:
     """Objective and violations of the (n,) point ``x`` on ``problem``, recomputed from the data.
 
-    Returns all-nan measures when ``x`` is None. One sparse mat-vec plus O(m + n) numpy work; none when the
-    caller has the (m,) row activities ``activity`` = A x of this very x (``problem.row_activity(x)``, e.g. the
-    KKT measure's, ``solver.partition.merge``: TE Kdl's 31M nonzeros are one pass a round).
+    Returns all-nan measures when ``x`` is None. One sparse mat-vec plus one pass over the rows and one over the
+    columns (``solver.lp.kernels.violation_max``); no mat-vec when the caller has the (m,) row activities
+    ``activity`` = A x of this very x (``problem.row_activity(x)``, e.g. the KKT measure's,
+    ``solver.partition.merge``: TE Kdl's 31M nonzeros are one pass a round).
 
     Raises:
         ValueError: when ``x`` does not have shape (n,).
@@ -95,18 +86,23 @@ def point_quality(problem: Problem, x: np.ndarray | None, activity: np.ndarray |
     x = np.asarray(x, dtype=np.float64)
     if x.shape != (problem.n_cols,):
         raise ValueError(f"point has shape {x.shape}, expected ({problem.n_cols},)")
+    from solver.lp.kernels import kernel_array, violation_max  # numba, loaded once the first point is judged
+
+    f = np.float64
     act = problem.row_activity(x) if activity is None else activity
-    rv, rb = _violation(act, problem.row_lower, problem.row_upper)
-    bv, _ = _violation(x, problem.col_lower, problem.col_upper)
+    row_viol, row_rel = violation_max(kernel_array(act, f), kernel_array(problem.row_lower, f),
+                                      kernel_array(problem.row_upper, f))
+    bound_viol, _ = violation_max(kernel_array(x, f), kernel_array(problem.col_lower, f),
+                                  kernel_array(problem.col_upper, f))
     iv = 0.0
     if problem.is_mip:
         xi = x[problem.integrality]
         iv = float(np.max(np.abs(xi - np.round(xi)))) if xi.size else 0.0
     return PointQuality(
         objective=problem.objective(x),
-        max_row_violation=float(rv.max()) if rv.size else 0.0,
-        max_row_violation_rel=float((rv / np.maximum(1.0, rb)).max()) if rv.size else 0.0,
-        max_bound_violation=float(bv.max()) if bv.size else 0.0,
+        max_row_violation=float(row_viol),
+        max_row_violation_rel=float(row_rel),
+        max_bound_violation=float(bound_viol),
         integrality_violation=iv,
     )
 

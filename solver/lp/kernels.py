@@ -108,6 +108,40 @@ def row_violation_scan(ax, lo, hi, absmax):
     return worst, at
 
 
+@njit(cache=True)
+def violation_max(v, lo, hi):
+    """(largest violation, largest violation / max(1, |b_i|)) of ``lo <= v <= hi`` (all (k,) float64), b_i the
+    bound the entry violates (the one it is further past; |hi_i| on a nan entry; 0 for an infinite one); an
+    infinite bound is never violated; a nan entry with a finite bound makes both nan; (0.0, 0.0) when k = 0.
+    ``solver.baselines.result.point_quality``'s row and bound measures in one pass: its numpy form (the twin,
+    ``solver.lp.kernels_ref.violation_max_ref``) made eight (k,) temporaries per side, 0.13 s of a TE Kdl
+    partitioned round's merge (570k rows, 1.06M columns). Every comparison is numpy's ``maximum``'s: the first
+    argument on a tie or a nan."""
+    worst = 0.0
+    worst_rel = 0.0
+    nan = False
+    for i in range(v.shape[0]):
+        a, lo_i, hi_i = v[i], lo[i], hi[i]
+        below = lo_i - a if np.isfinite(lo_i) else -np.inf
+        above = a - hi_i if np.isfinite(hi_i) else -np.inf
+        m = below if (below >= above or below != below) else above
+        viol = m if (m >= 0.0 or m != m) else 0.0
+        if viol != viol:
+            nan = True
+            continue
+        bound = abs(lo_i) if below >= above else abs(hi_i)
+        if not np.isfinite(bound):
+            bound = 0.0
+        rel = viol / (1.0 if 1.0 >= bound else bound)
+        if viol > worst:
+            worst = viol
+        if rel > worst_rel:
+            worst_rel = rel
+    if nan:
+        return np.nan, np.nan
+    return worst, worst_rel
+
+
 def kernel_array(a, dtype) -> np.ndarray:
     """``a`` as a C-contiguous, writable array of ``dtype``: ``a`` itself when it is one, else one copy. numba types a
     read-only, non-contiguous or other-dtype array as another signature of a kernel, which would compile mid-stream

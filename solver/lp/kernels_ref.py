@@ -50,6 +50,19 @@ def row_violation_scan_ref(ax, lo, hi, absmax):
     return (float(worst[i]), i) if worst[i] > 0.0 else (0.0, -1)
 
 
+def violation_max_ref(v, lo, hi):
+    """numpy twin of :func:`solver.lp.kernels.violation_max` (``point_quality``'s former whole-array form)."""
+    if v.size == 0:
+        return 0.0, 0.0
+    with np.errstate(invalid="ignore"):
+        below = np.where(np.isfinite(lo), lo - v, -np.inf)
+        above = np.where(np.isfinite(hi), v - hi, -np.inf)
+        viol = np.maximum(np.maximum(below, above), 0.0)
+        bound = np.where(below >= above, np.abs(lo), np.abs(hi))
+    bound[~np.isfinite(bound)] = 0.0
+    return float(viol.max()), float((viol / np.maximum(1.0, bound)).max())
+
+
 def row_absmax_scan_ref(ci, cv, out):
     """numpy twin of :func:`solver.lp.kernels.row_absmax_scan`."""
     np.maximum.at(out, ci, np.abs(cv))
