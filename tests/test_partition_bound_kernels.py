@@ -91,6 +91,58 @@ def test_column_terms_is_column_term_per_candidate_bitwise(shape, k):
     np.testing.assert_allclose(r_kept, r_ref, rtol=1e-12, atol=1e-12)
 
 
+@settings(max_examples=80, deadline=None)
+@given(shapes, st.sampled_from([1, 3]))
+def test_base_and_column_terms_is_the_two_kernels_in_one_pass_bitwise(shape, k):
+    """The fused pass gives bitwise what reduced_costs then column_terms give (base reduced costs, each candidate's
+    sum and unboundedness, the kept reduced costs), and what their numpy twins give."""
+    m, n, seed = shape
+    csc, lo, up, ru, rng = _case(m, n, seed)
+    c = rng.standard_normal(n)
+    y_base = rng.standard_normal(m)
+    is_sh = (rng.random(m) < 0.4).astype(np.uint8)
+    y_base[is_sh == 1] = 0.0  # as LagrangianBound holds it
+    Y = np.ascontiguousarray(rng.standard_normal((m, k)))
+    up_i = K.implied_upper(*csc, lo, up, ru, m)
+    for kept in (True, False):
+        r_base, r_out = np.full(n, np.nan), np.full((n, k), np.nan) if kept else np.empty((0, k))
+        totals, unb = K.base_and_column_terms(*csc, c, y_base, is_sh, Y, lo, up_i, r_base, r_out)
+        r_two, r_out_two = np.empty(n), np.full((n, k), np.nan) if kept else np.empty((0, k))
+        K.reduced_costs(*csc, c, y_base, r_two)
+        t2, u2 = K.column_terms(*csc, is_sh, Y, r_two, lo, up_i, r_out_two)
+        assert r_base.tobytes() == r_two.tobytes() and r_out.tobytes() == r_out_two.tobytes()
+        assert totals.tobytes() == t2.tobytes() and np.array_equal(unb, u2)
+        r_ref, r_out_ref = np.empty(n), np.full((n, k), np.nan) if kept else np.empty((0, k))
+        t3, u3 = R.base_and_column_terms_ref(*csc, c, y_base, is_sh, Y, lo, up_i, r_ref, r_out_ref)
+        np.testing.assert_array_equal(unb, u3)
+        np.testing.assert_allclose(r_base, r_ref, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(r_out, r_out_ref, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(totals[~unb], t3[~unb], rtol=1e-9, atol=1e-9)
+
+
+def test_lagrangian_bound_computes_its_base_once_in_the_candidates_pass():
+    """A LagrangianBound without r_base evaluates its candidates with the fused pass: the same floats as one built
+    with the base given and as evaluate() per candidate, its r_base then the given one, bitwise."""
+    from solver.partition.bound import LagrangianBound
+    from solver.workloads import make_scenario
+
+    p = make_scenario("te", 16, seed=4).base()
+    rng = np.random.default_rng(2)
+    y = rng.standard_normal(p.n_rows)
+    shared = np.flatnonzero(rng.random(p.n_rows) < 0.3).astype(np.int64)
+    cands = [rng.standard_normal(shared.size) for _ in range(3)]
+    given_base = LagrangianBound(p, y, shared).r_base.copy()  # through the property: reduced_costs alone
+    lazy = LagrangianBound(p, y, shared)
+    reduced = np.empty((p.n_cols, 3))
+    got = lazy.evaluate_many(cands, reduced)
+    assert lazy.r_base.tobytes() == given_base.tobytes()
+    eager = LagrangianBound(p, y, shared, r_base=given_base)
+    reduced2 = np.empty((p.n_cols, 3))
+    assert eager.evaluate_many(cands, reduced2) == got
+    assert reduced.tobytes() == reduced2.tobytes()
+    assert [LagrangianBound(p, y, shared).evaluate(c) for c in cands] == got
+
+
 def test_column_terms_unbounded_candidates():
     """A column with r_j > 0 and lo_j = -inf, or r_j < 0 and up_j = +inf, makes only the candidates whose
     r_j has that sign unbounded."""

@@ -66,25 +66,31 @@ class LagrangianBound:
         shared: (ns,) int64 indices of the shared rows.
         up: (n,) :func:`implied_upper` of ``problem`` when the caller has it (computed here otherwise).
         r_base: (n,) minimisation-form reduced costs ``sense * c - A' y_base`` (projected, shared rows' duals 0)
-            when the caller has them: the pass over the matrix that computes them is skipped.
+            when the caller has them: the pass over the matrix that computes them is skipped. Else they are
+            computed at first need (:attr:`r_base`), by :meth:`evaluate_many` in its own pass.
     """
 
     def __init__(self, problem: Problem, y_base: np.ndarray, shared: np.ndarray, up: np.ndarray | None = None,
                  r_base: np.ndarray | None = None):
         self.problem = problem
-        sense = float(problem.sense)
         self.shared = shared
         self.y_base = self.min_form(y_base)
         self.y_base[shared] = 0.0
-        if r_base is None:
-            r_base = np.empty(problem.n_cols)
-            K.reduced_costs(problem.a_indptr, problem.a_indices, problem.a_data, sense * problem.cost, self.y_base,
-                            r_base)
-        self.r_base = r_base
+        self._r_base = r_base
         self.is_sh = np.zeros(problem.n_rows, dtype=np.uint8)
         self.is_sh[shared] = 1
         self.up = implied_upper(problem) if up is None else up
         self.row_part_base = self._row_term(self.y_base)
+
+    @property
+    def r_base(self) -> np.ndarray:
+        """(n,) ``sense * c - A' y_base`` (minimisation form), computed once (one pass over the matrix)."""
+        if self._r_base is None:
+            p = self.problem
+            r_base = np.empty(p.n_cols)
+            K.reduced_costs(p.a_indptr, p.a_indices, p.a_data, float(p.sense) * p.cost, self.y_base, r_base)
+            self._r_base = r_base
+        return self._r_base
 
     def min_form(self, y: np.ndarray) -> np.ndarray:
         """:func:`min_form_duals` of this bound's problem."""
@@ -151,8 +157,16 @@ class LagrangianBound:
             full = self._project(full)
             cols[:, c] = full
             row_terms.append(self._row_term(full))
-        totals, unbounded = K.column_terms(p.a_indptr, p.a_indices, p.a_data, self.is_sh, cols, self.r_base,
-                                           p.col_lower, self.up, np.empty((0, k)) if reduced is None else reduced)
+        r_out = np.empty((0, k)) if reduced is None else reduced
+        if self._r_base is None:  # the base reduced costs in the same pass (bound_kernels.base_and_column_terms)
+            r_base = np.empty(p.n_cols)
+            totals, unbounded = K.base_and_column_terms(p.a_indptr, p.a_indices, p.a_data, sense * p.cost,
+                                                        self.y_base, self.is_sh, cols, p.col_lower, self.up, r_base,
+                                                        r_out)
+            self._r_base = r_base
+        else:
+            totals, unbounded = K.column_terms(p.a_indptr, p.a_indices, p.a_data, self.is_sh, cols, self._r_base,
+                                               p.col_lower, self.up, r_out)
         out = []
         for c in range(k):
             if unbounded[c]:

@@ -141,6 +141,44 @@ def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up, r_out):
     return totals, unbounded
 
 
+@njit(cache=True)
+def base_and_column_terms(cp, ci, cv, c, y_base, is_shared, y_shared_cols, lo, up, r_base_out, r_out):
+    """:func:`reduced_costs` (``r_base_out`` = c - A' y_base) and :func:`column_terms` from it in one pass over the
+    matrix instead of two: each column's nonzeros are read for its base reduced cost, then again, while they are in
+    cache, for the candidates' shared entries. Bitwise the two kernels' results (the same operations in the same
+    order). A TE Kdl partitioned merge (31M nonzeros): one matrix pass, ~0.08 s, fewer.
+
+    Args: as :func:`reduced_costs` (c, y_base (m,)) and :func:`column_terms` (is_shared ... r_out), r_base_out (n,)
+        float64 filled. Returns: :func:`column_terms`' (totals (k,), unbounded (k,) bool).
+    """
+    k = y_shared_cols.shape[1]
+    totals = np.zeros(k)
+    unbounded = np.zeros(k, dtype=np.bool_)
+    r = np.empty(k)
+    keep = r_out.shape[0] == cp.shape[0] - 1
+    for j in range(cp.shape[0] - 1):
+        rb = c[j]
+        for p in range(cp[j], cp[j + 1]):
+            rb -= cv[p] * y_base[ci[p]]
+        r_base_out[j] = rb
+        for q in range(k):
+            r[q] = rb
+        for p in range(cp[j], cp[j + 1]):
+            i = ci[p]
+            if is_shared[i]:
+                a = cv[p]
+                for q in range(k):
+                    r[q] -= a * y_shared_cols[i, q]
+        if keep:
+            for q in range(k):
+                r_out[j, q] = r[q]
+        lj = lo[j]
+        uj = up[j]
+        for q in range(k):
+            totals[q], unbounded[q] = _add_column(totals[q], unbounded[q], r[q], lj, uj)
+    return totals, unbounded
+
+
 @njit(cache=True, nogil=True)
 def assignment_duals(rp, rc, coef, rows, r0, lo, up, rl, ru, y):
     """The exact maximiser of L(y) over each assignment row's dual, all other duals fixed (minimisation form;

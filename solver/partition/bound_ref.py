@@ -65,6 +65,12 @@ def column_terms_ref(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up, r_out
     return np.where(unbounded, 0.0, totals), unbounded
 
 
+def base_and_column_terms_ref(cp, ci, cv, c, y_base, is_shared, y_shared_cols, lo, up, r_base_out, r_out):
+    """numpy twin of :func:`solver.partition.bound_kernels.base_and_column_terms`: the two twins in turn."""
+    reduced_costs_ref(cp, ci, cv, c, y_base, r_base_out)
+    return column_terms_ref(cp, ci, cv, is_shared, y_shared_cols, r_base_out, lo, up, r_out)
+
+
 def assignment_duals_ref(rp, rc, coef, rows, r0, lo, up, rl, ru, y):
     """Twin of :func:`solver.partition.bound_kernels.assignment_duals`: every row's interval, first slope and
     sorted breakpoints at once (a lexsort by row and breakpoint, a cumulative sum of the slope changes)."""
