@@ -116,29 +116,49 @@ def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up, r_out):
 
     Returns: (totals (k,), unbounded (k,) bool), candidate c's ``column_term`` result in entry c.
     """
+    return _terms(cp, ci, cv, r_base, r_base, False, np.empty(0), is_shared, y_shared_cols, lo, up, r_out)
+
+
+@njit(cache=True)
+def _terms(cp, ci, cv, base, y_base, fill_base, r_base_out, is_shared, y_shared_cols, lo, up, r_out):
+    """:func:`column_terms` (``fill_base`` False: ``base`` is r_base, read; y_base, r_base_out unused) or
+    :func:`base_and_column_terms` (True: ``base`` is c, and r_base_out[j] = c_j - A_j' y_base is written first)."""
     k = y_shared_cols.shape[1]
     totals = np.zeros(k)
     unbounded = np.zeros(k, dtype=np.bool_)
     r = np.empty(k)
     keep = r_out.shape[0] == cp.shape[0] - 1
     for j in range(cp.shape[0] - 1):
-        rb = r_base[j]
-        for c in range(k):
-            r[c] = rb
-        for p in range(cp[j], cp[j + 1]):
-            i = ci[p]
-            if is_shared[i]:
-                a = cv[p]
-                for c in range(k):
-                    r[c] -= a * y_shared_cols[i, c]
-        if keep:
-            for c in range(k):
-                r_out[j, c] = r[c]
-        lj = lo[j]
-        uj = up[j]
-        for c in range(k):
-            totals[c], unbounded[c] = _add_column(totals[c], unbounded[c], r[c], lj, uj)
+        rb = base[j]
+        if fill_base:
+            for p in range(cp[j], cp[j + 1]):
+                rb -= cv[p] * y_base[ci[p]]
+            r_base_out[j] = rb
+        _candidate_terms(j, rb, cp, ci, cv, is_shared, y_shared_cols, lo, up, r, keep, r_out, totals, unbounded)
     return totals, unbounded
+
+
+@njit(cache=True)
+def _candidate_terms(j, rb, cp, ci, cv, is_shared, y_shared_cols, lo, up, r, keep, r_out, totals, unbounded):
+    """Column j's part of :func:`column_terms` from its base reduced cost ``rb``: each candidate's r_j (rb minus the
+    shared entries times the candidate's duals, in entry order), kept in ``r_out[j]`` when ``keep``, and its term
+    added to ``totals`` / ``unbounded`` (k,)."""
+    k = r.shape[0]
+    for c in range(k):
+        r[c] = rb
+    for p in range(cp[j], cp[j + 1]):
+        i = ci[p]
+        if is_shared[i]:
+            a = cv[p]
+            for c in range(k):
+                r[c] -= a * y_shared_cols[i, c]
+    if keep:
+        for c in range(k):
+            r_out[j, c] = r[c]
+    lj = lo[j]
+    uj = up[j]
+    for c in range(k):
+        totals[c], unbounded[c] = _add_column(totals[c], unbounded[c], r[c], lj, uj)
 
 
 @njit(cache=True)
@@ -151,32 +171,7 @@ def base_and_column_terms(cp, ci, cv, c, y_base, is_shared, y_shared_cols, lo, u
     Args: as :func:`reduced_costs` (c, y_base (m,)) and :func:`column_terms` (is_shared ... r_out), r_base_out (n,)
         float64 filled. Returns: :func:`column_terms`' (totals (k,), unbounded (k,) bool).
     """
-    k = y_shared_cols.shape[1]
-    totals = np.zeros(k)
-    unbounded = np.zeros(k, dtype=np.bool_)
-    r = np.empty(k)
-    keep = r_out.shape[0] == cp.shape[0] - 1
-    for j in range(cp.shape[0] - 1):
-        rb = c[j]
-        for p in range(cp[j], cp[j + 1]):
-            rb -= cv[p] * y_base[ci[p]]
-        r_base_out[j] = rb
-        for q in range(k):
-            r[q] = rb
-        for p in range(cp[j], cp[j + 1]):
-            i = ci[p]
-            if is_shared[i]:
-                a = cv[p]
-                for q in range(k):
-                    r[q] -= a * y_shared_cols[i, q]
-        if keep:
-            for q in range(k):
-                r_out[j, q] = r[q]
-        lj = lo[j]
-        uj = up[j]
-        for q in range(k):
-            totals[q], unbounded[q] = _add_column(totals[q], unbounded[q], r[q], lj, uj)
-    return totals, unbounded
+    return _terms(cp, ci, cv, c, y_base, True, r_base_out, is_shared, y_shared_cols, lo, up, r_out)
 
 
 @njit(cache=True, nogil=True)
