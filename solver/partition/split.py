@@ -151,19 +151,18 @@ def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np
         # the entries, and the column and row vectors, in one memory file a part worker maps: pack then writes
         # none of them (a Kdl part's vectors were 11 of the 28 MB it still wrote, into fresh pages: session 42)
         column_vectors = (problem.cost, problem.col_lower, problem.col_upper, problem.integrality)
-        arrays = shared_empty([(nnz_p, np.int32), (nnz_p, np.float64)]
-                              + [(n_p, v.dtype) for v in column_vectors]
-                              + [(rows.shape[0], row_lower.dtype), (rows.shape[0], row_upper.dtype)])
-        sub_idx, sub_data = arrays[:2]
+        sub_idx, sub_data, *col_out, rl_out, ru_out = shared_empty(
+            [(nnz_p, np.int32), (nnz_p, np.float64)] + [(n_p, v.dtype) for v in column_vectors]
+            + [(rows.shape[0], row_lower.dtype), (rows.shape[0], row_upper.dtype)])
         part_fill(cp, ci, cv, cols64, everywhere, row_part, p, new_row, sub_idx, sub_data)
-        for v, out in zip(column_vectors, arrays[2:6], strict=True):
+        for v, out in zip(column_vectors, col_out, strict=True):
             np.take(v, cols, out=out, mode="clip")  # cols are valid; "raise" would gather into a buffer first
-        np.copyto(arrays[6], row_lower)
-        np.copyto(arrays[7], row_upper)
-        cost, col_lower, col_upper, integrality = arrays[2:6]
+        np.copyto(rl_out, row_lower)
+        np.copyto(ru_out, row_upper)
+        cost, col_lower, col_upper, integrality = col_out
         sub = Problem(
             col_names=problem.col_names[cols], row_names=problem.row_names[rows], cost=cost,
-            col_lower=col_lower, col_upper=col_upper, row_lower=arrays[6], row_upper=arrays[7],
+            col_lower=col_lower, col_upper=col_upper, row_lower=rl_out, row_upper=ru_out,
             integrality=integrality, a_indptr=sub_ptr, a_indices=sub_idx,
             a_data=sub_data, sense=problem.sense, offset=0.0, name=f"{problem.name}#{name}{p}")
         return Part(cols=cols, rows=rows, problem=sub)
