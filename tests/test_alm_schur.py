@@ -176,7 +176,7 @@ def test_schur_update_matches_a_fresh_assembly(case, tau, flip, seed):
     R.schur_update_ref(*csc, new_act, act, tau, new_prec, prec, row_of_col, coef, pos, rp, rc, u, touched, mark,
                        blk, flag, n_changed, C2)
     K.schur_finish(C1, new_diag, coupling, S1)
-    _close(S1, new_V[np.ix_(coupling, coupling)] - _eliminated(new_V, pos))
+    _close(np.triu(S1), np.triu(new_V[np.ix_(coupling, coupling)] - _eliminated(new_V, pos)))
     _close(np.triu(C1), np.triu(C2))
 
 
@@ -197,10 +197,13 @@ def test_schur_kernels_match_twins(case, tau):
     ops2 = R.schur_assemble_ref(*csc, act, tau, prec, *struct, u, None, None, None, C2)
     assert ops1 == ops2
     assert (mark == -1).all()
+    S1[:], S2[:] = np.nan, np.nan  # the strict lower triangle is not written: it keeps what it held
     K.schur_finish(C1, diag, coupling, S1)
     R.schur_finish_ref(C2, diag, coupling, S2)
-    _close(S1, S2)
-    _close(S2, V[np.ix_(coupling, coupling)] - _eliminated(V, pos))
+    lower = np.tril_indices(k, -1)
+    assert np.isnan(S1[lower]).all() and np.isnan(S2[lower]).all()
+    _close(np.triu(S1), np.triu(S2))
+    _close(np.triu(S2), np.triu(V[np.ix_(coupling, coupling)] - _eliminated(V, pos)))
     g = rng.standard_normal(m)
     t1, t2 = np.empty(k), np.empty(k)
     K.schur_rhs(*csc, act, tau, prec, row_of_col, coef, coupling, pos, g, t1)
@@ -212,10 +215,11 @@ def test_schur_kernels_match_twins(case, tau):
     R.schur_back_ref(*csc, act, tau, prec, row_of_col, coef, coupling, pos, g, d2, b2)
     _close(b1, b2)
     if k:
-        L = np.linalg.cholesky(S2)
+        U = np.linalg.cholesky(V[np.ix_(coupling, coupling)] - _eliminated(V, pos)).T.copy()
+        U[np.tril_indices(k, -1)] = np.nan  # read nowhere
         c1, c2 = np.empty(k), np.empty(k)
-        K.cholesky_solve(L, t2, c1)
-        R.cholesky_solve_ref(L, t2, c2)
+        K.upper_cholesky_solve(U, t2, c1)
+        R.upper_cholesky_solve_ref(U, t2, c2)
         _close(c1, c2, 1e-8)
 
 
@@ -246,32 +250,37 @@ def test_direction_through_lapack_in_place_factor_solves_the_newton_system(case,
 
 
 @pytest.mark.parametrize("k", [1, 7, 64, 300])
-def test_factor_lower_in_place_matches_numpy_and_refuses_what_is_not_positive_definite(k, monkeypatch):
+def test_factor_upper_reads_one_triangle_matches_numpy_and_refuses_what_is_not_positive_definite(k, monkeypatch):
     rng = np.random.default_rng(k)
     B = rng.standard_normal((k, k + 3))
     S = B @ B.T + 1e-3 * np.eye(k)
-    ref = np.linalg.cholesky(S)
+    ref = np.linalg.cholesky(S).T  # S = ref' ref
+    lower = np.tril_indices(k, -1)
+    half = S.copy()
+    half[lower] = np.nan  # what schur_finish leaves there: never read
     # below the order: numpy's factor, S untouched
     monkeypatch.setattr(K, "LAPACK_MIN_ORDER", k + 1)
-    S1 = S.copy()
-    L1 = K.factor_lower(S1)
-    np.testing.assert_array_equal(S1, S)
-    np.testing.assert_allclose(np.tril(L1), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
-    # from the order on: LAPACK in place, L a C-ordered view of S whose lower triangle is the factor
+    S1 = half.copy()
+    U1 = K.factor_upper(S1)
+    np.testing.assert_array_equal(S1, half)
+    assert U1.flags.c_contiguous
+    np.testing.assert_allclose(np.triu(U1), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    # from the order on: LAPACK in place, U is S itself, its upper triangle the factor
     monkeypatch.setattr(K, "LAPACK_MIN_ORDER", k)
-    S2 = S.copy()
-    L2 = K.factor_lower(S2)
-    assert L2.flags.c_contiguous and np.shares_memory(L2, S2)
-    np.testing.assert_allclose(np.tril(L2), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
-    t, out = rng.standard_normal(k), np.empty(k)
-    K.cholesky_solve(L2, t, out)  # reads the lower triangle only: S's entries above it do not matter
-    np.testing.assert_allclose(S @ out, t, rtol=0, atol=1e-8 * (1 + np.abs(t).max()) * np.abs(S).max())
+    S2 = half.copy()
+    U2 = K.factor_upper(S2)
+    assert U2.flags.c_contiguous and np.shares_memory(U2, S2)
+    np.testing.assert_allclose(np.triu(U2), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    for U in (U1, U2):
+        t, out = rng.standard_normal(k), np.empty(k)
+        K.upper_cholesky_solve(U, t, out)  # reads the upper triangle only: the nan below it do not matter
+        np.testing.assert_allclose(S @ out, t, rtol=0, atol=1e-8 * (1 + np.abs(t).max()) * np.abs(S).max())
     # not positive definite: None on both paths
-    bad = S.copy()
+    bad = half.copy()
     bad[k // 2, k // 2] = -1.0
     for order in (k, k + 1):
         monkeypatch.setattr(K, "LAPACK_MIN_ORDER", order)
-        assert K.factor_lower(bad.copy()) is None
+        assert K.factor_upper(bad.copy()) is None
 
 
 def _te_like_lp(seed):
@@ -352,6 +361,6 @@ def test_a_kept_schur_system_matches_a_fresh_one_over_a_sequence_of_steps(case, 
         ok2 = fresh.solve(*csc, act, tau, diag, prec, g, d2)
         assert ok1 == ok2
         if kept.m2:
-            _close(kept.S, fresh.S, rel=1e-9)
+            _close(np.triu(kept.S), np.triu(fresh.S), rel=1e-9)  # the lower triangle is never written
         if ok1:
             _close(d1, d2, rel=1e-7)

@@ -390,14 +390,15 @@ def schur_update(cp, ci, cv, col_active, col_active_old, tau, prec, prec_old, ro
 
 @njit(cache=True)
 def schur_finish(C, diag, coupling, S):
-    """S = C + diag(d_2) with both triangles (C: upper triangle, :func:`schur_assemble`); S (m2, m2) is
-    overwritten, C is not changed."""
+    """S = C + diag(d_2) in S's upper triangle, diagonal included (C: upper triangle, :func:`schur_assemble`), the
+    triangle :func:`factor_upper` reads; S (m2, m2) C-ordered, its strict lower triangle is not written; C is not
+    changed. One contiguous copy of a triangle: writing the lower one too (a transposed, strided copy) took 9 ms
+    at TE Kdl's order 1,790, a quarter of the factorisation, at every Newton step."""
     m2 = coupling.shape[0]
     for a in range(m2):
         S[a, a] = C[a, a] + diag[coupling[a]]
         for b in range(a + 1, m2):
             S[a, b] = C[a, b]
-            S[b, a] = C[a, b]
 
 
 @njit(cache=True)
@@ -446,52 +447,59 @@ def schur_back(cp, ci, cv, col_active, tau, prec, row_of_col, coef_of_col, coupl
 
 
 @njit(cache=True)
-def cholesky_solve(L, t, out):
-    """out = (L L')^-1 t for a lower-triangular L (m2, m2) and t (m2,): forward then back substitution."""
+def upper_cholesky_solve(U, t, out):
+    """out = (U' U)^-1 t for an upper-triangular U (m2, m2), C-ordered, and t (m2,): U' z = t, then U out = z,
+    both walking U by rows (contiguous; the lower factor's back substitution walked it by columns). Reads U's
+    upper triangle only (diagonal included)."""
     k = t.shape[0]
     for a in range(k):
-        v = t[a]
-        for b in range(a):
-            v -= L[a, b] * out[b]
-        out[a] = v / L[a, a]
-    for a in range(k - 1, -1, -1):
+        out[a] = t[a]
+    for a in range(k):  # U' z = t, column a of U' = row a of U
+        za = out[a] / U[a, a]
+        out[a] = za
+        for c in range(a + 1, k):
+            out[c] -= U[a, c] * za
+    for a in range(k - 1, -1, -1):  # U out = z
         v = out[a]
         for b in range(a + 1, k):
-            v -= L[b, a] * out[b]
-        out[a] = v / L[a, a]
+            v -= U[a, b] * out[b]
+        out[a] = v / U[a, a]
 
 
 LAPACK_MIN_ORDER = 1000
-"""Order of S from which :func:`factor_lower` factors it in place with LAPACK's ``dpotrf`` (through
+"""Order of S from which :func:`factor_upper` factors it in place with LAPACK's ``dpotrf`` (through
 ``scipy.linalg.lapack``) instead of ``numpy.linalg.cholesky``, which copies S into a work array, factors it
-there and copies the factor out with its upper triangle zeroed. TE Kdl's S (order 1,790, one BLAS thread):
+there and copies the factor out with its other triangle zeroed. TE Kdl's S (order 1,790, one BLAS thread):
 0.076 s against 0.048 s a factorisation, 11 of them in a K = 4 part's warm round; below this order the
 difference does not pay for importing ``scipy.linalg`` in a step process (0.12 s, once)."""
 
 
-def factor_lower(S: np.ndarray) -> np.ndarray | None:
-    """The lower Cholesky factor L (k, k) of the symmetric positive definite S (k, k, C-contiguous float64),
-    or None when S is not numerically positive definite. Only L's lower triangle (diagonal included) is
-    defined, which is all :func:`cholesky_solve` reads. From order :data:`LAPACK_MIN_ORDER` on, S is
-    overwritten: L is a view of S (its upper triangle keeps S's entries), else S is left as it was.
+def factor_upper(S: np.ndarray) -> np.ndarray | None:
+    """The upper Cholesky factor U (k, k) of the symmetric positive definite S = U' U (k, k, C-contiguous
+    float64) from S's upper triangle (diagonal included; :func:`schur_finish` writes only that one), or None
+    when S is not numerically positive definite. U is C-contiguous; only its upper triangle (diagonal included)
+    is defined, which is all :func:`upper_cholesky_solve` reads. From order :data:`LAPACK_MIN_ORDER` on, S is
+    overwritten: U is S itself (its strict lower triangle keeps whatever it held), else S is left as it was.
 
     Raises:
         RuntimeError: LAPACK reports an invalid argument (a bug, not a property of S).
     """
     if S.shape[0] < LAPACK_MIN_ORDER:
         try:
-            return np.linalg.cholesky(S)
+            # numpy reads its argument's lower triangle: S' holds S's upper one; S = L L' with L' = U
+            return np.ascontiguousarray(np.linalg.cholesky(S.T).T)
         except np.linalg.LinAlgError:
             return None
     from scipy.linalg import lapack
 
-    # S' is S (symmetric) and Fortran-ordered: its upper factor U, written over it, is L = U' in C order
-    U, info = lapack.dpotrf(S.T, lower=0, overwrite_a=1, clean=0)
+    # S' is Fortran-ordered and its lower triangle is S's upper one: its lower factor L (S = L L'), written over
+    # it, is U = L' read in C order
+    L, info = lapack.dpotrf(S.T, lower=1, overwrite_a=1, clean=0)
     if info < 0:
         raise RuntimeError(f"LAPACK dpotrf: argument {-info} is invalid")
     if info > 0:
         return None
-    return U.T
+    return L.T
 
 
 DENSE_FLOP_SHARE = 1.0 / 15.0
@@ -519,7 +527,7 @@ class SchurSystem:
 
     Built once per run from the scaled matrix (:func:`assignment_rows`, or :func:`assignment_rows_given` from
     a carried choice); :meth:`solve` brings S to the
-    current active set, factors it (:func:`factor_lower`, LAPACK) and returns the exact direction. S is
+    current active set, factors it (:func:`factor_upper`, LAPACK) and returns the exact direction. S is
     updated from the previous step's (:func:`schur_update`: only the assignment rows whose active columns or
     V11_ii changed, at the same tau) unless more than :data:`UPDATE_SHARE` of them changed, tau changed, the
     last factorisation failed, or :data:`REBUILD_AFTER` updates were made in a row; then it is assembled
@@ -582,11 +590,11 @@ class SchurSystem:
         schur_rhs(cp, ci, cv, col_active, tau, prec, self.row_of_col, self.coef_of_col, self.coupling, self.pos,
                   g, self.t)
         if self.m2:
-            L = factor_lower(self.S)
-            if L is None:
+            U = factor_upper(self.S)
+            if U is None:
                 self.built_tau = None  # the next solve assembles S afresh
                 return False
-            cholesky_solve(L, self.t, self.d2)
+            upper_cholesky_solve(U, self.t, self.d2)
             if not np.isfinite(self.d2).all():
                 self.built_tau = None
                 return False

@@ -127,9 +127,9 @@ def schur_update_ref(cp, ci, cv, col_active, col_active_old, tau, prec, prec_old
 
 
 def schur_finish_ref(C, diag, coupling, S):
-    """Twin of :func:`solver.lp.alm_schur.schur_finish`."""
-    upper = np.triu(C)
-    S[:] = upper + np.triu(C, 1).T + np.diag(diag[coupling])
+    """Twin of :func:`solver.lp.alm_schur.schur_finish` (S's upper triangle, diagonal included)."""
+    upper = np.triu_indices(coupling.shape[0])
+    S[upper] = (C + np.diag(diag[coupling]))[upper]
 
 
 def schur_rhs_ref(cp, ci, cv, col_active, tau, prec, row_of_col, coef_of_col, coupling, pos, g, t):
@@ -146,6 +146,7 @@ def schur_back_ref(cp, ci, cv, col_active, tau, prec, row_of_col, coef_of_col, c
     d[r1] = (g[r1] - V[np.ix_(r1, coupling)] @ d2) / prec[r1]
 
 
-def cholesky_solve_ref(L, t, out):
-    """Twin of :func:`solver.lp.alm_schur.cholesky_solve`."""
-    out[:] = np.linalg.solve(L @ L.T, t)
+def upper_cholesky_solve_ref(U, t, out):
+    """Twin of :func:`solver.lp.alm_schur.upper_cholesky_solve` (U's upper triangle)."""
+    upper = np.triu(U)
+    out[:] = np.linalg.solve(upper.T @ upper, t)

@@ -1,7 +1,7 @@
 """Preloaded by the part workers' multiprocessing forkserver (``solver.partition.executor.run_parts``): the solver
 and every cached non-parallel numba kernel (``solver.prepare.load_cached``) are loaded once in the forkserver,
 and every worker it forks inherits them; so is ``scipy.linalg.lapack``, which a part with a Schur complement of
-order 1,000 or more factors with (``solver.lp.alm_schur.factor_lower``: 0.12 s an import).
+order 1,000 or more factors with (``solver.lp.alm_schur.factor_upper``: 0.12 s an import).
 
 Each worker used to import the solver and load the kernels its first part called, inside that part's solve:
 on a small TE round (4 parts, 2 workers) parts 0 and 1 took 1.3-1.9 s, parts 2 and 3, on the same workers,
