@@ -211,3 +211,38 @@ def test_primal_screen_twins_agree_on_an_empty_row_box():
     want = sum(bound_violation(a, b, c) ** 2 for a, b, c in zip(ax, lo, hi, strict=True))
     got_k, got_r = K.primal_screen(ax, d1, 1.0, lo, hi, floor), R.primal_screen_ref(ax, d1, 1.0, lo, hi, floor)
     assert got_k[0] == pytest.approx(want) and got_r == pytest.approx(got_k), (got_k, got_r, want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes, steps, steps, steps, st.floats(0.1, 30.0))
+def test_line_root_matches_twin_and_is_where_the_slope_along_the_line_crosses_zero(shape, tau, tau_s, sigma, length):
+    """line_root gives the minimiser of phi(alpha) = Psi(w + alpha d) in (0, 1) along a descent direction (its
+    slope, the gradient there along d, crosses 0; dual_eval's gradient is the definition), or -1 when phi still
+    falls at 1; and the slope and curvature it walks are those of phi."""
+    m, n, seed = shape
+    A, csc, rng, d = _case(m, n, seed)
+    _, o = _eval(K.dual_eval, csc, d, tau, tau_s, sigma, m, n)
+    dirn = -length * o["grad"]  # a descent direction, often far past the minimiser (a cut Newton step)
+    slope = float(o["grad"] @ dirn)
+    if not slope < 0.0:
+        return
+    gd = A.T @ dirn
+    common = (d["xbar"], d["lv"], d["uv"], tau, d["w"], dirn, d["sbar"], d["lc"], d["uc"], tau_s, d["y"], sigma)
+    a1 = K.line_root(o["v"], gd, *common, slope)
+    a2 = R.line_root_ref(o["v"], gd, *common, slope)
+    assert abs(a1 - a2) <= 1e-9 * (1.0 + abs(a2))
+    # the definition: phi' at alpha is dual_eval's gradient there along d
+    def phi_slope(alpha):
+        g = R.line_slope_ref(alpha, o["v"], gd, *common)[0]
+        _, at = _eval(K.dual_eval, csc, dict(d, w=d["w"] + alpha * dirn), tau, tau_s, sigma, m, n)
+        terms = np.abs(gd) @ np.abs(at["x"]) + np.abs(dirn) @ (np.abs(at["s"]) + np.abs(at["ax"]))
+        assert abs(g - at["grad"] @ dirn) <= 1e-9 * (1.0 + terms + np.abs(dirn) @ np.abs(d["w"] - d["y"]) / sigma)
+        return g
+    scale = abs(slope) + abs(phi_slope(1.0))
+    if a1 == -1.0:
+        assert phi_slope(1.0) <= 1e-9 * scale
+        return
+    assert 0.0 < a1 < 1.0
+    assert abs(phi_slope(a1)) <= 1e-7 * scale
+    eps = 1e-6 * a1
+    assert phi_slope(a1 - eps) <= 1e-7 * scale and phi_slope(a1 + eps) >= -1e-7 * scale

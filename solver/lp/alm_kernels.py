@@ -129,6 +129,102 @@ def psi_on_line(alpha, v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, s
 
 
 @njit(cache=True)
+def _interior_interval(z0, rate, lo, hi):
+    """The (t1, t2) of alpha over which z0 + alpha rate lies strictly inside (lo, hi) (lo < hi, rate != 0)."""
+    a = (lo - z0) / rate
+    b = (hi - z0) / rate
+    if rate > 0.0:
+        return a, b
+    return b, a
+
+
+@njit(cache=True)
+def line_root(v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma, slope):
+    """The minimiser over alpha in (0, 1) of phi(alpha) = Psi(w + alpha d), exactly, without touching the matrix
+    (``solver.lp.alm_newton.line_minimum``: the first trial of a cut Newton step).
+
+    phi is convex and once differentiable; phi' is continuous and piecewise linear: a column j adds tau gd_j^2 to
+    its slope while xbar_j + tau (v_j + alpha gd_j) is strictly inside (lv_j, uv_j), a row i adds tau_s d_i^2 while
+    sbar_i - tau_s (w_i + alpha d_i) is strictly inside (lc_i, uc_i), and ||d||^2 / sigma is always there. One pass
+    collects where in (0, 1) those intervals start and end, a sort orders them, and a walk from phi'(0) = ``slope``
+    finds where phi' crosses 0 (the breakpoint search for a piecewise-linear equation, as in the continuous
+    quadratic knapsack; Helgason, Kennington & Lall, Math. Program. 18, 1980).
+
+    Args: as :func:`psi_on_line` (v = A'w - c (n,), gd = A'd (n,), w, d (m,)); slope: phi'(0) = grad' d < 0.
+    Returns:
+        alpha in (0, 1) with phi'(alpha) = 0 (up to round-off), or -1.0 when phi' stays <= 0 on all of (0, 1)
+        (the unit step is then phi's minimiser on [0, 1]). O(n + m + k log k) work, k breakpoints in (0, 1).
+    """
+    n = v.shape[0]
+    m = w.shape[0]
+    h = 0.0
+    for i in range(m):
+        h += d[i] * d[i]
+    h /= sigma
+    k = 0  # first pass: the curvature just right of 0, and how many breakpoints fall in (0, 1)
+    for j in range(n):
+        r = tau * gd[j]
+        if r == 0.0 or not lv[j] < uv[j]:
+            continue
+        t1, t2 = _interior_interval(xbar[j] + tau * v[j], r, lv[j], uv[j])
+        if t1 <= 0.0 < t2:
+            h += tau * gd[j] * gd[j]
+        k += (0.0 < t1 < 1.0) + (0.0 < t2 < 1.0)
+    for i in range(m):
+        r = -tau_s * d[i]
+        if r == 0.0 or not lc[i] < uc[i]:
+            continue
+        t1, t2 = _interior_interval(sbar[i] - tau_s * w[i], r, lc[i], uc[i])
+        if t1 <= 0.0 < t2:
+            h += tau_s * d[i] * d[i]
+        k += (0.0 < t1 < 1.0) + (0.0 < t2 < 1.0)
+    at = np.empty(k)
+    dh = np.empty(k)
+    k = 0
+    for j in range(n):
+        r = tau * gd[j]
+        if r == 0.0 or not lv[j] < uv[j]:
+            continue
+        t1, t2 = _interior_interval(xbar[j] + tau * v[j], r, lv[j], uv[j])
+        c = tau * gd[j] * gd[j]
+        if 0.0 < t1 < 1.0:
+            at[k] = t1
+            dh[k] = c
+            k += 1
+        if 0.0 < t2 < 1.0:
+            at[k] = t2
+            dh[k] = -c
+            k += 1
+    for i in range(m):
+        r = -tau_s * d[i]
+        if r == 0.0 or not lc[i] < uc[i]:
+            continue
+        t1, t2 = _interior_interval(sbar[i] - tau_s * w[i], r, lc[i], uc[i])
+        c = tau_s * d[i] * d[i]
+        if 0.0 < t1 < 1.0:
+            at[k] = t1
+            dh[k] = c
+            k += 1
+        if 0.0 < t2 < 1.0:
+            at[k] = t2
+            dh[k] = -c
+            k += 1
+    order = np.argsort(at)
+    a = 0.0
+    g = slope
+    for q in range(k):
+        b = at[order[q]]
+        g_b = g + h * (b - a)
+        if g_b >= 0.0:
+            return a - g / h
+        a = b
+        g = g_b
+        h += dh[order[q]]
+    root = a - g / h
+    return root if root < 1.0 else -1.0
+
+
+@njit(cache=True)
 def dual_on_line(cp, ci, cv, alpha, v, gd, w, d, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
                  w2, v2, x, s, ax, grad, col_active, row_active):
     """:func:`dual_eval` at w2 = w + alpha d from v = A'w - c and gd = A'd: no gather pass, one scatter

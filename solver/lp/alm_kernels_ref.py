@@ -42,6 +42,55 @@ def psi_on_line_ref(alpha, v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, 
                  + (wa @ wa) / (2 * sigma) - (wa @ y) / sigma)
 
 
+def line_slope_ref(alpha, v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma):
+    """phi'(alpha) = d' grad Psi(w + alpha d) and phi''(alpha) = d' V d (a kink counted active), phi(alpha) = Psi(w +
+    alpha d): the definition :func:`line_root_ref` and :func:`solver.lp.alm_kernels.line_root` are tested against."""
+    zx = xbar + tau * (v + alpha * gd)
+    x = np.minimum(np.maximum(zx, lv), uv)
+    col_active = (zx >= lv) & (zx <= uv) & (lv < uv)
+    wa = w + alpha * d
+    zs = sbar - tau_s * wa
+    s = np.minimum(np.maximum(zs, lc), uc)
+    row_active = (zs >= lc) & (zs <= uc) & (lc < uc)
+    slope = float(gd @ x - d @ s + d @ (wa - y) / sigma)
+    curvature = float(tau * (gd[col_active] ** 2).sum() + tau_s * (d[row_active] ** 2).sum() + (d @ d) / sigma)
+    return slope, curvature
+
+
+def _intervals(z0, rate, lo, hi, c):
+    """Per element with rate != 0 and lo < hi: (t1, t2, c), the alpha interval where z0 + alpha rate is strictly
+    inside (lo, hi) and the curvature it adds there."""
+    keep = (rate != 0.0) & (lo < hi)
+    z0, rate, lo, hi, c = z0[keep], rate[keep], lo[keep], hi[keep], c[keep]
+    with np.errstate(invalid="ignore"):
+        a, b = (lo - z0) / rate, (hi - z0) / rate
+    return np.minimum(a, b), np.maximum(a, b), c
+
+
+def line_root_ref(v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma, slope):
+    """Twin of :func:`solver.lp.alm_kernels.line_root`."""
+    cols = _intervals(xbar + tau * v, tau * gd, lv, uv, tau * gd * gd)
+    rows = _intervals(sbar - tau_s * w, -tau_s * d, lc, uc, tau_s * d * d)
+    t1 = np.concatenate([cols[0], rows[0]])
+    t2 = np.concatenate([cols[1], rows[1]])
+    c = np.concatenate([cols[2], rows[2]])
+    h0 = float((d @ d) / sigma + c[(t1 <= 0.0) & (0.0 < t2)].sum())
+    starts, ends = (0.0 < t1) & (t1 < 1.0), (0.0 < t2) & (t2 < 1.0)
+    at = np.concatenate([t1[starts], t2[ends]])
+    dh = np.concatenate([c[starts], -c[ends]])
+    order = np.argsort(at, kind="stable")
+    at, dh = at[order], dh[order]
+    knots = np.concatenate([[0.0], at, [1.0]])
+    hs = h0 + np.concatenate([[0.0], np.cumsum(dh)])  # the slope of phi' on each piece
+    g_at = slope + np.concatenate([[0.0], np.cumsum(hs * np.diff(knots))])  # phi' at each knot
+    cross = np.flatnonzero(g_at[1:] >= 0.0)
+    if cross.size == 0:
+        return -1.0
+    q = int(cross[0])
+    root = float(knots[q] - g_at[q] / hs[q])
+    return root if root < 1.0 else -1.0
+
+
 def dual_on_line_ref(cp, ci, cv, alpha, v, gd, w, d, xbar, lv, uv, tau, sbar, lc, uc, tau_s, y, sigma,
                      w2, v2, x, s, ax, grad, col_active, row_active):
     """Twin of :func:`solver.lp.alm_kernels.dual_on_line`."""

@@ -12,11 +12,13 @@ where the rows with pairwise disjoint supports leave a small Schur complement (`
 direction is exact instead: block elimination with a dense Cholesky factor of the coupling rows only
 (``solver.lp.alm_schur``: no factorisation of A; TE ring warm rounds 0.58 -> 0.18 of a cold solve's passes; a
 factorisation that fails is charged its work and PCG takes the rest of that inner solve);
-the step is Armijo backtracking on Psi (mu = 1e-4, halving: SNIPAL's line search); within Psi's round-off
-(1e-12 relative) a step that shrinks ||grad Psi|| is accepted as well. The unit step is evaluated in full
-(two passes); when it is cut, A'd = v(w + d) - v(w) (v = A'w - c, which every evaluation keeps) is known
-without a pass, so each shorter trial is a pass over the columns and rows only (``alm_kernels.psi_on_line``)
-and the accepted one costs one scatter pass (A x; ``alm_kernels.dual_on_line``). Before, every trial
+the step is Armijo backtracking on Psi (mu = 1e-4: SNIPAL's line search), from the unit step, then from the
+exact minimiser of Psi along d (``line_minimum``), halving from there; within Psi's round-off (1e-12
+relative) a step that shrinks ||grad Psi|| is accepted as well. The unit step is evaluated in full (two
+passes); when it is cut, A'd = v(w + d) - v(w) (v = A'w - c, which every evaluation keeps) is known without
+a pass, so the minimiser (``alm_kernels.line_root``) and each shorter trial (``alm_kernels.psi_on_line``) are
+a pass over the columns and rows only, and the accepted step costs one scatter pass (A x;
+``alm_kernels.dual_on_line``). Before, every trial
 evaluated Psi from scratch: TE Kdl's slowest part (K = 4, 7.7M nonzeros) made 29 evaluations in 9 Newton
 steps, 0.76 s of a 3.6 s solve.
 
@@ -37,6 +39,21 @@ side at 1e-4 of it (402 columns at the unit step, where Psi rises by 1.5e3; alph
 regularised direction (V + eps I)^-1 grad (eps = c ||grad||, c = 1 to 100, or eps = 0.01 to 0.1) had unit
 steps accepted (up to 56 of 64) but cost about as many matrix passes or more: the same columns still have
 to enter, a few per step. What removes the cut steps is a smaller sigma, where the step is decided (``solver.lp.alm``).
+
+Why the first shorter trial is Psi's minimiser along d and not the unit step's half (measured, session 43): past
+the kinks where clipped rows enter their boxes Psi along d rises with curvature tau_s, so the minimiser of a cut
+step lies anywhere in (0, 1), and halving lands up to 2x short of it, or further once the Armijo test has to
+hold (then the next direction repeats most of this one). Psi along d is piecewise quadratic: its minimiser is
+the root of a continuous piecewise-linear slope, found exactly by sorting the breakpoints in (0, 1) (one pass
+over the columns and rows, 7 ms on a TE Kdl K = 4 part against 30 ms for a Psi evaluation). TE Kdl rounds 3
+and 4, K = 4 parts replayed in-process (second run in the process): Newton steps 8 / 10 / 7 / 15 -> 7 / 11 / 9
+/ 8 and 10 / 14 / 12 / 9 -> 10 / 11 / 9 / 9, the slowest part 2.30 -> 1.58 s and 2.11 -> 1.64 s; the
+monolithic round 4 (5 Newton steps, 2 -> 4 of them unit steps) 2.66 -> 2.39 s. ``bench/bench_alm.py
+--workloads te-ring sia te-cogentco lb --rounds 4 --alm-cold-rounds 0``: the ring and Cogentco made the same
+Newton steps and passes (within one), Sia 1,024 GPUs the same within one step, LB 256 x 32 (whose engine is
+PDHG) 874-984 -> 332-741 Newton steps, 4.1-4.6 -> 1.3-2.9 s a round, its rounds 1-2 no longer handed to PDHG.
+A bracketing root search (regula falsi, Illinois) on the slope took 15 evaluations a cut step and gave up
+most of the gain; stopping it at |slope| <= 0.1 |slope(0)| cost Newton steps.
 
 The loop stops at the first point meeting ``grad_target(ax_minus_s_norm)`` (the outer loop's inexactness
 criterion), after ``max_steps`` Newton steps, at ``deadline`` (time.perf_counter() seconds), once it has made
@@ -127,6 +144,23 @@ class NewtonStats:
     grad_norm: float = math.inf
     converged: bool = False
     reason: str = ""
+
+
+def line_minimum(sp: Subproblem, w: np.ndarray, ws: Workspace, slope: float) -> float:
+    """The step in (0, 1) to try first once the unit Newton step was cut: the minimiser of the convex
+    phi(alpha) = Psi(w + alpha ws.d) (``alm_kernels.line_root``: exact, one pass over the columns and rows, no
+    matrix pass; ws.v = A'w - c and ws.gd = A' ws.d must hold), or 0.5 when phi falls all along [0, 1]
+    (the unit step then failed the Armijo test only by Psi's round-off, which the halving handles as before).
+
+    Args:
+        sp: the inner problem. w (m,): the point. ws: its workspace (v, gd, d as above).
+        slope: phi'(0) = grad Psi(w)' ws.d < 0.
+    Returns:
+        alpha in (0, 1).
+    """
+    alpha = K.line_root(ws.v, ws.gd, sp.xbar, sp.lv, sp.uv, sp.tau, w, ws.d, sp.sbar, sp.lc, sp.uc, sp.tau_s, sp.y,
+                        sp.sigma, slope)
+    return alpha if 0.0 < alpha < 1.0 else 0.5
 
 
 def cg_forcing(grad_norm: float) -> float:
@@ -229,8 +263,9 @@ def newton_solve(sp: Subproblem, w: np.ndarray, ws: Workspace, grad_target, *, m
                 psi2 = evaluate(sp, ws.w2, ws, trial=True)
                 st.passes += EVAL_PASSES
             else:
-                if alpha == 0.5:  # the unit step was cut: A'd = v(w + d) - v(w), no pass
-                    np.subtract(ws.v2, ws.v, out=ws.gd)
+                if alpha == 0.5:  # the unit step was cut: A'd = v(w + d) - v(w), no pass; then Psi's minimiser
+                    np.subtract(ws.v2, ws.v, out=ws.gd)  # along d (no pass either), halving from there if need be
+                    alpha = tried = line_minimum(sp, w, ws, slope)
                 psi2 = psi_on_line(sp, w, ws, alpha)
             if psi2 <= psi + 1e-4 * alpha * slope:
                 accepted = True
