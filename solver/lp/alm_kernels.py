@@ -161,54 +161,36 @@ def line_root(v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma, slo
     for i in range(m):
         h += d[i] * d[i]
     h /= sigma
-    k = 0  # first pass: the curvature just right of 0, and how many breakpoints fall in (0, 1)
-    for j in range(n):
-        r = tau * gd[j]
-        if r == 0.0 or not lv[j] < uv[j]:
-            continue
-        t1, t2 = _interior_interval(xbar[j] + tau * v[j], r, lv[j], uv[j])
-        if t1 <= 0.0 < t2:
-            h += tau * gd[j] * gd[j]
-        k += (0.0 < t1 < 1.0) + (0.0 < t2 < 1.0)
-    for i in range(m):
-        r = -tau_s * d[i]
-        if r == 0.0 or not lc[i] < uc[i]:
-            continue
-        t1, t2 = _interior_interval(sbar[i] - tau_s * w[i], r, lc[i], uc[i])
-        if t1 <= 0.0 < t2:
-            h += tau_s * d[i] * d[i]
-        k += (0.0 < t1 < 1.0) + (0.0 < t2 < 1.0)
-    at = np.empty(k)
-    dh = np.empty(k)
+    at = np.empty(0)
+    dh = np.empty(0)
     k = 0
-    for j in range(n):
-        r = tau * gd[j]
-        if r == 0.0 or not lv[j] < uv[j]:
-            continue
-        t1, t2 = _interior_interval(xbar[j] + tau * v[j], r, lv[j], uv[j])
-        c = tau * gd[j] * gd[j]
-        if 0.0 < t1 < 1.0:
-            at[k] = t1
-            dh[k] = c
-            k += 1
-        if 0.0 < t2 < 1.0:
-            at[k] = t2
-            dh[k] = -c
-            k += 1
-    for i in range(m):
-        r = -tau_s * d[i]
-        if r == 0.0 or not lc[i] < uc[i]:
-            continue
-        t1, t2 = _interior_interval(sbar[i] - tau_s * w[i], r, lc[i], uc[i])
-        c = tau_s * d[i] * d[i]
-        if 0.0 < t1 < 1.0:
-            at[k] = t1
-            dh[k] = c
-            k += 1
-        if 0.0 < t2 < 1.0:
-            at[k] = t2
-            dh[k] = -c
-            k += 1
+    for fill in range(2):  # 0: count the breakpoints in (0, 1) and sum the curvature just right of 0; 1: store them
+        if fill:
+            at = np.empty(k)
+            dh = np.empty(k)
+            k = 0
+        for e in range(n + m):  # the columns, then the rows
+            if e < n:
+                z0, rate, lo, hi, c = xbar[e] + tau * v[e], tau * gd[e], lv[e], uv[e], tau * gd[e] * gd[e]
+            else:
+                i = e - n
+                z0, rate, lo, hi, c = sbar[i] - tau_s * w[i], -tau_s * d[i], lc[i], uc[i], tau_s * d[i] * d[i]
+            if rate == 0.0 or not lo < hi:
+                continue
+            t1, t2 = _interior_interval(z0, rate, lo, hi)
+            if not fill:
+                if t1 <= 0.0 < t2:
+                    h += c
+                k += (0.0 < t1 < 1.0) + (0.0 < t2 < 1.0)
+                continue
+            if 0.0 < t1 < 1.0:
+                at[k] = t1
+                dh[k] = c
+                k += 1
+            if 0.0 < t2 < 1.0:
+                at[k] = t2
+                dh[k] = -c
+                k += 1
     order = np.argsort(at)
     a = 0.0
     g = slope
