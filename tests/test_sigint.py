@@ -57,8 +57,10 @@ def fresh(template: Path, where: Path) -> Path:
 
 def in_python_startup(proc: subprocess.Popen, err: str) -> bool:
     """The signal arrived before copter's handler was installed: killed by SIGINT, a traceback from ``site``,
-    or a KeyboardInterrupt traceback whose frames are all module-level or the interpreter's own (runpy,
-    importlib): the interpreter was still importing ``copter_cli.__main__`` / ``copter_cli.entry``, whose
+    or a KeyboardInterrupt traceback with no frame inside a function of copter's own packages (only module
+    level code, the interpreter's frozen modules, or the standard library's, such as a class body of
+    ``functools`` while ``runpy`` itself imports: "Could not import runpy module", seen once on a loaded
+    machine): the interpreter was still importing ``copter_cli.__main__`` / ``copter_cli.entry``, whose
     first function call installs the handler. A frame inside any function of copter's (``main``, a command)
     is copter's fault and counted."""
     if proc.returncode == -signal.SIGINT or "init_import_site" in err or "<frozen site>" in err:
@@ -66,7 +68,8 @@ def in_python_startup(proc: subprocess.Popen, err: str) -> bool:
     if "KeyboardInterrupt" not in err or "Traceback" not in err:
         return False
     frames = re.findall(r'File "([^"]+)", line \d+, in (\S+)', err)
-    return bool(frames) and all(fn == "<module>" or path.startswith("<frozen ") for path, fn in frames)
+    own = ("/copter_cli/", "/solver/", "/formats/")
+    return bool(frames) and not any(fn != "<module>" and any(pkg in path for pkg in own) for path, fn in frames)
 
 
 def assert_clean_interrupt(code: int, out: str, err: str, st: Path, before: dict, json_out: bool) -> str:
