@@ -51,8 +51,8 @@ and 4, K = 4 parts replayed in-process (second run in the process): Newton steps
 monolithic round 4 (5 Newton steps, 2 -> 4 of them unit steps) 2.66 -> 2.39 s. ``bench/bench_alm.py
 --workloads te-ring sia te-cogentco lb --rounds 4 --alm-cold-rounds 0``: the ring and Cogentco made the same
 Newton steps and passes (within one), Sia 1,024 GPUs the same within one step, LB 256 x 32 (whose engine is
-PDHG) 874-984 -> 332-741 Newton steps, 4.1-4.6 -> 1.3-2.9 s a round, its rounds 1-2 no longer handed to PDHG.
-A bracketing root search (regula falsi, Illinois) on the slope took 15 evaluations a cut step and gave up
+PDHG) rounds 3-4 874 / 984 -> 332 / 571 Newton steps, 4.1-4.6 -> 1.3-2.9 s a round, its rounds 1-2 no longer
+handed to PDHG. A bracketing root search (regula falsi, Illinois) on the slope took 15 evaluations a cut step and gave up
 most of the gain; stopping it at |slope| <= 0.1 |slope(0)| cost Newton steps.
 
 The loop stops at the first point meeting ``grad_target(ax_minus_s_norm)`` (the outer loop's inexactness
