@@ -1,5 +1,5 @@
 """The Newton solve's line search (solver.lp.alm_newton): once the unit step is cut, the first shorter trial is
-about Psi's minimiser along the direction (line_minimum), found without a matrix pass."""
+Psi's minimiser along the direction (line_minimum), found without a matrix pass."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _phi(sub, w, ws, alpha):
 @settings(max_examples=80, deadline=None)
 @given(st.integers(1, 30), st.integers(1, 30), st.integers(0, 2**31 - 1), st.floats(1e-2, 1e3), st.floats(1e-2, 1e3),
        st.floats(1e-2, 1e3), st.floats(0.1, 50.0))
-def test_line_minimum_brackets_the_minimiser_along_a_descent_direction(m, n, seed, tau, tau_s, sigma, length):
+def test_line_minimum_is_the_minimiser_along_a_descent_direction(m, n, seed, tau, tau_s, sigma, length):
     A, sub, rng = _subproblem(m, n, seed, tau, tau_s, sigma)
     ws = N.Workspace(n, m)
     w = rng.standard_normal(m)
@@ -42,10 +42,9 @@ def test_line_minimum_brackets_the_minimiser_along_a_descent_direction(m, n, see
     slope = float(ws.grad @ ws.d)
     if not slope < 0.0:
         return
-    args = (ws.v, ws.gd, sub.xbar, sub.lv, sub.uv, sub.tau, w, ws.d, sub.sbar, sub.lc, sub.uc, sub.tau_s, sub.y,
-            sub.sigma)
     alpha = N.line_minimum(sub, w, ws, slope)
-    if R.line_root_ref(*args, slope) == -1.0:
+    if R.line_root_ref(ws.v, ws.gd, sub.xbar, sub.lv, sub.uv, sub.tau, w, ws.d, sub.sbar, sub.lc, sub.uc, sub.tau_s,
+                       sub.sigma, slope) == -1.0:
         assert alpha == 0.5  # phi falls along all of [0, 1] (the twin says): the halving takes over, as before
         return
     assert 0.0 < alpha < 1.0

@@ -139,7 +139,7 @@ def _interior_interval(z0, rate, lo, hi):
 
 
 @njit(cache=True)
-def line_root(v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma, slope):
+def line_root(v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, sigma, slope):
     """The minimiser over alpha in (0, 1) of phi(alpha) = Psi(w + alpha d), exactly, without touching the matrix
     (``solver.lp.alm_newton.line_minimum``: the first trial of a cut Newton step).
 
@@ -150,7 +150,8 @@ def line_root(v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma, slo
     finds where phi' crosses 0 (the breakpoint search for a piecewise-linear equation, as in the continuous
     quadratic knapsack; Helgason, Kennington & Lall, Math. Program. 18, 1980).
 
-    Args: as :func:`psi_on_line` (v = A'w - c (n,), gd = A'd (n,), w, d (m,)); slope: phi'(0) = grad' d < 0.
+    Args: as :func:`psi_on_line` (v = A'w - c (n,), gd = A'd (n,), w, d (m,)), without y: the slope at 0 carries
+        it; slope: phi'(0) = grad' d < 0.
     Returns:
         alpha in (0, 1) with phi'(alpha) = 0 (up to round-off), or -1.0 when phi' stays <= 0 on all of (0, 1)
         (the unit step is then phi's minimiser on [0, 1]). O(n + m + k log k) work, k breakpoints in (0, 1).

@@ -67,7 +67,7 @@ def _intervals(z0, rate, lo, hi, c):
     return np.minimum(a, b), np.maximum(a, b), c
 
 
-def line_root_ref(v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, y, sigma, slope):
+def line_root_ref(v, gd, xbar, lv, uv, tau, w, d, sbar, lc, uc, tau_s, sigma, slope):
     """Twin of :func:`solver.lp.alm_kernels.line_root`."""
     cols = _intervals(xbar + tau * v, tau * gd, lv, uv, tau * gd * gd)
     rows = _intervals(sbar - tau_s * w, -tau_s * d, lc, uc, tau_s * d * d)

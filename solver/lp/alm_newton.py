@@ -158,7 +158,7 @@ def line_minimum(sp: Subproblem, w: np.ndarray, ws: Workspace, slope: float) -> 
     Returns:
         alpha in (0, 1).
     """
-    alpha = K.line_root(ws.v, ws.gd, sp.xbar, sp.lv, sp.uv, sp.tau, w, ws.d, sp.sbar, sp.lc, sp.uc, sp.tau_s, sp.y,
+    alpha = K.line_root(ws.v, ws.gd, sp.xbar, sp.lv, sp.uv, sp.tau, w, ws.d, sp.sbar, sp.lc, sp.uc, sp.tau_s,
                         sp.sigma, slope)
     return alpha if 0.0 < alpha < 1.0 else 0.5
 
