@@ -162,19 +162,24 @@ def row_clients(problem: Problem, col_client: np.ndarray, shared_rows_regex: str
 
 def carry_grouping(problem: Problem, prev_col_client: np.ndarray, prev_client_names: np.ndarray,
                    col_map: np.ndarray, *, client_regex: str | None = None, shared_rows_regex: str | None = None,
-                   options: tuple[str, str] = PARTITION_OPTIONS) -> ClientGrouping:
+                   options: tuple[str, str] = PARTITION_OPTIONS,
+                   prev_row_client: np.ndarray | None = None) -> ClientGrouping:
     """:func:`group_clients` of a round's ``problem`` from the previous round's grouping: the same result (client
     ids by first appearance in column order), reading only the NEW columns' names.
 
     A column a delta keeps keeps its name, so its client: surviving columns take the client of their previous
     column, added ones are read from their names (matched to the previous clients by name, else new clients);
-    the rows are classified again from the matrix (:func:`row_clients`, O(nnz)).
+    the rows are classified again from the matrix (:func:`row_clients`, O(nnz)), unless ``prev_row_client`` holds.
 
     Args:
         problem: the round's problem (n columns).
         prev_col_client: (n_old,) the previous round's ``col_client`` (ids into ``prev_client_names``, GLOBAL).
         prev_client_names: (c_old,) the previous round's client names.
         col_map: (n,) int64 previous column of every column, -1 for an added one (the delta's ``ApplyInfo``).
+        prev_row_client: (m,) the previous round's ``row_client``, given only when the delta left the matrix as
+            it was (``ApplyInfo.matrix_changed`` False, the same shape): it is the result's ``row_client`` when every
+            column also kept its place and its client (then each row's nonzeros meet the same clients), instead
+            of :func:`row_clients`' pass over the matrix.
     Raises:
         UsageError: a regex does not compile.
         ValueError: ``prev_col_client`` / ``col_map`` do not fit (the caller groups afresh).
@@ -209,8 +214,13 @@ def carry_grouping(problem: Problem, prev_col_client: np.ndarray, prev_client_na
     renum[used] = np.arange(used.size, dtype=np.int64)
     col_client = np.where(own, renum[np.maximum(raw, 0)], GLOBAL).astype(np.int64)
     names = np.concatenate([np.asarray(prev_client_names, dtype=object), new_names])[used]
+    if (prev_row_client is not None and prev_row_client.shape == (problem.n_rows,) and prev.shape == (n,)
+            and np.array_equal(col_map, np.arange(n)) and np.array_equal(col_client, prev)):
+        row_client = np.asarray(prev_row_client, dtype=np.int64)
+    else:
+        row_client = row_clients(problem, col_client, shared_rows_regex, options[1])
     return ClientGrouping(col_client=col_client, client_names=np.asarray(names, dtype=object),
-                          row_client=row_clients(problem, col_client, shared_rows_regex, options[1]),
+                          row_client=row_client,
                           previous_client=np.where(used < c_old, used, -1).astype(np.int64),
                           carried_from=prev_client_names)
 

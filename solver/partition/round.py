@@ -566,7 +566,8 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
                          state=None if results[p] is None else results[p].state) for p in range(config.k)],
         shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last,
         col_client=r.grouping.col_client, whole_kept=_whole_kept(outcome_rep, r.is_mip),
-        coupling_rows=r.coupling if r.arows is None else coupling_rows(r.arows, r.spos.shape[0]))
+        coupling_rows=r.coupling if r.arows is None else coupling_rows(r.arows, r.spos.shape[0]),
+        row_client=r.grouping.row_client, presence=r.present)
     pool_start = take_pool_start()  # the part workers' start (not their parts' seconds): new pools only
     if pool_start > 0:
         ph.add("pool_start", pool_start)
@@ -756,7 +757,14 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
     k = config.k
     ph = ph or Phases()
     t = time.perf_counter()
-    grouping = _grouping(problem, config, prev, info)
+    col_map = None if info is None else info.col_map
+    row_map = None if info is None else info.row_map
+    if old_shape is None:
+        old_shape = (info.old_n_cols, info.old_n_rows) if info is not None else (problem.n_cols, problem.n_rows)
+    # the delta left the matrix as it was: what only the matrix and the clients decide may be the previous round's
+    same_matrix = (prev is not None and info is not None and not info.matrix_changed
+                   and old_shape == (problem.n_cols, problem.n_rows))
+    grouping = _grouping(problem, config, prev, info, same_matrix)
     ph.add("clients", time.perf_counter() - t)
     t = time.perf_counter()
     if prev is None and info is None:  # round 0 (init): a split without clients is a naming mistake
@@ -776,12 +784,8 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
     ns = rows_sh.size
     spos = np.full(problem.n_rows, -1, dtype=np.int64)
     spos[rows_sh] = np.arange(ns, dtype=np.int64)
-    present = sh.presence(problem, col_part, rows_sh, k)
+    present = _presence(problem, col_part, rows_sh, k, prev, grouping, assignment, same_matrix)
     default = pop_shares(problem, grouping, col_part, k, "auto")
-    col_map = None if info is None else info.col_map
-    row_map = None if info is None else info.row_map
-    if old_shape is None:
-        old_shape = (info.old_n_cols, info.old_n_rows) if info is not None else (problem.n_cols, problem.n_rows)
     steps, last = np.full((k, ns), sh.D0), np.zeros((k, ns))
     if warm:
         rmap = row_map if row_map is not None else np.arange(problem.n_rows)
@@ -790,8 +794,6 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
         last = sh.carry(prev.shared_rows, prev.last, rmap, old_shape[1], rows_sh, last)
     ph.add("route_and_shares", time.perf_counter() - t)
     # the whole model's assignment rows, chosen by the previous round for this same matrix (the merge's bound)
-    same_matrix = (prev is not None and info is not None and not info.matrix_changed
-                   and old_shape == (problem.n_cols, problem.n_rows))
     return RoundSetup(grouping=grouping, assignment=assignment, warm=warm, n_new=n_new, n_dropped=n_dropped,
                       col_part=col_part, rows_sh=rows_sh, ns=ns, spos=spos, present=present,
                       shares=sh.normalise(default, present), steps=steps, last=last,
@@ -800,21 +802,38 @@ def _setup(problem: Problem, config: PartitionConfig, prev: PartitionData | None
                       coupling=prev.coupling_rows if same_matrix else None)
 
 
-def _grouping(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info):
+def _grouping(problem: Problem, config: PartitionConfig, prev: PartitionData | None, info,
+              same_matrix: bool = False):
     """The round's ClientGrouping: carried from the previous round's (its stored ``col_client`` through the delta's
     column map: only the added columns' names are read, :func:`solver.partition.clients.carry_grouping`) when the
-    state has one for the same K, else grouped from every name."""
+    state has one for the same K, else grouped from every name. ``same_matrix`` (the delta left the matrix alone):
+    the previous round's stored ``row_client`` is offered to the carry, which takes it when the columns' clients
+    are the same too."""
     col_map = None if info is None else getattr(info, "col_map", None)
     if (prev is not None and prev.col_client is not None and col_map is not None
             and prev.assignment.k == config.k and prev.col_client.shape == (int(getattr(info, "old_n_cols", -1)),)):
         try:
             return carry_grouping(problem, prev.col_client, prev.assignment.client_names, col_map,
                                   client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex,
-                                  options=PARTITION_OPTIONS)
+                                  options=PARTITION_OPTIONS, prev_row_client=prev.row_client if same_matrix else None)
         except ValueError:
             pass  # a stored grouping that does not fit: group every name
     return group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex,
                          options=PARTITION_OPTIONS)
+
+
+def _presence(problem: Problem, col_part: np.ndarray, rows_sh: np.ndarray, k: int, prev: PartitionData | None,
+              grouping, assignment, same_matrix: bool) -> np.ndarray:
+    """(k, ns) bool, part p has a nonzero of shared row ``rows_sh[i]`` on its own columns: the previous round's
+    (``PartitionData.presence``) when the delta left the matrix alone and the columns' clients, their parts and the
+    shared rows are the previous round's (presence depends on nothing else), else
+    :func:`solver.partition.shares.presence`'s pass over the matrix."""
+    if (same_matrix and prev is not None and prev.presence is not None and prev.col_client is not None
+            and prev.presence.shape == (k, rows_sh.size) and np.array_equal(grouping.col_client, prev.col_client)
+            and np.array_equal(rows_sh, prev.shared_rows)
+            and np.array_equal(assignment.client_part, prev.assignment.client_part)):
+        return prev.presence
+    return sh.presence(problem, col_part, rows_sh, k)
 
 
 def _finite(v) -> bool:
