@@ -78,6 +78,22 @@ def test_dropping_every_client_solves_the_global_rest_whole_and_new_clients_fill
     assert rep["objective"] == pytest.approx(3.0 + 6.0)  # three clients at 1 each, alpha still 2
 
 
+def test_rounds_without_any_client_go_on_until_one_comes_back(tmp_path):
+    """After a delta dropped every client, a delta that adds none (a cost of the global column; an empty one) is
+    another round of the global rest: it was an IndexError (exit 1) in the carried grouping, whose renumbering of
+    no clients was indexed all the same, and the state stayed stuck until a delta added a client (helper-181)."""
+    state = tmp_path / "st"
+    rounds.init(_with_global(), state, partition={"k": 2, "executor": "inline", "whole_below_nnz": 0})
+    rounds.step(_drop_all(), state)
+    rep = rounds.step(Delta.from_columns(["var"], var=["alpha"], value=[5.0]), state)
+    assert rep["status"] == "OPTIMAL", rep["message"]
+    assert rep["objective"] == pytest.approx(10.0)  # alpha = 2 at cost 5
+    assert rep["partitions"]["fallback"]["reason"] == "no_clients"
+    rep = rounds.step(_add_clients(["n0"]), state)
+    assert rep["status"] == "OPTIMAL", rep["message"]
+    assert rep["partitions"]["clients_added"] == 1
+
+
 def test_a_cold_start_without_clients_is_no_usage_error():
     """A step whose state has no partition data (``prev`` None, ``info`` given) and no clients left."""
     base = _with_global()

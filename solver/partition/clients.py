@@ -212,7 +212,8 @@ def carry_grouping(problem: Problem, prev_col_client: np.ndarray, prev_client_na
     used = used[np.argsort(first[used], kind="stable")]  # group_clients' order: first appearance
     renum = np.full(first.size, GLOBAL, dtype=np.int64)
     renum[used] = np.arange(used.size, dtype=np.int64)
-    col_client = np.where(own, renum[np.maximum(raw, 0)], GLOBAL).astype(np.int64)
+    # no client left (every one dropped, none added): nothing to renumber, every column is global
+    col_client = (np.where(own, renum[np.maximum(raw, 0)], GLOBAL) if renum.size else np.full(n, GLOBAL)).astype(np.int64)
     names = np.concatenate([np.asarray(prev_client_names, dtype=object), new_names])[used]
     if (prev_row_client is not None and prev_row_client.shape == (problem.n_rows,) and prev.shape == (n,)
             and np.array_equal(col_map, np.arange(n)) and np.array_equal(col_client, prev)):
