@@ -153,3 +153,67 @@ def test_a_generation_without_row_owners_or_presence_still_loads_and_the_next_ro
     rc, pres = _computed(p1, old)
     assert np.array_equal(r.grouping.row_client, rc) and np.array_equal(r.present, pres)
     assert os.path.isdir(g0)
+
+
+def test_a_shared_rows_regex_edited_in_config_json_applies_at_the_next_round(tmp_path):
+    """``config.json``'s partition keys are read every round: row owners classified with another
+    ``shared_rows_regex`` are not reused (the round classifies again), though the delta leaves the matrix alone."""
+    import json
+
+    from formats.checkpoint import StateStore
+
+    state, delta = partitioned_te_state(tmp_path)
+    cfg = state / "config.json"
+    c = json.loads(cfg.read_text())
+    c["partition"]["shared_rows_regex"] = "/cap$"  # every demand row shared too
+    cfg.write_text(json.dumps(c))
+    p0 = StateStore(state).load().problem
+    d1 = read_delta(delta)
+    p1, info = apply_delta(p0, d1)
+    assert not info.matrix_changed
+    rounds.step(d1, state)
+    data = store.load(_generations(state)[-1])
+    fresh = C.group_clients(p1, shared_rows_regex="/cap$")
+    assert np.array_equal(data.row_client, fresh.row_client)
+    assert data.row_client_regex == "/cap$"
+    assert (fresh.row_client == C.SHARED).sum() > (C.group_clients(p1).row_client == C.SHARED).sum()
+    assert np.array_equal(data.shared_rows, shared_rows(fresh))
+
+
+def test_a_stored_regex_round_trips_and_rows_without_one_are_not_reused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    from solver.partition.layout import Assignment
+
+    data = store.PartitionData(assignment=Assignment(k=2, client_names=np.asarray(["a", "b"], dtype=object),
+                                                     client_part=np.array([0, 1])),
+                               parts=[store.PartState(cols=np.array([0]), rows=np.array([0]), state=None)] * 2,
+                               shared_rows=np.array([1]), shares=np.full((2, 1), 0.5),
+                               row_client=np.array([0, C.SHARED, C.GLOBAL]), row_client_regex="^cap",
+                               presence=np.array([[True], [False]]))
+    store.save(tmp_path, data)
+    got = store.load(tmp_path)
+    assert list(got.row_client) == [0, C.SHARED, C.GLOBAL] and got.row_client_regex == "^cap"
+    assert got.presence.tolist() == [[True], [False]]
+    data.row_client_regex = None
+    (tmp_path / "g2").mkdir()
+    store.save(tmp_path / "g2", data)
+    assert store.load(tmp_path / "g2").row_client_regex is None
+    assert store.load(tmp_path / "g2").row_client is not None
+    # a rows.arrow without the regex it was classified with (not one this code writes): not known, not reused
+    path = tmp_path / "g2" / store.FOLDER / "rows.arrow"
+    table = pa.table({"client": pa.array([0, -1, -3], type=pa.int32())})
+    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    assert store.load(tmp_path / "g2").row_client is None
+
+
+def test_a_round_after_every_client_was_dropped_carries_an_empty_grouping():
+    """Once a delta dropped every client, the next carry has no client to renumber: every column is global (it
+    used to index an empty renumbering and fail with an IndexError, exit 1, until a delta added a client back)."""
+    sc = make_scenario("te", 16, seed=4)
+    p = sc.base()
+    no_clients = C.carry_grouping(p, np.full(p.n_cols, C.GLOBAL), np.empty(0, dtype=object), np.arange(p.n_cols))
+    assert no_clients.n_clients == 0 and (no_clients.col_client == C.GLOBAL).all()
+    assert np.array_equal(no_clients.row_client, C.row_clients(p, no_clients.col_client))

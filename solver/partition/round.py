@@ -567,7 +567,7 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
         shared_rows=r.rows_sh, shares=new_shares, updates=r.updates + 1, steps=new_steps, last=new_last,
         col_client=r.grouping.col_client, whole_kept=_whole_kept(outcome_rep, r.is_mip),
         coupling_rows=r.coupling if r.arows is None else coupling_rows(r.arows, r.spos.shape[0]),
-        row_client=r.grouping.row_client, presence=r.present)
+        row_client=r.grouping.row_client, row_client_regex=config.shared_rows_regex, presence=r.present)
     pool_start = take_pool_start()  # the part workers' start (not their parts' seconds): new pools only
     if pool_start > 0:
         ph.add("pool_start", pool_start)
@@ -808,14 +808,17 @@ def _grouping(problem: Problem, config: PartitionConfig, prev: PartitionData | N
     column map: only the added columns' names are read, :func:`solver.partition.clients.carry_grouping`) when the
     state has one for the same K, else grouped from every name. ``same_matrix`` (the delta left the matrix alone):
     the previous round's stored ``row_client`` is offered to the carry, which takes it when the columns' clients
-    are the same too."""
+    are the same too, unless it was classified with another ``shared_rows_regex`` than the state's now (the
+    ``partition`` keys of ``config.json`` are read every round)."""
     col_map = None if info is None else getattr(info, "col_map", None)
     if (prev is not None and prev.col_client is not None and col_map is not None
             and prev.assignment.k == config.k and prev.col_client.shape == (int(getattr(info, "old_n_cols", -1)),)):
         try:
             return carry_grouping(problem, prev.col_client, prev.assignment.client_names, col_map,
                                   client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex,
-                                  options=PARTITION_OPTIONS, prev_row_client=prev.row_client if same_matrix else None)
+                                  options=PARTITION_OPTIONS,
+                                  prev_row_client=prev.row_client if same_matrix and (
+                                      prev.row_client_regex == config.shared_rows_regex) else None)
         except ValueError:
             pass  # a stored grouping that does not fit: group every name
     return group_clients(problem, client_regex=config.client_regex, shared_rows_regex=config.shared_rows_regex,

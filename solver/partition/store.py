@@ -21,7 +21,9 @@ re-apply work unchanged). Layout::
                                         generation without it: the next round groups all names)
     gen-NNNNNN/partition/rows.arrow     client: (m,) int32 the owner of every row (``ClientGrouping.row_client``:
                                         a row of clients.arrow, -1 shared, -2 empty, -3 global), which the
-                                        next round reuses when its delta leaves the matrix alone; optional
+                                        next round reuses when its delta leaves the matrix alone and the
+                                        shared-rows regex it was classified with (schema metadata
+                                        ``shared_rows_regex``, JSON) is still the state's; optional
     gen-NNNNNN/partition/shares.arrow   row (whole-problem index of each shared row), s0 .. s{k-1}:
                                         the shares the NEXT round starts from (already updated);
                                         d0 .. d{k-1}, z0 .. z{k-1}: the update's step lengths and
@@ -49,6 +51,7 @@ from solver.partition.layout import Assignment
 
 FOLDER = "partition"
 VERSION = 1
+ROWS_REGEX_KEY = "shared_rows_regex"  #: rows.arrow's schema metadata: the regex its row owners were classified with
 
 
 @dataclass(eq=False)
@@ -79,6 +82,8 @@ class PartitionData:
         coupling_rows: (m2,) int64 the whole model's rows outside the assignment rows its LP merge's bound used
             (``solver.partition.bound.coupling_rows``), for the next round on the same matrix; None: not known.
         row_client: (m,) the round's owner of every row (``ClientGrouping.row_client``), None when not known;
+            row_client_regex: the ``shared_rows_regex`` it was classified with (None: none; a state's
+            ``config.json`` may change it between rounds, and a reuse must not keep the old one);
             presence: (k, ns) bool, part p has a nonzero of shared row i on its own columns
             (``solver.partition.shares.presence``), None when not known. A next round whose delta leaves the
             matrix, the clients and their parts alone reuses both instead of a pass over the matrix each
@@ -96,6 +101,7 @@ class PartitionData:
     whole_kept: bool = False
     coupling_rows: np.ndarray | None = None
     row_client: np.ndarray | None = None
+    row_client_regex: str | None = None
     presence: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -187,8 +193,9 @@ def save(folder: Path, data: PartitionData) -> int:
         size += _write_table(out / "columns.arrow",
                              pa.table({"client": pa.array(np.asarray(data.col_client, dtype=np.int32))}))
     if data.row_client is not None:
-        size += _write_table(out / "rows.arrow",
-                             pa.table({"client": pa.array(np.asarray(data.row_client, dtype=np.int32))}))
+        size += _write_table(out / "rows.arrow", pa.table(
+            {"client": pa.array(np.asarray(data.row_client, dtype=np.int32))}).replace_schema_metadata(
+            {ROWS_REGEX_KEY: json.dumps(data.row_client_regex)}))
     if data.coupling_rows is not None:
         size += _write_table(out / "coupling.arrow",
                              pa.table({"row": pa.array(np.asarray(data.coupling_rows, dtype=np.int64))}))
@@ -245,17 +252,22 @@ def load(generation: Path) -> PartitionData | None:
             return None
         return np.vstack([sh.column(f"{prefix}{p}").to_numpy() for p in range(k)]).reshape(k, -1)
 
-    col_client = row_client = None
+    col_client = row_client = row_regex = None
     if (folder / "columns.arrow").exists():
         col_client = _read_table(folder / "columns.arrow").column("client").to_numpy().astype(np.int64)
     if (folder / "rows.arrow").exists():
-        row_client = _read_table(folder / "rows.arrow").column("client").to_numpy().astype(np.int64)
+        rows_t = _read_table(folder / "rows.arrow")
+        raw = (rows_t.schema.metadata or {}).get(ROWS_REGEX_KEY.encode())
+        row_regex = json.loads(raw) if raw is not None else None
+        if raw is not None and (row_regex is None or isinstance(row_regex, str)):  # else not known: not reused
+            row_client = rows_t.column("client").to_numpy().astype(np.int64)
     presence = matrix("t")
     return PartitionData(assignment=assignment, parts=parts, shared_rows=sh.column("row").to_numpy().astype(np.int64),
                          shares=matrix("s"), updates=int(meta.get("updates", 0)), steps=matrix("d"),
                          whole_kept=meta.get("whole_kept") is True,
                          last=matrix("z"), col_client=col_client, coupling_rows=_coupling_rows(folder),
-                         row_client=row_client, presence=None if presence is None else presence.astype(bool))
+                         row_client=row_client, row_client_regex=row_regex if row_client is not None else None,
+                         presence=None if presence is None else presence.astype(bool))
 
 
 def _coupling_rows(folder: Path) -> np.ndarray | None:
