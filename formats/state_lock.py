@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,10 +33,14 @@ class StateLocking:
     """The lock and link checks of :class:`formats.checkpoint.StateStore` (its ``root``: the state directory)."""
 
     root: Path
+    #: seconds the last :meth:`lock` of this object spent waiting for the lock itself (the acquire: another
+    #: writer's hold), without the lock library's import and the folder's checks; a round reports it as ``wait``
+    lock_wait: float = 0.0
 
     @contextmanager
     def lock(self, create: bool = False, wait: float = 0.0) -> Iterator[None]:
-        """Hold the state's writer lock (one FileLock object per directory per process, re-entrant).
+        """Hold the state's writer lock (one FileLock object per directory per process, re-entrant); the
+        seconds spent acquiring it are :attr:`lock_wait`.
 
         Args:
             create: create the state folder when missing (``init``); otherwise a missing folder, or one
@@ -72,6 +77,7 @@ class StateLocking:
         if lk is None:
             lk = _LOCKS[key] = FileLock(os.path.join(key, ".lock"), timeout=0)
         self._check_lock_path()
+        t_acquire = time.perf_counter()
         try:
             lk.acquire(timeout=-1 if wait == float("inf") else max(0.0, float(wait)))  # filelock: -1 = forever
         except Timeout:
@@ -85,6 +91,7 @@ class StateLocking:
             raise EnvironmentFaultError(f"cannot lock: {err.strerror or err}",
                                         file=str(self.root / ".lock"), reason=REASONS.get(err.errno, "lock"),
                                         errno_name=_errno_name(err)) from err
+        self.lock_wait = time.perf_counter() - t_acquire
         try:
             self.check_links()
             yield

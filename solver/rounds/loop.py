@@ -139,7 +139,6 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
     """The part of :func:`init` that runs under the writer lock (``base``: :func:`_read_base`'s result when
     the folder existed, else the base itself, read here once the lock has created the folder); returns the
     round-0 report."""
-    t_req = time.perf_counter()
     with store.lock(create=True, wait=wait), environment_faults(store.root):
         t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         _refuse_initialised(store)
@@ -148,7 +147,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             problem, base_sha, t_read, notes = base
         else:  # read here, under the lock: already inside the time since t_lock
             (problem, base_sha, _, notes), t_read = _read_base(store, base), 0.0
-        seconds = {"wait": t_lock - t_req, "load": time.perf_counter() - t_lock + t_read, "apply": 0.0}
+        seconds = {"wait": store.lock_wait, "load": time.perf_counter() - t_lock + t_read, "apply": 0.0}
         from solver.api import solve_problem
 
         k0, t = kernel_clock.seconds(), time.perf_counter()
@@ -293,7 +292,6 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     t0 = time.perf_counter() - _waited  # the round's total includes that wait
     check_out_dir(out_dir, state_dir_or_default(state_dir), (("delta", delta),))
     store = StateStore(state_dir_or_default(state_dir))
-    t_req = time.perf_counter()
     with store.lock(wait=wait), environment_faults(store.root):
         t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         if not store.initialised:
@@ -322,7 +320,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
             row = _logged_round(store, sha, d.base_round + 1)  # its round pruned since: the log still has it
             if row is not None:
                 return _no_op_out(store, gen, _no_op_report(store, gen, row["round"], sha, row), out_dir)
-        seconds = {"wait": _waited + t_lock - t_req, "load": time.perf_counter() - t_lock}
+        seconds = {"wait": _waited + store.lock_wait, "load": time.perf_counter() - t_lock}
         warnings = [gen.warning] if gen.warning else []
         if done is not None:
             warnings.append(f"delta {sha[:16]}... already produced round {done}; applied again to the current "
@@ -709,9 +707,8 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
     check_out_dir(out_dir, state_dir_or_default(state_dir), tuple(("delta", d) for d in deltas))
     store = StateStore(state_dir_or_default(state_dir))
     reports_: list[dict] = []
-    t_req = time.perf_counter()
     with store.lock(wait=wait):  # held across the batch (re-entrant): no other writer interleaves
-        waited = time.perf_counter() - t_req  # charged to the first round's "wait"
+        waited = store.lock_wait  # charged to the first round's "wait"
         for i, delta in enumerate(deltas):
             try:
                 report = step(delta, store.root, settings, force, accept_failed, out_dir, executor=executor,
