@@ -125,3 +125,27 @@ def test_a_prestarted_pool_is_not_ready_until_it_has_run_a_task():
     )
     proc = _python(script)
     assert proc.stdout.split() == ["False", "True"], proc.stdout
+
+
+@pytest.mark.parametrize("how", ["prestart", "pool"])
+def test_the_forkserver_and_its_workers_start_with_sigint_blocked(how):
+    """A terminal's Ctrl-C reaches the whole process group; a forkserver still in Python's start-up or its preload
+    (it ignores SIGINT only once its main runs) printed "Fatal Python error: init_import_site" and a traceback after
+    copter's one error line (helper-182). It now starts with SIGINT blocked, and so do the workers it forks; this
+    process's own mask is as it was. Both ways the forkserver starts: prestart, and a pool's first use."""
+    start = "assert executor.prestart(2, 2)\n" if how == "prestart" else ""
+    script = (
+        "import os, signal\n"
+        "from multiprocessing import forkserver\n"
+        "from solver.partition import executor\n"
+        + start +
+        "pids = executor.map_parts(os.getpid, [(), ()], 'process', 2)\n"
+        "def blocked(pid):\n"
+        "    line = [x for x in open(f'/proc/{pid}/status') if x.startswith('SigBlk:')][0]\n"
+        "    return int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1\n"
+        "print(blocked(forkserver._forkserver._forkserver_pid), min(blocked(p) for p in set(pids)),\n"
+        "      int(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())))\n"
+        "executor.shutdown()\n"
+    )
+    proc = _python(script)
+    assert proc.stdout.split() == ["1", "1", "0"], (proc.stdout, proc.stderr)

@@ -289,6 +289,8 @@ def _pool(workers: int, preload: tuple[str, ...] = ()) -> ProcessPoolExecutor:
     _POOLS[workers] = pool
     if forkserver:  # the forkserver's socket lies in multiprocessing's temporary folder until the process exits
         undo.multiprocessing_tempdir()
+        if threading.current_thread() is threading.main_thread():
+            lifeline.start_forkserver()  # now, with SIGINT blocked, rather than at the first worker's start
     if not _ON_INTERRUPT:  # an interrupt that ends the process at once ends the kept pools first
         _ON_INTERRUPT.append(undo.on_interrupt(_interrupted))
         _ON_INTERRUPT[0].__enter__()
@@ -303,14 +305,11 @@ def prestart(k: int, workers: int | None = None) -> bool:
     The pool is the one :func:`run_parts` then takes (kept by its size)."""
     if "forkserver" not in mp.get_all_start_methods() or threading.current_thread() is not threading.main_thread():
         return False
-    from multiprocessing import forkserver
-
     n = max(1, min(k, workers or os.cpu_count() or 1))
     with undo.region():
         if n not in _POOLS:
             _PRESTARTED.add(n)  # not ready (workers_ready) until it has run a task
-        _pool(n, (WARM_MODULE,))
-        forkserver.ensure_running()
+        _pool(n, (WARM_MODULE,))  # starts the forkserver (lifeline.start_forkserver)
     return True
 
 

@@ -25,6 +25,8 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 PR_SET_PDEATHSIG = 1  #: prctl(2) option (linux/prctl.h)
 PRELOAD_MODULE = "solver.partition.forkserver_lifeline"  #: imported by the forkserver only (sets its pdeathsig)
@@ -63,23 +65,49 @@ def watch_parent() -> bool:
     return True
 
 
-def start_resource_tracker() -> None:
-    """Start ``multiprocessing``'s resource tracker (if it is not running) with SIGHUP blocked. The tracker ignores
-    SIGINT and SIGTERM itself, not SIGHUP: a terminal's hangup, which reaches the whole process group, killed it
-    mid-round, and the interrupted command printed "resource_tracker: process died unexpectedly, relaunching"
-    and six ``KeyError: '/mp-...'`` tracebacks (helper-167). A blocked signal stays blocked across ``exec``, and
-    the tracker unblocks only SIGINT and SIGTERM; this thread's mask is restored at once (no handler is changed,
-    so a hangup meanwhile still reaches this process's handler)."""
-    from multiprocessing import resource_tracker
-
-    if not hasattr(signal, "SIGHUP") or not hasattr(signal, "pthread_sigmask"):
-        resource_tracker.ensure_running()
+@contextmanager
+def blocked_in_this_thread(*names: str) -> Iterator[None]:
+    """Block the signals named (``"SIGINT"``, ``"SIGHUP"``; those this platform lacks are skipped) in this thread
+    for the ``with`` block, then restore its mask. A process this thread starts meanwhile (fork + exec) starts with
+    them blocked: a blocked signal stays blocked across ``exec``. No handler is changed, so a signal sent to this
+    process meanwhile reaches its handler through another thread. Without ``pthread_sigmask``: nothing."""
+    sigs = {getattr(signal, n) for n in names if hasattr(signal, n)}
+    if not sigs or not hasattr(signal, "pthread_sigmask"):
+        yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
     try:
-        resource_tracker.ensure_running()
+        yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def start_resource_tracker() -> None:
+    """Start ``multiprocessing``'s resource tracker (if it is not running) with SIGHUP and SIGINT blocked. The
+    tracker ignores SIGINT and SIGTERM itself (then unblocks them), not SIGHUP: a terminal's hangup, which reaches
+    the whole process group, killed it mid-round, and the interrupted command printed "resource_tracker: process
+    died unexpectedly, relaunching" and six ``KeyError: '/mp-...'`` tracebacks (helper-167). It ignores SIGINT only
+    once its Python has started: a Ctrl-C during that start printed "Fatal Python error: init_import_site" and a
+    traceback (helper-182); blocked, it waits until the tracker ignores it."""
+    from multiprocessing import resource_tracker
+
+    with blocked_in_this_thread("SIGHUP", "SIGINT"):
+        resource_tracker.ensure_running()
+
+
+def start_forkserver() -> None:
+    """Start ``multiprocessing``'s forkserver (if it is not running; the resource tracker first,
+    :func:`start_resource_tracker`) with SIGINT blocked. The forkserver ignores SIGINT only once its ``main`` runs,
+    after Python's start-up and its preload (:mod:`solver.partition.forkserver_warm`: seconds): a terminal's Ctrl-C,
+    which reaches the whole process group, landing meanwhile printed "Fatal Python error: init_import_site: Failed
+    to import the site module" and a 25-line traceback after the command's one error line (helper-182). The
+    forkserver never unblocks it, and the workers it forks inherit the mask; they ignore SIGINT anyway
+    (:func:`worker_init`: the command ends them)."""
+    from multiprocessing import forkserver
+
+    start_resource_tracker()
+    with blocked_in_this_thread("SIGINT"):
+        forkserver.ensure_running()
 
 
 def worker_init(forkserver: bool) -> None:
