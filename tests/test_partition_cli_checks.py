@@ -3,6 +3,8 @@ monolithic state (``copter step`` used to ignore it there and exit 0), and init 
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from formats.io import write_delta
@@ -104,7 +106,8 @@ def test_a_regex_re2_refuses_names_the_option_given(tmp_path, capsys, monkeypatc
     a lookahead) now names the option the user gave, on a fresh install (checked before compiling) and after."""
     base = _client_base(tmp_path, monkeypatch, prepared)
     code, _, err = run_main(capsys, "init", base, "--partitions", "2", option, regex, "--state", tmp_path / "st")
-    assert code == 2 and f"invalid {option} {regex!r}" in err and "--pop-" not in err, err
+    # the regex as the user typed it, quoted for the shell (repr doubled its backslashes: helper-182)
+    assert code == 2 and f"invalid {option} {shlex.quote(regex)}" in err and "--pop-" not in err, err
     assert not (tmp_path / "st").exists()
 
 
@@ -114,7 +117,7 @@ def test_compare_names_its_own_pop_option(tmp_path, capsys):
     st = tmp_path / "st"
     rounds.init(client_allocation(6), st)
     code, _, err = run_main(capsys, "compare", "--state", st, "-b", "pop-2", "--pop-client-regex", r"c(\d)")
-    assert code == 2 and r"invalid --pop-client-regex 'c(\\d)'" in err and "(?:...)" in err, err
+    assert code == 2 and r"invalid --pop-client-regex 'c(\d)'" in err and "(?:...)" in err, err
 
 
 @pytest.mark.parametrize("prepared", [True, False])
@@ -143,3 +146,16 @@ def test_more_partitions_than_clients_counts_them_in_words(tmp_path, capsys, reg
     code, _, err = run_main(capsys, "init", base, "--partitions", "3", "--client-regex", regex, "--state",
                             tmp_path / "st")
     assert code == 2 and f"--partitions 3 is more than the {clients} of the base problem" in err, err
+
+
+def test_a_regex_that_does_not_compile_is_quoted_as_typed(tmp_path, capsys, monkeypatch):
+    """Python's own refusal (an unterminated group): the message quotes the regex as the user typed it, so the
+    position it gives counts in the quoted text and the quoted text can be pasted back (repr doubled every
+    backslash: ``'^(?P<client>d\\\\d+)('``, position 17 of the single-backslash text; helper-182)."""
+    base = _client_base(tmp_path, monkeypatch, True)
+    regex = r"^(?P<client>c\d+)("
+    code, _, err = run_main(capsys, "init", base, "--partitions", "2", "--client-regex", regex,
+                            "--state", tmp_path / "st")
+    assert code == 2 and f"invalid --client-regex '{regex}'" in err and "position 17" in err, err
+    assert regex[17] == "("
+    assert not (tmp_path / "st").exists()

@@ -6,6 +6,7 @@ result now carries a warning naming the regex, printed as a ``warning:`` line an
 from __future__ import annotations
 
 import json
+import shlex
 
 from tests.helpers import run_main, small_lp_state
 
@@ -17,11 +18,11 @@ def test_a_regex_matching_nothing_gets_a_warning_in_both_views(tmp_path, capsys)
     code, out, err = run_main(capsys, "show", "--solution", "--state", st, "--client-regex", REGEX)
     assert code == 0, err
     lines = [ln for ln in (out + err).splitlines() if "matches the client regex" in ln]
-    assert len(lines) == 1 and lines[0].startswith("warning:") and repr(REGEX) in lines[0], out + err
+    assert len(lines) == 1 and lines[0].startswith("warning:") and shlex.quote(REGEX) in lines[0], out + err
     assert "(no client)" in lines[0]
     code, out, err = run_main(capsys, "show", "--solution", "--state", st, "--client-regex", REGEX, "--json")
     res = json.loads(out)
-    assert code == 0 and len(res["warnings"]) == 1 and repr(REGEX) in res["warnings"][0], out
+    assert code == 0 and len(res["warnings"]) == 1 and shlex.quote(REGEX) in res["warnings"][0], out
     assert all(c["client"] is None for c in res["clients"])
 
 

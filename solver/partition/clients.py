@@ -22,6 +22,7 @@ All work is vectorised (pyarrow compute on names, numpy on the nonzeros): O(n + 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,7 +81,7 @@ def _compile_check(pattern: str, what: str) -> None:
     try:
         re.compile(pattern)
     except re.error as err:
-        raise UsageError(f"invalid {what} {pattern!r}: {err}") from err
+        raise UsageError(f"invalid {what} {shlex.quote(pattern)}: {err}") from err
 
 
 def _client_keys(names: pa.Array, client_regex: str | None, option: str = POP_OPTIONS[0]) -> pa.Array:
@@ -107,7 +108,7 @@ def _client_found(names: pa.Array, client_regex: str, option: str) -> pa.Array:
     except pa.ArrowInvalid as err:
         hint = (" (every group must be named: write (?:...) for a group, (?P<client>...) for the client's part)"
                 if "unnamed groups" in str(err) else "")
-        raise UsageError(f"invalid {option} {client_regex!r}: {err}{hint}") from err
+        raise UsageError(f"invalid {option} {shlex.quote(client_regex)}: {err}{hint}") from err
     return found
 
 
@@ -154,7 +155,7 @@ def row_clients(problem: Problem, col_client: np.ndarray, shared_rows_regex: str
         try:
             hit = pc.match_substring_regex(pa.array(problem.row_names, type=pa.string()), shared_rows_regex)
         except pa.ArrowInvalid as err:
-            raise UsageError(f"invalid {option} {shared_rows_regex!r}: {err}") from err
+            raise UsageError(f"invalid {option} {shlex.quote(shared_rows_regex)}: {err}") from err
         hit = hit.to_numpy(zero_copy_only=False).astype(bool)
         row_client[hit & (row_client != EMPTY)] = SHARED
     return row_client
@@ -213,7 +214,8 @@ def carry_grouping(problem: Problem, prev_col_client: np.ndarray, prev_client_na
     renum = np.full(first.size, GLOBAL, dtype=np.int64)
     renum[used] = np.arange(used.size, dtype=np.int64)
     # no client left (every one dropped, none added): nothing to renumber, every column is global
-    col_client = (np.where(own, renum[np.maximum(raw, 0)], GLOBAL) if renum.size else np.full(n, GLOBAL)).astype(np.int64)
+    col_client = (np.where(own, renum[np.maximum(raw, 0)], GLOBAL) if renum.size
+                  else np.full(n, GLOBAL)).astype(np.int64)
     names = np.concatenate([np.asarray(prev_client_names, dtype=object), new_names])[used]
     if (prev_row_client is not None and prev_row_client.shape == (problem.n_rows,) and prev.shape == (n,)
             and np.array_equal(col_map, np.arange(n)) and np.array_equal(col_client, prev)):
@@ -244,7 +246,7 @@ def require_clients(grouping: ClientGrouping, client_regex: str | None = None,
 def _no_client_matched(client_regex: str, col_names) -> str:
     """Why ``--client-regex`` found no client: it matches no name, or only an empty client in the names it
     matches (counted when ``col_names`` is given)."""
-    head = f"partitioned rounds found no clients: --client-regex {client_regex!r} "
+    head = f"partitioned rounds found no clients: --client-regex {shlex.quote(client_regex)} "
     matched = 0
     if col_names is not None:
         names = pa.array(col_names, type=pa.string())

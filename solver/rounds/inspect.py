@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 from formats.checkpoint import StateStore, gen_name, load_failure, read_fault
@@ -149,9 +150,9 @@ def _regex_matched_nothing(out: dict) -> str | None:
     if regex is None or not out["clients"] or out["clients_omitted"] or any(c["client"] is not None
                                                                              for c in out["clients"]):
         return None
-    return (f"no nonzero variable's name matches the client regex {regex!r}, so all are in the group without a "
-            "client ((no client), JSON null; the regex is searched anywhere in a name: its group 'client', else its "
-            "whole match)")
+    return (f"no nonzero variable's name matches the client regex {shlex.quote(regex)}, so all are in the group "
+            "without a client ((no client), JSON null; the regex is searched anywhere in a name: its group "
+            "'client', else its whole match)")
 
 
 def history(state_dir=None) -> list[dict]:
