@@ -109,10 +109,14 @@ def ranking_note(r: dict, common: float | None) -> str:
     bought = (f"by copter's duals the violations explain a lead of up to {allowance:.4g} ({buys:.4g} priced rows "
               f"+ {allowance - buys:.2g} duality gap)" if buys is not None and math.isfinite(allowance)
               else "no duals price the violations")
+    # an OPTIMAL keeps every row within the per-row tolerance; a FEASIBLE (a partitioned round's merged point) within
+    # its own test (solver.partition.merge), which is not that contract
+    within = ("within its OPTIMAL's per-row tolerance" if r.get("status") == "OPTIMAL"
+              else f"its status {r.get('status')}")
     return (f"{r['name']}: objective better than {r['feasible_best']}'s by {r['lead_over_feasible']:.4g} while "
             f"row {printable(str(r.get('worst_row')))!r} is off by {_fmt(r.get('worst_row_violation_rel'), '.2e')} "
-            f"relative (within its OPTIMAL's per-row tolerance, beyond the common {_fmt(common, '.0e')} HiGHS's "
-            f"points meet); {bought}, so {r['feasible_best']}'s feasible point ranks best.")
+            f"relative ({within}, beyond the common {_fmt(common, '.0e')} HiGHS's points meet); {bought}, so "
+            f"{r['feasible_best']}'s feasible point ranks best.")
 
 
 #: compare's command-line parameters named otherwise in solver.rounds.compare (CLI name -> library name)

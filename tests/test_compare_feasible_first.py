@@ -87,3 +87,17 @@ def test_without_a_feasible_point_at_the_common_tolerance_nothing_changes():
     copter, pdlp = _row("copter", 99.0, False, 0.5), _row("highs-pdlp", 100.0, False, 0.4)
     _derive(copter, [pdlp], 1, 1e-4)
     assert copter["objective_diff_rel"] == 0.0 and not copter["ranked_below_feasible"]
+
+
+def test_the_note_claims_the_optimal_contract_only_for_an_optimal_point():
+    """A partitioned round's merged point is FEASIBLE: the note said "within its OPTIMAL's per-row tolerance" of it
+    all the same (helper-183)."""
+    from copter_cli.cmd_compare import ranking_note
+
+    row = {"name": "copter", "ranked_below_feasible": True, "violation_buys": 0.39, "lead_allowance": 2191.0,
+           "feasible_best": "pop-4", "lead_over_feasible": 806.0, "worst_row": "d20-22/cap",
+           "worst_row_violation_rel": 2.6e-4}
+    optimal = ranking_note({**row, "status": "OPTIMAL"}, 1e-6)
+    feasible = ranking_note({**row, "status": "FEASIBLE"}, 1e-6)
+    assert "within its OPTIMAL's per-row tolerance" in optimal
+    assert "OPTIMAL" not in feasible and "(its status FEASIBLE, beyond the common 1e-06" in feasible
