@@ -120,6 +120,32 @@ def _prefix_suggestion(err) -> str | None:
     return f"{err.message} {said}"
 
 
+def _elsewhere(err) -> str | None:
+    """For click's NoSuchOption that is an option of other commands only: "No such option: --partitions (an option
+    of copter init, not of copter step)" (a new user's ``step --partitions 2``, helper-183); None when no other
+    command of the group has it."""
+    name = str(getattr(err, "option_name", "") or "")
+    ctx = getattr(err, "ctx", None)
+    group = getattr(getattr(ctx, "parent", None), "command", None)
+    if not name.startswith("--") or ctx is None or ctx.command is None or group is None:
+        return None
+    try:
+        others = sorted(n for n, c in getattr(group, "commands", {}).items()
+                        if c is not ctx.command and any(name in (*p.opts, *p.secondary_opts) for p in c.params))
+    except (AttributeError, TypeError):
+        return None
+    if not others:
+        return None
+    groups, c = [], ctx.parent  # the group's path under "copter" (the program's name may be another's in-process)
+    while c is not None and c.parent is not None:
+        groups.insert(0, c.info_name)
+        c = c.parent
+    path = " ".join(["copter", *groups])
+    names = [f"{path} {n}" for n in others]
+    where = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"{err.message} (an option of {where}, not of {path} {ctx.info_name})"
+
+
 def _click_error(err, json_out: bool) -> int:
     """Print a click/typer error raised while the command line was parsed (no such option or command, a missing
     argument, a bad value or choice) as copter's error and return its exit code: one line ``error (usage, exit
@@ -134,7 +160,7 @@ def _click_error(err, json_out: bool) -> int:
     code = int(getattr(err, "exit_code", exit_codes.USAGE) or exit_codes.USAGE)
     message = err.format_message() if hasattr(err, "format_message") else str(err)
     if type(err).__name__ == "NoSuchOption":
-        message = _prefix_suggestion(err) or message
+        message = _prefix_suggestion(err) or _elsewhere(err) or message
     if type(err).__name__ == "NoArgsIsHelpError":  # the "message" is the whole help text
         say(message.rstrip("\n"))
         message = "missing command (help printed above on stderr)"

@@ -22,3 +22,19 @@ def test_an_option_prefix_names_the_options_it_begins(capsys, args, said):
     assert code == 2
     assert err == f"error (usage, exit 2): {said}\n"
     assert json.loads(out)["error"]["message"] == said
+
+
+@pytest.mark.parametrize("args, said", [
+    (["step", "d.parquet", "--partitions", "2"], "No such option: --partitions (an option of copter init, not of "
+                                                 "copter step)"),
+    (["show", "--executor", "process"], "No such option: --executor (an option of copter init and copter step, "
+                                        "not of copter show)"),
+    (["step", "d.parquet", "--bogus-thing", "2"], "No such option: --bogus-thing"),  # no command has it
+])
+def test_an_option_of_another_command_names_that_command(capsys, args, said):
+    """``step --partitions 2`` said only "No such option: --partitions"; the number of parts is set by ``init``
+    (a new user's trial, helper-183)."""
+    code, out, err = run_main(capsys, *args, "--json")
+    assert code == 2
+    assert err == f"error (usage, exit 2): {said}\n"
+    assert json.loads(out)["error"]["message"] == said
