@@ -103,6 +103,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _options(command) -> set[str]:
+    """Every option name of a click command (``--tol``, its secondary ``--no-...`` forms too)."""
+    return {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+
+
 def _prefix_suggestion(err) -> str | None:
     """For click's NoSuchOption ``--exec``: "No such option: --exec Did you mean --executor?" when the name begins
     one or more of the command's long options (at least 3 characters after the dashes), which click's own
@@ -112,8 +117,7 @@ def _prefix_suggestion(err) -> str | None:
     ctx = getattr(err, "ctx", None)
     if not name.startswith("--") or len(name) < 5 or ctx is None or ctx.command is None:
         return None
-    opts = sorted({o for p in ctx.command.params for o in (*p.opts, *p.secondary_opts)
-                   if o.startswith(name) and o != name})
+    opts = sorted(o for o in _options(ctx.command) if o.startswith(name) and o != name)
     if not opts:
         return None
     said = f"Did you mean {opts[0]}?" if len(opts) == 1 else f"(Possible options: {', '.join(opts)})"
@@ -131,7 +135,7 @@ def _elsewhere(err) -> str | None:
         return None
     try:
         others = sorted(n for n, c in getattr(group, "commands", {}).items()
-                        if c is not ctx.command and any(name in (*p.opts, *p.secondary_opts) for p in c.params))
+                        if c is not ctx.command and name in _options(c))
     except (AttributeError, TypeError):
         return None
     if not others:

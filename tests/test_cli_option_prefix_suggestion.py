@@ -38,3 +38,13 @@ def test_an_option_of_another_command_names_that_command(capsys, args, said):
     assert code == 2
     assert err == f"error (usage, exit 2): {said}\n"
     assert json.loads(out)["error"]["message"] == said
+
+
+def test_an_option_of_another_command_changes_no_state(tmp_path, capsys):
+    from tests.helpers import small_lp_state, snapshot
+
+    st, delta = small_lp_state(tmp_path)
+    before = snapshot(st)
+    code, _, err = run_main(capsys, "step", delta, "--state", st, "--partitions", "2")
+    assert code == 2 and "(an option of copter init, not of copter step)" in err, err
+    assert snapshot(st) == before
