@@ -1,0 +1,37 @@
+"""``rollback --to N`` for a round that a new branch moved into ``abandoned/`` names where it went (helper-183: after
+``rollback --to 3`` and a step, ``rollback --to 5`` said only "round 5 is not kept", leaving the user to guess)."""
+
+from __future__ import annotations
+
+import pytest
+
+from formats.io import write_delta
+from solver import rounds
+from solver.model.errors import UsageError
+from solver.workloads import make_scenario
+from tests.helpers import snapshot
+
+
+def test_an_abandoned_round_is_named_with_its_folder(tmp_path):
+    sc = make_scenario("te", 6, seed=1)
+    st = tmp_path / "st"
+    rounds.init(sc.base(), st)
+    deltas = []
+    for r in (1, 2, 3):
+        d = tmp_path / f"d{r}.parquet"
+        write_delta(sc.next_delta(r), d)
+        deltas.append(d)
+        rounds.step(d, st)
+    rounds.rollback(st, to=1)
+    out = rounds.step(deltas[1], st)  # round 2 made again on a new branch: the old rounds 2 and 3 move aside
+    assert out["abandoned_rounds"] == [2, 3]
+    before = snapshot(st)
+    with pytest.raises(UsageError) as err:
+        rounds.rollback(st, to=3)
+    assert snapshot(st) == before
+    msg = str(err.value)
+    moved = next((st / "abandoned").iterdir()) / "gen-000003"
+    assert moved.is_dir() and str(moved) in msg and "a rollback left the branch" in msg, msg
+    with pytest.raises(UsageError) as err:  # a round never made: no such sentence
+        rounds.rollback(st, to=7)
+    assert "a rollback left" not in str(err.value) and "gen-000007" not in str(err.value)
