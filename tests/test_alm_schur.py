@@ -175,7 +175,7 @@ def test_schur_update_matches_a_fresh_assembly(case, tau, flip, seed):
     assert (mark == -1).all() and not flag.any()
     R.schur_update_ref(*csc, new_act, act, tau, new_prec, prec, row_of_col, coef, pos, rp, rc, u, touched, mark,
                        blk, flag, n_changed, C2)
-    K.schur_finish(C1, new_diag, coupling, S1)
+    K.schur_finish(C1, new_diag, coupling, S1, np.zeros((0, 0), np.float32))
     _close(np.triu(S1), np.triu(new_V[np.ix_(coupling, coupling)] - _eliminated(new_V, pos)))
     _close(np.triu(C1), np.triu(C2))
 
@@ -198,11 +198,21 @@ def test_schur_kernels_match_twins(case, tau):
     assert ops1 == ops2
     assert (mark == -1).all()
     S1[:], S2[:] = np.nan, np.nan  # the strict lower triangle is not written: it keeps what it held
-    K.schur_finish(C1, diag, coupling, S1)
-    R.schur_finish_ref(C2, diag, coupling, S2)
+    none = np.zeros((0, 0), np.float32)  # below SINGLE_MIN_ORDER: no single-precision copy
+    K.schur_finish(C1, diag, coupling, S1, none)
+    R.schur_finish_ref(C2, diag, coupling, S2, none)
     lower = np.tril_indices(k, -1)
     assert np.isnan(S1[lower]).all() and np.isnan(S2[lower]).all()
     _close(np.triu(S1), np.triu(S2))
+    single1, single2 = np.full((k, k), np.nan, np.float32), np.full((k, k), np.nan, np.float32)
+    S3, S4 = np.full((k, k), np.nan), np.full((k, k), np.nan)
+    K.schur_finish(C1, diag, coupling, S3, single1)
+    R.schur_finish_ref(C2, diag, coupling, S4, single2)
+    np.testing.assert_array_equal(np.triu(S3), np.triu(S1))  # the same double triangle with the copy as without
+    assert np.isnan(single1[lower]).all() and np.isnan(single2[lower]).all()
+    upper = np.triu_indices(k)
+    np.testing.assert_array_equal(single1[upper], S1[upper].astype(np.float32))  # S's own values, rounded once
+    _close(np.triu(single1).astype(float), np.triu(single2).astype(float), rel=1e-6)  # float32: one rounding apart
     _close(np.triu(S2), np.triu(V[np.ix_(coupling, coupling)] - _eliminated(V, pos)))
     g = rng.standard_normal(m)
     t1, t2 = np.empty(k), np.empty(k)

@@ -14,7 +14,9 @@ Methods for Sparse Linear Systems", 2nd ed., 2003, section 14.2; Benzi, Golub & 
 2005, section 5). S is symmetric positive definite (V is: d > 0) and as small as the coupling rows (72 on the
 TE ring, ~500 on Cogentco, 1,790 on Kdl), so its dense Cholesky factor is cheap; SNIPAL (Li, Sun & Toh,
 SIAM J. Optim. 30(3), 2020, section 4) likewise solves its Newton systems directly when their order is
-moderate and by PCG otherwise. No factorisation of A is formed: the engine stays matrix-free in A.
+moderate and by PCG otherwise. No factorisation of A is formed: the engine stays matrix-free in A. From order
+1,000 on S is factored in single precision and the solve refined in double to 1e-10 of its right-hand side
+(:func:`refined_single_solve`): the same directions for about 0.6x of the double factor's time.
 
 Why (measured in session 17 with a scratch dense solve of S, matrix passes of warm-round chains): the
 Jacobi-preconditioned CG's inexact directions, not the outer loop, are the TE rounds' cost: TE ring 8 rounds
@@ -389,16 +391,28 @@ def schur_update(cp, ci, cv, col_active, col_active_old, tau, prec, prec_old, ro
 
 
 @njit(cache=True)
-def schur_finish(C, diag, coupling, S):
+def schur_finish(C, diag, coupling, S, S32):
     """S = C + diag(d_2) in S's upper triangle, diagonal included (C: upper triangle, :func:`schur_assemble`), the
     triangle :func:`factor_upper` reads; S (m2, m2) C-ordered, its strict lower triangle is not written; C is not
     changed. One contiguous copy of a triangle: writing the lower one too (a transposed, strided copy) took 9 ms
-    at TE Kdl's order 1,790, a quarter of the factorisation, at every Newton step."""
+    at TE Kdl's order 1,790, a quarter of the factorisation, at every Newton step.
+
+    S32 (float32, C-ordered): when it is (m2, m2), its upper triangle gets S's rounded to single precision in the
+    same pass (what :func:`refined_single_solve` factors); any other shape ((0, 0): below
+    :data:`SINGLE_MIN_ORDER`) is not written. One signature either way, so the warm-up's small problems compile
+    the kernel that TE Kdl's order 1,790 runs."""
     m2 = coupling.shape[0]
+    single = S32.shape[0] == m2 and S32.shape[1] == m2
     for a in range(m2):
-        S[a, a] = C[a, a] + diag[coupling[a]]
+        v = C[a, a] + diag[coupling[a]]
+        S[a, a] = v
+        if single:
+            S32[a, a] = v
         for b in range(a + 1, m2):
             S[a, b] = C[a, b]
+        if single:
+            for b in range(a + 1, m2):
+                S32[a, b] = C[a, b]
 
 
 @njit(cache=True)
@@ -502,6 +516,77 @@ def factor_upper(S: np.ndarray) -> np.ndarray | None:
     return L.T
 
 
+SINGLE_MIN_ORDER = LAPACK_MIN_ORDER
+"""Order of S from which :class:`SchurSystem` solves it by :func:`refined_single_solve` (a single-precision factor,
+refined in double) before :func:`factor_upper`'s double one. Below it the factorisation is a small share of a
+Newton step and the double factor is kept (and the warm-up's small problems keep their exact directions)."""
+REFINE_TOL = 1e-10
+"""Relative residual ||S x - t||_2 / ||t||_2 that :func:`refined_single_solve`'s refinement must reach: far below
+the Newton direction's own forcing term (``alm_newton.cg_forcing``, >= 1e-8 relative), about what the double factor
+leaves on TE Kdl's S."""
+REFINE_STEPS = 6  #: refinement steps at most; a step that does not halve the residual ends the attempt too
+
+
+def refined_single_solve(S: np.ndarray, S32: np.ndarray, t: np.ndarray, out: np.ndarray) -> bool:
+    """out = S^-1 t by a single-precision Cholesky factor and iterative refinement in double precision.
+
+    S32 (S rounded to float32, :func:`schur_finish`) is factored in place by LAPACK's ``spotrf`` (half the flops'
+    time of ``dpotrf``, and half the memory traffic); then x_0 = 0 and, while ||r|| > :data:`REFINE_TOL` ||t||,
+    r = t - S x (BLAS ``dsymv`` on S's upper triangle, in double), x += S32^-1 r (``spotrs``): mixed-precision
+    iterative refinement (Moler, J. ACM 14(2), 1967; Higham, "Accuracy and Stability of Numerical Algorithms", 2nd
+    ed., 2002, chapter 12; Buttari et al., "Mixed precision iterative refinement techniques for the solution of
+    dense linear systems", IJHPCA 21(4), 2007), which converges to double accuracy when kappa(S) times float32's
+    unit round-off (6e-8) is well below 1. TE Kdl, a K = 4 part's warm round (order 1,790, one BLAS thread):
+    9 factorisations of 52-79 ms each -> ~35 ms and 2-3 refinement steps, the same Newton steps and point; an
+    order-1,790 system alone (``dpotrf`` + two triangular solves against this): 72 / 52 ms -> 45 / 30 ms (two runs).
+    :class:`SchurSystem` charges it the double factor's passes (:func:`factor_passes`), so the work budget's
+    decisions do not move with it.
+
+    Args:
+        S (k, k) float64 C-ordered: its upper triangle (diagonal included) is read; not changed.
+        S32 (k, k) float32 C-ordered: its upper triangle holds S's rounded; overwritten by the factor.
+        t (k,) float64: the right-hand side. out (k,) float64: the solution, written only on success.
+    Returns:
+        True with ``out`` set; False (``out`` unchanged) when S32 is not numerically positive definite, the
+        refinement stops halving the residual or has taken :data:`REFINE_STEPS` steps, or a value is not finite:
+        the caller then factors S in double (:func:`factor_upper`).
+    Raises:
+        RuntimeError: LAPACK reports an invalid argument (a bug, not a property of S).
+    """
+    from scipy.linalg import blas, lapack
+
+    # S32' is Fortran-ordered and its lower triangle is S32's upper one (as factor_upper reads S)
+    L, info = lapack.spotrf(S32.T, lower=1, overwrite_a=1, clean=0)
+    if info < 0:
+        raise RuntimeError(f"LAPACK spotrf: argument {-info} is invalid")
+    if info > 0:
+        return False
+    t_norm = math.sqrt(float(np.dot(t, t)))
+    if not math.isfinite(t_norm):
+        return False
+    if t_norm == 0.0:
+        out[:] = 0.0
+        return True
+    x = np.zeros(t.shape[0])
+    r, r_norm = t, t_norm
+    for _ in range(REFINE_STEPS):
+        z, info = lapack.spotrs(L, r.astype(np.float32), lower=1)
+        if info < 0:
+            raise RuntimeError(f"LAPACK spotrs: argument {-info} is invalid")
+        x += z
+        r = t - blas.dsymv(1.0, S.T, x, lower=1)  # S' Fortran-ordered: its lower triangle is S's upper one
+        new = math.sqrt(float(np.dot(r, r)))
+        if not math.isfinite(new):
+            return False
+        if new <= REFINE_TOL * t_norm:
+            out[:] = x
+            return True
+        if new > 0.5 * r_norm:
+            return False
+        r_norm = new
+    return False
+
+
 DENSE_FLOP_SHARE = 1.0 / 15.0
 """What a flop of the dense Cholesky costs against one of a matrix pass (2 flops per nonzero), measured on
 the 2-core machine: LAPACK's dpotrf single-threaded (the CLI's setting, ``copter_cli.entry``) 10-23 GFLOP/s at
@@ -527,7 +612,9 @@ class SchurSystem:
 
     Built once per run from the scaled matrix (:func:`assignment_rows`, or :func:`assignment_rows_given` from
     a carried choice); :meth:`solve` brings S to the
-    current active set, factors it (:func:`factor_upper`, LAPACK) and returns the exact direction. S is
+    current active set, factors it and returns the exact direction: from order :data:`SINGLE_MIN_ORDER` on by a
+    single-precision factor refined in double to :data:`REFINE_TOL` (:func:`refined_single_solve`), else, or when
+    that refuses, by the double factor (:func:`factor_upper`, LAPACK). S is
     updated from the previous step's (:func:`schur_update`: only the assignment rows whose active columns or
     V11_ii changed, at the same tau) unless more than :data:`UPDATE_SHARE` of them changed, tau changed, the
     last factorisation failed, or :data:`REBUILD_AFTER` updates were made in a row; then it is assembled
@@ -569,6 +656,8 @@ class SchurSystem:
             self.built_active, self.built_prec = np.empty(col_active.shape[0], dtype=np.uint8), np.empty(m)
             self.built_tau = None  # C holds nothing yet
             self.updates = 0
+            # S rounded to single precision, for refined_single_solve: (0, 0) below SINGLE_MIN_ORDER (not written)
+            self.S32 = np.zeros((k, k) if k >= SINGLE_MIN_ORDER else (0, 0), dtype=np.float32)
         ops = -1
         update = self.built_tau == tau and self.updates < REBUILD_AFTER
         self.built_tau = None  # C changes below: until built_* describe it again, the next solve assembles afresh
@@ -585,12 +674,12 @@ class SchurSystem:
         np.copyto(self.built_active, col_active, casting="unsafe")
         np.copyto(self.built_prec, prec)
         self.built_tau = tau
-        schur_finish(self.C, diag, self.coupling, self.S)
+        schur_finish(self.C, diag, self.coupling, self.S, self.S32)
         self.passes = 2 + int(math.ceil(ops / self.nnz)) + self.factor
         schur_rhs(cp, ci, cv, col_active, tau, prec, self.row_of_col, self.coef_of_col, self.coupling, self.pos,
                   g, self.t)
-        if self.m2:
-            U = factor_upper(self.S)
+        if self.m2 and not (self.S32.shape[0] == self.m2 and refined_single_solve(self.S, self.S32, self.t, self.d2)):
+            U = factor_upper(self.S)  # below SINGLE_MIN_ORDER, or the single-precision factor did not do
             if U is None:
                 self.built_tau = None  # the next solve assembles S afresh
                 return False

@@ -126,10 +126,13 @@ def schur_update_ref(cp, ci, cv, col_active, col_active_old, tau, prec, prec_old
     return 0
 
 
-def schur_finish_ref(C, diag, coupling, S):
-    """Twin of :func:`solver.lp.alm_schur.schur_finish` (S's upper triangle, diagonal included)."""
+def schur_finish_ref(C, diag, coupling, S, S32):
+    """Twin of :func:`solver.lp.alm_schur.schur_finish` (S's upper triangle, diagonal included; S32's too, rounded to
+    float32, when it has S's shape)."""
     upper = np.triu_indices(coupling.shape[0])
     S[upper] = (C + np.diag(diag[coupling]))[upper]
+    if S32.shape == S.shape:
+        S32[upper] = S[upper].astype(np.float32)
 
 
 def schur_rhs_ref(cp, ci, cv, col_active, tau, prec, row_of_col, coef_of_col, coupling, pos, g, t):
