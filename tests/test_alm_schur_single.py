@@ -156,3 +156,30 @@ def test_the_alm_reaches_the_same_point_through_the_single_factor(monkeypatch):
         ref = solve_highs(p, solver="simplex")
         assert abs(single.objective - ref.objective) <= 1e-5 * (1 + abs(ref.objective))
         assert abs(single.objective - double.objective) <= 1e-6 * (1 + abs(ref.objective))
+
+
+# netlib LPs through the direct Newton path with every Schur complement on the single factor (their orders are far
+# below SINGLE_MIN_ORDER, so this is forced): the manifest's optimum, certified; boeing1 (ranged rows) also has a
+# complement that float32 refuses and the double factor solves
+SINGLE_NETLIB = ["afiro.mps", "adlittle.mps", "bandm.mps.gz", "boeing1.mps.gz", "brandy.mps.gz"]
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", SINGLE_NETLIB)
+def test_netlib_lps_reach_their_optimum_through_the_single_factor(name, monkeypatch):
+    from formats.io import read_problem
+    from tests.helpers import assert_certified_optimal, manifest, require_data
+
+    p = read_problem(require_data("mps") / name)
+    opt = float({r["file"]: r for r in manifest("mps")}[name]["optimal_objective"])
+    monkeypatch.setattr(K, "SINGLE_MIN_ORDER", 0)
+    solved: list[bool] = []
+    monkeypatch.setattr(K, "refined_single_solve", _recording(K.refined_single_solve, solved))
+    K.forget()
+    try:
+        res = solve_alm(p, Settings(tol=1e-6, time_limit_seconds=60), params=ALMParameters(handover=False))
+    finally:
+        K.forget()
+    assert sum(solved) > 0, name  # the single factor solved directions of this LP
+    assert_certified_optimal(p, res, 1e-6)
+    assert abs(res.objective - opt) <= 1e-5 * max(1.0, abs(opt)), (res.objective, opt)
