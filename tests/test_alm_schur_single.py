@@ -183,3 +183,26 @@ def test_netlib_lps_reach_their_optimum_through_the_single_factor(name, monkeypa
     assert sum(solved) > 0, name  # the single factor solved directions of this LP
     assert_certified_optimal(p, res, 1e-6)
     assert abs(res.objective - opt) <= 1e-5 * max(1.0, abs(opt)), (res.objective, opt)
+
+
+def test_after_a_refusal_the_same_tau_goes_straight_to_the_double_factor(monkeypatch):
+    csc, m, act, tau, diag, _, V, g = _coupled_system(1)
+    monkeypatch.setattr(K, "SINGLE_MIN_ORDER", 0)
+    answers = iter([False, True, True])  # refuse once, then solve
+    calls: list[float] = []
+
+    def scripted(S, S32, t, out):
+        calls.append(1.0)
+        if next(answers):
+            out[:] = np.linalg.solve(np.triu(S) + np.triu(S, 1).T, t)
+            return True
+        return False
+
+    monkeypatch.setattr(K, "refined_single_solve", scripted)
+    system = K.SchurSystem(*csc, m)
+    for step_tau, expect_calls in ((tau, 1), (tau, 1), (2 * tau, 2), (2 * tau, 3)):
+        Vs = (V - np.diag(diag)) * (step_tau / tau) + np.diag(diag)  # tau A_J A_J' + diag at this step's tau
+        d = np.empty(m)
+        assert system.solve(*csc, act, step_tau, diag, np.diag(Vs).copy(), g, d)
+        np.testing.assert_allclose(Vs @ d, g, rtol=0, atol=1e-8 * (1 + np.abs(g).max()) * np.abs(Vs).max())
+        assert len(calls) == expect_calls, (step_tau, calls)

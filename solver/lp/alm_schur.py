@@ -658,6 +658,7 @@ class SchurSystem:
             self.updates = 0
             # S rounded to single precision, for refined_single_solve: (0, 0) below SINGLE_MIN_ORDER (not written)
             self.S32 = np.zeros((k, k) if k >= SINGLE_MIN_ORDER else (0, 0), dtype=np.float32)
+            self.refused_tau = None  # the proximal step at which refined_single_solve last refused
         ops = -1
         update = self.built_tau == tau and self.updates < REBUILD_AFTER
         self.built_tau = None  # C changes below: until built_* describe it again, the next solve assembles afresh
@@ -678,7 +679,13 @@ class SchurSystem:
         self.passes = 2 + int(math.ceil(ops / self.nnz)) + self.factor
         schur_rhs(cp, ci, cv, col_active, tau, prec, self.row_of_col, self.coef_of_col, self.coupling, self.pos,
                   g, self.t)
-        if self.m2 and not (self.S32.shape[0] == self.m2 and refined_single_solve(self.S, self.S32, self.t, self.d2)):
+        # the single factor from SINGLE_MIN_ORDER on, except at the tau of its last refusal: the next Newton steps'
+        # S are conditioned alike, and a refusal costs its factorisation on top of the double one (netlib lotfi,
+        # forced: 58 refusals in 236 Newton steps -> 4, the same point)
+        single = self.S32.shape[0] == self.m2 and tau != self.refused_tau
+        if single and not refined_single_solve(self.S, self.S32, self.t, self.d2):
+            self.refused_tau, single = tau, False
+        if self.m2 and not single:
             U = factor_upper(self.S)  # below SINGLE_MIN_ORDER, or the single-precision factor did not do
             if U is None:
                 self.built_tau = None  # the next solve assembles S afresh
