@@ -37,5 +37,5 @@ def test_round_left_by_a_killed_step_is_not_called_a_rollback(tmp_path, capsys):
     code, out, err = run_main(capsys, "step", d, "--state", st, "--json")
     assert code == 0, out
     warning = next(w for w in json.loads(out)["warnings"] if "abandoned" in w)
-    assert "round(s) 1 after the current round 0" in warning, warning
+    assert "the earlier round(s) 1 after round 0" in warning, warning
     assert "a step that ended before it made its round current" in warning, warning

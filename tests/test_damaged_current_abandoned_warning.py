@@ -37,6 +37,6 @@ def test_the_damaged_round_moved_aside_is_named(tmp_path, capsys, damage):
     rep = json.loads(out)
     assert rep["round"] == 2 and rep["abandoned_rounds"] == [2], rep
     moved = [w for w in rep["warnings"] if "moved into" in w]
-    assert moved and "round(s) 2 after the current round 1" in moved[0], rep["warnings"]
+    assert moved and "the earlier round(s) 2 after round 1" in moved[0], rep["warnings"]
     assert "a damaged round" in moved[0]
     assert len(list((st / "abandoned").iterdir())) == 1

@@ -159,8 +159,8 @@ def test_step_after_rollback_moves_the_abandoned_branch_aside(state):
     rep = _branch_after_rollback(state)
     assert rep["round"] == 2 and (state / "CURRENT").read_text() == "2\n"
     assert rep["abandoned_rounds"] == [2, 3]  # the report says what the step moved aside
-    assert any("round(s) 2, 3 after the current round 1 (the branch left by a rollback" in w and "moved into" in w
-               for w in rep["warnings"])
+    assert any("the earlier round(s) 2, 3 after round 1 (the branch left by a rollback" in w and "moved into" in w
+               and "as many as the state's --keep; this round takes their place" in w for w in rep["warnings"])
     assert sorted(p.name for p in state.glob("gen-*")) == ["gen-000000", "gen-000001", "gen-000002"]
     moved = sorted(p.name for p in (state / "abandoned").glob("*/gen-*"))
     assert moved == ["gen-000002", "gen-000003"]

@@ -655,9 +655,12 @@ def _round_extra(store: StateStore, current: int, stored: bool, warnings: list[s
         extra["abandoned_rounds"] = later
         # a rollback leaves them, and so does a step killed after its generation was in place but before
         # CURRENT named it: "left by a rollback" alone told of a rollback nobody ran
-        warnings.append(f"round(s) {', '.join(map(str, later))} after the current round {current} (the branch left "
+        # helper-184: "round(s) 2 after the current round 1 ... moved" in round 2's own report read as this round
+        # being moved; say which rounds (the earlier ones) and that abandoned/ is pruned too
+        warnings.append(f"the earlier round(s) {', '.join(map(str, later))} after round {current} (the branch left "
                         "by a rollback, a step that ended before it made its round current, or a damaged round) "
-                        f"moved into {store.root / 'abandoned'}")
+                        f"moved into {store.root / 'abandoned'}, which keeps its newest batches, as many as the "
+                        "state's --keep; this round takes their place")
     if warnings:
         extra["warnings"] = warnings
     return extra
