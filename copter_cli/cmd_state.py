@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 # rich, solver.rounds and formats.checkpoint are imported where used: `copter --help` imports every command
 # module, and `rollback` or `export` print no table (issue #15: start-up)
 
-ROUND_HELP = "A kept round instead of the current one (a round that is not kept: exit 2)."
+ROUND_HELP = "A kept round instead of the current one (a round that is not kept: exit 2)." + opts.range_help(0)
 
 
 def _rounds():
@@ -267,6 +267,13 @@ ROUND_WAIT_OPT = typer.Option(0.0, "--wait", metavar="SECONDS",
 def _check_wait(wait: float) -> None:
     """``--wait`` out of range: copter's usage error (exit 2)."""
     opts.check_range("--wait", wait, 0, what=opts.SECONDS_WHAT)
+
+
+def _check_round(flag: str, round_: int | None) -> None:
+    """A negative ``--round`` / ``--to``: the value's usage error, naming the option (exit 2), not "round -1 is not
+    kept" (helper-184), as other numeric options are refused."""
+    if round_ is not None:
+        opts.check_range(flag, round_, 0)
 
 
 @contextmanager
@@ -629,6 +636,7 @@ def show_cmd(
     "warnings"), not warning lines on stderr; only a warning about the state now (a damaged CURRENT) is."""
 
     def body() -> int:
+        _check_round("--round", round_)
         # every allocation option implies --solution, as --changes does (--top 2 alone was exit 2)
         if not (solution or changes or any(v is not None for v in (top, entries, client_regex, zero_tol))):
             news: list[str] = []  # a damaged CURRENT: about the state now, a warning on stderr every time
@@ -760,7 +768,8 @@ def history_cmd(
 
 def rollback_cmd(
     to: int | None = typer.Option(None, "--to", help="Kept round to make current (default: the one before the "
-                                                     "current round; a later kept round moves forward again)."),
+                                                     "current round; a later kept round moves forward again)."
+                                                     + opts.range_help(0)),
     state: Path | None = STATE_OPT,
     wait: float = WAIT_OPT,
     json_out: bool = RESULT_JSON_OPT,
@@ -769,10 +778,12 @@ def rollback_cmd(
     """Make another kept round current (default: the previous one).
 
     Later rounds stay on disk, so --to can move forward again, until the next step starts a new branch and
-    moves them into STATE/abandoned/. --json: {"round": the round now current, "previous_round": the round
+    moves them into STATE/abandoned/ (kept there for inspection, not for rollback; like the generations, only the
+    newest --keep batches of abandoned/ are kept). --json: {"round": the round now current, "previous_round": the round
     current before the rollback (in a round's report it is that round's parent), "later_rounds", "message"}."""
     def body() -> int:
         _check_wait(wait)
+        _check_round("--to", to)
         res = _rounds().rollback(_state(state), to, wait)
         return emit(res, json_out, lambda r: (say(r["message"]), say_warnings(r)))
 
@@ -804,6 +815,7 @@ def export_cmd(
 
     MPS or Parquet, by the output's extension."""
     def body() -> int:
+        _check_round("--round", round_)
         res = _rounds().export(_state(state), output, round_)
         return emit(res, json_out, _say_export)
 

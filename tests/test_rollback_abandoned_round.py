@@ -35,3 +35,22 @@ def test_an_abandoned_round_is_named_with_its_folder(tmp_path):
     with pytest.raises(UsageError) as err:  # a round never made: no such sentence
         rounds.rollback(st, to=7)
     assert "a rollback left" not in str(err.value) and "gen-000007" not in str(err.value)
+    assert "the newest round is 2: round 7 has not been made yet" in str(err.value)  # helper-184: not a lost round
+    with pytest.raises(UsageError) as err:
+        rounds.rollback(st, to=3)  # an abandoned round is not called "not made yet"
+    assert "has not been made yet" not in str(err.value)
+
+
+@pytest.mark.parametrize("argv", [["rollback", "--to", "-1"], ["show", "--round", "-1"],
+                                  ["export", "--round", "-2", "-o", "x.mps"]])
+def test_a_negative_round_is_the_option_s_usage_error(tmp_path, monkeypatch, capsys, argv):
+    """helper-184: ``--to -1`` said "round -1 is not kept"; it is refused as a value, naming the option, like
+    ``--wait -1``, before the state is read (here there is none)."""
+    from tests.helpers import run_main
+
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(capsys, *argv, "--state", str(tmp_path / "none"))
+    assert code == 2, (out, err)
+    flag = argv[1]
+    assert f"{flag} must be >= 0, got {argv[2]}" in err, err
+    assert not (tmp_path / "none").exists() and not (tmp_path / "x.mps").exists()

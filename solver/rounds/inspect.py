@@ -229,6 +229,9 @@ def _why_not_kept(store: StateStore, round_: int, kept: list[int]) -> str:
     if moved is not None:  # helper-183: a rolled-back branch's round, moved aside by the step that replaced it
         return (f"; a rollback left the branch that held round {round_} and a later step started a new one, so its "
                 f"generation was moved to {moved} (only the current branch's rounds can be made current)")
+    newest = max(kept, default=None)
+    if newest is not None and round_ > newest and not failed and not (store.root / gen_name(round_)).exists():  # helper-184: a round never made read as a lost one
+        return f"; the newest round is {newest}: round {round_} has not been made yet"
     return ""
 
 
