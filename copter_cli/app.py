@@ -150,6 +150,22 @@ def _elsewhere(err) -> str | None:
     return f"{err.message} (an option of {where}, not of {path} {ctx.info_name})"
 
 
+def _round_argument(err, message: str) -> str | None:
+    """For click's "Got unexpected extra argument (2)" on a command that takes a round as an option (``rollback
+    --to``, ``show`` / ``export --round``): the message with "(the round is an option: copter rollback --to 2)"
+    (a new user's ``copter rollback 2``, helper-184); None otherwise."""
+    import re
+
+    ctx = getattr(err, "ctx", None)
+    got = re.fullmatch(r"Got unexpected extra argument(?:\(s\)|s)? \((\d+)\)", message.strip())
+    if got is None or ctx is None or ctx.command is None:
+        return None
+    flag = next((f for f in ("--to", "--round") if f in _options(ctx.command)), None)
+    if flag is None:
+        return None
+    return f"{message.strip()} (the round is an option: copter {ctx.info_name} {flag} {got.group(1)})"
+
+
 def _click_error(err, json_out: bool) -> int:
     """Print a click/typer error raised while the command line was parsed (no such option or command, a missing
     argument, a bad value or choice) as copter's error and return its exit code: one line ``error (usage, exit
@@ -165,6 +181,8 @@ def _click_error(err, json_out: bool) -> int:
     message = err.format_message() if hasattr(err, "format_message") else str(err)
     if type(err).__name__ == "NoSuchOption":
         message = _prefix_suggestion(err) or _elsewhere(err) or message
+    elif type(err).__name__ == "UsageError":
+        message = _round_argument(err, message) or message
     if type(err).__name__ == "NoArgsIsHelpError":  # the "message" is the whole help text
         say(message.rstrip("\n"))
         message = "missing command (help printed above on stderr)"
