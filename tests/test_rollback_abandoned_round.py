@@ -54,3 +54,23 @@ def test_a_negative_round_is_the_option_s_usage_error(tmp_path, monkeypatch, cap
     flag = argv[1]
     assert f"{flag} must be >= 0, got {argv[2]}" in err, err
     assert not (tmp_path / "none").exists() and not (tmp_path / "x.mps").exists()
+
+
+def test_show_of_an_undone_round_says_it_is_not_current(tmp_path):
+    """helper-184: after ``rollback --to 1``, ``show --round 2`` printed round 2's report as if it were live."""
+    sc = make_scenario("te", 6, seed=1)
+    st = tmp_path / "st"
+    rounds.init(sc.base(), st)
+    for r in (1, 2):
+        d = tmp_path / f"d{r}.parquet"
+        write_delta(sc.next_delta(r), d)
+        rounds.step(d, st)
+    rounds.rollback(st, to=1)
+    news: list[str] = []
+    rep = rounds.show(st, 2, news)
+    assert rep["round"] == 2
+    assert any("round 2 is not current: a rollback undid it (the current round is 1)" in w for w in news), news
+    for r in (0, 1):  # an older round, the current one: nothing to say
+        news = []
+        rounds.show(st, r, news)
+        assert not news, news

@@ -37,7 +37,13 @@ def _show(state_dir, round_: int | None, warnings: list[str] | None) -> dict:
     r, warning = store.current()
     if round_ is not None:
         require_round(store, round_, store.generations())
-        r, warning = round_, None
+        if round_ > r and round_ in store.lineage(r):  # helper-184: an undone round read as a live one
+            warning = (f"round {round_} is not current: a rollback undid it (the current round is {r}); "
+                       f"`copter rollback --to {round_}` makes it current again, and the next step moves it into "
+                       "abandoned/")
+        else:
+            warning = None
+        r = round_
     report = _report(store, r)
     if warning:
         (warnings if warnings is not None else report.setdefault("warnings", [])).append(warning)
@@ -257,7 +263,8 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
         if to is None:
             earlier = [r for r in gens if r < cur]
             if not earlier:
-                raise UsageError(f"no kept round before the current round {cur} (kept: {gens})")
+                raise UsageError(f"no kept round before the current round {cur} "
+                                 f"(kept rounds: {', '.join(map(str, gens))})")  # require_round's form
             to = earlier[-1]
         require_round(store, to, gens)
         if to == cur and not warning:  # CURRENT already names it: nothing to write (a damaged CURRENT is rewritten)
