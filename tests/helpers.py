@@ -283,6 +283,25 @@ def te_warm_round(tol: float):
     return q, map_state(r0.state, info, q)
 
 
+def te_stream_state(tmp_path: Path, n_rounds: int, seed: int = 1) -> tuple[Path, list[Path]]:
+    """A TE ring (6 nodes) state ``tmp_path/st`` with rounds 0..n_rounds stepped from its delta files
+    (``tmp_path/d<r>.parquet``, returned in order)."""
+    from formats.io import write_delta
+    from solver import rounds
+    from solver.workloads import make_scenario
+
+    sc = make_scenario("te", 6, seed=seed)
+    st_dir = tmp_path / "st"
+    rounds.init(sc.base(), st_dir)
+    deltas = []
+    for r in range(1, n_rounds + 1):
+        d = tmp_path / f"d{r}.parquet"
+        write_delta(sc.next_delta(r), d)
+        deltas.append(d)
+        rounds.step(d, st_dir)
+    return st_dir, deltas
+
+
 def runner_error(res) -> dict:
     """The ``error`` object of a typer ``CliRunner`` result's last JSON line on stdout (``--json``), after
     checking that no traceback was printed."""

@@ -70,17 +70,24 @@ def test_what_it_cannot_solve_is_refused_and_out_left_alone(case):
     assert (out == 7.0).all()
 
 
-def _coupled_system(seed: int):
-    """A Newton system whose Schur complement has 30 coupling rows (links), the rest assignment rows."""
-    rng = np.random.default_rng(seed)
-    m1, m2, n = 60, 30, 240
+def _paths(rng, m1: int, m2: int, n: int, ones: bool) -> sp.csc_array:
+    """(m1 + m2, n): each column ("path") in one of m1 demand rows and 3 of m2 link rows; entries 1, or in [0.5, 2]."""
     rows, cols = [], []
     for j in range(n):
         rows += [rng.integers(m1)] + list(m1 + rng.choice(m2, size=3, replace=False))
         cols += [j] * 4
-    A = sp.csc_array((rng.uniform(0.5, 2.0, len(rows)), (rows, cols)), shape=(m1 + m2, n))
+    vals = np.ones(len(rows)) if ones else rng.uniform(0.5, 2.0, len(rows))
+    A = sp.csc_array((vals, (rows, cols)), shape=(m1 + m2, n))
     A.sum_duplicates()
     A.sort_indices()
+    return A
+
+
+def _coupled_system(seed: int):
+    """A Newton system whose Schur complement has 30 coupling rows (links), the rest assignment rows."""
+    rng = np.random.default_rng(seed)
+    m1, m2, n = 60, 30, 240
+    A = _paths(rng, m1, m2, n, ones=False)
     csc = (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data.copy())
     act = (rng.random(n) < 0.7).astype(np.uint8)
     tau, m = 3.0, m1 + m2
@@ -116,12 +123,7 @@ def test_schur_system_takes_the_single_factor_from_its_order_and_falls_back_when
 def _te_like(seed: int) -> Problem:
     rng = np.random.default_rng(seed)
     m1, m2, n = 40, 25, 200
-    rows, cols = [], []
-    for j in range(n):
-        rows += [rng.integers(m1)] + list(m1 + rng.choice(m2, size=3, replace=False))
-        cols += [j] * 4
-    A = sp.csc_array((np.ones(len(rows)), (rows, cols)), shape=(m1 + m2, n))
-    A.sum_duplicates()
+    A = _paths(rng, m1, m2, n, ones=True)
     m = m1 + m2
     return Problem.from_arrays(cost=-rng.uniform(0.5, 1.5, n), col_lower=np.zeros(n), col_upper=np.full(n, np.inf),
                                row_lower=np.full(m, -np.inf), row_upper=rng.uniform(0.5, 2.0, m), matrix=A)

@@ -5,23 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from formats.io import write_delta
 from solver import rounds
 from solver.model.errors import UsageError
-from solver.workloads import make_scenario
-from tests.helpers import snapshot
+from tests.helpers import snapshot, te_stream_state
 
 
 def test_an_abandoned_round_is_named_with_its_folder(tmp_path):
-    sc = make_scenario("te", 6, seed=1)
-    st = tmp_path / "st"
-    rounds.init(sc.base(), st)
-    deltas = []
-    for r in (1, 2, 3):
-        d = tmp_path / f"d{r}.parquet"
-        write_delta(sc.next_delta(r), d)
-        deltas.append(d)
-        rounds.step(d, st)
+    st, deltas = te_stream_state(tmp_path, 3)
     rounds.rollback(st, to=1)
     out = rounds.step(deltas[1], st)  # round 2 made again on a new branch: the old rounds 2 and 3 move aside
     assert out["abandoned_rounds"] == [2, 3]
@@ -58,13 +48,7 @@ def test_a_negative_round_is_the_option_s_usage_error(tmp_path, monkeypatch, cap
 
 def test_show_of_an_undone_round_says_it_is_not_current(tmp_path):
     """helper-184: after ``rollback --to 1``, ``show --round 2`` printed round 2's report as if it were live."""
-    sc = make_scenario("te", 6, seed=1)
-    st = tmp_path / "st"
-    rounds.init(sc.base(), st)
-    for r in (1, 2):
-        d = tmp_path / f"d{r}.parquet"
-        write_delta(sc.next_delta(r), d)
-        rounds.step(d, st)
+    st = te_stream_state(tmp_path, 2)[0]
     rounds.rollback(st, to=1)
     news: list[str] = []
     rep = rounds.show(st, 2, news)

@@ -8,23 +8,14 @@ import shutil
 
 import pytest
 
-from formats.io import write_delta
 from solver import rounds
 from solver.model.errors import UsageError
-from solver.workloads import make_scenario
-from tests.helpers import snapshot
+from tests.helpers import snapshot, te_stream_state
 
 
 @pytest.fixture
 def three_rounds(tmp_path):
-    sc = make_scenario("te", 6, seed=1)
-    st = tmp_path / "st"
-    rounds.init(sc.base(), st)
-    for r in (1, 2):
-        d = tmp_path / f"d{r}.parquet"
-        write_delta(sc.next_delta(r), d)
-        rounds.step(d, st)
-    return st
+    return te_stream_state(tmp_path, 2)[0]
 
 
 def test_a_damaged_round_between_is_named(three_rounds):
