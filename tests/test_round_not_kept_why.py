@@ -38,5 +38,5 @@ def test_a_pruned_round_says_so(tmp_path, capsys):
         assert run_main(capsys, "step", d, "--state", st)[0] == 0
     msg = _error(capsys, "rollback", "--to", "0", "--state", st)["message"]
     assert "kept rounds: 2" in msg and "round 0 was pruned" in msg and "copter history" in msg, msg
-    msg = _error(capsys, "show", "--round", "7", "--state", st)["message"]  # never made: nothing to add
-    assert msg.endswith("(kept rounds: 2)"), msg
+    msg = _error(capsys, "show", "--round", "7", "--state", st)["message"]  # never made: said so (helper-184)
+    assert msg.endswith("(kept rounds: 2); the newest round is 2: round 7 has not been made yet"), msg
