@@ -208,3 +208,23 @@ def test_after_a_refusal_the_same_tau_goes_straight_to_the_double_factor(monkeyp
         assert system.solve(*csc, act, step_tau, diag, np.diag(Vs).copy(), g, d)
         np.testing.assert_allclose(Vs @ d, g, rtol=0, atol=1e-8 * (1 + np.abs(g).max()) * np.abs(Vs).max())
         assert len(calls) == expect_calls, (step_tau, calls)
+
+
+def test_a_system_without_coupling_rows_never_takes_the_single_factor(monkeypatch):
+    """Order 0 (every row an assignment row): nothing to factor, so neither the single factor nor scipy.linalg's
+    import (review: ``S32.shape[0] == m2`` held at 0 == 0 and called it)."""
+    n = 12
+    A = sp.csc_array((np.ones(n), (np.arange(n) % 4, np.arange(n))), shape=(4, n))
+    A.sort_indices()
+    csc = (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data.copy())
+    monkeypatch.setattr(K, "SINGLE_MIN_ORDER", 0)
+    calls: list[bool] = []
+    monkeypatch.setattr(K, "refined_single_solve", _recording(K.refined_single_solve, calls))
+    system = K.SchurSystem(*csc, 4)
+    assert system.m2 == 0
+    act, diag, tau = np.ones(n, np.uint8), np.full(4, 0.5), 2.0
+    V = tau * (A.toarray() @ A.toarray().T) + np.diag(diag)
+    g, d = np.arange(1.0, 5.0), np.empty(4)
+    assert system.solve(*csc, act, tau, diag, np.diag(V).copy(), g, d)
+    np.testing.assert_allclose(V @ d, g, rtol=1e-12)
+    assert calls == []

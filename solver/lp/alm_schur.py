@@ -656,8 +656,11 @@ class SchurSystem:
             self.built_active, self.built_prec = np.empty(col_active.shape[0], dtype=np.uint8), np.empty(m)
             self.built_tau = None  # C holds nothing yet
             self.updates = 0
-            # S rounded to single precision, for refined_single_solve: (0, 0) below SINGLE_MIN_ORDER (not written)
-            self.S32 = np.zeros((k, k) if k >= SINGLE_MIN_ORDER else (0, 0), dtype=np.float32)
+            # S is solved by refined_single_solve from SINGLE_MIN_ORDER on (never at order 0: nothing to factor, and
+            # scipy.linalg's import is what the threshold spares small models); S32 is then S rounded to single
+            # precision, else (0, 0) and not written
+            self.single = 0 < k and k >= SINGLE_MIN_ORDER
+            self.S32 = np.zeros((k, k) if self.single else (0, 0), dtype=np.float32)
             self.refused_tau = None  # the proximal step at which refined_single_solve last refused
         ops = -1
         update = self.built_tau == tau and self.updates < REBUILD_AFTER
@@ -682,7 +685,7 @@ class SchurSystem:
         # the single factor from SINGLE_MIN_ORDER on, except at the tau of its last refusal: the next Newton steps'
         # S are conditioned alike, and a refusal costs its factorisation on top of the double one (netlib lotfi,
         # forced: 58 refusals in 236 Newton steps -> 4, the same point)
-        single = self.S32.shape[0] == self.m2 and tau != self.refused_tau
+        single = self.single and tau != self.refused_tau
         if single and not refined_single_solve(self.S, self.S32, self.t, self.d2):
             self.refused_tau, single = tau, False
         if self.m2 and not single:
