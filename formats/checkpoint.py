@@ -394,6 +394,15 @@ class StateStore(StateLocking):
         except (OSError, ValueError, AttributeError):
             return False
 
+    def abandoned_generation(self, round_: int) -> Path | None:
+        """The newest ``abandoned/<batch>/gen-<round_>`` folder (:meth:`abandon_from` moved it there), or None."""
+        try:
+            batches = sorted((p for p in (self.root / "abandoned").iterdir() if not p.name.startswith(".")),
+                             reverse=True)  # batch names sort by time (:meth:`_abandoned_batch`)
+        except OSError:  # no abandoned/ (or unreadable): nothing to name
+            return None
+        return next((b / gen_name(round_) for b in batches if (b / gen_name(round_)).is_dir()), None)
+
     def _abandoned_batch(self) -> Path:
         """A new folder ``abandoned/<utc with ns>-<id>/`` (the name sorts by time: prune keeps the newest batches)."""
         ns = time.time_ns()

@@ -231,24 +231,14 @@ def _why_not_kept(store: StateStore, round_: int, kept: list[int]) -> str:
     if kept and 0 <= round_ < min(kept):
         return (f"; round {round_} was pruned (the state keeps its newest generations, init --keep); its row "
                 f"is still in `copter history`{also}")
-    moved = _abandoned_copy(store, round_)
+    moved = store.abandoned_generation(round_)
     if moved is not None:  # helper-183: a rolled-back branch's round, moved aside by the step that replaced it
         return (f"; a rollback left the branch that held round {round_} and a later step started a new one, so its "
                 f"generation was moved to {moved} (only the current branch's rounds can be made current)")
-    newest = max(kept, default=None)
-    if newest is not None and round_ > newest and not failed and not (store.root / gen_name(round_)).exists():  # helper-184: a round never made read as a lost one
-        return f"; the newest round is {newest}: round {round_} has not been made yet"
+    # helper-184: a round never made (above every kept one, no folder, no failed record) read as a lost one
+    if kept and round_ > max(kept) and not failed and not (store.root / gen_name(round_)).exists():
+        return f"; the newest round is {max(kept)}: round {round_} has not been made yet"
     return ""
-
-
-def _abandoned_copy(store: StateStore, round_: int):
-    """The newest ``abandoned/<batch>/gen-<round_>`` folder (``StateStore.abandon_from``), or None."""
-    ab = store.root / "abandoned"
-    try:
-        batches = sorted((p for p in ab.iterdir() if not p.name.startswith(".")), reverse=True)
-    except OSError:  # no abandoned/ (or unreadable): nothing to name
-        return None
-    return next((b / gen_name(round_) for b in batches if (b / gen_name(round_)).is_dir()), None)
 
 
 def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
