@@ -123,8 +123,13 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
             res.warm_started = False
     whose = "the warm start's" if kept is not None else "the ALM's" if choice.engine == "alm" and not lost else "PDHG's"
     res, replaced = judged(problem, s.tol, res, whose, t0, s.time_limit_seconds, measured)
-    res.engine = "pdhg" if lost else choice.engine
+    ran = "pdhg" if lost else choice.engine
+    settled = res.engine == presolve.PRESOLVE_ENGINE  # HiGHS presolve decided the LP: the engine chosen never iterated
+    res.engine = res.engine or ran
     res.engine_reason = choice.reason + (f"; {_lost_sentence(res, whence)}" if lost else "")
+    if settled:
+        res.engine_reason += (f"; HiGHS presolve settled the LP ({res.status.name}) before {ran} ran, so no engine "
+                              "iterated")
     if warm_lost:
         res.engine_reason += (f"; PDHG warm ran past {WARM_OVER:g} x the last cold solve's passes and the round was "
                               "solved cold")
@@ -137,7 +142,7 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
         res.engine_reason += ("; yet PDHG ran: presolve 'on' drops warm starts, or the trivial reductions found the "
                               "LP infeasible or unbounded")
     if res.state is not None:
-        rec = next_record(replace(choice, engine=res.engine, reason=res.engine_reason),
+        rec = next_record(replace(choice, engine=ran, reason=res.engine_reason),
                           res.status == Status.OPTIMAL, lost, cold, passes, warm_lost, alm_scale)
         res.state.engine = rec.to_dict()
     return res

@@ -57,6 +57,9 @@ from solver.model.state import SolverState
 from solver.model.status import Status
 
 PRESOLVE_MODES = ("auto", "on", "off")
+PRESOLVE_ENGINE = "presolve"
+"""``SolveResult.engine`` of an LP that HiGHS presolve settled alone (proved infeasible, or reduced to nothing and
+postsolved): the engine the choice named never iterated, and the round's ``iterations`` (0) count nothing."""
 
 # HiGHS presolve rules switched off (option ``presolve_rule_off``, bit k = rule k as HiGHS 1.16 logs it).
 # Rule 18, "zero cost singleton" columns: its postsolve relies on a basis to place the row dual, and a
@@ -465,7 +468,10 @@ def _presolve_pipeline(problem: Problem, s: Settings, h: Highs, t_start: float, 
         _finish_seconds(seconds, t_start)
         msg = (f"relative KKT residuals and gap below {s.tol:g} in the original space after HiGHS "
                f"presolve/postsolve")
-        return _result(problem, Status.OPTIMAL, "; ".join([msg, *notes]), measured, s, iterations, seconds)
+        res = _result(problem, Status.OPTIMAL, "; ".join([msg, *notes]), measured, s, iterations, seconds)
+        if red is None:  # reduced to empty: postsolve of the empty solution, no engine iterated
+            res.engine = PRESOLVE_ENGINE
+        return res
     left_t, left_it = _remaining(s, t_start), s.iteration_limit - iterations
     if polished is None and status not in (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE) and left_t > 0 \
             and left_it > 0:
@@ -493,13 +499,16 @@ def _presolve(h: Highs, problem: Problem, t_start: float, seconds: dict):
 
 def _presolve_infeasible(problem: Problem, s: Settings, t_start: float, seconds: dict,
                          notes: list) -> SolveResult:
-    """PRIMAL_INFEASIBLE on presolve's proof, measured at the box projection of 0 and y = 0."""
+    """PRIMAL_INFEASIBLE on presolve's proof, measured at the box projection of 0 and y = 0; its ``engine`` is
+    :data:`PRESOLVE_ENGINE` (no engine iterated)."""
     seconds["reduced_solve"] = seconds["postsolve"] = seconds["polish"] = seconds["iterate"] = 0.0
     _finish_seconds(seconds, t_start)
     x0 = np.minimum(np.maximum(0.0, problem.col_lower), problem.col_upper)
-    return _result(problem, Status.PRIMAL_INFEASIBLE, "; ".join(
+    res = _result(problem, Status.PRIMAL_INFEASIBLE, "; ".join(
         ["HiGHS presolve proved that no feasible point exists", *notes]),
         original_kkt(problem, x0, np.zeros(problem.n_rows), s.tol), s, 0, seconds)
+    res.engine = PRESOLVE_ENGINE
+    return res
 
 
 def _solve_reduced(h: Highs, problem: Problem, s: Settings, t_start: float, seconds: dict) -> tuple:

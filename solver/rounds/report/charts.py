@@ -36,11 +36,13 @@ PANEL_IN = 2.55  # height of a chart's one panel, inches
 
 ITERATION_UNITS = (("pdhg", "PDHG iterations"), ("alm", "ALM outer steps"),
                    ("highs", "iterations (engine highs: HiGHS's not counted)"),
+                   ("presolve", "iterations (engine presolve: HiGHS presolve settled the LP, 0)"),
                    (None, "iterations (engine not logged)"))
 """The iterations chart's panels: a round's ``iterations`` counts PDHG iterations when its engine is
 ``pdhg``, ALM outer steps (each a Newton solve of many matrix products) when ``alm`` (a partitioned round:
 the count and engine of the part with the most iterations); a small MILP's round that HiGHS solved first
-(``highs``) counts none of HiGHS's own (0); a round without an engine in the log (a log written before copter
+(``highs``) counts none of HiGHS's own (0), nor does an LP round that HiGHS presolve settled alone (``presolve``:
+proved infeasible, or reduced to nothing); a round without an engine in the log (a log written before copter
 recorded it) gets a panel of its own. Different units never share an axis."""
 
 
