@@ -693,7 +693,8 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
                                                         "save", "total")],
                       cmp])
     return print_fitted([Column(*c) for c in HISTORY_COLUMNS], cells, console=out, terminal=terminal,
-                        more="--json or --csv", title="copter history", box=box.SIMPLE_HEAD)
+                        more="--json or --csv", title="copter history (times in seconds)",
+                        box=box.SIMPLE_HEAD)
 
 
 def _print_csv(rows: list[dict], last: int | None = None, header: bool = True) -> None:

@@ -33,6 +33,7 @@ def test_history_table_has_engine_and_wait(tmp_path, capsys):
     back = len(header) - header.index("engine")  # from the right: the mark column is empty but in one row
     assert [r[-back] for r in rows] == engines
     assert header.index("wait") < header.index("load")
+    assert "copter history (times in seconds)" in out  # the phase columns' unit (helper-184: none was said)
 
 
 def test_round_report_names_its_engine(tmp_path, capsys):
