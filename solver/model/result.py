@@ -40,8 +40,9 @@ class SolveResult:
         iis: for a PRIMAL_INFEASIBLE result, the conflicting rows and bounds HiGHS isolated
             (``solver.highs_bridge.find_iis``: found, status, rows, columns, n_rows, n_columns, seconds),
             else None.
-        engine: the LP engine that produced the point, ``"pdhg"`` or ``"alm"`` (``solver.lp.engine_choice``;
-            "" when no LP engine ran, e.g. a MILP result, whose ``state.engine`` names its relaxation's).
+        engine: the LP engine that produced the point, ``"pdhg"`` or ``"alm"`` (``solver.lp.engine_choice``),
+            ``"presolve"`` when HiGHS presolve settled the LP alone (``solver.lp.presolve.PRESOLVE_ENGINE``);
+            "" when no LP engine ran, e.g. a MILP result, whose ``state.engine`` names its relaxation's.
         engine_reason: why that engine ran: one sentence with the numbers the choice used.
     """
 
