@@ -44,7 +44,7 @@ def test_original_kkt_kernel_matches_its_numpy_twin(seed, m, n, sense, spoil, to
     for a, b in zip(got[1:], ref[1:], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
     for field in ("primal_objective", "dual_objective", "primal_residual", "dual_residual",
-                  "primal_residual_rel", "dual_residual_rel", "gap_rel"):
+                  "primal_residual_rel", "dual_residual_rel", "gap_rel", "violation_worth_rel"):
         np.testing.assert_allclose(getattr(got[0], field), getattr(ref[0], field), rtol=1e-11, atol=1e-12,
                                    err_msg=field)
 
@@ -87,6 +87,7 @@ def test_the_cold_point_shortcut_gives_the_full_passs_measures(seed, m, n, sense
     pn, dn = np.sqrt(sums[2]), np.sqrt(sums[3])
     assert (got[0].primal_residual, got[0].dual_residual) == (pn, dn)
     assert got[0].primal_objective == sums[0] + sense * p.offset and got[0].dual_objective == sums[1] + sense * p.offset
+    assert got[0].violation_worth_rel == sums[6] / (1.0 + abs(got[0].primal_objective) + abs(got[0].dual_objective))
     x_out, y_out, rc_out, ax_out = got[1:]  # y and the reduced costs in the problem's sense, the kernel's in min form
     for a, b in zip((x_out, sense * y_out, sense * rc_out, ax_out), outs, strict=True):
         np.testing.assert_array_equal(a, b)

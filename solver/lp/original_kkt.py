@@ -51,7 +51,9 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
     significance of ``solver.lp.termination.near_bound`` (0: every rc_j counts through its finite bound). Returns the
     sums (c_min'x, dual objective without the constant, ||primal residual||^2, ||dual residual||^2,
     ||b||^2 as ``solver.lp.scaling.combined_bound_norm`` counts it, plus the bounds of magnitude >= ``FAR_ROW_BOUND``
-    it leaves out that A x is near (``solver.lp.termination.OrigLP.b_norm_at``), ||cost||^2). Twin: :func:`original_kkt_ref`.
+    it leaves out that A x is near (``solver.lp.termination.OrigLP.b_norm_at``), ||cost||^2, sum_i |y_min_i| viol_i:
+    the row violations priced by the projected duals, ``solver.lp.termination.KKT.violation_worth_rel``'s numerator).
+    Twin: :func:`original_kkt_ref`.
     """
     n = cp.shape[0] - 1
     m = lc.shape[0]
@@ -115,9 +117,11 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
             dobj += uv[j] * r_ok
         c2 += cost[j] * cost[j]
     pres2 = 0.0
+    worth = 0.0
     for i in range(m):
         pr = kernels.bound_violation(ax[i], lc[i], uc[i])
         pres2 += pr * pr
+        worth += abs(y_min[i] * pr)
         yv = y_min[i]
         if yv > 0.0:
             dobj += lc[i] * yv  # yv > 0 only where lc is finite
@@ -129,7 +133,7 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
                 b2 += lc[i] * lc[i]
             if uc[i] < inf and lc[i] != uc[i] and abs(uc[i]) >= FAR_ROW_BOUND and abs(a - uc[i]) <= abs(a):
                 b2 += uc[i] * uc[i]
-    return pobj, dobj, pres2, dres2, b2, c2
+    return pobj, dobj, pres2, dres2, b2, c2, worth
 
 
 def _zero_point(problem: Problem, x: np.ndarray, y: np.ndarray) -> bool:
@@ -162,7 +166,7 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.
     cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
     if _zero_point(problem, x, y):  # A x = 0 and A'y = 0 whatever A holds: the same sums without the matrix
         cp, ci, cv = np.zeros_like(cp), ci[:0], cv[:0]
-    pobj, dobj, pres2, dres2, b2, c2 = kkt_pass(
+    pobj, dobj, pres2, dres2, b2, c2, worth = kkt_pass(
         problem.cost, problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
         cp, ci, cv, x, y, float(sense), float(tol), xo, y_min, rc, ax)
     off = sense * problem.offset
@@ -171,7 +175,7 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.
     kkt = KKT(primal_objective=p, dual_objective=d, primal_residual=pn, dual_residual=dn,
               primal_residual_rel=pn / (1.0 + math.sqrt(b2)), dual_residual_rel=dn / (1.0 + math.sqrt(c2)),
               gap_rel=abs(p - d) / (1.0 + abs(p) + abs(d)),
-              **_rows(ax, problem))
+              violation_worth_rel=worth / (1.0 + abs(p) + abs(d)), **_rows(ax, problem))
     return kkt, xo, sense * y_min, sense * rc, ax
 
 
@@ -235,5 +239,8 @@ def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float 
     lp = OrigLP(c=c_min, lc=problem.row_lower, uc=problem.row_upper, lv=problem.col_lower,
                 uv=problem.col_upper, b_norm=combined_bound_norm(problem.row_lower, problem.row_upper),
                 c_norm=float(np.linalg.norm(problem.cost)), offset=sense * problem.offset)
-    kkt = replace(kkt_from_original(lp, x, ax, y_min, aty, r, tol), **_rows(ax, problem))
+    kkt = kkt_from_original(lp, x, ax, y_min, aty, r, tol)
+    worth = float(np.sum(np.abs(y_min * (ax - np.minimum(np.maximum(ax, lp.lc), lp.uc)))))
+    kkt = replace(kkt, violation_worth_rel=worth / (1.0 + abs(kkt.primal_objective) + abs(kkt.dual_objective)),
+                  **_rows(ax, problem))
     return kkt, x, sense * y_min, sense * rc, ax
