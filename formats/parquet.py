@@ -533,7 +533,7 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta", data: byte
             raise FormatError(f"its Parquet metadata gives {key.decode('utf-8', 'replace')} {len(values)} times with "
                               f"different values ({said}); which one holds is ambiguous (a reader keeps one without a "
                               "word): write each copter.* key once", file=path, entity=key.decode("utf-8", "replace"))
-    fmt = _meta_get(meta, "copter.format") or None
+    fmt = _meta_get(meta, "copter.format")  # an empty value is refused below, as every other copter.* key's is
     if fmt is not None and fmt not in ("delta", "problem"):
         raise FormatError(f"copter.format is {fmt!r}, expected 'delta' or 'problem'", file=path)
     ver = _meta_get(meta, "copter.version")

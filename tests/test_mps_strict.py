@@ -152,11 +152,22 @@ def test_fixed_format_defect_is_exit_3_naming_line_and_entity(tmp_path, case):
 
 @pytest.mark.parametrize("tok,value", [("1.5D+00", 1.5), ("15d-1", 1.5), (".5E1", 5.0), ("5.", 5.0),
                                        ("+4", 4.0), ("4e0", 4.0), ("0e-999", 0.0), ("0.000e-400", 0.0),
-                                       ("1e-308", 1e-308), ("123e-310", 1.23e-308)])
+                                       ("3e-308", 3e-308), ("2226e-311", 2.226e-308)])
 def test_accepted_number_spellings_read_as_written(tmp_path, tok, value):
     path = tmp_path / "n.mps"
     path.write_text(FREE.replace("UP bnd x 4", f"UP bnd x {tok}"))
     assert read_mps(path).col_upper[0] == value
+
+
+@pytest.mark.parametrize("tok", ["1e-308", "123e-310", "2.2e-308"])
+def test_a_subnormal_that_the_token_rule_lets_through_is_refused_by_the_model(tmp_path, tok):
+    # at least 1e-308 as text, but below the smallest normal float 2.2e-308: HiGHS writes it back below 1e-308
+    # (float(1e-308) as 9.9999999999999991e-309), so the model refuses it on every way in (solver.model.problem)
+    path = tmp_path / "n.mps"
+    path.write_text(FREE.replace("UP bnd x 4", f"UP bnd x {tok}"))
+    with pytest.raises(ValidationError, match="upper bound .* below 2.2e-308") as e:
+        read_mps(path)
+    assert e.value.entity == "x"
 
 
 @pytest.mark.parametrize("tok,value", [("inf", np.inf), ("+INF", np.inf), ("Infinity", np.inf),

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from solver.differential.kinds import FIELDS, KIND_TABLE, KINDS, SCHEMA
 from solver.model.errors import ValidationError
-from solver.model.problem import INF_BOUND, INF_VALUE, SMALL_COEF
+from solver.model.problem import INF_BOUND, INF_VALUE, SMALL_COEF, tiny_nonzero, tiny_sentence
 
 
 def plain(arr) -> pa.Array:
@@ -359,6 +359,11 @@ def _check_numbers(p: Parsed, delta) -> None:
                 hint = ("leave the row out to keep the current value" if nm in kind.required else
                         "use null to mean 'unchanged'")
                 _fail_at(p, f"{nm} is NaN ({hint})", p.rows[k][nan], delta)
+            tiny = tiny_nonzero(vk)  # a subnormal: refused as the MPS reader refuses it (TINY_VALUE)
+            if tiny.any() and okk is not None:
+                tiny &= okk
+            if tiny.any():
+                _fail_at(p, f"{nm} {tiny_sentence(float(vk[tiny][0]))}", p.rows[k][tiny], delta)
             if kind.finite is not None and kind.finite[0] == nm:
                 big = ~(np.abs(vk) < INF_VALUE)
                 if big.any() and okk is not None:
@@ -393,6 +398,8 @@ def check_meta(delta) -> None:
     if delta.offset is not None and not abs(delta.offset) < INF_VALUE:
         raise ValidationError(f"objective offset {delta.offset} is not finite (magnitudes >= 1e30 mean infinity)",
                               file=delta.source)
+    if delta.offset is not None and tiny_nonzero(np.array([delta.offset])).any():
+        raise ValidationError(f"objective offset {tiny_sentence(delta.offset)}", file=delta.source)
     if delta.sense not in (None, 1, -1):
         raise ValidationError(f"sense must be +1 or -1, got {delta.sense}", file=delta.source)
 

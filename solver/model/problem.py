@@ -33,6 +33,24 @@ INF_VALUE = 1e30  # a cost, coefficient or objective offset of magnitude >= this
 # copter refuses one (Parquet, deltas, from_arrays): PDHG's scaling would blow its column factor up to inf
 # (1e-300 next to 1e29 made theta_c 0 and a division by zero), and HiGHS presolve would solve without it
 SMALL_COEF = 1e-9
+# a nonzero cost, bound or offset of magnitude below this (the smallest normal float64, 2.2e-308: below it a float is
+# subnormal) is refused on every way in (Parquet, deltas, from_arrays), as the MPS reader refuses a number below 1e-308
+# (``formats.mps_numbers.TINY_EXPONENT``: HiGHS's parse gives a subnormal with fewer digits, or 0): a Parquet problem
+# holding 5e-324 was stored, then ``export``/``convert`` wrote an MPS file copter refused to read back (helper-186,
+# session 46). Every normal float is written by the MPS writer at 1e-308 or more, so it reads back.
+TINY_VALUE = float(np.finfo(np.float64).tiny)
+
+
+def tiny_nonzero(arr: np.ndarray) -> np.ndarray:
+    """Boolean mask of ``arr``'s nonzero entries below ``TINY_VALUE`` in magnitude (subnormal floats)."""
+    return (arr != 0) & (np.abs(arr) < TINY_VALUE)
+
+
+def tiny_sentence(v: float) -> str:
+    """Why a value :func:`tiny_nonzero` flags is refused, with the remedy."""
+    return (f"{v!r} is nonzero but below 2.2e-308 in magnitude (a subnormal float, which an MPS file cannot carry: "
+            "copter's MPS reader refuses it, so export and convert could not write the model back); write 0 or "
+            "rescale")
 
 
 def normalize_infinite(bounds: np.ndarray) -> np.ndarray:
@@ -267,6 +285,15 @@ class Problem:
         if bad.size:
             raise ValidationError(f"cost is not finite ({self.cost[bad[0]]}; magnitudes >= 1e30 mean infinity)",
                                   entity=str(self.col_names[bad[0]]))
+        if tiny_nonzero(np.array([self.offset])).any():
+            raise ValidationError(f"objective offset {tiny_sentence(self.offset)}")
+        for nm, arr, names in (("cost", self.cost, self.col_names), ("lower bound", self.col_lower, self.col_names),
+                               ("upper bound", self.col_upper, self.col_names),
+                               ("row lower bound", self.row_lower, self.row_names),
+                               ("row upper bound", self.row_upper, self.row_names)):
+            bad = np.flatnonzero(tiny_nonzero(arr))
+            if bad.size:
+                raise ValidationError(f"{nm} {tiny_sentence(float(arr[bad[0]]))}", entity=str(names[bad[0]]))
         for nm, arr, names, wrong in (("lower bound", self.col_lower, self.col_names, np.inf),
                                       ("upper bound", self.col_upper, self.col_names, -np.inf),
                                       ("row lower bound", self.row_lower, self.row_names, np.inf),
