@@ -501,7 +501,15 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
             _end_pool(n, kill=True)
             if err.errno in (errno.EMFILE, errno.ENFILE):
                 raise _no_fds_for_workers(err) from err
-            raise
+            if not _forkserver_gone(err):
+                raise
+            # the forkserver that forks the workers died (killed, the OOM killer's pick: it holds the preloaded
+            # solver); a worker started through it failed with ConnectionRefusedError, exit 1 (helper-185). The
+            # retry starts a new one (multiprocessing relaunches it once it finds the old one exited)
+            attempt += 1
+            if attempt == 2:
+                raise PartWorkerError(f"the part workers' forkserver process died twice ({err})") from err
+            _forkserver_reaped()
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
             _end_pool(n)
@@ -512,6 +520,41 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
         except BaseException:  # interrupted (SIGINT, a handler's SystemExit): the parts' workers go too
             _end_pool(n, kill=True)
             raise
+
+
+def _forkserver_gone(err: OSError) -> bool:
+    """True when ``err``, raised while the pool started a worker, says that multiprocessing's forkserver is gone: its
+    socket refuses (ConnectionRefusedError) or no longer exists, or the connection broke while the worker's
+    descriptors were sent."""
+    return isinstance(err, (ConnectionRefusedError, ConnectionResetError, BrokenPipeError, FileNotFoundError))
+
+
+def _forkserver_reaped(seconds: float = 5.0) -> None:
+    """Wait until multiprocessing's forkserver process has exited and been reaped (at most ``seconds``), so that the
+    next worker start launches a new one: ``ForkServer.ensure_running`` relaunches only a server whose exit its
+    ``waitpid(WNOHANG)`` sees; a server killed a moment before still counted as running."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is None:
+        return
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        except OSError:
+            return
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:  # reaped here: tell multiprocessing, which would waitpid it again
+                os.close(server._forkserver_alive_fd)
+                server._forkserver_address = server._forkserver_alive_fd = server._forkserver_pid = None
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.05)
 
 
 def _no_fds_for_workers(err: OSError) -> EnvironmentFaultError:
@@ -584,13 +627,65 @@ def probe_ray_address(address: str | None, seconds: float = RAY_CONNECT_SECONDS)
 
     from solver.model.errors import EnvironmentFaultError
 
+    ways_out = ("start one there (ray start --head), give another --ray-address or $RAY_ADDRESS, or run this command "
+                "with --executor process")
+    t0 = time.monotonic()
     try:
-        socket.create_connection(target, timeout=seconds).close()
+        sock = socket.create_connection(target, timeout=seconds)
     except OSError as err:
         why = f"no answer in {seconds:g} s" if isinstance(err, TimeoutError) else (err.strerror or type(err).__name__)
-        raise EnvironmentFaultError(f"--executor ray: no Ray cluster answers at {address} ({why}); start one there "
-                                    f"(ray start --head), give another --ray-address or $RAY_ADDRESS, or run this "
-                                    f"command with --executor process", reason="io") from err
+        raise EnvironmentFaultError(f"--executor ray: no Ray cluster answers at {address} ({why}); {ways_out}",
+                                    reason="io") from err
+    with sock:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("0", "false", ""):  # with TLS the handshake comes first
+            answer = _grpc_answer(sock, max(seconds - (time.monotonic() - t0), 1.0))
+            if answer is not None:
+                raise EnvironmentFaultError(f"--executor ray: the service at {address} is not a Ray cluster: asked "
+                                            f"over gRPC (HTTP/2), as Ray's GCS is, it {answer}; {ways_out}",
+                                            reason="io")
+
+
+#: HTTP/2's client connection preface and an empty SETTINGS frame (RFC 9113, section 3.4): a gRPC server, which Ray's
+#: GCS and its Ray Client server are, answers with a SETTINGS frame of its own
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _grpc_answer(sock, seconds: float) -> str | None:
+    """None when the peer of the connected ``sock`` answers HTTP/2's connection preface with a SETTINGS frame (frame
+    type 4 in its first 9 bytes) within ``seconds``, else what it did instead, as a clause ("answered 'HTTP/1.0 400'",
+    "closed the connection", "said nothing in 5 s"). ``ray.init`` given an address where something else listens (an
+    HTTP server on the dashboard's port, Redis, a proxy) retried inside Ray's C++ client with no deadline: 12 minutes
+    holding the state's lock, --time-limit ignored (helper-185, session 46)."""
+
+    got = b""
+    deadline = time.monotonic() + seconds
+    try:
+        sock.sendall(_H2_PREFACE)
+        while len(got) < 9:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            sock.settimeout(left)
+            chunk = sock.recv(9 - len(got))
+            if not chunk:
+                return "closed the connection" if not got else f"answered {got!r} and closed the connection"
+            got += chunk
+    except TimeoutError:
+        pass
+    except OSError as err:
+        return f"failed while answering ({err.strerror or type(err).__name__})"
+    if len(got) < 9:
+        return f"said nothing in {seconds:.3g} s" + (f" but {got!r}" if got else "")
+    if got[3] != 4:
+        try:  # a little more of its answer, to show (an HTTP status line, a Redis error)
+            sock.settimeout(0.2)
+            got += sock.recv(64)
+        except OSError:
+            pass
+        line = got.split(b"\r\n", 1)[0].split(b"\n", 1)[0][:48]
+        shown = line.decode("ascii") if line.isascii() and line.decode().isprintable() else got[:16].hex()
+        return f"answered {shown!r}"
+    return None
 
 
 @contextlib.contextmanager
@@ -640,8 +735,16 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
         try:
             with _own_sigterm():
                 # logging_level: Ray's INFO lines ("Started a local Ray instance.") are not copter's to print
-                ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
-                         logging_level=logging.WARNING, **kw)
+                try:
+                    ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
+                             logging_level=logging.WARNING, **kw)
+                except ValueError as err:
+                    # no address and a cluster already running on this machine (ray start): ray.init joins it, as
+                    # Ray documents, and refuses num_cpus there; that was exit 1 (found in session 46)
+                    if not kw or "existing cluster" not in str(err):
+                        raise
+                    ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
+                             logging_level=logging.WARNING)
         except ConnectionError as err:  # "auto" and no cluster running, or one that went away: not a bug
             from solver.model.errors import EnvironmentFaultError
 

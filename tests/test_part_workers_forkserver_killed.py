@@ -1,0 +1,97 @@
+"""The part workers' forkserver killed (SIGKILL; the OOM killer's likely pick, since it holds the preloaded solver):
+the next worker start failed with ConnectionRefusedError from the dead server's socket, an internal error, exit 1
+(helper-185, session 46: 2 of 6 kills mid-round). The pool now starts a new forkserver and retries once; a second
+death is the worker error (exit 5), as for a part worker that dies twice."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+
+import pytest
+
+from solver.model.errors import PartWorkerError
+from solver.partition import executor
+
+pytestmark = pytest.mark.skipif("forkserver" not in mp.get_all_start_methods(), reason="no forkserver here")
+
+
+def _square(x):
+    return x * x
+
+
+def _slow_square(x):
+    time.sleep(1.5)
+    return x * x
+
+
+def _forkserver_pid():
+    from multiprocessing import forkserver
+
+    return forkserver._forkserver._forkserver_pid
+
+
+@pytest.mark.parametrize("wait", [0.0, 0.2])
+def test_a_killed_forkserver_is_started_again(wait):
+    assert executor.map_parts(_square, [(2,), (3,)], "process", 2) == [4, 9]  # starts the pool and its forkserver
+    executor.shutdown()  # the workers end; the forkserver stays, as between two rounds of a kept process
+    old = _forkserver_pid()
+    assert old is not None
+    os.kill(old, signal.SIGKILL)
+    time.sleep(wait)  # 0: the next start comes while the server is still dying, as a retry right after its death
+    assert executor.map_parts(_square, [(4,), (5,)], "process", 2) == [16, 25]
+    assert _forkserver_pid() not in (None, old)
+    executor.shutdown()
+
+
+def test_a_forkserver_killed_mid_round_is_started_again():
+    """Killed while the parts run: its workers die with it (their parent-death signal), the pool breaks, and the
+    retry's first worker start met the dead server's socket."""
+    import threading
+
+    assert executor.map_parts(_square, [(2,), (3,)], "process", 2) == [4, 9]
+    old = _forkserver_pid()
+    killer = threading.Timer(0.7, os.kill, (old, signal.SIGKILL))
+    killer.start()
+    try:
+        assert executor.map_parts(_slow_square, [(4,), (5,)], "process", 2) == [16, 25]
+    finally:
+        killer.cancel()
+        executor.shutdown()
+    assert _forkserver_pid() not in (None, old)
+
+
+def test_a_refused_worker_start_is_retried_on_a_new_forkserver(monkeypatch):
+    """The race helper-185 met in 2 of 6 kills: a forkserver that holds the preloaded solver takes a while to die,
+    so multiprocessing's ``waitpid(WNOHANG)`` still counted it as running while its socket already refused. The
+    first worker start is refused here as it was then."""
+    from multiprocessing import forkserver
+
+    real = forkserver.connect_to_new_process  # what multiprocessing.popen_forkserver calls
+    refused = []
+
+    def once(fds):
+        if not refused:
+            refused.append(True)
+            raise ConnectionRefusedError(111, "Connection refused")
+        return real(fds)
+
+    monkeypatch.setattr(forkserver, "connect_to_new_process", once)
+    try:
+        assert executor.map_parts(_square, [(6,), (7,)], "process", 2) == [36, 49]
+    finally:
+        executor.shutdown()
+    assert refused == [True]
+
+
+def test_a_forkserver_gone_twice_is_the_worker_error(monkeypatch):
+    def refused(*a, **k):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(executor, "_submit_all", refused)
+    monkeypatch.setattr(executor, "_forkserver_reaped", lambda seconds=5.0: None)
+    with pytest.raises(PartWorkerError, match="forkserver process died twice"):
+        executor.map_parts(_square, [(1,), (2,)], "process", 2)
+    executor.shutdown()

@@ -1,0 +1,67 @@
+"""``--executor ray`` without an address while a Ray cluster already runs on the machine (``ray start --head``): Ray's
+``ray.init()`` joins it, as Ray documents, and refused the ``num_cpus`` copter passes for a new local cluster with a
+ValueError, exit 1 (found in session 46, when a cluster started by hand made five Ray tests of the suite fail). The
+round now runs on the running cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.helpers import REPO, require_ray, snapshot
+from tests.partition_helpers import partitioned_te_state
+
+require_ray()
+
+
+def _free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_a_step_without_an_address_joins_the_running_cluster(tmp_path):
+    state, delta = partitioned_te_state(tmp_path)
+    before = snapshot(state)
+    ray_cli = Path(sys.executable).with_name("ray")
+    if not ray_cli.exists():
+        ray_cli = Path(shutil.which("ray") or "ray")
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    env.pop("RAY_ADDRESS", None)
+    port = _free_port()
+    head = subprocess.Popen([str(ray_cli), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2",
+                             "--include-dashboard=false", "--disable-usage-stats"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and head.poll() is None:  # its GCS port open: the cluster is up
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        time.sleep(2)  # the raylet registers after the GCS
+        assert head.poll() is None, head.stderr.read().decode()[-2000:]
+        proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(delta), "--state", str(state),
+                               "--executor", "ray", "--json"], env={**env, "PYTHONPATH": str(REPO),
+                                                                    "COPTER_WORKER": "off"},
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)  # --block: the head ends the cluster it started
+        try:
+            head.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-3000:])
+    report = json.loads(proc.stdout)
+    assert report["round"] == 1 and report["status"] in ("OPTIMAL", "FEASIBLE"), report
+    assert snapshot(state) != before
