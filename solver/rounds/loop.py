@@ -153,6 +153,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
         k0, t = kernel_clock.seconds(), time.perf_counter()
         hook, pextra, core_note = None, {}, []
         if partition:  # issue #18: k > 1 parts (solver.rounds.partitioned)
+            from solver.partition.clients import grouping_warnings
             from solver.partition.cores import cores_warning
             from solver.partition.round import default_update_every
             from solver.rounds.partitioned import config_of, solve_base
@@ -160,7 +161,8 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             if partition.get("update_every") is None:  # stored as the number it stands for
                 partition = {**partition, "update_every": default_update_every(problem, partition["whole_below_nnz"])}
             cfg = config_of(partition)
-            core_note = cores_warning(cfg.k, cfg.round_executor(problem), cfg.workers)
+            core_note = cores_warning(cfg.k, cfg.round_executor(problem), cfg.workers) + grouping_warnings(
+                problem, partition.get("client_regex"), partition.get("shared_rows_regex"))
             result, hook, pextra = solve_base(problem, settings, cfg)
         else:
             result = solve_problem(problem, settings, None)
