@@ -645,6 +645,29 @@ def probe_ray_address(address: str | None, seconds: float = RAY_CONNECT_SECONDS)
                                             reason="io")
 
 
+def _recorded_cluster_gone() -> bool:
+    """True when ``ray.init()`` without an address would join the cluster that the last ``ray start`` on this machine
+    recorded (``/tmp/ray/ray_current_cluster``) and that cluster no longer answers (:func:`probe_ray_address`, 3 s).
+    Ray then tried the dead GCS inside its C++ client with no end in sight (a head stopped without ``ray stop``
+    leaves the file; found in session 46: a step hung 8 minutes). False when nothing is recorded, when it answers,
+    or when this Ray version has no such lookup (then ``ray.init`` decides alone)."""
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+
+        recorded = canonicalize_bootstrap_address(None)
+    except Exception:  # noqa: BLE001 - a private helper of Ray's: absent or changed, Ray's own behaviour stands
+        return False
+    if not recorded:
+        return False
+    from solver.model.errors import EnvironmentFaultError
+
+    try:
+        probe_ray_address(recorded, seconds=3.0)
+    except (EnvironmentFaultError, UsageError):
+        return True
+    return False
+
+
 #: HTTP/2's client connection preface and an empty SETTINGS frame (RFC 9113, section 3.4): a gRPC server, which Ray's
 #: GCS and its Ray Client server are, answers with a SETTINGS frame of its own
 _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
@@ -730,7 +753,9 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         address = address or os.environ.get("RAY_ADDRESS") or None
         probe_ray_address(address)  # ray.init retries an address where nothing listens for minutes
-        kw = {} if address else {"num_cpus": os.cpu_count() or 1}
+        if address is None and _recorded_cluster_gone():
+            address = "local"  # a new local cluster, which is what no address means to copter
+        kw = {} if address not in (None, "local") else {"num_cpus": os.cpu_count() or 1}
         started = time.perf_counter()
         try:
             with _own_sigterm():
