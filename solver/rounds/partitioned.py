@@ -14,6 +14,7 @@ import time
 
 from formats.checkpoint import Generation
 from solver.model.delta import Delta
+from solver.model.errors import EnvironmentFaultError
 from solver.model.problem import Problem
 from solver.model.settings import Settings
 
@@ -57,6 +58,8 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
         from solver.partition.executor import check_stored_executor
 
         check_stored_executor(cfg.executor, file)
+    # the state's own address, in force for this step (an error naming it says where it came from)
+    cfg.stored_ray_address = cfg.ray_address if file is not None and ray_address is None else None
     if ray_address is not None:
         cfg.ray_address = ray_address
     cfg.check()
@@ -211,10 +214,27 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
     seconds["apply"] = time.perf_counter() - t
     seconds["apply_linear"] = info.seconds_linear
     k0, t = kernel_clock.seconds(), time.perf_counter()
-    out = solve_round(problem, settings, cfg, prev, info, (gen.problem.n_cols, gen.problem.n_rows), whole_warm,
-                      gen.problem)
+    try:
+        out = solve_round(problem, settings, cfg, prev, info, (gen.problem.n_cols, gen.problem.n_rows), whole_warm,
+                          gen.problem)
+    except EnvironmentFaultError as err:
+        raise _stored_address_named(err, cfg, gen.path.parent / "config.json") from err
     solve_phases(seconds, out.result, time.perf_counter() - t, k0)  # kernels: this process's first calls
     return problem, info, out.result, _hook(out.data), {"partitions": out.report}
+
+
+def _stored_address_named(err, cfg, config_file):
+    """``err`` (an environment fault of the round) with the source of its Ray address said, when the address is the
+    state's own (``partition.ray_address`` in config.json, given to ``init``) and Ray could not be reached there: the
+    message offered $RAY_ADDRESS, which the stored address overrides (helper-185, session 46). Else ``err`` as is."""
+    stored = getattr(cfg, "stored_ray_address", None)
+    if stored is None or cfg.executor != "ray" or not str(err).startswith("--executor ray:"):
+        return err
+    generic = "give another --ray-address or $RAY_ADDRESS"
+    said = (f"give this step --ray-address (the address is the state's, partition.ray_address in {config_file}, "
+            "stored by init, which $RAY_ADDRESS does not override)")
+    msg = str(err).replace(generic, said) if generic in str(err) else f"{err} ({said})"
+    return EnvironmentFaultError(msg, reason=getattr(err, "reason", "io"))
 
 
 def _whole_warm(gen: Generation, info, problem: Problem, cfg):

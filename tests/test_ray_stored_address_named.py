@@ -1,0 +1,46 @@
+"""A step whose Ray address is the state's own (``init --ray-address``, stored as ``partition.ray_address``) and
+unreachable says so: the message offered $RAY_ADDRESS, which the stored address overrides, and did not say where
+the address came from (helper-185, session 46). An address given to the step keeps the plain message."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from formats.io import write_delta, write_problem
+from solver.workloads import make_scenario
+from tests.helpers import cli_json, require_ray, snapshot
+
+require_ray()
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_a_stored_unreachable_address_names_config_json(tmp_path, monkeypatch):
+    sc = make_scenario("te", 16, seed=4)
+    write_problem(sc.base(), tmp_path / "base.parquet")
+    write_delta(sc.next_delta(1), tmp_path / "d1.parquet")
+    state = tmp_path / "st"
+    address = f"127.0.0.1:{_closed_port()}"
+    code, out = cli_json("init", tmp_path / "base.parquet", "--state", state, "--partitions", "2", "--executor",
+                         "inline", "--ray-address", address, "--json")
+    assert code == 0, out
+    before = snapshot(state)
+    monkeypatch.setenv("RAY_ADDRESS", "local")
+    code, out = cli_json("step", tmp_path / "d1.parquet", "--state", state, "--executor", "ray", "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 7 and address in msg, out
+    assert "partition.ray_address in" in msg and "config.json" in msg and "does not override" in msg, msg
+    assert "give another --ray-address or $RAY_ADDRESS" not in msg, msg
+    assert snapshot(state) == before
+    other = f"127.0.0.1:{_closed_port()}"
+    code, out = cli_json("step", tmp_path / "d1.parquet", "--state", state, "--executor", "ray", "--ray-address",
+                         other, "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 7 and other in msg and "partition.ray_address" not in msg, msg
