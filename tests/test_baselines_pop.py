@@ -71,6 +71,13 @@ def test_problem_without_client_names_is_a_usage_error_not_a_failed_row():
         solve_pop(p, k=2, workers=0)
 
 
+def test_a_client_regex_matching_nothing_is_named():
+    # helper-185: with --pop-client-regex given, the message still asked for --pop-client-regex
+    with pytest.raises(UsageError) as ex:
+        solve_pop(_allocation(4), k=2, workers=0, client_regex="^zzz")
+    assert str(ex.value) == "POP found no clients: --pop-client-regex '^zzz' matches no variable name"
+
+
 def test_parts_get_one_kth_of_every_shared_bound_and_cover_every_column_once():
     p = _allocation(8)
     g = group_clients(p)

@@ -135,6 +135,10 @@ def solve_pop(problem: Problem, *, k: int = 4, seed: int | None = 0, solver: str
         raise NotApplicableError("POP has nothing to split: the model has no column")
     if grouping is None:
         grouping = group_clients(problem, client_regex=client_regex, shared_rows_regex=shared_rows_regex)
+    if grouping.n_clients == 0 and client_regex is not None:  # helper-185: it said "give --pop-client-regex"
+        from solver.partition.clients import POP_OPTIONS, no_client_matched
+
+        raise NotApplicableError(no_client_matched(client_regex, problem.col_names, POP_OPTIONS[0], "POP"))
     if grouping.n_clients == 0:
         raise NotApplicableError("POP found no clients: variable names carry no '<client>/' prefix; say how to group "
                          "columns with --pop-client-regex (and shared rows with --pop-shared-rows-regex)")

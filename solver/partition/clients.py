@@ -238,19 +238,20 @@ def require_clients(grouping: ClientGrouping, client_regex: str | None = None,
     ``client_regex`` and the problem's ``col_names`` it tells a regex that matches no name from one that
     matches names but captures an empty client in each (``(?P<client>)``: an empty client is no client)."""
     if grouping.n_clients == 0:
-        msg = NO_CLIENTS if client_regex is None else _no_client_matched(client_regex, col_names)
+        msg = NO_CLIENTS if client_regex is None else no_client_matched(client_regex, col_names)
         raise UsageError(msg)
     return grouping
 
 
-def _no_client_matched(client_regex: str, col_names) -> str:
-    """Why ``--client-regex`` found no client: it matches no name, or only an empty client in the names it
-    matches (counted when ``col_names`` is given)."""
-    head = f"partitioned rounds found no clients: --client-regex {shlex.quote(client_regex)} "
+def no_client_matched(client_regex: str, col_names, option: str = PARTITION_OPTIONS[0],
+                       who: str = "partitioned rounds") -> str:
+    """Why ``option`` (``--client-regex``; compare's ``--pop-client-regex``) found no client for ``who``: it matches
+    no name, or only an empty client in the names it matches (counted when ``col_names`` is given)."""
+    head = f"{who} found no clients: {option} {shlex.quote(client_regex)} "
     matched = 0
     if col_names is not None:
         names = pa.array(col_names, type=pa.string())
-        matched = pc.sum(_client_found(names, client_regex, PARTITION_OPTIONS[0]).is_valid()).as_py() or 0
+        matched = pc.sum(_client_found(names, client_regex, option).is_valid()).as_py() or 0
     if not matched:
         return head + "matches no variable name"
     which = "every variable name" if matched == len(col_names) else f"{matched} of {len(col_names)} variable names"
