@@ -299,7 +299,10 @@ def grouping_warnings(problem: Problem, client_regex: str | None = None,
     out = []
     if shared_rows_regex is not None and problem.n_rows:
         _compile_check(shared_rows_regex, PARTITION_OPTIONS[1])
-        hit = pc.match_substring_regex(pa.array(problem.row_names, type=pa.string()), shared_rows_regex)
+        try:
+            hit = pc.match_substring_regex(pa.array(problem.row_names, type=pa.string()), shared_rows_regex)
+        except pa.ArrowInvalid as err:  # Python compiles it, RE2 does not (a lookahead): as row_clients says
+            raise UsageError(f"invalid {PARTITION_OPTIONS[1]} {shlex.quote(shared_rows_regex)}: {err}") from err
         if not pc.any(hit).as_py():
             out.append(f"{PARTITION_OPTIONS[1]} {shlex.quote(shared_rows_regex)} matches no row name, so it shares "
                        "no row (rows that two or more clients' variables use are shared anyway); it is stored and "
