@@ -95,3 +95,25 @@ def test_a_forkserver_gone_twice_is_the_worker_error(monkeypatch):
     with pytest.raises(PartWorkerError, match="forkserver process died twice"):
         executor.map_parts(_square, [(1,), (2,)], "process", 2)
     executor.shutdown()
+
+
+def _die_once(marker: str, x: int) -> int:
+    """Part 1's worker kills itself the first time (the marker file records it), as the OOM killer would."""
+    if x == 1 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return x + 10
+
+
+def test_a_worker_that_died_once_is_reported(tmp_path):
+    """helper-185: a part worker killed once was retried and the round succeeded without a trace; the retry is
+    now a sentence for the round's warnings (``take_retries``, the report's ``partitions.worker_retries``)."""
+    executor.take_retries()
+    marker = str(tmp_path / "died")
+    try:
+        assert executor.map_parts(_die_once, [(marker, 0), (marker, 1)], "process", 2) == [10, 11]
+    finally:
+        executor.shutdown()
+    said = executor.take_retries()
+    assert len(said) == 1 and "died" in said[0] and "solved again on new workers" in said[0], said
+    assert executor.take_retries() == []

@@ -100,6 +100,7 @@ _FIRST_PART: list[bool] = []  #: in a pool worker: set once its first part has s
 _POOL_CREATED: list[float] = [0.0]  #: ``time.time()`` when the newest pool was made (:func:`_pool`)
 _POOL_START: list[float] = []  #: per :func:`run_parts` call in which a worker began its first part, the wait (seconds)
 _SHIP: list[float] = []  #: per :func:`map_parts` call on a process pool, this process's seconds packing the parts
+_RETRIES: list[str] = []  #: a sentence per part worker (or forkserver) that died and whose parts ran again
 
 
 def _ready_at() -> float | None:
@@ -121,6 +122,15 @@ def take_ship_seconds() -> float:
     total = sum(_SHIP)
     _SHIP.clear()
     return total
+
+
+def take_retries() -> list[str]:
+    """The sentences of the part workers that died and were run again since the last call (a process pool's
+    retry: :func:`map_parts`), and forget them: a round that survived a worker's death reports it as a warning,
+    where it was silent (helper-185, session 46: an operator could not tell that workers were crashing)."""
+    out = list(_RETRIES)
+    _RETRIES.clear()
+    return out
 
 
 def take_pool_start() -> float:
@@ -497,9 +507,9 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
             shipping.release(shipped)
             shipped.clear()
             shipped = None
-        except OSError as err:  # the pool ends as on any other error (below: a bare raise here skips that clause)
+        except (OSError, EOFError) as err:  # the pool ends as on any other error (a bare raise skips that clause)
             _end_pool(n, kill=True)
-            if err.errno in (errno.EMFILE, errno.ENFILE):
+            if isinstance(err, OSError) and err.errno in (errno.EMFILE, errno.ENFILE):
                 raise _no_fds_for_workers(err) from err
             if not _forkserver_gone(err):
                 raise
@@ -509,23 +519,40 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
             attempt += 1
             if attempt == 2:
                 raise PartWorkerError(f"the part workers' forkserver process died twice ({err})") from err
+            _RETRIES.append(f"the part workers' forkserver process died ({type(err).__name__}) and a new one "
+                            "started the parts' workers")
             _forkserver_reaped()
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
             _end_pool(n)
             attempt += 1
+            which = "a part" if dead is None else f"part {dead}"
             if attempt == 2:
-                which = "a part" if dead is None else f"part {dead}"
                 raise PartWorkerError(f"the worker process solving {which} died twice ({err})", dead) from err
+            _RETRIES.append(f"the worker process solving {which} died ({_died_how(futures)}) and its parts were "
+                            "solved again on new workers; a worker that keeps dying points at memory (the OOM "
+                            "killer) or at something killing processes")
         except BaseException:  # interrupted (SIGINT, a handler's SystemExit): the parts' workers go too
             _end_pool(n, kill=True)
             raise
 
 
-def _forkserver_gone(err: OSError) -> bool:
+def _died_how(futures: list) -> str:
+    """How the pool's broken futures say its worker ended ("terminated abruptly", the exit code or signal when
+    ``concurrent.futures`` names it): the first exception's text, shortened."""
+    for f in futures:
+        if f.done() and not f.cancelled() and f.exception() is not None:
+            text = str(f.exception()).split(". ")[0]
+            return text[:160]
+    return "its pool broke"
+
+
+def _forkserver_gone(err: BaseException) -> bool:
     """True when ``err``, raised while the pool started a worker, says that multiprocessing's forkserver is gone: its
-    socket refuses (ConnectionRefusedError) or no longer exists, or the connection broke while the worker's
-    descriptors were sent."""
+    socket refuses (ConnectionRefusedError) or no longer exists, the connection broke while the worker's
+    descriptors were sent, or the server died before it sent the new worker's pid (EOFError: ``unexpected EOF``)."""
+    if isinstance(err, EOFError):  # multiprocessing.popen_forkserver's own words, not a part's EOFError
+        return str(err) == "unexpected EOF"
     return isinstance(err, (ConnectionRefusedError, ConnectionResetError, BrokenPipeError, FileNotFoundError))
 
 

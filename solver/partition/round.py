@@ -105,6 +105,7 @@ from solver.partition.executor import (
     PartWorkerError,
     run_parts,
     take_pool_start,
+    take_retries,
     take_ship_seconds,
     workers_ready,
 )
@@ -252,6 +253,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     ph = Phases()
     take_pool_start()  # a pool an earlier caller started is not this round's
     take_ship_seconds()  # nor an earlier caller's packing
+    take_retries()  # nor an earlier caller's dead workers
     dl = Deadline.of(settings)
     r = _setup(problem, config, prev, info, old_shape, ph, dl)
     r.executor_reason = executor_reason
@@ -577,6 +579,7 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
     seconds = {"setup": setup, "ship": ship, "merge": merge, "wall": time.perf_counter() - t0, "phases": ph.report(),
                "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
     rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, _merged_aside(outcome_rep))
+    rep["worker_retries"] = take_retries()  # workers that died and whose parts ran again (round warnings too)
     return RoundOutcome(result=result, data=data, report=rep)
 
 

@@ -164,6 +164,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             core_note = cores_warning(cfg.k, cfg.round_executor(problem), cfg.workers) + grouping_warnings(
                 problem, partition.get("client_regex"), partition.get("shared_rows_regex"))
             result, hook, pextra = solve_base(problem, settings, cfg)
+            core_note += pextra["partitions"].get("worker_retries") or []  # part workers that died, run again
         else:
             result = solve_problem(problem, settings, None)
         solve_phases(seconds, result, time.perf_counter() - t, k0)

@@ -219,6 +219,7 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
                           gen.problem)
     except EnvironmentFaultError as err:
         raise _stored_address_named(err, cfg, gen.path.parent / "config.json") from err
+    warnings.extend(out.report.get("worker_retries") or [])
     solve_phases(seconds, out.result, time.perf_counter() - t, k0)  # kernels: this process's first calls
     return problem, info, out.result, _hook(out.data), {"partitions": out.report}
 
