@@ -598,6 +598,15 @@ def _no_fds_for_workers(err: OSError) -> EnvironmentFaultError:
         reason="open_files", errno_name=errno.errorcode.get(err.errno))
 
 
+def _quiet_driver_logs(ray) -> None:
+    """Stop Ray's driver from printing the cluster's messages from here on (its background thread printed "(raylet)
+    A worker died ..." after the command's own error line, which a script reads as the last line; helper-185).
+    Nothing happens when a Ray version lacks the switch."""
+    mod = getattr(getattr(ray, "_private", None), "worker", None)
+    if mod is not None and hasattr(mod, "_worker_logs_enabled"):
+        mod._worker_logs_enabled = False
+
+
 def _driver_messages_to_stderr(ray) -> None:
     """Ray's driver prints the cluster's error messages ("(raylet) A worker died ...") on stdout from a
     background thread, even with ``log_to_driver=False``, where they would corrupt a command's one JSON answer
@@ -778,6 +787,8 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
     ray = _import_ray()
     if not ray.is_initialized():
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+        if not sys.stderr.isatty():  # Ray's "(raylet) ..." lines came with colour codes into logs (helper-185)
+            os.environ.setdefault("RAY_COLOR_PREFIX", "0")
         address = address or os.environ.get("RAY_ADDRESS") or None
         probe_ray_address(address)  # ray.init retries an address where nothing listens for minutes
         if address is None and _recorded_cluster_gone():
@@ -818,6 +829,7 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
         except ray.exceptions.RayError as err:
             for r in refs[i + 1:]:
                 ray.cancel(r, force=True)
+            _quiet_driver_logs(ray)  # copter's error line is the command's last: Ray's later lines came after it
             if isinstance(err, ray.exceptions.RayTaskError):  # fn raised: its own exception, as inline/process
                 raise err.as_instanceof_cause() from None
             # WorkerCrashedError after its retry, a lost node
