@@ -110,3 +110,54 @@ def test_a_step_given_an_http_server_is_exit_7_and_changes_nothing(tmp_path):
     assert "is not a Ray cluster" in error["message"] and "HTTP/1.0 404" in error["message"], error
     assert "gcs_client" not in proc.stderr and "rpc_client" not in proc.stderr, proc.stderr[-2000:]
     assert snapshot(state) == before
+
+
+class _FakeRay:
+    """Just what ``executor._ray_get`` calls: ``get`` that never finishes (the part's owner, the cluster, is gone)."""
+
+    class exceptions:  # noqa: N801 - Ray's own name
+        class GetTimeoutError(Exception):
+            pass
+
+    _private = None
+
+    def get(self, ref, timeout):
+        time.sleep(timeout)
+        raise self.exceptions.GetTimeoutError()
+
+
+def test_a_cluster_that_goes_away_mid_round_is_exit_7_not_rays_exit_1(monkeypatch):
+    """helper-185: ``ray stop`` on the cluster while a round's parts ran: Ray's driver waited 60 s for its GCS and
+    ended the whole process with exit 1, nothing on stdout and no error line. The wait for each part now checks
+    every GCS_CHECK_SECONDS that the GCS still accepts connections."""
+    from solver.partition import executor
+
+    monkeypatch.setattr(executor, "GCS_CHECK_SECONDS", 0.3)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens: the head is gone
+    t = time.monotonic()
+    with pytest.raises(EnvironmentFaultError, match=f"went away mid-round .*127.0.0.1:{port} refuses") as ex:
+        executor._ray_get(_FakeRay(), object(), lambda: None, ("127.0.0.1", port))
+    assert time.monotonic() - t < 5 and "--executor process" in str(ex.value)
+
+
+def test_a_live_gcs_keeps_the_wait_going(monkeypatch):
+    from solver.partition import executor
+
+    port, end = _serve(SETTINGS)
+    calls = []
+
+    class Finishes(_FakeRay):
+        def get(self, ref, timeout):
+            calls.append(1)
+            if len(calls) < 6:
+                return super().get(ref, timeout)
+            return "done"
+
+    monkeypatch.setattr(executor, "GCS_CHECK_SECONDS", 0.3)
+    try:
+        assert executor._ray_get(Finishes(), object(), lambda: None, ("127.0.0.1", port)) == "done"
+    finally:
+        end()

@@ -771,15 +771,54 @@ def _own_sigterm():
             signal.signal(signal.SIGTERM, saved)
 
 
-def _ray_get(ray, ref, check: Callable[[], None]):
+def _ray_get(ray, ref, check: Callable[[], None], gcs: tuple[str, int] | None = None):
     """``ray.get(ref)`` in steps of ``PROGRESS_INTERVAL`` seconds, each after ``check()``: an interrupt dropped in
-    a finalizer is raised there instead of waiting for the part (:func:`_collect`)."""
+    a finalizer is raised there instead of waiting for the part (:func:`_collect`). ``gcs``: the cluster's GCS
+    (host, port), checked between the steps (:func:`_check_gcs`)."""
+    checked = time.monotonic()
     while True:
         check()
         try:
             return ray.get(ref, timeout=PROGRESS_INTERVAL)
         except ray.exceptions.GetTimeoutError:
+            if time.monotonic() - checked >= GCS_CHECK_SECONDS:
+                _check_gcs(ray, gcs)
+                checked = time.monotonic()
             continue
+
+
+GCS_CHECK_SECONDS = 2.0  #: how often a wait for a Ray part checks that the cluster's GCS still accepts connections
+
+
+def _gcs_of(ray) -> tuple[str, int] | None:
+    """The (host, port) of the joined cluster's GCS, or None when this Ray version does not say."""
+    try:
+        return ray_address_target(ray.get_runtime_context().gcs_address)
+    except Exception:  # noqa: BLE001 - best effort: without it the cluster's loss is Ray's to report
+        return None
+
+
+def _check_gcs(ray, gcs: tuple[str, int] | None) -> None:
+    """Raise EnvironmentFaultError (exit 7) when the cluster's GCS refuses connections: the cluster went away
+    mid-round (``ray stop``, a crashed head). Ray's driver then waited 60 s and ended the whole process with exit 1,
+    nothing on stdout, no error line (helper-185, session 46). A refused connection is the test: a GCS that is slow
+    to answer is left to Ray."""
+    if gcs is None:
+        return
+    import socket
+
+    from solver.model.errors import EnvironmentFaultError
+
+    try:
+        socket.create_connection(gcs, timeout=2.0).close()
+    except (ConnectionRefusedError, ConnectionResetError) as err:
+        _quiet_driver_logs(ray)
+        raise EnvironmentFaultError(
+            f"--executor ray: the Ray cluster went away mid-round (its GCS at {gcs[0]}:{gcs[1]} refuses "
+            "connections); nothing was stored: run the step again once the cluster is back, or with --executor "
+            "process", reason="io") from err
+    except OSError:
+        return
 
 
 def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
@@ -823,9 +862,10 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
     if on_submitted is not None:
         on_submitted()
     out = []
+    gcs = _gcs_of(ray)
     for i, ref in enumerate(refs):
         try:
-            out.append(_ray_get(ray, ref, check))
+            out.append(_ray_get(ray, ref, check, gcs))
         except ray.exceptions.RayError as err:
             for r in refs[i + 1:]:
                 ray.cancel(r, force=True)
