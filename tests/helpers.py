@@ -494,3 +494,15 @@ def after_console_entry(probe: str, drop_env: tuple[str, ...], extra_env: dict) 
                          timeout=120)
     assert res.returncode == 0, res.stderr
     return res.stdout.strip().splitlines()[-1]
+
+
+def closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then closed): an address where no Ray cluster answers, or a free
+    port for one to start on."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

@@ -18,7 +18,7 @@ import pytest
 
 from solver.model.errors import EnvironmentFaultError
 from solver.partition.executor import probe_ray_address
-from tests.helpers import REPO, require_ray, snapshot
+from tests.helpers import REPO, closed_port, require_ray, snapshot
 from tests.partition_helpers import partitioned_te_state
 
 
@@ -133,10 +133,7 @@ def test_a_cluster_that_goes_away_mid_round_is_exit_7_not_rays_exit_1(monkeypatc
     from solver.partition import executor
 
     monkeypatch.setattr(executor, "GCS_CHECK_SECONDS", 0.3)
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens: the head is gone
+    port = closed_port()  # nothing listens: the head is gone
     t = time.monotonic()
     with pytest.raises(EnvironmentFaultError, match=f"went away mid-round .*127.0.0.1:{port} refuses") as ex:
         executor._ray_get(_FakeRay(), object(), lambda: None, ("127.0.0.1", port))

@@ -7,31 +7,22 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
-from tests.helpers import REPO, cli_json, require_ray, snapshot
+from tests.helpers import REPO, cli_json, closed_port, require_ray, snapshot
 from tests.partition_helpers import partitioned_te_state
 
 require_ray()
 
 
-def _closed_port() -> int:
-    """A local TCP port nothing listens on (bound, then closed)."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
 
 def test_nothing_listening_is_exit_7_naming_the_address(tmp_path):
     state, delta = partitioned_te_state(tmp_path)
     before = snapshot(state)
-    address = f"127.0.0.1:{_closed_port()}"
+    address = f"127.0.0.1:{closed_port()}"
     env = {**os.environ, "PYTHONPATH": str(REPO), "COPTER_WORKER": "off"}
     env.pop("RAY_ADDRESS", None)
     # its own process, so that a hang in ray.init (minutes, as before) fails the test at the timeout

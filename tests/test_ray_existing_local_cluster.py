@@ -15,18 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-from tests.helpers import REPO, require_ray, snapshot
+from tests.helpers import REPO, closed_port, require_ray, snapshot
 from tests.partition_helpers import partitioned_te_state
 
 require_ray()
 
-
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def _forget_cluster(port: int) -> None:
@@ -52,7 +45,7 @@ def test_a_dead_recorded_cluster_is_not_joined(monkeypatch):
 
     monkeypatch.setattr(services, "canonicalize_bootstrap_address", lambda addr, temp_dir=None: None)
     assert _recorded_cluster_gone() is False  # nothing recorded: Ray starts a local cluster anyway
-    dead = f"127.0.0.1:{_free_port()}"
+    dead = f"127.0.0.1:{closed_port()}"
     monkeypatch.setattr(services, "canonicalize_bootstrap_address", lambda addr, temp_dir=None: dead)
     t = time.monotonic()
     assert _recorded_cluster_gone() is True and time.monotonic() - t < 5
@@ -66,7 +59,7 @@ def test_a_step_without_an_address_joins_the_running_cluster(tmp_path):
         ray_cli = Path(shutil.which("ray") or "ray")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)
-    port = _free_port()
+    port = closed_port()
     head = subprocess.Popen([str(ray_cli), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2",
                              "--include-dashboard=false", "--disable-usage-stats"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)

@@ -5,21 +5,13 @@ the address came from (helper-185, session 46). An address given to the step kee
 from __future__ import annotations
 
 import json
-import socket
 
 from formats.io import write_delta, write_problem
 from solver.workloads import make_scenario
-from tests.helpers import cli_json, require_ray, snapshot
+from tests.helpers import cli_json, closed_port, require_ray, snapshot
 
 require_ray()
 
-
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_a_stored_unreachable_address_names_config_json(tmp_path, monkeypatch):
@@ -27,7 +19,7 @@ def test_a_stored_unreachable_address_names_config_json(tmp_path, monkeypatch):
     write_problem(sc.base(), tmp_path / "base.parquet")
     write_delta(sc.next_delta(1), tmp_path / "d1.parquet")
     state = tmp_path / "st"
-    address = f"127.0.0.1:{_closed_port()}"
+    address = f"127.0.0.1:{closed_port()}"
     code, out = cli_json("init", tmp_path / "base.parquet", "--state", state, "--partitions", "2", "--executor",
                          "inline", "--ray-address", address, "--json")
     assert code == 0, out
@@ -39,7 +31,7 @@ def test_a_stored_unreachable_address_names_config_json(tmp_path, monkeypatch):
     assert "partition.ray_address in" in msg and "config.json" in msg and "does not override" in msg, msg
     assert "give another --ray-address or $RAY_ADDRESS" not in msg, msg
     assert snapshot(state) == before
-    other = f"127.0.0.1:{_closed_port()}"
+    other = f"127.0.0.1:{closed_port()}"
     code, out = cli_json("step", tmp_path / "d1.parquet", "--state", state, "--executor", "ray", "--ray-address",
                          other, "--json")
     msg = json.loads(out)["error"]["message"]

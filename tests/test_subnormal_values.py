@@ -56,15 +56,20 @@ def test_a_delta_with_a_subnormal_changes_nothing(tmp_path, capsys, field):
     assert snapshot(st) == before
 
 
-def test_a_subnormal_offset_is_refused(tmp_path, capsys):
+def _step_with_metadata(tmp_path, capsys, meta: dict) -> str:
+    """Step a one-cost delta carrying ``meta`` on a small state: exit 3 and the state unchanged; the error text."""
     st, _ = small_lp_state(tmp_path)
-    d = tmp_path / "o.parquet"
-    pq.write_table(pa.table({"kind": ["var"], "var": ["x3"], "value": [5.0]})
-                   .replace_schema_metadata({"copter.objective_offset": "5e-324"}), d)
+    d = tmp_path / "m.parquet"
+    pq.write_table(pa.table({"kind": ["var"], "var": ["x3"], "value": [5.0]}).replace_schema_metadata(meta), d)
     before = snapshot(st)
     code, _, err = run_main(capsys, "step", d, "--state", st)
-    assert code == 3 and "objective offset" in err and "below 2.2e-308" in err, err
-    assert snapshot(st) == before
+    assert code == 3 and snapshot(st) == before, err
+    return err
+
+
+def test_a_subnormal_offset_is_refused(tmp_path, capsys):
+    err = _step_with_metadata(tmp_path, capsys, {"copter.objective_offset": "5e-324"})
+    assert "objective offset" in err and "below 2.2e-308" in err, err
 
 
 def test_from_arrays_refuses_a_subnormal_bound():
@@ -80,11 +85,4 @@ def test_tiny_nonzero_is_exactly_the_nonzero_subnormal_range():
 
 
 def test_an_empty_format_key_is_refused(tmp_path, capsys):
-    st, _ = small_lp_state(tmp_path)
-    d = tmp_path / "f.parquet"
-    pq.write_table(pa.table({"kind": ["var"], "var": ["x3"], "value": [5.0]})
-                   .replace_schema_metadata({"copter.format": ""}), d)
-    before = snapshot(st)
-    code, _, err = run_main(capsys, "step", d, "--state", st)
-    assert code == 3 and "copter.format is ''" in err, err
-    assert snapshot(st) == before
+    assert "copter.format is ''" in _step_with_metadata(tmp_path, capsys, {"copter.format": ""})
