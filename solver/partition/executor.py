@@ -549,11 +549,11 @@ def _died_how(futures: list) -> str:
 
 def _forkserver_gone(err: BaseException) -> bool:
     """True when ``err``, raised while the pool started a worker, says that multiprocessing's forkserver is gone: its
-    socket refuses (ConnectionRefusedError) or no longer exists, the connection broke while the worker's
-    descriptors were sent, or the server died before it sent the new worker's pid (EOFError: ``unexpected EOF``)."""
+    socket refuses (ConnectionRefusedError), or the server died before it sent the new worker's pid (EOFError:
+    ``unexpected EOF``), the two ways seen. Other OSErrors end the round as before."""
     if isinstance(err, EOFError):  # multiprocessing.popen_forkserver's own words, not a part's EOFError
         return str(err) == "unexpected EOF"
-    return isinstance(err, (ConnectionRefusedError, ConnectionResetError, BrokenPipeError, FileNotFoundError))
+    return isinstance(err, ConnectionRefusedError)
 
 
 def _forkserver_reaped(seconds: float = 5.0) -> None:
