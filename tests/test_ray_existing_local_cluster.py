@@ -21,7 +21,6 @@ from tests.partition_helpers import partitioned_te_state
 require_ray()
 
 
-
 def _forget_cluster(port: int) -> None:
     """Remove Ray's record of the last ``ray start`` when it is this test's cluster, as ``ray stop`` would: a head
     ended by SIGTERM leaves it, and ``ray.init()`` without an address then joined the dead cluster (copter now
@@ -41,14 +40,14 @@ def _forget_cluster(port: int) -> None:
 def test_a_dead_recorded_cluster_is_not_joined(monkeypatch):
     from ray._private import services
 
-    from solver.partition.executor import _recorded_cluster_gone
+    from solver.partition.executor import _no_address_target
 
     monkeypatch.setattr(services, "canonicalize_bootstrap_address", lambda addr, temp_dir=None: None)
-    assert _recorded_cluster_gone() is False  # nothing recorded: Ray starts a local cluster anyway
+    assert _no_address_target() is None  # nothing recorded: Ray starts a local cluster
     dead = f"127.0.0.1:{closed_port()}"
     monkeypatch.setattr(services, "canonicalize_bootstrap_address", lambda addr, temp_dir=None: dead)
     t = time.monotonic()
-    assert _recorded_cluster_gone() is True and time.monotonic() - t < 5
+    assert _no_address_target() == "local" and time.monotonic() - t < 5  # a new local cluster, not the dead one
 
 
 def test_a_step_without_an_address_joins_the_running_cluster(tmp_path):

@@ -398,7 +398,7 @@ def check_meta(delta) -> None:
     if delta.offset is not None and not abs(delta.offset) < INF_VALUE:
         raise ValidationError(f"objective offset {delta.offset} is not finite (magnitudes >= 1e30 mean infinity)",
                               file=delta.source)
-    if delta.offset is not None and tiny_nonzero(np.array([delta.offset])).any():
+    if delta.offset is not None and tiny_nonzero(delta.offset):
         raise ValidationError(f"objective offset {tiny_sentence(delta.offset)}", file=delta.source)
     if delta.sense not in (None, 1, -1):
         raise ValidationError(f"sense must be +1 or -1, got {delta.sense}", file=delta.source)

@@ -41,8 +41,9 @@ SMALL_COEF = 1e-9
 TINY_VALUE = float(np.finfo(np.float64).tiny)
 
 
-def tiny_nonzero(arr: np.ndarray) -> np.ndarray:
-    """Boolean mask of ``arr``'s nonzero entries below ``TINY_VALUE`` in magnitude (subnormal floats)."""
+def tiny_nonzero(arr):
+    """Boolean mask of ``arr``'s (an array, or one float: one bool) nonzero entries below ``TINY_VALUE`` in magnitude
+    (subnormal floats)."""
     return (arr != 0) & (np.abs(arr) < TINY_VALUE)
 
 
@@ -285,19 +286,18 @@ class Problem:
         if bad.size:
             raise ValidationError(f"cost is not finite ({self.cost[bad[0]]}; magnitudes >= 1e30 mean infinity)",
                                   entity=str(self.col_names[bad[0]]))
-        if tiny_nonzero(np.array([self.offset])).any():
+        if tiny_nonzero(self.offset):
             raise ValidationError(f"objective offset {tiny_sentence(self.offset)}")
-        for nm, arr, names in (("cost", self.cost, self.col_names), ("lower bound", self.col_lower, self.col_names),
-                               ("upper bound", self.col_upper, self.col_names),
-                               ("row lower bound", self.row_lower, self.row_names),
-                               ("row upper bound", self.row_upper, self.row_names)):
-            bad = np.flatnonzero(tiny_nonzero(arr))
-            if bad.size:
-                raise ValidationError(f"{nm} {tiny_sentence(float(arr[bad[0]]))}", entity=str(names[bad[0]]))
-        for nm, arr, names, wrong in (("lower bound", self.col_lower, self.col_names, np.inf),
+        for nm, arr, names, wrong in (("cost", self.cost, self.col_names, None),
+                                      ("lower bound", self.col_lower, self.col_names, np.inf),
                                       ("upper bound", self.col_upper, self.col_names, -np.inf),
                                       ("row lower bound", self.row_lower, self.row_names, np.inf),
                                       ("row upper bound", self.row_upper, self.row_names, -np.inf)):
+            bad = np.flatnonzero(tiny_nonzero(arr))
+            if bad.size:
+                raise ValidationError(f"{nm} {tiny_sentence(float(arr[bad[0]]))}", entity=str(names[bad[0]]))
+            if wrong is None:  # the cost: finite, checked above
+                continue
             bad = np.flatnonzero(np.isnan(arr))
             if bad.size:
                 raise ValidationError(f"{nm} is NaN", entity=str(names[bad[0]]))

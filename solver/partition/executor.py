@@ -570,9 +570,7 @@ def _forkserver_reaped(seconds: float = 5.0) -> None:
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        except OSError:
+        except OSError:  # gone (ProcessLookupError), or not ours to signal
             return
         try:
             if os.waitpid(pid, os.WNOHANG)[0]:  # reaped here: tell multiprocessing, which would waitpid it again
@@ -648,6 +646,11 @@ def ray_address_target(address: str | None) -> tuple[str, int] | None:
     return host, int(port)
 
 
+ANOTHER_ADDRESS = "give another --ray-address or $RAY_ADDRESS"
+"""The way out that :func:`probe_ray_address`'s errors offer for an address the command was given; a step on an address
+its state stored replaces it (``solver.rounds.partitioned``: $RAY_ADDRESS does not override a stored one)."""
+
+
 def probe_ray_address(address: str | None, seconds: float = RAY_CONNECT_SECONDS) -> None:
     """Check that something accepts a TCP connection at a Ray address before ``ray.init`` joins it.
 
@@ -663,8 +666,7 @@ def probe_ray_address(address: str | None, seconds: float = RAY_CONNECT_SECONDS)
 
     from solver.model.errors import EnvironmentFaultError
 
-    ways_out = ("start one there (ray start --head), give another --ray-address or $RAY_ADDRESS, or run this command "
-                "with --executor process")
+    ways_out = f"start one there (ray start --head), {ANOTHER_ADDRESS}, or run this command with --executor process"
     t0 = time.monotonic()
     try:
         sock = socket.create_connection(target, timeout=seconds)
@@ -681,27 +683,28 @@ def probe_ray_address(address: str | None, seconds: float = RAY_CONNECT_SECONDS)
                                             reason="io")
 
 
-def _recorded_cluster_gone() -> bool:
-    """True when ``ray.init()`` without an address would join the cluster that the last ``ray start`` on this machine
-    recorded (``/tmp/ray/ray_current_cluster``) and that cluster no longer answers (:func:`probe_ray_address`, 3 s).
-    Ray then tried the dead GCS inside its C++ client with no end in sight (a head stopped without ``ray stop``
-    leaves the file; found in session 46: a step hung 8 minutes). False when nothing is recorded, when it answers,
-    or when this Ray version has no such lookup (then ``ray.init`` decides alone)."""
+def _no_address_target() -> str | None:
+    """What ``ray.init`` is given when no address was: the cluster the last ``ray start`` on this machine recorded
+    (``/tmp/ray/ray_current_cluster``) when it answers (:func:`probe_ray_address`, 3 s), which ``ray.init()`` would
+    join and where it refused the ``num_cpus`` copter passes for a cluster of its own (exit 1, found in session 46);
+    ``"local"`` (a new local cluster) when the recorded one no longer answers, where ``ray.init()`` tried its dead GCS
+    with no end in sight (a head stopped without ``ray stop`` leaves the record: a step hung 8 minutes); None (Ray
+    starts a local cluster) when nothing is recorded or this Ray version has no such lookup."""
     try:
         from ray._private.services import canonicalize_bootstrap_address
 
         recorded = canonicalize_bootstrap_address(None)
     except Exception:  # noqa: BLE001 - a private helper of Ray's: absent or changed, Ray's own behaviour stands
-        return False
+        return None
     if not recorded:
-        return False
+        return None
     from solver.model.errors import EnvironmentFaultError
 
     try:
         probe_ray_address(recorded, seconds=3.0)
     except (EnvironmentFaultError, UsageError):
-        return True
-    return False
+        return "local"
+    return recorded
 
 
 #: HTTP/2's client connection preface and an empty SETTINGS frame (RFC 9113, section 3.4): a gRPC server, which Ray's
@@ -715,7 +718,6 @@ def _grpc_answer(sock, seconds: float) -> str | None:
     "closed the connection", "said nothing in 5 s"). ``ray.init`` given an address where something else listens (an
     HTTP server on the dashboard's port, Redis, a proxy) retried inside Ray's C++ client with no deadline: 12 minutes
     holding the state's lock, --time-limit ignored (helper-185, session 46)."""
-
     got = b""
     deadline = time.monotonic() + seconds
     try:
@@ -830,27 +832,20 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
             os.environ.setdefault("RAY_COLOR_PREFIX", "0")
         address = address or os.environ.get("RAY_ADDRESS") or None
         probe_ray_address(address)  # ray.init retries an address where nothing listens for minutes
-        if address is None and _recorded_cluster_gone():
-            address = "local"  # a new local cluster, which is what no address means to copter
-        kw = {} if address not in (None, "local") else {"num_cpus": os.cpu_count() or 1}
+        if address is None:
+            address = _no_address_target()
+        kw = {"num_cpus": os.cpu_count() or 1} if address in (None, "local") else {}  # a cluster of its own
         started = time.perf_counter()
         try:
             with _own_sigterm():
                 # logging_level: Ray's INFO lines ("Started a local Ray instance.") are not copter's to print
-                try:
-                    ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
-                             logging_level=logging.WARNING, **kw)
-                except ValueError as err:
-                    # no address and a cluster already running on this machine (ray start): ray.init joins it, as
-                    # Ray documents, and refuses num_cpus there; that was exit 1 (found in session 46)
-                    if not kw or "existing cluster" not in str(err):
-                        raise
-                    ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
-                             logging_level=logging.WARNING)
+                ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
+                         logging_level=logging.WARNING, **kw)
         except ConnectionError as err:  # "auto" and no cluster running, or one that went away: not a bug
             from solver.model.errors import EnvironmentFaultError
 
-            raise EnvironmentFaultError(f"--executor ray: Ray could not join a cluster at {address or 'a new local one'}: "
+            where = address if address not in (None, "local") else "a new local one"
+            raise EnvironmentFaultError(f"--executor ray: Ray could not join a cluster at {where}: "
                                         f"{err}; start one (ray start --head), give --ray-address, or run this command "
                                         f"with --executor process", reason="io") from err
         # starting (or joining) the cluster is this round's wait for its workers, as a process pool's start is: the

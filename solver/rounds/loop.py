@@ -340,7 +340,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         if part_cfg is not None:
             from solver.rounds.partitioned import apply_and_solve
 
-            problem, info, result, hook, pextra = apply_and_solve(gen, d, settings, part_cfg, seconds, warnings)
+            problem, info, result, hook, pextra = apply_and_solve(gen, d, settings, part_cfg, seconds, warnings,
+                                                                  stored_address=ray_address is None)
         else:
             problem, info, result = _apply_and_solve(gen, d, settings, seconds, warnings)
         warnings.extend(milp_only_warning(milp_options, problem.is_mip, f"round {gen.round + 1}'s model",

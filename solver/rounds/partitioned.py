@@ -58,8 +58,6 @@ def config_of(partition: dict | None, executor: str | None = None, ray_address: 
         from solver.partition.executor import check_stored_executor
 
         check_stored_executor(cfg.executor, file)
-    # the state's own address, in force for this step (an error naming it says where it came from)
-    cfg.stored_ray_address = cfg.ray_address if file is not None and ray_address is None else None
     if ray_address is not None:
         cfg.ray_address = ray_address
     cfg.check()
@@ -185,9 +183,11 @@ def solve_base(problem: Problem, settings: Settings, cfg) -> tuple:
     return out.result, _hook(out.data), {"partitions": out.report}
 
 
-def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds: dict, warnings: list[str]) -> tuple:
+def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds: dict, warnings: list[str],
+                    stored_address: bool = False) -> tuple:
     """Apply ``d`` to the generation's whole problem, carry its per-part state over, solve the parts; fill
     the apply/solve/integerize seconds; return (problem, ApplyInfo, result, write_extra, report_extra).
+    ``stored_address``: ``cfg.ray_address`` is the state's own (config.json), not given to this step.
 
     A generation without a usable partition folder (damaged, or the state was monolithic) starts the parts
     cold from a fresh split, with a warning.
@@ -218,6 +218,8 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
         out = solve_round(problem, settings, cfg, prev, info, (gen.problem.n_cols, gen.problem.n_rows), whole_warm,
                           gen.problem)
     except EnvironmentFaultError as err:
+        if not stored_address:
+            raise
         raise _stored_address_named(err, cfg, gen.path.parent / "config.json") from err
     warnings.extend(out.report.get("worker_retries") or [])
     solve_phases(seconds, out.result, time.perf_counter() - t, k0)  # kernels: this process's first calls
@@ -225,17 +227,17 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
 
 
 def _stored_address_named(err, cfg, config_file):
-    """``err`` (an environment fault of the round) with the source of its Ray address said, when the address is the
-    state's own (``partition.ray_address`` in config.json, given to ``init``) and Ray could not be reached there: the
-    message offered $RAY_ADDRESS, which the stored address overrides (helper-185, session 46). Else ``err`` as is."""
-    stored = getattr(cfg, "stored_ray_address", None)
-    if stored is None or cfg.executor != "ray" or not str(err).startswith("--executor ray:"):
+    """``err`` (an environment fault of a round on the state's own Ray address, ``partition.ray_address`` in
+    config.json, given to ``init``) with the way out that the probe offers (give another --ray-address or
+    $RAY_ADDRESS) said for that address: $RAY_ADDRESS does not override a stored one (helper-185, session 46).
+    ``err`` as is when it is not the probe's."""
+    from solver.partition.executor import ANOTHER_ADDRESS
+
+    if cfg.ray_address is None or cfg.executor != "ray" or ANOTHER_ADDRESS not in str(err):
         return err
-    generic = "give another --ray-address or $RAY_ADDRESS"
     said = (f"give this step --ray-address (the address is the state's, partition.ray_address in {config_file}, "
             "stored by init, which $RAY_ADDRESS does not override)")
-    msg = str(err).replace(generic, said) if generic in str(err) else f"{err} ({said})"
-    return EnvironmentFaultError(msg, reason=getattr(err, "reason", "io"))
+    return EnvironmentFaultError(str(err).replace(ANOTHER_ADDRESS, said), reason=getattr(err, "reason", "io"))
 
 
 def _whole_warm(gen: Generation, info, problem: Problem, cfg):
