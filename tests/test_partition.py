@@ -23,6 +23,7 @@ from solver.partition import shares as sh
 from solver.partition.bound import LagrangianBound, best_bound
 from solver.partition.clients import group_clients
 from solver.partition.layout import Assignment, fill_least_loaded, route
+from solver.partition.part_settings import PART_TOL_FACTOR
 from solver.partition.round import PartitionConfig, pass_name, solve_round
 from solver.partition.split import shared_rows
 from solver.workloads import make_scenario
@@ -155,7 +156,9 @@ def test_partitioned_te_rounds_beat_pop2_and_the_merged_point_holds_on_the_whole
     gen = StateStore(state).load()
     problem, x = gen.problem, np.asarray(gen.state.x)
     q = point_quality(problem, x)
-    assert q.max_row_violation_rel <= 2 * 2e-4 and q.max_bound_violation <= 1e-9
+    # K parts, each solved to PART_TOL_FACTOR x tol (solver.partition.part_settings): a shared row sums their rows'
+    # violations
+    assert q.max_row_violation_rel <= 2 * PART_TOL_FACTOR * 2e-4 and q.max_bound_violation <= 1e-9
     mono = solve_problem(problem, Settings(tol=1e-7))
     loss = _gap(problem, problem.objective(x), mono.objective)
     pop = solve_pop(problem, k=2, workers=0, seed=0)

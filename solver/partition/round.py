@@ -18,7 +18,8 @@ Flow (``copter init/step`` on a state made with ``--partitions K``; ``solver.rou
    the owning part, shared-row duals chosen for the best safe Lagrangian bound (:mod:`solver.partition.bound`);
 6. re-check the merged point on the whole model: an LP round is OPTIMAL when the whole model's relative KKT
    error (primal, dual, gap; ``solver.lp.original_kkt``) is within ``tol``, FEASIBLE when its primal
-   residual is within ``k * tol`` (each part meets ``tol`` on its own rows), else NUMERICAL_ERROR; a MILP
+   residual is within ``k * tol`` (each part meets 1.5 x ``tol`` on its own rows,
+   ``solver.partition.part_settings``), else NUMERICAL_ERROR; a MILP
    round is FEASIBLE (OPTIMAL within ``mip_gap_tol`` of the bound) when the merged point is integral and
    violates no row or bound by more than 1e-6 relative (``solver.baselines.result.point_quality``), else
    NUMERICAL_ERROR; a part that fails makes the round fail with that part's status. A MILP's bound is the
@@ -67,7 +68,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -123,6 +124,7 @@ from solver.partition.improve import cheap_part_settings
 from solver.partition.layout import initial_assignment, route
 from solver.partition.limits import MAX_PASSES  # noqa: F401 - here too: the round's limit
 from solver.partition.merge import Merged, complete_kkt, merge_parts, part_engine, ran
+from solver.partition.part_settings import lp_part_settings
 from solver.partition.phases import Phases
 from solver.partition.price_split import part_activity, price_shares, ration
 from solver.partition.small import small_lp, small_milp
@@ -264,8 +266,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     whole_last = (bool(problem.is_mip) and not small_mip and prev is not None and prev.whole_kept
                   and config.whole_below_nnz > 0)
     whole_at_once = small_mip or whole_last  # no RENS, price or re-solve pass: a merge above target goes whole
-    part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip
-                                     else Settings(**{**asdict(settings), "threads": 1}))
+    part_settings = dl.part_settings(cheap_part_settings(settings) if problem.is_mip else lp_part_settings(settings))
     warms: list[SolverState | None] | None = None
     setup = time.perf_counter() - t0
     passes_report = []
