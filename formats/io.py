@@ -69,7 +69,7 @@ def kind_of(path: str | os.PathLike) -> str:
         raise FormatError(f"is a directory, not a model file (.mps, .mps.gz or .parquet){_dataset_hint(path, False)}",
                           file=str(path))
     raise UsageError(f"cannot tell the format of {str(path)!r} from its extension "
-                     "(use .mps, .mps.gz or .parquet)", file=str(path))
+                     "(use .mps, .mps.gz, .parquet or .pq)", file=str(path))
 
 
 def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
