@@ -159,6 +159,23 @@ def test_moves_equal_the_row_by_row_twin():
         assert added["old"] is None and added["delta"] == pytest.approx(added["new"])
 
 
+def test_variables_added_or_removed_at_zero_are_counted_not_lost(capsys):
+    """+N added beside fewer moves must add up: the ones at value 0 are counted in ``zero_moves`` and named by the
+    human view (helper-187: round 0's "+1,440 added" beside 534 moves, 906 at 0 said nowhere)."""
+    t = pa.table({"kind": ["var_added", "var_added", "var_removed", "value_changed", "var_added", "con_added"],
+                  "name": ["a", "b", "c", "d", "e", "r"],
+                  "old_value": pa.array([None, None, 0.0, 1.0, None, None], type=pa.float64()),
+                  "new_value": pa.array([0.0, 2.0, None, 3.0, 0.0, None], type=pa.float64())})
+    got = alloc.moves(t, top=1)
+    assert got["changed_variables"] == 5 and got["zero_moves"] == 3 and got["moves_omitted"] == 1
+    assert len(got["moves"]) + got["moves_omitted"] + got["zero_moves"] == got["changed_variables"]
+    from copter_cli.allocation_view import _print_moves
+
+    _print_moves(0, {**got, "previous_round": None})
+    shown = capsys.readouterr()
+    assert "not listed: 3 variable(s) added or removed at value 0" in shown.out + shown.err
+
+
 # ------------------------------------------------------------------------------ a state end to end
 
 

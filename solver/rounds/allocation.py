@@ -134,7 +134,8 @@ def moves(changes: pa.Table, *, top: int = 10) -> dict:
     Returns:
         {"vars_added", "vars_removed", "vars_moved", "cons_added", "cons_removed" (row counts of their
         kinds), "changed_variables" (added + removed + moved: the round report's field of that name), "moves": [{"name", "kind", "old", "new" (None where the variable did not exist), "delta"},
-        ...], "moves_omitted"}.
+        ...], "moves_omitted" (moves beyond ``top``), "zero_moves" (added or removed variables at value 0: changed,
+        but no move)}.
     Raises:
         UsageError: ``top`` < 1.
     """
@@ -150,7 +151,9 @@ def moves(changes: pa.Table, *, top: int = 10) -> dict:
     delta = pc.subtract(pc.fill_null(var.column("new_value"), 0.0), pc.fill_null(var.column("old_value"), 0.0))
     size = pc.abs(delta)
     var = var.append_column("delta", delta).append_column("size", size)
+    listed = var.num_rows
     var = var.filter(pc.greater(size, 0.0))
+    out["zero_moves"] = listed - var.num_rows
     k = min(top, var.num_rows)
     picked = var.take(pc.select_k_unstable(var, k=k, sort_keys=[("size", "descending")])) if k else var.slice(0, 0)
     rows = picked.select(["name", "kind", "old_value", "new_value", "delta"]).to_pylist()
