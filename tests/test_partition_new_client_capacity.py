@@ -124,12 +124,16 @@ def _hunt_client(name, value, dem, rng):
     return rows
 
 
-def test_a_move_that_overshoots_is_tried_again_at_half(tmp_path):
+def test_a_move_that_overshoots_is_tried_again_at_half(tmp_path, monkeypatch):
     """helper-179's stream (6 clients, minimised, K = 2, fixed shares): round 3 adds a client to a part holding
     0.001 of both capacity rows; the added clients' move (0.78 of a row) merged worse than the pass before and was
     dropped, so the round ended 11.9% above the monolithic optimum and stayed there. A reclaim pass that merges
-    worse is now tried once more with half its move, kept when that is better than the pass before."""
+    worse is now tried once more with half its move, kept when that is better than the pass before. (The whole solve
+    of a merge more than LP_FAR_GAP from its bound, which an earlier round of this stream meets, is turned off: this
+    test is about the parts' own moves; tests/test_partition_lp_far.py has that one.)"""
     import numpy as np
+
+    monkeypatch.setattr("solver.partition.after_merge.LP_FAR_GAP", float("inf"))
 
     def rng():
         return np.random.default_rng(7)  # the generator re-seeded each file, as helper-179's script did

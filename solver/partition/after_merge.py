@@ -20,6 +20,7 @@ from solver.model.status import Status
 from solver.partition import merge as pmerge
 from solver.partition.deadline import Deadline, ascent_seconds
 from solver.partition.executor import map_parts, run_parts
+from solver.partition.fallback import LP_FAR_GAP
 from solver.partition.improve import WholeBound, choose_parts, gap_by_part, improve_part
 from solver.partition.merge import Merged
 from solver.partition.phases import Phases
@@ -88,6 +89,18 @@ def lp_without_bound(problem: Problem, rep: dict, result: SolveResult) -> bool:
     (:func:`solver.partition.fallback.compare_small_lp`, reason ``no_bound``), as a MILP merge without a bound is."""
     return (not problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible
             and rep.get("gap_rel") is None)
+
+
+
+
+def lp_far(problem: Problem, rep: dict, result: SolveResult) -> bool:
+    """An LP round's merged point, feasible, more than :data:`LP_FAR_GAP` from its bound (the report's ``gap_rel``):
+    the parts' shares confine it (a part starved after its clients were replaced), so it is compared with a whole
+    solve (:func:`solver.partition.fallback.compare_small_lp`, reason ``far``), whose point, when kept, gives the
+    next round's shares whatever ``--share-update-every`` says: fixed shares would keep the round far."""
+    gap = rep.get("gap_rel")
+    return (not problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible
+            and gap is not None and gap > LP_FAR_GAP)
 
 
 def wants_improvement(settings: Settings, rep: dict, result: SolveResult) -> bool:

@@ -49,6 +49,13 @@ from solver.model.settings import Settings
 from solver.model.status import Status
 from solver.partition.small import SMALL_LP_NNZ
 
+#: an LP merge whose gap to its own Lagrangian bound is above this (relative) is compared with a whole solve: partition
+#: losses are 0.05% (TE Kdl, K = 4) to 1.5% (Cogentco, K = 8) and 4% (TE ring 24, K = 2, the probe's shares); a
+#: part starved of capacity is far above that: after a delta that dropped every client of part 0 and one that added
+#: 552 new clients (413 of them to part 0, which kept 6% of the links), TE ring 24, K = 2, fixed shares, stayed 18%
+#: below the optimum round after round, gap 0.50 (helper-188, session 47)
+LP_FAR_GAP = 0.10
+
 PART_FAILURES = (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
 
 
@@ -202,7 +209,7 @@ def whole_after_violation(problem, settings: Settings, merged: SolveResult, rep:
 
 
 def compare_small_lp(problem, settings: Settings, merged: SolveResult, limit: int = SMALL_LP_NNZ,
-                     warm=None, reason: str = "small") -> tuple[SolveResult, dict]:
+                     warm=None, reason: str = "small", gap: float | None = None) -> tuple[SolveResult, dict]:
     """Solve a small LP round's whole model (``solver.partition.small.small_lp``; ``solver.api.solve_problem``)
     after the merge, warm from the previous round's point as a monolithic round is (``warm``), else cold, and keep
     the better point.
@@ -219,8 +226,10 @@ def compare_small_lp(problem, settings: Settings, merged: SolveResult, limit: in
         warm: the previous round's SolverState mapped onto ``problem`` (``solver.differential.map_state``), or
             None: a cold solve (round 0; warm from the merged point PDHG took 2,695 iterations instead of 1,350
             on TE ring 40 at K = 4).
-        reason: ``"small"`` (the LP is small), or ``"no_bound"``: a merged LP point with no proven bound
-            (:func:`solver.partition.after_merge.lp_without_bound`), whatever its size.
+        reason: ``"small"`` (the LP is small), ``"no_bound"``: a merged LP point with no proven bound
+            (:func:`solver.partition.after_merge.lp_without_bound`), or ``"far"``: one more than
+            :data:`LP_FAR_GAP` from it (:func:`solver.partition.after_merge.lp_far`; ``gap``: the merge's), whatever
+            its size.
     Returns:
         (the round's result: the whole solve's when its point is feasible and better
         (:func:`better_point`), with its own status and bound, else ``merged``; the comparison said in its
@@ -235,9 +244,11 @@ def compare_small_lp(problem, settings: Settings, merged: SolveResult, limit: in
     seconds = time.perf_counter() - t
     better = better_lp_point(problem, settings.tol, whole, merged)
     how = "warm" if whole.warm_started else "cold"
-    why = (f"the LP has {problem.nnz} nonzeros (at most {limit})" if reason == "small" else
-           "the merged point has no proven bound to judge it by (the parts' prices bound no column without finite "
-           "bounds)")
+    why = {"small": f"the LP has {problem.nnz} nonzeros (at most {limit})",
+           "far": (f"the merged point is {gap or 0.0:.1%} from its Lagrangian bound (more than "
+                   f"{LP_FAR_GAP:.0%}: the parts' shares confine it)"),
+           }.get(reason, "the merged point has no proven bound to judge it by (the parts' prices bound no column "
+                         "without finite bounds)")
     head = (f"partitioned round: {why}, so it was also solved whole (monolithic, {how}, {seconds:.2f} s, "
             f"{whole.status.name}, objective {whole.objective:.10g}; merged {merged.objective:.10g})")
     rep = {"reason": reason, "nnz": int(problem.nnz), "whole_below_nnz": int(limit),

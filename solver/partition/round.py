@@ -86,6 +86,7 @@ from solver.partition.after_merge import (
     ascend_on,
     far_after_parts,
     improve_parts,
+    lp_far,
     lp_without_bound,
     wants_improvement,
     wants_price_split,
@@ -524,6 +525,11 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         iters = max((int(pr["iterations"]) for pr in part_rep), default=0)
         if iters != result.iterations:  # a part's resolve adds its iterations (README: the busiest part's count)
             result = replace(result, iterations=iters)
+        if callable(whole_warm) and (lp_without_bound(problem, outcome_rep, result)
+                                     or lp_far(problem, outcome_rep, result)):
+            whole_warm = whole_warm()  # a larger LP's: mapped only for the whole solve below
+        elif callable(whole_warm):
+            whole_warm = None
         if small_lp(problem, config.whole_below_nnz) and dl.parts_left() > 0:  # solved whole it costs about as much
             t5 = time.perf_counter()
             result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
@@ -536,6 +542,13 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
                                                                 whole_warm, reason="no_bound")
             if outcome_rep["fallback"]["kept"] == "whole" and r.ns and _shares_update(r, every):
+                new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
+            merge += time.perf_counter() - t5
+        if "fallback" not in outcome_rep and lp_far(problem, outcome_rep, result) and dl.parts_left() > 0:
+            t5 = time.perf_counter()  # the shares confine the merge: the whole solve, and its shares for the next round
+            result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
+                                                                whole_warm, reason="far", gap=outcome_rep["gap_rel"])
+            if outcome_rep["fallback"]["kept"] == "whole" and r.ns:
                 new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
             merge += time.perf_counter() - t5
         if violates_whole(problem, result, part_rep) and dl.parts_left() > 0:  # the merge failed the re-check

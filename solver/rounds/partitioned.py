@@ -242,15 +242,21 @@ def _stored_address_named(err, cfg, config_file):
 
 def _whole_warm(gen: Generation, info, problem: Problem, cfg):
     """The previous round's whole-model state mapped onto ``problem`` (``solver.differential.map_state``), the warm
-    start of a small LP round's whole solve (``cfg.whole_below_nnz``, ``solver.partition.fallback``); None for a
-    larger model or a MILP, or without a usable state (the whole solve is then cold)."""
+    start of an LP round's whole solve (``solver.partition.fallback``): mapped now for a small LP
+    (``cfg.whole_below_nnz``), whose round always solves whole; for a larger LP a function that maps it when called
+    (a merge far from its bound, ``solver.partition.after_merge.lp_far``, is rare, and the mapping is vectors the
+    size of the model); None for a MILP, or without a usable state (the whole solve is then cold)."""
     from solver.differential import map_state
     from solver.model.errors import StateError
     from solver.partition.small import small_lp
 
-    if not small_lp(problem, cfg.whole_below_nnz) or gen.state is None:
+    if problem.is_mip or gen.state is None:
         return None
-    try:
-        return map_state(gen.state, info, problem)
-    except StateError:
-        return None
+
+    def mapped():
+        try:
+            return map_state(gen.state, info, problem)
+        except StateError:
+            return None
+
+    return mapped() if small_lp(problem, cfg.whole_below_nnz) else mapped
