@@ -6,6 +6,7 @@ and refuses a symbolic link (or a non-file ``CURRENT`` / ``config.json``) where 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -65,6 +66,10 @@ class StateLocking:
             except OSError as err:
                 if is_environment_fault(err):
                     raise as_environment_fault(err, self.root, "create the state directory") from err
+                if _refuses_new_entries(self.root, err):
+                    fault = as_environment_fault(err, self.root, "create the state directory")
+                    fault.message += "; its file system accepts no new folder (a pseudo file system such as /proc)"
+                    raise fault from err
                 raise StateError(f"cannot create the state directory: {err.strerror or err}",
                                  file=str(self.root)) from err
         key = os.path.realpath(self.root)
@@ -174,3 +179,15 @@ def _errno_name(err: OSError) -> str | None:
     import errno
 
     return errno.errorcode.get(err.errno) if err.errno is not None else None
+
+
+def _refuses_new_entries(path: Path, err: OSError) -> bool:
+    """``err`` (from creating ``path`` and its missing parents) is ENOENT although the nearest existing ancestor is a
+    directory: that file system accepts no new entries (``/proc``, ``/sys``'s siblings), an environment fault like
+    ``/sys``'s EACCES, not a mistyped path (helper-188: ``--state /proc/x`` was exit 3, ``/sys/x`` exit 7)."""
+    if err.errno != errno.ENOENT:
+        return False
+    parent = Path(os.path.abspath(path)).parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent.is_dir()

@@ -36,3 +36,20 @@ def test_step_out_in_proc_stores_the_round_and_says_so(tmp_path, capsys):
     assert "round 1 is stored and current" in report["error"]["message"] and report["error"]["round_stored"]
     assert report["error"]["file"] == "/proc/solution.parquet" and report["status"] == "OPTIMAL"
     assert (st / "CURRENT").read_text().strip() == "1"
+
+
+def test_a_state_directory_in_proc_is_an_environment_fault(tmp_path, capsys):
+    """helper-188: ``init --state /proc/x`` was exit 3 (a StateError, as for a mistyped path), ``/sys/x`` exit 7."""
+    from formats.io import write_problem
+    from tests.helpers import small_lp
+
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    dest = f"/proc/copter-test-state-{os.getpid()}"
+    code, out, err = run_main(capsys, "init", tmp_path / "base.parquet", "--state", dest, "--json")
+    error = json.loads(out)["error"]
+    assert code == 7 and error["kind"] == "environment", (code, out, err)
+    assert dest in error["message"] and "accepts no new folder" in error["message"], error
+    assert not os.path.exists(dest)
+    # a missing parent elsewhere is still created, as before
+    code, out, err = run_main(capsys, "init", tmp_path / "base.parquet", "--state", tmp_path / "a" / "b" / "st")
+    assert code == 0, (out, err)
