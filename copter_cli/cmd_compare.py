@@ -109,6 +109,9 @@ def ranking_note(r: dict, common: float | None) -> str:
     bought = (f"by copter's duals the violations explain a lead of up to {allowance:.4g} ({buys:.4g} priced rows "
               f"+ {allowance - buys:.2g} duality gap)" if buys is not None and math.isfinite(allowance)
               else "no duals price the violations")
+    if r.get("feasible_best_proven") and not (allowance is not None and r["lead_over_feasible"] <= allowance):
+        bought = (f"{bought}, less than the lead, but {r['feasible_best']}'s point is the LP's proven optimum, which "
+                  "no feasible point beats: the lead is the violations'")
     # an OPTIMAL keeps every row within the per-row tolerance; a FEASIBLE (a partitioned round's merged point) within
     # its own test (solver.partition.merge), which is not that contract
     within = ("within its OPTIMAL's per-row tolerance" if r.get("status") == "OPTIMAL"

@@ -83,6 +83,26 @@ def test_a_lead_beyond_what_the_violation_buys_keeps_its_rank():
     assert highs["objective_diff_rel"] == 0.0
 
 
+def test_a_lead_over_highs_proven_optimum_is_the_violations_whatever_the_duals_price():
+    """helper-187: e226's warm OPTIMAL -11.3390 beat HiGHS's optimum -11.3087 by 0.030 while copter's duals priced its
+    violations at 0.012: ranked best, HiGHS's exact optimum shown 2.7e-3 worse. No feasible point beats the LP's
+    proven optimum, so such a lead ranks below it; over POP's (not proven) point it keeps its rank."""
+    from copter_cli.cmd_compare import ranking_note
+
+    copter, highs = _row("copter", -11.3390, False, 0.0106, 0.0014), _row("highs", -11.3087, True, 0.0)
+    highs["highs_status"] = "Optimal"
+    _derive(copter, [highs], 1, 1e-4)
+    assert copter["ranked_below_feasible"] is True and copter["feasible_best_proven"] is True
+    assert highs["objective_diff_rel"] == 0.0 and copter["objective_diff_rel"] < 0
+    note = ranking_note({**copter, "worst_row": "...269", "worst_row_violation_rel": 2.8e-3}, 1e-6)
+    assert "less than the lead" in note and "proven optimum" in note
+    # HiGHS stopped at a limit (not proven): the lead beyond what the violations buy is copter's own, as over POP
+    copter, highs = _row("copter", -11.3390, False, 0.0106, 0.0014), _row("highs", -11.3087, True, 0.0)
+    highs["highs_status"] = "Time limit reached"
+    _derive(copter, [highs], 1, 1e-4)
+    assert copter["ranked_below_feasible"] is False and copter["objective_diff_rel"] == 0.0
+
+
 def test_without_a_feasible_point_at_the_common_tolerance_nothing_changes():
     copter, pdlp = _row("copter", 99.0, False, 0.5), _row("highs-pdlp", 100.0, False, 0.4)
     _derive(copter, [pdlp], 1, 1e-4)

@@ -465,7 +465,8 @@ def _rank_feasible_first(copter: dict, everyone: list[dict], sense: int) -> None
     ranks above it. Such a row also gets ``lead_over_feasible`` (sense * (feasible best - objective), objective
     units, > 0), ``lead_allowance`` (buys + gap, objective units; inf when unknown) and ``feasible_best`` (that
     row's name). A lead larger than that is the point's own (e.g. over
-    POP's exact but partitioned point) and the row keeps its rank. Pops the internal ``_gap_abs``."""
+    POP's exact but partitioned point) and the row keeps its rank, unless the feasible best is HiGHS's proven LP
+    optimum, which no feasible point beats (``feasible_best_proven``). Pops the internal ``_gap_abs``."""
     gap = copter.get("_gap_abs")
     for r in everyone:
         r.pop("_gap_abs", None)
@@ -481,6 +482,16 @@ def _rank_feasible_first(copter: dict, everyone: list[dict], sense: int) -> None
         lead = sense * (top["objective"] - r["objective"])
         buys = r.get("violation_buys")
         slack = (buys + (gap or 0.0)) if buys is not None and math.isfinite(buys) else math.inf
-        if lead > 0.0 and lead <= slack:
+        # HiGHS's OPTIMAL LP point is the optimum (to its 1e-7 tolerances): no feasible point beats it, so a lead over
+        # it is the violations' whatever the duals price them at (helper-187: e226's warm OPTIMAL 0.27% past it, the
+        # violations priced at a third of that by duals far from the optimum's)
+        if lead > 0.0 and (lead <= slack or _proven_optimum(top)):
             r.update(ranked_below_feasible=True, lead_over_feasible=lead, lead_allowance=slack,
-                     feasible_best=top["name"])
+                     feasible_best=top["name"], feasible_best_proven=_proven_optimum(top))
+
+
+def _proven_optimum(row: dict) -> bool:
+    """A compare row holding HiGHS's proven optimum of the LP (``highs_status`` "Optimal", exact): POP's rows and
+    copter's have no ``highs_status``. Used for LP rows only (:func:`_rank_feasible_first` looks at the rows that
+    are not ``feasible_at_common_tol``, which a MILP's exact points always are)."""
+    return row.get("highs_status") == "Optimal" and row.get("status") == "OPTIMAL"
