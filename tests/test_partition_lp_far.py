@@ -63,8 +63,8 @@ def test_a_starved_part_is_solved_whole_once_and_its_shares_carry_the_next_round
     k = 2
     sc = make_scenario("te", 24, seed=0)
     st = tmp_path / "st"
-    # fixed shares (update_every 0, as a large LP's default) and no small-LP whole solve: only lp_far can act
-    rounds.init(sc.base(), st, partition={"k": k, "executor": "inline", "whole_below_nnz": 0, "update_every": 0})
+    # fixed shares (update_every 0), and the LP above whole_below_nnz, as a large LP's defaults: only lp_far can act
+    rounds.init(sc.base(), st, partition={"k": k, "executor": "inline", "whole_below_nnz": 1, "update_every": 0})
     rounds.step(sc.next_delta(1), st)
     victims = set(_clients_of(st, 1, 0))
     base = StateStore(st).load().problem
@@ -85,3 +85,14 @@ def test_a_starved_part_is_solved_whole_once_and_its_shares_carry_the_next_round
     opt = solve_problem(StateStore(st).load().problem, Settings(tol=1e-7)).objective
     assert "fallback" not in rep["partitions"], rep["partitions"].get("fallback")
     assert rep["status"] in ("OPTIMAL", "FEASIBLE") and abs(rep["objective"] - opt) <= 1e-3 * abs(opt)
+
+
+def test_whole_below_nnz_0_still_means_no_whole_solve(tmp_path):
+    """--whole-below-nnz 0 turns every whole solve off but a failed part's: a far merge stays the round's."""
+    from solver.partition.round import PartitionConfig, solve_round
+
+    p = make_scenario("te", 16, seed=0).base()
+    far = solve_round(p, Settings(), PartitionConfig(k=4, executor="inline", whole_below_nnz=1))
+    assert far.report["fallback"]["reason"] == "far"
+    out = solve_round(p, Settings(), PartitionConfig(k=4, executor="inline", whole_below_nnz=0))
+    assert "fallback" not in out.report and out.report["gap_rel"] > LP_FAR_GAP

@@ -97,7 +97,8 @@ def lp_far(problem: Problem, rep: dict, result: SolveResult) -> bool:
     """An LP round's merged point, feasible, more than :data:`LP_FAR_GAP` from its bound (the report's ``gap_rel``):
     the parts' shares confine it (a part starved after its clients were replaced), so it is compared with a whole
     solve (:func:`solver.partition.fallback.compare_small_lp`, reason ``far``), whose point, when kept, gives the
-    next round's shares whatever ``--share-update-every`` says: fixed shares would keep the round far."""
+    next round's shares whatever ``--share-update-every`` says: fixed shares would keep the round far. The round
+    asks this only when ``whole_below_nnz`` is not 0 (0: no whole solve but a failed part's)."""
     gap = rep.get("gap_rel")
     return (not problem.is_mip and result.status == Status.FEASIBLE and result.point_feasible
             and gap is not None and gap > LP_FAR_GAP)

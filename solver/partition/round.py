@@ -526,7 +526,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if iters != result.iterations:  # a part's resolve adds its iterations (README: the busiest part's count)
             result = replace(result, iterations=iters)
         if callable(whole_warm) and (lp_without_bound(problem, outcome_rep, result)
-                                     or lp_far(problem, outcome_rep, result)):
+                                     or (config.whole_below_nnz > 0 and lp_far(problem, outcome_rep, result))):
             whole_warm = whole_warm()  # a larger LP's: mapped only for the whole solve below
         elif callable(whole_warm):
             whole_warm = None
@@ -544,7 +544,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
             if outcome_rep["fallback"]["kept"] == "whole" and r.ns and _shares_update(r, every):
                 new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
             merge += time.perf_counter() - t5
-        if "fallback" not in outcome_rep and lp_far(problem, outcome_rep, result) and dl.parts_left() > 0:
+        if ("fallback" not in outcome_rep and config.whole_below_nnz > 0 and lp_far(problem, outcome_rep, result)
+                and dl.parts_left() > 0):  # --whole-below-nnz 0: never solved whole (but for failed parts)
             t5 = time.perf_counter()  # the shares confine the merge: the whole solve, and its shares for the next round
             result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
                                                                 whole_warm, reason="far", gap=outcome_rep["gap_rel"])
