@@ -68,3 +68,25 @@ def test_new_non_ascii_names_without_a_twin_and_a_renormalised_re_add_are_accept
     d = Delta.concat([Delta.drop_vars([NFC]), Delta.vars([NFD], cost=[-1.0], upper=[10.0]),
                       Delta.coefs(var=[NFD], con=["cap"], value=[1.0])])
     assert rounds.step(d, state)["status"] == "OPTIMAL"
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\ufeff", "\u00ad", "\u2060", "\u200e"])
+def test_a_new_name_that_differs_only_by_an_invisible_character_is_refused(state, hidden):
+    """helper-188: a constraint 'R09' + U+200B was added beside 'R09' without a word (copied text carries them)."""
+    before = _digest(state)
+    twin = "ca" + hidden + "p"
+    with pytest.raises(ValidationError, match="only by invisible characters") as err:
+        rounds.step(Delta.concat([Delta.cons([twin], upper=[5.0]),
+                                  Delta.coefs(var=["b/x"], con=[twin], value=[1.0])]), state)
+    assert f"U+{ord(hidden):04X}" in str(err.value) and "'cap'" in str(err.value)
+    assert _digest(state) == before
+    # and against another new name of the same delta, a non-ASCII one too
+    with pytest.raises(ValidationError, match="only by invisible characters"):
+        names = ["zoë", "zo" + hidden + "ë"]
+        rounds.step(Delta.concat([Delta.cons(names, upper=[1.0, 1.0]),
+                                  Delta.coefs(var=["b/x", "b/x"], con=names, value=[1.0, 1.0])]), state)
+
+
+def test_visible_non_ascii_names_are_untouched_by_the_invisible_rule(state):
+    d = Delta.concat([Delta.cons(["cap\u00e9"], upper=[5.0]), Delta.coefs(var=["b/x"], con=["cap\u00e9"], value=[1.0])])
+    assert rounds.step(d, state)["status"] == "OPTIMAL"

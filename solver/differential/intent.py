@@ -22,6 +22,7 @@ suggestions run only on the error path.
 from __future__ import annotations
 
 import difflib
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -237,11 +238,12 @@ def check_normalisation_twins(problem, p: Parsed, delta, side: dict, is_col: boo
         pa.array((problem.col_names if is_col else problem.row_names).tolist(), pa.string())
     if side["keep"] is not None:
         old = old.filter(pa.array(side["keep"]))
-    old = old.filter(pc.invert(pc.string_is_ascii(old)))
     at = np.flatnonzero(wide.to_numpy(zero_copy_only=False))
     new_wide = new.take(pa.array(at))
-    new_nfc = pc.utf8_normalize(new_wide, form="NFC")
-    old_nfc = pc.utf8_normalize(old, form="NFC")
+    if not pc.any(pc.match_substring_regex(new_wide, INVISIBLE.pattern)).as_py():
+        old = old.filter(pc.invert(pc.string_is_ascii(old)))  # an ASCII name is no other non-ASCII name's twin
+    new_nfc = _visible(pc.utf8_normalize(new_wide, form="NFC"))
+    old_nfc = _visible(pc.utf8_normalize(old, form="NFC"))
     hit = pc.index_in(new_nfc, value_set=old_nfc).fill_null(-1).to_numpy(zero_copy_only=False)
     twin_of = {}
     k = np.flatnonzero(hit >= 0)
@@ -259,6 +261,22 @@ def check_normalisation_twins(problem, p: Parsed, delta, side: dict, is_col: boo
     nm, twin = new_wide[i].as_py(), twin_of[i]
     row = side["up_rows"][side["is_new"]][at[i]]
     what = "variable" if is_col else "constraint"
+    hidden = sorted({f"U+{ord(ch):04X}" for ch in nm + twin if INVISIBLE.match(ch)})
+    if hidden:
+        fail(f"new {what} {nm!r} differs from {what} {twin!r} only by invisible characters ({', '.join(hidden)}: "
+             "they print alike but are different names, so it would be added as a second one): remove them",
+             np.array([row]), delta, entity=nm)
     fail(f"new {what} {nm!r} is the same text as {what} {twin!r} in another Unicode normalisation (they print "
          "alike but are different names, so it would be added as a second one): write the names in one "
          "normalisation, e.g. NFC", np.array([row]), delta, entity=nm)
+
+
+#: characters that print as nothing: the soft hyphen, zero-width space and joiners, direction marks, word joiner and
+#: invisible operators, the byte-order mark (Unicode's format characters that names pick up from copied text; a
+#: constraint 'R09' + U+200B was added beside 'R09' without a word, helper-188)
+INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+
+def _visible(names: pa.Array) -> pa.Array:
+    """``names`` without the :data:`INVISIBLE` characters (pyarrow's regex replace: one pass)."""
+    return pc.replace_substring_regex(names, pattern=INVISIBLE.pattern, replacement="")
