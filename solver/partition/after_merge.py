@@ -91,8 +91,6 @@ def lp_without_bound(problem: Problem, rep: dict, result: SolveResult) -> bool:
             and rep.get("gap_rel") is None)
 
 
-
-
 def lp_far(problem: Problem, rep: dict, result: SolveResult) -> bool:
     """An LP round's merged point, feasible, more than :data:`LP_FAR_GAP` from its bound (the report's ``gap_rel``):
     the parts' shares confine it (a part starved after its clients were replaced), so it is compared with a whole

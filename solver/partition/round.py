@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -218,7 +219,8 @@ def _part_duals(parts: list[Part], ys: list, spos: np.ndarray, k: int, ns: int) 
 
 def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, prev: PartitionData | None = None,
                 info=None, old_shape: tuple[int, int] | None = None,
-                whole_warm: SolverState | None = None, old_problem: Problem | None = None) -> RoundOutcome:
+                whole_warm: SolverState | Callable[[], SolverState | None] | None = None,
+                old_problem: Problem | None = None) -> RoundOutcome:
     """Solve one round of ``problem`` partitioned into ``config.k`` parts (module docstring).
 
     Args:
@@ -228,8 +230,9 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         prev: the previous round's PartitionData (None: round 0 or a cold start: a fresh split).
         info: the delta's ``ApplyInfo`` (col_map/row_map to the previous round), None for round 0.
         old_shape: (n, m) of the previous round's problem (defaults to ``info``'s).
-        whole_warm: the previous round's whole-model state mapped onto ``problem``: the warm start of a small LP's
-            whole solve (``config.whole_below_nnz``; None: cold).
+        whole_warm: the previous round's whole-model state mapped onto ``problem``, or a function returning it (a
+            larger LP's, mapped only when a whole solve runs: no bound, or a merge far from it): the warm start of an
+            LP's whole solve (``config.whole_below_nnz``; None: cold).
         old_problem: the previous round's whole model (None: unknown): after a delta that dropped clients, what
             they took of each shared row (:func:`solver.partition.dropped.dropped_use`).
     Returns:
