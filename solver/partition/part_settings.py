@@ -24,6 +24,6 @@ PART_TOL_FACTOR = 1.5
 def lp_part_settings(settings: Settings) -> Settings:
     """An LP round's ``settings`` (any ``time_limit_seconds`` kept) for its parts: one thread each (the parts run side
     by side), and ``tol`` :data:`PART_TOL_FACTOR` times the round's, kept below 1 (a relative tolerance,
-    ``solver.model.settings``): ``min(1.5 tol, (1 + tol) / 2)``, never below ``tol``."""
+    ``solver.model.settings``): ``min(1.5 tol, (1 + tol) / 2)``, which is at least ``tol`` for any tol below 1."""
     tol = float(settings.tol)
-    return replace(settings, threads=1, tol=max(tol, min(PART_TOL_FACTOR * tol, 0.5 * (1.0 + tol))))
+    return replace(settings, threads=1, tol=min(PART_TOL_FACTOR * tol, 0.5 * (1.0 + tol)))

@@ -528,31 +528,14 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         iters = max((int(pr["iterations"]) for pr in part_rep), default=0)
         if iters != result.iterations:  # a part's resolve adds its iterations (README: the busiest part's count)
             result = replace(result, iterations=iters)
-        if callable(whole_warm) and (lp_without_bound(problem, outcome_rep, result)
-                                     or (config.whole_below_nnz > 0 and lp_far(problem, outcome_rep, result))):
-            whole_warm = whole_warm()  # a larger LP's: mapped only for the whole solve below
-        elif callable(whole_warm):
-            whole_warm = None
-        if small_lp(problem, config.whole_below_nnz) and dl.parts_left() > 0:  # solved whole it costs about as much
+        reason = _whole_lp_reason(problem, config, outcome_rep, result) if dl.parts_left() > 0 else None
+        if reason is not None:  # the LP also solved whole, the better point kept
             t5 = time.perf_counter()
+            warm = whole_warm() if callable(whole_warm) else whole_warm  # a larger LP's: mapped only now
             result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
-                                                                whole_warm)
-            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and _shares_update(r, every):
-                new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
-            merge += time.perf_counter() - t5
-        if "fallback" not in outcome_rep and lp_without_bound(problem, outcome_rep, result) and dl.parts_left() > 0:
-            t5 = time.perf_counter()  # nothing proves how far the merge is: the whole solve says it
-            result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
-                                                                whole_warm, reason="no_bound")
-            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and _shares_update(r, every):
-                new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
-            merge += time.perf_counter() - t5
-        if ("fallback" not in outcome_rep and config.whole_below_nnz > 0 and lp_far(problem, outcome_rep, result)
-                and dl.parts_left() > 0):  # --whole-below-nnz 0: never solved whole (but for failed parts)
-            t5 = time.perf_counter()  # the shares confine the merge: the whole solve, and its shares for the next round
-            result, outcome_rep["fallback"] = compare_small_lp(problem, settings, result, config.whole_below_nnz,
-                                                                whole_warm, reason="far", gap=outcome_rep["gap_rel"])
-            if outcome_rep["fallback"]["kept"] == "whole" and r.ns:
+                                                                warm, reason=reason, gap=outcome_rep["gap_rel"])
+            # a far merge's shares confine it: the whole point's shares, whatever the update cadence
+            if outcome_rep["fallback"]["kept"] == "whole" and r.ns and (reason == "far" or _shares_update(r, every)):
                 new_shares, moved = _shares_from_whole(problem, r, result, outcome_rep, passes_report)
             merge += time.perf_counter() - t5
         if violates_whole(problem, result, part_rep) and dl.parts_left() > 0:  # the merge failed the re-check
@@ -710,6 +693,23 @@ def _merged_objective(problem: Problem, r: RoundSetup, parts: list[Part], result
         return math.nan
     x, _ = combine_points(problem, [parts[p] for p in solve_idx], pts, r.grouping.global_cols)
     return float(problem.objective(x))
+
+
+def _whole_lp_reason(problem: Problem, config: PartitionConfig, rep: dict, result: SolveResult) -> str | None:
+    """Why an LP round's merge is also solved whole (``solver.partition.fallback.compare_small_lp``'s ``reason``), or
+    None: ``"small"`` (at most ``whole_below_nnz`` nonzeros: solved whole it costs about as much), ``"no_bound"``
+    (nothing proves how far the merge is: :func:`solver.partition.after_merge.lp_without_bound`) or ``"far"`` (more
+    than ``LP_FAR_GAP`` from its bound: :func:`solver.partition.after_merge.lp_far`; not with ``whole_below_nnz`` 0,
+    which turns off every whole solve but a failed part's). The last two only without an earlier fallback."""
+    if small_lp(problem, config.whole_below_nnz):
+        return "small"
+    if "fallback" in rep:
+        return None
+    if lp_without_bound(problem, rep, result):
+        return "no_bound"
+    if config.whole_below_nnz > 0 and lp_far(problem, rep, result):
+        return "far"
+    return None
 
 
 def _shares_update(r: RoundSetup, every: int) -> bool:
