@@ -66,7 +66,7 @@ def spmv_csc(cp, ci, cv, x, out):
             out[ci[p]] += cv[p] * xj
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a partitioned LP round runs it in a thread while its parts run
 def row_absmax_scan(ci, cv, out):
     """out[i] = max(out[i], max_p |cv[p]| over the entries p of row i): one pass over the (nnz,) CSC entries
     (row ``ci[p]``, value ``cv[p]``) into the (m,) ``out``, zeroed by the caller. numpy's ``np.maximum.at`` took
