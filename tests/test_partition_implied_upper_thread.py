@@ -32,7 +32,15 @@ def test_the_build_equals_implied_upper_in_a_thread_or_not(te, in_thread):
     want = assignment_rows_of(te)
     for field in ("rows", "rp", "rc", "coef"):
         np.testing.assert_array_equal(getattr(got.arows, field), getattr(want, field))
-    assert got.seconds_up > 0 and got.seconds_rows > 0
+    assert got.seconds_up > 0 and got.seconds_rows > 0 and got.seconds_row_scale > 0
+    # the row scales are left in termination's cache: the merge's re-check reads them without a pass
+    from solver.lp import termination
+
+    hit = termination._ROW_ABSMAX.get(id(te.a_data))
+    assert hit is not None and hit[0]() is te.a_data
+    want_scale = np.zeros(te.n_rows)
+    np.maximum.at(want_scale, te.a_indices, np.abs(te.a_data))
+    np.testing.assert_array_equal(hit[2], want_scale)
 
 
 def test_a_build_that_fails_raises_in_the_callers_thread(te, monkeypatch):
@@ -54,6 +62,7 @@ def test_an_lp_round_on_workers_computes_them_during_the_parts_and_merges_the_sa
     phases = procs.report["seconds"]["phases"]
     assert phases["implied_upper_in_thread"] > 0 and "implied_upper_wait" in phases
     assert phases["assignment_rows_in_thread"] > 0 and "assignment_rows" not in phases
+    assert phases["row_scale_in_thread"] > 0
     assert "implied_upper_in_thread" not in inline.report["seconds"]["phases"]  # inline: the merge computes them
     assert inline.report["seconds"]["phases"]["assignment_rows"] > 0
     # this small model is also solved whole: the merged point's bound is the fallback's
