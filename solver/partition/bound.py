@@ -37,6 +37,7 @@ import numpy as np
 
 from solver.model.problem import Problem
 from solver.partition import bound_kernels as K
+from solver.partition.ranges import ranges, run_ranges
 
 
 def implied_upper(problem: Problem) -> np.ndarray:
@@ -143,7 +144,10 @@ class LagrangianBound:
     def evaluate_many(self, candidates: list[np.ndarray], reduced: np.ndarray | None = None) -> list[float]:
         """``[self.evaluate(c) for c in candidates]`` (the same floats) in one pass over the matrix
         (``solver.partition.bound_kernels.column_terms``) instead of one per candidate; with ``reduced`` (n, k)
-        also candidate c's minimisation-form reduced costs (``sense * c - A' y``, y projected) in its column c."""
+        also candidate c's minimisation-form reduced costs (``sense * c - A' y``, y projected) in its column c.
+        A model of more than ``ranges.RANGE_SIZE`` columns makes the pass in column ranges side by side
+        (:func:`_terms_in_ranges`): the same reduced costs, its sums added range by range (equal to ``evaluate``'s
+        to rounding)."""
         p = self.problem
         sense = float(p.sense)
         k = len(candidates)
@@ -160,13 +164,12 @@ class LagrangianBound:
         r_out = np.empty((0, k)) if reduced is None else reduced
         if self._r_base is None:  # the base reduced costs in the same pass (bound_kernels.base_and_column_terms)
             r_base = np.empty(p.n_cols)
-            totals, unbounded = K.base_and_column_terms(p.a_indptr, p.a_indices, p.a_data, sense * p.cost,
-                                                        self.y_base, self.is_sh, cols, p.col_lower, self.up, r_base,
-                                                        r_out)
+            totals, unbounded = _terms_in_ranges(p, sense * p.cost, self.y_base, True, r_base, self.is_sh, cols,
+                                                 self.up, r_out)
             self._r_base = r_base
         else:
-            totals, unbounded = K.column_terms(p.a_indptr, p.a_indices, p.a_data, self.is_sh, cols, self._r_base,
-                                               p.col_lower, self.up, r_out)
+            totals, unbounded = _terms_in_ranges(p, self._r_base, self._r_base, False, np.empty(0), self.is_sh, cols,
+                                                 self.up, r_out)
         out = []
         for c in range(k):
             if unbounded[c]:
@@ -175,6 +178,21 @@ class LagrangianBound:
                 bound_min = self.row_part_base + row_terms[c] + float(totals[c]) + sense * p.offset
                 out.append(sense * bound_min)
         return out
+
+
+def _terms_in_ranges(p: Problem, base: np.ndarray, y_base: np.ndarray, fill_base: bool, r_base_out: np.ndarray,
+                     is_sh: np.ndarray, cols: np.ndarray, up: np.ndarray, r_out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``bound_kernels.base_and_column_terms`` (``fill_base``) or ``column_terms`` over the model's column ranges
+    (:mod:`solver.partition.ranges`), in threads when there are several: (totals (k,) added range by range in order,
+    unbounded (k,) bool, either range's). One range is the single pass, bitwise."""
+    outs = run_ranges(lambda a, b: K.terms_range(p.a_indptr, p.a_indices, p.a_data, base, y_base, fill_base,
+                                                 r_base_out, is_sh, cols, p.col_lower, up, r_out, a, b),
+                      ranges(p.n_cols))
+    totals, unbounded = outs[0][0].copy(), outs[0][1].copy()
+    for t, u in outs[1:]:
+        totals += t
+        unbounded |= u
+    return totals, unbounded
 
 
 def shared_dual_candidates(part_duals: np.ndarray, shares: np.ndarray) -> dict[str, np.ndarray]:
@@ -304,8 +322,12 @@ def assignment_step(problem: Problem, y: np.ndarray, arows: AssignmentRows, up: 
         has = arows.row_of_col >= 0
         r_base = r_full + np.where(has, arows.coef * y_min[np.where(has, arows.row_of_col, 0)], 0.0)
     lb = LagrangianBound(problem, y, arows.rows, up, r_base)  # its r_base: c - A'y over all rows but the assignment rows
-    y_new, solved = K.assignment_duals(arows.rp, arows.rc, arows.coef, arows.rows, lb.r_base, problem.col_lower,
-                                       lb.up, problem.row_lower, problem.row_upper, y_min)
+    # each row's maximiser alone (disjoint rows): the rows in ranges side by side, written into one copy of y
+    y_new, r0 = y_min.copy(), lb.r_base
+    solved = sum(run_ranges(lambda a, b: K.assignment_duals_range(arows.rp, arows.rc, arows.coef, arows.rows, a, b, r0,
+                                                                  problem.col_lower, lb.up, problem.row_lower,
+                                                                  problem.row_upper, y_new),
+                            ranges(arows.rows.shape[0])))
     y_new = sense * y_new
     value = lb.evaluate_disjoint(y_new[arows.rows], arows.row_of_col, arows.coef)
     return (float(value) if np.isfinite(value) else None), y_new, int(solved)

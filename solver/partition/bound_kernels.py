@@ -100,7 +100,7 @@ def column_term(cp, ci, cv, is_shared, y_shared_full, r_base, lo, up):
     return total, unbounded
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up, r_out):
     """:func:`column_term` for k candidate duals in one pass over the matrix (``solver.partition.bound``'s
     ``best_bound`` evaluates its candidates together).
@@ -116,19 +116,22 @@ def column_terms(cp, ci, cv, is_shared, y_shared_cols, r_base, lo, up, r_out):
 
     Returns: (totals (k,), unbounded (k,) bool), candidate c's ``column_term`` result in entry c.
     """
-    return _terms(cp, ci, cv, r_base, r_base, False, np.empty(0), is_shared, y_shared_cols, lo, up, r_out)
+    return terms_range(cp, ci, cv, r_base, r_base, False, np.empty(0), is_shared, y_shared_cols, lo, up, r_out, 0,
+                       cp.shape[0] - 1)
 
 
-@njit(cache=True)
-def _terms(cp, ci, cv, base, y_base, fill_base, r_base_out, is_shared, y_shared_cols, lo, up, r_out):
+@njit(cache=True, nogil=True)  # nogil: ``solver.partition.bound`` runs column ranges of a large model in threads
+def terms_range(cp, ci, cv, base, y_base, fill_base, r_base_out, is_shared, y_shared_cols, lo, up, r_out, j0, j1):
     """:func:`column_terms` (``fill_base`` False: ``base`` is r_base, read; y_base, r_base_out unused) or
-    :func:`base_and_column_terms` (True: ``base`` is c, and r_base_out[j] = c_j - A_j' y_base is written first)."""
+    :func:`base_and_column_terms` (True: ``base`` is c, and r_base_out[j] = c_j - A_j' y_base is written first) over
+    the columns j0 <= j < j1 only: their entries of ``r_base_out`` and ``r_out`` are written (each column's values
+    do not depend on the range), and the returned (totals (k,), unbounded (k,) bool) are those columns' sums."""
     k = y_shared_cols.shape[1]
     totals = np.zeros(k)
     unbounded = np.zeros(k, dtype=np.bool_)
     r = np.empty(k)
     keep = r_out.shape[0] == cp.shape[0] - 1
-    for j in range(cp.shape[0] - 1):
+    for j in range(j0, j1):
         rb = base[j]
         if fill_base:
             for p in range(cp[j], cp[j + 1]):
@@ -138,7 +141,7 @@ def _terms(cp, ci, cv, base, y_base, fill_base, r_base_out, is_shared, y_shared_
     return totals, unbounded
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _candidate_terms(j, rb, cp, ci, cv, is_shared, y_shared_cols, lo, up, r, keep, r_out, totals, unbounded):
     """Column j's part of :func:`column_terms` from its base reduced cost ``rb``: each candidate's r_j (rb minus the
     shared entries times the candidate's duals, in entry order), kept in ``r_out[j]`` when ``keep``, and its term
@@ -161,7 +164,7 @@ def _candidate_terms(j, rb, cp, ci, cv, is_shared, y_shared_cols, lo, up, r, kee
         totals[c], unbounded[c] = _add_column(totals[c], unbounded[c], r[c], lj, uj)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def base_and_column_terms(cp, ci, cv, c, y_base, is_shared, y_shared_cols, lo, up, r_base_out, r_out):
     """:func:`reduced_costs` (``r_base_out`` = c - A' y_base) and :func:`column_terms` from it in one pass over the
     matrix instead of two: each column's nonzeros are read for its base reduced cost, then again, while they are in
@@ -171,7 +174,8 @@ def base_and_column_terms(cp, ci, cv, c, y_base, is_shared, y_shared_cols, lo, u
     Args: as :func:`reduced_costs` (c, y_base (m,)) and :func:`column_terms` (is_shared ... r_out), r_base_out (n,)
         float64 filled. Returns: :func:`column_terms`' (totals (k,), unbounded (k,) bool).
     """
-    return _terms(cp, ci, cv, c, y_base, True, r_base_out, is_shared, y_shared_cols, lo, up, r_out)
+    return terms_range(cp, ci, cv, c, y_base, True, r_base_out, is_shared, y_shared_cols, lo, up, r_out, 0,
+                       cp.shape[0] - 1)
 
 
 @njit(cache=True, nogil=True)
@@ -209,8 +213,17 @@ def assignment_duals(rp, rc, coef, rows, r0, lo, up, rl, ru, y):
         those rows).
     """
     y_new = y.copy()
+    solved = assignment_duals_range(rp, rc, coef, rows, 0, rows.shape[0], r0, lo, up, rl, ru, y_new)
+    return y_new, solved
+
+
+@njit(cache=True, nogil=True)  # nogil: ``solver.partition.bound`` runs row ranges of a large model in threads
+def assignment_duals_range(rp, rc, coef, rows, q0, q1, r0, lo, up, rl, ru, y_new):
+    """:func:`assignment_duals` for the rows ``rows[q0:q1]`` only, written into ``y_new`` (m,) in place (it holds
+    the current duals on entry; other rows are not touched, and each row's maximiser does not depend on the range).
+    Returns the number of those rows whose maximiser was found."""
     width = 1
-    for q in range(rows.shape[0]):
+    for q in range(q0, q1):
         i = rows[q]
         width = max(width, rp[i + 1] - rp[i] + 1)
     bt = np.empty(width)  # breakpoints, their slope changes, and the slopes either side (one row at a time)
@@ -218,7 +231,7 @@ def assignment_duals(rp, rc, coef, rows, r0, lo, up, rl, ru, y):
     bl = np.empty(width)
     br = np.empty(width)
     solved = 0
-    for q in range(rows.shape[0]):
+    for q in range(q0, q1):
         i = rows[q]
         t = _row_maximiser(rp[i], rp[i + 1], rc, coef, r0, lo, up, rl[i], ru[i], bt, bd, bl, br)
         if np.isfinite(t):
@@ -226,7 +239,7 @@ def assignment_duals(rp, rc, coef, rows, r0, lo, up, rl, ru, y):
         if np.isfinite(t):
             y_new[i] = t
             solved += 1
-    return y_new, solved
+    return solved
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,53 @@
+"""Column (or row) ranges of a large model's merge passes, run side by side in threads of the round's process.
+
+A partitioned round's merge runs after its parts, when the cores that ran them are idle, so its passes over the
+whole matrix (the Lagrangian bound's candidates, ``solver.partition.bound_kernels.terms_range``; the assignment
+rows' exact duals, ``assignment_duals_range``) are split into ranges that numba kernels without the GIL run in a
+thread pool. The ranges are fixed by the model alone (:data:`RANGE_SIZE` columns or rows each), never by the
+machine's cores, and sums are added range after range in order: a round gives the same floats on every machine.
+A model of at most one range runs the single pass as before.
+
+Measured on TE Kdl (1.06M columns, 31M nonzeros; the bound's pass over three candidates): 0.125-0.197 s in one
+thread, 0.074-0.089 s in two on the 2-core machine (session 48; the pass is bound by memory traffic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from solver.partition.cores import usable_cores
+
+T = TypeVar("T")
+
+RANGE_SIZE = 1 << 17
+"""Columns (or rows) per range: TE Kdl's 1.06M columns make 9 ranges; a model of at most this many is one pass."""
+
+
+def ranges(count: int, size: int | None = None) -> list[tuple[int, int]]:
+    """The half-open ranges [a, b) of ``size`` items each (default :data:`RANGE_SIZE`; the last shorter) covering
+    ``count`` items; one empty range when ``count`` is 0, so that a caller always gets a result to start its sums
+    from.
+
+    Raises:
+        ValueError: ``size`` < 1 or ``count`` < 0.
+    """
+    size = RANGE_SIZE if size is None else int(size)
+    if size < 1 or count < 0:
+        raise ValueError(f"ranges: count {count} and size {size} (count >= 0, size >= 1)")
+    if count == 0:
+        return [(0, 0)]
+    return [(a, min(a + size, count)) for a in range(0, count, size)]
+
+
+def run_ranges(fn: Callable[[int, int], T], spans: list[tuple[int, int]], threads: int | None = None) -> list[T]:
+    """``[fn(a, b) for (a, b) in spans]``, in that order; with more than one span and more than one usable core,
+    the calls run in a thread pool of ``threads`` (default: the usable cores, at most one per span). ``fn`` must
+    release the GIL (a ``nogil`` kernel) for the threads to overlap, and its calls must write disjoint outputs.
+    An exception of any call is raised here."""
+    threads = min(len(spans), usable_cores() if threads is None else max(1, int(threads)))
+    if threads <= 1:
+        return [fn(a, b) for a, b in spans]
+    with ThreadPoolExecutor(threads, thread_name_prefix="copter-merge") as ex:
+        return list(ex.map(lambda s: fn(*s), spans))
