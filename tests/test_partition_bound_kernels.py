@@ -255,3 +255,42 @@ def test_presence_matches_twin(shape, k):
     pos[rows] = np.arange(rows.size)
     args = (csc[0], csc[1], cv, col_part, pos, k, rows.size)
     np.testing.assert_array_equal(CK.presence(*args), CR.presence_ref(*args))
+
+
+def _rows_and_duals(m, seed):
+    rng = np.random.default_rng(seed)
+    rl = np.where(rng.random(m) < 0.3, -np.inf, rng.uniform(-5, 1, m))
+    ru = np.where(rng.random(m) < 0.3, np.inf, rng.uniform(-1, 5, m))
+    y = rng.standard_normal(m)
+    y[rng.random(m) < 0.1] = np.nan
+    y[rng.random(m) < 0.05] = np.inf
+    y[rng.random(m) < 0.05] = -np.inf
+    y[rng.random(m) < 0.1] = -0.0
+    return rl, ru, y, rng
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 2**31 - 1), st.sampled_from([1.0, -1.0]))
+def test_min_form_and_row_term_match_twins(m, seed, sense):
+    rl, ru, y, _ = _rows_and_duals(m, seed)
+    got = K.min_form(y, sense, rl, ru, np.empty(m))
+    want = R.min_form_ref(y, sense, rl, ru, np.empty(m))
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))  # -0.0 kept where numpy keeps it
+    assert np.isfinite(got).all()
+    assert not (got[~np.isfinite(rl)] > 0).any() and not (got[~np.isfinite(ru)] < 0).any()
+    fin = np.where(np.abs(got) < 1e300, got, 0.0)  # the row term of finite duals (an inf dual's is +-inf either way)
+    t1, t2 = K.row_term(fin, rl, ru), R.row_term_ref(fin, rl, ru)
+    scale = np.abs(fin * np.where(np.isfinite(rl), rl, 0.0)).sum() + np.abs(fin * np.where(np.isfinite(ru), ru, 0.0)).sum()
+    assert abs(t1 - t2) <= 1e-12 * (1 + scale)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 30), st.integers(0, 40), st.integers(0, 2**31 - 1))
+def test_without_assignment_entries_matches_twin(m, n, seed):
+    rng = np.random.default_rng(seed)
+    row_of_col = rng.integers(-1, m, n).astype(np.int64)
+    coef = np.where(row_of_col >= 0, rng.uniform(-3, 3, n), 0.0)
+    r_full, y = rng.standard_normal(n), rng.standard_normal(m)
+    np.testing.assert_array_equal(K.without_assignment_entries(r_full, row_of_col, coef, y, np.empty(n)),
+                                  R.without_assignment_entries_ref(r_full, row_of_col, coef, y, np.empty(n)))

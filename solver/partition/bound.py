@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from solver.lp.kernels import kernel_array
 from solver.model.problem import Problem
 from solver.partition import bound_kernels as K
 from solver.partition.ranges import ranges, run_ranges
@@ -49,13 +50,17 @@ def implied_upper(problem: Problem) -> np.ndarray:
 
 def min_form_duals(problem: Problem, y: np.ndarray) -> np.ndarray:
     """(m,) duals ``y`` (problem's sense, HiGHS convention, NaN read as 0) in minimisation form, projected on the
-    signs the row bounds allow (a new array)."""
-    return _project(problem, float(problem.sense) * np.nan_to_num(np.asarray(y, dtype=np.float64)))
+    signs the row bounds allow (a new array; one kernel pass, ``bound_kernels.min_form``)."""
+    y, f = kernel_array(np.asarray(y), np.float64), np.float64  # one kernel signature (solver.prepare compiles it)
+    return K.min_form(y, float(problem.sense), kernel_array(problem.row_lower, f), kernel_array(problem.row_upper, f),
+                      np.empty_like(y))
 
 
 def _project(p: Problem, y: np.ndarray) -> np.ndarray:
-    """(m,) minimisation-form duals with y_i > 0 only where rl_i is finite, y_i < 0 only where ru_i is."""
-    return np.where(y > 0, np.where(np.isfinite(p.row_lower), y, 0.0), np.where(np.isfinite(p.row_upper), y, 0.0))
+    """(m,) minimisation-form duals with y_i > 0 only where rl_i is finite, y_i < 0 only where ru_i is (a new
+    array; NaN read as 0)."""
+    y, f = kernel_array(np.asarray(y), np.float64), np.float64
+    return K.min_form(y, 1.0, kernel_array(p.row_lower, f), kernel_array(p.row_upper, f), np.empty_like(y))
 
 
 class LagrangianBound:
@@ -102,9 +107,8 @@ class LagrangianBound:
 
     def _row_term(self, y: np.ndarray) -> float:
         p = self.problem
-        pos = np.where(y > 0, y * np.where(np.isfinite(p.row_lower), p.row_lower, 0.0), 0.0)
-        neg = np.where(y < 0, y * np.where(np.isfinite(p.row_upper), p.row_upper, 0.0), 0.0)
-        return float(pos.sum() + neg.sum())
+        f = np.float64
+        return float(K.row_term(kernel_array(y, f), kernel_array(p.row_lower, f), kernel_array(p.row_upper, f)))
 
     def evaluate(self, y_shared: np.ndarray) -> float:
         """L(y) in the problem's sense for the (ns,) shared-row duals ``y_shared`` (problem's sense);
@@ -129,8 +133,8 @@ class LagrangianBound:
         """(m,) minimisation-form duals: the (ns,) ``y_shared`` (problem's sense, NaN read as 0) on the shared rows,
         projected on the signs their bounds allow; 0 elsewhere."""
         full = np.zeros(self.problem.n_rows)
-        full[self.shared] = float(self.problem.sense) * np.nan_to_num(np.asarray(y_shared, dtype=np.float64))
-        return self._project(full)
+        full[self.shared] = np.asarray(y_shared, dtype=np.float64)
+        return min_form_duals(self.problem, full)
 
     def _total(self, full: np.ndarray, col: float, unbounded: bool) -> float:
         """L(y) in the problem's sense from the shared rows' (m,) ``full`` duals and the columns' term."""
@@ -156,9 +160,7 @@ class LagrangianBound:
         cols = np.zeros((p.n_rows, k))
         row_terms = []
         for c, y_shared in enumerate(candidates):
-            full = np.zeros(p.n_rows)
-            full[self.shared] = sense * np.nan_to_num(np.asarray(y_shared, dtype=np.float64))
-            full = self._project(full)
+            full = self._shared_full(y_shared)
             cols[:, c] = full
             row_terms.append(self._row_term(full))
         r_out = np.empty((0, k)) if reduced is None else reduced
@@ -319,8 +321,7 @@ def assignment_step(problem: Problem, y: np.ndarray, arows: AssignmentRows, up: 
     y_min = min_form_duals(problem, y)
     r_base = None
     if r_full is not None:  # add back each column's assignment entry: c - A'y over all rows but the assignment rows
-        has = arows.row_of_col >= 0
-        r_base = r_full + np.where(has, arows.coef * y_min[np.where(has, arows.row_of_col, 0)], 0.0)
+        r_base = K.without_assignment_entries(r_full, arows.row_of_col, arows.coef, y_min, np.empty_like(r_full))
     lb = LagrangianBound(problem, y, arows.rows, up, r_base)  # its r_base: c - A'y over all rows but the assignment rows
     # each row's maximiser alone (disjoint rows): the rows in ranges side by side, written into one copy of y
     y_new, r0 = y_min.copy(), lb.r_base

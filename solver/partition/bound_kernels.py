@@ -52,6 +52,63 @@ def implied_upper(cp, ci, cv, lo, up, ru, m):
     return out
 
 
+_FLOAT_MAX = np.finfo(np.float64).max
+
+
+@njit(cache=True, nogil=True)
+def min_form(y, sense, rl, ru, out):
+    """out (m,) = ``sense`` x y (m,) in minimisation form, NaN read as 0 and +-inf as +-the largest float (what
+    ``numpy.nan_to_num`` does), projected on the signs the row bounds rl, ru (m,) allow: out_i > 0 only where rl_i
+    is finite, out_i < 0 only where ru_i is (else 0). One pass; ``out`` may be ``y``. Twin: ``bound_ref.min_form_ref``
+    (``solver.partition.bound``'s numpy formulation before session 48: 5-18 ms a call on TE Kdl's 570k rows, several
+    calls a merge)."""
+    inf = np.inf
+    for i in range(y.shape[0]):
+        v = y[i]
+        if v != v:
+            v = 0.0
+        elif v == inf:
+            v = _FLOAT_MAX
+        elif v == -inf:
+            v = -_FLOAT_MAX
+        v = sense * v
+        if v > 0.0:
+            out[i] = v if -inf < rl[i] < inf else 0.0
+        else:
+            out[i] = v if -inf < ru[i] < inf else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def row_term(y, rl, ru):
+    """The rows' part of L(y): sum_i rl_i y_i over y_i > 0 plus ru_i y_i over y_i < 0 for minimisation-form duals y
+    (m,), an infinite bound read as 0 (``min_form`` leaves no dual on one). One pass, summed in row order. Twin:
+    ``bound_ref.row_term_ref`` (equal to rounding: numpy sums pairwise)."""
+    inf = np.inf
+    total = 0.0
+    for i in range(y.shape[0]):
+        v = y[i]
+        if v > 0.0:
+            if -inf < rl[i] < inf:
+                total += v * rl[i]
+        elif v < 0.0:
+            if -inf < ru[i] < inf:
+                total += v * ru[i]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def without_assignment_entries(r_full, row_of_col, coef, y, out):
+    """out (n,) = r_full + a_ij y_i for each column j's entry on its assignment row i = row_of_col[j] (coef[j] =
+    a_ij; -1: none, r_full[j] kept): the reduced costs c - A'y without the assignment rows' terms, from those with
+    them (``solver.partition.bound.assignment_step``). One pass over the columns. Twin:
+    ``bound_ref.without_assignment_entries_ref``."""
+    for j in range(r_full.shape[0]):
+        i = row_of_col[j]
+        out[j] = r_full[j] + coef[j] * y[i] if i >= 0 else r_full[j] + 0.0
+    return out
+
+
 @njit(cache=True)
 def reduced_costs(cp, ci, cv, c, y, out):
     """out = c - A'y (n,), one pass."""

@@ -170,3 +170,24 @@ def _segment_cumsum(values, segment):
     starts = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]])
     base = np.repeat(c[starts] - values[starts], np.diff(np.r_[starts, values.size]))
     return c - base
+
+
+def min_form_ref(y, sense, rl, ru, out):
+    """Twin of :func:`solver.partition.bound_kernels.min_form`."""
+    v = sense * np.nan_to_num(np.asarray(y, dtype=np.float64))
+    out[:] = np.where(v > 0, np.where(np.isfinite(rl), v, 0.0), np.where(np.isfinite(ru), v, 0.0))
+    return out
+
+
+def row_term_ref(y, rl, ru):
+    """Twin of :func:`solver.partition.bound_kernels.row_term`."""
+    pos = np.where(y > 0, y * np.where(np.isfinite(rl), rl, 0.0), 0.0)
+    neg = np.where(y < 0, y * np.where(np.isfinite(ru), ru, 0.0), 0.0)
+    return float(pos.sum() + neg.sum())
+
+
+def without_assignment_entries_ref(r_full, row_of_col, coef, y, out):
+    """Twin of :func:`solver.partition.bound_kernels.without_assignment_entries`."""
+    has = row_of_col >= 0
+    out[:] = r_full + np.where(has, coef * y[np.where(has, row_of_col, 0)], 0.0)
+    return out
