@@ -84,12 +84,20 @@ def test_a_worker_forked_after_the_interrupt_starts_silently(tmp_path, sig):
            "T_SIGNAL": str(int(sig))}  # the environment, not argv: the forkserver imports the script too
     # a suite started under nohup passes SIGHUP on ignored, and copter keeps an ignored SIGHUP ignored (by
     # design): the command under test gets the disposition of a terminal session
-    proc = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
-    assert proc.returncode == 128 + sig, proc.stderr[-3000:]
-    assert started.exists(), "the forkserver forked no worker: the race was not replayed"
-    assert "Traceback" not in proc.stderr and "Error" not in proc.stderr, proc.stderr[-3000:]
-    assert "leaked" not in proc.stderr and "resource_tracker" not in proc.stderr, proc.stderr[-3000:]
+    # on a loaded machine the command can be gone before the forkserver reads its request, and then no worker is
+    # forked (the race this test replays did not happen): every run must still be quiet, and one of three must
+    # replay it (session 47: one such run in CI's neighbourhood, then 3 of 3 replayed alone)
+    for _attempt in range(3):
+        unlinked.unlink(missing_ok=True)
+        started.unlink(missing_ok=True)
+        proc = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
+        assert proc.returncode == 128 + sig, proc.stderr[-3000:]
+        assert "Traceback" not in proc.stderr and "Error" not in proc.stderr, proc.stderr[-3000:]
+        assert "leaked" not in proc.stderr and "resource_tracker" not in proc.stderr, proc.stderr[-3000:]
+        if started.exists():
+            break
+    assert started.exists(), "the forkserver forked no worker in 3 runs: the race was not replayed"
 
 
 def copter(*args) -> subprocess.Popen:
