@@ -94,3 +94,75 @@ def test_a_dispatched_alm_round_hands_the_judge_its_measure(monkeypatch):
     _same_measure(q, res, measured, s.tol)
     assert by_itself[1] is False and by_itself[0] is res  # measured again: the same ruling, nothing replaced
     assert out.message == res.message
+
+
+def _warm_round():
+    sc, p0, r0 = _te_rounds()
+    q, info = apply_delta(p0, sc.next_delta(1, None))
+    return q, map_state(r0.state, info, q)
+
+
+def test_a_warm_run_given_its_starts_measure_takes_it_instead_of_a_pass(monkeypatch):
+    """``start_kkt`` (the engine choice's measure of the same warm point): the run makes one ``original_kkt`` pass
+    fewer, and ends where it ends measuring the start itself (the scaled round trip moves the start by an ulp)."""
+    from solver.lp import alm as alm_mod
+
+    q, warm = _warm_round()
+    s = Settings(tol=1e-6)
+    x0, y0 = warm.x, warm.y
+    start = okkt.original_kkt(q, x0, y0, s.tol)[0]
+    calls = []
+    real = alm_mod.original_kkt
+    monkeypatch.setattr(alm_mod, "original_kkt", lambda *a, **k: calls.append(1) or real(*a, **k))
+    res1, m1 = solve_alm_measured(q, s, warm)
+    n_own = len(calls)
+    calls.clear()
+    res2, m2 = solve_alm_measured(q, s, warm, start_kkt=start)
+    assert len(calls) == n_own - 1
+    assert res1.status == res2.status == Status.OPTIMAL
+    assert res1.iterations == res2.iterations
+    assert abs(res1.objective - res2.objective) <= 1e-9 * (1 + abs(res1.objective))
+    _same_measure(q, res2, m2, s.tol)  # the measure handed on is still the returned point's own
+
+
+def test_a_start_measure_is_not_taken_when_the_reductions_change_the_start(monkeypatch):
+    """A model whose trivial reductions drop a column (here an empty one, set to its best bound) starts from another
+    point than the one measured: the run measures its own start."""
+    from solver.lp import alm as alm_mod
+
+    p = lp([1.0, 1.0, -1.0], [[1, 1, 0]], [1.0], [np.inf], [0.0, 0.0, 0.0], [np.inf, np.inf, 3.0])
+    warm = (np.array([5.0, 5.0, 0.0]), np.array([0.0]))  # far from the optimum -2 at (0.5, 0.5, 3), y = 1
+    s = Settings()
+    wrong = okkt.original_kkt(p, np.array([0.5, 0.5, 3.0]), np.array([1.0]), s.tol)[0]  # of another point: converged
+    assert wrong.converged(s.tol)
+    calls = []
+    real = alm_mod.original_kkt
+    monkeypatch.setattr(alm_mod, "original_kkt", lambda *a, **k: calls.append(1) or real(*a, **k))
+    res, measured = solve_alm_measured(p, s, warm, start_kkt=wrong)
+    assert res.status == Status.OPTIMAL and abs(res.objective - (1.0 - 3.0)) <= 1e-3, res.message
+    assert "already meets" not in res.message  # taken, the converged measure would have ended the run at (5, 5, 3)
+    assert calls  # the start was measured here
+    _same_measure(p, res, measured, s.tol)
+
+
+def test_a_dispatched_warm_alm_round_measures_its_start_once(monkeypatch):
+    """Through the dispatcher (engine auto, a warm TE round that the ALM runs): the warm point is measured by the
+    engine choice only."""
+    from solver.lp import alm as alm_mod
+    from solver.lp import engine_choice
+
+    sc = TEScenario(nodes=16, seed=4)
+    p0 = sc.base()
+    s = Settings(tol=1e-6)
+    r0 = dispatch.solve(p0, s)  # a stream's round 0: its state carries the engine record the choice reads
+    q, info = apply_delta(p0, sc.next_delta(1, None))
+    warm = map_state(r0.state, info, q)
+    choice = engine_choice.choose_engine(q, s, warm)
+    assert choice.engine == "alm" and choice.warm_point_kkt is not None, choice.reason
+    seen = []
+    real = alm_mod.solve_alm_measured
+    monkeypatch.setattr(alm_mod, "solve_alm_measured",
+                        lambda *a, **k: seen.append(k.get("start_kkt")) or real(*a, **k))
+    out = dispatch.solve(q, s, warm)
+    assert out.engine == "alm" and out.status == Status.OPTIMAL
+    assert len(seen) == 1 and seen[0] == choice.warm_point_kkt

@@ -210,10 +210,13 @@ def solve_alm(problem: Problem, settings: Settings | None = None, warm_start=Non
 
 
 def solve_alm_measured(problem: Problem, settings: Settings | None = None, warm_start=None,
-                       params: ALMParameters | None = None) -> tuple[SolveResult, tuple | None]:
+                       params: ALMParameters | None = None, start_kkt=None) -> tuple[SolveResult, tuple | None]:
     """:func:`solve_alm` and ``original_kkt``'s output (at ``settings.tol``) for the returned point's x and y, the
     measure :func:`solver.lp.bound_gap.judged` would otherwise take again (TE Kdl: a 0.14 s pass a round), or None
-    when the run handed over to PDHG. Raises as :func:`solve_alm`."""
+    when the run handed over to PDHG. ``start_kkt``: the ``original_kkt`` KKT of ``warm_start``'s point on
+    ``problem`` at ``settings.tol`` when the caller measured it (``solver.lp.engine_choice.Choice.warm_point_kkt``):
+    the run takes it as its start's measure instead of a pass over the matrix, unless the trivial reductions
+    dropped a row or column (then the start differs). Raises as :func:`solve_alm`."""
     t0 = time.perf_counter()
     s = settings or Settings()
     prm = params or ALMParameters()
@@ -230,7 +233,7 @@ def solve_alm_measured(problem: Problem, settings: Settings | None = None, warm_
                        0, {}, t0, warm, ws_msg)
     run = _Run(problem, s, prm, red, t0)
     if red.keep_cols.size:
-        run.start(ws_in)
+        run.start(ws_in, start_kkt)
         run.iterate()
         if run.handover:
             if not prm.handover:
@@ -276,10 +279,10 @@ class _Run:
         #: None before the first measure: the result reuses it instead of a pass over the matrix
         self.measured = None
 
-    def start(self, ws_in) -> None:
+    def start(self, ws_in, start_kkt=None) -> None:
         """Scale the reduced problem (``solver.lp.alm_scaling``), set the proximal centre, multiplier and
         first step (cold: eta = step_cold; warm: ``warm_scale`` / the start's KKT error, or stop at once when
-        the start meets tol)."""
+        the start meets tol). ``start_kkt``: :func:`solve_alm_measured`'s."""
         p, s, prm, kc, kr = self.problem, self.s, self.prm, self.kc, self.kr
         cp, ci, cv = drop_empty(p, kr, kc)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # reported by scaling_trouble
@@ -320,7 +323,14 @@ class _Run:
         self.best, self.best_at = math.inf, 0
         self.status, self.message = Status.ITERATION_LIMIT, f"iteration limit {s.iteration_limit} reached"
         self.seconds["setup"] = time.perf_counter() - self.t0
-        k0 = self.measure(self.xbar, self.w)
+        if start_kkt is not None and self.warm and kc.size == p.n_cols and kr.size == p.n_rows:
+            # the engine choice measured this very point on this problem; the scaled round trip below moves it by
+            # an ulp at most, so the result measures its own point if the run stops here (``measured`` None)
+            self.x_full[kc] = sc.x_to_orig(self.xbar)
+            self.y_min_full[kr] = sc.y_to_orig(self.w)
+            self.measured, k0 = None, start_kkt
+        else:
+            k0 = self.measure(self.xbar, self.w)
         e0 = max(k0.primal_measure(s.tol), k0.dual_residual_rel, k0.gap_rel)
         self.last_worst = e0 if math.isfinite(e0) else math.inf  # the progress test's yardstick (``verdict``)
         if self.warm:

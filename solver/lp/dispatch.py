@@ -212,7 +212,8 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     # the stream's first-step scale (solver.lp.alm.next_warm_scale), within its bounds whatever the state holds
     scale = stream_warm_scale(choice.previous.alm_warm_scale if choice.previous is not None else math.nan)
     res, measured = solve_alm_measured(problem, s, warm_start, ALMParameters(
-        handover=False, work_limit=choice.alm_passes, warm_scale=scale))
+        handover=False, work_limit=choice.alm_passes, warm_scale=scale),
+        start_kkt=choice.warm_point_kkt if choice.use_warm else None)
     alm_passes = _alm_passes(res)
     if res.status in _ALM_DONE or res.status in (Status.ITERATION_LIMIT, Status.TIME_LIMIT):
         return res, False, alm_passes, "", None, measured  # the round's own limits: nothing left for PDHG either

@@ -279,6 +279,9 @@ class Choice:
         warm_measures, cold_measures: (primal residual, dual residual, gap), relative, of the warm point and
             of a cold start (empty = not measured): rule 3 compares them measure by measure.
         previous: the warm start's record, or None.
+        warm_point_kkt: the ``solver.lp.termination.KKT`` of the warm point at the solve's tol (``original_kkt``),
+            or None (not measured): the ALM's run starts from it instead of measuring the same point again
+            (``solver.lp.alm.solve_alm_measured``'s ``start_kkt``; TE Kdl: one 0.1-0.15 s pass a round).
         probe: rule 6a: PDHG runs warm where the ALM was eligible, to measure a PDHG warm round of the stream
             (:func:`next_record` compares it with the ALM's last run).
     """
@@ -293,12 +296,17 @@ class Choice:
     warm_measures: tuple = ()
     cold_measures: tuple = ()
     probe: bool = False
+    warm_point_kkt: object = None
 
 
 def kkt_measures(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float) -> tuple[float, float, float]:
     """(relative primal residual, relative dual residual, relative gap) of (x (n,), y (m,)) on the original
     problem (``solver.lp.original_kkt`` at ``tol``; one pass over A); a measure that is not finite is inf."""
-    k = original_kkt(problem, x, y, tol)[0]
+    return _measures(original_kkt(problem, x, y, tol)[0])
+
+
+def _measures(k) -> tuple[float, float, float]:
+    """:func:`kkt_measures` of an ``original_kkt`` KKT."""
     return tuple(v if math.isfinite(v) else math.inf for v in (k.primal_residual_rel, k.dual_residual_rel, k.gap_rel))
 
 
@@ -353,12 +361,14 @@ def choose_engine(problem: Problem, settings: Settings, warm_start) -> Choice:
     if parsed is None:
         why = "no warm start" if warm_start is None else "the warm start was refused"
         return Choice("pdhg", f"cold solve ({why}): PDHG, HiGHS presolve {settings.presolve}", previous=previous)
-    m_w = kkt_measures(problem, parsed[0], parsed[1], settings.tol)
+    k_w = original_kkt(problem, parsed[0], parsed[1], settings.tol)[0]
+    m_w = _measures(k_w)
     m_c = kkt_measures(problem, *cold_point(problem), settings.tol)
     e_w, e_c = max(m_w), max(m_c)
     nums = (f"warm KKT {e_w:.1e}, cold {e_c:.1e} (primal/dual/gap warm {m_w[0]:.1e}/{m_w[1]:.1e}/{m_w[2]:.1e}, "
             f"cold {m_c[0]:.1e}/{m_c[1]:.1e}/{m_c[2]:.1e})")
-    pick = dict(warm_kkt=e_w, cold_kkt=e_c, previous=previous, warm_measures=m_w, cold_measures=m_c)
+    pick = dict(warm_kkt=e_w, cold_kkt=e_c, previous=previous, warm_measures=m_w, cold_measures=m_c,
+                warm_point_kkt=k_w)
     if e_w <= settings.tol:
         return Choice("pdhg", f"{nums}: the warm point already meets tol {settings.tol:g} (returned unchanged, "
                               "no engine runs)", **pick)
