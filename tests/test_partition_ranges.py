@@ -168,3 +168,24 @@ def test_the_assignment_step_in_row_ranges_is_the_single_pass(seed, monkeypatch)
                 for a, b in R.ranges(arows.rows.size, 5))
     np.testing.assert_array_equal(got, want)
     assert n_got == n_want
+
+
+def test_a_partitioned_round_merges_the_same_in_ranges_and_in_one_pass(monkeypatch):
+    """A whole partitioned LP round (TE, K = 2, inline parts) whose merge makes its bound passes in ranges of 7
+    columns / rows in two threads gives the merged point of the single pass and its bound to rounding."""
+    from solver.model.settings import Settings
+    from solver.partition import round as pround
+    from solver.workloads import make_scenario
+
+    te = make_scenario("te", 24, seed=5).base()
+    st = Settings(tol=1e-6)
+    cfg = pround.PartitionConfig(executor="inline", k=2, update_every=0)
+    one = pround.solve_round(te, st, cfg)
+    monkeypatch.setattr(R, "RANGE_SIZE", 7)
+    monkeypatch.setattr(R, "usable_cores", lambda: 2)
+    assert len(R.ranges(te.n_cols)) > 2
+    split = pround.solve_round(te, st, cfg)
+    b1, b2 = one.report["fallback"]["merged_bound"], split.report["fallback"]["merged_bound"]
+    assert b1 is not None and abs(b1 - b2) <= 1e-12 * (1 + abs(b1))
+    assert one.report["fallback"]["merged_objective"] == split.report["fallback"]["merged_objective"]
+    np.testing.assert_array_equal(one.result.x, split.result.x)
