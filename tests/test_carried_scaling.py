@@ -350,3 +350,42 @@ def test_a_damaged_coupling_rows_column_is_no_hint_and_the_state_still_loads(tmp
         w.write_table(table)
     got = load_state_arrays(damaged)
     assert got.scaling.coupling_rows is None and np.array_equal(got.scaling.row_factors, sc.row_factors)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 200), st.integers(0, 2**31 - 1))
+def test_the_checksum_word_kernel_is_its_twin(k, seed):
+    rng = np.random.default_rng(seed)
+    words = rng.integers(0, 2**63, k, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, k, dtype=np.uint64)
+    h = np.uint64(rng.integers(0, 2**63))
+    assert int(alm_scaling.fnv1a_words(words, h)) == alm_scaling.fnv1a_words_ref(words, h)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 12), st.integers(0, 2**31 - 1))
+def test_the_matrix_checksum_sees_every_byte_and_the_shapes(m, n, seed):
+    """Any one changed value, row index or pointer, an odd int32 tail (a last partial word) included, and another
+    dtype or split of the same bytes change the checksum; the twin word fold gives the same checksum."""
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((m, n), density=0.5, format="csc", rng=rng)
+    A.sort_indices()
+    cp, ci, cv = A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data.copy()
+    base = alm_scaling.matrix_crc(cp, ci, cv)
+    assert 0 <= base < 2**32
+    assert base == alm_scaling.matrix_crc(cp, ci, cv, words=lambda w, h: np.uint64(alm_scaling.fnv1a_words_ref(w, h)))
+    assert base == alm_scaling.matrix_crc(cp.copy(), ci.copy(), cv.copy())  # of the content, not the arrays
+    if cv.size:
+        j = int(rng.integers(cv.size))
+        v = cv.copy()
+        v[j] = np.nextafter(v[j], np.inf)  # one ulp of one coefficient
+        assert alm_scaling.matrix_crc(cp, ci, v) != base
+        i = ci.copy()
+        i[j] ^= 1 << int(rng.integers(0, 8))  # one bit of one index (the last, odd-placed entry included)
+        assert alm_scaling.matrix_crc(cp, i, cv) != base
+        i = ci.copy()
+        i[-1] += 1  # the very last int32: in the zero-padded partial word when nnz is odd
+        assert alm_scaling.matrix_crc(cp, i, cv) != base
+    p = cp.copy()
+    p[-1] += 1
+    assert alm_scaling.matrix_crc(p, ci, cv) != base
+    assert alm_scaling.matrix_crc(cp, ci.astype(np.int64), cv) != base  # the dtype is part of it

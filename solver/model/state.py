@@ -23,7 +23,8 @@ class MatrixScaling:
         pock_chambolle_alpha: the Pock-Chambolle exponent (None: no such pass).
         row_factors: (m,) float64 D1, > 0 (1 on an empty row).
         col_factors: (n,) float64 D2, > 0 (1 on an empty column).
-        matrix_crc: the CRC-32 of the CSC arrays they were computed for (``solver.lp.alm_scaling.matrix_crc``), or
+        matrix_crc: the 32-bit checksum of the CSC arrays they were computed for (``solver.lp.alm_scaling.matrix_crc``;
+            zlib's CRC-32 before session 48: such a state's parts compute their factors once again), or
             None. A partitioned round's parts record it: their matrices are rebuilt every round, and a part's
             worker takes the factors only for a matrix of that checksum. The monolithic round needs none (the
             delta says whether the matrix changed).
