@@ -481,8 +481,8 @@ def _partition_options_need_partitions(ctx: typer.Context, partitions: int) -> N
         has = "has --partitions 1 (one part: the monolithic round)" if one_part else "has no --partitions K (K >= 2)"
         fix = "give --partitions K with K >= 2" if one_part else "add --partitions K"
         raise UsageError(f"{', '.join(given)} appl{'ies' if one else 'y'} to partitioned rounds only, and this init "
-                         f"{has}: the rounds would be monolithic and "
-                         f"{'it' if one else 'they'} ignored; {fix}, or leave {'it' if one else 'them'} out")
+                         f"{has}: the rounds would be monolithic and {'it' if one else 'they'} would be "
+                         f"ignored; {fix}, or leave {'it' if one else 'them'} out")
 
 
 def _clients_before_compiling(base: Path, partition: dict | None) -> None:

@@ -35,6 +35,7 @@ def test_a_partition_option_without_partitions_is_refused(base, tmp_path, capsys
     said = "has --partitions 1 (one part" if partitions else "has no --partitions K (K >= 2)"
     assert said in error["message"], error
     assert ("give --partitions K with K >= 2" if partitions else "add --partitions K") in error["message"], error
+    assert "the rounds would be monolithic and it would be ignored;" in error["message"], error  # helper-189 #3
     assert not (tmp_path / "st").exists()
 
 
