@@ -127,6 +127,7 @@ from solver.partition.layout import initial_assignment, route
 from solver.partition.limits import MAX_PASSES  # noqa: F401 - here too: the round's limit
 from solver.partition.merge import Merged, complete_kkt, merge_parts, part_engine, ran
 from solver.partition.part_settings import lp_part_settings
+from solver.partition.pass_work import PassWork
 from solver.partition.phases import Phases
 from solver.partition.price_split import part_activity, price_shares, ration
 from solver.partition.small import small_lp, small_milp
@@ -298,6 +299,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
     best_pass = None  # an LP round with passes: its best pass so far (:func:`_better_pass`), kept over a worse last one
     pass_ = -1
     prev_obj = math.nan  # the merged objective of the pass before (an LP round with passes)
+    work = None if problem.is_mip else PassWork(k)  # an LP round's parts' iterations over its passes (pass_work)
     while True:
         pass_ += 1
         t1 = time.perf_counter()
@@ -336,6 +338,8 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         fault_point("sigint_after_parts")  # tests: an interrupt outside a region, the pool kept and idle
         results, part_rep = _part_results(parts, r.assignment, k, solve_idx, outs,
                                           settings.mip_gap_tol if problem.is_mip else None, from_previous=r.warm)
+        if work is not None:
+            work.add(results)
         if pass_ < last_pass and dl.parts_left() <= 0:  # the parts' time is spent: no further pass
             last_pass = pass_
             if problem.is_mip and wb_build is None:
@@ -436,6 +440,12 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 wb = wb_build.result()
             if wb_build.in_thread:  # overlapped with the parts: not on the critical path
                 ph.add("whole_bound_build_in_thread", wb.seconds)
+        if work is not None and work.passes > 1:  # the kept pass's parts with what every pass ran (README)
+            results = work.apply(results)
+            for p in solve_idx:
+                res = results[p]
+                part_rep[p] = {**part_rep[p], "iterations": int(res.iterations), "engine": part_engine(res),
+                               "engine_reason": res.engine_reason or None}
         mg = merge_parts(problem, settings, config, r, parts, results, part_rep, solve_idx, eff, duals, wb,
                          prior=None if kept is None else kept.mg,
                          first_steps=FIRST_STEPS if settings.integer_submip_seconds > 0 else None,
