@@ -240,6 +240,22 @@ def _interrupted_many(reports: list[dict], deltas: list, st: Path, json_out: boo
     return _finish_many(reports, json_out, stop=stop, st=st)
 
 
+def _interrupted_one(report: dict, json_out: bool, st: Path, code: int, message: str) -> None:
+    """An interrupt that ended ``step`` with one delta after its round was stored (delivered once CURRENT had moved,
+    or during the log and pruning): the round's report as :func:`_finish` prints it, plus the interrupted error
+    (exit ``code``, ``message`` from ``formats.undo``: "...; round N is stored and current"): JSON ``error``, and its
+    line last on stderr. A script then has the stored round's objective, as a batch's stored rounds give theirs
+    (helper-189 #2: exit 130 with an empty stdout)."""
+    from copter_cli.output import ERROR_PRINTED
+    from copter_cli.progress import silence
+
+    silence()  # the live line (a terminal) not left in front of the report
+    report = {**_with_state_dir(report, st), "error": {"code": code, "kind": "interrupted", "message": message}}
+    emit(report, json_out, lambda r: _print_report(r, message=True))
+    say_error(f"error (interrupted, exit {code}): {message}")
+    ERROR_PRINTED.append(code)  # the command's error is printed
+
+
 def _current_round(st: Path) -> int | None:
     """The round ``st``'s CURRENT names (one small read, no checks), None when unreadable."""
     try:
@@ -549,11 +565,32 @@ def step_cmd(
         step, step_many = (_with_progress(f, solver, settings or _stored_settings(st))
                            for f in (rounds.step, rounds.step_many))
         if len(deltas) == 1:
-            with _wait_within_limit(wait, settings or _stored_settings(st)) as wait_:
-                report = step(deltas[0], st, settings, force, accept_failed, out, wait_, executor, ray_address,
-                              milp_options=milp)
-                # the delta it applied, as a batch's rows name theirs: a rounds.jsonl of single steps says which file
-                return _finish({**report, "delta": str(deltas[0])}, json_out, st)
+            printing: list[bool] = []  # set once the report is being printed: an interrupt then prints no second one
+
+            def interrupted_one(code: int, message: str) -> bool:  # once the round is stored: its report too
+                stored = undo.stored_report()
+                if stored is None or printing:
+                    return False  # nothing stored yet (the plain interrupted error), or the report already going out
+                printing.append(True)
+                _interrupted_one({**stored, "delta": str(deltas[0])}, json_out, st, code, message)
+                return True
+
+            try:
+                with undo.on_interrupt_report(interrupted_one), \
+                        _wait_within_limit(wait, settings or _stored_settings(st)) as wait_:
+                    report = step(deltas[0], st, settings, force, accept_failed, out, wait_, executor, ray_address,
+                                  milp_options=milp)
+            except KeyboardInterrupt:  # raised in a region: after the round was stored (held back while CURRENT
+                stored = undo.stored_report()  # moved), its report with the error; before, the state as it was
+                if stored is None or printing:
+                    raise
+                printing.append(True)
+                _interrupted_one({**stored, "delta": str(deltas[0])}, json_out, st, undo.exit_code(),
+                                 undo.interrupted_message())
+                return undo.exit_code()
+            printing.append(True)
+            # the delta it applied, as a batch's rows name theirs: a rounds.jsonl of single steps says which file
+            return _finish({**report, "delta": str(deltas[0])}, json_out, st)
         done: list[dict] = []  # the reports of the deltas done so far (solver.rounds.step_many's on_round)
 
         def with_last() -> list[dict]:

@@ -173,8 +173,25 @@ def test_a_signal_while_current_moves_stops_the_batch_with_that_rounds_report(tm
 
 
 def test_a_sigint_while_a_single_steps_current_moves_ends_it_saying_the_round_is_stored(tmp_path, batch):
+    """... and prints the stored round's report with it, as a batch does for its stored rounds (helper-189 #2: exit
+    130 with an empty stdout, so a script had no objective for the round it stored)."""
     st, ds, _ = batch
     code, out, err = copter(tmp_path, "step", ds[0], "--state", st, fault="sigint_while_current_moves@1")
     assert code == 130, (code, out, err)
     assert "round 1 is stored and current" in err
+    assert err.strip().splitlines()[-1].startswith("error (interrupted, exit 130): ")  # its line last
+    assert "round 1" in out and "OPTIMAL" in out, out  # the report's table
+    assert (st / "CURRENT").read_text() == "1\n"
+
+
+@pytest.mark.parametrize("sig, code", [("sigint", 130), ("sigterm", 143)])
+def test_a_single_step_interrupted_once_stored_answers_its_report_with_the_error_in_json(tmp_path, batch, sig, code):
+    st, ds, ref = batch
+    out_code, out, err = copter(tmp_path, "step", ds[0], "--state", st, "--json", fault=f"{sig}_while_current_moves@1")
+    assert out_code == code, (out_code, out, err)
+    obj = json.loads(out)  # one object: the round's report, as without the interrupt, plus the error
+    assert obj["round"] == 1 and obj["status"] == "OPTIMAL" and obj["delta"] == str(ds[0])
+    assert obj["error"] == {"code": code, "kind": "interrupted", "message": obj["error"]["message"]}
+    assert "round 1 is stored and current" in obj["error"]["message"]
+    assert obj["objective"] == json.loads((ref / "gen-000001" / "report.json").read_text())["objective"]
     assert (st / "CURRENT").read_text() == "1\n"
