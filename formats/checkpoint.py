@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING
 
 from formats import undo
 from formats.checksum import ALGORITHM as CHECKSUM
-from formats.checksum import file_crc32
+from formats.checksum import file_crc32, files_crc32
 from formats.faults import (
     as_environment_fault,
     environment_faults,
@@ -556,17 +556,17 @@ class StateStore(StateLocking):
         sums = man.get(CHECKSUM) if verify else None
         if not isinstance(sums, dict):
             return ""
-        for rel in man["files"]:
-            if rel in sums and (verify is True or verify(rel)):
-                try:
-                    got = file_crc32(folder / rel)
-                except OSError as err:
-                    if is_environment_fault(err):  # permission denied, EIO: not damage, never a fall-back
-                        raise read_fault(err, folder / rel) from err
-                    return f"{rel} cannot be read ({err.strerror or err})"
-                if got != sums[rel]:
-                    return (f"{rel} has CRC-32 {got}, generation.json says {sums[rel]} (same size, "
-                            "different content)")
+        rels = [rel for rel in man["files"] if rel in sums and (verify is True or verify(rel))]
+        # hashed side by side (files_crc32), judged in the manifest's order as one by one: the first failure counts
+        got_all = files_crc32([folder / rel for rel in rels], [man["files"][rel] for rel in rels], file_crc32)
+        for rel, got in zip(rels, got_all, strict=True):
+            if isinstance(got, OSError):
+                if is_environment_fault(got):  # permission denied, EIO: not damage, never a fall-back
+                    raise read_fault(got, folder / rel) from got
+                return f"{rel} cannot be read ({got.strerror or got})"
+            if got != sums[rel]:
+                return (f"{rel} has CRC-32 {got}, generation.json says {sums[rel]} (same size, "
+                        "different content)")
         return ""
 
     def load(self, round_: int | None = None, with_state: bool = True, read: tuple[str, ...] = ()) -> Generation:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import mmap
 import os
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 ALGORITHM = "crc32"  # the generation.json key holding {relative path: 8 hex digits}
 
@@ -27,3 +28,41 @@ def file_crc32(path: str | os.PathLike) -> str:
             return f"{zlib.crc32(b''):08x}"
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             return f"{zlib.crc32(mm) & 0xFFFFFFFF:08x}"
+
+
+#: files of at least this many bytes together are checksummed side by side (:func:`files_crc32`); below, one by one
+PARALLEL_MIN_BYTES = 16 * 1024 * 1024
+
+
+def files_crc32(paths: list, sizes: list[int] | None = None, crc=None) -> list:
+    """:func:`file_crc32` of each of ``paths`` (in order): its 8 hex digits, or the OSError reading it raised (the
+    caller decides what a failure means, in the same order as one by one). zlib releases the GIL while it hashes a
+    buffer, so when the files (``sizes``: their bytes, as the caller knows them; None: counted as large) hold at
+    least :data:`PARALLEL_MIN_BYTES` together they are hashed in a thread pool of the usable cores: TE Kdl's current
+    generation (370 MB over a dozen files, the largest 247 MB) took 0.33 s one by one (session 48), which every
+    ``copter step`` pays to verify what it reads. The same checksums either way. ``crc``: the one-file function
+    (default :func:`file_crc32`)."""
+    crc = file_crc32 if crc is None else crc
+
+    def one(path):
+        try:
+            return crc(path)
+        except OSError as err:
+            return err
+
+    paths = list(paths)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    large = sizes is None or sum(int(s) for s in sizes) >= PARALLEL_MIN_BYTES
+    threads = min(len(paths), max(1, cores)) if large else 1
+    if threads <= 1:
+        return [one(p) for p in paths]
+    # the largest files first, so that the longest hash starts at once; the answers in the caller's order
+    order = sorted(range(len(paths)), key=lambda i: -(int(sizes[i]) if sizes is not None else 0))
+    out: list = [None] * len(paths)
+    with ThreadPoolExecutor(threads, thread_name_prefix="copter-crc") as ex:
+        for i, got in zip(order, ex.map(lambda i: one(paths[i]), order), strict=True):
+            out[i] = got
+    return out
