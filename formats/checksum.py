@@ -12,7 +12,6 @@ from __future__ import annotations
 import mmap
 import os
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 ALGORITHM = "crc32"  # the generation.json key holding {relative path: 8 hex digits}
 
@@ -59,6 +58,9 @@ def files_crc32(paths: list, sizes: list[int] | None = None, crc=None) -> list:
     threads = min(len(paths), max(1, cores)) if large else 1
     if threads <= 1:
         return [one(p) for p in paths]
+    # imported here: large generations only, so a small round's start-up keeps it out (tests/test_startup_imports)
+    from concurrent.futures import ThreadPoolExecutor
+
     # the largest files first, so that the longest hash starts at once; the answers in the caller's order
     order = sorted(range(len(paths)), key=lambda i: -(int(sizes[i]) if sizes is not None else 0))
     out: list = [None] * len(paths)

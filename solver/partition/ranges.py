@@ -14,7 +14,6 @@ thread, 0.074-0.089 s in two on the 2-core machine (session 48; the pass is boun
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from solver.partition.cores import usable_cores
@@ -49,5 +48,7 @@ def run_ranges(fn: Callable[[int, int], T], spans: list[tuple[int, int]], thread
     threads = min(len(spans), usable_cores() if threads is None else max(1, int(threads)))
     if threads <= 1:
         return [fn(a, b) for a, b in spans]
+    from concurrent.futures import ThreadPoolExecutor  # several ranges only (a large model's merge)
+
     with ThreadPoolExecutor(threads, thread_name_prefix="copter-merge") as ex:
         return list(ex.map(lambda s: fn(*s), spans))
