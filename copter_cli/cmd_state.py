@@ -580,13 +580,9 @@ def step_cmd(
                         _wait_within_limit(wait, settings or _stored_settings(st)) as wait_:
                     report = step(deltas[0], st, settings, force, accept_failed, out, wait_, executor, ray_address,
                                   milp_options=milp)
-            except KeyboardInterrupt:  # raised in a region: after the round was stored (held back while CURRENT
-                stored = undo.stored_report()  # moved), its report with the error; before, the state as it was
-                if stored is None or printing:
-                    raise
-                printing.append(True)
-                _interrupted_one({**stored, "delta": str(deltas[0])}, json_out, st, undo.exit_code(),
-                                 undo.interrupted_message())
+            except KeyboardInterrupt:  # raised in a region: once the round was stored (held back while CURRENT moved)
+                if not interrupted_one(undo.exit_code(), undo.interrupted_message()):  # its report with the error
+                    raise  # before: the state as it was, the plain error
                 return undo.exit_code()
             printing.append(True)
             # the delta it applied, as a batch's rows name theirs: a rounds.jsonl of single steps says which file

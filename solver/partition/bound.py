@@ -56,13 +56,6 @@ def min_form_duals(problem: Problem, y: np.ndarray) -> np.ndarray:
                       np.empty_like(y))
 
 
-def _project(p: Problem, y: np.ndarray) -> np.ndarray:
-    """(m,) minimisation-form duals with y_i > 0 only where rl_i is finite, y_i < 0 only where ru_i is (a new
-    array; NaN read as 0)."""
-    y, f = kernel_array(np.asarray(y), np.float64), np.float64
-    return K.min_form(y, 1.0, kernel_array(p.row_lower, f), kernel_array(p.row_upper, f), np.empty_like(y))
-
-
 class LagrangianBound:
     """Evaluates L(y) (module docstring) for candidate duals that differ only on the shared rows.
 
@@ -101,9 +94,6 @@ class LagrangianBound:
     def min_form(self, y: np.ndarray) -> np.ndarray:
         """:func:`min_form_duals` of this bound's problem."""
         return min_form_duals(self.problem, y)
-
-    def _project(self, y: np.ndarray) -> np.ndarray:
-        return _project(self.problem, y)
 
     def _row_term(self, y: np.ndarray) -> float:
         p = self.problem
