@@ -86,6 +86,42 @@ def test_a_refused_worker_start_is_retried_on_a_new_forkserver(monkeypatch):
     assert refused == [True]
 
 
+def test_a_broken_pool_then_a_refused_start_are_two_deaths_retried_once_each(monkeypatch):
+    """The load race behind session 48's flake of the test above: the forkserver killed mid-round broke the pool
+    (its workers died with it), and the retry's first worker start met the dying server's socket. One shared count
+    called that "died twice"; the worker's death and the server's are now each retried once."""
+    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing import forkserver
+
+    real_collect, real_connect = executor._collect, forkserver.connect_to_new_process
+    events = []
+
+    def broken_once(futures, pool, check=lambda: None):
+        if not events:
+            events.append("broken")
+            for f in futures:
+                f.result()  # the parts end; then the pool "breaks" as one whose workers were killed
+            raise BrokenProcessPool("A child process terminated abruptly")
+        return real_collect(futures, pool, check)
+
+    def refused_once(fds):
+        if events == ["broken"]:
+            events.append("refused")
+            raise ConnectionRefusedError(111, "Connection refused")
+        return real_connect(fds)
+
+    monkeypatch.setattr(executor, "_collect", broken_once)
+    monkeypatch.setattr(forkserver, "connect_to_new_process", refused_once)
+    executor.take_retries()
+    try:
+        assert executor.map_parts(_square, [(8,), (9,)], "process", 2) == [64, 81]
+    finally:
+        executor.shutdown()
+    assert events == ["broken", "refused"]
+    said = executor.take_retries()
+    assert len(said) == 2 and "worker process" in said[0] and "forkserver" in said[1], said
+
+
 def test_a_forkserver_gone_twice_is_the_worker_error(monkeypatch):
     def refused(*a, **k):
         raise ConnectionRefusedError(111, "Connection refused")

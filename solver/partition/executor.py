@@ -481,8 +481,13 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
               on_submitted: Callable[[], None] | None = None, check: Callable[[], None] = lambda: None):
     """:func:`map_parts` on the kept pool of ``n`` workers (:func:`_submit_all`); a worker that dies is retried
     once on a fresh pool; a worker that cannot map a part's shared memory has every part sent again by the pipe.
-    ``check``: raises an interrupt dropped on the way (:func:`_collect`)."""
-    attempt = 0
+    ``check``: raises an interrupt dropped on the way (:func:`_collect`).
+
+    A worker's death and the forkserver's are counted apart, each retried once: a forkserver killed mid-round takes
+    its workers with it (their parent-death signal: the pool breaks), and under load the retry's first worker start
+    can still meet the dying server's socket; one shared count called that "died twice" (a test's flake beside CI,
+    session 48)."""
+    worker_deaths = server_deaths = 0
     while True:
         futures = []
         try:  # a pool broken earlier (a worker killed by SIGINT, say) already fails at submit
@@ -516,8 +521,8 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
             # the forkserver that forks the workers died (killed, the OOM killer's pick: it holds the preloaded
             # solver); a worker started through it failed with ConnectionRefusedError, exit 1 (helper-185). The
             # retry starts a new one (multiprocessing relaunches it once it finds the old one exited)
-            attempt += 1
-            if attempt == 2:
+            server_deaths += 1
+            if server_deaths == 2:
                 raise PartWorkerError(f"the part workers' forkserver process died twice ({err})") from err
             _RETRIES.append(f"the part workers' forkserver process died ({type(err).__name__}) and a new one "
                             "started the parts' workers")
@@ -525,9 +530,9 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
         except BrokenProcessPool as err:
             dead = next((i for i, f in enumerate(futures) if kill[i]), None)
             _end_pool(n)
-            attempt += 1
+            worker_deaths += 1
             which = "a part" if dead is None else f"part {dead}"
-            if attempt == 2:
+            if worker_deaths == 2:
                 raise PartWorkerError(f"the worker process solving {which} died twice ({err})", dead) from err
             _RETRIES.append(f"the worker process solving {which} died ({_died_how(futures)}) and its parts were "
                             "solved again on new workers; a worker that keeps dying points at memory (the OOM "
