@@ -271,12 +271,20 @@ def better_point(problem, a: SolveResult, b: SolveResult) -> bool:
 
 
 def better_lp_point(problem, tol: float, a: SolveResult, b: SolveResult) -> bool:
-    """:func:`better_point` for two LP points, except that objectives within ``tol`` (relative, of max(1, |b's|))
-    of each other are a tie, won by the smaller ``primal_residual_rel``: within the tolerance an objective past the
-    other's is bought with row violations, not found (a new user's TE B4 round 0 at K = 2 kept a merged point
-    8.4e-5 above the whole solve's, and above HiGHS's optimum, over the whole solve's more accurate one)."""
+    """:func:`better_point` for two LP points, except that an OPTIMAL point beats a feasible one that is not (the
+    merge's FEASIBLE: a primal residual within K x ``tol`` but a KKT error above ``tol``), and that objectives within
+    ``tol`` (relative, of max(1, |b's|)) of each other are a tie, won by the smaller ``primal_residual_rel``.
+
+    Why: an OPTIMAL point's objective is within ``tol`` of the optimum, so an objective past it by more is bought
+    with row violations, not found. A new user's TE B4 round 0 at K = 2 kept a merged point 8.4e-5 above the whole
+    solve's, and above HiGHS's optimum, over the whole solve's more accurate one (the tie); helper-190 (session 49),
+    TE scale 12 at K = 2: a merged FEASIBLE point 1.6e-4 above the OPTIMAL whole solve's, with a primal residual of
+    1.2e-4 (above ``tol``) and a capacity row 0.96% over, was kept over it (the ranking)."""
     if not (a.point_feasible and b.point_feasible and math.isfinite(a.objective) and math.isfinite(b.objective)):
         return better_point(problem, a, b)
+    a_opt, b_opt = a.status == Status.OPTIMAL, b.status == Status.OPTIMAL
+    if a_opt != b_opt:
+        return a_opt
     if abs(a.objective - b.objective) <= tol * max(1.0, abs(b.objective)):
         return a.primal_residual_rel < b.primal_residual_rel
     return better_point(problem, a, b)
