@@ -501,8 +501,14 @@ class StateStore(StateLocking):
                 return g, f"{why}; using the newest complete generation, round {g}"
         folders = sorted(self.gen_folders())
         if folders:
-            raise StateError(f"no complete generation: {gen_name(folders[-1])} is damaged "
-                             f"({self.damage(folders[-1], verify)})", file=str(self.root))
+            # what CURRENT names first (the round a user rolled back to, not the newest: helper-190's damaged
+            # file, shared by every round through hard links, was reported as the newest round's after a rollback)
+            if r == folders[-1]:
+                tail = "" if len(folders) == 1 else "; every other generation is damaged too"
+            else:
+                tail = (f"; every generation is damaged, the newest {gen_name(folders[-1])} "
+                        f"({self.damage(folders[-1], verify)})")
+            raise StateError(f"no complete generation: {why}{tail}", file=str(self.root))
         if self.root.exists() and not self.root.is_dir():  # as the writers say (formats/state_lock.py)
             raise StateError("is a file, not a state directory", file=str(self.root))
         raise self.not_initialised()
