@@ -110,7 +110,7 @@ def test_a_worker_that_cannot_map_the_file_gets_the_parts_through_the_pipe():
     packed = [shipping.pack(t) for t in tasks]
     try:  # a process that does not exist holds them: /proc/<pid>/fd/<fd> cannot be opened
         lost = [replace(s, pid=2**22 + 1) for s in packed]
-        got = executor._run_pool(_describe, tasks, dict(enumerate(lost)), [False, False], 2, ())
+        got = executor._run_pool(_describe, tasks, list(lost), [False, False], 2, ())
     finally:
         shipping.release(packed)
     assert [g["sums"] for g in got] == [_describe(*t)["sums"] for t in [_task(4), _task(5)]]

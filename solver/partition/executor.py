@@ -41,14 +41,13 @@ import contextlib
 import errno
 import gc
 import logging
-import math
 import multiprocessing as mp
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
@@ -102,7 +101,6 @@ _POOL_CREATED: list[float] = [0.0]  #: ``time.time()`` when the newest pool was 
 _POOL_START: list[float] = []  #: per :func:`run_parts` call in which a worker began its first part, the wait (seconds)
 _SHIP: list[float] = []  #: per :func:`map_parts` call on a process pool, this process's seconds packing the parts
 _RETRIES: list[str] = []  #: a sentence per part worker (or forkserver) that died and whose parts ran again
-_SUBMITTED: list[float] = []  #: the last map_parts call's submissions: ``time.perf_counter()`` per task index
 
 
 def _ready_at() -> float | None:
@@ -116,11 +114,6 @@ def _ready_at() -> float | None:
         return None
     _FIRST_PART.append(True)
     return time.time()
-
-
-def ship_seconds() -> float:
-    """Seconds this process has spent packing parts since :func:`take_ship_seconds` last forgot them (kept)."""
-    return sum(_SHIP)
 
 
 def take_ship_seconds() -> float:
@@ -137,15 +130,6 @@ def take_retries() -> list[str]:
     where it was silent (helper-185, session 46: an operator could not tell that workers were crashing)."""
     out = list(_RETRIES)
     _RETRIES.clear()
-    return out
-
-
-def take_submitted() -> list[float]:
-    """When each task of the last :func:`map_parts` call was handed to its worker (``time.perf_counter()`` seconds, by
-    task index; nan for a task never submitted, and for every task of an ``inline`` call), and forget them: a
-    partitioned round whose parts are built while the first ones run measures its critical path from them."""
-    out = list(_SUBMITTED)
-    _SUBMITTED.clear()
     return out
 
 
@@ -375,49 +359,29 @@ def _interrupted() -> None:
     gc.collect()
 
 
-def run_parts(tasks, executor: str = "process", workers: int | None = None,
+def run_parts(tasks: list[tuple], executor: str = "process", workers: int | None = None,
               ray_address: str | None = None, command_start: float | None = None,
-              on_submitted: Callable[[], None] | None = None, order: list[int] | None = None) -> list[dict]:
+              on_submitted: Callable[[], None] | None = None) -> list[dict]:
     """Solve the parts of a partitioned round: ``tasks`` is a list of ``(problem, settings, warm_state)``;
     returns the :func:`solve_part` dicts in task order (:func:`map_parts` with :func:`solve_part`); the longest
     start-up of new workers is kept for :func:`take_pool_start`; the forkserver preloads the solver and its
     cached kernels (:mod:`solver.partition.forkserver_warm`).
     ``command_start`` (``time.time()`` seconds, or None): the parts' time limits count from it
     (:func:`solve_part`), else from each part's own start. ``on_submitted``: called (in this thread) once every
-    part is on its way to a worker, before the wait for them (:func:`map_parts`). ``tasks`` may be a sequence whose
-    items block until ready, and ``order`` the order to submit them in (:func:`map_parts`).
+    part is on its way to a worker, before the wait for them (:func:`map_parts`).
 
     Raises:
         UsageError: unknown executor. MissingDependencyError: ``ray`` without Ray installed.
         PartWorkerError: a worker died on its retry too.
     """
     called = time.time()
-    outs = map_parts(solve_part, _Numbered(tasks, command_start), executor, workers, ray_address,
-                     preload=(WARM_MODULE,), on_submitted=on_submitted, order=order)
+    outs = map_parts(solve_part, [(i, *t, command_start) for i, t in enumerate(tasks)], executor, workers,
+                     ray_address, preload=(WARM_MODULE,), on_submitted=on_submitted)
     ready = [o["ready_at"] for o in outs if o.get("ready_at") is not None]
     if ready:  # new workers: this call's wait, from making the pool (or from this call, on a kept pool whose
         # worker took no part before) to the last one's start; never the pool's age
         _POOL_START.append(max(max(ready) - max(_POOL_CREATED[0], called), 0.0))
     return outs
-
-
-class _Numbered(Sequence):
-    """:func:`solve_part`'s argument tuples ``(i, *tasks[i], command_start)``, each made when it is asked for (a
-    task of a :class:`solver.partition.prepared.PreparedTasks` is not ready before its part is built)."""
-
-    def __init__(self, tasks, command_start: float | None):
-        self.tasks, self.command_start = tasks, command_start
-
-    def __len__(self) -> int:
-        return len(self.tasks)
-
-    def __getitem__(self, i):
-        if not isinstance(i, int):
-            raise TypeError("a task index, not a slice")
-        if not -len(self) <= i < len(self):
-            raise IndexError(i)
-        i %= len(self)
-        return (i, *self.tasks[i], self.command_start)
 
 
 def _call(fn, args: tuple, kill: bool):
@@ -457,17 +421,15 @@ def _call_shipped(fn, shipment: shipping.Shipment, kill: bool):
     return _call(fn, args, kill)
 
 
-def map_parts(fn, tasks, executor: str = "process", workers: int | None = None,
+def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | None = None,
               ray_address: str | None = None, preload: tuple[str, ...] = (),
-              on_submitted: Callable[[], None] | None = None, order: list[int] | None = None) -> list:
+              on_submitted: Callable[[], None] | None = None) -> list:
     """``[fn(*task) for task in tasks]`` with the parts run by ``executor`` (module docstring).
 
     Args:
         fn: a module-level (picklable) function; it runs in a worker process (``process``), a Ray worker
             (``ray``) or this process (``inline``). Its arguments and result must pickle.
-        tasks: one argument tuple per part, part p = ``tasks[p]`` (``COPTER_FAULT_KILL_PART`` counts these): a list,
-            or a sequence whose items may block until ready (``solver.partition.prepared.PreparedTasks``: parts
-            still being built are submitted as they come).
+        tasks: one argument tuple per part, part p = ``tasks[p]`` (``COPTER_FAULT_KILL_PART`` counts these).
         executor: ``process``, ``ray`` or ``inline``.
         workers: ``process`` pool size (default: the CPU count; never more than ``len(tasks)``).
         ray_address: cluster to join for ``ray`` (default ``$RAY_ADDRESS``, else a local cluster).
@@ -477,9 +439,6 @@ def map_parts(fn, tasks, executor: str = "process", workers: int | None = None,
             ``ray``: its task created), before the wait for the results; again after a retry's submission.
             Not called by ``inline``, which runs the tasks as it goes (work to overlap with the parts would
             only delay them there).
-        order: the task indices in the order to submit them (``process``, ``ray``; None: index order; ``inline``
-            runs index order): the part expected to take longest first. Results, kill flags and part numbers in
-            messages stay by task index.
     Returns:
         The results in task order.
     Raises:
@@ -489,49 +448,37 @@ def map_parts(fn, tasks, executor: str = "process", workers: int | None = None,
     """
     check_executor(executor)
     kill = kill_flags(len(tasks))
-    _SUBMITTED[:] = [math.nan] * len(tasks)
-    if order is not None and sorted(order) != list(range(len(tasks))):
-        raise ValueError(f"order {order} is not a permutation of the {len(tasks)} task indices")
     if executor == "inline":
         return [_call(fn, t, kill[i]) for i, t in enumerate(tasks)]
     with interrupts.noted() as noted:  # the waits for the parts re-raise an interrupt dropped on the way
         if executor == "ray":
-            return _run_ray(fn, tasks, kill, ray_address, on_submitted, noted.check, order)
+            return _run_ray(fn, tasks, kill, ray_address, on_submitted, noted.check)
         n = max(1, min(len(tasks), workers or os.cpu_count() or 1))
-        shipped: dict | None = {} if shipping.available() else None
+        shipped: list | None = [] if shipping.available() else None
         try:
-            return _run_pool(fn, tasks, shipped, kill, n, preload, on_submitted, noted.check, order)
+            return _run_pool(fn, tasks, shipped, kill, n, preload, on_submitted, noted.check)
         finally:
             if shipped:
-                shipping.release(shipped.values())
+                shipping.release(shipped)
 
 
-def _submit_all(pool: ProcessPoolExecutor, fn, tasks, shipped: dict | None, kill: list[bool],
-                order: list[int] | None = None) -> list:
-    """Submit every part, in ``order`` (task indices; None: index order) and returned in index order: through shared
-    memory (``shipped``: task index -> its Shipment, filled as the parts are packed, each part submitted as soon as
-    it is packed so that its worker starts while the next one is packed; a None entry goes by the pipe), or pickled
-    through the pool's pipe (``shipped`` None). ``tasks[i]`` may block until the task is ready (a part still being
-    built, :class:`solver.partition.prepared.PreparedTasks`); each submission's ``time.perf_counter()`` is noted
-    (:func:`take_submitted`)."""
-    futures: list = [None] * len(tasks)
-    if len(_SUBMITTED) != len(tasks):  # not through map_parts (a test driving the pool itself)
-        _SUBMITTED[:] = [math.nan] * len(tasks)
-    for i in (range(len(tasks)) if order is None else order):
-        t = tasks[i]
-        if shipped is not None and i not in shipped:
+def _submit_all(pool: ProcessPoolExecutor, fn, tasks: list[tuple], shipped: list | None, kill: list[bool]) -> list:
+    """Submit every part: through shared memory (``shipped``, filled as the parts are packed, each part submitted
+    as soon as it is packed so that its worker starts while the next one is packed; a None entry goes by the
+    pipe), or pickled through the pool's pipe (``shipped`` None)."""
+    futures = []
+    for i, t in enumerate(tasks):
+        if shipped is not None and i == len(shipped):
             s, seconds = shipping.timed_pack(t)
-            shipped[i] = s
+            shipped.append(s)
             _SHIP.append(seconds)
         s = None if shipped is None else shipped[i]
-        futures[i] = pool.submit(_call, fn, t, kill[i]) if s is None else pool.submit(_call_shipped, fn, s, kill[i])
-        _SUBMITTED[i] = time.perf_counter()
+        futures.append(pool.submit(_call, fn, t, kill[i]) if s is None else pool.submit(_call_shipped, fn, s, kill[i]))
     return futures
 
 
-def _run_pool(fn, tasks, shipped: dict | None, kill: list[bool], n: int, preload: tuple[str, ...],
-              on_submitted: Callable[[], None] | None = None, check: Callable[[], None] = lambda: None,
-              order: list[int] | None = None):
+def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n: int, preload: tuple[str, ...],
+              on_submitted: Callable[[], None] | None = None, check: Callable[[], None] = lambda: None):
     """:func:`map_parts` on the kept pool of ``n`` workers (:func:`_submit_all`); a worker that dies is retried
     once on a fresh pool; a worker that cannot map a part's shared memory has every part sent again by the pipe.
     ``check``: raises an interrupt dropped on the way (:func:`_collect`).
@@ -551,7 +498,7 @@ def _run_pool(fn, tasks, shipped: dict | None, kill: list[bool], n: int, preload
                 board = getattr(pool, "copter_board", None)
                 if board is not None:
                     progress_board.clear(board)
-                futures = _submit_all(pool, fn, tasks, shipped, kill, order)
+                futures = _submit_all(pool, fn, tasks, shipped, kill)
                 if on_submitted is not None:
                     on_submitted()
                 out = _collect(futures, pool, check)
@@ -562,7 +509,7 @@ def _run_pool(fn, tasks, shipped: dict | None, kill: list[bool], n: int, preload
                 f.cancel()
             while wait(futures, timeout=PROGRESS_INTERVAL).not_done:  # the running ones end; a dropped interrupt
                 check()  # is raised here too (_collect)
-            shipping.release(shipped.values())
+            shipping.release(shipped)
             shipped.clear()
             shipped = None
         except (OSError, EOFError) as err:  # the pool ends as on any other error (a bare raise skips that clause)
@@ -881,9 +828,8 @@ def _check_gcs(ray, gcs: tuple[str, int] | None) -> None:
         return
 
 
-def _run_ray(fn, tasks, kill: list[bool], address: str | None,
-             on_submitted: Callable[[], None] | None = None, check: Callable[[], None] = lambda: None,
-             order: list[int] | None = None) -> list:
+def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
+             on_submitted: Callable[[], None] | None = None, check: Callable[[], None] = lambda: None) -> list:
     ray = _import_ray()
     if not ray.is_initialized():
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -912,10 +858,7 @@ def _run_ray(fn, tasks, kill: list[bool], address: str | None,
         _POOL_START.append(time.perf_counter() - started)
     _driver_messages_to_stderr(ray)
     remote = ray.remote(max_retries=1, num_cpus=1)(_call_ray)
-    refs: list = [None] * len(tasks)
-    for i in range(len(tasks)) if order is None else order:
-        refs[i] = remote.remote(fn, tasks[i], kill[i])
-        _SUBMITTED[i] = time.perf_counter()
+    refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
     if on_submitted is not None:
         on_submitted()
     out = []

@@ -107,11 +107,9 @@ from solver.partition.dropped import (
 from solver.partition.executor import (
     PartWorkerError,
     run_parts,
-    ship_seconds,
     take_pool_start,
     take_retries,
     take_ship_seconds,
-    take_submitted,
     workers_ready,
 )
 from solver.partition.fallback import (
@@ -131,16 +129,13 @@ from solver.partition.merge import Merged, complete_kkt, merge_parts, part_engin
 from solver.partition.part_settings import lp_part_settings
 from solver.partition.pass_work import PassWork
 from solver.partition.phases import Phases
-from solver.partition.prepared import PreparedTasks, expected_work, submission_order
 from solver.partition.price_split import part_activity, price_shares, ration
 from solver.partition.small import small_lp, small_milp
 from solver.partition.split import (
     Part,
     build_part_problems,
-    build_threads,
     column_parts,
     combine_points,
-    part_builder,
     pop_shares,
     shared_rows,
 )
@@ -197,50 +192,6 @@ def _map_part_state(prev: PartState, part: Part, col_map: np.ndarray | None, row
     return SolverState(x=mx(st.x), y=y, step_size=st.step_size, primal_weight=st.primal_weight,
                        iterations=st.iterations, integer_x=ix, engine=getattr(st, "engine", None),
                        scaling=getattr(st, "scaling", None))  # the worker checks its matrix checksum
-
-
-def _solve_idx(grouping, col_part: np.ndarray, k: int) -> list[int]:
-    """The parts a pass solves, before they are built: those holding a column that is not global (a part's columns
-    are its clients' plus every column of no part, ``solver.partition.split.part_builder``)."""
-    own = np.bincount(col_part[col_part >= 0], minlength=k) > 0
-    unowned = bool(((col_part < 0) & ~grouping.global_cols).any())  # a column of no part that is not global
-    return [p for p in range(k) if unowned or bool(own[p])]
-
-
-def _prepare_parts(problem: Problem, r, prev: PartitionData | None, k: int, eff: np.ndarray, solve_idx: list[int],
-                   settings: Settings) -> tuple[PreparedTasks, list[int]]:
-    """The first pass's parts built and their warm starts mapped in threads, the part whose previous solve made the
-    most work (``solver.partition.prepared``) first; (the tasks, the order their workers get them in)."""
-    build = part_builder(problem, r.grouping, r.col_part, k, eff, name="part")
-
-    def prepare(p: int) -> tuple:
-        part = build(p)
-        t_built = time.perf_counter()
-        warm = (_map_part_state(prev.parts[p], part, r.col_map, r.row_map, *r.old_shape)
-                if r.warm and p < len(prev.parts) else None)
-        return part, warm, t_built
-
-    previous = [prev.parts[p].state if r.warm and prev is not None and p < len(prev.parts) else None
-                for p in range(k)]
-    n_glob = int((r.col_part < 0).sum())
-    n_cols = np.bincount(r.col_part[r.col_part >= 0], minlength=k)[:k] + n_glob
-    order = submission_order(solve_idx, expected_work(previous, n_cols))
-    return PreparedTasks(k, solve_idx, settings, prepare, order, build_threads(problem, k)), order
-
-
-def _critical_path(prepared: PreparedTasks, outs: list[dict], ship: float) -> tuple[float, float, float]:
-    """(critical, overlapped, prepared_wall) of a pass whose parts were prepared while the first ones ran: the
-    critical path from the preparation's start to the last part's end on K cores, max over the parts of (its
-    submission's lag + its own seconds); the set-up, shipping and slowest part that it does not contain
-    (prepared_wall + ``ship`` + slowest - critical, at least 0: they ran side by side); and the preparation's wall
-    seconds. A part without a submission time (run inline) starts when the preparation ends, after the shipping."""
-    wall = prepared.prepared_wall()
-    submitted = take_submitted()
-    lags = [submitted[i] - prepared.started if i < len(submitted) and math.isfinite(submitted[i]) else wall + ship
-            for i in range(len(outs))]
-    critical = max((lag + o["seconds"] for lag, o in zip(lags, outs, strict=True)), default=wall + ship)
-    slowest = max((o["seconds"] for o in outs), default=0.0)
-    return critical, max(wall + ship + slowest - critical, 0.0), wall
 
 
 def _integral_bounds(parts: list[Part]) -> None:
@@ -354,21 +305,14 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         t1 = time.perf_counter()
         with ph.time("build_parts"):
             eff = sh.integral_allocations(problem, r.rows_sh, r.shares)
-        prepared, order = None, None  # the first pass of a large LP round: its parts built while the first ones run
-        if warms is None and not problem.is_mip and config.executor != "inline" and build_threads(problem, k) > 1:
-            solve_idx = _solve_idx(r.grouping, r.col_part, k)
-            if solve_idx and _executor(config, dl, len(solve_idx)) != "inline":
-                prepared, order = _prepare_parts(problem, r, prev, k, eff, solve_idx, part_settings)
-        if prepared is None:
-            with ph.time("build_parts"):
-                parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
-                if problem.is_mip:
-                    _integral_bounds(parts)
-            if warms is None:
-                with ph.time("map_warm"):
-                    warms = [_map_part_state(prev.parts[p], parts[p], r.col_map, r.row_map, *r.old_shape)
-                             if r.warm and p < len(prev.parts) else None for p in range(k)]
-            solve_idx = [p for p in range(k) if bool((~r.grouping.global_cols[parts[p].cols]).any())]
+            parts = build_part_problems(problem, r.grouping, r.col_part, k, eff, name="part")
+            if problem.is_mip:
+                _integral_bounds(parts)
+        if warms is None:
+            with ph.time("map_warm"):
+                warms = [_map_part_state(prev.parts[p], parts[p], r.col_map, r.row_map, *r.old_shape)
+                         if r.warm and p < len(prev.parts) else None for p in range(k)]
+        solve_idx = [p for p in range(k) if bool((~r.grouping.global_cols[parts[p].cols]).any())]
         setup += time.perf_counter() - t1
         if not solve_idx:  # every client dropped: every part EMPTY, the rest of the model (global) solved whole
             results, part_rep = _part_results(parts, r.assignment, k, [], [])
@@ -384,20 +328,13 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         pass_settings, pass_start = part_settings, dl.command_start
         if kept is not None:  # the price re-split's pass: capped (PRICE_PASS_FACTOR), the pass before is kept
             pass_settings, pass_start = _price_pass_settings(part_settings, dl, passes_report)
-        ship_before = ship_seconds()
         try:
-            outs = run_parts([(parts[p].problem, pass_settings, warms[p]) for p in solve_idx] if prepared is None
-                             else prepared, ex, config.workers, config.ray_address, pass_start,
-                             on_submitted=None if r.implied is None else r.implied.start, order=order)
+            outs = run_parts([(parts[p].problem, pass_settings, warms[p]) for p in solve_idx], ex,
+                             config.workers, config.ray_address, pass_start,
+                             on_submitted=None if r.implied is None else r.implied.start)
         except PartWorkerError as err:
             return _worker_died(problem, config, err, t0, setup)
         t2 = time.perf_counter()
-        critical = None
-        if prepared is not None:  # its parts and warm starts, now all built; what of its set-up ran beside the parts
-            parts, warms = prepared.parts(), prepared.warms()
-            critical, overlapped, prepared_wall = _critical_path(prepared, outs, ship_seconds() - ship_before)
-            setup += prepared_wall
-            ph.add("prepare_parts", prepared_wall)
         fault_point("sigint_after_parts")  # tests: an interrupt outside a region, the pool kept and idle
         results, part_rep = _part_results(parts, r.assignment, k, solve_idx, outs,
                                           settings.mip_gap_tol if problem.is_mip else None, from_previous=r.warm)
@@ -429,8 +366,6 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         passes_report.append({"pass": pass_, "kind": "pass" if pass_ <= last_pass else "price",
                               "slowest_part_seconds": max((o["seconds"] for o in outs), default=0.0),
                               "share_moved": moved, **_ran_on(config, ex)})
-        if critical is not None:
-            passes_report[-1].update({"critical_path_seconds": critical, "overlapped_seconds": overlapped})
         if compare:
             passes_report[-1].update({"merged_objective": obj, "stalled": stalled})
             # the parts' problems are not kept (on TE ASN2k a pass's parts hold ~30M nonzeros): a kept pass rebuilds
@@ -653,8 +588,7 @@ def _outcome(config: PartitionConfig, r: RoundSetup, parts: list[Part], results:
     if ship > 0:
         ph.add("ship", ship)
     seconds = {"setup": setup, "ship": ship, "merge": merge, "wall": time.perf_counter() - t0, "phases": ph.report(),
-               "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report),  # probe + every pass
-               "overlapped": sum(x.get("overlapped_seconds", 0.0) for x in passes_report)}
+               "slowest_part": sum(x["slowest_part_seconds"] for x in passes_report)}  # probe + every pass
     rep = _round_report(config, r, part_rep, eff, new_steps, moved, passes_report, seconds, _merged_aside(outcome_rep))
     rep["worker_retries"] = take_retries()  # workers that died and whose parts ran again (round warnings too)
     return RoundOutcome(result=result, data=data, report=rep)
@@ -976,14 +910,12 @@ def _round_report(config: PartitionConfig, r: RoundSetup, part_rep: list[dict], 
     k, ns, present = config.k, r.ns, r.present
     active = present.sum(axis=0) > 1
     setup, ship, slowest, merge = seconds["setup"], seconds.get("ship", 0.0), seconds["slowest_part"], seconds["merge"]
-    overlapped = seconds.get("overlapped", 0.0)
     return {
         "k": k, "executor": config.executor, **({"executor_reason": r.executor_reason} if r.executor_reason else {}),
         "passes": config.passes, "parts": part_rep,
         "clients_added": r.n_new, "clients_dropped": r.n_dropped, "warm": bool(r.warm),
         "seconds": {"setup": round(setup, 6), "ship": round(ship, 6), "slowest_part": round(slowest, 6),
-                    "merge": round(merge, 6), "overlapped": round(overlapped, 6),
-                    "on_k_cores": round(setup + ship + slowest + merge - overlapped, 6),
+                    "merge": round(merge, 6), "on_k_cores": round(setup + ship + slowest + merge, 6),
                     "wall": round(seconds["wall"], 6),
                     "phases": seconds.get("phases", {})},
         "shares": {"n_shared_rows": int(ns), "n_contested": int(active.sum()),

@@ -107,28 +107,7 @@ def pop_shares(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray,
 
 def build_part_problems(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray, k: int,
                         shares: np.ndarray, name: str = "part") -> list[Part]:
-    """The k parts of ``problem`` (module docstring), built by :func:`part_builder` side by side in threads (one per
-    core, at most k) for a model of :data:`BUILD_THREADS_MIN_NNZ` nonzeros or more (the kernels release the GIL),
-    else one after another. Arguments as :func:`part_builder`'s; returns the k Parts in part order."""
-    build = part_builder(problem, grouping, col_part, k, shares, name)
-    threads = build_threads(problem, k)
-    if threads > 1:
-        with ThreadPoolExecutor(threads) as ex:
-            return list(ex.map(build, range(k)))
-    return [build(p) for p in range(k)]
-
-
-def build_threads(problem: Problem, k: int) -> int:
-    """Threads that build ``problem``'s k parts: one per core, at most k, from :data:`BUILD_THREADS_MIN_NNZ`
-    nonzeros on; else 1."""
-    threads = min(k, os.cpu_count() or 1)
-    return threads if threads > 1 and problem.nnz >= BUILD_THREADS_MIN_NNZ else 1
-
-
-def part_builder(problem: Problem, grouping: ClientGrouping, col_part: np.ndarray, k: int,
-                 shares: np.ndarray, name: str = "part"):
-    """``build(p) -> Part``: part p of ``problem`` (module docstring), for p in 0..k-1, callable from any thread
-    (each call builds one part; the whole-problem set-up is done once, here).
+    """The k parts of ``problem`` (module docstring).
 
     Args:
         problem: the full problem (n columns, m rows).
@@ -138,8 +117,8 @@ def part_builder(problem: Problem, grouping: ClientGrouping, col_part: np.ndarra
         shares: (k, n_shared) share of every shared row (:func:`shared_rows` order) per part.
         name: sub-problem names are ``f"{problem.name}#{name}{p}"``.
     Returns:
-        ``build``: p -> Part p (a part may be empty). O(nnz_global + m + the part's nonzeros) a part: two passes over
-        its columns' nonzeros (``solver.partition.split_kernels.part_pattern``, ``part_fill``), the part's entries and its cost,
+        k Parts (a part may be empty). O(k (nnz_global + m) + nnz): two passes per part over its columns'
+        nonzeros (``solver.partition.split_kernels.part_pattern``, ``part_fill``), the part's entries and its cost,
         column bounds, integrality and row bounds written into ``solver.partition.shipping.shared_empty`` arrays
         (shipped to a part worker without a copy; plain arrays for a small part).
     """
@@ -188,7 +167,11 @@ def part_builder(problem: Problem, grouping: ClientGrouping, col_part: np.ndarra
             a_data=sub_data, sense=problem.sense, offset=0.0, name=f"{problem.name}#{name}{p}")
         return Part(cols=cols, rows=rows, problem=sub)
 
-    return build
+    threads = min(k, os.cpu_count() or 1)
+    if threads > 1 and problem.nnz >= BUILD_THREADS_MIN_NNZ:  # the kernel releases the GIL: parts side by side
+        with ThreadPoolExecutor(threads) as ex:
+            return list(ex.map(build, range(k)))
+    return [build(p) for p in range(k)]
 
 
 def _scaled(bounds: np.ndarray, scale: np.ndarray) -> np.ndarray:
