@@ -71,10 +71,20 @@ def _positive(v) -> str | None:
     return None if v > 0 else f"must be positive, got {v}"
 
 
+#: the smallest relative KKT tolerance the options take: HiGHS's own floor for its feasibility tolerances. Below it
+#: the residuals of a double-precision solve cannot meet the tolerance: ``--tol 1e-17`` and ``5e-324`` were accepted
+#: and ran to the iteration limit (exit 5; helper-190, session 49)
+MIN_RELATIVE_TOL = 1e-10
+
+
 def _relative_tolerance(v) -> str | None:
-    """A relative KKT tolerance: in (0, 1) (a tolerance of 1 or more accepts any point); refuses nan."""
+    """A relative KKT tolerance: in [:data:`MIN_RELATIVE_TOL`, 1) (a tolerance of 1 or more accepts any point);
+    refuses nan."""
     if not v > 0:
         return f"must be positive, got {v}"
+    if v < MIN_RELATIVE_TOL:
+        return (f"must be at least {MIN_RELATIVE_TOL:g} (the residuals of a double-precision solve cannot meet a "
+                f"smaller relative tolerance: it would run to its iteration limit), got {v}")
     return None if v < 1.0 else f"must be below 1 (a relative KKT tolerance), got {v}"
 
 
@@ -89,7 +99,7 @@ def _nonnegative_finite(v) -> str | None:
 
 
 positive = Ranged(_positive, range_help(0, low_open=True))  #: [x>0]
-relative_tolerance = Ranged(_relative_tolerance, range_help(0, 1, low_open=True, high_open=True))  #: [0<x<1]
+relative_tolerance = Ranged(_relative_tolerance, range_help(MIN_RELATIVE_TOL, 1, high_open=True))  #: [1e-10<=x<1]
 nonnegative = Ranged(_nonnegative, range_help(0))  #: [x>=0]
 nonnegative_finite = Ranged(_nonnegative_finite, range_help(0, math.inf, high_open=True))  #: [0<=x<inf]
 

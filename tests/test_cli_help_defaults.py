@@ -90,8 +90,9 @@ _ENFORCED = re.compile(r'''(?:UsageError\(f?["'](--[a-z][a-z-]*) must be (?:at l
                        r'''|(?:check_range\(["'](--[a-z][a-z-]*)["'])''')
 #: solver_options.range_help's (and click's) forms: [x>=1], [1<=x<=50], and with a bound excluded [x>0], [0<x<1]
 _STATED = re.compile(r"\[x>=?[^\]]+\]|\[[^\]]+<=?x<=?[^\]]+\]")
-#: a range that excludes 0 (what "must be positive" enforces): [x>0], [0<x<1], [0<x<inf]
-_POSITIVE = re.compile(r"\[x>0\]|\[0<x<[^\]]+\]")
+#: a range that excludes 0 (what "must be positive" enforces): [x>0], [0<x<1], [0<x<inf], or from a positive floor
+#: ([1e-10<=x<1]: a relative tolerance, solver_options.MIN_RELATIVE_TOL)
+_POSITIVE = re.compile(r"\[x>0\]|\[0<x<[^\]]+\]|\[[1-9][0-9.]*(?:e-?[0-9]+)?<=?x<=?[^\]]+\]")
 
 
 def _enforced_flags() -> tuple[set[str], set[str]]:

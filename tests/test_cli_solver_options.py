@@ -63,6 +63,9 @@ def test_step_iteration_limit_applies_to_that_round_only(tmp_path):
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["--tol", "0"], "--tol must be positive"),
+    (["--tol", "1e-17"], "--tol must be at least 1e-10"),  # helper-190: ran to the iteration limit, exit 5
+    (["--tol", "5e-324"], "--tol must be at least 1e-10"),
+    (["--relaxation-tol", "1e-11"], "--relaxation-tol must be at least 1e-10"),
     (["--time-limit", "-1"], "--time-limit must be positive"),
     (["--iteration-limit", "-5"], "--iteration-limit must be >= 0"),
     (["--integer-fallback", "cplex"], "--integer-fallback must be"),
