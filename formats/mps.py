@@ -134,6 +134,7 @@ from formats.mps_locate import (
     locate_duplicate_values,
     locate_fractional_integer_bound,
     locate_infinite_bound,
+    locate_large_coefficient,
     locate_split_column,
     split_column_named,
 )
@@ -606,6 +607,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
         _raise_bad_token(path, any(_FIXED_FORMAT in m for m in messages))  # the likelier cause, named
         with _text(path) as data:  # HiGHS names no line for a lower bound >= 1e20 / an upper one <= -1e20
             locate_infinite_bound(data, path, _header_index(data), _line_of, messages)
+            locate_large_coefficient(data, path, _header_index(data), _line_of, messages)  # nor a |value| >= 1e15
         if any(_FIXED_FORMAT in m for m in messages):
             with _text(path) as data:  # HiGHS names no line for a repeated coefficient
                 locate_fixed_duplicate_entry(data, path, _header_index(data), _line_of, messages)

@@ -16,6 +16,9 @@ warned, so a loop over a section's lines costs nothing on a good file).
 * :func:`locate_infinite_bound`: a column lower bound >= 1e20 or upper bound <= -1e20 (``BOUNDS``), or such a row
   side (``RHS``/``RANGES``), which HiGHS refuses with `Col 0 (Col x) has lower bound of 1e+20 >= 1e+20`,
   padded and without a line.
+* :func:`locate_large_coefficient`: a ``COLUMNS`` coefficient of magnitude >= 1e15, which HiGHS's reader refuses with
+  `HighsSparseMatrix User matrix matrix contains 1 |value| in [1e+20, 1e+20] at/above tolerance of 1e+15`, without
+  a line, column or row (helper-190, session 49: every other refused MPS named its line).
 * :func:`drop_integral_bound_warnings` / :func:`locate_fractional_integer_bound`: HiGHS's `Bound for LI/UI/SI
   column "x" is 3e+09: not integer` is false for an integral bound beyond 2^31 or an infinite one (dropped) and
   true for ``UI x 2.5`` (a FormatError with the ``BOUNDS`` line).
@@ -36,6 +39,7 @@ _DUP_BOUND = re.compile(r'Column name "(.*)" in BOUNDS section has duplicate (up
 _N_ROW_RANGE = re.compile(r'Row name "(.*)" in RANGES section is not valid')
 _SAME_COLUMN = re.compile(r'Variables \d+ and \d+ have the same name "(.*)"')
 _DUP_NONZERO = re.compile(r'Column "(.*)" has duplicate nonzero \S+ in row "(.*)"')
+_LARGE_VALUE = re.compile(r"matrix contains \d+ \|value\| in \[\S+, \S+\] at/above tolerance of (\S+)")
 _INF_SIDE = re.compile(r"(Col|Row)\s+\d+\s+\((?:Col|Row) (.*)\)\s+has (lower|upper) bound of\s+(\S+)\s+(?:>=|<=)")
 LOWER_TYPES = (b"LO", b"LI", b"FX", b"FR", b"MI", b"BV")  #: bound types that set a column's lower bound
 UPPER_TYPES = (b"UP", b"UI", b"FX", b"FR", b"PL", b"BV")  #: ... its upper bound
@@ -233,6 +237,44 @@ def locate_infinite_bound(data, path: str, idx: dict, line_of, messages: list[st
         what = f"row {name!r}"
     raise FormatError(infinite_bound_message(f"{where} gives {what}", side, float(value)), file=path,
                       line=line_of(data, hit) if hit is not None else None, entity=name)
+
+
+def locate_large_coefficient(data, path: str, idx: dict, line_of, messages: list[str]) -> None:
+    """Turn HiGHS's refusal of a matrix coefficient at or above its ``large_matrix_value`` (1e15) into a FormatError
+    naming the first ``COLUMNS`` line with such a coefficient, its column and row (entity ``row/column``, as the MPS
+    writer's refusal of the same model names it: ``formats.mps.write_mps``). Returns when no such message is in
+    ``messages``, or when no line holds such a value (the message is then HiGHS's own).
+
+    Args:
+        data: the file's bytes. idx: section name -> header offsets. line_of: ``line_of(data, offset) -> int``.
+        messages: HiGHS's WARNING/ERROR log lines of the read.
+    Raises:
+        FormatError: file, line, entity.
+    """
+    m = next((m for m in map(_LARGE_VALUE.search, messages) if m is not None), None)
+    if m is None:
+        return
+    try:
+        limit = float(m.group(1))
+    except ValueError:
+        limit = 1e15
+    objective = {fields[1] for _, fields in _data_lines(data, idx, b"ROWS") if len(fields) > 1
+                 and fields[0].upper() == b"N"}  # a cost is no matrix coefficient (HiGHS's cost limit is 1e20)
+    for pos, fields in _data_lines(data, idx, b"COLUMNS"):
+        for row, value in zip(fields[1::2], fields[2::2], strict=False):
+            if row in objective:
+                continue
+            try:
+                v = float(value)
+            except ValueError:  # a marker line ('MARKER' 'INTORG'), or a number HiGHS would have refused first
+                continue
+            if abs(v) >= limit:
+                col, r = _text(fields[0]), _text(row)
+                raise FormatError(
+                    f"COLUMNS gives column {col!r} the coefficient {v:g} in row {r!r}: HiGHS's reader refuses a "
+                    f"coefficient of magnitude >= {limit:g} (a big-M this large leaves the other coefficients "
+                    "below double precision's reach: scale the row or the column)", file=path,
+                    line=line_of(data, pos), entity=f"{r}/{col}")
 
 
 def infinite_bound_message(subject: str, side: str, value: float) -> str:

@@ -1,0 +1,48 @@
+"""An MPS coefficient of magnitude >= 1e15, which HiGHS's reader refuses (its ``large_matrix_value``), is a format
+error naming the COLUMNS line, the column and the row (entity ``row/column``, as the MPS writer names the same
+refusal). It was HiGHS's message alone, no line or entity, where every other refused MPS named both (helper-190)."""
+
+from __future__ import annotations
+
+import pytest
+
+from formats.mps import read_mps
+from solver.model.errors import FormatError
+
+_MPS = """NAME          BIG
+ROWS
+ N  obj
+ L  c1
+ G  c2
+COLUMNS
+    x         obj       {cost}          c1        1.0
+    y         obj       2.0          c1        1.0
+    y         c2        {value}
+RHS
+    rhs       c1        10.0
+BOUNDS
+ UP bnd       x         5.0
+ENDATA
+"""
+
+
+@pytest.mark.parametrize("value", ["1e20", "-3e15", "1e15"])
+def test_a_huge_coefficient_names_its_line_column_and_row(tmp_path, value):
+    f = tmp_path / "big.mps"
+    f.write_text(_MPS.format(cost="1e16", value=value))  # a huge cost comes first: not the one refused
+    with pytest.raises(FormatError) as err:
+        read_mps(f)
+    e = err.value
+    assert e.line == 9 and e.entity == "c2/y"
+    assert f"coefficient {float(value):g} in row 'c2'" in str(e) and "1e+15" in str(e)
+
+
+def test_a_coefficient_below_the_limit_reads():
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "ok.mps"
+        f.write_text(_MPS.format(cost="1.0", value="9.99e14"))
+        p = read_mps(f)
+    assert p.nnz == 3 and abs(p.a_data).max() == pytest.approx(9.99e14)
