@@ -501,14 +501,18 @@ class StateStore(StateLocking):
                 return g, f"{why}; using the newest complete generation, round {g}"
         folders = sorted(self.gen_folders())
         if folders:
-            # what CURRENT names first (the round a user rolled back to, not the newest: helper-190's damaged
+            # the round CURRENT names first (the one a user rolled back to, not the newest: helper-190's damaged
             # file, shared by every round through hard links, was reported as the newest round's after a rollback)
-            if r == folders[-1]:
-                tail = "" if len(folders) == 1 else "; every other generation is damaged too"
+            newest = folders[-1]
+            if r is not None and r in folders:
+                head = f"{gen_name(r)} is damaged ({self.damage(r, verify)}), the round CURRENT names"
+                if r != newest:
+                    head += f"; so is every other generation, the newest {gen_name(newest)} ({self.damage(newest, verify)})"
+                elif len(folders) > 1:
+                    head += "; so is every other generation"
             else:
-                tail = (f"; every generation is damaged, the newest {gen_name(folders[-1])} "
-                        f"({self.damage(folders[-1], verify)})")
-            raise StateError(f"no complete generation: {why}{tail}", file=str(self.root))
+                head = f"{gen_name(newest)} is damaged ({self.damage(newest, verify)}), and so is every other; {why}"
+            raise StateError(f"no complete generation: {head}", file=str(self.root))
         if self.root.exists() and not self.root.is_dir():  # as the writers say (formats/state_lock.py)
             raise StateError("is a file, not a state directory", file=str(self.root))
         raise self.not_initialised()
