@@ -63,6 +63,48 @@ def test_a_forkserver_killed_mid_round_is_started_again():
     assert _forkserver_pid() not in (None, old)
 
 
+@pytest.mark.parametrize("error", [ConnectionRefusedError(111, "Connection refused"), BrokenPipeError(32, "Broken pipe"),
+                                   ConnectionResetError(104, "Connection reset by peer")])
+def test_each_way_a_dying_forkserver_fails_a_start_is_retried(monkeypatch, error):
+    """A dying forkserver refused the connection, or accepted it and dropped it while the worker's descriptors were
+    sent (BrokenPipeError from ``reduction.sendfds``: test_a_killed_forkserver_is_started_again[0.0] beside CI,
+    session 49, which the retry did not take for the forkserver's death)."""
+    from multiprocessing import forkserver
+
+    real = forkserver.connect_to_new_process
+    failed = []
+
+    def once(fds):
+        if not failed:
+            failed.append(True)
+            raise error
+        return real(fds)
+
+    monkeypatch.setattr(forkserver, "connect_to_new_process", once)
+    executor.take_retries()
+    try:
+        assert executor.map_parts(_square, [(6,), (7,)], "process", 2) == [36, 49]
+    finally:
+        executor.shutdown()
+    assert failed == [True]
+    said = executor.take_retries()
+    assert len(said) == 1 and "forkserver" in said[0] and type(error).__name__ in said[0]
+
+
+def test_a_connection_error_of_a_part_itself_is_no_forkserver_death():
+    """Only a worker's start is the forkserver's business: an OSError a part raises ends the round unchanged."""
+    with pytest.raises(BrokenPipeError, match="the part's own"):
+        try:
+            executor.map_parts(_raise_broken_pipe, [(1,), (2,)], "process", 2)
+        finally:
+            executor.shutdown()
+    assert executor.take_retries() == []
+
+
+def _raise_broken_pipe(x):
+    raise BrokenPipeError(32, "the part's own")
+
+
 def test_a_refused_worker_start_is_retried_on_a_new_forkserver(monkeypatch):
     """The race helper-185 met in 2 of 6 kills: a forkserver that holds the preloaded solver takes a while to die,
     so multiprocessing's ``waitpid(WNOHANG)`` still counted it as running while its socket already refused. The

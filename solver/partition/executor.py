@@ -490,6 +490,7 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
     worker_deaths = server_deaths = 0
     while True:
         futures = []
+        starting = True  # workers start (through the forkserver) while the parts are submitted, not after
         try:  # a pool broken earlier (a worker killed by SIGINT, say) already fails at submit
             # the CLI's SIGINT handler raises KeyboardInterrupt here (module docstring), also while the pool and
             # its semaphores are made: ended at once there, the resource tracker found them and warned of a leak
@@ -499,6 +500,7 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
                 if board is not None:
                     progress_board.clear(board)
                 futures = _submit_all(pool, fn, tasks, shipped, kill)
+                starting = False
                 if on_submitted is not None:
                     on_submitted()
                 out = _collect(futures, pool, check)
@@ -516,7 +518,7 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
             _end_pool(n, kill=True)
             if isinstance(err, OSError) and err.errno in (errno.EMFILE, errno.ENFILE):
                 raise _no_fds_for_workers(err) from err
-            if not _forkserver_gone(err):
+            if not (starting and _forkserver_gone(err)):
                 raise
             # the forkserver that forks the workers died (killed, the OOM killer's pick: it holds the preloaded
             # solver); a worker started through it failed with ConnectionRefusedError, exit 1 (helper-185). The
@@ -554,11 +556,12 @@ def _died_how(futures: list) -> str:
 
 def _forkserver_gone(err: BaseException) -> bool:
     """True when ``err``, raised while the pool started a worker, says that multiprocessing's forkserver is gone: its
-    socket refuses (ConnectionRefusedError), or the server died before it sent the new worker's pid (EOFError:
-    ``unexpected EOF``), the two ways seen. Other OSErrors end the round as before."""
+    socket refuses (ConnectionRefusedError), the dying server accepted the connection and dropped it as the worker's
+    descriptors were sent (BrokenPipeError, ConnectionResetError: session 49, beside CI), or the server died before
+    it sent the new worker's pid (EOFError: ``unexpected EOF``). Other OSErrors end the round as before."""
     if isinstance(err, EOFError):  # multiprocessing.popen_forkserver's own words, not a part's EOFError
         return str(err) == "unexpected EOF"
-    return isinstance(err, ConnectionRefusedError)
+    return isinstance(err, ConnectionRefusedError | BrokenPipeError | ConnectionResetError)
 
 
 def _forkserver_reaped(seconds: float = 5.0) -> None:
