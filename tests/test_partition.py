@@ -280,15 +280,18 @@ def test_share_update_every_zero_keeps_the_first_rounds_shares(tmp_path):
 
 def test_a_round_whose_part_fails_reports_no_gap_to_the_bound(tmp_path):
     """A part that ends ITERATION_LIMIT leaves no merged point to measure: the message and the report say so
-    without a gap (it read "gap to the Lagrangian bound -100.000%"), and CURRENT stays."""
+    without a gap (it read "gap to the Lagrangian bound -100.000%"), and CURRENT stays. Since session 49 such a part
+    has the round solved whole (``fallback.PART_FAILURES``), here under the same iteration limit of 1."""
     sc = make_scenario("te", 16, seed=5)
     state = tmp_path / "st"
     # the parts' round alone: a small LP's whole solve, warm from round 0, can end with a feasible point
     rounds.init(sc.base(), state, partition={**INLINE, "whole_below_nnz": 0})
     rep = rounds.step(sc.next_delta(1), state, settings=Settings(iteration_limit=1))
     assert rep["status"] == "ITERATION_LIMIT" and rep["accepted"] is False
-    assert "a part ended ITERATION_LIMIT" in rep["message"] and "gap to the Lagrangian bound" not in rep["message"]
+    assert "part 0 ITERATION_LIMIT" in rep["message"] and "solved whole" in rep["message"]
+    assert "gap to the Lagrangian bound" not in rep["message"]
     assert rep["partitions"]["gap_rel"] is None
+    assert rep["partitions"]["fallback"]["status"] == "ITERATION_LIMIT"
     assert (state / "CURRENT").read_text() == "0\n"
 
 

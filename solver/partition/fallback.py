@@ -56,7 +56,13 @@ from solver.partition.small import SMALL_LP_NNZ
 #: below the optimum round after round, gap 0.50 (helper-188, session 47)
 LP_FAR_GAP = 0.10
 
-PART_FAILURES = (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
+#: a part's statuses that say nothing about the whole model, whose round is then solved whole: infeasible or
+#: unbounded under its shares, no answer within its iteration limit or in floating point, or (a MILP part) no
+#: integer point (helper-191, session 49: an LB 64 x 8 LP part at K = 4, likely infeasible under its shares but never
+#: certified, ran PDHG to 1,000,000 iterations; the round ended ITERATION_LIMIT, exit 5, on a model HiGHS solved in
+#: milliseconds). A part out of time is not one: the whole solve would have no time left either
+PART_FAILURES = (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED,
+                 Status.ITERATION_LIMIT, Status.NUMERICAL_ERROR, Status.NO_INTEGER_SOLUTION)
 
 
 def failed_parts(part_rep: list[dict]) -> dict[int, str]:
