@@ -39,6 +39,24 @@ def test_an_optimal_point_beats_a_feasible_one_with_a_better_objective():
     assert better_lp_point(p, 1e-4, both, whole) and not better_lp_point(p, 1e-4, whole, both)
 
 
+def test_an_objective_past_a_proven_bound_counts_as_the_bound():
+    """helper-191: TE ring 12, K = 3, a maximisation: the merge, OPTIMAL at 1141.02706, was 1.1e-4 past its own
+    Lagrangian bound 1140.89678 and kept over the whole solve's OPTIMAL 1140.84382 (HiGHS: 1140.84507). Counted at
+    the bound, the two are within tol of each other, and the smaller primal residual wins."""
+    p = replace(small_lp(), sense=-1)
+    merged = replace(_result(1141.02706, Status.OPTIMAL, 9e-5), dual_objective=1140.89678)
+    whole = _result(1140.84382, Status.OPTIMAL, 1e-6)
+    assert not better_lp_point(p, 1e-4, whole, merged)  # on objectives alone the merge won
+    assert better_lp_point(p, 1e-4, whole, merged, merged.dual_objective)
+    # a bound that the merged point does not pass changes nothing
+    assert not better_lp_point(p, 1e-4, whole, merged, 1141.1)
+    # minimisation: an objective below the bound is counted at the bound
+    q = replace(small_lp(), sense=1)
+    lo = _result(99.98, Status.OPTIMAL, 9e-5)
+    hi = _result(100.0, Status.OPTIMAL, 1e-7)
+    assert better_lp_point(q, 1e-4, lo, hi) and better_lp_point(q, 1e-4, hi, lo, 99.999)
+
+
 def test_the_round_helper_190_met_keeps_the_optimal_whole_point(tmp_path, capsys):
     base = TEScenario(nodes=12, objective="total", seed=0, paths=4).base()
     write_problem(base, tmp_path / "base.parquet")

@@ -248,7 +248,9 @@ def compare_small_lp(problem, settings: Settings, merged: SolveResult, limit: in
     t = time.perf_counter()
     whole = solve_problem(problem, settings, warm)
     seconds = time.perf_counter() - t
-    better = better_lp_point(problem, settings.tol, whole, merged)
+    # the merge's Lagrangian bound (safe: Neumaier-Shcherbina) judges both points' objectives
+    proven = float(merged.dual_objective) if math.isfinite(merged.dual_objective) else None
+    better = better_lp_point(problem, settings.tol, whole, merged, proven)
     how = "warm" if whole.warm_started else "cold"
     why = {"small": f"the LP has {problem.nnz} nonzeros (at most {limit})",
            "far": (f"the merged point is {gap or 0.0:.1%} from its Lagrangian bound (more than "
@@ -276,24 +278,31 @@ def better_point(problem, a: SolveResult, b: SolveResult) -> bool:
     return not b.point_feasible or not math.isfinite(b.objective) or problem.sense * (a.objective - b.objective) < 0
 
 
-def better_lp_point(problem, tol: float, a: SolveResult, b: SolveResult) -> bool:
+def better_lp_point(problem, tol: float, a: SolveResult, b: SolveResult, bound: float | None = None) -> bool:
     """:func:`better_point` for two LP points, except that an OPTIMAL point beats a feasible one that is not (the
-    merge's FEASIBLE: a primal residual within K x ``tol`` but a KKT error above ``tol``), and that objectives within
-    ``tol`` (relative, of max(1, |b's|)) of each other are a tie, won by the smaller ``primal_residual_rel``.
+    merge's FEASIBLE: a primal residual within K x ``tol`` but a KKT error above ``tol``), that an objective past
+    ``bound`` (a proven bound of the model in its sense, e.g. the merge's Lagrangian one) counts as the bound itself,
+    and that objectives within ``tol`` (relative, of max(1, |b's|)) of each other are a tie, won by the smaller
+    ``primal_residual_rel``.
 
-    Why: an OPTIMAL point's objective is within ``tol`` of the optimum, so an objective past it by more is bought
-    with row violations, not found. A new user's TE B4 round 0 at K = 2 kept a merged point 8.4e-5 above the whole
-    solve's, and above HiGHS's optimum, over the whole solve's more accurate one (the tie); helper-190 (session 49),
-    TE scale 12 at K = 2: a merged FEASIBLE point 1.6e-4 above the OPTIMAL whole solve's, with a primal residual of
-    1.2e-4 (above ``tol``) and a capacity row 0.96% over, was kept over it (the ranking)."""
+    Why: an OPTIMAL point's objective is within ``tol`` of the optimum, and no feasible point passes a proven bound,
+    so an objective past either by more is bought with row violations, not found. A new user's TE B4 round 0 at K = 2
+    kept a merged point 8.4e-5 above the whole solve's, and above HiGHS's optimum, over the whole solve's more accurate
+    one (the tie); helper-190 (session 49), TE scale 12 at K = 2: a merged FEASIBLE point 1.6e-4 above the OPTIMAL
+    whole solve's, with a primal residual of 1.2e-4 (above ``tol``) and a capacity row 0.96% over, was kept over it
+    (the ranking); helper-191, TE ring 12 at K = 3: a merged OPTIMAL point 1.6e-4 above HiGHS's maximum and 1.1e-4
+    past its own Lagrangian bound was kept over the whole solve's, 1.1e-6 below it (the bound)."""
     if not (a.point_feasible and b.point_feasible and math.isfinite(a.objective) and math.isfinite(b.objective)):
         return better_point(problem, a, b)
     a_opt, b_opt = a.status == Status.OPTIMAL, b.status == Status.OPTIMAL
     if a_opt != b_opt:
         return a_opt
-    if abs(a.objective - b.objective) <= tol * max(1.0, abs(b.objective)):
+    oa, ob = float(a.objective), float(b.objective)
+    if bound is not None and math.isfinite(bound):  # minimise: nothing below the bound; maximise: nothing above
+        oa, ob = ((max(oa, bound), max(ob, bound)) if problem.sense > 0 else (min(oa, bound), min(ob, bound)))
+    if abs(oa - ob) <= tol * max(1.0, abs(ob)):
         return a.primal_residual_rel < b.primal_residual_rel
-    return better_point(problem, a, b)
+    return problem.sense * (oa - ob) < 0
 
 
 def _bound_of(res: SolveResult) -> float | None:
