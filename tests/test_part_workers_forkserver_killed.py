@@ -66,9 +66,11 @@ def test_a_forkserver_killed_mid_round_is_started_again():
 @pytest.mark.parametrize("error", [ConnectionRefusedError(111, "Connection refused"), BrokenPipeError(32, "Broken pipe"),
                                    ConnectionResetError(104, "Connection reset by peer")])
 def test_each_way_a_dying_forkserver_fails_a_start_is_retried(monkeypatch, error):
-    """A dying forkserver refused the connection, or accepted it and dropped it while the worker's descriptors were
-    sent (BrokenPipeError from ``reduction.sendfds``: test_a_killed_forkserver_is_started_again[0.0] beside CI,
-    session 49, which the retry did not take for the forkserver's death)."""
+    """A dying forkserver refused the connection (the race helper-185 met in 2 of 6 kills: a forkserver that holds the
+    preloaded solver takes a while to die, so multiprocessing's ``waitpid(WNOHANG)`` still counted it as running while
+    its socket already refused), or accepted it and dropped it while the worker's descriptors were sent
+    (BrokenPipeError from ``reduction.sendfds``: test_a_killed_forkserver_is_started_again[0.0] beside CI, session 49,
+    which the retry did not take for the forkserver's death)."""
     from multiprocessing import forkserver
 
     real = forkserver.connect_to_new_process
@@ -105,33 +107,11 @@ def _raise_broken_pipe(x):
     raise BrokenPipeError(32, "the part's own")
 
 
-def test_a_refused_worker_start_is_retried_on_a_new_forkserver(monkeypatch):
-    """The race helper-185 met in 2 of 6 kills: a forkserver that holds the preloaded solver takes a while to die,
-    so multiprocessing's ``waitpid(WNOHANG)`` still counted it as running while its socket already refused. The
-    first worker start is refused here as it was then."""
-    from multiprocessing import forkserver
-
-    real = forkserver.connect_to_new_process  # what multiprocessing.popen_forkserver calls
-    refused = []
-
-    def once(fds):
-        if not refused:
-            refused.append(True)
-            raise ConnectionRefusedError(111, "Connection refused")
-        return real(fds)
-
-    monkeypatch.setattr(forkserver, "connect_to_new_process", once)
-    try:
-        assert executor.map_parts(_square, [(6,), (7,)], "process", 2) == [36, 49]
-    finally:
-        executor.shutdown()
-    assert refused == [True]
-
-
 def test_a_broken_pool_then_a_refused_start_are_two_deaths_retried_once_each(monkeypatch):
-    """The load race behind session 48's flake of the test above: the forkserver killed mid-round broke the pool
-    (its workers died with it), and the retry's first worker start met the dying server's socket. One shared count
-    called that "died twice"; the worker's death and the server's are now each retried once."""
+    """The load race behind session 48's flake of test_a_forkserver_killed_mid_round_is_started_again: the forkserver
+    killed mid-round broke the pool (its workers died with it), and the retry's first worker start met the dying
+    server's socket. One shared count called that "died twice"; the worker's death and the server's are now each
+    retried once."""
     from concurrent.futures.process import BrokenProcessPool
     from multiprocessing import forkserver
 
