@@ -470,12 +470,13 @@ class StateStore(StateLocking):
         self.check_version()
         text = None
         r = None
+        damaged: dict[int, str] = {}  # each generation's damage as found below, said again in the error (no re-hash)
         try:
             text = read_regular_text(self.root / "CURRENT")
             if not _CURRENT_RE.fullmatch(text):  # what set_current writes; int() took "+0", " 0", "٠"
                 raise ValueError(text)
             r = int(text)
-            why = self.damage(r, self._verify_of(r, verify))
+            why = damaged[r] = self.damage(r, self._verify_of(r, verify))
             if not why:
                 return r, None
             folder = self.root / gen_name(r)
@@ -494,7 +495,8 @@ class StateStore(StateLocking):
         # only when a rollback undid them, and falling forward onto one would undo the rollback
         newest = self.generations()[::-1]
         for g in [g for g in newest if r is None or g < r] + [g for g in newest if r is not None and g > r]:
-            if not self.damage(g, self._verify_of(g, verify)):  # sizes already match: only the candidate is hashed
+            damaged[g] = self.damage(g, self._verify_of(g, verify))
+            if not damaged[g]:  # sizes already match: only the candidate is hashed
                 if r is not None and g > r:
                     return g, (f"{why}, and no round before it is complete; using the newest complete generation, "
                                f"round {g}, which a rollback to round {r} had undone")
@@ -503,15 +505,19 @@ class StateStore(StateLocking):
         if folders:
             # the round CURRENT names first (the one a user rolled back to, not the newest: helper-190's damaged
             # file, shared by every round through hard links, was reported as the newest round's after a rollback)
-            newest = folders[-1]
+            last = folders[-1]
+
+            def said(g: int) -> str:
+                return damaged.get(g) or self.damage(g, verify)
+
             if r is not None and r in folders:
-                head = f"{gen_name(r)} is damaged ({self.damage(r, verify)}), the round CURRENT names"
-                if r != newest:
-                    head += f"; so is every other generation, the newest {gen_name(newest)} ({self.damage(newest, verify)})"
+                head = f"{gen_name(r)} is damaged ({said(r)}), the round CURRENT names"
+                if r != last:
+                    head += f"; so is every other generation, the newest {gen_name(last)} ({said(last)})"
                 elif len(folders) > 1:
                     head += "; so is every other generation"
             else:
-                head = f"{gen_name(newest)} is damaged ({self.damage(newest, verify)}), and so is every other; {why}"
+                head = f"{gen_name(last)} is damaged ({said(last)}), and so is every other; {why}"
             raise StateError(f"no complete generation: {head}", file=str(self.root))
         if self.root.exists() and not self.root.is_dir():  # as the writers say (formats/state_lock.py)
             raise StateError("is a file, not a state directory", file=str(self.root))

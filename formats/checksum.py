@@ -13,6 +13,8 @@ import mmap
 import os
 import zlib
 
+from solver.partition.cores import usable_cores
+
 ALGORITHM = "crc32"  # the generation.json key holding {relative path: 8 hex digits}
 
 
@@ -50,12 +52,8 @@ def files_crc32(paths: list, sizes: list[int] | None = None, crc=None) -> list:
             return err
 
     paths = list(paths)
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
     large = sizes is None or sum(int(s) for s in sizes) >= PARALLEL_MIN_BYTES
-    threads = min(len(paths), max(1, cores)) if large else 1
+    threads = min(len(paths), usable_cores()) if large else 1
     if threads <= 1:
         return [one(p) for p in paths]
     # imported here: large generations only, so a small round's start-up keeps it out (tests/test_startup_imports)
