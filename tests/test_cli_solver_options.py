@@ -92,6 +92,7 @@ def test_a_bad_solver_option_is_a_usage_error_naming_it(tmp_path, command, args,
     (["--submip-seconds", "-1"], "--submip-seconds must be >= 0"),
     (["--submip-gap", "-0.5"], "--submip-gap must be >= 0"),
     (["--tol", "2"], "--tol must be below 1"),
+    (["--tol", "1e-17"], "--tol must be at least 1e-10"),
 ])
 def test_a_bad_solver_option_on_step_is_a_usage_error_and_leaves_the_state_untouched(tmp_path, args, needle):
     from tests.helpers import snapshot

@@ -46,3 +46,17 @@ def test_a_coefficient_below_the_limit_reads():
         f.write_text(_MPS.format(cost="1.0", value="9.99e14"))
         p = read_mps(f)
     assert p.nnz == 3 and abs(p.a_data).max() == pytest.approx(9.99e14)
+
+
+def test_init_from_such_a_file_exits_3_naming_it_and_makes_no_state(tmp_path, capsys):
+    import json
+
+    from tests.helpers import run_main
+
+    f = tmp_path / "big.mps"
+    f.write_text(_MPS.format(cost="1.0", value="1e20"))
+    code, out, _ = run_main(capsys, "init", f, "--state", tmp_path / "st", "--json")
+    err = json.loads(out)["error"]
+    assert code == 3 and err["kind"] == "format" and err["line"] == 9 and err["entity"] == "c2/y"
+    assert "HiGHS's reader refuses a coefficient of magnitude >= 1e+15" in err["message"]
+    assert not (tmp_path / "st").exists()
