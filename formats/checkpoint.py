@@ -376,7 +376,7 @@ class StateStore(StateLocking):
 
     def _holds_only_copters(self, name: str) -> bool:
         """Whether the top-level entry ``name`` (one of copter's names) holds what copter writes there."""
-        from formats.round_log import FILE_RE, LOG_DIR, TABLES
+        from formats.round_log import DAMAGED_PREFIX, FILE_RE, LOG_DIR, TABLES
         from formats.state_config import STATE_FORMAT
 
         path = self.root / name
@@ -388,7 +388,8 @@ class StateStore(StateLocking):
             inside = [n for n in os.listdir(path) if not n.startswith(".")]
             if name == LOG_DIR:
                 return set(inside) <= set(TABLES) and all(
-                    FILE_RE.match(f) for t in inside for f in os.listdir(path / t) if not f.startswith("."))
+                    FILE_RE.match(f.removeprefix(DAMAGED_PREFIX)) for t in inside for f in os.listdir(path / t)
+                    if not f.startswith("."))
             pattern = FAILED_RE if name == "failed" else ABANDONED_RE
             return all(pattern.fullmatch(n) and (path / n).is_dir() for n in inside)
         except (OSError, ValueError, AttributeError):

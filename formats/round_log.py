@@ -30,6 +30,7 @@ import os
 import re
 import time
 import uuid
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,7 +47,11 @@ PHASES = ("wait", "load", "apply", "kernels", "solve", "integerize", "save", "to
 """The round's phases (report.json ``seconds``): wait for another writer's lock; kernels: the solve's first calls
 of numba kernels (a fresh process loads them from the cache; ``solver.kernel_clock``), taken out of solve and
 integerize. A log written before ``kernels`` existed reads it as null (the schema only gains columns)."""
-FILE_RE = re.compile(r"^(base|seg)-([0-9]{12})\.arrow$", re.ASCII)  #: ASCII digits only: a stray seg-１２….arrow is no log file
+FILE_RE = re.compile(r"^(base|seg)-([0-9]{12})(?:-([0-9a-f]{8}))?\.arrow$", re.ASCII)
+"""A stored file: kind, sequence number, and the CRC-32 of the file's bytes (8 hex digits; absent in files of
+versions before it, which are read unchecked). ASCII digits only: a stray seg-１２….arrow is no log file."""
+DAMAGED_PREFIX = "damaged-"
+"""A damaged file a compaction set aside (``damaged-seg-….arrow``): kept, never read, and said by every reader."""
 _LAST: dict[str, tuple[tuple, dict]] = {}  # table folder -> (identity of the segment this process appended last, its row)
 
 
@@ -108,7 +113,8 @@ class RoundLog:
             raise ValueError(f"unknown round-log table {table!r}")
         self.table = table
         self.folder = Path(state_root) / LOG_DIR / table
-        self.skipped: list[str] = []  #: names of the damaged segments the last :meth:`read` skipped
+        self.skipped: list[str] = []  #: names of the damaged files the last :meth:`read` skipped
+        self.set_aside: list[str] = []  #: names of the damaged files a compaction kept aside (:data:`DAMAGED_PREFIX`)
 
     @property
     def exists(self) -> bool:
@@ -126,8 +132,15 @@ class RoundLog:
                 found.append((m.group(1), int(m.group(2)), p))
         bases = [f for f in found if f[0] == "base"]
         top = max((f[1] for f in bases), default=-1)
-        live = [f for f in found if (f[0] == "base" and f[1] == top) or (f[0] == "seg" and f[1] > top)]
-        return sorted(live, key=lambda f: (f[1], f[0] == "seg"))
+        # one base of the newest seq (two: a crash of a compaction at that seq; either holds the same rows), the
+        # segments after it, one file a seq (the checksummed name first)
+        live, seen = [], set()
+        for f in sorted(found, key=lambda f: (f[1], f[0] == "seg", FILE_RE.match(f[2].name).group(3) is None,
+                                              f[2].name)):
+            if ((f[0] == "base" and f[1] == top) or (f[0] == "seg" and f[1] > top)) and (f[0], f[1]) not in seen:
+                seen.add((f[0], f[1]))
+                live.append(f)
+        return live
 
     def next_seq(self) -> int:
         """The sequence number the next appended row gets (1 + the largest stored)."""
@@ -155,23 +168,29 @@ class RoundLog:
         cols["seq"] = list(range(seq0, seq0 + len(rows)))
         last = seq0 + len(rows) - 1
         table = pa.table(cols, schema=schema(self.table))
-        self._write(table, f"seg-{last:012d}.arrow")
-        _LAST[str(self.folder)] = (_identity(self.folder / f"seg-{last:012d}.arrow"),
-                                   _pylist(table.slice(table.num_rows - 1))[0])
+        name = self._write(table, "seg", last)
+        _LAST[str(self.folder)] = (_identity(self.folder / name), _pylist(table.slice(table.num_rows - 1))[0])
         if sum(1 for f in self._files() if f[0] == "seg") >= COMPACT_EVERY:
             self.compact()
         return last
 
-    def _write(self, table: pa.Table, name: str, durable: bool = False) -> None:
-        """Write ``table`` as Arrow IPC file ``name`` atomically (temp file, rename); with ``durable`` the
-        file is fsynced before the rename and the folder after it."""
+    def _write(self, table: pa.Table, kind: str, seq: int, durable: bool = False) -> str:
+        """Write ``table`` as the Arrow IPC file ``<kind>-<seq>-<crc32>.arrow`` atomically (temp file, rename) and
+        return its name; with ``durable`` the file is fsynced before the rename and the folder after it. The
+        CRC-32 of the file's bytes in its name lets a reader tell a changed file from a good one (:func:`_read_file`):
+        a flipped bit in a number read as a wrong round before (hunt 50)."""
         import pyarrow as pa
         import pyarrow.ipc as ipc
 
+        out = pa.BufferOutputStream()
+        with ipc.new_file(out, table.schema) as w:
+            w.write_table(table)
+        data = out.getvalue()
+        name = f"{kind}-{seq:012d}-{zlib.crc32(data):08x}.arrow"
         tmp = self.folder / f".tmp-{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
-            with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, table.schema) as w:
-                w.write_table(table)
+            with open(tmp, "wb") as f:
+                f.write(data)
             fault_point("log_before_fsync")
             if durable:
                 fsync_path(tmp)
@@ -183,13 +202,20 @@ class RoundLog:
         if durable:
             fsync_path(self.folder, directory=True)
         fault_point("log_after_rename")
+        return name
 
     def compact(self) -> None:
         """Rewrite the base and the segments as one new base file; remove the files it replaces and any
-        temp file left by an interrupted writer. Call under the writer lock."""
+        temp file left by an interrupted writer. A damaged file (one :meth:`read` skipped) is not removed but
+        renamed ``damaged-<name>``: its rows are missing from the new base, and every reader goes on saying so
+        (:attr:`set_aside`; the compaction used to delete it, and history lost its rounds without a word: hunt 50).
+        Call under the writer lock."""
         files = self._files()
         if files:
-            self._write(self.read(), f"base-{files[-1][1]:012d}.arrow", durable=True)  # before removing
+            table = self.read()
+            for name in self.skipped:  # before the new base: a crash leaves the damaged file where it was
+                os.replace(self.folder / name, self.folder / f"{DAMAGED_PREFIX}{name}")
+            self._write(table, "base", files[-1][1], durable=True)  # before removing
         live = {f[2] for f in self._files()}
         for p in self.folder.iterdir():
             if p not in live and (p.name.startswith(".tmp-") or FILE_RE.match(p.name)):
@@ -197,18 +223,23 @@ class RoundLog:
 
     def read(self, columns: list[str] | None = None) -> pa.Table:
         """The whole table (rows in append order), or only ``columns``; an empty table when none is stored.
-        A segment that cannot be read (emptied by a power loss, see the module docstring) is skipped, its name
-        kept in :attr:`skipped` (a reader says so: hunt 37b saw rounds vanish from history without a word).
+        A file that cannot be read (a segment emptied by a power loss, see the module docstring) or whose bytes
+        do not match the CRC-32 in its name (changed from outside) is skipped, its name kept in :attr:`skipped` (a
+        reader says so: hunt 37b saw rounds vanish from history without a word); so is a damaged base (it used to
+        end every command with an internal error, exit 1: hunt 50). :attr:`set_aside` names the damaged files an
+        earlier compaction kept aside.
 
         Raises:
-            OSError, pyarrow.ArrowInvalid: the base file is unreadable (it is fsynced: damage from outside).
+            OSError: a file the machine will not let copter read (``formats.faults.is_environment_fault``).
         """
         import pyarrow as pa
 
         parts = []
         self.skipped = []
-        for kind, _, p in self._files():
-            t = _read_file(p, skip_damaged=kind == "seg")
+        self.set_aside = sorted(p.name for p in self.folder.iterdir()
+                                if p.name.startswith(DAMAGED_PREFIX)) if self.folder.is_dir() else []
+        for _, _, p in self._files():
+            t = _read_file(p, skip_damaged=True)
             if t is None:
                 self.skipped.append(p.name)
             else:
@@ -253,7 +284,7 @@ def _conform(t: pa.Table, sch: pa.Schema) -> pa.Table:
 
 def _read_file(path: Path, skip_damaged: bool) -> pa.Table | None:
     """One stored file, read into memory (the file may be replaced later); None for a damaged one (emptied,
-    truncated) when ``skip_damaged``. A file the machine will not let copter read (permission denied, EIO:
+    truncated, or its bytes' CRC-32 not the one its name holds) when ``skip_damaged``. A file the machine will not let copter read (permission denied, EIO:
     ``formats.faults.is_environment_fault``) is no damage: its OSError is raised, with the file's path (pyarrow's
     own names none)."""
     import pyarrow as pa
@@ -261,7 +292,11 @@ def _read_file(path: Path, skip_damaged: bool) -> pa.Table | None:
 
     try:
         # read without waiting on a FIFO (hunt 37: one hung history, and a step holding the lock), then parse in memory
-        return ipc.open_file(pa.py_buffer(read_regular_bytes(path))).read_all()
+        data = read_regular_bytes(path)
+        crc = FILE_RE.match(path.name).group(3)
+        if crc is not None and zlib.crc32(data) != int(crc, 16):
+            raise pa.ArrowInvalid(f"{path.name}: its bytes' CRC-32 is {zlib.crc32(data):08x}, not the {crc} written")
+        return ipc.open_file(pa.py_buffer(data)).read_all()
     except (OSError, pa.ArrowInvalid) as err:
         if is_environment_fault(err):
             raise OSError(err.errno, err.strerror or str(err), str(path)) from err
@@ -298,4 +333,4 @@ def _pylist(table: pa.Table) -> list[dict]:
     return out
 
 
-__all__ = ["COMPACT_EVERY", "COMPARE_COLUMNS", "FILE_RE", "LOG_DIR", "PHASES", "ROUND_COLUMNS", "RoundLog", "iso_utc", "schema"]
+__all__ = ["COMPACT_EVERY", "COMPARE_COLUMNS", "DAMAGED_PREFIX", "FILE_RE", "LOG_DIR", "PHASES", "ROUND_COLUMNS", "RoundLog", "iso_utc", "schema"]

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -205,17 +206,18 @@ def test_compaction_keeps_every_row_once_whatever_files_a_crash_leaves(tmp_path,
     for i in range(10):
         log.append([{"round": i, "status": "OPTIMAL"}])
     files = sorted(p.name for p in log.folder.iterdir())
-    assert files == ["base-000000000008.arrow", "seg-000000000009.arrow", "seg-000000000010.arrow"]
+    assert [f[:-15] for f in files] == ["base-000000000008", "seg-000000000009", "seg-000000000010"]
+    assert all(re.fullmatch(r"-[0-9a-f]{8}\.arrow", f[-15:]) for f in files), files  # each file's CRC-32
     assert log.read().column("round").to_pylist() == list(range(10))
     assert log.read().column("seq").to_pylist() == list(range(1, 11))
     # a crash after the new base's rename but before the old files were removed, plus a torn temp file
-    shutil.copy(log.folder / "base-000000000008.arrow", log.folder / "base-000000000004.arrow")
-    shutil.copy(log.folder / "seg-000000000009.arrow", log.folder / "seg-000000000003.arrow")
+    shutil.copy(log.folder / files[0], log.folder / files[0].replace("-000000000008-", "-000000000004-"))
+    shutil.copy(log.folder / files[1], log.folder / files[1].replace("-000000000009-", "-000000000003-"))
     (log.folder / ".tmp-seg-000000000011.arrow-1-x").write_bytes(b"ARROW1\x00torn")
     assert log.read().column("round").to_pylist() == list(range(10))
     assert log.last_row()["round"] == 9 and log.next_seq() == 11
     log.compact()
-    assert sorted(p.name for p in log.folder.iterdir()) == ["base-000000000010.arrow"]
+    assert [p.name[:-15] for p in log.folder.iterdir()] == ["base-000000000010"]
     assert log.read().column("round").to_pylist() == list(range(10))
 
 

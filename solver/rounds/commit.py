@@ -164,10 +164,13 @@ def _log(store: StateStore, round_: int, report: dict, prev: Generation | None, 
     try:
         log_round(store, report, (store.manifest(round_) or {}).get("id"),
                   None if prev is None else prev.manifest.get("id"), info)
-    except (OSError, EnvironmentFaultError) as err:
+    except (OSError, EnvironmentFaultError, ValueError) as err:  # ValueError: pyarrow's ArrowInvalid, say
+        # a log file damaged in a way its reader does not catch: the round is stored all the same (it ended exit 1,
+        # "internal error", before the reader skipped a damaged base: hunt 50)
+        why = str(err) if isinstance(err, ValueError) else _failure(err, store)
         report["warnings"] = [*report.get("warnings", []),
                               f"round {round_} is stored and current, but appending it to the round log "
-                              f"failed: {_failure(err, store)}; the next round adds it from its report.json"]
+                              f"failed: {why}; the next round adds it from its report.json"]
 
 
 def _failure(err: OSError | EnvironmentFaultError, store: StateStore) -> str:

@@ -414,7 +414,7 @@ def _log(store: StateStore, gen, result: dict) -> None:
     try:
         with store.lock():
             log_compare(store, result, gen.manifest.get("id"))
-    except (StateBusyError, EnvironmentFaultError, OSError) as err:
+    except (StateBusyError, EnvironmentFaultError, OSError, ValueError) as err:  # ValueError: pyarrow's ArrowInvalid
         # a read-only state (EROFS, EACCES: the lock file cannot even be created) is compared as a busy one
         result.setdefault("warnings", []).append(f"compare results not added to the round log: {err}")
 

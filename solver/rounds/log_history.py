@@ -89,14 +89,33 @@ def _rebuilt_failures_in_time(rows: list[dict]) -> list[dict]:
     return out
 
 
-def _compares(store: StateStore) -> dict:
+def _say_damage(log: RoundLog, warnings: list[str] | None) -> None:
+    """The warnings for the damaged files of ``log``'s table that its last read skipped, and for those an earlier
+    compaction kept aside (``formats.round_log.DAMAGED_PREFIX``): damage from outside, whose rows are gone."""
+    if warnings is None:
+        return
+    what = "compare results" if log.table == "compare" else "rounds"
+    if log.skipped:  # the rows there (and the lineage through them) are gone
+        lost = ("the compare results it held are missing here" if log.table == "compare" else
+                "a round it recorded shows only while its generation is kept (rebuilt from it, 'recovered'), and one "
+                "pruned since is missing here, with the rounds before it on its branch")
+        warnings.append(f"the round log's {', '.join(log.skipped)} cannot be read (damaged) and was skipped: {lost}")
+    if log.set_aside:  # a compaction kept them: the loss is said every time, not once (hunt 50)
+        warnings.append(f"the round log's {', '.join(log.set_aside)} (damaged, kept aside by a compaction) could not be "
+                        f"read: the {what} it recorded that no generation on disk holds are missing here")
+
+
+def _compares(store: StateStore, warnings: list[str] | None = None) -> dict:
     """generation id (or ``("round", r)`` without one) -> {method: newest compare row}, each method's
-    ``objective_diff_rel`` measured against the best of the rows shown (:func:`_consistent`)."""
+    ``objective_diff_rel`` measured against the best of the rows shown (:func:`_consistent`); the compare table's
+    damaged files are said in ``warnings``."""
     log = RoundLog(store.root, "compare")
     if not log.exists:
         return {}
     runs: dict = {}  # key -> {run (its utc, its index among the runs of that millisecond): [rows]}, in log order
-    for row in log.rows():
+    rows = log.rows()
+    _say_damage(log, warnings)
+    for row in rows:
         key = row["generation_id"] if row["generation_id"] is not None else ("round", row["round"])
         by_run = runs.setdefault(key, {})
         run = (row["utc"], 0)
@@ -242,10 +261,7 @@ def _history(store: StateStore, last: int | None, warnings: list[str] | None) ->
         warnings.append(warning)
     log = RoundLog(store.root)
     logged = log.rows() if log.exists else []
-    if log.skipped and warnings is not None:  # damage from outside: the rows there (and the lineage through them) are gone
-        warnings.append(f"the round log's {', '.join(log.skipped)} cannot be read (damaged) and was skipped: a round it "
-                        "recorded shows only while its generation is kept (rebuilt from it, 'recovered'), and one pruned "
-                        "since is missing here, with the rounds before it on its branch")
+    _say_damage(log, warnings)
     seen, rows = set(), []
     for r in logged:  # one row per generation / failed record (a reconciliation never duplicates; belt and braces)
         key = r["generation_id"] or r["record_id"]
@@ -266,7 +282,7 @@ def _history(store: StateStore, last: int | None, warnings: list[str] | None) ->
     rows.sort(key=lambda r: (r["round"] if r["round"] is not None else -1,
                              r["seq"] if r.get("seq") is not None else float("inf"), r["generation_id"] is None))
     rows = _rebuilt_failures_in_time(rows)
-    compares = _compares(store)
+    compares = _compares(store, warnings)
     kept = {i for i in ids.values() if i}
     out = [_out(r, cur_id, cur, kept, compares) for r in rows]
     if last is not None:

@@ -690,8 +690,8 @@ def _record_failure(store: StateStore, current: int, problem: Problem, result, t
 
     try:
         log_failure(store, report, path, (store.manifest(current) or {}).get("id"), info)
-    except (OSError, EnvironmentFaultError) as err:  # the latter: a generation it may not read (reconcile)
-        why = str(err) if isinstance(err, EnvironmentFaultError) else (err.strerror or str(err))
+    except (OSError, EnvironmentFaultError, ValueError) as err:  # a generation it may not read; ValueError: pyarrow's
+        why = str(err) if isinstance(err, (EnvironmentFaultError, ValueError)) else (err.strerror or str(err))
         report.setdefault("warnings", []).append(
             f"appending round {round_} to the round log failed: {why}; the next round adds it "
             "from its failed/ record")
