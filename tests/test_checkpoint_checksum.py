@@ -128,14 +128,23 @@ def test_show_solution_and_compare_verify_what_they_read(state, capsys):
     assert code == 3 and "solution.parquet" in json.loads(out)["error"]["message"]
 
 
-def test_show_history_rollback_hash_nothing(damaged, monkeypatch, capsys):
-    def no_hashing(path):
-        raise AssertionError(f"hashed {path}")
+def test_show_history_rollback_hash_no_array(damaged, monkeypatch, capsys):
+    """They hash no array of a generation; ``show`` hashes the report it prints (a few kB: a same-size edit of its
+    objective was printed, hunt 50)."""
+    real = checkpoint.file_crc32
+    hashed = []
 
-    monkeypatch.setattr(checkpoint, "file_crc32", no_hashing)
+    def report_only(path):
+        if Path(path).name != "report.json":
+            raise AssertionError(f"hashed {path}")
+        hashed.append(Path(path).parent.name)
+        return real(path)
+
+    monkeypatch.setattr(checkpoint, "file_crc32", report_only)
     for args in (("show",), ("history",), ("rollback",)):
         code, out, err = run_main(capsys, *args, "--state", damaged, "--json")
         assert code == 0 and "warning" not in err, (args, err)
+    assert "gen-000002" in hashed
 
 
 def test_a_manifest_without_checksums_loads_with_the_size_check_only(state, tmp_path, capsys):

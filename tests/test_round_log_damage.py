@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from copter_cli.app import app
 from formats import round_log
-from formats.checkpoint import StateStore
+from formats.checkpoint import StateStore, forget_recent
 from formats.round_log import DAMAGED_PREFIX, FILE_RE, RoundLog
 from solver import rounds
 from solver.model.delta import Delta
@@ -130,3 +130,24 @@ def test_a_damaged_compare_table_file_is_said(state):
     _, warnings = _history(state)
     assert any(f"the round log's {f.name} cannot be read (damaged) and was skipped: the compare results" in w
                for w in warnings), warnings
+
+
+def test_show_checks_the_content_of_the_report_it_prints(state):
+    """helper-194: `show` checked sizes only, so a same-size edit of report.json's objective was printed, exit 0."""
+    reps = [rounds.step(cost(i), state) for i in range(2)]
+    path = state / "gen-000002" / "report.json"
+    text = path.read_text()
+    good = json.dumps(reps[1]["objective"])
+    assert good in text
+    bad = good[:-1] + ("1" if good[-1] != "1" else "2")  # the same length
+    path.write_text(text.replace(good, bad))
+    forget_recent()  # as a new process: the rounds this one stored are read again
+    code, out, err = cli("show", "--state", state, "--json")
+    assert code == 0, out + err
+    doc = json.loads(out)
+    assert doc["round"] == 1 and doc["objective"] == reps[0]["objective"]  # the newest complete round, said
+    assert any("CURRENT names round 2" in w and "report.json has CRC-32" in w for w in doc["warnings"]), doc
+    code, out, err = cli("show", "--round", 2, "--state", state, "--json")
+    assert code == 3 and "round 2 is damaged: report.json has CRC-32" in out + err
+    rows, _ = _history(state)
+    assert [r["objective"] for r in rows if r["round"] == 2] == [reps[1]["objective"]]  # the log's, as written

@@ -32,11 +32,19 @@ def show(state_dir=None, round_: int | None = None, warnings: list[str] | None =
     return StateStore(state_dir_or_default(state_dir)).while_current_moves(read)
 
 
+def _report_only(rel: str) -> bool:
+    """The file whose content ``show`` checks (``formats.checkpoint.StateStore.damage``): the report it prints."""
+    return rel == "report.json"
+
+
 def _show(state_dir, round_: int | None, warnings: list[str] | None) -> dict:
     store = StateStore(state_dir_or_default(state_dir))
-    r, warning = store.current()
+    # the report's content checked too (a few kB): a same-size edit of its objective printed as the round's (hunt 50)
+    r, warning = store.current(verify=_report_only if round_ is None else False)
     if round_ is not None:
         require_round(store, round_, store.generations())
+        if why := store.damage(round_, _report_only):
+            raise StateError(f"round {round_} is damaged: {why}", file=str(store.root))
         if round_ > r and round_ in store.lineage(r):  # helper-184: an undone round read as a live one
             warning = (f"round {round_} is not current: a rollback undid it (the current round is {r}); "
                        f"`copter rollback --to {round_}` makes it current again, and the next step moves it into "

@@ -99,6 +99,8 @@ def _generation_row(store: StateStore, r: int) -> dict | None:
 
     man = store.manifest(r) or {}
     path = store.root / gen_name(r) / "report.json"
+    if store.damage(r, lambda rel: rel == "report.json"):  # another content than written: no row of it (hunt 50)
+        return None
     try:
         rep = json.loads(read_regular_text(path))
     except OSError as err:
