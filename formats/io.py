@@ -159,6 +159,8 @@ def write_problem(problem: Problem, path: str | os.PathLike, meta: dict | None =
         free-format MPS cannot hold.
     """
     kind = kind_of(path)
+    if kind != "mps":
+        _parquet_can_hold(problem, path)
     with _writing(path) as tmp:
         if kind == "mps":
             from formats.mps import write_mps
@@ -168,6 +170,31 @@ def write_problem(problem: Problem, path: str | os.PathLike, meta: dict | None =
             from formats.parquet import write_problem_parquet
 
             write_problem_parquet(problem, tmp, meta)
+
+
+def _parquet_can_hold(problem: Problem, path) -> None:
+    """Refuse a model with an empty box (a column or row whose lower bound exceeds its upper one) before a Parquet
+    problem file of it is written: copter's Parquet reader refuses such a file (README, MPS rules), and ``convert`` /
+    ``export`` wrote it all the same, exit 0 (hunt 50, helper-194). MPS holds it (an infeasible model).
+
+    Raises:
+        ValidationError: naming the first such column (else row) and its bounds; nothing is written.
+    """
+    import numpy as np
+
+    from solver.model.errors import ValidationError
+
+    for is_var, lower, upper, names in ((True, problem.col_lower, problem.col_upper, problem.col_names),
+                                        (False, problem.row_lower, problem.row_upper, problem.row_names)):
+        bad = np.flatnonzero(lower > upper)
+        if bad.size:
+            i = int(bad[0])
+            what = "variable" if is_var else "constraint"
+            more = f" (and {bad.size - 1} more)" if bad.size > 1 else ""
+            raise ValidationError(
+                f"{what} {names[i]!r} has lower bound {lower[i]} > upper bound {upper[i]}{more}: a Parquet problem "
+                "file cannot hold an empty box (copter's reader refuses it); write MPS instead, which holds it as "
+                "an infeasible model", file=str(path), entity=str(names[i]))
 
 
 def write_delta(delta: Delta, path: str | os.PathLike) -> None:
