@@ -30,7 +30,7 @@ from typing import Any
 import typer
 
 from solver.model.errors import UsageError
-from solver.model.settings import Settings
+from solver.model.settings import MIN_RELATIVE_TOL, Settings
 
 FALLBACKS = ("highs", "none")
 PRESOLVE = ("auto", "on", "off")
@@ -71,10 +71,6 @@ def _positive(v) -> str | None:
     return None if v > 0 else f"must be positive, got {v}"
 
 
-#: the smallest relative KKT tolerance the options take: HiGHS's own floor for its feasibility tolerances. Below it
-#: the residuals of a double-precision solve cannot meet the tolerance: ``--tol 1e-17`` and ``5e-324`` were accepted
-#: and ran to the iteration limit (exit 5; helper-190, session 49)
-MIN_RELATIVE_TOL = 1e-10
 
 
 def _relative_tolerance(v) -> str | None:

@@ -81,7 +81,7 @@ def check_config_values(body: dict, path: Path) -> None:
     from dataclasses import fields
 
     from solver.model.errors import SettingsError
-    from solver.model.settings import OPTIONAL, Settings
+    from solver.model.settings import FLOORED, MIN_RELATIVE_TOL, OPTIONAL, Settings
     from solver.rounds.config import settings_from_json
 
     for key in body:
@@ -118,6 +118,13 @@ def check_config_values(body: dict, path: Path) -> None:
             raise unknown_key_error(key, "settings", known, path)
         if stored[key] is None and key not in OPTIONAL:
             raise null_value_error(f"settings.{key}", path)
+    for key in FLOORED:  # as the CLI's options (copter_cli.solver_options): a smaller one cannot be met
+        v = stored.get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < MIN_RELATIVE_TOL:
+            raise StateError(f"config.json is damaged: settings.{key} {v!r} is below {MIN_RELATIVE_TOL:g} (the "
+                             "residuals of a double-precision solve cannot meet a smaller relative tolerance: the "
+                             "options refuse it too; restore the file from a backup, or init a new state)",
+                             file=str(path), entity=f"settings.{key}")
     try:
         settings_from_json(stored)
     except SettingsError as err:

@@ -69,7 +69,8 @@ def test_a_file_where_copter_keeps_a_folder_is_exit_3_naming_it(tmp_path, capsys
 
 
 @pytest.mark.parametrize("key,value", [("tol", -5), ("integer_fallback", "zzz"), ("tol", "abc"), ("keep", 0),
-                                       ("keep", "3"), ("settings", [1])])
+                                       ("keep", "3"), ("settings", [1]),
+                                       ("tol", 1e-12), ("relaxation_tol", 5e-11)])  # below the options' floor
 def test_a_damaged_config_value_is_exit_3_naming_config_json_and_the_key(tmp_path, capsys, state, key, value):
     path = state / "config.json"
     body = json.loads(path.read_text())

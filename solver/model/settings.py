@@ -39,6 +39,13 @@ SECONDS = ("time_limit_seconds", "integer_fallback_seconds", "integer_submip_sec
 RELATIVE = ("tol", "infeasibility_tol", "relaxation_tol")  #: relative tolerances: below 1 (relaxation_tol: or inf)
 FLAGS = ("verbose", "verbose_all", "bound_objective_scaling")
 OPTIONAL = ("relaxation_tol", "pock_chambolle_alpha", "threads")  #: None is a valid value
+#: the smallest relative KKT tolerance (``tol``, ``relaxation_tol``) the CLI's options and a state's config.json take:
+#: HiGHS's own floor for its feasibility tolerances. Below it the residuals of a double-precision solve cannot meet the
+#: tolerance: ``--tol 1e-17`` and ``5e-324`` were accepted and ran to the iteration limit (exit 5; helper-190, session
+#: 49), and a config.json with 1e-12 still was (helper-194). ``Settings`` itself takes smaller ones (the tests' "out of
+#: reach" tolerances).
+MIN_RELATIVE_TOL = 1e-10
+FLOORED = ("tol", "relaxation_tol")  #: the tolerances :data:`MIN_RELATIVE_TOL` applies to
 
 
 def settings_complaint(name: str, v) -> str | None:
