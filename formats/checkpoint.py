@@ -62,6 +62,7 @@ generation's files and their writer (:class:`Generation`, :class:`GenerationWrit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -130,6 +131,8 @@ def forget_recent() -> None:
     _RECENT.clear()
 
 
+COMMIT_JOURNAL = ".commit-"  #: ``.commit-NNNNNN.json``: a commit under way (:meth:`StateStore.open_commit`)
+JOURNAL_RE = re.compile(r"\.commit-[0-9]{6,}\.json", re.ASCII)
 CURRENT_MOVED_RETRIES = 5  #: re-reads of CURRENT when it moved on while a reader read the round it named
 
 
@@ -181,6 +184,9 @@ class StateStore(StateLocking):
     def __init__(self, root: str | os.PathLike, reuse: bool = True):
         self.root = Path(root)
         self.reuse = reuse
+        #: (round, the abandoned batch its generation was kept in or None, a rollback's branch restored) of every
+        #: unfinished commit :meth:`recover_commit` undid through this object
+        self.recovered: list[tuple[int, Path | None, bool]] = []
 
     # ------------------------------------------------------------------ locking: StateLocking (formats.state_lock)
 
@@ -317,6 +323,8 @@ class StateStore(StateLocking):
         if current not in gens:
             return sorted(gens)
         mans = {r: self.manifest(r) or {} for r in gens}
+        pending = self.pending_ids() if max(gens) > current else set()
+        gens -= {r for r in gens if r > current and mans[r].get("id") in pending}  # a killed commit's: not undone
 
         def linked(lo: int, hi: int) -> bool:
             parent, own = mans[hi].get("parent_id"), mans[lo].get("id")
@@ -333,12 +341,118 @@ class StateStore(StateLocking):
             out.append(r)
         return sorted(out)
 
-    def abandon_from(self, round_: int, moves: list | None = None) -> list[int]:
+    # ------------------------------------------------------------------ the commit journal
+    def _journal(self, round_: int) -> Path:
+        return self.root / f"{COMMIT_JOURNAL}{round_:06d}.json"
+
+    def _journals(self) -> list[Path]:
+        """The commit journals on disk (:meth:`open_commit`), oldest round first; [] when none or unreadable."""
+        try:
+            return sorted(p for p in self.root.iterdir() if JOURNAL_RE.fullmatch(p.name))
+        except OSError:
+            return []
+
+    def open_commit(self, round_: int, gen_id: str, batch: Path | None) -> None:
+        """Record, before the first of its moves, that a commit of round ``round_`` (generation id ``gen_id``) moves
+        the generations >= ``round_`` into the abandoned batch ``batch``: a writer killed before CURRENT names the
+        round leaves this journal, and the next writer's lock undoes the commit (:meth:`recover_commit`). Without
+        it, a step killed between the rename and CURRENT after a rollback left its unreported round in the undone
+        round's place: history called it undone, and ``rollback --to`` made it current (helper-194)."""
+        _write_text_atomic(self._journal(round_), json.dumps({"round": round_, "id": gen_id,
+                                                              "batch": "" if batch is None else batch.name}))
+
+    def close_commit(self, round_: int) -> None:
+        """The commit of ``round_`` is over (CURRENT names it, or its writer undid it): its journal goes."""
+        unlink_quietly(self._journal(round_))
+
+    def pending_ids(self) -> set[str]:
+        """The generation ids of commits a writer left unfinished (their journals): no reader counts them."""
+        out = set()
+        for j in self._journals():
+            try:
+                out.add(str(json.loads(read_regular_text(j))["id"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return out
+
+    def recover_commit(self) -> list[int]:
+        """Undo the commits a killed writer left unfinished (under the lock; :meth:`open_commit`): a commit whose
+        round CURRENT does not name with the journal's id is undone: its generation, if renamed into place, is
+        removed, and what it moved into its abandoned batch comes back. A finished one only loses its journal.
+
+        Returns:
+            The rounds whose commits were undone.
+        """
+        undone = []
+        for j in self._journals():
+            try:
+                doc = json.loads(read_regular_text(j))
+                round_, gen_id, batch = int(doc["round"]), str(doc["id"]), str(doc["batch"])
+            except (ValueError, KeyError, TypeError):  # written atomically: a garbled one is not copter's doing
+                unlink_quietly(j)
+                continue
+            final = self.root / gen_name(round_)
+            placed = (self.manifest(round_) or {}).get("id") == gen_id
+            if placed and self.names_current(round_):
+                unlink_quietly(j)
+                continue
+            kept = None
+            if placed:  # never reported: kept aside as the next step would (it is a solved round), out of the way
+                kept = self._abandoned_batch()
+                os.rename(final, kept / final.name)
+                fsync_path(kept, directory=True)
+            dest = self.root / "abandoned" / batch
+            if batch and "/" not in batch and dest.is_dir():
+                for entry in sorted(dest.iterdir()):
+                    if gen_round(entry.name) is not None:
+                        back = self.root / entry.name
+                    elif entry.name.startswith("failed-"):
+                        back = self.root / "failed" / entry.name.removeprefix("failed-")
+                    else:
+                        continue
+                    if not os.path.lexists(back):
+                        os.rename(entry, back)
+                with contextlib.suppress(OSError):
+                    dest.rmdir()
+            fsync_path(self.root, directory=True)
+            unlink_quietly(j)
+            undone.append(round_)
+            self.recovered.append((round_, kept, bool(batch)))
+        return undone
+
+    def _after_lock(self) -> None:
+        """Under a newly taken writer lock: undo the commits a killed writer left unfinished (:meth:`recover_commit`).
+
+        Raises:
+            EnvironmentFaultError: the machine refused a move (read-only file system, permission: exit 7).
+        """
+        if not self._journals():
+            return
+        try:
+            self.recover_commit()
+        except OSError as err:
+            if is_environment_fault(err):
+                raise as_environment_fault(err, self.root, "undo an interrupted commit") from err
+            raise
+
+    def recovery_warnings(self) -> list[str]:
+        """What :meth:`recover_commit` undid in this process, as warnings (a step's report, rollback's output)."""
+        out = []
+        for round_, kept, restored in self.recovered:
+            what = (f"its round {round_} was never made current" if kept is None else
+                    f"its round {round_}, never made current, is kept in {kept}")
+            back = "; the rounds it had moved aside (a rollback's branch) are back in place" if restored else ""
+            out.append(f"a step on this state ended before its commit finished (killed, or a power loss): {what}"
+                       f"{back}; the state is as it was before that step")
+        return out
+
+    def abandon_from(self, round_: int, moves: list | None = None, before_moves=None) -> list[int]:
         """Move every generation >= ``round_`` and every failed-round record > ``round_`` into
         ``abandoned/<utc with ns>-<id>/`` (one atomic rename each; newest first, so an interrupted move never
         leaves a gap below a kept round). Call under the lock, before a new generation ``round_`` is
         renamed into place; CURRENT must name a round < ``round_``. ``moves`` (when given) receives each
-        ``(from, to)`` pair, so a writer that fails later can move them back.
+        ``(from, to)`` pair, so a writer that fails later can move them back; ``before_moves(batch)`` (when given)
+        is called with the new batch folder before the first move (the commit's journal, :meth:`open_commit`).
 
         Returns:
             The generation rounds moved.
@@ -348,6 +462,8 @@ class StateStore(StateLocking):
         if not gens and not fails:
             return []
         dest = self._abandoned_batch()
+        if before_moves is not None:
+            before_moves(dest)
         pairs = [(self.root / gen_name(r), dest / gen_name(r)) for r in sorted(gens, reverse=True)]
         pairs += [(p, dest / f"failed-{p.name}") for p in fails]
         for src, dst in pairs:
@@ -699,6 +815,7 @@ class StateStore(StateLocking):
         fault_point("before_current")
         _write_text_atomic(self.root / "CURRENT", f"{round_}\n")
         fault_point("after_current")
+        self.close_commit(round_)  # the round's commit, if one is open, is over (open_commit)
 
     def names_current(self, round_: int) -> bool:
         """True when the CURRENT file on disk names ``round_`` (False when it is missing or unreadable)."""
@@ -743,7 +860,7 @@ class StateStore(StateLocking):
         for p in self.root.iterdir():
             if p.name.startswith((".tmp-", ".trash-")) and p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
-            elif p.name.startswith(".CURRENT.") and p.name.endswith(".tmp"):
+            elif p.name.startswith((".CURRENT.", f".{COMMIT_JOURNAL}")) and p.name.endswith(".tmp"):
                 p.unlink(missing_ok=True)
             elif (r := gen_round(p.name)) is not None and p.is_dir() and not self.is_complete(r):
                 shutil.rmtree(p, ignore_errors=True)

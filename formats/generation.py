@@ -203,6 +203,7 @@ class GenerationWriter:
         self.tmp = store.root / f".tmp-{gen_name(round_)}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.placed = False  # the folder was renamed to gen-NNNNNN
         self.moves: list[tuple[Path, Path]] = []  # (from, to) of what abandon_from moved aside
+        self.journaled = False  # a commit journal is open (StateStore.open_commit): abort and the round close it
         try:
             io_fault("mkdir", self.tmp)
             (self.tmp / "problem").mkdir(parents=True)
@@ -301,7 +302,9 @@ class GenerationWriter:
         fsync_path(self.tmp / "problem", directory=True)
         fsync_path(self.tmp, directory=True)
         fault_point("before_rename")
-        self.store.abandon_from(self.round, moves=self.moves)
+        self._journal(manifest["id"], None)  # before the first move and the rename (StateStore.open_commit)
+        self.store.abandon_from(self.round, moves=self.moves,
+                                before_moves=lambda batch: self._journal(manifest["id"], batch))
         fault_point("after_abandon")
         final = self.final
         io_fault("rename", final)
@@ -322,6 +325,19 @@ class GenerationWriter:
                                             report=report, manifest=manifest, stored=dict(self.stored),
                                             bases=dict(self.bases)))
         return final
+
+    def _journal(self, gen_id: str, batch: Path | None) -> None:
+        """Open the commit's journal (:meth:`StateStore.open_commit`) before its first move and its rename, and name
+        the abandoned batch once there is one; :meth:`close` (or :meth:`abort`) closes it."""
+        self.journaled = True  # first: a write that fails after its file is in place is still undone by abort
+        self.store.open_commit(self.round, gen_id, batch)
+
+    def close(self) -> None:
+        """The commit is over: CURRENT names the round. Its journal goes (a leftover one is harmless: the next
+        writer sees CURRENT name the round and removes it)."""
+        if self.journaled:
+            self.store.close_commit(self.round)
+            self.journaled = False
 
     def _shared_checksum(self, rel: str, st_: os.stat_result) -> str | None:
         """The checksum ``self.prev``'s manifest records for ``rel`` when this file is a hard link to that
@@ -351,14 +367,17 @@ class GenerationWriter:
                 return
             self.placed = False
             _remove_quietly(trash)
-        batches = set()
+        batches, stuck = set(), False
         for src, dst in reversed(self.moves):
             try:
                 os.rename(dst, src)
             except OSError:
+                stuck = True
                 continue
             batches.add(dst.parent)
         self.moves = []
+        if not stuck:  # else the journal stays: the next writer's lock moves the rest back
+            self.close()
         for batch in batches:
             for folder in (batch, batch.parent):  # the batch folder, then abandoned/ itself when empty
                 try:

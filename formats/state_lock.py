@@ -99,9 +99,14 @@ class StateLocking:
         self.lock_wait = time.perf_counter() - t_acquire
         try:
             self.check_links()
+            self._after_lock()
             yield
         finally:
             lk.release()
+
+    def _after_lock(self) -> None:
+        """Work every writer does first under the lock (``formats.checkpoint.StateStore``: undo a commit a killed
+        writer left unfinished); nothing here."""
 
     def _has_state_names(self) -> bool:
         """True when the folder holds ``CURRENT``, ``config.json`` or a ``gen-*`` entry (one directory scan,

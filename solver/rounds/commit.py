@@ -107,6 +107,7 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
             with signals_deferred():
                 writer.commit(report, {"delta_sha256": delta_sha, "status": report["status"], **parent})
                 store.set_current(round_)
+                writer.close()  # the commit's journal (formats.checkpoint.StateStore.open_commit)
                 undo.done(f"round {round_} is stored and current", report)
                 fault_point("sigint_while_current_moves")  # tests: a signal held back until the round is stored
                 _log(store, round_, report, prev, info)  # before pruning: a reconciliation still sees the old rounds

@@ -290,8 +290,9 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
         msg += (f"; later round(s) {', '.join(map(str, later))} stay until the next step, which moves them into "
                 f"{store.root / 'abandoned'}")
     res = {"round": to, "previous_round": cur, "later_rounds": later, "message": msg}
-    if warning:  # CURRENT was unusable: previous_round is the newest complete generation
-        res["warnings"] = [warning]
+    said = ([warning] if warning else []) + store.recovery_warnings()  # a killed step's commit the lock undid
+    if said:  # CURRENT was unusable: previous_round is the newest complete generation
+        res["warnings"] = said
     return res
 
 

@@ -652,6 +652,7 @@ def _round_extra(store: StateStore, current: int, stored: bool, warnings: list[s
     """The report's extra fields of the round after ``current``; a stored round abandons the branch a
     rollback left (the rounds after ``current``), which the report and a warning name."""
     extra = {"accepted": True, "previous_round": current}
+    warnings.extend(w for w in store.recovery_warnings() if w not in warnings)  # a killed step's commit, undone
     # a branch left by a rollback, or damaged rounds (incomplete ones too: storing this round moves every gen-*
     # folder after ``current``, and a missing or resized file's round was moved without a word, helper-164)
     later = sorted(r for r in store.gen_folders() if r > current)
