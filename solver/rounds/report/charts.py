@@ -121,7 +121,7 @@ def objective(rows: list[dict]):
     else:
         top.fill_between(x, obj, bnd, color="#1f77b4", alpha=0.18, linewidth=0, label="gap band")
         top.plot(x, obj, marker="o", markersize=3, color="#1f77b4", linewidth=1.2, label="objective")
-        top.plot(x, bnd, linestyle="--", color="#555555", linewidth=1, label="bound")
+        top.plot(x, bnd, linestyle="--", color="#555555", linewidth=1, label="bound (LP: dual objective)")
     bands(top, rows)
     legend(top)
     bottom.set_ylabel("rel. gap", fontsize=9)

@@ -43,6 +43,16 @@ def is_failed(row: dict) -> bool:
     return row["kind"] == "failed" or row["status"] not in ("OPTIMAL", "FEASIBLE")
 
 
+def is_undone(row: dict, current: int | None) -> bool:
+    """A round a rollback undid: stored, and after the current round ``current`` (``copter history``'s "undone")."""
+    return current is not None and row["kind"] != "failed" and row["round"] is not None and row["round"] > current
+
+
+def current_round(rows: list[dict]) -> int | None:
+    """The round of the row marked current, or None when no row shown is."""
+    return next((r["round"] for r in rows if r.get("current")), None)
+
+
 def slot_labels(rows: list[dict]) -> list[str]:
     """The x label of each slot: the round number (``?`` when the row has none), and for a failed round
     (not stored) ``N✗`` with the attempt's number when several failed attempts at round N sit side by side (``4✗1``, ``4✗2``)."""
@@ -260,20 +270,26 @@ def failed_notes(rows: list[dict]) -> list[Note]:
 
 
 def bands(ax, rows: list[dict], legend: bool = True) -> None:
-    """A red band over the whole height behind each failed round's slot, at least 3 pixels wide (0.9 slot,
-    or more when there are hundreds of rounds); one PolyCollection for all (an axvspan each costs ~2 ms)."""
+    """A red band over the whole height behind each failed round's slot, and a grey hatched one behind each round a
+    rollback undid (after the current round), at least 3 pixels wide (0.9 slot, or more when there are hundreds of
+    rounds); one PolyCollection for each kind (an axvspan each costs ~2 ms)."""
     from matplotlib.collections import PolyCollection
 
     n = len(rows)
     width_px = (RIGHT - LEFT) * FIG_WIDTH * 100
     half = max(0.45, 1.5 * (n + 0.2) / width_px)
-    failed = [i for i, r in enumerate(rows) if is_failed(r)]
-    if not failed:
-        return
-    verts = [[(i - half, 0.0), (i - half, 1.0), (i + half, 1.0), (i + half, 0.0)] for i in failed]
-    ax.add_collection(PolyCollection(verts, facecolors=FAILED, alpha=0.13, edgecolors="none", zorder=0.5,
-                                     transform=ax.get_xaxis_transform(), label="failed round" if legend else None),
-                      autolim=False)
+    cur = current_round(rows)
+    for slots, color, hatch, label in (
+            ([i for i, r in enumerate(rows) if is_failed(r)], FAILED, None, "failed round"),
+            # a rollback undid them: drawn like the live rounds, they read as the newest state (helper-193)
+            ([i for i, r in enumerate(rows) if is_undone(r, cur) and not is_failed(r)], "#7f7f7f", "//",
+             "undone (rolled back)")):
+        if not slots:
+            continue
+        verts = [[(i - half, 0.0), (i - half, 1.0), (i + half, 1.0), (i + half, 0.0)] for i in slots]
+        ax.add_collection(PolyCollection(verts, facecolors=color, alpha=0.13, edgecolors="none", zorder=0.5,
+                                         hatch=hatch, transform=ax.get_xaxis_transform(),
+                                         label=label if legend else None), autolim=False)
 
 
 def bars(ax, x, heights, color: str, label: str | None, bottom=None, width: float = 0.8) -> None:

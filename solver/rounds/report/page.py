@@ -11,6 +11,7 @@ import math
 import statistics
 
 from formats.round_log import PHASES
+from solver.rounds.report.layout import current_round, is_undone
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1180px;
@@ -22,7 +23,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;border-bott
 figure{margin:8px 0 18px}figure svg{width:100%;height:auto}figcaption{color:#555;font-size:12.5px}
 table{border-collapse:collapse;font-size:12px;width:100%}th,td{padding:3px 4px;border-bottom:1px solid #eee;
 text-align:right;white-space:nowrap}th{background:#f6f6f6;position:sticky;top:0;white-space:normal;vertical-align:bottom}td.l,th.l{text-align:left}
-tr.failed td{background:#fdecea;color:#a21b12}tr.current td{font-weight:600}td.msg{white-space:normal;
+tr.failed td{background:#fdecea;color:#a21b12}tr.current td{font-weight:600}tr.undone td{color:#777;font-style:italic}td.msg{white-space:normal;
 text-align:left;padding-left:24px}.scroll{max-height:560px;overflow:auto;border:1px solid #ddd}
 """
 
@@ -31,9 +32,12 @@ CAPTIONS = {
                   "by a baseline in <code>copter compare</code> (lower is better). Red bands and the red marks "
                   "above the plot: failed rounds with their status. A bar far above the others (typically the "
                   "cold round 0) is cut at the top; its full seconds are written above the plot (\u2191).",
-    "objective": "Objective of the allocation and the solver's bound (LP: dual objective; MILP: LP bound; "
-                 "partitioned: Lagrangian bound); the band between them is the gap still possible. Bottom: "
-                 "relative gap |objective - bound| / (1 + |objective| + |bound|), log scale (lower is better).",
+    "objective": "Objective of the allocation and the solver's bound: a proven one for a MILP round (its LP "
+                 "bound) and a partitioned round (its Lagrangian bound), where the band between them is the gap still "
+                 "possible; for a monolithic LP round the dual objective of the solver's point, an estimate within the "
+                 "round's tolerance and not a proven bound (it may lie on either side of the optimum, and of the "
+                 "objective). Bottom: relative gap |objective - bound| / (1 + |objective| + |bound|), log scale (lower "
+                 "is better). Grey hatched: rounds a rollback undid (after the current round).",
     "iterations": "Solver work per round; green rounds started warm from the previous round's iterate, grey "
                   "ones cold (round 0, or a warm start that was refused). The engines count different things, "
                   "so each has its own panel and axis: PDHG iterations (each about one product with the "
@@ -103,12 +107,15 @@ def rounds_table(rows: list[dict]) -> str:
     shown = [c for c in COLUMNS if c[1] in ALWAYS or any(_get(r, c[1]) not in (None, 0, 0.0) for r in rows)]
     head = "".join(f'<th class="{"l" if f in "st" else ""}">{html.escape(h)}</th>' for h, _, f, _ in shown)
     out = [f'<table id="rounds"><thead><tr>{head}</tr></thead><tbody>']
+    cur = current_round(rows)
     for r in rows:
         failed = r["kind"] == "failed" or r["status"] not in ("OPTIMAL", "FEASIBLE")
-        cls = " ".join(c for c, on in (("failed", failed), ("current", r.get("current"))) if on)
+        undone = is_undone(r, cur)
+        cls = " ".join(c for c, on in (("failed", failed), ("current", r.get("current")), ("undone", undone)) if on)
         attrs = " ".join(f'data-{a}="{_attr(_get(r, k))}"' for _, k, _, a in COLUMNS)
         cells = "".join(f'<td class="{"l" if f in "st" else ""}"{_tip(_get(r, k), f)}>'
-                        f'{html.escape(_fmt(_get(r, k), f))}</td>' for _, k, f, _ in shown)
+                        f'{html.escape(_fmt(_get(r, k), f))}{" (undone)" if undone and k == "status" else ""}</td>'
+                        for _, k, f, _ in shown)
         msg = str(r.get("message") or "")
         out.append(f'<tr class="{cls}" data-kind="{r["kind"]}" {attrs} title="{html.escape(msg, quote=True)}">'
                    f'{cells}</tr>')
@@ -148,7 +155,9 @@ def _cards(rows: list[dict]) -> str:
     totals = [r["seconds"]["total"] for r in rows if r["seconds"].get("total") is not None]
     warm = [r for r in rows if r["warm_started"]]
     cur = next((r for r in rows if r.get("current")), rows[-1] if rows else None)
+    undone = [r for r in rows if is_undone(r, current_round(rows))]
     cards = [("rounds", str(len(rows))), ("failed", str(len(rows) - len(ok))),
+             *([("undone by a rollback", ", ".join(str(r["round"]) for r in undone))] if undone else []),
              ("current round", str(cur["round"]) if cur else "-"),
              ("median round seconds", _fmt(statistics.median(totals), ".3f") if totals else "-"),
              ("warm-started", f"{len(warm)}/{len(rows)}"),
