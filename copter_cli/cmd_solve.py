@@ -159,6 +159,14 @@ def _solve(problem_path: Path, output: Path | None, solver: opts.GivenOptions, j
     with SolveProgress(settings.time_limit_seconds, enabled=not solver.verbose):
         result = solve_problem(problem, settings)
     t2 = time.perf_counter()
+    from solver.rounds.limit_warning import time_limit_gap_warning
+
+    late = time_limit_gap_warning(result, settings, None)  # a MILP stopped above its --mip-gap, as init says
+    if late:
+        from copter_cli.output import say_warnings
+
+        say_warnings({"warnings": late})
+        notes = [*notes, *late]
     seconds = {"load": t1 - t0}
     seconds.update({k: v for k, v in result.seconds.items() if k != "total"})
     seconds["solve"] = t2 - t1

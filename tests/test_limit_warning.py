@@ -63,3 +63,25 @@ def test_init_and_step_reports_carry_the_warning(tmp_path):
     assert any(w.startswith("round 1 stopped at its time limit (0 s)") for w in rep["warnings"])
     rep = rounds.step(sc.next_delta(2), tmp_path / "s", settings=Settings())  # init stored its 0 s: not here
     assert rep["status"] == "OPTIMAL" and not any("stopped at its time limit" in w for w in rep.get("warnings", []))
+
+
+def test_solve_warns_as_init_does(tmp_path):
+    """helper-193: ``copter solve --time-limit`` of a MILP that stopped above its --mip-gap was exit 0 without the
+    warning ``init`` of the same model gives."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+    from formats.io import write_problem
+    from solver.workloads import make_scenario
+
+    path = tmp_path / "sia.parquet"
+    write_problem(make_scenario("sia", 128, seed=0).problem(), path)
+    res = CliRunner().invoke(app, ["solve", str(path), "--time-limit", "1e-6", "--json"])
+    assert res.exit_code == 0, res.stdout + res.stderr
+    rep = json.loads(res.stdout)
+    assert rep["status"] == "FEASIBLE" and rep["gap_rel"] > 0.005, rep
+    (w,) = [w for w in rep["warnings"] if "stopped at its time limit" in w]
+    assert w.startswith("the solve stopped at its time limit (1e-06 s") and "above the --mip-gap target 0.5%" in w
+    assert "warning: the solve stopped at its time limit" in res.stderr

@@ -14,7 +14,7 @@ from solver import clock
 from solver.clock import TIME_LIMIT_MSG
 
 
-def time_limit_gap_warning(result, settings, round_: int) -> list[str]:
+def time_limit_gap_warning(result, settings, round_: int | None) -> list[str]:
     """The warning (a list of at most one) for a MILP round that ended ``FEASIBLE`` because the time limit
     stopped it, its proven relative gap above the round's ``--mip-gap``. Stopped: its message says "time limit ...
     reached", or (a CLI command, whose start ``solver.clock`` holds) the command has spent its limit but the
@@ -23,7 +23,8 @@ def time_limit_gap_warning(result, settings, round_: int) -> list[str]:
     Args:
         result: the round's SolveResult (``status``, ``message``, ``mip`` with ``gap_rel``).
         settings: the round's Settings (``time_limit_seconds``, ``mip_gap_tol``).
-        round_: the round's number, for the sentence.
+        round_: the round's number, for the sentence; None: a ``copter solve`` ("the solve stopped ...", which
+            warned of nothing where ``init`` of the same model warned: helper-193).
     Returns:
         ``[]``, or one sentence naming the gap, the target and the limit (seconds, from process start).
     """
@@ -43,6 +44,7 @@ def time_limit_gap_warning(result, settings, round_: int) -> list[str]:
     if not (math.isfinite(gap) and gap > target):
         return []
     since = " from the command's start, start-up included" if cli else ""
-    return [f"round {round_} stopped at its time limit ({limit:g} s{since}) with an integer point {100 * gap:.3g}% "
+    who = "the solve" if round_ is None else f"round {round_}"
+    return [f"{who} stopped at its time limit ({limit:g} s{since}) with an integer point {100 * gap:.3g}% "
             f"from its LP bound, above the --mip-gap "
             f"target {100 * target:g}%: give it a longer --time-limit for a better allocation"]
