@@ -371,9 +371,34 @@ class StateStore(StateLocking):
         for j in self._journals():
             try:
                 out.add(str(json.loads(read_regular_text(j))["id"]))
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, OverflowError):
                 continue
         return out
+
+    def pending_warning(self) -> str | None:
+        """For a reader (it may not undo anything): the commits a killed writer left unfinished, as one warning, or
+        None. Until the next writer's lock undoes them their rounds are no rounds of the state (:meth:`lineage`
+        leaves them out) and the rounds they moved aside are in ``abandoned/``."""
+        rounds_ = []
+        for j in self._journals():
+            try:
+                doc = json.loads(read_regular_text(j))
+                round_, gen_id = int(doc["round"]), str(doc["id"])
+            except (OSError, ValueError, KeyError, TypeError, OverflowError):
+                continue
+            if not self.names_current(round_) or (self.manifest(round_) or {}).get("id") != gen_id:
+                rounds_.append(round_)
+        if not rounds_:
+            return None
+        return (f"a step on this state ended before its commit of round {', '.join(map(str, rounds_))} finished "
+                "(killed, or a power loss): that round was never made current and is no round of this state, and a "
+                "rollback's rounds it had moved aside are in abandoned/ until the next command that writes to the "
+                "state (step, rollback) undoes the commit")
+
+    def pending_round(self, round_: int) -> bool:
+        """True when generation ``round_`` is the round of a commit a killed writer left unfinished."""
+        gen_id = (self.manifest(round_) or {}).get("id")
+        return gen_id is not None and gen_id in self.pending_ids() and not self.names_current(round_)
 
     def recover_commit(self) -> list[int]:
         """Undo the commits a killed writer left unfinished (under the lock; :meth:`open_commit`): a commit whose
@@ -383,17 +408,25 @@ class StateStore(StateLocking):
         Returns:
             The rounds whose commits were undone.
         """
+        from formats.regular import NotRegularFile
+
         undone = []
         for j in self._journals():
             try:
                 doc = json.loads(read_regular_text(j))
                 round_, gen_id, batch = int(doc["round"]), str(doc["id"]), str(doc["batch"])
-            except (ValueError, KeyError, TypeError):  # written atomically: a garbled one is not copter's doing
+                if round_ < 0:
+                    raise ValueError(round_)
+            except NotRegularFile as err:  # a folder or a FIFO in its place: not copter's, and not to be removed
+                raise StateError(f"{err.strerror}, where copter keeps the journal of a commit under way; remove it",
+                                 file=str(j)) from None
+            except (ValueError, KeyError, TypeError, OverflowError):  # written atomically: garbled, not copter's
                 unlink_quietly(j)
                 continue
             final = self.root / gen_name(round_)
             placed = (self.manifest(round_) or {}).get("id") == gen_id
-            if placed and self.names_current(round_):
+            if self.names_current(round_) or (not placed and not batch):
+                # finished (CURRENT names its round), or nothing of it in place and nothing moved: nothing to undo
                 unlink_quietly(j)
                 continue
             kept = None
@@ -402,7 +435,8 @@ class StateStore(StateLocking):
                 os.rename(final, kept / final.name)
                 fsync_path(kept, directory=True)
             dest = self.root / "abandoned" / batch
-            if batch and "/" not in batch and dest.is_dir():
+            restored = False
+            if batch and ABANDONED_RE.fullmatch(batch) and dest.is_dir():
                 for entry in sorted(dest.iterdir()):
                     if gen_round(entry.name) is not None:
                         back = self.root / entry.name
@@ -411,13 +445,16 @@ class StateStore(StateLocking):
                     else:
                         continue
                     if not os.path.lexists(back):
+                        back.parent.mkdir(exist_ok=True)  # failed/ itself may have gone with its last record
                         os.rename(entry, back)
+                        restored = True
                 with contextlib.suppress(OSError):
                     dest.rmdir()
             fsync_path(self.root, directory=True)
             unlink_quietly(j)
-            undone.append(round_)
-            self.recovered.append((round_, kept, bool(batch)))
+            if kept is not None or restored:  # something was undone: said in the writer's report
+                undone.append(round_)
+                self.recovered.append((round_, kept, restored))
         return undone
 
     def _after_lock(self) -> None:

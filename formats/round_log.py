@@ -47,7 +47,7 @@ PHASES = ("wait", "load", "apply", "kernels", "solve", "integerize", "save", "to
 """The round's phases (report.json ``seconds``): wait for another writer's lock; kernels: the solve's first calls
 of numba kernels (a fresh process loads them from the cache; ``solver.kernel_clock``), taken out of solve and
 integerize. A log written before ``kernels`` existed reads it as null (the schema only gains columns)."""
-FILE_RE = re.compile(r"^(base|seg)-([0-9]{12})(?:-([0-9a-f]{8}))?\.arrow$", re.ASCII)
+FILE_RE = re.compile(r"^(base|seg)-([0-9]{12})(?:-([0-9a-fA-F]{8}))?\.arrow$", re.ASCII)
 """A stored file: kind, sequence number, and the CRC-32 of the file's bytes (8 hex digits; absent in files of
 versions before it, which are read unchecked). ASCII digits only: a stray seg-１２….arrow is no log file."""
 DAMAGED_PREFIX = "damaged-"
@@ -115,32 +115,32 @@ class RoundLog:
         self.folder = Path(state_root) / LOG_DIR / table
         self.skipped: list[str] = []  #: names of the damaged files the last :meth:`read` skipped
         self.set_aside: list[str] = []  #: names of the damaged files a compaction kept aside (:data:`DAMAGED_PREFIX`)
+        self.spare_damaged: list[str] = []  #: damaged files of the last read whose rows another copy held
 
     @property
     def exists(self) -> bool:
         """True when the table has at least one stored file."""
         return bool(self._files())
 
-    def _files(self) -> list[tuple[str, int, Path]]:
-        """(kind, seq, path) of the live files, ascending by seq: the newest base and the segments after it."""
+    def _candidates(self) -> list[tuple[str, int, list[Path]]]:
+        """(kind, seq, paths) of the live files, ascending by seq: the newest base and the segments after it. One
+        (kind, seq) may have several files (a crash of a compaction at that seq, a copy put beside one): the
+        checksummed names first; a reader takes the first that reads (:meth:`read`)."""
         if not self.folder.is_dir():
             return []
-        found = []
+        found: dict[tuple[str, int], list[Path]] = {}
         for p in self.folder.iterdir():
             m = FILE_RE.match(p.name)
             if m:
-                found.append((m.group(1), int(m.group(2)), p))
-        bases = [f for f in found if f[0] == "base"]
-        top = max((f[1] for f in bases), default=-1)
-        # one base of the newest seq (two: a crash of a compaction at that seq; either holds the same rows), the
-        # segments after it, one file a seq (the checksummed name first)
-        live, seen = [], set()
-        for f in sorted(found, key=lambda f: (f[1], f[0] == "seg", FILE_RE.match(f[2].name).group(3) is None,
-                                              f[2].name)):
-            if ((f[0] == "base" and f[1] == top) or (f[0] == "seg" and f[1] > top)) and (f[0], f[1]) not in seen:
-                seen.add((f[0], f[1]))
-                live.append(f)
-        return live
+                found.setdefault((m.group(1), int(m.group(2))), []).append(p)
+        top = max((seq for kind, seq in found if kind == "base"), default=-1)
+        live = [(kind, seq, sorted(paths, key=lambda p: (FILE_RE.match(p.name).group(3) is None, p.name)))
+                for (kind, seq), paths in found.items() if (kind == "base" and seq == top) or (kind == "seg" and seq > top)]
+        return sorted(live, key=lambda f: (f[1], f[0] == "seg"))
+
+    def _files(self) -> list[tuple[str, int, Path]]:
+        """(kind, seq, path) of the live files (:meth:`_candidates`, the first file of each)."""
+        return [(kind, seq, paths[0]) for kind, seq, paths in self._candidates()]
 
     def next_seq(self) -> int:
         """The sequence number the next appended row gets (1 + the largest stored)."""
@@ -213,7 +213,9 @@ class RoundLog:
         files = self._files()
         if files:
             table = self.read()
-            for name in self.skipped:  # before the new base: a crash leaves the damaged file where it was
+            # every file that did not read goes aside, also one a good copy of the same rows stood in for (a file
+            # with a wrong checksum sorted first and made the compaction delete the good one: helper-195)
+            for name in self.skipped + self.spare_damaged:  # before the new base: a crash leaves them where they were
                 os.replace(self.folder / name, self.folder / f"{DAMAGED_PREFIX}{name}")
             self._write(table, "base", files[-1][1], durable=True)  # before removing
         live = {f[2] for f in self._files()}
@@ -235,14 +237,20 @@ class RoundLog:
         import pyarrow as pa
 
         parts = []
-        self.skipped = []
+        self.skipped, self.spare_damaged = [], []
         self.set_aside = sorted(p.name for p in self.folder.iterdir()
                                 if p.name.startswith(DAMAGED_PREFIX)) if self.folder.is_dir() else []
-        for _, _, p in self._files():
-            t = _read_file(p, skip_damaged=True)
+        for _, _, paths in self._candidates():
+            bad, t = [], None
+            for p in paths:  # the first file of this seq that reads; the others are spare copies
+                t = _read_file(p, skip_damaged=True)
+                if t is not None:
+                    break
+                bad.append(p.name)
             if t is None:
-                self.skipped.append(p.name)
+                self.skipped.extend(bad)
             else:
+                self.spare_damaged.extend(bad)  # a good copy holds its rows: nothing lost, set aside at compaction
                 t = _conform(t, schema(self.table))
                 parts.append(t.select(columns) if columns else t)
         if not parts:
@@ -261,14 +269,17 @@ class RoundLog:
     def last_row(self) -> dict | None:
         """The newest row (read from the newest file only), or None when the table is empty."""
 
-        files = self._files()
+        files = self._candidates()
         if not files:
             return None
         cached = _LAST.get(str(self.folder))
-        if cached is not None and cached[0] == _identity(files[-1][2]):  # this process appended it
+        if cached is not None and cached[0] == _identity(files[-1][2][0]):  # this process appended it
             return cached[1]
-        t = _read_file(files[-1][2], skip_damaged=True)
-        return _pylist(t.slice(t.num_rows - 1))[0] if t is not None and t.num_rows else None
+        for p in files[-1][2]:
+            t = _read_file(p, skip_damaged=True)
+            if t is not None and t.num_rows:
+                return _pylist(t.slice(t.num_rows - 1))[0]
+        return None
 
 
 def _conform(t: pa.Table, sch: pa.Schema) -> pa.Table:

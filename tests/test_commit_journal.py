@@ -91,3 +91,73 @@ def test_a_finished_commit_leaves_no_journal(tmp_path):
     rounds.rollback(st)
     rounds.step(_delta(tmp_path, "d1b.parquet", 7.0), st)  # a commit that moves a branch aside
     assert not [p.name for p in st.iterdir() if p.name.startswith((".commit-", "..commit-"))]
+
+
+def _rolled_back_and_killed(tmp_path, capsys):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", st)
+    rounds.step(_delta(tmp_path, "d1.parquet", 5.0), st)
+    real = rounds.step(_delta(tmp_path, "d2.parquet", 6.0), st)
+    rounds.step(_delta(tmp_path, "d3.parquet", 7.0), st)
+    code, _, _ = run_main(capsys, "rollback", "--to", "1", "--state", st, "--json")
+    assert code == 0
+    _killed_step(_delta(tmp_path, "d2b.parquet", 9.0), st, "after_rename")
+    return st, real
+
+
+def test_readers_before_the_next_writer_say_so_and_refuse_the_killed_round(tmp_path, capsys):
+    """helper-195: before any writer, show --round 2 and export --round 2 gave the never-reported round, exit 0."""
+    st, real = _rolled_back_and_killed(tmp_path, capsys)
+    code, out, _ = run_main(capsys, "show", "--round", "2", "--state", st, "--json")
+    assert code == 3 and "round 2 is no round of this state: a step on this state ended before its commit of round 2" \
+        in json.loads(out)["error"]["message"], out
+    code, out, _ = run_main(capsys, "export", "--round", "2", "-o", tmp_path / "x.mps", "--state", st, "--json")
+    assert code == 3 and not (tmp_path / "x.mps").exists(), out
+    code, out, _ = run_main(capsys, "show", "--round", "3", "--state", st, "--json")
+    assert code == 2 and "until the next command that writes to the state" in json.loads(out)["error"]["message"]
+    for args in (("history",), ("show",)):
+        code, out, _ = run_main(capsys, *args, "--state", st, "--json")
+        assert code == 0 and any("ended before its commit of round 2 finished" in w
+                                 for w in json.loads(out)["warnings"]), (args, out)
+    code, out, err = run_main(capsys, "compare", "--baseline", "highs", "--state", st, "--json")  # a writer of rows
+    assert code == 0, out + err
+    assert any("ended before its commit finished" in w for w in json.loads(out)["warnings"]), out
+    code, out, _ = run_main(capsys, "show", "--round", "2", "--state", st, "--json")
+    assert code == 0 and json.loads(out)["objective"] == real["objective"]  # the undone round 2 is back
+
+
+@pytest.mark.parametrize("what", ["overflow", "folder", "fifo"])
+def test_a_journal_copter_did_not_write_never_ends_a_command_with_an_internal_error(tmp_path, capsys, what):
+    """helper-195: {"round": 1e999}, a folder or a FIFO at .commit-000004.json made every step and rollback exit 1."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", st)
+    rounds.step(_delta(tmp_path, "d1.parquet", 5.0), st)
+    j = st / ".commit-000004.json"
+    if what == "overflow":
+        j.write_text('{"round": 1e999, "id": "x", "batch": ""}')
+    elif what == "folder":
+        j.mkdir()
+    else:
+        os.mkfifo(j)
+    code, out, _ = run_main(capsys, "step", _delta(tmp_path, "d2.parquet", 6.0), "--state", st, "--json")
+    if what == "overflow":  # garbled: not a commit of copter's, dropped
+        assert code == 0 and not j.exists(), out
+    else:
+        err = json.loads(out)["error"]
+        assert code == 3 and err["file"] == str(j) and "remove it" in err["message"], out
+        assert (st / "CURRENT").read_text().strip() == "1"
+
+
+def test_a_journal_of_a_finished_commit_or_of_nothing_is_dropped_without_a_warning(tmp_path, capsys):
+    """helper-195: a journal naming the round CURRENT names, or a batch that does not exist, warned of an undo."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", st)
+    rounds.step(_delta(tmp_path, "d1.parquet", 5.0), st)
+    (st / ".commit-000001.json").write_text('{"round": 1, "id": "x", "batch": ""}')
+    (st / ".commit-000007.json").write_text('{"round": 7, "id": "y", "batch": "20260101T000000.000000000Z-abcdef01"}')
+    code, out, _ = run_main(capsys, "step", _delta(tmp_path, "d2.parquet", 6.0), "--state", st, "--json")
+    assert code == 0 and not any("commit" in w for w in json.loads(out).get("warnings", [])), out
+    assert not list(st.glob(".commit-*"))

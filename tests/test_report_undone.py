@@ -43,3 +43,20 @@ def test_rounds_a_rollback_undid_are_marked_in_the_table_the_cards_and_the_chart
     labels = [h.get_label() for ax in fig.axes for h in ax.collections]
     assert "undone (rolled back)" in labels
     assert "not a proven bound" in page  # the objective chart's caption: an LP round's dual objective
+
+
+def test_last_keeps_the_current_round_and_the_undone_marks(tmp_path):
+    """helper-195: with --last 2 after a rollback the rows shown were undone rounds 2 and 3, unmarked, and the cards
+    called round 3 current."""
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    reps = [rounds.step(Delta.vars([f"x{i}"], cost=[3.0 + i]), st) for i in range(3)]
+    rounds.rollback(st, to=1)
+    out = tmp_path / "r.html"
+    res = runner.invoke(app, ["report", "--state", str(st), "-o", str(out), "--last", "2"])
+    assert res.exit_code == 0, res.stdout + res.stderr
+    page = out.read_text()
+    assert [r["round"] for r in table_rows(page)] == ["2", "3"]
+    assert page.count("OPTIMAL (undone)") == 2
+    assert "<b>1</b><span>current round</span>" in page and "<b>2, 3</b><span>undone by a rollback</span>" in page
+    assert f"<b>{reps[0]['objective']:.8g}</b><span>current objective</span>" in page

@@ -151,3 +151,52 @@ def test_show_checks_the_content_of_the_report_it_prints(state):
     assert code == 3 and "round 2 is damaged: report.json has CRC-32" in out + err
     rows, _ = _history(state)
     assert [r["objective"] for r in rows if r["round"] == 2] == [reps[1]["objective"]]  # the log's, as written
+
+
+def test_a_lost_row_whose_report_is_damaged_keeps_its_branch_and_is_said(state):
+    """helper-195: a lost log row (a kill between commit and append) whose generation's report.json is damaged gave no
+    row, so the lineage broke there and every earlier round left history, exit 0, no warning."""
+    reps = [rounds.step(cost(i), state) for i in range(4)]  # keep 2: rounds 3 and 4 kept
+    path = state / "gen-000003" / "report.json"
+    good = json.dumps(reps[2]["objective"])
+    path.write_text(path.read_text().replace(good, good[:-1] + ("1" if good[-1] != "1" else "2")))
+    _file_of_seq(state, 4).unlink()  # round 3's row
+    forget_recent()
+    rows, warnings = _history(state)
+    assert [r["round"] for r in rows] == [0, 1, 2, 3, 4]
+    r3 = rows[3]
+    assert r3["objective"] is None and r3["recovered"] and "report.json is damaged" in r3["message"]
+    assert any("round 3's report.json has CRC-32" in w and "shows no numbers" in w for w in warnings), warnings
+
+
+def test_a_bad_copy_beside_a_good_segment_neither_hides_nor_deletes_it(state, monkeypatch):
+    """helper-195: a copy of a segment with a wrong checksum in its name sorted first; the good file was ignored, and
+    the compaction deleted it, keeping only the bad one aside: rounds 0-3 left history for good."""
+    monkeypatch.setattr(round_log, "COMPACT_EVERY", 6)
+    for i in range(3):
+        rounds.step(cost(i), state)
+    good = _file_of_seq(state, 2)
+    bad = good.with_name(good.name[:16] + "-00000000.arrow")
+    bad.write_bytes(good.read_bytes())
+    rows, warnings = _history(state)
+    assert [r["round"] for r in rows] == [0, 1, 2, 3] and not warnings
+    for i in range(3, 6):
+        rounds.step(cost(i), state)  # compacts
+    names = {p.name for p in _folder(state).iterdir()}
+    assert f"{DAMAGED_PREFIX}{bad.name}" in names and good.name not in names
+    rows, _ = _history(state)
+    assert [r["round"] for r in rows] == list(range(7))
+
+
+def test_an_uppercase_checksum_is_checked_like_a_lowercase_one(state):
+    """helper-195: a name with upper-case hex matched no pattern: its rows left history without a word."""
+    for i in range(3):
+        rounds.step(cost(i), state)
+    seg = _file_of_seq(state, 1)
+    seg.rename(seg.with_name(seg.name[:17] + seg.name[17:25].upper() + ".arrow"))
+    rows, warnings = _history(state)
+    assert [r["round"] for r in rows] == [0, 1, 2, 3] and not warnings
+    up = _file_of_seq(state, 1)
+    up.write_bytes(up.read_bytes()[:-3] + b"xyz")
+    rows, warnings = _history(state)
+    assert any(f"the round log's {up.name} cannot be read (damaged)" in w for w in warnings), warnings

@@ -408,15 +408,17 @@ def _log(store: StateStore, gen, result: dict) -> None:
     """Append the rows to the round log's compare table (``solver.rounds.log.log_compare``) under the writer
     lock; when another writer holds it, the lock cannot be taken (a read-only state: EnvironmentFaultError) or
     the write fails, the result only gets a warning (the comparison itself stands)."""
-    from solver.model.errors import EnvironmentFaultError, StateBusyError
+    from solver.model.errors import EnvironmentFaultError, StateBusyError, StateError
     from solver.rounds.log import log_compare
 
     try:
         with store.lock():
             log_compare(store, result, gen.manifest.get("id"))
-    except (StateBusyError, EnvironmentFaultError, OSError, ValueError) as err:  # ValueError: pyarrow's ArrowInvalid
+    except (StateBusyError, EnvironmentFaultError, OSError, ValueError, StateError) as err:  # ValueError: pyarrow's
         # a read-only state (EROFS, EACCES: the lock file cannot even be created) is compared as a busy one
         result.setdefault("warnings", []).append(f"compare results not added to the round log: {err}")
+    if store.recovered:  # the lock undid a killed step's commit (formats.checkpoint.StateStore.recover_commit)
+        result.setdefault("warnings", []).extend(store.recovery_warnings())
 
 
 def _ratio(seconds, base) -> float:

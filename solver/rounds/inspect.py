@@ -53,8 +53,10 @@ def _show(state_dir, round_: int | None, warnings: list[str] | None) -> dict:
             warning = None
         r = round_
     report = _report(store, r)
-    if warning:
-        (warnings if warnings is not None else report.setdefault("warnings", [])).append(warning)
+    pending = store.pending_warning()  # a killed step's commit, which the next writer undoes
+    for w in (warning, pending):
+        if w:
+            (warnings if warnings is not None else report.setdefault("warnings", [])).append(w)
     fails = store.failures() if round_ is None else []
     if fails:
         last = load_failure(fails[-1])
@@ -209,12 +211,16 @@ def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
         UsageError: ``round_`` has no generation in the state (the message lists the kept rounds).
         StateError: its generation folder exists but is damaged (the message says what is wrong).
     """
-    if round_ in kept:
+    pending = store.pending_warning()
+    if round_ in kept and not (pending and store.pending_round(round_)):
         return
+    if pending and round_ in kept:  # a killed step's round, never reported (helper-195: show and export gave it)
+        raise StateError(f"round {round_} is no round of this state: {pending}", file=str(store.root))
     if (store.root / gen_name(round_)).is_dir() and not store.is_complete(round_):
         raise StateError(f"round {round_} is damaged: {store.damage(round_)}", file=str(store.root))
     raise UsageError(f"round {round_} is not kept in {store.root} (kept rounds: "
-                     f"{', '.join(map(str, kept)) or 'none'}){_why_not_kept(store, round_, kept)}")
+                     f"{', '.join(map(str, kept)) or 'none'}){_why_not_kept(store, round_, kept)}"
+                     + (f"; {pending}" if pending else ""))
 
 
 def _why_not_kept(store: StateStore, round_: int, kept: list[int]) -> str:

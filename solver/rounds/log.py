@@ -90,8 +90,14 @@ def round_row(report: dict, *, generation_id: str | None, parent_id: str | None,
             "message": report.get("message") or "", "recovered": recovered}
 
 
-def _generation_row(store: StateStore, r: int) -> dict | None:
-    """The row of kept generation ``r`` rebuilt from its report.json and manifest (None if unreadable)."""
+def _generation_row(store: StateStore, r: int, damaged: list[str] | None = None) -> dict | None:
+    """The row of kept generation ``r`` rebuilt from its report.json and manifest.
+
+    A report.json that cannot be read or whose content is not the one written (its CRC-32, hunt 50) gives None, or,
+    with ``damaged`` (a reader's list, which gets the sentence), a row of the manifest alone: its ids, time and
+    status, no numbers. A reader needs that row: without it the branch's lineage broke there and every earlier
+    round vanished from ``history`` without a word (helper-195); a writer's reconciliation stores no such row.
+    """
     import json
 
     from formats.checkpoint import read_fault
@@ -99,17 +105,29 @@ def _generation_row(store: StateStore, r: int) -> dict | None:
 
     man = store.manifest(r) or {}
     path = store.root / gen_name(r) / "report.json"
-    if store.damage(r, lambda rel: rel == "report.json"):  # another content than written: no row of it (hunt 50)
+    why = store.damage(r, lambda rel: rel == "report.json")  # another content than written: not its numbers
+    rep = None
+    if not why:
+        try:
+            rep = json.loads(read_regular_text(path))
+            if not isinstance(rep, dict):
+                why = "report.json is not a JSON object"
+                rep = None
+        except OSError as err:
+            if is_environment_fault(err):  # permission denied, EIO: not a damaged report (exit 7, or a step's warning)
+                raise read_fault(err, path) from err
+            why = f"report.json cannot be read ({err.strerror or err})"
+        except ValueError as err:
+            why = f"report.json is not JSON ({err})"
+    if rep is not None:
+        return round_row(rep, generation_id=man.get("id"), parent_id=man.get("parent_id"),
+                         utc=_utc(man.get("created_utc")), recovered=True)
+    if damaged is None:
         return None
-    try:
-        rep = json.loads(read_regular_text(path))
-    except OSError as err:
-        if is_environment_fault(err):  # permission denied, EIO: not a damaged report (exit 7, or a step's warning)
-            raise read_fault(err, path) from err
-        return None
-    except ValueError:
-        return None
-    return round_row(rep, generation_id=man.get("id"), parent_id=man.get("parent_id"),
+    damaged.append(f"round {r}'s {why}: its row shows no numbers (the round log lacks it too)")
+    return round_row({"round": r, "status": man.get("status"),
+                      "message": f"report.json is damaged ({why}); the numbers of this round are not shown"},
+                     generation_id=man.get("id"), parent_id=man.get("parent_id"),
                      utc=_utc(man.get("created_utc")), recovered=True)
 
 

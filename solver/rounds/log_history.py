@@ -30,14 +30,16 @@ def _ok(status) -> bool:
     return status is not None and status in Status.__members__ and Status[status].is_success
 
 
-def _missing_rows(store: StateStore, lineage: list[int], have: set) -> list[dict]:
+def _missing_rows(store: StateStore, lineage: list[int], have: set, warnings: list[str] | None = None) -> list[dict]:
     """Rows for kept generations on the lineage and failed records that the log lacks (rebuilt in memory;
-    readers never write)."""
+    readers never write); a generation whose report.json is damaged gets a row without numbers, said in
+    ``warnings``."""
     rows = []
+    damaged: list[str] = []
     for r in lineage:
         man = store.manifest(r) or {}
         if man.get("id") is None or man.get("id") not in have:
-            row = _generation_row(store, r)
+            row = _generation_row(store, r, damaged)
             if row is not None:
                 row["round"] = r
                 rows.append(row)
@@ -47,6 +49,8 @@ def _missing_rows(store: StateStore, lineage: list[int], have: set) -> list[dict
 
             prev = load_failure(p).get("current_round")
             rows.append(_failure_row(p, (store.manifest(int(prev)) or {}).get("id") if prev is not None else None))
+    if warnings is not None:
+        warnings.extend(damaged)
     return rows
 
 
@@ -94,15 +98,17 @@ def _say_damage(log: RoundLog, warnings: list[str] | None) -> None:
     compaction kept aside (``formats.round_log.DAMAGED_PREFIX``): damage from outside, whose rows are gone."""
     if warnings is None:
         return
-    what = "compare results" if log.table == "compare" else "rounds"
     if log.skipped:  # the rows there (and the lineage through them) are gone
         lost = ("the compare results it held are missing here" if log.table == "compare" else
                 "a round it recorded shows only while its generation is kept (rebuilt from it, 'recovered'), and one "
                 "pruned since is missing here, with the rounds before it on its branch")
         warnings.append(f"the round log's {', '.join(log.skipped)} cannot be read (damaged) and was skipped: {lost}")
     if log.set_aside:  # a compaction kept them: the loss is said every time, not once (hunt 50)
+        lost = ("the compare results it recorded are missing here" if log.table == "compare" else
+                "the rounds it recorded that no generation on disk holds are missing here, with the rounds before "
+                "them on their branch")
         warnings.append(f"the round log's {', '.join(log.set_aside)} (damaged, kept aside by a compaction) could not be "
-                        f"read: the {what} it recorded that no generation on disk holds are missing here")
+                        f"read: {lost}")
 
 
 def _compares(store: StateStore, warnings: list[str] | None = None) -> dict:
@@ -259,6 +265,9 @@ def _history(store: StateStore, last: int | None, warnings: list[str] | None) ->
     cur, warning = store.current()
     if warning and warnings is not None:
         warnings.append(warning)
+    pending = store.pending_warning()  # a killed step's commit: its round is left out, the moved ones are aside
+    if pending and warnings is not None:
+        warnings.append(pending)
     log = RoundLog(store.root)
     logged = log.rows() if log.exists else []
     _say_damage(log, warnings)
@@ -269,7 +278,7 @@ def _history(store: StateStore, last: int | None, warnings: list[str] | None) ->
             seen.add(key)
             rows.append(r)
     lineage = store.lineage(cur)
-    rows += _missing_rows(store, lineage, seen)
+    rows += _missing_rows(store, lineage, seen, warnings)
     ids = {r: (store.manifest(r) or {}).get("id") for r in lineage}
     cur_id = ids.get(cur)
     if cur_id is None:  # generations without ids (an older format): the lineage is what is on disk

@@ -115,9 +115,18 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
 
     state = state_dir_or_default(state_dir)
     warnings: list[str] = []  # CURRENT unusable: the rows are those of the newest complete generation
-    rows = history(state, last, warnings)  # before matplotlib: no state is exit 3 with or without it
+    rows = history(state, None, warnings)  # before matplotlib: no state is exit 3 with or without it
     require_matplotlib()
     from solver.rounds.report import charts, page
+    from solver.rounds.report.layout import current_round, is_undone
+
+    # the current round and the undone ones are known from every row, also when --last leaves them out: with
+    # --last 2 after a rollback the page called an undone round current (helper-195)
+    cur = current_round(rows)
+    current = next((r for r in rows if r.get("current")), None)
+    for r in rows:
+        r["undone"] = is_undone(r, cur)
+    rows = rows[-last:] if last is not None else rows
 
     figs = {name: build(rows) for name, build in charts.CHARTS.items()}
     svgs = {name: charts.render(fig, "svg").decode("utf-8") for name, fig in figs.items()}
@@ -125,7 +134,7 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
     # every chart is rendered before the first file is written: the writes follow one another (an interrupt
     # between them left 1-3 of the 4 PNGs beside a new page; what was written is now named in its message)
     images = {png_dir / f"{name}.png": charts.render(fig, "png") for name, fig in figs.items()} if png_dir else {}
-    _write_atomic(output, page.page(rows, svgs, str(state), stamp, warnings).encode("utf-8"))
+    _write_atomic(output, page.page(rows, svgs, str(state), stamp, warnings, current).encode("utf-8"))
     pngs = []
     if png_dir is not None:
         png_dir.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,10 @@ def is_failed(row: dict) -> bool:
 
 
 def is_undone(row: dict, current: int | None) -> bool:
-    """A round a rollback undid: stored, and after the current round ``current`` (``copter history``'s "undone")."""
+    """A round a rollback undid: stored, and after the current round ``current`` (``copter history``'s "undone"); a
+    row that says (``row["undone"]``, set by ``write_report`` from every row before ``--last`` cut them) decides."""
+    if "undone" in row:
+        return bool(row["undone"])
     return current is not None and row["kind"] != "failed" and row["round"] is not None and row["round"] > current
 
 

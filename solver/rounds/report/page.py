@@ -150,11 +150,12 @@ def compare_table(rows: list[dict]) -> str:
             f'<table id="compare"><thead>{head}</thead><tbody>{"".join(lines)}</tbody></table>')
 
 
-def _cards(rows: list[dict]) -> str:
+def _cards(rows: list[dict], current: dict | None = None) -> str:
     ok = [r for r in rows if r["kind"] != "failed" and r["status"] in ("OPTIMAL", "FEASIBLE")]
     totals = [r["seconds"]["total"] for r in rows if r["seconds"].get("total") is not None]
     warm = [r for r in rows if r["warm_started"]]
-    cur = next((r for r in rows if r.get("current")), rows[-1] if rows else None)
+    # the current round's row, also when --last left it out; not the newest row shown (an undone one, helper-195)
+    cur = current or next((r for r in rows if r.get("current")), None)
     undone = [r for r in rows if is_undone(r, current_round(rows))]
     cards = [("rounds", str(len(rows))), ("failed", str(len(rows) - len(ok))),
              *([("undone by a rollback", ", ".join(str(r["round"]) for r in undone))] if undone else []),
@@ -168,7 +169,7 @@ def _cards(rows: list[dict]) -> str:
 
 
 def page(rows: list[dict], svgs: dict[str, str], state: str, generated_utc: str,
-         warnings: list[str] | tuple[str, ...] = ()) -> str:
+         warnings: list[str] | tuple[str, ...] = (), current: dict | None = None) -> str:
     """The whole HTML document.
 
     Args:
@@ -176,6 +177,7 @@ def page(rows: list[dict], svgs: dict[str, str], state: str, generated_utc: str,
         svgs: chart name -> inline SVG text (``charts.render(fig, "svg")``).
         state: the state directory, as shown in the title. generated_utc: ISO time of the report.
         warnings: texts shown below the title, one paragraph each (a damaged CURRENT: whose rows these are).
+        current: the current round's history row (default: the row of ``rows`` marked current, if any).
     """
     first = rows[0]["utc"] if rows else "-"
     last = rows[-1]["utc"] if rows else "-"
@@ -189,7 +191,7 @@ def page(rows: list[dict], svgs: dict[str, str], state: str, generated_utc: str,
 <p class="meta">State <code>{html.escape(state)}</code>: rounds stored from {html.escape(str(first))} to
 {html.escape(str(last))} (UTC) on the live branch; report generated {html.escape(generated_utc)}.</p>
 {"".join(f'<p class="warning">warning: {html.escape(w)}</p>' for w in warnings)}
-{_cards(rows)}
+{_cards(rows, current)}
 <h2>Charts</h2>
 {figs}
 {compare_table(rows)}
