@@ -67,6 +67,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import stat
 import time
 import uuid
@@ -133,6 +134,36 @@ def forget_recent() -> None:
 
 COMMIT_JOURNAL = ".commit-"  #: ``.commit-NNNNNN.json``: a commit under way (:meth:`StateStore.open_commit`)
 JOURNAL_RE = re.compile(r"\.commit-[0-9]{6,}\.json", re.ASCII)
+_RECOVERED: dict[str, list[tuple[int, Path | None, bool]]] = {}  # realpath -> commits undone, not yet said
+
+
+def _remove_empty(*folders: Path | None) -> None:
+    """rmdir each folder given, in order, when it is empty (best effort: a failure leaves it)."""
+    for folder in folders:
+        if folder is not None:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _key(root: Path) -> str:
+    return os.path.realpath(root)
+
+
+def _writer_alive(doc: dict) -> bool:
+    """Whether the process that wrote a commit journal still runs on this host (then the commit is under way)."""
+    try:
+        if doc.get("host") != socket.gethostname():
+            return False
+        os.kill(int(doc["pid"]), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    except (KeyError, TypeError, ValueError, OverflowError, OSError):
+        return False
+    return True
+
+
 CURRENT_MOVED_RETRIES = 5  #: re-reads of CURRENT when it moved on while a reader read the round it named
 
 
@@ -184,9 +215,6 @@ class StateStore(StateLocking):
     def __init__(self, root: str | os.PathLike, reuse: bool = True):
         self.root = Path(root)
         self.reuse = reuse
-        #: (round, the abandoned batch its generation was kept in or None, a rollback's branch restored) of every
-        #: unfinished commit :meth:`recover_commit` undid through this object
-        self.recovered: list[tuple[int, Path | None, bool]] = []
 
     # ------------------------------------------------------------------ locking: StateLocking (formats.state_lock)
 
@@ -269,7 +297,8 @@ class StateStore(StateLocking):
 
     # ------------------------------------------------------------------ generations
     def generations(self) -> list[int]:
-        """Round numbers of every *complete* generation, ascending."""
+        """Round numbers of every *complete* generation, ascending, but the round of an unfinished commit (a
+        journal, :meth:`open_commit`: never made current)."""
         if not self.root.is_dir():
             return []
         rounds = []
@@ -277,6 +306,9 @@ class StateStore(StateLocking):
             r = gen_round(p.name)
             if r is not None and self.is_complete(r):
                 rounds.append(r)
+        pending = self.pending_ids()  # an unfinished commit's round is no round of the state (helper-196: a killed
+        if pending:                   # init's round 0 was shown as current and refused a second init)
+            rounds = [r for r in rounds if (self.manifest(r) or {}).get("id") not in pending]
         return sorted(rounds)
 
     def manifest(self, round_: int) -> dict | None:
@@ -353,60 +385,68 @@ class StateStore(StateLocking):
             return []
 
     def open_commit(self, round_: int, gen_id: str, batch: Path | None) -> None:
-        """Record, before the first of its moves, that a commit of round ``round_`` (generation id ``gen_id``) moves
-        the generations >= ``round_`` into the abandoned batch ``batch``: a writer killed before CURRENT names the
-        round leaves this journal, and the next writer's lock undoes the commit (:meth:`recover_commit`). Without
-        it, a step killed between the rename and CURRENT after a rollback left its unreported round in the undone
-        round's place: history called it undone, and ``rollback --to`` made it current (helper-194)."""
-        _write_text_atomic(self._journal(round_), json.dumps({"round": round_, "id": gen_id,
-                                                              "batch": "" if batch is None else batch.name}))
+        """Record, before the first of its moves and its rename, that a commit of round ``round_`` (generation id
+        ``gen_id``, written by this process on this host) moves the generations >= ``round_`` into the abandoned
+        batch ``batch``: a writer killed before CURRENT names the round leaves this journal, and the next writer's
+        lock undoes the commit (:meth:`recover_commit`). Without it, a step killed between the rename and CURRENT
+        after a rollback left its unreported round in the undone round's place: history called it undone, and
+        ``rollback --to`` made it current (helper-194)."""
+        _write_text_atomic(self._journal(round_), json.dumps({
+            "round": round_, "id": gen_id, "batch": "" if batch is None else batch.name,
+            "pid": os.getpid(), "host": socket.gethostname()}))
 
     def close_commit(self, round_: int) -> None:
         """The commit of ``round_`` is over (CURRENT names it, or its writer undid it): its journal goes."""
         unlink_quietly(self._journal(round_))
 
-    def pending_ids(self) -> set[str]:
-        """The generation ids of commits a writer left unfinished (their journals): no reader counts them."""
-        out = set()
-        for j in self._journals():
-            try:
-                out.add(str(json.loads(read_regular_text(j))["id"]))
-            except (OSError, ValueError, KeyError, TypeError, OverflowError):
-                continue
-        return out
-
-    def pending_warning(self) -> str | None:
-        """For a reader (it may not undo anything): the commits a killed writer left unfinished, as one warning, or
-        None. Until the next writer's lock undoes them their rounds are no rounds of the state (:meth:`lineage`
-        leaves them out) and the rounds they moved aside are in ``abandoned/``."""
-        rounds_ = []
+    def _unfinished(self) -> list[dict]:
+        """The readable journals of commits that are not finished (CURRENT does not name their round with their
+        generation), each as its JSON object; a reader's view (nothing is changed)."""
+        out = []
         for j in self._journals():
             try:
                 doc = json.loads(read_regular_text(j))
                 round_, gen_id = int(doc["round"]), str(doc["id"])
-            except (OSError, ValueError, KeyError, TypeError, OverflowError):
+            except (OSError, ValueError, KeyError, TypeError, OverflowError, AttributeError):
                 continue
-            if not self.names_current(round_) or (self.manifest(round_) or {}).get("id") != gen_id:
-                rounds_.append(round_)
+            if not (self.names_current(round_) and (self.manifest(round_) or {}).get("id") == gen_id):
+                out.append(doc)
+        return out
+
+    def pending_ids(self) -> set[str]:
+        """The generation ids of unfinished commits (their journals): no reader counts their rounds
+        (:meth:`generations`, :meth:`lineage`)."""
+        return {str(doc["id"]) for doc in self._unfinished()} if self._journals() else set()
+
+    def pending_warning(self) -> str | None:
+        """For a reader (it may not undo anything): the commits a killed writer left unfinished, as one warning, or
+        None. A commit whose writer is still running (its pid alive on this host: a reader beside a writer, which is
+        no damage, helper-196) is not one. Until the next writer's lock undoes them their rounds are no rounds of the
+        state and the rounds they moved aside are in ``abandoned/``."""
+        rounds_ = [int(doc["round"]) for doc in self._unfinished() if not _writer_alive(doc)]
         if not rounds_:
             return None
-        return (f"a step on this state ended before its commit of round {', '.join(map(str, rounds_))} finished "
-                "(killed, or a power loss): that round was never made current and is no round of this state, and a "
-                "rollback's rounds it had moved aside are in abandoned/ until the next command that writes to the "
-                "state (step, rollback) undoes the commit")
+        return (f"a command on this state ended before its commit of round {', '.join(map(str, rounds_))} finished "
+                "(killed, or a power loss): that round was never made current and is no round of this state, and the "
+                "rounds of a rollback's branch it moved aside are in abandoned/ until the next command that writes to "
+                "the state (step, rollback, init) undoes the commit")
 
     def pending_round(self, round_: int) -> bool:
-        """True when generation ``round_`` is the round of a commit a killed writer left unfinished."""
+        """True when generation folder ``round_`` holds the round of an unfinished commit."""
         gen_id = (self.manifest(round_) or {}).get("id")
-        return gen_id is not None and gen_id in self.pending_ids() and not self.names_current(round_)
+        return gen_id is not None and gen_id in self.pending_ids()
 
     def recover_commit(self) -> list[int]:
-        """Undo the commits a killed writer left unfinished (under the lock; :meth:`open_commit`): a commit whose
-        round CURRENT does not name with the journal's id is undone: its generation, if renamed into place, is
-        removed, and what it moved into its abandoned batch comes back. A finished one only loses its journal.
+        """Undo the commits a killed writer left unfinished (under the lock, so no writer runs; :meth:`open_commit`):
+        a commit whose round CURRENT does not name with the journal's id is undone: its generation, if renamed into
+        place, is kept in a new ``abandoned/`` batch (a solved round, never reported), and what it moved into its
+        abandoned batch comes back. A finished one only loses its journal. What was undone is said by
+        :meth:`recovery_warnings`.
 
         Returns:
             The rounds whose commits were undone.
+        Raises:
+            StateError: a folder or FIFO where a journal goes (not copter's: exit 3 naming it).
         """
         from formats.regular import NotRegularFile
 
@@ -420,7 +460,7 @@ class StateStore(StateLocking):
             except NotRegularFile as err:  # a folder or a FIFO in its place: not copter's, and not to be removed
                 raise StateError(f"{err.strerror}, where copter keeps the journal of a commit under way; remove it",
                                  file=str(j)) from None
-            except (ValueError, KeyError, TypeError, OverflowError):  # written atomically: garbled, not copter's
+            except (ValueError, KeyError, TypeError, OverflowError, AttributeError):  # garbled: not copter's
                 unlink_quietly(j)
                 continue
             final = self.root / gen_name(round_)
@@ -454,7 +494,7 @@ class StateStore(StateLocking):
             unlink_quietly(j)
             if kept is not None or restored:  # something was undone: said in the writer's report
                 undone.append(round_)
-                self.recovered.append((round_, kept, restored))
+                _RECOVERED.setdefault(_key(self.root), []).append((round_, kept, restored))
         return undone
 
     def _after_lock(self) -> None:
@@ -462,6 +502,7 @@ class StateStore(StateLocking):
 
         Raises:
             EnvironmentFaultError: the machine refused a move (read-only file system, permission: exit 7).
+            StateError: a folder or FIFO where a journal goes.
         """
         if not self._journals():
             return
@@ -472,15 +513,22 @@ class StateStore(StateLocking):
                 raise as_environment_fault(err, self.root, "undo an interrupted commit") from err
             raise
 
+    @property
+    def recovered(self) -> list[tuple[int, Path | None, bool]]:
+        """(round, the abandoned batch its generation was kept in or None, a rollback's branch restored) of every
+        unfinished commit :meth:`recover_commit` undid in this process on this state, not yet said."""
+        return _RECOVERED.get(_key(self.root), [])
+
     def recovery_warnings(self) -> list[str]:
-        """What :meth:`recover_commit` undid in this process, as warnings (a step's report, rollback's output)."""
+        """What :meth:`recover_commit` undid in this process on this state, as warnings, each given once (the first
+        report, error or output that asks: a batch's first round, a no-op, a refused delta; helper-196)."""
         out = []
-        for round_, kept, restored in self.recovered:
+        for round_, kept, restored in _RECOVERED.pop(_key(self.root), []):
             what = (f"its round {round_} was never made current" if kept is None else
                     f"its round {round_}, never made current, is kept in {kept}")
             back = "; the rounds it had moved aside (a rollback's branch) are back in place" if restored else ""
-            out.append(f"a step on this state ended before its commit finished (killed, or a power loss): {what}"
-                       f"{back}; the state is as it was before that step")
+            out.append(f"a command on this state ended before its commit finished (killed, or a power loss): {what}"
+                       f"{back}; the state is as it was before that command")
         return out
 
     def abandon_from(self, round_: int, moves: list | None = None, before_moves=None) -> list[int]:
@@ -498,18 +546,26 @@ class StateStore(StateLocking):
         fails = [p for p in self.failures() if _failed_round(p) > round_]
         if not gens and not fails:
             return []
+        new_parent = not (self.root / "abandoned").is_dir()
         dest = self._abandoned_batch()
-        if before_moves is not None:
-            before_moves(dest)
-        pairs = [(self.root / gen_name(r), dest / gen_name(r)) for r in sorted(gens, reverse=True)]
-        pairs += [(p, dest / f"failed-{p.name}") for p in fails]
-        for src, dst in pairs:
-            io_fault("rename", dst)
-            os.rename(src, dst)
-            if moves is not None:
-                moves.append((src, dst))
-        fsync_path(dest, directory=True)
-        fsync_path(self.root, directory=True)
+        moved = 0
+        try:
+            if before_moves is not None:
+                before_moves(dest)
+            pairs = [(self.root / gen_name(r), dest / gen_name(r)) for r in sorted(gens, reverse=True)]
+            pairs += [(p, dest / f"failed-{p.name}") for p in fails]
+            for src, dst in pairs:
+                io_fault("rename", dst)
+                os.rename(src, dst)
+                moved += 1
+                if moves is not None:
+                    moves.append((src, dst))
+            fsync_path(dest, directory=True)
+            fsync_path(self.root, directory=True)
+        except BaseException:
+            if not moved:  # nothing in it: the batch goes (an empty one counted toward --keep: helper-196)
+                _remove_empty(dest, self.root / "abandoned" if new_parent else None)
+            raise
         return sorted(gens)
 
     def foreign_entries(self) -> list[str]:
@@ -566,9 +622,13 @@ class StateStore(StateLocking):
         dest = parent / f"{stamp}-{uuid.uuid4().hex[:8]}"
         io_fault("mkdir", dest)
         dest.mkdir(parents=True)
-        fsync_path(parent, directory=True)  # the batch's entry, before anything is renamed into it (review 38)
-        if new_parent:
-            fsync_path(self.root, directory=True)
+        try:
+            fsync_path(parent, directory=True)  # the batch's entry, before anything is renamed into it (review 38)
+            if new_parent:
+                fsync_path(self.root, directory=True)
+        except BaseException:  # the state as it was: no empty batch left (helper-196)
+            _remove_empty(dest, parent if new_parent else None)
+            raise
         return dest
 
     def set_aside_failures(self, records: list[Path]) -> None:
@@ -655,7 +715,8 @@ class StateStore(StateLocking):
                     return g, (f"{why}, and no round before it is complete; using the newest complete generation, "
                                f"round {g}, which a rollback to round {r} had undone")
                 return g, f"{why}; using the newest complete generation, round {g}"
-        folders = sorted(self.gen_folders())
+        folders = sorted(g for g in self.gen_folders() if not self.pending_round(g))  # an unfinished commit's
+        # round is no round, and no damage either: a killed init leaves only it (helper-196)
         if folders:
             # the round CURRENT names first (the one a user rolled back to, not the newest: helper-190's damaged
             # file, shared by every round through hard links, was reported as the newest round's after a rollback)
@@ -675,7 +736,11 @@ class StateStore(StateLocking):
             raise StateError(f"no complete generation: {head}", file=str(self.root))
         if self.root.exists() and not self.root.is_dir():  # as the writers say (formats/state_lock.py)
             raise StateError("is a file, not a state directory", file=str(self.root))
-        raise self.not_initialised()
+        err = self.not_initialised()
+        pending = self.pending_warning()
+        if pending:
+            err.message += f"; {pending}"
+        raise err
 
     def _verify_of(self, round_: int, verify: Verify) -> Verify:
         """``verify``, or False for the generation this process committed and still holds (_recent)."""

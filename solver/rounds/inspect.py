@@ -212,15 +212,16 @@ def require_round(store: StateStore, round_: int, kept: list[int]) -> None:
         StateError: its generation folder exists but is damaged (the message says what is wrong).
     """
     pending = store.pending_warning()
-    if round_ in kept and not (pending and store.pending_round(round_)):
-        return
-    if pending and round_ in kept:  # a killed step's round, never reported (helper-195: show and export gave it)
+    if pending and store.pending_round(round_):  # a killed command's round, never reported (helper-195)
         raise StateError(f"round {round_} is no round of this state: {pending}", file=str(store.root))
+    if round_ in kept:
+        return
     if (store.root / gen_name(round_)).is_dir() and not store.is_complete(round_):
         raise StateError(f"round {round_} is damaged: {store.damage(round_)}", file=str(store.root))
+    # with an unfinished commit, the rounds it moved aside come back with the next writer: not "a later step" (196)
+    why = f"; {pending}" if pending else _why_not_kept(store, round_, kept)
     raise UsageError(f"round {round_} is not kept in {store.root} (kept rounds: "
-                     f"{', '.join(map(str, kept)) or 'none'}){_why_not_kept(store, round_, kept)}"
-                     + (f"; {pending}" if pending else ""))
+                     f"{', '.join(map(str, kept)) or 'none'}){why}")
 
 
 def _why_not_kept(store: StateStore, round_: int, kept: list[int]) -> str:

@@ -14,6 +14,7 @@ import math
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from formats import reports, undo
@@ -139,7 +140,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
     """The part of :func:`init` that runs under the writer lock (``base``: :func:`_read_base`'s result when
     the folder existed, else the base itself, read here once the lock has created the folder); returns the
     round-0 report."""
-    with store.lock(create=True, wait=wait), environment_faults(store.root):
+    with _recovery_said(store), store.lock(create=True, wait=wait), environment_faults(store.root):
         t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         _refuse_initialised(store)
         store.cleanup()
@@ -147,6 +148,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             problem, base_sha, t_read, notes = base
         else:  # read here, under the lock: already inside the time since t_lock
             (problem, base_sha, _, notes), t_read = _read_base(store, base), 0.0
+        notes = [*notes, *store.recovery_warnings()]  # a killed init's round 0, set aside by the lock (helper-196)
         seconds = {"wait": store.lock_wait, "load": time.perf_counter() - t_lock + t_read, "apply": 0.0}
         from solver.api import solve_problem
 
@@ -295,7 +297,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     t0 = time.perf_counter() - _waited  # the round's total includes that wait
     check_out_dir(out_dir, state_dir_or_default(state_dir), (("delta", delta),))
     store = StateStore(state_dir_or_default(state_dir))
-    with store.lock(wait=wait), environment_faults(store.root):
+    with _recovery_said(store), store.lock(wait=wait), environment_faults(store.root):
         t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         if not store.initialised:
             raise store.not_initialised()
@@ -460,6 +462,20 @@ def _no_op_report(store: StateStore, gen: Generation, done: int, sha: str, logge
     return report
 
 
+@contextmanager
+def _recovery_said(store: StateStore):
+    """A step's error says what its lock undid first (a killed command's commit,
+    ``formats.checkpoint.StateStore.recover_commit``) when no report said it: "the state directory is unchanged"
+    alone was false after the undo moved folders (helper-196)."""
+    try:
+        yield
+    except CopterError as err:
+        said = store.recovery_warnings()
+        if said:
+            err.message += " (before that, " + "; ".join(said) + ")"
+        raise
+
+
 def _no_op_out(store: StateStore, gen: Generation, report: dict, out_dir) -> dict:
     """A no-op re-apply with ``out_dir``: copy the round the delta produced (its outputs and its stored
     report.json, as the first run would have) into ``out_dir``, so a retry after a run that stored the round
@@ -467,6 +483,9 @@ def _no_op_out(store: StateStore, gen: Generation, report: dict, out_dir) -> dic
     there, not an older round's. A round no longer kept has no files: a warning says nothing was copied. A
     failed copy adds the warning and ``out_error`` of :func:`solver.rounds.outputs.copy_out` (the CLI exits
     7 or 2)."""
+    said = store.recovery_warnings()  # a killed command's commit the lock undid (helper-196: a no-op said nothing)
+    if said:
+        report = {**report, "warnings": [*report.get("warnings", []), *said]}
     if out_dir is None:
         return report
     done = report["round"]
