@@ -67,7 +67,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import stat
 import time
 import uuid
@@ -152,7 +151,7 @@ def _key(root: Path) -> str:
 def _writer_alive(doc: dict) -> bool:
     """Whether the process that wrote a commit journal still runs on this host (then the commit is under way)."""
     try:
-        if doc.get("host") != socket.gethostname():
+        if doc.get("host") != os.uname().nodename:
             return False
         os.kill(int(doc["pid"]), 0)
     except ProcessLookupError:
@@ -393,7 +392,7 @@ class StateStore(StateLocking):
         ``rollback --to`` made it current (helper-194)."""
         _write_text_atomic(self._journal(round_), json.dumps({
             "round": round_, "id": gen_id, "batch": "" if batch is None else batch.name,
-            "pid": os.getpid(), "host": socket.gethostname()}))
+            "pid": os.getpid(), "host": os.uname().nodename}))
 
     def close_commit(self, round_: int) -> None:
         """The commit of ``round_`` is over (CURRENT names it, or its writer undid it): its journal goes."""
