@@ -148,15 +148,45 @@ def _key(root: Path) -> str:
     return os.path.realpath(root)
 
 
-def _writer_alive(doc: dict) -> bool:
-    """Whether the process that wrote a commit journal still runs on this host (then the commit is under way)."""
+def _boot_id() -> str | None:
+    """This boot's id (Linux: ``/proc/sys/kernel/random/boot_id``), None elsewhere."""
     try:
-        if doc.get("host") != os.uname().nodename:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (Linux: field 22 of ``/proc/<pid>/stat``), or None."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as f:
+            data = f.read()
+        return int(data[data.rindex(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _writer_identity() -> dict:
+    """What names this process as a commit's writer (:func:`_writer_alive`): pid, host, and on Linux the boot and
+    the process's start, so that a pid reused after a reboot or by another process is not taken for the writer."""
+    pid = os.getpid()
+    return {"pid": pid, "host": os.uname().nodename, "boot": _boot_id(), "start": _process_start(pid)}
+
+
+def _writer_alive(doc: dict) -> bool:
+    """Whether the process that wrote a commit journal still runs (then the commit is under way): the same host,
+    boot, pid and process start time (helper-197: a pid alone, reused after a power loss, silenced the warning)."""
+    try:
+        if doc.get("host") != os.uname().nodename or doc.get("boot") != _boot_id():
             return False
-        os.kill(int(doc["pid"]), 0)
+        pid = int(doc["pid"])
+        if doc.get("start") is not None and _process_start(pid) != doc.get("start"):
+            return False
+        os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # another user's live process
+    except PermissionError:  # another user's live process (its start time matched)
         return True
     except (KeyError, TypeError, ValueError, OverflowError, OSError):
         return False
@@ -390,13 +420,24 @@ class StateStore(StateLocking):
         lock undoes the commit (:meth:`recover_commit`). Without it, a step killed between the rename and CURRENT
         after a rollback left its unreported round in the undone round's place: history called it undone, and
         ``rollback --to`` made it current (helper-194)."""
+        before = self._current_text()
         _write_text_atomic(self._journal(round_), json.dumps({
             "round": round_, "id": gen_id, "batch": "" if batch is None else batch.name,
-            "pid": os.getpid(), "host": os.uname().nodename}))
+            # what CURRENT said before: a commit replacing a damaged round that CURRENT names is finished only once
+            # the journal goes, not when CURRENT names its round (it did all along: helper-197)
+            "current_before": None if before is None else before.strip(), **_writer_identity()}))
 
     def close_commit(self, round_: int) -> None:
         """The commit of ``round_`` is over (CURRENT names it, or its writer undid it): its journal goes."""
         unlink_quietly(self._journal(round_))
+
+    def _finished(self, doc: dict) -> bool:
+        """Whether the commit of journal ``doc`` is finished: CURRENT names its round, with its generation in place,
+        and CURRENT did not name that round before the commit began (then only the journal's removal tells, and a
+        journal still there is an unfinished commit)."""
+        round_ = int(doc["round"])
+        return (self.names_current(round_) and (self.manifest(round_) or {}).get("id") == str(doc["id"])
+                and doc.get("current_before") != str(round_))
 
     def _unfinished(self) -> list[dict]:
         """The readable journals of commits that are not finished (CURRENT does not name their round with their
@@ -405,10 +446,10 @@ class StateStore(StateLocking):
         for j in self._journals():
             try:
                 doc = json.loads(read_regular_text(j))
-                round_, gen_id = int(doc["round"]), str(doc["id"])
+                finished = self._finished(doc)  # int(doc["round"]), doc["id"]: a garbled journal is skipped
             except (OSError, ValueError, KeyError, TypeError, OverflowError, AttributeError):
                 continue
-            if not (self.names_current(round_) and (self.manifest(round_) or {}).get("id") == gen_id):
+            if not finished:
                 out.append(doc)
         return out
 
@@ -464,8 +505,8 @@ class StateStore(StateLocking):
                 continue
             final = self.root / gen_name(round_)
             placed = (self.manifest(round_) or {}).get("id") == gen_id
-            if self.names_current(round_) or (not placed and not batch):
-                # finished (CURRENT names its round), or nothing of it in place and nothing moved: nothing to undo
+            if self._finished(doc) or (not placed and not batch):
+                # finished (CURRENT names its round: :meth:`_finished`), or nothing of it in place and nothing moved
                 unlink_quietly(j)
                 continue
             kept = None

@@ -250,3 +250,40 @@ def test_an_init_killed_before_current_can_be_run_again(tmp_path, capsys, point)
     rep = json.loads(out)
     assert rep["round"] == 0 and any("its round 0, never made current, is kept in" in w for w in rep["warnings"])
     assert not list(st.glob(".commit-*"))
+
+
+@pytest.mark.parametrize("point", ["after_abandon", "after_rename"])
+def test_a_step_killed_while_it_replaces_a_damaged_current_round_is_undone(tmp_path, capsys, point):
+    """helper-197: CURRENT names a damaged round 2 and the step builds round 2 again; a kill before its commit
+    finished was taken for a finished commit (CURRENT named 2 all along): after_abandon lost the damaged round and the
+    undone round 3 in abandoned/ without a word, after_rename made the never-reported round current."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", st)
+    for i, c in enumerate((5.0, 6.0, 7.0), 1):
+        rounds.step(_delta(tmp_path, f"d{i}.parquet", c), st)
+    rounds.rollback(st, to=2)
+    (st / "gen-000002" / "duals.parquet").unlink()  # damaged: the step falls back to round 1 and makes round 2
+    ids = {r: StateStore(st).manifest(r)["id"] for r in (2, 3)}
+    _killed_step(_delta(tmp_path, "d2b.parquet", 9.0), st, point)
+    code, out, _ = run_main(capsys, "history", "--state", st, "--json")
+    assert any("ended before its commit of round 2" in w for w in json.loads(out)["warnings"]), out
+    code, out, err = run_main(capsys, "rollback", "--to", "1", "--state", st, "--json")  # a writer: it undoes
+    assert code == 0, out + err
+    assert any("back in place" in w for w in json.loads(out)["warnings"]), out
+    # the damaged round 2 (repairable: its file can be put back) and the undone round 3 are where they were
+    assert {r: StateStore(st).manifest(r)["id"] for r in (2, 3)} == ids
+    assert not (st / "gen-000002" / "duals.parquet").exists() and not list(st.glob(".commit-*"))
+
+
+def test_a_reused_pid_is_not_the_writer(tmp_path, capsys):
+    """helper-197: a journal whose pid was reused (after a power loss) silenced the readers' warning."""
+    st, _ = _rolled_back_and_killed(tmp_path, capsys)
+    j = next(st.glob(".commit-*.json"))
+    doc = json.loads(j.read_text())
+    doc["pid"] = os.getpid()  # alive, but not the process that wrote the journal (another start time)
+    j.write_text(json.dumps(doc))
+    code, out, _ = run_main(capsys, "history", "--state", st, "--json")
+    assert any("ended before its commit of round 2" in w for w in json.loads(out)["warnings"]), out
+    code, out, _ = run_main(capsys, "show", "--round", "2", "--state", st, "--json")
+    assert code == 3, out
