@@ -107,7 +107,7 @@ from formats.state_config import (
     unknown_key_error,
 )
 from formats.state_lock import StateLocking
-from solver.model.errors import EnvironmentFaultError, StateError
+from solver.model.errors import CopterError, EnvironmentFaultError, StateError
 
 if TYPE_CHECKING:  # numpy, pyarrow, filelock and the arrays are imported where used: show/history/rollback
     from collections.abc import Callable
@@ -212,10 +212,11 @@ def read_fault(err: OSError, path) -> EnvironmentFaultError:
     return fault
 
 
-def _write_text_atomic(path: Path, text: str) -> None:
+def _write_text_atomic(path: Path, text: str, replaced=None) -> None:
     """Replace ``path`` by a file holding ``text``: a new temp file (``O_EXCL``: never a planted link) in
     the same folder, fsync, ``os.replace`` (replaces a link at ``path`` itself, never its target), fsync
-    of the folder. On failure before the replace the temp file is removed and ``path`` is untouched."""
+    of the folder. On failure before the replace the temp file is removed and ``path`` is untouched.
+    ``replaced()`` (when given) runs right after the replace, before the folder's fsync, which may still fail."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     with undo.region():  # an interrupt here unwinds (the temp file is removed)
         try:
@@ -229,6 +230,8 @@ def _write_text_atomic(path: Path, text: str) -> None:
         except BaseException:
             unlink_quietly(tmp)
             raise
+    if replaced is not None:
+        replaced()
     fsync_path(path.parent, directory=True)
 
 
@@ -553,6 +556,19 @@ class StateStore(StateLocking):
                 raise as_environment_fault(err, self.root, "undo an interrupted commit") from err
             raise
 
+    @contextlib.contextmanager
+    def recovery_said(self):
+        """Around a writer's work: its error says what its lock undid first (:meth:`recover_commit`) when no report
+        said it ("the state directory is unchanged", or a rollback's exit 2 alone, was false after the undo moved
+        folders: helper-196, helper-198)."""
+        try:
+            yield
+        except CopterError as err:
+            said = self.recovery_warnings()
+            if said:
+                err.message += " (before that, " + "; ".join(said) + ")"
+            raise
+
     @property
     def recovered(self) -> list[tuple[int, Path | None, bool]]:
         """(round, the abandoned batch its generation was kept in or None, a rollback's branch restored) of every
@@ -731,10 +747,14 @@ class StateStore(StateLocking):
                 raise ValueError(text)
             r = int(text)
             why = damaged[r] = self.damage(r, self._verify_of(r, verify))
-            if not why:
+            pending = not why and self._journals() and self.pending_round(r)
+            if not why and not pending:
                 return r, None
             folder = self.root / gen_name(r)
-            why = (f"CURRENT names round {r}, whose generation is incomplete ({why})"
+            # an unfinished commit's round (CURRENT named its damaged predecessor all along) is no round: the
+            # readers printed and exported it as current (helper-198)
+            why = (f"CURRENT names round {r}, whose generation is that of an unfinished commit" if pending else
+                   f"CURRENT names round {r}, whose generation is incomplete ({why})"
                    if folder.is_dir() and not folder.is_symlink() else
                    f"CURRENT names round {r}, whose generation is missing")
         except FileNotFoundError:
@@ -955,9 +975,11 @@ class StateStore(StateLocking):
     def set_current(self, round_: int) -> None:
         """Atomically make ``round_`` current (temp file + fsync + os.replace + fsync of the folder)."""
         fault_point("before_current")
-        _write_text_atomic(self.root / "CURRENT", f"{round_}\n")
+        # the round's commit, if one is open, is over once CURRENT names it (open_commit), also when the folder's
+        # fsync then fails: the round is "nevertheless stored and current", and a journal left behind had the next
+        # writer undo it when CURRENT had named that round before (helper-198)
+        _write_text_atomic(self.root / "CURRENT", f"{round_}\n", replaced=lambda: self.close_commit(round_))
         fault_point("after_current")
-        self.close_commit(round_)  # the round's commit, if one is open, is over (open_commit)
 
     def names_current(self, round_: int) -> bool:
         """True when the CURRENT file on disk names ``round_`` (False when it is missing or unreadable)."""

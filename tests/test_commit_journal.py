@@ -287,3 +287,67 @@ def test_a_reused_pid_is_not_the_writer(tmp_path, capsys):
     assert any("ended before its commit of round 2" in w for w in json.loads(out)["warnings"]), out
     code, out, _ = run_main(capsys, "show", "--round", "2", "--state", st, "--json")
     assert code == 3, out
+
+
+def _damaged_current_and_killed(tmp_path):
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", st)
+    reps = [rounds.step(_delta(tmp_path, f"d{i}.parquet", 4.0 + i), st) for i in (1, 2, 3)]
+    import shutil
+
+    shutil.rmtree(st / "gen-000003")  # CURRENT names a missing round: readers use round 2
+    _killed_step(tmp_path / "d3.parquet", st, "after_rename")  # the step makes round 3 again, killed
+    return st, reps
+
+
+def test_readers_never_take_an_unfinished_commits_round_for_the_current_one(tmp_path, capsys):
+    """helper-198: CURRENT named the missing round 3 all along; the killed step's new round 3 was shown, exported
+    and compared as the current round, and history was empty."""
+    st, reps = _damaged_current_and_killed(tmp_path)
+    code, out, _ = run_main(capsys, "show", "--state", st, "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["round"] == 2 and doc["objective"] == reps[1]["objective"], out
+    assert any("round 3, whose generation is that of an unfinished commit" in w for w in doc["warnings"]), doc
+    code, out, _ = run_main(capsys, "export", "-o", tmp_path / "m.mps", "--state", st, "--json")
+    assert code == 0 and json.loads(out)["round"] == 2, out
+    code, out, _ = run_main(capsys, "history", "--state", st, "--json")
+    assert [r["round"] for r in json.loads(out)["rounds"]] == [0, 1, 2], out
+
+
+def test_a_round_said_stored_after_a_failed_folder_sync_stays_stored(tmp_path, capsys):
+    """helper-198: ENOSPC at the folder's fsync after CURRENT's rename said "nevertheless stored and current" but
+    left the journal, and the next step undid that round (CURRENT had named its number before)."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", st)
+    for i in (1, 2, 3):
+        rounds.step(_delta(tmp_path, f"d{i}.parquet", 4.0 + i), st)
+    import shutil
+
+    shutil.rmtree(st / "gen-000003")
+    probe = tmp_path / "probe"
+    shutil.copytree(st, probe)
+    trace = tmp_path / "trace"
+    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER="off", COPTER_FAULT_TRACE=str(trace))
+    subprocess.run([sys.executable, "-m", "copter_cli", "step", str(tmp_path / "d3.parquet"), "--state", str(probe)],
+                   env=env, capture_output=True, timeout=300, check=True)
+    lines = [ln.split("\t") for ln in trace.read_text().splitlines()]
+    k = max(int(i) for i, op, path in lines if op == "fsync" and path.rstrip("/") == str(probe))  # after CURRENT
+    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER="off", COPTER_FAULT_ERRNO=f"ENOSPC@{k}")
+    p = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(tmp_path / "d3.parquet"), "--state", str(st),
+                        "--json"], env=env, capture_output=True, timeout=300, text=True)
+    assert p.returncode == 7 and "nevertheless" in p.stdout, (k, p.stdout)
+    stored = StateStore(st).manifest(3)["id"]
+    assert not list(st.glob(".commit-*"))
+    code, out, err = run_main(capsys, "step", tmp_path / "d1.parquet", "--state", st, "--json")
+    assert code == 0 and json.loads(out)["round"] == 4, out + err
+    assert StateStore(st).manifest(3)["id"] == stored
+
+
+def test_a_refused_rollback_says_what_its_lock_undid(tmp_path, capsys):
+    """helper-198: rollback has no report on exit 2; what its lock had undone was said nowhere."""
+    st, _ = _damaged_current_and_killed(tmp_path)
+    code, out, _ = run_main(capsys, "rollback", "--to", "7", "--state", st, "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 2 and "(before that, a command on this state ended before its commit finished" in msg, msg

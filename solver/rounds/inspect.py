@@ -262,7 +262,7 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
     from formats.faults import as_environment_fault, environment_faults, is_environment_fault
 
     store = StateStore(state_dir_or_default(state_dir))
-    with store.lock(wait=wait), environment_faults(store.root):
+    with store.recovery_said(), store.lock(wait=wait), environment_faults(store.root):
         cur, warning = store.current()
         gens = store.lineage(cur)
         if to is None:
@@ -273,8 +273,10 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
             to = earlier[-1]
         require_round(store, to, gens)
         if to == cur and not warning:  # CURRENT already names it: nothing to write (a damaged CURRENT is rewritten)
+            said = store.recovery_warnings()  # the lock undid a killed command's commit: not "nothing changed"
             return {"round": to, "previous_round": cur, "later_rounds": [r for r in gens if r > to],
-                    "message": f"round {to} is already current; nothing changed", "unchanged": True}
+                    "message": f"round {to} is already current; nothing changed" + (" by the rollback" if said else ""),
+                    "unchanged": not said, **({"warnings": said} if said else {})}
         with signals_deferred():
             try:
                 store.set_current(to)

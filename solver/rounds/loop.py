@@ -14,7 +14,6 @@ import math
 import os
 import shutil
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 from formats import reports, undo
@@ -140,7 +139,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
     """The part of :func:`init` that runs under the writer lock (``base``: :func:`_read_base`'s result when
     the folder existed, else the base itself, read here once the lock has created the folder); returns the
     round-0 report."""
-    with _recovery_said(store), store.lock(create=True, wait=wait), environment_faults(store.root):
+    with store.recovery_said(), store.lock(create=True, wait=wait), environment_faults(store.root):
         t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         _refuse_initialised(store)
         store.cleanup()
@@ -297,7 +296,7 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
     t0 = time.perf_counter() - _waited  # the round's total includes that wait
     check_out_dir(out_dir, state_dir_or_default(state_dir), (("delta", delta),))
     store = StateStore(state_dir_or_default(state_dir))
-    with _recovery_said(store), store.lock(wait=wait), environment_faults(store.root):
+    with store.recovery_said(), store.lock(wait=wait), environment_faults(store.root):
         t_lock = time.perf_counter()  # the time waiting for another writer's lock is its own phase, "wait"
         if not store.initialised:
             raise store.not_initialised()
@@ -460,20 +459,6 @@ def _no_op_report(store: StateStore, gen: Generation, done: int, sha: str, logge
     if gen.warning:
         report["warnings"] = [gen.warning]
     return report
-
-
-@contextmanager
-def _recovery_said(store: StateStore):
-    """A step's error says what its lock undid first (a killed command's commit,
-    ``formats.checkpoint.StateStore.recover_commit``) when no report said it: "the state directory is unchanged"
-    alone was false after the undo moved folders (helper-196)."""
-    try:
-        yield
-    except CopterError as err:
-        said = store.recovery_warnings()
-        if said:
-            err.message += " (before that, " + "; ".join(said) + ")"
-        raise
 
 
 def _no_op_out(store: StateStore, gen: Generation, report: dict, out_dir) -> dict:
