@@ -466,13 +466,21 @@ class StateStore(StateLocking):
         None. A commit whose writer is still running (its pid alive on this host: a reader beside a writer, which is
         no damage, helper-196) is not one. Until the next writer's lock undoes them their rounds are no rounds of the
         state and the rounds they moved aside are in ``abandoned/``."""
-        rounds_ = [int(doc["round"]) for doc in self._unfinished() if not _writer_alive(doc)]
-        if not rounds_:
+        docs = [doc for doc in self._unfinished() if not _writer_alive(doc)]
+        if not docs:
             return None
-        return (f"a command on this state ended before its commit of round {', '.join(map(str, rounds_))} finished "
-                "(killed, or a power loss): that round was never made current and is no round of this state, and the "
-                "rounds of a rollback's branch it moved aside are in abandoned/ until the next command that writes to "
-                "the state (step, rollback, init) undoes the commit")
+        aside = []  # the batches that still hold rounds it moved (helper-199: said of an empty or missing one)
+        for doc in docs:
+            batch = str(doc.get("batch") or "")
+            dest = self.root / "abandoned" / batch
+            if batch and ABANDONED_RE.fullmatch(batch) and dest.is_dir() and any(
+                    gen_round(e.name) is not None for e in dest.iterdir()):
+                aside.append(str(dest))
+        moved = (f", and the rounds of a rollback's branch it moved aside are in {', '.join(aside)}" if aside else "")
+        return (f"a command on this state ended before its commit of round {', '.join(str(d['round']) for d in docs)} "
+                f"finished (killed, or a power loss): that round was never made current and is no round of this "
+                f"state{moved}, until the next command that writes to the state (step, rollback, init) undoes the "
+                "commit")
 
     def pending_round(self, round_: int) -> bool:
         """True when generation folder ``round_`` holds the round of an unfinished commit."""
@@ -521,23 +529,25 @@ class StateStore(StateLocking):
             restored = False
             if batch and ABANDONED_RE.fullmatch(batch) and dest.is_dir():
                 for entry in sorted(dest.iterdir()):
+                    # only what a commit moves there: generation folders and failed-round records (helper-199: a
+                    # user's file named gen-000009 in the batch was moved into the state)
                     if gen_round(entry.name) is not None:
                         back = self.root / entry.name
-                    elif entry.name.startswith("failed-"):
+                    elif entry.name.startswith("failed-") and FAILED_RE.fullmatch(entry.name.removeprefix("failed-")):
                         back = self.root / "failed" / entry.name.removeprefix("failed-")
                     else:
                         continue
-                    if not os.path.lexists(back):
+                    if entry.is_dir() and not entry.is_symlink() and not os.path.lexists(back):
                         back.parent.mkdir(exist_ok=True)  # failed/ itself may have gone with its last record
                         os.rename(entry, back)
                         restored = True
                 with contextlib.suppress(OSError):
                     dest.rmdir()
+            if kept is not None or restored:  # something was undone: said by the writer (recorded before the
+                undone.append(round_)        # folder's fsync, which may fail: its error says it too, helper-199)
+                _RECOVERED.setdefault(_key(self.root), []).append((round_, kept, restored))
             fsync_path(self.root, directory=True)
             unlink_quietly(j)
-            if kept is not None or restored:  # something was undone: said in the writer's report
-                undone.append(round_)
-                _RECOVERED.setdefault(_key(self.root), []).append((round_, kept, restored))
         return undone
 
     def _after_lock(self) -> None:
@@ -575,13 +585,16 @@ class StateStore(StateLocking):
         unfinished commit :meth:`recover_commit` undid in this process on this state, not yet said."""
         return _RECOVERED.get(_key(self.root), [])
 
-    def recovery_warnings(self) -> list[str]:
+    def recovery_warnings(self, consume: bool = True) -> list[str]:
         """What :meth:`recover_commit` undid in this process on this state, as warnings, each given once (the first
-        report, error or output that asks: a batch's first round, a no-op, a refused delta; helper-196)."""
+        report, error or output that asks: a batch's first round, a no-op, a refused delta; helper-196); with
+        ``consume`` False they stay to be given (a report that may not be printed: its round may still fail)."""
         out = []
-        for round_, kept, restored in _RECOVERED.pop(_key(self.root), []):
+        done = _RECOVERED.pop(_key(self.root), []) if consume else list(self.recovered)
+        for round_, kept, restored in done:
             what = (f"its round {round_} was never made current" if kept is None else
-                    f"its round {round_}, never made current, is kept in {kept}")
+                    f"its round {round_}, never made current, was moved into {kept.parent} (which keeps its newest "
+                    "batches, as many as the state's --keep)")
             back = "; the rounds it had moved aside (a rollback's branch) are back in place" if restored else ""
             out.append(f"a command on this state ended before its commit finished (killed, or a power loss): {what}"
                        f"{back}; the state is as it was before that command")

@@ -40,4 +40,4 @@ def test_round_left_by_a_killed_step_is_not_called_a_rollback(tmp_path, capsys):
     # the next writer's lock undoes the killed commit (its journal, formats.checkpoint.StateStore.open_commit) and
     # says so: the killed step's round is kept aside, and no rollback is named
     assert "a command on this state ended before its commit finished" in warning, warning
-    assert "its round 1, never made current, is kept in" in warning and "rollback" not in warning, warning
+    assert "its round 1, never made current, was moved into" in warning and "rollback" not in warning, warning

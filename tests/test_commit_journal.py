@@ -78,7 +78,7 @@ def test_a_step_killed_before_current_is_undone_by_the_next_step_which_says_so(t
     assert code == 0, out + err
     rep = json.loads(out)
     assert rep["round"] == 1 and "abandoned_rounds" not in rep
-    assert any("ended before its commit finished" in w and "its round 1, never made current, is kept in" in w
+    assert any("ended before its commit finished" in w and "its round 1, never made current, was moved into" in w
                for w in rep["warnings"]), rep["warnings"]
     assert not list(st.glob(".commit-*.json"))
 
@@ -248,7 +248,7 @@ def test_an_init_killed_before_current_can_be_run_again(tmp_path, capsys, point)
     code, out, err = run_main(capsys, "init", base, "--state", st, "--json")
     assert code == 0, out + err
     rep = json.loads(out)
-    assert rep["round"] == 0 and any("its round 0, never made current, is kept in" in w for w in rep["warnings"])
+    assert rep["round"] == 0 and any("its round 0, never made current, was moved into" in w for w in rep["warnings"])
     assert not list(st.glob(".commit-*"))
 
 
@@ -351,3 +351,39 @@ def test_a_refused_rollback_says_what_its_lock_undid(tmp_path, capsys):
     code, out, _ = run_main(capsys, "rollback", "--to", "7", "--state", st, "--json")
     msg = json.loads(out)["error"]["message"]
     assert code == 2 and "(before that, a command on this state ended before its commit finished" in msg, msg
+
+
+def test_a_step_that_fails_after_its_lock_undid_a_commit_says_so(tmp_path, capsys):
+    """helper-199: ENOSPC early in a step whose lock had just undone a killed commit said "the state directory is
+    unchanged": the report that held the undo's warning was never printed."""
+    st, _ = _rolled_back_and_killed(tmp_path, capsys)
+    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER="off", COPTER_FAULT_ERRNO="ENOSPC@6")
+    p = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(tmp_path / "d2.parquet"), "--state", str(st),
+                        "--json"], env=env, capture_output=True, timeout=300, text=True)
+    msg = json.loads(p.stdout)["error"]["message"]
+    assert p.returncode == 7 and "(before that, a command on this state ended before its commit finished" in msg, msg
+
+
+def test_only_copters_entries_come_back_from_the_batch(tmp_path, capsys):
+    """helper-199: a user's file named gen-000009 (or failed-notes.txt) in the batch was moved into the state."""
+    st, _ = _rolled_back_and_killed(tmp_path, capsys)
+    batch = json.loads(next(st.glob(".commit-*.json")).read_text())["batch"]
+    dest = st / "abandoned" / batch
+    (dest / "gen-000009").write_text("mine\n")
+    (dest / "failed-notes.txt").write_text("mine\n")
+    code, out, err = run_main(capsys, "step", tmp_path / "d2.parquet", "--state", st, "--json")
+    assert code == 0, out + err
+    assert (dest / "gen-000009").is_file() and (dest / "failed-notes.txt").is_file()
+    assert not (st / "gen-000009").exists() and not (st / "failed" / "notes.txt").exists()
+
+
+def test_the_readers_warning_names_the_batch_only_while_it_holds_the_moved_rounds(tmp_path, capsys):
+    """helper-199: a kill with nothing moved aside still said the rollback's rounds were in abandoned/."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", st)
+    _killed_step(_delta(tmp_path, "d1.parquet", 5.0), st, "after_rename")
+    warning = StateStore(st).pending_warning()
+    assert "ended before its commit of round 1" in warning and "abandoned" not in warning
+    st2, _ = _rolled_back_and_killed(tmp_path / "b", capsys) if (tmp_path / "b").mkdir() is None else (None, None)
+    assert "moved aside are in " + str(st2 / "abandoned") in StateStore(st2).pending_warning()

@@ -351,9 +351,11 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         extra = {**_round_extra(store, gen.round, result.status.is_success or accept_failed, warnings), **pextra}
         if not result.status.is_success and not accept_failed:
             report = _record_failure(store, gen.round, problem, result, t0, seconds, sha, extra, keep, info)
+            store.recovery_warnings()  # said by the record's report
             return copy_out(store.root, report, out_dir)  # only report.json: the round has no outputs
         report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep,
                             settings.tol, write_extra=hook)
+        store.recovery_warnings()  # said by the round's report
     return copy_out(store.root, report, out_dir)
 
 
@@ -656,7 +658,8 @@ def _round_extra(store: StateStore, current: int, stored: bool, warnings: list[s
     """The report's extra fields of the round after ``current``; a stored round abandons the branch a
     rollback left (the rounds after ``current``), which the report and a warning name."""
     extra = {"accepted": True, "previous_round": current}
-    warnings.extend(w for w in store.recovery_warnings() if w not in warnings)  # a killed step's commit, undone
+    # a killed command's commit its lock undid: in the report, and still said by an error if the round fails to store
+    warnings.extend(w for w in store.recovery_warnings(consume=False) if w not in warnings)
     # a branch left by a rollback, or damaged rounds (incomplete ones too: storing this round moves every gen-*
     # folder after ``current``, and a missing or resized file's round was moved without a word, helper-164)
     later = sorted(r for r in store.gen_folders() if r > current)
