@@ -709,13 +709,14 @@ def _print_history(rows: list[dict], out: Console | None = None, terminal: bool 
     from rich import box
 
     from copter_cli.table_fit import Column, print_fitted
+    from solver.rounds.log_history import current_round, is_undone
 
     if current is None:
-        current = next((r["round"] for r in rows if r["current"]), None)
+        current = current_round(rows)
     cells = []
     for r in rows:
         s = r["seconds"] or {}
-        undone = current is not None and r["kind"] != "failed" and r["round"] > current
+        undone = is_undone(r, current)
         mark = "*" if r["current"] else ("failed" if r["kind"] == "failed" else ("undone" if undone else ""))
         cmp = "  ".join(f"{m} {_fmt(c.get('time_ratio'), '.2g')}x" if _fmt(c.get("time_ratio")) != "-" else f"{m} -"
                         for m, c in r.get("compare", {}).items() if m != "copter")

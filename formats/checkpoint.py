@@ -333,9 +333,7 @@ class StateStore(CommitJournal, StateLocking):
         gens = set(self.generations())
         if current not in gens:
             return sorted(gens)
-        mans = {r: self.manifest(r) or {} for r in gens}
-        pending = self.pending_ids() if max(gens) > current else set()
-        gens -= {r for r in gens if r > current and mans[r].get("id") in pending}  # a killed commit's: not undone
+        mans = {r: self.manifest(r) or {} for r in gens}  # gens: no unfinished commit's round (generations)
 
         def linked(lo: int, hi: int) -> bool:
             parent, own = mans[hi].get("parent_id"), mans[lo].get("id")
@@ -515,7 +513,7 @@ class StateStore(CommitJournal, StateLocking):
                 raise ValueError(text)
             r = int(text)
             why = damaged[r] = self.damage(r, self._verify_of(r, verify))
-            pending = not why and self._journals() and self.pending_round(r)
+            pending = not why and self.pending_round(r)
             if not why and not pending:
                 return r, None
             folder = self.root / gen_name(r)

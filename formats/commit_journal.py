@@ -139,8 +139,8 @@ class CommitJournal:
 
     def pending_ids(self) -> set[str]:
         """The generation ids of unfinished commits (their journals): no reader counts their rounds
-        (:meth:`generations`, :meth:`lineage`)."""
-        return {str(doc["id"]) for doc in self._unfinished()} if self._journals() else set()
+        (``StateStore.generations``)."""
+        return {str(doc["id"]) for doc in self._unfinished()}
 
     def pending_warning(self) -> str | None:
         """For a reader (it may not undo anything): the commits a killed writer left unfinished, as one warning, or
@@ -167,6 +167,8 @@ class CommitJournal:
 
     def pending_round(self, round_: int) -> bool:
         """True when generation folder ``round_`` holds the round of an unfinished commit."""
+        if not self._journals():  # the usual case: one directory listing, no manifest read
+            return False
         gen_id = (self.manifest(round_) or {}).get("id")
         return gen_id is not None and gen_id in self.pending_ids()
 

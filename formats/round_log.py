@@ -243,7 +243,7 @@ class RoundLog:
         for _, _, paths in self._candidates():
             bad, t = [], None
             for p in paths:  # the first file of this seq that reads; the others are spare copies
-                t = _read_file(p, skip_damaged=True)
+                t = _read_file(p)
                 if t is not None:
                     break
                 bad.append(p.name)
@@ -276,7 +276,7 @@ class RoundLog:
         if cached is not None and cached[0] == _identity(files[-1][2][0]):  # this process appended it
             return cached[1]
         for p in files[-1][2]:
-            t = _read_file(p, skip_damaged=True)
+            t = _read_file(p)
             if t is not None and t.num_rows:
                 return _pylist(t.slice(t.num_rows - 1))[0]
         return None
@@ -293,11 +293,11 @@ def _conform(t: pa.Table, sch: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=sch)
 
 
-def _read_file(path: Path, skip_damaged: bool) -> pa.Table | None:
+def _read_file(path: Path) -> pa.Table | None:
     """One stored file, read into memory (the file may be replaced later); None for a damaged one (emptied,
-    truncated, or its bytes' CRC-32 not the one its name holds) when ``skip_damaged``. A file the machine will not let copter read (permission denied, EIO:
-    ``formats.faults.is_environment_fault``) is no damage: its OSError is raised, with the file's path (pyarrow's
-    own names none)."""
+    truncated, or its bytes' CRC-32 not the one its name holds). A file the machine will not let copter read
+    (permission denied, EIO: ``formats.faults.is_environment_fault``) is no damage: its OSError is raised, with the
+    file's path (pyarrow's own names none)."""
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
@@ -305,15 +305,13 @@ def _read_file(path: Path, skip_damaged: bool) -> pa.Table | None:
         # read without waiting on a FIFO (hunt 37: one hung history, and a step holding the lock), then parse in memory
         data = read_regular_bytes(path)
         crc = FILE_RE.match(path.name).group(3)
-        if crc is not None and zlib.crc32(data) != int(crc, 16):
-            raise pa.ArrowInvalid(f"{path.name}: its bytes' CRC-32 is {zlib.crc32(data):08x}, not the {crc} written")
+        if crc is not None and zlib.crc32(data) != int(crc, 16):  # changed since it was written
+            return None
         return ipc.open_file(pa.py_buffer(data)).read_all()
     except (OSError, pa.ArrowInvalid) as err:
         if is_environment_fault(err):
             raise OSError(err.errno, err.strerror or str(err), str(path)) from err
-        if skip_damaged:
-            return None
-        raise
+        return None
 
 
 def iso_utc(ms: int | None) -> str | None:

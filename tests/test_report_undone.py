@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from copter_cli.app import app
 from solver import rounds
 from solver.model.delta import Delta
+from solver.rounds.log_history import current_round, is_undone
 from solver.rounds.report import charts
-from solver.rounds.report.layout import current_round, is_undone
 from tests.helpers import small_lp
 from tests.report_helpers import table_rows
 

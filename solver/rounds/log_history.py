@@ -26,6 +26,20 @@ COMPARE_FIELDS = ("status", "objective", "objective_diff_rel", "seconds", "time_
                   "violates_tol", "max_violation_rel")
 
 
+def current_round(rows: list[dict]) -> int | None:
+    """The round of the history row marked current, or None when no row given is."""
+    return next((r["round"] for r in rows if r.get("current")), None)
+
+
+def is_undone(row: dict, current: int | None) -> bool:
+    """A history row of a round a rollback undid: stored, after the current round ``current`` (``history``'s mark
+    "undone", the report's). A row that says (``row["undone"]``: ``copter report`` sets it from every row before
+    ``--last`` cuts them) decides."""
+    if "undone" in row:
+        return bool(row["undone"])
+    return current is not None and row["kind"] != "failed" and row["round"] is not None and row["round"] > current
+
+
 def _ok(status) -> bool:
     return status is not None and status in Status.__members__ and Status[status].is_success
 

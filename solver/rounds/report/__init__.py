@@ -117,8 +117,8 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
     warnings: list[str] = []  # CURRENT unusable: the rows are those of the newest complete generation
     rows = history(state, None, warnings)  # before matplotlib: no state is exit 3 with or without it
     require_matplotlib()
+    from solver.rounds.log_history import current_round, is_undone
     from solver.rounds.report import charts, page
-    from solver.rounds.report.layout import current_round, is_undone
 
     # the current round and the undone ones are known from every row, also when --last leaves them out: with
     # --last 2 after a rollback the page called an undone round current (helper-195)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from solver.rounds.log_history import current_round, is_undone  # the report marks what history marks
+
 FAILED = "#d62728"
 FIG_WIDTH = 10.0  # inches
 LEFT, RIGHT = 0.09, 0.80  # axes left and right edge, figure fraction (the legend lives right of RIGHT)
@@ -41,19 +43,6 @@ class Note:
 def is_failed(row: dict) -> bool:
     """A failed round: not stored (``kind == "failed"``) or stored with a status other than OPTIMAL/FEASIBLE."""
     return row["kind"] == "failed" or row["status"] not in ("OPTIMAL", "FEASIBLE")
-
-
-def is_undone(row: dict, current: int | None) -> bool:
-    """A round a rollback undid: stored, and after the current round ``current`` (``copter history``'s "undone"); a
-    row that says (``row["undone"]``, set by ``write_report`` from every row before ``--last`` cut them) decides."""
-    if "undone" in row:
-        return bool(row["undone"])
-    return current is not None and row["kind"] != "failed" and row["round"] is not None and row["round"] > current
-
-
-def current_round(rows: list[dict]) -> int | None:
-    """The round of the row marked current, or None when no row shown is."""
-    return next((r["round"] for r in rows if r.get("current")), None)
 
 
 def slot_labels(rows: list[dict]) -> list[str]:

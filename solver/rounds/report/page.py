@@ -11,7 +11,7 @@ import math
 import statistics
 
 from formats.round_log import PHASES
-from solver.rounds.report.layout import current_round, is_undone
+from solver.rounds.log_history import current_round, is_undone
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1180px;
