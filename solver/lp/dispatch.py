@@ -104,7 +104,7 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
         res, lost, passes = kept, False, 0.0
     elif choice.engine == "alm":
         res, lost, alm_passes, whence, cold, measured = _run_alm(problem, s, warm_start, choice, t0)
-        passes = solve_passes(res.iterations if lost else 0, alm_passes)
+        passes = solve_passes(res.iterations if lost and res.engine != "alm" else 0, alm_passes)  # PDHG's, if it ran
         alm_scale = _next_alm_scale(res, s.tol) if not lost else math.nan
     else:
         cap = warm_cap(choice, s) if warm_start is not None else None
@@ -232,6 +232,11 @@ def _run_alm(problem: Problem, s: Settings, warm_start, choice: Choice, t0: floa
     else:
         out.message = (f"ALM handed over to PDHG ({whence}) after {res.iterations} outer steps "
                        f"({alm_passes:.0f} matrix passes) because {why}: {out.message}")
+    if out.engine == presolve.PRESOLVE_ENGINE:
+        # HiGHS presolve settled the LP before PDHG iterated: the ALM's steps are the round's only iterations, and
+        # the round's engine, iterations and warm start are the ALM's (a failed round read "engine presolve,
+        # iterations 0, not warm" after 19 warm ALM steps: helper-200)
+        out.engine, out.iterations, out.warm_started = "alm", res.iterations, res.warm_started
     out.seconds = {**{f"alm_{k}": v for k, v in res.seconds.items()}, **out.seconds,
                    "total": time.perf_counter() - t0}
     out.seconds["solve"] = out.seconds["total"]
@@ -314,5 +319,10 @@ def _cold_after_warm(problem: Problem, s: Settings, warm: SolveResult, choice: C
 
 
 def _lost_sentence(res: SolveResult, whence: str) -> str:
-    """The reason's tail after an ALM loss (seconds the ALM spent, the point PDHG finished from)."""
-    return f"the ALM gave up after {res.seconds.get('alm_total', 0.0):.3g} s and PDHG finished the round {whence}"
+    """The reason's tail after an ALM loss (seconds the ALM spent, the point PDHG finished from; or that HiGHS
+    presolve, on PDHG's path, settled the LP before PDHG iterated: :func:`_run_alm` then left the ALM the engine)."""
+    gave_up = f"the ALM gave up after {res.seconds.get('alm_total', 0.0):.3g} s"
+    if res.engine == "alm":
+        return (f"{gave_up} and handed the round to PDHG {whence}; HiGHS presolve settled the LP "
+                f"({res.status.name}) before PDHG iterated")
+    return f"{gave_up} and PDHG finished the round {whence}"
