@@ -91,6 +91,14 @@ def test_unknown_baseline_is_a_usage_error(state_dir):
     assert res.exit_code == 2 and out["error"]["kind"] == "usage"
 
 
+def test_pop_with_no_parts_names_the_baseline_not_an_option_never_given(state_dir):
+    """helper-200: ``--baseline pop-0`` said "--k must be at least 1, got 0" without any --k given."""
+    res, out = _compare("-b", "pop-0", "--state", str(state_dir / "st"))
+    assert res.exit_code == 2 and out["error"]["kind"] == "usage"
+    assert out["error"]["message"].startswith("baseline pop-0: POP needs at least 1 part"), out["error"]["message"]
+    assert "--k" not in out["error"]["message"]
+
+
 def test_compare_on_a_missing_state_directory_is_bad_input(tmp_path):
     res, out = _compare("-b", "highs", "--state", str(tmp_path / "nothing"))
     assert res.exit_code == 3 and out["error"]["kind"] == "state"

@@ -193,7 +193,7 @@ def get(name: str) -> Baseline:
     if m:
         k = int(m.group(1))
         if k < 1:
-            raise UsageError(f"--k must be at least 1, got {k}")
+            raise UsageError(f"baseline {name}: POP needs at least 1 part (pop-<k> with k >= 1)")
         return Baseline(name, f"POP with {k} parts", _pop(k))
     raise UsageError(f"unknown baseline {name or '(none)'}; choose from {', '.join(names())}"
                      + (" (pop needs a part count: pop-<k>)" if name == "pop" else ""))
