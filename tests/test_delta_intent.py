@@ -154,6 +154,14 @@ def test_close_names_folds_case_first_and_scales_past_the_difflib_limit():
     assert close_names("zzzz", np.array(["a", "b"], dtype=object)) == []
 
 
+def test_close_names_suggest_a_name_that_has_a_digit_where_a_letter_looks_like_it():
+    """helper-200: the row '...010' typed with a letter O was not suggested (difflib ranked '...210' above it)."""
+    names = np.array([f"...{i:03d}" for i in range(300)], dtype=object)
+    assert close_names("...O10", names)[0] == "...010"
+    assert close_names("cap_l00", np.array(["cap_100", "cap_200", "cap_l01"], dtype=object))[0] == "cap_100"
+    assert close_names("rowI2", np.array(["row12", "row2"], dtype=object))[0] == "row12"
+
+
 def test_an_added_name_with_a_space_warns_once():
     d = Delta.concat([Delta.vars(["job E/a100"], cost=[1.0]), Delta.coefs(["job E/a100"], ["cap_a100"], [1.0])])
     q, info = apply_delta(_alloc(), d)

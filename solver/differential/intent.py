@@ -38,7 +38,8 @@ _NEIGHBOURS = 2_000
 
 
 def close_names(name: str, names: np.ndarray, limit: int = 3) -> list[str]:
-    """Up to ``limit`` existing names closest to ``name``: those equal to it but for letter case first, then
+    """Up to ``limit`` existing names closest to ``name``: those equal to it but for letter case first, then those
+    equal but for letters that look like digits (O and 0, l or I and 1: :data:`_LOOK_ALIKE`), then
     :func:`difflib.get_close_matches` (ratio >= 0.6).
 
     Args:
@@ -60,8 +61,16 @@ def close_names(name: str, names: np.ndarray, limit: int = 3) -> list[str]:
     folded = name.casefold()
     same_text = [c for c in cands if _nfc(c) == _nfc(name)]  # the same text, another Unicode normalisation
     same_case = [c for c in cands if c.casefold() == folded]
-    out = list(dict.fromkeys(same_text + same_case + difflib.get_close_matches(name, cands, n=limit, cutoff=0.6)))
+    look = folded.translate(_LOOK_ALIKE)
+    look_alike = [c for c in cands if c.casefold().translate(_LOOK_ALIKE) == look]
+    out = list(dict.fromkeys(same_text + same_case + look_alike
+                             + difflib.get_close_matches(name, cands, n=limit, cutoff=0.6)))
     return out[:limit]
+
+
+_LOOK_ALIKE = str.maketrans({"o": "0", "l": "1", "i": "1"})
+"""Letters read as digits (after case folding): a name equal to the unknown one but for them is suggested before
+difflib's ranking, which scored '...010' no closer to '...O10' than '...210' and left it out (helper-200)."""
 
 
 def _nfc(name: str) -> str:
