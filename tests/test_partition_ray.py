@@ -38,15 +38,40 @@ def test_a_ray_worker_killed_mid_round_fails_the_round_and_keeps_the_state(ray_c
     delta = sc.next_delta(1)
     before = {k: v for k, v in snapshot(state).items() if k == "CURRENT" or k.startswith("gen-")}
     monkeypatch.setenv("COPTER_FAULT_KILL_PART", "0")
-    rep = rounds.step(delta, state, executor="ray")  # the task is retried once (max_retries=1), dies again
+    rep = rounds.step(delta, state, executor="ray")  # the part is run again once (copter's retry), dies again
     assert rep["status"] == "NUMERICAL_ERROR" and rep["accepted"] is False
-    assert rep["partitions"]["worker_failed"] and "Ray task" in rep["message"]
+    assert rep["partitions"]["worker_failed"] and "Ray task solving part 0 failed twice" in rep["message"]
     after = {k: v for k, v in snapshot(state).items() if k == "CURRENT" or k.startswith("gen-")}
     assert after == before
     monkeypatch.delenv("COPTER_FAULT_KILL_PART")
     ok = rounds.step(delta, state, executor="ray")
     assert ok["round"] == 1 and ok["status"] in ("OPTIMAL", "FEASIBLE")
 
+
+
+def test_a_ray_worker_that_dies_once_has_its_part_run_again_and_said(ray_cluster, tmp_path):
+    """Ray retried a dead worker's task itself (max_retries=1), so a round that survived a SIGKILL said nothing:
+    no warning, ``worker_retries`` empty (helper-201). copter now runs the part again once and says so, as for a
+    process pool's worker; the rounds read the sentences through ``take_retries``."""
+    from solver.partition import executor
+
+    def die_once(marker: str) -> str:  # nested: Ray pickles it by value
+        import os
+        import signal
+
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return "done"
+
+    executor.take_retries()
+    tasks = [(str(tmp_path / "m0"),), (str(tmp_path / "m1"),)]
+    assert executor.map_parts(die_once, tasks, "ray") == ["done", "done"]
+    said = executor.take_retries()
+    assert len(said) == 2, said
+    for p, sentence in enumerate(said):
+        assert sentence.startswith(f"the Ray worker solving part {p} died (WorkerCrashedError)"), sentence
+    assert executor.take_retries() == []
 
 
 def test_a_ray_worker_without_the_console_scripts_setting_turns_numpys_hugepage_advice_off(ray_cluster,

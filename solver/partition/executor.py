@@ -9,7 +9,7 @@ retry and fault injection. Executors (``copter init/step --executor``, ``copter 
   life of this process (a library caller, ``step_many`` or a bench script pays the workers' start-up once).
   Start method ``forkserver`` where available (never plain ``fork`` after HiGHS or numba threads exist),
   else ``spawn``.
-- ``ray``: one Ray task per part (``@ray.remote(max_retries=1)``). ``ray.init()`` joins the cluster at
+- ``ray``: one Ray task per part (``@ray.remote(max_retries=0)``: copter retries, below). ``ray.init()`` joins the cluster at
   ``ray_address`` or ``$RAY_ADDRESS`` when given, else starts a local one (seconds of start-up; a
   long-running ``ray start --head`` avoids paying them every round). Ray is an optional extra
   (``pip install '.[ray]'`` from a checkout); without it this executor is a MissingDependencyError (exit code 8) naming
@@ -27,8 +27,8 @@ usual exit, whose ``multiprocessing`` finalizers unlink the pool's six semaphore
 the progress board) and tell the resource tracker so. Ended at once, the tracker found them still registered
 and printed "resource_tracker: There appear to be 6 leaked semaphore objects to clean up at shutdown".
 
-A worker that dies (killed, out of memory) is retried once on a fresh pool (Ray: its own task retry); if it
-dies again :class:`PartWorkerError` is raised (exit code 5 when it reaches the CLI) and the caller fails the
+A worker that dies (killed, out of memory) is retried once on a fresh pool (Ray: the part's task is submitted
+again once, and the round says so as it does for a pool); if it dies again :class:`PartWorkerError` is raised (exit code 5 when it reaches the CLI) and the caller fails the
 round, or the baseline, without storing anything.
 
 Fault injection (tests): ``COPTER_FAULT_KILL_PART=<p>`` makes the worker running part p kill itself with
@@ -860,21 +860,44 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
         # report's pool_start, outside the parts' seconds and on_k_cores (a local cluster: 3-5 s a command)
         _POOL_START.append(time.perf_counter() - started)
     _driver_messages_to_stderr(ray)
-    remote = ray.remote(max_retries=1, num_cpus=1)(_call_ray)
+    # no retry of Ray's own: it retried a dead worker's task silently, so the round that survived said nothing
+    # (helper-201); copter runs a part again once, as for a process pool's worker, and says so
+    remote = ray.remote(max_retries=0, num_cpus=1)(_call_ray)
     refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
     if on_submitted is not None:
         on_submitted()
     out = []
     gcs = _gcs_of(ray)
-    for i, ref in enumerate(refs):
+    died = _worker_died_errors(ray)
+    retried: set[int] = set()
+    i = 0
+    while i < len(refs):
         try:
-            out.append(_ray_get(ray, ref, check, gcs))
+            out.append(_ray_get(ray, refs[i], check, gcs))
+            i += 1
         except ray.exceptions.RayError as err:
+            if isinstance(err, died) and i not in retried:
+                retried.add(i)
+                _RETRIES.append(f"the Ray worker solving part {i} died ({type(err).__name__}) and the part was solved "
+                                "again in a new task; a worker that keeps dying points at memory (the OOM killer, "
+                                "Ray's memory monitor) or at something killing processes")
+                refs[i] = remote.remote(fn, tasks[i], kill[i])
+                if on_submitted is not None:
+                    on_submitted()
+                continue
             for r in refs[i + 1:]:
                 ray.cancel(r, force=True)
             _quiet_driver_logs(ray)  # copter's error line is the command's last: Ray's later lines came after it
             if isinstance(err, ray.exceptions.RayTaskError):  # fn raised: its own exception, as inline/process
                 raise err.as_instanceof_cause() from None
-            # WorkerCrashedError after its retry, a lost node
-            raise PartWorkerError(f"the Ray task solving part {i} failed: {type(err).__name__}", i) from err
+            # a worker that died on the part's retry too, a lost node
+            again = " twice" if i in retried else ""
+            raise PartWorkerError(f"the Ray task solving part {i} failed{again}: {type(err).__name__}", i) from err
     return out
+
+
+def _worker_died_errors(ray) -> tuple[type, ...]:
+    """The Ray exceptions that mean the process (or node) running a task went away, not that the task raised: a part
+    they end is run again once (:func:`_run_ray`)."""
+    names = ("WorkerCrashedError", "OutOfMemoryError", "NodeDiedError", "ObjectLostError")  # ObjectLostError: OwnerDied
+    return tuple(t for t in (getattr(ray.exceptions, n, None) for n in names) if isinstance(t, type))
