@@ -18,6 +18,7 @@ point its reduced run stops at (``solver.lp.presolve``), so it ran once or more 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -43,24 +44,14 @@ from solver.model.status import Status
 kernel_cache.install()  # cached kernels load without numba's compiler set-up (solver/kernel_cache.py)
 
 
-@njit(cache=True)
-def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min, rc, ax):
-    """Fill x (n,), y_min (m,), rc = c_min - A'y_min (n,) and ax = A x (m,) from x_in (n,), y_in (m,).
-
-    ``sense`` is +1 or -1 (c_min = sense * cost, y_min = sense * y_in before projection); ``tol`` the
-    significance of ``solver.lp.termination.near_bound`` (0: every rc_j counts through its finite bound). Returns the
-    sums (c_min'x, dual objective without the constant, ||primal residual||^2, ||dual residual||^2,
-    ||b||^2 as ``solver.lp.scaling.combined_bound_norm`` counts it, plus the bounds of magnitude >= ``FAR_ROW_BOUND``
-    it leaves out that A x is near (``solver.lp.termination.OrigLP.b_norm_at``), ||cost||^2, sum_i |y_min_i| viol_i:
-    the row violations priced by the projected duals, ``solver.lp.termination.KKT.violation_worth_rel``'s numerator).
-    Twin: :func:`original_kkt_ref`.
-    """
-    n = cp.shape[0] - 1
+@njit(cache=True, nogil=True)
+def kkt_rows_first(lc, uc, y_in, sense, y_min, ax):
+    """:func:`kkt_pass`'s first pass over the rows: y_min (m,) (y_in's projection, minimisation form), ax (m,) set
+    to 0, and (||b||^2 of the bounds below ``FAR_ROW_BOUND``, whether a bound at or above it exists)."""
     m = lc.shape[0]
     inf = np.inf
     b2 = 0.0
     far = False
-    real = tol < inf  # a finite tol: a bound below FAR_COLUMN_BOUND is real and absorbs its reduced cost
     for i in range(m):
         v = sense * y_in[i]
         if not (v > -inf and v < inf):  # NaN and +-inf alike
@@ -82,11 +73,21 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
                 b2 += uc[i] * uc[i]
             else:
                 far = True
+    return b2, far
+
+
+@njit(cache=True, nogil=True)  # nogil: a partitioned round's merge runs column ranges in threads
+def kkt_columns(cost, lv, uv, cp, ci, cv, x_in, y_min, sense, tol, a, b, x, rc, ax):
+    """:func:`kkt_pass`'s pass over the columns a..b-1 (0 <= a <= b <= n): x[a:b] (clipped), rc[a:b] and A[:, a:b]
+    x added into ax (m,), which the caller zeroed; returns this range's (c_min'x, the column terms of the dual
+    objective, ||dual residual||^2, ||cost||^2)."""
+    inf = np.inf
+    real = tol < inf  # a finite tol: a bound below FAR_COLUMN_BOUND is real and absorbs its reduced cost
     pobj = 0.0
     dobj = 0.0
     dres2 = 0.0
     c2 = 0.0
-    for j in range(n):
+    for j in range(a, b):
         xj = x_in[j]
         if not (xj > -inf and xj < inf):  # before the clip: a NaN or inf entry becomes 0 clipped
             xj = 0.0
@@ -116,6 +117,15 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
         elif r_ok < 0.0:
             dobj += uv[j] * r_ok
         c2 += cost[j] * cost[j]
+    return pobj, dobj, dres2, c2
+
+
+@njit(cache=True, nogil=True)
+def kkt_rows_last(lc, uc, ax, y_min, far, b2, dobj):
+    """:func:`kkt_pass`'s last pass over the rows, after A x: (||primal residual||^2, the priced violations' sum,
+    ``dobj`` plus the rows' terms, ``b2`` plus the far bounds A x is near)."""
+    m = lc.shape[0]
+    inf = np.inf
     pres2 = 0.0
     worth = 0.0
     for i in range(m):
@@ -133,6 +143,26 @@ def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min,
                 b2 += lc[i] * lc[i]
             if uc[i] < inf and lc[i] != uc[i] and abs(uc[i]) >= FAR_ROW_BOUND and abs(a - uc[i]) <= abs(a):
                 b2 += uc[i] * uc[i]
+    return pres2, worth, dobj, b2
+
+
+@njit(cache=True)
+def kkt_pass(cost, lv, uv, lc, uc, cp, ci, cv, x_in, y_in, sense, tol, x, y_min, rc, ax):
+    """Fill x (n,), y_min (m,), rc = c_min - A'y_min (n,) and ax = A x (m,) from x_in (n,), y_in (m,).
+
+    ``sense`` is +1 or -1 (c_min = sense * cost, y_min = sense * y_in before projection); ``tol`` the
+    significance of ``solver.lp.termination.near_bound`` (0: every rc_j counts through its finite bound). Returns the
+    sums (c_min'x, dual objective without the constant, ||primal residual||^2, ||dual residual||^2,
+    ||b||^2 as ``solver.lp.scaling.combined_bound_norm`` counts it, plus the bounds of magnitude >= ``FAR_ROW_BOUND``
+    it leaves out that A x is near (``solver.lp.termination.OrigLP.b_norm_at``), ||cost||^2, sum_i |y_min_i| viol_i:
+    the row violations priced by the projected duals, ``solver.lp.termination.KKT.violation_worth_rel``'s numerator).
+    One pass over the columns between two over the rows (:func:`kkt_rows_first`, :func:`kkt_columns`,
+    :func:`kkt_rows_last`, which :func:`original_kkt` also runs over column ranges). Twin: :func:`original_kkt_ref`.
+    """
+    b2, far = kkt_rows_first(lc, uc, y_in, sense, y_min, ax)
+    pobj, dobj, dres2, c2 = kkt_columns(cost, lv, uv, cp, ci, cv, x_in, y_min, sense, tol, 0, cp.shape[0] - 1, x,
+                                        rc, ax)
+    pres2, worth, dobj, b2 = kkt_rows_last(lc, uc, ax, y_min, far, b2, dobj)
     return pobj, dobj, pres2, dres2, b2, c2, worth
 
 
@@ -145,7 +175,8 @@ def _zero_point(problem: Problem, x: np.ndarray, y: np.ndarray) -> bool:
             and bool((problem.col_upper >= 0.0).all()))
 
 
-def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.0):
+def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.0,
+                 spans: list[tuple[int, int]] | None = None, run: Callable | None = None):
     """Relative KKT measures of (x, y) on the ORIGINAL problem (see the module docstring).
 
     Args:
@@ -155,6 +186,13 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.
             |c_j| + |(A'y)_j|)) whose bound is far from x_j is dual residual, not bound * rc_j in the dual
             objective (``solver.lp.termination.near_bound``: a bound of 9.99e19 times rounding-level reduced
             costs kept the gap open); 0 (the default) counts every reduced cost through its finite bound.
+        spans: half-open column ranges [(0, b0), (b0, b1), ..., (., n)] covering the columns in order (None: one
+            pass, :func:`kkt_pass`). Each range's A x goes into its own (m,) array (the first into the result's),
+            added range after range in order, as are the column sums: the floats depend on the spans, never on how
+            they are run; one span gives :func:`kkt_pass`'s floats exactly.
+        run: ``run(fn, spans)`` returns ``[fn(a, b) for (a, b) in spans]`` in that order, possibly in threads
+            (``solver.partition.ranges.run_ranges``: a partitioned round's re-check of its merged point; the
+            kernel releases the GIL); None: one after another.
     Returns:
         (kkt, x, y, reduced_cost, row_activity): KKT in minimisation form, the clipped x (n,), the
         projected y (m,, problem's sense), c - A'y (n,, problem's sense) and A x (m,).
@@ -166,9 +204,13 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.
     cp, ci, cv = problem.a_indptr, problem.a_indices, problem.a_data
     if _zero_point(problem, x, y):  # A x = 0 and A'y = 0 whatever A holds: the same sums without the matrix
         cp, ci, cv = np.zeros_like(cp), ci[:0], cv[:0]
-    pobj, dobj, pres2, dres2, b2, c2, worth = kkt_pass(
-        problem.cost, problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
-        cp, ci, cv, x, y, float(sense), float(tol), xo, y_min, rc, ax)
+    if spans is None:
+        pobj, dobj, pres2, dres2, b2, c2, worth = kkt_pass(
+            problem.cost, problem.col_lower, problem.col_upper, problem.row_lower, problem.row_upper,
+            cp, ci, cv, x, y, float(sense), float(tol), xo, y_min, rc, ax)
+    else:
+        pobj, dobj, pres2, dres2, b2, c2, worth = _kkt_in_spans(problem, cp, ci, cv, x, y, float(sense), float(tol),
+                                                                xo, y_min, rc, ax, spans, run)
     off = sense * problem.offset
     p, d = pobj + off, dobj + off
     pn, dn = math.sqrt(pres2), math.sqrt(dres2)
@@ -177,6 +219,30 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.
               gap_rel=abs(p - d) / (1.0 + abs(p) + abs(d)),
               violation_worth_rel=worth / (1.0 + abs(p) + abs(d)), **_rows(ax, problem))
     return kkt, xo, sense * y_min, sense * rc, ax
+
+
+def _kkt_in_spans(problem: Problem, cp, ci, cv, x, y, sense: float, tol: float, xo, y_min, rc, ax,
+                  spans: list[tuple[int, int]], run: Callable | None) -> tuple:
+    """:func:`kkt_pass`'s sums with its column pass split into ``spans`` (:func:`original_kkt`'s arguments)."""
+    ends = [0] + [b for _, b in spans]
+    if not spans or ends[-1] != problem.n_cols or any(a != e or a > b for (a, b), e in zip(spans, ends, strict=False)):
+        raise ValueError(f"original_kkt: spans {spans[:3]}... do not cover the {problem.n_cols} columns in order")
+    lc, uc = problem.row_lower, problem.row_upper
+    b2, far = kkt_rows_first(lc, uc, y, sense, y_min, ax)
+    work = [(a, b) for a, b in spans if b > a] or [(0, 0)]  # the non-empty ranges start at distinct columns
+    outs = {a: ax if i == 0 else np.zeros(problem.n_rows) for i, (a, _) in enumerate(work)}
+
+    def columns(a: int, b: int):
+        return kkt_columns(problem.cost, problem.col_lower, problem.col_upper, cp, ci, cv, x, y_min, sense, tol,
+                           a, b, xo, rc, outs[a])
+
+    parts = run(columns, work) if run is not None else [columns(a, b) for a, b in work]
+    pobj, dobj, dres2, c2 = parts[0]
+    for (a, _), (p_, d_, r_, c_) in zip(work[1:], parts[1:], strict=True):
+        ax += outs[a]
+        pobj, dobj, dres2, c2 = pobj + p_, dobj + d_, dres2 + r_, c2 + c_
+    pres2, worth, dobj, b2 = kkt_rows_last(lc, uc, ax, y_min, far, b2, dobj)
+    return pobj, dobj, pres2, dres2, b2, c2, worth
 
 
 def row_sentence(problem: Problem, measured, tol: float) -> str:

@@ -30,6 +30,7 @@ from solver.partition.bound import (
 from solver.partition.clients import GLOBAL
 from solver.partition.deadline import ascent_seconds
 from solver.partition.phases import Phases
+from solver.partition.ranges import kkt_spans, run_ranges
 from solver.partition.split import Part, combine_points
 
 if TYPE_CHECKING:
@@ -97,14 +98,22 @@ def ran(mg: Merged | None) -> int:
     return int(getattr(st, "evaluations", 0) or 0)
 
 
+def whole_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.0):
+    """``solver.lp.original_kkt.original_kkt`` of the merged point (x (n,), y (m,)) on the whole model, its column
+    pass split into :func:`solver.partition.ranges.kkt_spans` run side by side in threads: the merge runs when the
+    cores that ran the parts are idle (its kernels are the monolithic rounds', compiled by prepare). Returns
+    what ``original_kkt`` returns."""
+    from solver.lp.original_kkt import original_kkt
+
+    return original_kkt(problem, x, y, tol, spans=kkt_spans(problem.n_cols, problem.n_rows), run=run_ranges)
+
+
 def complete_kkt(problem: Problem, mg: Merged) -> Merged:
     """A MILP merge made with ``defer_kkt``: its result's whole-model reduced costs (n,), row activities (m,) and
     relative primal/dual residuals (``solver.lp.original_kkt``), which its status does not depend on."""
-    from solver.lp.original_kkt import original_kkt  # the monolithic rounds' kernel: compiled by prepare
-
     if not mg.kkt_deferred:
         return mg
-    kkt, _, _, red, ax = original_kkt(problem, mg.result.x, mg.result.y)
+    kkt, _, _, red, ax = whole_kkt(problem, mg.result.x, mg.result.y)
     res = replace(mg.result, reduced_cost=red, row_activity=ax, primal_residual_rel=float(kkt.primal_residual_rel),
                   dual_residual_rel=float(kkt.dual_residual_rel))
     return replace(mg, result=res, kkt_deferred=False)
@@ -157,10 +166,10 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
     ``defer_kkt`` (a MILP merge that RENS may replace): the whole model's LP residuals, reduced costs and
     activities, which a MILP's status does not use, are left to :func:`complete_kkt` (the feasibility re-check
     is done here either way)."""
-    # original_kkt: the numba pass the monolithic rounds measure with (prepare compiles its signature,
-    # tests/test_prepare.py); its numpy twin imported scipy in a step process and made nnz-sized temporaries
+    # whole_kkt: the numba passes the monolithic rounds measure with, over column ranges (prepare compiles their
+    # signatures, tests/test_prepare.py); the numpy twin imported scipy in a step process and made nnz-sized temporaries
     from solver.baselines.result import point_quality
-    from solver.lp.original_kkt import original_kkt, row_sentence
+    from solver.lp.original_kkt import row_sentence
     from solver.lp.termination import row_tolerance
 
     grouping, rows_sh = r.grouping, r.rows_sh
@@ -271,7 +280,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
     else:
         # an LP round's status rests on this measure, at its tol (termination.near_bound); a MILP's is information,
         # measured as complete_kkt measures a deferred one
-        kkt, x_kkt, _, red, ax = original_kkt(problem, x, y, 0.0 if problem.is_mip else settings.tol)
+        kkt, x_kkt, _, red, ax = whole_kkt(problem, x, y, 0.0 if problem.is_mip else settings.tol)
     # the KKT measure's A x is of x clipped to its bounds: this x's own when the clip changed nothing
     q = point_quality(problem, x, None if defer_kkt or not np.array_equal(x_kkt, x) else ax)
     gap = None
