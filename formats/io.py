@@ -80,19 +80,26 @@ def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
     Raises:
         InputError: nothing exists there ("``what`` not found"). FormatError: it is a directory, a pipe
             (FIFO, e.g. bash's ``<(cmd)``), a socket or a device: copter reads an input file more than once
-            (hash, checks, rows), which a pipe cannot give; pipe a delta as ``copter step -`` instead.
+            (hash, checks, rows), which a pipe cannot give; pipe a delta as ``copter step -`` instead; or a
+            regular file of size 0 that reads bytes all the same (/proc, /sys: made anew at each read).
     """
     import stat
 
     from solver.model.errors import FormatError
 
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except FileNotFoundError:
         raise InputError(f"{what} not found", file=str(path)) from None
     except OSError:
         return  # unreadable (permission, I/O): the reader's own error names it
+    mode = st.st_mode
     if stat.S_ISREG(mode):
+        if st.st_size == 0 and _has_bytes(path):
+            # /proc/self/status as a delta read "the delta file changed while copter read it (another program is
+            # still writing ...)": a virtual file's content is made at each read (helper-194)
+            raise FormatError(f"reports a size of 0 yet has content: a virtual file (as /proc's and /sys's are, made "
+                              f"anew at each read), not a regular {what}: write it to a file first", file=str(path))
         return
     if stat.S_ISDIR(mode):
         raise FormatError(f"is a directory, not a {what}{_dataset_hint(path, what == 'delta file')}", file=str(path))
@@ -100,6 +107,16 @@ def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
 
     raise FormatError(f"is {what_it_is(mode)}, not a regular {what}: copter reads it more than once; write it to a file "
                       "first (a delta can also be piped on standard input: `copter step -`)", file=str(path))
+
+
+def _has_bytes(path: str | os.PathLike) -> bool:
+    """True when a file whose size reads 0 gives a byte all the same (a virtual file); False when it is empty or
+    cannot be read (the reader's own error then names it)."""
+    try:
+        with open(path, "rb") as fh:
+            return bool(fh.read(1))
+    except OSError:
+        return False
 
 
 def _dataset_hint(folder: str | os.PathLike, delta: bool = True) -> str:
