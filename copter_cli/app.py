@@ -188,7 +188,14 @@ def _click_error(err, json_out: bool) -> int:
         message = "missing command (help printed above on stderr)"
     kind = "usage" if code == exit_codes.USAGE else "error"
     if json_out:
-        print_json({"error": {"code": code, "kind": kind, "message": message}})
+        from solver.model.errors import CopterError
+
+        try:
+            print_json({"error": {"code": code, "kind": kind, "message": message}})
+        except typer.Exit as ex:  # stdout's reader went away: 141, nothing more (output.quiet_broken_pipe)
+            return int(ex.exit_code)
+        except CopterError:  # a stdout closed at start or refused: the error line below still says the usage error
+            pass  # (helper-203: exit 1 and no line, or exit 7 naming stdout instead of it)
     say(f"error ({kind}, exit {code}): {message}")
     return code
 
@@ -210,7 +217,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from copter_cli import closed_streams, exit_codes, output
 
-    closed_streams.adopt()  # a stdout closed at start (`>&-`): exit 7 naming it, not an AttributeError
+    # a stdout closed at start (`>&-`): exit 7 naming it, not an AttributeError; a stderr closed or refused: silent
+    closed_streams.adopt(console_script=argv is None)
     # --time-limit counts from process start (solver.clock): the console script passes no argv; an
     # in-process caller with argv keeps the library rule (the limit counts from the solve's start)
     from solver.clock import process_start, start_command

@@ -128,3 +128,55 @@ def test_a_command_that_wrote_its_file_into_a_closed_stdout_says_the_file_is_wri
     tail = f"{out} and {tmp_path / 'x.duals.parquet'} are written" if cmd == "solve" else f"{out} is written"
     assert f"{CLOSED}; {tail}" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def _warning_step(tmp_path):
+    """A state and a delta whose step prints a warning (``--mip-gap`` on an LP): copter writes to stderr."""
+    st, d = _state_and_delta(tmp_path)
+    return st, d, ("--mip-gap", "0.01")
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_a_closed_stderr_with_a_warning_to_say_keeps_the_answer_and_exit_0(tmp_path, json_flag):
+    """``copter step d --mip-gap 0.01 --json 2>&-`` stored its round and exited 1, "internal error: AttributeError:
+    'NoneType' object has no attribute 'write'" (helper-203): the warning was written to a None stderr."""
+    st, d, warn = _warning_step(tmp_path)
+    proc = closed(tmp_path, 2, "step", d, "--state", st, *warn, *json_flag)
+    assert proc.returncode == 0, proc.stdout
+    if json_flag:
+        assert json.loads(proc.stdout)["round"] == 1
+    assert StateStore(st).current()[0] == 1
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_a_full_stderr_drops_the_warnings_and_keeps_exit_0(tmp_path, json_flag):
+    """``2>/dev/full``: the warning's write failed with ENOSPC and a stored round ended as exit 1 (with --json an
+    error object of code 7 beside it): stderr's diagnostics are dropped, the answer and the report keep them."""
+    st, d, warn = _warning_step(tmp_path)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(d), "--state", str(st), *warn,
+                               *json_flag], stdout=subprocess.PIPE, stderr=full, text=True, env=_env(tmp_path),
+                              timeout=600, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout
+    if json_flag:
+        rep = json.loads(proc.stdout)
+        assert rep["round"] == 1 and "error" not in rep and rep["warnings"], rep
+    assert StateStore(st).current()[0] == 1
+
+
+def test_a_usage_error_into_a_closed_stdout_is_still_the_usage_error(tmp_path):
+    """``copter show --bogus --json >&-`` exited 7 naming stdout and lost the usage error (helper-203)."""
+    proc = closed(tmp_path, 1, "show", "--bogus", "--json")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error (usage, exit 2): No such option: --bogus")
+
+
+def test_a_usage_error_whose_reader_went_away_is_141(tmp_path):
+    """``copter show --bogus --json | true``: the JSON error's write hit a broken pipe and the command ended as
+    exit 1 with nothing said (helper-203); a closed stdout's reader is 141, as for every command."""
+    proc = subprocess.Popen([sys.executable, "-m", "copter_cli", "show", "--bogus", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env(tmp_path), stdin=subprocess.DEVNULL)
+    proc.stdout.close()  # the reader is gone before copter writes
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 141, err
+    assert b"Traceback" not in err and b"internal" not in err
