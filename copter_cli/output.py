@@ -496,7 +496,11 @@ def say_error(text: str) -> None:
 def _say_warnings(obj: dict) -> None:
     from copter_cli.printable import printable
 
+    err = obj.get("error")
+    said = err.get("message") if isinstance(err, dict) else None  # the error line says it (an --out copy's failure)
     for w in obj.get("warnings") or []:
+        if said is not None and str(w) == said:
+            continue
         w = printable(str(w))  # a name or path with a line separator: still one warning line
         if console.built or "rich.console" in sys.modules:
             from rich.markup import escape

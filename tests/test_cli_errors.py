@@ -162,12 +162,42 @@ def test_init_out_that_is_a_file_exits_2_and_creates_no_state(capsys, base, tmp_
     assert not (tmp_path / "new").exists()
 
 
-def test_copy_to_out_failing_after_the_commit_exits_2_and_says_the_round_is_current(capsys, st, tmp_path):
-    # issue #16: an --out that fails after the round was stored is not exit 0; a reason other than the
-    # machine's (here a folder where a file goes) is a usage error, exit 2 (the machine's: 7, test_env_faults)
+@pytest.mark.parametrize("name", ["solution.parquet", "report.json"])
+def test_a_folder_where_an_out_file_goes_is_refused_before_the_round(capsys, st, tmp_path, name):
+    """helper-203: ``--out oo`` with a folder oo/report.json stored the round, then failed its copy (exit 2), leaving
+    oo with the new round's Parquet files beside a stale report."""
     out = tmp_path / "out"
-    (out / "solution.parquet").mkdir(parents=True)  # passes the --out check, but the copy cannot write there
-    code, js, _ = run_main(capsys, "step", _delta(tmp_path), "--state", st, "--json", "--out", out)
+    (out / name).mkdir(parents=True)
+    code, _, err = run_main(capsys, "step", _delta(tmp_path), "--state", st, "--out", out)
+    assert code == 2 and f"--out {out}: {out / name} is a folder" in err, err
+    assert (st / "CURRENT").read_text() == "0\n" and sorted(p.name for p in out.iterdir()) == [name]
+
+
+def test_step_out_dash_is_refused_not_a_folder_named_dash(capsys, st, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(capsys, "step", _delta(tmp_path), "--state", st, "--out", "-")
+    assert code == 2 and "--out -: --out names a folder" in err, err
+    assert not (tmp_path / "-").exists() and (st / "CURRENT").read_text() == "0\n"
+
+
+def test_copy_to_out_failing_after_the_commit_exits_2_and_says_the_round_is_current(capsys, st, tmp_path,
+                                                                                     monkeypatch):
+    # issue #16: an --out that fails after the round was stored is not exit 0; a reason other than the
+    # machine's (here a folder where a file goes, made after the --out check) is a usage error, exit 2 (the
+    # machine's: 7, test_env_faults)
+    from formats import atomic
+
+    out = tmp_path / "out"
+    real_copy = atomic.copy_file
+
+    def copy_after_a_folder_appeared(src, dst, *a, **kw):  # another program makes the folder once copter checked
+        if Path(dst).name == "solution.parquet":
+            Path(dst).mkdir(exist_ok=True)
+        return real_copy(src, dst, *a, **kw)
+
+    monkeypatch.setattr(atomic, "copy_file", copy_after_a_folder_appeared)
+    code, js, err = run_main(capsys, "step", _delta(tmp_path), "--state", st, "--json", "--out", out)
+    assert err.count("round 1 is stored and current") == 1, err  # the error line, not also a warning line
     rep = json.loads(js)
     assert code == 2 and rep["round"] == 1 and rep["status"] == "OPTIMAL"
     assert rep["error"]["code"] == 2 and rep["error"]["round_stored"] is True
@@ -176,6 +206,7 @@ def test_copy_to_out_failing_after_the_commit_exits_2_and_says_the_round_is_curr
     assert (st / "CURRENT").read_text() == "1\n"
     d2 = tmp_path / "d2.parquet"
     write_delta(Delta.concat([Delta.vars(["x4"], cost=[6.0])], base_round=1), d2)
+    (out / "solution.parquet").rmdir()  # else the --out check refuses it before the round
     code, table, err = run_main(capsys, "step", d2, "--state", st, "--out", out)  # human output
     assert code == 2 and "error (usage, exit 2)" in err and "round 2 is stored and current" in err
     # said once (the warning line repeated the error), naming the folder in the way, not formats.atomic's temp file

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,12 +108,21 @@ def test_a_partitioned_round_whose_worker_died_twice_says_why_on_stderr(tmp_path
 
 
 @pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
-def test_a_failed_out_copy_says_why_on_stderr_in_both_modes(tmp_path, capsys, json_out):
+def test_a_failed_out_copy_says_why_on_stderr_in_both_modes(tmp_path, capsys, json_out, monkeypatch):
     """The rule holds for the other non-zero exit of a round report: a stored round whose ``--out`` copy failed
     (exit 2 here) printed its error line only without ``--json``."""
+    from formats import atomic
+
     st, delta = small_lp_state(tmp_path)
     out = tmp_path / "out"
-    (out / "solution.parquet").mkdir(parents=True)  # passes the --out check, but the copy cannot write there
+    real_copy = atomic.copy_file
+
+    def copy_after_a_folder_appeared(src, dst, *a, **kw):  # made after the --out check: the copy cannot write there
+        if Path(dst).name == "solution.parquet":
+            Path(dst).mkdir(exist_ok=True)
+        return real_copy(src, dst, *a, **kw)
+
+    monkeypatch.setattr(atomic, "copy_file", copy_after_a_folder_appeared)
     got, stdout, err = run_main(capsys, "step", delta, "--state", st, "--out", out, *(["--json"] if json_out else []))
     assert got == 2, (stdout, err)
     line = _error_line(err)

@@ -38,6 +38,19 @@ def test_step_out_in_proc_stores_the_round_and_says_so(tmp_path, capsys):
     assert (st / "CURRENT").read_text().strip() == "1"
 
 
+def test_step_out_to_a_new_folder_in_proc_is_an_environment_fault_said_once(tmp_path, capsys):
+    """helper-203: ``--out /proc/outx`` (a folder to make there) was exit 2, kind usage, its message on stderr twice
+    (a warning line and the error line); making it gives ENOENT in a folder that exists: the machine's, exit 7."""
+    st, d = small_lp_state(tmp_path)
+    dest = f"/proc/copter-test-out-{os.getpid()}"
+    code, out, err = run_main(capsys, "step", d, "--state", st, "--out", dest, "--json")
+    report = json.loads(out)
+    assert code == 7 and report["error"]["kind"] == "environment", (code, out, err)
+    assert "accepts no new entry" in report["error"]["message"] and report["error"]["round_stored"]
+    assert err.count("round 1 is stored and current") == 1, err
+    assert (st / "CURRENT").read_text().strip() == "1" and not os.path.exists(dest)
+
+
 def test_a_state_directory_in_proc_is_an_environment_fault(tmp_path, capsys):
     """helper-188: ``init --state /proc/x`` was exit 3 (a StateError, as for a mistyped path), ``/sys/x`` exit 7."""
     from formats.io import write_problem

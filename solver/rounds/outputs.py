@@ -183,15 +183,18 @@ def check_out_dir(out_dir, state_dir=None, inputs: tuple = ()) -> None:
             even before ``init`` has made it a state; one inside any other state directory is refused too
             (``solver.rounds.inside_state``).
     Raises:
-        UsageError: ``out_dir`` exists and is not a folder, or cannot be created (its nearest existing
+        UsageError: ``out_dir`` is ``-``, exists and is not a folder, or cannot be created (its nearest existing
             ancestor is a file), or lies inside ``state_dir`` or another state, or one of its output files is
-            one of ``inputs``. EnvironmentFaultError: it (or
+            one of ``inputs`` or a folder. EnvironmentFaultError: it (or
             the ancestor it would be created in) is on a read-only file system or not writable (exit code 7).
     """
     from solver.rounds.inside_state import refuse_inside_state
 
     if out_dir is None:
         return
+    if str(out_dir) == "-":  # a folder named "-" was made: --out is a folder, never standard output (helper-203)
+        raise UsageError("--out -: --out names a folder for the round's files, not standard output (the report goes "
+                         "to stdout as the command's answer; --json makes it JSON)")
     p = Path(out_dir)
     if state_dir is not None:
         real_out, real_state = Path(os.path.realpath(p)), Path(os.path.realpath(state_dir))
@@ -214,6 +217,9 @@ def check_out_dir(out_dir, state_dir=None, inputs: tuple = ()) -> None:
             raise _unwritable("--out", p, p)
         for out in outs:
             refuse_special(out, "--out")
+            if out.is_dir():  # the round was stored, then its copy failed: refused before any work (helper-203)
+                raise UsageError(f"--out {p}: {out} is a folder, where the round's {out.name} goes: remove it or "
+                                 "choose another folder")
         return
     anc = p.parent
     while not anc.exists() and anc != anc.parent:
@@ -244,7 +250,13 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
     out = Path(out_dir)
     target = out
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except FileNotFoundError as err:  # check_out_dir saw its nearest folder exist: that folder takes no entry
+            fault = as_environment_fault(err, out, destination=True)
+            fault.message += ("; its folder accepts no new entry (a pseudo file system such as /proc, or the folder "
+                              "was removed meanwhile)")
+            raise fault from err
         for key in ("solution_path", "duals_path", "changes_path"):
             if report.get(key):
                 target = out / Path(report[key]).name
