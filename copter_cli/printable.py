@@ -3,7 +3,8 @@
 A name may hold any character but NUL-free text is all copter asks of it, so ``a\\u2028b`` or ``nel\\x85`` is a
 valid variable name. JSON escapes such characters; a rich table printed them raw, and a line separator
 (U+2028/U+2029, NEL U+0085, a newline) or another control character split one table row over lines or
-moved the cursor, which breaks ``grep``/``awk`` over the output. :func:`printable` writes them the way
+moved the cursor, which breaks ``grep``/``awk`` over the output; a bidirectional override (U+202E) reversed what
+followed it on the line. :func:`printable` writes them the way
 Python's ``repr`` does (``\\n``, ``\\x85``, ``\\u2028``); every other character, a backslash included, is kept.
 Only human output uses it: ``--json`` carries the names exactly.
 """
@@ -13,8 +14,10 @@ from __future__ import annotations
 import re
 
 #: C0 and C1 control characters (tab, newline, NEL U+0085 included), DEL, and the Unicode line and
-#: paragraph separators: what a terminal or a line-based tool takes for a line break or a control
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: paragraph separators: what a terminal or a line-based tool takes for a line break or a control; and the
+#: bidirectional controls (marks, embeddings, overrides, isolates: U+061C, U+200E-F, U+202A-E, U+2066-9), with
+#: which a name reorders what a terminal shows after it (a U+202E name printed a table row backwards: helper-203)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(m: re.Match) -> str:

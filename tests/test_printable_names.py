@@ -19,7 +19,10 @@ ODD = ["ls\u2028sep/x", "para\u2029/x", "nel\u0085/x", "csi\u009b31m/x", "plain/
 
 
 @pytest.mark.parametrize("raw,shown", [("ls\u2028sep", "ls\\u2028sep"), ("nel\u0085", "nel\\x85"),
-                                       ("a\tb\nc", "a\\tb\\nc"), ("nb\u00a0sp", "nb\u00a0sp"), ("a\\b", "a\\b")])
+                                       ("a\tb\nc", "a\\tb\\nc"), ("nb\u00a0sp", "nb\u00a0sp"), ("a\\b", "a\\b"),
+                                       # bidirectional controls reorder the rest of the line (helper-203)
+                                       ("abc\u202edef", "abc\\u202edef"), ("x\u2066y\u2069", "x\\u2066y\\u2069"),
+                                       ("r\u200fl\u061c", "r\\u200fl\\u061c"), ("\u05e9\u05dc\u05d5\u05dd", "\u05e9\u05dc\u05d5\u05dd")])
 def test_printable_escapes_controls_and_separators_only(raw, shown):
     assert printable(raw) == shown
 
