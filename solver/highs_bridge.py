@@ -22,6 +22,7 @@ over nonzeros (highspy returns the matrix as Python lists, converted once with n
 from __future__ import annotations
 
 import math
+import re
 import signal
 import threading
 import time
@@ -619,11 +620,22 @@ def _highs_iis(model: Problem, problem: Problem, time_limit_seconds: float, thre
 
 
 def _iis_side(e: dict, what: str) -> str:
+    name = _iis_name(str(e["name"]))
     if e["bound"] == "lower":
-        return f"{what} {e['name']} >= {e['lower']:.6g}"
+        return f"{what} {name} >= {e['lower']:.6g}"
     if e["bound"] == "upper":
-        return f"{what} {e['name']} <= {e['upper']:.6g}"
-    return f"{e['lower']:.6g} <= {what} {e['name']} <= {e['upper']:.6g}"
+        return f"{what} {name} <= {e['upper']:.6g}"
+    return f"{e['lower']:.6g} <= {what} {name} <= {e['upper']:.6g}"
+
+
+_PLAIN_NAME = re.compile(r"[^\s,'\"<>=]+")
+
+
+def _iis_name(name: str) -> str:
+    """A name as the IIS sentence shows it: as is when it is plain, quoted (Python's ``repr``) when it is empty or
+    holds a space, a comma, a quote or a comparison sign, which the sentence's own separators and operators would
+    make ambiguous (helper-203: "row cap,1 <= 10, column -x >= 0")."""
+    return name if _PLAIN_NAME.fullmatch(name) else repr(name)
 
 
 IIS_STATUS_WORDS = {  # the message's words for find_iis's status (the JSON keeps the status itself)

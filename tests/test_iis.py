@@ -66,6 +66,18 @@ def test_hand_made_lp_names_exactly_the_conflicting_rows_and_bound():
     assert _subsystem_is_infeasible(_hand_made(), iis)
 
 
+def test_names_the_sentence_would_make_ambiguous_are_quoted():
+    """helper-203: "row cap,1 <= 10, column -x >= 0" read as two rows; a name with a separator, a space, a quote or a
+    comparison sign is quoted, a plain one (``-x`` included) is not."""
+    iis = {"found": True, "status": "irreducible", "n_rows": 3, "n_columns": 1,
+           "rows": [{"name": "cap,1", "bound": "upper", "lower": -np.inf, "upper": 10.0},
+                    {"name": "my row", "bound": "lower", "lower": 2.0, "upper": np.inf},
+                    {"name": "a>=b", "bound": "both", "lower": 1.0, "upper": 3.0}],
+           "columns": [{"name": "-x", "bound": "lower", "lower": 0.0, "upper": np.inf}]}
+    assert describe_iis(iis) == ("conflicting rows and bounds (irreducible): row 'cap,1' <= 10, row 'my row' >= 2, "
+                                 "1 <= row 'a>=b' <= 3, column -x >= 0")
+
+
 def test_a_milp_gets_the_iis_of_its_relaxation_or_says_integrality_conflicts():
     iis = find_iis(_hand_made([True, False, False]))
     assert iis["found"] and {e["name"] for e in iis["rows"]} == {"cap", "need"}
