@@ -34,8 +34,8 @@ def convert(
         from formats.io import kind_of, read_problem, write_problem
         from solver.rounds.outputs import check_output_file
 
+        check_output_file(dst, "DST", inputs=(("SRC", src),))  # a folder: exit 2 as export -o's (was 3, a "model file")
         kind_of(dst)  # refuse an unknown output extension before reading anything
-        check_output_file(dst, "DST", inputs=(("SRC", src),))
         from formats.read_notes import collect
 
         t0 = time.perf_counter()
@@ -97,9 +97,9 @@ def diff_cmd(
 
         if base_round is not None:  # a negative round or one of 19+ digits: a delta every step would refuse (exit 3)
             check_range("--base-round", base_round, 0, MAX_ROUND)
+        check_output_file(output, "-o", inputs=(("OLD", old), ("NEW", new)))  # a folder: exit 2, as export -o's
         if kind_of(output) != "parquet":
             raise UsageError("the delta must be written as .parquet", file=str(output))
-        check_output_file(output, "-o", inputs=(("OLD", old), ("NEW", new)))
         from formats.read_notes import collect
 
         t0 = time.perf_counter()

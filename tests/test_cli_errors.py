@@ -270,3 +270,17 @@ def test_exit_codes_docstring_table_is_the_table():
     rows = {int(c): m for c, m in re.findall(r"^\| (\d+) \| (.+) \|$", exit_codes.__doc__, flags=re.M)}
     assert rows == exit_codes.TABLE
     assert list(rows) == list(exit_codes.TABLE)
+
+
+@pytest.mark.parametrize("cmd", ["convert", "diff", "export", "solve"])
+def test_an_output_that_is_a_folder_is_a_usage_error_in_every_command(capsys, st, tmp_path, cmd):
+    """helper-203: ``diff a b -o DIR`` and ``convert SRC DIR`` said "is a directory, not a model file" (exit 3, the
+    input's words), where ``export -o DIR`` and ``solve -o DIR`` say "is a folder, not a file" (exit 2)."""
+    base = tmp_path / "base.parquet"
+    write_problem(small_lp(), base)
+    folder = tmp_path / "somedir"
+    folder.mkdir()
+    args = {"convert": ("convert", base, folder), "diff": ("diff", base, base, "-o", folder),
+            "export": ("export", "--state", st, "-o", folder), "solve": ("solve", base, "-o", folder)}[cmd]
+    code, _, err = run_main(capsys, *args)
+    assert code == 2 and f"{folder}: is a folder, not a file" in err, err
