@@ -28,6 +28,38 @@ def test_closed_within_highs_absolute_gap_and_the_zero_objective():
     assert gap_allowance(1e-4, 5e-3) == MIP_ABS_GAP and gap_allowance(-400.0, 5e-3) == pytest.approx(2.0)
 
 
+def test_the_absolute_closure_scales_with_tiny_costs():
+    """helper-202: with the closure a fixed 1e-6, stein27 with its costs x 1e-7 (objective ~1.8e-6) and --engine pdhg
+    ended OPTIMAL at 1.9e-6, 5.6% off; the closure is 1e-6 over the power of two that brings the costs to [1, 2)."""
+    from solver.integer.gap import abs_gap_of, cost_scale
+
+    assert abs_gap_of(np.array([1.0, -3.0])) == MIP_ABS_GAP and abs_gap_of(np.zeros(3)) == MIP_ABS_GAP
+    assert cost_scale(np.array([1e-7])) == 2.0 ** 24 and 1.0 <= 1e-7 * 2.0 ** 24 < 2.0
+    assert abs_gap_of(np.array([1e-7, 0.0])) == MIP_ABS_GAP / 2.0 ** 24
+    assert gap_rel(1, 1.9e-6, 1.3e-6) == 0.0  # the fixed closure
+    assert gap_rel(1, 1.9e-6, 1.3e-6, abs_gap_of(np.array([1e-7]))) == pytest.approx(0.6 / 1.9)
+    assert gap_allowance(1e-4, 5e-3, 1e-9) == pytest.approx(5e-7)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("engine", ["auto", "pdhg"])
+def test_stein27_with_costs_times_1e_7_is_optimal_within_the_target(engine):
+    from formats.mps import read_mps
+    from solver.api import solve_problem
+    from solver.model.settings import Settings
+    from solver.model.status import Status
+
+    p = read_mps(require_data("mps/stein27.mps.gz"))
+    p = p.replace(cost=p.cost * 1e-7)
+    opt = 18.0 * 1e-7  # the manifest's optimum, scaled
+    res = solve_problem(p, Settings(engine=engine))
+    real = (res.objective - opt) / abs(opt)
+    assert res.status in (Status.OPTIMAL, Status.FEASIBLE)
+    assert res.dual_objective <= opt * (1 + 1e-9)  # a valid bound (HiGHS's absolute tolerances made it 2.6e-6)
+    if res.status == Status.OPTIMAL:
+        assert real <= 5e-3 + 1e-9, (res.objective, res.dual_objective, res.gap_rel)
+
+
 @pytest.mark.data
 def test_stein27_with_tiny_costs_is_not_optimal_5_percent_off():
     from formats.mps import read_mps

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver.integer.bound import ChoiceLagrangian
-from solver.integer.gap import gap_allowance
+from solver.integer.gap import abs_gap_of, gap_allowance
 
 STALL = 2  #: steps without a new best bound before the target level is lowered and the best duals restored
 #: evaluations of a round's ascent before RENS when the rounded point is far from the bound (RENS would run at
@@ -96,7 +96,7 @@ def coupling_dual_ascent(lag: ChoiceLagrangian, y_start: np.ndarray, objective_b
     lo_fin, up_fin = np.isfinite(rl), np.isfinite(ru)
     dual = lag.dualized & (lo_fin | up_fin)  # a free row's dual is 0 in every valid Lagrangian
     target = s * (objective_best - p.offset)  # minimisation form: T >= max L
-    allowance = gap_allowance(objective_best, gap_target)  # the MIP gap's rule (solver.integer.gap)
+    allowance = gap_allowance(objective_best, gap_target, abs_gap_of(p.cost))  # the MIP gap's rule (solver.integer.gap)
     done = False
     if resume is None:
         ym = s * np.nan_to_num(np.asarray(y_start, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)

@@ -36,6 +36,7 @@ from solver.highs_bridge import (
     status_text,
     to_highs_lp,
 )
+from solver.integer.gap import cost_scale
 from solver.model.problem import Problem
 
 SEED_MAX = 1e12  #: seed values larger in magnitude are not passed to HiGHS
@@ -242,22 +243,15 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     return x, info
 
 
-OBJECTIVE_SCALE_BELOW = 1.0
-"""A MILP whose largest |cost| is below this goes to HiGHS MIP with its costs (and offset) multiplied by the power of
-two that brings the largest into [1, 2) (:func:`objective_scale`). HiGHS's tolerances are absolute (a reduced cost
-within its dual feasibility tolerance 1e-7 counts as 0, a gap within ``mip_abs_gap`` 1e-6 as closed): on stein27
-with its costs times 1e-7 HiGHS 1.16 said "Optimal" at 2.6e-6 with that as its dual bound, where the optimum is
-1.8e-6, and copter passed the bound on as proven (helper-202: a general-integer variant ended OPTIMAL, gap 0, at twice
-its optimum). A power of two scales exactly: the point is the same, the bound and objective divide back exactly."""
-
-
 def objective_scale(problem: Problem) -> float:
-    """The power of two HiGHS MIP runs ``problem``'s costs with (:data:`OBJECTIVE_SCALE_BELOW`): 1.0 unless its
-    largest |cost| is positive and below the threshold, then 2**k with the largest scaled into [1, 2)."""
-    top = float(np.max(np.abs(problem.cost), initial=0.0))
-    if not (0.0 < top < OBJECTIVE_SCALE_BELOW):
-        return 1.0
-    return float(2.0 ** -math.floor(math.log2(top)))
+    """The power of two HiGHS MIP runs ``problem``'s costs with: ``solver.integer.gap.cost_scale`` of them (1.0
+    unless the largest |cost| is positive and below 1, then the power bringing it into [1, 2)). HiGHS's tolerances
+    are absolute (a reduced cost within its dual feasibility tolerance 1e-7 counts as 0, a gap within
+    ``mip_abs_gap`` 1e-6 as closed): on stein27 with its costs x 1e-7 HiGHS 1.16 said "Optimal" at 2.6e-6 with that
+    as its dual bound, where the optimum is 1.8e-6, and copter passed the bound on as proven (helper-202: a
+    general-integer variant ended OPTIMAL, gap 0, at twice its optimum). A power of two scales exactly: the point
+    is the same, the bound and objective divide back exactly."""
+    return cost_scale(problem.cost)
 
 
 def _wrong_objective(problem: Problem, x: np.ndarray, highs_objective: float) -> bool:

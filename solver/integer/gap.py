@@ -2,7 +2,8 @@
 
 HiGHS's ``mip_gap`` (and Gurobi's ``MIPGap``): |p - d| / |p|, p the point's objective and d the proven bound,
 in the problem's sense; an absolute gap within HiGHS's ``mip_abs_gap`` (1e-6) counts as closed, as HiGHS stops
-there too. Before, copter divided by max(1, |p|) (the partitioned merge by max(1, |d|)), which made the gap
+there too, in the units HiGHS MIP runs the model in: for costs below 1 in size, 1e-6 over :func:`cost_scale`
+(:func:`abs_gap_of`). Before, copter divided by max(1, |p|) (the partitioned merge by max(1, |d|)), which made the gap
 absolute for objectives below 1: stein27 with its costs x 1e-5 ended OPTIMAL at 1.9e-4 with the optimum at
 1.8e-4, 5.6% off where ``--mip-gap`` promises 0.5%.
 
@@ -24,26 +25,50 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy is imported where it is used: copter history (numpy kept out) measures diffs here
     import numpy as np
 
-MIP_ABS_GAP = 1e-6  #: HiGHS's mip_abs_gap default: an absolute gap at most this is closed
+MIP_ABS_GAP = 1e-6  #: HiGHS's mip_abs_gap default: an absolute gap at most this is closed (for costs of size >= 1)
+COST_SCALE_BELOW = 1.0  #: a model whose largest |cost| is below this has its closure scaled down (:func:`cost_scale`)
 
 
-def signed_gap(sense: int, objective: float, bound: float) -> float:
+def cost_scale(cost: np.ndarray) -> float:
+    """The power of two that brings a model's largest |cost| into [1, 2) when it is positive and below
+    :data:`COST_SCALE_BELOW`, else 1.0 (costs (n,)). HiGHS MIP runs such a model's costs times it
+    (``solver.integer.fallback.highs_mip``: its tolerances are absolute), and the gap's absolute closure is
+    :data:`MIP_ABS_GAP` divided by it (:func:`abs_gap_of`), the same closure in the model's own units: with an
+    absolute 1e-6, stein27 with its costs x 1e-7 ended OPTIMAL at 1.9e-6 against the optimum 1.8e-6, 5.6% outside
+    a 0.5% ``--mip-gap`` (helper-202). O(n)."""
+    import numpy as np
+
+    top = float(np.max(np.abs(np.asarray(cost, dtype=np.float64)), initial=0.0))
+    if not (0.0 < top < COST_SCALE_BELOW):
+        return 1.0
+    return float(2.0 ** -math.floor(math.log2(top)))
+
+
+def abs_gap_of(cost: np.ndarray) -> float:
+    """The absolute gap within which a model's MIP gap is closed (objective units): :data:`MIP_ABS_GAP` over
+    :func:`cost_scale` of its costs (n,); 1e-6 for costs of size 1 or more."""
+    return MIP_ABS_GAP / cost_scale(cost)
+
+
+def signed_gap(sense: int, objective: float, bound: float, abs_gap: float = MIP_ABS_GAP) -> float:
     """sense * (objective - bound) / |objective| (negative when the point beats the bound, i.e. numerical
-    noise); 0.0 when that absolute difference is within ``MIP_ABS_GAP``; +-inf when ``objective`` is 0 and
-    the difference is not, or when ``bound`` is not finite (+inf)."""
+    noise); 0.0 when that absolute difference is within ``abs_gap`` (objective units; :func:`abs_gap_of` of the
+    model's costs); +-inf when ``objective`` is 0 and the difference is not, or when ``bound`` is not finite
+    (+inf)."""
     if not math.isfinite(bound):
         return math.inf
     diff = sense * (objective - bound)
-    if abs(diff) <= MIP_ABS_GAP:
+    if abs(diff) <= abs_gap:
         return 0.0
     if objective == 0.0:
         return math.copysign(math.inf, diff)
     return diff / abs(objective)
 
 
-def gap_rel(sense: int, objective: float, bound: float) -> float:
-    """The relative MIP gap (module docstring), clipped at 0; inf when the bound is not finite."""
-    return max(0.0, signed_gap(sense, objective, bound))
+def gap_rel(sense: int, objective: float, bound: float, abs_gap: float = MIP_ABS_GAP) -> float:
+    """The relative MIP gap (module docstring), clipped at 0; inf when the bound is not finite; ``abs_gap``
+    as :func:`signed_gap`'s."""
+    return max(0.0, signed_gap(sense, objective, bound, abs_gap))
 
 
 def objective_diff_rel(sense: int, objective: float, reference: float, zero_within: float = 0.0) -> float:
@@ -83,19 +108,19 @@ def objective_scale(cost: np.ndarray, x: np.ndarray | None) -> float:
     return g if math.isfinite(g) else 0.0
 
 
-def gap_allowance(objective: float, gap_target: float) -> float:
+def gap_allowance(objective: float, gap_target: float, abs_gap: float = MIP_ABS_GAP) -> float:
     """The absolute objective distance a relative ``gap_target`` allows at ``objective`` (objective units):
-    max(gap_target * |objective|, MIP_ABS_GAP)."""
-    return max(gap_target * abs(objective), MIP_ABS_GAP)
+    max(gap_target * |objective|, ``abs_gap``) (:func:`abs_gap_of` of the model's costs)."""
+    return max(gap_target * abs(objective), abs_gap)
 
 
-def objective_within(sense: int, bound: float, gap_target: float) -> float:
+def objective_within(sense: int, bound: float, gap_target: float, abs_gap: float = MIP_ABS_GAP) -> float:
     """The worst objective (problem's sense) whose :func:`gap_rel` to ``bound`` is at most ``gap_target``: a point
     at least this good (<= it for minimisation, >= it for maximisation) is proven within the target by ``bound``.
 
     The farther from ``bound`` of two values: the p that solves sense * (p - d) = g |p| on the side of d where
     feasible points lie (d = ``bound``, g = ``gap_target``; HiGHS's |p| denominator), and d moved by the absolute
-    closure ``MIP_ABS_GAP`` (half of it, and g less a relative 1e-9: round-off never puts a point at the
+    closure ``abs_gap`` (:func:`abs_gap_of`; half of it, and g less a relative 1e-9: round-off never puts a point at the
     returned value above the target). nan (no target) when ``bound`` is not finite, g is not a finite number
     >= 0, or every objective on that side is within the target (g >= 1 where p would cross 0). Scalars,
     objective units."""
@@ -108,7 +133,7 @@ def objective_within(sense: int, bound: float, gap_target: float) -> float:
         p = bound / (1.0 + g) if bound >= 0 else (bound / (1.0 - g) if g < 1 else -math.inf)
     if not math.isfinite(p):
         return math.nan
-    closed = bound + sense * 0.5 * MIP_ABS_GAP
+    closed = bound + sense * 0.5 * abs_gap
     return p if sense * (p - closed) > 0 else closed
 
 

@@ -87,7 +87,7 @@ from solver.clock import time_limit_reached
 from solver.integer import options
 from solver.integer.ascent import FIRST_STEPS, AscentState, coupling_dual_ascent
 from solver.integer.bound import ChoiceLagrangian, lagrangian_bound
-from solver.integer.gap import gap_rel, lattice_bound, objective_step, objective_within
+from solver.integer.gap import abs_gap_of, gap_rel, lattice_bound, objective_step, objective_within
 from solver.integer.relaxation import relaxation_tolerances, solve_relaxation
 from solver.integer.report import milp_result
 from solver.integer.resolve import fix_and_resolve
@@ -185,7 +185,8 @@ class _Round:
         s = self.problem.sense
         tighter = bound is not None and np.isfinite(bound) and (not np.isfinite(self.lp_bound)
                                                                 or s * (bound - self.lp_bound) > 0)
-        return gap_rel(s, self.problem.objective(self.x_best), self.proven_bound(bound if tighter else None))
+        return gap_rel(s, self.problem.objective(self.x_best), self.proven_bound(bound if tighter else None),
+                       abs_gap_of(self.problem.cost))
 
     def finish(self, status: Status, x, message: str, *, bound: float | None = None,
                feasible: bool = False) -> SolveResult:
@@ -698,7 +699,8 @@ def _rens_step(run: _Round, x_ref: np.ndarray, budget: float, reason: str | None
     # 10,240 (seed 9377, round 2), the root LP's point is 0.32% from the Lagrangian bound, and the root cuts
     # that took the sub-MIP's gap to 0.25% doubled its time (0.15 -> 0.27 s) for a round gap of 0.28%
     # the previous round's point, when it is the incumbent, is HiGHS's start in every neighbourhood that holds it
-    target = objective_within(problem.sense, run.proven_bound(), float(run.settings.mip_gap_tol))
+    target = objective_within(problem.sense, run.proven_bound(), float(run.settings.mip_gap_tol),
+                              abs_gap_of(problem.cost))
     xr, rinfo = rens(problem, x_lp, budget, mip_rel_gap=max(1e-4, 0.5 * float(run.settings.mip_gap_tol)),
                      core=core, seed=run.x_best if run.source == "previous" else None,
                      threads=run.settings.threads, presolve=presolve_pays(problem, run.st),
@@ -942,7 +944,7 @@ def _assemble(run: _Round) -> SolveResult:
     obj = run.problem.objective(run.x_best)
     run.lp_bound = run.proven_bound()  # the report's bound is the one the gap is proven with
     run.report["lp_bound"] = float(run.lp_bound)
-    gap = gap_rel(run.problem.sense, obj, run.lp_bound)
+    gap = gap_rel(run.problem.sense, obj, run.lp_bound, abs_gap_of(run.problem.cost))
     run.report["integer_objective"] = obj
     run.report["gap_rel"] = gap
     status = Status.OPTIMAL if gap <= run.settings.mip_gap_tol else Status.FEASIBLE

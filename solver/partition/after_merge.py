@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from solver.integer.gap import gap_allowance
+from solver.integer.gap import abs_gap_of, gap_allowance
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
@@ -144,7 +144,8 @@ def improve_parts(problem: Problem, settings: Settings, config: PartitionConfig,
     (ph or Phases()).add("gap_by_part", time.perf_counter() - t_g)
     total = float(np.nansum(np.clip(contrib, 0.0, None)))
     rep["gap_share"] = [round(float(c) / total, 4) if total > 0 and np.isfinite(c) else None for c in contrib]
-    chosen = [p for p in choose_parts(contrib, gap_allowance(float(result.objective), settings.mip_gap_tol))
+    chosen = [p for p in choose_parts(contrib, gap_allowance(float(result.objective), settings.mip_gap_tol,
+                                                             abs_gap_of(problem.cost)))
               if results[p] is not None and results[p].state is not None and results[p].x is not None]
     left = r.clock.parts_left()
     budget = min(float(settings.integer_submip_seconds), max(RENS_MIN_SECONDS, float(part_seconds)), left)

@@ -43,7 +43,7 @@ import math
 import time
 from dataclasses import replace
 
-from solver.integer.gap import lattice_bound, objective_step, signed_gap
+from solver.integer.gap import abs_gap_of, lattice_bound, objective_step, signed_gap
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
 from solver.model.status import Status
@@ -319,7 +319,7 @@ def with_bound(problem, settings: Settings, res: SolveResult, bound: float) -> S
     status OPTIMAL when the gap is within ``settings.mip_gap_tol``, else FEASIBLE. A result whose status is
     neither OPTIMAL nor FEASIBLE keeps its status."""
     bound = lattice_bound(problem.sense, bound, float(problem.offset), objective_step(problem.cost, problem.integrality))
-    gap = signed_gap(problem.sense, float(res.objective), bound)
+    gap = signed_gap(problem.sense, float(res.objective), bound, abs_gap_of(problem.cost))
     status = res.status
     if status.is_success and res.point_feasible:
         status = Status.OPTIMAL if gap <= settings.mip_gap_tol else Status.FEASIBLE

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from solver.integer.gap import lattice_bound, objective_step, signed_gap
+from solver.integer.gap import abs_gap_of, lattice_bound, objective_step, signed_gap
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.settings import Settings
@@ -236,7 +236,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
         if resume is None and used:  # a fresh run from better candidates: the round's count goes on
             a_state = replace(a_state, evaluations=a_state.evaluations + used)
-        far = np.isfinite(bound) and signed_gap(sense, objective, bound) > FAR_GAP * tol
+        far = np.isfinite(bound) and signed_gap(sense, objective, bound, abs_gap_of(problem.cost)) > FAR_GAP * tol
         near_cut = bool(first < steps and np.isfinite(bound) and not far and evals >= first and not a_state.done)
         if near_cut and near_goes_on:  # near the target: go on
             bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, seconds=ascent_seconds(r.clock),
@@ -287,7 +287,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
     if bound is not None and problem.is_mip:  # an integral objective's bound rounds up to its lattice
         bound = lattice_bound(sense, bound, float(problem.offset), objective_step(problem.cost, problem.integrality))
     if bound is not None and np.isfinite(objective):
-        gap = signed_gap(sense, objective, bound)
+        gap = signed_gap(sense, objective, bound, abs_gap_of(problem.cost))
     integral = True
     if problem.is_mip:
         ints = problem.integrality != 0
