@@ -1,7 +1,7 @@
 """HiGHS MIP on a model with tiny costs: its tolerances are absolute, so before its costs were scaled it took a point
 twice the optimum for optimal and reported that as its dual bound, which copter passed on as proven (helper-202:
 stein27 with costs x 1e-7 ended OPTIMAL at 2.6e-6 with bound 2.6e-6; the optimum is 1.8e-6). HiGHS now runs the costs
-times a power of two that brings the largest into [1, 2) (``solver.integer.fallback.objective_scale``)."""
+times the power of two that brings ||c||_2 into [1, 2) (``solver.integer.gap.cost_scale``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 
 from formats.io import read_problem
 from solver.integer import solve_milp
-from solver.integer.fallback import highs_mip, objective_scale
+from solver.integer.fallback import highs_mip
+from solver.integer.gap import cost_scale
 from solver.model.settings import Settings
 from tests.helpers import manifest, require_data
 
@@ -28,11 +29,11 @@ def _stein27(factor: float):
 
 def test_the_scale_is_a_power_of_two_for_tiny_costs_only():
     p = _stein27(1.0)
-    assert objective_scale(p) == 1.0
-    assert objective_scale(replace(p, cost=p.cost * 3e-7)) == 2.0 ** 22  # stein27: |c| <= 1; 3e-7 * 2**22 = 1.26
-    top = float(np.max(np.abs(p.cost))) * 3e-7 * objective_scale(replace(p, cost=p.cost * 3e-7))
-    assert 1.0 <= top < 2.0
-    assert objective_scale(replace(p, cost=np.zeros_like(p.cost))) == 1.0  # no cost: nothing to scale
+    assert cost_scale(p.cost) == 1.0  # ||c||_2 = sqrt(27) >= 1
+    tiny = p.cost * 3e-7  # ||c||_2 = 1.56e-6 = 1.63 x 2**-20
+    assert cost_scale(tiny) == 2.0 ** 20
+    assert 1.0 <= float(np.linalg.norm(tiny)) * cost_scale(tiny) < 2.0
+    assert cost_scale(np.zeros_like(p.cost)) == 1.0  # no cost: nothing to scale
 
 
 @pytest.mark.parametrize("factor", [1e-7, 1e-3])

@@ -30,7 +30,7 @@ def test_closed_within_highs_absolute_gap_and_the_zero_objective():
 
 def test_the_absolute_closure_scales_with_tiny_costs():
     """helper-202: with the closure a fixed 1e-6, stein27 with its costs x 1e-7 (objective ~1.8e-6) and --engine pdhg
-    ended OPTIMAL at 1.9e-6, 5.6% off; the closure is 1e-6 over the power of two that brings the costs to [1, 2)."""
+    ended OPTIMAL at 1.9e-6, 5.6% off; the closure is 1e-6 over the power of two that brings ||c||_2 into [1, 2)."""
     from solver.integer.gap import abs_gap_of, cost_scale
 
     assert abs_gap_of(np.array([1.0, -3.0])) == MIP_ABS_GAP and abs_gap_of(np.zeros(3)) == MIP_ABS_GAP

@@ -187,9 +187,13 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     h = new_highs(threads)
     if not presolve:
         h.setOptionValue("presolve", "off")
-    scale = objective_scale(problem)
+    # HiGHS's tolerances are absolute (a reduced cost within its dual feasibility tolerance 1e-7 counts as 0, a gap
+    # within mip_abs_gap 1e-6 as closed): on stein27 with its costs x 1e-7 HiGHS 1.16 said "Optimal" at 2.6e-6 with
+    # that as its dual bound, where the optimum is 1.8e-6, and copter passed the bound on as proven (helper-202). Tiny
+    # costs go to HiGHS times a power of two (exact: the point is the same, bound and objective divide back exactly)
+    scale = cost_scale(problem.cost)
     lp = to_highs_lp(problem, with_names=False)
-    if scale != 1.0:  # tiny costs: HiGHS's absolute tolerances would take any point for optimal (objective_scale)
+    if scale != 1.0:
         lp.col_cost_ = np.asarray(lp.col_cost_, dtype=np.float64) * scale
         lp.offset_ = float(lp.offset_) * scale
     reason = pass_model(h, lp, problem)
@@ -230,7 +234,7 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
     info.update(mip_info(h))
     info["mip_dual_bound"] /= scale  # HiGHS's figures of the scaled costs in the problem's units (a power of 2: exact)
     if scale != 1.0:
-        info["objective_scale"] = scale
+        info["cost_scale"] = scale
     x = read_point(h, problem.n_cols, is_mip=True)
     if x is not None:
         it = problem.integrality
@@ -241,17 +245,6 @@ def highs_mip(problem: Problem, seconds: float, seed: np.ndarray | None = None,
                                  mip_rel_gap, stall_seconds, far_seconds, t0, threads, presolve, objective_target)
     info["seconds"] = time.perf_counter() - t0
     return x, info
-
-
-def objective_scale(problem: Problem) -> float:
-    """The power of two HiGHS MIP runs ``problem``'s costs with: ``solver.integer.gap.cost_scale`` of them (1.0
-    unless the largest |cost| is positive and below 1, then the power bringing it into [1, 2)). HiGHS's tolerances
-    are absolute (a reduced cost within its dual feasibility tolerance 1e-7 counts as 0, a gap within
-    ``mip_abs_gap`` 1e-6 as closed): on stein27 with its costs x 1e-7 HiGHS 1.16 said "Optimal" at 2.6e-6 with that
-    as its dual bound, where the optimum is 1.8e-6, and copter passed the bound on as proven (helper-202: a
-    general-integer variant ended OPTIMAL, gap 0, at twice its optimum). A power of two scales exactly: the point
-    is the same, the bound and objective divide back exactly."""
-    return cost_scale(problem.cost)
 
 
 def _wrong_objective(problem: Problem, x: np.ndarray, highs_objective: float) -> bool:

@@ -25,23 +25,22 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy is imported where it is used: copter history (numpy kept out) measures diffs here
     import numpy as np
 
-MIP_ABS_GAP = 1e-6  #: HiGHS's mip_abs_gap default: an absolute gap at most this is closed (for costs of size >= 1)
-COST_SCALE_BELOW = 1.0  #: a model whose largest |cost| is below this has its closure scaled down (:func:`cost_scale`)
+MIP_ABS_GAP = 1e-6  #: HiGHS's mip_abs_gap default: an absolute gap at most this is closed (for ||c||_2 >= 1)
 
 
 def cost_scale(cost: np.ndarray) -> float:
-    """The power of two that brings a model's largest |cost| into [1, 2) when it is positive and below
-    :data:`COST_SCALE_BELOW`, else 1.0 (costs (n,)). HiGHS MIP runs such a model's costs times it
+    """The power of two that brings ||c||_2 into [1, 2) when it is positive and below 1, else 1.0 (costs (n,)): the
+    reciprocal of the LP core's cost normalisation (``solver.lp.model_scale``), so a MILP's relaxation, its HiGHS MIP
+    steps and its gap all work in the model's own units. HiGHS MIP runs such a model's costs times it
     (``solver.integer.fallback.highs_mip``: its tolerances are absolute), and the gap's absolute closure is
-    :data:`MIP_ABS_GAP` divided by it (:func:`abs_gap_of`), the same closure in the model's own units: with an
-    absolute 1e-6, stein27 with its costs x 1e-7 ended OPTIMAL at 1.9e-6 against the optimum 1.8e-6, 5.6% outside
-    a 0.5% ``--mip-gap`` (helper-202). O(n)."""
+    :data:`MIP_ABS_GAP` divided by it (:func:`abs_gap_of`): with an absolute 1e-6, stein27 with its costs x 1e-7
+    ended OPTIMAL at 1.9e-6 against the optimum 1.8e-6, 5.6% outside a 0.5% ``--mip-gap`` (helper-202). O(n)."""
     import numpy as np
 
-    top = float(np.max(np.abs(np.asarray(cost, dtype=np.float64)), initial=0.0))
-    if not (0.0 < top < COST_SCALE_BELOW):
-        return 1.0
-    return float(2.0 ** -math.floor(math.log2(top)))
+    from solver.lp.model_scale import power_below
+
+    c = np.asarray(cost, dtype=np.float64)
+    return 1.0 / power_below(math.sqrt(float(c @ c)))
 
 
 def abs_gap_of(cost: np.ndarray) -> float:

@@ -143,6 +143,7 @@ class _Round:
     lp_state: SolverState | None = None
     out: object = None  #: the last RoundingOutcome (seed of dive and fallback)
     step: float | None = None  #: the objective's lattice step (``solver.integer.gap.objective_step``), once
+    abs_gap: float | None = None  #: the gap's absolute closure (``solver.integer.gap.abs_gap_of``), once
     #: seconds HiGHS MIP has run in this round's HiGHS MIP steps (HiGHS first, the fallback, the improvement),
     #: which share one ``integer_fallback_seconds`` budget (``_highs_budget``)
     highs_mip_seconds: float = 0.0
@@ -157,6 +158,12 @@ class _Round:
             self.step = objective_step(self.problem.cost, self.problem.integrality)
         return lattice_bound(self.problem.sense, self.lp_bound if bound is None else bound,
                              float(self.problem.offset), self.step)
+
+    def closure(self) -> float:
+        """The absolute gap within which this model's MIP gap is closed (``solver.integer.gap.abs_gap_of``)."""
+        if self.abs_gap is None:
+            self.abs_gap = abs_gap_of(self.problem.cost)
+        return self.abs_gap
 
     def add_highs_seconds(self, seconds: float) -> None:
         """Charge ``seconds`` of a HiGHS MIP step to the round's one HiGHS budget (``highs_mip_seconds``, which
@@ -186,7 +193,7 @@ class _Round:
         tighter = bound is not None and np.isfinite(bound) and (not np.isfinite(self.lp_bound)
                                                                 or s * (bound - self.lp_bound) > 0)
         return gap_rel(s, self.problem.objective(self.x_best), self.proven_bound(bound if tighter else None),
-                       abs_gap_of(self.problem.cost))
+                       self.closure())
 
     def finish(self, status: Status, x, message: str, *, bound: float | None = None,
                feasible: bool = False) -> SolveResult:
@@ -699,8 +706,7 @@ def _rens_step(run: _Round, x_ref: np.ndarray, budget: float, reason: str | None
     # 10,240 (seed 9377, round 2), the root LP's point is 0.32% from the Lagrangian bound, and the root cuts
     # that took the sub-MIP's gap to 0.25% doubled its time (0.15 -> 0.27 s) for a round gap of 0.28%
     # the previous round's point, when it is the incumbent, is HiGHS's start in every neighbourhood that holds it
-    target = objective_within(problem.sense, run.proven_bound(), float(run.settings.mip_gap_tol),
-                              abs_gap_of(problem.cost))
+    target = objective_within(problem.sense, run.proven_bound(), float(run.settings.mip_gap_tol), run.closure())
     xr, rinfo = rens(problem, x_lp, budget, mip_rel_gap=max(1e-4, 0.5 * float(run.settings.mip_gap_tol)),
                      core=core, seed=run.x_best if run.source == "previous" else None,
                      threads=run.settings.threads, presolve=presolve_pays(problem, run.st),
@@ -944,7 +950,7 @@ def _assemble(run: _Round) -> SolveResult:
     obj = run.problem.objective(run.x_best)
     run.lp_bound = run.proven_bound()  # the report's bound is the one the gap is proven with
     run.report["lp_bound"] = float(run.lp_bound)
-    gap = gap_rel(run.problem.sense, obj, run.lp_bound, abs_gap_of(run.problem.cost))
+    gap = gap_rel(run.problem.sense, obj, run.lp_bound, run.closure())
     run.report["integer_objective"] = obj
     run.report["gap_rel"] = gap
     status = Status.OPTIMAL if gap <= run.settings.mip_gap_tol else Status.FEASIBLE

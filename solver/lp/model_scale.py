@@ -70,8 +70,9 @@ class ModelScale:
                 + ": the relative measures are against them")
 
 
-def _power_below(norm: float) -> float:
-    """2^floor(log2 norm) for a finite 0 < norm < 1, else 1.0 (norm / result lies in [1, 2))."""
+def power_below(norm: float) -> float:
+    """2^floor(log2 norm) for a finite 0 < norm < 1, else 1.0 (norm / result lies in [1, 2)); also the MIP gap's and
+    HiGHS MIP's cost scale (``solver.integer.gap.cost_scale``)."""
     if not (0.0 < norm < 1.0):  # also nan
         return 1.0
     _, e = math.frexp(norm)  # norm = mant * 2^e, mant in [0.5, 1)
@@ -95,7 +96,7 @@ def model_scale(problem: Problem) -> ModelScale:
     cn = math.sqrt(float(problem.cost @ problem.cost)) if problem.n_cols else 0.0
     bn = math.inf if _some_finite_at_least_one(problem.row_lower) or _some_finite_at_least_one(problem.row_upper) \
         else combined_bound_norm(problem.row_lower, problem.row_upper)  # the common case costs no norm
-    sc, sb = _power_below(cn), _power_below(bn)
+    sc, sb = power_below(cn), power_below(bn)
     if sb != 1.0 and not (max(_finite_max(problem.col_lower), _finite_max(problem.col_upper)) / sb < INF_BOUND):
         sb = 1.0  # a finite column bound would become infinite
     if not (abs(problem.offset) / (sc * sb) < INF_VALUE):

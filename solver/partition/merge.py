@@ -198,6 +198,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         y[part.rows[mine]] = res.y[mine]
     objective = problem.objective(x)
     sense = float(problem.sense)
+    closure = abs_gap_of(problem.cost)  # the MIP gap's absolute closure in this model's units
     ascent, a_state, near_cut = None, None, False
     ph.add("merge_points", time.perf_counter() - t_ph)
     t_ph = time.perf_counter()
@@ -236,7 +237,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
         evals, secs, a_state = int(info_a["steps"]), float(info_a["seconds"]), info_a["state"]
         if resume is None and used:  # a fresh run from better candidates: the round's count goes on
             a_state = replace(a_state, evaluations=a_state.evaluations + used)
-        far = np.isfinite(bound) and signed_gap(sense, objective, bound, abs_gap_of(problem.cost)) > FAR_GAP * tol
+        far = np.isfinite(bound) and signed_gap(sense, objective, bound, closure) > FAR_GAP * tol
         near_cut = bool(first < steps and np.isfinite(bound) and not far and evals >= first and not a_state.done)
         if near_cut and near_goes_on:  # near the target: go on
             bound, y2, info_b = wb.ascend(None, objective, tol, steps - first, seconds=ascent_seconds(r.clock),
@@ -287,7 +288,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
     if bound is not None and problem.is_mip:  # an integral objective's bound rounds up to its lattice
         bound = lattice_bound(sense, bound, float(problem.offset), objective_step(problem.cost, problem.integrality))
     if bound is not None and np.isfinite(objective):
-        gap = signed_gap(sense, objective, bound, abs_gap_of(problem.cost))
+        gap = signed_gap(sense, objective, bound, closure)
     integral = True
     if problem.is_mip:
         ints = problem.integrality != 0
