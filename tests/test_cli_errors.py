@@ -168,16 +168,18 @@ def test_a_folder_where_an_out_file_goes_is_refused_before_the_round(capsys, st,
     oo with the new round's Parquet files beside a stale report."""
     out = tmp_path / "out"
     (out / name).mkdir(parents=True)
-    code, _, err = run_main(capsys, "step", _delta(tmp_path), "--state", st, "--out", out)
+    delta, before = _delta(tmp_path), snapshot(st)
+    code, _, err = run_main(capsys, "step", delta, "--state", st, "--out", out)
     assert code == 2 and f"--out {out}: {out / name} is a folder" in err, err
-    assert (st / "CURRENT").read_text() == "0\n" and sorted(p.name for p in out.iterdir()) == [name]
+    assert snapshot(st) == before and sorted(p.name for p in out.iterdir()) == [name]
 
 
 def test_step_out_dash_is_refused_not_a_folder_named_dash(capsys, st, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code, _, err = run_main(capsys, "step", _delta(tmp_path), "--state", st, "--out", "-")
+    delta, before = _delta(tmp_path), snapshot(st)
+    code, _, err = run_main(capsys, "step", delta, "--state", st, "--out", "-")
     assert code == 2 and "--out -: --out names a folder" in err, err
-    assert not (tmp_path / "-").exists() and (st / "CURRENT").read_text() == "0\n"
+    assert not (tmp_path / "-").exists() and snapshot(st) == before
 
 
 def test_copy_to_out_failing_after_the_commit_exits_2_and_says_the_round_is_current(capsys, st, tmp_path,
