@@ -69,9 +69,42 @@ def test_a_ray_worker_that_dies_once_has_its_part_run_again_and_said(ray_cluster
     assert executor.map_parts(die_once, tasks, "ray") == ["done", "done"]
     said = executor.take_retries()
     assert len(said) == 2, said
-    for p, sentence in enumerate(said):
+    for p, sentence in enumerate(sorted(said)):  # in the order the deaths were seen
         assert sentence.startswith(f"the Ray worker solving part {p} died (WorkerCrashedError)"), sentence
     assert executor.take_retries() == []
+
+
+def test_a_later_part_whose_worker_died_runs_again_while_an_earlier_part_still_runs(ray_cluster, tmp_path):
+    """The driver waited for the parts in order (``ray.get`` on part 0, then part 1, ...), so a later part whose
+    worker died was submitted again only after every part before it had ended: its retry came after them on the
+    round's critical path. It is now run again as soon as its death is seen (``ray.wait`` on every part). Part 0
+    runs until part 1's retry has started (a marker file), with a bound far above the test's needs: before, part 0
+    ended at that bound, after part 1's retry started."""
+
+    def part(role: str, marker: str, started: str) -> str:  # nested: Ray pickles it by value
+        import os
+        import signal
+        import time
+
+        if role == "slow":  # part 0: runs until part 1's retry has started, or 120 s
+            t0 = time.monotonic()
+            while not os.path.exists(started) and time.monotonic() - t0 < 120.0:
+                time.sleep(0.05)
+            return "retry seen" if os.path.exists(started) else "bound reached"
+        if not os.path.exists(marker):  # part 1: its first worker dies
+            open(marker, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        open(started, "w").close()
+        return "done"
+
+    from solver.partition import executor
+
+    started = str(tmp_path / "retry-started")
+    executor.take_retries()
+    out = executor.map_parts(part, [("slow", "", started), ("dies once", str(tmp_path / "m1"), started)], "ray")
+    assert out == ["retry seen", "done"]
+    said = executor.take_retries()
+    assert len(said) == 1 and said[0].startswith("the Ray worker solving part 1 died"), said
 
 
 def test_a_ray_worker_without_the_console_scripts_setting_turns_numpys_hugepage_advice_off(ray_cluster,

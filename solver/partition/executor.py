@@ -781,20 +781,22 @@ def _own_sigterm():
             signal.signal(signal.SIGTERM, saved)
 
 
-def _ray_get(ray, ref, check: Callable[[], None], gcs: tuple[str, int] | None = None):
-    """``ray.get(ref)`` in steps of ``PROGRESS_INTERVAL`` seconds, each after ``check()``: an interrupt dropped in
-    a finalizer is raised there instead of waiting for the part (:func:`_collect`). ``gcs``: the cluster's GCS
-    (host, port), checked between the steps (:func:`_check_gcs`)."""
+def _ray_ready(ray, refs: list, check: Callable[[], None], gcs: tuple[str, int] | None = None) -> list:
+    """The refs of ``refs`` (Ray ObjectRefs) whose tasks have ended, at least one: ``ray.wait`` in steps of
+    ``PROGRESS_INTERVAL`` seconds, each after ``check()`` (an interrupt dropped in a finalizer is raised there instead
+    of waiting for the parts, :func:`_collect`). ``gcs``: the cluster's GCS (host, port), checked between the steps
+    (:func:`_check_gcs`). Waiting for any part, not for the parts in order, lets a part whose worker died be run
+    again while the parts before it still run (a sequential ``ray.get`` reached it only after them)."""
     checked = time.monotonic()
     while True:
         check()
-        try:
-            return ray.get(ref, timeout=PROGRESS_INTERVAL)
-        except ray.exceptions.GetTimeoutError:
-            if time.monotonic() - checked >= GCS_CHECK_SECONDS:
-                _check_gcs(ray, gcs)
-                checked = time.monotonic()
-            continue
+        ready, _ = ray.wait(refs, num_returns=1, timeout=PROGRESS_INTERVAL)
+        if ready:
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)  # and every other one that has ended
+            return ready
+        if time.monotonic() - checked >= GCS_CHECK_SECONDS:
+            _check_gcs(ray, gcs)
+            checked = time.monotonic()
 
 
 GCS_CHECK_SECONDS = 2.0  #: how often a wait for a Ray part checks that the cluster's GCS still accepts connections
@@ -866,33 +868,35 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
     refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
     if on_submitted is not None:
         on_submitted()
-    out = []
     gcs = _gcs_of(ray)
     died = _worker_died_errors(ray)
     retried: set[int] = set()
-    i = 0
-    while i < len(refs):
-        try:
-            out.append(_ray_get(ray, refs[i], check, gcs))
-            i += 1
-        except ray.exceptions.RayError as err:
-            if isinstance(err, died) and i not in retried:
-                retried.add(i)
-                _RETRIES.append(f"the Ray worker solving part {i} died ({type(err).__name__}) and the part was solved "
-                                "again in a new task; a worker that keeps dying points at memory (the OOM killer, "
-                                "Ray's memory monitor) or at something killing processes")
-                refs[i] = remote.remote(fn, tasks[i], kill[i])
-                if on_submitted is not None:
-                    on_submitted()
+    out: list = [None] * len(refs)
+    pending = {ref: i for i, ref in enumerate(refs)}  # a task's ref -> its part
+    while pending:
+        for ref in sorted(_ray_ready(ray, list(pending), check, gcs), key=pending.__getitem__):
+            i = pending.pop(ref)
+            try:
+                out[i] = ray.get(ref)  # ended: at once
                 continue
-            for r in refs[i + 1:]:
-                ray.cancel(r, force=True)
-            _quiet_driver_logs(ray)  # copter's error line is the command's last: Ray's later lines came after it
-            if isinstance(err, ray.exceptions.RayTaskError):  # fn raised: its own exception, as inline/process
-                raise err.as_instanceof_cause() from None
-            # a worker that died on the part's retry too, a lost node
-            again = " twice" if i in retried else ""
-            raise PartWorkerError(f"the Ray task solving part {i} failed{again}: {type(err).__name__}", i) from err
+            except ray.exceptions.RayError as err:
+                if isinstance(err, died) and i not in retried:
+                    retried.add(i)
+                    _RETRIES.append(f"the Ray worker solving part {i} died ({type(err).__name__}) and the part was "
+                                    "solved again in a new task; a worker that keeps dying points at memory (the OOM "
+                                    "killer, Ray's memory monitor) or at something killing processes")
+                    pending[remote.remote(fn, tasks[i], kill[i])] = i  # now, beside the parts still running
+                    if on_submitted is not None:
+                        on_submitted()
+                    continue
+                for r in pending:
+                    ray.cancel(r, force=True)
+                _quiet_driver_logs(ray)  # copter's error line is the command's last: Ray's later lines came after it
+                if isinstance(err, ray.exceptions.RayTaskError):  # fn raised: its own exception, as inline/process
+                    raise err.as_instanceof_cause() from None
+                # a worker that died on the part's retry too, a lost node
+                again = " twice" if i in retried else ""
+                raise PartWorkerError(f"the Ray task solving part {i} failed{again}: {type(err).__name__}", i) from err
     return out
 
 
