@@ -744,14 +744,14 @@ def _print_csv(rows: list[dict], last: int | None = None, header: bool = True) -
     import csv
 
     from copter_cli.output import AnswerFile
-    from solver.rounds.log_history import COMPARE_FIELDS, CSV_METHODS, flat, pop_k
+    from solver.rounds.log_history import COMPARE_FIELDS, CSV_METHODS, compare_prefix, flat, pop_k
 
     flat_rows = [flat(r) for r in rows]
     others = sorted({m for r in rows for m in r["compare"] if pop_k(m) is None} - set(CSV_METHODS))
     cols = [k for k in dict.fromkeys(k for r in flat_rows for k in r) if not k.startswith("compare_")]
-    cols += [f"compare_{m}_{f}" for m in CSV_METHODS for f in COMPARE_FIELDS]
+    cols += [f"{compare_prefix(m)}_{f}" for m in CSV_METHODS for f in COMPARE_FIELDS]
     cols += ["compare_pop_k", *(f"compare_pop_{f}" for f in COMPARE_FIELDS)]
-    cols += [f"compare_{m}_{f}" for m in others for f in COMPARE_FIELDS]  # none today: a method outside the registry
+    cols += [f"{compare_prefix(m)}_{f}" for m in others for f in COMPARE_FIELDS]  # none today: a method outside the registry
     w = csv.DictWriter(AnswerFile(), fieldnames=cols, lineterminator="\n")
     if header:
         w.writeheader()

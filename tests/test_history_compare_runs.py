@@ -161,7 +161,16 @@ def test_history_csv_appended_each_round_keeps_its_columns_across_compares(state
     assert run_main(capsys, "step", d, "--state", state)[0] == 0
     after = header()
     assert after == before, (before, after)
-    assert "compare_highs-warm_status" in before and "compare_copter_objective" in before
+    assert "compare_highs_warm_status" in before and "compare_copter_objective" in before
+    # every header is a plain identifier: SQL takes it unquoted (``compare_highs-simplex_status`` parsed as a
+    # subtraction, helper-203), as does pandas' attribute access
+    assert all(c.isidentifier() for c in before), [c for c in before if not c.isidentifier()]
+    import sqlite3
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE h (" + ", ".join(f'"{c}"' for c in before) + ")")  # as sqlite's .import --csv makes it
+    for c in before:
+        db.execute(f"SELECT {c} FROM h")
     assert before[-len(COMPARE_FIELDS) - 1:] == ["compare_pop_k", *(f"compare_pop_{f}" for f in COMPARE_FIELDS)]
     assert not any(c.startswith("compare_pop-") for c in before)
 

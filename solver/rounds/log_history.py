@@ -325,9 +325,17 @@ def flat(row: dict) -> dict:
         k = pop_k(method)
         if k is not None:
             out["compare_pop_k"] = k
-        prefix = f"compare_{method}" if k is None else "compare_pop"
+        prefix = compare_prefix(method) if k is None else "compare_pop"
         out.update({f"{prefix}_{f}": v for f, v in fields.items()})
     return out
+
+
+def compare_prefix(method: str) -> str:
+    """The CSV column prefix of a compare method's fields: ``compare_`` and the method's name with every character
+    outside ``[0-9A-Za-z_]`` as ``_`` (``highs-simplex`` -> ``compare_highs_simplex``), so every header is a plain
+    identifier that SQL (sqlite's ``.import``), pandas' attribute access and R take unquoted; the methods' names
+    cannot collide this way (``CSV_METHODS``; no field name starts with a method's last word)."""
+    return "compare_" + "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in method)
 
 
 def pop_k(method: str) -> int | None:
@@ -336,4 +344,4 @@ def pop_k(method: str) -> int | None:
     return int(k) if method.startswith("pop-") and k.isascii() and k.isdigit() else None
 
 
-__all__ = ["COMPARE_FIELDS", "CSV_METHODS", "flat", "history", "pop_k"]
+__all__ = ["COMPARE_FIELDS", "CSV_METHODS", "compare_prefix", "flat", "history", "pop_k"]
