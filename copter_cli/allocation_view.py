@@ -8,7 +8,7 @@ printed (``--json`` output never imports it)."""
 from __future__ import annotations
 
 from copter_cli.output import console, say, say_warnings
-from copter_cli.printable import printable
+from copter_cli.printable import name_cell
 
 NO_CLIENT = "(no client)"  #: the table's label of the group of names without a client
 
@@ -42,8 +42,8 @@ def print_allocation(res: dict) -> None:
         t.add_column(col, justify=just, overflow="fold")
     for c in res["clients"]:
         share = "-" if c["share"] is None else f"{100 * c['share']:.1f}%"
-        top = ", ".join(f"{printable(e['name'])} {_num(e['value'])}" for e in c["top"])
-        t.add_row(escape(NO_CLIENT if c["client"] is None else printable(c["client"])), f"{c['nonzero']:,}",
+        top = ", ".join(f"{name_cell(e['name'], ', ')} {_num(e['value'])}" for e in c["top"])
+        t.add_row(escape(NO_CLIENT if c["client"] is None else name_cell(c["client"])), f"{c['nonzero']:,}",
                   _num(c["sum"]), share, escape(top))
     _print_table(t)
     if res["clients_omitted"]:
@@ -73,7 +73,7 @@ def _print_moves(round_: int, ch: dict) -> None:
     for col in ("name", "kind", "old", "new", "delta"):
         t.add_column(col, justify="left" if col in ("name", "kind") else "right", overflow="fold")
     for m in ch["moves"]:
-        t.add_row(escape(printable(m["name"])), m["kind"], _num(m["old"]), _num(m["new"]), _num(m["delta"], "+.6g"))
+        t.add_row(escape(name_cell(m["name"])), m["kind"], _num(m["old"]), _num(m["new"]), _num(m["delta"], "+.6g"))
     _print_table(t)
     if ch["moves_omitted"]:
         say(f"... and {ch['moves_omitted']:,} smaller move(s)")

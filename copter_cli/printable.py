@@ -16,8 +16,9 @@ import re
 #: C0 and C1 control characters (tab, newline, NEL U+0085 included), DEL, and the Unicode line and
 #: paragraph separators: what a terminal or a line-based tool takes for a line break or a control; and the
 #: bidirectional controls (marks, embeddings, overrides, isolates: U+061C, U+200E-F, U+202A-E, U+2066-9), with
-#: which a name reorders what a terminal shows after it (a U+202E name printed a table row backwards: helper-203)
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: which a name reorders what a terminal shows after it (a U+202E name printed a table row backwards: helper-203);
+#: and the zero-width characters (U+200B-D, U+2060, U+FEFF), with which two names print alike
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
 def _escape(m: re.Match) -> str:
@@ -28,3 +29,13 @@ def printable(name: str) -> str:
     """``name`` with every control character and line/paragraph separator written as its Python escape
     (``'a\\u2028b'`` -> ``a\\u2028b`` as six visible characters); unchanged (the same object) when it has none."""
     return _UNPRINTABLE.sub(_escape, name) if _UNPRINTABLE.search(name) else name
+
+
+def name_cell(name: str, separators: str = "") -> str:
+    """``name`` as a table cell shows it: :func:`printable`, or quoted as Python's ``repr`` writes it when the cell
+    alone would not tell it from another name: empty, a leading or trailing space (``'a '`` and ``a`` printed alike,
+    helper-203), a leading quote (it would read as a quoted name), or a character of ``separators`` (a cell that
+    lists several names, ``"a 1, b 2"``, passes ``", "``: a name holding them would split there)."""
+    if not name or name[0] in "'\"" or name != name.strip() or any(c in name for c in separators):
+        return repr(name)
+    return printable(name)

@@ -22,7 +22,9 @@ ODD = ["ls\u2028sep/x", "para\u2029/x", "nel\u0085/x", "csi\u009b31m/x", "plain/
                                        ("a\tb\nc", "a\\tb\\nc"), ("nb\u00a0sp", "nb\u00a0sp"), ("a\\b", "a\\b"),
                                        # bidirectional controls reorder the rest of the line (helper-203)
                                        ("abc\u202edef", "abc\\u202edef"), ("x\u2066y\u2069", "x\\u2066y\\u2069"),
-                                       ("r\u200fl\u061c", "r\\u200fl\\u061c"), ("\u05e9\u05dc\u05d5\u05dd", "\u05e9\u05dc\u05d5\u05dd")])
+                                       ("r\u200fl\u061c", "r\\u200fl\\u061c"), ("\u05e9\u05dc\u05d5\u05dd", "\u05e9\u05dc\u05d5\u05dd"),
+                                       # zero-width characters make two names print alike
+                                       ("a\u200bb", "a\\u200bb"), ("\ufeffx\u2060", "\\ufeffx\\u2060")])
 def test_printable_escapes_controls_and_separators_only(raw, shown):
     assert printable(raw) == shown
 
@@ -55,6 +57,35 @@ def test_show_solution_json_keeps_the_exact_names(state):
     res = CliRunner().invoke(app, ["show", "--solution", "--state", str(state), "--json"])
     names = {e["name"] for c in json.loads(res.stdout)["clients"] for e in c["top"]}
     assert set(ODD) <= names
+
+
+@pytest.mark.parametrize("raw,shown", [("a", "a"), ("a b", "a b"), ("a ", "'a '"), (" a", "' a'"), ("", "''"),
+                                       ("'a '", "\"'a '\""), ("a\u00a0", "'a\\xa0'"), ("a\u2028", "'a\\u2028'")])
+def test_a_table_cell_quotes_a_name_it_would_show_like_another(raw, shown):
+    """``a`` and ``a `` printed alike in a table (helper-203): a name with a leading or trailing space, an empty one
+    or one that starts with a quote is shown as Python's repr; others as :func:`printable`."""
+    from copter_cli.printable import name_cell
+
+    assert name_cell(raw) == shown
+    assert name_cell("x y", ", ") == "'x y'" and name_cell("x,y", ", ") == "'x,y'"  # a cell listing names
+
+
+def test_show_solution_tells_names_apart_that_differ_by_spaces(tmp_path):
+    """Variables ``a`` and ``a `` (and clients ``c`` / ``c ``): every row of ``show --solution --changes`` is one of
+    them, told apart: before, the two rows read the same."""
+    names = ["c/a", "c/a ", "c /a"]
+    d = Delta.concat([Delta.vars(names, cost=[-1.0, -2.0, -3.0], upper=[1.0] * 3), Delta.cons(["cap"], upper=[10.0]),
+                      Delta.coefs(names, ["cap"] * 3, [1.0] * 3)])
+    d.format = "problem"
+    write_delta(d, tmp_path / "p.parquet")
+    st = tmp_path / "S"
+    assert CliRunner().invoke(app, ["init", str(tmp_path / "p.parquet"), "--state", str(st)]).exit_code == 0
+    out = CliRunner().invoke(app, ["show", "--solution", "--changes", "--state", str(st)], terminal_width=200).output
+    assert "'c/a '" in out and "'c /a'" in out  # the largest entries and the moves
+    clients = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(("c  ", "'c '  "))]
+    assert len(clients) == 2 and clients[0][0] != clients[1][0], out  # the client rows: c and 'c '
+    moves = [ln.split()[0] for ln in out.splitlines() if "var_added" in ln]
+    assert sorted(moves) == sorted(["c/a", "'c/a", "c"]), out  # 'c/a ' quoted; c /a as is (its space is inside)
 
 
 SEPARATORS = ("\u2028", "\u2029", "\u0085", "\u009b")
