@@ -131,3 +131,45 @@ def test_a_huge_cost_free_column_does_not_widen_the_zero_width():
     _derive(copter, [pop], 1, 1e-4)
     assert pop["objective_diff_rel"] == pytest.approx(18.125 / 3.0)
     assert "_scale" not in pop and "_scale" not in copter
+
+
+def test_objectives_within_floating_point_rounding_of_each_other_are_equal():
+    """misc03: copter's point and HiGHS's, the same allocation, had objectives 1.49e-15 apart relative (c'x summed
+    in another order) and the later row read as worse (helper-200). Within ``objective_rounding`` of the two points'
+    scales they are equal; a difference above it still counts."""
+    from solver.integer.gap import objective_rounding
+
+    best = 3360.0
+    ulps = best * (1 + 1.49e-15)
+    rounding = objective_rounding(160, 6000.0, 6000.0)  # n = 160 columns, sum |c_j| (1 + |x_j|) = 6,000
+    assert objective_diff_rel(1, ulps, best, 0.0, rounding) == 0.0
+    assert objective_diff_rel(1, ulps, best) > 0.0  # without the allowance: worse, as before
+    assert objective_diff_rel(1, best + 1e-9, best, 0.0, rounding) > 0.0  # a real difference is above it
+    copter = {"name": "copter", "status": "OPTIMAL", "objective": best, "seconds": 1.0, "_scale": 6000.0}
+    highs = {"name": "highs", "status": "OPTIMAL", "objective": ulps, "seconds": 1.0, "_scale": 6000.0}
+    _derive(copter, [highs], 1, 1e-6, 160)
+    assert highs["objective_diff_rel"] == 0.0 and copter["objective_diff_rel"] == 0.0
+    assert objective_rounding(0, 1.0) == 0.0 and objective_rounding(2 ** 53, 1.0) == math.inf
+
+
+def test_objective_rounding_bounds_the_sums_of_c_x_in_any_order():
+    """The bound holds: c'x summed by numpy's dot, in order, reversed and shuffled, all within it of each other."""
+    import numpy as np
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from solver.integer.gap import objective_rounding, objective_scale
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.integers(1, 400), st.integers(0, 2 ** 32 - 1), st.sampled_from([1e-6, 1.0, 1e6]))
+    def check(n, seed, spread):
+        rng = np.random.default_rng(seed)
+        c = rng.normal(size=n) * spread ** rng.uniform(-1, 1, size=n)
+        x = rng.normal(size=n) * spread ** rng.uniform(-1, 1, size=n)
+        sums = [float(c @ x), math.fsum((c * x).tolist()), float(np.cumsum(c * x)[-1]),
+                float(np.cumsum((c * x)[::-1])[-1]), float(np.cumsum((c * x)[rng.permutation(n)])[-1])]
+        scale = objective_scale(c, x)
+        allowed = objective_rounding(n, scale, scale)
+        assert max(sums) - min(sums) <= allowed, (max(sums) - min(sums), allowed)
+
+    check()

@@ -70,7 +70,8 @@ def gap_rel(sense: int, objective: float, bound: float, abs_gap: float = MIP_ABS
     return max(0.0, signed_gap(sense, objective, bound, abs_gap))
 
 
-def objective_diff_rel(sense: int, objective: float, reference: float, zero_within: float = 0.0) -> float:
+def objective_diff_rel(sense: int, objective: float, reference: float, zero_within: float = 0.0,
+                       rounding: float = 0.0) -> float:
     """How much worse ``objective`` is than ``reference`` (both in the problem's sense; scalars, objective
     units), relative: sense * (objective - reference) / |reference|, HiGHS's |p - d| / |p| with the reference
     as p (> 0: worse, < 0: better, 0.0 equal). No absolute closure when the reference is nonzero: a comparison
@@ -80,16 +81,36 @@ def objective_diff_rel(sense: int, objective: float, reference: float, zero_with
     passes its feasibility tol times :func:`objective_scale` of the best point, the most a tolerance-sized
     move of that point can change its objective). Such a reference gives 0.0
     when |objective - reference| is within max(``MIP_ABS_GAP``, ``zero_within``) (as :func:`signed_gap` closes
-    it), else +-1.0. nan when either is not finite."""
+    it), else +-1.0. nan when either is not finite.
+
+    ``rounding`` (objective units, >= 0): how far float64 rounding alone can set the two objectives apart (compare
+    passes :func:`objective_rounding`); a difference within it is 0.0 at any reference. Two points with the same
+    allocation, evaluated in different orders, differed by 1.5e-15 relative on misc03 and the later one read as
+    worse (helper-200)."""
     if not (math.isfinite(objective) and math.isfinite(reference)):
         return math.nan
     diff = sense * (objective - reference)
+    if abs(diff) <= rounding:
+        return 0.0
     zero = zero_within if math.isfinite(zero_within) and zero_within > 0.0 else 0.0
     if abs(reference) > zero:
         return diff / abs(reference) + 0.0
     if abs(diff) <= max(MIP_ABS_GAP, zero):
         return 0.0
     return math.copysign(1.0, diff)
+
+
+def objective_rounding(n: int, *scales: float) -> float:
+    """The most float64 rounding can move c'x's evaluation at the points whose :func:`objective_scale` are
+    ``scales`` (objective units; n columns): the sum of gamma_n sum_j |c_j x_j| (Higham, Accuracy and Stability of
+    Numerical Algorithms, 2nd ed., eq. 3.5: |fl(c'x) - c'x| <= gamma_n sum_j |c_j x_j|, gamma_n = n u / (1 - n u),
+    u = 2^-53), each point's ``objective_scale`` bounding its sum from above; two objectives closer than this cannot be
+    told apart. 0.0 for n = 0; inf when n u >= 1."""
+    u = 2.0 ** -53
+    nu = max(int(n), 0) * u
+    if nu >= 1.0:
+        return math.inf
+    return nu / (1.0 - nu) * float(sum(s for s in scales if math.isfinite(s) and s > 0.0))
 
 
 def objective_scale(cost: np.ndarray, x: np.ndarray | None) -> float:

@@ -82,7 +82,7 @@ from formats.checkpoint import StateStore
 from solver.baselines import registry
 from solver.baselines.highs import check_solver
 from solver.baselines.result import point_quality
-from solver.integer.gap import objective_diff_rel, objective_scale
+from solver.integer.gap import objective_diff_rel, objective_rounding, objective_scale
 from solver.lp.original_kkt import original_kkt
 from solver.lp.termination import row_tolerance
 from solver.model.errors import NotApplicableError, PartWorkerError, StateError, UsageError
@@ -320,7 +320,7 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
                                   "the round log", err.part) from err
         out.append({**res.summary(), **feasibility(problem, res.x, tol, prices=prices),
                     "_scale": objective_scale(problem.cost, res.x)})
-    _derive(copter, out, problem.sense, tol)
+    _derive(copter, out, problem.sense, tol, problem.n_cols)
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
               "feasibility_tol": tol, "feasibility_ruler": feasibility_ruler(problem),
               "common_feasibility_tol": None if problem.is_mip else COMMON_TOL, "copter": copter,
@@ -427,13 +427,15 @@ def _ratio(seconds, base) -> float:
     return float(seconds) / base
 
 
-def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0) -> None:
+def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0, n: int = 0) -> None:
     """Blank the objective of every row that is not OPTIMAL/FEASIBLE (None: an infeasible or limited row's
     point is no allocation to compare) and add ``objective_diff_rel`` (sense * (objective - best) / |best|, a
     best within ``tol`` x the smaller ``_scale`` (``objective_scale``) of its point and the row's of 0 counting as 0 (every row carries
     ``_scale`` and loses it here), :func:`solver.integer.gap.objective_diff_rel`; the best over the OPTIMAL/FEASIBLE rows whose ``violates_tol`` is not True; >= 0 except
     for a violating row; None for the other rows), ``time_ratio`` (seconds / copter's seconds) and, for POP
-    rows, ``pop_time_ratio`` (pop_seconds / copter's seconds)."""
+    rows, ``pop_time_ratio`` (pop_seconds / copter's seconds). ``n``: the model's column count; two objectives
+    within float64's rounding of c'x at their two points (:func:`solver.integer.gap.objective_rounding`) are equal,
+    a diff of 0.0 (0: no such allowance)."""
     everyone = [copter, *rows]
     for r in everyone:
         obj = r.get("objective")
@@ -453,7 +455,8 @@ def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0) -> Non
         # copter point at 0 (x = w = 0, width 2e-4) as '0.0' apart; both objectives must be 0 to within it
         width = min(scale, own) if own > 0.0 else scale
         r["objective_diff_rel"] = (None if obj is None or best is None
-                                   else objective_diff_rel(sense, obj, best, tol * width))
+                                   else objective_diff_rel(sense, obj, best, tol * width,
+                                                           objective_rounding(n, scale, own)))
         r["time_ratio"] = _ratio(r.get("seconds"), base)
         if "pop_seconds" in r:
             r["pop_time_ratio"] = _ratio(r["pop_seconds"], base)
