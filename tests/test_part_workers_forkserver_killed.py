@@ -112,6 +112,7 @@ def test_a_broken_pool_then_a_refused_start_are_two_deaths_retried_once_each(mon
     killed mid-round broke the pool (its workers died with it), and the retry's first worker start met the dying
     server's socket. One shared count called that "died twice"; the worker's death and the server's are now each
     retried once."""
+    from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
     from multiprocessing import forkserver
 
@@ -121,8 +122,11 @@ def test_a_broken_pool_then_a_refused_start_are_two_deaths_retried_once_each(mon
     def broken_once(futures, pool, check=lambda: None):
         if not events:
             events.append("broken")
-            for f in futures:
-                f.result()  # the parts end; then the pool "breaks" as one whose workers were killed
+            futures[0].result()  # part 0 ends; then the pool "breaks" as one whose workers were killed, and
+            futures[1].result()  # part 1's future says so (a pool marks its unfinished futures broken)
+            broken = Future()
+            broken.set_exception(BrokenProcessPool("A child process terminated abruptly"))
+            futures[1] = broken
             raise BrokenProcessPool("A child process terminated abruptly")
         return real_collect(futures, pool, check)
 

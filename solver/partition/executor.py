@@ -462,14 +462,17 @@ def map_parts(fn, tasks: list[tuple], executor: str = "process", workers: int | 
                 shipping.release(shipped)
 
 
-def _submit_all(pool: ProcessPoolExecutor, fn, tasks: list[tuple], shipped: list | None, kill: list[bool]) -> list:
-    """Submit every part: through shared memory (``shipped``, filled as the parts are packed, each part submitted
-    as soon as it is packed so that its worker starts while the next one is packed; a None entry goes by the
-    pipe), or pickled through the pool's pipe (``shipped`` None)."""
+def _submit_all(pool: ProcessPoolExecutor, fn, tasks: list[tuple], shipped: list | None, kill: list[bool],
+                todo: list[int] | None = None) -> list:
+    """Submit the parts ``todo`` (ascending indices into ``tasks``; None: every part): through shared memory
+    (``shipped``, filled as the parts are packed, each part submitted as soon as it is packed so that its worker
+    starts while the next one is packed; a None entry goes by the pipe), or pickled through the pool's pipe
+    (``shipped`` None). Returns their futures in ``todo``'s order."""
     futures = []
-    for i, t in enumerate(tasks):
-        if shipped is not None and i == len(shipped):
-            s, seconds = shipping.timed_pack(t)
+    for i in range(len(tasks)) if todo is None else todo:
+        t = tasks[i]
+        while shipped is not None and i >= len(shipped):  # a part not packed yet (and any before it: in order)
+            s, seconds = shipping.timed_pack(tasks[len(shipped)])
             shipped.append(s)
             _SHIP.append(seconds)
         s = None if shipped is None else shipped[i]
@@ -488,8 +491,10 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
     can still meet the dying server's socket; one shared count called that "died twice" (a test's flake beside CI,
     session 48)."""
     worker_deaths = server_deaths = 0
+    done: dict[int, object] = {}  # the parts a broken pool had finished: kept, not solved again
     while True:
         futures = []
+        todo = [i for i in range(len(tasks)) if i not in done]
         starting = True  # workers start (through the forkserver) while the parts are submitted, not after
         try:  # a pool broken earlier (a worker killed by SIGINT, say) already fails at submit
             # the CLI's SIGINT handler raises KeyboardInterrupt here (module docstring), also while the pool and
@@ -499,13 +504,13 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
                 board = getattr(pool, "copter_board", None)
                 if board is not None:
                     progress_board.clear(board)
-                futures = _submit_all(pool, fn, tasks, shipped, kill)
+                futures = _submit_all(pool, fn, tasks, shipped, kill, todo)
                 starting = False
                 if on_submitted is not None:
                     on_submitted()
-                out = _collect(futures, pool, check)
+                done.update(zip(todo, _collect(futures, pool, check), strict=True))
                 _PRESTARTED.discard(n)  # its workers have started
-                return out
+                return [done[i] for i in range(len(tasks))]
         except _ShipmentLost:  # a worker could not map the shared memory (/proc restricted): the pipe, same pool
             for f in futures:
                 f.cancel()
@@ -530,18 +535,35 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
                             "started the parts' workers")
             _forkserver_reaped()
         except BrokenProcessPool as err:
-            dead = next((i for i, f in enumerate(futures) if kill[i]), None)
+            dead = next((i for i, f in zip(todo, futures) if kill[i]), None)
             _end_pool(n)
             worker_deaths += 1
             which = "a part" if dead is None else f"part {dead}"
             if worker_deaths == 2:
                 raise PartWorkerError(f"the worker process solving {which} died twice ({err})", dead) from err
-            _RETRIES.append(f"the worker process solving {which} died ({_died_how(futures)}) and its parts were "
-                            "solved again on new workers; a worker that keeps dying points at memory (the OOM "
-                            "killer) or at something killing processes")
+            # a dead worker breaks the whole pool, and every part it had not finished with it; those it had
+            # finished keep their results (they were solved again too, doubling the round's work)
+            done.update((i, f.result()) for i, f in zip(todo, futures)
+                        if f.done() and not f.cancelled() and f.exception() is None)
+            again = [i for i in todo if i not in done]
+            if not again:  # it died after the last part had ended: nothing to solve again
+                _RETRIES.append(f"a part worker process died ({_died_how(futures)}) after every part had ended; "
+                                "nothing was solved again")
+                return [done[i] for i in range(len(tasks))]
+            _RETRIES.append(f"the worker process solving {which} died ({_died_how(futures)}) and its "
+                            f"part{'s' if len(again) > 1 else ''} {_listed(again)} "
+                            f"{'were' if len(again) > 1 else 'was'} solved again on new workers (the finished "
+                            "ones kept); a worker that keeps dying points at memory (the OOM killer) or at "
+                            "something killing processes")
         except BaseException:  # interrupted (SIGINT, a handler's SystemExit): the parts' workers go too
             _end_pool(n, kill=True)
             raise
+
+
+def _listed(parts: list[int]) -> str:
+    """Part indices as words: ``0``, ``0 and 2``, ``0, 1 and 3``."""
+    words = [str(i) for i in parts]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _died_how(futures: list) -> str:
