@@ -535,7 +535,7 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
                             "started the parts' workers")
             _forkserver_reaped()
         except BrokenProcessPool as err:
-            dead = next((i for i, f in zip(todo, futures) if kill[i]), None)
+            dead = next((i for i, _ in zip(todo, futures, strict=False) if kill[i]), None)  # futures: the submitted
             _end_pool(n)
             worker_deaths += 1
             which = "a part" if dead is None else f"part {dead}"
@@ -543,7 +543,7 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
                 raise PartWorkerError(f"the worker process solving {which} died twice ({err})", dead) from err
             # a dead worker breaks the whole pool, and every part it had not finished with it; those it had
             # finished keep their results (they were solved again too, doubling the round's work)
-            done.update((i, f.result()) for i, f in zip(todo, futures)
+            done.update((i, f.result()) for i, f in zip(todo, futures, strict=False)
                         if f.done() and not f.cancelled() and f.exception() is None)
             again = [i for i in todo if i not in done]
             if not again:  # it died after the last part had ended: nothing to solve again
