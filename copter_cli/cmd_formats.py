@@ -107,6 +107,7 @@ def diff_cmd(
             a, b = read_problem(old), read_problem(new)
         t1 = time.perf_counter()
         base, base_from, base_notes, digest = _base_round(old, base_round, a)
+        b, kept_notes = _objective_kept(new, a, b)
         delta = diff(a, b, by_name=by_name)
         delta.base_round = base
         if base_from == "OLD":  # the export's round AND its content: step refuses it on another branch's round
@@ -124,7 +125,7 @@ def diff_cmd(
         out = {"old": str(old), "new": str(new), "output": str(output), "delta_rows": delta.table.num_rows,
                "counts": counts, "sense_changed": delta.sense is not None,
                "offset_changed": delta.offset is not None, "base_round": base, "base_round_from": base_from,
-               "recreated": again, "seconds": secs, "warnings": [*notes, *base_notes]}
+               "recreated": again, "seconds": secs, "warnings": [*notes, *base_notes, *kept_notes]}
         if again["var"] or again["con"]:  # a new name or a reorder: NEW's order costs their warm start
             out["warnings"].append(
                 f"{again['var']} variable(s) and {again['con']} constraint(s) in both OLD and NEW are dropped and "
@@ -147,6 +148,32 @@ def diff_cmd(
         return 0
 
     run(json_out, debug, body)
+
+
+def _objective_kept(new: Path, a, b) -> tuple:
+    """NEW as the delta should see it, and warnings: a Parquet NEW without ``copter.sense`` (or
+    ``copter.objective_offset``) keeps OLD's sense (offset) instead of the reader's default (min, 0). pandas and
+    pyarrow's ``Table.from_pylist`` drop a file's metadata, so an export of a maximisation edited that way read as a
+    minimisation, and the delta turned the state's model into one: its next round OPTIMAL at 0, every client with
+    nothing (a user's trial, session 52). An MPS NEW says its sense itself (OBJSENSE, min by default)."""
+    from formats.io import kind_of
+
+    if kind_of(new) != "parquet" or (a.sense == b.sense and a.offset == b.offset):
+        return b, []
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(new).metadata or {}
+    notes, keep = [], {}
+    why = "(pandas and pyarrow's Table.from_pylist drop a file's metadata)"
+    if a.sense != b.sense and b"copter.sense" not in meta:
+        keep["sense"] = a.sense
+        notes.append(f"NEW ({new}) has no copter.sense {why}: OLD's {'min' if a.sense == 1 else 'max'} is kept; "
+                     f"write copter.sense={'max' if a.sense == 1 else 'min'} into NEW to change the sense")
+    if a.offset != b.offset and b"copter.objective_offset" not in meta:
+        keep["offset"] = a.offset
+        notes.append(f"NEW ({new}) has no copter.objective_offset {why}: OLD's {a.offset!r} is kept; write "
+                     "copter.objective_offset into NEW to change it")
+    return (b.replace(**keep) if keep else b), notes
 
 
 def _base_round(old: Path, given: int | None, problem) -> tuple[int | None, str | None, list[str], str | None]:

@@ -135,7 +135,8 @@ def apply_delta(problem: Problem, delta: Delta, strict: bool | None = None) -> t
         vars_updated=int((~cs["is_new"]).sum()), cons_updated=int((~rs["is_new"]).sum()),
         coefs_changed=n_changed, changed_fields=frozenset(changed), seconds_linear=t2 - t1,
         col_lower=fields["col_lower"], col_upper=fields["col_upper"],
-        warnings=unwritable_names(problem, cs["added"], rs["added"]) if strict else [])
+        warnings=[*unwritable_names(problem, cs["added"], rs["added"]), *_sense_flip(problem, new, delta)]
+        if strict else [])
     info.seconds_other = time.perf_counter() - t0 - info.seconds_linear
     return new, info
 
@@ -209,6 +210,19 @@ def _objective(problem: Problem, delta: Delta, changed: set) -> tuple[int, float
     if offset != problem.offset:
         changed.add("offset")
     return sense, offset
+
+
+def _sense_flip(problem: Problem, new: Problem, delta: Delta) -> list[str]:
+    """The warning of a delta that turns the objective's sense (``copter.sense``), [] otherwise: rare on purpose,
+    and the mark of a delta derived from a model whose metadata a tool dropped (pandas, pyarrow's
+    ``Table.from_pylist``: a maximisation read back as the default minimisation; a user's trial, session 52)."""
+    if new.sense == problem.sense:
+        return []
+    word = {1: "minimisation", -1: "maximisation"}
+    src = f"{delta.source}: " if delta.source else ""
+    return [f"{src}the delta turns the objective from a {word[problem.sense]} into a {word[new.sense]} (its "
+            f"copter.sense={'min' if new.sense == 1 else 'max'}); if that was not meant, roll back (copter rollback) "
+            "and write the delta again with the sense kept"]
 
 
 def _build(problem: Problem, fields: dict, cs: dict, rs: dict, changed: set) -> Problem:
