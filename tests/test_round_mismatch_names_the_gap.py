@@ -83,3 +83,31 @@ def test_after_a_rollback_the_refusal_points_at_the_kept_rounds_not_a_retry(caps
     code, out, _ = run_main(capsys, "step", _cost(tmp_path, 5, "later"), "--state", st, "--json")
     assert "rollback --to 3` makes round 3 current again, then step the deltas with copter.base_round 3-4" in json.loads(out)[
         "error"]["message"]
+
+
+def test_a_damaged_current_round_is_made_again_as_the_refusal_says(capsys, tmp_path):
+    """CURRENT names round 2, whose solution file lost a byte's content (same size): the step falls back to round 1
+    and refuses round 3's delta. The refusal called round 2 "kept above the current round (a rollback moved back)"
+    and sent the user to ``rollback --to 2``, which found round 2 already current: a loop (a user's trial,
+    session 52). It now says to step round 2's delta again, and doing so works."""
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    rounds.step(_cost(tmp_path, 0, "d1"), st)
+    rounds.step(_cost(tmp_path, 1, "d2"), st)
+    sol = st / "gen-000002" / "solution.parquet"
+    b = bytearray(sol.read_bytes())
+    b[len(b) // 2] ^= 0xFF
+    sol.write_bytes(bytes(b))
+    from formats import checkpoint
+
+    checkpoint._RECENT.clear()  # as a new process: this one wrote round 2 and would reuse it unread
+    code, out, _ = run_main(capsys, "step", _cost(tmp_path, 2, "d3"), "--state", st, "--json")
+    e = json.loads(out)["error"]
+    assert code == 3 and e["base_round"] == 2 and e["current_round"] == 1
+    assert "rollback" not in e["message"], e["message"]
+    assert "round 2 cannot be made current" in e["message"]
+    assert "step the delta with copter.base_round 1 again" in e["message"]
+    # as it says: round 2's delta again, then round 3's
+    assert run_main(capsys, "step", _cost(tmp_path, 1, "d2"), "--state", st)[0] == 0
+    assert run_main(capsys, "step", _cost(tmp_path, 2, "d3"), "--state", st)[0] == 0
+    assert (st / "CURRENT").read_text().strip() == "3"

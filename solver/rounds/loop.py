@@ -523,18 +523,22 @@ def _check_base_round(d: Delta, current: int, force: bool, warnings: list[str],
     if not force:
         err = RoundMismatchError(
             f"delta is for round {d.base_round} (copter.base_round) but the state's current round "
-            f"is {current}{f' ({fallback})' if fallback else ''}{_missing_rounds(store, current, d.base_round)}",
+            f"is {current}{f' ({fallback})' if fallback else ''}"
+            f"{_missing_rounds(store, current, d.base_round, damaged=bool(fallback))}",
             file=d.source or None)
         err.context = {"base_round": d.base_round, "current_round": current}
         raise err
     warnings.append(f"applied with --force: copter.base_round {d.base_round} != current round {current}")
 
 
-def _missing_rounds(store: StateStore | None, current: int, base_round: int) -> str:
+def _missing_rounds(store: StateStore | None, current: int, base_round: int, damaged: bool = False) -> str:
     """What :func:`_check_base_round`'s refusal adds: for a delta made for a later round, which rounds are missing
     and, when the next one failed and was not stored, its record (user trial 38: after one failed round every later
     cron step was refused with only ``--force`` offered, which drops the failed round's changes); for an older
-    round, that the state has moved on. Ends with what ``--force`` does."""
+    round, that the state has moved on. Ends with what ``--force`` does. ``damaged``: CURRENT named a round whose
+    generation is incomplete or damaged (``current`` is the newest complete one), so the rounds kept above it are
+    that damage, not a rollback's: they are made again (a user's trial, session 52: the hint sent them to
+    ``rollback --to``, which found the round already current)."""
     if base_round < current:
         return (f"; the state has moved on since this delta was made: write it again from round {current} (copter "
                 f"diff --base-round {current}), or --force applies it to round {current} as it is")
@@ -543,7 +547,15 @@ def _missing_rounds(store: StateStore | None, current: int, base_round: int) -> 
     theirs = f"round {nxt}'s" if one else "their"
     above = _kept_above(store, current)
     records = [] if store is None or above else [p for p in _failures(store) if load_failure(p).get("round") == nxt]
-    if above:  # undone by a rollback, still kept (review 38: named as failed or missing, whose retry abandons them)
+    if above and damaged:  # CURRENT's round (and any above the newest complete one) cannot be made current
+        top = base_round - 1
+        span = f"{above[0]}" if len(above) == 1 else f"{above[0]}-{above[-1]}"
+        deltas = (f"the delta with copter.base_round {current}" if top == current
+                  else f"the deltas with copter.base_round {current}-{top}")
+        why = (f"{'round' if len(above) == 1 else 'rounds'} {span} cannot be made current (the damage above): step "
+               f"{deltas} again, which makes {'it' if top == current else 'them'} anew from round {current} and "
+               "moves the damaged generation into abandoned/")
+    elif above:  # undone by a rollback, still kept (review 38: named as failed or missing, whose retry abandons them)
         top = min(base_round, above[-1])
         why = (f"{'round' if len(above) == 1 else 'rounds'} {above[0]}{'' if len(above) == 1 else f'-{above[-1]}'} "
                f"{'is' if len(above) == 1 else 'are'} kept above the current round (a rollback moved back): `copter "
