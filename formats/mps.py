@@ -560,6 +560,9 @@ def read_mps(path: str | os.PathLike) -> Problem:
     if not os.path.isfile(path):
         raise InputError("file not found", file=path)
     with _text(path) as data:  # one read (one decompression) for the text checks
+        if data[:4] == b"PAR1":  # Parquet's magic: its first bytes read as an unknown MPS section
+            raise FormatError("not an MPS file: it is a Parquet file (it starts with Parquet's magic bytes PAR1); "
+                              "name it .parquet, which every command reads as a Parquet model or delta", file=path)
         idx = _header_index(data)
         sense = _prescan(data, path, idx)
         h, status, messages = _highs_read(path, data)

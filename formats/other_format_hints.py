@@ -7,7 +7,9 @@ hands ``copter step`` by mistake, which got no hint or a wrong one (session 21's
 * an Arrow IPC / Feather file (``df.to_feather``): no hint;
 * a CSV with a byte-order mark (Excel's "CSV UTF-8", or UTF-16 "Unicode text"): no hint, since the BOM bytes are
   not ASCII; and ``pandas.read_csv`` without ``encoding='utf-8-sig'`` names the first column ``'\\ufeffkind'``;
-* a JSON table (``df.to_json``, JSON lines): was told to use ``pandas.read_csv``.
+* a JSON table (``df.to_json``, JSON lines): was told to use ``pandas.read_csv``;
+* a Parquet file cut short (its start, without the footer): only pyarrow's "magic bytes not found in footer"
+  (a user's trial, session 52).
 
 Error path only: one read of the first few KiB (standard input's bytes are already in memory).
 """
@@ -39,6 +41,9 @@ def sniffed_hint(head: bytes | None) -> str:
     """
     if not head:
         return ""
+    if head.startswith(b"PAR1"):  # Parquet's start without its end (the footer and its closing PAR1)
+        return ("; it starts as a Parquet file but its end is missing: it was cut short (a copy or download that "
+                "stopped, a disk that filled) or is still being written: write or copy it again")
     if head[:2] == b"\x1f\x8b":
         if _gunzip_head(head).startswith(b"PAR1"):
             return ("; it is a gzip-compressed Parquet file: decompress it first (gunzip); Parquet compresses "

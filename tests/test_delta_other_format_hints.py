@@ -46,6 +46,8 @@ _CASES = [
     ("d.dat", lambda: "kind,var,value\r\nvar,x3,5\r\n".encode("utf-16"), "encoding='utf-16'"),
     ("d.json", lambda: b'[{"kind": "var", "var": "x3", "value": 5}]', "pandas.read_json(FILE)"),
     ("d.dat", lambda: b'{"kind": "var", "var": "x3", "value": 5}\n', "pandas.read_json(FILE, lines=True)"),
+    # a Parquet file cut short: only pyarrow's "magic bytes not found in footer" before (a user's trial, session 52)
+    ("d.parquet", lambda: _parquet_bytes()[:-9], "it starts as a Parquet file but its end is missing"),
 ]
 
 
@@ -89,3 +91,17 @@ def test_a_bom_in_the_first_column_name_gets_did_you_mean(tmp_path):
     err = json.loads(res.stdout.strip().splitlines()[-1])["error"]
     assert res.exit_code == BAD_INPUT and "did you mean 'kind'?" in err["message"], err["message"]
     assert "utf-8-sig" in err["message"]
+
+
+def test_a_parquet_model_named_mps_is_called_parquet(tmp_path, capsys):
+    """A Parquet model copied to ``base.mps`` read as an MPS file with an "unknown section 'PAR1...'" (a user's trial,
+    session 52): it is now named a Parquet file, exit 3."""
+    from formats.io import write_problem
+    from tests.helpers import run_main, small_lp
+
+    path = tmp_path / "base.mps"
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    path.write_bytes((tmp_path / "base.parquet").read_bytes())
+    code, out, _ = run_main(capsys, "solve", path, "--json")
+    err = json.loads(out)["error"]
+    assert code == BAD_INPUT and "it is a Parquet file" in err["message"] and "PAR1" in err["message"], err
