@@ -100,9 +100,10 @@ def allocation(solution: pa.Table, *, top: int = 10, entries: int = 3, zero_tol:
     sums = np.bincount(codes, weights=vals, minlength=g)
     order = np.argsort(-np.abs(sums), kind="stable")[:top]
     total = float(vals.sum())
-    one_sign = not (vals.size and vals.min() < 0 < vals.max())
+    one_sign = not (vals.size and vals.min() < 0 < vals.max())  # then each share is in [0, 1]: a sum taken in
+    # another order than the total's can round above it (1.0000000000000002, a user's trial, session 52)
     clients = [{"client": labels[c], "nonzero": int(counts[c]), "sum": float(sums[c]),
-                "share": float(sums[c] / total) if total and one_sign else None, "top": []} for c in order]
+                "share": min(float(sums[c] / total), 1.0) if total and one_sign else None, "top": []} for c in order]
     if entries and len(order):
         rank = np.full(g, -1, dtype=np.int64)
         rank[order] = np.arange(len(order))
