@@ -119,7 +119,7 @@ def test_a_broken_pool_then_a_refused_start_are_two_deaths_retried_once_each(mon
     real_collect, real_connect = executor._collect, forkserver.connect_to_new_process
     events = []
 
-    def broken_once(futures, pool, check=lambda: None):
+    def broken_once(futures, pool, check=lambda: None, *parts):
         if not events:
             events.append("broken")
             futures[0].result()  # part 0 ends; then the pool "breaks" as one whose workers were killed, and
@@ -128,7 +128,7 @@ def test_a_broken_pool_then_a_refused_start_are_two_deaths_retried_once_each(mon
             broken.set_exception(BrokenProcessPool("A child process terminated abruptly"))
             futures[1] = broken
             raise BrokenProcessPool("A child process terminated abruptly")
-        return real_collect(futures, pool, check)
+        return real_collect(futures, pool, check, *parts)
 
     def refused_once(fds):
         if events == ["broken"]:

@@ -17,12 +17,15 @@ from solver.partition import executor
 pytestmark = pytest.mark.skipif("forkserver" not in mp.get_all_start_methods(), reason="no forkserver here")
 
 
-def _part(runs: str, seen: str, x: int) -> int:
-    """Part 0 returns at once; part 1 waits until the driver has seen part 0 finished (``seen``, written by the
-    progress callback), then its first worker dies. Every run appends its part to ``runs``."""
+def _part(runs: str, seen: str, x: int, last: int = 1) -> int:
+    """Parts before ``last`` return at once; part ``last`` waits until the driver has seen them finished (``seen``,
+    written by the progress callback), then its first worker dies; its retry runs 0.6 s (the driver's line reports
+    it). Every run appends its part to ``runs``."""
     with open(runs, "a") as f:
         f.write(f"{x}\n")
-    if x == 1:
+    if x == last and os.path.exists(seen + ".died"):
+        time.sleep(0.6)
+    if x == last:
         t0 = time.monotonic()
         while not os.path.exists(seen) and time.monotonic() - t0 < 60.0:
             time.sleep(0.02)
@@ -52,6 +55,28 @@ def test_a_dead_worker_has_only_the_unfinished_parts_solved_again(tmp_path):
     assert len(said) == 1 and "its part 1 was solved again on new workers (the finished ones kept)" in said[0], said
 
 
+def test_the_progress_line_counts_every_part_of_the_round_through_a_retry(tmp_path):
+    """After a retry of part 2 of 3 the driver's progress line read ``parts done 0/1``: it counted the futures of
+    the retry, not the round's parts."""
+    runs, seen = str(tmp_path / "runs"), str(tmp_path / "seen")
+    said = []
+
+    def progress(info: dict) -> None:
+        said.append((info["parts_done"], info["parts"]))
+        if info["parts_done"] >= 2 and not os.path.exists(seen):
+            open(seen, "w").close()
+
+    try:
+        with progress_callback(progress):
+            out = executor.map_parts(_part, [(runs, seen, p, 2) for p in range(3)], "process", 2)
+    finally:
+        executor.shutdown()
+    assert out == [10, 11, 12] and os.path.exists(seen + ".died")
+    assert said and all(k == 3 for _, k in said), said
+    assert said[-1] == (2, 3), said  # the retry of part 2 runs with parts 0 and 1 done
+    executor.take_retries()
+
+
 def _square(x: int) -> int:
     return x * x
 
@@ -63,7 +88,7 @@ def test_a_pool_broken_after_every_part_ended_solves_nothing_again(monkeypatch):
 
     real_collect, calls = executor._collect, []
 
-    def broken_after(futures, pool, check=lambda: None):
+    def broken_after(futures, pool, check=lambda: None, *parts):
         calls.append(len(futures))
         for f in futures:
             f.result()

@@ -256,10 +256,13 @@ def _init_worker(forkserver: bool, board, counter) -> None:
     progress_board.attach(board, counter)
 
 
-def _collect(futures: list, pool: ProcessPoolExecutor, check: Callable[[], None] = lambda: None) -> list:
+def _collect(futures: list, pool: ProcessPoolExecutor, check: Callable[[], None] = lambda: None,
+             parts: list[int] | None = None, k: int | None = None) -> list:
     """The futures' results in order; meanwhile, when a progress callback is registered (the CLI's progress
     line, ``solver.lp.pdhg.progress_callback``), it gets the parts' progress about four times a second
-    (:func:`solver.partition.progress_board.summary`).
+    (:func:`solver.partition.progress_board.summary`). ``parts``: the part each future solves (default: its
+    position), ``k``: the round's part count (default: the futures'); a retry submits only the parts not yet
+    finished, and the line still counts every part of the round (it read ``parts done 0/1`` after ``2/3``).
 
     The wait is in steps of ``PROGRESS_INTERVAL`` seconds, each followed by ``check()``
     (:meth:`solver.partition.interrupts.Noted.check`): an interrupt whose KeyboardInterrupt was dropped in a
@@ -268,13 +271,14 @@ def _collect(futures: list, pool: ProcessPoolExecutor, check: Callable[[], None]
 
     report, board = current_progress_callback(), getattr(pool, "copter_board", None)
     pending = set(futures)
-    index = {f: i for i, f in enumerate(futures)}
+    parts = list(range(len(futures))) if parts is None else parts
+    k = len(futures) if k is None else k
+    index = {f: parts[i] for i, f in enumerate(futures)}
     while pending:
         check()
         _, pending = wait(pending, timeout=PROGRESS_INTERVAL)
         if pending and report is not None and board is not None:
-            report(progress_board.summary(board, {index[f] for f in pending}, len(futures) - len(pending),
-                                          len(futures)))
+            report(progress_board.summary(board, {index[f] for f in pending}, k - len(pending), k))
     check()
     return [f.result() for f in futures]
 
@@ -508,7 +512,7 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
                 starting = False
                 if on_submitted is not None:
                     on_submitted()
-                done.update(zip(todo, _collect(futures, pool, check), strict=True))
+                done.update(zip(todo, _collect(futures, pool, check, todo, len(tasks)), strict=True))
                 _PRESTARTED.discard(n)  # its workers have started
                 return [done[i] for i in range(len(tasks))]
         except _ShipmentLost:  # a worker could not map the shared memory (/proc restricted): the pipe, same pool
