@@ -135,41 +135,57 @@ def test_a_huge_cost_free_column_does_not_widen_the_zero_width():
 
 def test_objectives_within_floating_point_rounding_of_each_other_are_equal():
     """misc03: copter's point and HiGHS's, the same allocation, had objectives 1.49e-15 apart relative (c'x summed
-    in another order) and the later row read as worse (helper-200). Within ``objective_rounding`` of the two points'
-    scales they are equal; a difference above it still counts."""
+    in another order) and the later row read as worse (helper-200). Within the two points' ``objective_rounding``
+    they are equal; a difference above it still counts, and columns at 0 add nothing to the allowance (a 2e-5
+    difference on a million columns of which ten are nonzero read as 0.0 when every column counted: helper-206)."""
+    import numpy as np
+
     from solver.integer.gap import objective_rounding
 
-    best = 3360.0
-    ulps = best * (1 + 1.49e-15)
-    rounding = objective_rounding(160, 6000.0, 6000.0)  # n = 160 columns, sum |c_j| (1 + |x_j|) = 6,000
-    assert objective_diff_rel(1, ulps, best, 0.0, rounding) == 0.0
-    assert objective_diff_rel(1, ulps, best) > 0.0  # without the allowance: worse, as before
-    assert objective_diff_rel(1, best + 1e-9, best, 0.0, rounding) > 0.0  # a real difference is above it
-    copter = {"name": "copter", "status": "OPTIMAL", "objective": best, "seconds": 1.0, "_scale": 6000.0}
-    highs = {"name": "highs", "status": "OPTIMAL", "objective": ulps, "seconds": 1.0, "_scale": 6000.0}
-    _derive(copter, [highs], 1, 1e-6, 160)
+    rng = np.random.default_rng(3)
+    c, x = rng.uniform(1, 30, 160), rng.integers(0, 3, 160).astype(float)
+    best = float(c @ x)
+    other = best * (1 + 1.49e-15)
+    rounding = 2 * objective_rounding(c, x)
+    assert objective_diff_rel(1, other, best, 0.0, rounding) == 0.0
+    assert objective_diff_rel(1, other, best) > 0.0  # without the allowance: worse, as before
+    assert objective_diff_rel(1, best * (1 + 1e-12), best, 0.0, rounding) > 0.0  # a real difference is above it
+    copter = {"name": "copter", "status": "OPTIMAL", "objective": best, "seconds": 1.0,
+              "_scale": 1e4, "_rounding": rounding / 2}
+    highs = {"name": "highs", "status": "OPTIMAL", "objective": other, "seconds": 1.0,
+             "_scale": 1e4, "_rounding": rounding / 2}
+    _derive(copter, [highs], 1, 1e-6)
     assert highs["objective_diff_rel"] == 0.0 and copter["objective_diff_rel"] == 0.0
-    assert objective_rounding(0, 1.0) == 0.0 and objective_rounding(2 ** 53, 1.0) == math.inf
+    n = 1_000_000
+    cost, point = np.ones(n), np.zeros(n)
+    point[:10] = 1.0
+    wide = 2 * objective_rounding(cost, point)
+    assert wide < 1e-13 and objective_diff_rel(1, 10.0 + 2e-4, 10.0, 0.0, wide) == pytest.approx(2e-5)
+    assert objective_rounding(cost, None) == 0.0 and objective_rounding(np.zeros(3), np.ones(3)) == 0.0
+    assert objective_rounding(np.ones(1), np.ones(1), 5.0) > 0.0  # the offset's addition rounds too
 
 
 def test_objective_rounding_bounds_the_sums_of_c_x_in_any_order():
-    """The bound holds: c'x summed by numpy's dot, in order, reversed and shuffled, all within it of each other."""
+    """The bound holds: c'x + offset summed by numpy's dot, exactly, in order, reversed and shuffled, each within
+    its point's objective_rounding of the exact sum."""
     import numpy as np
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from solver.integer.gap import objective_rounding, objective_scale
+    from solver.integer.gap import objective_rounding
 
     @settings(max_examples=200, deadline=None)
-    @given(st.integers(1, 400), st.integers(0, 2 ** 32 - 1), st.sampled_from([1e-6, 1.0, 1e6]))
-    def check(n, seed, spread):
+    @given(st.integers(1, 400), st.integers(0, 2 ** 32 - 1), st.sampled_from([1e-6, 1.0, 1e6]),
+           st.sampled_from([0.0, 3.25, -1e5]))
+    def check(n, seed, spread, offset):
         rng = np.random.default_rng(seed)
         c = rng.normal(size=n) * spread ** rng.uniform(-1, 1, size=n)
-        x = rng.normal(size=n) * spread ** rng.uniform(-1, 1, size=n)
-        sums = [float(c @ x), math.fsum((c * x).tolist()), float(np.cumsum(c * x)[-1]),
-                float(np.cumsum((c * x)[::-1])[-1]), float(np.cumsum((c * x)[rng.permutation(n)])[-1])]
-        scale = objective_scale(c, x)
-        allowed = objective_rounding(n, scale, scale)
-        assert max(sums) - min(sums) <= allowed, (max(sums) - min(sums), allowed)
+        x = rng.normal(size=n) * spread ** rng.uniform(-1, 1, size=n) * (rng.uniform(size=n) < 0.7)
+        p = c * x
+        exact = math.fsum([*p.tolist(), offset])
+        sums = [float(c @ x) + offset, float(np.cumsum(p)[-1]) + offset, float(np.cumsum(p[::-1])[-1]) + offset,
+                float(np.cumsum(p[rng.permutation(n)])[-1]) + offset]
+        allowed = objective_rounding(c, x, offset)
+        assert max(abs(s - exact) for s in sums) <= allowed, (sums, exact, allowed)
 
     check()

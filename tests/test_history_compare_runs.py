@@ -101,6 +101,26 @@ def test_a_violating_row_is_never_the_best_and_the_sense_is_inferred_without_the
     assert shown["bad"]["objective_diff_rel"] == -0.4444  # its run's best is the best shown: as logged
 
 
+def test_rebased_diffs_keep_rounding_apart_objectives_equal():
+    """Run 1 logged copter and HiGHS 1.49e-15 apart as equal (compare's objective_rounding); run 2 logged copter
+    and POP. The re-based diff brought the 1.49e-15 back (helper-206); it stays 0.0, and a real difference counts."""
+    from solver.rounds.log_history import _consistent
+
+    def logged(method, objective, diff):
+        return {"method": method, "status": "OPTIMAL", "objective": objective, "objective_diff_rel": diff,
+                "seconds": 1.0, "time_ratio": 1.0, "pop_seconds": None, "hit_limit": False,
+                "violates_tol": False, "max_violation_rel": 0.0}
+    same = 3360.0 * (1 + 1.49e-15)
+    by_run = {1: [logged("copter", same, 0.0), logged("highs", 3360.0, 0.0)],
+              2: [logged("copter", same, 0.0), logged("pop-2", 3400.0, 40 / same)]}
+    newest = {r["method"]: (run, dict(r)) for run, rows in by_run.items() for r in rows}
+    for f in newest.values():
+        f[1].pop("method")
+    shown = _consistent(newest, by_run, 1)
+    assert shown["copter"]["objective_diff_rel"] == 0.0 and shown["highs"]["objective_diff_rel"] == 0.0
+    assert shown["pop-2"]["objective_diff_rel"] == pytest.approx(40 / 3360)
+
+
 def test_two_runs_in_one_millisecond_of_the_log_stay_two_runs(state, monkeypatch):
     # the log's clock has millisecond resolution: two compare runs logged within one millisecond (a fast machine)
     # were taken for one run, and copter kept its own run's 0.0 beside HiGHS's better objective

@@ -84,7 +84,7 @@ def objective_diff_rel(sense: int, objective: float, reference: float, zero_with
     it), else +-1.0. nan when either is not finite.
 
     ``rounding`` (objective units, >= 0): how far float64 rounding alone can set the two objectives apart (compare
-    passes :func:`objective_rounding`); a difference within it is 0.0 at any reference. Two points with the same
+    passes the sum of the two points' :func:`objective_rounding`); a difference within it is 0.0 at any reference. Two points with the same
     allocation, evaluated in different orders, differed by 1.5e-15 relative on misc03 and the later one read as
     worse (helper-200)."""
     if not (math.isfinite(objective) and math.isfinite(reference)):
@@ -100,17 +100,23 @@ def objective_diff_rel(sense: int, objective: float, reference: float, zero_with
     return math.copysign(1.0, diff)
 
 
-def objective_rounding(n: int, *scales: float) -> float:
-    """The most float64 rounding can move c'x's evaluation at the points whose :func:`objective_scale` are
-    ``scales`` (objective units; n columns): the sum of gamma_n sum_j |c_j x_j| (Higham, Accuracy and Stability of
-    Numerical Algorithms, 2nd ed., eq. 3.5: |fl(c'x) - c'x| <= gamma_n sum_j |c_j x_j|, gamma_n = n u / (1 - n u),
-    u = 2^-53), each point's ``objective_scale`` bounding its sum from above; two objectives closer than this cannot be
-    told apart. 0.0 for n = 0; inf when n u >= 1."""
-    u = 2.0 ** -53
-    nu = max(int(n), 0) * u
-    if nu >= 1.0:
+def objective_rounding(cost: np.ndarray, x: np.ndarray | None, offset: float = 0.0) -> float:
+    """The most float64 rounding can move the evaluation of c'x + offset at ``x`` (objective units; cost and x
+    (n,)): gamma_k sum_j |c_j x_j| + |offset| over the k nonzero products and the offset (Higham, Accuracy and
+    Stability of Numerical Algorithms, 2nd ed., eq. 3.5: |fl(s) - s| <= gamma_k sum |terms| for any order of the k
+    terms, gamma_k = k u / (1 - k u), u = 2^-53; a zero product adds nothing and rounds nothing). Two objectives
+    closer than the sum of their points' figures cannot be told apart. 0.0 without a point; inf when k u >= 1."""
+    if x is None:
+        return 0.0
+    import numpy as np
+
+    terms = np.abs(np.asarray(cost, dtype=np.float64) * np.asarray(x, dtype=np.float64))
+    terms = terms[np.isfinite(terms)]
+    k = int(np.count_nonzero(terms)) + (offset != 0.0)
+    ku = k * 2.0 ** -53
+    if ku >= 1.0:
         return math.inf
-    return nu / (1.0 - nu) * float(sum(s for s in scales if math.isfinite(s) and s > 0.0))
+    return ku / (1.0 - ku) * (float(terms.sum()) + abs(float(offset)))
 
 
 def objective_scale(cost: np.ndarray, x: np.ndarray | None) -> float:

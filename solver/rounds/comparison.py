@@ -225,6 +225,7 @@ def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
     obj = q.objective if x is not None and np.isfinite(q.objective) else rep.get("objective")
     return {"name": "copter", "status": rep.get("status"), "objective": obj,
             "_scale": objective_scale(problem.cost, x),
+            "_rounding": objective_rounding(problem.cost, x, problem.offset),
             "seconds": float(secs.get("apply", 0.0) or 0.0) + solve_s, "solve_seconds": solve_s,
             "round_seconds": secs.get("total"), "max_row_violation": q.max_row_violation,
             "max_row_violation_rel": q.max_row_violation_rel, "max_bound_violation": q.max_bound_violation,
@@ -319,8 +320,9 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
             raise PartWorkerError(f"baseline {name} failed: {err} (executor {executor}); nothing was added to "
                                   "the round log", err.part) from err
         out.append({**res.summary(), **feasibility(problem, res.x, tol, prices=prices),
-                    "_scale": objective_scale(problem.cost, res.x)})
-    _derive(copter, out, problem.sense, tol, problem.n_cols)
+                    "_scale": objective_scale(problem.cost, res.x),
+                    "_rounding": objective_rounding(problem.cost, res.x, problem.offset)})
+    _derive(copter, out, problem.sense, tol)
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
               "feasibility_tol": tol, "feasibility_ruler": feasibility_ruler(problem),
               "common_feasibility_tol": None if problem.is_mip else COMMON_TOL, "copter": copter,
@@ -427,28 +429,29 @@ def _ratio(seconds, base) -> float:
     return float(seconds) / base
 
 
-def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0, n: int = 0) -> None:
+def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0) -> None:
     """Blank the objective of every row that is not OPTIMAL/FEASIBLE (None: an infeasible or limited row's
     point is no allocation to compare) and add ``objective_diff_rel`` (sense * (objective - best) / |best|, a
     best within ``tol`` x the smaller ``_scale`` (``objective_scale``) of its point and the row's of 0 counting as 0 (every row carries
     ``_scale`` and loses it here), :func:`solver.integer.gap.objective_diff_rel`; the best over the OPTIMAL/FEASIBLE rows whose ``violates_tol`` is not True; >= 0 except
     for a violating row; None for the other rows), ``time_ratio`` (seconds / copter's seconds) and, for POP
-    rows, ``pop_time_ratio`` (pop_seconds / copter's seconds). ``n``: the model's column count; two objectives
-    within float64's rounding of c'x at their two points (:func:`solver.integer.gap.objective_rounding`) are equal,
-    a diff of 0.0 (0: no such allowance)."""
+    rows, ``pop_time_ratio`` (pop_seconds / copter's seconds). Two objectives within float64's rounding of c'x at
+    their two points (each row's internal ``_rounding``, :func:`solver.integer.gap.objective_rounding`; 0 when
+    absent) are equal, a diff of 0.0."""
     everyone = [copter, *rows]
     for r in everyone:
         obj = r.get("objective")
         if r.get("status") not in SUCCESS or obj is None or not np.isfinite(obj):
             r["objective"] = None
     scales = [r.pop("_scale", 0.0) for r in everyone]  # each row's objective_scale (internal, not reported)
+    roundings = [r.pop("_rounding", 0.0) for r in everyone]  # and its objective_rounding
     _rank_feasible_first(copter, everyone, sense)
-    good = [(r["objective"], g) for r, g in zip(everyone, scales, strict=True)
+    good = [(r["objective"], g, e) for r, g, e in zip(everyone, scales, roundings, strict=True)
             if r["objective"] is not None and r.get("violates_tol") is not True
             and not r.get("ranked_below_feasible")]
-    best, scale = (min(good) if sense == 1 else max(good)) if good else (None, 0.0)
+    best, scale, best_rounding = (min(good) if sense == 1 else max(good)) if good else (None, 0.0, 0.0)
     base = copter.get("seconds")
-    for r, own in zip(everyone, scales, strict=True):
+    for r, own, own_rounding in zip(everyone, scales, roundings, strict=True):
         obj = r["objective"]
         # the zero width is the smaller of the two points' (``own`` 0.0: no point to measure): min -x + 0.99999 w,
         # x - w <= 0, x, w <= 1e12 has HiGHS's best -1e7 at x = w = 1e12, whose column-wise width 2e8 read a
@@ -456,7 +459,7 @@ def _derive(copter: dict, rows: list[dict], sense: int, tol: float = 0.0, n: int
         width = min(scale, own) if own > 0.0 else scale
         r["objective_diff_rel"] = (None if obj is None or best is None
                                    else objective_diff_rel(sense, obj, best, tol * width,
-                                                           objective_rounding(n, scale, own)))
+                                                           best_rounding + own_rounding))
         r["time_ratio"] = _ratio(r.get("seconds"), base)
         if "pop_seconds" in r:
             r["pop_time_ratio"] = _ratio(r["pop_seconds"], base)

@@ -22,6 +22,10 @@ from solver.rounds.log import _failure_row, _generation_row
 #: ``solver.baselines.registry.REGISTRY`` (named here: that module imports numpy, which ``history`` keeps out of its
 #: process; tests/test_history_compare_runs.py checks the two agree)
 CSV_METHODS = ("copter", "highs", "highs-simplex", "highs-ipm", "highs-pdlp", "highs-warm")
+#: history's re-based diffs (rows of two compare runs): objectives closer than this, relative to the larger, count as
+#: equal: 2^-40 (9.1e-13), 4,096 ulps, far above the 1.49e-15 of one allocation summed in two orders (misc03) and far
+#: below any solver tolerance; compare itself bounds the rounding exactly from the points (objective_rounding)
+LOGGED_ROUNDING_REL = 2.0 ** -40
 COMPARE_FIELDS = ("status", "objective", "objective_diff_rel", "seconds", "time_ratio", "pop_seconds", "hit_limit",
                   "violates_tol", "max_violation_rel")
 
@@ -214,7 +218,10 @@ def _consistent(newest: dict, by_run: dict, sense: int | None) -> dict:
         if obj is None or best is None:
             f["objective_diff_rel"] = None
         elif run_best[run] != best:
-            f["objective_diff_rel"] = objective_diff_rel(sense, obj, best)
+            # the logged rows keep no point to bound c'x's rounding with (compare's objective_rounding): two
+            # objectives within LOGGED_ROUNDING_REL of the larger are equal, as compare called them (helper-206)
+            f["objective_diff_rel"] = objective_diff_rel(sense, obj, best, 0.0,
+                                                         LOGGED_ROUNDING_REL * max(abs(obj), abs(best)))
     return shown
 
 
