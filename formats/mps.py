@@ -561,8 +561,11 @@ def read_mps(path: str | os.PathLike) -> Problem:
         raise InputError("file not found", file=path)
     with _text(path) as data:  # one read (one decompression) for the text checks
         if data[:4] == b"PAR1":  # Parquet's magic: its first bytes read as an unknown MPS section
-            raise FormatError("not an MPS file: it is a Parquet file (it starts with Parquet's magic bytes PAR1); "
-                              "name it .parquet, which every command reads as a Parquet model or delta", file=path)
+            gz = path.lower().endswith(".gz")
+            raise FormatError(f"not an MPS file: it is a {'gzip-compressed ' if gz else ''}Parquet file (it starts "
+                              f"with Parquet's magic bytes PAR1{' once decompressed' if gz else ''}); "
+                              f"{'decompress it (gunzip) and ' if gz else ''}name it .parquet, which every command "
+                              "reads as a Parquet model or delta", file=path)
         idx = _header_index(data)
         sense = _prescan(data, path, idx)
         h, status, messages = _highs_read(path, data)

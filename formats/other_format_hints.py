@@ -31,6 +31,20 @@ def _gunzip_head(head: bytes, n: int = 64) -> bytes:
         return b""
 
 
+def parquet_damage_hint(head: bytes | None, tail: bytes | None) -> str:
+    """For a file that starts as Parquet (magic ``PAR1``) and that pyarrow cannot read: "cut short" when its last
+    four bytes are not the closing ``PAR1`` (its footer is missing: a copy that stopped, a file still being written),
+    else "damaged" (its footer is there but does not read); "" for any other file. ``head``/``tail``: the file's first
+    and last bytes, None when they could not be read."""
+    if not head or not head.startswith(b"PAR1"):
+        return ""
+    if tail is not None and tail[-4:] != b"PAR1":
+        return ("; it starts as a Parquet file but its end is missing: it was cut short (a copy or download that "
+                "stopped, a disk that filled) or is still being written: write or copy it again")
+    return ("; it is a Parquet file whose footer (its schema and the index of its pages) is damaged: write or copy "
+            "it again")
+
+
 def sniffed_hint(head: bytes | None) -> str:
     """``"; it is ..."`` (what the bytes are and how to write a Parquet delta from them) for a gzip-compressed
     Parquet file, an Arrow IPC/Feather file, a CSV/text table behind a byte-order mark or a JSON table; else ""
@@ -41,9 +55,6 @@ def sniffed_hint(head: bytes | None) -> str:
     """
     if not head:
         return ""
-    if head.startswith(b"PAR1"):  # Parquet's start without its end (the footer and its closing PAR1)
-        return ("; it starts as a Parquet file but its end is missing: it was cut short (a copy or download that "
-                "stopped, a disk that filled) or is still being written: write or copy it again")
     if head[:2] == b"\x1f\x8b":
         if _gunzip_head(head).startswith(b"PAR1"):
             return ("; it is a gzip-compressed Parquet file: decompress it first (gunzip); Parquet compresses "

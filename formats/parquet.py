@@ -57,7 +57,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from formats.number_text import DECIMAL, DIGITS, ROUND_DIGITS
-from formats.other_format_hints import sniffed_hint
+from formats.other_format_hints import parquet_damage_hint, sniffed_hint
 from solver.differential.parse import plain as _plain
 from solver.model.delta import KINDS, SCHEMA, Delta
 from solver.model.errors import FormatError, InputError, UsageError, ValidationError
@@ -436,6 +436,18 @@ def _file_kind(fmt: str | None, expect: str | None, table: pa.Table, base_round,
     return "problem"
 
 
+def _tail(path: str, n: int) -> bytes | None:
+    """The last ``n`` bytes of ``path`` (of standard input's bytes for :data:`STDIN`); None when unreadable."""
+    if path == STDIN:
+        return stdin_bytes()[-n:]
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(os.fstat(fh.fileno()).st_size - n, 0))
+            return fh.read(n)
+    except OSError:
+        return None
+
+
 def _head(path: str, n: int) -> bytes | None:
     """The first ``n`` bytes of ``path``, or of standard input's bytes (already read) for :data:`STDIN`; None when
     the file cannot be read."""
@@ -519,7 +531,9 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta", data: byte
         if path == STDIN and not stdin_bytes():  # `gen | copter step -` whose generator wrote nothing
             raise FormatError("standard input is empty: nothing was piped into `copter step -` (did the command "
                               "that writes the delta fail?)", file=path) from None
-        hint = sniffed_hint(_head(path, 4096)) or _mps_hint(path, expect) or _csv_hint(path)
+        head = _head(path, 4096)
+        hint = (parquet_damage_hint(head, _tail(path, 4)) or sniffed_hint(head) or _mps_hint(path, expect)
+                or _csv_hint(path))
         if "checksum verification failed" in str(e):
             hint = ("; its bytes were damaged after it was written (a page's checksum does not match its data): "
                     "write or copy it again")

@@ -46,8 +46,11 @@ _CASES = [
     ("d.dat", lambda: "kind,var,value\r\nvar,x3,5\r\n".encode("utf-16"), "encoding='utf-16'"),
     ("d.json", lambda: b'[{"kind": "var", "var": "x3", "value": 5}]', "pandas.read_json(FILE)"),
     ("d.dat", lambda: b'{"kind": "var", "var": "x3", "value": 5}\n', "pandas.read_json(FILE, lines=True)"),
-    # a Parquet file cut short: only pyarrow's "magic bytes not found in footer" before (a user's trial, session 52)
+    # a Parquet file cut short: only pyarrow's "magic bytes not found in footer" before (a user's trial, session 52);
+    # one whose footer is there but damaged is not called cut short (helper-206)
     ("d.parquet", lambda: _parquet_bytes()[:-9], "it starts as a Parquet file but its end is missing"),
+    ("d.parquet", lambda: (lambda b: b[:-48] + bytes(v ^ 0x5A for v in b[-48:-8]) + b[-8:])(_parquet_bytes()),
+     "a Parquet file whose footer (its schema and the index of its pages) is damaged"),
 ]
 
 
@@ -105,3 +108,9 @@ def test_a_parquet_model_named_mps_is_called_parquet(tmp_path, capsys):
     code, out, _ = run_main(capsys, "solve", path, "--json")
     err = json.loads(out)["error"]
     assert code == BAD_INPUT and "it is a Parquet file" in err["message"] and "PAR1" in err["message"], err
+    gz = tmp_path / "base.mps.gz"  # gzip of the same bytes: decompress it first, then .parquet (helper-206)
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    code, out, _ = run_main(capsys, "solve", gz, "--json")
+    err = json.loads(out)["error"]
+    assert code == BAD_INPUT and "gzip-compressed Parquet file" in err["message"], err
+    assert "decompress it (gunzip) and name it .parquet" in err["message"], err
