@@ -111,3 +111,30 @@ def test_a_damaged_current_round_is_made_again_as_the_refusal_says(capsys, tmp_p
     assert run_main(capsys, "step", _cost(tmp_path, 1, "d2"), "--state", st)[0] == 0
     assert run_main(capsys, "step", _cost(tmp_path, 2, "d3"), "--state", st)[0] == 0
     assert (st / "CURRENT").read_text().strip() == "3"
+
+
+def test_after_a_rollback_only_the_damaged_round_is_called_damaged(capsys, tmp_path):
+    """Rounds 1-4, ``rollback --to 2``, then round 2's solution damaged: the refusal called rounds 2-4 "cannot be made
+    current" (helper-206), though 3 and 4 are a rollback's, intact. Now round 2 alone is, 3-4 are named as the
+    rollback's; and a delta for round 3 is sent to ``rollback --to 3``, which works."""
+    from formats import checkpoint
+
+    st = tmp_path / "st"
+    rounds.init(small_lp(), st)
+    for r in range(4):
+        rounds.step(_cost(tmp_path, r, f"d{r + 1}"), st)
+    assert run_main(capsys, "rollback", "--to", "2", "--state", st)[0] == 0
+    sol = st / "gen-000002" / "solution.parquet"
+    b = bytearray(sol.read_bytes())
+    b[len(b) // 2] ^= 0xFF
+    sol.write_bytes(bytes(b))
+    checkpoint._RECENT.clear()
+    code, out, _ = run_main(capsys, "step", _cost(tmp_path, 2, "e3"), "--state", st, "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 3 and "round 2 cannot be made current" in msg and "rounds 2-4" not in msg, msg
+    assert "round(s) 3, 4, kept above from a rollback" in msg, msg
+    code, out, _ = run_main(capsys, "step", _cost(tmp_path, 3, "e4"), "--state", st, "--json")
+    msg = json.loads(out)["error"]["message"]
+    assert code == 3 and "`copter rollback --to 3` makes round 3 current again" in msg, msg
+    assert run_main(capsys, "rollback", "--to", "3", "--state", st)[0] == 0
+    assert run_main(capsys, "step", _cost(tmp_path, 3, "e4"), "--state", st)[0] == 0

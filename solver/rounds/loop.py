@@ -547,15 +547,18 @@ def _missing_rounds(store: StateStore | None, current: int, base_round: int, dam
     theirs = f"round {nxt}'s" if one else "their"
     above = _kept_above(store, current)
     records = [] if store is None or above else [p for p in _failures(store) if load_failure(p).get("round") == nxt]
-    if above and damaged:  # CURRENT's round (and any above the newest complete one) cannot be made current
+    bad = _damaged_above(store, above) if damaged else []
+    left = [r for r in above if r not in bad]  # kept above by a rollback, intact
+    if bad and base_round not in left:  # CURRENT's round, damaged, cannot be made current: made again
         top = base_round - 1
-        span = f"{above[0]}" if len(above) == 1 else f"{above[0]}-{above[-1]}"
         deltas = (f"the delta with copter.base_round {current}" if top == current
                   else f"the deltas with copter.base_round {current}-{top}")
-        why = (f"{'round' if len(above) == 1 else 'rounds'} {span} cannot be made current (the damage above): step "
-               f"{deltas} again, which makes {'it' if top == current else 'them'} anew from round {current} and "
-               "moves the damaged generation into abandoned/")
+        why = (f"{'round' if len(bad) == 1 else 'rounds'} {', '.join(map(str, bad))} cannot be made current (the "
+               f"damage above): step {deltas} again, which makes {'it' if top == current else 'them'} anew from "
+               f"round {current} and moves the damaged generation into abandoned/"
+               + (f" with round(s) {', '.join(map(str, left))}, kept above from a rollback" if left else ""))
     elif above:  # undone by a rollback, still kept (review 38: named as failed or missing, whose retry abandons them)
+        above = left
         top = min(base_round, above[-1])
         why = (f"{'round' if len(above) == 1 else 'rounds'} {above[0]}{'' if len(above) == 1 else f'-{above[-1]}'} "
                f"{'is' if len(above) == 1 else 'are'} kept above the current round (a rollback moved back): `copter "
@@ -572,6 +575,17 @@ def _missing_rounds(store: StateStore | None, current: int, base_round: int, dam
                f"rounds {nxt}-{base_round} are missing: step the deltas with copter.base_round {current}-"
                f"{base_round - 1} first")
     return f"; {why}; --force applies this delta to round {current} without {theirs} changes"
+
+
+def _damaged_above(store: StateStore | None, above: list[int]) -> list[int]:
+    """Of the rounds ``above`` (kept above the current round), those that cannot be made current: the round CURRENT
+    names (the step fell back from it: damaged or incomplete) and any other that is incomplete; the others are a
+    rollback's, intact (helper-206: all of them were called damage)."""
+    if store is None:
+        return list(above)
+    text = (store._current_text() or "").strip()
+    named = int(text) if text.isascii() and text.isdigit() else None
+    return [r for r in above if r == named or not store.is_complete(r)]
 
 
 def _kept_above(store: StateStore | None, current: int) -> list[int]:
