@@ -43,7 +43,7 @@ def print_allocation(res: dict) -> None:
     for c in res["clients"]:
         share = "-" if c["share"] is None else f"{100 * c['share']:.1f}%"
         top = ", ".join(f"{name_cell(e['name'], ', ')} {_num(e['value'])}" for e in c["top"])
-        t.add_row(escape(NO_CLIENT if c["client"] is None else name_cell(c["client"])), f"{c['nonzero']:,}",
+        t.add_row(escape(NO_CLIENT if c["client"] is None else name_cell(c["client"], reserved=(NO_CLIENT,))), f"{c['nonzero']:,}",
                   _num(c["sum"]), share, escape(top))
     _print_table(t)
     if res["clients_omitted"]:

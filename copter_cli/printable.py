@@ -31,11 +31,15 @@ def printable(name: str) -> str:
     return _UNPRINTABLE.sub(_escape, name) if _UNPRINTABLE.search(name) else name
 
 
-def name_cell(name: str, separators: str = "") -> str:
+def name_cell(name: str, separators: str = "", reserved: tuple[str, ...] = ()) -> str:
     """``name`` as a table cell shows it: :func:`printable`, or quoted as Python's ``repr`` writes it when the cell
     alone would not tell it from another name: empty, a leading or trailing space (``'a '`` and ``a`` printed alike,
     helper-203), a leading quote (it would read as a quoted name), or a character of ``separators`` (a cell that
-    lists several names, ``"a 1, b 2"``, passes ``", "``: a name holding them would split there)."""
-    if not name or name[0] in "'\"" or name != name.strip() or any(c in name for c in separators):
-        return repr(name)
-    return printable(name)
+    lists several names, ``"a 1, b 2"``, passes ``", "``: a name holding them would split there), a name that
+    :func:`printable` escapes or that holds a backslash (``a\\u200bb`` and ``a`` U+200B ``b`` printed alike), or one
+    of ``reserved`` (the table's own labels, ``(no client)``)."""
+    shown = printable(name)
+    if (not name or name[0] in "'\"" or name != name.strip() or any(c in name for c in separators)
+            or shown is not name or "\\" in name or name in reserved):
+        return repr(name)  # an escaped name is quoted too: a literal backslash-u200b would print like U+200B
+    return shown

@@ -49,8 +49,8 @@ def test_show_solution_tables_escape_separators_in_names(state):
         assert ch not in out
     for shown in ("ls\\u2028sep/x", "para\\u2029/x", "nel\\x85/x", "csi\\x9b31m/x"):
         assert shown in out
-    line = next(ln for ln in out.splitlines() if ln.strip().startswith("ls\\u2028sep "))
-    assert "ls\\u2028sep/x 1" in line  # the client and its entry on one row
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("'ls\\u2028sep' "))
+    assert "'ls\\u2028sep/x' 1" in line  # the client and its entry on one row, quoted as escaped names are
 
 
 def test_show_solution_json_keeps_the_exact_names(state):
@@ -60,7 +60,9 @@ def test_show_solution_json_keeps_the_exact_names(state):
 
 
 @pytest.mark.parametrize("raw,shown", [("a", "a"), ("a b", "a b"), ("a ", "'a '"), (" a", "' a'"), ("", "''"),
-                                       ("'a '", "\"'a '\""), ("a\u00a0", "'a\\xa0'"), ("a\u2028", "'a\\u2028'")])
+                                       ("'a '", "\"'a '\""), ("a\u00a0", "'a\\xa0'"), ("a\u2028", "'a\\u2028'"),
+                                       # an escaped name and a literal backslash one are told apart (helper-206)
+                                       ("a\u200bb", "'a\\u200bb'"), ("a\\u200bb", "'a\\\\u200bb'")])
 def test_a_table_cell_quotes_a_name_it_would_show_like_another(raw, shown):
     """``a`` and ``a `` printed alike in a table (helper-203): a name with a leading or trailing space, an empty one
     or one that starts with a quote is shown as Python's repr; others as :func:`printable`."""
@@ -68,6 +70,7 @@ def test_a_table_cell_quotes_a_name_it_would_show_like_another(raw, shown):
 
     assert name_cell(raw) == shown
     assert name_cell("x y", ", ") == "'x y'" and name_cell("x,y", ", ") == "'x,y'"  # a cell listing names
+    assert name_cell("(no client)", reserved=("(no client)",)) == "'(no client)'"  # not the table's own label
 
 
 def test_show_solution_tells_names_apart_that_differ_by_spaces(tmp_path):
