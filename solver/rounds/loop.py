@@ -641,7 +641,11 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
     problem, info = apply_delta(gen.problem, d)
     warnings.extend(info.warnings)
     warm = None
-    if gen.state is not None:
+    ray = (gen.report or {}).get("status") in RAY_STATUSES
+    if gen.state is not None and ray:
+        warnings.append(f"cold start: the previous round ended {gen.report['status']} (stored with --accept-failed), "
+                        "so its iterate was driven along an infeasibility ray and is no start for this round")
+    elif gen.state is not None:
         try:
             warm = map_state(gen.state, info, problem)
             if problem.is_mip and warm.integer_x is not None:
@@ -667,6 +671,13 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
     result = solve_problem(problem, settings, warm)
     solve_phases(seconds, result, time.perf_counter() - t, k0)
     return problem, info, result
+
+
+#: the statuses of a stored round whose iterate the next round does not start from: an unbounded or infeasible LP's
+#: iterates diverge along a ray (its primal or its dual), and a warm start there took the next round, the same model
+#: as round 0 again, to 1,000,000 iterations and ITERATION_LIMIT, where a cold solve ends OPTIMAL at once (helper-205;
+#: failed parts of a partitioned round start cold for the same reason, solver.partition.round)
+RAY_STATUSES = ("DUAL_INFEASIBLE", "PRIMAL_INFEASIBLE")
 
 
 def _bound_if_unchanged(gen: Generation, info) -> float:
