@@ -39,3 +39,20 @@ def test_the_round_after_an_unbounded_one_starts_cold_and_solves(tmp_path, engin
     assert r2["status"] == "OPTIMAL" and r2["objective"] == pytest.approx(-259.7515, rel=1e-3), r2  # tol 1e-4: README
     assert r2["warm_started"] is False
     assert any("cold start: the previous round ended DUAL_INFEASIBLE" in w for w in r2["warnings"]), r2
+
+
+def test_a_partitioned_round_after_an_unbounded_one_solves_whole_from_cold(tmp_path):
+    """The same in a partitioned state: the round after a stored DUAL_INFEASIBLE round starts its whole solve cold."""
+    from tests.helpers import client_allocation
+
+    st = tmp_path / "st"
+    r0 = rounds.init(client_allocation(n_clients=6), st, partition={"k": 2, "executor": "inline"})
+    assert r0["status"] in ("OPTIMAL", "FEASIBLE")
+    up = Delta.vars(["c0/a"], cost=[-1.0], lower=[-math.inf])  # maximise: c0/a -> -inf raises it without end
+    r1 = rounds.step(Delta.concat([up], base_round=0), st, accept_failed=True)
+    assert r1["status"] == "DUAL_INFEASIBLE" and r1["accepted"] is True, r1
+    back = Delta.vars(["c0/a"], cost=[float(client_allocation(n_clients=6).cost[0])], lower=[0.0])
+    r2 = rounds.step(Delta.concat([back], base_round=1), st)
+    assert r2["status"] in ("OPTIMAL", "FEASIBLE") and r2["objective"] == pytest.approx(r0["objective"], rel=1e-3)
+    assert any("cold start of the whole solve: the previous round ended DUAL_INFEASIBLE" in w
+               for w in r2["warnings"]), r2["warnings"]

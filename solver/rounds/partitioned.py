@@ -210,7 +210,13 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
         warnings.append(f"cold start of the parts: round {gen.round}'s partition state is unreadable ({err})")
     if prev is None and not any(w.startswith("cold start of the parts") for w in warnings):
         warnings.append(f"cold start of the parts: round {gen.round} stored no partition state")
-    whole_warm = _whole_warm(gen, info, problem, cfg)
+    from solver.rounds.loop import RAY_STATUSES
+
+    ray = (gen.report or {}).get("status") in RAY_STATUSES  # its whole iterate ran along a ray: no warm start
+    if ray and gen.state is not None and not problem.is_mip:
+        warnings.append(f"cold start of the whole solve: the previous round ended {gen.report['status']} (stored "
+                        "with --accept-failed), so its iterate was driven along an infeasibility ray")
+    whole_warm = None if ray else _whole_warm(gen, info, problem, cfg)
     seconds["apply"] = time.perf_counter() - t
     seconds["apply_linear"] = info.seconds_linear
     k0, t = kernel_clock.seconds(), time.perf_counter()
