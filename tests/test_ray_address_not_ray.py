@@ -113,17 +113,14 @@ def test_a_step_given_an_http_server_is_exit_7_and_changes_nothing(tmp_path):
 
 
 class _FakeRay:
-    """Just what ``executor._ray_get`` calls: ``get`` that never finishes (the part's owner, the cluster, is gone)."""
-
-    class exceptions:  # noqa: N801 - Ray's own name
-        class GetTimeoutError(Exception):
-            pass
+    """Just what ``executor._ray_ready`` calls: ``wait`` that never finds a part ended (the parts' owner, the
+    cluster, is gone)."""
 
     _private = None
 
-    def get(self, ref, timeout):
+    def wait(self, refs, num_returns, timeout):
         time.sleep(timeout)
-        raise self.exceptions.GetTimeoutError()
+        return [], list(refs)
 
 
 def test_a_cluster_that_goes_away_mid_round_is_exit_7_not_rays_exit_1(monkeypatch):
@@ -136,7 +133,7 @@ def test_a_cluster_that_goes_away_mid_round_is_exit_7_not_rays_exit_1(monkeypatc
     port = closed_port()  # nothing listens: the head is gone
     t = time.monotonic()
     with pytest.raises(EnvironmentFaultError, match=f"went away mid-round .*127.0.0.1:{port} refuses") as ex:
-        executor._ray_get(_FakeRay(), object(), lambda: None, ("127.0.0.1", port))
+        executor._ray_ready(_FakeRay(), [object()], lambda: None, ("127.0.0.1", port))
     assert time.monotonic() - t < 5 and "--executor process" in str(ex.value)
 
 
@@ -147,14 +144,15 @@ def test_a_live_gcs_keeps_the_wait_going(monkeypatch):
     calls = []
 
     class Finishes(_FakeRay):
-        def get(self, ref, timeout):
+        def wait(self, refs, num_returns, timeout):
             calls.append(1)
             if len(calls) < 6:
-                return super().get(ref, timeout)
-            return "done"
+                return super().wait(refs, num_returns, timeout)
+            return list(refs), []
 
     monkeypatch.setattr(executor, "GCS_CHECK_SECONDS", 0.3)
     try:
-        assert executor._ray_get(Finishes(), object(), lambda: None, ("127.0.0.1", port)) == "done"
+        ref = object()
+        assert executor._ray_ready(Finishes(), [ref], lambda: None, ("127.0.0.1", port)) == [ref]
     finally:
         end()
