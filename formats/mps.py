@@ -322,7 +322,9 @@ def _check_contiguous_columns(data, path: str, p: int) -> None:
             raise FormatError(f"integer marker line without its quotes ({b' '.join(toks).decode('latin-1')}): HiGHS "
                               f"reads a marker only as 'MARKER' and '{word.decode()}' in single quotes{said}",
                               file=path, line=_line_of(data, p) + k)
-        if free or raw[14:22] == b"'MARKER'":
+        # fixed format's marker: 'MARKER' filling columns 15-22 as a field of its own; a longer name there (a row
+        # "'MARKER'x", which HiGHS's free-format writer puts at column 15) is a data line (helper-205)
+        if free or (raw[14:22] == b"'MARKER'" and raw[22:23] in (b"", b" ", b"\t", b"\r")):
             current = None  # a column may not straddle an integer marker
             word = (toks[2] if free else raw[39:47].strip()).upper()
             line = _line_of(data, p) + k

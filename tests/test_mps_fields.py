@@ -124,3 +124,22 @@ def test_fixed_format_names_with_spaces_are_not_field_counted(tmp_path):
     path.write_text(text)
     p = read_mps(path)
     assert p.col_names.tolist() == ["my col"] and p.row_names.tolist() == ["row one"] and p.row_upper[0] == 4
+
+
+@pytest.mark.parametrize("row", ["'MARKER'x", "'MARKER'_cap"])
+def test_a_row_whose_name_starts_with_the_marker_keyword_round_trips(tmp_path, row):
+    """A row named ``'MARKER'x``: HiGHS's free-format writer puts it at column 15, and copter's reader took columns
+    15-22 for a fixed-format integer marker and refused its own export (helper-205). HiGHS and copter read it as the
+    row it is."""
+    from formats.io import write_problem
+    from tests.helpers import lp
+
+    p = lp([-1.0], [[1.0]], [-np.inf], [4.0], [0.0], [np.inf])
+    p = p.replace(col_names=np.array(["x"], dtype=object), row_names=np.array([row], dtype=object))
+    path = tmp_path / "r.mps"
+    write_problem(p, path)
+    back = read_mps(path)
+    assert list(back.row_names) == [row] and back.row_upper[0] == 4.0 and back.a_data.tolist() == [1.0]
+    h = new_highs()
+    h.readModel(str(path))
+    assert h.getLp().num_row_ == 1
