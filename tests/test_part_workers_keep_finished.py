@@ -52,7 +52,8 @@ def test_a_dead_worker_has_only_the_unfinished_parts_solved_again(tmp_path):
     with open(runs) as f:
         assert sorted(f.read().split()) == ["0", "1", "1"]  # part 0 once; part 1 twice (its death, its retry)
     said = executor.take_retries()
-    assert len(said) == 1 and "its part 1 was solved again on new workers (the finished ones kept)" in said[0], said
+    assert len(said) == 1 and "the part it had not finished (1) was solved again on new workers, the finished ones kept" \
+        in said[0], said
 
 
 def test_the_progress_line_counts_every_part_of_the_round_through_a_retry(tmp_path):
@@ -104,3 +105,55 @@ def test_a_pool_broken_after_every_part_ended_solves_nothing_again(monkeypatch):
     assert calls == [2]
     said = executor.take_retries()
     assert len(said) == 1 and "after every part had ended; nothing was solved again" in said[0], said
+
+
+def _dies_mid_result(marker: str, x: int) -> int:
+    """Part 0's first worker dies as one killed while it wrote its result: it takes the pool's result pipe's write
+    lock, writes a message header and part of the message, and SIGKILLs itself. Part 1 ends a moment later and
+    needs that lock to send its own result."""
+    if x == 0 and not os.path.exists(marker):
+        import gc
+        import struct
+        from multiprocessing.queues import SimpleQueue
+
+        open(marker, "w").close()
+        queue = next(o for o in gc.get_objects() if isinstance(o, SimpleQueue) and getattr(o, "_wlock", None))
+        if queue._wlock is not None:
+            queue._wlock.acquire()
+        os.write(queue._writer.fileno(), struct.pack("!i", 4096) + b"\0" * 100)  # 100 of 4,096 bytes
+        os.kill(os.getpid(), signal.SIGKILL)
+    if x == 1:
+        time.sleep(0.5)
+    return x + 10
+
+
+def test_a_worker_killed_while_it_wrote_its_result_is_retried_not_waited_for(tmp_path):
+    """helper-207: a worker killed while writing its result left the pool's manager thread waiting inside ``recv``
+    for the rest of the message and the other worker waiting for the write lock: ``copter step`` waited forever (3
+    of 3 such kills). The round's wait now sees the worker gone (DEAD_WORKER_GRACE), kills the pool, whose manager
+    thread then reads end-of-file and ends, and solves the parts again on a new pool."""
+    import concurrent.futures.process as cfp
+    import threading
+
+    marker = str(tmp_path / "died")
+    out: list = []
+    executor.take_retries()
+
+    def run() -> None:
+        out.append(executor.map_parts(_dies_mid_result, [(marker, 0), (marker, 1)], "process", 2))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(120.0)
+    try:
+        assert not t.is_alive(), "the round still waits for a worker that died mid-result"
+        assert out == [[10, 11]]
+        said = executor.take_retries()
+        assert len(said) == 1 and "solved again on new workers" in said[0], said
+    finally:
+        executor.shutdown()
+    deadline = time.monotonic() + 30.0  # and no manager thread is left waiting (the process's exit joins them)
+    while time.monotonic() < deadline and any(isinstance(th, cfp._ExecutorManagerThread) and th.is_alive()
+                                              for th in threading.enumerate()):
+        time.sleep(0.1)
+    assert not any(isinstance(th, cfp._ExecutorManagerThread) and th.is_alive() for th in threading.enumerate())

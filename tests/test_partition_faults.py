@@ -31,6 +31,8 @@ def test_killed_worker_fails_the_partitioned_round_and_leaves_the_state_unchange
     assert rep["status"] == "NUMERICAL_ERROR" and rep["accepted"] is False
     assert rep["partitions"]["worker_failed"] and rep["partitions"]["failed_part"] == 1
     assert "died" in rep["message"]
+    # the first death, which the round survived, is in the report too (helper-207: only the second was)
+    assert len(rep["partitions"]["worker_retries"]) == 1 and "part 1 died" in rep["partitions"]["worker_retries"][0]
     assert _generations(state) == before  # CURRENT and every generation untouched, nothing half-merged
     assert not any(p.name.startswith(".tmp-") for p in state.iterdir())
     assert list((state / "failed").iterdir())

@@ -274,13 +274,58 @@ def _collect(futures: list, pool: ProcessPoolExecutor, check: Callable[[], None]
     parts = list(range(len(futures))) if parts is None else parts
     k = len(futures) if k is None else k
     index = {f: parts[i] for i, f in enumerate(futures)}
+    gone_since = None  # when a worker was first seen gone with parts still pending
     while pending:
         check()
         _, pending = wait(pending, timeout=PROGRESS_INTERVAL)
+        if pending and _worker_gone(pool):
+            gone_since = gone_since if gone_since is not None else time.monotonic()
+            if time.monotonic() - gone_since >= DEAD_WORKER_GRACE:
+                raise BrokenProcessPool("a part worker process died and its pool did not notice (killed while it "
+                                        "wrote its result: the pool's reader waits for the rest of that message)")
         if pending and report is not None and board is not None:
             report(progress_board.summary(board, {index[f] for f in pending}, k - len(pending), k))
     check()
     return [f.result() for f in futures]
+
+
+#: seconds a part worker may be gone, with parts still pending, before the round takes its pool for broken
+#: (:func:`_collect`); a pool notices a dead worker itself within milliseconds
+DEAD_WORKER_GRACE = 2.0
+
+
+def _worker_gone(pool: ProcessPoolExecutor) -> bool:
+    """True when one of ``pool``'s worker processes has ended. A pool whose worker was killed while it wrote its
+    result to the result pipe never noticed: its manager thread waits inside ``recv`` for the rest of that message
+    (CPython's ``concurrent.futures`` checks the workers' sentinels only between messages), the other workers
+    wait for the dead one's write lock, and ``copter step`` waited forever (helper-207: 3 of 3 such kills). The
+    check reads the process table (``/proc/<pid>/stat``), never the workers' ``Popen`` objects, which the manager
+    thread polls."""
+    try:
+        pids = list(getattr(pool, "_processes", None) or {})
+    except RuntimeError:  # the manager thread changed the dict meanwhile: the next look
+        return False
+    for pid in pids:
+        try:
+            with open(f"/proc/{int(pid)}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[-1].split()[:1]
+        except (OSError, ValueError):
+            return True  # no such process: ended and reaped (by the forkserver, its parent)
+        if state in ([b"Z"], [b"X"]):  # ended, not yet reaped
+            return True
+    return False
+
+
+def _unblock_results(pool: ProcessPoolExecutor) -> None:
+    """Close this process's write end of ``pool``'s result pipe, after its workers are killed: the manager thread
+    waiting inside ``recv`` for the rest of a dead worker's message then reads end-of-file, takes the pool for
+    broken and ends (else it waited forever, and the process's exit with it)."""
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    try:
+        if writer is not None:
+            writer.close()
+    except OSError:
+        pass
 
 
 def _pool(workers: int, preload: tuple[str, ...] = ()) -> ProcessPoolExecutor:
@@ -347,6 +392,8 @@ def _end_pool(workers: int, kill: bool = False, wait: bool = False) -> None:
             proc.kill()
         except (OSError, ValueError, AttributeError):
             pass
+    if kill:
+        _unblock_results(pool)
     pool.shutdown(wait=wait, cancel_futures=True)
     if not _POOLS and _ON_INTERRUPT:
         _ON_INTERRUPT.pop().__exit__(None, None, None)
@@ -540,25 +587,27 @@ def _run_pool(fn, tasks: list[tuple], shipped: list | None, kill: list[bool], n:
             _forkserver_reaped()
         except BrokenProcessPool as err:
             dead = next((i for i, _ in zip(todo, futures, strict=False) if kill[i]), None)  # futures: the submitted
-            _end_pool(n)
+            _end_pool(n, kill=True)  # a pool that did not notice its dead worker keeps the others waiting: killed
             worker_deaths += 1
-            which = "a part" if dead is None else f"part {dead}"
-            if worker_deaths == 2:
-                raise PartWorkerError(f"the worker process solving {which} died twice ({err})", dead) from err
+            if worker_deaths == 2:  # a pool cannot say which part a death belongs to: two in a round end it
+                what = ("part worker processes died twice in this round, the second time on the retry's new "
+                        "workers" if dead is None else f"the worker process solving part {dead} died twice")
+                raise PartWorkerError(f"{what} ({err})", dead) from err
             # a dead worker breaks the whole pool, and every part it had not finished with it; those it had
             # finished keep their results (they were solved again too, doubling the round's work)
             done.update((i, f.result()) for i, f in zip(todo, futures, strict=False)
                         if f.done() and not f.cancelled() and f.exception() is None)
             again = [i for i in todo if i not in done]
+            how = _died_how(futures, err)
             if not again:  # it died after the last part had ended: nothing to solve again
-                _RETRIES.append(f"a part worker process died ({_died_how(futures)}) after every part had ended; "
+                _RETRIES.append(f"a part worker process died ({how}) after every part had ended; "
                                 "nothing was solved again")
                 return [done[i] for i in range(len(tasks))]
-            _RETRIES.append(f"the worker process solving {which} died ({_died_how(futures)}) and its "
-                            f"part{'s' if len(again) > 1 else ''} {_listed(again)} "
-                            f"{'were' if len(again) > 1 else 'was'} solved again on new workers (the finished "
-                            "ones kept); a worker that keeps dying points at memory (the OOM killer) or at "
-                            "something killing processes")
+            which = "a part worker process" if dead is None else f"the worker process solving part {dead}"
+            _RETRIES.append(f"{which} died ({how}), which ends its whole pool: the part{'s' if len(again) > 1 else ''} "
+                            f"it had not finished ({_listed(again)}) {'were' if len(again) > 1 else 'was'} solved "
+                            "again on new workers, the finished ones kept; a worker that keeps dying points at "
+                            "memory (the OOM killer) or at something killing processes")
         except BaseException:  # interrupted (SIGINT, a handler's SystemExit): the parts' workers go too
             _end_pool(n, kill=True)
             raise
@@ -570,14 +619,15 @@ def _listed(parts: list[int]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def _died_how(futures: list) -> str:
+def _died_how(futures: list, err: BaseException | None = None) -> str:
     """How the pool's broken futures say its worker ended ("terminated abruptly", the exit code or signal when
-    ``concurrent.futures`` names it): the first exception's text, shortened."""
+    ``concurrent.futures`` names it): the first exception's text, shortened; else ``err``'s (the round's own
+    finding, :func:`_collect`), else "its pool broke"."""
     for f in futures:
         if f.done() and not f.cancelled() and f.exception() is not None:
             text = str(f.exception()).split(". ")[0]
             return text[:160]
-    return "its pool broke"
+    return str(err).split(". ")[0][:160] if err is not None and str(err) else "its pool broke"
 
 
 def _forkserver_gone(err: BaseException) -> bool:

@@ -975,6 +975,8 @@ def _worker_died(problem: Problem, config: PartitionConfig, err: PartWorkerError
                          primal_residual_rel=math.nan, dual_residual_rel=math.nan, gap_rel=math.nan, iterations=0,
                          seconds={"solve": wall, "total": wall}, message=msg)
     rep = {"k": config.k, "executor": config.executor, "worker_failed": True, "failed_part": err.part,
+           # the deaths the round survived before the one that ended it (helper-207: the first was not recorded)
+           "worker_retries": take_retries(),
            "seconds": {"setup": round(setup, 6), "wall": round(wall, 6)}}
     return RoundOutcome(result=result, data=None, report=rep)
 
