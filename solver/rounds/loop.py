@@ -583,9 +583,7 @@ def _damaged_above(store: StateStore | None, above: list[int]) -> list[int]:
     rollback's, intact (helper-206: all of them were called damage)."""
     if store is None:
         return list(above)
-    text = (store._current_text() or "").strip()
-    named = int(text) if text.isascii() and text.isdigit() else None
-    return [r for r in above if r == named or not store.is_complete(r)]
+    return [r for r in above if store.names_current(r) or not store.is_complete(r)]
 
 
 def _kept_above(store: StateStore | None, current: int) -> list[int]:
@@ -641,9 +639,9 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
     problem, info = apply_delta(gen.problem, d)
     warnings.extend(info.warnings)
     warm = None
-    ray = (gen.report or {}).get("status") in RAY_STATUSES
+    ray = ray_status(gen)
     if gen.state is not None and ray:
-        warnings.append(f"cold start: the previous round ended {gen.report['status']} (stored with --accept-failed), "
+        warnings.append(f"cold start: the previous round ended {ray} (stored with --accept-failed), "
                         "so its iterate was driven along an infeasibility ray and is no start for this round")
     elif gen.state is not None:
         try:
@@ -678,6 +676,13 @@ def _apply_and_solve(gen: Generation, d: Delta, settings: Settings, seconds: dic
 #: as round 0 again, to 1,000,000 iterations and ITERATION_LIMIT, where a cold solve ends OPTIMAL at once (helper-205;
 #: failed parts of a partitioned round start cold for the same reason, solver.partition.round)
 RAY_STATUSES = ("DUAL_INFEASIBLE", "PRIMAL_INFEASIBLE")
+
+
+def ray_status(gen: Generation) -> str | None:
+    """The stored round ``gen``'s status when it is one of :data:`RAY_STATUSES` (its iterate is no warm start for
+    the next round, monolithic or partitioned), else None."""
+    status = (gen.report or {}).get("status")
+    return status if status in RAY_STATUSES else None
 
 
 def _bound_if_unchanged(gen: Generation, info) -> float:

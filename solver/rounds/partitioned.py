@@ -210,11 +210,11 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
         warnings.append(f"cold start of the parts: round {gen.round}'s partition state is unreadable ({err})")
     if prev is None and not any(w.startswith("cold start of the parts") for w in warnings):
         warnings.append(f"cold start of the parts: round {gen.round} stored no partition state")
-    from solver.rounds.loop import RAY_STATUSES
+    from solver.rounds.loop import ray_status
 
-    ray = (gen.report or {}).get("status") in RAY_STATUSES  # its whole iterate ran along a ray: no warm start
+    ray = ray_status(gen)  # its whole iterate ran along a ray: no warm start
     if ray and gen.state is not None and not problem.is_mip:
-        warnings.append(f"cold start of the whole solve: the previous round ended {gen.report['status']} (stored "
+        warnings.append(f"cold start of the whole solve: the previous round ended {ray} (stored "
                         "with --accept-failed), so its iterate was driven along an infeasibility ray")
     whole_warm = None if ray else _whole_warm(gen, info, problem, cfg)
     seconds["apply"] = time.perf_counter() - t
