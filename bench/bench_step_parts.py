@@ -73,12 +73,13 @@ def child(snapshot: str, delta: str, modules_file: str) -> dict:
     import importlib
 
     from copter_cli import entry
+    from formats import no_pandas
 
     entry.console_environment()  # as the console script (before numpy loads)
 
     entry.CONSOLE[0] = True
     entry.install()
-    entry.keep_pandas_out()
+    no_pandas.keep_pandas_out()
     entry.skip_numba_extras()
     for i, (name, mods) in enumerate(GROUPS):
         if i == 1:

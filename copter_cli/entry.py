@@ -131,27 +131,6 @@ def install() -> None:
             return
 
 
-class _NoPandas:
-    """A meta-path finder that refuses ``import pandas`` (see :func:`keep_pandas_out`)."""
-
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError("pandas is kept out of the copter CLI's process", name=name)
-        return None
-
-
-def keep_pandas_out() -> None:
-    """Make pandas unimportable in the CLI's process. The CLI never uses pandas, but pyarrow's pandas shim
-    imports it on its first conversion of a Python list or a string array whenever it is installed, which
-    cost 0.5-1 s of every ``copter step`` on a machine with pandas (measured with ``python -X importtime``).
-    A finder that raises ModuleNotFoundError is what pyarrow's shim treats as "pandas not installed" (a
-    ``None`` entry in ``sys.modules`` is not: the shim then reads ``None.__version__``). A library user's
-    process is left alone."""
-    if "pandas" not in sys.modules and not any(isinstance(f, _NoPandas) for f in sys.meta_path):
-        sys.meta_path.insert(0, _NoPandas())
-
-
 class _NoNumpy:
     """A meta-path finder that refuses ``import numpy`` (see :func:`keep_numpy_out`)."""
 
@@ -235,6 +214,8 @@ def main() -> None:
     from copter_cli import worker_client
 
     worker_client.run_or_return()
+    from formats.no_pandas import keep_pandas_out
+
     keep_pandas_out()
     skip_numba_extras()
     try:

@@ -59,9 +59,9 @@ def preload() -> dict:
     import importlib
     import pkgutil
 
-    from copter_cli import entry
+    from formats import no_pandas
 
-    entry.keep_pandas_out()
+    no_pandas.keep_pandas_out()
     t0 = time.perf_counter()
     for name in ("typer", "rich.console", "rich.table", "rich.text", "rich.markup", "rich.box",
                  "numpy", "scipy.sparse", "pyarrow", "pyarrow.parquet", "pyarrow.compute", "highspy"):

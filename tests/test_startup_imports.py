@@ -170,7 +170,7 @@ def test_a_round_imports_no_executor_pool_or_numba_implementations(state, tmp_pa
 def test_pyarrow_converts_with_pandas_kept_out():
     """The finder is what pyarrow's pandas shim reads as "not installed" (a None in sys.modules made it
     read None.__version__ and every step exit 1)."""
-    code = ("from copter_cli.entry import keep_pandas_out; keep_pandas_out()\n"
+    code = ("from formats.no_pandas import keep_pandas_out; keep_pandas_out()\n"
             "import pyarrow as pa; a = pa.array(['x', 'y']); print(a.to_numpy(zero_copy_only=False).tolist())")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)

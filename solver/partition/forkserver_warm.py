@@ -12,12 +12,17 @@ threading layer, which is not fork-safe.
 
 Only in the forkserver (:data:`solver.partition.forkserver_lifeline.FORKSERVER`, imported before this module in
 the preload list): a process that imports every module (``copter worker start``'s server, ``solver.prepare``)
-loads nothing here."""
+loads nothing here.
+
+pandas is kept out of the forkserver and its workers (:mod:`formats.no_pandas`)."""
 
 from solver.partition import forkserver_lifeline
 
 LOADED = None  #: ``load_cached``'s result in the forkserver, else None
 if forkserver_lifeline.FORKSERVER:
+    from formats.no_pandas import keep_pandas_out
+
+    keep_pandas_out()  # a worker's first shipped names (Arrow strings) imported pandas: 0.27 s before its first part
     import scipy.linalg.lapack  # noqa: F401 - the ALM's Schur factor of order >= 1,000 (solver.lp.alm_schur)
 
     import solver.api  # noqa: F401 - what a part's solve imports
