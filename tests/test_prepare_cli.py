@@ -1,14 +1,18 @@
-"""``copter prepare`` covers what real rounds run (issue #15 item 2), checked through the CLI.
+"""A fresh install's numba cache through the CLI (issue #15 item 2): one compilation, then none.
 
-Each command runs in its own process, as cron runs them, against a fresh numba cache
-(``NUMBA_CACHE_DIR`` = a new temporary folder): ``copter prepare`` compiles, then ``copter init`` of an LP
-(afiro, MPS) and of a MILP (p0033, gzipped MPS) and two ``copter step`` rounds on each, with deltas that
-change costs, bounds, a coefficient and the structure (a variable added, then dropped) and pin each LP
-engine once. Those rounds load their arrays from the checkpoint store, so they reach the kernels with the
-argument types a real stream has; any kernel signature prepare did not compile would add a ``*.nbc`` file
-(and rewrite an ``*.nbi`` index) in the cache, which the test forbids.
+Each command runs in its own process, as cron runs them, against one fresh numba cache (``NUMBA_CACHE_DIR`` = a
+new temporary folder) and an empty bytecode cache. The first command that solves compiles every kernel, says so
+on stderr and counts the compilation in its ``--time-limit``; ``copter prepare`` then finds the stamp current;
+``copter init`` of an LP (afiro, MPS) and of a MILP (p0033, gzipped MPS) and two ``copter step`` rounds on each,
+with deltas that change costs, bounds, a coefficient and the structure (a variable added, then dropped) and pin
+each LP engine once, load their arrays from the checkpoint store, so they reach the kernels with the argument
+types a real stream has; any kernel signature the warm-up did not compile would add a ``*.nbc`` file (and
+rewrite an ``*.nbi`` index) in the cache, which the test forbids.
 
-Slow (prepare compiles every kernel: minutes on 2 cores); it runs in CI.
+One test, one cold compilation (a minute or more on 2 cores): three tests each paid their own before (session
+53). A cold ``copter prepare`` itself runs in the tests' session set-up on a fresh clone (``tests/conftest.py``)
+and in CI's runtime-only smoke (``.ci/smoke-runtime``); every solving command's call of the warm-up is checked
+without compiling in ``tests/test_prepare_commands.py``.
 """
 
 from __future__ import annotations
@@ -60,28 +64,42 @@ def _write_deltas(tmp: Path) -> dict[str, Path]:
 
 
 @pytest.mark.slow
-def test_rounds_through_the_cli_after_prepare_compile_nothing(tmp_path):
-    """After ``copter prepare`` with an empty cache, init + two steps of an LP (engines auto, pdhg, alm) and
-    of a MILP add no file to the numba cache and print no compilation notice."""
+def test_a_fresh_cache_compiles_once_and_then_no_command_compiles(tmp_path):
+    """(module docstring) 1. ``copter init --time-limit 5`` as the first command compiles every kernel first, says
+    so, and reports TIME_LIMIT, not a round solved in 5 s, leaving the stamp and the bytecode; 2. ``copter
+    prepare`` finds the stamp current, and writes a lost ``.pyc`` again; 3. rounds of an LP and a MILP, and a
+    ``copter solve``, compile nothing and say nothing about compiling."""
+    from formats.io import write_problem
+    from solver import prepare as prep
+    from tests.helpers import small_lp
+
     mps = require_data("mps")
     cache = tmp_path / "numba-cache"
     pyc = tmp_path / "pyc"  # an empty bytecode cache that imports never write to (PYTHONDONTWRITEBYTECODE)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT) + os.pathsep
                + os.environ.get("PYTHONPATH", ""), PYTHONPYCACHEPREFIX=str(pyc), PYTHONDONTWRITEBYTECODE="1")
-    proc = _copter(env, tmp_path, "prepare")
-    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    # 1. the first command that solves, against the empty cache
+    write_problem(small_lp(n=60, m=25, seed=5), tmp_path / "base.parquet")
+    first = _copter(env, tmp_path, "init", tmp_path / "base.parquet", "--state", "st0", "--time-limit", "5", "--json")
+    assert prep.PROGRESS_MESSAGE in first.stderr, first.stderr[-3000:]
+    report = json.loads(first.stdout.strip().splitlines()[-1])
+    assert report["status"] == "TIME_LIMIT", report  # the compilation used the 5 s up
+    assert (cache / prep.STAMP_NAME).exists()
     prepared = _cache_files(cache)
-    assert len(prepared) > 50, sorted(prepared)  # prepare really compiled (index + code files)
+    assert len(prepared) > 50, sorted(prepared)  # it really compiled (index + code files)
     # ... and wrote the bytecode of copter's own modules, which every later command reads instead of compiling
     for module in ("copter_cli/app", "solver/lp/pdhg", "formats/checkpoint_arrays"):
-        assert list(pyc.rglob(f"{module}.cpython-*.pyc")), f"prepare wrote no bytecode for {module}.py"
-    # ... also when the stamp is current (nothing to warm up): a lost .pyc is written again
+        assert list(pyc.rglob(f"{module}.cpython-*.pyc")), f"the warm-up wrote no bytecode for {module}.py"
+
+    # 2. copter prepare: the stamp is current (nothing to warm up), and a lost .pyc is written again
     for f in pyc.rglob("pdhg.cpython-*.pyc"):
         f.unlink()
     again = _copter(env, tmp_path, "prepare")
     assert again.returncode == 0 and "prepared already" in again.stdout + again.stderr, again.stderr[-2000:]
     assert list(pyc.rglob("solver/lp/pdhg.cpython-*.pyc")), "copter prepare (stamp current) left a .pyc missing"
 
+    # 3. rounds, one process each: nothing compiles
     d = _write_deltas(tmp_path)
     runs = [
         ("init", mps / "afiro.mps", "--state", "lp"),
@@ -90,6 +108,7 @@ def test_rounds_through_the_cli_after_prepare_compile_nothing(tmp_path):
         ("init", mps / "p0033.mps.gz", "--state", "milp"),
         ("step", d["milp1"], "--state", "milp"),
         ("step", d["milp2"], "--state", "milp"),
+        ("solve", mps / "afiro.mps"),
     ]
     for args in runs:
         proc = _copter(env, tmp_path, *args, "--time-limit", "60", "--json")
@@ -100,5 +119,5 @@ def test_rounds_through_the_cli_after_prepare_compile_nothing(tmp_path):
         now = _cache_files(cache)
         added = sorted(set(now) - set(prepared))
         grown = sorted(k for k in prepared if now.get(k) != prepared[k])
-        assert not added and not grown, f"{args[:2]} compiled kernels prepare had not: new {added}, " \
+        assert not added and not grown, f"{args[:2]} compiled kernels the warm-up had not: new {added}, " \
                                         f"changed index {grown}"

@@ -4,24 +4,18 @@ mid-solve (a fresh install's first ``copter solve`` compiled for 12.9 s without 
 the compilation as solve time).
 
 The fast tests replace ``solver.prepare.prepare`` with a recorder that says the progress line (as a cold
-cache does) and check each command calls it before it solves; the slow one runs ``copter solve afiro.mps`` in
-a fresh process against an empty numba cache.
+cache does) and check each command calls it before it solves; a real first command against an empty numba
+cache, and the commands after it, run in ``tests/test_prepare_cli.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from solver import prepare as prep
 from tests.helpers import require_data, run_main
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -74,19 +68,3 @@ def test_step_and_compare_prepare_first(capsys, events, tmp_path):
         assert events and events[0] == "prepare", (args, events)
         assert prep.PROGRESS_MESSAGE in err and prep.PROGRESS_MESSAGE not in out, args
     assert json.loads(out)["round"] == 1
-
-
-@pytest.mark.slow
-def test_first_solve_after_install_says_it_compiles(tmp_path):
-    """``copter solve afiro.mps`` as the first command against an empty numba cache prints the compiling line
-    on stderr, solves, and leaves the prepare stamp (the next command skips the warm-up)."""
-    mps = require_data("mps")
-    cache = tmp_path / "numba-cache"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache),
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "copter_cli", "solve", str(mps / "afiro.mps"), "--json"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=3600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert prep.PROGRESS_MESSAGE in proc.stderr
-    assert json.loads(proc.stdout.strip().splitlines()[-1])["status"] == "OPTIMAL"
-    assert (cache / prep.STAMP_NAME).exists()
