@@ -59,7 +59,7 @@ import pyarrow.parquet as pq
 from formats.number_text import DECIMAL, DIGITS, ROUND_DIGITS
 from formats.other_format_hints import parquet_damage_hint, sniffed_hint
 from solver.differential.parse import plain as _plain
-from solver.model.delta import KINDS, SCHEMA, Delta
+from solver.model.delta import KINDS, SCHEMA, Delta, sense_value
 from solver.model.errors import FormatError, InputError, UsageError, ValidationError
 from solver.model.problem import Problem
 
@@ -611,8 +611,9 @@ def _refuse_unknown_copter_keys(extra: dict, path: str) -> None:
 
 def _metadata(delta: Delta) -> dict:
     meta = {"copter.format": delta.format, "copter.version": FORMAT_VERSION}
-    if delta.sense is not None:
-        meta["copter.sense"] = "min" if delta.sense == 1 else "max"
+    sense = sense_value(delta.sense)  # the attribute may have been set after construction
+    if sense is not None:
+        meta["copter.sense"] = "min" if sense == 1 else "max"
     if delta.offset is not None:
         meta["copter.objective_offset"] = repr(float(delta.offset))
     if delta.base_round is not None:

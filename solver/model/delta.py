@@ -69,6 +69,25 @@ def _col(values, n: int, typ: pa.DataType) -> pa.Array:
     return arr
 
 
+def sense_value(sense) -> int | None:
+    """+1 / -1 / None for a delta's ``sense``: +1, -1 (any integer type, not bool), ``"min"`` / ``"max"`` (any
+    case) or None.
+
+    Raises:
+        ValueError: anything else, naming it.
+    """
+    if sense is None:
+        return None
+    if isinstance(sense, str):
+        word = sense.strip().lower()
+        if word in ("min", "max"):
+            return 1 if word == "min" else -1
+    elif not isinstance(sense, (bool, np.bool_)) and isinstance(sense, (int, np.integer)) and int(sense) in (1, -1):
+        return int(sense)
+    raise ValueError(f"a delta's sense must be +1 or \"min\" (minimise), -1 or \"max\" (maximise), or None (keep "
+                     f"the problem's), got {sense!r}")
+
+
 @dataclass(eq=False)
 class Delta:
     """A set of changes to a problem.
@@ -76,7 +95,8 @@ class Delta:
     Attributes:
         table: pyarrow Table with exactly the columns of :data:`SCHEMA` (nulls allowed), rows in
             file order.
-        sense: +1/-1 to set the objective sense, None to keep it.
+        sense: +1 (minimise) / -1 (maximise) to set the objective sense, None to keep it; ``"min"`` / ``"max"``
+            (as the file format spells it, any case) are taken as +1 / -1.
         offset: new objective constant, None to keep it.
         base_round: the round this delta applies to (produces base_round + 1), None if unchecked.
         format: ``"delta"`` or ``"problem"`` (a full problem = delta on the empty problem).
@@ -91,6 +111,15 @@ class Delta:
     format: str = "delta"
     meta: dict = field(default_factory=dict)
     source: str | None = None
+
+    def __post_init__(self) -> None:
+        """Normalise ``sense`` to +1 / -1 / None.
+
+        Raises:
+            ValueError: any other ``sense`` (a writer once stored everything but the integer 1 as "max": a
+                ``sense="min"`` delta became a maximisation without a word).
+        """
+        self.sense = sense_value(self.sense)
 
     def __len__(self) -> int:
         return self.table.num_rows
