@@ -117,8 +117,8 @@ def apply_delta(problem: Problem, delta: Delta, strict: bool | None = None) -> t
     if strict:
         check_new_entities(problem, p, delta, cs, cols_new, rs["n_new"], True)
         check_new_entities(problem, p, delta, rs, rows_new, cs["n_new"], False)
-        check_normalisation_twins(problem, p, delta, cs, True)
-        check_normalisation_twins(problem, p, delta, rs, False)
+    check_normalisation_twins(problem, p, delta, cs, True)  # problem files too: twins print alike wherever they are
+    check_normalisation_twins(problem, p, delta, rs, False)
     t1 = time.perf_counter()
     indptr, indices, data, n_changed, mchanged = assemble(
         problem, cs["keep"], rs["keep"], cs["old_to_new"], rs["old_to_new"], cs["n_new"], rs["n_new"],

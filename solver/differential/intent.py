@@ -229,16 +229,18 @@ def check_normalisation_twins(problem, p: Parsed, delta, side: dict, is_col: boo
     """Refuse a new entity whose name is the same text as an existing (kept) or another new name of its side in
     another Unicode normalisation (NFC vs NFD: they print alike, so a second, visually identical variable or
     constraint would be added without a word; a tool that normalises differently, e.g. file names from macOS,
-    writes such names). Only deltas that add a non-ASCII name pay for the check (pyarrow's ``utf8_normalize``
-    over this side's non-ASCII names).
+    writes such names), or differs from it only by :data:`INVISIBLE` characters. Run for deltas and for problem
+    files alike (a problem file is a delta applied to the empty problem: two such names in one file were both
+    kept, helper-209). Only a delta with a non-ASCII name pays for the check (one ASCII test of its name columns,
+    then pyarrow's ``utf8_normalize`` over this side's new names).
 
     Raises:
         ValidationError: naming the new entity, its row and its twin.
     """
     added = side["added"]
-    if not added.size:
+    if not added.size or _all_ascii(delta):
         return
-    new = pa.array(added.tolist(), pa.string())
+    new = pa.array(added, pa.string(), from_pandas=False)
     wide = pc.invert(pc.string_is_ascii(new))
     if not pc.any(wide).as_py():
         return
@@ -249,35 +251,68 @@ def check_normalisation_twins(problem, p: Parsed, delta, side: dict, is_col: boo
         old = old.filter(pa.array(side["keep"]))
     at = np.flatnonzero(wide.to_numpy(zero_copy_only=False))
     new_wide = new.take(pa.array(at))
-    if not pc.any(pc.match_substring_regex(new_wide, INVISIBLE.pattern)).as_py():
+    invisible = pc.any(pc.match_substring_regex(new_wide, INVISIBLE.pattern)).as_py()
+    if not invisible:
         old = old.filter(pc.invert(pc.string_is_ascii(old)))  # an ASCII name is no other non-ASCII name's twin
     new_nfc = _visible(pc.utf8_normalize(new_wide, form="NFC"))
     old_nfc = _visible(pc.utf8_normalize(old, form="NFC"))
     hit = pc.index_in(new_nfc, value_set=old_nfc).fill_null(-1).to_numpy(zero_copy_only=False)
-    twin_of = {}
+    twin_of = {}  # position in ``added`` -> its twin's name
     k = np.flatnonzero(hit >= 0)
     if k.size:  # the first new name that is an existing one's text
-        twin_of[int(k[0])] = old[int(hit[k[0]])].as_py()
-    codes = pc.dictionary_encode(new_nfc).indices.to_numpy(zero_copy_only=False)  # numbered by first appearance
+        twin_of[int(at[k[0]])] = old[int(hit[k[0]])].as_py()
+    # new names among themselves: the non-ASCII ones, and every one when one holds an invisible character ('Q' and
+    # 'Q' + U+200B, both new, were both added: helper-209)
+    pool_at = np.arange(len(new)) if invisible else at
+    pool = new if invisible else new_wide
+    pool_nfc = _visible(pc.utf8_normalize(pool, form="NFC")) if invisible else new_nfc
+    codes = pc.dictionary_encode(pool_nfc).indices.to_numpy(zero_copy_only=False)  # numbered by first appearance
     seen = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
     again = np.flatnonzero(codes <= seen)
     if again.size:  # the first new name that is an earlier new name's text
         i = int(again[0])
-        twin_of.setdefault(i, new_wide[int(np.argmax(codes == codes[i]))].as_py())
+        twin_of.setdefault(int(pool_at[i]), pool[int(np.argmax(codes == codes[i]))].as_py())
     if not twin_of:
         return
-    i = min(twin_of)
-    nm, twin = new_wide[i].as_py(), twin_of[i]
-    row = side["up_rows"][side["is_new"]][at[i]]
+    pos = min(twin_of)
+    nm, twin = str(added[pos]), twin_of[pos]
+    row = side["up_rows"][side["is_new"]][pos]
     what = "variable" if is_col else "constraint"
     hidden = sorted({f"U+{ord(ch):04X}" for ch in nm + twin if INVISIBLE.match(ch)})
     if hidden:
         fail(f"new {what} {nm!r} differs from {what} {twin!r} only by invisible characters ({', '.join(hidden)}: "
              "they print alike but are different names, so it would be added as a second one): remove them",
              np.array([row]), delta, entity=nm)
-    fail(f"new {what} {nm!r} is the same text as {what} {twin!r} in another Unicode normalisation (they print "
-         "alike but are different names, so it would be added as a second one): write the names in one "
-         "normalisation, e.g. NFC", np.array([row]), delta, entity=nm)
+    fail(f"new {what} {_marks_shown(nm)} is the same text as {what} {_marks_shown(twin)} in another Unicode "
+         "normalisation (they print alike but are different names, so it would be added as a second one): write "
+         "the names in one normalisation, e.g. NFC", np.array([row]), delta, entity=nm)
+
+
+def _all_ascii(delta) -> bool:
+    """Whether every name of ``delta`` (its ``var`` and ``con`` columns) is ASCII: one vectorised test, before any
+    name is turned into Arrow again."""
+    for column in ("var", "con"):
+        if column not in delta.table.column_names:  # a delta read with one of them absent
+            continue
+        names = delta.table.column(column)
+        # a dictionary-encoded column (pandas' category): its dictionaries hold every name it uses
+        parts = [c.dictionary for c in names.chunks] if pa.types.is_dictionary(names.type) else [names]
+        for part in parts:
+            try:
+                if part.null_count < len(part) and not pc.all(pc.string_is_ascii(part)).as_py():
+                    return False
+            except pa.ArrowNotImplementedError:  # another encoding: the full check decides
+                return False
+    return True
+
+
+def _marks_shown(name: str) -> str:
+    """``repr(name)`` with combining marks escaped (``'cafe\\u0301'``): the two names of a normalisation refusal
+    printed alike ('café' and 'café')."""
+    import unicodedata
+
+    return "'" + "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch).startswith("M") else ch
+                         for ch in repr(name)[1:-1]) + "'"
 
 
 #: characters that print as nothing: the soft hyphen, zero-width space and joiners, direction marks, word joiner and
