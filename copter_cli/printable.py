@@ -21,6 +21,11 @@ import re
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
+#: the spaces other than U+0020 (Unicode's space separators: no-break, en, em, thin, ideographic ...): each prints as a
+#: space, so a name holding one looks like the name with U+0020 there
+_OTHER_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+
+
 def _escape(m: re.Match) -> str:
     return repr(m.group())[1:-1]  # '\n', '\x85', '\u2028' as Python writes them in a string literal
 
@@ -37,9 +42,10 @@ def name_cell(name: str, separators: str = "", reserved: tuple[str, ...] = ()) -
     helper-203), a leading quote (it would read as a quoted name), or a character of ``separators`` (a cell that
     lists several names, ``"a 1, b 2"``, passes ``", "``: a name holding them would split there), a name that
     :func:`printable` escapes or that holds a backslash (``a\\u200bb`` and ``a`` U+200B ``b`` printed alike), or one
-    of ``reserved`` (the table's own labels, ``(no client)``)."""
+    of ``reserved`` (the table's own labels, ``(no client)``), or a space other than U+0020 (``a\\xa0b`` and ``a b``
+    printed alike, helper-209; Python's repr escapes it)."""
     shown = printable(name)
     if (not name or name[0] in "'\"" or name != name.strip() or any(c in name for c in separators)
-            or shown is not name or "\\" in name or name in reserved):
+            or shown is not name or "\\" in name or name in reserved or _OTHER_SPACES.search(name)):
         return repr(name)  # an escaped name is quoted too: a literal backslash-u200b would print like U+200B
     return shown

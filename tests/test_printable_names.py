@@ -62,7 +62,10 @@ def test_show_solution_json_keeps_the_exact_names(state):
 @pytest.mark.parametrize("raw,shown", [("a", "a"), ("a b", "a b"), ("a ", "'a '"), (" a", "' a'"), ("", "''"),
                                        ("'a '", "\"'a '\""), ("a\u00a0", "'a\\xa0'"), ("a\u2028", "'a\\u2028'"),
                                        # an escaped name and a literal backslash one are told apart (helper-206)
-                                       ("a\u200bb", "'a\\u200bb'"), ("a\\u200bb", "'a\\\\u200bb'")])
+                                       ("a\u200bb", "'a\\u200bb'"), ("a\\u200bb", "'a\\\\u200bb'"),
+                                       # a space other than U+0020 prints as one (helper-209)
+                                       ("tab\u00a0nbsp/w", "'tab\\xa0nbsp/w'"), ("a\u2009b", "'a\\u2009b'"),
+                                       ("\u3000x", "'\\u3000x'")])
 def test_a_table_cell_quotes_a_name_it_would_show_like_another(raw, shown):
     """``a`` and ``a `` printed alike in a table (helper-203): a name with a leading or trailing space, an empty one
     or one that starts with a quote is shown as Python's repr; others as :func:`printable`."""
