@@ -186,28 +186,46 @@ _ACCEPTED_WARNINGS = ("at/below tolerance", _FIXED_FORMAT, "so assume fixed form
 _NAN_TOKEN = rb"(?i)(?<![^\s])[+-]?nan(?![^\s])"
 _UNWRITABLE_NAME = re.compile(r"[\x00-\x20\x7f]")  # whitespace or a control character inside a name
 _MARKER_KEYWORD = re.compile(rb"(?i)'(INTORG|INTEND)'")  # an integer marker's keyword, quotes included
+_UTF8_BOM = b"\xef\xbb\xbf"  #: a UTF-8 byte-order mark, which HiGHS takes for part of the first line's keyword
 
 
 @contextmanager
 def _text(path: str):
-    """The file's bytes (memory-mapped when plain, decompressed when gzip)."""
+    """The file's bytes (memory-mapped when plain, decompressed when gzip), without a leading UTF-8 byte-order
+    mark (``_UTF8_BOM``: an editor's "UTF-8 with BOM"): the text checks find section headers at line starts, and
+    with the mark the first line's (``NAME``) was missed; a fixed-format file's ``OBJSENSE`` after it was then
+    refused as misplaced. Line numbers do not change; only such a file is copied."""
     with open(path, "rb") as f:
         head = f.read(2)
         f.seek(0)
         if head == b"\x1f\x8b":
             try:
-                yield gzip.decompress(f.read())
+                raw = gzip.decompress(f.read())
             except (OSError, EOFError, zlib.error) as e:
                 raise FormatError(f"not a readable gzip file ({e})", file=path) from None
+            yield raw[len(_UTF8_BOM):] if raw.startswith(_UTF8_BOM) else raw
             return
         if os.fstat(f.fileno()).st_size == 0:
             yield b""
             return
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            yield mm
+            yield mm[len(_UTF8_BOM):] if mm[:len(_UTF8_BOM)] == _UTF8_BOM else mm
         finally:
             mm.close()
+
+
+def _starts_with_bom(path: str) -> bool:
+    """Whether the file (once decompressed, when gzip) starts with a UTF-8 byte-order mark: three bytes read."""
+    with open(path, "rb") as f:
+        head = f.read(3)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as g:
+                head = g.read(3)
+        except (OSError, EOFError, zlib.error):
+            return False
+    return head == _UTF8_BOM
 
 
 def _line_of(data, pos: int) -> int:
@@ -500,7 +518,9 @@ def _highs_read(path: str, data=None):
     A file with blank lines (``data``, its text, holds one) is read from a copy without them: HiGHS's fixed-format
     parser, which reads a file whose names hold spaces, never returns on a blank line (highspy 1.16: a 13-line
     model with one, anywhere, hung for good; an adversarial hunt). Blank lines mean nothing in either format; a
-    fixed-format file with one is then refused (:func:`read_mps`), a free-format one read as before."""
+    fixed-format file with one is then refused (:func:`read_mps`), a free-format one read as before. A file starting
+    with a UTF-8 byte-order mark is read from a copy without it (``data`` comes without it, :func:`_text`): HiGHS
+    takes the mark for part of the first keyword (a file starting ``ROWS`` failed, ``OBJSENSE`` was skipped)."""
     h = new_highs()
     with undo.temporary_folder("copter-mps-") as tmp:
         log = os.path.join(tmp, "highs.log")
@@ -508,7 +528,7 @@ def _highs_read(path: str, data=None):
         h.setOptionValue("output_flag", True)
         h.setOptionValue("log_to_console", False)
         h.setOptionValue("log_file", log)
-        if data is not None and _BLANK_LINE.search(data):
+        if data is not None and (_BLANK_LINE.search(data) or _starts_with_bom(path)):
             path = os.path.join(tmp, "model.mps")
             with open(path, "wb") as f:
                 f.write(_BLANK_LINE.sub(b"", data))

@@ -1,0 +1,76 @@
+"""MPS files as editors save them: a UTF-8 byte-order mark, old-Mac CR-only line endings.
+
+* A UTF-8 byte-order mark (``EF BB BF``, "UTF-8 with BOM") before ``NAME``: copter's header scan missed the first
+  line's ``NAME``, so a fixed-format file (a name holds a space) with ``OBJSENSE`` right after ``NAME`` was refused as
+  if its OBJSENSE were misplaced, although HiGHS reads it (optimum -6) and the same file without the mark read fine.
+  HiGHS itself takes the mark for part of the first keyword (a free-format file starting ``ROWS`` failed to read), so
+  it reads a copy without the mark. The model equals the one without the mark.
+"""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from formats.mps import read_mps
+
+_BOM = b"\xef\xbb\xbf"
+
+#: fixed format (names with spaces), OBJSENSE right after NAME: HiGHS reads it, optimum -6 (the tester's file)
+_FIXED_MAX = b"""NAME          fx_objconst_max
+OBJSENSE
+  MAX
+ROWS
+ N  COST
+ E  ROW 1
+ L  ROW 2
+COLUMNS
+    X 1       COST                 1   ROW 1                1
+    X 1       ROW 2                1
+    Y 2       COST                 2   ROW 1                1
+    Y 2       ROW 2               -1
+RHS
+    RHS       COST                10
+    RHS       ROW 1                2   ROW 2                5
+BOUNDS
+ UP BND       X 1                  4
+ UP BND       Y 2                  3
+ENDATA
+"""
+
+#: free format without NAME: with a mark, HiGHS's free parser did not know its first keyword (ROWS)
+_FREE_ROWS_FIRST = b"""ROWS
+ N obj
+ L c1
+COLUMNS
+ x obj -1 c1 1
+ y obj -2 c1 1
+RHS
+ rhs c1 4
+BOUNDS
+ UP bnd x 3
+ENDATA
+"""
+
+
+def _same_model(a, b) -> None:
+    assert a.col_names.tolist() == b.col_names.tolist() and a.row_names.tolist() == b.row_names.tolist()
+    for k in ("cost", "col_lower", "col_upper", "row_lower", "row_upper", "integrality", "a_indptr", "a_indices",
+              "a_data"):
+        assert getattr(a, k).tolist() == getattr(b, k).tolist(), k
+    assert (a.sense, a.offset) == (b.sense, b.offset)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("text", [_FIXED_MAX, _FREE_ROWS_FIRST], ids=["fixed_objsense", "free_rows_first"])
+def test_a_byte_order_mark_reads_as_the_file_without_it(tmp_path, text, gz):
+    suffix = ".mps.gz" if gz else ".mps"
+    plain, marked = tmp_path / f"plain{suffix}", tmp_path / f"marked{suffix}"
+    for p, body in ((plain, text), (marked, _BOM + text)):
+        p.write_bytes(gzip.compress(body) if gz else body)
+    want, got = read_mps(plain), read_mps(marked)
+    _same_model(got, want)
+    if text is _FIXED_MAX:
+        assert got.sense == -1 and got.col_names.tolist() == ["X 1", "Y 2"]
+        assert got.cost.tolist() == [1.0, 2.0] and got.col_upper.tolist() == [4.0, 3.0]
