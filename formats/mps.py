@@ -76,6 +76,9 @@ Conventions (HiGHS 1.16 reader; copter's additions marked *copter*):
   defined (HiGHS's free parser would add an empty column): ``FormatError`` with line and name
   (``formats/mps_names.py``);
   an entry naming an undefined row is reported with its line and name.
+* *copter*: a leading UTF-8 byte-order mark is left out (of the text checks and of the copy HiGHS reads, which took
+  it for part of the first keyword), and lines must end with LF or CRLF: a file whose lines end with CR alone (old
+  Mac OS) is one line to both readers and is refused naming that cause (``formats/mps_sections.py``).
 * When HiGHS fails (or warns) on a file that has MPS sections and also a column-1 line that is no
   section header (e.g. ``FOOBAR``), the error names that line ("unknown section") instead of quoting
   HiGHS's follow-up message.
@@ -145,6 +148,7 @@ from formats.mps_sections import (
     check_end,
     check_fixed_objective_sections,
     check_indented_keywords,
+    check_line_endings,
     check_objective_name,
     check_repeated_sections,
     check_rhs_on_free_rows,
@@ -275,6 +279,7 @@ def prescan(path: str) -> None:
 
 def _prescan(data, path: str, idx: dict[bytes, list[int]]) -> int:
     """The checks of :func:`prescan`; returns the objective sense the file states (1 min, -1 max)."""
+    check_line_endings(data, path)  # CR alone: one long line, every later check would be about something else
     for name, what in UNSUPPORTED_SECTIONS.items():
         pos = idx.get(name)
         if pos:

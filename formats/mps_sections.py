@@ -171,6 +171,29 @@ def check_repeated_sections(data, path: str, idx: dict, line_of) -> None:
                               file=path, line=line_of(data, pos[1]))
 
 
+_LONE_CR = re.compile(rb"\r(?!\n)")  #: a carriage return that ends no CRLF
+
+
+def check_line_endings(data, path: str) -> None:
+    """Lines must end with LF or CRLF: HiGHS and copter split lines at line feeds, so a file whose lines end with CR
+    alone (old Mac OS) is one long line to them, and was refused as missing ENDATA. Only the first line is looked at
+    (a search up to its line feed); a lone carriage return further on is named by :func:`check_end` when it hides
+    ``ENDATA``, and by the field checks otherwise.
+
+    Raises:
+        FormatError: naming line 1.
+    """
+    e = data.find(b"\n")
+    m = _LONE_CR.search(data, 0, len(data) if e < 0 else e + 1)
+    if m is None:
+        return
+    what = "the file's lines end with CR alone (carriage returns without line feeds, as old Mac OS wrote them)" \
+        if e < 0 else "line 1 holds a carriage return without a line feed (lines ending with CR alone?)"
+    raise FormatError(f"{what}: MPS readers, HiGHS's and copter's, split lines at line feeds and would read the "
+                      "lines as one; convert the line endings to LF or CRLF (e.g. tr '\\r' '\\n' < in.mps > out.mps)",
+                      file=path, line=1)
+
+
 def check_end(data, path: str, idx: dict, line_of) -> None:
     """``ENDATA`` must be present, alone on its line, and followed by nothing but blank/comment lines.
 
@@ -179,7 +202,11 @@ def check_end(data, path: str, idx: dict, line_of) -> None:
     """
     pos = idx.get(b"ENDATA")
     if not pos:
-        raise FormatError("ENDATA is missing: the file ends without it (truncated or incomplete?)", file=path,
+        cr = _LONE_CR.search(data)  # an ENDATA after a lone carriage return starts no line (error path only)
+        why = "truncated or incomplete?" if cr is None else \
+            f"line {line_of(data, cr.start())} holds a carriage return without a line feed, which starts no line: " \
+            "convert the line endings to LF or CRLF"
+        raise FormatError(f"ENDATA is missing: the file ends without it ({why})", file=path,
                           line=line_of(data, len(data)))
     p = pos[0]
     e = _eol(data, p)

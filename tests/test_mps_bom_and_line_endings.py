@@ -5,6 +5,9 @@
   if its OBJSENSE were misplaced, although HiGHS reads it (optimum -6) and the same file without the mark read fine.
   HiGHS itself takes the mark for part of the first keyword (a free-format file starting ``ROWS`` failed to read), so
   it reads a copy without the mark. The model equals the one without the mark.
+* Lines ending with CR alone (carriage returns without line feeds): HiGHS and copter split lines at line feeds, so
+  the file is one line, and copter said ``:1: ENDATA is missing ... (truncated or incomplete?)``. Refused naming the
+  cause (exit 3 through the CLI); CRLF files read as LF files do.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import gzip
 import pytest
 
 from formats.mps import read_mps
+from solver.model.errors import FormatError
+from tests.helpers import run_main
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -74,3 +79,37 @@ def test_a_byte_order_mark_reads_as_the_file_without_it(tmp_path, text, gz):
     if text is _FIXED_MAX:
         assert got.sense == -1 and got.col_names.tolist() == ["X 1", "Y 2"]
         assert got.cost.tolist() == [1.0, 2.0] and got.col_upper.tolist() == [4.0, 3.0]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_cr_only_line_endings_are_refused_naming_them(tmp_path, gz):
+    p = tmp_path / ("cr.mps.gz" if gz else "cr.mps")
+    body = _FREE_ROWS_FIRST.replace(b"\n", b"\r")
+    p.write_bytes(gzip.compress(body) if gz else body)
+    with pytest.raises(FormatError) as e:
+        read_mps(p)
+    assert e.value.line == 1 and "CR alone" in e.value.message and "LF or CRLF" in e.value.message
+    assert "ENDATA" not in e.value.message
+
+
+def test_cr_only_line_endings_exit_3_through_the_cli(tmp_path, capsys):
+    p = tmp_path / "cr.mps"
+    p.write_bytes(_FIXED_MAX.replace(b"\n", b"\r"))
+    code, _, err = run_main(capsys, "solve", p)
+    assert code == 3 and "cr.mps:1:" in err and "CR alone" in err
+
+
+def test_a_lone_carriage_return_hiding_endata_is_named(tmp_path):
+    p = tmp_path / "mixed.mps"
+    p.write_bytes(_FREE_ROWS_FIRST.replace(b"\nENDATA", b"\rENDATA"))
+    with pytest.raises(FormatError) as e:
+        read_mps(p)
+    assert "ENDATA is missing" in e.value.message and "line 10 holds a carriage return" in e.value.message
+
+
+@pytest.mark.parametrize("text", [_FIXED_MAX, _FREE_ROWS_FIRST], ids=["fixed", "free"])
+def test_crlf_line_endings_read_as_lf(tmp_path, text):
+    lf, crlf = tmp_path / "lf.mps", tmp_path / "crlf.mps"
+    lf.write_bytes(text)
+    crlf.write_bytes(text.replace(b"\n", b"\r\n"))
+    _same_model(read_mps(crlf), read_mps(lf))
