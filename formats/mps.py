@@ -488,6 +488,38 @@ def _locate_missing_bound_value(data, path: str, idx: dict, messages: list[str])
                               file=path, line=_line_of(data, p) + k, entity=f2)
 
 
+#: HiGHS's free parser on a COLUMNS line it cannot read as free format, naming its text after the column name; a name
+#: without a blank means the line held nothing but the column name (``    z``)
+_ONE_FIELD_SWITCH = re.compile(r'Row name "([^"\s]+)" with spaces has length \d+, so assume fixed format')
+
+
+def _raise_name_only_column(data, path: str, idx: dict, messages: list[str]) -> None:
+    """A ``COLUMNS`` line holding only a column name (an empty column, ``    z``) in a free-format file: HiGHS's free
+    parser takes it for a fixed-format line (a name with spaces) and switches to its fixed-format parser, which reads
+    the whole file by column positions (names cut, rows not found); copter's fixed-format checks then blamed another,
+    valid line. Called on the error paths only (a fixed-format file may hold such a line as an empty column); one
+    regex search of ``COLUMNS`` for the line HiGHS's warning names.
+
+    Raises:
+        FormatError: naming the line and the column.
+    """
+    m = next((m for m in map(_ONE_FIELD_SWITCH.search, messages) if m), None)
+    if m is None or not idx.get(b"COLUMNS"):
+        return
+    name = m.group(1)
+    body = data.find(b"\n", idx[b"COLUMNS"][0]) + 1
+    if body == 0:
+        return
+    pat = re.compile(rb"(?m)^[ \t]+" + re.escape(name.encode("utf-8")) + rb"[ \t\r]*$")
+    hit = pat.search(data, body, _section_end(data, body))
+    if hit is not None:
+        raise FormatError(f"COLUMNS line with the column name {name!r} and no row/value pair: HiGHS's free-format "
+                          "parser takes such a line for a fixed-format one and would read the whole file by column "
+                          "positions (names cut, rows not found); give the column an entry (e.g. its objective row "
+                          "with value 0) or drop the line", file=path, line=_line_of(data, hit.start()),
+                          entity=name) from None
+
+
 def _raise_unknown_section(path: str) -> None:
     """On a failed read: a line starting at column 1 with a word that is no MPS section is the likely
     cause, and says more than HiGHS's follow-up message -> FormatError naming it and its line."""
@@ -603,23 +635,27 @@ def read_mps(path: str | os.PathLike) -> Problem:
                               "which cannot read one (HiGHS 1.16 never returned): remove the blank lines",
                               file=path, line=_line_of(data, blank.start()))
         if not is_error(status):
-            if fixed:  # a misplaced OBJSENSE makes that parser read a garbage model (the line checks would blame it)
-                check_fixed_objective_sections(data, path, idx, _line_of)
-                check_section_order(data, path, idx, _line_of, fixed=True)  # it drops RANGES after BOUNDS
-            if not fixed:  # before the line checks, which would blame the field count of such a line
-                check_indented_keywords(data, path, idx, _line_of)
-            _check_valueless_bounds(data, path, idx, fixed, lambda nm: _is_column(h, nm))
-            check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
-            if fixed:  # HiGHS's fixed parser keeps a repeated RHS/RANGES value or bound side without a warning
-                check_fixed_duplicates(data, path, idx, _line_of)
-                if data.find(b"MARKER") >= 0:  # and skips a marker whose fields are not in their columns
-                    _check_fixed_markers(data, path, idx)
-            check_objective_name(data, path, idx, _is_header, _line_of, fixed)
-            if not fixed:  # the fixed parser reads the set name by column position
-                check_bound_set_names(data, path, idx, lambda nm: _is_column(h, nm), _line_of)
-                check_rhs_on_free_rows(data, path, idx, _line_of)  # read as the objective constant
-            check_single_vector_sets(data, path, idx, _line_of, fixed, lambda nm: _is_column(h, nm))
-            check_binary_values(data, path, idx, _line_of, fixed, lambda nm: _is_column(h, nm))  # BV x 5
+            try:
+                if fixed:  # a misplaced OBJSENSE makes that parser read a garbage model (the line checks would blame it)
+                    check_fixed_objective_sections(data, path, idx, _line_of)
+                    check_section_order(data, path, idx, _line_of, fixed=True)  # it drops RANGES after BOUNDS
+                if not fixed:  # before the line checks, which would blame the field count of such a line
+                    check_indented_keywords(data, path, idx, _line_of)
+                _check_valueless_bounds(data, path, idx, fixed, lambda nm: _is_column(h, nm))
+                check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
+                if fixed:  # HiGHS's fixed parser keeps a repeated RHS/RANGES value or bound side without a warning
+                    check_fixed_duplicates(data, path, idx, _line_of)
+                    if data.find(b"MARKER") >= 0:  # and skips a marker whose fields are not in their columns
+                        _check_fixed_markers(data, path, idx)
+                check_objective_name(data, path, idx, _is_header, _line_of, fixed)
+                if not fixed:  # the fixed parser reads the set name by column position
+                    check_bound_set_names(data, path, idx, lambda nm: _is_column(h, nm), _line_of)
+                    check_rhs_on_free_rows(data, path, idx, _line_of)  # read as the objective constant
+                check_single_vector_sets(data, path, idx, _line_of, fixed, lambda nm: _is_column(h, nm))
+                check_binary_values(data, path, idx, _line_of, fixed, lambda nm: _is_column(h, nm))  # BV x 5
+            except FormatError:  # HiGHS read a free-format file as fixed because of a name-only line
+                _raise_name_only_column(data, path, idx, messages)
+                raise
     if is_error(status):
         nan_line = _find_token_line(path, _NAN_TOKEN)
         if nan_line is not None:
@@ -627,6 +663,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
+        with _text(path) as data:  # a name-only COLUMNS line made HiGHS read the file as fixed format
+            _raise_name_only_column(data, path, _header_index(data), messages)
         if not any(_FIXED_FORMAT in m for m in messages):  # HiGHS's error may be about what follows such a line
             with _text(path) as data:
                 check_indented_keywords(data, path, _header_index(data), _line_of)

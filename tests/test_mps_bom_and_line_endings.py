@@ -8,6 +8,9 @@
 * Lines ending with CR alone (carriage returns without line feeds): HiGHS and copter split lines at line feeds, so
   the file is one line, and copter said ``:1: ENDATA is missing ... (truncated or incomplete?)``. Refused naming the
   cause (exit 3 through the CLI); CRLF files read as LF files do.
+* A free-format ``COLUMNS`` line holding only a column name (``    z``, an empty column): HiGHS's free parser takes it
+  for a fixed-format line and reads the whole file by column positions, and copter's fixed-format checks blamed
+  another, valid line (``fixed-format COLUMNS line: text '1' starts in column 13``). Still refused, naming that line.
 """
 
 from __future__ import annotations
@@ -113,3 +116,33 @@ def test_crlf_line_endings_read_as_lf(tmp_path, text):
     lf.write_bytes(text)
     crlf.write_bytes(text.replace(b"\n", b"\r\n"))
     _same_model(read_mps(crlf), read_mps(lf))
+
+
+#: the tester's file: an empty column ``z`` given by a name-only COLUMNS line (HiGHS misreads the file)
+_NAME_ONLY = b"""NAME empty_col_noentry
+ROWS
+ N  obj
+ E  c1
+ L  c2
+COLUMNS
+    x  obj  1  c1  1
+    x  c2  1
+    y  obj  2  c1  1
+    y  c2  -1
+    z
+RHS
+    rhs  c1  2  c2  5
+ENDATA
+"""
+
+
+@pytest.mark.parametrize("where", ["last", "first"])
+def test_a_name_only_columns_line_is_named(tmp_path, where):
+    text = _NAME_ONLY if where == "last" else _NAME_ONLY.replace(b"    z\n", b"").replace(b"COLUMNS\n",
+                                                                                           b"COLUMNS\n    z\n")
+    p = tmp_path / "m.mps"
+    p.write_bytes(text)
+    with pytest.raises(FormatError) as e:
+        read_mps(p)
+    assert e.value.line == text.split(b"\n").index(b"    z") + 1 and e.value.entity == "z"
+    assert "no row/value pair" in e.value.message and "column 13" not in e.value.message
