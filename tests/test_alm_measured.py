@@ -82,9 +82,9 @@ def test_a_dispatched_alm_round_hands_the_judge_its_measure(monkeypatch):
     seen = []
     real = dispatch.judged
 
-    def spy(problem, tol, res, whose, t0, time_limit, measured=None):
-        seen.append((res, measured, real(problem, tol, res, whose, t0, time_limit, None)))
-        return real(problem, tol, res, whose, t0, time_limit, measured)
+    def spy(problem, tol, res, whose, t0, time_limit, measured=None, limit_asks=True):
+        seen.append((res, measured, real(problem, tol, res, whose, t0, time_limit, None, limit_asks)))
+        return real(problem, tol, res, whose, t0, time_limit, measured, limit_asks)
 
     monkeypatch.setattr(dispatch, "judged", spy)
     out = dispatch.solve(q, s, map_state(r0.state, info, q))

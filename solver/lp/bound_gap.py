@@ -12,8 +12,8 @@ a point that PDLP's rule accepts in two kinds of LP that no local measure tells 
   1e-7..1e-6 its interior columns keep are a gap of 1e6 through those bounds (HiGHS's PDLP, which counts them
   the same way, does not finish it in 15 s).
 
-So when a direct run's returned point meets every measure but that gap, HiGHS (presolve + simplex, integrality
-dropped) is asked once, for at most as long as PDHG has run (at least 1 s, within the time left), and its point,
+So when a direct run's returned point meets every measure but that gap (the run ended NUMERICAL_ERROR, or
+ITERATION_LIMIT: :data:`GAP_ONLY_STATUSES`), HiGHS (presolve + simplex, integrality dropped) is asked once, for at most as long as PDHG has run (at least 1 s, within the time left), and its point,
 judged by the same ``original_kkt``, is returned when it meets ``tol`` (both LPs above: -1e7 and adlittle's
 optimum). Otherwise the run ends NUMERICAL_ERROR naming the column, as before the question.
 
@@ -50,6 +50,11 @@ from solver.model.status import Status
 
 #: HiGHS's budget is at least this many seconds (within the time left), else as long as PDHG has run
 MIN_HIGHS_SECONDS = 1.0
+#: the run's statuses that ask HiGHS when the gap is their only miss: a NUMERICAL_ERROR, and an ITERATION_LIMIT (an LP
+#: whose costs span 16 decades, min x + 1e16 y: PDHG held the optimum, residuals 1e-16 relative to ||c||, but duals
+#: too coarse at x's scale to close the gap, and ran its 1,000,000 iterations to exit 5 where HiGHS solves it at once,
+#: helper-209)
+GAP_ONLY_STATUSES = (Status.NUMERICAL_ERROR, Status.ITERATION_LIMIT)
 
 
 def only_the_gap_misses(kkt: KKT, tol: float) -> bool:
@@ -84,13 +89,17 @@ def highs_budget(elapsed: float, left: float) -> float:
     return min(max(MIN_HIGHS_SECONDS, elapsed), left) if math.isfinite(left) else max(MIN_HIGHS_SECONDS, elapsed)
 
 
-def objective_gap_sentence(whose: str, p_run: float, p_highs: float, took: float, tol: float) -> str:
+def objective_gap_sentence(whose: str, p_run: float, p_highs: float, took: float, tol: float,
+                           status: Status = Status.NUMERICAL_ERROR) -> str:
     """The message of a run whose result is HiGHS's point after the gap-only miss (objectives in the problem's
-    sense; ``whose``: the point's origin, "PDHG's", "the ALM's", "the warm start's")."""
+    sense; ``whose``: the point's origin, "PDHG's", "the ALM's", "the warm start's"; ``status``: the run's own, one
+    of :data:`GAP_ONLY_STATUSES`)."""
     same = _same(p_run, p_highs, tol)
+    missed = ("met its measures, but not the gap counted through bounds below 1e15" if status == Status.NUMERICAL_ERROR
+              else "met every measure but the gap when the run reached its iteration limit (its duals too coarse "
+                   "to close it, as costs of widely different magnitudes leave them)")
     return (f"relative KKT residuals and gap below {tol:g} at HiGHS's point: {whose} point (objective {p_run:.10g}) "
-            "met its measures, but not the gap counted through bounds below 1e15, so HiGHS (simplex) was asked "
-            f"({took:.2f} s): optimum {p_highs:.10g}, "
+            f"{missed}, so HiGHS (simplex) was asked ({took:.2f} s): optimum {p_highs:.10g}, "
             + ("the same objective within tol" if same else f"not {whose} objective"))
 
 
@@ -110,15 +119,15 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
     kkt, x = measured[0], measured[1]  # the run's point as original_kkt measured it
     sense = float(problem.sense)
     p = sense * kkt.primal_objective
-    if status == Status.NUMERICAL_ERROR:
+    if status in GAP_ONLY_STATUSES:
         if not only_the_gap_misses(kkt, tol):
             return None
         got = highs_point(problem, tol, highs_budget(elapsed, left))
         if got is None:
             return None
         hmeasured, took = got[2], got[3]
-        return (Status.OPTIMAL, objective_gap_sentence(whose, p, sense * hmeasured[0].primal_objective, took, tol),
-                hmeasured)
+        return (Status.OPTIMAL, objective_gap_sentence(whose, p, sense * hmeasured[0].primal_objective, took, tol,
+                                                       status), hmeasured)
     if status != Status.OPTIMAL or not kkt.converged(tol):
         return None
     rc = exact_reach(problem, x, measured[3])  # every nonzero reduced cost through its finite bound
@@ -143,19 +152,24 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
 
 
 def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float, time_limit: float,
-           measured: tuple | None = None):
+           measured: tuple | None = None, limit_asks: bool = True):
     """``res`` (an LP core result, any engine or path: PDHG direct or presolved, the ALM, a kept warm point) as
     :func:`second_opinion` rules on it: the one place where an OPTIMAL, or a NUMERICAL_ERROR missing only the gap,
     meets HiGHS's word. ``whose``: the point's origin for the message; ``t0``: the solve's start
     (``time.perf_counter()``); ``time_limit``: its limit in seconds from ``t0``; ``measured``: ``original_kkt``'s
-    output for ``res``'s point at ``tol`` when the caller has it (else it is measured here: one pass).
+    output for ``res``'s point at ``tol`` when the caller has it (else it is measured here: one pass);
+    ``limit_asks``: whether an ITERATION_LIMIT may ask (False when the user set the limit: ``--iteration-limit 1``
+    from a start that meets every measure but the gap, as x = 0, y = 0 does on an LP with positive costs, would
+    otherwise come back OPTIMAL from HiGHS; the default limit reached is a stalled run).
 
     Returns (result, replaced): ``res`` itself when nothing changed; a copy with the status and message changed
     (the point kept, ``replaced`` False); or HiGHS's point as a new result (its measures, ``iterations`` and the
     state's step size, primal weight and engine record kept, the state's x and y HiGHS's: the next round starts
     from the point returned, ``replaced`` True)."""
-    if res.status not in (Status.OPTIMAL, Status.NUMERICAL_ERROR) or res.x is None or res.y is None:
+    if res.status not in (Status.OPTIMAL, *GAP_ONLY_STATUSES) or res.x is None or res.y is None:
         return res, False
+    if res.status == Status.ITERATION_LIMIT and not limit_asks:
+        return res, False  # a limit the user set is the run's budget: it ends as its limit says
     elapsed = time.perf_counter() - t0
     if measured is None:
         measured = original_kkt(problem, res.x, res.y, tol)

@@ -122,7 +122,8 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
         if not choice.use_warm:
             res.warm_started = False
     whose = "the warm start's" if kept is not None else "the ALM's" if choice.engine == "alm" and not lost else "PDHG's"
-    res, replaced = judged(problem, s.tol, res, whose, t0, s.time_limit_seconds, measured)
+    res, replaced = judged(problem, s.tol, res, whose, t0, s.time_limit_seconds, measured,
+                           limit_asks=s.iteration_limit >= Settings().iteration_limit)  # not a limit the user set
     ran = "pdhg" if lost else choice.engine
     settled = res.engine == presolve.PRESOLVE_ENGINE  # HiGHS presolve decided the LP: the engine chosen never iterated
     res.engine = res.engine or ran
