@@ -61,10 +61,37 @@ def free_rows_warning(problem: Problem) -> str | None:
             "file read back lacks them; write .parquet to keep them")
 
 
+def rounded_integer_bounds_warning(problem: Problem) -> str | None:
+    """A one-line warning naming the first integer column with a fractional finite bound and how many there are, or
+    None: ``formats.mps.write_mps`` writes such bounds rounded inward (the same integer points; MPS readers
+    reject or change fractional integer bounds), so the file's LP relaxation is tighter than the model's, and its
+    ``lp_bound`` and a ``diff`` against the model differ (an integer x in [0.5, 3.7] read back as [1, 3] without a
+    word, helper-209); an integer column with no integer in its box is written as an empty one."""
+    it = problem.integrality.astype(bool)
+    if not it.any():
+        return None
+    lo, up = problem.col_lower, problem.col_upper
+    frac = it & ((np.isfinite(lo) & (np.ceil(lo) != lo)) | (np.isfinite(up) & (np.floor(up) != up)))
+    cols = np.flatnonzero(frac)
+    if not cols.size:
+        return None
+    j = int(cols[0])
+    more = f" ({cols.size} such variables)" if cols.size > 1 else ""
+    return (f"integer variable {str(problem.col_names[j])!r} has the bounds [{_num(lo[j])}, {_num(up[j])}]{more}: "
+            f"written rounded inward, [{_num(np.ceil(lo[j]))}, {_num(np.floor(up[j]))}]: the same integer points, but "
+            "the file's LP relaxation (its lp_bound) is tighter than the model's")
+
+
+def _num(v: float) -> str:
+    """``v`` as the shortest text that reads back as it (``3.7``, an integral value without ``.0``, ``inf``)."""
+    v = float(v)
+    return f"{v:.0f}" if np.isfinite(v) and v.is_integer() and abs(v) < 1e15 else repr(v)
+
+
 def written_warnings(problem: Problem, path) -> list[str]:
     """The warnings of writing ``problem`` to ``path`` (``export``, ``convert``) when ``path`` is an MPS file:
-    :func:`highs_default_infinity_warning`, :func:`free_rows_warning` and
-    ``formats.mps_write_fixes.inexact_ranges_warning``; else none."""
+    :func:`highs_default_infinity_warning`, :func:`free_rows_warning`,
+    ``formats.mps_write_fixes.inexact_ranges_warning`` and :func:`rounded_integer_bounds_warning`; else none."""
     from formats.io import kind_of
 
     if kind_of(path) != "mps":
@@ -72,4 +99,5 @@ def written_warnings(problem: Problem, path) -> list[str]:
     from formats.mps_write_fixes import inexact_ranges_warning
 
     return [w for w in (highs_default_infinity_warning(problem), free_rows_warning(problem),
-                        inexact_ranges_warning(problem.row_names, problem.row_lower, problem.row_upper)) if w]
+                        inexact_ranges_warning(problem.row_names, problem.row_lower, problem.row_upper),
+                        rounded_integer_bounds_warning(problem)) if w]
