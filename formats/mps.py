@@ -663,14 +663,13 @@ def read_mps(path: str | os.PathLike) -> Problem:
             raise ValidationError("value is NaN; copter requires numbers (null is not expressible in MPS)",
                                   file=path, line=nan_line)
         _raise_unknown_section(path)
-        with _text(path) as data:  # a name-only COLUMNS line made HiGHS read the file as fixed format
-            _raise_name_only_column(data, path, _header_index(data), messages)
-        if not any(_FIXED_FORMAT in m for m in messages):  # HiGHS's error may be about what follows such a line
-            with _text(path) as data:
-                check_indented_keywords(data, path, _header_index(data), _line_of)
-        if any(_FIXED_FORMAT in m for m in messages):  # a misplaced OBJSENSE/OBJNAME: the line checks would blame
-            with _text(path) as data:  # the lines HiGHS then misread
-                check_fixed_objective_sections(data, path, _header_index(data), _line_of)
+        with _text(path) as data:
+            idx = _header_index(data)
+            _raise_name_only_column(data, path, idx, messages)  # it made HiGHS read the file as fixed format
+            if not any(_FIXED_FORMAT in m for m in messages):  # HiGHS's error may be about what follows such a line
+                check_indented_keywords(data, path, idx, _line_of)
+            else:  # a misplaced OBJSENSE/OBJNAME: the line checks would blame the lines HiGHS then misread
+                check_fixed_objective_sections(data, path, idx, _line_of)
         with _text(path) as data:  # HiGHS names no line for an unknown row or bound type
             idx = _header_index(data)
             locate_bad_types(data, path, idx, _line_of)

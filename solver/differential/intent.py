@@ -238,7 +238,7 @@ def check_normalisation_twins(problem, p: Parsed, delta, side: dict, is_col: boo
         ValidationError: naming the new entity, its row and its twin.
     """
     added = side["added"]
-    if not added.size or _all_ascii(delta):
+    if not added.size or _all_ascii(delta, "var" if is_col else "con"):
         return
     new = pa.array(added, pa.string(), from_pandas=False)
     wide = pc.invert(pc.string_is_ascii(new))
@@ -288,21 +288,20 @@ def check_normalisation_twins(problem, p: Parsed, delta, side: dict, is_col: boo
          "the names in one normalisation, e.g. NFC", np.array([row]), delta, entity=nm)
 
 
-def _all_ascii(delta) -> bool:
-    """Whether every name of ``delta`` (its ``var`` and ``con`` columns) is ASCII: one vectorised test, before any
-    name is turned into Arrow again."""
-    for column in ("var", "con"):
-        if column not in delta.table.column_names:  # a delta read with one of them absent
-            continue
-        names = delta.table.column(column)
-        # a dictionary-encoded column (pandas' category): its dictionaries hold every name it uses
-        parts = [c.dictionary for c in names.chunks] if pa.types.is_dictionary(names.type) else [names]
-        for part in parts:
-            try:
-                if part.null_count < len(part) and not pc.all(pc.string_is_ascii(part)).as_py():
-                    return False
-            except pa.ArrowNotImplementedError:  # another encoding: the full check decides
+def _all_ascii(delta, column: str) -> bool:
+    """Whether every name in ``delta``'s ``column`` (``var`` or ``con``: a side's new names are among them) is ASCII:
+    one vectorised test, before any name is turned into Arrow again."""
+    if column not in delta.table.column_names:  # a delta read with it absent
+        return True
+    names = delta.table.column(column)
+    # a dictionary-encoded column (pandas' category): its dictionaries hold every name it uses
+    parts = [c.dictionary for c in names.chunks] if pa.types.is_dictionary(names.type) else [names]
+    for part in parts:
+        try:
+            if part.null_count < len(part) and not pc.all(pc.string_is_ascii(part)).as_py():
                 return False
+        except pa.ArrowNotImplementedError:  # another encoding: the full check decides
+            return False
     return True
 
 

@@ -13,9 +13,9 @@ a point that PDLP's rule accepts in two kinds of LP that no local measure tells 
   the same way, does not finish it in 15 s).
 
 So when a direct run's returned point meets every measure but that gap (the run ended NUMERICAL_ERROR, or
-ITERATION_LIMIT: :data:`GAP_ONLY_STATUSES`), HiGHS (presolve + simplex, integrality dropped) is asked once, for at most as long as PDHG has run (at least 1 s, within the time left), and its point,
-judged by the same ``original_kkt``, is returned when it meets ``tol`` (both LPs above: -1e7 and adlittle's
-optimum). Otherwise the run ends NUMERICAL_ERROR naming the column, as before the question.
+ITERATION_LIMIT at the default limit: :data:`GAP_ONLY_STATUSES`), HiGHS (presolve + simplex, integrality dropped) is
+asked once, for at most as long as PDHG has run (at least 1 s, within the time left), and its point, judged by the
+same ``original_kkt``, is returned when it meets ``tol`` (both LPs above: -1e7 and adlittle's optimum). Otherwise the run ends NUMERICAL_ERROR naming the column, as before the question.
 
 Bounds of 1e15 or more keep PDLP's rule, so the first LP with its bounds written as 9.99e19 (optimum -9.99e14) met
 every measure at 0. A point that does, while its reduced costs counted through every finite bound could move the
@@ -96,8 +96,8 @@ def objective_gap_sentence(whose: str, p_run: float, p_highs: float, took: float
     of :data:`GAP_ONLY_STATUSES`)."""
     same = _same(p_run, p_highs, tol)
     missed = ("met its measures, but not the gap counted through bounds below 1e15" if status == Status.NUMERICAL_ERROR
-              else "met every measure but the gap when the run reached its iteration limit (its duals too coarse "
-                   "to close it, as costs of widely different magnitudes leave them)")
+              else "met every measure but the gap when the run reached its iteration limit (duals too coarse to "
+                   "close it, as costs spanning many decades leave them)")
     return (f"relative KKT residuals and gap below {tol:g} at HiGHS's point: {whose} point (objective {p_run:.10g}) "
             f"{missed}, so HiGHS (simplex) was asked ({took:.2f} s): optimum {p_highs:.10g}, "
             + ("the same objective within tol" if same else f"not {whose} objective"))
@@ -154,8 +154,8 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
 def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float, time_limit: float,
            measured: tuple | None = None, limit_asks: bool = True):
     """``res`` (an LP core result, any engine or path: PDHG direct or presolved, the ALM, a kept warm point) as
-    :func:`second_opinion` rules on it: the one place where an OPTIMAL, or a NUMERICAL_ERROR missing only the gap,
-    meets HiGHS's word. ``whose``: the point's origin for the message; ``t0``: the solve's start
+    :func:`second_opinion` rules on it: the one place where an OPTIMAL, or a NUMERICAL_ERROR or ITERATION_LIMIT
+    missing only the gap (:data:`GAP_ONLY_STATUSES`), meets HiGHS's word. ``whose``: the point's origin for the message; ``t0``: the solve's start
     (``time.perf_counter()``); ``time_limit``: its limit in seconds from ``t0``; ``measured``: ``original_kkt``'s
     output for ``res``'s point at ``tol`` when the caller has it (else it is measured here: one pass);
     ``limit_asks``: whether an ITERATION_LIMIT may ask (False when the user set the limit: ``--iteration-limit 1``

@@ -48,6 +48,7 @@ from solver.model.state import SolverState
 from solver.model.status import Status
 
 _ALM_DONE = (Status.OPTIMAL, Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE)  #: ALM outcomes that stand
+_DEFAULT_ITERATION_LIMIT = Settings().iteration_limit  #: below it, the limit is the user's (``bound_gap.judged``)
 
 
 def solve(problem: Problem, settings: Settings | None = None, warm_start=None) -> SolveResult:
@@ -123,7 +124,7 @@ def _solve_model(problem: Problem, settings: Settings | None, warm_start) -> Sol
             res.warm_started = False
     whose = "the warm start's" if kept is not None else "the ALM's" if choice.engine == "alm" and not lost else "PDHG's"
     res, replaced = judged(problem, s.tol, res, whose, t0, s.time_limit_seconds, measured,
-                           limit_asks=s.iteration_limit >= Settings().iteration_limit)  # not a limit the user set
+                           limit_asks=s.iteration_limit >= _DEFAULT_ITERATION_LIMIT)  # not a limit the user set
     ran = "pdhg" if lost else choice.engine
     settled = res.engine == presolve.PRESOLVE_ENGINE  # HiGHS presolve decided the LP: the engine chosen never iterated
     res.engine = res.engine or ran
