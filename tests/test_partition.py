@@ -149,6 +149,11 @@ def test_partitioned_te_rounds_beat_pop2_and_the_merged_point_holds_on_the_whole
         # solve's passes is re-solved cold (solver.lp.engine_choice.WARM_OVER) and says so
         assert all(q["warm_started"] or "solved cold" in q["engine_reason"]
                    for q in part["parts"] if q["status"] != "EMPTY")
+        # each part says how it stopped and what CPU time its thread took (never more than its wall time)
+        for q in part["parts"]:
+            if q["status"] != "EMPTY":
+                assert isinstance(q["message"], str) and q["message"], q
+                assert 0.0 < q["cpu_seconds"] <= q["seconds"] + 1e-3, q
         assert part["bound"] is not None and part["gap_rel"] is not None
         assert set(part["seconds"]) >= {"setup", "slowest_part", "merge", "on_k_cores"}
     from formats.checkpoint import StateStore

@@ -146,7 +146,9 @@ def take_pool_start() -> float:
 
 def solve_part(index: int, problem, settings, warm, command_start: float | None = None) -> dict:
     """Worker: solve one part (``solver.api.solve_problem``) and return ``{"index", "result", "seconds",
-    "max_rss_mb", "ready_at"}`` (seconds: wall time of the solve in the worker, its start-up excluded;
+    "cpu_seconds", "max_rss_mb", "ready_at"}`` (seconds: wall time of the solve in the worker, its start-up excluded;
+    cpu_seconds: the CPU time of this thread meanwhile, which solves the part alone (parts run with one thread):
+    below ``seconds`` by the time the part waited for a core;
     max_rss_mb: the worker's peak RSS during this part's solve, the worker's Python and numba baseline
     included; ready_at: ``time.time()`` when a new pool worker began its first part, else None, :func:`_ready_at`).
 
@@ -160,6 +162,7 @@ def solve_part(index: int, problem, settings, warm, command_start: float | None 
 
     reset_peak_rss()
     t = time.perf_counter()
+    cpu = time.thread_time()  # the part runs in this thread (threads = 1), whichever executor called it
     saved = clock.command_start()
     if command_start is not None:
         clock.start_command(time.monotonic() - max(time.time() - command_start, 0.0))
@@ -181,7 +184,8 @@ def solve_part(index: int, problem, settings, warm, command_start: float | None 
     finally:
         clock.start_command(saved)
     seconds = time.perf_counter() - t
-    return {"index": index, "result": result, "seconds": seconds, "max_rss_mb": peak_rss_mb(), "ready_at": ready}
+    return {"index": index, "result": result, "seconds": seconds, "cpu_seconds": time.thread_time() - cpu,
+            "max_rss_mb": peak_rss_mb(), "ready_at": ready}
 
 
 def kill_flags(k: int) -> list[bool]:

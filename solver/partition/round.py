@@ -885,7 +885,8 @@ def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], o
     ``from_previous`` False (round 0, a new split) it is False even though a part started from the probe's or
     an earlier pass's point within this round."""
     results: list[SolveResult | None] = [None] * k
-    part_rep: list[dict] = [{"part": p, "status": "EMPTY", "seconds": 0.0, "iterations": 0, "warm_started": False,
+    part_rep: list[dict] = [{"part": p, "status": "EMPTY", "seconds": 0.0, "cpu_seconds": 0.0, "message": None,
+                             "iterations": 0, "warm_started": False,
                              "n_cols": int(parts[p].cols.size), "n_rows": int(parts[p].rows.size),
                              "nnz": int(parts[p].problem.nnz), "max_rss_mb": None,
                              "clients": int((assignment.client_part == p).sum())} for p in range(k)]
@@ -896,7 +897,9 @@ def _part_results(parts: list[Part], assignment, k: int, solve_idx: list[int], o
         if mip_gap_tol is not None and status == Status.OPTIMAL and not res.gap_rel <= mip_gap_tol:
             status = Status.FEASIBLE
         part_rep[p].update(status=status.name, seconds=round(float(out["seconds"]), 6),
+                           cpu_seconds=round(float(out["cpu_seconds"]), 6) if "cpu_seconds" in out else None,
                            engine=part_engine(res), engine_reason=res.engine_reason or None,
+                           message=res.message or None,
                            own_gap_rel=float(res.gap_rel) if _finite(res.gap_rel) else None,
                            iterations=int(res.iterations),
                            warm_started=bool(from_previous and res.warm_started),
