@@ -33,6 +33,7 @@ import threading
 import time
 
 from copter_cli import worker_client as wc
+from copter_cli import worker_peer
 from solver.clock import os_wait
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -100,6 +101,7 @@ class Connection:
     def __init__(self, sock: socket.socket):
         self.sock, self.reader, self.state, self.pid = sock, wc.Reader(sock), "new", None
         self.limits = None  #: the run request's nice value and limits (``copter_cli.worker_limits``), for the child
+        self.peer = -1  #: the connecting process's pid (``SO_PEERCRED``; -1 where the platform has none)
 
     def reply(self, obj) -> bool:
         try:
@@ -199,25 +201,29 @@ class Worker:
                 return
             sock.setblocking(True)
             sock.settimeout(wc.HANDSHAKE_SECONDS)  # sends only: frames are small
-            if not self._same_user(sock):
+            peer = self._same_user(sock)
+            if peer is None:
                 sock.close()
                 continue
             conn = Connection(sock)
+            conn.peer = peer
             self.conns[sock.fileno()] = conn
             self.sel.register(sock, selectors.EVENT_READ, conn)
 
     @staticmethod
-    def _same_user(sock: socket.socket) -> bool:
+    def _same_user(sock: socket.socket) -> int | None:
+        """The connecting process's pid (-1 where ``SO_PEERCRED`` is missing: the socket's mode 0600 in a 0700
+        folder is the guard), or None when it runs as another user (refused)."""
         opt = getattr(socket, "SO_PEERCRED", None)
         if opt is None:
-            return True  # the socket's mode 0600 in a 0700 folder is the guard
+            return -1
         import struct
 
-        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i")))
+        pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i")))
         if uid != os.geteuid():
             log(f"refused a connection from uid {uid}")
-            return False
-        return True
+            return None
+        return pid
 
     def drain_wakeup(self) -> None:
         try:
@@ -277,17 +283,21 @@ class Worker:
             return
         if op != "run":
             return self.drop(conn)
-        why = self.refusal(msg)
+        why = self.refusal(msg, conn.peer)
         if why:
             conn.reply({"refused": why})
             return self.drop(conn)
         conn.state, conn.limits = "accepted", msg.get("limits")
         conn.reply({"accepted": True})
 
-    def refusal(self, msg: dict) -> str | None:
-        """Why a run request is refused (the client then runs the command itself), or None."""
+    def refusal(self, msg: dict, peer: int = -1) -> str | None:
+        """Why a run request from process ``peer`` is refused (the client then runs the command itself), or None."""
         if self.stopping:
             return f"the worker is stopping ({self.stopping})"
+        if peer != -1:
+            other = worker_peer.refusal(peer)
+            if other:
+                return other
         if msg.get("sources") != self.sources:
             self.begin_stop("copter's source files changed since the worker started: its code is stale")
             return "copter's source files changed since the worker started (it exits; `copter worker start` again)"
