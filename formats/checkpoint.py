@@ -274,6 +274,21 @@ class StateStore(CommitJournal, StateLocking):
         check_config_values(body, path)
         return body
 
+    def config_missing(self) -> str | None:
+        """The warning of a read-only command on an initialised state whose config.json is missing (``step`` and
+        ``rollback`` refuse such a state, :meth:`config` with ``required``), or None. Such a command goes on, with
+        the defaults where it needs a stored option (``show --solution``'s zero tolerance, ``compare``'s
+        tolerance and grouping), and says so (helper-211: ``show --solution`` of a state initialised with ``--tol
+        0.5`` listed the values above 1e-4 without a word)."""
+        path = self.root / "config.json"
+        if os.path.lexists(path) or not self.root.is_dir():
+            return None
+        if not (os.path.lexists(self.root / "CURRENT") or self.generations()):
+            return None  # not initialised: the command says so itself
+        return ("config.json is missing from the state directory (it holds the options init stored: tolerance, "
+                "keep, partition): this command used the defaults where it needed them, and `copter step` and "
+                "`rollback` refuse the state until config.json is restored from a backup")
+
     # ------------------------------------------------------------------ generations
     def generations(self) -> list[int]:
         """Round numbers of every *complete* generation, ascending, but the round of an unfinished commit (a

@@ -35,3 +35,31 @@ def test_a_config_json_that_is_not_a_json_object_is_exit_3_naming_it(state, tmp_
         assert not (tmp_path / "e.parquet").exists()
     finally:
         config.write_bytes(good)
+
+
+def test_a_missing_config_json_fails_the_writers_and_the_readers_say_they_used_the_defaults(tmp_path):
+    # helper-211: with config.json gone, `show --solution` of a state initialised with --tol 0.5 listed the values
+    # above 1e-4 without a word, and rollback moved CURRENT where step refused the state as damaged
+    from formats.io import write_problem
+    from tests.helpers import small_lp
+
+    base = tmp_path / "base.parquet"
+    write_problem(small_lp(), base)
+    st = tmp_path / "st"
+    code, out = cli_json("init", base, "--state", st, "--tol", "0.5", "--json")
+    assert code == 0, out
+    code, out = cli_json("show", "--solution", "--state", st, "--json")
+    assert code == 0 and "warnings" not in json.loads(out), out
+    (st / "config.json").rename(tmp_path / "config.bak")
+    before = snapshot(st)
+    for args in (("show",), ("show", "--solution"), ("history",), ("export", "-o", str(tmp_path / "e.parquet"))):
+        code, out = cli_json(*args, "--state", st, "--json")
+        assert code == 0, (args, out)
+        said = json.loads(out)
+        warnings = said.get("warnings") if isinstance(said, dict) else None
+        if warnings is None and args == ("history",):
+            code, out = cli_json(*args, "--state", st)  # history's JSON is its rows: the warning goes to stderr
+        assert "config.json is missing" in (" ".join(warnings) if warnings else out), (args, out)
+    code, out = cli_json("rollback", "--state", st, "--json")
+    assert code == 3 and "config.json is missing" in json.loads(out)["error"]["message"], out
+    assert snapshot(st) == before

@@ -331,6 +331,8 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
         result["warnings"] = [gen.warning]
     if ctx.bases.warnings:  # highs-warm's basis could not be kept (a read-only state)
         result.setdefault("warnings", []).extend(ctx.bases.warnings)
+    if missing := store.config_missing():  # its tolerance and grouping were the defaults
+        result.setdefault("warnings", []).append(missing)
     _log(store, gen, result)
     return result
 

@@ -54,7 +54,7 @@ def _show(state_dir, round_: int | None, warnings: list[str] | None) -> dict:
         r = round_
     report = _report(store, r)
     pending = store.pending_warning()  # a killed step's commit, which the next writer undoes
-    for w in (warning, pending):
+    for w in (warning, pending, store.config_missing()):
         if w:
             (warnings if warnings is not None else report.setdefault("warnings", [])).append(w)
     fails = store.failures() if round_ is None else []
@@ -141,7 +141,8 @@ def _show_solution(state_dir, round_: int | None, *, top: int, entries: int, cha
     if changes:
         out["changes"] = {"previous_round": report.get("previous_round"),
                           **alloc.moves(tables["changes.parquet"], top=top)}
-    warnings = [w for w in (warning, _regex_matched_nothing(out), _no_allocation(r, report)) if w]
+    warnings = [w for w in (warning, store.config_missing(), _regex_matched_nothing(out), _no_allocation(r, report))
+                if w]
     if warnings:
         out["warnings"] = warnings
     return out
@@ -264,6 +265,7 @@ def rollback(state_dir=None, to: int | None = None, wait: float = 0.0) -> dict:
     store = StateStore(state_dir_or_default(state_dir))
     with store.recovery_said(), store.lock(wait=wait), environment_faults(store.root):
         cur, warning = store.current()
+        store.config(required=True)  # a state step refuses (config.json missing) is not moved either (helper-211)
         gens = store.lineage(cur)
         if to is None:
             earlier = [r for r in gens if r < cur]
@@ -332,6 +334,7 @@ def export(state_dir=None, output=None, round_: int | None = None) -> dict:
            "nnz": gen.problem.nnz}
     # CURRENT unusable (the newest complete generation was exported); a 5e20 read as infinite from MPS elsewhere
     warnings = ([gen.warning] if gen.warning else []) + written_warnings(gen.problem, out)
+    warnings += [w for w in (store.config_missing(),) if w]
     if warnings:
         res["warnings"] = warnings
     return res

@@ -289,6 +289,9 @@ def _history(store: StateStore, last: int | None, warnings: list[str] | None) ->
     pending = store.pending_warning()  # a killed step's commit: its round is left out, the moved ones are aside
     if pending and warnings is not None:
         warnings.append(pending)
+    missing = store.config_missing()
+    if missing and warnings is not None:
+        warnings.append(missing)
     log = RoundLog(store.root)
     logged = log.rows() if log.exists else []
     _say_damage(log, warnings)
