@@ -65,7 +65,13 @@ def test_show_solution_json_keeps_the_exact_names(state):
                                        ("a\u200bb", "'a\\u200bb'"), ("a\\u200bb", "'a\\\\u200bb'"),
                                        # a space other than U+0020 prints as one (helper-209)
                                        ("tab\u00a0nbsp/w", "'tab\\xa0nbsp/w'"), ("a\u2009b", "'a\\u2009b'"),
-                                       ("\u3000x", "'\\u3000x'")])
+                                       ("\u3000x", "'\\u3000x'"),
+                                       # characters that print as nothing, which Python's repr keeps (helper-212)
+                                       ("c1\u034f", "'c1\\u034f'"), ("c1\ufe0f", "'c1\\ufe0f'"),
+                                       ("c1\u3164", "'c1\\u3164'"), ("c1\u061c", "'c1\\u061c'"),
+                                       ("c1\u2066", "'c1\\u2066'"), ("c1\U000e0041", "'c1\\U000e0041'"),
+                                       # a name not in NFC printed like its NFC twin: quoted, its marks escaped
+                                       ("\u00e9/1", "\u00e9/1"), ("e\u0301/2", "'e\\u0301/2'")])
 def test_a_table_cell_quotes_a_name_it_would_show_like_another(raw, shown):
     """``a`` and ``a `` printed alike in a table (helper-203): a name with a leading or trailing space, an empty one
     or one that starts with a quote is shown as Python's repr; others as :func:`printable`."""
@@ -74,6 +80,21 @@ def test_a_table_cell_quotes_a_name_it_would_show_like_another(raw, shown):
     assert name_cell(raw) == shown
     assert name_cell("x y", ", ") == "'x y'" and name_cell("x,y", ", ") == "'x,y'"  # a cell listing names
     assert name_cell("(no client)", reserved=("(no client)",)) == "'(no client)'"  # not the table's own label
+
+
+def test_show_solution_tells_apart_clients_in_two_unicode_normalisations(tmp_path):
+    """helper-212: variables 'é/1' (NFC) and 'e' U+0301 '/2' (NFD) are not twins (their full names differ), but their
+    clients printed as two identical 'é' rows."""
+    names = ["\u00e9/1", "e\u0301/2"]
+    d = Delta.concat([Delta.vars(names, cost=[-1.0, -2.0], upper=[5.0, 6.0]), Delta.cons(["cap"], upper=[100.0]),
+                      Delta.coefs(names, ["cap"] * 2, [1.0] * 2)])
+    d.format = "problem"
+    write_delta(d, tmp_path / "p.parquet")
+    st = tmp_path / "S"
+    assert CliRunner().invoke(app, ["init", str(tmp_path / "p.parquet"), "--state", str(st)]).exit_code == 0
+    out = CliRunner().invoke(app, ["show", "--solution", "--state", str(st)], terminal_width=200).output
+    assert "'e\\u0301'" in out and "'e\\u0301/2'" in out, out
+    assert not any(ln.strip().startswith("e\u0301") for ln in out.splitlines()), out
 
 
 def test_show_solution_tells_names_apart_that_differ_by_spaces(tmp_path):

@@ -22,7 +22,6 @@ suggestions run only on the error path.
 from __future__ import annotations
 
 import difflib
-import re
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +29,7 @@ import pyarrow.compute as pc
 
 from solver.differential.kinds import CODE, UPSERT
 from solver.differential.parse import Parsed, fail
+from solver.model import invisible
 
 _DIFFLIB_ALL = 20_000
 """Up to this many names, :func:`close_names` compares with every one (difflib: ~0.3 s at 20k names)."""
@@ -314,10 +314,9 @@ def _marks_shown(name: str) -> str:
                          for ch in repr(name)[1:-1]) + "'"
 
 
-#: characters that print as nothing: the soft hyphen, zero-width space and joiners, direction marks, word joiner and
-#: invisible operators, the byte-order mark (Unicode's format characters that names pick up from copied text; a
-#: constraint 'R09' + U+200B was added beside 'R09' without a word, helper-188)
-INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+#: characters that print as nothing (Unicode's Default_Ignorable_Code_Point, :mod:`solver.model.invisible`), which
+#: names pick up from copied text: a constraint 'R09' + U+200B was added beside 'R09' without a word (helper-188)
+INVISIBLE = invisible.INVISIBLE
 
 
 def _visible(names: pa.Array) -> pa.Array:
