@@ -154,6 +154,8 @@ def _normalize(table: pa.Table, path: str) -> pa.Table:
                         f"column {f.name!r} is float16 (half precision: about 3 significant digits, largest finite "
                         "value 65504, so 0.1 reads as 0.0999755859375 and a capacity of 70000 as infinite): write "
                         "it as float64 (or float32)", file=path, entity=f.name)
+                elif pa.types.is_integer(t) and t.bit_width == 64:
+                    c = _exact_float64(c, f.name, path, table)
                 elif pa.types.is_floating(t) or pa.types.is_integer(t):
                     if t != pa.float64():
                         c = c.cast(pa.float64())
@@ -342,6 +344,37 @@ def _check_name_bytes(c, column: str, path: str) -> None:
     code = next(ord(ch) for ch in name if ord(ch) < 32 or ord(ch) == 127)
     raise ValidationError(f"column {column!r}: name {name!r} contains the control character 0x{code:02x}; "
                           "names must be printable", file=path, row=row, entity=name)
+
+
+_TWO_63 = 2.0 ** 63  # the first float64 above int64's range (and uint64's is 2^64)
+
+
+def _exact_float64(c, name: str, path: str, table: pa.Table):
+    """A 64-bit integer column as float64, every value exactly: an integer above 2^53 that float64 holds (2^60) is
+    read; one it does not hold (2^53 + 1) is refused, never rounded. (pyarrow's safe cast refused every value
+    beyond 2^53, 2^60 included, naming no row: helper-212; smaller integer types always fit.)
+
+    Raises:
+        ValidationError: naming the 0-based row of the first value float64 cannot hold, its entity (the row's ``var``
+            or ``con``), the value and the nearest float64.
+    """
+    ints = c.fill_null(0).to_numpy(zero_copy_only=False)
+    f = ints.astype(np.float64)
+    top = 2.0 * _TWO_63 if pa.types.is_unsigned_integer(c.type) else _TWO_63
+    fits = (f < top) & (f >= -_TWO_63)
+    back = np.zeros_like(ints)
+    back[fits] = f[fits].astype(ints.dtype)
+    bad = ~fits | (back != ints)
+    if bad.any():
+        row = int(np.argmax(bad))
+        who = None
+        for side in ("var", "con"):
+            if who is None and side in table.column_names:
+                who = _plain(table.column(side))[row].as_py()
+        raise ValidationError(f"column {name!r} holds the integer {int(ints[row])}, which float64 cannot hold exactly "
+                              f"(the nearest is {float(f[row])!r}; float64 holds every integer up to 2^53 and beyond it "
+                              "only some): write it as float64 if that value is meant", file=path, row=row, entity=who)
+    return pa.array(f, pa.float64(), mask=c.is_null().to_numpy(zero_copy_only=False) if c.null_count else None)
 
 
 def _int_flags(c, path: str, table: pa.Table):

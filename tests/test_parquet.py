@@ -239,3 +239,20 @@ def test_step_with_a_misspelt_copter_key_exits_3_and_leaves_the_state(tmp_path):
     assert code == 3 and err["kind"] == "format" and "'copter.offset'" in err["message"], out
     assert "did you mean 'copter.objective_offset'" in err["message"]
     assert snapshot(st) == before
+
+
+@pytest.mark.parametrize("typ", [pa.int64(), pa.uint64()])
+def test_64_bit_integer_numbers_are_read_exactly_and_one_float64_cannot_hold_is_refused_naming_its_row(tmp_path, typ):
+    # helper-212: 2^60 (which float64 holds) was refused by pyarrow's safe cast, naming no row; the README promises
+    # integers read exactly and only one float64 cannot hold refused
+    base = {"kind": ["var", "var", "var"], "var": ["a", "b", "c"]}
+    big = [2 ** 60, None, 2 ** 53] if typ == pa.int64() else [2 ** 63 + 2 ** 40, None, 7]
+    pq.write_table(pa.table({**base, "upper": pa.array(big, typ)}), tmp_path / "ok.parquet")
+    got = read_delta(tmp_path / "ok.parquet").table.column("upper").to_pylist()
+    assert got == [float(v) if v is not None else None for v in big] and got[0] == big[0]
+    for bad in ([1, 2 ** 53 + 1, None], [1, 2, 2 ** 63 - 1] if typ == pa.int64() else [1, 2, 2 ** 64 - 1]):
+        pq.write_table(pa.table({**base, "upper": pa.array(bad, typ)}), tmp_path / "bad.parquet")
+        row = 1 if bad[1] > 2 else 2
+        with pytest.raises(ValidationError, match=f"holds the integer {bad[row]}, which float64 cannot hold") as e:
+            read_delta(tmp_path / "bad.parquet")
+        assert e.value.row == row and e.value.entity == base["var"][row]
