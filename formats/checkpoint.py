@@ -379,7 +379,7 @@ class StateStore(CommitJournal, StateLocking):
         Returns:
             The generation rounds moved.
         """
-        gens = [r for r in self.gen_folders() if r >= round_]
+        gens = [r for r in self.gen_entries() if r >= round_]
         fails = [p for p in self.failures() if _failed_round(p) > round_]
         if not gens and not fails:
             return []
@@ -486,6 +486,14 @@ class StateStore(CommitJournal, StateLocking):
         if not self.root.is_dir():
             return []
         return [r for p in self.root.iterdir() if (r := gen_round(p.name)) is not None and p.is_dir()]
+
+    def gen_entries(self) -> list[int]:
+        """Round numbers of every entry named ``gen-*``: :meth:`gen_folders` and a file (or other non-folder) of such a
+        name, which a commit of its round moves into ``abandoned/`` like a damaged folder (it was replaced and
+        removed without a word: helper-211)."""
+        if not self.root.is_dir():
+            return []
+        return [r for p in self.root.iterdir() if (r := gen_round(p.name)) is not None]
 
     def current(self, verify: Verify = False) -> tuple[int, str | None]:
         """The round to load and a warning when CURRENT was not usable.

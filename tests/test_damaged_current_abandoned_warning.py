@@ -40,3 +40,22 @@ def test_the_damaged_round_moved_aside_is_named(tmp_path, capsys, damage):
     assert moved and "the earlier round(s) 2 after round 1" in moved[0], rep["warnings"]
     assert "a damaged round" in moved[0]
     assert len(list((st / "abandoned").iterdir())) == 1
+
+
+def test_a_file_named_like_the_next_generation_is_moved_aside_and_named_not_deleted(tmp_path, capsys):
+    # helper-211: a user's file named gen-000001 was replaced by round 1 and removed without a word, where a stray
+    # folder of that name is moved into abandoned/ with a warning
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    rounds.init(tmp_path / "base.parquet", st)
+    (st / "gen-000001").write_text("precious\n")
+    d = tmp_path / "d1.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
+    code, out, _ = run_main(capsys, "step", d, "--state", st, "--json")
+    assert code == 0, out
+    rep = json.loads(out)
+    assert rep["round"] == 1 and rep["abandoned_rounds"] == [1], rep
+    assert any("moved into" in w for w in rep["warnings"]), rep
+    (batch,) = (st / "abandoned").iterdir()
+    assert (batch / "gen-000001").read_text() == "precious\n"
+    assert (st / "gen-000001").is_dir()

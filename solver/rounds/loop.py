@@ -704,7 +704,7 @@ def _round_extra(store: StateStore, current: int, stored: bool, warnings: list[s
     warnings.extend(w for w in store.recovery_warnings(consume=False) if w not in warnings)
     # a branch left by a rollback, or damaged rounds (incomplete ones too: storing this round moves every gen-*
     # folder after ``current``, and a missing or resized file's round was moved without a word, helper-164)
-    later = sorted(r for r in store.gen_folders() if r > current)
+    later = sorted(r for r in store.gen_entries() if r > current)  # a stray file of such a name too (helper-211)
     if later and stored:
         extra["abandoned_rounds"] = later
         # a rollback leaves them, and so does a step killed after its generation was in place but before
