@@ -612,8 +612,10 @@ class StateStore(CommitJournal, StateLocking):
         man, why = self._manifest(round_)
         if man is None:
             return why
-        if man.get("round") != round_:
-            return (f"generation.json says round {man.get('round')!r}, but it is in the folder of round {round_} "
+        said = man.get("round")
+        if said != round_ or isinstance(said, bool | float):  # JSON true or 1.0 is not the integer 1 (helper-211)
+            shown = json.dumps(said) if isinstance(said, bool) else repr(said)  # JSON's true, not Python's True
+            return (f"generation.json says round {shown}, but it is in the folder of round {round_} "
                     f"({gen_name(round_)})")
         if not isinstance(man.get("files"), dict):
             return "generation.json lists no files (its \"files\" is missing or not an object)"

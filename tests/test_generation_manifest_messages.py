@@ -38,6 +38,9 @@ def _files(body: dict, _):
 @pytest.mark.parametrize(("edit", "words"), [
     (lambda b: _round(b, 7), "generation.json says round 7, but it is in the folder of round 1 (gen-000001)"),
     (lambda b: _round(b, "1"), "generation.json says round '1', but it is in the folder of round 1"),
+    # helper-211: JSON true was taken for round 1 (Python's True == 1), while "1" was refused
+    (lambda b: _round(b, True), "generation.json says round true, but it is in the folder of round 1"),
+    (lambda b: _round(b, 1.0), "generation.json says round 1.0, but it is in the folder of round 1"),
     (lambda b: json.dumps(b)[:-5], "generation.json is not JSON ("),
     (lambda b: json.dumps([b]), "generation.json is a JSON list, not an object"),
     (lambda b: _files(b, None), 'generation.json lists no files (its "files" is missing or not an object)'),

@@ -58,3 +58,7 @@ def test_show_of_an_undone_round_says_it_is_not_current(tmp_path):
         news = []
         rounds.show(st, r, news)
         assert not news, news
+    # and with --solution (helper-211: it did not say it)
+    sol = rounds.show_solution(st, round_=2)
+    assert any("round 2 is not current: a rollback undid it" in w for w in sol.get("warnings", [])), sol
+    assert not any("not current" in w for w in rounds.show_solution(st, round_=1).get("warnings", []))

@@ -45,13 +45,7 @@ def _show(state_dir, round_: int | None, warnings: list[str] | None) -> dict:
         require_round(store, round_, store.generations())
         if why := store.damage(round_, _report_only):
             raise StateError(f"round {round_} is damaged: {why}", file=str(store.root))
-        if round_ > r and round_ in store.lineage(r):  # helper-184: an undone round read as a live one
-            warning = (f"round {round_} is not current: a rollback undid it (the current round is {r}); "
-                       f"`copter rollback --to {round_}` makes it current again, and the next step moves it into "
-                       "abandoned/")
-        else:
-            warning = None
-        r = round_
+        warning, r = _undone(store, round_, r), round_
     report = _report(store, r)
     pending = store.pending_warning()  # a killed step's commit, which the next writer undoes
     for w in (warning, pending, store.config_missing()):
@@ -63,6 +57,16 @@ def _show(state_dir, round_: int | None, warnings: list[str] | None) -> dict:
         if last.get("round", -1) > r:
             report["last_failed"] = last
     return report
+
+
+def _undone(store: StateStore, round_: int, current: int) -> str | None:
+    """The warning of ``show --round N`` (with ``--solution`` too) for a round a rollback undid, or None (helper-184:
+    an undone round read as a live one; helper-211: ``--solution`` did not say it)."""
+    if round_ > current and round_ in store.lineage(current):
+        return (f"round {round_} is not current: a rollback undid it (the current round is {current}); "
+                f"`copter rollback --to {round_}` makes it current again, and the next step moves it into "
+                "abandoned/")
+    return None
 
 
 def _report(store: StateStore, r: int) -> dict:
@@ -111,7 +115,7 @@ def _show_solution(state_dir, round_: int | None, *, top: int, entries: int, cha
     r, warning = store.current(verify=(lambda rel: rel in reads) if round_ is None else False)
     if round_ is not None:
         require_round(store, round_, store.generations())
-        r, warning = round_, None
+        r, warning = round_, _undone(store, round_, r)
         if why := store.damage(r, lambda rel: rel in reads):
             raise StateError(f"round {r} is damaged: {why}", file=str(store.root))
     gen = store.root / gen_name(r)
