@@ -14,27 +14,28 @@ from solver.model.delta import Delta
 from tests.helpers import run_main, small_lp
 
 
+def _step(d, st, cost: float, base_round: int, capsys) -> dict:
+    """``copter step`` of a delta setting x3's cost, written to ``d``: its JSON report (exit 0 asserted)."""
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[cost])], base_round=base_round), d)
+    code, out, _ = run_main(capsys, "step", d, "--state", st, "--json")
+    assert code == 0, out
+    return json.loads(out)
+
+
 @pytest.mark.parametrize("damage", ["missing", "resized"])
 def test_the_damaged_round_moved_aside_is_named(tmp_path, capsys, damage):
     write_problem(small_lp(), tmp_path / "base.parquet")
     st = tmp_path / "st"
     rounds.init(tmp_path / "base.parquet", st)
     for r, cost in ((1, 5.0), (2, 6.0)):
-        d = tmp_path / f"d{r}.parquet"
-        write_delta(Delta.concat([Delta.vars(["x3"], cost=[cost])], base_round=r - 1), d)
-        code, out, _ = run_main(capsys, "step", d, "--state", st, "--json")
-        assert code == 0, out
+        _step(tmp_path / f"d{r}.parquet", st, cost, r - 1, capsys)
     sol = st / "gen-000002" / "solution.parquet"
     data = sol.read_bytes()
     if damage == "missing":
         sol.unlink()
     else:
         sol.write_bytes(data + b"\0")
-    d = tmp_path / "d2b.parquet"
-    write_delta(Delta.concat([Delta.vars(["x3"], cost=[7.0])], base_round=1), d)
-    code, out, err = run_main(capsys, "step", d, "--state", st, "--json")
-    assert code == 0, out
-    rep = json.loads(out)
+    rep = _step(tmp_path / "d2b.parquet", st, 7.0, 1, capsys)
     assert rep["round"] == 2 and rep["abandoned_rounds"] == [2], rep
     moved = [w for w in rep["warnings"] if "moved into" in w]
     assert moved and "the earlier round(s) 2 after round 1" in moved[0], rep["warnings"]
@@ -49,11 +50,7 @@ def test_a_file_named_like_the_next_generation_is_moved_aside_and_named_not_dele
     st = tmp_path / "st"
     rounds.init(tmp_path / "base.parquet", st)
     (st / "gen-000001").write_text("precious\n")
-    d = tmp_path / "d1.parquet"
-    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
-    code, out, _ = run_main(capsys, "step", d, "--state", st, "--json")
-    assert code == 0, out
-    rep = json.loads(out)
+    rep = _step(tmp_path / "d1.parquet", st, 5.0, 0, capsys)
     assert rep["round"] == 1 and rep["abandoned_rounds"] == [1], rep
     assert any("moved into" in w for w in rep["warnings"]), rep
     (batch,) = (st / "abandoned").iterdir()
