@@ -101,6 +101,24 @@ def test_a_violating_row_is_never_the_best_and_the_sense_is_inferred_without_the
     assert shown["bad"]["objective_diff_rel"] == -0.4444  # its run's best is the best shown: as logged
 
 
+def test_a_point_one_run_ranked_below_a_proven_optimum_is_not_the_best_of_a_later_run_without_it(state):
+    """helper-213: ``compare -b highs`` ranked copter's point, 4.1e-5 past HiGHS's proven optimum (within its
+    tolerance), below it; a later ``compare -b pop`` made copter that run's best (diff 0), and history then showed
+    HiGHS's proven optimum as 4.1e-5 worse than copter's point. The point stays ranked below it."""
+    store = StateStore(state)
+    gid = store.manifest(0)["id"]
+    with store.lock():  # a maximisation: copter 161.0130 past highs' 161.0064
+        log_compare(store, {"round": 0, "copter": _row("copter", 161.0130, -4.1e-5),
+                            "baselines": [_row("highs", 161.0064, 0.0)]}, gid)
+    with store.lock():
+        log_compare(store, {"round": 0, "copter": _row("copter", 161.0130, 0.0),
+                            "baselines": [_row("pop-2", 150.0, 0.0684)]}, gid)
+    cmp = history(state)[-1]["compare"]
+    assert cmp["highs"]["objective_diff_rel"] == 0.0
+    assert cmp["copter"]["objective_diff_rel"] < 0
+    assert cmp["pop-2"]["objective_diff_rel"] == pytest.approx((161.0064 - 150.0) / 161.0064)
+
+
 def test_rebased_diffs_keep_rounding_apart_objectives_equal():
     """Run 1 logged copter and HiGHS 1.49e-15 apart as equal (compare's objective_rounding); run 2 logged copter
     and POP. The re-based diff brought the 1.49e-15 back (helper-206); it stays 0.0, and a real difference counts."""

@@ -190,9 +190,25 @@ def _eligible(fields: dict) -> bool:
             and not (diff is not None and diff < 0))
 
 
-def _best(rows: list[dict], sense: int):
-    good = [r["objective"] for r in rows if _eligible(r)]
+def _best(rows: list[dict], sense: int, below: set | None = None):
+    """The best objective of ``rows`` as compare ranks (:func:`_eligible`); ``below``: (method, objective) pairs some
+    run ranked below a feasible point, not eligible either (rows then carry their ``method``)."""
+    good = [r["objective"] for r in rows if _eligible(r) and (r.get("method"), r["objective"]) not in (below or ())]
     return (min(good) if sense == 1 else max(good)) if good else None
+
+
+def _ranked_below(by_run: dict) -> set:
+    """(method, objective) of every logged row its run ranked below a feasible point (a negative diff without
+    ``violates_tol``): the same point stays there when another run, without that feasible point, ranked it first
+    (helper-213: after ``compare -b highs``, which ranked copter's point 4e-5 past HiGHS's proven optimum below it,
+    ``compare -b pop`` made copter that run's best, and history re-based HiGHS as 4e-5 worse than copter)."""
+    out = set()
+    for rows in by_run.values():
+        for r in rows:
+            diff, obj = _no_nan(r["objective_diff_rel"]), _no_nan(r["objective"])
+            if obj is not None and diff is not None and diff < 0 and r.get("violates_tol") is not True:
+                out.add((r["method"], obj))
+    return out
 
 
 def _consistent(newest: dict, by_run: dict, sense: int | None) -> dict:
@@ -210,7 +226,8 @@ def _consistent(newest: dict, by_run: dict, sense: int | None) -> dict:
             return shown
     from solver.integer.gap import objective_diff_rel
 
-    best = _best(list(shown.values()), sense)
+    below = _ranked_below(by_run)
+    best = _best([{**f, "method": m} for m, f in shown.items()], sense, below)
     run_best = {run: _best([{k: _no_nan(r[k]) for k in COMPARE_FIELDS} for r in rows], sense)
                 for run, rows in by_run.items()}
     for run, f in newest.values():
