@@ -40,7 +40,8 @@ TABLE = {
             "`--json`), bad option value (a number of the wrong kind such as "
             "`--k 1e20` or not in ASCII digits such as `--k 1_000`, or outside the option's range: one line naming the option), a round number that is not kept "
             "(the message says when that round failed, naming its record under `failed/`, or was pruned), "
-            "an output path inside a state directory, an empty `--state`, `solve -o` not ending in `.parquet`/`.pq`, "
+            "an output path inside a state directory, an empty `--state` or `--dir`, a file name longer than the file "
+            "system takes (255 bytes), `solve -o` not ending in `.parquet`/`.pq`, "
             "a `compare` option that none of its baselines reads"),
     BAD_INPUT: ("bad input: unreadable file, format or validation error, delta for another round, missing or "
                 "damaged state; a null in config.json where copter never writes one (`\"tol\": null`) names the key, "
@@ -52,7 +53,7 @@ TABLE = {
                          "worker died twice"),
     BUSY: "state busy: another writer holds the lock; retry later (or `--wait SECONDS`)",
     ENVIRONMENT: ("environment fault: permission denied, read-only file system, disk full or over quota, I/O "
-                  "error, too many open files (`ulimit -n`; part workers that cannot start for it say so), an output folder that accepts no new file or a state directory that cannot be created there (`/proc`), unusable `.lock`; the message names the path; `copter worker "
+                  "error, too many open files (`ulimit -n`; part workers that cannot start for it say so), an output folder that accepts no new file or a state directory that cannot be created there (`/proc`), unusable `.lock`; the message names the path; out of memory (a model, or a `demo --scale`, larger than the machine's memory: nothing stored); `copter worker "
                   "start` could not start "
                   "the worker (its log is quoted); a command's process in the worker was killed by a signal "
                   "(the state holds the previous or the complete new round); stdout itself (a file over `ulimit -f`, a "

@@ -26,29 +26,50 @@ class EmptyStateError(ParseUsageError):
     """``--state ''``: raised while the command line is parsed, printed as copter's usage error."""
 
 
-_TYPES: dict[type, type] = {}  #: the option's path type class -> its twin that refuses ''
+#: the other path options whose empty text is refused the same way (helper-213: ``demo --dir ''`` wrote base.parquet
+#: and state/ among the user's files; ``report -o ''`` said "-o . is a folder"), each with what it names
+FOLDERS = {"--dir": "the demo's folder", "--png": "the charts' folder", "--out": "the outputs' folder"}
+FILES = {"-o": "the file to write"}  #: ... and, for these output files, a name ending in / too (``-o r.html/`` wrote r.html)
+
+_TYPES: dict[tuple[type, str], type] = {}  #: (the option's path type class, option) -> its twin that refuses ''
 
 
-def _refusing_type(path_type: type) -> type:
-    """A subclass of ``path_type`` whose conversion of the empty text raises :class:`EmptyStateError`."""
-    if path_type not in _TYPES:
-        class StatePath(path_type):
+def _message(option: str, value: str) -> str | None:
+    """Why ``option``'s text ``value`` is refused, or None."""
+    if option == OPTION and value == "":
+        return (f"{OPTION} is empty, which would put the state's files in the working directory; give a folder (or "
+                f"leave {OPTION} out for $COPTER_STATE, else ./copter-state)")
+    if option in FOLDERS and value == "":
+        return f"{option} is empty, which is the working directory; give {FOLDERS[option]} (e.g. {option} out)"
+    if option in FILES and (value == "" or value.endswith("/")):
+        what = "is empty" if value == "" else f"{value!r} ends in / (a folder's name)"
+        return f"{option} {what}; give {FILES[option]}"
+    return None
+
+
+def _refusing_type(path_type: type, option: str) -> type:
+    """A subclass of ``path_type`` whose conversion of a text :func:`_message` refuses raises
+    :class:`EmptyStateError`."""
+    if (path_type, option) not in _TYPES:
+        class RefusingPath(path_type):
             def convert(self, value: Any, param, ctx):
-                if isinstance(value, str) and value == "":
-                    raise EmptyStateError(f"{OPTION} is empty, which would put the state's files in the working "
-                                          f"directory; give a folder (or leave {OPTION} out for $COPTER_STATE, "
-                                          "else ./copter-state)")
+                if isinstance(value, str) and (why := _message(option, value)):
+                    raise EmptyStateError(why)
                 return super().convert(value, param, ctx)
 
-        _TYPES[path_type] = StatePath
-    return _TYPES[path_type]
+        _TYPES[(path_type, option)] = RefusingPath
+    return _TYPES[(path_type, option)]
 
 
 def refuse_empty_state(command) -> None:
-    """Give the ``--state`` option of ``command`` and of its subcommands, at any depth, a copy of its path
-    type (same settings, help and metavar) that refuses the empty text (:class:`EmptyStateError`)."""
+    """Give the ``--state`` option (and :data:`FOLDERS`' and :data:`FILES`') of ``command`` and of its subcommands,
+    at any depth, a copy of its path type (same settings, help and metavar) that refuses the empty text (and an
+    output file's name ending in /) while the command line is parsed (:class:`EmptyStateError`)."""
     for param in all_params(command):
-        if OPTION in getattr(param, "opts", ()) and not isinstance(param.type, tuple(_TYPES.values())):
-            twin = copy.copy(param.type)
-            twin.__class__ = _refusing_type(type(param.type))
-            param.type = twin
+        opts = getattr(param, "opts", ())
+        option = next((o for o in (OPTION, *FOLDERS, *FILES) if o in opts), None)
+        if option is None or isinstance(param.type, tuple(_TYPES.values())):
+            continue
+        twin = copy.copy(param.type)
+        twin.__class__ = _refusing_type(type(param.type), option)
+        param.type = twin

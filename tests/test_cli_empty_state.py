@@ -74,3 +74,45 @@ def test_an_empty_copter_state_variable_means_the_default(capsys, cwd, monkeypat
     assert code == 0, err
     assert (cwd / "copter-state" / "CURRENT").exists() and not (cwd / "CURRENT").exists()
     assert rounds.show(cwd / "copter-state")["round"] == 0
+
+
+# helper-213: `demo --dir ''` wrote base.parquet and state/ among the user's files; `report -o ''` said "-o . is a
+# folder"; `report -o r.html/` and `export -o e.mps/` wrote the file without the slash
+@pytest.mark.parametrize(("argv", "said"), [
+    (["demo", "--rounds", "0", "--dir", ""], "--dir is empty"),
+    (["report", "--state", "st", "-o", ""], "-o is empty"),
+    (["report", "--state", "st", "-o", "r.html/"], "-o 'r.html/' ends in /"),
+    (["report", "--state", "st", "--png", ""], "--png is empty"),
+    (["export", "--state", "st", "-o", "e.mps/"], "-o 'e.mps/' ends in /"),
+    (["solve", "base.parquet", "-o", "x.parquet/"], "-o 'x.parquet/' ends in /"),
+    (["step", "d.parquet", "--state", "st", "--out", ""], "--out is empty"),
+])
+def test_an_empty_folder_or_a_slash_ended_output_file_is_a_usage_error_and_nothing_is_written(capsys, cwd, argv,
+                                                                                               said):
+    assert rounds.init(cwd / "base.parquet", cwd / "st")["round"] == 0
+    before = snapshot(cwd)
+    code, out, err = run_main(capsys, *argv, "--json")
+    assert code == 2, (out, err)
+    assert said in json.loads(out)["error"]["message"]
+    assert snapshot(cwd) == before
+
+
+def test_a_name_too_long_and_a_folder_that_takes_no_entry_are_typed_errors(capsys, cwd):
+    # helper-213: each was "internal error", exit 1 (after the page was written, for --png /proc/...)
+    assert rounds.init(cwd / "base.parquet", cwd / "st")["round"] == 0
+    long = "r" * 300
+    for argv in (["report", "--state", "st", "-o", f"{long}.html"], ["export", "--state", "st", "-o", f"{long}.mps"]):
+        code, out, err = run_main(capsys, *argv, "--json")
+        assert code == 2 and "file name too long" in json.loads(out)["error"]["message"], (out, err)
+    (cwd / "pd" / "churn.png").mkdir(parents=True)
+    code, out, err = run_main(capsys, "report", "--state", "st", "-o", "x.html", "--png", "pd", "--json")
+    assert code == 2 and "churn.png is a folder" in json.loads(out)["error"]["message"], (out, err)
+    assert not (cwd / "x.html").exists()
+    import importlib.util
+    import os
+
+    if os.path.isdir("/proc/self") and importlib.util.find_spec("matplotlib") is not None:  # the page is drawn first
+        code, out, err = run_main(capsys, "report", "--state", "st", "-o", "y.html", "--png", "/proc/copter-x",
+                                  "--json")
+        assert code == 7 and "accepts no new entry" in json.loads(out)["error"]["message"], (out, err)
+        assert not (cwd / "y.html").exists()

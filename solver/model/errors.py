@@ -109,7 +109,7 @@ class EnvironmentFaultError(CopterError):
 
     Attributes:
         reason: ``"permission"``, ``"read_only"``, ``"no_space"``, ``"io"``, ``"open_files"`` (EMFILE, ENFILE:
-            ``ulimit -n``) or ``"lock"``.
+            ``ulimit -n``), ``"memory"`` (a MemoryError: the model larger than the machine's memory) or ``"lock"``.
         errno_name: the OS error's symbolic name (``"ENOSPC"``), or None.
     """
 

@@ -112,6 +112,8 @@ def check_output_file(path, option: str, inputs: tuple = ()) -> None:
     """
     from solver.rounds.inside_state import refuse_inside_state
 
+    if isinstance(path, str) and path.endswith("/"):  # Path() drops the slash: the file was written (helper-213)
+        raise UsageError(f"{option} {path}: a name ending in / is a folder, not a file")
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
@@ -126,6 +128,27 @@ def check_output_file(path, option: str, inputs: tuple = ()) -> None:
         raise UsageError(f"{option} {p}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise _unwritable(option, p, parent)
+
+
+def make_folder(path, option: str) -> None:
+    """Create the output folder ``path`` (and its missing parents) that ``option`` names, or find it there.
+
+    Raises:
+        EnvironmentFaultError: the machine refuses it (exit 7 naming the path): permission, read-only, full, or a
+            folder that takes no new entry (``/proc``: ENOENT although the parent exists; helper-213, it was
+            "internal error", exit 1).
+    """
+    from formats.faults import as_environment_fault, environment_faults
+
+    p = Path(path)
+    with environment_faults(p, destination=True):
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+        except FileNotFoundError as err:
+            fault = as_environment_fault(err, p, destination=True)
+            fault.message += (f"; {option} {p}: the folder it would be made in accepts no new entry (a pseudo file "
+                              "system such as /proc, or a folder removed meanwhile)")
+            raise fault from err
 
 
 def refuse_special(path, option: str) -> None:

@@ -74,6 +74,9 @@ def _check_paths(output: Path, png_dir: Path | None) -> None:
 
         for name in CHARTS:
             refuse_special(png_dir / f"{name}.png", "--png")
+            if (png_dir / f"{name}.png").is_dir():  # helper-213: exit 1 after the page and 3 charts were written
+                raise UsageError(f"--png {png_dir}: {png_dir / f'{name}.png'} is a folder, where the {name} chart "
+                                 "goes: remove it or choose another folder")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -106,6 +109,10 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
         ``last`` < 1. StateError: the state is not initialised.
     """
     t0 = time.perf_counter()
+    if isinstance(output, str) and (output == "" or output.endswith("/")):  # Path() drops both (helper-213: -o ''
+        # said "-o . is a folder", -o r.html/ wrote the file r.html)
+        raise UsageError(f"-o {output!r}: give the HTML file to write, not "
+                         f"{'an empty name' if output == '' else 'a name ending in / (a folder)'}")
     output = Path(output)
     png_dir = None if png_dir is None else Path(png_dir)
     if last is not None and last < 1:
@@ -134,10 +141,13 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
     # every chart is rendered before the first file is written: the writes follow one another (an interrupt
     # between them left 1-3 of the 4 PNGs beside a new page; what was written is now named in its message)
     images = {png_dir / f"{name}.png": charts.render(fig, "png") for name, fig in figs.items()} if png_dir else {}
+    if png_dir is not None:  # before the page: a folder that cannot be made leaves nothing written (helper-213)
+        from solver.rounds.outputs import make_folder
+
+        make_folder(png_dir, "--png")
     _write_atomic(output, page.page(rows, svgs, str(state), stamp, warnings, current).encode("utf-8"))
     pngs = []
     if png_dir is not None:
-        png_dir.mkdir(parents=True, exist_ok=True)
         for path, data in images.items():
             pngs.append(str(path))
             _write_atomic(path, data)
