@@ -248,3 +248,22 @@ def test_a_failed_row_without_its_round_or_status_still_gets_a_note():
         fig = build(rows)
         assert_readable(fig, rows)
         assert any(t.get_text() == "?\u2717 ?" for t in drawn(fig)[1])
+
+
+@pytest.mark.parametrize(("n", "failed", "lone"), [(1, set(), [0]), (3, {1}, [0, 2]), (4, {1}, [0])])
+def test_a_round_without_neighbours_still_shows_its_bound_and_gap_band(n, failed, lone):
+    """helper-213: a lone round (a state's round 0 alone, or between failed rounds) showed its objective dot only:
+    the bound was a line without markers and the band a fill over one point, neither drawn."""
+    from matplotlib.collections import LineCollection
+
+    rows = synthetic_rows(n, failed, np.arange(1, n + 1))
+    top = charts.objective(rows).axes[0]
+    bound = next(ln for ln in top.get_lines() if ln.get_label().startswith("bound"))
+    assert bound.get_marker() not in (None, "None", "", " ")
+    bars = [c for c in top.collections if isinstance(c, LineCollection)]
+    got = sorted(int(round(seg[0][0])) for c in bars for seg in c.get_segments())
+    assert got == lone
+    for c in bars:
+        for (x0, y0), (x1, y1) in c.get_segments():
+            r = rows[int(round(x0))]
+            assert {y0, y1} == {r["objective"], r["lp_bound"]}

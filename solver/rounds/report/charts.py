@@ -120,8 +120,17 @@ def objective(rows: list[dict]):
         empty(top, "no round has an objective or a bound (every round shown failed)")
     else:
         top.fill_between(x, obj, bnd, color="#1f77b4", alpha=0.18, linewidth=0, label="gap band")
+        # a round with both values but no neighbour that has them: fill_between draws nothing over one point and a
+        # line without markers nothing at all, so its band is a bar and the bound a tick (helper-213: a lone round 0
+        # showed its objective only)
+        both = [not (math.isnan(o) or math.isnan(b)) for o, b in zip(obj, bnd, strict=True)]
+        lone = [i for i in x if both[i] and not (i > 0 and both[i - 1]) and not (i + 1 < len(x) and both[i + 1])]
+        if lone:
+            top.vlines(lone, [min(obj[i], bnd[i]) for i in lone], [max(obj[i], bnd[i]) for i in lone],
+                       color="#1f77b4", alpha=0.35, linewidth=6)
         top.plot(x, obj, marker="o", markersize=3, color="#1f77b4", linewidth=1.2, label="objective")
-        top.plot(x, bnd, linestyle="--", color="#555555", linewidth=1, label="bound (LP: dual objective)")
+        top.plot(x, bnd, linestyle="--", marker="_", markersize=8, color="#555555", linewidth=1,
+                 label="bound (LP: dual objective)")
     bands(top, rows)
     legend(top)
     bottom.set_ylabel("rel. gap", fontsize=9)
