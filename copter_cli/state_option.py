@@ -1,4 +1,5 @@
-"""An empty ``--state`` is copter's usage error (exit 2 naming ``--state``), for every command that takes it.
+"""An empty ``--state`` is copter's usage error (exit 2 naming ``--state``), for every command that takes it; so
+are an empty ``--dir``/``--png``/``--out``, an ``-o`` that is empty or ends in /, and any path that is not UTF-8.
 
 ``Path('')`` is the working directory, so ``copter init base.parquet --state ''`` wrote CURRENT, config.json,
 gen-000000 and log among the user's files. By the time a command runs, ``''`` and ``.`` are the same Path:
@@ -36,6 +37,13 @@ _TYPES: dict[tuple[type, str], type] = {}  #: (the option's path type class, opt
 
 def _message(option: str, value: str) -> str | None:
     """Why ``option``'s text ``value`` is refused, or None."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the file system gave that are not UTF-8 (Python's surrogate escapes): such a
+        # state read, but report, compare and init failed on it, one as an internal error, one calling a sound file
+        # damaged (helper-213)
+        return (f"{option} {value!r}: the path is not valid UTF-8 text, and copter's Parquet reader and writer "
+                "(pyarrow) take UTF-8 paths only: rename it")
     if option == OPTION and value == "":
         return (f"{OPTION} is empty, which would put the state's files in the working directory; give a folder (or "
                 f"leave {OPTION} out for $COPTER_STATE, else ./copter-state)")
@@ -62,14 +70,19 @@ def _refusing_type(path_type: type, option: str) -> type:
 
 
 def refuse_empty_state(command) -> None:
-    """Give the ``--state`` option (and :data:`FOLDERS`' and :data:`FILES`') of ``command`` and of its subcommands,
-    at any depth, a copy of its path type (same settings, help and metavar) that refuses the empty text (and an
-    output file's name ending in /) while the command line is parsed (:class:`EmptyStateError`)."""
+    """Give every path parameter of ``command`` and of its subcommands, at any depth, a copy of its path type (same
+    settings, help and metavar) that refuses, while the command line is parsed (:class:`EmptyStateError`): a path
+    that is not UTF-8 text; the empty text for ``--state`` and :data:`FOLDERS`; for :data:`FILES` the empty text
+    and a name ending in /."""
+    from typer.models import TyperPath  # typer's path type (its own click's Path), every Path parameter's
+
     for param in all_params(command):
         opts = getattr(param, "opts", ())
-        option = next((o for o in (OPTION, *FOLDERS, *FILES) if o in opts), None)
-        if option is None or isinstance(param.type, tuple(_TYPES.values())):
+        if not isinstance(param.type, TyperPath) or isinstance(param.type, tuple(_TYPES.values())):
             continue
+        named = next((o for o in (OPTION, *FOLDERS, *FILES) if o in opts), None)
+        is_option = getattr(param, "param_type_name", "") == "option"
+        option = named or (opts[0] if is_option and opts else (param.name or "PATH").upper())
         twin = copy.copy(param.type)
         twin.__class__ = _refusing_type(type(param.type), option)
         param.type = twin

@@ -116,3 +116,20 @@ def test_a_name_too_long_and_a_folder_that_takes_no_entry_are_typed_errors(capsy
                                   "--json")
         assert code == 7 and "accepts no new entry" in json.loads(out)["error"]["message"], (out, err)
         assert not (cwd / "y.html").exists()
+
+
+@pytest.mark.parametrize("argv", [["step", "{bad}", "--state", "st"], ["init", "{bad}", "--state", "s2"],
+                                  ["solve", "base.parquet", "-o", "{bad}"], ["history", "--state", "{bad}"],
+                                  ["report", "--state", "{bad}"]])
+def test_a_path_that_is_not_utf8_is_a_usage_error_naming_it(capsys, cwd, argv):
+    # helper-213: a state folder named with a 0xFF byte read in history, failed report (exit 1, internal error) and
+    # compare (exit 3, "damaged"); a delta so named was called a Parquet file with a damaged footer
+    import os
+
+    bad = os.fsdecode(b"d\xff.parquet")
+    assert rounds.init(cwd / "base.parquet", cwd / "st")["round"] == 0
+    before = snapshot(cwd)
+    code, out, err = run_main(capsys, *[a.format(bad=bad) for a in argv], "--json")
+    assert code == 2, (out, err)
+    assert "is not valid UTF-8" in json.loads(out)["error"]["message"]
+    assert snapshot(cwd) == before

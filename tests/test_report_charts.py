@@ -264,6 +264,6 @@ def test_a_round_without_neighbours_still_shows_its_bound_and_gap_band(n, failed
     got = sorted(int(round(seg[0][0])) for c in bars for seg in c.get_segments())
     assert got == lone
     for c in bars:
-        for (x0, y0), (x1, y1) in c.get_segments():
+        for (x0, y0), (_x1, y1) in c.get_segments():
             r = rows[int(round(x0))]
             assert {y0, y1} == {r["objective"], r["lp_bound"]}
