@@ -75,3 +75,17 @@ def test_no_address_passes_and_the_stored_one_stays_for_later_ray_rounds(tmp_pat
     edit_json(st / "config.json", lambda c: c["partition"].update(ray_address="127.0.0.1:6379"))
     code, out, _ = run_main(capsys, "step", delta, "--state", st, "--json")
     assert code == 0 and json.loads(out)["partitions"]["executor"] == "inline", out
+
+
+def test_a_malformed_address_is_refused_on_a_no_op_re_apply_too(tmp_path, capsys):
+    # helper-214: on a re-applied delta (nothing to do) `--executor ray --ray-address 'not an address'` exited 0,
+    # where a real round refuses its form (exit 2) and the same no-op without --executor ray was refused
+    st, delta = _partitioned_state(tmp_path, "inline")
+    code, out, _ = run_main(capsys, "step", delta, "--state", st, "--json")
+    assert code == 0, out
+    before = snapshot(st)
+    code, out, err = run_main(capsys, "step", delta, "--state", st, "--executor", "ray", "--ray-address",
+                              "not an address", "--json")
+    assert code == 2, (out, err)
+    assert "is not a Ray cluster address" in json.loads(out)["error"]["message"]
+    assert snapshot(st) == before

@@ -309,6 +309,10 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
 
         refuse_executor_on_monolithic(config.get("partition"), executor, ray_address, store.root)
         refuse_ray_address_off_ray(config.get("partition"), executor, ray_address, store.root)
+        if ray_address is not None:  # its form before anything, a no-op re-apply too (helper-214: exit 0 there)
+            from solver.partition.executor import ray_address_target
+
+            ray_address_target(ray_address)
         keep = int(config.get("keep", DEFAULT_KEEP))
         settings = settings or settings_from_json(config.get("settings"))
         _prestart_parts(config.get("partition"), executor, settings, store)
