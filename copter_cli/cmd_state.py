@@ -322,13 +322,14 @@ RAY_ADDRESS_HELP = "Ray cluster to join with --executor ray"
 #: the defaults, as init states them; step's are the state's (the values init stored)
 INIT_DEFAULTS = {"executor": f" (default: process, or inline for a round of at most {INLINE_BELOW_NNZ:,} nonzeros, whose "
                              "parts take less time than starting the workers; given, it is used whatever the size).",
-                 "ray": " (default: $RAY_ADDRESS, else a local cluster). Stored whatever the executor, for a later "
+                 "ray": " (default: $RAY_ADDRESS, else the cluster Ray recorded last on this machine, else a new local one; "
+                        "local: always a new one). Stored whatever the executor, for a later "
                         "step --executor ray, and its form checked now (host:port, ray://host:port, auto or local)."}
 STEP_DEFAULTS = {"executor": " (default: the state's, set by init; process unless init was given another, inline "
                              f"for a round of at most {INLINE_BELOW_NNZ:,} nonzeros unless init was given one; given, it is used "
                              "whatever the size). A monolithic state refuses it (exit 2).",
-                 "ray": " (default: the state's, set by init; $RAY_ADDRESS, else a local cluster, unless init was "
-                        "given one). A monolithic state refuses it (exit 2), and so does a round whose executor is not ray."}
+                 "ray": " (default: the state's, set by init; $RAY_ADDRESS, else the cluster Ray recorded last on this "
+                        "machine, else a new local one, unless init was given one). A monolithic state refuses it (exit 2), and so does a round whose executor is not ray."}
 
 
 def _check_executor(value: str | None) -> str | None:

@@ -7,9 +7,8 @@ the standard library only (``python -X importtime -m copter_cli step ...`` shows
 is running for this install and exits with the command's exit code; in every other case it returns, and the
 command runs in this process as it always did, silently (``COPTER_WORKER_DEBUG=1`` prints why on stderr).
 
-Where the worker lives: its folder is ``$COPTER_WORKER_DIR``, else ``$XDG_RUNTIME_DIR/copter``, else
-``~/.cache/copter/worker`` (mode 0700, owned by this user, else unused); in it ``worker-<key>.sock`` (the
-Unix socket, mode 0600), ``.log`` (the worker's stdout and stderr) and ``.lock`` (held by the worker while it
+Where the worker lives: its folder is ``$COPTER_WORKER_DIR``, else ``~/.cache/copter/worker`` (mode 0700,
+owned by this user, else unused; :func:`worker_dir`); in it ``worker-<key>.sock`` (the Unix socket, mode 0600), ``.log`` (the worker's stdout and stderr) and ``.lock`` (held by the worker while it
 lives). ``<key>`` hashes this install's identity (:func:`install_identity`: ``sys.executable``, copter's
 version and the folder its packages are imported from), so another virtualenv or version never reaches this
 worker. The worker also refuses a request whose identity, source files (:func:`source_fingerprint`: a file
@@ -94,11 +93,11 @@ def install_key(identity: str | None = None) -> str:
 
 
 def worker_dir() -> str:
-    """``$COPTER_WORKER_DIR``, else ``$XDG_RUNTIME_DIR/copter``, else ``~/.cache/copter/worker``."""
+    """``$COPTER_WORKER_DIR``, else ``~/.cache/copter/worker``. Not ``$XDG_RUNTIME_DIR``: a systemd user unit has it
+    and a cron job has not, so the README's unit started a worker the crontab's rounds never found (helper-215); a
+    home on a file system without Unix sockets (NFS) sets ``COPTER_WORKER_DIR``."""
     if os.environ.get("COPTER_WORKER_DIR"):
         return os.path.abspath(os.environ["COPTER_WORKER_DIR"])
-    if os.environ.get("XDG_RUNTIME_DIR"):
-        return os.path.join(os.environ["XDG_RUNTIME_DIR"], "copter")
     return os.path.join(os.path.expanduser("~"), ".cache", "copter", "worker")
 
 

@@ -64,3 +64,16 @@ def test_debug_says_where_every_command_runs(monkeypatch, capfd, reached, argv, 
     assert wc.run_or_return(argv) is None
     err = capfd.readouterr().err
     assert err.startswith("copter worker: in-process (") and why in err, err
+
+
+def test_the_worker_folder_does_not_depend_on_xdg_runtime_dir(monkeypatch, tmp_path):
+    # helper-215: the README's systemd user unit (which has XDG_RUNTIME_DIR) started a worker under
+    # $XDG_RUNTIME_DIR/copter, and its crontab's rounds (which have not) looked in ~/.cache/copter/worker
+    monkeypatch.delenv("COPTER_WORKER_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    cron = wc.worker_dir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    assert wc.worker_dir() == cron == str(tmp_path / ".cache" / "copter" / "worker")
+    monkeypatch.setenv("COPTER_WORKER_DIR", str(tmp_path / "w"))
+    assert wc.worker_dir() == str(tmp_path / "w")
