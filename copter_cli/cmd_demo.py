@@ -96,8 +96,6 @@ def demo(domain: str, rounds: int, scale: str | None, directory: str | Path | No
     if rounds < 0:
         raise UsageError(f"--rounds must be >= 0, got {rounds}")
     check_range("--seed", seed, 0)  # numpy's generators refuse a negative seed (exit 1 deep in the scenario)
-    if directory is not None and str(directory) == "":  # Path("") is the working directory (helper-213)
-        raise UsageError("--dir '': an empty path is the working directory; give a folder (e.g. --dir demo)")
     if directory is not None:  # its files would damage a state it lies in: exit 2 before any work
         from solver.rounds.inside_state import refuse_inside_state
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from solver.model.invisible import DEFAULT_IGNORABLE
+from solver.model.invisible import DEFAULT_IGNORABLE, marks_escaped
 
 #: C0 and C1 control characters (tab, newline, NEL U+0085 included), DEL, and the Unicode line and
 #: paragraph separators: what a terminal or a line-based tool takes for a line break or a control; and the characters
@@ -62,8 +62,7 @@ def name_cell(name: str, separators: str = "", reserved: tuple[str, ...] = ()) -
     combining marks escaped (``'e\\u0301/2'``: it printed like the NFC name ``é/1``'s client, helper-212)."""
     shown = printable(name)
     if not name.isascii() and not unicodedata.is_normalized("NFC", name):
-        return "'" + "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch).startswith("M") else ch
-                           for ch in _repr(name)[1:-1]) + "'"
+        return "'" + marks_escaped(_repr(name)[1:-1]) + "'"
     if (not name or name[0] in "'\"" or name != name.strip() or any(c in name for c in separators)
             or shown is not name or "\\" in name or name in reserved or _OTHER_SPACES.search(name)):
         return _repr(name)  # an escaped name is quoted too: a literal backslash-u200b would print like U+200B

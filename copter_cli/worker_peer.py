@@ -19,6 +19,7 @@ and a worker started from a login shell sit in different ones; the memory limit 
 
 from __future__ import annotations
 
+import functools
 import os
 
 NAMESPACES = ("mnt", "net", "user")  #: /proc/<pid>/ns links compared
@@ -59,6 +60,12 @@ def standing(pid: int | str = "self") -> dict[str, str | None]:
     return out
 
 
+@functools.cache
+def _own() -> dict[str, str | None]:
+    """:func:`standing` of this process, read once: the worker's does not change while it lives."""
+    return standing("self")
+
+
 def refusal(pid: int) -> str | None:
     """Why the worker cannot run a command for the process ``pid`` (the peer of a connection, ``SO_PEERCRED``), or
     None when it can (or where :func:`available` is False: the socket's mode 0600 in a 0700 folder is the guard).
@@ -69,7 +76,7 @@ def refusal(pid: int) -> str | None:
     if pid <= 0:
         return "the worker cannot see the command's process (another PID namespace)"
     try:
-        ours, theirs = standing("self"), standing(pid)
+        ours, theirs = _own(), standing(pid)
     except OSError as err:
         return f"the worker cannot read the command's process ({err.strerror or err})"
     differ = [what for what, value in ours.items() if theirs.get(what) != value]

@@ -483,17 +483,19 @@ class StateStore(CommitJournal, StateLocking):
 
     def gen_folders(self) -> list[int]:
         """Round numbers of every ``gen-*`` folder, complete or not."""
-        if not self.root.is_dir():
-            return []
-        return [r for p in self.root.iterdir() if (r := gen_round(p.name)) is not None and p.is_dir()]
+        return [r for r, p in self._gen_paths() if p.is_dir()]
 
     def gen_entries(self) -> list[int]:
         """Round numbers of every entry named ``gen-*``: :meth:`gen_folders` and a file (or other non-folder) of such a
         name, which a commit of its round moves into ``abandoned/`` like a damaged folder (it was replaced and
         removed without a word: helper-211)."""
+        return [r for r, _ in self._gen_paths()]
+
+    def _gen_paths(self) -> list[tuple[int, Path]]:
+        """(round, path) of every entry named ``gen-*``; [] without the folder."""
         if not self.root.is_dir():
             return []
-        return [r for p in self.root.iterdir() if (r := gen_round(p.name)) is not None]
+        return [(r, p) for p in self.root.iterdir() if (r := gen_round(p.name)) is not None]
 
     def current(self, verify: Verify = False) -> tuple[int, str | None]:
         """The round to load and a warning when CURRENT was not usable.

@@ -308,10 +308,7 @@ def _all_ascii(delta, column: str) -> bool:
 def _marks_shown(name: str) -> str:
     """``repr(name)`` with combining marks escaped (``'cafe\\u0301'``): the two names of a normalisation refusal
     printed alike ('café' and 'café')."""
-    import unicodedata
-
-    return "'" + "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch).startswith("M") else ch
-                         for ch in repr(name)[1:-1]) + "'"
+    return "'" + invisible.marks_escaped(repr(name)[1:-1]) + "'"
 
 
 #: characters that print as nothing (Unicode's Default_Ignorable_Code_Point, :mod:`solver.model.invisible`), which

@@ -1,4 +1,5 @@
-"""The characters a name may hold that print as nothing: Unicode's Default_Ignorable_Code_Point property.
+"""The characters a name may hold that print as nothing (Unicode's Default_Ignorable_Code_Point property), and the
+combining marks that make two names print alike (:func:`marks_escaped`).
 
 Two names that differ only by such characters print alike, so copter refuses the second as a look-alike
 (``solver.differential.intent.check_normalisation_twins``) and the human output's tables escape them
@@ -22,3 +23,12 @@ DEFAULT_IGNORABLE = ("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u
                      "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 
 INVISIBLE = re.compile(DEFAULT_IGNORABLE)
+
+
+def marks_escaped(text: str) -> str:
+    """``text`` with every combining mark (Unicode category M) written as ``\\uXXXX``: a name in NFD
+    (``cafe`` + U+0301) then reads apart from its NFC twin (``café``), which prints alike (the look-alike refusal's
+    message, the human output's tables)."""
+    import unicodedata
+
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch).startswith("M") else ch for ch in text)

@@ -112,8 +112,7 @@ def check_output_file(path, option: str, inputs: tuple = ()) -> None:
     """
     from solver.rounds.inside_state import refuse_inside_state
 
-    if isinstance(path, str) and path.endswith("/"):  # Path() drops the slash: the file was written (helper-213)
-        raise UsageError(f"{option} {path}: a name ending in / is a folder, not a file")
+    refuse_folder_text(path, option)
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
@@ -128,6 +127,19 @@ def check_output_file(path, option: str, inputs: tuple = ()) -> None:
         raise UsageError(f"{option} {p}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise _unwritable(option, p, parent)
+
+
+def refuse_folder_text(path, option: str) -> None:
+    """Refuse an output file given as text that ``Path()`` would turn into another name: empty (the working directory)
+    or ending in / (a folder's name; ``-o r.html/`` wrote the file ``r.html``, helper-213). The CLI refuses both while
+    parsing (``copter_cli.state_option``); this is the library's own check.
+
+    Raises:
+        UsageError: naming ``option`` and the text.
+    """
+    if isinstance(path, str) and (path == "" or path.endswith("/")):
+        what = "an empty name" if path == "" else "a name ending in / (a folder)"
+        raise UsageError(f"{option} {path!r}: give the file to write, not {what}")
 
 
 def make_folder(path, option: str) -> None:

@@ -109,10 +109,9 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
         ``last`` < 1. StateError: the state is not initialised.
     """
     t0 = time.perf_counter()
-    if isinstance(output, str) and (output == "" or output.endswith("/")):  # Path() drops both (helper-213: -o ''
-        # said "-o . is a folder", -o r.html/ wrote the file r.html)
-        raise UsageError(f"-o {output!r}: give the HTML file to write, not "
-                         f"{'an empty name' if output == '' else 'a name ending in / (a folder)'}")
+    from solver.rounds.outputs import refuse_folder_text
+
+    refuse_folder_text(output, "-o")
     output = Path(output)
     png_dir = None if png_dir is None else Path(png_dir)
     if last is not None and last < 1:
