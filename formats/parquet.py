@@ -617,8 +617,10 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta", data: byte
              if k not in known}
     _refuse_unknown_copter_keys(extra, path)
     table = _normalize(table, path)
+    unmarked = fmt is None
     fmt = _file_kind(fmt, expect, table, base, path)
-    return Delta(table=table, sense=sense, offset=offset, base_round=base, format=fmt, meta=extra, source=path)
+    return Delta(table=table, sense=sense, offset=offset, base_round=base, format=fmt, meta=extra, source=path,
+                 unmarked=unmarked)
 
 
 #: ``copter.*`` metadata keys copter writes besides the ones :func:`read_delta` interprets (kept in ``Delta.meta``)
@@ -742,10 +744,27 @@ def delta_to_problem(delta: Delta) -> Problem:
 
 
 def read_problem_parquet(path: str | os.PathLike) -> Problem:
-    """Read a Parquet problem file (a delta applied to the empty problem).
+    """Read a Parquet problem file (a delta applied to the empty problem). A file without ``copter.sense`` is a
+    minimisation, with a warning (``formats.read_notes.note``) when copter did not write it (no ``copter.format``:
+    pandas and pyarrow drop the metadata) unless every cost is 0.
 
     Raises:
         InputError/FormatError: see :func:`read_delta` (a delta file, by its ``copter.format`` or its
             ``drop_*`` rows, is a FormatError); ValidationError: see :func:`delta_to_problem`.
     """
-    return delta_to_problem(read_delta(path, expect="problem"))
+    delta = read_delta(path, expect="problem")
+    problem = delta_to_problem(delta)
+    if delta.unmarked and delta.sense is None and problem.cost.any():
+        from formats.read_notes import note
+
+        # a maximisation written by pandas or pyarrow.Table.from_* (which drop a file's metadata) read as a
+        # minimisation without a word: the right objective of the wrong model (a TE ring's max flow: 0)
+        note(sense_note(path))
+    return problem
+
+
+def sense_note(path: str | os.PathLike) -> str:
+    """The warning :func:`read_problem_parquet` gives a problem file without ``copter.sense`` (``copter diff``
+    drops it for NEW, whose missing sense keeps OLD's)."""
+    return (f"{path}: has no copter.sense metadata, so its objective is minimised; if the model maximises, write "
+            "copter.sense=max into the file's key-value metadata (copter.sense=min silences this warning)")

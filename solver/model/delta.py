@@ -102,6 +102,8 @@ class Delta:
         format: ``"delta"`` or ``"problem"`` (a full problem = delta on the empty problem).
         meta: any other key-value metadata read from / written to the file.
         source: path of the file the delta was read from (for error messages), or None.
+        unmarked: read from a file without ``copter.format`` (pandas or pyarrow wrote it, or dropped copter's
+            metadata), so a missing ``copter.sense`` says nothing of the model's sense.
     """
 
     table: pa.Table
@@ -111,6 +113,7 @@ class Delta:
     format: str = "delta"
     meta: dict = field(default_factory=dict)
     source: str | None = None
+    unmarked: bool = False
 
     def __post_init__(self) -> None:
         """Normalise ``sense`` to +1 / -1 / None.
