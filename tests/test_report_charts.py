@@ -204,7 +204,7 @@ def test_the_page_inlines_the_notes_and_the_cut_bars_value(stream, tmp_path):
     html = out.read_text()
     for i, r in enumerate(rows):
         if r["kind"] == "failed":
-            assert f'id="note-{i}"' in html
+            assert f'id="chart-round-time-note-{i}"' in html  # the page scopes each chart's ids (page.scoped_ids)
     assert "ITERATION_LIMIT" in html and "PRIMAL_INFEASIBLE" in html
     totals = [r["seconds"]["total"] for r in rows]
     cap = layout.outlier_cap(totals)

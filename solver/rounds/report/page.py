@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import statistics
 
 from formats.round_log import PHASES
@@ -168,21 +169,56 @@ def _cards(rows: list[dict], current: dict | None = None) -> str:
                                           f'</span></div>' for k, v in cards) + "</div>"
 
 
+_TAG = re.compile(r"<[^<>]*>")  # matplotlib escapes < and > inside attribute values: a tag ends at its first >
+_ID = re.compile(r"""(\sid=)(["'])(.*?)\2""")
+_REF = re.compile(r"""(url\(#)([^)]*)(\))|(href=["']#)([^"']*)(["'])""")
+
+
+def scoped_ids(svg: str, prefix: str) -> str:
+    """``svg`` with every id attribute given ``prefix`` (attribute-safe: no quote, ``&``, ``<`` or ``>``) and every ``url(#id)``, ``href="#id"`` and
+    ``xlink:href="#id"`` of one of its ids rewritten to match; an id the SVG repeats (two notes of one slot) gets
+    ``-2``, ``-3``... after its first.
+
+    Why: each inline chart numbers its elements from 1 (``figure_1``, ``patch_1``) and hashes its clip paths'
+    geometry into their ids, so charts repeated ids: invalid HTML, and a browser resolves ``url(#id)`` to the first
+    element of the page with that id, possibly another chart's. Only tags are rewritten, never text."""
+    new: dict[str, str] = {}
+    used: set[str] = set()
+
+    def rename(m: re.Match) -> str:
+        old = m.group(3)
+        cand, k = prefix + old, 1
+        while cand in used:  # a repeated id: the references keep naming its first element
+            k += 1
+            cand = f"{prefix}{old}-{k}"
+        used.add(cand)
+        new.setdefault(old, cand)
+        return f"{m.group(1)}{m.group(2)}{cand}{m.group(2)}"
+
+    def retarget(m: re.Match) -> str:
+        head, ref, tail = m.group(1, 2, 3) if m.group(1) else m.group(4, 5, 6)
+        return f"{head}{new[ref]}{tail}" if ref in new else m.group(0)  # not an id of this SVG: kept
+
+    svg = _TAG.sub(lambda t: _ID.sub(rename, t.group(0)), svg)
+    return _TAG.sub(lambda t: _REF.sub(retarget, t.group(0)), svg)
+
+
 def page(rows: list[dict], svgs: dict[str, str], state: str, generated_utc: str,
          warnings: list[str] | tuple[str, ...] = (), current: dict | None = None) -> str:
     """The whole HTML document.
 
     Args:
         rows: ``solver.rounds.history`` rows, oldest first.
-        svgs: chart name -> inline SVG text (``charts.render(fig, "svg")``).
+        svgs: chart name -> inline SVG text (``charts.render(fig, "svg")``); its ids are prefixed with the
+            figure's id (:func:`scoped_ids`), so the page holds each id once.
         state: the state directory, as shown in the title. generated_utc: ISO time of the report.
         warnings: texts shown below the title, one paragraph each (a damaged CURRENT: whose rows these are).
         current: the current round's history row (default: the row of ``rows`` marked current, if any).
     """
     first = rows[0]["utc"] if rows else "-"
     last = rows[-1]["utc"] if rows else "-"
-    figs = "\n".join(f'<figure id="chart-{name}">{svg}<figcaption>{CAPTIONS[name]}</figcaption></figure>'
-                     for name, svg in svgs.items())
+    figs = "\n".join(f'<figure id="chart-{name}">{scoped_ids(svg, f"chart-{name}-")}'
+                     f'<figcaption>{CAPTIONS[name]}</figcaption></figure>' for name, svg in svgs.items())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>copter report: {html.escape(state)}</title><style>{CSS}</style></head>
@@ -204,4 +240,4 @@ what the round's delta added or removed.</p>
 """
 
 
-__all__ = ["CAPTIONS", "COLUMNS", "compare_table", "page", "rounds_table"]
+__all__ = ["CAPTIONS", "COLUMNS", "compare_table", "page", "rounds_table", "scoped_ids"]
