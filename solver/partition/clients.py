@@ -276,8 +276,33 @@ def check_base_clients(path, client_regex: str | None = None, shared_rows_regex:
                                   options=PARTITION_OPTIONS), client_regex, problem.col_names)
 
 
-#: ``init --partitions`` warns when more than this fraction of the variables have no client (they are global)
+#: ``init --partitions`` warns when more than this fraction of the variables have no client (they are global), and
+#: a round when its deltas take the fraction above it (:func:`global_growth_warning`)
 GLOBAL_WARN_FRACTION = 0.5
+
+
+def global_growth_warning(prev_col_client: np.ndarray | None, col_client: np.ndarray) -> str | None:
+    """The warning of a partitioned round whose variables without a client (global: every part holds them all) are
+    more than :data:`GLOBAL_WARN_FRACTION` of the model when the previous round's were not. ``init`` checks the base
+    only (:func:`grouping_warnings`), so deltas that added global columns round after round went unsaid while each
+    part grew toward the whole model (helper-214, session 54). Said once, on the round that crosses the line.
+
+    Args:
+        prev_col_client: (n_old,) the previous round's ``col_client`` (GLOBAL for a global column), or None when
+            not known (nothing is said). col_client: (n,) this round's.
+    Returns:
+        A sentence, or None.
+    """
+    n, n_old = int(col_client.shape[0]), 0 if prev_col_client is None else int(prev_col_client.shape[0])
+    if prev_col_client is None or n == 0:
+        return None
+    now, before = int(np.count_nonzero(col_client == GLOBAL)), int(np.count_nonzero(prev_col_client == GLOBAL))
+    if now <= GLOBAL_WARN_FRACTION * n or before > GLOBAL_WARN_FRACTION * n_old:
+        return None
+    return (f"{now:,} of {n:,} variables ({now / n:.0%}) now have no client (the previous round: {before:,} of "
+            f"{n_old:,}): every part holds all of them, so the parts no longer divide the model and the merged point "
+            f"can be far from the optimum; name the added variables '<client>/...' (or as "
+            f"{PARTITION_OPTIONS[0]} reads them)")
 
 
 def grouping_warnings(problem: Problem, client_regex: str | None = None,

@@ -228,6 +228,12 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
             raise
         raise _stored_address_named(err, cfg, gen.path.parent / "config.json") from err
     warnings.extend(out.report.get("worker_retries") or [])
+    from solver.partition.clients import global_growth_warning
+
+    now = None if out.data is None else out.data.col_client
+    grown = None if now is None else global_growth_warning(None if prev is None else prev.col_client, now)
+    if grown:
+        warnings.append(grown)
     solve_phases(seconds, out.result, time.perf_counter() - t, k0)  # kernels: this process's first calls
     return problem, info, out.result, _hook(out.data), {"partitions": out.report}
 
