@@ -69,3 +69,43 @@ def test_an_lp_rounds_small_model_fallback_does_not_count():
     fb = out.report.get("fallback") or {}
     assert not problem.is_mip and fb.get("reason") == "small", fb
     assert not out.data.whole_kept
+
+
+def test_the_second_round_kept_whole_says_partitioning_did_not_pay(not_small):
+    from solver.partition.fallback import not_paying_warning
+
+    problem = make_scenario("lb", "64x8", seed=0).base()
+    st, cfg = Settings(), pround.PartitionConfig(k=2, executor="inline")
+    first = pround.solve_round(problem, st, cfg)
+    assert first.report["fallback"]["reason"] == "gap" and not_paying_warning(first.report) is None
+    second = pround.solve_round(problem, st, cfg, first.data)
+    fb = second.report["fallback"]
+    said = not_paying_warning(second.report)
+    assert fb["reason"] == "whole_last" and fb["kept"] == "whole", fb
+    assert said.startswith("partitioning did not pay this round") and "monolithic state" in said
+    assert f"({fb['seconds']:.2f} s)" in said
+    assert not_paying_warning({**second.report, "fallback": {**fb, "kept": "merged"}}) is None
+
+
+def test_the_warning_reaches_the_rounds_warnings_through_the_cli(not_small, tmp_path):
+    from formats.io import write_delta, write_problem
+    from tests.helpers import cli_json
+
+    sc = make_scenario("lb", "64x8", seed=0)
+    write_problem(sc.base(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    code, out = cli_json("init", tmp_path / "base.parquet", "--state", st, "--partitions", "2", "--executor",
+                         "inline", "--json")
+    assert code == 0, out
+    said = []
+    for r in (1, 2):
+        write_delta(sc.next_delta(r), tmp_path / f"d{r}.parquet")
+        code, out = cli_json("step", tmp_path / f"d{r}.parquet", "--state", st, "--json")
+        assert code == 0, out
+        rep = json.loads(out)
+        fb = rep["partitions"].get("fallback") or {}
+        said.append((fb.get("reason"), fb.get("kept"),
+                     any(w.startswith("partitioning did not pay") for w in rep.get("warnings", []))))
+    # each round's warning exactly when its whole solve won for the second round running
+    assert all(w == (reason == "whole_last" and kept == "whole") for reason, kept, w in said), said
+    assert any(w for *_, w in said), said

@@ -234,6 +234,11 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
     grown = None if now is None else global_growth_warning(None if prev is None else prev.col_client, now)
     if grown:
         warnings.append(grown)
+    from solver.partition.fallback import not_paying_warning
+
+    unpaid = not_paying_warning(out.report)
+    if unpaid:
+        warnings.append(unpaid)
     solve_phases(seconds, out.result, time.perf_counter() - t, k0)  # kernels: this process's first calls
     return problem, info, out.result, _hook(out.data), {"partitions": out.report}
 
