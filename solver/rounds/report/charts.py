@@ -21,6 +21,8 @@ from solver.rounds.report.layout import (
     count_axis,
     empty,
     failed_notes,
+    fit_width,
+    fit_ylabel,
     frame,
     is_failed,
     legend,
@@ -70,7 +72,7 @@ def round_time(rows: list[dict]):
     notes += [Note(i, f"{names[i]}: {m} {t:.3g} s \u2191", "#222222") for m in methods for i, t in base[m]
               if cap is not None and t > cap]  # a baseline's diamond above the cut would be lost
     fig, (ax,) = frame(rows, [PANEL_IN], "Round time by phase (seconds)", notes)
-    ax.set_ylabel("seconds", fontsize=9)
+    fit_ylabel(ax, "seconds")
     x = list(range(len(rows)))
     bottom = [0.0] * len(rows)
     for p in PHASES[:-1]:
@@ -90,6 +92,7 @@ def round_time(rows: list[dict]):
         ax.set_ylim(0, cap)
     bands(ax, rows)
     legend(ax)
+    fit_width(fig)
     return fig
 
 
@@ -115,7 +118,7 @@ def objective(rows: list[dict]):
     x = list(range(len(rows)))
     obj = [_num(r["objective"]) for r in rows]
     bnd = [_num(r["lp_bound"]) if not is_failed(r) else math.nan for r in rows]
-    top.set_ylabel("objective", fontsize=9)
+    fit_ylabel(top, "objective")
     if all(math.isnan(v) for v in obj + bnd):
         empty(top, "no round has an objective or a bound (every round shown failed)")
     else:
@@ -133,7 +136,7 @@ def objective(rows: list[dict]):
                  label="bound (LP: dual objective)")
     bands(top, rows)
     legend(top)
-    bottom.set_ylabel("rel. gap", fontsize=9)
+    fit_ylabel(bottom, "rel. gap")
     gap = [_num(r["gap_rel"]) if not is_failed(r) else math.nan for r in rows]
     pos = [g if g > 0 else math.nan for g in gap]
     if any(not math.isnan(g) for g in pos):
@@ -149,6 +152,7 @@ def objective(rows: list[dict]):
     else:
         empty(bottom, "no round recorded a gap")
     bands(bottom, rows, legend=False)
+    fit_width(fig)
     return fig
 
 
@@ -177,10 +181,10 @@ def iterations(rows: list[dict]):
              "Solver work per round, warm vs cold starts (one panel per unit: the engines count differently)")
     fig, axes = frame(rows, heights, title, failed_notes(rows))
     if not groups:
-        axes[0].set_ylabel("iterations", fontsize=9)
+        fit_ylabel(axes[0], "iterations")
         empty(axes[0], "no round reported an iteration count")
     for k, (ax, (unit, slots)) in enumerate(zip(axes, groups, strict=False)):
-        ax.set_ylabel(unit.replace(" (", "\n("), fontsize=9)
+        fit_ylabel(ax, unit.replace(" (", "\n("))
         for warm, color, label in ((True, "#2ca02c", "warm start"), (False, "#7f7f7f", "cold start")):
             pts = [i for i in slots if bool(rows[i]["warm_started"]) == warm]
             if pts:
@@ -192,6 +196,7 @@ def iterations(rows: list[dict]):
         count_axis(ax, [_num(rows[i]["iterations"]) for i in slots])
         bands(ax, rows, legend=k == 0)
         legend(ax)
+    fit_width(fig)
     return fig
 
 
@@ -199,7 +204,7 @@ def churn(rows: list[dict]):
     """Changed variables per round (added, removed or moved: |new - old| > tol x max(1, |old|, |new|)), with the
     entities the delta added/removed as markers."""
     fig, (ax,) = frame(rows, [PANEL_IN], "Churn: variables whose value changed per round", failed_notes(rows))
-    ax.set_ylabel("variables", fontsize=9)
+    fit_ylabel(ax, "variables")
     x = list(range(len(rows)))
     changed = [_num(r["changed_variables"]) for r in rows]
     if all(math.isnan(c) for c in changed):
@@ -214,6 +219,7 @@ def churn(rows: list[dict]):
     count_axis(ax, changed + [float(e) for _, e in ent])
     bands(ax, rows)
     legend(ax)
+    fit_width(fig)
     return fig
 
 

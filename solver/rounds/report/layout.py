@@ -8,7 +8,8 @@ their widths measured from the font's glyph outlines (``matplotlib.textpath.Text
 note that finds no free lane is counted right of the strip ("+k failed rounds not labelled (see the table)").
 Every slot still gets its marker in the strip, so a failed round is findable at any number of rounds.
 
-All sizes are in inches (figure) or points (text), the figure is 10 inches wide at 100 dpi.
+All sizes are in inches (figure) or points (text), the figure is 10 inches wide at 100 dpi, or wider where its
+texts need more room left or right of the plots (:func:`fit_width`; the plots keep their size).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ LANE_PT = NOTE_SIZE + 3.5  # one lane's height, points
 MARKER_PT = 8.0  # the strip's bottom band that holds the slot markers, points
 WIDTH_SLACK = 1.12  # a browser may draw the SVG's text in a slightly wider fallback font
 PAD_PT = 6.0  # horizontal space kept between two notes of one lane, points
+EDGE_IN = 0.05  # space kept between the figure's edge and its outermost text, inches
 _ADVANCE: dict[str, float] = {}  # character -> advance width at 1 point, points (text_width_pt's cache)
 
 
@@ -87,9 +89,9 @@ def tick_slots(rows: list[dict], max_ticks: int = 15) -> list[int]:
     return ticks or [0, n - 1]
 
 
-def text_width_pt(text: str, size: float = NOTE_SIZE) -> float:
+def text_width_pt(text: str, size: float = NOTE_SIZE, slack: float = WIDTH_SLACK) -> float:
     """Width of ``text`` in points at ``size`` points in matplotlib's default font, times
-    :data:`WIDTH_SLACK`: the sum of the characters' advance widths (measured once per character, no
+    ``slack`` (default :data:`WIDTH_SLACK`): the sum of the characters' advance widths (measured once per character, no
     renderer; within 2% of what Agg draws for the notes' texts, kerning aside)."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import text_to_path
@@ -100,7 +102,7 @@ def text_width_pt(text: str, size: float = NOTE_SIZE) -> float:
             _ADVANCE[ch] = text_to_path.get_text_width_height_descent(ch, FontProperties(size=10.0),
                                                                       ismath=False)[0] / 10.0
         w += _ADVANCE[ch]
-    return w * size * WIDTH_SLACK
+    return w * size * slack
 
 
 def place_notes(notes: list[Note], n_slots: int, axes_width_pt: float) -> list[tuple[Note, float, int]]:
@@ -217,6 +219,57 @@ def round_axis(ax, rows: list[dict], labels: bool = True, ylabel: str = "") -> N
     ax.set_axisbelow(True)
 
 
+def wrap_pt(text: str, size: float, width_pt: float) -> str:
+    """``text`` broken at its spaces into lines of at most ``width_pt`` points at ``size`` points as Agg draws
+    them (:func:`text_width_pt` without slack); its own line breaks are kept, a word wider than that stays whole."""
+    out = []
+    for line in text.split("\n"):
+        words: list[str] = []
+        for word in line.split(" "):
+            if words and text_width_pt(f"{words[-1]} {word}", size, slack=1.0) <= width_pt:
+                words[-1] += f" {word}"
+            else:
+                words.append(word)
+        out += words
+    return "\n".join(out)
+
+
+def fit_ylabel(ax, text: str, size: float = 9.0) -> None:
+    """Set ``text`` as the y label of panel ``ax``, wrapped (:func:`wrap_pt`) to the panel's height plus one
+    :data:`GAP_IN`: the label is centred on its panel, so it then reaches neither the next panel's label nor the
+    figure's top or bottom edge (an iterations panel's unit, "iterations (engine presolve: HiGHS presolve
+    settled the LP, 0)", was longer than its panel and ran over both). Only line breaks change."""
+    height_in = ax.get_position().height * ax.get_figure().get_figheight()
+    ax.set_ylabel(wrap_pt(text, size, (height_in + GAP_IN) * 72.0), fontsize=size)
+
+
+def fit_width(fig) -> None:
+    """Widen ``fig`` on the side where its texts (tick labels, y labels, legends, notes) would reach past
+    :data:`EDGE_IN` from its edge when a browser draws them :data:`WIDTH_SLACK` wider than Agg, moving the axes so
+    that each keeps its size in inches (the plots, and the notes laid out on their width, are unchanged).
+
+    Why: the axes start at a fixed :data:`LEFT`, and a long tick label (1234567.89, -98765432.1234) with its y
+    label, or a wrapped unit label, needs more room than that: it was cut off at the figure's left edge. The room
+    is measured with matplotlib's renderer once everything is drawn on the figure; a figure whose texts fit is
+    left as it is."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    width = fig.get_figwidth()
+    box = fig.get_tightbbox(renderer)  # inches, every artist drawn (texts outside the axes included)
+    left = min(ax.get_position().x0 for ax in fig.axes) * width
+    right = max(ax.get_position().x1 for ax in fig.axes) * width
+    grow_left = max(0.0, (left - box.x0) * WIDTH_SLACK + EDGE_IN - left)
+    grow_right = max(0.0, (box.x1 - right) * WIDTH_SLACK + EDGE_IN - (width - right))
+    if grow_left == grow_right == 0.0:
+        return
+    new = width + grow_left + grow_right
+    for ax in fig.axes:
+        pos = ax.get_position()
+        ax.set_position((((pos.x0 * width) + grow_left) / new, pos.y0, pos.width * width / new, pos.height))
+    fig.set_size_inches(new, fig.get_figheight(), forward=False)
+
+
 def strip_height_pt(lanes: int) -> float:
     """Height of a note strip with ``lanes`` lanes of text above the marker band, points."""
     return MARKER_PT + lanes * LANE_PT + 3.0
@@ -326,6 +379,6 @@ def outlier_cap(totals: list[float]) -> float | None:
     return cap if 0 < cap < vals[-1] else None
 
 
-__all__ = ["FAILED", "compact_formatter", "Note", "bands", "bars", "count_axis", "draw_notes", "empty", "failed_notes", "frame", "is_failed",
+__all__ = ["FAILED", "compact_formatter", "Note", "bands", "bars", "count_axis", "draw_notes", "empty", "failed_notes", "fit_width", "fit_ylabel", "frame", "is_failed",
            "legend", "more_lines", "outlier_cap", "place_notes", "round_axis", "slot_labels", "text_width_pt", "tick_slots",
-           "tick_text"]
+           "tick_text", "wrap_pt"]
