@@ -528,7 +528,7 @@ def step_cmd(
     state: Path | None = STATE_OPT,
     force: bool = typer.Option(False, "--force", help="Apply even if copter.base_round does not match the current "
                                                        "round (a retry of a delta that already produced a round "
-                                                       "stays a no-op: README, \"Deltas and problems\")."),
+                                                       "stays a no-op: docs/formats.md, \"Deltas and problems\")."),
     accept_failed: bool = typer.Option(False, "--accept-failed",
                                        help="Advance CURRENT even if the round is infeasible/limited."),
     out: Path | None = OUT_OPT,

@@ -1,6 +1,6 @@
 """``copter worker start|stop|status``: the opt-in long-running worker that keeps the numerical stack and
 the solver kernels loaded, so each ``copter step`` (and init, solve, compare, diff, convert, export, demo)
-started by cron skips the imports and the kernel loads (README "Long-running worker"). The worker is
+started by cron skips the imports and the kernel loads (docs/usage.md "Long-running worker (cron)"). The worker is
 ``copter_cli.worker_server``; these commands only call ``copter_cli.worker_control`` and print.
 """
 

@@ -94,7 +94,8 @@ def install_key(identity: str | None = None) -> str:
 
 def worker_dir() -> str:
     """``$COPTER_WORKER_DIR``, else ``~/.cache/copter/worker``. Not ``$XDG_RUNTIME_DIR``: a systemd user unit has it
-    and a cron job has not, so the README's unit started a worker the crontab's rounds never found (helper-215); a
+    and a cron job has not, so the user unit of docs/usage.md "Long-running worker (cron)" (then the README's) started a
+    worker the crontab's rounds never found (helper-215); a
     home on a file system without Unix sockets (NFS) sets ``COPTER_WORKER_DIR``."""
     if os.environ.get("COPTER_WORKER_DIR"):
         return os.path.abspath(os.environ["COPTER_WORKER_DIR"])

@@ -860,8 +860,8 @@ class StateStore(CommitJournal, StateLocking):
 
     def not_initialised(self) -> StateError:
         """The error for a folder that holds no initialised state: run init; when an ``init`` left its failed
-        round 0 there (it initialises nothing, README "Exit codes"), the message names that record's report and
-        status, which ``show`` and ``history`` cannot read without a state."""
+        round 0 there (it initialises nothing, docs/statuses-and-exit-codes.md "Exit codes"), the message names that
+        record's report and status, which ``show`` and ``history`` cannot read without a state."""
         why = f"run `copter init BASE --state {self.root}`"
         try:
             records = self.failures() if self.root.is_dir() else []

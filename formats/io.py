@@ -191,8 +191,8 @@ def write_problem(problem: Problem, path: str | os.PathLike, meta: dict | None =
 
 def _parquet_can_hold(problem: Problem, path) -> None:
     """Refuse a model with an empty box (a column or row whose lower bound exceeds its upper one) before a Parquet
-    problem file of it is written: copter's Parquet reader refuses such a file (README, MPS rules), and ``convert`` /
-    ``export`` wrote it all the same, exit 0 (hunt 50, helper-194). MPS holds it (an infeasible model).
+    problem file of it is written: copter's Parquet reader refuses such a file (docs/formats.md "MPS conventions"), and
+    ``convert`` / ``export`` wrote it all the same, exit 0 (hunt 50, helper-194). MPS holds it (an infeasible model).
 
     Raises:
         ValidationError: naming the first such column (else row) and its bounds; nothing is written.

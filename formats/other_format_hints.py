@@ -20,7 +20,7 @@ import zlib
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-_COLUMNS = "kind, var, con, value, lower, upper, integer (README 'Deltas and problems')"
+_COLUMNS = "kind, var, con, value, lower, upper, integer (docs/formats.md 'Deltas and problems')"
 
 
 def _gunzip_head(head: bytes, n: int = 64) -> bytes:

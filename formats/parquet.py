@@ -527,7 +527,7 @@ def _csv_hint(path: str) -> str:
     if not looks:
         return ""
     return ("; it looks like a CSV/text table: a delta is a Parquet file with the columns kind, var, con, value, "
-            "lower, upper, integer (README 'Deltas and problems'): e.g. pandas.read_csv(FILE)"
+            "lower, upper, integer (docs/formats.md 'Deltas and problems'): e.g. pandas.read_csv(FILE)"
             ".to_parquet('delta.parquet'), or pyarrow.csv.read_csv + pyarrow.parquet.write_table")
 
 

@@ -973,7 +973,8 @@ def _assemble(run: _Round) -> SolveResult:
 def _limit_note(run: _Round) -> str:
     """"; time limit X s reached" (``solver.clock.time_limit_reached``, X = ``settings.time_limit_seconds``,
     which ``solver.api`` rewrites into the user's whole limit) when the round's time is spent, else "": a round
-    the limit stopped above its target gap, or without a point, says that the limit did it (README)."""
+    the limit stopped above its target gap, or without a point, says that the limit did it (docs/usage.md, "Using it",
+    on `--time-limit`)."""
     limit = float(run.settings.time_limit_seconds)
     if not math.isfinite(limit) or run.remaining() > 0:
         return ""

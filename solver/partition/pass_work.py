@@ -6,7 +6,8 @@ found their warm point already within tol and ran no engine (0 iterations, the e
 reported "pdhg, 0 iterations" for parts whose ALM ran 16-35 Newton steps in the first pass (helper-189, session 48:
 TE ring 240, K = 2, a delta dropping two clients). :class:`PassWork` adds every pass's iterations per part and keeps the
 engine of each part's busiest pass, and :meth:`PassWork.apply` puts them on the kept pass's results before the merge,
-so the report's per-part ``iterations`` / ``engine`` and the round's (the busiest part's, README) say what ran.
+so the report's per-part ``iterations`` / ``engine`` and the round's (the busiest part's, docs/usage.md "Partitioned
+rounds") say what ran.
 """
 
 from __future__ import annotations
