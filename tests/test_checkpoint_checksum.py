@@ -1,4 +1,4 @@
-"""Content checksums in generation.json (formats/checksum.py, README "A damaged current round"): a file whose
+"""Content checksums in generation.json (formats/checksum.py, docs/statuses-and-exit-codes.md "A damaged current round"): a file whose
 bytes changed but whose size did not is damage exactly like a file of another size. Commands that read the
 arrays (step, export, compare, show --solution) verify the files they read and fall back to the newest
 complete generation with a warning naming the file, or exit 3 when none is left; show/history/rollback read no

@@ -1,4 +1,4 @@
-"""A damaged current round after a rollback (README "A damaged current round"): the fall-back is the newest complete
+"""A damaged current round after a rollback (docs/statuses-and-exit-codes.md "A damaged current round"): the fall-back is the newest complete
 round BEFORE the one CURRENT names, never a round the rollback undid (helper-158: a byte flipped in round 0's
 state after ``rollback --to 0`` made ``step`` build round 3 on round 2, quietly undoing the rollback). Only when no
 round before it is complete does a command use a later one, and its warning says which rollback that undoes."""

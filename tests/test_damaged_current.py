@@ -1,4 +1,4 @@
-"""A damaged or missing current generation (README "A damaged current round"): every command uses the newest
+"""A damaged or missing current generation (docs/statuses-and-exit-codes.md "A damaged current round"): every command uses the newest
 complete generation and says so the same way in every mode: a ``warning:`` line on stderr and, with
 ``--json``, the text in the answer's ``warnings``; exit codes unchanged. ``step`` refuses a delta for the
 damaged round naming the fallback, and builds the next round on the fallback one."""

@@ -1,4 +1,4 @@
-"""What invalidates numba's on-disk kernel cache, as README "The kernel cache" states: the content of the
+"""What invalidates numba's on-disk kernel cache, as docs/usage.md "The kernel cache" states: the content of the
 kernel's source file (numba 0.68 keys its index on a SHA-256 of the file), not its modification time.
 
 A throw-away module with one ``@njit(cache=True)`` kernel, each run a fresh process against its own

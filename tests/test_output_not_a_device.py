@@ -1,6 +1,6 @@
 """An output name that is a device, FIFO or socket (or a link to one: ``/dev/null``, ``/dev/stdout``) is refused
 before any work, exit 2 naming the option: copter writes a new file next to the destination and renames it over
-the name (README "Symbolic links"), which put a regular file in the device's place. Run as root, ``copter
+the name (docs/statuses-and-exit-codes.md "Symbolic links"), which put a regular file in the device's place. Run as root, ``copter
 report -o /dev/null`` replaced the system's /dev/null with an HTML page (and ``solve/export/convert/diff`` did
 the same to a node with their extension). A ``--out`` folder holding such a node under an output's name is
 refused the same way. The node is left as it was."""

@@ -67,7 +67,7 @@ def test_the_log_outlives_pruning_and_lists_failed_rounds(state):
         assert (row["vars_added"], row["cons_added"], row["changed_variables"]) == (0, 0, rep["changed_variables"])
         assert not row["recovered"] and row["gap_rel"] is not None and row["lp_bound"] is not None
         # an LP round's report.json has no lp_bound/gap_rel; the log's are its dual objective and duality
-        # gap (README "The round log"), not a MILP bound
+        # gap (docs/usage.md "The round log"), not a MILP bound
         assert "lp_bound" not in rep and row["lp_bound"] == rep["dual_objective"]
         assert row["gap_rel"] == pytest.approx(abs(rep["objective"] - rep["dual_objective"])
                                                / (1 + abs(rep["objective"]) + abs(rep["dual_objective"])))

@@ -1,4 +1,4 @@
-"""``copter solve PROBLEM -o FILE`` (README "Round outputs"): the duals go to FILE's twin, ``sol.parquet`` ->
+"""``copter solve PROBLEM -o FILE`` (docs/formats.md "Round outputs"): the duals go to FILE's twin, ``sol.parquet`` ->
 ``sol.duals.parquet`` and ``sol.pq`` -> ``sol.pq.duals.parquet``; both are written whatever the status, a failed
 solve's holding the point it stopped at (its exit code and report say it is no solution)."""
 

@@ -440,7 +440,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
                 wb = wb_build.result()
             if wb_build.in_thread:  # overlapped with the parts: not on the critical path
                 ph.add("whole_bound_build_in_thread", wb.seconds)
-        if work is not None and work.passes > 1:  # the kept pass's parts with what every pass ran (README)
+        if work is not None and work.passes > 1:  # the kept pass's parts with what every pass ran (docs/usage.md "Partitioned rounds")
             results = work.apply(results)
             for p in solve_idx:
                 res = results[p]
@@ -536,7 +536,7 @@ def solve_round(problem: Problem, settings: Settings, config: PartitionConfig, p
         if improvement:
             outcome_rep["improvement"] = improvement
         iters = max((int(pr["iterations"]) for pr in part_rep), default=0)
-        if iters != result.iterations:  # a part's resolve adds its iterations (README: the busiest part's count)
+        if iters != result.iterations:  # a part's resolve adds its iterations (docs/usage.md: the busiest part's count)
             result = replace(result, iterations=iters)
         reason = _whole_lp_reason(problem, config, outcome_rep, result) if dl.parts_left() > 0 else None
         if reason is not None:  # the LP also solved whole, the better point kept
