@@ -60,7 +60,11 @@ def print_table(res: dict, out: Console | None = None, terminal: bool | None = N
                       _fmt(r.get(rel_key), ".2e"), _fmt(r.get("integrality_violation"), ".1e"),
                       _fmt(r.get("seconds"), ".3f"), _fmt(r.get("time_ratio"), ".2f"),
                       _fmt(r.get("pop_seconds"), ".3f"), _fmt(r.get("pop_time_ratio"), ".2f")])
-    dropped = print_fitted([Column(*c) for c in COMPARE_COLUMNS], cells, console=out, terminal=terminal,
+    # the POP columns only when a row has POP's own measure (a run without a POP baseline showed two columns of "-")
+    pop = any(r.get("pop_seconds") is not None for r in [res["copter"], *res["baselines"]])
+    columns = COMPARE_COLUMNS if pop else COMPARE_COLUMNS[:-2]
+    cells = [row[:len(columns)] for row in cells]
+    dropped = print_fitted([Column(*c) for c in columns], cells, console=out, terminal=terminal,
                            min_width=180, title=f"round {res['round']}: {res['n_rows']} rows x {res['n_cols']} "
                                                 f"cols, {res['nnz']} nonzeros")
     if out is None:
@@ -94,8 +98,8 @@ def print_table(res: dict, out: Console | None = None, terminal: bool | None = N
     out.print("objective and obj. diff rel only for OPTIMAL/FEASIBLE rows: diff = sense * (objective - best) / "
               "|best| (relative at every scale; a best that is 0 within feasibility tol x sum |c_j| (1 + |x_j|) at the best's or the row's point, the smaller: 0 within that or 1e-6, else +-1; 0 = best, > 0 = worse); row viol. = max absolute row violation (rel: divided by "
               f"{rel_ruler}); {rule}: never the best; seconds = wall time on this machine (copter: apply + "
-              "solve + integerize of this round; POP: the whole call); x copter = seconds / copter's seconds; "
-              "POP s = setup + slowest part (POP's own measure: one core per part).")
+              "solve + integerize of this round; POP: the whole call); x copter = seconds / copter's seconds"
+              + ("; POP s = setup + slowest part (POP's own measure: one core per part)." if pop else "."))
     return dropped
 
 
