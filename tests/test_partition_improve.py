@@ -149,9 +149,9 @@ def test_each_parts_engine_is_in_the_report_the_round_log_and_history(tmp_path, 
         top = max((p for p in parts if p["status"] != "EMPTY"), key=lambda p: p["iterations"])
         assert rep["engine"] == top["engine"]  # the round's engine: the one its iterations count belongs to
         assert row["engine"] == rep["engine"]
-        listed = ", ".join(f"{p['part']} {p['engine']}" for p in parts if p["status"] != "EMPTY")
-        assert f"parts' engines: {listed}" in row["message"]
-        assert f"parts' engines: {listed}" in rep["message"]
+        listed = ", ".join(f"part {p['part']} {p['engine']}" for p in parts if p["status"] != "EMPTY")
+        assert f"engines: {listed}" in row["message"]
+        assert f"engines: {listed}" in rep["message"]
 
 
 def test_a_parts_peak_memory_is_its_own_not_an_earlier_larger_task_of_the_same_worker():

@@ -57,4 +57,4 @@ def test_a_reclaim_round_reports_the_first_passes_work(tmp_path, capsys):
     busiest = max(parts, key=lambda p: p["iterations"])
     assert rep["engine"] == busiest["engine"], (rep["engine"], busiest)
     if "fallback" not in rep["partitions"] or rep["partitions"]["fallback"].get("kept") != "whole":
-        assert f"{busiest['part']} {busiest['engine']}" in rep["message"]  # "parts' engines: 0 alm, 1 alm"
+        assert f"part {busiest['part']} {busiest['engine']}" in rep["message"]  # "engines: part 0 alm, part 1 alm"

@@ -326,7 +326,7 @@ def merge_parts(problem: Problem, settings: Settings, config: PartitionConfig, r
     iters = max((results[p].iterations for p in solved), default=0)
     engines = {p: part_engine(results[p]) for p in solved}
     if any(engines.values()):
-        msg += "; parts' engines: " + ", ".join(f"{p} {e or 'none'}" for p, e in engines.items())
+        msg += "; engines: " + ", ".join(f"part {p} {e or 'none'}" for p, e in engines.items())
     # the round's engine is the one of the part with the most iterations: the log's ``iterations`` is its count
     top = max(solved, key=lambda p: results[p].iterations, default=None)
     engine = engines.get(top, "") if top is not None else ""
