@@ -68,7 +68,7 @@ TABLE = {
              "says the round is stored"),
     TERMINATED: ("terminated by SIGTERM (a scheduler, `timeout`), handled as SIGINT: the state is unchanged or the "
                  "message says the round is stored"),
-    BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --json` piped into `head -1`); nothing more "
+    BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --csv` piped into `head -1`); nothing more "
                   "is printed"),
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import os
 import re
 from pathlib import Path
 
@@ -30,8 +31,13 @@ def test_the_readme_pipeline_runs_on_a_small_generated_problem(tmp_path, monkeyp
     write_delta(Delta.concat([Delta.vars(["x2"], cost=[-2.0])], base_round=1), tmp_path / "delta_0002.parquet")
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(readme_snippet(), "README.md", "exec"), {})
+    saved = dict(os.environ)  # the snippet's console_environment() sets variables this process's later tests inherit
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(readme_snippet(), "README.md", "exec"), {})
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     lines = out.getvalue().splitlines()
     assert [line.split()[:2] for line in lines[:2]] == [["1", "OPTIMAL"], ["2", "OPTIMAL"]], lines
     assert all(float(line.split()[3]) >= 0.0 for line in lines[:2])  # seconds["solve"]

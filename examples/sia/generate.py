@@ -1,4 +1,4 @@
-"""Write a Sia GPU-scheduling stream: base.parquet + delta_0001.parquet ... (format: docs/DESIGN.md "Delta and problem files").
+"""Write a Sia GPU-scheduling stream: base.parquet + delta_0001.parquet ... (format: docs/formats.md "Deltas and problems").
 
 Synthetic (no data):      python examples/sia/generate.py --out /tmp/sia --rounds 10 --scale 1024
 Sia's real workload:      python examples/sia/generate.py --out /tmp/sia --trace newtrace/workload-1.csv --scale 64

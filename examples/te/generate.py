@@ -1,4 +1,4 @@
-"""Write a traffic-engineering stream: base.parquet + delta_0001.parquet ... (format: docs/DESIGN.md "Delta and problem files").
+"""Write a traffic-engineering stream: base.parquet + delta_0001.parquet ... (format: docs/formats.md "Deltas and problems").
 
 Synthetic ring (no data):   python examples/te/generate.py --out /tmp/te --rounds 10 --scale 24
 Topology Zoo + gravity:     python examples/te/generate.py --out /tmp/te --topology pop_Cogentco.graphml
