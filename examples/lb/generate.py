@@ -1,6 +1,7 @@
 """Write a shard load-balancing stream (POP's benchmark): base.parquet + delta_0001.parquet ...
 
-    python examples/lb/generate.py --out /tmp/lb --rounds 10 --scale 1024x128
+    python examples/lb/generate.py --out /tmp/lb --rounds 10                     # 256x32: seconds a round
+    python examples/lb/generate.py --out /tmp/lb --rounds 10 --scale 1024x128    # POP's full size: minutes
 
 No public shard-load trace exists; POP's benchmark draws new Zipf-like loads every round, which is what
 solver.workloads.lb does. Offline streams simulate each round's placement (see that module).
@@ -24,13 +25,14 @@ from solver.workloads.lb import LBScenario  # noqa: E402
 
 def build(args) -> LBScenario:
     """The scenario described by the command-line arguments."""
-    n, s = LBScenario.parse_scale(parse_scale(args.scale, (1024, 128)))
+    n, s = LBScenario.parse_scale(parse_scale(args.scale, (256, 32)))
     return LBScenario(shards=n, servers=s, mem_cap=args.mem, seed=args.seed)
 
 
 def add_arguments(ap) -> None:
     """This domain's options."""
-    ap.add_argument("--scale", default="1024x128", help="SHARDSxSERVERS, both numbers (e.g. 256x32)")
+    ap.add_argument("--scale", default="256x32",
+                    help="SHARDSxSERVERS, both numbers (default 256x32; POP's full size is 1024x128)")
     ap.add_argument("--mem", type=int, default=None, help="memory per server (default 2 x shards/servers)")
 
 
