@@ -42,7 +42,8 @@ def test_the_round_after_an_unbounded_one_starts_cold_and_solves(tmp_path, engin
 
 
 def test_a_partitioned_round_after_an_unbounded_one_solves_whole_from_cold(tmp_path):
-    """The same in a partitioned state: the round after a stored DUAL_INFEASIBLE round starts its whole solve cold."""
+    """The same in a partitioned state: the round after a stored DUAL_INFEASIBLE round starts its parts and its whole
+    solve cold, keeping its clients' parts and shares."""
     from tests.helpers import client_allocation
 
     st = tmp_path / "st"
@@ -54,5 +55,8 @@ def test_a_partitioned_round_after_an_unbounded_one_solves_whole_from_cold(tmp_p
     back = Delta.vars(["c0/a"], cost=[float(client_allocation(n_clients=6).cost[0])], lower=[0.0])
     r2 = rounds.step(Delta.concat([back], base_round=1), st)
     assert r2["status"] in ("OPTIMAL", "FEASIBLE") and r2["objective"] == pytest.approx(r0["objective"], rel=1e-3)
-    assert any("cold start of the whole solve: the previous round ended DUAL_INFEASIBLE" in w
+    assert any("cold start of the parts and of any whole solve: the previous round ended DUAL_INFEASIBLE" in w
                for w in r2["warnings"]), r2["warnings"]
+    # the parts start cold too (helper-219: they warm-started from the failed round's iterates, unsaid)
+    solved = [p for p in r2["partitions"]["parts"] if p["status"] != "EMPTY"]
+    assert solved and not any(p["warm_started"] for p in solved), solved

@@ -11,6 +11,7 @@ failed-round records, no-op re-apply, rollback) is the monolithic round's.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from formats.checkpoint import Generation
 from solver.model.delta import Delta
@@ -212,10 +213,16 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
         warnings.append(f"cold start of the parts: round {gen.round} stored no partition state")
     from solver.rounds.loop import ray_status
 
-    ray = ray_status(gen)  # its whole iterate ran along a ray: no warm start
-    if ray and gen.state is not None and not problem.is_mip:
-        warnings.append(f"cold start of the whole solve: the previous round ended {ray} (stored "
-                        "with --accept-failed), so its iterate was driven along an infeasibility ray")
+    ray = ray_status(gen)  # its iterates (the whole model's and the parts') ran along a ray: no warm start
+    parts_warm = prev is not None and any(ps.state is not None for ps in prev.parts)
+    if ray and (parts_warm or gen.state is not None):
+        # the parts' iterates as monolithic rounds treat theirs; the parts keep their clients and shares (helper-219:
+        # the warning named only a whole solve, which may not run, while the parts started from the failed round's)
+        if parts_warm:
+            prev = replace(prev, parts=[replace(ps, state=None) for ps in prev.parts])
+        warnings.append(f"cold start of the parts and of any whole solve: the previous round ended {ray} (stored with "
+                        "--accept-failed), so its iterates were driven along an infeasibility ray and are no start "
+                        "for this round")
     whole_warm = None if ray else _whole_warm(gen, info, problem, cfg)
     seconds["apply"] = time.perf_counter() - t
     seconds["apply_linear"] = info.seconds_linear
