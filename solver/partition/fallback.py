@@ -327,22 +327,25 @@ def with_bound(problem, settings: Settings, res: SolveResult, bound: float) -> S
     return replace(res, status=status, dual_objective=float(bound), gap_rel=float(abs(gap)), mip=mip)
 
 
-def not_paying_warning(report: dict) -> str | None:
-    """The warning of a MILP round whose whole solve's point was kept for the second round running
-    (``fallback.reason`` "whole_last", ``kept`` "whole"), or None. Such a round still solves its parts and merges
-    them before the whole solve that wins: on LB 256 x 32, K = 2, 10-19 s a round against 1.7-4.4 s for the same
-    rounds monolithic (helper-215, session 54), without a word saying partitioning did not pay.
+def not_paying_warning(report: dict, kept_before: bool) -> str | None:
+    """The warning of a MILP round whose whole solve's point was kept for the second round running (this round's
+    ``fallback.kept`` "whole" after a merge above target: ``reason`` "gap", "small" or "whole_last", and
+    ``kept_before``, the previous round's :attr:`~solver.partition.store.PartitionData.whole_kept`), or None. Such
+    a round solves its parts and merges them before the whole solve that wins: on LB 256 x 32, K = 2, 10-19 s a
+    round against 1.7-4.4 s for the same rounds monolithic (helper-215, session 54), and Sia 64 at K = 4 kept the
+    whole point every round (helper-219), without a word saying partitioning did not pay.
 
     Args:
         report: the round's ``partitions`` section (``fallback``, ``seconds.wall``: seconds).
+        kept_before: the previous round of this state kept its whole solve's point.
     """
     fb = report.get("fallback") or {}
-    if fb.get("reason") != "whole_last" or fb.get("kept") != "whole":
+    if not kept_before or fb.get("kept") != "whole" or fb.get("reason") not in ("gap", "small", "whole_last"):
         return None
     whole, wall = float(fb.get("seconds") or 0.0), float((report.get("seconds") or {}).get("wall") or 0.0)
     gap = fb.get("merged_gap_rel")
     merged = "had no proven bound" if gap is None else f"was {gap:.2%} from the bound"
     return (f"partitioning did not pay this round: as in the round before, the parts' merged point {merged}, above "
             f"--mip-gap, and the whole model's solve ({whole:.2f} s) found the point kept; the parts and their merge "
-            f"added {max(wall - whole, 0.0):.2f} s. A model whose whole solve wins round after round is faster as a monolithic state "
-            "(copter init without --partitions)")
+            f"added {max(wall - whole, 0.0):.2f} s. A model whose whole solve wins round after round is faster as a "
+            "monolithic state (copter init without --partitions)")

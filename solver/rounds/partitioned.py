@@ -243,7 +243,7 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
         warnings.append(grown)
     from solver.partition.fallback import not_paying_warning
 
-    unpaid = not_paying_warning(out.report)
+    unpaid = not_paying_warning(out.report, prev is not None and prev.whole_kept) if problem.is_mip else None
     if unpaid:
         warnings.append(unpaid)
     solve_phases(seconds, out.result, time.perf_counter() - t, k0)  # kernels: this process's first calls
