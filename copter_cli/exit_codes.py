@@ -42,7 +42,8 @@ TABLE = {
             "(the message says when that round failed, naming its record under `failed/`, or was pruned), "
             "an output path inside a state directory, an empty `--state`, `--dir`, `--png`, `--out` or `-o`, an `-o` "
             "ending in /, a path that is not UTF-8, a file name longer than the file system takes (255 bytes), "
-            "`solve -o` not ending in `.parquet`/`.pq`, "
+            "a model file name whose extension names no format (`.mps`, `.mps.gz`, `.parquet`, `.pq`; `step` reads "
+            "any name as Parquet), `solve -o` not ending in `.parquet`/`.pq`, "
             "a `compare` option that none of its baselines reads"),
     BAD_INPUT: ("bad input: unreadable file, format or validation error, delta for another round, missing or "
                 "damaged state; a null in config.json where copter never writes one (`\"tol\": null`) names the key, "
