@@ -647,6 +647,8 @@ def _refuse_unknown_copter_keys(extra: dict, path: str) -> None:
 def _metadata(delta: Delta) -> dict:
     meta = {"copter.format": delta.format, "copter.version": FORMAT_VERSION}
     sense = sense_value(delta.sense)  # the attribute may have been set after construction
+    if sense is None and delta.format == "problem":
+        sense = 1  # a problem read back is a minimisation without it: the file says so (helper-219)
     if sense is not None:
         meta["copter.sense"] = "min" if sense == 1 else "max"
     if delta.offset is not None:

@@ -69,6 +69,7 @@ def test_a_problem_copter_wrote_without_a_sense_reads_without_the_warning(tmp_pa
                       Delta.coefs(["x"], ["r"], [1.0])])
     d.format = "problem"
     write_delta(d, tmp_path / "p.parquet")
-    assert pq.read_schema(tmp_path / "p.parquet").metadata[b"copter.format"] == b"problem"
+    meta = pq.read_schema(tmp_path / "p.parquet").metadata
+    assert meta[b"copter.format"] == b"problem" and meta[b"copter.sense"] == b"min"  # a problem file says its sense
     code, out, err = run_main(capsys, "solve", tmp_path / "p.parquet", "--json")
     assert code == 0 and json.loads(out)["objective"] == 1.0 and "copter.sense" not in err, err
