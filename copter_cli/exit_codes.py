@@ -1,5 +1,5 @@
-"""The one exit-code table of copter: :data:`TABLE` (repeated in README.md, "Exit codes", which a test keeps
-equal to it). The table below is written from :data:`TABLE` when the module loads (:func:`markdown`), so this
+"""The one exit-code table of copter: :data:`TABLE`, each code in a clause (repeated in README.md, "Exit codes"), and
+:data:`DETAILS`, every case each covers (in docs/statuses-and-exit-codes.md); tests keep both equal to them. The table below is written from :data:`TABLE` when the module loads (:func:`markdown`), so this
 docstring cannot fall behind it.
 
 """
@@ -32,6 +32,27 @@ TERMINATED = 143  #: 128 + SIGTERM: ``copter_cli.entry`` handles it as SIGINT
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer killed by a closed pipe
 
 TABLE = {
+    OK: "success: OPTIMAL, or FEASIBLE (\"What the statuses promise\"); also a no-op re-apply of such a round",
+    INTERNAL: "internal error (a bug): report it with the command and its stderr",
+    USAGE: "usage error: an option, argument, round number or path is wrong; fix the command (nothing was done)",
+    BAD_INPUT: ("bad input: an input file or the state is unreadable, malformed, invalid or for another round; fix the "
+                "file named (it changed nothing; a batch keeps the rounds it stored before it)"),
+    INFEASIBLE_OR_UNBOUNDED: ("the model is infeasible or unbounded; the report says which and why (CURRENT stays, "
+                              "unless `--accept-failed`)"),
+    LIMIT_OR_NUMERICAL: ("a limit, or numerical trouble, left no usable point; NO_INTEGER_SOLUTION; a part's worker "
+                         "died twice (CURRENT stays, unless `--accept-failed`)"),
+    BUSY: "state busy: another writer holds the lock; retry later (or `--wait SECONDS`)",
+    ENVIRONMENT: ("environment fault: permission, disk full, I/O error, too many open files, out of memory, the worker "
+                  "could not start, stdout failed; the message names the path or resource (alert someone)"),
+    MISSING_DEPENDENCY: "an optional extra is not installed; the message names the `pip install`",
+    INTERRUPTED: "interrupted; the state is unchanged (an interrupt after a round was stored says so)",
+    HANGUP: "SIGHUP (a closed terminal), handled as SIGINT",
+    TERMINATED: "SIGTERM (a scheduler, `timeout`), handled as SIGINT",
+    BROKEN_PIPE: "stdout closed early (`copter history --csv` piped into `head -1`); nothing more is printed",
+}
+"""Each code's meaning in a clause (README.md's table); :data:`DETAILS` lists every case each covers."""
+
+DETAILS = {
     OK: ("success: OPTIMAL, or FEASIBLE (an integer point not proven within `--mip-gap`, or a partitioned LP round's "
          "merged point: primal feasible, its gap to the bound it proves in `partitions.gap_rel`); also a no-op "
          "re-apply of such a round"),
@@ -72,11 +93,14 @@ TABLE = {
     BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --csv` piped into `head -1`); nothing more "
                   "is printed"),
 }
+"""Every case each code covers (docs/statuses-and-exit-codes.md, "What each code covers")."""
 
 
-def markdown() -> str:
-    """:data:`TABLE` as README.md's Markdown table (``| code | meaning |``, one row per code, in TABLE's order)."""
-    return "\n".join(["| code | meaning |", "|---|---|", *(f"| {code} | {text} |" for code, text in TABLE.items())])
+def markdown(table: dict | None = None) -> str:
+    """:data:`TABLE` (or ``table``, e.g. :data:`DETAILS`) as a Markdown table (``| code | meaning |``, one row per
+    code, in its order): README.md's, and docs/statuses-and-exit-codes.md's."""
+    rows = (TABLE if table is None else table).items()
+    return "\n".join(["| code | meaning |", "|---|---|", *(f"| {code} | {text} |" for code, text in rows)])
 
 
 __doc__ = (__doc__ or "") + markdown() + "\n"

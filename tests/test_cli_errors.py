@@ -245,11 +245,20 @@ def test_step_given_a_directory_instead_of_a_delta_says_so(tmp_path):
     assert "is a directory, not a delta file" in json.loads(res.stdout)["error"]["message"]
 
 
+def _table_after(path: str, heading: str) -> dict[int, str]:
+    text = (Path(__file__).resolve().parents[1] / path).read_text().split(heading, 1)[1]
+    section = text[text.index("| code | meaning |"):].split("\n\n", 1)[0]
+    return {int(c): m for c, m in re.findall(r"^\| (\d+) \| (.+) \|$", section, flags=re.M)}
+
+
 def test_readme_exit_code_table_is_the_exit_codes_module_table():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("### Exit codes", 1)[1].split("\n\n", 3)[2]
-    rows = {int(c): m for c, m in re.findall(r"^\| (\d+) \| (.+) \|$", section, flags=re.M)}
-    assert rows == exit_codes.TABLE
+    assert _table_after("README.md", "### Exit codes") == exit_codes.TABLE
+    assert all("|" not in m for m in exit_codes.TABLE.values())  # a "|" in a cell splits the Markdown row
+
+
+def test_the_docs_table_of_every_case_is_the_modules_details():
+    assert _table_after("docs/statuses-and-exit-codes.md", "### What each code covers") == exit_codes.DETAILS
+    assert set(exit_codes.DETAILS) == set(exit_codes.TABLE)
 
 
 def test_a_missing_delta_and_a_missing_base_are_the_same_kind_exit_3(tmp_path):
