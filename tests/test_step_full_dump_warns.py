@@ -47,3 +47,5 @@ def test_a_small_delta_a_whole_dump_and_a_marked_file_do_not(tmp_path, capsys):
     assert _step(tmp_path, capsys, st, rows, "whole.parquet") == []  # every variable named: nothing left out
     part = [r for r in rows if r["var"] not in {"c9/a", "c9/b"}]
     assert _step(tmp_path, capsys, st, part, "marked.parquet", {b"copter.format": b"delta"}) == []
+    costs = [{**r, "value": r["value"] * 1.1} for r in rows if r["kind"] == "var" and r["var"] != "c9/a"]
+    assert _step(tmp_path, capsys, st, costs, "costs.parquet") == []  # 19 of 20 costs moved: a delta, not a dump
