@@ -12,7 +12,6 @@ imports rich (issue #15: rich's import is ~40 ms of a 0.3 s start-up).
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import traceback
@@ -377,36 +376,15 @@ def command_errors(json_out: bool, debug: bool):
             traceback.print_exc(file=sys.stderr)
         if _interrupt_inside(err):  # a signal inside a C extension's import (highspy): an ImportError from it
             _fail(undo.exit_code(), "interrupted", _interrupted_message(), json_out, {})
-        from formats.faults import as_environment_fault, is_environment_fault
+        from formats.faults import typed_fault
 
-        if is_environment_fault(err):
-            fault = as_environment_fault(err)
-            _fail(exit_codes.ENVIRONMENT, fault.kind, str(fault), json_out, fault.to_dict())
-        typed = _typed_fault(err)
+        typed = typed_fault(err)
         if typed is not None:
             _fail(exit_codes.for_error(typed), typed.kind, str(typed), json_out, typed.to_dict())
         msg = f"internal error: {type(err).__name__}: {err}"
         if not debug:
             msg += " (run with --debug for a traceback)"
         _fail(exit_codes.INTERNAL, "internal", msg, json_out, {})
-
-
-def _typed_fault(err: BaseException):
-    """The typed error of an exception no library code typed that is the machine's or the user's, not a bug, or None
-    (helper-213: each was "internal error", exit 1): a MemoryError (the model, or ``demo --scale 100000``'s 149 GiB,
-    larger than this machine's memory: exit 7, nothing stored, as every failed command leaves the state) and a file
-    name longer than the file system takes (ENAMETOOLONG: a name of over 255 bytes, exit 2 naming it)."""
-    import errno
-
-    from solver.model.errors import EnvironmentFaultError, UsageError
-
-    if isinstance(err, MemoryError):
-        return EnvironmentFaultError("out of memory: the model (or what the command was asked to build) does not fit "
-                                     "in this machine's memory; nothing was stored", reason="memory")
-    if isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG:
-        return UsageError("file name too long for the file system (at most 255 bytes a name, 4096 a path): choose a "
-                          "shorter one", file=None if err.filename is None else os.fsdecode(err.filename))
-    return None
 
 
 def _interrupted_message() -> str:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from solver.model.errors import EnvironmentFaultError
+from solver.model.errors import CopterError, EnvironmentFaultError
 
 REASONS = {
     errno.EACCES: "permission", errno.EPERM: "permission",
@@ -58,6 +58,27 @@ def as_environment_fault(err: OSError, path=None, action: str = "write",
     msg = f"cannot {action}: {words}"  # the path is the error's ``file``, which str() puts first
     return EnvironmentFaultError(msg, file=None if where is None else str(where),
                                  reason=REASONS.get(err.errno, "io"), errno_name=name)
+
+
+def typed_fault(err: BaseException) -> CopterError | None:
+    """The typed error of an exception no library code typed that is the machine's or the user's, not a bug, or None:
+    an environment ``OSError`` (:func:`as_environment_fault`, exit 7); a MemoryError (the model, or ``demo --scale
+    100000``'s 149 GiB, larger than this machine's memory: exit 7, nothing stored, as every failed command leaves the
+    state); a file name longer than the file system takes (ENAMETOOLONG: a name of over 255 bytes, exit 2 naming it).
+    helper-213: each was "internal error", exit 1; helper-221: in a batch of deltas, such an error at a later delta
+    left out the reports of the rounds stored before it, which ``solver.rounds.loop.step_many`` attaches to typed
+    errors only."""
+    from solver.model.errors import UsageError
+
+    if is_environment_fault(err):
+        return as_environment_fault(err)
+    if isinstance(err, MemoryError):
+        return EnvironmentFaultError("out of memory: the model (or what the command was asked to build) does not fit "
+                                     "in this machine's memory; nothing was stored", reason="memory")
+    if isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG:
+        return UsageError("file name too long for the file system (at most 255 bytes a name, 4096 a path): choose a "
+                          "shorter one", file=None if err.filename is None else os.fsdecode(err.filename))
+    return None
 
 
 @contextmanager

@@ -74,6 +74,19 @@ def test_a_bad_delta_stops_the_batch_and_is_named(capsys, tmp_path, st):
     assert not (st / "gen-000002").exists()
 
 
+def test_a_name_too_long_at_a_later_delta_keeps_the_stored_rounds_reports(capsys, tmp_path, st):
+    """helper-221: a second delta whose name the file system refuses (ENAMETOOLONG, exit 2) stored the first round and
+    printed only {"error": ...}: the stored round's report never reached the log, and the message did not say it."""
+    ds = deltas(tmp_path, 1)
+    long_name = tmp_path / ("x" * 300 + ".parquet")
+    code, js, err = run_main(capsys, "step", ds[0], long_name, "--state", st, "--json")
+    obj = json.loads(js)
+    assert code == 2 and [r["round"] for r in obj["rounds"]] == [1] and obj["current_round"] == 1, js
+    assert obj["stopped_at"] == 2 and obj["error"]["stored_rounds"] == [1]
+    assert "file name too long" in obj["error"]["message"] and "round(s) 1 stored before it" in obj["error"]["message"]
+    assert (st / "CURRENT").read_text() == "1\n"
+
+
 def test_a_failed_round_stops_the_batch(capsys, tmp_path, st):
     ds = deltas(tmp_path, 1)
     bad = tmp_path / "bad.parquet"

@@ -775,13 +775,20 @@ def step_many(deltas, state_dir=None, settings: Settings | None = None, force: b
                 report = step(delta, store.root, settings, force, accept_failed, out_dir, executor=executor,
                               ray_address=ray_address, _waited=waited if i == 0 else 0.0,
                               _later=lambda i=i: later(i), milp_options=milp_options)
-            except CopterError as err:
+            except Exception as raw:  # noqa: BLE001 - typed here or re-raised as it is
+                from formats.faults import typed_fault
+
+                err = raw if isinstance(raw, CopterError) else typed_fault(raw)  # a name too long, a full disk
+                if err is None:
+                    raise
                 suffix, context = batch_stop(deltas, reports_)
                 err.message += suffix
                 err.context = {**(err.context or {}), **context}
                 err.reports = reports_  # the CLI prints them with the error: those rounds are stored
                 err.current_round = _current_after(store, reports_)
-                raise
+                if err is raw:
+                    raise
+                raise err from raw
             report = {**report, "delta": _label(delta), "delta_index": i + 1}
             reports_.append(report)
             if on_round is not None:
