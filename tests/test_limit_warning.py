@@ -85,3 +85,27 @@ def test_solve_warns_as_init_does(tmp_path):
     (w,) = [w for w in rep["warnings"] if "stopped at its time limit" in w]
     assert w.startswith("the solve stopped at its time limit (1e-06 s") and "above the --mip-gap target 0.5%" in w
     assert "warning: the solve stopped at its time limit" in res.stderr
+
+
+def test_a_round_whose_relaxation_hit_its_iteration_limit_above_target_is_warned():
+    """helper-221: ``--iteration-limit 20`` on Sia 1,024 ended FEASIBLE 30% from the bound, exit 0, without a word."""
+    res = SimpleNamespace(status=Status.FEASIBLE, message="integer point from the heuristic; gap 0.301",
+                          mip={"gap_rel": 0.301, "lp_status": "ITERATION_LIMIT"})
+    (w,) = time_limit_gap_warning(res, Settings(iteration_limit=20), 0)
+    assert w.startswith("round 0's LP relaxation stopped at its iteration limit (20 iterations)") and "30.1%" in w
+    assert "--iteration-limit" in w
+    res.mip["gap_rel"] = 0.004  # within --mip-gap: nothing to say
+    assert time_limit_gap_warning(res, Settings(iteration_limit=20), 0) == []
+    res.mip.update(gap_rel=0.301, lp_status="OPTIMAL")  # the relaxation finished: not the limit's doing
+    assert time_limit_gap_warning(res, Settings(iteration_limit=20), 0) == []
+
+
+def test_init_with_a_small_iteration_limit_warns(tmp_path):
+    from solver import rounds
+    from solver.workloads import make_scenario
+
+    sc = make_scenario("sia", 1024, seed=0)
+    st = Settings(iteration_limit=20, integer_fallback="none", integer_submip_gap=float("inf"))
+    rep = rounds.init(sc.problem(), tmp_path / "s", settings=st)
+    assert rep["status"] == "FEASIBLE" and rep["mip"]["lp_status"] == "ITERATION_LIMIT" and rep["gap_rel"] > 0.005
+    assert any(w.startswith("round 0's LP relaxation stopped at its iteration limit") for w in rep["warnings"]), rep

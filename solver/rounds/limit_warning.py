@@ -1,4 +1,5 @@
-"""A MILP round that its time limit stopped far from its target, said in a ``warning:`` line.
+"""A MILP round that its time limit (or its relaxation's iteration limit) stopped far from its target, said in a
+``warning:`` line.
 
 Such a round is ``FEASIBLE`` (exit 0: its point holds exactly), and its message already names the limit. But a
 cron job reads exit codes and warnings, not messages: user trial 37 set ``init --time-limit 0.4`` on Sia 1,024
@@ -31,7 +32,11 @@ def time_limit_gap_warning(result, settings, round_: int | None) -> list[str]:
     mip = getattr(result, "mip", None) or {}
     gap = mip.get("gap_rel")
     limit = float(settings.time_limit_seconds)
-    if result.status.name != "FEASIBLE" or not isinstance(gap, (int, float)) or not math.isfinite(limit):
+    if result.status.name != "FEASIBLE" or not isinstance(gap, (int, float)):
+        return []
+    if mip.get("lp_status") == "ITERATION_LIMIT" and math.isfinite(gap) and gap > float(settings.mip_gap_tol):
+        return [iteration_limit_sentence(gap, settings, round_)]
+    if not math.isfinite(limit):
         return []
     # stopped by the limit: an engine's message says so; a partitioned round's merged one does not (helper-174), so
     # a command that has spent its limit up to the merge's reserve counts too (the parts' deadline cut them short)
@@ -48,3 +53,14 @@ def time_limit_gap_warning(result, settings, round_: int | None) -> list[str]:
     return [f"{who} stopped at its time limit ({limit:g} s{since}) with an integer point {100 * gap:.3g}% "
             f"from its LP bound, above the --mip-gap "
             f"target {100 * target:g}%: give it a longer --time-limit for a better allocation"]
+
+
+def iteration_limit_sentence(gap: float, settings, round_: int | None) -> str:
+    """The warning of a MILP round whose LP relaxation stopped at ``--iteration-limit`` (``mip.lp_status``
+    ITERATION_LIMIT) and whose integer point is ``gap`` (relative) from its bound, above ``--mip-gap``: such a round
+    was FEASIBLE, exit 0, without a word where a time limit's warned (helper-221: Sia 1,024 with ``--iteration-limit
+    20``, a gap of 30%)."""
+    who = "the solve" if round_ is None else f"round {round_}"
+    return (f"{who}'s LP relaxation stopped at its iteration limit ({float(settings.iteration_limit):g} iterations) "
+            f"and its integer point is {100 * gap:.3g}% from its LP bound, above the --mip-gap target "
+            f"{100 * float(settings.mip_gap_tol):g}%: give it a higher --iteration-limit for a better allocation")
