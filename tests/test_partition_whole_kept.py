@@ -77,18 +77,19 @@ def test_the_second_round_kept_whole_says_partitioning_did_not_pay(not_small):
     problem = make_scenario("lb", "64x8", seed=0).base()
     st, cfg = Settings(), pround.PartitionConfig(k=2, executor="inline")
     first = pround.solve_round(problem, st, cfg)
-    assert first.report["fallback"]["reason"] == "gap" and not_paying_warning(first.report, False) is None
+    assert first.report["fallback"]["reason"] == "gap" and not_paying_warning(first.report, False, first.data.whole_kept) is None
     second = pround.solve_round(problem, st, cfg, first.data)
     fb = second.report["fallback"]
-    said = not_paying_warning(second.report, first.data.whole_kept)
+    said = not_paying_warning(second.report, first.data.whole_kept, second.data.whole_kept)
     assert fb["reason"] == "whole_last" and fb["kept"] == "whole", fb
     assert said.startswith("partitioning did not pay this round") and "monolithic state" in said
     assert f"({fb['seconds']:.2f} s)" in said
-    assert not_paying_warning({**second.report, "fallback": {**fb, "kept": "merged"}}, True) is None
-    assert not_paying_warning(second.report, False) is None  # the first round kept whole: not yet
+    assert not_paying_warning(second.report, True, False) is None  # this round kept the merged point
+    assert not_paying_warning(second.report, False, True) is None  # the first round kept whole: not yet
     # any reason of a merge above target counts (helper-219: Sia 64 with --whole-below-nnz 0 kept "gap" rounds)
-    assert not_paying_warning({**second.report, "fallback": {**fb, "reason": "gap"}}, True) is not None
-    assert not_paying_warning({**second.report, "fallback": {**fb, "reason": "merged_violates"}}, True) is None
+    assert pround._whole_kept({"fallback": {**fb, "reason": "gap"}}, True)
+    assert not pround._whole_kept({"fallback": {**fb, "reason": "merged_violates"}}, True)
+    assert not pround._whole_kept({"fallback": fb}, False)  # an LP round's does not count
 
 
 def test_the_warning_reaches_the_rounds_warnings_through_the_cli(not_small, tmp_path):

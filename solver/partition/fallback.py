@@ -327,21 +327,21 @@ def with_bound(problem, settings: Settings, res: SolveResult, bound: float) -> S
     return replace(res, status=status, dual_objective=float(bound), gap_rel=float(abs(gap)), mip=mip)
 
 
-def not_paying_warning(report: dict, kept_before: bool) -> str | None:
-    """The warning of a MILP round whose whole solve's point was kept for the second round running (this round's
-    ``fallback.kept`` "whole" after a merge above target: ``reason`` "gap", "small" or "whole_last", and
-    ``kept_before``, the previous round's :attr:`~solver.partition.store.PartitionData.whole_kept`), or None. Such
-    a round solves its parts and merges them before the whole solve that wins: on LB 256 x 32, K = 2, 10-19 s a
-    round against 1.7-4.4 s for the same rounds monolithic (helper-215, session 54), and Sia 64 at K = 4 kept the
-    whole point every round (helper-219), without a word saying partitioning did not pay.
+def not_paying_warning(report: dict, kept_before: bool, kept_now: bool) -> str | None:
+    """The warning of a MILP round whose whole solve's point was kept for the second round running, or None. Such a
+    round solves its parts and merges them before the whole solve that wins: on LB 256 x 32, K = 2, 10-19 s a round
+    against 1.7-4.4 s for the same rounds monolithic (helper-215, session 54), and Sia 64 at K = 4 kept the whole
+    point every round (helper-219), without a word saying partitioning did not pay.
 
     Args:
-        report: the round's ``partitions`` section (``fallback``, ``seconds.wall``: seconds).
-        kept_before: the previous round of this state kept its whole solve's point.
+        report: the round's ``partitions`` section (``fallback``: its ``seconds`` and ``merged_gap_rel``;
+            ``seconds.wall``: seconds).
+        kept_before, kept_now: the previous round's and this round's
+            :attr:`~solver.partition.store.PartitionData.whole_kept` (the whole point kept after a merge above target).
     """
-    fb = report.get("fallback") or {}
-    if not kept_before or fb.get("kept") != "whole" or fb.get("reason") not in ("gap", "small", "whole_last"):
+    if not (kept_before and kept_now):
         return None
+    fb = report.get("fallback") or {}
     whole, wall = float(fb.get("seconds") or 0.0), float((report.get("seconds") or {}).get("wall") or 0.0)
     gap = fb.get("merged_gap_rel")
     merged = "had no proven bound" if gap is None else f"was {gap:.2%} from the bound"

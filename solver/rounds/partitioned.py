@@ -235,12 +235,12 @@ def apply_and_solve(gen: Generation, d: Delta, settings: Settings, cfg, seconds:
             raise
         raise _stored_address_named(err, cfg, gen.path.parent / "config.json") from err
     warnings.extend(out.report.get("worker_retries") or [])
-    warnings.extend(_outcome_warnings(prev, out, problem.is_mip))
+    warnings.extend(_outcome_warnings(prev, out))
     solve_phases(seconds, out.result, time.perf_counter() - t, k0)  # kernels: this process's first calls
     return problem, info, out.result, _hook(out.data), {"partitions": out.report}
 
 
-def _outcome_warnings(prev, out, is_mip: bool) -> list[str]:
+def _outcome_warnings(prev, out) -> list[str]:
     """The round's warnings about how its parts divided the model, from the previous round's PartitionData
     (``prev``, None when there was none) and this round's outcome: variables without a client past half of the model
     (:func:`solver.partition.clients.global_growth_warning`), a MILP's whole solve winning for the second round
@@ -248,9 +248,11 @@ def _outcome_warnings(prev, out, is_mip: bool) -> list[str]:
     from solver.partition.clients import global_growth_warning
     from solver.partition.fallback import not_paying_warning
 
-    now = None if out.data is None else out.data.col_client
-    said = [None if now is None else global_growth_warning(None if prev is None else prev.col_client, now),
-            not_paying_warning(out.report, prev is not None and prev.whole_kept) if is_mip else None]
+    data = out.data
+    if data is None:
+        return []
+    said = [None if data.col_client is None else global_growth_warning(prev and prev.col_client, data.col_client),
+            not_paying_warning(out.report, bool(prev and prev.whole_kept), data.whole_kept)]
     return [w for w in said if w]
 
 
