@@ -103,12 +103,13 @@ def diff_cmd(
         from formats.read_notes import collect
 
         t0 = time.perf_counter()
-        with collect() as notes:  # the readers' warnings: in the answer's "warnings" (and on stderr, once)
-            a, b = read_problem(old), read_problem(new)
         from formats.parquet import sense_note
 
-        if sense_note(new) in notes:  # NEW without a sense keeps OLD's (_objective_kept); OLD's own note stays
-            del notes[len(notes) - 1 - notes[::-1].index(sense_note(new))]
+        with collect() as notes:  # the readers' warnings: in the answer's "warnings" (and on stderr, once)
+            a = read_problem(old)
+        with collect() as new_notes:  # NEW without a sense keeps OLD's (_objective_kept), which says so itself
+            b = read_problem(new)
+        notes += [n for n in new_notes if n != sense_note(new)]
         t1 = time.perf_counter()
         base, base_from, base_notes, digest = _base_round(old, base_round, a)
         b, kept_notes = _objective_kept(new, a, b)
