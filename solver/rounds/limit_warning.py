@@ -35,7 +35,7 @@ def time_limit_gap_warning(result, settings, round_: int | None) -> list[str]:
     if result.status.name != "FEASIBLE" or not isinstance(gap, (int, float)):
         return []
     if mip.get("lp_status") == "ITERATION_LIMIT" and math.isfinite(gap) and gap > float(settings.mip_gap_tol):
-        return [iteration_limit_sentence(gap, settings, round_)]
+        return [_iteration_limit_sentence(gap, settings, round_)]
     if not math.isfinite(limit):
         return []
     # stopped by the limit: an engine's message says so; a partitioned round's merged one does not (helper-174), so
@@ -55,7 +55,7 @@ def time_limit_gap_warning(result, settings, round_: int | None) -> list[str]:
             f"target {100 * target:g}%: give it a longer --time-limit for a better allocation"]
 
 
-def iteration_limit_sentence(gap: float, settings, round_: int | None) -> str:
+def _iteration_limit_sentence(gap: float, settings, round_: int | None) -> str:
     """The warning of a MILP round whose LP relaxation stopped at ``--iteration-limit`` (``mip.lp_status``
     ITERATION_LIMIT) and whose integer point is ``gap`` (relative) from its bound, above ``--mip-gap``: such a round
     was FEASIBLE, exit 0, without a word where a time limit's warned (helper-221: Sia 1,024 with ``--iteration-limit
