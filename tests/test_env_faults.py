@@ -132,6 +132,11 @@ def _check_fault(code: int, js: str, before: dict, st: Path, point: str, name: s
     return "unchanged"
 
 
+# ENOSPC hits every write point of a step; the other errnos of a step take every third point each, at offsets 0, 1
+# and 2, so every point also meets one of them (which errno it is changes only the error's wording: the suite's time)
+STEP_STRIDE = {"EROFS": 0, "EACCES": 1, "EDQUOT": 2}
+
+
 @pytest.mark.parametrize(("scenario", "name"), [
     ("step", "ENOSPC"), ("step", "EROFS"), ("step", "EACCES"), ("step", "EDQUOT"),
     ("step_after_rollback", "ENOSPC"), ("failed_round", "ENOSPC"), ("rollback", "EROFS"),
@@ -141,7 +146,10 @@ def test_a_fault_at_every_write_point(capsys, tmp_path, monkeypatch, scenario, n
     points, normal = _write_points(capsys, tmp_path, template, args, monkeypatch)
     assert len(points) >= 3, points
     seen = set()
+    offset = STEP_STRIDE.get(name) if scenario == "step" else None
     for k, line in enumerate(points, start=1):
+        if offset is not None and (k - 1) % 3 != offset:
+            continue
         st = _fresh(template, tmp_path / "run")
         before = snapshot(st)
         monkeypatch.setenv("COPTER_FAULT_ERRNO", f"{name}@{k}")
