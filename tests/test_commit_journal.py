@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from formats.checkpoint import StateStore
+from formats.faults import reset_io_faults
 from formats.io import write_delta, write_problem
 from solver import rounds
 from solver.model.delta import Delta
@@ -199,7 +201,7 @@ def test_a_reader_beside_a_live_writer_mid_commit_gives_no_warning(tmp_path, cap
     assert "ended before its commit of round 1" in store.pending_warning()
 
 
-def test_a_failed_write_leaves_no_empty_abandoned_batch(tmp_path, capsys):
+def test_a_failed_write_leaves_no_empty_abandoned_batch(tmp_path, capsys, monkeypatch):
     """helper-196: ENOSPC at the batch's fsync or the first move left empty abandoned/ batches, which counted toward
     --keep and pruned a real one away."""
     write_problem(small_lp(), tmp_path / "base.parquet")
@@ -209,25 +211,25 @@ def test_a_failed_write_leaves_no_empty_abandoned_batch(tmp_path, capsys):
     rounds.rollback(st)
     before = sorted(p.relative_to(st).as_posix() for p in st.rglob("*") if p.name != ".lock")
     trace = tmp_path / "trace"
-    env = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER="off", COPTER_FAULT_TRACE=str(trace))
     d = _delta(tmp_path, "d1b.parquet", 7.0)
-    ok = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(d), "--state", str(tmp_path / "probe")],
-                        env=env, capture_output=True, timeout=300)  # not a state: only to learn the env works
-    assert ok.returncode != 0
-    import shutil
-
     probe = tmp_path / "copy"
     shutil.copytree(st, probe)
-    subprocess.run([sys.executable, "-m", "copter_cli", "step", str(d), "--state", str(probe)], env=env,
-                   capture_output=True, timeout=300, check=True)
+    monkeypatch.setenv("COPTER_FAULT_TRACE", str(trace))  # the step's write points, numbered as the faults count
+    reset_io_faults()
+    code, _, _ = run_main(capsys, "step", d, "--state", probe, "--json")
+    monkeypatch.delenv("COPTER_FAULT_TRACE")
+    reset_io_faults()
+    assert code == 0
     points = [ln.split("\t") for ln in trace.read_text().splitlines()]
     batch = [int(k) for k, op, path in points if "abandoned" in path]
     assert batch, points
-    for k in range(min(batch), max(batch) + 2):
-        env2 = dict(os.environ, PYTHONPATH=str(REPO), COPTER_WORKER="off", COPTER_FAULT_ERRNO=f"ENOSPC@{k}")
-        p = subprocess.run([sys.executable, "-m", "copter_cli", "step", str(d), "--state", str(st)], env=env2,
-                           capture_output=True, timeout=300)
-        assert p.returncode == 7, (k, p.stderr)
+    for k in range(min(batch), max(batch) + 2):  # each fault in this process (the trace's numbering is a step's)
+        monkeypatch.setenv("COPTER_FAULT_ERRNO", f"ENOSPC@{k}")
+        reset_io_faults()
+        code, out, _ = run_main(capsys, "step", d, "--state", st, "--json")
+        monkeypatch.delenv("COPTER_FAULT_ERRNO")
+        reset_io_faults()
+        assert code == 7 and json.loads(out)["error"]["reason"] == "no_space", (k, out)
         after = sorted(q.relative_to(st).as_posix() for q in st.rglob("*") if q.name != ".lock")
         assert after == before, (k, set(after) ^ set(before))
 
