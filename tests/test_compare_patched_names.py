@@ -26,7 +26,7 @@ runner = CliRunner()
 
 
 def _stream(tmp_path):
-    res = runner.invoke(app, ["demo", "--domain", "sia", "--rounds", "2",
+    res = runner.invoke(app, ["demo", "--domain", "sia", "--rounds", "2", "--scale", "128",
                               "--dir", str(tmp_path / "d"), "--json"])
     assert res.exit_code == 0, res.output
     state = tmp_path / "d" / "state"
