@@ -152,3 +152,58 @@ def test_two_failed_attempts_get_distinct_labels_and_the_gap_panel_has_decade_la
     # the churn caption states the rule the code applies (README: tol x max(1, |old|, |new|)), not 1e-6
     assert "max(1, |old|, |new|)" in page.CAPTIONS["churn"] and "1e-6" not in page.CAPTIONS["churn"]
     assert "1e-6" not in charts.churn.__doc__
+
+
+def test_a_milp_round_without_a_finite_bound_gets_its_page_and_charts(tmp_path):
+    """hunt 56: an integer column kept >= 0 only by its cost (the documented case of a MILP round without a finite
+    bound: lp_bound -inf, gap_rel inf) made ``copter report`` exit 1 for the whole state, nothing written."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n_clients, n_servers = 30, 6
+    xs = [f"c{i}/x{j}" for i in range(n_clients) for j in range(n_servers)]
+    outs = [f"c{i}/o" for i in range(n_clients)]
+    var, con = [], []
+    for i in range(n_clients):
+        for j in range(n_servers):
+            var += [f"c{i}/x{j}"] * 2
+            con += [f"d{i}", f"cap{j}"]
+        var.append(f"c{i}/o")
+        con.append(f"d{i}")
+    base = Delta.concat([
+        Delta.vars(xs + outs, cost=list(rng.uniform(1, 10, len(xs))) + [100.0] * n_clients,
+                   upper=[1.0] * len(xs) + [None] * n_clients, integer=[True] * (len(xs) + n_clients)),
+        Delta.cons([f"d{i}" for i in range(n_clients)] + [f"cap{j}" for j in range(n_servers)],
+                   lower=[1.0] * n_clients + [None] * n_servers, upper=[None] * n_clients + [4.0] * n_servers),
+        Delta.coefs(var=var, con=con, value=[1.0] * len(var))])
+    from solver.differential.apply import apply_delta
+    from solver.model.problem import Problem
+
+    st = tmp_path / "st"
+    rep = rounds.init(apply_delta(Problem.empty(), base)[0], st, Settings(engine="pdhg", integer_fallback="none"))
+    assert rep["lp_bound"] == -np.inf and rep["gap_rel"] == np.inf, rep  # the case under test
+    code, out, err = cli("report", "--state", st, "-o", tmp_path / "r.html", "--png", tmp_path / "png", "--json")
+    assert code == 0, (out, err)
+    assert json.loads(out)["rounds"] == 1 and (tmp_path / "r.html").stat().st_size > 0
+    assert sorted(p.name for p in (tmp_path / "png").iterdir()) == sorted(
+        ["round-time.png", "objective.png", "iterations.png", "churn.png"])
+
+
+def test_a_page_that_cannot_be_written_takes_the_png_folder_it_made_away(state, tmp_path, monkeypatch, capsys):
+    """hunt 56: the page's write failing (a read-only file system, here an injected EROFS at the command's first
+    write) left the new, empty ``--png`` folder (and its new parents) behind; a folder that was there stays."""
+    from formats.faults import reset_io_faults
+    from tests.helpers import run_main
+
+    for png, there, left in ((tmp_path / "new" / "deeper" / "png", tmp_path, []),
+                             (tmp_path / "old", tmp_path / "old", ["old"])):
+        there.mkdir(exist_ok=True)
+        monkeypatch.setenv("COPTER_FAULT_ERRNO", "EROFS@1")
+        reset_io_faults()
+        code, out, _ = run_main(capsys, "report", "--state", state, "-o", tmp_path / "r.html", "--png", png, "--json")
+        monkeypatch.delenv("COPTER_FAULT_ERRNO")
+        reset_io_faults()
+        err = json.loads(out)["error"]
+        assert code == 7 and err["errno"] == "EROFS" and "r.html" in err["file"], out
+        assert not (tmp_path / "r.html").exists() and there.is_dir()
+        assert sorted(p.name for p in tmp_path.iterdir()) == left, list(tmp_path.iterdir())

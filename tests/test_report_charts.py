@@ -267,3 +267,20 @@ def test_a_round_without_neighbours_still_shows_its_bound_and_gap_band(n, failed
         for (x0, y0), (_x1, y1) in c.get_segments():
             r = rows[int(round(x0))]
             assert {y0, y1} == {r["objective"], r["lp_bound"]}
+
+
+@pytest.mark.parametrize("how", ["string", "float"])
+def test_a_round_without_a_finite_bound_is_a_hole_not_a_crash(how):
+    """hunt 56: a MILP round whose bound is -inf (gap inf) made log10(inf) an OverflowError, so no report of the
+    state could be written; its bound and gap are holes now, the other rounds' points drawn as before."""
+    rows = synthetic_rows(5, set(), np.ones(5))
+    rows[2]["lp_bound"], rows[2]["gap_rel"] = ("-inf", "inf") if how == "string" else (-math.inf, math.inf)
+    fig = charts.objective(rows)
+    drawn(fig)
+    top, gap = fig.axes[0], fig.axes[1]
+    assert all(math.isfinite(v) for v in (*top.get_ylim(), *gap.get_ylim()))
+    drawn_gap = list(gap.get_lines()[0].get_ydata())
+    assert math.isnan(drawn_gap[2]) and sum(math.isfinite(v) for v in drawn_gap) == 4
+    for r in rows:  # every round without a finite gap: the panel says why
+        r["lp_bound"], r["gap_rel"] = -math.inf, math.inf
+    assert "no round has a finite gap" in " ".join(t.get_text() for t in drawn(charts.objective(rows))[1])

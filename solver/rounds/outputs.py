@@ -142,9 +142,12 @@ def refuse_folder_text(path, option: str) -> None:
         raise UsageError(f"{option} {path!r}: give the file to write, not {what}")
 
 
-def make_folder(path, option: str) -> None:
+def make_folder(path, option: str) -> list[Path]:
     """Create the output folder ``path`` (and its missing parents) that ``option`` names, or find it there.
 
+    Returns:
+        the folders this call created, deepest first (empty when ``path`` was there): what
+        :func:`remove_made_folders` takes away again when the command fails later.
     Raises:
         EnvironmentFaultError: the machine refuses it (exit 7 naming the path): permission, read-only, full, or a
             folder that takes no new entry (``/proc``: ENOENT although the parent exists; helper-213, it was
@@ -153,6 +156,11 @@ def make_folder(path, option: str) -> None:
     from formats.faults import as_environment_fault, environment_faults
 
     p = Path(path)
+    made = []
+    q = p.absolute()
+    while not q.exists() and q != q.parent:
+        made.append(q)
+        q = q.parent
     with environment_faults(p, destination=True):
         try:
             p.mkdir(parents=True, exist_ok=True)
@@ -161,6 +169,18 @@ def make_folder(path, option: str) -> None:
             fault.message += (f"; {option} {p}: the folder it would be made in accepts no new entry (a pseudo file "
                               "system such as /proc, or a folder removed meanwhile)")
             raise fault from err
+    return made
+
+
+def remove_made_folders(made: list[Path]) -> None:
+    """Remove the folders :func:`make_folder` created (deepest first), each only while it is empty: a command
+    that failed after making its output folder leaves nothing behind (hunt 56: ``copter report --png DIR``
+    whose page could not be written left an empty DIR). Best effort: a folder that cannot be removed stays."""
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def refuse_special(path, option: str) -> None:

@@ -140,11 +140,18 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
     # every chart is rendered before the first file is written: the writes follow one another (an interrupt
     # between them left 1-3 of the 4 PNGs beside a new page; what was written is now named in its message)
     images = {png_dir / f"{name}.png": charts.render(fig, "png") for name, fig in figs.items()} if png_dir else {}
+    made = []
     if png_dir is not None:  # before the page: a folder that cannot be made leaves nothing written (helper-213)
         from solver.rounds.outputs import make_folder
 
-        make_folder(png_dir, "--png")
-    _write_atomic(output, page.page(rows, svgs, str(state), stamp, warnings, current).encode("utf-8"))
+        made = make_folder(png_dir, "--png")
+    try:
+        _write_atomic(output, page.page(rows, svgs, str(state), stamp, warnings, current).encode("utf-8"))
+    except BaseException:  # the page cannot be written: the --png folder made for it goes too (hunt 56)
+        from solver.rounds.outputs import remove_made_folders
+
+        remove_made_folders(made)
+        raise
     pngs = []
     if png_dir is not None:
         for path, data in images.items():

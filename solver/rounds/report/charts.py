@@ -55,6 +55,14 @@ def _num(v) -> float:
         return math.nan
 
 
+def _finite(v) -> float:
+    """:func:`_num`, with an infinite value (a MILP round's ``lp_bound`` of -inf and its ``gap_rel`` of inf,
+    when no finite bound was proven) as NaN: a hole in a chart, as the table shows "inf" (hunt 56: the gap
+    panel's log10(inf) was an OverflowError, and no report of the state could be written)."""
+    x = _num(v)
+    return x if math.isfinite(x) else math.nan
+
+
 def round_time(rows: list[dict]):
     """Stacked bars of each round's seconds per phase (wait for the lock, load, apply, solve, integerize, save;
     the rest of ``total`` as "other"), with each compared baseline's seconds as markers where ``copter
@@ -116,8 +124,8 @@ def objective(rows: list[dict]):
     fig, (top, bottom) = frame(rows, [2.3, 1.05], "Objective and bound (band: the gap between them)",
                                   failed_notes(rows))
     x = list(range(len(rows)))
-    obj = [_num(r["objective"]) for r in rows]
-    bnd = [_num(r["lp_bound"]) if not is_failed(r) else math.nan for r in rows]
+    obj = [_finite(r["objective"]) for r in rows]
+    bnd = [_finite(r["lp_bound"]) if not is_failed(r) else math.nan for r in rows]
     fit_ylabel(top, "objective")
     if all(math.isnan(v) for v in obj + bnd):
         empty(top, "no round has an objective or a bound (every round shown failed)")
@@ -138,6 +146,8 @@ def objective(rows: list[dict]):
     legend(top)
     fit_ylabel(bottom, "rel. gap")
     gap = [_num(r["gap_rel"]) if not is_failed(r) else math.nan for r in rows]
+    unbounded = any(math.isinf(g) for g in gap)
+    gap = [g if math.isfinite(g) else math.nan for g in gap]
     pos = [g if g > 0 else math.nan for g in gap]
     if any(not math.isnan(g) for g in pos):
         _decades(bottom, [g for g in pos if not math.isnan(g)])
@@ -149,6 +159,8 @@ def objective(rows: list[dict]):
             legend(bottom)
     elif any(g == 0 for g in gap):
         empty(bottom, "gap 0 in every round that has one (nothing to draw on a log scale)")
+    elif unbounded:
+        empty(bottom, "no round has a finite gap (no finite bound was proven: the table shows inf)")
     else:
         empty(bottom, "no round recorded a gap")
     bands(bottom, rows, legend=False)
