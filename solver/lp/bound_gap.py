@@ -42,7 +42,7 @@ from dataclasses import replace
 
 from solver.lp.original_kkt import measured_result, original_kkt
 from solver.lp.reach import exact_reach, far_row_reach
-from solver.lp.termination import KKT, row_tolerance
+from solver.lp.termination import KKT, relative_gap, row_tolerance
 from solver.model.problem import Problem
 from solver.model.result import SolveResult
 from solver.model.state import SolverState
@@ -90,11 +90,11 @@ def highs_budget(elapsed: float, left: float) -> float:
 
 
 def objective_gap_sentence(whose: str, p_run: float, p_highs: float, took: float, tol: float,
-                           status: Status = Status.NUMERICAL_ERROR) -> str:
+                           status: Status = Status.NUMERICAL_ERROR, constant: float = 0.0) -> str:
     """The message of a run whose result is HiGHS's point after the gap-only miss (objectives in the problem's
     sense; ``whose``: the point's origin, "PDHG's", "the ALM's", "the warm start's"; ``status``: the run's own, one
     of :data:`GAP_ONLY_STATUSES`)."""
-    same = _same(p_run, p_highs, tol)
+    same = _same(p_run, p_highs, tol, constant)
     missed = ("met its measures, but not the gap counted through bounds below 1e15" if status == Status.NUMERICAL_ERROR
               else "met every measure but the gap when the run reached its iteration limit (duals too coarse to "
                    "close it, as costs spanning many decades leave them)")
@@ -103,9 +103,10 @@ def objective_gap_sentence(whose: str, p_run: float, p_highs: float, took: float
             + ("the same objective within tol" if same else f"not {whose} objective"))
 
 
-def _same(p: float, q: float, tol: float) -> bool:
-    """p and q (objectives) agree within ``tol`` relative: |p - q| <= tol (1 + |p| + |q|), the gap's measure."""
-    return abs(p - q) <= tol * (1.0 + abs(p) + abs(q))
+def _same(p: float, q: float, tol: float, constant: float = 0.0) -> bool:
+    """p and q (objectives carrying the objective constant ``constant``) agree within ``tol`` relative: the gap's
+    measure, ``termination.relative_gap`` <= tol (the constant left out of the denominator)."""
+    return relative_gap(p, q, constant) <= tol
 
 
 def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple, elapsed: float, left: float,
@@ -127,12 +128,12 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
             return None
         hmeasured, took = got[2], got[3]
         return (Status.OPTIMAL, objective_gap_sentence(whose, p, sense * hmeasured[0].primal_objective, took, tol,
-                                                       status), hmeasured)
+                                                       status, problem.offset), hmeasured)
     if status != Status.OPTIMAL or not kkt.converged(tol):
         return None
     rc = exact_reach(problem, x, measured[3])  # every nonzero reduced cost through its finite bound
     rr = far_row_reach(problem, x, measured[3], measured[4])  # open sides' residuals through a far row (estimate)
-    if not rc.reach + rr.reach > 1.0 + abs(p):
+    if not rc.reach + rr.reach > 1.0 + abs(p - problem.offset):  # the objective constant left out, as the gap's
         return None
     got = highs_point(problem, tol, highs_budget(elapsed, left))
     top = rr if rr.reach > rc.reach else rc
@@ -144,7 +145,7 @@ def second_opinion(problem: Problem, tol: float, status: Status, measured: tuple
         return Status.OPTIMAL, why + ": HiGHS, asked, gave no point within its budget", None
     hmeasured, took = got[2], got[3]
     q = sense * hmeasured[0].primal_objective
-    if _same(p, q, tol):
+    if _same(p, q, tol, problem.offset):
         return Status.OPTIMAL, why + f": HiGHS (simplex, {took:.2f} s) has the same optimum, {q:.10g}", None
     return (Status.OPTIMAL, f"relative KKT residuals and gap below {tol:g} at HiGHS's point: {whose} point "
             f"(objective {p:.10g}) met every measure, but" + why[1:] + f", so HiGHS (simplex) was asked ({took:.2f} "

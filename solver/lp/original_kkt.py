@@ -32,6 +32,8 @@ from solver.lp.termination import (
     KKT,
     OrigLP,
     kkt_from_original,
+    objective_scale,
+    relative_gap,
     row_absmax,
     row_tolerance,
     row_violation_rel,
@@ -216,8 +218,8 @@ def original_kkt(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float = 0.
     pn, dn = math.sqrt(pres2), math.sqrt(dres2)
     kkt = KKT(primal_objective=p, dual_objective=d, primal_residual=pn, dual_residual=dn,
               primal_residual_rel=pn / (1.0 + math.sqrt(b2)), dual_residual_rel=dn / (1.0 + math.sqrt(c2)),
-              gap_rel=abs(p - d) / (1.0 + abs(p) + abs(d)),
-              violation_worth_rel=worth / (1.0 + abs(p) + abs(d)), **_rows(ax, problem))
+              gap_rel=relative_gap(p, d, off), violation_worth_rel=worth / objective_scale(p, d, off),
+              objective_constant=off, **_rows(ax, problem))
     return kkt, xo, sense * y_min, sense * rc, ax
 
 
@@ -304,9 +306,11 @@ def original_kkt_ref(problem: Problem, x: np.ndarray, y: np.ndarray, tol: float 
          + np.where(np.isfinite(problem.col_upper), np.minimum(rc, 0.0), 0.0))
     lp = OrigLP(c=c_min, lc=problem.row_lower, uc=problem.row_upper, lv=problem.col_lower,
                 uv=problem.col_upper, b_norm=combined_bound_norm(problem.row_lower, problem.row_upper),
-                c_norm=float(np.linalg.norm(problem.cost)), offset=sense * problem.offset)
+                c_norm=float(np.linalg.norm(problem.cost)), offset=sense * problem.offset,
+                constant=sense * problem.offset)
     kkt = kkt_from_original(lp, x, ax, y_min, aty, r, tol)
     worth = float(np.sum(np.abs(y_min * (ax - np.minimum(np.maximum(ax, lp.lc), lp.uc)))))
-    kkt = replace(kkt, violation_worth_rel=worth / (1.0 + abs(kkt.primal_objective) + abs(kkt.dual_objective)),
+    kkt = replace(kkt, violation_worth_rel=worth / objective_scale(kkt.primal_objective, kkt.dual_objective,
+                                                                   lp.constant),
                   **_rows(ax, problem))
     return kkt, x, sense * y_min, sense * rc, ax

@@ -42,7 +42,7 @@ from solver.lp.original_kkt import original_kkt, row_sentence
 from solver.lp.reach import column_reach, refuted_kkt
 from solver.lp.restart import RestartController, fixed_point_residual
 from solver.lp.scaling import ScaledLP, combined_bound_norm, scale_lp_csc
-from solver.lp.termination import KKT, OrigLP, TargetSchedule, evaluate, row_tolerance
+from solver.lp.termination import KKT, OrigLP, TargetSchedule, evaluate, relative_gap, row_tolerance
 from solver.lp.trivial import drop_empty, reduce_trivial
 from solver.model.errors import UsageError
 from solver.model.problem import Problem
@@ -245,7 +245,8 @@ class _Run:
         if lp.far_rows.size:  # a far row bound counts where the row is near it (OrigLP.b_norm_at)
             far = lp.far_rows
             pden = 1.0 + lp.b_norm_at(self.axh[far] / (sc.d1[far] * sc.theta_b))
-        kkt = KKT(po, do, pn, dn, pn / pden, dn / self.dden, abs(po - do) / (1.0 + abs(po) + abs(do)))
+        kkt = KKT(po, do, pn, dn, pn / pden, dn / self.dden, relative_gap(po, do, lp.constant),
+                  objective_constant=lp.constant)
         return kkt, r, pinf, dinf
 
     def report(self, kkt: KKT, elapsed: float) -> None:
@@ -541,7 +542,7 @@ class _ReachCheck:
         if not k.gap_rel > self.tol:
             return ""
         rc = column_reach(self.problem, self.measured[1], self.measured[2], 0.0)  # every nonzero reduced cost
-        if rc.column < 0 or not rc.reach > self.tol * (1.0 + abs(k.primal_objective)):
+        if rc.column < 0 or not rc.reach > self.tol * (1.0 + abs(k.primal_objective - k.objective_constant)):
             return ""
         return (f": variable {self.problem.col_names[rc.column]!r} is {rc.distance:.3g} from its bound with reduced "
                 f"cost {rc.reduced_cost:.3g}, which the gap counts through that bound (the objective could still "
@@ -599,7 +600,8 @@ def _reduced_lp(problem: Problem, red, c_min: np.ndarray, x: np.ndarray, removed
                   lv=problem.col_lower if all_cols else problem.col_lower[kc],
                   uv=problem.col_upper if all_cols else problem.col_upper[kc],
                   b_norm=combined_bound_norm(problem.row_lower, problem.row_upper),
-                  c_norm=float(np.linalg.norm(problem.cost)), offset=offset_min)
+                  c_norm=float(np.linalg.norm(problem.cost)), offset=offset_min,
+                  constant=int(problem.sense) * problem.offset)
 
 
 #: how every scaling-failure message starts (``scaling_trouble``); ``solver.lp.dispatch`` looks for it

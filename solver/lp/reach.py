@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from solver.lp import kernels
-from solver.lp.termination import KKT
+from solver.lp.termination import KKT, relative_gap
 from solver.model.problem import Problem
 
 
@@ -70,7 +70,7 @@ def _reach(problem: Problem, x: np.ndarray, r: np.ndarray, significant: np.ndarr
     finite = np.isfinite(dist)  # an open side (inf distance, perhaps with r = 0) gains nothing: no 0 * inf
     gain = np.where(significant & finite, np.abs(r) * np.maximum(np.where(finite, dist, 0.0), 0.0), 0.0)
     total = float(gain.sum())
-    p = float(sense * problem.cost @ x) + sense * problem.offset
+    p = float(sense * problem.cost @ x)  # the objective constant left out, as the gap's (termination.relative_gap)
     j = int(np.argmax(gain)) if total > 0.0 else -1
     return Reach(reach=total, rel=total / (1.0 + 2.0 * abs(p)), column=j,
                  reduced_cost=float(sense * r[j]) if j >= 0 else 0.0, distance=float(dist[j]) if j >= 0 else 0.0)
@@ -115,7 +115,7 @@ def far_row_reach(problem: Problem, x: np.ndarray, reduced_cost: np.ndarray, ax:
         return none
     j = int(np.argmax(open_r))
     total = total_r * float(way[i])
-    p = float(sense * problem.cost @ x) + sense * problem.offset
+    p = float(sense * problem.cost @ x)  # the objective constant left out, as the gap's (termination.relative_gap)
     return Reach(reach=total, rel=total / (1.0 + 2.0 * abs(p)), column=j, reduced_cost=float(sense * r[j]),
                  distance=float(way[i]), row=i)
 
@@ -123,8 +123,8 @@ def far_row_reach(problem: Problem, x: np.ndarray, reduced_cost: np.ndarray, ax:
 def refuted_kkt(kkt: KKT, rc: Reach) -> KKT:
     """``kkt`` (minimisation form) of a point whose reach ``rc`` refuted it: the dual objective lowered by the
     reach (the value y's reduced costs give with the significant columns at the bounds they point at, the
-    objective the check says is still within reach) and gap_rel = |p - d| / (1 + |p| + |d|) recomputed from it
+    objective the check says is still within reach) and gap_rel = |p - d| / (1 + |p - c0| + |d - c0|) recomputed from it
     (``solver.lp.termination``'s formula); the residuals stay (the dual residual is norm-wise by definition).
     ``max x + 5e20 y``: gap 7e-16 -> 0.33 (p = 5e20, d = 1e21 in the problem's sense)."""
     p, d = kkt.primal_objective, kkt.dual_objective - rc.reach
-    return replace(kkt, dual_objective=d, gap_rel=max(kkt.gap_rel, abs(p - d) / (1.0 + abs(p) + abs(d))))
+    return replace(kkt, dual_objective=d, gap_rel=max(kkt.gap_rel, relative_gap(p, d, kkt.objective_constant)))

@@ -9,9 +9,16 @@ reduced cost r = c - A'y) and reduced costs r recovered from the primal prox ste
                                                                          magnitude >= 1e15 only where A x is near
                                                                          it, ``OrigLP.b_norm_at``)
     dual residual    ||c - A'y - r||_2 / (1 + ||c||_2)
-    gap              |p - d| / (1 + |p| + |d|)
+    gap              |p - d| / (1 + |p - c0| + |d - c0|)
     p = c'x + c0,   d = lc'y+ - uc'y- + lv'r+ - uv'r- + c0   (finite bounds only; the sign of y and r
                                                               is guaranteed by the projections)
+
+The gap's denominator leaves out the model's objective constant c0 (an MPS RHS on the objective row, Parquet's
+``copter.objective_offset``; :func:`relative_gap`), where PDLP and cuPDLPx count it: a constant changes no
+optimal point, but counted it loosened the test by its own size. A two-column swap with c0 = -1e5 passed its
+warm start, the previous round's vertex, 100% off in the part of the objective that depends on x, as OPTIMAL after
+0 iterations (objective 100,002 against 100,001: 1e-5 relative; hunt 56). The constant of columns that presolve
+removed (``OrigLP.offset`` beyond c0) stays in: those columns are part of the model's variable objective.
 
 A column's reduced cost r_j counts in d through the bound it points at (lv_j when r_j > 0, uv_j when r_j < 0)
 only when x_j is near that bound, |x_j - bound| <= |x_j|; otherwise r_j is dual residual (:func:`near_bound`,
@@ -55,9 +62,13 @@ class KKT:
     row_violation_rel: float = 0.0
     #: the row attaining it (index into the measured problem's rows; -1 when no row is violated)
     worst_row: int = -1
-    #: sum_i |y_i| viol_i / (1 + |primal objective| + |dual objective|): what the row violations are worth at the
-    #: point's own duals, relative as ``gap_rel`` is; 0 where not measured (only the original-space measure fills it)
+    #: sum_i |y_i| viol_i / (1 + |primal objective - c0| + |dual objective - c0|): what the row violations are worth
+    #: at the point's own duals, relative as ``gap_rel`` is; 0 where not measured (only the original-space measure
+    #: fills it)
     violation_worth_rel: float = 0.0
+    #: c0, the model's objective constant both objectives carry (minimisation form), which relative measures of an
+    #: objective leave out (:func:`relative_gap`); 0 where the measuring site has none
+    objective_constant: float = 0.0
 
     def converged(self, tol: float) -> bool:
         """True when all three relative measures are at most ``tol``, the worst row's relative violation is
@@ -166,6 +177,20 @@ def row_violation_rel(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray,
 FAR_COLUMN_BOUND = FAR_ROW_BOUND
 
 
+def objective_scale(p: float, d: float, constant: float = 0.0) -> float:
+    """``1 + |p - c0| + |d - c0|``: the denominator of the relative gap and of every measure relative to the
+    objective, for a primal objective ``p`` and a dual (or second) objective ``d`` that both carry the model's
+    objective constant ``c0`` (module docstring: a constant moves no optimal point, so it must not loosen a test)."""
+    return 1.0 + abs(p - constant) + abs(d - constant)
+
+
+def relative_gap(p: float, d: float, constant: float = 0.0) -> float:
+    """``|p - d| / (1 + |p - c0| + |d - c0|)``: the relative duality gap of objectives ``p`` and ``d`` that both
+    carry the objective constant ``c0`` (:func:`objective_scale`); the same formula judges whether two objectives
+    agree (``solver.lp.bound_gap``)."""
+    return abs(p - d) / objective_scale(p, d, constant)
+
+
 @dataclass(eq=False)
 class OrigLP:
     """The (reduced) minimisation LP in original units that termination is measured on.
@@ -173,7 +198,8 @@ class OrigLP:
     Attributes: c, lv, uv (n,); lc, uc (m,); finite-bound copies with infinities replaced by 0
     (``lc_f`` ...) so that bound * dual never makes ``inf * 0``; ``b_norm``, ``c_norm``: norms of the
     FULL problem's finite row bounds and cost (denominators); ``offset``: objective constant plus the
-    contribution of columns removed before iterating.
+    contribution of columns removed before iterating; ``constant``: the model's objective constant alone
+    (minimisation form), which the gap's denominator leaves out (:func:`relative_gap`).
     """
 
     c: np.ndarray
@@ -184,6 +210,7 @@ class OrigLP:
     b_norm: float
     c_norm: float
     offset: float
+    constant: float = 0.0
 
     def __post_init__(self):
         # rows with a finite bound of magnitude >= FAR_ROW_BOUND, left out of b_norm (``combined_bound_norm``)
@@ -246,7 +273,7 @@ def kkt_from_original(lp: OrigLP, x: np.ndarray, ax: np.ndarray, y: np.ndarray, 
     dn = float(np.linalg.norm(dres))
     return KKT(primal_objective=p, dual_objective=d, primal_residual=pn, dual_residual=dn,
                primal_residual_rel=pn / (1.0 + lp.b_norm_at(ax[lp.far_rows])), dual_residual_rel=dn / (1.0 + lp.c_norm),
-               gap_rel=abs(p - d) / (1.0 + abs(p) + abs(d)))
+               gap_rel=relative_gap(p, d, lp.constant), objective_constant=lp.constant)
 
 
 def evaluate(lp: OrigLP, sc: ScaledLP, x: np.ndarray, aty: np.ndarray, xh: np.ndarray, yh: np.ndarray,
