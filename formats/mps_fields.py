@@ -124,11 +124,16 @@ def check_line_fields(section: bytes, toks: list[bytes], path: str, line: int) -
         FormatError: the field-count error naming the file, line and entity.
     """
     if not _line_ok(section, toks):
-        if section == b"RHS" and len(toks) == 2 and not _is_number(toks[1]):  # e.g. a set and a row, no value
+        if section == b"RHS" and len(toks) in (2, 4):  # no set name: row, value [, row, value]; a value no number
             text = " ".join(t.decode("utf-8", "backslashreplace") for t in toks)
-            raise FormatError(f"RHS line has 2 fields ({text!r}), read as a row and its value, but "
-                              f"{toks[1].decode('utf-8', 'backslashreplace')!r} is no number: after a set name "
-                              "give the row and its value", file=path, line=line, entity=_entity(section, toks))
+            bad = next(i for i in (1, 3)[:len(toks) // 2] if not _is_number(toks[i]))
+            read = "a row and its value" if len(toks) == 2 else "two row/value pairs without a set name"
+            after = ("after a set name give the row and its value" if len(toks) == 2 else
+                     "with a set name give 3 or 5 fields (set, row, value [, row, value]); a value is one field")
+            # hunt 56: the 4-field case said "4 fields, expected 2 to 5", which contradicts itself
+            raise FormatError(f"RHS line has {len(toks)} fields ({text!r}), read as {read}, but field {bad + 1}, "
+                              f"{toks[bad].decode('utf-8', 'backslashreplace')!r}, is no number: {after}",
+                              file=path, line=line, entity=_entity(section, toks))
         raise FormatError(
             f"{section.decode()} line has {len(toks)} fields, expected {_EXPECTED[section]}; HiGHS "
             "would skip the fields it does not expect and silently read a different model", file=path,

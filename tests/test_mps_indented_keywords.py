@@ -90,7 +90,17 @@ def test_a_one_field_rhs_or_ranges_line_is_a_format_error(tmp_path, lines, line)
 
 def test_a_two_field_rhs_line_without_a_number_says_so(tmp_path):
     text = "NAME t\nROWS\n N obj\n L c\nCOLUMNS\n    x obj 1 c 1\nRHS\n    RHS c\nENDATA\n"
-    _refused(tmp_path, text, 8, "'c' is no number", "2 fields")
+    _refused(tmp_path, text, 8, "'c', is no number", "2 fields")
+
+
+@pytest.mark.parametrize("rhs", ["rhs d 3 junk", "rhs c 1 .5"])
+def test_a_four_field_rhs_line_that_is_no_pair_of_pairs_says_which_field(tmp_path, rhs):
+    """hunt 56: "RHS line has 4 fields, expected 2 to 5" contradicted itself; the line is read as two row/value
+    pairs without a set name, and the message names the field that is no number."""
+    text = "NAME t\nROWS\n N obj\n L c\n L d\nCOLUMNS\n    x obj 1 c 1\n    x d 1\nRHS\n " + rhs + "\nENDATA\n"
+    name = rhs.split()[1]
+    _refused(tmp_path, text, 10, "4 fields", "two row/value pairs without a set name", f"field 2, '{name}', is no number",
+             "3 or 5 fields")
 
 
 def test_the_fixed_format_reader_reads_a_column_named_name_as_data(tmp_path):
