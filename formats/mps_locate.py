@@ -38,7 +38,8 @@ _DUP_VALUE = re.compile(r'Row name "(.*)" in (RHS|RANGES) section has duplicate 
 _DUP_BOUND = re.compile(r'Column name "(.*)" in BOUNDS section has duplicate (upper|lower) bound definition')
 _N_ROW_RANGE = re.compile(r'Row name "(.*)" in RANGES section is not valid')
 _SAME_COLUMN = re.compile(r'Variables \d+ and \d+ have the same name "(.*)"')
-_DUP_NONZERO = re.compile(r'Column "(.*)" has duplicate nonzero \S+ in row "(.*)"')
+#: HiGHS says "in objective row" for a second cost of a column (free format; hunt 56: it was passed through unlocated)
+_DUP_NONZERO = re.compile(r'Column "(.*)" has duplicate nonzero \S+ in (?:objective )?row "(.*)"')
 _LARGE_VALUE = re.compile(r"matrix contains \d+ \|value\| in \[\S+, \S+\] at/above tolerance of (\S+)")
 _INF_SIDE = re.compile(r"(Col|Row)\s+\d+\s+\((?:Col|Row) (.*)\)\s+has (lower|upper) bound of\s+(\S+)\s+(?:>=|<=)")
 LOWER_TYPES = (b"LO", b"LI", b"FX", b"FR", b"MI", b"BV")  #: bound types that set a column's lower bound
@@ -140,6 +141,11 @@ def locate_duplicate_values(data, path: str, idx: dict, line_of, messages: list[
             got = _second(data, idx, b"BOUNDS",
                           lambda f, nm=name, ts=types: int(f[0].upper() in ts and nm in f[1:3]))
             what, entity = f"BOUNDS gives column {m.group(1)!r} a duplicate {side} bound", m.group(1)
+            if got is None:  # HiGHS's side is not the lines' (UP 3 then BV: "duplicate lower bound"; hunt 56)
+                got = _second(data, idx, b"BOUNDS", lambda f, nm=name: int(
+                    f[0].upper() in LOWER_TYPES + UPPER_TYPES and nm in f[1:3]))
+                what = (f"BOUNDS sets bounds of column {m.group(1)!r} on two lines, the second on a side the first "
+                        "already set")
         elif (m := _DUP_NONZERO.search(msg)) is not None:
             col, row = m.group(1).encode("utf-8"), m.group(2).encode("utf-8")
             got = _second(data, idx, b"COLUMNS", lambda f, c=col, r=row: f[1:-1].count(r) if f[0] == c else 0)

@@ -68,7 +68,9 @@ _HEAD = "NAME t\nROWS\n N  obj\n L  c1\n E  c2\nCOLUMNS\n    x  obj  1  c1  1\n 
     ("RHS\n    rhs  c1  4\nBOUNDS\n UP bnd  x  3\n LO bnd  x  1\n UP bnd  x  5\n", 15, "x",
      "duplicate upper bound"),
     ("RHS\n    rhs  c1  4\nBOUNDS\n LO bnd  x  3\n FR bnd  x\n", 14, "x", "duplicate lower bound"),
-], ids=["rhs", "ranges", "up-up", "lo-fr"])
+    # hunt 56: HiGHS calls UP-then-BV a duplicate *lower* bound, which no LO-type line before BV explains
+    ("RHS\n    rhs  c1  4\nBOUNDS\n UP bnd  x  3\n BV bnd  x\n", 14, "x", "on two lines, the second on a side"),
+], ids=["rhs", "ranges", "up-up", "lo-fr", "up-bv"])
 def test_a_value_given_twice_is_named_with_both_lines(tmp_path, tail, line, entity, words):
     err = _read(tmp_path, _HEAD + tail + "ENDATA\n")
     assert err.line == line and err.entity == entity and words in str(err), str(err)
@@ -78,6 +80,14 @@ def test_a_coefficient_given_twice_is_named_with_its_line(tmp_path):
     err = _read(tmp_path, "NAME t\nROWS\n N  obj\n L  c1\nCOLUMNS\n    x  obj  1  c1  1\n    x  c1  2\n"
                           "RHS\n    rhs  c1  4\nENDATA\n")
     assert err.line == 7 and err.entity == "x" and "'c1'" in str(err) and "duplicate coefficient" in str(err)
+
+
+def test_a_cost_given_twice_is_named_with_both_lines(tmp_path):
+    """hunt 56: HiGHS words a second cost "duplicate nonzero ... in objective row", which the locator missed, so the
+    error was HiGHS's warning without a line."""
+    err = _read(tmp_path, "NAME t\nROWS\n N  obj\n L  c1\nCOLUMNS\n    x  obj  1  c1  1\n    x  obj  3\n"
+                          "RHS\n    rhs  c1  4\nENDATA\n")
+    assert err.line == 7 and err.entity == "x" and "'obj'" in str(err) and "lines 6 and 7" in str(err), str(err)
 
 
 def test_a_range_on_the_objective_row_is_named_with_its_line(tmp_path):
