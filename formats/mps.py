@@ -520,6 +520,54 @@ def _raise_name_only_column(data, path: str, idx: dict, messages: list[str]) -> 
                           entity=name) from None
 
 
+def _raise_fixed_switch(data, path: str, idx: dict, err: FormatError) -> None:
+    """A fixed-format error ``err`` in a file HiGHS read in fixed format because of one line with more fields than a
+    free-format line of its section has (HiGHS's free parser takes the extra field for part of a name with a space,
+    and says neither which line nor why): hunt 56, ` G c junk` in ROWS made copter blame the valid ` N obj` before
+    it, whose name starts in column 4. Called on the error path only; one free-format pass over the data lines.
+
+    Raises:
+        FormatError: naming that line (line = it) with the field count a free-format file cannot have, and ``err``
+            as what the fixed-format reading then met, so the author of either kind of file sees the fix; nothing
+            (``err`` stands) when no line or more than one line has such a field count (a fixed-format file whose
+            names hold spaces), or that line is ``err``'s own.
+    """
+    from formats.mps_fields import RULES, bad_field_lines, check_line_fields
+    from formats.mps_numbers import (  # numba kernels: imported by reading only
+        FixedLayoutError,
+        check_data_lines,
+    )
+
+    if not isinstance(err, FixedLayoutError):  # only text where the fixed layout keeps a blank says "not fixed"
+        return
+    bad = bad_field_lines(data, idx)
+    if len(bad) != 1 or err.line is None or _line_of(data, bad[0]) == err.line:
+        return
+    # err's line must be a data line that is good in free format (` N obj`), not a section's own line
+    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    if err.line - 1 > newlines.size:
+        return
+    at = 0 if err.line == 1 else int(newlines[err.line - 2]) + 1
+    del newlines
+    end = data.find(b"\n", at)
+    section = max(((o, name) for name, offs in idx.items() for o in offs if o < at), default=(0, b""))[1]
+    if section not in RULES or at in idx.get(section, ()) or data[at:at + 1] not in (b" ", b"\t"):
+        return
+    try:
+        check_line_fields(section, bytes(data[at:end if end >= 0 else len(data)]).split(), path, err.line)
+    except FormatError:
+        return
+    try:
+        check_data_lines(data, path, idx, _line_of, False)
+    except FormatError as free:
+        if free.line is None or free.line == err.line:
+            return
+        raise FormatError(f"{free.message.split(';', 1)[0]}; HiGHS takes such a line for a name with a space and "
+                          f"reads the whole file in fixed format (fields by column position), where line {err.line} "
+                          f"fails: {err.message}. A free-format file: fix line {free.line}; a fixed-format one: fix "
+                          f"line {err.line}", file=path, line=free.line, entity=free.entity) from None
+
+
 def _raise_unknown_section(path: str) -> None:
     """On a failed read: a line starting at column 1 with a word that is no MPS section is the likely
     cause, and says more than HiGHS's follow-up message -> FormatError naming it and its line."""
@@ -653,8 +701,10 @@ def read_mps(path: str | os.PathLike) -> Problem:
                     check_rhs_on_free_rows(data, path, idx, _line_of)  # read as the objective constant
                 check_single_vector_sets(data, path, idx, _line_of, fixed, lambda nm: _is_column(h, nm))
                 check_binary_values(data, path, idx, _line_of, fixed, lambda nm: _is_column(h, nm))  # BV x 5
-            except FormatError:  # HiGHS read a free-format file as fixed because of a name-only line
+            except FormatError as err:  # HiGHS read a free-format file as fixed because of a name-only line
                 _raise_name_only_column(data, path, idx, messages)
+                if fixed:  # ... or of a line with a field too many (` G c junk` read as a name with a space)
+                    _raise_fixed_switch(data, path, idx, err)
                 raise
     if is_error(status):
         nan_line = _find_token_line(path, _NAN_TOKEN)

@@ -193,6 +193,32 @@ def check_fields(data, path: str, sections: dict[bytes, list[int]], line_of) -> 
                 _check_body(data, body, end, name, path, line_of)
 
 
+def bad_field_lines(data, sections: dict[bytes, list[int]], limit: int = 2) -> list[int]:
+    """Offsets of the first ``limit`` data lines whose free-format field count HiGHS would not read completely
+    (what :func:`check_fields` refuses, counted instead of raised), in section order: a file HiGHS read in fixed
+    format with one such line is a free-format file with a typo, with several a fixed-format file whose names
+    hold spaces (``formats.mps._raise_fixed_switch``)."""
+    out: list[int] = []
+    for name, offsets in sections.items():
+        if name not in RULES:
+            continue
+        for p in offsets:
+            body = data.find(b"\n", p)
+            if body < 0:
+                continue
+            lo, hi = body + 1, _section_end(data, body + 1)
+            if hi <= lo:
+                continue
+            for a in _candidates(data, lo, hi, *RULES[name])[0].tolist():
+                b = data.find(b"\n", a, hi)
+                raw = bytes(data[a:(hi if b < 0 else b)])
+                if raw[:1] != b"*" and not _line_ok(name, raw.split()):
+                    out.append(a)
+                    if len(out) >= limit:
+                        return out
+    return out
+
+
 def _section_end(data, start: int) -> int:
     """Offset of the first line at or after ``start`` that starts with a letter (a section header)."""
     if data[start:start + 1].isalpha():

@@ -480,6 +480,12 @@ def _scan(data, path: str, sections: dict[bytes, list[int]], line_of, fixed: boo
                 pos = stop
 
 
+class FixedLayoutError(FormatError):
+    """A fixed-format line with text in a column its layout keeps blank: the sign that the file may be a free-format
+    one HiGHS read in fixed format because of one line (``formats.mps._raise_fixed_switch``). Exit 3 as any
+    FormatError."""
+
+
 def _raise(data, path, section: bytes, at: int, err: int, field: int, fixed: bool, line_of) -> None:
     eol = data.find(b"\n", at)
     raw = bytes(data[at:len(data) if eol < 0 else eol])
@@ -498,7 +504,7 @@ def _raise(data, path, section: bytes, at: int, err: int, field: int, fixed: boo
         word = raw[field:].split()[0].decode("utf-8", "backslashreplace")
         where = "after column 12 (a row name is columns 5-12)" if section == b"ROWS" and field == 12 else \
             f"in column {field + 1}, which must be blank"
-        raise FormatError(f"fixed-format {section.decode()} line: text {word!r} starts {where}; HiGHS's "
+        raise FixedLayoutError(f"fixed-format {section.decode()} line: text {word!r} starts {where}; HiGHS's "
                           "fixed-format parser reads fields by position (2-3, 5-12, 15-22, 25-36, 40-47, 50-61) "
                           "and would cut or drop it", file=path, line=line, entity=word)
     shown, entity, what = _describe(section, raw, field, fixed)

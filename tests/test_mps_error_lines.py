@@ -93,3 +93,16 @@ def test_a_cost_given_twice_is_named_with_both_lines(tmp_path):
 def test_a_range_on_the_objective_row_is_named_with_its_line(tmp_path):
     err = _read(tmp_path, _HEAD + "RHS\n    rhs  c1  4\nRANGES\n    rng  obj  2\nENDATA\n")
     assert err.line == 13 and err.entity == "obj" and "RANGES" in str(err) and "objective" in str(err)
+
+
+@pytest.mark.parametrize("junk", [" G c junk\n", " G  c  1e3\n"])
+def test_one_line_with_a_field_too_many_is_named_not_the_valid_line_that_fixed_format_then_fails(tmp_path, junk):
+    """hunt 56: ` G c junk` in ROWS made HiGHS read the free-format file in fixed format (it took the extra field for
+    a name with a space, naming no line), and copter blamed the valid ` N obj` before it (its name starts in column
+    4). The error now names the line with the field too many, and what fixed format then met on the other."""
+    text = ("NAME t\nROWS\n N obj\n" + junk + " L d\nCOLUMNS\n x obj 1 c 1\n x d 1\n y obj 2 c 1\nRHS\n rhs c 4\n"
+            " rhs d 3\nENDATA\n")
+    err = _read(tmp_path, text)
+    assert err.line == 4 and "ROWS line has 3 fields" in str(err), str(err)
+    assert "reads the whole file in fixed format" in str(err) and "line 3 fails" in str(err), str(err)
+    assert "fix line 4" in str(err) and "fix line 3" in str(err)
