@@ -527,6 +527,11 @@ def _raise(data, path, section: bytes, at: int, err: int, field: int, fixed: boo
     hint = ""
     if fixed and re.fullmatch(rb"[+-]?[0-9.]+[dD][+-]?[0-9]+", shown.encode()):
         hint = " (HiGHS's fixed-format parser reads a D exponent as the end of the number: write E)"
+    if section == b"COLUMNS" and b"MARKER" in raw.upper() and b"'MARKER'" not in raw:  # hunt 56: 'marker' 'intorg'
+        raise FormatError(f"{where}: {shown!r} is not a number, and the line looks like an integer marker, which "
+                          "HiGHS reads only written as 'MARKER' then 'INTORG' or 'INTEND', upper case in single "
+                          "quotes (any other spelling is read as a column with a cost)", file=path, line=line,
+                          entity=entity)
     raise FormatError(f"{where}: {what} {shown!r} is not a number{hint}; HiGHS would read its leading "
                       "part (or 0) without a word", file=path, line=line, entity=entity)
 

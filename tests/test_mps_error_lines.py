@@ -106,3 +106,13 @@ def test_one_line_with_a_field_too_many_is_named_not_the_valid_line_that_fixed_f
     assert err.line == 4 and "ROWS line has 3 fields" in str(err), str(err)
     assert "reads the whole file in fixed format" in str(err) and "line 3 fails" in str(err), str(err)
     assert "fix line 4" in str(err) and "fix line 3" in str(err)
+
+
+@pytest.mark.parametrize("marker", ["'marker' 'intorg'", '"MARKER" "INTORG"'])
+def test_a_misspelt_integer_marker_says_how_highs_reads_markers(tmp_path, marker):
+    """hunt 56: a marker in lower case or double quotes was refused as "cost or coefficient ''intorg'' is not a
+    number", which does not say that the line is a marker HiGHS cannot read as one."""
+    end = marker.replace("intorg", "intend").replace("INTORG", "INTEND")
+    text = f"NAME t\nROWS\n N obj\n L c\nCOLUMNS\n M1 {marker}\n x obj 1 c 1\n M2 {end}\nRHS\n rhs c 4\nENDATA\n"
+    err = _read(tmp_path, text)
+    assert err.line == 6 and "integer marker" in str(err) and "'MARKER' then 'INTORG'" in str(err), str(err)
