@@ -863,6 +863,13 @@ class StateStore(CommitJournal, StateLocking):
         round 0 there (it initialises nothing, docs/statuses-and-exit-codes.md "Exit codes"), the message names that
         record's report and status, which ``show`` and ``history`` cannot read without a state."""
         why = f"run `copter init BASE --state {self.root}`"
+        inside = next((up for up in list(self.root.parents)[:3]
+                       if (up / "CURRENT").is_file() and (up / "config.json").is_file()), None)
+        if inside is not None:  # a round's folder given as the state (hunt 56: it was told to init there)
+            rnd = re.fullmatch(r"gen-0*(\d+)", self.root.name)
+            return StateError(f"a folder inside the state {inside}, not a state itself: give `--state {inside}`"
+                              + (f" (and `--round {rnd.group(1)}` for that round, where the command takes it)"
+                                 if rnd else ""), file=str(self.root))
         try:
             records = self.failures() if self.root.is_dir() else []
         except OSError:  # an unreadable failed/: the plain advice
