@@ -225,7 +225,7 @@ class StateStore(CommitJournal, StateLocking):
         v = body["version"]
         path = str(self.root / "config.json")
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise StateError(f"config.json is damaged: state format version {v!r} is not a positive integer "
+            raise StateError(f"config.json is damaged: state format version {json.dumps(v)} is not a positive integer "
                              f"(this copter reads version {STATE_VERSION})", file=path)
         if v > STATE_VERSION:
             raise StateError(f"state format version {v} is newer than this copter reads (version "

@@ -63,3 +63,20 @@ def test_a_missing_config_json_fails_the_writers_and_the_readers_say_they_used_t
     code, out = cli_json("rollback", "--state", st, "--json")
     assert code == 3 and "config.json is missing" in json.loads(out)["error"]["message"], out
     assert snapshot(st) == before
+
+
+@pytest.mark.parametrize(("version", "shown"), [(True, "true"), ("1", '"1"'), (0, "0")])
+def test_a_version_that_is_no_positive_integer_is_shown_as_json_writes_it(state, version, shown):
+    """hunt 56: ``"version": true`` was shown as Python's ``True``; the message quotes the file's own JSON."""
+    st, _ = state
+    config = st / "config.json"
+    good = config.read_bytes()
+    try:
+        body = json.loads(good)
+        body["version"] = version
+        config.write_text(json.dumps(body))
+        code, out = cli_json("show", "--state", st, "--json")
+        error = json.loads(out)["error"]
+        assert code == 3 and f"state format version {shown} is not a positive integer" in error["message"], error
+    finally:
+        config.write_bytes(good)
