@@ -365,10 +365,13 @@ def _run_accepted(sock, reader: Reader, argv: list[str]) -> None:
         except OSError:
             pass
 
+    # a signal this process ignores stays ignored, as in-process (``copter_cli.entry.install``: SIGINT is handled
+    # always, SIGTERM and SIGHUP unless ignored; hunt 56: under nohup a SIGHUP ended a step the worker served, 129)
+    forwarded = [s for s in FORWARDED if s == signal.SIGINT or signal.getsignal(s) != signal.SIG_IGN]
     # blocked until the "go" frame is out: a signal frame never splits it, and an interrupt before it
     # reaches this process's own handlers if the worker went away
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
-    previous = {s: signal.signal(s, forward) for s in FORWARDED}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
+    previous = {s: signal.signal(s, forward) for s in forwarded}
     try:
         cwd = os.open(".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:

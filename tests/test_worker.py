@@ -204,6 +204,30 @@ def test_sigint_on_the_client_interrupts_the_round(worker, tmp_path):
     assert snapshot(st) == before
 
 
+def test_a_sighup_the_client_ignores_stays_ignored_as_in_process(worker, tmp_path):
+    """hunt 56: under ``nohup`` (SIGHUP ignored) a SIGHUP to the client was forwarded and ended the step the worker
+    served (exit 129), where an in-process step ignores it; now the round goes on and is stored, exit 0."""
+    base, d1 = lp_stream(tmp_path)
+    st = tmp_path / "state"
+    init_state(worker, base, st)
+    worker.ensure()
+    with StateStore(st).lock():
+        proc = subprocess.Popen([sys.executable, "-c", "import signal, runpy, sys; "
+                                 "signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+                                 "sys.argv = ['copter', 'step', sys.argv[1], '--state', sys.argv[2], '--wait', '300', "
+                                 "'--json']; runpy.run_module('copter_cli', run_name='__main__')", str(d1), str(st)],
+                                env=dict(worker.env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL)
+        line = proc.stderr.readline().decode()
+        assert ROUTED in line, line + proc.stderr.read().decode()
+        time.sleep(1.0)  # the worker's child waits for the lock
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(1.0)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, (out, err)
+    assert json.loads(out)["round"] == 1 and (st / "CURRENT").read_text() == "1\n"
+
+
 def test_sigint_inside_the_save_unwinds_as_in_process(worker, tmp_path):
     """An interrupt while the round is being written (``sigint_during_save``: the child interrupts itself
     inside the commit region): same exit code and output as in-process, and the state still loads round 0."""
