@@ -102,6 +102,8 @@ def stop_cmd(
 def _say_stopped(res: dict) -> None:
     if res.get("stopped"):
         say(f"worker stopped (pid {res['pid']})")
+    elif res.get("stopping") and res.get("pid") is None:
+        say(res["message"])
     elif res.get("stopping"):
         say(f"worker {res['pid']} is stopping: it exits when its {res['active']} running command(s) finish")
     else:

@@ -209,10 +209,17 @@ def stop(timeout: float) -> dict:
 
     Returns:
         {"stopped": True, "pid"} once it exited; {"stopped": False, "running": False} when none runs;
-        {"stopped": False, "stopping": True, "pid", "active"} when it still finishes commands at the timeout.
+        {"stopped": False, "stopping": True, "pid", "active"} when it still finishes commands at the timeout;
+        {"stopped": False, "stopping": True, "pid": None, "active": None, "message"} when a worker holds the
+        install's lock without answering (one an earlier ``stop`` left finishing its commands, or one starting).
     """
     reply = wc.call("stop")
     if not reply or not reply.get("stopping"):
+        if not reply and lock_held(wc.paths()["lock"]):  # hunt 56: a second stop said none runs
+            return {"stopped": False, "stopping": True, "pid": None, "active": None,
+                    "message": "a worker holds this install's lock without answering: one still finishing its "
+                               "running commands after an earlier stop (or one starting); new commands run "
+                               "in-process meanwhile"}
         return {"stopped": False, "running": False, **({"message": reply["refused"]} if reply else {})}
     sock = reply.pop("_sock")
     deadline = time.monotonic() + timeout  # `--timeout inf`: wait as long as it takes

@@ -88,6 +88,23 @@ def test_start_after_the_old_worker_released_its_lock_starts_a_new_worker(folder
             kill_own_workers([pid])
 
 
+def test_a_stop_while_the_lock_is_held_says_a_worker_is_stopping_not_that_none_runs(folder):
+    """hunt 56: a second ``worker stop`` while the first one's worker still finished its command said "no worker
+    running for this install" ({"stopped": false, "running": false}), which the lock contradicts."""
+    env = _env(folder)
+    fd = _hold_lock(env)
+    try:
+        code, out, _ = _cli(env, "worker", "stop", "--timeout", "1", "--json")
+        res = json.loads(out)
+        assert code == 0 and res["stopping"] is True and res["stopped"] is False and "running" not in res, res
+        code, out, _ = _cli(env, "worker", "stop", "--timeout", "1")
+        assert "no worker running" not in out and "finishing its running commands" in out, out
+    finally:
+        os.close(fd)
+    code, out, _ = _cli(env, "worker", "stop", "--timeout", "1", "--json")
+    assert json.loads(out) == {"stopped": False, "running": False}, out  # the lock released: none runs
+
+
 def test_a_relative_worker_dir_starts_the_worker(folder):
     """``COPTER_WORKER_DIR=wd`` (relative to the working directory): the worker, started in its folder, read the
     name again from there (``wd/wd``), exited 7 "cannot use the worker folder", and ``worker start`` failed."""
