@@ -180,6 +180,13 @@ def check_fields(data, path: str, sections: dict[bytes, list[int]], line_of) -> 
     Raises:
         FormatError: naming the file, the line, the entity (column/row name) and the field count.
     """
+    for name, lo, hi in _section_bodies(data, sections):
+        _check_body(data, lo, hi, name, path, line_of)
+
+
+def _section_bodies(data, sections: dict[bytes, list[int]]):
+    """(section name, start, end) of every non-empty body of a section :data:`RULES` checks, in the order of
+    ``sections``: the data lines between its header line and the next header."""
     for name, offsets in sections.items():
         if name not in RULES:
             continue
@@ -187,10 +194,9 @@ def check_fields(data, path: str, sections: dict[bytes, list[int]], line_of) -> 
             body = data.find(b"\n", p)
             if body < 0:
                 continue
-            body += 1
-            end = _section_end(data, body)
-            if end > body:
-                _check_body(data, body, end, name, path, line_of)
+            end = _section_end(data, body + 1)
+            if end > body + 1:
+                yield name, body + 1, end
 
 
 def bad_field_lines(data, sections: dict[bytes, list[int]], limit: int = 2) -> list[int]:
@@ -199,23 +205,14 @@ def bad_field_lines(data, sections: dict[bytes, list[int]], limit: int = 2) -> l
     format with one such line is a free-format file with a typo, with several a fixed-format file whose names
     hold spaces (``formats.mps._raise_fixed_switch``)."""
     out: list[int] = []
-    for name, offsets in sections.items():
-        if name not in RULES:
-            continue
-        for p in offsets:
-            body = data.find(b"\n", p)
-            if body < 0:
-                continue
-            lo, hi = body + 1, _section_end(data, body + 1)
-            if hi <= lo:
-                continue
-            for a in _candidates(data, lo, hi, *RULES[name])[0].tolist():
-                b = data.find(b"\n", a, hi)
-                raw = bytes(data[a:(hi if b < 0 else b)])
-                if raw[:1] != b"*" and not _line_ok(name, raw.split()):
-                    out.append(a)
-                    if len(out) >= limit:
-                        return out
+    for name, lo, hi in _section_bodies(data, sections):
+        for a in _candidates(data, lo, hi, *RULES[name])[0].tolist():
+            b = data.find(b"\n", a, hi)
+            raw = bytes(data[a:(hi if b < 0 else b)])
+            if raw[:1] != b"*" and not _line_ok(name, raw.split()):
+                out.append(a)
+                if len(out) >= limit:
+                    return out
     return out
 
 
