@@ -524,24 +524,22 @@ def _raise_fixed_switch(data, path: str, idx: dict, err: FormatError) -> None:
     """A fixed-format error ``err`` in a file HiGHS read in fixed format because of one line with more fields than a
     free-format line of its section has (HiGHS's free parser takes the extra field for part of a name with a space,
     and says neither which line nor why): hunt 56, ` G c junk` in ROWS made copter blame the valid ` N obj` before
-    it, whose name starts in column 4. Called on the error path only; one free-format pass over the data lines.
+    it, whose name starts in column 4.
 
     Raises:
         FormatError: naming that line (line = it) with the field count a free-format file cannot have, and ``err``
             as what the fixed-format reading then met, so the author of either kind of file sees the fix; nothing
             (``err`` stands) when no line or more than one line has such a field count (a fixed-format file whose
-            names hold spaces), or that line is ``err``'s own.
+            names hold spaces), or that line is ``err``'s own. One free-format pass over the data lines' field
+            counts; called on the error path only.
     """
     from formats.mps_fields import RULES, bad_field_lines, check_line_fields
-    from formats.mps_numbers import (  # numba kernels: imported by reading only
-        FixedLayoutError,
-        check_data_lines,
-    )
+    from formats.mps_numbers import FixedLayoutError  # a module with numba kernels: imported on reading only
 
-    if not isinstance(err, FixedLayoutError):  # only text where the fixed layout keeps a blank says "not fixed"
+    if not isinstance(err, FixedLayoutError) or err.line is None:  # only text where the layout keeps a blank
         return
     bad = bad_field_lines(data, idx)
-    if len(bad) != 1 or err.line is None or _line_of(data, bad[0]) == err.line:
+    if len(bad) != 1 or _line_of(data, bad[0][1]) == err.line:
         return
     # err's line must be a data line that is good in free format (` N obj`), not a section's own line
     newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
@@ -557,11 +555,10 @@ def _raise_fixed_switch(data, path: str, idx: dict, err: FormatError) -> None:
         check_line_fields(section, bytes(data[at:end if end >= 0 else len(data)]).split(), path, err.line)
     except FormatError:
         return
+    name, pos, fields = bad[0]
     try:
-        check_data_lines(data, path, idx, _line_of, False)
+        check_line_fields(name, fields, path, _line_of(data, pos))  # raises: the line's free-format field count
     except FormatError as free:
-        if free.line is None or free.line == err.line:
-            return
         raise FormatError(f"{free.message.split(';', 1)[0]}; HiGHS takes such a line for a name with a space and "
                           f"reads the whole file in fixed format (fields by column position), where line {err.line} "
                           f"fails: {err.message}. A free-format file: fix line {free.line}; a fixed-format one: fix "

@@ -199,18 +199,18 @@ def _section_bodies(data, sections: dict[bytes, list[int]]):
                 yield name, body + 1, end
 
 
-def bad_field_lines(data, sections: dict[bytes, list[int]], limit: int = 2) -> list[int]:
-    """Offsets of the first ``limit`` data lines whose free-format field count HiGHS would not read completely
-    (what :func:`check_fields` refuses, counted instead of raised), in section order: a file HiGHS read in fixed
-    format with one such line is a free-format file with a typo, with several a fixed-format file whose names
-    hold spaces (``formats.mps._raise_fixed_switch``)."""
-    out: list[int] = []
+def bad_field_lines(data, sections: dict[bytes, list[int]], limit: int = 2) -> list[tuple[bytes, int, list[bytes]]]:
+    """(section, offset, fields) of the first ``limit`` data lines whose free-format field count HiGHS would not
+    read completely (what :func:`check_fields` refuses, counted instead of raised), in section order: a file HiGHS
+    read in fixed format with one such line is a free-format file with a typo, with several a fixed-format file
+    whose names hold spaces (``formats.mps._raise_fixed_switch``)."""
+    out: list[tuple[bytes, int, list[bytes]]] = []
     for name, lo, hi in _section_bodies(data, sections):
         for a in _candidates(data, lo, hi, *RULES[name])[0].tolist():
             b = data.find(b"\n", a, hi)
             raw = bytes(data[a:(hi if b < 0 else b)])
             if raw[:1] != b"*" and not _line_ok(name, raw.split()):
-                out.append(a)
+                out.append((name, a, raw.split()))
                 if len(out) >= limit:
                     return out
     return out
