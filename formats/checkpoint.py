@@ -85,6 +85,7 @@ from formats.faults import (
     is_environment_fault,
 )
 from formats.fsync import fsync_path
+from formats.generation import FORMAT_VERSION as GENERATION_VERSION
 from formats.generation import (
     PROBLEM_FIELDS,
     Generation,
@@ -619,6 +620,8 @@ class StateStore(CommitJournal, StateLocking):
             shown = json.dumps(said) if isinstance(said, bool) else repr(said)  # JSON's true, not Python's True
             return (f"generation.json says round {shown}, but it is in the folder of round {round_} "
                     f"({gen_name(round_)})")
+        if why := self._version_damage(round_, man):
+            return why
         if not isinstance(man.get("files"), dict):
             return "generation.json lists no files (its \"files\" is missing or not an object)"
         folder = self.root / gen_name(round_)
@@ -655,6 +658,25 @@ class StateStore(CommitJournal, StateLocking):
             if got != sums[rel]:
                 return (f"{rel} has CRC-32 {got}, generation.json says {sums[rel]} (same size, "
                         "different content)")
+        return ""
+
+    def _version_damage(self, round_: int, man: dict) -> str:
+        """"" when generation.json's ``version`` is one this copter reads (or absent), why it is damaged when it is
+        no positive integer; raises for a newer one, which is no damage: such a round is never fallen back from,
+        moved or removed (:meth:`cleanup` removes incomplete generations).
+
+        Raises:
+            StateError: the version is above :data:`formats.generation.FORMAT_VERSION` (exit 3, upgrade copter).
+        """
+        if "version" not in man:
+            return ""
+        v = man["version"]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            return f"generation.json's format version {json.dumps(v)} is not a positive integer"
+        if v > GENERATION_VERSION:
+            raise StateError(f"round {round_}'s generation format version {v} is newer than this copter reads "
+                             f"(version {GENERATION_VERSION}): the round was written by a newer copter; upgrade "
+                             "copter", file=str(self.root / gen_name(round_) / "generation.json"))
         return ""
 
     def load(self, round_: int | None = None, with_state: bool = True, read: tuple[str, ...] = ()) -> Generation:

@@ -98,6 +98,39 @@ def test_config_version_not_read_by_this_copter_is_refused(st, capsys, version):
         assert "version 1" in err["message"]
 
 
+def _set_generation_version(st: Path, version) -> None:
+    path = st / "gen-000000" / "generation.json"
+    man = json.loads(path.read_text())
+    man["version"] = version
+    path.write_text(json.dumps(man))
+
+
+def test_generation_version_newer_than_this_copter_is_refused_and_kept(st, tmp_path, capsys):
+    """A round written by a newer copter is no damage: every command refuses it (exit 3, naming its
+    generation.json and both versions) and none falls back from it, moves or removes it."""
+    _set_generation_version(st, 2)
+    d = tmp_path / "d.parquet"
+    write_delta(Delta.concat([Delta.vars(["x3"], cost=[5.0])], base_round=0), d)
+    before = snapshot(st)
+    for args in (["show"], ["history"], ["export", "-o", str(tmp_path / "e.parquet")], ["step", str(d)],
+                 ["rollback", "--to", "0"]):
+        code, out, _ = run_main(capsys, *args, "--state", st, "--json")
+        err = json.loads(out)["error"]
+        assert code == 3, args
+        assert err["file"].endswith("gen-000000/generation.json"), args
+        assert "version 2" in err["message"] and "version 1" in err["message"] and "upgrade" in err["message"]
+        assert snapshot(st) == before, args
+
+
+@pytest.mark.parametrize("version", [0, "1", True, 1.0, None])
+def test_generation_version_not_a_positive_integer_is_damage(st, capsys, version):
+    _set_generation_version(st, version)
+    code, out, _ = run_main(capsys, "show", "--state", st, "--json")
+    assert code == 3
+    msg = json.loads(out)["error"]["message"]
+    assert "format version" in msg and json.dumps(version) in msg
+
+
 # ------------------------------------------------------------------------------ item 9: CURRENT parsed strictly
 
 
