@@ -48,8 +48,13 @@ def start_cmd(
     run(json_out, debug, body)
 
 
+def _idle_seconds(seconds: float) -> float:
+    """An idle timeout as the worker applies it: 0 (an older worker's "never") is inf."""
+    return float(seconds) if float(seconds) > 0 else float("inf")
+
+
 def _idle_words(seconds: float) -> str:
-    return ("never exits when idle" if not seconds or seconds == float("inf") else
+    return ("never exits when idle" if _idle_seconds(seconds) == float("inf") else
             f"exits after {seconds:g} s without a command")
 
 
@@ -59,7 +64,7 @@ def _with_idle_warning(res: dict, asked: float) -> dict:
     --idle-timeout 0`` after a plain ``worker start`` said "already running", exit 0, and the worker still
     exited after 900 idle seconds)."""
     running = res.get("idle_timeout_seconds")
-    if not res.get("already_running") or running is None or float(running) == float(asked):
+    if not res.get("already_running") or running is None or _idle_seconds(running) == _idle_seconds(asked):
         return res
     text = (f"--idle-timeout {asked:g} is not applied: the worker already running (pid {res['pid']}) "
             f"{_idle_words(running)}; `copter worker stop`, then start it again with that option")
@@ -102,7 +107,7 @@ def stop_cmd(
 def _say_stopped(res: dict) -> None:
     if res.get("stopped"):
         say(f"worker stopped (pid {res['pid']})")
-    elif res.get("stopping") and res.get("pid") is None:
+    elif (res.get("stopping") and res.get("pid") is None) or res.get("starting"):
         say(res["message"])
     elif res.get("stopping"):
         say(f"worker {res['pid']} is stopping: it exits when its {res['active']} running command(s) finish")
@@ -124,7 +129,10 @@ def status_cmd(json_out: bool = JSON_OPT, debug: bool = DEBUG_OPT) -> None:
 
 def _say_status(res: dict) -> None:
     if not res["running"]:
-        what = ("a worker holds this install's lock without answering: it is starting (loading the solver) or "
+        what = (f"worker {res['pid']} is stopping: it exits when its {res['active']} running command(s) finish"
+                if res["stopping"] else
+                f"worker {res['pid']} is starting (loading the solver)" if res["starting"] and res["pid"] else
+                "a worker holds this install's lock without answering: it is starting (loading the solver) or "
                 "stopping (finishing its running commands)" if res["starting"] else
                 "no worker running for this install" + (" (a stale socket file is left: `copter worker start` "
                                                         "replaces it)" if res["stale_socket"] else ""))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 from copter_cli import worker_client as wc
+from copter_cli import worker_phase
 from solver.clock import os_wait
 from solver.model.errors import EnvironmentFaultError
 
@@ -23,16 +24,22 @@ SERVER = "import sys; from copter_cli.worker_server import main; sys.exit(main()
 def status() -> dict:
     """The worker's status (``"running": True`` and its figures: pid, uptime, served, active, idle timeout,
     socket, log, whether its sources are stale and its import-time environment matches this process's), or
-    ``{"running": False, "starting": lock held (a worker is loading, or stopping: finishing its commands), "stale_socket": a socket file nobody
-    answers on, "socket", "log", "dir"}``, with ``"message"`` when the worker refused or its folder cannot be
+    ``{"running": False, "starting": a worker holds the lock and is loading (or says nothing: a worker older than
+    the lock's phase record, :mod:`copter_cli.worker_phase`), "stopping": it holds the lock and finishes its running
+    commands, "pid": the lock holder's (None when unknown), "active": its running commands (stopping), "stale_socket":
+    a socket file nobody answers on, "socket", "log", "dir"}``, with ``"message"`` when the worker refused or its folder cannot be
     used (not a directory, another owner, open to others: what ``worker start`` refuses)."""
     p = wc.paths()
     reply = wc.call("status")
     if reply and reply.get("running"):
         reply.pop("identity", None)
         return reply
-    starting = lock_held(p["lock"])
-    out = {"running": False, "starting": starting, "stale_socket": os.path.exists(p["socket"]) and not starting,
+    held = lock_held(p["lock"])
+    rec = worker_phase.read(p["lock"]) if held else None
+    stopping = rec is not None and rec["phase"] == "stopping"
+    out = {"running": False, "starting": held and not stopping, "stopping": stopping,
+           "pid": rec["pid"] if rec else None, "active": rec["active"] if stopping else None,
+           "stale_socket": os.path.exists(p["socket"]) and not held,
            "socket": p["socket"], "log": p["log"], "dir": p["dir"]}
     if os.path.isdir(p["socket"]) and not os.path.islink(p["socket"]):
         out["stale_socket"] = False  # `worker start` cannot replace a folder
@@ -210,19 +217,32 @@ def stop(timeout: float) -> dict:
     Returns:
         {"stopped": True, "pid"} once it exited; {"stopped": False, "running": False} when none runs;
         {"stopped": False, "stopping": True, "pid", "active"} when it still finishes commands at the timeout;
-        {"stopped": False, "stopping": True, "pid": None, "active": None, "message"} when a worker holds the
-        install's lock without answering (one an earlier ``stop`` left finishing its commands, or one starting).
+        the same with the pid and running commands the lock file records (:mod:`copter_cli.worker_phase`) when
+        one an earlier ``stop`` left finishing its commands holds the install's lock; a worker still starting is
+        waited for (up to ``timeout``) and then stopped, or at the timeout {"stopped": False, "starting": True,
+        "pid", "message"}; {"stopped": False, "stopping": True, "pid": None, "active": None, "message"} when the
+        lock's holder records nothing (a worker of an older copter).
     """
-    reply = wc.call("stop")
-    if not reply or not reply.get("stopping"):
-        if not reply and lock_held(wc.paths()["lock"]):  # hunt 56: a second stop said none runs
-            return {"stopped": False, "stopping": True, "pid": None, "active": None,
-                    "message": "a worker holds this install's lock without answering: one still finishing its "
-                               "running commands after an earlier stop (or one starting); new commands run "
-                               "in-process meanwhile"}
-        return {"stopped": False, "running": False, **({"message": reply["refused"]} if reply else {})}
-    sock = reply.pop("_sock")
     deadline = time.monotonic() + timeout  # `--timeout inf`: wait as long as it takes
+    lock = wc.paths()["lock"]
+    while True:
+        reply = wc.call("stop")
+        if reply and reply.get("stopping"):
+            break
+        if reply or not lock_held(lock):
+            return {"stopped": False, "running": False, **({"message": reply["refused"]} if reply else {})}
+        rec = worker_phase.read(lock)  # hunt 56: a second stop said none runs
+        if rec and rec["phase"] == "stopping":
+            return {"stopped": False, "stopping": True, "pid": rec["pid"], "active": rec["active"]}
+        if rec is None or time.monotonic() >= deadline:
+            return {"stopped": False, "stopping": rec is None, "starting": rec is not None,
+                    "pid": rec["pid"] if rec else None, "active": None,
+                    "message": (f"worker {rec['pid']} is still starting (it did not answer within {timeout:g} s)"
+                                if rec else "a worker holds this install's lock without answering: one still "
+                                "finishing its running commands after an earlier stop (or one starting)")
+                               + "; new commands run in-process meanwhile"}
+        time.sleep(0.1)  # a worker starting (loading the solver): stop it once it answers
+    sock = reply.pop("_sock")
     try:
         while True:
             # in steps the socket takes (os_wait): settimeout(1e10) raised OverflowError (exit 1)

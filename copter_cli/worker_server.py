@@ -33,7 +33,7 @@ import threading
 import time
 
 from copter_cli import worker_client as wc
-from copter_cli import worker_peer
+from copter_cli import worker_peer, worker_phase
 from solver.clock import os_wait
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -116,7 +116,9 @@ class Worker:
     wake-up pipe). See the module docstring."""
 
     def __init__(self, idle_timeout: float, info: dict, lock_fd: int):
-        self.idle_timeout, self.info, self.lock_fd = idle_timeout, info, lock_fd
+        # 0 and inf both mean "never exits idle": one value, so status shows one ("inf"), not 0.0 for one of them
+        self.idle_timeout = idle_timeout if idle_timeout > 0 else float("inf")
+        self.info, self.lock_fd = info, lock_fd
         self.paths = wc.paths()
         self.identity = wc.install_identity()
         self.sources = wc.source_fingerprint()
@@ -420,6 +422,8 @@ class Worker:
                 if conn.sock.fileno() >= 0:  # the child says it too, unless it ended by os._exit (SIGINT: 130)
                     conn.reply({"exit": code})
             self.drop(conn)
+            if self.stopping:
+                worker_phase.record(self.lock_fd, "stopping", len(self.children))
 
     # ------------------------------------------------------------------------------------ stop, status
 
@@ -429,6 +433,7 @@ class Worker:
             return
         self.stopping = why
         log(f"stopping: {why} ({len(self.children)} command(s) still running)")
+        worker_phase.record(self.lock_fd, "stopping", len(self.children))
         self.remove_socket()
 
     def remove_socket(self) -> None:
@@ -501,6 +506,7 @@ def main(argv: list[str] | None = None) -> int:
     if lock_fd is None:
         log(f"another worker of this install holds {p['lock']}")
         return 6
+    worker_phase.record(lock_fd, "starting")
     log(f"starting: python {sys.executable}, identity key {wc.install_key()}, idle timeout {args.idle_timeout:g} s")
     info = preload()
     k = info["kernels"]
@@ -522,6 +528,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"cannot listen on {p['socket']}: {err.strerror or err} (a leftover there that is not a socket: "
                 "remove it)")
             return 7
+        worker_phase.record(lock_fd, "running")
         log(f"ready on {p['socket']}")
         worker.serve()
     finally:

@@ -386,6 +386,32 @@ def test_client_imports_only_the_standard_library(worker, tmp_path):
 # ---------------------------------------------------------------------------------------- life cycle
 
 
+def test_a_worker_finishing_a_command_after_stop_is_shown_stopping_with_its_pid(worker, tmp_path):
+    """``worker stop`` returned at its --timeout while the worker finished a step: ``worker status`` said the
+    lock's holder was starting or stopping, without a pid. The worker records its phase in its lock file."""
+    base, d1 = lp_stream(tmp_path)
+    st = tmp_path / "state"
+    init_state(worker, base, st)
+    worker.ensure()
+    pid = worker.status()["pid"]
+    with StateStore(st).lock():
+        proc, _ = _start_waiting_step(worker, st, d1)
+        code, out, err, _ = worker.cli("worker", "stop", "--timeout", "0.5", "--json")
+        assert code == 0 and json.loads(out) == {"stopped": False, "stopping": True, "pid": pid, "active": 1}, err
+        res = worker.status()
+        assert res["running"] is False and res["stopping"] is True and res["starting"] is False, res
+        assert res["pid"] == pid and res["active"] == 1, res
+        code, out, err, _ = worker.cli("worker", "stop", "--timeout", "0.5", "--json")
+        assert json.loads(out) == {"stopped": False, "stopping": True, "pid": pid, "active": 1}, err
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    deadline = time.monotonic() + 60
+    while worker.status().get("stopping") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    res = worker.status()
+    assert res["running"] is False and res["starting"] is False and res["stopping"] is False and res["pid"] is None
+
+
 def test_status_stop_and_idle_timeout(worker, tmp_path):
     """status names the running worker; stop ends it (socket removed; the next command runs in-process; a
     second stop finds none); a worker started with --idle-timeout 1 exits by itself and removes its socket."""

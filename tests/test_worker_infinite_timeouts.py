@@ -50,6 +50,8 @@ def test_infinite_idle_timeout_and_stop_timeout(folder):
     d, pids = folder
     started = _start(d, pids, "--idle-timeout", "inf", "--timeout", "inf")
     assert started["idle_timeout_seconds"] == "inf" and not started["already_running"], started
+    code, out, err = _cli(d, "worker", "start", "--idle-timeout", "0", "--json")  # 0 is "never" too: one value
+    assert code == 0 and "warnings" not in json.loads(out), (out, err)
     code, out, err = _cli(d, "worker", "status")
     assert code == 0 and "worker running" in out and "(never exits idle)" in out, (out, err)
     code, out, err = _cli(d, "worker", "start", "--idle-timeout", "inf")
@@ -58,6 +60,10 @@ def test_infinite_idle_timeout_and_stop_timeout(folder):
     assert code == 0 and json.loads(out) == {"stopped": True, "pid": started["pid"]}, (out, err)
     code, out, _ = _cli(d, "worker", "status", "--json")
     assert code == 0 and not json.loads(out)["running"]
+    started = _start(d, pids, "--idle-timeout", "0")  # never idles out, as inf: shown as inf (it said 0.0)
+    assert started["idle_timeout_seconds"] == "inf", started
+    code, out, err = _cli(d, "worker", "stop", "--json")
+    assert code == 0 and json.loads(out)["stopped"] is True, (out, err)
 
 
 def test_finite_timeouts_too_long_for_the_os_waits(folder):

@@ -48,3 +48,11 @@ def test_never_idling_worker_is_named_so(capsys, monkeypatch):
     code, out, err = run_main(capsys, "worker", "start", "--idle-timeout", "60")
     assert code == 0
     assert "never exits when idle" in out and "--idle-timeout 60 is not applied" in err, (out, err)
+
+
+@pytest.mark.parametrize(("running", "asked"), [(0.0, "inf"), (float("inf"), "0")])
+def test_zero_and_inf_are_the_same_never_idling_timeout(capsys, monkeypatch, running, asked):
+    """``--idle-timeout 0`` and ``inf`` both mean never: a worker started with one is no mismatch for the other."""
+    monkeypatch.setattr(worker_control, "start", _running(running))
+    code, out, err = run_main(capsys, "worker", "start", "--idle-timeout", asked)
+    assert code == 0 and "warning" not in err and "never exits when idle" in out, (out, err)

@@ -201,3 +201,86 @@ def test_a_folder_at_the_log_path_is_exit_7_naming_it(folder):
     assert code == 7, (out, err)
     e = json.loads(out)["error"]
     assert e["code"] == 7 and e["file"] == log and "worker's log" in e["message"], e
+
+
+@pytest.mark.parametrize("phase", ["stopping", "starting"])
+def test_status_and_stop_tell_a_stopping_worker_from_a_starting_one(folder, phase):
+    """The lock alone could not tell a worker finishing its commands after a stop from one loading the solver
+    (``"starting": true`` for both, no pid). The worker records its phase in the lock file (``worker_phase``);
+    status and a second stop now say which, with the holder's pid."""
+    from copter_cli import worker_phase
+
+    env = _env(folder)
+    fd = _hold_lock(env)
+    try:
+        worker_phase.record(fd, phase, 2 if phase == "stopping" else None)
+        code, out, _ = _cli(env, "worker", "status", "--json")
+        st = json.loads(out)
+        assert code == 0 and st["running"] is False and st["pid"] == os.getpid(), st
+        assert (st["stopping"], st["starting"]) == ((True, False) if phase == "stopping" else (False, True)), st
+        assert st["active"] == (2 if phase == "stopping" else None) and st["stale_socket"] is False, st
+        code, out, _ = _cli(env, "worker", "status")
+        assert f"worker {os.getpid()} is {phase}" in out and "starting (loading the solver) or" not in out, out
+        code, out, _ = _cli(env, "worker", "stop", "--timeout", "1", "--json")
+        res = json.loads(out)
+        assert code == 0 and res["stopped"] is False and res["pid"] == os.getpid(), res
+        if phase == "stopping":
+            assert res == {"stopped": False, "stopping": True, "pid": os.getpid(), "active": 2}, res
+        else:  # waited its --timeout for the worker to answer, then says it still starts
+            assert res["starting"] is True and "still starting" in res["message"], res
+        code, out, _ = _cli(env, "worker", "stop", "--timeout", "1")
+        assert f"worker {os.getpid()}" in out and "no worker running" not in out, out
+    finally:
+        os.close(fd)
+
+
+def test_the_lock_record_is_fixed_length_and_a_foreign_content_is_no_record(tmp_path):
+    from copter_cli import worker_phase
+
+    path = tmp_path / "w.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        assert worker_phase.read(str(path)) is None  # empty: an older worker's lock
+        worker_phase.record(fd, "stopping", 12345)
+        worker_phase.record(fd, "stopping", 0)  # shorter: no tail of the longer one left
+        assert worker_phase.read(str(path)) == {"pid": os.getpid(), "phase": "stopping", "active": 0}
+        assert path.stat().st_size == worker_phase.RECORD_BYTES
+        with pytest.raises(ValueError):
+            worker_phase.record(fd, "sleeping")
+    finally:
+        os.close(fd)
+    for text in (b"garbage", b'{"pid": true, "phase": "running"}', b'{"pid": 1, "phase": "dead"}', b"\xff\xfe"):
+        path.write_bytes(text)
+        assert worker_phase.read(str(path)) is None, text
+
+
+def test_a_stop_while_the_worker_is_starting_waits_for_it_and_stops_it(folder):
+    """``worker start &`` then ``worker stop``: the stop found the lock held and nobody answering, said a worker
+    was stopping and returned, and the new worker went on running. Now it waits for the worker to answer."""
+    from copter_cli import worker_phase
+
+    env = _env(folder)
+    code, out, _ = _cli(env, "worker", "status", "--json")
+    lock = json.loads(out)["log"][: -len(".log")] + ".lock"
+    starter = subprocess.Popen([sys.executable, "-m", "copter_cli", "worker", "start", "--json", "--timeout", "120"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid = None
+    try:
+        deadline = time.monotonic() + 60
+        rec = None
+        while time.monotonic() < deadline and not (rec and rec["phase"] != "stopping"):
+            rec = worker_phase.read(lock) if os.path.exists(lock) else None
+            time.sleep(0.01)
+        assert rec is not None, "the worker recorded no phase in its lock file"
+        pid = rec["pid"]
+        code, out, err = _cli(env, "worker", "stop", "--timeout", "120", "--json", timeout=200)
+        assert code == 0 and json.loads(out) == {"stopped": True, "pid": pid}, (out, err, rec)
+        starter.communicate(timeout=200)
+        code, out, _ = _cli(env, "worker", "status", "--json")
+        st = json.loads(out)
+        assert st["running"] is False and st["starting"] is False and st["stopping"] is False, st
+    finally:
+        if starter.poll() is None:
+            starter.kill()
+        if pid is not None:
+            kill_own_workers([pid])
