@@ -47,6 +47,19 @@ def as_the_command_says(message: str) -> str:
 
 
 CONSOLE = [False]  #: True in the console script's process (``main``), not for in-process callers
+#: called with the exit code just before an interrupt ends the process with ``os._exit`` (the worker's child tells
+#: its client the code itself: its worker may be gone, and the client then took the closed connection for a
+#: worker that died, exit 7 beside the interrupt's own error line)
+BEFORE_EXIT: list = []
+
+
+def _exit_now(code: int) -> None:
+    for hook in BEFORE_EXIT:
+        try:
+            hook(code)
+        except Exception:  # noqa: BLE001 - the exit goes on
+            pass
+    os._exit(code)
 
 
 def _on_sigint(signum, frame) -> None:
@@ -74,9 +87,9 @@ def _on_sigint(signum, frame) -> None:
     except Exception:  # noqa: BLE001 - a closed or broken stdout: nothing to keep
         pass
     if undo is not None and _reported(undo, code, message):
-        os._exit(code)
+        _exit_now(code)
     write_error(code, "interrupted", message, "--json" in sys.argv[1:])
-    os._exit(code)
+    _exit_now(code)
 
 
 def _reported(undo, code: int, message: str) -> bool:

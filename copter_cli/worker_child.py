@@ -52,7 +52,9 @@ def run(sock, request: dict, fds: list[int], close: list[int], selector, limits:
     from copter_cli import entry
 
     entry.CONSOLE[0] = True
+    entry.BEFORE_EXIT.append(lambda code: _tell_exit(sock, code))  # an interrupt's exit: the client hears it here
     entry.install()  # SIGINT, SIGTERM and SIGHUP as in the console script (exit 130, 143, 129; state unchanged)
+    _watch_client(int(request.get("pid") or 0))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, (*wc.FORWARDED, signal.SIGCHLD))  # blocked since the fork
     code = _run_app(entry)
     _exit(sock, code)
@@ -135,8 +137,46 @@ def _exit(sock, code: int) -> None:
         code = process_exit.finish(code)
     except BaseException:  # noqa: BLE001 - as the interpreter: reported, the exit goes on
         pass
+    _tell_exit(sock, code)
+    os._exit(code)
+
+
+_TOLD = [False]  #: the exit code went to the client (once: an interrupt landing in the exit says nothing more)
+
+
+def _tell_exit(sock, code: int) -> None:
+    """Send ``{"exit": code}`` to the client, once. The worker repeats it when it reaps this process; this one
+    reaches the client when the worker is gone (killed while it served this command)."""
+    if _TOLD[0]:
+        return
+    _TOLD[0] = True
     try:
         wc.send(sock, {"exit": code})
     except OSError:
         pass
-    os._exit(code)
+
+
+def _watch_client(pid: int) -> None:
+    """End this command as an interrupt (SIGTERM: what it wrote undone, exit 143) when its client process dies, as
+    the command would have died with it in-process. The worker does this too (its orphan clean-up); this watch is
+    for a worker that is gone (killed while it served the command), when nothing else would stop the command, which
+    then held the state's lock until it ended. A daemon thread waiting on the client's pidfd (Linux 5.3+;
+    elsewhere, or for a client that is not this user's, nothing is watched)."""
+    if pid <= 0 or not hasattr(os, "pidfd_open"):
+        return
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return
+    import select
+    import threading
+
+    def watch() -> None:
+        try:
+            select.select([fd], [], [])  # readable once the process has ended
+        except (OSError, ValueError):
+            return
+        if not _TOLD[0]:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="copter-client-watch", daemon=True).start()

@@ -23,8 +23,11 @@ directory passed as file descriptors (``SCM_RIGHTS``), so the command writes to 
 stderr (a terminal stays a terminal, a closed pipe is a closed pipe) and ``copter step -`` reads its stdin;
 then the worker's child ``{"started": pid}`` (a connection that ends before it: nothing ran, the command
 runs here) and ``{"exit": code}`` (the worker repeats it when it reaps the child), or the worker
-``{"killed": signal}`` when the child died by a signal. SIGINT, SIGTERM and SIGHUP received here are forwarded (``{"signal": n}``) to the child, which
-handles them as the in-process command does (SIGINT: exit 130, state unchanged). A child killed by a signal
+``{"killed": signal}`` when the child died by a signal. SIGINT, SIGTERM and SIGHUP received here are forwarded to the child, which
+handles them as the in-process command does (SIGINT: exit 130, state unchanged): straight to it through a pidfd
+once it started (so they reach it when the worker process is gone), else as ``{"signal": n}`` frames the worker
+passes on. The child tells this process its exit code itself too, and ends its command as an interrupt when this
+process dies (``copter_cli.worker_child``). A child killed by a signal
 this process did not forward exits :data:`ENVIRONMENT` with a message; a checkpoint is written atomically, so
 the state holds the previous round or the complete new one.
 """
@@ -357,9 +360,18 @@ def run_or_return(argv: list[str] | None = None) -> None:
 def _run_accepted(sock, reader: Reader, argv: list[str]) -> None:
     """The worker accepted: pass the command and the descriptors, forward signals, exit as the child did."""
     received: list[int] = []
+    command: list[int] = []  # a pidfd of the command's process once it started: signals go to it directly
 
     def forward(signum, frame):
         received.append(signum)
+        if command:  # not through the worker, which may be gone (killed while it serves this command)
+            try:
+                signal.pidfd_send_signal(command[0], signum)
+                return
+            except ProcessLookupError:  # it has ended: its exit code is on its way
+                return
+            except OSError:
+                pass
         try:
             send(sock, {"signal": int(signum)})
         except OSError:
@@ -394,10 +406,24 @@ def _run_accepted(sock, reader: Reader, argv: list[str]) -> None:
         if msg is not None and "started" in msg:
             begun = True
             debug(f"running in the worker (process {msg['started']})")
+            if not command and (fd := _pidfd(int(msg["started"]))) is not None:
+                command.append(fd)
             continue
         if msg is None or "exit" in msg or "killed" in msg:
             break
     _finish(msg, received, argv)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd of the worker's child running this command (Linux 5.3+), or None (then signals go through the
+    worker). A pidfd names the process, not its number: a signal sent after the command ended fails (ESRCH) and
+    never reaches a process that reused the pid. Opened as the ``started`` frame arrives, the command just begun."""
+    if not hasattr(os, "pidfd_open") or not hasattr(signal, "pidfd_send_signal") or pid <= 0:
+        return None
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
 
 
 def _back_in_process(sock, previous: dict, mask, received: list[int], why: str) -> None:
