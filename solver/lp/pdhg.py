@@ -398,7 +398,8 @@ class _Run:
         return status, message, kkt, xo, yo, self.total, self.w
 
 
-def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *, accept=None) -> SolveResult:
+def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *, accept=None,
+          objective_constant: float | None = None) -> SolveResult:
     """Solve the LP (relaxation, integrality ignored) of ``problem`` with restarted Halpern PDHG, without
     presolve (``settings.presolve`` is not read here: ``solver.lp.dispatch.solve`` decides presolve vs
     this direct run, and ``solver.lp.presolve`` calls this function on the reduced LP).
@@ -422,6 +423,11 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
             after postsolve), and the run goes on with the measures that missed ``settings.tol`` there
             tightened here (``_Core.run``). A run whose targets reach their floor, or whose missed measure
             does not follow, stops OPTIMAL in its own space and leaves the remedy to the caller.
+        objective_constant: the part of ``problem.offset`` that is the model's own objective constant, which the
+            relative gap's denominator leaves out (``termination.relative_gap``); None: all of it. A presolved LP
+            passes its original model's: the rest of its offset is the cost of the columns presolve removed, part
+            of the variable objective (forplan, whose offset is all removed columns' cost, ran to the iteration
+            limit with it left out).
     Returns:
         SolveResult with every field filled (original units, problem's sense); ``result.state`` holds
         x, y, step size, primal weight and iterations for the next warm start. A direct run (no
@@ -461,7 +467,7 @@ def solve(problem: Problem, settings: Settings | None = None, warm_start=None, *
         x = np.where(np.isfinite(x), x, 0.0)
         kkt = None
     else:
-        lp = _reduced_lp(problem, red, c_min, x, removed)
+        lp = _reduced_lp(problem, red, c_min, x, removed, objective_constant)
         if red.keep_cols.size == 0:
             status, message = Status.OPTIMAL, "every column is empty: solved analytically"
             kkt = KKT(lp.offset, lp.offset, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -587,10 +593,12 @@ def _start_point(n: int, red) -> tuple:
     return np.where(removed, red.x_fixed, 0.0), removed
 
 
-def _reduced_lp(problem: Problem, red, c_min: np.ndarray, x: np.ndarray, removed) -> OrigLP:
-    """The minimisation LP over the kept rows and columns (``solver.lp.trivial``), its constant holding
-    the removed columns' cost; norms are the whole problem's. OrigLP is read-only: it may share the
-    problem's arrays."""
+def _reduced_lp(problem: Problem, red, c_min: np.ndarray, x: np.ndarray, removed,
+                objective_constant: float | None = None) -> OrigLP:
+    """The minimisation LP over the kept rows and columns (``solver.lp.trivial``), its offset holding
+    the removed columns' cost and its ``constant`` the model's own (``objective_constant``, else
+    ``problem.offset``); norms are the whole problem's. OrigLP is read-only: it may share the problem's
+    arrays."""
     kc, kr = red.keep_cols, red.keep_rows
     all_cols, all_rows = removed is None, kr.size == problem.n_rows
     offset_min = int(problem.sense) * problem.offset + (0.0 if all_cols else float(c_min[removed] @ x[removed]))
@@ -601,7 +609,7 @@ def _reduced_lp(problem: Problem, red, c_min: np.ndarray, x: np.ndarray, removed
                   uv=problem.col_upper if all_cols else problem.col_upper[kc],
                   b_norm=combined_bound_norm(problem.row_lower, problem.row_upper),
                   c_norm=float(np.linalg.norm(problem.cost)), offset=offset_min,
-                  constant=int(problem.sense) * problem.offset)
+                  constant=int(problem.sense) * (problem.offset if objective_constant is None else objective_constant))
 
 
 #: how every scaling-failure message starts (``scaling_trouble``); ``solver.lp.dispatch`` looks for it
