@@ -365,8 +365,11 @@ def _check_contiguous_columns(data, path: str, p: int) -> None:
                                   "'INTEND' (close) are read", file=path, line=line)
             continue
         name = toks[0]
-        fixed_name = raw[4:12].strip() if raw[:4] == b"    " else b""
-        if b" " in fixed_name:  # a fixed-format name with a space (columns 5-12: 'CAP A'), which split() cuts
+        # a fixed-format name with a space (columns 5-12: 'CAP A'), which split() cuts: its line then has a field
+        # count no free-format COLUMNS line has (3 or 5); a free line's columns 5-12 may span two short fields
+        # ('x12  r10  1' and 'x12  r105  1' read as one column 'x12  r10' in two blocks, exit 3: helper-228)
+        fixed_name = raw[4:12].strip() if raw[:4] == b"    " and len(toks) not in (3, 5) else b""
+        if b" " in fixed_name:
             name = fixed_name
         if name != current:
             if name in seen:
@@ -770,7 +773,31 @@ def read_mps(path: str | os.PathLike) -> Problem:
     if cand.size and not fixed:  # a BOUNDS line may have invented these columns (free parser)
         with _text(path) as data:
             check_bound_columns(data, path, _header_index(data), problem.col_names[cand].tolist(), _line_of)
+    _refuse_name_twins(path, problem)
     return problem
+
+
+def _refuse_name_twins(path: str, problem: Problem) -> None:
+    """Refuse two variables (or two constraints) whose names print alike: the same text in another Unicode
+    normalisation, or one with invisible characters the other lacks. A Parquet model or delta with such a pair
+    is refused (``solver.differential.intent``); the same model in MPS was read, and ``convert``/``export`` then
+    wrote a Parquet file every command refuses (helper-227).
+
+    Raises:
+        ValidationError: naming the later name, its twin and the line that first names the later one.
+    """
+    from solver.differential.intent import first_twin, twin_message
+
+    for what, names, section in (("variable", problem.col_names, b"COLUMNS"), ("constraint", problem.row_names,
+                                                                                b"ROWS")):
+        pair = first_twin(names)
+        if pair is None:
+            continue
+        nm, twin = str(names[pair[0]]), str(names[pair[1]])
+        token = re.escape(nm.encode())
+        line = _find_token_line(path, rb"(?m)^\s*(?:\S+\s+)?" + token + rb"(?=\s|$)") if section == b"ROWS" else \
+            _find_token_line(path, rb"(?m)^\s*" + token + rb"(?=\s)")
+        raise ValidationError(twin_message(what, nm, twin), file=path, line=line, entity=nm)
 
 
 _BIG_TOKEN = re.compile(rb"(?i)(?<![^\s])[+-]?(?:inf(?:inity)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[ed][+-]?[0-9]{3,})(?![^\s])")

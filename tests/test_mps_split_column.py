@@ -80,3 +80,22 @@ def test_fixed_format_names_with_a_space_around_markers_are_two_columns(tmp_path
     p.write_text(FIXED_SPACED.format(last="CAP A"))  # the same spaced name in two blocks is still refused
     with pytest.raises(FormatError, match="two separate blocks"):
         read_mps(p)
+
+
+@pytest.mark.parametrize("gap", ["  ", "   ", "\t"])
+def test_free_format_fields_in_columns_5_to_12_are_not_read_as_one_fixed_name(tmp_path, gap):
+    """helper-228: a free-format MILP with two spaces between fields ('    x12  r10  1', then '    x12  r105  1')
+    had its columns 5-12 read as a fixed-format name with a space ('x12  r10'): "column 'x12  r10' appears in two
+    separate blocks", exit 3, for a file HiGHS reads and solves (-3)."""
+    lines = ["    MARKER  'MARKER'  'INTORG'", "    x12  obj  -1", "    x12  r10  1", "    x12  r2  1",
+             "    x12  r105  1", "    MARKER  'MARKER'  'INTEND'"]
+    text = ("NAME free_names\nROWS\n N  obj\n L  r10\n L  r2\n L  r105\nCOLUMNS\n"
+            + "\n".join(ln.replace("  ", gap) if not ln.lstrip().startswith("MARKER") else ln for ln in lines)
+            + "\nRHS\n    rhs  r10  4.5\n    rhs  r2  3.5\n    rhs  r105  5\nBOUNDS\n UP bnd x12 10\nENDATA\n")
+    path = tmp_path / "free_names.mps"
+    path.write_text(text)
+    p = read_mps(path)
+    assert list(p.col_names) == ["x12"] and p.is_mip
+    res = CliRunner().invoke(app, ["solve", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["objective"] == pytest.approx(-3.0)
