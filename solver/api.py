@@ -57,7 +57,7 @@ def solve_problem(problem: Problem, settings: Settings | None = None,
     if not result.engine and result.state is not None and result.state.engine:  # a MILP: its relaxation's
         result.engine = result.state.engine.get("engine", "")
         result.engine_reason = result.state.engine.get("reason", "")
-    if result.status == Status.PRIMAL_INFEASIBLE and settings.iis_seconds > 0:
+    if result.status == Status.PRIMAL_INFEASIBLE and settings.iis_seconds > 0 and result.iis is None:
         _name_conflict(problem, result, settings, time.perf_counter() - t0)
     return result
 

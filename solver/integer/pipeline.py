@@ -235,10 +235,17 @@ def solve_milp(problem: Problem, settings: Settings, warm_start: SolverState | N
                   "structure": st.summary()}
     if st.integer_infeasible_bounds.any():
         j = int(np.flatnonzero(st.integer_infeasible_bounds)[0])
-        return milp_result(problem, Status.PRIMAL_INFEASIBLE,
-                           np.clip(np.zeros(problem.n_cols), problem.col_lower, problem.col_upper),
-                           np.zeros(problem.n_rows), math.nan, 0, run.seconds, t_start, None, warm_start, run.report,
-                           f"integer column {problem.col_names[j]!r} has no integer in its bounds")
+        lo, up = float(problem.col_lower[j]), float(problem.col_upper[j])
+        res = milp_result(problem, Status.PRIMAL_INFEASIBLE,
+                          np.clip(np.zeros(problem.n_cols), problem.col_lower, problem.col_upper),
+                          np.zeros(problem.n_rows), math.nan, 0, run.seconds, t_start, None, warm_start, run.report,
+                          f"integer column {problem.col_names[j]!r} has no integer in its bounds [{lo:.10g}, "
+                          f"{up:.10g}]: its own bounds conflict with its integrality, whatever the rows")
+        # the conflict is that column's box: no IIS search, whose "the LP relaxation is feasible: integrality
+        # itself conflicts with the rows" blamed rows that play no part (helper-228)
+        res.iis = {"found": True, "status": "irreducible", "rows": [], "n_rows": 0, "n_columns": 1, "seconds": 0.0,
+                   "columns": [{"name": str(problem.col_names[j]), "bound": "boxed", "lower": lo, "upper": up}]}
+        return res
     _start(run)
     for stage in (_highs_first, _relaxation_stages, _dive, _fill_pinned, _fallback, _improve_by_fallback):
         done = stage(run)
