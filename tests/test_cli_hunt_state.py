@@ -209,3 +209,23 @@ def test_delta_pipe_and_problem_folder_are_named(st, tmp_path, capsys):
     assert code == 3 and "is a directory" in msg and "not found" not in msg
     code, out, _ = run_main(capsys, "solve", tmp_path / "none.mps", "--json")
     assert code == 3 and "not found" in json.loads(out)["error"]["message"]
+
+
+def test_every_answer_of_init_and_step_names_the_current_round(tmp_path, capsys):
+    """helper-226: a round stored by ``--accept-failed`` answered without ``current_round`` (``jq`` null) although
+    it was current; a failed round's answer has it. Now every init/step answer has it; report.json does not."""
+    write_problem(small_lp(), tmp_path / "base.parquet")
+    st = tmp_path / "st"
+    code, out, _ = run_main(capsys, "init", tmp_path / "base.parquet", "--state", st, "--json")
+    assert code == 0 and json.loads(out)["current_round"] == 0
+    d = tmp_path / "inf.parquet"
+    write_delta(Delta.concat([Delta.cons(["cap0"], lower=[5.0], upper=[5.0]), Delta.vars(["x0"], upper=[0.0])],
+                             base_round=0), d)
+    code, out, _ = run_main(capsys, "step", d, "--state", st, "--json")
+    rep = json.loads(out)
+    assert code == 4 and rep["accepted"] is False and rep["current_round"] == 0
+    code, out, _ = run_main(capsys, "step", d, "--state", st, "--json", "--accept-failed")
+    rep = json.loads(out)
+    assert code == 4 and rep["accepted"] is True and rep["current_round"] == 1 == rep["round"]
+    assert (st / "CURRENT").read_text().strip() == "1"
+    assert "current_round" not in json.loads((st / "gen-000001" / "report.json").read_text())

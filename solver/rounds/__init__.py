@@ -93,7 +93,8 @@ def init(base, state_dir=None, settings: Settings | None = None, keep: int = DEF
         The round-0 report (also written to ``gen-000000/report.json``; ``formats.reports.round_report``):
         round, status, objective, iterations, warm_started, seconds {load, apply, solve, integerize, save,
         total}, solution_path/duals_path/changes_path (relative to the state directory), base_sha256,
-        accepted, ... A round 0 whose status is not OPTIMAL/FEASIBLE is not stored (unless
+        accepted, current_round (0; only in this answer, not in report.json), ... A round 0 whose status is not
+        OPTIMAL/FEASIBLE is not stored (unless
         ``accept_failed``): the report has ``"accepted": false``, ``"current_round": null`` and
         ``failure_record`` (its ``failed/round-000000-...`` folder); the folder stays uninitialised.
     Raises:
@@ -128,7 +129,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
         milp_options: the MILP-only flags given on the command line (``--mip-gap``, ...): when the round's
             model (after the delta) has no integer column, its report warns that they have no effect.
     Returns:
-        The round report (as for :func:`init`, plus delta_sha256, previous_round, changed_variables,
+        The round report (as for :func:`init`, current_round the new round, plus delta_sha256, previous_round,
+        changed_variables,
         seconds["apply_linear"], warnings, abandoned_rounds when a rolled-back branch was moved aside);
         for a re-applied delta ``{"round": K, "no_op": true, "current_round": N, "status", "objective",
         "delta_sha256", "message"}`` (K: the kept round it produced; no warnings, no timings); ``"accepted": false``

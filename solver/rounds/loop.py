@@ -187,6 +187,7 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
             extra["warnings"] = warnings
         report = save_round(store, 0, problem, result, None, None, t0, seconds, None, extra, keep, settings.tol,
                             write_extra=hook)
+        report = _now_current(report)
         try:  # round 0 is stored and current: a fault here is a warning, never the command's error (review 38)
             _set_aside_other_bases(store, base_sha)
         except (OSError, EnvironmentFaultError) as err:
@@ -194,6 +195,14 @@ def _init_locked(store: StateStore, base, settings: Settings, keep: int, t0: flo
                                              f"under {store.root / 'failed'} were not moved into abandoned/ ({err}): "
                                              "history lists them until they are moved out of failed/ by hand"]}
         return report
+
+
+def _now_current(report: dict) -> dict:
+    """The command's answer for a round it stored: its report with ``current_round`` (the round itself), as the
+    answers for a failed round and a re-applied delta carry it, so a script reads the state's current round from one
+    key whatever happened (helper-226: after ``--accept-failed`` it was absent, ``jq .current_round`` null). Not in
+    the stored report.json, which ``show --round`` reads long after other rounds became current."""
+    return {**report, "current_round": report["round"]}
 
 
 def _set_aside_other_bases(store: StateStore, base_sha: str | None) -> None:
@@ -357,8 +366,8 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
             report = _record_failure(store, gen.round, problem, result, t0, seconds, sha, extra, keep, info)
             store.recovery_warnings()  # said by the record's report
             return copy_out(store.root, report, out_dir)  # only report.json: the round has no outputs
-        report = save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra, keep,
-                            settings.tol, write_extra=hook)
+        report = _now_current(save_round(store, gen.round + 1, problem, result, gen, info, t0, seconds, sha, extra,
+                                         keep, settings.tol, write_extra=hook))
         store.recovery_warnings()  # said by the round's report
     return copy_out(store.root, report, out_dir)
 
