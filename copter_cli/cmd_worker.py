@@ -24,7 +24,8 @@ def start_cmd(
     idle_timeout: float = typer.Option(900.0, "--idle-timeout",
                                        help="Exit after this many seconds without a command (0 or inf: never)."
                                             + range_help(0)),
-    timeout: float = typer.Option(300.0, "--timeout", help="Seconds to wait for the worker to answer." + range_help(0)),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds to wait for the worker to answer (0: do not "
+                                                            "wait, it starts in the background)." + range_help(0)),
     json_out: bool = JSON_OPT,
     debug: bool = DEBUG_OPT,
 ) -> None:
@@ -73,6 +74,10 @@ def _with_idle_warning(res: dict, asked: float) -> dict:
 
 def _say_started(res: dict) -> None:
     when = _idle_words(res["idle_timeout_seconds"])
+    if res.get("background") and not res.get("running"):
+        say(f"worker starting in the background (pid {res['pid']}), {when}: commands run in-process until it "
+            f"answers (`copter worker status` tells when); log {res['log']}")
+        return
     if res["already_running"]:
         say(f"worker already running: pid {res['pid']}, served {res['served']} command(s), {when}; "
             f"socket {res['socket']}")

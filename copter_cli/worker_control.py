@@ -99,7 +99,9 @@ def start(idle_timeout: float, timeout: float, prepare: Callable[[], None],
 
     Args:
         idle_timeout: seconds without a command after which the worker exits (0: never).
-        timeout: seconds to wait for it to answer.
+        timeout: seconds to wait for it to answer; 0: do not wait (the worker starts in the background: the
+            answer is :func:`status` then, ``"running": False``, with ``"background": True`` and the new
+            process's pid; commands run in-process until it answers).
         prepare: compiles the kernels first when they are not (``copter_cli.cmd_prepare.ensure_prepared``,
             with its progress line), so the worker loads them from the cache.
         progress: told once (e.g. printed on stderr) when a new worker process starts, which takes seconds.
@@ -186,6 +188,10 @@ def _start(p: dict, t0: float, idle_timeout: float, timeout: float, prepare: Cal
 
     if not lock_held(p["lock"]):  # else another worker holds it: one starting, or one stopping (draining)
         proc = spawn()
+    if timeout == 0:  # as `worker stop --timeout 0`: do not wait (it failed, exit 7, the worker left unstarted)
+        return {**status(), **({"pid": proc.pid} if proc is not None else {}), "already_running": False,
+                "background": True, "idle_timeout_seconds": idle_timeout if idle_timeout > 0 else float("inf"),
+                "start_seconds": time.monotonic() - t0}
     deadline = time.monotonic() + timeout
     while True:
         code = None if proc is None else proc.poll()

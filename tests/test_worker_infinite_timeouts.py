@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,27 @@ def test_finite_timeouts_too_long_for_the_os_waits(folder):
     assert code == 0 and json.loads(out)["running"], (out, err)  # still there after its first idle wait
     code, out, err = _cli(d, "worker", "stop", "--timeout", "1e10", "--json")
     assert code == 0 and json.loads(out) == {"stopped": True, "pid": started["pid"]}, (out, err)
+
+
+def test_start_with_timeout_zero_starts_in_the_background(folder):
+    """``worker start --timeout 0`` (accepted by its range) waited 0 s, failed with exit 7 "did not answer within
+    0 s" and left no worker (helper-226). As ``worker stop --timeout 0`` does not wait, it now starts the worker
+    and returns at once."""
+    d, pids = folder
+    code, out, err = _cli(d, "worker", "start", "--timeout", "0", "--json")
+    assert code == 0, (out, err)
+    res = json.loads(out)
+    pids.append(res["pid"])
+    assert res["running"] is False and res["background"] is True and res["already_running"] is False, res
+    deadline = time.monotonic() + 120
+    st = {}
+    while time.monotonic() < deadline:
+        st = json.loads(_cli(d, "worker", "status", "--json")[1])
+        if st["running"]:
+            break
+        time.sleep(0.2)
+    assert st["running"] is True and st["pid"] == res["pid"], st
+    code, out, err = _cli(d, "worker", "start", "--timeout", "0")
+    assert code == 0 and "already running" in out, (out, err)
+    code, out, err = _cli(d, "worker", "stop", "--json")
+    assert json.loads(out) == {"stopped": True, "pid": res["pid"]}, (out, err)
