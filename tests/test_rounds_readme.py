@@ -43,6 +43,15 @@ def test_the_readme_pipeline_runs_on_a_small_generated_problem(tmp_path, monkeyp
     assert all(float(line.split()[3]) >= 0.0 for line in lines[:2])  # seconds["solve"]
     assert lines[2] == "['OPTIMAL', 'OPTIMAL', 'OPTIMAL']"
     assert (tmp_path / "state" / "CURRENT").read_text().strip() == "2"
+    out = io.StringIO()  # run again, as its no-op comment says a re-run does (it failed at init: helper-226)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(readme_snippet(), "README.md", "exec"), {})
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    assert out.getvalue().splitlines() == ["['OPTIMAL', 'OPTIMAL', 'OPTIMAL']"]
+    assert (tmp_path / "state" / "CURRENT").read_text().strip() == "2"
 
 
 def _imports(path: Path) -> set[str]:
