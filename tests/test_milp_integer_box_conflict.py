@@ -49,3 +49,15 @@ def test_a_step_that_makes_a_column_integer_in_a_fractional_box_fails_cleanly(tm
     assert "own bounds" in rep["message"] and "rows (no IIS" not in rep["message"], rep["message"]
     assert rep["iis"]["columns"][0]["name"] == "x0"
     assert (st / "CURRENT").read_text().strip() == "0" and snapshot(st / "gen-000000") == gens
+
+
+def test_verbose_says_what_the_small_milp_path_did(tmp_path, capsys):
+    """helper-226: ``--verbose`` ("the solver's iteration log") printed nothing for a small MILP, which HiGHS solves
+    first (no PDHG, whose log was all it printed)."""
+    p = lp([-1.0, -2.0], [[1.0, 1.0]], [0.0], [3.5], [0.0, 0.0], [10.0, 10.0])
+    write_problem(p.replace(integrality=np.array([1, 1], dtype=np.int8)), tmp_path / "m.parquet")
+    code, _, err = run_main(capsys, "solve", tmp_path / "m.parquet", "--verbose")
+    assert code == 0
+    assert "HiGHS first (small MILP" in err and "HiGHS MIP" in err, err
+    code, _, err = run_main(capsys, "solve", tmp_path / "m.parquet")
+    assert code == 0 and "HiGHS first" not in err

@@ -312,6 +312,8 @@ def _highs_first_round(run: _Round, limit: int) -> SolveResult | None:
     run.seconds["relaxation"] += time.perf_counter() - t0
     run.report.update(lp_engine="highs", lp_status=lp.status.name, lp_objective=float(lp.objective),
                       lp_dual_residual_rel=0.0)
+    _say(run, f"HiGHS first (small MILP: nnz {problem.nnz} <= {limit}): LP relaxation by HiGHS simplex "
+              f"{lp.status.name}, objective {float(lp.objective):.10g}, {time.perf_counter() - t0:.3f} s")
     run.x_lp, run.y_lp = np.asarray(lp.x, dtype=np.float64), np.asarray(lp.y, dtype=np.float64)
     run.lp_state = lp.state
     if lp.status in _INFEASIBLE_LP:
@@ -336,6 +338,9 @@ def _highs_first_round(run: _Round, limit: int) -> SolveResult | None:
                                        far_seconds=IMPROVE_FAR_SECONDS)
     if xf is None and rinfo:
         finfo["reason_no_point"] = rinfo.get("reason", "")
+    _say(run, f"HiGHS MIP ({'seeded with the incumbent' if finfo.get('seeded') else 'unseeded'}): "
+              f"{finfo.get('highs_status')}, {'objective ' + format(float(problem.cost @ xf + problem.offset), '.10g') if xf is not None else 'no point'}"
+              f", dual bound {finfo.get('mip_dual_bound', math.nan):.10g}, {finfo.get('seconds', 0.0):.3f} s")
     verdict = _take_highs_step(run, xf, finfo, t1, f"small model: HiGHS first (nnz {problem.nnz} <= {limit})",
                                run.x_best if run.x_best is not None else run.x_lp, run.x_lp,
                                "HiGHS MIP (small model)", "highs_first")
@@ -347,6 +352,15 @@ def _highs_first_round(run: _Round, limit: int) -> SolveResult | None:
         run.report["highs_first"] = "stopped above the target at its time budget: relaxation stages follow"
         return None  # the stages keep HiGHS's point unless they beat it, and every bound only tightens
     return _assemble(run)
+
+
+def _say(run: _Round, line: str) -> None:
+    """``line`` on stderr under ``settings.verbose`` (``--verbose``: the solver's log): the small-MILP path runs
+    no PDHG, whose iteration log was all ``--verbose`` printed, so it printed nothing there (helper-226)."""
+    if run.settings.verbose:
+        import sys
+
+        print(line, file=sys.stderr)
 
 
 def _stages_follow_highs_first(run: _Round, finfo: dict) -> bool:
