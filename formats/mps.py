@@ -109,6 +109,7 @@ data sections (``formats/mps_numbers.py``).
 from __future__ import annotations
 
 import gzip
+import math
 import mmap
 import os
 import re
@@ -774,7 +775,22 @@ def read_mps(path: str | os.PathLike) -> Problem:
         with _text(path) as data:
             check_bound_columns(data, path, _header_index(data), problem.col_names[cand].tolist(), _line_of)
     _refuse_name_twins(path, problem)
-    return problem
+    return _without_negative_zeros(problem)
+
+
+def _without_negative_zeros(problem: Problem) -> Problem:
+    """``problem`` with every -0.0 cost, bound and constant as 0.0 (``+ 0.0``: one pass each, new arrays only where
+    one is found), as a Parquet model or delta is read: an MPS ``LO bnd y -0`` kept -0.0 in the state, its export
+    read back as 0.0, and ``diff`` then took a fresh export for a file "edited since" (its digest differed) and
+    recorded no base round (helper-227)."""
+    fields = {}
+    for f in ("cost", "col_lower", "col_upper", "row_lower", "row_upper"):
+        v = getattr(problem, f)
+        if np.signbit(v[v == 0.0]).any():
+            fields[f] = v + 0.0
+    if problem.offset == 0.0 and math.copysign(1.0, problem.offset) < 0:
+        fields["offset"] = 0.0
+    return problem.replace(**fields) if fields else problem
 
 
 def _refuse_name_twins(path: str, problem: Problem) -> None:
