@@ -36,8 +36,16 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from formats.checksum import file_crc32  # noqa: E402
 from solver import rounds  # noqa: E402
+from solver.model.problem import Problem  # noqa: E402
 from solver.rounds.outputs import with_round  # noqa: E402
-from tests.helpers import small_lp  # noqa: E402
+
+
+def base_model() -> Problem:
+    """A one-row LP for round 0, whose outputs are then replaced by the synthetic tables (not tests.helpers, which
+    imports pytest: the script failed at --help on a runtime-only install)."""
+    return Problem.from_arrays(cost=np.array([1.0, 2.0]), col_lower=np.zeros(2), col_upper=np.ones(2),
+                               row_lower=np.array([-np.inf]), row_upper=np.array([1.0]),
+                               matrix=np.array([[1.0, 1.0]]), sense=-1, row_names=["cap"], col_names=["x", "y"])
 
 
 def synthetic(n: int, clients: int, seed: int = 0) -> tuple[pa.Table, pa.Table]:
@@ -71,7 +79,7 @@ def main() -> None:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         st = Path(tmp) / "st"
-        rep = rounds.init(small_lp(), state_dir=st)
+        rep = rounds.init(base_model(), state_dir=st)
         gen = st / f"gen-{rep['round']:06d}"
         sol, ch = synthetic(a.n, a.clients)
         manifest = json.loads((gen / "generation.json").read_text())

@@ -334,66 +334,90 @@ def format_round(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def summarize(rows: list[dict]):
-    """Per-method medians over rounds >= 1 (steady state) as a pandas DataFrame, with time ratios
-    median(seconds) / median(seconds of highs) and / median(seconds of highs-warm)."""
-    import pandas as pd
-
-    df = pd.DataFrame(rows)
-    steady = df[df["round"] >= 1] if (df["round"] >= 1).any() else df
-    g = steady.groupby("method", sort=False)
-    out = pd.DataFrame({
-        "median_s": g["seconds"].median(),
-        "max_s": g["seconds"].max(),
-        "median_gap_rel": g["gap_rel"].median() if "gap_rel" in steady else math.nan,
-        "max_row_viol": g["max_row_violation"].max(),
-        "max_row_viol_rel": g["max_row_violation_rel"].max(),
-        "median_churn": g["churn"].median() if "churn" in steady else math.nan,
-        "limit_hits": g["hit_limit"].sum(),
-        "skipped": g["status"].apply(lambda v: int((v == "SKIPPED").sum())),
-        "rounds": g["round"].count(),
-    })
-    if "pop_seconds" in steady:
-        out["median_pop_s"] = g["pop_seconds"].median()
-    for ref in ("highs", "highs-warm"):
-        if ref in out.index and np.isfinite(out.loc[ref, "median_s"]) and out.loc[ref, "median_s"] > 0:
-            out[f"x_{ref}"] = out["median_s"] / out.loc[ref, "median_s"]
+def _column(rows: list[dict], key: str) -> np.ndarray:
+    """(len(rows),) float values of ``key`` (NaN where absent, None or not a number)."""
+    out = np.full(len(rows), math.nan)
+    for i, r in enumerate(rows):
+        v = r.get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool) or isinstance(v, np.floating | np.integer):
+            out[i] = float(v)
     return out
+
+
+def _nan_stat(fn, v: np.ndarray) -> float:
+    """``fn`` (np.nanmedian, np.nanmax) of ``v``, NaN (no warning) when every value is NaN."""
+    return float(fn(v)) if (~np.isnan(v)).any() else math.nan
+
+
+def summarize(rows: list[dict]) -> list[dict]:
+    """Per-method medians over rounds >= 1 (steady state), one dict per method in first-seen order, with time
+    ratios median(seconds) / median(seconds of highs) and / median(seconds of highs-warm). Plain numpy: the bench
+    scripts run from a runtime-only install (pandas is a test extra; it crashed here after every round had run)."""
+    steady = [r for r in rows if r["round"] >= 1] or rows
+    out = []
+    for m in dict.fromkeys(r["method"] for r in steady):
+        rs = [r for r in steady if r["method"] == m]
+        row = {"method": m, "median_s": _nan_stat(np.nanmedian, _column(rs, "seconds")),
+               "max_s": _nan_stat(np.nanmax, _column(rs, "seconds")),
+               "median_gap_rel": _nan_stat(np.nanmedian, _column(rs, "gap_rel")),
+               "max_row_viol": _nan_stat(np.nanmax, _column(rs, "max_row_violation")),
+               "max_row_viol_rel": _nan_stat(np.nanmax, _column(rs, "max_row_violation_rel")),
+               "median_churn": _nan_stat(np.nanmedian, _column(rs, "churn")),
+               "limit_hits": sum(bool(r.get("hit_limit")) for r in rs),
+               "skipped": sum(r.get("status") == "SKIPPED" for r in rs), "rounds": len(rs)}
+        if any("pop_seconds" in r for r in steady):
+            row["median_pop_s"] = _nan_stat(np.nanmedian, _column(rs, "pop_seconds"))
+        out.append(row)
+    for ref in ("highs", "highs-warm"):
+        base = next((r["median_s"] for r in out if r["method"] == ref), math.nan)
+        if np.isfinite(base) and base > 0:
+            for r in out:
+                r[f"x_{ref}"] = r["median_s"] / base
+    return out
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
 
 
 def print_summary(rows: list[dict], title: str) -> None:
     """Print the median table (x_highs < 1 means faster than HiGHS cold)."""
-    import pandas as pd
-
-    s = summarize(rows)
+    table = summarize(rows)
     print(f"\n## {title}: medians over rounds 1..{max(x['round'] for x in rows)} "
           "(x_highs / x_highs-warm = median seconds / that baseline's median seconds; < 1 = faster)")
-    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format",
-                           lambda v: f"{v:.4g}"):
-        print(s.to_string())
+    keys = list(dict.fromkeys(k for r in table for k in r))
+    cells = [[_cell(r.get(k, math.nan)) for k in keys] for r in table]
+    widths = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
+    print("  ".join(k.ljust(w) if i == 0 else k.rjust(w) for i, (k, w) in enumerate(zip(keys, widths, strict=True))))
+    for c in cells:
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(c, widths, strict=True))))
     sys.stdout.flush()
 
 
 # ----------------------------------------------------------------------------- files
 def write_results(name: str, rows: list[dict], info: dict, *, plot: bool = False) -> Path | None:
     """Write ``bench/results/<name>-<timestamp>.parquet`` and ``.csv`` (header as Parquet metadata and as
-    ``#`` comment lines of the CSV); optionally a PNG of per-round time by method. Returns the Parquet path."""
-    import pandas as pd
+    ``#`` comment lines of the CSV); optionally a PNG of per-round time by method. Returns the Parquet path.
+    pyarrow only (a runtime dependency), as :func:`summarize`."""
     import pyarrow as pa
+    import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     base = RESULTS / f"{name}-{stamp}"
-    df = pd.DataFrame(rows)
-    table = pa.Table.from_pandas(df, preserve_index=False)
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    table = pa.Table.from_pylist([{k: r.get(k) for k in keys} for r in rows])
     meta = {f"bench.{k}": str(v) for k, v in info.items()}
     pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}), **meta}),
                    base.with_suffix(".parquet"))
-    with open(base.with_suffix(".csv"), "w") as f:
+    flat = table.select([c for c in table.column_names if not pa.types.is_nested(table.schema.field(c).type)])
+    with open(base.with_suffix(".csv"), "wb") as f:
         for k, v in info.items():
-            f.write(f"# {k}: {v}\n")
-        df.to_csv(f, index=False)
+            f.write(f"# {k}: {v}\n".encode())
+        pacsv.write_csv(flat, f)
     print(f"# results: {base.with_suffix('.parquet')} and .csv")
     if plot:
         try:
@@ -405,8 +429,9 @@ def write_results(name: str, rows: list[dict], info: dict, *, plot: bool = False
             print("# --plot: matplotlib is not installed; no PNG written")
         else:
             fig, ax = plt.subplots(figsize=(8, 4.5))
-            for m, part in df.groupby("method", sort=False):
-                ax.plot(part["round"], part["seconds"], marker="o", label=m)
+            for m in dict.fromkeys(r["method"] for r in rows):
+                part = [r for r in rows if r["method"] == m]
+                ax.plot([r["round"] for r in part], _column(part, "seconds"), marker="o", label=m)
             ax.set_yscale("log")
             ax.set_xlabel("round")
             ax.set_ylabel("seconds")
