@@ -41,3 +41,23 @@ def test_pop_rows_are_not_applicable_and_highs_runs(empty_round, ks):
     pops = [r for name, r in rows.items() if name.startswith("pop-")]
     assert pops and all(r["status"] == "NOT_APPLICABLE" for r in pops), rows
     assert all("no column" in r["message"] and "prefix" not in r["message"] for r in pops), rows
+
+
+def test_the_default_k_beyond_a_small_models_columns_is_a_not_applicable_row(tmp_path):
+    """helper-230: ``compare -b highs -b pop`` on a 2-column model (netlib's chip) was exit 2 naming a ``--k 4``
+    the user never typed, and HiGHS did not run. The default K now gives a NOT_APPLICABLE POP row; a K the user
+    gives is still checked (exit 2)."""
+    from tests.helpers import lp
+
+    write_problem(lp([-1.0, -2.0], [[1.0, 1.0], [1.0, 0.0]], [0.0, 0.0], [4.0, 3.0], [0.0, 0.0], [10.0, 10.0]),
+                  tmp_path / "m.parquet")
+    st = tmp_path / "st"
+    assert cli_json("init", tmp_path / "m.parquet", "--state", st)[0] == 0
+    code, out = cli_json("compare", "-b", "highs", "-b", "pop", "--state", st, "--json")
+    assert code == 0, out
+    rows = {r["name"]: r for r in json.loads(out)["baselines"]}
+    assert rows["highs"]["status"] == "OPTIMAL" and rows["pop-4"]["status"] == "NOT_APPLICABLE", rows
+    assert "default --k" in rows["pop-4"]["message"] and "2 columns" in rows["pop-4"]["message"]
+    for given in (["-b", "pop", "--k", "4"], ["-b", "pop-4"]):
+        code, out = cli_json("compare", "-b", "highs", *given, "--state", st, "--json")
+        assert code == 2 and "more than the 2 columns" in json.loads(out)["error"]["message"], out

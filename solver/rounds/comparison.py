@@ -277,7 +277,9 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
                              pop_client_regex=pop_client_regex, pop_shared_rows_regex=pop_shared_rows_regex,
                              pop_workers=pop_workers, pop_scaling=pop_scaling, pop_executor=pop_executor,
                              ray_address=ray_address)
-    ks = list(dict.fromkeys(ks or [4]))
+    defaulted = f"pop-{DEFAULT_POP_K}" if not ks and "pop" in baselines and f"pop-{DEFAULT_POP_K}" not in baselines \
+        else None  # POP's K nobody asked for: beyond the model's columns it is a NOT_APPLICABLE row, not exit 2
+    ks = list(dict.fromkeys(ks or [DEFAULT_POP_K]))
     names = _check_options(baselines, ks, highs_solver, time_limit_seconds, threads, pop_workers, given,
                            pop_executor, ray_address)
     if seed is not None and seed < 0:  # numpy's generator refuses it deep inside POP (was exit 1)
@@ -287,7 +289,12 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     store = StateStore(state_dir_or_default(state_dir))
     gen = store.load(with_state=False, read=("solution.parquet", "duals.parquet"))  # copter_point, copter_duals
     problem = gen.problem
-    pop_ks = [int(name[4:]) for name in names if name.startswith("pop-")]
+    too_many = None
+    if defaulted and 0 < problem.n_cols < DEFAULT_POP_K:  # helper-230: chip (2 columns) refused every baseline
+        too_many = (f"POP-{DEFAULT_POP_K} (the default --k) needs a part per column at most: round {gen.round}'s "
+                    f"model has {problem.n_cols} column{'' if problem.n_cols == 1 else 's'}; give --k "
+                    f"{problem.n_cols} or fewer")
+    pop_ks = [int(name[4:]) for name in names if name.startswith("pop-") and not (too_many and name == defaulted)]
     if pop_ks and problem.n_cols > 0 and max(pop_ks) > problem.n_cols:
         # a part per column at most: a larger k only allocates per-part arrays (--k 1e8 on 32 columns: 18 GB,
         # killed; 1e20: OverflowError, exit 1); a model without columns makes the POP rows NOT_APPLICABLE
@@ -312,6 +319,8 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
         if progress:
             progress(name)
         try:
+            if too_many and name == defaulted:
+                raise NotApplicableError(too_many)
             res = registry.get(name).run(problem, ctx)
         except NotApplicableError as err:  # e.g. POP without client names: a marked row, the others still run
             out.append(not_applicable_row(name, str(err)))
@@ -390,6 +399,7 @@ def pop_executor_of(store: StateStore, names: list[str], executor: str | None, r
 
 
 NOT_APPLICABLE = "NOT_APPLICABLE"
+DEFAULT_POP_K = 4  #: POP's number of parts when ``--k`` is not given
 """Status of a compare row whose baseline does not apply to the model (no objective, no seconds)."""
 
 
