@@ -82,7 +82,7 @@ from formats.checkpoint import StateStore
 from solver.baselines import registry
 from solver.baselines.highs import check_solver
 from solver.baselines.result import point_quality
-from solver.integer.gap import objective_diff_rel, objective_rounding, objective_scale
+from solver.integer.gap import integrality_slack, objective_diff_rel, objective_rounding, objective_scale
 from solver.lp.original_kkt import original_kkt
 from solver.lp.termination import row_tolerance
 from solver.model.errors import NotApplicableError, PartWorkerError, StateError, UsageError
@@ -212,6 +212,14 @@ def copter_duals(gen, problem: Problem) -> np.ndarray | None:
     return _column_by_name(path, "dual", problem.row_names)
 
 
+def _rounding(problem: Problem, x) -> float:
+    """How far a point's objective is from its exact integral value by float64 rounding of c'x
+    (:func:`objective_rounding`) and, on a MILP, by its integer columns' distance to integers
+    (:func:`solver.integer.gap.integrality_slack`): objectives closer than the two points' figures tie."""
+    out = objective_rounding(problem.cost, x, problem.offset)
+    return out + integrality_slack(problem.cost, x, problem.integrality) if problem.is_mip else out
+
+
 def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
     """copter's own figures for this round: status from its report; objective, violations and (LP) the relative
     KKT measures recomputed from its saved point and duals (``tol``: see :func:`feasibility`)."""
@@ -225,7 +233,7 @@ def copter_row(gen, problem: Problem, tol: float = 1e-4) -> dict:
     obj = q.objective if x is not None and np.isfinite(q.objective) else rep.get("objective")
     return {"name": "copter", "status": rep.get("status"), "objective": obj,
             "_scale": objective_scale(problem.cost, x),
-            "_rounding": objective_rounding(problem.cost, x, problem.offset),
+            "_rounding": _rounding(problem, x),
             "seconds": float(secs.get("apply", 0.0) or 0.0) + solve_s, "solve_seconds": solve_s,
             "round_seconds": secs.get("total"), "max_row_violation": q.max_row_violation,
             "max_row_violation_rel": q.max_row_violation_rel, "max_bound_violation": q.max_bound_violation,
@@ -330,7 +338,7 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
                                   "the round log", err.part) from err
         out.append({**res.summary(), **feasibility(problem, res.x, tol, prices=prices),
                     "_scale": objective_scale(problem.cost, res.x),
-                    "_rounding": objective_rounding(problem.cost, res.x, problem.offset)})
+                    "_rounding": _rounding(problem, res.x)})
     _derive(copter, out, problem.sense, tol)
     result = {"round": gen.round, "n_cols": problem.n_cols, "n_rows": problem.n_rows, "nnz": problem.nnz,
               "feasibility_tol": tol, "feasibility_ruler": feasibility_ruler(problem),
