@@ -131,8 +131,9 @@ def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, hi
     problem = scenario.base()
     state = None
     rows = []
+    applied = math.nan  # the seconds of the delta that made this round's problem (round 0: none)
     for r in range(rounds):
-        row = {"workload": label, "round": r, "cols": problem.n_cols, "rows": problem.n_rows}
+        row = {"workload": label, "round": r, "cols": problem.n_cols, "rows": problem.n_rows, "apply_s": applied}
         t = time.perf_counter()
         res = solve_milp(problem, settings, state)
         row["copter_s"] = time.perf_counter() - t
@@ -174,7 +175,7 @@ def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, hi
             delta = scenario.next_delta(r + 1, res.x if res.point_feasible else None)
             problem, info = apply_delta(problem, delta)
             state = map_state(res.state, info, problem) if res.state is not None else None
-            rows[-1]["apply_s"] = time.perf_counter() - t
+            applied = time.perf_counter() - t  # on round r + 1's row, which it made (it sat on round r's)
     return rows
 
 
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--gpus", type=int, nargs="*", default=[1024, 10240], help="Sia cluster sizes.")
     ap.add_argument("--lb", nargs="*", default=["256x32"], help="LB sizes SHARDSxSERVERS.")
     ap.add_argument("--packing", nargs="*", default=["200x3", "200x30"], help="Packing sizes COLSxROWS.")
-    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=10, help="Rounds in all, round 0 (the base problem) included.")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--highs-limit", type=float, default=120.0, help="HiGHS MIP time limit per round (s); 0 = skip.")
     ap.add_argument("--highs-every", type=int, default=1, help="Run HiGHS on every k-th round (and the last).")
