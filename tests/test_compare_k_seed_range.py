@@ -34,7 +34,7 @@ def state(tmp_path_factory):
     (("--seed", "-1"), "--seed"),
     (("--k", str(10**20)), "--k"),
     (("--k", "N+1"), "--k"),
-    (("--baseline", "pop-N+1"), "--k"),
+    (("--baseline", "pop-N+1"), "--baseline pop-"),  # what the user typed, not a --k they did not
 ])
 def test_out_of_range_pop_options_are_exit_2_naming_the_option(state, extra, option):
     st, n_cols = state

@@ -60,4 +60,6 @@ def test_the_default_k_beyond_a_small_models_columns_is_a_not_applicable_row(tmp
     assert "default --k" in rows["pop-4"]["message"] and "2 columns" in rows["pop-4"]["message"]
     for given in (["-b", "pop", "--k", "4"], ["-b", "pop-4"]):
         code, out = cli_json("compare", "-b", "highs", *given, "--state", st, "--json")
-        assert code == 2 and "more than the 2 columns" in json.loads(out)["error"]["message"], out
+        msg = json.loads(out)["error"]["message"]
+        assert code == 2 and "more than the 2 columns" in msg, out
+        assert msg.startswith("--k 4" if "--k" in given else "--baseline pop-4"), msg  # what the user typed

@@ -306,7 +306,9 @@ def run_compare(state_dir, baselines: list[str], *, ks: list[int] | None = None,
     if pop_ks and problem.n_cols > 0 and max(pop_ks) > problem.n_cols:
         # a part per column at most: a larger k only allocates per-part arrays (--k 1e8 on 32 columns: 18 GB,
         # killed; 1e20: OverflowError, exit 1); a model without columns makes the POP rows NOT_APPLICABLE
-        raise UsageError(f"--k {max(pop_ks)} is more than the {problem.n_cols} columns of round {gen.round}'s "
+        big = max(pop_ks)
+        said = f"--k {big}" if big in ks and any(b == "pop" for b in baselines) else f"--baseline pop-{big}"
+        raise UsageError(f"{said} is more than the {problem.n_cols} columns of round {gen.round}'s "
                          f"model; choose at most {problem.n_cols}")
     if gen.report.get("status") is None:
         raise StateError(f"round {gen.round} has no solved report to compare against", file=str(store.root))
