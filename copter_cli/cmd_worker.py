@@ -74,6 +74,9 @@ def _with_idle_warning(res: dict, asked: float) -> dict:
 
 def _say_started(res: dict) -> None:
     when = _idle_words(res["idle_timeout_seconds"])
+    if res.get("stopped_meanwhile"):
+        say(res["message"])
+        return
     if res.get("background") and not res.get("running"):
         say(f"worker starting in the background (pid {res['pid']}), {when}: commands run in-process until it "
             f"answers (`copter worker status` tells when); log {res['log']}")
@@ -136,6 +139,8 @@ def _say_status(res: dict) -> None:
     if not res["running"]:
         what = (f"worker {res['pid']} is stopping: it exits when its {res['active']} running command(s) finish"
                 if res["stopping"] else
+                f"worker {res['pid']} runs but cannot be reached: its socket file is gone, so commands run "
+                "in-process; `copter worker stop` ends it (`worker start` replaces it)" if res.get("unreachable") else
                 f"worker {res['pid']} is starting (loading the solver)" if res["starting"] and res["pid"] else
                 "a worker holds this install's lock without answering: it is starting (loading the solver) or "
                 "stopping (finishing its running commands)" if res["starting"] else

@@ -411,7 +411,25 @@ def _run_accepted(sock, reader: Reader, argv: list[str]) -> None:
             continue
         if msg is None or "exit" in msg or "killed" in msg:
             break
+    if command:
+        _wait_ended(command[0])
     _finish(msg, received, argv)
+
+
+ENDED_WAIT_SECONDS = 60.0  #: at most this long for the command's process to end once its exit code arrived
+
+
+def _wait_ended(pidfd: int) -> None:
+    """Wait until the command's process has ended (its pidfd turns readable), so this process exits after it, as an
+    in-process command's process does: the command tells its exit code just before it ends, still holding the
+    state's lock, and a script's next ``solver.rounds.step`` met StateBusyError in the 24-77 ms between
+    (helper-229). Bounded by :data:`ENDED_WAIT_SECONDS`."""
+    import select
+
+    try:
+        select.select([pidfd], [], [], ENDED_WAIT_SECONDS)
+    except (OSError, ValueError):
+        pass
 
 
 def _pidfd(pid: int) -> int | None:

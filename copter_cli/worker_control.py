@@ -37,7 +37,9 @@ def status() -> dict:
     held = lock_held(p["lock"])
     rec = worker_phase.read(p["lock"]) if held else None
     stopping = rec is not None and rec["phase"] == "stopping"
-    out = {"running": False, "starting": held and not stopping, "stopping": stopping,
+    lost = rec is not None and _unreachable(p, rec) is not None
+    out = {"running": False, "starting": held and not stopping and not lost, "stopping": stopping,
+           "unreachable": lost,
            "pid": rec["pid"] if rec else None, "active": rec["active"] if stopping else None,
            "stale_socket": os.path.exists(p["socket"]) and not held,
            "socket": p["socket"], "log": p["log"], "dir": p["dir"]}
@@ -154,7 +156,9 @@ def _start(p: dict, t0: float, idle_timeout: float, timeout: float, prepare: Cal
         if not current.get("stale"):
             current.pop("identity", None)
             return {**current, "already_running": True, "start_seconds": time.monotonic() - t0}
-        stop(timeout)
+        stop(timeout, wait_for_start=False)
+    elif lock_held(p["lock"]) and (rec := worker_phase.read(p["lock"])) and _unreachable(p, rec) is not None:
+        stop(timeout, wait_for_start=False)  # a worker without its socket: ended, then a new one starts
     if len(os.fsencode(p["socket"])) > SOCKET_PATH_MAX:
         raise EnvironmentFaultError(f"the worker's socket path is {len(os.fsencode(p['socket']))} bytes, over the "
                                     f"{SOCKET_PATH_MAX} a Unix socket allows: set COPTER_WORKER_DIR to a shorter "
@@ -189,12 +193,18 @@ def _start(p: dict, t0: float, idle_timeout: float, timeout: float, prepare: Cal
     if not lock_held(p["lock"]):  # else another worker holds it: one starting, or one stopping (draining)
         proc = spawn()
     if timeout == 0:  # as `worker stop --timeout 0`: do not wait (it failed, exit 7, the worker left unstarted)
-        return {**status(), **({"pid": proc.pid} if proc is not None else {}), "already_running": False,
+        return {**status(), **({"pid": proc.pid, "starting": True} if proc is not None else {}), "already_running": False,
                 "background": True, "idle_timeout_seconds": idle_timeout if idle_timeout > 0 else float("inf"),
                 "start_seconds": time.monotonic() - t0}
     deadline = time.monotonic() + timeout
     while True:
         code = None if proc is None else proc.poll()
+        if code == 0:  # it started and was stopped (a `worker stop` run beside this start) before it was seen
+            return {**status(), "pid": proc.pid, "already_running": False, "stopped_meanwhile": True,
+                    "idle_timeout_seconds": idle_timeout if idle_timeout > 0 else float("inf"),
+                    "start_seconds": time.monotonic() - t0,
+                    "message": "the worker started and was stopped (a `copter worker stop` or a SIGTERM) before "
+                               f"this start saw it answer; its log ends: {_tail(p['log'])}"}
         if code is not None and code != 6:  # 6: another worker of this install took the lock: wait for it
             raise EnvironmentFaultError(f"the worker exited with code {code} before it answered; its log "
                                         f"ends: {_tail(p['log'])}", file=p["log"], reason="worker")
@@ -216,38 +226,51 @@ def _start(p: dict, t0: float, idle_timeout: float, timeout: float, prepare: Cal
         time.sleep(0.05)
 
 
-def stop(timeout: float) -> dict:
+def stop(timeout: float, wait_for_start: bool = True) -> dict:
     """Ask the worker to stop and wait (up to ``timeout`` seconds) until it has exited; commands it is
     running finish first, new ones already run in-process.
 
+    Args:
+        timeout: seconds to wait (0: ask and return).
+        wait_for_start: wait for a ``worker start`` under way (it holds ``worker-<key>.lock.start`` until its
+            worker answers) and stop the worker it starts: ``worker start &`` then ``worker stop`` found no lock
+            yet and left the new worker running (helper-229). False for the start itself (replacing a stale worker).
     Returns:
         {"stopped": True, "pid"} once it exited; {"stopped": False, "running": False} when none runs;
         {"stopped": False, "stopping": True, "pid", "active"} when it still finishes commands at the timeout;
         the same with the pid and running commands the lock file records (:mod:`copter_cli.worker_phase`) when
         one an earlier ``stop`` left finishing its commands holds the install's lock; a worker still starting is
         waited for (up to ``timeout``) and then stopped, or at the timeout {"stopped": False, "starting": True,
-        "pid", "message"}; {"stopped": False, "stopping": True, "pid": None, "active": None, "message"} when the
-        lock's holder records nothing (a worker of an older copter).
+        "pid", "message"}; a worker that runs but has no socket to answer on (its socket file removed) is sent
+        SIGTERM, its stop signal; {"stopped": False, "stopping": True, "pid": None, "active": None, "message"}
+        when the lock's holder records nothing (a worker of an older copter).
     """
     deadline = time.monotonic() + timeout  # `--timeout inf`: wait as long as it takes
-    lock = wc.paths()["lock"]
+    p = wc.paths()
+    lock = p["lock"]
     while True:
         reply = wc.call("stop")
         if reply and reply.get("stopping"):
             break
-        if reply or not lock_held(lock):
+        held = lock_held(lock)
+        under_way = wait_for_start and lock_held(lock + ".start")
+        if reply or not (held or under_way):
             return {"stopped": False, "running": False, **({"message": reply["refused"]} if reply else {})}
-        rec = worker_phase.read(lock)  # hunt 56: a second stop said none runs
+        rec = worker_phase.read(lock) if held else None  # hunt 56: a second stop said none runs
         if rec and rec["phase"] == "stopping":
             return {"stopped": False, "stopping": True, "pid": rec["pid"], "active": rec["active"]}
-        if rec is None or time.monotonic() >= deadline:
-            return {"stopped": False, "stopping": rec is None, "starting": rec is not None,
-                    "pid": rec["pid"] if rec else None, "active": None,
-                    "message": (f"worker {rec['pid']} is still starting (it did not answer within {timeout:g} s)"
-                                if rec else "a worker holds this install's lock without answering: one still "
-                                "finishing its running commands after an earlier stop (or one starting)")
-                               + "; new commands run in-process meanwhile"}
-        time.sleep(0.1)  # a worker starting (loading the solver): stop it once it answers
+        if rec and (pid := _unreachable(p, rec)) is not None:
+            return _signal_stop(pid, lock, deadline)
+        if held and rec is None:
+            return {"stopped": False, "stopping": True, "pid": None, "active": None,
+                    "message": "a worker holds this install's lock without answering: one still finishing its "
+                               "running commands after an earlier stop (or one starting); new commands run "
+                               "in-process meanwhile"}
+        if time.monotonic() >= deadline:
+            return {"stopped": False, "starting": True, "pid": rec["pid"] if rec else None, "active": None,
+                    "message": f"{'worker ' + str(rec['pid']) if rec else 'a worker'} is still starting (it did "
+                               f"not answer within {timeout:g} s); new commands run in-process meanwhile"}
+        time.sleep(0.1)  # a worker starting (a `worker start` under way, or loading the solver): stop it once it answers
     sock = reply.pop("_sock")
     try:
         while True:
@@ -263,6 +286,46 @@ def stop(timeout: float) -> dict:
         return {"stopped": False, "stopping": True, "pid": reply["pid"], "active": reply.get("running")}
     finally:
         sock.close()
+
+
+def _unreachable(p: dict, rec: dict) -> int | None:
+    """The pid of a worker that records itself running but cannot be reached: its socket file is gone (removed by
+    hand or by a clean-up of the folder) or is no socket. It serves nothing and lives until its idle timeout (never,
+    with 0); status called it starting and stop could not end it (helper-229). None otherwise, or when the pid is
+    not a copter worker process (its command line, from /proc)."""
+    import stat
+
+    if rec["phase"] != "running":
+        return None
+    try:
+        if stat.S_ISSOCK(os.lstat(p["socket"]).st_mode):
+            return None
+    except OSError:
+        pass
+    try:
+        with open(f"/proc/{rec['pid']}/cmdline", "rb") as f:
+            if b"copter_cli.worker_server" not in f.read():
+                return None
+    except OSError:
+        return None
+    return rec["pid"]
+
+
+def _signal_stop(pid: int, lock: str, deadline: float) -> dict:
+    """SIGTERM (the worker's stop signal: it finishes its commands, then exits) to an unreachable worker ``pid``;
+    wait until it released the install's lock or ``deadline``; :func:`stop`'s answer."""
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        pass
+    while lock_held(lock) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not lock_held(lock):
+        return {"stopped": True, "pid": pid}
+    rec = worker_phase.read(lock) or {}
+    return {"stopped": False, "stopping": True, "pid": pid, "active": rec.get("active")}
 
 
 def _tail(path: str, lines: int = 5) -> str:

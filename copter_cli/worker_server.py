@@ -193,7 +193,7 @@ class Worker:
                 self.begin_stop(f"idle for {self.idle_timeout:g} s")
 
     def accept(self) -> None:
-        while True:
+        while self.listener is not None:  # a stop earlier in the same select() pass closed it (helper-229: exit 1)
             try:
                 sock, _ = self.listener.accept()
             except (BlockingIOError, InterruptedError):
@@ -258,6 +258,9 @@ class Worker:
     def handle(self, conn: Connection, msg: dict) -> None:
         if conn.state == "new":
             self.first_frame(conn, msg)
+        elif conn.state == "accepted" and msg.get("op") == "go" and self.stopping:  # accepted before the stop:
+            conn.reply({"refused": f"the worker is stopping ({self.stopping})"})  # nothing ran, it runs in-process
+            self.drop(conn)
         elif conn.state == "accepted" and msg.get("op") == "go":
             self.start_child(conn, msg)
         elif conn.state == "running" and "signal" in msg:
@@ -326,7 +329,7 @@ class Worker:
             conn.reply({"refused": f"expected 4 file descriptors, got {len(fds)}"})
             return self.drop(conn)
         keep = conn.sock.fileno()
-        close = [self.listener.fileno(), self.wake_r, self.wake_w, self.lock_fd,
+        close = [*([self.listener.fileno()] if self.listener is not None else []), self.wake_r, self.wake_w, self.lock_fd,
                  *(fd for fd in self.conns if fd != keep)]
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED_AT_FORK)
         try:

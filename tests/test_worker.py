@@ -246,6 +246,27 @@ def test_sigint_inside_the_save_unwinds_as_in_process(worker, tmp_path):
     assert results["worker"][0] == exit_codes.INTERRUPTED
 
 
+@pytest.mark.parametrize("fault", ["sigint_before_solve", "sigterm_before_solve"])
+def test_the_state_lock_is_free_when_an_interrupted_client_exits(worker, tmp_path, fault):
+    """An interrupt while the round solves (lock held): the command tells its client the exit code just before it
+    ends, and the client exited while the command still held the state's lock; a script's next step met
+    StateBusyError (helper-229). The client now exits after the command's process has ended, as in-process."""
+    import fcntl
+
+    base, d1 = lp_stream(tmp_path)
+    st = tmp_path / "state"
+    init_state(worker, base, st)
+    worker.ensure()
+    for _ in range(3):
+        code, out, err, routed = worker.cli("step", d1, "--state", st, "--json", env={"COPTER_FAULT_INJECT": fault})
+        assert routed and code == (130 if fault.startswith("sigint") else 143), (out, err)
+        fd = os.open(st / ".lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises BlockingIOError while the command holds it
+        finally:
+            os.close(fd)
+
+
 def test_child_killed_mid_round_exits_7_state_intact(worker, tmp_path):
     """The worker's child SIGKILLed (by someone, while it waits for the lock; and by the fault injection
     inside the commit, before the new generation is renamed): exit 7 naming the signal and the atomic

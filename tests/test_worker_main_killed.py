@@ -109,3 +109,19 @@ def test_the_exit_code_still_reaches_the_client_after_the_worker_died(tmp_path):
         assert proc.returncode == exit_codes.OK, err
         assert json.loads(out)["round"] == 1
         assert StateStore(st, reuse=False).load().round == 1
+
+
+def test_the_client_waits_for_the_command_process_to_end():
+    """The command tells its client its exit code just before it ends (still holding the state's lock); the client
+    waits on the command's pidfd until the process has ended (helper-229: a script's next step met StateBusyError
+    in the 24-77 ms between)."""
+    from copter_cli import worker_client as wc
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
+    fd = wc._pidfd(proc.pid)
+    assert fd is not None
+    t = time.monotonic()
+    wc._wait_ended(fd)
+    assert time.monotonic() - t >= 0.3  # it waited for the process, which had 0.6 s to live
+    assert proc.poll() == 0  # and the process had ended (a zombie until this reaps it)
+    os.close(fd)
