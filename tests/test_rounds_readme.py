@@ -25,11 +25,8 @@ def readme_snippet() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
-def test_the_readme_pipeline_runs_on_a_small_generated_problem(tmp_path, monkeypatch):
-    write_problem(small_lp(), tmp_path / "base.mps")
-    write_delta(Delta.concat([Delta.vars(["x1"], cost=[3.0])], base_round=0), tmp_path / "delta_0001.parquet")
-    write_delta(Delta.concat([Delta.vars(["x2"], cost=[-2.0])], base_round=1), tmp_path / "delta_0002.parquet")
-    monkeypatch.chdir(tmp_path)
+def _run_snippet() -> list[str]:
+    """Run the snippet in this process (its working directory: the caller's); the lines it printed."""
     out = io.StringIO()
     saved = dict(os.environ)  # the snippet's console_environment() sets variables this process's later tests inherit
     try:
@@ -38,19 +35,21 @@ def test_the_readme_pipeline_runs_on_a_small_generated_problem(tmp_path, monkeyp
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    lines = out.getvalue().splitlines()
+    return out.getvalue().splitlines()
+
+
+def test_the_readme_pipeline_runs_on_a_small_generated_problem(tmp_path, monkeypatch):
+    write_problem(small_lp(), tmp_path / "base.mps")
+    write_delta(Delta.concat([Delta.vars(["x1"], cost=[3.0])], base_round=0), tmp_path / "delta_0001.parquet")
+    write_delta(Delta.concat([Delta.vars(["x2"], cost=[-2.0])], base_round=1), tmp_path / "delta_0002.parquet")
+    monkeypatch.chdir(tmp_path)
+    lines = _run_snippet()
     assert [line.split()[:2] for line in lines[:2]] == [["1", "OPTIMAL"], ["2", "OPTIMAL"]], lines
     assert all(float(line.split()[3]) >= 0.0 for line in lines[:2])  # seconds["solve"]
     assert lines[2] == "['OPTIMAL', 'OPTIMAL', 'OPTIMAL']"
     assert (tmp_path / "state" / "CURRENT").read_text().strip() == "2"
-    out = io.StringIO()  # run again, as its no-op comment says a re-run does (it failed at init: helper-226)
-    try:
-        with contextlib.redirect_stdout(out):
-            exec(compile(readme_snippet(), "README.md", "exec"), {})
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    assert out.getvalue().splitlines() == ["['OPTIMAL', 'OPTIMAL', 'OPTIMAL']"]
+    # run again, as its no-op comment says a re-run does (it failed at init: helper-226)
+    assert _run_snippet() == ["['OPTIMAL', 'OPTIMAL', 'OPTIMAL']"]
     assert (tmp_path / "state" / "CURRENT").read_text().strip() == "2"
 
 

@@ -10,6 +10,7 @@ Each test kills its own worker, so each has its own (``running_worker``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -57,8 +58,11 @@ def _kill_main(w) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_to_the_client_reaches_the_command_after_the_worker_died(tmp_path, sig):
+@contextlib.contextmanager
+def _step_whose_worker_died(tmp_path):
+    """A step through its own worker, waiting for the state's lock (held inside the block), whose worker's main
+    process was then killed: yields (worker, state, delta, the state's snapshot before, client process, command
+    pid). The lock is released when the block ends; the worker's folder is removed after the test."""
     base, d1 = lp_stream(tmp_path)
     st = tmp_path / "state"
     with running_worker("cwk-") as w:
@@ -67,48 +71,42 @@ def test_a_signal_to_the_client_reaches_the_command_after_the_worker_died(tmp_pa
         with StateStore(st).lock():
             proc, child = _waiting_step(w, st, d1)
             _kill_main(w)
-            proc.send_signal(sig)
-            out, err = proc.communicate(timeout=120)
-        out, err = out.decode(), err.decode()
-        assert proc.returncode == 128 + sig, (out, err)  # as in-process: 143 / 130, not the worker's 7
-        assert json.loads(out)["error"]["kind"] == "interrupted", out
-        assert err.count("error (") == 1 and "worker ended" not in err, err  # one error line, the interrupt's
-        assert snapshot(st) == before
-        assert not _alive(child)
+            yield w, st, d1, before, proc, child
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_client_reaches_the_command_after_the_worker_died(tmp_path, sig):
+    with _step_whose_worker_died(tmp_path) as (_w, st, _d1, before, proc, child):
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+    out, err = out.decode(), err.decode()
+    assert proc.returncode == 128 + sig, (out, err)  # as in-process: 143 / 130, not the worker's 7
+    assert json.loads(out)["error"]["kind"] == "interrupted", out
+    assert err.count("error (") == 1 and "worker ended" not in err, err  # one error line, the interrupt's
+    assert snapshot(st) == before
+    assert not _alive(child)
 
 
 def test_the_command_ends_when_its_client_dies_after_the_worker_died(tmp_path):
-    base, d1 = lp_stream(tmp_path)
-    st = tmp_path / "state"
-    with running_worker("cwk-") as w:
-        init_state(w, base, st)
-        before = snapshot(st)
-        with StateStore(st).lock():
-            proc, child = _waiting_step(w, st, d1)
-            _kill_main(w)
-            proc.kill()
-            proc.communicate(timeout=60)
-            deadline = time.monotonic() + 60
-            while _alive(child) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert not _alive(child), "the command outlived its client and the worker"
-        assert snapshot(st) == before
-        code, out, err, _ = w.cli("step", d1, "--state", st, "--json", off=True)  # the lock is free again
-        assert code == 0, err
+    with _step_whose_worker_died(tmp_path) as (w, st, d1, before, proc, child):
+        proc.kill()
+        proc.communicate(timeout=60)
+        deadline = time.monotonic() + 60
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(child), "the command outlived its client and the worker"
+    assert snapshot(st) == before
+    code, out, err, _ = w.cli("step", d1, "--state", st, "--json", off=True)  # the lock is free again
+    assert code == 0, err
 
 
 def test_the_exit_code_still_reaches_the_client_after_the_worker_died(tmp_path):
-    base, d1 = lp_stream(tmp_path)
-    st = tmp_path / "state"
-    with running_worker("cwk-") as w:
-        init_state(w, base, st)
-        with StateStore(st).lock():
-            proc, _ = _waiting_step(w, st, d1)
-            _kill_main(w)
-        out, err = proc.communicate(timeout=120)  # the lock released: the round runs and is stored
-        assert proc.returncode == exit_codes.OK, err
-        assert json.loads(out)["round"] == 1
-        assert StateStore(st, reuse=False).load().round == 1
+    with _step_whose_worker_died(tmp_path) as (_w, st, _d1, _before, proc, _child):
+        pass  # the lock released: the round runs and is stored
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == exit_codes.OK, err
+    assert json.loads(out)["round"] == 1
+    assert StateStore(st, reuse=False).load().round == 1
 
 
 def test_the_client_waits_for_the_command_process_to_end():

@@ -50,6 +50,13 @@ def _worker_pid(w) -> int:
     return worker_phase.read(_paths(w)["lock"])["pid"]
 
 
+@pytest.fixture
+def live():
+    """A started worker in its own folder: (worker, its paths, its pid); shut down (killed if need be) after."""
+    with running_worker("cwr-") as w:
+        yield w, _paths(w), _worker_pid(w)
+
+
 def test_a_stop_right_after_a_background_start_stops_the_new_worker(tmp_path):
     with running_worker("cwr-") as w:
         assert _cli(w, "worker", "stop")[0] == 0
@@ -71,77 +78,71 @@ def _frozen(pid: int):
     time.sleep(0.1)
 
 
-def test_a_stop_and_a_new_connection_in_one_pass_leave_no_traceback(tmp_path):
-    with running_worker("cwr-") as w:
-        p = _paths(w)
-        pid = _worker_pid(w)
-        a = wc.connect(p["socket"])
-        time.sleep(0.3)  # accepted, waiting for its first frame
+def test_a_stop_and_a_new_connection_in_one_pass_leave_no_traceback(live):
+    w, p, pid = live
+    a = wc.connect(p["socket"])
+    time.sleep(0.3)  # accepted, waiting for its first frame
+    _frozen(pid)
+    wc.send(a, wc.identity_request("stop"))
+    b = wc.connect(p["socket"])  # in the listen backlog: the same select() pass as the stop
+    os.kill(pid, signal.SIGCONT)
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().split(") ", 1)[1][0] == "Z":
+                break
+    log = Path(p["log"]).read_text()
+    assert "Traceback" not in log and log.rstrip().endswith("stopped"), log[-2000:]
+    a.close()
+    b.close()
+
+
+def test_a_go_frame_that_meets_a_stop_is_refused_and_runs_in_process(live):
+    w, p, pid = live
+    a = wc.connect(p["socket"])
+    r = wc.Reader(a)
+    old = dict(os.environ)
+    os.environ.update(w.env)  # the request's identity and import-time environment: the worker's
+    for k in [k for k in os.environ if k.startswith(wc.IMPORT_ENV)]:
+        del os.environ[k]
+    os.environ.update(json.loads(_cli(w, "worker", "status", "--json")[1])["import_env"])
+    try:
+        wc.send(a, wc.identity_request("run"))
+        assert r.read().get("accepted")
+        b = wc.connect(p["socket"])
+        time.sleep(0.2)
         _frozen(pid)
-        wc.send(a, wc.identity_request("stop"))
-        b = wc.connect(p["socket"])  # in the listen backlog: the same select() pass as the stop
-        os.kill(pid, signal.SIGCONT)
-        deadline = time.monotonic() + 30
-        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
-            time.sleep(0.05)
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().split(") ", 1)[1][0] == "Z":
-                    break
-        log = Path(p["log"]).read_text()
-        assert "Traceback" not in log and log.rstrip().endswith("stopped"), log[-2000:]
-        a.close()
-        b.close()
+        wc.send(b, wc.identity_request("stop"))
+        cwd = os.open(".", os.O_RDONLY)
+        wc.send(a, wc._go_request([sys.executable, "version"]), fds=[0, 1, 2, cwd])
+        os.close(cwd)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    os.kill(pid, signal.SIGCONT)
+    a.settimeout(30)
+    assert "refused" in r.read()  # nothing ran: the client runs the command in-process
+    log = Path(p["log"]).read_text()
+    assert "Traceback" not in log, log[-2000:]
+    a.close()
+    b.close()
 
 
-def test_a_go_frame_that_meets_a_stop_is_refused_and_runs_in_process(tmp_path):
-    with running_worker("cwr-") as w:
-        p = _paths(w)
-        pid = _worker_pid(w)
-        a = wc.connect(p["socket"])
-        r = wc.Reader(a)
-        old = dict(os.environ)
-        os.environ.update(w.env)  # the request's identity and import-time environment: the worker's
-        for k in [k for k in os.environ if k.startswith(wc.IMPORT_ENV)]:
-            del os.environ[k]
-        os.environ.update(json.loads(_cli(w, "worker", "status", "--json")[1])["import_env"])
-        try:
-            wc.send(a, wc.identity_request("run"))
-            assert r.read().get("accepted")
-            b = wc.connect(p["socket"])
-            time.sleep(0.2)
-            _frozen(pid)
-            wc.send(b, wc.identity_request("stop"))
-            cwd = os.open(".", os.O_RDONLY)
-            wc.send(a, wc._go_request([sys.executable, "version"]), fds=[0, 1, 2, cwd])
-            os.close(cwd)
-        finally:
-            os.environ.clear()
-            os.environ.update(old)
-        os.kill(pid, signal.SIGCONT)
-        a.settimeout(30)
-        assert "refused" in r.read()  # nothing ran: the client runs the command in-process
-        log = Path(p["log"]).read_text()
-        assert "Traceback" not in log, log[-2000:]
-        a.close()
-        b.close()
-
-
-def test_a_worker_without_its_socket_is_unreachable_stopped_and_replaced(tmp_path):
-    with running_worker("cwr-") as w:
-        p = _paths(w)
-        pid = _worker_pid(w)
-        os.unlink(p["socket"])
-        st = json.loads(_cli(w, "worker", "status", "--json")[1])
-        assert st["unreachable"] is True and st["starting"] is False and st["pid"] == pid, st
-        assert "cannot be reached" in _cli(w, "worker", "status")[1]
-        code, out, err = _cli(w, "worker", "start", "--json", "--timeout", "60")
-        assert code == 0, (out, err)
-        new = json.loads(out)
-        w.pids.add(new["pid"])
-        assert new["running"] is True and new["pid"] != pid, new
-        os.unlink(p["socket"])
-        code, out, err = _cli(w, "worker", "stop", "--json", "--timeout", "30")
-        assert json.loads(out) == {"stopped": True, "pid": new["pid"]}, (out, err)
+def test_a_worker_without_its_socket_is_unreachable_stopped_and_replaced(live):
+    w, p, pid = live
+    os.unlink(p["socket"])
+    st = json.loads(_cli(w, "worker", "status", "--json")[1])
+    assert st["unreachable"] is True and st["starting"] is False and st["pid"] == pid, st
+    assert "cannot be reached" in _cli(w, "worker", "status")[1]
+    code, out, err = _cli(w, "worker", "start", "--json", "--timeout", "60")
+    assert code == 0, (out, err)
+    new = json.loads(out)
+    w.pids.add(new["pid"])
+    assert new["running"] is True and new["pid"] != pid, new
+    os.unlink(p["socket"])
+    code, out, err = _cli(w, "worker", "stop", "--json", "--timeout", "30")
+    assert json.loads(out) == {"stopped": True, "pid": new["pid"]}, (out, err)
 
 
 def test_start_with_timeout_zero_says_starting(tmp_path):
