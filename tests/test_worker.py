@@ -257,7 +257,7 @@ def test_the_state_lock_is_free_when_an_interrupted_client_exits(worker, tmp_pat
     st = tmp_path / "state"
     init_state(worker, base, st)
     worker.ensure()
-    for _ in range(3):
+    for _ in range(2):
         code, out, err, routed = worker.cli("step", d1, "--state", st, "--json", env={"COPTER_FAULT_INJECT": fault})
         assert routed and code == (130 if fault.startswith("sigint") else 143), (out, err)
         fd = os.open(st / ".lock", os.O_RDWR)

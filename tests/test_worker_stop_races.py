@@ -60,7 +60,7 @@ def live():
 def test_a_stop_right_after_a_background_start_stops_the_new_worker(tmp_path):
     with running_worker("cwr-") as w:
         assert _cli(w, "worker", "stop")[0] == 0
-        for _ in range(3):
+        for _ in range(2):
             starter = subprocess.Popen([sys.executable, "-m", "copter_cli", "worker", "start"], env=w.env,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.3)  # the start has taken its start lock (its interpreter is up), its worker not yet
