@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typer
 
+from copter_cli import worker_client as wc
 from copter_cli.output import emit, run, say, say_warnings
 from copter_cli.solver_options import SECONDS_WHAT, check_range, range_help
 
@@ -49,13 +50,8 @@ def start_cmd(
     run(json_out, debug, body)
 
 
-def _idle_seconds(seconds: float) -> float:
-    """An idle timeout as the worker applies it: 0 (an older worker's "never") is inf."""
-    return float(seconds) if float(seconds) > 0 else float("inf")
-
-
 def _idle_words(seconds: float) -> str:
-    return ("never exits when idle" if _idle_seconds(seconds) == float("inf") else
+    return ("never exits when idle" if wc.idle_seconds(seconds) == float("inf") else
             f"exits after {seconds:g} s without a command")
 
 
@@ -65,7 +61,7 @@ def _with_idle_warning(res: dict, asked: float) -> dict:
     --idle-timeout 0`` after a plain ``worker start`` said "already running", exit 0, and the worker still
     exited after 900 idle seconds)."""
     running = res.get("idle_timeout_seconds")
-    if not res.get("already_running") or running is None or _idle_seconds(running) == _idle_seconds(asked):
+    if not res.get("already_running") or running is None or wc.idle_seconds(running) == wc.idle_seconds(asked):
         return res
     text = (f"--idle-timeout {asked:g} is not applied: the worker already running (pid {res['pid']}) "
             f"{_idle_words(running)}; `copter worker stop`, then start it again with that option")

@@ -53,6 +53,11 @@ HANDSHAKE_SECONDS = 10.0  #: the worker must answer a request within this (else:
 PACKAGES = ("copter_cli", "formats", "solver")
 
 
+def idle_seconds(seconds: float) -> float:
+    """An idle timeout as the worker applies and shows it: 0 and inf both mean "never exits idle", held as inf."""
+    return float(seconds) if float(seconds) > 0 else float("inf")
+
+
 def debug(reason: str) -> None:
     """Say why the command runs in-process or in the worker, on stderr, when ``COPTER_WORKER_DEBUG=1``."""
     if os.environ.get("COPTER_WORKER_DEBUG") == "1":

@@ -194,14 +194,14 @@ def _start(p: dict, t0: float, idle_timeout: float, timeout: float, prepare: Cal
         proc = spawn()
     if timeout == 0:  # as `worker stop --timeout 0`: do not wait (it failed, exit 7, the worker left unstarted)
         return {**status(), **({"pid": proc.pid, "starting": True} if proc is not None else {}), "already_running": False,
-                "background": True, "idle_timeout_seconds": idle_timeout if idle_timeout > 0 else float("inf"),
+                "background": True, "idle_timeout_seconds": wc.idle_seconds(idle_timeout),
                 "start_seconds": time.monotonic() - t0}
     deadline = time.monotonic() + timeout
     while True:
         code = None if proc is None else proc.poll()
         if code == 0:  # it started and was stopped (a `worker stop` run beside this start) before it was seen
             return {**status(), "pid": proc.pid, "already_running": False, "stopped_meanwhile": True,
-                    "idle_timeout_seconds": idle_timeout if idle_timeout > 0 else float("inf"),
+                    "idle_timeout_seconds": wc.idle_seconds(idle_timeout),
                     "start_seconds": time.monotonic() - t0,
                     "message": "the worker started and was stopped (a `copter worker stop` or a SIGTERM) before "
                                f"this start saw it answer; its log ends: {_tail(p['log'])}"}

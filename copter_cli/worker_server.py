@@ -117,7 +117,7 @@ class Worker:
 
     def __init__(self, idle_timeout: float, info: dict, lock_fd: int):
         # 0 and inf both mean "never exits idle": one value, so status shows one ("inf"), not 0.0 for one of them
-        self.idle_timeout = idle_timeout if idle_timeout > 0 else float("inf")
+        self.idle_timeout = wc.idle_seconds(idle_timeout)
         self.info, self.lock_fd = info, lock_fd
         self.paths = wc.paths()
         self.identity = wc.install_identity()
@@ -329,7 +329,7 @@ class Worker:
             conn.reply({"refused": f"expected 4 file descriptors, got {len(fds)}"})
             return self.drop(conn)
         keep = conn.sock.fileno()
-        close = [*([self.listener.fileno()] if self.listener is not None else []), self.wake_r, self.wake_w, self.lock_fd,
+        close = [self.listener.fileno(), self.wake_r, self.wake_w, self.lock_fd,  # open: no go frame while stopping
                  *(fd for fd in self.conns if fd != keep)]
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED_AT_FORK)
         try:

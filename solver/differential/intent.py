@@ -261,17 +261,9 @@ def check_normalisation_twins(problem, p: Parsed, delta, side: dict, is_col: boo
     k = np.flatnonzero(hit >= 0)
     if k.size:  # the first new name that is an existing one's text
         twin_of[int(at[k[0]])] = old[int(hit[k[0]])].as_py()
-    # new names among themselves: the non-ASCII ones, and every one when one holds an invisible character ('Q' and
-    # 'Q' + U+200B, both new, were both added: helper-209)
-    pool_at = np.arange(len(new)) if invisible else at
-    pool = new if invisible else new_wide
-    pool_nfc = _visible(pc.utf8_normalize(pool, form="NFC")) if invisible else new_nfc
-    codes = pc.dictionary_encode(pool_nfc).indices.to_numpy(zero_copy_only=False)  # numbered by first appearance
-    seen = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
-    again = np.flatnonzero(codes <= seen)
-    if again.size:  # the first new name that is an earlier new name's text
-        i = int(again[0])
-        twin_of.setdefault(int(pool_at[i]), pool[int(np.argmax(codes == codes[i]))].as_py())
+    pair = first_twin(new)  # new names among themselves ('Q' and 'Q' + U+200B, both new, were both added: helper-209)
+    if pair is not None:
+        twin_of.setdefault(pair[0], str(added[pair[1]]))
     if not twin_of:
         return
     pos = min(twin_of)
@@ -292,8 +284,8 @@ def twin_message(what: str, nm: str, twin: str, new: str = "") -> str:
             "the names in one normalisation, e.g. NFC")
 
 
-def first_twin(names: np.ndarray) -> tuple[int, int] | None:
-    """The first name of ``names`` (shape (n,), str, distinct) that is an earlier one's text in another Unicode
+def first_twin(names: np.ndarray | pa.Array) -> tuple[int, int] | None:
+    """The first name of ``names`` (shape (n,), str, or an Arrow string array; distinct) that is an earlier one's text in another Unicode
     normalisation or differs from it only by :data:`INVISIBLE` characters, as ``(its index, the earlier one's)``;
     None when there is none. The rule :func:`check_normalisation_twins` applies to a delta, for the names of one
     side of a whole model (the MPS reader: a Parquet model with such a pair was refused, the same model in MPS
@@ -302,18 +294,21 @@ def first_twin(names: np.ndarray) -> tuple[int, int] | None:
     """
     if not len(names):
         return None
-    names = np.asarray(names)
-    if names.dtype.kind == "U":  # fixed-width UTF-32: ASCII when no code unit is above 127 (one pass, no strings)
-        if int(names.view(np.uint32).max(initial=0)) < 128:
-            return None
-        names = names.astype(object)
-    arr = pa.array(names, pa.string(), from_pandas=False)
+    if isinstance(names, pa.Array):
+        arr = names
+    else:
+        names = np.asarray(names)
+        if names.dtype.kind == "U":  # fixed-width UTF-32: ASCII when no code unit is above 127 (one pass, no strings)
+            if int(names.view(np.uint32).max(initial=0)) < 128:
+                return None
+            names = names.astype(object)
+        arr = pa.array(names, pa.string(), from_pandas=False)
     wide = pc.invert(pc.string_is_ascii(arr))
     if not pc.any(wide).as_py():
         return None
     invisible = pc.any(pc.match_substring_regex(arr.filter(wide), INVISIBLE.pattern)).as_py()
     at = np.arange(len(arr)) if invisible else np.flatnonzero(wide.to_numpy(zero_copy_only=False))
-    pool = arr.take(pa.array(at))
+    pool = arr if invisible else arr.take(pa.array(at))
     codes = pc.dictionary_encode(_visible(pc.utf8_normalize(pool, form="NFC"))).indices.to_numpy(
         zero_copy_only=False)  # numbered by first appearance
     seen = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
