@@ -84,7 +84,8 @@ def diff(old: Problem, new: Problem, by_name: bool = False) -> Delta:
     Order: a delta appends new entities after the survivors, which keep their old relative order. So
     only the longest prefix of ``new``'s order made of survivors in their old relative order can be
     kept; every later survivor is *recreated* (dropped and re-added with its full data and its
-    coefficients), so the result still equals ``new`` exactly (names, order, values, bitwise).
+    coefficients), so the result still equals ``new`` exactly (names, order, values, bitwise, except that a
+    ``-0.0`` comes back as ``0.0``: the formats read and store both as ``0.0``).
     With ``by_name`` every survivor is kept (no drop and re-add: the next round starts it warm and
     ``changes.parquet`` does not list it removed and added): the result equals ``new`` up to the order of
     columns and rows (survivors in their old order, then ``new``'s new names in its order).
