@@ -53,3 +53,14 @@ def test_the_line_is_more_than_half():
     assert global_growth_warning(np.array([GLOBAL, GLOBAL, 0]), np.array([GLOBAL, GLOBAL, GLOBAL])) is None
     assert global_growth_warning(None, np.array([GLOBAL])) is None
     assert global_growth_warning(ids, np.array([], dtype=np.int64)) is None
+
+
+def test_the_advice_fits_what_the_delta_did():
+    """A delta that only dropped clients added nothing to rename: the warning said "name the added variables"
+    all the same (helper-231, session 58)."""
+    before = np.array([0, 0, 1, 1, 2, 2, GLOBAL, GLOBAL])
+    dropped = global_growth_warning(before, np.array([2, GLOBAL, GLOBAL]))  # clients 0 and 1 dropped
+    assert dropped.startswith("2 of 3 variables (67%) now have no client (the previous round: 2 of 8)"), dropped
+    assert "added variables" not in dropped and "this round added none" in dropped, dropped
+    added = global_growth_warning(before, np.array([0, 0, 1, 1, 2, 2, *[GLOBAL] * 7]))
+    assert "name the added variables '<client>/...'" in added, added

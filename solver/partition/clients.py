@@ -299,10 +299,13 @@ def global_growth_warning(prev_col_client: np.ndarray | None, col_client: np.nda
     now, before = int(np.count_nonzero(col_client == GLOBAL)), int(np.count_nonzero(prev_col_client == GLOBAL))
     if now <= GLOBAL_WARN_FRACTION * n or before > GLOBAL_WARN_FRACTION * n_old:
         return None
+    # the advice fits what the delta did: a delta that only dropped clients added nothing to rename (helper-231)
+    advice = (f"name the added variables '<client>/...' (or as {PARTITION_OPTIONS[0]} reads them)" if now > before else
+              "this round added none: the clients it dropped left them the majority (a monolithic state, or names "
+              "that give them clients, lets the parts divide the model again)")
     return (f"{now:,} of {n:,} variables ({now / n:.0%}) now have no client (the previous round: {before:,} of "
             f"{n_old:,}): every part holds all of them, so the parts no longer divide the model and the merged point "
-            f"can be far from the optimum; name the added variables '<client>/...' (or as "
-            f"{PARTITION_OPTIONS[0]} reads them)")
+            f"can be far from the optimum; {advice}")
 
 
 def grouping_warnings(problem: Problem, client_regex: str | None = None,
