@@ -360,6 +360,11 @@ def command_errors(json_out: bool, debug: bool):
 
     undo.begin_command()
     try:
+        from formats.faults import working_directory_fault
+
+        gone = working_directory_fault()
+        if gone is not None:
+            raise gone
         yield
     except typer.Exit:
         raise

@@ -262,6 +262,11 @@ class StateStore(CommitJournal, StateLocking):
         except OSError as err:
             if is_environment_fault(err):
                 raise read_fault(err, path) from err
+            from formats.path_words import missing_words
+
+            unusable = missing_words(self.root, "state directory")  # a link loop is the path's, not damage (helper-232)
+            if unusable is not None:
+                raise StateError(unusable, file=str(self.root)) from None
             raise StateError(f"config.json is damaged (cannot be read: {err.strerror or err})",
                              file=str(path)) from None
         except ValueError as err:

@@ -72,6 +72,9 @@ def typed_fault(err: BaseException) -> CopterError | None:
 
     if is_environment_fault(err):
         return as_environment_fault(err)
+    cache = kernel_cache_fault(err)
+    if cache is not None:
+        return cache
     if isinstance(err, MemoryError):
         return EnvironmentFaultError("out of memory: the model (or what the command was asked to build) does not fit "
                                      "in this machine's memory; nothing was stored", reason="memory")
@@ -79,6 +82,50 @@ def typed_fault(err: BaseException) -> CopterError | None:
         return UsageError("file name too long for the file system (at most 255 bytes a name, 4096 a path): choose a "
                           "shorter one", file=None if err.filename is None else os.fsdecode(err.filename))
     return None
+
+
+def working_directory_fault() -> EnvironmentFaultError | None:
+    """The error for a working directory that no longer exists (removed after the shell entered it: a cleaned
+    temporary folder, a replaced release folder), or None when it exists. Every relative path of the command would
+    resolve against it; helper-232: most commands then ended "internal error: FileNotFoundError" (exit 1), and
+    ``show --state ../st`` called a sound state damaged. The command is refused before it reads anything (exit 7),
+    naming the folder as the shell last knew it (``$PWD``)."""
+    try:
+        os.getcwd()
+        return None
+    except OSError as err:
+        code = err.errno
+    if code not in (errno.ENOENT, errno.ESTALE):
+        return None  # EACCES on a parent: paths may still resolve; the command's own errors name them
+    pwd = os.environ.get("PWD") or None
+    return EnvironmentFaultError("the working directory no longer exists (removed after this command's shell entered "
+                                 "it), so no relative path can be resolved: cd to an existing folder and run the "
+                                 "command again; nothing was done", file=pwd, reason="working_directory",
+                                 errno_name=errno.errorcode.get(code))
+
+
+KERNEL_CACHE_WORDS = "no locator available for file"  #: numba's RuntimeError when no cache folder is writable
+
+
+def kernel_cache_fault(err: BaseException) -> EnvironmentFaultError | None:
+    """The error for numba's "cannot cache function ...: no locator available for file F" (a ``RuntimeError`` at a
+    kernel module's import), or None: neither ``$NUMBA_CACHE_DIR``, nor the ``__pycache__`` beside the installed
+    module, nor numba's user cache (``~/.cache/numba``: a service account's HOME is often ``/nonexistent``) is
+    writable for this user. helper-232: ``step``, ``solve`` and ``compare`` ended "internal error" (exit 1)."""
+    if not isinstance(err, RuntimeError) or KERNEL_CACHE_WORDS not in str(err):
+        return None
+    import re
+
+    found = re.search(r"for file '(.*)'", str(err))
+    source = found.group(1) if found else None
+    folder = os.path.join(os.path.dirname(source), "__pycache__") if source else None
+    env = os.environ.get("NUMBA_CACHE_DIR")
+    tried = (f"NUMBA_CACHE_DIR={env}" if env else
+             f"{folder or 'the folder beside the installed modules'} and numba's user cache under HOME="
+             f"{os.environ.get('HOME', '(unset)')}")
+    return EnvironmentFaultError(f"numba cannot keep copter's compiled kernels: no cache folder is writable for this "
+                                 f"user ({tried}); set NUMBA_CACHE_DIR to a folder this user can write, then run "
+                                 f"`copter prepare` once as this user", file=folder, reason="kernel_cache")
 
 
 @contextmanager

@@ -85,14 +85,16 @@ def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
     """
     import stat
 
+    from formats.path_words import missing_words
     from solver.model.errors import FormatError
 
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(f"{what} not found", file=str(path)) from None
     except OSError:
-        return  # unreadable (permission, I/O): the reader's own error names it
+        words = missing_words(path, what)
+        if words is None:
+            return  # unreadable (permission, I/O): the reader's own error names it
+        raise InputError(words, file=str(path)) from None
     mode = st.st_mode
     if stat.S_ISREG(mode):
         if st.st_size == 0 and _has_bytes(path):
@@ -239,7 +241,9 @@ def _writing(path: str | os.PathLike):
     suffix = next((e for e in (*_MPS, *_PARQUET) if low.endswith(e)), "")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise InputError("folder does not exist", file=str(path))
+        from formats.path_words import folder_words
+
+        raise InputError(f"folder {folder} {folder_words(folder)}", file=str(path))
     try:
         with replacing(path, suffix=suffix) as tmp:
             yield tmp

@@ -666,7 +666,9 @@ def read_mps(path: str | os.PathLike) -> Problem:
 
     path = str(path)
     if not os.path.isfile(path):
-        raise InputError("file not found", file=path)
+        from formats.path_words import missing_words
+
+        raise InputError(missing_words(path) or "not a regular file", file=path)
     with _text(path) as data:  # one read (one decompression) for the text checks
         if data[:4] == b"PAR1":  # Parquet's magic: its first bytes read as an unknown MPS section
             gz = path.lower().endswith(".gz")
@@ -1140,7 +1142,9 @@ def write_mps(problem: Problem, path: str | os.PathLike, gzip_name: str | None =
     gz = path.endswith(".gz")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise InputError("folder does not exist", file=path)
+        from formats.path_words import folder_words
+
+        raise InputError(f"folder {folder} {folder_words(folder)}", file=path)
     # mode 0666 minus the umask, as open(..., 'w') gives (tempfile.mkstemp's 0600 would carry over through
     # os.replace); the name ends in .mps, which HiGHS writes as MPS
     tmp = str(new_temp(Path(path), ".mps"))

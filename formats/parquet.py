@@ -553,7 +553,9 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta", data: byte
     """
     path = str(path)
     if path != STDIN and data is None and not os.path.exists(path):
-        raise InputError("file not found", file=path)
+        from formats.path_words import missing_words
+
+        raise InputError(missing_words(path) or "file not found", file=path)
     source = pa.BufferReader(stdin_bytes()) if path == STDIN else pa.BufferReader(data) if data is not None else path
     try:
         # page checksums, where the writer stored them (copter's writers do), are verified: a flipped bit in a

@@ -61,6 +61,11 @@ class StateLocking:
         if self.root.exists() and not self.root.is_dir():
             raise StateError("is a file, not a state directory", file=str(self.root))
         if create:
+            from formats.path_words import missing_words
+
+            unusable = missing_words(self.root, "state directory")  # a link loop, a file in the path (helper-232)
+            if unusable is not None and not unusable.endswith("not found"):
+                raise StateError(f"cannot create the state directory: the path {unusable}", file=str(self.root))
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as err:

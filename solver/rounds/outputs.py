@@ -124,7 +124,9 @@ def check_output_file(path, option: str, inputs: tuple = ()) -> None:
             raise UsageError(f"{option} {p}: is the {label} {src}; writing it would replace the input: "
                              "choose another file", file=str(p))
     if not parent.is_dir():
-        raise UsageError(f"{option} {p}: folder {parent} does not exist")
+        from formats.path_words import folder_words
+
+        raise UsageError(f"{option} {p}: folder {parent} {folder_words(parent)}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise _unwritable(option, p, parent)
 
@@ -257,6 +259,11 @@ def check_out_dir(out_dir, state_dir=None, inputs: tuple = ()) -> None:
             raise UsageError(f"--out {p}: is inside the state directory {state_dir}; the copies would overwrite "
                              "the state's own files: choose a folder outside it")
     refuse_inside_state(p, "--out")
+    from formats.path_words import missing_words
+
+    unusable = missing_words(p, "folder")  # a link loop, a dangling link: refused before the round (helper-232)
+    if unusable is not None and unusable != "folder not found":
+        raise UsageError(f"--out {p}: {unusable}")
     if p.exists():
         if not p.is_dir():
             raise UsageError(f"--out {p}: exists and is not a folder")
