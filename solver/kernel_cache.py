@@ -49,6 +49,9 @@ def install() -> bool:
     if version not in CHECKED_NUMBA or not all(
             hasattr(caching.Cache, a) for a in ("_load_overload", "_guard_against_spurious_io_errors")):
         return False
+    from solver import kernel_cache_read_only
+
+    kernel_cache_read_only.install()  # a read-only install's prepared cache serves every user
 
     def load_overload(self, sig, target_context):
         """numba's ``Cache.load_overload`` without ``target_context.refresh()`` for copter's kernels."""
