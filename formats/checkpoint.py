@@ -911,17 +911,33 @@ class StateStore(CommitJournal, StateLocking):
         return StateError(f"not an initialised copter state directory ({why})", file=str(self.root))
 
     def failures(self) -> list[Path]:
-        """Failed-round record folders, oldest first."""
+        """Failed-round record folders, oldest first by when they were written (:func:`_failure_written`), not by
+        name: a name starts with its round, so after a rollback the undone branch's higher rounds outranked the
+        record just written, which ``record_failure``'s pruning then deleted at once (its report named a missing
+        folder) and ``show`` called an older failure the newest (helper-233)."""
         base = self.root / "failed"
         if not base.is_dir():
             return []
-        return sorted(p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists())
+        return sorted((p for p in base.iterdir() if p.name.startswith("round-") and (p / "report.json").exists()),
+                      key=_failure_written)
 
 
 #: a failed-round record's folder under ``failed/`` (:meth:`StateStore.record_failure`): round-NNNNNN-<utc>-<id>
 FAILED_RE = re.compile(r"round-[0-9]{6,}-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}", re.ASCII)
 #: a batch folder under ``abandoned/`` (:meth:`StateStore._abandoned_batch`): <utc with ns>-<id>
 ABANDONED_RE = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}", re.ASCII)
+
+
+def _failure_written(path: Path) -> tuple:
+    """Sort key of a failed-round record by write time: the UTC second in its name (``round-N-<utc>-<id>``), then
+    its report.json's modification time in ns (records of one second: a batch's retries through the worker), then
+    the name."""
+    parts = path.name.split("-")
+    try:
+        ns = (path / "report.json").stat().st_mtime_ns
+    except OSError:
+        ns = 0
+    return (parts[2] if len(parts) > 2 else "", ns, path.name)
 
 
 def _failed_round(path: Path) -> int:

@@ -217,7 +217,9 @@ class RoundLog:
             # with a wrong checksum sorted first and made the compaction delete the good one: helper-195)
             for name in self.skipped + self.spare_damaged:  # before the new base: a crash leaves them where they were
                 os.replace(self.folder / name, self.folder / f"{DAMAGED_PREFIX}{name}")
-            self._write(table, "base", files[-1][1], durable=True)  # before removing
+            # one record batch: a base kept each earlier file as its own batch, so a log of one row a round held one
+            # batch a row (2.5 kB a row, 4x the bytes; 0.175 s against 0.002 s to read 3,000 rows: helper-233)
+            self._write(table.combine_chunks(), "base", files[-1][1], durable=True)  # before removing
         live = {f[2] for f in self._files()}
         for p in self.folder.iterdir():
             if p not in live and (p.name.startswith(".tmp-") or FILE_RE.match(p.name)):

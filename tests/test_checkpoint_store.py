@@ -246,6 +246,23 @@ def test_failed_round_records_are_kept_and_bounded(tmp_path):
     assert len(store.failures()) == 2
 
 
+def test_failed_records_are_pruned_and_shown_by_write_time_not_round(tmp_path):
+    """After a rollback, a new failure has a lower round than the undone branch's records: sorted by name, the
+    record just written was pruned at once (its report named a missing folder) and ``show`` called the undone
+    branch's failure the newest; records of one second kept a random one (helper-233, session 58)."""
+    from formats.checkpoint import load_failure
+
+    store = StateStore(tmp_path / "st")
+    with store.lock(create=True):
+        for _ in range(3):
+            store.record_failure(11, {"round": 11, "status": "ITERATION_LIMIT"}, keep=3)
+        newest = store.record_failure(9, {"round": 9, "status": "ITERATION_LIMIT"}, keep=3)
+        assert newest.is_dir() and store.failures()[-1] == newest
+        assert [load_failure(p)["round"] for p in store.failures()] == [11, 11, 9]
+        written = [store.record_failure(r, {"round": r, "try": i}, keep=2) for i, r in enumerate((5, 4, 3, 2))]
+    assert store.failures() == written[-2:]  # the two written last, within one second or not
+
+
 def test_in_process_reuse_returns_the_committed_generation_and_notices_outside_changes(tmp_path):
     store = StateStore(tmp_path / "st")
     p = make_problem(n=50, m=5)

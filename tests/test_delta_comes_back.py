@@ -95,3 +95,19 @@ def test_a_delta_naming_its_base_round_stays_a_no_op_after_later_rounds(capsys, 
     code, rep = step_json(capsys, first, "--state", st)
     assert code == 0 and rep["no_op"] is True and rep["round"] == 1 and rep["current_round"] == 2
     assert cap0_upper(st) == 0.25
+
+
+def test_a_batch_without_base_rounds_longer_than_keep_run_again_is_all_no_ops(capsys, tmp_path):
+    """Rounds pruned since (``--keep 1``): the round log shows the batch made them in order, so each delta is a
+    no-op; the run made three new rounds before (helper-233, session 58: a six-delta batch at the default keep 5).
+    The same deltas in another order are no rerun and apply."""
+    rounds.init(small_lp(), tmp_path / "st", keep=1)
+    st = tmp_path / "st"
+    ds = [toggle(tmp_path, 0.5, "a.parquet"), toggle(tmp_path, 0.25, "b.parquet"), toggle(tmp_path, 0.75, "c.parquet")]
+    code, obj = step_json(capsys, *ds, "--state", st)
+    assert code == 0 and obj["current_round"] == 3 and sorted(p.name for p in st.glob("gen-*")) == ["gen-000003"]
+    code, obj = step_json(capsys, *ds, "--state", st)
+    assert code == 0 and [(r["round"], r["no_op"]) for r in obj["rounds"]] == [(1, True), (2, True), (3, True)]
+    assert obj["current_round"] == 3 and "no longer kept" in obj["rounds"][0]["message"]
+    code, obj = step_json(capsys, ds[1], ds[0], ds[2], "--state", st)
+    assert code == 0 and [r["round"] for r in obj["rounds"]] == [4, 5, 6] and cap0_upper(st) == 0.75

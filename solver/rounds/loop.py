@@ -337,6 +337,10 @@ def step(delta, state_dir=None, settings: Settings | None = None, force: bool = 
             row = _logged_round(store, sha, d.base_round + 1)  # its round pruned since: the log still has it
             if row is not None:
                 return _no_op_out(store, gen, _no_op_report(store, gen, row["round"], sha, row), out_dir)
+        if done is None and d.base_round is None and _later is not None:
+            row = _logged_batch_retry(store, sha, gen.round, _later)  # a batch longer than --keep run again
+            if row is not None:
+                return _no_op_out(store, gen, _no_op_report(store, gen, row["round"], sha, row), out_dir)
         seconds = {"wait": _waited + store.lock_wait, "load": time.perf_counter() - t_lock}
         warnings = [gen.warning] if gen.warning else []
         if done is not None:
@@ -457,6 +461,25 @@ def _logged_round(store: StateStore, sha: str, round_: int) -> dict | None:
         if row["round"] == round_ and row["kind"] == "generation" and row["delta_sha256"] == sha:
             return row
     return None
+
+
+def _logged_batch_retry(store: StateStore, sha: str, current: int, later) -> dict | None:
+    """The round log's row of the round that the delta with SHA-256 ``sha`` (without ``copter.base_round``)
+    produced, when a batch is being run again and that round was pruned since: the live branch's rounds after it,
+    up to ``current``, were produced in order by the batch's following deltas (``later()``), as :func:`_is_retry`
+    asks of kept rounds. Else None (the delta is applied, as a change that comes back is). helper-233: with the
+    default ``--keep 5``, a cron job's six-delta catch-up batch run again made six new rounds without a word."""
+    from solver.rounds.log_history import history
+
+    rows = {row["round"]: row for row in history(store.root) if row["kind"] == "generation"}
+    done = max((r for r, row in rows.items() if r < current and row["delta_sha256"] == sha), default=None)
+    if done is None:
+        return None
+    hashes, n = later(), current - done
+    if len(hashes) < n or not all(hashes[j] is not None and (rows.get(done + j + 1) or {}).get("delta_sha256")
+                                  == hashes[j] for j in range(n)):
+        return None
+    return rows[done]
 
 
 def _no_op_report(store: StateStore, gen: Generation, done: int, sha: str, logged: dict | None = None) -> dict:
