@@ -179,3 +179,24 @@ def test_a_blank_optional_column_takes_no_room_and_is_not_named_dropped(terminal
     assert "compare (time / copter)" not in shown and dropped == [] and "note:" not in text
     _, d80 = _render(_print_history, rows, 80, terminal=terminal)
     assert "compare (time / copter)" not in d80
+
+
+def test_the_widest_cells_have_the_whole_tables_natural_width():
+    """``fit`` measures one row of each column's widest cell (session 58: measuring 3,000 rows of history took
+    10 s); the width must be the whole table's, wide characters and names made printable included."""
+    import random
+
+    from rich.console import Console
+
+    from copter_cli.table_fit import _build, _widest, natural_width
+
+    rng = random.Random(5)
+    alphabet = ["a", "7", "-", "é", "界", "\t", "\u200b", "OPTIMAL", "1.5e-07"]
+    console = Console(width=80)
+    columns = [Column(f"c{i}", "right" if i % 2 else "left", i % 3) for i in range(6)]
+    for _ in range(50):
+        rows = [["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 6))) for _ in columns]
+                for _ in range(rng.randrange(1, 30))]
+        keep = list(range(len(columns)))
+        assert natural_width(_build(columns, _widest(rows), keep, {}), console) == \
+            natural_width(_build(columns, rows, keep, {}), console), rows
