@@ -7,10 +7,12 @@ that root had prepared compiled every kernel again into its own home: 1 min 37 s
 (helper-232, session 58), the mid-stream compile ``copter prepare`` exists to prevent; with no writable home
 (``/nonexistent``, common for service accounts) it had no cache at all (exit 7 since session 58).
 
-:func:`install` inserts :class:`ReadOnlyPreparedLocator` right after numba's in-tree locator: it takes a copter
-kernel whose ``__pycache__`` this user cannot write, only while the prepare stamp (``solver.prepare.is_prepared``:
-the same Python, numba, llvmlite, CPU and sources as when ``copter prepare`` ran) is current, so it only reads
-what the warm-up compiled. A kernel compiled all the same (a signature the warm-up did not meet) runs from memory
+:func:`install` inserts a read-only locator right after numba's in-tree one (and one after numba's
+``NUMBA_CACHE_DIR`` one): it takes a copter kernel whose cache folder (``__pycache__``, or its folder under
+``$NUMBA_CACHE_DIR`` when that is set: wherever the prepare stamp lives) holds an index this user can read but
+the user cannot write there, only while the prepare stamp (``solver.prepare.is_prepared``: the same Python,
+numba, llvmlite, CPU and sources as when ``copter prepare`` ran) is current, so it only reads what the warm-up
+compiled. A kernel compiled all the same (a signature the warm-up did not meet) runs from memory
 and is not written (numba's save is skipped for this locator, where it would fail with a permission error).
 A stale or missing stamp leaves numba's order as it was (the user's own cache).
 """
@@ -37,25 +39,36 @@ def writable(path: str) -> bool:
     return os.access(path, os.W_OK)
 
 
-def _locator_class():
-    from numba.core import caching
+def _locator_classes():
+    """The two read-only locators: beside the modules (``__pycache__``, when ``NUMBA_CACHE_DIR`` is unset) and in
+    ``NUMBA_CACHE_DIR`` (numba's layout there), each used only where the prepare stamp lives: a stamp read from
+    ``NUMBA_CACHE_DIR`` says nothing of the ``__pycache__`` folders, which then hold no kernels (helper-234: every
+    command of another user compiled in memory again, 10-30x slower, where exit 7 said what to do)."""
+    from numba.core import caching, config
 
-    class ReadOnlyPreparedLocator(caching.InTreeCacheLocator):
-        """numba's in-tree locator for a copter kernel whose ``__pycache__`` exists, is readable and not
-        writable for this user, while the prepare stamp is current; nothing is ever written through it."""
+    class ReadOnly:
+        """A copter kernel's prepared cache folder that this user can read but not write, while the prepare stamp
+        is current; nothing is ever written through it."""
+
+        stamp_in_cache_dir = False
 
         def ensure_cache_path(self):
             path = self.get_cache_path()
-            if not os.path.isdir(path) or not os.access(path, os.R_OK | os.X_OK):
+            try:
+                has_index = any(name.endswith(".nbi") for name in os.listdir(path))
+            except OSError:
+                has_index = False
+            if not has_index:
                 raise OSError(f"{path}: no readable prepared cache")
 
         @classmethod
         def from_function(cls, py_func, py_file):
             if not (getattr(py_func, "__module__", None) or "").startswith(PACKAGES) or not os.path.exists(py_file):
                 return None
+            if bool(config.CACHE_DIR) != cls.stamp_in_cache_dir:  # the stamp speaks for the other place
+                return None
             self = cls(py_func, py_file)
-            path = self.get_cache_path()
-            if writable(path) or not _prepared():  # writable: numba's own locator took it
+            if writable(self.get_cache_path()) or not _prepared():  # writable: numba's own locator took it
                 return None
             try:
                 self.ensure_cache_path()
@@ -63,7 +76,15 @@ def _locator_class():
                 return None
             return self
 
-    return ReadOnlyPreparedLocator
+    class ReadOnlyPreparedLocator(ReadOnly, caching.InTreeCacheLocator):
+        """``__pycache__`` beside the module, prepared by the install's owner."""
+
+    class ReadOnlyPreparedCacheDirLocator(ReadOnly, caching.UserProvidedCacheLocator):
+        """``$NUMBA_CACHE_DIR``, prepared there by its owner (a container image's shared cache)."""
+
+        stamp_in_cache_dir = True
+
+    return ReadOnlyPreparedCacheDirLocator, ReadOnlyPreparedLocator
 
 
 def install() -> bool:
@@ -77,20 +98,22 @@ def install() -> bool:
     from numba.core import caching
 
     classes = getattr(getattr(caching, "CacheImpl", None), "_locator_classes", None)
-    if not isinstance(classes, list) or caching.InTreeCacheLocator not in classes:
+    if not isinstance(classes, list) or not {caching.InTreeCacheLocator, caching.UserProvidedCacheLocator} <= set(classes):
         return False
     if any(getattr(c, "copter_read_only", False) for c in classes):
         return True
-    locator = _locator_class()
-    locator.copter_read_only = True
+    cache_dir, in_tree = _locator_classes()
+    for cls in (cache_dir, in_tree):
+        cls.copter_read_only = True
     current_save = caching.Cache.save_overload
 
     def save_overload(self, sig, data):
-        """numba's ``Cache.save_overload``, except for a kernel found through the read-only locator."""
-        if getattr(getattr(self, "_impl", None), "locator", None).__class__ is locator:
+        """numba's ``Cache.save_overload``, except for a kernel found through a read-only locator."""
+        if getattr(type(getattr(getattr(self, "_impl", None), "locator", None)), "copter_read_only", False):
             return None
         return current_save(self, sig, data)
 
     caching.Cache.save_overload = save_overload
-    classes.insert(classes.index(caching.InTreeCacheLocator) + 1, locator)
+    classes.insert(classes.index(caching.UserProvidedCacheLocator) + 1, cache_dir)
+    classes.insert(classes.index(caching.InTreeCacheLocator) + 1, in_tree)
     return True

@@ -79,3 +79,28 @@ def test_a_prepared_read_only_tree_serves_its_kernels_and_writes_nothing(tmp_pat
     assert (got["worst"], got["at"]) == (0.0, -1) and got["new_signatures"] >= 2, got
     assert not any(home.rglob("*")), sorted(map(str, home.rglob("*")))[:10]
     assert _cache_files(REPO / "solver") | _cache_files(REPO / "formats") == before
+
+
+def test_each_read_only_locator_serves_only_where_the_stamp_lives(monkeypatch):
+    """A stamp read from ``$NUMBA_CACHE_DIR`` says nothing of ``__pycache__``, which then holds no kernels:
+    the in-tree locator took them all the same and every command of another user compiled in memory again,
+    10-30x slower (helper-234, session 58). Each locator now serves only the place of the stamp."""
+    from numba.core import caching, config
+
+    from solver import kernel_cache_read_only as ro
+    from solver.lp import kernels
+
+    cache_dir, in_tree = (c for c in caching.CacheImpl._locator_classes if getattr(c, "copter_read_only", False))
+    assert issubclass(cache_dir, caching.UserProvidedCacheLocator) and issubclass(in_tree, caching.InTreeCacheLocator)
+    func = kernels.row_violation_scan.py_func
+    monkeypatch.setattr(ro, "writable", lambda path: False)
+    monkeypatch.setattr(ro, "_prepared", lambda: True)
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    assert in_tree.from_function(func, kernels.__file__) is not None  # the prepared tree of this checkout
+    assert cache_dir.from_function(func, kernels.__file__) is None
+    monkeypatch.setattr(config, "CACHE_DIR", "/nonexistent-copter-cache")
+    assert in_tree.from_function(func, kernels.__file__) is None
+    assert cache_dir.from_function(func, kernels.__file__) is None  # no index there
+    monkeypatch.setattr(ro, "_prepared", lambda: False)
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    assert in_tree.from_function(func, kernels.__file__) is None  # a stale stamp: numba's own order
