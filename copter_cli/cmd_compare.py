@@ -222,8 +222,12 @@ def register(app: typer.Typer) -> None:
             from copter_cli.cmd_prepare import ensure_prepared
             from solver import rounds
 
-            ensure_prepared()  # as init: kernels compiled (progress line on stderr) first, none mid-comparison
             st = state if state is not None else rounds.default_state_dir()
+            from formats.checkpoint import StateStore
+
+            if not StateStore(st).initialised:  # exit 3 at once, not after a compile of minutes (helper-234)
+                raise StateStore(st).not_initialised()
+            ensure_prepared()  # as init: kernels compiled (progress line on stderr) first, none mid-comparison
             with console.status("running baselines") as status:
                 res = rounds.compare(st, baseline, ks=k if "k" in given else None, highs_solver=highs_solver, time_limit_seconds=time_limit,
                                      threads=threads, seed=seed, pop_client_regex=pop_client_regex,

@@ -3,11 +3,30 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from solver.model.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _one_line_faults(hook=sys.excepthook):
+    """The generators' excepthook: numba's "no locator available" at a kernel module's import (the scripts import
+    the workloads at their top, before :func:`generator_main` runs) is copter's one exit-7 line, as the CLI says it
+    (``formats.faults.kernel_cache_fault``), not a traceback and exit 1 (helper-234, session 58)."""
+    def excepthook(kind, err, tb):
+        from formats.faults import kernel_cache_fault
+
+        fault = kernel_cache_fault(err)
+        if fault is None:
+            return hook(kind, err, tb)
+        print(f"error: {fault}", file=sys.stderr, flush=True)
+        os._exit(7)  # copter's code of an environment fault (copter_cli.exit_codes.ENVIRONMENT)
+    return excepthook
+
+
+sys.excepthook = _one_line_faults()
 
 
 def data_dir() -> Path:
@@ -63,5 +82,13 @@ def generator_main(doc: str, add_arguments, build, argv=None) -> int:
     except CopterError as err:  # e.g. the data is not where $COPTER_DATA says: one line, no traceback
         print(f"error: {err}", file=sys.stderr)
         return for_error(err)
+    except RuntimeError as err:  # numba with no writable cache folder (a kernel module imported late)
+        from formats.faults import kernel_cache_fault
+
+        fault = kernel_cache_fault(err)
+        if fault is None:
+            raise
+        print(f"error: {fault}", file=sys.stderr)
+        return for_error(fault)
     print(f"wrote {len(paths)} files to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
     return 0

@@ -119,3 +119,42 @@ def test_a_service_account_without_a_writable_cache_gets_exit_7(tmp_path):
     err = _error(proc.stdout)
     assert err["reason"] == "kernel_cache" and "NUMBA_CACHE_DIR" in err["message"], err
     assert Path(tmp_path).stat().st_uid == 0
+
+
+def test_step_and_compare_on_a_missing_state_exit_3_before_any_compile(tmp_path, monkeypatch, capsys):
+    """helper-234: ``copter step`` on a mistyped --state compiled every kernel first (76 s on a stale install), then
+    said the state does not exist."""
+    from copter_cli import cmd_prepare
+    from tests.helpers import run_main
+
+    def no_compile():
+        raise AssertionError("compiled before the state was checked")
+
+    monkeypatch.setattr(cmd_prepare, "ensure_prepared", no_compile)
+    delta = tmp_path / "d.parquet"
+    delta.write_bytes(b"")
+    for argv in (["step", delta, "--state", tmp_path / "nostate"], ["compare", "--state", tmp_path / "nostate"]):
+        code, out, _ = run_main(capsys, *argv, "--json")
+        assert code == 3 and "not an initialised copter state" in _error(out)["message"], (argv, out)
+
+
+def test_a_generator_without_a_kernel_cache_says_one_line_and_exits_7():
+    """The example generators import the workloads at their top: numba's "no locator available" there was a
+    traceback and exit 1 (helper-234); now copter's exit-7 line, as the CLI says it."""
+    import examples.data as data
+
+    err = RuntimeError("cannot cache function 'f': no locator available for file '/opt/copter/solver/x.py'")
+    calls = []
+    hook = data._one_line_faults(lambda *a: calls.append(a))
+    hook(RuntimeError, ValueError("other"), None)
+    assert calls and calls[0][1].args == ("other",)  # anything else goes to the previous hook
+    import os as _os
+
+    exits = []
+    real_exit = _os._exit
+    try:
+        _os._exit = exits.append
+        hook(RuntimeError, err, None)
+    finally:
+        _os._exit = real_exit
+    assert exits == [7]
