@@ -8,6 +8,7 @@ The work is in :func:`solver.rounds.compare`; this module parses options and pri
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -225,7 +226,7 @@ def register(app: typer.Typer) -> None:
             st = state if state is not None else rounds.default_state_dir()
             from formats.checkpoint import StateStore
 
-            if not StateStore(st).initialised:  # exit 3 at once, not after a compile of minutes (helper-234)
+            if not os.path.lexists(st):  # nothing there: exit 3 at once, not after a compile of minutes (helper-234)
                 raise StateStore(st).not_initialised()
             ensure_prepared()  # as init: kernels compiled (progress line on stderr) first, none mid-comparison
             with console.status("running baselines") as status:

@@ -557,7 +557,7 @@ def step_cmd(
         rounds = _rounds()
         st = _state(state)
         undo.about_state(lambda: _current_of(st))  # an interrupted warm-up names the state it left alone
-        if not StateStore(st).initialised:  # exit 3 at once, not after a compile of minutes (helper-234)
+        if not os.path.lexists(st):  # nothing there: exit 3 at once, not after a compile of minutes (helper-234)
             raise StateStore(st).not_initialised()
         ensure_prepared()  # as init: kernels compiled (progress line on stderr) before the round, none mid-solve
         solving_stack.load()
