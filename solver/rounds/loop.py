@@ -469,8 +469,15 @@ def _logged_batch_retry(store: StateStore, sha: str, current: int, later) -> dic
     up to ``current``, were produced in order by the batch's following deltas (``later()``), as :func:`_is_retry`
     asks of kept rounds. Else None (the delta is applied, as a change that comes back is). helper-233: with the
     default ``--keep 5``, a cron job's six-delta catch-up batch run again made six new rounds without a word."""
+    from formats.round_log import RoundLog
     from solver.rounds.log_history import history
 
+    try:  # one column first (milliseconds): a new delta, the common case, never reads the whole history
+        logged = RoundLog(store.root).read(columns=["delta_sha256"]).column("delta_sha256").to_pylist()
+    except (OSError, KeyError):
+        logged = [sha]
+    if sha not in logged:
+        return None
     rows = {row["round"]: row for row in history(store.root) if row["kind"] == "generation"}
     done = max((r for r, row in rows.items() if r < current and row["delta_sha256"] == sha), default=None)
     if done is None:
