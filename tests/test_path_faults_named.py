@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
-
-import pytest
 
 from formats.faults import kernel_cache_fault
 from formats.path_words import folder_words, missing_words
@@ -98,27 +94,43 @@ def test_numba_without_a_cache_folder_is_an_environment_fault():
     assert kernel_cache_fault(ValueError("no locator available for file 'x.py'")) is None
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv (CI has both)")
+NO_CACHE = r'''
+import os, sys
+repo = os.path.realpath(sys.argv[1])
+from numba.core import caching
+in_tree = caching.InTreeCacheLocator.ensure_cache_path
+
+
+def refuse_this_tree(self):  # a root-owned install, seen by another user
+    if os.path.realpath(self.get_cache_path()).startswith(repo):
+        raise PermissionError(13, "read-only tree (test)", self.get_cache_path())
+    return in_tree(self)
+
+
+caching.InTreeCacheLocator.ensure_cache_path = refuse_this_tree
+from solver import kernel_cache_read_only as ro
+ro.writable = lambda path: not os.path.realpath(path).startswith(repo)
+from copter_cli.app import main
+main(["solve", sys.argv[2], "--json"])
+'''
+
+
 def test_a_service_account_without_a_writable_cache_gets_exit_7(tmp_path):
-    """nobody, a root-owned tree, an unwritable NUMBA_CACHE_DIR and HOME=/nonexistent (a service account's passwd
-    entry): numba has no folder to keep the kernels in."""
-    model = tmp_path / "m.parquet"
+    """A read-only tree (played: numba's in-tree locator refused for this checkout), an unwritable NUMBA_CACHE_DIR
+    and an unwritable user cache (XDG_CACHE_HOME under /proc, where not even root creates a folder): numba has no
+    folder to keep the kernels in. Checked once as a real non-root user (session 58's note)."""
     from formats.io import write_problem
     from tests.helpers import small_lp
 
+    model = tmp_path / "m.parquet"
     write_problem(small_lp(), model)
-    tmp_path.chmod(0o755)
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "COPTER_WORKER": "off", "PYTHONPATH": str(REPO),
-           "NUMBA_CACHE_DIR": "/proc/copter-no-cache"}
-    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
-                           "copter_cli", "solve", str(model), "--json"], cwd="/", env=env, capture_output=True,
-                          text=True, timeout=300)
-    if proc.returncode == 126 or "Permission denied" in proc.stderr[:200] and not proc.stdout:
-        pytest.skip(f"nobody cannot run this interpreter: {proc.stderr[:200]}")
+    env = {**os.environ, "COPTER_WORKER": "off", "PYTHONPATH": str(REPO), "NUMBA_CACHE_DIR": "/proc/copter-no-cache",
+           "XDG_CACHE_HOME": "/proc/copter-no-cache", "HOME": "/proc/copter-no-home"}
+    proc = subprocess.run([sys.executable, "-c", NO_CACHE, str(REPO), str(model)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 7, proc.stderr[-2000:]
     err = _error(proc.stdout)
-    assert err["reason"] == "kernel_cache" and "NUMBA_CACHE_DIR" in err["message"], err
-    assert Path(tmp_path).stat().st_uid == 0
+    assert err["reason"] == "kernel_cache" and "NUMBA_CACHE_DIR=/proc/copter-no-cache" in err["message"], err
 
 
 def test_step_and_compare_on_a_missing_state_exit_3_before_any_compile(tmp_path, monkeypatch, capsys):
