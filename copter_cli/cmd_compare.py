@@ -8,7 +8,6 @@ The work is in :func:`solver.rounds.compare`; this module parses options and pri
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,7 @@ import typer
 from copter_cli.output import console, emit, run, say_warnings, table_console
 from copter_cli.printable import printable
 from copter_cli.solver_options import range_help
-from copter_cli.state_option import STATE_HELP
+from copter_cli.state_option import STATE_HELP, refuse_absent_state
 from solver.extras import needs
 
 if TYPE_CHECKING:
@@ -224,10 +223,7 @@ def register(app: typer.Typer) -> None:
             from solver import rounds
 
             st = state if state is not None else rounds.default_state_dir()
-            from formats.checkpoint import StateStore
-
-            if not os.path.lexists(st):  # nothing there: exit 3 at once, not after a compile of minutes (helper-234)
-                raise StateStore(st).not_initialised()
+            refuse_absent_state(st)
             ensure_prepared()  # as init: kernels compiled (progress line on stderr) first, none mid-comparison
             with console.status("running baselines") as status:
                 res = rounds.compare(st, baseline, ks=k if "k" in given else None, highs_solver=highs_solver, time_limit_seconds=time_limit,

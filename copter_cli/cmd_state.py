@@ -19,7 +19,7 @@ from copter_cli import exit_codes
 from copter_cli import solver_options as opts
 from copter_cli.output import console, emit, run, say, say_error, say_warnings, table_console
 from copter_cli.printable import printable
-from copter_cli.state_option import STATE_HELP
+from copter_cli.state_option import STATE_HELP, refuse_absent_state
 from solver.extras import needs
 from solver.model.errors import CopterError, UsageError
 from solver.partition.limits import MAX_PASSES
@@ -557,8 +557,7 @@ def step_cmd(
         rounds = _rounds()
         st = _state(state)
         undo.about_state(lambda: _current_of(st))  # an interrupted warm-up names the state it left alone
-        if not os.path.lexists(st):  # nothing there: exit 3 at once, not after a compile of minutes (helper-234)
-            raise StateStore(st).not_initialised()
+        refuse_absent_state(st)
         ensure_prepared()  # as init: kernels compiled (progress line on stderr) before the round, none mid-solve
         solving_stack.load()
         settings = None  # none given: the library uses the stored settings

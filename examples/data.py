@@ -82,13 +82,5 @@ def generator_main(doc: str, add_arguments, build, argv=None) -> int:
     except CopterError as err:  # e.g. the data is not where $COPTER_DATA says: one line, no traceback
         print(f"error: {err}", file=sys.stderr)
         return for_error(err)
-    except RuntimeError as err:  # numba with no writable cache folder (a kernel module imported late)
-        from formats.faults import kernel_cache_fault
-
-        fault = kernel_cache_fault(err)
-        if fault is None:
-            raise
-        print(f"error: {fault}", file=sys.stderr)
-        return for_error(fault)
     print(f"wrote {len(paths)} files to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
     return 0

@@ -88,12 +88,12 @@ def _locator_classes():
 
 
 def install() -> bool:
-    """Insert the read-only locator after numba's ``InTreeCacheLocator`` and skip numba's save for it
-    (idempotent).
+    """Insert the read-only locators after numba's ``UserProvidedCacheLocator`` and ``InTreeCacheLocator`` and skip
+    numba's save for them (idempotent).
 
     Returns:
         True when in place; False when numba lacks what it relies on (``CacheImpl._locator_classes`` holding
-        ``InTreeCacheLocator``, ``Cache.save_overload``), and nothing was changed.
+        ``InTreeCacheLocator`` and ``UserProvidedCacheLocator``), and nothing was changed.
     """
     from numba.core import caching
 

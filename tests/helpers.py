@@ -506,3 +506,25 @@ def closed_port() -> int:
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+#: the start of a ``python -c`` script (argv[1]: the checkout) that plays this checkout as a read-only install seen
+#: by another user, as root (for whom every folder is writable): numba's in-tree locator refuses the checkout's
+#: ``__pycache__`` and copter's read-only locator is told it cannot write there
+READ_ONLY_TREE = r'''
+import os, sys
+repo = os.path.realpath(sys.argv[1])
+from numba.core import caching
+in_tree = caching.InTreeCacheLocator.ensure_cache_path
+
+
+def refuse_this_tree(self):  # a root-owned install, seen by another user
+    if os.path.realpath(self.get_cache_path()).startswith(repo):
+        raise PermissionError(13, "read-only tree (test)", self.get_cache_path())
+    return in_tree(self)
+
+
+caching.InTreeCacheLocator.ensure_cache_path = refuse_this_tree
+from solver import kernel_cache_read_only as ro
+ro.writable = lambda path: not os.path.realpath(path).startswith(repo)
+'''

@@ -16,24 +16,10 @@ import os
 import subprocess
 import sys
 
-from tests.helpers import REPO, small_lp
+from tests.helpers import READ_ONLY_TREE, REPO, small_lp
 
-SCRIPT = r'''
-import json, os, sys
-repo = os.path.realpath(sys.argv[1])
-from numba.core import caching
-in_tree = caching.InTreeCacheLocator.ensure_cache_path
-
-
-def refuse_this_tree(self):  # a root-owned install, seen by another user
-    if os.path.realpath(self.get_cache_path()).startswith(repo):
-        raise PermissionError(13, "read-only tree (test)", self.get_cache_path())
-    return in_tree(self)
-
-
-caching.InTreeCacheLocator.ensure_cache_path = refuse_this_tree
-from solver import kernel_cache_read_only as ro
-ro.writable = lambda path: not os.path.realpath(path).startswith(repo)
+SCRIPT = READ_ONLY_TREE + r'''
+import json
 from solver.prepare import is_prepared
 assert is_prepared(), "the tree is not prepared (conftest prepares it)"
 from copter_cli.app import main

@@ -14,7 +14,7 @@ import sys
 
 from formats.faults import kernel_cache_fault
 from formats.path_words import folder_words, missing_words
-from tests.helpers import REPO, cli_json, small_lp_state, snapshot
+from tests.helpers import READ_ONLY_TREE, REPO, cli_json, small_lp_state, snapshot
 
 
 def test_missing_words_say_what_the_path_is(tmp_path):
@@ -94,22 +94,7 @@ def test_numba_without_a_cache_folder_is_an_environment_fault():
     assert kernel_cache_fault(ValueError("no locator available for file 'x.py'")) is None
 
 
-NO_CACHE = r'''
-import os, sys
-repo = os.path.realpath(sys.argv[1])
-from numba.core import caching
-in_tree = caching.InTreeCacheLocator.ensure_cache_path
-
-
-def refuse_this_tree(self):  # a root-owned install, seen by another user
-    if os.path.realpath(self.get_cache_path()).startswith(repo):
-        raise PermissionError(13, "read-only tree (test)", self.get_cache_path())
-    return in_tree(self)
-
-
-caching.InTreeCacheLocator.ensure_cache_path = refuse_this_tree
-from solver import kernel_cache_read_only as ro
-ro.writable = lambda path: not os.path.realpath(path).startswith(repo)
+NO_CACHE = READ_ONLY_TREE + r'''
 from copter_cli.app import main
 main(["solve", sys.argv[2], "--json"])
 '''
