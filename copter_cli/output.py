@@ -304,6 +304,20 @@ def print_json(obj) -> None:
     print_line(dumps(obj))
 
 
+def answer_bytes(text: str) -> bytes:
+    """``text`` as the bytes copter writes on stdout: UTF-8 whatever the locale or ``PYTHONIOENCODING`` says, so a
+    name outside ASCII reaches a CSV or a table whole. Through stdout's own encoding, an ASCII one (``LC_ALL=C``
+    without Python's UTF-8 coercion, ``PYTHONIOENCODING=ascii``) ended ``show``, ``show --solution`` and
+    ``history --csv`` on a name such as ``café/x`` with "internal error: UnicodeEncodeError" (exit 1) after part of
+    the answer (helper-236, session 59); Latin-1 wrote such names in another encoding than the state's Parquet
+    files. A path's undecodable bytes (``surrogateescape``) are written back as they were; any other character
+    UTF-8 cannot carry (a lone surrogate) as a backslash escape, as Python's stderr does."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace")
+
+
 def _write_all(text: str) -> None:
     """Write ``text`` to stdout's file descriptor until every byte is taken (``os.write`` in a loop), else raise
     the OSError that stopped it. Python's buffered stdout dropped the rest of a write the file-size limit cut
@@ -319,7 +333,7 @@ def _write_all(text: str) -> None:
         stream.flush()
         return
     stream.flush()
-    rest = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    rest = memoryview(answer_bytes(text))
     while rest:
         rest = rest[os.write(fd, rest):]
 
