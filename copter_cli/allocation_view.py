@@ -76,6 +76,6 @@ def _print_moves(round_: int, ch: dict) -> None:
         t.add_row(escape(name_cell(m["name"])), m["kind"], _num(m["old"]), _num(m["new"]), _num(m["delta"], "+.6g"))
     _print_table(t)
     if ch["moves_omitted"]:
-        say(f"... and {ch['moves_omitted']:,} smaller move(s)")
+        say(f"... and {ch['moves_omitted']:,} more move(s), none larger")  # equal ones are left out too
     if zero:  # counted above, listed nowhere: +1,440 added beside 534 moves did not add up (helper-187)
         say(f"not listed: {at_zero}")

@@ -159,6 +159,23 @@ def test_moves_equal_the_row_by_row_twin():
         assert added["old"] is None and added["delta"] == pytest.approx(added["new"])
 
 
+def test_tied_moves_are_chosen_by_name_so_every_top_is_a_prefix_of_a_larger_one():
+    """A MILP's moves are mostly +-1: ``--top 2`` showed moves that ``--top 3`` did not (the selection broke ties
+    arbitrarily, the display by name; helper-236)."""
+    rng = np.random.default_rng(5)
+    n = 400
+    names = [f"j{i}/g{i % 7}" for i in rng.permutation(n)]
+    old = rng.integers(0, 2, n).astype(float)
+    new = np.where(rng.random(n) < 0.5, 1.0 - old, old)
+    new[:3] = old[:3] + 2.0  # three larger moves first, then the ties
+    t = pa.table({"kind": ["value_changed"] * n, "name": names, "old_value": old, "new_value": new})
+    _, ref = ref_moves(t, n)
+    for top in (1, 2, 3, 4, 5, 9, 40):
+        got = alloc.moves(t, top=top)
+        assert [(m["name"], m["delta"]) for m in got["moves"]] == ref[:top], top
+        assert got["moves_omitted"] == len(ref) - top
+
+
 def test_variables_added_or_removed_at_zero_are_counted_not_lost(capsys):
     """+N added beside fewer moves must add up: the ones at value 0 are counted in ``zero_moves`` and named by the
     human view (helper-187: round 0's "+1,440 added" beside 534 moves, 906 at 0 said nowhere)."""

@@ -130,8 +130,8 @@ def moves(changes: pa.Table, *, top: int = 10) -> dict:
 
     Args:
         changes: the changes table (columns kind, name, old_value, new_value).
-        top: number of moves returned, largest ``|delta|`` first (ties by name among those returned; which
-            of several equal moves at the cut are returned is unspecified).
+        top: number of moves returned, largest ``|delta|`` first, equal ones by name (in the selection too, so
+            the moves of ``top`` N are the first N of ``top`` N + k: a MILP's moves are mostly +-1).
     Returns:
         {"vars_added", "vars_removed", "vars_moved", "cons_added", "cons_removed" (row counts of their
         kinds), "changed_variables" (added + removed + moved: the round report's field of that name), "moves": [{"name", "kind", "old", "new" (None where the variable did not exist), "delta"},
@@ -156,7 +156,9 @@ def moves(changes: pa.Table, *, top: int = 10) -> dict:
     var = var.filter(pc.greater(size, 0.0))
     out["zero_moves"] = listed - var.num_rows
     k = min(top, var.num_rows)
-    picked = var.take(pc.select_k_unstable(var, k=k, sort_keys=[("size", "descending")])) if k else var.slice(0, 0)
+    # the name breaks ties in the selection as in the order below: --top 2 showed moves --top 3 did not (helper-236)
+    keys = [("size", "descending"), ("name", "ascending")]
+    picked = var.take(pc.select_k_unstable(var, k=k, sort_keys=keys)) if k else var.slice(0, 0)
     rows = picked.select(["name", "kind", "old_value", "new_value", "delta"]).to_pylist()
     rows.sort(key=lambda r: (-abs(r["delta"]), r["name"]))
     out["moves"] = [{"name": r["name"], "kind": r["kind"], "old": r["old_value"], "new": r["new_value"],
