@@ -154,6 +154,21 @@ def test_two_failed_attempts_get_distinct_labels_and_the_gap_panel_has_decade_la
     assert "1e-6" not in charts.churn.__doc__
 
 
+def test_the_gap_caption_states_the_formula_each_kind_of_round_is_plotted_with(state):
+    """The caption gave the LP rounds' formula for every round, half a MILP round's gap (helper-236: Sia 512, the
+    page's gap 3.357e-05 where its caption's formula gave 1.677e-05)."""
+    from solver.integer.gap import gap_rel
+    from solver.rounds.report import page
+
+    cap = page.CAPTIONS["objective"]
+    assert "|objective - bound| / |objective|" in cap and "|objective - bound| / (1 + |objective| + |bound|)" in cap
+    lp = [r for r in rounds.history(state) if r["gap_rel"] is not None]
+    assert lp and all(r["gap_rel"] == pytest.approx(abs(r["objective"] - r["lp_bound"])
+                                                    / (1 + abs(r["objective"]) + abs(r["lp_bound"])), abs=1e-15)
+                      for r in lp)
+    assert gap_rel(1, 103.0, 100.0) == pytest.approx(3.0 / 103.0)  # a MILP round's (solver.integer.gap)
+
+
 def test_a_milp_round_without_a_finite_bound_gets_its_page_and_charts(tmp_path):
     """hunt 56: an integer column kept >= 0 only by its cost (the documented case of a MILP round without a finite
     bound: lp_bound -inf, gap_rel inf) made ``copter report`` exit 1 for the whole state, nothing written."""

@@ -37,8 +37,9 @@ CAPTIONS = {
                  "bound) and a partitioned round (its Lagrangian bound), where the band between them is the gap still "
                  "possible; for a monolithic LP round the dual objective of the solver's point, an estimate within the "
                  "round's tolerance and not a proven bound (it may lie on either side of the optimum, and of the "
-                 "objective). Bottom: relative gap |objective - bound| / (1 + |objective| + |bound|), log scale (lower "
-                 "is better). Grey hatched: rounds a rollback undid (after the current round).",
+                 "objective). Bottom: the round's relative gap (its <code>gap_rel</code>), log scale (lower is better): "
+                 "for a MILP round the gap to its LP bound, |objective - bound| / |objective| (HiGHS's MIP gap; 0 once "
+                 "within 1e-6 absolute), for an LP round |objective - bound| / (1 + |objective| + |bound|). Grey hatched: rounds a rollback undid (after the current round).",
     "iterations": "Solver work per round; green rounds started warm from the previous round's iterate, grey "
                   "ones cold (round 0, or a warm start that was refused). The engines count different things, "
                   "so each has its own panel and axis: PDHG iterations (each about one product with the "
