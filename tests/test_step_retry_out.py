@@ -81,3 +81,16 @@ def test_retry_of_a_pruned_round_says_nothing_was_copied(tmp_path, capsys):
     assert rep["no_op"] is True and rep["round"] == 1
     assert any("round 1 is no longer kept: nothing copied to --out" in w for w in rep["warnings"])
     assert not (out / "report.json").exists()
+
+
+def test_the_first_runs_report_copy_is_the_stored_report_as_a_retrys_is(tmp_path, capsys):
+    """helper-236: the first run's ``--out`` report.json carried the answer's ``current_round``, which the stored
+    report.json (and so a no-op re-run's copy) leaves out (docs/formats.md)."""
+    st, (d1, _) = _state(tmp_path)
+    first, again = tmp_path / "first", tmp_path / "again"
+    for out in (first, again):
+        code, stdout, _ = run_main(capsys, "step", d1, "--state", st, "--out", out, "--json")
+        assert code == 0, stdout
+    assert json.loads(stdout)["no_op"] is True and "current_round" in json.loads(stdout)  # the answer keeps it
+    stored = (st / "gen-000001" / "report.json").read_bytes()
+    assert (first / "report.json").read_bytes() == stored == (again / "report.json").read_bytes()

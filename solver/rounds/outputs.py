@@ -324,7 +324,11 @@ def copy_out(state_dir: Path, report: dict, out_dir) -> dict:
                 target = out / Path(report[key]).name
                 copy_file(state_dir / report[key], target)
         target = out / "report.json"
-        write_text(target, reports.dumps(report) + "\n")
+        # a stored round's report.json as the generation holds it: the answer's current_round is not in it
+        # (docs/formats.md), so a first run's copy and a no-op re-run's are the same file (helper-236)
+        stored_copy = report if report.get("accepted", True) is False else {
+            k: v for k, v in report.items() if k != "current_round"}
+        write_text(target, reports.dumps(stored_copy) + "\n")
     except (OSError, EnvironmentFaultError) as err:
         # formats.atomic raises its own typed refusal (a folder that takes no file); OSErrors are typed here
         # named by its destination: the temporary name formats.atomic wrote first means nothing to the user (a
