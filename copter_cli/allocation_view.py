@@ -18,11 +18,31 @@ def _num(v, spec: str = ".6g") -> str:
 
 
 def _print_table(t) -> None:
-    """On a terminal: fitted to its width (cells fold). Elsewhere: as wide as the cells need, no cell folded."""
-    from copter_cli.output import table_console
-    from copter_cli.table_fit import natural_width
+    """On a terminal: fitted to its width (names fold), or, when even its unfolded cells (numbers, kinds) and its
+    names' header words do not fit, at the width they need (the terminal wraps the lines: rich dropped the name column
+    of a move table at 40 columns). Elsewhere: as wide as the cells need, no cell folded."""
+    from copter_cli.output import table_console, wide_console
+    from copter_cli.table_fit import minimum_width, natural_width
 
-    table_console(natural_width(t, console.get())).print(t)
+    out = console.get()
+    if out.is_terminal:
+        need = minimum_width(t, out)
+        if need > out.width:
+            wide_console(need, out, force_terminal=True).print(t)
+            return
+    table_console(natural_width(t, out)).print(t)
+
+
+def _add_columns(t, columns: tuple, rows: list) -> None:
+    """Add ``columns`` ((header, justify), ...) to ``t``: a number, a count, a share (right-justified) and a move's
+    kind are never folded, each as wide as its widest cell; names fold on a narrow terminal. At 40 columns the sums
+    were cut across two lines ("130.6" over "6": helper-236, session 59)."""
+    for i, (col, just) in enumerate(columns):
+        if just == "right" or col == "kind":
+            t.add_column(col, justify=just, no_wrap=True,
+                         min_width=max([len(col), *(len(str(r[i])) for r in rows)]))
+        else:  # folds, but never narrower than its header word
+            t.add_column(col, justify=just, overflow="fold", min_width=max(len(w) for w in col.split()))
 
 
 def print_allocation(res: dict) -> None:
@@ -37,14 +57,16 @@ def print_allocation(res: dict) -> None:
         f"{res['n_nonzero']:,} nonzero of {res['n_variables']:,} variables (|value| > {res['zero_tol']:g}), "
         f"sum {_num(res['sum'])}, {res['n_clients']:,} client group(s)")
     t = Table(box=box.SIMPLE_HEAD, title_justify="left")
-    for col, just in (("client", "left"), ("nonzero", "right"), ("sum", "right"), ("share", "right"),
-                      ("largest entries", "left")):
-        t.add_column(col, justify=just, overflow="fold")
+    rows = []
     for c in res["clients"]:
         share = "-" if c["share"] is None else f"{100 * c['share']:.1f}%"
         top = ", ".join(f"{name_cell(e['name'], ', ')} {_num(e['value'])}" for e in c["top"])
-        t.add_row(escape(NO_CLIENT if c["client"] is None else name_cell(c["client"], reserved=(NO_CLIENT,))), f"{c['nonzero']:,}",
-                  _num(c["sum"]), share, escape(top))
+        rows.append((escape(NO_CLIENT if c["client"] is None else name_cell(c["client"], reserved=(NO_CLIENT,))),
+                     f"{c['nonzero']:,}", _num(c["sum"]), share, escape(top)))
+    _add_columns(t, (("client", "left"), ("nonzero", "right"), ("sum", "right"), ("share", "right"),
+                     ("largest entries", "left")), rows)
+    for row in rows:
+        t.add_row(*row)
     _print_table(t)
     if res["clients_omitted"]:
         say(f"... and {res['clients_omitted']:,} more client group(s) (--top N shows more)")
@@ -70,10 +92,12 @@ def _print_moves(round_: int, ch: dict) -> None:
         return
     title = "biggest moves (delta = new - old; a missing side counts as 0)"
     t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", min_width=len(title))  # never wrapped mid-phrase
-    for col in ("name", "kind", "old", "new", "delta"):
-        t.add_column(col, justify="left" if col in ("name", "kind") else "right", overflow="fold")
-    for m in ch["moves"]:
-        t.add_row(escape(name_cell(m["name"])), m["kind"], _num(m["old"]), _num(m["new"]), _num(m["delta"], "+.6g"))
+    rows = [(escape(name_cell(m["name"])), m["kind"], _num(m["old"]), _num(m["new"]), _num(m["delta"], "+.6g"))
+            for m in ch["moves"]]
+    _add_columns(t, tuple((col, "left" if col in ("name", "kind") else "right")
+                          for col in ("name", "kind", "old", "new", "delta")), rows)
+    for row in rows:
+        t.add_row(*row)
     _print_table(t)
     if ch["moves_omitted"]:
         say(f"... and {ch['moves_omitted']:,} more move(s), none larger")  # equal ones are left out too

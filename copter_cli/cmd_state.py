@@ -65,6 +65,10 @@ def _print_report(report: dict, news: list[str] | None = None, message: bool = T
     from rich.table import Table
 
     t = Table(title=f"copter round {report.get('round', '?')}", show_header=False, box=None)
+    # a narrow terminal folds a value (a path, the seconds) onto more lines; a field's name is never cut
+    # (at 40 columns both were cut with an ellipsis: "primal_residual_r…", "gen-000001/soluti…"; helper-236)
+    t.add_column(no_wrap=True, min_width=len("primal_residual_rel"))
+    t.add_column(overflow="fold")
     for key in ("status", "objective", "lp_bound", "gap_rel", "engine", "iterations", "warm_started",
                 "primal_residual_rel", "dual_residual_rel", "changed_variables", "solution_path",
                 "duals_path", "changes_path"):

@@ -12,6 +12,7 @@ imports rich (issue #15: rich's import is ~40 ms of a 0.3 s start-up).
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import traceback
@@ -44,6 +45,27 @@ def rich_console(**options):
         def on_broken_pipe(self) -> None:
             self.quiet = True
             raise BrokenPipeError(32, "Broken pipe")
+
+        @property
+        def size(self):
+            """rich's size, except on a terminal named ``TERM=dumb`` (Emacs' shell, some CI logs), for which rich
+            assumes 80 columns whatever ``COLUMNS`` or the terminal say (helper-236): the width is read as on any
+            terminal (``COLUMNS``, else the size of descriptor 0, 1 or 2)."""
+            dims = Console.size.fget(self)
+            if not self.is_dumb_terminal or (self._width is not None and self._height is not None):
+                return dims
+            width = self._width  # a width given, or COLUMNS (rich reads it when the console is made)
+            for fd in (0, 1, 2) if width is None else ():
+                try:
+                    width = os.get_terminal_size(fd).columns
+                    break
+                except (AttributeError, ValueError, OSError):
+                    continue
+            return type(dims)(width or dims.width, dims.height)
+
+        @size.setter
+        def size(self, new_size) -> None:
+            Console.size.fset(self, new_size)
 
     return _Console(**options)
 

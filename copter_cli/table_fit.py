@@ -72,6 +72,13 @@ def natural_width(table: Table, console: Console) -> int:
     return Measurement.get(console, console.options.update_width(10**6), table).maximum
 
 
+def minimum_width(table: Table, console: Console) -> int:
+    """Columns the table needs with every foldable cell folded as far as it goes (its narrowest rendering)."""
+    from rich.measure import Measurement
+
+    return Measurement.get(console, console.options.update_width(10**6), table).minimum
+
+
 def fit(columns: list[Column], rows: list[list[str]], width: int, console: Console,
         **table_kw) -> tuple[Table, list[str], int]:
     """The table with the most important columns whose natural width fits ``width``.
