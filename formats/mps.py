@@ -160,6 +160,7 @@ from formats.mps_sections import (
 )
 from formats.mps_small_values import small_values_warning
 from formats.mps_write_fixes import fix_written_mps
+from formats.mps_zero_entries import check_zero_entries
 from formats.read_notes import note
 from formats.written import check_complete
 from solver.highs_bridge import (
@@ -693,7 +694,9 @@ def read_mps(path: str | os.PathLike) -> Problem:
                 if not fixed:  # before the line checks, which would blame the field count of such a line
                     check_indented_keywords(data, path, idx, _line_of)
                 _check_valueless_bounds(data, path, idx, fixed, lambda nm: _is_column(h, nm))
-                check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
+                zeros = check_data_lines(data, path, idx, _line_of, fixed)  # field counts, numbers, control bytes
+                if zeros:  # HiGHS drops an entry of 0 before it looks for a repeated one
+                    check_zero_entries(data, path, zeros, _line_of)
                 if fixed:  # HiGHS's fixed parser keeps a repeated RHS/RANGES value or bound side without a warning
                     check_fixed_duplicates(data, path, idx, _line_of)
                     if data.find(b"MARKER") >= 0:  # and skips a marker whose fields are not in their columns

@@ -56,17 +56,41 @@ def _first_repeat(keys: np.ndarray) -> tuple[int, int] | None:
     return int(first_at[inverse[second]]), second
 
 
-def _raise(data, path, line_of, what: str, entity: bytes, first: int, second: int) -> None:
+def _raise(data, path, line_of, what: str, entity: bytes, first: int, second: int, keeps: str = "the last one") -> None:
     a, b = line_of(data, first), line_of(data, second)
     where = f"line {a}" if a == b else f"lines {a} and {b}"
     name = entity.decode("utf-8", "backslashreplace").strip()
-    raise FormatError(f"{what.format(name=repr(name))} ({where}); HiGHS's fixed-format parser would keep the "
-                      "last one without a word", file=path, line=b, entity=name)
+    raise FormatError(f"{what.format(name=repr(name))} ({where}); HiGHS's fixed-format parser would keep "
+                      f"{keeps} without a word", file=path, line=b, entity=name)
+
+
+def _check_columns(data, path: str, idx: dict, line_of) -> None:
+    """Refuse a column that ``COLUMNS`` gives two entries in one row. HiGHS's fixed-format parser refuses a repeated
+    coefficient, but keeps the last of two costs and drops an entry of 0 before it looks, without a word: ``y obj
+    -1`` then ``y obj 0`` read as cost 0, where the free-format path refused it or read -1 (helper-235, session 59).
+    Keys: the column (columns 5-12) and each row field (15-22, 40-47) of every line but the markers."""
+    u8, offs = section_lines(data, idx, b"COLUMNS")
+    if not u8.shape[0]:
+        return
+    marker = (u8[:, 14:22] == np.frombuffer(b"'MARKER'", np.uint8)).all(axis=1)
+    u8, offs = u8[~marker], offs[~marker]
+    second = (u8[:, 39:47] != ord(" ")).any(axis=1)
+    keys = np.concatenate([np.concatenate([u8[:, 4:12], u8[:, 14:22]], axis=1),
+                           np.concatenate([u8[second, 4:12], u8[second, 39:47]], axis=1)])
+    at = np.concatenate([offs, offs[second]])
+    order = np.argsort(at, kind="stable")
+    keys, at = keys[order], at[order]
+    hit = _first_repeat(keys)
+    if hit is not None:
+        col = keys[hit[0], :8].tobytes().decode("utf-8", "backslashreplace").strip()
+        row = keys[hit[0], 8:].tobytes().decode("utf-8", "backslashreplace").strip()
+        _raise(data, path, line_of, f"COLUMNS gives column {{name}} two entries in row {row!r}",
+               col.encode(), int(at[hit[0]]), int(at[hit[1]]), keeps="one of them (the last cost, or the one not 0)")
 
 
 def check_fixed_duplicates(data, path: str, idx: dict, line_of) -> None:
-    """Refuse, in a fixed-format MPS file, a second ``RHS`` or ``RANGES`` value for one row and a second bound
-    on the same side of one column (``LO``/``LI``/``FX``/``FR``/``MI``/``BV`` set the lower side, ``UP``/``UI``/
+    """Refuse, in a fixed-format MPS file, a second ``COLUMNS`` entry for one column and row (:func:`_check_columns`),
+    a second ``RHS`` or ``RANGES`` value for one row and a second bound on the same side of one column (``LO``/``LI``/``FX``/``FR``/``MI``/``BV`` set the lower side, ``UP``/``UI``/
     ``FX``/``FR``/``PL``/``BV`` the upper), as the free-format path refuses them.
 
     Args:
@@ -88,6 +112,7 @@ def check_fixed_duplicates(data, path: str, idx: dict, line_of) -> None:
         if hit is not None:
             _raise(data, path, line_of, f"{section.decode()} gives row {{name}} a duplicate value", keys[hit[0]].tobytes(),
                    int(at[hit[0]]), int(at[hit[1]]))
+    _check_columns(data, path, idx, line_of)
     u8, offs = section_lines(data, idx, b"BOUNDS")
     if not u8.shape[0]:
         return

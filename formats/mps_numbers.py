@@ -58,7 +58,7 @@ kernel_cache.install()  # cached kernels load without numba's compiler set-up (s
 
 ROWS, COLUMNS, RHS, RANGES, BOUNDS = 5, 1, 2, 3, 4
 SECTION_CODES = {b"ROWS": ROWS, b"COLUMNS": COLUMNS, b"RHS": RHS, b"RANGES": RANGES, b"BOUNDS": BOUNDS}
-OK, BAD_NUMBER, INFINITE, MISSING, CONTROL, COUNT, GAP, TINY = 0, 1, 2, 3, 4, 5, 6, 7
+OK, BAD_NUMBER, INFINITE, MISSING, CONTROL, COUNT, GAP, TINY, ZERO = 0, 1, 2, 3, 4, 5, 6, 7, 8
 TINY_EXPONENT = -308  #: a nonzero number token below 10**TINY_EXPONENT in magnitude is TINY (refused)
 _VALUE_BOUNDS = (b"UP", b"LO", b"FX", b"LI", b"UI")
 _FIXED_F4, _FIXED_F5, _FIXED_F6 = 24, 39, 49  # 0-based starts of fixed-format fields 4, 5 and 6
@@ -142,6 +142,18 @@ def _token_kind(buf, s, e, allow_d):
 
 
 @njit(cache=True)
+def _zero_token(buf, s, e):
+    """Whether the number token ``buf[s:e]`` (already checked: OK) is 0: no nonzero digit before its exponent."""
+    for k in range(s, e):
+        c = buf[k]
+        if c == 101 or c == 69 or c == 100 or c == 68:  # e E d D: the exponent of a 0 is still a 0
+            return True
+        if 49 <= c <= 57:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _check_token(buf, s, e, allow_inf, allow_d):
     if s >= e:
         return MISSING
@@ -204,7 +216,7 @@ def _count_ok(section, ntok):
 
 
 @njit(cache=True)
-def scan_section(buf, pos, section, fixed, control_only):
+def scan_section(buf, pos, section, fixed, control_only, report_zero):
     """First event at or after offset ``pos`` among the data lines of one section body, in one pass.
 
     Args:
@@ -215,12 +227,14 @@ def scan_section(buf, pos, section, fixed, control_only):
             tabs are control bytes, no field-count rule).
         control_only: report CONTROL events only (fixed format: HiGHS also falls back to its fixed parser
             on a free-format file with a NUL, whose fields then sit in the wrong columns).
+        report_zero: free-format ``COLUMNS``: report a value that is exactly 0 (ZERO, detail = its field), which
+            HiGHS drops before it looks for a repeated entry (``formats.mps_zero_entries``).
     Returns:
         ``(line_start, code, detail)``; ``line_start`` = -1 when the rest is clean. Codes: BAD_NUMBER,
         INFINITE, MISSING, TINY (detail = 0-based field; fixed format: 3 or 5), CONTROL (detail = offset of
         the byte in the line), GAP (fixed format: text in a blank column, detail = the 0-based column;
         a ROWS line longer than 12 columns gives 12), COUNT (free format: a field count outside the fast table, or an RHS
-        2/4-field line whose field 2 is no number; detail = the count; the caller decides).
+        2/4-field line whose field 2 is no number; detail = the count; the caller decides), ZERO (``report_zero``).
     """
     n = buf.size
     allow_inf = section != COLUMNS
@@ -316,11 +330,16 @@ def scan_section(buf, pos, section, fixed, control_only):
                     f1 = 2
                 else:
                     return line, MISSING, 2
+        zero_at = -1
         for f in (f1, f2):
             if 0 <= f < ntok:
                 code = _check_token(buf, starts[f], ends[f], allow_inf, allow_d)
                 if code != OK:
                     return line, code, f
+                if zero_at < 0 and report_zero and section == COLUMNS and _zero_token(buf, starts[f], ends[f]):
+                    zero_at = f
+        if zero_at >= 0:  # after the line's every field passed: the caller goes on at the next line
+            return line, ZERO, zero_at
     return -1, 0, 0
 
 
@@ -332,7 +351,7 @@ def _control_at(raw: bytes, fixed: bool) -> int:
 
 
 def scan_section_reference(text: bytes, pos: int, section: int, fixed: bool,
-                           control_only: bool) -> tuple[int, int, int]:
+                           control_only: bool, report_zero: bool = False) -> tuple[int, int, int]:
     """Plain-Python twin of :func:`scan_section` (regexes and ``bytes.split``), for tests."""
     number = NUMBER_FIXED if fixed else NUMBER
 
@@ -412,6 +431,10 @@ def scan_section_reference(text: bytes, pos: int, section: int, fixed: bool,
                 code = code_of(toks[f])
                 if code != OK:
                     return line, code, f
+        zero = [f for f in fields if f < n and report_zero and section == COLUMNS
+                and Decimal(toks[f].upper().replace(b"D", b"E").decode()) == 0]
+        if zero:
+            return line, ZERO, zero[0]
     return -1, 0, 0
 
 
@@ -431,7 +454,7 @@ def _describe(section: bytes, raw: bytes, field: int, fixed: bool) -> tuple[str,
     return text, None if entity is None else entity.decode("utf-8", "backslashreplace"), what
 
 
-def check_data_lines(data, path: str, sections: dict[bytes, list[int]], line_of, fixed: bool) -> None:
+def check_data_lines(data, path: str, sections: dict[bytes, list[int]], line_of, fixed: bool) -> list[int]:
     """One pass over the data lines of ``ROWS``/``COLUMNS``/``RHS``/``RANGES``/``BOUNDS``: field counts
     (free format), whole number tokens and control bytes (see the module docstring).
 
@@ -446,13 +469,21 @@ def check_data_lines(data, path: str, sections: dict[bytes, list[int]], line_of,
             missing bound value, a control byte in a name, a line with more or fewer fields than HiGHS
             reads, naming file, line, field (1-based) and entity.
         ValidationError: ``nan`` anywhere, ``inf``/``infinity`` as a cost or coefficient.
+    Returns:
+        free format: the offsets of the ``COLUMNS`` lines holding a value of exactly 0 (in file order), which
+        ``formats.mps_zero_entries`` checks for a repeated entry; fixed format: [] (its repeats are found from the
+        columns, ``formats.mps_fixed_duplicates``).
     """
+    zeros: list[int] = []
     for control_only in (True, False) if fixed else (False,):
-        _scan(data, path, sections, line_of, fixed, control_only)
+        _scan(data, path, sections, line_of, fixed, control_only, zeros)
+    return zeros
 
 
-def _scan(data, path: str, sections: dict[bytes, list[int]], line_of, fixed: bool, control_only: bool) -> None:
+def _scan(data, path: str, sections: dict[bytes, list[int]], line_of, fixed: bool, control_only: bool,
+          zeros: list[int]) -> None:
     for name, code in SECTION_CODES.items():
+        report_zero = code == COLUMNS and not fixed and not control_only
         for p in sections.get(name, ()):
             body = data.find(b"\n", p)
             if body < 0:
@@ -465,11 +496,16 @@ def _scan(data, path: str, sections: dict[bytes, list[int]], line_of, fixed: boo
                 at = 0
                 while True:
                     buf = np.frombuffer(data, dtype=np.uint8, count=stop - pos, offset=pos)
-                    at, err, detail = scan_section(buf, at, code, fixed, control_only)
+                    at, err, detail = scan_section(buf, at, code, fixed, control_only, report_zero)
                     del buf  # no view of the mmap may outlive this loop
                     if at < 0:
                         break
                     at, err, detail = int(at), int(err), int(detail)
+                    if err == ZERO:  # a whole line holding a 0: noted, the scan goes on at the next line
+                        zeros.append(pos + at)
+                        eol = data.find(b"\n", pos + at, stop)
+                        at = (stop if eol < 0 else eol + 1) - pos
+                        continue
                     if err == COUNT:  # the closer look (and its message) of formats/mps_fields.py
                         eol = data.find(b"\n", pos + at, stop)
                         raw = bytes(data[pos + at:stop if eol < 0 else eol])

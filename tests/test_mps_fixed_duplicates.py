@@ -36,6 +36,15 @@ CASES = {
               + _fixed("BND", "X 1", "5", kind="UP") + "ENDATA\n", 15, "X 1", "duplicate upper bound"),
     "fx-then-lo": (_HEAD + "BOUNDS\n" + _fixed("BND", "Y", "4", kind="FX") + _fixed("BND", "Y", "1", kind="LO")
                    + "ENDATA\n", 14, "Y", "duplicate lower bound"),
+    # helper-235: a second cost was kept as the last one, an entry of 0 dropped before HiGHS looks for a repeat
+    "cost": (_HEAD.replace(_fixed("Y", "OBJ", "-2", "C 1", "1"), _fixed("Y", "OBJ", "-2", "C 1", "1")
+                           + _fixed("Y", "OBJ", "-3")) + "ENDATA\n", 10, "Y", "column 'Y' two entries in row 'OBJ'"),
+    "cost-zero": (_HEAD.replace(_fixed("Y", "OBJ", "-2", "C 1", "1"), _fixed("Y", "OBJ", "-2", "C 1", "1")
+                                + _fixed("Y", "OBJ", "0")) + "ENDATA\n", 10, "Y", "two entries in row 'OBJ'"),
+    "cost-one-line": (_HEAD.replace(_fixed("X 1", "C2", "1"), _fixed("X 1", "C2", "1", "OBJ", "-4")) + "ENDATA\n",
+                      8, "X 1", "column 'X 1' two entries in row 'OBJ' (lines 7 and 8)"),
+    "coefficient-zero": (_HEAD.replace(_fixed("X 1", "C2", "1"), _fixed("X 1", "C2", "1") + _fixed("X 1", "C 1", "0"))
+                         + "ENDATA\n", 9, "X 1", "two entries in row 'C 1'"),
 }
 
 
@@ -48,6 +57,15 @@ def test_a_repeated_value_is_refused_naming_both_lines(tmp_path, case):
         read_mps(p)
     assert e.value.line == line and e.value.entity == entity, str(e.value)
     assert words in str(e.value) and "fixed-format" in str(e.value)
+
+
+def test_an_integer_columns_repeated_cost_between_markers_is_refused(tmp_path):
+    p = tmp_path / "m.mps"
+    marker = "    MARKER    'MARKER'                 'INTORG'\n"
+    p.write_text(_HEAD.replace(_fixed("Y", "OBJ", "-2", "C 1", "1"), marker + _fixed("Y", "OBJ", "-2", "C 1", "1")
+                               + _fixed("Y", "OBJ", "5") + marker.replace("INTORG", "INTEND")) + "ENDATA\n")
+    with pytest.raises(FormatError, match="column 'Y' two entries in row 'OBJ'"):
+        read_mps(p)
 
 
 def test_distinct_rows_and_both_sides_of_one_column_still_read(tmp_path):
