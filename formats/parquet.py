@@ -599,7 +599,13 @@ def read_delta(path: str | os.PathLike, expect: str | None = "delta", data: byte
         if not DECIMAL.fullmatch(offset):  # float() would take "1_0", " 5 " and non-ASCII digits
             raise FormatError(f"copter.objective_offset {offset!r} is not a number (ASCII decimal, e.g. -1.5e3)",
                               file=path, entity="copter.objective_offset")
-        offset = float(offset)
+        text, offset = offset, float(offset)
+        if offset == 0.0 and any(c in "123456789" for c in text.lower().split("e")[0]):
+            # 1e-400 or 2e-324 parse to 0 where 1e-310 is refused as subnormal: a nonzero offset lost without a
+            # word (helper-235, session 59)
+            raise FormatError(f"copter.objective_offset {text!r} is nonzero but below 2.2e-308 in magnitude, so it reads "
+                              "as 0 (an MPS file cannot carry it either); write 0 or rescale",
+                              file=path, entity="copter.objective_offset")
         if not abs(offset) < 1e30:  # magnitudes >= 1e30 mean infinity (MPS/HiGHS convention)
             raise FormatError(f"copter.objective_offset {offset!r} is not finite (magnitudes >= 1e30 mean infinity)",
                               file=path, entity="copter.objective_offset")

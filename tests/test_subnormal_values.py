@@ -72,6 +72,23 @@ def test_a_subnormal_offset_is_refused(tmp_path, capsys):
     assert "objective offset" in err and "below 2.2e-308" in err, err
 
 
+@pytest.mark.parametrize("text", ["1e-400", "2e-324", "-0.0001e-330"])
+def test_an_offset_that_parses_to_zero_is_refused_not_read_as_zero(tmp_path, capsys, text):
+    """helper-235: 1e-310 was refused, 1e-400 and 2e-324 (which float() takes for 0) passed without a word."""
+    err = _step_with_metadata(tmp_path, capsys, {"copter.objective_offset": text})
+    assert "copter.objective_offset" in err and "below 2.2e-308" in err, err
+
+
+@pytest.mark.parametrize("text", ["0", "-0.0", "0e-400", "0.000"])
+def test_an_offset_of_zero_still_reads(tmp_path, text):
+    from formats.io import read_delta
+
+    d = tmp_path / "z.parquet"
+    pq.write_table(pa.table({"kind": ["var"], "var": ["x3"], "value": [5.0]}).replace_schema_metadata(
+        {"copter.format": "delta", "copter.version": "1", "copter.objective_offset": text}), d)
+    assert read_delta(d).offset == 0.0
+
+
 def test_from_arrays_refuses_a_subnormal_bound():
     with pytest.raises(ValidationError, match="row upper bound .*below 2.2e-308") as ex:
         Problem.from_arrays(cost=[1.0], matrix=np.array([[1.0]]), row_lower=[-np.inf], row_upper=[1e-320],
