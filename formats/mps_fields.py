@@ -134,6 +134,14 @@ def check_line_fields(section: bytes, toks: list[bytes], path: str, line: int) -
             raise FormatError(f"RHS line has {len(toks)} fields ({text!r}), read as {read}, but field {bad + 1}, "
                               f"{toks[bad].decode('utf-8', 'backslashreplace')!r}, is no number: {after}",
                               file=path, line=line, entity=_entity(section, toks))
+        if section == b"RANGES" and len(toks) in (2, 4) and all(_is_number(x) for x in toks[1::2]):
+            # a blank set name (fixed-format files leave it blank): HiGHS's free-format parser refuses the line, it
+            # does not skip a field as the sentence below says (helper-235, session 59)
+            raise FormatError(f"RANGES line has {len(toks)} fields, a row and its value without a set name, which "
+                              "HiGHS's free-format parser cannot read (it reads a missing set name in RHS only): "
+                              "give the set name, e.g. 'RNG " + " ".join(t.decode("utf-8", "backslashreplace")
+                                                                           for t in toks) + "'",
+                              file=path, line=line, entity=_entity(section, toks))
         raise FormatError(
             f"{section.decode()} line has {len(toks)} fields, expected {_EXPECTED[section]}; HiGHS "
             "would skip the fields it does not expect and silently read a different model", file=path,

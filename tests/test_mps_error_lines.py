@@ -116,3 +116,14 @@ def test_a_misspelt_integer_marker_says_how_highs_reads_markers(tmp_path, marker
     text = f"NAME t\nROWS\n N obj\n L c\nCOLUMNS\n M1 {marker}\n x obj 1 c 1\n M2 {end}\nRHS\n rhs c 4\nENDATA\n"
     err = _read(tmp_path, text)
     assert err.line == 6 and "integer marker" in str(err) and "'MARKER' then 'INTORG'" in str(err), str(err)
+
+
+@pytest.mark.parametrize("ranges,line,shown", [(" r1 2\n", 12, "'RNG r1 2'"), (" r1 2 r2 3\n", 12, "'RNG r1 2 r2 3'")])
+def test_a_ranges_line_without_its_set_name_says_so(tmp_path, ranges, line, shown):
+    """helper-235: a blank set name (as fixed-format files leave it) was refused with "HiGHS would skip the fields it
+    does not expect and silently read a different model", where HiGHS refuses the line."""
+    text = ("NAME t\nROWS\n N obj\n L r1\n L r2\nCOLUMNS\n x obj -1 r1 1\n x r2 1\nRHS\n r1 5 r2 3\nRANGES\n"
+            + ranges + "ENDATA\n")
+    err = _read(tmp_path, text)
+    assert err.line == line and err.entity == "r1", str(err)
+    assert "without a set name" in str(err) and shown in str(err) and "silently" not in str(err), str(err)
