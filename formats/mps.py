@@ -734,7 +734,8 @@ def read_mps(path: str | os.PathLike) -> Problem:
         with _text(path) as data:  # HiGHS names no line for a lower bound >= 1e20 / an upper one <= -1e20
             idx = _header_index(data)
             locate_infinite_bound(data, path, idx, _line_of, messages)
-            locate_large_coefficient(data, path, idx, _line_of, messages)  # nor a |value| >= 1e15
+            locate_large_coefficient(data, path, idx, _line_of, messages,  # nor a |value| >= 1e15
+                                     fixed=any(_FIXED_FORMAT in m for m in messages))
         if any(_FIXED_FORMAT in m for m in messages):
             with _text(path) as data:  # HiGHS names no line for a repeated coefficient
                 locate_fixed_duplicate_entry(data, path, _header_index(data), _line_of, messages)

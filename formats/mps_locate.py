@@ -245,7 +245,14 @@ def locate_infinite_bound(data, path: str, idx: dict, line_of, messages: list[st
                       line=line_of(data, hit) if hit is not None else None, entity=name)
 
 
-def locate_large_coefficient(data, path: str, idx: dict, line_of, messages: list[str]) -> None:
+def _fixed_fields(data, pos: int, layout: tuple) -> list[bytes]:
+    """The fields of the fixed-format line at ``pos`` cut at ``layout``'s 0-based (start, end) columns, stripped."""
+    end = data.find(b"\n", pos)
+    raw = bytes(data[pos:len(data) if end < 0 else end]).rstrip(b"\r")
+    return [raw[a:b].strip() for a, b in layout]
+
+
+def locate_large_coefficient(data, path: str, idx: dict, line_of, messages: list[str], fixed: bool = False) -> None:
     """Turn HiGHS's refusal of a matrix coefficient at or above its ``large_matrix_value`` (1e15) into a FormatError
     naming the first ``COLUMNS`` line with such a coefficient, its column and row (entity ``row/column``, as the MPS
     writer's refusal of the same model names it: ``formats.mps.write_mps``). Returns when no such message is in
@@ -253,7 +260,8 @@ def locate_large_coefficient(data, path: str, idx: dict, line_of, messages: list
 
     Args:
         data: the file's bytes. idx: section name -> header offsets. line_of: ``line_of(data, offset) -> int``.
-        messages: HiGHS's WARNING/ERROR log lines of the read.
+        messages: HiGHS's WARNING/ERROR log lines of the read. fixed: HiGHS read the file in fixed format (fields by
+            column: a name may hold a space, which the whitespace split misread, so the line went unnamed).
     Raises:
         FormatError: file, line, entity.
     """
@@ -264,9 +272,16 @@ def locate_large_coefficient(data, path: str, idx: dict, line_of, messages: list
         limit = float(m.group(1))
     except ValueError:
         limit = 1e15
-    objective = {fields[1] for _, fields in _data_lines(data, idx, b"ROWS") if len(fields) > 1
+    lines = list(_data_lines(data, idx, b"ROWS"))
+    if fixed:  # type in columns 2-3, name 5-12; COLUMNS: column 5-12, rows 15-22 and 40-47, values 25-36 and 50-61
+        lines = [(pos, _fixed_fields(data, pos, ((1, 3), (4, 12)))) for pos, _ in lines]
+    objective = {fields[1] for _, fields in lines if len(fields) > 1
                  and fields[0].upper() == b"N"}  # a cost is no matrix coefficient (HiGHS's cost limit is 1e20)
-    for pos, fields in _data_lines(data, idx, b"COLUMNS"):
+    columns = _data_lines(data, idx, b"COLUMNS")
+    if fixed:
+        columns = ((pos, [f for f in _fixed_fields(data, pos, ((4, 12), (14, 22), (24, 36), (39, 47), (49, 61)))
+                          if f]) for pos, _ in columns)
+    for pos, fields in columns:
         for row, value in zip(fields[1::2], fields[2::2], strict=False):
             if row in objective:
                 continue

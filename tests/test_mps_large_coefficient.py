@@ -60,3 +60,17 @@ def test_init_from_such_a_file_exits_3_naming_it_and_makes_no_state(tmp_path, ca
     assert code == 3 and err["kind"] == "format" and err["line"] == 9 and err["entity"] == "c2/y"
     assert "HiGHS's reader refuses a coefficient of magnitude >= 1e+15" in err["message"]
     assert not (tmp_path / "st").exists()
+
+
+def test_a_huge_coefficient_in_a_fixed_format_file_names_its_line_column_and_row(tmp_path):
+    """helper-235: a row name with a space (HiGHS's fixed-format parser) left the line, column and row unnamed: the
+    lines were split at whitespace, so ``c 1`` read as two fields."""
+    p = tmp_path / "fixed.mps"
+    p.write_text("NAME          FIXBIG\nROWS\n N  obj\n L  c 1\n L  c2\nCOLUMNS\n"
+                 "    x         obj                 -1   c 1                  1\n"
+                 "    y         c2                   1   c 1               2e15\n"
+                 "RHS\n    RHS       c 1                  4\nENDATA\n")
+    with pytest.raises(FormatError) as e:
+        read_mps(p)
+    assert e.value.line == 8 and e.value.entity == "c 1/y", str(e.value)
+    assert "column 'y' the coefficient 2e+15 in row 'c 1'" in str(e.value)
