@@ -553,6 +553,8 @@ def _raise(data, path, section: bytes, at: int, err: int, field: int, fixed: boo
     if re.fullmatch(r"[+-]?nan", shown, re.IGNORECASE):
         raise ValidationError(f"{where}: {what} value is NaN; copter requires numbers (null is not "
                               "expressible in MPS)", file=path, line=line, entity=entity)
+    if err == MISSING and fixed and field == 5:
+        _raise_long_number(raw, path, section, line)
     if err == MISSING:
         raise FormatError(f"{where}: {what} value is missing", file=path, line=line, entity=entity)
     if err == TINY:
@@ -570,6 +572,26 @@ def _raise(data, path, section: bytes, at: int, err: int, field: int, fixed: boo
                           entity=entity)
     raise FormatError(f"{where}: {what} {shown!r} is not a number{hint}; HiGHS would read its leading "
                       "part (or 0) without a word", file=path, line=line, entity=entity)
+
+
+def _raise_long_number(raw: bytes, path: str, section: bytes, line: int) -> None:
+    """A fixed-format line whose value in columns 25-36 runs on past column 39 (``-1.2345678901234567``): the text past
+    it reads, by position, as a second row name with no value, which was reported as "field 6 (columns 50-): value is missing", and on a BOUNDS line, which has no field 6, with
+    the number's tail as its entity (helper-235, session 59). Returns when the line is not such a line."""
+    toks = raw[_FIXED_F4:].split()
+    if not toks:
+        return
+    start = raw.find(toks[0], _FIXED_F4)
+    end = start + len(toks[0])
+    if start >= _FIXED_F5 or end <= _FIXED_F5:
+        return
+    entity = (raw[4:12] if section == b"COLUMNS" else raw[14:22]).strip().decode("utf-8", "backslashreplace")
+    number = toks[0].decode("utf-8", "backslashreplace")
+    raise FormatError(f"fixed-format {section.decode()} line: the number {number!r} starting in column {start + 1} runs "
+                      f"on to column {end}, past the value field (columns 25-36) into the next field of the fixed "
+                      "layout, which copter's checks read by position: write it in at most 12 characters (a name "
+                      "without spaces makes the file free format, which has no column limits)",
+                      file=path, line=line, entity=entity or None)
 
 
 def _section_end(data, start: int) -> int:

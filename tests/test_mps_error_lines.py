@@ -127,3 +127,17 @@ def test_a_ranges_line_without_its_set_name_says_so(tmp_path, ranges, line, show
     err = _read(tmp_path, text)
     assert err.line == line and err.entity == "r1", str(err)
     assert "without a set name" in str(err) and shown in str(err) and "silently" not in str(err), str(err)
+
+
+@pytest.mark.parametrize("line,entity", [("    x         obj       -1.2345678901234567\n", "x"),
+                                         (" UP BND       x         3.0000000000000004\n", "x")])
+def test_a_fixed_format_number_longer_than_its_field_is_named_as_such(tmp_path, line, entity):
+    """helper-235: "COLUMNS field 6 (columns 50-): cost or coefficient value is missing", and on a BOUNDS line (no
+    field 6) with the number's tail as the entity."""
+    bounds = line.startswith(" UP")
+    text = ("NAME          T\nROWS\n N  obj\n L  c 1\nCOLUMNS\n    x         c 1                  1\n"
+            + ("" if bounds else line) + "RHS\n    RHS       c 1                  4\n"
+            + ("BOUNDS\n" + line if bounds else "") + "ENDATA\n")
+    err = _read(tmp_path, text)
+    assert err.entity == entity and "runs on to column" in str(err) and "at most 12 characters" in str(err), str(err)
+    assert "missing" not in str(err)
