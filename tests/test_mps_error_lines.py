@@ -141,3 +141,12 @@ def test_a_fixed_format_number_longer_than_its_field_is_named_as_such(tmp_path, 
     err = _read(tmp_path, text)
     assert err.entity == entity and "runs on to column" in str(err) and "at most 12 characters" in str(err), str(err)
     assert "missing" not in str(err)
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_lower_case_marker_keyword_is_named_with_its_line(tmp_path, eol):
+    """helper-235: `M 'MARKER' 'intorg'` gave "not a valid MPS file (Integrality marker error ...)", no line."""
+    text = ("NAME mk\nROWS\n N obj\n L c1\nCOLUMNS\n x obj -1 c1 1\n M 'MARKER' 'intorg'\n y obj -1 c1 1\n"
+            " M 'MARKER' 'INTEND'\nRHS\n rhs c1 4.5\nENDATA\n").replace("\n", eol)
+    err = _read(tmp_path, text)
+    assert err.line == 7 and err.entity == "'intorg'" and "upper case" in str(err), str(err)
