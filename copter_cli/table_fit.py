@@ -80,8 +80,8 @@ def minimum_width(table: Table, console: Console) -> int:
 
 
 def fit(columns: list[Column], rows: list[list[str]], width: int, console: Console,
-        **table_kw) -> tuple[Table, list[str], int]:
-    """The table with the most important columns whose natural width fits ``width``.
+        **table_kw) -> tuple[list[int], list[str], int]:
+    """The most important columns whose table's natural width fits ``width``.
 
     Args:
         columns: the columns, in display order (the order is kept; only priorities decide the drops).
@@ -90,8 +90,8 @@ def fit(columns: list[Column], rows: list[list[str]], width: int, console: Conso
         console: used to measure.
         table_kw: passed to ``rich.table.Table`` (title, box, ...).
     Returns:
-        (table, headers of the dropped columns in display order, the table's natural width), the width
-        possibly above ``width`` when the essential columns alone do not fit.
+        (the indices of the columns kept, headers of the dropped columns in display order, the table's natural
+        width), the width possibly above ``width`` when the essential columns alone do not fit.
     """
     keep = _non_empty(columns, rows)
     widest = _widest(rows)
@@ -100,8 +100,57 @@ def fit(columns: list[Column], rows: list[list[str]], width: int, console: Conso
         droppable = [i for i in keep if columns[i].priority > 0]
         if need <= width or not droppable:
             dropped = [columns[i].header or "(mark)" for i in _non_empty(columns, rows) if i not in keep]
-            return _build(columns, rows, keep, table_kw), dropped, need
+            return keep, dropped, need
         keep.remove(max(droppable, key=lambda i: (columns[i].priority, i)))
+
+
+#: from this many rows on, :func:`_print` lays out the body rows itself (rich took 1-1.6 ms a row: ``copter history``
+#: of 3,000 rounds 3-5 s, of a month of five-minute rounds 9-14 s; helper-233, session 58, measured in session 59)
+FAST_ROWS = 200
+
+
+def _row_line(cells: list[str], widths: list[int], justify: list[str]) -> str:
+    """One body line as rich draws it in a table whose vertical edges are spaces (``box.SIMPLE_HEAD``): each cell
+    padded to its column's width and one space either side, the cells apart by one space, a space at each edge."""
+    from rich.cells import cell_len
+
+    out = []
+    for cell, w, j in zip(cells, widths, justify, strict=True):
+        pad = " " * (w - cell_len(cell))
+        out.append(f" {pad}{cell} " if j == "right" else f" {cell}{pad} ")
+    return " " + " ".join(out) + " "
+
+
+def _print(out: Console, columns: list[Column], rows: list[list[str]], keep: list[int], table_kw: dict) -> None:
+    """Print the table of ``rows`` on ``out``, as rich prints it. From :data:`FAST_ROWS` rows on, rich draws the
+    title, the header and one row of every column's widest cell, and the other rows are laid out here in the same
+    columns; the layout is checked against rich's line for that widest row, and rich draws the whole table whenever
+    they differ (another box, a style in a cell, a column rich would not size by its widest cell)."""
+    # the body goes to the console's file: not where a recording or capturing console would keep it (rich's own
+    # buffer depth; a console without one is taken for one that buffers)
+    buffering = out.record or getattr(out, "_buffer_index", 1) > 0
+    if len(rows) < FAST_ROWS or buffering or table_kw.get("box") is None or table_kw["box"].mid_vertical != " ":
+        out.print(_build(columns, rows, keep, table_kw))
+        return
+    from rich.cells import cell_len
+
+    widest = _widest(rows)
+    cells = [[printable(r[i]) for i in keep] for r in widest]
+    widths = [max(cell_len(columns[i].header), cell_len(c)) for i, c in zip(keep, cells[0], strict=True)]
+    justify = [columns[i].justify for i in keep]
+    with out.capture() as cap:
+        out.print(_build(columns, widest, keep, table_kw))
+    frame = cap.get().split("\n")
+    mine = _row_line(cells[0], widths, justify)
+    at = [k for k, line in enumerate(frame) if line == mine or line == mine.rstrip(" ")]
+    if len(at) != 1:  # rich's line is not this layout's: rich draws the whole table
+        out.print(_build(columns, rows, keep, table_kw))
+        return
+    trim = frame[at[0]] != mine  # a TrimmedLines file (off a terminal) drops the trailing spaces
+    body = (_row_line([printable(r[i]) for i in keep], widths, justify) for r in rows)
+    lines = [*frame[:at[0]], *((b.rstrip(" ") for b in body) if trim else body), *frame[at[0] + 1:]]
+    out.file.write("\n".join(lines))
+    out.file.flush()
 
 
 def print_fitted(columns: list[Column], rows: list[list[str]], *, console: Console | None = None,
@@ -123,13 +172,11 @@ def print_fitted(columns: list[Column], rows: list[list[str]], *, console: Conso
     if not is_tty:
         keep = _non_empty(columns, rows)
         need = natural_width(_build(columns, _widest(rows), keep, table_kw), out)
-        wide_console(max(min_width, need), out).print(_build(columns, rows, keep, table_kw))
+        _print(wide_console(max(min_width, need), out), columns, rows, keep, table_kw)
         return []
-    t, dropped, need = fit(columns, rows, out.width, out, **table_kw)
-    if need > out.width:  # the essentials alone are wider: print them whole, the terminal wraps the lines
-        wide_console(need, out, force_terminal=True).print(t)
-    else:
-        out.print(t)
+    keep, dropped, need = fit(columns, rows, out.width, out, **table_kw)
+    # the essentials alone wider than the terminal: printed whole, the terminal wraps the lines
+    _print(wide_console(need, out, force_terminal=True) if need > out.width else out, columns, rows, keep, table_kw)
     if dropped:
         from rich.text import Text
 

@@ -169,13 +169,18 @@ def test_warnings_tables_and_diff_output_escape_a_path_holding_a_separator(state
 
 def test_fitted_tables_escape_their_cells():
     """history and compare build their tables through table_fit: every cell through printable."""
+    import io
+
+    from rich import box
     from rich.console import Console
 
-    from copter_cli.table_fit import Column, fit
+    from copter_cli.table_fit import FAST_ROWS, Column, print_fitted
 
-    con = Console(width=200, record=True)
-    t, _, _ = fit([Column("name", "left"), Column("v")], [["ls\u2028sep", "1"]], 200, con)
-    con.print(t)
-    text = con.export_text()
-    _one_line_each(text)
-    assert "ls\\u2028sep" in text
+    for n in (1, FAST_ROWS + 5):  # rich's rows, and the rows laid out without rich (a long history)
+        buf = io.StringIO()
+        con = Console(file=buf, width=200, force_terminal=True, color_system=None)
+        print_fitted([Column("name", "left"), Column("v")], [["ls\u2028sep", "1"]] * n, console=con, terminal=True,
+                     box=box.SIMPLE_HEAD)
+        text = buf.getvalue()
+        _one_line_each(text)
+        assert text.count("ls\\u2028sep") == n
