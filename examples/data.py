@@ -70,17 +70,59 @@ def generator_main(doc: str, add_arguments, build, argv=None) -> int:
     from solver.model.errors import CopterError
 
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="output folder")
-    ap.add_argument("--rounds", type=int, default=10, help="number of deltas")
+    ap.add_argument("--out", required=True, help="output folder (delta files of an earlier stream beyond --rounds, "
+                                                 "and a base of the other format, are removed)")
+    ap.add_argument("--rounds", type=count(0), default=10, help="number of deltas (default 10)")
     add_arguments(ap)
     ap.add_argument("--mps", action="store_true", help="write base.mps instead of base.parquet")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=count(0), default=0, help="random seed (default 0)")
     args = ap.parse_args(argv)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():  # helper-238: a FileExistsError traceback
+        ap.error(f"--out {args.out} is a file, not a folder")
     t = time.perf_counter()
     try:
         paths = write_stream(build(args), args.out, args.rounds, "base.mps" if args.mps else "base.parquet")
     except CopterError as err:  # e.g. the data is not where $COPTER_DATA says: one line, no traceback
         print(f"error: {err}", file=sys.stderr)
         return for_error(err)
+    except KeyboardInterrupt:  # Ctrl-C: one line (each file is written whole or not at all), 130 as copter's
+        print(f"error: interrupted; {args.out} may hold part of the stream (run again to write it whole)",
+              file=sys.stderr)
+        return 130
     print(f"wrote {len(paths)} files to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
+    stale = remove_stale(out, paths)
+    if stale:
+        print(f"removed {len(stale)} file(s) of an earlier stream from {args.out}: {', '.join(stale)}", file=sys.stderr)
     return 0
+
+
+def count(least: int):
+    """An argparse type: an int of at least ``least`` (argparse's exit 2 naming the option otherwise)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if v < least:
+            raise argparse.ArgumentTypeError(f"{v} is below {least}")
+        return v
+
+    return parse
+
+
+def remove_stale(out: Path, written: list[Path]) -> list[str]:
+    """Remove what an earlier stream written into ``out`` left beside this one: ``delta_NNNN.parquet`` files this
+    run did not write, and the base of the other format. Another stream's deltas beside a new base were taken by
+    ``copter step out/delta_*.parquet`` as rounds of the new one, without a word (helper-238, session 59). Only the
+    generators' own file names are touched. Returns the names removed, sorted."""
+    import re
+
+    keep = {p.name for p in written}
+    stale = sorted(f.name for f in out.iterdir() if f.name not in keep and f.is_file()
+                   and (re.fullmatch(r"delta_\d{4,}\.parquet", f.name) or f.name in ("base.parquet", "base.mps")))
+    for name in stale:
+        (out / name).unlink()
+    return stale

@@ -18,7 +18,7 @@ from copter_cli.entry import console_environment  # noqa: E402
 
 console_environment()  # the console script's library settings, before numpy loads (a Kdl stream: 19.4 -> 9.5 s)
 
-from examples.data import generator_main  # noqa: E402
+from examples.data import count, generator_main  # noqa: E402
 from solver.workloads.common import parse_scale  # noqa: E402
 from solver.workloads.lb import LBScenario  # noqa: E402
 
@@ -33,7 +33,7 @@ def add_arguments(ap) -> None:
     """This domain's options."""
     ap.add_argument("--scale", default="256x32",
                     help="SHARDSxSERVERS, both numbers (default 256x32; POP's full size is 1024x128)")
-    ap.add_argument("--mem", type=int, default=None, help="memory per server (default 2 x shards/servers)")
+    ap.add_argument("--mem", type=count(1), default=None, help="memory per server (default 2 x shards/servers)")
 
 
 def main(argv=None) -> int:

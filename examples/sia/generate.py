@@ -19,7 +19,7 @@ from copter_cli.entry import console_environment  # noqa: E402
 
 console_environment()  # the console script's library settings, before numpy loads (a Kdl stream: 19.4 -> 9.5 s)
 
-from examples.data import generator_main, require  # noqa: E402
+from examples.data import count, generator_main, require  # noqa: E402
 from examples.sia.loader import load_trace, read_gavel_throughputs  # noqa: E402
 from solver.workloads.sia import SiaScenario, fine_configs  # noqa: E402
 
@@ -42,12 +42,12 @@ def build(args) -> SiaScenario:
 def add_arguments(ap) -> None:
     """This domain's options."""
     ap.add_argument("--scale", type=int, default=1024, help="total GPUs (64, 1024, 10240, 25600)")
-    ap.add_argument("--jobs", type=int, default=None,
+    ap.add_argument("--jobs", type=count(1), default=None,
                     help="jobs at round 0 (default: by scale; with --trace 1, the first arrival: --trace starts at the "
                          "N-th arrival with those N jobs present)")
     ap.add_argument("--form", choices=("max", "min"), default="max", help="max (p=0.5) or Sia's min (p=-0.5)")
     ap.add_argument("--trace", default=None, help="Sia workload CSV (e.g. newtrace/workload-1.csv)")
-    ap.add_argument("--fine", type=int, default=None, metavar="MAX_GPUS",
+    ap.add_argument("--fine", type=count(1), default=None, metavar="MAX_GPUS",
                     help="finer configurations: 1..8 GPUs, then every whole node up to MAX_GPUS (e.g. 512)")
     ap.add_argument("--gavel", action="store_true", help="Gavel's throughputs (K80/P100/V100) instead")
     ap.add_argument("--trace-max-gpus", action="store_true", help="cap jobs at the trace's num_replicas")

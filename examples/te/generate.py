@@ -18,7 +18,7 @@ from copter_cli.entry import console_environment  # noqa: E402
 
 console_environment()  # the console script's library settings, before numpy loads (a Kdl stream: 19.4 -> 9.5 s)
 
-from examples.data import generator_main, require  # noqa: E402
+from examples.data import count, generator_main, require  # noqa: E402
 from examples.te.loader import read_tm, read_topology, tm_for_topology, tm_sequence  # noqa: E402
 from solver.workloads.te import TEScenario  # noqa: E402
 
@@ -48,7 +48,7 @@ def add_arguments(ap) -> None:
     ap.add_argument("--topology", default=None, help="GraphML or JSON topology file")
     ap.add_argument("--tm", default=None, help="traffic-matrix CSV or folder of CSVs (default: gravity)")
     ap.add_argument("--objective", choices=("total", "concurrent"), default="total")
-    ap.add_argument("--paths", type=int, default=4, help="edge-disjoint paths per commodity")
+    ap.add_argument("--paths", type=count(1), default=4, help="edge-disjoint paths per commodity")
 
 
 def main(argv=None) -> int:
