@@ -191,7 +191,7 @@ def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
     ap.add_argument("--tols", type=float, nargs="+", default=[1e-4, 1e-6])
-    ap.add_argument("--only", nargs="*", default=None, help="instance file names to run")
+    ap.add_argument("--only", nargs="*", default=None, help="instances to run: file names, with or without .mps/.mps.gz")
     ap.add_argument("--no-highs", action="store_true", help="skip the HiGHS baselines")
     ap.add_argument("--domains", action="store_true", help="add the domain/transportation warm-start rows")
     ap.add_argument("--rounds", type=int, default=3, help="rounds per domain workload")
@@ -309,10 +309,22 @@ def main() -> None:
     print(f"time cap {args.cap:g} s per solve; HiGHS threads=1, fresh instance per solve\n")
 
     mdir = data_dir() / "mps"
+    if not (mdir / "MANIFEST.tsv").is_file():
+        raise SystemExit(f"error: {mdir / 'MANIFEST.tsv'} not found: set COPTER_DATA to the shared data set")
     rows = list(csv.DictReader(open(mdir / "MANIFEST.tsv"), delimiter="\t"))
     rows = [r for r in rows if r["kind"] == "LP" and r["expected_status"] == "optimal"]
     if args.only:
-        rows = [r for r in rows if r["file"] in args.only]
+        # a name matches its file with or without the suffix (afiro, agg for agg.mps.gz); an unknown one is an error:
+        # `--only afiro adlittle agg` (docs/performance.md's command) ran nothing and exited 0 (helper-238)
+        def stem(f: str) -> str:
+            return f.split(".mps")[0]
+
+        known = {stem(r["file"]) for r in rows} | {r["file"] for r in rows}
+        unknown = [n for n in args.only if n not in known]
+        if unknown:
+            raise SystemExit(f"error: --only names no LP with a known optimum in {mdir / 'MANIFEST.tsv'}: "
+                             f"{', '.join(unknown)}")
+        rows = [r for r in rows if r["file"] in args.only or stem(r["file"]) in args.only]
     if args.no_netlib:
         rows = []
     solve(read(mdir / "afiro.mps"))  # load numba kernels once, outside the timings

@@ -151,18 +151,12 @@ def scenario(args):
 
     if args.topology is None:
         return TEScenario(nodes=args.ring or 24, seed=args.seed), f"te-ring{args.ring or 24}"
-    from bench_te import topology_path
+    from bench_te import topology_label, topology_path
 
     from examples.te.loader import read_topology
 
-    p = Path(args.topology)
-    if not p.exists():
-        import os
-
-        data = Path(os.environ.get("COPTER_DATA") or REPO.parent / "shared" / "data") / "topologies"
-        cands = [data / f"pop_{args.topology}.graphml", data / f"teal_{args.topology}.json"]
-        p = next((c for c in cands if c.exists()), None) or topology_path(args.topology)
-    return TEScenario(topology=read_topology(p), seed=args.seed), f"te-{args.topology}"
+    p = topology_path(args.topology)  # a path, a Topology Zoo or Teal name, or a file name in the data set
+    return TEScenario(topology=read_topology(p), seed=args.seed), f"te-{topology_label(args.topology)}"
 
 
 def _own_gap(rep: dict) -> float | None:

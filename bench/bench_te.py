@@ -34,10 +34,20 @@ def topology_path(name: str) -> Path:
     if p.exists():
         return p
     data = Path(os.environ.get("COPTER_DATA") or REPO.parent / "shared" / "data")
-    cand = data / "topologies" / f"pop_{name}.graphml"
-    if not cand.exists():
-        raise SystemExit(f"topology {name!r} not found (looked for {cand})")
-    return cand
+    # a Topology Zoo name (Cogentco), a Teal one (B4), or a file name in the data set (pop_Colt.graphml, teal_B4.json)
+    cands = [data / "topologies" / f for f in (f"pop_{name}.graphml", f"teal_{name}.json", name)]
+    found = next((c for c in cands if c.is_file()), None)
+    if found is None:
+        raise SystemExit(f"error: topology {name!r} not found (looked for {', '.join(map(str, cands))})")
+    return found
+
+
+def topology_label(name: str) -> str:
+    """The results files' label of ``--topology``: a name as given, a path's file name without its folders and
+    suffix (a path put its folders into the results file name, whose folder did not exist: the run's results were lost
+    after every round had run; helper-238, session 59)."""
+    p = Path(name)
+    return p.stem if (p.suffix or len(p.parts) > 1) else name
 
 
 if __name__ == "__main__":
@@ -52,5 +62,5 @@ if __name__ == "__main__":
 
         topo = read_topology(topology_path(args.topology))
         sc = TEScenario(topology=topo, objective=args.objective, seed=args.seed)
-        label = args.topology
+        label = topology_label(args.topology)
     main(f"te-{label}", sc, args, f"TE {label} ({args.objective} flow), {sc.topo.n} nodes")

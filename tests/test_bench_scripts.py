@@ -1,0 +1,57 @@
+"""The domain bench scripts' files and exit code (helper-238, session 59): an interrupted run wrote results files that
+looked whole (its header said 6 rounds beside 2) and exited 0; ``--topology`` given as a path put the path's folders
+into the results file name, so the results were lost after every round had run."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def bench(monkeypatch, tmp_path):
+    """The bench folder importable as the scripts see it, results written under ``tmp_path``."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import common
+
+    monkeypatch.setattr(common, "RESULTS", tmp_path / "results")
+    return common
+
+
+def test_an_interrupted_run_marks_its_files_and_exits_130(bench, monkeypatch, tmp_path):
+    from solver.workloads.sia import SiaScenario
+
+    real = bench.run_rounds
+
+    def two_rounds_then_ctrl_c(scenario, rounds, **kw):
+        real(scenario, rounds=1, **kw)  # rounds 0 and 1 finish
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "run_rounds", two_rounds_then_ctrl_c)
+    ap = argparse.ArgumentParser()
+    bench.add_common_args(ap)
+    args = ap.parse_args(["--rounds", "5", "--methods", "copter-warm"])
+    old = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(SystemExit) as e:
+            bench.main("sia-64", SiaScenario(total_gpus=64, seed=1), args, "Sia 64")
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert e.value.code == 130
+    (csv,) = (tmp_path / "results").glob("sia-64-*.csv")
+    header = [ln for ln in csv.read_text().splitlines() if ln.startswith("# ")]
+    assert "# interrupted: after 2 of 6 round(s)" in header and "# rounds: 5" in header
+
+
+@pytest.mark.parametrize("given,label", [("Cogentco", "Cogentco"), ("B4", "B4"),
+                                         ("/data/topologies/pop_Colt.graphml", "pop_Colt"),
+                                         ("teal_B4.json", "teal_B4"), ("topologies/Kdl", "Kdl")])
+def test_a_topology_path_labels_the_results_by_its_file_name(bench, given, label):
+    import bench_te
+
+    assert bench_te.topology_label(given) == label
