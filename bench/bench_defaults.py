@@ -145,53 +145,58 @@ def main(argv: list[str] | None = None) -> None:
     from solver.workloads import make_scenario
 
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="copter-bench-defaults-"))
-    paths = write_stream(make_scenario(args.domain, args.scale, seed=args.seed), root / "stream", args.rounds)
-    state = root / "state"
-    if state.exists():
-        shutil.rmtree(state)
-    extra = shlex.split(args.copter_args)
-    import os
+    rows: list[dict] = []
+    # the worker this run started is stopped and its temporary folder removed however the run ends (Ctrl-C, an
+    # error): they were left behind, a worker idling 900 s on its socket (helper-238, session 59)
+    try:
+        paths = write_stream(make_scenario(args.domain, args.scale, seed=args.seed), root / "stream", args.rounds)
+        state = root / "state"
+        if state.exists():
+            shutil.rmtree(state)
+        extra = shlex.split(args.copter_args)
+        import os
 
-    ENV.update(os.environ, COPTER_WORKER_DEBUG="1", COPTER_WORKER_DIR=str(root / "worker"))
-    ENV["COPTER_WORKER"] = "on" if args.worker else "off"
-    if args.worker:
-        t = time.perf_counter()
-        start = subprocess.run([*copter_command(), "worker", "start"], capture_output=True, text=True, env=ENV)
-        print(f"# worker start: exit {start.returncode} in {time.perf_counter() - t:.1f} s "
-              f"{start.stderr.strip()[-200:]}", flush=True)
-    print(f"# stream: {root / 'stream'}; copter options: {args.copter_args or '(defaults)'}; "
-          f"{'through a long-running worker' if args.worker else 'one process per command'}", flush=True)
-    cols = ["round", "cols", "copter_s", "solve_s", "where", "status", "gap_rel", "highs_s", "highs_status", "ratio",
-            "gap", "exact"]
-    print("| " + " | ".join(cols) + " |\n|" + "|".join("---" for _ in cols) + "|", flush=True)
-    rows, problem = [], None
-    for r, path in enumerate(paths):
-        problem = read_problem(path) if r == 0 else apply_delta(problem, read_delta(path))[0]
-        cmd = (["init", str(path), *extra] if r == 0 else ["step", str(path)]) + ["--state", str(state)]
-        rep, wall, code = run_copter(cmd)
-        limit = {} if math.isinf(args.highs_limit) else {"time_limit_seconds": args.highs_limit}
-        b = None
-        if r % args.highs_every == 0 or r == len(paths) - 1:
-            b = solve_highs(problem, solver="mip" if problem.integrality.any() else "choose", threads=1, **limit)
-        obj = rep.get("objective")
-        good = rep.get("status") in ("OPTIMAL", "FEASIBLE") and obj is not None
-        gap = (problem.sense * (obj - b.objective) / max(1.0, abs(b.objective))
-               if b is not None and good and math.isfinite(b.objective) else math.nan)
-        row = {"round": r, "cols": problem.n_cols, "copter_s": wall,
-               "solve_s": float(rep.get("seconds", {}).get("total", math.nan)), "where": rep["_where"],
-               "status": rep.get("status", f"exit {code}"),
-               "gap_rel": rep.get("gap_rel", "-"), "highs_s": b.seconds if b else math.nan,
-               "highs_status": b.extra.get("highs_status", b.status.name) if b else "-",
-               "ratio": b.seconds / wall if b else math.nan, "gap": gap,
-               "exact": exactness(problem, saved_point(state, rep, problem)) if good else "-"}
-        rows.append(row)
-        print("| " + " | ".join(_fmt(row[c]) for c in cols) + " |", flush=True)
-    _summary(rows, args.domain)
-    if args.worker:
-        subprocess.run([*copter_command(), "worker", "stop"], capture_output=True, text=True, env=ENV)
-        print(f"# commands run in the worker: {sum(r['where'] == 'worker' for r in rows)} of {len(rows)}")
-    if not args.keep:
-        shutil.rmtree(root, ignore_errors=True)
+        ENV.update(os.environ, COPTER_WORKER_DEBUG="1", COPTER_WORKER_DIR=str(root / "worker"))
+        ENV["COPTER_WORKER"] = "on" if args.worker else "off"
+        if args.worker:
+            t = time.perf_counter()
+            start = subprocess.run([*copter_command(), "worker", "start"], capture_output=True, text=True, env=ENV)
+            print(f"# worker start: exit {start.returncode} in {time.perf_counter() - t:.1f} s "
+                  f"{start.stderr.strip()[-200:]}", flush=True)
+        print(f"# stream: {root / 'stream'}; copter options: {args.copter_args or '(defaults)'}; "
+              f"{'through a long-running worker' if args.worker else 'one process per command'}", flush=True)
+        cols = ["round", "cols", "copter_s", "solve_s", "where", "status", "gap_rel", "highs_s", "highs_status", "ratio",
+                "gap", "exact"]
+        print("| " + " | ".join(cols) + " |\n|" + "|".join("---" for _ in cols) + "|", flush=True)
+        problem = None
+        for r, path in enumerate(paths):
+            problem = read_problem(path) if r == 0 else apply_delta(problem, read_delta(path))[0]
+            cmd = (["init", str(path), *extra] if r == 0 else ["step", str(path)]) + ["--state", str(state)]
+            rep, wall, code = run_copter(cmd)
+            limit = {} if math.isinf(args.highs_limit) else {"time_limit_seconds": args.highs_limit}
+            b = None
+            if r % args.highs_every == 0 or r == len(paths) - 1:
+                b = solve_highs(problem, solver="mip" if problem.integrality.any() else "choose", threads=1, **limit)
+            obj = rep.get("objective")
+            good = rep.get("status") in ("OPTIMAL", "FEASIBLE") and obj is not None
+            gap = (problem.sense * (obj - b.objective) / max(1.0, abs(b.objective))
+                   if b is not None and good and math.isfinite(b.objective) else math.nan)
+            row = {"round": r, "cols": problem.n_cols, "copter_s": wall,
+                   "solve_s": float(rep.get("seconds", {}).get("total", math.nan)), "where": rep["_where"],
+                   "status": rep.get("status", f"exit {code}"),
+                   "gap_rel": rep.get("gap_rel", "-"), "highs_s": b.seconds if b else math.nan,
+                   "highs_status": b.extra.get("highs_status", b.status.name) if b else "-",
+                   "ratio": b.seconds / wall if b else math.nan, "gap": gap,
+                   "exact": exactness(problem, saved_point(state, rep, problem)) if good else "-"}
+            rows.append(row)
+            print("| " + " | ".join(_fmt(row[c]) for c in cols) + " |", flush=True)
+        _summary(rows, args.domain)
+    finally:
+        if args.worker and ENV:  # ENV is set before the worker starts
+            subprocess.run([*copter_command(), "worker", "stop"], capture_output=True, text=True, env=ENV)
+            print(f"# commands run in the worker: {sum(r['where'] == 'worker' for r in rows)} of {len(rows)}")
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _summary(rows: list[dict], domain: str) -> None:
@@ -215,4 +220,8 @@ def _summary(rows: list[dict], domain: str) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # the worker stopped and the folder removed (main's finally): one line, no traceback
+        print("# interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
