@@ -356,6 +356,11 @@ def _nan_stat(fn, v: np.ndarray) -> float:
     return float(fn(v)) if (~np.isnan(v)).any() else math.nan
 
 
+#: statuses whose seconds say nothing about a method's speed (:func:`summarize`)
+_FAILED = frozenset({"SKIPPED", "PRIMAL_INFEASIBLE", "DUAL_INFEASIBLE", "INFEASIBLE_OR_UNBOUNDED", "NUMERICAL_ERROR",
+                     "NO_INTEGER_SOLUTION", "ERROR"})
+
+
 def summarize(rows: list[dict]) -> list[dict]:
     """Per-method medians over rounds >= 1 (steady state), one dict per method in first-seen order, with time
     ratios median(seconds) / median(seconds of highs) and / median(seconds of highs-warm). Plain numpy: the bench
@@ -364,14 +369,20 @@ def summarize(rows: list[dict]) -> list[dict]:
     out = []
     for m in dict.fromkeys(r["method"] for r in steady):
         rs = [r for r in steady if r["method"] == m]
-        row = {"method": m, "median_s": _nan_stat(np.nanmedian, _column(rs, "seconds")),
-               "max_s": _nan_stat(np.nanmax, _column(rs, "seconds")),
+        # a round the method failed (PRIMAL_INFEASIBLE, NUMERICAL_ERROR, ...) has no time to compare: POP-16 infeasible
+        # in every round of an LB run still showed x_highs 0.56 (helper-238, session 59); a round at its time limit
+        # keeps its seconds (a lower bound of the method's time), counted in limit_hits
+        timed = [r for r in rs if r.get("status") not in _FAILED]
+        row = {"method": m, "median_s": _nan_stat(np.nanmedian, _column(timed, "seconds")),
+               "max_s": _nan_stat(np.nanmax, _column(timed, "seconds")),
                "median_gap_rel": _nan_stat(np.nanmedian, _column(rs, "gap_rel")),
                "max_row_viol": _nan_stat(np.nanmax, _column(rs, "max_row_violation")),
                "max_row_viol_rel": _nan_stat(np.nanmax, _column(rs, "max_row_violation_rel")),
                "median_churn": _nan_stat(np.nanmedian, _column(rs, "churn")),
                "limit_hits": sum(bool(r.get("hit_limit")) for r in rs),
-               "skipped": sum(r.get("status") == "SKIPPED" for r in rs), "rounds": len(rs)}
+               "skipped": sum(r.get("status") == "SKIPPED" for r in rs),
+               "failed": sum(r.get("status") in _FAILED and r.get("status") != "SKIPPED" for r in rs),
+               "rounds": len(rs)}
         if any("pop_seconds" in r for r in steady):
             row["median_pop_s"] = _nan_stat(np.nanmedian, _column(rs, "pop_seconds"))
         out.append(row)

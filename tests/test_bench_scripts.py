@@ -55,3 +55,16 @@ def test_a_topology_path_labels_the_results_by_its_file_name(bench, given, label
     import bench_te
 
     assert bench_te.topology_label(given) == label
+
+
+def test_a_method_that_failed_every_round_gets_no_time_ratio(bench):
+    """helper-238: POP-16 PRIMAL_INFEASIBLE in every round of an LB run showed x_highs 0.56 in the summary."""
+    import math
+
+    rows = [{"round": r, "method": m, "status": s, "seconds": sec}
+            for r in (0, 1, 2) for m, s, sec in (("highs", "OPTIMAL", 2.0), ("pop-16", "PRIMAL_INFEASIBLE", 0.5),
+                                                 ("copter-warm", "OPTIMAL" if r != 2 else "NUMERICAL_ERROR", 1.0))]
+    table = {t["method"]: t for t in bench.summarize(rows)}
+    assert math.isnan(table["pop-16"]["median_s"]) and math.isnan(table["pop-16"]["x_highs"])
+    assert table["pop-16"]["failed"] == 2 and table["copter-warm"]["failed"] == 1
+    assert table["copter-warm"]["x_highs"] == 0.5 and table["highs"]["failed"] == 0
