@@ -155,7 +155,7 @@ def run(label: str, sc, args) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tol", type=float, default=1e-4)

@@ -122,7 +122,7 @@ def _fmt(v) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--domain", choices=("sia", "te", "lb"), default="sia")
     ap.add_argument("--scale", default="1024", help="Sia GPUs, TE ring nodes, LB SHARDSxSERVERS (solver.workloads).")
     ap.add_argument("--rounds", type=int, default=5, help="rounds after round 0 (init) (default 5).")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from common import add_common_args, main
+from common import add_common_args, main, one_line_errors
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -23,5 +23,5 @@ if __name__ == "__main__":
     args = parse()
     from solver.workloads import make_scenario
 
-    sc = make_scenario("lb", args.scale, seed=args.seed)
-    main(f"lb-{args.scale}", sc, args, f"load balancing {args.scale} (shards x servers)")
+    one_line_errors(lambda: main(f"lb-{args.scale}", make_scenario("lb", args.scale, seed=args.seed), args,
+                                 f"load balancing {args.scale} (shards x servers)"))

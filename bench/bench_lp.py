@@ -188,7 +188,7 @@ def domain_rows(tols, cap: float, rounds: int, transport: str | None, domains: b
 
 
 def _parse_args() -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
     ap.add_argument("--tols", type=float, nargs="+", default=[1e-4, 1e-6])
     ap.add_argument("--only", nargs="*", default=None, help="instances to run: file names, with or without .mps/.mps.gz")

@@ -180,7 +180,7 @@ def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, hi
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", choices=("sia", "lb", "packing"), default="sia")
     ap.add_argument("--gpus", type=int, nargs="*", default=[1024, 10240], help="Sia cluster sizes.")
     ap.add_argument("--lb", nargs="*", default=["256x32"], help="LB sizes SHARDSxSERVERS.")

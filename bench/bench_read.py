@@ -111,7 +111,7 @@ def apply_table(p: Problem) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nnz", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--dir", default=None, help="where to write the files (default: a temp folder)")

@@ -158,7 +158,7 @@ def stages(root: Path, out: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--cols", type=int, default=400)
     ap.add_argument("--fail-every", type=int, default=23)

@@ -74,7 +74,7 @@ def time_order(k: int, cond: float | None, repeat: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--orders", type=int, nargs="+", default=[500, 1000, 1790, 3000])
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--cond", type=float, default=None)

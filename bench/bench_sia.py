@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from common import add_common_args, main
+from common import add_common_args, main, one_line_errors
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -26,5 +26,8 @@ if __name__ == "__main__":
     args = parse()
     from solver.workloads.sia import SiaScenario
 
-    sc = SiaScenario(total_gpus=args.gpus, jobs=args.jobs, form=args.form, seed=args.seed)
-    main(f"sia-{args.gpus}", sc, args, f"Sia {args.gpus} GPUs, {sc.n_jobs_target} jobs, form {args.form}")
+    def run() -> None:
+        sc = SiaScenario(total_gpus=args.gpus, jobs=args.jobs, form=args.form, seed=args.seed)
+        main(f"sia-{args.gpus}", sc, args, f"Sia {args.gpus} GPUs, {sc.n_jobs_target} jobs, form {args.form}")
+
+    one_line_errors(run)

@@ -95,7 +95,7 @@ def _steps(rep: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", nargs="*", default=list(MODELS), help="MPS names or DOMAIN:SCALE (sia:64).")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--checkout", action="append", default=None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common import REPO, add_common_args, main
+from common import REPO, add_common_args, main, one_line_errors
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -54,13 +54,17 @@ if __name__ == "__main__":
     args = parse()
     from solver.workloads.te import TEScenario
 
-    if args.ring is not None or args.topology is None:
-        sc = TEScenario(nodes=args.ring or 24, objective=args.objective, seed=args.seed)
-        label = f"ring{args.ring or 24}"
-    else:
-        from examples.te.loader import read_topology
+    def run() -> None:
+        if args.ring is not None or args.topology is None:
+            ring = 24 if args.ring is None else args.ring  # --ring 0 ran a ring of 24
+            sc = TEScenario(nodes=ring, objective=args.objective, seed=args.seed)
+            label = f"ring{ring}"
+        else:
+            from examples.te.loader import read_topology
 
-        topo = read_topology(topology_path(args.topology))
-        sc = TEScenario(topology=topo, objective=args.objective, seed=args.seed)
-        label = topology_label(args.topology)
-    main(f"te-{label}", sc, args, f"TE {label} ({args.objective} flow), {sc.topo.n} nodes")
+            topo = read_topology(topology_path(args.topology))
+            sc = TEScenario(topology=topo, objective=args.objective, seed=args.seed)
+            label = topology_label(args.topology)
+        main(f"te-{label}", sc, args, f"TE {label} ({args.objective} flow), {sc.topo.n} nodes")
+
+    one_line_errors(run)

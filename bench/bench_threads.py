@@ -52,7 +52,7 @@ def build(topology: str):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--topology", default="Kdl")
     ap.add_argument("--iterations", type=int, default=192)
     ap.add_argument("--repeat", type=int, default=2)

@@ -244,7 +244,7 @@ def time_engines(args) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--weights", nargs="+", default=["fresh", "reuse"], help="warm_primal_weight policies")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--rounds", type=int, default=3)

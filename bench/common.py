@@ -461,6 +461,19 @@ def write_results(name: str, rows: list[dict], info: dict, *, plot: bool = False
     return base.with_suffix(".parquet")
 
 
+def one_line_errors(body) -> None:
+    """Run ``body()`` (a domain script's scenario and :func:`main`): copter's typed errors (a ring of 2 nodes, 0 GPUs, a
+    negative time limit) as one ``error:`` line and copter's exit code, not a traceback (helper-238, session 59)."""
+    from copter_cli.exit_codes import for_error
+    from solver.model.errors import CopterError
+
+    try:
+        body()
+    except CopterError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(for_error(err)) from None
+
+
 _SIGNALLED: list[int] = []  #: the signal that interrupted the run (SIGTERM), for its exit code
 
 

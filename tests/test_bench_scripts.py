@@ -68,3 +68,18 @@ def test_a_method_that_failed_every_round_gets_no_time_ratio(bench):
     assert math.isnan(table["pop-16"]["median_s"]) and math.isnan(table["pop-16"]["x_highs"])
     assert table["pop-16"]["failed"] == 2 and table["copter-warm"]["failed"] == 1
     assert table["copter-warm"]["x_highs"] == 0.5 and table["highs"]["failed"] == 0
+
+
+@pytest.mark.parametrize("script,args,words", [("bench_te.py", ["--ring", "2"], "a TE ring needs at least 3 nodes"),
+                                               ("bench_sia.py", ["--gpus", "0"], "at least 8 GPUs")])
+def test_an_impossible_scenario_is_one_error_line(tmp_path, script, args, words):
+    """helper-238: a UsageError from the scenario ended the script in a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / script), *args, "--rounds", "0", "--no-write"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and words in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
