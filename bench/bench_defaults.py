@@ -55,6 +55,15 @@ if str(REPO) not in sys.path:
 from bench.common import header  # noqa: E402
 
 
+def run_this_checkout() -> None:
+    """The copter processes import this checkout (``PYTHONPATH``, unless it is set already), as the in-process side
+    does: the console script beside this Python imported the installed tree, so a clone or worktree was timed with
+    another tree's copter (helper-238, session 59)."""
+    import os
+
+    os.environ.setdefault("PYTHONPATH", str(REPO))
+
+
 def copter_command() -> list[str]:
     """The installed ``copter`` script next to this Python, else ``python -m copter_cli``."""
     script = Path(sys.executable).with_name("copter")
@@ -122,6 +131,7 @@ def _fmt(v) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    run_this_checkout()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--domain", choices=("sia", "te", "lb"), default="sia")
     ap.add_argument("--scale", default="1024", help="Sia GPUs, TE ring nodes, LB SHARDSxSERVERS (solver.workloads).")

@@ -55,6 +55,15 @@ if str(REPO) not in sys.path:  # run as `python bench/bench_startup.py` from a c
 PHASES = ("load", "apply", "solve", "integerize", "save", "total")
 
 
+def run_this_checkout() -> None:
+    """The copter processes import this checkout (``PYTHONPATH``, unless it is set already), as the in-process side
+    does: the console script beside this Python imported the installed tree, so a clone or worktree was timed with
+    another tree's copter (helper-238, session 59)."""
+    import os
+
+    os.environ.setdefault("PYTHONPATH", str(REPO))
+
+
 def copter_command() -> list[str]:
     """The installed ``copter`` console script beside this Python, else ``python -m copter_cli``."""
     script = Path(sys.executable).parent / "copter"
@@ -229,6 +238,7 @@ def startup_table(state: Path, repeats: int, folder: Path) -> None:
 
 
 def main() -> None:
+    run_this_checkout()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=4, help="deltas per scale (default 4)")
     ap.add_argument("--repeats", type=int, default=5, help="runs per start-up command (default 5)")

@@ -74,14 +74,33 @@ def versions() -> dict:
     return out
 
 
+def _commit() -> str:
+    """This checkout's commit (``+ edits`` when its tracked files differ), or "unknown" outside git: every results file
+    said ``copter 0.1.0`` alone, which no run could be tied to (helper-238, session 59)."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if head.returncode != 0:
+        return "unknown"
+    return head.stdout.strip() + (" + edits" if dirty.stdout.strip() else "")
+
+
 def header(argv: list[str] | None = None) -> dict:
     """Print and return the run header: exact command line, UTC time, machine, versions."""
     argv = sys.argv if argv is None else argv
     info = {"command": " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *argv]),
             "utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "cpus": os.cpu_count(),
-            "machine": platform.platform(), **versions()}
+            "machine": platform.platform(), "commit": _commit(), "load": " ".join(f"{v:.2f}" for v in os.getloadavg()),
+            **versions()}
     print(f"# command: {info['command']}")
-    print(f"# utc: {info['utc']}  cpus: {info['cpus']}  machine: {info['machine']}")
+    print(f"# utc: {info['utc']}  cpus: {info['cpus']}  load: {info['load']}  machine: {info['machine']}")
+    print(f"# code: {info['commit']}")
     print("# versions: " + "  ".join(f"{k} {info[k]}" for k in ("copter", "highspy", "numba", "numpy", "python")))
     sys.stdout.flush()
     return info

@@ -83,3 +83,27 @@ def test_an_impossible_scenario_is_one_error_line(tmp_path, script, args, words)
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and words in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_header_names_the_code_and_the_load(bench, capsys):
+    """helper-238: a results file said ``copter 0.1.0`` alone, and most scripts recorded no load."""
+    import re
+
+    info = bench.header(["bench_x.py"])
+    assert info["commit"] == "unknown" or re.fullmatch(r"[0-9a-f]{7,}( \+ edits)?", info["commit"]), info["commit"]
+    assert len(info["load"].split()) == 3 and "# code: " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("script", ["bench_defaults", "bench_startup"])
+def test_the_console_script_runs_this_checkout(bench, monkeypatch, script):
+    """helper-238: bench_defaults and bench_startup ran the installed tree's copter beside this checkout's HiGHS side."""
+    import importlib
+    import os
+
+    mod = importlib.import_module(script)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    mod.run_this_checkout()
+    assert os.environ["PYTHONPATH"] == str(REPO)
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")  # a caller's own choice (two checkouts compared) stays
+    mod.run_this_checkout()
+    assert os.environ["PYTHONPATH"] == "/elsewhere"
