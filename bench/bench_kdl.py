@@ -46,7 +46,9 @@ def parse(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--topology", default="Kdl", help="Topology Zoo name or GraphML path (default Kdl)")
     ap.add_argument("--phase", choices=("cold", "warm", "all"), default="all")
-    ap.add_argument("--state", default="/tmp/kdl-state.pkl", help="pickle of (scenario, round-0 state)")
+    # not a fixed name in a world-writable /tmp, which the warm phase would unpickle (helper-238)
+    ap.add_argument("--state", default=str(Path.home() / ".cache" / "copter-bench" / "kdl-state.pkl"),
+                    help="pickle of (scenario, round-0 state) (default ~/.cache/copter-bench/kdl-state.pkl)")
     ap.add_argument("--rounds", type=int, default=2, help="warm rounds after round 0")
     ap.add_argument("--threads", type=int, default=None, help="Settings.threads (default: Settings())")
     ap.add_argument("--engine", choices=("auto", "pdhg", "alm"), default="auto", help="Settings.engine")
@@ -141,15 +143,21 @@ def main(argv=None) -> None:
         row = _row(0, res, cold, 0.0, cold, time.process_time() - c)
         _print(row)
         _write(out, row, info)
+        Path(args.state).parent.mkdir(parents=True, exist_ok=True)
         with open(args.state, "wb") as f:
-            pickle.dump({"scenario": sc, "state": res.state, "cold_seconds": cold, "objective": res.objective}, f,
-                        protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump({"scenario": sc, "state": res.state, "cold_seconds": cold, "objective": res.objective,
+                         "topology": Path(args.topology).stem}, f, protocol=pickle.HIGHEST_PROTOCOL)
         print(f"# saved {args.state}", flush=True)
         state = res.state
     if args.phase in ("warm", "all"):
+        if not Path(args.state).is_file():  # helper-238: a FileNotFoundError traceback
+            raise SystemExit(f"error: {args.state} not found: run --phase cold (or all) first, with the same --state")
         with open(args.state, "rb") as f:
             saved = pickle.load(f)
         sc, state, cold = saved["scenario"], saved["state"], saved["cold_seconds"]
+        if args.phase == "warm" and out is not None:  # the pickle's topology, not --topology's default Kdl (helper-238)
+            out = out.with_name(out.name.replace(f"kdl-{Path(args.topology).stem}-",
+                                                 f"kdl-{saved.get('topology', 'unknown')}-", 1))
         p = sc.base()
         print(f"# loaded {args.state}: round-0 cold {cold:.1f} s, {p.n_rows} rows, {p.n_cols} columns, "
               f"{p.nnz} nonzeros; load {_load()}", flush=True)
