@@ -107,3 +107,15 @@ def test_the_console_script_runs_this_checkout(bench, monkeypatch, script):
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")  # a caller's own choice (two checkouts compared) stays
     mod.run_this_checkout()
     assert os.environ["PYTHONPATH"] == "/elsewhere"
+
+
+def test_bench_kdl_warm_without_its_pickle_is_one_error_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "bench_kdl.py"), "--phase", "warm", "--state",
+                           str(tmp_path / "none.pkl"), "--no-write"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith("not found: run --phase cold (or all) first, with the same --state")
