@@ -47,6 +47,7 @@ import argparse
 import math
 import os
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -163,7 +164,7 @@ def main() -> None:
     ap.add_argument("--alm-cold-rounds", type=int, default=1, help="rounds on which the ALM also runs cold")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))  # pastes back (an empty argument quoted)
     print("versions:", ", ".join(f"{k} {version(k)}" for k in ("copter", "numba", "numpy", "highspy")),
           f"python {platform.python_version()}, {os.cpu_count()} cpus")
     print(f"tol {args.tol:g}, cap {args.cap:g} s, {args.rounds} rounds; times are wall seconds of one solve")

@@ -35,6 +35,7 @@ import csv
 import math
 import os
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -303,7 +304,7 @@ def _write(table: list[dict]) -> None:
 
 def main() -> None:
     args = _parse_args()
-    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))  # pastes back (an empty argument quoted)
     print("versions:", ", ".join(f"{k} {version(k)}" for k in ("copter", "numba", "numpy", "scipy", "highspy")),
           f"python {platform.python_version()}", f"machine {platform.machine()}")
     print(f"time cap {args.cap:g} s per solve; HiGHS threads=1, fresh instance per solve\n")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shlex
 import sys
 import time
 from importlib.metadata import version
@@ -79,7 +80,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--cond", type=float, default=None)
     args = ap.parse_args()
-    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))  # pastes back (an empty argument quoted)
     print("versions:", ", ".join(f"{k} {version(k)}" for k in ("copter", "numpy", "scipy")),
           f"python {platform.python_version()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}")
     print(f"{'order':>6} {'double ms':>10} {'single ms':>10} {'ratio':>6} {'refused':>8} {'max rel. residual':>18}")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shlex
 import sys
 import time
 from importlib.metadata import version
@@ -60,7 +61,7 @@ def main() -> None:
     args = ap.parse_args()
     import numba
 
-    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))  # pastes back (an empty argument quoted)
     print("versions:", ", ".join(f"{k} {version(k)}" for k in ("copter", "numba", "numpy")),
           f"python {platform.python_version()}, {os.cpu_count()} cpus, NUMBA_NUM_THREADS "
           f"{numba.config.NUMBA_NUM_THREADS}, load average {os.getloadavg()[0]:.1f}")

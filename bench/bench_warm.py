@@ -83,6 +83,7 @@ import argparse
 import csv
 import math
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -263,7 +264,7 @@ def main() -> None:
     ap.add_argument("--repeat-below", type=float, default=1.0,
                     help="--engines: a solve that took under this many seconds is repeated (--repeats)")
     args = ap.parse_args()
-    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))  # pastes back (an empty argument quoted)
     if args.engines:
         args.transport, args.netlib = "", False
         time_engines(args)
