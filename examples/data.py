@@ -70,8 +70,8 @@ def generator_main(doc: str, add_arguments, build, argv=None) -> int:
     from solver.model.errors import CopterError
 
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="output folder (delta files of an earlier stream beyond --rounds, "
-                                                 "and a base of the other format, are removed)")
+    ap.add_argument("--out", required=True, help="output folder (refused while it holds delta files beyond "
+                                                 "--rounds or a base of the other format: another stream's)")
     ap.add_argument("--rounds", type=count(0), default=10, help="number of deltas (default 10)")
     add_arguments(ap)
     ap.add_argument("--mps", action="store_true", help="write base.mps instead of base.parquet")
@@ -80,6 +80,11 @@ def generator_main(doc: str, add_arguments, build, argv=None) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():  # helper-238: a FileExistsError traceback
         ap.error(f"--out {args.out} is a file, not a folder")
+    stale = other_streams_files(out, args.rounds, "base.mps" if args.mps else "base.parquet")
+    if stale:  # refused before anything is written; never deleted: they may be a user's own stream
+        shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+        ap.error(f"--out {args.out} holds files of another stream ({shown}), which `copter step "
+                 f"{args.out}/delta_*.parquet` would take as rounds of this one: remove them or choose another folder")
     t = time.perf_counter()
     try:
         paths = write_stream(build(args), args.out, args.rounds, "base.mps" if args.mps else "base.parquet")
@@ -91,9 +96,6 @@ def generator_main(doc: str, add_arguments, build, argv=None) -> int:
               file=sys.stderr)
         return 130
     print(f"wrote {len(paths)} files to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
-    stale = remove_stale(out, paths)
-    if stale:
-        print(f"removed {len(stale)} file(s) of an earlier stream from {args.out}: {', '.join(stale)}", file=sys.stderr)
     return 0
 
 
@@ -113,16 +115,19 @@ def count(least: int):
     return parse
 
 
-def remove_stale(out: Path, written: list[Path]) -> list[str]:
-    """Remove what an earlier stream written into ``out`` left beside this one: ``delta_NNNN.parquet`` files this
-    run did not write, and the base of the other format. Another stream's deltas beside a new base were taken by
-    ``copter step out/delta_*.parquet`` as rounds of the new one, without a word (helper-238, session 59). Only the
-    generators' own file names are touched. Returns the names removed, sorted."""
+def other_streams_files(out: Path, rounds: int, base_name: str) -> list[str]:
+    """The files in ``out`` a stream of ``rounds`` deltas with base ``base_name`` would not overwrite but
+    ``copter step out/delta_*.parquet`` or ``copter init out/base.*`` would read beside it: ``delta_NNNN.parquet``
+    past ``rounds`` and the base of the other format. Another stream's deltas left beside a new base were taken as
+    its rounds without a word (helper-238, session 59). Only the generators' own file names count. Sorted."""
     import re
 
-    keep = {p.name for p in written}
-    stale = sorted(f.name for f in out.iterdir() if f.name not in keep and f.is_file()
-                   and (re.fullmatch(r"delta_\d{4,}\.parquet", f.name) or f.name in ("base.parquet", "base.mps")))
-    for name in stale:
-        (out / name).unlink()
-    return stale
+    if not out.is_dir():
+        return []
+    other = "base.mps" if base_name == "base.parquet" else "base.parquet"
+    found = []
+    for f in out.iterdir():
+        m = re.fullmatch(r"delta_(\d{4,})\.parquet", f.name)
+        if (m and int(m.group(1)) > rounds) or f.name == other:
+            found.append(f.name)
+    return sorted(found)

@@ -1,6 +1,6 @@
 """The example generators' ``--out`` and options (helper-238, session 59): a stream written into a folder of an earlier,
 longer one left that stream's deltas beside the new base, and ``copter step out/delta_*.parquet`` took them as
-rounds of the new stream without a word; negative counts, a file as ``--out`` and impossible option values ended
+rounds of the new stream without a word (now refused before anything is written; never deleted: a user's own); negative counts, a file as ``--out`` and impossible option values ended
 in Python tracebacks (or, ``--rounds -2``, a base alone and exit 0)."""
 
 from __future__ import annotations
@@ -13,15 +13,27 @@ from examples.te import generate as te_generate
 from formats.io import read_delta
 
 
-def test_a_shorter_stream_removes_the_deltas_and_base_an_earlier_one_left(tmp_path, capsys):
+def test_a_folder_holding_another_streams_files_is_refused_and_left_as_it_was(tmp_path, capsys):
     out = tmp_path / "out"
     assert te_generate.main(["--out", str(out), "--scale", "4", "--rounds", "3"]) == 0
-    (out / "notes.txt").write_text("mine")  # not a generator's file name: left alone
-    assert te_generate.main(["--out", str(out), "--scale", "4", "--rounds", "1", "--seed", "5", "--mps"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["base.mps", "delta_0001.parquet", "notes.txt"]
-    err = capsys.readouterr().err
-    assert "removed 3 file(s) of an earlier stream" in err and "delta_0003.parquet" in err
-    assert read_delta(out / "delta_0001.parquet").base_round == 0
+    (out / "notes.txt").write_text("mine")  # not a generator's file name
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for args, named in ((["--rounds", "1", "--seed", "5"], "(delta_0002.parquet, delta_0003.parquet)"),
+                        (["--rounds", "3", "--mps"], "(base.parquet)")):
+        with pytest.raises(SystemExit) as e:
+            te_generate.main(["--out", str(out), "--scale", "4", *args])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and f"holds files of another stream {named}" in err, err
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing written, nothing deleted
+
+
+def test_the_same_or_a_longer_stream_overwrites_its_own_files(tmp_path):
+    out = tmp_path / "out"
+    assert te_generate.main(["--out", str(out), "--scale", "4", "--rounds", "2"]) == 0
+    assert te_generate.main(["--out", str(out), "--scale", "4", "--rounds", "3", "--seed", "5"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["base.parquet", "delta_0001.parquet", "delta_0002.parquet",
+                                                     "delta_0003.parquet"]
+    assert read_delta(out / "delta_0003.parquet").base_round == 2
 
 
 @pytest.mark.parametrize("main,args,words", [
