@@ -79,8 +79,8 @@ def minimum_width(table: Table, console: Console) -> int:
     return Measurement.get(console, console.options.update_width(10**6), table).minimum
 
 
-def fit(columns: list[Column], rows: list[list[str]], width: int, console: Console,
-        **table_kw) -> tuple[list[int], list[str], int]:
+def fit(columns: list[Column], rows: list[list[str]], width: int, console: Console, *,
+        widest: list[list[str]] | None = None, **table_kw) -> tuple[list[int], list[str], int]:
     """The most important columns whose table's natural width fits ``width``.
 
     Args:
@@ -88,13 +88,14 @@ def fit(columns: list[Column], rows: list[list[str]], width: int, console: Conso
         rows: cell texts, one list per row, ``len(columns)`` each.
         width: the terminal's columns.
         console: used to measure.
+        widest: :func:`_widest` of ``rows`` when the caller has it (a pass over every cell).
         table_kw: passed to ``rich.table.Table`` (title, box, ...).
     Returns:
         (the indices of the columns kept, headers of the dropped columns in display order, the table's natural
         width), the width possibly above ``width`` when the essential columns alone do not fit.
     """
     keep = _non_empty(columns, rows)
-    widest = _widest(rows)
+    widest = _widest(rows) if widest is None else widest
     while True:
         need = natural_width(_build(columns, widest, keep, table_kw), console)
         droppable = [i for i in keep if columns[i].priority > 0]
@@ -121,7 +122,8 @@ def _row_line(cells: list[str], widths: list[int], justify: list[str]) -> str:
     return " " + " ".join(out) + " "
 
 
-def _print(out: Console, columns: list[Column], rows: list[list[str]], keep: list[int], table_kw: dict) -> None:
+def _print(out: Console, columns: list[Column], rows: list[list[str]], widest: list[list[str]], keep: list[int],
+           table_kw: dict) -> None:
     """Print the table of ``rows`` on ``out``, as rich prints it. From :data:`FAST_ROWS` rows on, rich draws the
     title, the header and one row of every column's widest cell, and the other rows are laid out here in the same
     columns; the layout is checked against rich's line for that widest row, and rich draws the whole table whenever
@@ -134,14 +136,13 @@ def _print(out: Console, columns: list[Column], rows: list[list[str]], keep: lis
         return
     from rich.cells import cell_len
 
-    widest = _widest(rows)
-    cells = [[printable(r[i]) for i in keep] for r in widest]
-    widths = [max(cell_len(columns[i].header), cell_len(c)) for i, c in zip(keep, cells[0], strict=True)]
+    cells = [printable(widest[0][i]) for i in keep]
+    widths = [max(cell_len(columns[i].header), cell_len(c)) for i, c in zip(keep, cells, strict=True)]
     justify = [columns[i].justify for i in keep]
     with out.capture() as cap:
         out.print(_build(columns, widest, keep, table_kw))
     frame = cap.get().split("\n")
-    mine = _row_line(cells[0], widths, justify)
+    mine = _row_line(cells, widths, justify)
     at = [k for k, line in enumerate(frame) if line == mine or line == mine.rstrip(" ")]
     if len(at) != 1:  # rich's line is not this layout's: rich draws the whole table
         out.print(_build(columns, rows, keep, table_kw))
@@ -169,14 +170,16 @@ def print_fitted(columns: list[Column], rows: list[list[str]], *, console: Conso
 
     out = console if console is not None else shared.get()
     is_tty = out.is_terminal if terminal is None else terminal
+    widest = _widest(rows)  # once: it measures every cell
     if not is_tty:
         keep = _non_empty(columns, rows)
-        need = natural_width(_build(columns, _widest(rows), keep, table_kw), out)
-        _print(wide_console(max(min_width, need), out), columns, rows, keep, table_kw)
+        need = natural_width(_build(columns, widest, keep, table_kw), out)
+        _print(wide_console(max(min_width, need), out), columns, rows, widest, keep, table_kw)
         return []
-    keep, dropped, need = fit(columns, rows, out.width, out, **table_kw)
+    keep, dropped, need = fit(columns, rows, out.width, out, widest=widest, **table_kw)
     # the essentials alone wider than the terminal: printed whole, the terminal wraps the lines
-    _print(wide_console(need, out, force_terminal=True) if need > out.width else out, columns, rows, keep, table_kw)
+    _print(wide_console(need, out, force_terminal=True) if need > out.width else out, columns, rows, widest, keep,
+           table_kw)
     if dropped:
         from rich.text import Text
 

@@ -133,6 +133,7 @@ from formats.mps_fixed_names import (
 )
 from formats.mps_locate import (
     drop_integral_bound_warnings,
+    locate_bad_marker,
     locate_bad_types,
     locate_duplicate_rows,
     locate_duplicate_values,
@@ -738,7 +739,7 @@ def read_mps(path: str | os.PathLike) -> Problem:
                                      fixed=any(_FIXED_FORMAT in m for m in messages))
         if any("Integrality marker error" in m for m in messages):  # HiGHS names no line for a marker it refuses
             with _text(path) as data:
-                _locate_bad_marker(data, path, _header_index(data), any(_FIXED_FORMAT in m for m in messages))
+                locate_bad_marker(data, path, _header_index(data), _line_of, any(_FIXED_FORMAT in m for m in messages))
         if any(_FIXED_FORMAT in m for m in messages):
             with _text(path) as data:  # HiGHS names no line for a repeated coefficient
                 locate_fixed_duplicate_entry(data, path, _header_index(data), _line_of, messages)
@@ -785,25 +786,6 @@ def read_mps(path: str | os.PathLike) -> Problem:
             check_bound_columns(data, path, _header_index(data), problem.col_names[cand].tolist(), _line_of)
     _refuse_name_twins(path, problem)
     return _without_negative_zeros(problem)
-
-
-def _locate_bad_marker(data, path: str, idx: dict, fixed: bool) -> None:
-    """Name the first integer marker line HiGHS refuses ("Integrality marker error", no line): its ``'MARKER'`` followed
-    by anything but ``'INTORG'`` or ``'INTEND'`` (``'intorg'``: HiGHS reads the keywords in upper case only;
-    helper-235, session 59). Returns when there is none (HiGHS's own message then stands)."""
-    from formats.mps_names import _section_spans
-
-    for lo, hi in _section_spans(data, idx, b"COLUMNS"):
-        pos = lo + 1
-        for raw in bytes(data[lo + 1:hi]).split(b"\n"):
-            raw = raw.rstrip(b"\r")
-            fields = [raw[4:12].strip(), raw[14:22].strip(), raw[39:47].strip()] if fixed else raw.split()
-            if raw[:1] != b"*" and len(fields) >= 3 and fields[1] == b"'MARKER'" and \
-                    fields[2] not in (b"'INTORG'", b"'INTEND'"):
-                word = fields[2].decode("utf-8", "backslashreplace")
-                raise FormatError(f"integer marker {word!r}: HiGHS reads only 'INTORG' and 'INTEND' (upper case, in "
-                                  "single quotes) after 'MARKER'", file=path, line=_line_of(data, pos), entity=word)
-            pos += len(raw) + 1 + (1 if bytes(data[pos + len(raw):pos + len(raw) + 1]) == b"\r" else 0)
 
 
 def _without_negative_zeros(problem: Problem) -> Problem:

@@ -56,7 +56,8 @@ def _first_repeat(keys: np.ndarray) -> tuple[int, int] | None:
     return int(first_at[inverse[second]]), second
 
 
-def _raise(data, path, line_of, what: str, entity: bytes, first: int, second: int, keeps: str = "the last one") -> None:
+def _raise(data, path, line_of, what: str, entity: bytes, first: int, second: int,
+           keeps: str = "the last one") -> None:
     a, b = line_of(data, first), line_of(data, second)
     where = f"line {a}" if a == b else f"lines {a} and {b}"
     name = entity.decode("utf-8", "backslashreplace").strip()
@@ -90,8 +91,9 @@ def _check_columns(data, path: str, idx: dict, line_of) -> None:
 
 def check_fixed_duplicates(data, path: str, idx: dict, line_of) -> None:
     """Refuse, in a fixed-format MPS file, a second ``COLUMNS`` entry for one column and row (:func:`_check_columns`),
-    a second ``RHS`` or ``RANGES`` value for one row and a second bound on the same side of one column (``LO``/``LI``/``FX``/``FR``/``MI``/``BV`` set the lower side, ``UP``/``UI``/
-    ``FX``/``FR``/``PL``/``BV`` the upper), as the free-format path refuses them.
+    a second ``RHS`` or ``RANGES`` value for one row and a second bound on the same side of one column
+    (``LO``/``LI``/``FX``/``FR``/``MI``/``BV`` set the lower side, ``UP``/``UI``/``FX``/``FR``/``PL``/``BV`` the
+    upper), as the free-format path refuses them.
 
     Args:
         data: the file's bytes. idx: section name -> header offsets (``formats.mps._header_index``).

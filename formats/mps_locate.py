@@ -252,6 +252,26 @@ def _fixed_fields(data, pos: int, layout: tuple) -> list[bytes]:
     return [raw[a:b].strip() for a, b in layout]
 
 
+def locate_bad_marker(data, path: str, idx: dict, line_of, fixed: bool) -> None:
+    """Name the first integer marker line HiGHS refuses ("Integrality marker error", no line): ``'MARKER'`` followed
+    by anything but ``'INTORG'`` or ``'INTEND'`` (``'intorg'``: HiGHS reads the keywords in upper case only;
+    helper-235, session 59). Returns when there is none (HiGHS's own message then stands).
+
+    Args:
+        data: the file's bytes. idx: section name -> header offsets. line_of: ``line_of(data, offset) -> int``.
+        fixed: HiGHS read the file in fixed format (the marker's fields in columns 5-12, 15-22 and 40-47).
+    Raises:
+        FormatError: file, line, the keyword as entity.
+    """
+    for pos, fields in _data_lines(data, idx, b"COLUMNS"):
+        if fixed:
+            fields = _fixed_fields(data, pos, ((4, 12), (14, 22), (39, 47)))
+        if len(fields) >= 3 and fields[1] == b"'MARKER'" and fields[2] not in (b"'INTORG'", b"'INTEND'"):
+            word = _text(fields[2])
+            raise FormatError(f"integer marker {word!r}: HiGHS reads only 'INTORG' and 'INTEND' (upper case, in single "
+                              "quotes) after 'MARKER'", file=path, line=line_of(data, pos), entity=word)
+
+
 def locate_large_coefficient(data, path: str, idx: dict, line_of, messages: list[str], fixed: bool = False) -> None:
     """Turn HiGHS's refusal of a matrix coefficient at or above its ``large_matrix_value`` (1e15) into a FormatError
     naming the first ``COLUMNS`` line with such a coefficient, its column and row (entity ``row/column``, as the MPS

@@ -575,9 +575,10 @@ def _raise(data, path, section: bytes, at: int, err: int, field: int, fixed: boo
 
 
 def _raise_long_number(raw: bytes, path: str, section: bytes, line: int) -> None:
-    """A fixed-format line whose value in columns 25-36 runs on past column 39 (``-1.2345678901234567``): the text past
-    it reads, by position, as a second row name with no value, which was reported as "field 6 (columns 50-): value is missing", and on a BOUNDS line, which has no field 6, with
-    the number's tail as its entity (helper-235, session 59). Returns when the line is not such a line."""
+    """A fixed-format line whose value in columns 25-36 runs on past column 39 (``-1.2345678901234567``): the text
+    past it reads, by position, as a second row name with no value, which was reported as "field 6 (columns 50-):
+    value is missing", and on a BOUNDS line, which has no field 6, with the number's tail as its entity
+    (helper-235, session 59). Returns when the line is not such a line."""
     toks = raw[_FIXED_F4:].split()
     if not toks:
         return
