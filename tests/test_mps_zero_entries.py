@@ -50,3 +50,19 @@ def test_a_column_whose_name_is_repeated_in_another_block_is_not_taken_for_this_
     p.write_text(HEAD + " y obj 1 c1 1\n x obj 2 c1 0\n" + TAIL)
     problem = read_mps(p)
     assert problem.cost.tolist() == [1.0, 2.0]
+
+
+def test_init_and_solve_of_such_a_file_exit_3_and_no_state_is_made_or_changed(tmp_path, capsys):
+    from tests.helpers import run_main, snapshot
+
+    bad = tmp_path / "dup.mps"
+    bad.write_text(HEAD + " x obj 1 c1 1\n x c1 0\n" + TAIL)
+    code, _, err = run_main(capsys, "init", bad, "--state", tmp_path / "st")
+    assert code == 3 and "two entries in row 'c1'" in err and not (tmp_path / "st").exists(), err
+    good = tmp_path / "good.mps"
+    good.write_text(HEAD + " x obj 1 c1 1\n" + TAIL)
+    assert run_main(capsys, "init", good, "--state", tmp_path / "st2")[0] == 0
+    before = snapshot(tmp_path / "st2")
+    code, _, err = run_main(capsys, "solve", bad)
+    assert code == 3 and "dup.mps:8" in err, err
+    assert snapshot(tmp_path / "st2") == before
