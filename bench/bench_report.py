@@ -157,15 +157,30 @@ def stages(root: Path, out: Path) -> dict:
     return s
 
 
+def refuse_kept_state(path: str | None) -> None:
+    """Exit 2 (one line) before anything is built when ``--keep-state`` names a file or a folder that holds
+    something: copying the built state into it merged its rounds into another state's generations (helper-238)."""
+    if not path:
+        return
+    p = Path(path)
+    if p.is_dir() and not any(p.iterdir()):
+        return
+    if p.exists() or p.is_symlink():
+        print(f"error: --keep-state {path}: exists and is not an empty folder; name a new folder (nothing was built)",
+              file=sys.stderr)
+        raise SystemExit(2)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--cols", type=int, default=400)
-    ap.add_argument("--fail-every", type=int, default=23)
-    ap.add_argument("--compare-every", type=int, default=25)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--keep-state", help="copy the built state here (to look at the report)")
+    ap.add_argument("--rounds", type=int, default=100, help="rounds of the state (default 100)")
+    ap.add_argument("--cols", type=int, default=400, help="columns of the packing LP (default 400)")
+    ap.add_argument("--fail-every", type=int, default=23, help="every N-th round fails (default 23)")
+    ap.add_argument("--compare-every", type=int, default=25, help="a HiGHS compare every N rounds (default 25)")
+    ap.add_argument("--repeat", type=int, default=3, help="copter report processes timed (default 3)")
+    ap.add_argument("--keep-state", help="copy the built state to this new (or empty) folder, to look at the report")
     args = ap.parse_args()
+    refuse_kept_state(args.keep_state)
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
     print("versions: python " + platform.python_version() + ", " + ", ".join(
         f"{k} {version(k)}" for k in ("copter", "matplotlib", "pyarrow", "numpy")))
@@ -194,7 +209,7 @@ def main() -> None:
             print(f"  {k:22s} {v:.3f}" if isinstance(v, float) else f"  {k:22s} {v}")
         print(f"load average now {os.getloadavg()[0]:.1f}")
         if args.keep_state:
-            shutil.copytree(root, args.keep_state, dirs_exist_ok=True)
+            shutil.copytree(root, args.keep_state, dirs_exist_ok=True)  # new or empty: refuse_kept_state
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -119,3 +119,48 @@ def test_bench_kdl_warm_without_its_pickle_is_one_error_line(tmp_path):
                           timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().endswith("not found: run --phase cold (or all) first, with the same --state")
+
+
+
+@pytest.mark.parametrize("kind", ["state", "file", "link", "empty", "new"])
+def test_bench_report_refuses_a_kept_state_folder_that_holds_something(bench, tmp_path, kind, capsys):
+    """``--keep-state`` copied the built state into the folder it named whatever it held: another copter state got
+    100 rounds merged into its generations (helper-238). A folder that holds something, a file or a link is refused;
+    an empty folder or a new name is taken."""
+    import bench_report
+
+    target = tmp_path / "kept"
+    if kind == "state":
+        target.mkdir()
+        (target / "round-log.jsonl").write_text("{}\n")
+    elif kind == "file":
+        target.write_text("x")
+    elif kind == "link":
+        target.symlink_to(tmp_path / "nowhere")
+    elif kind == "empty":
+        target.mkdir()
+    if kind in ("empty", "new"):
+        bench_report.refuse_kept_state(str(target))
+        return
+    with pytest.raises(SystemExit) as e:
+        bench_report.refuse_kept_state(str(target))
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: --keep-state {target}: exists and is not an empty folder; name a new folder (nothing was built)"]
+
+
+def test_bench_report_checks_the_kept_state_before_it_builds_one(tmp_path):
+    """The refusal comes before the state is built: the run ends at once and writes nothing."""
+    import subprocess
+    import sys
+
+    target = tmp_path / "kept"
+    target.mkdir()
+    (target / "round-log.jsonl").write_text("{}\n")
+    env = {**__import__("os").environ, "BENCH_TMP": str(tmp_path)}
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "bench_report.py"), "--keep-state", str(target)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert out.returncode == 2, out.stderr
+    assert "exists and is not an empty folder" in out.stderr and "state:" not in out.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
+    assert [p.name for p in target.iterdir()] == ["round-log.jsonl"]
