@@ -157,11 +157,14 @@ def run(label: str, sc, args) -> list[dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--tol", type=float, default=1e-4)
-    ap.add_argument("--cap", type=float, default=300.0, help="time limit per solve, seconds")
-    ap.add_argument("--alm-cold-rounds", type=int, default=1, help="rounds on which the ALM also runs cold")
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS,
+                    help="(default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=3, help="(default: %(default)s)")
+    ap.add_argument("--tol", type=float, default=1e-4, help="(default: %(default)s)")
+    ap.add_argument("--cap", type=float, default=300.0,
+                    help="time limit per solve, seconds (default: %(default)s)")
+    ap.add_argument("--alm-cold-rounds", type=int, default=1,
+                    help="rounds on which the ALM also runs cold (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))  # pastes back (an empty argument quoted)

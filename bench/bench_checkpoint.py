@@ -166,9 +166,10 @@ def load_vs_numpy(store: StateStore, folder: Path) -> dict:
 
 def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nnz", type=int, default=10_000_000)
-    ap.add_argument("--time-limit", type=float, default=150.0, help="per solve, seconds")
-    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--nnz", type=int, default=10_000_000, help="(default: %(default)s)")
+    ap.add_argument("--time-limit", type=float, default=150.0,
+                    help="per solve, seconds (default: %(default)s)")
+    ap.add_argument("--tol", type=float, default=1e-4, help="(default: %(default)s)")
     ap.add_argument("--solve-nnz", type=int, default=None,
                     help="size of the problem for the warm/cold comparison (default: --nnz); 0 skips it")
     return ap.parse_args()

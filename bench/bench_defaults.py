@@ -133,14 +133,18 @@ def _fmt(v) -> str:
 def main(argv: list[str] | None = None) -> None:
     run_this_checkout()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--domain", choices=("sia", "te", "lb"), default="sia")
-    ap.add_argument("--scale", default="1024", help="Sia GPUs, TE ring nodes, LB SHARDSxSERVERS (solver.workloads).")
+    ap.add_argument("--domain", choices=("sia", "te", "lb"), default="sia", help="(default: %(default)s)")
+    ap.add_argument("--scale", default="1024",
+                    help="Sia GPUs, TE ring nodes, LB SHARDSxSERVERS (solver.workloads). "
+                         "(default: %(default)s)")
     ap.add_argument("--rounds", type=int, default=5, help="rounds after round 0 (init) (default 5).")
-    ap.add_argument("--seed", type=int, default=9101, help="scenario seed; pick one the tests do not use.")
+    ap.add_argument("--seed", type=int, default=9101,
+                    help="scenario seed; pick one the tests do not use. (default: %(default)s)")
     ap.add_argument("--highs-limit", type=float, default=math.inf, help="HiGHS time limit per round, s (default none).")
     ap.add_argument("--highs-every", type=int, default=1,
                     help="run HiGHS on every k-th round only (and the last), when it is too slow for all (default 1).")
-    ap.add_argument("--copter-args", default="", help='extra copter options for init (e.g. "--mip-gap 1e-4").')
+    ap.add_argument("--copter-args", default="",
+                    help='extra copter options for init (e.g. "--mip-gap 1e-4"). (default: %(default)s)')
     ap.add_argument("--keep", default=None, help="folder for the stream and the state (default: a temp folder).")
     ap.add_argument("--worker", action="store_true",
                     help="run the copter commands through a long-running worker (copter worker start, in its own "

@@ -69,8 +69,8 @@ def cases(only: set, skip_kdl: bool):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="sia,te,lb")
+    ap.add_argument("--rounds", type=int, default=3, help="(default: %(default)s)")
+    ap.add_argument("--only", default="sia,te,lb", help="(default: %(default)s)")
     ap.add_argument("--skip-kdl", action="store_true")
     ap.add_argument("--write", action="store_true", help="also time writing base + one delta as Parquet")
     args = ap.parse_args(argv)

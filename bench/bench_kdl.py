@@ -45,13 +45,14 @@ from common import RESULTS, header  # noqa: E402
 def parse(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--topology", default="Kdl", help="Topology Zoo name or GraphML path (default Kdl)")
-    ap.add_argument("--phase", choices=("cold", "warm", "all"), default="all")
+    ap.add_argument("--phase", choices=("cold", "warm", "all"), default="all", help="(default: %(default)s)")
     # not a fixed name in a world-writable /tmp, which the warm phase would unpickle (helper-238)
     ap.add_argument("--state", default=str(Path.home() / ".cache" / "copter-bench" / "kdl-state.pkl"),
                     help="pickle of (scenario, round-0 state) (default ~/.cache/copter-bench/kdl-state.pkl)")
-    ap.add_argument("--rounds", type=int, default=2, help="warm rounds after round 0")
+    ap.add_argument("--rounds", type=int, default=2, help="warm rounds after round 0 (default: %(default)s)")
     ap.add_argument("--threads", type=int, default=None, help="Settings.threads (default: Settings())")
-    ap.add_argument("--engine", choices=("auto", "pdhg", "alm"), default="auto", help="Settings.engine")
+    ap.add_argument("--engine", choices=("auto", "pdhg", "alm"), default="auto",
+                    help="Settings.engine (default: %(default)s)")
     ap.add_argument("--verbose", action="store_true", help="Settings.verbose: progress lines on stderr")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-write", action="store_true")

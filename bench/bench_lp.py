@@ -190,19 +190,22 @@ def domain_rows(tols, cap: float, rounds: int, transport: str | None, domains: b
 
 def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
-    ap.add_argument("--tols", type=float, nargs="+", default=[1e-4, 1e-6])
+    ap.add_argument("--cap", type=float, default=60.0,
+                    help="time cap per solve, seconds (default: %(default)s)")
+    ap.add_argument("--tols", type=float, nargs="+", default=[1e-4, 1e-6], help="(default: %(default)s)")
     ap.add_argument("--only", nargs="*", default=None, help="instances to run: file names, with or without .mps/.mps.gz")
     ap.add_argument("--no-highs", action="store_true", help="skip the HiGHS baselines")
     ap.add_argument("--domains", action="store_true", help="add the domain/transportation warm-start rows")
-    ap.add_argument("--rounds", type=int, default=3, help="rounds per domain workload")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per domain workload (default: %(default)s)")
     ap.add_argument("--transport", default=None, help="transportation LP size SRCxDST, e.g. 400x500")
     ap.add_argument("--no-netlib", action="store_true", help="skip the shared MPS set")
     ap.add_argument("--repeat", type=int, default=5,
                     help="solves shorter than 0.2 s are repeated up to this many times and the fastest counts, "
-                         "for copter and HiGHS alike (sub-millisecond timings are otherwise mostly noise)")
+                         "for copter and HiGHS alike (sub-millisecond timings are otherwise mostly noise) "
+                         "(default: %(default)s)")
     ap.add_argument("--engine", choices=("auto", "pdhg", "alm"), default="auto",
-                    help="copter's LP engine (Settings.engine) for its cold, no-presolve and warm solves")
+                    help="copter's LP engine (Settings.engine) for its cold, no-presolve and warm solves"
+                         " (default: %(default)s)")
     ap.add_argument("--no-presolve-column", action="store_true",
                     help="skip the copter-without-presolve solves (the 'np' columns)")
     return ap.parse_args()

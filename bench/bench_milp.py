@@ -181,23 +181,32 @@ def run_stream(scenario, rounds: int, settings: Settings, highs_limit: float, hi
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workload", choices=("sia", "lb", "packing"), default="sia")
-    ap.add_argument("--gpus", type=int, nargs="*", default=[1024, 10240], help="Sia cluster sizes.")
-    ap.add_argument("--lb", nargs="*", default=["256x32"], help="LB sizes SHARDSxSERVERS.")
-    ap.add_argument("--packing", nargs="*", default=["200x3", "200x30"], help="Packing sizes COLSxROWS.")
-    ap.add_argument("--rounds", type=int, default=10, help="Rounds in all, round 0 (the base problem) included.")
+    ap.add_argument("--workload", choices=("sia", "lb", "packing"), default="sia",
+                    help="(default: %(default)s)")
+    ap.add_argument("--gpus", type=int, nargs="*", default=[1024, 10240],
+                    help="Sia cluster sizes. (default: %(default)s)")
+    ap.add_argument("--lb", nargs="*", default=["256x32"],
+                    help="LB sizes SHARDSxSERVERS. (default: %(default)s)")
+    ap.add_argument("--packing", nargs="*", default=["200x3", "200x30"],
+                    help="Packing sizes COLSxROWS. (default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=10,
+                    help="Rounds in all, round 0 (the base problem) included. (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--highs-limit", type=float, default=120.0, help="HiGHS MIP time limit per round (s); 0 = skip.")
-    ap.add_argument("--highs-every", type=int, default=1, help="Run HiGHS on every k-th round (and the last).")
+    ap.add_argument("--highs-limit", type=float, default=120.0,
+                    help="HiGHS MIP time limit per round (s); 0 = skip. (default: %(default)s)")
+    ap.add_argument("--highs-every", type=int, default=1,
+                    help="Run HiGHS on every k-th round (and the last). (default: %(default)s)")
     ap.add_argument("--highs-gap", type=float, default=None,
                     help="HiGHS's mip_rel_gap (default: HiGHS's 1e-4); e.g. copter's --mip-gap for a like-for-like race.")
-    ap.add_argument("--pop", type=int, nargs="*", default=[], help="POP-k baselines to run (LB).")
+    ap.add_argument("--pop", type=int, nargs="*", default=[],
+                    help="POP-k baselines to run (LB). (default: %(default)s)")
     add_executor_args(ap, "POP's parts")
     ap.add_argument("--fallback", choices=("highs", "none"), default=None,
                     help="copter's integer fallback (default: Settings' default, highs; none = the heuristics alone).")
     ap.add_argument("--tol", type=float, default=None)
     ap.add_argument("--time-limit", type=float, default=math.inf,
-                    help="copter's LP core time limit per LP solve (s); the rounding still runs on the last iterate.")
+                    help="copter's LP core time limit per LP solve (s); the rounding still runs on the last iterate."
+                         " (default: %(default)s)")
     ap.add_argument("--relaxation-tol", type=float, default=None,
                     help="tolerance of the first relaxation stage (Settings.relaxation_tol; default: --tol).")
     ap.add_argument("--round-every", type=int, default=None,

@@ -62,15 +62,17 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("domain", choices=("te", "sia"))
     ap.add_argument("--topology", default=None, help="TE: Topology Zoo / Teal name (Cogentco, Kdl, ...) or a path")
     ap.add_argument("--ring", type=int, default=None, help="TE: synthetic ring with chords of this many nodes")
-    ap.add_argument("--gpus", type=int, default=1024, help="Sia: cluster size in GPUs")
-    ap.add_argument("--rounds", type=int, default=5, help="rounds after the base round")
-    ap.add_argument("--ks", default="2,4,8", help="part counts (comma list)")
+    ap.add_argument("--gpus", type=int, default=1024, help="Sia: cluster size in GPUs (default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="rounds after the base round (default: %(default)s)")
+    ap.add_argument("--ks", default="2,4,8", help="part counts (comma list) (default: %(default)s)")
     ap.add_argument("--no-pop", action="store_true", help="skip POP-K")
     add_executor_args(ap, "the parts of part-K and pop-K")
     ap.add_argument("--workers", type=int, default=None,
                     help="local worker processes of --executor process (default min(K, CPUs)); 1 measures each part "
                          "alone (its seconds free of the other parts' contention on a loaded machine)")
-    ap.add_argument("--passes", type=int, default=1, help="share updates + re-solves within a round")
+    ap.add_argument("--passes", type=int, default=1,
+                    help="share updates + re-solves within a round (default: %(default)s)")
     ap.add_argument("--round0-passes", type=int, default=None,
                     help="--passes for the base round only (default: --passes): several share updates when the "
                          "split is first made, then --passes in the warm rounds (copter init --partition-passes N, "
@@ -78,8 +80,9 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--update-every", type=int, default=None,
                     help="move the shares after every round (1), every N-th, never (0) (--share-update-every; "
                          "default: copter's, 0 for an LP above --whole-below-nnz, 1 otherwise)")
-    ap.add_argument("--tol", type=float, default=1e-4)
-    ap.add_argument("--time-limit", type=float, default=600.0, help="per solve / per POP part, seconds")
+    ap.add_argument("--tol", type=float, default=1e-4, help="(default: %(default)s)")
+    ap.add_argument("--time-limit", type=float, default=600.0,
+                    help="per solve / per POP part, seconds (default: %(default)s)")
     ap.add_argument("--pop-time-limit", type=float, default=None,
                     help="per POP part (HiGHS), seconds (default: --time-limit)")
     ap.add_argument("--no-mono", action="store_true",

@@ -112,8 +112,8 @@ def apply_table(p: Problem) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nnz", type=int, default=10_000_000)
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--nnz", type=int, default=10_000_000, help="(default: %(default)s)")
+    ap.add_argument("--repeat", type=int, default=2, help="(default: %(default)s)")
     ap.add_argument("--dir", default=None, help="where to write the files (default: a temp folder)")
     ap.add_argument("--skip-mps", action="store_true")
     ap.add_argument("--apply", action="store_true", help="also time apply_delta for small deltas")

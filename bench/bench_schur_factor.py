@@ -76,8 +76,9 @@ def time_order(k: int, cond: float | None, repeat: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--orders", type=int, nargs="+", default=[500, 1000, 1790, 3000])
-    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--orders", type=int, nargs="+", default=[500, 1000, 1790, 3000],
+                    help="(default: %(default)s)")
+    ap.add_argument("--repeat", type=int, default=9, help="(default: %(default)s)")
     ap.add_argument("--cond", type=float, default=None)
     args = ap.parse_args()
     print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))  # pastes back (an empty argument quoted)

@@ -44,10 +44,12 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--ring", type=int, default=None, help="TE synthetic ring of this many nodes")
     ap.add_argument("--sia", type=int, default=None, help="Sia cluster of this many GPUs (a MILP)")
     ap.add_argument("--lb", type=int, default=None, help="LB with this many shards (a MILP)")
-    ap.add_argument("--ks", default="2,4,8")
-    ap.add_argument("--passes", type=int, default=8)
-    ap.add_argument("--rules", default="old,new", help="share update rules (comma list): old (the rule before session 18: Rprop price step + half the slack), s18 (session 18's: the price step once the slack's mean move is dry), new (shares.update as a round with passes calls it: also once the merge stalled), stall<x> (new with the stall threshold x), rowdry (always stalled), slack (no price step on capacity rows), mix (price step on rows without slack from the first update), mixflat (mix without step growth)")
-    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--ks", default="2,4,8", help="(default: %(default)s)")
+    ap.add_argument("--passes", type=int, default=8, help="(default: %(default)s)")
+    ap.add_argument("--rules", default="old,new",
+                    help="share update rules (comma list): old (the rule before session 18: Rprop price step + half the slack), s18 (session 18's: the price step once the slack's mean move is dry), new (shares.update as a round with passes calls it: also once the merge stalled), stall<x> (new with the stall threshold x), rowdry (always stalled), slack (no price step on capacity rows), mix (price step on rows without slack from the first update), mixflat (mix without step growth)"
+                         " (default: %(default)s)")
+    ap.add_argument("--tol", type=float, default=1e-4, help="(default: %(default)s)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-write", action="store_true")
     return ap.parse_args(argv)

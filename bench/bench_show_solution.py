@@ -73,9 +73,9 @@ def timed(fn, repeats: int) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--clients", type=int, default=100_000)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--n", type=int, default=1_000_000, help="(default: %(default)s)")
+    ap.add_argument("--clients", type=int, default=100_000, help="(default: %(default)s)")
+    ap.add_argument("--repeats", type=int, default=3, help="(default: %(default)s)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         st = Path(tmp) / "st"

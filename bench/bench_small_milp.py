@@ -96,8 +96,9 @@ def _steps(rep: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", nargs="*", default=list(MODELS), help="MPS names or DOMAIN:SCALE (sia:64).")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--models", nargs="*", default=list(MODELS),
+                    help="MPS names or DOMAIN:SCALE (sia:64). (default: %(default)s)")
+    ap.add_argument("--repeats", type=int, default=3, help="(default: %(default)s)")
     ap.add_argument("--checkout", action="append", default=None,
                     help="checkout to run copter from (PYTHONPATH; repeat to pair versions; default: this one).")
     ap.add_argument("--in-process", action="store_true",

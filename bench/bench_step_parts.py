@@ -196,7 +196,8 @@ def main() -> None:
     ap.add_argument("--domain", default="sia", choices=("sia", "te"), help="workload scenario (default sia)")
     ap.add_argument("--scale", type=int, default=128, help="Sia GPUs or TE ring nodes (default 128)")
     ap.add_argument("--stream", type=Path, help="a folder with base.parquet and delta_0001.parquet instead")
-    ap.add_argument("--engine", default="auto", choices=("auto", "pdhg", "alm"), help="init's --engine")
+    ap.add_argument("--engine", default="auto", choices=("auto", "pdhg", "alm"),
+                    help="init's --engine (default: %(default)s)")
     ap.add_argument("--repeats", type=int, default=5, help="fresh processes (default 5)")
     ap.add_argument("--child", nargs=3, metavar=("SNAPSHOT", "DELTA", "MODULES"), help=argparse.SUPPRESS)
     args = ap.parse_args()

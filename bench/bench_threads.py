@@ -54,10 +54,10 @@ def build(topology: str):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--topology", default="Kdl")
-    ap.add_argument("--iterations", type=int, default=192)
-    ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--products", type=int, default=20)
+    ap.add_argument("--topology", default="Kdl", help="(default: %(default)s)")
+    ap.add_argument("--iterations", type=int, default=192, help="(default: %(default)s)")
+    ap.add_argument("--repeat", type=int, default=2, help="(default: %(default)s)")
+    ap.add_argument("--products", type=int, default=20, help="(default: %(default)s)")
     args = ap.parse_args()
     import numba
 

@@ -246,23 +246,27 @@ def time_engines(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--weights", nargs="+", default=["fresh", "reuse"], help="warm_primal_weight policies")
-    ap.add_argument("--tol", type=float, default=1e-4)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--check-every", type=int, nargs="+", default=[64])
-    ap.add_argument("--transport", default="400x500", help="SRCxDST, '' to skip")
+    ap.add_argument("--weights", nargs="+", default=["fresh", "reuse"],
+                    help="warm_primal_weight policies (default: %(default)s)")
+    ap.add_argument("--tol", type=float, default=1e-4, help="(default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=3, help="(default: %(default)s)")
+    ap.add_argument("--check-every", type=int, nargs="+", default=[64], help="(default: %(default)s)")
+    ap.add_argument("--transport", default="400x500", help="SRCxDST, '' to skip (default: %(default)s)")
     ap.add_argument("--netlib", action="store_true", help="add the shared LP set (1%% perturbation)")
     ap.add_argument("--no-domains", action="store_true", help="skip the Sia/TE/LB rounds")
-    ap.add_argument("--cap", type=float, default=60.0, help="time cap per solve, seconds")
+    ap.add_argument("--cap", type=float, default=60.0,
+                    help="time cap per solve, seconds (default: %(default)s)")
     ap.add_argument("--engines", nargs="+", choices=("auto", "pdhg", "alm"),
                     help="instead: warm/cold wall time and matrix passes of the domain rounds per engine setting "
                          "(time_engines)")
     ap.add_argument("--feedback", action="store_true",
                     help="domain rounds built from the previous round's cold solution (LB: the placement, hence the "
                          "costs, follow the solver's point) instead of the scenario's simulated decision")
-    ap.add_argument("--repeats", type=int, default=5, help="--engines: runs of a short solve, fastest kept")
+    ap.add_argument("--repeats", type=int, default=5,
+                    help="--engines: runs of a short solve, fastest kept (default: %(default)s)")
     ap.add_argument("--repeat-below", type=float, default=1.0,
-                    help="--engines: a solve that took under this many seconds is repeated (--repeats)")
+                    help="--engines: a solve that took under this many seconds is repeated (--repeats)"
+                         " (default: %(default)s)")
     args = ap.parse_args()
     print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))  # pastes back (an empty argument quoted)
     if args.engines:

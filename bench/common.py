@@ -143,21 +143,26 @@ def check_executor_arg(executor: str) -> None:
 def add_common_args(ap: argparse.ArgumentParser, *, default_highs_solver: str = "choose") -> None:
     """Options every domain bench shares."""
     ap.add_argument("--rounds", type=int, default=10, help="rounds after the base round (default 10)")
-    ap.add_argument("--time-limit", type=float, default=120.0, help="per-round time limit per method, s")
-    ap.add_argument("--methods", default=",".join(METHODS), help=f"comma list from {','.join(METHODS)}")
+    ap.add_argument("--time-limit", type=float, default=120.0,
+                    help="per-round time limit per method, s (default: %(default)s)")
+    ap.add_argument("--methods", default=",".join(METHODS),
+                    help=f"comma list from {','.join(METHODS)} (default: %(default)s)")
     ap.add_argument("--highs-solver", default=default_highs_solver,
-                    help="HiGHS solver for highs and POP parts: choose|simplex|ipm|pdlp (MIP if integers)")
+                    help="HiGHS solver for highs and POP parts: choose|simplex|ipm|pdlp (MIP if integers)"
+                         " (default: %(default)s)")
     ap.add_argument("--warm-cold-solver", default="ipm",
                     help="HiGHS solver of highs-warm's first round (ipm + crossover leaves a basis; default ipm)")
-    ap.add_argument("--tol", type=float, default=1e-4, help="copter's relative KKT tolerance")
+    ap.add_argument("--tol", type=float, default=1e-4,
+                    help="copter's relative KKT tolerance (default: %(default)s)")
     ap.add_argument("--threads", type=int, default=None, help="HiGHS threads (default: HiGHS's choice)")
     ap.add_argument("--pop-workers", type=int, default=None, help="POP worker processes (default: CPUs)")
     add_executor_args(ap, "POP's parts")
     ap.add_argument("--pop-scaling", choices=("auto", "uniform"), default="auto",
-                    help="POP's share of shared rows (solver/baselines/pop.py)")
+                    help="POP's share of shared rows (solver/baselines/pop.py) (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=0, help="scenario seed")
     ap.add_argument("--skip-after", type=int, default=2,
-                    help="skip a method for the remaining rounds after this many time-limit hits")
+                    help="skip a method for the remaining rounds after this many time-limit hits"
+                         " (default: %(default)s)")
     ap.add_argument("--no-write", action="store_true", help="do not write bench/results files")
     ap.add_argument("--plot", action="store_true", help="also write a PNG (needs matplotlib)")
 

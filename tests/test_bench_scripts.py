@@ -164,3 +164,39 @@ def test_bench_report_checks_the_kept_state_before_it_builds_one(tmp_path):
     assert "exists and is not an empty folder" in out.stderr and "state:" not in out.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
     assert [p.name for p in target.iterdir()] == ["round-log.jsonl"]
+
+
+def test_every_bench_option_with_a_default_states_it_in_its_help():
+    """helper-238 (session 59): many bench options' ``--help`` said nothing of their defaults (``--rounds``, ``--tol``,
+    ``--topology``...), so a reader could not tell what a bare run measures. Every ``add_argument`` of bench/ with a
+    default other than None/False (and not a flag) says it in its help (``%(default)s`` or words)."""
+    import ast
+
+    missing = []
+    for path in sorted((REPO / "bench").glob("*.py")):
+        src = path.read_text()
+        for node in ast.walk(ast.parse(src)):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            d, act = kw.get("default"), kw.get("action")
+            if d is None or (isinstance(d, ast.Constant) and d.value in (None, False)):
+                continue
+            if isinstance(act, ast.Constant) and act.value in ("store_true", "store_false"):
+                continue
+            help_src = ast.get_source_segment(src, kw["help"]) if "help" in kw else ""
+            if "default" not in help_src.lower():
+                missing.append(f"{path.name}:{node.lineno}")
+    assert missing == []
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in (REPO / "bench").glob("bench_*.py")))
+def test_every_bench_script_help_runs(script):
+    """``--help`` of every bench script exits 0 (a help string with a stray ``%`` would break argparse's expansion)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(REPO / "bench" / script), "--help"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "usage:" in out.stdout
