@@ -330,3 +330,42 @@ def test_progress_iterations_never_go_back_through_the_judge_and_polish(monkeypa
         res = solve(_load("agg.mps.gz"), Settings(tol=1e-4, time_limit_seconds=60))
     assert "polished" in res.message and len(seen) > 2
     assert all(b >= a for a, b in zip(seen, seen[1:], strict=False)), seen
+
+
+def test_a_time_left_below_presolves_estimate_solves_without_it(monkeypatch):
+    """HiGHS presolve does not stop at its time limit (TE Cogentco: ~1 s whatever the limit), so
+    ``copter solve --time-limit 0.5`` ended after 2 s (helper-241). A cold solve whose time left is below
+    ``presolve_seconds_estimate`` never enters presolve: PDHG, which checks the limit, runs in the time left."""
+
+    def boom(*a, **k):
+        raise AssertionError("presolve must not start when the time left is below its estimate")
+
+    monkeypatch.setattr(presolve_mod, "_presolve", boom)
+    monkeypatch.setattr(presolve_mod, "PRESOLVE_SECONDS_FIXED", 100.0)  # an LP whose presolve would take 100 s
+    p = _tiny()
+    res = solve(p, Settings(tol=1e-8, time_limit_seconds=30.0))
+    assert "less than HiGHS presolve's estimated 100 s on 5 nonzeros" in res.message
+    assert "solved without it" in res.message and res.seconds["presolve"] == 0.0
+    assert_certified_optimal(p, res, 1e-8)  # PDHG solved it in the time left
+
+
+def test_presolve_estimate_grows_with_the_nonzeros():
+    """The estimate is an upper bound of the measured 0.6-1.1 us per nonzero (module constant's comment)."""
+    p = _tiny()
+    est = presolve_mod.presolve_seconds_estimate(p)
+    assert est == pytest.approx(presolve_mod.PRESOLVE_SECONDS_FIXED + presolve_mod.PRESOLVE_SECONDS_PER_NONZERO * p.nnz)
+    assert presolve_mod.PRESOLVE_SECONDS_PER_NONZERO * 955_696 > 1.2  # above TE Cogentco's measured 0.95-1.11 s
+
+
+def test_a_time_left_above_presolves_estimate_still_presolves(monkeypatch):
+    """The check only skips presolve when it cannot fit: with time enough the pipeline runs as before."""
+    called = []
+    real = presolve_mod._presolve
+
+    def spy(*a, **k):
+        called.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(presolve_mod, "_presolve", spy)
+    res = solve(_tiny(), Settings(tol=1e-8, time_limit_seconds=60.0))
+    assert called and res.status == Status.OPTIMAL
