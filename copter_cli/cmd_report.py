@@ -18,6 +18,8 @@ from copter_cli.state_option import STATE_HELP
 def _say(res: dict) -> None:
     extra = f" and {len(res['png'])} PNG charts in {Path(res['png'][0]).parent}" if res["png"] else ""
     rounds = f"{res['rounds']} round{'' if res['rounds'] == 1 else 's'}"
+    if res.get("rows", res["rounds"]) != res["rounds"]:  # a failed round stepped again is a row of its own
+        rounds += f" in {res['rows']} rows"
     say(f"wrote {res['output']}{extra}: {rounds} ({res['failed']} failed) in "
         f"{res['seconds']:.2f} s; open it in a browser (it needs no network)")
     say_warnings(res)  # a damaged CURRENT, as `copter history` says it (also on the page)
@@ -26,7 +28,9 @@ def _say(res: dict) -> None:
 def report_cmd(
     output: Path = typer.Option(Path("report.html"), "-o", "--output", help="HTML file to write."),
     png: Path | None = typer.Option(None, "--png", help="Also write the charts as PNG files into this folder."),
-    last: int | None = typer.Option(None, "--last", help="Only the newest N rounds." + range_help(1)),
+    last: int | None = typer.Option(
+        None, "--last", help="Only the newest N rounds, every row of each (a failed attempt and the round stepped "
+                             "after it)." + range_help(1)),
     state: Path | None = typer.Option(None, "--state", envvar="COPTER_STATE", help=STATE_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the result (files written, rounds) as JSON."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),

@@ -91,6 +91,16 @@ def _write_atomic(path: Path, data: bytes) -> None:
     undo.wrote(str(path))  # an interrupt after it says so (it used to say "nothing was changed")
 
 
+def newest_rounds(rows: list[dict], last: int | None) -> list[dict]:
+    """The rows (history order) of the newest ``last`` round numbers, every attempt of each (None: all). A round that
+    failed twice is two rows of one round: ``--last 2`` took those two rows alone and left the current round off the
+    page (helper-241)."""
+    if last is None:
+        return rows
+    kept = sorted({r["round"] for r in rows})[-last:]
+    return [r for r in rows if r["round"] >= kept[0]] if kept else rows
+
+
 def write_report(state_dir=None, output="report.html", png_dir=None, last: int | None = None) -> dict:
     """Write the HTML report of a state directory's rounds (and the charts as PNG files).
 
@@ -99,9 +109,11 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
         output: the HTML file to write (replaced atomically).
         png_dir: optional folder (created when missing) that receives ``round-time.png``, ``objective.png``,
             ``iterations.png`` and ``churn.png``.
-        last: only the newest ``last`` rounds (None: all the log holds).
+        last: only the newest ``last`` round numbers, every row of each (:func:`newest_rounds`; None: all the log
+            holds).
     Returns:
-        {"output": HTML path, "png": [PNG paths], "rounds": rows shown, "failed": failed rows,
+        {"output": HTML path, "png": [PNG paths], "rounds": round numbers shown, "rows": rows shown (a round that
+        failed and was stepped again is two), "failed": failed rows,
         "seconds": wall seconds of the whole report}, plus ``warnings`` (as ``copter history``'s, also shown on
         the page) when CURRENT was unusable and the rows are the newest complete generation's lineage.
     Raises:
@@ -132,7 +144,7 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
     current = next((r for r in rows if r.get("current")), None)
     for r in rows:
         r["undone"] = is_undone(r, cur)
-    rows = rows[-last:] if last is not None else rows
+    rows = newest_rounds(rows, last)
 
     figs = {name: build(rows) for name, build in charts.CHARTS.items()}
     svgs = {name: charts.render(fig, "svg").decode("utf-8") for name, fig in figs.items()}
@@ -158,7 +170,8 @@ def write_report(state_dir=None, output="report.html", png_dir=None, last: int |
             pngs.append(str(path))
             _write_atomic(path, data)
     failed = sum(1 for r in rows if r["kind"] == "failed" or r["status"] not in ("OPTIMAL", "FEASIBLE"))
-    return {"output": str(output), "png": pngs, "rounds": len(rows), "failed": failed,
+    return {"output": str(output), "png": pngs, "rounds": len({r["round"] for r in rows}), "rows": len(rows),
+            "failed": failed,
             "seconds": time.perf_counter() - t0, **({"warnings": warnings} if warnings else {})}
 
 
