@@ -77,8 +77,16 @@ def ensure_folder(folder: str) -> None:
     """Create the worker's folder (mode 0700) and check it is this user's private folder.
 
     Raises:
-        EnvironmentFaultError: it cannot be created, belongs to another user or is open to others.
+        EnvironmentFaultError: it cannot be created, belongs to another user or is open to others; or it is the
+            default folder under a home folder that does not exist (``HOME=/nonexistent``, a service account's
+            way of saying "write nothing here": ``worker start`` as root made ``/nonexistent/.cache/...``, helper-241).
     """
+    if not os.environ.get("COPTER_WORKER_DIR"):
+        home = os.path.expanduser("~")
+        if not os.path.isdir(home):
+            raise EnvironmentFaultError(f"the home folder {home} does not exist, and the worker's folder would be "
+                                        f"made in it ({folder}); set COPTER_WORKER_DIR to a private folder",
+                                        file=home, reason="worker")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError as err:
