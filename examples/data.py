@@ -95,7 +95,7 @@ def generator_main(doc: str, add_arguments, build, argv=None) -> int:
         print(f"error: interrupted; {args.out} may hold part of the stream (run again to write it whole)",
               file=sys.stderr)
         return 130
-    print(f"wrote {len(paths)} files to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
+    print(f"wrote {len(paths)} file{'' if len(paths) == 1 else 's'} to {args.out} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
     return 0
 
 

@@ -41,11 +41,11 @@ def build(args) -> SiaScenario:
 
 def add_arguments(ap) -> None:
     """This domain's options."""
-    ap.add_argument("--scale", type=int, default=1024, help="total GPUs (64, 1024, 10240, 25600)")
+    ap.add_argument("--scale", type=int, default=1024, help="total GPUs (64, 1024, 10240, 25600; default 1024)")
     ap.add_argument("--jobs", type=count(1), default=None,
                     help="jobs at round 0 (default: by scale; with --trace 1, the first arrival: --trace starts at the "
                          "N-th arrival with those N jobs present)")
-    ap.add_argument("--form", choices=("max", "min"), default="max", help="max (p=0.5) or Sia's min (p=-0.5)")
+    ap.add_argument("--form", choices=("max", "min"), default="max", help="max (p=0.5) or Sia's min (p=-0.5) (default max)")
     ap.add_argument("--trace", default=None, help="Sia workload CSV (e.g. newtrace/workload-1.csv)")
     ap.add_argument("--fine", type=count(1), default=None, metavar="MAX_GPUS",
                     help="finer configurations: 1..8 GPUs, then every whole node up to MAX_GPUS (e.g. 512)")

@@ -44,11 +44,12 @@ def build(args) -> TEScenario:
 
 def add_arguments(ap) -> None:
     """This domain's options."""
-    ap.add_argument("--scale", type=int, default=24, help="synthetic ring nodes (when no --topology)")
+    ap.add_argument("--scale", type=int, default=24, help="synthetic ring nodes (when no --topology; default 24)")
     ap.add_argument("--topology", default=None, help="GraphML or JSON topology file")
     ap.add_argument("--tm", default=None, help="traffic-matrix CSV or folder of CSVs (default: gravity)")
-    ap.add_argument("--objective", choices=("total", "concurrent"), default="total")
-    ap.add_argument("--paths", type=count(1), default=4, help="edge-disjoint paths per commodity")
+    ap.add_argument("--objective", choices=("total", "concurrent"), default="total",
+                    help="total flow or the concurrent-flow fraction (default total)")
+    ap.add_argument("--paths", type=count(1), default=4, help="edge-disjoint paths per commodity (default 4)")
 
 
 def main(argv=None) -> int:
