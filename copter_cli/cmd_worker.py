@@ -19,7 +19,7 @@ worker_app = typer.Typer(name="worker", no_args_is_help=True, add_completion=Fal
                          help="Keep the solver loaded between commands (start, stop, status).")
 
 
-@worker_app.command("start")
+@worker_app.command("start", short_help="Start the worker in the background (kernels compiled first).")
 def start_cmd(
     ctx: typer.Context,
     idle_timeout: float = typer.Option(900.0, "--idle-timeout",
@@ -90,7 +90,7 @@ def _say_started(res: dict) -> None:
         f"socket {res['socket']}; log {res['log']}")
 
 
-@worker_app.command("stop")
+@worker_app.command("stop", short_help="Stop the worker; running commands finish first.")
 def stop_cmd(
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for running commands to finish."
                                                            + range_help(0)),
@@ -119,7 +119,7 @@ def _say_stopped(res: dict) -> None:
         say("no worker running for this install" + (f" ({res['message']})" if res.get("message") else ""))
 
 
-@worker_app.command("status")
+@worker_app.command("status", short_help="Whether the worker runs, and its figures.")
 def status_cmd(json_out: bool = JSON_OPT, debug: bool = DEBUG_OPT) -> None:
     """Whether this install's worker runs, and its figures (exit 0 either way)."""
 

@@ -39,3 +39,19 @@ def test_pop_workers_states_its_default():
 def test_state_help_does_not_read_as_must_not_be_empty():
     helps = {p.help for _, p in _options() if "--state" in p.opts}
     assert helps and all("not empty" not in h and "--state '' is refused" in h for h in helps)
+
+
+def test_no_command_listing_cuts_a_description_short():
+    """``copter worker --help`` listed its subcommands as "Start this install's worker in the background and return
+    once..." (click cuts a docstring's first sentence at 45 characters; helper-241): every listing of commands, of
+    ``copter`` and of each group, shows whole descriptions."""
+    from typer.testing import CliRunner
+
+    from copter_cli.app import app
+
+    for args in (["--help"], ["worker", "--help"]):
+        out = CliRunner().invoke(app, args, env={"COLUMNS": "120"})
+        assert out.exit_code == 0
+        listing = out.stdout.split("Commands:", 1)[1]
+        cut = [line for line in listing.splitlines() if line.rstrip().endswith(("...", "\u2026"))]
+        assert cut == [], (args, cut)
