@@ -65,6 +65,22 @@ PART_FAILURES = (Status.PRIMAL_INFEASIBLE, Status.DUAL_INFEASIBLE, Status.INFEAS
                  Status.ITERATION_LIMIT, Status.NUMERICAL_ERROR, Status.NO_INTEGER_SOLUTION)
 
 
+#: a whole solve's statuses that say the model has no optimum although the merged point is feasible: unbounded (a
+#: feasible point and no optimum). Such a round's answer is the whole solve's, exit 4 as a monolithic round's; a
+#: partitioned state kept a feasible merged point of an unbounded LP as OPTIMAL (K = 2, 3, 4: objectives 1.0030e6,
+#: 1.0031e6, 1.0030e6 for a model HiGHS finds unbounded) and of a MILP as FEASIBLE, exit 0 (helper-239, session 60)
+NO_OPTIMUM = (Status.DUAL_INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED)
+
+
+def no_optimum_answer(whole: SolveResult, head: str, rep: dict) -> tuple[SolveResult, dict]:
+    """The round's result when the whole solve compared with a merge proved :data:`NO_OPTIMUM`: the whole solve's
+    (its status, point and certificate), its message after ``head``; ``rep`` (the report's ``fallback``) says
+    ``kept`` "whole"."""
+    rep["kept"] = "whole"
+    return replace(whole, message=f"{head}: the whole model has no optimum ({whole.status.name}), which is the "
+                                  f"round's answer: {whole.message}"), rep
+
+
 def failed_parts(part_rep: list[dict]) -> dict[int, str]:
     """``{part: status name}`` of the parts whose status is one of :data:`PART_FAILURES` (report rows)."""
     names = {s.name for s in PART_FAILURES}
@@ -133,7 +149,8 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float |
         reason: the report's ``reason``: ``"gap"`` (far from the bound after the parts' improvement) or
             ``"small"`` (a small MILP above its target, :func:`solver.partition.small.small_milp`, at once).
     Returns:
-        (the round's result: the whole solve's point when it is feasible and better, else ``merged``'s, against
+        (the round's result: the whole solve's when it proves the model has no optimum (:data:`NO_OPTIMUM`); else
+        the whole solve's point when it is feasible and better, else ``merged``'s, against
         the tighter of the two bounds (:func:`with_bound`), with the comparison said in its message; the report's
         ``fallback`` section: ``reason``, ``merged_gap_rel``, ``merged_objective``, ``status`` and
         ``objective`` of the whole solve, ``seconds``, ``iterations``, ``kept`` "whole" or "merged", ``bound_from``
@@ -154,6 +171,8 @@ def compare_whole(problem, settings: Settings, merged: SolveResult, gap: float |
            "objective": float(whole.objective) if math.isfinite(whole.objective) else None,
            "seconds": round(seconds, 6), "iterations": int(whole.iterations), "kept": "whole" if better else "merged",
            "merged_message": merged.message}
+    if whole.status in NO_OPTIMUM:
+        return no_optimum_answer(whole, head, rep)
     whole_bound = _bound_of(whole)
     from_whole = whole_bound is not None and not problem.sense * (merged.dual_objective - whole_bound) > 0
     rep["bound_from"] = "whole" if from_whole else "merged"
@@ -237,8 +256,8 @@ def compare_small_lp(problem, settings: Settings, merged: SolveResult, limit: in
             :data:`LP_FAR_GAP` from it (:func:`solver.partition.after_merge.lp_far`; ``gap``: the merge's), whatever
             its size.
     Returns:
-        (the round's result: the whole solve's when its point is feasible and better
-        (:func:`better_point`), with its own status and bound, else ``merged``; the comparison said in its
+        (the round's result: the whole solve's when it proves the model has no optimum (:data:`NO_OPTIMUM`) or its
+        point is feasible and better (:func:`better_point`), with its own status and bound, else ``merged``; the comparison said in its
         message; the report's ``fallback`` section: ``reason`` "small", ``nnz``, ``whole_below_nnz`` (the
         threshold), ``merged_objective``, ``merged_status``, ``status`` and ``objective`` of the whole solve,
         ``seconds``, ``iterations``, ``warm_started``, ``kept`` "whole" or "merged").
@@ -266,6 +285,8 @@ def compare_small_lp(problem, settings: Settings, merged: SolveResult, limit: in
            "seconds": round(seconds, 6), "iterations": int(whole.iterations),
            "warm_started": bool(whole.warm_started), "kept": "whole" if better else "merged",
            "merged_message": merged.message}
+    if whole.status in NO_OPTIMUM:
+        return no_optimum_answer(whole, head, rep)
     if better:
         return replace(whole, message=f"{head}, whose point is kept: {whole.message}"), rep
     return replace(merged, message=f"{head}; the merged point is kept: {merged.message}"), rep
