@@ -124,6 +124,26 @@ def _prefix_suggestion(err) -> str | None:
     return f"{err.message} {said}"
 
 
+def _close_suggestion(err) -> str | None:
+    """For click's NoSuchOption: the command's long options whose names without the dashes are close to the unknown
+    one's (``difflib``, ratio at least 0.6), "Did you mean --tol?" for ``--tl``, or the bare "No such option: --bogus"
+    when none is. click compares the names with their dashes, whose shared ``--`` alone lifts unrelated names over
+    its cut-off: ``step --bogus`` got "(Possible options: --out, --verbose)" and ``--tl`` "--out, --tol, --wait"
+    (helper-241, session 60)."""
+    import difflib
+
+    name = str(getattr(err, "option_name", "") or "")
+    ctx = getattr(err, "ctx", None)
+    if not name.startswith("--") or ctx is None or ctx.command is None:
+        return None
+    longs = {o[2:]: o for o in _options(ctx.command) if o.startswith("--") and o != "--help"}
+    close = [longs[n] for n in difflib.get_close_matches(name[2:], sorted(longs), n=3, cutoff=0.6)]
+    if not close:
+        return err.message
+    said = f"Did you mean {close[0]}?" if len(close) == 1 else f"(Possible options: {', '.join(sorted(close))})"
+    return f"{err.message} {said}"
+
+
 def _elsewhere(err) -> str | None:
     """For click's NoSuchOption that is an option of other commands only: "No such option: --partitions (an option
     of copter init, not of copter step)" (a new user's ``step --partitions 2``, helper-183); None when no other
@@ -169,8 +189,8 @@ def _round_argument(err, message: str) -> str | None:
 def _click_error(err, json_out: bool) -> int:
     """Print a click/typer error raised while the command line was parsed (no such option or command, a missing
     argument, a bad value or choice) as copter's error and return its exit code: one line ``error (usage, exit
-    2): MESSAGE`` on stderr, MESSAGE being click's own, suggestions included ("No such option: --tl (Possible
-    options: --out, --tol, --wait)", "No such command 'stpe'. Did you mean 'step'?"), and with ``json_out``
+    2): MESSAGE`` on stderr, MESSAGE being click's own, suggestions included ("No such option: --tl Did you mean
+    --tol?" (:func:`_close_suggestion`), "No such command 'stpe'. Did you mean 'step'?"), and with ``json_out``
     the JSON error object on stdout. ``copter`` or a command group alone (``copter worker``: click's
     NoArgsIsHelpError) prints the help on stderr, then the same error line ("missing command", help printed
     above), as every non-zero exit does."""
@@ -180,7 +200,7 @@ def _click_error(err, json_out: bool) -> int:
     code = int(getattr(err, "exit_code", exit_codes.USAGE) or exit_codes.USAGE)
     message = err.format_message() if hasattr(err, "format_message") else str(err)
     if type(err).__name__ == "NoSuchOption":
-        message = _prefix_suggestion(err) or _elsewhere(err) or message
+        message = _prefix_suggestion(err) or _elsewhere(err) or _close_suggestion(err) or message
     elif type(err).__name__ == "UsageError":
         message = _round_argument(err, message) or message
     if type(err).__name__ == "NoArgsIsHelpError":  # the "message" is the whole help text

@@ -47,7 +47,8 @@ TABLE = {
     MISSING_DEPENDENCY: "an optional extra is not installed; the message names the `pip install`",
     INTERRUPTED: "interrupted; the state is unchanged (an interrupt after a round was stored says so)",
     HANGUP: "SIGHUP (a closed terminal), handled as SIGINT",
-    TERMINATED: "SIGTERM (a scheduler, `timeout`), handled as SIGINT",
+    TERMINATED: ("SIGTERM (a scheduler, `timeout`), handled as SIGINT; coreutils `timeout` itself exits 124 unless "
+                 "given `--preserve-status`"),
     BROKEN_PIPE: "stdout closed early (`copter history --csv` piped into `head -1`); nothing more is printed",
 }
 """Each code's meaning in a clause (README.md's table); :data:`DETAILS` lists every case each covers."""
@@ -91,7 +92,8 @@ DETAILS = {
     HANGUP: ("interrupted by SIGHUP (a closed terminal), handled as SIGINT: the state is unchanged or the message "
              "says the round is stored"),
     TERMINATED: ("terminated by SIGTERM (a scheduler, `timeout`), handled as SIGINT: the state is unchanged or the "
-                 "message says the round is stored"),
+                 "message says the round is stored. Under coreutils `timeout` the script sees `timeout`'s own 124 "
+                 "unless it passes `--preserve-status` (then 143); copter's `error` line says 143 either way"),
     BROKEN_PIPE: ("stdout closed early (broken pipe: `copter history --csv` piped into `head -1`); nothing more "
                   "is printed"),
 }

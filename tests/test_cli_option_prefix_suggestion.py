@@ -15,7 +15,9 @@ from tests.helpers import run_main
     (["step", "d.parquet", "--time", "3"], "No such option: --time Did you mean --time-limit?"),
     (["compare", "--pop", "x"], "No such option: --pop (Possible options: --pop-client-regex, --pop-scaling, "
                                 "--pop-shared-rows-regex, --pop-workers)"),
-    (["step", "d.parquet", "--tl", "3"], "No such option: --tl (Possible options: --out, --tol, --wait)"),  # click's
+    (["step", "d.parquet", "--tl", "3"], "No such option: --tl Did you mean --tol?"),
+    (["step", "d.parquet", "--wiat", "3"], "No such option: --wiat Did you mean --wait?"),
+    (["step", "d.parquet", "--bogus"], "No such option: --bogus"),  # click said "(Possible options: --out, --verbose)"
 ])
 def test_an_option_prefix_names_the_options_it_begins(capsys, args, said):
     code, out, err = run_main(capsys, *args, "--json")

@@ -14,7 +14,7 @@ from tests.helpers import run_main
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("step", "d.parquet", "--tl", "5"), "No such option: --tl (Possible options: --out, --tol, --wait)"),
+    (("step", "d.parquet", "--tl", "5"), "No such option: --tl Did you mean --tol?"),
     (("stpe",), "No such command 'stpe'. Did you mean 'step'?"),
     (("step",), "Missing argument 'DELTA...'."),
     (("solve", "--tol"), "Option '--tol' requires an argument."),
