@@ -78,7 +78,7 @@ DETAILS = {
     BUSY: "state busy: another writer holds the lock; retry later (or `--wait SECONDS`)",
     ENVIRONMENT: ("environment fault: permission denied, read-only file system, disk full or over quota, I/O "
                   "error, too many open files (`ulimit -n`; part workers that cannot start for it say so), an output folder that accepts no new file or a state directory that cannot be created there (`/proc`), unusable `.lock`; the message names the path; out of memory (a model, or a `demo --scale`, larger than the machine's memory: nothing stored); "
-                  "the working directory was removed (reason `working_directory`: nothing is done); no folder numba can "
+                  "the working directory was removed (reason `working_directory`: nothing is done); the state directory was moved or removed while a round ran (reason `state_moved`: the round is not stored, nothing is made at the old path); no folder numba can "
                   "keep the compiled kernels in is writable for this user (reason `kernel_cache`: set `NUMBA_CACHE_DIR`); `copter worker "
                   "start` could not start "
                   "the worker (its log is quoted); a command's process in the worker was killed by a signal "

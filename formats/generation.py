@@ -206,7 +206,9 @@ class GenerationWriter:
         self.journaled = False  # a commit journal is open (StateStore.open_commit): abort and the round close it
         try:
             io_fault("mkdir", self.tmp)
-            (self.tmp / "problem").mkdir(parents=True)
+            # not parents=True: a state folder removed or moved meanwhile must not come back empty (helper-240)
+            self.tmp.mkdir()
+            (self.tmp / "problem").mkdir()
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise

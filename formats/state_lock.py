@@ -37,6 +37,8 @@ class StateLocking:
     #: seconds the last :meth:`lock` of this object spent waiting for the lock itself (the acquire: another
     #: writer's hold), without the lock library's import and the folder's checks; a round reports it as ``wait``
     lock_wait: float = 0.0
+    #: (st_dev, st_ino) of the state folder when this object last took the lock (:meth:`moved_fault`)
+    folder_id: tuple[int, int] | None = None
 
     @contextmanager
     def lock(self, create: bool = False, wait: float = 0.0) -> Iterator[None]:
@@ -103,11 +105,27 @@ class StateLocking:
                                         errno_name=_errno_name(err)) from err
         self.lock_wait = time.perf_counter() - t_acquire
         try:
+            self.folder_id = _folder_id(self.root)
             self.check_links()
             self._after_lock()
             yield
         finally:
             lk.release()
+
+    def moved_fault(self) -> EnvironmentFaultError | None:
+        """The fault of a state folder moved or removed since this object took the lock (its path is gone, or names
+        another folder now), or None (also before any lock). A ``mv`` or ``rm -rf`` of the folder while a step
+        solved ended "internal error: FileNotFoundError" (exit 1) at the save, which re-created an empty folder at the
+        old path (helper-240, session 60); the round's writer asks this before it writes and when a write fails."""
+        if self.folder_id is None:
+            return None
+        now = _folder_id(self.root)
+        if now == self.folder_id:
+            return None
+        what = "is gone" if now is None else "names another folder now"
+        return EnvironmentFaultError(f"the state directory was moved or removed while this command ran (the path {what});"
+                                     " nothing was stored in it, and the round was not stored", file=str(self.root),
+                                     reason="state_moved")
 
     def _after_lock(self) -> None:
         """Work every writer does first under the lock (``formats.checkpoint.StateStore``: undo a commit a killed
@@ -201,3 +219,12 @@ def _refuses_new_entries(path: Path, err: OSError) -> bool:
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     return parent.is_dir()
+
+
+def _folder_id(path: Path) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the folder at ``path`` (links followed), or None when there is none."""
+    try:
+        st_ = os.stat(path)
+    except OSError:
+        return None
+    return (st_.st_dev, st_.st_ino) if stat.S_ISDIR(st_.st_mode) else None

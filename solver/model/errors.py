@@ -110,8 +110,9 @@ class EnvironmentFaultError(CopterError):
     Attributes:
         reason: ``"permission"``, ``"read_only"``, ``"no_space"``, ``"io"``, ``"open_files"`` (EMFILE, ENFILE:
             ``ulimit -n``), ``"memory"`` (a MemoryError: the model larger than the machine's memory), ``"lock"``,
-            ``"working_directory"`` (the command's working directory was removed) or ``"kernel_cache"`` (no folder
-            numba can keep the compiled kernels in is writable).
+            ``"working_directory"`` (the command's working directory was removed), ``"state_moved"`` (the state
+            directory was moved or removed while a round ran) or ``"kernel_cache"`` (no folder numba can keep the
+            compiled kernels in is writable).
         errno_name: the OS error's symbolic name (``"ENOSPC"``), or None.
     """
 

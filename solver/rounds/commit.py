@@ -72,15 +72,22 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
             undone (the state is as it was) and the message says so; after it (syncing the folder) the
             message says the round is stored and current. Failing to remove old generations (pruning)
             only adds a warning. Any other OSError, and a KeyboardInterrupt before the commit, likewise
-            leave the state as it was.
+            leave the state as it was. Reason ``state_moved``: the state folder was moved or removed since the
+            lock was taken (``formats.state_lock.StateLocking.moved_fault``), before or during the writes.
     """
     # a generation is being written: an interrupt anywhere here unwinds (formats.undo), so the except
     # clause below removes it
     with undo.region():
         t = time.perf_counter()
+        moved = store.moved_fault()
+        if moved is not None:
+            raise moved
         try:
             writer = store.begin(round_)
         except OSError as err:
+            moved = store.moved_fault()
+            if moved is not None:
+                raise moved from err
             if is_environment_fault(err):
                 raise _fault(err, store, round_, stored=False) from err
             raise
@@ -116,6 +123,9 @@ def save_round(store: StateStore, round_: int, problem: Problem, result, prev: G
             stored = store.names_current(round_)
             if not stored:
                 writer.abort()
+            moved = store.moved_fault() if isinstance(err, OSError) and not stored else None
+            if moved is not None:
+                raise moved from err
             if is_environment_fault(err):
                 raise _fault(err, store, round_, stored) from err
             raise
