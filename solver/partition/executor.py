@@ -944,6 +944,23 @@ def _run_ray(fn, tasks: list[tuple], kill: list[bool], address: str | None,
     _driver_messages_to_stderr(ray)
     # no retry of Ray's own: it retried a dead worker's task silently, so the round that survived said nothing
     # (helper-201); copter runs a part again once, as for a process pool's worker, and says so
+    try:
+        return _submit_and_collect(ray, fn, tasks, kill, on_submitted, check)
+    except OSError as err:  # the driver's connection to the cluster broke (EPIPE) while the parts ran (helper-240)
+        if isinstance(err, ray.exceptions.RayTaskError):  # a part's own OSError (as_instanceof_cause): as raised
+            raise
+        from solver.model.errors import EnvironmentFaultError
+
+        _quiet_driver_logs(ray)
+        raise EnvironmentFaultError(
+            f"--executor ray: the connection to the Ray cluster broke mid-round ({err.strerror or err}); nothing was "
+            "stored: run the step again once the cluster is back, or with --executor process", reason="io") from err
+
+
+def _submit_and_collect(ray, fn, tasks: list[tuple], kill: list[bool], on_submitted: Callable[[], None] | None,
+                        check: Callable[[], None]) -> list:
+    """The parts as Ray tasks on the joined cluster (:func:`_run_ray`): submitted, collected as they end, a part
+    whose worker died run again once. Returns the parts' results in order."""
     remote = ray.remote(max_retries=0, num_cpus=1)(_call_ray)
     refs = [remote.remote(fn, t, kill[i]) for i, t in enumerate(tasks)]
     if on_submitted is not None:
