@@ -369,3 +369,31 @@ def test_a_time_left_above_presolves_estimate_still_presolves(monkeypatch):
     monkeypatch.setattr(presolve_mod, "_presolve", spy)
     res = solve(_tiny(), Settings(tol=1e-8, time_limit_seconds=60.0))
     assert called and res.status == Status.OPTIMAL
+
+
+def test_a_ray_certificate_that_highs_refutes_gives_highs_optimum():
+    """A free column held back only by a 2e-9 coefficient (helper-239, session 60): at tol 1e-6 PDHG's primal ray,
+    whose 2e-9 violation of that row its norm-wise test reads as none, made the LP DUAL_INFEASIBLE (exit 4) where
+    HiGHS finds the optimum 6.55e10. The ray is put to HiGHS once: its optimum, OPTIMAL, is the answer."""
+    inf = np.inf
+    # columns x, y, z, u; rows cap, b1, b2; max -2 y + 1e6 u - 7 z (sense -1)
+    from solver.model.problem import Problem
+
+    a = np.array([[2e-9, 0.0, -3.0, 0.0], [1.0, 1.0, 0.0, 0.0], [-1.0, -1.0, 0.0, 1.0]])
+    p = Problem.from_arrays(cost=[0.0, -2.0, -7.0, 1e6], col_lower=[-inf, -inf, 0.0, -inf],
+                            col_upper=[inf, inf, 13.0, 17.0], row_lower=[-inf, 0.0, -1000.0],
+                            row_upper=[26.5, 1000.0, 1000.0], matrix=a, sense=-1)
+    res = solve(p, Settings(tol=1e-6))
+    assert res.status == Status.OPTIMAL, res.message
+    assert res.objective == pytest.approx(6.5517e10, rel=1e-4)
+    assert "did not find the LP unbounded" in res.message
+
+
+def test_a_ray_certificate_of_an_unbounded_lp_stands():
+    """The same question on an LP that is unbounded: HiGHS proves it, DUAL_INFEASIBLE stays."""
+    from solver.model.problem import Problem
+
+    p = Problem.from_arrays(cost=[-1.0, 0.0], col_lower=[0.0, 0.0], col_upper=[np.inf, np.inf],
+                            row_lower=[-np.inf], row_upper=[1.0], matrix=np.array([[1.0, -1.0]]))
+    res = solve(p, Settings(tol=1e-6))
+    assert res.status == Status.DUAL_INFEASIBLE, res.message

@@ -167,6 +167,8 @@ def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float
     (the point kept, ``replaced`` False); or HiGHS's point as a new result (its measures, ``iterations`` and the
     state's step size, primal weight and engine record kept, the state's x and y HiGHS's: the next round starts
     from the point returned, ``replaced`` True)."""
+    if res.status == Status.DUAL_INFEASIBLE and RAY_CERTIFIED in res.message:
+        return ray_confirmed(problem, tol, res, t0, time_limit)
     if res.status not in (Status.OPTIMAL, *GAP_ONLY_STATUSES) or res.x is None or res.y is None:
         return res, False
     if res.status == Status.ITERATION_LIMIT and not limit_asks:
@@ -189,6 +191,47 @@ def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float
     state = (replace(st, x=x.copy(), y=y.copy()) if st is not None
              else SolverState(x=x.copy(), y=y.copy(), iterations=res.iterations))
     out = measured_result(problem, hmeasured, status, message, tol, res.iterations, seconds, state, res.warm_started)
+    for k in ("engine", "engine_reason"):
+        setattr(out, k, getattr(res, k))
+    return out, True
+
+
+#: the start of PDHG's message when a primal ray certified DUAL_INFEASIBLE (``solver.lp.pdhg``'s verdict)
+RAY_CERTIFIED = "a primal ray certifies"
+
+
+def ray_confirmed(problem: Problem, tol: float, res: SolveResult, t0: float, time_limit: float):
+    """A DUAL_INFEASIBLE that a primal ray of PDHG certified (its test is norm-wise, relative to the objective's
+    improvement), put to HiGHS once (:func:`highs_budget`): kept when HiGHS proves the LP unbounded, or cannot
+    decide in the time; when HiGHS finds an optimum instead that ``original_kkt`` accepts at ``tol``, that point is the
+    result, OPTIMAL. A free column held back only by a coefficient of 2e-9 (helper-239, session 60: max -2 y + 1e6 u
+    - 7 z, 2e-9 x - 3 z <= 26.5, 0 <= x + y <= 1000, ...) gave a ray whose 2e-9 violation of that row the test
+    reads as none, at ``--tol 1e-6``: DUAL_INFEASIBLE, exit 4, for an LP whose optimum HiGHS finds at 6.55e10.
+    Returns (result, replaced) as :func:`judged` does."""
+    from solver.lp.infeasibility import highs_proves_unbounded
+
+    elapsed = time.perf_counter() - t0
+    budget = highs_budget(elapsed, time_limit - elapsed)
+    if not budget > 0.0 or highs_proves_unbounded(problem, budget):
+        return res, False
+    spent = time.perf_counter() - t0 - elapsed
+    got = highs_point(problem, tol, budget - spent)
+    if got is None:
+        return res, False
+    hmeasured, took = got[2], got[3]
+    q = float(problem.sense) * hmeasured[0].primal_objective
+    message = (f"relative KKT residuals and gap below {tol:g} at HiGHS's point: PDHG ended DUAL_INFEASIBLE ({res.message}),"
+               f" but HiGHS (simplex, {took:.2f} s) did not find the LP unbounded and found its optimum {q:.10g} (the "
+               "ray test is norm-wise: it allows a violation of a row whose coefficients are tiny)")
+    seconds = {**res.seconds, "second_opinion": time.perf_counter() - t0 - elapsed}
+    seconds["solve"] = seconds.get("solve", 0.0) + seconds["second_opinion"]
+    seconds["total"] = seconds.get("total", 0.0) + seconds["second_opinion"]
+    x, y = hmeasured[1], hmeasured[2]
+    st = res.state
+    state = (replace(st, x=x.copy(), y=y.copy()) if st is not None
+             else SolverState(x=x.copy(), y=y.copy(), iterations=res.iterations))
+    out = measured_result(problem, hmeasured, Status.OPTIMAL, message, tol, res.iterations, seconds, state,
+                          res.warm_started)
     for k in ("engine", "engine_reason"):
         setattr(out, k, getattr(res, k))
     return out, True
