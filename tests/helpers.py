@@ -528,3 +528,27 @@ caching.InTreeCacheLocator.ensure_cache_path = refuse_this_tree
 from solver import kernel_cache_read_only as ro
 ro.writable = lambda path: not os.path.realpath(path).startswith(repo)
 '''
+
+
+def options_without_stated_default(paths) -> list[str]:
+    """``file:line`` of every argparse ``add_argument`` in the Python files ``paths`` whose default is neither None nor
+    False (and that is not a flag) while its help does not say "default" (``%(default)s`` or words): what a
+    ``--help`` reader cannot learn without running the script bare (bench scripts, example generators)."""
+    import ast
+
+    missing = []
+    for path in paths:
+        src = Path(path).read_text()
+        for node in ast.walk(ast.parse(src)):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            d, act = kw.get("default"), kw.get("action")
+            if d is None or (isinstance(d, ast.Constant) and d.value in (None, False)):
+                continue
+            if isinstance(act, ast.Constant) and act.value in ("store_true", "store_false"):
+                continue
+            help_src = ast.get_source_segment(src, kw["help"]) if "help" in kw else ""
+            if "default" not in help_src.lower():
+                missing.append(f"{Path(path).name}:{node.lineno}")
+    return missing

@@ -170,24 +170,9 @@ def test_every_bench_option_with_a_default_states_it_in_its_help():
     """helper-238 (session 59): many bench options' ``--help`` said nothing of their defaults (``--rounds``, ``--tol``,
     ``--topology``...), so a reader could not tell what a bare run measures. Every ``add_argument`` of bench/ with a
     default other than None/False (and not a flag) says it in its help (``%(default)s`` or words)."""
-    import ast
+    from tests.helpers import options_without_stated_default
 
-    missing = []
-    for path in sorted((REPO / "bench").glob("*.py")):
-        src = path.read_text()
-        for node in ast.walk(ast.parse(src)):
-            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"):
-                continue
-            kw = {k.arg: k.value for k in node.keywords}
-            d, act = kw.get("default"), kw.get("action")
-            if d is None or (isinstance(d, ast.Constant) and d.value in (None, False)):
-                continue
-            if isinstance(act, ast.Constant) and act.value in ("store_true", "store_false"):
-                continue
-            help_src = ast.get_source_segment(src, kw["help"]) if "help" in kw else ""
-            if "default" not in help_src.lower():
-                missing.append(f"{path.name}:{node.lineno}")
-    assert missing == []
+    assert options_without_stated_default(sorted((REPO / "bench").glob("*.py"))) == []
 
 
 @pytest.mark.parametrize("script", sorted(p.name for p in (REPO / "bench").glob("bench_*.py")))
