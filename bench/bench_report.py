@@ -158,16 +158,25 @@ def stages(root: Path, out: Path) -> dict:
 
 
 def refuse_kept_state(path: str | None) -> None:
-    """Exit 2 (one line) before anything is built when ``--keep-state`` names a file or a folder that holds
-    something: copying the built state into it merged its rounds into another state's generations (helper-238)."""
-    if not path:
+    """Exit 2 (one line) before anything is built when ``--keep-state`` names a file, a link or a folder that holds
+    something (copying the built state into it merged its rounds into another state's generations, helper-238), is
+    empty, or lies under a file (it failed after the whole build, helper-242)."""
+    if path is None:
         return
     p = Path(path)
-    if p.is_dir() and not any(p.iterdir()):
-        return
-    if p.exists() or p.is_symlink():
-        print(f"error: --keep-state {path}: exists and is not an empty folder; name a new folder (nothing was built)",
-              file=sys.stderr)
+    why = None
+    if path == "":
+        why = "is empty; name a new folder"
+    elif p.is_symlink() or (p.exists() and not (p.is_dir() and not any(p.iterdir()))):
+        why = "exists and is not an empty folder; name a new folder"
+    else:
+        up = p.parent  # the nearest existing folder above it must be a folder (a path under a file failed at the end)
+        while not up.exists() and up != up.parent:
+            up = up.parent
+        if not up.is_dir():
+            why = f"cannot be made: {up} is not a folder"
+    if why is not None:
+        print(f"error: --keep-state {path}: {why} (nothing was built)", file=sys.stderr)
         raise SystemExit(2)
 
 

@@ -83,10 +83,17 @@ def ensure_folder(folder: str) -> None:
     """
     if not os.environ.get("COPTER_WORKER_DIR"):
         home = os.path.expanduser("~")
-        if not os.path.isdir(home):
-            raise EnvironmentFaultError(f"the home folder {home} does not exist, and the worker's folder would be "
-                                        f"made in it ({folder}); set COPTER_WORKER_DIR to a private folder",
-                                        file=home, reason="worker")
+        if os.environ.get("HOME") == "":  # Python reads an empty HOME as "/": /.cache/copter/worker (helper-242)
+            why = "HOME is set but empty (read as the root folder /)"
+        elif not os.path.lexists(home):
+            why = f"the home folder {home} does not exist"
+        elif not os.path.isdir(home):
+            why = f"the home folder {home} is not a folder"
+        else:
+            why = None
+        if why is not None:
+            raise EnvironmentFaultError(f"{why}, and the worker's folder would be made in it ({folder}); set "
+                                        "COPTER_WORKER_DIR to a private folder", file=home, reason="worker")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError as err:

@@ -122,7 +122,7 @@ def test_bench_kdl_warm_without_its_pickle_is_one_error_line(tmp_path):
 
 
 
-@pytest.mark.parametrize("kind", ["state", "file", "link", "empty", "new"])
+@pytest.mark.parametrize("kind", ["state", "file", "link", "link_empty", "under_file", "blank", "empty", "new"])
 def test_bench_report_refuses_a_kept_state_folder_that_holds_something(bench, tmp_path, kind, capsys):
     """``--keep-state`` copied the built state into the folder it named whatever it held: another copter state got
     100 rounds merged into its generations (helper-238). A folder that holds something, a file or a link is refused;
@@ -137,6 +137,14 @@ def test_bench_report_refuses_a_kept_state_folder_that_holds_something(bench, tm
         target.write_text("x")
     elif kind == "link":
         target.symlink_to(tmp_path / "nowhere")
+    elif kind == "link_empty":  # helper-242: a link to an empty folder slipped through
+        (tmp_path / "emptydir").mkdir()
+        target.symlink_to(tmp_path / "emptydir")
+    elif kind == "under_file":  # helper-242: built everything, then NotADirectoryError (exit 1)
+        (tmp_path / "f").write_text("x")
+        target = tmp_path / "f" / "sub"
+    elif kind == "blank":  # helper-242: --keep-state "" was ignored
+        target = ""
     elif kind == "empty":
         target.mkdir()
     if kind in ("empty", "new"):
@@ -145,8 +153,9 @@ def test_bench_report_refuses_a_kept_state_folder_that_holds_something(bench, tm
     with pytest.raises(SystemExit) as e:
         bench_report.refuse_kept_state(str(target))
     assert e.value.code == 2
-    assert capsys.readouterr().err.strip().splitlines() == [
-        f"error: --keep-state {target}: exists and is not an empty folder; name a new folder (nothing was built)"]
+    why = {"under_file": f"cannot be made: {tmp_path / 'f'} is not a folder",
+           "blank": "is empty; name a new folder"}.get(kind, "exists and is not an empty folder; name a new folder")
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: --keep-state {target}: {why} (nothing was built)"]
 
 
 def test_bench_report_checks_the_kept_state_before_it_builds_one(tmp_path):

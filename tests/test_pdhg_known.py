@@ -91,3 +91,12 @@ def test_unbounded_instance_is_reported_dual_infeasible():
     assert _rows()["gas11.mps"]["expected_status"] == "unbounded"
     res = solve(_load("gas11.mps"), Settings(time_limit_seconds=20))
     assert res.status == Status.DUAL_INFEASIBLE, res.message
+
+
+def test_the_suspicion_sentence_says_above_only_when_the_ratio_is_above():
+    """helper-242 (session 60): "ray ratio 0.0e+00, above the 1e-08 a certificate needs"."""
+    from solver.lp.pdhg import suspicion_sentence
+
+    assert "ray ratio 3.0e-05, above the 1e-08 a certificate needs" in suspicion_sentence(3e-5, 1e-8)
+    said = suspicion_sentence(0.0, 1e-8)
+    assert "above" not in said and "ratio 0.0e+00, within the 1e-08 a certificate needs" in said

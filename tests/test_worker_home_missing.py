@@ -40,3 +40,20 @@ def test_worker_start_under_a_missing_home_is_exit_7_and_makes_nothing(tmp_path)
     assert out.returncode == 7, out.stderr
     assert f"the home folder {home} does not exist" in out.stderr and "COPTER_WORKER_DIR" in out.stderr
     assert not home.exists()
+
+
+@pytest.mark.parametrize("kind", ["empty", "file"])
+def test_an_empty_home_or_a_file_as_home_is_refused(monkeypatch, tmp_path, kind):
+    """helper-242: ``HOME=`` (Python reads it as "/") made /.cache/copter/worker; a file as HOME said "does not
+    exist"."""
+    monkeypatch.delenv("COPTER_WORKER_DIR", raising=False)
+    if kind == "empty":
+        monkeypatch.setenv("HOME", "")
+        words = "HOME is set but empty"
+    else:
+        (tmp_path / "afile").write_text("x")
+        monkeypatch.setenv("HOME", str(tmp_path / "afile"))
+        words = "is not a folder"
+    home = os.path.expanduser("~")
+    with pytest.raises(EnvironmentFaultError, match=words):
+        worker_control.ensure_folder(os.path.join(home, ".cache", "copter", "worker"))

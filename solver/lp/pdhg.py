@@ -112,6 +112,16 @@ def parse_warm_start(warm_start, n: int, m: int):
     return (x, y, st), ""
 
 
+
+def suspicion_sentence(ratio: float, tol: float) -> str:
+    """The message of a PRIMAL_INFEASIBLE that HiGHS proved after the duals diverged (``ratio``: the best ray ratio
+    seen, of the iterate differences or of the normalised duals, PDLP's second sequence; ``tol``: the certificate's).
+    The normalised duals' ratio may meet the certificate's test itself, which read "ray ratio 0.0e+00, above the
+    1e-08 a certificate needs" (helper-242, session 60)."""
+    how = (f"a near-certificate (ray ratio {ratio:.1e}, above the {tol:g} a certificate needs)" if ratio > tol else
+           f"a ray of the normalised duals (ratio {ratio:.1e}, within the {tol:g} a certificate needs)")
+    return f"the duals diverged along {how} and HiGHS proved that no feasible point exists"
+
 class _Core:
     """One run of the iteration on a reduced, scaled minimisation LP (internal to :func:`solve`)."""
 
@@ -276,9 +286,7 @@ class _Run:
             return Status.PRIMAL_INFEASIBLE, "a dual ray certifies that no feasible point exists"
         ratio = self._proved_suspicion(pinf, elapsed)
         if ratio is not None:
-            return Status.PRIMAL_INFEASIBLE, (
-                f"the duals diverged along a near-certificate (ray ratio {ratio:.1e}, above the "
-                f"{s.infeasibility_tol:g} a certificate needs) and HiGHS proved that no feasible point exists")
+            return Status.PRIMAL_INFEASIBLE, suspicion_sentence(ratio, s.infeasibility_tol)
         if dinf <= s.infeasibility_tol:
             return Status.DUAL_INFEASIBLE, ("a primal ray certifies that the dual is infeasible: the objective "
                                             "is unbounded if any feasible point exists")
