@@ -40,6 +40,7 @@ import math
 import time
 from dataclasses import replace
 
+from solver.lp.infeasibility import PRIMAL_RAY_CERTIFIES
 from solver.lp.original_kkt import measured_result, original_kkt
 from solver.lp.reach import exact_reach, far_row_reach
 from solver.lp.termination import KKT, relative_gap, row_tolerance
@@ -167,7 +168,7 @@ def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float
     (the point kept, ``replaced`` False); or HiGHS's point as a new result (its measures, ``iterations`` and the
     state's step size, primal weight and engine record kept, the state's x and y HiGHS's: the next round starts
     from the point returned, ``replaced`` True)."""
-    if res.status == Status.DUAL_INFEASIBLE and RAY_CERTIFIED in res.message:
+    if res.status == Status.DUAL_INFEASIBLE and PRIMAL_RAY_CERTIFIES in res.message:
         return ray_confirmed(problem, tol, res, t0, time_limit)
     if res.status not in (Status.OPTIMAL, *GAP_ONLY_STATUSES) or res.x is None or res.y is None:
         return res, False
@@ -181,11 +182,24 @@ def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float
         return res, False
     status, said, hmeasured = opinion
     message = res.message + said if said.startswith("; ") else said
-    seconds = {**res.seconds, "second_opinion": time.perf_counter() - t0 - elapsed}
-    seconds["solve"] = seconds.get("solve", 0.0) + seconds["second_opinion"]
-    seconds["total"] = seconds.get("total", 0.0) + seconds["second_opinion"]
+    seconds = _with_second_opinion(res.seconds, time.perf_counter() - t0 - elapsed)
     if hmeasured is None:
         return replace(res, status=status, message=message, seconds=seconds), False
+    return _highs_result(problem, tol, res, hmeasured, status, message, seconds), True
+
+
+def _with_second_opinion(seconds: dict, spent: float) -> dict:
+    """``seconds`` (a result's) with HiGHS's ``spent`` seconds as ``second_opinion``, added to ``solve`` and ``total``."""
+    out = {**seconds, "second_opinion": spent}
+    out["solve"] = out.get("solve", 0.0) + spent
+    out["total"] = out.get("total", 0.0) + spent
+    return out
+
+
+def _highs_result(problem: Problem, tol: float, res: SolveResult, hmeasured: tuple, status: Status, message: str,
+                  seconds: dict) -> SolveResult:
+    """HiGHS's point (``hmeasured``: ``original_kkt``'s output for it) as the result in place of ``res``: its measures,
+    ``res``'s iterations, engine and state record (the state's x and y HiGHS's: the next round starts from it)."""
     x, y = hmeasured[1], hmeasured[2]
     st = res.state
     state = (replace(st, x=x.copy(), y=y.copy()) if st is not None
@@ -193,11 +207,7 @@ def judged(problem: Problem, tol: float, res: SolveResult, whose: str, t0: float
     out = measured_result(problem, hmeasured, status, message, tol, res.iterations, seconds, state, res.warm_started)
     for k in ("engine", "engine_reason"):
         setattr(out, k, getattr(res, k))
-    return out, True
-
-
-#: the start of PDHG's message when a primal ray certified DUAL_INFEASIBLE (``solver.lp.pdhg``'s verdict)
-RAY_CERTIFIED = "a primal ray certifies"
+    return out
 
 
 def ray_confirmed(problem: Problem, tol: float, res: SolveResult, t0: float, time_limit: float):
@@ -223,15 +233,5 @@ def ray_confirmed(problem: Problem, tol: float, res: SolveResult, t0: float, tim
     message = (f"relative KKT residuals and gap below {tol:g} at HiGHS's point: PDHG ended DUAL_INFEASIBLE ({res.message}),"
                f" but HiGHS (simplex, {took:.2f} s) did not find the LP unbounded and found its optimum {q:.10g} (the "
                "ray test is norm-wise: it allows a violation of a row whose coefficients are tiny)")
-    seconds = {**res.seconds, "second_opinion": time.perf_counter() - t0 - elapsed}
-    seconds["solve"] = seconds.get("solve", 0.0) + seconds["second_opinion"]
-    seconds["total"] = seconds.get("total", 0.0) + seconds["second_opinion"]
-    x, y = hmeasured[1], hmeasured[2]
-    st = res.state
-    state = (replace(st, x=x.copy(), y=y.copy()) if st is not None
-             else SolverState(x=x.copy(), y=y.copy(), iterations=res.iterations))
-    out = measured_result(problem, hmeasured, Status.OPTIMAL, message, tol, res.iterations, seconds, state,
-                          res.warm_started)
-    for k in ("engine", "engine_reason"):
-        setattr(out, k, getattr(res, k))
-    return out, True
+    seconds = _with_second_opinion(res.seconds, time.perf_counter() - t0 - elapsed)
+    return _highs_result(problem, tol, res, hmeasured, Status.OPTIMAL, message, seconds), True

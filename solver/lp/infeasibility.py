@@ -45,6 +45,11 @@ from solver.lp.termination import OrigLP
 if TYPE_CHECKING:  # scipy is imported where it is used (0.2-0.7 s a process otherwise)
     import scipy.sparse as sp
 
+#: PDHG's message when a primal ray certified DUAL_INFEASIBLE (``solver.lp.pdhg``); ``solver.lp.bound_gap.judged``
+#: recognises such a verdict by it and puts it to HiGHS once (``bound_gap.ray_confirmed``)
+PRIMAL_RAY_CERTIFIES = ("a primal ray certifies that the dual is infeasible: the objective is unbounded if any "
+                        "feasible point exists")
+
 
 def primal_infeasibility_ratio(lp: OrigLP, dy: np.ndarray, atdy: np.ndarray, iterate_size: float = 0.0) -> float:
     """Violation / objective of the dual ray dy (m,) with A'dy = ``atdy`` (n,); inf if objective <= 0, or when

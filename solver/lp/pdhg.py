@@ -32,6 +32,7 @@ import numpy as np
 
 from solver.lp import kernels
 from solver.lp.infeasibility import (
+    PRIMAL_RAY_CERTIFIES,
     SUSPECT_DUAL_GROWTH,
     SUSPECT_RATIO,
     highs_proves_infeasible,
@@ -112,7 +113,6 @@ def parse_warm_start(warm_start, n: int, m: int):
     return (x, y, st), ""
 
 
-
 def suspicion_sentence(ratio: float, tol: float) -> str:
     """The message of a PRIMAL_INFEASIBLE that HiGHS proved after the duals diverged (``ratio``: the best ray ratio
     seen, of the iterate differences or of the normalised duals, PDLP's second sequence; ``tol``: the certificate's).
@@ -121,6 +121,7 @@ def suspicion_sentence(ratio: float, tol: float) -> str:
     how = (f"a near-certificate (ray ratio {ratio:.1e}, above the {tol:g} a certificate needs)" if ratio > tol else
            f"a ray of the normalised duals (ratio {ratio:.1e}, within the {tol:g} a certificate needs)")
     return f"the duals diverged along {how} and HiGHS proved that no feasible point exists"
+
 
 class _Core:
     """One run of the iteration on a reduced, scaled minimisation LP (internal to :func:`solve`)."""
@@ -288,8 +289,7 @@ class _Run:
         if ratio is not None:
             return Status.PRIMAL_INFEASIBLE, suspicion_sentence(ratio, s.infeasibility_tol)
         if dinf <= s.infeasibility_tol:
-            return Status.DUAL_INFEASIBLE, ("a primal ray certifies that the dual is infeasible: the objective "
-                                            "is unbounded if any feasible point exists")
+            return Status.DUAL_INFEASIBLE, PRIMAL_RAY_CERTIFIES
         if self._proved_unbounded(elapsed):
             return Status.DUAL_INFEASIBLE, ("the primal iterates diverged without a ray that certifies it, and "
                                             "HiGHS proved the objective unbounded")
